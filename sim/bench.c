@@ -1,0 +1,256 @@
+#include "sim/bench.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "sim/engine.h"
+#include "sim/net.h"
+
+#define NDRAWS 65536 /* exponential increments, precomputed so RNG cost is not measured */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void emit(FILE *out, const char *name, double value, const char *unit, double ref)
+{
+    fprintf(out,
+            "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": %.6g, "
+            "\"ratio\": %.4f}\n",
+            name, value, unit, ref, ref > 0 ? value / ref : 0.0);
+    fflush(out);
+}
+
+/* ---- the reference: a bare binary heap of (double, uint64) ---- */
+
+typedef struct bare_entry {
+    double t;
+    uint64_t id;
+} bare_entry;
+
+static void bare_push(bare_entry *h, size_t *n, bare_entry e)
+{
+    size_t i = (*n)++;
+    while (i > 0 && e.t < h[(i - 1) / 2].t) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+static bare_entry bare_pop(bare_entry *h, size_t *n)
+{
+    bare_entry top = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].t < h[c].t)
+            c++;
+        if (!(h[c].t < last.t))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = last;
+    return top;
+}
+
+static double bare_hold(size_t pending, size_t ops, const double *draws)
+{
+    bare_entry *h = malloc((pending + 1) * sizeof(*h));
+    if (h == NULL)
+        return 0.0;
+    size_t n = 0;
+    for (size_t i = 0; i < pending; i++)
+        bare_push(h, &n, (bare_entry){ draws[i % NDRAWS] * (double)pending, i });
+    double t0 = now_s();
+    uint64_t sink = 0;
+    for (size_t i = 0; i < ops; i++) {
+        bare_entry e = bare_pop(h, &n);
+        sink += e.id;
+        bare_push(h, &n, (bare_entry){ e.t + draws[i % NDRAWS] * (double)pending, e.id });
+    }
+    double dt = now_s() - t0;
+    free(h);
+    return sink == UINT64_MAX ? 0.0 : (double)ops / dt;
+}
+
+/* ---- the engine under the same load ---- */
+
+typedef struct hold {
+    const sim_time *draws;
+    size_t i, ops;
+} hold;
+
+static int hold_dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    hold *h = ud;
+    if (++h->i >= h->ops) {
+        sim_engine_stop(eng);
+        return 0;
+    }
+    int rc = sim_engine_schedule(eng, h->draws[h->i % NDRAWS], ev, NULL);
+    return rc != SIM_OK ? sim_err_set(err, rc, NULL, "schedule failed") : 0;
+}
+
+static double engine_hold(size_t pending, size_t ops, const sim_time *draws, sim_err *err)
+{
+    sim_engine *eng = sim_engine_create(pending + 16, err);
+    if (eng == NULL)
+        return -1.0;
+    sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
+    for (size_t i = 0; i < pending; i++)
+        sim_engine_schedule(eng, draws[i % NDRAWS], &ev, NULL);
+    hold h = { draws, 0, ops };
+    double t0 = now_s();
+    int rc = sim_engine_run(eng, SIM_TIME_NEVER - 1, hold_dispatch, &h, err);
+    double dt = now_s() - t0;
+    sim_engine_destroy(eng);
+    return rc != SIM_OK ? -1.0 : (double)ops / dt;
+}
+
+int sim_bench_engine(FILE *out, sim_err *err)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    double *draws = malloc(NDRAWS * sizeof(*draws));
+    sim_time *ns = malloc(NDRAWS * sizeof(*ns));
+    if (r == NULL || draws == NULL || ns == NULL) {
+        gsl_rng_free(r);
+        free(draws);
+        free(ns);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    gsl_rng_set(r, 2385);
+    const size_t sizes[] = { 100, 10000, 1000000 };
+    const char *names[] = { "engine.hold.pending_1e2", "engine.hold.pending_1e4",
+                            "engine.hold.pending_1e6" };
+    int rc = SIM_OK;
+    for (size_t k = 0; k < 3 && rc == SIM_OK; k++) {
+        /* Mean increment = pending time units, so the queue size stays about constant. */
+        for (size_t i = 0; i < NDRAWS; i++) {
+            draws[i] = gsl_ran_exponential(r, 1.0);
+            ns[i] = (sim_time)llround(draws[i] * (double)sizes[k] * 1000.0);
+        }
+        size_t ops = 4000000;
+        double ref = bare_hold(sizes[k], ops, draws);
+        double val = engine_hold(sizes[k], ops, ns, err);
+        if (val < 0)
+            rc = err != NULL ? err->code : SIM_ENOMEM;
+        else
+            emit(out, names[k], val, "events/s", ref);
+    }
+    gsl_rng_free(r);
+    free(draws);
+    free(ns);
+    return rc;
+}
+
+/* ---- network ---- */
+
+typedef struct netbench {
+    sim_net *net;
+    uint32_t hosts;
+    uint64_t bytes;
+    uint64_t delivered, target;
+    int ring; /* 1: each delivery at w sends the next step from w; 0: incast */
+} netbench;
+
+static int net_dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    netbench *b = ud;
+    sim_net_msg msg;
+    int rc = sim_net_handle(b->net, ev, &msg, err);
+    if (rc <= 0)
+        return rc;
+    if (++b->delivered >= b->target) {
+        sim_engine_stop(eng);
+        return 0;
+    }
+    sim_net_msg next = { .src = msg.dst,
+                         .dst = b->ring ? (msg.dst + 1) % b->hosts : msg.dst,
+                         .bytes = b->bytes,
+                         .payload = SIM_NET_NO_PAYLOAD };
+    if (!b->ring)
+        next.src = msg.src;
+    return sim_net_send(b->net, &next, err);
+}
+
+static double net_rate(uint32_t hosts, uint32_t senders, int ring, uint64_t target, sim_err *err)
+{
+    double *bw = malloc(hosts * sizeof(*bw));
+    sim_time *lat = malloc(hosts * sizeof(*lat));
+    sim_engine *eng = sim_engine_create(4 * (size_t)hosts, err);
+    double rate = -1.0;
+    if (bw == NULL || lat == NULL || eng == NULL)
+        goto done;
+    for (uint32_t h = 0; h < hosts; h++) {
+        bw[h] = 1e10;
+        lat[h] = 50000;
+    }
+    sim_net_config cfg = { .topology = SIM_TOPO_STAR,
+                           .nhosts = hosts,
+                           .bandwidth_bps = bw,
+                           .latency_ns = lat,
+                           .rack_size = 1 };
+    netbench b = { .net = sim_net_create(&cfg, eng, err),
+                   .hosts = hosts,
+                   .bytes = 97656,
+                   .target = target,
+                   .ring = ring };
+    if (b.net == NULL)
+        goto done;
+    for (uint32_t s = 0; s < senders; s++) {
+        sim_net_msg m = { .src = ring ? s : s + 1,
+                          .dst = ring ? (s + 1) % hosts : 0,
+                          .bytes = b.bytes,
+                          .payload = SIM_NET_NO_PAYLOAD };
+        sim_net_send(b.net, &m, err);
+    }
+    double t0 = now_s();
+    if (sim_engine_run(eng, SIM_TIME_NEVER - 1, net_dispatch, &b, err) == SIM_OK)
+        rate = (double)b.delivered / (now_s() - t0);
+    sim_net_destroy(b.net);
+done:
+    sim_engine_destroy(eng);
+    free(bw);
+    free(lat);
+    return rate;
+}
+
+int sim_bench_network(FILE *out, sim_err *err)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    double *draws = malloc(NDRAWS * sizeof(*draws));
+    if (r == NULL || draws == NULL) {
+        gsl_rng_free(r);
+        free(draws);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    gsl_rng_set(r, 2385);
+    for (size_t i = 0; i < NDRAWS; i++)
+        draws[i] = gsl_ran_exponential(r, 1.0);
+    /* Two events per message (latency phase, then transfer), with about as many pending as
+     * a 1024-host ring keeps: the heap's rate halved is the reference. */
+    double ref = bare_hold(2048, 4000000, draws) / 2.0;
+    gsl_rng_free(r);
+    free(draws);
+    double ring = net_rate(1024, 1024, 1, 2000000, err);
+    if (ring < 0)
+        return err != NULL ? err->code : SIM_ENOMEM;
+    emit(out, "network.ring_1024.messages", ring, "messages/s", ref);
+    double incast = net_rate(65, 64, 0, 200000, err);
+    if (incast < 0)
+        return err != NULL ? err->code : SIM_ENOMEM;
+    emit(out, "network.incast_64.messages", incast, "messages/s", ref);
+    return SIM_OK;
+}

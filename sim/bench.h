@@ -1,0 +1,21 @@
+/* Benchmarks for `hetsim bench`: each prints JSON lines
+ * {"name": ..., "value": ..., "unit": ..., "reference": ..., "ratio": ...}
+ * where the reference is a limit measured in the same run on the same machine (a bare
+ * binary heap for the engine), so ratios stay meaningful on noisy shared machines.
+ */
+#ifndef SIM_BENCH_H
+#define SIM_BENCH_H
+
+#include <stdio.h>
+
+#include "sim/err.h"
+
+/* The hold model (pop the earliest event, push one at now + Exp) with 1e2, 1e4 and 1e6
+ * pending events, against a bare binary heap of (double, uint64) pairs. */
+int sim_bench_engine(FILE *out, sim_err *err);
+
+/* Messages through engine + network: a ring of 1024 hosts (one flow per link) and an incast
+ * of 64 flows into one link, against the bare heap's event rate (two events per message). */
+int sim_bench_network(FILE *out, sim_err *err);
+
+#endif

@@ -1,0 +1,97 @@
+/* Strict, path-aware access to one JSON object of a scenario (a "section").
+ *
+ * A sim_cfg is an object node of a scenario's JSON tree plus the file name and the JSON
+ * path of that node ("$.protocol"). Readers look a key up, check its type and range, and on
+ * any mistake fill `err` with the file, the path of the key ("$.protocol.alpha") and what
+ * was expected: "must be a number in [0, 1], got 1.5". A key that is absent leaves `*out`
+ * untouched, so callers put the default in `*out` first; the default is then written into
+ * the tree, which thereby becomes the fully resolved scenario (run.json).
+ *
+ * Every key read is marked; sim_cfg_check_unused then rejects the keys nobody read, listing
+ * the valid ones, which makes every section strict without a separate schema. Duplicate keys
+ * are rejected when the file is parsed (cJSON would silently keep the first one).
+ *
+ * Ownership: a sim_cfg from sim_cfg_parse owns its tree; children from sim_cfg_child and
+ * sim_cfg_at are owned by the parent and live until the root is destroyed. This module and
+ * sim/scenario.c are the only ones that include cJSON.h.
+ */
+#ifndef SIM_CFG_H
+#define SIM_CFG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/err.h"
+
+typedef struct sim_cfg sim_cfg;
+
+/* Parses `text` (length `len`) as JSON; the root must be an object. `file` names the source
+ * in errors. A syntax error is reported as "line L, column C: ...", a duplicate key as
+ * "$.a.b: duplicate key". Returns NULL and fills `err` (SIM_ESCENARIO, or SIM_ENOMEM). */
+sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *err);
+
+/* Destroys a root and every child handed out from it. NULL is a no-op. */
+void sim_cfg_destroy(sim_cfg *cfg);
+
+/* The JSON path of this node ("$" for the root, "$.network", "$.stragglers[2]"). */
+const char *sim_cfg_path(const sim_cfg *cfg);
+
+/* The file name given to sim_cfg_parse. */
+const char *sim_cfg_file(const sim_cfg *cfg);
+
+/* True if `key` is present (null counts as present). Does not mark the key as read. */
+bool sim_cfg_has(const sim_cfg *cfg, const char *key);
+
+/* True if `key` is present and null. Marks the key as read. */
+bool sim_cfg_is_null(sim_cfg *cfg, const char *key);
+
+/* Typed readers. Each returns 0, or SIM_ESCENARIO with the key's path when the value has the
+ * wrong type or lies outside [lo, hi]. An absent key keeps *out and records it as default. */
+int sim_cfg_double(sim_cfg *cfg, const char *key, double lo, double hi, double *out, sim_err *err);
+int sim_cfg_int(sim_cfg *cfg, const char *key, int64_t lo, int64_t hi, int64_t *out,
+                sim_err *err); /* a JSON number with no fractional part */
+int sim_cfg_bool(sim_cfg *cfg, const char *key, bool *out, sim_err *err);
+
+/* A string copied into out[size] (error if longer than size - 1 or empty). */
+int sim_cfg_string(sim_cfg *cfg, const char *key, char *out, size_t size, sim_err *err);
+
+/* A string that must be one of `names[0..n-1]`; *out receives its index. The error lists
+ * the valid names: "must be one of star, racks, got \"ring\"". */
+int sim_cfg_choice(sim_cfg *cfg, const char *key, const char *const *names, size_t n, int *out,
+                   sim_err *err);
+
+/* Requires `key` to be present: SIM_ESCENARIO "missing required key" with its path if not. */
+int sim_cfg_require(const sim_cfg *cfg, const char *key, sim_err *err);
+
+/* The object under `key`: *out is NULL if the key is absent (or null), else a child cfg.
+ * Error if present but not an object. Marks the key as read. */
+int sim_cfg_child(sim_cfg *cfg, const char *key, sim_cfg **out, sim_err *err);
+
+/* The array under `key`: *n receives its length (0 if absent). Error if not an array.
+ * Marks the key as read. */
+int sim_cfg_array_len(sim_cfg *cfg, const char *key, size_t *n, sim_err *err);
+
+/* Element i of the array under `key` as an object (error if not an object). */
+int sim_cfg_at(sim_cfg *cfg, const char *key, size_t i, sim_cfg **out, sim_err *err);
+
+/* Element i of the array under `key` as a number in [lo, hi] (integer when `integer`). */
+int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,
+                      double *out, sim_err *err);
+
+/* Rejects the first key of this object (not its children) that no reader has marked:
+ * "$.protocol.alpah: unknown key (valid: name, graph, backup_workers)". The list of valid
+ * keys is the set of keys read or defaulted so far in this object. */
+int sim_cfg_check_unused(const sim_cfg *cfg, sim_err *err);
+
+/* Applies an override "a.b[2].c=VALUE" to the root: VALUE is parsed as JSON when it parses
+ * (numbers, true/false/null, arrays, objects, quoted strings), else taken as a bare string.
+ * Missing intermediate objects are created; an index past an array's end is an error.
+ * Errors name "--set a.b[2].c". */
+int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err);
+
+/* The whole tree, printed compactly with keys in file order (then defaults in the order they
+ * were added), as a NUL-terminated string the caller frees. NULL when out of memory. */
+char *sim_cfg_print(const sim_cfg *root, bool pretty);
+
+#endif

@@ -1,0 +1,105 @@
+/* The discrete-event engine: a clock and a priority queue of pending events.
+ *
+ * Simulated time is an int64_t count of nanoseconds. Events are ordered by (time, insertion
+ * sequence), so ties resolve in the order they were scheduled and never depend on
+ * addresses. The queue is an array-based binary heap of (time, seq, slot) keys over a pool
+ * of event slots sized at creation; a slot's generation makes ids of consumed or cancelled
+ * events stale, so cancelling them does nothing. Scheduling allocates only when the pool
+ * is full, by doubling it: the one allocation allowed during a run, and it is counted
+ * (sim_engine_stats). The engine owns no other state; handlers own theirs.
+ */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/err.h"
+
+typedef int64_t sim_time;      /* simulated nanoseconds */
+typedef uint64_t sim_event_id; /* slot | generation << 32; 0 is never a valid id */
+
+#define SIM_TIME_NEVER INT64_MAX /* "no such time": a run's open end, a worker never back */
+#define SIM_NOBODY     (-1)      /* src/dst of an event that concerns no worker */
+
+/* Event kinds. The simulator's own kinds come first; a protocol's start at SIM_EV_USER. */
+enum sim_event_kind {
+    SIM_EV_NONE = 0,
+    SIM_EV_NET_START = 1,    /* net: a message's latency phase ended, its flow starts */
+    SIM_EV_NET_DONE = 2,     /* net: a flow's last byte arrived */
+    SIM_EV_COMPUTE = 16,     /* runner: a worker's iteration finished computing */
+    SIM_EV_CHANGE = 17,      /* runner: a cluster timeline change (failure, link window) */
+    SIM_EV_EVAL = 18,        /* runner: periodic evaluation */
+    SIM_EV_STOP = 19,        /* runner: the stop time */
+    SIM_EV_MSG = 32,         /* protocol: a message was delivered (see sim/ctx.h) */
+    SIM_EV_COMPUTED = 33,    /* protocol: a worker finished an iteration's computation */
+    SIM_EV_WORKER_DOWN = 34, /* protocol: a worker failed */
+    SIM_EV_WORKER_UP = 35,   /* protocol: a worker recovered */
+    SIM_EV_USER = 256        /* first protocol-defined kind (timers) */
+};
+
+typedef struct sim_event {
+    sim_time time;    /* absolute; set by the engine */
+    uint64_t seq;     /* insertion counter, the tie-breaker; set by the engine */
+    uint32_t kind;    /* SIM_EV_* */
+    int32_t src, dst; /* worker ids or SIM_NOBODY */
+    uint64_t arg[4];  /* small inline payload; tensors travel through net pools */
+} sim_event;
+
+typedef struct sim_engine sim_engine;
+
+/* Called for each event in order; a negative SIM_E* return stops the run and is passed up
+ * with `err` filled by the handler. `eng` may be used to schedule, cancel or stop. */
+typedef int (*sim_dispatch_fn)(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err);
+
+typedef struct sim_engine_stats {
+    uint64_t scheduled;  /* events scheduled since creation */
+    uint64_t processed;  /* events dispatched */
+    uint64_t cancelled;  /* events cancelled before they ran */
+    size_t pending;      /* events now in the queue */
+    size_t peak_pending; /* most events ever pending at once */
+    size_t capacity;     /* slots in the pool */
+    uint64_t grows;      /* times the pool doubled (allocations after creation) */
+} sim_engine_stats;
+
+/* Creates an engine at time 0 with room for `capacity_hint` pending events (at least 16).
+ * Returns NULL with SIM_ENOMEM in `err` when out of memory. */
+sim_engine *sim_engine_create(size_t capacity_hint, sim_err *err);
+
+/* Frees the engine and every pending event. NULL is a no-op. */
+void sim_engine_destroy(sim_engine *eng);
+
+/* The current simulated time: that of the event being dispatched, or of the last one. */
+sim_time sim_engine_now(const sim_engine *eng);
+
+/* Counters since creation. */
+void sim_engine_stats_get(const sim_engine *eng, sim_engine_stats *stats);
+
+/* Schedules a copy of `ev` at now + delay (delay >= 0; SIM_EINVAL for the past or for a
+ * time past SIM_TIME_NEVER). Writes the event's id to `id` if not NULL. Returns 0, or
+ * SIM_ENOMEM when the pool is full and cannot grow. */
+int sim_engine_schedule(sim_engine *eng, sim_time delay, const sim_event *ev, sim_event_id *id);
+
+/* Like sim_engine_schedule with an absolute time (>= now). */
+int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, sim_event_id *id);
+
+/* Removes a pending event. Returns 0 if it was pending, SIM_EINVAL if the id is stale
+ * (already run or cancelled) or was never issued. */
+int sim_engine_cancel(sim_engine *eng, sim_event_id id);
+
+/* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
+sim_time sim_engine_next_time(const sim_engine *eng);
+
+/* Dispatches events in order until the queue is empty, the next event lies after `until`
+ * (the clock then stays at the last event's time), sim_engine_stop is called, or a handler
+ * returns non-zero (that value is returned). Returns 0 otherwise. */
+int sim_engine_run(sim_engine *eng, sim_time until, sim_dispatch_fn fn, void *ud, sim_err *err);
+
+/* Dispatches the earliest event. Returns 1 if one ran, 0 if the queue was empty, or the
+ * handler's non-zero return. */
+int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err);
+
+/* Makes the current sim_engine_run return after the event being dispatched. */
+void sim_engine_stop(sim_engine *eng);
+
+#endif

@@ -1,0 +1,67 @@
+#include "sim/err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void sim_err_clear(sim_err *err)
+{
+    if (err == NULL)
+        return;
+    err->code = SIM_OK;
+    err->file[0] = '\0';
+    err->path[0] = '\0';
+    err->msg[0] = '\0';
+}
+
+int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    err->code = code;
+    snprintf(err->path, sizeof(err->path), "%s", path != NULL ? path : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int sim_err_file(sim_err *err, const char *file)
+{
+    if (err == NULL)
+        return SIM_OK;
+    if (err->file[0] == '\0' && file != NULL)
+        snprintf(err->file, sizeof(err->file), "%s", file);
+    return err->code;
+}
+
+void sim_err_format(const sim_err *err, char *buf, unsigned long size)
+{
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    if (err == NULL)
+        return;
+    const char *msg = err->msg[0] != '\0' ? err->msg : sim_strerror(err->code);
+    if (err->file[0] != '\0' && err->path[0] != '\0')
+        snprintf(buf, size, "%s: %s: %s", err->file, err->path, msg);
+    else if (err->file[0] != '\0')
+        snprintf(buf, size, "%s: %s", err->file, msg);
+    else if (err->path[0] != '\0')
+        snprintf(buf, size, "%s: %s", err->path, msg);
+    else
+        snprintf(buf, size, "%s", msg);
+}
+
+const char *sim_strerror(int code)
+{
+    switch (code) {
+#define SIM_ERR_CASE(name, value, text) \
+    case (value):                       \
+        return text;
+        SIM_ERRORS(SIM_ERR_CASE)
+#undef SIM_ERR_CASE
+    }
+    return "unknown error";
+}

@@ -1,0 +1,49 @@
+/* Error values and messages shared by every module.
+ *
+ * Fallible functions return 0 (SIM_OK) or a negative SIM_E* code and take a `sim_err *`
+ * last, which they fill with the code, the JSON path of the offending value (if any) and a
+ * message in lower case without a trailing period. `err` may be NULL when the caller does
+ * not want the text. The table below is the only list of codes (libuv style).
+ */
+#ifndef SIM_ERR_H
+#define SIM_ERR_H
+
+#define SIM_ERRORS(X)                    \
+    X(OK, 0, "success")                  \
+    X(ENOMEM, -1, "out of memory")       \
+    X(EINVAL, -2, "invalid argument")    \
+    X(ESCENARIO, -3, "invalid scenario") \
+    X(EIO, -4, "input/output error")     \
+    X(ENUMERIC, -5, "numerical failure")
+
+enum sim_err_code {
+#define SIM_ERR_ENUM(name, value, text) SIM_##name = (value),
+    SIM_ERRORS(SIM_ERR_ENUM)
+#undef SIM_ERR_ENUM
+};
+
+typedef struct sim_err {
+    int code;       /* SIM_OK or a negative SIM_E* code */
+    char file[256]; /* file the error is about (scenario, dataset, trace), or "" */
+    char path[160]; /* JSON path such as "$.workers[2].speed", or "" */
+    char msg[256];  /* lower case, no trailing period */
+} sim_err;
+
+/* Clears `err` to SIM_OK with empty strings. Accepts NULL. */
+void sim_err_clear(sim_err *err);
+
+/* Fills `err` (if not NULL) with `code`, `path` (NULL for none) and a printf-style message,
+ * truncating what does not fit. Returns `code`, so that `return sim_err_set(...)` works. */
+int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Sets the file name the error is about, unless one is already set. Returns err->code. */
+int sim_err_file(sim_err *err, const char *file);
+
+/* Formats `err` as "file: path: message" (parts that are empty are left out) into `buf`. */
+void sim_err_format(const sim_err *err, char *buf, unsigned long size);
+
+/* The fixed description of a code, or "unknown error". */
+const char *sim_strerror(int code);
+
+#endif

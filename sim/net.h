@@ -1,0 +1,120 @@
+/* The network: hosts on full-duplex NIC links, messages as flows under max-min sharing.
+ *
+ * Hosts are the workers (ids 0..N-1) followed by the server hosts. Each host has an up and a
+ * down link of its own bandwidth and latency. `star`: every NIC on one ideal switch; the
+ * path h->g crosses up(h) and down(g) with latency L_h + L_g. `racks`: host h sits in rack
+ * h / rack_size behind a top-of-rack switch whose full-duplex uplink has its own bandwidth
+ * and latency; a path between racks also crosses the source rack's uplink-up and the
+ * destination rack's uplink-down, and adds both uplink latencies.
+ *
+ * A message of S bytes first spends its path latency (plus any extra latency set on either
+ * endpoint when it is sent), then becomes a flow that transfers S bytes at the rate max-min
+ * fair sharing gives it among the flows active on the links of its path. Rates are
+ * recomputed when a flow starts or ends or a link's capacity changes, and only for the flows
+ * connected to that change through shared links; a flow whose rate does not change keeps its
+ * completion event. With one flow per link a message takes exactly latency + S/B (to the
+ * nanosecond: each completion time is rounded to the nearest ns once).
+ *
+ * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
+ * must outlive it; the runner hands those events back through sim_net_handle, which reports
+ * delivered messages. A message to or from a host that is down is dropped: flows in progress
+ * when a host goes down are aborted, and messages reaching a down host are not delivered.
+ * Message payloads (tensor snapshots) are identified by an opaque 32-bit handle the network
+ * carries but never reads.
+ */
+#ifndef SIM_NET_H
+#define SIM_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/err.h"
+
+typedef enum sim_topology {
+    SIM_TOPO_STAR = 0,
+    SIM_TOPO_RACKS = 1
+} sim_topology;
+
+#define SIM_NET_NO_PAYLOAD UINT32_MAX
+
+typedef struct sim_net_config {
+    sim_topology topology;
+    uint32_t nhosts;             /* workers then server hosts */
+    const double *bandwidth_bps; /* (nhosts) NIC bandwidth per direction, bits/s, > 0 */
+    const sim_time *latency_ns;  /* (nhosts) NIC latency, >= 0 */
+    uint32_t rack_size;          /* racks: hosts per rack (>= 1) */
+    double uplink_bandwidth_bps; /* racks: each direction of a rack's uplink, bits/s */
+    sim_time uplink_latency_ns;  /* racks: latency of a rack's uplink */
+} sim_net_config;
+
+typedef struct sim_net_msg {
+    uint32_t src, dst; /* hosts */
+    uint64_t bytes;    /* size on the wire */
+    uint64_t tag;      /* the sender's, passed through */
+    uint64_t arg;      /* the sender's, passed through */
+    uint32_t payload;  /* opaque handle, or SIM_NET_NO_PAYLOAD */
+    sim_time sent_ns;  /* time of sim_net_send */
+} sim_net_msg;
+
+typedef struct sim_net_stats {
+    uint64_t sent;       /* messages sent */
+    uint64_t delivered;  /* messages delivered */
+    uint64_t dropped;    /* messages dropped because an endpoint was down */
+    uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
+    uint64_t recomputes; /* max-min recomputations (one per start, end or capacity change) */
+    size_t active_flows; /* flows now in their bandwidth phase */
+    size_t peak_flows;   /* most flows ever in their bandwidth phase at once */
+    size_t in_flight;    /* messages sent and neither delivered nor dropped */
+} sim_net_stats;
+
+typedef struct sim_net sim_net;
+
+/* Validates `cfg` (SIM_EINVAL naming the bad field) and builds the links. Arrays in `cfg`
+ * are copied. `eng` must outlive the network. Returns NULL and fills `err` on failure. */
+sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err);
+
+/* Frees the network and everything in flight. NULL is a no-op. */
+void sim_net_destroy(sim_net *net);
+
+/* Sends `msg` (src, dst, bytes, tag, arg, payload; sent_ns is filled in) now. src == dst and
+ * zero-byte messages are allowed: they take the path latency only (src == dst: none at all,
+ * delivered at the current time through an event). Returns 0, SIM_EINVAL for a bad host or
+ * a sender that is down, or SIM_ENOMEM if the flow pool cannot grow. */
+int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err);
+
+/* Handles one of the network's own events (SIM_EV_NET_*). Returns 1 and fills *out when a
+ * message was delivered by this event, 0 when not, or a negative SIM_E* code. */
+int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err);
+
+/* Marks a host down (aborting its flows and dropping its messages in flight, which are
+ * counted as dropped) or up again. */
+void sim_net_set_host_down(sim_net *net, uint32_t host, bool down);
+bool sim_net_host_down(const sim_net *net, uint32_t host);
+
+/* Adds `extra_ns` (>= 0) to the latency of every message sent from or to `host` from now on;
+ * 0 restores the configured latency. Messages already sent keep the latency they had. */
+void sim_net_set_extra_latency(sim_net *net, uint32_t host, sim_time extra_ns);
+
+/* Multiplies the configured bandwidth of both directions of `host`'s NIC by `factor` in
+ * (0, 1] from now on (1 restores it); flows in progress are re-rated at once. */
+int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim_err *err);
+
+/* The path latency (without extra latency) and bottleneck bandwidth from src to dst. */
+sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst);
+double sim_net_path_bandwidth_bps(const sim_net *net, uint32_t src, uint32_t dst);
+
+/* Messages from or to `host` that are sent and neither delivered nor dropped yet. */
+uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);
+
+/* Bytes of messages a host sent (counted when sent) and received (counted when delivered). */
+void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
+
+/* The current rate of the flow carrying a message, for tests: the rate in bits/s of the
+ * n-th active flow (in no particular order) and its endpoints. Returns false past the end. */
+bool sim_net_flow_at(const sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
+
+void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);
+
+#endif

@@ -1,0 +1,38 @@
+/* Random streams derived from the scenario seed.
+ *
+ * Every stream is a gsl_rng_mt19937 seeded with a 32-bit value derived from the scenario's
+ * root seed and a stream id by SplitMix64. Stream ids are fixed: a few for the network,
+ * data partition, model initialization and straggler selection, then one per worker
+ * (SIM_STREAM_WORKER + w). mt19937 uses only 32 bits of its seed and treats 0 as 4357, so
+ * derived seeds are never 0 and, within one run, never equal: sim_rng_derive re-mixes a
+ * seed that collides with an earlier stream's.
+ */
+#ifndef SIM_RNG_H
+#define SIM_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+enum sim_stream {
+    SIM_STREAM_NET = 0,       /* network draws */
+    SIM_STREAM_DATA = 1,      /* data set generation and partition */
+    SIM_STREAM_INIT = 2,      /* model initialization */
+    SIM_STREAM_STRAGGLER = 3, /* choosing straggler workers by count */
+    SIM_STREAM_PROTO = 4,     /* protocol-wide draws (group generators and the like) */
+    SIM_STREAM_WORKER = 16    /* worker w uses SIM_STREAM_WORKER + w */
+};
+
+/* SplitMix64 of root mixed with stream_id, folded to 32 bits, never 0. */
+uint32_t sim_rng_seed(uint64_t root, uint64_t stream_id);
+
+/* Fills seeds[i] for stream ids 0..n-1: sim_rng_seed, re-mixed while it equals 0 or the
+ * seed of a lower stream id, so that all n are distinct. Returns 0 or SIM_ENOMEM. */
+int sim_rng_derive(uint64_t root, size_t n, uint32_t *seeds);
+
+/* A new mt19937 stream seeded with `seed`, or NULL when out of memory. Free with
+ * gsl_rng_free. */
+gsl_rng *sim_rng_create(uint32_t seed);
+
+#endif

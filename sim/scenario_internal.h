@@ -1,0 +1,41 @@
+/* Helpers shared by the scenario loader's two files, sim/scenario.c (sections, loading,
+ * hashing) and sim/scenario_stragglers.c (straggler rules and trace files). Not part of the
+ * API: only those two files include this header.
+ */
+#ifndef SIM_SCENARIO_INTERNAL_H
+#define SIM_SCENARIO_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sim/cfg.h"
+#include "sim/engine.h"
+#include "sim/err.h"
+#include "sim/scenario.h"
+
+/* Times are at most 1e18 ns (about 31.7 years), so that sums of a few stay in int64_t. */
+#define SIM_SCENARIO_MAX_NS 1e18
+
+/* Reads number `key` of `c`: >= lo (> lo when `open`) and at most `max` (a separate check, so
+ * that the usual message stays "must be a number > 0"). *value holds the default (NaN: none,
+ * nothing written) and receives the value. */
+int sim_scenario_read_num(sim_cfg *c, const char *key, double lo, bool open, double max,
+                          double *value, sim_err *err);
+
+/* Reads a time `key` in units of `unit_ns` nanoseconds (1e9 for _s, 1e6 for _ms, 1e3 for
+ * _us) like sim_scenario_read_num, and converts it once with llround into *ns (untouched
+ * when the key is absent without default). When `open`, the result must exceed lo by at
+ * least 1 ns. */
+int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, double unit_ns,
+                           double *value, sim_time *ns, sim_err *err);
+
+/* Writes "PATH=VALUE" (printf-style) into the scenario's tree through sim_cfg_override: how
+ * the loader records resolved values (created sections, drawn workers, nulls). */
+__attribute__((format(printf, 3, 4))) int sim_scenario_write(sim_cfg *root, sim_err *err,
+                                                             const char *fmt, ...);
+
+/* Reads $.stragglers into sc->stragglers. Needs sc->workers and sc->stream_seeds; trace
+ * files are read relative to the directory of the root's file (sim_cfg_file). */
+int sim_scenario_read_stragglers(sim_scenario *sc, sim_cfg *root, sim_err *err);
+
+#endif

@@ -1,0 +1,802 @@
+/* Tests of sim/cfg: parsing (syntax errors, duplicate keys), typed readers (types, ranges,
+ * defaults written into the tree), structure access, unknown keys, overrides and printing. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "sim/cfg.h"
+#include "sim/err.h"
+
+static sim_cfg *parse_ok(const char *text)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_cfg *cfg = sim_cfg_parse(text, strlen(text), "dir/t.json", &err);
+    ck_assert_msg(cfg != NULL, "parse failed: %s: %s", err.path, err.msg);
+    return cfg;
+}
+
+static void check_err(const sim_err *err, int code, const char *path, const char *msg)
+{
+    ck_assert_int_eq(err->code, code);
+    ck_assert_str_eq(err->path, path);
+    ck_assert_str_eq(err->msg, msg);
+}
+
+/* Parses text that must fail with SIM_ESCENARIO at `path` with `msg`. */
+static void parse_fails(const char *text, size_t len, const char *path, const char *msg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_ptr_null(sim_cfg_parse(text, len, "dir/t.json", &err));
+    check_err(&err, SIM_ESCENARIO, path, msg);
+    ck_assert_str_eq(err.file, "dir/t.json");
+}
+
+static void check_print(const sim_cfg *cfg, const char *expected)
+{
+    char *text = sim_cfg_print(cfg, false);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_str_eq(text, expected);
+    free(text);
+}
+
+/* ---- parse ---------------------------------------------------------------------------- */
+
+START_TEST(parse_gives_the_root_path_and_file)
+{
+    sim_cfg *cfg = parse_ok("{\"a\": 2.385}");
+    ck_assert_str_eq(sim_cfg_path(cfg), "$");
+    ck_assert_str_eq(sim_cfg_file(cfg), "dir/t.json");
+    sim_cfg_destroy(cfg);
+    sim_cfg_destroy(NULL);
+}
+END_TEST
+
+START_TEST(parse_reports_line_and_column_of_a_syntax_error)
+{
+    const char *text = "{\n  \"a\": 1,\n  \"b\" 2\n}\n";
+    parse_fails(text, strlen(text), "", "line 3, column 7: invalid JSON");
+}
+END_TEST
+
+START_TEST(parse_points_at_the_character_after_a_trailing_comma)
+{
+    const char *text = "{\n  \"a\": 1,\n}\n";
+    parse_fails(text, strlen(text), "", "line 3, column 1: invalid JSON");
+    const char *quotes = "{\n  'a': 1\n}";
+    parse_fails(quotes, strlen(quotes), "", "line 2, column 3: invalid JSON");
+}
+END_TEST
+
+START_TEST(parse_reports_truncated_text_as_unexpected_end_of_file)
+{
+    const char *text = "{\"a\": [1, 2";
+    parse_fails(text, strlen(text), "", "line 1, column 12: unexpected end of file");
+    const char *open_string = "{\"a\": \"abc\n";
+    parse_fails(open_string, strlen(open_string), "", "line 2, column 1: unexpected end of file");
+}
+END_TEST
+
+START_TEST(parse_reports_empty_text_at_line_one_column_one)
+{
+    parse_fails("", 0, "", "line 1, column 1: unexpected end of file");
+    parse_fails("  \n", 3, "", "line 2, column 1: unexpected end of file");
+}
+END_TEST
+
+START_TEST(parse_rejects_trailing_garbage_and_nul_bytes)
+{
+    parse_fails("{} x", 4, "", "line 1, column 4: invalid JSON");
+    parse_fails("{\"a\": 1}\0{}", 11, "", "line 1, column 9: unexpected NUL byte");
+}
+END_TEST
+
+START_TEST(parse_rejects_a_root_that_is_not_an_object)
+{
+    parse_fails("[1, 2]", 6, "$", "expected an object, got array");
+    parse_fails("3.25", 4, "$", "expected an object, got 3.25");
+    parse_fails("\"x\"", 3, "$", "expected an object, got \"x\"");
+}
+END_TEST
+
+START_TEST(parse_rejects_duplicate_keys_at_every_level)
+{
+    const char *top = "{\"a\": 1, \"b\": 2, \"a\": 3}";
+    parse_fails(top, strlen(top), "$.a", "duplicate key");
+    const char *nested = "{\"a\": {\"b\": {\"c\": 1, \"d\": 2, \"c\": 3}}}";
+    parse_fails(nested, strlen(nested), "$.a.b.c", "duplicate key");
+    const char *in_array = "{\"a\": [{\"x\": 1}, {\"y\": 1, \"x\": 2, \"y\": 3}]}";
+    parse_fails(in_array, strlen(in_array), "$.a[1].y", "duplicate key");
+}
+END_TEST
+
+START_TEST(parse_reports_the_first_duplicate_in_document_order)
+{
+    const char *text = "{\"a\": {\"x\": 1, \"x\": 2}, \"b\": 1, \"b\": 2}";
+    parse_fails(text, strlen(text), "$.a.x", "duplicate key");
+}
+END_TEST
+
+START_TEST(parse_finds_a_duplicate_among_many_keys)
+{
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof(text), "{");
+    for (int i = 0; i < 60; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "\"k%d\": %d, ", i, i);
+    snprintf(text + len, sizeof(text) - len, "\"k17\": 1, \"k3\": 2}");
+    parse_fails(text, strlen(text), "$.k17", "duplicate key");
+}
+END_TEST
+
+START_TEST(parse_quotes_keys_that_are_not_identifiers_in_paths)
+{
+    const char *text = "{\"a b\": {\"x\": 1, \"x\": 2}}";
+    parse_fails(text, strlen(text), "$[\"a b\"].x", "duplicate key");
+}
+END_TEST
+
+/* ---- double ----------------------------------------------------------------------------- */
+
+START_TEST(double_reads_a_value_in_range)
+{
+    sim_cfg *cfg = parse_ok("{\"x\": 2.385}");
+    sim_err err;
+    double x = 0.0;
+    ck_assert_int_eq(sim_cfg_double(cfg, "x", 0.0, 10.0, &x, &err), 0);
+    ck_assert_double_eq(x, 2.385);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_rejects_a_value_out_of_range_naming_its_path)
+{
+    sim_cfg *cfg = parse_ok("{\"x\": 1.5}");
+    sim_err err;
+    double x = 0.25;
+    ck_assert_int_eq(sim_cfg_double(cfg, "x", 0.0, 1.0, &x, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.x", "must be a number in [0, 1], got 1.5");
+    ck_assert_str_eq(err.file, "dir/t.json");
+    ck_assert_double_eq(x, 0.25);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_prints_open_bounds_as_strict_comparisons)
+{
+    sim_cfg *cfg = parse_ok("{\"x\": 0, \"y\": 1, \"z\": 4.75}");
+    sim_err err;
+    double v = 0.0;
+    sim_cfg_double(cfg, "x", nextafter(0.0, 1.0), INFINITY, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.x", "must be a number > 0, got 0");
+    sim_cfg_double(cfg, "y", 0.0, nextafter(1.0, 0.0), &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.y", "must be a number in [0, 1), got 1");
+    sim_cfg_double(cfg, "y", nextafter(1.0, 2.0), nextafter(2.5, 0.0), &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.y", "must be a number in (1, 2.5), got 1");
+    sim_cfg_double(cfg, "z", -INFINITY, nextafter(4.75, 0.0), &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.z", "must be a number < 4.75, got 4.75");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_prints_half_bounded_and_unbounded_ranges)
+{
+    sim_cfg *cfg = parse_ok("{\"x\": 0.5, \"y\": 7.125, \"z\": \"fast\"}");
+    sim_err err;
+    double v = 0.0;
+    sim_cfg_double(cfg, "x", 1.0, INFINITY, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.x", "must be a number >= 1, got 0.5");
+    sim_cfg_double(cfg, "y", -INFINITY, 5.0, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.y", "must be a number <= 5, got 7.125");
+    sim_cfg_double(cfg, "z", -INFINITY, INFINITY, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.z", "must be a number, got \"fast\"");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_describes_values_of_the_wrong_type)
+{
+    sim_cfg *cfg =
+        parse_ok("{\"t\": true, \"f\": false, \"n\": null, \"a\": [1], \"o\": {}, \"i\": 1e999}");
+    static const char *const keys[] = { "t", "f", "n", "a", "o", "i" };
+    static const char *const got[] = { "true", "false", "null", "array", "object", "inf" };
+    for (size_t i = 0; i < 6; i++) {
+        sim_err err;
+        double v = 0.0;
+        char path[16], msg[64];
+        ck_assert_int_eq(sim_cfg_double(cfg, keys[i], 0.0, 1.0, &v, &err), SIM_ESCENARIO);
+        snprintf(path, sizeof(path), "$.%s", keys[i]);
+        snprintf(msg, sizeof(msg), "must be a number in [0, 1], got %s", got[i]);
+        check_err(&err, SIM_ESCENARIO, path, msg);
+    }
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_writes_an_absent_default_into_the_tree)
+{
+    sim_cfg *cfg = parse_ok("{\"b\": 1}");
+    sim_err err;
+    double a = 2.385;
+    ck_assert_int_eq(sim_cfg_double(cfg, "a", 0.0, 10.0, &a, &err), 0);
+    ck_assert_double_eq(a, 2.385);
+    check_print(cfg, "{\"b\":1,\"a\":2.385}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(double_leaves_out_a_default_outside_the_range_or_nan)
+{
+    sim_cfg *cfg = parse_ok("{\"b\": 1}");
+    sim_err err;
+    double a = NAN, c = -3.5;
+    ck_assert_int_eq(sim_cfg_double(cfg, "a", 0.0, 10.0, &a, &err), 0);
+    ck_assert(isnan(a));
+    ck_assert_int_eq(sim_cfg_double(cfg, "c", 0.0, 10.0, &c, &err), 0);
+    ck_assert_double_eq(c, -3.5);
+    check_print(cfg, "{\"b\":1}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- int -------------------------------------------------------------------------------- */
+
+START_TEST(int_reads_an_integral_number)
+{
+    sim_cfg *cfg = parse_ok("{\"n\": 48213, \"m\": -17}");
+    sim_err err;
+    int64_t n = 0, m = 0;
+    ck_assert_int_eq(sim_cfg_int(cfg, "n", 1, 100000, &n, &err), 0);
+    ck_assert_int_eq(n, 48213);
+    ck_assert_int_eq(sim_cfg_int(cfg, "m", -20, 0, &m, &err), 0);
+    ck_assert_int_eq(m, -17);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(int_rejects_fractional_and_out_of_range_values)
+{
+    sim_cfg *cfg = parse_ok("{\"f\": 2.5, \"z\": 0, \"s\": \"3\"}");
+    sim_err err;
+    int64_t v = 5;
+    ck_assert_int_eq(sim_cfg_int(cfg, "f", 1, 10, &v, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.f", "must be an integer in [1, 10], got 2.5");
+    sim_cfg_int(cfg, "z", 1, 1048576, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.z", "must be an integer in [1, 1048576], got 0");
+    sim_cfg_int(cfg, "s", 1, 10, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.s", "must be an integer in [1, 10], got \"3\"");
+    ck_assert_int_eq(v, 5);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(int_accepts_2_to_the_53_and_rejects_beyond)
+{
+    sim_cfg *cfg = parse_ok("{\"ok\": 9007199254740992, \"big\": 1e16, \"neg\": -1e300}");
+    sim_err err;
+    int64_t v = 0;
+    ck_assert_int_eq(sim_cfg_int(cfg, "ok", 0, INT64_MAX, &v, &err), 0);
+    ck_assert_int_eq(v, INT64_C(9007199254740992));
+    ck_assert_int_eq(sim_cfg_int(cfg, "big", INT64_MIN, INT64_MAX, &v, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.big",
+              "must be an integer in [-9007199254740992, 9007199254740992], got 1e+16");
+    ck_assert_int_eq(sim_cfg_int(cfg, "neg", INT64_MIN, 0, &v, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.neg",
+              "must be an integer in [-9007199254740992, 0], got -1e+300");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(int_writes_defaults_in_range_only)
+{
+    sim_cfg *cfg = parse_ok("{}");
+    sim_err err;
+    int64_t batch = 48, unset = 0;
+    ck_assert_int_eq(sim_cfg_int(cfg, "batch", 1, 1024, &batch, &err), 0);
+    ck_assert_int_eq(sim_cfg_int(cfg, "iterations", 1, 1000, &unset, &err), 0);
+    ck_assert_int_eq(unset, 0);
+    check_print(cfg, "{\"batch\":48}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- bool, string, choice ------------------------------------------------------------- */
+
+START_TEST(bool_reads_values_and_rejects_other_types)
+{
+    sim_cfg *cfg = parse_ok("{\"t\": true, \"f\": false, \"n\": 1}");
+    sim_err err;
+    bool t = false, f = true, n = false, d = true;
+    ck_assert_int_eq(sim_cfg_bool(cfg, "t", &t, &err), 0);
+    ck_assert_int_eq(sim_cfg_bool(cfg, "f", &f, &err), 0);
+    ck_assert(t && !f);
+    ck_assert_int_eq(sim_cfg_bool(cfg, "n", &n, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.n", "must be true or false, got 1");
+    ck_assert_int_eq(sim_cfg_bool(cfg, "d", &d, &err), 0);
+    ck_assert(d);
+    check_print(cfg, "{\"t\":true,\"f\":false,\"n\":1,\"d\":true}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(string_copies_a_value_that_fits)
+{
+    sim_cfg *cfg = parse_ok("{\"s\": \"adpsgd\"}");
+    sim_err err;
+    char out[7] = "";
+    ck_assert_int_eq(sim_cfg_string(cfg, "s", out, sizeof(out), &err), 0);
+    ck_assert_str_eq(out, "adpsgd");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(string_rejects_long_empty_and_non_string_values)
+{
+    sim_cfg *cfg = parse_ok("{\"long\": \"abcdefghi\", \"empty\": \"\", \"num\": 2.385}");
+    sim_err err;
+    char out[8] = "keep";
+    ck_assert_int_eq(sim_cfg_string(cfg, "long", out, sizeof(out), &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.long", "must be at most 7 characters long, got 9");
+    sim_cfg_string(cfg, "empty", out, sizeof(out), &err);
+    check_err(&err, SIM_ESCENARIO, "$.empty", "must not be empty");
+    sim_cfg_string(cfg, "num", out, sizeof(out), &err);
+    check_err(&err, SIM_ESCENARIO, "$.num", "must be a string, got 2.385");
+    ck_assert_str_eq(out, "keep");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(string_writes_a_non_empty_default)
+{
+    sim_cfg *cfg = parse_ok("{}");
+    sim_err err;
+    char dir[32] = "out/run-7", none[8] = "";
+    ck_assert_int_eq(sim_cfg_string(cfg, "dir", dir, sizeof(dir), &err), 0);
+    ck_assert_int_eq(sim_cfg_string(cfg, "none", none, sizeof(none), &err), 0);
+    check_print(cfg, "{\"dir\":\"out/run-7\"}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(choice_returns_the_index_and_lists_valid_names)
+{
+    static const char *const names[] = { "star", "racks" };
+    sim_cfg *cfg = parse_ok("{\"a\": \"racks\", \"b\": \"ring\", \"c\": 3}");
+    sim_err err;
+    int v = -1;
+    ck_assert_int_eq(sim_cfg_choice(cfg, "a", names, 2, &v, &err), 0);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(sim_cfg_choice(cfg, "b", names, 2, &v, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.b", "must be one of star, racks, got \"ring\"");
+    sim_cfg_choice(cfg, "c", names, 2, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.c", "must be one of star, racks, got 3");
+    v = 0;
+    ck_assert_int_eq(sim_cfg_choice(cfg, "d", names, 2, &v, &err), 0);
+    check_print(cfg, "{\"a\":\"racks\",\"b\":\"ring\",\"c\":3,\"d\":\"star\"}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- structure -------------------------------------------------------------------------- */
+
+START_TEST(require_reports_a_missing_key_and_accepts_null)
+{
+    sim_cfg *cfg = parse_ok("{\"n\": null}");
+    sim_err err;
+    ck_assert_int_eq(sim_cfg_require(cfg, "n", &err), 0);
+    ck_assert_int_eq(sim_cfg_require(cfg, "seed", &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.seed", "missing required key");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(has_and_is_null_tell_absent_null_and_set_apart)
+{
+    sim_cfg *cfg = parse_ok("{\"n\": null, \"v\": 0}");
+    ck_assert(sim_cfg_has(cfg, "n") && sim_cfg_has(cfg, "v") && !sim_cfg_has(cfg, "x"));
+    ck_assert(sim_cfg_is_null(cfg, "n"));
+    ck_assert(!sim_cfg_is_null(cfg, "v"));
+    ck_assert(!sim_cfg_is_null(cfg, "x"));
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(child_returns_the_same_object_each_time_with_its_path)
+{
+    sim_cfg *cfg = parse_ok("{\"network\": {\"latency_us\": 37.5}, \"n\": null}");
+    sim_err err;
+    sim_cfg *a = NULL, *b = NULL, *none = cfg;
+    ck_assert_int_eq(sim_cfg_child(cfg, "network", &a, &err), 0);
+    ck_assert_int_eq(sim_cfg_child(cfg, "network", &b, &err), 0);
+    ck_assert_ptr_eq(a, b);
+    ck_assert_str_eq(sim_cfg_path(a), "$.network");
+    ck_assert_str_eq(sim_cfg_file(a), "dir/t.json");
+    ck_assert_int_eq(sim_cfg_child(cfg, "absent", &none, &err), 0);
+    ck_assert_ptr_null(none);
+    none = cfg;
+    ck_assert_int_eq(sim_cfg_child(cfg, "n", &none, &err), 0);
+    ck_assert_ptr_null(none);
+    sim_cfg_destroy(a); /* a child: no-op, it lives as long as the root */
+    ck_assert_str_eq(sim_cfg_path(b), "$.network");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(child_rejects_a_value_that_is_not_an_object)
+{
+    sim_cfg *cfg = parse_ok("{\"compute\": [1]}");
+    sim_err err;
+    sim_cfg *c = NULL;
+    ck_assert_int_eq(sim_cfg_child(cfg, "compute", &c, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.compute", "expected an object, got array");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(array_len_counts_elements_and_rejects_non_arrays)
+{
+    sim_cfg *cfg = parse_ok("{\"a\": [1, 2, 3], \"e\": [], \"s\": \"x\"}");
+    sim_err err;
+    size_t n = 99;
+    ck_assert_int_eq(sim_cfg_array_len(cfg, "a", &n, &err), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(sim_cfg_array_len(cfg, "e", &n, &err), 0);
+    ck_assert_uint_eq(n, 0);
+    n = 99;
+    ck_assert_int_eq(sim_cfg_array_len(cfg, "absent", &n, &err), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(sim_cfg_array_len(cfg, "s", &n, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.s", "expected an array, got \"x\"");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(at_gives_object_elements_with_indexed_paths)
+{
+    sim_cfg *cfg = parse_ok("{\"list\": [4, {\"x\": 2.385}]}");
+    sim_err err;
+    sim_cfg *e = NULL;
+    double x = 0.0;
+    ck_assert_int_eq(sim_cfg_at(cfg, "list", 1, &e, &err), 0);
+    ck_assert_str_eq(sim_cfg_path(e), "$.list[1]");
+    ck_assert_int_eq(sim_cfg_double(e, "x", 0.0, 5.0, &x, &err), 0);
+    ck_assert_double_eq(x, 2.385);
+    ck_assert_int_eq(sim_cfg_at(cfg, "list", 0, &e, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.list[0]", "expected an object, got 4");
+    ck_assert_int_eq(sim_cfg_at(cfg, "list", 2, &e, &err), SIM_EINVAL);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(at_double_checks_each_element)
+{
+    sim_cfg *cfg = parse_ok("{\"ids\": [0, 3, 1.5], \"speeds\": [2.385, -1]}");
+    sim_err err;
+    double v = 0.0;
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "ids", 1, 0.0, 3.0, true, &v, &err), 0);
+    ck_assert_double_eq(v, 3.0);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "ids", 2, 0.0, 3.0, true, &v, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.ids[2]", "must be an integer in [0, 3], got 1.5");
+    ck_assert_int_eq(
+        sim_cfg_at_double(cfg, "speeds", 0, nextafter(0.0, 1.0), INFINITY, false, &v, &err), 0);
+    ck_assert_double_eq(v, 2.385);
+    sim_cfg_at_double(cfg, "speeds", 1, nextafter(0.0, 1.0), INFINITY, false, &v, &err);
+    check_err(&err, SIM_ESCENARIO, "$.speeds[1]", "must be a number > 0, got -1");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(at_double_reads_long_arrays_in_order_and_out_of_order)
+{
+    size_t n = 20000, len = 0, size = 16 + 8 * n;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "{\"a\": [");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 3 * i);
+    snprintf(text + len, size - len, "]}");
+    sim_cfg *cfg = parse_ok(text);
+    free(text);
+    sim_err err;
+    double v = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "a", i, 0.0, 1e9, true, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(3 * i));
+    }
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "a", 7, 0.0, 1e9, true, &v, &err), 0);
+    ck_assert_double_eq(v, 21.0);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- check_unused ------------------------------------------------------------------------ */
+
+START_TEST(check_unused_accepts_an_object_whose_keys_were_all_read)
+{
+    sim_cfg *cfg = parse_ok("{\"alpha\": 0.5, \"beta\": {\"zeta\": 1}}");
+    sim_err err;
+    double a = 0.0;
+    sim_cfg *b = NULL;
+    sim_cfg_double(cfg, "alpha", 0.0, 1.0, &a, &err);
+    sim_cfg_child(cfg, "beta", &b, &err);
+    ck_assert_int_eq(sim_cfg_check_unused(cfg, &err), 0); /* children are checked separately */
+    ck_assert_int_eq(sim_cfg_check_unused(b, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.beta.zeta", "unknown key (valid: none)");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(check_unused_names_the_first_unread_key_and_lists_read_and_defaulted_keys)
+{
+    sim_cfg *cfg = parse_ok("{\"alpah\": 0.5, \"beta\": 2, \"gama\": 1}");
+    sim_err err;
+    double alpha = 0.25, beta = 0.0, gamma = NAN;
+    sim_cfg_double(cfg, "alpha", 0.0, 1.0, &alpha, &err);
+    sim_cfg_double(cfg, "beta", 0.0, 5.0, &beta, &err);
+    sim_cfg_double(cfg, "gamma", 0.0, 5.0, &gamma, &err);
+    sim_cfg_has(cfg, "delta"); /* does not make delta valid */
+    ck_assert_int_eq(sim_cfg_check_unused(cfg, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "$.alpah", "unknown key (valid: alpha, beta, gamma)");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(check_unused_keeps_marks_across_lookups_of_the_same_child)
+{
+    sim_cfg *cfg = parse_ok("{\"protocol\": {\"name\": \"hop\", \"graph\": \"ring\"}}");
+    sim_err err;
+    sim_cfg *p = NULL, *q = NULL;
+    char name[16] = "", graph[16] = "";
+    sim_cfg_child(cfg, "protocol", &p, &err);
+    sim_cfg_string(p, "name", name, sizeof(name), &err);
+    sim_cfg_child(cfg, "protocol", &q, &err);
+    sim_cfg_string(q, "graph", graph, sizeof(graph), &err);
+    ck_assert_int_eq(sim_cfg_check_unused(q, &err), 0);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- override ----------------------------------------------------------------------------- */
+
+static int set(sim_cfg *cfg, const char *assignment, sim_err *err)
+{
+    sim_err_clear(err);
+    return sim_cfg_override(cfg, assignment, err);
+}
+
+START_TEST(override_replaces_a_value_in_place)
+{
+    sim_cfg *cfg = parse_ok("{\"seed\": 7, \"workers\": 16}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "seed=42", &err), 0);
+    ck_assert_int_eq(set(cfg, "$.workers=64", &err), 0);
+    check_print(cfg, "{\"seed\":42,\"workers\":64}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_creates_missing_intermediate_objects)
+{
+    sim_cfg *cfg = parse_ok("{\"n\": null}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "a.b.c=2.385", &err), 0);
+    ck_assert_int_eq(set(cfg, "n.x=1", &err), 0);
+    check_print(cfg, "{\"n\":{\"x\":1},\"a\":{\"b\":{\"c\":2.385}}}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_sets_array_elements_by_index)
+{
+    sim_cfg *cfg = parse_ok("{\"s\": [{\"slowdown\": 2}, {\"m\": [[1, 2], [3]]}]}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "s[0].slowdown=3.125", &err), 0);
+    ck_assert_int_eq(set(cfg, "s[1].m[0][1]=9", &err), 0);
+    ck_assert_int_eq(set(cfg, "s[1].m[1]=\"x\"", &err), 0);
+    check_print(cfg, "{\"s\":[{\"slowdown\":3.125},{\"m\":[[1,9],\"x\"]}]}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_parses_json_values_and_takes_other_text_as_a_string)
+{
+    sim_cfg *cfg = parse_ok("{}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "name=adpsgd", &err), 0);
+    ck_assert_int_eq(set(cfg, "q=\"7\"", &err), 0);
+    ck_assert_int_eq(set(cfg, "t=true", &err), 0);
+    ck_assert_int_eq(set(cfg, "z=null", &err), 0);
+    ck_assert_int_eq(set(cfg, "o=[{\"workers\":[1],\"latency_us\":5}]", &err), 0);
+    ck_assert_int_eq(set(cfg, "e=", &err), 0);
+    ck_assert_int_eq(set(cfg, "w=5 workers", &err), 0);
+    check_print(cfg, "{\"name\":\"adpsgd\",\"q\":\"7\",\"t\":true,\"z\":null,"
+                     "\"o\":[{\"workers\":[1],\"latency_us\":5}],\"e\":\"\",\"w\":\"5 workers\"}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_rejects_a_missing_equals_sign_and_malformed_paths)
+{
+    sim_cfg *cfg = parse_ok("{}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "workers", &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "--set workers", "expected PATH=VALUE");
+    ck_assert_str_eq(err.file, "dir/t.json");
+    static const char *const bad[] = { "a..b=1", "a[x]=1", "[0]=1", "a.=1", "=1", "a[1=2", "a]=1" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_int_eq(set(cfg, bad[i], &err), SIM_ESCENARIO);
+        ck_assert_str_eq(err.msg, "invalid path (expected keys and [index] joined by dots)");
+    }
+    check_print(cfg, "{}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_rejects_paths_through_the_wrong_types)
+{
+    sim_cfg *cfg = parse_ok("{\"seed\": 7, \"a\": {}, \"list\": [{}, {}]}");
+    sim_err err;
+    set(cfg, "seed.x=1", &err);
+    check_err(&err, SIM_ESCENARIO, "--set seed.x", "$.seed is a number, not an object");
+    set(cfg, "a[0]=1", &err);
+    check_err(&err, SIM_ESCENARIO, "--set a[0]", "$.a is an object, not an array");
+    set(cfg, "list[5].x=1", &err);
+    check_err(&err, SIM_ESCENARIO, "--set list[5].x",
+              "index 5 is past the end of $.list (length 2)");
+    set(cfg, "list[2]=1", &err);
+    check_err(&err, SIM_ESCENARIO, "--set list[2]", "index 2 is past the end of $.list (length 2)");
+    set(cfg, "other[0].x=1", &err);
+    check_err(&err, SIM_ESCENARIO, "--set other[0].x", "$.other is absent, cannot index it");
+    check_print(cfg, "{\"seed\":7,\"a\":{},\"list\":[{},{}]}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_rejects_broken_json_and_duplicate_keys_in_values)
+{
+    sim_cfg *cfg = parse_ok("{}");
+    sim_err err;
+    ck_assert_int_eq(set(cfg, "x=[1,2", &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.path, "--set x");
+    ck_assert_str_eq(err.msg, "invalid JSON value at column 5");
+    set(cfg, "net.o={\"a\":1,\"a\":2}", &err);
+    check_err(&err, SIM_ESCENARIO, "--set net.o", "duplicate key $.net.o.a in the value");
+    check_print(cfg, "{}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(override_keeps_children_valid_when_it_replaces_their_object)
+{
+    sim_cfg *cfg = parse_ok("{\"net\": {\"a\": 1, \"b\": {\"c\": 2}}}");
+    sim_err err;
+    sim_cfg *net = NULL, *b = NULL;
+    double a = 0.0;
+    sim_cfg_child(cfg, "net", &net, &err);
+    sim_cfg_child(net, "b", &b, &err);
+    ck_assert_int_eq(set(net, "net={\"a\":2.385}", &err), 0); /* applies to the root */
+    ck_assert_int_eq(sim_cfg_double(net, "a", 0.0, 5.0, &a, &err), 0);
+    ck_assert_double_eq(a, 2.385);
+    ck_assert(!sim_cfg_has(b, "zz")); /* still readable memory */
+    check_print(cfg, "{\"net\":{\"a\":2.385}}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* ---- print --------------------------------------------------------------------------------- */
+
+START_TEST(print_keeps_file_order_then_defaults_in_the_order_added)
+{
+    sim_cfg *cfg = parse_ok("{\"z\": 1, \"a\": {\"y\": [1, 2.5]}, \"m\": \"s\"}");
+    sim_err err;
+    sim_cfg *a = NULL;
+    double d = 0.0625;
+    bool b = false;
+    sim_cfg_child(cfg, "a", &a, &err);
+    sim_cfg_double(a, "x", 0.0, 1.0, &d, &err);
+    sim_cfg_bool(cfg, "b", &b, &err);
+    check_print(cfg, "{\"z\":1,\"a\":{\"y\":[1,2.5],\"x\":0.0625},\"m\":\"s\",\"b\":false}");
+    char *pretty = sim_cfg_print(cfg, true);
+    ck_assert_ptr_nonnull(pretty);
+    ck_assert_ptr_nonnull(strchr(pretty, '\n'));
+    free(pretty);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(print_writes_large_integers_exactly)
+{
+    sim_cfg *cfg = parse_ok("{\"seed\": 9007199254740992, \"x\": 0.1, "
+                            "\"y\": [0.30000000000000004, 1234567890123456789]}");
+    check_print(cfg, "{\"seed\":9007199254740992,\"x\":0.1,"
+                     "\"y\":[0.30000000000000004,1.2345678901234568e+18]}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+static Suite *cfg_suite(void)
+{
+    Suite *s = suite_create("cfg");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, parse_gives_the_root_path_and_file);
+    tcase_add_test(tc, parse_reports_line_and_column_of_a_syntax_error);
+    tcase_add_test(tc, parse_points_at_the_character_after_a_trailing_comma);
+    tcase_add_test(tc, parse_reports_truncated_text_as_unexpected_end_of_file);
+    tcase_add_test(tc, parse_reports_empty_text_at_line_one_column_one);
+    tcase_add_test(tc, parse_rejects_trailing_garbage_and_nul_bytes);
+    tcase_add_test(tc, parse_rejects_a_root_that_is_not_an_object);
+    tcase_add_test(tc, parse_rejects_duplicate_keys_at_every_level);
+    tcase_add_test(tc, parse_reports_the_first_duplicate_in_document_order);
+    tcase_add_test(tc, parse_finds_a_duplicate_among_many_keys);
+    tcase_add_test(tc, parse_quotes_keys_that_are_not_identifiers_in_paths);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("numbers");
+    tcase_add_test(tc, double_reads_a_value_in_range);
+    tcase_add_test(tc, double_rejects_a_value_out_of_range_naming_its_path);
+    tcase_add_test(tc, double_prints_open_bounds_as_strict_comparisons);
+    tcase_add_test(tc, double_prints_half_bounded_and_unbounded_ranges);
+    tcase_add_test(tc, double_describes_values_of_the_wrong_type);
+    tcase_add_test(tc, double_writes_an_absent_default_into_the_tree);
+    tcase_add_test(tc, double_leaves_out_a_default_outside_the_range_or_nan);
+    tcase_add_test(tc, int_reads_an_integral_number);
+    tcase_add_test(tc, int_rejects_fractional_and_out_of_range_values);
+    tcase_add_test(tc, int_accepts_2_to_the_53_and_rejects_beyond);
+    tcase_add_test(tc, int_writes_defaults_in_range_only);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bool_string_choice");
+    tcase_add_test(tc, bool_reads_values_and_rejects_other_types);
+    tcase_add_test(tc, string_copies_a_value_that_fits);
+    tcase_add_test(tc, string_rejects_long_empty_and_non_string_values);
+    tcase_add_test(tc, string_writes_a_non_empty_default);
+    tcase_add_test(tc, choice_returns_the_index_and_lists_valid_names);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("structure");
+    tcase_add_test(tc, require_reports_a_missing_key_and_accepts_null);
+    tcase_add_test(tc, has_and_is_null_tell_absent_null_and_set_apart);
+    tcase_add_test(tc, child_returns_the_same_object_each_time_with_its_path);
+    tcase_add_test(tc, child_rejects_a_value_that_is_not_an_object);
+    tcase_add_test(tc, array_len_counts_elements_and_rejects_non_arrays);
+    tcase_add_test(tc, at_gives_object_elements_with_indexed_paths);
+    tcase_add_test(tc, at_double_checks_each_element);
+    tcase_add_test(tc, at_double_reads_long_arrays_in_order_and_out_of_order);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("unused");
+    tcase_add_test(tc, check_unused_accepts_an_object_whose_keys_were_all_read);
+    tcase_add_test(tc, check_unused_names_the_first_unread_key_and_lists_read_and_defaulted_keys);
+    tcase_add_test(tc, check_unused_keeps_marks_across_lookups_of_the_same_child);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("override");
+    tcase_add_test(tc, override_replaces_a_value_in_place);
+    tcase_add_test(tc, override_creates_missing_intermediate_objects);
+    tcase_add_test(tc, override_sets_array_elements_by_index);
+    tcase_add_test(tc, override_parses_json_values_and_takes_other_text_as_a_string);
+    tcase_add_test(tc, override_rejects_a_missing_equals_sign_and_malformed_paths);
+    tcase_add_test(tc, override_rejects_paths_through_the_wrong_types);
+    tcase_add_test(tc, override_rejects_broken_json_and_duplicate_keys_in_values);
+    tcase_add_test(tc, override_keeps_children_valid_when_it_replaces_their_object);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("print");
+    tcase_add_test(tc, print_keeps_file_order_then_defaults_in_the_order_added);
+    tcase_add_test(tc, print_writes_large_integers_exactly);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(cfg_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

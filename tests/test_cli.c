@@ -1,0 +1,200 @@
+/* The command line as a user meets it: exit codes, messages on stderr, results on stdout,
+ * no output directory left behind by bad input. Runs the built binary ($HETSIM). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+
+typedef struct result {
+    int status;
+    char out[8192];
+    char err[8192];
+} result;
+
+static void read_all(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Runs $HETSIM with `args` (NULL-terminated) and captures its exit status and output. */
+static result hetsim(const char *const *args)
+{
+    static result r;
+    const char *bin = getenv("HETSIM");
+    ck_assert_msg(bin != NULL, "HETSIM is not set");
+    char out[] = "/tmp/hetsim-cli-out-XXXXXX", err[] = "/tmp/hetsim-cli-err-XXXXXX";
+    int fo = mkstemp(out), fe = mkstemp(err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        const char *argv[32] = { bin };
+        for (size_t i = 0; args[i] != NULL && i < 30; i++)
+            argv[i + 1] = args[i];
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    close(fo);
+    close(fe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    read_all(out, r.out, sizeof(r.out));
+    read_all(err, r.err, sizeof(r.err));
+    remove(out);
+    remove(err);
+    return r;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+START_TEST(cli_prints_version_and_help)
+{
+    result r = hetsim((const char *[]){ "--version", NULL });
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_eq(strstr(r.out, "hetsim "), r.out);
+    r = hetsim((const char *[]){ "--help", NULL });
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "hetsim run SCENARIO.json"));
+}
+END_TEST
+
+START_TEST(cli_rejects_bad_usage_with_exit_code_2)
+{
+    const char *const *cases[] = {
+        (const char *[]){ NULL },
+        (const char *[]){ "frobnicate", NULL },
+        (const char *[]){ "run", NULL },
+        (const char *[]){ "run", "a.json", "b.json", NULL },
+        (const char *[]){ "run", "scenarios/quickstart.json", "--set", NULL },
+        (const char *[]){ "run", "scenarios/quickstart.json", "--bogus", NULL },
+        (const char *[]){ "list", "widgets", NULL },
+        (const char *[]){ "bench", "everything", NULL },
+        (const char *[]){ "validate", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result r = hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+}
+END_TEST
+
+START_TEST(cli_lists_protocols_and_topologies)
+{
+    result r = hetsim((const char *[]){ "list", "protocols", NULL });
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "allreduce"));
+    r = hetsim((const char *[]){ "list", "topologies", NULL });
+    ck_assert_ptr_nonnull(strstr(r.out, "star"));
+    ck_assert_ptr_nonnull(strstr(r.out, "racks"));
+}
+END_TEST
+
+START_TEST(cli_validates_every_shipped_scenario)
+{
+    result r = hetsim((const char *[]){ "validate", "scenarios/quickstart.json",
+                                        "scenarios/bench/ring-1024.json", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "scenarios/quickstart.json: ok"));
+}
+END_TEST
+
+START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
+{
+    char dir[] = "/tmp/hetsim-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                        "workers=0", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workers: ") != NULL, "%s", r.err);
+    ck_assert(!exists(out));
+    r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                 "protocol.name=gossipy", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "$.protocol.name: unknown protocol \"gossipy\" "
+                                        "(valid: allreduce"));
+    ck_assert(!exists(out));
+    r = hetsim((const char *[]){ "run", "no/such/file.json", "-o", out, NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no/such/file.json"));
+    ck_assert(!exists(out));
+    r = hetsim((const char *[]){ "validate", "tests/scenarios_bad", NULL });
+    ck_assert_int_eq(r.status, 2);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(cli_runs_a_scenario_into_the_directory_given)
+{
+    char dir[] = "/tmp/hetsim-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[600], path[700];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                        "stop.time_s=2", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "results in"));
+    const char *files[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", out, files[i]);
+        ck_assert_msg(exists(path), "missing %s", files[i]);
+        remove(path);
+        snprintf(path, sizeof(path), "%s/%s.tmp", out, files[i]);
+        ck_assert(!exists(path));
+    }
+    rmdir(out);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(cli_reports_an_unwritable_output_directory_as_a_failed_run)
+{
+    char file[] = "/tmp/hetsim-cli-file-XXXXXX";
+    int fd = mkstemp(file);
+    close(fd);
+    char out[600];
+    snprintf(out, sizeof(out), "%s/sub", file); /* below a regular file */
+    result r =
+        hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet", NULL });
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "is not a directory"));
+    remove(file);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_test(tc, cli_prints_version_and_help);
+    tcase_add_test(tc, cli_rejects_bad_usage_with_exit_code_2);
+    tcase_add_test(tc, cli_lists_protocols_and_topologies);
+    tcase_add_test(tc, cli_validates_every_shipped_scenario);
+    tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
+    tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
+    tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,288 @@
+/* Engine: ordering, ties, cancellation, the clock, growth. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <check.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "sim/engine.h"
+
+typedef struct trace {
+    size_t n;
+    sim_time time[64];
+    uint64_t tag[64];
+} trace;
+
+static int record(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    trace *t = ud;
+    ck_assert_int_eq(ev->time, sim_engine_now(eng));
+    if (t->n < 64) {
+        t->time[t->n] = ev->time;
+        t->tag[t->n] = ev->arg[0];
+        t->n++;
+    }
+    return 0;
+}
+
+static sim_event tagged(uint64_t tag)
+{
+    sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
+    ev.arg[0] = tag;
+    return ev;
+}
+
+START_TEST(engine_orders_events_by_time)
+{
+    sim_engine *eng = sim_engine_create(4, NULL);
+    const sim_time delays[] = { 7385, 12, 991, 12000, 5, 640 };
+    for (size_t i = 0; i < 6; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, delays[i], &ev, NULL), 0);
+    }
+    trace t = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL), 0);
+    ck_assert_uint_eq(t.n, 6);
+    const uint64_t order[] = { 4, 1, 5, 2, 0, 3 };
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_uint_eq(t.tag[i], order[i]);
+    ck_assert_int_eq(sim_engine_now(eng), 12000);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+START_TEST(engine_breaks_ties_by_insertion_order)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    for (uint64_t i = 0; i < 40; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, 2385, &ev, NULL), 0);
+    }
+    trace t = { 0 };
+    sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL);
+    ck_assert_uint_eq(t.n, 40);
+    for (uint64_t i = 0; i < 40; i++)
+        ck_assert_uint_eq(t.tag[i], i);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+START_TEST(engine_refuses_the_past)
+{
+    sim_engine *eng = sim_engine_create(0, NULL);
+    sim_event ev = tagged(1);
+    ck_assert_int_eq(sim_engine_schedule(eng, -1, &ev, NULL), SIM_EINVAL);
+    ck_assert_int_eq(sim_engine_schedule(eng, SIM_TIME_NEVER, &ev, NULL), SIM_EINVAL);
+    ck_assert_int_eq(sim_engine_schedule(eng, 100, &ev, NULL), 0);
+    trace t = { 0 };
+    sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL);
+    ck_assert_int_eq(sim_engine_schedule_at(eng, 99, &ev, NULL), SIM_EINVAL);
+    ck_assert_int_eq(sim_engine_schedule_at(eng, 100, &ev, NULL), 0);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+START_TEST(engine_cancels_pending_events_and_ignores_stale_ids)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_event_id ids[10];
+    for (uint64_t i = 0; i < 10; i++) {
+        sim_event ev = tagged(i);
+        sim_engine_schedule(eng, (sim_time)(100 * (i + 1)), &ev, &ids[i]);
+    }
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[3]), 0);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[0]), 0);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[9]), 0);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[3]), SIM_EINVAL); /* twice */
+    ck_assert_int_eq(sim_engine_cancel(eng, 0), SIM_EINVAL);      /* never issued */
+    trace t = { 0 };
+    sim_engine_run(eng, 450, record, &t, NULL);
+    ck_assert_uint_eq(t.n, 2); /* 200 and 300; 400 cancelled, 500 after `until` */
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[1]), SIM_EINVAL); /* already ran */
+    /* A reused slot does not answer to the id of its former event. */
+    sim_event ev = tagged(77);
+    sim_event_id fresh;
+    sim_engine_schedule(eng, 5, &ev, &fresh);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[1]), SIM_EINVAL);
+    ck_assert_int_eq(sim_engine_cancel(eng, fresh), 0);
+    sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL);
+    const uint64_t order[] = { 1, 2, 4, 5, 6, 7, 8 };
+    ck_assert_uint_eq(t.n, 7);
+    for (size_t i = 0; i < 7; i++)
+        ck_assert_uint_eq(t.tag[i], order[i]);
+    sim_engine_stats st;
+    sim_engine_stats_get(eng, &st);
+    ck_assert_uint_eq(st.cancelled, 4);
+    ck_assert_uint_eq(st.pending, 0);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+/* The hold model with random cancellations, checked against the invariants: the clock never
+ * goes back, and every event runs at the time it was scheduled for. */
+typedef struct hold {
+    gsl_rng *r;
+    sim_time last;
+    uint64_t ran;
+    sim_event_id ids[256];
+} hold;
+
+static int hold_step(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    hold *h = ud;
+    ck_assert_int_ge(ev->time, h->last);
+    ck_assert_int_eq((sim_time)ev->arg[1], ev->time);
+    h->last = ev->time;
+    h->ran++;
+    if (h->ran > 200000)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        sim_time d = (sim_time)gsl_rng_uniform_int(h->r, 5000);
+        sim_event next = tagged(0);
+        next.arg[1] = (uint64_t)(sim_engine_now(eng) + d);
+        size_t k = gsl_rng_uniform_int(h->r, 256);
+        if (gsl_rng_uniform(h->r) < 0.4)
+            sim_engine_cancel(eng, h->ids[k]); /* may be stale: must be harmless */
+        ck_assert_int_eq(sim_engine_schedule(eng, d, &next, &h->ids[k]), 0);
+    }
+    return 0;
+}
+
+START_TEST(engine_clock_never_goes_back_under_random_load)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    hold h = { .r = gsl_rng_alloc(gsl_rng_mt19937) };
+    gsl_rng_set(h.r, 2385);
+    sim_event ev = tagged(0);
+    sim_engine_schedule(eng, 0, &ev, &h.ids[0]);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, hold_step, &h, NULL), 0);
+    sim_engine_stats st;
+    sim_engine_stats_get(eng, &st);
+    ck_assert_uint_eq(st.processed, h.ran);
+    ck_assert_uint_eq(st.scheduled, st.processed + st.cancelled);
+    ck_assert_uint_gt(st.grows, 0); /* 16 slots cannot hold the load: growth was exercised */
+    gsl_rng_free(h.r);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+static int stop_at_third(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    trace *t = ud;
+    record(ud, eng, ev, err);
+    if (t->n == 3)
+        sim_engine_stop(eng);
+    if (ev->arg[0] == 5)
+        return sim_err_set(err, SIM_ENUMERIC, NULL, "handler failed at %lld", (long long)ev->time);
+    return 0;
+}
+
+START_TEST(engine_stops_on_request_and_on_handler_error)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    for (uint64_t i = 0; i < 8; i++) {
+        sim_event ev = tagged(i);
+        sim_engine_schedule(eng, (sim_time)(10 * i), &ev, NULL);
+    }
+    trace t = { 0 };
+    sim_err err;
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, stop_at_third, &t, &err), 0);
+    ck_assert_uint_eq(t.n, 3);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, stop_at_third, &t, &err),
+                     SIM_ENUMERIC);
+    ck_assert_uint_eq(t.n, 6);
+    ck_assert_str_eq(err.msg, "handler failed at 50");
+    ck_assert_int_eq(sim_engine_step(eng, stop_at_third, &t, &err), 1);
+    ck_assert_int_eq(sim_engine_next_time(eng), 70);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+/* Inside a handler the dispatched event is gone: queries, cancels and schedules made there
+ * see only the events still pending. */
+typedef struct inside {
+    sim_event_id victim;
+    int calls;
+} inside;
+
+static int query_inside(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    inside *in = ud;
+    sim_engine_stats st;
+    if (in->calls++ == 0) {
+        ck_assert_int_eq(ev->time, 10);
+        sim_engine_stats_get(eng, &st);
+        ck_assert_uint_eq(st.pending, 3);
+        ck_assert_int_eq(sim_engine_next_time(eng), 20);
+        ck_assert_int_eq(sim_engine_cancel(eng, in->victim), 0); /* the one at 20 */
+        ck_assert_int_eq(sim_engine_next_time(eng), 30);
+        sim_event e = tagged(9);
+        ck_assert_int_eq(sim_engine_schedule(eng, 5, &e, NULL), 0); /* at 15 */
+        sim_engine_stats_get(eng, &st);
+        ck_assert_uint_eq(st.pending, 3);
+        ck_assert_int_eq(sim_engine_next_time(eng), 15);
+    } else if (in->calls == 2) {
+        ck_assert_int_eq(ev->time, 15);
+        ck_assert_uint_eq(ev->arg[0], 9);
+        /* Two schedules from one handler: the first fills the hole, the second is pushed. */
+        sim_event a = tagged(10), b = tagged(11);
+        ck_assert_int_eq(sim_engine_schedule(eng, 100, &a, NULL), 0);
+        ck_assert_int_eq(sim_engine_schedule(eng, 1, &b, NULL), 0);
+        ck_assert_int_eq(sim_engine_next_time(eng), 16);
+    }
+    return 0;
+}
+
+START_TEST(engine_handlers_see_only_the_events_still_pending)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    inside in = { 0 };
+    sim_event ev = tagged(0);
+    sim_engine_schedule(eng, 10, &ev, NULL);
+    sim_engine_schedule(eng, 20, &ev, &in.victim);
+    sim_engine_schedule(eng, 30, &ev, NULL);
+    sim_engine_schedule(eng, 40, &ev, NULL);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, query_inside, &in, NULL), 0);
+    ck_assert_int_eq(in.calls, 6); /* 10, 15, 16, 30, 40, 115 */
+    ck_assert_int_eq(sim_engine_now(eng), 115);
+    sim_engine_stats st;
+    sim_engine_stats_get(eng, &st);
+    ck_assert_uint_eq(st.pending, 0);
+    ck_assert_uint_eq(st.processed, 6);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *order = tcase_create("order");
+    tcase_add_test(order, engine_orders_events_by_time);
+    tcase_add_test(order, engine_breaks_ties_by_insertion_order);
+    tcase_add_test(order, engine_refuses_the_past);
+    suite_add_tcase(s, order);
+    TCase *cancel = tcase_create("cancel");
+    tcase_add_test(cancel, engine_cancels_pending_events_and_ignores_stale_ids);
+    tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
+    tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
+    tcase_set_timeout(cancel, 60);
+    suite_add_tcase(s, cancel);
+    TCase *run = tcase_create("run");
+    tcase_add_test(run, engine_stops_on_request_and_on_handler_error);
+    suite_add_tcase(s, run);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(engine_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,397 @@
+/* End-to-end runs of the timing-only ring all-reduce: exact timing against the alpha-beta
+ * formula, straggler gating, failures, outputs and determinism. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "sim/run.h"
+#include "sim/scenario.h"
+
+static sim_scenario *parse(const char *json, const char *set)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    const char *sets[1] = { set };
+    sim_scenario *sc =
+        sim_scenario_parse(json, strlen(json), "test.json", sets, set != NULL ? 1 : 0, &err);
+    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+static char *tmpdir(void)
+{
+    char tmpl[] = "/tmp/hetsim-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return strdup(d);
+}
+
+static sim_run_summary run(sim_scenario *sc, const char *dir)
+{
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    return sum;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "missing %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+static void rmrf(const char *dir)
+{
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json",
+                            "events.csv" };
+    char path[512];
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+}
+
+/* One round of N workers, S bytes, bandwidth B, NIC latency L on a star; every worker
+ * computes for C first. The round ends at C + 2(N-1) * (2L + (S/N)/B). */
+static const char ring_json[] =
+    "{\"seed\": 7, \"workers\": 4,"
+    " \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000000},"
+    " \"protocol\": {\"name\": \"allreduce\"},"
+    " \"stop\": {\"iterations\": 4}, \"output\": {\"events\": true}}";
+
+START_TEST(ring_allreduce_round_matches_the_alpha_beta_formula)
+{
+    sim_scenario *sc = parse(ring_json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    /* C = 10 ms; per step 2 * 50 us + 25e6 B * 8 / 1e10 b/s = 20.1 ms; 6 steps. */
+    ck_assert_int_eq(sum.sim_ns, 10000000 + 6 * 20100000);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    ck_assert_uint_eq(sum.iterations, 4);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(ring_allreduce_timing_holds_for_awkward_sizes)
+{
+    /* 5 workers, 1e6 bytes (200000 per chunk) at 7.3 Gbit/s, 37 us: a step takes
+     * 74000 + 219178.08 ns, not a whole number of ns. Time is kept in whole nanoseconds and
+     * each completion is rounded once to the nearest one, so the run may differ from the
+     * formula by at most 0.5 ns per step (here 0.08 ns each, 0.66 ns in all). */
+    static const char json[] =
+        "{\"seed\": 11, \"workers\": 5, \"compute\": {\"iteration_ms\": 0.125},"
+        " \"network\": {\"bandwidth_gbps\": 7.3, \"latency_us\": 37},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 5}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    double expected = 125000.0 + 8.0 * (74000.0 + 200000.0 * 8.0 / 7.3e9 * 1e9);
+    ck_assert_double_eq_tol((double)sum.sim_ns, expected, 8 * 0.5);
+    ck_assert_int_eq(sum.sim_ns, 125000 + 8 * (74000 + 219178)); /* each step rounded once */
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(a_slow_worker_gates_every_ring_iteration)
+{
+    /* 16 workers, worker 3 five times slower: every round waits for it, so each iteration
+     * takes 5 C + T_ring exactly. Three rounds. */
+    static const char json[] =
+        "{\"seed\": 3, \"workers\": 16, \"compute\": {\"iteration_ms\": 20},"
+        " \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}],"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 64000000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 48}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    /* Step: 100 us + 4e6 B * 8 / 1e10 = 3.3 ms; T_ring = 30 * 3.3 ms = 99 ms. */
+    ck_assert_int_eq(sum.sim_ns, 3 * (100000000 + 99000000));
+    char *workers = slurp(dir, "workers.csv");
+    /* Every worker did 3 iterations; the fast ones waited while worker 3 computed. */
+    ck_assert_ptr_nonnull(strstr(workers, "\n3,1,3,96,0.29999999999999999,"));
+    sim_scenario_destroy(sc);
+    free(workers);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(a_failed_worker_leaves_a_smaller_ring)
+{
+    /* Worker 2 of 4 fails at 5 ms, during the first computation: the ring is rebuilt over
+     * 3 workers, and every round from then on takes C + 4 steps of S/3. */
+    static const char json[] =
+        "{\"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
+        " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}],"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 30000000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 6}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    /* Step: 100 us + 1e7 B * 8 / 1e10 = 8.1 ms; round = 10 + 4 * 8.1 = 42.4 ms; two. */
+    ck_assert_int_eq(sum.sim_ns, 2 * 42400000);
+    char *summary = slurp(dir, "summary.json");
+    ck_assert_ptr_nonnull(strstr(summary, "\"ring_restarts\": 1"));
+    free(summary);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(a_run_whose_workers_all_fail_stops_as_stalled)
+{
+    static const char json[] =
+        "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},"
+        " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.5}],"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 1000000000}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    ck_assert_str_eq(sum.stop_reason, "stalled");
+    ck_assert_int_eq(sum.sim_ns, 1000000000); /* the first evaluation after the failure */
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* summary.json's "wall" line holds wall-clock figures; everything else must match. */
+static void strip_wall(char *s)
+{
+    char *w = strstr(s, "\"wall\"");
+    ck_assert_ptr_nonnull(w);
+    char *end = strchr(w, '\n');
+    memmove(w, end, strlen(end) + 1);
+}
+
+START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
+{
+    static const char json[] =
+        "{\"seed\": 2385, \"workers\": 12, \"compute\": {\"iteration_ms\": 15, "
+        "\"jitter_sigma\": 0.2, \"speeds\": [1, 1.5, 0.75, 1, 1, 1, 2, 1, 1, 1, 1, 1]},"
+        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.1, \"slowdown\": 4},"
+        "  {\"kind\": \"link\", \"workers\": [4], \"from_s\": 0.1, \"to_s\": 0.4, "
+        "\"extra_latency_ms\": 3, \"bandwidth_factor\": 0.25}],"
+        " \"network\": {\"bandwidth_gbps\": 25, \"latency_us\": 20},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 5000000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 2},"
+        " \"eval\": {\"every_s\": 0.1}, \"output\": {\"events\": true}}";
+    char *dirs[2];
+    for (int i = 0; i < 2; i++) {
+        sim_scenario *sc = parse(json, NULL);
+        dirs[i] = tmpdir();
+        run(sc, dirs[i]);
+        sim_scenario_destroy(sc);
+    }
+    const char *names[] = { "metrics.csv", "workers.csv", "run.json", "events.csv",
+                            "summary.json" };
+    for (size_t k = 0; k < 5; k++) {
+        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        if (k == 4) {
+            strip_wall(a);
+            strip_wall(b);
+        }
+        ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
+        free(a);
+        free(b);
+    }
+    /* A different seed changes the trace (the jitter draws differ). */
+    sim_scenario *sc = parse(json, "seed=2386");
+    char *other = tmpdir();
+    run(sc, other);
+    char *a = slurp(dirs[0], "events.csv"), *b = slurp(other, "events.csv");
+    ck_assert_str_ne(a, b);
+    free(a);
+    free(b);
+    sim_scenario_destroy(sc);
+    for (int i = 0; i < 2; i++) {
+        rmrf(dirs[i]);
+        free(dirs[i]);
+    }
+    rmrf(other);
+    free(other);
+}
+END_TEST
+
+START_TEST(outputs_have_their_documented_columns)
+{
+    sim_scenario *sc = parse(ring_json, "stop={\"time_s\": 1}");
+    char *dir = tmpdir();
+    run(sc, dir);
+    char *m = slurp(dir, "metrics.csv"), *w = slurp(dir, "workers.csv"),
+         *r = slurp(dir, "run.json"), *s = slurp(dir, "summary.json");
+    ck_assert_ptr_eq(strstr(m, "time_s,iterations,samples,epoch,train_loss,test_loss,"
+                               "test_accuracy,consensus,throughput_sps\n0,0,0,"),
+                     m);
+    /* Evaluations every second (the default) up to the 1 s stop: rows at 0 and 1. */
+    ck_assert_ptr_nonnull(strstr(m, "\n1,"));
+    ck_assert_ptr_eq(strstr(w, "worker,speed,iterations,samples,compute_s,comm_s,wait_s,"
+                               "bytes_sent,bytes_received,down_s\n0,1,"),
+                     w);
+    ck_assert_ptr_nonnull(strstr(r, "\"scenario_hash\""));
+    ck_assert_ptr_nonnull(strstr(r, "\n  \"scenario\": {\n    \"seed\": 7,\n"));
+    ck_assert_ptr_nonnull(strstr(r, "\"stop\": {\n      \"time_s\": 1\n    },"));
+    ck_assert_ptr_nonnull(strstr(s, "\"stop_reason\": \"time\""));
+    ck_assert_ptr_nonnull(strstr(s, "\"peak_rss_bytes\""));
+    free(m);
+    free(w);
+    free(r);
+    free(s);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(the_time_breakdown_adds_up_to_the_run_time)
+{
+    sim_scenario *sc = parse(ring_json, "stop={\"time_s\": 0.75}");
+    char *dir = tmpdir();
+    run(sc, dir);
+    char *w = slurp(dir, "workers.csv");
+    char *line = strchr(w, '\n') + 1;
+    for (int k = 0; k < 4; k++) {
+        unsigned id, iters, samples;
+        double speed, comp, comm, wait, down;
+        unsigned long long sent, recv;
+        ck_assert_int_eq(sscanf(line, "%u,%lf,%u,%u,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, &iters,
+                                &samples, &comp, &comm, &wait, &sent, &recv, &down),
+                         10);
+        /* Sums of whole nanoseconds printed with 17 digits: exact to well below 1 ns. */
+        ck_assert_double_eq_tol(comp + comm + wait + down, 0.75, 1e-12);
+        ck_assert_double_eq_tol(comp, 0.010 * iters + (iters < 6 ? 0.010 : 0.0), 0.0101);
+        /* A ring: as much in as out, but for what is still on the wire at the stop. */
+        ck_assert_uint_le(recv, sent);
+        ck_assert_uint_le(sent - recv, 25000000);
+        line = strchr(line, '\n') + 1;
+    }
+    free(w);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(link_stragglers_change_ring_timing_exactly)
+{
+    /* Two workers: each step both send S/2 to each other. Worker 1's NIC gets 3 ms extra
+     * latency (added to every message from or to it) and half its bandwidth from t = 0:
+     * a step takes 2L + 3 ms + (S/2) / (B/2). */
+    static const char json[] =
+        "{\"seed\": 9, \"workers\": 2, \"compute\": {\"iteration_ms\": 4},"
+        " \"stragglers\": [{\"kind\": \"link\", \"workers\": [1], \"extra_latency_ms\": 3,"
+        " \"bandwidth_factor\": 0.5}],"
+        " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 25},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 2000000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 2}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    sim_run_summary sum = run(sc, dir);
+    /* 1e6 B * 8 / 4e9 b/s = 2 ms; step = 50 us + 3 ms + 2 ms; two steps after 4 ms. */
+    ck_assert_int_eq(sum.sim_ns, 4000000 + 2 * (50000 + 3000000 + 2000000));
+    sim_scenario_destroy(sc);
+    /* With the window closing at 5 ms: the first step is sent at 4 ms, inside the window,
+     * so it keeps its 3 ms extra latency, but its flows start at 7.05 ms, after the window,
+     * at full bandwidth (1 ms). The second step has no extra latency. */
+    sc = parse(json, "stragglers[0].to_s=0.005");
+    sum = run(sc, dir);
+    ck_assert_int_eq(sum.sim_ns, 4000000 + (3050000 + 1000000) + (50000 + 1000000));
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+/* A short run with a straggler and a failure, its events.csv checked against a trace kept in
+ * tests/golden/. Set HETSIM_UPDATE_GOLDEN=1 to rewrite it after an intended change (and
+ * review the diff). */
+START_TEST(a_small_run_reproduces_its_golden_event_trace)
+{
+    static const char json[] =
+        "{\"seed\": 21, \"workers\": 3, \"compute\": {\"iteration_ms\": 2, "
+        "\"jitter_sigma\": 0.3},"
+        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.3, \"slowdown\": 3},"
+        "  {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.009, \"recover_s\": 0.02}],"
+        " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 10},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 150000},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.03},"
+        " \"eval\": {\"every_s\": 0.01}, \"output\": {\"events\": true}}";
+    sim_scenario *sc = parse(json, NULL);
+    char *dir = tmpdir();
+    run(sc, dir);
+    char *got = slurp(dir, "events.csv");
+    const char *golden = "tests/golden/ring3-failure.events.csv";
+    const char *update = getenv("HETSIM_UPDATE_GOLDEN");
+    if (update != NULL && strcmp(update, "1") == 0) {
+        FILE *f = fopen(golden, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(got, f);
+        fclose(f);
+    }
+    char *want = slurp(".", golden);
+    ck_assert_msg(strcmp(got, want) == 0, "events.csv differs from %s", golden);
+    ck_assert_ptr_nonnull(strstr(got, ",down,1,"));
+    ck_assert_ptr_nonnull(strstr(got, ",up,1,"));
+    free(got);
+    free(want);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    free(dir);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("run");
+    TCase *timing = tcase_create("timing");
+    tcase_add_test(timing, ring_allreduce_round_matches_the_alpha_beta_formula);
+    tcase_add_test(timing, ring_allreduce_timing_holds_for_awkward_sizes);
+    tcase_add_test(timing, a_slow_worker_gates_every_ring_iteration);
+    tcase_add_test(timing, a_failed_worker_leaves_a_smaller_ring);
+    tcase_add_test(timing, a_run_whose_workers_all_fail_stops_as_stalled);
+    tcase_add_test(timing, link_stragglers_change_ring_timing_exactly);
+    tcase_set_timeout(timing, 60);
+    suite_add_tcase(s, timing);
+    TCase *out = tcase_create("outputs");
+    tcase_add_test(out, the_same_scenario_and_seed_give_byte_identical_outputs);
+    tcase_add_test(out, outputs_have_their_documented_columns);
+    tcase_add_test(out, the_time_breakdown_adds_up_to_the_run_time);
+    tcase_add_test(out, a_small_run_reproduces_its_golden_event_trace);
+    tcase_set_timeout(out, 60);
+    suite_add_tcase(s, out);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

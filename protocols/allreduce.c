@@ -10,6 +10,10 @@
  * (everything sent delivered, everything expected received) counts an iteration and starts
  * computing the next.
  *
+ * With a real model, the collective's result is the mean of the members' gradients, summed
+ * in worker order once per round (so every replica gets the same bits) and applied by each
+ * worker when its round completes: replicas that start equal stay bitwise identical.
+ *
  * Failures: the ring is rebuilt over the live workers (a new generation); messages of older
  * generations are ignored, and workers that had finished computing restart the collective
  * of their current round in the new ring. A recovered worker rejoins by computing.
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 
 #include "protocols/proto.h"
+#include "sim/tensor.h"
 
 typedef struct ar_worker {
     uint32_t round; /* collectives completed in this generation */
@@ -34,9 +39,14 @@ typedef struct allreduce {
     uint32_t *ring; /* (n) live workers in id order; the first nlive are valid */
     uint32_t *pos;  /* (n) position of each worker in the ring, UINT32_MAX if down */
     uint32_t nlive;
-    uint32_t gen;      /* ring generation, bumped at every membership change */
-    uint64_t bytes;    /* S: bytes all-reduced per round */
-    uint64_t restarts; /* membership changes */
+    uint32_t gen;        /* ring generation, bumped at every membership change */
+    uint64_t bytes;      /* S: bytes all-reduced per round */
+    uint64_t restarts;   /* membership changes */
+    size_t nparams;      /* floats per model, 0 for the timing-only model */
+    float *mean;         /* (nparams) mean gradient of the round in mean_round */
+    const float **grads; /* (n) scratch: the ring members' gradients */
+    uint32_t mean_gen, mean_round;
+    bool mean_valid;
 } allreduce;
 
 enum {
@@ -65,6 +75,8 @@ static void ar_fini(void *state)
     free(st->w);
     free(st->ring);
     free(st->pos);
+    free(st->grads);
+    sim_tensor_free(st->mean);
 }
 
 static uint64_t tag_of(uint32_t gen, uint32_t round)
@@ -102,11 +114,29 @@ static int try_send(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
+/* The mean gradient of the current round, computed by the first member to finish it. Every
+ * member is ready then (none can finish before all have sent), so all gradients are this
+ * round's. */
+static const float *round_mean(allreduce *st, sim_ctx *ctx, uint32_t round)
+{
+    if (!st->mean_valid || st->mean_gen != st->gen || st->mean_round != round) {
+        for (uint32_t i = 0; i < st->nlive; i++)
+            st->grads[i] = sim_ctx_grad(ctx, st->ring[i]);
+        sim_tensor_mean(st->mean, st->grads, st->nlive, st->nparams);
+        st->mean_gen = st->gen;
+        st->mean_round = round;
+        st->mean_valid = true;
+    }
+    return st->mean;
+}
+
 static int try_finish(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ar_worker *a = &st->w[w];
     if (!a->ready || a->busy || a->sent < steps(st) || a->recv < steps(st))
         return SIM_OK;
+    if (st->nparams > 0)
+        sim_ctx_apply(ctx, w, round_mean(st, ctx, a->round));
     sim_ctx_count(ctx, w, 1);
     a->round++;
     a->recv = a->early;
@@ -146,6 +176,13 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
     st->bytes = sim_ctx_model_bytes(ctx);
+    st->nparams = sim_ctx_num_params(ctx);
+    if (st->nparams > 0) {
+        st->mean = sim_tensor_alloc(st->nparams);
+        st->grads = calloc(st->n, sizeof(*st->grads));
+        if (st->mean == NULL || st->grads == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
     int rc = rebuild(st, ctx, err);
     for (uint32_t i = 0; i < st->nlive && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring[i], 0, err);

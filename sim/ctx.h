@@ -24,6 +24,7 @@
 #define SIM_CTX_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gsl/gsl_rng.h>
@@ -68,6 +69,27 @@ int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint6
 int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64_t arg,
                   sim_event_id *id, sim_err *err);
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
+
+/* ---- Tensors (all NULL or 0 with the timing-only model) ---- */
+
+/* Floats in one model (the parameter block every worker holds). */
+size_t sim_ctx_num_params(const sim_ctx *ctx);
+
+/* Worker w's parameters, which the protocol may read and average into. */
+float *sim_ctx_params(sim_ctx *ctx, uint32_t w);
+
+/* The gradient of worker w's last iteration: computed on its own minibatch, on its
+ * parameters as they were when that iteration started. Valid from its SIM_EV_COMPUTED
+ * until it starts another iteration. */
+const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
+
+/* One optimizer step on worker w's parameters with `grad` (num_params floats), with w's
+ * momentum and the scheduled learning rate. */
+void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad);
+
+/* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
+ * the mean over live workers; NULL restores the mean. */
+void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);
 
 /* Counts `iterations` finished iterations of worker w (each of workload.batch samples)
  * towards the throughput, the metrics and the iteration stop condition. */

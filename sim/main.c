@@ -11,9 +11,11 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "models/bench.h"
 #include "protocols/proto.h"
 #include "sim/bench.h"
 #include "sim/err.h"
+#include "sim/plot.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
 
@@ -26,15 +28,19 @@ enum {
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
+    "       hetsim plot RUN_DIR... [-o DIR]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
-    "       hetsim bench [engine|network]\n"
+    "       hetsim bench [engine|network|kernels]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
     "          metrics.csv, workers.csv, summary.json, run.json\n"
     "validate  check scenario files strictly without running them\n"
+    "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
+    "          per run) into DIR (default: the first run's directory); needs gnuplot\n"
     "list      print what a scenario can name\n"
-    "bench     measure the engine and network against references measured in the same run\n"
+    "bench     measure the engine, network and kernels against references measured in the\n"
+    "          same run (JSON lines: name, value, unit, reference, ratio)\n"
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
@@ -146,6 +152,40 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
+static int cmd_plot(int argc, char **argv)
+{
+    const char *out_dir = NULL;
+    const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
+    size_t n = 0;
+    if (dirs == NULL)
+        return EXIT_RUN;
+    int rc = EXIT_OK;
+    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
+        if (strcmp(argv[i], "-o") == 0) {
+            if (i + 1 >= argc)
+                rc = usage_error("%s", "-o needs a directory");
+            else
+                out_dir = argv[++i];
+        } else if (argv[i][0] == '-') {
+            rc = usage_error("unknown option %s", argv[i]);
+        } else {
+            dirs[n++] = argv[i];
+        }
+    }
+    if (rc == EXIT_OK && n == 0)
+        rc = usage_error("%s", "plot needs at least one run directory");
+    if (rc == EXIT_OK) {
+        sim_err err;
+        sim_err_clear(&err);
+        if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)
+            rc = report(&err);
+        else
+            printf("plots in %s\n", out_dir != NULL ? out_dir : dirs[0]);
+    }
+    free(dirs);
+    return rc;
+}
+
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
@@ -156,9 +196,18 @@ static int cmd_list(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             printf("%-12s %s\n", all[i]->name, all[i]->summary);
     } else if (strcmp(argv[0], "models") == 0) {
-        printf("%-12s %s\n", "none", "timing only: no tensors, messages of message_bytes");
+        printf("%-14s %s\n", "none", "timing only: no tensors, messages of message_bytes");
+        printf("%-14s %s\n", "softmax", "multinomial logistic regression");
+        printf("%-14s %s\n", "svm", "multiclass linear SVM (Crammer-Singer hinge); key margin");
+        printf("%-14s %s\n", "mlp", "ReLU hidden layers (key hidden, default [256]), softmax");
+        printf("%-14s %s\n", "cnn",
+               "conv 5x5, pool, conv 5x5, pool, dense, softmax; keys conv1 conv2 kernel dense");
     } else if (strcmp(argv[0], "datasets") == 0) {
-        printf("%-12s %s\n", "none", "(datasets come with real models)");
+        printf("%-14s %s\n", "fashion-mnist",
+               "Fashion-MNIST IDX files (Debian package dataset-fashion-mnist; key dir)");
+        printf("%-14s %s\n", "libsvm", "a LIBSVM/SVMlight text file (keys file, test_file)");
+        printf("%-14s %s\n", "synthetic",
+               "Gaussian class clusters from the seed (keys samples, dim, classes)");
     } else if (strcmp(argv[0], "topologies") == 0) {
         printf("%-12s %s\n", "star", "every NIC on one ideal switch");
         printf("%-12s %s\n", "racks",
@@ -171,16 +220,26 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
+    static const char *const parts[] = { "engine", "network", "kernels" };
     const char *what = argc > 0 ? argv[0] : "all";
-    bool all = strcmp(what, "all") == 0;
-    if (argc > 1 || (!all && strcmp(what, "engine") != 0 && strcmp(what, "network") != 0))
-        return usage_error("bench takes engine or network, got \"%s\"", what);
+    bool all = strcmp(what, "all") == 0, known = all;
+    for (size_t i = 0; i < 3; i++)
+        known = known || strcmp(what, parts[i]) == 0;
+    if (argc > 1 || !known)
+        return usage_error("bench takes engine, network or kernels, got \"%s\"", what);
     sim_err err;
     sim_err_clear(&err);
-    if ((all || strcmp(what, "engine") == 0) && sim_bench_engine(stdout, &err) != SIM_OK)
-        return report(&err), EXIT_RUN;
-    if ((all || strcmp(what, "network") == 0) && sim_bench_network(stdout, &err) != SIM_OK)
-        return report(&err), EXIT_RUN;
+    int rc = SIM_OK;
+    if (all || strcmp(what, "engine") == 0)
+        rc = sim_bench_engine(stdout, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "network") == 0))
+        rc = sim_bench_network(stdout, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "kernels") == 0))
+        rc = model_bench_kernels(stdout, &err);
+    if (rc != SIM_OK) {
+        report(&err);
+        return EXIT_RUN;
+    }
     return EXIT_OK;
 }
 
@@ -206,6 +265,8 @@ int main(int argc, char **argv)
         return cmd_validate(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
+    if (strcmp(cmd, "plot") == 0)
+        return cmd_plot(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
     return usage_error("unknown command \"%s\"", cmd);

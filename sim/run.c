@@ -1,3 +1,5 @@
+/* The runner: builds a run from a scenario, implements the protocol context (sim/ctx.h),
+ * dispatches events, and hands evaluation and outputs to sim/run_out.c. */
 #include "sim/run.h"
 
 #include <inttypes.h>
@@ -9,64 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "protocols/proto.h"
-#include "sim/cluster.h"
-#include "sim/ctx.h"
-#include "sim/net.h"
-#include "sim/output.h"
+#include "sim/plot.h"
 #include "sim/rng.h"
-
-/* Time-breakdown states of a worker (workers.csv columns). */
-enum acct_state {
-    ACCT_COMPUTE = 0,
-    ACCT_COMM = 1,
-    ACCT_WAIT = 2,
-    ACCT_DOWN = 3,
-    ACCT_N = 4
-};
-
-typedef struct worker_acct {
-    sim_time since;          /* start of the current state */
-    sim_time spent[ACCT_N];  /* ns spent in each state */
-    uint8_t state;           /* enum acct_state */
-    bool computing;          /* an iteration is running */
-    sim_event_id compute_id; /* its end event */
-    uint64_t started;        /* iterations started */
-    uint64_t iterations;     /* iterations counted finished */
-} worker_acct;
-
-struct sim_ctx {
-    sim_scenario *sc;
-    const proto_ops *proto;
-    void *state;
-    sim_engine *eng;
-    sim_cluster *cl;
-    sim_net *net;
-    worker_acct *acct; /* (workers) */
-    uint32_t nworkers, nhosts;
-    uint64_t model_bytes;
-    uint64_t iterations, samples;
-    sim_time last_eval_ns;
-    uint64_t last_eval_samples;
-    const char *stop_reason;
-    const sim_change *timeline;
-    size_t ntimeline;
-    sim_file *metrics, *events;
-    bool progress;
-    struct timespec wall_start, wall_last;
-};
+#include "sim/run_internal.h"
+#include "sim/tensor.h"
 
 static double wall_since(const struct timespec *t0)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-/* Division, not multiplication by 1e-9: the quotient is correctly rounded. */
-static double seconds(sim_time ns)
-{
-    return (double)ns / 1e9;
 }
 
 /* ---- context (sim/ctx.h) ---- */
@@ -121,6 +75,32 @@ bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w)
     return ctx->acct[w].computing;
 }
 
+size_t sim_ctx_num_params(const sim_ctx *ctx)
+{
+    return ctx->tr != NULL ? train_num_params(ctx->tr) : 0;
+}
+
+float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
+{
+    return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
+}
+
+const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
+}
+
+void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
+{
+    if (ctx->tr != NULL)
+        train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
+}
+
+void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
+{
+    ctx->eval_params = params;
+}
+
 /* Moves worker w's time accounting to the state it is in now. */
 static void acct_update(sim_ctx *ctx, uint32_t w)
 {
@@ -139,16 +119,6 @@ static void acct_update(sim_ctx *ctx, uint32_t w)
     a->state = st;
 }
 
-static void trace_event(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
-                        uint64_t bytes)
-{
-    if (ctx->events == NULL)
-        return;
-    fprintf(sim_file_stream(ctx->events),
-            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
-            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes);
-}
-
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
 {
     if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->acct[w].computing)
@@ -160,6 +130,20 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
     worker_acct *a = &ctx->acct[w];
     sim_time now = sim_engine_now(ctx->eng);
     sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
+    if (ctx->tr != NULL) {
+        /* The gradient is computed now, on the parameters as they are when the iteration
+         * starts: what lands on them during the iteration cannot change it. */
+        double loss;
+        int rc = train_gradient(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w), &loss, err);
+        if (rc != SIM_OK) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof(err->msg) - used, " in iteration %" PRIu64,
+                     a->started);
+            return rc;
+        }
+        ctx->loss_sum += loss;
+        ctx->loss_count++;
+    }
     sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
     ev.arg[0] = tag;
     ev.arg[1] = a->started;
@@ -208,16 +192,24 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
     return sim_engine_cancel(ctx->eng, id);
 }
 
-void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
+static void stop(sim_ctx *ctx, const char *reason)
 {
-    ctx->acct[w].iterations += iterations;
-    ctx->iterations += iterations;
-    ctx->samples += iterations * ctx->sc->batch;
-    if (ctx->sc->stop_iterations != 0 && ctx->iterations >= ctx->sc->stop_iterations &&
-        ctx->stop_reason == NULL) {
-        ctx->stop_reason = "iterations";
+    if (ctx->stop_reason == NULL) {
+        ctx->stop_reason = reason;
         sim_engine_stop(ctx->eng);
     }
+}
+
+void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
+{
+    const sim_scenario *sc = ctx->sc;
+    ctx->acct[w].iterations += iterations;
+    ctx->iterations += iterations;
+    ctx->samples += iterations * sc->batch;
+    if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
+        stop(ctx, "iterations");
+    if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
+        stop(ctx, "epochs");
 }
 
 /* ---- event handlers ---- */
@@ -239,7 +231,7 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         acct_update(ctx, (uint32_t)ev->dst);
     if (rc == 0)
         return SIM_OK;
-    trace_event(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes);
+    sim_run_trace(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes);
     sim_event pev = { .kind = SIM_EV_MSG, .src = (int32_t)msg.src, .dst = (int32_t)msg.dst };
     pev.time = ev->time;
     pev.arg[0] = msg.tag;
@@ -254,7 +246,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     uint32_t w = (uint32_t)ev->dst;
     ctx->acct[w].computing = false;
     acct_update(ctx, w);
-    trace_event(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0);
+    sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0);
     sim_event pev = *ev;
     pev.kind = SIM_EV_COMPUTED;
     return to_protocol(ctx, &pev, err);
@@ -279,7 +271,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         /* Aborted flows touch the failed worker's peers, which may be anywhere. */
         for (uint32_t v = 0; v < ctx->nworkers; v++)
             acct_update(ctx, v);
-        trace_event(ctx, "down", w, SIM_NOBODY, 0, 0);
+        sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0);
         pev.kind = SIM_EV_WORKER_DOWN;
         return to_protocol(ctx, &pev, err);
     case SIM_CHANGE_UP:
@@ -288,7 +280,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         sim_cluster_set_down(ctx->cl, w, false);
         sim_net_set_host_down(ctx->net, w, false);
         acct_update(ctx, w);
-        trace_event(ctx, "up", w, SIM_NOBODY, 0, 0);
+        sim_run_trace(ctx, "up", w, SIM_NOBODY, 0, 0);
         pev.kind = SIM_EV_WORKER_UP;
         return to_protocol(ctx, &pev, err);
     case SIM_CHANGE_LINK:
@@ -298,29 +290,15 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     return SIM_OK;
 }
 
-/* Writes a metrics.csv row for time `now`. Model-dependent columns stay empty for the
- * timing-only model. */
-static void write_metrics_row(sim_ctx *ctx, sim_time now)
-{
-    FILE *f = sim_file_stream(ctx->metrics);
-    sim_time dt = now - ctx->last_eval_ns;
-    double sps = dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / seconds(dt) : 0.0;
-    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64 ",,,,,,%.17g\n", seconds(now), ctx->iterations,
-            ctx->samples, sps);
-    ctx->last_eval_ns = now;
-    ctx->last_eval_samples = ctx->samples;
-}
-
 static int on_eval(sim_ctx *ctx, sim_err *err)
 {
     sim_time now = sim_engine_now(ctx->eng);
-    write_metrics_row(ctx, now);
+    sim_run_evaluate(ctx, now);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     if (st.pending == 0) {
         /* Nothing else can ever happen: every worker is blocked or down. */
-        ctx->stop_reason = "stalled";
-        sim_engine_stop(ctx->eng);
+        stop(ctx, "stalled");
         return SIM_OK;
     }
     sim_time every = ctx->sc->eval_every_ns;
@@ -342,11 +320,11 @@ static void progress_line(sim_ctx *ctx)
     double wall = wall_since(&ctx->wall_start);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
-    double t = seconds(sim_engine_now(ctx->eng));
+    double t = sim_run_seconds(sim_engine_now(ctx->eng));
     fprintf(stderr, "\r%s: t=%.3fs  %.2fM events/s", ctx->sc->name, t,
             (double)st.processed / wall * 1e-6);
     if (ctx->sc->stop_ns != SIM_TIME_NEVER && t > 0) {
-        double total = seconds(ctx->sc->stop_ns);
+        double total = sim_run_seconds(ctx->sc->stop_ns);
         fprintf(stderr, "  %.0f%%  ETA %.0fs ", 100.0 * t / total, wall * (total - t) / t);
     }
     fflush(stderr);
@@ -356,7 +334,7 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
 {
     (void)eng;
     sim_ctx *ctx = ud;
-    if (ctx->progress && (ev->seq & 0xffff) == 0)
+    if (ctx->progress && (ev->seq & 0x3ff) == 0)
         progress_line(ctx);
     switch (ev->kind) {
     case SIM_EV_NET_START:
@@ -373,7 +351,7 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
     }
 }
 
-/* ---- set-up, checks and outputs ---- */
+/* ---- checks ---- */
 
 static const proto_ops *find_protocol(const sim_scenario *sc, sim_err *err)
 {
@@ -393,24 +371,32 @@ static const proto_ops *find_protocol(const sim_scenario *sc, sim_err *err)
     return NULL;
 }
 
-static int check_model(sim_scenario *sc, sim_err *err)
+/* Reads the workload sections: the timing-only model has only a name; a real model's
+ * config also sets the message size (unless given) and, with compute.gflops, the base
+ * iteration time. */
+static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
-    if (strcmp(sc->model, "none") != 0) {
-        sim_err_set(err, SIM_ESCENARIO, "$.workload.model.name",
-                    "unknown model \"%s\" (valid: none)", sc->model);
-        return sim_err_file(err, sc->file);
+    if (strcmp(sc->model, "none") == 0) {
+        char name[32];
+        if (sim_cfg_string(sc->model_cfg, "name", name, sizeof(name), err) != SIM_OK ||
+            sim_cfg_check_unused(sc->model_cfg, err) != SIM_OK)
+            return sim_err_file(err, sc->file);
+        return SIM_OK;
     }
-    char name[32];
-    if (sim_cfg_string(sc->model_cfg, "name", name, sizeof(name), err) != SIM_OK ||
-        sim_cfg_check_unused(sc->model_cfg, err) != SIM_OK)
-        return sim_err_file(err, sc->file);
+    int rc = train_config_read(sc, tc, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (sc->gflops > 0) {
+        double ns = model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops;
+        sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
+    }
     return SIM_OK;
 }
 
 uint64_t sim_run_memory_estimate(const sim_scenario *sc)
 {
     /* Per worker: its mt19937 stream (about 5 KiB with GSL's bookkeeping), accounting,
-     * links, a few pending events and flows; per straggler selection a few words. */
+     * links, a few pending events and flows. Tensors and data are counted by the caller. */
     uint64_t per_worker = 8192;
     uint64_t n = (uint64_t)sc->workers + sc->servers;
     return n * per_worker + ((uint64_t)1 << 20);
@@ -424,122 +410,43 @@ static uint64_t physical_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
-int sim_run_check(sim_scenario *sc, sim_err *err)
+static int configure_protocol(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
-    const proto_ops *ops = find_protocol(sc, err);
-    if (ops == NULL)
-        return SIM_ESCENARIO;
-    int rc = check_model(sc, err);
-    if (rc != SIM_OK)
-        return rc;
     void *state = calloc(1, ops->state_size > 0 ? ops->state_size : 1);
     if (state == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    rc = ops->configure(state, sc->protocol_cfg, sc, err);
+    int rc = ops->configure(state, sc->protocol_cfg, sc, err);
     if (rc == SIM_OK)
         rc = sim_cfg_check_unused(sc->protocol_cfg, err);
     if (ops->fini != NULL)
         ops->fini(state);
     free(state);
+    return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
+}
+
+int sim_run_check(sim_scenario *sc, sim_err *err)
+{
+    const proto_ops *ops = find_protocol(sc, err);
+    if (ops == NULL)
+        return SIM_ESCENARIO;
+    train_config tc = { 0 };
+    int rc = read_workload(sc, &tc, err);
+    if (rc == SIM_OK)
+        rc = configure_protocol(sc, ops, err);
     if (rc != SIM_OK)
-        return sim_err_file(err, sc->file);
+        return rc;
     sim_scenario_rehash(sc);
-    uint64_t need = sim_run_memory_estimate(sc), have = physical_memory();
+    uint64_t need = sim_run_memory_estimate(sc) + tc.bytes_estimate, have = physical_memory();
     if (need > have / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
-                    "%u workers need about %.1f GiB, more than this machine's %.1f GiB allows",
-                    sc->workers, (double)need / 1073741824.0, (double)have / 1073741824.0);
+                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
+                    sc->workers, (double)need / 1073741824.0);
         return sim_err_file(err, sc->file);
     }
     return SIM_OK;
 }
 
-static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
-{
-    sim_file *f = sim_file_open(dir, "workers.csv", err);
-    if (f == NULL)
-        return SIM_EIO;
-    FILE *s = sim_file_stream(f);
-    fputs("worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,bytes_received,"
-          "down_s\n",
-          s);
-    for (uint32_t w = 0; w < ctx->nworkers; w++) {
-        const worker_acct *a = &ctx->acct[w];
-        uint64_t sent, received;
-        sim_net_host_bytes(ctx->net, w, &sent, &received);
-        fprintf(s,
-                "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g\n",
-                w, (double)(float)ctx->sc->speeds[w], a->iterations, a->iterations * ctx->sc->batch,
-                seconds(a->spent[ACCT_COMPUTE]), seconds(a->spent[ACCT_COMM]),
-                seconds(a->spent[ACCT_WAIT]), sent, received, seconds(a->spent[ACCT_DOWN]));
-    }
-    return sim_file_commit(f, err);
-}
-
-static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err)
-{
-    sim_file *f = sim_file_open(dir, "summary.json", err);
-    if (f == NULL)
-        return SIM_EIO;
-    FILE *s = sim_file_stream(f);
-    sim_net_stats ns;
-    sim_net_stats_get(ctx->net, &ns);
-    double t = seconds(sum->sim_ns);
-    fputs("{\n  \"name\": ", s);
-    sim_output_json_string(s, ctx->sc->name);
-    fprintf(s, ",\n  \"protocol\": \"%s\",\n  \"workers\": %u,\n  \"stop_reason\": \"%s\",\n",
-            ctx->proto->name, ctx->nworkers, sum->stop_reason);
-    fputs("  \"sim_time_s\": ", s);
-    sim_output_json_double(s, t);
-    fprintf(s, ",\n  \"iterations\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n", sum->iterations,
-            sum->samples);
-    fputs("  \"epochs\": null,\n  \"final_accuracy\": null,\n  \"best_accuracy\": null,\n"
-          "  \"time_to_target_s\": null,\n  \"mean_throughput_sps\": ",
-          s);
-    sim_output_json_double(s, t > 0 ? (double)sum->samples / t : 0.0);
-    fprintf(s, ",\n  \"events\": %" PRIu64 ",\n", sum->events);
-    fprintf(s,
-            "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
-            ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
-            ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
-    sim_report rep = { 0 };
-    if (ctx->proto->report != NULL)
-        ctx->proto->report(ctx->state, &rep);
-    fputs("  \"protocol_report\": {", s);
-    for (size_t i = 0; i < rep.n; i++) {
-        fprintf(s, "%s\"%s\": ", i > 0 ? ", " : "", rep.key[i]);
-        sim_output_json_double(s, rep.value[i]);
-    }
-    fputs("},\n", s);
-    /* The one line that differs between identical runs: wall-clock figures. */
-    fputs("  \"wall\": {\"wall_s\": ", s);
-    sim_output_json_double(s, sum->wall_s);
-    fputs(", \"events_per_s\": ", s);
-    sim_output_json_double(s, sum->events_per_s);
-    fprintf(s, ", \"peak_rss_bytes\": %" PRIu64 "}\n}\n", sum->peak_rss_bytes);
-    return sim_file_commit(f, err);
-}
-
-static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
-{
-    char *resolved = sim_scenario_resolved(sc, false);
-    if (resolved == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    sim_file *f = sim_file_open(dir, "run.json", err);
-    if (f == NULL) {
-        free(resolved);
-        return SIM_EIO;
-    }
-    FILE *s = sim_file_stream(f);
-    fprintf(s,
-            "{\n  \"hetsim_version\": \"%s\",\n  \"seed\": %" PRIu64
-            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n  \"scenario\": ",
-            HETSIM_VERSION, sc->seed, sc->hash);
-    sim_output_json_pretty(s, resolved, 1);
-    fputs("\n}\n", s);
-    free(resolved);
-    return sim_file_commit(f, err);
-}
+/* ---- set-up and the run ---- */
 
 static uint64_t peak_rss_bytes(void)
 {
@@ -565,26 +472,6 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
     return ctx->proto->start(ctx->state, ctx, err);
 }
 
-static int open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
-{
-    int rc = sim_output_mkdirs(dir, err);
-    if (rc != SIM_OK)
-        return rc;
-    ctx->metrics = sim_file_open(dir, "metrics.csv", err);
-    if (ctx->metrics == NULL)
-        return SIM_EIO;
-    fputs("time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
-          "throughput_sps\n",
-          sim_file_stream(ctx->metrics));
-    if (ctx->sc->events) {
-        ctx->events = sim_file_open(dir, "events.csv", err);
-        if (ctx->events == NULL)
-            return SIM_EIO;
-        fputs("time_ns,event,worker,peer,tag,bytes\n", sim_file_stream(ctx->events));
-    }
-    return SIM_OK;
-}
-
 static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
 {
     clock_gettime(CLOCK_MONOTONIC, &ctx->wall_start);
@@ -592,6 +479,8 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     int rc = schedule_start(ctx, err);
     if (rc == SIM_OK)
         rc = sim_engine_run(ctx->eng, ctx->sc->stop_ns, dispatch, ctx, err);
+    if (ctx->progress)
+        fputs("\n", stderr);
     if (rc != SIM_OK)
         return rc;
     sim_time end = sim_engine_now(ctx->eng);
@@ -600,15 +489,13 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         end = ctx->sc->stop_ns;
     }
     if (end > ctx->last_eval_ns)
-        write_metrics_row(ctx, end);
+        sim_run_evaluate(ctx, end);
     /* Close every worker's accounting at the end time. */
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
         worker_acct *a = &ctx->acct[w];
         a->spent[a->state] += end - a->since;
         a->since = end;
     }
-    if (ctx->progress)
-        fputs("\n", stderr);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     sum->wall_s = wall_since(&ctx->wall_start);
@@ -622,12 +509,33 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     return SIM_OK;
 }
 
+static int build_training(sim_ctx *ctx, sim_err *err)
+{
+    train_config tc;
+    int rc = read_workload(ctx->sc, &tc, err);
+    if (rc != SIM_OK || strcmp(ctx->sc->model, "none") == 0)
+        return rc;
+    ctx->tr = train_create(&tc, sim_cluster_stream(ctx->cl, SIM_STREAM_DATA),
+                           sim_cluster_stream(ctx->cl, SIM_STREAM_INIT), err);
+    if (ctx->tr == NULL)
+        return err->code;
+    if (ctx->model_bytes == 0)
+        ctx->model_bytes = 4 * (uint64_t)train_num_params(ctx->tr);
+    ctx->mean = sim_tensor_alloc(train_num_params(ctx->tr));
+    ctx->live = calloc(ctx->nworkers, sizeof(*ctx->live));
+    if (ctx->mean == NULL || ctx->live == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
 static int build(sim_ctx *ctx, sim_scenario *sc, sim_err *err)
 {
     ctx->sc = sc;
     ctx->nworkers = sc->workers;
     ctx->nhosts = sc->workers + sc->servers;
     ctx->model_bytes = sc->message_bytes;
+    ctx->last_accuracy = ctx->best_accuracy = NAN;
+    ctx->target_ns = SIM_TIME_NEVER;
     ctx->proto = find_protocol(sc, err);
     if (ctx->proto == NULL)
         return SIM_ESCENARIO;
@@ -650,7 +558,7 @@ static int build(sim_ctx *ctx, sim_scenario *sc, sim_err *err)
     ctx->timeline = sim_cluster_timeline(ctx->cl, &ctx->ntimeline);
     for (uint32_t w = 0; w < sc->workers; w++)
         ctx->acct[w].state = ACCT_WAIT;
-    return SIM_OK;
+    return build_training(ctx, err);
 }
 
 static void teardown(sim_ctx *ctx)
@@ -660,6 +568,9 @@ static void teardown(sim_ctx *ctx)
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
+    train_destroy(ctx->tr);
+    sim_tensor_free(ctx->mean);
+    free(ctx->live);
     sim_net_destroy(ctx->net);
     sim_cluster_destroy(ctx->cl);
     sim_engine_destroy(ctx->eng);
@@ -672,23 +583,17 @@ int sim_run(sim_scenario *sc, const sim_run_options *opt, sim_run_summary *out, 
     sim_run_summary sum = { 0 };
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
     ctx.progress = opt != NULL && opt->progress;
-    int rc = build(&ctx, sc, err);
+    int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
     if (rc == SIM_OK)
-        rc = open_outputs(&ctx, dir, err);
+        rc = build(&ctx, sc, err);
+    if (rc == SIM_OK)
+        rc = sim_run_open_outputs(&ctx, dir, err);
     if (rc == SIM_OK)
         rc = simulate(&ctx, &sum, err);
     if (rc == SIM_OK)
-        rc = sim_file_commit(ctx.metrics, err);
-    ctx.metrics = NULL;
-    if (rc == SIM_OK && ctx.events != NULL)
-        rc = sim_file_commit(ctx.events, err);
-    ctx.events = NULL;
-    if (rc == SIM_OK)
-        rc = write_workers(&ctx, dir, err);
-    if (rc == SIM_OK)
-        rc = write_run_json(sc, dir, err);
-    if (rc == SIM_OK)
-        rc = write_summary(&ctx, dir, &sum, err);
+        rc = sim_run_write_outputs(&ctx, dir, &sum, err);
+    if (rc == SIM_OK && sc->plots)
+        rc = sim_plot_runs(&dir, 1, dir, err);
     teardown(&ctx);
     if (rc == SIM_OK && out != NULL)
         *out = sum;

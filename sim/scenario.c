@@ -302,6 +302,8 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
     sc->momentum = 0.0;
     sc->weight_decay = 0.0;
     int rc = sim_cfg_child(c, "dataset", &sc->dataset_cfg, err);
+    if (rc == 0)
+        rc = sim_cfg_child(c, "lr_schedule", &sc->schedule_cfg, err);
     if (rc != 0 || (rc = required_object(c, "model", &sc->model_cfg, err)) != 0 ||
         (rc = sim_cfg_require(sc->model_cfg, "name", err)) != 0 ||
         (rc = sim_cfg_string(sc->model_cfg, "name", sc->model, sizeof(sc->model), err)) != 0)

@@ -85,6 +85,7 @@ typedef struct sim_scenario {
     char dataset[32];       /* workload.dataset.name, "" when none */
     sim_cfg *model_cfg;     /* $.workload.model, for the model's own reader */
     sim_cfg *dataset_cfg;   /* $.workload.dataset or NULL */
+    sim_cfg *schedule_cfg;  /* $.workload.lr_schedule or NULL, for the optimizer's reader */
     uint32_t batch;         /* batch, default 32 */
     double lr;              /* lr, default 0.05 */
     double momentum;        /* momentum, default 0 */

@@ -1,0 +1,98 @@
+/* Training state of a run: data, model, optimizer, and every worker's tensors.
+ *
+ * train_config_read reads the scenario's `workload.model`, `workload.dataset` and
+ * `workload.lr_schedule` sections strictly (defaults written into the resolved scenario,
+ * unknown keys rejected) and checks the model against the data's shape, without loading
+ * anything large: `hetsim validate` stops there. train_create then loads the training and
+ * test sets, partitions the training set across the workers (from the data stream), gives
+ * each worker a minibatch sampler over its share and a copy of the initial parameters (one
+ * draw from the initialization stream: all workers start equal), a gradient buffer and,
+ * with momentum, a momentum buffer.
+ *
+ * Gradients are computed one worker at a time, through one shared batch buffer and
+ * workspace, so memory per worker is two or three parameter blocks. Nothing allocates after
+ * train_create.
+ */
+#ifndef MODELS_TRAIN_H
+#define MODELS_TRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "models/data.h"
+#include "models/model.h"
+#include "models/optim.h"
+#include "sim/err.h"
+#include "sim/scenario.h"
+
+typedef enum train_dataset {
+    TRAIN_FASHION_MNIST = 0,
+    TRAIN_LIBSVM = 1,
+    TRAIN_SYNTHETIC = 2
+} train_dataset;
+
+typedef struct train_config {
+    const model_ops *ops; /* the model */
+    model_config model;   /* its shapes (input shape and classes from the data) */
+    optim_config optim;   /* lr, momentum, weight decay, schedule */
+    train_dataset dataset;
+    char path[512];                  /* fashion-mnist: directory; libsvm: training file */
+    char test_path[512];             /* libsvm: test file, "" to hold out test_fraction */
+    double test_fraction;            /* libsvm without test file: share held out for testing */
+    size_t max_features;             /* libsvm: bound on the feature count */
+    size_t train_samples;            /* at most this many training examples (0: all) */
+    data_synthetic_config synthetic; /* synthetic: training set shape (n = train size) */
+    size_t synthetic_test;           /* synthetic: test examples */
+    bool dirichlet;                  /* partition: label skew instead of iid */
+    double alpha;                    /* dirichlet concentration */
+    size_t batch;                    /* minibatch per worker */
+    size_t workers;
+    size_t num_params;
+    uint64_t bytes_estimate; /* memory the run's tensors and data will take */
+} train_config;
+
+typedef struct train train;
+
+/* Reads and checks the workload sections of `sc` (which must not be the timing-only model)
+ * into `cfg`. Errors carry the scenario file and JSON path; a data file that cannot be
+ * opened is reported here too. */
+int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err);
+
+/* Loads the data and allocates every worker's tensors. `data` and `init` are the run's
+ * data and initialization streams. Returns NULL and fills `err` on failure (a bad data
+ * file: SIM_ESCENARIO with the file named). */
+train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_err *err);
+
+/* Frees everything. NULL is a no-op. */
+void train_destroy(train *t);
+
+size_t train_num_params(const train *t);
+size_t train_train_size(const train *t); /* training examples over all workers */
+size_t train_test_size(const train *t);
+
+/* Worker w's parameters (num_params floats), owned by the training state. */
+float *train_params(train *t, uint32_t w);
+
+/* Worker w's gradient from its last train_gradient call. */
+const float *train_grad(const train *t, uint32_t w);
+
+/* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
+ * parameters as they are now, into its gradient buffer, and stores the minibatch's mean
+ * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite. */
+int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err);
+
+/* One optimizer step on worker w's parameters with `grad` (num_params floats; may be its
+ * own gradient buffer) at the learning rate of progress `epoch`, using w's momentum. */
+void train_apply(train *t, uint32_t w, const float *grad, double epoch);
+
+/* The learning rate at progress `epoch`. */
+double train_lr(const train *t, double epoch);
+
+/* Evaluates `params` on the first `samples` test examples (all if fewer): mean loss and
+ * accuracy. */
+void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy);
+
+#endif

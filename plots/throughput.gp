@@ -1,0 +1,54 @@
+# throughput.gp: training throughput (samples per simulated second, all workers together)
+# against simulated time, one colour per run, read from each run's metrics.csv. Computes
+# nothing: each row's throughput_sps is the rate over the interval that ends at its time_s,
+# so it is drawn as a step over that interval (fsteps).
+#
+# Variables, set with gnuplot -e "..." or, as sim/plot.c does, on a first line of input
+# ahead of this script:
+#   ins      space-separated metrics.csv paths, one per run
+#   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
+#   out      the PNG to write
+# Example:
+#   gnuplot -e "ins='out/a/metrics.csv'; titles='a'; out='throughput.png'" plots/throughput.gp
+
+n = words(ins)
+
+set terminal pngcairo size 1000,600 font "Sans,12" noenhanced linewidth 1
+set output out
+set encoding utf8
+
+# Okabe-Ito colours, in the same order as convergence.gp so a run keeps its colour.
+set linetype 1 lc rgb "#0072B2"
+set linetype 2 lc rgb "#D55E00"
+set linetype 3 lc rgb "#009E73"
+set linetype 4 lc rgb "#CC79A7"
+set linetype 5 lc rgb "#E69F00"
+set linetype 6 lc rgb "#56B4E9"
+set linetype 7 lc rgb "#000000"
+set linetype 8 lc rgb "#999999"
+set linetype cycle 8
+
+set datafile separator ","
+set datafile columnheaders
+
+# The title names the runs while they fit on a line; the key always names them.
+names = word(titles, 1)
+do for [i = 2:n] { names = names . ", " . word(titles, i) }
+if (strlen(names) > 60) { names = sprintf("%d runs", n) }
+set label 99 "Throughput: " . names at screen 0.5, screen 0.96 center font "Sans,14"
+set tmargin 4
+
+set xlabel "simulated time (s)"
+set ylabel "samples / s"
+set xrange [0:*]
+set yrange [0:*]
+set format y "%.0f"
+set ytics nomirror
+set xtics nomirror
+set grid xtics ytics lt 1 lc rgb "#dddddd" lw 1 dt solid
+set border 3
+set key outside right top vertical Left reverse samplen 3.5 spacing 1.3 width -2
+
+plot for [i = 1:n] word(ins, i) using "time_s":"throughput_sps" \
+         with fsteps lt i lw 2 title word(titles, i)
+unset output

@@ -1,0 +1,828 @@
+#include "sim/plot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/output.h"
+
+extern char **environ; /* POSIX defines it but no header declares it */
+
+enum {
+    PATH_MAX_BYTES = 4000, /* longest directory accepted */
+    STDERR_KEEP = 4096,    /* bytes of gnuplot's standard error kept for the message */
+    MAX_FIELDS = 64,       /* CSV columns looked at (the files have about ten) */
+};
+
+/* One run directory, checked and summarised before anything is drawn. */
+typedef struct plot_run {
+    char *metrics;                       /* "<dir>/metrics.csv" */
+    char *workers;                       /* "<dir>/workers.csv" */
+    char label[SIM_PLOT_LABEL_MAX + 12]; /* unique; room for a "-N" suffix */
+    bool has_acc;                        /* some test_accuracy or test_loss is finite */
+    bool has_down;                       /* some worker has down_s > 0 */
+    size_t n_workers;                    /* data rows of workers.csv */
+    double max_total_s;                  /* longest compute + comm + wait + down, seconds */
+} plot_run;
+
+/* What a figure's script is told besides ins, titles and out. */
+enum plot_hints {
+    HINTS_NONE,    /* throughput.gp */
+    HINTS_ACC,     /* convergence.gp: has_acc, a 0/1 word per run */
+    HINTS_WORKERS, /* breakdown.gp: downs, workers (counts), ymax */
+};
+
+/* The three figures: script, file name, input file and hints. */
+typedef struct plot_figure {
+    const char *script;
+    const char *png;
+    bool workers; /* reads workers.csv rather than metrics.csv */
+    enum plot_hints hints;
+} plot_figure;
+
+static const plot_figure figures[] = {
+    { .script = "convergence.gp", .png = "convergence.png", .hints = HINTS_ACC },
+    { .script = "throughput.gp", .png = "throughput.png", .hints = HINTS_NONE },
+    { .script = "breakdown.gp", .png = "breakdown.png", .workers = true, .hints = HINTS_WORKERS },
+};
+
+const char *sim_plot_script(const char *name)
+{
+    for (size_t i = 0; i < sim_plot_nscripts; i++)
+        if (strcmp(sim_plot_script_names[i], name) == 0)
+            return sim_plot_scripts[i];
+    return NULL;
+}
+
+/* A growing string; `oom` sticks once an allocation fails. */
+typedef struct strbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} strbuf;
+
+static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    size_t need = b->len + (size_t)n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap != 0 ? b->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (s == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s != NULL)
+        snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+static bool is_alnum(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Characters a path may hold: it goes into a single-quoted gnuplot string and a
+ * space-separated word list, so no blanks, quotes, backslashes or control characters. */
+static bool path_char(unsigned char c)
+{
+    return is_alnum(c) || c >= 0x80 || (c != 0 && strchr("/._-+,:=~", c) != NULL);
+}
+
+static int check_path(const char *what, const char *path, sim_err *err)
+{
+    if (path == NULL || path[0] == '\0')
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s is empty", what);
+    if (strlen(path) > PATH_MAX_BYTES)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s is longer than %d bytes", what,
+                           PATH_MAX_BYTES);
+    for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+        if (path_char(*p))
+            continue;
+        char shown[16], quoted[128];
+        if (*p < 0x20 || *p == 0x7f)
+            snprintf(shown, sizeof(shown), "byte 0x%02x", *p);
+        else
+            snprintf(shown, sizeof(shown), "'%c'", *p);
+        /* The path as given, with control bytes shown as '?' so the message stays a line. */
+        size_t i = 0;
+        for (const char *q = path; *q != '\0' && i + 1 < sizeof(quoted); q++, i++)
+            quoted[i] = (unsigned char)*q < 0x20 || *q == 0x7f ? '?' : *q;
+        quoted[i] = '\0';
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s \"%s\" contains %s, which cannot be passed to gnuplot; use "
+                           "only letters, digits and / . _ - + , : = ~",
+                           what, quoted, shown);
+    }
+    return SIM_OK;
+}
+
+/* Removes a trailing "\n" or "\r\n". */
+static void chomp(char *line)
+{
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+}
+
+/* Splits `line` in place at commas into at most MAX_FIELDS fields; returns the count. */
+static size_t split_csv(char *line, char **fields)
+{
+    size_t n = 0;
+    char *p = line;
+    while (n < MAX_FIELDS) {
+        fields[n++] = p;
+        p = strchr(p, ',');
+        if (p == NULL)
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+/* A field holding a finite number, into *x. */
+static bool finite_field(const char *s, double *x)
+{
+    if (s[0] == '\0')
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end != '\0' || errno == ERANGE || !isfinite(v))
+        return false;
+    *x = v;
+    return true;
+}
+
+/* A CSV file being scanned: its path, stream and reusable line buffer. */
+typedef struct csv {
+    const char *path;
+    FILE *f;
+    char *line;
+    size_t cap;
+    char *fields[MAX_FIELDS];
+    size_t nfields;
+} csv;
+
+/* Opens c->path and finds the `n` columns `names` in its header (into `col`). */
+static int csv_open(csv *c, const char *const *names, size_t n, size_t *col, sim_err *err)
+{
+    c->f = fopen(c->path, "r");
+    if (c->f == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path, strerror(errno));
+    errno = 0;
+    if (getline(&c->line, &c->cap, c->f) < 0) {
+        if (ferror(c->f))
+            return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path,
+                               strerror(errno != 0 ? errno : EIO));
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s is empty (no header row)", c->path);
+    }
+    chomp(c->line);
+    c->nfields = split_csv(c->line, c->fields);
+    for (size_t k = 0; k < n; k++) {
+        col[k] = MAX_FIELDS;
+        for (size_t i = 0; i < c->nfields && col[k] == MAX_FIELDS; i++)
+            if (strcmp(c->fields[i], names[k]) == 0)
+                col[k] = i;
+        if (col[k] == MAX_FIELDS)
+            return sim_err_set(err, SIM_EINVAL, NULL, "%s has no column \"%s\" in its header",
+                               c->path, names[k]);
+    }
+    return SIM_OK;
+}
+
+/* Reads the next non-empty row into c->fields: 1 for a row, 0 at the end, or an error. */
+static int csv_next(csv *c, sim_err *err)
+{
+    for (;;) {
+        errno = 0;
+        if (getline(&c->line, &c->cap, c->f) < 0) {
+            if (ferror(c->f))
+                return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path,
+                                   strerror(errno != 0 ? errno : EIO));
+            return 0;
+        }
+        chomp(c->line);
+        if (c->line[0] == '\0')
+            continue;
+        c->nfields = split_csv(c->line, c->fields);
+        return 1;
+    }
+}
+
+static void csv_close(csv *c)
+{
+    if (c->f != NULL)
+        fclose(c->f);
+    free(c->line);
+}
+
+static const char *csv_field(const csv *c, size_t i)
+{
+    return i < c->nfields ? c->fields[i] : "";
+}
+
+/* Checks metrics.csv and notes whether it holds any accuracy or loss value. */
+static int scan_metrics(plot_run *run, sim_err *err)
+{
+    static const char *const names[] = { "time_s", "test_loss", "test_accuracy", "throughput_sps" };
+    size_t col[4];
+    csv c = { .path = run->metrics };
+    int rc = csv_open(&c, names, 4, col, err);
+    size_t rows = 0;
+    while (rc == SIM_OK && (rc = csv_next(&c, err)) == 1) {
+        double x;
+        rows++;
+        if (finite_field(csv_field(&c, col[1]), &x) || finite_field(csv_field(&c, col[2]), &x))
+            run->has_acc = true;
+        rc = SIM_OK;
+    }
+    if (rc == SIM_OK && rows == 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s has a header but no rows (a run writes one at time 0)", c.path);
+    csv_close(&c);
+    return rc;
+}
+
+/* Checks workers.csv and notes the worker count, down time and the longest bar. */
+static int scan_workers(plot_run *run, sim_err *err)
+{
+    static const char *const names[] = { "compute_s", "comm_s", "wait_s", "down_s" };
+    size_t col[4];
+    csv c = { .path = run->workers };
+    int rc = csv_open(&c, names, 4, col, err);
+    while (rc == SIM_OK && (rc = csv_next(&c, err)) == 1) {
+        double total_s = 0.0, x;
+        for (size_t k = 0; k < 4; k++)
+            if (finite_field(csv_field(&c, col[k]), &x))
+                total_s += x;
+        if (finite_field(csv_field(&c, col[3]), &x) && x > 0.0)
+            run->has_down = true;
+        if (total_s > run->max_total_s)
+            run->max_total_s = total_s;
+        run->n_workers++;
+        rc = SIM_OK;
+    }
+    if (rc == SIM_OK && run->n_workers == 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s has a header but no worker rows", c.path);
+    csv_close(&c);
+    return rc;
+}
+
+/* Label characters: as for paths, and a few more that are harmless inside a quoted string
+ * and a word list. Anything else (blanks, quotes, backslashes, control bytes) becomes '_'. */
+static bool label_char(unsigned char c)
+{
+    return is_alnum(c) || (c != 0 && strchr("._-+,:=~/()[]#", c) != NULL);
+}
+
+/* Length of the well-formed UTF-8 character at `p` (2 to 4), or 0 if it is not one
+ * (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF). */
+static size_t utf8_len(const unsigned char *p)
+{
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* Copies `raw` into `out` (at most SIM_PLOT_LABEL_MAX bytes, whole characters only),
+ * replacing what gnuplot cannot take, and invalid UTF-8, by '_'; an empty result becomes
+ * "run". */
+static void set_label(char *out, const char *raw)
+{
+    const unsigned char *p = (const unsigned char *)raw;
+    size_t n = 0;
+    while (*p != '\0') {
+        size_t k = *p >= 0x80 ? utf8_len(p) : 1;
+        size_t w = k == 0 ? 1 : k; /* an invalid byte becomes one '_' */
+        if (n + w > SIM_PLOT_LABEL_MAX)
+            break;
+        if (k >= 2)
+            memcpy(out + n, p, k);
+        else
+            out[n] = k == 1 && label_char(*p) ? (char)*p : '_';
+        n += w;
+        p += w;
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, SIM_PLOT_LABEL_MAX + 1, "run");
+}
+
+/* Decodes the JSON string that starts after the opening quote at `p` into `out` (size
+ * `size`), turning escapes other than \/ into '_' (they are all unsafe or control
+ * characters). False if the string does not end on this line. */
+static bool json_string(const char *p, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *p != '\0' && *p != '"'; p++) {
+        char c = *p;
+        if (c == '\\') {
+            p++;
+            if (*p == '\0')
+                return false;
+            c = *p == '/' ? '/' : '_';
+            if (*p == 'u')
+                for (int i = 0; i < 4 && p[1] != '\0'; i++)
+                    p++;
+        }
+        if (n + 1 < size)
+            out[n++] = c;
+    }
+    out[n] = '\0';
+    return *p == '"';
+}
+
+/* The run's label: the "name" line of summary.json, else the directory's base name. */
+static void read_label(const char *dir, char *label)
+{
+    char raw[4 * SIM_PLOT_LABEL_MAX + 1] = "";
+    char *path = join(dir, "summary.json");
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    if (f != NULL) {
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) >= 0) {
+            const char *p = line + strspn(line, " \t");
+            if (strncmp(p, "\"name\"", 6) != 0)
+                continue;
+            p += 6;
+            p += strspn(p, " \t");
+            if (*p == ':') {
+                p++;
+                p += strspn(p, " \t");
+                if (*p != '"' || !json_string(p + 1, raw, sizeof(raw)))
+                    raw[0] = '\0';
+            }
+            break;
+        }
+        free(line);
+        fclose(f);
+    }
+    free(path);
+    if (raw[0] == '\0') {
+        size_t end = strlen(dir);
+        while (end > 1 && dir[end - 1] == '/')
+            end--;
+        size_t start = end;
+        while (start > 0 && dir[start - 1] != '/')
+            start--;
+        size_t len = end - start < sizeof(raw) - 1 ? end - start : sizeof(raw) - 1;
+        memcpy(raw, dir + start, len);
+        raw[len] = '\0';
+    }
+    set_label(label, raw);
+}
+
+/* Gives runs[i] a label no earlier run has, adding "-2", "-3", ... */
+static void make_unique(plot_run *runs, size_t i)
+{
+    char base[sizeof(runs[i].label)];
+    memcpy(base, runs[i].label, sizeof(base));
+    for (unsigned k = 2;; k++) {
+        bool clash = false;
+        for (size_t j = 0; j < i && !clash; j++)
+            clash = strcmp(runs[j].label, runs[i].label) == 0;
+        if (!clash)
+            return;
+        snprintf(runs[i].label, sizeof(runs[i].label), "%.*s-%u", SIM_PLOT_LABEL_MAX, base, k);
+    }
+}
+
+/* Finds an executable `prog` in $PATH (an empty entry is the current directory). */
+static int find_on_path(const char *prog, char **out, sim_err *err)
+{
+    const char *path = getenv("PATH");
+    *out = NULL;
+    while (path != NULL) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon != NULL ? (size_t)(colon - path) : strlen(path);
+        strbuf b = { 0 };
+        sb_printf(&b, "%.*s/%s", (int)(len != 0 ? len : 1), len != 0 ? path : ".", prog);
+        if (b.oom) {
+            free(b.s);
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        }
+        struct stat st;
+        if (stat(b.s, &st) == 0 && S_ISREG(st.st_mode) && access(b.s, X_OK) == 0) {
+            *out = b.s;
+            return SIM_OK;
+        }
+        free(b.s);
+        path = colon != NULL ? colon + 1 : NULL;
+    }
+    return sim_err_set(err, SIM_EIO, NULL,
+                       "gnuplot not found on PATH (install the gnuplot-nox package)");
+}
+
+int sim_plot_available(sim_err *err)
+{
+    char *gnuplot;
+    int rc = find_on_path("gnuplot", &gnuplot, err);
+    free(gnuplot);
+    return rc;
+}
+
+/* Copies the message of gnuplot's first error line in `text` into `out`: the text after
+ * "line N: " on the first such line that is not a warning, else the first non-blank line
+ * (gnuplot echoes the failing command and a caret before the message). */
+static void first_error(const char *text, char *out, size_t size)
+{
+    const char *fallback = NULL;
+    size_t fallback_len = 0;
+    for (const char *p = text; *p != '\0';) {
+        const char *end = strchr(p, '\n');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        size_t lead = strspn(p, " \t");
+        if (lead < len && fallback == NULL) {
+            fallback = p + lead;
+            fallback_len = len - lead;
+        }
+        for (const char *q = p; q + 5 < p + len; q++) {
+            if (strncmp(q, "line ", 5) != 0)
+                continue;
+            const char *d = q + 5;
+            while (d < p + len && *d >= '0' && *d <= '9')
+                d++;
+            if (d == q + 5 || d >= p + len || *d != ':')
+                continue;
+            d++;
+            d += strspn(d, " ");
+            if (d < p + len && strncmp(d, "warning:", 8) != 0) {
+                snprintf(out, size, "%.*s", (int)(p + len - d), d);
+                return;
+            }
+            break;
+        }
+        p = end != NULL ? end + 1 : p + len;
+    }
+    if (fallback != NULL)
+        snprintf(out, size, "%.*s", (int)fallback_len, fallback);
+    else
+        snprintf(out, size, "%s", "");
+}
+
+/* Moves `fd` to a descriptor above 2 (so that it never collides with the child's standard
+ * streams) and marks it close-on-exec. Returns the descriptor or -1. */
+static int high_cloexec(int fd)
+{
+    if (fd < 0)
+        return -1;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd); /* a pipe end nobody wrote to: nothing to lose */
+    return moved;
+}
+
+/* Closes the descriptors of `fd` that are open and marks them closed (-1). */
+static void close_fds(int *fd, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (fd[i] >= 0)
+            close(fd[i]);
+        fd[i] = -1;
+    }
+}
+
+/* Pipes for gnuplot's standard input (in) and standard error (ep): every end above 2 and
+ * close-on-exec, and the end this process writes to non-blocking. */
+static int make_pipes(int in[2], int ep[2], sim_err *err)
+{
+    in[0] = in[1] = ep[0] = ep[1] = -1;
+    int a[2], b[2];
+    if (pipe(a) != 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot create a pipe: %s", strerror(errno));
+    if (pipe(b) != 0) {
+        int e = errno;
+        close_fds(a, 2);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot create a pipe: %s", strerror(e));
+    }
+    in[0] = high_cloexec(a[0]);
+    in[1] = high_cloexec(a[1]);
+    ep[0] = high_cloexec(b[0]);
+    ep[1] = high_cloexec(b[1]);
+    int flags = in[1] >= 0 ? fcntl(in[1], F_GETFL) : -1;
+    if (in[0] < 0 || ep[0] < 0 || ep[1] < 0 || flags < 0 ||
+        fcntl(in[1], F_SETFL, flags | O_NONBLOCK) != 0) {
+        int e = errno;
+        close_fds(in, 2);
+        close_fds(ep, 2);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot set up gnuplot's pipes: %s", strerror(e));
+    }
+    return SIM_OK;
+}
+
+/* Starts `gnuplot -d -` (-d: no init files) with its standard input from `in_rd`, standard
+ * error to `err_wr`, standard output to /dev/null, no signal blocked and SIGPIPE at its
+ * default. Returns 0 or an errno value.
+ *
+ * The variables go at the top of the standard input rather than in `-e "..."`: gnuplot
+ * 5.4.4 reading "-" after an -e option rejects multi-line { } blocks ("missing block
+ * terminator"), which the scripts use. */
+static int spawn(const char *gnuplot, int in_rd, int err_wr, pid_t *pid)
+{
+    char arg0[] = "gnuplot", arg_d[] = "-d", arg_stdin[] = "-";
+    char *argv[] = { arg0, arg_d, arg_stdin, NULL };
+    sigset_t none, pipe_set;
+    if (sigemptyset(&none) != 0 || sigemptyset(&pipe_set) != 0 || sigaddset(&pipe_set, SIGPIPE))
+        return errno;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    int e = posix_spawn_file_actions_init(&fa);
+    if (e != 0)
+        return e;
+    e = posix_spawnattr_init(&attr);
+    if (e == 0) {
+        if ((e = posix_spawn_file_actions_adddup2(&fa, in_rd, 0)) == 0 &&
+            (e = posix_spawn_file_actions_adddup2(&fa, err_wr, 2)) == 0 &&
+            (e = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0)) == 0 &&
+            (e = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
+            (e = posix_spawnattr_setsigdefault(&attr, &pipe_set)) == 0 &&
+            (e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) ==
+                0)
+            e = posix_spawn(pid, gnuplot, &fa, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    return e;
+}
+
+/* Writes `input` to gnuplot's standard input (*in_fd, closed and set to -1 once the
+ * script is written or gnuplot has gone) while draining its standard error into `ebuf`
+ * (keeping the first `ecap - 1` bytes), until gnuplot closes its standard error. */
+static int pump(int *in_fd, const char *input, int err_fd, char *ebuf, size_t ecap, sim_err *err)
+{
+    size_t len = strlen(input), off = 0, elen = 0;
+    ebuf[0] = '\0';
+    for (;;) {
+        struct pollfd pfd[2] = { { .fd = err_fd, .events = POLLIN },
+                                 { .fd = *in_fd, .events = POLLOUT } };
+        if (poll(pfd, *in_fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return sim_err_set(err, SIM_EIO, NULL, "poll on gnuplot's pipes: %s", strerror(errno));
+        }
+        if (*in_fd >= 0 && pfd[1].revents != 0) {
+            ssize_t w = write(*in_fd, input + off, len - off);
+            if (w > 0)
+                off += (size_t)w;
+            /* EPIPE: gnuplot has exited; its status and standard error tell why. */
+            if (off == len || (w < 0 && errno != EAGAIN && errno != EINTR))
+                close_fds(in_fd, 1);
+        }
+        if (pfd[0].revents != 0) {
+            char buf[1024];
+            ssize_t r = read(err_fd, buf, sizeof(buf));
+            if (r < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (r <= 0)
+                return SIM_OK;
+            size_t keep = (size_t)r < ecap - 1 - elen ? (size_t)r : ecap - 1 - elen;
+            memcpy(ebuf + elen, buf, keep);
+            elen += keep;
+            ebuf[elen] = '\0';
+        }
+    }
+}
+
+/* SIM_OK if gnuplot exited with status 0, else SIM_EIO naming `png` and quoting the first
+ * error line of its standard error `ebuf`. */
+static int check_status(int status, const char *ebuf, const char *png, sim_err *err)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return SIM_OK;
+    if (WIFSIGNALED(status))
+        return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: killed by signal %d",
+                           png, WTERMSIG(status));
+    char first[200];
+    first_error(ebuf, first, sizeof(first));
+    if (first[0] != '\0')
+        return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: %s", png, first);
+    return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: exit status %d", png,
+                       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Runs gnuplot on `input` (variable assignments, then the script) and waits. SIGPIPE
+ * is blocked meanwhile (gnuplot exiting before it has read the whole script must not kill
+ * this process), and a SIGPIPE raised meanwhile is consumed before the mask is restored. */
+static int run_gnuplot(const char *gnuplot, const char *input, const char *png, sim_err *err)
+{
+    int in[2], ep[2];
+    int rc = make_pipes(in, ep, err);
+    if (rc != SIM_OK)
+        return rc;
+    sigset_t pipe_set, old_mask, pending;
+    if (sigemptyset(&pipe_set) != 0 || sigaddset(&pipe_set, SIGPIPE) != 0 ||
+        sigpending(&pending) != 0 || sigprocmask(SIG_BLOCK, &pipe_set, &old_mask) != 0) {
+        int e = errno;
+        close_fds(in, 2);
+        close_fds(ep, 2);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot block SIGPIPE: %s", strerror(e));
+    }
+    bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+
+    pid_t pid = -1;
+    int e = spawn(gnuplot, in[0], ep[1], &pid);
+    close_fds(&in[0], 1);
+    close_fds(&ep[1], 1);
+    char ebuf[STDERR_KEEP];
+    ebuf[0] = '\0';
+    int status = 0;
+    if (e != 0) {
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot start %s: %s", gnuplot, strerror(e));
+    } else {
+        rc = pump(&in[1], input, ep[0], ebuf, sizeof(ebuf), err);
+        if (rc != SIM_OK)
+            kill(pid, SIGKILL); /* it could otherwise wait forever for the rest of its input */
+        while (waitpid(pid, &status, 0) < 0) {
+            if (errno != EINTR) {
+                if (rc == SIM_OK)
+                    rc =
+                        sim_err_set(err, SIM_EIO, NULL, "waiting for gnuplot: %s", strerror(errno));
+                break;
+            }
+        }
+    }
+    close_fds(in, 2);
+    close_fds(ep, 2);
+
+    if (!was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&pipe_set, NULL, &zero); /* it is pending, so this returns at once */
+    }
+    if (sigprocmask(SIG_SETMASK, &old_mask, NULL) != 0 && rc == SIM_OK)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot restore the signal mask: %s", strerror(errno));
+    return rc == SIM_OK ? check_status(status, ebuf, png, err) : rc;
+}
+
+/* gnuplot's input for one figure: a line of assignments (input paths, labels, the
+ * temporary output, the figure's hints: per-run accuracy flags; down flags, worker counts,
+ * longest bar), then the script. */
+static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n, const char *tmp,
+                          const char *script)
+{
+    strbuf b = { 0 };
+    sb_printf(&b, "ins='");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%s%s", i > 0 ? " " : "", fig->workers ? runs[i].workers : runs[i].metrics);
+    sb_printf(&b, "'; titles='");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%s%s", i > 0 ? " " : "", runs[i].label);
+    sb_printf(&b, "'; out='%s'", tmp);
+    if (fig->hints == HINTS_ACC) {
+        sb_printf(&b, "; has_acc='");
+        for (size_t i = 0; i < n; i++)
+            sb_printf(&b, "%s%d", i > 0 ? " " : "", runs[i].has_acc ? 1 : 0);
+        sb_printf(&b, "'");
+    } else if (fig->hints == HINTS_WORKERS) {
+        double ymax = 0.0;
+        sb_printf(&b, "; downs='");
+        for (size_t i = 0; i < n; i++) {
+            sb_printf(&b, "%s%d", i > 0 ? " " : "", runs[i].has_down ? 1 : 0);
+            if (runs[i].max_total_s > ymax)
+                ymax = runs[i].max_total_s;
+        }
+        sb_printf(&b, "'; workers='");
+        for (size_t i = 0; i < n; i++)
+            sb_printf(&b, "%s%zu", i > 0 ? " " : "", runs[i].n_workers);
+        sb_printf(&b, "'; ymax=%.17g", ymax);
+    }
+    sb_printf(&b, "\n%s", script);
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* Draws one figure into out_dir/<png>.tmp and renames it over out_dir/<png>. */
+static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *runs, size_t n,
+                const char *out_dir, sim_err *err)
+{
+    const char *script = sim_plot_script(fig->script);
+    if (script == NULL || script[0] == '\0')
+        return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", fig->script);
+    int rc = SIM_OK;
+    strbuf tmp = { 0 };
+    sb_printf(&tmp, "%s/%s.tmp", out_dir, fig->png);
+    char *final = join(out_dir, fig->png);
+    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, tmp.s, script);
+    if (input == NULL || final == NULL) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = run_gnuplot(gnuplot, input, fig->png, err);
+    struct stat st;
+    if (rc == SIM_OK && (stat(tmp.s, &st) != 0 || st.st_size == 0))
+        rc = sim_err_set(err, SIM_EIO, NULL, "gnuplot wrote nothing to %s", tmp.s);
+    if (rc == SIM_OK && rename(tmp.s, final) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", tmp.s, final,
+                         strerror(errno));
+    if (rc != SIM_OK)
+        remove(tmp.s);
+done:
+    free(input);
+    free(final);
+    free(tmp.s);
+    return rc;
+}
+
+/* Checks the run directories and reads what the figures need from them. */
+static int scan_runs(const char *const *dirs, plot_run *runs, size_t n, sim_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        runs[i].metrics = join(dirs[i], "metrics.csv");
+        runs[i].workers = join(dirs[i], "workers.csv");
+        if (runs[i].metrics == NULL || runs[i].workers == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        int rc = scan_metrics(&runs[i], err);
+        if (rc == SIM_OK)
+            rc = scan_workers(&runs[i], err);
+        if (rc != SIM_OK)
+            return rc;
+        read_label(dirs[i], runs[i].label);
+        make_unique(runs, i);
+    }
+    return SIM_OK;
+}
+
+int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err)
+{
+    if (dirs == NULL || n == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "no run directories to plot");
+    if (n > SIM_PLOT_MAX_RUNS)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "at most %d runs fit in one figure (one colour each), got %zu",
+                           SIM_PLOT_MAX_RUNS, n);
+    int rc = check_path("output directory", out_dir, err);
+    for (size_t i = 0; i < n && rc == SIM_OK; i++)
+        rc = check_path("run directory", dirs[i], err);
+    if (rc != SIM_OK)
+        return rc;
+
+    plot_run *runs = calloc(n, sizeof(*runs));
+    if (runs == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    char *gnuplot = NULL;
+    rc = scan_runs(dirs, runs, n, err);
+    if (rc == SIM_OK)
+        rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(out_dir, err);
+    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
+        rc = draw(gnuplot, &figures[k], runs, n, out_dir, err);
+
+    free(gnuplot);
+    for (size_t i = 0; i < n; i++) {
+        free(runs[i].metrics);
+        free(runs[i].workers);
+    }
+    free(runs);
+    return rc;
+}

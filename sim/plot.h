@@ -1,0 +1,64 @@
+/* Figures of finished runs: convergence.png, throughput.png, breakdown.png.
+ *
+ * sim_plot_runs reads the run directories that `hetsim run` wrote (metrics.csv, workers.csv
+ * and, for the labels, summary.json) and has gnuplot draw three figures that compare the
+ * runs: test accuracy and loss against simulated time, throughput against simulated time,
+ * and per-worker compute / communication / waiting / down time (one panel per run in the
+ * single breakdown.png). The gnuplot scripts are the .gp files in plots/, compiled into the
+ * binary by plots/embed.py, so the binary does not need the source tree. The scripts
+ * compute nothing; this module checks the inputs and passes paths, labels and layout hints.
+ *
+ * gnuplot runs as a child process, found on PATH, as `gnuplot -d -` (-d: no init files);
+ * its standard input gets a line of variable assignments and then the script, its standard
+ * output goes to /dev/null and its standard error is kept (bounded) for the error message.
+ * Each figure is written as "<name>.png.tmp" in the output directory and renamed to
+ * "<name>.png" once gnuplot has succeeded; on failure the temporary is removed, and
+ * figures finished before the failure stay. Nothing is printed.
+ */
+#ifndef SIM_PLOT_H
+#define SIM_PLOT_H
+
+#include <stddef.h>
+
+#include "sim/err.h"
+
+/* At most this many runs per figure: the scripts have eight distinguishable colours. */
+#define SIM_PLOT_MAX_RUNS 8
+
+/* Run labels (from summary.json's "name") are cut to this many bytes before a "-2" suffix. */
+#define SIM_PLOT_LABEL_MAX 40
+
+/* The embedded scripts, defined in a source file that plots/embed.py generates from
+ * plots/convergence.gp, plots/throughput.gp and plots/breakdown.gp: names[i] is the file's
+ * base name ("convergence.gp") and scripts[i] its full text. */
+extern const char *const sim_plot_script_names[];
+extern const char *const sim_plot_scripts[];
+extern const size_t sim_plot_nscripts;
+
+/* The embedded text of the script `name` ("convergence.gp"), or NULL if there is none. */
+const char *sim_plot_script(const char *name);
+
+/* Draws convergence.png, throughput.png and breakdown.png for the `n` run directories
+ * `dirs` into `out_dir`, which is created (with its parents) if missing. Each run is
+ * labelled by the "name" line of its summary.json (without summary.json: the directory's
+ * base name); characters gnuplot cannot take in a label become '_', labels are cut to
+ * SIM_PLOT_LABEL_MAX bytes, and a repeated label gets "-2", "-3", ...
+ *
+ * Everything is checked before gnuplot starts. SIM_EINVAL: no runs or more than
+ * SIM_PLOT_MAX_RUNS; a directory (or `out_dir`) containing a character that cannot be
+ * passed inside a gnuplot string (only letters, digits, bytes >= 0x80 and / . _ - + , : = ~
+ * are allowed); a missing or unreadable metrics.csv or workers.csv (named in the message);
+ * a CSV without a needed column or without a single row after its header (a run always
+ * writes the row at time 0, so a bare header means a broken run, not an empty plot).
+ * SIM_EIO: gnuplot is not on PATH ("gnuplot not found on PATH (install the gnuplot-nox
+ * package)"); the output directory cannot be created; gnuplot fails ("gnuplot failed
+ * drawing convergence.png: " and the first error line it printed); a PNG cannot be
+ * renamed. SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
+ * models) are fine: convergence.png then says that no accuracy was recorded. */
+int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err);
+
+/* 0 if gnuplot is on PATH, else SIM_EIO "gnuplot not found on PATH (install the gnuplot-nox
+ * package)": lets a run that will plot fail before it simulates, not after. */
+int sim_plot_available(sim_err *err);
+
+#endif

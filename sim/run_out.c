@@ -1,0 +1,229 @@
+/* Evaluation and output files of a run (see sim/run_internal.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include "sim/run_internal.h"
+#include "sim/tensor.h"
+
+double sim_run_epoch(const sim_ctx *ctx)
+{
+    if (ctx->tr == NULL)
+        return NAN;
+    return (double)ctx->samples / (double)train_train_size(ctx->tr);
+}
+
+void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
+                   uint64_t bytes)
+{
+    if (ctx->events == NULL)
+        return;
+    fprintf(sim_file_stream(ctx->events),
+            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
+            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes);
+}
+
+/* A CSV field: empty for a value that does not exist (NaN). */
+static void field(FILE *f, double x)
+{
+    fputc(',', f);
+    if (!isnan(x))
+        fprintf(f, "%.9g", x);
+}
+
+/* The mean model over live workers into ctx->mean, and the consensus distance
+ * mean_w ||x_w - mean||^2; both in worker order. */
+static const float *mean_model(sim_ctx *ctx, double *consensus)
+{
+    size_t P = train_num_params(ctx->tr), k = 0;
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        if (!sim_cluster_down(ctx->cl, w))
+            ctx->live[k++] = train_params(ctx->tr, w);
+    *consensus = NAN;
+    if (k == 0)
+        return NULL;
+    sim_tensor_mean(ctx->mean, ctx->live, k, P);
+    *consensus = sim_tensor_consensus(ctx->live, k, P);
+    return ctx->mean;
+}
+
+void sim_run_evaluate(sim_ctx *ctx, sim_time now)
+{
+    double train_loss = NAN, test_loss = NAN, accuracy = NAN, consensus = NAN;
+    if (ctx->tr != NULL) {
+        const float *x = mean_model(ctx, &consensus);
+        if (ctx->eval_params != NULL)
+            x = ctx->eval_params;
+        if (x != NULL)
+            train_evaluate(ctx->tr, x, ctx->sc->eval_samples, &test_loss, &accuracy);
+        if (ctx->loss_count > 0)
+            train_loss = ctx->loss_sum / (double)ctx->loss_count;
+        ctx->loss_sum = 0.0;
+        ctx->loss_count = 0;
+        if (!isnan(accuracy)) {
+            ctx->last_accuracy = accuracy;
+            if (isnan(ctx->best_accuracy) || accuracy > ctx->best_accuracy)
+                ctx->best_accuracy = accuracy;
+            if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
+                ctx->target_ns = now;
+                if (ctx->stop_reason == NULL) {
+                    ctx->stop_reason = "target_accuracy";
+                    sim_engine_stop(ctx->eng);
+                }
+            }
+        }
+    }
+    FILE *f = sim_file_stream(ctx->metrics);
+    sim_time dt = now - ctx->last_eval_ns;
+    double sps =
+        dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / sim_run_seconds(dt) : 0.0;
+    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(now), ctx->iterations, ctx->samples);
+    field(f, sim_run_epoch(ctx));
+    field(f, train_loss);
+    field(f, test_loss);
+    field(f, accuracy);
+    field(f, consensus);
+    fprintf(f, ",%.17g\n", sps);
+    ctx->last_eval_ns = now;
+    ctx->last_eval_samples = ctx->samples;
+}
+
+int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
+{
+    int rc = sim_output_mkdirs(dir, err);
+    if (rc != SIM_OK)
+        return rc;
+    ctx->metrics = sim_file_open(dir, "metrics.csv", err);
+    if (ctx->metrics == NULL)
+        return SIM_EIO;
+    fputs("time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
+          "throughput_sps\n",
+          sim_file_stream(ctx->metrics));
+    if (ctx->sc->events) {
+        ctx->events = sim_file_open(dir, "events.csv", err);
+        if (ctx->events == NULL)
+            return SIM_EIO;
+        fputs("time_ns,event,worker,peer,tag,bytes\n", sim_file_stream(ctx->events));
+    }
+    return SIM_OK;
+}
+
+static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
+{
+    sim_file *f = sim_file_open(dir, "workers.csv", err);
+    if (f == NULL)
+        return SIM_EIO;
+    FILE *s = sim_file_stream(f);
+    fputs("worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,bytes_received,"
+          "down_s,params_fnv\n",
+          s);
+    for (uint32_t w = 0; w < ctx->nworkers; w++) {
+        const worker_acct *a = &ctx->acct[w];
+        uint64_t sent, received;
+        sim_net_host_bytes(ctx->net, w, &sent, &received);
+        fprintf(s,
+                "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g,",
+                w, (double)(float)ctx->sc->speeds[w], a->iterations, a->iterations * ctx->sc->batch,
+                sim_run_seconds(a->spent[ACCT_COMPUTE]), sim_run_seconds(a->spent[ACCT_COMM]),
+                sim_run_seconds(a->spent[ACCT_WAIT]), sent, received,
+                sim_run_seconds(a->spent[ACCT_DOWN]));
+        /* FNV-1a of the worker's final parameters: equal replicas have equal values. */
+        if (ctx->tr != NULL)
+            fprintf(s, "%016" PRIx64,
+                    sim_tensor_checksum(train_params(ctx->tr, w), train_num_params(ctx->tr)));
+        fputc('\n', s);
+    }
+    return sim_file_commit(f, err);
+}
+
+static void json_field(FILE *s, const char *key, double x)
+{
+    fprintf(s, "  \"%s\": ", key);
+    sim_output_json_double(s, x);
+    fputs(",\n", s);
+}
+
+static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err)
+{
+    sim_file *f = sim_file_open(dir, "summary.json", err);
+    if (f == NULL)
+        return SIM_EIO;
+    FILE *s = sim_file_stream(f);
+    sim_net_stats ns;
+    sim_net_stats_get(ctx->net, &ns);
+    double t = sim_run_seconds(sum->sim_ns);
+    fputs("{\n  \"name\": ", s);
+    sim_output_json_string(s, ctx->sc->name);
+    fprintf(s, ",\n  \"protocol\": \"%s\",\n  \"model\": \"%s\",\n  \"workers\": %u,\n",
+            ctx->proto->name, ctx->sc->model, ctx->nworkers);
+    fprintf(s, "  \"stop_reason\": \"%s\",\n", sum->stop_reason);
+    json_field(s, "sim_time_s", t);
+    fprintf(s, "  \"iterations\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n", sum->iterations,
+            sum->samples);
+    json_field(s, "epochs", sim_run_epoch(ctx));
+    json_field(s, "final_accuracy", ctx->last_accuracy);
+    json_field(s, "best_accuracy", ctx->best_accuracy);
+    json_field(s, "time_to_target_s",
+               ctx->target_ns == SIM_TIME_NEVER ? (double)NAN : sim_run_seconds(ctx->target_ns));
+    json_field(s, "mean_throughput_sps", t > 0 ? (double)sum->samples / t : 0.0);
+    fprintf(s, "  \"events\": %" PRIu64 ",\n", sum->events);
+    fprintf(s,
+            "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
+            ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
+            ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
+    sim_report rep = { 0 };
+    if (ctx->proto->report != NULL)
+        ctx->proto->report(ctx->state, &rep);
+    fputs("  \"protocol_report\": {", s);
+    for (size_t i = 0; i < rep.n; i++) {
+        fprintf(s, "%s\"%s\": ", i > 0 ? ", " : "", rep.key[i]);
+        sim_output_json_double(s, rep.value[i]);
+    }
+    fputs("},\n", s);
+    /* The one line that differs between identical runs: wall-clock figures. */
+    fputs("  \"wall\": {\"wall_s\": ", s);
+    sim_output_json_double(s, sum->wall_s);
+    fputs(", \"events_per_s\": ", s);
+    sim_output_json_double(s, sum->events_per_s);
+    fprintf(s, ", \"peak_rss_bytes\": %" PRIu64 "}\n}\n", sum->peak_rss_bytes);
+    return sim_file_commit(f, err);
+}
+
+static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
+{
+    char *resolved = sim_scenario_resolved(sc, false);
+    if (resolved == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    sim_file *f = sim_file_open(dir, "run.json", err);
+    if (f == NULL) {
+        free(resolved);
+        return SIM_EIO;
+    }
+    FILE *s = sim_file_stream(f);
+    fprintf(s,
+            "{\n  \"hetsim_version\": \"%s\",\n  \"seed\": %" PRIu64
+            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n  \"scenario\": ",
+            HETSIM_VERSION, sc->seed, sc->hash);
+    sim_output_json_pretty(s, resolved, 1);
+    fputs("\n}\n", s);
+    free(resolved);
+    return sim_file_commit(f, err);
+}
+
+int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err)
+{
+    int rc = sim_file_commit(ctx->metrics, err);
+    ctx->metrics = NULL;
+    if (rc == SIM_OK && ctx->events != NULL)
+        rc = sim_file_commit(ctx->events, err);
+    ctx->events = NULL;
+    if (rc == SIM_OK)
+        rc = write_workers(ctx, dir, err);
+    if (rc == SIM_OK)
+        rc = write_run_json(ctx->sc, dir, err);
+    if (rc == SIM_OK)
+        rc = write_summary(ctx, dir, sum, err);
+    return rc;
+}

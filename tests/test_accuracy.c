@@ -1,0 +1,80 @@
+/* Accuracy targets on the Fashion-MNIST test set (10000 examples), from the scenarios in
+ * scenarios/bench/: softmax regression >= 0.83, MLP (one hidden layer of 256) >= 0.87,
+ * CNN >= 0.89; published baselines for this data set are about 0.84, 0.88 and 0.91. Each
+ * run is deterministic, so the margin is against changes in the code, not noise. Minutes of
+ * work: built only with -Dslow_tests=true (the default; the sanitizer build turns it off). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "sim/run.h"
+#include "sim/scenario.h"
+
+static const struct {
+    const char *file;
+    double target;
+} cases[] = {
+    { "scenarios/bench/fmnist-softmax.json", 0.83 },
+    { "scenarios/bench/fmnist-mlp.json", 0.87 },
+    { "scenarios/bench/fmnist-cnn.json", 0.89 },
+};
+
+static double final_accuracy(const char *dir)
+{
+    char path[512], line[512];
+    snprintf(path, sizeof(path), "%s/summary.json", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    double acc = -1.0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, " \"final_accuracy\": %lf", &acc) == 1)
+            break;
+    fclose(f);
+    return acc;
+}
+
+START_TEST(fashion_mnist_models_reach_their_target_accuracy)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_load(cases[_i].file, NULL, 0, &err);
+    ck_assert_msg(sc != NULL, "%s: %s", cases[_i].file, err.msg);
+    ck_assert_int_eq(sim_run_check(sc, &err), 0);
+    char tmpl[] = "/tmp/hetsim-accuracy-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    sim_run_options opt = { .out_dir = dir };
+    ck_assert_msg(sim_run(sc, &opt, NULL, &err) == 0, "%s", err.msg);
+    double acc = final_accuracy(dir);
+    printf("%s: final test accuracy %.4f (target %.2f)\n", cases[_i].file, acc, cases[_i].target);
+    ck_assert_msg(acc >= cases[_i].target, "%s: accuracy %.4f below %.2f", cases[_i].file, acc,
+                  cases[_i].target);
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    char path[600];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("accuracy");
+    TCase *tc = tcase_create("fashion-mnist");
+    tcase_add_loop_test(tc, fashion_mnist_models_reach_their_target_accuracy, 0,
+                        (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_set_timeout(tc, 1200);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,814 @@
+/* Tests of models/model.h: registry and checks, parameter layout, known answers, gradients
+ * against finite differences, accumulation, workspace bounds and training on blobs.
+ *
+ * Gradient checks: the float forward pass is too coarse for finite differences (its loss is
+ * rounded at about 1e-7 relative, so with a step h the difference quotient carries an error
+ * near 1e-7 / h, and a step large enough to drown that crosses ReLU and max-pool kinks).
+ * The test therefore carries its own double-precision reference of every model, written
+ * naively from the definitions (direct convolution loops, no im2col, no BLAS) and reading
+ * the parameter layout documented in model.h. The model's float forward is first checked
+ * against the reference (same function), then its float backward against central
+ * differences of the reference with h = 1e-5, whose error (h^2 truncation, 1e-16 / h
+ * rounding) is below 1e-9: what remains is the float rounding of backward itself. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "models/model.h"
+#include "sim/tensor.h"
+
+/* ---- Fixture: a model with its buffers, random parameters and a random batch ---- */
+
+typedef struct bundle {
+    const model_ops *ops;
+    model_config cfg;
+    size_t B, D, n_params, n_acts;
+    float *params, *grads, *acts, *x;
+    uint8_t *y;
+} bundle;
+
+static void bundle_init(bundle *m, const model_ops *ops, const model_config *cfg, size_t B,
+                        unsigned long seed)
+{
+    m->ops = ops;
+    m->cfg = *cfg;
+    m->B = B;
+    m->D = model_input_size(cfg);
+    ck_assert_int_eq(model_check(ops, cfg, NULL), 0);
+    m->n_params = ops->num_params(cfg);
+    m->n_acts = ops->num_acts(cfg, B);
+    m->params = sim_tensor_alloc(m->n_params);
+    m->grads = sim_tensor_alloc(m->n_params);
+    m->acts = sim_tensor_alloc(m->n_acts);
+    m->x = sim_tensor_alloc(B * m->D);
+    m->y = calloc(B, 1);
+    ck_assert(m->params && m->grads && m->acts && m->x && m->y);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    ops->init_params(m->params, cfg, r);
+    // Perturb every parameter so that biases are not 0 and no ReLU input sits on its kink.
+    for (size_t i = 0; i < m->n_params; i++)
+        m->params[i] += (float)gsl_ran_gaussian(r, 0.2);
+    for (size_t i = 0; i < B * m->D; i++)
+        m->x[i] = (float)gsl_ran_gaussian(r, 1.0);
+    for (size_t b = 0; b < B; b++)
+        m->y[b] = (uint8_t)gsl_rng_uniform_int(r, cfg->classes);
+    gsl_rng_free(r);
+}
+
+static void bundle_fini(bundle *m)
+{
+    sim_tensor_free(m->params);
+    sim_tensor_free(m->grads);
+    sim_tensor_free(m->acts);
+    sim_tensor_free(m->x);
+    free(m->y);
+}
+
+/* ---- Tiny configurations (non-square inputs catch swapped height and width) ---- */
+
+static model_config tiny_linear(void)
+{
+    model_config c;
+    model_config_default(&c);
+    c.channels = 1, c.height = 2, c.width = 3, c.classes = 4, c.svm_margin = 1.3;
+    return c;
+}
+
+static model_config tiny_mlp(void)
+{
+    model_config c = tiny_linear();
+    c.classes = 3, c.n_hidden = 2, c.hidden[0] = 5, c.hidden[1] = 4;
+    return c;
+}
+
+static model_config tiny_cnn(size_t k)
+{
+    model_config c;
+    model_config_default(&c);
+    c.classes = 3, c.kernel = k, c.dense = 5;
+    if (k == 3) // even sides: every pooling window is full
+        c.channels = 2, c.height = 8, c.width = 6, c.conv1 = 3, c.conv2 = 4;
+    else // odd sides: pooling drops the last row or column
+        c.channels = 1, c.height = 7, c.width = 9, c.conv1 = 2, c.conv2 = 3;
+    return c;
+}
+
+/* ---- Double-precision reference models, straight from the definitions ---- */
+
+static const double *take(const double **cursor, size_t n)
+{
+    const double *p = *cursor;
+    *cursor += n;
+    return p;
+}
+
+static void ref_dense(double *out, const double *in, const double *w, const double *b, size_t B,
+                      size_t D_in, size_t D_out, int relu)
+{
+    for (size_t i = 0; i < B; i++)
+        for (size_t o = 0; o < D_out; o++) {
+            double s = b[o];
+            for (size_t j = 0; j < D_in; j++)
+                s += w[o * D_in + j] * in[i * D_in + j];
+            out[i * D_out + o] = relu && s < 0.0 ? 0.0 : s;
+        }
+}
+
+/* One sample: relu(conv(in) + b) with "same" zero padding. */
+static void ref_conv_relu(double *out, const double *in, const double *w, const double *b, size_t C,
+                          size_t H, size_t W, size_t C_out, size_t k)
+{
+    long p = (long)k / 2;
+    for (size_t o = 0; o < C_out; o++)
+        for (long yy = 0; yy < (long)H; yy++)
+            for (long xx = 0; xx < (long)W; xx++) {
+                double s = b[o];
+                for (size_t c = 0; c < C; c++)
+                    for (long ki = 0; ki < (long)k; ki++)
+                        for (long kj = 0; kj < (long)k; kj++) {
+                            long iy = yy + ki - p, ix = xx + kj - p;
+                            if (iy < 0 || iy >= (long)H || ix < 0 || ix >= (long)W)
+                                continue;
+                            s += w[((o * C + c) * k + (size_t)ki) * k + (size_t)kj] *
+                                 in[(c * H + (size_t)iy) * W + (size_t)ix];
+                        }
+                out[(o * H + (size_t)yy) * W + (size_t)xx] = s > 0.0 ? s : 0.0;
+            }
+}
+
+static void ref_pool(double *out, const double *in, size_t C, size_t H, size_t W)
+{
+    for (size_t c = 0; c < C; c++)
+        for (size_t oy = 0; oy < H / 2; oy++)
+            for (size_t ox = 0; ox < W / 2; ox++) {
+                const double *a = in + (c * H + 2 * oy) * W + 2 * ox;
+                double m = fmax(fmax(a[0], a[1]), fmax(a[W], a[W + 1]));
+                out[(c * (H / 2) + oy) * (W / 2) + ox] = m;
+            }
+}
+
+static double ref_softmax_ce(const double *s, const uint8_t *y, size_t B, size_t K)
+{
+    double loss = 0.0;
+    for (size_t i = 0; i < B; i++) {
+        double sum = 0.0;
+        for (size_t j = 0; j < K; j++)
+            sum += exp(s[i * K + j]);
+        loss += log(sum) - s[i * K + y[i]];
+    }
+    return loss / (double)B;
+}
+
+static double ref_hinge(const double *s, const uint8_t *y, size_t B, size_t K, double margin)
+{
+    double loss = 0.0;
+    for (size_t i = 0; i < B; i++) {
+        double worst = -HUGE_VAL;
+        for (size_t j = 0; j < K; j++)
+            if (j != y[i])
+                worst = fmax(worst, s[i * K + j]);
+        loss += fmax(0.0, margin + worst - s[i * K + y[i]]);
+    }
+    return loss / (double)B;
+}
+
+/* The mean loss of the model at parameters theta on inputs x and labels m->y. */
+static double ref_loss(const bundle *m, const double *theta, const double *x)
+{
+    const model_config *c = &m->cfg;
+    size_t B = m->B, K = c->classes, width = m->D, big = m->D;
+    for (size_t l = 0; l < c->n_hidden; l++)
+        big = c->hidden[l] > big ? c->hidden[l] : big;
+    big = (c->conv1 > c->conv2 ? c->conv1 : c->conv2) * m->D + c->dense + big;
+    double *a = calloc(B * big, sizeof(double)), *t = calloc(B * big, sizeof(double));
+    double *s = calloc(B * K, sizeof(double));
+    ck_assert(a && t && s);
+    const double *p = theta;
+    memcpy(a, x, B * m->D * sizeof(double));
+    if (m->ops == &model_mlp)
+        for (size_t l = 0; l < c->n_hidden; l++) {
+            const double *w = take(&p, c->hidden[l] * width), *b = take(&p, c->hidden[l]);
+            ref_dense(t, a, w, b, B, width, c->hidden[l], 1);
+            memcpy(a, t, B * c->hidden[l] * sizeof(double));
+            width = c->hidden[l];
+        }
+    if (m->ops == &model_cnn) {
+        size_t C = c->channels, H = c->height, W = c->width, k = c->kernel;
+        size_t H1 = H / 2, W1 = W / 2, P = c->conv2 * (H1 / 2) * (W1 / 2);
+        const double *w1 = take(&p, c->conv1 * C * k * k), *b1 = take(&p, c->conv1);
+        const double *w2 = take(&p, c->conv2 * c->conv1 * k * k), *b2 = take(&p, c->conv2);
+        double *u = calloc(big, sizeof(double)), *v = calloc(big, sizeof(double));
+        ck_assert(u && v);
+        for (size_t i = 0; i < B; i++) {
+            ref_conv_relu(u, x + i * m->D, w1, b1, C, H, W, c->conv1, k);
+            ref_pool(v, u, c->conv1, H, W);
+            ref_conv_relu(u, v, w2, b2, c->conv1, H1, W1, c->conv2, k);
+            ref_pool(a + i * P, u, c->conv2, H1, W1);
+        }
+        free(u);
+        free(v);
+        const double *wf = take(&p, c->dense * P), *bf = take(&p, c->dense);
+        ref_dense(t, a, wf, bf, B, P, c->dense, 1);
+        memcpy(a, t, B * c->dense * sizeof(double));
+        width = c->dense;
+    }
+    const double *w = take(&p, K * width), *b = take(&p, K);
+    ref_dense(s, a, w, b, B, width, K, 0);
+    ck_assert_uint_eq((size_t)(p - theta), m->n_params); // the layout was read to its end
+    double loss = m->ops == &model_svm ? ref_hinge(s, m->y, B, K, c->svm_margin)
+                                       : ref_softmax_ce(s, m->y, B, K);
+    free(a);
+    free(t);
+    free(s);
+    return loss;
+}
+
+/* Checks forward against the reference, then backward against central differences. */
+static void check_gradients(const model_ops *ops, const model_config *cfg, size_t B,
+                            unsigned long seed)
+{
+    bundle m;
+    bundle_init(&m, ops, cfg, B, seed);
+    size_t n = m.n_params;
+    double *theta = malloc(n * sizeof(double)), *x = malloc(B * m.D * sizeof(double));
+    double *fd = malloc(n * sizeof(double));
+    ck_assert(theta && x && fd);
+    for (size_t i = 0; i < n; i++)
+        theta[i] = (double)m.params[i];
+    for (size_t i = 0; i < B * m.D; i++)
+        x[i] = (double)m.x[i];
+
+    // Same function: float loss within 1e-5 relative (float rounding of a few hundred
+    // operations is near 1e-6; random labels make any wrong score show in the loss).
+    double loss = ops->forward(m.acts, m.params, m.x, m.y, B, cfg);
+    double ref = ref_loss(&m, theta, x);
+    ck_assert_double_eq_tol(loss, ref, 1e-5 * fabs(ref));
+
+    memset(m.grads, 0, n * sizeof(float));
+    ops->backward(m.grads, m.acts, m.params, m.x, m.y, B, cfg);
+    const double h = 1e-5;
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double keep = theta[i];
+        theta[i] = keep + h;
+        double up = ref_loss(&m, theta, x);
+        theta[i] = keep - h;
+        double down = ref_loss(&m, theta, x);
+        theta[i] = keep;
+        fd[i] = (up - down) / (2.0 * h);
+        scale = fmax(scale, fabs(fd[i]));
+    }
+    ck_assert(scale > 1e-3); // a vanishing gradient would make the check vacuous
+    // Float backward sums at most a few hundred products per entry: its error is near 1e-6
+    // of the gradient's scale. A wrong index, sign or factor errs by O(scale).
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs((double)m.grads[i] - fd[i]) <= 1e-3 * fabs(fd[i]) + 1e-4 * scale,
+                      "%s param %zu: backward %.9g, finite differences %.9g", ops->name, i,
+                      (double)m.grads[i], fd[i]);
+    free(theta);
+    free(x);
+    free(fd);
+    bundle_fini(&m);
+}
+
+/* ---- Registry and configuration ---- */
+
+START_TEST(registry_finds_and_lists_every_model_by_exact_name)
+{
+    ck_assert_ptr_eq(model_find("softmax"), &model_softmax);
+    ck_assert_ptr_eq(model_find("svm"), &model_svm);
+    ck_assert_ptr_eq(model_find("mlp"), &model_mlp);
+    ck_assert_ptr_eq(model_find("cnn"), &model_cnn);
+    ck_assert_ptr_null(model_find("none"));
+    ck_assert_ptr_null(model_find("MLP"));
+    ck_assert_ptr_null(model_find(""));
+    ck_assert_ptr_null(model_find(NULL));
+    ck_assert_ptr_eq(model_at(0), &model_softmax);
+    ck_assert_ptr_eq(model_at(3), &model_cnn);
+    ck_assert_ptr_null(model_at(4));
+    char buf[64], small[8];
+    model_list(buf, sizeof(buf));
+    ck_assert_str_eq(buf, "softmax, svm, mlp, cnn");
+    model_list(small, sizeof(small));
+    ck_assert_str_eq(small, "softmax");
+}
+END_TEST
+
+static void expect_invalid(const model_ops *ops, const model_config *c, const char *path,
+                           const char *msg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_int_eq(model_check(ops, c, &err), SIM_EINVAL);
+    ck_assert_str_eq(err.path, path);
+    ck_assert_str_eq(err.msg, msg);
+}
+
+START_TEST(check_passes_defaults_and_names_the_bad_field_and_value)
+{
+    model_config c;
+    model_config_default(&c);
+    for (size_t i = 0; model_at(i) != NULL; i++)
+        ck_assert_int_eq(model_check(model_at(i), &c, NULL), 0);
+    c.classes = 1;
+    expect_invalid(&model_softmax, &c, "classes", "must be an integer in [2, 256], got 1");
+    model_config_default(&c);
+    c.width = 0;
+    expect_invalid(&model_mlp, &c, "width", "must be an integer in [1, 65536], got 0");
+    c.width = 65536, c.height = 512;
+    expect_invalid(&model_softmax, &c, "",
+                   "input of 1 x 512 x 65536 = 33554432 values exceeds 16777216");
+    c.height = 256, c.hidden[0] = 65536; // fc1 (16777216 + 1) * 65536, fc2 (65536 + 1) * 10
+    expect_invalid(&model_mlp, &c, "",
+                   "mlp model has 1099512348682 parameters, more than 2147483647");
+    model_config_default(&c);
+    c.hidden[1] = 0, c.n_hidden = 2;
+    expect_invalid(&model_mlp, &c, "hidden[1]", "must be an integer in [1, 65536], got 0");
+    c.n_hidden = 9;
+    expect_invalid(&model_mlp, &c, "hidden", "must have at most 8 layers, got 9");
+    model_config_default(&c);
+    c.kernel = 4;
+    expect_invalid(&model_cnn, &c, "kernel", "must be odd, got 4");
+    c.kernel = 5, c.height = 3;
+    expect_invalid(&model_cnn, &c, "height", "must be an integer in [4, 65536], got 3");
+    model_config_default(&c);
+    c.svm_margin = 0.0;
+    expect_invalid(&model_svm, &c, "margin", "must be a finite number > 0, got 0");
+    c.svm_margin = (double)NAN;
+    expect_invalid(&model_svm, &c, "margin", "must be a finite number > 0, got nan");
+}
+END_TEST
+
+/* ---- Layout and sizes ---- */
+
+START_TEST(num_params_matches_hand_counts_for_defaults)
+{
+    model_config c;
+    model_config_default(&c);
+    // 784 inputs, 10 classes: (784 + 1) * 10.
+    ck_assert_uint_eq(model_softmax.num_params(&c), 7850);
+    ck_assert_uint_eq(model_svm.num_params(&c), 7850);
+    // (784 + 1) * 256 + (256 + 1) * 10 = 200960 + 2570.
+    ck_assert_uint_eq(model_mlp.num_params(&c), 203530);
+    // conv1 16 * (25 + 1) = 416; conv2 32 * (16 * 25 + 1) = 12832; pooled 32 * 7 * 7 = 1568;
+    // fc1 128 * (1568 + 1) = 200832; fc2 10 * (128 + 1) = 1290.
+    ck_assert_uint_eq(model_cnn.num_params(&c), 215370);
+}
+END_TEST
+
+static void check_views_tile(const model_ops *ops, const model_config *c)
+{
+    model_view v[MODEL_MAX_VIEWS];
+    size_t n = ops->views(v, c), off = 0;
+    ck_assert_uint_ge(n, 2);
+    ck_assert_uint_le(n, MODEL_MAX_VIEWS);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_nonnull(v[i].name);
+        ck_assert_uint_eq(v[i].offset, off);
+        ck_assert_uint_ge(v[i].rows * v[i].cols, 1);
+        // Weights and biases alternate; a bias has one entry per row of its weight.
+        if (i % 2 == 1) {
+            ck_assert_uint_eq(v[i].cols, 1);
+            ck_assert_uint_eq(v[i].rows, v[i - 1].rows);
+            ck_assert_int_eq(v[i].init, MODEL_INIT_ZERO);
+        }
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(v[i].name, v[j].name);
+        off += v[i].rows * v[i].cols;
+    }
+    ck_assert_uint_eq(off, ops->num_params(c));
+}
+
+START_TEST(views_tile_the_parameter_block_in_order)
+{
+    model_config d, lin = tiny_linear(), mlp = tiny_mlp(), c3 = tiny_cnn(3), c5 = tiny_cnn(5);
+    model_config_default(&d);
+    for (size_t i = 0; model_at(i) != NULL; i++)
+        check_views_tile(model_at(i), &d);
+    check_views_tile(&model_softmax, &lin);
+    check_views_tile(&model_svm, &lin);
+    check_views_tile(&model_mlp, &mlp);
+    check_views_tile(&model_cnn, &c3);
+    check_views_tile(&model_cnn, &c5);
+    mlp.n_hidden = 8;
+    for (size_t l = 0; l < 8; l++)
+        mlp.hidden[l] = 3 + l;
+    check_views_tile(&model_mlp, &mlp);
+}
+END_TEST
+
+START_TEST(flops_count_three_times_the_forward_products)
+{
+    model_config c;
+    model_config_default(&c);
+    // mlp: 2 * (784 * 256 + 256 * 10) = 406528 per forward.
+    ck_assert_double_eq(model_flops_per_sample(&model_mlp, &c), 3.0 * 406528.0);
+    // cnn: 2 * (16 * 25 * 784 + 32 * 400 * 196 + 128 * 1568 + 10 * 128) = 6048768.
+    ck_assert_double_eq(model_flops_per_sample(&model_cnn, &c), 3.0 * 6048768.0);
+    ck_assert_double_eq(model_flops_per_sample(&model_softmax, &c), 3.0 * 15680.0);
+}
+END_TEST
+
+/* ---- Known answers ---- */
+
+/* D = 2, K = 3, B = 2, with dyadic values so that the scores are exact in float:
+ *   W = [[0.5, -1.25], [0.75, 0.25], [-0.5, 1]], b = [0.125, -0.375, 0.25]
+ *   x0 = [1.5, 0.5]:  s0 = [0.75 - 0.625 + 0.125, 1.125 + 0.125 - 0.375, -0.75 + 0.5 + 0.25]
+ *                        = [0.25, 0.875, 0]
+ *   x1 = [-0.5, 2]:   s1 = [-0.25 - 2.5 + 0.125, -0.375 + 0.5 - 0.375, 0.25 + 2 + 0.25]
+ *                        = [-2.625, -0.25, 2.5]
+ * with labels y = [1, 2]. */
+static const float known_params[] = { 0.5f, -1.25f, 0.75f,   0.25f, -0.5f,
+                                      1.0f, 0.125f, -0.375f, 0.25f };
+static const float known_x[] = { 1.5f, 0.5f, -0.5f, 2.0f };
+static const uint8_t known_y[] = { 1, 2 };
+
+static model_config known_config(void)
+{
+    model_config c;
+    model_config_default(&c);
+    c.channels = 1, c.height = 1, c.width = 2, c.classes = 3, c.svm_margin = 1.0;
+    return c;
+}
+
+START_TEST(softmax_forward_matches_a_case_worked_by_hand)
+{
+    model_config c = known_config();
+    float acts[64], grads[9] = { 0 };
+    ck_assert_uint_le(model_softmax.num_acts(&c, 2), 64);
+    double loss = model_softmax.forward(acts, known_params, known_x, known_y, 2, &c);
+    // exp(s0) = [1.2840254, 2.3988753, 1], sum 4.6829007: p0 = [0.2741945, 0.5122627,
+    // 0.2135429]. exp(s1) = [0.0724398, 0.7788008, 12.1824940], sum 13.0337345:
+    // p1 = [0.0055579, 0.0597527, 0.9346894]. Loss = (-ln 0.5122627 - ln 0.9346894) / 2
+    // = (0.6689177 + 0.0675410) / 2. Tolerance 1e-6: expf and the float division are good
+    // to a few ulps (1e-7) and the rest is in double.
+    const double p[6] = { 0.27419446, 0.51226269, 0.21354286, 0.00555787, 0.05975270, 0.93468944 };
+    ck_assert_double_eq_tol(loss, 0.36822934, 1e-6);
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_double_eq_tol((double)acts[i], p[i], 1e-6);
+    ck_assert_uint_eq(model_count_correct(acts, known_y, 2, &c), 2);
+    // The bias gradient is the mean of p - onehot(y) over the two samples.
+    model_softmax.backward(grads, acts, known_params, known_x, known_y, 2, &c);
+    ck_assert_double_eq_tol((double)grads[6], (p[0] + p[3]) / 2, 1e-6);
+    ck_assert_double_eq_tol((double)grads[7], (p[1] - 1 + p[4]) / 2, 1e-6);
+    ck_assert_double_eq_tol((double)grads[8], (p[2] + p[5] - 1) / 2, 1e-6);
+    // W's gradient row 0 is (p0[0] x0 + p1[0] x1) / 2.
+    ck_assert_double_eq_tol((double)grads[0], (p[0] * 1.5 + p[3] * -0.5) / 2, 1e-6);
+}
+END_TEST
+
+START_TEST(svm_forward_and_backward_match_a_case_worked_by_hand)
+{
+    model_config c = known_config();
+    float acts[64], grads[9] = { 0 };
+    double loss = model_svm.forward(acts, known_params, known_x, known_y, 2, &c);
+    // Sample 0 (y = 1): best wrong class 0 (0.25 > 0), hinge 1 + 0.25 - 0.875 = 0.375.
+    // Sample 1 (y = 2): best wrong class 1 (-0.25), hinge 1 - 0.25 - 2.5 < 0, so 0.
+    // Every value is dyadic, so all of this is exact.
+    ck_assert_double_eq(loss, 0.1875);
+    model_svm.backward(grads, acts, known_params, known_x, known_y, 2, &c);
+    // Only sample 0 is active: +1/2 on class 0, -1/2 on class 1, times x0 = [1.5, 0.5].
+    const float want[9] = { 0.75f, 0.25f, -0.75f, -0.25f, 0, 0, 0.5f, -0.5f, 0 };
+    for (size_t i = 0; i < 9; i++)
+        ck_assert_double_eq((double)grads[i], (double)want[i]);
+}
+END_TEST
+
+START_TEST(predictions_take_the_first_maximum)
+{
+    model_config c = known_config();
+    const float scores[] = { 0.2f, 0.7f, 0.1f, 0.4f, 0.1f, 0.4f, -1.5f, -2.5f, -0.5f };
+    const uint8_t y[] = { 1, 2, 2 };
+    uint8_t pred[3];
+    model_predict(pred, scores, 3, &c);
+    ck_assert_uint_eq(pred[0], 1);
+    ck_assert_uint_eq(pred[1], 0); // tie between classes 0 and 2
+    ck_assert_uint_eq(pred[2], 2);
+    ck_assert_uint_eq(model_count_correct(scores, y, 3, &c), 2);
+}
+END_TEST
+
+/* ---- Gradients (every layer: dense, ReLU, softmax cross-entropy, hinge, convolution with
+ * its im2col / col2im, max-pool; the first layer's gradient runs through all the others) */
+
+START_TEST(softmax_gradient_matches_finite_differences)
+{
+    model_config c = tiny_linear();
+    check_gradients(&model_softmax, &c, 5, 3141);
+}
+END_TEST
+
+START_TEST(svm_gradient_matches_finite_differences)
+{
+    model_config c = tiny_linear();
+    check_gradients(&model_svm, &c, 5, 2718);
+}
+END_TEST
+
+START_TEST(mlp_gradient_matches_finite_differences)
+{
+    model_config c = tiny_mlp();
+    check_gradients(&model_mlp, &c, 4, 1618);
+    c.n_hidden = 0; // no hidden layer: the softmax model through the mlp code
+    check_gradients(&model_mlp, &c, 3, 1414);
+}
+END_TEST
+
+START_TEST(cnn_gradient_matches_finite_differences_with_3x3_kernels)
+{
+    model_config c = tiny_cnn(3);
+    check_gradients(&model_cnn, &c, 3, 1732);
+}
+END_TEST
+
+START_TEST(cnn_gradient_matches_finite_differences_with_5x5_kernels_and_odd_sides)
+{
+    model_config c = tiny_cnn(5);
+    check_gradients(&model_cnn, &c, 2, 2236);
+}
+END_TEST
+
+START_TEST(cnn_gradient_matches_finite_differences_when_kernels_exceed_the_image)
+{
+    // A 7x7 kernel on a 4x5 input, then on the 2x2 pooled map: most taps fall on padding.
+    model_config c = tiny_cnn(5);
+    c.kernel = 7, c.height = 4, c.width = 5, c.conv1 = 2, c.conv2 = 2, c.dense = 3;
+    check_gradients(&model_cnn, &c, 2, 2645);
+}
+END_TEST
+
+/* ---- Invariants ---- */
+
+static const model_config *tiny_of(const model_ops *ops, model_config *c)
+{
+    *c = ops == &model_mlp ? tiny_mlp() : ops == &model_cnn ? tiny_cnn(3) : tiny_linear();
+    return c;
+}
+
+/* The k-th model with its tiny configuration in c and buffers in m. */
+static const model_ops *tiny_bundle(bundle *m, model_config *c, size_t k, size_t B,
+                                    unsigned long seed)
+{
+    const model_ops *ops = model_at(k);
+    bundle_init(m, ops, tiny_of(ops, c), B, seed);
+    return ops;
+}
+
+START_TEST(backward_adds_to_the_gradients_it_is_given)
+{
+    for (size_t k = 0; model_at(k) != NULL; k++) {
+        model_config c;
+        bundle m;
+        const model_ops *ops = tiny_bundle(&m, &c, k, 4, 577 + k);
+        size_t n = m.n_params;
+        float *g = malloc(n * sizeof(float)), *g0 = malloc(n * sizeof(float));
+        ck_assert(g && g0);
+        ops->forward(m.acts, m.params, m.x, m.y, 4, &c);
+        memset(m.grads, 0, n * sizeof(float));
+        ops->backward(m.grads, m.acts, m.params, m.x, m.y, 4, &c);
+        memcpy(g, m.grads, n * sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            g0[i] = m.grads[i] = 0.37f * (float)i - 1.9f;
+        ops->backward(m.grads, m.acts, m.params, m.x, m.y, 4, &c);
+        ops->backward(m.grads, m.acts, m.params, m.x, m.y, 4, &c);
+        // g0 + 2 g, up to float rounding of the sums (BLAS may add in a different order
+        // when it accumulates into a non-zero matrix): 1e-5 of the magnitudes involved.
+        for (size_t i = 0; i < n; i++) {
+            double want = (double)g0[i] + 2.0 * (double)g[i];
+            double tol = 1e-5 * (fabs((double)g0[i]) + 2.0 * fabs((double)g[i])) + 1e-7;
+            ck_assert_double_eq_tol((double)m.grads[i], want, tol);
+        }
+        free(g);
+        free(g0);
+        bundle_fini(&m);
+    }
+}
+END_TEST
+
+START_TEST(forward_and_backward_stay_inside_their_buffers)
+{
+    const float sentinel = 1234.5f;
+    const size_t guard = 64;
+    for (size_t k = 0; model_at(k) != NULL; k++) {
+        model_config c;
+        bundle m;
+        const model_ops *ops = tiny_bundle(&m, &c, k, 7, 99 + k);
+        size_t n = m.n_params, na = m.n_acts;
+        float *acts = sim_tensor_alloc(na + guard), *grads = sim_tensor_alloc(n + guard);
+        float *keep = malloc(n * sizeof(float));
+        ck_assert(acts && grads && keep);
+        memcpy(keep, m.params, n * sizeof(float));
+        for (size_t i = 0; i < guard; i++)
+            acts[na + i] = grads[n + i] = sentinel;
+        // A workspace sized for 7 samples also serves smaller batches.
+        for (size_t B = 7; B >= 4; B -= 3) {
+            ops->forward(acts, m.params, m.x, m.y, B, &c);
+            ops->backward(grads, acts, m.params, m.x, m.y, B, &c);
+        }
+        for (size_t i = 0; i < guard; i++) {
+            ck_assert_double_eq((double)acts[na + i], (double)sentinel);
+            ck_assert_double_eq((double)grads[n + i], (double)sentinel);
+        }
+        ck_assert_int_eq(memcmp(keep, m.params, n * sizeof(float)), 0);
+        sim_tensor_free(acts);
+        sim_tensor_free(grads);
+        free(keep);
+        bundle_fini(&m);
+    }
+}
+END_TEST
+
+START_TEST(batch_loss_is_the_mean_of_sample_losses)
+{
+    for (size_t k = 0; model_at(k) != NULL; k++) {
+        model_config c;
+        bundle m;
+        const model_ops *ops = tiny_bundle(&m, &c, k, 5, 31 + k);
+        double batch = ops->forward(m.acts, m.params, m.x, m.y, 5, &c), sum = 0.0;
+        for (size_t i = 0; i < 5; i++)
+            sum += ops->forward(m.acts, m.params, m.x + i * m.D, m.y + i, 1, &c);
+        // Same float operations per sample except the BLAS blocking over the batch: 1e-6.
+        ck_assert_double_eq_tol(batch, sum / 5.0, 1e-6 * fabs(batch));
+        bundle_fini(&m);
+    }
+}
+END_TEST
+
+START_TEST(scores_without_labels_are_the_same_and_the_loss_is_zero)
+{
+    for (size_t k = 0; model_at(k) != NULL; k++) {
+        model_config c;
+        bundle m;
+        const model_ops *ops = tiny_bundle(&m, &c, k, 6, 7 + k);
+        size_t K = c.classes;
+        float *s = malloc(6 * K * sizeof(float));
+        ck_assert_ptr_nonnull(s);
+        ck_assert_double_gt(ops->forward(m.acts, m.params, m.x, m.y, 6, &c), 0.0);
+        memcpy(s, m.acts, 6 * K * sizeof(float));
+        ck_assert_double_eq(ops->forward(m.acts, m.params, m.x, NULL, 6, &c), 0.0);
+        ck_assert_int_eq(memcmp(s, m.acts, 6 * K * sizeof(float)), 0);
+        free(s);
+        bundle_fini(&m);
+    }
+}
+END_TEST
+
+START_TEST(init_is_deterministic_with_zero_biases_and_he_scale)
+{
+    model_config c;
+    model_config_default(&c);
+    size_t n = model_mlp.num_params(&c);
+    float *a = sim_tensor_alloc(n), *b = sim_tensor_alloc(n);
+    ck_assert(a && b);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 8675309);
+    model_mlp.init_params(a, &c, r);
+    gsl_rng_set(r, 8675309);
+    model_mlp.init_params(b, &c, r);
+    gsl_rng_free(r);
+    ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
+    model_view v[MODEL_MAX_VIEWS];
+    size_t nv = model_mlp.views(v, &c);
+    ck_assert_uint_eq(nv, 4);
+    for (size_t i = 0; i < 256; i++)
+        ck_assert_double_eq((double)a[v[1].offset + i], 0.0);
+    // fc1.w: 200704 draws of N(0, 2 / 784). The sample standard deviation has a relative
+    // standard error of 1 / sqrt(2 n) = 0.16%; 1% is six of those.
+    double sum = 0.0, sq = 0.0, cnt = (double)(v[0].rows * v[0].cols);
+    for (size_t i = 0; i < v[0].rows * v[0].cols; i++) {
+        sum += (double)a[i];
+        sq += (double)a[i] * (double)a[i];
+    }
+    double sd = sqrt(sq / cnt - (sum / cnt) * (sum / cnt));
+    ck_assert_double_eq_tol(sd, sqrt(2.0 / 784.0), 0.01 * sqrt(2.0 / 784.0));
+    ck_assert_double_eq_tol(sum / cnt, 0.0, 6.0 * sqrt(2.0 / 784.0 / cnt));
+    sim_tensor_free(a);
+    sim_tensor_free(b);
+}
+END_TEST
+
+/* ---- Training ---- */
+
+/* N samples of K Gaussian blobs in D dimensions: class means N(0, 1) per coordinate, noise
+ * N(0, 0.7); with D = 64 the classes are many noise widths apart. Labels cycle 0..K-1. */
+static void make_blobs(float *x, uint8_t *y, size_t N, size_t D, size_t K, gsl_rng *r)
+{
+    float means[4 * 64];
+    ck_assert_uint_le(K * D, 4 * 64);
+    for (size_t i = 0; i < K * D; i++)
+        means[i] = (float)gsl_ran_gaussian(r, 1.0);
+    for (size_t i = 0; i < N; i++) {
+        y[i] = (uint8_t)(i % K);
+        for (size_t j = 0; j < D; j++)
+            x[i * D + j] = means[y[i] * D + j] + (float)gsl_ran_gaussian(r, 0.7);
+    }
+}
+
+START_TEST(training_on_separable_blobs_drops_the_loss)
+{
+    const size_t N = 96, B = 16, K = 3, steps = 300;
+    model_config c;
+    model_config_default(&c);
+    c.channels = 1, c.height = 8, c.width = 8, c.classes = K;
+    c.hidden[0] = 16, c.conv1 = 4, c.conv2 = 8, c.kernel = 3, c.dense = 16;
+    size_t D = model_input_size(&c);
+    float *x = malloc(N * D * sizeof(float));
+    uint8_t *y = malloc(N);
+    ck_assert(x && y);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 424242);
+    make_blobs(x, y, N, D, K, r);
+    for (size_t k = 0; model_at(k) != NULL; k++) {
+        const model_ops *ops = model_at(k);
+        size_t n = ops->num_params(&c);
+        float *params = sim_tensor_alloc(n), *grads = sim_tensor_alloc(n);
+        float *acts = sim_tensor_alloc(ops->num_acts(&c, N));
+        ck_assert(params && grads && acts);
+        ops->init_params(params, &c, r);
+        double before = ops->forward(acts, params, x, y, N, &c);
+        for (size_t s = 0; s < steps; s++) {
+            size_t at = (s % (N / B)) * B;
+            memset(grads, 0, n * sizeof(float));
+            ops->forward(acts, params, x + at * D, y + at, B, &c);
+            ops->backward(grads, acts, params, x + at * D, y + at, B, &c);
+            for (size_t i = 0; i < n; i++)
+                params[i] -= 0.05f * grads[i];
+        }
+        double after = ops->forward(acts, params, x, y, N, &c);
+        size_t correct = model_count_correct(acts, y, N, &c);
+        // A working model fits well-separated blobs almost perfectly; a wrong gradient
+        // does not cut the loss fivefold.
+        ck_assert_msg(after < 0.2 * before && correct >= N - 2,
+                      "%s: loss %.6g -> %.6g, %zu of %zu correct", ops->name, before, after,
+                      correct, N);
+        sim_tensor_free(params);
+        sim_tensor_free(grads);
+        sim_tensor_free(acts);
+    }
+    gsl_rng_free(r);
+    free(x);
+    free(y);
+}
+END_TEST
+
+static Suite *models_suite(void)
+{
+    Suite *s = suite_create("models");
+    TCase *tc = tcase_create("registry");
+    tcase_add_test(tc, registry_finds_and_lists_every_model_by_exact_name);
+    tcase_add_test(tc, check_passes_defaults_and_names_the_bad_field_and_value);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("layout");
+    tcase_add_test(tc, num_params_matches_hand_counts_for_defaults);
+    tcase_add_test(tc, views_tile_the_parameter_block_in_order);
+    tcase_add_test(tc, flops_count_three_times_the_forward_products);
+    tcase_add_test(tc, init_is_deterministic_with_zero_biases_and_he_scale);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("known_answers");
+    tcase_add_test(tc, softmax_forward_matches_a_case_worked_by_hand);
+    tcase_add_test(tc, svm_forward_and_backward_match_a_case_worked_by_hand);
+    tcase_add_test(tc, predictions_take_the_first_maximum);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gradients");
+    tcase_set_timeout(tc, 60); // sanitizer builds run the reference slowly
+    tcase_add_test(tc, softmax_gradient_matches_finite_differences);
+    tcase_add_test(tc, svm_gradient_matches_finite_differences);
+    tcase_add_test(tc, mlp_gradient_matches_finite_differences);
+    tcase_add_test(tc, cnn_gradient_matches_finite_differences_with_3x3_kernels);
+    tcase_add_test(tc, cnn_gradient_matches_finite_differences_with_5x5_kernels_and_odd_sides);
+    tcase_add_test(tc, cnn_gradient_matches_finite_differences_when_kernels_exceed_the_image);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("invariants");
+    tcase_add_test(tc, backward_adds_to_the_gradients_it_is_given);
+    tcase_add_test(tc, forward_and_backward_stay_inside_their_buffers);
+    tcase_add_test(tc, batch_loss_is_the_mean_of_sample_losses);
+    tcase_add_test(tc, scores_without_labels_are_the_same_and_the_loss_is_zero);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("training");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, training_on_separable_blobs_drops_the_loss);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    SRunner *sr = srunner_create(models_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

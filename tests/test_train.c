@@ -1,0 +1,285 @@
+/* Real training through the runner: all-reduce keeps replicas bitwise identical, one worker
+ * is plain SGD, the loss falls, numerical failure is caught, stop conditions hold, runs are
+ * deterministic. Uses a small synthetic data set so that the suite stays fast. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "models/train.h"
+#include "sim/rng.h"
+#include "sim/run.h"
+#include "sim/scenario.h"
+#include "sim/tensor.h"
+
+static const char base_json[] =
+    "{\"seed\": 2385, \"workers\": 4, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000,"
+    " \"test_samples\": 1000, \"dim\": 20, \"classes\": 4, \"separation\": 4},"
+    " \"model\": {\"name\": \"mlp\", \"hidden\": [16]}, \"batch\": 16, \"lr\": 0.1,"
+    " \"momentum\": 0.9},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 3},"
+    " \"eval\": {\"every_s\": 0.5, \"samples\": 1000}}";
+
+static sim_scenario *load(const char *const *sets, size_t n)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc =
+        sim_scenario_parse(base_json, strlen(base_json), "train.json", sets, n, &err);
+    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+static char *run_into(sim_scenario *sc, sim_run_summary *sum)
+{
+    char tmpl[] = "/tmp/hetsim-train-XXXXXX";
+    char *dir = strdup(mkdtemp(tmpl));
+    sim_run_options opt = { .out_dir = dir };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_run_summary s;
+    ck_assert_msg(sim_run(sc, &opt, &s, &err) == 0, "run: %s", err.msg);
+    if (sum != NULL)
+        *sum = s;
+    return dir;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "missing %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+static void cleanup(char *dir)
+{
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    char path[512];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+/* The params_fnv column (the last) of each worker row of workers.csv. */
+static size_t checksums(const char *workers, char out[][17], size_t max)
+{
+    size_t n = 0;
+    for (const char *line = strchr(workers, '\n'); line != NULL && line[1] != '\0' && n < max;
+         line = strchr(line + 1, '\n')) {
+        const char *end = strchr(line + 1, '\n');
+        const char *comma = end;
+        while (comma > line && *comma != ',')
+            comma--;
+        snprintf(out[n++], 17, "%.*s", (int)(end - comma - 1), comma + 1);
+    }
+    return n;
+}
+
+START_TEST(allreduce_replicas_are_bitwise_identical_after_every_round)
+{
+    /* Stop after 1, 2, 3, 7 and 20 rounds of 4 workers: at every round boundary the four
+     * replicas hold the same bits (and differ from one boundary to the next). */
+    const int rounds[] = { 1, 2, 3, 7, 20 };
+    char prev[17] = "";
+    for (size_t r = 0; r < 5; r++) {
+        char set[64];
+        snprintf(set, sizeof(set), "stop={\"iterations\": %d}", 4 * rounds[r]);
+        const char *sets[] = { set };
+        sim_scenario *sc = load(sets, 1);
+        char *dir = run_into(sc, NULL);
+        char *w = slurp(dir, "workers.csv");
+        char sums[4][17];
+        ck_assert_uint_eq(checksums(w, sums, 4), 4);
+        for (size_t i = 1; i < 4; i++)
+            ck_assert_str_eq(sums[i], sums[0]);
+        ck_assert_uint_eq(strlen(sums[0]), 16);
+        ck_assert_str_ne(sums[0], prev);
+        memcpy(prev, sums[0], sizeof(prev));
+        free(w);
+        sim_scenario_destroy(sc);
+        cleanup(dir);
+    }
+}
+END_TEST
+
+START_TEST(one_worker_allreduce_is_plain_sgd)
+{
+    /* Replays 37 SGD steps by hand with the run's own streams (data, initialization, the
+     * worker's minibatch order; no jitter, so compute times draw nothing) and compares the
+     * final parameters' bits with the run's. */
+    const char *sets[] = { "workers=1", "compute.jitter_sigma=0", "stop={\"iterations\": 37}" };
+    sim_scenario *sc = load(sets, 3);
+    char *dir = run_into(sc, NULL);
+    char *w = slurp(dir, "workers.csv");
+    char sums[1][17];
+    ck_assert_uint_eq(checksums(w, sums, 1), 1);
+
+    sim_err err;
+    sim_err_clear(&err);
+    train_config tc;
+    ck_assert_int_eq(train_config_read(sc, &tc, &err), 0);
+    gsl_rng *data = sim_rng_create(sc->stream_seeds[SIM_STREAM_DATA]);
+    gsl_rng *init = sim_rng_create(sc->stream_seeds[SIM_STREAM_INIT]);
+    gsl_rng *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
+    train *t = train_create(&tc, data, init, &err);
+    ck_assert_ptr_nonnull(t);
+    for (int k = 0; k < 37; k++) {
+        double loss;
+        ck_assert_int_eq(train_gradient(t, 0, mine, &loss, &err), 0);
+        double epoch = (double)(k * 16) / (double)train_train_size(t);
+        train_apply(t, 0, train_grad(t, 0), epoch);
+    }
+    char want[17];
+    snprintf(want, sizeof(want), "%016" PRIx64,
+             sim_tensor_checksum(train_params(t, 0), train_num_params(t)));
+    ck_assert_str_eq(sums[0], want);
+    train_destroy(t);
+    gsl_rng_free(data);
+    gsl_rng_free(init);
+    gsl_rng_free(mine);
+    free(w);
+    sim_scenario_destroy(sc);
+    cleanup(dir);
+}
+END_TEST
+
+START_TEST(training_lowers_the_loss_and_raises_accuracy)
+{
+    sim_scenario *sc = load(NULL, 0);
+    char *dir = run_into(sc, NULL);
+    char *m = slurp(dir, "metrics.csv");
+    /* Rows: time, iterations, samples, epoch, train_loss, test_loss, accuracy, ... */
+    double first_loss = NAN, last_loss = NAN, first_acc = NAN, last_acc = NAN;
+    for (char *line = strchr(m, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
+        double t, ep, tl, vl, acc;
+        unsigned long long it, s;
+        ck_assert_int_eq(
+            sscanf(line, "%lf,%llu,%llu,%lf,%lf,%lf,%lf", &t, &it, &s, &ep, &tl, &vl, &acc), 7);
+        if (isnan(first_loss)) {
+            first_loss = vl;
+            first_acc = acc;
+        }
+        last_loss = vl;
+        last_acc = acc;
+    }
+    ck_assert_double_lt(last_loss, 0.5 * first_loss);
+    ck_assert_double_gt(last_acc, 0.8); /* 4 well separated classes; chance is 0.25 */
+    ck_assert_double_lt(first_acc, 0.5);
+    free(m);
+    sim_scenario_destroy(sc);
+    cleanup(dir);
+}
+END_TEST
+
+START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
+{
+    const char *sets[] = { "workload.lr=900", "workload.momentum=0.99" };
+    sim_scenario *sc = load(sets, 2);
+    char tmpl[] = "/tmp/hetsim-train-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    sim_run_options opt = { .out_dir = dir };
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_int_eq(sim_run(sc, &opt, NULL, &err), SIM_ENUMERIC);
+    ck_assert_msg(strstr(err.msg, "worker ") != NULL && strstr(err.msg, "in iteration ") != NULL,
+                  "%s", err.msg);
+    /* Nothing half-written: no metrics.csv, no temporary left. */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/metrics.csv", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/metrics.csv.tmp", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    rmdir(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
+{
+    const char *by_epochs[] = { "stop={\"epochs\": 0.5}" };
+    sim_scenario *sc = load(by_epochs, 1);
+    sim_run_summary sum;
+    char *dir = run_into(sc, &sum);
+    ck_assert_str_eq(sum.stop_reason, "epochs");
+    /* 4 workers x 16 samples a round; 2000 samples is half an epoch of 4000. */
+    ck_assert_uint_eq(sum.samples, 2000);
+    sim_scenario_destroy(sc);
+    cleanup(dir);
+
+    const char *by_target[] = { "stop={\"target_accuracy\": 0.75}" };
+    sc = load(by_target, 1);
+    dir = run_into(sc, &sum);
+    ck_assert_str_eq(sum.stop_reason, "target_accuracy");
+    char *s = slurp(dir, "summary.json");
+    double t;
+    char *at = strstr(s, "\"time_to_target_s\": ");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_int_eq(sscanf(at, "\"time_to_target_s\": %lf", &t), 1);
+    ck_assert_double_eq((double)sum.sim_ns / 1e9, t);
+    free(s);
+    sim_scenario_destroy(sc);
+    cleanup(dir);
+}
+END_TEST
+
+START_TEST(real_training_runs_are_deterministic)
+{
+    char *dirs[2];
+    for (int i = 0; i < 2; i++) {
+        sim_scenario *sc = load(NULL, 0);
+        dirs[i] = run_into(sc, NULL);
+        sim_scenario_destroy(sc);
+    }
+    const char *names[] = { "metrics.csv", "workers.csv", "run.json" };
+    for (size_t k = 0; k < 3; k++) {
+        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
+        free(a);
+        free(b);
+    }
+    cleanup(dirs[0]);
+    cleanup(dirs[1]);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("train");
+    TCase *exact = tcase_create("exact");
+    tcase_add_test(exact, allreduce_replicas_are_bitwise_identical_after_every_round);
+    tcase_add_test(exact, one_worker_allreduce_is_plain_sgd);
+    tcase_set_timeout(exact, 120);
+    suite_add_tcase(s, exact);
+    TCase *runs = tcase_create("runs");
+    tcase_add_test(runs, training_lowers_the_loss_and_raises_accuracy);
+    tcase_add_test(runs, a_diverging_run_fails_naming_worker_and_iteration);
+    tcase_add_test(runs, runs_stop_at_an_epoch_count_or_a_target_accuracy);
+    tcase_add_test(runs, real_training_runs_are_deterministic);
+    tcase_set_timeout(runs, 120);
+    suite_add_tcase(s, runs);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -11,7 +11,9 @@
 #include "sim/engine.h"
 #include "sim/net.h"
 
-#define NDRAWS 65536 /* exponential increments, precomputed so RNG cost is not measured */
+#define NDRAWS   65536   /* exponential increments, precomputed so RNG cost is not measured */
+#define REPS     5       /* alternating repetitions of engine and reference; best of each */
+#define HOLD_OPS 2000000 /* hold operations per repetition */
 
 static double now_s(void)
 {
@@ -141,12 +143,18 @@ int sim_bench_engine(FILE *out, sim_err *err)
             draws[i] = gsl_ran_exponential(r, 1.0);
             ns[i] = (sim_time)llround(draws[i] * (double)sizes[k] * 1000.0);
         }
-        size_t ops = 4000000;
-        double ref = bare_hold(sizes[k], ops, draws);
-        double val = engine_hold(sizes[k], ops, ns, err);
-        if (val < 0)
-            rc = err != NULL ? err->code : SIM_ENOMEM;
-        else
+        /* The two take turns, REPS times, and each keeps its best: a shared machine's noise
+         * then slows both alike instead of one of them. */
+        double ref = 0.0, val = 0.0;
+        for (int rep = 0; rep < REPS && rc == SIM_OK; rep++) {
+            double b = bare_hold(sizes[k], HOLD_OPS, draws);
+            double e = engine_hold(sizes[k], HOLD_OPS, ns, err);
+            if (e < 0)
+                rc = err != NULL ? err->code : SIM_ENOMEM;
+            ref = b > ref ? b : ref;
+            val = e > val ? e : val;
+        }
+        if (rc == SIM_OK)
             emit(out, names[k], val, "events/s", ref);
     }
     gsl_rng_free(r);
@@ -241,7 +249,11 @@ int sim_bench_network(FILE *out, sim_err *err)
         draws[i] = gsl_ran_exponential(r, 1.0);
     /* Two events per message (latency phase, then transfer), with about as many pending as
      * a 1024-host ring keeps: the heap's rate halved is the reference. */
-    double ref = bare_hold(2048, 4000000, draws) / 2.0;
+    double ref = 0.0;
+    for (int rep = 0; rep < REPS; rep++) {
+        double b = bare_hold(2048, HOLD_OPS, draws) / 2.0;
+        ref = b > ref ? b : ref;
+    }
     gsl_rng_free(r);
     free(draws);
     double ring = net_rate(1024, 1024, 1, 2000000, err);

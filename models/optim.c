@@ -30,7 +30,7 @@ static int need(const char *field, bool ok, double v, const char *what, sim_err 
 int optim_config_check(const optim_config *c, sim_err *err)
 {
     int rc;
-    if ((rc = need("lr", c->lr > 0.0 && isfinite(c->lr), c->lr, "a finite number > 0", err)) ||
+    if ((rc = need("lr", c->lr >= 0.0 && isfinite(c->lr), c->lr, "a finite number >= 0", err)) ||
         (rc = need("momentum", c->momentum >= 0.0 && c->momentum < 1.0, c->momentum,
                    "a number in [0, 1)", err)) ||
         (rc = need("weight_decay", c->weight_decay >= 0.0 && isfinite(c->weight_decay),

@@ -34,7 +34,7 @@ typedef enum optim_schedule {
 } optim_schedule;
 
 typedef struct optim_config {
-    double lr;           /* base learning rate, > 0 */
+    double lr;           /* base learning rate, >= 0 (0: no learning) */
     double momentum;     /* heavy-ball coefficient in [0, 1) */
     double weight_decay; /* L2 coefficient added to the gradient, >= 0 */
 

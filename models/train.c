@@ -299,6 +299,7 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     optim_config_default(&cfg->optim);
     cfg->batch = sc->batch;
     cfg->workers = sc->workers;
+    cfg->independent_init = sc->init_independent;
     int rc = read_dataset(sc, cfg, err);
     if (rc == SIM_OK)
         rc = read_model(sc, cfg, err);
@@ -439,8 +440,12 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
                                                      "out of memory for %zu workers' tensors", n);
     }
     t->cfg.ops->init_params(t->params[0], &t->cfg.model, init);
-    for (size_t w = 1; w < n; w++)
-        sim_tensor_copy(t->params[w], t->params[0], P);
+    for (size_t w = 1; w < n; w++) {
+        if (t->cfg.independent_init)
+            t->cfg.ops->init_params(t->params[w], &t->cfg.model, init);
+        else
+            sim_tensor_copy(t->params[w], t->params[0], P);
+    }
     return SIM_OK;
 }
 
@@ -539,6 +544,14 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
     c->ops->backward(t->grad[w], t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     return SIM_OK;
+}
+
+void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch)
+{
+    optim_config o = t->cfg.optim;
+    if (velocity == NULL)
+        o.momentum = 0.0;
+    optim_step(params, velocity, grad, t->cfg.num_params, optim_lr(&o, epoch), &o);
 }
 
 double train_lr(const train *t, double epoch)

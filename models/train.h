@@ -49,6 +49,7 @@ typedef struct train_config {
     bool dirichlet;                  /* partition: label skew instead of iid */
     double alpha;                    /* dirichlet concentration */
     size_t batch;                    /* minibatch per worker */
+    bool independent_init;           /* each worker draws its own initial parameters */
     size_t workers;
     size_t num_params;
     uint64_t bytes_estimate; /* memory the run's tensors and data will take */
@@ -87,6 +88,10 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
 /* One optimizer step on worker w's parameters with `grad` (num_params floats; may be its
  * own gradient buffer) at the learning rate of progress `epoch`, using w's momentum. */
 void train_apply(train *t, uint32_t w, const float *grad, double epoch);
+
+/* One optimizer step on a block the caller owns (a parameter server's model) with its own
+ * momentum buffer (num_params floats, zeroed at start; NULL without momentum). */
+void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch);
 
 /* The learning rate at progress `epoch`. */
 double train_lr(const train *t, double epoch);

@@ -87,6 +87,20 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
  * momentum and the scheduled learning rate. */
 void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad);
 
+/* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
+ * buffer from the run's pool) travelling with the message; the receiver reads it with
+ * sim_ctx_payload. With the timing-only model no snapshot is taken. */
+int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                       uint64_t arg, const float *params, size_t n, sim_err *err);
+
+/* The snapshot carried by the SIM_EV_MSG being handled, or NULL if it carries none. Valid
+ * only during that on_event call: average it into your own buffers, never keep it. */
+const float *sim_ctx_payload(const sim_ctx *ctx);
+
+/* One optimizer step, at the scheduled learning rate, on a block the protocol owns (a
+ * server's model) with its own momentum buffer (NULL: no momentum). */
+void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad);
+
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);

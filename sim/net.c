@@ -84,6 +84,8 @@ struct sim_net {
     uint64_t grows;  /* times the pool doubled after creation */
     int pending_err; /* error from a void operation, reported by the next send or handle */
     sim_net_stats stats;
+    sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
+    void *drop_ud;
 };
 
 /* ---- small helpers -------------------------------------------------------------------- */
@@ -603,6 +605,8 @@ static int finish(sim_net *net, uint32_t s, sim_net_msg *out)
         net->stats.delivered++;
     } else {
         net->stats.dropped++;
+        if (net->on_drop != NULL)
+            net->on_drop(net->drop_ud, &f->msg);
     }
     free_slot(net, s);
     return delivered;
@@ -684,6 +688,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
         net->hosts[f->msg.dst].inflight--;
         net->stats.in_flight--;
         net->stats.dropped++;
+        if (net->on_drop != NULL)
+            net->on_drop(net->drop_ud, &f->msg);
         free_slot(net, (uint32_t)i);
     }
     if (nseeds == 0)
@@ -758,6 +764,12 @@ void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint6
         *sent = bad ? 0 : net->hosts[host].sent_bytes;
     if (received != NULL)
         *received = bad ? 0 : net->hosts[host].received_bytes;
+}
+
+void sim_net_set_drop_fn(sim_net *net, sim_net_drop_fn fn, void *ud)
+{
+    net->on_drop = fn;
+    net->drop_ud = ud;
 }
 
 uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)

@@ -71,6 +71,10 @@ typedef struct sim_net_stats {
 
 typedef struct sim_net sim_net;
 
+/* Called for every message the network drops (an endpoint down), with the message as sent,
+ * so that its owner can release the payload. Must not call back into the network. */
+typedef void (*sim_net_drop_fn)(void *ud, const sim_net_msg *msg);
+
 /* Validates `cfg` (SIM_EINVAL naming the bad field) and builds the links. Arrays in `cfg`
  * are copied. `eng` must outlive the network. Returns NULL and fills `err` on failure. */
 sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err);
@@ -104,6 +108,9 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
 /* The path latency (without extra latency) and bottleneck bandwidth from src to dst. */
 sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst);
 double sim_net_path_bandwidth_bps(const sim_net *net, uint32_t src, uint32_t dst);
+
+/* Installs the drop callback (NULL: none). */
+void sim_net_set_drop_fn(sim_net *net, sim_net_drop_fn fn, void *ud);
 
 /* Messages from or to `host` that are sent and neither delivered nor dropped yet. */
 uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);

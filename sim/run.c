@@ -96,6 +96,17 @@ void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
         train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
 }
 
+void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
+{
+    if (ctx->tr != NULL)
+        train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
+}
+
+const float *sim_ctx_payload(const sim_ctx *ctx)
+{
+    return ctx->payload;
+}
+
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
 {
     ctx->eval_params = params;
@@ -156,6 +167,16 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
     return SIM_OK;
 }
 
+static int send(sim_ctx *ctx, const sim_net_msg *msg, sim_err *err)
+{
+    int rc = sim_net_send(ctx->net, msg, err);
+    if (rc != SIM_OK)
+        return rc;
+    acct_update(ctx, msg->src);
+    acct_update(ctx, msg->dst);
+    return SIM_OK;
+}
+
 int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                  uint64_t arg, sim_err *err)
 {
@@ -165,12 +186,41 @@ int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint6
                         .tag = tag,
                         .arg = arg,
                         .payload = SIM_NET_NO_PAYLOAD };
-    int rc = sim_net_send(ctx->net, &msg, err);
-    if (rc != SIM_OK)
-        return rc;
-    acct_update(ctx, src);
-    acct_update(ctx, dst);
-    return SIM_OK;
+    return send(ctx, &msg, err);
+}
+
+int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                       uint64_t arg, const float *params, size_t n, sim_err *err)
+{
+    sim_net_msg msg = { .src = src,
+                        .dst = dst,
+                        .bytes = bytes,
+                        .tag = tag,
+                        .arg = arg,
+                        .payload = SIM_NET_NO_PAYLOAD };
+    if (ctx->snapshots != NULL && params != NULL) {
+        if (n > train_num_params(ctx->tr))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: a snapshot of %zu floats exceeds the "
+                               "model's %zu",
+                               ctx->proto->name, n, train_num_params(ctx->tr));
+        int rc = sim_tensor_pool_get(ctx->snapshots, &msg.payload, err);
+        if (rc != SIM_OK)
+            return rc;
+        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, msg.payload), params, n);
+    }
+    int rc = send(ctx, &msg, err);
+    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
+        sim_tensor_pool_put(ctx->snapshots, msg.payload);
+    return rc;
+}
+
+/* The network dropped a message: its snapshot goes back to the pool. */
+static void on_drop(void *ud, const sim_net_msg *msg)
+{
+    sim_ctx *ctx = ud;
+    if (msg->payload != SIM_NET_NO_PAYLOAD)
+        sim_tensor_pool_put(ctx->snapshots, msg->payload);
 }
 
 int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64_t arg,
@@ -238,7 +288,14 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     pev.arg[1] = msg.bytes;
     pev.arg[2] = msg.arg;
     pev.arg[3] = msg.payload;
-    return to_protocol(ctx, &pev, err);
+    if (msg.payload != SIM_NET_NO_PAYLOAD)
+        ctx->payload = sim_tensor_pool_data(ctx->snapshots, msg.payload);
+    rc = to_protocol(ctx, &pev, err);
+    if (msg.payload != SIM_NET_NO_PAYLOAD) {
+        ctx->payload = NULL;
+        sim_tensor_pool_put(ctx->snapshots, msg.payload);
+    }
+    return rc;
 }
 
 static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -525,6 +582,11 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     ctx->live = calloc(ctx->nworkers, sizeof(*ctx->live));
     if (ctx->mean == NULL || ctx->live == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    /* Room for a snapshot in flight per worker to start with; the pool doubles if needed. */
+    ctx->snapshots = sim_tensor_pool_create(train_num_params(ctx->tr), ctx->nworkers, err);
+    if (ctx->snapshots == NULL)
+        return err->code;
+    sim_net_set_drop_fn(ctx->net, on_drop, ctx);
     return SIM_OK;
 }
 
@@ -569,6 +631,7 @@ static void teardown(sim_ctx *ctx)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
     train_destroy(ctx->tr);
+    sim_tensor_pool_destroy(ctx->snapshots);
     sim_tensor_free(ctx->mean);
     free(ctx->live);
     sim_net_destroy(ctx->net);

@@ -17,6 +17,7 @@
 #include "sim/output.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
+#include "sim/tensor.h"
 
 /* Time-breakdown states of a worker (workers.csv columns). */
 enum acct_state {
@@ -44,8 +45,10 @@ struct sim_ctx {
     sim_engine *eng;
     sim_cluster *cl;
     sim_net *net;
-    train *tr;         /* NULL for the timing-only model */
-    worker_acct *acct; /* (workers) */
+    train *tr;                  /* NULL for the timing-only model */
+    sim_tensor_pool *snapshots; /* model snapshots carried by messages (real models) */
+    const float *payload;       /* the delivered message's snapshot, during its handler */
+    worker_acct *acct;          /* (workers) */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t iterations, samples;

@@ -297,7 +297,9 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
 
 static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *err)
 {
+    static const char *const inits[] = { "same", "independent" };
     int64_t batch = 32, message_bytes = 0;
+    int init = 0;
     sc->lr = 0.05;
     sc->momentum = 0.0;
     sc->weight_decay = 0.0;
@@ -320,11 +322,13 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
                    : sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
                                  "missing required key (only model \"none\" runs without data)");
     if ((rc = sim_cfg_int(c, "batch", 1, MAX_BATCH, &batch, err)) != 0 ||
-        (rc = sim_cfg_double(c, "lr", nextafter(0.0, 1.0), MAX_LR, &sc->lr, err)) != 0 ||
+        (rc = sim_cfg_double(c, "lr", 0.0, MAX_LR, &sc->lr, err)) != 0 ||
+        (rc = sim_cfg_choice(c, "init", inits, 2, &init, err)) != 0 ||
         (rc = sim_cfg_double(c, "momentum", 0.0, nextafter(1.0, 0.0), &sc->momentum, err)) != 0 ||
         (rc = sim_cfg_double(c, "weight_decay", 0.0, INFINITY, &sc->weight_decay, err)) != 0)
         return rc;
     sc->batch = (uint32_t)batch;
+    sc->init_independent = init == 1;
     bool given = sim_cfg_has(c, "message_bytes");
     if (!sim_cfg_is_null(c, "message_bytes") &&
         (rc = sim_cfg_int(c, "message_bytes", 1, (int64_t)SIM_MAX_MESSAGE_BYTES, &message_bytes,

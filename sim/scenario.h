@@ -87,10 +87,12 @@ typedef struct sim_scenario {
     sim_cfg *dataset_cfg;   /* $.workload.dataset or NULL */
     sim_cfg *schedule_cfg;  /* $.workload.lr_schedule or NULL, for the optimizer's reader */
     uint32_t batch;         /* batch, default 32 */
-    double lr;              /* lr, default 0.05 */
+    double lr;              /* lr, default 0.05; 0 freezes training (averaging studies) */
     double momentum;        /* momentum, default 0 */
     double weight_decay;    /* weight_decay, default 0 */
     uint64_t message_bytes; /* message_bytes; 0 when null (then the model's size) */
+    bool init_independent;  /* init: "same" (default, every worker starts from one draw) or
+                               "independent" (each worker draws its own, in worker order) */
 
     /* $.protocol */
     char protocol[32];     /* protocol.name */

@@ -496,6 +496,18 @@ static void take_host_down(harness *h, const sim_event *ev)
     send(h, 0, 2, 4096, 7); /* accepted, dropped when it reaches host 2 */
 }
 
+typedef struct drops {
+    size_t n;
+    uint64_t tag_sum;
+} drops;
+
+static void count_drop(void *ud, const sim_net_msg *msg)
+{
+    drops *d = ud;
+    d->n++;
+    d->tag_sum += msg->tag;
+}
+
 START_TEST(net_host_down_aborts_its_flows_and_drops_its_messages)
 {
     const double b = 5.3e9;
@@ -513,6 +525,8 @@ START_TEST(net_host_down_aborts_its_flows_and_drops_its_messages)
     const sim_time ta = 1200 + 2100, tc = 1200 + 3400, tdown = 1000003;
     h.on_user = take_host_down;
     at_time(&h, tdown, 0, 0, 0);
+    drops d = { 0 };
+    sim_net_set_drop_fn(h.net, count_drop, &d);
     double rem = (double)sc - b / 2 * (double)(tdown - tc) / 8e9;
     sim_time want = tdown + xfer_ns(rem, b);
     harness_run(&h);
@@ -524,6 +538,7 @@ START_TEST(net_host_down_aborts_its_flows_and_drops_its_messages)
     ck_assert_uint_eq(st.dropped, 3);
     ck_assert_uint_eq(st.delivered, 1);
     ck_assert_uint_eq(st.in_flight, 0);
+    ck_assert_uint_eq(d.n, st.dropped); /* the owner hears of every drop */
     for (uint32_t host = 0; host < 4; host++)
         ck_assert_uint_eq(sim_net_host_inflight(h.net, host), 0);
     ck_assert_uint_eq(sim_engine_next_time(h.eng), SIM_TIME_NEVER);

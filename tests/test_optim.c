@@ -174,10 +174,12 @@ START_TEST(check_accepts_defaults_and_names_each_bad_field)
     c.gamma = 0.0; // not read by the constant schedule
     ck_assert_int_eq(optim_config_check(&c, NULL), 0);
 
-    c = config(0.0, 0.0, 0.0);
-    expect_invalid(&c, "lr", "must be a finite number > 0, got 0");
+    c = config(0.0, 0.0, 0.0); /* no learning: averaging studies */
+    ck_assert_int_eq(optim_config_check(&c, NULL), 0);
+    c = config(-0.25, 0.0, 0.0);
+    expect_invalid(&c, "lr", "must be a finite number >= 0, got -0.25");
     c = config(HUGE_VAL, 0.0, 0.0);
-    expect_invalid(&c, "lr", "must be a finite number > 0, got inf");
+    expect_invalid(&c, "lr", "must be a finite number >= 0, got inf");
     c = config(0.1, 1.0, 0.0);
     expect_invalid(&c, "momentum", "must be a number in [0, 1), got 1");
     c = config(0.1, 0.9, -0.5);

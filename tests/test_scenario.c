@@ -271,7 +271,8 @@ START_TEST(loader_writes_defaults_into_the_resolved_tree)
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_str_eq(
         text, "{\"seed\":7,\"workers\":5,\"workload\":{\"model\":{\"name\":\"none\"},"
-              "\"message_bytes\":4096,\"batch\":32,\"lr\":0.05,\"momentum\":0,\"weight_decay\":0},"
+              "\"message_bytes\":4096,\"batch\":32,\"lr\":0.05,\"init\":\"same\",\"momentum\":0,"
+              "\"weight_decay\":0},"
               "\"protocol\":{\"name\":\"allreduce\"},\"name\":\"minimal\",\"servers\":0,"
               "\"compute\":{\"iteration_ms\":100,\"gflops\":0,\"jitter_sigma\":0,\"speeds\":[1]},"
               "\"network\":{\"topology\":\"star\",\"bandwidth_gbps\":10,\"latency_us\":50},"

@@ -547,6 +547,8 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     }
     if (end > ctx->last_eval_ns)
         sim_run_evaluate(ctx, end);
+    else if (ctx->observe != NULL)
+        ctx->observe(ctx->observe_ud, ctx); /* the end, already evaluated */
     /* Close every worker's accounting at the end time. */
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
         worker_acct *a = &ctx->acct[w];
@@ -646,6 +648,8 @@ int sim_run(sim_scenario *sc, const sim_run_options *opt, sim_run_summary *out, 
     sim_run_summary sum = { 0 };
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
     ctx.progress = opt != NULL && opt->progress;
+    ctx.observe = opt != NULL ? opt->observe : NULL;
+    ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
     if (rc == SIM_OK)
         rc = build(&ctx, sc, err);

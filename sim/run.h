@@ -17,9 +17,18 @@
 #include "sim/err.h"
 #include "sim/scenario.h"
 
+struct sim_ctx;
+
+/* Called at every evaluation and once more when the run ends, with the run's context (read
+ * workers' parameters with sim_ctx_params): how tests check invariants of a protocol from
+ * outside it. Must not change the run. */
+typedef void (*sim_run_observe_fn)(void *ud, struct sim_ctx *ctx);
+
 typedef struct sim_run_options {
-    const char *out_dir; /* run directory; NULL: the scenario's output.dir */
-    bool progress;       /* a progress line on stderr */
+    const char *out_dir;        /* run directory; NULL: the scenario's output.dir */
+    bool progress;              /* a progress line on stderr */
+    sim_run_observe_fn observe; /* optional */
+    void *observe_ud;
 } sim_run_options;
 
 typedef struct sim_run_summary {

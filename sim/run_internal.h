@@ -68,6 +68,8 @@ struct sim_ctx {
     size_t ntimeline;
     sim_file *metrics, *events;
     bool progress;
+    sim_run_observe_fn observe;
+    void *observe_ud;
     struct timespec wall_start, wall_last;
 };
 

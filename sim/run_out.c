@@ -88,6 +88,8 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
     fprintf(f, ",%.17g\n", sps);
     ctx->last_eval_ns = now;
     ctx->last_eval_samples = ctx->samples;
+    if (ctx->observe != NULL)
+        ctx->observe(ctx->observe_ud, ctx);
 }
 
 int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)

@@ -5,6 +5,7 @@
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
     &proto_allreduce,
+    &proto_localsgd,
 };
 
 const proto_ops *proto_find(const char *name)

@@ -1,0 +1,170 @@
+/* Local SGD (PROTOCOLS §8, the HPSGD baseline): H local steps, then a model all-reduce.
+ *
+ * Each live worker runs `local_steps` SGD iterations on its own model (computing, then
+ * applying its own gradient), then joins a ring all-reduce of the model (S bytes,
+ * protocols/ring.h). When its round completes its model becomes the mean of the members'
+ * models, summed in worker order once per round, so after every averaging round all
+ * replicas are bitwise identical; then it starts the next H steps. local_steps = 1 averages
+ * models after every step. Every local step is an iteration (throughput counts them).
+ *
+ * Failures: as all-reduce, the ring is rebuilt over the live workers; a recovered worker
+ * starts H local steps from its own (stale) model and is averaged with the others at the
+ * next round.
+ */
+#include <stdlib.h>
+
+#include "protocols/proto.h"
+#include "protocols/ring.h"
+#include "sim/tensor.h"
+
+typedef struct localsgd {
+    ring ring;
+    uint32_t n;
+    int64_t local_steps; /* H */
+    uint32_t *steps;     /* (n) local steps done since the last averaging */
+    uint32_t *live;      /* (n) scratch */
+    uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
+    uint64_t restarts;
+    size_t nparams;
+    float *mean;          /* (nparams) mean model of the round in mean_round */
+    const float **models; /* (n) scratch */
+    uint32_t mean_gen, mean_round;
+    bool mean_valid;
+} localsgd;
+
+static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
+
+static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    localsgd *st = state;
+    char name[32];
+    st->local_steps = 4;
+    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->n = sc->workers;
+    st->steps = calloc(st->n, sizeof(*st->steps));
+    st->live = calloc(st->n, sizeof(*st->live));
+    if (st->steps == NULL || st->live == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return ring_init(&st->ring, st->n, on_done, st, err);
+}
+
+static void ls_fini(void *state)
+{
+    localsgd *st = state;
+    ring_fini(&st->ring);
+    free(st->steps);
+    free(st->live);
+    free(st->models);
+    sim_tensor_free(st->mean);
+}
+
+/* The mean of the members' models, computed by the first member to finish the round:
+ * every member has joined by then, and a joined member's model does not change until its
+ * own round completes. */
+static const float *round_mean(localsgd *st, sim_ctx *ctx, uint32_t round)
+{
+    const ring *r = &st->ring;
+    if (!st->mean_valid || st->mean_gen != r->gen || st->mean_round != round) {
+        for (uint32_t i = 0; i < r->n; i++)
+            st->models[i] = sim_ctx_params(ctx, r->order[i]);
+        sim_tensor_mean(st->mean, st->models, r->n, st->nparams);
+        st->mean_gen = r->gen;
+        st->mean_round = round;
+        st->mean_valid = true;
+    }
+    return st->mean;
+}
+
+static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
+{
+    localsgd *st = ud;
+    if (st->nparams > 0)
+        sim_tensor_copy(sim_ctx_params(ctx, w), round_mean(st, ctx, round), st->nparams);
+    if (w == st->ring.order[0])
+        st->rounds++;
+    st->steps[w] = 0;
+    return sim_ctx_compute(ctx, w, 0, err);
+}
+
+static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->nparams > 0)
+        sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+    sim_ctx_count(ctx, w, 1);
+    if (++st->steps[w] < st->local_steps)
+        return sim_ctx_compute(ctx, w, st->steps[w], err);
+    return ring_join(&st->ring, ctx, w, err);
+}
+
+static int rebuild(localsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (!sim_ctx_down(ctx, w))
+            st->live[n++] = w;
+    return ring_reset(&st->ring, ctx, st->live, n, sim_ctx_model_bytes(ctx), err);
+}
+
+static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    localsgd *st = state;
+    st->nparams = sim_ctx_num_params(ctx);
+    if (st->nparams > 0) {
+        st->mean = sim_tensor_alloc(st->nparams);
+        st->models = calloc(st->n, sizeof(*st->models));
+        if (st->mean == NULL || st->models == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    int rc = rebuild(st, ctx, err);
+    for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
+        rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
+    return rc;
+}
+
+static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    localsgd *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        return on_computed(st, ctx, w, err);
+    case SIM_EV_MSG:
+        return ring_on_message(&st->ring, ctx, ev, err);
+    case SIM_EV_WORKER_DOWN:
+        st->ring.m[w].joined = false;
+        st->restarts++;
+        return rebuild(st, ctx, err);
+    case SIM_EV_WORKER_UP: {
+        st->ring.m[w].joined = false;
+        st->steps[w] = 0;
+        st->restarts++;
+        int rc = rebuild(st, ctx, err);
+        return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
+    }
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "localsgd: unexpected event kind %u", ev->kind);
+    }
+}
+
+static void ls_report(const void *state, sim_report *out)
+{
+    const localsgd *st = state;
+    sim_report_add(out, "averaging_rounds", (double)st->rounds);
+    sim_report_add(out, "ring_restarts", (double)st->restarts);
+    sim_report_add(out, "stale_messages", (double)st->ring.stale);
+}
+
+const proto_ops proto_localsgd = {
+    .name = "localsgd",
+    .summary = "local SGD: local_steps steps on each worker, then a ring all-reduce of the models",
+    .state_size = sizeof(localsgd),
+    .configure = ls_configure,
+    .start = ls_start,
+    .on_event = ls_on_event,
+    .report = ls_report,
+    .fini = ls_fini,
+};

@@ -1,0 +1,75 @@
+/* A ring all-reduce over a set of members, driven by the events of the protocol that owns
+ * it (all-reduce SGD, local SGD, partial all-reduces). Not a protocol itself.
+ *
+ * Members are placed on a logical ring in the order given. A collective ("round") moves S
+ * bytes: n-1 reduce-scatter and n-1 all-gather steps, in each of which a member sends one
+ * chunk of S/n bytes (the first S mod n chunks one byte larger) to its successor. A member
+ * sends step s+1 once it has joined the round (ring_join), has received step s from its
+ * predecessor, and its own step s has been delivered: chunks go in order over one
+ * connection, as NCCL and Gloo send them, so with one flow per link a round takes exactly
+ * 2(n-1) * (path latency + (S/n) / B). When a member's round is complete (all it sent
+ * delivered, all it expects received) the ring calls the owner's `done` function for it;
+ * the member must join again for the next round.
+ *
+ * ring_reset starts a new generation over a new member list (after a failure or a change
+ * of group): messages of older generations are ignored (and counted as stale), and members
+ * that had joined the unfinished round stay joined and start it again.
+ *
+ * The ring moves bytes only: what the round computes (a mean of gradients or of models) is
+ * the owner's business, done in its `done` function.
+ */
+#ifndef PROTO_RING_H
+#define PROTO_RING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/ctx.h"
+#include "sim/err.h"
+
+/* Called when member w has completed round `round` (counted from 0 in this generation). */
+typedef int (*ring_done_fn)(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
+
+typedef struct ring_member {
+    uint32_t round; /* rounds completed in this generation */
+    uint32_t sent;  /* steps of the current round sent */
+    uint32_t recv;  /* steps of the current round received */
+    uint32_t early; /* steps of the next round received (predecessor ahead) */
+    bool joined;    /* ready for the current round */
+    bool busy;      /* a step it sent is still on its way */
+} ring_member;
+
+typedef struct ring {
+    uint32_t cap;      /* workers (ids 0..cap-1) */
+    ring_member *m;    /* (cap) by worker id */
+    uint32_t *order;   /* (cap) members in ring order; the first n are valid */
+    uint32_t *pos;     /* (cap) position of each worker on the ring, RING_NONE if not a member */
+    uint32_t n;        /* members */
+    uint32_t gen;      /* generation, bumped by every ring_reset */
+    uint64_t bytes;    /* S: bytes reduced per round */
+    uint64_t stale;    /* messages of past generations ignored */
+    ring_done_fn done; /* the owner's completion function */
+    void *ud;
+} ring;
+
+#define RING_NONE UINT32_MAX
+
+/* Allocates the ring for `workers` workers, with no member. */
+int ring_init(ring *r, uint32_t workers, ring_done_fn done, void *ud, sim_err *err);
+
+/* Frees what ring_init allocated. */
+void ring_fini(ring *r);
+
+/* Starts a new generation over members[0..n) in that ring order, each round moving `bytes`.
+ * Members keep their joined flag (and send at once if joined); every round count restarts
+ * at 0. Non-members are forgotten. */
+int ring_reset(ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+               sim_err *err);
+
+/* Member w is ready for its current round. */
+int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Handles a SIM_EV_MSG sent by the ring. */
+int ring_on_message(ring *r, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+
+#endif

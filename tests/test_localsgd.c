@@ -1,0 +1,165 @@
+/* Local SGD: H local steps then a model all-reduce; exact timing, identical replicas after
+ * every averaging round, and the ring shared with all-reduce. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "sim/ctx.h"
+#include "sim/run.h"
+#include "sim/scenario.h"
+#include "sim/tensor.h"
+
+static const char real_json[] =
+    "{\"seed\": 31, \"workers\": 5, \"compute\": {\"iteration_ms\": 7, \"jitter_sigma\": 0.3},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 3000, \"dim\": 12,"
+    " \"classes\": 3, \"separation\": 4}, \"model\": {\"name\": \"mlp\", \"hidden\": [9]},"
+    " \"batch\": 8, \"lr\": 0.1, \"momentum\": 0.5},"
+    " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3}, \"stop\": {\"time_s\": 2},"
+    " \"eval\": {\"every_s\": 0.25, \"samples\": 500}}";
+
+static sim_scenario *load(const char *json, const char *const *sets, size_t n)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "localsgd.json", sets, n, &err);
+    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+typedef struct seen {
+    int evaluations;
+    int all_equal;     /* evaluations at which every replica had the same bits */
+    uint64_t last_sum; /* checksum of worker 0 at the end */
+} seen;
+
+static void observe(void *ud, sim_ctx *ctx)
+{
+    seen *s = ud;
+    size_t P = sim_ctx_num_params(ctx);
+    uint64_t first = sim_tensor_checksum(sim_ctx_params(ctx, 0), P);
+    int equal = 1;
+    for (uint32_t w = 1; w < sim_ctx_workers(ctx); w++)
+        equal &= sim_tensor_checksum(sim_ctx_params(ctx, w), P) == first;
+    s->evaluations++;
+    s->all_equal += equal;
+    s->last_sum = first;
+}
+
+static sim_run_summary run(sim_scenario *sc, seen *s)
+{
+    char tmpl[] = "/tmp/hetsim-localsgd-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    sim_run_options opt = { .out_dir = dir, .observe = observe, .observe_ud = s };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_run_summary sum;
+    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    char path[600];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+    return sum;
+}
+
+START_TEST(localsgd_round_is_h_computations_then_a_ring_allreduce)
+{
+    /* Timing only, 4 workers: H = 3 steps of 10 ms, then 6 ring steps of
+     * 2 * 50 us + (40 MB / 4) * 8 / 10 Gbit/s = 8.1 ms. Two rounds. */
+    static const char json[] =
+        "{\"seed\": 3, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 40000000},"
+        " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3},"
+        " \"stop\": {\"time_s\": 1}}";
+    const char *sets[] = { "stop={\"iterations\": 24}" };
+    sim_scenario *sc = load(json, sets, 1);
+    seen s = { 0 };
+    sim_run_summary sum = run(sc, &s);
+    /* The last iteration (the 24th) is counted when the second round's last local step
+     * ends: one round (30 ms + 48.6 ms) plus three more steps. */
+    ck_assert_int_eq(sum.sim_ns, 30000000 + 6 * 8100000 + 30000000);
+    ck_assert_uint_eq(sum.iterations, 24);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(localsgd_replicas_are_identical_after_each_averaging_round)
+{
+    /* 3 workers, no jitter: 3 local steps of 7 ms, then a ring of 4 steps of about 100 us
+     * (the 147-parameter model is tiny), so round k ends at about k * 21.4 ms and the next
+     * local step at k * 21.4 + 7 ms. Evaluations every 21.5 ms all fall in between: every
+     * replica must hold the same bits there. */
+    const char *sets[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0215",
+                           "stop={\"time_s\": 0.086}" };
+    sim_scenario *sc = load(real_json, sets, 4);
+    seen s = { 0 };
+    run(sc, &s);
+    /* 0, 21.5, 43, 64.5, 86 ms, and the end of the run (at 86 ms too). */
+    ck_assert_int_eq(s.evaluations, 6);
+    ck_assert_int_eq(s.all_equal, s.evaluations);
+    sim_scenario_destroy(sc);
+
+    /* The control: at 10.5 ms, between local steps, the replicas have diverged. */
+    const char *mid[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0105",
+                          "stop={\"time_s\": 0.0105}" };
+    sc = load(real_json, mid, 4);
+    seen t = { 0 };
+    run(sc, &t);
+    ck_assert_int_eq(t.evaluations, 3); /* 0, 10.5 ms and the end */
+    ck_assert_int_eq(t.all_equal, 1);   /* only at time 0 */
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(localsgd_with_one_step_and_one_worker_trains)
+{
+    const char *sets[] = { "workers=1", "protocol.local_steps=1" };
+    sim_scenario *sc = load(real_json, sets, 2);
+    seen s = { 0 };
+    sim_run_summary sum = run(sc, &s);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    ck_assert_uint_gt(sum.iterations, 200);
+    ck_assert_int_eq(s.all_equal, s.evaluations); /* one worker: trivially */
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(localsgd_rejects_bad_local_steps)
+{
+    const char *sets[] = { "protocol.local_steps=0" };
+    sim_err err;
+    sim_scenario *sc =
+        sim_scenario_parse(real_json, strlen(real_json), "localsgd.json", sets, 1, &err);
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.path, "$.protocol.local_steps");
+    ck_assert_str_eq(err.msg, "must be an integer in [1, 1000000], got 0");
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("localsgd");
+    TCase *tc = tcase_create("localsgd");
+    tcase_add_test(tc, localsgd_round_is_h_computations_then_a_ring_allreduce);
+    tcase_add_test(tc, localsgd_replicas_are_identical_after_each_averaging_round);
+    tcase_add_test(tc, localsgd_with_one_step_and_one_worker_trains);
+    tcase_add_test(tc, localsgd_rejects_bad_local_steps);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,5 +1,6 @@
 /* The command line as a user meets it: exit codes, messages on stderr, results on stdout,
  * no output directory left behind by bad input. Runs the built binary ($HETSIM). */
+#include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,12 +106,21 @@ START_TEST(cli_lists_protocols_and_topologies)
 }
 END_TEST
 
+/* Every scenario the project ships, in scenarios/ and one level of folders below it. */
 START_TEST(cli_validates_every_shipped_scenario)
 {
-    result r = hetsim((const char *[]){ "validate", "scenarios/quickstart.json",
-                                        "scenarios/bench/ring-1024.json", NULL });
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "scenarios/quickstart.json: ok"));
+    glob_t g;
+    ck_assert_int_eq(glob("scenarios/*.json", 0, NULL, &g), 0);
+    ck_assert_int_eq(glob("scenarios/*/*.json", GLOB_APPEND, NULL, &g), 0);
+    ck_assert_uint_ge(g.gl_pathc, 8);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        result r = hetsim((const char *[]){ "validate", g.gl_pathv[i], NULL });
+        ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
+        char want[512];
+        snprintf(want, sizeof(want), "%s: ok\n", g.gl_pathv[i]);
+        ck_assert_str_eq(r.out, want);
+    }
+    globfree(&g);
 }
 END_TEST
 

@@ -105,6 +105,9 @@ void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *gra
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);
 
+/* Iterations counted for worker w so far (sim_ctx_count). */
+uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w);
+
 /* Counts `iterations` finished iterations of worker w (each of workload.batch samples)
  * towards the throughput, the metrics and the iteration stop condition. */
 void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations);

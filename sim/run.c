@@ -250,6 +250,11 @@ static void stop(sim_ctx *ctx, const char *reason)
     }
 }
 
+uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->acct[w].iterations;
+}
+
 void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
 {
     const sim_scenario *sc = ctx->sc;

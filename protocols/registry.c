@@ -6,6 +6,7 @@
 static const proto_ops *const protocols[] = {
     &proto_allreduce,
     &proto_localsgd,
+    &proto_dpsgd,
 };
 
 const proto_ops *proto_find(const char *name)

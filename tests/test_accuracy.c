@@ -25,6 +25,7 @@ static const struct {
     /* Every protocol on the 16-worker comparison cluster, softmax regression. */
     { "scenarios/compare/even-allreduce.json", 0.80 },
     { "scenarios/compare/even-localsgd.json", 0.80 },
+    { "scenarios/compare/even-dpsgd.json", 0.80 },
 };
 
 static double final_accuracy(const char *dir)

@@ -24,6 +24,7 @@ static const struct {
 } protocols[] = {
     { "allreduce", true },
     { "localsgd", true },
+    { "dpsgd", true },
 };
 
 static double throughput(const char *cond, const char *protocol)

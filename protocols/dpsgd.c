@@ -1,0 +1,638 @@
+/* D-PSGD: synchronous decentralized SGD over a fixed graph (PROTOCOLS §1.4).
+ *
+ * Worker i, iteration k: it sends a snapshot of its model x_{k,i} (S bytes) to every
+ * neighbour and starts computing its gradient g on x_{k,i} at once. It finishes the
+ * iteration when the gradient is done and every neighbour's iteration-k model has arrived:
+ * x_{k+1,i} = W_ii x_{k,i} + sum_j W_ij x_{k,j}, then one optimizer step with g through
+ * sim_ctx_apply (so momentum, when configured, is per worker), and iteration k+1 begins.
+ *
+ * Graphs (parameter "graph"; neighbour lists are sorted and deduplicated, self excluded):
+ *   ring         i-1 and i+1 (mod N): one neighbour when N = 2, none when N = 1.
+ *   torus        rows x cols with wrap-around, worker w at (w / cols, w % cols); "rows"
+ *                defaults to the largest divisor of N not above sqrt(N) (16: 4 x 4, 12: 3 x 4;
+ *                a prime N gives 1 x N, the ring) and must divide N when given.
+ *   exponential  i +- 2^m (mod N) for m = 0..floor(log2(N-1)), undirected.
+ *   complete     every other worker.
+ *   star         worker 0 linked to every other worker (irregular: hub degree N-1).
+ * Weights (parameter "weights"): "metropolis" gives W_ij = 1/(1 + max(d_i, d_j)) on each
+ * edge, "uniform" 1/(d+1) and needs every degree equal; W_ii = 1 - sum_j W_ij. Both are
+ * symmetric and doubly stochastic, and equal 1/3 on the ring. Each W_ij is rounded to float
+ * once from the same formula on both ends, so the float matrix stays exactly symmetric.
+ *
+ * Accumulators: a neighbour can be one iteration ahead, never more (below), so a message
+ * carries iteration k or k+1 of its receiver, and each worker keeps two accumulators
+ * indexed by iteration parity; W_ij x_j is added as each model arrives (in arrival order,
+ * which is deterministic), and W_ii x_i last. Nothing is allocated after start.
+ *
+ * Gap bound: on an edge both ends have joined (below), neither end can finish iteration m
+ * without the other's iteration-m model, which is sent when that end starts m; so the ends
+ * never differ by more than one iteration, and two workers by more than their graph
+ * distance. Each start checks its joined edges; the report's max_neighbour_gap is the
+ * largest gap seen.
+ *
+ * Failures. A worker that goes down loses its iteration and its accumulators. Its
+ * neighbours stop waiting for it at once: for as long as it is down (and while it
+ * rejoins) they mix without it, W_ii absorbing its weight, so rows still sum to 1 and W
+ * restricted to the live workers stays symmetric: with zero gradients the mean over live
+ * workers is invariant while membership does not change. A model that arrived before the
+ * failure is still mixed (what arrived is data).
+ *
+ * Recovery. The recovered worker asks its most advanced running neighbour (highest
+ * iteration, then lowest id) for its current model, with a zero-byte request answered by
+ * an S-byte reply; if that neighbour fails first, it asks another; with no running
+ * neighbour it runs alone (plain SGD) from its own iteration. It adopts the model it gets
+ * (keeping its own momentum buffer) and rejoins: the edge to each running neighbour j is
+ * used again from j's next iteration, or the one after if j already holds the worker's
+ * model of that next iteration, sent before the failure (j will mix that one); the worker
+ * resumes at the smallest of these iterations. A neighbour can then be more than one
+ * iteration ahead of it: such a neighbour holds its model back until the worker is within
+ * one iteration (flow control that never triggers without failures; deferred_sends in the
+ * report) and waits for it, as behind a straggler. No deadlock: the running worker with the
+ * smallest iteration has every model it waits for sent or on its way, so it finishes, and
+ * a run stalls only when every worker is down.
+ *
+ * Limits: at most MAX_SLOTS directed edges in all (the complete graph on 5793 workers).
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "protocols/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    GRAPH_RING = 0,
+    GRAPH_TORUS = 1,
+    GRAPH_EXPONENTIAL = 2,
+    GRAPH_COMPLETE = 3,
+    GRAPH_STAR = 4
+};
+
+enum {
+    WEIGHTS_METROPOLIS = 0,
+    WEIGHTS_UNIFORM = 1
+};
+
+/* Worker states. */
+enum {
+    DP_DOWN = 0,
+    DP_RUNNING = 1,
+    DP_FETCHING = 2 /* recovered, waiting for a neighbour's model */
+};
+
+/* Message kinds, in the message's arg; the tag is the sender's iteration. */
+enum {
+    MSG_MODEL = 0,
+    MSG_FETCH = 1,
+    MSG_REPLY = 2
+};
+
+/* Per directed edge flags. */
+enum {
+    GOT_EVEN = 1, /* the neighbour's model of the even iteration in play was accumulated */
+    GOT_ODD = 2,  /* ... of the odd one */
+    DEFERRED = 4  /* this end's model of its current iteration is held back (flow control) */
+};
+
+enum {
+    MAX_SLOTS = 1 << 25,   /* directed edges of all workers together (21 bytes each, 704 MB) */
+    NO_WORKER = UINT32_MAX /* no such worker */
+};
+
+typedef struct dp_worker {
+    uint64_t k;      /* current iteration */
+    uint32_t need;   /* neighbours' models of iteration k still expected */
+    uint32_t source; /* DP_FETCHING: the neighbour asked for its model */
+    uint8_t state;   /* DP_* */
+    bool computed;   /* the gradient of iteration k is done */
+} dp_worker;
+
+typedef struct dpsgd {
+    uint32_t n;           /* workers */
+    int graph, weights;   /* GRAPH_*, WEIGHTS_* */
+    uint32_t rows, cols;  /* torus shape */
+    size_t *off;          /* (n + 1) worker i's edges are slots off[i]..off[i+1]-1 */
+    uint32_t *adj;        /* (slots) the neighbour, ascending within a worker */
+    uint32_t *rev;        /* (slots) the slot of the same edge at the neighbour */
+    float *weight;        /* (slots) W_ij */
+    uint64_t *act;        /* (slots) first iteration the edge is mixed again, after a rejoin */
+    uint8_t *flags;       /* (slots) GOT_EVEN | GOT_ODD | DEFERRED */
+    float *self;          /* (n) W_ii */
+    dp_worker *w;         /* (n) */
+    size_t nparams;       /* floats per model, 0 for the timing-only model */
+    float *acc;           /* (n, 2, nparams) accumulators by iteration parity */
+    uint64_t bytes;       /* S */
+    uint32_t max_degree;  /* report */
+    uint64_t mixes;       /* iterations completed */
+    uint64_t degraded;    /* of which mixed without some neighbour */
+    uint64_t models_sent; /* model messages */
+    uint64_t deferred;    /* model messages held back by flow control */
+    uint64_t rejoins;     /* recoveries completed by adopting a neighbour's model */
+    uint64_t max_gap;     /* largest iteration gap on a joined edge */
+} dpsgd;
+
+static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
+static const char *const weight_names[] = { "metropolis", "uniform" };
+
+/* ---- graph ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Worker i's neighbours into out (room for max(n, 64)), sorted and deduplicated. */
+static size_t neighbours(const dpsgd *st, uint32_t i, uint32_t *out)
+{
+    uint32_t n = st->n;
+    size_t c = 0;
+    switch (st->graph) {
+    case GRAPH_RING:
+        out[c++] = (i + 1) % n;
+        out[c++] = (i + n - 1) % n;
+        break;
+    case GRAPH_TORUS: {
+        uint32_t r = i / st->cols, col = i % st->cols, R = st->rows, C = st->cols;
+        out[c++] = (r + 1) % R * C + col;
+        out[c++] = (r + R - 1) % R * C + col;
+        out[c++] = r * C + (col + 1) % C;
+        out[c++] = r * C + (col + C - 1) % C;
+        break;
+    }
+    case GRAPH_EXPONENTIAL:
+        for (uint64_t d = 1; d < n; d *= 2) {
+            out[c++] = (uint32_t)((i + d) % n);
+            out[c++] = (uint32_t)((i + n - d) % n);
+        }
+        break;
+    case GRAPH_COMPLETE:
+        for (uint32_t j = 0; j < n; j++)
+            if (j != i)
+                out[c++] = j;
+        return c; /* sorted already */
+    default:      /* GRAPH_STAR */
+        for (uint32_t j = 0; j < n; j++)
+            if (j != i && (i == 0 || j == 0))
+                out[c++] = j;
+        return c;
+    }
+    qsort(out, c, sizeof(*out), cmp_u32);
+    size_t m = 0;
+    for (size_t t = 0; t < c; t++)
+        if (out[t] != i && (m == 0 || out[m - 1] != out[t]))
+            out[m++] = out[t];
+    return m;
+}
+
+/* The slot of edge i -> j, or SIZE_MAX. */
+static size_t slot_of(const dpsgd *st, uint32_t i, uint32_t j)
+{
+    size_t lo = st->off[i], hi = st->off[i + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->off[i + 1] && st->adj[lo] == j ? lo : SIZE_MAX;
+}
+
+__attribute__((format(printf, 4, 5))) static int bad_key(sim_err *err, const sim_cfg *cfg,
+                                                         const char *key, const char *fmt, ...)
+{
+    char path[160], msg[256];
+    snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(cfg), key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return sim_err_set(err, SIM_ESCENARIO, path, "%s", msg);
+}
+
+/* Builds the adjacency (two passes: degrees, then slots). */
+static int build_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
+{
+    uint32_t n = st->n;
+    uint32_t *scratch = calloc(n > 64 ? n : 64, sizeof(*scratch));
+    st->off = calloc((size_t)n + 1, sizeof(*st->off));
+    if (scratch == NULL || st->off == NULL) {
+        free(scratch);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    uint64_t slots = (uint64_t)n * (n - 1); /* complete: known without listing */
+    if (st->graph != GRAPH_COMPLETE) {
+        for (uint32_t i = 0; i < n; i++)
+            st->off[i + 1] = st->off[i] + neighbours(st, i, scratch);
+        slots = st->off[n];
+    }
+    if (slots > MAX_SLOTS) {
+        free(scratch);
+        return bad_key(
+            err, cfg, "graph", "\"%s\" on %u workers has %llu directed edges, more than %llu",
+            graph_names[st->graph], n, (unsigned long long)slots, (unsigned long long)MAX_SLOTS);
+    }
+    size_t m = slots > 0 ? (size_t)slots : 1;
+    st->adj = calloc(m, sizeof(*st->adj));
+    st->rev = calloc(m, sizeof(*st->rev));
+    st->weight = calloc(m, sizeof(*st->weight));
+    st->act = calloc(m, sizeof(*st->act));
+    st->flags = calloc(m, sizeof(*st->flags));
+    st->self = calloc(n, sizeof(*st->self));
+    st->w = calloc(n, sizeof(*st->w));
+    if (st->adj == NULL || st->rev == NULL || st->weight == NULL || st->act == NULL ||
+        st->flags == NULL || st->self == NULL || st->w == NULL) {
+        free(scratch);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        size_t c = neighbours(st, i, scratch);
+        st->off[i + 1] = st->off[i] + c;
+        for (size_t t = 0; t < c; t++)
+            st->adj[st->off[i] + t] = scratch[t];
+        if (c > st->max_degree)
+            st->max_degree = (uint32_t)c;
+    }
+    free(scratch);
+    for (uint32_t i = 0; i < n; i++)
+        for (size_t e = st->off[i]; e < st->off[i + 1]; e++)
+            st->rev[e] = (uint32_t)slot_of(st, st->adj[e], i);
+    return SIM_OK;
+}
+
+static uint32_t degree(const dpsgd *st, uint32_t i)
+{
+    return (uint32_t)(st->off[i + 1] - st->off[i]);
+}
+
+static int set_weights(dpsgd *st, const sim_cfg *cfg, sim_err *err)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < st->n; i++) {
+        lo = degree(st, i) < lo ? degree(st, i) : lo;
+        hi = degree(st, i) > hi ? degree(st, i) : hi;
+    }
+    if (st->weights == WEIGHTS_UNIFORM && lo != hi)
+        return bad_key(err, cfg, "weights",
+                       "\"uniform\" needs a regular graph, but \"%s\" on %u workers has degrees "
+                       "%u to %u (use \"metropolis\")",
+                       graph_names[st->graph], st->n, lo, hi);
+    for (uint32_t i = 0; i < st->n; i++) {
+        double sum = 0.0;
+        for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
+            uint32_t dj = degree(st, st->adj[e]), di = degree(st, i);
+            uint32_t d = st->weights == WEIGHTS_UNIFORM ? di : (di > dj ? di : dj);
+            st->weight[e] = (float)(1.0 / (1.0 + (double)d));
+            sum += (double)st->weight[e];
+        }
+        st->self[i] = (float)(1.0 - sum);
+    }
+    return SIM_OK;
+}
+
+/* The torus shape: "rows" (default: the most square factorization) must divide n. */
+static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
+{
+    int64_t rows = 1;
+    for (int64_t r = 1; r * r <= (int64_t)st->n; r++)
+        if (st->n % r == 0)
+            rows = r;
+    int rc = sim_cfg_int(cfg, "rows", 1, st->n, &rows, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (st->n % (uint64_t)rows != 0)
+        return bad_key(err, cfg, "rows", "must divide workers (%u), got %lld", st->n,
+                       (long long)rows);
+    st->rows = (uint32_t)rows;
+    st->cols = st->n / st->rows;
+    return SIM_OK;
+}
+
+static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    dpsgd *st = state;
+    char name[32];
+    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
+    st->n = sc->workers;
+    st->graph = GRAPH_RING;
+    st->weights = WEIGHTS_METROPOLIS;
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "graph", graph_names, 5, &st->graph, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "weights", weight_names, 2, &st->weights, err);
+    if (rc == SIM_OK && st->graph == GRAPH_TORUS)
+        rc = read_torus(st, cfg, err);
+    if (rc == SIM_OK)
+        rc = build_graph(st, cfg, err);
+    if (rc == SIM_OK)
+        rc = set_weights(st, cfg, err);
+    return rc;
+}
+
+static void dp_fini(void *state)
+{
+    dpsgd *st = state;
+    free(st->off);
+    free(st->adj);
+    free(st->rev);
+    free(st->weight);
+    free(st->act);
+    free(st->flags);
+    free(st->self);
+    free(st->w);
+    sim_tensor_free(st->acc);
+}
+
+/* ---- the protocol ---- */
+
+static uint8_t got_bit(uint64_t k)
+{
+    return (k & 1) != 0 ? GOT_ODD : GOT_EVEN;
+}
+
+static bool running(const dpsgd *st, uint32_t j)
+{
+    return st->w[j].state == DP_RUNNING;
+}
+
+static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
+{
+    return st->acc + ((size_t)i * 2 + (size_t)(k & 1)) * st->nparams;
+}
+
+/* Sends worker i's current model (that of its iteration k) to j, tagged k. */
+static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
+{
+    st->models_sent++;
+    return sim_ctx_send_model(ctx, i, j, st->bytes, st->w[i].k, MSG_MODEL, sim_ctx_params(ctx, i),
+                              st->nparams, err);
+}
+
+/* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
+ * it back from a neighbour more than one iteration behind), releases the neighbours' models
+ * held back for it, and starts the gradient. */
+static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_err *err)
+{
+    dp_worker *a = &st->w[i];
+    a->k = k;
+    a->computed = false;
+    a->need = 0;
+    uint8_t got = got_bit(k);
+    for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
+        uint32_t j = st->adj[e];
+        if (!running(st, j))
+            continue;
+        uint64_t kj = st->w[j].k;
+        int rc = SIM_OK;
+        if (st->act[e] <= k) {
+            if ((st->flags[e] & got) == 0)
+                a->need++;
+            if (kj + 1 >= k) {
+                rc = send_model(st, ctx, i, j, err);
+            } else {
+                st->flags[e] |= DEFERRED;
+                st->deferred++;
+            }
+            uint64_t gap = k > kj ? k - kj : kj - k;
+            if (kj >= st->act[e] && gap > st->max_gap)
+                st->max_gap = gap;
+        }
+        size_t back = st->rev[e];
+        if (rc == SIM_OK && (st->flags[back] & DEFERRED) != 0 && kj <= k + 1) {
+            st->flags[back] &= (uint8_t)~DEFERRED;
+            rc = send_model(st, ctx, j, i, err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return sim_ctx_compute(ctx, i, k, err);
+}
+
+/* Finishes worker i's iteration if its gradient is done and every expected model is in:
+ * mixes (the weight of every neighbour whose model is missing goes to W_ii), steps, counts,
+ * and starts the next iteration. */
+static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    dp_worker *a = &st->w[i];
+    if (a->state != DP_RUNNING || !a->computed || a->need > 0)
+        return SIM_OK;
+    uint8_t got = got_bit(a->k);
+    double missing = 0.0;
+    size_t arrived = 0;
+    for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
+        if ((st->flags[e] & got) != 0) {
+            arrived++;
+            st->flags[e] &= (uint8_t)~got;
+        } else {
+            missing += (double)st->weight[e];
+        }
+    }
+    if (missing > 0.0)
+        st->degraded++;
+    if (st->nparams > 0) {
+        float *params = sim_ctx_params(ctx, i);
+        if (arrived > 0) { /* else W_ii is 1: nothing to mix */
+            float *acc = acc_of(st, i, a->k);
+            sim_tensor_axpy(acc, (float)((double)st->self[i] + missing), params, st->nparams);
+            sim_tensor_copy(params, acc, st->nparams);
+            sim_tensor_zero(acc, st->nparams);
+        }
+        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+    }
+    st->mixes++;
+    sim_ctx_count(ctx, i, 1);
+    return start_iteration(st, ctx, i, a->k + 1, err);
+}
+
+/* Worker r (up again, or whose source failed) asks its most advanced running neighbour for
+ * its model; with none, it runs alone from its own iteration. */
+static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    dp_worker *a = &st->w[r];
+    uint32_t best = NO_WORKER;
+    for (size_t e = st->off[r]; e < st->off[r + 1]; e++) {
+        uint32_t j = st->adj[e];
+        if (running(st, j) && (best == NO_WORKER || st->w[j].k > st->w[best].k))
+            best = j;
+    }
+    if (best == NO_WORKER) {
+        a->state = DP_RUNNING;
+        return start_iteration(st, ctx, r, a->k, err);
+    }
+    a->state = DP_FETCHING;
+    a->source = best;
+    return sim_ctx_send(ctx, r, best, 0, a->k, MSG_FETCH, err);
+}
+
+/* The reply reached r: adopt the model, set each edge's first iteration, resume. */
+static int rejoin(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    if (st->nparams > 0)
+        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_payload(ctx), st->nparams);
+    uint64_t k = UINT64_MAX;
+    for (size_t e = st->off[r]; e < st->off[r + 1]; e++) {
+        uint32_t j = st->adj[e];
+        if (!running(st, j))
+            continue;
+        size_t back = st->rev[e];
+        uint64_t next = st->w[j].k + 1;
+        uint64_t from = next + ((st->flags[back] & got_bit(next)) != 0 ? 1 : 0);
+        st->act[e] = st->act[back] = from;
+        k = from < k ? from : k;
+    }
+    if (k == UINT64_MAX)
+        k = st->w[r].k; /* not reached: the source is running */
+    st->w[r].state = DP_RUNNING;
+    st->rejoins++;
+    return start_iteration(st, ctx, r, k, err);
+}
+
+static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    dp_worker *a = &st->w[d];
+    bool was_running = a->state == DP_RUNNING;
+    a->state = DP_DOWN;
+    a->computed = false;
+    a->need = 0;
+    if (st->nparams > 0)
+        sim_tensor_zero(acc_of(st, d, 0), 2 * st->nparams);
+    for (size_t e = st->off[d]; e < st->off[d + 1]; e++)
+        st->flags[e] = 0;
+    for (size_t e = st->off[d]; e < st->off[d + 1]; e++) {
+        uint32_t i = st->adj[e];
+        size_t back = st->rev[e];
+        dp_worker *b = &st->w[i];
+        st->flags[back] &= (uint8_t)~DEFERRED;
+        int rc = SIM_OK;
+        if (was_running && b->state == DP_RUNNING && st->act[back] <= b->k &&
+            (st->flags[back] & got_bit(b->k)) == 0) {
+            b->need--; /* it no longer waits for d */
+            rc = try_finish(st, ctx, i, err);
+        } else if (b->state == DP_FETCHING && b->source == d) {
+            rc = fetch(st, ctx, i, err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int protocol_error(sim_err *err, const char *what, uint32_t w, uint32_t src, uint64_t tag)
+{
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "dpsgd: worker %u got an unexpected %s from %u (tag %llu)", w, what, src,
+                       (unsigned long long)tag);
+}
+
+static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m, sim_err *err)
+{
+    dp_worker *a = &st->w[i];
+    size_t e = slot_of(st, i, j);
+    uint8_t got = got_bit(m);
+    if (a->state != DP_RUNNING || e == SIZE_MAX || (m != a->k && m != a->k + 1) ||
+        (st->flags[e] & got) != 0 || (m == a->k && a->need == 0))
+        return protocol_error(err, "model", i, j, m);
+    st->flags[e] |= got;
+    if (st->nparams > 0)
+        sim_tensor_axpy(acc_of(st, i, m), st->weight[e], sim_ctx_payload(ctx), st->nparams);
+    if (m != a->k)
+        return SIM_OK; /* one iteration ahead: kept for the next */
+    a->need--;
+    return try_finish(st, ctx, i, err);
+}
+
+static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    uint32_t dst = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    switch (ev->arg[2]) {
+    case MSG_MODEL:
+        return on_model(st, ctx, dst, src, ev->arg[0], err);
+    case MSG_FETCH:
+        if (!running(st, dst))
+            return protocol_error(err, "request", dst, src, ev->arg[0]);
+        return sim_ctx_send_model(ctx, dst, src, st->bytes, st->w[dst].k, MSG_REPLY,
+                                  sim_ctx_params(ctx, dst), st->nparams, err);
+    case MSG_REPLY:
+        if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
+            return protocol_error(err, "reply", dst, src, ev->arg[0]);
+        return rejoin(st, ctx, dst, err);
+    default:
+        return protocol_error(err, "message", dst, src, ev->arg[0]);
+    }
+}
+
+static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    dpsgd *st = state;
+    st->bytes = sim_ctx_model_bytes(ctx);
+    st->nparams = sim_ctx_num_params(ctx);
+    if (st->nparams > 0) {
+        if (st->nparams > SIZE_MAX / 8 / st->n)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "dpsgd: accumulators too large");
+        st->acc = sim_tensor_alloc(2 * (size_t)st->n * st->nparams);
+        if (st->acc == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    for (uint32_t w = 0; w < st->n; w++)
+        st->w[w].state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
+    for (uint32_t w = 0; w < st->n; w++) {
+        if (!running(st, w))
+            continue;
+        int rc = start_iteration(st, ctx, w, 0, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int dp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    dpsgd *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        if (!running(st, w) || ev->arg[0] != st->w[w].k)
+            return protocol_error(err, "gradient", w, w, ev->arg[0]);
+        st->w[w].computed = true;
+        return try_finish(st, ctx, w, err);
+    case SIM_EV_MSG:
+        return on_message(st, ctx, ev, err);
+    case SIM_EV_WORKER_DOWN:
+        return on_down(st, ctx, w, err);
+    case SIM_EV_WORKER_UP:
+        return fetch(st, ctx, w, err);
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "dpsgd: unexpected event kind %u", ev->kind);
+    }
+}
+
+static void dp_report(const void *state, sim_report *out)
+{
+    const dpsgd *st = state;
+    sim_report_add(out, "max_neighbour_gap", (double)st->max_gap);
+    sim_report_add(out, "mixes", (double)st->mixes);
+    sim_report_add(out, "degraded_mixes", (double)st->degraded);
+    sim_report_add(out, "models_sent", (double)st->models_sent);
+    sim_report_add(out, "deferred_sends", (double)st->deferred);
+    sim_report_add(out, "rejoins", (double)st->rejoins);
+    sim_report_add(out, "edges", (double)(st->off[st->n] / 2));
+    sim_report_add(out, "max_degree", (double)st->max_degree);
+    if (st->graph == GRAPH_TORUS) {
+        sim_report_add(out, "torus_rows", (double)st->rows);
+        sim_report_add(out, "torus_cols", (double)st->cols);
+    }
+}
+
+const proto_ops proto_dpsgd = {
+    .name = "dpsgd",
+    .summary = "D-PSGD: synchronous gossip, mix neighbours' models with W each iteration",
+    .state_size = sizeof(dpsgd),
+    .configure = dp_configure,
+    .start = dp_start,
+    .on_event = dp_on_event,
+    .report = dp_report,
+    .fini = dp_fini,
+};

@@ -1,0 +1,977 @@
+/* D-PSGD end to end: parameters and graphs, exact timing on the alpha-beta network, the
+ * averaging invariants with zero gradients (mean kept, consensus contracting by lambda_2^2 per
+ * iteration), the iteration-gap bounds, a straggler's effect, failures and recoveries, and
+ * determinism. Runs use tiny synthetic data sets or the timing-only model so that the suite
+ * stays fast, also under the sanitizers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_eigen.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort_vector.h>
+#include <gsl/gsl_vector.h>
+
+#include "sim/ctx.h"
+#include "sim/run.h"
+#include "sim/scenario.h"
+
+/* Float unit roundoff: every float operation errs by at most U times its result. */
+static const double U = 0x1p-24;
+
+/* Timing-only: 8 workers, 1 ms of compute, 10^7-byte models on 10 Gbit/s, 50 us NICs. */
+static const char timing_json[] =
+    "{\"seed\": 2385, \"workers\": 8, \"compute\": {\"iteration_ms\": 1},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
+    " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"iterations\": 40}}";
+
+/* Real tensors, zero gradients: softmax on 8 features and 3 classes (27 parameters), each
+ * worker drawing its own initial model. Compute (10 ms) dominates the 100-odd us messages,
+ * so every worker finishes iteration k at exactly (k+1) * 10 ms: the workers move in
+ * lockstep, and evaluations every 13.7 ms never coincide with an iteration's end before
+ * 1.37 s, so each one sees all workers in the same iteration, floor(t / 10 ms). */
+static const char zero_json[] =
+    "{\"seed\": 4127, \"workers\": 16, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 960,"
+    " \"test_samples\": 100, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
+    " \"model\": {\"name\": \"softmax\"}, \"init\": \"independent\", \"batch\": 8, \"lr\": 0},"
+    " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 0.6005},"
+    " \"eval\": {\"every_s\": 0.0137, \"samples\": 100}}";
+
+enum {
+    MAX_OBS = 256, /* observations kept */
+    MAX_P = 64,    /* parameters kept per observation */
+    MAX_N = 16     /* workers in the graph checks */
+};
+
+/* ---- running scenarios ---- */
+
+static sim_scenario *load(const char *json, const char *const *sets, size_t n)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "dpsgd.json", sets, n, &err);
+    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+typedef struct outputs {
+    sim_run_summary sum;
+    char *summary, *workers, *metrics;
+} outputs;
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "missing %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+/* Runs the scenario into a fresh directory, keeps its outputs in memory, removes the files. */
+static outputs run_with(const char *json, const char *const *sets, size_t n, sim_run_observe_fn fn,
+                        void *ud)
+{
+    sim_scenario *sc = load(json, sets, n);
+    char tmpl[] = "/tmp/hetsim-dpsgd-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(dir);
+    sim_run_options opt = { .out_dir = dir, .observe = fn, .observe_ud = ud };
+    sim_err err;
+    sim_err_clear(&err);
+    outputs o = { 0 };
+    ck_assert_msg(sim_run(sc, &opt, &o.sum, &err) == 0, "run: %s", err.msg);
+    o.summary = slurp(dir, "summary.json");
+    o.workers = slurp(dir, "workers.csv");
+    o.metrics = slurp(dir, "metrics.csv");
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    char path[512];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+    sim_scenario_destroy(sc);
+    return o;
+}
+
+static outputs run(const char *json, const char *const *sets, size_t n)
+{
+    return run_with(json, sets, n, NULL, NULL);
+}
+
+static void outputs_free(outputs *o)
+{
+    free(o->summary);
+    free(o->workers);
+    free(o->metrics);
+}
+
+/* A value of summary.json's protocol_report. */
+static double report(const outputs *o, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(strstr(o->summary, "\"protocol_report\""), pat);
+    ck_assert_msg(at != NULL, "no %s in the report", key);
+    return strtod(at + strlen(pat), NULL);
+}
+
+/* The iterations column of workers.csv, one entry per worker; returns the count. */
+static size_t iterations(const outputs *o, unsigned long *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *line = strchr(o->workers, '\n'); line != NULL && line[1] != '\0' && n < max;
+         line = strchr(line + 1, '\n')) {
+        unsigned id;
+        double speed;
+        ck_assert_int_eq(sscanf(line + 1, "%u,%lf,%lu", &id, &speed, &out[n]), 3);
+        ck_assert_uint_eq(id, n);
+        n++;
+    }
+    return n;
+}
+
+/* ---- the graphs, rebuilt here from their definitions ---- */
+
+static bool power_of_two(unsigned d)
+{
+    return d > 0 && (d & (d - 1)) == 0;
+}
+
+/* Whether i and j are neighbours in `graph` on n workers (torus: rows x n/rows). */
+static bool linked(const char *graph, unsigned n, unsigned rows, unsigned i, unsigned j)
+{
+    if (i == j)
+        return false;
+    unsigned fwd = (j + n - i) % n, back = (i + n - j) % n;
+    if (strcmp(graph, "ring") == 0)
+        return fwd == 1 || back == 1;
+    if (strcmp(graph, "exponential") == 0)
+        return power_of_two(fwd) || power_of_two(back);
+    if (strcmp(graph, "complete") == 0)
+        return true;
+    if (strcmp(graph, "star") == 0)
+        return i == 0 || j == 0;
+    unsigned cols = n / rows, ri = i / cols, ci = i % cols, rj = j / cols, cj = j % cols;
+    bool row_step = (ri + 1) % rows == rj || (rj + 1) % rows == ri;
+    bool col_step = (ci + 1) % cols == cj || (cj + 1) % cols == ci;
+    return (ci == cj && row_step) || (ri == rj && col_step);
+}
+
+/* All-pairs hop distances by Floyd-Warshall (n <= MAX_N). */
+static void distances(const char *graph, unsigned n, unsigned rows, unsigned d[MAX_N][MAX_N])
+{
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < n; j++)
+            d[i][j] = i == j ? 0 : linked(graph, n, rows, i, j) ? 1 : 1000;
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = 0; j < n; j++)
+                if (d[i][k] + d[k][j] < d[i][j])
+                    d[i][j] = d[i][k] + d[k][j];
+}
+
+/* lambda_2 of the Metropolis matrix of `graph`: the largest |eigenvalue| but the 1. */
+static double lambda2(const char *graph, unsigned n, unsigned rows)
+{
+    unsigned deg[MAX_N] = { 0 };
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < n; j++)
+            deg[i] += linked(graph, n, rows, i, j);
+    gsl_matrix *w = gsl_matrix_calloc(n, n);
+    for (unsigned i = 0; i < n; i++) {
+        double self = 1.0;
+        for (unsigned j = 0; j < n; j++)
+            if (linked(graph, n, rows, i, j)) {
+                double x = 1.0 / (1.0 + (deg[i] > deg[j] ? deg[i] : deg[j]));
+                gsl_matrix_set(w, i, j, x);
+                self -= x;
+            }
+        gsl_matrix_set(w, i, i, self);
+    }
+    gsl_vector *eval = gsl_vector_alloc(n);
+    gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc(n);
+    ck_assert_int_eq(gsl_eigen_symm(w, eval, ws), 0);
+    gsl_sort_vector(eval);
+    /* Sorted ascending: the last is 1 (connected graph); the second is the largest other. */
+    double l2 = fmax(fabs(gsl_vector_get(eval, 0)), fabs(gsl_vector_get(eval, n - 2)));
+    ck_assert_double_eq_tol(gsl_vector_get(eval, n - 1), 1.0, 1e-12);
+    gsl_eigen_symm_free(ws);
+    gsl_vector_free(eval);
+    gsl_matrix_free(w);
+    return l2;
+}
+
+/* ---- observing runs ---- */
+
+typedef struct observer {
+    size_t n;                    /* observations */
+    double t[MAX_OBS];           /* simulated seconds */
+    long long t_ns[MAX_OBS];     /* simulated nanoseconds */
+    double consensus[MAX_OBS];   /* mean over live workers of ||x_w - mean||^2, in double */
+    double mean[MAX_OBS][MAX_P]; /* mean model over live workers, in double */
+    double max_abs;              /* largest |x| seen */
+    size_t p;                    /* parameters */
+    bool same_21[MAX_OBS];       /* worker 2 holds worker 1's bits */
+    bool same_23[MAX_OBS];       /* worker 2 holds worker 3's bits */
+} observer;
+
+static void observe(void *ud, struct sim_ctx *ctx)
+{
+    observer *o = ud;
+    uint32_t n = sim_ctx_workers(ctx);
+    size_t p = sim_ctx_num_params(ctx);
+    if (o->n >= MAX_OBS || p > MAX_P)
+        return;
+    size_t k = o->n++;
+    o->p = p;
+    o->t_ns[k] = (long long)sim_ctx_now(ctx);
+    o->t[k] = (double)o->t_ns[k] / 1e9;
+    double mean[MAX_P] = { 0 };
+    unsigned live = 0;
+    for (uint32_t w = 0; w < n; w++) {
+        if (sim_ctx_down(ctx, w))
+            continue;
+        live++;
+        const float *x = sim_ctx_params(ctx, w);
+        for (size_t i = 0; i < p; i++) {
+            mean[i] += (double)x[i];
+            o->max_abs = fmax(o->max_abs, fabs((double)x[i]));
+        }
+    }
+    double d = 0.0;
+    for (size_t i = 0; i < p; i++)
+        o->mean[k][i] = mean[i] / live;
+    for (uint32_t w = 0; w < n; w++)
+        for (size_t i = 0; i < p && !sim_ctx_down(ctx, w); i++) {
+            double e = (double)sim_ctx_params(ctx, w)[i] - o->mean[k][i];
+            d += e * e;
+        }
+    o->consensus[k] = d / live;
+    if (n >= 4) {
+        o->same_21[k] = memcmp(sim_ctx_params(ctx, 2), sim_ctx_params(ctx, 1), p * 4) == 0;
+        o->same_23[k] = memcmp(sim_ctx_params(ctx, 2), sim_ctx_params(ctx, 3), p * 4) == 0;
+    }
+}
+
+/* Largest |mean_k[i] - mean_0[i]| over the parameters, observation k against observation 0. */
+static double mean_drift(const observer *o, size_t k, size_t k0)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < o->p; i++)
+        m = fmax(m, fabs(o->mean[k][i] - o->mean[k0][i]));
+    return m;
+}
+
+/* ---- parameters and graphs ---- */
+
+static void expect_error(const char *const *sets, size_t n, const char *path, const char *msg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc =
+        sim_scenario_parse(timing_json, strlen(timing_json), "dpsgd.json", sets, n, &err);
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.file, "dpsgd.json");
+    ck_assert_str_eq(err.path, path);
+    ck_assert_str_eq(err.msg, msg);
+    sim_scenario_destroy(sc);
+}
+
+START_TEST(bad_parameters_are_rejected_naming_the_key_and_the_reason)
+{
+    expect_error((const char *[]){ "protocol.graph=hypercube" }, 1, "$.protocol.graph",
+                 "must be one of ring, torus, exponential, complete, star, got \"hypercube\"");
+    expect_error((const char *[]){ "protocol.weights=equal" }, 1, "$.protocol.weights",
+                 "must be one of metropolis, uniform, got \"equal\"");
+    expect_error((const char *[]){ "workers=7", "protocol.graph=star", "protocol.weights=uniform" },
+                 3, "$.protocol.weights",
+                 "\"uniform\" needs a regular graph, but \"star\" on 7 workers has degrees 1 to 6 "
+                 "(use \"metropolis\")");
+    expect_error((const char *[]){ "workers=12", "protocol.graph=torus", "protocol.rows=5" }, 3,
+                 "$.protocol.rows", "must divide workers (12), got 5");
+    expect_error((const char *[]){ "protocol.rows=2" }, 1, "$.protocol.rows",
+                 "unknown key (valid: name, graph, weights)");
+    expect_error((const char *[]){ "workers=5794", "protocol.graph=complete" }, 2,
+                 "$.protocol.graph",
+                 "\"complete\" on 5794 workers has 33564642 directed edges, more than 33554432");
+}
+END_TEST
+
+START_TEST(graphs_have_the_documented_edges)
+{
+    static const struct {
+        const char *graph;
+        unsigned n, edges, max_degree, rows;
+    } cases[] = {
+        { "ring", 1, 0, 0, 0 },          /* plain SGD */
+        { "ring", 2, 1, 1, 0 },          /* i-1 = i+1: one edge */
+        { "ring", 16, 16, 2, 0 },        /* */
+        { "torus", 16, 32, 4, 4 },       /* 4 x 4 */
+        { "torus", 12, 24, 4, 3 },       /* 3 x 4 */
+        { "torus", 8, 12, 3, 2 },        /* 2 x 4: up = down */
+        { "torus", 7, 7, 2, 1 },         /* prime: 1 x 7, the ring */
+        { "exponential", 12, 36, 6, 0 }, /* +-1, +-2, +-4, 8 = -4 */
+        { "exponential", 16, 56, 7, 0 }, /* +-1, +-2, +-4, 8 = -8 */
+        { "exponential", 2, 1, 1, 0 },   /* */
+        { "complete", 9, 36, 8, 0 },     /* */
+        { "star", 7, 6, 6, 0 },          /* */
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char workers[32], graph[48];
+        snprintf(workers, sizeof(workers), "workers=%u", cases[c].n);
+        snprintf(graph, sizeof(graph), "protocol.graph=%s", cases[c].graph);
+        const char *sets[] = { workers, graph, "stop={\"iterations\": 3}" };
+        outputs o = run(timing_json, sets, 3);
+        ck_assert_msg(report(&o, "edges") == cases[c].edges, "%s on %u: %g edges", cases[c].graph,
+                      cases[c].n, report(&o, "edges"));
+        /* The same count from the definitions. */
+        unsigned want = 0;
+        for (unsigned i = 0; i < cases[c].n; i++)
+            for (unsigned j = i + 1; j < cases[c].n; j++)
+                want += linked(cases[c].graph, cases[c].n, cases[c].rows ? cases[c].rows : 1, i, j);
+        ck_assert_uint_eq(want, cases[c].edges);
+        ck_assert_double_eq(report(&o, "max_degree"), cases[c].max_degree);
+        if (cases[c].rows > 0)
+            ck_assert_double_eq(report(&o, "torus_rows"), cases[c].rows);
+        ck_assert_str_eq(o.sum.stop_reason, "iterations");
+        outputs_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(the_example_scenarios_validate_and_the_consensus_one_contracts)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_load("scenarios/dpsgd.json", NULL, 0, &err);
+    ck_assert_msg(sc != NULL, "%s: %s", err.path, err.msg);
+    ck_assert_int_eq(sim_run_check(sc, &err), 0);
+    sim_scenario_destroy(sc);
+    /* Rows every 5 iterations (16 workers, 10 ms each, evaluations every 50.1 ms): late in
+     * the run the consensus falls by lambda_2^(2*5) per row, lambda_2 = 1/3 + 2/3 cos(pi/8),
+     * to within 1e-3 (the faster modes' share is below 1e-6 after 20 rows; rounding noise,
+     * near 1e-12 against values above 1e-7, does not show). */
+    sc = sim_scenario_load("scenarios/consensus-dpsgd.json", NULL, 0, &err);
+    ck_assert_msg(sc != NULL && sim_run_check(sc, &err) == 0, "%s: %s", err.path, err.msg);
+    char *json = sim_scenario_resolved(sc, false);
+    sim_scenario_destroy(sc);
+    outputs o = run(json, NULL, 0);
+    free(json);
+    double l2 = 1.0 / 3.0 + 2.0 / 3.0 * cos(acos(-1.0) / 8.0), want = pow(l2, 10.0);
+    double prev = NAN;
+    int rows = 0;
+    for (char *line = strchr(o.metrics, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
+        double t, ep, tl, vl, acc, cons;
+        unsigned long long it, s;
+        ck_assert_int_eq(sscanf(line, "%lf,%llu,%llu,%lf,%lf,%lf,%lf,%lf", &t, &it, &s, &ep, &tl,
+                                &vl, &acc, &cons),
+                         8);
+        if (rows >= 20 && it % 80 == 0)
+            ck_assert_double_eq_tol(cons / prev, want, 1e-3);
+        if (rows >= 1)
+            ck_assert_double_lt(cons, prev);
+        prev = cons;
+        rows++;
+    }
+    ck_assert_int_ge(rows, 25);
+    outputs_free(&o);
+}
+END_TEST
+
+/* ---- timing ---- */
+
+START_TEST(a_ring_iteration_is_two_flows_sharing_each_uplink)
+{
+    /* Each worker sends two models of S = 10^7 bytes at the start of an iteration: its
+     * uplink carries two flows and its downlink receives two, 5 Gbit/s each, after the path
+     * latency 2 x 50 us: 100 us + 8e7 b / 5e9 b/s = 16.1 ms, longer than the 1 ms of compute.
+     * 40 iterations of 8 workers: 5 rounds. */
+    outputs o = run(timing_json, NULL, 0);
+    ck_assert_str_eq(o.sum.stop_reason, "iterations");
+    ck_assert_int_eq(o.sum.sim_ns, 5 * (100000 + 16000000));
+    ck_assert_double_eq(report(&o, "max_neighbour_gap"), 1);
+    outputs_free(&o);
+    /* Awkward sizes: 1000003 bytes at 7.3 Gbit/s (3.65 each), 37 us NICs: a flow takes
+     * 8000024 / 3.65e9 s = 2191787.397 ns, rounded once to the nearest ns when it is
+     * scheduled: 74000 + 2191787 ns a round. */
+    const char *sets[] = { "network.bandwidth_gbps=7.3", "network.latency_us=37",
+                           "workload.message_bytes=1000003" };
+    o = run(timing_json, sets, 3);
+    ck_assert_int_eq(o.sum.sim_ns, 5 * (74000 + 2191787));
+    outputs_free(&o);
+}
+END_TEST
+
+START_TEST(iteration_times_follow_the_degree_of_each_graph)
+{
+    /* A worker of degree d sends d flows on its uplink and receives d on its downlink, so
+     * every flow runs at B/d (on the star the hub's links carry d flows and set the pace of
+     * every leaf): an iteration takes 100 us + d x 8 ms, and two rounds twice that. */
+    static const struct {
+        const char *workers, *graph;
+        unsigned degree, per_round;
+    } cases[] = {
+        { "workers=2", "protocol.graph=ring", 1, 2 },        /* one neighbour, not two */
+        { "workers=8", "protocol.graph=exponential", 5, 8 }, /* +-1, +-2, 4 */
+        { "workers=16", "protocol.graph=torus", 4, 16 },     /* 4 x 4 */
+        { "workers=5", "protocol.graph=star", 4, 5 },        /* the hub */
+        { "workers=6", "protocol.graph=complete", 5, 6 },    /* */
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char stop[48];
+        snprintf(stop, sizeof(stop), "stop={\"iterations\": %u}", 2 * cases[c].per_round);
+        const char *sets[] = { cases[c].workers, cases[c].graph, stop };
+        outputs o = run(timing_json, sets, 3);
+        ck_assert_msg(o.sum.sim_ns == 2 * (100000 + (long long)cases[c].degree * 8000000),
+                      "%s: %lld ns", cases[c].graph, (long long)o.sum.sim_ns);
+        outputs_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(compute_bound_iterations_overlap_the_messages)
+{
+    /* 25 ms of compute hides the 16.1 ms of messages, sent when the iteration starts. */
+    const char *sets[] = { "compute.iteration_ms=25" };
+    outputs o = run(timing_json, sets, 1);
+    ck_assert_int_eq(o.sum.sim_ns, 5 * 25000000);
+    outputs_free(&o);
+}
+END_TEST
+
+/* The params_fnv column (the last) of workers.csv's first worker. */
+static void first_checksum(const outputs *o, char out[17])
+{
+    const char *line = strchr(o->workers, '\n') + 1;
+    const char *end = strchr(line, '\n');
+    ck_assert_uint_eq((size_t)(end - strrchr(line, ',') - 1), 16);
+    memcpy(out, end - 16, 16);
+    out[16] = '\0';
+}
+
+START_TEST(one_worker_is_plain_sgd_bit_for_bit)
+{
+    /* With no neighbour there is nothing to mix: 37 iterations of D-PSGD on one worker give
+     * the bits of 37 all-reduce rounds of one worker (plain SGD with momentum), in 37 x C. */
+    const char *sets[] = { "workers=1", "workload.lr=0.0385", "workload.momentum=0.9",
+                           "stop={\"iterations\": 37}", NULL };
+    outputs a = run(zero_json, sets, 4);
+    sets[4] = "protocol={\"name\": \"allreduce\"}";
+    outputs b = run(zero_json, sets, 5);
+    char x[17], y[17];
+    first_checksum(&a, x);
+    first_checksum(&b, y);
+    ck_assert_str_eq(x, y);
+    ck_assert_int_eq(a.sum.sim_ns, 37 * 10000000);
+    ck_assert_double_eq(report(&a, "mixes"), 37);
+    ck_assert_double_eq(report(&a, "models_sent"), 0);
+    outputs_free(&a);
+    outputs_free(&b);
+}
+END_TEST
+
+START_TEST(a_fourfold_straggler_slows_everyone_about_fourfold)
+{
+    /* 16 workers on a ring, 10 ms of compute, messages of 0.26 ms: alone, every worker
+     * finishes an iteration every 10 ms, 800 each in 8.005 s. With worker 5 four times slower
+     * it finishes 200 (one per 40 ms), and a worker at distance d from it at most 200 + d, so
+     * the total lies in [3200, 3200 + sum of distances = 3264]: the throughput falls by a
+     * factor in [12800 / 3264, 4] = [3.92, 4]. */
+    static const char json[] =
+        "{\"seed\": 61, \"workers\": 16, \"compute\": {\"iteration_ms\": 10},"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
+        " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 8.005}}";
+    outputs fast = run(json, NULL, 0);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"fixed\", \"workers\": [5], \"slowdown\": 4}]"
+    };
+    outputs slow = run(json, sets, 1);
+    ck_assert_uint_eq(fast.sum.iterations, 12800);
+    double ratio = (double)fast.sum.iterations / (double)slow.sum.iterations;
+    ck_assert_double_ge(ratio, 12800.0 / 3264.0);
+    ck_assert_double_le(ratio, 4.0);
+    unsigned long it[16];
+    ck_assert_uint_eq(iterations(&slow, it, 16), 16);
+    unsigned d[MAX_N][MAX_N];
+    distances("ring", 16, 1, d);
+    for (unsigned w = 0; w < 16; w++) {
+        ck_assert_uint_ge(it[w], 200);
+        ck_assert_uint_le(it[w], 200 + d[5][w]);
+    }
+    ck_assert_uint_eq(it[5], 200);
+    outputs_free(&fast);
+    outputs_free(&slow);
+}
+END_TEST
+
+/* ---- averaging with zero gradients ---- */
+
+typedef struct zero_case {
+    const char *graph, *weights;
+    unsigned n, rows, max_degree;
+    long long rate_from; /* iteration from which to measure the asymptotic rate, or 0 */
+} zero_case;
+
+/* The rate is measured where the other modes' share has become negligible and the consensus
+ * still stands far above rounding noise: from iteration 38 on the ring, whose next mode
+ * decays by (0.805 / 0.949)^2 per iteration, to below 4e-6 of the consensus; from 5 on the
+ * star, whose other eigenvalue is 0. The other graphs mix too fast to measure a rate. */
+static const zero_case zero_cases[] = {
+    { "ring", "metropolis", 16, 1, 2, 38 },       /* lambda_2^2 = 0.901 */
+    { "torus", "uniform", 12, 3, 4, 0 },          /* 3 x 4: 0.36 */
+    { "exponential", "metropolis", 12, 1, 6, 0 }, /* 9/49 */
+    { "star", "metropolis", 7, 1, 6, 5 },         /* irregular, weights 1/7: 36/49 */
+    { "complete", "uniform", 5, 1, 4, 0 },        /* 0 */
+};
+
+static observer *run_zero(const zero_case *c, outputs *o)
+{
+    char workers[32], graph[48], weights[48];
+    snprintf(workers, sizeof(workers), "workers=%u", c->n);
+    snprintf(graph, sizeof(graph), "protocol.graph=%s", c->graph);
+    snprintf(weights, sizeof(weights), "protocol.weights=%s", c->weights);
+    const char *sets[] = { workers, graph, weights };
+    observer *obs = calloc(1, sizeof(*obs));
+    *o = run_with(zero_json, sets, 3, observe, obs);
+    ck_assert_uint_ge(obs->n, 44); /* t = 0, 13.7 ms, ..., 589.3 ms, and the end */
+    ck_assert_uint_eq(obs->p, 27);
+    ck_assert_double_gt(obs->consensus[0], 0.01); /* independent initial models */
+    return obs;
+}
+
+/* Bound on one iteration's rounding, per element. A worker of degree d rounds d products
+ * and d-1 sums into its accumulator, then one product and one sum with its own model: 2d+1
+ * roundings, each of at most U times a partial sum no larger than M = max |x| (the weights
+ * are nonnegative and sum to 1). The float weights are exactly symmetric (one formula for
+ * both ends) and each row sums to 1 within the rounding of W_ii, U/2: so the mean moves by
+ * at most (2d + 2) U M per iteration. */
+static double per_iteration(const zero_case *c, const observer *obs)
+{
+    return (2.0 * c->max_degree + 2.0) * U * obs->max_abs;
+}
+
+START_TEST(zero_gradients_keep_the_mean_over_workers)
+{
+    for (size_t c = 0; c < sizeof(zero_cases) / sizeof(zero_cases[0]); c++) {
+        outputs o;
+        observer *obs = run_zero(&zero_cases[c], &o);
+        double e = per_iteration(&zero_cases[c], obs);
+        for (size_t k = 1; k < obs->n; k++) {
+            double iters = (double)(obs->t_ns[k] / 10000000); /* lockstep: see zero_json */
+            ck_assert_msg(mean_drift(obs, k, 0) <= iters * e,
+                          "%s: the mean moved by %g after %g iterations (bound %g)",
+                          zero_cases[c].graph, mean_drift(obs, k, 0), iters, iters * e);
+        }
+        /* Not vacuous: the models did mix. */
+        ck_assert_double_lt(obs->consensus[obs->n - 1], 0.5 * obs->consensus[0]);
+        ck_assert_double_eq(report(&o, "max_neighbour_gap"), 1);
+        free(obs);
+        outputs_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(zero_gradients_shrink_the_consensus_by_lambda2_squared_per_iteration)
+{
+    /* The ring's W has eigenvalues 1/3 + 2/3 cos(2 pi m / N); the eigenvalues of the other
+     * graphs' W are computed here with GSL from their definitions (Metropolis and uniform
+     * weights coincide on regular graphs). */
+    double l2_ring = 0.0;
+    for (unsigned m = 1; m < 16; m++)
+        l2_ring = fmax(l2_ring, fabs(1.0 / 3.0 + 2.0 / 3.0 * cos(2.0 * acos(-1.0) * m / 16.0)));
+    ck_assert_double_eq_tol(lambda2("ring", 16, 1), l2_ring, 1e-12);
+    for (size_t c = 0; c < sizeof(zero_cases) / sizeof(zero_cases[0]); c++) {
+        const zero_case *zc = &zero_cases[c];
+        double l2 = lambda2(zc->graph, zc->n, zc->rows);
+        outputs o;
+        observer *obs = run_zero(zc, &o);
+        /* With X' = W X + F, |F| <= e elementwise (per_iteration), and the consensus
+         * D = ||(I - J) X||^2 / N: sqrt(D') <= lambda_2 sqrt(D) + sqrt(P) e; over k
+         * iterations, sqrt(D_k) <= lambda_2^k sqrt(D_0) + k sqrt(P) e. */
+        double e = sqrt((double)obs->p) * per_iteration(zc, obs);
+        for (size_t k = 1; k < obs->n; k++) {
+            long long dk = obs->t_ns[k] / 10000000 - obs->t_ns[k - 1] / 10000000;
+            double bound = pow(l2, (double)dk) * sqrt(obs->consensus[k - 1]) + (double)dk * e;
+            ck_assert_msg(sqrt(obs->consensus[k]) <= bound, "%s at %g s: %.17g > %.17g", zc->graph,
+                          obs->t[k], sqrt(obs->consensus[k]), bound);
+        }
+        /* And the bound is tight: over 20 iterations from rate_from the rate is lambda_2^2
+         * per iteration. Rounding has moved sqrt(D) by at most K e after K iterations; with
+         * sqrt(D) above 100 times that, D is off by at most 2% at either end and the rate
+         * over 20 iterations by at most 0.1%: hence 1e-3 (wrong weights, such as 1/2 and
+         * 1/4 on the ring, would give 0.925 instead of 0.901). */
+        if (zc->rate_from > 0) {
+            size_t b = 0, a;
+            while (obs->t_ns[b] / 10000000 < zc->rate_from)
+                b++;
+            long long kb = obs->t_ns[b] / 10000000, ka = kb;
+            for (a = b; a + 1 < obs->n && ka < kb + 20; a++)
+                ka = obs->t_ns[a + 1] / 10000000;
+            ck_assert_int_ge(ka - kb, 20);
+            ck_assert_double_gt(sqrt(obs->consensus[a]), 100.0 * (double)ka * e);
+            double rate = pow(obs->consensus[a] / obs->consensus[b], 1.0 / (double)(ka - kb));
+            ck_assert_msg(fabs(rate - l2 * l2) < 1e-3, "%s: rate %.9g, lambda_2^2 %.9g", zc->graph,
+                          rate, l2 * l2);
+        }
+        free(obs);
+        outputs_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(neighbours_differ_by_one_iteration_and_workers_by_their_distance)
+{
+    /* Random speeds, jitter and random slowdowns; the workers' finished iterations at the end
+     * of runs stopped at three times must differ by at most their graph distance, and the
+     * protocol's own check of every joined edge at every start must have seen gaps of 1. */
+    static const struct {
+        const char *graph;
+        unsigned n, rows;
+    } cases[] = {
+        { "ring", 12, 1 }, { "torus", 12, 3 },   { "exponential", 12, 1 },
+        { "star", 9, 1 },  { "complete", 6, 1 }, { "torus", 16, 4 },
+    };
+    static const char json[] =
+        "{\"seed\": 913, \"workers\": 8, \"compute\": {\"iteration_ms\": 10,"
+        " \"jitter_sigma\": 0.4},"
+        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.2, \"slowdown\": 3}],"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 2000000},"
+        " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 1}}";
+    static const char *const stops[] = { "stop.time_s=0.3137", "stop.time_s=0.7771",
+                                         "stop.time_s=1.5093" };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2385);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        unsigned n = cases[c].n;
+        char workers[32], graph[48], speeds[512] = "compute.speeds=[";
+        snprintf(workers, sizeof(workers), "workers=%u", n);
+        snprintf(graph, sizeof(graph), "protocol.graph=%s", cases[c].graph);
+        for (unsigned w = 0; w < n; w++) {
+            size_t used = strlen(speeds);
+            snprintf(speeds + used, sizeof(speeds) - used, "%s%.3f", w > 0 ? ", " : "",
+                     0.4 + 2.1 * gsl_rng_uniform(r));
+        }
+        strcat(speeds, "]");
+        unsigned d[MAX_N][MAX_N];
+        distances(cases[c].graph, n, cases[c].rows, d);
+        for (size_t s = 0; s < 3; s++) {
+            const char *sets[] = { workers, graph, speeds, stops[s] };
+            outputs o = run(json, sets, 4);
+            unsigned long it[MAX_N];
+            ck_assert_uint_eq(iterations(&o, it, MAX_N), n);
+            for (unsigned i = 0; i < n; i++) {
+                ck_assert_uint_gt(it[i], 0);
+                for (unsigned j = 0; j < n; j++)
+                    ck_assert_msg(it[i] <= it[j] + d[i][j], "%s: worker %u at %lu, %u at %lu",
+                                  cases[c].graph, i, it[i], j, it[j]);
+            }
+            ck_assert_double_eq(report(&o, "max_neighbour_gap"), 1);
+            ck_assert_double_eq(report(&o, "deferred_sends"), 0);
+            outputs_free(&o);
+        }
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ---- failures ---- */
+
+START_TEST(a_failed_worker_is_mixed_out_then_rejoins_with_a_neighbours_model)
+{
+    /* Ring of 4, zero gradients, iterations ending every 10 ms, evaluations every 7 ms.
+     * Worker 2 fails at 25 ms, in iteration 2, after its model reached 1 and 3 (at 20.1 ms),
+     * who still mix it at 30 ms. From then on 1 and 3 mix without it, W_ii absorbing its
+     * weight: on the path 3-0-1 W stays symmetric, so the live mean is kept at 35, 42 and
+     * 49 ms (across the iteration ending at 40 ms). Worker 2 recovers at 52 ms, asks worker 1
+     * (1 and 3 are both in iteration 5: the lower id) and adopts its model at 52.2 ms,
+     * which worker 1 keeps until 60 ms: at 56 ms the two hold the same bits. */
+    const char *sets[] = { "workers=4", "eval.every_s=0.007", "stop.time_s=0.0655",
+                           "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
+                           "\"recover_s\": 0.052}]" };
+    observer *obs = calloc(1, sizeof(*obs));
+    outputs o = run_with(zero_json, sets, 4, observe, obs);
+    ck_assert_uint_eq(obs->n, 11); /* 0, 7, ..., 63 ms and the end */
+    ck_assert_int_eq(obs->t_ns[5], 35000000);
+    double e = (2.0 * 2 + 2.0) * U * obs->max_abs;     /* per_iteration, degree 2 */
+    ck_assert_double_le(mean_drift(obs, 3, 0), 2 * e); /* all four, two iterations */
+    ck_assert_double_le(mean_drift(obs, 6, 5), 1 * e);
+    ck_assert_double_le(mean_drift(obs, 7, 5), 1 * e);
+    ck_assert_double_gt(mean_drift(obs, 5, 0), 1e3 * e); /* the failure did move it */
+    ck_assert(!obs->same_21[7] && !obs->same_23[7]);
+    ck_assert(obs->same_21[8] && !obs->same_23[8]);
+    ck_assert(!obs->same_21[9]); /* mixing again */
+    ck_assert_double_eq(report(&o, "rejoins"), 1);
+    /* Workers 1 and 3 mixed without 2 in iterations 3, 4 and 5. */
+    ck_assert_double_eq(report(&o, "degraded_mixes"), 6);
+    ck_assert_double_eq(report(&o, "max_neighbour_gap"), 1);
+    free(obs);
+    outputs_free(&o);
+}
+END_TEST
+
+START_TEST(a_model_sent_ahead_before_a_failure_is_mixed_once)
+{
+    /* Two workers, worker 1 four times slower (40 ms an iteration). Worker 0 finishes
+     * iteration 0 at 10 ms and sends its iteration-1 model, which reaches worker 1 during
+     * its iteration 0. Worker 0 fails at 20 ms and is back at 25 ms: worker 1, still in
+     * iteration 0, already holds the old worker 0's model of iteration 1 and will mix it.
+     * So the edge is used again from iteration 2, not 1 (a second model of iteration 1
+     * would be a duplicate): worker 0 resumes at iteration 2, and its model is held back
+     * until worker 1 starts iteration 1 at 40 ms. */
+    const char *sets[] = {
+        "workers=2", "stop.time_s=0.2",
+        "stragglers=[{\"kind\": \"fixed\", \"workers\": [1], \"slowdown\": 4},"
+        " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.02, \"recover_s\": 0.025}]"
+    };
+    observer *obs = calloc(1, sizeof(*obs));
+    outputs o = run_with(zero_json, sets, 3, observe, obs);
+    ck_assert_double_eq(report(&o, "rejoins"), 1);
+    ck_assert_double_eq(report(&o, "deferred_sends"), 1);
+    ck_assert_double_eq(report(&o, "max_neighbour_gap"), 1);
+    unsigned long it[2];
+    ck_assert_uint_eq(iterations(&o, it, 2), 2);
+    /* Worker 1 finishes every 40 ms: 5 by 200 ms. Worker 0 finished iteration 0, then 2, 3
+     * and 4, each as worker 1's model of it arrives (0.1 ms after worker 1 starts it, at
+     * 80, 120 and 160 ms); worker 1 starts iteration 5 at 200 ms, the end. */
+    ck_assert_uint_eq(it[1], 5);
+    ck_assert_uint_eq(it[0], 4);
+    free(obs);
+    outputs_free(&o);
+}
+END_TEST
+
+START_TEST(a_worker_whose_source_fails_asks_another_neighbour)
+{
+    /* Ring of 4 with 5 MB messages (4 ms a flow alone). Worker 2 fails at 25 ms and is
+     * back at 52 ms; it asks worker 1, whose reply takes several ms on the wire, and worker
+     * 1 fails for good at 53 ms, losing it. Worker 2 then asks worker 3, adopts its model
+     * and goes on with worker 3 alone (10 ms an iteration, about 14 more by 200 ms). */
+    const char *sets[] = {
+        "workers=4", "stop.time_s=0.2", "workload.message_bytes=5000000",
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
+        "\"recover_s\": 0.052}, {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.053}]"
+    };
+    outputs o = run(zero_json, sets, 4);
+    ck_assert_double_eq(report(&o, "rejoins"), 1);
+    const char *at = strstr(o.summary, "\"dropped\": ");
+    ck_assert_ptr_nonnull(at);
+    ck_assert_double_ge(strtod(at + 11, NULL), 1); /* the reply */
+    unsigned long it[4];
+    ck_assert_uint_eq(iterations(&o, it, 4), 4);
+    ck_assert_uint_ge(it[2], 2 + 12);
+    ck_assert_str_eq(o.sum.stop_reason, "time");
+    outputs_free(&o);
+}
+END_TEST
+
+/* The numbers on one workers.csv row: iterations and down_s. */
+static void worker_row(const outputs *o, unsigned w, unsigned long *iters, double *down_s)
+{
+    const char *line = o->workers;
+    for (unsigned i = 0; i <= w; i++)
+        line = strchr(line, '\n') + 1;
+    unsigned id;
+    double speed, comp, comm, wait;
+    unsigned long samples;
+    unsigned long long sent, recv;
+    ck_assert_int_eq(sscanf(line, "%u,%lf,%lu,%lu,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, iters,
+                            &samples, &comp, &comm, &wait, &sent, &recv, down_s),
+                     10);
+}
+
+/* A scenario with random failures and recoveries for `seed`: 12 workers (a real model when
+ * `real`), random speeds, jitter, random slowdowns and a link straggler that reorders
+ * messages; 8 failures in the first 1.2 s, each recovering within 0.4 s or, one in six,
+ * never. So from 1.6 s on every worker is either up for good or down for good. */
+static char *chaos_json(unsigned seed, bool real)
+{
+    static const char *const graphs[] = { "ring", "torus", "exponential", "star", "complete" };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7919 + seed);
+    size_t size = 8192, used = 0;
+    char *s = calloc(size, 1);
+    used += (size_t)snprintf(s + used, size - used,
+                             "{\"seed\": %u, \"workers\": 12, \"compute\": {\"iteration_ms\": 10,"
+                             " \"jitter_sigma\": 0.3, \"speeds\": [",
+                             seed);
+    for (unsigned w = 0; w < 12; w++)
+        used += (size_t)snprintf(s + used, size - used, "%s%.3f", w > 0 ? ", " : "",
+                                 0.5 + 1.5 * gsl_rng_uniform(r));
+    used += (size_t)snprintf(s + used, size - used,
+                             "]}, \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.1,"
+                             " \"slowdown\": 4}, {\"kind\": \"link\", \"workers\": [%lu],"
+                             " \"from_s\": 0.3, \"to_s\": 0.9, \"extra_latency_ms\": 7}",
+                             gsl_rng_uniform_int(r, 12));
+    for (int f = 0; f < 8; f++) {
+        double at = 1.2 * gsl_rng_uniform(r);
+        used += (size_t)snprintf(s + used, size - used,
+                                 ", {\"kind\": \"failure\", \"workers\": [%lu], \"at_s\": %.4f",
+                                 gsl_rng_uniform_int(r, 12), at);
+        if (gsl_rng_uniform(r) < 5.0 / 6.0)
+            used += (size_t)snprintf(s + used, size - used, ", \"recover_s\": %.4f",
+                                     at + 0.005 + 0.395 * gsl_rng_uniform(r));
+        used += (size_t)snprintf(s + used, size - used, "}");
+    }
+    const char *workload =
+        real ? "{\"dataset\": {\"name\": \"synthetic\", \"samples\": 1200, \"test_samples\": 100,"
+               " \"dim\": 8, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8,"
+               " \"lr\": 0.05, \"momentum\": 0.9, \"message_bytes\": 1500000}"
+             : "{\"model\": {\"name\": \"none\"}, \"message_bytes\": 1500000}";
+    used += (size_t)snprintf(s + used, size - used,
+                             "], \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+                             " \"workload\": %s, \"protocol\": {\"name\": \"dpsgd\","
+                             " \"graph\": \"%s\"}, \"stop\": {\"time_s\": 2},"
+                             " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}",
+                             workload, graphs[seed % 5]);
+    ck_assert_uint_lt(used, size);
+    gsl_rng_free(r);
+    return s;
+}
+
+/* Runs chaos_json(seed) to 1.7 s and to 2 s: both end by time, never stalled, and every
+ * worker up after 1.6 s finished iterations between 1.7 and 2 s (none waits for good). */
+static void check_chaos(unsigned seed, bool real, double *rejoins, double *deferred,
+                        double *dropped)
+{
+    char *json = chaos_json(seed, real);
+    const char *early[] = { "stop.time_s=1.7" };
+    outputs a = run(json, early, 1);
+    outputs b = run(json, NULL, 0);
+    ck_assert_str_eq(a.sum.stop_reason, "time");
+    ck_assert_str_eq(b.sum.stop_reason, "time");
+    ck_assert_int_eq(b.sum.sim_ns, 2000000000);
+    for (unsigned w = 0; w < 12; w++) {
+        unsigned long ia, ib;
+        double da, db;
+        worker_row(&a, w, &ia, &da);
+        worker_row(&b, w, &ib, &db);
+        if (db - da < 1e-9)
+            ck_assert_msg(ib > ia, "seed %u: worker %u stuck at %lu iterations", seed, w, ib);
+        else
+            ck_assert_double_eq_tol(db - da, 0.3, 1e-9); /* down for good */
+    }
+    ck_assert_double_le(report(&b, "max_neighbour_gap"), 1);
+    *rejoins += report(&b, "rejoins");
+    *deferred += report(&b, "deferred_sends");
+    const char *at = strstr(b.summary, "\"dropped\": ");
+    ck_assert_ptr_nonnull(at);
+    *dropped += strtod(at + 11, NULL);
+    if (real) {
+        const char *acc = strstr(b.summary, "\"final_accuracy\": ");
+        ck_assert_ptr_nonnull(acc);
+        ck_assert_double_gt(strtod(acc + 18, NULL), 0.5); /* 3 classes: chance is 1/3 */
+    }
+    outputs_free(&a);
+    outputs_free(&b);
+    free(json);
+}
+
+START_TEST(random_failures_and_recoveries_never_stall)
+{
+    double rejoins = 0, deferred = 0, dropped = 0;
+    for (unsigned seed = 1; seed <= 10; seed++)
+        check_chaos(seed, false, &rejoins, &deferred, &dropped);
+    /* The runs did exercise every path: rejoins, models held back, messages lost. */
+    ck_assert_double_gt(rejoins, 20);
+    ck_assert_double_gt(deferred, 0);
+    ck_assert_double_gt(dropped, 0);
+}
+END_TEST
+
+START_TEST(random_failures_with_real_tensors_never_stall)
+{
+    double rejoins = 0, deferred = 0, dropped = 0;
+    for (unsigned seed = 11; seed <= 13; seed++)
+        check_chaos(seed, true, &rejoins, &deferred, &dropped);
+    ck_assert_double_gt(rejoins, 5);
+}
+END_TEST
+
+/* summary.json's "wall" line holds wall-clock figures; everything else must match. */
+static void strip_wall(char *s)
+{
+    char *w = strstr(s, "\"wall\"");
+    ck_assert_ptr_nonnull(w);
+    char *end = strchr(w, '\n');
+    memmove(w, end, strlen(end) + 1);
+}
+
+START_TEST(runs_with_failures_are_deterministic)
+{
+    char *json = chaos_json(4, true);
+    outputs a = run(json, NULL, 0), b = run(json, NULL, 0);
+    ck_assert_str_eq(a.metrics, b.metrics);
+    ck_assert_str_eq(a.workers, b.workers);
+    strip_wall(a.summary);
+    strip_wall(b.summary);
+    ck_assert_str_eq(a.summary, b.summary);
+    /* Another seed gives another run. */
+    const char *sets[] = { "seed=5" };
+    outputs c = run(json, sets, 1);
+    ck_assert_str_ne(a.workers, c.workers);
+    outputs_free(&a);
+    outputs_free(&b);
+    outputs_free(&c);
+    free(json);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("dpsgd");
+    TCase *tc = tcase_create("parameters");
+    tcase_add_test(tc, bad_parameters_are_rejected_naming_the_key_and_the_reason);
+    tcase_add_test(tc, graphs_have_the_documented_edges);
+    tcase_add_test(tc, the_example_scenarios_validate_and_the_consensus_one_contracts);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("timing");
+    tcase_add_test(tc, a_ring_iteration_is_two_flows_sharing_each_uplink);
+    tcase_add_test(tc, iteration_times_follow_the_degree_of_each_graph);
+    tcase_add_test(tc, compute_bound_iterations_overlap_the_messages);
+    tcase_add_test(tc, one_worker_is_plain_sgd_bit_for_bit);
+    tcase_add_test(tc, a_fourfold_straggler_slows_everyone_about_fourfold);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("averaging");
+    tcase_add_test(tc, zero_gradients_keep_the_mean_over_workers);
+    tcase_add_test(tc, zero_gradients_shrink_the_consensus_by_lambda2_squared_per_iteration);
+    tcase_add_test(tc, neighbours_differ_by_one_iteration_and_workers_by_their_distance);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("failures");
+    tcase_add_test(tc, a_failed_worker_is_mixed_out_then_rejoins_with_a_neighbours_model);
+    tcase_add_test(tc, a_model_sent_ahead_before_a_failure_is_mixed_once);
+    tcase_add_test(tc, a_worker_whose_source_fails_asks_another_neighbour);
+    tcase_add_test(tc, random_failures_and_recoveries_never_stall);
+    tcase_add_test(tc, random_failures_with_real_tensors_never_stall);
+    tcase_add_test(tc, runs_with_failures_are_deterministic);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,5 +1,6 @@
 #include "models/train.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -548,10 +549,17 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
 
 void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch)
 {
+    train_step_range(t, params, velocity, grad, t->cfg.num_params, epoch);
+}
+
+void train_step_range(const train *t, float *params, float *velocity, const float *grad, size_t n,
+                      double epoch)
+{
+    assert(n <= t->cfg.num_params);
     optim_config o = t->cfg.optim;
     if (velocity == NULL)
         o.momentum = 0.0;
-    optim_step(params, velocity, grad, t->cfg.num_params, optim_lr(&o, epoch), &o);
+    optim_step(params, velocity, grad, n, optim_lr(&o, epoch), &o);
 }
 
 double train_lr(const train *t, double epoch)

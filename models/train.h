@@ -93,6 +93,11 @@ void train_apply(train *t, uint32_t w, const float *grad, double epoch);
  * momentum buffer (num_params floats, zeroed at start; NULL without momentum). */
 void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch);
 
+/* train_step on the first n (<= num_params) floats of each block (a slice of a server's
+ * model); element-wise, so the slices of a block together give train_step's bits. */
+void train_step_range(const train *t, float *params, float *velocity, const float *grad, size_t n,
+                      double epoch);
+
 /* The learning rate at progress `epoch`. */
 double train_lr(const train *t, double epoch);
 

@@ -7,6 +7,7 @@ static const proto_ops *const protocols[] = {
     &proto_allreduce,
     &proto_localsgd,
     &proto_dpsgd,
+    &proto_ps,
 };
 
 const proto_ops *proto_find(const char *name)

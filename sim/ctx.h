@@ -101,6 +101,11 @@ const float *sim_ctx_payload(const sim_ctx *ctx);
  * server's model) with its own momentum buffer (NULL: no momentum). */
 void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad);
 
+/* The same step on the first n (<= num_params) floats of each block: a slice of a server's
+ * model, such as one parameter-server shard's. The step is element-wise, so stepping every
+ * slice of a block gives the bits of one sim_ctx_step on the whole block. */
+void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n);
+
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);

@@ -102,6 +102,12 @@ void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *gra
         train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
 }
 
+void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n)
+{
+    if (ctx->tr != NULL)
+        train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
+}
+
 const float *sim_ctx_payload(const sim_ctx *ctx)
 {
     return ctx->payload;

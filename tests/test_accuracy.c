@@ -26,6 +26,8 @@ static const struct {
     { "scenarios/compare/even-allreduce.json", 0.80 },
     { "scenarios/compare/even-localsgd.json", 0.80 },
     { "scenarios/compare/even-dpsgd.json", 0.80 },
+    { "scenarios/compare/even-ps-bsp.json", 0.80 },
+    { "scenarios/compare/even-ps-asp.json", 0.80 },
 };
 
 static double final_accuracy(const char *dir)

@@ -25,6 +25,8 @@ static const struct {
     { "allreduce", true },
     { "localsgd", true },
     { "dpsgd", true },
+    { "ps-bsp", true },
+    { "ps-asp", false },
 };
 
 static double throughput(const char *cond, const char *protocol)

@@ -1,0 +1,736 @@
+/* The parameter server (protocols/ps.c) through full runs: BSP keeps replicas bitwise equal
+ * to each other, to the server model and to ring all-reduce; BSP round time by hand on a
+ * star; ASP loses only a slow worker's share; SSP never lets the clock gap exceed s + 1;
+ * bad parameters are refused with exact messages; runs with failures never stall unless a
+ * colocated shard's host is gone for good. Real-model runs use a small synthetic data set,
+ * so the suite stays fast. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+
+#include "sim/ctx.h"
+#include "sim/run.h"
+#include "sim/scenario.h"
+
+/* A small real workload: 4 workers, 3 shards on 3 server hosts (the MLP's 4 * 16 + ... floats
+ * do not split evenly in 3), momentum on the server. */
+static const char real_json[] =
+    "{\"seed\": 2385, \"workers\": 4, \"servers\": 3,"
+    " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000,"
+    " \"test_samples\": 1000, \"dim\": 20, \"classes\": 4, \"separation\": 4},"
+    " \"model\": {\"name\": \"mlp\", \"hidden\": [13]}, \"batch\": 16, \"lr\": 0.1,"
+    " \"momentum\": 0.9},"
+    " \"protocol\": {\"name\": \"ps\", \"mode\": \"bsp\", \"shards\": 3},"
+    " \"stop\": {\"time_s\": 3}, \"eval\": {\"every_s\": 0.5, \"samples\": 1000}}";
+
+/* A timing-only workload for the same cluster. */
+static const char none_json[] =
+    "{\"seed\": 7, \"workers\": 4, \"servers\": 1, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 50},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
+    " \"protocol\": {\"name\": \"ps\"}, \"stop\": {\"time_s\": 1}}";
+
+static sim_scenario *parse(const char *json, const char *const *sets, size_t n)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "ps.json", sets, n, &err);
+    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+static char *tmpdir(void)
+{
+    char tmpl[] = "/tmp/hetsim-ps-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return strdup(d);
+}
+
+static void rmrf(char *dir)
+{
+    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json",
+                            "events.csv" };
+    char path[512];
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+static sim_run_summary run_in(sim_scenario *sc, const char *dir)
+{
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    return sum;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "missing %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+/* One value of summary.json's protocol_report; NaN when absent. */
+static double report_value(const char *dir, const char *key)
+{
+    char *s = slurp(dir, "summary.json"), pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(s, "\"protocol_report\"");
+    ck_assert_ptr_nonnull(at);
+    at = strstr(at, pat);
+    double x = at != NULL ? strtod(at + strlen(pat), NULL) : (double)NAN;
+    free(s);
+    return x;
+}
+
+/* The iterations (column 3) and params_fnv (the last column) of each workers.csv row. */
+static size_t worker_rows(const char *dir, uint64_t *iters, uint64_t *fnv, size_t max)
+{
+    char *s = slurp(dir, "workers.csv");
+    size_t n = 0;
+    for (char *line = strchr(s, '\n'); line != NULL && line[1] != '\0' && n < max;
+         line = strchr(line + 1, '\n')) {
+        unsigned id;
+        double speed;
+        unsigned long long it;
+        ck_assert_int_eq(sscanf(line + 1, "%u,%lf,%llu", &id, &speed, &it), 3);
+        iters[n] = it;
+        const char *end = strchr(line + 1, '\n'), *comma = end;
+        while (*comma != ',')
+            comma--;
+        fnv[n] = comma + 1 < end ? strtoull(comma + 1, NULL, 16) : 0;
+        n++;
+    }
+    free(s);
+    return n;
+}
+
+/* Runs `json` with `sets`, stopped after `iterations`, and returns the final parameters'
+ * checksums of its workers (and, for ps, the server's low 53 bits in *server). */
+static void final_checksums(const char *json, const char *const *sets, size_t nsets,
+                            uint64_t iterations, uint64_t *fnv, size_t n, uint64_t *server)
+{
+    const char *all[8];
+    char stop[64];
+    snprintf(stop, sizeof(stop), "stop={\"iterations\": %" PRIu64 "}", iterations);
+    for (size_t i = 0; i < nsets; i++)
+        all[i] = sets[i];
+    all[nsets] = stop;
+    sim_scenario *sc = parse(json, all, nsets + 1);
+    char *dir = tmpdir();
+    sim_run_summary sum = run_in(sc, dir);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    uint64_t iters[16];
+    ck_assert_uint_eq(worker_rows(dir, iters, fnv, 16), n);
+    if (server != NULL)
+        *server = (uint64_t)report_value(dir, "server_params_fnv53");
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+}
+
+static const uint64_t LOW53 = (UINT64_C(1) << 53) - 1;
+
+/* ---- exact properties of BSP ---------------------------------------------------------- */
+
+START_TEST(bsp_replicas_equal_each_other_and_the_server_after_every_round)
+{
+    /* 4 workers, 3 shards. An iteration is counted when its gradient is pushed, so a run
+     * stopped at 4k iterations ends as round k-1's last push leaves: every worker then holds
+     * the model it pulled for round k-1, and the server has not yet applied that round. */
+    const int rounds[] = { 2, 3, 5, 11 };
+    uint64_t prev = 0;
+    for (size_t r = 0; r < 4; r++) {
+        uint64_t fnv[4], server;
+        final_checksums(real_json, NULL, 0, 4 * (uint64_t)rounds[r], fnv, 4, &server);
+        for (size_t w = 1; w < 4; w++)
+            ck_assert_uint_eq(fnv[w], fnv[0]);
+        ck_assert_uint_eq(server, fnv[0] & LOW53);
+        ck_assert_uint_ne(fnv[0], prev);
+        prev = fnv[0];
+    }
+}
+END_TEST
+
+START_TEST(one_worker_one_shard_bsp_is_plain_sgd)
+{
+    /* The server applies the worker's gradient with its own momentum buffer exactly as a
+     * single worker would: after 36 rounds (stopped at the 37th push) the pulled model is the
+     * 1-worker ring all-reduce's model after 36 iterations, which is plain SGD (see
+     * test_train). Constant learning rate, so the epoch at which a step lands is moot. */
+    const char *ps_sets[] = { "workers=1", "servers=1", "protocol.shards=1" };
+    const char *ar_sets[] = { "workers=1", "protocol={\"name\": \"allreduce\"}" };
+    uint64_t ps_fnv[1], ar_fnv[1], server;
+    final_checksums(real_json, ps_sets, 3, 37, ps_fnv, 1, &server);
+    final_checksums(real_json, ar_sets, 2, 36, ar_fnv, 1, NULL);
+    ck_assert_uint_eq(ps_fnv[0], ar_fnv[0]);
+    ck_assert_uint_eq(server, ar_fnv[0] & LOW53);
+}
+END_TEST
+
+START_TEST(bsp_on_shards_equals_ring_allreduce_bit_for_bit)
+{
+    /* Same minibatches (each worker's stream draws its compute time, then its minibatch, in
+     * both protocols), same mean (summed in worker order, then divided), same optimizer step
+     * element by element: 4 workers after 9 rounds agree bit for bit with all-reduce, with 3
+     * shards on server hosts and with 4 shards colocated on the workers (shard k's own worker
+     * talks to it through the loopback). */
+    const char *ar_sets[] = { "protocol={\"name\": \"allreduce\"}" };
+    uint64_t ar[4], srv[4], col[4], server;
+    final_checksums(real_json, ar_sets, 1, 4 * 9, ar, 4, NULL);
+    final_checksums(real_json, NULL, 0, 4 * 10, srv, 4, &server);
+    ck_assert_uint_eq(server, ar[0] & LOW53);
+    const char *col_sets[] = { "servers=0", "protocol.shards=4" };
+    final_checksums(real_json, col_sets, 2, 4 * 10, col, 4, NULL);
+    for (size_t w = 0; w < 4; w++) {
+        ck_assert_uint_eq(srv[w], ar[w]);
+        ck_assert_uint_eq(col[w], ar[w]);
+    }
+}
+END_TEST
+
+/* The observe hook's tally: for each shard's slice, how many different versions the
+ * workers hold at an evaluation. Slices as the protocol cuts them: P / K floats each, the
+ * first P mod K one longer. */
+typedef struct versions {
+    uint32_t K;
+    size_t evaluations;
+    size_t most; /* most versions of one slice seen at once */
+} versions;
+
+static void count_versions(void *ud, sim_ctx *ctx)
+{
+    versions *v = ud;
+    size_t P = sim_ctx_num_params(ctx), K = v->K;
+    uint32_t n = sim_ctx_workers(ctx);
+    for (size_t k = 0; k < K; k++) {
+        size_t off = k * (P / K) + (k < P % K ? k : P % K), len = P / K + (k < P % K ? 1 : 0);
+        const float *seen[16];
+        size_t nseen = 0;
+        for (uint32_t w = 0; w < n && w < 16; w++) {
+            const float *x = sim_ctx_params(ctx, w) + off;
+            size_t j = 0;
+            while (j < nseen && memcmp(seen[j], x, len * sizeof(*x)) != 0)
+                j++;
+            if (j == nseen)
+                seen[nseen++] = x;
+        }
+        v->most = nseen > v->most ? nseen : v->most;
+    }
+    v->evaluations++;
+}
+
+static versions observe_versions(const char *const *sets, size_t n, uint32_t K)
+{
+    const char *all[8] = { "eval={\"every_s\": 0.004, \"samples\": 10}", "stop.time_s=1" };
+    for (size_t i = 0; i < n; i++)
+        all[2 + i] = sets[i];
+    sim_scenario *sc = parse(real_json, all, n + 2);
+    char *dir = tmpdir();
+    versions v = { .K = K };
+    sim_run_options opt = { .out_dir = dir, .observe = count_versions, .observe_ud = &v };
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &opt, NULL, &err) == 0, "run: %s", err.msg);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    return v;
+}
+
+START_TEST(bsp_workers_never_hold_more_than_two_versions_of_a_slice)
+{
+    /* A worker copies slice k of round t + 1 only after shard k has every member's gradient
+     * of round t, so nobody still holds round t - 1's: at any moment (every 4 ms here, with
+     * jittered workers) the workers' copies of a slice come in at most two versions, with
+     * the shards on server hosts or colocated. Under ASP they drift apart. */
+    versions v = observe_versions(NULL, 0, 3);
+    ck_assert_uint_ge(v.evaluations, 250);
+    ck_assert_uint_le(v.most, 2);
+    const char *col[] = { "servers=0", "protocol.shards=4" };
+    v = observe_versions(col, 2, 4);
+    ck_assert_uint_le(v.most, 2);
+    ck_assert_uint_eq(v.most, 2); /* a colocated shard's own worker gets its slice first */
+    const char *asp[] = { "protocol.mode=asp" };
+    v = observe_versions(asp, 1, 3);
+    ck_assert_uint_ge(v.most, 3);
+}
+END_TEST
+
+/* ---- timing --------------------------------------------------------------------------- */
+
+/* BSP on a star with B = 8 Gbit/s (one byte per ns, so every rate below is exact), NIC
+ * latency L = 50 us (a path: 2L = 100 us), N = 4 workers, compute C = 10 ms, K shards on K
+ * server hosts, each slice at most S0 = ceil(S / K) bytes. Round 0 starts with N pull
+ * requests of 64 B sharing each server's down link (N * 64 ns), then N slices share its up
+ * link (N * S0 ns), then compute. At the push, each worker sends its gradient slices and
+ * its next pull requests together: 2N flows share a server's down link, the requests
+ * finish first, and all bytes are through after N * (S0 + 64) ns; the round closes and the
+ * queued pulls are answered. So k rounds end (at the k-th push) at
+ *   2L + 64N + k (2L + N S0 + C) + (k - 1) (2L + N (S0 + 64)). */
+static sim_time bsp_hand_count(int64_t S0, int64_t k)
+{
+    const int64_t L2 = 100000, N = 4, C = 10000000;
+    return L2 + 64 * N + k * (L2 + N * S0 + C) + (k - 1) * (L2 + N * (S0 + 64));
+}
+
+START_TEST(bsp_round_time_on_a_star_matches_the_hand_count)
+{
+    const char *one[] = { "stop={\"iterations\": 12}" };
+    sim_scenario *sc = parse(none_json, one, 1);
+    char *dir = tmpdir();
+    sim_run_summary sum = run_in(sc, dir);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    /* 100256 + 3 * 50100000 + 2 * 40100256 */
+    ck_assert_int_eq(sum.sim_ns, 230600768);
+    ck_assert_int_eq(sum.sim_ns, bsp_hand_count(10000000, 3));
+    sim_scenario_destroy(sc);
+
+    /* Two shards of an odd size: slices of 5000001 and 5000000 bytes. Shard 0, one byte a
+     * worker longer, closes each round 4 ns after shard 1 and sets the pace. */
+    const char *two[] = { "servers=2", "protocol.shards=2", "workload.message_bytes=10000001",
+                          "stop={\"iterations\": 12}" };
+    sc = parse(none_json, two, 4);
+    sum = run_in(sc, dir);
+    ck_assert_int_eq(sum.sim_ns, bsp_hand_count(5000001, 3));
+    ck_assert_int_eq(sum.sim_ns, 130600788);
+    ck_assert_double_eq(report_value(dir, "rounds"), 2); /* the third is still open */
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+}
+END_TEST
+
+/* Samples per simulated second of a timing-only run. */
+static double throughput(const char *json, const char *const *sets, size_t n)
+{
+    sim_scenario *sc = parse(json, sets, n);
+    char *dir = tmpdir();
+    sim_run_summary sum = run_in(sc, dir);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    double sps = (double)sum.samples / ((double)sum.sim_ns / 1e9);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+    return sps;
+}
+
+START_TEST(asp_loses_only_the_slow_workers_share_of_throughput)
+{
+    /* 8 workers of C = 100 ms (jitter 0.05), one of them 4x slower. Under ASP nobody waits
+     * for it, so throughput falls to (7 + 1/4) / 8 = 0.90625 of the full one (measured:
+     * 0.90622). Tolerance 0.005: a 60 s run counts whole iterations, cutting off at most
+     * one per worker at the stop (8 of ~4600, 0.17%, in each of the two runs), the jitter's
+     * sampling error is about 0.05 / sqrt(4600) = 0.07%, and the pull and push (~0.2 ms
+     * against 100 ms of compute) slow both runs alike; together under 0.45% of 0.906. Under
+     * BSP every round waits for the slow worker: throughput falls to about 1/4 (measured
+     * 0.271: the fast rounds also wait for the slowest of 8 jittered workers). */
+    static const char json[] =
+        "{\"seed\": 4242, \"workers\": 8, \"servers\": 2,"
+        " \"compute\": {\"iteration_ms\": 100, \"jitter_sigma\": 0.05},"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
+        " \"protocol\": {\"name\": \"ps\", \"mode\": \"asp\", \"shards\": 2},"
+        " \"stop\": {\"time_s\": 60}, \"eval\": {\"every_s\": 10}}";
+    const char *slow = "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 4}]";
+    const char *asp_slow[] = { slow };
+    double ratio = throughput(json, asp_slow, 1) / throughput(json, NULL, 0);
+    ck_assert_double_eq_tol(ratio, 7.25 / 8.0, 0.005);
+    const char *bsp[] = { "protocol.mode=bsp" }, *bsp_slow[] = { "protocol.mode=bsp", slow };
+    double bsp_ratio = throughput(json, bsp_slow, 2) / throughput(json, bsp, 1);
+    ck_assert_double_lt(bsp_ratio, 0.3);
+    ck_assert_double_gt(bsp_ratio, 0.25);
+}
+END_TEST
+
+/* ---- SSP ------------------------------------------------------------------------------ */
+
+/* Replays events.csv: at every "computed" event (worker w finishes, and pushes, its
+ * iteration c_w + 1) the gap c_w + 1 - min_v c_v, before the push. Returns its maximum. */
+static uint64_t replay_gap(const char *dir, uint32_t n)
+{
+    char *s = slurp(dir, "events.csv");
+    uint64_t clock[16] = { 0 }, gap = 0;
+    for (char *line = strchr(s, '\n'); line != NULL && line[1] != '\0';
+         line = strchr(line + 1, '\n')) {
+        long long t, w;
+        char what[16];
+        if (sscanf(line + 1, "%lld,%15[a-z],%lld", &t, what, &w) != 3 ||
+            strcmp(what, "computed") != 0)
+            continue;
+        ck_assert_int_lt(w, n);
+        uint64_t lo = UINT64_MAX;
+        for (uint32_t v = 0; v < n; v++)
+            lo = clock[v] < lo ? clock[v] : lo;
+        gap = clock[w] + 1 - lo > gap ? clock[w] + 1 - lo : gap;
+        clock[w]++;
+    }
+    free(s);
+    return gap;
+}
+
+START_TEST(ssp_never_lets_the_clock_gap_exceed_staleness_plus_one)
+{
+    /* 20 clusters drawn here: 3..8 workers of random speeds, one or two fixed stragglers
+     * (1.5x..6x), random slowdowns, heavy jitter, 1..3 shards, staleness 0..3. The gap
+     * between the iterations a worker has started and those the slowest has finished is at
+     * most s + 1 (the protocol's own count and a replay of the trace agree), and reaches it:
+     * the stragglers make the gate bind. The same clusters under ASP drift past it. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2385);
+    for (int seed = 0; seed < 20; seed++) {
+        uint32_t n = 3 + (uint32_t)gsl_rng_uniform_int(r, 6);
+        uint32_t s = (uint32_t)gsl_rng_uniform_int(r, 4);
+        uint32_t K = 1 + (uint32_t)gsl_rng_uniform_int(r, 3);
+        char json[1024], speeds[256] = "";
+        size_t len = 0;
+        for (uint32_t w = 0; w < n; w++)
+            len += (size_t)snprintf(speeds + len, sizeof(speeds) - len, "%s%.3f", w ? ", " : "",
+                                    0.5 + gsl_rng_uniform(r));
+        uint32_t a = (uint32_t)gsl_rng_uniform_int(r, n), b = (uint32_t)gsl_rng_uniform_int(r, n);
+        double fa = 1.5 + 4.5 * gsl_rng_uniform(r), fb = 1.5 + 4.5 * gsl_rng_uniform(r);
+        char second[96] = "";
+        if (b != a)
+            snprintf(second, sizeof(second),
+                     ", {\"kind\": \"fixed\", \"workers\": [%u], \"slowdown\": %.3f}", b, fb);
+        snprintf(json, sizeof(json),
+                 "{\"seed\": %d, \"workers\": %u, \"servers\": %u,"
+                 " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.3, \"speeds\": [%s]},"
+                 " \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [%u], \"slowdown\": %.3f}%s,"
+                 "  {\"kind\": \"random\", \"probability\": 0.1, \"slowdown\": 3}],"
+                 " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 40},"
+                 " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 200000},"
+                 " \"protocol\": {\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": %u,"
+                 " \"shards\": %u}, \"stop\": {\"time_s\": 2}, \"output\": {\"events\": true}}",
+                 1000 + seed, n, K, speeds, a, fa, second, s, K);
+        sim_scenario *sc = parse(json, NULL, 0);
+        char *dir = tmpdir();
+        run_in(sc, dir);
+        double reported = report_value(dir, "max_clock_gap");
+        ck_assert_msg(reported == s + 1.0, "seed %d: s = %u, max_clock_gap = %g", seed, s,
+                      reported);
+        ck_assert_uint_le(replay_gap(dir, n), s + 1);
+        sim_scenario_destroy(sc);
+        const char *asp[] = { "protocol={\"name\": \"ps\", \"mode\": \"asp\"}" };
+        sc = parse(json, asp, 1);
+        run_in(sc, dir);
+        ck_assert_uint_gt(replay_gap(dir, n), s + 1);
+        sim_scenario_destroy(sc);
+        rmrf(dir);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(ssp_with_zero_staleness_keeps_workers_in_lockstep)
+{
+    /* s = 0: nobody starts iteration c + 1 before every worker has pushed c, so at any
+     * moment finished counts differ by at most one, despite a 5x straggler. */
+    const char *sets[] = { "workers=6",
+                           "stragglers=[{\"kind\": \"fixed\", \"workers\": [4], \"slowdown\": 5}]",
+                           "compute.jitter_sigma=0.4",
+                           "protocol={\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": 0}",
+                           "stop={\"time_s\": 1.337}" };
+    sim_scenario *sc = parse(none_json, sets, 5);
+    char *dir = tmpdir();
+    run_in(sc, dir);
+    uint64_t it[6], fnv[6], lo = UINT64_MAX, hi = 0;
+    ck_assert_uint_eq(worker_rows(dir, it, fnv, 6), 6);
+    for (size_t w = 0; w < 6; w++) {
+        lo = it[w] < lo ? it[w] : lo;
+        hi = it[w] > hi ? it[w] : hi;
+    }
+    ck_assert_uint_ge(lo, 5);
+    ck_assert_uint_le(hi - lo, 1);
+    ck_assert_double_eq(report_value(dir, "max_clock_gap"), 1);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+}
+END_TEST
+
+/* ---- parameters ----------------------------------------------------------------------- */
+
+static void refused(const char *const *sets, size_t n, const char *path, const char *msg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(none_json, strlen(none_json), "ps.json", sets, n, &err);
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.file, "ps.json");
+    ck_assert_str_eq(err.path, path);
+    ck_assert_str_eq(err.msg, msg);
+    sim_scenario_destroy(sc);
+}
+
+START_TEST(bad_parameters_are_refused_with_exact_messages)
+{
+    const char *mode[] = { "protocol.mode=lockstep" };
+    refused(mode, 1, "$.protocol.mode", "must be one of bsp, asp, ssp, got \"lockstep\"");
+    const char *servers[] = { "servers=2", "protocol.shards=3" };
+    refused(servers, 2, "$.protocol.shards",
+            "must be <= servers (2) with placement \"servers\", got 3");
+    const char *none[] = { "servers=0", "protocol.placement=servers" };
+    refused(none, 2, "$.protocol.shards",
+            "must be <= servers (0) with placement \"servers\", got 1");
+    const char *colocated[] = { "protocol.placement=colocated", "protocol.shards=5" };
+    refused(colocated, 2, "$.protocol.shards",
+            "must be <= workers (4) with placement \"colocated\", got 5");
+    /* Without server hosts the placement defaults to colocated. */
+    const char *dflt[] = { "servers=0", "protocol.shards=7" };
+    refused(dflt, 2, "$.protocol.shards",
+            "must be <= workers (4) with placement \"colocated\", got 7");
+    const char *stale[] = { "protocol.mode=ssp", "protocol.staleness=-1" };
+    refused(stale, 2, "$.protocol.staleness", "must be an integer in [0, 2147483647], got -1");
+    const char *unread[] = { "protocol.staleness=3" };
+    refused(unread, 1, "$.protocol.staleness",
+            "unknown key (valid: name, mode, shards, placement)");
+    const char *zero[] = { "protocol.shards=0" };
+    refused(zero, 1, "$.protocol.shards", "must be an integer in [1, 1048576], got 0");
+}
+END_TEST
+
+START_TEST(defaults_are_written_into_the_resolved_scenario)
+{
+    const char *ssp[] = { "protocol.mode=ssp" };
+    sim_scenario *sc = parse(none_json, ssp, 1);
+    char *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"ps\",\"mode\":\"ssp\","
+                                       "\"staleness\":2,\"shards\":1,\"placement\":\"servers\"}"));
+    free(text);
+    sim_scenario_destroy(sc);
+    const char *col[] = { "servers=0" };
+    sc = parse(none_json, col, 1);
+    text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(strstr(text, "\"shards\":1,\"placement\":\"colocated\"}"));
+    free(text);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+/* ---- failures ------------------------------------------------------------------------- */
+
+static const char *const modes[] = { "bsp", "asp", "ssp" };
+
+START_TEST(randomized_runs_with_failures_never_stall)
+{
+    /* For each mode and placement, 4 clusters with one or two workers failing and
+     * recovering at random times (a colocated failure takes a shard down with its worker,
+     * stalling every pull until it is back), random slowdowns and jitter. Every run must
+     * end by time, none as stalled, and keep training afterwards. Odd rounds use the real
+     * model (tensors through failures), even ones the timing-only model. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 9001);
+    for (int i = 0; i < 24; i++) {
+        const char *mode = modes[i % 3];
+        bool colocated = (i / 3) % 2 == 1, real = (i / 6) % 2 == 1;
+        uint32_t n = 2 + (uint32_t)gsl_rng_uniform_int(r, 5);
+        uint32_t K = 1 + (uint32_t)gsl_rng_uniform_int(r, n < 3 ? n : 3);
+        uint32_t a = (uint32_t)gsl_rng_uniform_int(r, n), b = (uint32_t)gsl_rng_uniform_int(r, n);
+        double a0 = 0.05 + 0.3 * gsl_rng_uniform(r), a1 = a0 + 0.02 + 0.3 * gsl_rng_uniform(r);
+        double b0 = 0.05 + 0.6 * gsl_rng_uniform(r), b1 = b0 + 0.02 + 0.3 * gsl_rng_uniform(r);
+        char second[128] = "", json[1400];
+        if (b != a)
+            snprintf(second, sizeof(second),
+                     "{\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f, "
+                     "\"recover_s\": %.4f},",
+                     b, b0, b1);
+        snprintf(json, sizeof(json),
+                 "{\"seed\": %d, \"workers\": %u, \"servers\": %u,"
+                 " \"compute\": {\"iteration_ms\": 7, \"jitter_sigma\": 0.4},"
+                 " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f,"
+                 " \"recover_s\": %.4f}, %s"
+                 " {\"kind\": \"random\", \"probability\": 0.2, \"slowdown\": 3}],"
+                 " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 30},"
+                 " \"workload\": %s,"
+                 " \"protocol\": {\"name\": \"ps\", \"mode\": \"%s\", \"shards\": %u,"
+                 " \"placement\": \"%s\"},"
+                 " \"stop\": {\"time_s\": 1.5}, \"eval\": {\"every_s\": 0.1, \"samples\": 200}}",
+                 500 + i, n, K, a, a0, a1, second,
+                 real ? "{\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000, "
+                        "\"test_samples\": 200, \"dim\": 10, \"classes\": 3}, \"model\": "
+                        "{\"name\": \"mlp\", \"hidden\": [8]}, \"batch\": 8, \"lr\": 0.05, "
+                        "\"momentum\": 0.5}"
+                      : "{\"model\": {\"name\": \"none\"}, \"message_bytes\": 300000}",
+                 mode, K, colocated ? "colocated" : "servers");
+        sim_scenario *sc = parse(json, NULL, 0);
+        char *dir = tmpdir();
+        sim_run_summary sum = run_in(sc, dir);
+        ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "run %d (%s): %s", i, mode,
+                      sum.stop_reason);
+        /* Training went on after the last recovery: the last evaluation interval counted
+         * iterations. */
+        char *m = slurp(dir, "metrics.csv");
+        char *last = m + strlen(m) - 1;
+        while (last > m && last[-1] != '\n')
+            last--;
+        double sps = strtod(strrchr(last, ',') + 1, NULL);
+        ck_assert_msg(sps > 0, "run %d (%s): no progress at the end", i, mode);
+        free(m);
+        sim_scenario_destroy(sc);
+        rmrf(dir);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
+{
+    /* Shard 1 lives on worker 1, which fails for good at 0.25 s: every pull needs its
+     * slice, so nothing can happen after the work in flight drains, and the run stops as
+     * stalled at the next evaluation, in every mode. With the shards on server hosts the
+     * same failure only removes a worker. */
+    for (int m = 0; m < 3; m++) {
+        char proto[128];
+        snprintf(proto, sizeof(proto),
+                 "protocol={\"name\": \"ps\", \"mode\": \"%s\", \"shards\": 2, "
+                 "\"placement\": \"colocated\"}",
+                 modes[m]);
+        const char *sets[] = {
+            proto, "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25}]",
+            "eval.every_s=0.5", "stop.time_s=10"
+        };
+        sim_scenario *sc = parse(none_json, sets, 4);
+        char *dir = tmpdir();
+        sim_run_summary sum = run_in(sc, dir);
+        ck_assert_str_eq(sum.stop_reason, "stalled");
+        ck_assert_int_eq(sum.sim_ns, 500000000);
+        sim_scenario_destroy(sc);
+        sets[0] = "protocol.mode=bsp";
+        sets[3] = "servers=1";
+        sc = parse(none_json, sets, 4);
+        sum = run_in(sc, dir);
+        ck_assert_str_eq(sum.stop_reason, "time");
+        sim_scenario_destroy(sc);
+        rmrf(dir);
+    }
+}
+END_TEST
+
+START_TEST(bsp_rounds_go_on_with_the_live_workers)
+{
+    /* Worker 2 of 4 fails at 55 ms, while its round-0 gradient is on the wire (a round
+     * takes about 90 ms): the push is lost, round 0 closes with the three live workers'
+     * gradients, and later rounds have three members until worker 2 returns at 0.5 s and
+     * rejoins. */
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.055, "
+                           "\"recover_s\": 0.5}]",
+                           "stop.time_s=1" };
+    sim_scenario *sc = parse(none_json, sets, 2);
+    char *dir = tmpdir();
+    sim_run_summary sum = run_in(sc, dir);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    uint64_t it[4], fnv[4];
+    ck_assert_uint_eq(worker_rows(dir, it, fnv, 4), 4);
+    double rounds = report_value(dir, "rounds");
+    ck_assert_uint_eq(it[0], it[1]);
+    ck_assert_uint_eq(it[0], it[3]);
+    ck_assert_uint_lt(it[2], it[0]); /* it missed the rounds while it was down */
+    ck_assert_uint_ge(it[2], 3);     /* and came back */
+    ck_assert_double_ge(rounds, (double)it[0] - 1);
+    ck_assert_double_le(rounds, (double)it[0]);
+    sim_scenario_destroy(sc);
+    rmrf(dir);
+}
+END_TEST
+
+/* ---- end to end ----------------------------------------------------------------------- */
+
+START_TEST(asp_training_lowers_the_loss_and_runs_are_deterministic)
+{
+    const char *sets[] = { "protocol={\"name\": \"ps\", \"mode\": \"asp\", \"shards\": 2}",
+                           "workload.lr=0.05", "workload.momentum=0" };
+    char *dirs[2];
+    for (int i = 0; i < 2; i++) {
+        sim_scenario *sc = parse(real_json, sets, 3);
+        dirs[i] = tmpdir();
+        run_in(sc, dirs[i]);
+        sim_scenario_destroy(sc);
+    }
+    const char *names[] = { "metrics.csv", "workers.csv" };
+    for (size_t k = 0; k < 2; k++) {
+        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
+        free(a);
+        free(b);
+    }
+    /* Columns 6 and 7 of metrics.csv: test loss and accuracy (of the server model). The
+     * first row has no training loss yet: no iteration has started before the first pull. */
+    char *m = slurp(dirs[0], "metrics.csv");
+    double first = NAN, last = NAN, acc = NAN;
+    for (char *line = strchr(m, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
+        const char *f = line;
+        for (int c = 0; c < 5; c++)
+            f = strchr(f, ',') + 1;
+        char *end;
+        last = strtod(f, &end);
+        acc = strtod(end + 1, NULL);
+        first = isnan(first) ? last : first;
+    }
+    ck_assert_double_lt(last, 0.5 * first);
+    ck_assert_double_gt(acc, 0.8); /* 4 well separated classes; chance is 0.25 */
+    free(m);
+    rmrf(dirs[0]);
+    rmrf(dirs[1]);
+}
+END_TEST
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    Suite *s = suite_create("ps");
+    TCase *exact = tcase_create("exact");
+    tcase_add_test(exact, bsp_replicas_equal_each_other_and_the_server_after_every_round);
+    tcase_add_test(exact, bsp_workers_never_hold_more_than_two_versions_of_a_slice);
+    tcase_add_test(exact, one_worker_one_shard_bsp_is_plain_sgd);
+    tcase_add_test(exact, bsp_on_shards_equals_ring_allreduce_bit_for_bit);
+    tcase_add_test(exact, bsp_round_time_on_a_star_matches_the_hand_count);
+    tcase_set_timeout(exact, 120);
+    suite_add_tcase(s, exact);
+    TCase *modes_tc = tcase_create("modes");
+    tcase_add_test(modes_tc, asp_loses_only_the_slow_workers_share_of_throughput);
+    tcase_add_test(modes_tc, ssp_never_lets_the_clock_gap_exceed_staleness_plus_one);
+    tcase_add_test(modes_tc, ssp_with_zero_staleness_keeps_workers_in_lockstep);
+    tcase_set_timeout(modes_tc, 240);
+    suite_add_tcase(s, modes_tc);
+    TCase *params = tcase_create("parameters");
+    tcase_add_test(params, bad_parameters_are_refused_with_exact_messages);
+    tcase_add_test(params, defaults_are_written_into_the_resolved_scenario);
+    suite_add_tcase(s, params);
+    TCase *fail = tcase_create("failures");
+    tcase_add_test(fail, randomized_runs_with_failures_never_stall);
+    tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_stalls_the_run);
+    tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
+    tcase_set_timeout(fail, 240);
+    suite_add_tcase(s, fail);
+    TCase *e2e = tcase_create("end_to_end");
+    tcase_add_test(e2e, asp_training_lowers_the_loss_and_runs_are_deterministic);
+    tcase_set_timeout(e2e, 120);
+    suite_add_tcase(s, e2e);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

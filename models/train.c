@@ -313,7 +313,9 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     size_t train_n = cfg->dataset == TRAIN_FASHION_MNIST ? 60000
                      : cfg->dataset == TRAIN_SYNTHETIC   ? cfg->synthetic.n
                                                          : 0;
-    uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 3 : 2);
+    /* Per worker: parameters, gradient and momentum, plus two blocks of allowance for the
+     * message snapshot pool and a protocol's own state (accumulators, pending sums). */
+    uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 5 : 4);
     size_t B = cfg->batch > EVAL_BATCH ? cfg->batch : EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers + (uint64_t)train_n * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;

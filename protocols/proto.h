@@ -30,7 +30,7 @@ typedef struct proto_ops {
     void (*fini)(void *state);                          /* optional: frees configure's work */
 } proto_ops;
 
-extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps;
+extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd;
 
 /* The protocol named `name`, or NULL. */
 const proto_ops *proto_find(const char *name);

@@ -8,6 +8,7 @@ static const proto_ops *const protocols[] = {
     &proto_localsgd,
     &proto_dpsgd,
     &proto_ps,
+    &proto_adpsgd,
 };
 
 const proto_ops *proto_find(const char *name)

@@ -28,6 +28,7 @@ static const struct {
     { "scenarios/compare/even-dpsgd.json", 0.80 },
     { "scenarios/compare/even-ps-bsp.json", 0.80 },
     { "scenarios/compare/even-ps-asp.json", 0.80 },
+    { "scenarios/compare/even-adpsgd.json", 0.80 },
 };
 
 static double final_accuracy(const char *dir)

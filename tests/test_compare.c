@@ -27,6 +27,7 @@ static const struct {
     { "dpsgd", true },
     { "ps-bsp", true },
     { "ps-asp", false },
+    { "adpsgd", false },
 };
 
 static double throughput(const char *cond, const char *protocol)

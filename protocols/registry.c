@@ -4,11 +4,7 @@
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce,
-    &proto_localsgd,
-    &proto_dpsgd,
-    &proto_ps,
-    &proto_adpsgd,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd,
 };
 
 const proto_ops *proto_find(const char *name)

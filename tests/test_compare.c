@@ -22,12 +22,8 @@ static const struct {
     const char *name;
     bool synchronous;
 } protocols[] = {
-    { "allreduce", true },
-    { "localsgd", true },
-    { "dpsgd", true },
-    { "ps-bsp", true },
-    { "ps-asp", false },
-    { "adpsgd", false },
+    { "allreduce", true }, { "localsgd", true }, { "dpsgd", true },
+    { "ps-bsp", true },    { "ps-asp", false },  { "adpsgd", false },
 };
 
 static double throughput(const char *cond, const char *protocol)

@@ -11,6 +11,7 @@
 
 #include "models/model.h"
 #include "models/optim.h"
+#include "sim/bench.h"
 #include "sim/tensor.h"
 
 /* An OpenBLAS extension, not part of CBLAS. Declared here because OpenBLAS's cblas.h, which
@@ -26,22 +27,6 @@ enum {
 
 /* Shortest time trusted, in seconds: a floor that keeps the rates finite. */
 static const double min_time_s = 1e-7;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void emit(FILE *out, const char *name, double value, const char *unit, double ref)
-{
-    fprintf(out,
-            "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": %.6g, "
-            "\"ratio\": %.4f}\n",
-            name, value, unit, ref, ref > 0 ? value / ref : 0.0);
-    fflush(out);
-}
 
 /* ---- Vector kernels against the triad ---- */
 
@@ -77,9 +62,9 @@ static void vec_best_s(double *best, float *out, const float *const *xs)
     }
     for (int r = 0; r < VEC_REPS; r++)
         for (int k = VEC_TRIAD; k <= VEC_MEAN; k++) {
-            double t0 = now_s();
+            double t0 = sim_bench_now();
             vec_run((vec_kernel)k, out, xs);
-            double dt = now_s() - t0;
+            double dt = sim_bench_now() - t0;
             best[k] = dt < best[k] ? dt : best[k];
         }
     for (int k = VEC_TRIAD; k <= VEC_MEAN; k++)
@@ -112,11 +97,11 @@ static int bench_vectors(FILE *out, sim_err *err)
     double best[VEC_MEAN + 1];
     vec_best_s(best, res, in);
     double triad = 3.0 * vec_bytes / best[VEC_TRIAD] / 1e9;
-    emit(out, "kernels.triad", triad, "GB/s", triad);
+    sim_bench_emit(out, "kernels.triad", triad, "GB/s", triad);
     double avg = 3.0 * vec_bytes / best[VEC_AVERAGE] / 1e9;
-    emit(out, "kernels.average_1e7", avg, "GB/s", triad);
+    sim_bench_emit(out, "kernels.average_1e7", avg, "GB/s", triad);
     double mean = (MEAN_K + 1.0) * vec_bytes / best[VEC_MEAN] / 1e9;
-    emit(out, "kernels.mean16_1e7", mean, "GB/s", triad);
+    sim_bench_emit(out, "kernels.mean16_1e7", mean, "GB/s", triad);
 
     for (size_t v = 0; v < MEAN_K; v++)
         sim_tensor_free(xs[v]);
@@ -367,16 +352,16 @@ static double step_time(step_bench *s, step_plan plan, double *step_s, double *p
     for (int round = 0; round < plan.rounds; round++) {
         loss = step_run(s);
         for (int r = 0; r < reps; r++) {
-            double t0 = now_s();
+            double t0 = sim_bench_now();
             loss = step_run(s);
-            double dt = now_s() - t0;
+            double dt = sim_bench_now() - t0;
             *step_s = dt < *step_s ? dt : *step_s;
         }
         gemm_run(s->prod.ops, s->prod.n, s->arena);
         for (int r = 0; r < reps; r++) {
-            double t0 = now_s();
+            double t0 = sim_bench_now();
             gemm_run(s->prod.ops, s->prod.n, s->arena);
-            double dt = now_s() - t0;
+            double dt = sim_bench_now() - t0;
             *prod_s = dt < *prod_s ? dt : *prod_s;
         }
     }
@@ -403,7 +388,7 @@ static int bench_step(FILE *out, const char *name, const model_ops *ops, const m
     if (!isfinite(loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "%s step gave a non-finite loss", ops->name);
     double gflop = model_flops_per_sample(ops, cfg) * BATCH / 1e9;
-    emit(out, name, gflop / step_s, "GFLOP/s", gflop / prod_s);
+    sim_bench_emit(out, name, gflop / step_s, "GFLOP/s", gflop / prod_s);
     return SIM_OK;
 }
 

@@ -18,18 +18,13 @@
 
 #include "protocols/proto.h"
 #include "protocols/ring.h"
-#include "sim/tensor.h"
 
 typedef struct allreduce {
     ring ring;
-    uint32_t n;          /* workers */
-    uint32_t *live;      /* (n) scratch: live workers in id order */
-    uint64_t restarts;   /* membership changes */
-    size_t nparams;      /* floats per model, 0 for the timing-only model */
-    float *mean;         /* (nparams) mean gradient of the round in mean_round */
-    const float **grads; /* (n) scratch: the ring members' gradients */
-    uint32_t mean_gen, mean_round;
-    bool mean_valid;
+    uint32_t n;        /* workers */
+    uint32_t *live;    /* (n) scratch: live workers in id order */
+    uint64_t restarts; /* membership changes */
+    ring_mean mean;    /* the round's mean gradient (real models only) */
 } allreduce;
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
@@ -53,32 +48,19 @@ static void ar_fini(void *state)
     allreduce *st = state;
     ring_fini(&st->ring);
     free(st->live);
-    free(st->grads);
-    sim_tensor_free(st->mean);
+    ring_mean_fini(&st->mean);
 }
 
-/* The mean gradient of the current round, computed by the first member to finish it. Every
- * member has joined by then (none can finish before all have sent), so all gradients are
- * this round's. */
-static const float *round_mean(allreduce *st, sim_ctx *ctx, uint32_t round)
+static const float *gradient(sim_ctx *ctx, uint32_t w)
 {
-    const ring *r = &st->ring;
-    if (!st->mean_valid || st->mean_gen != r->gen || st->mean_round != round) {
-        for (uint32_t i = 0; i < r->n; i++)
-            st->grads[i] = sim_ctx_grad(ctx, r->order[i]);
-        sim_tensor_mean(st->mean, st->grads, r->n, st->nparams);
-        st->mean_gen = r->gen;
-        st->mean_round = round;
-        st->mean_valid = true;
-    }
-    return st->mean;
+    return sim_ctx_grad(ctx, w);
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
 {
     allreduce *st = ud;
-    if (st->nparams > 0)
-        sim_ctx_apply(ctx, w, round_mean(st, ctx, round));
+    if (st->mean.mean != NULL)
+        sim_ctx_apply(ctx, w, ring_mean_of(&st->mean, &st->ring, ctx, round, gradient));
     sim_ctx_count(ctx, w, 1);
     return sim_ctx_compute(ctx, w, round + 1, err);
 }
@@ -96,14 +78,11 @@ static int rebuild(allreduce *st, sim_ctx *ctx, sim_err *err)
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    st->nparams = sim_ctx_num_params(ctx);
-    if (st->nparams > 0) {
-        st->mean = sim_tensor_alloc(st->nparams);
-        st->grads = calloc(st->n, sizeof(*st->grads));
-        if (st->mean == NULL || st->grads == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
-    int rc = rebuild(st, ctx, err);
+    int rc = SIM_OK;
+    if (sim_ctx_num_params(ctx) > 0)
+        rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    if (rc == SIM_OK)
+        rc = rebuild(st, ctx, err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;

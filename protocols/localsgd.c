@@ -25,11 +25,7 @@ typedef struct localsgd {
     uint32_t *live;      /* (n) scratch */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
     uint64_t restarts;
-    size_t nparams;
-    float *mean;          /* (nparams) mean model of the round in mean_round */
-    const float **models; /* (n) scratch */
-    uint32_t mean_gen, mean_round;
-    bool mean_valid;
+    ring_mean mean; /* the round's mean model (real models only) */
 } localsgd;
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
@@ -58,32 +54,20 @@ static void ls_fini(void *state)
     ring_fini(&st->ring);
     free(st->steps);
     free(st->live);
-    free(st->models);
-    sim_tensor_free(st->mean);
+    ring_mean_fini(&st->mean);
 }
 
-/* The mean of the members' models, computed by the first member to finish the round:
- * every member has joined by then, and a joined member's model does not change until its
- * own round completes. */
-static const float *round_mean(localsgd *st, sim_ctx *ctx, uint32_t round)
+static const float *model(sim_ctx *ctx, uint32_t w)
 {
-    const ring *r = &st->ring;
-    if (!st->mean_valid || st->mean_gen != r->gen || st->mean_round != round) {
-        for (uint32_t i = 0; i < r->n; i++)
-            st->models[i] = sim_ctx_params(ctx, r->order[i]);
-        sim_tensor_mean(st->mean, st->models, r->n, st->nparams);
-        st->mean_gen = r->gen;
-        st->mean_round = round;
-        st->mean_valid = true;
-    }
-    return st->mean;
+    return sim_ctx_params(ctx, w);
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
 {
     localsgd *st = ud;
-    if (st->nparams > 0)
-        sim_tensor_copy(sim_ctx_params(ctx, w), round_mean(st, ctx, round), st->nparams);
+    if (st->mean.mean != NULL)
+        sim_tensor_copy(sim_ctx_params(ctx, w),
+                        ring_mean_of(&st->mean, &st->ring, ctx, round, model), st->mean.nfloats);
     if (w == st->ring.order[0])
         st->rounds++;
     st->steps[w] = 0;
@@ -92,7 +76,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
 
 static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->nparams > 0)
+    if (st->mean.mean != NULL)
         sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     if (++st->steps[w] < st->local_steps)
@@ -112,14 +96,11 @@ static int rebuild(localsgd *st, sim_ctx *ctx, sim_err *err)
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     localsgd *st = state;
-    st->nparams = sim_ctx_num_params(ctx);
-    if (st->nparams > 0) {
-        st->mean = sim_tensor_alloc(st->nparams);
-        st->models = calloc(st->n, sizeof(*st->models));
-        if (st->mean == NULL || st->models == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
-    int rc = rebuild(st, ctx, err);
+    int rc = SIM_OK;
+    if (sim_ctx_num_params(ctx) > 0)
+        rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    if (rc == SIM_OK)
+        rc = rebuild(st, ctx, err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "sim/tensor.h"
+
 int ring_init(ring *r, uint32_t workers, ring_done_fn done, void *ud, sim_err *err)
 {
     r->cap = workers;
@@ -133,4 +135,35 @@ int ring_on_message(ring *r, sim_ctx *ctx, const sim_event *ev, sim_err *err)
                            "round %u",
                            w, a->round, round);
     return progress(r, ctx, w, err);
+}
+
+int ring_mean_init(ring_mean *m, size_t nfloats, uint32_t workers, sim_err *err)
+{
+    m->nfloats = nfloats;
+    m->valid = false;
+    m->mean = sim_tensor_alloc(nfloats);
+    m->blocks = calloc(workers, sizeof(*m->blocks));
+    if (m->mean == NULL || m->blocks == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
+void ring_mean_fini(ring_mean *m)
+{
+    sim_tensor_free(m->mean);
+    free(m->blocks);
+}
+
+const float *ring_mean_of(ring_mean *m, const ring *r, sim_ctx *ctx, uint32_t round,
+                          ring_block_fn block)
+{
+    if (!m->valid || m->gen != r->gen || m->round != round) {
+        for (uint32_t i = 0; i < r->n; i++)
+            m->blocks[i] = block(ctx, r->order[i]);
+        sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
+        m->gen = r->gen;
+        m->round = round;
+        m->valid = true;
+    }
+    return m->mean;
 }

@@ -72,4 +72,29 @@ int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 /* Handles a SIM_EV_MSG sent by the ring. */
 int ring_on_message(ring *r, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
+/* What a round computes, for owners that reduce one block per member (a gradient, a model):
+ * the mean of the members' blocks, summed in ring order and computed once per (generation,
+ * round) by the first member to finish it, so every member gets the same bits. Every member
+ * has joined by then (none finishes before all have sent), and a joined member's block does
+ * not change until its own round completes. */
+typedef const float *(*ring_block_fn)(sim_ctx *ctx, uint32_t w);
+
+typedef struct ring_mean {
+    size_t nfloats;       /* floats per block */
+    float *mean;          /* (nfloats) the mean of the round in `round` */
+    const float **blocks; /* (workers) scratch */
+    uint32_t gen, round;  /* which round `mean` belongs to */
+    bool valid;
+} ring_mean;
+
+/* Allocates the cache for blocks of `nfloats` floats and up to `workers` members. */
+int ring_mean_init(ring_mean *m, size_t nfloats, uint32_t workers, sim_err *err);
+
+/* Frees what ring_mean_init allocated (a zeroed cache too). */
+void ring_mean_fini(ring_mean *m);
+
+/* The mean of `block(ctx, w)` over the members of r for round `round`. */
+const float *ring_mean_of(ring_mean *m, const ring *r, sim_ctx *ctx, uint32_t round,
+                          ring_block_fn block);
+
 #endif

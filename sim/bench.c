@@ -15,14 +15,14 @@
 #define REPS     5       /* alternating repetitions of engine and reference; best of each */
 #define HOLD_OPS 2000000 /* hold operations per repetition */
 
-static double now_s(void)
+double sim_bench_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void emit(FILE *out, const char *name, double value, const char *unit, double ref)
+void sim_bench_emit(FILE *out, const char *name, double value, const char *unit, double ref)
 {
     fprintf(out,
             "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": %.6g, "
@@ -75,14 +75,14 @@ static double bare_hold(size_t pending, size_t ops, const double *draws)
     size_t n = 0;
     for (size_t i = 0; i < pending; i++)
         bare_push(h, &n, (bare_entry){ draws[i % NDRAWS] * (double)pending, i });
-    double t0 = now_s();
+    double t0 = sim_bench_now();
     uint64_t sink = 0;
     for (size_t i = 0; i < ops; i++) {
         bare_entry e = bare_pop(h, &n);
         sink += e.id;
         bare_push(h, &n, (bare_entry){ e.t + draws[i % NDRAWS] * (double)pending, e.id });
     }
-    double dt = now_s() - t0;
+    double dt = sim_bench_now() - t0;
     free(h);
     return sink == UINT64_MAX ? 0.0 : (double)ops / dt;
 }
@@ -114,9 +114,9 @@ static double engine_hold(size_t pending, size_t ops, const sim_time *draws, sim
     for (size_t i = 0; i < pending; i++)
         sim_engine_schedule(eng, draws[i % NDRAWS], &ev, NULL);
     hold h = { draws, 0, ops };
-    double t0 = now_s();
+    double t0 = sim_bench_now();
     int rc = sim_engine_run(eng, SIM_TIME_NEVER - 1, hold_dispatch, &h, err);
-    double dt = now_s() - t0;
+    double dt = sim_bench_now() - t0;
     sim_engine_destroy(eng);
     return rc != SIM_OK ? -1.0 : (double)ops / dt;
 }
@@ -155,7 +155,7 @@ int sim_bench_engine(FILE *out, sim_err *err)
             val = e > val ? e : val;
         }
         if (rc == SIM_OK)
-            emit(out, names[k], val, "events/s", ref);
+            sim_bench_emit(out, names[k], val, "events/s", ref);
     }
     gsl_rng_free(r);
     free(draws);
@@ -224,9 +224,9 @@ static double net_rate(uint32_t hosts, uint32_t senders, int ring, uint64_t targ
                           .payload = SIM_NET_NO_PAYLOAD };
         sim_net_send(b.net, &m, err);
     }
-    double t0 = now_s();
+    double t0 = sim_bench_now();
     if (sim_engine_run(eng, SIM_TIME_NEVER - 1, net_dispatch, &b, err) == SIM_OK)
-        rate = (double)b.delivered / (now_s() - t0);
+        rate = (double)b.delivered / (sim_bench_now() - t0);
     sim_net_destroy(b.net);
 done:
     sim_engine_destroy(eng);
@@ -259,10 +259,10 @@ int sim_bench_network(FILE *out, sim_err *err)
     double ring = net_rate(1024, 1024, 1, 2000000, err);
     if (ring < 0)
         return err != NULL ? err->code : SIM_ENOMEM;
-    emit(out, "network.ring_1024.messages", ring, "messages/s", ref);
+    sim_bench_emit(out, "network.ring_1024.messages", ring, "messages/s", ref);
     double incast = net_rate(65, 64, 0, 200000, err);
     if (incast < 0)
         return err != NULL ? err->code : SIM_ENOMEM;
-    emit(out, "network.incast_64.messages", incast, "messages/s", ref);
+    sim_bench_emit(out, "network.incast_64.messages", incast, "messages/s", ref);
     return SIM_OK;
 }

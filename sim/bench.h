@@ -10,6 +10,12 @@
 
 #include "sim/err.h"
 
+/* Seconds on the monotonic clock (for timing benchmarks only: never in results). */
+double sim_bench_now(void);
+
+/* Writes one benchmark line: {"name", "value", "unit", "reference", "ratio"}. */
+void sim_bench_emit(FILE *out, const char *name, double value, const char *unit, double ref);
+
 /* The hold model (pop the earliest event, push one at now + Exp) with 1e2, 1e4 and 1e6
  * pending events, against a bare binary heap of (double, uint64) pairs. */
 int sim_bench_engine(FILE *out, sim_err *err);

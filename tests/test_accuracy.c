@@ -4,14 +4,15 @@
  * every protocol >= 0.80 with softmax on the 16-worker cluster of scenarios/compare/. Each
  * run is deterministic, so the margin is against changes in the code, not noise. Minutes of
  * work: built only with -Dslow_tests=true (the default; the sanitizer build turns it off). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 
+#include "harness.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
 
@@ -47,26 +48,32 @@ static double final_accuracy(const char *dir)
 
 START_TEST(fashion_mnist_models_reach_their_target_accuracy)
 {
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_load(cases[_i].file, NULL, 0, &err);
-    ck_assert_msg(sc != NULL, "%s: %s", cases[_i].file, err.msg);
-    ck_assert_int_eq(sim_run_check(sc, &err), 0);
-    char tmpl[] = "/tmp/hetsim-accuracy-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    sim_run_options opt = { .out_dir = dir };
-    ck_assert_msg(sim_run(sc, &opt, NULL, &err) == 0, "%s", err.msg);
+    sim_scenario *sc = harness_load_file(cases[_i].file, NULL, 0);
+    char *dir = harness_tmpdir("accuracy");
+    harness_run(sc, dir, NULL, NULL);
     double acc = final_accuracy(dir);
     printf("%s: final test accuracy %.4f (target %.2f)\n", cases[_i].file, acc, cases[_i].target);
     ck_assert_msg(acc >= cases[_i].target, "%s: accuracy %.4f below %.2f", cases[_i].file, acc,
                   cases[_i].target);
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[600];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+/* 1024 workers training the MLP (784-256-10) with AD-PSGD and momentum: parameters,
+ * gradient, momentum, the protocol's pending sums and message snapshots, about five copies
+ * of the 0.8 MB model per worker, must fit in 8 GiB. summary.json reports the peak RSS of
+ * the process that ran it (Check's forked child here). */
+START_TEST(a_1024_worker_adpsgd_mlp_run_fits_in_8_gib)
+{
+    sim_scenario *sc = harness_load_file("scenarios/bench/adpsgd-1024.json", NULL, 0);
+    char *dir = harness_tmpdir("memory");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    printf("scenarios/bench/adpsgd-1024.json: peak RSS %.2f GiB\n",
+           (double)sum.peak_rss_bytes / 1073741824.0);
+    ck_assert_uint_gt(sum.peak_rss_bytes, (uint64_t)1 << 30); /* it did allocate the tensors */
+    ck_assert_uint_lt(sum.peak_rss_bytes, (uint64_t)8 << 30);
+    harness_cleanup(dir);
     sim_scenario_destroy(sc);
 }
 END_TEST
@@ -80,6 +87,10 @@ int main(void)
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_set_timeout(tc, 1200);
     suite_add_tcase(s, tc);
+    TCase *mem = tcase_create("memory");
+    tcase_add_test(mem, a_1024_worker_adpsgd_mlp_run_fits_in_8_gib);
+    tcase_set_timeout(mem, 1200);
+    suite_add_tcase(s, mem);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
 #include "sim/ctx.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
@@ -24,66 +24,10 @@ static const double U = 0x1p-24;
 
 /* ---- helpers ---- */
 
-static sim_scenario *load(const char *json, const char *const *sets, size_t n)
-{
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "adpsgd.json", sets, n, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
-}
-
-static char *tmpdir(void)
-{
-    char tmpl[] = "/tmp/hetsim-adpsgd-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return strdup(d);
-}
-
-static sim_run_summary run(sim_scenario *sc, const char *dir, sim_run_observe_fn fn, void *ud)
-{
-    sim_run_options opt = { .out_dir = dir, .observe = fn, .observe_ud = ud };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
-    return sum;
-}
-
-static char *slurp(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return s;
-}
-
-static void rmrf(char *dir)
-{
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json",
-                            "events.csv" };
-    char path[512];
-    for (size_t i = 0; i < 5; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
-    free(dir);
-}
-
 /* A value of summary.json's protocol_report (or any number keyed so). */
 static double report(const char *dir, const char *key)
 {
-    char *s = slurp(dir, "summary.json");
+    char *s = harness_slurp(dir, "summary.json");
     char pat[96];
     snprintf(pat, sizeof(pat), "\"%s\": ", key);
     char *at = strstr(s, pat);
@@ -104,7 +48,7 @@ typedef struct msg_line {
 
 static msg_line *messages(const char *dir, size_t *n)
 {
-    char *ev = slurp(dir, "events.csv");
+    char *ev = harness_slurp(dir, "events.csv");
     size_t cap = 1024;
     msg_line *m = malloc(cap * sizeof(*m));
     *n = 0;
@@ -222,10 +166,10 @@ static double sum_bound(const probe *pr, double K)
 
 START_TEST(pairwise_averages_keep_the_sum_and_the_mean_of_the_models)
 {
-    sim_scenario *sc = load(avg_json, NULL, 0);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
-    run(sc, dir, observe, &pr);
+    harness_run(sc, dir, observe, &pr);
     double K = report(dir, "exchanges");
     ck_assert_double_gt(K, 60); /* 8 active workers, about 10 gradients each */
     ck_assert_uint_ge(pr.k, 20);
@@ -237,7 +181,7 @@ START_TEST(pairwise_averages_keep_the_sum_and_the_mean_of_the_models)
     ck_assert_double_lt(pr.cons[pr.k - 1], 0.1 * pr.cons[0]);
     free(pr.sum0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -253,10 +197,10 @@ START_TEST(exchanges_cut_by_failures_and_timeouts_change_neither_model)
                            "stragglers=[{\"kind\": \"failure\", \"workers\": [2, 7], "
                            "\"at_s\": 0.03005, \"recover_s\": 0.06005}, {\"kind\": \"failure\", "
                            "\"workers\": [4], \"at_s\": 0.07005}]" };
-    sim_scenario *sc = load(avg_json, sets, 3);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, 3);
+    char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
-    run(sc, dir, observe, &pr);
+    harness_run(sc, dir, observe, &pr);
     double K = report(dir, "exchanges");
     ck_assert_double_gt(K, 50);
     ck_assert_double_gt(report(dir, "timeouts"), 0);
@@ -270,7 +214,7 @@ START_TEST(exchanges_cut_by_failures_and_timeouts_change_neither_model)
                   sum_bound(&pr, K));
     free(pr.sum0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -282,10 +226,10 @@ START_TEST(the_consensus_distance_never_grows_between_evaluations)
      * ||m - mu||^2) <= n D_exact + 4 U M (2M) P + 2 U^2 M^2 P: per exchange D grows by at
      * most 9 U M^2 P / n beyond the exact decrease. The trace gives the number of commits
      * (replies delivered) between two evaluations, counting those at either instant. */
-    sim_scenario *sc = load(avg_json, NULL, 0);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
-    run(sc, dir, observe, &pr);
+    harness_run(sc, dir, observe, &pr);
     ck_assert_double_eq(report(dir, "timeouts"), 0); /* so every reply commits */
     size_t nmsg;
     msg_line *m = messages(dir, &nmsg);
@@ -302,7 +246,7 @@ START_TEST(the_consensus_distance_never_grows_between_evaluations)
     free(m);
     free(pr.sum0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -311,10 +255,10 @@ START_TEST(both_ends_of_an_exchange_hold_equal_bits)
     /* From the trace, the last commit (a reply delivered) of each worker before each
      * evaluation: two workers whose last exchange was with each other must hold the same
      * bits; everybody started from a different draw. */
-    sim_scenario *sc = load(avg_json, NULL, 0);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
-    run(sc, dir, observe, &pr);
+    harness_run(sc, dir, observe, &pr);
     ck_assert_double_eq(report(dir, "timeouts"), 0); /* so every reply commits */
     ck_assert_uint_ne(pr.fnv[0][0], pr.fnv[0][1]);
     size_t nmsg, checked = 0, i = 0;
@@ -343,7 +287,7 @@ START_TEST(both_ends_of_an_exchange_hold_equal_bits)
     free(m);
     free(pr.sum0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -362,11 +306,11 @@ START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
 {
     /* At 10, 20 and 30 ms worker 1 finishes a gradient and sends its request; it arrives
      * 1.05 ms later and the reply 1.05 ms after that: commits at 12.1, 22.1, 32.1 ms. */
-    sim_scenario *sc = load(pair_json, NULL, 0);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", NULL, 0);
+    char *dir = harness_tmpdir("adpsgd");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 6);
-    char *ev = slurp(dir, "events.csv");
+    char *ev = harness_slurp(dir, "events.csv");
     const char *want[] = { "\n11050000,msg,0,1,1,1000000\n", "\n12100000,msg,1,0,2,1000000\n",
                            "\n21050000,msg,0,1,1,1000000\n", "\n22100000,msg,1,0,2,1000000\n",
                            "\n31050000,msg,0,1,1,1000000\n", "\n32100000,msg,1,0,2,1000000\n" };
@@ -382,7 +326,7 @@ START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
     ck_assert_double_eq_tol(report(dir, "exchange_timeout_s"), 0.0084, 1e-15);
     free(ev);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -395,21 +339,21 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
                            "0.005, \"recover_s\": 0.03}]",
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.045" };
-    sim_scenario *sc = load(pair_json, sets, 3);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 3);
+    char *dir = harness_tmpdir("adpsgd");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 5); /* worker 1 at 10-40 ms, worker 0 at 40 ms */
     ck_assert_double_eq(report(dir, "timeouts"), 7);
     ck_assert_double_eq(report(dir, "exchanges"), 2);
     ck_assert_double_eq(report(dir, "dropped"), 7);
     ck_assert_double_eq_tol(report(dir, "max_wait_s"), 0.0231, 1e-15);
-    char *ev = slurp(dir, "events.csv");
+    char *ev = harness_slurp(dir, "events.csv");
     ck_assert_ptr_nonnull(strstr(ev, "\n32050000,msg,0,1,1,1000000\n33100000,msg,1,0,2,"));
     ck_assert_ptr_nonnull(strstr(ev, "\n41050000,msg,0,1,1,1000000\n"));
     ck_assert_ptr_nonnull(strstr(ev, "\n42100000,msg,1,0,2,1000000\n"));
     free(ev);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -421,19 +365,19 @@ START_TEST(a_passive_serving_a_failed_active_serves_the_next_one)
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": "
                            "0.0115, \"recover_s\": 0.015}]",
                            "stop.time_s=0.03" };
-    sim_scenario *sc = load(pair_json, sets, 2);
-    char *dir = tmpdir();
-    run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 2);
+    char *dir = harness_tmpdir("adpsgd");
+    harness_run(sc, dir, NULL, NULL);
     ck_assert_double_eq(report(dir, "exchanges"), 1);
     ck_assert_double_eq(report(dir, "lost_gradients"), 1);
     ck_assert_double_eq(report(dir, "dropped"), 1);
     /* The cut service lasted 0.45 ms; the other one 1.05 ms. */
     ck_assert_double_eq_tol(report(dir, "max_serve_s"), 0.00105, 1e-15);
-    char *ev = slurp(dir, "events.csv");
+    char *ev = harness_slurp(dir, "events.csv");
     ck_assert_ptr_nonnull(strstr(ev, "\n26050000,msg,0,1,1,1000000\n27100000,msg,1,0,2,"));
     free(ev);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -443,10 +387,10 @@ START_TEST(gradients_that_arrive_during_an_exchange_start_the_next_one_at_once)
      * gradient of 20 ms arrives during the first exchange (10 to 22.1 ms), so the second
      * starts at its commit instead of waiting for the gradient of 30 ms, and so on. */
     const char *sets[] = { "workload.message_bytes=6000000", "stop.time_s=0.05" };
-    sim_scenario *sc = load(pair_json, sets, 2);
-    char *dir = tmpdir();
-    run(sc, dir, NULL, NULL);
-    char *ev = slurp(dir, "events.csv");
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 2);
+    char *dir = harness_tmpdir("adpsgd");
+    harness_run(sc, dir, NULL, NULL);
+    char *ev = harness_slurp(dir, "events.csv");
     const char *want[] = { "\n16050000,msg,0,1,1,6000000\n", "\n22100000,msg,1,0,2,6000000\n",
                            "\n28150000,msg,0,1,1,6000000\n", "\n34200000,msg,1,0,2,6000000\n",
                            "\n40250000,msg,0,1,1,6000000\n", "\n46300000,msg,1,0,2,6000000\n" };
@@ -455,7 +399,7 @@ START_TEST(gradients_that_arrive_during_an_exchange_start_the_next_one_at_once)
     ck_assert_double_eq(report(dir, "exchanges"), 3);
     free(ev);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -472,14 +416,14 @@ START_TEST(a_timed_out_request_is_retried_with_another_neighbour)
                            "workload.message_bytes=100000",
                            "compute.jitter_sigma=0.3",
                            "stop.time_s=2" };
-    sim_scenario *sc = load(pair_json, sets, 6);
-    char *dir = tmpdir();
-    run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 6);
+    char *dir = harness_tmpdir("adpsgd");
+    harness_run(sc, dir, NULL, NULL);
     ck_assert_double_gt(report(dir, "timeouts"), 100); /* about half of 400 exchanges */
     ck_assert_double_gt(report(dir, "exchanges"), 350);
     ck_assert_double_lt(report(dir, "max_wait_s"), 0.006);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -490,17 +434,17 @@ START_TEST(timing_only_runs_send_the_same_messages_as_real_ones)
     const char *fail[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
                            "0.005, \"recover_s\": 0.03}]",
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.1" };
-    sim_scenario *none = load(pair_json, fail, 3);
-    char *a = tmpdir();
-    run(none, a, NULL, NULL);
+    sim_scenario *none = harness_load(pair_json, "adpsgd.json", fail, 3);
+    char *a = harness_tmpdir("adpsgd");
+    harness_run(none, a, NULL, NULL);
     const char *real[] = { fail[0], fail[1], fail[2],
                            "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 500, "
                            "\"dim\": 6, \"classes\": 2}, \"model\": {\"name\": \"softmax\"}, "
                            "\"message_bytes\": 1000000}" };
-    sim_scenario *sc = load(pair_json, real, 4);
-    char *b = tmpdir();
-    run(sc, b, NULL, NULL);
-    char *ea = slurp(a, "events.csv"), *eb = slurp(b, "events.csv");
+    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", real, 4);
+    char *b = harness_tmpdir("adpsgd");
+    harness_run(sc, b, NULL, NULL);
+    char *ea = harness_slurp(a, "events.csv"), *eb = harness_slurp(b, "events.csv");
     ck_assert_str_eq(ea, eb);
     ck_assert_double_eq(report(a, "exchanges"), report(b, "exchanges"));
     ck_assert_double_gt(report(b, "exchanges"), 5);
@@ -508,8 +452,8 @@ START_TEST(timing_only_runs_send_the_same_messages_as_real_ones)
     free(eb);
     sim_scenario_destroy(none);
     sim_scenario_destroy(sc);
-    rmrf(a);
-    rmrf(b);
+    harness_cleanup(a);
+    harness_cleanup(b);
 }
 END_TEST
 
@@ -539,9 +483,9 @@ START_TEST(every_exchange_joins_an_odd_active_and_an_even_passive_neighbour)
         { { "workers=11", "protocol.graph=\"ring\"" }, 11, 2, 2, true },
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        sim_scenario *sc = load(graph_json, cases[c].set, 2);
-        char *dir = tmpdir();
-        run(sc, dir, NULL, NULL);
+        sim_scenario *sc = harness_load(graph_json, "adpsgd.json", cases[c].set, 2);
+        char *dir = harness_tmpdir("adpsgd");
+        harness_run(sc, dir, NULL, NULL);
         uint32_t n = cases[c].n;
         double K = report(dir, "exchanges");
         ck_assert_double_gt(K, 100.0 * (n / 2));
@@ -564,7 +508,7 @@ START_TEST(every_exchange_joins_an_odd_active_and_an_even_passive_neighbour)
                               p);
         free(m);
         sim_scenario_destroy(sc);
-        rmrf(dir);
+        harness_cleanup(dir);
     }
 }
 END_TEST
@@ -574,23 +518,23 @@ START_TEST(the_graph_has_the_documented_degrees_at_1024_and_1_workers)
     /* 1024: offsets 1, 3, 5, 9, ..., 513 (m up to 9), all distinct mod 1024 in both
      * directions: 20 neighbours each. A lone worker is passive, has none, and trains. */
     const char *big[] = { "workers=1024", "stop.time_s=0.015" };
-    sim_scenario *sc = load(graph_json, big, 2);
-    char *dir = tmpdir();
-    run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(graph_json, "adpsgd.json", big, 2);
+    char *dir = harness_tmpdir("adpsgd");
+    harness_run(sc, dir, NULL, NULL);
     ck_assert_double_eq(report(dir, "min_active_degree"), 20);
     ck_assert_double_eq(report(dir, "max_passive_degree"), 20);
     ck_assert_double_eq(report(dir, "exchanges"), report(dir, "cross_parity_exchanges"));
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
     const char *one[] = { "workers=1", "compute.jitter_sigma=0" };
-    sc = load(graph_json, one, 2);
-    dir = tmpdir();
-    sim_run_summary sum = run(sc, dir, NULL, NULL);
+    sc = harness_load(graph_json, "adpsgd.json", one, 2);
+    dir = harness_tmpdir("adpsgd");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 200);
     ck_assert_double_eq(report(dir, "exchanges"), 0);
     ck_assert_double_eq(report(dir, "max_passive_degree"), 0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -605,11 +549,11 @@ static double iterations_with(const char *straggler, double *compute_min)
         "workload.lr=0.05",         "workload.init=\"same\"", "stop.time_s=2",
         "eval.every_s=1",           "output.events=false",    straggler
     };
-    sim_scenario *sc = load(avg_json, sets, straggler != NULL ? 9 : 8);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir, NULL, NULL);
+    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, straggler != NULL ? 9 : 8);
+    char *dir = harness_tmpdir("adpsgd");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_double_gt(report(dir, "mean_exchange_s"), 0.01);
-    char *w = slurp(dir, "workers.csv");
+    char *w = harness_slurp(dir, "workers.csv");
     *compute_min = INFINITY;
     for (char *line = strchr(w, '\n'); line != NULL && line[1] != '\0';
          line = strchr(line + 1, '\n')) {
@@ -621,7 +565,7 @@ static double iterations_with(const char *straggler, double *compute_min)
     }
     free(w);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
     return (double)sum.iterations;
 }
 
@@ -701,10 +645,10 @@ START_TEST(randomized_runs_with_stragglers_and_failures_never_stall)
                                "stop.time_s=5",
                                "eval.every_s=1",
                                "output.events=false" };
-        sim_scenario *sc = load(avg_json, sets, 9);
-        char *dir = tmpdir();
+        sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, 9);
+        char *dir = harness_tmpdir("adpsgd");
         probe pr = { 0 };
-        sim_run_summary sum = run(sc, dir, observe, &pr);
+        sim_run_summary sum = harness_run(sc, dir, observe, &pr);
         ck_assert_str_eq(sum.stop_reason, "time");
         ck_assert_double_ge(report(dir, "min_active_degree"), 3);
         ck_assert_double_lt(report(dir, "max_wait_s"), 0.3);
@@ -721,7 +665,7 @@ START_TEST(randomized_runs_with_stragglers_and_failures_never_stall)
                                   a, k - 1, k);
         free(pr.sum0);
         sim_scenario_destroy(sc);
-        rmrf(dir);
+        harness_cleanup(dir);
     }
     /* The failure paths were taken. */
     ck_assert_double_gt(lost, 0);
@@ -749,29 +693,11 @@ START_TEST(bad_parameters_are_rejected_with_their_path)
           "unknown key (valid: name, graph, exchange_timeout_ms)" },
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        sim_err err;
-        sim_err_clear(&err);
         const char *sets[] = { cases[c].set };
-        sim_scenario *sc =
-            sim_scenario_parse(pair_json, strlen(pair_json), "adpsgd.json", sets, 1, &err);
-        ck_assert_ptr_nonnull(sc);
-        ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
-        ck_assert_str_eq(err.file, "adpsgd.json");
-        ck_assert_str_eq(err.path, cases[c].path);
-        ck_assert_str_eq(err.msg, cases[c].msg);
-        sim_scenario_destroy(sc);
+        harness_expect_rejected(pair_json, "adpsgd.json", sets, 1, cases[c].path, cases[c].msg);
     }
 }
 END_TEST
-
-/* summary.json's "wall" line holds wall-clock figures; everything else must match. */
-static void strip_wall(char *s)
-{
-    char *w = strstr(s, "\"wall\"");
-    ck_assert_ptr_nonnull(w);
-    char *end = strchr(w, '\n');
-    memmove(w, end, strlen(end) + 1);
-}
 
 START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 {
@@ -783,29 +709,29 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
     char *dirs[3];
     for (int i = 0; i < 3; i++) {
         const char *more[6] = { sets[0], sets[1], sets[2], sets[3], sets[4], "seed=2386" };
-        sim_scenario *sc = load(avg_json, more, i < 2 ? 5 : 6);
-        dirs[i] = tmpdir();
-        run(sc, dirs[i], NULL, NULL);
+        sim_scenario *sc = harness_load(avg_json, "adpsgd.json", more, i < 2 ? 5 : 6);
+        dirs[i] = harness_tmpdir("adpsgd");
+        harness_run(sc, dirs[i], NULL, NULL);
         sim_scenario_destroy(sc);
     }
     const char *names[] = { "metrics.csv", "workers.csv", "run.json", "events.csv",
                             "summary.json" };
     for (size_t k = 0; k < 5; k++) {
-        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        char *a = harness_slurp(dirs[0], names[k]), *b = harness_slurp(dirs[1], names[k]);
         if (k == 4) {
-            strip_wall(a);
-            strip_wall(b);
+            harness_strip_wall(a);
+            harness_strip_wall(b);
         }
         ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
         free(a);
         free(b);
     }
-    char *a = slurp(dirs[0], "events.csv"), *c = slurp(dirs[2], "events.csv");
+    char *a = harness_slurp(dirs[0], "events.csv"), *c = harness_slurp(dirs[2], "events.csv");
     ck_assert_str_ne(a, c);
     free(a);
     free(c);
     for (int i = 0; i < 3; i++)
-        rmrf(dirs[i]);
+        harness_cleanup(dirs[i]);
 }
 END_TEST
 
@@ -814,11 +740,7 @@ START_TEST(the_example_scenarios_load_and_pass_their_checks)
     const char *files[] = { "scenarios/adpsgd.json", "scenarios/consensus-adpsgd.json",
                             "scenarios/bench/adpsgd-1024.json" };
     for (size_t i = 0; i < 3; i++) {
-        sim_err err;
-        sim_err_clear(&err);
-        sim_scenario *sc = sim_scenario_load(files[i], NULL, 0, &err);
-        ck_assert_msg(sc != NULL, "%s: %s: %s", files[i], err.path, err.msg);
-        ck_assert_msg(sim_run_check(sc, &err) == 0, "%s: %s: %s", files[i], err.path, err.msg);
+        sim_scenario *sc = harness_load_file(files[i], NULL, 0);
         ck_assert_str_eq(sc->protocol, "adpsgd");
         sim_scenario_destroy(sc);
     }
@@ -831,14 +753,10 @@ START_TEST(the_consensus_scenario_shrinks_disagreement_geometrically)
      * distance falls at every evaluation, and at a steady rate: the mean log-ratio of the
      * first and second halves agree within a factor of 2 (a geometric sequence has equal
      * ratios; rounding has not set in while D stays far above U^2 M^2 P). */
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_load("scenarios/consensus-adpsgd.json", NULL, 0, &err);
-    ck_assert_msg(sc != NULL, "%s", err.msg);
-    ck_assert_int_eq(sim_run_check(sc, &err), 0);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load_file("scenarios/consensus-adpsgd.json", NULL, 0);
+    char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
-    run(sc, dir, observe, &pr);
+    harness_run(sc, dir, observe, &pr);
     ck_assert_uint_ge(pr.k, 20);
     double first = 0.0, second = 0.0;
     size_t nev = pr.t[pr.k - 1] == pr.t[pr.k - 2] ? pr.k - 1 : pr.k; /* the end, evaluated */
@@ -858,7 +776,7 @@ START_TEST(the_consensus_scenario_shrinks_disagreement_geometrically)
     ck_assert_double_lt(pr.cons[nev - 1], 1e-6 * pr.cons[0]);
     free(pr.sum0);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 

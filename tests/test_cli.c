@@ -11,6 +11,8 @@
 
 #include <check.h>
 
+#include "harness.h"
+
 typedef struct result {
     int status;
     char out[8192];
@@ -126,8 +128,7 @@ END_TEST
 
 START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
 {
-    char dir[] = "/tmp/hetsim-cli-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
     result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
@@ -147,14 +148,13 @@ START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
     ck_assert(!exists(out));
     r = hetsim((const char *[]){ "validate", "tests/scenarios_bad", NULL });
     ck_assert_int_eq(r.status, 2);
-    rmdir(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
 START_TEST(cli_runs_a_scenario_into_the_directory_given)
 {
-    char dir[] = "/tmp/hetsim-cli-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char *dir = harness_tmpdir("cli");
     char out[600], path[700];
     snprintf(out, sizeof(out), "%s/run", dir);
     result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
@@ -165,12 +165,10 @@ START_TEST(cli_runs_a_scenario_into_the_directory_given)
     for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s/%s", out, files[i]);
         ck_assert_msg(exists(path), "missing %s", files[i]);
-        remove(path);
         snprintf(path, sizeof(path), "%s/%s.tmp", out, files[i]);
         ck_assert(!exists(path));
     }
-    rmdir(out);
-    rmdir(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 
+#include "harness.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
 
@@ -34,24 +34,9 @@ static double throughput(const char *cond, const char *protocol)
         "workload={\"model\": {\"name\": \"none\"}, \"message_bytes\": 31400, \"batch\": 32}",
         "stop={\"time_s\": 30}",
     };
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_load(file, sets, 2, &err);
-    ck_assert_msg(sc != NULL, "%s: %s: %s", file, err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "%s: %s: %s", file, err.path, err.msg);
-    char tmpl[] = "/tmp/hetsim-compare-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "%s: %s", file, err.msg);
+    sim_scenario *sc = harness_load_file(file, sets, 2);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "time");
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[600];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
     sim_scenario_destroy(sc);
     return (double)sum.samples / ((double)sum.sim_ns / 1e9);
 }

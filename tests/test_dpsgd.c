@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_eigen.h>
@@ -17,6 +16,7 @@
 #include <gsl/gsl_sort_vector.h>
 #include <gsl/gsl_vector.h>
 
+#include "harness.h"
 #include "sim/ctx.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
@@ -53,59 +53,22 @@ enum {
 
 /* ---- running scenarios ---- */
 
-static sim_scenario *load(const char *json, const char *const *sets, size_t n)
-{
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "dpsgd.json", sets, n, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
-}
-
 typedef struct outputs {
     sim_run_summary sum;
     char *summary, *workers, *metrics;
 } outputs;
 
-static char *slurp(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return s;
-}
-
 /* Runs the scenario into a fresh directory, keeps its outputs in memory, removes the files. */
 static outputs run_with(const char *json, const char *const *sets, size_t n, sim_run_observe_fn fn,
                         void *ud)
 {
-    sim_scenario *sc = load(json, sets, n);
-    char tmpl[] = "/tmp/hetsim-dpsgd-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(dir);
-    sim_run_options opt = { .out_dir = dir, .observe = fn, .observe_ud = ud };
-    sim_err err;
-    sim_err_clear(&err);
-    outputs o = { 0 };
-    ck_assert_msg(sim_run(sc, &opt, &o.sum, &err) == 0, "run: %s", err.msg);
-    o.summary = slurp(dir, "summary.json");
-    o.workers = slurp(dir, "workers.csv");
-    o.metrics = slurp(dir, "metrics.csv");
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[512];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
+    sim_scenario *sc = harness_load(json, "dpsgd.json", sets, n);
+    char *dir = harness_tmpdir("dpsgd");
+    outputs o = { .sum = harness_run(sc, dir, fn, ud) };
+    o.summary = harness_slurp(dir, "summary.json");
+    o.workers = harness_slurp(dir, "workers.csv");
+    o.metrics = harness_slurp(dir, "metrics.csv");
+    harness_cleanup(dir);
     sim_scenario_destroy(sc);
     return o;
 }
@@ -283,16 +246,7 @@ static double mean_drift(const observer *o, size_t k, size_t k0)
 
 static void expect_error(const char *const *sets, size_t n, const char *path, const char *msg)
 {
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc =
-        sim_scenario_parse(timing_json, strlen(timing_json), "dpsgd.json", sets, n, &err);
-    ck_assert_ptr_nonnull(sc);
-    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
-    ck_assert_str_eq(err.file, "dpsgd.json");
-    ck_assert_str_eq(err.path, path);
-    ck_assert_str_eq(err.msg, msg);
-    sim_scenario_destroy(sc);
+    harness_expect_rejected(timing_json, "dpsgd.json", sets, n, path, msg);
 }
 
 START_TEST(bad_parameters_are_rejected_naming_the_key_and_the_reason)
@@ -359,18 +313,13 @@ END_TEST
 
 START_TEST(the_example_scenarios_validate_and_the_consensus_one_contracts)
 {
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_load("scenarios/dpsgd.json", NULL, 0, &err);
-    ck_assert_msg(sc != NULL, "%s: %s", err.path, err.msg);
-    ck_assert_int_eq(sim_run_check(sc, &err), 0);
+    sim_scenario *sc = harness_load_file("scenarios/dpsgd.json", NULL, 0);
     sim_scenario_destroy(sc);
     /* Rows every 5 iterations (16 workers, 10 ms each, evaluations every 50.1 ms): late in
      * the run the consensus falls by lambda_2^(2*5) per row, lambda_2 = 1/3 + 2/3 cos(pi/8),
      * to within 1e-3 (the faster modes' share is below 1e-6 after 20 rows; rounding noise,
      * near 1e-12 against values above 1e-7, does not show). */
-    sc = sim_scenario_load("scenarios/consensus-dpsgd.json", NULL, 0, &err);
-    ck_assert_msg(sc != NULL && sim_run_check(sc, &err) == 0, "%s: %s", err.path, err.msg);
+    sc = harness_load_file("scenarios/consensus-dpsgd.json", NULL, 0);
     char *json = sim_scenario_resolved(sc, false);
     sim_scenario_destroy(sc);
     outputs o = run(json, NULL, 0);
@@ -907,23 +856,14 @@ START_TEST(random_failures_with_real_tensors_never_stall)
 }
 END_TEST
 
-/* summary.json's "wall" line holds wall-clock figures; everything else must match. */
-static void strip_wall(char *s)
-{
-    char *w = strstr(s, "\"wall\"");
-    ck_assert_ptr_nonnull(w);
-    char *end = strchr(w, '\n');
-    memmove(w, end, strlen(end) + 1);
-}
-
 START_TEST(runs_with_failures_are_deterministic)
 {
     char *json = chaos_json(4, true);
     outputs a = run(json, NULL, 0), b = run(json, NULL, 0);
     ck_assert_str_eq(a.metrics, b.metrics);
     ck_assert_str_eq(a.workers, b.workers);
-    strip_wall(a.summary);
-    strip_wall(b.summary);
+    harness_strip_wall(a.summary);
+    harness_strip_wall(b.summary);
     ck_assert_str_eq(a.summary, b.summary);
     /* Another seed gives another run. */
     const char *sets[] = { "seed=5" };

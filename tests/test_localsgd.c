@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 
+#include "harness.h"
 #include "sim/ctx.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
@@ -21,16 +21,6 @@ static const char real_json[] =
     " \"batch\": 8, \"lr\": 0.1, \"momentum\": 0.5},"
     " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3}, \"stop\": {\"time_s\": 2},"
     " \"eval\": {\"every_s\": 0.25, \"samples\": 500}}";
-
-static sim_scenario *load(const char *json, const char *const *sets, size_t n)
-{
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "localsgd.json", sets, n, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
-}
 
 typedef struct seen {
     int evaluations;
@@ -51,25 +41,6 @@ static void observe(void *ud, sim_ctx *ctx)
     s->last_sum = first;
 }
 
-static sim_run_summary run(sim_scenario *sc, seen *s)
-{
-    char tmpl[] = "/tmp/hetsim-localsgd-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    sim_run_options opt = { .out_dir = dir, .observe = observe, .observe_ud = s };
-    sim_err err;
-    sim_err_clear(&err);
-    sim_run_summary sum;
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[600];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
-    return sum;
-}
-
 START_TEST(localsgd_round_is_h_computations_then_a_ring_allreduce)
 {
     /* Timing only, 4 workers: H = 3 steps of 10 ms, then 6 ring steps of
@@ -80,9 +51,9 @@ START_TEST(localsgd_round_is_h_computations_then_a_ring_allreduce)
         " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3},"
         " \"stop\": {\"time_s\": 1}}";
     const char *sets[] = { "stop={\"iterations\": 24}" };
-    sim_scenario *sc = load(json, sets, 1);
+    sim_scenario *sc = harness_load(json, "localsgd.json", sets, 1);
     seen s = { 0 };
-    sim_run_summary sum = run(sc, &s);
+    sim_run_summary sum = harness_run(sc, NULL, observe, &s);
     /* The last iteration (the 24th) is counted when the second round's last local step
      * ends: one round (30 ms + 48.6 ms) plus three more steps. */
     ck_assert_int_eq(sum.sim_ns, 30000000 + 6 * 8100000 + 30000000);
@@ -99,9 +70,9 @@ START_TEST(localsgd_replicas_are_identical_after_each_averaging_round)
      * replica must hold the same bits there. */
     const char *sets[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0215",
                            "stop={\"time_s\": 0.086}" };
-    sim_scenario *sc = load(real_json, sets, 4);
+    sim_scenario *sc = harness_load(real_json, "localsgd.json", sets, 4);
     seen s = { 0 };
-    run(sc, &s);
+    harness_run(sc, NULL, observe, &s);
     /* 0, 21.5, 43, 64.5, 86 ms, and the end of the run (at 86 ms too). */
     ck_assert_int_eq(s.evaluations, 6);
     ck_assert_int_eq(s.all_equal, s.evaluations);
@@ -110,9 +81,9 @@ START_TEST(localsgd_replicas_are_identical_after_each_averaging_round)
     /* The control: at 10.5 ms, between local steps, the replicas have diverged. */
     const char *mid[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0105",
                           "stop={\"time_s\": 0.0105}" };
-    sc = load(real_json, mid, 4);
+    sc = harness_load(real_json, "localsgd.json", mid, 4);
     seen t = { 0 };
-    run(sc, &t);
+    harness_run(sc, NULL, observe, &t);
     ck_assert_int_eq(t.evaluations, 3); /* 0, 10.5 ms and the end */
     ck_assert_int_eq(t.all_equal, 1);   /* only at time 0 */
     sim_scenario_destroy(sc);
@@ -122,9 +93,9 @@ END_TEST
 START_TEST(localsgd_with_one_step_and_one_worker_trains)
 {
     const char *sets[] = { "workers=1", "protocol.local_steps=1" };
-    sim_scenario *sc = load(real_json, sets, 2);
+    sim_scenario *sc = harness_load(real_json, "localsgd.json", sets, 2);
     seen s = { 0 };
-    sim_run_summary sum = run(sc, &s);
+    sim_run_summary sum = harness_run(sc, NULL, observe, &s);
     ck_assert_str_eq(sum.stop_reason, "time");
     ck_assert_uint_gt(sum.iterations, 200);
     ck_assert_int_eq(s.all_equal, s.evaluations); /* one worker: trivially */

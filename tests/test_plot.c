@@ -7,23 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <check.h>
 
+#include "harness.h"
 #include "sim/plot.h"
 
 static const char real_dir[] = "tests/data/plot_runs/real";
 static const char timing_dir[] = "tests/data/plot_runs/timing";
 static const char *const pngs[] = { "convergence.png", "throughput.png", "breakdown.png" };
-
-static char *tmpdir(void)
-{
-    char tmpl[] = "/tmp/hetsim-plot-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return strdup(d);
-}
 
 static char *path_in(const char *dir, const char *name)
 {
@@ -32,24 +24,6 @@ static char *path_in(const char *dir, const char *name)
     ck_assert_ptr_nonnull(p);
     snprintf(p, n, "%s/%s", dir, name);
     return p;
-}
-
-/* Reads a whole file into a NUL-terminated buffer; *n receives its size. */
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    long len = ftell(f);
-    ck_assert_int_ge(len, 0);
-    ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
-    char *s = calloc((size_t)len + 1, 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    if (n != NULL)
-        *n = (size_t)len;
-    return s;
 }
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -65,7 +39,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void copy_file(const char *from_dir, const char *to_dir, const char *name)
 {
     char *from = path_in(from_dir, name);
-    char *text = slurp(from, NULL);
+    char *text = harness_read(from, NULL);
     write_file(to_dir, name, text);
     free(text);
     free(from);
@@ -86,7 +60,7 @@ static void assert_png(const char *dir, const char *name)
     static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
     char *p = path_in(dir, name);
     size_t n = 0;
-    char *data = slurp(p, &n);
+    char *data = harness_read(p, &n);
     ck_assert_msg(n > 8, "%s is empty or truncated (%zu bytes)", p, n);
     ck_assert_msg(memcmp(data, sig, 8) == 0, "%s does not start with the PNG signature", p);
     free(data);
@@ -94,22 +68,6 @@ static void assert_png(const char *dir, const char *name)
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "%s.tmp", name);
     ck_assert_msg(!exists(dir, tmp), "%s/%s was left behind", dir, tmp);
-}
-
-/* Removes the files these tests create, then the directory. */
-static void cleanup(const char *dir)
-{
-    static const char *const names[] = {
-        "convergence.png",    "throughput.png",    "breakdown.png", "convergence.png.tmp",
-        "throughput.png.tmp", "breakdown.png.tmp", "metrics.csv",   "workers.csv",
-        "summary.json",       "gnuplot",
-    };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        char *p = path_in(dir, names[i]);
-        remove(p);
-        free(p);
-    }
-    rmdir(dir);
 }
 
 static int plot(const char *const *dirs, size_t n, const char *out, sim_err *err)
@@ -120,46 +78,43 @@ static int plot(const char *const *dirs, size_t n, const char *out, sim_err *err
 
 START_TEST(plot_draws_three_pngs_for_one_real_run)
 {
-    char *out = tmpdir();
+    char *out = harness_tmpdir("plot");
     const char *dirs[] = { real_dir };
     sim_err err;
     ck_assert_msg(plot(dirs, 1, out, &err) == SIM_OK, "plot: %s", err.msg);
     for (size_t i = 0; i < 3; i++)
         assert_png(out, pngs[i]);
-    cleanup(out);
-    free(out);
+    harness_cleanup(out);
 }
 END_TEST
 
 START_TEST(plot_draws_three_pngs_comparing_a_real_and_a_timing_run)
 {
-    char *out = tmpdir();
+    char *out = harness_tmpdir("plot");
     const char *dirs[] = { real_dir, timing_dir };
     sim_err err;
     ck_assert_msg(plot(dirs, 2, out, &err) == SIM_OK, "plot: %s", err.msg);
     for (size_t i = 0; i < 3; i++)
         assert_png(out, pngs[i]);
-    cleanup(out);
-    free(out);
+    harness_cleanup(out);
 }
 END_TEST
 
 START_TEST(plot_draws_timing_only_runs_that_have_no_accuracy)
 {
-    char *out = tmpdir();
+    char *out = harness_tmpdir("plot");
     const char *dirs[] = { timing_dir, timing_dir };
     sim_err err;
     ck_assert_msg(plot(dirs, 2, out, &err) == SIM_OK, "plot: %s", err.msg);
     for (size_t i = 0; i < 3; i++)
         assert_png(out, pngs[i]);
-    cleanup(out);
-    free(out);
+    harness_cleanup(out);
 }
 END_TEST
 
 START_TEST(plot_creates_a_missing_output_directory)
 {
-    char *base = tmpdir();
+    char *base = harness_tmpdir("plot");
     char *mid = path_in(base, "figs");
     char *out = path_in(mid, "run-1");
     const char *dirs[] = { real_dir };
@@ -167,18 +122,15 @@ START_TEST(plot_creates_a_missing_output_directory)
     ck_assert_msg(plot(dirs, 1, out, &err) == SIM_OK, "plot: %s", err.msg);
     for (size_t i = 0; i < 3; i++)
         assert_png(out, pngs[i]);
-    cleanup(out);
-    rmdir(mid);
-    rmdir(base);
     free(out);
     free(mid);
-    free(base);
+    harness_cleanup(base);
 }
 END_TEST
 
 START_TEST(plot_accepts_a_run_without_summary_json)
 {
-    char *run = tmpdir();
+    char *run = harness_tmpdir("plot");
     copy_file(real_dir, run, "metrics.csv");
     copy_file(real_dir, run, "workers.csv");
     char *out = path_in(run, "figs");
@@ -186,16 +138,14 @@ START_TEST(plot_accepts_a_run_without_summary_json)
     sim_err err;
     ck_assert_msg(plot(dirs, 1, out, &err) == SIM_OK, "plot: %s", err.msg);
     assert_png(out, "convergence.png");
-    cleanup(out);
-    cleanup(run);
     free(out);
-    free(run);
+    harness_cleanup(run);
 }
 END_TEST
 
 START_TEST(plot_rejects_a_missing_metrics_csv_by_name)
 {
-    char *run = tmpdir();
+    char *run = harness_tmpdir("plot");
     copy_file(real_dir, run, "workers.csv");
     char *out = path_in(run, "figs");
     const char *dirs[] = { real_dir, run };
@@ -207,28 +157,26 @@ START_TEST(plot_rejects_a_missing_metrics_csv_by_name)
                   err.msg);
     ck_assert_msg(!exists(run, "figs"), "the output directory was created before the check");
     free(missing);
-    cleanup(run);
     free(out);
-    free(run);
+    harness_cleanup(run);
 }
 END_TEST
 
 START_TEST(plot_rejects_a_missing_workers_csv_by_name)
 {
-    char *run = tmpdir();
+    char *run = harness_tmpdir("plot");
     copy_file(real_dir, run, "metrics.csv");
     const char *dirs[] = { run };
     sim_err err;
     ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "workers.csv") != NULL, "message: %s", err.msg);
-    cleanup(run);
-    free(run);
+    harness_cleanup(run);
 }
 END_TEST
 
 START_TEST(plot_rejects_metrics_with_only_a_header)
 {
-    char *run = tmpdir();
+    char *run = harness_tmpdir("plot");
     write_file(run, "metrics.csv",
                "time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
                "throughput_sps\n");
@@ -238,14 +186,13 @@ START_TEST(plot_rejects_metrics_with_only_a_header)
     ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "metrics.csv has a header but no rows") != NULL, "message: %s",
                   err.msg);
-    cleanup(run);
-    free(run);
+    harness_cleanup(run);
 }
 END_TEST
 
 START_TEST(plot_rejects_an_empty_metrics_file_and_a_missing_column)
 {
-    char *run = tmpdir();
+    char *run = harness_tmpdir("plot");
     copy_file(real_dir, run, "workers.csv");
     write_file(run, "metrics.csv", "");
     const char *dirs[] = { run };
@@ -256,8 +203,7 @@ START_TEST(plot_rejects_an_empty_metrics_file_and_a_missing_column)
     write_file(run, "metrics.csv", "time_s,test_loss,test_accuracy\n0,2.385,0.1\n");
     ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
     ck_assert_msg(strstr(err.msg, "no column \"throughput_sps\"") != NULL, "message: %s", err.msg);
-    cleanup(run);
-    free(run);
+    harness_cleanup(run);
 }
 END_TEST
 
@@ -296,7 +242,7 @@ END_TEST
 START_TEST(plot_reports_gnuplot_missing_from_path_clearly)
 {
     ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
-    char *base = tmpdir();
+    char *base = harness_tmpdir("plot");
     char *out = path_in(base, "figs");
     const char *dirs[] = { real_dir };
     sim_err err;
@@ -305,9 +251,8 @@ START_TEST(plot_reports_gnuplot_missing_from_path_clearly)
     ck_assert_msg(!exists(base, "figs"), "the output directory was created without gnuplot");
     ck_assert_int_eq(unsetenv("PATH"), 0);
     ck_assert_int_eq(plot(dirs, 1, out, &err), SIM_EIO);
-    rmdir(base);
     free(out);
-    free(base);
+    harness_cleanup(base);
 }
 END_TEST
 
@@ -328,7 +273,7 @@ static void fake_gnuplot(const char *dir, const char *body)
 
 START_TEST(plot_quotes_gnuplot_s_first_error_line_and_removes_the_temporary)
 {
-    char *dir = tmpdir();
+    char *dir = harness_tmpdir("plot");
     fake_gnuplot(dir, "read -r vars\n"
                       "cat >/dev/null\n"
                       "echo 'gnuplot> plot foo' >&2\n"
@@ -346,35 +291,32 @@ START_TEST(plot_quotes_gnuplot_s_first_error_line_and_removes_the_temporary)
                      "gnuplot failed drawing convergence.png: all points y value undefined!");
     ck_assert_msg(!exists(dir, "convergence.png.tmp"), "the temporary was left behind");
     ck_assert_msg(!exists(dir, "convergence.png"), "a failed figure was renamed into place");
-    cleanup(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
 START_TEST(plot_survives_gnuplot_exiting_before_reading_its_script)
 {
-    char *dir = tmpdir();
+    char *dir = harness_tmpdir("plot");
     fake_gnuplot(dir, "exec 0<&-\necho 'line 3: gave up early' >&2\nexit 3");
     const char *dirs[] = { real_dir };
     sim_err err;
     ck_assert_int_eq(plot(dirs, 1, dir, &err), SIM_EIO);
     ck_assert_str_eq(err.msg, "gnuplot failed drawing convergence.png: gave up early");
-    cleanup(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
 START_TEST(plot_reports_a_gnuplot_that_writes_no_figure)
 {
-    char *dir = tmpdir();
+    char *dir = harness_tmpdir("plot");
     fake_gnuplot(dir, "cat >/dev/null\nexit 0");
     const char *dirs[] = { real_dir };
     sim_err err;
     ck_assert_int_eq(plot(dirs, 1, dir, &err), SIM_EIO);
     ck_assert_msg(strstr(err.msg, "gnuplot wrote nothing to") != NULL, "message: %s", err.msg);
     ck_assert_msg(!exists(dir, "convergence.png"), "an empty figure was renamed into place");
-    cleanup(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -388,7 +330,7 @@ START_TEST(plot_scripts_are_embedded_verbatim)
         ck_assert_uint_gt(strlen(text), 100);
         char *path = path_in("plots", expected[i]);
         size_t n = 0;
-        char *file = slurp(path, &n);
+        char *file = harness_read(path, &n);
         ck_assert_uint_eq(strlen(text), n);
         ck_assert_msg(memcmp(text, file, n) == 0, "embedded %s differs from %s", expected[i], path);
         free(file);

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
 #include "sim/ctx.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
@@ -39,66 +39,10 @@ static const char none_json[] =
     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
     " \"protocol\": {\"name\": \"ps\"}, \"stop\": {\"time_s\": 1}}";
 
-static sim_scenario *parse(const char *json, const char *const *sets, size_t n)
-{
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "ps.json", sets, n, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
-}
-
-static char *tmpdir(void)
-{
-    char tmpl[] = "/tmp/hetsim-ps-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return strdup(d);
-}
-
-static void rmrf(char *dir)
-{
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json",
-                            "events.csv" };
-    char path[512];
-    for (size_t i = 0; i < 5; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
-    free(dir);
-}
-
-static sim_run_summary run_in(sim_scenario *sc, const char *dir)
-{
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
-    return sum;
-}
-
-static char *slurp(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return s;
-}
-
 /* One value of summary.json's protocol_report; NaN when absent. */
 static double report_value(const char *dir, const char *key)
 {
-    char *s = slurp(dir, "summary.json"), pat[64];
+    char *s = harness_slurp(dir, "summary.json"), pat[64];
     snprintf(pat, sizeof(pat), "\"%s\": ", key);
     const char *at = strstr(s, "\"protocol_report\"");
     ck_assert_ptr_nonnull(at);
@@ -111,7 +55,7 @@ static double report_value(const char *dir, const char *key)
 /* The iterations (column 3) and params_fnv (the last column) of each workers.csv row. */
 static size_t worker_rows(const char *dir, uint64_t *iters, uint64_t *fnv, size_t max)
 {
-    char *s = slurp(dir, "workers.csv");
+    char *s = harness_slurp(dir, "workers.csv");
     size_t n = 0;
     for (char *line = strchr(s, '\n'); line != NULL && line[1] != '\0' && n < max;
          line = strchr(line + 1, '\n')) {
@@ -141,16 +85,16 @@ static void final_checksums(const char *json, const char *const *sets, size_t ns
     for (size_t i = 0; i < nsets; i++)
         all[i] = sets[i];
     all[nsets] = stop;
-    sim_scenario *sc = parse(json, all, nsets + 1);
-    char *dir = tmpdir();
-    sim_run_summary sum = run_in(sc, dir);
+    sim_scenario *sc = harness_load(json, "ps.json", all, nsets + 1);
+    char *dir = harness_tmpdir("ps");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "iterations");
     uint64_t iters[16];
     ck_assert_uint_eq(worker_rows(dir, iters, fnv, 16), n);
     if (server != NULL)
         *server = (uint64_t)report_value(dir, "server_params_fnv53");
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 
 static const uint64_t LOW53 = (UINT64_C(1) << 53) - 1;
@@ -249,15 +193,10 @@ static versions observe_versions(const char *const *sets, size_t n, uint32_t K)
     const char *all[8] = { "eval={\"every_s\": 0.004, \"samples\": 10}", "stop.time_s=1" };
     for (size_t i = 0; i < n; i++)
         all[2 + i] = sets[i];
-    sim_scenario *sc = parse(real_json, all, n + 2);
-    char *dir = tmpdir();
+    sim_scenario *sc = harness_load(real_json, "ps.json", all, n + 2);
     versions v = { .K = K };
-    sim_run_options opt = { .out_dir = dir, .observe = count_versions, .observe_ud = &v };
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &opt, NULL, &err) == 0, "run: %s", err.msg);
+    harness_run(sc, NULL, count_versions, &v);
     sim_scenario_destroy(sc);
-    rmrf(dir);
     return v;
 }
 
@@ -300,9 +239,9 @@ static sim_time bsp_hand_count(int64_t S0, int64_t k)
 START_TEST(bsp_round_time_on_a_star_matches_the_hand_count)
 {
     const char *one[] = { "stop={\"iterations\": 12}" };
-    sim_scenario *sc = parse(none_json, one, 1);
-    char *dir = tmpdir();
-    sim_run_summary sum = run_in(sc, dir);
+    sim_scenario *sc = harness_load(none_json, "ps.json", one, 1);
+    char *dir = harness_tmpdir("ps");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "iterations");
     /* 100256 + 3 * 50100000 + 2 * 40100256 */
     ck_assert_int_eq(sum.sim_ns, 230600768);
@@ -313,27 +252,24 @@ START_TEST(bsp_round_time_on_a_star_matches_the_hand_count)
      * worker longer, closes each round 4 ns after shard 1 and sets the pace. */
     const char *two[] = { "servers=2", "protocol.shards=2", "workload.message_bytes=10000001",
                           "stop={\"iterations\": 12}" };
-    sc = parse(none_json, two, 4);
-    sum = run_in(sc, dir);
+    sc = harness_load(none_json, "ps.json", two, 4);
+    sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_int_eq(sum.sim_ns, bsp_hand_count(5000001, 3));
     ck_assert_int_eq(sum.sim_ns, 130600788);
     ck_assert_double_eq(report_value(dir, "rounds"), 2); /* the third is still open */
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
 /* Samples per simulated second of a timing-only run. */
 static double throughput(const char *json, const char *const *sets, size_t n)
 {
-    sim_scenario *sc = parse(json, sets, n);
-    char *dir = tmpdir();
-    sim_run_summary sum = run_in(sc, dir);
+    sim_scenario *sc = harness_load(json, "ps.json", sets, n);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "time");
-    double sps = (double)sum.samples / ((double)sum.sim_ns / 1e9);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    return sps;
+    return (double)sum.samples / ((double)sum.sim_ns / 1e9);
 }
 
 START_TEST(asp_loses_only_the_slow_workers_share_of_throughput)
@@ -370,7 +306,7 @@ END_TEST
  * iteration c_w + 1) the gap c_w + 1 - min_v c_v, before the push. Returns its maximum. */
 static uint64_t replay_gap(const char *dir, uint32_t n)
 {
-    char *s = slurp(dir, "events.csv");
+    char *s = harness_slurp(dir, "events.csv");
     uint64_t clock[16] = { 0 }, gap = 0;
     for (char *line = strchr(s, '\n'); line != NULL && line[1] != '\0';
          line = strchr(line + 1, '\n')) {
@@ -424,20 +360,20 @@ START_TEST(ssp_never_lets_the_clock_gap_exceed_staleness_plus_one)
                  " \"protocol\": {\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": %u,"
                  " \"shards\": %u}, \"stop\": {\"time_s\": 2}, \"output\": {\"events\": true}}",
                  1000 + seed, n, K, speeds, a, fa, second, s, K);
-        sim_scenario *sc = parse(json, NULL, 0);
-        char *dir = tmpdir();
-        run_in(sc, dir);
+        sim_scenario *sc = harness_load(json, "ps.json", NULL, 0);
+        char *dir = harness_tmpdir("ps");
+        harness_run(sc, dir, NULL, NULL);
         double reported = report_value(dir, "max_clock_gap");
         ck_assert_msg(reported == s + 1.0, "seed %d: s = %u, max_clock_gap = %g", seed, s,
                       reported);
         ck_assert_uint_le(replay_gap(dir, n), s + 1);
         sim_scenario_destroy(sc);
         const char *asp[] = { "protocol={\"name\": \"ps\", \"mode\": \"asp\"}" };
-        sc = parse(json, asp, 1);
-        run_in(sc, dir);
+        sc = harness_load(json, "ps.json", asp, 1);
+        harness_run(sc, dir, NULL, NULL);
         ck_assert_uint_gt(replay_gap(dir, n), s + 1);
         sim_scenario_destroy(sc);
-        rmrf(dir);
+        harness_cleanup(dir);
     }
     gsl_rng_free(r);
 }
@@ -452,9 +388,9 @@ START_TEST(ssp_with_zero_staleness_keeps_workers_in_lockstep)
                            "compute.jitter_sigma=0.4",
                            "protocol={\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": 0}",
                            "stop={\"time_s\": 1.337}" };
-    sim_scenario *sc = parse(none_json, sets, 5);
-    char *dir = tmpdir();
-    run_in(sc, dir);
+    sim_scenario *sc = harness_load(none_json, "ps.json", sets, 5);
+    char *dir = harness_tmpdir("ps");
+    harness_run(sc, dir, NULL, NULL);
     uint64_t it[6], fnv[6], lo = UINT64_MAX, hi = 0;
     ck_assert_uint_eq(worker_rows(dir, it, fnv, 6), 6);
     for (size_t w = 0; w < 6; w++) {
@@ -465,7 +401,7 @@ START_TEST(ssp_with_zero_staleness_keeps_workers_in_lockstep)
     ck_assert_uint_le(hi - lo, 1);
     ck_assert_double_eq(report_value(dir, "max_clock_gap"), 1);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -473,15 +409,7 @@ END_TEST
 
 static void refused(const char *const *sets, size_t n, const char *path, const char *msg)
 {
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(none_json, strlen(none_json), "ps.json", sets, n, &err);
-    ck_assert_ptr_nonnull(sc);
-    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
-    ck_assert_str_eq(err.file, "ps.json");
-    ck_assert_str_eq(err.path, path);
-    ck_assert_str_eq(err.msg, msg);
-    sim_scenario_destroy(sc);
+    harness_expect_rejected(none_json, "ps.json", sets, n, path, msg);
 }
 
 START_TEST(bad_parameters_are_refused_with_exact_messages)
@@ -514,14 +442,14 @@ END_TEST
 START_TEST(defaults_are_written_into_the_resolved_scenario)
 {
     const char *ssp[] = { "protocol.mode=ssp" };
-    sim_scenario *sc = parse(none_json, ssp, 1);
+    sim_scenario *sc = harness_load(none_json, "ps.json", ssp, 1);
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"ps\",\"mode\":\"ssp\","
                                        "\"staleness\":2,\"shards\":1,\"placement\":\"servers\"}"));
     free(text);
     sim_scenario_destroy(sc);
     const char *col[] = { "servers=0" };
-    sc = parse(none_json, col, 1);
+    sc = harness_load(none_json, "ps.json", col, 1);
     text = sim_scenario_resolved(sc, false);
     ck_assert_ptr_nonnull(strstr(text, "\"shards\":1,\"placement\":\"colocated\"}"));
     free(text);
@@ -574,14 +502,14 @@ START_TEST(randomized_runs_with_failures_never_stall)
                         "\"momentum\": 0.5}"
                       : "{\"model\": {\"name\": \"none\"}, \"message_bytes\": 300000}",
                  mode, K, colocated ? "colocated" : "servers");
-        sim_scenario *sc = parse(json, NULL, 0);
-        char *dir = tmpdir();
-        sim_run_summary sum = run_in(sc, dir);
+        sim_scenario *sc = harness_load(json, "ps.json", NULL, 0);
+        char *dir = harness_tmpdir("ps");
+        sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "run %d (%s): %s", i, mode,
                       sum.stop_reason);
         /* Training went on after the last recovery: the last evaluation interval counted
          * iterations. */
-        char *m = slurp(dir, "metrics.csv");
+        char *m = harness_slurp(dir, "metrics.csv");
         char *last = m + strlen(m) - 1;
         while (last > m && last[-1] != '\n')
             last--;
@@ -589,7 +517,7 @@ START_TEST(randomized_runs_with_failures_never_stall)
         ck_assert_msg(sps > 0, "run %d (%s): no progress at the end", i, mode);
         free(m);
         sim_scenario_destroy(sc);
-        rmrf(dir);
+        harness_cleanup(dir);
     }
     gsl_rng_free(r);
 }
@@ -611,19 +539,19 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
             proto, "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25}]",
             "eval.every_s=0.5", "stop.time_s=10"
         };
-        sim_scenario *sc = parse(none_json, sets, 4);
-        char *dir = tmpdir();
-        sim_run_summary sum = run_in(sc, dir);
+        sim_scenario *sc = harness_load(none_json, "ps.json", sets, 4);
+        char *dir = harness_tmpdir("ps");
+        sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "stalled");
         ck_assert_int_eq(sum.sim_ns, 500000000);
         sim_scenario_destroy(sc);
         sets[0] = "protocol.mode=bsp";
         sets[3] = "servers=1";
-        sc = parse(none_json, sets, 4);
-        sum = run_in(sc, dir);
+        sc = harness_load(none_json, "ps.json", sets, 4);
+        sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "time");
         sim_scenario_destroy(sc);
-        rmrf(dir);
+        harness_cleanup(dir);
     }
 }
 END_TEST
@@ -637,9 +565,9 @@ START_TEST(bsp_rounds_go_on_with_the_live_workers)
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.055, "
                            "\"recover_s\": 0.5}]",
                            "stop.time_s=1" };
-    sim_scenario *sc = parse(none_json, sets, 2);
-    char *dir = tmpdir();
-    sim_run_summary sum = run_in(sc, dir);
+    sim_scenario *sc = harness_load(none_json, "ps.json", sets, 2);
+    char *dir = harness_tmpdir("ps");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "time");
     uint64_t it[4], fnv[4];
     ck_assert_uint_eq(worker_rows(dir, it, fnv, 4), 4);
@@ -651,7 +579,7 @@ START_TEST(bsp_rounds_go_on_with_the_live_workers)
     ck_assert_double_ge(rounds, (double)it[0] - 1);
     ck_assert_double_le(rounds, (double)it[0]);
     sim_scenario_destroy(sc);
-    rmrf(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -663,21 +591,21 @@ START_TEST(asp_training_lowers_the_loss_and_runs_are_deterministic)
                            "workload.lr=0.05", "workload.momentum=0" };
     char *dirs[2];
     for (int i = 0; i < 2; i++) {
-        sim_scenario *sc = parse(real_json, sets, 3);
-        dirs[i] = tmpdir();
-        run_in(sc, dirs[i]);
+        sim_scenario *sc = harness_load(real_json, "ps.json", sets, 3);
+        dirs[i] = harness_tmpdir("ps");
+        harness_run(sc, dirs[i], NULL, NULL);
         sim_scenario_destroy(sc);
     }
     const char *names[] = { "metrics.csv", "workers.csv" };
     for (size_t k = 0; k < 2; k++) {
-        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        char *a = harness_slurp(dirs[0], names[k]), *b = harness_slurp(dirs[1], names[k]);
         ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
         free(a);
         free(b);
     }
     /* Columns 6 and 7 of metrics.csv: test loss and accuracy (of the server model). The
      * first row has no training loss yet: no iteration has started before the first pull. */
-    char *m = slurp(dirs[0], "metrics.csv");
+    char *m = harness_slurp(dirs[0], "metrics.csv");
     double first = NAN, last = NAN, acc = NAN;
     for (char *line = strchr(m, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
         const char *f = line;
@@ -691,8 +619,8 @@ START_TEST(asp_training_lowers_the_loss_and_runs_are_deterministic)
     ck_assert_double_lt(last, 0.5 * first);
     ck_assert_double_gt(acc, 0.8); /* 4 well separated classes; chance is 0.25 */
     free(m);
-    rmrf(dirs[0]);
-    rmrf(dirs[1]);
+    harness_cleanup(dirs[0]);
+    harness_cleanup(dirs[1]);
 }
 END_TEST
 

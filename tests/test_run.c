@@ -3,71 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 
+#include "harness.h"
 #include "sim/run.h"
 #include "sim/scenario.h"
-
-static sim_scenario *parse(const char *json, const char *set)
-{
-    sim_err err;
-    sim_err_clear(&err);
-    const char *sets[1] = { set };
-    sim_scenario *sc =
-        sim_scenario_parse(json, strlen(json), "test.json", sets, set != NULL ? 1 : 0, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
-}
-
-static char *tmpdir(void)
-{
-    char tmpl[] = "/tmp/hetsim-test-XXXXXX";
-    char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return strdup(d);
-}
-
-static sim_run_summary run(sim_scenario *sc, const char *dir)
-{
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "run: %s", err.msg);
-    return sum;
-}
-
-static char *slurp(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return s;
-}
-
-static void rmrf(const char *dir)
-{
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json",
-                            "events.csv" };
-    char path[512];
-    for (size_t i = 0; i < 5; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
-}
 
 /* One round of N workers, S bytes, bandwidth B, NIC latency L on a star; every worker
  * computes for C first. The round ends at C + 2(N-1) * (2L + (S/N)/B). */
@@ -81,16 +23,15 @@ static const char ring_json[] =
 
 START_TEST(ring_allreduce_round_matches_the_alpha_beta_formula)
 {
-    sim_scenario *sc = parse(ring_json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(ring_json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* C = 10 ms; per step 2 * 50 us + 25e6 B * 8 / 1e10 b/s = 20.1 ms; 6 steps. */
     ck_assert_int_eq(sum.sim_ns, 10000000 + 6 * 20100000);
     ck_assert_str_eq(sum.stop_reason, "iterations");
     ck_assert_uint_eq(sum.iterations, 4);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -105,15 +46,14 @@ START_TEST(ring_allreduce_timing_holds_for_awkward_sizes)
         " \"network\": {\"bandwidth_gbps\": 7.3, \"latency_us\": 37},"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 5}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     double expected = 125000.0 + 8.0 * (74000.0 + 200000.0 * 8.0 / 7.3e9 * 1e9);
     ck_assert_double_eq_tol((double)sum.sim_ns, expected, 8 * 0.5);
     ck_assert_int_eq(sum.sim_ns, 125000 + 8 * (74000 + 219178)); /* each step rounded once */
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -127,18 +67,17 @@ START_TEST(a_slow_worker_gates_every_ring_iteration)
         " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 64000000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 48}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* Step: 100 us + 4e6 B * 8 / 1e10 = 3.3 ms; T_ring = 30 * 3.3 ms = 99 ms. */
     ck_assert_int_eq(sum.sim_ns, 3 * (100000000 + 99000000));
-    char *workers = slurp(dir, "workers.csv");
+    char *workers = harness_slurp(dir, "workers.csv");
     /* Every worker did 3 iterations; the fast ones waited while worker 3 computed. */
     ck_assert_ptr_nonnull(strstr(workers, "\n3,1,3,96,0.29999999999999999,"));
     sim_scenario_destroy(sc);
     free(workers);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -152,17 +91,16 @@ START_TEST(a_failed_worker_leaves_a_smaller_ring)
         " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 30000000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 6}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* Step: 100 us + 1e7 B * 8 / 1e10 = 8.1 ms; round = 10 + 4 * 8.1 = 42.4 ms; two. */
     ck_assert_int_eq(sum.sim_ns, 2 * 42400000);
-    char *summary = slurp(dir, "summary.json");
+    char *summary = harness_slurp(dir, "summary.json");
     ck_assert_ptr_nonnull(strstr(summary, "\"ring_restarts\": 1"));
     free(summary);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -173,25 +111,15 @@ START_TEST(a_run_whose_workers_all_fail_stops_as_stalled)
         " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.5}],"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 1000000000}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "stalled");
     ck_assert_int_eq(sum.sim_ns, 1000000000); /* the first evaluation after the failure */
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
-
-/* summary.json's "wall" line holds wall-clock figures; everything else must match. */
-static void strip_wall(char *s)
-{
-    char *w = strstr(s, "\"wall\"");
-    ck_assert_ptr_nonnull(w);
-    char *end = strchr(w, '\n');
-    memmove(w, end, strlen(end) + 1);
-}
 
 START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 {
@@ -207,48 +135,46 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
         " \"eval\": {\"every_s\": 0.1}, \"output\": {\"events\": true}}";
     char *dirs[2];
     for (int i = 0; i < 2; i++) {
-        sim_scenario *sc = parse(json, NULL);
-        dirs[i] = tmpdir();
-        run(sc, dirs[i]);
+        sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        dirs[i] = harness_tmpdir("run");
+        harness_run(sc, dirs[i], NULL, NULL);
         sim_scenario_destroy(sc);
     }
     const char *names[] = { "metrics.csv", "workers.csv", "run.json", "events.csv",
                             "summary.json" };
     for (size_t k = 0; k < 5; k++) {
-        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        char *a = harness_slurp(dirs[0], names[k]), *b = harness_slurp(dirs[1], names[k]);
         if (k == 4) {
-            strip_wall(a);
-            strip_wall(b);
+            harness_strip_wall(a);
+            harness_strip_wall(b);
         }
         ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
         free(a);
         free(b);
     }
     /* A different seed changes the trace (the jitter draws differ). */
-    sim_scenario *sc = parse(json, "seed=2386");
-    char *other = tmpdir();
-    run(sc, other);
-    char *a = slurp(dirs[0], "events.csv"), *b = slurp(other, "events.csv");
+    sim_scenario *sc = harness_load(json, "test.json", (const char *[]){ "seed=2386" }, 1);
+    char *other = harness_tmpdir("run");
+    harness_run(sc, other, NULL, NULL);
+    char *a = harness_slurp(dirs[0], "events.csv"), *b = harness_slurp(other, "events.csv");
     ck_assert_str_ne(a, b);
     free(a);
     free(b);
     sim_scenario_destroy(sc);
-    for (int i = 0; i < 2; i++) {
-        rmrf(dirs[i]);
-        free(dirs[i]);
-    }
-    rmrf(other);
-    free(other);
+    for (int i = 0; i < 2; i++)
+        harness_cleanup(dirs[i]);
+    harness_cleanup(other);
 }
 END_TEST
 
 START_TEST(outputs_have_their_documented_columns)
 {
-    sim_scenario *sc = parse(ring_json, "stop={\"time_s\": 1}");
-    char *dir = tmpdir();
-    run(sc, dir);
-    char *m = slurp(dir, "metrics.csv"), *w = slurp(dir, "workers.csv"),
-         *r = slurp(dir, "run.json"), *s = slurp(dir, "summary.json");
+    sim_scenario *sc =
+        harness_load(ring_json, "test.json", (const char *[]){ "stop={\"time_s\": 1}" }, 1);
+    char *dir = harness_tmpdir("run");
+    harness_run(sc, dir, NULL, NULL);
+    char *m = harness_slurp(dir, "metrics.csv"), *w = harness_slurp(dir, "workers.csv"),
+         *r = harness_slurp(dir, "run.json"), *s = harness_slurp(dir, "summary.json");
     ck_assert_ptr_eq(strstr(m, "time_s,iterations,samples,epoch,train_loss,test_loss,"
                                "test_accuracy,consensus,throughput_sps\n0,0,0,"),
                      m);
@@ -267,17 +193,17 @@ START_TEST(outputs_have_their_documented_columns)
     free(r);
     free(s);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
 START_TEST(the_time_breakdown_adds_up_to_the_run_time)
 {
-    sim_scenario *sc = parse(ring_json, "stop={\"time_s\": 0.75}");
-    char *dir = tmpdir();
-    run(sc, dir);
-    char *w = slurp(dir, "workers.csv");
+    sim_scenario *sc =
+        harness_load(ring_json, "test.json", (const char *[]){ "stop={\"time_s\": 0.75}" }, 1);
+    char *dir = harness_tmpdir("run");
+    harness_run(sc, dir, NULL, NULL);
+    char *w = harness_slurp(dir, "workers.csv");
     char *line = strchr(w, '\n') + 1;
     for (int k = 0; k < 4; k++) {
         unsigned id, iters, samples;
@@ -296,8 +222,7 @@ START_TEST(the_time_breakdown_adds_up_to_the_run_time)
     }
     free(w);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -313,21 +238,20 @@ START_TEST(link_stragglers_change_ring_timing_exactly)
         " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 25},"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 2000000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 2}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    sim_run_summary sum = run(sc, dir);
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* 1e6 B * 8 / 4e9 b/s = 2 ms; step = 50 us + 3 ms + 2 ms; two steps after 4 ms. */
     ck_assert_int_eq(sum.sim_ns, 4000000 + 2 * (50000 + 3000000 + 2000000));
     sim_scenario_destroy(sc);
     /* With the window closing at 5 ms: the first step is sent at 4 ms, inside the window,
      * so it keeps its 3 ms extra latency, but its flows start at 7.05 ms, after the window,
      * at full bandwidth (1 ms). The second step has no extra latency. */
-    sc = parse(json, "stragglers[0].to_s=0.005");
-    sum = run(sc, dir);
+    sc = harness_load(json, "test.json", (const char *[]){ "stragglers[0].to_s=0.005" }, 1);
+    sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_int_eq(sum.sim_ns, 4000000 + (3050000 + 1000000) + (50000 + 1000000));
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -345,10 +269,10 @@ START_TEST(a_small_run_reproduces_its_golden_event_trace)
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 150000},"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.03},"
         " \"eval\": {\"every_s\": 0.01}, \"output\": {\"events\": true}}";
-    sim_scenario *sc = parse(json, NULL);
-    char *dir = tmpdir();
-    run(sc, dir);
-    char *got = slurp(dir, "events.csv");
+    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    char *dir = harness_tmpdir("run");
+    harness_run(sc, dir, NULL, NULL);
+    char *got = harness_slurp(dir, "events.csv");
     const char *golden = "tests/golden/ring3-failure.events.csv";
     const char *update = getenv("HETSIM_UPDATE_GOLDEN");
     if (update != NULL && strcmp(update, "1") == 0) {
@@ -357,15 +281,14 @@ START_TEST(a_small_run_reproduces_its_golden_event_trace)
         fputs(got, f);
         fclose(f);
     }
-    char *want = slurp(".", golden);
+    char *want = harness_read(golden, NULL);
     ck_assert_msg(strcmp(got, want) == 0, "events.csv differs from %s", golden);
     ck_assert_ptr_nonnull(strstr(got, ",down,1,"));
     ck_assert_ptr_nonnull(strstr(got, ",up,1,"));
     free(got);
     free(want);
     sim_scenario_destroy(sc);
-    rmrf(dir);
-    free(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 

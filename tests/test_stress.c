@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
 #include "protocols/proto.h"
 #include "sim/ctx.h"
 #include "sim/run.h"
@@ -96,8 +96,7 @@ static void run_one(const char *protocol, unsigned long seed, bool real)
     ck_assert_msg(sc != NULL, "%s seed %lu: %s: %s", protocol, seed, err.path, err.msg);
     ck_assert_msg(sim_run_check(sc, &err) == 0, "%s seed %lu: %s: %s", protocol, seed, err.path,
                   err.msg);
-    char tmpl[] = "/tmp/hetsim-stress-XXXXXX";
-    char *dir = mkdtemp(tmpl);
+    char *dir = harness_tmpdir("stress");
     progress p = { .workers = workers };
     sim_run_options opt = { .out_dir = dir, .observe = observe, .observe_ud = &p };
     sim_run_summary sum;
@@ -113,13 +112,7 @@ static void run_one(const char *protocol, unsigned long seed, bool real)
         ck_assert_msg(p.at_end[w] > p.at_half[w],
                       "%s seed %lu: worker %u made no progress after 10 s (%" PRIu64 ")\n%s",
                       protocol, seed, w, p.at_end[w], json);
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[600];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
+    harness_cleanup(dir);
     sim_scenario_destroy(sc);
 }
 

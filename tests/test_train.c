@@ -11,6 +11,7 @@
 #include <check.h>
 #include <gsl/gsl_errno.h>
 
+#include "harness.h"
 #include "models/train.h"
 #include "sim/rng.h"
 #include "sim/run.h"
@@ -27,56 +28,20 @@ static const char base_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 3},"
     " \"eval\": {\"every_s\": 0.5, \"samples\": 1000}}";
 
+/* The base scenario with `sets` applied. */
 static sim_scenario *load(const char *const *sets, size_t n)
 {
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc =
-        sim_scenario_parse(base_json, strlen(base_json), "train.json", sets, n, &err);
-    ck_assert_msg(sc != NULL, "load: %s: %s", err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "check: %s: %s", err.path, err.msg);
-    return sc;
+    return harness_load(base_json, "train.json", sets, n);
 }
 
+/* Runs `sc` into a fresh directory, which it returns; the summary goes to `sum` if not NULL. */
 static char *run_into(sim_scenario *sc, sim_run_summary *sum)
 {
-    char tmpl[] = "/tmp/hetsim-train-XXXXXX";
-    char *dir = strdup(mkdtemp(tmpl));
-    sim_run_options opt = { .out_dir = dir };
-    sim_err err;
-    sim_err_clear(&err);
-    sim_run_summary s;
-    ck_assert_msg(sim_run(sc, &opt, &s, &err) == 0, "run: %s", err.msg);
+    char *dir = harness_tmpdir("train");
+    sim_run_summary s = harness_run(sc, dir, NULL, NULL);
     if (sum != NULL)
         *sum = s;
     return dir;
-}
-
-static char *slurp(const char *dir, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return s;
-}
-
-static void cleanup(char *dir)
-{
-    const char *names[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
-    char path[512];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        remove(path);
-    }
-    rmdir(dir);
-    free(dir);
 }
 
 /* The params_fnv column (the last) of each worker row of workers.csv. */
@@ -106,7 +71,7 @@ START_TEST(allreduce_replicas_are_bitwise_identical_after_every_round)
         const char *sets[] = { set };
         sim_scenario *sc = load(sets, 1);
         char *dir = run_into(sc, NULL);
-        char *w = slurp(dir, "workers.csv");
+        char *w = harness_slurp(dir, "workers.csv");
         char sums[4][17];
         ck_assert_uint_eq(checksums(w, sums, 4), 4);
         for (size_t i = 1; i < 4; i++)
@@ -116,7 +81,7 @@ START_TEST(allreduce_replicas_are_bitwise_identical_after_every_round)
         memcpy(prev, sums[0], sizeof(prev));
         free(w);
         sim_scenario_destroy(sc);
-        cleanup(dir);
+        harness_cleanup(dir);
     }
 }
 END_TEST
@@ -129,7 +94,7 @@ START_TEST(one_worker_allreduce_is_plain_sgd)
     const char *sets[] = { "workers=1", "compute.jitter_sigma=0", "stop={\"iterations\": 37}" };
     sim_scenario *sc = load(sets, 3);
     char *dir = run_into(sc, NULL);
-    char *w = slurp(dir, "workers.csv");
+    char *w = harness_slurp(dir, "workers.csv");
     char sums[1][17];
     ck_assert_uint_eq(checksums(w, sums, 1), 1);
 
@@ -158,7 +123,7 @@ START_TEST(one_worker_allreduce_is_plain_sgd)
     gsl_rng_free(mine);
     free(w);
     sim_scenario_destroy(sc);
-    cleanup(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -166,7 +131,7 @@ START_TEST(training_lowers_the_loss_and_raises_accuracy)
 {
     sim_scenario *sc = load(NULL, 0);
     char *dir = run_into(sc, NULL);
-    char *m = slurp(dir, "metrics.csv");
+    char *m = harness_slurp(dir, "metrics.csv");
     /* Rows: time, iterations, samples, epoch, train_loss, test_loss, accuracy, ... */
     double first_loss = NAN, last_loss = NAN, first_acc = NAN, last_acc = NAN;
     for (char *line = strchr(m, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
@@ -186,7 +151,7 @@ START_TEST(training_lowers_the_loss_and_raises_accuracy)
     ck_assert_double_lt(first_acc, 0.5);
     free(m);
     sim_scenario_destroy(sc);
-    cleanup(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -194,8 +159,7 @@ START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
 {
     const char *sets[] = { "workload.lr=900", "workload.momentum=0.99" };
     sim_scenario *sc = load(sets, 2);
-    char tmpl[] = "/tmp/hetsim-train-XXXXXX";
-    char *dir = mkdtemp(tmpl);
+    char *dir = harness_tmpdir("train");
     sim_run_options opt = { .out_dir = dir };
     sim_err err;
     sim_err_clear(&err);
@@ -208,7 +172,7 @@ START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
     ck_assert_int_ne(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/metrics.csv.tmp", dir);
     ck_assert_int_ne(access(path, F_OK), 0);
-    rmdir(dir);
+    harness_cleanup(dir);
     sim_scenario_destroy(sc);
 }
 END_TEST
@@ -223,13 +187,13 @@ START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
     /* 4 workers x 16 samples a round; 2000 samples is half an epoch of 4000. */
     ck_assert_uint_eq(sum.samples, 2000);
     sim_scenario_destroy(sc);
-    cleanup(dir);
+    harness_cleanup(dir);
 
     const char *by_target[] = { "stop={\"target_accuracy\": 0.75}" };
     sc = load(by_target, 1);
     dir = run_into(sc, &sum);
     ck_assert_str_eq(sum.stop_reason, "target_accuracy");
-    char *s = slurp(dir, "summary.json");
+    char *s = harness_slurp(dir, "summary.json");
     double t;
     char *at = strstr(s, "\"time_to_target_s\": ");
     ck_assert_ptr_nonnull(at);
@@ -237,7 +201,7 @@ START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
     ck_assert_double_eq((double)sum.sim_ns / 1e9, t);
     free(s);
     sim_scenario_destroy(sc);
-    cleanup(dir);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -251,13 +215,13 @@ START_TEST(real_training_runs_are_deterministic)
     }
     const char *names[] = { "metrics.csv", "workers.csv", "run.json" };
     for (size_t k = 0; k < 3; k++) {
-        char *a = slurp(dirs[0], names[k]), *b = slurp(dirs[1], names[k]);
+        char *a = harness_slurp(dirs[0], names[k]), *b = harness_slurp(dirs[1], names[k]);
         ck_assert_msg(strcmp(a, b) == 0, "%s differs", names[k]);
         free(a);
         free(b);
     }
-    cleanup(dirs[0]);
-    cleanup(dirs[1]);
+    harness_cleanup(dirs[0]);
+    harness_cleanup(dirs[1]);
 }
 END_TEST
 

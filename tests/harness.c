@@ -1,0 +1,151 @@
+/* Shared plumbing of the end-to-end test suites; see harness.h. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+static const char tmp_prefix[] = "/tmp/hetsim-";
+
+/* Fails the test with `err` ("file: path: message") after `what` unless `ok`. */
+static void require(bool ok, const char *what, const char *file, sim_err *err)
+{
+    if (ok)
+        return;
+    char msg[1024];
+    sim_err_file(err, file);
+    sim_err_format(err, msg, sizeof(msg));
+    ck_abort_msg("%s: %s", what, msg);
+}
+
+/* Runs sim_run_check on a scenario just loaded from `file` (NULL if that failed). */
+static sim_scenario *checked(sim_scenario *sc, const char *file, sim_err *err)
+{
+    require(sc != NULL, "load", file, err);
+    require(sim_run_check(sc, err) == 0, "check", file, err);
+    return sc;
+}
+
+sim_scenario *harness_load(const char *json, const char *file, const char *const *sets,
+                           size_t nsets)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), file, sets, nsets, &err);
+    return checked(sc, file, &err);
+}
+
+sim_scenario *harness_load_file(const char *path, const char *const *sets, size_t nsets)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_load(path, sets, nsets, &err);
+    return checked(sc, path, &err);
+}
+
+void harness_expect_rejected(const char *json, const char *file, const char *const *sets,
+                             size_t nsets, const char *path, const char *msg)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), file, sets, nsets, &err);
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.file, file);
+    ck_assert_str_eq(err.path, path);
+    ck_assert_str_eq(err.msg, msg);
+    sim_scenario_destroy(sc);
+}
+
+char *harness_tmpdir(const char *tag)
+{
+    char tmpl[256];
+    snprintf(tmpl, sizeof(tmpl), "%s%s-XXXXXX", tmp_prefix, tag);
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot create %s", tmpl);
+    dir = strdup(dir);
+    ck_assert_ptr_nonnull(dir);
+    return dir;
+}
+
+sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe, void *ud)
+{
+    char *tmp = dir == NULL ? harness_tmpdir("run") : NULL;
+    sim_run_options opt = { .out_dir = dir != NULL ? dir : tmp,
+                            .observe = observe,
+                            .observe_ud = ud };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "%s: run: %s", sc->file, err.msg);
+    harness_cleanup(tmp);
+    return sum;
+}
+
+char *harness_read(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    ck_assert_int_ge(len, 0);
+    ck_assert_int_eq(fseek(f, 0, SEEK_SET), 0);
+    char *s = calloc((size_t)len + 1, 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(fread(s, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    if (n != NULL)
+        *n = (size_t)len;
+    return s;
+}
+
+char *harness_slurp(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return harness_read(path, NULL);
+}
+
+void harness_strip_wall(char *summary)
+{
+    char *w = strstr(summary, "\"wall\"");
+    ck_assert_ptr_nonnull(w);
+    char *end = strchr(w, '\n');
+    memmove(w, end, strlen(end) + 1);
+}
+
+/* Removes `path`, and first everything below it if it is a directory (not a link to one). */
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d != NULL) {
+            char sub[1024];
+            for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                    continue;
+                snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+                remove_tree(sub);
+            }
+            closedir(d);
+        }
+    }
+    remove(path);
+}
+
+void harness_cleanup(char *dir)
+{
+    if (dir == NULL)
+        return;
+    ck_assert_msg(strncmp(dir, tmp_prefix, strlen(tmp_prefix)) == 0 && strstr(dir, "..") == NULL,
+                  "refusing to remove %s: not a test directory", dir);
+    remove_tree(dir);
+    free(dir);
+}

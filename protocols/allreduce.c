@@ -22,7 +22,6 @@
 typedef struct allreduce {
     ring ring;
     uint32_t n;        /* workers */
-    uint32_t *live;    /* (n) scratch: live workers in id order */
     uint64_t restarts; /* membership changes */
     ring_mean mean;    /* the round's mean gradient (real models only) */
 } allreduce;
@@ -37,9 +36,6 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     if (rc != SIM_OK)
         return rc;
     st->n = sc->workers;
-    st->live = calloc(st->n, sizeof(*st->live));
-    if (st->live == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return ring_init(&st->ring, st->n, on_done, st, err);
 }
 
@@ -47,7 +43,6 @@ static void ar_fini(void *state)
 {
     allreduce *st = state;
     ring_fini(&st->ring);
-    free(st->live);
     ring_mean_fini(&st->mean);
 }
 
@@ -65,16 +60,6 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
     return sim_ctx_compute(ctx, w, round + 1, err);
 }
 
-/* Rebuilds the ring over the live workers, in id order. */
-static int rebuild(allreduce *st, sim_ctx *ctx, sim_err *err)
-{
-    uint32_t n = 0;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (!sim_ctx_down(ctx, w))
-            st->live[n++] = w;
-    return ring_reset(&st->ring, ctx, st->live, n, sim_ctx_model_bytes(ctx), err);
-}
-
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
@@ -82,7 +67,7 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
     if (sim_ctx_num_params(ctx) > 0)
         rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
     if (rc == SIM_OK)
-        rc = rebuild(st, ctx, err);
+        rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;
@@ -100,11 +85,11 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_WORKER_DOWN:
         st->ring.m[w].joined = false;
         st->restarts++;
-        return rebuild(st, ctx, err);
+        return ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
         st->ring.m[w].joined = false;
         st->restarts++;
-        int rc = rebuild(st, ctx, err);
+        int rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:

@@ -22,7 +22,6 @@ typedef struct localsgd {
     uint32_t n;
     int64_t local_steps; /* H */
     uint32_t *steps;     /* (n) local steps done since the last averaging */
-    uint32_t *live;      /* (n) scratch */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
     uint64_t restarts;
     ring_mean mean; /* the round's mean model (real models only) */
@@ -42,8 +41,7 @@ static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         return rc;
     st->n = sc->workers;
     st->steps = calloc(st->n, sizeof(*st->steps));
-    st->live = calloc(st->n, sizeof(*st->live));
-    if (st->steps == NULL || st->live == NULL)
+    if (st->steps == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return ring_init(&st->ring, st->n, on_done, st, err);
 }
@@ -53,7 +51,6 @@ static void ls_fini(void *state)
     localsgd *st = state;
     ring_fini(&st->ring);
     free(st->steps);
-    free(st->live);
     ring_mean_fini(&st->mean);
 }
 
@@ -84,15 +81,6 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return ring_join(&st->ring, ctx, w, err);
 }
 
-static int rebuild(localsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    uint32_t n = 0;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (!sim_ctx_down(ctx, w))
-            st->live[n++] = w;
-    return ring_reset(&st->ring, ctx, st->live, n, sim_ctx_model_bytes(ctx), err);
-}
-
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     localsgd *st = state;
@@ -100,7 +88,7 @@ static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
     if (sim_ctx_num_params(ctx) > 0)
         rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
     if (rc == SIM_OK)
-        rc = rebuild(st, ctx, err);
+        rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;
@@ -118,12 +106,12 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_WORKER_DOWN:
         st->ring.m[w].joined = false;
         st->restarts++;
-        return rebuild(st, ctx, err);
+        return ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
         st->ring.m[w].joined = false;
         st->steps[w] = 0;
         st->restarts++;
-        int rc = rebuild(st, ctx, err);
+        int rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:

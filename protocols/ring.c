@@ -10,9 +10,10 @@ int ring_init(ring *r, uint32_t workers, ring_done_fn done, void *ud, sim_err *e
     r->m = calloc(workers, sizeof(*r->m));
     r->order = calloc(workers, sizeof(*r->order));
     r->pos = malloc(workers * sizeof(*r->pos));
+    r->scratch = calloc(workers, sizeof(*r->scratch));
     r->done = done;
     r->ud = ud;
-    if (r->m == NULL || r->order == NULL || r->pos == NULL)
+    if (r->m == NULL || r->order == NULL || r->pos == NULL || r->scratch == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t w = 0; w < workers; w++)
         r->pos[w] = RING_NONE;
@@ -24,6 +25,7 @@ void ring_fini(ring *r)
     free(r->m);
     free(r->order);
     free(r->pos);
+    free(r->scratch);
 }
 
 static uint64_t tag_of(uint32_t gen, uint32_t round)
@@ -103,6 +105,15 @@ int ring_reset(ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint6
             return rc;
     }
     return SIM_OK;
+}
+
+int ring_reset_live(ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < r->cap; w++)
+        if (!sim_ctx_down(ctx, w))
+            r->scratch[n++] = w;
+    return ring_reset(r, ctx, r->scratch, n, bytes, err);
 }
 
 int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)

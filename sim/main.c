@@ -123,7 +123,9 @@ static int cmd_run(int argc, char **argv)
     if (sim_run(sc, &opt, &sum, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         report(&err);
-        return EXIT_RUN;
+        /* A data file found malformed while loading is bad input, like a bad scenario
+         * (nothing has been written then); anything else is a failed run. */
+        return err.code == SIM_ESCENARIO ? EXIT_USAGE : EXIT_RUN;
     }
     if (!quiet)
         printf("%s: %s after %.6g simulated s: %llu iterations, %llu events (%.3g/s wall), "

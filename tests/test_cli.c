@@ -172,6 +172,22 @@ START_TEST(cli_runs_a_scenario_into_the_directory_given)
 }
 END_TEST
 
+START_TEST(cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r =
+        hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                 "workload.dataset.dir=../tests/data/ds_fmnist_truncated", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ds_fmnist_truncated/train-images-idx3-ubyte.gz") != NULL, "%s",
+                  r.err);
+    ck_assert(!exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(cli_reports_an_unwritable_output_directory_as_a_failed_run)
 {
     char file[] = "/tmp/hetsim-cli-file-XXXXXX";
@@ -197,6 +213,7 @@ int main(void)
     tcase_add_test(tc, cli_validates_every_shipped_scenario);
     tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
+    tcase_add_test(tc, cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing);
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -21,9 +21,8 @@
 
 typedef struct allreduce {
     ring ring;
-    uint32_t n;        /* workers */
-    uint64_t restarts; /* membership changes */
-    ring_mean mean;    /* the round's mean gradient (real models only) */
+    uint32_t n;     /* workers */
+    ring_mean mean; /* the round's mean gradient (real models only) */
 } allreduce;
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
@@ -83,13 +82,9 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_MSG:
         return ring_on_message(&st->ring, ctx, ev, err);
     case SIM_EV_WORKER_DOWN:
-        st->ring.m[w].joined = false;
-        st->restarts++;
-        return ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        return ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
-        st->ring.m[w].joined = false;
-        st->restarts++;
-        int rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        int rc = ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -100,7 +95,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 static void ar_report(const void *state, sim_report *out)
 {
     const allreduce *st = state;
-    sim_report_add(out, "ring_restarts", (double)st->restarts);
+    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)st->ring.stale);
 }
 

@@ -23,8 +23,7 @@ typedef struct localsgd {
     int64_t local_steps; /* H */
     uint32_t *steps;     /* (n) local steps done since the last averaging */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
-    uint64_t restarts;
-    ring_mean mean; /* the round's mean model (real models only) */
+    ring_mean mean;      /* the round's mean model (real models only) */
 } localsgd;
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
@@ -104,14 +103,10 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_MSG:
         return ring_on_message(&st->ring, ctx, ev, err);
     case SIM_EV_WORKER_DOWN:
-        st->ring.m[w].joined = false;
-        st->restarts++;
-        return ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        return ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
-        st->ring.m[w].joined = false;
         st->steps[w] = 0;
-        st->restarts++;
-        int rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        int rc = ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -123,7 +118,7 @@ static void ls_report(const void *state, sim_report *out)
 {
     const localsgd *st = state;
     sim_report_add(out, "averaging_rounds", (double)st->rounds);
-    sim_report_add(out, "ring_restarts", (double)st->restarts);
+    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)st->ring.stale);
 }
 

@@ -116,6 +116,13 @@ int ring_reset_live(ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
     return ring_reset(r, ctx, r->scratch, n, bytes, err);
 }
 
+int ring_worker_changed(ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
+{
+    r->m[w].joined = false;
+    r->restarts++;
+    return ring_reset_live(r, ctx, bytes, err);
+}
+
 int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     r->m[w].joined = true;

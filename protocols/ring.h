@@ -48,6 +48,7 @@ typedef struct ring {
     uint32_t gen;      /* generation, bumped by every ring_reset */
     uint64_t bytes;    /* S: bytes reduced per round */
     uint64_t stale;    /* messages of past generations ignored */
+    uint64_t restarts; /* membership changes (ring_worker_changed) */
     uint32_t *scratch; /* (cap) member lists built by ring_reset_live */
     ring_done_fn done; /* the owner's completion function */
     void *ud;
@@ -70,6 +71,10 @@ int ring_reset(ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint6
 /* ring_reset over the workers that are up, in id order: all-reduce's ring after a failure
  * or a recovery. */
 int ring_reset_live(ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err);
+
+/* Worker w failed or recovered: it leaves its round (a recovered worker computes before
+ * joining), the change is counted, and the ring restarts over the workers that are up. */
+int ring_worker_changed(ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err);
 
 /* Member w is ready for its current round. */
 int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);

@@ -248,3 +248,32 @@ void model_softmax_ce_backward(float *restrict dlogits, const float *restrict p,
         drow[y[i]] -= inv_b;
     }
 }
+
+size_t model_linear_views(model_view *v, const model_config *cfg)
+{
+    size_t D = model_input_size(cfg), K = cfg->classes;
+    v[0] = (model_view){ "fc.w", 0, K, D, MODEL_INIT_GLOROT };
+    v[1] = (model_view){ "fc.b", K * D, K, 1, MODEL_INIT_ZERO };
+    return 2;
+}
+
+size_t model_linear_num_params(const model_config *cfg)
+{
+    return (model_input_size(cfg) + 1) * cfg->classes;
+}
+
+size_t model_linear_num_acts(const model_config *cfg, size_t B)
+{
+    return 2 * model_align(B * cfg->classes);
+}
+
+double model_linear_flops_forward(const model_config *cfg)
+{
+    return 2.0 * (double)model_input_size(cfg) * (double)cfg->classes;
+}
+
+void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r)
+{
+    model_view v[2];
+    model_init_views(params, v, model_linear_views(v, cfg), r);
+}

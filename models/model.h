@@ -188,6 +188,15 @@ void model_dense_backward(float *restrict din,        /* (B, D_in) or NULL */
                           const float *restrict w,    /* (D_out, D_in) */
                           size_t B, size_t D_in, size_t D_out);
 
+/* The layout of a single linear layer D -> K (softmax regression, linear SVM): a weight
+ * "fc.w" (K, D), Glorot-initialized, then a bias "fc.b" (K); scores and scratch of (B, K)
+ * each as workspace; 2 D K flops per forward sample. Shared by model_softmax and model_svm. */
+size_t model_linear_views(model_view *views, const model_config *cfg);
+size_t model_linear_num_params(const model_config *cfg);
+size_t model_linear_num_acts(const model_config *cfg, size_t B);
+double model_linear_flops_forward(const model_config *cfg);
+void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r);
+
 /* x = max(x, 0) in place. */
 void model_relu_forward(float *x, size_t n);
 

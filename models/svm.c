@@ -14,47 +14,12 @@
 
 #include "models/model.h"
 
-enum {
-    V_W,
-    V_B,
-    N_VIEWS
-};
-
 static int svm_check(const model_config *cfg, sim_err *err)
 {
     if (!(cfg->svm_margin > 0.0) || !isfinite(cfg->svm_margin))
         return sim_err_set(err, SIM_EINVAL, "margin", "must be a finite number > 0, got %g",
                            cfg->svm_margin);
     return 0;
-}
-
-static size_t svm_views(model_view *v, const model_config *cfg)
-{
-    size_t D = model_input_size(cfg), K = cfg->classes;
-    v[V_W] = (model_view){ "fc.w", 0, K, D, MODEL_INIT_GLOROT };
-    v[V_B] = (model_view){ "fc.b", K * D, K, 1, MODEL_INIT_ZERO };
-    return N_VIEWS;
-}
-
-static size_t svm_num_params(const model_config *cfg)
-{
-    return (model_input_size(cfg) + 1) * cfg->classes;
-}
-
-static size_t svm_num_acts(const model_config *cfg, size_t B)
-{
-    return 2 * model_align(B * cfg->classes);
-}
-
-static double svm_flops_forward(const model_config *cfg)
-{
-    return 2.0 * (double)model_input_size(cfg) * (double)cfg->classes;
-}
-
-static void svm_init_params(float *params, const model_config *cfg, gsl_rng *r)
-{
-    model_view v[N_VIEWS];
-    model_init_views(params, v, svm_views(v, cfg), r);
 }
 
 /* The best wrong class of one sample's scores (K >= 2). */
@@ -109,11 +74,11 @@ static void svm_backward(float *grads, float *acts, const float *params, const f
 const model_ops model_svm = {
     .name = "svm",
     .check = svm_check,
-    .views = svm_views,
-    .num_params = svm_num_params,
-    .num_acts = svm_num_acts,
-    .flops_forward = svm_flops_forward,
-    .init_params = svm_init_params,
+    .views = model_linear_views,
+    .num_params = model_linear_num_params,
+    .num_acts = model_linear_num_acts,
+    .flops_forward = model_linear_flops_forward,
+    .init_params = model_linear_init_params,
     .forward = svm_forward,
     .backward = svm_backward,
 };

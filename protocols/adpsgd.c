@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocols/proto.h"
+#include "runtime/proto.h"
 #include "sim/tensor.h"
 
 enum {

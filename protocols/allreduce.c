@@ -16,8 +16,8 @@
  */
 #include <stdlib.h>
 
-#include "protocols/proto.h"
 #include "protocols/ring.h"
+#include "runtime/proto.h"
 
 typedef struct allreduce {
     ring ring;

@@ -13,8 +13,8 @@
  */
 #include <stdlib.h>
 
-#include "protocols/proto.h"
 #include "protocols/ring.h"
+#include "runtime/proto.h"
 #include "sim/tensor.h"
 
 typedef struct localsgd {

@@ -52,7 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "protocols/proto.h"
+#include "runtime/proto.h"
 #include "sim/tensor.h"
 
 enum {

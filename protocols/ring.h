@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/ctx.h"
+#include "runtime/ctx.h"
 #include "sim/err.h"
 
 /* Called when member w has completed round `round` (counted from 0 in this generation). */

@@ -6,6 +6,8 @@
  * rule's "workers" (and its "count" becomes null), so the resolved scenario names them and
  * loads again to the same rules.
  */
+#include "sim/scenario_stragglers.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -20,7 +22,7 @@
 #include "sim/err.h"
 #include "sim/rng.h"
 #include "sim/scenario.h"
-#include "sim/scenario_internal.h"
+#include "sim/scenario_read.h"
 
 #define MAX_SELECTED (UINT64_C(1) << 26) /* workers selected over all rules (256 MiB of ids) */
 #define MAX_TRACE_S  1e9                 /* SIM_SCENARIO_MAX_NS in seconds */

@@ -11,6 +11,8 @@
 
 #include <check.h>
 
+#include "protocols/registry.h"
+
 static const char tmp_prefix[] = "/tmp/hetsim-";
 
 /* Fails the test with `err` ("file: path: message") after `what` unless `ok`. */
@@ -28,7 +30,8 @@ static void require(bool ok, const char *what, const char *file, sim_err *err)
 static sim_scenario *checked(sim_scenario *sc, const char *file, sim_err *err)
 {
     require(sc != NULL, "load", file, err);
-    require(sim_run_check(sc, err) == 0, "check", file, err);
+    const proto_ops *ops = proto_lookup(sc, err);
+    require(ops != NULL && sim_run_check(sc, ops, err) == 0, "check", file, err);
     return sc;
 }
 
@@ -56,11 +59,18 @@ void harness_expect_rejected(const char *json, const char *file, const char *con
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_parse(json, strlen(json), file, sets, nsets, &err);
     ck_assert_ptr_nonnull(sc);
-    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    const proto_ops *ops = proto_lookup(sc, &err);
+    ck_assert_int_eq(ops == NULL ? err.code : sim_run_check(sc, ops, &err), SIM_ESCENARIO);
     ck_assert_str_eq(err.file, file);
     ck_assert_str_eq(err.path, path);
     ck_assert_str_eq(err.msg, msg);
     sim_scenario_destroy(sc);
+}
+
+int harness_check(sim_scenario *sc, sim_err *err)
+{
+    const proto_ops *ops = proto_lookup(sc, err);
+    return ops == NULL ? err->code : sim_run_check(sc, ops, err);
 }
 
 char *harness_tmpdir(const char *tag)
@@ -83,7 +93,8 @@ sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_f
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &opt, &sum, &err) == 0, "%s: run: %s", sc->file, err.msg);
+    ck_assert_msg(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) == 0, "%s: run: %s",
+                  sc->file, err.msg);
     harness_cleanup(tmp);
     return sum;
 }

@@ -10,7 +10,8 @@
 
 #include <stddef.h>
 
-#include "sim/run.h"
+#include "protocols/registry.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 /* Parses `json` as if read from `file` (used in messages and for relative paths), applies the
@@ -26,6 +27,10 @@ sim_scenario *harness_load_file(const char *path, const char *const *sets, size_
  * SIM_ESCENARIO, naming `file`, the JSON path `path` and the message `msg` exactly. */
 void harness_expect_rejected(const char *json, const char *file, const char *const *sets,
                              size_t nsets, const char *path, const char *msg);
+
+/* What `hetsim validate` does after loading: looks up $.protocol.name in the registry and runs
+ * sim_run_check; returns its code (0 or SIM_E*) with `err` filled. */
+int harness_check(sim_scenario *sc, sim_err *err);
 
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);

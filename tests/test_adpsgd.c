@@ -14,8 +14,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
-#include "sim/ctx.h"
-#include "sim/run.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 

@@ -15,7 +15,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "harness.h"
-#include "sim/run.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 static const struct {

@@ -17,8 +17,8 @@
 #include <gsl/gsl_vector.h>
 
 #include "harness.h"
-#include "sim/ctx.h"
-#include "sim/run.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 /* Float unit roundoff: every float operation errs by at most U times its result. */

@@ -9,8 +9,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "harness.h"
-#include "sim/ctx.h"
-#include "sim/run.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
@@ -110,7 +110,7 @@ START_TEST(localsgd_rejects_bad_local_steps)
     sim_scenario *sc =
         sim_scenario_parse(real_json, strlen(real_json), "localsgd.json", sets, 1, &err);
     ck_assert_ptr_nonnull(sc);
-    ck_assert_int_eq(sim_run_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_int_eq(harness_check(sc, &err), SIM_ESCENARIO);
     ck_assert_str_eq(err.path, "$.protocol.local_steps");
     ck_assert_str_eq(err.msg, "must be an integer in [1, 1000000], got 0");
     sim_scenario_destroy(sc);

@@ -15,8 +15,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
-#include "sim/ctx.h"
-#include "sim/run.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 /* A small real workload: 4 workers, 3 shards on 3 server hosts (the MLP's 4 * 16 + ... floats

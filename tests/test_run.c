@@ -8,7 +8,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "harness.h"
-#include "sim/run.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 /* One round of N workers, S bytes, bandwidth B, NIC latency L on a star; every worker

@@ -16,11 +16,12 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
+#include "runtime/run.h"
 #include "sim/cfg.h"
 #include "sim/engine.h"
 #include "sim/err.h"
 #include "sim/rng.h"
-#include "sim/run.h"
 #include "sim/scenario.h"
 
 #define FULL    "tests/scenarios_ok/full.json"
@@ -501,7 +502,7 @@ static void check_bad(const char *name)
      * check, which `hetsim run` and `validate` do before anything else. */
     sim_err err;
     sim_scenario *sc = sim_scenario_load(json, NULL, 0, &err);
-    int rc = sc == NULL ? err.code : sim_run_check(sc, &err);
+    int rc = sc == NULL ? err.code : harness_check(sc, &err);
     sim_scenario_destroy(sc);
     ck_assert_msg(rc != SIM_OK, "%s: accepted", json);
     bool trace = strncmp(name, "trace_", 6) == 0; /* errors about NAME.csv name that file */

@@ -13,9 +13,9 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
-#include "protocols/proto.h"
-#include "sim/ctx.h"
-#include "sim/run.h"
+#include "runtime/ctx.h"
+#include "runtime/proto.h"
+#include "runtime/run.h"
 #include "sim/scenario.h"
 
 #define SEEDS   12
@@ -94,13 +94,13 @@ static void run_one(const char *protocol, unsigned long seed, bool real)
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_parse(json, strlen(json), "stress.json", NULL, 0, &err);
     ck_assert_msg(sc != NULL, "%s seed %lu: %s: %s", protocol, seed, err.path, err.msg);
-    ck_assert_msg(sim_run_check(sc, &err) == 0, "%s seed %lu: %s: %s", protocol, seed, err.path,
+    ck_assert_msg(harness_check(sc, &err) == 0, "%s seed %lu: %s: %s", protocol, seed, err.path,
                   err.msg);
     char *dir = harness_tmpdir("stress");
     progress p = { .workers = workers };
     sim_run_options opt = { .out_dir = dir, .observe = observe, .observe_ud = &p };
     sim_run_summary sum;
-    int rc = sim_run(sc, &opt, &sum, &err);
+    int rc = sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err);
     ck_assert_msg(rc == 0, "%s seed %lu: %s\n%s", protocol, seed, err.msg, json);
     ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "%s seed %lu: stopped: %s\n%s", protocol,
                   seed, sum.stop_reason, json);

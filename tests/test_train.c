@@ -13,8 +13,8 @@
 
 #include "harness.h"
 #include "models/train.h"
+#include "runtime/run.h"
 #include "sim/rng.h"
-#include "sim/run.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
@@ -163,7 +163,7 @@ START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
     sim_run_options opt = { .out_dir = dir };
     sim_err err;
     sim_err_clear(&err);
-    ck_assert_int_eq(sim_run(sc, &opt, NULL, &err), SIM_ENUMERIC);
+    ck_assert_int_eq(sim_run(sc, proto_find(sc->protocol), &opt, NULL, &err), SIM_ENUMERIC);
     ck_assert_msg(strstr(err.msg, "worker ") != NULL && strstr(err.msg, "in iteration ") != NULL,
                   "%s", err.msg);
     /* Nothing half-written: no metrics.csv, no temporary left. */

@@ -8,13 +8,13 @@
  * every event of the run addressed to the protocol (see sim/ctx.h). Handlers take `void
  * *state` and cast it on their first line. Only report and fini may be NULL.
  */
-#ifndef PROTO_H
-#define PROTO_H
+#ifndef RUNTIME_PROTO_H
+#define RUNTIME_PROTO_H
 
 #include <stddef.h>
 
+#include "runtime/ctx.h"
 #include "sim/cfg.h"
-#include "sim/ctx.h"
 #include "sim/err.h"
 #include "sim/output.h"
 #include "sim/scenario.h"
@@ -29,13 +29,5 @@ typedef struct proto_ops {
     void (*report)(const void *state, sim_report *out); /* optional: extra summary values */
     void (*fini)(void *state);                          /* optional: frees configure's work */
 } proto_ops;
-
-extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd;
-
-/* The protocol named `name`, or NULL. */
-const proto_ops *proto_find(const char *name);
-
-/* The registered protocols in a fixed order; *n receives their count. */
-const proto_ops *const *proto_list(size_t *n);
 
 #endif

@@ -1,21 +1,23 @@
-/* The runner's state, shared by sim/run.c (set-up, the context API, event handlers) and
- * sim/run_out.c (evaluation, metrics and the output files). Not part of the API.
+/* The runner's state (struct sim_ctx) and the small helpers every part of the runtime uses:
+ * time accounting, stopping, epochs, the event trace, wall-clock figures. Layers inside
+ * runtime/, one way: run.c (set-up, dispatch) -> ctx.c (the context API protocols call) ->
+ * outputs.c (evaluation and files) -> state.c. Not part of the API.
  */
-#ifndef SIM_RUN_INTERNAL_H
-#define SIM_RUN_INTERNAL_H
+#ifndef RUNTIME_STATE_H
+#define RUNTIME_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "models/train.h"
-#include "protocols/proto.h"
+#include "runtime/ctx.h"
+#include "runtime/proto.h"
+#include "runtime/summary.h"
 #include "sim/cluster.h"
-#include "sim/ctx.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "sim/output.h"
-#include "sim/run.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
@@ -79,20 +81,23 @@ static inline double sim_run_seconds(sim_time ns)
     return (double)ns / 1e9;
 }
 
+/* Moves worker w's time accounting to the state it is in now (server hosts: no-op). */
+void sim_run_acct_update(sim_ctx *ctx, uint32_t w);
+
+/* Stops the run at the end of the current event with `reason`, unless already stopping. */
+void sim_run_stop(sim_ctx *ctx, const char *reason);
+
 /* Training progress in epochs (samples over the training set), NaN when timing-only. */
 double sim_run_epoch(const sim_ctx *ctx);
-
-/* Evaluates now and writes a metrics.csv row; may stop the run (target accuracy). */
-void sim_run_evaluate(sim_ctx *ctx, sim_time now);
-
-/* Creates the run directory and opens metrics.csv (and events.csv). */
-int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err);
-
-/* Commits metrics.csv and events.csv, then writes workers.csv, run.json, summary.json. */
-int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err);
 
 /* Appends a line to events.csv when it is being written. */
 void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
                    uint64_t bytes);
+
+/* Wall-clock seconds since *t0 (CLOCK_MONOTONIC): progress and summary figures only. */
+double sim_run_wall_since(const struct timespec *t0);
+
+/* The process's peak resident set in bytes (0 if unknown). */
+uint64_t sim_run_peak_rss(void);
 
 #endif

@@ -1,277 +1,21 @@
-/* The runner: builds a run from a scenario, implements the protocol context (sim/ctx.h),
- * dispatches events, and hands evaluation and outputs to sim/run_out.c. */
-#include "sim/run.h"
+/* The runner: builds a run from a scenario and the protocol its caller chose, dispatches
+ * events to the network, the cluster model and the protocol, and hands evaluation and the
+ * output files to runtime/outputs.c. */
+#include "runtime/run.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/outputs.h"
+#include "runtime/state.h"
 #include "sim/plot.h"
 #include "sim/rng.h"
-#include "sim/run_internal.h"
 #include "sim/tensor.h"
-
-static double wall_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-/* ---- context (sim/ctx.h) ---- */
-
-sim_time sim_ctx_now(const sim_ctx *ctx)
-{
-    return sim_engine_now(ctx->eng);
-}
-
-const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx)
-{
-    return ctx->sc;
-}
-
-uint32_t sim_ctx_workers(const sim_ctx *ctx)
-{
-    return ctx->nworkers;
-}
-
-uint32_t sim_ctx_servers(const sim_ctx *ctx)
-{
-    return ctx->nhosts - ctx->nworkers;
-}
-
-bool sim_ctx_down(const sim_ctx *ctx, uint32_t w)
-{
-    return sim_cluster_down(ctx->cl, w);
-}
-
-uint32_t sim_ctx_live(const sim_ctx *ctx)
-{
-    return sim_cluster_live(ctx->cl);
-}
-
-uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
-{
-    return ctx->model_bytes;
-}
-
-gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
-{
-    return sim_cluster_worker_rng(ctx->cl, w);
-}
-
-gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx)
-{
-    return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
-}
-
-bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->acct[w].computing;
-}
-
-size_t sim_ctx_num_params(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_num_params(ctx->tr) : 0;
-}
-
-float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
-{
-    return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
-}
-
-const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
-}
-
-void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
-{
-    if (ctx->tr != NULL)
-        train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
-}
-
-void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
-{
-    if (ctx->tr != NULL)
-        train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
-}
-
-void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n)
-{
-    if (ctx->tr != NULL)
-        train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
-}
-
-const float *sim_ctx_payload(const sim_ctx *ctx)
-{
-    return ctx->payload;
-}
-
-void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
-{
-    ctx->eval_params = params;
-}
-
-/* Moves worker w's time accounting to the state it is in now. */
-static void acct_update(sim_ctx *ctx, uint32_t w)
-{
-    if (w >= ctx->nworkers)
-        return;
-    worker_acct *a = &ctx->acct[w];
-    uint8_t st = sim_cluster_down(ctx->cl, w)             ? ACCT_DOWN
-                 : a->computing                           ? ACCT_COMPUTE
-                 : sim_net_host_inflight(ctx->net, w) > 0 ? ACCT_COMM
-                                                          : ACCT_WAIT;
-    if (st == a->state)
-        return;
-    sim_time now = sim_engine_now(ctx->eng);
-    a->spent[a->state] += now - a->since;
-    a->since = now;
-    a->state = st;
-}
-
-int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
-{
-    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->acct[w].computing)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot start an iteration on worker %u (%s)",
-                           ctx->proto->name, w,
-                           w >= ctx->nworkers             ? "no such worker"
-                           : sim_cluster_down(ctx->cl, w) ? "down"
-                                                          : "already computing");
-    worker_acct *a = &ctx->acct[w];
-    sim_time now = sim_engine_now(ctx->eng);
-    sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
-    if (ctx->tr != NULL) {
-        /* The gradient is computed now, on the parameters as they are when the iteration
-         * starts: what lands on them during the iteration cannot change it. */
-        double loss;
-        int rc = train_gradient(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w), &loss, err);
-        if (rc != SIM_OK) {
-            size_t used = strlen(err->msg);
-            snprintf(err->msg + used, sizeof(err->msg) - used, " in iteration %" PRIu64,
-                     a->started);
-            return rc;
-        }
-        ctx->loss_sum += loss;
-        ctx->loss_count++;
-    }
-    sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
-    ev.arg[0] = tag;
-    ev.arg[1] = a->started;
-    int rc = sim_engine_schedule(ctx->eng, d, &ev, &a->compute_id);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, NULL, "cannot schedule worker %u's iteration", w);
-    a->started++;
-    a->computing = true;
-    acct_update(ctx, w);
-    return SIM_OK;
-}
-
-static int send(sim_ctx *ctx, const sim_net_msg *msg, sim_err *err)
-{
-    int rc = sim_net_send(ctx->net, msg, err);
-    if (rc != SIM_OK)
-        return rc;
-    acct_update(ctx, msg->src);
-    acct_update(ctx, msg->dst);
-    return SIM_OK;
-}
-
-int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                 uint64_t arg, sim_err *err)
-{
-    sim_net_msg msg = { .src = src,
-                        .dst = dst,
-                        .bytes = bytes,
-                        .tag = tag,
-                        .arg = arg,
-                        .payload = SIM_NET_NO_PAYLOAD };
-    return send(ctx, &msg, err);
-}
-
-int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                       uint64_t arg, const float *params, size_t n, sim_err *err)
-{
-    sim_net_msg msg = { .src = src,
-                        .dst = dst,
-                        .bytes = bytes,
-                        .tag = tag,
-                        .arg = arg,
-                        .payload = SIM_NET_NO_PAYLOAD };
-    if (ctx->snapshots != NULL && params != NULL) {
-        if (n > train_num_params(ctx->tr))
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: a snapshot of %zu floats exceeds the "
-                               "model's %zu",
-                               ctx->proto->name, n, train_num_params(ctx->tr));
-        int rc = sim_tensor_pool_get(ctx->snapshots, &msg.payload, err);
-        if (rc != SIM_OK)
-            return rc;
-        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, msg.payload), params, n);
-    }
-    int rc = send(ctx, &msg, err);
-    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
-        sim_tensor_pool_put(ctx->snapshots, msg.payload);
-    return rc;
-}
-
-/* The network dropped a message: its snapshot goes back to the pool. */
-static void on_drop(void *ud, const sim_net_msg *msg)
-{
-    sim_ctx *ctx = ud;
-    if (msg->payload != SIM_NET_NO_PAYLOAD)
-        sim_tensor_pool_put(ctx->snapshots, msg->payload);
-}
-
-int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64_t arg,
-                  sim_event_id *id, sim_err *err)
-{
-    if (kind < SIM_EV_USER || delay < 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: bad timer (kind %u, delay %" PRId64 ")",
-                           ctx->proto->name, kind, delay);
-    sim_event ev = { .kind = kind, .src = w, .dst = w };
-    ev.arg[0] = arg;
-    int rc = sim_engine_schedule(ctx->eng, delay, &ev, id);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, NULL, "%s: cannot schedule a timer", ctx->proto->name);
-    return SIM_OK;
-}
-
-int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
-{
-    return sim_engine_cancel(ctx->eng, id);
-}
-
-static void stop(sim_ctx *ctx, const char *reason)
-{
-    if (ctx->stop_reason == NULL) {
-        ctx->stop_reason = reason;
-        sim_engine_stop(ctx->eng);
-    }
-}
-
-uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->acct[w].iterations;
-}
-
-void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
-{
-    const sim_scenario *sc = ctx->sc;
-    ctx->acct[w].iterations += iterations;
-    ctx->iterations += iterations;
-    ctx->samples += iterations * sc->batch;
-    if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
-        stop(ctx, "iterations");
-    if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
-        stop(ctx, "epochs");
-}
 
 /* ---- event handlers ---- */
 
@@ -287,9 +31,9 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     if (rc < 0)
         return rc;
     if (ev->src >= 0)
-        acct_update(ctx, (uint32_t)ev->src);
+        sim_run_acct_update(ctx, (uint32_t)ev->src);
     if (ev->dst >= 0)
-        acct_update(ctx, (uint32_t)ev->dst);
+        sim_run_acct_update(ctx, (uint32_t)ev->dst);
     if (rc == 0)
         return SIM_OK;
     sim_run_trace(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes);
@@ -313,7 +57,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     uint32_t w = (uint32_t)ev->dst;
     ctx->acct[w].computing = false;
-    acct_update(ctx, w);
+    sim_run_acct_update(ctx, w);
     sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0);
     sim_event pev = *ev;
     pev.kind = SIM_EV_COMPUTED;
@@ -338,7 +82,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         sim_net_set_host_down(ctx->net, w, true);
         /* Aborted flows touch the failed worker's peers, which may be anywhere. */
         for (uint32_t v = 0; v < ctx->nworkers; v++)
-            acct_update(ctx, v);
+            sim_run_acct_update(ctx, v);
         sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0);
         pev.kind = SIM_EV_WORKER_DOWN;
         return to_protocol(ctx, &pev, err);
@@ -347,7 +91,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
             return SIM_OK;
         sim_cluster_set_down(ctx->cl, w, false);
         sim_net_set_host_down(ctx->net, w, false);
-        acct_update(ctx, w);
+        sim_run_acct_update(ctx, w);
         sim_run_trace(ctx, "up", w, SIM_NOBODY, 0, 0);
         pev.kind = SIM_EV_WORKER_UP;
         return to_protocol(ctx, &pev, err);
@@ -366,7 +110,7 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
     sim_engine_stats_get(ctx->eng, &st);
     if (st.pending == 0) {
         /* Nothing else can ever happen: every worker is blocked or down. */
-        stop(ctx, "stalled");
+        sim_run_stop(ctx, "stalled");
         return SIM_OK;
     }
     sim_time every = ctx->sc->eval_every_ns;
@@ -381,11 +125,11 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
 
 static void progress_line(sim_ctx *ctx)
 {
-    double since = wall_since(&ctx->wall_last);
+    double since = sim_run_wall_since(&ctx->wall_last);
     if (since < 0.5)
         return;
     clock_gettime(CLOCK_MONOTONIC, &ctx->wall_last);
-    double wall = wall_since(&ctx->wall_start);
+    double wall = sim_run_wall_since(&ctx->wall_start);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     double t = sim_run_seconds(sim_engine_now(ctx->eng));
@@ -421,24 +165,6 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
 
 /* ---- checks ---- */
 
-static const proto_ops *find_protocol(const sim_scenario *sc, sim_err *err)
-{
-    const proto_ops *ops = proto_find(sc->protocol);
-    if (ops != NULL)
-        return ops;
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    char names[256] = "";
-    for (size_t i = 0; i < n; i++) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof(names) - used, "%s%s", i > 0 ? ", " : "", all[i]->name);
-    }
-    sim_err_set(err, SIM_ESCENARIO, "$.protocol.name", "unknown protocol \"%s\" (valid: %s)",
-                sc->protocol, names);
-    sim_err_file(err, sc->file);
-    return NULL;
-}
-
 /* Reads the workload sections: the timing-only model has only a name; a real model's
  * config also sets the message size (unless given) and, with compute.gflops, the base
  * iteration time. */
@@ -461,7 +187,7 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
     return SIM_OK;
 }
 
-uint64_t sim_run_memory_estimate(const sim_scenario *sc)
+static uint64_t memory_estimate(const sim_scenario *sc)
 {
     /* Per worker: its mt19937 stream (about 5 KiB with GSL's bookkeeping), accounting,
      * links, a few pending events and flows. Tensors and data are counted by the caller. */
@@ -492,11 +218,8 @@ static int configure_protocol(sim_scenario *sc, const proto_ops *ops, sim_err *e
     return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
 }
 
-int sim_run_check(sim_scenario *sc, sim_err *err)
+int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
-    const proto_ops *ops = find_protocol(sc, err);
-    if (ops == NULL)
-        return SIM_ESCENARIO;
     train_config tc = { 0 };
     int rc = read_workload(sc, &tc, err);
     if (rc == SIM_OK)
@@ -504,7 +227,7 @@ int sim_run_check(sim_scenario *sc, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     sim_scenario_rehash(sc);
-    uint64_t need = sim_run_memory_estimate(sc) + tc.bytes_estimate, have = physical_memory();
+    uint64_t need = memory_estimate(sc) + tc.bytes_estimate, have = physical_memory();
     if (need > have / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
                     "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
@@ -516,12 +239,12 @@ int sim_run_check(sim_scenario *sc, sim_err *err)
 
 /* ---- set-up and the run ---- */
 
-static uint64_t peak_rss_bytes(void)
+/* The network dropped a message: its snapshot goes back to the pool. */
+static void on_drop(void *ud, const sim_net_msg *msg)
 {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0;
-    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
+    sim_ctx *ctx = ud;
+    if (msg->payload != SIM_NET_NO_PAYLOAD)
+        sim_tensor_pool_put(ctx->snapshots, msg->payload);
 }
 
 static int schedule_start(sim_ctx *ctx, sim_err *err)
@@ -568,14 +291,14 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     }
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
-    sum->wall_s = wall_since(&ctx->wall_start);
+    sum->wall_s = sim_run_wall_since(&ctx->wall_start);
     sum->stop_reason = ctx->stop_reason;
     sum->sim_ns = end;
     sum->iterations = ctx->iterations;
     sum->samples = ctx->samples;
     sum->events = st.processed;
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
-    sum->peak_rss_bytes = peak_rss_bytes();
+    sum->peak_rss_bytes = sim_run_peak_rss();
     return SIM_OK;
 }
 
@@ -603,7 +326,7 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     return SIM_OK;
 }
 
-static int build(sim_ctx *ctx, sim_scenario *sc, sim_err *err)
+static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     ctx->sc = sc;
     ctx->nworkers = sc->workers;
@@ -611,9 +334,7 @@ static int build(sim_ctx *ctx, sim_scenario *sc, sim_err *err)
     ctx->model_bytes = sc->message_bytes;
     ctx->last_accuracy = ctx->best_accuracy = NAN;
     ctx->target_ns = SIM_TIME_NEVER;
-    ctx->proto = find_protocol(sc, err);
-    if (ctx->proto == NULL)
-        return SIM_ESCENARIO;
+    ctx->proto = ops;
     ctx->state = calloc(1, ctx->proto->state_size > 0 ? ctx->proto->state_size : 1);
     ctx->acct = calloc(sc->workers, sizeof(*ctx->acct));
     if (ctx->state == NULL || ctx->acct == NULL)
@@ -653,7 +374,8 @@ static void teardown(sim_ctx *ctx)
     free(ctx->acct);
 }
 
-int sim_run(sim_scenario *sc, const sim_run_options *opt, sim_run_summary *out, sim_err *err)
+int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
+            sim_run_summary *out, sim_err *err)
 {
     sim_ctx ctx = { 0 };
     sim_run_summary sum = { 0 };
@@ -663,7 +385,7 @@ int sim_run(sim_scenario *sc, const sim_run_options *opt, sim_run_summary *out, 
     ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
     if (rc == SIM_OK)
-        rc = build(&ctx, sc, err);
+        rc = build(&ctx, sc, ops, err);
     if (rc == SIM_OK)
         rc = sim_run_open_outputs(&ctx, dir, err);
     if (rc == SIM_OK)

@@ -12,11 +12,11 @@
 #include <gsl/gsl_errno.h>
 
 #include "models/bench.h"
-#include "protocols/proto.h"
+#include "protocols/registry.h"
+#include "runtime/run.h"
 #include "sim/bench.h"
 #include "sim/err.h"
 #include "sim/plot.h"
-#include "sim/run.h"
 #include "sim/scenario.h"
 
 enum {
@@ -72,7 +72,8 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     sim_err err;
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_load(file, sets, nsets, &err);
-    if (sc == NULL || sim_run_check(sc, &err) != SIM_OK) {
+    const proto_ops *ops = sc != NULL ? proto_lookup(sc, &err) : NULL;
+    if (ops == NULL || sim_run_check(sc, ops, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         report(&err);
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
@@ -120,7 +121,7 @@ static int cmd_run(int argc, char **argv)
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    if (sim_run(sc, &opt, &sum, &err) != SIM_OK) {
+    if (sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         report(&err);
         /* A data file found malformed while loading is bad input, like a bad scenario

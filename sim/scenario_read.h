@@ -1,9 +1,10 @@
-/* Helpers shared by the scenario loader's two files, sim/scenario.c (sections, loading,
- * hashing) and sim/scenario_stragglers.c (straggler rules and trace files). Not part of the
- * API: only those two files include this header.
+/* Readers of scenario values shared by the loader's files, sim/scenario.c (sections,
+ * loading, hashing) and sim/scenario_stragglers.c (straggler rules and trace files): numbers
+ * with a range, times converted once to nanoseconds, and resolved values written back into
+ * the tree. Not part of the API: only the loader's files include this header.
  */
-#ifndef SIM_SCENARIO_INTERNAL_H
-#define SIM_SCENARIO_INTERNAL_H
+#ifndef SIM_SCENARIO_READ_H
+#define SIM_SCENARIO_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,9 +34,5 @@ int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, do
  * the loader records resolved values (created sections, drawn workers, nulls). */
 __attribute__((format(printf, 3, 4))) int sim_scenario_write(sim_cfg *root, sim_err *err,
                                                              const char *fmt, ...);
-
-/* Reads $.stragglers into sc->stragglers. Needs sc->workers and sc->stream_seeds; trace
- * files are read relative to the directory of the root's file (sim_cfg_file). */
-int sim_scenario_read_stragglers(sim_scenario *sc, sim_cfg *root, sim_err *err);
 
 #endif

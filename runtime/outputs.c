@@ -1,29 +1,13 @@
-/* Evaluation and output files of a run (see sim/run_internal.h). */
+/* Evaluation and output files of a run (see runtime/outputs.h). */
+#include "runtime/outputs.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
-#include "sim/run_internal.h"
+#include "runtime/state.h"
 #include "sim/tensor.h"
-
-double sim_run_epoch(const sim_ctx *ctx)
-{
-    if (ctx->tr == NULL)
-        return NAN;
-    return (double)ctx->samples / (double)train_train_size(ctx->tr);
-}
-
-void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
-                   uint64_t bytes)
-{
-    if (ctx->events == NULL)
-        return;
-    fprintf(sim_file_stream(ctx->events),
-            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
-            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes);
-}
 
 /* A CSV field: empty for a value that does not exist (NaN). */
 static void field(FILE *f, double x)
@@ -68,10 +52,7 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
                 ctx->best_accuracy = accuracy;
             if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
                 ctx->target_ns = now;
-                if (ctx->stop_reason == NULL) {
-                    ctx->stop_reason = "target_accuracy";
-                    sim_engine_stop(ctx->eng);
-                }
+                sim_run_stop(ctx, "target_accuracy");
             }
         }
     }

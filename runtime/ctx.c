@@ -1,0 +1,229 @@
+/* The context (runtime/ctx.h): what protocols call to reach the simulation. */
+#include "runtime/ctx.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/state.h"
+#include "sim/rng.h"
+#include "sim/tensor.h"
+
+/* ---- context (sim/ctx.h) ---- */
+
+sim_time sim_ctx_now(const sim_ctx *ctx)
+{
+    return sim_engine_now(ctx->eng);
+}
+
+const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx)
+{
+    return ctx->sc;
+}
+
+uint32_t sim_ctx_workers(const sim_ctx *ctx)
+{
+    return ctx->nworkers;
+}
+
+uint32_t sim_ctx_servers(const sim_ctx *ctx)
+{
+    return ctx->nhosts - ctx->nworkers;
+}
+
+bool sim_ctx_down(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_cluster_down(ctx->cl, w);
+}
+
+uint32_t sim_ctx_live(const sim_ctx *ctx)
+{
+    return sim_cluster_live(ctx->cl);
+}
+
+uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
+{
+    return ctx->model_bytes;
+}
+
+gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
+{
+    return sim_cluster_worker_rng(ctx->cl, w);
+}
+
+gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx)
+{
+    return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
+}
+
+bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->acct[w].computing;
+}
+
+size_t sim_ctx_num_params(const sim_ctx *ctx)
+{
+    return ctx->tr != NULL ? train_num_params(ctx->tr) : 0;
+}
+
+float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
+{
+    return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
+}
+
+const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
+}
+
+void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
+{
+    if (ctx->tr != NULL)
+        train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
+}
+
+void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
+{
+    if (ctx->tr != NULL)
+        train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
+}
+
+void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n)
+{
+    if (ctx->tr != NULL)
+        train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
+}
+
+const float *sim_ctx_payload(const sim_ctx *ctx)
+{
+    return ctx->payload;
+}
+
+void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
+{
+    ctx->eval_params = params;
+}
+
+/* Moves worker w's time accounting to the state it is in now. */
+int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
+{
+    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->acct[w].computing)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot start an iteration on worker %u (%s)",
+                           ctx->proto->name, w,
+                           w >= ctx->nworkers             ? "no such worker"
+                           : sim_cluster_down(ctx->cl, w) ? "down"
+                                                          : "already computing");
+    worker_acct *a = &ctx->acct[w];
+    sim_time now = sim_engine_now(ctx->eng);
+    sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
+    if (ctx->tr != NULL) {
+        /* The gradient is computed now, on the parameters as they are when the iteration
+         * starts: what lands on them during the iteration cannot change it. */
+        double loss;
+        int rc = train_gradient(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w), &loss, err);
+        if (rc != SIM_OK) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof(err->msg) - used, " in iteration %" PRIu64,
+                     a->started);
+            return rc;
+        }
+        ctx->loss_sum += loss;
+        ctx->loss_count++;
+    }
+    sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
+    ev.arg[0] = tag;
+    ev.arg[1] = a->started;
+    int rc = sim_engine_schedule(ctx->eng, d, &ev, &a->compute_id);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "cannot schedule worker %u's iteration", w);
+    a->started++;
+    a->computing = true;
+    sim_run_acct_update(ctx, w);
+    return SIM_OK;
+}
+
+static int send(sim_ctx *ctx, const sim_net_msg *msg, sim_err *err)
+{
+    int rc = sim_net_send(ctx->net, msg, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim_run_acct_update(ctx, msg->src);
+    sim_run_acct_update(ctx, msg->dst);
+    return SIM_OK;
+}
+
+int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                 uint64_t arg, sim_err *err)
+{
+    sim_net_msg msg = { .src = src,
+                        .dst = dst,
+                        .bytes = bytes,
+                        .tag = tag,
+                        .arg = arg,
+                        .payload = SIM_NET_NO_PAYLOAD };
+    return send(ctx, &msg, err);
+}
+
+int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                       uint64_t arg, const float *params, size_t n, sim_err *err)
+{
+    sim_net_msg msg = { .src = src,
+                        .dst = dst,
+                        .bytes = bytes,
+                        .tag = tag,
+                        .arg = arg,
+                        .payload = SIM_NET_NO_PAYLOAD };
+    if (ctx->snapshots != NULL && params != NULL) {
+        if (n > train_num_params(ctx->tr))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: a snapshot of %zu floats exceeds the "
+                               "model's %zu",
+                               ctx->proto->name, n, train_num_params(ctx->tr));
+        int rc = sim_tensor_pool_get(ctx->snapshots, &msg.payload, err);
+        if (rc != SIM_OK)
+            return rc;
+        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, msg.payload), params, n);
+    }
+    int rc = send(ctx, &msg, err);
+    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
+        sim_tensor_pool_put(ctx->snapshots, msg.payload);
+    return rc;
+}
+
+/* The network dropped a message: its snapshot goes back to the pool. */
+int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64_t arg,
+                  sim_event_id *id, sim_err *err)
+{
+    if (kind < SIM_EV_USER || delay < 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: bad timer (kind %u, delay %" PRId64 ")",
+                           ctx->proto->name, kind, delay);
+    sim_event ev = { .kind = kind, .src = w, .dst = w };
+    ev.arg[0] = arg;
+    int rc = sim_engine_schedule(ctx->eng, delay, &ev, id);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "%s: cannot schedule a timer", ctx->proto->name);
+    return SIM_OK;
+}
+
+int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
+{
+    return sim_engine_cancel(ctx->eng, id);
+}
+
+uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->acct[w].iterations;
+}
+
+void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
+{
+    const sim_scenario *sc = ctx->sc;
+    ctx->acct[w].iterations += iterations;
+    ctx->iterations += iterations;
+    ctx->samples += iterations * sc->batch;
+    if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
+        sim_run_stop(ctx, "iterations");
+    if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
+        sim_run_stop(ctx, "epochs");
+}

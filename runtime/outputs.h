@@ -1,0 +1,21 @@
+/* Evaluation and the output files of a run: metrics.csv rows at every evaluation, then
+ * workers.csv, run.json and summary.json at the end, each written atomically (sim_file).
+ */
+#ifndef RUNTIME_OUTPUTS_H
+#define RUNTIME_OUTPUTS_H
+
+#include "runtime/state.h"
+#include "runtime/summary.h"
+#include "sim/engine.h"
+#include "sim/err.h"
+
+/* Evaluates now and writes a metrics.csv row; may stop the run (target accuracy). */
+void sim_run_evaluate(sim_ctx *ctx, sim_time now);
+
+/* Creates the run directory and opens metrics.csv (and events.csv). */
+int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err);
+
+/* Commits metrics.csv and events.csv, then writes workers.csv, run.json, summary.json. */
+int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err);
+
+#endif

@@ -1,0 +1,66 @@
+/* Helpers of the runner's state (see runtime/state.h). */
+#include "runtime/state.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* Moves worker w's time accounting to the state it is in now. */
+void sim_run_acct_update(sim_ctx *ctx, uint32_t w)
+{
+    if (w >= ctx->nworkers)
+        return;
+    worker_acct *a = &ctx->acct[w];
+    uint8_t st = sim_cluster_down(ctx->cl, w)             ? ACCT_DOWN
+                 : a->computing                           ? ACCT_COMPUTE
+                 : sim_net_host_inflight(ctx->net, w) > 0 ? ACCT_COMM
+                                                          : ACCT_WAIT;
+    if (st == a->state)
+        return;
+    sim_time now = sim_engine_now(ctx->eng);
+    a->spent[a->state] += now - a->since;
+    a->since = now;
+    a->state = st;
+}
+
+void sim_run_stop(sim_ctx *ctx, const char *reason)
+{
+    if (ctx->stop_reason == NULL) {
+        ctx->stop_reason = reason;
+        sim_engine_stop(ctx->eng);
+    }
+}
+
+double sim_run_epoch(const sim_ctx *ctx)
+{
+    if (ctx->tr == NULL)
+        return NAN;
+    return (double)ctx->samples / (double)train_train_size(ctx->tr);
+}
+
+void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
+                   uint64_t bytes)
+{
+    if (ctx->events == NULL)
+        return;
+    fprintf(sim_file_stream(ctx->events),
+            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
+            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes);
+}
+
+double sim_run_wall_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+uint64_t sim_run_peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
+}

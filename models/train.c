@@ -313,9 +313,9 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     size_t train_n = cfg->dataset == TRAIN_FASHION_MNIST ? 60000
                      : cfg->dataset == TRAIN_SYNTHETIC   ? cfg->synthetic.n
                                                          : 0;
-    /* Per worker: parameters, gradient and momentum, plus two blocks of allowance for the
-     * message snapshot pool and a protocol's own state (accumulators, pending sums). */
-    uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 5 : 4);
+    /* Per worker: parameters, gradient and momentum. Snapshots in flight are the runtime's
+     * to count, a protocol's own buffers the protocol's (proto_ops.memory). */
+    uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 3 : 2);
     size_t B = cfg->batch > EVAL_BATCH ? cfg->batch : EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers + (uint64_t)train_n * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
@@ -573,6 +573,25 @@ void train_apply(train *t, uint32_t w, const float *grad, double epoch)
 {
     optim_step(t->params[w], t->velocity != NULL ? t->velocity[w] : NULL, grad, t->cfg.num_params,
                optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
+}
+
+void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double momentum)
+{
+    optim_config o = t->cfg.optim;
+    float *velocity = t->velocity != NULL ? t->velocity[w] : NULL;
+    o.momentum = velocity != NULL ? momentum : 0.0;
+    optim_step(t->params[w], velocity, grad, t->cfg.num_params, lr, &o);
+}
+
+double train_momentum(const train *t)
+{
+    return t->cfg.optim.momentum;
+}
+
+void train_scale_momentum(train *t, uint32_t w, float factor)
+{
+    if (t->velocity != NULL)
+        sim_tensor_scale(t->velocity[w], factor, t->cfg.num_params);
 }
 
 void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy)

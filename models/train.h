@@ -89,6 +89,16 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
  * own gradient buffer) at the learning rate of progress `epoch`, using w's momentum. */
 void train_apply(train *t, uint32_t w, const float *grad, double epoch);
 
+/* train_apply at an explicit learning rate and momentum coefficient (weight decay as
+ * configured); without momentum buffers (configured momentum 0) the step has none. */
+void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double momentum);
+
+/* The configured momentum coefficient. */
+double train_momentum(const train *t);
+
+/* Multiplies worker w's momentum buffer by `factor`; no-op without buffers. */
+void train_scale_momentum(train *t, uint32_t w, float factor);
+
 /* One optimizer step on a block the caller owns (a parameter server's model) with its own
  * momentum buffer (num_params floats, zeroed at start; NULL without momentum). */
 void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch);

@@ -47,12 +47,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
 enum {
-    TAG_REQUEST = 1, /* active -> passive, S bytes; arg = the active's exchange number */
-    TAG_REPLY = 2    /* passive -> active, S bytes and a snapshot of x_j; the same arg */
+    MSG_REQUEST = 1, /* active -> passive, S bytes; seq = the active's exchange number */
+    MSG_REPLY = 2    /* passive -> active, S bytes and a snapshot of x_j; the same seq */
 };
 
 enum {
@@ -201,11 +202,8 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 {
     adpsgd *st = state;
     static const char *const graphs[] = { "exponential", "ring" };
-    char name[32];
-    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
     st->graph = GRAPH_EXPONENTIAL;
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "graph", graphs, 2, &st->graph, err);
+    int rc = sim_cfg_choice(cfg, "graph", graphs, 2, &st->graph, err);
     st->timeout_ms = 0.0;
     if (rc == SIM_OK)
         rc = sim_cfg_double(cfg, "exchange_timeout_ms", 0.0, 3.6e6, &st->timeout_ms, err);
@@ -335,7 +333,8 @@ static int start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_
     a->sent_ns = now;
     if (!retry)
         a->wait_ns = now;
-    int rc = sim_ctx_send(ctx, i, a->peer, st->bytes, TAG_REQUEST, a->seq, err);
+    msg_hdr h = { .kind = MSG_REQUEST, .seq = a->seq };
+    int rc = msg_send(ctx, i, a->peer, st->bytes, h, err);
     if (rc == SIM_OK)
         rc = sim_ctx_timer(ctx, st->timeout_ns, EV_TIMEOUT, (int32_t)i, a->seq, &a->timer, err);
     return rc;
@@ -346,8 +345,8 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
     st->w[j].serving = i;
     st->w[j].serving_seq = seq;
     st->w[j].serve_ns = sim_ctx_now(ctx);
-    return sim_ctx_send_model(ctx, j, i, st->bytes, TAG_REPLY, seq, sim_ctx_params(ctx, j),
-                              st->nparams, err);
+    msg_hdr h = { .kind = MSG_REPLY, .seq = seq };
+    return msg_send_model(ctx, j, i, st->bytes, h, sim_ctx_params(ctx, j), st->nparams, err);
 }
 
 /* Passive worker j is free: it serves the first queued requester still waiting, or applies
@@ -516,12 +515,14 @@ static int ad_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return on_computed(st, ctx, w, err);
-    case SIM_EV_MSG:
-        if (ev->arg[0] == TAG_REQUEST)
-            return on_request(st, ctx, w, (uint32_t)ev->src, (uint32_t)ev->arg[2], err);
-        if (ev->arg[0] == TAG_REPLY)
-            return on_reply(st, ctx, w, (uint32_t)ev->src, (uint32_t)ev->arg[2], err);
+    case SIM_EV_MSG: {
+        msg_hdr h = msg_read(ev);
+        if (h.kind == MSG_REQUEST)
+            return on_request(st, ctx, w, (uint32_t)ev->src, (uint32_t)h.seq, err);
+        if (h.kind == MSG_REPLY)
+            return on_reply(st, ctx, w, (uint32_t)ev->src, (uint32_t)h.seq, err);
         break;
+    }
     case EV_TIMEOUT:
         return on_timeout(st, ctx, w, (uint32_t)ev->arg[0], err);
     case SIM_EV_WORKER_DOWN:
@@ -534,8 +535,9 @@ static int ad_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: unexpected event kind %u", ev->kind);
 }
 
-static void ad_report(const void *state, sim_report *out)
+static void ad_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
+    (void)ctx;
     const adpsgd *st = state;
     sim_time wait = st->max_wait_ns, serve = st->max_serve_ns;
     uint32_t min_active = UINT32_MAX, max_passive = 0;

@@ -29,13 +29,11 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
+    (void)cfg;
+    (void)err;
     allreduce *st = state;
-    char name[32];
-    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
-    if (rc != SIM_OK)
-        return rc;
     st->n = sc->workers;
-    return ring_init(&st->ring, st->n, on_done, st, err);
+    return SIM_OK;
 }
 
 static void ar_fini(void *state)
@@ -53,17 +51,21 @@ static const float *gradient(sim_ctx *ctx, uint32_t w)
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
 {
     allreduce *st = ud;
-    if (st->mean.mean != NULL)
-        sim_ctx_apply(ctx, w, ring_mean_of(&st->mean, &st->ring, ctx, round, gradient));
+    if (st->mean.mean != NULL) {
+        const float *g = ring_mean_of(&st->mean, &st->ring, ctx, round, gradient);
+        sim_ctx_apply_with(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx));
+    }
     sim_ctx_count(ctx, w, 1);
+    if (ring_round_complete(&st->ring, round))
+        sim_ctx_round_end(ctx);
     return sim_ctx_compute(ctx, w, round + 1, err);
 }
 
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    int rc = SIM_OK;
-    if (sim_ctx_num_params(ctx) > 0)
+    int rc = ring_init(&st->ring, st->n, 1, on_done, st, err);
+    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
         rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
     if (rc == SIM_OK)
         rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
@@ -92,8 +94,17 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-static void ar_report(const void *state, sim_report *out)
+/* The ring's member arrays and the round's mean (one model). */
+static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    (void)state;
+    return (uint64_t)sc->workers * (sizeof(ring_member) + 3 * sizeof(uint32_t) + sizeof(float *)) +
+           (uint64_t)num_params * 4;
+}
+
+static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
     const allreduce *st = state;
     sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)st->ring.stale);
@@ -103,9 +114,11 @@ const proto_ops proto_allreduce = {
     .name = "allreduce",
     .summary = "ring all-reduce SGD: reduce-scatter and all-gather, 2(N-1) steps of S/N bytes",
     .state_size = sizeof(allreduce),
+    .rounds = true,
     .configure = ar_configure,
     .start = ar_start,
     .on_event = ar_on_event,
     .report = ar_report,
+    .memory = ar_memory,
     .fini = ar_fini,
 };

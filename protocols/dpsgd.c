@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
@@ -136,6 +137,13 @@ typedef struct dpsgd {
 static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
 static const char *const weight_names[] = { "metropolis", "uniform" };
 
+/* Messages are the protocol's own (channel 0), with the sender's iteration as sequence. */
+static msg_hdr hdr(uint32_t kind, uint64_t k)
+{
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = k };
+    return h;
+}
+
 /* ---- graph ---- */
 
 static int cmp_u32(const void *a, const void *b)
@@ -201,18 +209,6 @@ static size_t slot_of(const dpsgd *st, uint32_t i, uint32_t j)
     return lo < st->off[i + 1] && st->adj[lo] == j ? lo : SIZE_MAX;
 }
 
-__attribute__((format(printf, 4, 5))) static int bad_key(sim_err *err, const sim_cfg *cfg,
-                                                         const char *key, const char *fmt, ...)
-{
-    char path[160], msg[256];
-    snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(cfg), key);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return sim_err_set(err, SIM_ESCENARIO, path, "%s", msg);
-}
-
 /* Builds the adjacency (two passes: degrees, then slots). */
 static int build_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
 {
@@ -231,8 +227,8 @@ static int build_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
     }
     if (slots > MAX_SLOTS) {
         free(scratch);
-        return bad_key(
-            err, cfg, "graph", "\"%s\" on %u workers has %llu directed edges, more than %llu",
+        return sim_cfg_fail(
+            cfg, "graph", err, "\"%s\" on %u workers has %llu directed edges, more than %llu",
             graph_names[st->graph], n, (unsigned long long)slots, (unsigned long long)MAX_SLOTS);
     }
     size_t m = slots > 0 ? (size_t)slots : 1;
@@ -276,10 +272,11 @@ static int set_weights(dpsgd *st, const sim_cfg *cfg, sim_err *err)
         hi = degree(st, i) > hi ? degree(st, i) : hi;
     }
     if (st->weights == WEIGHTS_UNIFORM && lo != hi)
-        return bad_key(err, cfg, "weights",
-                       "\"uniform\" needs a regular graph, but \"%s\" on %u workers has degrees "
-                       "%u to %u (use \"metropolis\")",
-                       graph_names[st->graph], st->n, lo, hi);
+        return sim_cfg_fail(
+            cfg, "weights", err,
+            "\"uniform\" needs a regular graph, but \"%s\" on %u workers has degrees "
+            "%u to %u (use \"metropolis\")",
+            graph_names[st->graph], st->n, lo, hi);
     for (uint32_t i = 0; i < st->n; i++) {
         double sum = 0.0;
         for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
@@ -304,8 +301,8 @@ static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     if (st->n % (uint64_t)rows != 0)
-        return bad_key(err, cfg, "rows", "must divide workers (%u), got %lld", st->n,
-                       (long long)rows);
+        return sim_cfg_fail(cfg, "rows", err, "must divide workers (%u), got %lld", st->n,
+                            (long long)rows);
     st->rows = (uint32_t)rows;
     st->cols = st->n / st->rows;
     return SIM_OK;
@@ -314,8 +311,7 @@ static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
 static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     dpsgd *st = state;
-    char name[32];
-    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
+    int rc = SIM_OK;
     st->n = sc->workers;
     st->graph = GRAPH_RING;
     st->weights = WEIGHTS_METROPOLIS;
@@ -367,8 +363,8 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return sim_ctx_send_model(ctx, i, j, st->bytes, st->w[i].k, MSG_MODEL, sim_ctx_params(ctx, i),
-                              st->nparams, err);
+    return msg_send_model(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), sim_ctx_params(ctx, i),
+                          st->nparams, err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -464,7 +460,7 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     }
     a->state = DP_FETCHING;
     a->source = best;
-    return sim_ctx_send(ctx, r, best, 0, a->k, MSG_FETCH, err);
+    return msg_send(ctx, r, best, 0, hdr(MSG_FETCH, a->k), err);
 }
 
 /* The reply reached r: adopt the model, set each edge's first iteration, resume. */
@@ -547,20 +543,21 @@ static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m,
 static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     uint32_t dst = (uint32_t)ev->dst, src = (uint32_t)ev->src;
-    switch (ev->arg[2]) {
+    msg_hdr h = msg_read(ev);
+    switch (h.kind) {
     case MSG_MODEL:
-        return on_model(st, ctx, dst, src, ev->arg[0], err);
+        return on_model(st, ctx, dst, src, h.seq, err);
     case MSG_FETCH:
         if (!running(st, dst))
-            return protocol_error(err, "request", dst, src, ev->arg[0]);
-        return sim_ctx_send_model(ctx, dst, src, st->bytes, st->w[dst].k, MSG_REPLY,
-                                  sim_ctx_params(ctx, dst), st->nparams, err);
+            return protocol_error(err, "request", dst, src, h.seq);
+        return msg_send_model(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k),
+                              sim_ctx_params(ctx, dst), st->nparams, err);
     case MSG_REPLY:
         if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
-            return protocol_error(err, "reply", dst, src, ev->arg[0]);
+            return protocol_error(err, "reply", dst, src, h.seq);
         return rejoin(st, ctx, dst, err);
     default:
-        return protocol_error(err, "message", dst, src, ev->arg[0]);
+        return protocol_error(err, "message", dst, src, h.seq);
     }
 }
 
@@ -609,8 +606,9 @@ static int dp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-static void dp_report(const void *state, sim_report *out)
+static void dp_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
+    (void)ctx;
     const dpsgd *st = state;
     sim_report_add(out, "max_neighbour_gap", (double)st->max_gap);
     sim_report_add(out, "mixes", (double)st->mixes);

@@ -31,18 +31,9 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
 static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     localsgd *st = state;
-    char name[32];
     st->local_steps = 4;
-    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
-    if (rc != SIM_OK)
-        return rc;
     st->n = sc->workers;
-    st->steps = calloc(st->n, sizeof(*st->steps));
-    if (st->steps == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return ring_init(&st->ring, st->n, on_done, st, err);
+    return sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
 }
 
 static void ls_fini(void *state)
@@ -66,6 +57,8 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
                         ring_mean_of(&st->mean, &st->ring, ctx, round, model), st->mean.nfloats);
     if (w == st->ring.order[0])
         st->rounds++;
+    if (ring_round_complete(&st->ring, round))
+        sim_ctx_round_end(ctx);
     st->steps[w] = 0;
     return sim_ctx_compute(ctx, w, 0, err);
 }
@@ -83,8 +76,11 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     localsgd *st = state;
-    int rc = SIM_OK;
-    if (sim_ctx_num_params(ctx) > 0)
+    st->steps = calloc(st->n, sizeof(*st->steps));
+    if (st->steps == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int rc = ring_init(&st->ring, st->n, 1, on_done, st, err);
+    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
         rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
     if (rc == SIM_OK)
         rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
@@ -114,8 +110,17 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-static void ls_report(const void *state, sim_report *out)
+/* The ring's member arrays and the round's mean (one model). */
+static uint64_t ls_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    (void)state;
+    return (uint64_t)sc->workers * (sizeof(ring_member) + 3 * sizeof(uint32_t) + sizeof(float *)) +
+           (uint64_t)num_params * 4 + (uint64_t)sc->workers * sizeof(uint32_t);
+}
+
+static void ls_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
     const localsgd *st = state;
     sim_report_add(out, "averaging_rounds", (double)st->rounds);
     sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
@@ -126,9 +131,11 @@ const proto_ops proto_localsgd = {
     .name = "localsgd",
     .summary = "local SGD: local_steps steps on each worker, then a ring all-reduce of the models",
     .state_size = sizeof(localsgd),
+    .rounds = true,
     .configure = ls_configure,
     .start = ls_start,
     .on_event = ls_on_event,
     .report = ls_report,
+    .memory = ls_memory,
     .fini = ls_fini,
 };

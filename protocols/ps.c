@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
@@ -139,14 +140,11 @@ static const char *const placement_names[] = { "servers", "colocated" };
 static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     ps *st = state;
-    char name[32], path[160];
     int64_t shards = 1;
     st->mode = PS_BSP;
     st->staleness = 2;
     st->placement = sc->servers >= 1 ? PLACE_SERVERS : PLACE_COLOCATED;
-    int rc = sim_cfg_string(cfg, "name", name, sizeof(name), err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "mode", mode_names, 3, &st->mode, err);
+    int rc = sim_cfg_choice(cfg, "mode", mode_names, 3, &st->mode, err);
     if (rc == SIM_OK && st->mode == PS_SSP)
         rc = sim_cfg_int(cfg, "staleness", 0, INT32_MAX, &st->staleness, err);
     if (rc == SIM_OK)
@@ -155,17 +153,33 @@ static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &st->placement, err);
     if (rc != SIM_OK)
         return rc;
-    snprintf(path, sizeof(path), "%s.shards", sim_cfg_path(cfg));
     if (st->placement == PLACE_SERVERS && shards > (int64_t)sc->servers)
-        return sim_err_set(err, SIM_ESCENARIO, path,
-                           "must be <= servers (%u) with placement \"servers\", got %" PRId64,
-                           sc->servers, shards);
+        return sim_cfg_fail(cfg, "shards", err,
+                            "must be <= servers (%u) with placement \"servers\", got %" PRId64,
+                            sc->servers, shards);
     if (st->placement == PLACE_COLOCATED && shards > (int64_t)sc->workers)
-        return sim_err_set(err, SIM_ESCENARIO, path,
-                           "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
-                           sc->workers, shards);
+        return sim_cfg_fail(cfg, "shards", err,
+                            "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
+                            sc->workers, shards);
     st->n = sc->workers;
     st->K = (uint32_t)shards;
+    return SIM_OK;
+}
+
+/* Bookkeeping per worker and shard, the server's model and momentum, and with bsp the
+ * round's mean and every worker's gradient. */
+static uint64_t ps_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const ps *st = state;
+    uint64_t P = num_params, blocks = 1 + (sc->momentum > 0.0 ? 1 : 0);
+    if (st->mode == PS_BSP)
+        blocks += 1 + (uint64_t)st->n;
+    return (uint64_t)st->n * (sizeof(ps_worker) + sizeof(float *) + st->K) +
+           (uint64_t)st->K * sizeof(ps_shard) + blocks * P * 4;
+}
+
+static int alloc_state(ps *st, sim_err *err)
+{
     st->w = calloc(st->n, sizeof(*st->w));
     st->sh = calloc(st->K, sizeof(*st->sh));
     st->link = calloc((size_t)st->n * st->K, sizeof(*st->link));
@@ -193,9 +207,11 @@ static uint8_t *link_of(ps *st, uint32_t w, uint32_t k)
     return &st->link[(size_t)w * st->K + k];
 }
 
-static uint64_t tag_of(int kind, uint32_t k)
+/* Messages travel on the channel of their shard, with the round as sequence number. */
+static msg_hdr hdr(int kind, uint32_t k, uint64_t round)
 {
-    return (uint64_t)kind | (uint64_t)k << 8;
+    msg_hdr h = { .channel = k, .kind = (uint32_t)kind, .seq = round };
+    return h;
 }
 
 static bool host_down(sim_ctx *ctx, uint32_t host)
@@ -251,15 +267,14 @@ static int request(ps *st, sim_ctx *ctx, uint32_t w, uint32_t k, sim_err *err)
     const ps_shard *sh = &st->sh[k];
     if (host_down(ctx, sh->host))
         return SIM_OK; /* sent when the shard's host recovers */
-    return sim_ctx_send(ctx, w, sh->host, PULL_REQUEST_BYTES, tag_of(MSG_PULL, k), st->w[w].round,
-                        err);
+    return msg_send(ctx, w, sh->host, PULL_REQUEST_BYTES, hdr(MSG_PULL, k, st->w[w].round), err);
 }
 
 static int reply(ps *st, sim_ctx *ctx, uint32_t k, uint32_t w, sim_err *err)
 {
     const ps_shard *sh = &st->sh[k];
-    return sim_ctx_send_model(ctx, sh->host, w, sh->bytes, tag_of(MSG_SLICE, k), sh->round,
-                              st->x != NULL ? st->x + sh->off : NULL, sh->len, err);
+    return msg_send_model(ctx, sh->host, w, sh->bytes, hdr(MSG_SLICE, k, sh->round),
+                          st->x != NULL ? st->x + sh->off : NULL, sh->len, err);
 }
 
 /* Pushes slice k of worker w's gradient, computed on the model of `round` (bsp). */
@@ -276,8 +291,8 @@ static int push(ps *st, sim_ctx *ctx, uint32_t w, uint32_t k, uint64_t round, si
     }
     const float *g = sim_ctx_grad(ctx, w);
     *l |= L_PUSH_OUT;
-    return sim_ctx_send_model(ctx, w, sh->host, sh->bytes, tag_of(MSG_PUSH, k), round,
-                              g != NULL ? g + sh->off : NULL, sh->len, err);
+    return msg_send_model(ctx, w, sh->host, sh->bytes, hdr(MSG_PUSH, k, round),
+                          g != NULL ? g + sh->off : NULL, sh->len, err);
 }
 
 /* ---- workers ---- */
@@ -563,6 +578,9 @@ static int ps_start(void *state, sim_ctx *ctx, sim_err *err)
     size_t P = sim_ctx_num_params(ctx);
     uint64_t S = sim_ctx_model_bytes(ctx);
     st->P = P;
+    int rc = alloc_state(st, err);
+    if (rc != SIM_OK)
+        return rc;
     for (uint32_t k = 0; k < st->K; k++) {
         ps_shard *sh = &st->sh[k];
         sh->host = st->placement == PLACE_SERVERS ? st->n + k : k;
@@ -590,7 +608,7 @@ static int ps_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++) {
         if (sim_ctx_down(ctx, w))
             continue;
-        int rc = join(st, ctx, w, err);
+        rc = join(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -600,11 +618,12 @@ static int ps_start(void *state, sim_ctx *ctx, sim_err *err)
 static int on_message(ps *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     uint32_t src = (uint32_t)ev->src, dst = (uint32_t)ev->dst;
-    uint32_t k = (uint32_t)(ev->arg[0] >> 8);
-    uint64_t arg = ev->arg[2];
+    msg_hdr h = msg_read(ev);
+    uint32_t k = h.channel;
+    uint64_t arg = h.seq;
     if (k >= st->K)
         return broken(err, "a message for no shard", src, k);
-    switch (ev->arg[0] & 0xff) {
+    switch (h.kind) {
     case MSG_PULL:
         return on_pull(st, ctx, k, src, arg, err);
     case MSG_SLICE:
@@ -633,8 +652,9 @@ static int ps_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-static void ps_report(const void *state, sim_report *out)
+static void ps_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
+    (void)ctx;
     const ps *st = state;
     if (st->mode == PS_BSP) {
         uint64_t rounds = UINT64_MAX;
@@ -662,5 +682,6 @@ const proto_ops proto_ps = {
     .start = ps_start,
     .on_event = ps_on_event,
     .report = ps_report,
+    .memory = ps_memory,
     .fini = ps_fini,
 };

@@ -4,9 +4,11 @@
 
 #include "sim/tensor.h"
 
-int ring_init(ring *r, uint32_t workers, ring_done_fn done, void *ud, sim_err *err)
+int ring_init(ring *r, uint32_t workers, uint32_t channel, ring_done_fn done, void *ud,
+              sim_err *err)
 {
     r->cap = workers;
+    r->channel = channel;
     r->m = calloc(workers, sizeof(*r->m));
     r->order = calloc(workers, sizeof(*r->order));
     r->pos = malloc(workers * sizeof(*r->pos));
@@ -28,7 +30,8 @@ void ring_fini(ring *r)
     free(r->scratch);
 }
 
-static uint64_t tag_of(uint32_t gen, uint32_t round)
+/* The sequence number of a ring message: generation and round. */
+static uint64_t seq_of(uint32_t gen, uint32_t round)
 {
     return (uint64_t)gen << 32 | round;
 }
@@ -53,8 +56,8 @@ static int try_send(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         return SIM_OK;
     uint32_t p = r->pos[w];
     uint32_t succ = r->order[(p + 1) % r->n];
-    int rc = sim_ctx_send(ctx, w, succ, chunk_bytes(r, p, a->sent), tag_of(r->gen, a->round),
-                          a->sent, err);
+    msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
+    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent), h, err);
     if (rc != SIM_OK)
         return rc;
     a->sent++;
@@ -73,6 +76,7 @@ static int try_finish(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     a->early = 0;
     a->sent = 0;
     a->joined = false;
+    r->finished++;
     return r->done(r->ud, ctx, w, round, err);
 }
 
@@ -88,6 +92,7 @@ int ring_reset(ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint6
     for (uint32_t i = 0; i < r->n; i++)
         r->pos[r->order[i]] = RING_NONE;
     r->gen++;
+    r->finished = 0;
     r->n = n;
     r->bytes = bytes;
     for (uint32_t i = 0; i < n; i++) {
@@ -132,7 +137,8 @@ int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 int ring_on_message(ring *r, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
-    uint32_t gen = (uint32_t)(ev->arg[0] >> 32), round = (uint32_t)ev->arg[0];
+    msg_hdr h = msg_read(ev);
+    uint32_t gen = (uint32_t)(h.seq >> 32), round = (uint32_t)h.seq;
     if (gen != r->gen || r->pos[w] == RING_NONE || r->pos[src] == RING_NONE) {
         r->stale++; /* sent in a ring that no longer exists */
         return SIM_OK;
@@ -181,6 +187,7 @@ const float *ring_mean_of(ring_mean *m, const ring *r, sim_ctx *ctx, uint32_t ro
         sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
         m->gen = r->gen;
         m->round = round;
+        m->lr = sim_ctx_lr(ctx);
         m->valid = true;
     }
     return m->mean;

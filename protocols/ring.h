@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "protocols/msg.h"
 #include "runtime/ctx.h"
 #include "sim/err.h"
 
@@ -49,6 +50,8 @@ typedef struct ring {
     uint64_t bytes;    /* S: bytes reduced per round */
     uint64_t stale;    /* messages of past generations ignored */
     uint64_t restarts; /* membership changes (ring_worker_changed) */
+    uint64_t finished; /* member-rounds completed in this generation */
+    uint32_t channel;  /* the channel of its messages (protocols/msg.h) */
     uint32_t *scratch; /* (cap) member lists built by ring_reset_live */
     ring_done_fn done; /* the owner's completion function */
     void *ud;
@@ -56,8 +59,10 @@ typedef struct ring {
 
 #define RING_NONE UINT32_MAX
 
-/* Allocates the ring for `workers` workers, with no member. */
-int ring_init(ring *r, uint32_t workers, ring_done_fn done, void *ud, sim_err *err);
+/* Allocates the ring for `workers` workers, with no member; its messages travel on
+ * `channel`. */
+int ring_init(ring *r, uint32_t workers, uint32_t channel, ring_done_fn done, void *ud,
+              sim_err *err);
 
 /* Frees what ring_init allocated. */
 void ring_fini(ring *r);
@@ -79,6 +84,13 @@ int ring_worker_changed(ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_e
 /* Member w is ready for its current round. */
 int ring_join(ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
+/* True when every member has completed round `round` of this generation: no member can
+ * complete round r + 1 before all have completed r, so this is a count. */
+static inline bool ring_round_complete(const ring *r, uint32_t round)
+{
+    return r->finished == (uint64_t)r->n * ((uint64_t)round + 1);
+}
+
 /* Handles a SIM_EV_MSG sent by the ring. */
 int ring_on_message(ring *r, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
@@ -94,6 +106,8 @@ typedef struct ring_mean {
     float *mean;          /* (nfloats) the mean of the round in `round` */
     const float **blocks; /* (workers) scratch */
     uint32_t gen, round;  /* which round `mean` belongs to */
+    double lr;            /* the scheduled learning rate when the mean was computed: every
+                           * member steps with it, whatever the order they finish in */
     bool valid;
 } ring_mean;
 

@@ -1,6 +1,7 @@
 /* The context (runtime/ctx.h): what protocols call to reach the simulation. */
 #include "runtime/ctx.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +84,44 @@ void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
         train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
 }
 
+double sim_ctx_lr(const sim_ctx *ctx)
+{
+    return ctx->tr != NULL ? train_lr(ctx->tr, sim_run_epoch(ctx)) : 0.0;
+}
+
+double sim_ctx_momentum(const sim_ctx *ctx)
+{
+    return ctx->tr != NULL ? train_momentum(ctx->tr) : 0.0;
+}
+
+void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum)
+{
+    if (ctx->tr != NULL)
+        train_apply_with(ctx->tr, w, grad, lr, momentum);
+}
+
+void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
+{
+    if (ctx->tr != NULL)
+        train_scale_momentum(ctx->tr, w, factor);
+}
+
+sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
+{
+    return sim_net_path_latency(ctx->net, a, b);
+}
+
+double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b)
+{
+    return sim_net_path_bandwidth_bps(ctx->net, a, b);
+}
+
+uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
+{
+    const sim_net_config *net = &ctx->sc->net;
+    return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
+}
+
 void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
 {
     if (ctx->tr != NULL)
@@ -98,6 +137,35 @@ void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const floa
 const float *sim_ctx_payload(const sim_ctx *ctx)
 {
     return ctx->payload;
+}
+
+uint32_t sim_ctx_hold(sim_ctx *ctx)
+{
+    if (ctx->payload == NULL)
+        return SIM_CTX_NO_SNAPSHOT;
+    assert(!ctx->payload_held);
+    ctx->payload_held = true;
+    ctx->held++;
+    return ctx->payload_handle;
+}
+
+const float *sim_ctx_held(const sim_ctx *ctx, uint32_t h)
+{
+    return sim_tensor_pool_data(ctx->snapshots, h);
+}
+
+void sim_ctx_release(sim_ctx *ctx, uint32_t h)
+{
+    if (h == SIM_CTX_NO_SNAPSHOT)
+        return;
+    assert(ctx->held > 0);
+    ctx->held--;
+    sim_tensor_pool_put(ctx->snapshots, h);
+}
+
+size_t sim_ctx_held_count(const sim_ctx *ctx)
+{
+    return ctx->held;
 }
 
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
@@ -222,8 +290,21 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
     ctx->acct[w].iterations += iterations;
     ctx->iterations += iterations;
     ctx->samples += iterations * sc->batch;
+    const char *reason = NULL;
     if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
-        sim_run_stop(ctx, "iterations");
-    if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
-        sim_run_stop(ctx, "epochs");
+        reason = "iterations";
+    else if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
+        reason = "epochs";
+    if (reason == NULL)
+        return;
+    if (!ctx->proto->rounds)
+        sim_run_stop(ctx, reason);
+    else if (ctx->pending_stop == NULL)
+        ctx->pending_stop = reason;
+}
+
+void sim_ctx_round_end(sim_ctx *ctx)
+{
+    if (ctx->pending_stop != NULL)
+        sim_run_stop(ctx, ctx->pending_stop);
 }

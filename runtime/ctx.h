@@ -10,7 +10,9 @@
  *   SIM_EV_COMPUTED     dst = worker; arg[0] = the tag given to sim_ctx_compute,
  *                       arg[1] = the worker's iteration index k (from 0)
  *   SIM_EV_MSG          src, dst = hosts; arg[0] = tag, arg[1] = bytes, arg[2] = the
- *                       sender's arg, arg[3] = payload handle (SIM_NET_NO_PAYLOAD if none)
+ *                       sender's arg, arg[3] = payload handle (SIM_NET_NO_PAYLOAD if none);
+ *                       protocols read tag and arg through the kit's message layout
+ *                       (protocols/msg.h: channel, kind, sequence)
  *   SIM_EV_WORKER_DOWN  dst = worker that failed (its computation, if any, is lost, and
  *                       its messages in flight are dropped)
  *   SIM_EV_WORKER_UP    dst = worker that recovered (idle until the protocol acts)
@@ -20,8 +22,8 @@
  * computing while an iteration runs on it; otherwise communicating while any message from
  * or to it is in flight; otherwise waiting (while up) or down.
  */
-#ifndef SIM_CTX_H
-#define SIM_CTX_H
+#ifndef RUNTIME_CTX_H
+#define RUNTIME_CTX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,6 +47,14 @@ uint32_t sim_ctx_workers(const sim_ctx *ctx);
 uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w);
 uint32_t sim_ctx_live(const sim_ctx *ctx);
+
+/* The network as protocols may see it: the latency (without transient extra latency) and
+ * the bottleneck bandwidth of the path from host a to host b, and the rack of host h (0 on
+ * a star). Protocols use these to size timeouts or prefer near peers; they never read the
+ * scenario's network section. */
+sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b);
+double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b);
+uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h);
 
 /* Bytes of one full-model message: workload.message_bytes, or the model's size. */
 uint64_t sim_ctx_model_bytes(const sim_ctx *ctx);
@@ -84,8 +94,26 @@ float *sim_ctx_params(sim_ctx *ctx, uint32_t w);
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
 
 /* One optimizer step on worker w's parameters with `grad` (num_params floats), with w's
- * momentum and the scheduled learning rate. */
+ * momentum and the scheduled learning rate: sim_ctx_apply_with(ctx, w, grad, sim_ctx_lr(ctx),
+ * sim_ctx_momentum(ctx)). */
 void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad);
+
+/* The learning rate the workload's schedule gives now, from the samples counted so far
+ * (0 with the timing-only model). A synchronous protocol reads it once per round and
+ * passes it to every replica's step, so that the order in which replicas apply a round
+ * cannot change their rates. */
+double sim_ctx_lr(const sim_ctx *ctx);
+
+/* The workload's momentum coefficient (0 without momentum or with the timing-only model). */
+double sim_ctx_momentum(const sim_ctx *ctx);
+
+/* One optimizer step on worker w with an explicit learning rate and momentum coefficient
+ * (weight decay as configured). Without momentum buffers (workload momentum 0) the step has
+ * no momentum whatever `momentum` says. */
+void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum);
+
+/* Multiplies worker w's momentum buffer by `factor` (0 zeroes it); no-op without buffers. */
+void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor);
 
 /* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
  * buffer from the run's pool) travelling with the message; the receiver reads it with
@@ -94,8 +122,24 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
                        uint64_t arg, const float *params, size_t n, sim_err *err);
 
 /* The snapshot carried by the SIM_EV_MSG being handled, or NULL if it carries none. Valid
- * only during that on_event call: average it into your own buffers, never keep it. */
+ * only during that on_event call unless held (below): average it into your own buffers. */
 const float *sim_ctx_payload(const sim_ctx *ctx);
+
+/* Keeps the snapshot of the SIM_EV_MSG being handled past the handler (an update queue):
+ * returns its handle, or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot
+ * stays valid and unchanged until sim_ctx_release; holding one handle twice is an error of
+ * the protocol. Held snapshots come from the run's pool, which grows as needed. */
+#define SIM_CTX_NO_SNAPSHOT UINT32_MAX
+uint32_t sim_ctx_hold(sim_ctx *ctx);
+
+/* The floats of held snapshot h (num_params of them). */
+const float *sim_ctx_held(const sim_ctx *ctx, uint32_t h);
+
+/* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */
+void sim_ctx_release(sim_ctx *ctx, uint32_t h);
+
+/* Snapshots held now (for tests and reports). */
+size_t sim_ctx_held_count(const sim_ctx *ctx);
 
 /* One optimizer step, at the scheduled learning rate, on a block the protocol owns (a
  * server's model) with its own momentum buffer (NULL: no momentum). */
@@ -116,5 +160,10 @@ uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w);
 /* Counts `iterations` finished iterations of worker w (each of workload.batch samples)
  * towards the throughput, the metrics and the iteration stop condition. */
 void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations);
+
+/* For protocols whose ops declare `rounds`: every live replica has now applied the same
+ * rounds. An iterations or epochs stop reached since the last boundary takes effect here
+ * (so such runs end with equal replicas), not in the sim_ctx_count that reached it. */
+void sim_ctx_round_end(sim_ctx *ctx);
 
 #endif

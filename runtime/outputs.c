@@ -33,6 +33,25 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
     return ctx->mean;
 }
 
+/* A row of protocol.csv: the protocol's figures at this evaluation; the first row's keys
+ * make the header. */
+static void protocol_row(sim_ctx *ctx, sim_time now)
+{
+    sim_report row = { 0 };
+    ctx->proto->evaluate(ctx->state, ctx, &row);
+    FILE *f = sim_file_stream(ctx->protocol_csv);
+    if (ftell(f) == 0) {
+        fputs("time_s", f);
+        for (size_t i = 0; i < row.n; i++)
+            fprintf(f, ",%s", row.key[i]);
+        fputc('\n', f);
+    }
+    fprintf(f, "%.17g", sim_run_seconds(now));
+    for (size_t i = 0; i < row.n; i++)
+        field(f, row.value[i]);
+    fputc('\n', f);
+}
+
 void sim_run_evaluate(sim_ctx *ctx, sim_time now)
 {
     double train_loss = NAN, test_loss = NAN, accuracy = NAN, consensus = NAN;
@@ -69,6 +88,8 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
     fprintf(f, ",%.17g\n", sps);
     ctx->last_eval_ns = now;
     ctx->last_eval_samples = ctx->samples;
+    if (ctx->protocol_csv != NULL)
+        protocol_row(ctx, now);
     if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx);
 }
@@ -88,7 +109,12 @@ int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
         ctx->events = sim_file_open(dir, "events.csv", err);
         if (ctx->events == NULL)
             return SIM_EIO;
-        fputs("time_ns,event,worker,peer,tag,bytes\n", sim_file_stream(ctx->events));
+        fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->events));
+    }
+    if (ctx->proto->evaluate != NULL) {
+        ctx->protocol_csv = sim_file_open(dir, "protocol.csv", err);
+        if (ctx->protocol_csv == NULL)
+            return SIM_EIO;
     }
     return SIM_OK;
 }
@@ -158,7 +184,7 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
             ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
     sim_report rep = { 0 };
     if (ctx->proto->report != NULL)
-        ctx->proto->report(ctx->state, &rep);
+        ctx->proto->report(ctx->state, ctx, &rep);
     fputs("  \"protocol_report\": {", s);
     for (size_t i = 0; i < rep.n; i++) {
         fprintf(s, "%s\"%s\": ", i > 0 ? ", " : "", rep.key[i]);
@@ -202,6 +228,9 @@ int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *
     if (rc == SIM_OK && ctx->events != NULL)
         rc = sim_file_commit(ctx->events, err);
     ctx->events = NULL;
+    if (rc == SIM_OK && ctx->protocol_csv != NULL)
+        rc = sim_file_commit(ctx->protocol_csv, err);
+    ctx->protocol_csv = NULL;
     if (rc == SIM_OK)
         rc = write_workers(ctx, dir, err);
     if (rc == SIM_OK)

@@ -1,17 +1,22 @@
-/* Protocols: the ops table every synchronization protocol implements, and the registry.
+/* The protocol interface: the ops table every synchronization protocol implements.
  *
  * A protocol is a `const proto_ops` in its own file (ROSS style: a table of handlers plus
- * the size of the per-run state the runner allocates, zeroed). configure reads the
- * protocol's parameters from the scenario's `protocol` section through sim_cfg (which
- * records defaults and lets the runner reject unknown keys afterwards) and may allocate
- * per-run arrays, which fini frees; start schedules the first events; on_event handles
- * every event of the run addressed to the protocol (see sim/ctx.h). Handlers take `void
- * *state` and cast it on their first line. Only report and fini may be NULL.
+ * the size of the per-run state the runtime allocates, zeroed). The runtime reads
+ * $.protocol.name itself; configure only parses the protocol's other parameters through
+ * sim_cfg (which records defaults and lets the runtime reject unknown keys afterwards) and
+ * checks them against the scenario, allocating nothing: the runtime calls it once to
+ * validate and once per run. start allocates the run's state and schedules the first
+ * events; on_event handles every event of the run addressed to the protocol (see
+ * runtime/ctx.h); fini frees what start allocated (it is also called after a configure
+ * that was never started, on a zeroed state). Handlers take `void *state` and cast it on
+ * their first line. Only configure, start and on_event are required.
  */
 #ifndef RUNTIME_PROTO_H
 #define RUNTIME_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
@@ -22,12 +27,20 @@
 typedef struct proto_ops {
     const char *name;    /* matches "protocol": {"name": ...} in scenarios */
     const char *summary; /* one line for `hetsim list protocols` */
-    size_t state_size;   /* zeroed bytes the runner allocates per run */
+    size_t state_size;   /* zeroed bytes the runtime allocates per run */
+    bool rounds; /* iterations/epochs stops wait for sim_ctx_round_end (synchronous rounds) */
     int (*configure)(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
     int (*start)(void *state, sim_ctx *ctx, sim_err *err);
     int (*on_event)(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err);
-    void (*report)(const void *state, sim_report *out); /* optional: extra summary values */
-    void (*fini)(void *state);                          /* optional: frees configure's work */
+    /* Optional: figures for summary.json's protocol_report, at the end of the run. */
+    void (*report)(const void *state, const sim_ctx *ctx, sim_report *out);
+    /* Optional: figures for a row of protocol.csv at every evaluation (same keys, same
+     * order every time), beside metrics.csv's row of the same time. */
+    void (*evaluate)(const void *state, const sim_ctx *ctx, sim_report *row);
+    /* Optional: bytes the protocol's own run state takes (buffers, queues) for `sc` with
+     * models of `num_params` floats (0: timing-only), counted into the run's memory check. */
+    uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
+    void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
 
 #endif

@@ -36,19 +36,23 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         sim_run_acct_update(ctx, (uint32_t)ev->dst);
     if (rc == 0)
         return SIM_OK;
-    sim_run_trace(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes);
+    sim_run_trace(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes, msg.arg);
     sim_event pev = { .kind = SIM_EV_MSG, .src = (int32_t)msg.src, .dst = (int32_t)msg.dst };
     pev.time = ev->time;
     pev.arg[0] = msg.tag;
     pev.arg[1] = msg.bytes;
     pev.arg[2] = msg.arg;
     pev.arg[3] = msg.payload;
-    if (msg.payload != SIM_NET_NO_PAYLOAD)
+    if (msg.payload != SIM_NET_NO_PAYLOAD) {
         ctx->payload = sim_tensor_pool_data(ctx->snapshots, msg.payload);
+        ctx->payload_handle = msg.payload;
+        ctx->payload_held = false;
+    }
     rc = to_protocol(ctx, &pev, err);
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
         ctx->payload = NULL;
-        sim_tensor_pool_put(ctx->snapshots, msg.payload);
+        if (!ctx->payload_held)
+            sim_tensor_pool_put(ctx->snapshots, msg.payload);
     }
     return rc;
 }
@@ -58,7 +62,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     uint32_t w = (uint32_t)ev->dst;
     ctx->acct[w].computing = false;
     sim_run_acct_update(ctx, w);
-    sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0);
+    sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0, 0);
     sim_event pev = *ev;
     pev.kind = SIM_EV_COMPUTED;
     return to_protocol(ctx, &pev, err);
@@ -83,7 +87,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         /* Aborted flows touch the failed worker's peers, which may be anywhere. */
         for (uint32_t v = 0; v < ctx->nworkers; v++)
             sim_run_acct_update(ctx, v);
-        sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0);
+        sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0, 0);
         pev.kind = SIM_EV_WORKER_DOWN;
         return to_protocol(ctx, &pev, err);
     case SIM_CHANGE_UP:
@@ -92,7 +96,7 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         sim_cluster_set_down(ctx->cl, w, false);
         sim_net_set_host_down(ctx->net, w, false);
         sim_run_acct_update(ctx, w);
-        sim_run_trace(ctx, "up", w, SIM_NOBODY, 0, 0);
+        sim_run_trace(ctx, "up", w, SIM_NOBODY, 0, 0, 0);
         pev.kind = SIM_EV_WORKER_UP;
         return to_protocol(ctx, &pev, err);
     case SIM_CHANGE_LINK:
@@ -187,13 +191,15 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
     return SIM_OK;
 }
 
-static uint64_t memory_estimate(const sim_scenario *sc)
+/* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's
+ * bookkeeping), accounting, links, a few pending events and flows; with a real model, the
+ * snapshot pool's first block per worker (it grows with the messages in flight) and the
+ * evaluation mean. Model tensors and data are train_config's; the protocol's, its own. */
+static uint64_t memory_estimate(const sim_scenario *sc, size_t num_params)
 {
-    /* Per worker: its mt19937 stream (about 5 KiB with GSL's bookkeeping), accounting,
-     * links, a few pending events and flows. Tensors and data are counted by the caller. */
-    uint64_t per_worker = 8192;
+    uint64_t per_worker = 8192 + (uint64_t)num_params * 4;
     uint64_t n = (uint64_t)sc->workers + sc->servers;
-    return n * per_worker + ((uint64_t)1 << 20);
+    return n * per_worker + (uint64_t)num_params * 4 + ((uint64_t)1 << 20);
 }
 
 static uint64_t physical_memory(void)
@@ -204,17 +210,16 @@ static uint64_t physical_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
-static int configure_protocol(sim_scenario *sc, const proto_ops *ops, sim_err *err)
+/* Reads $.protocol.name (the caller chose the protocol by it) and has the protocol parse
+ * the rest of its section into `state`; unknown keys are refused afterwards. */
+static int configure_protocol(sim_scenario *sc, const proto_ops *ops, void *state, sim_err *err)
 {
-    void *state = calloc(1, ops->state_size > 0 ? ops->state_size : 1);
-    if (state == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = ops->configure(state, sc->protocol_cfg, sc, err);
+    char name[64];
+    int rc = sim_cfg_string(sc->protocol_cfg, "name", name, sizeof(name), err);
+    if (rc == SIM_OK)
+        rc = ops->configure(state, sc->protocol_cfg, sc, err);
     if (rc == SIM_OK)
         rc = sim_cfg_check_unused(sc->protocol_cfg, err);
-    if (ops->fini != NULL)
-        ops->fini(state);
-    free(state);
     return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
 }
 
@@ -222,12 +227,21 @@ int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     train_config tc = { 0 };
     int rc = read_workload(sc, &tc, err);
+    void *state = calloc(1, ops->state_size > 0 ? ops->state_size : 1);
+    if (rc == SIM_OK && state == NULL)
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     if (rc == SIM_OK)
-        rc = configure_protocol(sc, ops, err);
+        rc = configure_protocol(sc, ops, state, err);
+    size_t num_params = strcmp(sc->model, "none") == 0 ? 0 : tc.num_params;
+    uint64_t own = rc == SIM_OK && ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
+    if (state != NULL && ops->fini != NULL)
+        ops->fini(state);
+    free(state);
     if (rc != SIM_OK)
         return rc;
     sim_scenario_rehash(sc);
-    uint64_t need = memory_estimate(sc) + tc.bytes_estimate, have = physical_memory();
+    uint64_t need = memory_estimate(sc, num_params) + tc.bytes_estimate + own;
+    uint64_t have = physical_memory();
     if (need > have / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
                     "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
@@ -339,7 +353,7 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
     ctx->acct = calloc(sc->workers, sizeof(*ctx->acct));
     if (ctx->state == NULL || ctx->acct == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = ctx->proto->configure(ctx->state, sc->protocol_cfg, sc, err);
+    int rc = configure_protocol(sc, ops, ctx->state, err);
     if (rc != SIM_OK)
         return rc;
     ctx->eng = sim_engine_create(4 * (size_t)ctx->nhosts + 64, err);
@@ -361,6 +375,7 @@ static void teardown(sim_ctx *ctx)
 {
     sim_file_abort(ctx->metrics);
     sim_file_abort(ctx->events);
+    sim_file_abort(ctx->protocol_csv);
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);

@@ -41,13 +41,13 @@ double sim_run_epoch(const sim_ctx *ctx)
 }
 
 void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
-                   uint64_t bytes)
+                   uint64_t bytes, uint64_t arg)
 {
     if (ctx->events == NULL)
         return;
     fprintf(sim_file_stream(ctx->events),
-            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
-            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes);
+            "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+            sim_engine_now(ctx->eng), what, worker, peer, tag, bytes, arg);
 }
 
 double sim_run_wall_since(const struct timespec *t0)

@@ -50,6 +50,9 @@ struct sim_ctx {
     train *tr;                  /* NULL for the timing-only model */
     sim_tensor_pool *snapshots; /* model snapshots carried by messages (real models) */
     const float *payload;       /* the delivered message's snapshot, during its handler */
+    uint32_t payload_handle;    /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
+    bool payload_held;          /* the handler kept it (sim_ctx_hold) */
+    size_t held;                /* snapshots held by the protocol now */
     worker_acct *acct;          /* (workers) */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
@@ -66,9 +69,10 @@ struct sim_ctx {
     sim_time target_ns; /* when target_accuracy was reached, or SIM_TIME_NEVER */
     /* Run control and outputs. */
     const char *stop_reason;
+    const char *pending_stop; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
     const sim_change *timeline;
     size_t ntimeline;
-    sim_file *metrics, *events;
+    sim_file *metrics, *events, *protocol_csv;
     bool progress;
     sim_run_observe_fn observe;
     void *observe_ud;
@@ -90,9 +94,10 @@ void sim_run_stop(sim_ctx *ctx, const char *reason);
 /* Training progress in epochs (samples over the training set), NaN when timing-only. */
 double sim_run_epoch(const sim_ctx *ctx);
 
-/* Appends a line to events.csv when it is being written. */
+/* Appends a line to events.csv when it is being written: tag and arg are a message's
+ * (the protocol kit's sequence number, and channel * 2^32 + kind), or a computation's tag. */
 void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
-                   uint64_t bytes);
+                   uint64_t bytes, uint64_t arg);
 
 /* Wall-clock seconds since *t0 (CLOCK_MONOTONIC): progress and summary figures only. */
 double sim_run_wall_since(const struct timespec *t0);

@@ -1141,3 +1141,14 @@ char *sim_cfg_print(const sim_cfg *root, bool pretty)
     cJSON_Delete(copy);
     return text;
 }
+
+int sim_cfg_fail(const sim_cfg *cfg, const char *key, sim_err *err, const char *fmt, ...)
+{
+    char path[sizeof(err->path)], msg[sizeof(err->msg)];
+    snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(cfg), key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return sim_err_set(err, SIM_ESCENARIO, path, "%s", msg);
+}

@@ -79,6 +79,12 @@ int sim_cfg_at(sim_cfg *cfg, const char *key, size_t i, sim_cfg **out, sim_err *
 int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,
                       double *out, sim_err *err);
 
+/* Reports a value that passed its reader but fails a check of the caller's (a constraint
+ * between keys, a value the scenario cannot support): SIM_ESCENARIO with the path of `key`
+ * under this object and the printf-style message. Returns SIM_ESCENARIO. */
+__attribute__((format(printf, 4, 5))) int sim_cfg_fail(const sim_cfg *cfg, const char *key,
+                                                       sim_err *err, const char *fmt, ...);
+
 /* Rejects the first key of this object (not its children) that no reader has marked:
  * "$.protocol.alpah: unknown key (valid: name, graph, backup_workers)". The list of valid
  * keys is the set of keys read or defaulted so far in this object. */

@@ -42,7 +42,7 @@ typedef struct msg_line {
     int64_t t;    /* ns */
     uint32_t dst; /* receiver */
     uint32_t src; /* sender */
-    uint64_t tag; /* 1 request, 2 reply */
+    uint64_t tag; /* 1 request, 2 reply: the message's kind (its arg, on channel 0) */
     uint64_t bytes;
 } msg_line;
 
@@ -55,10 +55,10 @@ static msg_line *messages(const char *dir, size_t *n)
     for (char *line = strchr(ev, '\n'); line != NULL && line[1] != '\0';
          line = strchr(line + 1, '\n')) {
         long long t, w, p;
-        unsigned long long tag, bytes;
+        unsigned long long seq, bytes, tag;
         char what[16];
-        if (sscanf(line + 1, "%lld,%15[^,],%lld,%lld,%llu,%llu", &t, what, &w, &p, &tag, &bytes) !=
-                6 ||
+        if (sscanf(line + 1, "%lld,%15[^,],%lld,%lld,%llu,%llu,%llu", &t, what, &w, &p, &seq,
+                   &bytes, &tag) != 7 ||
             strcmp(what, "msg") != 0)
             continue;
         if (*n == cap)
@@ -67,6 +67,21 @@ static msg_line *messages(const char *dir, size_t *n)
     }
     free(ev);
     return m;
+}
+
+/* True if the trace holds the message (t, dst, src, kind, bytes) at index i of m (any index
+ * if i is SIZE_MAX); *at receives its index. bytes 0 matches any size. */
+static bool has_msg(const msg_line *m, size_t n, int64_t t, uint32_t dst, uint32_t src,
+                    uint64_t kind, uint64_t bytes, size_t *at)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i].t == t && m[i].dst == dst && m[i].src == src && m[i].tag == kind &&
+            (bytes == 0 || m[i].bytes == bytes)) {
+            if (at != NULL)
+                *at = i;
+            return true;
+        }
+    return false;
 }
 
 /* The spec's graph, worked out independently of protocols/adpsgd.c: offsets 1 and, for the
@@ -311,11 +326,18 @@ START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 6);
     char *ev = harness_slurp(dir, "events.csv");
-    const char *want[] = { "\n11050000,msg,0,1,1,1000000\n", "\n12100000,msg,1,0,2,1000000\n",
-                           "\n21050000,msg,0,1,1,1000000\n", "\n22100000,msg,1,0,2,1000000\n",
-                           "\n31050000,msg,0,1,1,1000000\n", "\n32100000,msg,1,0,2,1000000\n" };
+    static const uint64_t want[][5] = {
+        { 11050000, 0, 1, 1, 1000000 }, { 12100000, 1, 0, 2, 1000000 },
+        { 21050000, 0, 1, 1, 1000000 }, { 22100000, 1, 0, 2, 1000000 },
+        { 31050000, 0, 1, 1, 1000000 }, { 32100000, 1, 0, 2, 1000000 },
+    };
+    size_t nm;
+    msg_line *ml = messages(dir, &nm);
     for (size_t k = 0; k < 6; k++)
-        ck_assert_msg(strstr(ev, want[k]) != NULL, "no%s", want[k]);
+        ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
+                              (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
+                      "no message %zu", k);
+    free(ml);
     size_t nmsg;
     free(messages(dir, &nmsg));
     ck_assert_uint_eq(nmsg, 6);
@@ -348,9 +370,26 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
     ck_assert_double_eq(report(dir, "dropped"), 7);
     ck_assert_double_eq_tol(report(dir, "max_wait_s"), 0.0231, 1e-15);
     char *ev = harness_slurp(dir, "events.csv");
-    ck_assert_ptr_nonnull(strstr(ev, "\n32050000,msg,0,1,1,1000000\n33100000,msg,1,0,2,"));
-    ck_assert_ptr_nonnull(strstr(ev, "\n41050000,msg,0,1,1,1000000\n"));
-    ck_assert_ptr_nonnull(strstr(ev, "\n42100000,msg,1,0,2,1000000\n"));
+    {
+        size_t nm, at;
+        msg_line *ml = messages(dir, &nm);
+        ck_assert(has_msg(ml, nm, 32050000, 0, 1, 1, 1000000, &at));
+        ck_assert(at + 1 < nm && ml[at + 1].t == 33100000 && ml[at + 1].dst == 1 &&
+                  ml[at + 1].src == 0 && ml[at + 1].tag == 2);
+        free(ml);
+    }
+    {
+        size_t nm;
+        msg_line *ml = messages(dir, &nm);
+        ck_assert(has_msg(ml, nm, 41050000, 0, 1, 1, 1000000, NULL));
+        free(ml);
+    }
+    {
+        size_t nm;
+        msg_line *ml = messages(dir, &nm);
+        ck_assert(has_msg(ml, nm, 42100000, 1, 0, 2, 1000000, NULL));
+        free(ml);
+    }
     free(ev);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
@@ -374,7 +413,14 @@ START_TEST(a_passive_serving_a_failed_active_serves_the_next_one)
     /* The cut service lasted 0.45 ms; the other one 1.05 ms. */
     ck_assert_double_eq_tol(report(dir, "max_serve_s"), 0.00105, 1e-15);
     char *ev = harness_slurp(dir, "events.csv");
-    ck_assert_ptr_nonnull(strstr(ev, "\n26050000,msg,0,1,1,1000000\n27100000,msg,1,0,2,"));
+    {
+        size_t nm, at;
+        msg_line *ml = messages(dir, &nm);
+        ck_assert(has_msg(ml, nm, 26050000, 0, 1, 1, 1000000, &at));
+        ck_assert(at + 1 < nm && ml[at + 1].t == 27100000 && ml[at + 1].dst == 1 &&
+                  ml[at + 1].src == 0 && ml[at + 1].tag == 2);
+        free(ml);
+    }
     free(ev);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
@@ -391,11 +437,18 @@ START_TEST(gradients_that_arrive_during_an_exchange_start_the_next_one_at_once)
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     char *ev = harness_slurp(dir, "events.csv");
-    const char *want[] = { "\n16050000,msg,0,1,1,6000000\n", "\n22100000,msg,1,0,2,6000000\n",
-                           "\n28150000,msg,0,1,1,6000000\n", "\n34200000,msg,1,0,2,6000000\n",
-                           "\n40250000,msg,0,1,1,6000000\n", "\n46300000,msg,1,0,2,6000000\n" };
+    static const uint64_t want[][5] = {
+        { 16050000, 0, 1, 1, 6000000 }, { 22100000, 1, 0, 2, 6000000 },
+        { 28150000, 0, 1, 1, 6000000 }, { 34200000, 1, 0, 2, 6000000 },
+        { 40250000, 0, 1, 1, 6000000 }, { 46300000, 1, 0, 2, 6000000 },
+    };
+    size_t nm;
+    msg_line *ml = messages(dir, &nm);
     for (size_t k = 0; k < 6; k++)
-        ck_assert_msg(strstr(ev, want[k]) != NULL, "no%s", want[k]);
+        ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
+                              (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
+                      "no message %zu", k);
+    free(ml);
     ck_assert_double_eq(report(dir, "exchanges"), 3);
     free(ev);
     sim_scenario_destroy(sc);

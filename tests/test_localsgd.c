@@ -54,9 +54,10 @@ START_TEST(localsgd_round_is_h_computations_then_a_ring_allreduce)
     sim_scenario *sc = harness_load(json, "localsgd.json", sets, 1);
     seen s = { 0 };
     sim_run_summary sum = harness_run(sc, NULL, observe, &s);
-    /* The last iteration (the 24th) is counted when the second round's last local step
-     * ends: one round (30 ms + 48.6 ms) plus three more steps. */
-    ck_assert_int_eq(sum.sim_ns, 30000000 + 6 * 8100000 + 30000000);
+    /* The 24th iteration is counted when the second round's last local step ends, and the
+     * run stops at the next round boundary, when that round's all-reduce has ended for
+     * every worker: two rounds of 30 ms + 48.6 ms. */
+    ck_assert_int_eq(sum.sim_ns, 2 * (30000000 + 6 * 8100000));
     ck_assert_uint_eq(sum.iterations, 24);
     sim_scenario_destroy(sc);
 }

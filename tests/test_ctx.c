@@ -1,0 +1,283 @@
+/* The context v2 and the ops table's hooks, through a tiny protocol defined here: snapshots
+ * held past the handler, explicit-rate steps and momentum scaling, the per-evaluation hook
+ * (protocol.csv), the memory estimate, and the round boundary of synchronous protocols;
+ * plus the two training-semantics fixes checked on allreduce and localsgd (replicas equal at
+ * the end of an epoch- or iteration-stopped run, and under every learning-rate schedule). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "harness.h"
+#include "protocols/msg.h"
+#include "runtime/ctx.h"
+#include "runtime/proto.h"
+#include "runtime/run.h"
+#include "sim/tensor.h"
+
+static const char real_json[] =
+    "{\"seed\": 17, \"workers\": 4, \"compute\": {\"iteration_ms\": 5, \"jitter_sigma\": 0.4},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000, \"dim\": 6,"
+    " \"classes\": 3, \"separation\": 4}, \"model\": {\"name\": \"softmax\"},"
+    " \"batch\": 8, \"lr\": 0.2, \"momentum\": 0.6},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 1},"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 200}}";
+
+/* ---- a test protocol: worker 0 sends its model to worker 1, which holds it ---- */
+
+enum {
+    EV_CHECK = SIM_EV_USER
+};
+
+typedef struct probe {
+    uint32_t held;        /* worker 1's held snapshot */
+    float sent[64];       /* worker 0's model when it sent it */
+    size_t P;             /* floats */
+    int checked;          /* the held snapshot was compared */
+    int matched;          /* ... and equal to what was sent */
+    size_t held_at_check; /* sim_ctx_held_count then */
+    double lr_seen;       /* sim_ctx_lr at start */
+    int rows;             /* evaluate calls */
+} probe;
+
+static int pr_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    (void)state;
+    (void)sc;
+    (void)err;
+    (void)cfg;
+    return SIM_OK;
+}
+
+static int pr_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    probe *st = state;
+    st->P = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(st->P, 64);
+    st->lr_seen = sim_ctx_lr(ctx);
+    memcpy(st->sent, sim_ctx_params(ctx, 0), st->P * sizeof(float));
+    msg_hdr h = { .channel = 3, .kind = 7, .seq = 11 };
+    return msg_send_model(ctx, 0, 1, 1000, h, sim_ctx_params(ctx, 0), st->P, err);
+}
+
+static int pr_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    probe *st = state;
+    if (ev->kind == SIM_EV_MSG) {
+        msg_hdr h = msg_read(ev);
+        ck_assert_uint_eq(h.channel, 3);
+        ck_assert_uint_eq(h.kind, 7);
+        ck_assert_uint_eq(h.seq, 11);
+        st->held = sim_ctx_hold(ctx);
+        ck_assert_uint_ne(st->held, SIM_CTX_NO_SNAPSHOT);
+        /* Worker 0's model changes after the send: the snapshot must not. */
+        sim_tensor_scale(sim_ctx_params(ctx, 0), 2.5f, st->P);
+        return sim_ctx_timer(ctx, 1000000, EV_CHECK, 1, 0, NULL, err);
+    }
+    if (ev->kind == EV_CHECK) {
+        st->checked = 1;
+        st->held_at_check = sim_ctx_held_count(ctx);
+        st->matched = memcmp(sim_ctx_held(ctx, st->held), st->sent, st->P * sizeof(float)) == 0;
+        sim_ctx_release(ctx, st->held);
+        ck_assert_uint_eq(sim_ctx_held_count(ctx), 0);
+    }
+    return SIM_OK;
+}
+
+static void pr_evaluate(const void *state, const sim_ctx *ctx, sim_report *row)
+{
+    probe *st = (probe *)state;
+    st->rows++;
+    sim_report_add(row, "held", (double)sim_ctx_held_count(ctx));
+    sim_report_add(row, "checked", (double)st->checked);
+}
+
+static void pr_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    const probe *st = state;
+    sim_report_add(out, "matched", (double)st->matched);
+    sim_report_add(out, "held_at_check", (double)st->held_at_check);
+    sim_report_add(out, "workers_seen", (double)sim_ctx_workers(ctx));
+    sim_report_add(out, "lr_seen", st->lr_seen);
+}
+
+static uint64_t pr_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    (void)state;
+    (void)num_params;
+    /* Absurd on purpose when the scenario asks for it: the check must refuse the run. */
+    return sc->workers == 3 ? UINT64_C(1) << 62 : 0;
+}
+
+static const proto_ops probe_ops = {
+    .name = "probe",
+    .summary = "test protocol",
+    .state_size = sizeof(probe),
+    .configure = pr_configure,
+    .start = pr_start,
+    .on_event = pr_on_event,
+    .report = pr_report,
+    .evaluate = pr_evaluate,
+    .memory = pr_memory,
+};
+
+static sim_scenario *load_probe(const char *const *sets, size_t nsets, sim_err *err)
+{
+    sim_scenario *sc =
+        sim_scenario_parse(real_json, strlen(real_json), "ctx.json", sets, nsets, err);
+    ck_assert_msg(sc != NULL, "%s", err->msg);
+    return sc;
+}
+
+START_TEST(held_snapshots_outlive_the_handler_unchanged)
+{
+    const char *sets[] = { "stop.time_s=0.3" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = load_probe(sets, 1, &err);
+    ck_assert_int_eq(sim_run_check(sc, &probe_ops, &err), SIM_OK);
+    char *dir = harness_tmpdir("ctx");
+    sim_run_options opt = { .out_dir = dir };
+    ck_assert_int_eq(sim_run(sc, &probe_ops, &opt, NULL, &err), SIM_OK);
+    char *summary = harness_slurp(dir, "summary.json");
+    ck_assert_ptr_nonnull(strstr(summary, "\"matched\": 1"));
+    ck_assert_ptr_nonnull(strstr(summary, "\"held_at_check\": 1"));
+    ck_assert_ptr_nonnull(strstr(summary, "\"workers_seen\": 4"));
+    ck_assert_ptr_nonnull(strstr(summary, "\"lr_seen\": 0.2"));
+    /* protocol.csv: a header from the first row's keys, then one row per evaluation. The
+     * probe has nothing left to do after its check at 1.x ms: the run stops as stalled at
+     * the evaluation of 0.1 s, its second row. */
+    char *csv = harness_slurp(dir, "protocol.csv");
+    ck_assert_ptr_nonnull(strstr(csv, "time_s,held,checked\n"));
+    ck_assert_ptr_nonnull(strstr(csv, "\n0.10000000000000001,0,1\n"));
+    int lines = 0;
+    for (const char *p = csv; *p != '\0'; p++)
+        lines += *p == '\n';
+    ck_assert_int_eq(lines, 1 + 2);
+    free(csv);
+    free(summary);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(a_protocol_memory_estimate_counts_in_the_check)
+{
+    const char *sets[] = { "workers=3" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = load_probe(sets, 1, &err);
+    ck_assert_int_eq(sim_run_check(sc, &probe_ops, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.path, "$.workers");
+    ck_assert_ptr_nonnull(strstr(err.msg, "more than 80% of this machine's memory"));
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(the_runtime_reads_the_protocol_name_and_rejects_unknown_keys)
+{
+    const char *sets[] = { "protocol.alpah=1" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = load_probe(sets, 1, &err);
+    ck_assert_int_eq(sim_run_check(sc, &probe_ops, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.path, "$.protocol.alpah");
+    ck_assert_str_eq(err.msg, "unknown key (valid: name)");
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+/* ---- the two training-semantics fixes ---- */
+
+typedef struct ends {
+    int evaluations, equal; /* evaluations at which every replica had the same bits */
+    int last_equal;         /* at the last one (the end of the run) */
+} ends;
+
+static void observe_equal(void *ud, sim_ctx *ctx)
+{
+    ends *e = ud;
+    size_t P = sim_ctx_num_params(ctx);
+    uint64_t first = sim_tensor_checksum(sim_ctx_params(ctx, 0), P);
+    int equal = 1;
+    for (uint32_t w = 1; w < sim_ctx_workers(ctx); w++)
+        equal &= sim_tensor_checksum(sim_ctx_params(ctx, w), P) == first;
+    e->evaluations++;
+    e->equal += equal;
+    e->last_equal = equal;
+}
+
+START_TEST(allreduce_replicas_are_equal_under_every_schedule)
+{
+    /* Replicas of one round used to read the rate from a sample counter that rises as
+     * earlier replicas finish the round; with jitter the order changes every round. */
+    const char *schedules[] = {
+        "workload.lr_schedule={\"kind\": \"cosine\", \"total_epochs\": 2, \"min_lr\": 0.01}",
+        "workload.lr_schedule={\"kind\": \"step\", \"step_epochs\": 0.05, \"gamma\": 0.7}",
+        "workload.lr_schedule={\"kind\": \"constant\", \"warmup_epochs\": 0.3}",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        sim_scenario *sc = harness_load(real_json, "ctx.json", &schedules[i], 1);
+        ends e = { 0 };
+        harness_run(sc, NULL, observe_equal, &e);
+        ck_assert_int_gt(e.evaluations, 5);
+        ck_assert_msg(e.equal == e.evaluations, "%s: replicas differ at %d of %d evaluations",
+                      schedules[i], e.evaluations - e.equal, e.evaluations);
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
+START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
+{
+    const char *stops[][2] = {
+        { "protocol.name=allreduce", "stop={\"epochs\": 0.37}" },
+        { "protocol.name=allreduce", "stop={\"iterations\": 99}" },
+        { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"iterations\": 50}" },
+        { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
+    };
+    for (size_t i = 0; i < 4; i++) {
+        sim_scenario *sc = harness_load(real_json, "ctx.json", stops[i], 2);
+        ends e = { 0 };
+        sim_run_summary sum = harness_run(sc, NULL, observe_equal, &e);
+        ck_assert_str_ne(sum.stop_reason, "time");
+        ck_assert_msg(e.last_equal, "%s %s: replicas differ at the end", stops[i][0], stops[i][1]);
+        /* Stopped at the boundary of the round that reached the bound: within one round. */
+        if (sc->stop_iterations != 0) {
+            ck_assert_uint_ge(sum.iterations, sc->stop_iterations);
+            ck_assert_uint_lt(sum.iterations, sc->stop_iterations + 4 * 3);
+        }
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
+static Suite *ctx_suite(void)
+{
+    Suite *s = suite_create("ctx");
+    TCase *tc = tcase_create("context");
+    tcase_add_test(tc, held_snapshots_outlive_the_handler_unchanged);
+    tcase_add_test(tc, a_protocol_memory_estimate_counts_in_the_check);
+    tcase_add_test(tc, the_runtime_reads_the_protocol_name_and_rejects_unknown_keys);
+    suite_add_tcase(s, tc);
+    TCase *fix = tcase_create("fixes");
+    tcase_add_test(fix, allreduce_replicas_are_equal_under_every_schedule);
+    tcase_add_test(fix, runs_stopped_by_epochs_or_iterations_end_with_equal_replicas);
+    tcase_set_timeout(fix, 120);
+    suite_add_tcase(s, fix);
+    return s;
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    SRunner *sr = srunner_create(ctx_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

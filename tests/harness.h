@@ -13,6 +13,7 @@
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/scenario.h"
+#include "suite.h"
 
 /* Parses `json` as if read from `file` (used in messages and for relative paths), applies the
  * `nsets` overrides "PATH=VALUE", and runs sim_run_check; fails the test if either refuses.

@@ -31,6 +31,7 @@
 #include "models/train.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
+#include "suite.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ALLOC_UNDER_ASAN 1
@@ -433,9 +434,8 @@ START_TEST(a_pool_within_its_capacity_allocates_nothing)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
-    gsl_set_error_handler_off();
     openblas_set_num_threads(1);
     Suite *s = suite_create("alloc");
     TCase *tc = tcase_create("counter");
@@ -448,9 +448,5 @@ int main(void)
     tcase_add_test(tc, tensor_kernels_allocate_nothing);
     tcase_add_test(tc, a_pool_within_its_capacity_allocates_nothing);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

@@ -12,6 +12,8 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cblas.h>
 
+#include "suite.h"
+
 static const char *library_of(const void *fn)
 {
     Dl_info info;
@@ -48,16 +50,12 @@ START_TEST(blas_gsl_blas_sgemm_computes_through_cblas)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("blas");
     TCase *tc = tcase_create("link");
     tcase_add_test(tc, blas_cblas_sgemm_is_served_by_openblas);
     tcase_add_test(tc, blas_gsl_blas_sgemm_computes_through_cblas);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

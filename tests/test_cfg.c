@@ -10,6 +10,7 @@
 
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "suite.h"
 
 static sim_cfg *parse_ok(const char *text)
 {
@@ -718,7 +719,7 @@ START_TEST(print_writes_large_integers_exactly)
 }
 END_TEST
 
-static Suite *cfg_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("cfg");
     TCase *tc = tcase_create("parse");
@@ -790,13 +791,4 @@ static Suite *cfg_suite(void)
     tcase_add_test(tc, print_writes_large_integers_exactly);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(cfg_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -203,7 +203,7 @@ START_TEST(cli_reports_an_unwritable_output_directory_as_a_failed_run)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
@@ -217,9 +217,5 @@ int main(void)
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

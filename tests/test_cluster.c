@@ -17,6 +17,7 @@
 
 #include "sim/cluster.h"
 #include "sim/rng.h"
+#include "suite.h"
 
 enum {
     MAXW = 8,
@@ -769,7 +770,7 @@ START_TEST(destroy_null_is_a_no_op)
 }
 END_TEST
 
-static Suite *cluster_suite(void)
+Suite *test_suite(void)
 {
     Suite *su = suite_create("cluster");
     TCase *tc = tcase_create("compute");
@@ -812,14 +813,4 @@ static Suite *cluster_suite(void)
     tcase_add_test(tc, destroy_null_is_a_no_op);
     suite_add_tcase(su, tc);
     return su;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off(); /* GSL's default handler aborts */
-    SRunner *sr = srunner_create(cluster_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
 }

@@ -256,7 +256,7 @@ START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
 }
 END_TEST
 
-static Suite *ctx_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("ctx");
     TCase *tc = tcase_create("context");
@@ -270,14 +270,4 @@ static Suite *ctx_suite(void)
     tcase_set_timeout(fix, 120);
     suite_add_tcase(s, fix);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(ctx_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

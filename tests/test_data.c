@@ -17,6 +17,7 @@
 
 #include "models/data.h"
 #include "sim/rng.h"
+#include "suite.h"
 
 #ifndef HETSIM_TEST_DATA
 #define HETSIM_TEST_DATA "tests/data"
@@ -27,7 +28,6 @@ static const uint8_t IDX_LABELS[5] = { 7, 2, 9, 0, 4 };
 
 static gsl_rng *rng(uint64_t root, uint64_t stream)
 {
-    gsl_set_error_handler_off();
     gsl_rng *r = sim_rng_create(sim_rng_seed(root, stream));
     ck_assert_ptr_nonnull(r);
     return r;
@@ -739,7 +739,7 @@ START_TEST(sampler_order_depends_only_on_the_worker_stream)
 }
 END_TEST
 
-static Suite *data_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("data");
     TCase *tc = tcase_create("idx");
@@ -781,13 +781,4 @@ static Suite *data_suite(void)
     tcase_add_test(tc, sampler_order_depends_only_on_the_worker_stream);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(data_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -7,6 +7,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/engine.h"
+#include "suite.h"
 
 typedef struct trace {
     size_t n;
@@ -258,7 +259,7 @@ START_TEST(engine_handlers_see_only_the_events_still_pending)
 }
 END_TEST
 
-static Suite *engine_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("engine");
     TCase *order = tcase_create("order");
@@ -276,13 +277,4 @@ static Suite *engine_suite(void)
     tcase_add_test(run, engine_stops_on_request_and_on_handler_error);
     suite_add_tcase(s, run);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(engine_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

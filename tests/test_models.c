@@ -22,6 +22,7 @@
 
 #include "models/model.h"
 #include "sim/tensor.h"
+#include "suite.h"
 
 /* ---- Fixture: a model with its buffers, random parameters and a random batch ---- */
 
@@ -758,7 +759,7 @@ START_TEST(training_on_separable_blobs_drops_the_loss)
 }
 END_TEST
 
-static Suite *models_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("models");
     TCase *tc = tcase_create("registry");
@@ -801,14 +802,4 @@ static Suite *models_suite(void)
     tcase_add_test(tc, training_on_separable_blobs_drops_the_loss);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(models_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -13,6 +13,7 @@
 
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "suite.h"
 
 /* ---- harness: drives the engine and records deliveries -------------------------------- */
 
@@ -929,7 +930,7 @@ START_TEST(net_keeps_its_invariants_under_random_traffic)
 }
 END_TEST
 
-static Suite *net_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("net");
     TCase *timing = tcase_create("timing");
@@ -959,14 +960,4 @@ static Suite *net_suite(void)
     tcase_set_timeout(stress_case, 120);
     suite_add_tcase(s, stress_case);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(net_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

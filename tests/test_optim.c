@@ -8,6 +8,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "models/optim.h"
+#include "suite.h"
 
 /* The rates below are sums and products of a few doubles: 1e-12 covers their rounding. */
 #define LR_TOL    1e-12
@@ -209,7 +210,7 @@ START_TEST(check_accepts_defaults_and_names_each_bad_field)
 }
 END_TEST
 
-static Suite *optim_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("steps");
@@ -230,14 +231,4 @@ static Suite *optim_suite(void)
     tcase_add_test(tc, check_accepts_defaults_and_names_each_bad_field);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(optim_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -342,7 +342,7 @@ START_TEST(plot_scripts_are_embedded_verbatim)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("plot");
 
@@ -376,9 +376,5 @@ int main(void)
     tcase_add_test(scripts, plot_scripts_are_embedded_verbatim);
     suite_add_tcase(s, scripts);
 
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

@@ -5,6 +5,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/rng.h"
+#include "suite.h"
 
 /* SplitMix64 worked out independently (Python, 64-bit wrap-around) for root 7:
  * z = splitmix64(7); mixed = z ^ (stream * 0xd1b54a32d192ed03); seed = fold(splitmix64(mixed)). */
@@ -76,7 +77,7 @@ START_TEST(rng_streams_are_mt19937_with_the_derived_seed)
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("rng");
     TCase *tc = tcase_create("derivation");
@@ -87,9 +88,5 @@ int main(void)
     tcase_add_test(tc, rng_streams_are_mt19937_with_the_derived_seed);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

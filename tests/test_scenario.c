@@ -30,7 +30,6 @@
 
 static void setup(void)
 {
-    gsl_set_error_handler_off();
 }
 
 static sim_scenario *load_ok(const char *file, const char *const *sets, size_t nsets)
@@ -598,7 +597,7 @@ START_TEST(loader_caps_the_workers_selected_over_all_rules)
 }
 END_TEST
 
-static Suite *scenario_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("complete");
@@ -647,13 +646,4 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, loader_caps_the_workers_selected_over_all_rules);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(scenario_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

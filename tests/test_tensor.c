@@ -13,6 +13,7 @@
 
 #include "sim/rng.h"
 #include "sim/tensor.h"
+#include "suite.h"
 
 /* Unit roundoff of float and double. */
 #define U_F 0x1p-24
@@ -36,7 +37,6 @@ static float *noise(gsl_rng *r, size_t n, size_t off, float **view)
 
 static gsl_rng *rng(uint64_t stream)
 {
-    gsl_set_error_handler_off();
     gsl_rng *r = sim_rng_create(sim_rng_seed(0x5eed2385u, stream));
     ck_assert_ptr_nonnull(r);
     return r;
@@ -406,7 +406,7 @@ START_TEST(consensus_is_zero_for_equal_vectors_and_matches_a_hand_count)
 }
 END_TEST
 
-static Suite *tensor_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("tensor");
     TCase *tc = tcase_create("alloc");
@@ -430,13 +430,4 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, pool_create_rejects_empty_sizes);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(tensor_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

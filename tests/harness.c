@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,4 +160,107 @@ void harness_cleanup(char *dir)
                   "refusing to remove %s: not a test directory", dir);
     remove_tree(dir);
     free(dir);
+}
+
+double harness_summary_number(const char *dir, const char *key)
+{
+    char *s = harness_slurp(dir, "summary.json");
+    char pat[128];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(s, pat);
+    ck_assert_msg(at != NULL, "no %s in %s/summary.json", key, dir);
+    at += strlen(pat);
+    double x = NAN;
+    if (strncmp(at, "null", 4) != 0) {
+        char *end;
+        x = strtod(at, &end);
+        ck_assert_msg(end != at, "%s in %s/summary.json is not a number", key, dir);
+    }
+    free(s);
+    return x;
+}
+
+/* Fields of `line` (commas + 1). */
+static size_t count_fields(const char *line)
+{
+    size_t n = 1;
+    for (const char *p = line; *p != '\0'; p++)
+        n += *p == ',';
+    return n;
+}
+
+/* Cuts `line` at commas into fields[0..max), returning the count. */
+static size_t split_commas(char *line, char **fields, size_t max)
+{
+    size_t n = 0;
+    for (char *p = line;; p++) {
+        if (n < max)
+            fields[n] = p;
+        n++;
+        p = strchr(p, ',');
+        if (p == NULL)
+            return n;
+        *p = '\0';
+    }
+}
+
+harness_csv harness_csv_read(const char *dir, const char *name)
+{
+    harness_csv t = { 0 };
+    t.text = harness_slurp(dir, name);
+    size_t lines = 0;
+    for (const char *p = t.text; *p != '\0'; p++)
+        lines += *p == '\n';
+    ck_assert_msg(lines >= 1, "%s/%s has no header", dir, name);
+    char *line = t.text, *nl = strchr(line, '\n');
+    *nl = '\0';
+    t.ncols = count_fields(line);
+    t.cols = calloc(t.ncols, sizeof(*t.cols));
+    t.cells = calloc((lines - 1) * t.ncols + 1, sizeof(*t.cells));
+    ck_assert(t.cols != NULL && t.cells != NULL);
+    split_commas(line, t.cols, t.ncols);
+    for (line = nl + 1; *line != '\0'; line = nl + 1) {
+        nl = strchr(line, '\n');
+        ck_assert_msg(nl != NULL, "%s/%s: last row unterminated", dir, name);
+        *nl = '\0';
+        size_t n = split_commas(line, t.cells + t.nrows * t.ncols, t.ncols);
+        ck_assert_msg(n == t.ncols, "%s/%s: row %zu has %zu fields, the header %zu", dir, name,
+                      t.nrows + 1, n, t.ncols);
+        t.nrows++;
+    }
+    return t;
+}
+
+size_t harness_csv_col(const harness_csv *t, const char *col)
+{
+    for (size_t j = 0; j < t->ncols; j++)
+        if (strcmp(t->cols[j], col) == 0)
+            return j;
+    ck_abort_msg("no column %s", col);
+    return 0;
+}
+
+const char *harness_csv_text(const harness_csv *t, size_t row, const char *col)
+{
+    ck_assert_uint_lt(row, t->nrows);
+    return t->cells[row * t->ncols + harness_csv_col(t, col)];
+}
+
+double harness_csv_num(const harness_csv *t, size_t row, const char *col)
+{
+    const char *s = harness_csv_text(t, row, col);
+    if (*s == '\0')
+        return NAN;
+    char *end;
+    double x = strtod(s, &end);
+    ck_assert_msg(*end == '\0', "column %s, row %zu: \"%s\" is not a number", col, row, s);
+    return x;
+}
+
+void harness_csv_free(harness_csv *t)
+{
+    free(t->cols);
+    free(t->cells);
+    free(t->text);
+    memset(t, 0, sizeof(*t));
 }

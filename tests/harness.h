@@ -53,6 +53,35 @@ char *harness_slurp(const char *dir, const char *name);
  * the rest can be compared between runs; fails the test if there is none. */
 void harness_strip_wall(char *summary);
 
+/* The number under `key` in the summary.json of run directory `dir`: a top-level figure
+ * ("final_accuracy") or one of protocol_report's. Fails the test if there is none; NaN for
+ * a null. */
+double harness_summary_number(const char *dir, const char *key);
+
+/* A CSV output of a run (metrics.csv, workers.csv, protocol.csv) read whole: its header's
+ * column names and its rows of cells as text. */
+typedef struct harness_csv {
+    size_t ncols, nrows;
+    char **cols;  /* (ncols) names from the header row */
+    char **cells; /* (nrows, ncols) each row's fields, "" for an empty one */
+    char *text;   /* the file, cut into the strings above */
+} harness_csv;
+
+/* Reads `name` in run directory `dir`; fails the test if it is missing, has no header, or
+ * has a row with another number of fields than the header. */
+harness_csv harness_csv_read(const char *dir, const char *name);
+
+/* The index of column `col`; fails the test if there is none. */
+size_t harness_csv_col(const harness_csv *t, const char *col);
+
+/* The cell (row, col) as text, and as a number (NaN for an empty field; fails the test if
+ * the field is not a number). */
+const char *harness_csv_text(const harness_csv *t, size_t row, const char *col);
+double harness_csv_num(const harness_csv *t, size_t row, const char *col);
+
+/* Frees what harness_csv_read allocated. */
+void harness_csv_free(harness_csv *t);
+
 /* Removes `dir` and everything below it (symbolic links are removed, never followed), then
  * frees `dir`. Refuses (fails the test) any path outside "/tmp/hetsim-*", as a guard against
  * deleting fixtures. NULL is a no-op. */

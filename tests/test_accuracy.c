@@ -34,16 +34,7 @@ static const struct {
 
 static double final_accuracy(const char *dir)
 {
-    char path[512], line[512];
-    snprintf(path, sizeof(path), "%s/summary.json", dir);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    double acc = -1.0;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, " \"final_accuracy\": %lf", &acc) == 1)
-            break;
-    fclose(f);
-    return acc;
+    return harness_summary_number(dir, "final_accuracy");
 }
 
 START_TEST(fashion_mnist_models_reach_their_target_accuracy)

@@ -27,14 +27,7 @@ static const double U = 0x1p-24;
 /* A value of summary.json's protocol_report (or any number keyed so). */
 static double report(const char *dir, const char *key)
 {
-    char *s = harness_slurp(dir, "summary.json");
-    char pat[96];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    char *at = strstr(s, pat);
-    ck_assert_msg(at != NULL, "no %s in summary.json", key);
-    double x = strtod(at + strlen(pat), NULL);
-    free(s);
-    return x;
+    return harness_summary_number(dir, key);
 }
 
 /* Delivered messages from events.csv. */

@@ -52,25 +52,16 @@ static double report_value(const char *dir, const char *key)
     return x;
 }
 
-/* The iterations (column 3) and params_fnv (the last column) of each workers.csv row. */
+/* The iterations and params_fnv of each workers.csv row. */
 static size_t worker_rows(const char *dir, uint64_t *iters, uint64_t *fnv, size_t max)
 {
-    char *s = harness_slurp(dir, "workers.csv");
-    size_t n = 0;
-    for (char *line = strchr(s, '\n'); line != NULL && line[1] != '\0' && n < max;
-         line = strchr(line + 1, '\n')) {
-        unsigned id;
-        double speed;
-        unsigned long long it;
-        ck_assert_int_eq(sscanf(line + 1, "%u,%lf,%llu", &id, &speed, &it), 3);
-        iters[n] = it;
-        const char *end = strchr(line + 1, '\n'), *comma = end;
-        while (*comma != ',')
-            comma--;
-        fnv[n] = comma + 1 < end ? strtoull(comma + 1, NULL, 16) : 0;
-        n++;
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    size_t n = t.nrows < max ? t.nrows : max;
+    for (size_t i = 0; i < n; i++) {
+        iters[i] = (uint64_t)harness_csv_num(&t, i, "iterations");
+        fnv[i] = strtoull(harness_csv_text(&t, i, "params_fnv"), NULL, 16);
     }
-    free(s);
+    harness_csv_free(&t);
     return n;
 }
 

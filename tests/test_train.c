@@ -131,25 +131,16 @@ START_TEST(training_lowers_the_loss_and_raises_accuracy)
 {
     sim_scenario *sc = load(NULL, 0);
     char *dir = run_into(sc, NULL);
-    char *m = harness_slurp(dir, "metrics.csv");
-    /* Rows: time, iterations, samples, epoch, train_loss, test_loss, accuracy, ... */
-    double first_loss = NAN, last_loss = NAN, first_acc = NAN, last_acc = NAN;
-    for (char *line = strchr(m, '\n') + 1; *line != '\0'; line = strchr(line, '\n') + 1) {
-        double t, ep, tl, vl, acc;
-        unsigned long long it, s;
-        ck_assert_int_eq(
-            sscanf(line, "%lf,%llu,%llu,%lf,%lf,%lf,%lf", &t, &it, &s, &ep, &tl, &vl, &acc), 7);
-        if (isnan(first_loss)) {
-            first_loss = vl;
-            first_acc = acc;
-        }
-        last_loss = vl;
-        last_acc = acc;
-    }
+    harness_csv m = harness_csv_read(dir, "metrics.csv");
+    ck_assert_uint_ge(m.nrows, 2);
+    double first_loss = harness_csv_num(&m, 0, "test_loss");
+    double first_acc = harness_csv_num(&m, 0, "test_accuracy");
+    double last_loss = harness_csv_num(&m, m.nrows - 1, "test_loss");
+    double last_acc = harness_csv_num(&m, m.nrows - 1, "test_accuracy");
     ck_assert_double_lt(last_loss, 0.5 * first_loss);
     ck_assert_double_gt(last_acc, 0.8); /* 4 well separated classes; chance is 0.25 */
     ck_assert_double_lt(first_acc, 0.5);
-    free(m);
+    harness_csv_free(&m);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }
@@ -195,13 +186,7 @@ START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
     sc = load(by_target, 1);
     dir = run_into(sc, &sum);
     ck_assert_str_eq(sum.stop_reason, "target_accuracy");
-    char *s = harness_slurp(dir, "summary.json");
-    double t;
-    char *at = strstr(s, "\"time_to_target_s\": ");
-    ck_assert_ptr_nonnull(at);
-    ck_assert_int_eq(sscanf(at, "\"time_to_target_s\": %lf", &t), 1);
-    ck_assert_double_eq((double)sum.sim_ns / 1e9, t);
-    free(s);
+    ck_assert_double_eq((double)sum.sim_ns / 1e9, harness_summary_number(dir, "time_to_target_s"));
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }

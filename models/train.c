@@ -90,10 +90,17 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
         if (rc != SIM_OK)
             return rc;
     }
+    /* The four headers must agree; the image size they give is the model's input. */
+    data_idx_shape tr, te;
+    int rc = data_probe_fashion_mnist(cfg->path, &tr, &te, err);
+    if (rc != SIM_OK)
+        return rc == SIM_ENOMEM ? rc : (err->code = SIM_ESCENARIO);
     cfg->model.channels = 1;
-    cfg->model.height = 28;
-    cfg->model.width = 28;
+    cfg->model.height = tr.rows;
+    cfg->model.width = tr.cols;
     cfg->model.classes = 10;
+    cfg->train_examples =
+        cfg->train_samples > 0 && cfg->train_samples < tr.count ? cfg->train_samples : tr.count;
     return SIM_OK;
 }
 
@@ -127,6 +134,13 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
     cfg->model.height = 1;
     cfg->model.width = probe.dim;
     cfg->model.classes = probe.classes;
+    size_t n =
+        cfg->train_samples > 0 && cfg->train_samples < probe.n ? cfg->train_samples : probe.n;
+    if (cfg->test_path[0] == '\0') { /* as split() holds out the test share */
+        size_t ntest = (size_t)llround(cfg->test_fraction * (double)n);
+        n -= ntest == 0 ? 1 : ntest < n ? ntest : n;
+    }
+    cfg->train_examples = n;
     data_fini(&probe);
     return SIM_OK;
 }
@@ -153,6 +167,7 @@ static int read_synthetic(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_e
     cfg->synthetic.dim = (size_t)dim;
     cfg->synthetic.classes = (uint32_t)classes;
     cfg->synthetic_test = (size_t)test;
+    cfg->train_examples = (size_t)samples;
     cfg->model.channels = 1;
     cfg->model.height = 1;
     cfg->model.width = (size_t)dim;
@@ -293,6 +308,21 @@ static int read_schedule(sim_scenario *sc, train_config *cfg, sim_err *err)
     return SIM_OK;
 }
 
+/* A minibatch comes from one worker's share of the training data: a batch larger than the
+ * share (the iid share, n / workers rounded down; Dirichlet shares vary around it) would
+ * deal the same examples twice in one batch. */
+static int check_batch(sim_scenario *sc, const train_config *cfg, sim_err *err)
+{
+    size_t share = cfg->train_examples / cfg->workers;
+    if (cfg->batch <= share)
+        return SIM_OK;
+    sim_err_set(err, SIM_ESCENARIO, "$.workload.batch",
+                "must be at most a worker's share of the training data, %zu (%zu examples over "
+                "%zu workers), got %zu",
+                share, cfg->train_examples, cfg->workers, cfg->batch);
+    return sim_err_file(err, sc->file);
+}
+
 int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -310,21 +340,17 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
         return rc;
     cfg->num_params = cfg->ops->num_params(&cfg->model);
     size_t D = model_input_size(&cfg->model);
-    size_t train_n = cfg->dataset == TRAIN_FASHION_MNIST ? 60000
-                     : cfg->dataset == TRAIN_SYNTHETIC   ? cfg->synthetic.n
-                                                         : 0;
+    size_t train_n = cfg->train_examples;
     /* Per worker: parameters, gradient and momentum, plus two blocks of allowance for the
      * message snapshot pool and a protocol's own state (accumulators, pending sums). */
     uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 5 : 4);
     size_t B = cfg->batch > EVAL_BATCH ? cfg->batch : EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers + (uint64_t)train_n * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
-    if (train_n > 0 &&
-        cfg->workers >
-            (cfg->train_samples > 0 && cfg->train_samples < train_n ? cfg->train_samples : train_n))
+    if (cfg->workers > train_n)
         return fail(err, sc, SIM_ESCENARIO, "$.workers",
                     "more workers than training examples: every worker needs data");
-    return SIM_OK;
+    return check_batch(sc, cfg, err);
 }
 
 /* ---- loading ---- */
@@ -378,6 +404,12 @@ static int load_data(train *t, gsl_rng *r, sim_err *err)
         rc = data_load_fashion_mnist(c->path, true, c->train_samples, &t->train_set, err);
         if (rc == SIM_OK)
             rc = data_load_fashion_mnist(c->path, false, 0, &t->test_set, err);
+        if (rc == SIM_OK &&
+            (t->train_set.h != c->model.height || t->train_set.w != c->model.width ||
+             t->test_set.h != c->model.height || t->test_set.w != c->model.width ||
+             t->train_set.n != c->train_examples))
+            rc = sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.dir",
+                             "the data files changed since their headers were read");
         break;
     case TRAIN_LIBSVM:
         rc = data_load_libsvm(c->path, c->max_features, c->train_samples, &t->train_set, err);

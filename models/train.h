@@ -44,6 +44,7 @@ typedef struct train_config {
     double test_fraction;            /* libsvm without test file: share held out for testing */
     size_t max_features;             /* libsvm: bound on the feature count */
     size_t train_samples;            /* at most this many training examples (0: all) */
+    size_t train_examples;           /* training examples the run will have (from headers) */
     data_synthetic_config synthetic; /* synthetic: training set shape (n = train size) */
     size_t synthetic_test;           /* synthetic: test examples */
     bool dirichlet;                  /* partition: label skew instead of iid */

@@ -177,12 +177,65 @@ START_TEST(cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r =
-        hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                 "workload.dataset.dir=../tests/data/ds_fmnist_truncated", NULL });
+    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                        "workload.dataset.dir=../tests/data/ds_fmnist_truncated",
+                                        "--set", "workers=2", "--set", "workload.batch=2", "--set",
+                                        "stragglers=[]", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ds_fmnist_truncated/train-images-idx3-ubyte.gz") != NULL, "%s",
                   r.err);
+    ck_assert(!exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Runs quickstart on the tiny Fashion-MNIST-style directory `data` (5 training images),
+ * into `out`, with the extra `--set` assignment `set` (or none). */
+static result run_tiny(const char *data, const char *out, const char *set)
+{
+    char dir[256];
+    snprintf(dir, sizeof(dir), "workload.dataset.dir=../tests/data/%s", data);
+    return hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet",
+                                    "--set", dir, "--set", "workers=2", "--set", "workload.batch=2",
+                                    "--set", "output.plots=false", "--set", "stragglers=[]",
+                                    "--set", set != NULL ? set : "stop.time_s=1", NULL });
+}
+
+START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r = run_tiny("ds_fmnist_sizes", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ds_fmnist_sizes/t10k-images-idx3-ubyte.gz: image size 4x3 at "
+                                "byte 8 does not match the 3x4 images of ") != NULL,
+                  "%s", r.err);
+    ck_assert(!exists(out));
+    r = run_tiny("ds_fmnist_junk", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ds_fmnist_junk/train-images-idx3-ubyte.gz: unexpected bytes "
+                                "after the end of the gzip stream") != NULL,
+                  "%s", r.err);
+    ck_assert(!exists(out));
+    /* the same 3x4 images without junk train a 3x4 model */
+    r = run_tiny("ds_fmnist", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(cli_refuses_a_batch_larger_than_a_workers_share)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r = run_tiny("ds_fmnist", out, "workload.batch=3");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workload.batch: must be at most a "
+                                "worker's share of the training data, 2 (5 examples over 2 "
+                                "workers), got 3") != NULL,
+                  "%s", r.err);
     ck_assert(!exists(out));
     harness_cleanup(dir);
 }
@@ -215,6 +268,8 @@ int main(void)
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
     tcase_add_test(tc, cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing);
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
+    tcase_add_test(tc, cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2);
+    tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

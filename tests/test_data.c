@@ -236,6 +236,63 @@ START_TEST(idx_cut_or_corrupt_gzip_streams_give_zlib_errors)
 }
 END_TEST
 
+START_TEST(idx_refuses_bytes_after_the_data_or_after_the_gzip_stream)
+{
+    data_set ds;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_load_idx(D "ds_idx_junk.gz", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_junk.gz: unexpected bytes after the end of the gzip stream (the data "
+                 "ends at byte 76)");
+    expect_empty(&ds);
+    ck_assert_int_eq(data_load_idx(D "ds_idx_extra.idx", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_extra.idx: more data after byte 76 than the header announces");
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_two_members.gz", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+        SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_two_members.gz: unexpected bytes after the end of the gzip stream (the "
+                 "data ends at byte 76)");
+    /* the labels file is checked too */
+    ck_assert_int_eq(data_load_idx(D "ds_idx_images.gz", D "ds_idx_junk.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_junk.gz: bad magic number 0x00000803 at byte 0, expected 0x00000801 "
+                 "(IDX labels of unsigned bytes, 1 dimension)");
+    /* a file read only in part (max_samples) is not read to its end */
+    ck_assert_int_eq(data_load_idx(D "ds_idx_junk.gz", D "ds_idx_labels.gz", 10, 4, &ds, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(idx_mismatches(&ds), 0);
+    data_fini(&ds);
+}
+END_TEST
+
+START_TEST(fashion_probe_reads_the_four_headers_and_refuses_disagreeing_sizes)
+{
+    data_idx_shape train, test;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_fmnist", &train, &test, &err), SIM_OK);
+    ck_assert_uint_eq(train.count, 5);
+    ck_assert_uint_eq(train.rows, 3);
+    ck_assert_uint_eq(train.cols, 4);
+    ck_assert_uint_eq(test.count, 3);
+    ck_assert_uint_eq(test.rows, 3);
+    ck_assert_uint_eq(test.cols, 4);
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_fmnist_sizes", &train, &test, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_fmnist_sizes/t10k-images-idx3-ubyte.gz: image size 4x3 at byte 8 does not "
+                 "match the 3x4 images of " D "ds_fmnist_sizes/train-images-idx3-ubyte.gz");
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_nonexistent", &train, &test, &err), SIM_EIO);
+    expect_err(&err, SIM_EIO,
+               D "ds_nonexistent/train-images-idx3-ubyte.gz: cannot open: No such file or "
+                 "directory");
+}
+END_TEST
+
 START_TEST(real_fashion_mnist_has_the_known_shape_and_first_label)
 {
     if (access(DATA_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz", R_OK) != 0) {
@@ -754,6 +811,8 @@ static Suite *data_suite(void)
     tcase_add_test(tc, idx_label_out_of_range_is_named_with_its_offset);
     tcase_add_test(tc, idx_absurd_header_is_refused_before_allocating);
     tcase_add_test(tc, idx_cut_or_corrupt_gzip_streams_give_zlib_errors);
+    tcase_add_test(tc, idx_refuses_bytes_after_the_data_or_after_the_gzip_stream);
+    tcase_add_test(tc, fashion_probe_reads_the_four_headers_and_refuses_disagreeing_sizes);
     tcase_add_test(tc, real_fashion_mnist_has_the_known_shape_and_first_label);
     suite_add_tcase(s, tc);
     tc = tcase_create("libsvm");

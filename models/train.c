@@ -130,6 +130,15 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
     rc = data_load_libsvm(cfg->path, cfg->max_features, 0, &probe, err);
     if (rc != SIM_OK)
         return rc == SIM_ENOMEM ? rc : (err->code = SIM_ESCENARIO);
+    if (probe.classes < 2) { /* the file is fine, but a classifier needs two classes */
+        sim_err_clear(err);
+        sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.file",
+                    "only one class (label %d in all %zu examples): a classifier needs at least 2",
+                    (int)probe.label_value[0], probe.n);
+        sim_err_file(err, cfg->path);
+        data_fini(&probe);
+        return SIM_ESCENARIO;
+    }
     cfg->model.channels = 1;
     cfg->model.height = 1;
     cfg->model.width = probe.dim;

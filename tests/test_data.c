@@ -415,6 +415,11 @@ START_TEST(libsvm_errors_name_the_file_line_and_column)
                        "finite float");
     expect_svm_error(D "ds_svm_space_value.txt", 10, SIM_EINVAL,
                      D "ds_svm_space_value.txt: line 1, column 5: bad value \"\" for feature 2");
+    /* strtod would read hexadecimal; LIBSVM is decimal */
+    expect_svm_error(D "ds_svm_hex_value.txt", 10, SIM_EINVAL,
+                     D "ds_svm_hex_value.txt: line 1, column 9: bad value \"0x10\" for feature 3");
+    expect_svm_error(D "ds_svm_hex_label.txt", 10, SIM_EINVAL,
+                     D "ds_svm_hex_label.txt: line 2, column 1: bad label \"0x2\"");
 }
 END_TEST
 

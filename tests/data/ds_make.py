@@ -116,6 +116,9 @@ SVM = {
     "ds_svm_bad_label.txt": "1 1:1\n1.5 1:2\n",
     "ds_svm_nan.txt": "1 1:nan\n",
     "ds_svm_space_value.txt": "1 2: 3\n",
+    "ds_svm_hex_value.txt": "1 1:2 3:0x10\n",
+    "ds_svm_hex_label.txt": "1 1:2\n0x2 1:1\n",
+    "ds_svm_one_class.txt": "4 1:0.5 2:1.5\n4 2:-3\n4 3:2\n",
 }
 for name, text in SVM.items():
     put(name, text.encode())

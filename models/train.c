@@ -359,7 +359,16 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     if (cfg->workers > train_n)
         return fail(err, sc, SIM_ESCENARIO, "$.workers",
                     "more workers than training examples: every worker needs data");
-    return check_batch(sc, cfg, err);
+    if ((rc = check_batch(sc, cfg, err)) != SIM_OK)
+        return rc;
+    /* What the loader could not check against the clock: a base time from FLOPs, a message
+     * the model's size. */
+    uint64_t bytes = sc->message_bytes == 0 ? 4 * (uint64_t)cfg->num_params : 0;
+    double base_ns = sc->gflops > 0 ? model_flops_per_sample(cfg->ops, &cfg->model) *
+                                          (double)cfg->batch / sc->gflops
+                                    : 0.0;
+    return sim_scenario_check_clock(sc, base_ns, sc->gflops > 0 ? "$.compute.gflops" : NULL, bytes,
+                                    err);
 }
 
 /* ---- loading ---- */

@@ -449,6 +449,11 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
             0 ||
         (rc = read_stop(sc, stop, err)) != 0 || (rc = read_eval_output(sc, eval, output, err)) != 0)
         return rc;
+    bool flops = sc->gflops > 0 && strcmp(sc->model, "none") != 0; /* base: the workload's */
+    if ((rc = sim_scenario_check_clock(sc, (double)sc->iteration_ns,
+                                       flops ? NULL : "$.compute.iteration_ms", sc->message_bytes,
+                                       err)) != 0)
+        return rc;
     char *text = sim_cfg_print(root, false);
     if (text == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

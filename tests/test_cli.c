@@ -225,6 +225,31 @@ START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_cod
 }
 END_TEST
 
+START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
+{
+    static const char *const sets[][2] = {
+        { "network.bandwidth_gbps=1e-15",
+          "scenarios/quickstart.json: $.network.bandwidth_gbps: a 20000000-byte message on a "
+          "link shared by 8 hosts would take 1.28e+15 s at 1e-06 bits/s, more than the clock's "
+          "limit of 1e+09 s" },
+        { "compute.speeds=[1e-300]",
+          "scenarios/quickstart.json: $.compute.speeds[0]: makes worker 0's iteration take up to "
+          "2e+298 s, more than the clock's limit of 1e+09 s" },
+    };
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    for (size_t i = 0; i < 2; i++) {
+        result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                            sets[i][0], NULL });
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, sets[i][1]) != NULL, "%s", r.err);
+        ck_assert(!exists(out));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(cli_refuses_a_batch_larger_than_a_workers_share)
 {
     char *dir = harness_tmpdir("cli");
@@ -270,6 +295,7 @@ int main(void)
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
     tcase_add_test(tc, cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2);
     tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
+    tcase_add_test(tc, cli_refuses_values_that_overflow_the_clock_before_running);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -14,6 +14,11 @@
 
 #define EVAL_BATCH 256 /* test examples per forward pass */
 
+/* A worker's minibatch loss above this many times its first one (or above this number when
+ * the first was below 1) means the run diverged: the loss of an untrained model is about
+ * ln(classes), and one that grows a thousandfold predicts wrong classes with certainty. */
+#define DIVERGED_FACTOR 1000.0
+
 /* OpenBLAS's own: a run is sequential and deterministic, so sgemm runs on one thread. */
 void openblas_set_num_threads(int n);
 
@@ -25,6 +30,7 @@ struct train {
     float **params;         /* (workers) each num_params */
     float **grad;           /* (workers) each num_params */
     float **velocity;       /* (workers) each num_params, or NULL without momentum */
+    double *first_loss;     /* (workers) each worker's first minibatch loss, NaN before it */
     float *x;               /* (max(batch, EVAL_BATCH), D) shared batch buffer */
     uint8_t *y;             /* (max(batch, EVAL_BATCH)) */
     float *acts;            /* (num_acts(max(batch, EVAL_BATCH))) shared workspace */
@@ -475,7 +481,11 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     t->params = calloc(n, sizeof(*t->params));
     t->grad = calloc(n, sizeof(*t->grad));
     t->velocity = t->cfg.optim.momentum > 0 ? calloc(n, sizeof(*t->velocity)) : NULL;
-    if (t->sampler == NULL || t->params == NULL || t->grad == NULL ||
+    t->first_loss = calloc(n, sizeof(*t->first_loss));
+    if (t->first_loss != NULL)
+        for (size_t w = 0; w < n; w++)
+            t->first_loss[w] = NAN;
+    if (t->sampler == NULL || t->params == NULL || t->grad == NULL || t->first_loss == NULL ||
         (t->cfg.optim.momentum > 0 && t->velocity == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (size_t w = 0; w < n; w++) {
@@ -551,6 +561,7 @@ void train_destroy(train *t)
     free(t->params);
     free(t->grad);
     free(t->velocity);
+    free(t->first_loss);
     sim_tensor_free(t->x);
     free(t->y);
     sim_tensor_free(t->acts);
@@ -595,6 +606,14 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
     *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     if (!isfinite(*loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
+    if (isnan(t->first_loss[w]))
+        t->first_loss[w] = *loss;
+    double bound = DIVERGED_FACTOR * fmax(t->first_loss[w], 1.0);
+    if (*loss > bound)
+        return sim_err_set(err, SIM_ENUMERIC, NULL,
+                           "worker %u: the training loss %.6g exceeds %.6g (%.0f times its first, "
+                           "%.6g): the run diverged",
+                           w, *loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
     c->ops->backward(t->grad[w], t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     return SIM_OK;
 }

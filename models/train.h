@@ -83,7 +83,8 @@ const float *train_grad(const train *t, uint32_t w);
 
 /* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
  * parameters as they are now, into its gradient buffer, and stores the minibatch's mean
- * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite. */
+ * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite, or if it exceeds 1000 times
+ * the worker's first minibatch loss (1000 when that was below 1): the run diverged. */
 int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err);
 
 /* One optimizer step on worker w's parameters with `grad` (num_params floats; may be its

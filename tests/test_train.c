@@ -177,6 +177,30 @@ START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
 }
 END_TEST
 
+START_TEST(a_run_whose_loss_explodes_fails_naming_worker_and_iteration)
+{
+    /* Finite but a thousand times the first loss: the run is stopped, not left to write
+     * huge losses to its end. */
+    const char *sets[] = { "workload.model={\"name\": \"softmax\"}", "workload.lr=1000",
+                           "workload.momentum=0.99" };
+    sim_scenario *sc = load(sets, 3);
+    char *dir = harness_tmpdir("train");
+    sim_run_options opt = { .out_dir = dir };
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_int_eq(sim_run(sc, &opt, NULL, &err), SIM_ENUMERIC);
+    ck_assert_msg(strncmp(err.msg, "worker ", 7) == 0 &&
+                      strstr(err.msg, " (1000 times its first, ") != NULL &&
+                      strstr(err.msg, "): the run diverged in iteration ") != NULL,
+                  "%s", err.msg);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/metrics.csv", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
 {
     const char *by_epochs[] = { "stop={\"epochs\": 0.5}" };
@@ -237,6 +261,7 @@ int main(void)
     TCase *runs = tcase_create("runs");
     tcase_add_test(runs, training_lowers_the_loss_and_raises_accuracy);
     tcase_add_test(runs, a_diverging_run_fails_naming_worker_and_iteration);
+    tcase_add_test(runs, a_run_whose_loss_explodes_fails_naming_worker_and_iteration);
     tcase_add_test(runs, runs_stop_at_an_epoch_count_or_a_target_accuracy);
     tcase_add_test(runs, real_training_runs_are_deterministic);
     tcase_set_timeout(runs, 120);

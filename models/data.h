@@ -106,8 +106,10 @@ void data_standardize(data_set *ds, double mean, double std);
  * max_samples examples are read (0: all). The set has shape (1, rows, cols). Errors:
  * SIM_EIO for a file that cannot be opened, is truncated or is corrupt (with the byte
  * offset, counted in uncompressed bytes, where the data ran out), SIM_EINVAL for a bad
- * header or label, SIM_ENOMEM. A file read whole must end where its header says: more data,
- * or any byte after the end of its gzip stream, is SIM_EINVAL. */
+ * header or label, SIM_ENOMEM. A header announcing more data than its file can hold (a
+ * gzip file at most 1032 times its size, deflate's largest ratio) is SIM_EIO before anything
+ * is allocated. A file read whole must end where its header says: more data, or any byte
+ * after the end of its gzip stream, is SIM_EINVAL. */
 int data_load_idx(const char *images_path, const char *labels_path, uint32_t classes,
                   size_t max_samples, data_set *out, sim_err *err);
 

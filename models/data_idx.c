@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zlib.h>
 
@@ -23,7 +24,8 @@
 enum {
     IDX_IMAGES_MAGIC = 0x00000803, /* unsigned bytes, 3 dimensions */
     IDX_LABELS_MAGIC = 0x00000801, /* unsigned bytes, 1 dimension */
-    CHUNK_BYTES = 16384            /* pixels converted per read */
+    CHUNK_BYTES = 16384,           /* pixels converted per read */
+    DEFLATE_MAX_RATIO = 1032       /* deflate expands a byte into at most 1032 (RFC 1951) */
 };
 
 typedef struct idx_file {
@@ -33,6 +35,7 @@ typedef struct idx_file {
     bool gz;                       /* a gzip stream (else the bytes are read as they are) */
     bool ended;                    /* gz: the gzip stream's end (its trailer) was reached */
     bool z_ready;                  /* gz: z holds an inflate state to end */
+    uint64_t size;                 /* the file's size in bytes (as stored) */
     z_stream z;                    /* gz: next_in/avail_in also buffer plain files */
     unsigned char in[CHUNK_BYTES]; /* raw bytes read from f */
 } idx_file;
@@ -74,6 +77,9 @@ static int idx_open(idx_file *in, const char *path, sim_err *err)
     if (in->f == NULL)
         return fail(err, SIM_EIO, path, "cannot open: %s",
                     errno != 0 ? strerror(errno) : "out of memory");
+    struct stat st;
+    if (fstat(fileno(in->f), &st) == 0 && st.st_size > 0)
+        in->size = (uint64_t)st.st_size;
     if (refill(in) != SIM_OK)
         return fail(err, SIM_EIO, path, "read error at byte 0: %s", strerror(errno));
     in->gz = in->z.avail_in >= 2 && in->in[0] == 0x1f && in->in[1] == 0x8b;
@@ -253,6 +259,21 @@ static int read_pixels(idx_file *in, float *x, size_t total, sim_err *err)
     return SIM_OK;
 }
 
+/* Refuses a header that announces more bytes than the file can hold (a gzip file at most
+ * DEFLATE_MAX_RATIO times its size), before they are allocated. */
+static int check_room(const idx_file *in, uint64_t bytes, const char *what, sim_err *err)
+{
+    uint64_t room = in->size > UINT64_MAX / DEFLATE_MAX_RATIO ? UINT64_MAX
+                    : in->gz                                  ? in->size * DEFLATE_MAX_RATIO
+                                                              : in->size;
+    if (in->size == 0 || bytes <= room)
+        return SIM_OK; /* size unknown (a pipe): the reads will tell */
+    return fail(err, SIM_EIO, in->path,
+                "truncated: the header announces %" PRIu64 " bytes of %s, more than a%s file of "
+                "%" PRIu64 " bytes can hold",
+                bytes, what, in->gz ? " gzip" : "", in->size);
+}
+
 /* With both headers read: allocates, reads labels then pixels into *ds. */
 static int read_body(idx_file *img, idx_file *lab, uint32_t rows, uint32_t cols, uint32_t classes,
                      size_t n, data_set *ds, sim_err *err)
@@ -262,8 +283,13 @@ static int read_body(idx_file *img, idx_file *lab, uint32_t rows, uint32_t cols,
         return fail(err, SIM_EINVAL, img->path,
                     "%zu images of %" PRIu32 "x%" PRIu32 " exceed the limit of %zu floats", n, rows,
                     cols, DATA_MAX_FLOATS);
+    int rc = check_room(lab, 8 + (uint64_t)n, "labels", err);
+    if (rc == SIM_OK)
+        rc = check_room(img, 16 + (uint64_t)n * dim, "pixels", err);
+    if (rc != SIM_OK)
+        return rc;
     sim_err_clear(err);
-    int rc = data_set_alloc(ds, n, dim, err);
+    rc = data_set_alloc(ds, n, dim, err);
     if (rc != SIM_OK) {
         sim_err_file(err, img->path);
         return rc;

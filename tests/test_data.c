@@ -210,6 +210,30 @@ START_TEST(idx_absurd_header_is_refused_before_allocating)
 }
 END_TEST
 
+START_TEST(idx_header_announcing_more_than_the_file_holds_is_refused_before_allocating)
+{
+    data_set ds;
+    sim_err err = { 0 };
+    char buf[800];
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_claims.gz", D "ds_idx_claims_labels.idx", 10, 200000, &ds, &err),
+        SIM_EIO);
+    expect_err(&err, SIM_EIO,
+               D "ds_idx_claims_labels.idx: truncated: the header announces 200008 bytes of "
+                 "labels, more than a file of 1008 bytes can hold");
+    expect_empty(&ds);
+    /* 1000 labels are there, but not 1000 images of 64x64: at most 1032 bytes a gzip byte */
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_claims.gz", D "ds_idx_claims_labels.idx", 10, 1000, &ds, &err),
+        SIM_EIO);
+    sim_err_format(&err, buf, sizeof(buf));
+    const char *head = D "ds_idx_claims.gz: truncated: the header announces 4096016 bytes of "
+                         "pixels, more than a gzip file of ";
+    ck_assert_msg(strncmp(buf, head, strlen(head)) == 0, "%s", buf);
+    expect_empty(&ds);
+}
+END_TEST
+
 START_TEST(idx_cut_or_corrupt_gzip_streams_give_zlib_errors)
 {
     data_set ds;
@@ -815,6 +839,7 @@ static Suite *data_suite(void)
     tcase_add_test(tc, idx_count_mismatch_names_both_files);
     tcase_add_test(tc, idx_label_out_of_range_is_named_with_its_offset);
     tcase_add_test(tc, idx_absurd_header_is_refused_before_allocating);
+    tcase_add_test(tc, idx_header_announcing_more_than_the_file_holds_is_refused_before_allocating);
     tcase_add_test(tc, idx_cut_or_corrupt_gzip_streams_give_zlib_errors);
     tcase_add_test(tc, idx_refuses_bytes_after_the_data_or_after_the_gzip_stream);
     tcase_add_test(tc, fashion_probe_reads_the_four_headers_and_refuses_disagreeing_sizes);

@@ -73,6 +73,11 @@ put("ds_idx_junk.gz", gz(images(5, 3, 4)) + b"junk")
 put("ds_idx_extra.idx", images(5, 3, 4) + b"\x00")
 put("ds_idx_two_members.gz", gz(images(5, 3, 4)) + gz(b"\x01\x02"))
 
+# Headers that announce far more than the files hold: 2^24 images of 64x64 (64 pixels
+# present) and 2^24 labels (1000 present, plain), refused before allocating 64 GiB.
+put("ds_idx_claims.gz", gz(struct.pack(">IIII", 0x803, 1 << 24, 64, 64) + bytes(64)))
+put("ds_idx_claims_labels.idx", struct.pack(">II", 0x801, 1 << 24) + bytes(1000))
+
 # A Fashion-MNIST-style directory: 5 training and 3 test examples of 3x4.
 os.makedirs(os.path.join(HERE, "ds_fmnist"), exist_ok=True)
 put("ds_fmnist/train-images-idx3-ubyte.gz", gz(images(5, 3, 4)))

@@ -261,9 +261,10 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         if (rc == SIM_OK && sim_cfg_has(m, "hidden"))
             mc->n_hidden = n;
         for (size_t i = 0; rc == SIM_OK && i < n; i++) {
-            double units;
+            double units = 1.0; /* converted only when read: a refused value may be NaN */
             rc = sim_cfg_at_double(m, "hidden", i, 1, MODEL_MAX_DIM, true, &units, err);
-            mc->hidden[i] = (size_t)units;
+            if (rc == SIM_OK)
+                mc->hidden[i] = (size_t)units;
         }
         if (rc == SIM_OK && !sim_cfg_has(m, "hidden"))
             rc = sim_cfg_array_len(m, "hidden", &n, err); /* marks it read; default [256] */

@@ -20,9 +20,8 @@
 #include "sim/rng.h"
 #include "sim/scenario_internal.h"
 
-#define MAX_SEED                                                           \
-    9007199254740992.0 /* 2^53: seeds stay below, where a JSON number that \
-                          reads as an integer is the integer written */
+/* 2^53: seeds stay below it, where a JSON number that reads as an integer is the one written. */
+#define MAX_SEED       9007199254740992.0
 #define MAX_BATCH      (INT64_C(1) << 20)
 #define MAX_LR         1e3
 #define MAX_SAMPLES    INT64_C(10000000)

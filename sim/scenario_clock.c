@@ -23,9 +23,11 @@
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/scenario.h"
-#include "sim/scenario_internal.h"
 
-#define LIMIT_S (SIM_SCENARIO_MAX_NS * 1e-9)
+/* The loader's bound on any single time (SIM_SCENARIO_MAX_NS of its internal header), which
+ * leaves room for sums of a few within int64_t. */
+#define MAX_NS  1e18
+#define LIMIT_S (MAX_NS * 1e-9)
 
 static int too_long_iteration(char *path, uint32_t w, double ns, sim_err *err)
 {
@@ -47,7 +49,7 @@ static int apply_slowdowns(const sim_scenario *sc, double *t, double *m, sim_err
             for (size_t i = 0; i < s->nworkers; i++) {
                 uint32_t w = s->workers[i];
                 t[w] *= s->slowdown;
-                if (!(t[w] <= SIM_SCENARIO_MAX_NS))
+                if (!(t[w] <= MAX_NS))
                     return too_long_iteration(path, w, t[w], err);
             }
         } else if (s->kind == SIM_STRAG_TRACE) {
@@ -60,7 +62,7 @@ static int apply_slowdowns(const sim_scenario *sc, double *t, double *m, sim_err
                 uint32_t w = s->trace[i].worker;
                 t[w] *= m[w];
                 m[w] = 1.0; /* once per worker */
-                if (!(t[w] <= SIM_SCENARIO_MAX_NS))
+                if (!(t[w] <= MAX_NS))
                     return too_long_iteration(path, w, t[w], err);
             }
         }
@@ -71,7 +73,7 @@ static int apply_slowdowns(const sim_scenario *sc, double *t, double *m, sim_err
 static int check_compute(sim_scenario *sc, double base_ns, const char *base_path, sim_err *err)
 {
     char path[96];
-    if (!(base_ns <= SIM_SCENARIO_MAX_NS))
+    if (!(base_ns <= MAX_NS))
         return sim_err_set(err, SIM_ESCENARIO, base_path,
                            "makes an iteration take %.3g s, more than the clock's limit of %.0e s",
                            base_ns * 1e-9, LIMIT_S);
@@ -90,7 +92,7 @@ static int check_compute(sim_scenario *sc, double base_ns, const char *base_path
         t[w] = base_ns / sc->speeds[w];
         m[w] = 1.0;
         snprintf(path, sizeof(path), "$.compute.speeds[%u]", nspeeds == sc->workers ? w : 0);
-        if (!(t[w] <= SIM_SCENARIO_MAX_NS))
+        if (!(t[w] <= MAX_NS))
             rc = too_long_iteration(path, w, t[w], err);
     }
     if (rc == 0)
@@ -104,7 +106,7 @@ static int check_link(const char *path, double bits, uint32_t hosts, double bps,
                       sim_err *err)
 {
     double ns = bits * hosts / bps * 1e9;
-    if (ns <= SIM_SCENARIO_MAX_NS)
+    if (ns <= MAX_NS)
         return 0;
     return sim_err_set(err, SIM_ESCENARIO, path,
                        "a %.0f-byte message on a link shared by %u hosts would take %.3g s at %.3g "

@@ -250,6 +250,27 @@ START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
 }
 END_TEST
 
+START_TEST(cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration)
+{
+    /* lr 1000 used to run to the end with huge finite losses and exit 0. */
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    result r = hetsim((const char *[]){
+        "run", "tests/scenarios_ok/minimal.json", "-o", out, "--quiet", "--set",
+        "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000, \"dim\": 20, "
+        "\"classes\": 4, \"separation\": 4}, \"model\": {\"name\": \"softmax\"}, \"batch\": 16, "
+        "\"lr\": 1000, \"momentum\": 0.99}",
+        "--set", "stop.time_s=3", NULL });
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "hetsim: worker ") != NULL &&
+                      strstr(r.err, "(1000 times its first, ") != NULL &&
+                      strstr(r.err, "): the run diverged in iteration ") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(cli_refuses_a_batch_larger_than_a_workers_share)
 {
     char *dir = harness_tmpdir("cli");
@@ -296,6 +317,7 @@ int main(void)
     tcase_add_test(tc, cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2);
     tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
     tcase_add_test(tc, cli_refuses_values_that_overflow_the_clock_before_running);
+    tcase_add_test(tc, cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

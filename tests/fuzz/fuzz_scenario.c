@@ -1,7 +1,9 @@
-/* libFuzzer target: the scenario loader with --set overrides, then the run's own checks
- * (what `hetsim validate` does). Input: the scenario's JSON text, optionally followed by a
- * line "--set" and then one override "PATH=VALUE" per line. Relative paths in the scenario
- * (trace files, data sets) are taken from the working directory, the source root. */
+/* libFuzzer target: the scenario loader with --set overrides, then the workload's reader
+ * (model, data set headers or LIBSVM probe, schedule, batch, clock), then a reload of the
+ * resolved scenario. Input: the scenario's JSON text, optionally followed by a line "--set"
+ * and then one override "PATH=VALUE" per line. Relative paths in the scenario (trace files,
+ * data sets) are taken from the working directory, the source root. The protocols' own
+ * parameters are not reached: that needs the runtime's check, above the models layer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +11,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "fuzz_util.h"
-#include "sim/run.h"
+#include "models/train.h"
 #include "sim/scenario.h"
 
 #define MAX_SETS 16
@@ -41,7 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sim_err err;
     sim_scenario *sc =
         sim_scenario_parse((const char *)data, json_len, "fuzz.json", sets, nsets, &err);
-    if (sc != NULL && sim_run_check(sc, &err) == SIM_OK) {
+    train_config tc;
+    if (sc != NULL &&
+        (strcmp(sc->model, "none") == 0 || train_config_read(sc, &tc, &err) == SIM_OK)) {
         char *text = sim_scenario_resolved(sc, false);
         sim_err again;
         /* The resolved scenario loads again (the contract run.json relies on). */

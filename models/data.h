@@ -54,6 +54,11 @@ typedef struct data_set {
     int32_t *label_value; /* (classes) LIBSVM: the file's label of each class; else NULL */
 } data_set;
 
+typedef struct data_idx_shape {
+    uint32_t count;      /* examples (images, and as many labels) */
+    uint32_t rows, cols; /* image size */
+} data_idx_shape;
+
 typedef struct data_synthetic_config {
     size_t n;          /* examples, >= 1 */
     size_t dim;        /* features, >= 1 */
@@ -101,7 +106,10 @@ void data_standardize(data_set *ds, double mean, double std);
  * max_samples examples are read (0: all). The set has shape (1, rows, cols). Errors:
  * SIM_EIO for a file that cannot be opened, is truncated or is corrupt (with the byte
  * offset, counted in uncompressed bytes, where the data ran out), SIM_EINVAL for a bad
- * header or label, SIM_ENOMEM. */
+ * header or label, SIM_ENOMEM. A header announcing more data than its file can hold (a
+ * gzip file at most 1032 times its size, deflate's largest ratio) is SIM_EIO before anything
+ * is allocated. A file read whole must end where its header says: more data, or any byte
+ * after the end of its gzip stream, is SIM_EINVAL. */
 int data_load_idx(const char *images_path, const char *labels_path, uint32_t classes,
                   size_t max_samples, data_set *out, sim_err *err);
 
@@ -110,6 +118,13 @@ int data_load_idx(const char *images_path, const char *labels_path, uint32_t cla
  * (60000 training and 10000 test examples). As data_load_idx otherwise. */
 int data_load_fashion_mnist(const char *dir, bool train, size_t max_samples, data_set *out,
                             sim_err *err);
+
+/* Reads only the headers of the four Fashion-MNIST files in `dir` (NULL: the default) into
+ * *train and *test, checking each file's magic and sizes, that each labels file counts as
+ * many labels as its images file has images, and that the test images have the training
+ * images' size. Errors as data_load_idx, naming the file at fault. */
+int data_probe_fashion_mnist(const char *dir, data_idx_shape *train, data_idx_shape *test,
+                             sim_err *err);
 
 /* Reads a LIBSVM/SVMlight text file: one example per line, "label idx:val idx:val ...",
  * indices 1-based and strictly ascending, absent features 0. '#' starts a comment to the

@@ -81,7 +81,8 @@ static int token_len(const char *s, size_t len, size_t i)
     return (int)(j - i);
 }
 
-/* Parses a number at s[i] that must end a token; stores it and the end index. */
+/* Parses a number at s[i] that must end a token; stores it and the end index. Decimal only
+ * (strtod's "inf" and "nan" pass here and are refused as not finite by the callers). */
 static int parse_number(const char *s, size_t len, size_t i, double *v, size_t *end)
 {
     if (i >= len || is_space(s[i]) || s[i] == '\0')
@@ -89,6 +90,9 @@ static int parse_number(const char *s, size_t len, size_t i, double *v, size_t *
     char *e;
     *v = strtod(s + i, &e);
     *end = (size_t)(e - s);
+    for (size_t k = i; k < *end; k++)
+        if (s[k] == 'x' || s[k] == 'X')
+            return 0; /* strtod reads hexadecimal; LIBSVM numbers are decimal */
     return *end > i && at_end(s, len, *end);
 }
 

@@ -14,6 +14,11 @@
 
 #define EVAL_BATCH 256 /* test examples per forward pass */
 
+/* A worker's minibatch loss above this many times its first one (or above this number when
+ * the first was below 1) means the run diverged: the loss of an untrained model is about
+ * ln(classes), and one that grows a thousandfold predicts wrong classes with certainty. */
+#define DIVERGED_FACTOR 1000.0
+
 /* OpenBLAS's own: a run is sequential and deterministic, so sgemm runs on one thread. */
 void openblas_set_num_threads(int n);
 
@@ -25,6 +30,7 @@ struct train {
     float **params;         /* (workers) each num_params */
     float **grad;           /* (workers) each num_params */
     float **velocity;       /* (workers) each num_params, or NULL without momentum */
+    double *first_loss;     /* (workers) each worker's first minibatch loss, NaN before it */
     float *x;               /* (max(batch, EVAL_BATCH), D) shared batch buffer */
     uint8_t *y;             /* (max(batch, EVAL_BATCH)) */
     float *acts;            /* (num_acts(max(batch, EVAL_BATCH))) shared workspace */
@@ -90,10 +96,17 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
         if (rc != SIM_OK)
             return rc;
     }
+    /* The four headers must agree; the image size they give is the model's input. */
+    data_idx_shape tr, te;
+    int rc = data_probe_fashion_mnist(cfg->path, &tr, &te, err);
+    if (rc != SIM_OK)
+        return rc == SIM_ENOMEM ? rc : (err->code = SIM_ESCENARIO);
     cfg->model.channels = 1;
-    cfg->model.height = 28;
-    cfg->model.width = 28;
+    cfg->model.height = tr.rows;
+    cfg->model.width = tr.cols;
     cfg->model.classes = 10;
+    cfg->train_examples =
+        cfg->train_samples > 0 && cfg->train_samples < tr.count ? cfg->train_samples : tr.count;
     return SIM_OK;
 }
 
@@ -123,10 +136,26 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
     rc = data_load_libsvm(cfg->path, cfg->max_features, 0, &probe, err);
     if (rc != SIM_OK)
         return rc == SIM_ENOMEM ? rc : (err->code = SIM_ESCENARIO);
+    if (probe.classes < 2) { /* the file is fine, but a classifier needs two classes */
+        sim_err_clear(err);
+        sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.file",
+                    "only one class (label %d in all %zu examples): a classifier needs at least 2",
+                    (int)probe.label_value[0], probe.n);
+        sim_err_file(err, cfg->path);
+        data_fini(&probe);
+        return SIM_ESCENARIO;
+    }
     cfg->model.channels = 1;
     cfg->model.height = 1;
     cfg->model.width = probe.dim;
     cfg->model.classes = probe.classes;
+    size_t n =
+        cfg->train_samples > 0 && cfg->train_samples < probe.n ? cfg->train_samples : probe.n;
+    if (cfg->test_path[0] == '\0') { /* as split() holds out the test share */
+        size_t ntest = (size_t)llround(cfg->test_fraction * (double)n);
+        n -= ntest == 0 ? 1 : ntest < n ? ntest : n;
+    }
+    cfg->train_examples = n;
     data_fini(&probe);
     return SIM_OK;
 }
@@ -153,6 +182,7 @@ static int read_synthetic(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_e
     cfg->synthetic.dim = (size_t)dim;
     cfg->synthetic.classes = (uint32_t)classes;
     cfg->synthetic_test = (size_t)test;
+    cfg->train_examples = (size_t)samples;
     cfg->model.channels = 1;
     cfg->model.height = 1;
     cfg->model.width = (size_t)dim;
@@ -231,9 +261,10 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         if (rc == SIM_OK && sim_cfg_has(m, "hidden"))
             mc->n_hidden = n;
         for (size_t i = 0; rc == SIM_OK && i < n; i++) {
-            double units;
+            double units = 1.0; /* converted only when read: a refused value may be NaN */
             rc = sim_cfg_at_double(m, "hidden", i, 1, MODEL_MAX_DIM, true, &units, err);
-            mc->hidden[i] = (size_t)units;
+            if (rc == SIM_OK)
+                mc->hidden[i] = (size_t)units;
         }
         if (rc == SIM_OK && !sim_cfg_has(m, "hidden"))
             rc = sim_cfg_array_len(m, "hidden", &n, err); /* marks it read; default [256] */
@@ -293,6 +324,21 @@ static int read_schedule(sim_scenario *sc, train_config *cfg, sim_err *err)
     return SIM_OK;
 }
 
+/* A minibatch comes from one worker's share of the training data: a batch larger than the
+ * share (the iid share, n / workers rounded down; Dirichlet shares vary around it) would
+ * deal the same examples twice in one batch. */
+static int check_batch(sim_scenario *sc, const train_config *cfg, sim_err *err)
+{
+    size_t share = cfg->train_examples / cfg->workers;
+    if (cfg->batch <= share)
+        return SIM_OK;
+    sim_err_set(err, SIM_ESCENARIO, "$.workload.batch",
+                "must be at most a worker's share of the training data, %zu (%zu examples over "
+                "%zu workers), got %zu",
+                share, cfg->train_examples, cfg->workers, cfg->batch);
+    return sim_err_file(err, sc->file);
+}
+
 int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -310,21 +356,26 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
         return rc;
     cfg->num_params = cfg->ops->num_params(&cfg->model);
     size_t D = model_input_size(&cfg->model);
-    size_t train_n = cfg->dataset == TRAIN_FASHION_MNIST ? 60000
-                     : cfg->dataset == TRAIN_SYNTHETIC   ? cfg->synthetic.n
-                                                         : 0;
+    size_t train_n = cfg->train_examples;
     /* Per worker: parameters, gradient and momentum. Snapshots in flight are the runtime's
      * to count, a protocol's own buffers the protocol's (proto_ops.memory). */
     uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 3 : 2);
     size_t B = cfg->batch > EVAL_BATCH ? cfg->batch : EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers + (uint64_t)train_n * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
-    if (train_n > 0 &&
-        cfg->workers >
-            (cfg->train_samples > 0 && cfg->train_samples < train_n ? cfg->train_samples : train_n))
+    if (cfg->workers > train_n)
         return fail(err, sc, SIM_ESCENARIO, "$.workers",
                     "more workers than training examples: every worker needs data");
-    return SIM_OK;
+    if ((rc = check_batch(sc, cfg, err)) != SIM_OK)
+        return rc;
+    /* What the loader could not check against the clock: a base time from FLOPs, a message
+     * the model's size. */
+    uint64_t bytes = sc->message_bytes == 0 ? 4 * (uint64_t)cfg->num_params : 0;
+    double base_ns = sc->gflops > 0 ? model_flops_per_sample(cfg->ops, &cfg->model) *
+                                          (double)cfg->batch / sc->gflops
+                                    : 0.0;
+    return sim_scenario_check_clock(sc, base_ns, sc->gflops > 0 ? "$.compute.gflops" : NULL, bytes,
+                                    err);
 }
 
 /* ---- loading ---- */
@@ -378,6 +429,12 @@ static int load_data(train *t, gsl_rng *r, sim_err *err)
         rc = data_load_fashion_mnist(c->path, true, c->train_samples, &t->train_set, err);
         if (rc == SIM_OK)
             rc = data_load_fashion_mnist(c->path, false, 0, &t->test_set, err);
+        if (rc == SIM_OK &&
+            (t->train_set.h != c->model.height || t->train_set.w != c->model.width ||
+             t->test_set.h != c->model.height || t->test_set.w != c->model.width ||
+             t->train_set.n != c->train_examples))
+            rc = sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.dir",
+                             "the data files changed since their headers were read");
         break;
     case TRAIN_LIBSVM:
         rc = data_load_libsvm(c->path, c->max_features, c->train_samples, &t->train_set, err);
@@ -425,7 +482,11 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     t->params = calloc(n, sizeof(*t->params));
     t->grad = calloc(n, sizeof(*t->grad));
     t->velocity = t->cfg.optim.momentum > 0 ? calloc(n, sizeof(*t->velocity)) : NULL;
-    if (t->sampler == NULL || t->params == NULL || t->grad == NULL ||
+    t->first_loss = calloc(n, sizeof(*t->first_loss));
+    if (t->first_loss != NULL)
+        for (size_t w = 0; w < n; w++)
+            t->first_loss[w] = NAN;
+    if (t->sampler == NULL || t->params == NULL || t->grad == NULL || t->first_loss == NULL ||
         (t->cfg.optim.momentum > 0 && t->velocity == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (size_t w = 0; w < n; w++) {
@@ -501,6 +562,7 @@ void train_destroy(train *t)
     free(t->params);
     free(t->grad);
     free(t->velocity);
+    free(t->first_loss);
     sim_tensor_free(t->x);
     free(t->y);
     sim_tensor_free(t->acts);
@@ -545,6 +607,14 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
     *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     if (!isfinite(*loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
+    if (isnan(t->first_loss[w]))
+        t->first_loss[w] = *loss;
+    double bound = DIVERGED_FACTOR * fmax(t->first_loss[w], 1.0);
+    if (*loss > bound)
+        return sim_err_set(err, SIM_ENUMERIC, NULL,
+                           "worker %u: the training loss %.6g exceeds %.6g (%.0f times its first, "
+                           "%.6g): the run diverged",
+                           w, *loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
     c->ops->backward(t->grad[w], t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     return SIM_OK;
 }

@@ -44,6 +44,7 @@ typedef struct train_config {
     double test_fraction;            /* libsvm without test file: share held out for testing */
     size_t max_features;             /* libsvm: bound on the feature count */
     size_t train_samples;            /* at most this many training examples (0: all) */
+    size_t train_examples;           /* training examples the run will have (from headers) */
     data_synthetic_config synthetic; /* synthetic: training set shape (n = train size) */
     size_t synthetic_test;           /* synthetic: test examples */
     bool dirichlet;                  /* partition: label skew instead of iid */
@@ -82,7 +83,8 @@ const float *train_grad(const train *t, uint32_t w);
 
 /* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
  * parameters as they are now, into its gradient buffer, and stores the minibatch's mean
- * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite. */
+ * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite, or if it exceeds 1000 times
+ * the worker's first minibatch loss (1000 when that was below 1): the run diverged. */
 int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err);
 
 /* One optimizer step on worker w's parameters with `grad` (num_params floats; may be its

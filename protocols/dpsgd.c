@@ -98,9 +98,11 @@ enum {
 };
 
 enum {
-    MAX_SLOTS = 1 << 25,   /* directed edges of all workers together (21 bytes each, 704 MB) */
-    NO_WORKER = UINT32_MAX /* no such worker */
+    MAX_SLOTS = 1 << 25 /* directed edges of all workers together (21 bytes each, 704 MB) */
 };
+
+/* No such worker. Not an enumerator: ISO C keeps those within int (clang says so). */
+static const uint32_t NO_WORKER = UINT32_MAX;
 
 typedef struct dp_worker {
     uint64_t k;      /* current iteration */

@@ -21,12 +21,14 @@
 #include "sim/scenario_read.h"
 #include "sim/scenario_stragglers.h"
 
-#define MAX_SEED       9007199254740992.0 /* 2^53: the largest exact JSON integer */
+/* 2^53: seeds stay below it, where a JSON number that reads as an integer is the one written. */
+#define MAX_SEED       9007199254740992.0
 #define MAX_BATCH      (INT64_C(1) << 20)
 #define MAX_LR         1e3
 #define MAX_SAMPLES    INT64_C(10000000)
 #define MAX_GBPS       1e9 /* an exabit per second: beyond it, bits/s lose meaning */
 #define DEFAULT_STOP_S 60.0
+#define MAX_EVALS      1000000.0 /* evaluations (metrics.csv rows) in a run stopped by time */
 
 static const char *const topologies[] = { "star", "racks" };
 
@@ -86,7 +88,7 @@ static int read_top(sim_scenario *sc, sim_cfg *root, sim_err *err)
             return sim_err_set(err, SIM_ESCENARIO, "$.name",
                                "must contain only printable ASCII characters");
     if ((rc = sim_cfg_require(root, "seed", err)) != 0 ||
-        (rc = sim_cfg_int(root, "seed", 0, (int64_t)MAX_SEED, &seed, err)) != 0 ||
+        (rc = sim_cfg_int(root, "seed", 0, (int64_t)MAX_SEED - 1, &seed, err)) != 0 ||
         (rc = sim_cfg_require(root, "workers", err)) != 0 ||
         (rc = sim_cfg_int(root, "workers", 1, SIM_MAX_WORKERS, &workers, err)) != 0 ||
         (rc = sim_cfg_int(root, "servers", 0, SIM_MAX_SERVERS, &servers, err)) != 0)
@@ -332,6 +334,17 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
     return sim_cfg_check_unused(c, err);
 }
 
+/* A run stopped by time evaluates at most MAX_EVALS times (stop.time_s / every_s). */
+static int check_eval_count(const sim_scenario *sc, double every_s, sim_err *err)
+{
+    if (sc->stop_ns == SIM_TIME_NEVER ||
+        (double)sc->stop_ns / (double)sc->eval_every_ns <= MAX_EVALS)
+        return 0;
+    return sim_err_set(err, SIM_ESCENARIO, "$.eval.every_s",
+                       "must be at least %.9g (stop.time_s / %.0f evaluations), got %.9g",
+                       (double)sc->stop_ns * 1e-9 / MAX_EVALS, MAX_EVALS, every_s);
+}
+
 static int read_eval_output(sim_scenario *sc, sim_cfg *eval, sim_cfg *out, sim_err *err)
 {
     double every_s = 1.0;
@@ -345,6 +358,8 @@ static int read_eval_output(sim_scenario *sc, sim_cfg *eval, sim_cfg *out, sim_e
         (rc = sim_cfg_check_unused(eval, err)) != 0)
         return rc;
     sc->eval_samples = (uint32_t)samples;
+    if ((rc = check_eval_count(sc, every_s, err)) != 0)
+        return rc;
     if ((rc = sim_cfg_string(out, "dir", sc->out_dir, sizeof(sc->out_dir), err)) != 0 ||
         (rc = sim_cfg_bool(out, "plots", &sc->plots, err)) != 0 ||
         (rc = sim_cfg_bool(out, "events", &sc->events, err)) != 0)
@@ -388,6 +403,11 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
         (rc = sim_cfg_string(sc->protocol_cfg, "name", sc->protocol, sizeof(sc->protocol), err)) !=
             0 ||
         (rc = read_stop(sc, stop, err)) != 0 || (rc = read_eval_output(sc, eval, output, err)) != 0)
+        return rc;
+    bool flops = sc->gflops > 0 && strcmp(sc->model, "none") != 0; /* base: the workload's */
+    if ((rc = sim_scenario_check_clock(sc, (double)sc->iteration_ns,
+                                       flops ? NULL : "$.compute.iteration_ms", sc->message_bytes,
+                                       err)) != 0)
         return rc;
     char *text = sim_cfg_print(root, false);
     if (text == NULL)

@@ -128,6 +128,16 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
 sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *file,
                                  const char *const *sets, size_t nsets, sim_err *err);
 
+/* Refuses a scenario whose worst cases overflow the simulated clock: every iteration (base
+ * `base_ns` / speed times every slowdown that may apply, when `base_path` names where the
+ * base comes from, else not checked) and every transfer of `message_bytes` (0: not checked)
+ * through the slowest link shared by every host must last at most SIM_SCENARIO_MAX_NS
+ * (1e18 ns, about 31.7 years). The loader checks what it knows; the workload's reader calls
+ * it again with the model's FLOP-based base time or size. SIM_ESCENARIO names the file and
+ * the value that takes the product over the limit. */
+int sim_scenario_check_clock(sim_scenario *sc, double base_ns, const char *base_path,
+                             uint64_t message_bytes, sim_err *err);
+
 /* Frees everything the scenario owns. NULL is a no-op. */
 void sim_scenario_destroy(sim_scenario *sc);
 

@@ -177,12 +177,111 @@ START_TEST(cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r =
-        hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                 "workload.dataset.dir=../tests/data/ds_fmnist_truncated", NULL });
+    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                        "workload.dataset.dir=../tests/data/ds_fmnist_truncated",
+                                        "--set", "workers=2", "--set", "workload.batch=2", "--set",
+                                        "stragglers=[]", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ds_fmnist_truncated/train-images-idx3-ubyte.gz") != NULL, "%s",
                   r.err);
+    ck_assert(!exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Runs quickstart on the tiny Fashion-MNIST-style directory `data` (5 training images),
+ * into `out`, with the extra `--set` assignment `set` (or none). */
+static result run_tiny(const char *data, const char *out, const char *set)
+{
+    char dir[256];
+    snprintf(dir, sizeof(dir), "workload.dataset.dir=../tests/data/%s", data);
+    return hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet",
+                                    "--set", dir, "--set", "workers=2", "--set", "workload.batch=2",
+                                    "--set", "output.plots=false", "--set", "stragglers=[]",
+                                    "--set", set != NULL ? set : "stop.time_s=1", NULL });
+}
+
+START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r = run_tiny("ds_fmnist_sizes", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ds_fmnist_sizes/t10k-images-idx3-ubyte.gz: image size 4x3 at "
+                                "byte 8 does not match the 3x4 images of ") != NULL,
+                  "%s", r.err);
+    ck_assert(!exists(out));
+    r = run_tiny("ds_fmnist_junk", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ds_fmnist_junk/train-images-idx3-ubyte.gz: unexpected bytes "
+                                "after the end of the gzip stream") != NULL,
+                  "%s", r.err);
+    ck_assert(!exists(out));
+    /* the same 3x4 images without junk train a 3x4 model */
+    r = run_tiny("ds_fmnist", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
+{
+    static const char *const sets[][2] = {
+        { "network.bandwidth_gbps=1e-15",
+          "scenarios/quickstart.json: $.network.bandwidth_gbps: a 20000000-byte message on a "
+          "link shared by 8 hosts would take 1.28e+15 s at 1e-06 bits/s, more than the clock's "
+          "limit of 1e+09 s" },
+        { "compute.speeds=[1e-300]",
+          "scenarios/quickstart.json: $.compute.speeds[0]: makes worker 0's iteration take up to "
+          "2e+298 s, more than the clock's limit of 1e+09 s" },
+    };
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    for (size_t i = 0; i < 2; i++) {
+        result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                            sets[i][0], NULL });
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, sets[i][1]) != NULL, "%s", r.err);
+        ck_assert(!exists(out));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration)
+{
+    /* lr 1000 used to run to the end with huge finite losses and exit 0. */
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    result r = hetsim((const char *[]){
+        "run", "tests/scenarios_ok/minimal.json", "-o", out, "--quiet", "--set",
+        "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000, \"dim\": 20, "
+        "\"classes\": 4, \"separation\": 4}, \"model\": {\"name\": \"softmax\"}, \"batch\": 16, "
+        "\"lr\": 1000, \"momentum\": 0.99}",
+        "--set", "stop.time_s=3", NULL });
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "hetsim: worker ") != NULL &&
+                      strstr(r.err, "(1000 times its first, ") != NULL &&
+                      strstr(r.err, "): the run diverged in iteration ") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(cli_refuses_a_batch_larger_than_a_workers_share)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    result r = run_tiny("ds_fmnist", out, "workload.batch=3");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workload.batch: must be at most a "
+                                "worker's share of the training data, 2 (5 examples over 2 "
+                                "workers), got 3") != NULL,
+                  "%s", r.err);
     ck_assert(!exists(out));
     harness_cleanup(dir);
 }
@@ -215,6 +314,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
     tcase_add_test(tc, cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing);
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
+    tcase_add_test(tc, cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2);
+    tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
+    tcase_add_test(tc, cli_refuses_values_that_overflow_the_clock_before_running);
+    tcase_add_test(tc, cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

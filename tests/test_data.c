@@ -210,6 +210,30 @@ START_TEST(idx_absurd_header_is_refused_before_allocating)
 }
 END_TEST
 
+START_TEST(idx_header_announcing_more_than_the_file_holds_is_refused_before_allocating)
+{
+    data_set ds;
+    sim_err err = { 0 };
+    char buf[800];
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_claims.gz", D "ds_idx_claims_labels.idx", 10, 200000, &ds, &err),
+        SIM_EIO);
+    expect_err(&err, SIM_EIO,
+               D "ds_idx_claims_labels.idx: truncated: the header announces 200008 bytes of "
+                 "labels, more than a file of 1008 bytes can hold");
+    expect_empty(&ds);
+    /* 1000 labels are there, but not 1000 images of 64x64: at most 1032 bytes a gzip byte */
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_claims.gz", D "ds_idx_claims_labels.idx", 10, 1000, &ds, &err),
+        SIM_EIO);
+    sim_err_format(&err, buf, sizeof(buf));
+    const char *head = D "ds_idx_claims.gz: truncated: the header announces 4096016 bytes of "
+                         "pixels, more than a gzip file of ";
+    ck_assert_msg(strncmp(buf, head, strlen(head)) == 0, "%s", buf);
+    expect_empty(&ds);
+}
+END_TEST
+
 START_TEST(idx_cut_or_corrupt_gzip_streams_give_zlib_errors)
 {
     data_set ds;
@@ -233,6 +257,63 @@ START_TEST(idx_cut_or_corrupt_gzip_streams_give_zlib_errors)
     ck_assert_int_eq(data_load_idx(D "ds_nonexistent.gz", D "ds_idx_labels.gz", 10, 0, &ds, &err),
                      SIM_EIO);
     expect_err(&err, SIM_EIO, D "ds_nonexistent.gz: cannot open: No such file or directory");
+}
+END_TEST
+
+START_TEST(idx_refuses_bytes_after_the_data_or_after_the_gzip_stream)
+{
+    data_set ds;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_load_idx(D "ds_idx_junk.gz", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_junk.gz: unexpected bytes after the end of the gzip stream (the data "
+                 "ends at byte 76)");
+    expect_empty(&ds);
+    ck_assert_int_eq(data_load_idx(D "ds_idx_extra.idx", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_extra.idx: more data after byte 76 than the header announces");
+    ck_assert_int_eq(
+        data_load_idx(D "ds_idx_two_members.gz", D "ds_idx_labels.gz", 10, 0, &ds, &err),
+        SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_two_members.gz: unexpected bytes after the end of the gzip stream (the "
+                 "data ends at byte 76)");
+    /* the labels file is checked too */
+    ck_assert_int_eq(data_load_idx(D "ds_idx_images.gz", D "ds_idx_junk.gz", 10, 0, &ds, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_idx_junk.gz: bad magic number 0x00000803 at byte 0, expected 0x00000801 "
+                 "(IDX labels of unsigned bytes, 1 dimension)");
+    /* a file read only in part (max_samples) is not read to its end */
+    ck_assert_int_eq(data_load_idx(D "ds_idx_junk.gz", D "ds_idx_labels.gz", 10, 4, &ds, &err),
+                     SIM_OK);
+    ck_assert_uint_eq(idx_mismatches(&ds), 0);
+    data_fini(&ds);
+}
+END_TEST
+
+START_TEST(fashion_probe_reads_the_four_headers_and_refuses_disagreeing_sizes)
+{
+    data_idx_shape train, test;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_fmnist", &train, &test, &err), SIM_OK);
+    ck_assert_uint_eq(train.count, 5);
+    ck_assert_uint_eq(train.rows, 3);
+    ck_assert_uint_eq(train.cols, 4);
+    ck_assert_uint_eq(test.count, 3);
+    ck_assert_uint_eq(test.rows, 3);
+    ck_assert_uint_eq(test.cols, 4);
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_fmnist_sizes", &train, &test, &err),
+                     SIM_EINVAL);
+    expect_err(&err, SIM_EINVAL,
+               D "ds_fmnist_sizes/t10k-images-idx3-ubyte.gz: image size 4x3 at byte 8 does not "
+                 "match the 3x4 images of " D "ds_fmnist_sizes/train-images-idx3-ubyte.gz");
+    ck_assert_int_eq(data_probe_fashion_mnist(D "ds_nonexistent", &train, &test, &err), SIM_EIO);
+    expect_err(&err, SIM_EIO,
+               D "ds_nonexistent/train-images-idx3-ubyte.gz: cannot open: No such file or "
+                 "directory");
 }
 END_TEST
 
@@ -358,6 +439,11 @@ START_TEST(libsvm_errors_name_the_file_line_and_column)
                        "finite float");
     expect_svm_error(D "ds_svm_space_value.txt", 10, SIM_EINVAL,
                      D "ds_svm_space_value.txt: line 1, column 5: bad value \"\" for feature 2");
+    /* strtod would read hexadecimal; LIBSVM is decimal */
+    expect_svm_error(D "ds_svm_hex_value.txt", 10, SIM_EINVAL,
+                     D "ds_svm_hex_value.txt: line 1, column 9: bad value \"0x10\" for feature 3");
+    expect_svm_error(D "ds_svm_hex_label.txt", 10, SIM_EINVAL,
+                     D "ds_svm_hex_label.txt: line 2, column 1: bad label \"0x2\"");
 }
 END_TEST
 
@@ -753,7 +839,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, idx_count_mismatch_names_both_files);
     tcase_add_test(tc, idx_label_out_of_range_is_named_with_its_offset);
     tcase_add_test(tc, idx_absurd_header_is_refused_before_allocating);
+    tcase_add_test(tc, idx_header_announcing_more_than_the_file_holds_is_refused_before_allocating);
     tcase_add_test(tc, idx_cut_or_corrupt_gzip_streams_give_zlib_errors);
+    tcase_add_test(tc, idx_refuses_bytes_after_the_data_or_after_the_gzip_stream);
+    tcase_add_test(tc, fashion_probe_reads_the_four_headers_and_refuses_disagreeing_sizes);
     tcase_add_test(tc, real_fashion_mnist_has_the_known_shape_and_first_label);
     suite_add_tcase(s, tc);
     tc = tcase_create("libsvm");

@@ -486,7 +486,7 @@ static int by_name(const void *a, const void *b)
 /* One malformed scenario: it must fail with the expected code, file, path and message. */
 static void check_bad(const char *name)
 {
-    char json[512], errfile[512], csv[512], expected[512], got[1024];
+    char json[512], errfile[512], csv[512], txt[512], expected[512], got[1024];
     size_t len = strlen(name) - 5; /* without ".json" */
     snprintf(json, sizeof(json), "%s/%s", BAD_DIR, name);
     snprintf(errfile, sizeof(errfile), "%s/%.*s.err", BAD_DIR, (int)len, name);
@@ -504,11 +504,13 @@ static void check_bad(const char *name)
     int rc = sc == NULL ? err.code : harness_check(sc, &err);
     sim_scenario_destroy(sc);
     ck_assert_msg(rc != SIM_OK, "%s: accepted", json);
-    bool trace = strncmp(name, "trace_", 6) == 0; /* errors about NAME.csv name that file */
+    bool trace = strncmp(name, "trace_", 6) == 0;   /* errors about NAME.csv name that file */
+    bool libsvm = strncmp(name, "libsvm_", 7) == 0; /* and about NAME.txt, that data file */
     bool unreadable = trace && strstr(err.msg, "cannot open") == err.msg;
     ck_assert_msg(err.code == (unreadable ? SIM_EIO : SIM_ESCENARIO), "%s: code %d", json,
                   err.code);
-    ck_assert_str_eq(err.file, trace ? csv : json);
+    snprintf(txt, sizeof(txt), "%s/%.*s.txt", BAD_DIR, (int)len, name);
+    ck_assert_str_eq(err.file, trace ? csv : libsvm ? txt : json);
     if (err.path[0] != '\0')
         snprintf(got, sizeof(got), "%s: %s", err.path, err.msg);
     else

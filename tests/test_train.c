@@ -168,6 +168,49 @@ START_TEST(a_diverging_run_fails_naming_worker_and_iteration)
 }
 END_TEST
 
+START_TEST(a_loss_a_thousand_times_the_first_stops_training_as_diverged)
+{
+    /* Plain SGD on one worker at lr 1000 with momentum 0.99: the losses stay finite but
+     * explode, and train_gradient refuses the first one above 1000 x the worker's first. */
+    const char *sets[] = { "workers=1", "workload.model={\"name\": \"softmax\"}",
+                           "workload.lr=1000", "workload.momentum=0.99" };
+    sim_scenario *sc = load(sets, 4);
+    sim_err err;
+    sim_err_clear(&err);
+    train_config tc;
+    ck_assert_int_eq(train_config_read(sc, &tc, &err), 0);
+    gsl_rng *data = sim_rng_create(sc->stream_seeds[SIM_STREAM_DATA]);
+    gsl_rng *init = sim_rng_create(sc->stream_seeds[SIM_STREAM_INIT]);
+    gsl_rng *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
+    train *t = train_create(&tc, data, init, &err);
+    ck_assert_ptr_nonnull(t);
+    double first = NAN, loss = 0.0;
+    int rc = SIM_OK, k = 0;
+    for (; k < 10000 && rc == SIM_OK; k++) {
+        rc = train_gradient(t, 0, mine, &loss, &err);
+        if (k == 0)
+            first = loss;
+        if (rc == SIM_OK) {
+            ck_assert(isfinite(loss) && loss <= 1000.0 * fmax(first, 1.0));
+            train_apply(t, 0, train_grad(t, 0), 0.0);
+        }
+    }
+    ck_assert_int_eq(rc, SIM_ENUMERIC);
+    ck_assert_int_gt(k, 1);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "worker 0: the training loss %.6g exceeds %.6g (1000 times its first, %.6g): the "
+             "run diverged",
+             loss, 1000.0 * fmax(first, 1.0), first);
+    ck_assert_str_eq(err.msg, want);
+    train_destroy(t);
+    gsl_rng_free(data);
+    gsl_rng_free(init);
+    gsl_rng_free(mine);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(runs_stop_at_an_epoch_count_or_a_target_accuracy)
 {
     const char *by_epochs[] = { "stop={\"epochs\": 0.5}" };
@@ -223,6 +266,7 @@ Suite *test_suite(void)
     TCase *runs = tcase_create("runs");
     tcase_add_test(runs, training_lowers_the_loss_and_raises_accuracy);
     tcase_add_test(runs, a_diverging_run_fails_naming_worker_and_iteration);
+    tcase_add_test(runs, a_loss_a_thousand_times_the_first_stops_training_as_diverged);
     tcase_add_test(runs, runs_stop_at_an_epoch_count_or_a_target_accuracy);
     tcase_add_test(runs, real_training_runs_are_deterministic);
     tcase_set_timeout(runs, 120);

@@ -67,12 +67,37 @@ bad = bytearray(gz(images(5, 3, 4)))
 bad[10] |= 0x06
 put("ds_idx_corrupt.gz", bytes(bad))
 
+# Junk after the gzip stream; one byte more than the header announces (plain); a second
+# gzip member holding two more bytes. The data of 5 images of 3x4 ends at byte 76.
+put("ds_idx_junk.gz", gz(images(5, 3, 4)) + b"junk")
+put("ds_idx_extra.idx", images(5, 3, 4) + b"\x00")
+put("ds_idx_two_members.gz", gz(images(5, 3, 4)) + gz(b"\x01\x02"))
+
+# Headers that announce far more than the files hold: 2^24 images of 64x64 (64 pixels
+# present) and 2^24 labels (1000 present, plain), refused before allocating 64 GiB.
+put("ds_idx_claims.gz", gz(struct.pack(">IIII", 0x803, 1 << 24, 64, 64) + bytes(64)))
+put("ds_idx_claims_labels.idx", struct.pack(">II", 0x801, 1 << 24) + bytes(1000))
+
 # A Fashion-MNIST-style directory: 5 training and 3 test examples of 3x4.
 os.makedirs(os.path.join(HERE, "ds_fmnist"), exist_ok=True)
 put("ds_fmnist/train-images-idx3-ubyte.gz", gz(images(5, 3, 4)))
 put("ds_fmnist/train-labels-idx1-ubyte.gz", gz(labels(LABELS)))
 put("ds_fmnist/t10k-images-idx3-ubyte.gz", gz(images(3, 3, 4)))
 put("ds_fmnist/t10k-labels-idx1-ubyte.gz", gz(labels([3, 1, 8])))
+
+# Training images of 3x4 next to test images of 4x3: the headers disagree.
+os.makedirs(os.path.join(HERE, "ds_fmnist_sizes"), exist_ok=True)
+put("ds_fmnist_sizes/train-images-idx3-ubyte.gz", gz(images(5, 3, 4)))
+put("ds_fmnist_sizes/train-labels-idx1-ubyte.gz", gz(labels(LABELS)))
+put("ds_fmnist_sizes/t10k-images-idx3-ubyte.gz", gz(images(3, 4, 3)))
+put("ds_fmnist_sizes/t10k-labels-idx1-ubyte.gz", gz(labels([3, 1, 8])))
+
+# A directory whose training images file has junk after its gzip stream.
+os.makedirs(os.path.join(HERE, "ds_fmnist_junk"), exist_ok=True)
+put("ds_fmnist_junk/train-images-idx3-ubyte.gz", gz(images(5, 3, 4)) + b"junk")
+put("ds_fmnist_junk/train-labels-idx1-ubyte.gz", gz(labels(LABELS)))
+put("ds_fmnist_junk/t10k-images-idx3-ubyte.gz", gz(images(3, 3, 4)))
+put("ds_fmnist_junk/t10k-labels-idx1-ubyte.gz", gz(labels([3, 1, 8])))
 
 # LIBSVM files.
 SVM = {
@@ -96,6 +121,9 @@ SVM = {
     "ds_svm_bad_label.txt": "1 1:1\n1.5 1:2\n",
     "ds_svm_nan.txt": "1 1:nan\n",
     "ds_svm_space_value.txt": "1 2: 3\n",
+    "ds_svm_hex_value.txt": "1 1:2 3:0x10\n",
+    "ds_svm_hex_label.txt": "1 1:2\n0x2 1:1\n",
+    "ds_svm_one_class.txt": "4 1:0.5 2:1.5\n4 2:-3\n4 3:2\n",
 }
 for name, text in SVM.items():
     put(name, text.encode())

@@ -322,13 +322,9 @@ START_TEST(a_workers_gradient_and_update_allocate_nothing)
     if (skipped("a_workers_gradient_and_update_allocate_nothing"))
         return;
     static const char json[] =
-        "{\"seed\": 5, \"workers\": 3, \"workload\": {\"dataset\": {\"name\": \"synthetic\","
-        " \"samples\": 300, \"dim\": 12, \"classes\": 3}, \"model\": {\"name\": \"mlp\","
-        " \"hidden\": [10]}, \"batch\": 8, \"momentum\": 0.9,"
-        " \"lr_schedule\": {\"kind\": \"cosine\", \"total_epochs\": 2}},"
-        " \"protocol\": {\"name\": \"allreduce\"}}";
+        "tests/scenarios/alloc/a_workers_gradient_and_update_allocate_nothing.json";
     sim_err err;
-    sim_scenario *sc = sim_scenario_parse(json, sizeof(json) - 1, "alloc.json", NULL, 0, &err);
+    sim_scenario *sc = sim_scenario_load(json, NULL, 0, &err);
     ck_assert_ptr_nonnull(sc);
     train_config tc;
     ck_assert_int_eq(train_config_read(sc, &tc, &err), 0);

@@ -19,13 +19,7 @@
 #include "runtime/run.h"
 #include "sim/tensor.h"
 
-static const char real_json[] =
-    "{\"seed\": 17, \"workers\": 4, \"compute\": {\"iteration_ms\": 5, \"jitter_sigma\": 0.4},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000, \"dim\": 6,"
-    " \"classes\": 3, \"separation\": 4}, \"model\": {\"name\": \"softmax\"},"
-    " \"batch\": 8, \"lr\": 0.2, \"momentum\": 0.6},"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 1},"
-    " \"eval\": {\"every_s\": 0.1, \"samples\": 200}}";
+static const char real_json[] = "tests/scenarios/ctx/real.json";
 
 /* ---- a test protocol: worker 0 sends its model to worker 1, which holds it ---- */
 
@@ -127,8 +121,7 @@ static const proto_ops probe_ops = {
 
 static sim_scenario *load_probe(const char *const *sets, size_t nsets, sim_err *err)
 {
-    sim_scenario *sc =
-        sim_scenario_parse(real_json, strlen(real_json), "ctx.json", sets, nsets, err);
+    sim_scenario *sc = sim_scenario_load(real_json, sets, nsets, err);
     ck_assert_msg(sc != NULL, "%s", err->msg);
     return sc;
 }
@@ -221,7 +214,7 @@ START_TEST(allreduce_replicas_are_equal_under_every_schedule)
         "workload.lr_schedule={\"kind\": \"constant\", \"warmup_epochs\": 0.3}",
     };
     for (size_t i = 0; i < 3; i++) {
-        sim_scenario *sc = harness_load(real_json, "ctx.json", &schedules[i], 1);
+        sim_scenario *sc = harness_load_file(real_json, &schedules[i], 1);
         ends e = { 0 };
         harness_run(sc, NULL, observe_equal, &e);
         ck_assert_int_gt(e.evaluations, 5);
@@ -241,7 +234,7 @@ START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
         { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
     };
     for (size_t i = 0; i < 4; i++) {
-        sim_scenario *sc = harness_load(real_json, "ctx.json", stops[i], 2);
+        sim_scenario *sc = harness_load_file(real_json, stops[i], 2);
         ends e = { 0 };
         sim_run_summary sum = harness_run(sc, NULL, observe_equal, &e);
         ck_assert_str_ne(sum.stop_reason, "time");

@@ -14,13 +14,7 @@
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
-static const char real_json[] =
-    "{\"seed\": 31, \"workers\": 5, \"compute\": {\"iteration_ms\": 7, \"jitter_sigma\": 0.3},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 3000, \"dim\": 12,"
-    " \"classes\": 3, \"separation\": 4}, \"model\": {\"name\": \"mlp\", \"hidden\": [9]},"
-    " \"batch\": 8, \"lr\": 0.1, \"momentum\": 0.5},"
-    " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3}, \"stop\": {\"time_s\": 2},"
-    " \"eval\": {\"every_s\": 0.25, \"samples\": 500}}";
+static const char real_json[] = "tests/scenarios/localsgd/real.json";
 
 typedef struct seen {
     int evaluations;
@@ -46,12 +40,9 @@ START_TEST(localsgd_round_is_h_computations_then_a_ring_allreduce)
     /* Timing only, 4 workers: H = 3 steps of 10 ms, then 6 ring steps of
      * 2 * 50 us + (40 MB / 4) * 8 / 10 Gbit/s = 8.1 ms. Two rounds. */
     static const char json[] =
-        "{\"seed\": 3, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 40000000},"
-        " \"protocol\": {\"name\": \"localsgd\", \"local_steps\": 3},"
-        " \"stop\": {\"time_s\": 1}}";
+        "tests/scenarios/localsgd/localsgd_round_is_h_computations_then_a_ring_allreduce.json";
     const char *sets[] = { "stop={\"iterations\": 24}" };
-    sim_scenario *sc = harness_load(json, "localsgd.json", sets, 1);
+    sim_scenario *sc = harness_load_file(json, sets, 1);
     seen s = { 0 };
     sim_run_summary sum = harness_run(sc, NULL, observe, &s);
     /* The 24th iteration is counted when the second round's last local step ends, and the
@@ -71,7 +62,7 @@ START_TEST(localsgd_replicas_are_identical_after_each_averaging_round)
      * replica must hold the same bits there. */
     const char *sets[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0215",
                            "stop={\"time_s\": 0.086}" };
-    sim_scenario *sc = harness_load(real_json, "localsgd.json", sets, 4);
+    sim_scenario *sc = harness_load_file(real_json, sets, 4);
     seen s = { 0 };
     harness_run(sc, NULL, observe, &s);
     /* 0, 21.5, 43, 64.5, 86 ms, and the end of the run (at 86 ms too). */
@@ -82,7 +73,7 @@ START_TEST(localsgd_replicas_are_identical_after_each_averaging_round)
     /* The control: at 10.5 ms, between local steps, the replicas have diverged. */
     const char *mid[] = { "compute.jitter_sigma=0", "workers=3", "eval.every_s=0.0105",
                           "stop={\"time_s\": 0.0105}" };
-    sc = harness_load(real_json, "localsgd.json", mid, 4);
+    sc = harness_load_file(real_json, mid, 4);
     seen t = { 0 };
     harness_run(sc, NULL, observe, &t);
     ck_assert_int_eq(t.evaluations, 3); /* 0, 10.5 ms and the end */
@@ -94,7 +85,7 @@ END_TEST
 START_TEST(localsgd_with_one_step_and_one_worker_trains)
 {
     const char *sets[] = { "workers=1", "protocol.local_steps=1" };
-    sim_scenario *sc = harness_load(real_json, "localsgd.json", sets, 2);
+    sim_scenario *sc = harness_load_file(real_json, sets, 2);
     seen s = { 0 };
     sim_run_summary sum = harness_run(sc, NULL, observe, &s);
     ck_assert_str_eq(sum.stop_reason, "time");
@@ -108,8 +99,7 @@ START_TEST(localsgd_rejects_bad_local_steps)
 {
     const char *sets[] = { "protocol.local_steps=0" };
     sim_err err;
-    sim_scenario *sc =
-        sim_scenario_parse(real_json, strlen(real_json), "localsgd.json", sets, 1, &err);
+    sim_scenario *sc = sim_scenario_load(real_json, sets, 1, &err);
     ck_assert_ptr_nonnull(sc);
     ck_assert_int_eq(harness_check(sc, &err), SIM_ESCENARIO);
     ck_assert_str_eq(err.path, "$.protocol.local_steps");

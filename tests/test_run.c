@@ -13,17 +13,11 @@
 
 /* One round of N workers, S bytes, bandwidth B, NIC latency L on a star; every worker
  * computes for C first. The round ends at C + 2(N-1) * (2L + (S/N)/B). */
-static const char ring_json[] =
-    "{\"seed\": 7, \"workers\": 4,"
-    " \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000000},"
-    " \"protocol\": {\"name\": \"allreduce\"},"
-    " \"stop\": {\"iterations\": 4}, \"output\": {\"events\": true}}";
+static const char ring_json[] = "tests/scenarios/run/ring.json";
 
 START_TEST(ring_allreduce_round_matches_the_alpha_beta_formula)
 {
-    sim_scenario *sc = harness_load(ring_json, "test.json", NULL, 0);
+    sim_scenario *sc = harness_load_file(ring_json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* C = 10 ms; per step 2 * 50 us + 25e6 B * 8 / 1e10 b/s = 20.1 ms; 6 steps. */
@@ -42,11 +36,8 @@ START_TEST(ring_allreduce_timing_holds_for_awkward_sizes)
      * each completion is rounded once to the nearest one, so the run may differ from the
      * formula by at most 0.5 ns per step (here 0.08 ns each, 0.66 ns in all). */
     static const char json[] =
-        "{\"seed\": 11, \"workers\": 5, \"compute\": {\"iteration_ms\": 0.125},"
-        " \"network\": {\"bandwidth_gbps\": 7.3, \"latency_us\": 37},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 5}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        "tests/scenarios/run/ring_allreduce_timing_holds_for_awkward_sizes.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     double expected = 125000.0 + 8.0 * (74000.0 + 200000.0 * 8.0 / 7.3e9 * 1e9);
@@ -61,13 +52,8 @@ START_TEST(a_slow_worker_gates_every_ring_iteration)
 {
     /* 16 workers, worker 3 five times slower: every round waits for it, so each iteration
      * takes 5 C + T_ring exactly. Three rounds. */
-    static const char json[] =
-        "{\"seed\": 3, \"workers\": 16, \"compute\": {\"iteration_ms\": 20},"
-        " \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}],"
-        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 64000000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 48}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    static const char json[] = "tests/scenarios/run/a_slow_worker_gates_every_ring_iteration.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* Step: 100 us + 4e6 B * 8 / 1e10 = 3.3 ms; T_ring = 30 * 3.3 ms = 99 ms. */
@@ -85,13 +71,8 @@ START_TEST(a_failed_worker_leaves_a_smaller_ring)
 {
     /* Worker 2 of 4 fails at 5 ms, during the first computation: the ring is rebuilt over
      * 3 workers, and every round from then on takes C + 4 steps of S/3. */
-    static const char json[] =
-        "{\"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
-        " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}],"
-        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 30000000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 6}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+    static const char json[] = "tests/scenarios/run/a_failed_worker_leaves_a_smaller_ring.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* Step: 100 us + 1e7 B * 8 / 1e10 = 8.1 ms; round = 10 + 4 * 8.1 = 42.4 ms; two. */
@@ -107,11 +88,8 @@ END_TEST
 START_TEST(a_run_whose_workers_all_fail_stops_as_stalled)
 {
     static const char json[] =
-        "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},"
-        " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.5}],"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 1000000000}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        "tests/scenarios/run/a_run_whose_workers_all_fail_stops_as_stalled.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "stalled");
@@ -124,18 +102,10 @@ END_TEST
 START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 {
     static const char json[] =
-        "{\"seed\": 2385, \"workers\": 12, \"compute\": {\"iteration_ms\": 15, "
-        "\"jitter_sigma\": 0.2, \"speeds\": [1, 1.5, 0.75, 1, 1, 1, 2, 1, 1, 1, 1, 1]},"
-        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.1, \"slowdown\": 4},"
-        "  {\"kind\": \"link\", \"workers\": [4], \"from_s\": 0.1, \"to_s\": 0.4, "
-        "\"extra_latency_ms\": 3, \"bandwidth_factor\": 0.25}],"
-        " \"network\": {\"bandwidth_gbps\": 25, \"latency_us\": 20},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 5000000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 2},"
-        " \"eval\": {\"every_s\": 0.1}, \"output\": {\"events\": true}}";
+        "tests/scenarios/run/the_same_scenario_and_seed_give_byte_identical_outputs.json";
     char *dirs[2];
     for (int i = 0; i < 2; i++) {
-        sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        sim_scenario *sc = harness_load_file(json, NULL, 0);
         dirs[i] = harness_tmpdir("run");
         harness_run(sc, dirs[i], NULL, NULL);
         sim_scenario_destroy(sc);
@@ -153,7 +123,7 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
         free(b);
     }
     /* A different seed changes the trace (the jitter draws differ). */
-    sim_scenario *sc = harness_load(json, "test.json", (const char *[]){ "seed=2386" }, 1);
+    sim_scenario *sc = harness_load_file(json, (const char *[]){ "seed=2386" }, 1);
     char *other = harness_tmpdir("run");
     harness_run(sc, other, NULL, NULL);
     char *a = harness_slurp(dirs[0], "events.csv"), *b = harness_slurp(other, "events.csv");
@@ -169,8 +139,7 @@ END_TEST
 
 START_TEST(outputs_have_their_documented_columns)
 {
-    sim_scenario *sc =
-        harness_load(ring_json, "test.json", (const char *[]){ "stop={\"time_s\": 1}" }, 1);
+    sim_scenario *sc = harness_load_file(ring_json, (const char *[]){ "stop={\"time_s\": 1}" }, 1);
     char *dir = harness_tmpdir("run");
     harness_run(sc, dir, NULL, NULL);
     char *m = harness_slurp(dir, "metrics.csv"), *w = harness_slurp(dir, "workers.csv"),
@@ -200,7 +169,7 @@ END_TEST
 START_TEST(the_time_breakdown_adds_up_to_the_run_time)
 {
     sim_scenario *sc =
-        harness_load(ring_json, "test.json", (const char *[]){ "stop={\"time_s\": 0.75}" }, 1);
+        harness_load_file(ring_json, (const char *[]){ "stop={\"time_s\": 0.75}" }, 1);
     char *dir = harness_tmpdir("run");
     harness_run(sc, dir, NULL, NULL);
     harness_csv w = harness_csv_read(dir, "workers.csv");
@@ -230,13 +199,8 @@ START_TEST(link_stragglers_change_ring_timing_exactly)
      * latency (added to every message from or to it) and half its bandwidth from t = 0:
      * a step takes 2L + 3 ms + (S/2) / (B/2). */
     static const char json[] =
-        "{\"seed\": 9, \"workers\": 2, \"compute\": {\"iteration_ms\": 4},"
-        " \"stragglers\": [{\"kind\": \"link\", \"workers\": [1], \"extra_latency_ms\": 3,"
-        " \"bandwidth_factor\": 0.5}],"
-        " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 25},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 2000000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 2}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        "tests/scenarios/run/link_stragglers_change_ring_timing_exactly.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     /* 1e6 B * 8 / 4e9 b/s = 2 ms; step = 50 us + 3 ms + 2 ms; two steps after 4 ms. */
@@ -245,7 +209,7 @@ START_TEST(link_stragglers_change_ring_timing_exactly)
     /* With the window closing at 5 ms: the first step is sent at 4 ms, inside the window,
      * so it keeps its 3 ms extra latency, but its flows start at 7.05 ms, after the window,
      * at full bandwidth (1 ms). The second step has no extra latency. */
-    sc = harness_load(json, "test.json", (const char *[]){ "stragglers[0].to_s=0.005" }, 1);
+    sc = harness_load_file(json, (const char *[]){ "stragglers[0].to_s=0.005" }, 1);
     sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_int_eq(sum.sim_ns, 4000000 + (3050000 + 1000000) + (50000 + 1000000));
     sim_scenario_destroy(sc);
@@ -259,15 +223,8 @@ END_TEST
 START_TEST(a_small_run_reproduces_its_golden_event_trace)
 {
     static const char json[] =
-        "{\"seed\": 21, \"workers\": 3, \"compute\": {\"iteration_ms\": 2, "
-        "\"jitter_sigma\": 0.3},"
-        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.3, \"slowdown\": 3},"
-        "  {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.009, \"recover_s\": 0.02}],"
-        " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 10},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 150000},"
-        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.03},"
-        " \"eval\": {\"every_s\": 0.01}, \"output\": {\"events\": true}}";
-    sim_scenario *sc = harness_load(json, "test.json", NULL, 0);
+        "tests/scenarios/run/a_small_run_reproduces_its_golden_event_trace.json";
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
     char *dir = harness_tmpdir("run");
     harness_run(sc, dir, NULL, NULL);
     char *got = harness_slurp(dir, "events.csv");

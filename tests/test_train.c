@@ -18,20 +18,12 @@
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
-static const char base_json[] =
-    "{\"seed\": 2385, \"workers\": 4, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000,"
-    " \"test_samples\": 1000, \"dim\": 20, \"classes\": 4, \"separation\": 4},"
-    " \"model\": {\"name\": \"mlp\", \"hidden\": [16]}, \"batch\": 16, \"lr\": 0.1,"
-    " \"momentum\": 0.9},"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 3},"
-    " \"eval\": {\"every_s\": 0.5, \"samples\": 1000}}";
+static const char base_json[] = "tests/scenarios/train/base.json";
 
 /* The base scenario with `sets` applied. */
 static sim_scenario *load(const char *const *sets, size_t n)
 {
-    return harness_load(base_json, "train.json", sets, n);
+    return harness_load_file(base_json, sets, n);
 }
 
 /* Runs `sc` into a fresh directory, which it returns; the summary goes to `sum` if not NULL. */

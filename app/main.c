@@ -3,6 +3,7 @@
  * The only file that reads argv, prints results to stdout and exits. Exit codes: 0 success,
  * 1 run failed (divergence, I/O), 2 bad usage or bad scenario.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +250,9 @@ static int cmd_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
+    /* A file-size limit (ulimit -f) makes writes fail with EFBIG instead of killing the
+     * process, so that a run that cannot write its outputs cleans up after itself. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
         return EXIT_USAGE;

@@ -15,6 +15,7 @@
 #include "runtime/state.h"
 #include "sim/plot.h"
 #include "sim/rng.h"
+#include "sim/rundir.h"
 #include "sim/tensor.h"
 
 /* ---- event handlers ---- */
@@ -398,18 +399,30 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     ctx.progress = opt != NULL && opt->progress;
     ctx.observe = opt != NULL ? opt->observe : NULL;
     ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
+    char *work = NULL; /* the run directory in the making (sim/rundir.h) */
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
+    if (rc == SIM_OK && (rc = sim_rundir_begin(dir, &work, err)) == SIM_ESCENARIO) {
+        if (opt == NULL || opt->out_dir == NULL)
+            snprintf(err->path, sizeof(err->path), "$.output.dir");
+        sim_err_file(err, sc->file);
+    }
     if (rc == SIM_OK)
         rc = build(&ctx, sc, ops, err);
     if (rc == SIM_OK)
-        rc = sim_run_open_outputs(&ctx, dir, err);
+        rc = sim_run_open_outputs(&ctx, work, err);
     if (rc == SIM_OK)
         rc = simulate(&ctx, &sum, err);
     if (rc == SIM_OK)
-        rc = sim_run_write_outputs(&ctx, dir, &sum, err);
+        rc = sim_run_write_outputs(&ctx, work, &sum, err);
+    const char *runs[1] = { work };
     if (rc == SIM_OK && sc->plots)
-        rc = sim_plot_runs(&dir, 1, dir, err);
+        rc = sim_plot_runs(runs, 1, work, err);
     teardown(&ctx);
+    if (rc == SIM_OK) {
+        rc = sim_rundir_commit(dir, work, err);
+        work = NULL;
+    }
+    sim_rundir_abort(work);
     if (rc == SIM_OK && out != NULL)
         *out = sum;
     return rc;

@@ -5,8 +5,10 @@
  * bipartite exponential graph of the SGP reproduction. Graph "ring" keeps ±1 only. All offsets
  * are odd, so for even N every edge joins an active and a passive worker. For odd N the ring
  * wraps from N-1 to 0, both even, and some offsets join workers of equal parity: those edges
- * are dropped, which keeps the graph bipartite (every active worker w keeps w-1). An active
- * worker picks its peer uniformly among its neighbours, from its own stream.
+ * are dropped, which keeps the graph bipartite (every active worker w keeps w-1). Both are
+ * the kit's graphs (protocols/graph.h: bipartite exponential, and the ring with its bipartite
+ * filter), checked by configure and built by start. An active worker picks its peer uniformly
+ * among its neighbours, from its own stream.
  *
  * Computation never waits. When an iteration ends the worker counts it (the throughput is that
  * of gradient computation), adds the gradient to its pending sum and starts the next iteration
@@ -47,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocols/graph.h"
 #include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
@@ -61,13 +64,7 @@ enum {
 };
 
 enum {
-    GRAPH_EXPONENTIAL = 0,
-    GRAPH_RING = 1
-};
-
-enum {
-    MAX_OFFSETS = 24, /* 1 and 1 + 2^m for 2^m <= N - 1 < 2^20 */
-    FLOAT_ALIGN = 16  /* floats per 64 bytes: accumulator rows stay aligned */
+    FLOAT_ALIGN = 16 /* floats per 64 bytes: accumulator rows stay aligned */
 };
 
 static const uint32_t NOBODY = UINT32_MAX;
@@ -91,17 +88,17 @@ typedef struct ad_worker {
     uint32_t serving;     /* the requester whose reply is on its way, or NOBODY */
     uint32_t serving_seq; /* that requester's exchange number */
     sim_time serve_ns;    /* when the reply left */
-    uint32_t qhead, qlen; /* FIFO in queue[first[w]..first[w+1]) */
+    uint32_t qhead, qlen; /* FIFO in queue[g.off[w]..g.off[w+1]) */
 } ad_worker;
 
 typedef struct adpsgd {
     uint32_t n;              /* workers */
-    int graph;               /* GRAPH_* */
+    int graph;               /* 0: bipartite exponential, 1: ring (bipartite) */
+    graph_spec spec;         /* the graph, checked by configure */
     double timeout_ms;       /* exchange_timeout_ms as configured, 0: automatic */
     sim_time timeout_ns;     /* the timeout in force, set at start */
-    uint32_t *first;         /* (n + 1) offsets of each worker's neighbours in nbr */
-    uint32_t *nbr;           /* (first[n]) neighbours, ascending for each worker */
-    ad_request *queue;       /* (first[n]) a passive worker's FIFO, one slot per neighbour */
+    graph g;                 /* built by start: neighbours ascending, other parity */
+    ad_request *queue;       /* (g.edges) a passive worker's FIFO, one slot per neighbour */
     ad_worker *w;            /* (n) */
     size_t nparams;          /* floats per model, 0 when timing-only */
     size_t stride;           /* floats per accumulator row (nparams rounded up) */
@@ -127,7 +124,7 @@ static bool is_passive(uint32_t w)
 
 static uint32_t degree(const adpsgd *st, uint32_t w)
 {
-    return st->first[w + 1] - st->first[w];
+    return graph_out_degree(&st->g, w);
 }
 
 static float *acc_of(const adpsgd *st, uint32_t w)
@@ -137,59 +134,17 @@ static float *acc_of(const adpsgd *st, uint32_t w)
 
 /* ---- graph ---- */
 
-/* The positive ring offsets of `graph` for n workers into d; returns their count. */
-static uint32_t ring_offsets(uint32_t n, int graph, uint64_t *d)
-{
-    uint32_t k = 0;
-    d[k++] = 1;
-    if (graph == GRAPH_EXPONENTIAL)
-        for (uint32_t m = 1; n >= 2 && ((uint64_t)1 << m) <= (uint64_t)n - 1; m++)
-            d[k++] = 1 + ((uint64_t)1 << m);
-    return k;
-}
-
-/* Worker w's neighbours (other parity, distinct, ascending) into out, if not NULL; returns
- * their count, at most 2 * nd. */
-static uint32_t neighbours(uint32_t n, const uint64_t *d, uint32_t nd, uint32_t w, uint32_t *out)
-{
-    uint32_t tmp[2 * MAX_OFFSETS], k = 0;
-    for (uint32_t i = 0; i < 2 * nd; i++) {
-        uint64_t off = d[i / 2] % n;
-        uint32_t v = (uint32_t)(i % 2 == 0 ? (w + off) % n : (w + n - off) % n);
-        if (v == w || (v & 1) == (w & 1))
-            continue;
-        uint32_t at = k;
-        while (at > 0 && tmp[at - 1] > v)
-            at--;
-        if (at > 0 && tmp[at - 1] == v)
-            continue;
-        for (uint32_t s = k; s > at; s--)
-            tmp[s] = tmp[s - 1];
-        tmp[at] = v;
-        k++;
-    }
-    for (uint32_t i = 0; out != NULL && i < k; i++)
-        out[i] = tmp[i];
-    return k;
-}
-
+/* Builds the graph and the per-worker state and queues. */
 static int build_graph(adpsgd *st, sim_err *err)
 {
-    uint64_t d[MAX_OFFSETS];
-    uint32_t nd = ring_offsets(st->n, st->graph, d);
-    st->first = calloc((size_t)st->n + 1, sizeof(*st->first));
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
     st->w = calloc(st->n, sizeof(*st->w));
-    if (st->first == NULL || st->w == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    for (uint32_t w = 0; w < st->n; w++)
-        st->first[w + 1] = st->first[w] + neighbours(st->n, d, nd, w, NULL);
-    size_t edges = st->first[st->n] > 0 ? st->first[st->n] : 1;
-    st->nbr = calloc(edges, sizeof(*st->nbr));
-    st->queue = calloc(edges, sizeof(*st->queue));
-    if (st->nbr == NULL || st->queue == NULL)
+    st->queue = calloc(st->g.edges > 0 ? st->g.edges : 1, sizeof(*st->queue));
+    if (st->w == NULL || st->queue == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t w = 0; w < st->n; w++) {
-        neighbours(st->n, d, nd, w, st->nbr + st->first[w]);
         st->w[w].serving = NOBODY;
         st->w[w].peer = NOBODY;
     }
@@ -202,7 +157,7 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 {
     adpsgd *st = state;
     static const char *const graphs[] = { "exponential", "ring" };
-    st->graph = GRAPH_EXPONENTIAL;
+    st->graph = 0;
     int rc = sim_cfg_choice(cfg, "graph", graphs, 2, &st->graph, err);
     st->timeout_ms = 0.0;
     if (rc == SIM_OK)
@@ -210,14 +165,26 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     if (rc != SIM_OK)
         return rc;
     st->n = sc->workers;
-    return build_graph(st, err);
+    /* AD-PSGD's graphs: the bipartite exponential one, or the ring with the edge joining
+     * N-1 and 0 dropped for odd N (equal parities). */
+    st->spec = st->graph == 0 ? (graph_spec){ .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = st->n }
+                              : (graph_spec){ .kind = GRAPH_RING, .n = st->n, .bipartite = true };
+    return graph_spec_check(&st->spec, err);
+}
+
+/* The graph, the queues, the workers and the pending-gradient accumulators. */
+static uint64_t ad_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const adpsgd *st = state;
+    uint64_t stride = ((uint64_t)num_params + FLOAT_ALIGN - 1) / FLOAT_ALIGN * FLOAT_ALIGN;
+    return graph_memory(&st->spec) + graph_edge_count(&st->spec) * sizeof(ad_request) +
+           (uint64_t)sc->workers * (sizeof(ad_worker) + stride * sizeof(float));
 }
 
 static void ad_fini(void *state)
 {
     adpsgd *st = state;
-    free(st->first);
-    free(st->nbr);
+    graph_fini(&st->g);
     free(st->queue);
     free(st->w);
     sim_tensor_free(st->acc);
@@ -249,6 +216,9 @@ static sim_time auto_timeout(const adpsgd *st, const sim_scenario *sc)
 static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     adpsgd *st = state;
+    int rc = build_graph(st, err);
+    if (rc != SIM_OK)
+        return rc;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
     st->timeout_ns = st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6)
@@ -264,7 +234,7 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++) {
         if (sim_ctx_down(ctx, w))
             continue;
-        int rc = sim_ctx_compute(ctx, w, 0, err);
+        rc = sim_ctx_compute(ctx, w, 0, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -311,7 +281,7 @@ static int start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_
 {
     ad_worker *a = &st->w[i];
     uint32_t deg = degree(st, i);
-    const uint32_t *nb = st->nbr + st->first[i];
+    const uint32_t *nb = st->g.adj + st->g.off[i];
     if (deg == 0)
         return SIM_OK;
     uint32_t skip = deg, k = 0;
@@ -354,7 +324,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
 static int serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
 {
     ad_worker *p = &st->w[j];
-    const ad_request *q = st->queue + st->first[j];
+    const ad_request *q = st->queue + st->g.off[j];
     sim_time served = sim_ctx_now(ctx) - p->serve_ns;
     st->max_serve_ns = served > st->max_serve_ns ? served : st->max_serve_ns;
     p->serving = NOBODY;
@@ -375,7 +345,7 @@ static int serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
 static void enqueue(adpsgd *st, uint32_t j, uint32_t i, uint32_t seq)
 {
     ad_worker *p = &st->w[j];
-    ad_request *q = st->queue + st->first[j];
+    ad_request *q = st->queue + st->g.off[j];
     uint32_t cap = degree(st, j), kept = 0;
     for (uint32_t k = 0; k < p->qlen; k++) {
         ad_request r = q[(p->qhead + k) % cap];
@@ -496,8 +466,8 @@ static int on_down(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (a->exchanging)
         sim_ctx_cancel(ctx, a->timer);
     a->exchanging = false;
-    for (uint32_t k = st->first[w]; k < st->first[w + 1]; k++) {
-        uint32_t j = st->nbr[k];
+    for (uint32_t k = st->g.off[w]; k < st->g.off[w + 1]; k++) {
+        uint32_t j = st->g.adj[k];
         if (st->w[j].serving == w) {
             int rc = serve_next(st, ctx, j, err);
             if (rc != SIM_OK)
@@ -577,5 +547,6 @@ const proto_ops proto_adpsgd = {
     .start = ad_start,
     .on_event = ad_on_event,
     .report = ad_report,
+    .memory = ad_memory,
     .fini = ad_fini,
 };

@@ -51,7 +51,9 @@
  * smallest iteration has every model it waits for sent or on its way, so it finishes, and
  * a run stalls only when every worker is down.
  *
- * Limits: at most MAX_SLOTS directed edges in all (the complete graph on 5793 workers).
+ * The graphs and weights are the kit's (protocols/graph.h); configure checks the graph's
+ * size and degrees without building it, start builds it. Limits: at most MAX_SLOTS directed
+ * edges in all (the complete graph on 5793 workers).
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -59,22 +61,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "protocols/graph.h"
 #include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    GRAPH_RING = 0,
-    GRAPH_TORUS = 1,
-    GRAPH_EXPONENTIAL = 2,
-    GRAPH_COMPLETE = 3,
-    GRAPH_STAR = 4
-};
-
-enum {
-    WEIGHTS_METROPOLIS = 0,
-    WEIGHTS_UNIFORM = 1
-};
 
 /* Worker states. */
 enum {
@@ -114,14 +104,13 @@ typedef struct dp_worker {
 
 typedef struct dpsgd {
     uint32_t n;           /* workers */
-    int graph, weights;   /* GRAPH_*, WEIGHTS_* */
+    int graph, weights;   /* indexes into graph_names, weight_names */
+    graph_spec spec;      /* the graph, checked by configure */
     uint32_t rows, cols;  /* torus shape */
-    size_t *off;          /* (n + 1) worker i's edges are slots off[i]..off[i+1]-1 */
-    uint32_t *adj;        /* (slots) the neighbour, ascending within a worker */
-    uint32_t *rev;        /* (slots) the slot of the same edge at the neighbour */
-    float *weight;        /* (slots) W_ij */
-    uint64_t *act;        /* (slots) first iteration the edge is mixed again, after a rejoin */
-    uint8_t *flags;       /* (slots) GOT_EVEN | GOT_ODD | DEFERRED */
+    graph g;              /* built by start: off, adj (ascending), rev */
+    float *weight;        /* (edges) W_ij */
+    uint64_t *act;        /* (edges) first iteration the edge is mixed again, after a rejoin */
+    uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD | DEFERRED */
     float *self;          /* (n) W_ii */
     dp_worker *w;         /* (n) */
     size_t nparams;       /* floats per model, 0 for the timing-only model */
@@ -137,7 +126,10 @@ typedef struct dpsgd {
 } dpsgd;
 
 static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
+static const graph_kind graph_kinds[] = { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL,
+                                          GRAPH_COMPLETE, GRAPH_STAR };
 static const char *const weight_names[] = { "metropolis", "uniform" };
+static const graph_weighting weightings[] = { GRAPH_METROPOLIS, GRAPH_UNIFORM };
 
 /* Messages are the protocol's own (channel 0), with the sender's iteration as sequence. */
 static msg_hdr hdr(uint32_t kind, uint64_t k)
@@ -148,157 +140,54 @@ static msg_hdr hdr(uint32_t kind, uint64_t k)
 
 /* ---- graph ---- */
 
-static int cmp_u32(const void *a, const void *b)
+/* Checks the graph's size and, for uniform weights, that it is regular, without building
+ * it. */
+static int check_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Worker i's neighbours into out (room for max(n, 64)), sorted and deduplicated. */
-static size_t neighbours(const dpsgd *st, uint32_t i, uint32_t *out)
-{
-    uint32_t n = st->n;
-    size_t c = 0;
-    switch (st->graph) {
-    case GRAPH_RING:
-        out[c++] = (i + 1) % n;
-        out[c++] = (i + n - 1) % n;
-        break;
-    case GRAPH_TORUS: {
-        uint32_t r = i / st->cols, col = i % st->cols, R = st->rows, C = st->cols;
-        out[c++] = (r + 1) % R * C + col;
-        out[c++] = (r + R - 1) % R * C + col;
-        out[c++] = r * C + (col + 1) % C;
-        out[c++] = r * C + (col + C - 1) % C;
-        break;
-    }
-    case GRAPH_EXPONENTIAL:
-        for (uint64_t d = 1; d < n; d *= 2) {
-            out[c++] = (uint32_t)((i + d) % n);
-            out[c++] = (uint32_t)((i + n - d) % n);
-        }
-        break;
-    case GRAPH_COMPLETE:
-        for (uint32_t j = 0; j < n; j++)
-            if (j != i)
-                out[c++] = j;
-        return c; /* sorted already */
-    default:      /* GRAPH_STAR */
-        for (uint32_t j = 0; j < n; j++)
-            if (j != i && (i == 0 || j == 0))
-                out[c++] = j;
-        return c;
-    }
-    qsort(out, c, sizeof(*out), cmp_u32);
-    size_t m = 0;
-    for (size_t t = 0; t < c; t++)
-        if (out[t] != i && (m == 0 || out[m - 1] != out[t]))
-            out[m++] = out[t];
-    return m;
-}
-
-/* The slot of edge i -> j, or SIZE_MAX. */
-static size_t slot_of(const dpsgd *st, uint32_t i, uint32_t j)
-{
-    size_t lo = st->off[i], hi = st->off[i + 1];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->adj[mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < st->off[i + 1] && st->adj[lo] == j ? lo : SIZE_MAX;
-}
-
-/* Builds the adjacency (two passes: degrees, then slots). */
-static int build_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
-{
-    uint32_t n = st->n;
-    uint32_t *scratch = calloc(n > 64 ? n : 64, sizeof(*scratch));
-    st->off = calloc((size_t)n + 1, sizeof(*st->off));
-    if (scratch == NULL || st->off == NULL) {
-        free(scratch);
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
-    uint64_t slots = (uint64_t)n * (n - 1); /* complete: known without listing */
-    if (st->graph != GRAPH_COMPLETE) {
-        for (uint32_t i = 0; i < n; i++)
-            st->off[i + 1] = st->off[i] + neighbours(st, i, scratch);
-        slots = st->off[n];
-    }
-    if (slots > MAX_SLOTS) {
-        free(scratch);
-        return sim_cfg_fail(
-            cfg, "graph", err, "\"%s\" on %u workers has %llu directed edges, more than %llu",
-            graph_names[st->graph], n, (unsigned long long)slots, (unsigned long long)MAX_SLOTS);
-    }
-    size_t m = slots > 0 ? (size_t)slots : 1;
-    st->adj = calloc(m, sizeof(*st->adj));
-    st->rev = calloc(m, sizeof(*st->rev));
-    st->weight = calloc(m, sizeof(*st->weight));
-    st->act = calloc(m, sizeof(*st->act));
-    st->flags = calloc(m, sizeof(*st->flags));
-    st->self = calloc(n, sizeof(*st->self));
-    st->w = calloc(n, sizeof(*st->w));
-    if (st->adj == NULL || st->rev == NULL || st->weight == NULL || st->act == NULL ||
-        st->flags == NULL || st->self == NULL || st->w == NULL) {
-        free(scratch);
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        size_t c = neighbours(st, i, scratch);
-        st->off[i + 1] = st->off[i] + c;
-        for (size_t t = 0; t < c; t++)
-            st->adj[st->off[i] + t] = scratch[t];
-        if (c > st->max_degree)
-            st->max_degree = (uint32_t)c;
-    }
-    free(scratch);
-    for (uint32_t i = 0; i < n; i++)
-        for (size_t e = st->off[i]; e < st->off[i + 1]; e++)
-            st->rev[e] = (uint32_t)slot_of(st, st->adj[e], i);
-    return SIM_OK;
-}
-
-static uint32_t degree(const dpsgd *st, uint32_t i)
-{
-    return (uint32_t)(st->off[i + 1] - st->off[i]);
-}
-
-static int set_weights(dpsgd *st, const sim_cfg *cfg, sim_err *err)
-{
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (uint32_t i = 0; i < st->n; i++) {
-        lo = degree(st, i) < lo ? degree(st, i) : lo;
-        hi = degree(st, i) > hi ? degree(st, i) : hi;
-    }
-    if (st->weights == WEIGHTS_UNIFORM && lo != hi)
+    st->spec = (graph_spec){ .kind = graph_kinds[st->graph], .n = st->n, .rows = st->rows };
+    int rc = graph_spec_check(&st->spec, err);
+    if (rc != SIM_OK)
+        return rc;
+    uint64_t slots = graph_edge_count(&st->spec);
+    if (slots > MAX_SLOTS)
+        return sim_cfg_fail(cfg, "graph", err,
+                            "\"%s\" on %u workers has %llu directed edges, more than %llu",
+                            graph_names[st->graph], st->n, (unsigned long long)slots,
+                            (unsigned long long)MAX_SLOTS);
+    uint32_t lo, hi;
+    graph_degree_range(&st->spec, &lo, &hi);
+    if (weightings[st->weights] == GRAPH_UNIFORM && lo != hi)
         return sim_cfg_fail(
             cfg, "weights", err,
             "\"uniform\" needs a regular graph, but \"%s\" on %u workers has degrees "
             "%u to %u (use \"metropolis\")",
             graph_names[st->graph], st->n, lo, hi);
-    for (uint32_t i = 0; i < st->n; i++) {
-        double sum = 0.0;
-        for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
-            uint32_t dj = degree(st, st->adj[e]), di = degree(st, i);
-            uint32_t d = st->weights == WEIGHTS_UNIFORM ? di : (di > dj ? di : dj);
-            st->weight[e] = (float)(1.0 / (1.0 + (double)d));
-            sum += (double)st->weight[e];
-        }
-        st->self[i] = (float)(1.0 - sum);
-    }
     return SIM_OK;
+}
+
+/* Builds the graph, its weights and the per-edge and per-worker state. */
+static int build_graph(dpsgd *st, sim_err *err)
+{
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t m = st->g.edges > 0 ? st->g.edges : 1;
+    st->weight = calloc(m, sizeof(*st->weight));
+    st->act = calloc(m, sizeof(*st->act));
+    st->flags = calloc(m, sizeof(*st->flags));
+    st->self = calloc(st->n, sizeof(*st->self));
+    st->w = calloc(st->n, sizeof(*st->w));
+    if (st->weight == NULL || st->act == NULL || st->flags == NULL || st->self == NULL ||
+        st->w == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    st->max_degree = graph_max_degree(&st->g);
+    return graph_weights(&st->g, weightings[st->weights], st->weight, st->self, err);
 }
 
 /* The torus shape: "rows" (default: the most square factorization) must divide n. */
 static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
 {
-    int64_t rows = 1;
-    for (int64_t r = 1; r * r <= (int64_t)st->n; r++)
-        if (st->n % r == 0)
-            rows = r;
+    int64_t rows = graph_torus_rows(st->n);
     int rc = sim_cfg_int(cfg, "rows", 1, st->n, &rows, err);
     if (rc != SIM_OK)
         return rc;
@@ -315,27 +204,34 @@ static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     dpsgd *st = state;
     int rc = SIM_OK;
     st->n = sc->workers;
-    st->graph = GRAPH_RING;
-    st->weights = WEIGHTS_METROPOLIS;
+    st->graph = 0;   /* ring */
+    st->weights = 0; /* metropolis */
     if (rc == SIM_OK)
         rc = sim_cfg_choice(cfg, "graph", graph_names, 5, &st->graph, err);
     if (rc == SIM_OK)
         rc = sim_cfg_choice(cfg, "weights", weight_names, 2, &st->weights, err);
-    if (rc == SIM_OK && st->graph == GRAPH_TORUS)
+    if (rc == SIM_OK && graph_kinds[st->graph] == GRAPH_TORUS)
         rc = read_torus(st, cfg, err);
     if (rc == SIM_OK)
-        rc = build_graph(st, cfg, err);
-    if (rc == SIM_OK)
-        rc = set_weights(st, cfg, err);
+        rc = check_graph(st, cfg, err);
     return rc;
+}
+
+/* The graph, its weights and edge state, the workers, and the accumulators. */
+static uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const dpsgd *st = state;
+    uint64_t edges = graph_edge_count(&st->spec);
+    return graph_memory(&st->spec) +
+           edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
+           (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
+           2 * (uint64_t)sc->workers * num_params * sizeof(float);
 }
 
 static void dp_fini(void *state)
 {
     dpsgd *st = state;
-    free(st->off);
-    free(st->adj);
-    free(st->rev);
+    graph_fini(&st->g);
     free(st->weight);
     free(st->act);
     free(st->flags);
@@ -379,8 +275,8 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
     a->computed = false;
     a->need = 0;
     uint8_t got = got_bit(k);
-    for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
-        uint32_t j = st->adj[e];
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        uint32_t j = st->g.adj[e];
         if (!running(st, j))
             continue;
         uint64_t kj = st->w[j].k;
@@ -398,7 +294,7 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
             if (kj >= st->act[e] && gap > st->max_gap)
                 st->max_gap = gap;
         }
-        size_t back = st->rev[e];
+        uint32_t back = st->g.rev[e];
         if (rc == SIM_OK && (st->flags[back] & DEFERRED) != 0 && kj <= k + 1) {
             st->flags[back] &= (uint8_t)~DEFERRED;
             rc = send_model(st, ctx, j, i, err);
@@ -420,7 +316,7 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     uint8_t got = got_bit(a->k);
     double missing = 0.0;
     size_t arrived = 0;
-    for (size_t e = st->off[i]; e < st->off[i + 1]; e++) {
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         if ((st->flags[e] & got) != 0) {
             arrived++;
             st->flags[e] &= (uint8_t)~got;
@@ -451,8 +347,8 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     dp_worker *a = &st->w[r];
     uint32_t best = NO_WORKER;
-    for (size_t e = st->off[r]; e < st->off[r + 1]; e++) {
-        uint32_t j = st->adj[e];
+    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
+        uint32_t j = st->g.adj[e];
         if (running(st, j) && (best == NO_WORKER || st->w[j].k > st->w[best].k))
             best = j;
     }
@@ -471,11 +367,11 @@ static int rejoin(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     if (st->nparams > 0)
         sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_payload(ctx), st->nparams);
     uint64_t k = UINT64_MAX;
-    for (size_t e = st->off[r]; e < st->off[r + 1]; e++) {
-        uint32_t j = st->adj[e];
+    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
+        uint32_t j = st->g.adj[e];
         if (!running(st, j))
             continue;
-        size_t back = st->rev[e];
+        uint32_t back = st->g.rev[e];
         uint64_t next = st->w[j].k + 1;
         uint64_t from = next + ((st->flags[back] & got_bit(next)) != 0 ? 1 : 0);
         st->act[e] = st->act[back] = from;
@@ -497,11 +393,11 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     a->need = 0;
     if (st->nparams > 0)
         sim_tensor_zero(acc_of(st, d, 0), 2 * st->nparams);
-    for (size_t e = st->off[d]; e < st->off[d + 1]; e++)
+    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++)
         st->flags[e] = 0;
-    for (size_t e = st->off[d]; e < st->off[d + 1]; e++) {
-        uint32_t i = st->adj[e];
-        size_t back = st->rev[e];
+    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
+        uint32_t i = st->g.adj[e];
+        uint32_t back = st->g.rev[e];
         dp_worker *b = &st->w[i];
         st->flags[back] &= (uint8_t)~DEFERRED;
         int rc = SIM_OK;
@@ -528,9 +424,9 @@ static int protocol_error(sim_err *err, const char *what, uint32_t w, uint32_t s
 static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m, sim_err *err)
 {
     dp_worker *a = &st->w[i];
-    size_t e = slot_of(st, i, j);
+    uint32_t e = graph_slot(&st->g, i, j);
     uint8_t got = got_bit(m);
-    if (a->state != DP_RUNNING || e == SIZE_MAX || (m != a->k && m != a->k + 1) ||
+    if (a->state != DP_RUNNING || e == GRAPH_NONE || (m != a->k && m != a->k + 1) ||
         (st->flags[e] & got) != 0 || (m == a->k && a->need == 0))
         return protocol_error(err, "model", i, j, m);
     st->flags[e] |= got;
@@ -566,6 +462,9 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
 static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     dpsgd *st = state;
+    int rc = build_graph(st, err);
+    if (rc != SIM_OK)
+        return rc;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
     if (st->nparams > 0) {
@@ -580,7 +479,7 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++) {
         if (!running(st, w))
             continue;
-        int rc = start_iteration(st, ctx, w, 0, err);
+        rc = start_iteration(st, ctx, w, 0, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -618,9 +517,9 @@ static void dp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "models_sent", (double)st->models_sent);
     sim_report_add(out, "deferred_sends", (double)st->deferred);
     sim_report_add(out, "rejoins", (double)st->rejoins);
-    sim_report_add(out, "edges", (double)(st->off[st->n] / 2));
+    sim_report_add(out, "edges", (double)(st->g.edges / 2));
     sim_report_add(out, "max_degree", (double)st->max_degree);
-    if (st->graph == GRAPH_TORUS) {
+    if (graph_kinds[st->graph] == GRAPH_TORUS) {
         sim_report_add(out, "torus_rows", (double)st->rows);
         sim_report_add(out, "torus_cols", (double)st->cols);
     }
@@ -634,5 +533,6 @@ const proto_ops proto_dpsgd = {
     .start = dp_start,
     .on_event = dp_on_event,
     .report = dp_report,
+    .memory = dp_memory,
     .fini = dp_fini,
 };

@@ -1,0 +1,415 @@
+/* Gossip: synchronous ring gossip (PROTOCOLS §1.5, the Moshpit averaging benchmark's
+ * baseline), for training and for averaging-only runs (lr 0).
+ *
+ * Worker i, iteration k: it computes its gradient on x_i, takes one optimizer step
+ * (sim_ctx_apply), sends the stepped model x'_i to its left and right neighbours on the
+ * ring (the kit's ring graph: one neighbour when N = 2, none when N = 1) and waits for
+ * theirs; then x_i = the mean of x'_i and the models received, equal weights renormalised
+ * over the neighbours that took part (live ones). The mean is summed in float in worker-id
+ * order and divided once (sim_tensor_mean), so three live workers give
+ * ((x_a + x_b) + x_c) / 3 with a < b < c. With zero gradients and no failure the mixing
+ * matrix is circulant with rows (1/3, 1/3, 1/3): doubly stochastic, so the sum of the
+ * models is kept (to rounding) and the disagreement shrinks.
+ *
+ * Lockstep. A worker cannot finish iteration k without its live neighbours' iteration-k
+ * models, each sent when that neighbour's step k is done, so neighbours differ by at most
+ * one iteration (one exchange, after rejoins: below); received models are held
+ * (sim_ctx_hold) per edge and by the receiver's iteration parity until mixed. The protocol declares
+ * rounds: iterations and epochs stops take effect when every live worker has finished the same
+ * iteration (the smallest iteration among live workers grows).
+ *
+ * Failures. A down worker keeps its value (the runtime keeps its parameters) and loses the
+ * iteration it was computing. Its neighbours stop waiting for it at once and mix without
+ * it (renormalised over the rest); a model for their current iteration that arrived before
+ * the failure is still mixed (what arrived is data), one for their next iteration is
+ * dropped. On recovery the worker keeps its value and rejoins at once, at iteration K (one
+ * past its most advanced running neighbour's current one, or its own if larger). Each edge
+ * to it is used again from K at its end and from the neighbour's next iteration at the
+ * other: every edge keeps the first iteration it is used at each end, and a message's
+ * iteration is translated from the sender's numbering to the receiver's by their
+ * difference, so two parts of the ring whose iteration counts drifted apart while it was
+ * cut (by two failures) join without waiting for each other. Per edge the exchanges stay
+ * in lockstep (one end at most one exchange ahead), so no deadlock: the running worker
+ * with the fewest exchanges on its edges waits only for models sent or on their way.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "protocols/graph.h"
+#include "protocols/msg.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    MSG_MODEL = 0 /* seq = the sender's iteration; S bytes and the stepped model */
+};
+
+/* Per directed edge flags (at the receiving end's slot), by the receiver's iteration. */
+enum {
+    GOT_EVEN = 1, /* the neighbour's model for the even iteration in play is held */
+    GOT_ODD = 2   /* ... for the odd one */
+};
+
+typedef struct gs_worker {
+    uint64_t k;    /* current iteration */
+    uint32_t need; /* neighbours' models of iteration k still expected */
+    bool running;  /* up (down workers keep their value and take no part) */
+    bool computed; /* the step of iteration k is done and its model sent */
+} gs_worker;
+
+typedef struct gossip {
+    uint32_t n;           /* workers */
+    graph_spec spec;      /* the ring */
+    graph g;              /* built by start */
+    uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD */
+    uint64_t *act;        /* (edges) first iteration of this end that uses the edge */
+    uint32_t *held;       /* (edges, 2) held snapshots by iteration parity */
+    gs_worker *w;         /* (n) */
+    size_t nparams;       /* floats per model, 0 when timing-only */
+    float *mix;           /* (nparams) the mean being formed */
+    uint64_t bytes;       /* S */
+    uint64_t floor;       /* smallest iteration among running workers */
+    uint32_t at_floor;    /* running workers at that iteration */
+    uint64_t mixes;       /* iterations completed */
+    uint64_t degraded;    /* of which mixed without some neighbour */
+    uint64_t models_sent; /* model messages */
+    uint64_t stale;       /* models that arrived for nobody (ignored) */
+    uint64_t rejoins;     /* recoveries */
+    uint64_t round_ends;  /* times every live worker had finished a further iteration */
+} gossip;
+
+static uint8_t got_bit(uint64_t k)
+{
+    return (k & 1) != 0 ? GOT_ODD : GOT_EVEN;
+}
+
+static uint32_t *held_of(gossip *st, uint32_t e, uint64_t k)
+{
+    return &st->held[2 * (size_t)e + (k & 1)];
+}
+
+static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    (void)cfg;
+    gossip *st = state;
+    st->n = sc->workers;
+    st->spec = (graph_spec){ .kind = GRAPH_RING, .n = st->n };
+    return graph_spec_check(&st->spec, err);
+}
+
+/* The ring and its edge state, the workers, and the mean being formed. */
+static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const gossip *st = state;
+    uint64_t edges = graph_edge_count(&st->spec);
+    return graph_memory(&st->spec) + edges * (1 + sizeof(uint64_t) + 2 * sizeof(uint32_t)) +
+           (uint64_t)sc->workers * sizeof(gs_worker) + (uint64_t)num_params * sizeof(float);
+}
+
+static void gs_fini(void *state)
+{
+    gossip *st = state;
+    graph_fini(&st->g);
+    free(st->flags);
+    free(st->act);
+    free(st->held);
+    free(st->w);
+    sim_tensor_free(st->mix);
+}
+
+/* ---- rounds ---- */
+
+/* Recomputes the smallest iteration among running workers; a rise ends a round. */
+static void update_floor(gossip *st, sim_ctx *ctx)
+{
+    uint64_t f = UINT64_MAX;
+    uint32_t at = 0;
+    for (uint32_t w = 0; w < st->n; w++) {
+        if (!st->w[w].running)
+            continue;
+        if (st->w[w].k < f) {
+            f = st->w[w].k;
+            at = 0;
+        }
+        at += st->w[w].k == f ? 1 : 0;
+    }
+    if (f == UINT64_MAX)
+        return; /* nobody runs: the floor waits */
+    bool rose = f > st->floor;
+    st->floor = f;
+    st->at_floor = at;
+    if (rose) {
+        st->round_ends++;
+        sim_ctx_round_end(ctx);
+    }
+}
+
+/* ---- iterations ---- */
+
+static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
+{
+    msg_hdr h = { .channel = 0, .kind = MSG_MODEL, .seq = st->w[i].k };
+    st->models_sent++;
+    return msg_send_model(ctx, i, j, st->bytes, h, sim_ctx_params(ctx, i), st->nparams, err);
+}
+
+/* Starts iteration k on worker i: counts the models it waits for and starts the gradient. */
+static int start_iteration(gossip *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_err *err)
+{
+    gs_worker *a = &st->w[i];
+    a->k = k;
+    a->computed = false;
+    a->need = 0;
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++)
+        if (st->w[st->g.adj[e]].running && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
+            a->need++;
+    return sim_ctx_compute(ctx, i, k, err);
+}
+
+/* Finishes worker i's iteration when its step is done and every expected model is in:
+ * the mean over itself and the models held for this iteration, in worker-id order. */
+static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    gs_worker *a = &st->w[i];
+    if (!a->running || !a->computed || a->need > 0)
+        return SIM_OK;
+    const float *xs[3];
+    size_t c = 0;
+    bool mine = false, missing = false;
+    uint8_t got = got_bit(a->k);
+    float *params = sim_ctx_params(ctx, i);
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        uint32_t j = st->g.adj[e];
+        if (!mine && j > i) {
+            xs[c++] = params;
+            mine = true;
+        }
+        if ((st->flags[e] & got) == 0) {
+            missing = true;
+            continue;
+        }
+        uint32_t *h = held_of(st, e, a->k);
+        if (st->nparams > 0)
+            xs[c++] = sim_ctx_held(ctx, *h);
+        else
+            c++;
+    }
+    if (!mine)
+        xs[c++] = params;
+    if (st->nparams > 0 && c > 1) {
+        sim_tensor_mean(st->mix, xs, c, st->nparams);
+        sim_tensor_copy(params, st->mix, st->nparams);
+    }
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        if ((st->flags[e] & got) == 0)
+            continue;
+        uint32_t *h = held_of(st, e, a->k);
+        sim_ctx_release(ctx, *h);
+        *h = SIM_CTX_NO_SNAPSHOT;
+        st->flags[e] &= (uint8_t)~got;
+    }
+    st->mixes++;
+    st->degraded += missing ? 1 : 0;
+    sim_ctx_count(ctx, i, 1);
+    bool was_floor = a->k == st->floor;
+    int rc = start_iteration(st, ctx, i, a->k + 1, err);
+    if (rc == SIM_OK && was_floor && --st->at_floor == 0)
+        update_floor(st, ctx);
+    return rc;
+}
+
+/* Worker i's step of iteration k is done: it sends its stepped model to each running
+ * neighbour on the edges it uses at k. */
+static int on_computed(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    gs_worker *a = &st->w[i];
+    if (st->nparams > 0)
+        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+    a->computed = true;
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        uint32_t j = st->g.adj[e];
+        if (!st->w[j].running || st->act[e] > a->k)
+            continue;
+        int rc = send_model(st, ctx, i, j, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return try_finish(st, ctx, i, err);
+}
+
+/* Worker j's model of its iteration mj reached i: held for i's matching iteration. */
+static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t mj, sim_err *err)
+{
+    gs_worker *a = &st->w[i];
+    uint32_t e = graph_slot(&st->g, i, j);
+    uint32_t back = e != GRAPH_NONE ? st->g.rev[e] : 0;
+    if (!a->running || e == GRAPH_NONE || !st->w[j].running || mj < st->act[back]) {
+        st->stale++;
+        return SIM_OK;
+    }
+    uint64_t m = mj - st->act[back] + st->act[e];
+    if (m != a->k && m != a->k + 1) {
+        st->stale++;
+        return SIM_OK;
+    }
+    uint8_t got = got_bit(m);
+    if ((st->flags[e] & got) != 0 || (m == a->k && a->need == 0))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "gossip: worker %u got a second model of iteration %llu from %u", i,
+                           (unsigned long long)m, j);
+    st->flags[e] |= got;
+    *held_of(st, e, m) = sim_ctx_hold(ctx);
+    if (m != a->k)
+        return SIM_OK; /* one iteration ahead: kept for the next */
+    a->need--;
+    return try_finish(st, ctx, i, err);
+}
+
+/* Worker d failed: its held models go, its neighbours stop waiting for it. */
+static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    gs_worker *a = &st->w[d];
+    a->running = false;
+    a->computed = false;
+    a->need = 0;
+    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
+        for (uint64_t p = 0; p < 2; p++) {
+            sim_ctx_release(ctx, *held_of(st, e, p));
+            *held_of(st, e, p) = SIM_CTX_NO_SNAPSHOT;
+        }
+        st->flags[e] = 0;
+    }
+    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
+        uint32_t i = st->g.adj[e], back = st->g.rev[e];
+        gs_worker *b = &st->w[i];
+        if (!b->running)
+            continue;
+        uint8_t ahead = got_bit(b->k + 1);
+        if ((st->flags[back] & ahead) != 0) { /* d's model of i's next iteration */
+            sim_ctx_release(ctx, *held_of(st, back, b->k + 1));
+            *held_of(st, back, b->k + 1) = SIM_CTX_NO_SNAPSHOT;
+            st->flags[back] &= (uint8_t)~ahead;
+        }
+        if (st->act[back] <= b->k && (st->flags[back] & got_bit(b->k)) == 0) {
+            b->need--; /* it no longer waits for d */
+            int rc = try_finish(st, ctx, i, err);
+            if (rc != SIM_OK)
+                return rc;
+        }
+    }
+    update_floor(st, ctx);
+    return SIM_OK;
+}
+
+/* Worker r recovered: it rejoins at once, each edge used from its iteration K and the
+ * neighbour's next one. */
+static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    gs_worker *a = &st->w[r];
+    uint64_t k = a->k;
+    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
+        uint32_t j = st->g.adj[e];
+        if (st->w[j].running && st->w[j].k + 1 > k)
+            k = st->w[j].k + 1;
+    }
+    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
+        uint32_t j = st->g.adj[e];
+        st->act[e] = k;
+        if (st->w[j].running)
+            st->act[st->g.rev[e]] = st->w[j].k + 1;
+    }
+    a->running = true;
+    st->rejoins++;
+    int rc = start_iteration(st, ctx, r, k, err);
+    if (rc == SIM_OK)
+        update_floor(st, ctx);
+    return rc;
+}
+
+static int gs_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    gossip *st = state;
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t m = st->g.edges > 0 ? st->g.edges : 1;
+    st->flags = calloc(m, sizeof(*st->flags));
+    st->act = calloc(m, sizeof(*st->act));
+    st->held = calloc(2 * m, sizeof(*st->held));
+    st->w = calloc(st->n, sizeof(*st->w));
+    if (st->flags == NULL || st->act == NULL || st->held == NULL || st->w == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t h = 0; h < 2 * m; h++)
+        st->held[h] = SIM_CTX_NO_SNAPSHOT;
+    st->bytes = sim_ctx_model_bytes(ctx);
+    st->nparams = sim_ctx_num_params(ctx);
+    if (st->nparams > 0) {
+        st->mix = sim_tensor_alloc(st->nparams);
+        if (st->mix == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    for (uint32_t w = 0; w < st->n; w++)
+        st->w[w].running = !sim_ctx_down(ctx, w);
+    for (uint32_t w = 0; w < st->n; w++) {
+        if (!st->w[w].running)
+            continue;
+        rc = start_iteration(st, ctx, w, 0, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    update_floor(st, ctx);
+    return SIM_OK;
+}
+
+static int gs_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    gossip *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        if (!st->w[w].running || ev->arg[0] != st->w[w].k)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "gossip: worker %u finished an unexpected iteration %llu", w,
+                               (unsigned long long)ev->arg[0]);
+        return on_computed(st, ctx, w, err);
+    case SIM_EV_MSG: {
+        msg_hdr h = msg_read(ev);
+        if (h.channel != 0 || h.kind != MSG_MODEL)
+            break;
+        return on_model(st, ctx, w, (uint32_t)ev->src, h.seq, err);
+    }
+    case SIM_EV_WORKER_DOWN:
+        return on_down(st, ctx, w, err);
+    case SIM_EV_WORKER_UP:
+        return on_up(st, ctx, w, err);
+    default:
+        break;
+    }
+    return sim_err_set(err, SIM_EINVAL, NULL, "gossip: unexpected event kind %u", ev->kind);
+}
+
+static void gs_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
+    const gossip *st = state;
+    sim_report_add(out, "rounds", (double)st->floor);
+    sim_report_add(out, "mixes", (double)st->mixes);
+    sim_report_add(out, "degraded_mixes", (double)st->degraded);
+    sim_report_add(out, "models_sent", (double)st->models_sent);
+    sim_report_add(out, "stale_models", (double)st->stale);
+    sim_report_add(out, "rejoins", (double)st->rejoins);
+}
+
+const proto_ops proto_gossip = {
+    .name = "gossip",
+    .summary = "gossip: synchronous ring averaging with the live left and right neighbours",
+    .state_size = sizeof(gossip),
+    .rounds = true,
+    .configure = gs_configure,
+    .start = gs_start,
+    .on_event = gs_on_event,
+    .report = gs_report,
+    .memory = gs_memory,
+    .fini = gs_fini,
+};

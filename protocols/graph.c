@@ -1,0 +1,552 @@
+/* Named graphs as CSR adjacency arrays (see protocols/graph.h). */
+#include "protocols/graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    LOCAL_MAX = 72,         /* neighbours of an offset graph or torus: 2 * (1 + 32) and spare */
+    MAX_DRAWS = 1000,       /* random regular graphs drawn before giving up */
+    PICKS_BEFORE_SCAN = 100 /* random stub pairs tried before scanning for a suitable one */
+};
+
+static const char *const kind_names[] = {
+    "ring",     "double_ring", "torus",          "exponential", "bipartite_exponential",
+    "complete", "star",        "random_regular",
+};
+
+const char *graph_kind_name(graph_kind kind)
+{
+    return (unsigned)kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[kind] : "?";
+}
+
+uint32_t graph_torus_rows(uint32_t n)
+{
+    uint32_t rows = 1;
+    for (uint64_t r = 1; r * r <= n; r++)
+        if (n % r == 0)
+            rows = (uint32_t)r;
+    return rows;
+}
+
+static uint32_t rows_of(const graph_spec *s)
+{
+    return s->rows > 0 ? s->rows : graph_torus_rows(s->n);
+}
+
+static bool offset_kind(graph_kind k)
+{
+    return k == GRAPH_RING || k == GRAPH_DOUBLE_RING || k == GRAPH_EXPONENTIAL ||
+           k == GRAPH_BIPARTITE_EXPONENTIAL;
+}
+
+static bool local_kind(graph_kind k)
+{
+    return offset_kind(k) || k == GRAPH_TORUS;
+}
+
+int graph_spec_check(const graph_spec *s, sim_err *err)
+{
+    if ((unsigned)s->kind > GRAPH_RANDOM_REGULAR)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: unknown kind %d", (int)s->kind);
+    const char *name = graph_kind_name(s->kind);
+    if (s->n == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: \"%s\" needs at least one worker", name);
+    if (s->kind == GRAPH_TORUS && s->n % rows_of(s) != 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: torus rows (%u) must divide %u workers",
+                           s->rows, s->n);
+    if (s->kind == GRAPH_RANDOM_REGULAR &&
+        (s->degree < 1 || s->degree >= s->n || ((uint64_t)s->n * s->degree) % 2 != 0))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "graph: no %u-regular graph on %u workers (need 1 <= d < n, n * d "
+                           "even)",
+                           s->degree, s->n);
+    if (s->directed && !(local_kind(s->kind) && s->kind != GRAPH_BIPARTITE_EXPONENTIAL))
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: \"%s\" has no directed form", name);
+    if (s->bipartite && !offset_kind(s->kind))
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: \"%s\" has no bipartite form", name);
+    return SIM_OK;
+}
+
+/* The positive offsets of an offset graph into d; returns their count. */
+static uint32_t offsets(const graph_spec *s, uint64_t *d)
+{
+    uint32_t k = 0;
+    uint64_t top = s->n > 0 ? (uint64_t)s->n - 1 : 0;
+    switch (s->kind) {
+    case GRAPH_RING:
+        d[k++] = 1;
+        break;
+    case GRAPH_DOUBLE_RING:
+        d[k++] = 1;
+        d[k++] = 2;
+        break;
+    case GRAPH_EXPONENTIAL:
+        for (uint64_t p = 1; p <= top; p *= 2)
+            d[k++] = p;
+        break;
+    default: /* GRAPH_BIPARTITE_EXPONENTIAL */
+        d[k++] = 1;
+        for (uint64_t p = 2; p <= top; p *= 2)
+            d[k++] = 1 + p;
+        break;
+    }
+    return k;
+}
+
+/* Inserts v into the ascending list out[0..*k) unless it is there already. */
+static void insert(uint32_t *out, uint32_t *k, uint32_t v)
+{
+    uint32_t at = *k;
+    while (at > 0 && out[at - 1] > v)
+        at--;
+    if (at > 0 && out[at - 1] == v)
+        return;
+    memmove(out + at + 1, out + at, (size_t)(*k - at) * sizeof(*out));
+    out[at] = v;
+    (*k)++;
+}
+
+/* Worker i's out-neighbours in an offset graph or torus, ascending, into out[LOCAL_MAX]. */
+static uint32_t local_neighbours(const graph_spec *s, uint32_t i, uint32_t *out)
+{
+    uint32_t n = s->n, k = 0, cand[8], nc = 0;
+    if (s->kind == GRAPH_TORUS) {
+        uint32_t R = rows_of(s), C = n / R, r = i / C, c = i % C;
+        cand[nc++] = (r + 1) % R * C + c;
+        cand[nc++] = r * C + (c + 1) % C;
+        if (!s->directed) {
+            cand[nc++] = (r + R - 1) % R * C + c;
+            cand[nc++] = r * C + (c + C - 1) % C;
+        }
+        for (uint32_t t = 0; t < nc; t++)
+            if (cand[t] != i)
+                insert(out, &k, cand[t]);
+        return k;
+    }
+    bool parity = s->bipartite || s->kind == GRAPH_BIPARTITE_EXPONENTIAL;
+    uint64_t d[40];
+    uint32_t nd = offsets(s, d);
+    for (uint32_t t = 0; t < nd; t++) {
+        uint64_t off = d[t] % n;
+        uint32_t up = (uint32_t)((i + off) % n), down = (uint32_t)((i + n - off) % n);
+        if (up != i && (!parity || (up & 1) != (i & 1)))
+            insert(out, &k, up);
+        if (!s->directed && down != i && (!parity || (down & 1) != (i & 1)))
+            insert(out, &k, down);
+    }
+    return k;
+}
+
+/* Worker i's out-degree for the kinds known without drawing (not random regular). */
+static uint32_t out_degree(const graph_spec *s, uint32_t i)
+{
+    uint32_t buf[LOCAL_MAX];
+    switch (s->kind) {
+    case GRAPH_COMPLETE:
+        return s->n - 1;
+    case GRAPH_STAR:
+        return s->n == 1 ? 0 : i == 0 ? s->n - 1 : 1;
+    case GRAPH_RANDOM_REGULAR:
+        return s->degree;
+    default:
+        return local_neighbours(s, i, buf);
+    }
+}
+
+uint64_t graph_edge_count(const graph_spec *s)
+{
+    switch (s->kind) {
+    case GRAPH_COMPLETE:
+        return (uint64_t)s->n * (s->n - 1);
+    case GRAPH_STAR:
+        return 2 * ((uint64_t)s->n - 1);
+    case GRAPH_RANDOM_REGULAR:
+        return (uint64_t)s->n * s->degree;
+    default: {
+        uint64_t c = 0;
+        for (uint32_t i = 0; i < s->n; i++)
+            c += out_degree(s, i);
+        return c;
+    }
+    }
+}
+
+void graph_degree_range(const graph_spec *s, uint32_t *lo, uint32_t *hi)
+{
+    *lo = UINT32_MAX;
+    *hi = 0;
+    uint32_t n = s->kind == GRAPH_STAR && s->n > 2 ? 2 : s->n; /* hub and one leaf suffice */
+    if (s->kind == GRAPH_COMPLETE || s->kind == GRAPH_RANDOM_REGULAR)
+        n = s->n > 0 ? 1 : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d = out_degree(s, i);
+        *lo = d < *lo ? d : *lo;
+        *hi = d > *hi ? d : *hi;
+    }
+    if (*lo == UINT32_MAX)
+        *lo = 0;
+}
+
+uint64_t graph_memory(const graph_spec *s)
+{
+    uint64_t e = graph_edge_count(s), rows = (uint64_t)s->n + 1;
+    uint64_t bytes = s->directed ? 8 * rows + 16 * e : 4 * rows + 8 * e;
+    if (s->kind == GRAPH_RANDOM_REGULAR)
+        bytes += 8 * e + 8 * (uint64_t)s->n; /* drawing scratch: stubs, counts, queue */
+    return bytes;
+}
+
+/* ---- building ---- */
+
+static bool adjacent(const uint32_t *nb, const uint32_t *cnt, uint32_t d, uint32_t u, uint32_t v)
+{
+    for (uint32_t t = 0; t < cnt[u]; t++)
+        if (nb[(size_t)u * d + t] == v)
+            return true;
+    return false;
+}
+
+static bool connected(const uint32_t *nb, uint32_t n, uint32_t d, uint32_t *queue, uint32_t *seen)
+{
+    memset(seen, 0, (size_t)n * sizeof(*seen));
+    uint32_t head = 0, tail = 0, reached = 1;
+    queue[tail++] = 0;
+    seen[0] = 1;
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        for (uint32_t t = 0; t < d; t++) {
+            uint32_t v = nb[(size_t)u * d + t];
+            if (!seen[v]) {
+                seen[v] = 1;
+                reached++;
+                queue[tail++] = v;
+            }
+        }
+    }
+    return reached == n;
+}
+
+static bool suitable(const uint32_t *nb, const uint32_t *cnt, uint32_t d, const uint32_t *stubs,
+                     size_t a, size_t b)
+{
+    return stubs[a] != stubs[b] && !adjacent(nb, cnt, d, stubs[a], stubs[b]);
+}
+
+/* A pair of stubs (a < b or not) that may be joined: random picks first, then the first
+ * suitable pair in order; false if there is none. */
+static bool find_pair(const uint32_t *nb, const uint32_t *cnt, uint32_t d, const uint32_t *stubs,
+                      size_t U, gsl_rng *r, size_t *a, size_t *b)
+{
+    for (int t = 0; t < PICKS_BEFORE_SCAN; t++) {
+        *a = (size_t)gsl_rng_uniform_int(r, U);
+        *b = (size_t)gsl_rng_uniform_int(r, U - 1);
+        *b += *b >= *a ? 1 : 0;
+        if (suitable(nb, cnt, d, stubs, *a, *b))
+            return true;
+    }
+    for (*a = 0; *a < U; (*a)++)
+        for (*b = *a + 1; *b < U; (*b)++)
+            if (suitable(nb, cnt, d, stubs, *a, *b))
+                return true;
+    return false;
+}
+
+/* Pairs the stubs of one random d-regular draw (Steger-Wormald: random suitable pairs, a
+ * scan for one when random picks keep failing); false if it got stuck. */
+static bool pair_stubs(uint32_t n, uint32_t d, gsl_rng *r, uint32_t *nb, uint32_t *cnt,
+                       uint32_t *stubs)
+{
+    size_t U = (size_t)n * d;
+    memset(cnt, 0, (size_t)n * sizeof(*cnt));
+    for (size_t s = 0; s < U; s++)
+        stubs[s] = (uint32_t)(s / d);
+    while (U > 0) {
+        size_t a, b;
+        if (!find_pair(nb, cnt, d, stubs, U, r, &a, &b))
+            return false;
+        uint32_t u = stubs[a], v = stubs[b];
+        nb[(size_t)u * d + cnt[u]++] = v;
+        nb[(size_t)v * d + cnt[v]++] = u;
+        size_t hi = a > b ? a : b, lo = a > b ? b : a;
+        stubs[hi] = stubs[--U];
+        stubs[lo] = stubs[--U];
+    }
+    return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Draws a random d-regular graph into g->adj (rows of d); connected when d >= 2. */
+static int draw_regular(graph *g, uint32_t d, gsl_rng *r, sim_err *err)
+{
+    uint32_t n = g->n;
+    uint32_t *stubs = calloc((size_t)n * d, sizeof(*stubs));
+    uint32_t *cnt = calloc(n, sizeof(*cnt)), *queue = calloc(n, sizeof(*queue));
+    int rc = SIM_OK;
+    if (stubs == NULL || cnt == NULL || queue == NULL) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = SIM_ENUMERIC;
+    for (int draw = 0; draw < MAX_DRAWS; draw++) {
+        if (pair_stubs(n, d, r, g->adj, cnt, stubs) &&
+            (d < 2 || connected(g->adj, n, d, queue, stubs))) {
+            rc = SIM_OK;
+            break;
+        }
+    }
+    if (rc != SIM_OK) {
+        sim_err_set(err, SIM_ENUMERIC, NULL,
+                    "graph: no connected %u-regular graph on %u workers in %d draws", d, n,
+                    MAX_DRAWS);
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        g->off[i + 1] = g->off[i] + d;
+        qsort(g->adj + (size_t)i * d, d, sizeof(*g->adj), cmp_u32);
+    }
+done:
+    free(stubs);
+    free(cnt);
+    free(queue);
+    return rc;
+}
+
+/* Fills off and adj for the kinds known without drawing. */
+static void list_edges(graph *g, const graph_spec *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        g->off[i + 1] = g->off[i] + out_degree(s, i);
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t *out = g->adj + g->off[i], k = 0;
+        if (s->kind == GRAPH_COMPLETE) {
+            for (uint32_t j = 0; j < s->n; j++)
+                if (j != i)
+                    out[k++] = j;
+        } else if (s->kind == GRAPH_STAR) {
+            for (uint32_t j = 0; j < s->n; j++)
+                if (j != i && (i == 0 || j == 0))
+                    out[k++] = j;
+        } else {
+            uint32_t buf[LOCAL_MAX];
+            k = local_neighbours(s, i, buf);
+            memcpy(out, buf, (size_t)k * sizeof(*out));
+        }
+    }
+}
+
+/* In-lists (directed graphs) and the reverse indexes. */
+static void link_reverse(graph *g)
+{
+    if (!g->directed) {
+        for (uint32_t i = 0; i < g->n; i++)
+            for (uint32_t e = g->off[i]; e < g->off[i + 1]; e++)
+                g->rev[e] = graph_slot(g, g->adj[e], i);
+        return;
+    }
+    for (uint32_t e = 0; e < g->edges; e++)
+        g->in_off[g->adj[e] + 1]++;
+    for (uint32_t i = 0; i < g->n; i++)
+        g->in_off[i + 1] += g->in_off[i];
+    /* Tails in ascending order fill each in-list in ascending order; in_rev counts the
+     * entries filled so far at first. */
+    for (uint32_t i = 0; i < g->n; i++)
+        for (uint32_t e = g->off[i]; e < g->off[i + 1]; e++) {
+            uint32_t j = g->adj[e], s = g->in_off[j] + g->in_rev[j];
+            g->in_rev[j]++;
+            g->in_adj[s] = i;
+            g->rev[e] = s;
+        }
+    for (uint32_t e = 0; e < g->edges; e++)
+        g->in_rev[g->rev[e]] = e;
+}
+
+int graph_init(graph *g, const graph_spec *s, gsl_rng *r, sim_err *err)
+{
+    memset(g, 0, sizeof(*g));
+    int rc = graph_spec_check(s, err);
+    if (rc != SIM_OK)
+        return rc;
+    uint64_t edges = graph_edge_count(s);
+    if (edges > GRAPH_MAX_EDGES)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: \"%s\" on %u workers has %llu edges",
+                           graph_kind_name(s->kind), s->n, (unsigned long long)edges);
+    if (s->kind == GRAPH_RANDOM_REGULAR && r == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: a random regular graph needs a stream");
+    size_t m = edges > 0 ? (size_t)edges : 1;
+    g->n = s->n;
+    g->directed = s->directed;
+    g->edges = (uint32_t)edges;
+    g->off = calloc((size_t)s->n + 1, sizeof(*g->off));
+    g->adj = calloc(m, sizeof(*g->adj));
+    g->rev = calloc(m, sizeof(*g->rev));
+    if (s->directed) {
+        g->in_off = calloc((size_t)s->n + 1, sizeof(*g->in_off));
+        g->in_adj = calloc(m, sizeof(*g->in_adj));
+        g->in_rev = calloc(m > s->n ? m : s->n, sizeof(*g->in_rev));
+    } else {
+        g->in_off = g->off;
+        g->in_adj = g->adj;
+        g->in_rev = g->rev;
+    }
+    if (g->off == NULL || g->adj == NULL || g->rev == NULL || g->in_off == NULL ||
+        g->in_adj == NULL || g->in_rev == NULL) {
+        graph_fini(g);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    if (s->kind == GRAPH_RANDOM_REGULAR) {
+        rc = draw_regular(g, s->degree, r, err);
+        if (rc != SIM_OK) {
+            graph_fini(g);
+            return rc;
+        }
+    } else {
+        list_edges(g, s);
+    }
+    link_reverse(g);
+    return SIM_OK;
+}
+
+void graph_fini(graph *g)
+{
+    if (g->directed) {
+        free(g->in_off);
+        free(g->in_adj);
+        free(g->in_rev);
+    }
+    free(g->off);
+    free(g->adj);
+    free(g->rev);
+    memset(g, 0, sizeof(*g));
+}
+
+/* ---- queries ---- */
+
+uint32_t graph_slot(const graph *g, uint32_t i, uint32_t j)
+{
+    uint32_t lo = g->off[i], hi = g->off[i + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->off[i + 1] && g->adj[lo] == j ? lo : GRAPH_NONE;
+}
+
+uint32_t graph_max_degree(const graph *g)
+{
+    uint32_t hi = 0;
+    for (uint32_t i = 0; i < g->n; i++)
+        hi = graph_out_degree(g, i) > hi ? graph_out_degree(g, i) : hi;
+    return hi;
+}
+
+void graph_distances(const graph *g, uint32_t src, uint32_t *dist, uint32_t *queue)
+{
+    for (uint32_t v = 0; v < g->n; v++)
+        dist[v] = GRAPH_NONE;
+    uint32_t head = 0, tail = 0;
+    dist[src] = 0;
+    queue[tail++] = src;
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++)
+            if (dist[g->adj[e]] == GRAPH_NONE) {
+                dist[g->adj[e]] = dist[u] + 1;
+                queue[tail++] = g->adj[e];
+            }
+    }
+}
+
+int graph_weights(const graph *g, graph_weighting how, float *w, float *self, sim_err *err)
+{
+    if (g->directed)
+        return sim_err_set(err, SIM_EINVAL, NULL, "graph: weights need an undirected graph");
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        lo = graph_out_degree(g, i) < lo ? graph_out_degree(g, i) : lo;
+        hi = graph_out_degree(g, i) > hi ? graph_out_degree(g, i) : hi;
+    }
+    if (how == GRAPH_UNIFORM && lo != hi)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "graph: uniform weights need a regular graph, degrees are %u to %u", lo,
+                           hi);
+    for (uint32_t i = 0; i < g->n; i++) {
+        double sum = 0.0;
+        uint32_t di = graph_out_degree(g, i);
+        for (uint32_t e = g->off[i]; e < g->off[i + 1]; e++) {
+            uint32_t dj = graph_out_degree(g, g->adj[e]);
+            uint32_t d = how == GRAPH_UNIFORM ? di : (di > dj ? di : dj);
+            w[e] = (float)(1.0 / (1.0 + (double)d));
+            sum += (double)w[e];
+        }
+        self[i] = (float)(1.0 - sum);
+    }
+    return SIM_OK;
+}
+
+/* ---- grids ---- */
+
+bool graph_grid_valid(const uint32_t *dims, uint32_t ndims, uint32_t n)
+{
+    uint64_t p = 1;
+    for (uint32_t a = 0; a < ndims; a++) {
+        if (dims[a] == 0)
+            return false;
+        p *= dims[a];
+        if (p > n)
+            return false;
+    }
+    return ndims > 0 && p == n;
+}
+
+static uint64_t stride_of(const uint32_t *dims, uint32_t axis)
+{
+    uint64_t s = 1;
+    for (uint32_t a = 0; a < axis; a++)
+        s *= dims[a];
+    return s;
+}
+
+uint32_t graph_grid_line(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w,
+                         uint32_t *members)
+{
+    (void)ndims;
+    uint64_t s = stride_of(dims, axis);
+    uint64_t base = w - (w / s) % dims[axis] * s;
+    for (uint32_t t = 0; t < dims[axis]; t++)
+        members[t] = (uint32_t)(base + t * s);
+    return dims[axis];
+}
+
+uint32_t graph_grid_group(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w)
+{
+    (void)ndims;
+    uint64_t s = stride_of(dims, axis);
+    return (uint32_t)(w % s + w / (s * dims[axis]) * s);
+}
+
+/* ---- SGP ---- */
+
+uint32_t graph_sgp_period(uint32_t n)
+{
+    uint32_t p = 1;
+    for (uint64_t v = 2; n >= 3 && v <= (uint64_t)n - 1; v *= 2)
+        p++;
+    return p;
+}
+
+uint32_t graph_sgp_peer(uint32_t n, uint64_t k, uint32_t i, uint32_t t)
+{
+    if (n <= 1)
+        return i;
+    uint32_t h = (uint32_t)((k + t) % graph_sgp_period(n));
+    return (uint32_t)(((uint64_t)i + ((uint64_t)1 << h) % n) % n);
+}

@@ -388,7 +388,7 @@ START_TEST(the_example_scenario_validates_and_the_protocol_takes_no_parameters)
 }
 END_TEST
 
-static Suite *gossip_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("gossip");
     TCase *tc = tcase_create("averaging");
@@ -405,13 +405,4 @@ static Suite *gossip_suite(void)
     tcase_add_test(tc, the_example_scenario_validates_and_the_protocol_takes_no_parameters);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(gossip_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

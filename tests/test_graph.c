@@ -13,6 +13,7 @@
 
 #include "protocols/graph.h"
 #include "sim/rng.h"
+#include "suite.h"
 
 static graph build(graph_spec s)
 {
@@ -232,7 +233,6 @@ END_TEST
 
 static gsl_rng *stream(uint64_t seed)
 {
-    gsl_set_error_handler_off();
     gsl_rng *r = sim_rng_create(sim_rng_seed(seed, 2385));
     ck_assert_ptr_nonnull(r);
     return r;
@@ -389,7 +389,7 @@ START_TEST(bfs_distances_on_rings)
 }
 END_TEST
 
-static Suite *graph_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("named");
@@ -411,13 +411,4 @@ static Suite *graph_suite(void)
     tcase_add_test(tc, bfs_distances_on_rings);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    SRunner *sr = srunner_create(graph_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -225,7 +225,9 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
  * (parts from other reducers as they arrive; it may be the input itself). A part given up on is
  * copied from input to output when the member finishes (nothing when they are the same
  * block). With nfloats == 0 (timing-only) nothing is read or written. When nothing fails every
- * member gets the same bits. Messages: kind 0 (part to reducer), 1 (result), seq = the round. */
+ * member gets the same bits. Received parts are held (sim_ctx_hold) until their reducer sums
+ * them. Messages: kind 0 (part to reducer), 1 (result), seq = rounds started by this instance.
+ * The owner may start the next round from inside `done`. */
 typedef struct coll_bfly {
     coll_hub *hub;
     uint32_t channel;
@@ -234,7 +236,8 @@ typedef struct coll_bfly {
     uint64_t bytes;                           /* S per round */
     sim_time sender_timeout, reducer_timeout; /* 0: none */
     uint32_t n;                               /* M: members of the current round */
-    uint64_t round;                           /* the current round's number */
+    uint64_t round;                           /* the current round's number (the owner's) */
+    uint64_t gen;                             /* rounds started: the messages' seq */
     double lr;                                /* sim_ctx_lr at coll_bfly_start */
     uint32_t *members;                        /* (cap) worker ids by position */
     double *weight;                           /* (cap) */
@@ -247,13 +250,15 @@ typedef struct coll_bfly {
     uint32_t *nhave; /* (cap) non-zero entries of have per member */
     sim_time *sender_deadline, *reducer_deadline; /* (cap) armed timers' times, or -1 */
     sim_event_id *sender_timer, *reducer_timer;   /* (cap) */
-    float *own;       /* (nfloats) part j of member j's input, copied when it joins */
-    float *result;    /* (nfloats) part j's mean, computed once by reducer j */
-    uint32_t *failed; /* (cap) worker ids failed this round */
-    uint32_t nfailed; /* of them */
-    uint64_t stale;   /* messages of past rounds, or that came too late, ignored */
-    uint64_t dropped; /* contributions dropped by sender timeouts or failures */
-    uint64_t kept;    /* parts kept by reducer timeouts or failures */
+    float *own;        /* (nfloats) part j of member j's input, copied when it joins */
+    float *result;     /* (nfloats) part j's mean, computed once by reducer j */
+    const float **src; /* (cap) scratch: the contributions of a part */
+    double *wsrc;      /* (cap) scratch: their weights */
+    uint32_t *failed;  /* (cap) worker ids failed this round */
+    uint32_t nfailed;  /* of them */
+    uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
+    uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
+    uint64_t kept;     /* parts kept by reducer timeouts or failures */
     coll_input_fn input;
     coll_output_fn output;
     coll_done_fn done;
@@ -298,18 +303,18 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  * over the live members. Messages: kind 0 (arrive), 1 (release), seq = the round. */
 typedef struct coll_barrier {
     uint32_t channel;
-    uint32_t workers, cap;
-    uint32_t n;
-    uint64_t round;
-    double lr;
-    uint32_t *members; /* (cap) the first coordinates */
-    uint32_t *pos;     /* (workers) */
-    uint8_t *arrived;  /* (cap) */
-    uint32_t narrived;
-    uint32_t *failed; /* (cap) */
+    uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */
+    uint32_t n;            /* members of the current round */
+    uint64_t round;        /* the owner's number of the current round */
+    uint64_t gen;          /* rounds started: the messages' seq */
+    double lr;             /* sim_ctx_lr at coll_barrier_start */
+    uint32_t *members;     /* (cap) the first coordinates */
+    uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
+    uint8_t *state;        /* (cap) arrived, known to the coordinator, released, failed */
+    uint32_t known;        /* arrivals the coordinator knows of */
+    uint32_t *failed;      /* (cap) worker ids failed this round */
     uint32_t nfailed;
-    bool complete;
-    uint64_t stale;
+    uint64_t stale; /* messages of past rounds ignored */
     coll_done_fn done;
     void *ud;
 } coll_barrier;

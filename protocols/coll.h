@@ -17,8 +17,14 @@
  *
  * Allocation. Everything is allocated by the _init functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
- * messages' snapshots come from the run's pool, as with sim_ctx_send_model).
- */
+ * messages' snapshots, and the butterfly's held ones, come from the run's pool, as with
+ * sim_ctx_send_model; timers from the engine's).
+ *
+ * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per
+ * instance (each takes the next channel); in on_event, first coll_hub_on_event(&hub, ctx, ev,
+ * &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down for
+ * butterflies and barriers, and restart rings itself. fini: the instances' _fini, then the
+ * hub's. */
 #ifndef PROTOCOLS_COLL_H
 #define PROTOCOLS_COLL_H
 
@@ -74,7 +80,8 @@ typedef struct coll_hub {
 } coll_hub;
 
 /* Allocates a hub for up to `channels` instances; the kit's timers use the owner's event kind
- * `timer_kind`, which the owner must not use otherwise. */
+ * `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise (0 when the owner has
+ * no butterfly: rings and barriers set no timers). */
 int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err);
 
 /* Frees what coll_hub_init allocated (a zeroed hub too). */
@@ -298,9 +305,13 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  * coordinator sends a zero-byte release to each of them and is released itself. Cost: n-1
  * messages each way; a member is released at t_last + (the last arrival's latency to the
  * coordinator) + (the coordinator's latency to it), i.e. 4L after the last arrival on a star
- * with NIC latency L (2L when the last to arrive is the coordinator). A member that fails
- * counts as arrived (and is reported); if the coordinator fails the owner restarts the barrier
- * over the live members. Messages: kind 0 (arrive), 1 (release), seq = the round. */
+ * with NIC latency L (the coordinator itself 2L; both 2L less when the coordinator is the last
+ * to arrive). A butterfly of zero-byte messages (a dissemination barrier) would take log2(n)
+ * rounds of 2L and n log2(n) messages: the same 4L at n = 4, more above, less only at n = 2;
+ * the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte messages
+ * spend only latency. A member that fails (coll_hub_worker_down) counts as arrived and is reported;
+ * if the coordinator fails the owner restarts the barrier over the live members. Messages: kind 0
+ * (arrive), 1 (release), seq = rounds started by this instance. */
 typedef struct coll_barrier {
     uint32_t channel;
     uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */

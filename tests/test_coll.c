@@ -458,6 +458,32 @@ START_TEST(barrier_releases_everyone_after_the_last_arrival)
 }
 END_TEST
 
+START_TEST(barrier_counts_a_failed_member_as_arrived)
+{
+    /* Worker 2 fails at 5 ms and the kit is told; the others arrive at 10 ms and are released
+     * 2L (coordinator) and 4L later, with worker 2 reported. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
+        "stop.iterations=3"
+    };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 10100000);
+    ck_assert_int_eq(p->done_ns[1], 10200000);
+    ck_assert_int_eq(p->done_ns[3], 10200000);
+    ck_assert_uint_eq(p->ndone[2], 0);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2) {
+            ck_assert_uint_eq(p->nfailed[w], 1);
+            ck_assert_uint_eq(p->failed[w][0], 2);
+        }
+    free(p);
+}
+END_TEST
+
 START_TEST(collectives_on_different_channels_do_not_mix)
 {
     /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
@@ -501,6 +527,7 @@ static Suite *coll_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("barrier and channels");
     tcase_add_test(tc, barrier_releases_everyone_after_the_last_arrival);
+    tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     return s;

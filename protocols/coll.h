@@ -17,8 +17,8 @@
  *
  * Allocation. Everything is allocated by the _init functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
- * messages' snapshots, and the butterfly's held ones, come from the run's pool, as with
- * sim_ctx_send_model; timers from the engine's).
+ * messages' snapshots come from the run's pool, as with sim_ctx_send_model; timers from the
+ * engine's).
  *
  * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per
  * instance (each takes the next channel); in on_event, first coll_hub_on_event(&hub, ctx, ev,
@@ -232,9 +232,10 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
  * (parts from other reducers as they arrive; it may be the input itself). A part given up on is
  * copied from input to output when the member finishes (nothing when they are the same
  * block). With nfloats == 0 (timing-only) nothing is read or written. When nothing fails every
- * member gets the same bits. Received parts are held (sim_ctx_hold) until their reducer sums
- * them. Messages: kind 0 (part to reducer), 1 (result), seq = rounds started by this instance.
- * The owner may start the next round from inside `done`. */
+ * member gets the same bits. Received parts are copied into the staging rows (cap * nfloats
+ * floats, allocated at init) until their reducer sums them. Messages: kind 0 (part to reducer), 1
+ * (result), seq = rounds started by this instance. The owner may start the next round from inside
+ * `done`. */
 typedef struct coll_bfly {
     coll_hub *hub;
     uint32_t channel;
@@ -252,12 +253,12 @@ typedef struct coll_bfly {
     uint8_t *state;  /* (cap) flags of each position (joined, reduced, done, failed) */
     uint8_t *got;    /* (cap * cap) [j * cap + i]: reducer j has (1) or dropped (2) i's part */
     uint8_t *have;   /* (cap * cap) [i * cap + j]: member i has (1) or gave up (2) part j */
-    uint32_t *held;  /* (cap * cap) [j * cap + i]: held snapshot of i's part at reducer j */
     uint32_t *ngot;  /* (cap) non-zero entries of got per reducer */
     uint32_t *nhave; /* (cap) non-zero entries of have per member */
     sim_time *sender_deadline, *reducer_deadline; /* (cap) armed timers' times, or -1 */
     sim_event_id *sender_timer, *reducer_timer;   /* (cap) */
-    float *own;        /* (nfloats) part j of member j's input, copied when it joins */
+    float *stage;      /* (cap * nfloats) row i: member i's parts as its reducers got them (reducer
+                        * j's at part j's offset; reducer i's own copied when i joins) */
     float *result;     /* (nfloats) part j's mean, computed once by reducer j */
     const float **src; /* (cap) scratch: the contributions of a part */
     double *wsrc;      /* (cap) scratch: their weights */

@@ -54,7 +54,6 @@ int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, 
     b->state = calloc(cap, sizeof(*b->state));
     b->got = calloc(cc, sizeof(*b->got));
     b->have = calloc(cc, sizeof(*b->have));
-    b->held = malloc(cc * sizeof(*b->held));
     b->ngot = calloc(cap, sizeof(*b->ngot));
     b->nhave = calloc(cap, sizeof(*b->nhave));
     b->sender_deadline = malloc(cap * sizeof(*b->sender_deadline));
@@ -65,19 +64,17 @@ int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, 
     b->wsrc = calloc(cap, sizeof(*b->wsrc));
     b->failed = calloc(cap, sizeof(*b->failed));
     if (nfloats > 0) {
-        b->own = sim_tensor_alloc(nfloats);
+        b->stage = sim_tensor_alloc((size_t)cap * nfloats);
         b->result = sim_tensor_alloc(nfloats);
     }
     if (b->members == NULL || b->weight == NULL || b->pos == NULL || b->state == NULL ||
-        b->got == NULL || b->have == NULL || b->held == NULL || b->ngot == NULL ||
-        b->nhave == NULL || b->sender_deadline == NULL || b->reducer_deadline == NULL ||
-        b->sender_timer == NULL || b->reducer_timer == NULL || b->src == NULL || b->wsrc == NULL ||
-        b->failed == NULL || (nfloats > 0 && (b->own == NULL || b->result == NULL)))
+        b->got == NULL || b->have == NULL || b->ngot == NULL || b->nhave == NULL ||
+        b->sender_deadline == NULL || b->reducer_deadline == NULL || b->sender_timer == NULL ||
+        b->reducer_timer == NULL || b->src == NULL || b->wsrc == NULL || b->failed == NULL ||
+        (nfloats > 0 && (b->stage == NULL || b->result == NULL)))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t w = 0; w < workers; w++)
         b->pos[w] = COLL_NONE;
-    for (size_t k = 0; k < cc; k++)
-        b->held[k] = SIM_CTX_NO_SNAPSHOT;
     for (uint32_t p = 0; p < cap; p++)
         b->sender_deadline[p] = b->reducer_deadline[p] = -1;
     return coll_hub_add(hub, b, &bfly_ops, &b->channel, err);
@@ -91,7 +88,6 @@ void coll_bfly_fini(coll_bfly *b)
     free(b->state);
     free(b->got);
     free(b->have);
-    free(b->held);
     free(b->ngot);
     free(b->nhave);
     free(b->sender_deadline);
@@ -101,7 +97,7 @@ void coll_bfly_fini(coll_bfly *b)
     free(b->src);
     free(b->wsrc);
     free(b->failed);
-    sim_tensor_free(b->own);
+    sim_tensor_free(b->stage);
     sim_tensor_free(b->result);
     memset(b, 0, sizeof(*b));
 }
@@ -194,7 +190,7 @@ static int try_finish(coll_bfly *b, sim_ctx *ctx, uint32_t i, sim_err *err)
 }
 
 /* Reducer j's weighted mean of part j over the contributions it has, in member order. */
-static void reduce_part(coll_bfly *b, sim_ctx *ctx, uint32_t j)
+static void reduce_part(coll_bfly *b, uint32_t j)
 {
     size_t off = part_off(b->nfloats, b->n, j), len = part_len(b->nfloats, b->n, j);
     uint32_t k = 0;
@@ -203,7 +199,7 @@ static void reduce_part(coll_bfly *b, sim_ctx *ctx, uint32_t j)
         size_t g = (size_t)j * b->cap + i;
         if (b->got[g] != 1)
             continue;
-        b->src[k] = i == j ? b->own + off : sim_ctx_held(ctx, b->held[g]);
+        b->src[k] = b->stage + (size_t)i * b->nfloats + off;
         b->wsrc[k] = b->weight[i];
         wsum += b->weight[i];
         k++;
@@ -214,11 +210,6 @@ static void reduce_part(coll_bfly *b, sim_ctx *ctx, uint32_t j)
         for (uint32_t v = 0; v < k; v++)
             s += b->wsrc[v] * (double)b->src[v][e];
         out[e] = (float)(s / wsum);
-    }
-    for (uint32_t i = 0; i < b->n; i++) {
-        size_t g = (size_t)j * b->cap + i;
-        sim_ctx_release(ctx, b->held[g]);
-        b->held[g] = SIM_CTX_NO_SNAPSHOT;
     }
 }
 
@@ -232,7 +223,7 @@ static int try_reduce(coll_bfly *b, sim_ctx *ctx, uint32_t j, sim_err *err)
     uint32_t w = b->members[j];
     size_t off = part_off(b->nfloats, b->n, j), len = part_len(b->nfloats, b->n, j);
     if (b->nfloats > 0) {
-        reduce_part(b, ctx, j);
+        reduce_part(b, j);
         if (b->output != NULL)
             memcpy(b->output(b->ud, ctx, w) + off, b->result + off, len * sizeof(float));
     }
@@ -276,9 +267,6 @@ static void fail_member(coll_bfly *b, sim_ctx *ctx, uint32_t p)
             continue;
         drop_sender(b, q, p);
         give_up(b, q, p);
-        size_t g = (size_t)p * b->cap + q;
-        sim_ctx_release(ctx, b->held[g]);
-        b->held[g] = SIM_CTX_NO_SNAPSHOT;
     }
     cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
     cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
@@ -290,11 +278,6 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     if (n == 0 || n > b->cap)
         return sim_err_set(err, SIM_EINVAL, NULL, "butterfly: %u members, want 1 to %u", n, b->cap);
     for (uint32_t p = 0; p < b->n; p++) {
-        for (uint32_t q = 0; q < b->n; q++) {
-            size_t g = (size_t)p * b->cap + q;
-            sim_ctx_release(ctx, b->held[g]);
-            b->held[g] = SIM_CTX_NO_SNAPSHOT;
-        }
         cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
         cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
         b->pos[b->members[p]] = COLL_NONE;
@@ -339,7 +322,8 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
     const float *in = b->nfloats > 0 ? b->input(b->ud, ctx, w) : NULL;
     size_t off = part_off(b->nfloats, b->n, p);
     if (in != NULL)
-        memcpy(b->own + off, in + off, part_len(b->nfloats, b->n, p) * sizeof(float));
+        memcpy(b->stage + (size_t)p * b->nfloats + off, in + off,
+               part_len(b->nfloats, b->n, p) * sizeof(float));
     b->got[(size_t)p * b->cap + p] = 1;
     b->ngot[p]++;
     msg_hdr h = { .channel = b->channel, .kind = KIND_PART, .seq = b->gen };
@@ -388,8 +372,10 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
         }
         b->got[g] = 1;
         b->ngot[p]++;
-        if (b->nfloats > 0)
-            b->held[g] = sim_ctx_hold(ctx);
+        const float *x = sim_ctx_payload(ctx);
+        if (b->nfloats > 0 && x != NULL)
+            memcpy(b->stage + (size_t)q * b->nfloats + part_off(b->nfloats, b->n, p), x,
+                   part_len(b->nfloats, b->n, p) * sizeof(float));
         return try_reduce(b, ctx, p, err);
     }
     size_t g = (size_t)p * b->cap + q;

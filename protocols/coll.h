@@ -303,30 +303,35 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  *
  * The first member of the list coordinates: every other member, when it arrives
  * (coll_barrier_arrive), sends a zero-byte message to it; when all have arrived the
- * coordinator sends a zero-byte release to each of them and is released itself. Cost: n-1
- * messages each way; a member is released at t_last + (the last arrival's latency to the
- * coordinator) + (the coordinator's latency to it), i.e. 4L after the last arrival on a star
- * with NIC latency L (the coordinator itself 2L; both 2L less when the coordinator is the last
- * to arrive). A butterfly of zero-byte messages (a dissemination barrier) would take log2(n)
- * rounds of 2L and n log2(n) messages: the same 4L at n = 4, more above, less only at n = 2;
- * the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte messages
- * spend only latency. A member that fails (coll_hub_worker_down) counts as arrived and is reported;
- * if the coordinator fails the owner restarts the barrier over the live members. Messages: kind 0
- * (arrive), 1 (release), seq = rounds started by this instance. */
+ * coordinator sends a zero-byte release to each of them and is released itself. Rounds follow
+ * one another without a new start: a released member may arrive for the next round at once,
+ * while others still wait for their release of the last one (a barrier every iteration).
+ * Cost: n-1 messages each way; a member is released at t_last + (the last arrival's latency to
+ * the coordinator) + (the coordinator's latency to it), i.e. 4L after the last arrival on a
+ * star with NIC latency L (the coordinator itself 2L; both 2L less when the coordinator is the
+ * last to arrive). A butterfly of zero-byte messages (a dissemination barrier) would take
+ * log2(n) rounds of 2L and n log2(n) messages: the same 4L at n = 4, more above, less only at
+ * n = 2; the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte
+ * messages spend only latency. A member that fails (coll_hub_worker_down) counts as arrived
+ * in every round from then on and is reported (coll_info.failed lists the failures since the
+ * start); if the coordinator fails the owner starts the barrier again over the live members.
+ * Messages: kind 0 (arrive), 1 (release), seq = starts << 32 | round since the start. */
 typedef struct coll_barrier {
     uint32_t channel;
     uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */
-    uint32_t n;            /* members of the current round */
-    uint64_t round;        /* the owner's number of the current round */
-    uint64_t gen;          /* rounds started: the messages' seq */
-    double lr;             /* sim_ctx_lr at coll_barrier_start */
+    uint32_t n;            /* members */
+    uint64_t first;        /* the owner's number of the first round since the start */
+    uint32_t gen;          /* starts so far */
+    uint32_t round;        /* the coordinator's current round since the start */
+    double lr;             /* sim_ctx_lr when the coordinator's current round began */
     uint32_t *members;     /* (cap) the first coordinates */
     uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
-    uint8_t *state;        /* (cap) arrived, known to the coordinator, released, failed */
-    uint32_t known;        /* arrivals the coordinator knows of */
-    uint32_t *failed;      /* (cap) worker ids failed this round */
+    uint32_t *mround;      /* (cap) the round each member is in (since the start) */
+    uint8_t *state;        /* (cap) waiting, known to the coordinator, down, listed */
+    uint32_t known;        /* members the coordinator counts in its current round */
+    uint32_t *failed;      /* (cap) worker ids failed since the start */
     uint32_t nfailed;
-    uint64_t stale; /* messages of past rounds ignored */
+    uint64_t stale; /* messages of past starts ignored */
     coll_done_fn done;
     void *ud;
 } coll_barrier;
@@ -339,13 +344,14 @@ int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t
 /* Frees what coll_barrier_init allocated (a zeroed barrier too). */
 void coll_barrier_fini(coll_barrier *b);
 
-/* Starts round `round` over members[0..n) (n <= cap, distinct; members[0] coordinates).
- * Members that are down count as arrived and failed. */
+/* Starts the barrier over members[0..n) (n <= cap, distinct; members[0] coordinates), its
+ * first round numbered `round` for the owner. Messages of earlier starts are ignored from now
+ * on. Members that are down count as arrived and failed. */
 int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
                        uint64_t round, sim_err *err);
 
-/* Member w arrives; `done` is called for it when it is released. SIM_EINVAL if w is not a
- * member or has arrived in this round already. */
+/* Member w arrives for its next round; `done` is called for it when it is released (`done` may
+ * call coll_barrier_arrive again). SIM_EINVAL if w is not a member or is waiting already. */
 int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 #endif

@@ -42,6 +42,7 @@ typedef struct plan {
     tgroup g[MAXG];
     bool compute_first; /* members join when their first computation ends (else at start) */
     bool notify_down;   /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
+    bool repeat;        /* a member computes again when done, then joins the next round */
     sim_time sender_timeout, reducer_timeout;
     bool set_init;
     float init[MAXW][MAXP]; /* initial parameters, written at start when set_init */
@@ -88,7 +89,6 @@ static float *t_output(void *ud, sim_ctx *ctx, uint32_t w)
 static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     (void)ud;
-    (void)err;
     P->done_ns[w] = sim_ctx_now(ctx);
     P->ndone[w]++;
     size_t np = sim_ctx_num_params(ctx);
@@ -98,7 +98,7 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
     for (uint32_t i = 0; i < info->nfailed && i < MAXW; i++)
         P->failed[w][i] = info->failed[i];
     sim_ctx_count(ctx, w, 1);
-    return SIM_OK;
+    return P->repeat ? sim_ctx_compute(ctx, w, 0, err) : SIM_OK;
 }
 
 static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -458,6 +458,26 @@ START_TEST(barrier_releases_everyone_after_the_last_arrival)
 }
 END_TEST
 
+START_TEST(barrier_rounds_follow_one_another)
+{
+    /* A barrier every iteration: members compute 10 ms (worker 3: 50 ms) and arrive again as
+     * soon as they are released. Worker 3 is released 2L * 2 = 200 us after it arrives and
+     * computes again, so round k releases the others at k * 50.2 ms; three rounds. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->repeat = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}]",
+                           "stop.iterations=12" };
+    sim_run_summary sum = run(timing_json, sets, 2);
+    ck_assert_int_eq(sum.sim_ns, 3 * 50200000);
+    for (uint32_t w = 0; w < 4; w++)
+        ck_assert_uint_eq(p->ndone[w], 3);
+    ck_assert_int_eq(p->done_ns[0], 3 * 50200000 - 100000);
+    free(p);
+}
+END_TEST
+
 START_TEST(barrier_counts_a_failed_member_as_arrived)
 {
     /* Worker 2 fails at 5 ms and the kit is told; the others arrive at 10 ms and are released
@@ -527,6 +547,7 @@ static Suite *coll_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("barrier and channels");
     tcase_add_test(tc, barrier_releases_everyone_after_the_last_arrival);
+    tcase_add_test(tc, barrier_rounds_follow_one_another);
     tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);

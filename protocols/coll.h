@@ -227,6 +227,10 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
  * each uplink and downlink carries M-1 flows of S/M bytes at B/(M-1) in each phase, so a round
  * takes 2 * (2L + (M-1) * (S/M) / B), exactly when M divides S.
  *
+ * The owner starts the next round once the last is complete (coll_bfly_round_complete: every
+ * member done or down; check it in `done` and after coll_hub_worker_down): messages still in
+ * flight for a round are ignored after the next start.
+ *
  * Tensors: with nfloats > 0 the owner's `input` gives member w's vector when it joins (sent
  * part by part as snapshots; its own part is copied then) and `output` where its result goes
  * (parts from other reducers as they arrive; it may be the input itself). A part given up on is
@@ -264,6 +268,7 @@ typedef struct coll_bfly {
     double *wsrc;      /* (cap) scratch: their weights */
     uint32_t *failed;  /* (cap) worker ids failed this round */
     uint32_t nfailed;  /* of them */
+    uint32_t finished; /* members done or down this round */
     uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
     uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
     uint64_t kept;     /* parts kept by reducer timeouts or failures */
@@ -295,6 +300,12 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
 /* Member w is ready: it sends its parts and starts its timers. SIM_EINVAL if w is not a
  * member or has joined this round already. */
 int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* True when every member of the current round is done or down. */
+static inline bool coll_bfly_round_complete(const coll_bfly *b)
+{
+    return b->finished == b->n;
+}
 
 /* Bytes coll_bfly_init allocates. */
 uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);

@@ -180,6 +180,7 @@ static int try_finish(coll_bfly *b, sim_ctx *ctx, uint32_t i, sim_err *err)
                        part_len(b->nfloats, b->n, j) * sizeof(float));
     }
     b->state[i] |= ST_DONE;
+    b->finished++;
     cancel(ctx, &b->reducer_deadline[i], b->reducer_timer[i]);
     coll_info info = { .channel = b->channel,
                        .round = b->round,
@@ -260,6 +261,8 @@ static int sweep(coll_bfly *b, sim_ctx *ctx, sim_err *err)
 /* The member at position p is down: nobody waits for it any more. */
 static void fail_member(coll_bfly *b, sim_ctx *ctx, uint32_t p)
 {
+    if (!(b->state[p] & ST_DONE))
+        b->finished++;
     b->state[p] |= ST_DOWN;
     list_failed(b, p);
     for (uint32_t q = 0; q < b->n; q++) {
@@ -286,6 +289,7 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     b->round = round;
     b->lr = sim_ctx_lr(ctx);
     b->nfailed = 0;
+    b->finished = 0;
     b->n = n;
     for (uint32_t p = 0; p < n; p++) {
         uint32_t w = members[p];

@@ -48,6 +48,7 @@ typedef struct plan {
     float init[MAXW][MAXP]; /* initial parameters, written at start when set_init */
     /* seen */
     uint32_t channel[MAXG];
+    uint32_t complete[MAXG]; /* butterfly rounds seen complete by a done callback */
     sim_time done_ns[MAXW];
     uint32_t ndone[MAXW];
     float out[MAXW][MAXP];
@@ -88,7 +89,10 @@ static float *t_output(void *ud, sim_ctx *ctx, uint32_t w)
 
 static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
-    (void)ud;
+    tproto *st = ud;
+    int32_t g = st->group_of[w];
+    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(&st->bfly[g]))
+        P->complete[g]++;
     P->done_ns[w] = sim_ctx_now(ctx);
     P->ndone[w]++;
     size_t np = sim_ctx_num_params(ctx);
@@ -337,6 +341,7 @@ START_TEST(butterfly_mean_of_three_is_exact_and_bitwise_equal)
         ck_assert_uint_eq(p->nfailed[w], 0);
     }
     ck_assert_uint_eq(p->ndone[3], 0);
+    ck_assert_uint_eq(p->complete[0], 1); /* at the last member's callback only */
     free(p);
 }
 END_TEST

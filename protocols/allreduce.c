@@ -1,7 +1,7 @@
 /* All-Reduce SGD over a ring (PROTOCOLS §1.1).
  *
  * Each iteration every live worker computes its gradient, then joins a ring all-reduce of
- * S bytes (protocols/ring.h: 2(N-1) steps of S/N bytes, chunks sent in order), so the
+ * S bytes (protocols/coll.h: 2(N-1) steps of S/N bytes, chunks sent in order), so the
  * collective starts only when the slowest worker is ready: with one flow per link a round
  * takes exactly 2(N-1) * (path latency + (S/N)/B) after the last worker finishes
  * computing. A worker whose round is complete counts an iteration and starts the next.
@@ -16,16 +16,15 @@
  */
 #include <stdlib.h>
 
-#include "protocols/ring.h"
+#include "protocols/coll.h"
 #include "runtime/proto.h"
 
 typedef struct allreduce {
-    ring ring;
+    coll_hub hub; /* one channel: the ring's (1) */
+    coll_ring ring;
     uint32_t n;     /* workers */
-    ring_mean mean; /* the round's mean gradient (real models only) */
+    coll_mean mean; /* the round's mean gradient (real models only) */
 } allreduce;
-
-static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -39,24 +38,27 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void ar_fini(void *state)
 {
     allreduce *st = state;
-    ring_fini(&st->ring);
-    ring_mean_fini(&st->mean);
+    coll_ring_fini(&st->ring);
+    coll_mean_fini(&st->mean);
+    coll_hub_fini(&st->hub);
 }
 
-static const float *gradient(sim_ctx *ctx, uint32_t w)
+static const float *gradient(void *ud, sim_ctx *ctx, uint32_t w)
 {
+    (void)ud;
     return sim_ctx_grad(ctx, w);
 }
 
-static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
+static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     allreduce *st = ud;
+    uint64_t round = info->round;
     if (st->mean.mean != NULL) {
-        const float *g = ring_mean_of(&st->mean, &st->ring, ctx, round, gradient);
+        const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
         sim_ctx_apply_with(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx));
     }
     sim_ctx_count(ctx, w, 1);
-    if (ring_round_complete(&st->ring, round))
+    if (coll_ring_round_complete(&st->ring, round))
         sim_ctx_round_end(ctx);
     return sim_ctx_compute(ctx, w, round + 1, err);
 }
@@ -64,11 +66,13 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    int rc = ring_init(&st->ring, st->n, 1, on_done, st, err);
-    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
-        rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    int rc = coll_hub_init(&st->hub, 1, 0, err);
     if (rc == SIM_OK)
-        rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_done, st, err);
+    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
+        rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    if (rc == SIM_OK)
+        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;
@@ -80,13 +84,18 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        return ring_join(&st->ring, ctx, w, err);
-    case SIM_EV_MSG:
-        return ring_on_message(&st->ring, ctx, ev, err);
+        return coll_ring_join(&st->ring, ctx, w, err);
+    case SIM_EV_MSG: {
+        bool handled;
+        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        if (rc == SIM_OK && !handled)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "allreduce: message on no ring");
+        return rc;
+    }
     case SIM_EV_WORKER_DOWN:
-        return ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
-        int rc = ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -98,7 +107,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     (void)state;
-    return (uint64_t)sc->workers * (sizeof(ring_member) + 3 * sizeof(uint32_t) + sizeof(float *)) +
+    return coll_ring_memory(sc->workers, sc->workers) + (uint64_t)sc->workers * sizeof(float *) +
            (uint64_t)num_params * 4;
 }
 

@@ -2,7 +2,7 @@
  *
  * Each live worker runs `local_steps` SGD iterations on its own model (computing, then
  * applying its own gradient), then joins a ring all-reduce of the model (S bytes,
- * protocols/ring.h). When its round completes its model becomes the mean of the members'
+ * protocols/coll.h). When its round completes its model becomes the mean of the members'
  * models, summed in worker order once per round, so after every averaging round all
  * replicas are bitwise identical; then it starts the next H steps. local_steps = 1 averages
  * models after every step. Every local step is an iteration (throughput counts them).
@@ -13,20 +13,19 @@
  */
 #include <stdlib.h>
 
-#include "protocols/ring.h"
+#include "protocols/coll.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
 typedef struct localsgd {
-    ring ring;
+    coll_hub hub; /* one channel: the ring's (1) */
+    coll_ring ring;
     uint32_t n;
     int64_t local_steps; /* H */
     uint32_t *steps;     /* (n) local steps done since the last averaging */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
-    ring_mean mean;      /* the round's mean model (real models only) */
+    coll_mean mean;      /* the round's mean model (real models only) */
 } localsgd;
-
-static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err);
 
 static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -39,25 +38,29 @@ static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void ls_fini(void *state)
 {
     localsgd *st = state;
-    ring_fini(&st->ring);
+    coll_ring_fini(&st->ring);
     free(st->steps);
-    ring_mean_fini(&st->mean);
+    coll_mean_fini(&st->mean);
+    coll_hub_fini(&st->hub);
 }
 
-static const float *model(sim_ctx *ctx, uint32_t w)
+static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
 {
+    (void)ud;
     return sim_ctx_params(ctx, w);
 }
 
-static int on_done(void *ud, sim_ctx *ctx, uint32_t w, uint32_t round, sim_err *err)
+static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     localsgd *st = ud;
+    uint64_t round = info->round;
     if (st->mean.mean != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w),
-                        ring_mean_of(&st->mean, &st->ring, ctx, round, model), st->mean.nfloats);
+                        coll_mean_of(&st->mean, &st->ring, ctx, round, model, st),
+                        st->mean.nfloats);
     if (w == st->ring.order[0])
         st->rounds++;
-    if (ring_round_complete(&st->ring, round))
+    if (coll_ring_round_complete(&st->ring, round))
         sim_ctx_round_end(ctx);
     st->steps[w] = 0;
     return sim_ctx_compute(ctx, w, 0, err);
@@ -70,7 +73,7 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_ctx_count(ctx, w, 1);
     if (++st->steps[w] < st->local_steps)
         return sim_ctx_compute(ctx, w, st->steps[w], err);
-    return ring_join(&st->ring, ctx, w, err);
+    return coll_ring_join(&st->ring, ctx, w, err);
 }
 
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -79,11 +82,13 @@ static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
     st->steps = calloc(st->n, sizeof(*st->steps));
     if (st->steps == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = ring_init(&st->ring, st->n, 1, on_done, st, err);
-    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
-        rc = ring_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    int rc = coll_hub_init(&st->hub, 1, 0, err);
     if (rc == SIM_OK)
-        rc = ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_done, st, err);
+    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
+        rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
+    if (rc == SIM_OK)
+        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
     return rc;
@@ -96,13 +101,18 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return on_computed(st, ctx, w, err);
-    case SIM_EV_MSG:
-        return ring_on_message(&st->ring, ctx, ev, err);
+    case SIM_EV_MSG: {
+        bool handled;
+        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        if (rc == SIM_OK && !handled)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "localsgd: message on no ring");
+        return rc;
+    }
     case SIM_EV_WORKER_DOWN:
-        return ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
         st->steps[w] = 0;
-        int rc = ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -114,8 +124,8 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 static uint64_t ls_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     (void)state;
-    return (uint64_t)sc->workers * (sizeof(ring_member) + 3 * sizeof(uint32_t) + sizeof(float *)) +
-           (uint64_t)num_params * 4 + (uint64_t)sc->workers * sizeof(uint32_t);
+    return coll_ring_memory(sc->workers, sc->workers) +
+           (uint64_t)sc->workers * (sizeof(float *) + sizeof(uint32_t)) + (uint64_t)num_params * 4;
 }
 
 static void ls_report(const void *state, const sim_ctx *ctx, sim_report *out)

@@ -1,0 +1,297 @@
+/* The kit's hub (channels, routing) and ring all-reduce; the butterfly and the barrier are in
+ * coll_butterfly.c and coll_barrier.c, which call this file and never the other way round
+ * (the hub reaches them only through the coll_ops they register). */
+#include "protocols/coll.h"
+
+#include <stdlib.h>
+
+#include "sim/tensor.h"
+
+/* ---- Hub ---- */
+
+int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err)
+{
+    hub->cap = channels;
+    hub->n = 0;
+    hub->timer_kind = timer_kind;
+    hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
+    if (hub->slot == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
+void coll_hub_fini(coll_hub *hub)
+{
+    free(hub->slot);
+    hub->slot = NULL;
+}
+
+int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err)
+{
+    if (hub->n >= hub->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "collectives: all %u channels are taken",
+                           hub->cap);
+    hub->n++;
+    hub->slot[hub->n].inst = inst;
+    hub->slot[hub->n].ops = ops;
+    *channel = hub->n;
+    return SIM_OK;
+}
+
+int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *handled, sim_err *err)
+{
+    *handled = false;
+    if (ev->kind == SIM_EV_MSG) {
+        uint32_t c = msg_read(ev).channel;
+        if (c == 0 || c > hub->n)
+            return SIM_OK;
+        *handled = true;
+        return hub->slot[c].ops->on_message(hub->slot[c].inst, ctx, ev, err);
+    }
+    if (ev->kind == hub->timer_kind && hub->timer_kind >= SIM_EV_USER) {
+        uint32_t c = (uint32_t)(ev->arg[0] >> 32);
+        if (c == 0 || c > hub->n || hub->slot[c].ops->on_timer == NULL)
+            return SIM_OK;
+        *handled = true;
+        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, (uint32_t)ev->arg[0], err);
+    }
+    return SIM_OK;
+}
+
+int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    for (uint32_t c = 1; c <= hub->n; c++) {
+        if (hub->slot[c].ops->on_down == NULL)
+            continue;
+        int rc = hub->slot[c].ops->on_down(hub->slot[c].inst, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
+                   sim_event_id *id, sim_err *err)
+{
+    return sim_ctx_timer(ctx, delay, hub->timer_kind, SIM_NOBODY, (uint64_t)channel << 32 | arg, id,
+                         err);
+}
+
+/* ---- Ring all-reduce ---- */
+
+static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+
+static const coll_ops ring_ops = {
+    .on_message = ring_on_message,
+    .on_timer = NULL,
+    .on_down = NULL,
+};
+
+int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                   void *ud, sim_err *err)
+{
+    r->workers = workers;
+    r->cap = cap;
+    r->n = 0;
+    r->m = calloc(cap, sizeof(*r->m));
+    r->order = calloc(cap, sizeof(*r->order));
+    r->pos = malloc(workers * sizeof(*r->pos));
+    r->joined = calloc(workers, sizeof(*r->joined));
+    r->scratch = calloc(cap, sizeof(*r->scratch));
+    r->done = done;
+    r->ud = ud;
+    if (r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
+        r->scratch == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t w = 0; w < workers; w++)
+        r->pos[w] = COLL_NONE;
+    return coll_hub_add(hub, r, &ring_ops, &r->channel, err);
+}
+
+void coll_ring_fini(coll_ring *r)
+{
+    free(r->m);
+    free(r->order);
+    free(r->pos);
+    free(r->joined);
+    free(r->scratch);
+}
+
+uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
+{
+    return (uint64_t)cap * (sizeof(coll_ring_member) + 2 * sizeof(uint32_t)) +
+           (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
+}
+
+/* The sequence number of a ring message: generation and round. */
+static uint64_t seq_of(uint32_t gen, uint32_t round)
+{
+    return (uint64_t)gen << 32 | round;
+}
+
+static uint32_t steps(const coll_ring *r)
+{
+    return r->n > 0 ? 2 * (r->n - 1) : 0;
+}
+
+/* Bytes of the chunk the member at ring position p sends in step s. */
+static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s)
+{
+    uint32_t n = r->n;
+    uint32_t c = s < n - 1 ? (p + n - s % n) % n : (p + 1 + n - (s - (n - 1)) % n) % n;
+    return r->bytes / n + (c < r->bytes % n ? 1 : 0);
+}
+
+static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p = r->pos[w];
+    coll_ring_member *a = &r->m[p];
+    if (!r->joined[w] || a->busy || a->sent >= steps(r) || a->recv < a->sent)
+        return SIM_OK;
+    uint32_t succ = r->order[(p + 1) % r->n];
+    msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
+    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent), h, err);
+    if (rc != SIM_OK)
+        return rc;
+    a->sent++;
+    a->busy = true;
+    return SIM_OK;
+}
+
+static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    coll_ring_member *a = &r->m[r->pos[w]];
+    if (!r->joined[w] || a->busy || a->sent < steps(r) || a->recv < steps(r))
+        return SIM_OK;
+    uint32_t round = a->round;
+    a->round++;
+    a->recv = a->early;
+    a->early = 0;
+    a->sent = 0;
+    r->joined[w] = false;
+    r->finished++;
+    coll_info info = { .channel = r->channel, .round = round, .failed = NULL, .nfailed = 0 };
+    return r->done(r->ud, ctx, w, &info, err);
+}
+
+static int progress(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    int rc = try_send(r, ctx, w, err);
+    return rc != SIM_OK ? rc : try_finish(r, ctx, w, err);
+}
+
+int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                    sim_err *err)
+{
+    if (n > r->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ring: %u members, at most %u", n, r->cap);
+    for (uint32_t i = 0; i < r->n; i++)
+        r->pos[r->order[i]] = COLL_NONE;
+    r->gen++;
+    r->finished = 0;
+    r->n = n;
+    r->bytes = bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t w = members[i];
+        if (w >= r->workers || r->pos[w] != COLL_NONE)
+            return sim_err_set(err, SIM_EINVAL, NULL, "ring: bad or repeated member %u", w);
+        r->order[i] = w;
+        r->pos[w] = i;
+        coll_ring_member *a = &r->m[i];
+        a->round = a->sent = a->recv = a->early = 0;
+        a->busy = false;
+    }
+    /* The order is the caller's, which may still be using `members`: progress only now. */
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = progress(r, ctx, r->order[i], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < r->workers && n < r->cap; w++)
+        if (!sim_ctx_down(ctx, w))
+            r->scratch[n++] = w;
+    return coll_ring_reset(r, ctx, r->scratch, n, bytes, err);
+}
+
+int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
+{
+    r->joined[w] = false;
+    r->restarts++;
+    return coll_ring_reset_live(r, ctx, bytes, err);
+}
+
+int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    r->joined[w] = true;
+    return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
+}
+
+static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    coll_ring *r = inst;
+    uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    msg_hdr h = msg_read(ev);
+    uint32_t gen = (uint32_t)(h.seq >> 32), round = (uint32_t)h.seq;
+    if (gen != r->gen || w >= r->workers || src >= r->workers || r->pos[w] == COLL_NONE ||
+        r->pos[src] == COLL_NONE) {
+        r->stale++; /* sent in a ring that no longer exists */
+        return SIM_OK;
+    }
+    /* The sender's step arrived: it may send its next one, or finish its round. */
+    r->m[r->pos[src]].busy = false;
+    int rc = progress(r, ctx, src, err);
+    if (rc != SIM_OK)
+        return rc;
+    coll_ring_member *a = &r->m[r->pos[w]];
+    if (round == a->round)
+        a->recv++;
+    else if (round == a->round + 1)
+        a->early++;
+    else
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "ring: worker %u in round %u got a message of round %u", w, a->round,
+                           round);
+    return progress(r, ctx, w, err);
+}
+
+/* ---- The mean of a ring round ---- */
+
+int coll_mean_init(coll_mean *m, size_t nfloats, uint32_t cap, sim_err *err)
+{
+    m->nfloats = nfloats;
+    m->valid = false;
+    m->mean = sim_tensor_alloc(nfloats);
+    m->blocks = calloc(cap, sizeof(*m->blocks));
+    if (m->mean == NULL || m->blocks == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
+void coll_mean_fini(coll_mean *m)
+{
+    sim_tensor_free(m->mean);
+    free(m->blocks);
+    m->mean = NULL;
+    m->blocks = NULL;
+}
+
+const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
+                          coll_input_fn block, void *ud)
+{
+    if (!m->valid || m->gen != r->gen || m->round != round) {
+        for (uint32_t i = 0; i < r->n; i++)
+            m->blocks[i] = block(ud, ctx, r->order[i]);
+        sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
+        m->gen = r->gen;
+        m->round = round;
+        m->lr = sim_ctx_lr(ctx);
+        m->valid = true;
+    }
+    return m->mean;
+}

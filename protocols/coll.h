@@ -1,0 +1,368 @@
+/* The kit's group collectives: ring all-reduce, butterfly all-reduce and barrier over any
+ * list of members, driven by the events of the protocol that owns them. Not protocols.
+ *
+ * Channels. Every collective instance talks on a channel of its own (protocols/msg.h), given
+ * by the owner's hub (coll_hub) when the instance is created: channels are numbered 1, 2, 3,
+ * ... in creation order (channel 0 stays the protocol's own), so a protocol that creates its
+ * main ring first gets channel 1 for it, then e.g. one butterfly per group. The hub maps a
+ * channel to its instance with an array: coll_hub_on_event routes a SIM_EV_MSG, or a timer of
+ * the hub's kind, to the right instance in O(1) and tells the owner whether the event was a
+ * collective's. The hub and the instances must outlive each other's use; the owner frees the
+ * instances, then the hub.
+ *
+ * Completion. Each instance calls its owner's coll_done_fn once per member and round, when
+ * that member is finished with the round (its result is in place, or it was released), with
+ * a coll_info telling the round, the members found to have failed in that round so far, and
+ * the learning rate read once for the round (synchronous steps use it for every member).
+ *
+ * Allocation. Everything is allocated by the _init functions, sized by the number of workers
+ * and the largest member list; starting rounds and handling events allocate nothing (the
+ * messages' snapshots come from the run's pool, as with sim_ctx_send_model; timers from the
+ * engine's).
+ *
+ * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per
+ * instance (each takes the next channel); in on_event, first coll_hub_on_event(&hub, ctx, ev,
+ * &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down for
+ * butterflies and barriers, and restart rings itself. fini: the instances' _fini, then the
+ * hub's. */
+#ifndef PROTOCOLS_COLL_H
+#define PROTOCOLS_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocols/msg.h"
+#include "runtime/ctx.h"
+#include "sim/engine.h"
+#include "sim/err.h"
+
+#define COLL_NONE UINT32_MAX /* no position, no member */
+
+/* What a member's completion reports. */
+typedef struct coll_info {
+    uint32_t channel;       /* the instance's channel */
+    uint64_t round;         /* ring: round in its generation; butterfly, barrier: the round */
+    const uint32_t *failed; /* (nfailed) worker ids found failed in this round so far */
+    uint32_t nfailed;
+    double lr; /* sim_ctx_lr read once when the round started (butterfly, barrier; a ring's
+                * owner reads coll_mean's) */
+} coll_info;
+
+/* Called when member w is done with a round; `info` is valid for the call only. */
+typedef int (*coll_done_fn)(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info,
+                            sim_err *err);
+
+/* Member w's block of floats, read (a gradient, a model: a collective's input) or written (a
+ * model: a butterfly's output, which may be the input block itself). */
+typedef const float *(*coll_input_fn)(void *ud, sim_ctx *ctx, uint32_t w);
+typedef float *(*coll_output_fn)(void *ud, sim_ctx *ctx, uint32_t w);
+
+/* ---- The hub: channels and routing ---- */
+
+/* How the hub reaches an instance (set by the instance's _init, not by owners). */
+typedef struct coll_ops {
+    int (*on_message)(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+    int (*on_timer)(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
+    int (*on_down)(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err); /* may be NULL */
+} coll_ops;
+
+typedef struct coll_slot {
+    void *inst;
+    const coll_ops *ops;
+} coll_slot;
+
+typedef struct coll_hub {
+    uint32_t cap;        /* channels 1..cap */
+    uint32_t n;          /* channels given so far */
+    uint32_t timer_kind; /* the owner's event kind (>= SIM_EV_USER) for the kit's timers */
+    coll_slot *slot;     /* (cap + 1) by channel */
+} coll_hub;
+
+/* Allocates a hub for up to `channels` instances; the kit's timers use the owner's event kind
+ * `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise (0 when the owner has
+ * no butterfly: rings and barriers set no timers). */
+int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err);
+
+/* Frees what coll_hub_init allocated (a zeroed hub too). */
+void coll_hub_fini(coll_hub *hub);
+
+/* Registers an instance (for the kit's _init functions): its channel in *channel. SIM_EINVAL
+ * when the hub is full. */
+int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err);
+
+/* Routes a SIM_EV_MSG on a collective's channel, or a timer of the hub's kind, to its
+ * instance and sets *handled; anything else (channel 0, other kinds) is left to the owner
+ * with *handled false. */
+int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *handled,
+                      sim_err *err);
+
+/* Worker w failed: every butterfly and barrier that has it as a member treats it as failed
+ * at once (as if its timeouts had expired). Rings are not told: their owner restarts them
+ * over the members it chooses (coll_ring_worker_changed, coll_ring_reset). */
+int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Schedules the kit's timer `arg` for the instance on `channel` (used by the kit). */
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
+                   sim_event_id *id, sim_err *err);
+
+/* ---- Ring all-reduce (PROTOCOLS 1.1) ----
+ *
+ * Members are placed on a logical ring in the order given. A round moves S bytes: n-1
+ * reduce-scatter and n-1 all-gather steps, in each of which a member sends one chunk of S/n
+ * bytes (the first S mod n chunks one byte larger) to its successor. A member sends step s+1
+ * once it has joined the round (coll_ring_join), has received step s from its predecessor,
+ * and its own step s has been delivered: chunks go in order over one connection, as NCCL and
+ * Gloo send them, so with one flow per link a round takes exactly 2(n-1) * (path latency +
+ * (S/n) / B). When a member's round is complete (all it sent delivered, all it expects
+ * received) the ring calls `done` for it; the member must join again for the next round.
+ * Messages: kind 0, seq = generation << 32 | round.
+ *
+ * coll_ring_reset starts a new generation over a new member list (after a failure or a change
+ * of group): messages of older generations are ignored (and counted as stale), and members
+ * that had joined the unfinished round stay joined and start it again. The ring moves bytes
+ * only: what a round computes is the owner's business (coll_mean below). */
+typedef struct coll_ring_member {
+    uint32_t round; /* rounds completed in this generation */
+    uint32_t sent;  /* steps of the current round sent */
+    uint32_t recv;  /* steps of the current round received */
+    uint32_t early; /* steps of the next round received (predecessor ahead) */
+    bool busy;      /* a step it sent is still on its way */
+} coll_ring_member;
+
+typedef struct coll_ring {
+    uint32_t workers;    /* worker ids 0..workers-1 */
+    uint32_t cap;        /* most members */
+    coll_ring_member *m; /* (cap) by ring position */
+    uint32_t *order;     /* (cap) members in ring order; the first n are valid */
+    uint32_t *pos;       /* (workers) ring position of each worker, COLL_NONE if not a member */
+    bool *joined;        /* (workers) ready for its current round (kept across resets) */
+    uint32_t *scratch;   /* (cap) member lists built by coll_ring_reset_live */
+    uint32_t n;          /* members */
+    uint32_t gen;        /* generation, bumped by every reset */
+    uint32_t channel;    /* the channel of its messages */
+    uint64_t bytes;      /* S: bytes reduced per round */
+    uint64_t stale;      /* messages of past generations ignored */
+    uint64_t restarts;   /* membership changes (coll_ring_worker_changed) */
+    uint64_t finished;   /* member-rounds completed in this generation */
+    coll_done_fn done;
+    void *ud;
+} coll_ring;
+
+/* Allocates a ring for workers 0..workers-1 and up to `cap` members, with no member, and
+ * registers it with `hub` (its channel in r->channel). */
+int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                   void *ud, sim_err *err);
+
+/* Frees what coll_ring_init allocated (a zeroed ring too). */
+void coll_ring_fini(coll_ring *r);
+
+/* Starts a new generation over members[0..n) (n <= cap, distinct ids) in that ring order,
+ * each round moving `bytes`. Members keep their joined flag (and send at once if joined);
+ * every round count restarts at 0. */
+int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                    sim_err *err);
+
+/* coll_ring_reset over the workers that are up, in id order. */
+int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err);
+
+/* Worker w failed or recovered: it leaves its round (a recovered worker computes before
+ * joining), the change is counted, and the ring restarts over the workers that are up. */
+int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err);
+
+/* Member w is ready for its current round (a non-member is remembered as ready). */
+int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* True when every member has completed round `round` of this generation. */
+static inline bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
+{
+    return r->finished == (uint64_t)r->n * (round + 1);
+}
+
+/* Bytes coll_ring_init allocates for `workers` and `cap`. */
+uint64_t coll_ring_memory(uint32_t workers, uint32_t cap);
+
+/* What a ring round computes, for owners that reduce one block per member (a gradient, a
+ * model): the mean of the members' blocks, summed in ring order (sim_tensor_mean) and computed
+ * once per (generation, round) by the first member to finish it, so every member gets the
+ * same bits; the learning rate is read then, once. Every member has joined by then (none
+ * finishes before all have sent), and a joined member's block must not change until its own
+ * round completes. */
+typedef struct coll_mean {
+    size_t nfloats;       /* floats per block */
+    float *mean;          /* (nfloats) the mean of the round in `round` */
+    const float **blocks; /* (cap) scratch */
+    uint32_t gen;         /* which generation and round `mean` belongs to */
+    uint64_t round;
+    double lr; /* sim_ctx_lr when the mean was computed: every member steps with it */
+    bool valid;
+} coll_mean;
+
+/* Allocates the cache for blocks of `nfloats` floats and up to `cap` members. */
+int coll_mean_init(coll_mean *m, size_t nfloats, uint32_t cap, sim_err *err);
+
+/* Frees what coll_mean_init allocated (a zeroed cache too). */
+void coll_mean_fini(coll_mean *m);
+
+/* The mean of block(ud, ctx, w) over the members of r for round `round`. */
+const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
+                          coll_input_fn block, void *ud);
+
+/* ---- Butterfly all-reduce (PROTOCOLS 1.2) ----
+ *
+ * A round over M members (coll_bfly_start) splits the vector into M parts, equal up to one
+ * float (the first F mod M parts one float larger; bytes likewise: the first S mod M parts one
+ * byte larger). The member at position j reduces part j. When member i joins
+ * (coll_bfly_join) it sends part j of its input to every other member j at once (M-1
+ * concurrent messages, each a snapshot taken at send time) and arms two timers. Reducer j
+ * computes the weighted mean sum_i w_i x_i / sum_i w_i of part j (in double, in member order,
+ * once) over the contributions it has, when it has all of them or when `sender_timeout` after
+ * its own join has passed (late or failed senders are dropped: the denominator shrinks), writes
+ * it into its own output and sends it to every other member that is up. A member that has not
+ * received part j `reducer_timeout` after its join keeps its own values for part j. A member
+ * is done when it has every part (or gave up on the missing ones). Members that failed (down,
+ * or timed out as a sender or as a reducer) are reported in coll_info.failed.
+ *
+ * On a star, with every member joining at time t and all links alike (bandwidth B, latency L),
+ * each uplink and downlink carries M-1 flows of S/M bytes at B/(M-1) in each phase, so a round
+ * takes 2 * (2L + (M-1) * (S/M) / B), exactly when M divides S.
+ *
+ * The owner starts the next round once the last is complete (coll_bfly_round_complete: every
+ * member done or down; check it in `done` and after coll_hub_worker_down): messages still in
+ * flight for a round are ignored after the next start.
+ *
+ * Tensors: with nfloats > 0 the owner's `input` gives member w's vector when it joins (sent
+ * part by part as snapshots; its own part is copied then) and `output` where its result goes
+ * (parts from other reducers as they arrive; it may be the input itself). A part given up on is
+ * copied from input to output when the member finishes (nothing when they are the same
+ * block). With nfloats == 0 (timing-only) nothing is read or written. When nothing fails every
+ * member gets the same bits. Received parts are copied into the staging rows (cap * nfloats
+ * floats, allocated at init) until their reducer sums them. Messages: kind 0 (part to reducer), 1
+ * (result), seq = rounds started by this instance. The owner may start the next round from inside
+ * `done`. */
+typedef struct coll_bfly {
+    coll_hub *hub;
+    uint32_t channel;
+    uint32_t workers, cap;                    /* worker ids 0..workers-1; at most cap members */
+    size_t nfloats;                           /* F, 0 for timing-only */
+    uint64_t bytes;                           /* S per round */
+    sim_time sender_timeout, reducer_timeout; /* 0: none */
+    uint32_t n;                               /* M: members of the current round */
+    uint64_t round;                           /* the current round's number (the owner's) */
+    uint64_t gen;                             /* rounds started: the messages' seq */
+    double lr;                                /* sim_ctx_lr at coll_bfly_start */
+    uint32_t *members;                        /* (cap) worker ids by position */
+    double *weight;                           /* (cap) */
+    uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
+    uint8_t *state;  /* (cap) flags of each position (joined, reduced, done, failed) */
+    uint8_t *got;    /* (cap * cap) [j * cap + i]: reducer j has (1) or dropped (2) i's part */
+    uint8_t *have;   /* (cap * cap) [i * cap + j]: member i has (1) or gave up (2) part j */
+    uint32_t *ngot;  /* (cap) non-zero entries of got per reducer */
+    uint32_t *nhave; /* (cap) non-zero entries of have per member */
+    sim_time *sender_deadline, *reducer_deadline; /* (cap) armed timers' times, or -1 */
+    sim_event_id *sender_timer, *reducer_timer;   /* (cap) */
+    float *stage;      /* (cap * nfloats) row i: member i's parts as its reducers got them (reducer
+                        * j's at part j's offset; reducer i's own copied when i joins) */
+    float *result;     /* (nfloats) part j's mean, computed once by reducer j */
+    const float **src; /* (cap) scratch: the contributions of a part */
+    double *wsrc;      /* (cap) scratch: their weights */
+    uint32_t *failed;  /* (cap) worker ids failed this round */
+    uint32_t nfailed;  /* of them */
+    uint32_t finished; /* members done or down this round */
+    uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
+    uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
+    uint64_t kept;     /* parts kept by reducer timeouts or failures */
+    coll_input_fn input;
+    coll_output_fn output;
+    coll_done_fn done;
+    void *ud;
+} coll_bfly;
+
+/* Allocates a butterfly for workers 0..workers-1 and up to `cap` members, on vectors of
+ * `nfloats` floats (0: timing-only) travelling as `bytes` bytes, and registers it with `hub`.
+ * `input` and `output` may be NULL when nfloats is 0. */
+int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
+                   uint64_t bytes, coll_input_fn input, coll_output_fn output, coll_done_fn done,
+                   void *ud, sim_err *err);
+
+/* Frees what coll_bfly_init allocated (a zeroed butterfly too). */
+void coll_bfly_fini(coll_bfly *b);
+
+/* Sets the timeouts (0: none) for the rounds started from now on. */
+void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout);
+
+/* Starts round `round` over members[0..n) (n <= cap, distinct) with weights[0..n) (NULL: all
+ * 1; each > 0). A previous round's messages and timers are ignored from now on; members that
+ * are down fail at once. SIM_EINVAL for a bad list. */
+int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const double *weights,
+                    uint32_t n, uint64_t round, sim_err *err);
+
+/* Member w is ready: it sends its parts and starts its timers. SIM_EINVAL if w is not a
+ * member or has joined this round already. */
+int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* True when every member of the current round is done or down. */
+static inline bool coll_bfly_round_complete(const coll_bfly *b)
+{
+    return b->finished == b->n;
+}
+
+/* Bytes coll_bfly_init allocates. */
+uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
+
+/* ---- Barrier ----
+ *
+ * The first member of the list coordinates: every other member, when it arrives
+ * (coll_barrier_arrive), sends a zero-byte message to it; when all have arrived the
+ * coordinator sends a zero-byte release to each of them and is released itself. Rounds follow
+ * one another without a new start: a released member may arrive for the next round at once,
+ * while others still wait for their release of the last one (a barrier every iteration).
+ * Cost: n-1 messages each way; a member is released at t_last + (the last arrival's latency to
+ * the coordinator) + (the coordinator's latency to it), i.e. 4L after the last arrival on a
+ * star with NIC latency L (the coordinator itself 2L; both 2L less when the coordinator is the
+ * last to arrive). A butterfly of zero-byte messages (a dissemination barrier) would take
+ * log2(n) rounds of 2L and n log2(n) messages: the same 4L at n = 4, more above, less only at
+ * n = 2; the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte
+ * messages spend only latency. A member that fails (coll_hub_worker_down) counts as arrived
+ * in every round from then on and is reported (coll_info.failed lists the failures since the
+ * start); if the coordinator fails the owner starts the barrier again over the live members.
+ * Messages: kind 0 (arrive), 1 (release), seq = starts << 32 | round since the start. */
+typedef struct coll_barrier {
+    uint32_t channel;
+    uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */
+    uint32_t n;            /* members */
+    uint64_t first;        /* the owner's number of the first round since the start */
+    uint32_t gen;          /* starts so far */
+    uint32_t round;        /* the coordinator's current round since the start */
+    double lr;             /* sim_ctx_lr when the coordinator's current round began */
+    uint32_t *members;     /* (cap) the first coordinates */
+    uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
+    uint32_t *mround;      /* (cap) the round each member is in (since the start) */
+    uint8_t *state;        /* (cap) waiting, known to the coordinator, down, listed */
+    uint32_t known;        /* members the coordinator counts in its current round */
+    uint32_t *failed;      /* (cap) worker ids failed since the start */
+    uint32_t nfailed;
+    uint64_t stale; /* messages of past starts ignored */
+    coll_done_fn done;
+    void *ud;
+} coll_barrier;
+
+/* Allocates a barrier for workers 0..workers-1 and up to `cap` members, registered with
+ * `hub`. */
+int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t cap,
+                      coll_done_fn done, void *ud, sim_err *err);
+
+/* Frees what coll_barrier_init allocated (a zeroed barrier too). */
+void coll_barrier_fini(coll_barrier *b);
+
+/* Starts the barrier over members[0..n) (n <= cap, distinct; members[0] coordinates), its
+ * first round numbered `round` for the owner. Messages of earlier starts are ignored from now
+ * on. Members that are down count as arrived and failed. */
+int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
+                       uint64_t round, sim_err *err);
+
+/* Member w arrives for its next round; `done` is called for it when it is released (`done` may
+ * call coll_barrier_arrive again). SIM_EINVAL if w is not a member or is waiting already. */
+int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+#endif

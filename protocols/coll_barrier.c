@@ -1,0 +1,203 @@
+/* Barrier over a member list through a coordinator (protocols/coll.h). Calls coll.c's hub,
+ * never the other way round. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/coll.h"
+
+enum {
+    ST_WAITING = 1, /* arrived, not yet released */
+    ST_KNOWN = 2,   /* the coordinator counts it in its current round (arrived, or down) */
+    ST_DOWN = 4,    /* failed since the start */
+};
+
+enum {
+    KIND_ARRIVE = 0,
+    KIND_RELEASE = 1
+};
+
+static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+static const coll_ops barrier_ops = {
+    .on_message = ba_on_message,
+    .on_timer = NULL,
+    .on_down = ba_on_down,
+};
+
+int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t cap,
+                      coll_done_fn done, void *ud, sim_err *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->workers = workers;
+    b->cap = cap;
+    b->done = done;
+    b->ud = ud;
+    b->members = calloc(cap, sizeof(*b->members));
+    b->pos = malloc(workers * sizeof(*b->pos));
+    b->mround = calloc(cap, sizeof(*b->mround));
+    b->state = calloc(cap, sizeof(*b->state));
+    b->failed = calloc(cap, sizeof(*b->failed));
+    if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
+        b->failed == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t w = 0; w < workers; w++)
+        b->pos[w] = COLL_NONE;
+    return coll_hub_add(hub, b, &barrier_ops, &b->channel, err);
+}
+
+void coll_barrier_fini(coll_barrier *b)
+{
+    free(b->members);
+    free(b->pos);
+    free(b->mround);
+    free(b->state);
+    free(b->failed);
+    memset(b, 0, sizeof(*b));
+}
+
+static msg_hdr header(const coll_barrier *b, uint32_t kind, uint32_t round)
+{
+    msg_hdr h = { .channel = b->channel, .kind = kind, .seq = (uint64_t)b->gen << 32 | round };
+    return h;
+}
+
+/* Member p is released from its round. */
+static int release(coll_barrier *b, sim_ctx *ctx, uint32_t p, sim_err *err)
+{
+    b->state[p] &= (uint8_t)~ST_WAITING;
+    coll_info info = { .channel = b->channel,
+                       .round = b->first + b->mround[p]++,
+                       .failed = b->failed,
+                       .nfailed = b->nfailed,
+                       .lr = b->lr };
+    return b->done(b->ud, ctx, b->members[p], &info, err);
+}
+
+static void count(coll_barrier *b, uint32_t p)
+{
+    if (!(b->state[p] & ST_KNOWN)) {
+        b->state[p] |= ST_KNOWN;
+        b->known++;
+    }
+}
+
+/* At the coordinator: once every member is counted, release them all (itself last) and open
+ * the next round, in which the members that are down count from the outset. */
+static int try_complete(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+{
+    if (b->known < b->n || (b->state[0] & ST_DOWN))
+        return SIM_OK;
+    msg_hdr h = header(b, KIND_RELEASE, b->round);
+    for (uint32_t p = 1; p < b->n; p++) {
+        if ((b->state[p] & ST_DOWN) || sim_ctx_down(ctx, b->members[p]))
+            continue;
+        int rc = msg_send(ctx, b->members[0], b->members[p], 0, h, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    b->round++;
+    b->known = 0;
+    b->lr = sim_ctx_lr(ctx);
+    for (uint32_t p = 0; p < b->n; p++) {
+        b->state[p] &= (uint8_t)~ST_KNOWN;
+        if (b->state[p] & ST_DOWN)
+            count(b, p);
+    }
+    return release(b, ctx, 0, err);
+}
+
+static void fail_member(coll_barrier *b, uint32_t p)
+{
+    b->state[p] |= ST_DOWN;
+    b->failed[b->nfailed++] = b->members[p];
+    count(b, p);
+}
+
+int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
+                       uint64_t round, sim_err *err)
+{
+    if (n == 0 || n > b->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "barrier: %u members, want 1 to %u", n, b->cap);
+    for (uint32_t p = 0; p < b->n; p++)
+        b->pos[b->members[p]] = COLL_NONE;
+    b->gen++;
+    b->first = round;
+    b->round = 0;
+    b->lr = sim_ctx_lr(ctx);
+    b->n = n;
+    b->known = 0;
+    b->nfailed = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t w = members[p];
+        if (w >= b->workers || b->pos[w] != COLL_NONE) {
+            for (uint32_t q = 0; q < p; q++)
+                b->pos[b->members[q]] = COLL_NONE;
+            b->n = 0;
+            return sim_err_set(err, SIM_EINVAL, NULL, "barrier: member %u is repeated or unknown",
+                               w);
+        }
+        b->members[p] = w;
+        b->pos[w] = p;
+        b->state[p] = 0;
+        b->mround[p] = 0;
+    }
+    for (uint32_t p = 0; p < n; p++)
+        if (sim_ctx_down(ctx, b->members[p]))
+            fail_member(b, p);
+    return SIM_OK;
+}
+
+int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (p == COLL_NONE || (b->state[p] & ST_WAITING))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "barrier: worker %u is not a member or is waiting already", w);
+    if (b->state[p] & ST_DOWN)
+        return SIM_OK;
+    b->state[p] |= ST_WAITING;
+    if (p == 0) {
+        count(b, 0);
+        return try_complete(b, ctx, err);
+    }
+    return msg_send(ctx, w, b->members[0], 0, header(b, KIND_ARRIVE, b->mround[p]), err);
+}
+
+static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    coll_barrier *b = inst;
+    msg_hdr h = msg_read(ev);
+    uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    uint32_t q = src < b->workers ? b->pos[src] : COLL_NONE;
+    uint32_t round = (uint32_t)h.seq;
+    if ((uint32_t)(h.seq >> 32) != b->gen || p == COLL_NONE || q == COLL_NONE ||
+        (b->state[p] & ST_DOWN)) {
+        b->stale++;
+        return SIM_OK;
+    }
+    if (h.kind == KIND_ARRIVE) {
+        if (p != 0 || round != b->round)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "barrier: worker %u in round %u got an arrival for round %u", w,
+                               b->round, round);
+        count(b, q);
+        return try_complete(b, ctx, err);
+    }
+    if (!(b->state[p] & ST_WAITING) || b->mround[p] != round)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "barrier: worker %u in round %u got a release of round %u", w,
+                           b->mround[p], round);
+    return release(b, ctx, p, err);
+}
+
+static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    coll_barrier *b = inst;
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (p == COLL_NONE || (b->state[p] & ST_DOWN))
+        return SIM_OK;
+    fail_member(b, p);
+    return try_complete(b, ctx, err);
+}

@@ -1,0 +1,428 @@
+/* Butterfly all-reduce (protocols/coll.h, PROTOCOLS 1.2). Calls coll.c's hub, never the
+ * other way round. Positions: the member at position p of the round reduces part p. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/coll.h"
+#include "sim/tensor.h"
+
+enum {
+    ST_JOINED = 1,  /* sent its parts */
+    ST_REDUCED = 2, /* reduced its part and sent the result */
+    ST_DONE = 4,    /* has every part (or gave up on it) and was called back */
+    ST_DOWN = 8,    /* failed (down): takes no further part in the round */
+    ST_LISTED = 16, /* in the round's failed list */
+};
+
+enum {
+    KIND_PART = 0,
+    KIND_RESULT = 1
+};
+enum {
+    TIMER_SENDER = 0,
+    TIMER_REDUCER = 1
+};
+
+static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
+static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+static const coll_ops bfly_ops = {
+    .on_message = bf_on_message,
+    .on_timer = bf_on_timer,
+    .on_down = bf_on_down,
+};
+
+int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
+                   uint64_t bytes, coll_input_fn input, coll_output_fn output, coll_done_fn done,
+                   void *ud, sim_err *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->hub = hub;
+    b->workers = workers;
+    b->cap = cap;
+    b->nfloats = nfloats;
+    b->bytes = bytes;
+    b->input = input;
+    b->output = output;
+    b->done = done;
+    b->ud = ud;
+    size_t cc = (size_t)cap * cap;
+    b->members = calloc(cap, sizeof(*b->members));
+    b->weight = calloc(cap, sizeof(*b->weight));
+    b->pos = malloc(workers * sizeof(*b->pos));
+    b->state = calloc(cap, sizeof(*b->state));
+    b->got = calloc(cc, sizeof(*b->got));
+    b->have = calloc(cc, sizeof(*b->have));
+    b->ngot = calloc(cap, sizeof(*b->ngot));
+    b->nhave = calloc(cap, sizeof(*b->nhave));
+    b->sender_deadline = malloc(cap * sizeof(*b->sender_deadline));
+    b->reducer_deadline = malloc(cap * sizeof(*b->reducer_deadline));
+    b->sender_timer = calloc(cap, sizeof(*b->sender_timer));
+    b->reducer_timer = calloc(cap, sizeof(*b->reducer_timer));
+    b->src = calloc(cap, sizeof(*b->src));
+    b->wsrc = calloc(cap, sizeof(*b->wsrc));
+    b->failed = calloc(cap, sizeof(*b->failed));
+    if (nfloats > 0) {
+        b->stage = sim_tensor_alloc((size_t)cap * nfloats);
+        b->result = sim_tensor_alloc(nfloats);
+    }
+    if (b->members == NULL || b->weight == NULL || b->pos == NULL || b->state == NULL ||
+        b->got == NULL || b->have == NULL || b->ngot == NULL || b->nhave == NULL ||
+        b->sender_deadline == NULL || b->reducer_deadline == NULL || b->sender_timer == NULL ||
+        b->reducer_timer == NULL || b->src == NULL || b->wsrc == NULL || b->failed == NULL ||
+        (nfloats > 0 && (b->stage == NULL || b->result == NULL)))
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t w = 0; w < workers; w++)
+        b->pos[w] = COLL_NONE;
+    for (uint32_t p = 0; p < cap; p++)
+        b->sender_deadline[p] = b->reducer_deadline[p] = -1;
+    return coll_hub_add(hub, b, &bfly_ops, &b->channel, err);
+}
+
+void coll_bfly_fini(coll_bfly *b)
+{
+    free(b->members);
+    free(b->weight);
+    free(b->pos);
+    free(b->state);
+    free(b->got);
+    free(b->have);
+    free(b->ngot);
+    free(b->nhave);
+    free(b->sender_deadline);
+    free(b->reducer_deadline);
+    free(b->sender_timer);
+    free(b->reducer_timer);
+    free(b->src);
+    free(b->wsrc);
+    free(b->failed);
+    sim_tensor_free(b->stage);
+    sim_tensor_free(b->result);
+    memset(b, 0, sizeof(*b));
+}
+
+uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats)
+{
+    uint64_t c = cap;
+    return c * c * (2 + sizeof(uint32_t)) + (uint64_t)workers * sizeof(uint32_t) +
+           c * (3 * sizeof(uint32_t) + 2 * sizeof(double) + 1 + 2 * sizeof(uint32_t) +
+                2 * sizeof(sim_time) + 2 * sizeof(sim_event_id) + sizeof(float *)) +
+           2 * (uint64_t)nfloats * sizeof(float);
+}
+
+void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout)
+{
+    b->sender_timeout = sender_timeout;
+    b->reducer_timeout = reducer_timeout;
+}
+
+/* Part p of a vector of `total` units (floats or bytes) split into n: its offset and size. */
+static uint64_t part_off(uint64_t total, uint32_t n, uint32_t p)
+{
+    uint64_t q = total / n, r = total % n;
+    return p * q + (p < r ? p : r);
+}
+
+static uint64_t part_len(uint64_t total, uint32_t n, uint32_t p)
+{
+    return total / n + (p < total % n ? 1 : 0);
+}
+
+static void cancel(sim_ctx *ctx, sim_time *deadline, sim_event_id id)
+{
+    if (*deadline >= 0)
+        sim_ctx_cancel(ctx, id);
+    *deadline = -1;
+}
+
+/* Adds the member at position p to the round's failed list (once). */
+static void list_failed(coll_bfly *b, uint32_t p)
+{
+    if (b->state[p] & ST_LISTED)
+        return;
+    b->state[p] |= ST_LISTED;
+    b->failed[b->nfailed++] = b->members[p];
+}
+
+static void drop_sender(coll_bfly *b, uint32_t j, uint32_t i)
+{
+    if (b->got[(size_t)j * b->cap + i] != 0)
+        return;
+    b->got[(size_t)j * b->cap + i] = 2;
+    b->ngot[j]++;
+    b->dropped++;
+    list_failed(b, i);
+}
+
+static void give_up(coll_bfly *b, uint32_t i, uint32_t j)
+{
+    if (b->have[(size_t)i * b->cap + j] != 0)
+        return;
+    b->have[(size_t)i * b->cap + j] = 2;
+    b->nhave[i]++;
+    b->kept++;
+    list_failed(b, j);
+}
+
+static int try_finish(coll_bfly *b, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    uint8_t s = b->state[i];
+    if (!(s & ST_JOINED) || (s & (ST_DONE | ST_DOWN)) || b->nhave[i] < b->n)
+        return SIM_OK;
+    uint32_t w = b->members[i];
+    if (b->nfloats > 0 && b->output != NULL) {
+        const float *in = b->input(b->ud, ctx, w);
+        float *out = b->output(b->ud, ctx, w);
+        for (uint32_t j = 0; j < b->n && in != out; j++)
+            if (b->have[(size_t)i * b->cap + j] == 2)
+                memcpy(out + part_off(b->nfloats, b->n, j), in + part_off(b->nfloats, b->n, j),
+                       part_len(b->nfloats, b->n, j) * sizeof(float));
+    }
+    b->state[i] |= ST_DONE;
+    b->finished++;
+    cancel(ctx, &b->reducer_deadline[i], b->reducer_timer[i]);
+    coll_info info = { .channel = b->channel,
+                       .round = b->round,
+                       .failed = b->failed,
+                       .nfailed = b->nfailed,
+                       .lr = b->lr };
+    return b->done(b->ud, ctx, w, &info, err);
+}
+
+/* Reducer j's weighted mean of part j over the contributions it has, in member order. */
+static void reduce_part(coll_bfly *b, uint32_t j)
+{
+    size_t off = part_off(b->nfloats, b->n, j), len = part_len(b->nfloats, b->n, j);
+    uint32_t k = 0;
+    double wsum = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        size_t g = (size_t)j * b->cap + i;
+        if (b->got[g] != 1)
+            continue;
+        b->src[k] = b->stage + (size_t)i * b->nfloats + off;
+        b->wsrc[k] = b->weight[i];
+        wsum += b->weight[i];
+        k++;
+    }
+    float *out = b->result + off;
+    for (size_t e = 0; e < len; e++) {
+        double s = 0;
+        for (uint32_t v = 0; v < k; v++)
+            s += b->wsrc[v] * (double)b->src[v][e];
+        out[e] = (float)(s / wsum);
+    }
+}
+
+static int try_reduce(coll_bfly *b, sim_ctx *ctx, uint32_t j, sim_err *err)
+{
+    uint8_t s = b->state[j];
+    if (!(s & ST_JOINED) || (s & (ST_REDUCED | ST_DOWN)) || b->ngot[j] < b->n)
+        return SIM_OK;
+    b->state[j] |= ST_REDUCED;
+    cancel(ctx, &b->sender_deadline[j], b->sender_timer[j]);
+    uint32_t w = b->members[j];
+    size_t off = part_off(b->nfloats, b->n, j), len = part_len(b->nfloats, b->n, j);
+    if (b->nfloats > 0) {
+        reduce_part(b, j);
+        if (b->output != NULL)
+            memcpy(b->output(b->ud, ctx, w) + off, b->result + off, len * sizeof(float));
+    }
+    b->have[(size_t)j * b->cap + j] = 1;
+    b->nhave[j]++;
+    msg_hdr h = { .channel = b->channel, .kind = KIND_RESULT, .seq = b->gen };
+    uint64_t bytes = part_len(b->bytes, b->n, j);
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint32_t v = b->members[i];
+        if (i == j || (b->state[i] & ST_DOWN) || sim_ctx_down(ctx, v))
+            continue;
+        int rc = b->nfloats > 0 ? msg_send_model(ctx, w, v, bytes, h, b->result + off, len, err)
+                                : msg_send(ctx, w, v, bytes, h, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return try_finish(b, ctx, j, err);
+}
+
+/* Runs try_reduce and try_finish over every position; stops if `done` started a new round. */
+static int sweep(coll_bfly *b, sim_ctx *ctx, sim_err *err)
+{
+    uint64_t gen = b->gen;
+    for (uint32_t p = 0; p < b->n && b->gen == gen; p++) {
+        int rc = try_reduce(b, ctx, p, err);
+        if (rc == SIM_OK && b->gen == gen)
+            rc = try_finish(b, ctx, p, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The member at position p is down: nobody waits for it any more. */
+static void fail_member(coll_bfly *b, sim_ctx *ctx, uint32_t p)
+{
+    if (!(b->state[p] & ST_DONE))
+        b->finished++;
+    b->state[p] |= ST_DOWN;
+    list_failed(b, p);
+    for (uint32_t q = 0; q < b->n; q++) {
+        if (q == p)
+            continue;
+        drop_sender(b, q, p);
+        give_up(b, q, p);
+    }
+    cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
+    cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
+}
+
+int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const double *weights,
+                    uint32_t n, uint64_t round, sim_err *err)
+{
+    if (n == 0 || n > b->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "butterfly: %u members, want 1 to %u", n, b->cap);
+    for (uint32_t p = 0; p < b->n; p++) {
+        cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
+        cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
+        b->pos[b->members[p]] = COLL_NONE;
+    }
+    b->gen++;
+    b->round = round;
+    b->lr = sim_ctx_lr(ctx);
+    b->nfailed = 0;
+    b->finished = 0;
+    b->n = n;
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t w = members[p];
+        if (w >= b->workers || b->pos[w] != COLL_NONE || (weights != NULL && !(weights[p] > 0))) {
+            for (uint32_t q = 0; q < p; q++)
+                b->pos[b->members[q]] = COLL_NONE;
+            b->n = 0;
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "butterfly: member %u is repeated, unknown or has a weight <= 0", w);
+        }
+        b->members[p] = w;
+        b->pos[w] = p;
+        b->weight[p] = weights != NULL ? weights[p] : 1.0;
+        b->state[p] = 0;
+        b->ngot[p] = b->nhave[p] = 0;
+        memset(b->got + (size_t)p * b->cap, 0, n);
+        memset(b->have + (size_t)p * b->cap, 0, n);
+    }
+    for (uint32_t p = 0; p < n; p++)
+        if (sim_ctx_down(ctx, b->members[p]))
+            fail_member(b, ctx, p);
+    return SIM_OK;
+}
+
+int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (p == COLL_NONE || (b->state[p] & ST_JOINED))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "butterfly: worker %u is not a member or joined already", w);
+    if (b->state[p] & ST_DOWN)
+        return SIM_OK;
+    b->state[p] |= ST_JOINED;
+    const float *in = b->nfloats > 0 ? b->input(b->ud, ctx, w) : NULL;
+    size_t off = part_off(b->nfloats, b->n, p);
+    if (in != NULL)
+        memcpy(b->stage + (size_t)p * b->nfloats + off, in + off,
+               part_len(b->nfloats, b->n, p) * sizeof(float));
+    b->got[(size_t)p * b->cap + p] = 1;
+    b->ngot[p]++;
+    msg_hdr h = { .channel = b->channel, .kind = KIND_PART, .seq = b->gen };
+    for (uint32_t j = 0; j < b->n; j++) {
+        if (j == p || (b->state[j] & ST_DOWN))
+            continue;
+        uint64_t bytes = part_len(b->bytes, b->n, j);
+        int rc = in != NULL ? msg_send_model(ctx, w, b->members[j], bytes, h,
+                                             in + part_off(b->nfloats, b->n, j),
+                                             part_len(b->nfloats, b->n, j), err)
+                            : msg_send(ctx, w, b->members[j], bytes, h, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    sim_time now = sim_ctx_now(ctx);
+    int rc = SIM_OK;
+    if (b->sender_timeout > 0 && b->ngot[p] < b->n) {
+        b->sender_deadline[p] = now + b->sender_timeout;
+        rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, b->channel, p << 1 | TIMER_SENDER,
+                            &b->sender_timer[p], err);
+    }
+    if (rc == SIM_OK && b->reducer_timeout > 0) {
+        b->reducer_deadline[p] = now + b->reducer_timeout;
+        rc = coll_hub_timer(b->hub, ctx, b->reducer_timeout, b->channel, p << 1 | TIMER_REDUCER,
+                            &b->reducer_timer[p], err);
+    }
+    return rc != SIM_OK ? rc : sweep(b, ctx, err);
+}
+
+static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    coll_bfly *b = inst;
+    msg_hdr h = msg_read(ev);
+    uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    uint32_t q = src < b->workers ? b->pos[src] : COLL_NONE;
+    if (h.seq != b->gen || p == COLL_NONE || q == COLL_NONE || (b->state[p] & ST_DOWN)) {
+        b->stale++;
+        return SIM_OK;
+    }
+    if (h.kind == KIND_PART) {
+        size_t g = (size_t)p * b->cap + q;
+        if (b->got[g] != 0 || (b->state[p] & ST_REDUCED)) {
+            b->stale++; /* came after its sender was dropped */
+            return SIM_OK;
+        }
+        b->got[g] = 1;
+        b->ngot[p]++;
+        const float *x = sim_ctx_payload(ctx);
+        if (b->nfloats > 0 && x != NULL)
+            memcpy(b->stage + (size_t)q * b->nfloats + part_off(b->nfloats, b->n, p), x,
+                   part_len(b->nfloats, b->n, p) * sizeof(float));
+        return try_reduce(b, ctx, p, err);
+    }
+    size_t g = (size_t)p * b->cap + q;
+    if (b->have[g] != 0 || (b->state[p] & ST_DONE)) {
+        b->stale++; /* came after its member gave up on it */
+        return SIM_OK;
+    }
+    b->have[g] = 1;
+    b->nhave[p]++;
+    const float *x = sim_ctx_payload(ctx);
+    if (b->nfloats > 0 && b->output != NULL && x != NULL)
+        memcpy(b->output(b->ud, ctx, w) + part_off(b->nfloats, b->n, q), x,
+               part_len(b->nfloats, b->n, q) * sizeof(float));
+    return try_finish(b, ctx, p, err);
+}
+
+static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err)
+{
+    coll_bfly *b = inst;
+    uint32_t p = arg >> 1;
+    sim_time now = sim_ctx_now(ctx);
+    sim_time *deadline =
+        (arg & 1) == TIMER_SENDER ? &b->sender_deadline[p] : &b->reducer_deadline[p];
+    if (p >= b->n || *deadline != now || (b->state[p] & ST_DOWN)) {
+        b->stale++;
+        return SIM_OK;
+    }
+    *deadline = -1;
+    for (uint32_t q = 0; q < b->n; q++) {
+        if ((arg & 1) == TIMER_SENDER)
+            drop_sender(b, p, q);
+        else if (q != p) /* its own part comes from its own reduction */
+            give_up(b, p, q);
+    }
+    return sweep(b, ctx, err);
+}
+
+static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    coll_bfly *b = inst;
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (p == COLL_NONE || (b->state[p] & ST_DOWN))
+        return SIM_OK;
+    fail_member(b, ctx, p);
+    return sweep(b, ctx, err);
+}

@@ -1,0 +1,570 @@
+/* The kit's group collectives (protocols/coll.h), driven by a test-only protocol: ring timing
+ * over subsets and disjoint groups, butterfly timing, means worked out by hand, failed senders
+ * and reducers, the barrier, and several collectives at once on their own channels. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <gsl/gsl_errno.h>
+
+#include "harness.h"
+#include "protocols/coll.h"
+#include "runtime/proto.h"
+#include "runtime/run.h"
+#include "sim/scenario.h"
+
+/* ---- A test-only protocol: groups of members, each running one collective ---- */
+
+enum {
+    MAXW = 8,
+    MAXG = 4,
+    MAXP = 8
+};
+typedef enum {
+    T_RING,
+    T_BFLY,
+    T_BARRIER
+} tkind;
+
+typedef struct tgroup {
+    tkind kind;
+    uint32_t n;
+    uint32_t members[MAXW];
+    const double *weights; /* butterfly weights, NULL: all 1 */
+} tgroup;
+
+/* What a test asks for and what the protocol saw; tests run in forked processes, so the
+ * protocol reaches it through one pointer set by the test. */
+typedef struct plan {
+    uint32_t ngroups;
+    tgroup g[MAXG];
+    bool compute_first; /* members join when their first computation ends (else at start) */
+    bool notify_down;   /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
+    bool repeat;        /* a member computes again when done, then joins the next round */
+    sim_time sender_timeout, reducer_timeout;
+    bool set_init;
+    float init[MAXW][MAXP]; /* initial parameters, written at start when set_init */
+    /* seen */
+    uint32_t channel[MAXG];
+    uint32_t complete[MAXG]; /* butterfly rounds seen complete by a done callback */
+    sim_time done_ns[MAXW];
+    uint32_t ndone[MAXW];
+    float out[MAXW][MAXP];
+    uint32_t nfailed[MAXW];
+    uint32_t failed[MAXW][MAXW];
+} plan;
+
+static plan *P;
+
+typedef struct tproto {
+    coll_hub hub;
+    coll_ring ring[MAXG];
+    coll_bfly bfly[MAXG];
+    coll_barrier barrier[MAXG];
+    int32_t group_of[MAXW];
+} tproto;
+
+static int t_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    (void)state;
+    (void)cfg;
+    (void)sc;
+    (void)err;
+    return SIM_OK;
+}
+
+static const float *t_input(void *ud, sim_ctx *ctx, uint32_t w)
+{
+    (void)ud;
+    return sim_ctx_params(ctx, w);
+}
+
+static float *t_output(void *ud, sim_ctx *ctx, uint32_t w)
+{
+    (void)ud;
+    return sim_ctx_params(ctx, w);
+}
+
+static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+{
+    tproto *st = ud;
+    int32_t g = st->group_of[w];
+    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(&st->bfly[g]))
+        P->complete[g]++;
+    P->done_ns[w] = sim_ctx_now(ctx);
+    P->ndone[w]++;
+    size_t np = sim_ctx_num_params(ctx);
+    if (np > 0)
+        memcpy(P->out[w], sim_ctx_params(ctx, w), (np < MAXP ? np : MAXP) * sizeof(float));
+    P->nfailed[w] = info->nfailed;
+    for (uint32_t i = 0; i < info->nfailed && i < MAXW; i++)
+        P->failed[w][i] = info->failed[i];
+    sim_ctx_count(ctx, w, 1);
+    return P->repeat ? sim_ctx_compute(ctx, w, 0, err) : SIM_OK;
+}
+
+static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    int32_t g = st->group_of[w];
+    switch (P->g[g].kind) {
+    case T_RING:
+        return coll_ring_join(&st->ring[g], ctx, w, err);
+    case T_BFLY:
+        return coll_bfly_join(&st->bfly[g], ctx, w, err);
+    default:
+        return coll_barrier_arrive(&st->barrier[g], ctx, w, err);
+    }
+}
+
+static int t_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    tproto *st = state;
+    uint32_t nw = sim_ctx_workers(ctx);
+    size_t np = sim_ctx_num_params(ctx);
+    int rc = coll_hub_init(&st->hub, MAXG, SIM_EV_USER, err);
+    for (uint32_t w = 0; w < MAXW; w++)
+        st->group_of[w] = -1;
+    for (uint32_t g = 0; g < P->ngroups && rc == SIM_OK; g++) {
+        tgroup *gr = &P->g[g];
+        for (uint32_t i = 0; i < gr->n; i++)
+            st->group_of[gr->members[i]] = (int32_t)g;
+        if (gr->kind == T_RING) {
+            rc = coll_ring_init(&st->ring[g], &st->hub, nw, gr->n, t_done, st, err);
+            if (rc == SIM_OK)
+                rc = coll_ring_reset(&st->ring[g], ctx, gr->members, gr->n,
+                                     sim_ctx_model_bytes(ctx), err);
+            P->channel[g] = st->ring[g].channel;
+        } else if (gr->kind == T_BFLY) {
+            rc = coll_bfly_init(&st->bfly[g], &st->hub, nw, gr->n, np, sim_ctx_model_bytes(ctx),
+                                t_input, t_output, t_done, st, err);
+            coll_bfly_set_timeouts(&st->bfly[g], P->sender_timeout, P->reducer_timeout);
+            if (rc == SIM_OK)
+                rc = coll_bfly_start(&st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
+            P->channel[g] = st->bfly[g].channel;
+        } else {
+            rc = coll_barrier_init(&st->barrier[g], &st->hub, nw, gr->n, t_done, st, err);
+            if (rc == SIM_OK)
+                rc = coll_barrier_start(&st->barrier[g], ctx, gr->members, gr->n, 0, err);
+            P->channel[g] = st->barrier[g].channel;
+        }
+    }
+    for (uint32_t w = 0; w < nw && w < MAXW && P->set_init; w++)
+        memcpy(sim_ctx_params(ctx, w), P->init[w], (np < MAXP ? np : MAXP) * sizeof(float));
+    for (uint32_t w = 0; w < nw && w < MAXW && rc == SIM_OK; w++) {
+        if (st->group_of[w] < 0)
+            continue;
+        rc = P->compute_first ? sim_ctx_compute(ctx, w, 0, err) : t_join(st, ctx, w, err);
+    }
+    return rc;
+}
+
+static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    tproto *st = state;
+    bool handled;
+    int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+    if (rc != SIM_OK || handled)
+        return rc;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        return t_join(st, ctx, (uint32_t)ev->dst, err);
+    case SIM_EV_WORKER_DOWN:
+        return P->notify_down ? coll_hub_worker_down(&st->hub, ctx, (uint32_t)ev->dst, err)
+                              : SIM_OK;
+    case SIM_EV_WORKER_UP:
+        return SIM_OK;
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "colltest: unexpected event %u", ev->kind);
+    }
+}
+
+static void t_fini(void *state)
+{
+    tproto *st = state;
+    for (uint32_t g = 0; g < MAXG; g++) {
+        coll_ring_fini(&st->ring[g]);
+        coll_bfly_fini(&st->bfly[g]);
+        coll_barrier_fini(&st->barrier[g]);
+    }
+    coll_hub_fini(&st->hub);
+}
+
+static const proto_ops proto_colltest = {
+    .name = "colltest",
+    .summary = "test-only: collectives over groups",
+    .state_size = sizeof(tproto),
+    .rounds = false,
+    .configure = t_configure,
+    .start = t_start,
+    .on_event = t_on_event,
+    .fini = t_fini,
+};
+
+/* Runs `json` with the test protocol; returns the summary. */
+static sim_run_summary run(const char *json, const char *const *sets, size_t nsets)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "coll.json", sets, nsets, &err);
+    ck_assert_msg(sc != NULL, "load: %s %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &proto_colltest, &err) == 0, "check: %s", err.msg);
+    char *dir = harness_tmpdir("coll");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    ck_assert_msg(sim_run(sc, &proto_colltest, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return sum;
+}
+
+static plan *new_plan(void)
+{
+    P = calloc(1, sizeof(*P));
+    ck_assert_ptr_nonnull(P);
+    return P;
+}
+
+static void add_group(plan *p, tkind kind, const uint32_t *members, uint32_t n)
+{
+    tgroup *g = &p->g[p->ngroups++];
+    g->kind = kind;
+    g->n = n;
+    memcpy(g->members, members, n * sizeof(*members));
+}
+
+/* Timing only on a star: bandwidth B = 10 Gbit/s, NIC latency L = 50 us (path 2L). */
+static const char timing_json[] =
+    "{\"seed\": 7, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 30000000},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 3}}";
+
+/* A real model of 6 floats (softmax, 2 features, 2 classes): the members' parameters are set
+ * by hand at start; nothing trains. */
+static const char tensor_json[] =
+    "{\"seed\": 9, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 64, \"dim\": 2,"
+    " \"classes\": 2}, \"model\": {\"name\": \"softmax\"}, \"batch\": 4, \"lr\": 0.1},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 4}}";
+
+/* Fails the test unless a and b have the same bits. */
+static void same_bits(float a, float b)
+{
+    ck_assert_mem_eq(&a, &b, sizeof(a));
+}
+
+/* ---- Ring ---- */
+
+START_TEST(ring_over_a_subset_matches_the_alpha_beta_formula)
+{
+    /* Members 5, 2, 7 of 8: 2(n-1) = 4 steps of 10 MB, each 2L + 10e6 * 8 / 1e10 s =
+     * 100 us + 8 ms, so every member is done at 4 * 8.1 ms = 32.4 ms. */
+    plan *p = new_plan();
+    add_group(p, T_RING, (const uint32_t[]){ 5, 2, 7 }, 3);
+    sim_run_summary sum = run(timing_json, NULL, 0);
+    ck_assert_int_eq(sum.sim_ns, 32400000);
+    for (uint32_t w = 0; w < 8; w++)
+        ck_assert_uint_eq(p->ndone[w], w == 5 || w == 2 || w == 7);
+    ck_assert_int_eq(p->done_ns[2], 32400000);
+    ck_assert_uint_eq(p->channel[0], 1);
+    free(p);
+}
+END_TEST
+
+START_TEST(two_disjoint_rings_take_the_time_of_one)
+{
+    /* Groups {5, 2, 7} and {0, 3, 6} share no link: both end at 32.4 ms, as one alone. */
+    plan *p = new_plan();
+    add_group(p, T_RING, (const uint32_t[]){ 5, 2, 7 }, 3);
+    add_group(p, T_RING, (const uint32_t[]){ 0, 3, 6 }, 3);
+    const char *sets[] = { "stop.iterations=6" };
+    sim_run_summary sum = run(timing_json, sets, 1);
+    ck_assert_int_eq(sum.sim_ns, 32400000);
+    for (uint32_t w = 0; w < 8; w++)
+        ck_assert_int_eq(p->done_ns[w], w == 1 || w == 4 ? 0 : 32400000);
+    ck_assert_uint_eq(p->channel[0], 1);
+    ck_assert_uint_eq(p->channel[1], 2);
+    free(p);
+}
+END_TEST
+
+/* ---- Butterfly ---- */
+
+START_TEST(butterfly_of_four_takes_two_hops)
+{
+    /* M = 4, S = 40 MB: every uplink and downlink carries M-1 = 3 flows of S/M = 10 MB at
+     * B/3 in each phase, so a round takes 2 * (2L + 3 * 10e6 * 8 / 1e10 s) =
+     * 2 * (100 us + 24 ms) = 48.2 ms. */
+    plan *p = new_plan();
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "workload.message_bytes=40000000", "stop.iterations=4" };
+    sim_run_summary sum = run(timing_json, sets, 2);
+    ck_assert_int_eq(sum.sim_ns, 48200000);
+    for (uint32_t w = 0; w < 4; w++) {
+        ck_assert_int_eq(p->done_ns[w], 48200000);
+        ck_assert_uint_eq(p->nfailed[w], 0);
+    }
+    free(p);
+}
+END_TEST
+
+/* Member w's hand-set parameters (all exact in binary). */
+static const float init4[4][6] = {
+    { 1.5f, -2.25f, 3.0f, 0.125f, 7.0f, -1.0f },
+    { 2.5f, 0.25f, -6.0f, 0.375f, 1.0f, 4.0f },
+    { -0.5f, 5.0f, 1.5f, 1.0f, 2.5f, 0.5f },
+    { 4.5f, -3.0f, 0.5f, 2.5f, -8.5f, 0.5f },
+};
+
+static void set_init(plan *p)
+{
+    p->set_init = true;
+    memcpy(p->init, init4, sizeof(init4));
+    for (uint32_t w = 0; w < 4; w++)
+        memcpy(p->init[w], init4[w], sizeof(init4[w]));
+}
+
+START_TEST(butterfly_mean_of_three_is_exact_and_bitwise_equal)
+{
+    /* Sums over workers 0..2: 3.5, 3, -1.5, 1.5, 10.5, 3.5; over 3: */
+    static const float want[6] = { (float)(3.5 / 3), 1.0f, -0.5f, 0.5f, 3.5f, (float)(3.5 / 3) };
+    plan *p = new_plan();
+    set_init(p);
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2 }, 3);
+    const char *sets[] = { "stop.iterations=3" };
+    run(tensor_json, sets, 1);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], want, sizeof(want));
+        ck_assert_uint_eq(p->nfailed[w], 0);
+    }
+    ck_assert_uint_eq(p->ndone[3], 0);
+    ck_assert_uint_eq(p->complete[0], 1); /* at the last member's callback only */
+    free(p);
+}
+END_TEST
+
+START_TEST(butterfly_weighted_mean_of_four_with_uneven_parts)
+{
+    /* Weights 1, 2, 1, 4 (sum 8); 6 floats in 4 parts of 2, 2, 1, 1. Weighted sums:
+     * 1.5 + 5 - 0.5 + 18 = 24; -2.25 + 0.5 + 5 - 12 = -8.75; 3 - 12 + 1.5 + 2 = -5.5;
+     * 0.125 + 0.75 + 1 + 10 = 11.875; 7 + 2 + 2.5 - 34 = -22.5; -1 + 8 + 0.5 + 2 = 9.5. */
+    static const double weights[4] = { 1, 2, 1, 4 };
+    static const float want[6] = { 3.0f, -8.75f / 8, -5.5f / 8, 11.875f / 8, -22.5f / 8, 9.5f / 8 };
+    plan *p = new_plan();
+    set_init(p);
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    p->g[0].weights = weights;
+    run(tensor_json, NULL, 0);
+    for (uint32_t w = 0; w < 4; w++)
+        ck_assert_mem_eq(p->out[w], want, sizeof(want));
+    free(p);
+}
+END_TEST
+
+/* Parts of 6 floats over 4 members: [0,2) [2,4) [4,5) [5,6). Means of workers 0..2. */
+static const float mean3[6] = { (float)(3.5 / 3), 1.0f, -0.5f, 0.5f, 3.5f, (float)(3.5 / 3) };
+
+START_TEST(butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part)
+{
+    /* Worker 3 fails at 5 ms, before its first computation ends; the others join at 10 ms.
+     * Nobody is told: reducers 0..2 drop worker 3 when their sender timeout (20 ms) expires,
+     * so parts 0..2 are means over workers 0..2 (denominator 3); part 3 never comes back
+     * and each member keeps its own values for it at its reducer timeout (40 ms). */
+    plan *p = new_plan();
+    set_init(p);
+    p->compute_first = true;
+    p->sender_timeout = 20000000;
+    p->reducer_timeout = 40000000;
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": "
+                           "0.005}]",
+                           "stop.iterations=3" };
+    sim_run_summary sum = run(tensor_json, sets, 2);
+    ck_assert_int_eq(sum.sim_ns, 50000000);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
+        same_bits(p->out[w][5], init4[w][5]); /* part 3 kept */
+        ck_assert_uint_eq(p->nfailed[w], 1);
+        ck_assert_uint_eq(p->failed[w][0], 3);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(butterfly_told_of_a_failure_drops_the_sender_at_once)
+{
+    /* As above, but the failure is passed to the kit: nobody waits for worker 3, and the round
+     * ends two small hops after 10 ms, long before any timeout. */
+    plan *p = new_plan();
+    set_init(p);
+    p->compute_first = true;
+    p->notify_down = true;
+    p->sender_timeout = 20000000;
+    p->reducer_timeout = 40000000;
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": "
+                           "0.005}]",
+                           "stop.iterations=3" };
+    sim_run_summary sum = run(tensor_json, sets, 2);
+    ck_assert_int_lt(sum.sim_ns, 10300000);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
+        same_bits(p->out[w][5], init4[w][5]);
+        ck_assert_uint_eq(p->failed[w][0], 3);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(butterfly_with_a_failed_reducer_keeps_each_members_own_part)
+{
+    /* Worker 2 is three times slower (joins at 30 ms); worker 3 joins at 10 ms, its parts are
+     * delivered at once, and it fails at 20 ms, before it can reduce part 3. Parts 0..2 are
+     * means over all four (its contribution had arrived); part 3 is each member's own. */
+    static const float want[5] = { 8.0f / 4, 0.0f, -1.0f / 4, 4.0f / 4, 2.0f / 4 };
+    plan *p = new_plan();
+    set_init(p);
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [2], \"slowdown\": 3},"
+                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.02}]",
+                           "stop.iterations=3" };
+    run(tensor_json, sets, 2);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], want, sizeof(want));
+        same_bits(p->out[w][5], init4[w][5]);
+        ck_assert_uint_eq(p->nfailed[w], 1);
+    }
+    free(p);
+}
+END_TEST
+
+/* ---- Barrier and channels ---- */
+
+START_TEST(barrier_releases_everyone_after_the_last_arrival)
+{
+    /* Worker 3 computes 5 times longer (50 ms); coordinator 0 hears of it 2L later (50.1 ms)
+     * and is released then; the others get its release another 2L later (50.2 ms). */
+    plan *p = new_plan();
+    p->compute_first = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}]",
+                           "stop.iterations=4" };
+    sim_run_summary sum = run(timing_json, sets, 2);
+    ck_assert_int_eq(sum.sim_ns, 50200000);
+    ck_assert_int_eq(p->done_ns[0], 50100000);
+    for (uint32_t w = 1; w < 4; w++)
+        ck_assert_int_eq(p->done_ns[w], 50200000);
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_rounds_follow_one_another)
+{
+    /* A barrier every iteration: members compute 10 ms (worker 3: 50 ms) and arrive again as
+     * soon as they are released. Worker 3 is released 2L * 2 = 200 us after it arrives and
+     * computes again, so round k releases the others at k * 50.2 ms; three rounds. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->repeat = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}]",
+                           "stop.iterations=12" };
+    sim_run_summary sum = run(timing_json, sets, 2);
+    ck_assert_int_eq(sum.sim_ns, 3 * 50200000);
+    for (uint32_t w = 0; w < 4; w++)
+        ck_assert_uint_eq(p->ndone[w], 3);
+    ck_assert_int_eq(p->done_ns[0], 3 * 50200000 - 100000);
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_counts_a_failed_member_as_arrived)
+{
+    /* Worker 2 fails at 5 ms and the kit is told; the others arrive at 10 ms and are released
+     * 2L (coordinator) and 4L later, with worker 2 reported. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
+        "stop.iterations=3"
+    };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 10100000);
+    ck_assert_int_eq(p->done_ns[1], 10200000);
+    ck_assert_int_eq(p->done_ns[3], 10200000);
+    ck_assert_uint_eq(p->ndone[2], 0);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2) {
+            ck_assert_uint_eq(p->nfailed[w], 1);
+            ck_assert_uint_eq(p->failed[w][0], 2);
+        }
+    free(p);
+}
+END_TEST
+
+START_TEST(collectives_on_different_channels_do_not_mix)
+{
+    /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
+     * once on channels 1, 2, 3: each butterfly's members get their own group's mean, bitwise
+     * equal, and the ring's members (whose parameters the ring does not touch) finish too. */
+    plan *p = new_plan();
+    set_init(p);
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 2 }, 2);
+    add_group(p, T_BFLY, (const uint32_t[]){ 1, 3 }, 2);
+    add_group(p, T_RING, (const uint32_t[]){ 4, 5 }, 2);
+    const char *sets[] = { "workers=6", "stop.iterations=6" };
+    run(tensor_json, sets, 2);
+    for (uint32_t e = 0; e < 6; e++) {
+        same_bits(p->out[0][e], (init4[0][e] + init4[2][e]) / 2);
+        same_bits(p->out[1][e], (init4[1][e] + init4[3][e]) / 2);
+    }
+    ck_assert_mem_eq(p->out[0], p->out[2], sizeof(p->out[0]));
+    ck_assert_mem_eq(p->out[1], p->out[3], sizeof(p->out[1]));
+    ck_assert_uint_eq(p->ndone[4], 1);
+    ck_assert_uint_eq(p->ndone[5], 1);
+    for (uint32_t g = 0; g < 3; g++)
+        ck_assert_uint_eq(p->channel[g], g + 1);
+    free(p);
+}
+END_TEST
+
+static Suite *coll_suite(void)
+{
+    Suite *s = suite_create("coll");
+    TCase *tc = tcase_create("ring");
+    tcase_add_test(tc, ring_over_a_subset_matches_the_alpha_beta_formula);
+    tcase_add_test(tc, two_disjoint_rings_take_the_time_of_one);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("butterfly");
+    tcase_add_test(tc, butterfly_of_four_takes_two_hops);
+    tcase_add_test(tc, butterfly_mean_of_three_is_exact_and_bitwise_equal);
+    tcase_add_test(tc, butterfly_weighted_mean_of_four_with_uneven_parts);
+    tcase_add_test(tc, butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part);
+    tcase_add_test(tc, butterfly_told_of_a_failure_drops_the_sender_at_once);
+    tcase_add_test(tc, butterfly_with_a_failed_reducer_keeps_each_members_own_part);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("barrier and channels");
+    tcase_add_test(tc, barrier_releases_everyone_after_the_last_arrival);
+    tcase_add_test(tc, barrier_rounds_follow_one_another);
+    tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
+    tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    SRunner *sr = srunner_create(coll_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

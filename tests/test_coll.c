@@ -535,7 +535,7 @@ START_TEST(collectives_on_different_channels_do_not_mix)
 }
 END_TEST
 
-static Suite *coll_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("coll");
     TCase *tc = tcase_create("ring");
@@ -557,14 +557,4 @@ static Suite *coll_suite(void)
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(coll_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

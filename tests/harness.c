@@ -74,6 +74,20 @@ int harness_check(sim_scenario *sc, sim_err *err)
     return ops == NULL ? err->code : sim_run_check(sc, ops, err);
 }
 
+sim_scenario *harness_load_spec(const char *spec, const char *const *sets, size_t nsets)
+{
+    return spec[0] == '{' ? harness_load(spec, "generated.json", sets, nsets)
+                          : harness_load_file(spec, sets, nsets);
+}
+
+void harness_expect_rejected_file(const char *file, const char *const *sets, size_t nsets,
+                                  const char *path, const char *msg)
+{
+    char *json = harness_read(file, NULL);
+    harness_expect_rejected(json, file, sets, nsets, path, msg);
+    free(json);
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];

@@ -29,6 +29,15 @@ sim_scenario *harness_load_file(const char *path, const char *const *sets, size_
 void harness_expect_rejected(const char *json, const char *file, const char *const *sets,
                              size_t nsets, const char *path, const char *msg);
 
+/* harness_load_file for `spec` naming a file (it does not start with '{'), else harness_load
+ * of the JSON text `spec` itself as "generated.json": for suites that run both their
+ * scenario files and scenarios they generate (randomized stress). */
+sim_scenario *harness_load_spec(const char *spec, const char *const *sets, size_t nsets);
+
+/* harness_expect_rejected for the scenario file at `file`. */
+void harness_expect_rejected_file(const char *file, const char *const *sets, size_t nsets,
+                                  const char *path, const char *msg);
+
 /* What `hetsim validate` does after loading: looks up $.protocol.name in the registry and runs
  * sim_run_check; returns its code (0 or SIM_E*) with `err` filled. */
 int harness_check(sim_scenario *sc, sim_err *err);

@@ -98,16 +98,7 @@ static bool edge(uint32_t n, bool ring, uint32_t a, uint32_t b)
 
 /* 16 workers, a softmax model of 39 parameters on 12 features and 3 classes, lr 0 (models
  * change only by averaging) and each worker's own initial draw. */
-static const char avg_json[] =
-    "{\"seed\": 2385, \"workers\": 16,"
-    " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2,"
-    " \"speeds\": [1, 1.3, 0.7, 1, 2.1, 1, 1, 0.45, 1, 1, 1.6, 1, 0.9, 1, 1, 1.15]},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000,"
-    " \"test_samples\": 200, \"dim\": 12, \"classes\": 3, \"separation\": 3},"
-    " \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0, \"init\": \"independent\"},"
-    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 0.1},"
-    " \"eval\": {\"every_s\": 0.005, \"samples\": 200}, \"output\": {\"events\": true}}";
+static const char avg_json[] = "tests/scenarios/adpsgd/avg.json";
 
 enum {
     MAX_EVALS = 128,
@@ -174,7 +165,7 @@ static double sum_bound(const probe *pr, double K)
 
 START_TEST(pairwise_averages_keep_the_sum_and_the_mean_of_the_models)
 {
-    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    sim_scenario *sc = harness_load_file(avg_json, NULL, 0);
     char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
     harness_run(sc, dir, observe, &pr);
@@ -205,7 +196,7 @@ START_TEST(exchanges_cut_by_failures_and_timeouts_change_neither_model)
                            "stragglers=[{\"kind\": \"failure\", \"workers\": [2, 7], "
                            "\"at_s\": 0.03005, \"recover_s\": 0.06005}, {\"kind\": \"failure\", "
                            "\"workers\": [4], \"at_s\": 0.07005}]" };
-    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, 3);
+    sim_scenario *sc = harness_load_file(avg_json, sets, 3);
     char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
     harness_run(sc, dir, observe, &pr);
@@ -234,7 +225,7 @@ START_TEST(the_consensus_distance_never_grows_between_evaluations)
      * ||m - mu||^2) <= n D_exact + 4 U M (2M) P + 2 U^2 M^2 P: per exchange D grows by at
      * most 9 U M^2 P / n beyond the exact decrease. The trace gives the number of commits
      * (replies delivered) between two evaluations, counting those at either instant. */
-    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    sim_scenario *sc = harness_load_file(avg_json, NULL, 0);
     char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
     harness_run(sc, dir, observe, &pr);
@@ -263,7 +254,7 @@ START_TEST(both_ends_of_an_exchange_hold_equal_bits)
     /* From the trace, the last commit (a reply delivered) of each worker before each
      * evaluation: two workers whose last exchange was with each other must hold the same
      * bits; everybody started from a different draw. */
-    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", NULL, 0);
+    sim_scenario *sc = harness_load_file(avg_json, NULL, 0);
     char *dir = harness_tmpdir("adpsgd");
     probe pr = { 0 };
     harness_run(sc, dir, observe, &pr);
@@ -303,18 +294,13 @@ END_TEST
 
 /* Two workers (0 passive, 1 active), S = 1e6 bytes at 8 Gbit/s: 1 ms on the wire, plus two
  * NIC latencies of 25 us. Both compute for 10 ms. */
-static const char pair_json[] =
-    "{\"seed\": 41, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 25},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000000},"
-    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 0.035},"
-    " \"output\": {\"events\": true}}";
+static const char pair_json[] = "tests/scenarios/adpsgd/pair.json";
 
 START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
 {
     /* At 10, 20 and 30 ms worker 1 finishes a gradient and sends its request; it arrives
      * 1.05 ms later and the reply 1.05 ms after that: commits at 12.1, 22.1, 32.1 ms. */
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", NULL, 0);
+    sim_scenario *sc = harness_load_file(pair_json, NULL, 0);
     char *dir = harness_tmpdir("adpsgd");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 6);
@@ -354,7 +340,7 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
                            "0.005, \"recover_s\": 0.03}]",
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.045" };
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 3);
+    sim_scenario *sc = harness_load_file(pair_json, sets, 3);
     char *dir = harness_tmpdir("adpsgd");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 5); /* worker 1 at 10-40 ms, worker 0 at 40 ms */
@@ -397,7 +383,7 @@ START_TEST(a_passive_serving_a_failed_active_serves_the_next_one)
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": "
                            "0.0115, \"recover_s\": 0.015}]",
                            "stop.time_s=0.03" };
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 2);
+    sim_scenario *sc = harness_load_file(pair_json, sets, 2);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     ck_assert_double_eq(report(dir, "exchanges"), 1);
@@ -426,7 +412,7 @@ START_TEST(gradients_that_arrive_during_an_exchange_start_the_next_one_at_once)
      * gradient of 20 ms arrives during the first exchange (10 to 22.1 ms), so the second
      * starts at its commit instead of waiting for the gradient of 30 ms, and so on. */
     const char *sets[] = { "workload.message_bytes=6000000", "stop.time_s=0.05" };
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 2);
+    sim_scenario *sc = harness_load_file(pair_json, sets, 2);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     char *ev = harness_slurp(dir, "events.csv");
@@ -462,7 +448,7 @@ START_TEST(a_timed_out_request_is_retried_with_another_neighbour)
                            "workload.message_bytes=100000",
                            "compute.jitter_sigma=0.3",
                            "stop.time_s=2" };
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", sets, 6);
+    sim_scenario *sc = harness_load_file(pair_json, sets, 6);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     ck_assert_double_gt(report(dir, "timeouts"), 100); /* about half of 400 exchanges */
@@ -480,14 +466,14 @@ START_TEST(timing_only_runs_send_the_same_messages_as_real_ones)
     const char *fail[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
                            "0.005, \"recover_s\": 0.03}]",
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.1" };
-    sim_scenario *none = harness_load(pair_json, "adpsgd.json", fail, 3);
+    sim_scenario *none = harness_load_file(pair_json, fail, 3);
     char *a = harness_tmpdir("adpsgd");
     harness_run(none, a, NULL, NULL);
     const char *real[] = { fail[0], fail[1], fail[2],
                            "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 500, "
                            "\"dim\": 6, \"classes\": 2}, \"model\": {\"name\": \"softmax\"}, "
                            "\"message_bytes\": 1000000}" };
-    sim_scenario *sc = harness_load(pair_json, "adpsgd.json", real, 4);
+    sim_scenario *sc = harness_load_file(pair_json, real, 4);
     char *b = harness_tmpdir("adpsgd");
     harness_run(sc, b, NULL, NULL);
     char *ea = harness_slurp(a, "events.csv"), *eb = harness_slurp(b, "events.csv");
@@ -505,12 +491,7 @@ END_TEST
 
 /* ---- graph ---- */
 
-static const char graph_json[] =
-    "{\"seed\": 77, \"workers\": 16, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.3},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000},"
-    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 2},"
-    " \"output\": {\"events\": true}}";
+static const char graph_json[] = "tests/scenarios/adpsgd/graph.json";
 
 START_TEST(every_exchange_joins_an_odd_active_and_an_even_passive_neighbour)
 {
@@ -529,7 +510,7 @@ START_TEST(every_exchange_joins_an_odd_active_and_an_even_passive_neighbour)
         { { "workers=11", "protocol.graph=\"ring\"" }, 11, 2, 2, true },
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        sim_scenario *sc = harness_load(graph_json, "adpsgd.json", cases[c].set, 2);
+        sim_scenario *sc = harness_load_file(graph_json, cases[c].set, 2);
         char *dir = harness_tmpdir("adpsgd");
         harness_run(sc, dir, NULL, NULL);
         uint32_t n = cases[c].n;
@@ -564,7 +545,7 @@ START_TEST(the_graph_has_the_documented_degrees_at_1024_and_1_workers)
     /* 1024: offsets 1, 3, 5, 9, ..., 513 (m up to 9), all distinct mod 1024 in both
      * directions: 20 neighbours each. A lone worker is passive, has none, and trains. */
     const char *big[] = { "workers=1024", "stop.time_s=0.015" };
-    sim_scenario *sc = harness_load(graph_json, "adpsgd.json", big, 2);
+    sim_scenario *sc = harness_load_file(graph_json, big, 2);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     ck_assert_double_eq(report(dir, "min_active_degree"), 20);
@@ -573,7 +554,7 @@ START_TEST(the_graph_has_the_documented_degrees_at_1024_and_1_workers)
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
     const char *one[] = { "workers=1", "compute.jitter_sigma=0" };
-    sc = harness_load(graph_json, "adpsgd.json", one, 2);
+    sc = harness_load_file(graph_json, one, 2);
     dir = harness_tmpdir("adpsgd");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 200);
@@ -595,7 +576,7 @@ static double iterations_with(const char *straggler, double *compute_min)
         "workload.lr=0.05",         "workload.init=\"same\"", "stop.time_s=2",
         "eval.every_s=1",           "output.events=false",    straggler
     };
-    sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, straggler != NULL ? 9 : 8);
+    sim_scenario *sc = harness_load_file(avg_json, sets, straggler != NULL ? 9 : 8);
     char *dir = harness_tmpdir("adpsgd");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_double_gt(report(dir, "mean_exchange_s"), 0.01);
@@ -691,7 +672,7 @@ START_TEST(randomized_runs_with_stragglers_and_failures_never_stall)
                                "stop.time_s=5",
                                "eval.every_s=1",
                                "output.events=false" };
-        sim_scenario *sc = harness_load(avg_json, "adpsgd.json", sets, 9);
+        sim_scenario *sc = harness_load_file(avg_json, sets, 9);
         char *dir = harness_tmpdir("adpsgd");
         probe pr = { 0 };
         sim_run_summary sum = harness_run(sc, dir, observe, &pr);
@@ -740,7 +721,7 @@ START_TEST(bad_parameters_are_rejected_with_their_path)
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         const char *sets[] = { cases[c].set };
-        harness_expect_rejected(pair_json, "adpsgd.json", sets, 1, cases[c].path, cases[c].msg);
+        harness_expect_rejected_file(pair_json, sets, 1, cases[c].path, cases[c].msg);
     }
 }
 END_TEST
@@ -755,7 +736,7 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
     char *dirs[3];
     for (int i = 0; i < 3; i++) {
         const char *more[6] = { sets[0], sets[1], sets[2], sets[3], sets[4], "seed=2386" };
-        sim_scenario *sc = harness_load(avg_json, "adpsgd.json", more, i < 2 ? 5 : 6);
+        sim_scenario *sc = harness_load_file(avg_json, more, i < 2 ? 5 : 6);
         dirs[i] = harness_tmpdir("adpsgd");
         harness_run(sc, dirs[i], NULL, NULL);
         sim_scenario_destroy(sc);

@@ -207,7 +207,7 @@ static sim_run_summary run(const char *json, const char *const *sets, size_t nse
 {
     sim_err err;
     sim_err_clear(&err);
-    sim_scenario *sc = sim_scenario_parse(json, strlen(json), "coll.json", sets, nsets, &err);
+    sim_scenario *sc = sim_scenario_load(json, sets, nsets, &err);
     ck_assert_msg(sc != NULL, "load: %s %s", err.path, err.msg);
     ck_assert_msg(sim_run_check(sc, &proto_colltest, &err) == 0, "check: %s", err.msg);
     char *dir = harness_tmpdir("coll");
@@ -235,20 +235,11 @@ static void add_group(plan *p, tkind kind, const uint32_t *members, uint32_t n)
 }
 
 /* Timing only on a star: bandwidth B = 10 Gbit/s, NIC latency L = 50 us (path 2L). */
-static const char timing_json[] =
-    "{\"seed\": 7, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 30000000},"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 3}}";
+static const char timing_json[] = "tests/scenarios/coll/timing.json";
 
 /* A real model of 6 floats (softmax, 2 features, 2 classes): the members' parameters are set
  * by hand at start; nothing trains. */
-static const char tensor_json[] =
-    "{\"seed\": 9, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 64, \"dim\": 2,"
-    " \"classes\": 2}, \"model\": {\"name\": \"softmax\"}, \"batch\": 4, \"lr\": 0.1},"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 4}}";
+static const char tensor_json[] = "tests/scenarios/coll/tensor.json";
 
 /* Fails the test unless a and b have the same bits. */
 static void same_bits(float a, float b)

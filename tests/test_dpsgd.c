@@ -25,25 +25,14 @@
 static const double U = 0x1p-24;
 
 /* Timing-only: 8 workers, 1 ms of compute, 10^7-byte models on 10 Gbit/s, 50 us NICs. */
-static const char timing_json[] =
-    "{\"seed\": 2385, \"workers\": 8, \"compute\": {\"iteration_ms\": 1},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
-    " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"iterations\": 40}}";
+static const char timing_json[] = "tests/scenarios/dpsgd/timing.json";
 
 /* Real tensors, zero gradients: softmax on 8 features and 3 classes (27 parameters), each
  * worker drawing its own initial model. Compute (10 ms) dominates the 100-odd us messages,
  * so every worker finishes iteration k at exactly (k+1) * 10 ms: the workers move in
  * lockstep, and evaluations every 13.7 ms never coincide with an iteration's end before
  * 1.37 s, so each one sees all workers in the same iteration, floor(t / 10 ms). */
-static const char zero_json[] =
-    "{\"seed\": 4127, \"workers\": 16, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 960,"
-    " \"test_samples\": 100, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
-    " \"model\": {\"name\": \"softmax\"}, \"init\": \"independent\", \"batch\": 8, \"lr\": 0},"
-    " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 0.6005},"
-    " \"eval\": {\"every_s\": 0.0137, \"samples\": 100}}";
+static const char zero_json[] = "tests/scenarios/dpsgd/zero.json";
 
 enum {
     MAX_OBS = 256, /* observations kept */
@@ -62,7 +51,7 @@ typedef struct outputs {
 static outputs run_with(const char *json, const char *const *sets, size_t n, sim_run_observe_fn fn,
                         void *ud)
 {
-    sim_scenario *sc = harness_load(json, "dpsgd.json", sets, n);
+    sim_scenario *sc = harness_load_spec(json, sets, n);
     char *dir = harness_tmpdir("dpsgd");
     outputs o = { .sum = harness_run(sc, dir, fn, ud) };
     o.summary = harness_slurp(dir, "summary.json");
@@ -246,7 +235,7 @@ static double mean_drift(const observer *o, size_t k, size_t k0)
 
 static void expect_error(const char *const *sets, size_t n, const char *path, const char *msg)
 {
-    harness_expect_rejected(timing_json, "dpsgd.json", sets, n, path, msg);
+    harness_expect_rejected_file(timing_json, sets, n, path, msg);
 }
 
 START_TEST(bad_parameters_are_rejected_naming_the_key_and_the_reason)
@@ -319,11 +308,7 @@ START_TEST(the_example_scenarios_validate_and_the_consensus_one_contracts)
      * the run the consensus falls by lambda_2^(2*5) per row, lambda_2 = 1/3 + 2/3 cos(pi/8),
      * to within 1e-3 (the faster modes' share is below 1e-6 after 20 rows; rounding noise,
      * near 1e-12 against values above 1e-7, does not show). */
-    sc = harness_load_file("scenarios/consensus-dpsgd.json", NULL, 0);
-    char *json = sim_scenario_resolved(sc, false);
-    sim_scenario_destroy(sc);
-    outputs o = run(json, NULL, 0);
-    free(json);
+    outputs o = run("scenarios/consensus-dpsgd.json", NULL, 0);
     double l2 = 1.0 / 3.0 + 2.0 / 3.0 * cos(acos(-1.0) / 8.0), want = pow(l2, 10.0);
     double prev = NAN;
     int rows = 0;
@@ -445,10 +430,7 @@ START_TEST(a_fourfold_straggler_slows_everyone_about_fourfold)
      * the total lies in [3200, 3200 + sum of distances = 3264]: the throughput falls by a
      * factor in [12800 / 3264, 4] = [3.92, 4]. */
     static const char json[] =
-        "{\"seed\": 61, \"workers\": 16, \"compute\": {\"iteration_ms\": 10},"
-        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
-        " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 8.005}}";
+        "tests/scenarios/dpsgd/a_fourfold_straggler_slows_everyone_about_fourfold.json";
     outputs fast = run(json, NULL, 0);
     const char *sets[] = {
         "stragglers=[{\"kind\": \"fixed\", \"workers\": [5], \"slowdown\": 4}]"
@@ -600,12 +582,8 @@ START_TEST(neighbours_differ_by_one_iteration_and_workers_by_their_distance)
         { "star", 9, 1 },  { "complete", 6, 1 }, { "torus", 16, 4 },
     };
     static const char json[] =
-        "{\"seed\": 913, \"workers\": 8, \"compute\": {\"iteration_ms\": 10,"
-        " \"jitter_sigma\": 0.4},"
-        " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.2, \"slowdown\": 3}],"
-        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 2000000},"
-        " \"protocol\": {\"name\": \"dpsgd\"}, \"stop\": {\"time_s\": 1}}";
+        "tests/scenarios/dpsgd/"
+        "neighbours_differ_by_one_iteration_and_workers_by_their_distance.json";
     static const char *const stops[] = { "stop.time_s=0.3137", "stop.time_s=0.7771",
                                          "stop.time_s=1.5093" };
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

@@ -22,21 +22,10 @@ static const double U = 0x1p-24;
  * each worker drawing its own initial model, no jitter. A round is 10 ms of compute and a
  * 108-byte model to each neighbour (about 0.1 ms), so round k ends at about k * 10.1 ms
  * for every worker at once; evaluations every 7 ms never coincide with one. */
-static const char zero_json[] =
-    "{\"seed\": 4127, \"workers\": 5, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 960,"
-    " \"test_samples\": 100, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
-    " \"model\": {\"name\": \"softmax\"}, \"init\": \"independent\", \"batch\": 8, \"lr\": 0},"
-    " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 0.06},"
-    " \"eval\": {\"every_s\": 0.007, \"samples\": 100}}";
+static const char zero_json[] = "tests/scenarios/gossip/zero.json";
 
 /* Timing-only: 8 workers, 10 ms of compute, 5 MB models (4 ms on 10 Gbit/s). */
-static const char timing_json[] =
-    "{\"seed\": 2385, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},"
-    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 5000000},"
-    " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"iterations\": 400, \"time_s\": 5}}";
+static const char timing_json[] = "tests/scenarios/gossip/timing.json";
 
 enum {
     MAX_OBS = 128, /* observations kept */
@@ -85,7 +74,7 @@ static void observe(void *ud, struct sim_ctx *ctx)
 static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
                                     observer *obs, char **summary)
 {
-    sim_scenario *sc = harness_load(json, "gossip.json", sets, n);
+    sim_scenario *sc = harness_load_spec(json, sets, n);
     char *dir = harness_tmpdir("gossip");
     sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
     if (summary != NULL)
@@ -309,7 +298,7 @@ static void worker_row(const char *csv, unsigned w, unsigned long *iters, double
 
 static char *run_csv(const char *json, const char *const *sets, size_t n, char **summary)
 {
-    sim_scenario *sc = harness_load(json, "gossip.json", sets, n);
+    sim_scenario *sc = harness_load_spec(json, sets, n);
     char *dir = harness_tmpdir("gossip");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "time");
@@ -383,8 +372,8 @@ START_TEST(the_example_scenario_validates_and_the_protocol_takes_no_parameters)
     sim_scenario *sc = harness_load_file("scenarios/gossip.json", NULL, 0);
     sim_scenario_destroy(sc);
     const char *sets[] = { "protocol.graph=ring" };
-    harness_expect_rejected(timing_json, "gossip.json", sets, 1, "$.protocol.graph",
-                            "unknown key (valid: name)");
+    harness_expect_rejected_file(timing_json, sets, 1, "$.protocol.graph",
+                                 "unknown key (valid: name)");
 }
 END_TEST
 

@@ -4,11 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd;
+extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd,
+    proto_syncswitch;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd, &proto_syncswitch,
 };
 
 const proto_ops *proto_find(const char *name)

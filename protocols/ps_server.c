@@ -48,8 +48,9 @@
  * complete). In asp and ssp a push lost with its shard is lost (counted as lost_pushes).
  *
  * Switching mode (a drain). While draining, a worker that pushes does not pull again, and a
- * worker whose pull completes holds its model without computing; a BSP round in flight
- * completes (its members have all started it), every ASP push is applied. When every live
+ * worker whose pull completes holds its model without computing, except in BSP a member of
+ * the round in flight (the lowest round open on a shard), which computes it so that the
+ * round completes; every ASP push is applied. When every live
  * worker holds and no message of the engine is in flight, the owner's `drained` hook runs;
  * ps_server_resume then sets the new mode, restarts the BSP round bookkeeping at the newest
  * round (every live worker a member), and makes every live worker pull afresh. A worker that
@@ -455,7 +456,8 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     s->stats.pulls++;
     if (s->budget == 0)
         s->draining = true;
-    if (s->draining) {
+    /* A bsp member of the round in flight computes it: the round completes. */
+    if (s->draining && (s->mode != PS_BSP || pw->round > s->drain_round)) {
         pw->phase = W_HOLD;
         return SIM_OK;
     }
@@ -749,6 +751,12 @@ void ps_server_drain_after(ps_server *s, uint64_t iterations)
 
 int ps_server_drain(ps_server *s, sim_ctx *ctx, sim_err *err)
 {
+    if (s->mode == PS_BSP) { /* the lowest round still open on some shard completes */
+        uint64_t open = UINT64_MAX;
+        for (uint32_t k = 0; k < s->K; k++)
+            open = s->sh[k].round < open ? s->sh[k].round : open;
+        s->drain_round = open < s->drain_round ? open : s->drain_round;
+    }
     s->draining = true;
     return check_drained(s, ctx, err);
 }

@@ -408,8 +408,8 @@ static void plan(syncswitch *st, const sim_ctx *ctx)
         st->first = UINT64_MAX;
         return;
     }
-    uint64_t R = (uint64_t)llround(st->p * (double)T / st->n);
-    st->R = R * st->n > T ? T / st->n : R;
+    /* R N >= T: BSP throughout (the stop cuts the last round) */
+    st->R = (uint64_t)llround(st->p * (double)T / st->n);
     st->first = st->order == ORDER_BSP_FIRST ? st->R * st->n : T - st->R * st->n;
 }
 

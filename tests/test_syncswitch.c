@@ -13,6 +13,7 @@
 
 #include <check.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
 
 #include "harness.h"
 #include "runtime/ctx.h"
@@ -464,6 +465,67 @@ START_TEST(timing_only_runs_switch_by_time_without_a_sample_budget)
 }
 END_TEST
 
+START_TEST(randomized_switches_never_stall_and_conserve_samples)
+{
+    /* 40 timing-only clusters: 3..9 workers, 1..3 shards on servers or colocated, random
+     * fractions and orders, momentum policies, online policies, link stragglers (which
+     * trigger online excursions: drains in the middle of BSP rounds and of ASP), random
+     * slowdowns, and in every fourth run a worker that fails and recovers. Every run ends by
+     * its budget of 600 iterations, never stalled, the phases' samples adding up to it. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 4711);
+    const char *online[] = { "none", "greedy", "budgeted" };
+    double excursions = 0, switches = 0;
+    for (int i = 0; i < 40; i++) {
+        uint32_t n = 3 + (uint32_t)gsl_rng_uniform_int(r, 7);
+        uint32_t K = 1 + (uint32_t)gsl_rng_uniform_int(r, 3);
+        bool colocated = gsl_rng_uniform(r) < 0.5, asp_first = gsl_rng_uniform(r) < 0.25;
+        const char *pol = asp_first ? "none" : online[gsl_rng_uniform_int(r, 3)];
+        double p = gsl_rng_uniform(r), a = 0.1 + 0.5 * gsl_rng_uniform(r);
+        uint32_t s1 = (uint32_t)gsl_rng_uniform_int(r, n);
+        uint32_t s2 = (s1 + 1 + (uint32_t)gsl_rng_uniform_int(r, n - 1)) % n;
+        char fail[160] = "";
+        if (i % 4 == 3)
+            snprintf(fail, sizeof(fail),
+                     ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.3f, "
+                     "\"recover_s\": %.3f}",
+                     (uint32_t)gsl_rng_uniform_int(r, n), a, a + 0.2);
+        char json[1600];
+        snprintf(
+            json, sizeof(json),
+            "{\"seed\": %d, \"workers\": %u, \"servers\": %u,"
+            " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.3},"
+            " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.1, \"slowdown\": 4},"
+            " {\"kind\": \"link\", \"workers\": [%u, %u], \"from_s\": %.3f, \"to_s\": %.3f,"
+            " \"extra_latency_ms\": 40}%s],"
+            " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 40},"
+            " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 200000},"
+            " \"protocol\": {\"name\": \"syncswitch\", \"bsp_fraction\": %.3f,"
+            " \"order\": \"%s\", \"online\": \"%s\", \"shards\": %u, \"placement\": \"%s\","
+            " \"switch_pause_s\": %.3f},"
+            " \"stop\": {\"iterations\": 600, \"time_s\": 1000}, \"eval\": {\"every_s\": 0.5}}",
+            900 + i, n, colocated ? 0 : K, s1, s2, 0.05 + 0.2 * gsl_rng_uniform(r),
+            0.3 + 0.5 * gsl_rng_uniform(r), fail, p, asp_first ? "asp_first" : "bsp_first", pol, K,
+            colocated ? "colocated" : "servers", gsl_rng_uniform(r) < 0.5 ? 0.0 : 0.05);
+        sim_scenario *sc = harness_load(json, "syncswitch.json", NULL, 0);
+        char *dir = harness_tmpdir("ss");
+        sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+        ck_assert_msg(strcmp(sum.stop_reason, "iterations") == 0, "run %d (%s, p %.3f): %s", i, pol,
+                      p, sum.stop_reason);
+        ck_assert_uint_eq(sum.samples, 600 * 32);
+        ck_assert_double_eq(report_value(dir, "samples_bsp") + report_value(dir, "samples_asp"),
+                            600.0 * 32);
+        excursions += report_value(dir, "online_excursions");
+        switches += report_value(dir, "switch_s") > 0;
+        sim_scenario_destroy(sc);
+        harness_cleanup(dir);
+    }
+    ck_assert_double_ge(excursions, 10); /* the online policies did drain mid-phase */
+    ck_assert_double_ge(switches, 20);
+    gsl_rng_free(r);
+}
+END_TEST
+
 static void refused(const char *const *sets, size_t n, const char *path, const char *msg)
 {
     harness_expect_rejected(real_json, "syncswitch.json", sets, n, path, msg);
@@ -509,6 +571,7 @@ int main(void)
     TCase *more = tcase_create("policies");
     tcase_add_test(more, online_policies_run_asp_while_a_straggler_is_slow);
     tcase_add_test(more, timing_only_runs_switch_by_time_without_a_sample_budget);
+    tcase_add_test(more, randomized_switches_never_stall_and_conserve_samples);
     tcase_add_test(more, bad_parameters_are_refused_with_exact_messages);
     tcase_set_timeout(more, 120);
     suite_add_tcase(s, more);

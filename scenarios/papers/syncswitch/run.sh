@@ -39,18 +39,28 @@ ss25-ramp 0.25 ramp none"
 runs_transient="ss25-greedy 0.25 scale greedy
 ss25-budgeted 0.25 scale budgeted"
 
-run_cluster() { # cluster runs...
-    local cluster=$1 list=$2
+runs_servers="bsp 1 scale none
+asp 0 scale none
+ss25 0.25 scale none
+$runs_transient"
+
+run_cluster() { # cluster scenario runs [hetsim options...]
+    local cluster=$1 scenario=$2 list=$3
+    shift 3
     while read -r name p mom online; do
-        "$bin" run "$here/$cluster.json" -o "$out/$cluster/$name" --quiet --set name="$name" \
+        "$bin" run "$here/$scenario.json" -o "$out/$cluster/$name" --quiet --set name="$name" \
             --set protocol.bsp_fraction="$p" --set protocol.momentum_at_switch="$mom" \
-            --set protocol.online="$online" "${extra[@]}"
+            --set protocol.online="$online" "$@" "${extra[@]}"
     done <<<"$list"
 }
 
-run_cluster jitter "$runs_common"
-run_cluster transient "$runs_common
+run_cluster jitter jitter "$runs_common"
+run_cluster transient transient "$runs_common
 $runs_transient"
+# The transient cluster with the shards on 8 server hosts instead of colocated: a slowed
+# worker's link then delays only its own iterations, not every pull.
+run_cluster transient-servers transient "$runs_servers" --set servers=8 \
+    --set protocol.placement=servers
 
 python3 - "$out" <<'PY'
 import json, sys, os
@@ -61,7 +71,7 @@ def load(c, n):
     return d, d["protocol_report"]
 print("| cluster | run | p | momentum | online | time s | predicted s | pred. err | speed-up vs BSP | final acc | best acc | switch s | online ASP samples |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for c in ("jitter", "transient"):
+for c in ("jitter", "transient", "transient-servers"):
     bsp, _ = load(c, "bsp")
     asp, _ = load(c, "asp")
     names = [n for n in ("bsp", "asp-keep", "asp", "ss05", "ss25", "ss50", "ss25-keep",

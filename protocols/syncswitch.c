@@ -229,17 +229,39 @@ static void counted(void *ud, sim_ctx *ctx, uint32_t w, int mode)
 
 /* ---- online straggler policy ---- */
 
-static int cmp_time(const void *a, const void *b)
-{
-    sim_time x = *(const sim_time *)a, y = *(const sim_time *)b;
-    return (x > y) - (x < y);
-}
-
+/* The median (the upper one of an even count) of the window, by quickselect on a scratch
+ * copy: no allocation in a handler (qsort may allocate). */
 static sim_time window_median(syncswitch *st)
 {
-    memcpy(st->sorted, st->window, st->nwin * sizeof(*st->sorted));
-    qsort(st->sorted, st->nwin, sizeof(*st->sorted), cmp_time);
-    return st->sorted[st->nwin / 2];
+    sim_time *a = st->sorted;
+    size_t n = st->nwin, want = n / 2, lo = 0, hi = n - 1;
+    memcpy(a, st->window, n * sizeof(*a));
+    while (lo < hi) {
+        sim_time pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i <= j) {
+                sim_time t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;
+    }
+    return a[want];
 }
 
 /* Iterations the online excursions may still use. */
@@ -410,7 +432,8 @@ static void plan(syncswitch *st, const sim_ctx *ctx)
     }
     /* R N >= T: BSP throughout (the stop cuts the last round) */
     st->R = (uint64_t)llround(st->p * (double)T / st->n);
-    st->first = st->order == ORDER_BSP_FIRST ? st->R * st->n : T - st->R * st->n;
+    uint64_t bsp = st->R * st->n < T ? st->R * st->n : T;
+    st->first = st->order == ORDER_BSP_FIRST ? bsp : T - bsp;
 }
 
 static int ss_start(void *state, sim_ctx *ctx, sim_err *err)

@@ -443,6 +443,33 @@ START_TEST(online_policies_run_asp_while_a_straggler_is_slow)
 }
 END_TEST
 
+START_TEST(runs_with_online_excursions_are_deterministic)
+{
+    /* Same scenario, same bytes: metrics, workers, events and the summary but its wall line,
+     * with drains in the middle of rounds (greedy, link stragglers) and a pause. */
+    const char *sets[] = { "stragglers=[{\"kind\": \"link\", \"workers\": [1, 6], \"from_s\": 0.2, "
+                           "\"to_s\": 0.5, \"extra_latency_ms\": 30}]",
+                           "protocol.online=greedy", "protocol.switch_pause_s=0.1",
+                           "output.events=true" };
+    sim_run_summary sum;
+    char *a = run(sets, 4, &sum), *b = run(sets, 4, &sum);
+    ck_assert_double_ge(report_value(a, "online_excursions"), 1);
+    const char *names[] = { "metrics.csv", "workers.csv", "events.csv", "summary.json" };
+    for (size_t i = 0; i < 4; i++) {
+        char *x = harness_slurp(a, names[i]), *y = harness_slurp(b, names[i]);
+        if (i == 3) {
+            harness_strip_wall(x);
+            harness_strip_wall(y);
+        }
+        ck_assert_msg(strcmp(x, y) == 0, "%s differs", names[i]);
+        free(x);
+        free(y);
+    }
+    harness_cleanup(a);
+    harness_cleanup(b);
+}
+END_TEST
+
 START_TEST(timing_only_runs_switch_by_time_without_a_sample_budget)
 {
     /* Without stop.iterations or stop.epochs the phases split stop.time_s: BSP for 30% of
@@ -570,6 +597,7 @@ int main(void)
     suite_add_tcase(s, exact);
     TCase *more = tcase_create("policies");
     tcase_add_test(more, online_policies_run_asp_while_a_straggler_is_slow);
+    tcase_add_test(more, runs_with_online_excursions_are_deterministic);
     tcase_add_test(more, timing_only_runs_switch_by_time_without_a_sample_budget);
     tcase_add_test(more, randomized_switches_never_stall_and_conserve_samples);
     tcase_add_test(more, bad_parameters_are_refused_with_exact_messages);

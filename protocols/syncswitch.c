@@ -23,7 +23,9 @@
  *   scale  coefficient m / N, the buffer divided by N at the switch;
  *   ramp   as scale, then the coefficient rises linearly back to m over `ramp_steps` ASP
  *          updates of each shard.
- * With bsp_fraction 0 the run is ASP only with these rates (the buffer starts at zero).
+ * With bsp_fraction 0 the run is ASP only with these rates (the buffer starts at zero). With
+ * `order: asp_first` the ASP phase uses them from the start and the buffer is kept as it is
+ * at the switch to BSP, which steps with m.
  *
  * Online straggler policy [R] (`online`, during the BSP phase): each iteration's own time (from
  * the later of its pull request and its model being ready to its gradient reaching every shard,

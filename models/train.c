@@ -634,6 +634,15 @@ void train_step_range(const train *t, float *params, float *velocity, const floa
     optim_step(params, velocity, grad, n, optim_lr(&o, epoch), &o);
 }
 
+void train_step_range_with(const train *t, float *params, float *velocity, const float *grad,
+                           size_t n, double lr, double momentum)
+{
+    assert(n <= t->cfg.num_params);
+    optim_config o = t->cfg.optim;
+    o.momentum = velocity != NULL ? momentum : 0.0;
+    optim_step(params, velocity, grad, n, lr, &o);
+}
+
 double train_lr(const train *t, double epoch)
 {
     return optim_lr(&t->cfg.optim, epoch);

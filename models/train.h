@@ -110,6 +110,12 @@ void train_step(const train *t, float *params, float *velocity, const float *gra
 void train_step_range(const train *t, float *params, float *velocity, const float *grad, size_t n,
                       double epoch);
 
+/* train_step_range at an explicit learning rate and momentum coefficient (weight decay as
+ * configured; no momentum when velocity is NULL). With the rate and coefficient the schedule
+ * and configuration give, its bits are train_step_range's. */
+void train_step_range_with(const train *t, float *params, float *velocity, const float *grad,
+                           size_t n, double lr, double momentum);
+
 /* The learning rate at progress `epoch`. */
 double train_lr(const train *t, double epoch);
 

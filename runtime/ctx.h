@@ -150,6 +150,15 @@ void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *gra
  * slice of a block gives the bits of one sim_ctx_step on the whole block. */
 void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n);
 
+/* sim_ctx_step_range at an explicit learning rate and momentum coefficient (a server whose
+ * rates change at run time, such as Sync-Switch's ASP phase). Given sim_ctx_lr and
+ * sim_ctx_momentum, its bits are sim_ctx_step_range's. */
+void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
+                             size_t n, double lr, double momentum);
+
+/* Training examples over all workers (one epoch's samples); 0 with the timing-only model. */
+size_t sim_ctx_train_samples(const sim_ctx *ctx);
+
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);

@@ -1,0 +1,554 @@
+/* Sync-Switch (PROTOCOLS §6): the parameter server trains the first part of the sample budget
+ * in BSP, then switches to ASP for the rest (or ASP first with `order: asp_first`).
+ *
+ * The engine is the kit's parameter server (protocols/ps_server.[ch]); this file decides when
+ * its mode changes and with which rates. The rules marked [R] are reconstructions (the paper's
+ * body was not reachable; PROTOCOLS §6.2 and §10):
+ *
+ * Workload (§6.2.3). The budget is T iterations of `batch` samples: stop.iterations, or the
+ * fewest iterations reaching stop.epochs (the smaller of the two if both are given). The BSP
+ * phase is R = round(p T / N) rounds of N iterations (a round's global batch is N x batch),
+ * the ASP phase the remaining T - R N iterations of one batch each, so samples are conserved:
+ * the run stops when T iterations are counted, as any run does.
+ *
+ * The switch [R, as cake-lab/Sync-Switch's checkpoint and restart]: the engine drains (the last
+ * BSP round completes; or the last ASP pushes land), `switch_pause_s` of simulated time passes
+ * (the checkpoint and restart), and every worker pulls the model afresh in the new mode.
+ *
+ * Rates. BSP steps use the workload's schedule (`workload.lr` is BSP's rate, for the global
+ * batch) and momentum. ASP steps use asp_lr (default lr / N) times the schedule's factor, and
+ * the momentum coefficient `momentum_at_switch` gives [R, the variants of §6.2.4]:
+ *   keep   the workload's momentum m; the server's momentum buffer kept as BSP left it;
+ *   zero   coefficient 0 (plain SGD), the buffer zeroed at the switch;
+ *   scale  coefficient m / N, the buffer divided by N at the switch;
+ *   ramp   as scale, then the coefficient rises linearly back to m over `ramp_steps` ASP
+ *          updates of each shard.
+ * With bsp_fraction 0 the run is ASP only with these rates (the buffer starts at zero). With
+ * `order: asp_first` the ASP phase uses them from the start and the buffer is kept as it is
+ * at the switch to BSP, which steps with m.
+ *
+ * Online straggler policy [R] (`online`, during the BSP phase): each iteration's own time (from
+ * the later of its pull request and its model being ready to its gradient reaching every shard,
+ * so waiting for others is excluded) enters a window of the 2N most recent; when one exceeds
+ * `straggler_factor` x the window's median, that worker is a straggler and the server drains to
+ * ASP (same rates as the ASP phase, the buffer untouched); once every flagged worker has had an
+ * iteration back under the threshold, it drains back to BSP. Iterations trained so count against
+ * the BSP phase's budget. `greedy` does so whenever it detects one; `budgeted` stops once the
+ * online ASP iterations reach `online_budget` x the BSP phase's.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/ps_server.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    EV_RESUME = SIM_EV_USER,    /* the switch's pause is over */
+    EV_SWITCH = SIM_EV_USER + 1 /* without a sample budget: the first phase's time is up */
+};
+
+enum {
+    ORDER_BSP_FIRST = 0,
+    ORDER_ASP_FIRST = 1
+};
+
+enum {
+    MOM_KEEP = 0,
+    MOM_ZERO = 1,
+    MOM_SCALE = 2,
+    MOM_RAMP = 3
+};
+
+enum {
+    ONLINE_NONE = 0,
+    ONLINE_GREEDY = 1,
+    ONLINE_BUDGETED = 2
+};
+
+/* Where the run is in its plan. */
+enum {
+    PH_FIRST = 0, /* the first phase (which may hold online excursions) */
+    PH_SECOND = 1 /* after the switch */
+};
+
+typedef struct syncswitch {
+    ps_server_config cfg;
+    double p, asp_lr, pause_s, factor, online_budget;
+    int order, mom, online;
+    int64_t ramp_steps;
+    double lr, m; /* the workload's */
+    uint32_t n;
+    ps_server *srv;
+    uint64_t T, R;          /* budget in iterations, BSP rounds */
+    uint64_t first;         /* iterations of the first phase (BSP: R N) */
+    uint64_t counted_first; /* iterations counted in the first phase so far */
+    int phase;              /* PH_* */
+    bool excursion;         /* an online ASP excursion runs (or is being drained to) */
+    bool online_off;        /* budgeted: the budget is spent */
+    bool time_up;           /* without a sample budget: the first phase's time is over */
+    uint8_t *flagged;       /* (n) stragglers of the current excursion */
+    sim_time *window;       /* (2n) recent own times */
+    sim_time *sorted;       /* (2n) scratch */
+    size_t nwin, win_at;
+    int next_mode; /* the mode the pending resume sets */
+    /* Accounting. */
+    uint64_t samples[2];           /* [0] BSP, [1] ASP */
+    uint64_t online_samples;       /* ASP samples of online excursions */
+    sim_time mode_since;           /* when the current mode (or pause) began */
+    sim_time time_ns[2];           /* time in BSP and in ASP (drains count to the mode drained) */
+    sim_time pause_ns;             /* time in switch pauses */
+    sim_time switch_ns, resume_ns; /* the planned switch: drained, resumed (-1: none) */
+    uint64_t excursions;
+    double lr_bsp, lr_asp, m_asp; /* rates of the last update in each mode */
+    uint64_t fnv_model, fnv_v_before, fnv_v_after;
+    double v_norm_before, v_norm_after;
+    ps_server_stats at_switch;
+} syncswitch;
+
+static const char *const order_names[] = { "bsp_first", "asp_first" };
+static const char *const mom_names[] = { "keep", "zero", "scale", "ramp" };
+static const char *const online_names[] = { "none", "greedy", "budgeted" };
+
+static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    syncswitch *st = state;
+    st->p = 0.05;
+    st->order = ORDER_BSP_FIRST;
+    st->asp_lr = sc->lr / sc->workers;
+    st->mom = MOM_SCALE;
+    st->ramp_steps = 1000;
+    st->pause_s = 0.0;
+    st->online = ONLINE_NONE;
+    st->factor = 2.0;
+    st->online_budget = 0.1;
+    int rc = sim_cfg_double(cfg, "bsp_fraction", 0.0, 1.0, &st->p, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "order", order_names, 2, &st->order, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "asp_lr", 0.0, INFINITY, &st->asp_lr, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "momentum_at_switch", mom_names, 4, &st->mom, err);
+    if (rc == SIM_OK && st->mom == MOM_RAMP)
+        rc = sim_cfg_int(cfg, "ramp_steps", 1, INT64_C(1) << 53, &st->ramp_steps, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "switch_pause_s", 0.0, 1e9, &st->pause_s, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "online", online_names, 3, &st->online, err);
+    if (rc == SIM_OK && st->online != ONLINE_NONE)
+        rc = sim_cfg_double(cfg, "straggler_factor", 1.0, INFINITY, &st->factor, err);
+    if (rc == SIM_OK && st->online == ONLINE_BUDGETED)
+        rc = sim_cfg_double(cfg, "online_budget", 0.0, 1.0, &st->online_budget, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (st->online != ONLINE_NONE && st->order != ORDER_BSP_FIRST)
+        return sim_cfg_fail(cfg, "online", err,
+                            "an online policy needs order \"bsp_first\", got \"%s\"",
+                            online_names[st->online]);
+    st->cfg.mode = PS_BSP;
+    st->cfg.switchable = true;
+    st->lr = sc->lr;
+    st->m = sc->momentum;
+    st->n = sc->workers;
+    return ps_server_configure(&st->cfg, cfg, sc, err);
+}
+
+static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const syncswitch *st = state;
+    return ps_server_memory(&st->cfg, sc, num_params) +
+           (uint64_t)st->n * (1 + 4 * sizeof(sim_time));
+}
+
+static void ss_fini(void *state)
+{
+    syncswitch *st = state;
+    ps_server_destroy(st->srv);
+    free(st->flagged);
+    free(st->window);
+    free(st->sorted);
+    st->srv = NULL;
+    st->flagged = NULL;
+    st->window = st->sorted = NULL;
+}
+
+/* The ASP momentum coefficient after `step` updates of a shard. */
+static double asp_momentum(const syncswitch *st, uint64_t step)
+{
+    double low = st->m / st->n;
+    switch (st->mom) {
+    case MOM_ZERO:
+        return 0.0;
+    case MOM_SCALE:
+        return low;
+    case MOM_RAMP:
+        return step >= (uint64_t)st->ramp_steps
+                   ? st->m
+                   : low + (st->m - low) * (double)step / (double)st->ramp_steps;
+    default:
+        return st->m;
+    }
+}
+
+static void rates(void *ud, const sim_ctx *ctx, int mode, uint64_t step, double *lr,
+                  double *momentum)
+{
+    syncswitch *st = ud;
+    double sched = sim_ctx_lr(ctx);
+    if (mode == PS_BSP) {
+        *lr = sched;
+        *momentum = st->m;
+        st->lr_bsp = *lr;
+        return;
+    }
+    *lr = st->lr > 0.0 ? st->asp_lr * (sched / st->lr) : st->asp_lr;
+    *momentum = asp_momentum(st, step);
+    st->lr_asp = *lr;
+    st->m_asp = *momentum;
+}
+
+/* Moves the phase clocks to now, the time since the last change going to `mode`. */
+static void clock_to(syncswitch *st, const sim_ctx *ctx, int mode)
+{
+    sim_time now = sim_ctx_now(ctx);
+    st->time_ns[mode == PS_BSP ? 0 : 1] += now - st->mode_since;
+    st->mode_since = now;
+}
+
+static void counted(void *ud, sim_ctx *ctx, uint32_t w, int mode)
+{
+    (void)w;
+    syncswitch *st = ud;
+    uint64_t b = sim_ctx_scenario(ctx)->batch;
+    st->samples[mode == PS_BSP ? 0 : 1] += b;
+    if (st->phase == PH_FIRST)
+        st->counted_first++;
+    if (st->excursion && mode != PS_BSP)
+        st->online_samples += b;
+}
+
+/* ---- online straggler policy ---- */
+
+/* The median (the upper one of an even count) of the window, by quickselect on a scratch
+ * copy: no allocation in a handler (qsort may allocate). */
+static sim_time window_median(syncswitch *st)
+{
+    sim_time *a = st->sorted;
+    size_t n = st->nwin, want = n / 2, lo = 0, hi = n - 1;
+    memcpy(a, st->window, n * sizeof(*a));
+    while (lo < hi) {
+        sim_time pivot = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i <= j) {
+                sim_time t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (want <= j)
+            hi = j;
+        else if (want >= i)
+            lo = i;
+        else
+            break;
+    }
+    return a[want];
+}
+
+/* Iterations the online excursions may still use. */
+static uint64_t online_left(const syncswitch *st, uint64_t b)
+{
+    if (st->online != ONLINE_BUDGETED)
+        return UINT64_MAX;
+    uint64_t base = st->first != UINT64_MAX ? st->first : st->counted_first;
+    uint64_t cap = (uint64_t)floor(st->online_budget * (double)base);
+    uint64_t used = st->online_samples / b;
+    return used >= cap ? 0 : cap - used;
+}
+
+static int arrived(void *ud, sim_ctx *ctx, uint32_t w, sim_time own_ns, sim_err *err)
+{
+    syncswitch *st = ud;
+    if (st->online == ONLINE_NONE || st->phase != PH_FIRST)
+        return SIM_OK;
+    size_t cap = 2 * (size_t)st->n;
+    sim_time median = st->nwin >= st->n ? window_median(st) : 0;
+    st->window[st->win_at] = own_ns;
+    st->win_at = (st->win_at + 1) % cap;
+    st->nwin += st->nwin < cap ? 1 : 0;
+    if (median == 0 || ps_server_draining(st->srv))
+        return SIM_OK;
+    bool slow = (double)own_ns > st->factor * (double)median;
+    if (!st->excursion) {
+        if (!slow || st->online_off)
+            return SIM_OK;
+        st->flagged[w] = 1;
+        st->excursion = true;
+        st->next_mode = PS_ASP;
+        return ps_server_drain(st->srv, ctx, err);
+    }
+    if (slow) {
+        st->flagged[w] = 1;
+        return SIM_OK;
+    }
+    st->flagged[w] = 0;
+    for (uint32_t v = 0; v < st->n; v++)
+        if (st->flagged[v])
+            return SIM_OK;
+    st->next_mode = PS_BSP;
+    return ps_server_drain(st->srv, ctx, err);
+}
+
+/* ---- the switch ---- */
+
+static uint64_t fnv53(const float *x, size_t n)
+{
+    return x != NULL ? sim_tensor_checksum(x, n) & ((UINT64_C(1) << 53) - 1) : 0;
+}
+
+static double norm(const float *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; x != NULL && i < n; i++)
+        s += (double)x[i] * (double)x[i];
+    return sqrt(s);
+}
+
+/* The planned switch, drained: the momentum buffer as the policy says (BSP -> ASP). */
+static void switch_buffers(syncswitch *st, sim_ctx *ctx)
+{
+    size_t P = sim_ctx_num_params(ctx);
+    float *v = ps_server_velocity(st->srv);
+    st->fnv_model = fnv53(ps_server_model(st->srv), P);
+    st->fnv_v_before = fnv53(v, P);
+    st->v_norm_before = norm(v, P);
+    if (v != NULL && st->order == ORDER_BSP_FIRST) {
+        if (st->mom == MOM_ZERO)
+            sim_tensor_zero(v, P);
+        else if (st->mom == MOM_SCALE || st->mom == MOM_RAMP)
+            sim_tensor_scale(v, 1.0f / (float)st->n, P);
+    }
+    st->fnv_v_after = fnv53(v, P);
+    st->v_norm_after = norm(v, P);
+}
+
+/* The mode the next resume sets, budgets given for the phase it starts. */
+static int resume(syncswitch *st, sim_ctx *ctx, sim_err *err)
+{
+    sim_time now = sim_ctx_now(ctx);
+    st->pause_ns += now - st->mode_since;
+    st->mode_since = now;
+    if (st->phase == PH_SECOND && st->resume_ns < 0)
+        st->resume_ns = now;
+    int rc = ps_server_resume(st->srv, ctx, st->next_mode, err);
+    if (rc != SIM_OK || st->phase != PH_FIRST)
+        return rc;
+    uint64_t left = st->first > st->counted_first ? st->first - st->counted_first : 0;
+    if (st->first == UINT64_MAX) { /* time split: only the excursion's budget */
+        if (st->next_mode == PS_ASP)
+            ps_server_drain_after(st->srv, online_left(st, sim_ctx_scenario(ctx)->batch));
+        return SIM_OK;
+    }
+    if (st->next_mode == PS_ASP) {
+        uint64_t cap = online_left(st, sim_ctx_scenario(ctx)->batch);
+        ps_server_drain_after(st->srv, left < cap ? left : cap);
+    } else {
+        ps_server_stats s;
+        ps_server_get_stats(st->srv, &s);
+        uint64_t rounds = (left + st->n - 1) / st->n;
+        ps_server_drain_after_round(st->srv, s.rounds + rounds - 1);
+    }
+    return SIM_OK;
+}
+
+static int drained(void *ud, sim_ctx *ctx, sim_err *err)
+{
+    syncswitch *st = ud;
+    int was = ps_server_mode(st->srv);
+    clock_to(st, ctx, was);
+    bool done = st->counted_first >= st->first || st->time_up;
+    if (st->phase == PH_FIRST && !done && st->excursion && was == PS_ASP) {
+        /* An excursion ended: by recovery, or by its budget. */
+        st->excursion = false;
+        memset(st->flagged, 0, st->n);
+        if (online_left(st, sim_ctx_scenario(ctx)->batch) == 0)
+            st->online_off = true;
+        st->next_mode = PS_BSP;
+        return resume(st, ctx, err);
+    }
+    if (st->phase == PH_FIRST && !done && st->excursion) {
+        st->excursions++;
+        st->next_mode = PS_ASP;
+        return resume(st, ctx, err);
+    }
+    /* The planned switch. */
+    st->phase = PH_SECOND;
+    st->excursion = false;
+    st->switch_ns = sim_ctx_now(ctx);
+    ps_server_get_stats(st->srv, &st->at_switch);
+    st->next_mode = st->order == ORDER_BSP_FIRST ? PS_ASP : PS_BSP;
+    switch_buffers(st, ctx);
+    if (st->pause_s > 0.0)
+        return sim_ctx_timer(ctx, (sim_time)llround(st->pause_s * 1e9), EV_RESUME, SIM_NOBODY, 0,
+                             NULL, err);
+    return resume(st, ctx, err);
+}
+
+/* ---- the run ---- */
+
+/* The budget T in iterations and the phases' lengths. */
+static void plan(syncswitch *st, const sim_ctx *ctx)
+{
+    const sim_scenario *sc = sim_ctx_scenario(ctx);
+    uint64_t T = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX;
+    size_t train = sim_ctx_train_samples(ctx);
+    if (!isnan(sc->stop_epochs) && train > 0) {
+        uint64_t e = (uint64_t)ceil(sc->stop_epochs * (double)train / sc->batch);
+        while (e > 0 && (double)((e - 1) * sc->batch) / (double)train >= sc->stop_epochs)
+            e--;
+        while ((double)(e * sc->batch) / (double)train < sc->stop_epochs)
+            e++;
+        T = e < T ? e : T;
+    }
+    st->T = T;
+    if (T == UINT64_MAX) { /* no sample budget: the phases split stop.time_s */
+        if (sc->stop_ns == SIM_TIME_NEVER) {
+            st->R = st->p > 0.0 ? UINT64_MAX : 0; /* nothing to split: the first mode only */
+            st->first = UINT64_MAX;
+            return;
+        }
+        st->R = st->p >= 1.0 ? UINT64_MAX : st->p <= 0.0 ? 0 : UINT64_MAX - 1;
+        st->first = UINT64_MAX;
+        return;
+    }
+    /* R N >= T: BSP throughout (the stop cuts the last round) */
+    st->R = (uint64_t)llround(st->p * (double)T / st->n);
+    uint64_t bsp = st->R * st->n < T ? st->R * st->n : T;
+    st->first = st->order == ORDER_BSP_FIRST ? bsp : T - bsp;
+}
+
+static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    syncswitch *st = state;
+    plan(st, ctx);
+    st->switch_ns = st->resume_ns = -1;
+    st->flagged = calloc(st->n, 1);
+    st->window = calloc(2 * (size_t)st->n, sizeof(*st->window));
+    st->sorted = calloc(2 * (size_t)st->n, sizeof(*st->sorted));
+    if (st->flagged == NULL || st->window == NULL || st->sorted == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    bool bsp_first = st->order == ORDER_BSP_FIRST;
+    /* One phase only: ASP from the start (p = 0 or no BSP round), or BSP throughout. */
+    bool timed = st->R == UINT64_MAX - 1;
+    bool asp_only = st->R == 0, bsp_only = st->R == UINT64_MAX;
+    if (!timed && !bsp_only && st->R * st->n >= st->T)
+        bsp_only = true;
+    st->cfg.mode = asp_only || (!bsp_only && !bsp_first) ? PS_ASP : PS_BSP;
+    ps_server_hooks hooks = {
+        .ud = st, .rates = rates, .counted = counted, .arrived = arrived, .drained = drained
+    };
+    st->srv = ps_server_create(ctx, &st->cfg, &hooks, err);
+    if (st->srv == NULL)
+        return err->code;
+    if (asp_only || bsp_only) {
+        st->phase = PH_SECOND; /* nothing to switch */
+    } else if (timed) {
+        double share = bsp_first ? st->p : 1.0 - st->p;
+        sim_time at = (sim_time)llround(share * (double)sim_ctx_scenario(ctx)->stop_ns);
+        int rc = sim_ctx_timer(ctx, at, EV_SWITCH, SIM_NOBODY, 0, NULL, err);
+        if (rc != SIM_OK)
+            return rc;
+    } else if (bsp_first)
+        ps_server_drain_after_round(st->srv, st->R - 1);
+    else
+        ps_server_drain_after(st->srv, st->first);
+    return ps_server_start(st->srv, ctx, err);
+}
+
+static int ss_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    syncswitch *st = state;
+    if (ev->kind == EV_RESUME)
+        return resume(st, ctx, err);
+    if (ev->kind == EV_SWITCH) {
+        st->time_up = true;
+        return ps_server_drain(st->srv, ctx, err);
+    }
+    return ps_server_on_event(st->srv, ctx, ev, err);
+}
+
+static double seconds(sim_time ns)
+{
+    return (double)ns / 1e9;
+}
+
+static void ss_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    const syncswitch *st = state;
+    if (st->srv == NULL)
+        return;
+    ps_server_stats s;
+    ps_server_get_stats(st->srv, &s);
+    sim_time t[2] = { st->time_ns[0], st->time_ns[1] };
+    sim_time open = sim_ctx_now(ctx) - st->mode_since;
+    if (st->switch_ns >= 0 && st->resume_ns < 0)
+        open = 0; /* stopped during the pause: counted below */
+    t[ps_server_mode(st->srv) == PS_BSP ? 0 : 1] += open;
+    sim_time pause =
+        st->pause_ns +
+        (st->switch_ns >= 0 && st->resume_ns < 0 ? sim_ctx_now(ctx) - st->mode_since : 0);
+    sim_report_add(out, "budget_iterations", st->T == UINT64_MAX ? -1.0 : (double)st->T);
+    sim_report_add(out, "bsp_rounds_planned", st->R >= UINT64_MAX - 1 ? -1.0 : (double)st->R);
+    sim_report_add(out, "switch_s", st->switch_ns < 0 ? -1.0 : seconds(st->switch_ns));
+    sim_report_add(out, "resume_s", st->resume_ns < 0 ? -1.0 : seconds(st->resume_ns));
+    sim_report_add(out, "samples_bsp", (double)st->samples[0]);
+    sim_report_add(out, "samples_asp", (double)st->samples[1]);
+    sim_report_add(out, "samples_online_asp", (double)st->online_samples);
+    sim_report_add(out, "time_bsp_s", seconds(t[0]));
+    sim_report_add(out, "time_asp_s", seconds(t[1]));
+    sim_report_add(out, "time_pause_s", seconds(pause));
+    sim_report_add(out, "online_excursions", (double)st->excursions);
+    sim_report_add(out, "lr_bsp", st->lr_bsp);
+    sim_report_add(out, "lr_asp", st->lr_asp);
+    sim_report_add(out, "momentum_asp", st->m_asp);
+    sim_report_add(out, "rounds", (double)s.rounds);
+    sim_report_add(out, "updates", (double)s.updates);
+    sim_report_add(out, "pulls", (double)s.pulls);
+    sim_report_add(out, "pushes", (double)s.pushes);
+    sim_report_add(out, "lost_pushes", (double)s.lost);
+    sim_report_add(out, "asp_staleness_mean",
+                   s.stale_n > 0 ? (double)s.stale_sum / (double)s.stale_n : 0.0);
+    sim_report_add(out, "asp_staleness_max", (double)s.stale_max);
+    sim_report_add(out, "asp_slices_applied", (double)s.stale_n);
+    sim_report_add(out, "switch_model_fnv53", (double)st->fnv_model);
+    sim_report_add(out, "switch_velocity_before_fnv53", (double)st->fnv_v_before);
+    sim_report_add(out, "switch_velocity_after_fnv53", (double)st->fnv_v_after);
+    sim_report_add(out, "switch_velocity_norm_before", st->v_norm_before);
+    sim_report_add(out, "switch_velocity_norm_after", st->v_norm_after);
+    sim_report_add(out, "switch_rounds", (double)st->at_switch.rounds);
+    sim_report_add(out, "server_params_fnv53",
+                   (double)fnv53(ps_server_model(st->srv), sim_ctx_num_params(ctx)));
+}
+
+const proto_ops proto_syncswitch = {
+    .name = "syncswitch",
+    .summary = "Sync-Switch: parameter server in BSP for bsp_fraction of the samples, then ASP",
+    .state_size = sizeof(syncswitch),
+    .configure = ss_configure,
+    .start = ss_start,
+    .on_event = ss_on_event,
+    .report = ss_report,
+    .memory = ss_memory,
+    .fini = ss_fini,
+};

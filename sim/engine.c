@@ -16,6 +16,9 @@ struct sim_engine {
     sim_time now;
     uint64_t seq;      /* next insertion sequence number */
     bool stopped;      /* set by sim_engine_stop, cleared by run */
+    bool flush_wanted; /* sim_engine_request_flush was called at this instant */
+    sim_flush_fn flush_fn;
+    void *flush_ud;
     bool hole;         /* heap[0] belongs to the event being dispatched: filled by the next
                           schedule (one sift-down instead of a sift-down and a sift-up) or
                           removed before any other heap operation */
@@ -241,8 +244,44 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     return t;
 }
 
+void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)
+{
+    eng->flush_fn = fn;
+    eng->flush_ud = ud;
+}
+
+void sim_engine_request_flush(sim_engine *eng)
+{
+    eng->flush_wanted = true;
+}
+
+int sim_engine_flush(sim_engine *eng, sim_err *err)
+{
+    if (!eng->flush_wanted)
+        return SIM_OK;
+    eng->flush_wanted = false;
+    return eng->flush_fn != NULL ? eng->flush_fn(eng->flush_ud, eng, err) : SIM_OK;
+}
+
+/* Runs the end-of-instant hook if one is wanted and the earliest pending event (if any) lies
+ * after now. The hook may schedule at now, so callers look at the heap again afterwards. */
+static int flush_if_leaving(sim_engine *eng, sim_err *err)
+{
+    if (!eng->flush_wanted)
+        return SIM_OK;
+    fill_hole(eng);
+    if (eng->n > 0 && eng->heap[0].time <= eng->now)
+        return SIM_OK;
+    int rc = sim_engine_flush(eng, err);
+    fill_hole(eng);
+    return rc;
+}
+
 int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
 {
+    int frc = flush_if_leaving(eng, err);
+    if (frc != SIM_OK)
+        return frc;
     fill_hole(eng);
     if (eng->n == 0)
         return 0;
@@ -261,6 +300,11 @@ int sim_engine_run(sim_engine *eng, sim_time until, sim_dispatch_fn fn, void *ud
 {
     eng->stopped = false;
     for (;;) {
+        if (!eng->stopped) {
+            int frc = flush_if_leaving(eng, err);
+            if (frc != SIM_OK)
+                return frc;
+        }
         fill_hole(eng);
         if (eng->n == 0 || eng->heap[0].time > until || eng->stopped)
             break;

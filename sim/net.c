@@ -51,6 +51,8 @@ typedef struct net_link {
     int32_t head;        /* first hop on this link, or NO_HOP */
     uint32_t nflows;     /* flows on this link */
     uint64_t seen_epoch; /* recompute that last reached this link */
+    uint64_t flush_mark; /* flush that last recomputed this link's component */
+    bool dirty;          /* in net->dirty: changed at this instant, not yet recomputed */
     /* Progressive-filling scratch, valid during one recompute. */
     double rem_bps;    /* capacity not yet given to frozen flows */
     double share_bps;  /* rem_bps / unfrozen: the heap key */
@@ -76,17 +78,22 @@ struct sim_net {
     uint32_t *comp;  /* (nlinks) links of the component being recomputed, BFS order */
     uint32_t *heap;  /* (nlinks) min-heap of component links by (share, index) */
     uint32_t heap_n;
+    uint32_t *dirty; /* (nlinks) links changed at this instant, in the order they changed */
+    uint32_t ndirty;
     net_slot *slots;  /* (cap) message pool */
     uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
     size_t cap, nactive;
     int32_t free_head;
     uint64_t epoch;
-    uint64_t grows;  /* times the pool doubled after creation */
-    int pending_err; /* error from a void operation, reported by the next send or handle */
+    uint64_t flushes; /* flush_mark of the flush under way */
+    uint64_t grows;   /* times the pool doubled after creation */
+    int pending_err;  /* error from a void operation, reported by the next send or handle */
     sim_net_stats stats;
     sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
     void *drop_ud;
 };
+
+static int flush_hook(void *ud, sim_engine *eng, sim_err *err);
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
@@ -222,14 +229,16 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->links = calloc(net->nlinks, sizeof(*net->links));
     net->comp = calloc(net->nlinks, sizeof(*net->comp));
     net->heap = calloc(net->nlinks, sizeof(*net->heap));
+    net->dirty = calloc(net->nlinks, sizeof(*net->dirty));
     net->slots = calloc(net->cap, sizeof(*net->slots));
     net->active = calloc(net->cap, sizeof(*net->active));
     if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
-        net->slots == NULL || net->active == NULL)
+        net->dirty == NULL || net->slots == NULL || net->active == NULL)
         goto fail_free_net;
     init_links(net, cfg);
     net->free_head = NO_SLOT;
     free_range(net, 0, net->cap);
+    sim_engine_set_flush(eng, flush_hook, net);
     return net;
 
 fail_free_net:
@@ -243,8 +252,10 @@ void sim_net_destroy(sim_net *net)
 {
     if (net == NULL)
         return;
+    sim_engine_set_flush(net->eng, NULL, NULL);
     free(net->active);
     free(net->slots);
+    free(net->dirty);
     free(net->heap);
     free(net->comp);
     free(net->links);
@@ -497,16 +508,17 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
 }
 
 /* Recomputes max-min fair rates (progressive filling) for the flows connected to the seed
- * links: repeatedly the link with the smallest fair share freezes its flows at that share.
- * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. */
-static int recompute(sim_net *net, const uint32_t *seeds, uint32_t nseeds, sim_err *err)
+ * link: repeatedly the link with the smallest fair share freezes its flows at that share.
+ * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. The component's
+ * links get the current flush mark, so that a flush fills each component once. */
+static int fill_component(sim_net *net, uint32_t seed, sim_err *err)
 {
-    net->stats.recomputes++;
     net->epoch++;
-    uint32_t n = collect_component(net, seeds, nseeds);
+    uint32_t n = collect_component(net, &seed, 1);
     net->heap_n = 0;
     for (uint32_t i = 0; i < n; i++) {
         net_link *l = &net->links[net->comp[i]];
+        l->flush_mark = net->flushes;
         if (l->nflows == 0)
             continue;
         l->rem_bps = l->cap_bps;
@@ -524,6 +536,63 @@ static int recompute(sim_net *net, const uint32_t *seeds, uint32_t nseeds, sim_e
             return rc; /* the next recompute starts from an empty heap anyway */
     }
     return SIM_OK;
+}
+
+/* Marks link l as changed at this instant; the engine then calls flush_hook before its clock
+ * moves on. */
+static void mark_dirty(sim_net *net, uint32_t l)
+{
+    if (net->links[l].dirty)
+        return;
+    net->links[l].dirty = true;
+    net->dirty[net->ndirty++] = l;
+    sim_engine_request_flush(net->eng);
+}
+
+/* The one recomputation of an instant: fills the component of each changed link, in the order
+ * the links changed, skipping links already reached from an earlier one. Every flow ends the
+ * instant with the rate max-min gives its final component, as if each change had been
+ * recomputed at once (the last recompute of a component is the one that counts). */
+static int flush(sim_net *net, sim_err *err)
+{
+    if (net->ndirty == 0)
+        return SIM_OK;
+    net->stats.recomputes++;
+    net->flushes++;
+    int rc = SIM_OK;
+    for (uint32_t i = 0; i < net->ndirty; i++) {
+        uint32_t l = net->dirty[i];
+        net->links[l].dirty = false;
+        if (rc == SIM_OK && net->links[l].flush_mark != net->flushes)
+            rc = fill_component(net, l, err);
+    }
+    net->ndirty = 0;
+    return rc;
+}
+
+static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
+{
+    (void)eng;
+    return flush(ud, err);
+}
+
+/* Rates flow s, which just joined its links, when it is alone on every one of them: no other
+ * flow can change, and max-min gives it the smallest capacity on its path (progressive
+ * filling freezes it at cap / 1 on that link). Returns false when the flow shares a link. */
+static bool try_rate_alone(sim_net *net, uint32_t s, int *rc, sim_err *err)
+{
+    net_slot *f = &net->slots[s];
+    double rate = INFINITY;
+    for (uint32_t k = 0; k < f->nlinks; k++) {
+        const net_link *l = &net->links[f->links[k]];
+        if (l->nflows != 1)
+            return false;
+        if (l->cap_bps < rate)
+            rate = l->cap_bps;
+    }
+    net->stats.recomputes++;
+    *rc = set_rate(net, s, rate, err);
+    return true;
 }
 
 /* ---- operations ----------------------------------------------------------------------- */
@@ -621,17 +690,30 @@ static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
     f->state = SLOT_FLOW;
     f->last_ns = sim_engine_now(net->eng);
     join_links(net, s);
-    return recompute(net, f->links, f->nlinks, err);
+    int rc = SIM_OK;
+    if (try_rate_alone(net, s, &rc, err))
+        return rc;
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        mark_dirty(net, f->links[k]);
+    return SIM_OK;
 }
 
-static int on_done(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
 {
     net_slot *f = &net->slots[s];
     f->ev = 0;
     leave_links(net, s);
-    int rc = recompute(net, f->links, f->nlinks, err); /* f stays valid: no allocation */
-    int delivered = finish(net, s, out);
-    return rc != SIM_OK ? rc : delivered;
+    /* A flow that was alone on its links leaves nobody to re-rate. */
+    bool alone = true;
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        alone = alone && net->links[f->links[k]].nflows == 0;
+    if (alone) {
+        net->stats.recomputes++;
+    } else {
+        for (uint32_t k = 0; k < f->nlinks; k++)
+            mark_dirty(net, f->links[k]);
+    }
+    return finish(net, s, out);
 }
 
 int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err)
@@ -652,7 +734,7 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
         return 0;
     if (ev->kind == SIM_EV_NET_START)
         return f->state == SLOT_LATENCY ? on_start(net, s, out, err) : 0;
-    return f->state == SLOT_FLOW ? on_done(net, s, out, err) : 0;
+    return f->state == SLOT_FLOW ? on_done(net, s, out) : 0;
 }
 
 void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
@@ -663,11 +745,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     net->hosts[host].down = down;
     if (!down)
         return;
-    /* A rare event, so scanning the pool is fine. The links the aborted flows leave (marked
-     * with a fresh epoch so each is taken once) seed one recompute; collect_component reads
-     * them in place from net->comp, never writing ahead of the seed it is reading. */
-    net->epoch++;
-    uint32_t nseeds = 0;
+    /* A rare event, so scanning the pool is fine. The links the aborted flows leave are
+     * recomputed with the other changes of this instant. */
     for (size_t i = 0; i < net->cap; i++) {
         net_slot *f = &net->slots[i];
         if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
@@ -676,13 +755,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             sim_engine_cancel(net->eng, f->ev);
         if (f->state == SLOT_FLOW) {
             leave_links(net, (uint32_t)i);
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != net->epoch) {
-                    l->seen_epoch = net->epoch;
-                    net->comp[nseeds++] = f->links[k];
-                }
-            }
+            for (uint32_t k = 0; k < f->nlinks; k++)
+                mark_dirty(net, f->links[k]);
         }
         net->hosts[f->msg.src].inflight--;
         net->hosts[f->msg.dst].inflight--;
@@ -692,11 +766,6 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             net->on_drop(net->drop_ud, &f->msg);
         free_slot(net, (uint32_t)i);
     }
-    if (nseeds == 0)
-        return;
-    int rc = recompute(net, net->comp, nseeds, NULL);
-    if (rc != SIM_OK && net->pending_err == SIM_OK)
-        net->pending_err = rc;
 }
 
 bool sim_net_host_down(const sim_net *net, uint32_t host)
@@ -725,9 +794,11 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
     uint32_t seeds[2] = { up_link(host), down_link(host) };
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 2; i++) {
         net->links[seeds[i]].cap_bps = net->links[seeds[i]].base_bps * factor;
-    return recompute(net, seeds, 2, err);
+        mark_dirty(net, seeds[i]);
+    }
+    return SIM_OK;
 }
 
 sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst)
@@ -778,9 +849,13 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)
     return bad_host(net, host) ? 0 : net->hosts[host].inflight;
 }
 
-bool sim_net_flow_at(const sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
+bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
 {
     assert(net != NULL);
+    /* Rates are settled once per instant: settle them now for the caller to see. */
+    int rc = sim_engine_flush(net->eng, NULL);
+    if (rc != SIM_OK && net->pending_err == SIM_OK)
+        net->pending_err = rc;
     if (n >= net->nactive)
         return false;
     const net_slot *f = &net->slots[net->active[n]];

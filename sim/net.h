@@ -9,11 +9,18 @@
  *
  * A message of S bytes first spends its path latency (plus any extra latency set on either
  * endpoint when it is sent), then becomes a flow that transfers S bytes at the rate max-min
- * fair sharing gives it among the flows active on the links of its path. Rates are
- * recomputed when a flow starts or ends or a link's capacity changes, and only for the flows
- * connected to that change through shared links; a flow whose rate does not change keeps its
- * completion event. With one flow per link a message takes exactly latency + S/B (to the
- * nanosecond: each completion time is rounded to the nearest ns once).
+ * fair sharing gives it among the flows active on the links of its path. A flow start or
+ * end, or a capacity change, marks the links it touches; before the engine's clock leaves the
+ * instant (the engine's end-of-instant hook, installed at creation), max-min is solved once,
+ * for the components connected to the marked links through shared links, each in the order
+ * its first link was marked. N pushes that reach a server together thus cost one
+ * recomputation, not N. A flow alone on all its links at its start is rated at once (the
+ * smallest capacity on its path) and its end re-rates nobody: a ring step costs O(1) per
+ * flow. A flow whose rate does not change keeps its completion event. The rates at the end of
+ * an instant are those a recomputation after every single change would have left (each
+ * component's last recomputation is the one that counts; tests/test_net_diff.c checks this
+ * against a frozen copy of that older solver). With one flow per link a message takes exactly
+ * latency + S/B (to the nanosecond: each completion time is rounded to the nearest ns once).
  *
  * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
  * must outlive it; the runner hands those events back through sim_net_handle, which reports
@@ -63,7 +70,8 @@ typedef struct sim_net_stats {
     uint64_t delivered;  /* messages delivered */
     uint64_t dropped;    /* messages dropped because an endpoint was down */
     uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
-    uint64_t recomputes; /* max-min recomputations (one per start, end or capacity change) */
+    uint64_t recomputes; /* max-min recomputations: one per instant with changes to shared
+                            links, plus one per start or end of a flow alone on its links */
     size_t active_flows; /* flows now in their bandwidth phase */
     size_t peak_flows;   /* most flows ever in their bandwidth phase at once */
     size_t in_flight;    /* messages sent and neither delivered nor dropped */
@@ -119,8 +127,9 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);
 void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
 
 /* The current rate of the flow carrying a message, for tests: the rate in bits/s of the
- * n-th active flow (in no particular order) and its endpoints. Returns false past the end. */
-bool sim_net_flow_at(const sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
+ * n-th active flow (in no particular order) and its endpoints. Settles the current instant's
+ * pending recomputation first (sim_engine_flush). Returns false past the end. */
+bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);
 

@@ -258,6 +258,68 @@ START_TEST(engine_handlers_see_only_the_events_still_pending)
 }
 END_TEST
 
+/* The end-of-instant hook: requested by the handlers of three events at t = 40, it runs once,
+ * after the last of them and before the event at t = 90; what it schedules at now runs
+ * before the clock moves, and an error it returns stops the run. */
+typedef struct flusher {
+    trace t;
+    size_t calls;
+    size_t seen_at_call; /* events recorded when the hook first ran */
+    int fail;
+} flusher;
+
+static int flush_record(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    flusher *f = ud;
+    if (ev->arg[0] < 100)
+        sim_engine_request_flush(eng);
+    return record(&f->t, eng, ev, err);
+}
+
+static int on_flush(void *ud, sim_engine *eng, sim_err *err)
+{
+    (void)err;
+    flusher *f = ud;
+    if (f->calls++ == 0) {
+        f->seen_at_call = f->t.n;
+        sim_event ev = tagged(100);
+        ck_assert_int_eq(sim_engine_schedule(eng, 0, &ev, NULL), 0);
+    }
+    return f->fail;
+}
+
+START_TEST(engine_runs_the_flush_hook_once_before_the_clock_moves)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    flusher f = { 0 };
+    sim_engine_set_flush(eng, on_flush, &f);
+    for (uint64_t i = 0; i < 3; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, 40, &ev, NULL), 0);
+    }
+    sim_event late = tagged(200);
+    ck_assert_int_eq(sim_engine_schedule(eng, 90, &late, NULL), 0);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, flush_record, &f, NULL), 0);
+    ck_assert_uint_eq(f.calls, 1);
+    ck_assert_uint_eq(f.seen_at_call, 3);
+    ck_assert_uint_eq(f.t.n, 5);
+    ck_assert_uint_eq(f.t.tag[3], 100);
+    ck_assert_int_eq(f.t.time[3], 40);
+    ck_assert_uint_eq(f.t.tag[4], 200);
+    /* Nothing requested: sim_engine_flush does nothing; requested with a failing hook: the
+     * run stops with the hook's error. */
+    ck_assert_int_eq(sim_engine_flush(eng, NULL), 0);
+    ck_assert_uint_eq(f.calls, 1);
+    f.fail = SIM_ENUMERIC;
+    sim_event again = tagged(7);
+    ck_assert_int_eq(sim_engine_schedule(eng, 5, &again, NULL), 0);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, flush_record, &f, NULL), SIM_ENUMERIC);
+    ck_assert_uint_eq(f.calls, 2);
+    sim_engine_set_flush(eng, NULL, NULL);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -274,6 +336,7 @@ static Suite *engine_suite(void)
     suite_add_tcase(s, cancel);
     TCase *run = tcase_create("run");
     tcase_add_test(run, engine_stops_on_request_and_on_handler_error);
+    tcase_add_test(run, engine_runs_the_flush_hook_once_before_the_clock_moves);
     suite_add_tcase(s, run);
     return s;
 }

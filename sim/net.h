@@ -5,7 +5,12 @@
  * path h->g crosses up(h) and down(g) with latency L_h + L_g. `racks`: host h sits in rack
  * h / rack_size behind a top-of-rack switch whose full-duplex uplink has its own bandwidth
  * and latency; a path between racks also crosses the source rack's uplink-up and the
- * destination rack's uplink-down, and adds both uplink latencies.
+ * destination rack's uplink-down, and adds both uplink latencies. `fat_tree`: a k-ary fat-tree
+ * (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches, k^3/4 host ports)
+ * whose switch-to-switch links have the uplink bandwidth and latency, the edge-to-aggregation
+ * ones divided by the oversubscription; a path climbs only as high as it must, through
+ * switches chosen from its endpoints (sim/net_topo.h gives the exact rule), and adds one
+ * uplink latency per switch-to-switch link.
  *
  * A message of S bytes first spends its path latency (plus any extra latency set on either
  * endpoint when it is sent), then becomes a flow that transfers S bytes at the rate max-min
@@ -41,7 +46,8 @@
 
 typedef enum sim_topology {
     SIM_TOPO_STAR = 0,
-    SIM_TOPO_RACKS = 1
+    SIM_TOPO_RACKS = 1,
+    SIM_TOPO_FAT_TREE = 2
 } sim_topology;
 
 #define SIM_NET_NO_PAYLOAD UINT32_MAX
@@ -52,8 +58,13 @@ typedef struct sim_net_config {
     const double *bandwidth_bps; /* (nhosts) NIC bandwidth per direction, bits/s, > 0 */
     const sim_time *latency_ns;  /* (nhosts) NIC latency, >= 0 */
     uint32_t rack_size;          /* racks: hosts per rack (>= 1) */
-    double uplink_bandwidth_bps; /* racks: each direction of a rack's uplink, bits/s */
-    sim_time uplink_latency_ns;  /* racks: latency of a rack's uplink */
+    double uplink_bandwidth_bps; /* racks: each direction of a rack's uplink, bits/s;
+                                    fat_tree: of each switch-to-switch link */
+    sim_time uplink_latency_ns;  /* racks: latency of a rack's uplink; fat_tree: of each
+                                    switch-to-switch link */
+    uint32_t k;                  /* fat_tree: switch radix, even, k^3 / 4 >= nhosts */
+    double oversubscription;     /* fat_tree: >= 1, edge-to-aggregation links carry
+                                    uplink_bandwidth_bps / oversubscription */
 } sim_net_config;
 
 typedef struct sim_net_msg {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/net_topo.h"
+
 /* Links: host h has up link 2h and down link 2h + 1; in the racks topology rack r has its
  * uplink-up at 2 * nhosts + 2r and its uplink-down at 2 * nhosts + 2r + 1. A path has at most
  * four links. A message lives in one slot of a pool from send to delivery or drop; in its
@@ -14,7 +16,7 @@
  * leaving a link are O(1) and allocate nothing. */
 
 enum {
-    MAX_HOPS = 4,
+    MAX_HOPS = NET_MAX_HOPS,
     NO_HOP = -1,
     NO_SLOT = -1,
     INITIAL_SLOTS = 64
@@ -74,12 +76,12 @@ typedef struct net_host {
 struct ref_net {
     sim_engine *eng;
     sim_topology topology;
-    uint32_t nhosts, rack_size, nlinks;
-    sim_time uplink_latency_ns;
-    net_host *hosts; /* (nhosts) */
-    net_link *links; /* (nlinks) */
-    uint32_t *comp;  /* (nlinks) links of the component being recomputed, BFS order */
-    uint32_t *heap;  /* (nlinks) min-heap of component links by (share, index) */
+    uint32_t nhosts, nlinks;
+    sim_net_config topo; /* the configuration's topology fields (its arrays: NULL) */
+    net_host *hosts;     /* (nhosts) */
+    net_link *links;     /* (nlinks) */
+    uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */
+    uint32_t *heap;      /* (nlinks) min-heap of component links by (share, index) */
     uint32_t heap_n;
     net_slot *slots;  /* (cap) message pool */
     uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
@@ -106,27 +108,11 @@ static uint32_t down_link(uint32_t h)
     return 2 * h + 1;
 }
 
-static bool other_racks(const ref_net *net, uint32_t src, uint32_t dst)
-{
-    return net->topology == SIM_TOPO_RACKS && src / net->rack_size != dst / net->rack_size;
-}
-
-/* Writes the links of the path src -> dst to out and returns their number (0 if src == dst). */
+/* Paths come from sim/net_topo.c (shared with the solver under test, so that the fat-tree
+ * can be compared too); the rest of this file is the solver as it was. */
 static uint8_t path_links(const ref_net *net, uint32_t src, uint32_t dst, uint32_t out[MAX_HOPS])
 {
-    if (src == dst)
-        return 0;
-    if (!other_racks(net, src, dst)) {
-        out[0] = up_link(src);
-        out[1] = down_link(dst);
-        return 2;
-    }
-    uint32_t base = 2 * net->nhosts;
-    out[0] = up_link(src);
-    out[1] = base + 2 * (src / net->rack_size);
-    out[2] = base + 2 * (dst / net->rack_size) + 1;
-    out[3] = down_link(dst);
-    return 4;
+    return sim_net_topo_path(&net->topo, src, dst, out);
 }
 
 /* a + b for non-negative times, saturating at SIM_TIME_NEVER. */
@@ -149,9 +135,6 @@ static uint32_t hop_pos(int32_t hop)
 
 static int check_config(const sim_net_config *cfg, sim_err *err)
 {
-    if (cfg->topology != SIM_TOPO_STAR && cfg->topology != SIM_TOPO_RACKS)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: topology must be star or racks, got %d",
-                           (int)cfg->topology);
     if (cfg->nhosts == 0 || cfg->nhosts > (UINT32_MAX - 8) / 4)
         return sim_err_set(err, SIM_EINVAL, NULL, "net: nhosts must be in [1, %u], got %u",
                            (UINT32_MAX - 8) / 4, cfg->nhosts);
@@ -169,19 +152,7 @@ static int check_config(const sim_net_config *cfg, sim_err *err)
                                "net: latency_ns[%u] must be in [0, %lld], got %lld", h,
                                (long long)max_lat, (long long)cfg->latency_ns[h]);
     }
-    if (cfg->topology != SIM_TOPO_RACKS)
-        return SIM_OK;
-    if (cfg->rack_size == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: rack_size must be >= 1, got 0");
-    if (!(isfinite(cfg->uplink_bandwidth_bps) && cfg->uplink_bandwidth_bps > 0.0))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: uplink_bandwidth_bps must be finite and > 0, got %g",
-                           cfg->uplink_bandwidth_bps);
-    if (cfg->uplink_latency_ns < 0 || cfg->uplink_latency_ns > max_lat)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: uplink_latency_ns must be in [0, %lld], got %lld",
-                           (long long)max_lat, (long long)cfg->uplink_latency_ns);
-    return SIM_OK;
+    return sim_net_topo_check(cfg, err);
 }
 
 /* Threads slots [from, to) onto the free list, lowest index first. */
@@ -198,7 +169,7 @@ static void init_links(ref_net *net, const sim_net_config *cfg)
 {
     for (uint32_t l = 0; l < net->nlinks; l++) {
         net_link *k = &net->links[l];
-        k->base_bps = l < 2 * cfg->nhosts ? cfg->bandwidth_bps[l / 2] : cfg->uplink_bandwidth_bps;
+        k->base_bps = sim_net_topo_link_bps(cfg, l);
         k->cap_bps = k->base_bps;
         k->head = NO_HOP;
         k->heap_pos = -1;
@@ -218,11 +189,10 @@ ref_net *ref_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->eng = eng;
     net->topology = cfg->topology;
     net->nhosts = cfg->nhosts;
-    net->rack_size = cfg->topology == SIM_TOPO_RACKS ? cfg->rack_size : 1;
-    net->uplink_latency_ns = cfg->topology == SIM_TOPO_RACKS ? cfg->uplink_latency_ns : 0;
-    uint32_t nracks =
-        cfg->topology == SIM_TOPO_RACKS ? (cfg->nhosts + cfg->rack_size - 1) / cfg->rack_size : 0;
-    net->nlinks = 2 * cfg->nhosts + 2 * nracks;
+    net->topo = *cfg;
+    net->topo.bandwidth_bps = NULL;
+    net->topo.latency_ns = NULL;
+    net->nlinks = sim_net_topo_nlinks(cfg);
     net->cap = INITIAL_SLOTS > 2 * (size_t)cfg->nhosts ? INITIAL_SLOTS : 2 * (size_t)cfg->nhosts;
     net->hosts = calloc(cfg->nhosts, sizeof(*net->hosts));
     net->links = calloc(net->nlinks, sizeof(*net->links));
@@ -753,10 +723,8 @@ sim_time ref_net_path_latency(const ref_net *net, uint32_t src, uint32_t dst)
     assert(net != NULL);
     if (bad_host(net, src) || bad_host(net, dst) || src == dst)
         return 0;
-    sim_time lat = net->hosts[src].latency_ns + net->hosts[dst].latency_ns;
-    if (other_racks(net, src, dst))
-        lat += 2 * net->uplink_latency_ns;
-    return lat;
+    return net->hosts[src].latency_ns + net->hosts[dst].latency_ns +
+           sim_net_topo_fabric_latency(&net->topo, src, dst);
 }
 
 double ref_net_path_bandwidth_bps(const ref_net *net, uint32_t src, uint32_t dst)

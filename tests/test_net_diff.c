@@ -2,10 +2,10 @@
  * the solver it replaced (tests/net_ref.c: one recomputation per start, end or capacity
  * change, flows re-rated one at a time).
  *
- * Thousands of random flow sets on star and racks topologies run through both, driven by the
- * same script of timed sends, capacity changes and failures, with replies sent on delivery
- * (so that the delivery order feeds back into the traffic). Times are drawn on a coarse grid
- * and sizes and bandwidths from short lists, so that many flows start, end and tie at the same
+ * Thousands of random flow sets on star, racks and fat-tree (k = 4) topologies run through both,
+ * driven by the same script of timed sends, capacity changes and failures, with replies sent on
+ * delivery (so that the delivery order feeds back into the traffic). Times are drawn on a coarse
+ * grid and sizes and bandwidths from short lists, so that many flows start, end and tie at the same
  * nanosecond: the case the per-instant batching changes. Every message must be delivered or
  * dropped at the same nanosecond by both. Two things may differ, and both are counted:
  * - the order in which messages that end at the same nanosecond are delivered (the engine
@@ -200,7 +200,9 @@ static void draw_flow_set(flow_set *fs, gsl_rng *r, sim_topology topo, bool chan
                                 .latency_ns = fs->lat,
                                 .rack_size = 2 + (uint32_t)pick(r, 3),
                                 .uplink_bandwidth_bps = uniform ? 20e9 : speeds[pick(r, 5)],
-                                .uplink_latency_ns = uniform ? 1000 : lats[pick(r, 5)] };
+                                .uplink_latency_ns = uniform ? 1000 : lats[pick(r, 5)],
+                                .k = 4,
+                                .oversubscription = gsl_rng_uniform(r) < 0.5 ? 1.0 : 2.0 };
     fs->nacts = 8 + pick(r, 80);
     uint32_t incast = (uint32_t)pick(r, n); /* a favourite destination */
     for (size_t i = 0; i < fs->nacts; i++) {
@@ -303,10 +305,17 @@ START_TEST(net_per_instant_solver_matches_the_reference_on_racks)
 }
 END_TEST
 
+START_TEST(net_per_instant_solver_matches_the_reference_on_fat_tree)
+{
+    differential(SIM_TOPO_FAT_TREE, false, 15, 1500);
+}
+END_TEST
+
 START_TEST(net_per_instant_solver_matches_the_reference_under_changes_and_failures)
 {
     differential(SIM_TOPO_RACKS, true, 13, 1000);
     differential(SIM_TOPO_STAR, true, 14, 1000);
+    differential(SIM_TOPO_FAT_TREE, true, 16, 1000);
 }
 END_TEST
 
@@ -316,6 +325,7 @@ static Suite *net_diff_suite(void)
     TCase *tc = tcase_create("differential");
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_star);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_racks);
+    tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_fat_tree);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_under_changes_and_failures);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

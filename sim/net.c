@@ -5,97 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/net_topo.h"
-
-/* Links: host h has up link 2h and down link 2h + 1; in the racks topology rack r has its
- * uplink-up at 2 * nhosts + 2r and its uplink-down at 2 * nhosts + 2r + 1. A path has at most
- * four links. A message lives in one slot of a pool from send to delivery or drop; in its
- * bandwidth phase the slot is a flow threaded on the links of its path through intrusive
- * doubly linked lists of "hops" (hop id = slot * 4 + position on the path), so joining and
- * leaving a link are O(1) and allocate nothing. */
-
-enum {
-    MAX_HOPS = NET_MAX_HOPS,
-    NO_HOP = -1,
-    NO_SLOT = -1,
-    INITIAL_SLOTS = 64
-};
-
-enum slot_state {
-    SLOT_FREE = 0,
-    SLOT_LATENCY = 1, /* waiting for its SIM_EV_NET_START */
-    SLOT_FLOW = 2     /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
-};
-
-/* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */
-static const double NS_BITS = 8e9;
-
-typedef struct net_slot {
-    sim_net_msg msg;
-    double remaining_bytes; /* bytes left as of last_ns */
-    double rate_bps;        /* current max-min rate, bits/s (0 before the first rating) */
-    sim_time last_ns;       /* time remaining_bytes refers to */
-    sim_event_id ev;        /* pending START or DONE event, 0 if none */
-    uint64_t seen_epoch;    /* recompute that last reached this flow */
-    uint64_t frozen_epoch;  /* recompute that last gave this flow its rate */
-    uint32_t gen;           /* bumped on free: events carrying an older one are stale */
-    uint32_t links[MAX_HOPS];
-    int32_t hop_next[MAX_HOPS], hop_prev[MAX_HOPS];
-    uint32_t active_pos; /* index in net->active while a flow */
-    int32_t next_free;
-    uint8_t nlinks;
-    uint8_t state; /* enum slot_state */
-} net_slot;
-
-typedef struct net_link {
-    double base_bps;     /* configured capacity, bits/s */
-    double cap_bps;      /* current capacity (base times the host's bandwidth factor) */
-    int32_t head;        /* first hop on this link, or NO_HOP */
-    uint32_t nflows;     /* flows on this link */
-    uint64_t seen_epoch; /* recompute that last reached this link */
-    uint64_t flush_mark; /* flush that last recomputed this link's component */
-    bool dirty;          /* in net->dirty: changed at this instant, not yet recomputed */
-    /* Progressive-filling scratch, valid during one recompute. */
-    double rem_bps;    /* capacity not yet given to frozen flows */
-    double share_bps;  /* rem_bps / unfrozen: the heap key */
-    uint32_t unfrozen; /* flows on this link not yet frozen */
-    int32_t heap_pos;  /* index in net->heap, or -1 */
-} net_link;
-
-typedef struct net_host {
-    sim_time latency_ns;
-    sim_time extra_ns;
-    uint64_t sent_bytes, received_bytes;
-    uint32_t inflight; /* messages from or to this host, sent and not yet ended */
-    bool down;
-} net_host;
-
-struct sim_net {
-    sim_engine *eng;
-    sim_topology topology;
-    uint32_t nhosts, nlinks;
-    sim_net_config topo; /* the configuration's topology fields (its arrays: NULL) */
-    net_host *hosts;     /* (nhosts) */
-    net_link *links;     /* (nlinks) */
-    uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */
-    uint32_t *heap;      /* (nlinks) min-heap of component links by (share, index) */
-    uint32_t heap_n;
-    uint32_t *dirty; /* (nlinks) links changed at this instant, in the order they changed */
-    uint32_t ndirty;
-    net_slot *slots;  /* (cap) message pool */
-    uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
-    size_t cap, nactive;
-    int32_t free_head;
-    uint64_t epoch;
-    uint64_t flushes; /* flush_mark of the flush under way */
-    uint64_t grows;   /* times the pool doubled after creation */
-    int pending_err;  /* error from a void operation, reported by the next send or handle */
-    sim_net_stats stats;
-    sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
-    void *drop_ud;
-};
-
-static int flush_hook(void *ud, sim_engine *eng, sim_err *err);
+#include "sim/net_internal.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
@@ -121,14 +31,10 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
 }
 
-static uint32_t hop_slot(int32_t hop)
+static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
-    return (uint32_t)hop / MAX_HOPS;
-}
-
-static uint32_t hop_pos(int32_t hop)
-{
-    return (uint32_t)hop % MAX_HOPS;
+    (void)eng;
+    return sim_net_solve(ud, err);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -320,255 +226,6 @@ static void leave_links(sim_net *net, uint32_t s)
     net->slots[last].active_pos = f->active_pos;
 }
 
-/* ---- rates ---------------------------------------------------------------------------- */
-
-/* Brings remaining_bytes up to now at the current rate. */
-static void advance(net_slot *f, sim_time now)
-{
-    if (f->rate_bps > 0.0 && now > f->last_ns) {
-        f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-        if (f->remaining_bytes < 0.0)
-            f->remaining_bytes = 0.0;
-    }
-    f->last_ns = now;
-}
-
-static sim_event net_event(uint32_t kind, uint32_t s, const net_slot *f)
-{
-    sim_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = kind;
-    ev.src = (int32_t)f->msg.src;
-    ev.dst = (int32_t)f->msg.dst;
-    ev.arg[0] = s;
-    ev.arg[1] = f->gen;
-    return ev;
-}
-
-/* Gives flow s the rate `rate_bps` from now on: a flow whose rate is unchanged keeps its
- * completion event; otherwise its bytes are brought up to now and the event moves. */
-static int set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
-{
-    net_slot *f = &net->slots[s];
-    if (rate_bps == f->rate_bps)
-        return SIM_OK;
-    sim_time now = sim_engine_now(net->eng);
-    advance(f, now);
-    f->rate_bps = rate_bps;
-    net->stats.rerates++;
-    if (f->ev != 0) {
-        sim_engine_cancel(net->eng, f->ev);
-        f->ev = 0;
-    }
-    if (!(rate_bps > 0.0))
-        return SIM_OK; /* stalled until a later recompute: never divide by zero */
-    double delay = f->remaining_bytes * NS_BITS / rate_bps;
-    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
-        return sim_err_set(err, SIM_ENUMERIC, NULL,
-                           "net: a flow from %u to %u at %g bits/s would end after the end of time",
-                           f->msg.src, f->msg.dst, rate_bps);
-    sim_event ev = net_event(SIM_EV_NET_DONE, s, f);
-    int rc = sim_engine_schedule(net->eng, llround(delay), &ev, &f->ev);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
-    return SIM_OK;
-}
-
-static bool heap_less(const sim_net *net, uint32_t a, uint32_t b)
-{
-    double ka = net->links[a].share_bps, kb = net->links[b].share_bps;
-    return ka < kb || (ka == kb && a < b);
-}
-
-static void heap_put(sim_net *net, uint32_t i, uint32_t l)
-{
-    net->heap[i] = l;
-    net->links[l].heap_pos = (int32_t)i;
-}
-
-/* Restores the heap order around position i after its key changed either way. */
-static void heap_fix(sim_net *net, uint32_t i)
-{
-    uint32_t l = net->heap[i];
-    while (i > 0 && heap_less(net, l, net->heap[(i - 1) / 2])) {
-        heap_put(net, i, net->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= net->heap_n)
-            break;
-        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
-            c++;
-        if (!heap_less(net, net->heap[c], l))
-            break;
-        heap_put(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_put(net, i, l);
-}
-
-static void heap_remove(sim_net *net, uint32_t l)
-{
-    uint32_t i = (uint32_t)net->links[l].heap_pos;
-    net->links[l].heap_pos = -1;
-    uint32_t last = net->heap[--net->heap_n];
-    if (i < net->heap_n) {
-        heap_put(net, i, last);
-        heap_fix(net, i);
-    }
-}
-
-/* Collects into net->comp every link reachable from the seeds through shared flows, marking
- * links and flows with the current epoch (no clearing). Returns the number of links. */
-static uint32_t collect_component(sim_net *net, const uint32_t *seeds, uint32_t nseeds)
-{
-    uint64_t epoch = net->epoch;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < nseeds; i++) {
-        if (net->links[seeds[i]].seen_epoch != epoch) {
-            net->links[seeds[i]].seen_epoch = epoch;
-            net->comp[n++] = seeds[i];
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        for (int32_t hop = net->links[net->comp[i]].head; hop != NO_HOP;) {
-            net_slot *f = &net->slots[hop_slot(hop)];
-            hop = f->hop_next[hop_pos(hop)];
-            if (f->seen_epoch == epoch)
-                continue;
-            f->seen_epoch = epoch;
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != epoch) {
-                    l->seen_epoch = epoch;
-                    net->comp[n++] = f->links[k];
-                }
-            }
-        }
-    }
-    return n;
-}
-
-/* Freezes the unfrozen flows of link l at its share and charges them to their other links. */
-static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
-{
-    double share = net->links[l].share_bps;
-    for (int32_t hop = net->links[l].head; hop != NO_HOP;) {
-        uint32_t s = hop_slot(hop);
-        net_slot *f = &net->slots[s];
-        hop = f->hop_next[hop_pos(hop)];
-        if (f->frozen_epoch == net->epoch)
-            continue;
-        f->frozen_epoch = net->epoch;
-        for (uint32_t k = 0; k < f->nlinks; k++) {
-            uint32_t m = f->links[k];
-            net_link *o = &net->links[m];
-            if (m == l)
-                continue;
-            o->rem_bps -= share;
-            if (--o->unfrozen == 0) {
-                heap_remove(net, m);
-                continue;
-            }
-            o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
-            heap_fix(net, (uint32_t)o->heap_pos);
-        }
-        int rc = set_rate(net, s, share, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
-}
-
-/* Recomputes max-min fair rates (progressive filling) for the flows connected to the seed
- * link: repeatedly the link with the smallest fair share freezes its flows at that share.
- * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. The component's
- * links get the current flush mark, so that a flush fills each component once. */
-static int fill_component(sim_net *net, uint32_t seed, sim_err *err)
-{
-    net->epoch++;
-    uint32_t n = collect_component(net, &seed, 1);
-    net->heap_n = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        net_link *l = &net->links[net->comp[i]];
-        l->flush_mark = net->flushes;
-        if (l->nflows == 0)
-            continue;
-        l->rem_bps = l->cap_bps;
-        l->unfrozen = l->nflows;
-        l->share_bps = l->cap_bps / l->nflows;
-        net->heap[net->heap_n] = net->comp[i];
-        net->heap_n++;
-        heap_fix(net, net->heap_n - 1);
-    }
-    while (net->heap_n > 0) {
-        uint32_t l = net->heap[0];
-        heap_remove(net, l);
-        int rc = freeze_link(net, l, err);
-        if (rc != SIM_OK)
-            return rc; /* the next recompute starts from an empty heap anyway */
-    }
-    return SIM_OK;
-}
-
-/* Marks link l as changed at this instant; the engine then calls flush_hook before its clock
- * moves on. */
-static void mark_dirty(sim_net *net, uint32_t l)
-{
-    if (net->links[l].dirty)
-        return;
-    net->links[l].dirty = true;
-    net->dirty[net->ndirty++] = l;
-    sim_engine_request_flush(net->eng);
-}
-
-/* The one recomputation of an instant: fills the component of each changed link, in the order
- * the links changed, skipping links already reached from an earlier one. Every flow ends the
- * instant with the rate max-min gives its final component, as if each change had been
- * recomputed at once (the last recompute of a component is the one that counts). */
-static int flush(sim_net *net, sim_err *err)
-{
-    if (net->ndirty == 0)
-        return SIM_OK;
-    net->stats.recomputes++;
-    net->flushes++;
-    int rc = SIM_OK;
-    for (uint32_t i = 0; i < net->ndirty; i++) {
-        uint32_t l = net->dirty[i];
-        net->links[l].dirty = false;
-        if (rc == SIM_OK && net->links[l].flush_mark != net->flushes)
-            rc = fill_component(net, l, err);
-    }
-    net->ndirty = 0;
-    return rc;
-}
-
-static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
-{
-    (void)eng;
-    return flush(ud, err);
-}
-
-/* Rates flow s, which just joined its links, when it is alone on every one of them: no other
- * flow can change, and max-min gives it the smallest capacity on its path (progressive
- * filling freezes it at cap / 1 on that link). Returns false when the flow shares a link. */
-static bool try_rate_alone(sim_net *net, uint32_t s, int *rc, sim_err *err)
-{
-    net_slot *f = &net->slots[s];
-    double rate = INFINITY;
-    for (uint32_t k = 0; k < f->nlinks; k++) {
-        const net_link *l = &net->links[f->links[k]];
-        if (l->nflows != 1)
-            return false;
-        if (l->cap_bps < rate)
-            rate = l->cap_bps;
-    }
-    net->stats.recomputes++;
-    *rc = set_rate(net, s, rate, err);
-    return true;
-}
-
 /* ---- operations ----------------------------------------------------------------------- */
 
 static bool bad_host(const sim_net *net, uint32_t h)
@@ -618,7 +275,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
         lat = add_sat(lat, net->hosts[msg->src].extra_ns);
         lat = add_sat(lat, net->hosts[msg->dst].extra_ns);
     }
-    sim_event ev = net_event(SIM_EV_NET_START, s, f);
+    sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
     rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
     if (rc != SIM_OK) {
         free_slot(net, s);
@@ -665,10 +322,10 @@ static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
     f->last_ns = sim_engine_now(net->eng);
     join_links(net, s);
     int rc = SIM_OK;
-    if (try_rate_alone(net, s, &rc, err))
+    if (sim_net_rate_alone(net, s, &rc, err))
         return rc;
     for (uint32_t k = 0; k < f->nlinks; k++)
-        mark_dirty(net, f->links[k]);
+        sim_net_mark_dirty(net, f->links[k]);
     return SIM_OK;
 }
 
@@ -685,7 +342,7 @@ static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
         net->stats.recomputes++;
     } else {
         for (uint32_t k = 0; k < f->nlinks; k++)
-            mark_dirty(net, f->links[k]);
+            sim_net_mark_dirty(net, f->links[k]);
     }
     return finish(net, s, out);
 }
@@ -730,7 +387,7 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
         if (f->state == SLOT_FLOW) {
             leave_links(net, (uint32_t)i);
             for (uint32_t k = 0; k < f->nlinks; k++)
-                mark_dirty(net, f->links[k]);
+                sim_net_mark_dirty(net, f->links[k]);
         }
         net->hosts[f->msg.src].inflight--;
         net->hosts[f->msg.dst].inflight--;
@@ -770,7 +427,7 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
     uint32_t seeds[2] = { up_link(host), down_link(host) };
     for (size_t i = 0; i < 2; i++) {
         net->links[seeds[i]].cap_bps = net->links[seeds[i]].base_bps * factor;
-        mark_dirty(net, seeds[i]);
+        sim_net_mark_dirty(net, seeds[i]);
     }
     return SIM_OK;
 }

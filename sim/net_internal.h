@@ -80,7 +80,8 @@ struct sim_net {
     uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */
     uint32_t *heap;      /* (nlinks) min-heap of component links by (share, index) */
     uint32_t heap_n;
-    uint32_t *dirty; /* (nlinks) links changed at this instant, in the order they changed */
+    uint32_t heap_live; /* links in the heap with flows left to freeze */
+    uint32_t *dirty;    /* (nlinks) links changed at this instant, in the order they changed */
     uint32_t ndirty;
     net_slot *slots;  /* (cap) message pool */
     uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */

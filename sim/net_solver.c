@@ -72,6 +72,24 @@ static void heap_put(sim_net *net, uint32_t i, uint32_t l)
     net->links[l].heap_pos = (int32_t)i;
 }
 
+/* Moves the link at position i down to its place below it. */
+static void heap_down(sim_net *net, uint32_t i)
+{
+    uint32_t l = net->heap[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= net->heap_n)
+            break;
+        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
+            c++;
+        if (!heap_less(net, net->heap[c], l))
+            break;
+        heap_put(net, i, net->heap[c]);
+        i = c;
+    }
+    heap_put(net, i, l);
+}
+
 /* Restores the heap order around position i after its key changed either way. */
 static void heap_fix(sim_net *net, uint32_t i)
 {
@@ -154,7 +172,7 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
                 continue;
             o->rem_bps -= share;
             if (--o->unfrozen == 0) {
-                heap_remove(net, m);
+                net->heap_live--; /* left in the heap, skipped when it comes up */
                 continue;
             }
             o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
@@ -169,8 +187,13 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
 
 /* Recomputes max-min fair rates (progressive filling) for the flows connected to the seed
  * link: repeatedly the link with the smallest fair share freezes its flows at that share.
- * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. The component's
- * links get the current flush mark, so that a flush fills each component once. */
+ * Costs O(L + F * MAX_HOPS * log L) for a component of L links and F flows: the heap is
+ * built bottom-up, and a link all of whose flows were frozen elsewhere stays in the heap,
+ * dead, until it comes up (the order of the live links is untouched, (share, index) being a
+ * total order), so the filling stops as soon as no live link is left: the 1024 single-flow
+ * NIC links of an incast cost nothing once the shared link froze their flows. The
+ * component's links get the current flush mark, so that a flush fills each component
+ * once. */
 static int fill_component(sim_net *net, uint32_t seed, sim_err *err)
 {
     net->epoch++;
@@ -184,13 +207,17 @@ static int fill_component(sim_net *net, uint32_t seed, sim_err *err)
         l->rem_bps = l->cap_bps;
         l->unfrozen = l->nflows;
         l->share_bps = l->cap_bps / l->nflows;
-        net->heap[net->heap_n] = net->comp[i];
-        net->heap_n++;
-        heap_fix(net, net->heap_n - 1);
+        heap_put(net, net->heap_n++, net->comp[i]);
     }
-    while (net->heap_n > 0) {
+    for (uint32_t i = net->heap_n / 2; i-- > 0;)
+        heap_down(net, i);
+    net->heap_live = net->heap_n;
+    while (net->heap_live > 0) {
         uint32_t l = net->heap[0];
         heap_remove(net, l);
+        if (net->links[l].unfrozen == 0)
+            continue; /* dead: already discounted from heap_live */
+        net->heap_live--;
         int rc = freeze_link(net, l, err);
         if (rc != SIM_OK)
             return rc; /* the next recompute starts from an empty heap anyway */

@@ -232,6 +232,33 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id)
     return SIM_OK;
 }
 
+int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
+{
+    uint64_t slot = id & 0xffffffffu;
+    uint32_t gen = (uint32_t)(id >> 32);
+    if (slot >= eng->capacity || gen == 0 || eng->gen[slot] != gen)
+        return SIM_EINVAL;
+    if (at < eng->now || at == SIM_TIME_NEVER)
+        return SIM_EINVAL;
+    fill_hole(eng);
+    size_t i = eng->pos[slot];
+    if (i >= eng->n || eng->heap[i].slot != slot)
+        return SIM_EINVAL;
+    /* A fresh sequence number, as a cancel and a schedule would give: the same order. */
+    heap_key k = { at, eng->seq++, (uint32_t)slot };
+    eng->events[slot].time = at;
+    eng->events[slot].seq = k.seq;
+    bool up = key_less(&k, &eng->heap[i]);
+    eng->heap[i] = k;
+    if (up)
+        sift_up(eng, i);
+    else
+        sift_down(eng, i);
+    eng->stats.scheduled++;
+    eng->stats.cancelled++;
+    return SIM_OK;
+}
+
 sim_time sim_engine_next_time(const sim_engine *eng)
 {
     if (!eng->hole)

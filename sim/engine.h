@@ -92,6 +92,11 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
  * (already run or cancelled) or was never issued. */
 int sim_engine_cancel(sim_engine *eng, sim_event_id id);
 
+/* Moves a pending event to time `at` (>= now), exactly as cancelling it and scheduling a
+ * copy would (it gets a fresh sequence number) but in one heap operation; its id stays
+ * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
+int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
+
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);
 

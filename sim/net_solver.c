@@ -42,17 +42,22 @@ static int set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
     advance(f, now);
     f->rate_bps = rate_bps;
     net->stats.rerates++;
-    if (f->ev != 0) {
-        sim_engine_cancel(net->eng, f->ev);
+    bool stalled = !(rate_bps > 0.0); /* until a later recompute: never divide by zero */
+    double delay = stalled ? 0.0 : f->remaining_bytes * NS_BITS / rate_bps;
+    bool too_late = !stalled && !(delay < 0.5 * (double)(SIM_TIME_NEVER - now));
+    if (stalled || too_late) {
+        if (f->ev != 0)
+            sim_engine_cancel(net->eng, f->ev);
         f->ev = 0;
-    }
-    if (!(rate_bps > 0.0))
-        return SIM_OK; /* stalled until a later recompute: never divide by zero */
-    double delay = f->remaining_bytes * NS_BITS / rate_bps;
-    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
+        if (stalled)
+            return SIM_OK;
         return sim_err_set(err, SIM_ENUMERIC, NULL,
                            "net: a flow from %u to %u at %g bits/s would end after the end of time",
                            f->msg.src, f->msg.dst, rate_bps);
+    }
+    /* A pending end moves in place: the same order as a cancel and a schedule would give. */
+    if (f->ev != 0 && sim_engine_reschedule(net->eng, f->ev, now + llround(delay)) == SIM_OK)
+        return SIM_OK;
     sim_event ev = sim_net_slot_event(SIM_EV_NET_DONE, s, f);
     int rc = sim_engine_schedule(net->eng, llround(delay), &ev, &f->ev);
     if (rc != SIM_OK)

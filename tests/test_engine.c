@@ -320,6 +320,41 @@ START_TEST(engine_runs_the_flush_hook_once_before_the_clock_moves)
 }
 END_TEST
 
+/* Rescheduling moves an event as a cancel and a schedule would: it takes a fresh sequence
+ * number (so among events at its new time it comes last), keeps its id, and refuses stale
+ * ids and the past. */
+START_TEST(engine_reschedule_acts_as_cancel_then_schedule)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_event_id ids[5];
+    const sim_time at[] = { 300, 100, 700, 300, 500 };
+    for (uint64_t i = 0; i < 5; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, at[i], &ev, &ids[i]), 0);
+    }
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[0], 300), 0); /* now after tag 3 */
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[2], 50), 0);  /* earlier */
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[1], 900), 0); /* later */
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[4]), 0);
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[4], 600), SIM_EINVAL);
+    trace t = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL), 0);
+    const uint64_t order[] = { 2, 3, 0, 1 };
+    const sim_time times[] = { 50, 300, 300, 900 };
+    ck_assert_uint_eq(t.n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(t.tag[i], order[i]);
+        ck_assert_int_eq(t.time[i], times[i]);
+    }
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[1], 1000), SIM_EINVAL); /* already ran */
+    sim_event ev = tagged(9);
+    sim_event_id id;
+    ck_assert_int_eq(sim_engine_schedule(eng, 10, &ev, &id), 0);
+    ck_assert_int_eq(sim_engine_reschedule(eng, id, 899), SIM_EINVAL); /* the past */
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -332,6 +367,7 @@ static Suite *engine_suite(void)
     tcase_add_test(cancel, engine_cancels_pending_events_and_ignores_stale_ids);
     tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
+    tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
     tcase_set_timeout(cancel, 60);
     suite_add_tcase(s, cancel);
     TCase *run = tcase_create("run");

@@ -24,8 +24,20 @@
  * flow. A flow whose rate does not change keeps its completion event. The rates at the end of
  * an instant are those a recomputation after every single change would have left (each
  * component's last recomputation is the one that counts; tests/test_net_diff.c checks this
- * against a frozen copy of that older solver). With one flow per link a message takes exactly
- * latency + S/B (to the nanosecond: each completion time is rounded to the nearest ns once).
+ * against a frozen copy of that older solver; the exceptions, counted there, are the order of
+ * ends that tie to the ns and a rounding the older solver made when it re-rated a flow twice
+ * within one instant). With one flow per link a message takes exactly latency + S/B (to the
+ * nanosecond: each completion time is rounded to the nearest ns once).
+ *
+ * Costs: a lone flow O(1) at its start and end. An instant with changes on shared links costs
+ * O(L + F * MAX_HOPS * log L) for the L links and F flows of the touched components (a heap
+ * built bottom-up; single-flow links whose flow froze elsewhere are never popped), plus one
+ * in-place move of the completion event of each flow whose rate changed. So n flows sharing a
+ * bottleneck still cost O(n) per start or end at a different instant (a staggered incast):
+ * each flow's remaining bytes are brought up to date at every change, and that per-flow
+ * rounding is what makes the results identical to the older solver. Removing that O(n) needs
+ * a per-link virtual clock of bytes served per flow and a heap of flows keyed by their
+ * finishing point on it, which rounds differently; that is not done yet.
  *
  * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
  * must outlive it; the runner hands those events back through sim_net_handle, which reports

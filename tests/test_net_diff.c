@@ -319,6 +319,48 @@ START_TEST(net_per_instant_solver_matches_the_reference_under_changes_and_failur
 }
 END_TEST
 
+/* 256 pushes reach one server at one instant and end together: O(1) recomputations when they
+ * start and when they end (the reference: one per start and end), each flow rated once,
+ * and every push delivered at latency + S / (B / 256), as the reference says. (1000 bytes:
+ * small enough that the driver sends no replies.) */
+START_TEST(net_synchronized_incast_costs_one_recomputation_per_instant)
+{
+    enum {
+        N = 256
+    };
+    static double bw[N + 1];
+    static sim_time lat[N + 1];
+    for (size_t h = 0; h <= N; h++) {
+        bw[h] = 10e9;
+        lat[h] = 50000;
+    }
+    sim_net_config cfg = { .nhosts = N + 1, .bandwidth_bps = bw, .latency_ns = lat };
+    static action acts[N];
+    for (uint32_t w = 0; w < N; w++)
+        acts[w] = (action){ .at_ns = 0, .kind = ACT_SEND, .a = w + 1, .b = 0, .bytes = 1000 };
+    side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    ck_assert(a != NULL && b != NULL);
+    side_run(a, &cfg, acts, N, false);
+    side_run(b, &cfg, acts, N, true);
+    sim_time want = 100000 + llround(1000.0 * 8e9 / (10e9 / N));
+    ck_assert_uint_eq(a->n, N);
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_int_eq(a->at_ns[i], want);
+        ck_assert_int_eq(b->at_ns[i], want);
+    }
+    sim_net_stats sa, sb;
+    side_fini(a, &sa);
+    side_fini(b, &sb);
+    /* Per instant, the flush plus the first flow to start (alone on its links for a moment,
+     * rated at once) or the last to end (leaving nobody behind). */
+    ck_assert_uint_eq(sa.recomputes, 4);
+    ck_assert_uint_eq(sa.rerates, N + 1);
+    ck_assert_uint_eq(sb.recomputes, 2 * N);
+    free(a);
+    free(b);
+}
+END_TEST
+
 static Suite *net_diff_suite(void)
 {
     Suite *s = suite_create("net_diff");
@@ -327,6 +369,7 @@ static Suite *net_diff_suite(void)
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_racks);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_fat_tree);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_under_changes_and_failures);
+    tcase_add_test(tc, net_synchronized_incast_costs_one_recomputation_per_instant);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -22,12 +22,12 @@
 #include <string.h>
 
 #include <check.h>
-#include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
 #include "net_ref.h"
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "suite.h"
 
 enum {
     MAX_HOSTS = 16,
@@ -361,7 +361,7 @@ START_TEST(net_synchronized_incast_costs_one_recomputation_per_instant)
 }
 END_TEST
 
-static Suite *net_diff_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("net_diff");
     TCase *tc = tcase_create("differential");
@@ -373,14 +373,4 @@ static Suite *net_diff_suite(void)
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(net_diff_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

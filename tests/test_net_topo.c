@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include <check.h>
-#include <gsl/gsl_errno.h>
 
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "suite.h"
 
 enum {
     HOSTS = 16,
@@ -223,7 +223,7 @@ START_TEST(fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription)
 }
 END_TEST
 
-static Suite *net_topo_suite(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("net_topo");
     TCase *tc = tcase_create("fat_tree");
@@ -233,14 +233,4 @@ static Suite *net_topo_suite(void)
     tcase_add_test(tc, fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription);
     suite_add_tcase(s, tc);
     return s;
-}
-
-int main(void)
-{
-    gsl_set_error_handler_off();
-    SRunner *sr = srunner_create(net_topo_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -202,62 +202,6 @@ START_TEST(engine_stops_on_request_and_on_handler_error)
 }
 END_TEST
 
-/* Inside a handler the dispatched event is gone: queries, cancels and schedules made there
- * see only the events still pending. */
-typedef struct inside {
-    sim_event_id victim;
-    int calls;
-} inside;
-
-static int query_inside(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
-{
-    (void)err;
-    inside *in = ud;
-    sim_engine_stats st;
-    if (in->calls++ == 0) {
-        ck_assert_int_eq(ev->time, 10);
-        sim_engine_stats_get(eng, &st);
-        ck_assert_uint_eq(st.pending, 3);
-        ck_assert_int_eq(sim_engine_next_time(eng), 20);
-        ck_assert_int_eq(sim_engine_cancel(eng, in->victim), 0); /* the one at 20 */
-        ck_assert_int_eq(sim_engine_next_time(eng), 30);
-        sim_event e = tagged(9);
-        ck_assert_int_eq(sim_engine_schedule(eng, 5, &e, NULL), 0); /* at 15 */
-        sim_engine_stats_get(eng, &st);
-        ck_assert_uint_eq(st.pending, 3);
-        ck_assert_int_eq(sim_engine_next_time(eng), 15);
-    } else if (in->calls == 2) {
-        ck_assert_int_eq(ev->time, 15);
-        ck_assert_uint_eq(ev->arg[0], 9);
-        /* Two schedules from one handler: the first fills the hole, the second is pushed. */
-        sim_event a = tagged(10), b = tagged(11);
-        ck_assert_int_eq(sim_engine_schedule(eng, 100, &a, NULL), 0);
-        ck_assert_int_eq(sim_engine_schedule(eng, 1, &b, NULL), 0);
-        ck_assert_int_eq(sim_engine_next_time(eng), 16);
-    }
-    return 0;
-}
-
-START_TEST(engine_handlers_see_only_the_events_still_pending)
-{
-    sim_engine *eng = sim_engine_create(16, NULL);
-    inside in = { 0 };
-    sim_event ev = tagged(0);
-    sim_engine_schedule(eng, 10, &ev, NULL);
-    sim_engine_schedule(eng, 20, &ev, &in.victim);
-    sim_engine_schedule(eng, 30, &ev, NULL);
-    sim_engine_schedule(eng, 40, &ev, NULL);
-    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, query_inside, &in, NULL), 0);
-    ck_assert_int_eq(in.calls, 6); /* 10, 15, 16, 30, 40, 115 */
-    ck_assert_int_eq(sim_engine_now(eng), 115);
-    sim_engine_stats st;
-    sim_engine_stats_get(eng, &st);
-    ck_assert_uint_eq(st.pending, 0);
-    ck_assert_uint_eq(st.processed, 6);
-    sim_engine_destroy(eng);
-}
-END_TEST
-
 /* The end-of-instant hook: requested by the handlers of three events at t = 40, it runs once,
  * after the last of them and before the event at t = 90; what it schedules at now runs
  * before the clock moves, and an error it returns stops the run. */
@@ -351,6 +295,62 @@ START_TEST(engine_reschedule_acts_as_cancel_then_schedule)
     sim_event_id id;
     ck_assert_int_eq(sim_engine_schedule(eng, 10, &ev, &id), 0);
     ck_assert_int_eq(sim_engine_reschedule(eng, id, 899), SIM_EINVAL); /* the past */
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+/* Inside a handler the dispatched event is gone: queries, cancels and schedules made there
+ * see only the events still pending. */
+typedef struct inside {
+    sim_event_id victim;
+    int calls;
+} inside;
+
+static int query_inside(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    inside *in = ud;
+    sim_engine_stats st;
+    if (in->calls++ == 0) {
+        ck_assert_int_eq(ev->time, 10);
+        sim_engine_stats_get(eng, &st);
+        ck_assert_uint_eq(st.pending, 3);
+        ck_assert_int_eq(sim_engine_next_time(eng), 20);
+        ck_assert_int_eq(sim_engine_cancel(eng, in->victim), 0); /* the one at 20 */
+        ck_assert_int_eq(sim_engine_next_time(eng), 30);
+        sim_event e = tagged(9);
+        ck_assert_int_eq(sim_engine_schedule(eng, 5, &e, NULL), 0); /* at 15 */
+        sim_engine_stats_get(eng, &st);
+        ck_assert_uint_eq(st.pending, 3);
+        ck_assert_int_eq(sim_engine_next_time(eng), 15);
+    } else if (in->calls == 2) {
+        ck_assert_int_eq(ev->time, 15);
+        ck_assert_uint_eq(ev->arg[0], 9);
+        /* Two schedules from one handler: the first fills the hole, the second is pushed. */
+        sim_event a = tagged(10), b = tagged(11);
+        ck_assert_int_eq(sim_engine_schedule(eng, 100, &a, NULL), 0);
+        ck_assert_int_eq(sim_engine_schedule(eng, 1, &b, NULL), 0);
+        ck_assert_int_eq(sim_engine_next_time(eng), 16);
+    }
+    return 0;
+}
+
+START_TEST(engine_handlers_see_only_the_events_still_pending)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    inside in = { 0 };
+    sim_event ev = tagged(0);
+    sim_engine_schedule(eng, 10, &ev, NULL);
+    sim_engine_schedule(eng, 20, &ev, &in.victim);
+    sim_engine_schedule(eng, 30, &ev, NULL);
+    sim_engine_schedule(eng, 40, &ev, NULL);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, query_inside, &in, NULL), 0);
+    ck_assert_int_eq(in.calls, 6); /* 10, 15, 16, 30, 40, 115 */
+    ck_assert_int_eq(sim_engine_now(eng), 115);
+    sim_engine_stats st;
+    sim_engine_stats_get(eng, &st);
+    ck_assert_uint_eq(st.pending, 0);
+    ck_assert_uint_eq(st.processed, 6);
     sim_engine_destroy(eng);
 }
 END_TEST

@@ -20,8 +20,11 @@ void sim_bench_emit(FILE *out, const char *name, double value, const char *unit,
  * pending events, against a bare binary heap of (double, uint64) pairs. */
 int sim_bench_engine(FILE *out, sim_err *err);
 
-/* Messages through engine + network: a ring of 1024 hosts (one flow per link) and an incast
- * of 64 flows into one link, against the bare heap's event rate (two events per message). */
+/* Messages through engine + network, against the bare heap's event rate (two events per
+ * message), measured in the same run: a ring of 1024 hosts (one flow per link), an incast of
+ * 64 flows into one link, a synchronized incast of 1024 flows into one link (rounds in which
+ * all start and end together), a staggered one (latencies 7 ns apart, each sender resending
+ * when its message lands) and an all-to-all on a k = 8 fat-tree (128 hosts). */
 int sim_bench_network(FILE *out, sim_err *err);
 
 #endif

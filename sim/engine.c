@@ -16,6 +16,9 @@ struct sim_engine {
     sim_time now;
     uint64_t seq;      /* next insertion sequence number */
     bool stopped;      /* set by sim_engine_stop, cleared by run */
+    bool flush_wanted; /* sim_engine_request_flush was called at this instant */
+    sim_flush_fn flush_fn;
+    void *flush_ud;
     bool hole;         /* heap[0] belongs to the event being dispatched: filled by the next
                           schedule (one sift-down instead of a sift-down and a sift-up) or
                           removed before any other heap operation */
@@ -229,6 +232,33 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id)
     return SIM_OK;
 }
 
+int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
+{
+    uint64_t slot = id & 0xffffffffu;
+    uint32_t gen = (uint32_t)(id >> 32);
+    if (slot >= eng->capacity || gen == 0 || eng->gen[slot] != gen)
+        return SIM_EINVAL;
+    if (at < eng->now || at == SIM_TIME_NEVER)
+        return SIM_EINVAL;
+    fill_hole(eng);
+    size_t i = eng->pos[slot];
+    if (i >= eng->n || eng->heap[i].slot != slot)
+        return SIM_EINVAL;
+    /* A fresh sequence number, as a cancel and a schedule would give: the same order. */
+    heap_key k = { at, eng->seq++, (uint32_t)slot };
+    eng->events[slot].time = at;
+    eng->events[slot].seq = k.seq;
+    bool up = key_less(&k, &eng->heap[i]);
+    eng->heap[i] = k;
+    if (up)
+        sift_up(eng, i);
+    else
+        sift_down(eng, i);
+    eng->stats.scheduled++;
+    eng->stats.cancelled++;
+    return SIM_OK;
+}
+
 sim_time sim_engine_next_time(const sim_engine *eng)
 {
     if (!eng->hole)
@@ -241,8 +271,44 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     return t;
 }
 
+void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)
+{
+    eng->flush_fn = fn;
+    eng->flush_ud = ud;
+}
+
+void sim_engine_request_flush(sim_engine *eng)
+{
+    eng->flush_wanted = true;
+}
+
+int sim_engine_flush(sim_engine *eng, sim_err *err)
+{
+    if (!eng->flush_wanted)
+        return SIM_OK;
+    eng->flush_wanted = false;
+    return eng->flush_fn != NULL ? eng->flush_fn(eng->flush_ud, eng, err) : SIM_OK;
+}
+
+/* Runs the end-of-instant hook if one is wanted and the earliest pending event (if any) lies
+ * after now. The hook may schedule at now, so callers look at the heap again afterwards. */
+static int flush_if_leaving(sim_engine *eng, sim_err *err)
+{
+    if (!eng->flush_wanted)
+        return SIM_OK;
+    fill_hole(eng);
+    if (eng->n > 0 && eng->heap[0].time <= eng->now)
+        return SIM_OK;
+    int rc = sim_engine_flush(eng, err);
+    fill_hole(eng);
+    return rc;
+}
+
 int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
 {
+    int frc = flush_if_leaving(eng, err);
+    if (frc != SIM_OK)
+        return frc;
     fill_hole(eng);
     if (eng->n == 0)
         return 0;
@@ -261,6 +327,11 @@ int sim_engine_run(sim_engine *eng, sim_time until, sim_dispatch_fn fn, void *ud
 {
     eng->stopped = false;
     for (;;) {
+        if (!eng->stopped) {
+            int frc = flush_if_leaving(eng, err);
+            if (frc != SIM_OK)
+                return frc;
+        }
         fill_hole(eng);
         if (eng->n == 0 || eng->heap[0].time > until || eng->stopped)
             break;

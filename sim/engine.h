@@ -48,6 +48,11 @@ typedef struct sim_event {
 
 typedef struct sim_engine sim_engine;
 
+/* Called once when the clock is about to leave an instant at which sim_engine_request_flush
+ * was called (see below). It may schedule events, also at the current time; a negative SIM_E*
+ * return stops the run and is passed up like a handler's. */
+typedef int (*sim_flush_fn)(void *ud, sim_engine *eng, sim_err *err);
+
 /* Called for each event in order; a negative SIM_E* return stops the run and is passed up
  * with `err` filled by the handler. `eng` may be used to schedule, cancel or stop. */
 typedef int (*sim_dispatch_fn)(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err);
@@ -87,6 +92,11 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
  * (already run or cancelled) or was never issued. */
 int sim_engine_cancel(sim_engine *eng, sim_event_id id);
 
+/* Moves a pending event to time `at` (>= now), exactly as cancelling it and scheduling a
+ * copy would (it gets a fresh sequence number) but in one heap operation; its id stays
+ * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
+int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
+
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);
 
@@ -98,6 +108,20 @@ int sim_engine_run(sim_engine *eng, sim_time until, sim_dispatch_fn fn, void *ud
 /* Dispatches the earliest event. Returns 1 if one ran, 0 if the queue was empty, or the
  * handler's non-zero return. */
 int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err);
+
+/* Installs the end-of-instant hook (one per engine; NULL removes it). Its owner must outlive
+ * the engine's runs or remove it. */
+void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud);
+
+/* Asks for the end-of-instant hook to run before the clock moves past the current time:
+ * sim_engine_step and sim_engine_run call it when the earliest pending event lies later than
+ * now (or none is pending), before they dispatch that event or return. Cheap and idempotent
+ * within an instant, so that N changes at one instant cost one call of the hook. */
+void sim_engine_request_flush(sim_engine *eng);
+
+/* Runs the hook now if a flush was requested (for queries that need the instant settled).
+ * Returns 0 or the hook's error. */
+int sim_engine_flush(sim_engine *eng, sim_err *err);
 
 /* Makes the current sim_engine_run return after the event being dispatched. */
 void sim_engine_stop(sim_engine *eng);

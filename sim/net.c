@@ -5,88 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Links: host h has up link 2h and down link 2h + 1; in the racks topology rack r has its
- * uplink-up at 2 * nhosts + 2r and its uplink-down at 2 * nhosts + 2r + 1. A path has at most
- * four links. A message lives in one slot of a pool from send to delivery or drop; in its
- * bandwidth phase the slot is a flow threaded on the links of its path through intrusive
- * doubly linked lists of "hops" (hop id = slot * 4 + position on the path), so joining and
- * leaving a link are O(1) and allocate nothing. */
-
-enum {
-    MAX_HOPS = 4,
-    NO_HOP = -1,
-    NO_SLOT = -1,
-    INITIAL_SLOTS = 64
-};
-
-enum slot_state {
-    SLOT_FREE = 0,
-    SLOT_LATENCY = 1, /* waiting for its SIM_EV_NET_START */
-    SLOT_FLOW = 2     /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
-};
-
-/* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */
-static const double NS_BITS = 8e9;
-
-typedef struct net_slot {
-    sim_net_msg msg;
-    double remaining_bytes; /* bytes left as of last_ns */
-    double rate_bps;        /* current max-min rate, bits/s (0 before the first rating) */
-    sim_time last_ns;       /* time remaining_bytes refers to */
-    sim_event_id ev;        /* pending START or DONE event, 0 if none */
-    uint64_t seen_epoch;    /* recompute that last reached this flow */
-    uint64_t frozen_epoch;  /* recompute that last gave this flow its rate */
-    uint32_t gen;           /* bumped on free: events carrying an older one are stale */
-    uint32_t links[MAX_HOPS];
-    int32_t hop_next[MAX_HOPS], hop_prev[MAX_HOPS];
-    uint32_t active_pos; /* index in net->active while a flow */
-    int32_t next_free;
-    uint8_t nlinks;
-    uint8_t state; /* enum slot_state */
-} net_slot;
-
-typedef struct net_link {
-    double base_bps;     /* configured capacity, bits/s */
-    double cap_bps;      /* current capacity (base times the host's bandwidth factor) */
-    int32_t head;        /* first hop on this link, or NO_HOP */
-    uint32_t nflows;     /* flows on this link */
-    uint64_t seen_epoch; /* recompute that last reached this link */
-    /* Progressive-filling scratch, valid during one recompute. */
-    double rem_bps;    /* capacity not yet given to frozen flows */
-    double share_bps;  /* rem_bps / unfrozen: the heap key */
-    uint32_t unfrozen; /* flows on this link not yet frozen */
-    int32_t heap_pos;  /* index in net->heap, or -1 */
-} net_link;
-
-typedef struct net_host {
-    sim_time latency_ns;
-    sim_time extra_ns;
-    uint64_t sent_bytes, received_bytes;
-    uint32_t inflight; /* messages from or to this host, sent and not yet ended */
-    bool down;
-} net_host;
-
-struct sim_net {
-    sim_engine *eng;
-    sim_topology topology;
-    uint32_t nhosts, rack_size, nlinks;
-    sim_time uplink_latency_ns;
-    net_host *hosts; /* (nhosts) */
-    net_link *links; /* (nlinks) */
-    uint32_t *comp;  /* (nlinks) links of the component being recomputed, BFS order */
-    uint32_t *heap;  /* (nlinks) min-heap of component links by (share, index) */
-    uint32_t heap_n;
-    net_slot *slots;  /* (cap) message pool */
-    uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
-    size_t cap, nactive;
-    int32_t free_head;
-    uint64_t epoch;
-    uint64_t grows;  /* times the pool doubled after creation */
-    int pending_err; /* error from a void operation, reported by the next send or handle */
-    sim_net_stats stats;
-    sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
-    void *drop_ud;
-};
+#include "sim/net_internal.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
@@ -100,27 +19,10 @@ static uint32_t down_link(uint32_t h)
     return 2 * h + 1;
 }
 
-static bool other_racks(const sim_net *net, uint32_t src, uint32_t dst)
-{
-    return net->topology == SIM_TOPO_RACKS && src / net->rack_size != dst / net->rack_size;
-}
-
 /* Writes the links of the path src -> dst to out and returns their number (0 if src == dst). */
 static uint8_t path_links(const sim_net *net, uint32_t src, uint32_t dst, uint32_t out[MAX_HOPS])
 {
-    if (src == dst)
-        return 0;
-    if (!other_racks(net, src, dst)) {
-        out[0] = up_link(src);
-        out[1] = down_link(dst);
-        return 2;
-    }
-    uint32_t base = 2 * net->nhosts;
-    out[0] = up_link(src);
-    out[1] = base + 2 * (src / net->rack_size);
-    out[2] = base + 2 * (dst / net->rack_size) + 1;
-    out[3] = down_link(dst);
-    return 4;
+    return sim_net_topo_path(&net->topo, src, dst, out);
 }
 
 /* a + b for non-negative times, saturating at SIM_TIME_NEVER. */
@@ -129,22 +31,20 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
 }
 
-static uint32_t hop_slot(int32_t hop)
+static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
-    return (uint32_t)hop / MAX_HOPS;
-}
-
-static uint32_t hop_pos(int32_t hop)
-{
-    return (uint32_t)hop % MAX_HOPS;
+    (void)eng;
+    return sim_net_solve(ud, err);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
 
 static int check_config(const sim_net_config *cfg, sim_err *err)
 {
-    if (cfg->topology != SIM_TOPO_STAR && cfg->topology != SIM_TOPO_RACKS)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: topology must be star or racks, got %d",
+    if (cfg->topology != SIM_TOPO_STAR && cfg->topology != SIM_TOPO_RACKS &&
+        cfg->topology != SIM_TOPO_FAT_TREE)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "net: topology must be star, racks or fat_tree, got %d",
                            (int)cfg->topology);
     if (cfg->nhosts == 0 || cfg->nhosts > (UINT32_MAX - 8) / 4)
         return sim_err_set(err, SIM_EINVAL, NULL, "net: nhosts must be in [1, %u], got %u",
@@ -163,19 +63,7 @@ static int check_config(const sim_net_config *cfg, sim_err *err)
                                "net: latency_ns[%u] must be in [0, %lld], got %lld", h,
                                (long long)max_lat, (long long)cfg->latency_ns[h]);
     }
-    if (cfg->topology != SIM_TOPO_RACKS)
-        return SIM_OK;
-    if (cfg->rack_size == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: rack_size must be >= 1, got 0");
-    if (!(isfinite(cfg->uplink_bandwidth_bps) && cfg->uplink_bandwidth_bps > 0.0))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: uplink_bandwidth_bps must be finite and > 0, got %g",
-                           cfg->uplink_bandwidth_bps);
-    if (cfg->uplink_latency_ns < 0 || cfg->uplink_latency_ns > max_lat)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: uplink_latency_ns must be in [0, %lld], got %lld",
-                           (long long)max_lat, (long long)cfg->uplink_latency_ns);
-    return SIM_OK;
+    return sim_net_topo_check(cfg, err);
 }
 
 /* Threads slots [from, to) onto the free list, lowest index first. */
@@ -192,7 +80,7 @@ static void init_links(sim_net *net, const sim_net_config *cfg)
 {
     for (uint32_t l = 0; l < net->nlinks; l++) {
         net_link *k = &net->links[l];
-        k->base_bps = l < 2 * cfg->nhosts ? cfg->bandwidth_bps[l / 2] : cfg->uplink_bandwidth_bps;
+        k->base_bps = sim_net_topo_link_bps(cfg, l);
         k->cap_bps = k->base_bps;
         k->head = NO_HOP;
         k->heap_pos = -1;
@@ -212,24 +100,25 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->eng = eng;
     net->topology = cfg->topology;
     net->nhosts = cfg->nhosts;
-    net->rack_size = cfg->topology == SIM_TOPO_RACKS ? cfg->rack_size : 1;
-    net->uplink_latency_ns = cfg->topology == SIM_TOPO_RACKS ? cfg->uplink_latency_ns : 0;
-    uint32_t nracks =
-        cfg->topology == SIM_TOPO_RACKS ? (cfg->nhosts + cfg->rack_size - 1) / cfg->rack_size : 0;
-    net->nlinks = 2 * cfg->nhosts + 2 * nracks;
+    net->topo = *cfg;
+    net->topo.bandwidth_bps = NULL;
+    net->topo.latency_ns = NULL;
+    net->nlinks = sim_net_topo_nlinks(cfg);
     net->cap = INITIAL_SLOTS > 2 * (size_t)cfg->nhosts ? INITIAL_SLOTS : 2 * (size_t)cfg->nhosts;
     net->hosts = calloc(cfg->nhosts, sizeof(*net->hosts));
     net->links = calloc(net->nlinks, sizeof(*net->links));
     net->comp = calloc(net->nlinks, sizeof(*net->comp));
     net->heap = calloc(net->nlinks, sizeof(*net->heap));
+    net->dirty = calloc(net->nlinks, sizeof(*net->dirty));
     net->slots = calloc(net->cap, sizeof(*net->slots));
     net->active = calloc(net->cap, sizeof(*net->active));
     if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
-        net->slots == NULL || net->active == NULL)
+        net->dirty == NULL || net->slots == NULL || net->active == NULL)
         goto fail_free_net;
     init_links(net, cfg);
     net->free_head = NO_SLOT;
     free_range(net, 0, net->cap);
+    sim_engine_set_flush(eng, flush_hook, net);
     return net;
 
 fail_free_net:
@@ -243,8 +132,10 @@ void sim_net_destroy(sim_net *net)
 {
     if (net == NULL)
         return;
+    sim_engine_set_flush(net->eng, NULL, NULL);
     free(net->active);
     free(net->slots);
+    free(net->dirty);
     free(net->heap);
     free(net->comp);
     free(net->links);
@@ -335,197 +226,6 @@ static void leave_links(sim_net *net, uint32_t s)
     net->slots[last].active_pos = f->active_pos;
 }
 
-/* ---- rates ---------------------------------------------------------------------------- */
-
-/* Brings remaining_bytes up to now at the current rate. */
-static void advance(net_slot *f, sim_time now)
-{
-    if (f->rate_bps > 0.0 && now > f->last_ns) {
-        f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-        if (f->remaining_bytes < 0.0)
-            f->remaining_bytes = 0.0;
-    }
-    f->last_ns = now;
-}
-
-static sim_event net_event(uint32_t kind, uint32_t s, const net_slot *f)
-{
-    sim_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = kind;
-    ev.src = (int32_t)f->msg.src;
-    ev.dst = (int32_t)f->msg.dst;
-    ev.arg[0] = s;
-    ev.arg[1] = f->gen;
-    return ev;
-}
-
-/* Gives flow s the rate `rate_bps` from now on: a flow whose rate is unchanged keeps its
- * completion event; otherwise its bytes are brought up to now and the event moves. */
-static int set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
-{
-    net_slot *f = &net->slots[s];
-    if (rate_bps == f->rate_bps)
-        return SIM_OK;
-    sim_time now = sim_engine_now(net->eng);
-    advance(f, now);
-    f->rate_bps = rate_bps;
-    net->stats.rerates++;
-    if (f->ev != 0) {
-        sim_engine_cancel(net->eng, f->ev);
-        f->ev = 0;
-    }
-    if (!(rate_bps > 0.0))
-        return SIM_OK; /* stalled until a later recompute: never divide by zero */
-    double delay = f->remaining_bytes * NS_BITS / rate_bps;
-    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
-        return sim_err_set(err, SIM_ENUMERIC, NULL,
-                           "net: a flow from %u to %u at %g bits/s would end after the end of time",
-                           f->msg.src, f->msg.dst, rate_bps);
-    sim_event ev = net_event(SIM_EV_NET_DONE, s, f);
-    int rc = sim_engine_schedule(net->eng, llround(delay), &ev, &f->ev);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
-    return SIM_OK;
-}
-
-static bool heap_less(const sim_net *net, uint32_t a, uint32_t b)
-{
-    double ka = net->links[a].share_bps, kb = net->links[b].share_bps;
-    return ka < kb || (ka == kb && a < b);
-}
-
-static void heap_put(sim_net *net, uint32_t i, uint32_t l)
-{
-    net->heap[i] = l;
-    net->links[l].heap_pos = (int32_t)i;
-}
-
-/* Restores the heap order around position i after its key changed either way. */
-static void heap_fix(sim_net *net, uint32_t i)
-{
-    uint32_t l = net->heap[i];
-    while (i > 0 && heap_less(net, l, net->heap[(i - 1) / 2])) {
-        heap_put(net, i, net->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= net->heap_n)
-            break;
-        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
-            c++;
-        if (!heap_less(net, net->heap[c], l))
-            break;
-        heap_put(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_put(net, i, l);
-}
-
-static void heap_remove(sim_net *net, uint32_t l)
-{
-    uint32_t i = (uint32_t)net->links[l].heap_pos;
-    net->links[l].heap_pos = -1;
-    uint32_t last = net->heap[--net->heap_n];
-    if (i < net->heap_n) {
-        heap_put(net, i, last);
-        heap_fix(net, i);
-    }
-}
-
-/* Collects into net->comp every link reachable from the seeds through shared flows, marking
- * links and flows with the current epoch (no clearing). Returns the number of links. */
-static uint32_t collect_component(sim_net *net, const uint32_t *seeds, uint32_t nseeds)
-{
-    uint64_t epoch = net->epoch;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < nseeds; i++) {
-        if (net->links[seeds[i]].seen_epoch != epoch) {
-            net->links[seeds[i]].seen_epoch = epoch;
-            net->comp[n++] = seeds[i];
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        for (int32_t hop = net->links[net->comp[i]].head; hop != NO_HOP;) {
-            net_slot *f = &net->slots[hop_slot(hop)];
-            hop = f->hop_next[hop_pos(hop)];
-            if (f->seen_epoch == epoch)
-                continue;
-            f->seen_epoch = epoch;
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != epoch) {
-                    l->seen_epoch = epoch;
-                    net->comp[n++] = f->links[k];
-                }
-            }
-        }
-    }
-    return n;
-}
-
-/* Freezes the unfrozen flows of link l at its share and charges them to their other links. */
-static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
-{
-    double share = net->links[l].share_bps;
-    for (int32_t hop = net->links[l].head; hop != NO_HOP;) {
-        uint32_t s = hop_slot(hop);
-        net_slot *f = &net->slots[s];
-        hop = f->hop_next[hop_pos(hop)];
-        if (f->frozen_epoch == net->epoch)
-            continue;
-        f->frozen_epoch = net->epoch;
-        for (uint32_t k = 0; k < f->nlinks; k++) {
-            uint32_t m = f->links[k];
-            net_link *o = &net->links[m];
-            if (m == l)
-                continue;
-            o->rem_bps -= share;
-            if (--o->unfrozen == 0) {
-                heap_remove(net, m);
-                continue;
-            }
-            o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
-            heap_fix(net, (uint32_t)o->heap_pos);
-        }
-        int rc = set_rate(net, s, share, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
-}
-
-/* Recomputes max-min fair rates (progressive filling) for the flows connected to the seed
- * links: repeatedly the link with the smallest fair share freezes its flows at that share.
- * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. */
-static int recompute(sim_net *net, const uint32_t *seeds, uint32_t nseeds, sim_err *err)
-{
-    net->stats.recomputes++;
-    net->epoch++;
-    uint32_t n = collect_component(net, seeds, nseeds);
-    net->heap_n = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        net_link *l = &net->links[net->comp[i]];
-        if (l->nflows == 0)
-            continue;
-        l->rem_bps = l->cap_bps;
-        l->unfrozen = l->nflows;
-        l->share_bps = l->cap_bps / l->nflows;
-        net->heap[net->heap_n] = net->comp[i];
-        net->heap_n++;
-        heap_fix(net, net->heap_n - 1);
-    }
-    while (net->heap_n > 0) {
-        uint32_t l = net->heap[0];
-        heap_remove(net, l);
-        int rc = freeze_link(net, l, err);
-        if (rc != SIM_OK)
-            return rc; /* the next recompute starts from an empty heap anyway */
-    }
-    return SIM_OK;
-}
-
 /* ---- operations ----------------------------------------------------------------------- */
 
 static bool bad_host(const sim_net *net, uint32_t h)
@@ -575,7 +275,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
         lat = add_sat(lat, net->hosts[msg->src].extra_ns);
         lat = add_sat(lat, net->hosts[msg->dst].extra_ns);
     }
-    sim_event ev = net_event(SIM_EV_NET_START, s, f);
+    sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
     rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
     if (rc != SIM_OK) {
         free_slot(net, s);
@@ -621,17 +321,30 @@ static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
     f->state = SLOT_FLOW;
     f->last_ns = sim_engine_now(net->eng);
     join_links(net, s);
-    return recompute(net, f->links, f->nlinks, err);
+    int rc = SIM_OK;
+    if (sim_net_rate_alone(net, s, &rc, err))
+        return rc;
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        sim_net_mark_dirty(net, f->links[k]);
+    return SIM_OK;
 }
 
-static int on_done(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
 {
     net_slot *f = &net->slots[s];
     f->ev = 0;
     leave_links(net, s);
-    int rc = recompute(net, f->links, f->nlinks, err); /* f stays valid: no allocation */
-    int delivered = finish(net, s, out);
-    return rc != SIM_OK ? rc : delivered;
+    /* A flow that was alone on its links leaves nobody to re-rate. */
+    bool alone = true;
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        alone = alone && net->links[f->links[k]].nflows == 0;
+    if (alone) {
+        net->stats.recomputes++;
+    } else {
+        for (uint32_t k = 0; k < f->nlinks; k++)
+            sim_net_mark_dirty(net, f->links[k]);
+    }
+    return finish(net, s, out);
 }
 
 int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err)
@@ -652,7 +365,7 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
         return 0;
     if (ev->kind == SIM_EV_NET_START)
         return f->state == SLOT_LATENCY ? on_start(net, s, out, err) : 0;
-    return f->state == SLOT_FLOW ? on_done(net, s, out, err) : 0;
+    return f->state == SLOT_FLOW ? on_done(net, s, out) : 0;
 }
 
 void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
@@ -663,11 +376,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     net->hosts[host].down = down;
     if (!down)
         return;
-    /* A rare event, so scanning the pool is fine. The links the aborted flows leave (marked
-     * with a fresh epoch so each is taken once) seed one recompute; collect_component reads
-     * them in place from net->comp, never writing ahead of the seed it is reading. */
-    net->epoch++;
-    uint32_t nseeds = 0;
+    /* A rare event, so scanning the pool is fine. The links the aborted flows leave are
+     * recomputed with the other changes of this instant. */
     for (size_t i = 0; i < net->cap; i++) {
         net_slot *f = &net->slots[i];
         if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
@@ -676,13 +386,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             sim_engine_cancel(net->eng, f->ev);
         if (f->state == SLOT_FLOW) {
             leave_links(net, (uint32_t)i);
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != net->epoch) {
-                    l->seen_epoch = net->epoch;
-                    net->comp[nseeds++] = f->links[k];
-                }
-            }
+            for (uint32_t k = 0; k < f->nlinks; k++)
+                sim_net_mark_dirty(net, f->links[k]);
         }
         net->hosts[f->msg.src].inflight--;
         net->hosts[f->msg.dst].inflight--;
@@ -692,11 +397,6 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             net->on_drop(net->drop_ud, &f->msg);
         free_slot(net, (uint32_t)i);
     }
-    if (nseeds == 0)
-        return;
-    int rc = recompute(net, net->comp, nseeds, NULL);
-    if (rc != SIM_OK && net->pending_err == SIM_OK)
-        net->pending_err = rc;
 }
 
 bool sim_net_host_down(const sim_net *net, uint32_t host)
@@ -725,9 +425,11 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
     uint32_t seeds[2] = { up_link(host), down_link(host) };
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 2; i++) {
         net->links[seeds[i]].cap_bps = net->links[seeds[i]].base_bps * factor;
-    return recompute(net, seeds, 2, err);
+        sim_net_mark_dirty(net, seeds[i]);
+    }
+    return SIM_OK;
 }
 
 sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst)
@@ -735,10 +437,8 @@ sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst)
     assert(net != NULL);
     if (bad_host(net, src) || bad_host(net, dst) || src == dst)
         return 0;
-    sim_time lat = net->hosts[src].latency_ns + net->hosts[dst].latency_ns;
-    if (other_racks(net, src, dst))
-        lat += 2 * net->uplink_latency_ns;
-    return lat;
+    return net->hosts[src].latency_ns + net->hosts[dst].latency_ns +
+           sim_net_topo_fabric_latency(&net->topo, src, dst);
 }
 
 double sim_net_path_bandwidth_bps(const sim_net *net, uint32_t src, uint32_t dst)
@@ -778,9 +478,13 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)
     return bad_host(net, host) ? 0 : net->hosts[host].inflight;
 }
 
-bool sim_net_flow_at(const sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
+bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
 {
     assert(net != NULL);
+    /* Rates are settled once per instant: settle them now for the caller to see. */
+    int rc = sim_engine_flush(net->eng, NULL);
+    if (rc != SIM_OK && net->pending_err == SIM_OK)
+        net->pending_err = rc;
     if (n >= net->nactive)
         return false;
     const net_slot *f = &net->slots[net->active[n]];

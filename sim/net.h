@@ -5,15 +5,39 @@
  * path h->g crosses up(h) and down(g) with latency L_h + L_g. `racks`: host h sits in rack
  * h / rack_size behind a top-of-rack switch whose full-duplex uplink has its own bandwidth
  * and latency; a path between racks also crosses the source rack's uplink-up and the
- * destination rack's uplink-down, and adds both uplink latencies.
+ * destination rack's uplink-down, and adds both uplink latencies. `fat_tree`: a k-ary fat-tree
+ * (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches, k^3/4 host ports)
+ * whose switch-to-switch links have the uplink bandwidth and latency, the edge-to-aggregation
+ * ones divided by the oversubscription; a path climbs only as high as it must, through
+ * switches chosen from its endpoints (sim/net_topo.h gives the exact rule), and adds one
+ * uplink latency per switch-to-switch link.
  *
  * A message of S bytes first spends its path latency (plus any extra latency set on either
  * endpoint when it is sent), then becomes a flow that transfers S bytes at the rate max-min
- * fair sharing gives it among the flows active on the links of its path. Rates are
- * recomputed when a flow starts or ends or a link's capacity changes, and only for the flows
- * connected to that change through shared links; a flow whose rate does not change keeps its
- * completion event. With one flow per link a message takes exactly latency + S/B (to the
+ * fair sharing gives it among the flows active on the links of its path. A flow start or
+ * end, or a capacity change, marks the links it touches; before the engine's clock leaves the
+ * instant (the engine's end-of-instant hook, installed at creation), max-min is solved once,
+ * for the components connected to the marked links through shared links, each in the order
+ * its first link was marked. N pushes that reach a server together thus cost one
+ * recomputation, not N. A flow alone on all its links at its start is rated at once (the
+ * smallest capacity on its path) and its end re-rates nobody: a ring step costs O(1) per
+ * flow. A flow whose rate does not change keeps its completion event. The rates at the end of
+ * an instant are those a recomputation after every single change would have left (each
+ * component's last recomputation is the one that counts; tests/test_net_diff.c checks this
+ * against a frozen copy of that older solver; the exceptions, counted there, are the order of
+ * ends that tie to the ns and a rounding the older solver made when it re-rated a flow twice
+ * within one instant). With one flow per link a message takes exactly latency + S/B (to the
  * nanosecond: each completion time is rounded to the nearest ns once).
+ *
+ * Costs: a lone flow O(1) at its start and end. An instant with changes on shared links costs
+ * O(L + F * MAX_HOPS * log L) for the L links and F flows of the touched components (a heap
+ * built bottom-up; single-flow links whose flow froze elsewhere are never popped), plus one
+ * in-place move of the completion event of each flow whose rate changed. So n flows sharing a
+ * bottleneck still cost O(n) per start or end at a different instant (a staggered incast):
+ * each flow's remaining bytes are brought up to date at every change, and that per-flow
+ * rounding is what makes the results identical to the older solver. Removing that O(n) needs
+ * a per-link virtual clock of bytes served per flow and a heap of flows keyed by their
+ * finishing point on it, which rounds differently; that is not done yet.
  *
  * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
  * must outlive it; the runner hands those events back through sim_net_handle, which reports
@@ -34,7 +58,8 @@
 
 typedef enum sim_topology {
     SIM_TOPO_STAR = 0,
-    SIM_TOPO_RACKS = 1
+    SIM_TOPO_RACKS = 1,
+    SIM_TOPO_FAT_TREE = 2
 } sim_topology;
 
 #define SIM_NET_NO_PAYLOAD UINT32_MAX
@@ -45,8 +70,13 @@ typedef struct sim_net_config {
     const double *bandwidth_bps; /* (nhosts) NIC bandwidth per direction, bits/s, > 0 */
     const sim_time *latency_ns;  /* (nhosts) NIC latency, >= 0 */
     uint32_t rack_size;          /* racks: hosts per rack (>= 1) */
-    double uplink_bandwidth_bps; /* racks: each direction of a rack's uplink, bits/s */
-    sim_time uplink_latency_ns;  /* racks: latency of a rack's uplink */
+    double uplink_bandwidth_bps; /* racks: each direction of a rack's uplink, bits/s;
+                                    fat_tree: of each switch-to-switch link */
+    sim_time uplink_latency_ns;  /* racks: latency of a rack's uplink; fat_tree: of each
+                                    switch-to-switch link */
+    uint32_t k;                  /* fat_tree: switch radix, even, k^3 / 4 >= nhosts */
+    double oversubscription;     /* fat_tree: >= 1, edge-to-aggregation links carry
+                                    uplink_bandwidth_bps / oversubscription */
 } sim_net_config;
 
 typedef struct sim_net_msg {
@@ -63,7 +93,8 @@ typedef struct sim_net_stats {
     uint64_t delivered;  /* messages delivered */
     uint64_t dropped;    /* messages dropped because an endpoint was down */
     uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
-    uint64_t recomputes; /* max-min recomputations (one per start, end or capacity change) */
+    uint64_t recomputes; /* max-min recomputations: one per instant with changes to shared
+                            links, plus one per start or end of a flow alone on its links */
     size_t active_flows; /* flows now in their bandwidth phase */
     size_t peak_flows;   /* most flows ever in their bandwidth phase at once */
     size_t in_flight;    /* messages sent and neither delivered nor dropped */
@@ -119,8 +150,9 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);
 void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
 
 /* The current rate of the flow carrying a message, for tests: the rate in bits/s of the
- * n-th active flow (in no particular order) and its endpoints. Returns false past the end. */
-bool sim_net_flow_at(const sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
+ * n-th active flow (in no particular order) and its endpoints. Settles the current instant's
+ * pending recomputation first (sim_engine_flush). Returns false past the end. */
+bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);
 

@@ -30,7 +30,7 @@
 #define DEFAULT_STOP_S 60.0
 #define MAX_EVALS      1000000.0 /* evaluations (metrics.csv rows) in a run stopped by time */
 
-static const char *const topologies[] = { "star", "racks" };
+static const char *const topologies[] = { "star", "racks", "fat_tree" };
 
 /* The object `key` of the root, created empty when absent or null (it has defaults). */
 static int section(sim_cfg *root, const char *key, sim_cfg **out, sim_err *err)
@@ -185,15 +185,53 @@ static int read_net_override(sim_scenario *sc, sim_cfg *o, unsigned char *seen, 
     return 0;
 }
 
+/* Rejects a key of `keys` that the topology does not use. */
+static int reject_keys(sim_cfg *c, const char *const *keys, size_t n, const char *only,
+                       sim_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!sim_cfg_has(c, keys[i]))
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "$.network.%s", keys[i]);
+        return sim_err_set(err, SIM_ESCENARIO, path, "only valid with topology %s", only);
+    }
+    return 0;
+}
+
+/* fat_tree: the radix k (required, even, with k^3 / 4 host ports for every host) and the
+ * oversubscription of the edge-to-aggregation links. */
+static int read_fat_tree(sim_scenario *sc, sim_cfg *c, sim_err *err)
+{
+    int64_t k = 2;
+    double over = 1.0;
+    int rc;
+    if ((rc = sim_cfg_require(c, "k", err)) != 0 ||
+        (rc = sim_cfg_int(c, "k", 2, 1024, &k, err)) != 0 ||
+        (rc = sim_scenario_read_num(c, "oversubscription", 1.0, false, 1e6, &over, err)) != 0)
+        return rc;
+    if (k % 2 != 0)
+        return sim_err_set(err, SIM_ESCENARIO, "$.network.k", "must be even, got %lld",
+                           (long long)k);
+    if ((uint64_t)k * (uint64_t)k * (uint64_t)k / 4 < sc->net.nhosts)
+        return sim_err_set(err, SIM_ESCENARIO, "$.network.k",
+                           "a fat_tree with k = %lld has %llu host ports, fewer than the %u hosts",
+                           (long long)k, (unsigned long long)(k * k * k / 4), sc->net.nhosts);
+    sc->net.k = (uint32_t)k;
+    sc->net.oversubscription = over;
+    return 0;
+}
+
 static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
-    static const char *const racks_only[] = { "rack_size", "uplink_bandwidth_gbps",
-                                              "uplink_latency_us" };
+    static const char *const racks_only[] = { "rack_size" };
+    static const char *const fat_tree_only[] = { "k", "oversubscription" };
+    static const char *const uplink_keys[] = { "uplink_bandwidth_gbps", "uplink_latency_us" };
     int topology = SIM_TOPO_STAR;
     double gbps = 10.0, latency_us = 50.0;
     sim_time latency_ns = 0;
     uint32_t nhosts = sc->workers + sc->servers;
-    int rc = sim_cfg_choice(c, "topology", topologies, 2, &topology, err);
+    int rc = sim_cfg_choice(c, "topology", topologies, 3, &topology, err);
     if (rc != 0 ||
         (rc = sim_scenario_read_num(c, "bandwidth_gbps", 0.0, true, MAX_GBPS, &gbps, err)) != 0 ||
         (rc = sim_scenario_read_time(c, "latency_us", 0.0, false, 1e3, &latency_us, &latency_ns,
@@ -204,28 +242,35 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
     sc->net.rack_size = 1; /* star: unused */
     sc->net.uplink_bandwidth_bps = gbps * 1e9;
     sc->net.uplink_latency_ns = latency_ns;
-    if (topology == SIM_TOPO_RACKS) {
+    sc->net.oversubscription = 1.0;
+    if (topology != SIM_TOPO_RACKS && (rc = reject_keys(c, racks_only, 1, "racks", err)) != 0)
+        return rc;
+    if (topology != SIM_TOPO_FAT_TREE &&
+        (rc = reject_keys(c, fat_tree_only, 2, "fat_tree", err)) != 0)
+        return rc;
+    if (topology == SIM_TOPO_STAR)
+        rc = reject_keys(c, uplink_keys, 2, "racks or fat_tree", err);
+    if (rc == 0 && topology == SIM_TOPO_RACKS) {
         int64_t rack_size = 1;
-        double up_gbps = gbps, up_latency_us = latency_us;
         if ((rc = sim_cfg_require(c, "rack_size", err)) != 0 ||
             (rc = sim_cfg_int(c, "rack_size", 1, SIM_MAX_WORKERS + SIM_MAX_SERVERS, &rack_size,
-                              err)) != 0 ||
-            (rc = sim_scenario_read_num(c, "uplink_bandwidth_gbps", 0.0, true, MAX_GBPS, &up_gbps,
+                              err)) != 0)
+            return rc;
+        sc->net.rack_size = (uint32_t)rack_size;
+    }
+    if (rc == 0 && topology == SIM_TOPO_FAT_TREE)
+        rc = read_fat_tree(sc, c, err);
+    if (rc == 0 && topology != SIM_TOPO_STAR) {
+        double up_gbps = gbps, up_latency_us = latency_us;
+        if ((rc = sim_scenario_read_num(c, "uplink_bandwidth_gbps", 0.0, true, MAX_GBPS, &up_gbps,
                                         err)) != 0 ||
             (rc = sim_scenario_read_time(c, "uplink_latency_us", 0.0, false, 1e3, &up_latency_us,
                                          &sc->net.uplink_latency_ns, err)) != 0)
             return rc;
-        sc->net.rack_size = (uint32_t)rack_size;
         sc->net.uplink_bandwidth_bps = up_gbps * 1e9;
-    } else {
-        for (size_t i = 0; i < 3; i++) {
-            if (!sim_cfg_has(c, racks_only[i]))
-                continue;
-            char path[512];
-            snprintf(path, sizeof(path), "$.network.%s", racks_only[i]);
-            return sim_err_set(err, SIM_ESCENARIO, path, "only valid with topology racks");
-        }
     }
+    if (rc != 0)
+        return rc;
     sc->bandwidth_bps = calloc(nhosts, sizeof(*sc->bandwidth_bps));
     sc->latency_ns = calloc(nhosts, sizeof(*sc->latency_ns));
     unsigned char *seen = calloc(nhosts, 1);

@@ -203,6 +203,103 @@ START_TEST(engine_stops_on_request_and_on_handler_error)
 }
 END_TEST
 
+/* The end-of-instant hook: requested by the handlers of three events at t = 40, it runs once,
+ * after the last of them and before the event at t = 90; what it schedules at now runs
+ * before the clock moves, and an error it returns stops the run. */
+typedef struct flusher {
+    trace t;
+    size_t calls;
+    size_t seen_at_call; /* events recorded when the hook first ran */
+    int fail;
+} flusher;
+
+static int flush_record(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    flusher *f = ud;
+    if (ev->arg[0] < 100)
+        sim_engine_request_flush(eng);
+    return record(&f->t, eng, ev, err);
+}
+
+static int on_flush(void *ud, sim_engine *eng, sim_err *err)
+{
+    (void)err;
+    flusher *f = ud;
+    if (f->calls++ == 0) {
+        f->seen_at_call = f->t.n;
+        sim_event ev = tagged(100);
+        ck_assert_int_eq(sim_engine_schedule(eng, 0, &ev, NULL), 0);
+    }
+    return f->fail;
+}
+
+START_TEST(engine_runs_the_flush_hook_once_before_the_clock_moves)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    flusher f = { 0 };
+    sim_engine_set_flush(eng, on_flush, &f);
+    for (uint64_t i = 0; i < 3; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, 40, &ev, NULL), 0);
+    }
+    sim_event late = tagged(200);
+    ck_assert_int_eq(sim_engine_schedule(eng, 90, &late, NULL), 0);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, flush_record, &f, NULL), 0);
+    ck_assert_uint_eq(f.calls, 1);
+    ck_assert_uint_eq(f.seen_at_call, 3);
+    ck_assert_uint_eq(f.t.n, 5);
+    ck_assert_uint_eq(f.t.tag[3], 100);
+    ck_assert_int_eq(f.t.time[3], 40);
+    ck_assert_uint_eq(f.t.tag[4], 200);
+    /* Nothing requested: sim_engine_flush does nothing; requested with a failing hook: the
+     * run stops with the hook's error. */
+    ck_assert_int_eq(sim_engine_flush(eng, NULL), 0);
+    ck_assert_uint_eq(f.calls, 1);
+    f.fail = SIM_ENUMERIC;
+    sim_event again = tagged(7);
+    ck_assert_int_eq(sim_engine_schedule(eng, 5, &again, NULL), 0);
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, flush_record, &f, NULL), SIM_ENUMERIC);
+    ck_assert_uint_eq(f.calls, 2);
+    sim_engine_set_flush(eng, NULL, NULL);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
+/* Rescheduling moves an event as a cancel and a schedule would: it takes a fresh sequence
+ * number (so among events at its new time it comes last), keeps its id, and refuses stale
+ * ids and the past. */
+START_TEST(engine_reschedule_acts_as_cancel_then_schedule)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_event_id ids[5];
+    const sim_time at[] = { 300, 100, 700, 300, 500 };
+    for (uint64_t i = 0; i < 5; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, at[i], &ev, &ids[i]), 0);
+    }
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[0], 300), 0); /* now after tag 3 */
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[2], 50), 0);  /* earlier */
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[1], 900), 0); /* later */
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[4]), 0);
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[4], 600), SIM_EINVAL);
+    trace t = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL), 0);
+    const uint64_t order[] = { 2, 3, 0, 1 };
+    const sim_time times[] = { 50, 300, 300, 900 };
+    ck_assert_uint_eq(t.n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(t.tag[i], order[i]);
+        ck_assert_int_eq(t.time[i], times[i]);
+    }
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[1], 1000), SIM_EINVAL); /* already ran */
+    sim_event ev = tagged(9);
+    sim_event_id id;
+    ck_assert_int_eq(sim_engine_schedule(eng, 10, &ev, &id), 0);
+    ck_assert_int_eq(sim_engine_reschedule(eng, id, 899), SIM_EINVAL); /* the past */
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 /* Inside a handler the dispatched event is gone: queries, cancels and schedules made there
  * see only the events still pending. */
 typedef struct inside {
@@ -271,10 +368,12 @@ Suite *test_suite(void)
     tcase_add_test(cancel, engine_cancels_pending_events_and_ignores_stale_ids);
     tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
+    tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
     tcase_set_timeout(cancel, 60);
     suite_add_tcase(s, cancel);
     TCase *run = tcase_create("run");
     tcase_add_test(run, engine_stops_on_request_and_on_handler_error);
+    tcase_add_test(run, engine_runs_the_flush_hook_once_before_the_clock_moves);
     suite_add_tcase(s, run);
     return s;
 }

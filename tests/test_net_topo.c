@@ -1,0 +1,236 @@
+/* Network: the fat-tree topology, exact to the ns like the racks' tests in test_net.c.
+ *
+ * k = 4: hosts 0..15, pod x / 4, edge switch (x / 2) mod 2 of its pod; a path climbs to
+ * aggregation switch (src + dst) mod 2 and, between pods, to core switch
+ * ((src + dst) / 2) mod 2 of that switch's group (sim/net_topo.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "suite.h"
+
+enum {
+    HOSTS = 16,
+    MAX_LOG = 16
+};
+
+typedef struct harness {
+    sim_engine *eng;
+    sim_net *net;
+    size_t n;
+    uint64_t tag[MAX_LOG];
+    sim_time at_ns[MAX_LOG];
+} harness;
+
+static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    harness *h = ud;
+    sim_net_msg msg;
+    int rc = sim_net_handle(h->net, ev, &msg, err);
+    if (rc <= 0)
+        return rc;
+    ck_assert_uint_lt(h->n, MAX_LOG);
+    h->tag[h->n] = msg.tag;
+    h->at_ns[h->n] = sim_engine_now(eng);
+    h->n++;
+    return 0;
+}
+
+static void harness_init(harness *h, const sim_net_config *cfg)
+{
+    memset(h, 0, sizeof(*h));
+    sim_err err;
+    h->eng = sim_engine_create(64, &err);
+    ck_assert_ptr_nonnull(h->eng);
+    h->net = sim_net_create(cfg, h->eng, &err);
+    ck_assert_msg(h->net != NULL, "%s", err.msg);
+}
+
+static void harness_run(harness *h)
+{
+    sim_err err;
+    ck_assert_int_eq(sim_engine_run(h->eng, SIM_TIME_NEVER, dispatch, h, &err), 0);
+}
+
+static void harness_fini(harness *h)
+{
+    sim_net_destroy(h->net);
+    sim_engine_destroy(h->eng);
+}
+
+static void send(harness *h, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
+{
+    sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
+    m.payload = SIM_NET_NO_PAYLOAD;
+    sim_err err;
+    ck_assert_int_eq(sim_net_send(h->net, &m, &err), 0);
+}
+
+static sim_time delivered_at(const harness *h, uint64_t tag)
+{
+    for (size_t i = 0; i < h->n; i++)
+        if (h->tag[i] == tag)
+            return h->at_ns[i];
+    ck_abort_msg("tag %llu not delivered", (unsigned long long)tag);
+    return -1;
+}
+
+static sim_time xfer_ns(double bytes, double rate_bps)
+{
+    return llround(bytes * 8e9 / rate_bps);
+}
+
+typedef struct fat_tree {
+    double bw[HOSTS];
+    sim_time lat[HOSTS];
+    sim_net_config cfg;
+} fat_tree;
+
+static void fat_tree_init(fat_tree *t, double nic, double fabric, double over, sim_time up_lat)
+{
+    for (size_t i = 0; i < HOSTS; i++) {
+        t->bw[i] = nic;
+        t->lat[i] = 1301 + 17 * (sim_time)i;
+    }
+    t->cfg = (sim_net_config){ .topology = SIM_TOPO_FAT_TREE,
+                               .nhosts = HOSTS,
+                               .bandwidth_bps = t->bw,
+                               .latency_ns = t->lat,
+                               .uplink_bandwidth_bps = fabric,
+                               .uplink_latency_ns = up_lat,
+                               .k = 4,
+                               .oversubscription = over };
+}
+
+START_TEST(fat_tree_one_flow_takes_latency_plus_size_over_its_bottleneck)
+{
+    /* Under one edge switch (0 -> 1), within a pod (0 -> 2) and between pods (0 -> 13): 0, 2
+     * and 4 switch-to-switch links. The fabric (8.3e9, halved at the edge by oversubscription
+     * 2) is slower than the NICs (25.1e9), so it is the bottleneck once a flow leaves its
+     * edge switch. Each flow runs alone. */
+    const double nic = 25.1e9, fabric = 8.3e9;
+    const sim_time up_lat = 733;
+    fat_tree t;
+    fat_tree_init(&t, nic, fabric, 2.0, up_lat);
+    harness h;
+    harness_init(&h, &t.cfg);
+    const uint64_t bytes = 2718281;
+    const uint32_t dsts[] = { 1, 2, 13 };
+    const sim_time hops[] = { 0, 2, 4 };
+    const double rates[] = { nic, fabric / 2.0, fabric / 2.0 };
+    for (uint64_t i = 0; i < 3; i++) {
+        sim_time lat = t.lat[0] + t.lat[dsts[i]] + hops[i] * up_lat;
+        ck_assert_int_eq(sim_net_path_latency(h.net, 0, dsts[i]), lat);
+        ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, dsts[i]), rates[i]);
+        sim_time t0 = sim_engine_now(h.eng);
+        send(&h, 0, dsts[i], bytes, i);
+        harness_run(&h);
+        ck_assert_int_eq(delivered_at(&h, i), t0 + lat + xfer_ns((double)bytes, rates[i]));
+    }
+    harness_fini(&h);
+}
+END_TEST
+
+START_TEST(fat_tree_flows_across_the_core_share_as_max_min_says)
+{
+    /* f1: 0 -> 4 and f2: 1 -> 7 (sums 4 and 8: aggregation switch 0, core switch 0) share the
+     * uplink of pod 0's edge switch 0 (10e9 / 2 = 5e9): 2.5e9 each. f3: 2 -> 10 (sum 12: the
+     * same aggregation and core switches, then down into pod 2) comes from edge switch 1 and
+     * shares only pod 0's aggregation-to-core link (10e9) with them, where it takes the
+     * leftover 10e9 - 2 * 2.5e9 = 5e9, which its own edge uplink (5e9) allows too. f3 ends
+     * first; f1 and f2 stay held by their edge uplink. The NICs (40e9) are never the
+     * bottleneck; all latencies are equal so all three start together. */
+    fat_tree t;
+    fat_tree_init(&t, 40e9, 10e9, 2.0, 500);
+    for (size_t i = 0; i < HOSTS; i++)
+        t.lat[i] = 1000;
+    harness h;
+    harness_init(&h, &t.cfg);
+    const uint64_t bytes = 3141593;
+    send(&h, 0, 4, bytes, 1);
+    send(&h, 1, 7, bytes, 2);
+    send(&h, 2, 10, bytes, 3);
+    sim_time t0 = 2000 + 4 * 500;
+    sim_err err;
+    ck_assert_int_eq(sim_engine_run(h.eng, t0, dispatch, &h, &err), 0);
+    uint32_t src, dst;
+    double rate;
+    for (size_t i = 0; sim_net_flow_at(h.net, i, &src, &dst, &rate); i++)
+        ck_assert_double_eq(rate, (src == 2 ? 5e9 : 2.5e9));
+    harness_run(&h);
+    ck_assert_int_eq(delivered_at(&h, 3), t0 + xfer_ns((double)bytes, 5e9));
+    ck_assert_int_eq(delivered_at(&h, 1), t0 + xfer_ns((double)bytes, 2.5e9));
+    ck_assert_int_eq(delivered_at(&h, 2), t0 + xfer_ns((double)bytes, 2.5e9));
+    harness_fini(&h);
+}
+END_TEST
+
+START_TEST(fat_tree_spreads_flows_from_one_edge_switch_over_both_aggregation_switches)
+{
+    /* 0 -> 4 (sum 4: aggregation switch 0) and 0 -> 5 (sum 5: switch 1) leave pod 0 by
+     * different edge uplinks: with the NIC at 40e9 and edge uplinks at 10e9, each runs at
+     * 10e9; sharing up(0) (40e9) costs neither anything. */
+    fat_tree t;
+    fat_tree_init(&t, 40e9, 10e9, 1.0, 0);
+    for (size_t i = 0; i < HOSTS; i++)
+        t.lat[i] = 0;
+    harness h;
+    harness_init(&h, &t.cfg);
+    const uint64_t bytes = 1000003;
+    send(&h, 0, 4, bytes, 1);
+    send(&h, 0, 5, bytes, 2);
+    harness_run(&h);
+    ck_assert_int_eq(delivered_at(&h, 1), xfer_ns((double)bytes, 10e9));
+    ck_assert_int_eq(delivered_at(&h, 2), xfer_ns((double)bytes, 10e9));
+    harness_fini(&h);
+}
+END_TEST
+
+static void expect_rejected(const sim_net_config *cfg, const char *needle)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_ptr_null(sim_net_create(cfg, eng, &err));
+    ck_assert_int_eq(err.code, SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' lacks '%s'", err.msg, needle);
+    sim_engine_destroy(eng);
+}
+
+START_TEST(fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription)
+{
+    fat_tree t;
+    fat_tree_init(&t, 10e9, 10e9, 1.0, 0);
+    t.cfg.k = 3;
+    expect_rejected(&t.cfg, "k must be even");
+    t.cfg.k = 0;
+    expect_rejected(&t.cfg, "k must be even");
+    t.cfg.k = 2; /* 2 hosts */
+    expect_rejected(&t.cfg, "fewer than 16");
+    t.cfg.k = 4;
+    t.cfg.oversubscription = 0.5;
+    expect_rejected(&t.cfg, "oversubscription");
+    t.cfg.oversubscription = NAN;
+    expect_rejected(&t.cfg, "oversubscription");
+    t.cfg.oversubscription = 1.0;
+    t.cfg.uplink_bandwidth_bps = 0.0;
+    expect_rejected(&t.cfg, "uplink_bandwidth_bps");
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("net_topo");
+    TCase *tc = tcase_create("fat_tree");
+    tcase_add_test(tc, fat_tree_one_flow_takes_latency_plus_size_over_its_bottleneck);
+    tcase_add_test(tc, fat_tree_flows_across_the_core_share_as_max_min_says);
+    tcase_add_test(tc, fat_tree_spreads_flows_from_one_edge_switch_over_both_aggregation_switches);
+    tcase_add_test(tc, fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription);
+    suite_add_tcase(s, tc);
+    return s;
+}

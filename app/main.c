@@ -216,6 +216,8 @@ static int cmd_list(int argc, char **argv)
         printf("%-12s %s\n", "star", "every NIC on one ideal switch");
         printf("%-12s %s\n", "racks",
                "racks of rack_size hosts behind top-of-rack switches with uplinks");
+        printf("%-12s %s\n", "fat_tree",
+               "k-ary fat-tree (k^3/4 hosts), paths chosen from the endpoints; oversubscription");
     } else {
         return usage_error("cannot list \"%s\" (protocols, models, datasets, topologies)", argv[0]);
     }

@@ -141,6 +141,11 @@ static int check_network(sim_scenario *sc, uint64_t message_bytes, sim_err *err)
         (rc = check_gbps(net, "uplink_bandwidth_gbps", bits, hosts, bytes, err)) != 0 ||
         (rc = sim_cfg_array_len(net, "overrides", &n, err)) != 0)
         return rc;
+    /* A fat-tree's edge-to-aggregation links carry the switch bandwidth / oversubscription. */
+    if (sc->net.topology == SIM_TOPO_FAT_TREE && sc->net.oversubscription > 1.0 &&
+        (rc = check_link("$.network.oversubscription", bits, hosts,
+                         sc->net.uplink_bandwidth_bps / sc->net.oversubscription, bytes, err)) != 0)
+        return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
         sim_cfg *o = NULL;
         if ((rc = sim_cfg_at(net, "overrides", i, &o, err)) == 0)

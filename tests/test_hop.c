@@ -371,6 +371,31 @@ START_TEST(a_failed_in_neighbour_is_a_backup_and_rejoins)
 }
 END_TEST
 
+START_TEST(tokens_of_a_down_in_neighbour_are_not_waited_for)
+{
+    /* Directed ring, b = 0, a 2-token window: worker 3's only in-neighbour, 2, fails for good
+     * at 0.2 s. Without "a down in-neighbour is a backup" 3 would wait for 2's tokens and
+     * updates forever, and the whole ring behind it. Instead 3 runs on alone (plain SGD), the
+     * others follow it, and the token bound holds on every live edge. */
+    const char *sets[] = { "protocol.graph=\"directed_ring\"", "protocol.backup_workers=0",
+                           "protocol.max_iteration_gap=2",
+                           "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.2}]",
+                           "eval.every_s=0.1" };
+    observer *obs = calloc(1, sizeof(*obs));
+    outputs o = run_obs(timing_json, sets, 5, obs);
+    ck_assert_str_eq(o.sum.stop_reason, "time");
+    ck_assert_double_eq(violations(&o), 0);
+    ck_assert_double_le(rep(&o, "max_gap_observed"), 2);
+    ck_assert_double_gt(rep(&o, "tokens_sent"), 0);
+    size_t z = obs->n - 1;
+    for (unsigned w = 0; w < 8; w++)
+        if (w != 2)
+            ck_assert_uint_gt(obs->iters[z][w], obs->iters[3][w] + 40);
+    harness_cleanup(o.dir);
+    free(obs);
+}
+END_TEST
+
 START_TEST(runs_are_deterministic)
 {
     bool f;
@@ -411,6 +436,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, with_backup_workers_the_mean_moves_and_the_count_is_kept);
     tcase_add_test(tc, a_slow_worker_skips_and_the_others_do_not);
     tcase_add_test(tc, a_failed_in_neighbour_is_a_backup_and_rejoins);
+    tcase_add_test(tc, tokens_of_a_down_in_neighbour_are_not_waited_for);
     tcase_add_test(tc, runs_are_deterministic);
     tcase_add_test(tc, the_example_scenario_validates);
     suite_add_tcase(s, tc);

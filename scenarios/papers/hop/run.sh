@@ -33,6 +33,10 @@ for m in $models; do
         for p in std hop; do
             "$bin" run "$here/$m-$s-$p.json" -o "$out/$m-$s-$p" --quiet
         done
+        if [ "$smoke" = 0 ] && [ "$s" = det ]; then # ablation: the same hop without skipping
+            "$bin" run "$here/$m-det-hop.json" -o "$out/$m-det-noskip" --quiet \
+                --set name="$m-det-noskip" --set protocol.skip=false
+        fi
         if [ "$smoke" = 0 ]; then
             "$bin" plot "$out/$m-$s-std" "$out/$m-$s-hop" -o "$out/figures/$m-$s" >/dev/null
         fi
@@ -67,5 +71,14 @@ for m in models:
               f"{'-' if speed is None else f'{speed:.2f}x'} | {ra:.0f} | {rb:.0f} | {rb / ra:.2f}x | "
               f"{rep['skipped_iterations']:.0f} ({rep['skipped_w3']:.0f}) | {rep['updates_used_mean']:.3f} | "
               f"{target} | {'yes' if met else 'NO'} |")
+if os.path.exists(os.path.join(out, f"{models[0]}-det-noskip", "summary.json")):
+    print()
+    print("| model | one worker 5x: hop without skipping, time to target s | samples/s | speed-up over std |")
+    print("|---|---|---|---|")
+    for m in models:
+        a, c = load(f"{m}-det-std"), load(f"{m}-det-noskip")
+        ta, tc = a["time_to_target_s"], c["time_to_target_s"]
+        sp = "-" if ta is None or tc is None else f"{ta / tc:.2f}x"
+        print(f"| {m} | {'not reached' if tc is None else f'{tc:.2f}'} | {c['mean_throughput_sps']:.0f} | {sp} |")
 sys.exit(0 if ok else 1)
 PY

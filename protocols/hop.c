@@ -192,6 +192,10 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     hop *st = state;
     st->n = sc->workers;
     int64_t b = 1, s = 0, gap = 4, q = 2, max_skip = -1;
+    st->graph = 0;
+    st->late = 0;
+    st->skip = false;
+    st->tighten = false;
     int rc = sim_cfg_choice(cfg, "graph", graph_names, sizeof(graph_names) / sizeof(graph_names[0]),
                             &st->graph, err);
     if (rc != SIM_OK)
@@ -730,8 +734,10 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->used_min = UINT64_MAX;
     for (uint32_t e = 0; e < st->g.edges; e++)
         st->joined[e] = 1;
-    for (uint32_t w = 0; w < st->n; w++)
+    for (uint32_t w = 0; w < st->n; w++) {
         st->w[w].state = sim_ctx_down(ctx, w) ? HS_DOWN : HS_TOKENS;
+        st->failed = st->failed || sim_ctx_down(ctx, w);
+    }
     for (uint32_t w = 0; w < st->n; w++) {
         rc = try_start(st, ctx, w, err);
         if (rc != SIM_OK)

@@ -4,13 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd,
-    proto_gossip, proto_syncswitch;
+/* Each protocol file exports only its ops table. */
+extern const proto_ops proto_allreduce;
+extern const proto_ops proto_localsgd;
+extern const proto_ops proto_dpsgd;
+extern const proto_ops proto_ps;
+extern const proto_ops proto_adpsgd;
+extern const proto_ops proto_gossip;
+extern const proto_ops proto_syncswitch;
+extern const proto_ops proto_hop;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd,      &proto_ps,
-    &proto_adpsgd,    &proto_gossip,   &proto_syncswitch,
+    &proto_allreduce,  /* ring all-reduce SGD */
+    &proto_localsgd,   /* local steps, then a model all-reduce */
+    &proto_dpsgd,      /* synchronous gossip on a graph */
+    &proto_ps,         /* parameter server: BSP, ASP, SSP */
+    &proto_adpsgd,     /* asynchronous pairwise gossip */
+    &proto_gossip,     /* synchronous ring gossip over live neighbours */
+    &proto_syncswitch, /* parameter server, BSP then ASP */
+    &proto_hop,        /* queue-based decentralized training */
 };
 
 const proto_ops *proto_find(const char *name)

@@ -1,0 +1,834 @@
+/* Hop: queue-based decentralized training with backup workers, bounded staleness, token
+ * queues and skipping (PROTOCOLS §3, Luo et al., ASPLOS 2019). Every mechanism below is the
+ * [R] reconstruction of PROTOCOLS §3.2-3.3; the choices we made are stated here.
+ *
+ * Worker i, iteration k (send before wait, §3.2):
+ *   1. tokens: for every up in-neighbour j, i may start k only if k < seen_ij + G, where
+ *      seen_ij is the count of iterations j has reported completed (the token deposits that
+ *      reached i) and G = max_iteration_gap: exactly "take one token from each TQ_i[j]"
+ *      with G initial tokens. G = 0: no token queues at all.
+ *   2. compute the gradient on x_i, one optimizer step, then send (i, k, x_i) to every up
+ *      out-neighbour (S bytes, a real snapshot).
+ *   3. wait until at least need = min(|N_in| - b, up in-neighbours) in-neighbours have a
+ *      usable update in UQ_i (tag >= k - s); a down in-neighbour thus counts as one of the
+ *      b backups, and once more are down than b, i waits for every up one.
+ *   4. x_i = (x_i + sum of the selected updates) / (1 + |R|): every in-neighbour with a
+ *      usable update takes part (at least need of them), summed in worker-id order.
+ *   5. deposit a token (a 64-byte control message carrying k + 1, the count of completed
+ *      iterations) into TQ_o[i] of every up out-neighbour o; k = k + 1; then the skip rule.
+ *
+ * Update queues. UQ_i keeps, per in-neighbour, its `queue_capacity` (Q, default 2) newest
+ * updates, sorted by tag; a newer arrival pushes out the oldest. So a worker holds at most
+ * Q * |N_in(i)| snapshots at once (sim_ctx_hold), and a run at most Q * edges. From sender j
+ * at iteration k, i selects the update with the largest tag in [k - s, k] (the one of its
+ * own iteration when there is one: with b = s = 0 and no failures this is exactly the
+ * standard algorithm of §3.1), or else the oldest held tag above k (a sender ahead of i;
+ * its tag is >= k - s too). After averaging, updates below the next window (tag < k + 1 - s)
+ * are released. late_updates "newest" (default) keeps the others, so an update that came
+ * too late for its own iteration (its sender was a backup) is still used while within the
+ * staleness bound, and the newest update may serve several iterations (§3.2's combined
+ * loop); "drop" releases every update once used and drops on arrival an update whose
+ * iteration its receiver has already passed.
+ *
+ * Skipping (§3.3, skip true). After finishing iteration k, if every up in-neighbour has an
+ * update with tag >= k + 2 in UQ_i, let T be the smallest of their newest tags; i jumps to
+ * k' = min(T, k + 1 + max_skip (0: no cap), the token limit seen_ij + G - 1), skipping
+ * iterations k+1..k'-1 without computing: it averages with the updates selected for
+ * iteration k' - 1, sends its model once tagged k' - 1 (the end of the skipped range) and
+ * deposits tokens carrying k', then starts k'. Skipped iterations are not counted as
+ * iterations (no samples were processed).
+ *
+ * Failures. A down worker loses its computation and its queued updates (released at once);
+ * its in-neighbours keep what it already sent them (data) and stop waiting for it, both in
+ * step 1 (its tokens) and step 3 (it is a backup; what it sent before failing is still
+ * mixed while fresh, but no longer waited for). On recovery the worker asks each up
+ * in-neighbour for its iteration (a 64-byte JOIN); the reply (S bytes) carries the
+ * replier's iteration and its model, which stands for the replier's last update (that
+ * update may have been lost while the worker was down) and refreshes seen_ij. When all
+ * answered (or failed) it resumes at K = the largest of its own iteration and the answers,
+ * lowered (with tokens) to the smallest answer + G but never below its own, keeps its model
+ * and, as after a skip, sends it tagged K - 1 and deposits tokens carrying K to its up
+ * out-neighbours, so that nobody waits for updates or tokens of iterations it jumped over.
+ * Token deposits and updates sent to a down worker are lost like any message; the JOIN
+ * replies replace them. An out-neighbour far ahead of a recovered worker (possible on
+ * directed graphs, where nothing held it back meanwhile) waits for it to catch up.
+ *
+ * Defaults: graph ring, b = 1 (0 when a worker has a single in-neighbour), s = 0, G = 4,
+ * skip off, max_skip = G, late_updates newest, Q = 2.
+ *
+ * Checks (PROTOCOLS §3.6), made inside the protocol at every iteration start and every
+ * averaging, counted in protocol_report (violations_gap, _distance, _need, _staleness; the observe
+ * hook sees only evaluations): (1) b = s = 0 without tokens, before any failure: iter(i) - iter(j)
+ * <= dist(j -> i) for every pair (iter = the iteration a worker is in or waiting to start), with
+ * the all-pairs BFS distances (only for n <= 1024); (2) on every edge j -> i with both ends up:
+ * iter(i) - iter(j) <= G with tokens, <= s + 1 with b = 0 without tokens; an edge touching a
+ * recovered worker is checked again once the bound holds on it; (3) every averaging uses >= need
+ * updates, (4) each with tag >= k - s. The test-only parameter check_tighten makes every bound one
+ * tighter, so that runs reaching the bounds must report violations: the checks can fire.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "protocols/graph.h"
+#include "protocols/msg.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    MSG_UPDATE = 0,  /* seq = the sender's iteration; S bytes and its model */
+    MSG_SKIP = 1,    /* seq = the last skipped iteration; S bytes and the model */
+    MSG_TOKEN = 2,   /* seq = iterations the sender has completed; 64 bytes */
+    MSG_JOIN = 3,    /* a recovered worker asks for the iteration; 64 bytes */
+    MSG_REPLY = 4,   /* seq = the replier's iteration k; S bytes, its model as of tag k - 1 */
+    MSG_REPLY_AT = 5 /* the same from a replier that already sent k: its model as of tag k */
+};
+
+enum {
+    CTRL_BYTES = 64,    /* a token or join message */
+    MAX_DIST_N = 1024,  /* the all-pairs distance check up to this many workers */
+    MAX_PER_WORKER = 16 /* skipped_wN keys in the report */
+};
+
+enum {
+    BAD_GAP = 0,  /* the per-edge gap bound */
+    BAD_DIST = 1, /* the distance bound */
+    BAD_NEED = 2, /* too few updates in an averaging */
+    BAD_STALE = 3 /* an update older than k - s */
+};
+
+enum {
+    HS_DOWN = 0,
+    HS_JOINING = 1,
+    HS_TOKENS = 2,    /* waiting to start iteration k */
+    HS_COMPUTING = 3, /* computing iteration k */
+    HS_UPDATES = 4    /* waiting for the updates of iteration k */
+};
+
+static const char *const graph_names[] = {
+    "ring",          "double_ring",          "exponential",          "torus",         "complete",
+    "directed_ring", "directed_double_ring", "directed_exponential", "directed_torus"
+};
+static const graph_kind graph_kinds[] = { GRAPH_RING,        GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL,
+                                          GRAPH_TORUS,       GRAPH_COMPLETE,    GRAPH_RING,
+                                          GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL, GRAPH_TORUS };
+static const char *const late_names[] = { "newest", "drop" };
+static const char *const skipped_keys[MAX_PER_WORKER] = {
+    "skipped_w0",  "skipped_w1",  "skipped_w2",  "skipped_w3", "skipped_w4",  "skipped_w5",
+    "skipped_w6",  "skipped_w7",  "skipped_w8",  "skipped_w9", "skipped_w10", "skipped_w11",
+    "skipped_w12", "skipped_w13", "skipped_w14", "skipped_w15"
+};
+
+typedef struct hop_worker {
+    uint64_t k;       /* current iteration (running or waiting to start) */
+    uint64_t join_k;  /* JOINING: the largest iteration answered so far */
+    uint64_t join_lo; /* JOINING: the smallest */
+    uint64_t skipped; /* iterations skipped */
+    uint32_t pending; /* JOINING: replies awaited */
+    uint8_t state;    /* HS_* */
+} hop_worker;
+
+typedef struct hop {
+    /* parameters */
+    uint32_t n;
+    int graph, late;
+    graph_spec spec;
+    uint32_t b, q;
+    uint64_t s, gap, max_skip;
+    bool skip, tighten;
+    /* run state */
+    graph g;
+    hop_worker *w;    /* (n) */
+    uint64_t *tag;    /* (edges, q) held update tags by in-slot, ascending */
+    uint32_t *held;   /* (edges, q) their snapshot handles */
+    uint32_t *count;  /* (edges) updates held per in-slot */
+    uint64_t *seen;   /* (edges) completed iterations reported by the in-neighbour */
+    uint8_t *asked;   /* (edges) a JOIN of the head waits for this in-neighbour's reply */
+    uint8_t *joined;  /* (edges) the gap check applies */
+    uint32_t *dist;   /* (n, n) dist[j * n + i] = hops j -> i, or NULL */
+    const float **xs; /* (max in-degree + 1) the models being averaged */
+    int32_t *pick_q;  /* (max in-degree) the update selected per in-slot */
+    float *mix;       /* (nparams) */
+    size_t nparams;
+    uint64_t bytes;
+    bool failed; /* a failure happened: the distance check stops */
+    /* report */
+    uint64_t averagings, used_sum, used_min, degraded, skips, skipped, checks;
+    uint64_t bad[4]; /* violations: BAD_GAP, BAD_DIST, BAD_NEED, BAD_STALE */
+    int64_t max_gap;
+    uint64_t updates_sent, tokens_sent, superseded, late_dropped, rejoins, max_held;
+} hop;
+
+static msg_hdr hdr(uint32_t kind, uint64_t seq)
+{
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
+    return h;
+}
+
+static bool is_up(const hop *st, uint32_t w)
+{
+    return st->w[w].state != HS_DOWN;
+}
+
+/* The in-slot of edge j -> i, or GRAPH_NONE. */
+static uint32_t in_slot(const graph *g, uint32_t i, uint32_t j)
+{
+    uint32_t lo = g->in_off[i], hi = g->in_off[i + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->in_adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->in_off[i + 1] && g->in_adj[lo] == j ? lo : GRAPH_NONE;
+}
+
+/* ---- configuration ---- */
+
+static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    hop *st = state;
+    st->n = sc->workers;
+    int64_t b = 1, s = 0, gap = 4, q = 2, max_skip = -1;
+    st->graph = 0;
+    st->late = 0;
+    st->skip = false;
+    st->tighten = false;
+    int rc = sim_cfg_choice(cfg, "graph", graph_names, sizeof(graph_names) / sizeof(graph_names[0]),
+                            &st->graph, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->spec =
+        (graph_spec){ .kind = graph_kinds[st->graph], .n = st->n, .directed = st->graph >= 5 };
+    rc = graph_spec_check(&st->spec, err);
+    if (rc != SIM_OK) {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg);
+        return sim_cfg_fail(cfg, "graph", err, "%s", why);
+    }
+    uint32_t lo, hi;
+    graph_degree_range(&st->spec, &lo, &hi);
+    if (graph_edge_count(&st->spec) > (1u << 26))
+        return sim_cfg_fail(cfg, "graph", err, "more than %u directed edges", 1u << 26);
+    b = lo > 1 ? 1 : 0; /* 1, or 0 where a worker has one in-neighbour */
+    rc = sim_cfg_int(cfg, "backup_workers", 0, 1000000, &b, err);
+    if (rc == SIM_OK && (uint64_t)b > (lo > 0 ? lo - 1 : 0))
+        return sim_cfg_fail(cfg, "backup_workers", err,
+                            "must be at most the in-degree - 1 (%u) of \"%s\", got %lld",
+                            lo > 0 ? lo - 1 : 0, graph_names[st->graph], (long long)b);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "staleness", 0, 1000000, &s, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "max_iteration_gap", 0, 1000000, &gap, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_bool(cfg, "skip", &st->skip, err);
+    max_skip = gap;
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "max_skip", 0, 1000000, &max_skip, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "late_updates", late_names, 2, &st->late, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "queue_capacity", 1, 64, &q, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_bool(cfg, "check_tighten", &st->tighten, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->b = (uint32_t)b;
+    st->s = (uint64_t)s;
+    st->gap = (uint64_t)gap;
+    st->max_skip = (uint64_t)max_skip;
+    st->q = (uint32_t)q;
+    return SIM_OK;
+}
+
+static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const hop *st = state;
+    uint64_t e = graph_edge_count(&st->spec), n = sc->workers;
+    uint64_t dist = n <= MAX_DIST_N ? n * n * sizeof(uint32_t) : 0;
+    return graph_memory(&st->spec) + n * sizeof(hop_worker) +
+           e * (st->q * (sizeof(uint64_t) + sizeof(uint32_t)) + sizeof(uint32_t) +
+                sizeof(uint64_t) + 2) +
+           dist + (n + 1) * (sizeof(float *) + sizeof(int32_t)) +
+           (uint64_t)num_params * sizeof(float);
+}
+
+static void hp_fini(void *state)
+{
+    hop *st = state;
+    graph_fini(&st->g);
+    free(st->w);
+    free(st->tag);
+    free(st->held);
+    free(st->count);
+    free(st->seen);
+    free(st->asked);
+    free(st->joined);
+    free(st->dist);
+    free(st->xs);
+    free(st->pick_q);
+    sim_tensor_free(st->mix);
+}
+
+/* ---- checks ---- */
+
+static void violation(hop *st, int kind, bool ok)
+{
+    st->checks++;
+    st->bad[kind] += ok ? 0 : 1;
+}
+
+/* The gap bounds at worker i (it just started an iteration or jumped). */
+static void check_gaps(hop *st, uint32_t i)
+{
+    int64_t t = st->tighten ? 1 : 0;
+    int64_t ki = (int64_t)st->w[i].k;
+    bool edge_bound = st->gap > 0 || st->b == 0;
+    int64_t bound = st->gap > 0 ? (int64_t)st->gap : (int64_t)st->s + 1;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
+        uint32_t j = st->g.in_adj[e];
+        if (!is_up(st, j) || st->w[j].state == HS_JOINING) {
+            st->joined[e] = 0;
+            continue;
+        }
+        int64_t d = ki - (int64_t)st->w[j].k;
+        if (st->joined[e] == 0 && (!edge_bound || d <= bound))
+            st->joined[e] = 1;
+        if (st->joined[e] == 0)
+            continue;
+        st->max_gap = d > st->max_gap ? d : st->max_gap;
+        if (edge_bound)
+            violation(st, BAD_GAP, d <= bound - t);
+    }
+    if (st->dist != NULL && !st->failed && st->b == 0 && st->s == 0 && st->gap == 0)
+        for (uint32_t j = 0; j < st->n; j++) {
+            uint32_t dj = st->dist[(size_t)j * st->n + i];
+            if (j != i && dj != GRAPH_NONE)
+                violation(st, BAD_DIST, ki - (int64_t)st->w[j].k <= (int64_t)dj - t);
+        }
+}
+
+/* ---- update queues ---- */
+
+static uint32_t up_in(const hop *st, uint32_t i)
+{
+    uint32_t c = 0;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
+        c += is_up(st, st->g.in_adj[e]) ? 1 : 0;
+    return c;
+}
+
+static uint32_t need_of(const hop *st, uint32_t i)
+{
+    uint32_t deg = graph_in_degree(&st->g, i), up = up_in(st, i);
+    uint32_t full = deg > st->b ? deg - st->b : 0;
+    return full < up ? full : up;
+}
+
+/* The queue index of the update in-slot e selects at iteration k, or -1. */
+static int32_t pick(const hop *st, uint32_t e, uint64_t k)
+{
+    uint64_t lo = k > st->s ? k - st->s : 0;
+    int32_t best = -1;
+    for (uint32_t q = 0; q < st->count[e]; q++) {
+        uint64_t t = st->tag[(size_t)e * st->q + q];
+        if (t < lo)
+            continue;
+        if (t <= k) {
+            best = (int32_t)q;
+            continue;
+        }
+        if (best < 0)
+            best = (int32_t)q;
+        break;
+    }
+    return best;
+}
+
+/* Removes entry q of in-slot e, releasing its snapshot. */
+static void drop_entry(hop *st, sim_ctx *ctx, uint32_t e, uint32_t q)
+{
+    size_t base = (size_t)e * st->q;
+    sim_ctx_release(ctx, st->held[base + q]);
+    for (uint32_t r = q + 1; r < st->count[e]; r++) {
+        st->tag[base + r - 1] = st->tag[base + r];
+        st->held[base + r - 1] = st->held[base + r];
+    }
+    st->count[e]--;
+}
+
+/* Releases the updates of in-slot e with tag < lo. */
+static void drop_below(hop *st, sim_ctx *ctx, uint32_t e, uint64_t lo)
+{
+    while (st->count[e] > 0 && st->tag[(size_t)e * st->q] < lo)
+        drop_entry(st, ctx, e, 0);
+}
+
+static void note_held(hop *st, sim_ctx *ctx, uint32_t i)
+{
+    (void)ctx;
+    uint64_t c = 0;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
+        c += st->count[e];
+    st->max_held = c > st->max_held ? c : st->max_held;
+}
+
+/* Averages x_i with the updates selected for iteration k; returns how many were used. */
+static uint32_t average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k)
+{
+    float *x = sim_ctx_params(ctx, i);
+    size_t c = 0;
+    bool mine = false;
+    uint32_t used = 0;
+    uint64_t lo = k > st->s ? k - st->s : 0;
+    int64_t t = st->tighten ? 1 : 0;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
+        uint32_t j = st->g.in_adj[e], slot = e - st->g.in_off[i];
+        if (!mine && j > i) {
+            st->xs[c++] = x;
+            mine = true;
+        }
+        int32_t q = pick(st, e, k);
+        st->pick_q[slot] = q;
+        if (q < 0)
+            continue;
+        size_t at = (size_t)e * st->q + (uint32_t)q;
+        violation(st, BAD_STALE, (int64_t)st->tag[at] >= (int64_t)lo + t);
+        used++;
+        if (st->nparams > 0)
+            st->xs[c++] = sim_ctx_held(ctx, st->held[at]);
+    }
+    if (!mine)
+        st->xs[c++] = x;
+    if (st->nparams > 0 && c > 1) {
+        sim_tensor_mean(st->mix, st->xs, c, st->nparams);
+        sim_tensor_copy(x, st->mix, st->nparams);
+    }
+    /* Drop what is used up or out of the next window. */
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
+        int32_t q = st->pick_q[e - st->g.in_off[i]];
+        if (st->late == 1 && q >= 0 && st->tag[(size_t)e * st->q + (uint32_t)q] <= k)
+            drop_entry(st, ctx, e, (uint32_t)q); /* one from i's future stays for it */
+        drop_below(st, ctx, e, k + 1 > st->s ? k + 1 - st->s : 0);
+    }
+    uint32_t need = need_of(st, i);
+    violation(st, BAD_NEED, used >= need + (uint32_t)t);
+    uint32_t deg = graph_in_degree(&st->g, i);
+    st->degraded += used < (deg > st->b ? deg - st->b : 0) ? 1 : 0;
+    st->averagings++;
+    st->used_sum += used;
+    st->used_min = used < st->used_min ? used : st->used_min;
+    return used;
+}
+
+/* ---- messages ---- */
+
+static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t tag, sim_err *err)
+{
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        uint32_t o = st->g.adj[e];
+        if (!is_up(st, o))
+            continue;
+        st->updates_sent++;
+        int rc = msg_send_model(ctx, i, o, st->bytes, hdr(kind, tag), sim_ctx_params(ctx, i),
+                                st->nparams, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* Deposits tokens carrying `done` (completed iterations) at every up out-neighbour. */
+static int deposit(hop *st, sim_ctx *ctx, uint32_t i, uint64_t done, sim_err *err)
+{
+    if (st->gap == 0)
+        return SIM_OK;
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+        uint32_t o = st->g.adj[e];
+        if (!is_up(st, o))
+            continue;
+        st->tokens_sent++;
+        int rc = msg_send(ctx, i, o, CTRL_BYTES, hdr(MSG_TOKEN, done), err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* ---- the worker loop ---- */
+
+/* The largest iteration worker i may start by its tokens (UINT64_MAX: no limit). */
+static uint64_t token_limit(const hop *st, uint32_t i)
+{
+    uint64_t lim = UINT64_MAX;
+    if (st->gap == 0)
+        return lim;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
+        if (!is_up(st, st->g.in_adj[e]))
+            continue;
+        uint64_t l = st->seen[e] + st->gap - 1;
+        lim = l < lim ? l : lim;
+    }
+    return lim;
+}
+
+static int try_start(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    hop_worker *a = &st->w[i];
+    if (a->state != HS_TOKENS || a->k > token_limit(st, i))
+        return SIM_OK;
+    a->state = HS_COMPUTING;
+    check_gaps(st, i);
+    return sim_ctx_compute(ctx, i, a->k, err);
+}
+
+/* The skip rule after worker i finished iteration k (a->k is now k + 1). */
+static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    hop_worker *a = &st->w[i];
+    uint64_t next = a->k, t = UINT64_MAX;
+    uint32_t ups = 0;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
+        if (!is_up(st, st->g.in_adj[e]))
+            continue;
+        ups++;
+        if (st->count[e] == 0)
+            return SIM_OK;
+        uint64_t newest = st->tag[(size_t)e * st->q + st->count[e] - 1];
+        t = newest < t ? newest : t;
+    }
+    if (ups == 0 || t < next + 1)
+        return SIM_OK;
+    uint64_t to = t;
+    if (st->max_skip > 0 && to > next + st->max_skip)
+        to = next + st->max_skip;
+    uint64_t lim = token_limit(st, i);
+    to = to < lim ? to : lim;
+    if (to <= next)
+        return SIM_OK;
+    average(st, ctx, i, to - 1);
+    st->skips++;
+    st->skipped += to - next;
+    a->skipped += to - next;
+    a->k = to;
+    check_gaps(st, i);
+    int rc = send_model(st, ctx, i, MSG_SKIP, to - 1, err);
+    if (rc == SIM_OK)
+        rc = deposit(st, ctx, i, to, err);
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
+        drop_below(st, ctx, e, to > st->s ? to - st->s : 0);
+    return rc;
+}
+
+static int try_average(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    hop_worker *a = &st->w[i];
+    if (a->state != HS_UPDATES)
+        return SIM_OK;
+    uint32_t have = 0;
+    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
+        have += is_up(st, st->g.in_adj[e]) && pick(st, e, a->k) >= 0 ? 1 : 0;
+    if (have < need_of(st, i))
+        return SIM_OK;
+    average(st, ctx, i, a->k);
+    sim_ctx_count(ctx, i, 1);
+    a->k++;
+    check_gaps(st, i);
+    int rc = deposit(st, ctx, i, a->k, err);
+    if (rc == SIM_OK && st->skip)
+        rc = try_skip(st, ctx, i, err);
+    if (rc != SIM_OK)
+        return rc;
+    a->state = HS_TOKENS;
+    return try_start(st, ctx, i, err);
+}
+
+static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    hop_worker *a = &st->w[i];
+    if (st->nparams > 0)
+        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+    int rc = send_model(st, ctx, i, MSG_UPDATE, a->k, err); /* send before wait */
+    if (rc != SIM_OK)
+        return rc;
+    a->state = HS_UPDATES;
+    return try_average(st, ctx, i, err);
+}
+
+/* Holds the snapshot of the message being handled as in-slot e's update `tag` (worker i). */
+static void insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t tag)
+{
+    size_t base = (size_t)e * st->q;
+    uint32_t pos = st->count[e];
+    while (pos > 0 && st->tag[base + pos - 1] >= tag) {
+        if (st->tag[base + pos - 1] == tag)
+            return; /* already held */
+        pos--;
+    }
+    if (st->count[e] == st->q) {
+        if (pos == 0) {
+            st->superseded++;
+            return; /* older than everything held in a full queue */
+        }
+        drop_entry(st, ctx, e, 0);
+        st->superseded++;
+        pos--;
+    }
+    for (uint32_t r = st->count[e]; r > pos; r--) {
+        st->tag[base + r] = st->tag[base + r - 1];
+        st->held[base + r] = st->held[base + r - 1];
+    }
+    st->tag[base + pos] = tag;
+    st->held[base + pos] = sim_ctx_hold(ctx);
+    st->count[e]++;
+    note_held(st, ctx, i);
+}
+
+/* An update (or skip) tagged `tag` from j reached i. */
+static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag, sim_err *err)
+{
+    uint32_t e = in_slot(&st->g, i, j);
+    if (e == GRAPH_NONE || !is_up(st, i))
+        return SIM_OK;
+    if (st->late == 1 && tag < st->w[i].k && st->w[i].state != HS_JOINING) {
+        st->late_dropped++;
+        return SIM_OK;
+    }
+    insert_update(st, ctx, i, e, tag);
+    return try_average(st, ctx, i, err);
+}
+
+/* ---- failures ---- */
+
+static int finish_join(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    hop_worker *a = &st->w[r];
+    uint64_t k = a->join_k > a->k ? a->join_k : a->k;
+    if (st->gap > 0 && a->join_lo != UINT64_MAX && k > a->join_lo + st->gap)
+        k = a->join_lo + st->gap > a->k ? a->join_lo + st->gap : a->k;
+    a->k = k;
+    a->state = HS_TOKENS;
+    st->rejoins++;
+    /* Like a skip to k: its model, tagged k - 1, and tokens carrying k, so that nobody waits
+     * for updates or tokens it will never send for the iterations it jumped over. */
+    int rc = k > 0 ? send_model(st, ctx, r, MSG_SKIP, k - 1, err) : SIM_OK;
+    if (rc == SIM_OK)
+        rc = deposit(st, ctx, r, k, err);
+    if (rc != SIM_OK)
+        return rc;
+    return try_start(st, ctx, r, err);
+}
+
+static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    hop_worker *a = &st->w[d];
+    a->state = HS_DOWN;
+    st->failed = true;
+    for (uint32_t e = st->g.in_off[d]; e < st->g.in_off[d + 1]; e++) {
+        drop_below(st, ctx, e, UINT64_MAX);
+        st->asked[e] = 0;
+        st->joined[e] = 0;
+    }
+    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
+        uint32_t o = st->g.adj[e], s = st->g.rev[e];
+        st->joined[s] = 0;
+        hop_worker *b = &st->w[o];
+        int rc = SIM_OK;
+        if (b->state == HS_JOINING && st->asked[s] != 0) {
+            st->asked[s] = 0;
+            if (--b->pending == 0)
+                rc = finish_join(st, ctx, o, err);
+        } else if (b->state == HS_TOKENS) {
+            rc = try_start(st, ctx, o, err);
+        } else if (b->state == HS_UPDATES) {
+            rc = try_average(st, ctx, o, err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    hop_worker *a = &st->w[r];
+    a->state = HS_JOINING;
+    a->pending = 0;
+    a->join_k = 0;
+    a->join_lo = UINT64_MAX;
+    for (uint32_t e = st->g.in_off[r]; e < st->g.in_off[r + 1]; e++) {
+        uint32_t j = st->g.in_adj[e];
+        st->asked[e] = 0;
+        if (!is_up(st, j))
+            continue;
+        st->asked[e] = 1;
+        a->pending++;
+        int rc = msg_send(ctx, r, j, CTRL_BYTES, hdr(MSG_JOIN, a->k), err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return a->pending == 0 ? finish_join(st, ctx, r, err) : SIM_OK;
+}
+
+static int on_reply(hop *st, sim_ctx *ctx, uint32_t r, uint32_t j, uint64_t kj, bool sent,
+                    sim_err *err)
+{
+    hop_worker *a = &st->w[r];
+    uint32_t e = in_slot(&st->g, r, j);
+    if (e == GRAPH_NONE || a->state != HS_JOINING || st->asked[e] == 0)
+        return SIM_OK;
+    st->asked[e] = 0;
+    /* The replier's model stands for its last update, which a failure may have lost. */
+    if (sent || kj > 0)
+        insert_update(st, ctx, r, e, sent ? kj : kj - 1);
+    st->seen[e] = kj > st->seen[e] ? kj : st->seen[e];
+    a->join_k = kj > a->join_k ? kj : a->join_k;
+    a->join_lo = kj < a->join_lo ? kj : a->join_lo;
+    return --a->pending == 0 ? finish_join(st, ctx, r, err) : SIM_OK;
+}
+
+/* ---- start and events ---- */
+
+static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    hop *st = state;
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t m = st->g.edges > 0 ? st->g.edges : 1, deg = graph_max_degree(&st->g);
+    for (uint32_t i = 0; i < st->n; i++)
+        deg = graph_in_degree(&st->g, i) > deg ? graph_in_degree(&st->g, i) : deg;
+    st->w = calloc(st->n, sizeof(*st->w));
+    st->tag = calloc(m * st->q, sizeof(*st->tag));
+    st->held = calloc(m * st->q, sizeof(*st->held));
+    st->count = calloc(m, sizeof(*st->count));
+    st->seen = calloc(m, sizeof(*st->seen));
+    st->asked = calloc(m, sizeof(*st->asked));
+    st->joined = calloc(m, sizeof(*st->joined));
+    st->xs = calloc(deg + 1, sizeof(*st->xs));
+    st->pick_q = calloc(deg + 1, sizeof(*st->pick_q));
+    if (st->w == NULL || st->tag == NULL || st->held == NULL || st->count == NULL ||
+        st->seen == NULL || st->asked == NULL || st->joined == NULL || st->xs == NULL ||
+        st->pick_q == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (st->n <= MAX_DIST_N) {
+        st->dist = calloc((size_t)st->n * st->n, sizeof(*st->dist));
+        uint32_t *queue = calloc(st->n, sizeof(*queue));
+        if (st->dist == NULL || queue == NULL) {
+            free(queue);
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        }
+        for (uint32_t j = 0; j < st->n; j++)
+            graph_distances(&st->g, j, st->dist + (size_t)j * st->n, queue);
+        free(queue);
+    }
+    st->bytes = sim_ctx_model_bytes(ctx);
+    st->nparams = sim_ctx_num_params(ctx);
+    if (st->nparams > 0) {
+        st->mix = sim_tensor_alloc(st->nparams);
+        if (st->mix == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    st->used_min = UINT64_MAX;
+    for (uint32_t e = 0; e < st->g.edges; e++)
+        st->joined[e] = 1;
+    for (uint32_t w = 0; w < st->n; w++) {
+        st->w[w].state = sim_ctx_down(ctx, w) ? HS_DOWN : HS_TOKENS;
+        st->failed = st->failed || sim_ctx_down(ctx, w);
+    }
+    for (uint32_t w = 0; w < st->n; w++) {
+        rc = try_start(st, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    hop *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        if (st->w[w].state != HS_COMPUTING || ev->arg[0] != st->w[w].k)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "hop: worker %u finished an unexpected iteration %llu", w,
+                               (unsigned long long)ev->arg[0]);
+        return on_computed(st, ctx, w, err);
+    case SIM_EV_MSG: {
+        msg_hdr h = msg_read(ev);
+        uint32_t src = (uint32_t)ev->src;
+        if (h.channel != 0 || !is_up(st, w))
+            return SIM_OK;
+        switch (h.kind) {
+        case MSG_UPDATE:
+        case MSG_SKIP:
+            return on_update(st, ctx, w, src, h.seq, err);
+        case MSG_TOKEN: {
+            uint32_t e = in_slot(&st->g, w, src);
+            if (e != GRAPH_NONE && h.seq > st->seen[e])
+                st->seen[e] = h.seq;
+            return try_start(st, ctx, w, err);
+        }
+        case MSG_JOIN: /* answered at once, also while joining itself */
+            return msg_send_model(
+                ctx, w, src, st->bytes,
+                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k),
+                sim_ctx_params(ctx, w), st->nparams, err);
+        case MSG_REPLY:
+        case MSG_REPLY_AT:
+            return on_reply(st, ctx, w, src, h.seq, h.kind == MSG_REPLY_AT, err);
+        default:
+            break;
+        }
+        break;
+    }
+    case SIM_EV_WORKER_DOWN:
+        return on_down(st, ctx, w, err);
+    case SIM_EV_WORKER_UP:
+        return on_up(st, ctx, w, err);
+    default:
+        break;
+    }
+    return sim_err_set(err, SIM_EINVAL, NULL, "hop: unexpected event kind %u", ev->kind);
+}
+
+static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
+    const hop *st = state;
+    double avg = st->averagings > 0 ? (double)st->used_sum / (double)st->averagings : 0.0;
+    sim_report_add(out, "averagings", (double)st->averagings);
+    sim_report_add(out, "updates_used_min", st->averagings > 0 ? (double)st->used_min : 0.0);
+    sim_report_add(out, "updates_used_mean", avg);
+    sim_report_add(out, "degraded_averagings", (double)st->degraded);
+    sim_report_add(out, "skipped_iterations", (double)st->skipped);
+    sim_report_add(out, "max_gap_observed", (double)st->max_gap);
+    sim_report_add(out, "checks", (double)st->checks);
+    sim_report_add(out, "violations_gap", (double)st->bad[BAD_GAP]);
+    sim_report_add(out, "violations_distance", (double)st->bad[BAD_DIST]);
+    sim_report_add(out, "violations_need", (double)st->bad[BAD_NEED]);
+    sim_report_add(out, "violations_staleness", (double)st->bad[BAD_STALE]);
+    sim_report_add(out, "updates_sent", (double)st->updates_sent);
+    sim_report_add(out, "tokens_sent", (double)st->tokens_sent);
+    sim_report_add(out, "late_dropped", (double)st->late_dropped);
+    sim_report_add(out, "max_held_per_worker", (double)st->max_held);
+    sim_report_add(out, "rejoins", (double)st->rejoins);
+    for (uint32_t w = 0; w < st->n && w < MAX_PER_WORKER; w++)
+        sim_report_add(out, skipped_keys[w], (double)st->w[w].skipped);
+}
+
+const proto_ops proto_hop = {
+    .name = "hop",
+    .summary = "hop: queue-based decentralized training, backup workers, staleness, tokens, skips",
+    .state_size = sizeof(hop),
+    .rounds = false,
+    .configure = hp_configure,
+    .start = hp_start,
+    .on_event = hp_on_event,
+    .report = hp_report,
+    .memory = hp_memory,
+    .fini = hp_fini,
+};

@@ -134,6 +134,11 @@ void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const floa
         train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
 }
 
+size_t sim_ctx_train_samples(const sim_ctx *ctx)
+{
+    return ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
+}
+
 const float *sim_ctx_payload(const sim_ctx *ctx)
 {
     return ctx->payload;

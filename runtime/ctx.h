@@ -150,6 +150,11 @@ void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *gra
  * slice of a block gives the bits of one sim_ctx_step on the whole block. */
 void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n);
 
+/* Training examples over all workers (one epoch's samples); 0 with the timing-only model.
+ * Protocols that act at epoch boundaries (HPSGD's flush) compare it with the samples they
+ * have counted. */
+size_t sim_ctx_train_samples(const sim_ctx *ctx);
+
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);

@@ -38,8 +38,12 @@
  * its share of a reduction still unfinished are lost. A reduction that some member had already
  * completed counts as completed for every survivor (its mean is computed); one that nobody had
  * completed is abandoned: each survivor puts its A back into G, to be sent at the next launch,
- * so no survivor's gradient is lost or applied twice. A recovered worker stays out of the
- * protocol (idle) for the rest of the run.
+ * so no survivor's gradient is lost or applied twice. A recovered worker waits to be admitted
+ * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
+ * it restarts with the newcomer, which joins the round just launched with a zero accumulation
+ * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
+ * model (a full-model message from the coordinator) before it computes; it joins the barrier
+ * once every member has been released from the admitting round.
  */
 #include <stdlib.h>
 
@@ -57,7 +61,12 @@ enum {
     PH_RUN = 0,         /* computing or waiting at the barrier */
     PH_FLUSH_WAIT = 1,  /* epoch flush: waiting for the reduction in flight */
     PH_FLUSH_FINAL = 2, /* epoch flush: waiting for the all-reduce of G */
-    PH_OUT = 3          /* failed (and, if recovered, idle) */
+    PH_OUT = 3,         /* failed, or recovered and waiting to be admitted */
+    PH_FETCH = 4        /* admitted: fetching the global model before it computes */
+};
+
+enum {
+    KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
 };
 
 typedef struct hpsgd {
@@ -72,6 +81,13 @@ typedef struct hpsgd {
     uint32_t *members;       /* (n) scratch: barrier member lists */
     uint8_t *phase;          /* (n) PH_* */
     bool *init, *inflight, *ring_done, *arrived_done, *waiting;
+    bool *pending;         /* (n) recovered, waiting to be admitted */
+    bool *outside;         /* (n) admitted, not yet a member of the barrier */
+    bool admitting;        /* the last decided round admits the pending workers */
+    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
+    uint64_t admit_round;  /* that round */
+    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
+    double zero_scale;     /* members / contributors of that round */
     uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
     uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
     uint64_t *settled;     /* (n) iterations finished (released and updated) */
@@ -93,7 +109,7 @@ typedef struct hpsgd {
     uint64_t merge_events; /* merges over workers */
     uint64_t merged_steps; /* gradients in those merges */
     uint64_t stale_sum;    /* staleness of those merges, in merges */
-    uint64_t flushes, dropped, abandoned, recovered_idle;
+    uint64_t flushes, dropped, abandoned, admitted;
 } hpsgd;
 
 static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -122,6 +138,8 @@ static void hp_fini(void *state)
     free(st->ring_done);
     free(st->arrived_done);
     free(st->waiting);
+    free(st->pending);
+    free(st->outside);
     free(st->launches);
     free(st->wait_round);
     free(st->settled);
@@ -150,12 +168,32 @@ static bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
     return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
 }
 
+/* The active workers in id order, into st->members; their number. */
+static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
+{
+    uint32_t m = 0;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (active(st, ctx, w))
+            st->members[m++] = w;
+    return m;
+}
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t m = active_list(st, ctx);
+    return coll_ring_reset(&st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
+}
+
 /* The merge on worker w: x := x̄ - lr * mean, with init set (x̄ := x at the next release). */
 static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
         sim_tensor_copy(x, row(st->xbar, st, w), st->P);
+        /* A round that admitted workers (zero blocks) is the mean over its contributors. */
+        if (st->launches[w] == st->zero_launch)
+            lr *= st->zero_scale;
         sim_ctx_apply_with(ctx, w, st->mean.mean, lr, 0.0);
     }
     st->merge_events++;
@@ -291,11 +329,72 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     }
 }
 
+/* Admission waits for a round that merges and launches (so the ring is idle and the model the
+ * coordinator holds after its update is the new global model) and does not end an epoch. */
+static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
+{
+    bool any = false;
+    for (uint32_t w = 0; w < st->n; w++)
+        any |= st->pending[w] && !sim_ctx_down(ctx, w);
+    if (!any || !st->reduced || st->epoch_end || !st->inflight[coord] || st->init[coord])
+        return SIM_OK;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (st->pending[w] && !sim_ctx_down(ctx, w)) {
+            st->phase[w] = PH_FETCH;
+            st->ring.joined[w] = false;
+        }
+    st->admitting = true;
+    st->admit_round = st->decided - 1;
+    return ring_reset_active(st, ctx, err);
+}
+
+/* After the coordinator's update in an admitting round: each pending worker joins the round
+ * just launched with a zero block and is sent the new global model. */
+static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
+{
+    st->admitting = false;
+    st->barrier_stale = true;
+    uint32_t zeros = 0;
+    int rc = SIM_OK;
+    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
+        if (st->phase[w] != PH_FETCH || !st->pending[w])
+            continue;
+        st->pending[w] = false;
+        st->outside[w] = true;
+        st->admitted++;
+        zeros++;
+        st->init[w] = true;
+        st->inflight[w] = true;
+        st->ring_done[w] = false;
+        st->waiting[w] = false;
+        st->launches[w] = st->launches[coord];
+        st->wm[w] = st->wm[coord];
+        st->settled[w] = st->settled[coord];
+        st->win_steps[w] = st->fly_steps[w] = 0;
+        if (st->P > 0) {
+            sim_tensor_zero(row(st->acc, st, w), st->P);
+            sim_tensor_zero(row(st->red, st, w), st->P);
+        }
+        rc = coll_ring_join(&st->ring, ctx, w, err);
+        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
+        if (rc == SIM_OK)
+            rc = msg_send_model(ctx, coord, w, sim_ctx_model_bytes(ctx), h,
+                                sim_ctx_params(ctx, coord), st->P, err);
+    }
+    st->zero_launch = st->launches[coord];
+    st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
+    return rc;
+}
+
 /* Worker w is released from barrier round `round`: the iteration's update (PROTOCOLS §7.2). */
 static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
 {
-    if (round >= st->decided)
+    if (round >= st->decided) {
         decide(st, ctx, lr);
+        int rc = maybe_admit(st, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
     st->waiting[w] = false;
     if (!active(st, ctx, w))
         return SIM_OK;
@@ -317,12 +416,27 @@ static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double 
     else
         sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));
     int rc = launch(st, ctx, w, err);
-    return rc != SIM_OK ? rc : settle(st, ctx, w, err);
+    if (rc == SIM_OK)
+        rc = settle(st, ctx, w, err);
+    if (rc == SIM_OK && st->admitting)
+        rc = admit(st, ctx, w, err);
+    return rc;
 }
+
+static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
 static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
-    return released(ud, ctx, w, info->round, info->lr, err);
+    hpsgd *st = ud;
+    int rc = released(st, ctx, w, info->round, info->lr, err);
+    if (rc != SIM_OK || !st->barrier_stale)
+        return rc;
+    /* Admitted workers join the barrier once every member is released from the admitting
+     * round (those already waiting in the next one arrive again in the new start). */
+    for (uint32_t v = 0; v < st->n; v++)
+        if (active(st, ctx, v) && st->waiting[v] && st->wait_round[v] <= st->admit_round)
+            return SIM_OK;
+    return restart_barrier(st, ctx, err);
 }
 
 /* Starts the barrier over the active workers, its first round the next undecided one. A
@@ -330,24 +444,21 @@ static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *
  * now; one waiting in the undecided round arrives again. */
 static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
-    uint32_t m = 0;
+    st->barrier_stale = false;
     for (uint32_t w = 0; w < st->n; w++)
-        if (active(st, ctx, w))
-            st->members[m++] = w;
+        st->outside[w] = false;
+    uint32_t m = active_list(st, ctx);
     if (m == 0)
         return SIM_OK;
     int rc = coll_barrier_start(&st->barrier, ctx, st->members, m, st->decided, err);
-    for (uint32_t i = 0; i < m && rc == SIM_OK; i++) {
-        uint32_t w = st->members[i];
-        if (!st->waiting[w])
+    /* By worker id, not st->members: the handlers below may rebuild that list. */
+    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
+        if (!active(st, ctx, w) || !st->waiting[w] || st->barrier.pos[w] == COLL_NONE)
             continue;
-        if (st->wait_round[w] < st->decided) {
+        if (st->wait_round[w] < st->decided)
             rc = released(st, ctx, w, st->wait_round[w], st->last_lr, err);
-        } else {
-            st->waiting[w] = false;
+        else
             rc = coll_barrier_arrive(&st->barrier, ctx, w, err);
-            st->waiting[w] = true;
-        }
     }
     return rc;
 }
@@ -357,6 +468,8 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->arrived_done[w] = !st->inflight[w] || st->ring_done[w];
     st->waiting[w] = true;
     st->wait_round[w] = st->settled[w];
+    if (st->outside[w])
+        return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
     return coll_barrier_arrive(&st->barrier, ctx, w, err);
 }
 
@@ -365,6 +478,8 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     bool coordinated = st->barrier.n > 0 && st->barrier.members[0] == w, abandoned = false;
     st->phase[w] = PH_OUT;
+    st->pending[w] = false;
+    st->outside[w] = false;
     st->waiting[w] = false;
     st->inflight[w] = false;
     for (uint32_t v = 0; v < st->n; v++) {
@@ -387,7 +502,9 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             st->arrived_done[v] = true;
     }
     st->abandoned += abandoned;
-    int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+    st->ring.joined[w] = false;
+    st->ring.restarts++;
+    int rc = ring_reset_active(st, ctx, err);
     /* Flushes waiting for a reduction now completed or abandoned go on. */
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
         if (!active(st, ctx, v))
@@ -410,6 +527,42 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
                        : coll_hub_worker_down(&st->hub, ctx, w, err);
 }
 
+/* The global model reached an admitted worker: it starts computing on it. */
+static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->phase[w] != PH_FETCH)
+        return SIM_OK; /* failed since: its fetch is void */
+    if (st->P > 0 && sim_ctx_payload(ctx) != NULL)
+        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_payload(ctx), st->P);
+    st->phase[w] = PH_RUN;
+    st->start_wm[w] = st->wm[w];
+    return sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
+/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
+ * over alone at once. */
+static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->pending[w] = true;
+    if (active_list(st, ctx) > 0)
+        return SIM_OK;
+    st->pending[w] = false;
+    st->admitted++;
+    st->phase[w] = PH_RUN;
+    st->init[w] = true;
+    st->inflight[w] = false;
+    st->waiting[w] = false;
+    st->win_steps[w] = 0;
+    if (st->P > 0)
+        sim_tensor_zero(row(st->acc, st, w), st->P);
+    st->ring.joined[w] = false;
+    int rc = ring_reset_active(st, ctx, err);
+    if (rc == SIM_OK)
+        rc = restart_barrier(st, ctx, err);
+    st->start_wm[w] = st->wm[w];
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
 static int alloc_all(hpsgd *st, sim_err *err)
 {
     uint32_t n = st->n;
@@ -420,11 +573,13 @@ static int alloc_all(hpsgd *st, sim_err *err)
     st->ring_done = calloc(n, sizeof(*st->ring_done));
     st->arrived_done = calloc(n, sizeof(*st->arrived_done));
     st->waiting = calloc(n, sizeof(*st->waiting));
+    st->pending = calloc(n, sizeof(*st->pending));
+    st->outside = calloc(n, sizeof(*st->outside));
     uint64_t **u[] = { &st->launches,  &st->wait_round, &st->settled,   &st->wm,      &st->start_wm,
                        &st->win_steps, &st->win_base,   &st->fly_steps, &st->fly_base };
     bool ok = st->members != NULL && st->phase != NULL && st->init != NULL &&
               st->inflight != NULL && st->ring_done != NULL && st->arrived_done != NULL &&
-              st->waiting != NULL;
+              st->waiting != NULL && st->pending != NULL && st->outside != NULL;
     for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
         *u[i] = calloc(n, sizeof(uint64_t));
         ok = ok && *u[i] != NULL;
@@ -457,16 +612,15 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
         rc = coll_barrier_init(&st->barrier, &st->hub, st->n, st->n, on_barrier_done, st, err);
     if (rc == SIM_OK && st->P > 0)
         rc = coll_mean_init(&st->mean, st->P, st->n, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
-    uint32_t m = 0;
     for (uint32_t w = 0; w < st->n; w++) {
         st->init[w] = true;
         if (sim_ctx_down(ctx, w))
             st->phase[w] = PH_OUT;
-        else
-            st->members[m++] = w;
     }
+    st->zero_launch = UINT64_MAX;
+    if (rc == SIM_OK)
+        rc = ring_reset_active(st, ctx, err);
+    uint32_t m = active_list(st, ctx);
     if (rc == SIM_OK && m > 0)
         rc = coll_barrier_start(&st->barrier, ctx, st->members, m, 0, err);
     for (uint32_t i = 0; i < m && rc == SIM_OK; i++)
@@ -485,14 +639,17 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         bool handled;
         int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: message on no channel");
+            rc = on_fetched(st, ctx, w, err);
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return st->phase[w] == PH_OUT ? SIM_OK : on_down(st, ctx, w, err);
+        if (st->phase[w] == PH_OUT) {
+            st->pending[w] = false;
+            return SIM_OK;
+        }
+        return on_down(st, ctx, w, err);
     case SIM_EV_WORKER_UP:
-        st->recovered_idle++; /* stays out: see the header */
-        return SIM_OK;
+        return on_up(st, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: unexpected event kind %u", ev->kind);
     }
@@ -519,7 +676,7 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "epoch_flushes", (double)st->flushes);
     sim_report_add(out, "dropped_accumulations", (double)st->dropped);
     sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
-    sim_report_add(out, "recovered_idle", (double)st->recovered_idle);
+    sim_report_add(out, "admitted", (double)st->admitted);
     sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)(st->ring.stale + st->barrier.stale));
 }

@@ -10,8 +10,8 @@ extern const proto_ops proto_hpsgd;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd, &proto_gossip,
-    &proto_hpsgd,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps,
+    &proto_adpsgd,    &proto_gossip,   &proto_hpsgd,
 };
 
 const proto_ops *proto_find(const char *name)

@@ -34,11 +34,14 @@
  * merge is exactly x̄ - lr A / N.
  *
  * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
- * barrier restarts over the survivors) and the ring (restarted over the survivors). Its G and
- * its share of a reduction still unfinished are lost. A reduction that some member had already
- * completed counts as completed for every survivor (its mean is computed); one that nobody had
- * completed is abandoned: each survivor puts its A back into G, to be sent at the next launch,
- * so no survivor's gradient is lost or applied twice. A recovered worker waits to be admitted
+ * barrier restarts over the survivors, and releases it had sent but that had not landed are
+ * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
+ * survivors). Its G, and its share of a reduction no member has completed, are lost. A
+ * reduction that some member had already completed counts as completed for every survivor at
+ * once (its mean, computed then, includes the failed worker's share: a shortcut of the steps
+ * the others had left); one that nobody had completed is abandoned: each survivor puts its A
+ * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
+ * twice. A recovered worker waits to be admitted
  * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
  * it restarts with the newcomer, which joins the round just launched with a zero accumulation
  * (that round's merge is rescaled to the mean over its contributors) and is sent the new global

@@ -13,6 +13,7 @@ extern const proto_ops proto_adpsgd;
 extern const proto_ops proto_gossip;
 extern const proto_ops proto_syncswitch;
 extern const proto_ops proto_hop;
+extern const proto_ops proto_hpsgd;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
@@ -24,6 +25,7 @@ static const proto_ops *const protocols[] = {
     &proto_gossip,     /* synchronous ring gossip over live neighbours */
     &proto_syncswitch, /* parameter server, BSP then ASP */
     &proto_hop,        /* queue-based decentralized training */
+    &proto_hpsgd,      /* all-reduce overlapped with local steps, merged via a replica */
 };
 
 const proto_ops *proto_find(const char *name)

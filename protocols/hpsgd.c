@@ -1,0 +1,699 @@
+/* HPSGD / HLSGD (PROTOCOLS §7): the all-reduce of a gradient accumulation overlapped with
+ * local steps on a replica, merged into the global model when it has finished.
+ *
+ * Per worker: x (the replica: the worker's parameters, which train), x̄ (its copy of the global
+ * model, `xbar`), G (`acc`, gradients since the last launch) and A (`red`, the accumulation
+ * the ring is reducing). Every iteration each live worker computes g on x, then arrives at a
+ * barrier (the kit's, a zero-byte message to a coordinator and back). When released:
+ *   - right after a merge (`init`) x̄ := x; then, as long as the reduction launched last has not
+ *     finished (or right after a merge), G += g and x -= lr g (a local step);
+ *   - otherwise A_new := G + g; if a reduction has finished, the merge x := x̄ - lr * mean(A)
+ *     (its sum over members divided by their number), else (the very first launch) x -= lr g;
+ *     then A := A_new, G := 0 and A is all-reduced by the kit's ring on its own channel while
+ *     the workers go on computing.
+ * "Finished" is decided once per barrier round, when the coordinator releases it: every live
+ * member had completed its ring round when it arrived (the flag travels with the arrival; the
+ * kit's barrier carries no payload, so the protocol reads the members' flags at that moment).
+ * Every member thus takes the same branch, merges the same reduced mean (coll_mean: summed in
+ * ring order once per round) with the learning rate the barrier read once for the round, and
+ * all x̄ stay bitwise identical. With lr constant and momentum 0 a merge moves x̄ by exactly
+ * -lr times the members' mean accumulation.
+ *
+ * End of an epoch (when the samples of the barrier rounds reach a multiple of the training set;
+ * never with the timing-only model): the last iteration of the epoch flushes synchronously.
+ * After the usual x̄ := x (if just merged) and G += g, the worker waits for the reduction in
+ * flight; with `flush: both` (default) it merges it (x̄ advances), with `newest` it drops it
+ * (the authors' code, PROTOCOLS §7.2 note); then it all-reduces G at once, waits, and merges
+ * that: x := x̄ - lr * mean(G). Nothing is in flight afterwards and the next epoch starts as the
+ * first (a local step, then the first launch). (The released code also re-applies the flushed
+ * accumulation at the next epoch's first launch and, when the flush follows a merge at once,
+ * resets to the x̄ before that merge; neither is reproduced: the spec's note names only the
+ * drop.)
+ *
+ * Momentum: local steps use the workload's momentum (the authors use 0); merges use none, so a
+ * merge is exactly x̄ - lr A / N.
+ *
+ * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
+ * barrier restarts over the survivors, and releases it had sent but that had not landed are
+ * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
+ * survivors). Its G, and its share of a reduction no member has completed, are lost. A
+ * reduction that some member had already completed counts as completed for every survivor at
+ * once (its mean, computed then, includes the failed worker's share: a shortcut of the steps
+ * the others had left); one that nobody had completed is abandoned: each survivor puts its A
+ * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
+ * twice. A recovered worker waits to be admitted
+ * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
+ * it restarts with the newcomer, which joins the round just launched with a zero accumulation
+ * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
+ * model (a full-model message from the coordinator) before it computes; it joins the barrier
+ * once every member has been released from the admitting round.
+ */
+#include <stdlib.h>
+
+#include "protocols/coll.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    FLUSH_BOTH = 0,
+    FLUSH_NEWEST = 1
+};
+
+/* What a worker is doing between its barrier release and its next computation. */
+enum {
+    PH_RUN = 0,         /* computing or waiting at the barrier */
+    PH_FLUSH_WAIT = 1,  /* epoch flush: waiting for the reduction in flight */
+    PH_FLUSH_FINAL = 2, /* epoch flush: waiting for the all-reduce of G */
+    PH_OUT = 3,         /* failed, or recovered and waiting to be admitted */
+    PH_FETCH = 4        /* admitted: fetching the global model before it computes */
+};
+
+enum {
+    KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
+};
+
+typedef struct hpsgd {
+    coll_hub hub; /* channel 1: the ring, 2: the barrier */
+    coll_ring ring;
+    coll_barrier barrier;
+    coll_mean mean; /* the reduced mean of the ring's last round (real models only) */
+    uint32_t n;
+    int flush;               /* FLUSH_* */
+    size_t P;                /* floats per model, 0 timing-only */
+    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
+    uint32_t *members;       /* (n) scratch: barrier member lists */
+    uint8_t *phase;          /* (n) PH_* */
+    bool *init, *inflight, *ring_done, *arrived_done, *waiting;
+    bool *pending;         /* (n) recovered, waiting to be admitted */
+    bool *outside;         /* (n) admitted, not yet a member of the barrier */
+    bool admitting;        /* the last decided round admits the pending workers */
+    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
+    uint64_t admit_round;  /* that round */
+    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
+    double zero_scale;     /* members / contributors of that round */
+    uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
+    uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
+    uint64_t *settled;     /* (n) iterations finished (released and updated) */
+    uint64_t *wm;          /* (n) merges applied by each worker */
+    uint64_t *start_wm;    /* (n) wm when its current computation started */
+    uint64_t *win_steps;   /* (n) gradients in G */
+    uint64_t *win_base;    /* (n) the merge index G's first gradient started from */
+    uint64_t *fly_steps;   /* (n) gradients in A */
+    uint64_t *fly_base;    /* (n) the merge index A's first gradient started from */
+    uint64_t cached;       /* launches[] of the round whose mean is cached (0: none) */
+    uint64_t decided;      /* barrier rounds decided */
+    bool reduced;          /* the last decided round: every reduction in flight had finished */
+    bool epoch_end;        /* the last decided round ends an epoch */
+    double last_lr;        /* its learning rate */
+    uint64_t samples;      /* samples of the decided rounds */
+    uint64_t next_epoch;   /* samples at which the current epoch ends */
+    uint64_t train;        /* training examples, 0 timing-only */
+    uint64_t merges;       /* global merges (the most any worker applied) */
+    uint64_t merge_events; /* merges over workers */
+    uint64_t merged_steps; /* gradients in those merges */
+    uint64_t stale_sum;    /* staleness of those merges, in merges */
+    uint64_t flushes, dropped, abandoned, admitted;
+} hpsgd;
+
+static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    hpsgd *st = state;
+    static const char *const names[] = { "both", "newest" };
+    st->n = sc->workers;
+    st->flush = FLUSH_BOTH;
+    return sim_cfg_choice(cfg, "flush", names, 2, &st->flush, err);
+}
+
+static void hp_fini(void *state)
+{
+    hpsgd *st = state;
+    coll_ring_fini(&st->ring);
+    coll_barrier_fini(&st->barrier);
+    coll_mean_fini(&st->mean);
+    coll_hub_fini(&st->hub);
+    sim_tensor_free(st->xbar);
+    sim_tensor_free(st->acc);
+    sim_tensor_free(st->red);
+    free(st->members);
+    free(st->phase);
+    free(st->init);
+    free(st->inflight);
+    free(st->ring_done);
+    free(st->arrived_done);
+    free(st->waiting);
+    free(st->pending);
+    free(st->outside);
+    free(st->launches);
+    free(st->wait_round);
+    free(st->settled);
+    free(st->wm);
+    free(st->start_wm);
+    free(st->win_steps);
+    free(st->win_base);
+    free(st->fly_steps);
+    free(st->fly_base);
+}
+
+static float *row(float *block, const hpsgd *st, uint32_t w)
+{
+    return block + (size_t)w * st->P;
+}
+
+static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
+{
+    (void)ctx;
+    hpsgd *st = ud;
+    return row(st->red, st, w);
+}
+
+static bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
+{
+    return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
+}
+
+/* The active workers in id order, into st->members; their number. */
+static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
+{
+    uint32_t m = 0;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (active(st, ctx, w))
+            st->members[m++] = w;
+    return m;
+}
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t m = active_list(st, ctx);
+    return coll_ring_reset(&st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
+}
+
+/* The merge on worker w: x := x̄ - lr * mean, with init set (x̄ := x at the next release). */
+static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
+{
+    if (st->P > 0) {
+        float *x = sim_ctx_params(ctx, w);
+        sim_tensor_copy(x, row(st->xbar, st, w), st->P);
+        /* A round that admitted workers (zero blocks) is the mean over its contributors. */
+        if (st->launches[w] == st->zero_launch)
+            lr *= st->zero_scale;
+        sim_ctx_apply_with(ctx, w, st->mean.mean, lr, 0.0);
+    }
+    st->merge_events++;
+    st->merged_steps += st->fly_steps[w];
+    st->stale_sum += st->wm[w] - st->fly_base[w];
+    if (++st->wm[w] > st->merges)
+        st->merges = st->wm[w];
+    st->inflight[w] = false;
+    st->init[w] = true;
+}
+
+/* Adds g to G (the first gradient of a window records which global model it started from). */
+static void accumulate(hpsgd *st, sim_ctx *ctx, uint32_t w)
+{
+    if (st->win_steps[w]++ == 0)
+        st->win_base[w] = st->start_wm[w];
+    if (st->P > 0)
+        sim_tensor_axpy(row(st->acc, st, w), 1.0f, sim_ctx_grad(ctx, w), st->P);
+}
+
+/* A := G, G := 0, and w joins the ring's next round with A. */
+static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->P > 0) {
+        sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
+        sim_tensor_zero(row(st->acc, st, w), st->P);
+    }
+    st->fly_steps[w] = st->win_steps[w];
+    st->fly_base[w] = st->win_base[w];
+    st->win_steps[w] = 0;
+    st->inflight[w] = true;
+    st->ring_done[w] = false;
+    st->launches[w]++;
+    return coll_ring_join(&st->ring, ctx, w, err);
+}
+
+/* Worker w has finished its iteration: counted, a round boundary if it was the last live
+ * worker to finish this one, and its next computation. */
+static int settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    sim_ctx_count(ctx, w, 1);
+    uint64_t k = ++st->settled[w];
+    bool last = true;
+    for (uint32_t v = 0; v < st->n && last; v++)
+        if (active(st, ctx, v) && st->settled[v] < k)
+            last = false;
+    if (last)
+        sim_ctx_round_end(ctx);
+    st->start_wm[w] = st->wm[w];
+    return sim_ctx_compute(ctx, w, k, err);
+}
+
+/* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
+static int flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->phase[w] = PH_FLUSH_FINAL;
+    return launch(st, ctx, w, err);
+}
+
+/* The reduction launched before the flush is done for w: merged (both) or dropped (newest). */
+static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
+{
+    if (st->flush == FLUSH_BOTH) {
+        merge(st, ctx, w, st->mean.lr);
+        if (st->P > 0)
+            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+        st->init[w] = false;
+    } else {
+        st->inflight[w] = false;
+        if (w == st->barrier.members[0])
+            st->dropped++;
+    }
+}
+
+/* The last iteration of an epoch, after the barrier. */
+static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->init[w] && st->P > 0)
+        sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+    st->init[w] = false;
+    accumulate(st, ctx, w);
+    if (w == st->barrier.members[0])
+        st->flushes++;
+    if (st->inflight[w] && !st->ring_done[w]) {
+        st->phase[w] = PH_FLUSH_WAIT;
+        return SIM_OK;
+    }
+    if (st->inflight[w])
+        flush_previous(st, ctx, w);
+    return flush_launch(st, ctx, w, err);
+}
+
+/* The ring's round is done for w: cache its mean, then continue a flush waiting for it. */
+static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+{
+    hpsgd *st = ud;
+    if (st->P > 0)
+        coll_mean_of(&st->mean, &st->ring, ctx, info->round, accumulation, st);
+    st->cached = st->launches[w];
+    st->ring_done[w] = true;
+    if (st->phase[w] == PH_FLUSH_WAIT) {
+        flush_previous(st, ctx, w);
+        return flush_launch(st, ctx, w, err);
+    }
+    if (st->phase[w] == PH_FLUSH_FINAL) {
+        merge(st, ctx, w, st->mean.lr);
+        st->phase[w] = PH_RUN;
+        return settle(st, ctx, w, err);
+    }
+    return SIM_OK;
+}
+
+/* Once per barrier round, when its coordinator releases it: did every reduction in flight
+ * finish before its member arrived, and does the round end an epoch? */
+static void decide(hpsgd *st, sim_ctx *ctx, double lr)
+{
+    uint32_t live = 0;
+    bool reduced = true;
+    for (uint32_t w = 0; w < st->n; w++) {
+        if (!active(st, ctx, w))
+            continue;
+        live++;
+        reduced &= st->arrived_done[w];
+    }
+    st->reduced = reduced;
+    st->last_lr = lr;
+    st->decided++;
+    st->samples += (uint64_t)live * sim_ctx_scenario(ctx)->batch;
+    st->epoch_end = false;
+    while (st->train > 0 && st->samples >= st->next_epoch) {
+        st->epoch_end = true;
+        st->next_epoch += st->train;
+    }
+}
+
+/* Admission waits for a round that merges and launches (so the ring is idle and the model the
+ * coordinator holds after its update is the new global model) and does not end an epoch. */
+static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
+{
+    bool any = false;
+    for (uint32_t w = 0; w < st->n; w++)
+        any |= st->pending[w] && !sim_ctx_down(ctx, w);
+    if (!any || !st->reduced || st->epoch_end || !st->inflight[coord] || st->init[coord])
+        return SIM_OK;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (st->pending[w] && !sim_ctx_down(ctx, w)) {
+            st->phase[w] = PH_FETCH;
+            st->ring.joined[w] = false;
+        }
+    st->admitting = true;
+    st->admit_round = st->decided - 1;
+    return ring_reset_active(st, ctx, err);
+}
+
+/* After the coordinator's update in an admitting round: each pending worker joins the round
+ * just launched with a zero block and is sent the new global model. */
+static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
+{
+    st->admitting = false;
+    st->barrier_stale = true;
+    uint32_t zeros = 0;
+    int rc = SIM_OK;
+    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
+        if (st->phase[w] != PH_FETCH || !st->pending[w])
+            continue;
+        st->pending[w] = false;
+        st->outside[w] = true;
+        st->admitted++;
+        zeros++;
+        st->init[w] = true;
+        st->inflight[w] = true;
+        st->ring_done[w] = false;
+        st->waiting[w] = false;
+        st->launches[w] = st->launches[coord];
+        st->wm[w] = st->wm[coord];
+        st->settled[w] = st->settled[coord];
+        st->win_steps[w] = st->fly_steps[w] = 0;
+        if (st->P > 0) {
+            sim_tensor_zero(row(st->acc, st, w), st->P);
+            sim_tensor_zero(row(st->red, st, w), st->P);
+        }
+        rc = coll_ring_join(&st->ring, ctx, w, err);
+        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
+        if (rc == SIM_OK)
+            rc = msg_send_model(ctx, coord, w, sim_ctx_model_bytes(ctx), h,
+                                sim_ctx_params(ctx, coord), st->P, err);
+    }
+    st->zero_launch = st->launches[coord];
+    st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
+    return rc;
+}
+
+/* Worker w is released from barrier round `round`: the iteration's update (PROTOCOLS §7.2). */
+static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
+{
+    if (round >= st->decided) {
+        decide(st, ctx, lr);
+        int rc = maybe_admit(st, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    st->waiting[w] = false;
+    if (!active(st, ctx, w))
+        return SIM_OK;
+    if (st->epoch_end)
+        return flush_begin(st, ctx, w, err);
+    lr = st->last_lr;
+    const float *g = sim_ctx_grad(ctx, w);
+    if (st->init[w] || (st->inflight[w] && !st->reduced)) {
+        if (st->init[w] && st->P > 0)
+            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+        st->init[w] = false;
+        accumulate(st, ctx, w);
+        sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));
+        return settle(st, ctx, w, err);
+    }
+    accumulate(st, ctx, w); /* G + g is the accumulation launched below */
+    if (st->inflight[w])
+        merge(st, ctx, w, lr);
+    else
+        sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));
+    int rc = launch(st, ctx, w, err);
+    if (rc == SIM_OK)
+        rc = settle(st, ctx, w, err);
+    if (rc == SIM_OK && st->admitting)
+        rc = admit(st, ctx, w, err);
+    return rc;
+}
+
+static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+{
+    hpsgd *st = ud;
+    int rc = released(st, ctx, w, info->round, info->lr, err);
+    if (rc != SIM_OK || !st->barrier_stale)
+        return rc;
+    /* Admitted workers join the barrier once every member is released from the admitting
+     * round (those already waiting in the next one arrive again in the new start). */
+    for (uint32_t v = 0; v < st->n; v++)
+        if (active(st, ctx, v) && st->waiting[v] && st->wait_round[v] <= st->admit_round)
+            return SIM_OK;
+    return restart_barrier(st, ctx, err);
+}
+
+/* Starts the barrier over the active workers, its first round the next undecided one. A
+ * worker waiting for the release of a decided round (lost with its coordinator) is released
+ * now; one waiting in the undecided round arrives again. */
+static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    st->barrier_stale = false;
+    for (uint32_t w = 0; w < st->n; w++)
+        st->outside[w] = false;
+    uint32_t m = active_list(st, ctx);
+    if (m == 0)
+        return SIM_OK;
+    int rc = coll_barrier_start(&st->barrier, ctx, st->members, m, st->decided, err);
+    /* By worker id, not st->members: the handlers below may rebuild that list. */
+    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
+        if (!active(st, ctx, w) || !st->waiting[w] || st->barrier.pos[w] == COLL_NONE)
+            continue;
+        if (st->wait_round[w] < st->decided)
+            rc = released(st, ctx, w, st->wait_round[w], st->last_lr, err);
+        else
+            rc = coll_barrier_arrive(&st->barrier, ctx, w, err);
+    }
+    return rc;
+}
+
+static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->arrived_done[w] = !st->inflight[w] || st->ring_done[w];
+    st->waiting[w] = true;
+    st->wait_round[w] = st->settled[w];
+    if (st->outside[w])
+        return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
+    return coll_barrier_arrive(&st->barrier, ctx, w, err);
+}
+
+/* Worker w failed: see the header for what happens to the reductions in flight. */
+static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    bool coordinated = st->barrier.n > 0 && st->barrier.members[0] == w, abandoned = false;
+    st->phase[w] = PH_OUT;
+    st->pending[w] = false;
+    st->outside[w] = false;
+    st->waiting[w] = false;
+    st->inflight[w] = false;
+    for (uint32_t v = 0; v < st->n; v++) {
+        if (!active(st, ctx, v) || !st->inflight[v] || st->ring_done[v])
+            continue;
+        st->ring.joined[v] = false;
+        if (st->cached != 0 && st->cached == st->launches[v]) {
+            st->ring_done[v] = true; /* a member completed it: its mean is known */
+        } else {
+            if (st->P > 0)
+                sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
+            if (st->fly_steps[v] > 0 &&
+                (st->win_steps[v] == 0 || st->fly_base[v] < st->win_base[v]))
+                st->win_base[v] = st->fly_base[v];
+            st->win_steps[v] += st->fly_steps[v];
+            st->inflight[v] = false;
+            abandoned = true;
+        }
+        if (st->waiting[v])
+            st->arrived_done[v] = true;
+    }
+    st->abandoned += abandoned;
+    st->ring.joined[w] = false;
+    st->ring.restarts++;
+    int rc = ring_reset_active(st, ctx, err);
+    /* Flushes waiting for a reduction now completed or abandoned go on. */
+    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
+        if (!active(st, ctx, v))
+            continue;
+        if (st->phase[v] == PH_FLUSH_WAIT) {
+            if (st->inflight[v])
+                flush_previous(st, ctx, v);
+            rc = flush_launch(st, ctx, v, err);
+        } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
+            merge(st, ctx, v, st->mean.lr);
+            st->phase[v] = PH_RUN;
+            rc = settle(st, ctx, v, err);
+        } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
+            rc = flush_launch(st, ctx, v, err);
+        }
+    }
+    if (rc != SIM_OK)
+        return rc;
+    return coordinated ? restart_barrier(st, ctx, err)
+                       : coll_hub_worker_down(&st->hub, ctx, w, err);
+}
+
+/* The global model reached an admitted worker: it starts computing on it. */
+static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->phase[w] != PH_FETCH)
+        return SIM_OK; /* failed since: its fetch is void */
+    if (st->P > 0 && sim_ctx_payload(ctx) != NULL)
+        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_payload(ctx), st->P);
+    st->phase[w] = PH_RUN;
+    st->start_wm[w] = st->wm[w];
+    return sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
+/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
+ * over alone at once. */
+static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->pending[w] = true;
+    if (active_list(st, ctx) > 0)
+        return SIM_OK;
+    st->pending[w] = false;
+    st->admitted++;
+    st->phase[w] = PH_RUN;
+    st->init[w] = true;
+    st->inflight[w] = false;
+    st->waiting[w] = false;
+    st->win_steps[w] = 0;
+    if (st->P > 0)
+        sim_tensor_zero(row(st->acc, st, w), st->P);
+    st->ring.joined[w] = false;
+    int rc = ring_reset_active(st, ctx, err);
+    if (rc == SIM_OK)
+        rc = restart_barrier(st, ctx, err);
+    st->start_wm[w] = st->wm[w];
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
+static int alloc_all(hpsgd *st, sim_err *err)
+{
+    uint32_t n = st->n;
+    st->members = calloc(n, sizeof(*st->members));
+    st->phase = calloc(n, sizeof(*st->phase));
+    st->init = calloc(n, sizeof(*st->init));
+    st->inflight = calloc(n, sizeof(*st->inflight));
+    st->ring_done = calloc(n, sizeof(*st->ring_done));
+    st->arrived_done = calloc(n, sizeof(*st->arrived_done));
+    st->waiting = calloc(n, sizeof(*st->waiting));
+    st->pending = calloc(n, sizeof(*st->pending));
+    st->outside = calloc(n, sizeof(*st->outside));
+    uint64_t **u[] = { &st->launches,  &st->wait_round, &st->settled,   &st->wm,      &st->start_wm,
+                       &st->win_steps, &st->win_base,   &st->fly_steps, &st->fly_base };
+    bool ok = st->members != NULL && st->phase != NULL && st->init != NULL &&
+              st->inflight != NULL && st->ring_done != NULL && st->arrived_done != NULL &&
+              st->waiting != NULL && st->pending != NULL && st->outside != NULL;
+    for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+        *u[i] = calloc(n, sizeof(uint64_t));
+        ok = ok && *u[i] != NULL;
+    }
+    if (st->P > 0) {
+        st->xbar = sim_tensor_alloc((size_t)n * st->P);
+        st->acc = sim_tensor_alloc((size_t)n * st->P);
+        st->red = sim_tensor_alloc((size_t)n * st->P);
+        ok = ok && st->xbar != NULL && st->acc != NULL && st->red != NULL;
+        if (ok) {
+            sim_tensor_zero(st->acc, (size_t)n * st->P);
+            sim_tensor_zero(st->red, (size_t)n * st->P);
+        }
+    }
+    return ok ? SIM_OK : sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+}
+
+static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    hpsgd *st = state;
+    st->P = sim_ctx_num_params(ctx);
+    st->train = sim_ctx_train_samples(ctx);
+    st->next_epoch = st->train;
+    int rc = alloc_all(st, err);
+    if (rc == SIM_OK)
+        rc = coll_hub_init(&st->hub, 2, 0, err);
+    if (rc == SIM_OK)
+        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_ring_done, st, err);
+    if (rc == SIM_OK)
+        rc = coll_barrier_init(&st->barrier, &st->hub, st->n, st->n, on_barrier_done, st, err);
+    if (rc == SIM_OK && st->P > 0)
+        rc = coll_mean_init(&st->mean, st->P, st->n, err);
+    for (uint32_t w = 0; w < st->n; w++) {
+        st->init[w] = true;
+        if (sim_ctx_down(ctx, w))
+            st->phase[w] = PH_OUT;
+    }
+    st->zero_launch = UINT64_MAX;
+    if (rc == SIM_OK)
+        rc = ring_reset_active(st, ctx, err);
+    uint32_t m = active_list(st, ctx);
+    if (rc == SIM_OK && m > 0)
+        rc = coll_barrier_start(&st->barrier, ctx, st->members, m, 0, err);
+    for (uint32_t i = 0; i < m && rc == SIM_OK; i++)
+        rc = sim_ctx_compute(ctx, st->members[i], 0, err);
+    return rc;
+}
+
+static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    hpsgd *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        return st->phase[w] == PH_OUT ? SIM_OK : on_computed(st, ctx, w, err);
+    case SIM_EV_MSG: {
+        bool handled;
+        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        if (rc == SIM_OK && !handled)
+            rc = on_fetched(st, ctx, w, err);
+        return rc;
+    }
+    case SIM_EV_WORKER_DOWN:
+        if (st->phase[w] == PH_OUT) {
+            st->pending[w] = false;
+            return SIM_OK;
+        }
+        return on_down(st, ctx, w, err);
+    case SIM_EV_WORKER_UP:
+        return on_up(st, ctx, w, err);
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: unexpected event kind %u", ev->kind);
+    }
+}
+
+/* Three models per worker (x̄, G, A), the reduced mean, the ring's and the barrier's arrays and
+ * the per-worker bookkeeping. */
+static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    (void)state;
+    uint64_t n = sc->workers;
+    return (3 * n + 1) * (uint64_t)num_params * 4 + coll_ring_memory(sc->workers, sc->workers) +
+           n * (sizeof(float *) + 4 * sizeof(uint32_t) + 6 + 9 * sizeof(uint64_t));
+}
+
+static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
+    const hpsgd *st = state;
+    double ev = st->merge_events > 0 ? (double)st->merge_events : 1.0;
+    sim_report_add(out, "merges", (double)st->merges);
+    sim_report_add(out, "mean_local_steps_per_merge", (double)st->merged_steps / ev);
+    sim_report_add(out, "mean_staleness_merges", (double)st->stale_sum / ev);
+    sim_report_add(out, "epoch_flushes", (double)st->flushes);
+    sim_report_add(out, "dropped_accumulations", (double)st->dropped);
+    sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
+    sim_report_add(out, "admitted", (double)st->admitted);
+    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
+    sim_report_add(out, "stale_messages", (double)(st->ring.stale + st->barrier.stale));
+}
+
+const proto_ops proto_hpsgd = {
+    .name = "hpsgd",
+    .summary = "HPSGD: local steps on a replica while the gradient accumulation is all-reduced, "
+               "then merged into the global model",
+    .state_size = sizeof(hpsgd),
+    .rounds = true,
+    .configure = hp_configure,
+    .start = hp_start,
+    .on_event = hp_on_event,
+    .report = hp_report,
+    .memory = hp_memory,
+    .fini = hp_fini,
+};

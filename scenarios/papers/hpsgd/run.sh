@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# HPSGD paper trend (PROTOCOLS §7): hpsgd against allreduce and localsgd on a
+# communication-heavy cluster (one all-reduce takes about two iterations of compute), with all
+# workers alike and with one worker 4x slower. Prints the table of README.md and, without
+# --smoke, draws the comparison figures.
+#
+#   bash scenarios/papers/hpsgd/run.sh [--smoke] HETSIM_BINARY [OUT]   (from the repository root)
+#
+# Runs go to OUT/<cluster>/<run> (default out/papers/hpsgd), figures to OUT/<cluster>/figures.
+# --smoke: 3 simulated seconds, no figures (CI).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+smoke=0
+if [ "${1:-}" = --smoke ]; then
+    smoke=1
+    shift
+fi
+if [ $# -lt 1 ]; then
+    echo "usage: $0 [--smoke] HETSIM_BINARY [OUT]" >&2
+    exit 2
+fi
+bin=$1
+out=${2:-out/papers/hpsgd}
+extra=()
+if [ "$smoke" = 1 ]; then extra=(--set stop.time_s=3); fi
+target=0.80
+
+# name  protocol
+runs='allreduce {"name":"allreduce"}
+localsgd {"name":"localsgd","local_steps":4}
+hpsgd {"name":"hpsgd","flush":"both"}
+hpsgd-newest {"name":"hpsgd","flush":"newest"}'
+
+slow='stragglers=[{"kind":"fixed","workers":[3],"slowdown":4}]'
+for cluster in even slow4x; do
+    while read -r name proto; do
+        sets=(--set "name=$cluster-$name" --set "protocol=$proto")
+        if [ "$cluster" = slow4x ]; then sets+=(--set "$slow"); fi
+        "$bin" run "$here/comm-heavy.json" -o "$out/$cluster/$name" --quiet "${sets[@]}" \
+            "${extra[@]}"
+    done <<<"$runs"
+    if [ "$smoke" = 0 ]; then
+        "$bin" plot "$out/$cluster/allreduce" "$out/$cluster/localsgd" "$out/$cluster/hpsgd" \
+            "$out/$cluster/hpsgd-newest" -o "$out/$cluster/figures" >/dev/null
+    fi
+done
+
+python3 - "$out" "$target" <<'PY'
+import csv, json, os, sys
+out, target = sys.argv[1], float(sys.argv[2])
+print(f"| cluster | run | iterations | samples/s | comm rounds | local steps per merge "
+      f"| staleness (merges) | time to {target:.2f} (s) | acc at 10 s | final acc |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for c in ("even", "slow4x"):
+    for n in ("allreduce", "localsgd", "hpsgd", "hpsgd-newest"):
+        d = os.path.join(out, c, n)
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        rep = s.get("protocol_report", {})
+        with open(os.path.join(d, "metrics.csv")) as f:
+            rows = list(csv.DictReader(f))
+        hit = next((float(r["time_s"]) for r in rows if float(r["test_accuracy"]) >= target), None)
+        at10 = [float(r["test_accuracy"]) for r in rows if float(r["time_s"]) <= 10.0 + 1e-9]
+        rounds = rep.get("merges", rep.get("averaging_rounds", s["iterations"] / s["workers"]))
+        steps = rep.get("mean_local_steps_per_merge")
+        stale = rep.get("mean_staleness_merges")
+        print("| %s | %s | %d | %.0f | %d | %s | %s | %s | %.4f | %.4f |" % (
+            c, n, s["iterations"], s["mean_throughput_sps"], rounds,
+            "%.2f" % steps if steps is not None else "-",
+            "%.2f" % stale if stale is not None else "-",
+            "%.0f" % hit if hit is not None else "not reached",
+            at10[-1] if at10 else float("nan"), s["final_accuracy"]))
+PY

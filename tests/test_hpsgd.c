@@ -1,0 +1,422 @@
+/* HPSGD end to end (PROTOCOLS 7.5). A spy wraps the protocol's ops table: it records every
+ * gradient when its iteration ends (SIM_EV_COMPUTED, before the protocol sees it) and, after
+ * every event the protocol handles, every change of a worker's parameters, tagged with the
+ * iteration it belongs to. From these the tests check, from outside the protocol, that merges
+ * leave bitwise equal replicas (the new global model), that each merge moves the global model
+ * by -lr times the worker mean of the accumulation launched at the previous merge, that with a
+ * fast all-reduce merges come every second iteration, and that with `flush: both` every gradient
+ * of an epoch is in the model after its flush. Real runs use softmax on a tiny synthetic set
+ * (27 parameters), lr constant, momentum 0, no jitter. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
+#include "sim/scenario.h"
+#include "sim/tensor.h"
+
+extern const proto_ops proto_hpsgd;
+
+static const char real_json[] = "tests/scenarios/hpsgd/real.json";
+static const char timing_json[] = "tests/scenarios/hpsgd/timing.json";
+
+/* Float unit roundoff. */
+static const double U = 0x1p-24;
+
+enum {
+    MAX_W = 4,   /* workers */
+    MAX_P = 32,  /* parameters */
+    MAX_K = 128, /* iterations per worker */
+    MAX_C = 160  /* parameter changes per worker */
+};
+
+typedef struct change {
+    uint64_t k; /* the iteration whose update it is (gradients computed by then, minus 1) */
+    float x[MAX_P];
+} change;
+
+typedef struct spy {
+    uint32_t n;
+    size_t p, train;
+    float x0[MAX_P];
+    float g[MAX_W][MAX_K][MAX_P]; /* gradient of iteration k of worker w */
+    uint64_t ng[MAX_W];
+    float last[MAX_W][MAX_P];
+    change c[MAX_W][MAX_C];
+    size_t nc[MAX_W];
+} spy;
+
+/* The one run the spy watches (tests run one at a time in their own process). */
+static spy *watched;
+
+static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    spy *s = watched;
+    s->n = sim_ctx_workers(ctx);
+    s->p = sim_ctx_num_params(ctx);
+    s->train = sim_ctx_train_samples(ctx);
+    ck_assert_uint_le(s->n, MAX_W);
+    ck_assert_uint_le(s->p, MAX_P);
+    memcpy(s->x0, sim_ctx_params(ctx, 0), s->p * sizeof(float));
+    for (uint32_t w = 0; w < s->n; w++)
+        memcpy(s->last[w], sim_ctx_params(ctx, w), s->p * sizeof(float));
+    return proto_hpsgd.start(state, ctx, err);
+}
+
+static int spy_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    spy *s = watched;
+    if (ev->kind == SIM_EV_COMPUTED) {
+        uint32_t w = (uint32_t)ev->dst;
+        ck_assert_uint_lt(s->ng[w], MAX_K);
+        memcpy(s->g[w][s->ng[w]++], sim_ctx_grad(ctx, w), s->p * sizeof(float));
+    }
+    int rc = proto_hpsgd.on_event(state, ctx, ev, err);
+    for (uint32_t w = 0; w < s->n; w++) {
+        const float *x = sim_ctx_params(ctx, w);
+        if (memcmp(x, s->last[w], s->p * sizeof(float)) == 0)
+            continue;
+        memcpy(s->last[w], x, s->p * sizeof(float));
+        ck_assert_uint_lt(s->nc[w], MAX_C);
+        change *c = &s->c[w][s->nc[w]++];
+        c->k = s->ng[w] - 1;
+        memcpy(c->x, x, s->p * sizeof(float));
+    }
+    return rc;
+}
+
+/* Runs the scenario at `path` with `sets` under the spy; returns the summary and fills `s`. */
+static sim_run_summary spy_run(const char *path, const char *const *sets, size_t nsets, spy *s,
+                               double *report, const char *key)
+{
+    sim_scenario *sc = harness_load_file(path, sets, nsets);
+    proto_ops ops = proto_hpsgd;
+    ops.start = spy_start;
+    ops.on_event = spy_on_event;
+    memset(s, 0, sizeof(*s));
+    watched = s;
+    char *dir = harness_tmpdir("hpsgd");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    if (report != NULL)
+        *report = harness_summary_number(dir, key);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    watched = NULL;
+    return sum;
+}
+
+/* The one change of worker w for iteration k (fails if there is none or more than one). */
+static const float *update(const spy *s, uint32_t w, uint64_t k)
+{
+    const float *x = NULL;
+    for (size_t i = 0; i < s->nc[w]; i++)
+        if (s->c[w][i].k == k) {
+            ck_assert_msg(x == NULL, "worker %u changed twice in iteration %llu", w,
+                          (unsigned long long)k);
+            x = s->c[w][i].x;
+        }
+    ck_assert_msg(x != NULL, "worker %u did not change in iteration %llu", w,
+                  (unsigned long long)k);
+    return x;
+}
+
+/* Windows of the fast all-reduce: accumulation j (launched at iteration max(1, 2j)) holds
+ * iterations [lo, hi]: {0, 1}, {2}, {3, 4}, {5, 6}, ... */
+static void window(uint64_t j, uint64_t *lo, uint64_t *hi)
+{
+    *lo = j == 0 ? 0 : j == 1 ? 2 : 2 * j - 1;
+    *hi = j == 0 ? 1 : 2 * j;
+}
+
+/* Checks, bit for bit, x == xbar - lr * mean_w(A_w) with A_w the float sum of worker w's
+ * gradients [lo, hi] in order (the accumulator starts at 0), the mean over workers in ring
+ * (id) order as the kit computes it, and the optimizer's step with momentum and weight decay
+ * 0. Then xbar := x. */
+static void expect_merge(const spy *s, const float *x, float *xbar, uint64_t lo, uint64_t hi,
+                         float rate)
+{
+    static float acc[MAX_W][MAX_P];
+    float mean[MAX_P];
+    const float *blocks[MAX_W];
+    for (uint32_t w = 0; w < s->n; w++) {
+        for (size_t i = 0; i < s->p; i++) {
+            acc[w][i] = 0.0f;
+            for (uint64_t k = lo; k <= hi; k++)
+                acc[w][i] += 1.0f * s->g[w][k][i];
+        }
+        blocks[w] = acc[w];
+    }
+    sim_tensor_mean(mean, blocks, s->n, s->p);
+    for (size_t i = 0; i < s->p; i++) {
+        float want = xbar[i] - rate * (mean[i] + 0.0f * xbar[i]);
+        ck_assert_msg(memcmp(&x[i], &want, sizeof(float)) == 0,
+                      "parameter %zu after the merge of [%llu, %llu]: %.9g, want %.9g", i,
+                      (unsigned long long)lo, (unsigned long long)hi, (double)x[i], (double)want);
+        xbar[i] = x[i];
+    }
+}
+
+START_TEST(merges_come_every_second_iteration_and_apply_one_window_each)
+{
+    /* A 108-byte accumulation over 4 workers: 6 ring steps of about 0.1 ms, well inside one
+     * 10 ms iteration. About 19 iterations per worker in 0.2 s, none an epoch's last (30). */
+    static spy s;
+    double merges;
+    sim_run_summary sum = spy_run(real_json, NULL, 0, &s, &merges, "merges");
+    const double lr = 0.15;
+    uint64_t K = s.ng[0];
+    ck_assert_uint_ge(K, 15);
+    ck_assert_uint_lt(K, 30);
+    for (uint32_t w = 1; w < s.n; w++)
+        ck_assert_uint_eq(s.ng[w], K);
+    float xbar[MAX_P], rate = (float)lr;
+    memcpy(xbar, s.x0, sizeof(xbar));
+    /* Iterations whose update the run finished (the last may have been cut by the stop). */
+    uint64_t done = sum.iterations / s.n;
+    ck_assert_uint_ge(done, K - 1);
+    uint64_t seen = 0;
+    for (uint64_t k = 0; k < done; k++) {
+        const float *x0 = update(&s, 0, k);
+        if (k >= 2 && k % 2 == 0) {
+            /* Merge m = k / 2: every replica holds the same bits (7.5.1), the global model
+             * moved by the mean of accumulation m - 1 (7.5.2), one window (7.5.3). */
+            for (uint32_t w = 1; w < s.n; w++)
+                ck_assert_msg(memcmp(update(&s, w, k), x0, s.p * sizeof(float)) == 0,
+                              "replicas differ after the merge of iteration %llu",
+                              (unsigned long long)k);
+            uint64_t lo, hi;
+            window(k / 2 - 1, &lo, &hi);
+            expect_merge(&s, x0, xbar, lo, hi, rate);
+            seen++;
+        } else {
+            /* A local step on each replica, bit for bit x - lr g; the replicas differ. */
+            int equal = 1;
+            for (uint32_t w = 0; w < s.n; w++) {
+                const float *x = update(&s, w, k);
+                const float *before = k == 0 ? s.x0 : update(&s, w, k - 1);
+                for (size_t i = 0; i < s.p; i++) {
+                    float want = before[i] - rate * (s.g[w][k][i] + 0.0f * before[i]);
+                    ck_assert(memcmp(&x[i], &want, sizeof(float)) == 0);
+                }
+                equal &= memcmp(x, x0, s.p * sizeof(float)) == 0;
+            }
+            ck_assert_msg(!equal, "replicas equal after local step %llu", (unsigned long long)k);
+        }
+    }
+    ck_assert_uint_ge(seen, 7);
+    ck_assert_double_eq(merges, (double)seen);
+}
+END_TEST
+
+/* Runs 2 epochs (30 iterations of 4 x 8 samples each) with a slow all-reduce (20 MB: about
+ * 25 ms, two and a half iterations), and returns the max over parameters of |x - want| / tol
+ * after the first epoch's flush, where want = x0 - lr / N * (every gradient of the epoch). */
+static double flushed_error(const char *flush, spy *s, double *dropped)
+{
+    char set[64];
+    snprintf(set, sizeof(set), "protocol.flush=\"%s\"", flush);
+    const char *sets[] = { "workload.message_bytes=20000000", "stop.time_s=0.5", set };
+    spy_run(real_json, sets, 3, s, dropped, "dropped_accumulations");
+    const double lr = 0.15;
+    uint64_t E = s->train / (s->n * 8);
+    ck_assert_uint_eq(E, 30);
+    ck_assert_uint_gt(s->ng[0], E + 2);
+    /* The last change of iteration E - 1 is the flush's merge; it is the same on all. */
+    const float *x[MAX_W];
+    for (uint32_t w = 0; w < s->n; w++) {
+        x[w] = NULL;
+        for (size_t i = 0; i < s->nc[w]; i++)
+            if (s->c[w][i].k == E - 1)
+                x[w] = s->c[w][i].x;
+        ck_assert_ptr_nonnull(x[w]);
+        ck_assert_int_eq(memcmp(x[w], x[0], s->p * sizeof(float)), 0);
+    }
+    double worst = 0.0;
+    for (size_t i = 0; i < s->p; i++) {
+        double sum = 0.0, mag = 0.0;
+        for (uint32_t w = 0; w < s->n; w++)
+            for (uint64_t k = 0; k < E; k++) {
+                sum += (double)s->g[w][k][i];
+                mag += fabs((double)s->g[w][k][i]);
+            }
+        /* Roundoff of the float accumulations and of one merge per window (about 11). */
+        double tol = 64 * U * (fabs((double)s->x0[i]) + lr * mag / s->n) + 1e-30;
+        double e = fabs((double)x[0][i] - ((double)s->x0[i] - lr * sum / s->n)) / tol;
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+START_TEST(with_flush_both_every_gradient_of_an_epoch_enters_one_accumulation)
+{
+    static spy s;
+    double dropped;
+    ck_assert_double_le(flushed_error("both", &s, &dropped), 1.0);
+    ck_assert_double_eq(dropped, 0);
+    /* The control: the authors' flush drops the accumulation that had just completed. */
+    double e = flushed_error("newest", &s, &dropped);
+    ck_assert_double_gt(e, 100.0);
+    ck_assert_double_ge(dropped, 1);
+}
+END_TEST
+
+START_TEST(timing_only_runs_merge_every_second_iteration)
+{
+    /* 8 workers, a 1000-byte accumulation (14 ring steps of about 0.1 ms): within one
+     * iteration. Each merge applies 2 gradients per worker except the second (1), and each is
+     * one merge stale except the first. */
+    sim_scenario *sc = harness_load_file(timing_json, NULL, 0);
+    char *dir = harness_tmpdir("hpsgd");
+    harness_run(sc, dir, NULL, NULL);
+    double merges = harness_summary_number(dir, "merges");
+    double iters = harness_summary_number(dir, "iterations") / 8;
+    ck_assert_double_ge(merges, floor(iters / 2) - 1);
+    ck_assert_double_le(merges, floor(iters / 2));
+    ck_assert_double_eq_tol(harness_summary_number(dir, "mean_local_steps_per_merge"),
+                            (2 * merges - 1) / merges, 1e-12);
+    ck_assert_double_eq_tol(harness_summary_number(dir, "mean_staleness_merges"),
+                            (merges - 1) / merges, 1e-12);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(a_slow_all_reduce_is_overlapped_with_more_local_steps)
+{
+    /* 3 MB over 8 workers: 14 steps of 0.1 ms + 375 KB at 10 Gbit/s (0.3 ms), about 5.6 ms;
+     * 30 MB: about 43 ms, 4 iterations of 10.2 ms. The merge period follows. */
+    const char *sets[] = { "workload.message_bytes=30000000" };
+    sim_scenario *sc = harness_load_file(timing_json, sets, 1);
+    char *dir = harness_tmpdir("hpsgd");
+    harness_run(sc, dir, NULL, NULL);
+    double steps = harness_summary_number(dir, "mean_local_steps_per_merge");
+    ck_assert_double_gt(steps, 4.0);
+    ck_assert_double_lt(steps, 6.0);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(failed_workers_leave_the_barrier_and_the_ring)
+{
+    /* Worker 3 fails at 0.1 s, worker 0 (the barrier's coordinator) at 0.3 s; the two others
+     * go on merging to the end. */
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1},"
+                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.3}]",
+                           "stop.time_s=0.6", "workload.message_bytes=2000000" };
+    sim_scenario *sc = harness_load_file(real_json, sets, 3);
+    char *dir = harness_tmpdir("hpsgd");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    /* Workers 1 and 2 iterate to the end: about 58 iterations each. */
+    ck_assert_uint_gt(sum.iterations, 2 * 50 + 30 + 10);
+    ck_assert_double_ge(harness_summary_number(dir, "ring_restarts"), 2);
+    ck_assert_double_gt(harness_summary_number(dir, "merges"), 20);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+/* How many of worker a's parameter vectors after its change `from` worker b also held. */
+static size_t shared(const spy *s, uint32_t a, size_t from, uint32_t b)
+{
+    size_t n = 0;
+    for (size_t i = from; i < s->nc[a]; i++)
+        for (size_t j = 0; j < s->nc[b]; j++)
+            if (memcmp(s->c[a][i].x, s->c[b][j].x, s->p * sizeof(float)) == 0) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+START_TEST(a_recovered_worker_is_admitted_with_the_global_model)
+{
+    /* Worker 3 is down from 0.1 s to 0.2 s, worker 0 (the coordinator) fails for good at
+     * 0.35 s. Worker 3 is admitted at a merge, fetches the global model and shares every later
+     * global model with worker 1: local steps never give two workers the same bits, merges do. */
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1, \"recover_s\": 0.2},"
+        " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.35}]",
+        "stop.time_s=0.6", "workload.message_bytes=2000000"
+    };
+    static spy s;
+    double admitted;
+    sim_run_summary sum = spy_run(real_json, sets, 3, &s, &admitted, "admitted");
+    ck_assert_str_eq(sum.stop_reason, "time");
+    ck_assert_double_eq(admitted, 1);
+    /* Worker 3 computed about 10 iterations before failing and most of the 0.4 s after. */
+    ck_assert_uint_gt(s.ng[3], 10 + 30);
+    /* Worker 1's changes from 0.25 s on (about iteration 24): those that are merges (every
+     * second or third) are worker 3's too. */
+    size_t from = 24, late = s.nc[1] - from;
+    size_t both = shared(&s, 1, from, 3);
+    ck_assert_uint_ge(both, late / 4);
+    ck_assert_uint_eq(shared(&s, 1, from, 2), both);
+}
+END_TEST
+
+START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
+{
+    /* With a failure, a recovery and epoch flushes (20 MB: a slow all-reduce). */
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.15, "
+                           "\"recover_s\": 0.3}]",
+                           "stop.time_s=0.5", "workload.message_bytes=20000000",
+                           "compute.jitter_sigma=0.2" };
+    char *text[2][3];
+    for (int run = 0; run < 2; run++) {
+        sim_scenario *sc = harness_load_file(real_json, sets, 4);
+        char *dir = harness_tmpdir("hpsgd");
+        harness_run(sc, dir, NULL, NULL);
+        text[run][0] = harness_slurp(dir, "summary.json");
+        harness_strip_wall(text[run][0]);
+        text[run][1] = harness_slurp(dir, "metrics.csv");
+        text[run][2] = harness_slurp(dir, "workers.csv");
+        harness_cleanup(dir);
+        sim_scenario_destroy(sc);
+    }
+    ck_assert_ptr_nonnull(strstr(text[0][0], "\"admitted\": 1"));
+    for (int f = 0; f < 3; f++) {
+        ck_assert_str_eq(text[0][f], text[1][f]);
+        free(text[0][f]);
+        free(text[1][f]);
+    }
+}
+END_TEST
+
+START_TEST(bad_flush_is_rejected_with_its_path)
+{
+    const char *sets[] = { "protocol.flush=\"oldest\"" };
+    sim_err err;
+    sim_scenario *sc = sim_scenario_load(real_json, sets, 1, &err);
+    ck_assert_ptr_nonnull(sc);
+    ck_assert_int_eq(harness_check(sc, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.path, "$.protocol.flush");
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("hpsgd");
+    TCase *tc = tcase_create("hpsgd");
+    tcase_add_test(tc, merges_come_every_second_iteration_and_apply_one_window_each);
+    tcase_add_test(tc, with_flush_both_every_gradient_of_an_epoch_enters_one_accumulation);
+    tcase_add_test(tc, timing_only_runs_merge_every_second_iteration);
+    tcase_add_test(tc, a_slow_all_reduce_is_overlapped_with_more_local_steps);
+    tcase_add_test(tc, failed_workers_leave_the_barrier_and_the_ring);
+    tcase_add_test(tc, a_recovered_worker_is_admitted_with_the_global_model);
+    tcase_add_test(tc, the_same_scenario_and_seed_give_byte_identical_outputs);
+    tcase_add_test(tc, bad_flush_is_rejected_with_its_path);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return s;
+}

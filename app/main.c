@@ -11,11 +11,13 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "app/sweep.h"
 #include "models/bench.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/bench.h"
 #include "sim/err.h"
+#include "sim/output.h"
 #include "sim/plot.h"
 #include "sim/scenario.h"
 
@@ -31,6 +33,7 @@ static const char usage[] =
     "       hetsim plot RUN_DIR... [-o DIR]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
+    "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
@@ -39,6 +42,9 @@ static const char usage[] =
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
     "          per run) into DIR (default: the first run's directory); needs gnuplot\n"
     "list      print what a scenario can name\n"
+    "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
+    "          at a time (default: the number of cores), skipping points already done;\n"
+    "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
     "bench     measure the engine, network and kernels against references measured in the\n"
     "          same run (JSON lines: name, value, unit, reference, ratio)\n"
     "\n"
@@ -246,6 +252,99 @@ static int cmd_bench(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* A non-negative integer argument, or -1. */
+static long count_arg(const char *s)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    return end == s || *end != '\0' || v < 0 ? -1 : v;
+}
+
+typedef struct sweep_args {
+    const char *file, *out_dir;
+    long jobs, index;
+    bool list, mpi, quiet;
+} sweep_args;
+
+static int parse_sweep(int argc, char **argv, sweep_args *a)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(o, "-j") == 0 || strcmp(o, "--index") == 0 || strcmp(o, "-o") == 0) {
+            if (!has_value)
+                return usage_error("%s needs a value", o);
+            const char *v = argv[++i];
+            if (o[1] == 'o') {
+                a->out_dir = v;
+            } else if (o[1] == 'j') {
+                if ((a->jobs = count_arg(v)) < 1)
+                    return usage_error("-j needs a count >= 1, got \"%s\"", v);
+            } else if ((a->index = count_arg(v)) < 0) {
+                return usage_error("--index needs a point number, got \"%s\"", v);
+            }
+        } else if (strcmp(o, "--list") == 0) {
+            a->list = true;
+        } else if (strcmp(o, "--mpi") == 0) {
+            a->mpi = true;
+        } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) {
+            a->quiet = true;
+        } else if (o[0] == '-') {
+            return usage_error("unknown option %s", o);
+        } else if (a->file != NULL) {
+            return usage_error("sweep takes one sweep file, got a second: %s", o);
+        } else {
+            a->file = o;
+        }
+    }
+    if (a->file == NULL)
+        return usage_error("%s", "sweep needs a sweep file");
+    return EXIT_OK;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    sweep_args a = { .jobs = cores > 0 ? cores : 1, .index = -1 };
+    int rc = parse_sweep(argc, argv, &a);
+    if (rc != EXIT_OK)
+        return rc;
+    app_sweep_options opt = { .out_dir = a.out_dir,
+                              .exe = "/proc/self/exe",
+                              .jobs = (unsigned)a.jobs,
+                              .progress = !a.quiet && isatty(STDERR_FILENO) };
+    sim_err err;
+    app_sweep *sw = app_sweep_load(a.file, &opt, &err);
+    if (sw == NULL) {
+        report(&err);
+        return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
+    }
+    size_t n = app_sweep_size(sw), ran = 0, failed = 0;
+    if (a.list) {
+        app_sweep_list(sw, stdout);
+    } else if (a.index >= 0) {
+        if ((size_t)a.index >= n) {
+            rc = usage_error("--index %ld: the sweep has points 0 to %zu", a.index, n - 1);
+        } else if (sim_output_mkdirs(app_sweep_dir(sw), &err) != SIM_OK) {
+            rc = report(&err);
+        } else {
+            long pid = app_sweep_spawn(sw, (size_t)a.index, &err);
+            rc = pid < 0 ? report(&err) : app_sweep_wait(pid);
+        }
+    } else if (a.mpi) {
+        rc = usage_error("%s", "--mpi: this hetsim was built without MPI (meson -Dmpi=enabled)");
+    } else if (app_sweep_run(sw, &ran, &failed, &err) != SIM_OK) {
+        rc = report(&err);
+    } else {
+        if (!a.quiet)
+            printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", a.file, n,
+                   ran, failed, app_sweep_dir(sw));
+        rc = failed > 0 ? EXIT_RUN : EXIT_OK;
+    }
+    app_sweep_destroy(sw);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -270,6 +369,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 2, argv + 2);
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
     return usage_error("unknown command \"%s\"", cmd);

@@ -11,6 +11,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "app/check.h"
 #include "app/sweep.h"
 #include "models/bench.h"
 #include "protocols/registry.h"
@@ -34,6 +35,8 @@ static const char usage[] =
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
+    "       hetsim check SCENARIO.json --golden DIR [--update [--seeds K]] [--exact]\n"
+    "                    [--set PATH=VALUE]... [-o DIR]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
@@ -45,6 +48,10 @@ static const char usage[] =
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
+    "check     run a scenario and compare its curves (test accuracy, test loss, throughput)\n"
+    "          with a golden run in DIR, within the tolerances of its check section; exit 1\n"
+    "          on a regression (check.png shows it); --update writes the golden (K seeds),\n"
+    "          --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network and kernels against references measured in the\n"
     "          same run (JSON lines: name, value, unit, reference, ratio)\n"
     "\n"
@@ -345,6 +352,66 @@ static int cmd_sweep(int argc, char **argv)
     return rc;
 }
 
+static int parse_check(int argc, char **argv, app_check_options *o, const char **sets)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--golden") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "-o") == 0 ||
+            strcmp(a, "--seeds") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--golden") == 0)
+                o->golden = v;
+            else if (strcmp(a, "-o") == 0)
+                o->out_dir = v;
+            else if (strcmp(a, "--set") == 0)
+                sets[o->nsets++] = v;
+            else if (count_arg(v) < 1 || count_arg(v) > 64)
+                return usage_error("--seeds needs a count in [1, 64], got \"%s\"", v);
+            else
+                o->seeds = (unsigned)count_arg(v);
+        } else if (strcmp(a, "--update") == 0) {
+            o->update = true;
+        } else if (strcmp(a, "--exact") == 0) {
+            o->exact = true;
+        } else if (a[0] == '-') {
+            return usage_error("unknown option %s", a);
+        } else if (o->scenario != NULL) {
+            return usage_error("check takes one scenario, got a second: %s", a);
+        } else {
+            o->scenario = a;
+        }
+    }
+    if (o->scenario == NULL)
+        return usage_error("%s", "check needs a scenario file");
+    if (o->golden == NULL)
+        return usage_error("%s", "check needs --golden DIR");
+    if (o->update && o->exact)
+        return usage_error("%s", "--update and --exact do not go together");
+    return EXIT_OK;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    app_check_options o = { .seeds = 1 };
+    const char **sets = calloc((size_t)argc + 1, sizeof(*sets));
+    if (sets == NULL)
+        return EXIT_RUN;
+    o.sets = sets;
+    int rc = parse_check(argc, argv, &o, sets);
+    if (rc == EXIT_OK) {
+        sim_err err;
+        rc = app_check_run(&o, stdout, &err);
+        if (rc < 0) {
+            report(&err);
+            rc = rc == SIM_ESCENARIO || rc == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
+        }
+    }
+    free(sets);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -369,6 +436,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "sweep") == 0)
         return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)

@@ -346,10 +346,14 @@ static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
     if (sc != NULL) {
         *seed = sc->seed;
     } else if (rc == 0) {
-        char inner[1024];
+        char inner[1024], path[256] = "$.base";
+        size_t *vi = calloc(sw->ncols + 1, sizeof(*vi));
         sim_err_format(&e, inner, sizeof(inner));
-        rc = sim_err_set(err, e.code == SIM_ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base", "%s",
-                         inner);
+        if (vi != NULL)
+            blame(sw, vi, e.path, path, sizeof(path));
+        rc = sim_err_set(err, e.code == SIM_ENOMEM || vi == NULL ? SIM_ENOMEM : SIM_ESCENARIO, path,
+                         "the first values of the grid: %s", inner);
+        free(vi);
     }
     sim_scenario_destroy(sc);
     for (size_t c = 0; c < sw->ncols; c++)

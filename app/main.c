@@ -13,6 +13,7 @@
 
 #include "app/check.h"
 #include "app/sweep.h"
+#include "app/sweep_plot.h"
 #include "models/bench.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
@@ -32,6 +33,7 @@ static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [-o DIR]\n"
+    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [-o DIR]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
@@ -43,7 +45,9 @@ static const char usage[] =
     "          metrics.csv, workers.csv, summary.json, run.json\n"
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
-    "          per run) into DIR (default: the first run's directory); needs gnuplot\n"
+    "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
+    "          with --by, a sweep's runs: a line per value of KEY (mean over its runs, with\n"
+    "          a min-max band) and a bar figure of time to target\n"
     "list      print what a scenario can name\n"
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), skipping points already done;\n"
@@ -168,29 +172,56 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
+static int plot_sweep(const char *dir, const char *by, const char *x, const char *out_dir)
+{
+    static const char *const xs[] = { "time", "samples", "epoch" };
+    static const enum app_curve_col cols[] = { APP_CURVE_TIME, APP_CURVE_SAMPLES, APP_CURVE_EPOCH };
+    size_t i = 0;
+    while (i < 3 && strcmp(x, xs[i]) != 0)
+        i++;
+    if (i == 3)
+        return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
+    sim_err err;
+    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, &err) != SIM_OK)
+        return report(&err);
+    printf("plots in %s\n", out_dir != NULL ? out_dir : dir);
+    return EXIT_OK;
+}
+
 static int cmd_plot(int argc, char **argv)
 {
-    const char *out_dir = NULL;
+    const char *out_dir = NULL, *by = NULL, *x = NULL;
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     size_t n = 0;
     if (dirs == NULL)
         return EXIT_RUN;
     int rc = EXIT_OK;
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        if (strcmp(argv[i], "-o") == 0) {
+        const char *a = argv[i];
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--by") == 0 || strcmp(a, "--x") == 0) {
             if (i + 1 >= argc)
-                rc = usage_error("%s", "-o needs a directory");
-            else
+                rc = usage_error("%s needs a value", a);
+            else if (a[1] == 'o')
                 out_dir = argv[++i];
-        } else if (argv[i][0] == '-') {
-            rc = usage_error("unknown option %s", argv[i]);
+            else if (a[2] == 'b')
+                by = argv[++i];
+            else
+                x = argv[++i];
+        } else if (a[0] == '-') {
+            rc = usage_error("unknown option %s", a);
         } else {
-            dirs[n++] = argv[i];
+            dirs[n++] = a;
         }
     }
     if (rc == EXIT_OK && n == 0)
         rc = usage_error("%s", "plot needs at least one run directory");
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && by == NULL && x != NULL)
+        rc = usage_error("%s", "--x goes with --by (sweep figures)");
+    if (rc == EXIT_OK && by != NULL && n != 1)
+        rc = usage_error("%s", "plot --by takes one sweep directory");
+    if (rc == EXIT_OK && by != NULL) {
+        rc = plot_sweep(dirs[0], by, x != NULL ? x : "time", out_dir);
+    } else if (rc == EXIT_OK) {
         sim_err err;
         sim_err_clear(&err);
         if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)

@@ -291,7 +291,7 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
     struct dirent *e;
     size_t runs = 0;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, "index.csv") == 0)
+        if (e->d_name[0] == '.' || strchr(e->d_name, '=') == NULL)
             continue;
         snprintf(a, sizeof(a), "%s/%s", o1, e->d_name);
         snprintf(b, sizeof(b), "%s/%s", o2, e->d_name);
@@ -301,6 +301,14 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
     }
     closedir(d);
     ck_assert_uint_eq(runs, 8);
+    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    snprintf(a, sizeof(a), "%s/by-protocol.name.png", o1);
+    snprintf(b, sizeof(b), "%s/ttt-by-protocol.name.png", o1);
+    ck_assert(exists(a) && !exists(b)); /* no target accuracy, no time to target */
+    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no column \"protocol\" (valid: protocol.name, workers"));
     free(file);
     harness_cleanup(dir);
 }

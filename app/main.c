@@ -12,6 +12,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "app/check.h"
+#include "app/mpi.h"
 #include "app/sweep.h"
 #include "app/sweep_plot.h"
 #include "models/bench.h"
@@ -340,6 +341,41 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
     return EXIT_OK;
 }
 
+static int run_point(void *ud, size_t k)
+{
+    sim_err err;
+    long pid = app_sweep_spawn(ud, k, &err);
+    if (pid < 0) {
+        report(&err);
+        return EXIT_RUN;
+    }
+    return app_sweep_wait(pid);
+}
+
+/* Rank 0 hands the missing points out, the other ranks run them; rank 0 writes the index. */
+static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
+{
+    size_t n = app_sweep_size(sw), ntodo = 0, failed = 0;
+    size_t *todo = calloc(n + 1, sizeof(*todo));
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = todo == NULL ? sim_err_set(&err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
+    if (rank == 0 && rc == SIM_OK && (rc = sim_output_mkdirs(app_sweep_dir(sw), &err)) == SIM_OK)
+        ntodo = app_sweep_todo(sw, todo);
+    /* Every rank serves, even after an error on rank 0, so that none waits forever. */
+    int src = todo != NULL ? app_mpi_serve(todo, ntodo, run_point, sw, &failed, &err) : SIM_OK;
+    rc = rc != SIM_OK ? rc : src;
+    free(todo);
+    if (rank == 0 && rc == SIM_OK)
+        rc = app_sweep_write_index(sw, &err);
+    if (rc != SIM_OK)
+        return report(&err);
+    if (rank == 0 && !quiet)
+        printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", file, n, ntodo,
+               failed, app_sweep_dir(sw));
+    return failed > 0 ? EXIT_RUN : EXIT_OK;
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -352,9 +388,15 @@ static int cmd_sweep(int argc, char **argv)
                               .jobs = (unsigned)a.jobs,
                               .progress = !a.quiet && isatty(STDERR_FILENO) };
     sim_err err;
+    int rank = 0, size = 1;
+    if (a.mpi && app_mpi_init(&rank, &size, &err) != SIM_OK)
+        return report(&err);
     app_sweep *sw = app_sweep_load(a.file, &opt, &err);
     if (sw == NULL) {
-        report(&err);
+        if (rank == 0)
+            report(&err);
+        if (a.mpi)
+            app_mpi_finalize();
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
     }
     size_t n = app_sweep_size(sw), ran = 0, failed = 0;
@@ -370,7 +412,7 @@ static int cmd_sweep(int argc, char **argv)
             rc = pid < 0 ? report(&err) : app_sweep_wait(pid);
         }
     } else if (a.mpi) {
-        rc = usage_error("%s", "--mpi: this hetsim was built without MPI (meson -Dmpi=enabled)");
+        rc = sweep_mpi(sw, a.file, rank, a.quiet);
     } else if (app_sweep_run(sw, &ran, &failed, &err) != SIM_OK) {
         rc = report(&err);
     } else {
@@ -380,6 +422,8 @@ static int cmd_sweep(int argc, char **argv)
         rc = failed > 0 ? EXIT_RUN : EXIT_OK;
     }
     app_sweep_destroy(sw);
+    if (a.mpi)
+        app_mpi_finalize();
     return rc;
 }
 

@@ -522,6 +522,15 @@ bool app_sweep_done(const app_sweep *sw, size_t k)
     return done;
 }
 
+size_t app_sweep_todo(const app_sweep *sw, size_t *todo)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < sw->npoints; k++)
+        if (!app_sweep_done(sw, k))
+            todo[n++] = k;
+    return n;
+}
+
 long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
 {
     const point *p = &sw->points[k];
@@ -598,9 +607,8 @@ int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
     if (rc == 0 && (todo == NULL || pids == NULL))
         rc = oom(err);
     size_t ntodo = 0, next = 0, running = 0;
-    for (size_t k = 0; k < sw->npoints && rc == 0; k++)
-        if (!app_sweep_done(sw, k))
-            todo[ntodo++] = k;
+    if (rc == 0)
+        ntodo = app_sweep_todo(sw, todo);
     double t0 = now_s();
     while (rc == 0 && (next < ntodo || running > 0)) {
         while (running < sw->opt.jobs && next < ntodo) {

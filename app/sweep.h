@@ -57,6 +57,9 @@ void app_sweep_list(const app_sweep *sw, FILE *f);
 /* True if point k is done (see above). */
 bool app_sweep_done(const app_sweep *sw, size_t k);
 
+/* Fills todo[] (room for every point) with the points not done, in order; returns how many. */
+size_t app_sweep_todo(const app_sweep *sw, size_t *todo);
+
 /* Starts point k as a child process (`hetsim run` with its overrides, output to its run
  * directory); returns its pid, or -1 with `err` filled. */
 long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err);

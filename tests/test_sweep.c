@@ -301,6 +301,26 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
     }
     closedir(d);
     ck_assert_uint_eq(runs, 8);
+    const char *mpirun = getenv("HETSIM_MPIRUN"); /* set when built with -Dmpi=enabled */
+    if (mpirun != NULL) {
+        char om[700], cmd[4096];
+        snprintf(om, sizeof(om), "%s/mpi", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "%s %s--oversubscribe -np 3 %s sweep %s --mpi -o %s --quiet >/dev/null 2>&1",
+                 mpirun, getuid() == 0 ? "--allow-run-as-root " : "", getenv("HETSIM"), file, om);
+        ck_assert_int_eq(system(cmd), 0);
+        same_file(o1, om, "index.csv");
+        d = opendir(o1);
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.' || strchr(e->d_name, '=') == NULL)
+                continue;
+            snprintf(a, sizeof(a), "%s/%s", o1, e->d_name);
+            snprintf(b, sizeof(b), "%s/%s", om, e->d_name);
+            for (size_t i = 0; i < 4; i++)
+                same_file(a, b, files[i]);
+        }
+        closedir(d);
+    }
     r = hetsim((const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     snprintf(a, sizeof(a), "%s/by-protocol.name.png", o1);

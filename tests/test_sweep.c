@@ -2,6 +2,7 @@
  * validation errors, grid sizes, resuming a killed sweep, identical outputs whatever -j,
  * and `hetsim check` passing, failing and refusing. */
 #include <dirent.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -362,6 +363,20 @@ START_TEST(sweep_index_runs_one_point_alone)
 }
 END_TEST
 
+/* Every sweep the project ships loads and validates. */
+START_TEST(sweep_files_shipped_in_sweeps_are_valid)
+{
+    glob_t g;
+    ck_assert_int_eq(glob("sweeps/*.json", 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        result r = hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
+        ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
+        ck_assert_uint_gt(count_lines(r.out), 0);
+    }
+    globfree(&g);
+}
+END_TEST
+
 START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes)
 {
     char *dir = harness_tmpdir("check");
@@ -404,6 +419,7 @@ int main(void)
     tcase_add_test(tc, sweep_killed_midway_resumes_running_only_the_missing_points);
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);
+    tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
     tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -1,14 +1,14 @@
 /* Golden-curve regression checks: `hetsim check SCENARIO.json --golden DIR` (DESIGN §10).
  *
- * A golden is a directory holding one run directory per seed, "seed-<S>/" (metrics.csv,
- * workers.csv, summary.json, run.json and "fingerprint", the FNV-1a hash of each output
- * file, summary.json without its wall line), written by --update for the scenario's seed
- * and, with seeds K > 1, the K - 1 seeds after it. A check runs the scenario (its own seed)
- * into its output directory and compares, per evaluation row, test accuracy, test loss and
- * throughput with the band [min, max] of the golden seeds widened by abs + rel * max(|min|,
- * |max|), the tolerances of the scenario's $.check section. Exact mode compares the
- * fingerprints instead (same binary, same seed). On a regression the first rows out of band
- * are printed and check.png (run against band) is written into the run's directory.
+ * A golden is a directory holding "seeds" (its seeds, one a line) and one run directory per
+ * seed, "seed-<S>/" (metrics.csv, workers.csv, summary.json, run.json and "fingerprint", the
+ * FNV-1a hash of each output file, summary.json without its wall line), written by --update
+ * for the scenario's seed and, with seeds K > 1, the K - 1 seeds after it. A check runs the
+ * scenario (its own seed) into its output directory and compares, per evaluation row, test
+ * accuracy, test loss and throughput with the band [min, max] of the golden seeds widened by abs +
+ * rel * max(|min|, |max|), the tolerances of the scenario's $.check section. Exact mode compares
+ * the fingerprints instead (same binary, same seed). On a regression the first rows out of band are
+ * printed and check.png (run against band) is written into the run's directory.
  */
 #ifndef APP_CHECK_H
 #define APP_CHECK_H

@@ -205,8 +205,8 @@ START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
     int status;
     pid_t pid = start((const char *[]){ "sweep", file, "-j", "1", NULL }, out, err);
     size_t before = 0;
-    for (int i = 0; i < 4000 && before < 3; i++) {
-        struct timespec ms = { 0, 1000000 };
+    for (int i = 0; i < 10000 && before < 3; i++) { /* up to 100 s (sanitizers are slow) */
+        struct timespec ms = { 0, 10000000 };
         nanosleep(&ms, NULL);
         before = done_runs(dir, names, inodes, 16);
     }

@@ -363,6 +363,33 @@ START_TEST(sweep_index_runs_one_point_alone)
 }
 END_TEST
 
+START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
+{
+    const char *const *cases[] = {
+        (const char *[]){ "sweep", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "-j", "0", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--index", "x", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--bogus", NULL },
+        (const char *[]){ "sweep", "no/such/sweep.json", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", NULL },
+        (const char *[]){ "check", "--golden", "tests/golden/curves/ps/golden", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
+                          "--update", "--exact", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
+                          "--update", "--seeds", "0", NULL },
+        (const char *[]){ "plot", "a", "b", "--by", "workers", NULL },
+        (const char *[]){ "plot", "a", "--x", "epoch", NULL },
+        (const char *[]){ "plot", "a", "--by", "workers", "--x", "hours", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result r = hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+}
+END_TEST
+
 /* Every sweep the project ships loads and validates. */
 START_TEST(sweep_files_shipped_in_sweeps_are_valid)
 {
@@ -420,6 +447,7 @@ int main(void)
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);
     tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
+    tcase_add_test(tc, sweep_check_and_plot_refuse_bad_usage_with_exit_code_2);
     tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -12,11 +12,16 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "app/check.h"
+#include "app/mpi.h"
+#include "app/sweep.h"
+#include "app/sweep_plot.h"
 #include "models/bench.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/bench.h"
 #include "sim/err.h"
+#include "sim/output.h"
 #include "sim/plot.h"
 #include "sim/scenario.h"
 
@@ -30,16 +35,29 @@ static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [-o DIR]\n"
+    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [-o DIR]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
+    "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
+    "       hetsim check SCENARIO.json --golden DIR [--update [--seeds K]] [--exact]\n"
+    "                    [--set PATH=VALUE]... [-o DIR]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
     "          metrics.csv, workers.csv, summary.json, run.json\n"
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
-    "          per run) into DIR (default: the first run's directory); needs gnuplot\n"
+    "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
+    "          with --by, a sweep's runs: a line per value of KEY (mean over its runs, with\n"
+    "          a min-max band) and a bar figure of time to target\n"
     "list      print what a scenario can name\n"
+    "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
+    "          at a time (default: the number of cores), skipping points already done;\n"
+    "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
+    "check     run a scenario and compare its curves (test accuracy, test loss, throughput)\n"
+    "          with a golden run in DIR, within the tolerances of its check section; exit 1\n"
+    "          on a regression (check.png shows it); --update writes the golden (K seeds),\n"
+    "          --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network and kernels against references measured in the\n"
     "          same run (JSON lines: name, value, unit, reference, ratio)\n"
     "\n"
@@ -156,29 +174,56 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
+static int plot_sweep(const char *dir, const char *by, const char *x, const char *out_dir)
+{
+    static const char *const xs[] = { "time", "samples", "epoch" };
+    static const enum app_curve_col cols[] = { APP_CURVE_TIME, APP_CURVE_SAMPLES, APP_CURVE_EPOCH };
+    size_t i = 0;
+    while (i < 3 && strcmp(x, xs[i]) != 0)
+        i++;
+    if (i == 3)
+        return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
+    sim_err err;
+    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, &err) != SIM_OK)
+        return report(&err);
+    printf("plots in %s\n", out_dir != NULL ? out_dir : dir);
+    return EXIT_OK;
+}
+
 static int cmd_plot(int argc, char **argv)
 {
-    const char *out_dir = NULL;
+    const char *out_dir = NULL, *by = NULL, *x = NULL;
     const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
     size_t n = 0;
     if (dirs == NULL)
         return EXIT_RUN;
     int rc = EXIT_OK;
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        if (strcmp(argv[i], "-o") == 0) {
+        const char *a = argv[i];
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--by") == 0 || strcmp(a, "--x") == 0) {
             if (i + 1 >= argc)
-                rc = usage_error("%s", "-o needs a directory");
-            else
+                rc = usage_error("%s needs a value", a);
+            else if (a[1] == 'o')
                 out_dir = argv[++i];
-        } else if (argv[i][0] == '-') {
-            rc = usage_error("unknown option %s", argv[i]);
+            else if (a[2] == 'b')
+                by = argv[++i];
+            else
+                x = argv[++i];
+        } else if (a[0] == '-') {
+            rc = usage_error("unknown option %s", a);
         } else {
-            dirs[n++] = argv[i];
+            dirs[n++] = a;
         }
     }
     if (rc == EXIT_OK && n == 0)
         rc = usage_error("%s", "plot needs at least one run directory");
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && by == NULL && x != NULL)
+        rc = usage_error("%s", "--x goes with --by (sweep figures)");
+    if (rc == EXIT_OK && by != NULL && n != 1)
+        rc = usage_error("%s", "plot --by takes one sweep directory");
+    if (rc == EXIT_OK && by != NULL) {
+        rc = plot_sweep(dirs[0], by, x != NULL ? x : "time", out_dir);
+    } else if (rc == EXIT_OK) {
         sim_err err;
         sim_err_clear(&err);
         if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)
@@ -249,6 +294,202 @@ static int cmd_bench(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* A non-negative integer argument, or -1. */
+static long count_arg(const char *s)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    return end == s || *end != '\0' || v < 0 ? -1 : v;
+}
+
+typedef struct sweep_args {
+    const char *file, *out_dir;
+    long jobs, index;
+    bool list, mpi, quiet;
+} sweep_args;
+
+static int parse_sweep(int argc, char **argv, sweep_args *a)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(o, "-j") == 0 || strcmp(o, "--index") == 0 || strcmp(o, "-o") == 0) {
+            if (!has_value)
+                return usage_error("%s needs a value", o);
+            const char *v = argv[++i];
+            if (o[1] == 'o') {
+                a->out_dir = v;
+            } else if (o[1] == 'j') {
+                if ((a->jobs = count_arg(v)) < 1)
+                    return usage_error("-j needs a count >= 1, got \"%s\"", v);
+            } else if ((a->index = count_arg(v)) < 0) {
+                return usage_error("--index needs a point number, got \"%s\"", v);
+            }
+        } else if (strcmp(o, "--list") == 0) {
+            a->list = true;
+        } else if (strcmp(o, "--mpi") == 0) {
+            a->mpi = true;
+        } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) {
+            a->quiet = true;
+        } else if (o[0] == '-') {
+            return usage_error("unknown option %s", o);
+        } else if (a->file != NULL) {
+            return usage_error("sweep takes one sweep file, got a second: %s", o);
+        } else {
+            a->file = o;
+        }
+    }
+    if (a->file == NULL)
+        return usage_error("%s", "sweep needs a sweep file");
+    return EXIT_OK;
+}
+
+static int run_point(void *ud, size_t k)
+{
+    sim_err err;
+    long pid = app_sweep_spawn(ud, k, &err);
+    if (pid < 0) {
+        report(&err);
+        return EXIT_RUN;
+    }
+    return app_sweep_wait(pid);
+}
+
+/* Rank 0 hands the missing points out, the other ranks run them; rank 0 writes the index. */
+static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
+{
+    size_t n = app_sweep_size(sw), ntodo = 0, failed = 0;
+    size_t *todo = calloc(n + 1, sizeof(*todo));
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = todo == NULL ? sim_err_set(&err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
+    if (rank == 0 && rc == SIM_OK && (rc = sim_output_mkdirs(app_sweep_dir(sw), &err)) == SIM_OK)
+        ntodo = app_sweep_todo(sw, todo);
+    /* Every rank serves, even after an error on rank 0, so that none waits forever. */
+    int src = todo != NULL ? app_mpi_serve(todo, ntodo, run_point, sw, &failed, &err) : SIM_OK;
+    rc = rc != SIM_OK ? rc : src;
+    free(todo);
+    if (rank == 0 && rc == SIM_OK)
+        rc = app_sweep_write_index(sw, &err);
+    if (rc != SIM_OK)
+        return report(&err);
+    if (rank == 0 && !quiet)
+        printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", file, n, ntodo,
+               failed, app_sweep_dir(sw));
+    return failed > 0 ? EXIT_RUN : EXIT_OK;
+}
+
+static int cmd_sweep(int argc, char **argv)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    sweep_args a = { .jobs = cores > 0 ? cores : 1, .index = -1 };
+    int rc = parse_sweep(argc, argv, &a);
+    if (rc != EXIT_OK)
+        return rc;
+    app_sweep_options opt = { .out_dir = a.out_dir,
+                              .exe = "/proc/self/exe",
+                              .jobs = (unsigned)a.jobs,
+                              .progress = !a.quiet && isatty(STDERR_FILENO) };
+    sim_err err;
+    int rank = 0, size = 1;
+    if (a.mpi && app_mpi_init(&rank, &size, &err) != SIM_OK)
+        return report(&err);
+    app_sweep *sw = app_sweep_load(a.file, &opt, &err);
+    if (sw == NULL) {
+        if (rank == 0)
+            report(&err);
+        if (a.mpi)
+            app_mpi_finalize();
+        return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
+    }
+    size_t n = app_sweep_size(sw), ran = 0, failed = 0;
+    if (a.list) {
+        app_sweep_list(sw, stdout);
+    } else if (a.index >= 0) {
+        if ((size_t)a.index >= n) {
+            rc = usage_error("--index %ld: the sweep has points 0 to %zu", a.index, n - 1);
+        } else if (sim_output_mkdirs(app_sweep_dir(sw), &err) != SIM_OK) {
+            rc = report(&err);
+        } else {
+            long pid = app_sweep_spawn(sw, (size_t)a.index, &err);
+            rc = pid < 0 ? report(&err) : app_sweep_wait(pid);
+        }
+    } else if (a.mpi) {
+        rc = sweep_mpi(sw, a.file, rank, a.quiet);
+    } else if (app_sweep_run(sw, &ran, &failed, &err) != SIM_OK) {
+        rc = report(&err);
+    } else {
+        if (!a.quiet)
+            printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", a.file, n,
+                   ran, failed, app_sweep_dir(sw));
+        rc = failed > 0 ? EXIT_RUN : EXIT_OK;
+    }
+    app_sweep_destroy(sw);
+    if (a.mpi)
+        app_mpi_finalize();
+    return rc;
+}
+
+static int parse_check(int argc, char **argv, app_check_options *o, const char **sets)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--golden") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "-o") == 0 ||
+            strcmp(a, "--seeds") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--golden") == 0)
+                o->golden = v;
+            else if (strcmp(a, "-o") == 0)
+                o->out_dir = v;
+            else if (strcmp(a, "--set") == 0)
+                sets[o->nsets++] = v;
+            else if (count_arg(v) < 1 || count_arg(v) > 64)
+                return usage_error("--seeds needs a count in [1, 64], got \"%s\"", v);
+            else
+                o->seeds = (unsigned)count_arg(v);
+        } else if (strcmp(a, "--update") == 0) {
+            o->update = true;
+        } else if (strcmp(a, "--exact") == 0) {
+            o->exact = true;
+        } else if (a[0] == '-') {
+            return usage_error("unknown option %s", a);
+        } else if (o->scenario != NULL) {
+            return usage_error("check takes one scenario, got a second: %s", a);
+        } else {
+            o->scenario = a;
+        }
+    }
+    if (o->scenario == NULL)
+        return usage_error("%s", "check needs a scenario file");
+    if (o->golden == NULL)
+        return usage_error("%s", "check needs --golden DIR");
+    if (o->update && o->exact)
+        return usage_error("%s", "--update and --exact do not go together");
+    return EXIT_OK;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    app_check_options o = { .seeds = 1 };
+    const char **sets = calloc((size_t)argc + 1, sizeof(*sets));
+    if (sets == NULL)
+        return EXIT_RUN;
+    o.sets = sets;
+    int rc = parse_check(argc, argv, &o, sets);
+    if (rc == EXIT_OK) {
+        sim_err err;
+        rc = app_check_run(&o, stdout, &err);
+        if (rc < 0) {
+            report(&err);
+            rc = rc == SIM_ESCENARIO || rc == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
+        }
+    }
+    free(sets);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
@@ -276,6 +517,10 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
     return usage_error("unknown command \"%s\"", cmd);

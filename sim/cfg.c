@@ -852,6 +852,38 @@ int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double
     return 0;
 }
 
+size_t sim_cfg_nkeys(const sim_cfg *cfg)
+{
+    size_t n = 0;
+    if (cJSON_IsObject(cfg->node))
+        for (const cJSON *c = cfg->node->child; c != NULL; c = c->next)
+            n++;
+    return n;
+}
+
+const char *sim_cfg_key(const sim_cfg *cfg, size_t i)
+{
+    if (!cJSON_IsObject(cfg->node))
+        return NULL;
+    const cJSON *c = cfg->node->child;
+    for (; c != NULL && i > 0; c = c->next)
+        i--;
+    return c != NULL ? c->string : NULL;
+}
+
+int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err *err)
+{
+    char path[PATH_MAX_TEXT];
+    int rc = 0;
+    *out = NULL;
+    const cJSON *v = element(cfg, key, i, path, sizeof(path), &rc, err);
+    if (rc != 0)
+        return rc;
+    if ((*out = cJSON_PrintUnformatted(v)) == NULL)
+        return no_memory(cfg, err);
+    return 0;
+}
+
 int sim_cfg_check_unused(const sim_cfg *cfg, sim_err *err)
 {
     char path[PATH_MAX_TEXT], valid[sizeof(err->msg)];

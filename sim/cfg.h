@@ -75,6 +75,15 @@ int sim_cfg_array_len(sim_cfg *cfg, const char *key, size_t *n, sim_err *err);
 /* Element i of the array under `key` as an object (error if not an object). */
 int sim_cfg_at(sim_cfg *cfg, const char *key, size_t i, sim_cfg **out, sim_err *err);
 
+/* The number of keys of this object, and key i of them in file order (NULL past the end):
+ * for sections whose keys are names chosen by the user (a sweep's grid). Marks nothing. */
+size_t sim_cfg_nkeys(const sim_cfg *cfg);
+const char *sim_cfg_key(const sim_cfg *cfg, size_t i);
+
+/* Element i of the array under `key`, any JSON type, printed compactly into a malloc'd
+ * string the caller frees (*out); for values handed on as `--set PATH=VALUE`. */
+int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err *err);
+
 /* Element i of the array under `key` as a number in [lo, hi] (integer when `integer`). */
 int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,
                       double *out, sim_err *err);

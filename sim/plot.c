@@ -826,3 +826,49 @@ int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_er
     free(runs);
     return rc;
 }
+
+int sim_plot_path_ok(const char *what, const char *path, sim_err *err)
+{
+    return check_path(what, path, err);
+}
+
+int sim_plot_draw(const char *script, const char *vars, const char *out_dir, const char *png,
+                  sim_err *err)
+{
+    const char *text = sim_plot_script(script);
+    if (text == NULL || text[0] == '\0')
+        return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", script);
+    int rc = check_path("output directory", out_dir, err);
+    char *gnuplot = NULL;
+    if (rc == SIM_OK)
+        rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(out_dir, err);
+    if (rc != SIM_OK) {
+        free(gnuplot);
+        return rc;
+    }
+    strbuf tmp = { 0 }, input = { 0 };
+    sb_printf(&tmp, "%s/%s.tmp", out_dir, png);
+    char *final = join(out_dir, png);
+    sb_printf(&input, "%s; out='%s'\n%s", vars, tmp.s != NULL ? tmp.s : "", text);
+    if (tmp.oom || input.oom || final == NULL) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = run_gnuplot(gnuplot, input.s, png, err);
+    struct stat st;
+    if (rc == SIM_OK && (stat(tmp.s, &st) != 0 || st.st_size == 0))
+        rc = sim_err_set(err, SIM_EIO, NULL, "gnuplot wrote nothing to %s", tmp.s);
+    if (rc == SIM_OK && rename(tmp.s, final) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", tmp.s, final,
+                         strerror(errno));
+    if (rc != SIM_OK)
+        remove(tmp.s);
+done:
+    free(input.s);
+    free(tmp.s);
+    free(final);
+    free(gnuplot);
+    return rc;
+}

@@ -57,6 +57,18 @@ const char *sim_plot_script(const char *name);
  * models) are fine: convergence.png then says that no accuracy was recorded. */
 int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err);
 
+/* Draws out_dir/png (created with its parents if missing) with the embedded script
+ * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';
+ * titles='x'"), then out='<png>.tmp', then the script: for figures whose data the caller
+ * has prepared (sweeps, checks). Every path inside `vars` must pass sim_plot_path_ok.
+ * Errors as sim_plot_runs (SIM_EINVAL for a bad out_dir, SIM_EIO, SIM_ENOMEM). */
+int sim_plot_draw(const char *script, const char *vars, const char *out_dir, const char *png,
+                  sim_err *err);
+
+/* 0 if `path` can be passed inside a gnuplot string (see sim_plot_runs), else SIM_EINVAL
+ * naming it as `what`. */
+int sim_plot_path_ok(const char *what, const char *path, sim_err *err);
+
 /* 0 if gnuplot is on PATH, else SIM_EIO "gnuplot not found on PATH (install the gnuplot-nox
  * package)": lets a run that will plot fail before it simulates, not after. */
 int sim_plot_available(sim_err *err);

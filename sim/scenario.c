@@ -412,6 +412,28 @@ static int read_eval_output(sim_scenario *sc, sim_cfg *eval, sim_cfg *out, sim_e
     return sim_cfg_check_unused(out, err);
 }
 
+/* $.check, read only when present so that scenarios without it keep their hash: defaults
+ * are applied here, not written into the tree (NaN sentinels). */
+static int read_check(sim_scenario *sc, sim_cfg *root, sim_err *err)
+{
+    static const char *const keys[] = { "accuracy_abs", "accuracy_rel",   "loss_abs",
+                                        "loss_rel",     "throughput_abs", "throughput_rel" };
+    double *out[] = {
+        &sc->check_accuracy_abs, &sc->check_accuracy_rel,   &sc->check_loss_abs,
+        &sc->check_loss_rel,     &sc->check_throughput_abs, &sc->check_throughput_rel
+    };
+    const double def[] = { 0.03, 0.0, 0.05, 0.05, 0.0, 0.05 };
+    sim_cfg *c = NULL;
+    int rc = sim_cfg_child(root, "check", &c, err);
+    for (size_t i = 0; i < 6 && rc == 0; i++) {
+        double v = NAN;
+        if (c != NULL)
+            rc = sim_cfg_double(c, keys[i], 0.0, INFINITY, &v, err);
+        *out[i] = isnan(v) ? def[i] : v;
+    }
+    return rc != 0 || c == NULL ? rc : sim_cfg_check_unused(c, err);
+}
+
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
@@ -438,7 +460,7 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
         (rc = section(root, "stop", &stop, err)) != 0 ||
         (rc = section(root, "eval", &eval, err)) != 0 ||
         (rc = section(root, "output", &output, err)) != 0 ||
-        (rc = sim_cfg_check_unused(root, err)) != 0)
+        (rc = read_check(sc, root, err)) != 0 || (rc = sim_cfg_check_unused(root, err)) != 0)
         return rc;
     if ((rc = read_compute(sc, compute, root, err)) != 0 ||
         (rc = sim_scenario_read_stragglers(sc, root, err)) != 0 ||

@@ -1,0 +1,149 @@
+/* Evaluation curves and bands (see curves.h). */
+#include "app/curves.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/output.h"
+
+#define LINE_MAX_  4096
+#define MAX_FIELDS 64
+
+const char *const app_curve_names[APP_CURVE_NCOLS] = {
+    "time_s", "samples", "epoch", "test_loss", "test_accuracy", "throughput_sps",
+};
+
+/* Splits `line` at commas in place; returns the number of fields. */
+static size_t split(char *line, char **fields)
+{
+    size_t n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < MAX_FIELDS;) {
+        fields[n++] = p;
+        char *comma = strchr(p, ',');
+        if (comma == NULL)
+            break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    return n;
+}
+
+static int grow(app_curve *c, size_t *cap)
+{
+    if (c->n < *cap)
+        return 0;
+    *cap = *cap == 0 ? 64 : *cap * 2;
+    for (size_t j = 0; j < APP_CURVE_NCOLS; j++) {
+        double *v = realloc(c->col[j], *cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        c->col[j] = v;
+    }
+    return 0;
+}
+
+int app_curve_read(const char *dir, app_curve *c, sim_err *err)
+{
+    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
+    size_t idx[APP_CURVE_NCOLS], cap = 0, lineno = 1;
+    memset(c, 0, sizeof(*c));
+    if (snprintf(path, sizeof(path), "%s/metrics.csv", dir) >= (int)sizeof(path))
+        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return sim_err_set(err, SIM_EIO, NULL, "%s: cannot read", path);
+    int rc = fgets(line, sizeof(line), f) == NULL
+                 ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
+                 : 0;
+    size_t nf = rc == 0 ? split(line, fields) : 0;
+    for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
+        idx[j] = nf;
+        for (size_t i = 0; i < nf; i++)
+            if (strcmp(fields[i], app_curve_names[j]) == 0)
+                idx[j] = i;
+        if (idx[j] == nf)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, app_curve_names[j]);
+    }
+    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        nf = split(line, fields);
+        if (grow(c, &cap) != 0) {
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
+            const char *s = idx[j] < nf ? fields[idx[j]] : "";
+            char *end = NULL;
+            double v = s[0] == '\0' ? (double)NAN : strtod(s, &end);
+            if (s[0] != '\0' && *end != '\0')
+                rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: bad number \"%s\"", path,
+                                 lineno, s);
+            c->col[j][c->n] = v;
+        }
+        c->n++;
+    }
+    fclose(f);
+    if (rc != 0)
+        app_curve_fini(c);
+    return rc;
+}
+
+void app_curve_fini(app_curve *c)
+{
+    for (size_t j = 0; j < APP_CURVE_NCOLS; j++)
+        free(c->col[j]);
+    memset(c, 0, sizeof(*c));
+}
+
+static void put(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs(",NaN", f);
+    else
+        fprintf(f, ",%.9g", v);
+}
+
+int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
+                         enum app_curve_col x_col, sim_err *err)
+{
+    static const enum app_curve_col ys[] = { APP_CURVE_ACC, APP_CURVE_LOSS, APP_CURVE_TP };
+    sim_file *out = sim_file_open(dir, name, err);
+    if (out == NULL)
+        return err->code;
+    FILE *f = sim_file_stream(out);
+    fputs("x,acc_mean,acc_lo,acc_hi,loss_mean,loss_lo,loss_hi,tp_mean,tp_lo,tp_hi\n", f);
+    size_t rows = 0;
+    for (size_t k = 0; k < n; k++)
+        rows = curves[k].n > rows ? curves[k].n : rows;
+    for (size_t i = 0; i < rows; i++) {
+        double x = 0.0;
+        size_t nx = 0;
+        for (size_t k = 0; k < n; k++)
+            if (i < curves[k].n) {
+                x += curves[k].col[x_col][i];
+                nx++;
+            }
+        fprintf(f, "%.9g", x / (double)nx);
+        for (size_t y = 0; y < 3; y++) {
+            double sum = 0.0, lo = INFINITY, hi = -INFINITY;
+            size_t m = 0;
+            for (size_t k = 0; k < n; k++) {
+                double v = i < curves[k].n ? curves[k].col[ys[y]][i] : (double)NAN;
+                if (isnan(v))
+                    continue;
+                sum += v;
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+                m++;
+            }
+            put(f, m > 0 ? sum / (double)m : (double)NAN);
+            put(f, m > 0 ? lo : (double)NAN);
+            put(f, m > 0 ? hi : (double)NAN);
+        }
+        fputc('\n', f);
+    }
+    return sim_file_commit(out, err);
+}

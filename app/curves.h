@@ -1,0 +1,46 @@
+/* Evaluation curves of finished runs (their metrics.csv), and bands over several of them.
+ *
+ * Shared by `hetsim check` (a golden band against a run) and `hetsim plot SWEEP_DIR --by`
+ * (the seeds of one value of a key). Rows are matched by position: runs of one scenario
+ * evaluate at the same simulated times.
+ */
+#ifndef APP_CURVES_H
+#define APP_CURVES_H
+
+#include <stddef.h>
+
+#include "sim/err.h"
+
+/* The columns read, by their metrics.csv names (DESIGN §9). */
+enum app_curve_col {
+    APP_CURVE_TIME = 0, /* time_s */
+    APP_CURVE_SAMPLES,  /* samples */
+    APP_CURVE_EPOCH,    /* epoch */
+    APP_CURVE_LOSS,     /* test_loss */
+    APP_CURVE_ACC,      /* test_accuracy */
+    APP_CURVE_TP,       /* throughput_sps */
+    APP_CURVE_NCOLS
+};
+
+typedef struct app_curve {
+    size_t n;                     /* rows */
+    double *col[APP_CURVE_NCOLS]; /* (n) each; NaN for an empty field; owned */
+} app_curve;
+
+/* The metrics.csv names of the columns, indexed by app_curve_col. */
+extern const char *const app_curve_names[APP_CURVE_NCOLS];
+
+/* Reads dir/metrics.csv into `c`. SIM_EIO if it cannot be read, SIM_EINVAL for a missing
+ * column or a bad number (naming the file and line), SIM_ENOMEM. `c` is zeroed on error. */
+int app_curve_read(const char *dir, app_curve *c, sim_err *err);
+
+/* Frees what `c` owns and zeroes it. */
+void app_curve_fini(app_curve *c);
+
+/* Writes dir/name (atomically), a CSV with the columns x, acc_mean, acc_lo, acc_hi,
+ * loss_mean, loss_lo, loss_hi, tp_mean, tp_lo, tp_hi: per row index, the mean, minimum
+ * and maximum over the `n` curves that have that row (x: the mean of column `x_col`). */
+int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
+                         enum app_curve_col x_col, sim_err *err);
+
+#endif

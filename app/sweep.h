@@ -1,0 +1,79 @@
+/* Sweeps: many runs of one base scenario (DESIGN §10).
+ *
+ * A sweep file names a base scenario (relative to the sweep file), a grid of `--set` paths
+ * with value lists (their cartesian product; paths under "zip" vary together), seeds (a list,
+ * or a count: the base seed and the next ones) and an output directory:
+ *
+ *     { "base": "../scenarios/quickstart.json",
+ *       "grid": { "protocol.name": ["allreduce", "dpsgd"],
+ *                 "zip": { "workers": [4, 8], "workload.batch": [64, 32] } },
+ *       "seeds": 3,
+ *       "output": { "dir": "out/compare" } }
+ *
+ * app_sweep_load reads the file strictly and validates every point (base plus overrides) as
+ * `hetsim validate` would, before anything runs; an error names the sweep file and the JSON
+ * path of the grid entry (or $.base) at fault. Points are ordered with the last grid entry
+ * varying fastest and the seed innermost. A point's run directory is named from its
+ * overrides ("protocol.name=dpsgd,workers=8,workload.batch=32,seed=9"). A point is done when
+ * its summary.json and run.json exist and run.json's scenario hash is the point's: a sweep
+ * run again runs only the points that are not done. Each point is run by a child process
+ * (this binary, `hetsim run`), so a crash or a failed run stays in its point.
+ */
+#ifndef APP_SWEEP_H
+#define APP_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef struct app_sweep app_sweep;
+
+typedef struct app_sweep_options {
+    const char *out_dir; /* overrides $.output.dir when not NULL */
+    const char *exe;     /* the hetsim binary the points run with */
+    unsigned jobs;       /* local processes at once, >= 1 */
+    bool progress;       /* a progress line on stderr */
+} app_sweep_options;
+
+/* Loads and validates `file`. Returns NULL and fills `err` (SIM_ESCENARIO naming the sweep
+ * file and path, SIM_EIO, SIM_ENOMEM). */
+app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_err *err);
+
+/* NULL is a no-op. */
+void app_sweep_destroy(app_sweep *sw);
+
+/* The number of points. */
+size_t app_sweep_size(const app_sweep *sw);
+
+/* The output directory of the sweep. */
+const char *app_sweep_dir(const app_sweep *sw);
+
+/* Prints one line per point: index, run directory, overrides (tab separated). */
+void app_sweep_list(const app_sweep *sw, FILE *f);
+
+/* True if point k is done (see above). */
+bool app_sweep_done(const app_sweep *sw, size_t k);
+
+/* Fills todo[] (room for every point) with the points not done, in order; returns how many. */
+size_t app_sweep_todo(const app_sweep *sw, size_t *todo);
+
+/* Starts point k as a child process (`hetsim run` with its overrides, output to its run
+ * directory); returns its pid, or -1 with `err` filled. */
+long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err);
+
+/* Waits for child `pid`; returns its exit status (128 + signal if killed). */
+int app_sweep_wait(long pid);
+
+/* Runs the points not done yet, `jobs` at a time, printing progress when asked; then writes
+ * index.csv. `*ran` and `*failed` receive how many points were run and how many of them
+ * failed. Returns 0 or SIM_E* (SIM_EIO when index.csv cannot be written). */
+int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err);
+
+/* Writes index.csv: a row per point in point order (run directory, overrides, seed, then
+ * the summary figures; points without a summary get stop_reason "missing"). */
+int app_sweep_write_index(const app_sweep *sw, sim_err *err);
+
+#endif

@@ -1,0 +1,459 @@
+/* Sweeps and golden checks as a user meets them, through the built binary ($HETSIM):
+ * validation errors, grid sizes, resuming a killed sweep, identical outputs whatever -j,
+ * and `hetsim check` passing, failing and refusing. */
+#include <dirent.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef struct result {
+    int status;
+    char out[16384];
+    char err[8192];
+} result;
+
+/* A small synthetic scenario: a run takes a few milliseconds. */
+static const char base_json[] =
+    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"
+    "                               \"classes\": 4 },\n"
+    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
+    "  \"protocol\": { \"name\": \"allreduce\" },\n"
+    "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
+
+static void read_all(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Starts $HETSIM with `args` (NULL-terminated), output to the files out and err. */
+static pid_t start(const char *const *args, const char *out, const char *err)
+{
+    const char *bin = getenv("HETSIM");
+    ck_assert_msg(bin != NULL, "HETSIM is not set");
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen(out, "w", stdout);
+        freopen(err, "w", stderr);
+        const char *argv[32] = { bin };
+        for (size_t i = 0; args[i] != NULL && i < 30; i++)
+            argv[i + 1] = args[i];
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static result hetsim(const char *const *args)
+{
+    static result r;
+    char out[] = "/tmp/hetsim-sweep-out-XXXXXX", err[] = "/tmp/hetsim-sweep-err-XXXXXX";
+    close(mkstemp(out));
+    close(mkstemp(err));
+    int status;
+    waitpid(start(args, out, err), &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    read_all(out, r.out, sizeof(r.out));
+    read_all(err, r.err, sizeof(r.err));
+    remove(out);
+    remove(err);
+    return r;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* A sweep file in `dir` (next to base.json) with the given grid and seeds; returns its path. */
+static char *sweep_file(const char *dir, const char *name, const char *body)
+{
+    char text[2048];
+    write_file(dir, "base.json", base_json);
+    snprintf(text, sizeof(text),
+             "{ \"base\": \"base.json\", %s, \"output\": { \"dir\": \"%s/out\" } }\n", body, dir);
+    write_file(dir, name, text);
+    char *path = malloc(700);
+    snprintf(path, 700, "%s/%s", dir, name);
+    return path;
+}
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
+START_TEST(sweep_rejects_bad_files_naming_the_path_and_runs_nothing)
+{
+    static const struct {
+        const char *body, *message;
+    } cases[] = {
+        { "\"grid\": { \"network.bandwdth_gbps\": [1, 10] }",
+          "sw.json: $.grid.network.bandwdth_gbps[0]: the first values of the grid: " },
+        { "\"grid\": { \"workers\": [] }", "sw.json: $.grid.workers: must be a non-empty list" },
+        { "\"grid\": { \"workers\": [2] }, \"gird\": {}", "sw.json: $.gird: unknown key" },
+        { "\"grid\": { \"workers\": [2, 0] }", "sw.json: $.grid.workers[1]: point 1" },
+        { "\"grid\": { \"zip\": { \"workers\": [2, 4], \"workload.batch\": [8] } }",
+          "sw.json: $.grid.zip.workload.batch: has 1 values but" },
+        { "\"seeds\": 0", "sw.json: $.seeds: must be a count" },
+        { "\"grid\": { \"workers\": 3 }", "sw.json: $.grid.workers: expected an array" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = harness_tmpdir("sweep");
+        char *file = sweep_file(dir, "sw.json", cases[i].body), out[700];
+        result r = hetsim((const char *[]){ "sweep", file, "-j", "1", NULL });
+        ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, cases[i].message) != NULL, "case %zu: %s", i, r.err);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        ck_assert_msg(!exists(out), "case %zu created the output directory", i);
+        free(file);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file = sweep_file(dir, "sw.json",
+                            "\"grid\": { \"protocol.name\": [\"allreduce\", \"dpsgd\"], "
+                            "\"workload.lr\": [0.1, 0.2, 0.3], "
+                            "\"zip\": { \"workers\": [2, 4], \"workload.batch\": [16, 32] } }, "
+                            "\"seeds\": [3, 9]");
+    result r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_uint_eq(count_lines(r.out), 2 * 3 * 2 * 2);
+    /* The last grid entry varies fastest, the seed innermost; zipped paths move together. */
+    ck_assert_ptr_nonnull(strstr(r.out, "0\t"));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, "/out/protocol.name=allreduce,workload.lr=0.1,workers=2,workload.batch=16,"
+                      "seed=3\t"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\n3\t"));
+    ck_assert_ptr_nonnull(strstr(r.out, "workers=4,workload.batch=32,seed=9\t"));
+    ck_assert_ptr_null(strstr(r.out, "workers=2,workload.batch=32"));
+    free(file);
+    file = sweep_file(dir, "count.json", "\"grid\": { \"workers\": [2, 3, 4] }, \"seeds\": 4");
+    r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_uint_eq(count_lines(r.out), 12);
+    ck_assert_ptr_nonnull(strstr(r.out, "workers=2,seed=8\t")); /* base seed 5, 6, 7, 8 */
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The inode of dir/out/<run>/summary.json for every run directory that has one. */
+static size_t done_runs(const char *dir, char names[][256], ino_t *inodes, size_t max)
+{
+    char out[700], path[1200];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    DIR *d = opendir(out);
+    size_t n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL && n < max) {
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s/summary.json", out, e->d_name);
+        if (e->d_name[0] == '.' || stat(path, &st) != 0)
+            continue;
+        snprintf(names[n], 256, "%s", e->d_name);
+        inodes[n++] = st.st_ino;
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file =
+        sweep_file(dir, "sw.json",
+                   "\"grid\": { \"stop.time_s\": [300], \"workload.lr\": [0.1, 0.2, 0.3] }, "
+                   "\"seeds\": 4");
+    char names[16][256], names2[16][256], out[700], err[700];
+    ino_t inodes[16], inodes2[16];
+    snprintf(out, sizeof(out), "%s/o.txt", dir);
+    snprintf(err, sizeof(err), "%s/e.txt", dir);
+    int status;
+    pid_t pid = start((const char *[]){ "sweep", file, "-j", "1", NULL }, out, err);
+    size_t before = 0;
+    for (int i = 0; i < 10000 && before < 3; i++) { /* up to 100 s (sanitizers are slow) */
+        struct timespec ms = { 0, 10000000 };
+        nanosleep(&ms, NULL);
+        before = done_runs(dir, names, inodes, 16);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    sleep(1); /* the running child is told to stop (SIGTERM) when the sweep dies */
+    before = done_runs(dir, names, inodes, 16);
+    ck_assert_msg(before >= 3 && before < 12, "%zu points done when killed", before);
+    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char want[128];
+    snprintf(want, sizeof(want), "12 points, %zu run now, 0 failed", 12 - before);
+    ck_assert_msg(strstr(r.out, want) != NULL, "expected \"%s\", got %s", want, r.out);
+    size_t after = done_runs(dir, names2, inodes2, 16);
+    ck_assert_uint_eq(after, 12);
+    for (size_t i = 0; i < before; i++)
+        for (size_t j = 0; j < after; j++)
+            if (strcmp(names[i], names2[j]) == 0)
+                ck_assert_msg(inodes[i] == inodes2[j], "%s was run twice", names[i]);
+    /* Everything done: nothing runs. */
+    r = hetsim((const char *[]){ "sweep", file, NULL });
+    ck_assert_ptr_nonnull(strstr(r.out, "12 points, 0 run now"));
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Cuts the wall line of summary.json or the wall_s column (the last) of index.csv. */
+static void strip_wall(char *text, bool csv)
+{
+    if (!csv) {
+        harness_strip_wall(text);
+        return;
+    }
+    char *w = text;
+    for (char *line = text; *line != '\0';) {
+        char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+        char *comma = line + len;
+        while (comma > line && *comma != ',')
+            comma--;
+        memmove(w, line, (size_t)(comma - line));
+        w += comma - line;
+        *w++ = '\n';
+        line += len + (end != NULL);
+    }
+    *w = '\0';
+}
+
+static void same_file(const char *a, const char *b, const char *name)
+{
+    char pa[1200], pb[1200];
+    snprintf(pa, sizeof(pa), "%s/%s", a, name);
+    snprintf(pb, sizeof(pb), "%s/%s", b, name);
+    char *ta = harness_read(pa, NULL), *tb = harness_read(pb, NULL);
+    bool summary = strcmp(name, "summary.json") == 0, index = strcmp(name, "index.csv") == 0;
+    if (summary || index) {
+        strip_wall(ta, index);
+        strip_wall(tb, index);
+    }
+    ck_assert_msg(strcmp(ta, tb) == 0, "%s differs from %s", pa, pb);
+    free(ta);
+    free(tb);
+}
+
+START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file = sweep_file(dir, "sw.json",
+                            "\"grid\": { \"protocol.name\": [\"allreduce\", \"dpsgd\"], "
+                            "\"workers\": [2, 4] }, \"seeds\": 2");
+    char o1[700], o2[700], a[1200], b[1200];
+    snprintf(o1, sizeof(o1), "%s/j1", dir);
+    snprintf(o2, sizeof(o2), "%s/j2", dir);
+    result r = hetsim((const char *[]){ "sweep", file, "-j", "1", "-o", o1, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", o2, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    same_file(o1, o2, "index.csv");
+    r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    static const char *const files[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
+    DIR *d = opendir(o1);
+    struct dirent *e;
+    size_t runs = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strchr(e->d_name, '=') == NULL)
+            continue;
+        snprintf(a, sizeof(a), "%s/%s", o1, e->d_name);
+        snprintf(b, sizeof(b), "%s/%s", o2, e->d_name);
+        for (size_t i = 0; i < 4; i++)
+            same_file(a, b, files[i]);
+        runs++;
+    }
+    closedir(d);
+    ck_assert_uint_eq(runs, 8);
+    const char *mpirun = getenv("HETSIM_MPIRUN"); /* set when built with -Dmpi=enabled */
+    if (mpirun != NULL) {
+        char om[700], cmd[4096];
+        snprintf(om, sizeof(om), "%s/mpi", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "%s %s--oversubscribe -np 3 %s sweep %s --mpi -o %s --quiet >/dev/null 2>&1",
+                 mpirun, getuid() == 0 ? "--allow-run-as-root " : "", getenv("HETSIM"), file, om);
+        ck_assert_int_eq(system(cmd), 0);
+        same_file(o1, om, "index.csv");
+        d = opendir(o1);
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.' || strchr(e->d_name, '=') == NULL)
+                continue;
+            snprintf(a, sizeof(a), "%s/%s", o1, e->d_name);
+            snprintf(b, sizeof(b), "%s/%s", om, e->d_name);
+            for (size_t i = 0; i < 4; i++)
+                same_file(a, b, files[i]);
+        }
+        closedir(d);
+    }
+    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    snprintf(a, sizeof(a), "%s/by-protocol.name.png", o1);
+    snprintf(b, sizeof(b), "%s/ttt-by-protocol.name.png", o1);
+    ck_assert(exists(a) && !exists(b)); /* no target accuracy, no time to target */
+    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no column \"protocol\" (valid: protocol.name, workers"));
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(sweep_index_runs_one_point_alone)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file = sweep_file(dir, "sw.json", "\"grid\": { \"workers\": [2, 3, 4] }");
+    result r = hetsim((const char *[]){ "sweep", file, "--index", "1", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char names[16][256];
+    ino_t inodes[16];
+    ck_assert_uint_eq(done_runs(dir, names, inodes, 16), 1);
+    ck_assert_str_eq(names[0], "workers=3,seed=5");
+    r = hetsim((const char *[]){ "sweep", file, "--index", "3", NULL });
+    ck_assert_int_eq(r.status, 2);
+    r = hetsim((const char *[]){ "sweep", file, NULL });
+    ck_assert_ptr_nonnull(strstr(r.out, "3 points, 2 run now"));
+    char index[700];
+    snprintf(index, sizeof(index), "%s/out/index.csv", dir);
+    char *text = harness_read(index, NULL);
+    ck_assert_ptr_eq(strstr(text, "point,dir,workers,seed,stop_reason,sim_time_s,final_accuracy,"
+                                  "best_accuracy,time_to_target_s,mean_throughput_sps,wall_s\n"),
+                     text);
+    ck_assert_uint_eq(count_lines(text), 4);
+    ck_assert_ptr_nonnull(strstr(text, "\n1,\"workers=3,seed=5\",3,5,time,4,"));
+    free(text);
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
+{
+    const char *const *cases[] = {
+        (const char *[]){ "sweep", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "-j", "0", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--index", "x", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--bogus", NULL },
+        (const char *[]){ "sweep", "no/such/sweep.json", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", NULL },
+        (const char *[]){ "check", "--golden", "tests/golden/curves/ps/golden", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
+                          "--update", "--exact", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
+                          "--update", "--seeds", "0", NULL },
+        (const char *[]){ "plot", "a", "b", "--by", "workers", NULL },
+        (const char *[]){ "plot", "a", "--x", "epoch", NULL },
+        (const char *[]){ "plot", "a", "--by", "workers", "--x", "hours", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result r = hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+}
+END_TEST
+
+/* Every sweep the project ships loads and validates. */
+START_TEST(sweep_files_shipped_in_sweeps_are_valid)
+{
+    glob_t g;
+    ck_assert_int_eq(glob("sweeps/*.json", 0, NULL, &g), 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        result r = hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
+        ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
+        ck_assert_uint_gt(count_lines(r.out), 0);
+    }
+    globfree(&g);
+}
+END_TEST
+
+START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes)
+{
+    char *dir = harness_tmpdir("check");
+    char golden[700], run[700];
+    snprintf(golden, sizeof(golden), "%s/golden", dir);
+    snprintf(run, sizeof(run), "%s/run", dir);
+    const char *sc = "tests/golden/curves/allreduce/scenario.json";
+    result r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
+    ck_assert_msg(r.status == 2, "without a golden: exit %d", r.status);
+    ck_assert_ptr_nonnull(strstr(r.err, "no golden here (write one with --update)"));
+    r = hetsim(
+        (const char *[]){ "check", sc, "--golden", golden, "--update", "--seeds", "2", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
+    ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "within the band of 2 golden seeds"));
+    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", NULL });
+    ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+    /* The scenario's lr is 0.05: four times that moves the loss curve out of band. */
+    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
+                                 "workload.lr=0.2", NULL });
+    ck_assert_msg(r.status == 1, "lr x4: exit %d: %s", r.status, r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
+    ck_assert_ptr_nonnull(strstr(r.out, "outside ["));
+    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", "--set",
+                                 "workload.lr=0.2", NULL });
+    ck_assert_int_eq(r.status, 1);
+    r = hetsim((const char *[]){ "check", sc, NULL });
+    ck_assert_int_eq(r.status, 2);
+    harness_cleanup(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sweep");
+    TCase *tc = tcase_create("sweep");
+    tcase_add_test(tc, sweep_rejects_bad_files_naming_the_path_and_runs_nothing);
+    tcase_add_test(tc, sweep_points_are_the_product_of_the_grid_with_zip_and_seeds);
+    tcase_add_test(tc, sweep_killed_midway_resumes_running_only_the_missing_points);
+    tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
+    tcase_add_test(tc, sweep_index_runs_one_point_alone);
+    tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
+    tcase_add_test(tc, sweep_check_and_plot_refuse_bad_usage_with_exit_code_2);
+    tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -437,7 +437,7 @@ START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_chan
 }
 END_TEST
 
-int main(void)
+Suite *test_suite(void)
 {
     Suite *s = suite_create("sweep");
     TCase *tc = tcase_create("sweep");
@@ -451,9 +451,5 @@ int main(void)
     tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return s;
 }

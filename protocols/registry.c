@@ -5,11 +5,12 @@
 #include <string.h>
 
 extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd,
-    proto_gossip;
+    proto_gossip, proto_ripples;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd, &proto_gossip,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd,   &proto_ps,
+    &proto_adpsgd,    &proto_gossip,   &proto_ripples,
 };
 
 const proto_ops *proto_find(const char *name)

@@ -22,7 +22,10 @@
  *   division  the GG forms groups from batches that partition the live workers at random
  *             (§4.4 Group Division); a request issues the requester's group of the current
  *             batch, or starts a new batch when that group was issued already; a remainder of
- *             one worker joins the batch's last group;
+ *             one worker joins the batch's last group. With "busy": "skip" (a design choice of
+ *             ours, [R]) the issued group leaves out members that still have a group of an
+ *             earlier batch pending, so that batches do not pile groups on a slow worker;
+ *             the default "join" issues the batch's group whole;
  *   static    no GG: a periodic schedule every worker knows (§4.5): the lines of the grid
  *             $.protocol.grid along axis t mod d at iteration t ("static": "grid"), or
  *             ("static": "racks") intra-rack groups at even iterations and inter-rack groups
@@ -122,6 +125,7 @@ typedef struct ripples {
     int mode;       /* MODE_* */
     int stat;       /* STATIC_* */
     bool arrival;   /* test-only arrival order */
+    bool skip_busy; /* division: leave out members with an own group pending */
     uint32_t ndims; /* grid axes */
     uint32_t grid[MAX_GRID];
     /* groups */
@@ -190,6 +194,11 @@ static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         rc = sim_cfg_choice(cfg, "static", statics, 2, &st->stat, err);
     if (rc == SIM_OK)
         rc = sim_cfg_choice(cfg, "order", orders, 2, &order, err);
+    static const char *const busy[] = { "join", "skip" };
+    int b = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "busy", busy, 2, &b, err);
+    st->skip_busy = b == 1;
     size_t nd = 0;
     if (rc == SIM_OK)
         rc = sim_cfg_array_len(cfg, "grid", &nd, err);
@@ -436,7 +445,8 @@ static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->bissued[g] = 1;
     uint32_t k = 0;
     for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
-        if (!sim_ctx_down(ctx, st->batch[j]))
+        if (!sim_ctx_down(ctx, st->batch[j]) &&
+            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].credit == 0))
             st->list[k++] = st->batch[j];
     uint32_t s = NONE;
     int rc = new_group(st, ctx, st->list, k, NONE, st->seq++, &s, err);

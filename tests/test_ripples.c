@@ -177,6 +177,7 @@ START_TEST(zero_gradients_keep_the_sum_over_workers_in_every_mode)
         { "protocol.groups=buffer", "workers=8", "protocol.buffer_depth=3" },
         { "protocol.groups=division", "workers=8", "protocol.group_size=3" },
         { "protocol.groups=static", "workers=8", "protocol.grid=[2, 2, 2]" },
+        { "protocol.groups=division", "workers=7", "protocol.busy=skip" },
     };
     const char *sets[] = { modes[_i][0], modes[_i][1], modes[_i][2], "stop.time_s=0.4",
                            "eval.every_s=0.0137" };
@@ -262,8 +263,10 @@ static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
             snprintf(proto, sizeof(proto), "\"groups\": \"static\", \"grid\": [%u]", n);
     } else {
         snprintf(proto, sizeof(proto),
-                 "\"groups\": \"%s\", \"group_size\": %u, \"buffer_depth\": %u%s", modes[mode], gs,
-                 1 + (uint32_t)gsl_rng_uniform_int(r, 4),
+                 "\"groups\": \"%s\", \"group_size\": %u, \"buffer_depth\": %u,"
+                 " \"busy\": \"%s\"%s",
+                 modes[mode], gs, 1 + (uint32_t)gsl_rng_uniform_int(r, 4),
+                 gsl_rng_uniform(r) < 0.5 ? "join" : "skip",
                  arrival ? ", \"order\": \"arrival\"" : "");
     }
     for (uint32_t w = 0; w < n; w++) {
@@ -393,7 +396,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("ripples");
     TCase *tc = tcase_create("exact");
     tcase_add_test(tc, after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched);
-    tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 4);
+    tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
     tcase_add_test(tc, bad_parameters_name_their_path);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Ripples / Prague paper trend (PROTOCOLS §4.7): 16 workers, Fashion-MNIST with a small MLP,
 # messages of a 25 MB CNN, three clusters (homogeneous, one worker 4x slower, random 4x
-# slowdowns with probability 0.1), each run by allreduce, ps, adpsgd and ripples in its four
-# group modes (random, buffer, division, static grid [4, 4]). Prints the table of README.md:
+# slowdowns with probability 0.1), each run by allreduce, ps, adpsgd and ripples in its group
+# modes (random, buffer, division with "busy" join and skip, static grid [4, 4]). Prints the table of README.md:
 # simulated time to the target accuracy (0.80) and Ripples' ratios against All-Reduce and
 # AD-PSGD; draws one comparison figure set per cluster.
 #
@@ -32,6 +32,7 @@ adpsgd adpsgd -
 ripples-random ripples random
 ripples-buffer ripples buffer
 ripples-division ripples division
+ripples-division-skip ripples division-skip
 ripples-static ripples static"
 clusters="homogeneous slow-one random-slowdowns"
 extra=()
@@ -47,7 +48,11 @@ for c in $clusters; do
     dirs=()
     while read -r name proto groups; do
         set=(--set protocol.name="$proto")
-        if [ "$groups" != - ]; then set+=(--set protocol.groups="$groups"); fi
+        case "$groups" in
+        -) ;;
+        division-skip) set+=(--set protocol.groups=division --set protocol.busy=skip) ;;
+        *) set+=(--set protocol.groups="$groups") ;;
+        esac
         if [ "$groups" = static ]; then set+=(--set 'protocol.grid=[4, 4]'); fi
         "$bin" run "$here/$c.json" -o "$out/$c/$name" --quiet --set name="$c-$name" "${set[@]}" \
             "${extra[@]}"
@@ -62,7 +67,7 @@ python3 - "$out" "$clusters" <<'PY'
 import json, os, sys
 out, clusters = sys.argv[1], sys.argv[2].split()
 names = [n for n in ("allreduce", "ps", "adpsgd", "ripples-random", "ripples-buffer",
-                     "ripples-division", "ripples-static")]
+                     "ripples-division", "ripples-division-skip", "ripples-static")]
 def load(c, n):
     p = os.path.join(out, c, n, "summary.json")
     if not os.path.exists(p):

@@ -46,7 +46,7 @@
  * the design without the global order that §4.8.3 says can deadlock: A may wait in its own
  * group for B while B waits in C's for C and C in A's... The run then stops as "stalled".
  *
- * Failures (§ issue item 5). When a member goes down every unfinished group it belongs to
+ * Failures. When a member goes down every unfinished group it belongs to
  * fails: a running ring is abandoned (a new generation makes its messages stale), the other
  * members keep their models and skip the group (a group that had already finished on some
  * members leaves those with the mean), and it is counted as failed. The GG does not choose a

@@ -185,6 +185,33 @@ START_TEST(zero_gradients_keep_the_sum_over_workers_in_every_mode)
 }
 END_TEST
 
+/* ---- the report ---- */
+
+START_TEST(random_groups_conflict_and_division_groups_do_not)
+{
+    /* Random groups of 3: the two members that did not ask execute each group as a conflict,
+     * and every group is formed by the generator on request. Group Division's batches are
+     * disjoint and owned by all their members: no conflict. */
+    const char *random[] = { "protocol.groups=random", "workers=8", "stop.time_s=0.2" };
+    char *summary;
+    run_observed(zero_json, random, 3, NULL, &summary);
+    double formed = report(summary, "groups_formed"), done = report(summary, "groups_done");
+    ck_assert_double_ge(done, 20);
+    ck_assert_double_le(done, formed);
+    ck_assert_double_eq(report(summary, "requests"), formed);
+    /* Each finished group gave 2 conflicts; groups in progress at the end up to 2 more. */
+    ck_assert_double_ge(report(summary, "conflicts"), 2 * done);
+    ck_assert_double_le(report(summary, "conflicts"), 2 * formed);
+    ck_assert_double_gt(report(summary, "mean_group_wait_s"), 0);
+    free(summary);
+    const char *division[] = { "protocol.groups=division", "workers=8", "stop.time_s=0.2" };
+    run_observed(zero_json, division, 3, NULL, &summary);
+    ck_assert_double_ge(report(summary, "groups_done"), 20);
+    ck_assert_double_eq(report(summary, "conflicts"), 0);
+    free(summary);
+}
+END_TEST
+
 /* ---- static grid: the global mean after d rounds ---- */
 
 START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
@@ -398,6 +425,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched);
     tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
+    tcase_add_test(tc, random_groups_conflict_and_division_groups_do_not);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
     tcase_add_test(tc, bad_parameters_name_their_path);
     tcase_add_test(tc, the_same_scenario_and_seed_give_identical_summaries);

@@ -242,6 +242,36 @@ START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
 }
 END_TEST
 
+START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
+{
+    /* Racks of 3 on 6 workers: round 1 averages {0, 1, 2} and {3, 4, 5}, round 2 the pairs
+     * {0, 3}, {1, 4}, {2, 5} (one worker of each rack): the global mean after 2 rounds, as the
+     * grid [3, 2] gives it. Racks add their uplinks' latency (5 us) to round 2. */
+    const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
+                           "network={\"topology\": \"racks\", \"rack_size\": 3,"
+                           " \"bandwidth_gbps\": 10, \"latency_us\": 50}",
+                           "eval.every_s=0.025" };
+    observer *obs = calloc(1, sizeof(*obs));
+    run_observed(zero_json, sets, 4, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 25000000);
+    for (size_t i = 0; i < obs->p; i++)
+        for (uint32_t w = 0; w < 6; w++) {
+            ck_assert(obs->x[1][w][i] == obs->x[1][0][i]);
+            ck_assert_double_eq_tol((double)obs->x[1][w][i], obs->sum[0][i] / 6.0,
+                                    6 * U * obs->max_abs);
+        }
+    /* After round 1 (observed at 15 ms) the racks are averaged, not yet the pairs. */
+    memset(obs, 0, sizeof(*obs));
+    run_observed(zero_json, sets, 3, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 15000000);
+    size_t bytes = obs->p * sizeof(float);
+    ck_assert_mem_eq(obs->x[1][0], obs->x[1][2], bytes);
+    ck_assert_mem_eq(obs->x[1][3], obs->x[1][5], bytes);
+    ck_assert(memcmp(obs->x[1][0], obs->x[1][3], bytes) != 0);
+    free(obs);
+}
+END_TEST
+
 /* ---- failures ---- */
 
 START_TEST(a_down_member_fails_its_group_and_members_keep_their_models)
@@ -426,6 +456,7 @@ Suite *test_suite(void)
     tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
     tcase_add_test(tc, random_groups_conflict_and_division_groups_do_not);
+    tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
     tcase_add_test(tc, bad_parameters_name_their_path);
     tcase_add_test(tc, the_same_scenario_and_seed_give_identical_summaries);

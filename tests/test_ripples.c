@@ -272,6 +272,27 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
 }
 END_TEST
 
+START_TEST(a_p_reduce_takes_the_ring_time_of_its_group)
+{
+    /* Timing-only, static grid [3, 2] on 6 workers, 3 MB models, 10 Gbit/s, 50 us per NIC, no
+     * jitter. Groups along axis 0 have 3 members: 4 steps of 1 MB, each 100 us + 800 us; along
+     * axis 1, 2 members: 2 steps of 1.5 MB, each 100 us + 1200 us. Iterations alternate
+     * 10 + 3.6 ms and 10 + 2.6 ms: the 3rd computation of every worker ends at
+     * 13.6 + 12.6 + 10 = 36.2 ms, when the 18th iteration is counted. */
+    const char *json =
+        "{\"seed\": 5, \"workers\": 6, \"compute\": {\"iteration_ms\": 10},"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 3000000},"
+        " \"protocol\": {\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [3, 2]},"
+        " \"stop\": {\"iterations\": 18, \"time_s\": 1}}";
+    sim_scenario *sc = harness_load(json, "timing.json", NULL, 0);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    ck_assert_int_eq(sum.sim_ns, 36200000);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- failures ---- */
 
 START_TEST(a_down_member_fails_its_group_and_members_keep_their_models)
@@ -457,6 +478,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
     tcase_add_test(tc, random_groups_conflict_and_division_groups_do_not);
     tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
+    tcase_add_test(tc, a_p_reduce_takes_the_ring_time_of_its_group);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
     tcase_add_test(tc, bad_parameters_name_their_path);
     tcase_add_test(tc, the_same_scenario_and_seed_give_identical_summaries);

@@ -14,6 +14,7 @@ extern const proto_ops proto_gossip;
 extern const proto_ops proto_syncswitch;
 extern const proto_ops proto_hop;
 extern const proto_ops proto_hpsgd;
+extern const proto_ops proto_ripples;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
@@ -26,6 +27,7 @@ static const proto_ops *const protocols[] = {
     &proto_syncswitch, /* parameter server, BSP then ASP */
     &proto_hop,        /* queue-based decentralized training */
     &proto_hpsgd,      /* all-reduce overlapped with local steps, merged via a replica */
+    &proto_ripples,    /* partial all-reduce among generated groups */
 };
 
 const proto_ops *proto_find(const char *name)

@@ -1,0 +1,1027 @@
+/* Ripples / Prague: partial all-reduce among generated groups (PROTOCOLS §4; Luo, He, Zhuo,
+ * Qian, ASPLOS 2020, arXiv 1909.08029).
+ *
+ * Worker loop (§4.2). A worker computes its gradient, takes one local optimizer step with it
+ * (sim_ctx_apply: momentum as configured), counts the iteration, then synchronizes: it executes
+ * the groups it belongs to, one at a time, until it has finished one group of its own (the
+ * group it asked for; with Group Division and the static schedule every member owns its
+ * group), and only then computes again.
+ *
+ * P-Reduce (§4.1). A group starts when its slowest member is ready for it: the kit's ring
+ * all-reduce over its members (protocols/coll.h), taken from a pool of rings (each ring its own
+ * channel, one coll_ring_reset per group), so groups on disjoint members run at the same time.
+ * With a real model every member's model becomes the group mean, computed once in the group's
+ * ring order (coll_mean) and copied: the members end bitwise equal, non-members are untouched.
+ *
+ * Group sources ($.protocol.groups):
+ *   random    the Group Generator (GG) draws, for a requester i, group_size - 1 other live
+ *             workers uniformly (§4.3); a worker asks when its local step is done;
+ *   buffer    the GG keeps buffer_depth groups ahead for every worker (§4.4 Group Buffer): it
+ *             forms them at the start, and one more each time the worker finishes one of its
+ *             own (a refill request), so a worker rarely waits for the GG's round trip;
+ *   division  the GG forms groups from batches that partition the live workers at random
+ *             (§4.4 Group Division); a request issues the requester's group of the current
+ *             batch, or starts a new batch when that group was issued already; a remainder of
+ *             one worker joins the batch's last group. With "busy": "skip" (a design choice of
+ *             ours, [R]) the issued group leaves out members that still have a group of an
+ *             earlier batch pending, so that batches do not pile groups on a slow worker;
+ *             the default "join" issues the batch's group whole;
+ *   static    no GG: a periodic schedule every worker knows (§4.5): the lines of the grid
+ *             $.protocol.grid along axis t mod d at iteration t ("static": "grid"), or
+ *             ("static": "racks") intra-rack groups at even iterations and inter-rack groups
+ *             (the j-th worker of every rack) at odd ones.
+ *
+ * The GG is a process of the simulation: it runs on the first server host when the scenario
+ * has servers, else on worker 0 (which must then not fail). Requests (worker -> GG) and
+ * notices (GG -> every member) are 64-byte messages on the simulated network. Every group
+ * has a global sequence number; the GG also gives each member its local index (how many
+ * groups it gave that member before), and a worker executes its groups strictly in that order
+ * (§4.3): the lowest-numbered unfinished group is at the head of all its members' lists, so no
+ * waits-for cycle can form. A worker that executes a group it does not own while it waits for
+ * its own counts a conflict.
+ *
+ * Test-only switch ("order": "arrival", groups "random" only): there is no GG; a requester
+ * draws its group itself, puts it first in its own list at once and sends 64-byte invitations
+ * to the other members, and every worker executes groups in the order they reach it. This is
+ * the design without the global order that §4.8.3 says can deadlock: A may wait in its own
+ * group for B while B waits in C's for C and C in A's... The run then stops as "stalled".
+ *
+ * Failures. When a member goes down every unfinished group it belongs to
+ * fails: a running ring is abandoned (a new generation makes its messages stale), the other
+ * members keep their models and skip the group (a group that had already finished on some
+ * members leaves those with the mean), and it is counted as failed. The GG does not choose a
+ * down worker until it recovers (it sees the cluster's up/down state at once). A down worker
+ * forgets its pending groups and the GG restarts its local numbering; on recovery it computes
+ * again. In the static schedule a recovered worker rejoins one past the most advanced live
+ * worker's iteration, and members found ahead of a group (rejoined past it) are left out of it.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/coll.h"
+#include "protocols/graph.h"
+#include "protocols/msg.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    MODE_RANDOM = 0,
+    MODE_BUFFER = 1,
+    MODE_DIVISION = 2,
+    MODE_STATIC = 3
+};
+
+enum {
+    STATIC_GRID = 0,
+    STATIC_RACKS = 1
+};
+
+enum {
+    MSG_REQUEST = 1, /* worker -> GG: a group (or a refill), seq = the worker's request count */
+    MSG_NOTICE = 2,  /* GG -> member: seq = the group's global sequence number */
+    MSG_INVITE = 3   /* arrival order: requester -> member, seq = the group's number */
+};
+
+enum {
+    MAX_GRID = 8 /* grid axes */
+};
+
+static const uint64_t CONTROL_BYTES = 64;
+static const uint32_t NONE = UINT32_MAX;
+
+typedef struct rp_group {
+    uint64_t seq;       /* global sequence number */
+    uint32_t n;         /* members */
+    uint32_t owner;     /* the requester, or NONE when every member owns it */
+    uint32_t ready;     /* members ready for it */
+    uint32_t passed;    /* members done with it (finished, skipped, down or left out) */
+    uint32_t ring;      /* the pool ring running it, or NONE */
+    sim_time formed_ns; /* when it was formed */
+    bool used, failed;
+} rp_group;
+
+typedef struct rp_worker {
+    uint64_t need;        /* own groups to finish before computing again */
+    uint64_t owned_done;  /* own groups finished (or skipped) */
+    uint64_t next;        /* local index of its next group */
+    uint64_t assigned;    /* local indices given out so far */
+    uint64_t requests;    /* requests sent */
+    uint32_t credit;      /* GG: own groups issued and not yet passed */
+    uint32_t known_owned; /* own groups whose notice arrived, not yet passed */
+    uint32_t head;        /* the group it is ready for or running, or NONE */
+    uint32_t bgroup;      /* division: its group in the current batch, or NONE */
+    sim_time ready_ns;    /* when it became ready for head */
+    sim_time sync_ns;     /* when its last computation ended */
+    bool computing;
+} rp_worker;
+
+typedef struct ripples {
+    /* configuration */
+    uint32_t n;     /* workers */
+    uint32_t gs;    /* group_size */
+    uint32_t depth; /* buffer_depth */
+    int mode;       /* MODE_* */
+    int stat;       /* STATIC_* */
+    bool arrival;   /* test-only arrival order */
+    bool skip_busy; /* division: leave out members with an own group pending */
+    uint32_t ndims; /* grid axes */
+    uint32_t grid[MAX_GRID];
+    /* groups */
+    uint32_t cap;     /* most members of a group */
+    uint32_t slots;   /* group table size */
+    rp_group *grp;    /* (slots) */
+    uint32_t *gmem;   /* (slots, cap) members in ring order */
+    uint64_t *glocal; /* (slots, cap) each member's local index */
+    uint8_t *gpassed; /* (slots, cap) */
+    uint32_t *freeg;  /* (slots) free slots */
+    uint32_t nfreeg;
+    uint32_t *pend;    /* (n, slots) slot + 1 by local index mod slots, 0: not arrived */
+    rp_worker *w;      /* (n) */
+    uint32_t *scratch; /* (n) */
+    uint32_t *list;    /* (n) */
+    uint32_t *freed;   /* (n) workers freed by a failure */
+    uint32_t gg;       /* the GG's host */
+    uint64_t seq;      /* groups formed */
+    /* rings */
+    coll_hub hub;
+    coll_ring *rings; /* (nrings) channels 1..nrings */
+    coll_mean *means; /* (nrings) with a real model */
+    uint32_t nrings;
+    uint32_t *ring_group; /* (nrings) */
+    uint32_t *freer;      /* (nrings) */
+    uint32_t nfreer;
+    size_t nparams;
+    uint64_t bytes;
+    /* division */
+    uint32_t *batch;  /* (n) workers of the batch, group by group */
+    uint32_t *boff;   /* (n + 1) group offsets */
+    uint8_t *bissued; /* (n) */
+    uint32_t nbgroups;
+    /* static schedule */
+    uint32_t period;  /* L */
+    uint32_t sgroups; /* most groups in one partition */
+    uint32_t *sgroup; /* (L, n) group of each worker in partition l */
+    uint32_t *smem;   /* (L, n) members, group by group */
+    uint32_t *soff;   /* (L, n + 1) group offsets */
+    /* figures */
+    uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
+    uint64_t syncs;
+    double wait_s, sync_s;
+} ripples;
+
+/* ---- configuration ---- */
+
+static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    ripples *st = state;
+    static const char *const modes[] = { "random", "buffer", "division", "static" };
+    static const char *const statics[] = { "grid", "racks" };
+    static const char *const orders[] = { "global", "arrival" };
+    st->n = sc->workers;
+    /* Default 3, or every worker in smaller clusters. */
+    int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
+    int order = 0;
+    st->mode = MODE_RANDOM;
+    st->stat = STATIC_GRID;
+    int rc = sim_cfg_int(cfg, "group_size", 2, 4096, &gs, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "groups", modes, 4, &st->mode, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "buffer_depth", 1, 64, &depth, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "static", statics, 2, &st->stat, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "order", orders, 2, &order, err);
+    static const char *const busy[] = { "join", "skip" };
+    int b = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "busy", busy, 2, &b, err);
+    st->skip_busy = b == 1;
+    size_t nd = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_array_len(cfg, "grid", &nd, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->gs = (uint32_t)gs;
+    st->depth = (uint32_t)depth;
+    st->arrival = order == 1;
+    if (nd > MAX_GRID)
+        return sim_cfg_fail(cfg, "grid", err, "at most %d axes, got %zu", MAX_GRID, nd);
+    st->ndims = (uint32_t)nd;
+    for (size_t i = 0; i < nd; i++) {
+        double v;
+        rc = sim_cfg_at_double(cfg, "grid", i, 1, 1 << 20, true, &v, err);
+        if (rc != SIM_OK)
+            return rc;
+        st->grid[i] = (uint32_t)v;
+    }
+    if (st->mode != MODE_STATIC && st->gs > st->n)
+        return sim_cfg_fail(cfg, "group_size", err, "must be <= workers (%u), got %u", st->n,
+                            st->gs);
+    if (st->arrival && st->mode != MODE_RANDOM)
+        return sim_cfg_fail(cfg, "order", err, "\"arrival\" (test-only) needs groups \"random\"");
+    if (st->mode == MODE_STATIC && st->stat == STATIC_GRID) {
+        if (nd == 0)
+            return sim_cfg_fail(cfg, "grid", err, "required by the static grid schedule");
+        if (!graph_grid_valid(st->grid, st->ndims, st->n))
+            return sim_cfg_fail(cfg, "grid", err, "the sizes must multiply to workers (%u)", st->n);
+    }
+    /* The GG runs on worker 0 without servers: it must stay up. */
+    bool gg_used = st->mode != MODE_STATIC && !st->arrival;
+    for (size_t k = 0; gg_used && sc->servers == 0 && k < sc->nstragglers; k++) {
+        const sim_straggler *s = &sc->stragglers[k];
+        if (s->kind == SIM_STRAG_FAILURE && s->nworkers > 0 && s->workers[0] == 0)
+            return sim_cfg_fail(cfg, "groups", err,
+                                "the group generator runs on worker 0, which a failure rule "
+                                "takes down: add a server to host it");
+    }
+    return SIM_OK;
+}
+
+/* ---- group table ---- */
+
+static uint32_t *members_of(const ripples *st, uint32_t s)
+{
+    return st->gmem + (size_t)s * st->cap;
+}
+
+static uint32_t index_of(const ripples *st, uint32_t s, uint32_t w)
+{
+    const uint32_t *m = members_of(st, s);
+    for (uint32_t i = 0; i < st->grp[s].n; i++)
+        if (m[i] == w)
+            return i;
+    return NONE;
+}
+
+static bool owns(const ripples *st, uint32_t s, uint32_t w)
+{
+    return st->grp[s].owner == NONE || st->grp[s].owner == w;
+}
+
+static uint32_t find_group(const ripples *st, uint64_t seq)
+{
+    for (uint32_t s = 0; s < st->slots; s++)
+        if (st->grp[s].used && st->grp[s].seq == seq)
+            return s;
+    return NONE;
+}
+
+/* A new group over list[0..k) (ring order) owned by `owner` (NONE: all members). */
+static int new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, uint32_t owner,
+                     uint64_t seq, uint32_t *slot, sim_err *err)
+{
+    if (st->nfreeg == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: group table full (%u)", st->slots);
+    uint32_t s = st->freeg[--st->nfreeg];
+    rp_group *g = &st->grp[s];
+    *g = (rp_group){ .seq = seq,
+                     .n = k,
+                     .owner = owner,
+                     .ring = NONE,
+                     .formed_ns = sim_ctx_now(ctx),
+                     .used = true };
+    memcpy(members_of(st, s), list, k * sizeof(*list));
+    memset(st->gpassed + (size_t)s * st->cap, 0, st->cap);
+    st->formed++;
+    *slot = s;
+    return SIM_OK;
+}
+
+/* Member i of group s is done with it (finished, skipped or gone); frees the slot and its ring
+ * when every member is. */
+static void pass_slot(ripples *st, uint32_t s, uint32_t i)
+{
+    rp_group *g = &st->grp[s];
+    if (st->gpassed[(size_t)s * st->cap + i])
+        return;
+    st->gpassed[(size_t)s * st->cap + i] = 1;
+    g->passed++;
+    if (g->passed < g->n)
+        return;
+    if (g->ring != NONE) {
+        st->freer[st->nfreer++] = g->ring;
+        g->ring = NONE;
+    }
+    if (!g->failed)
+        st->finished++;
+    g->used = false;
+    st->freeg[st->nfreeg++] = s;
+}
+
+/* Worker w moves past group s (its head or the next in its list). */
+static void pass_worker(ripples *st, uint32_t s, uint32_t w)
+{
+    rp_worker *x = &st->w[w];
+    if (st->mode != MODE_STATIC) {
+        st->pend[(size_t)w * st->slots + x->next % st->slots] = 0;
+        x->next++;
+    }
+    if (owns(st, s, w)) {
+        x->owned_done++;
+        if (x->known_owned > 0)
+            x->known_owned--;
+        if (x->credit > 0)
+            x->credit--;
+    }
+    if (x->head == s)
+        x->head = NONE;
+    pass_slot(st, s, index_of(st, s, w));
+}
+
+/* ---- the Group Generator ---- */
+
+/* Worker w learns of group s (a notice or an invitation has arrived, or it formed it). */
+static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+static int learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
+{
+    uint32_t i = index_of(st, s, w);
+    if (i == NONE || st->gpassed[(size_t)s * st->cap + i] || sim_ctx_down(ctx, w)) {
+        st->stale++;
+        return SIM_OK;
+    }
+    rp_worker *x = &st->w[w];
+    uint64_t *local = &st->glocal[(size_t)s * st->cap + i];
+    if (st->arrival)
+        *local = x->assigned++;
+    if (*local < x->next) {
+        st->stale++;
+        return SIM_OK;
+    }
+    st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
+    if (owns(st, s, w))
+        x->known_owned++;
+    return try_advance(st, ctx, w, err);
+}
+
+/* The GG has formed group s: numbers its members and sends each a notice. */
+static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
+{
+    rp_group *g = &st->grp[s];
+    const uint32_t *m = members_of(st, s);
+    for (uint32_t i = 0; i < g->n; i++) {
+        st->glocal[(size_t)s * st->cap + i] = st->w[m[i]].assigned++;
+        if (owns(st, s, m[i]))
+            st->w[m[i]].credit++;
+    }
+    uint64_t seq = g->seq;
+    for (uint32_t i = 0; i < g->n; i++) {
+        /* g may be freed by a local delivery (a group of one): read through the slot. */
+        uint32_t to = members_of(st, s)[i];
+        int rc;
+        if (to == st->gg) {
+            rc = learn(st, ctx, to, s, err);
+        } else {
+            msg_hdr h = { .channel = 0, .kind = MSG_NOTICE, .seq = seq };
+            rc = msg_send(ctx, st->gg, to, CONTROL_BYTES, h, err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+        if (!st->grp[s].used || st->grp[s].seq != seq)
+            return SIM_OK;
+    }
+    return SIM_OK;
+}
+
+/* Requester i and up to group_size - 1 other live workers drawn uniformly from `r`, into
+ * st->list; returns the count. */
+static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
+{
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < st->n; v++)
+        if (v != i && !sim_ctx_down(ctx, v))
+            st->scratch[k++] = v;
+    uint32_t want = st->gs - 1 < k ? st->gs - 1 : k;
+    st->list[0] = i;
+    for (uint32_t j = 0; j < want; j++) {
+        uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
+        uint32_t t = st->scratch[j];
+        st->scratch[j] = st->scratch[pick];
+        st->scratch[pick] = t;
+        st->list[1 + j] = st->scratch[j];
+    }
+    return want + 1;
+}
+
+/* Group Division: a fresh random partition of the live workers. */
+static void new_batch(ripples *st, sim_ctx *ctx)
+{
+    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < st->n; v++) {
+        st->w[v].bgroup = NONE;
+        if (!sim_ctx_down(ctx, v))
+            st->batch[k++] = v;
+    }
+    for (uint32_t j = k; j > 1; j--) {
+        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
+        uint32_t t = st->batch[j - 1];
+        st->batch[j - 1] = st->batch[pick];
+        st->batch[pick] = t;
+    }
+    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
+    if (ng == 0)
+        ng = 1;
+    for (uint32_t g = 0; g < ng; g++) {
+        st->boff[g] = g * st->gs;
+        st->bissued[g] = 0;
+    }
+    st->boff[ng] = k;
+    st->nbgroups = ng;
+    for (uint32_t g = 0; g < ng; g++)
+        for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
+            st->w[st->batch[j]].bgroup = g;
+}
+
+static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t g = st->w[w].bgroup;
+    if (g == NONE || st->bissued[g])
+        new_batch(st, ctx);
+    g = st->w[w].bgroup;
+    st->bissued[g] = 1;
+    uint32_t k = 0;
+    for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
+        if (!sim_ctx_down(ctx, st->batch[j]) &&
+            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].credit == 0))
+            st->list[k++] = st->batch[j];
+    uint32_t s = NONE;
+    int rc = new_group(st, ctx, st->list, k, NONE, st->seq++, &s, err);
+    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
+}
+
+/* The GG handles a request from w. */
+static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (sim_ctx_down(ctx, w))
+        return SIM_OK;
+    st->requests++;
+    rp_worker *x = &st->w[w];
+    uint32_t want = st->mode == MODE_BUFFER ? st->depth : 1;
+    if (x->credit >= want) {
+        st->redundant++;
+        return SIM_OK;
+    }
+    if (st->mode == MODE_DIVISION)
+        return gg_division(st, ctx, w, err);
+    while (x->credit < want) {
+        uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
+        uint32_t s = NONE;
+        int rc = new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+        if (rc == SIM_OK)
+            rc = issue(st, ctx, s, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* Worker w asks the GG (or, in arrival order, forms its group itself). */
+static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rp_worker *x = &st->w[w];
+    x->requests++;
+    if (st->arrival) {
+        uint32_t k = draw_random(st, ctx, sim_ctx_rng(ctx, w), w);
+        uint32_t s = NONE;
+        int rc = new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+        uint64_t seq = st->seq - 1;
+        for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
+            msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
+            rc = msg_send(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, err);
+        }
+        return rc != SIM_OK ? rc : learn(st, ctx, w, s, err);
+    }
+    if (w == st->gg)
+        return gg_request(st, ctx, w, err);
+    msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
+    return msg_send(ctx, w, st->gg, CONTROL_BYTES, h, err);
+}
+
+/* ---- the static schedule ---- */
+
+static void build_grid(ripples *st)
+{
+    uint32_t *line = st->scratch;
+    for (uint32_t a = 0; a < st->ndims; a++) {
+        uint32_t *off = st->soff + (size_t)a * (st->n + 1), *mem = st->smem + (size_t)a * st->n;
+        uint32_t ng = 0, k = 0;
+        for (uint32_t v = 0; v < st->n; v++) {
+            uint32_t len = graph_grid_line(st->grid, st->ndims, a, v, line);
+            if (line[0] != v)
+                continue;
+            off[ng] = k;
+            for (uint32_t j = 0; j < len; j++) {
+                mem[k++] = line[j];
+                st->sgroup[(size_t)a * st->n + line[j]] = ng;
+            }
+            ng++;
+        }
+        off[ng] = k;
+        if (ng > st->sgroups)
+            st->sgroups = ng;
+    }
+    st->period = st->ndims;
+}
+
+/* Partition 0: workers by rack; partition 1: by position inside their rack. */
+static void build_racks(ripples *st, sim_ctx *ctx)
+{
+    for (uint32_t p = 0; p < 2; p++) {
+        uint32_t *off = st->soff + (size_t)p * (st->n + 1), *mem = st->smem + (size_t)p * st->n;
+        uint32_t *key = st->scratch;
+        /* key: rack, or position inside the rack */
+        for (uint32_t v = 0; v < st->n; v++) {
+            uint32_t r = sim_ctx_rack(ctx, v), pos = 0;
+            for (uint32_t u = 0; u < v; u++)
+                pos += sim_ctx_rack(ctx, u) == r;
+            key[v] = p == 0 ? r : pos;
+        }
+        /* groups in order of their first worker */
+        uint32_t ng = 0, k = 0;
+        for (uint32_t v = 0; v < st->n; v++) {
+            bool first = true;
+            for (uint32_t u = 0; u < v && first; u++)
+                first = key[u] != key[v];
+            if (!first)
+                continue;
+            off[ng] = k;
+            for (uint32_t u = v; u < st->n; u++)
+                if (key[u] == key[v]) {
+                    mem[k++] = u;
+                    st->sgroup[(size_t)p * st->n + u] = ng;
+                }
+            ng++;
+        }
+        off[ng] = k;
+        if (ng > st->sgroups)
+            st->sgroups = ng;
+    }
+    st->period = 2;
+}
+
+/* Worker w's group at its schedule position t = owned_done: found, or formed now. Members
+ * down when it is formed, or rejoined past it, are left out of it (as the GG does not choose
+ * down workers); a member that goes down later makes it fail. */
+static int static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err)
+{
+    uint64_t t = st->w[w].owned_done;
+    uint32_t l = (uint32_t)(t % st->period), g = st->sgroup[(size_t)l * st->n + w];
+    uint64_t seq = t * st->sgroups + g;
+    *slot = find_group(st, seq);
+    if (*slot != NONE)
+        return SIM_OK;
+    const uint32_t *off = st->soff + (size_t)l * (st->n + 1), *mem = st->smem + (size_t)l * st->n;
+    uint32_t k = off[g + 1] - off[g];
+    int rc = new_group(st, ctx, mem + off[g], k, NONE, seq, slot, err);
+    if (rc != SIM_OK)
+        return rc;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = mem[off[g] + i];
+        if (sim_ctx_down(ctx, v) || st->w[v].owned_done > t)
+            pass_slot(st, *slot, i);
+    }
+    return SIM_OK;
+}
+
+/* ---- P-Reduce ---- */
+
+static const float *params_of(void *ud, sim_ctx *ctx, uint32_t w)
+{
+    (void)ud;
+    return sim_ctx_params(ctx, w);
+}
+
+static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)
+{
+    bool own = owns(st, s, w);
+    st->executions++;
+    pass_worker(st, s, w);
+    if (own && st->mode == MODE_BUFFER) {
+        int rc = request(st, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return try_advance(st, ctx, w, err);
+}
+
+static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+{
+    ripples *st = ud;
+    uint32_t r = info->channel - 1, s = st->ring_group[r];
+    if (st->nparams > 0) {
+        const float *mean =
+            coll_mean_of(&st->means[r], &st->rings[r], ctx, info->round, params_of, st);
+        sim_tensor_copy(sim_ctx_params(ctx, w), mean, st->nparams);
+    }
+    return finish(st, ctx, s, w, err);
+}
+
+/* Every member still in group s is ready: its ring all-reduce starts. */
+static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
+{
+    rp_group *g = &st->grp[s];
+    const uint32_t *m = members_of(st, s);
+    sim_time now = sim_ctx_now(ctx);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n; i++)
+        if (!st->gpassed[(size_t)s * st->cap + i]) {
+            st->list[k++] = m[i];
+            st->wait_s += (double)(now - st->w[m[i]].ready_ns) * 1e-9;
+        }
+    if (k == 1)
+        return finish(st, ctx, s, st->list[0], err);
+    if (st->nfreer == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: no free ring");
+    uint32_t r = st->freer[--st->nfreer];
+    g->ring = r;
+    st->ring_group[r] = s;
+    coll_ring *ring = &st->rings[r];
+    int rc = coll_ring_reset(ring, ctx, st->list, k, st->bytes, err);
+    for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
+        rc = coll_ring_join(ring, ctx, ring->order[i], err);
+    return rc;
+}
+
+/* Worker w, if idle, computes (its own group is done) or becomes ready for its next group. */
+static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    for (;;) {
+        rp_worker *x = &st->w[w];
+        if (sim_ctx_down(ctx, w) || x->computing || x->head != NONE)
+            return SIM_OK;
+        if (x->owned_done >= x->need) {
+            if (x->sync_ns >= 0) {
+                st->sync_s += (double)(sim_ctx_now(ctx) - x->sync_ns) * 1e-9;
+                st->syncs++;
+            }
+            x->computing = true;
+            return sim_ctx_compute(ctx, w, x->need, err);
+        }
+        uint32_t s = NONE;
+        if (st->mode == MODE_STATIC) {
+            int rc = static_group(st, ctx, w, &s, err);
+            if (rc != SIM_OK)
+                return rc;
+        } else {
+            uint32_t e = st->pend[(size_t)w * st->slots + x->next % st->slots];
+            if (e == 0)
+                return SIM_OK; /* its next group's notice is on its way */
+            s = e - 1;
+        }
+        rp_group *g = &st->grp[s];
+        if (g->failed || st->gpassed[(size_t)s * st->cap + index_of(st, s, w)]) {
+            pass_worker(st, s, w);
+            continue;
+        }
+        x->head = s;
+        x->ready_ns = sim_ctx_now(ctx);
+        if (!owns(st, s, w))
+            st->conflicts++;
+        g->ready++;
+        return g->ready + g->passed == g->n ? start_reduce(st, ctx, s, err) : SIM_OK;
+    }
+}
+
+/* ---- failures ---- */
+
+/* Group s fails (a member went down): its ring is abandoned and its waiting members freed. */
+static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
+{
+    rp_group *g = &st->grp[s];
+    if (g->failed)
+        return SIM_OK;
+    g->failed = true;
+    st->failed++;
+    if (g->ring != NONE) {
+        coll_ring *ring = &st->rings[g->ring];
+        for (uint32_t i = 0; i < ring->n; i++)
+            ring->joined[ring->order[i]] = false;
+        int rc = coll_ring_reset(ring, ctx, NULL, 0, st->bytes, err);
+        if (rc != SIM_OK)
+            return rc;
+        st->freer[st->nfreer++] = g->ring;
+        g->ring = NONE;
+    }
+    const uint32_t *m = members_of(st, s);
+    for (uint32_t i = 0; i < g->n; i++)
+        if (st->w[m[i]].head == s)
+            st->w[m[i]].head = NONE;
+    return SIM_OK;
+}
+
+static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rp_worker *x = &st->w[w];
+    x->computing = false;
+    x->head = NONE;
+    uint32_t nfreed = 0; /* st->freed: try_advance reuses st->list */
+    for (uint32_t s = 0; s < st->slots; s++) {
+        if (!st->grp[s].used)
+            continue;
+        uint32_t i = index_of(st, s, w);
+        if (i == NONE || st->gpassed[(size_t)s * st->cap + i])
+            continue;
+        int rc = fail_group(st, ctx, s, err);
+        if (rc != SIM_OK)
+            return rc;
+        /* Its members are freed; they skip the group in try_advance. */
+        const uint32_t *m = members_of(st, s);
+        for (uint32_t j = 0; j < st->grp[s].n; j++)
+            if (m[j] != w) {
+                bool seen = false;
+                for (uint32_t q = 0; q < nfreed && !seen; q++)
+                    seen = st->freed[q] == m[j];
+                if (!seen)
+                    st->freed[nfreed++] = m[j];
+            }
+        pass_slot(st, s, i);
+    }
+    memset(st->pend + (size_t)w * st->slots, 0, st->slots * sizeof(*st->pend));
+    x->next = x->assigned;
+    x->credit = 0;
+    x->known_owned = 0;
+    x->need = x->owned_done;
+    x->sync_ns = -1;
+    for (uint32_t j = 0; j < nfreed; j++) {
+        int rc = try_advance(st, ctx, st->freed[j], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rp_worker *x = &st->w[w];
+    x->computing = false;
+    x->head = NONE;
+    if (st->mode == MODE_STATIC) {
+        /* Rejoin one past the most advanced live worker's position in the schedule: groups
+         * up to there may have been formed without it; none past it has. */
+        uint64_t t = x->owned_done;
+        bool other = false;
+        for (uint32_t v = 0; v < st->n; v++)
+            if (v != w && !sim_ctx_down(ctx, v) && st->w[v].owned_done + 1 > t) {
+                t = st->w[v].owned_done + 1;
+                other = true;
+            }
+        x->owned_done = other ? t : x->owned_done;
+    }
+    x->need = x->owned_done;
+    x->sync_ns = -1;
+    return try_advance(st, ctx, w, err);
+}
+
+/* ---- run ---- */
+
+static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rp_worker *x = &st->w[w];
+    x->computing = false;
+    if (st->nparams > 0)
+        sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+    sim_ctx_count(ctx, w, 1);
+    x->need++;
+    x->sync_ns = sim_ctx_now(ctx);
+    /* Random groups are asked for after every step; division and buffer workers ask when they
+     * know of no own group (a buffer emptied by a failure is filled again so). */
+    bool ask = st->mode == MODE_RANDOM || (st->mode != MODE_STATIC && x->known_owned == 0);
+    if (ask) {
+        int rc = request(st, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return try_advance(st, ctx, w, err);
+}
+
+static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    msg_hdr h = msg_read(ev);
+    uint32_t dst = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    switch (h.kind) {
+    case MSG_REQUEST:
+        return gg_request(st, ctx, src, err);
+    case MSG_NOTICE:
+    case MSG_INVITE: {
+        /* A failed group is still learnt (and then skipped) by members that have not passed
+         * it: their local order has a place for it. */
+        uint32_t s = find_group(st, h.seq);
+        if (s == NONE) {
+            st->stale++;
+            return SIM_OK;
+        }
+        return learn(st, ctx, dst, s, err);
+    }
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: unexpected message kind %u", h.kind);
+    }
+}
+
+static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    ripples *st = state;
+    uint32_t w = (uint32_t)ev->dst;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        return computed(st, ctx, w, err);
+    case SIM_EV_MSG: {
+        bool handled;
+        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        return rc != SIM_OK || handled ? rc : on_message(st, ctx, ev, err);
+    }
+    case SIM_EV_WORKER_DOWN:
+        return worker_down(st, ctx, w, err);
+    case SIM_EV_WORKER_UP:
+        return worker_up(st, ctx, w, err);
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: unexpected event kind %u", ev->kind);
+    }
+}
+
+static int allocate(ripples *st, sim_err *err)
+{
+    size_t n = st->n, g = st->slots, c = st->cap;
+    st->grp = calloc(g, sizeof(*st->grp));
+    st->gmem = calloc(g * c, sizeof(*st->gmem));
+    st->glocal = calloc(g * c, sizeof(*st->glocal));
+    st->gpassed = calloc(g * c, 1);
+    st->freeg = calloc(g, sizeof(*st->freeg));
+    st->pend = calloc(n * g, sizeof(*st->pend));
+    st->w = calloc(n, sizeof(*st->w));
+    st->scratch = calloc(n, sizeof(*st->scratch));
+    st->list = calloc(n, sizeof(*st->list));
+    st->freed = calloc(n, sizeof(*st->freed));
+    st->batch = calloc(n, sizeof(*st->batch));
+    st->boff = calloc(n + 1, sizeof(*st->boff));
+    st->bissued = calloc(n, 1);
+    st->rings = calloc(st->nrings, sizeof(*st->rings));
+    st->means = calloc(st->nrings, sizeof(*st->means));
+    st->ring_group = calloc(st->nrings, sizeof(*st->ring_group));
+    st->freer = calloc(st->nrings, sizeof(*st->freer));
+    if (st->grp == NULL || st->gmem == NULL || st->glocal == NULL || st->gpassed == NULL ||
+        st->freeg == NULL || st->pend == NULL || st->w == NULL || st->scratch == NULL ||
+        st->list == NULL || st->freed == NULL || st->batch == NULL || st->boff == NULL ||
+        st->bissued == NULL || st->rings == NULL || st->means == NULL || st->ring_group == NULL ||
+        st->freer == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
+/* The static schedule's arrays (L partitions of n workers). */
+static int allocate_static(ripples *st, sim_ctx *ctx, sim_err *err)
+{
+    size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
+    st->sgroup = calloc(l * st->n, sizeof(*st->sgroup));
+    st->smem = calloc(l * st->n, sizeof(*st->smem));
+    st->soff = calloc(l * (st->n + 1), sizeof(*st->soff));
+    st->scratch = calloc(st->n, sizeof(*st->scratch));
+    st->list = calloc(st->n, sizeof(*st->list));
+    if (st->sgroup == NULL || st->smem == NULL || st->soff == NULL || st->scratch == NULL ||
+        st->list == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (st->stat == STATIC_GRID)
+        build_grid(st);
+    else
+        build_racks(st, ctx);
+    st->cap = 1;
+    for (uint32_t p = 0; p < st->period; p++) {
+        const uint32_t *off = st->soff + (size_t)p * (st->n + 1);
+        for (uint32_t g = 0; off[g] < st->n; g++)
+            if (off[g + 1] - off[g] > st->cap)
+                st->cap = off[g + 1] - off[g];
+    }
+    free(st->scratch);
+    free(st->list);
+    st->scratch = st->list = NULL;
+    return SIM_OK;
+}
+
+static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    ripples *st = state;
+    st->nparams = sim_ctx_num_params(ctx);
+    st->bytes = sim_ctx_model_bytes(ctx);
+    st->gg = sim_ctx_servers(ctx) > 0 ? st->n : 0;
+    int rc = SIM_OK;
+    if (st->mode == MODE_STATIC)
+        rc = allocate_static(st, ctx, err);
+    else
+        st->cap = st->mode == MODE_DIVISION ? st->gs + 1 : st->gs;
+    if (rc != SIM_OK)
+        return rc;
+    /* Outstanding groups: depth per requester with the buffer, one otherwise, four times over:
+     * failed groups linger until every member has skipped them, and static groups outlive
+     * their first members while the slowest catch up. A full table fails the run. */
+    st->slots = 4 * st->n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
+    st->nrings = st->n / 2 + 1;
+    rc = allocate(st, err);
+    if (rc == SIM_OK)
+        rc = coll_hub_init(&st->hub, st->nrings, 0, err);
+    for (uint32_t r = 0; r < st->nrings && rc == SIM_OK; r++) {
+        rc = coll_ring_init(&st->rings[r], &st->hub, st->n, st->cap, on_ring_done, st, err);
+        if (rc == SIM_OK && st->nparams > 0)
+            rc = coll_mean_init(&st->means[r], st->nparams, st->cap, err);
+        st->freer[st->nrings - 1 - r] = r;
+    }
+    if (rc != SIM_OK)
+        return rc;
+    st->nfreer = st->nrings;
+    for (uint32_t s = 0; s < st->slots; s++)
+        st->freeg[st->slots - 1 - s] = s;
+    st->nfreeg = st->slots;
+    for (uint32_t v = 0; v < st->n; v++) {
+        st->w[v].head = NONE;
+        st->w[v].bgroup = NONE;
+        st->w[v].sync_ns = -1;
+    }
+    /* Group Buffer: the GG fills every worker's buffer at the start. */
+    for (uint32_t d = 0; d < st->depth && st->mode == MODE_BUFFER && rc == SIM_OK; d++)
+        for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
+            if (sim_ctx_down(ctx, v))
+                continue;
+            uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), v), s = NONE;
+            rc = new_group(st, ctx, st->list, k, v, st->seq++, &s, err);
+            if (rc == SIM_OK)
+                rc = issue(st, ctx, s, err);
+        }
+    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
+        if (!sim_ctx_down(ctx, v))
+            rc = try_advance(st, ctx, v, err);
+    return rc;
+}
+
+static void rp_fini(void *state)
+{
+    ripples *st = state;
+    for (uint32_t r = 0; r < st->nrings && st->rings != NULL; r++) {
+        coll_ring_fini(&st->rings[r]);
+        coll_mean_fini(&st->means[r]);
+    }
+    coll_hub_fini(&st->hub);
+    free(st->rings);
+    free(st->means);
+    free(st->ring_group);
+    free(st->freer);
+    free(st->grp);
+    free(st->gmem);
+    free(st->glocal);
+    free(st->gpassed);
+    free(st->freeg);
+    free(st->pend);
+    free(st->w);
+    free(st->scratch);
+    free(st->list);
+    free(st->freed);
+    free(st->batch);
+    free(st->boff);
+    free(st->bissued);
+    free(st->sgroup);
+    free(st->smem);
+    free(st->soff);
+}
+
+/* The rings and their means, the group table and the per-worker lists. */
+static uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const ripples *st = state;
+    uint64_t n = sc->workers, rings = n / 2 + 1;
+    uint64_t cap = st->mode == MODE_STATIC ? n : st->gs + 1;
+    uint64_t slots = 4 * n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
+    return rings * (coll_ring_memory(sc->workers, (uint32_t)cap) + num_params * sizeof(float)) +
+           slots * (sizeof(rp_group) + cap * 13 + n * sizeof(uint32_t)) +
+           n * (sizeof(rp_worker) + 24);
+}
+
+static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
+    const ripples *st = state;
+    sim_report_add(out, "groups_formed", (double)st->formed);
+    sim_report_add(out, "groups_done", (double)st->finished);
+    sim_report_add(out, "groups_failed", (double)st->failed);
+    sim_report_add(out, "mean_group_wait_s",
+                   st->executions > 0 ? st->wait_s / (double)st->executions : 0.0);
+    sim_report_add(out, "mean_sync_s", st->syncs > 0 ? st->sync_s / (double)st->syncs : 0.0);
+    sim_report_add(out, "conflicts", (double)st->conflicts);
+    sim_report_add(out, "requests", (double)st->requests);
+    sim_report_add(out, "redundant_requests", (double)st->redundant);
+    sim_report_add(out, "stale_notices", (double)st->stale);
+}
+
+const proto_ops proto_ripples = {
+    .name = "ripples",
+    .summary = "Ripples/Prague: partial all-reduce (ring) among groups from a group generator, "
+               "buffer, division or a static schedule",
+    .state_size = sizeof(ripples),
+    .rounds = false,
+    .configure = rp_configure,
+    .start = rp_start,
+    .on_event = rp_on_event,
+    .report = rp_report,
+    .memory = rp_memory,
+    .fini = rp_fini,
+};

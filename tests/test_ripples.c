@@ -1,0 +1,493 @@
+/* Ripples end to end (PROTOCOLS 4.8): after a P-Reduce the members are bitwise equal to
+ * their mean and non-members are untouched; with zero gradients the sum over workers is kept
+ * in every group mode; the static grid gives the global mean after d rounds; a randomized
+ * stress over 600 configurations (sizes, modes, speeds, failures) never stalls with the global
+ * order, while the test-only arrival order deadlocks (the run stops as "stalled"). Runs use a
+ * tiny synthetic data set or the timing-only model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <gsl/gsl_rng.h>
+
+#include "harness.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
+#include "sim/scenario.h"
+
+/* Float unit roundoff. */
+static const double U = 0x1p-24;
+
+/* Real tensors, zero gradients (lr 0): softmax on 8 features and 3 classes (27 parameters),
+ * each worker drawing its own initial model, no jitter. An iteration is 10 ms of compute; a
+ * 108-byte model moves in about 0.1 ms per ring step. */
+static const char zero_json[] =
+    "{\"seed\": 9028, \"workers\": 6, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 960,"
+    " \"test_samples\": 100, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
+    " \"model\": {\"name\": \"softmax\"}, \"init\": \"independent\", \"batch\": 8, \"lr\": 0},"
+    " \"protocol\": {\"name\": \"ripples\"}, \"stop\": {\"time_s\": 0.06},"
+    " \"eval\": {\"every_s\": 0.015, \"samples\": 100}}";
+
+enum {
+    MAX_OBS = 256, /* observations kept */
+    MAX_W = 16,    /* workers kept per observation */
+    MAX_P = 32     /* parameters kept per worker */
+};
+
+typedef struct observer {
+    size_t n, p, w;                 /* observations, parameters, workers */
+    long long t_ns[MAX_OBS];        /* when */
+    float x[MAX_OBS][MAX_W][MAX_P]; /* every worker's model */
+    double sum[MAX_OBS][MAX_P];     /* sum over all workers, in double */
+    double max_abs;                 /* largest |x| seen */
+} observer;
+
+static void observe(void *ud, struct sim_ctx *ctx)
+{
+    observer *o = ud;
+    uint32_t n = sim_ctx_workers(ctx);
+    size_t p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(n, MAX_W);
+    ck_assert_uint_le(p, MAX_P);
+    if (o->n >= MAX_OBS)
+        return;
+    size_t k = o->n++;
+    o->p = p;
+    o->w = n;
+    o->t_ns[k] = (long long)sim_ctx_now(ctx);
+    for (uint32_t w = 0; w < n; w++) {
+        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
+        for (size_t i = 0; i < p; i++) {
+            o->sum[k][i] += (double)o->x[k][w][i];
+            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
+        }
+    }
+}
+
+/* Runs `json` with `sets`, observing into obs; returns summary.json's text if asked. */
+static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
+                                    observer *obs, char **summary)
+{
+    sim_scenario *sc = harness_load(json, "ripples.json", sets, n);
+    char *dir = harness_tmpdir("ripples");
+    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
+    if (summary != NULL)
+        *summary = harness_slurp(dir, "summary.json");
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return sum;
+}
+
+/* A value of summary.json's protocol_report. */
+static double report(const char *summary, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(strstr(summary, "\"protocol_report\""), pat);
+    ck_assert_msg(at != NULL, "no %s in the report", key);
+    return strtod(at + strlen(pat), NULL);
+}
+
+/* The mean sim_tensor_mean computes: summed in float in the order given, divided once. */
+static float mean_of(const float *const *xs, size_t k, size_t i)
+{
+    float s = xs[0][i];
+    for (size_t v = 1; v < k; v++)
+        s = s + xs[v][i];
+    return s / (float)k;
+}
+
+/* ---- P-Reduce ---- */
+
+START_TEST(after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched)
+{
+    /* Static grid [3, 2] on 6 workers: iteration 0 groups the lines along axis 0, {0, 1, 2}
+     * and {3, 4, 5}. Workers 3, 4, 5 are 10x slower: at 15 ms group {0, 1, 2} has finished
+     * (about 10.2 ms) and {3, 4, 5} is still computing (until 100 ms). */
+    const char *sets[] = { "protocol.groups=static", "protocol.grid=[3, 2]",
+                           "stragglers=[{\"kind\": \"fixed\", \"workers\": [3, 4, 5],"
+                           " \"slowdown\": 10}]" };
+    observer *obs = calloc(1, sizeof(*obs));
+    char *summary;
+    run_observed(zero_json, sets, 3, obs, &summary);
+    ck_assert_uint_ge(obs->n, 2);
+    ck_assert_int_eq(obs->t_ns[1], 15000000);
+    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[1];
+    const float *in[] = { x0[0], x0[1], x0[2] };
+    for (size_t i = 0; i < obs->p; i++) {
+        float m = mean_of(in, 3, i);
+        for (uint32_t w = 0; w < 3; w++)
+            ck_assert_msg(x1[w][i] == m, "worker %u, param %zu: %.9g vs %.9g", w, i,
+                          (double)x1[w][i], (double)m);
+        /* ... which is the arithmetic mean, to the rounding of two sums and a division. */
+        double exact = ((double)x0[0][i] + (double)x0[1][i] + (double)x0[2][i]) / 3.0;
+        ck_assert_double_eq_tol((double)m, exact, 4 * U * obs->max_abs);
+    }
+    /* The inputs differ (independent initial models), so the mean changed something. */
+    ck_assert(memcmp(x1[0], x0[0], obs->p * sizeof(float)) != 0);
+    for (uint32_t w = 3; w < 6; w++)
+        ck_assert_mem_eq(x1[w], x0[w], obs->p * sizeof(float));
+    ck_assert_double_eq(report(summary, "groups_failed"), 0);
+    free(summary);
+    free(obs);
+}
+END_TEST
+
+/* ---- zero gradients: the sum over workers is kept ---- */
+
+static void check_sum_kept(const char *const *sets, size_t nsets)
+{
+    observer *obs = calloc(1, sizeof(*obs));
+    char *summary;
+    run_observed(zero_json, sets, nsets, obs, &summary);
+    double groups = report(summary, "groups_done");
+    ck_assert_double_ge(groups, 20);
+    ck_assert_uint_ge(obs->n, 20);
+    /* Each group's mean errs by at most (gs - 1 + 1 + 1) U max|x| per element and member:
+     * at most 5 * 4 U max|x| on the sum per group of at most 4 members. */
+    double tol = groups * 20 * U * obs->max_abs;
+    for (size_t k = 1; k < obs->n; k++)
+        for (size_t i = 0; i < obs->p; i++)
+            ck_assert_msg(fabs(obs->sum[k][i] - obs->sum[0][i]) <= tol,
+                          "t %lld, param %zu: %.9g vs %.9g (tol %.3g)", obs->t_ns[k], i,
+                          obs->sum[k][i], obs->sum[0][i], tol);
+    /* And the models mixed: the last observation's spread is below the first's. */
+    double d0 = 0, d1 = 0;
+    size_t last = obs->n - 1;
+    for (uint32_t w = 0; w < obs->w; w++)
+        for (size_t i = 0; i < obs->p; i++) {
+            double e0 = (double)obs->x[0][w][i] - obs->sum[0][i] / (double)obs->w;
+            double e1 = (double)obs->x[last][w][i] - obs->sum[last][i] / (double)obs->w;
+            d0 += e0 * e0;
+            d1 += e1 * e1;
+        }
+    ck_assert_double_lt(d1, d0 * 1e-2);
+    free(summary);
+    free(obs);
+}
+
+START_TEST(zero_gradients_keep_the_sum_over_workers_in_every_mode)
+{
+    static const char *const modes[][3] = {
+        { "protocol.groups=random", "workers=8", "protocol.group_size=3" },
+        { "protocol.groups=buffer", "workers=8", "protocol.buffer_depth=3" },
+        { "protocol.groups=division", "workers=8", "protocol.group_size=3" },
+        { "protocol.groups=static", "workers=8", "protocol.grid=[2, 2, 2]" },
+        { "protocol.groups=division", "workers=7", "protocol.busy=skip" },
+    };
+    const char *sets[] = { modes[_i][0], modes[_i][1], modes[_i][2], "stop.time_s=0.4",
+                           "eval.every_s=0.0137" };
+    check_sum_kept(sets, 5);
+}
+END_TEST
+
+/* ---- the report ---- */
+
+START_TEST(random_groups_conflict_and_division_groups_do_not)
+{
+    /* Random groups of 3: the two members that did not ask execute each group as a conflict,
+     * and every group is formed by the generator on request. Group Division's batches are
+     * disjoint and owned by all their members: no conflict. */
+    const char *random[] = { "protocol.groups=random", "workers=8", "stop.time_s=0.2" };
+    char *summary;
+    run_observed(zero_json, random, 3, NULL, &summary);
+    double formed = report(summary, "groups_formed"), done = report(summary, "groups_done");
+    ck_assert_double_ge(done, 20);
+    ck_assert_double_le(done, formed);
+    ck_assert_double_eq(report(summary, "requests"), formed);
+    /* Each finished group gave 2 conflicts; groups in progress at the end up to 2 more. */
+    ck_assert_double_ge(report(summary, "conflicts"), 2 * done);
+    ck_assert_double_le(report(summary, "conflicts"), 2 * formed);
+    ck_assert_double_gt(report(summary, "mean_group_wait_s"), 0);
+    free(summary);
+    const char *division[] = { "protocol.groups=division", "workers=8", "stop.time_s=0.2" };
+    run_observed(zero_json, division, 3, NULL, &summary);
+    ck_assert_double_ge(report(summary, "groups_done"), 20);
+    ck_assert_double_eq(report(summary, "conflicts"), 0);
+    free(summary);
+}
+END_TEST
+
+/* ---- static grid: the global mean after d rounds ---- */
+
+START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
+{
+    /* Grid [3, 2] (d = 2), all workers alike: round 1 ends at about 10.3 ms, round 2 at
+     * about 20.5 ms, round 3 at about 30.7 ms; the observation at 25 ms sees two rounds. */
+    const char *sets[] = { "protocol.groups=static", "protocol.grid=[3, 2]", "eval.every_s=0.025" };
+    observer *obs = calloc(1, sizeof(*obs));
+    run_observed(zero_json, sets, 3, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 25000000);
+    for (size_t i = 0; i < obs->p; i++) {
+        double mean = obs->sum[0][i] / 6.0;
+        for (uint32_t w = 0; w < 6; w++) {
+            /* Every worker holds the same bits: the lines of axis 1 average equal rows. */
+            ck_assert(obs->x[1][w][i] == obs->x[1][0][i]);
+            /* A mean of 3 then a mean of 2: at most 6 roundings of values <= max|x|. */
+            ck_assert_double_eq_tol((double)obs->x[1][w][i], mean, 6 * U * obs->max_abs);
+        }
+    }
+    /* After one round (at 15 ms with eval every 15 ms) they were not yet equal. */
+    free(obs);
+    observer *one = calloc(1, sizeof(*one));
+    run_observed(zero_json, (const char *[]){ sets[0], sets[1] }, 2, one, NULL);
+    ck_assert_int_eq(one->t_ns[1], 15000000);
+    ck_assert(memcmp(one->x[1][0], one->x[1][1], one->p * sizeof(float)) == 0);
+    ck_assert(memcmp(one->x[1][0], one->x[1][3], one->p * sizeof(float)) != 0);
+    free(one);
+}
+END_TEST
+
+START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
+{
+    /* Racks of 3 on 6 workers: round 1 averages {0, 1, 2} and {3, 4, 5}, round 2 the pairs
+     * {0, 3}, {1, 4}, {2, 5} (one worker of each rack): the global mean after 2 rounds, as the
+     * grid [3, 2] gives it. Racks add their uplinks' latency (5 us) to round 2. */
+    const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
+                           "network={\"topology\": \"racks\", \"rack_size\": 3,"
+                           " \"bandwidth_gbps\": 10, \"latency_us\": 50}",
+                           "eval.every_s=0.025" };
+    observer *obs = calloc(1, sizeof(*obs));
+    run_observed(zero_json, sets, 4, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 25000000);
+    for (size_t i = 0; i < obs->p; i++)
+        for (uint32_t w = 0; w < 6; w++) {
+            ck_assert(obs->x[1][w][i] == obs->x[1][0][i]);
+            ck_assert_double_eq_tol((double)obs->x[1][w][i], obs->sum[0][i] / 6.0,
+                                    6 * U * obs->max_abs);
+        }
+    /* After round 1 (observed at 15 ms) the racks are averaged, not yet the pairs. */
+    memset(obs, 0, sizeof(*obs));
+    run_observed(zero_json, sets, 3, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 15000000);
+    size_t bytes = obs->p * sizeof(float);
+    ck_assert_mem_eq(obs->x[1][0], obs->x[1][2], bytes);
+    ck_assert_mem_eq(obs->x[1][3], obs->x[1][5], bytes);
+    ck_assert(memcmp(obs->x[1][0], obs->x[1][3], bytes) != 0);
+    free(obs);
+}
+END_TEST
+
+START_TEST(a_p_reduce_takes_the_ring_time_of_its_group)
+{
+    /* Timing-only, static grid [3, 2] on 6 workers, 3 MB models, 10 Gbit/s, 50 us per NIC, no
+     * jitter. Groups along axis 0 have 3 members: 4 steps of 1 MB, each 100 us + 800 us; along
+     * axis 1, 2 members: 2 steps of 1.5 MB, each 100 us + 1200 us. Iterations alternate
+     * 10 + 3.6 ms and 10 + 2.6 ms: the 3rd computation of every worker ends at
+     * 13.6 + 12.6 + 10 = 36.2 ms, when the 18th iteration is counted. */
+    const char *json =
+        "{\"seed\": 5, \"workers\": 6, \"compute\": {\"iteration_ms\": 10},"
+        " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 3000000},"
+        " \"protocol\": {\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [3, 2]},"
+        " \"stop\": {\"iterations\": 18, \"time_s\": 1}}";
+    sim_scenario *sc = harness_load(json, "timing.json", NULL, 0);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    ck_assert_int_eq(sum.sim_ns, 36200000);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+/* ---- failures ---- */
+
+START_TEST(a_down_member_fails_its_group_and_members_keep_their_models)
+{
+    /* Random groups of 3 over 6 workers; worker 4 fails at 10.1 ms, while the first groups'
+     * rings run, for good. Failed groups are counted, the run goes on, and no later group
+     * has worker 4: its model stays what it was when it failed. */
+    const char *sets[] = {
+        "protocol.groups=random", "stop.time_s=0.3", "eval.every_s=0.05",
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.0101}]"
+    };
+    observer *obs = calloc(1, sizeof(*obs));
+    char *summary;
+    sim_run_summary sum = run_observed(zero_json, sets, 4, obs, &summary);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    ck_assert_double_ge(report(summary, "groups_failed"), 1);
+    ck_assert_double_ge(report(summary, "groups_done"), 20);
+    for (size_t k = 2; k < obs->n; k++)
+        ck_assert_mem_eq(obs->x[k][4], obs->x[1][4], obs->p * sizeof(float));
+    free(summary);
+    free(obs);
+}
+END_TEST
+
+/* ---- deadlock freedom ---- */
+
+/* A random timing-only scenario for the stress: 2..12 workers, group mode, speeds, jitter, a
+ * random slowdown, and up to two failures (one recovering) of workers other than the GG's
+ * host (worker 0 without servers). */
+static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
+{
+    static const char *const modes[] = { "random", "buffer", "division", "static" };
+    uint32_t n = 2 + (uint32_t)gsl_rng_uniform_int(r, 11);
+    uint32_t gs = 2 + (uint32_t)gsl_rng_uniform_int(r, n - 1 < 4 ? n - 1 : 4);
+    int mode = arrival ? 0 : (int)gsl_rng_uniform_int(r, 4);
+    bool servers = gsl_rng_uniform(r) < 0.5;
+    char proto[256], speeds[256] = "", strag[512] = "";
+    if (mode == 3) {
+        uint32_t a = 1;
+        for (uint32_t d = 2; d * d <= n; d++)
+            if (n % d == 0 && gsl_rng_uniform(r) < 0.7)
+                a = d;
+        if (a > 1)
+            snprintf(proto, sizeof(proto), "\"groups\": \"static\", \"grid\": [%u, %u]", a, n / a);
+        else
+            snprintf(proto, sizeof(proto), "\"groups\": \"static\", \"grid\": [%u]", n);
+    } else {
+        snprintf(proto, sizeof(proto),
+                 "\"groups\": \"%s\", \"group_size\": %u, \"buffer_depth\": %u,"
+                 " \"busy\": \"%s\"%s",
+                 modes[mode], gs, 1 + (uint32_t)gsl_rng_uniform_int(r, 4),
+                 gsl_rng_uniform(r) < 0.5 ? "join" : "skip",
+                 arrival ? ", \"order\": \"arrival\"" : "");
+    }
+    for (uint32_t w = 0; w < n; w++) {
+        size_t used = strlen(speeds);
+        snprintf(speeds + used, sizeof(speeds) - used, "%s%.3f", w > 0 ? ", " : "",
+                 0.25 + 1.75 * gsl_rng_uniform(r));
+    }
+    size_t used = (size_t)snprintf(
+        strag, sizeof(strag), "{\"kind\": \"random\", \"probability\": %.3f, \"slowdown\": %.2f}",
+        0.2 * gsl_rng_uniform(r), 1.0 + 4.0 * gsl_rng_uniform(r));
+    for (int f = 0; f < 2 && n > 2 && gsl_rng_uniform(r) < 0.6; f++) {
+        uint32_t w = 1 + (uint32_t)gsl_rng_uniform_int(r, n - 1);
+        double at = 0.02 + 0.2 * gsl_rng_uniform(r);
+        if (f == 0)
+            used += (size_t)snprintf(strag + used, sizeof(strag) - used,
+                                     ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f,"
+                                     " \"recover_s\": %.4f}",
+                                     w, at, at + 0.01 + 0.1 * gsl_rng_uniform(r));
+        else
+            used += (size_t)snprintf(strag + used, sizeof(strag) - used,
+                                     ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f}",
+                                     w, at);
+    }
+    snprintf(buf, size,
+             "{\"seed\": %lu, \"workers\": %u, \"servers\": %u,"
+             " \"compute\": {\"iteration_ms\": %.2f, \"jitter_sigma\": %.2f, \"speeds\": [%s]},"
+             " \"stragglers\": [%s],"
+             " \"network\": {\"bandwidth_gbps\": %.2f, \"latency_us\": %.1f},"
+             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": %lu},"
+             " \"protocol\": {\"name\": \"ripples\", %s},"
+             " \"stop\": {\"time_s\": 0.5}, \"eval\": {\"every_s\": 0.05}}",
+             gsl_rng_get(r), n, servers ? 1u : 0u, 1.0 + 9.0 * gsl_rng_uniform(r),
+             0.3 * gsl_rng_uniform(r), speeds, strag, 1.0 + 24.0 * gsl_rng_uniform(r),
+             1.0 + 100.0 * gsl_rng_uniform(r), 1000ul + gsl_rng_uniform_int(r, 2000000), proto);
+}
+
+/* Runs the scenario; returns its stop reason's first letter ('t' time, 's' stalled). */
+static char run_text(const char *json)
+{
+    sim_scenario *sc = harness_load(json, "stress.json", NULL, 0);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
+    char c = sum.stop_reason[0];
+    ck_assert_msg(c == 't' || c == 's', "stopped: %s\n%s", sum.stop_reason, json);
+    ck_assert_msg(sum.iterations > 0, "no iteration\n%s", json);
+    sim_scenario_destroy(sc);
+    return c;
+}
+
+START_TEST(six_hundred_random_configurations_never_stall_with_the_global_order)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1909080290ul);
+    char json[4096];
+    for (int k = 0; k < 600; k++) {
+        random_scenario(json, sizeof(json), r, false);
+        ck_assert_msg(run_text(json) == 't', "configuration %d stalled\n%s", k, json);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(executing_groups_in_arrival_order_deadlocks)
+{
+    /* Three workers, groups of two, equal speeds: each forms its own group at the same
+     * instant and puts it first; the invitations arrive behind. {0, a}, {1, b}, {2, c} with
+     * every worker waiting first in its own group forms a waits-for cycle unless two pick each
+     * other, and the run stalls at some iteration. */
+    const char *json =
+        "{\"seed\": 31, \"workers\": 3, \"compute\": {\"iteration_ms\": 5},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
+        " \"protocol\": {\"name\": \"ripples\", \"group_size\": 2, \"order\": \"arrival\"},"
+        " \"stop\": {\"time_s\": 2}, \"eval\": {\"every_s\": 0.05}}";
+    ck_assert_int_eq(run_text(json), 's');
+    /* The same scenario with the global order runs to the end. */
+    char global[1024];
+    snprintf(global, sizeof(global), "%s", json);
+    char *at = strstr(global, ", \"order\": \"arrival\"");
+    memmove(at, at + strlen(", \"order\": \"arrival\""),
+            strlen(at + strlen(", \"order\": \"arrival\"")) + 1);
+    ck_assert_int_eq(run_text(global), 't');
+    /* And random configurations in arrival order stall too (6 of these 40 when written). */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2020);
+    int stalled = 0;
+    for (int k = 0; k < 40; k++) {
+        random_scenario(global, sizeof(global), r, true);
+        stalled += run_text(global) == 's';
+    }
+    gsl_rng_free(r);
+    ck_assert_int_ge(stalled, 1);
+}
+END_TEST
+
+/* ---- configuration ---- */
+
+START_TEST(bad_parameters_name_their_path)
+{
+    const char *grid[] = { "protocol.groups=static", "protocol.grid=[4, 2]" };
+    harness_expect_rejected(zero_json, "ripples.json", grid, 2, "$.protocol.grid",
+                            "the sizes must multiply to workers (6)");
+    const char *big[] = { "protocol.group_size=7" };
+    harness_expect_rejected(zero_json, "ripples.json", big, 1, "$.protocol.group_size",
+                            "must be <= workers (6), got 7");
+    const char *gg[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": 1}]" };
+    harness_expect_rejected(zero_json, "ripples.json", gg, 1, "$.protocol.groups",
+                            "the group generator runs on worker 0, which a failure rule takes "
+                            "down: add a server to host it");
+}
+END_TEST
+
+START_TEST(the_same_scenario_and_seed_give_identical_summaries)
+{
+    const char *sets[] = { "protocol.groups=buffer", "stop.time_s=0.2" };
+    char *a, *b;
+    run_observed(zero_json, sets, 2, NULL, &a);
+    run_observed(zero_json, sets, 2, NULL, &b);
+    harness_strip_wall(a);
+    harness_strip_wall(b);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("ripples");
+    TCase *tc = tcase_create("exact");
+    tcase_add_test(tc, after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched);
+    tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
+    tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
+    tcase_add_test(tc, random_groups_conflict_and_division_groups_do_not);
+    tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
+    tcase_add_test(tc, a_p_reduce_takes_the_ring_time_of_its_group);
+    tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
+    tcase_add_test(tc, bad_parameters_name_their_path);
+    tcase_add_test(tc, the_same_scenario_and_seed_give_identical_summaries);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+    TCase *dl = tcase_create("deadlock");
+    tcase_add_test(dl, six_hundred_random_configurations_never_stall_with_the_global_order);
+    tcase_add_test(dl, executing_groups_in_arrival_order_deadlocks);
+    tcase_set_timeout(dl, 120);
+    suite_add_tcase(s, dl);
+    return s;
+}

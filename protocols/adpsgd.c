@@ -37,8 +37,9 @@
  * cannot stall it either. An exchange not committed within exchange_timeout_ms is abandoned and
  * the active worker retries with another neighbour (the same one if it has only one). The
  * default timeout is 4 (d + 1) transfers, d being the most active neighbours a passive worker
- * has and a transfer S bytes at the slowest worker NIC plus the longest path latency (at least
- * 1 ms): room for a full queue of d replies and d concurrent requests, twice over. Slower links
+ * has and a transfer S bytes at the slowest path bandwidth of a graph edge plus the longest
+ * path latency of one (at least 1 ms; paths as the context reports them, whatever the
+ * topology): room for a full queue of d replies and d concurrent requests, twice over. Slower links
  * (link stragglers) need a larger value. A passive worker skips a queued request whose
  * requester has given up (as if it had closed its connection), and a reply that arrives after
  * its requester gave up changes neither model. A failed worker loses its pending gradients, its
@@ -190,26 +191,23 @@ static void ad_fini(void *state)
     sim_tensor_free(st->acc);
 }
 
-/* 4 (d + 1) transfers of S bytes at the slowest worker NIC over the longest path, or 1 ms
- * if that is shorter (see the file comment). */
-static sim_time auto_timeout(const adpsgd *st, const sim_scenario *sc)
+/* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest
+ * path latency of an edge, or 1 ms if that is shorter (see the file comment). */
+static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
 {
-    const sim_net_config *net = &sc->net;
     sim_time lat = 0;
     double bw = INFINITY;
-    for (uint32_t w = 0; w < st->n; w++) {
-        lat = net->latency_ns[w] > lat ? net->latency_ns[w] : lat;
-        bw = fmin(bw, net->bandwidth_bps[w]);
-    }
-    double path = 2.0 * (double)lat;
-    if (net->topology == SIM_TOPO_RACKS) {
-        path += 2.0 * (double)net->uplink_latency_ns;
-        bw = fmin(bw, net->uplink_bandwidth_bps);
-    }
+    for (uint32_t i = 0; i < st->n; i++)
+        for (uint32_t k = st->g.off[i]; k < st->g.off[i + 1]; k++) {
+            uint32_t j = st->g.adj[k];
+            sim_time l = sim_ctx_path_latency_ns(ctx, i, j);
+            lat = l > lat ? l : lat;
+            bw = fmin(bw, sim_ctx_path_bandwidth_bps(ctx, i, j));
+        }
     uint32_t d = 0;
     for (uint32_t w = 0; w < st->n; w += 2)
         d = degree(st, w) > d ? degree(st, w) : d;
-    double t = 4.0 * (d + 1.0) * (path + (double)st->bytes * 8.0 / bw * 1e9);
+    double t = 4.0 * (d + 1.0) * ((double)lat + (double)st->bytes * 8.0 / bw * 1e9);
     return t < 1e6 ? 1000000 : t > 1e18 ? (sim_time)1e18 : (sim_time)llround(t);
 }
 
@@ -221,8 +219,8 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
-    st->timeout_ns = st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6)
-                                        : auto_timeout(st, sim_ctx_scenario(ctx));
+    st->timeout_ns =
+        st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6) : auto_timeout(st, ctx);
     if (st->nparams > 0) {
         st->stride = (st->nparams + FLOAT_ALIGN - 1) / FLOAT_ALIGN * FLOAT_ALIGN;
         if (st->stride > SIZE_MAX / sizeof(float) / st->n)

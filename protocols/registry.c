@@ -6,10 +6,12 @@
 
 extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd,
     proto_gossip;
+extern const proto_ops proto_moshpit;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd, &proto_gossip,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd,   &proto_ps,
+    &proto_adpsgd,    &proto_gossip,   &proto_moshpit,
 };
 
 const proto_ops *proto_find(const char *name)

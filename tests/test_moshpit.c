@@ -1,0 +1,207 @@
+/* Moshpit (PROTOCOLS 5.7) on averaging-only runs (model "vector", DESIGN 6b): the exact
+ * global mean after d rounds of a perfect grid, the sum kept by every round whatever sits
+ * out, equal members after a group round, random groups, and no stall after a failure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
+#include "sim/scenario.h"
+
+enum {
+    MAX_W = 1024,
+    MAX_P = 3
+};
+
+typedef struct observer {
+    size_t calls, n, p;
+    double first_sum[MAX_P], last_sum[MAX_P];
+    float first[MAX_W][MAX_P], last[MAX_W][MAX_P];
+} observer;
+
+static void observe(void *ud, struct sim_ctx *ctx)
+{
+    observer *o = ud;
+    o->n = sim_ctx_workers(ctx);
+    o->p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(o->n, MAX_W);
+    ck_assert_uint_le(o->p, MAX_P);
+    double sum[MAX_P] = { 0 };
+    for (uint32_t w = 0; w < o->n; w++) {
+        const float *x = sim_ctx_params(ctx, w);
+        for (size_t i = 0; i < o->p; i++) {
+            sum[i] += (double)x[i];
+            if (o->calls == 0)
+                o->first[w][i] = x[i];
+            o->last[w][i] = x[i];
+        }
+    }
+    for (size_t i = 0; i < o->p; i++) {
+        if (o->calls == 0)
+            o->first_sum[i] = sum[i];
+        o->last_sum[i] = sum[i];
+    }
+    o->calls++;
+}
+
+/* Runs a vector scenario of n workers, dimension dim, with `protocol` (JSON) and `extra`
+ * top-level keys, until `rounds` rounds; returns the summary's variance. */
+static double run(observer *o, unsigned n, unsigned dim, const char *protocol, const char *extra,
+                  unsigned rounds, const char *tag, char *reason, size_t reason_size)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 2385, \"workers\": %u, \"compute\": {\"iteration_ms\": 1},"
+             " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50},"
+             " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": %u}, \"lr\": 0},"
+             " \"protocol\": %s, %s \"stop\": {\"rounds\": %u, \"time_s\": 100},"
+             " \"eval\": {\"every_s\": 10}}",
+             n, dim, protocol, extra, rounds);
+    sim_scenario *sc = harness_load(json, "moshpit.json", NULL, 0);
+    char *dir = harness_tmpdir(tag);
+    memset(o, 0, sizeof(*o));
+    sim_run_summary s = harness_run(sc, dir, observe, o);
+    if (reason != NULL)
+        snprintf(reason, reason_size, "%s", s.stop_reason);
+    double v = harness_summary_number(dir, "variance");
+    ck_assert_double_eq(harness_summary_number(dir, "rounds"), rounds);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return v;
+}
+
+/* Every worker's value equals worker 0's (exactly: the kit gives every member the same bits),
+ * and the mean is the initial one to float rounding. */
+static void check_exact_mean(const observer *o)
+{
+    for (size_t i = 0; i < o->p; i++) {
+        for (size_t w = 1; w < o->n; w++)
+            ck_assert(o->last[w][i] == o->last[0][i]);
+        double mean0 = o->first_sum[i] / (double)o->n;
+        /* Sums of n N(0,1) floats: rounding of 2 d mean steps, far below 1e-5. */
+        ck_assert_double_eq_tol((double)o->last[0][i], mean0, 1e-5);
+    }
+}
+
+START_TEST(perfect_grid_32x32_gives_the_exact_mean_after_two_rounds)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *p = "{\"name\": \"moshpit\", \"grid\": [32, 32], \"local_steps\": 0}";
+    double v1 = run(o, 1024, 1, p, "", 1, "mp-32a", NULL, 0);
+    ck_assert_double_gt(v1, 1e-3); /* one axis is not enough */
+    double v2 = run(o, 1024, 1, p, "", 2, "mp-32b", NULL, 0);
+    ck_assert_double_eq(v2, 0.0);
+    check_exact_mean(o);
+    free(o);
+}
+END_TEST
+
+START_TEST(perfect_grid_8x8x8_gives_the_exact_mean_after_three_rounds)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *p = "{\"name\": \"moshpit\", \"grid\": [8, 8, 8], \"local_steps\": 0}";
+    double v2 = run(o, 512, 3, p, "", 2, "mp-8a", NULL, 0);
+    ck_assert_double_gt(v2, 1e-4);
+    double v3 = run(o, 512, 3, p, "", 3, "mp-8b", NULL, 0);
+    ck_assert_double_eq(v3, 0.0);
+    check_exact_mean(o);
+    free(o);
+}
+END_TEST
+
+/* Group rounds keep the sum (group means; those sitting out keep their values). */
+static void check_sum_kept(const observer *o)
+{
+    for (size_t i = 0; i < o->p; i++)
+        /* n <= 256 values of |x| < 5: float rounding of the means, well below 1e-3. */
+        ck_assert_double_eq_tol(o->last_sum[i], o->first_sum[i], 1e-3);
+}
+
+START_TEST(every_round_keeps_the_sum_whatever_sits_out)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *drop = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.3}],";
+    double v = run(o, 200, 2, "{\"name\": \"moshpit\", \"grid\": [16, 16], \"local_steps\": 1}",
+                   drop, 7, "mp-sum-grid", NULL, 0);
+    check_sum_kept(o);
+    ck_assert_double_gt(v, 0.0); /* dropouts: not exact */
+    run(o, 200, 2, "{\"name\": \"moshpit\", \"groups\": \"random\", \"group_size\": 8}", drop, 7,
+        "mp-sum-random", NULL, 0);
+    check_sum_kept(o);
+    free(o);
+}
+END_TEST
+
+/* Counts how many workers hold each distinct value of parameter 0 (at most 64 values). */
+static size_t distinct(const observer *o, size_t *count)
+{
+    float val[64];
+    size_t k = 0;
+    for (size_t w = 0; w < o->n; w++) {
+        size_t j = 0;
+        while (j < k && val[j] != o->last[w][0])
+            j++;
+        if (j == k) {
+            ck_assert_uint_lt(k, 64);
+            val[k] = o->last[w][0];
+            count[k++] = 0;
+        }
+        count[j]++;
+    }
+    return k;
+}
+
+START_TEST(group_members_are_equal_after_a_round)
+{
+    observer *o = calloc(1, sizeof(*o));
+    size_t count[64];
+    run(o, 16, 1, "{\"name\": \"moshpit\", \"grid\": [4, 4]}", "", 1, "mp-eq", NULL, 0);
+    ck_assert_uint_eq(distinct(o, count), 4);
+    for (size_t j = 0; j < 4; j++)
+        ck_assert_uint_eq(count[j], 4);
+    /* Random groups of 32 over 100 workers: 3 groups of 34, 33, 33. */
+    run(o, 100, 1, "{\"name\": \"moshpit\", \"groups\": \"random\", \"group_size\": 32}", "", 1,
+        "mp-eq-random", NULL, 0);
+    size_t k = distinct(o, count);
+    ck_assert_uint_eq(k, 3);
+    size_t total = 0;
+    for (size_t j = 0; j < k; j++) {
+        ck_assert(count[j] == 33 || count[j] == 34);
+        total += count[j];
+    }
+    ck_assert_uint_eq(total, 100);
+    free(o);
+}
+END_TEST
+
+START_TEST(a_failure_mid_run_does_not_stall)
+{
+    observer *o = calloc(1, sizeof(*o));
+    char reason[32];
+    run(o, 64, 2, "{\"name\": \"moshpit\", \"grid\": [8, 8], \"local_steps\": 1}",
+        "\"stragglers\": [{\"kind\": \"failure\", \"workers\": [5, 9], \"at_s\": 0.0012,"
+        " \"recover_s\": 0.004}],",
+        12, "mp-fail", reason, sizeof(reason));
+    ck_assert_str_eq(reason, "rounds");
+    free(o);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("moshpit");
+    TCase *t = tcase_create("grid");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, perfect_grid_32x32_gives_the_exact_mean_after_two_rounds);
+    tcase_add_test(t, perfect_grid_8x8x8_gives_the_exact_mean_after_three_rounds);
+    tcase_add_test(t, every_round_keeps_the_sum_whatever_sits_out);
+    tcase_add_test(t, group_members_are_equal_after_a_round);
+    tcase_add_test(t, a_failure_mid_run_does_not_stall);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -6,12 +6,13 @@
 
 extern const proto_ops proto_allreduce, proto_localsgd, proto_dpsgd, proto_ps, proto_adpsgd,
     proto_gossip;
-extern const proto_ops proto_moshpit;
+extern const proto_ops proto_moshpit, proto_sgp;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. */
 static const proto_ops *const protocols[] = {
-    &proto_allreduce, &proto_localsgd, &proto_dpsgd,   &proto_ps,
-    &proto_adpsgd,    &proto_gossip,   &proto_moshpit,
+    &proto_allreduce, &proto_localsgd, &proto_dpsgd, &proto_ps, &proto_adpsgd, &proto_gossip,
+    &proto_moshpit, // averaging in changing groups
+    &proto_sgp,     // push-sum
 };
 
 const proto_ops *proto_find(const char *name)

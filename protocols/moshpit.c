@@ -143,13 +143,14 @@ static int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 }
 
 /* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
- * or more); random groups number n / M. */
+ * or more); random groups number at most n / M, each of at most 2M - 1 members (when fewer
+ * take part, the leftovers spread over fewer groups). */
 static void sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
 {
     if (st->random) {
         uint32_t g = st->n / st->group_size;
         *nbf = g > 0 ? g : 1;
-        uint32_t c = st->group_size + (g > 0 ? (st->group_size - 1 + g - 1) / g : 0);
+        uint32_t c = 2 * st->group_size - 1; /* one group and M - 1 leftovers, at worst */
         *cap = c < st->n ? c : st->n;
         return;
     }

@@ -59,6 +59,9 @@ typedef struct sgp {
     uint8_t *phase; /* (n) */
     bool *out;      /* (n) sits out this round */
     bool *sent;     /* (n) has sent its shares this round */
+    uint32_t *peer; /* (n * SGP_MAX_PEERS) each worker's out-peers this round */
+    uint8_t *npeer; /* (n) their count */
+    uint8_t *got;   /* (n) bit q: the share for peer q was delivered */
     uint64_t round;
     uint32_t busy;
     bool idle;
@@ -79,7 +82,7 @@ static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num
 {
     (void)state;
     uint64_t n = sc->workers;
-    return (2 * n + 1) * num_params * 4 + n * (4 * 8 + 4 + 3);
+    return (2 * n + 1) * num_params * 4 + n * (4 * 8 + 4 + 5 + 4 * SGP_MAX_PEERS);
 }
 
 static void sgp_fini(void *state)
@@ -96,6 +99,9 @@ static void sgp_fini(void *state)
     free(st->phase);
     free(st->out);
     free(st->sent);
+    free(st->peer);
+    free(st->npeer);
+    free(st->got);
 }
 
 /* Worker i's distinct out-peers this round that take part; returns their count. */
@@ -161,8 +167,8 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     sim_ctx_count(ctx, i, 1);
     st->phase[i] = PH_WAIT;
     if (!st->out[i]) {
-        uint32_t peer[SGP_MAX_PEERS];
-        uint32_t d = out_peers(st, ctx, i, peer);
+        const uint32_t *peer = st->peer + (size_t)i * SGP_MAX_PEERS;
+        uint32_t d = st->npeer[i];
         float s = (float)st->share[i];
         for (size_t p = 0; p < st->P; p++)
             st->scratch[p] = s * x[p];
@@ -186,6 +192,9 @@ static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t roun
         st->lost++;
         return SIM_OK;
     }
+    for (uint32_t q = 0; q < st->npeer[j]; q++)
+        if (st->peer[(size_t)j * SGP_MAX_PEERS + q] == i)
+            st->got[j] |= (uint8_t)(1u << q);
     const float *y = sim_ctx_payload(ctx);
     float *in = st->inbox + (size_t)i * st->P;
     for (size_t p = 0; y != NULL && p < st->P; p++)
@@ -203,6 +212,8 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         st->need[i] = 0;
         st->win[i] = 0.0;
         st->sent[i] = false;
+        st->npeer[i] = 0;
+        st->got[i] = 0;
         st->out[i] = !sim_ctx_down(ctx, i) && sim_ctx_dropped(ctx, i, st->round);
     }
     if (st->P > 0)
@@ -213,8 +224,9 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         live++;
         if (st->out[i])
             continue;
-        uint32_t peer[SGP_MAX_PEERS];
+        uint32_t *peer = st->peer + (size_t)i * SGP_MAX_PEERS;
         uint32_t d = out_peers(st, ctx, i, peer);
+        st->npeer[i] = (uint8_t)d;
         st->share[i] = 1.0 / (double)(d + 1);
         for (uint32_t q = 0; q < d; q++)
             st->need[peer[q]]++;
@@ -245,6 +257,9 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->phase = calloc(n, sizeof(*st->phase));
     st->out = calloc(n, sizeof(*st->out));
     st->sent = calloc(n, sizeof(*st->sent));
+    st->peer = calloc(n * SGP_MAX_PEERS, sizeof(*st->peer));
+    st->npeer = calloc(n, sizeof(*st->npeer));
+    st->got = calloc(n, sizeof(*st->got));
     if (st->P > 0) {
         st->x = sim_tensor_alloc(n * st->P);
         st->inbox = sim_tensor_alloc(n * st->P);
@@ -252,6 +267,7 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     if (st->w == NULL || st->win == NULL || st->share == NULL || st->wsent == NULL ||
         st->need == NULL || st->phase == NULL || st->out == NULL || st->sent == NULL ||
+        st->peer == NULL || st->npeer == NULL || st->got == NULL ||
         (st->P > 0 && (st->x == NULL || st->inbox == NULL || st->scratch == NULL)))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t i = 0; i < st->n; i++) {
@@ -262,35 +278,25 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     return begin_round(st, ctx, err);
 }
 
-/* Worker d failed: it leaves the round; shares it had still to send are not expected. */
+/* Worker d failed: it leaves the round; its shares not yet delivered (unsent, or in flight,
+ * which the network drops) are not expected any more. */
 static int on_down(sgp *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     if (st->phase[d] == PH_IDLE || st->phase[d] == PH_DONE)
         return SIM_OK;
-    bool sent = st->sent[d];
     st->phase[d] = PH_DONE;
     st->need[d] = 0;
     st->busy--;
-    if (!sent && !st->out[d]) {
-        uint32_t peer[SGP_MAX_PEERS];
-        uint32_t n = 0;
-        for (uint32_t t = 0; t < st->peers; t++) {
-            uint32_t j = graph_sgp_peer(st->n, st->round, d, t);
-            bool dup = j == d || st->out[j];
-            for (uint32_t q = 0; q < n && !dup; q++)
-                dup = peer[q] == j;
-            if (!dup)
-                peer[n++] = j;
-        }
-        for (uint32_t q = 0; q < n; q++) {
-            uint32_t j = peer[q];
-            if (st->need[j] == 0 || st->phase[j] == PH_DONE || st->phase[j] == PH_IDLE)
-                continue;
-            st->need[j]--;
-            int rc = try_finish(st, ctx, j, err);
-            if (rc != SIM_OK)
-                return rc;
-        }
+    for (uint32_t q = 0; q < st->npeer[d]; q++) {
+        uint32_t j = st->peer[(size_t)d * SGP_MAX_PEERS + q];
+        if ((st->got[d] >> q & 1) != 0 || st->need[j] == 0 || st->phase[j] == PH_DONE ||
+            st->phase[j] == PH_IDLE)
+            continue;
+        st->lost += st->sent[d] ? 1 : 0;
+        st->need[j]--;
+        int rc = try_finish(st, ctx, j, err);
+        if (rc != SIM_OK)
+            return rc;
     }
     return check_round(st, ctx, err);
 }

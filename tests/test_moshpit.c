@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <check.h>
+#include <gsl/gsl_rng.h>
 
 #include "harness.h"
 #include "runtime/ctx.h"
@@ -192,6 +193,88 @@ START_TEST(a_failure_mid_run_does_not_stall)
 }
 END_TEST
 
+/* Randomized: grid or random groups, dropouts, a failure and a recovery, local steps and
+ * timeouts; every run reaches its round count (no stall). A worker in two groups at once
+ * would make the kit refuse its second join and fail the run. */
+START_TEST(random_clusters_never_stall)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 9157);
+    observer *o = calloc(1, sizeof(*o));
+    for (int k = 0; k < 12; k++) {
+        unsigned n = 2 + (unsigned)gsl_rng_uniform_int(r, 60);
+        char proto[256], extra[512], reason[32];
+        unsigned steps = (unsigned)gsl_rng_uniform_int(r, 3);
+        if (k % 2 == 0) {
+            unsigned m = 2;
+            while (m * m < n)
+                m++;
+            snprintf(proto, sizeof(proto),
+                     "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"local_steps\": %u,"
+                     " \"sender_timeout_ms\": 5, \"reducer_timeout_ms\": 10}",
+                     m, m + (unsigned)gsl_rng_uniform_int(r, 2), steps);
+        } else {
+            snprintf(proto, sizeof(proto),
+                     "{\"name\": \"moshpit\", \"groups\": \"random\", \"group_size\": %u,"
+                     " \"local_steps\": %u}",
+                     2 + (unsigned)gsl_rng_uniform_int(r, 8), steps);
+        }
+        double at = 0.0005 + 0.004 * gsl_rng_uniform(r);
+        snprintf(extra, sizeof(extra),
+                 "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": %.3f},"
+                 " {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.6f,"
+                 " \"recover_s\": %.6f}],",
+                 0.3 * gsl_rng_uniform(r), (unsigned)gsl_rng_uniform_int(r, n), at,
+                 at + 0.01 * gsl_rng_uniform(r));
+        run(o, n, 2, proto, extra, 15, "mp-stress", reason, sizeof(reason));
+        ck_assert_msg(strcmp(reason, "rounds") == 0, "run %d: %s %s: %s", k, proto, extra, reason);
+    }
+    free(o);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* PROTOCOLS 1.5 and 5.7.4 for the other schemes of the benchmark: All-Reduce makes no
+ * progress in a round where anyone sits out, and the exact mean otherwise; gossip leaves
+ * whoever sits out unchanged. */
+START_TEST(allreduce_with_a_dropout_makes_no_progress)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *all = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}],";
+    run(o, 12, 2, "{\"name\": \"allreduce\"}", all, 4, "ar-drop", NULL, 0);
+    for (size_t w = 0; w < o->n; w++)
+        for (size_t i = 0; i < o->p; i++)
+            ck_assert(o->last[w][i] == o->first[w][i]);
+    /* One worker out of 12 with probability 0.5: some rounds change nothing, the others give
+     * the exact mean at once; after 6 rounds either nothing moved or all agree. */
+    const char *one = "\"stragglers\": [{\"kind\": \"dropout\", \"workers\": [3],"
+                      " \"probability\": 0.5}],";
+    run(o, 12, 2, "{\"name\": \"allreduce\"}", one, 6, "ar-drop1", NULL, 0);
+    bool moved = o->last[0][0] != o->first[0][0];
+    for (size_t w = 0; w < o->n; w++)
+        ck_assert(moved ? o->last[w][0] == o->last[0][0] : o->last[w][0] == o->first[w][0]);
+    double v = run(o, 12, 2, "{\"name\": \"allreduce\"}", "", 1, "ar-exact", NULL, 0);
+    ck_assert_double_lt(v, 1e-12); /* the mean of 12 values: float rounding only */
+    free(o);
+}
+END_TEST
+
+START_TEST(gossip_and_moshpit_leave_those_sitting_out_unchanged)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *all = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}],";
+    const char *protos[] = { "{\"name\": \"gossip\"}", "{\"name\": \"moshpit\", \"grid\": [4, 4]}",
+                             "{\"name\": \"sgp\"}" };
+    for (size_t k = 0; k < 3; k++) {
+        run(o, 16, 2, protos[k], all, 3, "drop-all", NULL, 0);
+        for (size_t w = 0; w < o->n; w++)
+            for (size_t i = 0; i < o->p; i++)
+                ck_assert(o->last[w][i] == o->first[w][i]);
+    }
+    free(o);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("moshpit");
@@ -202,6 +285,12 @@ Suite *test_suite(void)
     tcase_add_test(t, every_round_keeps_the_sum_whatever_sits_out);
     tcase_add_test(t, group_members_are_equal_after_a_round);
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
+    tcase_add_test(t, random_clusters_never_stall);
     suite_add_tcase(s, t);
+    TCase *b = tcase_create("benchmark_semantics");
+    tcase_set_timeout(b, 60);
+    tcase_add_test(b, allreduce_with_a_dropout_makes_no_progress);
+    tcase_add_test(b, gossip_and_moshpit_leave_those_sitting_out_unchanged);
+    suite_add_tcase(s, b);
     return s;
 }

@@ -23,11 +23,23 @@
  * others exclude or keep its part as 1.2 says) and rejoins at the next round start. The
  * round end is sim_ctx_round_end (stop.rounds, stop.consensus, iterations stops).
  *
- * Not implemented here: the key-based matchmaking of 5.2 (form "keys").
+ * Key form (`form`: "keys", PROTOCOLS 5.2): the groups are found by matchmaking messages
+ * instead of the grid. Each worker holds a key of d - 1 digits (initially its cell's
+ * coordinates 1..d-1, so that on a perfect grid each key has M holders); when ready it
+ * declares itself until now + `matchmaking_ms` and asks, earliest first, the peers declared
+ * under its key before it (by expiration, then id: the declared lists are read from the
+ * protocol's state, as from a DHT) to lead it; a peer that is not leading, or is full,
+ * rejects; with nobody left to ask it leads. A leader accepts up to `target_group_size` and
+ * starts its group when full, or at its expiration with `min_group_size` or more, else
+ * disbands (its followers stay alone this round). It shuffles the order and draws the
+ * group id from its own stream; after the butterfly each member drops its oldest digit and
+ * appends r_p, the p-th of distinct indices in 0..target-1 drawn from an rng seeded by the
+ * group id (p: its position), so members of one group never share a key in the next round.
  */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_randist.h>
@@ -40,16 +52,41 @@
 #define MP_MAX_CELLS (1u << 24)
 
 enum {
-    EV_COLL = SIM_EV_USER,    /* the kit's butterfly timers */
-    EV_NEXT = SIM_EV_USER + 1 /* the next round starts (after the last one's event) */
+    EV_COLL = SIM_EV_USER,           /* the kit's butterfly timers */
+    EV_NEXT = SIM_EV_USER + 1,       /* the next round starts (after the last one's event) */
+    EV_EXPIRE = SIM_EV_USER + 2,     /* key form: a leader's declared time is up; arg = round */
+    EV_REQ_TIMEOUT = SIM_EV_USER + 3 /* key form: a request unanswered; arg = round, attempt */
 };
 
 enum {
     PH_IDLE = 0,
     PH_COMPUTE = 1,
     PH_GROUP = 2,
-    PH_DONE = 3
+    PH_DONE = 3,
+    PH_MATCH = 4 /* key form: looking for a group */
 };
+
+/* Key form: matchmaking states of a worker in the round. */
+enum {
+    KS_OUT = 0,      /* takes no part (down or sitting out) */
+    KS_WAIT = 1,     /* takes part, not declared yet (local steps) */
+    KS_FOLLOW = 2,   /* asked a leader, no answer yet */
+    KS_ACCEPTED = 3, /* accepted by its leader, waits for the group to begin */
+    KS_LEAD = 4,     /* leads: accepts followers until full or its time is up */
+    KS_GROUP = 5,    /* in a group that began */
+    KS_ALONE = 6     /* no group this round (disbanded) */
+};
+
+/* Key form messages on channel 0 (seq = round). */
+enum {
+    MSG_REQUEST = 0, /* follower -> candidate leader */
+    MSG_ACCEPT = 1,  /* leader -> follower */
+    MSG_REJECT = 2,  /* candidate -> follower: not leading, or full */
+    MSG_BEGIN = 3,   /* leader -> follower: the group (order, id) */
+    MSG_DISBAND = 4  /* leader -> follower: too few by the declared time */
+};
+
+#define MSG_SMALL_BYTES 64 /* a matchmaking message */
 
 typedef struct moshpit {
     /* configuration */
@@ -78,8 +115,70 @@ typedef struct moshpit {
     uint32_t busy;   /* workers not done with the round */
     uint32_t active; /* butterflies started this round */
     bool idle;       /* nobody was up at the last round start */
+    /* key form (PROTOCOLS 5.2) */
+    bool keys;
+    uint32_t min_group, target;  /* min_group_size, target_group_size */
+    double mm_ms, req_ms;        /* matchmaking_ms, request_timeout_ms */
+    uint32_t *key;               /* (n * (d - 1)) digits in 0..M-1, oldest first */
+    sim_time *expires;           /* (n) declared expiration this round */
+    uint8_t *ks;                 /* (n) KS_* */
+    uint32_t *asked;             /* (n) the candidate asked last, COLL_NONE: none yet */
+    uint32_t *tries;             /* (n) requests sent this round */
+    uint32_t *mem;               /* (n * target) a leader's members, itself first */
+    uint32_t *nmem;              /* (n) */
+    uint64_t *gid;               /* (nbf) each group's id */
+    uint64_t *last, *last_round; /* (n) serial and round of each worker's last group */
+    uint32_t *perm;              /* (target) scratch of the key update */
+    gsl_rng *krng;               /* seeded by a group id for the key update */
+    uint64_t serial;             /* groups formed */
+    uint64_t repeats, requests, rejects, disbanded;
     uint64_t groups, sat_out, alone, failed_members;
 } moshpit;
+
+/* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. */
+static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
+{
+    static const char *const forms[] = { "grid", "keys" };
+    static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
+                                        "request_timeout_ms" };
+    int form = 0;
+    int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->keys = form == 1;
+    for (size_t i = 0; i < 4 && !st->keys; i++) {
+        if (!sim_cfg_has(cfg, keys[i]))
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "$.protocol.%s", keys[i]);
+        return sim_err_set(err, SIM_ESCENARIO, path, "needs form \"keys\"");
+    }
+    if (!st->keys)
+        return SIM_OK;
+    uint32_t side = 0;
+    for (uint32_t a = 0; a < st->d; a++)
+        side = st->m[a] > side ? st->m[a] : side;
+    int64_t lo = 2, target = side;
+    st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s */
+    st->req_ms = 3000.0;
+    if ((rc = sim_cfg_int(cfg, "min_group_size", 2, 65536, &lo, err)) != SIM_OK ||
+        (rc = sim_cfg_int(cfg, "target_group_size", 2, 65536, &target, err)) != SIM_OK ||
+        (rc = sim_cfg_double(cfg, "matchmaking_ms", 0.001, 3.6e6, &st->mm_ms, err)) != SIM_OK ||
+        (rc = sim_cfg_double(cfg, "request_timeout_ms", 0.001, 3.6e6, &st->req_ms, err)) != SIM_OK)
+        return rc;
+    if (lo > target)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.min_group_size",
+                           "must be at most target_group_size (%lld), got %lld", (long long)target,
+                           (long long)lo);
+    if ((uint64_t)target < side)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.target_group_size",
+                           "must be at least the grid's largest side %u (the key's digit range), "
+                           "got %lld",
+                           side, (long long)target);
+    st->min_group = (uint32_t)lo;
+    st->target = (uint32_t)target;
+    return SIM_OK;
+}
 
 static int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -139,7 +238,7 @@ static int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
                            "has %llu cells, fewer than the %u workers", (unsigned long long)cells,
                            st->n);
-    return SIM_OK;
+    return configure_keys(st, cfg, err);
 }
 
 /* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
@@ -163,6 +262,11 @@ static void sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
     uint32_t half = st->n / 2 > 0 ? st->n / 2 : 1;
     *nbf = lines < half ? lines : half;
     *cap = side < st->n ? side : st->n;
+    if (st->keys) { /* groups of min_group_size or more, each at most target */
+        uint32_t g = st->n / st->min_group;
+        *nbf = g > 0 ? g : 1;
+        *cap = st->target < st->n ? st->target : st->n;
+    }
 }
 
 static uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
@@ -189,6 +293,19 @@ static void mp_fini(void *state)
     free(st->phase);
     free(st->left);
     sim_tensor_free(st->avg);
+    free(st->key);
+    free(st->expires);
+    free(st->ks);
+    free(st->asked);
+    free(st->tries);
+    free(st->mem);
+    free(st->nmem);
+    free(st->gid);
+    free(st->last);
+    free(st->last_round);
+    free(st->perm);
+    if (st->krng != NULL)
+        gsl_rng_free(st->krng);
 }
 
 /* ---- rounds ---- */
@@ -207,6 +324,7 @@ static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)
 }
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err);
+static void update_key(moshpit *st, uint32_t w, uint32_t b);
 
 /* Ends the round when every worker is done with it and every butterfly complete. */
 static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
@@ -243,12 +361,232 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
             for (size_t i = 0; i < st->P; i++)
                 x[i] += (float)st->alpha * (a[i] - x[i]);
     }
+    if (st->keys)
+        update_key(st, w, st->group[w]);
     return finish(st, ctx, w, err);
 }
 
-/* Worker w's local steps are done: it joins its group, or is done. */
+/* ---- key form: matchmaking (PROTOCOLS 5.2) ---- */
+
+static bool same_key(const moshpit *st, uint32_t a, uint32_t b)
+{
+    uint32_t L = st->d - 1;
+    for (uint32_t i = 0; i < L; i++)
+        if (st->key[(size_t)a * L + i] != st->key[(size_t)b * L + i])
+            return false;
+    return true;
+}
+
+/* (expiration, id) of a before b's: whom a follower may ask. */
+static bool before(const moshpit *st, uint32_t a, uint32_t b)
+{
+    return st->expires[a] < st->expires[b] || (st->expires[a] == st->expires[b] && a < b);
+}
+
+static int send_small(moshpit *st, sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind,
+                      uint64_t bytes, sim_err *err)
+{
+    if (sim_ctx_down(ctx, src))
+        return SIM_OK;
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = st->round };
+    return msg_send(ctx, src, dst, bytes, h, err);
+}
+
+/* Whether f is (still) a member of leader c's forming group. */
+static bool follows(const moshpit *st, uint32_t f, uint32_t c)
+{
+    return st->asked[f] == c && (st->ks[f] == KS_FOLLOW || st->ks[f] == KS_ACCEPTED);
+}
+
+/* Leader c starts its group: members in an order it shuffles, a group id it draws (both from
+ * its stream), a butterfly; the followers learn it by a message and then join. */
+static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
+{
+    uint32_t *m = st->list, k = 0;
+    for (uint32_t i = 0; i < st->nmem[c]; i++) {
+        uint32_t f = st->mem[(size_t)c * st->target + i];
+        if (f == c || follows(st, f, c))
+            m[k++] = f;
+    }
+    if (st->active >= st->nbf)
+        return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: more groups than butterflies");
+    gsl_rng *r = sim_ctx_rng(ctx, c);
+    gsl_ran_shuffle(r, m, k, sizeof(*m));
+    uint32_t b = st->active++;
+    st->gid[b] = (uint64_t)gsl_rng_get(r) << 32 | gsl_rng_get(r);
+    st->groups++;
+    st->serial++;
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = i + 1; j < k; j++)
+            st->repeats += st->last[m[i]] == st->last[m[j]] &&
+                                   st->last_round[m[i]] + 1 == st->round + 1 &&
+                                   st->last_round[m[j]] + 1 == st->round + 1 && st->round > 0 &&
+                                   st->last[m[i]] != 0
+                               ? 1
+                               : 0;
+    for (uint32_t i = 0; i < k; i++) {
+        st->last[m[i]] = st->serial;
+        st->last_round[m[i]] = st->round + 1; /* rounds from 1 here: 0 is "never" */
+        st->group[m[i]] = b;
+        st->ks[m[i]] = KS_GROUP;
+    }
+    int rc = coll_bfly_start(&st->bf[b], ctx, m, NULL, k, st->round, err);
+    for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
+        if (m[i] != c)
+            rc = send_small(st, ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->phase[c] = PH_GROUP;
+    return coll_bfly_join(&st->bf[b], ctx, c, err);
+}
+
+/* Worker w asks the earliest candidate it has not asked yet, declared under its key before
+ * it; with none left it leads. */
+static int try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t best = COLL_NONE, prev = st->asked[w];
+    for (uint32_t c = 0; c < st->n; c++) {
+        if (c == w || st->ks[c] < KS_FOLLOW || st->ks[c] > KS_LEAD || !before(st, c, w) ||
+            !same_key(st, c, w) || (prev != COLL_NONE && !before(st, prev, c)))
+            continue;
+        if (best == COLL_NONE || before(st, c, best))
+            best = c;
+    }
+    if (best == COLL_NONE) {
+        st->ks[w] = KS_LEAD;
+        st->nmem[w] = 1;
+        st->mem[(size_t)w * st->target] = w;
+        sim_time now = sim_ctx_now(ctx), at = st->expires[w];
+        return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w, st->round, NULL,
+                             err);
+    }
+    st->asked[w] = best;
+    st->ks[w] = KS_FOLLOW;
+    st->tries[w]++;
+    st->requests++;
+    int rc = send_small(st, ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim_time t = (sim_time)llround(st->req_ms * 1e6);
+    return sim_ctx_timer(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, st->round << 20 | st->tries[w], NULL,
+                         err);
+}
+
+/* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
+static int declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->expires[w] = sim_ctx_now(ctx) + (sim_time)llround(st->mm_ms * 1e6);
+    st->asked[w] = COLL_NONE;
+    st->tries[w] = 0;
+    st->phase[w] = PH_MATCH;
+    return try_next(st, ctx, w, err);
+}
+
+/* A leader whose time is up starts its group if large enough, or disbands it. */
+static int on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
+{
+    if (st->ks[c] != KS_LEAD)
+        return SIM_OK;
+    uint32_t k = 1;
+    for (uint32_t i = 1; i < st->nmem[c]; i++)
+        k += follows(st, st->mem[(size_t)c * st->target + i], c) ? 1 : 0;
+    if (k >= st->min_group)
+        return begin_group(st, ctx, c, err);
+    st->disbanded++;
+    for (uint32_t i = 1; i < st->nmem[c]; i++) {
+        uint32_t f = st->mem[(size_t)c * st->target + i];
+        if (!follows(st, f, c))
+            continue;
+        int rc = send_small(st, ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    st->ks[c] = KS_ALONE;
+    st->alone++;
+    return finish(st, ctx, c, err);
+}
+
+static int on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h,
+                        sim_err *err)
+{
+    if (h.seq != st->round || sim_ctx_down(ctx, w))
+        return SIM_OK; /* a past round's */
+    switch (h.kind) {
+    case MSG_REQUEST:
+        if (st->ks[w] == KS_LEAD && st->nmem[w] < st->target) {
+            st->mem[(size_t)w * st->target + st->nmem[w]++] = src;
+            int rc = send_small(st, ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, err);
+            if (rc == SIM_OK && st->nmem[w] == st->target)
+                rc = begin_group(st, ctx, w, err);
+            return rc;
+        }
+        st->rejects++;
+        return send_small(st, ctx, w, src, MSG_REJECT, MSG_SMALL_BYTES, err);
+    case MSG_ACCEPT:
+        if (st->ks[w] == KS_FOLLOW && st->asked[w] == src)
+            st->ks[w] = KS_ACCEPTED;
+        return SIM_OK;
+    case MSG_REJECT:
+        return st->ks[w] == KS_FOLLOW && st->asked[w] == src ? try_next(st, ctx, w, err) : SIM_OK;
+    case MSG_BEGIN:
+        if (st->ks[w] != KS_GROUP || st->phase[w] != PH_MATCH)
+            return SIM_OK;
+        st->phase[w] = PH_GROUP;
+        return coll_bfly_join(&st->bf[st->group[w]], ctx, w, err);
+    case MSG_DISBAND:
+        if (!follows(st, w, src))
+            return SIM_OK;
+        st->ks[w] = KS_ALONE;
+        st->alone++;
+        return finish(st, ctx, w, err);
+    default:
+        return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: unexpected message kind %u", h.kind);
+    }
+}
+
+/* Worker d failed during matchmaking: those who asked it look further (as their requests
+ * would time out). */
+static int match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    st->ks[d] = KS_OUT;
+    for (uint32_t f = 0; f < st->n; f++) {
+        if (!follows(st, f, d))
+            continue;
+        int rc = try_next(st, ctx, f, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The key update of member w of butterfly b: with an rng seeded by the group id, distinct
+ * indices r_0, r_1, ... from 0..target-1; w at position p takes r_p as its newest digit. */
+static void update_key(moshpit *st, uint32_t w, uint32_t b)
+{
+    uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
+    if (L == 0 || p == COLL_NONE)
+        return;
+    gsl_rng_set(st->krng, (unsigned long)(st->gid[b] ^ st->gid[b] >> 32));
+    for (uint32_t i = 0; i < st->target; i++)
+        st->perm[i] = i;
+    for (uint32_t i = 0; i < k && i <= p; i++) {
+        uint32_t j = i + (uint32_t)gsl_rng_uniform_int(st->krng, st->target - i);
+        uint32_t t = st->perm[i];
+        st->perm[i] = st->perm[j];
+        st->perm[j] = t;
+    }
+    uint32_t *key = st->key + (size_t)w * L;
+    for (uint32_t i = 0; i + 1 < L; i++)
+        key[i] = key[i + 1];
+    key[L - 1] = st->perm[p];
+}
+
+/* Worker w's local steps are done: it joins its group (key form: looks for one), or is
+ * done. */
 static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    if (st->keys)
+        return st->ks[w] == KS_WAIT ? declare(st, ctx, w, err) : finish(st, ctx, w, err);
     if (st->group[w] == COLL_NONE)
         return finish(st, ctx, w, err);
     st->phase[w] = PH_GROUP;
@@ -340,9 +678,15 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     }
     st->idle = live == 0;
     st->busy = 0;
+    st->active = 0;
     if (live == 0)
         return SIM_OK; /* nobody: a recovery starts the next round */
-    int rc = start_groups(st, ctx, k, err);
+    if (st->keys)
+        for (uint32_t w = 0; w < st->n; w++)
+            st->ks[w] = KS_OUT;
+    for (uint32_t i = 0; i < k && st->keys; i++)
+        st->ks[st->list[i]] = KS_WAIT;
+    int rc = st->keys ? SIM_OK : start_groups(st, ctx, k, err);
     if (rc != SIM_OK)
         return rc;
     st->busy = live;
@@ -358,6 +702,28 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
         }
     }
     return rc;
+}
+
+static int alloc_keys(moshpit *st, sim_err *err)
+{
+    size_t n = st->n;
+    st->key = calloc(n * (st->d > 1 ? st->d - 1 : 1), sizeof(*st->key));
+    st->expires = calloc(n, sizeof(*st->expires));
+    st->ks = calloc(n, sizeof(*st->ks));
+    st->asked = calloc(n, sizeof(*st->asked));
+    st->tries = calloc(n, sizeof(*st->tries));
+    st->mem = calloc(n * st->target, sizeof(*st->mem));
+    st->nmem = calloc(n, sizeof(*st->nmem));
+    st->gid = calloc(st->nbf, sizeof(*st->gid));
+    st->last = calloc(n, sizeof(*st->last));
+    st->last_round = calloc(n, sizeof(*st->last_round));
+    st->perm = calloc(st->target, sizeof(*st->perm));
+    st->krng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (st->key == NULL || st->expires == NULL || st->ks == NULL || st->asked == NULL ||
+        st->tries == NULL || st->mem == NULL || st->nmem == NULL || st->gid == NULL ||
+        st->last == NULL || st->last_round == NULL || st->perm == NULL || st->krng == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
 }
 
 static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -392,6 +758,8 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     if (rc != SIM_OK)
         return rc;
+    if (st->keys && (rc = alloc_keys(st, err)) != SIM_OK)
+        return rc;
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
         for (uint32_t c = 0; c < st->cells; c++)
             st->line[c] = c;
@@ -400,6 +768,9 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
             for (uint32_t b = st->d, c = st->line[w]; b-- > 0; c /= st->m[b])
                 st->coord[(size_t)w * st->d + b] = c % st->m[b];
     }
+    for (uint32_t w = 0; st->keys && w < st->n; w++) /* initial key: coordinates 1..d-1 */
+        for (uint32_t i = 0; i + 1 < st->d; i++)
+            st->key[(size_t)w * (st->d - 1) + i] = st->coord[(size_t)w * st->d + i + 1];
     return begin_round(st, ctx, err);
 }
 
@@ -422,12 +793,25 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             return sim_ctx_compute(ctx, w, st->round, err);
         return ready(st, ctx, w, err);
     case SIM_EV_MSG:
-        return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: message on no butterfly");
+        if (!st->keys || msg_read(ev).channel != 0)
+            return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: message on no butterfly");
+        return on_match_msg(st, ctx, w, (uint32_t)ev->src, msg_read(ev), err);
+    case EV_EXPIRE:
+        return ev->arg[0] == st->round ? on_expire(st, ctx, w, err) : SIM_OK;
+    case EV_REQ_TIMEOUT:
+        if (ev->arg[0] != (st->round << 20 | st->tries[w]) || st->ks[w] != KS_FOLLOW)
+            return SIM_OK;
+        return try_next(st, ctx, w, err);
     case SIM_EV_WORKER_DOWN:
-        if (st->phase[w] == PH_COMPUTE || st->phase[w] == PH_GROUP) {
+        if (st->phase[w] == PH_COMPUTE || st->phase[w] == PH_GROUP || st->phase[w] == PH_MATCH) {
             st->failed_members += st->phase[w] == PH_GROUP ? 1 : 0;
+            bool matching = st->phase[w] == PH_MATCH;
             st->phase[w] = PH_DONE;
             st->busy--;
+            if (matching && (rc = match_down(st, ctx, w, err)) != SIM_OK)
+                return rc;
+        } else if (st->keys) {
+            st->ks[w] = st->ks[w] == KS_GROUP ? KS_GROUP : KS_OUT;
         }
         rc = coll_hub_worker_down(&st->hub, ctx, w, err);
         return rc != SIM_OK ? rc : check_round(st, ctx, err);
@@ -460,6 +844,12 @@ static void mp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "stale_parts", (double)stale);
     sim_report_add(out, "dropped_parts", (double)dropped);
     sim_report_add(out, "kept_parts", (double)kept);
+    if (st->keys) {
+        sim_report_add(out, "requests", (double)st->requests);
+        sim_report_add(out, "rejects", (double)st->rejects);
+        sim_report_add(out, "disbanded", (double)st->disbanded);
+        sim_report_add(out, "repeat_pairs", (double)st->repeats);
+    }
 }
 
 const proto_ops proto_moshpit = {

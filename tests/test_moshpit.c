@@ -21,6 +21,7 @@ enum {
 
 typedef struct observer {
     size_t calls, n, p;
+    double repeat_pairs; /* key form: pairs grouped again in the next round */
     double first_sum[MAX_P], last_sum[MAX_P];
     float first[MAX_W][MAX_P], last[MAX_W][MAX_P];
 } observer;
@@ -70,11 +71,15 @@ static double run(observer *o, unsigned n, unsigned dim, const char *protocol, c
     if (reason != NULL)
         snprintf(reason, reason_size, "%s", s.stop_reason);
     double v = harness_summary_number(dir, "variance");
+    o->repeat_pairs =
+        strstr(protocol, "keys") != NULL ? harness_summary_number(dir, "repeat_pairs") : 0.0;
     ck_assert_double_eq(harness_summary_number(dir, "rounds"), rounds);
     harness_cleanup(dir);
     sim_scenario_destroy(sc);
     return v;
 }
+
+static void check_sum_kept(const observer *o);
 
 /* Every worker's value equals worker 0's (exactly: the kit gives every member the same bits),
  * and the mean is the initial one to float rounding. */
@@ -98,6 +103,38 @@ START_TEST(perfect_grid_32x32_gives_the_exact_mean_after_two_rounds)
     double v2 = run(o, 1024, 1, p, "", 2, "mp-32b", NULL, 0);
     ck_assert_double_eq(v2, 0.0);
     check_exact_mean(o);
+    free(o);
+}
+END_TEST
+
+START_TEST(key_form_on_a_perfect_grid_gives_the_exact_mean_after_d_rounds)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *p2 = "{\"name\": \"moshpit\", \"grid\": [32, 32], \"form\": \"keys\","
+                     " \"matchmaking_ms\": 5, \"local_steps\": 0}";
+    ck_assert_double_gt(run(o, 1024, 1, p2, "", 1, "mpk-32a", NULL, 0), 1e-3);
+    ck_assert_double_eq(run(o, 1024, 1, p2, "", 2, "mpk-32b", NULL, 0), 0.0);
+    check_exact_mean(o);
+    const char *p3 = "{\"name\": \"moshpit\", \"grid\": [8, 8, 8], \"form\": \"keys\","
+                     " \"matchmaking_ms\": 5, \"local_steps\": 0}";
+    ck_assert_double_gt(run(o, 512, 3, p3, "", 2, "mpk-8a", NULL, 0), 1e-4);
+    ck_assert_double_eq(run(o, 512, 3, p3, "", 3, "mpk-8b", NULL, 0), 0.0);
+    check_exact_mean(o);
+    ck_assert_double_eq(o->repeat_pairs, 0.0);
+    free(o);
+}
+END_TEST
+
+START_TEST(key_form_never_groups_a_pair_twice_in_a_row)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *drop = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.2}],";
+    run(o, 60, 2,
+        "{\"name\": \"moshpit\", \"grid\": [8, 8], \"form\": \"keys\", \"matchmaking_ms\": 2,"
+        " \"local_steps\": 1}",
+        drop, 12, "mpk-pairs", NULL, 0);
+    ck_assert_double_eq(o->repeat_pairs, 0.0);
+    check_sum_kept(o);
     free(o);
 }
 END_TEST
@@ -201,11 +238,21 @@ START_TEST(random_clusters_never_stall)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 9157);
     observer *o = calloc(1, sizeof(*o));
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 18; k++) {
         unsigned n = 2 + (unsigned)gsl_rng_uniform_int(r, 60);
         char proto[256], extra[512], reason[32];
         unsigned steps = (unsigned)gsl_rng_uniform_int(r, 3);
-        if (k % 2 == 0) {
+        if (k % 3 == 2) {
+            unsigned m = 2;
+            while (m * m < n)
+                m++;
+            snprintf(proto, sizeof(proto),
+                     "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"form\": \"keys\","
+                     " \"matchmaking_ms\": %.3f, \"request_timeout_ms\": 1, \"local_steps\": %u,"
+                     " \"min_group_size\": %u}",
+                     m, m, 0.1 + 3.0 * gsl_rng_uniform(r), steps,
+                     2 + (unsigned)gsl_rng_uniform_int(r, 2));
+        } else if (k % 2 == 0) {
             unsigned m = 2;
             while (m * m < n)
                 m++;
@@ -228,6 +275,7 @@ START_TEST(random_clusters_never_stall)
                  at + 0.01 * gsl_rng_uniform(r));
         run(o, n, 2, proto, extra, 15, "mp-stress", reason, sizeof(reason));
         ck_assert_msg(strcmp(reason, "rounds") == 0, "run %d: %s %s: %s", k, proto, extra, reason);
+        ck_assert_double_eq(o->repeat_pairs, 0.0);
     }
     free(o);
     gsl_rng_free(r);
@@ -282,6 +330,8 @@ Suite *test_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, perfect_grid_32x32_gives_the_exact_mean_after_two_rounds);
     tcase_add_test(t, perfect_grid_8x8x8_gives_the_exact_mean_after_three_rounds);
+    tcase_add_test(t, key_form_on_a_perfect_grid_gives_the_exact_mean_after_d_rounds);
+    tcase_add_test(t, key_form_never_groups_a_pair_twice_in_a_row);
     tcase_add_test(t, every_round_keeps_the_sum_whatever_sits_out);
     tcase_add_test(t, group_members_are_equal_after_a_round);
     tcase_add_test(t, a_failure_mid_run_does_not_stall);

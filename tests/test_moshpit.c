@@ -282,6 +282,39 @@ START_TEST(random_clusters_never_stall)
 }
 END_TEST
 
+/* Same scenario and seed: byte-identical metrics and summary (wall figures aside), for the
+ * key form with dropouts, local steps and a failure. */
+START_TEST(runs_are_deterministic)
+{
+    const char *json =
+        "{\"seed\": 4127, \"workers\": 40, \"compute\": {\"iteration_ms\": 1, \"jitter_sigma\": "
+        "0.2},"
+        " \"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.1},"
+        " {\"kind\": \"failure\", \"workers\": [7], \"at_s\": 0.002, \"recover_s\": 0.01}],"
+        " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 5}, \"lr\": 0},"
+        " \"protocol\": {\"name\": \"moshpit\", \"grid\": [7, 7], \"form\": \"keys\","
+        " \"matchmaking_ms\": 1, \"local_steps\": 1}, \"stop\": {\"rounds\": 20, \"time_s\": 10},"
+        " \"eval\": {\"every_s\": 0.001}}";
+    char *out[2][2];
+    for (int k = 0; k < 2; k++) {
+        sim_scenario *sc = harness_load(json, "moshpit-det.json", NULL, 0);
+        char *dir = harness_tmpdir("mp-det");
+        harness_run(sc, dir, NULL, NULL);
+        out[k][0] = harness_slurp(dir, "metrics.csv");
+        out[k][1] = harness_slurp(dir, "summary.json");
+        harness_strip_wall(out[k][1]);
+        harness_cleanup(dir);
+        sim_scenario_destroy(sc);
+    }
+    for (int f = 0; f < 2; f++) {
+        ck_assert_str_eq(out[0][f], out[1][f]);
+        free(out[0][f]);
+        free(out[1][f]);
+    }
+}
+END_TEST
+
 /* PROTOCOLS 1.5 and 5.7.4 for the other schemes of the benchmark: All-Reduce makes no
  * progress in a round where anyone sits out, and the exact mean otherwise; gossip leaves
  * whoever sits out unchanged. */
@@ -336,6 +369,7 @@ Suite *test_suite(void)
     tcase_add_test(t, group_members_are_equal_after_a_round);
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
     tcase_add_test(t, random_clusters_never_stall);
+    tcase_add_test(t, runs_are_deterministic);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("benchmark_semantics");
     tcase_set_timeout(b, 60);

@@ -248,7 +248,7 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         char list[128];
         model_list(list, sizeof(list));
         sim_err_set(err, SIM_ESCENARIO, "$.workload.model.name",
-                    "unknown model \"%s\" (valid: none, %s)", name, list);
+                    "unknown model \"%s\" (valid: none, %s, vector)", name, list);
         return sim_err_file(err, sc->file);
     }
     model_config *mc = &cfg->model;

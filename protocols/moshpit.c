@@ -276,7 +276,10 @@ static uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_
     sizes(st, &nbf, &cap);
     uint64_t n = sc->workers;
     return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) +
-           n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4;
+           n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
+           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 4 * (uint64_t)st->target) +
+                           nbf * 8 + st->target * 4 + 5000
+                     : 0); /* key form: keys, states, members, group ids, its rng */
 }
 
 static void mp_fini(void *state)

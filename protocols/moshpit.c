@@ -35,6 +35,12 @@
  * group id from its own stream; after the butterfly each member drops its oldest digit and
  * appends r_p, the p-th of distinct indices in 0..target-1 drawn from an rng seeded by the
  * group id (p: its position), so members of one group never share a key in the next round.
+ *
+ * Without global rounds (key form, `sync` false): each worker starts its next round (local
+ * steps, matchmaking) as soon as it is done with the last, groups take butterflies from a
+ * pool and give them back when over, and a round ends (sim_ctx_round_end) whenever the
+ * fewest rounds done by a live worker grows. Peers of different rounds may then share a key,
+ * so the d-round exactness of the perfect grid holds only with global rounds.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -132,6 +138,12 @@ typedef struct moshpit {
     gsl_rng *krng;               /* seeded by a group id for the key update */
     uint64_t serial;             /* groups formed */
     uint64_t repeats, requests, rejects, disbanded;
+    bool async;       /* key form, `sync` false: no global rounds (below) */
+    uint64_t *wr;     /* (n) async: each worker's rounds done */
+    uint32_t *freebf; /* (nbf) async: free butterflies */
+    uint32_t nfree;
+    bool *inuse;    /* (nbf) async: a group runs on it */
+    uint64_t floor; /* async: the fewest rounds done by a live worker */
     uint64_t groups, sat_out, alone, failed_members;
 } moshpit;
 
@@ -140,13 +152,13 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
 {
     static const char *const forms[] = { "grid", "keys" };
     static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
-                                        "request_timeout_ms" };
+                                        "request_timeout_ms", "sync" };
     int form = 0;
     int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
     if (rc != SIM_OK)
         return rc;
     st->keys = form == 1;
-    for (size_t i = 0; i < 4 && !st->keys; i++) {
+    for (size_t i = 0; i < 5 && !st->keys; i++) {
         if (!sim_cfg_has(cfg, keys[i]))
             continue;
         char path[64];
@@ -177,7 +189,10 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
                            side, (long long)target);
     st->min_group = (uint32_t)lo;
     st->target = (uint32_t)target;
-    return SIM_OK;
+    bool sync = true;
+    rc = sim_cfg_bool(cfg, "sync", &sync, err);
+    st->async = !sync;
+    return rc;
 }
 
 static int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -309,6 +324,9 @@ static void mp_fini(void *state)
     free(st->perm);
     if (st->krng != NULL)
         gsl_rng_free(st->krng);
+    free(st->wr);
+    free(st->freebf);
+    free(st->inuse);
 }
 
 /* ---- rounds ---- */
@@ -328,6 +346,7 @@ static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err);
 static void update_key(moshpit *st, uint32_t w, uint32_t b);
+static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Ends the round when every worker is done with it and every butterfly complete. */
 static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
@@ -343,17 +362,63 @@ static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     return sim_ctx_timer(ctx, 0, EV_NEXT, SIM_NOBODY, st->round, NULL, err);
 }
 
+/* Async: the fewest rounds done by a live worker; each rise is a round end. */
+static void update_floor(moshpit *st, sim_ctx *ctx)
+{
+    uint64_t f = UINT64_MAX;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (!sim_ctx_down(ctx, w) && st->wr[w] < f)
+            f = st->wr[w];
+    while (f != UINT64_MAX && st->floor < f) {
+        st->floor++;
+        st->round = st->floor;
+        sim_ctx_round_end(ctx);
+    }
+}
+
+/* Async: butterflies whose group is over go back to the pool. */
+static void release_groups(moshpit *st)
+{
+    for (uint32_t b = 0; b < st->nbf; b++) {
+        if (!st->inuse[b] || !coll_bfly_round_complete(&st->bf[b]))
+            continue;
+        st->inuse[b] = false;
+        st->freebf[st->nfree++] = b;
+    }
+}
+
 static int finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->phase[w] = PH_DONE;
+    if (st->async) { /* its next round starts at once (after this event) */
+        st->wr[w]++;
+        update_floor(st, ctx);
+        return sim_ctx_timer(ctx, 0, EV_NEXT, (int32_t)w, st->wr[w], NULL, err);
+    }
     st->busy--;
     return check_round(st, ctx, err);
+}
+
+/* Async: worker w starts its next round: local steps, then matchmaking (or it sits out). */
+static int start_worker(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->group[w] = COLL_NONE;
+    st->ks[w] = KS_WAIT;
+    if (sim_ctx_dropped(ctx, w, st->wr[w])) {
+        st->sat_out++;
+        st->ks[w] = KS_OUT;
+    }
+    if (st->local_steps == 0)
+        return ready(st, ctx, w, err);
+    st->phase[w] = PH_COMPUTE;
+    st->left[w] = st->local_steps;
+    return sim_ctx_compute(ctx, w, st->wr[w], err);
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     moshpit *st = ud;
-    if (st->phase[w] != PH_GROUP || info->round != st->round)
+    if (st->phase[w] != PH_GROUP || (!st->async && info->round != st->round))
         return SIM_OK; /* left the round (down) */
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
@@ -366,6 +431,8 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     }
     if (st->keys)
         update_key(st, w, st->group[w]);
+    if (st->async)
+        release_groups(st);
     return finish(st, ctx, w, err);
 }
 
@@ -386,12 +453,19 @@ static bool before(const moshpit *st, uint32_t a, uint32_t b)
     return st->expires[a] < st->expires[b] || (st->expires[a] == st->expires[b] && a < b);
 }
 
-static int send_small(moshpit *st, sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind,
-                      uint64_t bytes, sim_err *err)
+/* The sequence number of follower f's matchmaking messages: the round (global rounds), or
+ * its attempt (async: requests and leaderships so far). */
+static uint64_t mseq(const moshpit *st, uint32_t f)
+{
+    return st->async ? st->tries[f] : st->round;
+}
+
+static int send_small(sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind, uint64_t bytes,
+                      uint64_t seq, sim_err *err)
 {
     if (sim_ctx_down(ctx, src))
         return SIM_OK;
-    msg_hdr h = { .channel = 0, .kind = kind, .seq = st->round };
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
     return msg_send(ctx, src, dst, bytes, h, err);
 }
 
@@ -411,15 +485,17 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         if (f == c || follows(st, f, c))
             m[k++] = f;
     }
-    if (st->active >= st->nbf)
+    if ((st->async && st->nfree == 0) || (!st->async && st->active >= st->nbf))
         return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: more groups than butterflies");
     gsl_rng *r = sim_ctx_rng(ctx, c);
     gsl_ran_shuffle(r, m, k, sizeof(*m));
-    uint32_t b = st->active++;
+    uint32_t b = st->async ? st->freebf[--st->nfree] : st->active++;
+    if (st->async)
+        st->inuse[b] = true;
     st->gid[b] = (uint64_t)gsl_rng_get(r) << 32 | gsl_rng_get(r);
     st->groups++;
     st->serial++;
-    for (uint32_t i = 0; i < k; i++)
+    for (uint32_t i = 0; i < k && !st->async; i++)
         for (uint32_t j = i + 1; j < k; j++)
             st->repeats += st->last[m[i]] == st->last[m[j]] &&
                                    st->last_round[m[i]] + 1 == st->round + 1 &&
@@ -433,10 +509,10 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         st->group[m[i]] = b;
         st->ks[m[i]] = KS_GROUP;
     }
-    int rc = coll_bfly_start(&st->bf[b], ctx, m, NULL, k, st->round, err);
+    int rc = coll_bfly_start(&st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
         if (m[i] != c)
-            rc = send_small(st, ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, err);
+            rc = send_small(ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, mseq(st, m[i]), err);
     if (rc != SIM_OK)
         return rc;
     st->phase[c] = PH_GROUP;
@@ -459,20 +535,21 @@ static int try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         st->ks[w] = KS_LEAD;
         st->nmem[w] = 1;
         st->mem[(size_t)w * st->target] = w;
+        st->tries[w] += st->async ? 1 : 0; /* async: the expiry timer's tag */
         sim_time now = sim_ctx_now(ctx), at = st->expires[w];
-        return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w, st->round, NULL,
+        return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w, mseq(st, w), NULL,
                              err);
     }
     st->asked[w] = best;
     st->ks[w] = KS_FOLLOW;
     st->tries[w]++;
     st->requests++;
-    int rc = send_small(st, ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, err);
+    int rc = send_small(ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, mseq(st, w), err);
     if (rc != SIM_OK)
         return rc;
     sim_time t = (sim_time)llround(st->req_ms * 1e6);
-    return sim_ctx_timer(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, st->round << 20 | st->tries[w], NULL,
-                         err);
+    uint64_t arg = st->async ? st->tries[w] : st->round << 20 | st->tries[w];
+    return sim_ctx_timer(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, arg, NULL, err);
 }
 
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
@@ -480,7 +557,7 @@ static int declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->expires[w] = sim_ctx_now(ctx) + (sim_time)llround(st->mm_ms * 1e6);
     st->asked[w] = COLL_NONE;
-    st->tries[w] = 0;
+    st->tries[w] = st->async ? st->tries[w] : 0;
     st->phase[w] = PH_MATCH;
     return try_next(st, ctx, w, err);
 }
@@ -500,7 +577,7 @@ static int on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         uint32_t f = st->mem[(size_t)c * st->target + i];
         if (!follows(st, f, c))
             continue;
-        int rc = send_small(st, ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, err);
+        int rc = send_small(ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, mseq(st, f), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -512,19 +589,21 @@ static int on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
 static int on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h,
                         sim_err *err)
 {
-    if (h.seq != st->round || sim_ctx_down(ctx, w))
+    if ((!st->async && h.seq != st->round) || sim_ctx_down(ctx, w))
         return SIM_OK; /* a past round's */
+    if (st->async && h.kind != MSG_REQUEST && h.kind != MSG_BEGIN && h.seq != st->tries[w])
+        return SIM_OK; /* an answer to an earlier attempt */
     switch (h.kind) {
     case MSG_REQUEST:
         if (st->ks[w] == KS_LEAD && st->nmem[w] < st->target) {
             st->mem[(size_t)w * st->target + st->nmem[w]++] = src;
-            int rc = send_small(st, ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, err);
+            int rc = send_small(ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, h.seq, err);
             if (rc == SIM_OK && st->nmem[w] == st->target)
                 rc = begin_group(st, ctx, w, err);
             return rc;
         }
         st->rejects++;
-        return send_small(st, ctx, w, src, MSG_REJECT, MSG_SMALL_BYTES, err);
+        return send_small(ctx, w, src, MSG_REJECT, MSG_SMALL_BYTES, h.seq, err);
     case MSG_ACCEPT:
         if (st->ks[w] == KS_FOLLOW && st->asked[w] == src)
             st->ks[w] = KS_ACCEPTED;
@@ -722,6 +801,13 @@ static int alloc_keys(moshpit *st, sim_err *err)
     st->last_round = calloc(n, sizeof(*st->last_round));
     st->perm = calloc(st->target, sizeof(*st->perm));
     st->krng = gsl_rng_alloc(gsl_rng_mt19937);
+    st->wr = calloc(n, sizeof(*st->wr));
+    st->freebf = calloc(st->nbf, sizeof(*st->freebf));
+    st->inuse = calloc(st->nbf, sizeof(*st->inuse));
+    if (st->wr == NULL || st->freebf == NULL || st->inuse == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t b = st->nbf; b-- > 0;)
+        st->freebf[st->nfree++] = b;
     if (st->key == NULL || st->expires == NULL || st->ks == NULL || st->asked == NULL ||
         st->tries == NULL || st->mem == NULL || st->nmem == NULL || st->gid == NULL ||
         st->last == NULL || st->last_round == NULL || st->perm == NULL || st->krng == NULL)
@@ -774,7 +860,12 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; st->keys && w < st->n; w++) /* initial key: coordinates 1..d-1 */
         for (uint32_t i = 0; i + 1 < st->d; i++)
             st->key[(size_t)w * (st->d - 1) + i] = st->coord[(size_t)w * st->d + i + 1];
-    return begin_round(st, ctx, err);
+    for (uint32_t w = 0; st->async && w < st->n; w++) {
+        st->phase[w] = PH_DONE;
+        if (!sim_ctx_down(ctx, w) && (rc = start_worker(st, ctx, w, err)) != SIM_OK)
+            return rc;
+    }
+    return st->async ? SIM_OK : begin_round(st, ctx, err);
 }
 
 static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -786,44 +877,59 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     if (rc != SIM_OK || handled)
         return rc;
     switch (ev->kind) {
-    case SIM_EV_COMPUTED:
-        if (st->phase[w] != PH_COMPUTE || ev->arg[0] != st->round)
+    case SIM_EV_COMPUTED: {
+        uint64_t tag = st->async ? st->wr[w] : st->round;
+        if (st->phase[w] != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
         if (st->P > 0)
             sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
         if (--st->left[w] > 0)
-            return sim_ctx_compute(ctx, w, st->round, err);
+            return sim_ctx_compute(ctx, w, tag, err);
         return ready(st, ctx, w, err);
+    }
     case SIM_EV_MSG:
         if (!st->keys || msg_read(ev).channel != 0)
             return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: message on no butterfly");
         return on_match_msg(st, ctx, w, (uint32_t)ev->src, msg_read(ev), err);
     case EV_EXPIRE:
-        return ev->arg[0] == st->round ? on_expire(st, ctx, w, err) : SIM_OK;
-    case EV_REQ_TIMEOUT:
-        if (ev->arg[0] != (st->round << 20 | st->tries[w]) || st->ks[w] != KS_FOLLOW)
+        return ev->arg[0] == mseq(st, w) ? on_expire(st, ctx, w, err) : SIM_OK;
+    case EV_REQ_TIMEOUT: {
+        uint64_t tag = st->async ? st->tries[w] : st->round << 20 | st->tries[w];
+        if (ev->arg[0] != tag || st->ks[w] != KS_FOLLOW)
             return SIM_OK;
         return try_next(st, ctx, w, err);
+    }
     case SIM_EV_WORKER_DOWN:
         if (st->phase[w] == PH_COMPUTE || st->phase[w] == PH_GROUP || st->phase[w] == PH_MATCH) {
             st->failed_members += st->phase[w] == PH_GROUP ? 1 : 0;
             bool matching = st->phase[w] == PH_MATCH;
             st->phase[w] = PH_DONE;
-            st->busy--;
+            st->busy -= st->async ? 0 : 1;
             if (matching && (rc = match_down(st, ctx, w, err)) != SIM_OK)
                 return rc;
         } else if (st->keys) {
             st->ks[w] = st->ks[w] == KS_GROUP ? KS_GROUP : KS_OUT;
         }
         rc = coll_hub_worker_down(&st->hub, ctx, w, err);
-        return rc != SIM_OK ? rc : check_round(st, ctx, err);
+        if (rc != SIM_OK || !st->async)
+            return rc != SIM_OK ? rc : check_round(st, ctx, err);
+        st->ks[w] = KS_OUT;
+        release_groups(st);
+        update_floor(st, ctx);
+        return SIM_OK;
     case SIM_EV_WORKER_UP:
+        if (st->async)
+            return st->phase[w] == PH_DONE ? start_worker(st, ctx, w, err) : SIM_OK;
         if (st->idle)
             return begin_round(st, ctx, err); /* everybody was down: start again */
         return SIM_OK;                        /* joins at the next round start */
     case EV_NEXT:
-        return begin_round(st, ctx, err);
+        if (!st->async)
+            return begin_round(st, ctx, err);
+        if (sim_ctx_down(ctx, w) || st->phase[w] != PH_DONE || ev->arg[0] != st->wr[w])
+            return SIM_OK;
+        return start_worker(st, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: unexpected event kind %u", ev->kind);
     }

@@ -24,6 +24,7 @@ typedef struct observer {
     double repeat_pairs; /* key form: pairs grouped again in the next round */
     double first_sum[MAX_P], last_sum[MAX_P];
     float first[MAX_W][MAX_P], last[MAX_W][MAX_P];
+    uint64_t iters[MAX_W]; /* iterations of each worker at the last observation */
 } observer;
 
 static void observe(void *ud, struct sim_ctx *ctx)
@@ -36,6 +37,7 @@ static void observe(void *ud, struct sim_ctx *ctx)
     double sum[MAX_P] = { 0 };
     for (uint32_t w = 0; w < o->n; w++) {
         const float *x = sim_ctx_params(ctx, w);
+        o->iters[w] = sim_ctx_iterations(ctx, w);
         for (size_t i = 0; i < o->p; i++) {
             sum[i] += (double)x[i];
             if (o->calls == 0)
@@ -238,7 +240,7 @@ START_TEST(random_clusters_never_stall)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 9157);
     observer *o = calloc(1, sizeof(*o));
-    for (int k = 0; k < 18; k++) {
+    for (int k = 0; k < 24; k++) {
         unsigned n = 2 + (unsigned)gsl_rng_uniform_int(r, 60);
         char proto[256], extra[512], reason[32];
         unsigned steps = (unsigned)gsl_rng_uniform_int(r, 3);
@@ -249,9 +251,9 @@ START_TEST(random_clusters_never_stall)
             snprintf(proto, sizeof(proto),
                      "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"form\": \"keys\","
                      " \"matchmaking_ms\": %.3f, \"request_timeout_ms\": 1, \"local_steps\": %u,"
-                     " \"min_group_size\": %u}",
+                     " \"min_group_size\": %u, \"sync\": %s}",
                      m, m, 0.1 + 3.0 * gsl_rng_uniform(r), steps,
-                     2 + (unsigned)gsl_rng_uniform_int(r, 2));
+                     2 + (unsigned)gsl_rng_uniform_int(r, 2), k % 2 == 0 ? "true" : "false");
         } else if (k % 2 == 0) {
             unsigned m = 2;
             while (m * m < n)
@@ -279,6 +281,32 @@ START_TEST(random_clusters_never_stall)
     }
     free(o);
     gsl_rng_free(r);
+}
+END_TEST
+
+/* Key form without global rounds: a worker 4x slower does not hold the others back (they
+ * finish more rounds), the run ends on its round count, and the disagreement shrinks. */
+START_TEST(async_key_form_leaves_a_slow_worker_behind)
+{
+    observer *o = calloc(1, sizeof(*o));
+    char reason[32];
+    double v = run(o, 36, 2,
+                   "{\"name\": \"moshpit\", \"grid\": [6, 6], \"form\": \"keys\", \"sync\": false,"
+                   " \"matchmaking_ms\": 1, \"request_timeout_ms\": 0.5, \"local_steps\": 1}",
+                   "\"stragglers\": [{\"kind\": \"fixed\", \"workers\": [4], \"slowdown\": 4},"
+                   " {\"kind\": \"dropout\", \"probability\": 0.05}],",
+                   10, "mpk-async", reason, sizeof(reason));
+    ck_assert_str_eq(reason, "rounds");
+    double var0 = 0.0, mean0 = o->first_sum[0] / (double)o->n;
+    for (size_t w = 0; w < o->n; w++)
+        var0 += ((double)o->first[w][0] - mean0) * ((double)o->first[w][0] - mean0);
+    var0 /= (double)o->n;
+    ck_assert_double_lt(v, 1e-2 * var0); /* 10 rounds of groups of up to 6 */
+    /* The run ends when the slow worker has done 10 rounds (of one step each); the others
+     * did more. */
+    ck_assert_uint_eq(o->iters[4], 10);
+    ck_assert_uint_gt(o->iters[0], 20);
+    free(o);
 }
 END_TEST
 
@@ -370,6 +398,7 @@ Suite *test_suite(void)
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
     tcase_add_test(t, random_clusters_never_stall);
     tcase_add_test(t, runs_are_deterministic);
+    tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("benchmark_semantics");
     tcase_set_timeout(b, 60);

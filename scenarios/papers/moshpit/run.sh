@@ -75,11 +75,11 @@ for n in $ns; do
 done
 
 if [ "$mode" != smoke ]; then
-    for t in allreduce adpsgd sgp moshpit; do
+    for t in allreduce adpsgd sgp moshpit moshpit-async; do
         "$bin" run "$here/train-$t.json" -o "$out/train/$t" --quiet
     done
     "$bin" plot "$out/train/allreduce" "$out/train/adpsgd" "$out/train/sgp" "$out/train/moshpit" \
-        -o "$out/figures/train" >/dev/null
+        "$out/train/moshpit-async" -o "$out/figures/train" >/dev/null
 fi
 
 python3 - "$rows" "$out" "$mode" <<'PY'
@@ -124,7 +124,7 @@ if mode != "smoke":
     print()
     print("| protocol | time to target s | final accuracy | iterations | sim time s |")
     print("|---|---|---|---|---|")
-    for t in ("allreduce", "adpsgd", "sgp", "moshpit"):
+    for t in ("allreduce", "adpsgd", "sgp", "moshpit", "moshpit-async"):
         with open(os.path.join(out, "train", t, "summary.json")) as f:
             j = json.load(f)
         tt = j["time_to_target_s"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Moshpit averaging benchmark (PROTOCOLS 5.5, 1.5) and Moshpit SGD training (5.6).
 #
-#   bash scenarios/papers/moshpit/run.sh [--smoke|--full] [HETSIM_BINARY] [-o OUT]
+#   bash scenarios/papers/moshpit/run.sh [--smoke|--full] [--skip-slow] [HETSIM_BINARY] [-o OUT]
 #
 # Averaging: one N(0,1) scalar per peer (model "vector"), every peer sits out each round with
 # probability p (straggler rule "dropout"); the table gives the mean number of rounds (over
@@ -10,18 +10,21 @@
 # 32x32 (and 8x8x8 for N = 512). Default: N in {512, 1024}, p in {0, 0.01}, 3 seeds (a few
 # minutes); --full: N in {512, 768, 900, 1024}, p in {0, 0.001, 0.005, 0.01}, 10 seeds (the
 # paper's grid; hours on a small machine with the present network model); --smoke: N = 64
-# (8x8, groups of 8, 4x4x4), 1 seed, and no training runs.
+# (8x8, groups of 8, 4x4x4), 1 seed, and no training runs. --skip-slow leaves out the
+# All-Reduce and Gossip rows (rings of N: most of the wall time) and the training runs.
 # Training: train-*.json (16 workers, Fashion-MNIST, one worker 4x slower, dropouts), time to
 # the target accuracy per protocol, and a comparison figure under OUT/figures/train.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=default
+slow=1
 out=out/papers/moshpit
 bin=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --smoke) mode=smoke ;;
     --full) mode=full ;;
+    --skip-slow) slow=0 ;;
     -o) out=$2; shift ;;
     -*) echo "usage: $0 [--smoke|--full] [HETSIM_BINARY] [-o OUT]" >&2; exit 2 ;;
     *) bin=$1 ;;
@@ -40,8 +43,10 @@ esac
 # scheme name, scenario, extra --set for the smoke size
 schemes() {
     local n=$1
-    echo "All-Reduce avg-allreduce"
-    echo "Gossip avg-gossip"
+    if [ "$slow" = 1 ]; then
+        echo "All-Reduce avg-allreduce"
+        echo "Gossip avg-gossip"
+    fi
     echo "SGP avg-sgp"
     if [ "$mode" = smoke ]; then
         echo "Random-8 avg-random32 protocol.group_size=8"
@@ -74,7 +79,7 @@ for n in $ns; do
     done
 done
 
-if [ "$mode" != smoke ]; then
+if [ "$mode" != smoke ] && [ "$slow" = 1 ]; then
     for t in allreduce adpsgd sgp moshpit moshpit-async; do
         "$bin" run "$here/train-$t.json" -o "$out/train/$t" --quiet
     done
@@ -82,7 +87,7 @@ if [ "$mode" != smoke ]; then
         "$out/train/moshpit-async" -o "$out/figures/train" >/dev/null
 fi
 
-python3 - "$rows" "$out" "$mode" <<'PY'
+python3 - "$rows" "$out" "$mode$slow" <<'PY'
 import json, os, sys
 from collections import defaultdict
 rows, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -120,7 +125,7 @@ print()
 print("Wall seconds per (scheme, N, p), all seeds and both bounds:")
 for k in order:
     print(f"  {k[0]} N={k[1]} p={k[2]}: {walls[k]:.1f} s")
-if mode != "smoke":
+if mode == "default1" or mode == "full1":
     print()
     print("| protocol | time to target s | final accuracy | iterations | sim time s |")
     print("|---|---|---|---|---|")

@@ -251,6 +251,8 @@ static int cmd_list(int argc, char **argv)
         printf("%-14s %s\n", "mlp", "ReLU hidden layers (key hidden, default [256]), softmax");
         printf("%-14s %s\n", "cnn",
                "conv 5x5, pool, conv 5x5, pool, dense, softmax; keys conv1 conv2 kernel dense");
+        printf("%-14s %s\n", "vector",
+               "averaging only: no data, zero gradients; keys dim, init (normal, zero)");
     } else if (strcmp(argv[0], "datasets") == 0) {
         printf("%-14s %s\n", "fashion-mnist",
                "Fashion-MNIST IDX files (Debian package dataset-fashion-mnist; key dir)");

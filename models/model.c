@@ -22,7 +22,7 @@ const model_ops *model_find(const char *name)
     for (size_t i = 0; i < N_MODELS; i++)
         if (strcmp(models[i]->name, name) == 0)
             return models[i];
-    return NULL;
+    return strcmp(name, model_vector.name) == 0 ? &model_vector : NULL;
 }
 
 const model_ops *model_at(size_t i)
@@ -58,6 +58,7 @@ void model_config_default(model_config *cfg)
     cfg->kernel = 5;
     cfg->dense = 128;
     cfg->svm_margin = 1.0;
+    cfg->dim = 1;
 }
 
 static int check_dim(const char *field, size_t v, sim_err *err)

@@ -28,6 +28,7 @@
 #ifndef MODELS_MODEL_H
 #define MODELS_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,9 @@ typedef struct model_config {
     size_t dense;  /* cnn: units of the hidden dense layer (ReLU) */
 
     double svm_margin; /* svm: hinge margin (> 0) */
+
+    size_t dim;       /* vector: parameters (averaging-only runs) */
+    bool vector_zero; /* vector: init "zero" instead of N(0, 1) draws */
 } model_config;
 
 /* How init_params fills a view. */
@@ -121,6 +125,7 @@ typedef struct model_ops {
 } model_ops;
 
 extern const model_ops model_softmax, model_svm, model_mlp, model_cnn;
+extern const model_ops model_vector; /* averaging-only (DESIGN 6b): found by name, not listed */
 
 /* ---- Registry ---- */
 

@@ -248,7 +248,7 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         char list[128];
         model_list(list, sizeof(list));
         sim_err_set(err, SIM_ESCENARIO, "$.workload.model.name",
-                    "unknown model \"%s\" (valid: none, %s)", name, list);
+                    "unknown model \"%s\" (valid: none, %s, vector)", name, list);
         return sim_err_file(err, sc->file);
     }
     model_config *mc = &cfg->model;
@@ -280,6 +280,15 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         mc->dense = (size_t)v[3];
     } else if (cfg->ops == &model_svm) {
         rc = sim_cfg_double(m, "margin", nextafter(0.0, 1.0), 1e6, &mc->svm_margin, err);
+    } else if (cfg->ops == &model_vector) {
+        static const char *const inits[] = { "normal", "zero" };
+        int64_t dim = 1;
+        int init = 0;
+        rc = sim_cfg_int(m, "dim", 1, MODEL_MAX_INPUT, &dim, err);
+        if (rc == SIM_OK)
+            rc = sim_cfg_choice(m, "init", inits, 2, &init, err);
+        mc->dim = (size_t)dim;
+        mc->vector_zero = init == 1;
     }
     if (rc == SIM_OK)
         rc = sim_cfg_check_unused(m, err);
@@ -347,7 +356,8 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     cfg->batch = sc->batch;
     cfg->workers = sc->workers;
     cfg->independent_init = sc->init_independent;
-    int rc = read_dataset(sc, cfg, err);
+    bool vector = strcmp(sc->model, model_vector.name) == 0;
+    int rc = vector ? SIM_OK : read_dataset(sc, cfg, err);
     if (rc == SIM_OK)
         rc = read_model(sc, cfg, err);
     if (rc == SIM_OK)
@@ -355,6 +365,11 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     cfg->num_params = cfg->ops->num_params(&cfg->model);
+    if (vector) {
+        /* Averaging only: the parameters and the (zero) gradients, no data. */
+        cfg->bytes_estimate = (uint64_t)cfg->num_params * 4 * 3 * cfg->workers;
+        return SIM_OK;
+    }
     size_t D = model_input_size(&cfg->model);
     size_t train_n = cfg->train_examples;
     /* Per worker: parameters, gradient and momentum. Snapshots in flight are the runtime's
@@ -489,15 +504,18 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     if (t->sampler == NULL || t->params == NULL || t->grad == NULL || t->first_loss == NULL ||
         (t->cfg.optim.momentum > 0 && t->velocity == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    bool vector = t->cfg.ops == &model_vector;
     for (size_t w = 0; w < n; w++) {
         const data_partition *p = &t->part;
-        t->sampler[w] = data_sampler_create(&t->train_set, p->index + p->offset[w],
-                                            p->offset[w + 1] - p->offset[w], t->cfg.batch, err);
+        t->sampler[w] =
+            vector ? NULL
+                   : data_sampler_create(&t->train_set, p->index + p->offset[w],
+                                         p->offset[w + 1] - p->offset[w], t->cfg.batch, err);
         t->params[w] = sim_tensor_alloc(P);
         t->grad[w] = sim_tensor_alloc(P);
         if (t->velocity != NULL)
             t->velocity[w] = sim_tensor_alloc(P);
-        if (t->sampler[w] == NULL || t->params[w] == NULL || t->grad[w] == NULL ||
+        if ((!vector && t->sampler[w] == NULL) || t->params[w] == NULL || t->grad[w] == NULL ||
             (t->velocity != NULL && t->velocity[w] == NULL))
             return err->code != SIM_OK ? err->code
                                        : sim_err_set(err, SIM_ENOMEM, NULL,
@@ -522,6 +540,13 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
     }
     t->cfg = *cfg;
     openblas_set_num_threads(1);
+    if (cfg->ops == &model_vector) {
+        if (alloc_workers(t, init, err) != SIM_OK) {
+            train_destroy(t);
+            return NULL;
+        }
+        return t;
+    }
     int rc = load_data(t, data, err);
     if (rc == SIM_OK)
         rc = cfg->dirichlet ? data_partition_dirichlet(&t->train_set, cfg->workers, cfg->alpha,
@@ -599,9 +624,19 @@ const float *train_grad(const train *t, uint32_t w)
     return t->grad[w];
 }
 
+void train_init_worker(train *t, uint32_t w, gsl_rng *r)
+{
+    t->cfg.ops->init_params(t->params[w], &t->cfg.model, r);
+}
+
 int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
 {
     const train_config *c = &t->cfg;
+    if (c->ops == &model_vector) { /* no data: a zero gradient, no draw */
+        sim_tensor_zero(t->grad[w], c->num_params);
+        *loss = 0.0;
+        return SIM_OK;
+    }
     data_sampler_next(t->sampler[w], r, t->x, t->y, NULL);
     sim_tensor_zero(t->grad[w], c->num_params);
     *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);

@@ -71,6 +71,10 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
 /* Frees everything. NULL is a no-op. */
 void train_destroy(train *t);
 
+/* Draws worker w's parameters afresh from r (the model's init_params): with the vector model
+ * the runtime gives each worker its own values from its own stream (DESIGN 6b). */
+void train_init_worker(train *t, uint32_t w, gsl_rng *r);
+
 size_t train_num_params(const train *t);
 size_t train_train_size(const train *t); /* training examples over all workers */
 size_t train_test_size(const train *t);

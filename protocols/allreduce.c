@@ -10,6 +10,10 @@
  * in worker order once per round (so every replica gets the same bits) and applied by each
  * worker when its round completes: replicas that start equal stay bitwise identical.
  *
+ * Averaging-only runs (model "vector", PROTOCOLS 1.5): the ring reduces the models instead
+ * of the (zero) gradients, and every member takes the mean, unless some member sat the round
+ * out (a dropout rule): then nothing changes that round.
+ *
  * Failures: the ring is rebuilt over the live workers (a new generation); messages of older
  * generations are ignored, and workers that had finished computing restart the collective
  * of their current round in the new ring. A recovered worker rejoins by computing.
@@ -18,12 +22,18 @@
 
 #include "protocols/coll.h"
 #include "runtime/proto.h"
+#include "sim/tensor.h"
 
 typedef struct allreduce {
     coll_hub hub; /* one channel: the ring's (1) */
     coll_ring ring;
     uint32_t n;     /* workers */
     coll_mean mean; /* the round's mean gradient (real models only) */
+    /* Averaging-only runs: the models' mean, unless someone sat the round out. */
+    uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
+    bool decided;        /* whether someone sat out avg_round is known */
+    bool any_out;        /* someone did: the round changes nothing */
+    uint64_t rounds_out; /* rounds without progress */
 } allreduce;
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -49,17 +59,45 @@ static const float *gradient(void *ud, sim_ctx *ctx, uint32_t w)
     return sim_ctx_grad(ctx, w);
 }
 
+static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
+{
+    (void)ud;
+    return sim_ctx_params(ctx, w);
+}
+
+/* Averaging only (PROTOCOLS 1.5): every member gets the mean of the models, or, if any
+ * member sat the round out, nothing changes. */
+static void average(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t round)
+{
+    if (!st->decided) {
+        st->any_out = false;
+        for (uint32_t i = 0; i < st->ring.n; i++) /* one draw per member, ring order */
+            st->any_out = sim_ctx_dropped(ctx, st->ring.order[i], st->avg_round) || st->any_out;
+        st->decided = true;
+        st->rounds_out += st->any_out ? 1 : 0;
+    }
+    if (!st->any_out) {
+        const float *m = coll_mean_of(&st->mean, &st->ring, ctx, round, model, st);
+        sim_tensor_copy(sim_ctx_params(ctx, w), m, st->mean.nfloats);
+    }
+}
+
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     allreduce *st = ud;
     uint64_t round = info->round;
-    if (st->mean.mean != NULL) {
+    if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
+        average(st, ctx, w, round);
+    } else if (st->mean.mean != NULL) {
         const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
         sim_ctx_apply_with(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx));
     }
     sim_ctx_count(ctx, w, 1);
-    if (coll_ring_round_complete(&st->ring, round))
+    if (coll_ring_round_complete(&st->ring, round)) {
+        st->avg_round++;
+        st->decided = false;
         sim_ctx_round_end(ctx);
+    }
     return sim_ctx_compute(ctx, w, round + 1, err);
 }
 
@@ -117,6 +155,8 @@ static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
     const allreduce *st = state;
     sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)st->ring.stale);
+    if (st->rounds_out > 0)
+        sim_report_add(out, "rounds_sat_out", (double)st->rounds_out);
 }
 
 const proto_ops proto_allreduce = {

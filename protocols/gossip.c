@@ -18,6 +18,10 @@
  * rounds: iterations and epochs stops take effect when every live worker has finished the same
  * iteration (the smallest iteration among live workers grows).
  *
+ * Dropouts (averaging-only runs, PROTOCOLS 1.5): a worker that sits out iteration k
+ * (sim_ctx_dropped) keeps its value, and its model of k is sent marked idle (the lockstep
+ * holds) and left out of its neighbours' means, which are renormalised over the rest.
+ *
  * Failures. A down worker keeps its value (the runtime keeps its parameters) and loses the
  * iteration it was computing. Its neighbours stop waiting for it at once and mix without
  * it (renormalised over the rest); a model for their current iteration that arrived before
@@ -42,13 +46,15 @@
 #include "sim/tensor.h"
 
 enum {
-    MSG_MODEL = 0 /* seq = the sender's iteration; S bytes and the stepped model */
+    MSG_MODEL = 0, /* seq = the sender's iteration; S bytes and the stepped model */
+    MSG_IDLE = 1   /* the same from a sender that sits out the iteration (dropout): not mixed */
 };
 
 /* Per directed edge flags (at the receiving end's slot), by the receiver's iteration. */
 enum {
-    GOT_EVEN = 1, /* the neighbour's model for the even iteration in play is held */
-    GOT_ODD = 2   /* ... for the odd one */
+    GOT_EVEN = 1,  /* the neighbour's model for the even iteration in play is held */
+    GOT_ODD = 2,   /* ... for the odd one */
+    IDLE_SHIFT = 2 /* GOT_* << IDLE_SHIFT: that model's sender sat the iteration out */
 };
 
 typedef struct gs_worker {
@@ -77,6 +83,7 @@ typedef struct gossip {
     uint64_t stale;       /* models that arrived for nobody (ignored) */
     uint64_t rejoins;     /* recoveries */
     uint64_t round_ends;  /* times every live worker had finished a further iteration */
+    uint64_t sat_out;     /* iterations a worker sat out (dropout: kept its value) */
 } gossip;
 
 static uint8_t got_bit(uint64_t k)
@@ -149,7 +156,8 @@ static void update_floor(gossip *st, sim_ctx *ctx)
 
 static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
-    msg_hdr h = { .channel = 0, .kind = MSG_MODEL, .seq = st->w[i].k };
+    uint32_t kind = sim_ctx_dropped(ctx, i, st->w[i].k) ? MSG_IDLE : MSG_MODEL;
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = st->w[i].k };
     st->models_sent++;
     return msg_send_model(ctx, i, j, st->bytes, h, sim_ctx_params(ctx, i), st->nparams, err);
 }
@@ -177,15 +185,16 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     const float *xs[3];
     size_t c = 0;
     bool mine = false, missing = false;
-    uint8_t got = got_bit(a->k);
+    uint8_t got = got_bit(a->k), idle = (uint8_t)(got << IDLE_SHIFT);
+    bool out = sim_ctx_dropped(ctx, i, a->k); /* sits out: keeps its value */
     float *params = sim_ctx_params(ctx, i);
-    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1] && !out; e++) {
         uint32_t j = st->g.adj[e];
         if (!mine && j > i) {
             xs[c++] = params;
             mine = true;
         }
-        if ((st->flags[e] & got) == 0) {
+        if ((st->flags[e] & got) == 0 || (st->flags[e] & idle) != 0) {
             missing = true;
             continue;
         }
@@ -195,7 +204,7 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         else
             c++;
     }
-    if (!mine)
+    if (!mine && !out)
         xs[c++] = params;
     if (st->nparams > 0 && c > 1) {
         sim_tensor_mean(st->mix, xs, c, st->nparams);
@@ -207,9 +216,10 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         uint32_t *h = held_of(st, e, a->k);
         sim_ctx_release(ctx, *h);
         *h = SIM_CTX_NO_SNAPSHOT;
-        st->flags[e] &= (uint8_t)~got;
+        st->flags[e] &= (uint8_t) ~(got | idle);
     }
     st->mixes++;
+    st->sat_out += out ? 1 : 0;
     st->degraded += missing ? 1 : 0;
     sim_ctx_count(ctx, i, 1);
     bool was_floor = a->k == st->floor;
@@ -239,7 +249,8 @@ static int on_computed(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 }
 
 /* Worker j's model of its iteration mj reached i: held for i's matching iteration. */
-static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t mj, sim_err *err)
+static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t mj, bool idle,
+                    sim_err *err)
 {
     gs_worker *a = &st->w[i];
     uint32_t e = graph_slot(&st->g, i, j);
@@ -258,7 +269,7 @@ static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "gossip: worker %u got a second model of iteration %llu from %u", i,
                            (unsigned long long)m, j);
-    st->flags[e] |= got;
+    st->flags[e] |= (uint8_t)(idle ? got | got << IDLE_SHIFT : got);
     *held_of(st, e, m) = sim_ctx_hold(ctx);
     if (m != a->k)
         return SIM_OK; /* one iteration ahead: kept for the next */
@@ -289,7 +300,7 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
         if ((st->flags[back] & ahead) != 0) { /* d's model of i's next iteration */
             sim_ctx_release(ctx, *held_of(st, back, b->k + 1));
             *held_of(st, back, b->k + 1) = SIM_CTX_NO_SNAPSHOT;
-            st->flags[back] &= (uint8_t)~ahead;
+            st->flags[back] &= (uint8_t) ~(ahead | ahead << IDLE_SHIFT);
         }
         if (st->act[back] <= b->k && (st->flags[back] & got_bit(b->k)) == 0) {
             b->need--; /* it no longer waits for d */
@@ -375,9 +386,9 @@ static int gs_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         msg_hdr h = msg_read(ev);
-        if (h.channel != 0 || h.kind != MSG_MODEL)
+        if (h.channel != 0 || (h.kind != MSG_MODEL && h.kind != MSG_IDLE))
             break;
-        return on_model(st, ctx, w, (uint32_t)ev->src, h.seq, err);
+        return on_model(st, ctx, w, (uint32_t)ev->src, h.seq, h.kind == MSG_IDLE, err);
     }
     case SIM_EV_WORKER_DOWN:
         return on_down(st, ctx, w, err);
@@ -399,6 +410,8 @@ static void gs_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "models_sent", (double)st->models_sent);
     sim_report_add(out, "stale_models", (double)st->stale);
     sim_report_add(out, "rejoins", (double)st->rejoins);
+    if (st->sat_out > 0)
+        sim_report_add(out, "sat_out", (double)st->sat_out);
 }
 
 const proto_ops proto_gossip = {

@@ -15,6 +15,8 @@ extern const proto_ops proto_syncswitch;
 extern const proto_ops proto_hop;
 extern const proto_ops proto_hpsgd;
 extern const proto_ops proto_ripples;
+extern const proto_ops proto_moshpit;
+extern const proto_ops proto_sgp;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
@@ -28,6 +30,8 @@ static const proto_ops *const protocols[] = {
     &proto_hop,        /* queue-based decentralized training */
     &proto_hpsgd,      /* all-reduce overlapped with local steps, merged via a replica */
     &proto_ripples,    /* partial all-reduce among generated groups */
+    &proto_moshpit,    /* averaging in groups that change every round */
+    &proto_sgp,        /* stochastic gradient push */
 };
 
 const proto_ops *proto_find(const char *name)

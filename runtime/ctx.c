@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/outputs.h"
 #include "runtime/state.h"
 #include "sim/rng.h"
 #include "sim/tensor.h"
@@ -317,6 +318,32 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
 
 void sim_ctx_round_end(sim_ctx *ctx)
 {
+    const sim_scenario *sc = ctx->sc;
+    ctx->rounds++;
     if (ctx->pending_stop != NULL)
         sim_run_stop(ctx, ctx->pending_stop);
+    if (sc->stop_rounds != 0 && ctx->rounds >= sc->stop_rounds)
+        sim_run_stop(ctx, "rounds");
+    if (!isnan(sc->stop_consensus) && sim_ctx_variance(ctx) < sc->stop_consensus)
+        sim_run_stop(ctx, "consensus");
+}
+
+bool sim_ctx_averaging_only(const sim_ctx *ctx)
+{
+    return strcmp(ctx->sc->model, "vector") == 0;
+}
+
+bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round)
+{
+    return sim_cluster_dropped(ctx->cl, w, round);
+}
+
+uint64_t sim_ctx_rounds(const sim_ctx *ctx)
+{
+    return ctx->rounds;
+}
+
+double sim_ctx_variance(sim_ctx *ctx)
+{
+    return sim_run_variance(ctx);
 }

@@ -175,4 +175,27 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations);
  * (so such runs end with equal replicas), not in the sim_ctx_count that reached it. */
 void sim_ctx_round_end(sim_ctx *ctx);
 
+/* ---- Averaging-only runs (model "vector", DESIGN 6b) ----
+ *
+ * sim_ctx_round_end also counts averaging rounds: a protocol calls it once per round, when
+ * every live replica has applied it. The runtime then checks stop.rounds (that many calls)
+ * and stop.consensus (the variance across live workers, mean over coordinates, below the
+ * bound), and summary.json of a vector model reports the rounds and the final variance. */
+
+/* True with the vector model: no data and zero gradients, averaging is all there is (a
+ * protocol that reduces gradients averages the models instead). */
+bool sim_ctx_averaging_only(const sim_ctx *ctx);
+
+/* Whether worker w sits out averaging round `round` (a dropout rule): it keeps its value and
+ * takes no part. One draw from w's stream per round, in round order, remembered for the last
+ * 8 rounds (sim_cluster_dropped); false without dropout rules. */
+bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round);
+
+/* Averaging rounds counted so far (sim_ctx_round_end calls). */
+uint64_t sim_ctx_rounds(const sim_ctx *ctx);
+
+/* The variance across live workers' parameters, mean over coordinates (NaN when
+ * timing-only or nobody is up). */
+double sim_ctx_variance(sim_ctx *ctx);
+
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/state.h"
 #include "sim/tensor.h"
@@ -31,6 +32,19 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
     sim_tensor_mean(ctx->mean, ctx->live, k, P);
     *consensus = sim_tensor_consensus(ctx->live, k, P);
     return ctx->mean;
+}
+
+double sim_run_variance(sim_ctx *ctx)
+{
+    if (ctx->tr == NULL)
+        return (double)NAN;
+    size_t P = train_num_params(ctx->tr), k = 0;
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        if (!sim_cluster_down(ctx->cl, w))
+            ctx->live[k++] = train_params(ctx->tr, w);
+    if (k == 0 || P == 0)
+        return (double)NAN;
+    return sim_tensor_consensus(ctx->live, k, P) / (double)P;
 }
 
 /* A row of protocol.csv: the protocol's figures at this evaluation; the first row's keys
@@ -172,6 +186,10 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
     fprintf(s, "  \"iterations\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n", sum->iterations,
             sum->samples);
     json_field(s, "epochs", sim_run_epoch(ctx));
+    if (strcmp(ctx->sc->model, "vector") == 0) {
+        fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->rounds);
+        json_field(s, "variance", sim_run_variance(ctx));
+    }
     json_field(s, "final_accuracy", ctx->last_accuracy);
     json_field(s, "best_accuracy", ctx->best_accuracy);
     json_field(s, "time_to_target_s",

@@ -12,6 +12,10 @@
 /* Evaluates now and writes a metrics.csv row; may stop the run (target accuracy). */
 void sim_run_evaluate(sim_ctx *ctx, sim_time now);
 
+/* The variance across live workers' parameters, mean over coordinates (the consensus
+ * distance over the parameter count); NaN when timing-only or nobody is up. */
+double sim_run_variance(sim_ctx *ctx);
+
 /* Creates the run directory and opens metrics.csv (and events.csv). */
 int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err);
 

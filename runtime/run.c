@@ -327,6 +327,9 @@ static int build_training(sim_ctx *ctx, sim_err *err)
                            sim_cluster_stream(ctx->cl, SIM_STREAM_INIT), err);
     if (ctx->tr == NULL)
         return err->code;
+    if (strcmp(ctx->sc->model, "vector") == 0) /* each worker its own values, from its stream */
+        for (uint32_t w = 0; w < ctx->nworkers; w++)
+            train_init_worker(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w));
     if (ctx->model_bytes == 0)
         ctx->model_bytes = 4 * (uint64_t)train_num_params(ctx->tr);
     ctx->mean = sim_tensor_alloc(train_num_params(ctx->tr));

@@ -70,6 +70,7 @@ struct sim_ctx {
     /* Run control and outputs. */
     const char *stop_reason;
     const char *pending_stop; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
+    uint64_t rounds;          /* sim_ctx_round_end calls */
     const sim_change *timeline;
     size_t ntimeline;
     sim_file *metrics, *events, *protocol_csv;

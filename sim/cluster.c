@@ -69,6 +69,10 @@ struct sim_cluster {
 
     bool *down;    /* (n) */
     uint32_t live; /* workers up */
+
+    double *keep;     /* (n) probability of taking part in a round (dropout rules), or NULL */
+    uint64_t *drawn;  /* (n) averaging rounds drawn so far */
+    uint8_t *dropped; /* (n) bit r mod 8: round r was sat out, for the last 8 rounds drawn */
 };
 
 /* calloc that never returns NULL for a zero count, so NULL always means out of memory. */
@@ -91,7 +95,7 @@ static int check_ids(const sim_scenario *sc, sim_err *err)
                            "scenario lacks its speeds, stream seeds or rules");
     for (size_t i = 0; i < sc->nstragglers; i++) {
         const sim_straggler *s = &sc->stragglers[i];
-        if ((unsigned)s->kind > SIM_STRAG_FAILURE) {
+        if ((unsigned)s->kind > SIM_STRAG_DROPOUT) {
             snprintf(path, sizeof(path), "$.stragglers[%zu].kind", i);
             return sim_err_set(err, SIM_EINVAL, path, "unknown rule kind %d", (int)s->kind);
         }
@@ -504,6 +508,63 @@ fail:
     return SIM_ENOMEM;
 }
 
+/* ---- dropout rules ---- */
+
+/* Each worker's probability of taking part in an averaging round (the product over its
+ * dropout rules), and the memory of its draws; nothing when no rule is a dropout rule. */
+static int build_dropout(sim_cluster *cl)
+{
+    const sim_scenario *sc = cl->sc;
+    bool any = false;
+    for (size_t i = 0; i < sc->nstragglers; i++)
+        any = any || sc->stragglers[i].kind == SIM_STRAG_DROPOUT;
+    if (!any)
+        return SIM_OK;
+    cl->keep = alloc_array(cl->n, sizeof(*cl->keep));
+    cl->drawn = alloc_array(cl->n, sizeof(*cl->drawn));
+    cl->dropped = alloc_array(cl->n, sizeof(*cl->dropped));
+    if (cl->keep == NULL || cl->drawn == NULL || cl->dropped == NULL) {
+        free(cl->keep);
+        free(cl->drawn);
+        free(cl->dropped);
+        cl->keep = NULL;
+        cl->drawn = NULL;
+        cl->dropped = NULL;
+        return SIM_ENOMEM;
+    }
+    for (uint32_t w = 0; w < cl->n; w++)
+        cl->keep[w] = 1.0;
+    for (size_t i = 0; i < sc->nstragglers; i++) {
+        const sim_straggler *s = &sc->stragglers[i];
+        if (s->kind == SIM_STRAG_DROPOUT)
+            for (size_t j = 0; j < s->nworkers; j++)
+                cl->keep[s->workers[j]] *= 1.0 - s->probability;
+    }
+    return SIM_OK;
+}
+
+bool sim_cluster_has_dropout(const sim_cluster *cl)
+{
+    return cl->keep != NULL;
+}
+
+bool sim_cluster_dropped(sim_cluster *cl, uint32_t w, uint64_t round)
+{
+    assert(w < cl->n);
+    if (cl->keep == NULL)
+        return false;
+    while (cl->drawn[w] <= round) {
+        /* One draw per round, in round order, whatever the probability. */
+        uint8_t bit = (uint8_t)(1u << (cl->drawn[w] & 7));
+        bool out = gsl_rng_uniform(cl->rng[w]) >= cl->keep[w];
+        cl->dropped[w] = (uint8_t)(out ? cl->dropped[w] | bit : cl->dropped[w] & ~bit);
+        cl->drawn[w]++;
+    }
+    if (round + 8 < cl->drawn[w])
+        return false; /* forgotten: too old to be asked about */
+    return (cl->dropped[w] >> (round & 7) & 1) != 0;
+}
+
 /* ---- lifecycle ---- */
 
 sim_cluster *sim_cluster_create(const sim_scenario *sc, sim_err *err)
@@ -528,8 +589,12 @@ sim_cluster *sim_cluster_create(const sim_scenario *sc, sim_err *err)
     if (cl->down == NULL)
         goto fail_free_timeline;
     cl->live = cl->n;
+    if (build_dropout(cl) != SIM_OK)
+        goto fail_free_down;
     return cl;
 
+fail_free_down:
+    free(cl->down);
 fail_free_timeline:
     free(cl->timeline);
 fail_free_trace:
@@ -549,6 +614,9 @@ void sim_cluster_destroy(sim_cluster *cl)
 {
     if (cl == NULL)
         return;
+    free(cl->keep);
+    free(cl->drawn);
+    free(cl->dropped);
     free(cl->down);
     free(cl->timeline);
     free_trace(cl);

@@ -76,4 +76,13 @@ bool sim_cluster_down(const sim_cluster *cl, uint32_t w);
 void sim_cluster_set_down(sim_cluster *cl, uint32_t w, bool down);
 uint32_t sim_cluster_live(const sim_cluster *cl); /* workers now up */
 
+/* Dropout rules (averaging-only runs): whether any rule of the scenario is one, and whether
+ * worker w sits out averaging round `round` (counted by the protocol from 0). The draws come
+ * from w's stream, one per round in round order whatever the order of the questions (a
+ * question about a later round draws the rounds before it first); the answers for the last 8
+ * rounds drawn are remembered, older rounds answer false. Without dropout rules: false, and
+ * nothing is drawn. */
+bool sim_cluster_has_dropout(const sim_cluster *cl);
+bool sim_cluster_dropped(sim_cluster *cl, uint32_t w, uint64_t round);
+
 #endif

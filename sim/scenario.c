@@ -314,16 +314,21 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
         (rc = sim_cfg_string(sc->model_cfg, "name", sc->model, sizeof(sc->model), err)) != 0)
         return rc;
     bool none = strcmp(sc->model, "none") == 0;
+    bool vector = strcmp(sc->model, "vector") == 0; /* averaging-only: no data */
+    if (vector && sc->dataset_cfg != NULL)
+        return sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
+                           "not allowed with model \"vector\" (averaging only, no data)");
     if (sc->dataset_cfg != NULL && ((rc = sim_cfg_require(sc->dataset_cfg, "name", err)) != 0 ||
                                     (rc = sim_cfg_string(sc->dataset_cfg, "name", sc->dataset,
                                                          sizeof(sc->dataset), err)) != 0))
         return rc;
-    if (sc->dataset_cfg == NULL && !none)
+    if (sc->dataset_cfg == NULL && !none && !vector)
         return sim_cfg_has(c, "dataset")
                    ? sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
                                  "expected an object, got null")
                    : sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
-                                 "missing required key (only model \"none\" runs without data)");
+                                 "missing required key (only models \"none\" and \"vector\" run "
+                                 "without data)");
     if ((rc = sim_cfg_int(c, "batch", 1, MAX_BATCH, &batch, err)) != 0 ||
         (rc = sim_cfg_double(c, "lr", 0.0, MAX_LR, &sc->lr, err)) != 0 ||
         (rc = sim_cfg_choice(c, "init", inits, 2, &init, err)) != 0 ||
@@ -350,19 +355,27 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
     static const char *const need_model[] = { "epochs", "target_accuracy" };
     double time_s = NAN;
-    int64_t iterations = 0;
+    int64_t iterations = 0, rounds = 0;
     sc->stop_ns = SIM_TIME_NEVER;
     sc->stop_epochs = NAN;
     sc->target_accuracy = NAN;
+    sc->stop_consensus = NAN;
     int rc = sim_scenario_read_time(c, "time_s", 0.0, true, 1e9, &time_s, &sc->stop_ns, err);
     if (rc != 0 ||
         (rc = sim_cfg_int(c, "iterations", 1, (int64_t)MAX_SEED, &iterations, err)) != 0 ||
         (rc = sim_cfg_double(c, "epochs", nextafter(0.0, 1.0), INFINITY, &sc->stop_epochs, err)) !=
             0 ||
         (rc = sim_cfg_double(c, "target_accuracy", nextafter(0.0, 1.0), 1.0, &sc->target_accuracy,
-                             err)) != 0)
+                             err)) != 0 ||
+        (rc = sim_cfg_double(c, "consensus", nextafter(0.0, 1.0), INFINITY, &sc->stop_consensus,
+                             err)) != 0 ||
+        (rc = sim_cfg_int(c, "rounds", 1, (int64_t)MAX_SEED, &rounds, err)) != 0)
         return rc;
     sc->stop_iterations = (uint64_t)iterations;
+    sc->stop_rounds = (uint64_t)rounds;
+    if (strcmp(sc->model, "none") == 0 && sim_cfg_has(c, "consensus"))
+        return sim_err_set(err, SIM_ESCENARIO, "$.stop.consensus",
+                           "needs a model (model is \"none\")");
     for (size_t i = 0; i < 2 && strcmp(sc->model, "none") == 0; i++) {
         if (!sim_cfg_has(c, need_model[i]))
             continue;
@@ -370,7 +383,8 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
         snprintf(path, sizeof(path), "$.stop.%s", need_model[i]);
         return sim_err_set(err, SIM_ESCENARIO, path, "needs a model (model is \"none\")");
     }
-    if (isnan(time_s) && iterations == 0 && isnan(sc->stop_epochs) && isnan(sc->target_accuracy)) {
+    if (isnan(time_s) && iterations == 0 && isnan(sc->stop_epochs) && isnan(sc->target_accuracy) &&
+        isnan(sc->stop_consensus) && rounds == 0) {
         time_s = DEFAULT_STOP_S; /* nothing given: a minute, written into the tree */
         if ((rc = sim_scenario_read_time(c, "time_s", 0.0, true, 1e9, &time_s, &sc->stop_ns,
                                          err)) != 0)

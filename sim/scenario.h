@@ -29,12 +29,13 @@
 #define SIM_MAX_MESSAGE_BYTES (UINT64_C(1) << 44) /* 16 TiB */
 
 typedef enum sim_straggler_kind {
-    SIM_STRAG_FIXED = 0,  /* compute slowed by `slowdown` for the whole run */
-    SIM_STRAG_RANDOM = 1, /* each iteration slowed by `slowdown` with `probability` */
-    SIM_STRAG_WINDOW = 2, /* iterations starting in [from_ns, to_ns) slowed by `slowdown` */
-    SIM_STRAG_LINK = 3,   /* links: extra latency and/or bandwidth factor in [from, to) */
-    SIM_STRAG_TRACE = 4,  /* slowdowns from a CSV of time_s,worker,slowdown */
-    SIM_STRAG_FAILURE = 5 /* down from at_ns until recover_ns (SIM_TIME_NEVER: for good) */
+    SIM_STRAG_FIXED = 0,   /* compute slowed by `slowdown` for the whole run */
+    SIM_STRAG_RANDOM = 1,  /* each iteration slowed by `slowdown` with `probability` */
+    SIM_STRAG_WINDOW = 2,  /* iterations starting in [from_ns, to_ns) slowed by `slowdown` */
+    SIM_STRAG_LINK = 3,    /* links: extra latency and/or bandwidth factor in [from, to) */
+    SIM_STRAG_TRACE = 4,   /* slowdowns from a CSV of time_s,worker,slowdown */
+    SIM_STRAG_FAILURE = 5, /* down from at_ns until recover_ns (SIM_TIME_NEVER: for good) */
+    SIM_STRAG_DROPOUT = 6  /* each averaging round sat out with `probability` (keeps its value) */
 } sim_straggler_kind;
 
 typedef struct sim_trace_point {
@@ -48,7 +49,7 @@ typedef struct sim_straggler {
     uint32_t *workers;         /* (nworkers) selected ids, ascending, distinct; owned */
     size_t nworkers;           /* every kind but trace selects workers */
     double slowdown;           /* fixed, random, window: factor >= 1 */
-    double probability;        /* random: in [0, 1] */
+    double probability;        /* random, dropout: in [0, 1] */
     sim_time from_ns, to_ns;   /* window, link: interval; to_ns may be SIM_TIME_NEVER */
     sim_time extra_latency_ns; /* link: added to the latency of the workers' NICs */
     double bandwidth_factor;   /* link: multiplies their NIC bandwidth, in (0, 1] */
@@ -103,6 +104,8 @@ typedef struct sim_scenario {
     uint64_t stop_iterations;
     double stop_epochs;
     double target_accuracy;
+    double stop_consensus; /* consensus: variance across workers below this; NaN when not set */
+    uint64_t stop_rounds;  /* rounds: averaging rounds (sim_ctx_round_end calls); 0 when not set */
 
     /* $.eval */
     sim_time eval_every_ns; /* every_s, default 1 */

@@ -27,7 +27,8 @@
 #define MAX_SELECTED (UINT64_C(1) << 26) /* workers selected over all rules (256 MiB of ids) */
 #define MAX_TRACE_S  1e9                 /* SIM_SCENARIO_MAX_NS in seconds */
 
-static const char *const kinds[] = { "fixed", "random", "window", "link", "trace", "failure" };
+static const char *const kinds[] = { "fixed", "random",  "window", "link",
+                                     "trace", "failure", "dropout" };
 
 /* State shared by the rules of one scenario. */
 typedef struct rules {
@@ -388,7 +389,7 @@ static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err
                            .at_ns = SIM_TIME_NEVER,
                            .recover_ns = SIM_TIME_NEVER };
     int rc = sim_cfg_require(s, "kind", err);
-    if (rc != 0 || (rc = sim_cfg_choice(s, "kind", kinds, 6, &kind, err)) != 0)
+    if (rc != 0 || (rc = sim_cfg_choice(s, "kind", kinds, 7, &kind, err)) != 0)
         return rc;
     st->kind = (sim_straggler_kind)kind;
     if (kind != SIM_STRAG_TRACE && (rc = select_workers(rs, s, i, st, err)) != 0)
@@ -422,6 +423,10 @@ static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err
         break;
     case SIM_STRAG_FAILURE:
         rc = read_failure(rs, s, i, st, err);
+        break;
+    case SIM_STRAG_DROPOUT:
+        if ((rc = sim_cfg_require(s, "probability", err)) == 0)
+            rc = sim_cfg_double(s, "probability", 0.0, 1.0, &st->probability, err);
         break;
     }
     return rc != 0 ? rc : sim_cfg_check_unused(s, err);

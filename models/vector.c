@@ -1,0 +1,86 @@
+/* vector: a bare parameter vector for averaging-only runs (DESIGN 6b).
+ *
+ * Parameters: x (dim). There is no data and no loss: forward returns 0 and backward adds
+ * nothing, so every gradient is zero and only the protocol's averaging moves the values.
+ * init_params fills x with N(0, 1) draws (init "normal", the default) or zeros ("zero"); the
+ * runtime calls it once per worker with that worker's own stream. Kept out of the trainable
+ * models' list (model_at): it is found by name only. */
+#include <gsl/gsl_randist.h>
+
+#include "models/model.h"
+
+static int vector_check(const model_config *cfg, sim_err *err)
+{
+    if (cfg->dim < 1 || cfg->dim > MODEL_MAX_INPUT)
+        return sim_err_set(err, SIM_EINVAL, "dim", "must be in 1..%d, got %zu", MODEL_MAX_INPUT,
+                           cfg->dim);
+    return 0;
+}
+
+static size_t vector_views(model_view *views, const model_config *cfg)
+{
+    views[0] = (model_view){
+        .name = "x", .offset = 0, .rows = cfg->dim, .cols = 1, .init = MODEL_INIT_ZERO
+    };
+    return 1;
+}
+
+static size_t vector_num_params(const model_config *cfg)
+{
+    return cfg->dim;
+}
+
+static size_t vector_num_acts(const model_config *cfg, size_t B)
+{
+    (void)cfg;
+    (void)B;
+    return 16; /* nothing is computed; one aligned block keeps the workspace non-empty */
+}
+
+static double vector_flops_forward(const model_config *cfg)
+{
+    (void)cfg;
+    return 0.0;
+}
+
+static void vector_init_params(float *params, const model_config *cfg, gsl_rng *r)
+{
+    for (size_t i = 0; i < cfg->dim; i++)
+        params[i] = cfg->vector_zero ? 0.0f : (float)gsl_ran_gaussian(r, 1.0);
+}
+
+static double vector_forward(float *acts, const float *params, const float *x, const uint8_t *y,
+                             size_t B, const model_config *cfg)
+{
+    (void)acts;
+    (void)params;
+    (void)x;
+    (void)y;
+    (void)B;
+    (void)cfg;
+    return 0.0;
+}
+
+static void vector_backward(float *grads, float *acts, const float *params, const float *x,
+                            const uint8_t *y, size_t B, const model_config *cfg)
+{
+    (void)grads; /* adds zero */
+    (void)acts;
+    (void)params;
+    (void)x;
+    (void)y;
+    (void)B;
+    (void)cfg;
+}
+
+const model_ops model_vector = {
+    .name = "vector",
+    .check = vector_check,
+    .views = vector_views,
+    .num_params = vector_num_params,
+    .num_acts = vector_num_acts,
+    .flops_forward = vector_flops_forward,
+    .init_params = vector_init_params,
+    .forward = vector_forward,
+    .backward = vector_backward,
+};

@@ -1,0 +1,122 @@
+/* SGP (PROTOCOLS 1.6): push-sum keeps the sums of numerators and weights, so with zero
+ * gradients every de-biased model tends to the initial mean, with or without dropouts; and
+ * it trains. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "runtime/ctx.h"
+#include "runtime/run.h"
+#include "sim/scenario.h"
+
+enum {
+    MAX_W = 64,
+    MAX_P = 4
+};
+
+typedef struct observer {
+    size_t calls, n, p;
+    double first_mean[MAX_P];
+    float last[MAX_W][MAX_P];
+} observer;
+
+static void observe(void *ud, struct sim_ctx *ctx)
+{
+    observer *o = ud;
+    o->n = sim_ctx_workers(ctx);
+    o->p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(o->n, MAX_W);
+    ck_assert_uint_le(o->p, MAX_P);
+    for (size_t i = 0; i < o->p; i++) {
+        double sum = 0.0;
+        for (uint32_t w = 0; w < o->n; w++) {
+            float x = sim_ctx_params(ctx, w)[i];
+            sum += (double)x;
+            o->last[w][i] = x;
+        }
+        if (o->calls == 0)
+            o->first_mean[i] = sum / (double)o->n;
+    }
+    o->calls++;
+}
+
+static void run_to_mean(const char *extra, unsigned peers, const char *tag)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 2385, \"workers\": 48, \"compute\": {\"iteration_ms\": 1},"
+             " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50}, %s"
+             " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 3}, \"lr\": 0},"
+             " \"protocol\": {\"name\": \"sgp\", \"peers\": %u},"
+             " \"stop\": {\"rounds\": 80, \"time_s\": 100}, \"eval\": {\"every_s\": 10}}",
+             extra, peers);
+    sim_scenario *sc = harness_load(json, "sgp.json", NULL, 0);
+    char *dir = harness_tmpdir(tag);
+    observer *o = calloc(1, sizeof(*o));
+    sim_run_summary s = harness_run(sc, dir, observe, o);
+    ck_assert_str_eq(s.stop_reason, "rounds");
+    /* The sum of the weights is the worker count (to double rounding of 80 mixes). */
+    char *sum = harness_slurp(dir, "summary.json");
+    ck_assert_ptr_nonnull(strstr(sum, "\"weight_sum\": 48"));
+    free(sum);
+    for (size_t i = 0; i < o->p; i++)
+        for (size_t w = 0; w < o->n; w++)
+            /* 80 rounds of mixing over 48 workers: geometric convergence far below 1e-4;
+             * float rounding of the numerators ~1e-6. */
+            ck_assert_double_eq_tol((double)o->last[w][i], o->first_mean[i], 1e-4);
+    free(o);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+
+START_TEST(zero_gradients_converge_to_the_initial_mean)
+{
+    run_to_mean("", 1, "sgp-mean");
+    run_to_mean("", 2, "sgp-mean2");
+}
+END_TEST
+
+START_TEST(dropouts_keep_the_sums_and_the_limit)
+{
+    run_to_mean("\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.2}],", 1, "sgp-drop");
+}
+END_TEST
+
+START_TEST(sgp_trains_a_softmax)
+{
+    const char *json = "{\"seed\": 4127, \"workers\": 6, \"compute\": {\"iteration_ms\": 10},"
+                       " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+                       " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 1200,"
+                       " \"test_samples\": 300, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
+                       " \"model\": {\"name\": \"softmax\"}, \"batch\": 16, \"lr\": 0.1},"
+                       " \"protocol\": {\"name\": \"sgp\"}, \"stop\": {\"time_s\": 1.5},"
+                       " \"eval\": {\"every_s\": 0.5, \"samples\": 300}}";
+    sim_scenario *sc = harness_load(json, "sgp-train.json", NULL, 0);
+    char *dir = harness_tmpdir("sgp-train");
+    harness_run(sc, dir, NULL, NULL);
+    harness_csv t = harness_csv_read(dir, "metrics.csv");
+    double first = harness_csv_num(&t, 0, "test_loss");
+    double last = harness_csv_num(&t, t.nrows - 1, "test_loss");
+    ck_assert_double_lt(last, 0.5 * first);
+    ck_assert_double_gt(harness_csv_num(&t, t.nrows - 1, "test_accuracy"), 0.8);
+    harness_csv_free(&t);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("sgp");
+    TCase *t = tcase_create("push_sum");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, zero_gradients_converge_to_the_initial_mean);
+    tcase_add_test(t, dropouts_keep_the_sums_and_the_limit);
+    tcase_add_test(t, sgp_trains_a_softmax);
+    suite_add_tcase(s, t);
+    return s;
+}

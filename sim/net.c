@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/net_internal.h"
+#include "sim/net_state.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
 # for All-Reduce, Gossip (ring), SGP (push-sum, 2 peers), random groups of 32 and Moshpit
 # 32x32 (and 8x8x8 for N = 512). Default: N in {512, 1024}, p in {0, 0.01}, 3 seeds (a few
 # minutes); --full: N in {512, 768, 900, 1024}, p in {0, 0.001, 0.005, 0.01}, 10 seeds (the
-# paper's grid; hours on a small machine with the present network model); --smoke: N = 64
+# paper's grid; about 22 minutes on a 2-core machine); --smoke: N = 64
 # (8x8, groups of 8, 4x4x4), 1 seed, and no training runs. --skip-slow leaves out the
 # All-Reduce and Gossip rows (rings of N: most of the wall time) and the training runs.
 # Training: train-*.json (16 workers, Fashion-MNIST, one worker 4x slower, dropouts), time to

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <gsl/gsl_rng.h>
 
 #include "protocols/registry.h"
 
@@ -277,4 +278,48 @@ void harness_csv_free(harness_csv *t)
     free(t->cells);
     free(t->text);
     memset(t, 0, sizeof(*t));
+}
+
+char *harness_chaos_json(unsigned seed, bool real, const char *protocol)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7919 + seed);
+    size_t size = 8192, used = 0;
+    char *s = calloc(size, 1);
+    used += (size_t)snprintf(s + used, size - used,
+                             "{\"seed\": %u, \"workers\": 12, \"compute\": {\"iteration_ms\": 10,"
+                             " \"jitter_sigma\": 0.3, \"speeds\": [",
+                             seed);
+    for (unsigned w = 0; w < 12; w++)
+        used += (size_t)snprintf(s + used, size - used, "%s%.3f", w > 0 ? ", " : "",
+                                 0.5 + 1.5 * gsl_rng_uniform(r));
+    used += (size_t)snprintf(s + used, size - used,
+                             "]}, \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.1,"
+                             " \"slowdown\": 4}, {\"kind\": \"link\", \"workers\": [%lu],"
+                             " \"from_s\": 0.3, \"to_s\": 0.9, \"extra_latency_ms\": 7}",
+                             gsl_rng_uniform_int(r, 12));
+    for (int f = 0; f < 8; f++) {
+        double at = 1.2 * gsl_rng_uniform(r);
+        used += (size_t)snprintf(s + used, size - used,
+                                 ", {\"kind\": \"failure\", \"workers\": [%lu], \"at_s\": %.4f",
+                                 gsl_rng_uniform_int(r, 12), at);
+        if (gsl_rng_uniform(r) < 5.0 / 6.0)
+            used += (size_t)snprintf(s + used, size - used, ", \"recover_s\": %.4f",
+                                     at + 0.005 + 0.395 * gsl_rng_uniform(r));
+        used += (size_t)snprintf(s + used, size - used, "}");
+    }
+    const char *workload =
+        real ? "{\"dataset\": {\"name\": \"synthetic\", \"samples\": 1200, \"test_samples\": 100,"
+               " \"dim\": 8, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8,"
+               " \"lr\": 0.05, \"momentum\": 0.9, \"message_bytes\": 1500000}"
+             : "{\"model\": {\"name\": \"none\"}, \"message_bytes\": 1500000}";
+    used += (size_t)snprintf(s + used, size - used,
+                             "], \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+                             " \"workload\": %s, \"protocol\": %s,"
+                             " \"stop\": {\"time_s\": 2}, \"eval\": {\"every_s\": 0.1,"
+                             " \"samples\": 100}}",
+                             workload, protocol);
+    ck_assert_uint_lt(used, size);
+    gsl_rng_free(r);
+    return s;
 }

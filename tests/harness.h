@@ -8,6 +8,7 @@
 #ifndef HETSIM_TESTS_HARNESS_H
 #define HETSIM_TESTS_HARNESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "protocols/registry.h"
@@ -41,6 +42,14 @@ void harness_expect_rejected_file(const char *file, const char *const *sets, siz
 /* What `hetsim validate` does after loading: looks up $.protocol.name in the registry and runs
  * sim_run_check; returns its code (0 or SIM_E*) with `err` filled. */
 int harness_check(sim_scenario *sc, sim_err *err);
+
+/* A generated scenario that tests a protocol against chaos, for `seed`: 12 workers
+ * (timing-only with 1.5 MB messages, or with `real` a small synthetic softmax), random
+ * speeds, jitter, random 4x slowdowns, a link straggler that reorders messages from 0.3 to
+ * 0.9 s, and 8 failures in the first 1.2 s, each recovering within 0.4 s or, one in six,
+ * never: from 1.6 s on every worker is up or down for good. `protocol` is the protocol's JSON
+ * object. Runs 2 simulated seconds. The text is malloc'd; the caller frees it. */
+char *harness_chaos_json(unsigned seed, bool real, const char *protocol);
 
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);

@@ -328,7 +328,6 @@ static int step_init(step_bench *s, const model_ops *ops, const model_config *cf
 
 static double step_run(step_bench *s)
 {
-    sim_tensor_zero(s->grads, s->n_params);
     double loss = s->ops->forward(s->acts, s->params, s->x, s->y, BATCH, &s->cfg);
     s->ops->backward(s->grads, s->acts, s->params, s->x, s->y, BATCH, &s->cfg);
     optim_step(s->params, s->velocity, s->grads, s->n_params, s->opt.lr, &s->opt);

@@ -296,20 +296,21 @@ static void conv_forward(float *restrict out,        /* (C_out, N) */
         bias_relu(out + c * N, b[c], N);
 }
 
-/* dw += dout cols^T and db += row sums of dout for one sample; then, when dcols is not NULL,
- * dcols = w^T dout (dcols may be the cols buffer itself: it is read before). */
+/* dw += dout cols^T and db += row sums of dout for one sample (dw = and db = for the first
+ * sample, `first`: from 0.0f, the bits a zeroed gradient would give); then, when dcols is not
+ * NULL, dcols = w^T dout (dcols may be the cols buffer itself: it is read before). */
 static void conv_backward(float *dcols,            /* (kk, N) or NULL */
                           float *restrict dw,      /* (C_out, kk) */
                           float *restrict db,      /* (C_out) */
                           const float *dout,       /* (C_out, N) */
                           const float *cols,       /* (kk, N) */
                           const float *restrict w, /* (C_out, kk) */
-                          size_t C_out, size_t kk, size_t N)
+                          size_t C_out, size_t kk, size_t N, bool first)
 {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)C_out, (int)kk, (int)N, 1.0f, dout,
-                (int)N, cols, (int)N, 1.0f, dw, (int)kk);
+                (int)N, cols, (int)N, first ? 0.0f : 1.0f, dw, (int)kk);
     for (size_t c = 0; c < C_out; c++)
-        db[c] += sum4(dout + c * N, N);
+        db[c] = (first ? 0.0f : db[c]) + sum4(dout + c * N, N);
     if (dcols != NULL)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kk, (int)N, (int)C_out, 1.0f, w,
                     (int)kk, dout, (int)N, 0.0f, dcols, (int)N);
@@ -419,9 +420,9 @@ static void cnn_backward(float *grads, float *acts, const float *params, const f
     float *df1 = acts + s.df1;         /* (B, F) */
     float *dp2 = acts + s.dp2;         /* (B, P) */
     model_softmax_ce_backward(dscores, acts, y, B, s.K);
-    model_dense_backward(df1, g_f2w, g_f2b, dscores, f1, f2w, B, s.F, s.K);
+    model_dense_backward(df1, g_f2w, g_f2b, dscores, f1, f2w, B, s.F, s.K, false);
     model_relu_backward(df1, f1, B * s.F);
-    model_dense_backward(dp2, g_f1w, g_f1b, df1, acts + s.p2, f1w, B, s.P, s.F);
+    model_dense_backward(dp2, g_f1w, g_f1b, df1, acts + s.p2, f1w, B, s.P, s.F, false);
 
     float *dc2 = acts + s.dc2;   /* (C2, H1, W1) */
     float *dp1 = acts + s.dp1;   /* (C1, H1, W1) */
@@ -433,11 +434,11 @@ static void cnn_backward(float *grads, float *acts, const float *params, const f
         const float *c2 = acts + s.c2 + b * n2; /* (C2, H1, W1) */
         maxpool_relu_backward(dc2, dp2 + b * s.P, c2, s.C2, s.H1, s.W1);
         im2col(cols, p1, s.C1, s.H1, s.W1, s.k);
-        conv_backward(cols, g_c2w, g_c2b, dc2, cols, c2w, s.C2, s.kk2, s.H1 * s.W1);
+        conv_backward(cols, g_c2w, g_c2b, dc2, cols, c2w, s.C2, s.kk2, s.H1 * s.W1, b == 0);
         col2im(dp1, cols, s.C1, s.H1, s.W1, s.k);
         maxpool_relu_backward(dc1, dp1, c1, s.C1, s.H, s.W);
         im2col(cols, x + b * D, s.C, s.H, s.W, s.k);
-        conv_backward(NULL, g_c1w, g_c1b, dc1, cols, c1w, s.C1, s.kk1, s.H * s.W);
+        conv_backward(NULL, g_c1w, g_c1b, dc1, cols, c1w, s.C1, s.kk1, s.H * s.W, b == 0);
     }
 }
 

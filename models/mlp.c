@@ -151,7 +151,7 @@ static void mlp_backward(float *grads, float *acts, const float *params, const f
         float *din = acts + a.scratch[1 - cur];       /* (B, d[l]) */
         size_t nw = d[l + 1] * d[l];
         model_dense_backward(l == 0 ? NULL : din, grads + off[l], grads + off[l] + nw, dout, in,
-                             params + off[l], B, d[l], d[l + 1]);
+                             params + off[l], B, d[l], d[l + 1], false);
         if (l > 0)
             model_relu_backward(din, in, B * d[l]);
         cur = 1 - cur;

@@ -164,10 +164,14 @@ void model_dense_forward(float *restrict out, const float *restrict in, const fl
 
 void model_dense_backward(float *restrict din, float *restrict dw, float *restrict db,
                           const float *restrict dout, const float *restrict in,
-                          const float *restrict w, size_t B, size_t D_in, size_t D_out)
+                          const float *restrict w, size_t B, size_t D_in, size_t D_out,
+                          bool accumulate)
 {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D_out, (int)D_in, (int)B, 1.0f, dout,
-                (int)D_out, in, (int)D_in, 1.0f, dw, (int)D_in);
+                (int)D_out, in, (int)D_in, accumulate ? 1.0f : 0.0f, dw, (int)D_in);
+    // Overwriting starts the sums from 0.0f + the first row: the bits a zeroed db would give.
+    for (size_t j = 0; !accumulate && j < D_out; j++)
+        db[j] = 0.0f;
     for (size_t i = 0; i < B; i++) {
         const float *row = dout + i * D_out;
         for (size_t j = 0; j < D_out; j++)

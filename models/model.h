@@ -12,8 +12,9 @@
  * many for gradients), `num_acts(cfg, B)` floats of workspace for a batch of at most B
  * samples, and reuses them every step. `forward` and `backward` allocate nothing, do no I/O
  * and draw no random numbers. `backward` reads what `forward` left in the workspace, so it
- * must follow a forward on the same parameters, inputs and B. It ADDS the gradient of the
- * mean loss over the batch to `grads`: zero the gradients first.
+ * must follow a forward on the same parameters, inputs and B. It WRITES the gradient of the
+ * mean loss over the batch into `grads` (every float of it, so nobody zeroes it first: one
+ * model-sized pass less per iteration).
  *
  * After a forward the workspace begins with the scores, (B, classes): class probabilities
  * for the cross-entropy models (softmax, mlp, cnn), raw scores for svm. Their arg max is
@@ -117,7 +118,7 @@ typedef struct model_ops {
     double (*forward)(float *acts, const float *params, const float *x, const uint8_t *y, size_t B,
                       const model_config *cfg);
 
-    /* Adds the gradient of forward's mean loss to grads (num_params floats). Needs the acts
+    /* Writes the gradient of forward's mean loss into grads (num_params floats). Needs the acts
      * of a forward on the same params, x, y and B, and uses the rest of acts as scratch
      * (the scores are kept). */
     void (*backward)(float *grads, float *acts, const float *params, const float *x,
@@ -183,15 +184,16 @@ void model_dense_forward(float *restrict out,      /* (B, D_out) */
                          const float *restrict b,  /* (D_out) */
                          size_t B, size_t D_in, size_t D_out);
 
-/* dw += dout^T in, db += column sums of dout, and din = dout w (overwritten; skipped when
- * din is NULL, as for a first layer). */
+/* dw += dout^T in and db += column sums of dout when `accumulate`, or dw = dout^T in and
+ * db = column sums of dout (overwritten: no need to zero them first) when not; and din = dout
+ * w (overwritten; skipped when din is NULL, as for a first layer). */
 void model_dense_backward(float *restrict din,        /* (B, D_in) or NULL */
                           float *restrict dw,         /* (D_out, D_in) */
                           float *restrict db,         /* (D_out) */
                           const float *restrict dout, /* (B, D_out) */
                           const float *restrict in,   /* (B, D_in) */
                           const float *restrict w,    /* (D_out, D_in) */
-                          size_t B, size_t D_in, size_t D_out);
+                          size_t B, size_t D_in, size_t D_out, bool accumulate);
 
 /* The layout of a single linear layer D -> K (softmax regression, linear SVM): a weight
  * "fc.w" (K, D), Glorot-initialized, then a bias "fc.b" (K); scores and scratch of (B, K)

@@ -27,7 +27,7 @@ static void softmax_backward(float *grads, float *acts, const float *params, con
     const float *probs = acts;                  /* (B, K) */
     float *dlogits = acts + model_align(B * K); /* (B, K) */
     model_softmax_ce_backward(dlogits, probs, y, B, K);
-    model_dense_backward(NULL, grads, grads + K * D, dlogits, x, params, B, D, K);
+    model_dense_backward(NULL, grads, grads + K * D, dlogits, x, params, B, D, K, false);
 }
 
 const model_ops model_softmax = {

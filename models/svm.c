@@ -68,7 +68,7 @@ static void svm_backward(float *grads, float *acts, const float *params, const f
             dscores[i * K + y[i]] = -inv_b;
         }
     }
-    model_dense_backward(NULL, grads, grads + K * D, dscores, x, params, B, D, K);
+    model_dense_backward(NULL, grads, grads + K * D, dscores, x, params, B, D, K, false);
 }
 
 const model_ops model_svm = {

@@ -624,6 +624,13 @@ const float *train_grad(const train *t, uint32_t w)
     return t->grad[w];
 }
 
+float *train_swap_grad(train *t, uint32_t w, float *spare)
+{
+    float *g = t->grad[w];
+    t->grad[w] = spare;
+    return g;
+}
+
 void train_init_worker(train *t, uint32_t w, gsl_rng *r)
 {
     t->cfg.ops->init_params(t->params[w], &t->cfg.model, r);
@@ -638,7 +645,6 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
         return SIM_OK;
     }
     data_sampler_next(t->sampler[w], r, t->x, t->y, NULL);
-    sim_tensor_zero(t->grad[w], c->num_params);
     *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     if (!isfinite(*loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);

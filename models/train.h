@@ -85,6 +85,11 @@ float *train_params(train *t, uint32_t w);
 /* Worker w's gradient from its last train_gradient call. */
 const float *train_grad(const train *t, uint32_t w);
 
+/* Hands worker w's gradient buffer to the caller, who owns it from now on, and makes `spare`
+ * (num_params floats from sim_tensor_alloc, now owned by t) the buffer its next gradient is
+ * computed into. */
+float *train_swap_grad(train *t, uint32_t w, float *spare);
+
 /* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
  * parameters as they are now, into its gradient buffer, and stores the minibatch's mean
  * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite, or if it exceeds 1000 times

@@ -1,10 +1,12 @@
 /* vector: a bare parameter vector for averaging-only runs (DESIGN 6b).
  *
- * Parameters: x (dim). There is no data and no loss: forward returns 0 and backward adds
- * nothing, so every gradient is zero and only the protocol's averaging moves the values.
+ * Parameters: x (dim). There is no data and no loss: forward returns 0 and backward writes
+ * zeros, so every gradient is zero and only the protocol's averaging moves the values.
  * init_params fills x with N(0, 1) draws (init "normal", the default) or zeros ("zero"); the
  * runtime calls it once per worker with that worker's own stream. Kept out of the trainable
  * models' list (model_at): it is found by name only. */
+#include <string.h>
+
 #include <gsl/gsl_randist.h>
 
 #include "models/model.h"
@@ -64,13 +66,12 @@ static double vector_forward(float *acts, const float *params, const float *x, c
 static void vector_backward(float *grads, float *acts, const float *params, const float *x,
                             const uint8_t *y, size_t B, const model_config *cfg)
 {
-    (void)grads; /* adds zero */
     (void)acts;
     (void)params;
     (void)x;
     (void)y;
     (void)B;
-    (void)cfg;
+    memset(grads, 0, cfg->dim * sizeof(*grads)); /* the gradient is zero */
 }
 
 const model_ops model_vector = {

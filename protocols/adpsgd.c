@@ -27,11 +27,14 @@
  * changes only at its own commits), so the request travels without a snapshot (same bytes on
  * the wire, half the snapshots in flight). Likewise a serving passive worker leaves its model
  * alone (its gradients wait in its pending sum), so the snapshot it sent is still its model at
- * the commit (tested). Passive workers never initiate: they apply their gradients after each
- * average they serve, when they stop serving with nobody queued, and directly at the end of an
- * iteration while not serving. An active worker that received gradients during an exchange
- * starts the next one right after the commit, so there is at most one exchange per gradient and
- * averaging keeps pace with computation.
+ * the commit: the reply carries an alias of x_j (sim_ctx_send_params), never copied, which
+ * the runtime confirms in O(1) at the commit, and both ends average in one pass. (A passive
+ * worker that failed and recovered while its reply was in flight may have written x_j: the
+ * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
+ * workers never initiate: they apply their gradients after each average they serve, when they stop
+ * serving with nobody queued, and directly at the end of an iteration while not serving. An active
+ * worker that received gradients during an exchange starts the next one right after the commit, so
+ * there is at most one exchange per gradient and averaging keeps pace with computation.
  *
  * Deadlock freedom: active workers wait only for passive ones, which never wait. Failures
  * cannot stall it either. An exchange not committed within exchange_timeout_ms is abandoned and
@@ -101,8 +104,7 @@ typedef struct adpsgd {
     ad_request *queue;       /* (g.edges) a passive worker's FIFO, one slot per neighbour */
     ad_worker *w;            /* (n) */
     size_t nparams;          /* floats per model, 0 when timing-only */
-    size_t stride;           /* floats per accumulator row (nparams rounded up) */
-    float *acc;              /* (n, stride) pending gradient sums, NULL when timing-only */
+    float **acc;             /* (n) pending gradient sums, each nparams; NULL when timing-only */
     uint64_t bytes;          /* S */
     sim_time now_ns;         /* time of the last event handled */
     uint64_t exchanges;      /* committed exchanges */
@@ -125,11 +127,6 @@ static bool is_passive(uint32_t w)
 static uint32_t degree(const adpsgd *st, uint32_t w)
 {
     return graph_out_degree(&st->g, w);
-}
-
-static float *acc_of(const adpsgd *st, uint32_t w)
-{
-    return st->acc + (size_t)w * st->stride;
 }
 
 /* ---- graph ---- */
@@ -187,7 +184,9 @@ static void ad_fini(void *state)
     graph_fini(&st->g);
     free(st->queue);
     free(st->w);
-    sim_tensor_free(st->acc);
+    for (uint32_t w = 0; st->acc != NULL && w < st->n; w++)
+        sim_tensor_free(st->acc[w]);
+    free(st->acc);
 }
 
 /* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest
@@ -221,12 +220,12 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
     st->timeout_ns =
         st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6) : auto_timeout(st, ctx);
     if (st->nparams > 0) {
-        st->stride = (st->nparams + FLOAT_ALIGN - 1) / FLOAT_ALIGN * FLOAT_ALIGN;
-        if (st->stride > SIZE_MAX / sizeof(float) / st->n)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "adpsgd: accumulators too large");
-        st->acc = sim_tensor_alloc((size_t)st->n * st->stride);
+        st->acc = calloc(st->n, sizeof(*st->acc));
         if (st->acc == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        for (uint32_t w = 0; w < st->n; w++)
+            if ((st->acc[w] = sim_tensor_alloc(st->nparams)) == NULL)
+                return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
     for (uint32_t w = 0; w < st->n; w++) {
         if (sim_ctx_down(ctx, w))
@@ -244,11 +243,12 @@ static void add_gradient(adpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     ad_worker *a = &st->w[w];
     if (st->acc != NULL) {
-        const float *g = sim_ctx_grad(ctx, w);
+        /* The first gradient is taken, not copied: the accumulator's buffer becomes the one
+         * the next gradient is computed into. */
         if (a->pending == 0)
-            sim_tensor_copy(acc_of(st, w), g, st->nparams);
+            st->acc[w] = sim_ctx_take_grad(ctx, w, st->acc[w]);
         else
-            sim_tensor_axpy(acc_of(st, w), 1.0f, g, st->nparams);
+            sim_tensor_axpy(st->acc[w], 1.0f, sim_ctx_grad(ctx, w), st->nparams);
     }
     a->pending++;
 }
@@ -259,7 +259,7 @@ static void apply_pending(adpsgd *st, sim_ctx *ctx, uint32_t w)
     if (st->w[w].pending == 0)
         return;
     if (st->acc != NULL)
-        sim_ctx_apply(ctx, w, acc_of(st, w));
+        sim_ctx_apply(ctx, w, st->acc[w]);
     st->w[w].pending = 0;
 }
 
@@ -313,7 +313,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
     st->w[j].serving_seq = seq;
     st->w[j].serve_ns = sim_ctx_now(ctx);
     msg_hdr h = { .kind = MSG_REPLY, .seq = seq };
-    return msg_send_model(ctx, j, i, st->bytes, h, sim_ctx_params(ctx, j), st->nparams, err);
+    return msg_send_params(ctx, j, i, st->bytes, h, err); /* copied on write: never here */
 }
 
 /* Passive worker j is free: it serves the first queued requester still waiting, or applies
@@ -381,11 +381,17 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, bool *more, 
         if (xj == NULL)
             return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: a reply without a model");
         float *xi = sim_ctx_params(ctx, i);
-        /* xj equals x_j now: a passive serving a request changes nothing until the commit
-         * (tests/test_adpsgd.c checks both ends' bits; an O(model) compare here would cost
-         * every run a pass over the model). */
-        sim_tensor_average_into(xi, xj, st->nparams);
-        sim_tensor_copy(sim_ctx_params(ctx, j), xi, st->nparams);
+        if (sim_ctx_payload_is_params(ctx, j)) {
+            /* The reply is still an alias of x_j (a serving passive worker writes nothing):
+             * both ends take the average in one pass, and x_j is never copied. */
+            sim_ctx_drop_payload(ctx);
+            sim_tensor_average_pair(xi, sim_ctx_params(ctx, j), st->nparams);
+        } else {
+            /* x_j changed since the reply left (j failed and recovered meanwhile): the
+             * snapshot counts, and j takes the same bits. */
+            sim_tensor_average_into(xi, xj, st->nparams);
+            sim_tensor_copy(sim_ctx_params(ctx, j), xi, st->nparams);
+        }
     }
     sim_time now = sim_ctx_now(ctx);
     sim_ctx_cancel(ctx, a->timer);

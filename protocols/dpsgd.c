@@ -261,8 +261,7 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return msg_send_model(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), sim_ctx_params(ctx, i),
-                          st->nparams, err);
+    return msg_send_params(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -448,8 +447,7 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_FETCH:
         if (!running(st, dst))
             return protocol_error(err, "request", dst, src, h.seq);
-        return msg_send_model(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k),
-                              sim_ctx_params(ctx, dst), st->nparams, err);
+        return msg_send_params(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), err);
     case MSG_REPLY:
         if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
             return protocol_error(err, "reply", dst, src, h.seq);

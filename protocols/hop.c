@@ -432,8 +432,7 @@ static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t
         if (!is_up(st, o))
             continue;
         st->updates_sent++;
-        int rc = msg_send_model(ctx, i, o, st->bytes, hdr(kind, tag), sim_ctx_params(ctx, i),
-                                st->nparams, err);
+        int rc = msg_send_params(ctx, i, o, st->bytes, hdr(kind, tag), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -773,10 +772,9 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             return try_start(st, ctx, w, err);
         }
         case MSG_JOIN: /* answered at once, also while joining itself */
-            return msg_send_model(
+            return msg_send_params(
                 ctx, w, src, st->bytes,
-                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k),
-                sim_ctx_params(ctx, w), st->nparams, err);
+                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k), err);
         case MSG_REPLY:
         case MSG_REPLY_AT:
             return on_reply(st, ctx, w, src, h.seq, h.kind == MSG_REPLY_AT, err);

@@ -51,4 +51,13 @@ static inline int msg_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint6
                               err);
 }
 
+/* msg_send with worker src's whole model travelling with the message, copied on write
+ * (sim_ctx_send_params). */
+static inline int msg_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
+                                  msg_hdr h, sim_err *err)
+{
+    return sim_ctx_send_params(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind,
+                               err);
+}
+
 #endif

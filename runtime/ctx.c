@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/outputs.h"
+#include "runtime/snap.h"
 #include "runtime/state.h"
 #include "sim/rng.h"
 #include "sim/tensor.h"
@@ -71,7 +72,20 @@ size_t sim_ctx_num_params(const sim_ctx *ctx)
 
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
 {
+    if (ctx->tr == NULL)
+        return NULL;
+    snap_before_write(ctx, w);
+    return train_params(ctx->tr, w);
+}
+
+const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w)
+{
     return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
+}
+
+float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare)
+{
+    return ctx->tr != NULL ? train_swap_grad(ctx->tr, w, spare) : NULL;
 }
 
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
@@ -81,8 +95,10 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
 
 void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
 {
-    if (ctx->tr != NULL)
-        train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
+    if (ctx->tr == NULL)
+        return;
+    snap_before_write(ctx, w);
+    train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
 }
 
 double sim_ctx_lr(const sim_ctx *ctx)
@@ -97,8 +113,10 @@ double sim_ctx_momentum(const sim_ctx *ctx)
 
 void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum)
 {
-    if (ctx->tr != NULL)
-        train_apply_with(ctx->tr, w, grad, lr, momentum);
+    if (ctx->tr == NULL)
+        return;
+    snap_before_write(ctx, w);
+    train_apply_with(ctx->tr, w, grad, lr, momentum);
 }
 
 void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
@@ -162,9 +180,9 @@ uint32_t sim_ctx_hold(sim_ctx *ctx)
     return ctx->payload_handle;
 }
 
-const float *sim_ctx_held(const sim_ctx *ctx, uint32_t h)
+const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
-    return sim_tensor_pool_data(ctx->snapshots, h);
+    return snap_data(ctx, h);
 }
 
 void sim_ctx_release(sim_ctx *ctx, uint32_t h)
@@ -173,7 +191,26 @@ void sim_ctx_release(sim_ctx *ctx, uint32_t h)
         return;
     assert(ctx->held > 0);
     ctx->held--;
-    sim_tensor_pool_put(ctx->snapshots, h);
+    snap_unref(ctx, h);
+}
+
+bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w)
+{
+    return ctx->payload != NULL && snap_is_alias_of(ctx, ctx->payload_handle, w);
+}
+
+void sim_ctx_drop_payload(sim_ctx *ctx)
+{
+    if (ctx->payload == NULL || ctx->payload_held)
+        return;
+    ctx->payload_held = true; /* the runner must not release it again */
+    ctx->payload = NULL;
+    snap_unref(ctx, ctx->payload_handle);
+}
+
+uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx)
+{
+    return ctx->copies_on_write;
 }
 
 size_t sim_ctx_held_count(const sim_ctx *ctx)
@@ -261,14 +298,33 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
                                "%s: a snapshot of %zu floats exceeds the "
                                "model's %zu",
                                ctx->proto->name, n, train_num_params(ctx->tr));
-        int rc = sim_tensor_pool_get(ctx->snapshots, &msg.payload, err);
+        int rc = snap_copy(ctx, params, n, &msg.payload, err);
         if (rc != SIM_OK)
             return rc;
-        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, msg.payload), params, n);
     }
     int rc = send(ctx, &msg, err);
     if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
-        sim_tensor_pool_put(ctx->snapshots, msg.payload);
+        snap_unref(ctx, msg.payload);
+    return rc;
+}
+
+int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                        uint64_t arg, sim_err *err)
+{
+    sim_net_msg msg = { .src = src,
+                        .dst = dst,
+                        .bytes = bytes,
+                        .tag = tag,
+                        .arg = arg,
+                        .payload = SIM_NET_NO_PAYLOAD };
+    if (ctx->snapshots != NULL && src < ctx->nworkers) {
+        int rc = snap_alias(ctx, src, &msg.payload, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    int rc = send(ctx, &msg, err);
+    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
+        snap_unref(ctx, msg.payload);
     return rc;
 }
 

@@ -85,13 +85,26 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
 /* Floats in one model (the parameter block every worker holds). */
 size_t sim_ctx_num_params(const sim_ctx *ctx);
 
-/* Worker w's parameters, which the protocol may read and average into. */
+/* Worker w's parameters, which the protocol may read and average into. The pointer is for
+ * writing: a snapshot of w's model still in flight (sim_ctx_send_params) gets its copy now
+ * (copy on write, runtime/snap.h), so write w's parameters only through a pointer taken after
+ * the last such send. */
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w);
+
+/* Worker w's parameters, read-only: no copy is made. Valid until w's parameters change. */
+const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w);
 
 /* The gradient of worker w's last iteration: computed on its own minibatch, on its
  * parameters as they were when that iteration started. Valid from its SIM_EV_COMPUTED
  * until it starts another iteration. */
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
+
+/* Takes worker w's gradient buffer (the one sim_ctx_grad returns: the protocol owns it from
+ * now on, to keep as a pending sum without copying it) and gives the runtime `spare` in its
+ * place, a buffer of num_params floats from sim_tensor_alloc that the runtime now owns and
+ * computes w's next gradient into. sim_ctx_grad(ctx, w) is undefined until that next
+ * gradient. NULL with the timing-only model. */
+float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare);
 
 /* One optimizer step on worker w's parameters with `grad` (num_params floats), with w's
  * momentum and the scheduled learning rate: sim_ctx_apply_with(ctx, w, grad, sim_ctx_lr(ctx),
@@ -121,9 +134,30 @@ void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor);
 int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                        uint64_t arg, const float *params, size_t n, sim_err *err);
 
+/* Like sim_ctx_send_model with worker src's whole model, without a copy: the message carries
+ * an alias of src's parameters, shared by every message of src's model sent before its next
+ * write, and copied only if src's parameters are written while it is still referenced (copy on
+ * write, runtime/snap.h). The receiver sees the bits src had at the send either way. */
+int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                        uint64_t arg, sim_err *err);
+
 /* The snapshot carried by the SIM_EV_MSG being handled, or NULL if it carries none. Valid
- * only during that on_event call unless held (below): average it into your own buffers. */
+ * only during that on_event call unless held (below): average it into your own buffers. After
+ * writing the sender's own parameters (sim_ctx_params of the sender), call it again. */
 const float *sim_ctx_payload(const sim_ctx *ctx);
+
+/* True when the payload being handled is worker w's whole model as it is now: sent with
+ * sim_ctx_send_params and not written since. The protocol may then drop the payload and use
+ * w's parameters in its place, writing them in the same pass without a copy being made. */
+bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w);
+
+/* Releases the payload being handled before the handler ends (it must not be held): the
+ * pointer sim_ctx_payload gave is invalid from now on. */
+void sim_ctx_drop_payload(sim_ctx *ctx);
+
+/* Snapshots copied because their worker's parameters were written while they were in flight
+ * (for tests and reports). */
+uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx);
 
 /* Keeps the snapshot of the SIM_EV_MSG being handled past the handler (an update queue):
  * returns its handle, or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot
@@ -133,7 +167,7 @@ const float *sim_ctx_payload(const sim_ctx *ctx);
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
 /* The floats of held snapshot h (num_params of them). */
-const float *sim_ctx_held(const sim_ctx *ctx, uint32_t h);
+const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
 
 /* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */
 void sim_ctx_release(sim_ctx *ctx, uint32_t h);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "runtime/outputs.h"
+#include "runtime/snap.h"
 #include "runtime/state.h"
 #include "sim/plot.h"
 #include "sim/rng.h"
@@ -45,7 +46,7 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     pev.arg[2] = msg.arg;
     pev.arg[3] = msg.payload;
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
-        ctx->payload = sim_tensor_pool_data(ctx->snapshots, msg.payload);
+        ctx->payload = snap_data(ctx, msg.payload);
         ctx->payload_handle = msg.payload;
         ctx->payload_held = false;
     }
@@ -53,7 +54,7 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
         ctx->payload = NULL;
         if (!ctx->payload_held)
-            sim_tensor_pool_put(ctx->snapshots, msg.payload);
+            snap_unref(ctx, msg.payload);
     }
     return rc;
 }
@@ -259,7 +260,7 @@ static void on_drop(void *ud, const sim_net_msg *msg)
 {
     sim_ctx *ctx = ud;
     if (msg->payload != SIM_NET_NO_PAYLOAD)
-        sim_tensor_pool_put(ctx->snapshots, msg->payload);
+        snap_unref(ctx, msg->payload);
 }
 
 static int schedule_start(sim_ctx *ctx, sim_err *err)
@@ -340,6 +341,9 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     ctx->snapshots = sim_tensor_pool_create(train_num_params(ctx->tr), ctx->nworkers, err);
     if (ctx->snapshots == NULL)
         return err->code;
+    rc = snap_init(ctx, err);
+    if (rc != SIM_OK)
+        return rc;
     sim_net_set_drop_fn(ctx->net, on_drop, ctx);
     return SIM_OK;
 }
@@ -384,6 +388,7 @@ static void teardown(sim_ctx *ctx)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
     train_destroy(ctx->tr);
+    snap_fini(ctx);
     sim_tensor_pool_destroy(ctx->snapshots);
     sim_tensor_free(ctx->mean);
     free(ctx->live);

@@ -53,7 +53,14 @@ struct sim_ctx {
     uint32_t payload_handle;    /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
     bool payload_held;          /* the handler kept it (sim_ctx_hold) */
     size_t held;                /* snapshots held by the protocol now */
-    worker_acct *acct;          /* (workers) */
+    /* Copy on write (runtime/snap.h). */
+    uint32_t *snap_of;        /* (workers) the worker's alias snapshot, or SIM_CTX_NO_SNAPSHOT */
+    uint32_t *snap_refs;      /* (snap_cap) references per pool handle */
+    uint32_t *snap_owner;     /* (snap_cap) the worker a handle aliases, or UINT32_MAX */
+    size_t snap_cap;          /* handles the two tables cover */
+    bool snap_check;          /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
+    uint64_t copies_on_write; /* aliases copied because their worker was written */
+    worker_acct *acct;        /* (workers) */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t iterations, samples;

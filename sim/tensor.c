@@ -96,6 +96,15 @@ void sim_tensor_average_into(float *restrict x, const float *restrict y, size_t 
         x[i] = (x[i] + y[i]) * 0.5f;
 }
 
+void sim_tensor_average_pair(float *restrict x, float *restrict y, size_t n)
+{
+    size_t m = vec_len(n);
+    for (size_t i = 0; i < m; i++)
+        x[i] = y[i] = (x[i] + y[i]) * 0.5f;
+    for (size_t i = m; i < n; i++)
+        x[i] = y[i] = (x[i] + y[i]) * 0.5f;
+}
+
 void sim_tensor_triad(float *restrict a, const float *restrict b, const float *restrict c, float s,
                       size_t n)
 {

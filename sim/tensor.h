@@ -58,6 +58,10 @@ void sim_tensor_average(float *restrict out, const float *restrict a, const floa
 /* x = (x + y) * 0.5f in place; bitwise equal to sim_tensor_average(out, x, y, n). */
 void sim_tensor_average_into(float *restrict x, const float *restrict y, size_t n);
 
+/* x = y = (x + y) * 0.5 in one pass: the bits of sim_tensor_average_into(x, y) followed by a
+ * copy of x into y (a pairwise exchange where both ends keep the average). */
+void sim_tensor_average_pair(float *restrict x, float *restrict y, size_t n);
+
 /* a = b + s * c, the STREAM triad: the bandwidth reference for the other kernels. */
 void sim_tensor_triad(float *restrict a, const float *restrict b, const float *restrict c, float s,
                       size_t n);

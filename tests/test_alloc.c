@@ -1,4 +1,4 @@
-/* Steady-state allocation: a training step (minibatch, zeroed gradients, forward, backward,
+/* Steady-state allocation: a training step (minibatch, forward, backward writing the gradients,
  * optimizer) and the tensor kernels call no allocator, as STYLE.md section 1 requires.
  *
  * The executable defines the allocator itself: malloc, calloc, realloc, reallocarray, free,
@@ -283,7 +283,6 @@ static void trainer_fini(trainer *t)
 static double trainer_step(trainer *t)
 {
     data_sampler_next(t->sampler, t->r, t->x, t->y, t->ids);
-    sim_tensor_zero(t->grads, t->n_params);
     double loss = t->ops->forward(t->acts, t->params, t->x, t->y, BATCH, &t->cfg);
     t->ops->backward(t->grads, t->acts, t->params, t->x, t->y, BATCH, &t->cfg);
     optim_step(t->params, t->velocity, t->grads, t->n_params, t->opt.lr, &t->opt);

@@ -1,9 +1,11 @@
-/* The context v2 and the ops table's hooks, through a tiny protocol defined here: snapshots
- * held past the handler, explicit-rate steps and momentum scaling, the per-evaluation hook
- * (protocol.csv), the memory estimate, and the round boundary of synchronous protocols;
- * plus the two training-semantics fixes checked on allreduce and localsgd (replicas equal at
- * the end of an epoch- or iteration-stopped run, and under every learning-rate schedule). */
+/* The context v2 and the ops table's hooks, through tiny protocols defined here: snapshots
+ * held past the handler, snapshots copied on write, explicit-rate steps and momentum scaling, the
+ * per-evaluation hook (protocol.csv), the memory estimate, and the round boundary of synchronous
+ * protocols; plus the two training-semantics fixes checked on allreduce and localsgd (replicas
+ * equal at the end of an epoch- or iteration-stopped run, and under every learning-rate schedule).
+ */
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +160,148 @@ START_TEST(held_snapshots_outlive_the_handler_unchanged)
 }
 END_TEST
 
+/* ---- copy on write: worker 0 sends its model to workers 1, 2 and 3 without a copy ---- */
+
+enum {
+    COW_NO_WRITE = 0, /* nobody writes worker 0: no copy at all */
+    COW_WRITE = 1,    /* worker 0 is written through sim_ctx_params after the first delivery */
+    COW_BEHIND = 2    /* ... through a read-only view: the check must catch it */
+};
+
+typedef struct cow {
+    int mode;
+    float sent[64]; /* worker 0's model at the sends */
+    size_t P;
+    int delivered, equal, alias_first, alias_after, view_first;
+    uint64_t copies_after; /* copies on write after the first delivery's write */
+} cow;
+
+static int cow_start(cow *st, int mode, sim_ctx *ctx, sim_err *err)
+{
+    st->mode = mode;
+    st->P = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(st->P, 64);
+    memcpy(st->sent, sim_ctx_params_view(ctx, 0), st->P * sizeof(float));
+    for (uint32_t w = 1; w < 4; w++) {
+        msg_hdr h = { .channel = 1, .kind = 1, .seq = w };
+        int rc = msg_send_params(ctx, 0, w, 1000, h, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    ck_assert_uint_eq(sim_ctx_copies_on_write(ctx), 0);
+    return SIM_OK;
+}
+
+static int cow_start_no_write(void *state, sim_ctx *ctx, sim_err *err)
+{
+    return cow_start(state, COW_NO_WRITE, ctx, err);
+}
+
+static int cow_start_write(void *state, sim_ctx *ctx, sim_err *err)
+{
+    return cow_start(state, COW_WRITE, ctx, err);
+}
+
+static int cow_start_behind(void *state, sim_ctx *ctx, sim_err *err)
+{
+    return cow_start(state, COW_BEHIND, ctx, err);
+}
+
+static int cow_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    cow *st = state;
+    if (ev->kind != SIM_EV_MSG)
+        return SIM_OK;
+    if (st->delivered++ == 0) {
+        st->alias_first = sim_ctx_payload_is_params(ctx, 0);
+        st->view_first = sim_ctx_payload(ctx) == sim_ctx_params_view(ctx, 0);
+        if (st->mode == COW_WRITE)
+            sim_tensor_scale(sim_ctx_params(ctx, 0), 2.5f, st->P);
+        else if (st->mode == COW_BEHIND)
+            sim_tensor_scale((float *)sim_ctx_params_view(ctx, 0), 2.5f, st->P);
+        st->alias_after = sim_ctx_payload_is_params(ctx, 0);
+        st->copies_after = sim_ctx_copies_on_write(ctx);
+    }
+    st->equal += memcmp(sim_ctx_payload(ctx), st->sent, st->P * sizeof(float)) == 0;
+    return SIM_OK;
+}
+
+static void cow_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    const cow *st = state;
+    sim_report_add(out, "delivered", (double)st->delivered);
+    sim_report_add(out, "equal", (double)st->equal);
+    sim_report_add(out, "alias_first", (double)st->alias_first);
+    sim_report_add(out, "view_first", (double)st->view_first);
+    sim_report_add(out, "alias_after", (double)st->alias_after);
+    sim_report_add(out, "copies_after", (double)st->copies_after);
+    sim_report_add(out, "copies_end", (double)sim_ctx_copies_on_write(ctx));
+    sim_report_add(out, "held_end", (double)sim_ctx_held_count(ctx));
+}
+
+#define COW_OPS(start_fn)                                                       \
+    {                                                                           \
+        .name = "cow", .summary = "test protocol", .state_size = sizeof(cow),   \
+        .configure = pr_configure, .start = start_fn, .on_event = cow_on_event, \
+        .report = cow_report                                                    \
+    }
+
+static const proto_ops cow_ops[] = { COW_OPS(cow_start_no_write), COW_OPS(cow_start_write),
+                                     COW_OPS(cow_start_behind) };
+
+/* Runs the copy-on-write probe in `mode` and returns its output directory. */
+static char *run_cow(int mode)
+{
+    const char *sets[] = { "stop.time_s=0.3" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = load_probe(sets, 1, &err);
+    char *dir = harness_tmpdir("cow");
+    sim_run_options opt = { .out_dir = dir };
+    ck_assert_int_eq(sim_run(sc, &cow_ops[mode], &opt, NULL, &err), SIM_OK);
+    sim_scenario_destroy(sc);
+    return dir;
+}
+
+START_TEST(a_model_sent_to_three_peers_and_never_written_is_never_copied)
+{
+    char *dir = run_cow(COW_NO_WRITE);
+    ck_assert_double_eq(harness_summary_number(dir, "delivered"), 3);
+    ck_assert_double_eq(harness_summary_number(dir, "equal"), 3);
+    ck_assert_double_eq(harness_summary_number(dir, "alias_first"), 1);
+    ck_assert_double_eq(harness_summary_number(dir, "view_first"), 1);
+    ck_assert_double_eq(harness_summary_number(dir, "alias_after"), 1);
+    ck_assert_double_eq(harness_summary_number(dir, "copies_end"), 0);
+    ck_assert_double_eq(harness_summary_number(dir, "held_end"), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(a_write_while_the_model_is_in_flight_makes_one_copy_for_every_peer)
+{
+    char *dir = run_cow(COW_WRITE);
+    ck_assert_double_eq(harness_summary_number(dir, "delivered"), 3);
+    /* Every receiver reads the bits of the send, the written worker 0 notwithstanding. */
+    ck_assert_double_eq(harness_summary_number(dir, "equal"), 3);
+    ck_assert_double_eq(harness_summary_number(dir, "alias_first"), 1);
+    ck_assert_double_eq(harness_summary_number(dir, "alias_after"), 0);
+    ck_assert_double_eq(harness_summary_number(dir, "copies_after"), 1);
+    ck_assert_double_eq(harness_summary_number(dir, "copies_end"), 1);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A write through the read-only view changes the alias behind the runtime's back: the check
+ * (HETSIM_CHECK_SNAPSHOTS=1) aborts the run at the next read of the alias. */
+START_TEST(a_write_behind_the_runtime_is_caught_by_the_snapshot_check)
+{
+    setenv("HETSIM_CHECK_SNAPSHOTS", "1", 1);
+    char *dir = run_cow(COW_BEHIND);
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(a_protocol_memory_estimate_counts_in_the_check)
 {
     const char *sets[] = { "workers=3" };
@@ -256,6 +400,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, held_snapshots_outlive_the_handler_unchanged);
     tcase_add_test(tc, a_protocol_memory_estimate_counts_in_the_check);
     tcase_add_test(tc, the_runtime_reads_the_protocol_name_and_rejects_unknown_keys);
+    tcase_add_test(tc, a_model_sent_to_three_peers_and_never_written_is_never_copied);
+    tcase_add_test(tc, a_write_while_the_model_is_in_flight_makes_one_copy_for_every_peer);
+    tcase_add_test_raise_signal(tc, a_write_behind_the_runtime_is_caught_by_the_snapshot_check,
+                                SIGABRT);
     suite_add_tcase(s, tc);
     TCase *fix = tcase_create("fixes");
     tcase_add_test(fix, allreduce_replicas_are_equal_under_every_schedule);

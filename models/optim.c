@@ -112,3 +112,54 @@ void optim_step(float *restrict params, float *restrict velocity, const float *r
         params[i] -= rate * v;
     }
 }
+
+/* One element of a pair's average-then-step: p = a - rate v, v = mu v + (g + wd a). */
+#define PAIR_STEP(p, v, g, a) ((p) = (a)-rate * ((v) = mu * (v) + ((g) + wd * (a))))
+
+void optim_average_step_pair(float *restrict x, float *restrict y, float *restrict vx,
+                             float *restrict vy, const float *restrict gx, const float *restrict gy,
+                             size_t n, double lr, const optim_config *c)
+{
+    float rate = (float)lr, mu = (float)c->momentum, wd = (float)c->weight_decay;
+    if (vx == NULL || vy == NULL || (gx == NULL && gy == NULL)) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = y[i] = (x[i] + y[i]) * 0.5f;
+        if (gx != NULL)
+            optim_step(x, vx, gx, n, lr, c);
+        if (gy != NULL)
+            optim_step(y, vy, gy, n, lr, c);
+        return;
+    }
+    size_t m = n & ~(size_t)15;
+    if (gx != NULL && gy != NULL) {
+        for (size_t i = 0; i < m; i++) {
+            float a = (x[i] + y[i]) * 0.5f;
+            PAIR_STEP(x[i], vx[i], gx[i], a);
+            PAIR_STEP(y[i], vy[i], gy[i], a);
+        }
+        for (size_t i = m; i < n; i++) {
+            float a = (x[i] + y[i]) * 0.5f;
+            PAIR_STEP(x[i], vx[i], gx[i], a);
+            PAIR_STEP(y[i], vy[i], gy[i], a);
+        }
+        return;
+    }
+    /* One side steps: swap the roles so that x is the one. */
+    if (gx == NULL) {
+        float *t = x;
+        x = y;
+        y = t;
+        vx = vy;
+        gx = gy;
+    }
+    for (size_t i = 0; i < m; i++) {
+        float a = (x[i] + y[i]) * 0.5f;
+        y[i] = a;
+        PAIR_STEP(x[i], vx[i], gx[i], a);
+    }
+    for (size_t i = m; i < n; i++) {
+        float a = (x[i] + y[i]) * 0.5f;
+        y[i] = a;
+        PAIR_STEP(x[i], vx[i], gx[i], a);
+    }
+}

@@ -65,4 +65,13 @@ double optim_lr(const optim_config *c, double epoch);
 void optim_step(float *restrict params, float *restrict velocity, const float *restrict grad,
                 size_t n, double lr, const optim_config *c);
 
+/* Two models x and y (n floats each) both take their average a = (x + y) * 0.5, then each
+ * steps from a with its own velocity and gradient as optim_step would (a NULL gradient: no
+ * step for that side), in one pass: the bits of writing a into both and calling optim_step on
+ * each, with a third of the memory traffic less. Velocities may be NULL only when
+ * c->momentum == 0 (then the pass falls back to exactly those calls). */
+void optim_average_step_pair(float *restrict x, float *restrict y, float *restrict vx,
+                             float *restrict vy, const float *restrict gx, const float *restrict gy,
+                             size_t n, double lr, const optim_config *c);
+
 #endif

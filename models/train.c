@@ -703,6 +703,16 @@ void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double
     optim_step(t->params[w], velocity, grad, t->cfg.num_params, lr, &o);
 }
 
+void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, const float *gj,
+                             double epoch)
+{
+    assert(i != j);
+    float *vi = t->velocity != NULL ? t->velocity[i] : NULL;
+    float *vj = t->velocity != NULL ? t->velocity[j] : NULL;
+    optim_average_step_pair(t->params[i], t->params[j], vi, vj, gi, gj, t->cfg.num_params,
+                            optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
+}
+
 double train_momentum(const train *t)
 {
     return t->cfg.optim.momentum;

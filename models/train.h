@@ -104,6 +104,11 @@ void train_apply(train *t, uint32_t w, const float *grad, double epoch);
  * configured); without momentum buffers (configured momentum 0) the step has none. */
 void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double momentum);
 
+/* Workers i != j take the average of their parameters, then each applies its gradient (NULL:
+ * none) as train_apply would at progress `epoch`, in one pass (optim_average_step_pair). */
+void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, const float *gj,
+                             double epoch);
+
 /* The configured momentum coefficient. */
 double train_momentum(const train *t);
 

@@ -28,7 +28,8 @@
  * the wire, half the snapshots in flight). Likewise a serving passive worker leaves its model
  * alone (its gradients wait in its pending sum), so the snapshot it sent is still its model at
  * the commit: the reply carries an alias of x_j (sim_ctx_send_params), never copied, which
- * the runtime confirms in O(1) at the commit, and both ends average in one pass. (A passive
+ * the runtime confirms in O(1) at the commit, and both ends average and apply their pending
+ * sums in one pass (sim_ctx_average_pair_apply). (A passive
  * worker that failed and recovered while its reply was in flight may have written x_j: the
  * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
  * workers never initiate: they apply their gradients after each average they serve, when they stop
@@ -376,19 +377,23 @@ static int on_request(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t
 static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, bool *more, sim_err *err)
 {
     ad_worker *a = &st->w[i];
+    *more = a->pending > a->covered;
     if (st->nparams > 0) {
         const float *xj = sim_ctx_payload(ctx);
         if (xj == NULL)
             return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: a reply without a model");
-        float *xi = sim_ctx_params(ctx, i);
         if (sim_ctx_payload_is_params(ctx, j)) {
             /* The reply is still an alias of x_j (a serving passive worker writes nothing):
-             * both ends take the average in one pass, and x_j is never copied. */
+             * both ends take the average and apply their pending sums in one pass, and x_j
+             * is never copied. */
             sim_ctx_drop_payload(ctx);
-            sim_tensor_average_pair(xi, sim_ctx_params(ctx, j), st->nparams);
+            sim_ctx_average_pair_apply(ctx, i, j, st->w[i].pending > 0 ? st->acc[i] : NULL,
+                                       st->w[j].pending > 0 ? st->acc[j] : NULL);
+            st->w[i].pending = st->w[j].pending = 0;
         } else {
             /* x_j changed since the reply left (j failed and recovered meanwhile): the
              * snapshot counts, and j takes the same bits. */
+            float *xi = sim_ctx_params(ctx, i);
             sim_tensor_average_into(xi, xj, st->nparams);
             sim_tensor_copy(sim_ctx_params(ctx, j), xi, st->nparams);
         }
@@ -400,7 +405,6 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, bool *more, 
     st->cross += !is_passive(i) && is_passive(j) ? 1 : 0;
     st->exchange_s += (double)(now - a->sent_ns) / 1e9;
     st->max_wait_ns = now - a->wait_ns > st->max_wait_ns ? now - a->wait_ns : st->max_wait_ns;
-    *more = a->pending > a->covered;
     apply_pending(st, ctx, i);
     apply_pending(st, ctx, j);
     return SIM_OK;

@@ -119,6 +119,16 @@ void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, 
     train_apply_with(ctx->tr, w, grad, lr, momentum);
 }
 
+void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
+                                const float *gj)
+{
+    if (ctx->tr == NULL)
+        return;
+    snap_before_write(ctx, i);
+    snap_before_write(ctx, j);
+    train_average_step_pair(ctx->tr, i, j, gi, gj, sim_run_epoch(ctx));
+}
+
 void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
 {
     if (ctx->tr != NULL)

@@ -125,6 +125,13 @@ double sim_ctx_momentum(const sim_ctx *ctx);
  * no momentum whatever `momentum` says. */
 void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum);
 
+/* Workers i and j (i != j) both take the average of their parameters, (x_i + x_j) * 0.5,
+ * then each applies its gradient (NULL: none) with its own momentum at the scheduled rate, in
+ * one pass over the models: the bits of writing the average into both and calling
+ * sim_ctx_apply on each (a pairwise exchange such as AD-PSGD's commit). */
+void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
+                                const float *gj);
+
 /* Multiplies worker w's momentum buffer by `factor` (0 zeroes it); no-op without buffers. */
 void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor);
 

@@ -26,6 +26,45 @@ static optim_config config(double lr, double momentum, double weight_decay)
 
 /* ---- Steps ---- */
 
+/* The fused average-then-step gives the bits of the average written into both models and an
+ * optim_step on each (a body of 32 floats and a tail of 5), for every choice of gradients,
+ * with and without momentum buffers. */
+START_TEST(average_step_pair_is_the_average_then_two_steps_bit_for_bit)
+{
+    enum {
+        N = 37
+    };
+    float x0[N], y0[N], vx0[N], vy0[N], gx[N], gy[N];
+    for (size_t i = 0; i < N; i++) {
+        x0[i] = 0.3f * (float)i - 4.1f, y0[i] = 1.7f - 0.11f * (float)(i * i % 13);
+        vx0[i] = 0.05f * (float)(i % 7), vy0[i] = -0.02f * (float)i;
+        gx[i] = 0.9f - 0.07f * (float)i, gy[i] = 0.013f * (float)(i % 5) - 0.4f;
+    }
+    for (int mom = 0; mom < 2; mom++) {
+        optim_config c = config(0.37, mom ? 0.9 : 0.0, 1e-3);
+        for (int which = 0; which < 4; which++) {
+            const float *g1 = which & 1 ? gx : NULL, *g2 = which & 2 ? gy : NULL;
+            float x[N], y[N], vx[N], vy[N], rx[N], ry[N], rvx[N], rvy[N];
+            memcpy(x, x0, sizeof(x)), memcpy(y, y0, sizeof(y));
+            memcpy(vx, vx0, sizeof(vx)), memcpy(vy, vy0, sizeof(vy));
+            memcpy(rvx, vx0, sizeof(rvx)), memcpy(rvy, vy0, sizeof(rvy));
+            for (size_t i = 0; i < N; i++)
+                rx[i] = ry[i] = (x0[i] + y0[i]) * 0.5f;
+            if (g1 != NULL)
+                optim_step(rx, mom ? rvx : NULL, g1, N, 0.37, &c);
+            if (g2 != NULL)
+                optim_step(ry, mom ? rvy : NULL, g2, N, 0.37, &c);
+            optim_average_step_pair(x, y, mom ? vx : NULL, mom ? vy : NULL, g1, g2, N, 0.37, &c);
+            ck_assert_msg(memcmp(x, rx, sizeof(x)) == 0, "x, momentum %d, gradients %d", mom,
+                          which);
+            ck_assert_msg(memcmp(y, ry, sizeof(y)) == 0, "y, momentum %d, gradients %d", mom,
+                          which);
+            ck_assert(memcmp(vx, rvx, sizeof(vx)) == 0 && memcmp(vy, rvy, sizeof(vy)) == 0);
+        }
+    }
+}
+END_TEST
+
 START_TEST(momentum_steps_match_three_worked_by_hand)
 {
     optim_config c = config(0.1, 0.9, 0.0);
@@ -217,6 +256,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, momentum_steps_match_three_worked_by_hand);
     tcase_add_test(tc, weight_decay_adds_to_the_gradient_before_momentum);
     tcase_add_test(tc, zero_momentum_with_a_buffer_is_plain_sgd);
+    tcase_add_test(tc, average_step_pair_is_the_average_then_two_steps_bit_for_bit);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("schedules");

@@ -22,18 +22,39 @@
 /* OpenBLAS's own: a run is sequential and deterministic, so sgemm runs on one thread. */
 void openblas_set_num_threads(int n);
 
+/* Replicas share blocks (see train.h): a block is a parameter vector and its momentum buffer,
+ * shared by the workers on it, and it may remember the keyed step last taken from it. */
+enum {
+    NO_BLOCK = UINT32_MAX
+};
+
+typedef struct train_block {
+    float *p;          /* num_params */
+    float *v;          /* num_params, or NULL without momentum */
+    uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
+    uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
+    uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
+    const float *grad; /* (compared, never read) */
+    double lr, momentum;
+} train_block;
+
 struct train {
     train_config cfg;
     data_set train_set, test_set;
     data_partition part;
     data_sampler **sampler; /* (workers) */
-    float **params;         /* (workers) each num_params */
+    float **params;         /* (workers) the parameters of each worker's block */
     float **grad;           /* (workers) each num_params */
-    float **velocity;       /* (workers) each num_params, or NULL without momentum */
-    double *first_loss;     /* (workers) each worker's first minibatch loss, NaN before it */
-    float *x;               /* (max(batch, EVAL_BATCH), D) shared batch buffer */
-    uint8_t *y;             /* (max(batch, EVAL_BATCH)) */
-    float *acts;            /* (num_acts(max(batch, EVAL_BATCH))) shared workspace */
+    float **velocity;       /* (workers) the momentum buffer of each worker's block, or NULL
+                               without momentum */
+    train_block *blk;       /* (workers) blocks, as many as workers */
+    uint32_t *blk_of;       /* (workers) each worker's block */
+    uint32_t *blk_free;     /* (workers) stack of unused blocks */
+    uint32_t nfree;
+    double *first_loss; /* (workers) each worker's first minibatch loss, NaN before it */
+    float *x;           /* (max(batch, EVAL_BATCH), D) shared batch buffer */
+    uint8_t *y;         /* (max(batch, EVAL_BATCH)) */
+    float *acts;        /* (num_acts(max(batch, EVAL_BATCH))) shared workspace */
 };
 
 /* ---- reading the configuration ---- */
@@ -497,11 +518,15 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     t->params = calloc(n, sizeof(*t->params));
     t->grad = calloc(n, sizeof(*t->grad));
     t->velocity = t->cfg.optim.momentum > 0 ? calloc(n, sizeof(*t->velocity)) : NULL;
+    t->blk = calloc(n, sizeof(*t->blk));
+    t->blk_of = calloc(n, sizeof(*t->blk_of));
+    t->blk_free = calloc(n, sizeof(*t->blk_free));
     t->first_loss = calloc(n, sizeof(*t->first_loss));
     if (t->first_loss != NULL)
         for (size_t w = 0; w < n; w++)
             t->first_loss[w] = NAN;
     if (t->sampler == NULL || t->params == NULL || t->grad == NULL || t->first_loss == NULL ||
+        t->blk == NULL || t->blk_of == NULL || t->blk_free == NULL ||
         (t->cfg.optim.momentum > 0 && t->velocity == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     bool vector = t->cfg.ops == &model_vector;
@@ -511,23 +536,33 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
             vector ? NULL
                    : data_sampler_create(&t->train_set, p->index + p->offset[w],
                                          p->offset[w + 1] - p->offset[w], t->cfg.batch, err);
-        t->params[w] = sim_tensor_alloc(P);
+        t->blk[w].p = sim_tensor_alloc(P);
+        t->blk[w].next = NO_BLOCK;
         t->grad[w] = sim_tensor_alloc(P);
         if (t->velocity != NULL)
-            t->velocity[w] = sim_tensor_alloc(P);
-        if ((!vector && t->sampler[w] == NULL) || t->params[w] == NULL || t->grad[w] == NULL ||
-            (t->velocity != NULL && t->velocity[w] == NULL))
+            t->blk[w].v = sim_tensor_alloc(P);
+        if ((!vector && t->sampler[w] == NULL) || t->blk[w].p == NULL || t->grad[w] == NULL ||
+            (t->velocity != NULL && t->blk[w].v == NULL))
             return err->code != SIM_OK ? err->code
                                        : sim_err_set(err, SIM_ENOMEM, NULL,
                                                      "out of memory for %zu workers' tensors", n);
     }
-    t->cfg.ops->init_params(t->params[0], &t->cfg.model, init);
-    for (size_t w = 1; w < n; w++) {
-        if (t->cfg.independent_init)
-            t->cfg.ops->init_params(t->params[w], &t->cfg.model, init);
-        else
-            sim_tensor_copy(t->params[w], t->params[0], P);
+    /* One shared block when the replicas start equal; one each otherwise. */
+    bool shared = !t->cfg.independent_init && !vector;
+    for (size_t w = 0; w < n; w++) {
+        uint32_t b = shared ? 0 : (uint32_t)w;
+        t->blk_of[w] = b;
+        t->blk[b].refs++;
+        t->params[w] = t->blk[b].p;
+        if (t->velocity != NULL)
+            t->velocity[w] = t->blk[b].v;
     }
+    for (size_t b = n; b-- > 0;)
+        if (t->blk[b].refs == 0)
+            t->blk_free[t->nfree++] = (uint32_t)b;
+    t->cfg.ops->init_params(t->params[0], &t->cfg.model, init);
+    for (size_t w = 1; w < n && t->cfg.independent_init; w++)
+        t->cfg.ops->init_params(t->params[w], &t->cfg.model, init);
     return SIM_OK;
 }
 
@@ -576,13 +611,16 @@ void train_destroy(train *t)
     for (size_t w = 0; w < t->cfg.workers; w++) {
         if (t->sampler != NULL)
             data_sampler_destroy(t->sampler[w]);
-        if (t->params != NULL)
-            sim_tensor_free(t->params[w]);
+        if (t->blk != NULL) {
+            sim_tensor_free(t->blk[w].p);
+            sim_tensor_free(t->blk[w].v);
+        }
         if (t->grad != NULL)
             sim_tensor_free(t->grad[w]);
-        if (t->velocity != NULL)
-            sim_tensor_free(t->velocity[w]);
     }
+    free(t->blk);
+    free(t->blk_of);
+    free(t->blk_free);
     free(t->sampler);
     free(t->params);
     free(t->grad);
@@ -595,6 +633,74 @@ void train_destroy(train *t)
     data_fini(&t->train_set);
     data_fini(&t->test_set);
     free(t);
+}
+
+/* ---- shared blocks ---- */
+
+/* Drops one reference to block b; unused blocks return to the stack, with the references of
+ * their keyed steps. */
+static void blk_unref(train *t, uint32_t b)
+{
+    while (b != NO_BLOCK && --t->blk[b].refs == 0) {
+        uint32_t next = t->blk[b].next;
+        t->blk[b].next = NO_BLOCK;
+        t->blk_free[t->nfree++] = b;
+        b = next;
+    }
+}
+
+/* Block b forgets its keyed step (its contents are about to change, or room is needed). */
+static void blk_forget(train *t, uint32_t b)
+{
+    uint32_t next = t->blk[b].next;
+    t->blk[b].next = NO_BLOCK;
+    blk_unref(t, next);
+}
+
+static void move_to(train *t, uint32_t w, uint32_t b)
+{
+    uint32_t old = t->blk_of[w];
+    t->blk[b].refs++;
+    t->blk_of[w] = b;
+    t->params[w] = t->blk[b].p;
+    if (t->velocity != NULL)
+        t->velocity[w] = t->blk[b].v;
+    blk_unref(t, old);
+}
+
+/* An unused block. There always is one when worker w's block has other references: blocks
+ * held only by keyed steps are let go first, and then every used block has a worker of its
+ * own, so w and another worker sharing one leave a block unused. */
+static uint32_t blk_take(train *t)
+{
+    for (uint32_t b = 0; t->nfree == 0 && b < t->cfg.workers; b++)
+        if (t->blk[b].refs > 0)
+            blk_forget(t, b);
+    assert(t->nfree > 0);
+    uint32_t b = t->blk_free[--t->nfree];
+    t->blk[b].refs = 0;
+    t->blk[b].next = NO_BLOCK;
+    return b;
+}
+
+/* Worker w is about to write its block: it gets one of its own if the block is shared (a copy
+ * of parameters and momentum), and the block forgets its keyed step. */
+static void own(train *t, uint32_t w)
+{
+    uint32_t b = t->blk_of[w];
+    if (t->blk[b].refs > 1) {
+        blk_forget(t, b);
+        if (t->blk[b].refs > 1) {
+            uint32_t nb = blk_take(t);
+            size_t P = t->cfg.num_params;
+            sim_tensor_copy(t->blk[nb].p, t->blk[b].p, P);
+            if (t->velocity != NULL)
+                sim_tensor_copy(t->blk[nb].v, t->blk[b].v, P);
+            move_to(t, w, nb);
+            return;
+        }
+    }
+    blk_forget(t, b);
 }
 
 /* ---- queries and steps ---- */
@@ -624,6 +730,17 @@ const float *train_grad(const train *t, uint32_t w)
     return t->grad[w];
 }
 
+float *train_params_write(train *t, uint32_t w)
+{
+    own(t, w);
+    return t->params[w];
+}
+
+uint32_t train_blocks_in_use(const train *t)
+{
+    return (uint32_t)(t->cfg.workers - t->nfree);
+}
+
 float *train_swap_grad(train *t, uint32_t w, float *spare)
 {
     float *g = t->grad[w];
@@ -633,6 +750,7 @@ float *train_swap_grad(train *t, uint32_t w, float *spare)
 
 void train_init_worker(train *t, uint32_t w, gsl_rng *r)
 {
+    own(t, w);
     t->cfg.ops->init_params(t->params[w], &t->cfg.model, r);
 }
 
@@ -691,12 +809,14 @@ double train_lr(const train *t, double epoch)
 
 void train_apply(train *t, uint32_t w, const float *grad, double epoch)
 {
+    own(t, w);
     optim_step(t->params[w], t->velocity != NULL ? t->velocity[w] : NULL, grad, t->cfg.num_params,
                optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
 }
 
 void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double momentum)
 {
+    own(t, w);
     optim_config o = t->cfg.optim;
     float *velocity = t->velocity != NULL ? t->velocity[w] : NULL;
     o.momentum = velocity != NULL ? momentum : 0.0;
@@ -707,10 +827,47 @@ void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, 
                              double epoch)
 {
     assert(i != j);
+    own(t, i);
+    own(t, j);
     float *vi = t->velocity != NULL ? t->velocity[i] : NULL;
     float *vj = t->velocity != NULL ? t->velocity[j] : NULL;
     optim_average_step_pair(t->params[i], t->params[j], vi, vj, gi, gj, t->cfg.num_params,
                             optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
+}
+
+void train_apply_keyed(train *t, uint32_t w, const float *grad, double lr, double momentum,
+                       uint64_t key)
+{
+    uint32_t b = t->blk_of[w];
+    train_block *k = &t->blk[b];
+    if (k->next != NO_BLOCK && k->key == key && k->grad == grad && k->lr == lr &&
+        k->momentum == momentum) {
+        move_to(t, w, k->next); /* another worker on this block took this step already */
+        return;
+    }
+    blk_forget(t, b);
+    if (t->blk[b].refs == 1) { /* alone on it: in place */
+        train_apply_with(t, w, grad, lr, momentum);
+        return;
+    }
+    /* The step, from the shared block into a new one that the others will follow. */
+    uint32_t nb = blk_take(t);
+    size_t P = t->cfg.num_params;
+    train_block *d = &t->blk[nb];
+    k = &t->blk[b];
+    sim_tensor_copy(d->p, k->p, P);
+    optim_config o = t->cfg.optim;
+    o.momentum = d->v != NULL ? momentum : 0.0;
+    if (d->v != NULL)
+        sim_tensor_copy(d->v, k->v, P);
+    optim_step(d->p, d->v, grad, P, lr, &o);
+    k->next = nb;
+    k->key = key;
+    k->grad = grad;
+    k->lr = lr;
+    k->momentum = momentum;
+    d->refs = 1; /* the keyed step's reference */
+    move_to(t, w, nb);
 }
 
 double train_momentum(const train *t)
@@ -720,8 +877,10 @@ double train_momentum(const train *t)
 
 void train_scale_momentum(train *t, uint32_t w, float factor)
 {
-    if (t->velocity != NULL)
-        sim_tensor_scale(t->velocity[w], factor, t->cfg.num_params);
+    if (t->velocity == NULL)
+        return;
+    own(t, w);
+    sim_tensor_scale(t->velocity[w], factor, t->cfg.num_params);
 }
 
 void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy)

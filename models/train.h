@@ -5,9 +5,16 @@
  * unknown keys rejected) and checks the model against the data's shape, without loading
  * anything large: `hetsim validate` stops there. train_create then loads the training and
  * test sets, partitions the training set across the workers (from the data stream), gives
- * each worker a minibatch sampler over its share and a copy of the initial parameters (one
- * draw from the initialization stream: all workers start equal), a gradient buffer and,
- * with momentum, a momentum buffer.
+ * each worker a minibatch sampler over its share, the initial parameters (one draw from the
+ * initialization stream: all workers start equal), a gradient buffer and, with momentum, a
+ * momentum buffer.
+ *
+ * Replicas share storage while they are equal: parameters and momentum live in blocks, and
+ * workers that start equal start on one block. A worker about to write its parameters
+ * (train_params_write, the steps) first gets a block of its own, a copy; a keyed step
+ * (train_apply_keyed), which a synchronous protocol applies alike to every replica, is
+ * computed once per block and the other workers on the block follow it. There are as many
+ * blocks as workers, allocated by train_create (untouched ones cost no memory).
  *
  * Gradients are computed one worker at a time, through one shared batch buffer and
  * workspace, so memory per worker is two or three parameter blocks. Nothing allocates after
@@ -79,7 +86,8 @@ size_t train_num_params(const train *t);
 size_t train_train_size(const train *t); /* training examples over all workers */
 size_t train_test_size(const train *t);
 
-/* Worker w's parameters (num_params floats), owned by the training state. */
+/* Worker w's parameters (num_params floats), owned by the training state, for reading: the
+ * block may be shared with other workers (train_params_write is for writing). */
 float *train_params(train *t, uint32_t w);
 
 /* Worker w's gradient from its last train_gradient call. */
@@ -88,6 +96,14 @@ const float *train_grad(const train *t, uint32_t w);
 /* Hands worker w's gradient buffer to the caller, who owns it from now on, and makes `spare`
  * (num_params floats from sim_tensor_alloc, now owned by t) the buffer its next gradient is
  * computed into. */
+/* Worker w's parameters for writing: a worker that shares its block (replicas that start
+ * equal share one until they differ) first gets a copy of its own. train_params is for reading
+ * only. */
+float *train_params_write(train *t, uint32_t w);
+
+/* Parameter blocks in use: 1 while every replica is equal, up to one per worker. */
+uint32_t train_blocks_in_use(const train *t);
+
 float *train_swap_grad(train *t, uint32_t w, float *spare);
 
 /* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
@@ -103,6 +119,15 @@ void train_apply(train *t, uint32_t w, const float *grad, double epoch);
 /* train_apply at an explicit learning rate and momentum coefficient (weight decay as
  * configured); without momentum buffers (configured momentum 0) the step has none. */
 void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double momentum);
+
+/* train_apply_with as a step that every worker on the same block takes alike: the protocol
+ * promises that equal keys mean equal gradients (same buffer, same contents), rates and
+ * momentum. The first worker of a shared block to take the step computes it into a new block;
+ * the others, when they take it, move onto that block without computing anything. The bits
+ * are those of train_apply_with on each (a synchronous protocol's replicas step once per
+ * round instead of once per worker). */
+void train_apply_keyed(train *t, uint32_t w, const float *grad, double lr, double momentum,
+                       uint64_t key);
 
 /* Workers i != j take the average of their parameters, then each applies its gradient (NULL:
  * none) as train_apply would at progress `epoch`, in one pass (optim_average_step_pair). */

@@ -89,8 +89,11 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
         average(st, ctx, w, round);
     } else if (st->mean.mean != NULL) {
+        /* One mean per ring generation and round: that pair is the step's key, so the
+         * replicas, which share their storage while equal, compute the step once. */
         const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
-        sim_ctx_apply_with(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx));
+        uint64_t key = (uint64_t)st->mean.gen << 40 ^ round;
+        sim_ctx_apply_keyed(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx), key);
     }
     sim_ctx_count(ctx, w, 1);
     if (coll_ring_round_complete(&st->ring, round)) {

@@ -75,7 +75,7 @@ float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
     if (ctx->tr == NULL)
         return NULL;
     snap_before_write(ctx, w);
-    return train_params(ctx->tr, w);
+    return train_params_write(ctx->tr, w);
 }
 
 const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w)
@@ -117,6 +117,15 @@ void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, 
         return;
     snap_before_write(ctx, w);
     train_apply_with(ctx->tr, w, grad, lr, momentum);
+}
+
+void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
+                         uint64_t key)
+{
+    if (ctx->tr == NULL)
+        return;
+    snap_before_write(ctx, w);
+    train_apply_keyed(ctx->tr, w, grad, lr, momentum, key);
 }
 
 void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,

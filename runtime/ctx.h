@@ -125,6 +125,15 @@ double sim_ctx_momentum(const sim_ctx *ctx);
  * no momentum whatever `momentum` says. */
 void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum);
 
+/* sim_ctx_apply_with as a step every replica takes alike: equal keys promise equal gradients
+ * (the same buffer with the same contents), rates and momentum coefficients. Replicas that are
+ * equal share their storage (models/train.h), and such a step is computed once for all the
+ * workers on it, not once per worker, with the bits of sim_ctx_apply_with on each. For
+ * synchronous protocols, which apply one mean gradient to every replica (the key names the
+ * round). */
+void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
+                         uint64_t key);
+
 /* Workers i and j (i != j) both take the average of their parameters, (x_i + x_j) * 0.5,
  * then each applies its gradient (NULL: none) with its own momentum at the scheduled rate, in
  * one pass over the models: the bits of writing the average into both and calling

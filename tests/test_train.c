@@ -78,6 +78,76 @@ START_TEST(allreduce_replicas_are_bitwise_identical_after_every_round)
 }
 END_TEST
 
+/* Two training states from the same streams: `keyed` steps its four workers with one keyed
+ * step each, `plain` with train_apply_with; the bits must agree, and the replicas must share
+ * one block before and after the round. */
+static train *make_train(const sim_scenario *sc, gsl_rng **data, gsl_rng **init)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    train_config tc;
+    ck_assert_int_eq(train_config_read((sim_scenario *)sc, &tc, &err), 0);
+    *data = sim_rng_create(sc->stream_seeds[SIM_STREAM_DATA]);
+    *init = sim_rng_create(sc->stream_seeds[SIM_STREAM_INIT]);
+    train *t = train_create(&tc, *data, *init, &err);
+    ck_assert_msg(t != NULL, "%s", err.msg);
+    return t;
+}
+
+START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
+{
+    const char *sets[] = { "workers=4" };
+    sim_scenario *sc = load(sets, 1);
+    gsl_rng *d1, *i1, *d2, *i2;
+    train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
+    size_t P = train_num_params(keyed);
+    ck_assert_uint_eq(train_blocks_in_use(keyed), 1);
+    ck_assert_ptr_eq(train_params(keyed, 0), train_params(keyed, 3));
+
+    /* A gradient to apply: worker 1's, kept in a buffer of the test's own. */
+    gsl_rng *r = sim_rng_create(99);
+    sim_err err;
+    sim_err_clear(&err);
+    double loss;
+    ck_assert_int_eq(train_gradient(keyed, 1, r, &loss, &err), 0);
+    float *g = sim_tensor_alloc(P);
+    sim_tensor_copy(g, train_grad(keyed, 1), P);
+    for (uint32_t round = 0; round < 3; round++) {
+        for (uint32_t w = 0; w < 4; w++) {
+            train_apply_keyed(keyed, w, g, 0.05, 0.9, round);
+            train_apply_with(plain, w, g, 0.05, 0.9);
+            /* The first worker computes into a second block; the last leaves the first. */
+            ck_assert_uint_eq(train_blocks_in_use(keyed), w < 3 ? 2 : 1);
+        }
+        for (uint32_t w = 0; w < 4; w++)
+            ck_assert_int_eq(
+                memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)), 0);
+    }
+    /* A worker about to write gets a copy of its own; the bits stay. */
+    float *x2 = train_params_write(keyed, 2);
+    ck_assert_uint_eq(train_blocks_in_use(keyed), 2);
+    ck_assert_ptr_ne(x2, train_params(keyed, 0));
+    ck_assert_int_eq(memcmp(x2, train_params(plain, 2), P * sizeof(float)), 0);
+    /* Worker 2 no longer shares: the same key now steps it on its own block, and a key
+     * repeated with another rate is a different step. */
+    for (uint32_t w = 0; w < 4; w++) {
+        train_apply_keyed(keyed, w, g, w == 3 ? 0.01 : 0.05, 0.9, 7);
+        train_apply_with(plain, w, g, w == 3 ? 0.01 : 0.05, 0.9);
+    }
+    for (uint32_t w = 0; w < 4; w++)
+        ck_assert_int_eq(memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)),
+                         0);
+    ck_assert_uint_eq(train_blocks_in_use(keyed), 3);
+    ck_assert_ptr_eq(train_params(keyed, 0), train_params(keyed, 1));
+    sim_tensor_free(g);
+    gsl_rng_free(r);
+    train_destroy(keyed);
+    train_destroy(plain);
+    gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(one_worker_allreduce_is_plain_sgd)
 {
     /* Replays 37 SGD steps by hand with the run's own streams (data, initialization, the
@@ -253,6 +323,7 @@ Suite *test_suite(void)
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, allreduce_replicas_are_bitwise_identical_after_every_round);
     tcase_add_test(exact, one_worker_allreduce_is_plain_sgd);
+    tcase_add_test(exact, equal_replicas_share_one_block_and_a_keyed_step_is_computed_once);
     tcase_set_timeout(exact, 120);
     suite_add_tcase(s, exact);
     TCase *runs = tcase_create("runs");

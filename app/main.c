@@ -12,6 +12,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "app/bench_train.h"
 #include "app/check.h"
 #include "app/mpi.h"
 #include "app/sweep.h"
@@ -58,8 +59,9 @@ static const char usage[] =
     "          with a golden run in DIR, within the tolerances of its check section; exit 1\n"
     "          on a regression (check.png shows it); --update writes the golden (K seeds),\n"
     "          --exact compares every output byte but the wall line\n"
-    "bench     measure the engine, network and kernels against references measured in the\n"
-    "          same run (JSON lines: name, value, unit, reference, ratio)\n"
+    "bench     measure the engine, network, kernels and whole training iterations against\n"
+    "          references measured in the same run (JSON lines: name, value, unit, reference,\n"
+    "          ratio)\n"
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
@@ -289,6 +291,11 @@ static int cmd_bench(int argc, char **argv)
         rc = sim_bench_network(stdout, &err);
     if (rc == SIM_OK && (all || strcmp(what, "kernels") == 0))
         rc = model_bench_kernels(stdout, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "kernels") == 0)) {
+        app_bench_train_config cfg;
+        app_bench_train_default(&cfg);
+        rc = app_bench_train_run(stdout, &cfg, &err);
+    }
     if (rc != SIM_OK) {
         report(&err);
         return EXIT_RUN;

@@ -13,8 +13,17 @@
 /* Seconds on the monotonic clock (for timing benchmarks only: never in results). */
 double sim_bench_now(void);
 
-/* Writes one benchmark line: {"name", "value", "unit", "reference", "ratio"}. */
+/* Seconds of CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID): time spent
+ * running, not time spent waiting for a core that other processes of a shared machine hold. */
+double sim_bench_cpu_now(void);
+
+/* Writes one benchmark line: {"name", "value", "unit", "reference", "ratio"}, for a rate
+ * (higher is better): the ratio is value / reference. */
 void sim_bench_emit(FILE *out, const char *name, double value, const char *unit, double ref);
+
+/* The same for a duration (lower is better): the ratio is reference / value, so that it
+ * still reads as the share of the reference reached (1.0: as fast as the reference). */
+void sim_bench_emit_time(FILE *out, const char *name, double value, const char *unit, double ref);
 
 /* The hold model (pop the earliest event, push one at now + Exp) with 1e2, 1e4 and 1e6
  * pending events, against a bare binary heap of (double, uint64) pairs. */

@@ -1,0 +1,348 @@
+/* Whole training iterations for `hetsim bench kernels` (see app/bench_train.h). */
+#include "app/bench_train.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "models/data.h"
+#include "models/model.h"
+#include "models/train.h"
+#include "protocols/registry.h"
+#include "runtime/run.h"
+#include "runtime/summary.h"
+#include "sim/bench.h"
+#include "sim/scenario.h"
+#include "sim/tensor.h"
+
+/* An OpenBLAS extension, not part of CBLAS (declared as in models/bench.c, whose reasons
+ * hold here too). */
+void openblas_set_num_threads(int num_threads);
+
+/* One protocol per family, in the order the lines are printed. */
+static const char *const families[] = { "allreduce", "gossip", "adpsgd" };
+
+enum {
+    NFAMILIES = sizeof(families) / sizeof(families[0]),
+    SCENARIO_CHARS = 2048, /* room for the scenario text */
+    FMNIST_TRAIN = 8192,   /* Fashion-MNIST training examples loaded (fewer: faster set-up) */
+    SYNTH_TRAIN = 4096,    /* synthetic training examples */
+    SYNTH_DIM = 784,       /* synthetic inputs: Fashion-MNIST's 28 x 28 */
+    EVAL_SAMPLES = 100,    /* test examples per evaluation */
+};
+
+/* Shortest time trusted, in seconds: a floor that keeps the ratios finite. */
+static const double min_time_s = 1e-7;
+
+void app_bench_train_default(app_bench_train_config *cfg)
+{
+    *cfg = (app_bench_train_config){
+        .workers = 16,
+        .hidden = 128,
+        .batch = 32,
+        .iterations = 2400,
+        .reference_reps = 200,
+        .synthetic = false,
+        .tmp_dir = NULL,
+    };
+}
+
+static int check_config(const app_bench_train_config *cfg, sim_err *err)
+{
+    if (cfg->workers < 2 || cfg->workers > 1024)
+        return sim_err_set(err, SIM_EINVAL, "workers", "must be in [2, 1024], got %" PRIu32,
+                           cfg->workers);
+    if (cfg->hidden < 1 || cfg->hidden > 4096)
+        return sim_err_set(err, SIM_EINVAL, "hidden", "must be in [1, 4096], got %" PRIu32,
+                           cfg->hidden);
+    if (cfg->batch < 1 || cfg->batch > 4096)
+        return sim_err_set(err, SIM_EINVAL, "batch", "must be in [1, 4096], got %" PRIu32,
+                           cfg->batch);
+    if (cfg->iterations < cfg->workers || cfg->iterations > UINT64_C(1) << 40)
+        return sim_err_set(err, SIM_EINVAL, "iterations",
+                           "must be in [workers, 2^40] = [%" PRIu32 ", 2^40], got %" PRIu64,
+                           cfg->workers, cfg->iterations);
+    if (cfg->reference_reps < 1 || cfg->reference_reps > 1000000)
+        return sim_err_set(err, SIM_EINVAL, "reference_reps", "must be in [1, 1000000], got %u",
+                           cfg->reference_reps);
+    return SIM_OK;
+}
+
+/* The scenario of one family's run; SIM_EINVAL if it does not fit in `size` chars. */
+static int scenario_text(char *buf, size_t size, const app_bench_train_config *cfg,
+                         const char *protocol, bool fmnist, sim_err *err)
+{
+    char dataset[256];
+    if (fmnist)
+        snprintf(dataset, sizeof(dataset), "{ \"name\": \"fashion-mnist\", \"train_samples\": %d }",
+                 FMNIST_TRAIN);
+    else
+        snprintf(dataset, sizeof(dataset),
+                 "{ \"name\": \"synthetic\", \"samples\": %d, \"test_samples\": %d, "
+                 "\"dim\": %d, \"classes\": 10 }",
+                 SYNTH_TRAIN, EVAL_SAMPLES, SYNTH_DIM);
+    int n = snprintf(buf, size,
+                     "{\n"
+                     "  \"name\": \"bench-iteration-%s\",\n"
+                     "  \"seed\": 2385,\n"
+                     "  \"workers\": %" PRIu32 ",\n"
+                     "  \"compute\": { \"iteration_ms\": 50, \"jitter_sigma\": 0.1 },\n"
+                     "  \"network\": { \"topology\": \"star\", \"bandwidth_gbps\": 10, "
+                     "\"latency_us\": 50 },\n"
+                     "  \"workload\": {\n"
+                     "    \"dataset\": %s,\n"
+                     "    \"model\": { \"name\": \"mlp\", \"hidden\": [%" PRIu32 "] },\n"
+                     "    \"batch\": %" PRIu32 ", \"lr\": 0.05, \"momentum\": 0.9, "
+                     "\"weight_decay\": 1e-4\n"
+                     "  },\n"
+                     "  \"protocol\": { \"name\": \"%s\" },\n"
+                     "  \"stop\": { \"iterations\": %" PRIu64 " },\n"
+                     "  \"eval\": { \"every_s\": 1e6, \"samples\": %d }\n"
+                     "}\n",
+                     protocol, cfg->workers, dataset, cfg->hidden, cfg->batch, protocol,
+                     cfg->iterations, EVAL_SAMPLES);
+    if (n < 0 || (size_t)n >= size)
+        return sim_err_set(err, SIM_EINVAL, NULL, "the %s benchmark scenario is too long",
+                           protocol);
+    return SIM_OK;
+}
+
+/* ---- The reference: forward and backward of the run's model on one batch ---- */
+
+typedef struct pass {
+    const model_ops *ops;
+    model_config cfg;
+    size_t batch, n_params;
+    float *params, *grads, *acts, *x; /* x (batch, D) */
+    uint8_t *y;                       /* (batch) */
+} pass;
+
+static void pass_fini(pass *p)
+{
+    sim_tensor_free(p->params);
+    sim_tensor_free(p->grads);
+    sim_tensor_free(p->acts);
+    sim_tensor_free(p->x);
+    free(p->y);
+}
+
+/* Allocates the buffers of the model `tc` describes and fills parameters and batch with
+ * draws from a generator of its own (the run's streams are not touched). */
+static int pass_init(pass *p, const train_config *tc, sim_err *err)
+{
+    *p = (pass){ .ops = tc->ops, .cfg = tc->model, .batch = tc->batch };
+    size_t D = model_input_size(&p->cfg);
+    p->n_params = p->ops->num_params(&p->cfg);
+    p->params = sim_tensor_alloc(p->n_params);
+    p->grads = sim_tensor_alloc(p->n_params);
+    p->acts = sim_tensor_alloc(p->ops->num_acts(&p->cfg, p->batch));
+    p->x = sim_tensor_alloc(p->batch * D);
+    p->y = malloc(p->batch);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (p->params == NULL || p->grads == NULL || p->acts == NULL || p->x == NULL || p->y == NULL ||
+        r == NULL) {
+        gsl_rng_free(r);
+        pass_fini(p);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "cannot allocate the %s reference pass",
+                           p->ops->name);
+    }
+    gsl_rng_set(r, 2385);
+    p->ops->init_params(p->params, &p->cfg, r);
+    for (size_t i = 0; i < p->batch * D; i++)
+        p->x[i] = (float)gsl_ran_gaussian(r, 1.0);
+    for (size_t b = 0; b < p->batch; b++)
+        p->y[b] = (uint8_t)gsl_rng_uniform_int(r, p->cfg.classes);
+    gsl_rng_free(r);
+    return SIM_OK;
+}
+
+/* The best time in seconds of `reps` forward + backward passes after an untimed one, lowered
+ * into *best_s. SIM_ENUMERIC if a pass gives a non-finite loss. */
+static int pass_time(pass *p, unsigned reps, double *best_s, sim_err *err)
+{
+    double loss = 0.0;
+    for (unsigned r = 0; r <= reps; r++) {
+        sim_tensor_zero(p->grads, p->n_params);
+        double t0 = sim_bench_cpu_now();
+        loss = p->ops->forward(p->acts, p->params, p->x, p->y, p->batch, &p->cfg);
+        p->ops->backward(p->grads, p->acts, p->params, p->x, p->y, p->batch, &p->cfg);
+        double dt = sim_bench_cpu_now() - t0;
+        if (r > 0 && dt < *best_s)
+            *best_s = dt;
+    }
+    if (!isfinite(loss))
+        return sim_err_set(err, SIM_ENUMERIC, NULL, "the %s reference pass gave a non-finite loss",
+                           p->ops->name);
+    return SIM_OK;
+}
+
+/* ---- One family's run ---- */
+
+/* Removes the files of the flat run directory `dir`, then `dir`; a missing `dir` is fine. */
+static int remove_run_dir(const char *dir, sim_err *err)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return errno == ENOENT
+                   ? SIM_OK
+                   : sim_err_set(err, SIM_EIO, NULL, "cannot open %s: %s", dir, strerror(errno));
+    int rc = 0;
+    for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            rc = unlinkat(dirfd(d), e->d_name, 0) == 0 ? 0 : errno;
+    closedir(d);
+    if (rc == 0 && rmdir(dir) != 0)
+        rc = errno;
+    if (rc != 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", dir, strerror(rc));
+    return SIM_OK;
+}
+
+/* CPU time of the simulation loop, read at the run's first evaluation (time 0, after set-up)
+ * and at its last (the end). */
+typedef struct loop_clock {
+    unsigned calls;
+    double first_s, last_s;
+} loop_clock;
+
+static void on_observe(void *ud, struct sim_ctx *ctx)
+{
+    loop_clock *c = ud;
+    (void)ctx;
+    double t = sim_bench_cpu_now();
+    if (c->calls++ == 0)
+        c->first_s = t;
+    c->last_s = t;
+}
+
+/* Runs `sc` into `run_dir` (removed afterwards) and returns the CPU seconds of its loop per
+ * finished iteration in *iter_s. */
+static int time_run(sim_scenario *sc, const proto_ops *ops, const char *run_dir, double *iter_s,
+                    sim_err *err)
+{
+    loop_clock clock = { 0 };
+    sim_run_options opt = {
+        .out_dir = run_dir, .progress = false, .observe = on_observe, .observe_ud = &clock
+    };
+    sim_run_summary sum = { 0 };
+    int rc = sim_run(sc, ops, &opt, &sum, err);
+    sim_err rm_err;
+    sim_err_clear(&rm_err);
+    int rm = remove_run_dir(run_dir, &rm_err);
+    if (rc != SIM_OK)
+        return rc;
+    if (rm != SIM_OK) {
+        *err = rm_err;
+        return rm;
+    }
+    if (sum.iterations == 0 || clock.calls < 2)
+        return sim_err_set(err, SIM_ENUMERIC, NULL, "the %s run finished no iteration",
+                           sc->protocol);
+    *iter_s = (clock.last_s - clock.first_s) / (double)sum.iterations;
+    return SIM_OK;
+}
+
+/* Times the reference, the run, then the reference again, and prints the family's line. */
+static int measure(FILE *out, const app_bench_train_config *cfg, sim_scenario *sc,
+                   const proto_ops *ops, const train_config *tc, const char *run_dir, sim_err *err)
+{
+    pass p;
+    int rc = pass_init(&p, tc, err);
+    if (rc != SIM_OK)
+        return rc;
+    double ref_s = HUGE_VAL, iter_s = 0.0;
+    rc = pass_time(&p, cfg->reference_reps, &ref_s, err);
+    if (rc == SIM_OK)
+        rc = time_run(sc, ops, run_dir, &iter_s, err);
+    if (rc == SIM_OK)
+        rc = pass_time(&p, cfg->reference_reps, &ref_s, err);
+    pass_fini(&p);
+    if (rc != SIM_OK)
+        return rc;
+    char name[64];
+    snprintf(name, sizeof(name), "kernels.iteration_%s", sc->protocol);
+    ref_s = ref_s > min_time_s ? ref_s : min_time_s;
+    iter_s = iter_s > min_time_s ? iter_s : min_time_s;
+    sim_bench_emit_time(out, name, iter_s * 1e6, "us", ref_s * 1e6);
+    return SIM_OK;
+}
+
+/* Builds and checks `protocol`'s scenario and measures it, its run going into tmp/protocol. */
+static int bench_family(FILE *out, const app_bench_train_config *cfg, const char *protocol,
+                        bool fmnist, const char *tmp, sim_err *err)
+{
+    char text[SCENARIO_CHARS], file[64], run_dir[4096];
+    snprintf(file, sizeof(file), "bench-iteration-%s.json", protocol);
+    int n = snprintf(run_dir, sizeof(run_dir), "%s/%s", tmp, protocol);
+    if (n < 0 || (size_t)n >= sizeof(run_dir))
+        return sim_err_set(err, SIM_EINVAL, NULL, "temporary directory name too long: %s", tmp);
+    int rc = scenario_text(text, sizeof(text), cfg, protocol, fmnist, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim_scenario *sc = sim_scenario_parse(text, strlen(text), file, NULL, 0, err);
+    if (sc == NULL)
+        return err->code;
+    const proto_ops *ops = proto_lookup(sc, err);
+    train_config tc = { 0 };
+    rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
+    if (rc == SIM_OK)
+        rc = train_config_read(sc, &tc, err);
+    if (rc == SIM_OK)
+        rc = measure(out, cfg, sc, ops, &tc, run_dir, err);
+    sim_scenario_destroy(sc);
+    return rc;
+}
+
+/* ---- Entry point ---- */
+
+/* A fresh directory "PARENT/hetsim-bench-XXXXXX" (malloc'd), or NULL with `err` filled. */
+static char *make_tmp(const char *parent, sim_err *err)
+{
+    if (parent == NULL)
+        parent = getenv("TMPDIR");
+    if (parent == NULL || parent[0] == '\0')
+        parent = "/tmp";
+    size_t n = strlen(parent) + sizeof("/hetsim-bench-XXXXXX");
+    char *dir = malloc(n);
+    if (dir == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    snprintf(dir, n, "%s/hetsim-bench-XXXXXX", parent);
+    if (mkdtemp(dir) == NULL) {
+        sim_err_set(err, SIM_EIO, NULL, "cannot create a temporary directory in %s: %s", parent,
+                    strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *err)
+{
+    int rc = check_config(cfg, err);
+    if (rc != SIM_OK)
+        return rc;
+    openblas_set_num_threads(1);
+    data_idx_shape train_shape, test_shape;
+    sim_err probe;
+    sim_err_clear(&probe);
+    bool fmnist = !cfg->synthetic &&
+                  data_probe_fashion_mnist(NULL, &train_shape, &test_shape, &probe) == SIM_OK;
+    char *tmp = make_tmp(cfg->tmp_dir, err);
+    if (tmp == NULL)
+        return err->code;
+    for (size_t i = 0; i < NFAMILIES && rc == SIM_OK; i++)
+        rc = bench_family(out, cfg, families[i], fmnist, tmp, err);
+    if (rmdir(tmp) != 0 && rc == SIM_OK)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/* Whole training iterations for `hetsim bench kernels` (issue 16): one small real-training run
+ * per protocol family, synchronous (allreduce), gossip (gossip) and asynchronous pairwise
+ * (adpsgd), each printed as a JSON line of sim/bench.h,
+ * {"name": "kernels.iteration_<protocol>", "value": <us per iteration>, "unit": "us",
+ *  "reference": <forward + backward us>, "ratio": reference / value},
+ * so the ratio is the share of an iteration's time that is the model's own gradient math
+ * (1.0: no overhead from the runtime, the protocol, the network model or the optimizer).
+ *
+ * Each run is an in-process scenario built from text: `workers` workers on a 10 Gb/s star
+ * (50 us latency), iteration_ms 50 with jitter 0.1, the mlp with one hidden layer of `hidden`
+ * units, batch `batch`, lr 0.05, momentum 0.9, weight decay 1e-4, on Fashion-MNIST (its first
+ * 8192 training examples) or, when it is not installed or `synthetic` is set, synthetic data of
+ * its shape (784 inputs, 10 classes). It stops after `iterations` finished iterations over all
+ * workers and evaluates only at its start and end, on 100 test examples. The value is the time
+ * of the run's simulation loop (from the first evaluation, after data loading and set-up, to the
+ * last, both included) over its finished iterations; the up to `workers` gradients in flight
+ * when it stops are not counted, an overstatement of at most workers / iterations (0.7% by
+ * default).
+ *
+ * Times are the thread's CPU time (sim_bench_cpu_now), not wall time: the loop and OpenBLAS
+ * (set to one thread) run on the calling thread and never sleep, so on an idle machine the two
+ * agree, while on a shared one wall time also counts the spells other processes hold the core,
+ * which a single run, unlike the best of many short repetitions, cannot filter out. The
+ * reference is forward then backward of the run's model on a random batch of the run's size,
+ * the best of `reference_reps` passes timed before the run and as many after it (both ends of
+ * a noisy spell are sampled); zeroing the gradient is not timed. The run writes its usual
+ * files into a fresh directory made with mkdtemp under `tmp_dir` and removes it afterwards:
+ * nothing is left in the user's directories.
+ */
+#ifndef APP_BENCH_TRAIN_H
+#define APP_BENCH_TRAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/err.h"
+
+typedef struct app_bench_train_config {
+    uint32_t workers;        /* simulated workers, 2..1024 */
+    uint32_t hidden;         /* units of the mlp's hidden layer, 1..4096 */
+    uint32_t batch;          /* samples per iteration and worker, 1..4096 */
+    uint64_t iterations;     /* finished iterations over all workers that stop a run, >= workers */
+    unsigned reference_reps; /* timed forward + backward passes on each side of a run, >= 1 */
+    bool synthetic;          /* synthetic data even when Fashion-MNIST is installed */
+    const char *tmp_dir;     /* parent of the temporary run directory; NULL: $TMPDIR or /tmp */
+} app_bench_train_config;
+
+/* The configuration of `hetsim bench kernels`: 16 workers, hidden 128, batch 32, 2400
+ * iterations (about 1 s per run, set-up included, on an idle 2-core machine), 200 reference
+ * passes on each side, Fashion-MNIST when installed. */
+void app_bench_train_default(app_bench_train_config *cfg);
+
+/* Runs the three families in order (allreduce, gossip, adpsgd) and prints a line for each to
+ * `out`. Returns 0; SIM_EINVAL for a configuration out of range (the field named in err->path);
+ * SIM_EIO when the temporary directory cannot be made or removed; SIM_ENUMERIC when a run
+ * finishes no iteration or a pass gives a non-finite loss; SIM_ENOMEM; or the code of a failed
+ * run, with `err` filled. */
+int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *err);
+
+#endif

@@ -129,14 +129,40 @@ static sim_time end_ns(const net_link *c, const net_slot *f)
     return c->g_anchor_ns + llround(left_bytes(c, f) * NS_BITS / c->g_rate_bps);
 }
 
-static int cmp_gkey(const void *a, const void *b)
+static bool gkey_less(const net_gkey *x, const net_gkey *y)
 {
-    const net_gkey *x = a, *y = b;
-    if (x->stamp != y->stamp)
-        return x->stamp < y->stamp ? -1 : 1;
-    if (x->rev_seq != y->rev_seq)
-        return x->rev_seq < y->rev_seq ? -1 : 1;
-    return 0;
+    return x->stamp < y->stamp || (x->stamp == y->stamp && x->rev_seq < y->rev_seq);
+}
+
+static void gkey_down(net_gkey *k, uint32_t i, uint32_t n)
+{
+    net_gkey v = k[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && gkey_less(&k[c], &k[c + 1]))
+            c++;
+        if (!gkey_less(&v, &k[c]))
+            break;
+        k[i] = k[c];
+        i = c;
+    }
+    k[i] = v;
+}
+
+/* Sorts k[0..n) by (stamp, rev_seq) in place: heapsort, which allocates nothing (glibc's
+ * qsort may call malloc). The keys are distinct (join_seq is unique). */
+static void sort_gkeys(net_gkey *k, uint32_t n)
+{
+    for (uint32_t i = n / 2; i-- > 0;)
+        gkey_down(k, i, n);
+    for (uint32_t m = n; m-- > 1;) {
+        net_gkey t = k[0];
+        k[0] = k[m];
+        k[m] = t;
+        gkey_down(k, 0, m);
+    }
 }
 
 /* The key that orders member s's event among events at one time as the per-flow solver
@@ -152,7 +178,7 @@ static net_gkey gkey(const net_link *c, const net_slot *f, uint32_t s)
 /* Schedules (or moves) the DONE events of the n members in net->gkeys, sorted first. */
 static int schedule_sorted(sim_net *net, const net_link *c, uint32_t n, sim_err *err)
 {
-    qsort(net->gkeys, n, sizeof(*net->gkeys), cmp_gkey);
+    sort_gkeys(net->gkeys, n);
     sim_time now = sim_engine_now(net->eng);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = net->gkeys[i].slot;
@@ -405,7 +431,27 @@ int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err)
     if (!greserve(c, c->nflows))
         return 0;
     sim_time now = sim_engine_now(net->eng);
-    c->g_rate_bps = c->cap_bps / c->nflows;
+    /* Bytes left now, brought up to date exactly as the per-flow solver does (which then
+     * finds nothing more to do at this instant if the filling below takes over). */
+    double lo = INFINITY, hi = 0.0;
+    for (int32_t hop = c->head; hop != NO_HOP;) {
+        net_slot *f = &net->slots[hop_slot(hop)];
+        hop = f->hop_next[hop_pos(hop)];
+        if (f->rate_bps > 0.0 && now > f->last_ns) {
+            f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
+            if (f->remaining_bytes < 0.0)
+                f->remaining_bytes = 0.0;
+        }
+        f->last_ns = now;
+        lo = fmin(lo, f->remaining_bytes);
+        hi = fmax(hi, f->remaining_bytes);
+    }
+    /* Flows that all end at one ns (a synchronized incast) gain nothing from a group: every
+     * one would be armed. The filling rates them. */
+    double share = c->cap_bps / c->nflows;
+    if (llround(lo * NS_BITS / share) == llround(hi * NS_BITS / share))
+        return 0;
+    c->g_rate_bps = share;
     c->g_vclock_bytes = 0.0;
     c->g_anchor_ns = now;
     c->g_rated_flush = net->flushes;
@@ -417,13 +463,6 @@ int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err)
         uint32_t s = hop_slot(hop);
         net_slot *f = &net->slots[s];
         hop = f->hop_next[hop_pos(hop)];
-        /* Bytes left now, brought up to date exactly as the per-flow solver does. */
-        if (f->rate_bps > 0.0 && now > f->last_ns) {
-            f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-            if (f->remaining_bytes < 0.0)
-                f->remaining_bytes = 0.0;
-        }
-        f->last_ns = now;
         f->finish_bytes = f->remaining_bytes;
         f->group = (int32_t)cl;
         c->gheap[c->gn++] = s;

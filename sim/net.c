@@ -113,7 +113,8 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->slots = calloc(net->cap, sizeof(*net->slots));
     net->active = calloc(net->cap, sizeof(*net->active));
     if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
-        net->dirty == NULL || net->slots == NULL || net->active == NULL)
+        net->dirty == NULL || net->slots == NULL || net->active == NULL ||
+        sim_net_group_grow(net, net->cap) != SIM_OK)
         goto fail_free_net;
     init_links(net, cfg);
     net->free_head = NO_SLOT;
@@ -133,6 +134,11 @@ void sim_net_destroy(sim_net *net)
     if (net == NULL)
         return;
     sim_engine_set_flush(net->eng, NULL, NULL);
+    if (net->links != NULL)
+        for (uint32_t l = 0; l < net->nlinks; l++)
+            free(net->links[l].gheap);
+    free(net->gkeys);
+    free(net->gqueue);
     free(net->active);
     free(net->slots);
     free(net->dirty);
@@ -157,6 +163,8 @@ static int grow_pool(sim_net *net, sim_err *err)
     if (active == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     net->active = active;
+    if (sim_net_group_grow(net, cap) != SIM_OK)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     memset(&net->slots[net->cap], 0, (cap - net->cap) * sizeof(*slots));
     free_range(net, net->cap, cap);
     net->cap = cap;
@@ -266,6 +274,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     f->msg.sent_ns = now;
     f->nlinks = path_links(net, msg->src, msg->dst, f->links);
     f->state = SLOT_LATENCY;
+    f->group = -1;
     f->rate_bps = 0.0;
     f->remaining_bytes = (double)msg->bytes;
     f->last_ns = now;
@@ -320,10 +329,14 @@ static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
         return finish(net, s, out);
     f->state = SLOT_FLOW;
     f->last_ns = sim_engine_now(net->eng);
+    f->join_seq = net->starts++;
+    f->stamp_flush = net->flushes + 1;
     join_links(net, s);
     int rc = SIM_OK;
     if (sim_net_rate_alone(net, s, &rc, err))
         return rc;
+    if (sim_net_group_try_join(net, s))
+        return SIM_OK;
     for (uint32_t k = 0; k < f->nlinks; k++)
         sim_net_mark_dirty(net, f->links[k]);
     return SIM_OK;
@@ -334,6 +347,11 @@ static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
     net_slot *f = &net->slots[s];
     f->ev = 0;
     leave_links(net, s);
+    if (f->group >= 0) {
+        if (sim_net_group_leave(net, s))
+            net->stats.recomputes++;
+        return finish(net, s, out);
+    }
     /* A flow that was alone on its links leaves nobody to re-rate. */
     bool alone = true;
     for (uint32_t k = 0; k < f->nlinks; k++)
@@ -377,7 +395,10 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     if (!down)
         return;
     /* A rare event, so scanning the pool is fine. The links the aborted flows leave are
-     * recomputed with the other changes of this instant. */
+     * recomputed with the other changes of this instant, as plain flows. */
+    for (uint32_t l = 0; l < net->nlinks; l++)
+        if (net->links[l].grouped)
+            sim_net_group_dissolve(net, l);
     for (size_t i = 0; i < net->cap; i++) {
         net_slot *f = &net->slots[i];
         if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
@@ -425,6 +446,8 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
     uint32_t seeds[2] = { up_link(host), down_link(host) };
+    for (size_t i = 0; i < 2; i++)
+        sim_net_group_dissolve_at(net, seeds[i]);
     for (size_t i = 0; i < 2; i++) {
         net->links[seeds[i]].cap_bps = net->links[seeds[i]].base_bps * factor;
         sim_net_mark_dirty(net, seeds[i]);
@@ -488,12 +511,13 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     if (n >= net->nactive)
         return false;
     const net_slot *f = &net->slots[net->active[n]];
+    double rate = sim_net_flow_rate(net, net->active[n]);
     if (src != NULL)
         *src = f->msg.src;
     if (dst != NULL)
         *dst = f->msg.dst;
     if (rate_bps != NULL)
-        *rate_bps = f->rate_bps;
+        *rate_bps = rate;
     return true;
 }
 

@@ -32,12 +32,27 @@
  * Costs: a lone flow O(1) at its start and end. An instant with changes on shared links costs
  * O(L + F * MAX_HOPS * log L) for the L links and F flows of the touched components (a heap
  * built bottom-up; single-flow links whose flow froze elsewhere are never popped), plus one
- * in-place move of the completion event of each flow whose rate changed. So n flows sharing a
- * bottleneck still cost O(n) per start or end at a different instant (a staggered incast):
- * each flow's remaining bytes are brought up to date at every change, and that per-flow
- * rounding is what makes the results identical to the older solver. Removing that O(n) needs
- * a per-link virtual clock of bytes served per flow and a heap of flows keyed by their
- * finishing point on it, which rounds differently; that is not done yet.
+ * in-place move of the completion event of each flow whose rate changed.
+ *
+ * Shared bottlenecks (sim/net_group.c): when a component is one link c that every flow of it
+ * crosses, whose fair share cap / n is below that of every other link (the incast: n pushes
+ * into one server's down link), max-min gives all n flows cap / n, and the component becomes
+ * a group on c. The group keeps a virtual clock, the bytes each member received since an
+ * origin, brought up to date only when the rate changes, and each member its finishing point
+ * (the clock's reading when it joined plus its size) in a binary heap; bytes left = finishing
+ * point - clock, and an end is anchor + left * 8e9 / rate rounded to the ns once, as above.
+ * Only the members that end first have a DONE event (those tied to the ns, scheduled in the
+ * order the per-flow solver would have given them). A start or end of a member costs one heap
+ * operation and, at the flush, one clock update plus moving the first finishers' events:
+ * O(log n + ties), not O(n). A flow joins a group at its start if it crosses the center and
+ * every other flow on its other links is a member; a change the group cannot absorb (another
+ * flow on a member's link, a capacity change, a host failure, the share no longer smallest,
+ * fewer than 2 members) dissolves it back into plain flows, O(n), and the filling above
+ * takes over (and may form a group again). Ends are those of the per-flow solver but for a
+ * rounding: a group subtracts the clock from the finishing point where the per-flow solver
+ * subtracts each interval's bytes from the bytes left, so an end whose exact value lies
+ * within about 1e-7 ns of a half ns may move by 1 ns (tests/test_net_group.c counts these
+ * against a frozen copy of the per-flow solver: about 1 random flow set in 100).
  *
  * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
  * must outlive it; the runner hands those events back through sim_net_handle, which reports
@@ -95,6 +110,8 @@ typedef struct sim_net_stats {
     uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
     uint64_t recomputes; /* max-min recomputations: one per instant with changes to shared
                             links, plus one per start or end of a flow alone on its links */
+    uint64_t grouped;    /* flows rated as members of a shared-bottleneck group (at its
+                            forming or when they joined it) */
     size_t active_flows; /* flows now in their bandwidth phase */
     size_t peak_flows;   /* most flows ever in their bandwidth phase at once */
     size_t in_flight;    /* messages sent and neither delivered nor dropped */

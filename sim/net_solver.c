@@ -33,7 +33,7 @@ sim_event sim_net_slot_event(uint32_t kind, uint32_t s, const net_slot *f)
 
 /* Gives flow s the rate `rate_bps` from now on: a flow whose rate is unchanged keeps its
  * completion event; otherwise its bytes are brought up to now and the event moves. */
-static int set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
+int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
 {
     net_slot *f = &net->slots[s];
     if (rate_bps == f->rate_bps)
@@ -183,7 +183,7 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
             o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
             heap_fix(net, (uint32_t)o->heap_pos);
         }
-        int rc = set_rate(net, s, share, err);
+        int rc = sim_net_set_rate(net, s, share, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -199,14 +199,18 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
  * NIC links of an incast cost nothing once the shared link froze their flows. The
  * component's links get the current flush mark, so that a flush fills each component
  * once. */
-static int fill_component(sim_net *net, uint32_t seed, sim_err *err)
+int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err)
 {
     net->epoch++;
     uint32_t n = collect_component(net, &seed, 1);
+    for (uint32_t i = 0; i < n; i++)
+        net->links[net->comp[i]].flush_mark = net->flushes;
+    int formed = sim_net_group_form(net, n, err);
+    if (formed != 0)
+        return formed < 0 ? formed : SIM_OK;
     net->heap_n = 0;
     for (uint32_t i = 0; i < n; i++) {
         net_link *l = &net->links[net->comp[i]];
-        l->flush_mark = net->flushes;
         if (l->nflows == 0)
             continue;
         l->rem_bps = l->cap_bps;
@@ -254,9 +258,20 @@ int sim_net_solve(sim_net *net, sim_err *err)
     int rc = SIM_OK;
     for (uint32_t i = 0; i < net->ndirty; i++) {
         uint32_t l = net->dirty[i];
-        net->links[l].dirty = false;
-        if (rc == SIM_OK && net->links[l].flush_mark != net->flushes)
-            rc = fill_component(net, l, err);
+        net_link *k = &net->links[l];
+        k->dirty = false;
+        if (rc != SIM_OK || k->flush_mark == net->flushes)
+            continue;
+        /* A group is reached through its center only: a member's other link leads to it. */
+        uint32_t c = l;
+        if (!k->grouped && k->nflows >= 1 && net->slots[hop_slot(k->head)].group >= 0)
+            c = (uint32_t)net->slots[hop_slot(k->head)].group;
+        if (net->links[c].grouped) {
+            if (net->links[c].flush_mark != net->flushes)
+                rc = sim_net_group_resolve(net, c, err);
+        } else {
+            rc = sim_net_fill(net, l, err);
+        }
     }
     net->ndirty = 0;
     return rc;
@@ -277,6 +292,12 @@ bool sim_net_rate_alone(sim_net *net, uint32_t s, int *rc, sim_err *err)
             rate = l->cap_bps;
     }
     net->stats.recomputes++;
-    *rc = set_rate(net, s, rate, err);
+    *rc = sim_net_set_rate(net, s, rate, err);
     return true;
+}
+
+double sim_net_flow_rate(const sim_net *net, uint32_t s)
+{
+    const net_slot *f = &net->slots[s];
+    return f->group >= 0 ? net->links[f->group].g_rate_bps : f->rate_bps;
 }

@@ -43,6 +43,12 @@ typedef struct net_slot {
     int32_t hop_next[MAX_HOPS], hop_prev[MAX_HOPS];
     uint32_t active_pos; /* index in net->active while a flow */
     int32_t next_free;
+    /* Shared-bottleneck group (sim/net_group.c), valid while group >= 0. */
+    int32_t group;        /* center link of the flow's group, or -1 */
+    uint32_t gpos;        /* index in the center's group heap */
+    double finish_bytes;  /* finishing point on the center's virtual clock, bytes */
+    uint64_t join_seq;    /* flows started before this one: the hop-list order */
+    uint64_t stamp_flush; /* flush that first rated this flow (net->flushes + 1 at start) */
     uint8_t nlinks;
     uint8_t state; /* enum slot_state */
 } net_slot;
@@ -60,6 +66,17 @@ typedef struct net_link {
     double share_bps;  /* rem_bps / unfrozen: the heap key */
     uint32_t unfrozen; /* flows on this link not yet frozen */
     int32_t heap_pos;  /* index in net->heap, or -1 */
+    /* Shared-bottleneck group centered on this link (sim/net_group.c), while grouped. */
+    bool grouped;              /* every flow here is a member, rated g_rate_bps */
+    uint32_t gn, gcap;         /* members in gheap, its capacity */
+    uint32_t *gheap;           /* (gcap) members by (finish_bytes, join_seq), or NULL */
+    double g_rate_bps;         /* the members' rate: cap_bps / gn as of the anchor */
+    double g_vclock_bytes;     /* bytes served per member from the clock's origin to g_anchor_ns */
+    sim_time g_anchor_ns;      /* time of the last change of g_rate_bps (or of the forming) */
+    uint64_t g_rated_flush;    /* flush of that change: the stamp of every member rated then */
+    uint64_t g_resolved_flush; /* last flush that rated the group: later joiners are unrated */
+    double g_min_other_bps;    /* lower bound of the capacity of the members' other links */
+    uint32_t g_joined;         /* members that joined since the last flush */
 } net_link;
 
 typedef struct net_host {
@@ -88,13 +105,23 @@ struct sim_net {
     size_t cap, nactive;
     int32_t free_head;
     uint64_t epoch;
+    uint64_t starts;  /* flows started so far: the next join_seq */
     uint64_t flushes; /* flush_mark of the flush under way */
     uint64_t grows;   /* times the pool doubled after creation */
     int pending_err;  /* error from a void operation, reported by the next send or handle */
     sim_net_stats stats;
     sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
     void *drop_ud;
+    uint32_t *gqueue;       /* (cap) group scratch: heap positions of a visited prefix */
+    struct net_gkey *gkeys; /* (cap) group scratch: flows to schedule, sorted */
 };
+
+/* A group member to (re)schedule, with the order the per-flow solver would have given it. */
+typedef struct net_gkey {
+    uint64_t stamp;   /* flush that last rated it */
+    uint64_t rev_seq; /* UINT64_MAX - join_seq: the hop list holds the latest first */
+    uint32_t slot;
+} net_gkey;
 
 static inline uint32_t hop_slot(int32_t hop)
 {
@@ -120,5 +147,44 @@ int sim_net_solve(sim_net *net, sim_err *err);
 /* Rates flow s, which just joined its links, if it is alone on every one of them (*rc: the
  * result); returns false, doing nothing, if it shares a link. */
 bool sim_net_rate_alone(sim_net *net, uint32_t s, int *rc, sim_err *err);
+
+/* The rate of flow s now (its group's if it is a member). */
+double sim_net_flow_rate(const sim_net *net, uint32_t s);
+
+/* Gives flow s the rate `rate_bps` from now on (sim/net_solver.c). */
+int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err);
+
+/* Groups (sim/net_group.c). A group is a link c whose every flow is alone on its other links,
+ * each of which is faster than c's fair share, so that max-min gives all of them
+ * c->cap_bps / c->nflows: see sim/net.h. */
+
+/* Flow s just joined its links and shares some: adds it to the group of the one link it
+ * shares if it can (returns true; the center is marked dirty), else dissolves every group it
+ * touches and returns false. */
+bool sim_net_group_try_join(sim_net *net, uint32_t s);
+
+/* Member s leaves its group (its links already left): marks the center dirty unless s was the
+ * last flow on its links (returns true then, like a lone flow). */
+bool sim_net_group_leave(sim_net *net, uint32_t s);
+
+/* Turns the members of c's group back into plain flows with their own rates and events. */
+void sim_net_group_dissolve(sim_net *net, uint32_t c);
+
+/* Dissolves the group link l belongs to, as center or as a member's other link, if any. */
+void sim_net_group_dissolve_at(sim_net *net, uint32_t l);
+
+/* Forms a group of the component just collected into net->comp (n links) if it is a star
+ * whose every flow changes rate now; returns 1 if it did, 0 if not, or an error. */
+int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err);
+
+/* The flush's work for a dirty group center c: its new rate and the events of its first
+ * finishers, or, when it no longer qualifies, dissolution and the plain filling. */
+int sim_net_group_resolve(sim_net *net, uint32_t c, sim_err *err);
+
+/* Plain progressive filling of the component of `seed` (sim/net_solver.c). */
+int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err);
+
+/* Grows the group scratch arrays to `cap` entries. */
+int sim_net_group_grow(sim_net *net, size_t cap);
 
 #endif

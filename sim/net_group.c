@@ -1,0 +1,516 @@
+/* Shared-bottleneck groups: flows that all share one link c, each alone on its other links,
+ * rated c->cap_bps / n by a virtual clock instead of one by one (see sim/net.h).
+ *
+ * The clock: g_vclock_bytes is the number of bytes each member received from the clock's
+ * origin up to g_anchor_ns, the last time the members' rate changed; a member's finishing
+ * point is the clock's reading when it joined plus its size, so that its bytes left at the
+ * anchor are finish - vclock, and it ends at anchor + (finish - vclock) * 8e9 / rate, rounded
+ * to the ns once, the very formula of the per-flow solver. The members sit in a binary heap
+ * by (finishing point, join order); only a prefix of it has DONE events ("armed"): every
+ * member that ends at the earliest end time, plus possibly members armed earlier at later
+ * correct times. A prefix of a heap by key is a subtree holding the root, so it is visited in
+ * time proportional to its size. A start or end changes n, hence the rate: one heap operation
+ * and one clock update, then at the flush the armed prefix moves. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/net_state.h"
+
+static const double NS_BITS = 8e9;
+
+/* Past this reading the clock is moved back to 0 (every finishing point with it, O(n), at
+ * most once per this many bytes served per member), so that finish - vclock keeps its
+ * precision. */
+static const double REBASE_BYTES = 67108864.0;
+
+/* ---- the heap of members ------------------------------------------------------------------ */
+
+static bool gless(const sim_net *net, uint32_t a, uint32_t b)
+{
+    const net_slot *fa = &net->slots[a], *fb = &net->slots[b];
+    return fa->finish_bytes < fb->finish_bytes ||
+           (fa->finish_bytes == fb->finish_bytes && fa->join_seq < fb->join_seq);
+}
+
+static void gput(sim_net *net, net_link *c, uint32_t i, uint32_t s)
+{
+    c->gheap[i] = s;
+    net->slots[s].gpos = i;
+}
+
+/* Moves the member at position i down to its place below it. */
+static void gdown(sim_net *net, net_link *c, uint32_t i)
+{
+    uint32_t s = c->gheap[i];
+    for (;;) {
+        uint32_t k = 2 * i + 1;
+        if (k >= c->gn)
+            break;
+        if (k + 1 < c->gn && gless(net, c->gheap[k + 1], c->gheap[k]))
+            k++;
+        if (!gless(net, c->gheap[k], s))
+            break;
+        gput(net, c, i, c->gheap[k]);
+        i = k;
+    }
+    gput(net, c, i, s);
+}
+
+/* Restores the heap order around position i after its member changed either way. */
+static void gfix(sim_net *net, net_link *c, uint32_t i)
+{
+    uint32_t s = c->gheap[i];
+    while (i > 0 && gless(net, s, c->gheap[(i - 1) / 2])) {
+        gput(net, c, i, c->gheap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t k = 2 * i + 1;
+        if (k >= c->gn)
+            break;
+        if (k + 1 < c->gn && gless(net, c->gheap[k + 1], c->gheap[k]))
+            k++;
+        if (!gless(net, c->gheap[k], s))
+            break;
+        gput(net, c, i, c->gheap[k]);
+        i = k;
+    }
+    gput(net, c, i, s);
+}
+
+/* Makes room for `n` members in c's heap (amortized doubling, kept until destroy). */
+static bool greserve(net_link *c, uint32_t n)
+{
+    if (n <= c->gcap)
+        return true;
+    uint32_t cap = c->gcap < 16 ? 16 : c->gcap;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *h = realloc(c->gheap, cap * sizeof(*h));
+    if (h == NULL)
+        return false;
+    c->gheap = h;
+    c->gcap = cap;
+    return true;
+}
+
+int sim_net_group_grow(sim_net *net, size_t cap)
+{
+    uint32_t *q = realloc(net->gqueue, cap * sizeof(*q));
+    if (q == NULL)
+        return SIM_ENOMEM;
+    net->gqueue = q;
+    net_gkey *k = realloc(net->gkeys, cap * sizeof(*k));
+    if (k == NULL)
+        return SIM_ENOMEM;
+    net->gkeys = k;
+    return SIM_OK;
+}
+
+/* ---- the clock ---------------------------------------------------------------------------- */
+
+/* The clock's reading at `now`, computed as the per-flow solver brings bytes up to date. */
+static double vclock_at(const net_link *c, sim_time now)
+{
+    if (now <= c->g_anchor_ns)
+        return c->g_vclock_bytes;
+    return c->g_vclock_bytes + c->g_rate_bps * (double)(now - c->g_anchor_ns) / NS_BITS;
+}
+
+static double left_bytes(const net_link *c, const net_slot *f)
+{
+    double rem = f->finish_bytes - c->g_vclock_bytes;
+    return rem > 0.0 ? rem : 0.0;
+}
+
+static sim_time end_ns(const net_link *c, const net_slot *f)
+{
+    return c->g_anchor_ns + llround(left_bytes(c, f) * NS_BITS / c->g_rate_bps);
+}
+
+static bool gkey_less(const net_gkey *x, const net_gkey *y)
+{
+    return x->stamp < y->stamp || (x->stamp == y->stamp && x->rev_seq < y->rev_seq);
+}
+
+static void gkey_down(net_gkey *k, uint32_t i, uint32_t n)
+{
+    net_gkey v = k[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && gkey_less(&k[c], &k[c + 1]))
+            c++;
+        if (!gkey_less(&v, &k[c]))
+            break;
+        k[i] = k[c];
+        i = c;
+    }
+    k[i] = v;
+}
+
+/* Sorts k[0..n) by (stamp, rev_seq) in place: heapsort, which allocates nothing (glibc's
+ * qsort may call malloc). The keys are distinct (join_seq is unique). */
+static void sort_gkeys(net_gkey *k, uint32_t n)
+{
+    for (uint32_t i = n / 2; i-- > 0;)
+        gkey_down(k, i, n);
+    for (uint32_t m = n; m-- > 1;) {
+        net_gkey t = k[0];
+        k[0] = k[m];
+        k[m] = t;
+        gkey_down(k, 0, m);
+    }
+}
+
+/* The key that orders member s's event among events at one time as the per-flow solver
+ * would have: rated at a later flush means scheduled later; within one flush, hop order. */
+static net_gkey gkey(const net_link *c, const net_slot *f, uint32_t s)
+{
+    net_gkey k = { .stamp = f->stamp_flush > c->g_rated_flush ? f->stamp_flush : c->g_rated_flush,
+                   .rev_seq = UINT64_MAX - f->join_seq,
+                   .slot = s };
+    return k;
+}
+
+/* Schedules (or moves) the DONE events of the n members in net->gkeys, sorted first. */
+static int schedule_sorted(sim_net *net, const net_link *c, uint32_t n, sim_err *err)
+{
+    sort_gkeys(net->gkeys, n);
+    sim_time now = sim_engine_now(net->eng);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = net->gkeys[i].slot;
+        net_slot *f = &net->slots[s];
+        double delay = left_bytes(c, f) * NS_BITS / c->g_rate_bps;
+        if (!(c->g_anchor_ns - now + delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
+            return sim_err_set(err, SIM_ENUMERIC, NULL,
+                               "net: a flow from %u to %u at %g bits/s would end after the end "
+                               "of time",
+                               f->msg.src, f->msg.dst, c->g_rate_bps);
+        sim_time at = end_ns(c, f);
+        if (at < now)
+            at = now; /* cannot happen: the earliest finishers are always armed */
+        if (f->ev != 0 && sim_engine_reschedule(net->eng, f->ev, at) == SIM_OK)
+            continue;
+        sim_event ev = sim_net_slot_event(SIM_EV_NET_DONE, s, f);
+        int rc = sim_engine_schedule_at(net->eng, at, &ev, &f->ev);
+        if (rc != SIM_OK)
+            return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
+    }
+    return SIM_OK;
+}
+
+/* Arms every member that ends at the earliest end time. After a rate change (`moved`) every
+ * armed member moves: those still first are rescheduled in order, the others are cancelled
+ * (they are armed again when they come first). Visits only the prefix of the heap that is
+ * armed or first, a subtree holding the root. */
+static int arm(sim_net *net, net_link *c, bool moved, sim_err *err)
+{
+    if (c->gn == 0)
+        return SIM_OK;
+    sim_time first = end_ns(c, &net->slots[c->gheap[0]]);
+    uint32_t nq = 0, nk = 0;
+    net->gqueue[nq++] = 0;
+    for (uint32_t i = 0; i < nq; i++) {
+        uint32_t s = c->gheap[net->gqueue[i]];
+        net_slot *f = &net->slots[s];
+        if (end_ns(c, f) == first) {
+            if (moved || f->ev == 0)
+                net->gkeys[nk++] = gkey(c, f, s);
+        } else if (moved) {
+            sim_engine_cancel(net->eng, f->ev);
+            f->ev = 0;
+        }
+        for (uint32_t k = 2 * net->gqueue[i] + 1; k <= 2 * net->gqueue[i] + 2 && k < c->gn; k++) {
+            const net_slot *g = &net->slots[c->gheap[k]];
+            if (g->ev != 0 || end_ns(c, g) == first)
+                net->gqueue[nq++] = k;
+        }
+    }
+    return schedule_sorted(net, c, nk, err);
+}
+
+static void rebase(sim_net *net, net_link *c)
+{
+    for (uint32_t i = 0; i < c->gn; i++)
+        net->slots[c->gheap[i]].finish_bytes -= c->g_vclock_bytes;
+    c->g_vclock_bytes = 0.0;
+}
+
+/* ---- joining, leaving, forming, dissolving ------------------------------------------------- */
+
+/* The group link l belongs to (as center or as a link some members cross), or -1. Only
+ * members of one group share a link with members, but for a flow that just joined l and
+ * failed to join: the first two flows on l tell. */
+static int32_t group_of(const sim_net *net, uint32_t l)
+{
+    const net_link *k = &net->links[l];
+    if (k->grouped)
+        return (int32_t)l;
+    int32_t hop = k->head;
+    for (int i = 0; i < 2 && hop != NO_HOP; i++) {
+        const net_slot *f = &net->slots[hop_slot(hop)];
+        if (f->group >= 0)
+            return f->group;
+        hop = f->hop_next[hop_pos(hop)];
+    }
+    return -1;
+}
+
+void sim_net_group_dissolve_at(sim_net *net, uint32_t l)
+{
+    int32_t c = group_of(net, l);
+    if (c >= 0)
+        sim_net_group_dissolve(net, (uint32_t)c);
+}
+
+/* Whether flow s, which crosses group center cl, may join it: on each of its other links
+ * every other flow is a member. Writes the smallest fair share of those links. */
+static bool may_join(const sim_net *net, uint32_t s, uint32_t cl, double *min_other)
+{
+    const net_slot *f = &net->slots[s];
+    *min_other = INFINITY;
+    for (uint32_t k = 0; k < f->nlinks; k++) {
+        if (f->links[k] == cl)
+            continue;
+        const net_link *l = &net->links[f->links[k]];
+        for (int32_t hop = l->head; hop != NO_HOP;) {
+            const net_slot *g = &net->slots[hop_slot(hop)];
+            if (hop_slot(hop) != s && g->group != (int32_t)cl)
+                return false;
+            hop = g->hop_next[hop_pos(hop)];
+        }
+        double share = l->cap_bps / l->nflows;
+        if (share < *min_other)
+            *min_other = share;
+    }
+    return true;
+}
+
+bool sim_net_group_try_join(sim_net *net, uint32_t s)
+{
+    net_slot *f = &net->slots[s];
+    int32_t center = -1;
+    uint32_t ncenters = 0;
+    for (uint32_t k = 0; k < f->nlinks; k++) {
+        if (net->links[f->links[k]].grouped) {
+            center = (int32_t)f->links[k];
+            ncenters++;
+        }
+    }
+    double other;
+    if (ncenters == 1 && may_join(net, s, (uint32_t)center, &other) &&
+        greserve(&net->links[center], net->links[center].gn + 1)) {
+        net_link *c = &net->links[center];
+        f->group = center;
+        f->finish_bytes = vclock_at(c, sim_engine_now(net->eng)) + (double)f->msg.bytes;
+        gput(net, c, c->gn++, s);
+        gfix(net, c, c->gn - 1);
+        c->g_joined++;
+        net->stats.grouped++;
+        if (other < c->g_min_other_bps)
+            c->g_min_other_bps = other;
+        sim_net_mark_dirty(net, (uint32_t)center);
+        return true;
+    }
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        if (net->links[f->links[k]].nflows > 1)
+            sim_net_group_dissolve_at(net, f->links[k]);
+    return false;
+}
+
+bool sim_net_group_leave(sim_net *net, uint32_t s)
+{
+    net_slot *f = &net->slots[s];
+    uint32_t cl = (uint32_t)f->group;
+    net_link *c = &net->links[cl];
+    uint32_t i = f->gpos;
+    uint32_t last = c->gheap[--c->gn];
+    if (i < c->gn) {
+        gput(net, c, i, last);
+        gfix(net, c, i);
+    }
+    f->group = -1;
+    f->rate_bps = c->g_rate_bps;
+    if (c->gn == 0)
+        c->grouped = false; /* a flow that comes next is rated like any other */
+    if (c->nflows == 0)
+        return true;
+    sim_net_mark_dirty(net, cl);
+    return false;
+}
+
+void sim_net_group_dissolve(sim_net *net, uint32_t cl)
+{
+    net_link *c = &net->links[cl];
+    uint32_t nk = 0;
+    /* Members that joined since the last flush were never rated: they stay as they started
+     * (rate 0, no event) for the flush that comes, which marked center fills. */
+    for (uint32_t i = 0; i < c->gn; i++) {
+        uint32_t s = c->gheap[i];
+        net_slot *f = &net->slots[s];
+        if (f->ev == 0 && f->stamp_flush <= c->g_resolved_flush)
+            net->gkeys[nk++] = gkey(c, f, s);
+    }
+    /* A plain flow's state as the per-flow solver keeps it: bytes left as of its last rating. */
+    sim_err err;
+    int rc = schedule_sorted(net, c, nk, &err);
+    if (rc != SIM_OK && net->pending_err == SIM_OK)
+        net->pending_err = rc;
+    for (uint32_t i = 0; i < c->gn; i++) {
+        net_slot *f = &net->slots[c->gheap[i]];
+        f->group = -1;
+        if (f->stamp_flush > c->g_resolved_flush)
+            continue;
+        f->remaining_bytes = left_bytes(c, f);
+        f->last_ns = c->g_anchor_ns;
+        f->rate_bps = c->g_rate_bps;
+    }
+    c->gn = 0;
+    c->grouped = false;
+}
+
+static bool crosses(const net_slot *f, uint32_t l)
+{
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        if (f->links[k] == l)
+            return true;
+    return false;
+}
+
+/* Whether the n links in net->comp are one link c that every flow of the component crosses,
+ * whose fair share is below that of every other link, and differs from every flow's rate
+ * now. Writes c to *center and the smallest fair share of the other links to *min_other. */
+static bool is_new_star(const sim_net *net, uint32_t n, uint32_t *center, double *min_other)
+{
+    uint32_t c = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const net_link *l = &net->links[net->comp[i]];
+        if (l->nflows > 1 && (c == UINT32_MAX || l->nflows > net->links[c].nflows))
+            c = net->comp[i];
+    }
+    if (c == UINT32_MAX)
+        return false;
+    const net_link *k = &net->links[c];
+    double share = k->cap_bps / k->nflows;
+    *min_other = INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        const net_link *l = &net->links[net->comp[i]];
+        if (net->comp[i] == c || l->nflows == 0)
+            continue;
+        if (l->cap_bps / l->nflows < *min_other)
+            *min_other = l->cap_bps / l->nflows;
+        for (int32_t hop = l->head; hop != NO_HOP;) {
+            const net_slot *f = &net->slots[hop_slot(hop)];
+            if (!crosses(f, c))
+                return false;
+            hop = f->hop_next[hop_pos(hop)];
+        }
+    }
+    if (!(share < *min_other))
+        return false;
+    for (int32_t hop = k->head; hop != NO_HOP;) {
+        const net_slot *f = &net->slots[hop_slot(hop)];
+        if (f->rate_bps == share)
+            return false;
+        hop = f->hop_next[hop_pos(hop)];
+    }
+    *center = c;
+    return true;
+}
+
+int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err)
+{
+    uint32_t cl;
+    double min_other;
+    if (!is_new_star(net, n, &cl, &min_other))
+        return 0;
+    net_link *c = &net->links[cl];
+    if (!greserve(c, c->nflows))
+        return 0;
+    sim_time now = sim_engine_now(net->eng);
+    /* Bytes left now, brought up to date exactly as the per-flow solver does (which then
+     * finds nothing more to do at this instant if the filling below takes over). */
+    double lo = INFINITY, hi = 0.0;
+    for (int32_t hop = c->head; hop != NO_HOP;) {
+        net_slot *f = &net->slots[hop_slot(hop)];
+        hop = f->hop_next[hop_pos(hop)];
+        if (f->rate_bps > 0.0 && now > f->last_ns) {
+            f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
+            if (f->remaining_bytes < 0.0)
+                f->remaining_bytes = 0.0;
+        }
+        f->last_ns = now;
+        lo = fmin(lo, f->remaining_bytes);
+        hi = fmax(hi, f->remaining_bytes);
+    }
+    /* Flows that all end at one ns (a synchronized incast) gain nothing from a group: every
+     * one would be armed. The filling rates them. */
+    double share = c->cap_bps / c->nflows;
+    if (llround(lo * NS_BITS / share) == llround(hi * NS_BITS / share))
+        return 0;
+    c->g_rate_bps = share;
+    c->g_vclock_bytes = 0.0;
+    c->g_anchor_ns = now;
+    c->g_rated_flush = net->flushes;
+    c->g_resolved_flush = net->flushes;
+    c->g_min_other_bps = min_other;
+    c->g_joined = 0;
+    c->gn = 0;
+    for (int32_t hop = c->head; hop != NO_HOP;) {
+        uint32_t s = hop_slot(hop);
+        net_slot *f = &net->slots[s];
+        hop = f->hop_next[hop_pos(hop)];
+        f->finish_bytes = f->remaining_bytes;
+        f->group = (int32_t)cl;
+        c->gheap[c->gn++] = s;
+    }
+    for (uint32_t i = 0; i < c->gn; i++)
+        net->slots[c->gheap[i]].gpos = i;
+    for (uint32_t i = c->gn / 2; i-- > 0;)
+        gdown(net, c, i);
+    /* Plain flows have events anywhere in the heap: only the first finishers keep theirs. */
+    sim_time first = end_ns(c, &net->slots[c->gheap[0]]);
+    for (uint32_t i = 0; i < c->gn; i++) {
+        net_slot *f = &net->slots[c->gheap[i]];
+        if (f->ev != 0 && end_ns(c, f) != first) {
+            sim_engine_cancel(net->eng, f->ev);
+            f->ev = 0;
+        }
+    }
+    c->grouped = true;
+    net->stats.rerates += c->gn;
+    net->stats.grouped += c->gn;
+    int rc = arm(net, c, true, err);
+    return rc != SIM_OK ? rc : 1;
+}
+
+int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
+{
+    net_link *c = &net->links[cl];
+    c->flush_mark = net->flushes;
+    double share = c->gn >= 2 ? c->cap_bps / c->gn : 0.0;
+    if (c->gn < 2 || !(share < c->g_min_other_bps)) {
+        sim_net_group_dissolve(net, cl);
+        c->flush_mark = 0;
+        return sim_net_fill(net, cl, err);
+    }
+    uint32_t joined = c->g_joined;
+    c->g_joined = 0;
+    c->g_resolved_flush = net->flushes;
+    if (share == c->g_rate_bps) {
+        net->stats.rerates += joined;
+        return arm(net, c, false, err);
+    }
+    sim_time now = sim_engine_now(net->eng);
+    c->g_vclock_bytes = vclock_at(c, now);
+    c->g_anchor_ns = now;
+    c->g_rate_bps = share;
+    c->g_rated_flush = net->flushes;
+    if (c->g_vclock_bytes > REBASE_BYTES)
+        rebase(net, c);
+    net->stats.rerates += c->gn;
+    return arm(net, c, true, err);
+}

@@ -73,7 +73,6 @@ typedef struct gossip {
     uint32_t *held;       /* (edges, 2) held snapshots by iteration parity */
     gs_worker *w;         /* (n) */
     size_t nparams;       /* floats per model, 0 when timing-only */
-    float *mix;           /* (nparams) the mean being formed */
     uint64_t bytes;       /* S */
     uint64_t floor;       /* smallest iteration among running workers */
     uint32_t at_floor;    /* running workers at that iteration */
@@ -108,10 +107,11 @@ static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 /* The ring and its edge state, the workers, and the mean being formed. */
 static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    (void)num_params; /* the models are the runtime's; the mean is formed in place */
     const gossip *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
     return graph_memory(&st->spec) + edges * (1 + sizeof(uint64_t) + 2 * sizeof(uint32_t)) +
-           (uint64_t)sc->workers * sizeof(gs_worker) + (uint64_t)num_params * sizeof(float);
+           (uint64_t)sc->workers * sizeof(gs_worker);
 }
 
 static void gs_fini(void *state)
@@ -122,7 +122,6 @@ static void gs_fini(void *state)
     free(st->act);
     free(st->held);
     free(st->w);
-    sim_tensor_free(st->mix);
 }
 
 /* ---- rounds ---- */
@@ -207,8 +206,7 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     if (!mine && !out)
         xs[c++] = params;
     if (st->nparams > 0 && c > 1) {
-        sim_tensor_mean(st->mix, xs, c, st->nparams);
-        sim_tensor_copy(params, st->mix, st->nparams);
+        sim_tensor_mean_over(params, xs, c, st->nparams);
     }
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         if ((st->flags[e] & got) == 0)
@@ -355,11 +353,6 @@ static int gs_start(void *state, sim_ctx *ctx, sim_err *err)
         st->held[h] = SIM_CTX_NO_SNAPSHOT;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
-    if (st->nparams > 0) {
-        st->mix = sim_tensor_alloc(st->nparams);
-        if (st->mix == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
     for (uint32_t w = 0; w < st->n; w++)
         st->w[w].running = !sim_ctx_down(ctx, w);
     for (uint32_t w = 0; w < st->n; w++) {

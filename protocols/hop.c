@@ -149,7 +149,6 @@ typedef struct hop {
     uint32_t *dist;   /* (n, n) dist[j * n + i] = hops j -> i, or NULL */
     const float **xs; /* (max in-degree + 1) the models being averaged */
     int32_t *pick_q;  /* (max in-degree) the update selected per in-slot */
-    float *mix;       /* (nparams) */
     size_t nparams;
     uint64_t bytes;
     bool failed; /* a failure happened: the distance check stops */
@@ -245,14 +244,14 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 
 static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    (void)num_params; /* the models are the runtime's; the mean is formed in place */
     const hop *st = state;
     uint64_t e = graph_edge_count(&st->spec), n = sc->workers;
     uint64_t dist = n <= MAX_DIST_N ? n * n * sizeof(uint32_t) : 0;
     return graph_memory(&st->spec) + n * sizeof(hop_worker) +
            e * (st->q * (sizeof(uint64_t) + sizeof(uint32_t)) + sizeof(uint32_t) +
                 sizeof(uint64_t) + 2) +
-           dist + (n + 1) * (sizeof(float *) + sizeof(int32_t)) +
-           (uint64_t)num_params * sizeof(float);
+           dist + (n + 1) * (sizeof(float *) + sizeof(int32_t));
 }
 
 static void hp_fini(void *state)
@@ -269,7 +268,6 @@ static void hp_fini(void *state)
     free(st->dist);
     free(st->xs);
     free(st->pick_q);
-    sim_tensor_free(st->mix);
 }
 
 /* ---- checks ---- */
@@ -403,8 +401,7 @@ static uint32_t average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k)
     if (!mine)
         st->xs[c++] = x;
     if (st->nparams > 0 && c > 1) {
-        sim_tensor_mean(st->mix, st->xs, c, st->nparams);
-        sim_tensor_copy(x, st->mix, st->nparams);
+        sim_tensor_mean_over(x, st->xs, c, st->nparams);
     }
     /* Drop what is used up or out of the next window. */
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
@@ -725,11 +722,6 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
-    if (st->nparams > 0) {
-        st->mix = sim_tensor_alloc(st->nparams);
-        if (st->mix == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
     st->used_min = UINT64_MAX;
     for (uint32_t e = 0; e < st->g.edges; e++)
         st->joined[e] = 1;

@@ -166,27 +166,30 @@ static void block_pass(float *restrict o, const float *const *x, const float *w,
     }
 }
 
-/* The same sums element by element for the last (fewer than 16) elements. */
-static void tail_sum(float *restrict out, const float *const *xs, const float *w, size_t k,
+/* The same sums element by element for the last (fewer than 16) elements, elements
+ * [begin, end) of the inputs into dst[0 .. end - begin). */
+static void tail_sum(float *restrict dst, const float *const *xs, const float *w, size_t k,
                      size_t begin, size_t end, float divisor)
 {
     for (size_t i = begin; i < end; i++) {
         float s = w != NULL ? w[0] * xs[0][i] : xs[0][i];
         for (size_t v = 1; v < k; v++)
             s = s + (w != NULL ? w[v] * xs[v][i] : xs[v][i]);
-        out[i] = divisor != 1.0f ? s / divisor : s;
+        dst[i - begin] = divisor != 1.0f ? s / divisor : s;
     }
 }
 
 /* Sums the k (weighted) inputs into out block by block, four inputs per pass and the
- * remainder one per pass, then divides by `divisor` unless it is 1. */
-static void blocked_sum(float *restrict out, const float *const *xs, const float *w, size_t k,
-                        size_t n, float divisor)
+ * remainder one per pass, then divides by `divisor` unless it is 1. With `scratch` (a block of
+ * MEAN_BLOCK floats) each block is summed there and then copied to out, so that out may be one
+ * of the inputs: every input's block is read before out's is written. */
+static void blocked_sum(float *out, const float *const *xs, const float *w, size_t k, size_t n,
+                        float divisor, float *restrict scratch)
 {
     const float *x[4];
     for (size_t b0 = 0; b0 < n; b0 += MEAN_BLOCK) {
         size_t m = vec_len(n - b0 < MEAN_BLOCK ? n - b0 : MEAN_BLOCK);
-        float *restrict o = out + b0;
+        float *restrict o = scratch != NULL ? scratch : out + b0;
         for (size_t v = 0; v < k && m > 0;) {
             size_t cnt = k - v >= 4 ? 4 : 1;
             for (size_t j = 0; j < cnt; j++)
@@ -197,8 +200,11 @@ static void blocked_sum(float *restrict out, const float *const *xs, const float
         if (divisor != 1.0f)
             for (size_t i = 0; i < m; i++)
                 o[i] = o[i] / divisor;
-        if (n - b0 < MEAN_BLOCK)
-            tail_sum(out, xs, w, k, b0 + m, n, divisor);
+        size_t end = n - b0 < MEAN_BLOCK ? n : b0 + m;
+        if (end > b0 + m)
+            tail_sum(o + m, xs, w, k, b0 + m, end, divisor);
+        if (scratch != NULL)
+            memcpy(out + b0, scratch, (end - b0) * sizeof(float));
     }
 }
 
@@ -206,7 +212,15 @@ void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size
 {
     if (k == 0)
         return;
-    blocked_sum(out, xs, NULL, k, n, (float)k);
+    blocked_sum(out, xs, NULL, k, n, (float)k, NULL);
+}
+
+void sim_tensor_mean_over(float *out, const float *const *xs, size_t k, size_t n)
+{
+    static_assert(MEAN_BLOCK * sizeof(float) <= 32768, "a block of scratch on the stack");
+    _Alignas(64) float scratch[MEAN_BLOCK];
+    if (k > 0)
+        blocked_sum(out, xs, NULL, k, n, (float)k, scratch);
 }
 
 void sim_tensor_weighted_mean(float *restrict out, const float *const *xs, const float *w, size_t k,
@@ -214,7 +228,7 @@ void sim_tensor_weighted_mean(float *restrict out, const float *const *xs, const
 {
     if (k == 0)
         return;
-    blocked_sum(out, xs, w, k, n, 1.0f);
+    blocked_sum(out, xs, w, k, n, 1.0f, NULL);
 }
 
 static double combine(const double *acc)

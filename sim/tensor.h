@@ -76,6 +76,11 @@ void sim_tensor_triad(float *restrict a, const float *restrict b, const float *r
  * unchanged. */
 void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size_t n);
 
+/* sim_tensor_mean, bit for bit, where `out` may be one of the xs (a worker mixing its own
+ * model with its neighbours' in place): each block is summed in a cache-sized scratch and
+ * copied out, so no model-sized buffer and no model-sized copy are needed. */
+void sim_tensor_mean_over(float *out, const float *const *xs, size_t k, size_t n);
+
 /* out = w[0] * xs[0] + ... + w[k-1] * xs[k-1], element by element, accumulated in float in
  * vector-index order. The weights are floats, used as given: it is a weighted mean when
  * they sum to 1 (the caller normalizes; a double weight would halve the vector width for no

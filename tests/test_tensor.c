@@ -246,6 +246,44 @@ START_TEST(mean_of_k_follows_the_stated_order_and_preserves_the_sum)
 }
 END_TEST
 
+/* In place, over any of its inputs, the mean has sim_tensor_mean's bits; so does the pair
+ * average with sim_tensor_average_into followed by a copy. Lengths cross the 8192-float blocks
+ * and leave a scalar tail. */
+START_TEST(mean_over_an_input_and_average_pair_keep_the_bits)
+{
+    enum {
+        N = 2 * 8192 + 37,
+        K = 6
+    };
+    float *x[K], *want = sim_tensor_alloc(N);
+    ck_assert(want != NULL);
+    for (size_t v = 0; v < K; v++) {
+        x[v] = sim_tensor_alloc(N);
+        ck_assert(x[v] != NULL);
+    }
+    for (size_t k = 1; k <= K; k++)
+        for (size_t at = 0; at < k; at++) {
+            for (size_t v = 0; v < k; v++)
+                for (size_t i = 0; i < N; i++)
+                    x[v][i] = 0.37f * (float)((i * (v + 3)) % 101) - 9.1f / (float)(v + 1);
+            sim_tensor_mean(want, (const float *const *)x, k, N);
+            sim_tensor_mean_over(x[at], (const float *const *)x, k, N);
+            ck_assert_msg(memcmp(x[at], want, N * sizeof(float)) == 0, "k %zu, out = x[%zu]", k,
+                          at);
+        }
+    for (size_t i = 0; i < N; i++)
+        x[0][i] = 0.1f * (float)(i % 7) - 0.3f, x[1][i] = 1.3f - 0.07f * (float)(i % 11);
+    sim_tensor_copy(want, x[0], N);
+    sim_tensor_average_into(want, x[1], N);
+    sim_tensor_average_pair(x[0], x[1], N);
+    ck_assert(memcmp(x[0], want, N * sizeof(float)) == 0);
+    ck_assert(memcmp(x[1], want, N * sizeof(float)) == 0);
+    for (size_t v = 0; v < K; v++)
+        sim_tensor_free(x[v]);
+    sim_tensor_free(want);
+}
+END_TEST
+
 START_TEST(mean_of_zero_vectors_leaves_the_output_unchanged)
 {
     float out[3] = { 2.385f, -1.25f, 7.0f };
@@ -420,6 +458,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, average_gives_identical_bits_for_both_argument_orders);
     tcase_add_test(tc, mean_of_k_follows_the_stated_order_and_preserves_the_sum);
     tcase_add_test(tc, mean_of_zero_vectors_leaves_the_output_unchanged);
+    tcase_add_test(tc, mean_over_an_input_and_average_pair_keep_the_bits);
     tcase_add_test(tc, checksum_is_fnv1a_over_the_bytes);
     tcase_add_test(tc, consensus_is_zero_for_equal_vectors_and_matches_a_hand_count);
     tcase_add_test(tc, all_finite_finds_nan_and_infinity_anywhere);

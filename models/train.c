@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gsl/gsl_randist.h>
@@ -51,6 +52,7 @@ struct train {
     uint32_t *blk_of;       /* (workers) each worker's block */
     uint32_t *blk_free;     /* (workers) stack of unused blocks */
     uint32_t nfree;
+    double model_s;     /* wall seconds inside forward and backward passes of train_gradient */
     double *first_loss; /* (workers) each worker's first minibatch loss, NaN before it */
     float *x;           /* (max(batch, EVAL_BATCH), D) shared batch buffer */
     uint8_t *y;         /* (max(batch, EVAL_BATCH)) */
@@ -736,6 +738,11 @@ float *train_params_write(train *t, uint32_t w)
     return t->params[w];
 }
 
+double train_model_seconds(const train *t)
+{
+    return t->model_s;
+}
+
 uint32_t train_blocks_in_use(const train *t)
 {
     return (uint32_t)(t->cfg.workers - t->nfree);
@@ -763,6 +770,8 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
         return SIM_OK;
     }
     data_sampler_next(t->sampler[w], r, t->x, t->y, NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
     if (!isfinite(*loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
@@ -775,6 +784,8 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
                            "%.6g): the run diverged",
                            w, *loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
     c->ops->backward(t->grad[w], t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    t->model_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     return SIM_OK;
 }
 

@@ -101,6 +101,11 @@ const float *train_grad(const train *t, uint32_t w);
  * only. */
 float *train_params_write(train *t, uint32_t w);
 
+/* Wall seconds spent inside the model's forward and backward passes of train_gradient so far
+ * (the gradient math: what a run's wall time would be with nothing else to do). A measurement,
+ * not part of any result. */
+double train_model_seconds(const train *t);
+
 /* Parameter blocks in use: 1 while every replica is equal, up to one per worker. */
 uint32_t train_blocks_in_use(const train *t);
 

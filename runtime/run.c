@@ -315,6 +315,7 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     sum->events = st.processed;
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
     sum->peak_rss_bytes = sim_run_peak_rss();
+    sum->model_s = ctx->tr != NULL ? train_model_seconds(ctx->tr) : 0.0;
     return SIM_OK;
 }
 

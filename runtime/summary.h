@@ -24,6 +24,8 @@ typedef struct sim_run_summary {
     double wall_s;           /* wall-clock seconds of the simulation loop */
     double events_per_s;     /* events / wall_s */
     uint64_t peak_rss_bytes; /* the process's peak resident set */
+    double model_s;          /* wall seconds of it inside the model's forward and backward
+                                passes of training iterations (0 when timing-only) */
 } sim_run_summary;
 
 #endif

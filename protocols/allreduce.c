@@ -62,7 +62,7 @@ static const float *gradient(void *ud, sim_ctx *ctx, uint32_t w)
 static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ud;
-    return sim_ctx_params(ctx, w);
+    return sim_ctx_params_view(ctx, w);
 }
 
 /* Averaging only (PROTOCOLS 1.5): every member gets the mean of the models, or, if any

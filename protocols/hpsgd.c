@@ -262,7 +262,7 @@ static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
     if (st->flush == FLUSH_BOTH) {
         merge(st, ctx, w, st->mean.lr);
         if (st->P > 0)
-            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
     } else {
         st->inflight[w] = false;
@@ -275,7 +275,7 @@ static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (st->init[w] && st->P > 0)
-        sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+        sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     st->init[w] = false;
     accumulate(st, ctx, w);
     if (w == st->barrier.members[0])
@@ -381,8 +381,7 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         rc = coll_ring_join(&st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
-            rc = msg_send_model(ctx, coord, w, sim_ctx_model_bytes(ctx), h,
-                                sim_ctx_params(ctx, coord), st->P, err);
+            rc = msg_send_params(ctx, coord, w, sim_ctx_model_bytes(ctx), h, err);
     }
     st->zero_launch = st->launches[coord];
     st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
@@ -407,7 +406,7 @@ static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double 
     const float *g = sim_ctx_grad(ctx, w);
     if (st->init[w] || (st->inflight[w] && !st->reduced)) {
         if (st->init[w] && st->P > 0)
-            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params(ctx, w), st->P);
+            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
         accumulate(st, ctx, w);
         sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));

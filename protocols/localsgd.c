@@ -47,7 +47,7 @@ static void ls_fini(void *state)
 static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ud;
-    return sim_ctx_params(ctx, w);
+    return sim_ctx_params_view(ctx, w);
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)

@@ -334,7 +334,7 @@ static void mp_fini(void *state)
 static const float *mp_input(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ud;
-    return sim_ctx_params(ctx, w);
+    return sim_ctx_params_view(ctx, w);
 }
 
 static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)

@@ -253,7 +253,7 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
         sh->bytes = S / s->K + (k < S % s->K ? 1 : 0);
     }
     if (P > 0) {
-        sim_tensor_copy(s->x, sim_ctx_params(ctx, 0), P);
+        sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
         if (s->v != NULL)
             sim_tensor_zero(s->v, P);
         sim_ctx_set_eval_params(ctx, s->x);

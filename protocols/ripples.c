@@ -592,7 +592,7 @@ static int static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, s
 static const float *params_of(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ud;
-    return sim_ctx_params(ctx, w);
+    return sim_ctx_params_view(ctx, w);
 }
 
 static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)

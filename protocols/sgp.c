@@ -273,7 +273,7 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t i = 0; i < st->n; i++) {
         st->w[i] = 1.0;
         if (st->P > 0)
-            sim_tensor_copy(st->x + (size_t)i * st->P, sim_ctx_params(ctx, i), st->P);
+            sim_tensor_copy(st->x + (size_t)i * st->P, sim_ctx_params_view(ctx, i), st->P);
     }
     return begin_round(st, ctx, err);
 }

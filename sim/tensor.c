@@ -115,12 +115,17 @@ void sim_tensor_triad(float *restrict a, const float *restrict b, const float *r
         a[i] = b[i] + s * c[i];
 }
 
-/* One pass over a block: o = [o +] w0*x0 + w1*x1 + ... for cnt (1 or 4) inputs, added left
+/* One pass over a block: o = [o +] w0*x0 + w1*x1 + ... for cnt (1 to 4) inputs, added left
  * to right, so that any grouping of the inputs into passes gives the same bits. `w` NULL
  * means unit weights (no multiplication); `first` starts from the first input instead of o.
  * The block is `groups` groups of 16 floats, each an inner loop of a constant 16 that gcc
  * vectorizes at -O2 even after inlining (where a masked length no longer proves that the
  * trip count is a multiple of the vector width). */
+#define BLOCK_LOOP(expr)                         \
+    for (size_t g = 0; g < groups * 16; g += 16) \
+        for (size_t i = g; i < g + 16; i++)      \
+            o[i] = (expr);
+
 static void block_pass(float *restrict o, const float *const *x, const float *w, size_t cnt,
                        int first, size_t groups)
 {
@@ -135,36 +140,60 @@ static void block_pass(float *restrict o, const float *const *x, const float *w,
         wc = cnt > 2 ? w[2] : 0.0f;
         wd = cnt > 3 ? w[3] : 0.0f;
     }
-    for (size_t g = 0; g < groups * 16; g += 16) {
-        float *restrict og = o + g;
-        const float *restrict ag = a + g, *restrict bg = b + g;
-        const float *restrict cg = c + g, *restrict dg = d + g;
-        if (w != NULL && cnt == 4 && first)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = wa * ag[i] + wb * bg[i] + wc * cg[i] + wd * dg[i];
-        else if (w != NULL && cnt == 4)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = og[i] + wa * ag[i] + wb * bg[i] + wc * cg[i] + wd * dg[i];
-        else if (w != NULL && first)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = wa * ag[i];
-        else if (w != NULL)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = og[i] + wa * ag[i];
-        else if (cnt == 4 && first)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = ag[i] + bg[i] + cg[i] + dg[i];
-        else if (cnt == 4)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = og[i] + ag[i] + bg[i] + cg[i] + dg[i];
-        else if (first)
-            for (size_t i = 0; i < 16; i++)
-                og[i] = ag[i];
-        else
-            for (size_t i = 0; i < 16; i++)
-                og[i] = og[i] + ag[i];
+    /* Each case spelled out, so that every loop is a straight expression gcc vectorizes. */
+    switch ((int)cnt - 1 + (first ? 0 : 4) + (w != NULL ? 8 : 0)) {
+    case 0:
+        BLOCK_LOOP(a[i]);
+        break;
+    case 1:
+        BLOCK_LOOP(a[i] + b[i]);
+        break;
+    case 2:
+        BLOCK_LOOP(a[i] + b[i] + c[i]);
+        break;
+    case 3:
+        BLOCK_LOOP(a[i] + b[i] + c[i] + d[i]);
+        break;
+    case 4:
+        BLOCK_LOOP(o[i] + a[i]);
+        break;
+    case 5:
+        BLOCK_LOOP(o[i] + a[i] + b[i]);
+        break;
+    case 6:
+        BLOCK_LOOP(o[i] + a[i] + b[i] + c[i]);
+        break;
+    case 7:
+        BLOCK_LOOP(o[i] + a[i] + b[i] + c[i] + d[i]);
+        break;
+    case 8:
+        BLOCK_LOOP(wa * a[i]);
+        break;
+    case 9:
+        BLOCK_LOOP(wa * a[i] + wb * b[i]);
+        break;
+    case 10:
+        BLOCK_LOOP(wa * a[i] + wb * b[i] + wc * c[i]);
+        break;
+    case 11:
+        BLOCK_LOOP(wa * a[i] + wb * b[i] + wc * c[i] + wd * d[i]);
+        break;
+    case 12:
+        BLOCK_LOOP(o[i] + wa * a[i]);
+        break;
+    case 13:
+        BLOCK_LOOP(o[i] + wa * a[i] + wb * b[i]);
+        break;
+    case 14:
+        BLOCK_LOOP(o[i] + wa * a[i] + wb * b[i] + wc * c[i]);
+        break;
+    default:
+        BLOCK_LOOP(o[i] + wa * a[i] + wb * b[i] + wc * c[i] + wd * d[i]);
+        break;
     }
 }
+
+#undef BLOCK_LOOP
 
 /* The same sums element by element for the last (fewer than 16) elements, elements
  * [begin, end) of the inputs into dst[0 .. end - begin). */
@@ -180,7 +209,7 @@ static void tail_sum(float *restrict dst, const float *const *xs, const float *w
 }
 
 /* Sums the k (weighted) inputs into out block by block, four inputs per pass and the
- * remainder one per pass, then divides by `divisor` unless it is 1. With `scratch` (a block of
+ * remainder in one more, then divides by `divisor` unless it is 1. With `scratch` (a block of
  * MEAN_BLOCK floats) each block is summed there and then copied to out, so that out may be one
  * of the inputs: every input's block is read before out's is written. */
 static void blocked_sum(float *out, const float *const *xs, const float *w, size_t k, size_t n,
@@ -191,7 +220,7 @@ static void blocked_sum(float *out, const float *const *xs, const float *w, size
         size_t m = vec_len(n - b0 < MEAN_BLOCK ? n - b0 : MEAN_BLOCK);
         float *restrict o = scratch != NULL ? scratch : out + b0;
         for (size_t v = 0; v < k && m > 0;) {
-            size_t cnt = k - v >= 4 ? 4 : 1;
+            size_t cnt = k - v >= 4 ? 4 : k - v;
             for (size_t j = 0; j < cnt; j++)
                 x[j] = xs[v + j] + b0;
             block_pass(o, x, w != NULL ? w + v : NULL, cnt, v == 0, m / 16);

@@ -495,7 +495,7 @@ int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
     if (c->gn < 2 || !(share < c->g_min_other_bps)) {
         sim_net_group_dissolve(net, cl);
         c->flush_mark = 0;
-        return sim_net_fill(net, cl, err);
+        return 1;
     }
     uint32_t joined = c->g_joined;
     c->g_joined = 0;

@@ -19,18 +19,6 @@ static void advance(net_slot *f, sim_time now)
     f->last_ns = now;
 }
 
-sim_event sim_net_slot_event(uint32_t kind, uint32_t s, const net_slot *f)
-{
-    sim_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = kind;
-    ev.src = (int32_t)f->msg.src;
-    ev.dst = (int32_t)f->msg.dst;
-    ev.arg[0] = s;
-    ev.arg[1] = f->gen;
-    return ev;
-}
-
 /* Gives flow s the rate `rate_bps` from now on: a flow whose rate is unchanged keeps its
  * completion event; otherwise its bytes are brought up to now and the event moves. */
 int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
@@ -234,17 +222,6 @@ int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err)
     return SIM_OK;
 }
 
-/* Marks link l as changed at this instant; the engine then calls flush_hook before its clock
- * moves on. */
-void sim_net_mark_dirty(sim_net *net, uint32_t l)
-{
-    if (net->links[l].dirty)
-        return;
-    net->links[l].dirty = true;
-    net->dirty[net->ndirty++] = l;
-    sim_engine_request_flush(net->eng);
-}
-
 /* The one recomputation of an instant: fills the component of each changed link, in the order
  * the links changed, skipping links already reached from an earlier one. Every flow ends the
  * instant with the rate max-min gives its final component, as if each change had been
@@ -269,6 +246,8 @@ int sim_net_solve(sim_net *net, sim_err *err)
         if (net->links[c].grouped) {
             if (net->links[c].flush_mark != net->flushes)
                 rc = sim_net_group_resolve(net, c, err);
+            if (rc == 1) /* dissolved */
+                rc = sim_net_fill(net, c, err);
         } else {
             rc = sim_net_fill(net, l, err);
         }

@@ -134,11 +134,24 @@ static inline uint32_t hop_pos(int32_t hop)
 }
 
 /* The event (START or DONE) of slot s, carrying its generation so that stale ones are seen. */
-sim_event sim_net_slot_event(uint32_t kind, uint32_t s, const net_slot *f);
+static inline sim_event sim_net_slot_event(uint32_t kind, uint32_t s, const net_slot *f)
+{
+    sim_event ev = { .kind = kind, .src = (int32_t)f->msg.src, .dst = (int32_t)f->msg.dst };
+    ev.arg[0] = s;
+    ev.arg[1] = f->gen;
+    return ev;
+}
 
 /* Marks link l as changed at this instant; the engine then calls the network's flush hook
  * (sim_net_solve) before its clock moves on. */
-void sim_net_mark_dirty(sim_net *net, uint32_t l);
+static inline void sim_net_mark_dirty(sim_net *net, uint32_t l)
+{
+    if (net->links[l].dirty)
+        return;
+    net->links[l].dirty = true;
+    net->dirty[net->ndirty++] = l;
+    sim_engine_request_flush(net->eng);
+}
 
 /* The one recomputation of an instant, over the components of the links marked since the
  * last one. Returns 0 or the error of a flow that cannot be scheduled. */
@@ -178,10 +191,12 @@ void sim_net_group_dissolve_at(sim_net *net, uint32_t l);
 int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err);
 
 /* The flush's work for a dirty group center c: its new rate and the events of its first
- * finishers, or, when it no longer qualifies, dissolution and the plain filling. */
+ * finishers (returns 0), or, when it no longer qualifies, dissolution (returns 1: the caller
+ * fills c's component plainly), or an error. */
 int sim_net_group_resolve(sim_net *net, uint32_t c, sim_err *err);
 
-/* Plain progressive filling of the component of `seed` (sim/net_solver.c). */
+/* Plain progressive filling of the component of `seed` (sim/net_solver.c, which calls the
+ * group functions above; they call nothing of it). */
 int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err);
 
 /* Grows the group scratch arrays to `cap` entries. */

@@ -280,71 +280,57 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
     return SIM_OK;
 }
 
-static int send(sim_ctx *ctx, const sim_net_msg *msg, sim_err *err)
+/* Sends a message carrying snapshot `payload` (SIM_NET_NO_PAYLOAD: none), whose reference
+ * the message takes over, or drops, if the send fails. */
+static int send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                uint64_t arg, uint32_t payload, sim_err *err)
 {
-    int rc = sim_net_send(ctx->net, msg, err);
-    if (rc != SIM_OK)
+    sim_net_msg msg = {
+        .src = src, .dst = dst, .bytes = bytes, .tag = tag, .arg = arg, .payload = payload
+    };
+    int rc = sim_net_send(ctx->net, &msg, err);
+    if (rc != SIM_OK) {
+        if (payload != SIM_NET_NO_PAYLOAD)
+            snap_unref(ctx, payload);
         return rc;
-    sim_run_acct_update(ctx, msg->src);
-    sim_run_acct_update(ctx, msg->dst);
+    }
+    sim_run_acct_update(ctx, src);
+    sim_run_acct_update(ctx, dst);
     return SIM_OK;
 }
 
 int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                  uint64_t arg, sim_err *err)
 {
-    sim_net_msg msg = { .src = src,
-                        .dst = dst,
-                        .bytes = bytes,
-                        .tag = tag,
-                        .arg = arg,
-                        .payload = SIM_NET_NO_PAYLOAD };
-    return send(ctx, &msg, err);
+    return send(ctx, src, dst, bytes, tag, arg, SIM_NET_NO_PAYLOAD, err);
 }
 
 int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                        uint64_t arg, const float *params, size_t n, sim_err *err)
 {
-    sim_net_msg msg = { .src = src,
-                        .dst = dst,
-                        .bytes = bytes,
-                        .tag = tag,
-                        .arg = arg,
-                        .payload = SIM_NET_NO_PAYLOAD };
+    uint32_t h = SIM_NET_NO_PAYLOAD;
     if (ctx->snapshots != NULL && params != NULL) {
         if (n > train_num_params(ctx->tr))
             return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: a snapshot of %zu floats exceeds the "
-                               "model's %zu",
+                               "%s: a snapshot of %zu floats exceeds the model's %zu",
                                ctx->proto->name, n, train_num_params(ctx->tr));
-        int rc = snap_copy(ctx, params, n, &msg.payload, err);
+        int rc = snap_copy(ctx, params, n, &h, err);
         if (rc != SIM_OK)
             return rc;
     }
-    int rc = send(ctx, &msg, err);
-    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
-        snap_unref(ctx, msg.payload);
-    return rc;
+    return send(ctx, src, dst, bytes, tag, arg, h, err);
 }
 
 int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                         uint64_t arg, sim_err *err)
 {
-    sim_net_msg msg = { .src = src,
-                        .dst = dst,
-                        .bytes = bytes,
-                        .tag = tag,
-                        .arg = arg,
-                        .payload = SIM_NET_NO_PAYLOAD };
+    uint32_t h = SIM_NET_NO_PAYLOAD;
     if (ctx->snapshots != NULL && src < ctx->nworkers) {
-        int rc = snap_alias(ctx, src, &msg.payload, err);
+        int rc = snap_alias(ctx, src, &h, err);
         if (rc != SIM_OK)
             return rc;
     }
-    int rc = send(ctx, &msg, err);
-    if (rc != SIM_OK && msg.payload != SIM_NET_NO_PAYLOAD)
-        snap_unref(ctx, msg.payload);
-    return rc;
+    return send(ctx, src, dst, bytes, tag, arg, h, err);
 }
 
 /* The network dropped a message: its snapshot goes back to the pool. */

@@ -232,15 +232,17 @@ static int try_reduce(coll_bfly *b, sim_ctx *ctx, uint32_t j, sim_err *err)
     b->nhave[j]++;
     msg_hdr h = { .channel = b->channel, .kind = KIND_RESULT, .seq = b->gen };
     uint64_t bytes = part_len(b->bytes, b->n, j);
-    for (uint32_t i = 0; i < b->n; i++) {
+    uint32_t snap; /* one copy of the reduced part for every member */
+    int rc = sim_ctx_snapshot(ctx, b->nfloats > 0 ? b->result + off : NULL, len, &snap, err);
+    for (uint32_t i = 0; i < b->n && rc == SIM_OK; i++) {
         uint32_t v = b->members[i];
         if (i == j || (b->state[i] & ST_DOWN) || sim_ctx_down(ctx, v))
             continue;
-        int rc = b->nfloats > 0 ? msg_send_model(ctx, w, v, bytes, h, b->result + off, len, err)
-                                : msg_send(ctx, w, v, bytes, h, err);
-        if (rc != SIM_OK)
-            return rc;
+        rc = msg_send_snapshot(ctx, w, v, bytes, h, snap, err);
     }
+    sim_ctx_release(ctx, snap);
+    if (rc != SIM_OK)
+        return rc;
     return try_finish(b, ctx, j, err);
 }
 

@@ -51,6 +51,14 @@ static inline int msg_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint6
                               err);
 }
 
+/* msg_send with held snapshot h travelling with the message (sim_ctx_send_snapshot). */
+static inline int msg_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
+                                    msg_hdr h, uint32_t snap, sim_err *err)
+{
+    return sim_ctx_send_snapshot(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind,
+                                 snap, err);
+}
+
 /* msg_send with worker src's whole model travelling with the message, copied on write
  * (sim_ctx_send_params). */
 static inline int msg_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,

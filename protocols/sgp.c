@@ -174,12 +174,15 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
             st->scratch[p] = s * x[p];
         st->wsent[i] = st->share[i] * st->w[i];
         msg_hdr h = { .channel = 0, .kind = MSG_SHARE, .seq = st->round };
-        for (uint32_t q = 0; q < d; q++) {
+        uint32_t snap; /* one copy of the share for all the peers */
+        int rc = sim_ctx_snapshot(ctx, st->P > 0 ? st->scratch : NULL, st->P, &snap, err);
+        for (uint32_t q = 0; q < d && rc == SIM_OK; q++) {
             st->shares_sent++;
-            int rc = msg_send_model(ctx, i, peer[q], st->bytes, h, st->scratch, st->P, err);
-            if (rc != SIM_OK)
-                return rc;
+            rc = msg_send_snapshot(ctx, i, peer[q], st->bytes, h, snap, err);
         }
+        sim_ctx_release(ctx, snap);
+        if (rc != SIM_OK)
+            return rc;
         st->sent[i] = true;
     }
     return try_finish(st, ctx, i, err);

@@ -321,6 +321,29 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
     return send(ctx, src, dst, bytes, tag, arg, h, err);
 }
 
+int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
+{
+    *h = SIM_CTX_NO_SNAPSHOT;
+    if (ctx->snapshots == NULL || x == NULL)
+        return SIM_OK;
+    if (n > train_num_params(ctx->tr))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: a snapshot of %zu floats exceeds the model's %zu", ctx->proto->name,
+                           n, train_num_params(ctx->tr));
+    int rc = snap_copy(ctx, x, n, h, err);
+    if (rc == SIM_OK)
+        ctx->held++;
+    return rc;
+}
+
+int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                          uint64_t arg, uint32_t h, sim_err *err)
+{
+    if (h != SIM_CTX_NO_SNAPSHOT)
+        snap_ref(ctx, h);
+    return send(ctx, src, dst, bytes, tag, arg, h, err);
+}
+
 int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                         uint64_t arg, sim_err *err)
 {

@@ -157,6 +157,17 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
 int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                         uint64_t arg, sim_err *err);
 
+/* A snapshot of x[0..n) (n <= num_params) held by the protocol, to send to several peers with
+ * sim_ctx_send_snapshot: one copy, whatever the number of messages. The protocol releases its
+ * own reference with sim_ctx_release when it has sent them (each message keeps its own).
+ * *h is SIM_CTX_NO_SNAPSHOT with the timing-only model or a NULL x. */
+int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err);
+
+/* Like sim_ctx_send, with held snapshot h (SIM_CTX_NO_SNAPSHOT: none) travelling with the
+ * message, shared with every other message that carries it. */
+int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                          uint64_t arg, uint32_t h, sim_err *err);
+
 /* The snapshot carried by the SIM_EV_MSG being handled, or NULL if it carries none. Valid
  * only during that on_event call unless held (below): average it into your own buffers. After
  * writing the sender's own parameters (sim_ctx_params of the sender), call it again. */

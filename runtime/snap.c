@@ -110,6 +110,11 @@ bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w)
     return h != SIM_CTX_NO_SNAPSHOT && ctx->snap_owner[h] == w;
 }
 
+void snap_ref(sim_ctx *ctx, uint32_t h)
+{
+    ctx->snap_refs[h]++;
+}
+
 void snap_unref(sim_ctx *ctx, uint32_t h)
 {
     if (--ctx->snap_refs[h] > 0)

@@ -46,6 +46,9 @@ const float *snap_data(sim_ctx *ctx, uint32_t h);
 /* True while snapshot h is an alias of worker w's parameters (w wrote nothing since). */
 bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w);
 
+/* Adds one reference to snapshot h. */
+void snap_ref(sim_ctx *ctx, uint32_t h);
+
 /* Drops one reference; the last returns the buffer to the pool. */
 void snap_unref(sim_ctx *ctx, uint32_t h);
 

@@ -165,12 +165,14 @@ END_TEST
 enum {
     COW_NO_WRITE = 0, /* nobody writes worker 0: no copy at all */
     COW_WRITE = 1,    /* worker 0 is written through sim_ctx_params after the first delivery */
-    COW_BEHIND = 2    /* ... through a read-only view: the check must catch it */
+    COW_BEHIND = 2,   /* ... through a read-only view: the check must catch it */
+    COW_SHARED = 3    /* a protocol's own buffer, one snapshot sent to all three */
 };
 
 typedef struct cow {
     int mode;
     float sent[64]; /* worker 0's model at the sends */
+    float own[64];  /* COW_SHARED: the protocol's buffer, changed after the sends */
     size_t P;
     int delivered, equal, alias_first, alias_after, view_first;
     uint64_t copies_after; /* copies on write after the first delivery's write */
@@ -190,6 +192,27 @@ static int cow_start(cow *st, int mode, sim_ctx *ctx, sim_err *err)
     }
     ck_assert_uint_eq(sim_ctx_copies_on_write(ctx), 0);
     return SIM_OK;
+}
+
+static int cow_start_shared(void *state, sim_ctx *ctx, sim_err *err)
+{
+    cow *st = state;
+    st->mode = COW_SHARED;
+    st->P = sim_ctx_num_params(ctx);
+    for (size_t i = 0; i < st->P; i++)
+        st->own[i] = st->sent[i] = 0.25f * (float)i - 1.0f;
+    uint32_t snap;
+    int rc = sim_ctx_snapshot(ctx, st->own, st->P, &snap, err);
+    ck_assert_uint_eq(sim_ctx_held_count(ctx), 1);
+    for (uint32_t w = 1; w < 4 && rc == SIM_OK; w++) {
+        msg_hdr h = { .channel = 1, .kind = 1, .seq = w };
+        rc = msg_send_snapshot(ctx, 0, w, 1000, h, snap, err);
+    }
+    sim_ctx_release(ctx, snap);
+    ck_assert_uint_eq(sim_ctx_held_count(ctx), 0);
+    for (size_t i = 0; i < st->P; i++) /* the messages keep the bits of the snapshot */
+        st->own[i] = -7.0f;
+    return rc;
 }
 
 static int cow_start_no_write(void *state, sim_ctx *ctx, sim_err *err)
@@ -248,7 +271,7 @@ static void cow_report(const void *state, const sim_ctx *ctx, sim_report *out)
     }
 
 static const proto_ops cow_ops[] = { COW_OPS(cow_start_no_write), COW_OPS(cow_start_write),
-                                     COW_OPS(cow_start_behind) };
+                                     COW_OPS(cow_start_behind), COW_OPS(cow_start_shared) };
 
 /* Runs the copy-on-write probe in `mode` and returns its output directory. */
 static char *run_cow(int mode)
@@ -288,6 +311,17 @@ START_TEST(a_write_while_the_model_is_in_flight_makes_one_copy_for_every_peer)
     ck_assert_double_eq(harness_summary_number(dir, "alias_after"), 0);
     ck_assert_double_eq(harness_summary_number(dir, "copies_after"), 1);
     ck_assert_double_eq(harness_summary_number(dir, "copies_end"), 1);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(a_snapshot_sent_to_three_peers_is_one_copy_they_all_read)
+{
+    char *dir = run_cow(COW_SHARED);
+    ck_assert_double_eq(harness_summary_number(dir, "delivered"), 3);
+    ck_assert_double_eq(harness_summary_number(dir, "equal"), 3);
+    ck_assert_double_eq(harness_summary_number(dir, "alias_first"), 0);
+    ck_assert_double_eq(harness_summary_number(dir, "held_end"), 0);
     harness_cleanup(dir);
 }
 END_TEST
@@ -402,6 +436,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, the_runtime_reads_the_protocol_name_and_rejects_unknown_keys);
     tcase_add_test(tc, a_model_sent_to_three_peers_and_never_written_is_never_copied);
     tcase_add_test(tc, a_write_while_the_model_is_in_flight_makes_one_copy_for_every_peer);
+    tcase_add_test(tc, a_snapshot_sent_to_three_peers_is_one_copy_they_all_read);
     tcase_add_test_raise_signal(tc, a_write_behind_the_runtime_is_caught_by_the_snapshot_check,
                                 SIGABRT);
     suite_add_tcase(s, tc);

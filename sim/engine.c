@@ -422,6 +422,13 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
     slot_release(eng, slot);
     eng->now = ev.time;
     eng->stats.processed++;
+    if (eng->n > 1) {
+        /* The next event is the least of the root's children unless the handler schedules an
+         * earlier one: fetch its body during the handler (with many workers it is rarely in
+         * cache when the next step copies it). */
+        size_t m = eng->n - 1 < ARITY ? eng->n - 1 : ARITY;
+        prefetch_line(&eng->events[eng->hslot[least_child(eng->key, 1, m)]]);
+    }
     int rc = fn(ud, eng, &ev, err);
     return rc != 0 ? rc : 1;
 }

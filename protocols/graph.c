@@ -320,8 +320,8 @@ done:
 /* Fills off and adj for the kinds known without drawing. */
 static void list_edges(graph *g, const graph_spec *s)
 {
-    for (uint32_t i = 0; i < s->n; i++)
-        g->off[i + 1] = g->off[i] + out_degree(s, i);
+    /* One pass: adj holds exactly graph_edge_count's edges, so each list can go where the
+     * previous one ended and its length give the next offset (no second neighbour scan). */
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t *out = g->adj + g->off[i], k = 0;
         if (s->kind == GRAPH_COMPLETE) {
@@ -337,6 +337,7 @@ static void list_edges(graph *g, const graph_spec *s)
             k = local_neighbours(s, i, buf);
             memcpy(out, buf, (size_t)k * sizeof(*out));
         }
+        g->off[i + 1] = g->off[i] + k;
     }
 }
 

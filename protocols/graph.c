@@ -1,6 +1,7 @@
 /* Named graphs as CSR adjacency arrays (see protocols/graph.h). */
 #include "protocols/graph.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,17 @@ static uint32_t out_degree(const graph_spec *s, uint32_t i)
     }
 }
 
+/* True when every worker of an offset graph has the same out-degree. Worker i's list is
+ * {i + off, i - off : off in the offsets} mod n, less i: shifted by -i, a set that does not
+ * depend on i. The bipartite filter keeps a neighbour v when v and i differ in parity; with
+ * n even, v = i +- off (mod n) has i's parity plus off's, so that depends on off alone too.
+ * Only a bipartite filter with n odd (wrapping around flips parities) makes degrees vary. */
+static bool uniform_degree(const graph_spec *s)
+{
+    bool parity = s->bipartite || s->kind == GRAPH_BIPARTITE_EXPONENTIAL;
+    return offset_kind(s->kind) && (!parity || s->n % 2 == 0);
+}
+
 uint64_t graph_edge_count(const graph_spec *s)
 {
     switch (s->kind) {
@@ -164,6 +176,8 @@ uint64_t graph_edge_count(const graph_spec *s)
     case GRAPH_RANDOM_REGULAR:
         return (uint64_t)s->n * s->degree;
     default: {
+        if (uniform_degree(s))
+            return s->n > 0 ? (uint64_t)s->n * out_degree(s, 0) : 0;
         uint64_t c = 0;
         for (uint32_t i = 0; i < s->n; i++)
             c += out_degree(s, i);
@@ -177,7 +191,7 @@ void graph_degree_range(const graph_spec *s, uint32_t *lo, uint32_t *hi)
     *lo = UINT32_MAX;
     *hi = 0;
     uint32_t n = s->kind == GRAPH_STAR && s->n > 2 ? 2 : s->n; /* hub and one leaf suffice */
-    if (s->kind == GRAPH_COMPLETE || s->kind == GRAPH_RANDOM_REGULAR)
+    if (s->kind == GRAPH_COMPLETE || s->kind == GRAPH_RANDOM_REGULAR || uniform_degree(s))
         n = s->n > 0 ? 1 : 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t d = out_degree(s, i);
@@ -320,8 +334,8 @@ done:
 /* Fills off and adj for the kinds known without drawing. */
 static void list_edges(graph *g, const graph_spec *s)
 {
-    for (uint32_t i = 0; i < s->n; i++)
-        g->off[i + 1] = g->off[i] + out_degree(s, i);
+    /* One pass: adj holds exactly graph_edge_count's edges, so each list can go where the
+     * previous one ended and its length give the next offset (no second neighbour scan). */
     for (uint32_t i = 0; i < s->n; i++) {
         uint32_t *out = g->adj + g->off[i], k = 0;
         if (s->kind == GRAPH_COMPLETE) {
@@ -337,6 +351,8 @@ static void list_edges(graph *g, const graph_spec *s)
             k = local_neighbours(s, i, buf);
             memcpy(out, buf, (size_t)k * sizeof(*out));
         }
+        assert(g->off[i] + k <= g->edges); /* graph_edge_count counted every list */
+        g->off[i + 1] = g->off[i] + k;
     }
 }
 

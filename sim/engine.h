@@ -2,11 +2,11 @@
  *
  * Simulated time is an int64_t count of nanoseconds. Events are ordered by (time, insertion
  * sequence), so ties resolve in the order they were scheduled and never depend on
- * addresses. The queue is an array-based binary heap of (time, seq, slot) keys over a pool
- * of event slots sized at creation; a slot's generation makes ids of consumed or cancelled
- * events stale, so cancelling them does nothing. Scheduling allocates only when the pool
- * is full, by doubling it: the one allocation allowed during a run, and it is counted
- * (sim_engine_stats). The engine owns no other state; handlers own theirs.
+ * addresses. The queue is an array-based 4-ary heap of (time, seq) keys, each with its
+ * slot, over a pool of event slots sized at creation; a slot's generation makes ids of
+ * consumed or cancelled events stale, so cancelling them does nothing. Scheduling allocates
+ * only when the pool is full, by doubling it: the one allocation allowed during a run, and
+ * it is counted (sim_engine_stats). The engine owns no other state; handlers own theirs.
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,12 +124,42 @@ int sim_output_write(const char *dir, const char *name, const char *text, sim_er
     return sim_file_commit(f, err);
 }
 
+size_t sim_output_format_g(char *buf, double x, int digits)
+{
+    /* printf's %.Pg prints an integer-valued x with |x| < 10^P in style f with its trailing
+     * zeros and point removed: its plain decimal digits (P <= 17 keeps it below 2^63, and
+     * every such double is exactly an int64_t). -0 keeps its sign, as printf does. */
+    static const double limit[18] = { 1e0, 1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17 };
+    if (digits >= 1 && digits <= 17 && fabs(x) < limit[digits] && x == (double)(int64_t)x) {
+        int64_t v = (int64_t)x;
+        char tmp[20];
+        size_t n = 0, len = 0;
+        uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        do {
+            tmp[n++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u != 0);
+        if (v < 0 || (v == 0 && signbit(x)))
+            buf[len++] = '-';
+        while (n > 0)
+            buf[len++] = tmp[--n];
+        buf[len] = '\0';
+        return len;
+    }
+    int len = snprintf(buf, SIM_OUTPUT_G_MAX, "%.*g", digits, x);
+    return len > 0 ? (size_t)len : 0;
+}
+
 void sim_output_json_double(FILE *f, double x)
 {
-    if (isfinite(x))
-        fprintf(f, "%.17g", x);
-    else
+    char buf[SIM_OUTPUT_G_MAX];
+    if (isfinite(x)) {
+        sim_output_format_g(buf, x, 17);
+        fputs(buf, f);
+    } else {
         fputs("null", f);
+    }
 }
 
 void sim_output_json_string(FILE *f, const char *s)

@@ -36,6 +36,14 @@ void sim_file_abort(sim_file *f);
 /* Writes `text` to dir/name atomically. */
 int sim_output_write(const char *dir, const char *name, const char *text, sim_err *err);
 
+/* Room for any sim_output_format_g result and its terminating zero. */
+#define SIM_OUTPUT_G_MAX 32
+
+/* Formats x into buf[SIM_OUTPUT_G_MAX] exactly as snprintf's "%.*g" with `digits` (1 .. 17)
+ * significant digits in the C locale, and returns the length. Integral values of fewer than
+ * `digits` digits (counts, whole seconds) skip printf's exact decimal conversion. */
+size_t sim_output_format_g(char *buf, double x, int digits);
+
 /* Writes a double as "%.17g", or "null" for NaN and infinities. */
 void sim_output_json_double(FILE *f, double x);
 

@@ -75,3 +75,115 @@ gsl_rng *sim_rng_create(uint32_t seed)
         gsl_rng_set(r, seed);
     return r;
 }
+
+/* ---- compact mt19937 streams ----
+ *
+ * The generator of GSL's mt.c (Matsumoto and Nishimura's MT19937 with the 2002 seeding),
+ * word for word, on 32-bit words: GSL keeps its 624 words in unsigned longs (5 kB a stream
+ * on LP64, plus a second allocation); a run of 1e6 workers has 1e6 streams. Every value is
+ * below 2^32 in both, and the tempering masks clear what a 64-bit shift would carry, so the
+ * outputs are equal (tests/test_rng.c checks them against gsl_rng_mt19937). */
+
+enum {
+    MT_N = 624,
+    MT_M = 397,
+    MT_UNSEEDED = MT_N + 1 /* mti of a stream whose words are not yet derived from `seed` */
+};
+
+typedef struct mt_state {
+    uint32_t mti;      /* next word to temper; MT_N: twist first; MT_UNSEEDED: seed first */
+    uint32_t seed;     /* the first word: set's seed, or 4357 for 0 (as in GSL) */
+    uint32_t mt[MT_N]; /* the generator's words */
+} mt_state;
+
+static void mt_seed_words(mt_state *st)
+{
+    st->mt[0] = st->seed;
+    for (uint32_t i = 1; i < MT_N; i++)
+        st->mt[i] = 1812433253u * (st->mt[i - 1] ^ (st->mt[i - 1] >> 30)) + i;
+}
+
+static inline uint32_t mt_magic(uint32_t y)
+{
+    return (y & 1u) != 0 ? 0x9908b0dfu : 0u;
+}
+
+static void mt_twist(uint32_t *mt)
+{
+    const uint32_t upper = 0x80000000u, lower = 0x7fffffffu;
+    int kk;
+    for (kk = 0; kk < MT_N - MT_M; kk++) {
+        uint32_t y = (mt[kk] & upper) | (mt[kk + 1] & lower);
+        mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mt_magic(y);
+    }
+    for (; kk < MT_N - 1; kk++) {
+        uint32_t y = (mt[kk] & upper) | (mt[kk + 1] & lower);
+        mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mt_magic(y);
+    }
+    uint32_t y = (mt[MT_N - 1] & upper) | (mt[0] & lower);
+    mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mt_magic(y);
+}
+
+static unsigned long mt_get(void *vstate)
+{
+    mt_state *st = vstate;
+    if (st->mti >= MT_N) {
+        /* Seeding waits for the first draw, when the words are about to be twisted: one
+         * pass over them while they are in cache, and none for a stream never drawn from. */
+        if (st->mti == MT_UNSEEDED)
+            mt_seed_words(st);
+        mt_twist(st->mt);
+        st->mti = 0;
+    }
+    uint32_t k = st->mt[st->mti++];
+    k ^= k >> 11;
+    k ^= (k << 7) & 0x9d2c5680u;
+    k ^= (k << 15) & 0xefc60000u;
+    k ^= k >> 18;
+    return k;
+}
+
+static double mt_get_double(void *vstate)
+{
+    return (double)mt_get(vstate) / 4294967296.0;
+}
+
+static void mt_set(void *vstate, unsigned long s)
+{
+    mt_state *st = vstate;
+    st->seed = s != 0 ? (uint32_t)s : 4357u; /* GSL: s & 0xffffffff, after 0 -> 4357 */
+    st->mti = MT_UNSEEDED;
+}
+
+static const gsl_rng_type mt19937_compact = {
+    .name = "mt19937",
+    .max = 0xffffffffUL,
+    .min = 0,
+    .size = sizeof(mt_state),
+    .set = mt_set,
+    .get = mt_get,
+    .get_double = mt_get_double,
+};
+
+gsl_rng *sim_rng_array_create(size_t n, const uint32_t *seeds)
+{
+    size_t count = n > 0 ? n : 1;
+    if (count > SIZE_MAX / (sizeof(gsl_rng) + sizeof(mt_state)))
+        return NULL;
+    /* The streams, then their states, in one block (gsl_rng's alignment covers mt_state's). */
+    gsl_rng *rngs = malloc(count * (sizeof(gsl_rng) + sizeof(mt_state)));
+    if (rngs == NULL)
+        return NULL;
+    mt_state *states = (mt_state *)(void *)(rngs + count);
+    for (size_t i = 0; i < n; i++) {
+        rngs[i].type = &mt19937_compact;
+        rngs[i].state = &states[i];
+        mt_set(&states[i], seeds[i]);
+    }
+    return rngs;
+}
+
+void sim_rng_array_destroy(gsl_rng *rngs)
+{
+    free(rngs);
+}

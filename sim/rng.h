@@ -35,4 +35,15 @@ int sim_rng_derive(uint64_t root, size_t n, uint32_t *seeds);
  * gsl_rng_free. */
 gsl_rng *sim_rng_create(uint32_t seed);
 
+/* n streams in one allocation, stream i seeded with seeds[i]: element i of the returned
+ * array is a gsl_rng that draws exactly the numbers of sim_rng_create(seeds[i]) (the same
+ * mt19937, through GSL's interface) in half its memory (32-bit words, no second allocation)
+ * and is seeded only when first drawn from. Free the array with sim_rng_array_destroy, never
+ * an element with gsl_rng_free; do not gsl_rng_clone or gsl_rng_memcpy an element. Returns
+ * NULL when out of memory. */
+gsl_rng *sim_rng_array_create(size_t n, const uint32_t *seeds);
+
+/* Frees an array of sim_rng_array_create. NULL is a no-op. */
+void sim_rng_array_destroy(gsl_rng *rngs);
+
 #endif

@@ -1,4 +1,5 @@
 /* Engine: ordering, ties, cancellation, the clock, growth. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -356,6 +357,88 @@ START_TEST(engine_handlers_see_only_the_events_still_pending)
 }
 END_TEST
 
+/* Schedules, cancels and reschedules at random, on coarse times (many ties) and with about
+ * 3000 events pending, against a reference that scans every live event for the least
+ * (time, seq): the engine's order must be the reference's, event for event. */
+#define REF_MAX 8192
+
+typedef struct ref_queue {
+    gsl_rng *r;
+    size_t n;                 /* entries used (live or not) */
+    sim_time time[REF_MAX];   /* per entry */
+    uint64_t seq[REF_MAX];    /* the sequence number the engine must give it */
+    bool live[REF_MAX];       /* still pending */
+    sim_event_id id[REF_MAX]; /* the engine's id for it */
+    uint64_t next_seq, ran;
+} ref_queue;
+
+static void ref_schedule(ref_queue *q, sim_engine *eng, sim_time at)
+{
+    if (q->n == REF_MAX)
+        return;
+    size_t k = q->n++;
+    sim_event ev = tagged(k);
+    ck_assert_int_eq(sim_engine_schedule_at(eng, at, &ev, &q->id[k]), 0);
+    q->time[k] = at;
+    q->seq[k] = q->next_seq++;
+    q->live[k] = true;
+}
+
+static int ref_step(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    ref_queue *q = ud;
+    size_t best = REF_MAX;
+    for (size_t k = 0; k < q->n; k++) {
+        if (q->live[k] && (best == REF_MAX || q->time[k] < q->time[best] ||
+                           (q->time[k] == q->time[best] && q->seq[k] < q->seq[best])))
+            best = k;
+    }
+    ck_assert_uint_lt(best, REF_MAX);
+    ck_assert_uint_eq(ev->arg[0], best);
+    ck_assert_int_eq(ev->time, q->time[best]);
+    ck_assert_uint_eq(ev->seq, q->seq[best]);
+    q->live[best] = false;
+    q->ran++;
+    sim_time now = sim_engine_now(eng);
+    int births = (int)gsl_rng_uniform_int(q->r, 3); /* 0, 1 or 2: the hole is left or filled */
+    for (int i = 0; i < births; i++)
+        ref_schedule(q, eng, now + 10 * (sim_time)gsl_rng_uniform_int(q->r, 40));
+    if (q->n > 0 && gsl_rng_uniform(q->r) < 0.3) {
+        size_t k = gsl_rng_uniform_int(q->r, q->n);
+        ck_assert_int_eq(sim_engine_cancel(eng, q->id[k]), q->live[k] ? 0 : SIM_EINVAL);
+        q->live[k] = false;
+    }
+    if (q->n > 0 && gsl_rng_uniform(q->r) < 0.3) {
+        size_t k = gsl_rng_uniform_int(q->r, q->n);
+        sim_time at = now + 10 * (sim_time)gsl_rng_uniform_int(q->r, 40);
+        ck_assert_int_eq(sim_engine_reschedule(eng, q->id[k], at), q->live[k] ? 0 : SIM_EINVAL);
+        if (q->live[k]) {
+            q->time[k] = at;
+            q->seq[k] = q->next_seq++;
+        }
+    }
+    return 0;
+}
+
+START_TEST(engine_pops_in_the_exact_order_of_a_reference_queue)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    ref_queue *q = calloc(1, sizeof(*q));
+    q->r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(q->r, 2385);
+    for (size_t k = 0; k < 3000; k++)
+        ref_schedule(q, eng, 10 * (sim_time)gsl_rng_uniform_int(q->r, 400));
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, ref_step, q, NULL), 0);
+    for (size_t k = 0; k < q->n; k++)
+        ck_assert(!q->live[k]);
+    ck_assert_uint_gt(q->ran, 4000);
+    gsl_rng_free(q->r);
+    free(q);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -369,6 +452,7 @@ Suite *test_suite(void)
     tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
     tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
+    tcase_add_test(cancel, engine_pops_in_the_exact_order_of_a_reference_queue);
     tcase_set_timeout(cancel, 60);
     suite_add_tcase(s, cancel);
     TCase *run = tcase_create("run");

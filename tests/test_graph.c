@@ -112,6 +112,38 @@ START_TEST(named_graphs_have_the_documented_degrees_and_edges)
 }
 END_TEST
 
+/* graph_edge_count and graph_degree_range take one worker's degree for the whole graph when
+ * degrees cannot differ (offset graphs, unless bipartite on an odd count): checked against
+ * the lists graph_init builds, worker by worker, for every offset kind and form, n <= 40 and
+ * n around 64 and 128. */
+START_TEST(edge_counts_and_degree_ranges_match_the_built_lists)
+{
+    const graph_kind kinds[] = { GRAPH_RING, GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL,
+                                 GRAPH_BIPARTITE_EXPONENTIAL };
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        for (int form = 0; form < 3; form++)
+            for (uint32_t n = 1; n <= 129; n = n == 40 ? 63 : n == 65 ? 127 : n + 1) {
+                graph_spec s = {
+                    .kind = kinds[k], .n = n, .directed = form == 1, .bipartite = form == 2
+                };
+                if (graph_spec_check(&s, NULL) != SIM_OK)
+                    continue;
+                graph g = build(s);
+                uint32_t lo = UINT32_MAX, hi = 0, glo, ghi;
+                for (uint32_t i = 0; i < n; i++) {
+                    uint32_t d = g.off[i + 1] - g.off[i];
+                    lo = d < lo ? d : lo;
+                    hi = d > hi ? d : hi;
+                }
+                graph_degree_range(&s, &glo, &ghi);
+                ck_assert_msg(graph_edge_count(&s) == g.off[n] && g.edges == g.off[n],
+                              "kind %zu form %d n %u", k, form, n);
+                ck_assert_msg(glo == lo && ghi == hi, "kind %zu form %d n %u", k, form, n);
+                graph_fini(&g);
+            }
+}
+END_TEST
+
 START_TEST(directed_exponential_has_in_and_out_degree_four_on_sixteen)
 {
     graph_spec s = { .kind = GRAPH_EXPONENTIAL, .n = 16, .directed = true };
@@ -394,6 +426,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("named");
     tcase_add_test(tc, named_graphs_have_the_documented_degrees_and_edges);
+    tcase_add_test(tc, edge_counts_and_degree_ranges_match_the_built_lists);
     tcase_add_test(tc, directed_exponential_has_in_and_out_degree_four_on_sixteen);
     tcase_add_test(tc, bad_specs_are_refused_and_build_nothing);
     suite_add_tcase(s, tc);

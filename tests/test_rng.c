@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include <check.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "sim/rng.h"
@@ -77,6 +78,55 @@ START_TEST(rng_streams_are_mt19937_with_the_derived_seed)
 }
 END_TEST
 
+/* The compact streams of sim_rng_array_create draw what GSL's mt19937 draws with the same
+ * seed, through every kind of call the simulator makes, across several twists of the 624
+ * words, with the streams of the array interleaved (seed 0 is GSL's 4357). */
+START_TEST(rng_array_streams_draw_exactly_what_gsl_mt19937_draws)
+{
+    const uint32_t seeds[] = { 0, 1, 4357, 2385, 0xc25693bbu, 0xffffffffu, 0x80000000u };
+    const size_t n = sizeof(seeds) / sizeof(seeds[0]);
+    gsl_rng *arr = sim_rng_array_create(n, seeds);
+    ck_assert_ptr_nonnull(arr);
+    gsl_rng *ref[sizeof(seeds) / sizeof(seeds[0])];
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(ref[i], seeds[i]);
+        ck_assert_str_eq(gsl_rng_name(&arr[i]), "mt19937");
+        ck_assert_uint_eq(gsl_rng_max(&arr[i]), gsl_rng_max(ref[i]));
+        ck_assert_uint_eq(gsl_rng_min(&arr[i]), gsl_rng_min(ref[i]));
+    }
+    for (int round = 0; round < 700; round++) {
+        for (size_t i = 0; i < n; i++) {
+            gsl_rng *a = &arr[i], *b = ref[i];
+            switch ((round + (int)i) % 6) {
+            case 0:
+                ck_assert_uint_eq(gsl_rng_get(a), gsl_rng_get(b));
+                break;
+            case 1:
+                ck_assert(gsl_rng_uniform(a) == gsl_rng_uniform(b));
+                break;
+            case 2:
+                ck_assert(gsl_rng_uniform_pos(a) == gsl_rng_uniform_pos(b));
+                break;
+            case 3:
+                ck_assert_uint_eq(gsl_rng_uniform_int(a, 1000003), gsl_rng_uniform_int(b, 1000003));
+                break;
+            case 4:
+                ck_assert(gsl_ran_lognormal(a, 0.0, 0.1) == gsl_ran_lognormal(b, 0.0, 0.1));
+                break;
+            default:
+                ck_assert(gsl_ran_gaussian(a, 2.385) == gsl_ran_gaussian(b, 2.385));
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        gsl_rng_free(ref[i]);
+    sim_rng_array_destroy(arr);
+    sim_rng_array_destroy(NULL);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rng");
@@ -86,6 +136,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, rng_derived_seeds_are_distinct_for_many_streams);
     tcase_add_test(tc, rng_derivation_is_stable_and_prefix_consistent);
     tcase_add_test(tc, rng_streams_are_mt19937_with_the_derived_seed);
+    tcase_add_test(tc, rng_array_streams_draw_exactly_what_gsl_mt19937_draws);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

@@ -35,6 +35,10 @@
 #include "sim/err.h"
 #include "sim/scenario.h"
 
+/* Test examples per forward pass of an evaluation (the shared workspace is sized for the larger
+ * of this and the batch). */
+#define TRAIN_EVAL_BATCH 256
+
 typedef enum train_dataset {
     TRAIN_FASHION_MNIST = 0,
     TRAIN_LIBSVM = 1,

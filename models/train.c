@@ -21,9 +21,7 @@ void openblas_set_num_threads(int n);
 
 /* Replicas share blocks (see train.h): a block is a parameter vector and its momentum buffer,
  * shared by the workers on it, and it may remember the keyed step last taken from it. */
-enum {
-    NO_BLOCK = UINT32_MAX
-};
+#define NO_BLOCK UINT32_MAX
 
 typedef struct train_block {
     float *p;          /* num_params */

@@ -2,8 +2,10 @@
  *
  * Simulated time is an int64_t count of nanoseconds. Events are ordered by (time, insertion
  * sequence), so ties resolve in the order they were scheduled and never depend on
- * addresses. The queue is an array-based 4-ary heap of (time, seq) keys, each with its
- * slot, over a pool of event slots sized at creation; a slot's generation makes ids of
+ * addresses. The queue is a radix heap of FIFO buckets (sim/engine.c: no event is ever
+ * scheduled before now, so taking the earliest costs O(1) amortized plus at most 64 moves of
+ * each event over its life, and events of one time come out in insertion order), over a
+ * pool of event slots sized at creation; a slot's generation makes ids of
  * consumed or cancelled events stale, so cancelling them does nothing. Scheduling allocates
  * only when the pool is full, by doubling it: the one allocation allowed during a run, and
  * it is counted (sim_engine_stats). The engine owns no other state; handlers own theirs.
@@ -93,7 +95,7 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
 int sim_engine_cancel(sim_engine *eng, sim_event_id id);
 
 /* Moves a pending event to time `at` (>= now), exactly as cancelling it and scheduling a
- * copy would (it gets a fresh sequence number) but in one heap operation; its id stays
+ * copy would (it gets a fresh sequence number) but without a new slot; its id stays
  * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
 int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
 

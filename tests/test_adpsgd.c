@@ -337,8 +337,8 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
      * again after each timeout (13, 16, ..., 28 ms): seven requests dropped. The timeout at
      * 31 ms (the seventh) sends a request that 0, up since 30 ms, answers: commit at
      * 31 + 2.1 ms. Worker 1's next gradient (40 ms) commits at 42.1 ms. */
-    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
-                           "0.005, \"recover_s\": 0.03}]",
+    const char *sets[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
+                            "0.005, \"recover_s\": 0.03}]"),
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.045" };
     sim_scenario *sc = harness_load_file(pair_json, sets, 3);
     char *dir = harness_tmpdir("adpsgd");
@@ -442,8 +442,8 @@ START_TEST(a_timed_out_request_is_retried_with_another_neighbour)
      * behind the other active worker's): no exchange can wait 6 ms, which two timeouts in a
      * row would take. */
     const char *sets[] = { "workers=4",
-                           "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
-                           "0.005}]",
+                           ("stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
+                            "0.005}]"),
                            "protocol.exchange_timeout_ms=3",
                            "workload.message_bytes=100000",
                            "compute.jitter_sigma=0.3",
@@ -463,8 +463,8 @@ START_TEST(timing_only_runs_send_the_same_messages_as_real_ones)
 {
     /* With two workers there is no peer to draw, so the real model's minibatch draws cannot
      * change the schedule: the traces must match byte for byte, timeouts included. */
-    const char *fail[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
-                           "0.005, \"recover_s\": 0.03}]",
+    const char *fail[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
+                            "0.005, \"recover_s\": 0.03}]"),
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.1" };
     sim_scenario *none = harness_load_file(pair_json, fail, 3);
     char *a = harness_tmpdir("adpsgd");

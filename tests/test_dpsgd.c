@@ -632,9 +632,11 @@ START_TEST(a_failed_worker_is_mixed_out_then_rejoins_with_a_neighbours_model)
      * 49 ms (across the iteration ending at 40 ms). Worker 2 recovers at 52 ms, asks worker 1
      * (1 and 3 are both in iteration 5: the lower id) and adopts its model at 52.2 ms,
      * which worker 1 keeps until 60 ms: at 56 ms the two hold the same bits. */
-    const char *sets[] = { "workers=4", "eval.every_s=0.007", "stop.time_s=0.0655",
-                           "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
-                           "\"recover_s\": 0.052}]" };
+    const char *sets[] = {
+        "workers=4", "eval.every_s=0.007", "stop.time_s=0.0655",
+        ("stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
+         "\"recover_s\": 0.052}]")
+    };
     observer *obs = calloc(1, sizeof(*obs));
     outputs o = run_with(zero_json, sets, 4, observe, obs);
     ck_assert_uint_eq(obs->n, 11); /* 0, 7, ..., 63 ms and the end */
@@ -667,8 +669,8 @@ START_TEST(a_model_sent_ahead_before_a_failure_is_mixed_once)
      * until worker 1 starts iteration 1 at 40 ms. */
     const char *sets[] = {
         "workers=2", "stop.time_s=0.2",
-        "stragglers=[{\"kind\": \"fixed\", \"workers\": [1], \"slowdown\": 4},"
-        " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.02, \"recover_s\": 0.025}]"
+        ("stragglers=[{\"kind\": \"fixed\", \"workers\": [1], \"slowdown\": 4},"
+         " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.02, \"recover_s\": 0.025}]")
     };
     observer *obs = calloc(1, sizeof(*obs));
     outputs o = run_with(zero_json, sets, 3, observe, obs);
@@ -695,8 +697,8 @@ START_TEST(a_worker_whose_source_fails_asks_another_neighbour)
      * and goes on with worker 3 alone (10 ms an iteration, about 14 more by 200 ms). */
     const char *sets[] = {
         "workers=4", "stop.time_s=0.2", "workload.message_bytes=5000000",
-        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
-        "\"recover_s\": 0.052}, {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.053}]"
+        ("stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.025, "
+         "\"recover_s\": 0.052}, {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.053}]")
     };
     outputs o = run(zero_json, sets, 4);
     ck_assert_double_eq(report(&o, "rejoins"), 1);

@@ -352,8 +352,8 @@ START_TEST(a_failed_in_neighbour_is_a_backup_and_rejoins)
     /* b = 0: while worker 2 is down (0.2 .. 0.5 s) its neighbours 1 and 3 average with one
      * model instead of two and the ring keeps going; it rejoins once. */
     const char *sets[] = { "protocol.backup_workers=0",
-                           "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.2,"
-                           " \"recover_s\": 0.5}]",
+                           ("stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.2,"
+                            " \"recover_s\": 0.5}]"),
                            "eval.every_s=0.1" };
     observer *obs = calloc(1, sizeof(*obs));
     outputs o = run_obs(timing_json, sets, 3, obs);

@@ -309,8 +309,8 @@ START_TEST(failed_workers_leave_the_barrier_and_the_ring)
 {
     /* Worker 3 fails at 0.1 s, worker 0 (the barrier's coordinator) at 0.3 s; the two others
      * go on merging to the end. */
-    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1},"
-                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.3}]",
+    const char *sets[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1},"
+                            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.3}]"),
                            "stop.time_s=0.6", "workload.message_bytes=2000000" };
     sim_scenario *sc = harness_load_file(real_json, sets, 3);
     char *dir = harness_tmpdir("hpsgd");
@@ -344,8 +344,8 @@ START_TEST(a_recovered_worker_is_admitted_with_the_global_model)
      * 0.35 s. Worker 3 is admitted at a merge, fetches the global model and shares every later
      * global model with worker 1: local steps never give two workers the same bits, merges do. */
     const char *sets[] = {
-        "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1, \"recover_s\": 0.2},"
-        " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.35}]",
+        ("stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.1, \"recover_s\": 0.2},"
+         " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.35}]"),
         "stop.time_s=0.6", "workload.message_bytes=2000000"
     };
     static spy s;
@@ -367,8 +367,8 @@ END_TEST
 START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 {
     /* With a failure, a recovery and epoch flushes (20 MB: a slow all-reduce). */
-    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.15, "
-                           "\"recover_s\": 0.3}]",
+    const char *sets[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.15, "
+                            "\"recover_s\": 0.3}]"),
                            "stop.time_s=0.5", "workload.message_bytes=20000000",
                            "compute.jitter_sigma=0.2" };
     char *text[2][3];

@@ -109,8 +109,8 @@ START_TEST(after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untou
      * and {3, 4, 5}. Workers 3, 4, 5 are 10x slower: at 15 ms group {0, 1, 2} has finished
      * (about 10.2 ms) and {3, 4, 5} is still computing (until 100 ms). */
     const char *sets[] = { "protocol.groups=static", "protocol.grid=[3, 2]",
-                           "stragglers=[{\"kind\": \"fixed\", \"workers\": [3, 4, 5],"
-                           " \"slowdown\": 10}]" };
+                           ("stragglers=[{\"kind\": \"fixed\", \"workers\": [3, 4, 5],"
+                            " \"slowdown\": 10}]") };
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
     run_observed(zero_json, sets, 3, obs, &summary);
@@ -248,8 +248,8 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
      * {0, 3}, {1, 4}, {2, 5} (one worker of each rack): the global mean after 2 rounds, as the
      * grid [3, 2] gives it. Racks add their uplinks' latency (5 us) to round 2. */
     const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
-                           "network={\"topology\": \"racks\", \"rack_size\": 3,"
-                           " \"bandwidth_gbps\": 10, \"latency_us\": 50}",
+                           ("network={\"topology\": \"racks\", \"rack_size\": 3,"
+                            " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
                            "eval.every_s=0.025" };
     observer *obs = calloc(1, sizeof(*obs));
     run_observed(zero_json, sets, 4, obs, NULL);

@@ -449,10 +449,11 @@ START_TEST(runs_with_online_excursions_are_deterministic)
 {
     /* Same scenario, same bytes: metrics, workers, events and the summary but its wall line,
      * with drains in the middle of rounds (greedy, link stragglers) and a pause. */
-    const char *sets[] = { "stragglers=[{\"kind\": \"link\", \"workers\": [1, 6], \"from_s\": 0.2, "
-                           "\"to_s\": 0.5, \"extra_latency_ms\": 30}]",
-                           "protocol.online=greedy", "protocol.switch_pause_s=0.1",
-                           "output.events=true" };
+    const char *sets[] = {
+        ("stragglers=[{\"kind\": \"link\", \"workers\": [1, 6], \"from_s\": 0.2, "
+         "\"to_s\": 0.5, \"extra_latency_ms\": 30}]"),
+        "protocol.online=greedy", "protocol.switch_pause_s=0.1", "output.events=true"
+    };
     sim_run_summary sum;
     char *a = run(sets, 4, &sum), *b = run(sets, 4, &sum);
     ck_assert_double_ge(report_value(a, "online_excursions"), 1);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "sim/tensor.h"
+
 void optim_config_default(optim_config *c)
 {
     *c = (optim_config){
@@ -122,8 +124,7 @@ void optim_average_step_pair(float *restrict x, float *restrict y, float *restri
 {
     float rate = (float)lr, mu = (float)c->momentum, wd = (float)c->weight_decay;
     if (vx == NULL || vy == NULL || (gx == NULL && gy == NULL)) {
-        for (size_t i = 0; i < n; i++)
-            x[i] = y[i] = (x[i] + y[i]) * 0.5f;
+        sim_tensor_average_pair(x, y, n);
         if (gx != NULL)
             optim_step(x, vx, gx, n, lr, c);
         if (gy != NULL)

@@ -38,10 +38,8 @@ struct train {
     data_set train_set, test_set;
     data_partition part;
     data_sampler **sampler; /* (workers) */
-    float **params;         /* (workers) the parameters of each worker's block */
     float **grad;           /* (workers) each num_params */
-    float **velocity;       /* (workers) the momentum buffer of each worker's block, or NULL
-                               without momentum */
+    bool momentum;          /* blocks have momentum buffers */
     train_block *blk;       /* (workers) blocks, as many as workers */
     uint32_t *blk_of;       /* (workers) each worker's block */
     uint32_t *blk_free;     /* (workers) stack of unused blocks */
@@ -52,6 +50,17 @@ struct train {
     uint8_t *y;         /* (max(batch, TRAIN_EVAL_BATCH)) */
     float *acts;        /* (num_acts(max(batch, TRAIN_EVAL_BATCH))) shared workspace */
 };
+
+/* Worker w's parameters and momentum buffer (NULL without momentum): its block's. */
+static inline float *params_of(const train *t, uint32_t w)
+{
+    return t->blk[t->blk_of[w]].p;
+}
+
+static inline float *velocity_of(const train *t, uint32_t w)
+{
+    return t->blk[t->blk_of[w]].v;
+}
 
 /* ---- loading ---- */
 
@@ -154,9 +163,8 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
 {
     size_t n = t->cfg.workers, P = t->cfg.num_params;
     t->sampler = calloc(n, sizeof(*t->sampler));
-    t->params = calloc(n, sizeof(*t->params));
     t->grad = calloc(n, sizeof(*t->grad));
-    t->velocity = t->cfg.optim.momentum > 0 ? calloc(n, sizeof(*t->velocity)) : NULL;
+    t->momentum = t->cfg.optim.momentum > 0;
     t->blk = calloc(n, sizeof(*t->blk));
     t->blk_of = calloc(n, sizeof(*t->blk_of));
     t->blk_free = calloc(n, sizeof(*t->blk_free));
@@ -164,9 +172,8 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     if (t->first_loss != NULL)
         for (size_t w = 0; w < n; w++)
             t->first_loss[w] = NAN;
-    if (t->sampler == NULL || t->params == NULL || t->grad == NULL || t->first_loss == NULL ||
-        t->blk == NULL || t->blk_of == NULL || t->blk_free == NULL ||
-        (t->cfg.optim.momentum > 0 && t->velocity == NULL))
+    if (t->sampler == NULL || t->grad == NULL || t->first_loss == NULL || t->blk == NULL ||
+        t->blk_of == NULL || t->blk_free == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     bool vector = t->cfg.ops == &model_vector;
     for (size_t w = 0; w < n; w++) {
@@ -178,10 +185,10 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
         t->blk[w].p = sim_tensor_alloc(P);
         t->blk[w].next = NO_BLOCK;
         t->grad[w] = sim_tensor_alloc(P);
-        if (t->velocity != NULL)
+        if (t->momentum)
             t->blk[w].v = sim_tensor_alloc(P);
         if ((!vector && t->sampler[w] == NULL) || t->blk[w].p == NULL || t->grad[w] == NULL ||
-            (t->velocity != NULL && t->blk[w].v == NULL))
+            (t->momentum && t->blk[w].v == NULL))
             return err->code != SIM_OK ? err->code
                                        : sim_err_set(err, SIM_ENOMEM, NULL,
                                                      "out of memory for %zu workers' tensors", n);
@@ -192,16 +199,13 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
         uint32_t b = shared ? 0 : (uint32_t)w;
         t->blk_of[w] = b;
         t->blk[b].refs++;
-        t->params[w] = t->blk[b].p;
-        if (t->velocity != NULL)
-            t->velocity[w] = t->blk[b].v;
     }
     for (size_t b = n; b-- > 0;)
         if (t->blk[b].refs == 0)
             t->blk_free[t->nfree++] = (uint32_t)b;
-    t->cfg.ops->init_params(t->params[0], &t->cfg.model, init);
+    t->cfg.ops->init_params(params_of(t, 0), &t->cfg.model, init);
     for (size_t w = 1; w < n && t->cfg.independent_init; w++)
-        t->cfg.ops->init_params(t->params[w], &t->cfg.model, init);
+        t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, init);
     return SIM_OK;
 }
 
@@ -261,9 +265,7 @@ void train_destroy(train *t)
     free(t->blk_of);
     free(t->blk_free);
     free(t->sampler);
-    free(t->params);
     free(t->grad);
-    free(t->velocity);
     free(t->first_loss);
     sim_tensor_free(t->x);
     free(t->y);
@@ -301,9 +303,6 @@ static void move_to(train *t, uint32_t w, uint32_t b)
     uint32_t old = t->blk_of[w];
     t->blk[b].refs++;
     t->blk_of[w] = b;
-    t->params[w] = t->blk[b].p;
-    if (t->velocity != NULL)
-        t->velocity[w] = t->blk[b].v;
     blk_unref(t, old);
 }
 
@@ -333,7 +332,7 @@ static void own(train *t, uint32_t w)
             uint32_t nb = blk_take(t);
             size_t P = t->cfg.num_params;
             sim_tensor_copy(t->blk[nb].p, t->blk[b].p, P);
-            if (t->velocity != NULL)
+            if (t->momentum)
                 sim_tensor_copy(t->blk[nb].v, t->blk[b].v, P);
             move_to(t, w, nb);
             return;
@@ -361,7 +360,7 @@ size_t train_test_size(const train *t)
 
 float *train_params(train *t, uint32_t w)
 {
-    return t->params[w];
+    return params_of(t, w);
 }
 
 const float *train_grad(const train *t, uint32_t w)
@@ -372,7 +371,7 @@ const float *train_grad(const train *t, uint32_t w)
 float *train_params_write(train *t, uint32_t w)
 {
     own(t, w);
-    return t->params[w];
+    return params_of(t, w);
 }
 
 double train_model_seconds(const train *t)
@@ -395,7 +394,7 @@ float *train_swap_grad(train *t, uint32_t w, float *spare)
 void train_init_worker(train *t, uint32_t w, gsl_rng *r)
 {
     own(t, w);
-    t->cfg.ops->init_params(t->params[w], &t->cfg.model, r);
+    t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, r);
 }
 
 int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
@@ -409,7 +408,7 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
     data_sampler_next(t->sampler[w], r, t->x, t->y, NULL);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    *loss = c->ops->forward(t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
+    *loss = c->ops->forward(t->acts, params_of(t, w), t->x, t->y, c->batch, &c->model);
     if (!isfinite(*loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
     if (isnan(t->first_loss[w]))
@@ -420,7 +419,7 @@ int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
                            "worker %u: the training loss %.6g exceeds %.6g (%.0f times its first, "
                            "%.6g): the run diverged",
                            w, *loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
-    c->ops->backward(t->grad[w], t->acts, t->params[w], t->x, t->y, c->batch, &c->model);
+    c->ops->backward(t->grad[w], t->acts, params_of(t, w), t->x, t->y, c->batch, &c->model);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     t->model_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     return SIM_OK;
@@ -458,7 +457,7 @@ double train_lr(const train *t, double epoch)
 void train_apply(train *t, uint32_t w, const float *grad, double epoch)
 {
     own(t, w);
-    optim_step(t->params[w], t->velocity != NULL ? t->velocity[w] : NULL, grad, t->cfg.num_params,
+    optim_step(params_of(t, w), velocity_of(t, w), grad, t->cfg.num_params,
                optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
 }
 
@@ -466,9 +465,9 @@ void train_apply_with(train *t, uint32_t w, const float *grad, double lr, double
 {
     own(t, w);
     optim_config o = t->cfg.optim;
-    float *velocity = t->velocity != NULL ? t->velocity[w] : NULL;
+    float *velocity = velocity_of(t, w);
     o.momentum = velocity != NULL ? momentum : 0.0;
-    optim_step(t->params[w], velocity, grad, t->cfg.num_params, lr, &o);
+    optim_step(params_of(t, w), velocity, grad, t->cfg.num_params, lr, &o);
 }
 
 void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, const float *gj,
@@ -477,9 +476,9 @@ void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, 
     assert(i != j);
     own(t, i);
     own(t, j);
-    float *vi = t->velocity != NULL ? t->velocity[i] : NULL;
-    float *vj = t->velocity != NULL ? t->velocity[j] : NULL;
-    optim_average_step_pair(t->params[i], t->params[j], vi, vj, gi, gj, t->cfg.num_params,
+    float *vi = velocity_of(t, i);
+    float *vj = velocity_of(t, j);
+    optim_average_step_pair(params_of(t, i), params_of(t, j), vi, vj, gi, gj, t->cfg.num_params,
                             optim_lr(&t->cfg.optim, epoch), &t->cfg.optim);
 }
 
@@ -525,10 +524,10 @@ double train_momentum(const train *t)
 
 void train_scale_momentum(train *t, uint32_t w, float factor)
 {
-    if (t->velocity == NULL)
+    if (!t->momentum)
         return;
     own(t, w);
-    sim_tensor_scale(t->velocity[w], factor, t->cfg.num_params);
+    sim_tensor_scale(velocity_of(t, w), factor, t->cfg.num_params);
 }
 
 void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy)

@@ -108,15 +108,22 @@ static void unlink_slot(sim_engine *eng, uint32_t slot)
     eng->in[slot] = IDLE;
 }
 
+/* The least time in bucket q, by a scan of its list. */
+static sim_time scan_min(const sim_engine *eng, const bucket *q)
+{
+    sim_time t = SIM_TIME_NEVER;
+    for (uint32_t s = q->head; s != NO_SLOT; s = eng->nodes[s].next)
+        if (eng->nodes[s].time < t)
+            t = eng->nodes[s].time;
+    return t;
+}
+
 /* The least time in bucket k (not empty), scanning it if a cancel made that necessary. */
 static sim_time bucket_min(sim_engine *eng, unsigned k)
 {
     bucket *q = &eng->b[k];
     if (!q->min_ok) {
-        q->min = SIM_TIME_NEVER;
-        for (uint32_t s = q->head; s != NO_SLOT; s = eng->nodes[s].next)
-            if (eng->nodes[s].time < q->min)
-                q->min = eng->nodes[s].time;
+        q->min = scan_min(eng, q);
         q->min_ok = true;
     }
     return q->min;
@@ -303,13 +310,7 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     /* The least time of the lowest non-empty bucket; a stale minimum is found by a scan
      * (the engine's state is not changed: `last` only moves when an event is taken). */
     const bucket *q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
-    if (q->min_ok)
-        return q->min;
-    sim_time t = SIM_TIME_NEVER;
-    for (uint32_t s = q->head; s != NO_SLOT; s = eng->nodes[s].next)
-        if (eng->nodes[s].time < t)
-            t = eng->nodes[s].time;
-    return t;
+    return q->min_ok ? q->min : scan_min(eng, q);
 }
 
 void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "sim/simd.h"
 #include "sim/tensor.h"
 
 void optim_config_default(optim_config *c)
@@ -90,6 +91,7 @@ double optim_lr(const optim_config *c, double epoch)
 /* Element-wise, so any order gives the same bits. The body runs to a multiple of 16 so that
  * gcc vectorizes it at -O2 (its cheap cost model skips loops that would need a scalar
  * epilogue); the tail is scalar. */
+SIM_CLONES
 void optim_step(float *restrict params, float *restrict velocity, const float *restrict grad,
                 size_t n, double lr, const optim_config *c)
 {
@@ -118,6 +120,7 @@ void optim_step(float *restrict params, float *restrict velocity, const float *r
 /* One element of a pair's average-then-step: p = a - rate v, v = mu v + (g + wd a). */
 #define PAIR_STEP(p, v, g, a) ((p) = (a)-rate * ((v) = mu * (v) + ((g) + wd * (a))))
 
+SIM_CLONES
 void optim_average_step_pair(float *restrict x, float *restrict y, float *restrict vx,
                              float *restrict vy, const float *restrict gx, const float *restrict gy,
                              size_t n, double lr, const optim_config *c)

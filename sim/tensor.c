@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/simd.h"
+
 /* Floats per block in sim_tensor_mean: 32 KiB of `out`, which stays in L1/L2 while the k
  * inputs stream past it, four at a time. */
 enum {
@@ -59,6 +61,7 @@ void sim_tensor_zero(float *x, size_t n)
         memset(x, 0, n * sizeof(float));
 }
 
+SIM_CLONES
 void sim_tensor_axpy(float *restrict y, float a, const float *restrict x, size_t n)
 {
     size_t m = vec_len(n);
@@ -68,6 +71,7 @@ void sim_tensor_axpy(float *restrict y, float a, const float *restrict x, size_t
         y[i] += a * x[i];
 }
 
+SIM_CLONES
 void sim_tensor_scale(float *x, float a, size_t n)
 {
     size_t m = vec_len(n);
@@ -77,6 +81,7 @@ void sim_tensor_scale(float *x, float a, size_t n)
         x[i] *= a;
 }
 
+SIM_CLONES
 void sim_tensor_average(float *restrict out, const float *restrict a, const float *restrict b,
                         size_t n)
 {
@@ -87,6 +92,7 @@ void sim_tensor_average(float *restrict out, const float *restrict a, const floa
         out[i] = (a[i] + b[i]) * 0.5f;
 }
 
+SIM_CLONES
 void sim_tensor_average_into(float *restrict x, const float *restrict y, size_t n)
 {
     size_t m = vec_len(n);
@@ -96,6 +102,7 @@ void sim_tensor_average_into(float *restrict x, const float *restrict y, size_t 
         x[i] = (x[i] + y[i]) * 0.5f;
 }
 
+SIM_CLONES
 void sim_tensor_average_pair(float *restrict x, float *restrict y, size_t n)
 {
     size_t m = vec_len(n);
@@ -105,6 +112,7 @@ void sim_tensor_average_pair(float *restrict x, float *restrict y, size_t n)
         x[i] = y[i] = (x[i] + y[i]) * 0.5f;
 }
 
+SIM_CLONES
 void sim_tensor_triad(float *restrict a, const float *restrict b, const float *restrict c, float s,
                       size_t n)
 {
@@ -237,6 +245,7 @@ static void blocked_sum(float *out, const float *const *xs, const float *w, size
     }
 }
 
+SIM_CLONES
 void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size_t n)
 {
     if (k == 0)
@@ -244,6 +253,7 @@ void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size
     blocked_sum(out, xs, NULL, k, n, (float)k, NULL);
 }
 
+SIM_CLONES
 void sim_tensor_mean_over(float *out, const float *const *xs, size_t k, size_t n)
 {
     static_assert(MEAN_BLOCK * sizeof(float) <= 32768, "a block of scratch on the stack");
@@ -252,6 +262,7 @@ void sim_tensor_mean_over(float *out, const float *const *xs, size_t k, size_t n
         blocked_sum(out, xs, NULL, k, n, (float)k, scratch);
 }
 
+SIM_CLONES
 void sim_tensor_weighted_mean(float *restrict out, const float *const *xs, const float *w, size_t k,
                               size_t n)
 {

@@ -54,6 +54,10 @@
  * forgets its pending groups and the GG restarts its local numbering; on recovery it computes
  * again. In the static schedule a recovered worker rejoins one past the most advanced live
  * worker's iteration, and members found ahead of a group (rejoined past it) are left out of it.
+ *
+ * Files: this one holds the Group Generator, P-Reduce, failures and the run;
+ * protocols/ripples_groups.c the group table and the static schedule, protocols/ripples_config.c
+ * the configuration, protocols/ripples_state.h the state they share.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,22 +65,10 @@
 #include <string.h>
 
 #include "protocols/coll.h"
-#include "protocols/graph.h"
 #include "protocols/msg.h"
+#include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    MODE_RANDOM = 0,
-    MODE_BUFFER = 1,
-    MODE_DIVISION = 2,
-    MODE_STATIC = 3
-};
-
-enum {
-    STATIC_GRID = 0,
-    STATIC_RACKS = 1
-};
 
 enum {
     MSG_REQUEST = 1, /* worker -> GG: a group (or a refill), seq = the worker's request count */
@@ -84,252 +76,7 @@ enum {
     MSG_INVITE = 3   /* arrival order: requester -> member, seq = the group's number */
 };
 
-enum {
-    MAX_GRID = 8 /* grid axes */
-};
-
 static const uint64_t CONTROL_BYTES = 64;
-static const uint32_t NONE = UINT32_MAX;
-
-typedef struct rp_group {
-    uint64_t seq;       /* global sequence number */
-    uint32_t n;         /* members */
-    uint32_t owner;     /* the requester, or NONE when every member owns it */
-    uint32_t ready;     /* members ready for it */
-    uint32_t passed;    /* members done with it (finished, skipped, down or left out) */
-    uint32_t ring;      /* the pool ring running it, or NONE */
-    sim_time formed_ns; /* when it was formed */
-    bool used, failed;
-} rp_group;
-
-typedef struct rp_worker {
-    uint64_t need;        /* own groups to finish before computing again */
-    uint64_t owned_done;  /* own groups finished (or skipped) */
-    uint64_t next;        /* local index of its next group */
-    uint64_t assigned;    /* local indices given out so far */
-    uint64_t requests;    /* requests sent */
-    uint32_t credit;      /* GG: own groups issued and not yet passed */
-    uint32_t known_owned; /* own groups whose notice arrived, not yet passed */
-    uint32_t head;        /* the group it is ready for or running, or NONE */
-    uint32_t bgroup;      /* division: its group in the current batch, or NONE */
-    sim_time ready_ns;    /* when it became ready for head */
-    sim_time sync_ns;     /* when its last computation ended */
-    bool computing;
-} rp_worker;
-
-typedef struct ripples {
-    /* configuration */
-    uint32_t n;     /* workers */
-    uint32_t gs;    /* group_size */
-    uint32_t depth; /* buffer_depth */
-    int mode;       /* MODE_* */
-    int stat;       /* STATIC_* */
-    bool arrival;   /* test-only arrival order */
-    bool skip_busy; /* division: leave out members with an own group pending */
-    uint32_t ndims; /* grid axes */
-    uint32_t grid[MAX_GRID];
-    /* groups */
-    uint32_t cap;     /* most members of a group */
-    uint32_t slots;   /* group table size */
-    rp_group *grp;    /* (slots) */
-    uint32_t *gmem;   /* (slots, cap) members in ring order */
-    uint64_t *glocal; /* (slots, cap) each member's local index */
-    uint8_t *gpassed; /* (slots, cap) */
-    uint32_t *freeg;  /* (slots) free slots */
-    uint32_t nfreeg;
-    uint32_t *pend;    /* (n, slots) slot + 1 by local index mod slots, 0: not arrived */
-    rp_worker *w;      /* (n) */
-    uint32_t *scratch; /* (n) */
-    uint32_t *list;    /* (n) */
-    uint32_t *freed;   /* (n) workers freed by a failure */
-    uint32_t gg;       /* the GG's host */
-    uint64_t seq;      /* groups formed */
-    /* rings */
-    coll_hub hub;
-    coll_ring *rings; /* (nrings) channels 1..nrings */
-    coll_mean *means; /* (nrings) with a real model */
-    uint32_t nrings;
-    uint32_t *ring_group; /* (nrings) */
-    uint32_t *freer;      /* (nrings) */
-    uint32_t nfreer;
-    size_t nparams;
-    uint64_t bytes;
-    /* division */
-    uint32_t *batch;  /* (n) workers of the batch, group by group */
-    uint32_t *boff;   /* (n + 1) group offsets */
-    uint8_t *bissued; /* (n) */
-    uint32_t nbgroups;
-    /* static schedule */
-    uint32_t period;  /* L */
-    uint32_t sgroups; /* most groups in one partition */
-    uint32_t *sgroup; /* (L, n) group of each worker in partition l */
-    uint32_t *smem;   /* (L, n) members, group by group */
-    uint32_t *soff;   /* (L, n + 1) group offsets */
-    /* figures */
-    uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
-    uint64_t syncs;
-    double wait_s, sync_s;
-} ripples;
-
-/* ---- configuration ---- */
-
-static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
-{
-    ripples *st = state;
-    static const char *const modes[] = { "random", "buffer", "division", "static" };
-    static const char *const statics[] = { "grid", "racks" };
-    static const char *const orders[] = { "global", "arrival" };
-    st->n = sc->workers;
-    /* Default 3, or every worker in smaller clusters. */
-    int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
-    int order = 0;
-    st->mode = MODE_RANDOM;
-    st->stat = STATIC_GRID;
-    int rc = sim_cfg_int(cfg, "group_size", 2, 4096, &gs, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "groups", modes, 4, &st->mode, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "buffer_depth", 1, 64, &depth, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "static", statics, 2, &st->stat, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "order", orders, 2, &order, err);
-    static const char *const busy[] = { "join", "skip" };
-    int b = 0;
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "busy", busy, 2, &b, err);
-    st->skip_busy = b == 1;
-    size_t nd = 0;
-    if (rc == SIM_OK)
-        rc = sim_cfg_array_len(cfg, "grid", &nd, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->gs = (uint32_t)gs;
-    st->depth = (uint32_t)depth;
-    st->arrival = order == 1;
-    if (nd > MAX_GRID)
-        return sim_cfg_fail(cfg, "grid", err, "at most %d axes, got %zu", MAX_GRID, nd);
-    st->ndims = (uint32_t)nd;
-    for (size_t i = 0; i < nd; i++) {
-        double v;
-        rc = sim_cfg_at_double(cfg, "grid", i, 1, 1 << 20, true, &v, err);
-        if (rc != SIM_OK)
-            return rc;
-        st->grid[i] = (uint32_t)v;
-    }
-    if (st->mode != MODE_STATIC && st->gs > st->n)
-        return sim_cfg_fail(cfg, "group_size", err, "must be <= workers (%u), got %u", st->n,
-                            st->gs);
-    if (st->arrival && st->mode != MODE_RANDOM)
-        return sim_cfg_fail(cfg, "order", err, "\"arrival\" (test-only) needs groups \"random\"");
-    if (st->mode == MODE_STATIC && st->stat == STATIC_GRID) {
-        if (nd == 0)
-            return sim_cfg_fail(cfg, "grid", err, "required by the static grid schedule");
-        if (!graph_grid_valid(st->grid, st->ndims, st->n))
-            return sim_cfg_fail(cfg, "grid", err, "the sizes must multiply to workers (%u)", st->n);
-    }
-    /* The GG runs on worker 0 without servers: it must stay up. */
-    bool gg_used = st->mode != MODE_STATIC && !st->arrival;
-    for (size_t k = 0; gg_used && sc->servers == 0 && k < sc->nstragglers; k++) {
-        const sim_straggler *s = &sc->stragglers[k];
-        if (s->kind == SIM_STRAG_FAILURE && s->nworkers > 0 && s->workers[0] == 0)
-            return sim_cfg_fail(cfg, "groups", err,
-                                "the group generator runs on worker 0, which a failure rule "
-                                "takes down: add a server to host it");
-    }
-    return SIM_OK;
-}
-
-/* ---- group table ---- */
-
-static uint32_t *members_of(const ripples *st, uint32_t s)
-{
-    return st->gmem + (size_t)s * st->cap;
-}
-
-static uint32_t index_of(const ripples *st, uint32_t s, uint32_t w)
-{
-    const uint32_t *m = members_of(st, s);
-    for (uint32_t i = 0; i < st->grp[s].n; i++)
-        if (m[i] == w)
-            return i;
-    return NONE;
-}
-
-static bool owns(const ripples *st, uint32_t s, uint32_t w)
-{
-    return st->grp[s].owner == NONE || st->grp[s].owner == w;
-}
-
-static uint32_t find_group(const ripples *st, uint64_t seq)
-{
-    for (uint32_t s = 0; s < st->slots; s++)
-        if (st->grp[s].used && st->grp[s].seq == seq)
-            return s;
-    return NONE;
-}
-
-/* A new group over list[0..k) (ring order) owned by `owner` (NONE: all members). */
-static int new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, uint32_t owner,
-                     uint64_t seq, uint32_t *slot, sim_err *err)
-{
-    if (st->nfreeg == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: group table full (%u)", st->slots);
-    uint32_t s = st->freeg[--st->nfreeg];
-    rp_group *g = &st->grp[s];
-    *g = (rp_group){ .seq = seq,
-                     .n = k,
-                     .owner = owner,
-                     .ring = NONE,
-                     .formed_ns = sim_ctx_now(ctx),
-                     .used = true };
-    memcpy(members_of(st, s), list, k * sizeof(*list));
-    memset(st->gpassed + (size_t)s * st->cap, 0, st->cap);
-    st->formed++;
-    *slot = s;
-    return SIM_OK;
-}
-
-/* Member i of group s is done with it (finished, skipped or gone); frees the slot and its ring
- * when every member is. */
-static void pass_slot(ripples *st, uint32_t s, uint32_t i)
-{
-    rp_group *g = &st->grp[s];
-    if (st->gpassed[(size_t)s * st->cap + i])
-        return;
-    st->gpassed[(size_t)s * st->cap + i] = 1;
-    g->passed++;
-    if (g->passed < g->n)
-        return;
-    if (g->ring != NONE) {
-        st->freer[st->nfreer++] = g->ring;
-        g->ring = NONE;
-    }
-    if (!g->failed)
-        st->finished++;
-    g->used = false;
-    st->freeg[st->nfreeg++] = s;
-}
-
-/* Worker w moves past group s (its head or the next in its list). */
-static void pass_worker(ripples *st, uint32_t s, uint32_t w)
-{
-    rp_worker *x = &st->w[w];
-    if (st->mode != MODE_STATIC) {
-        st->pend[(size_t)w * st->slots + x->next % st->slots] = 0;
-        x->next++;
-    }
-    if (owns(st, s, w)) {
-        x->owned_done++;
-        if (x->known_owned > 0)
-            x->known_owned--;
-        if (x->credit > 0)
-            x->credit--;
-    }
-    if (x->head == s)
-        x->head = NONE;
-    pass_slot(st, s, index_of(st, s, w));
-}
 
 /* ---- the Group Generator ---- */
 
@@ -339,7 +86,7 @@ static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 static int learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
 {
     uint32_t i = index_of(st, s, w);
-    if (i == NONE || st->gpassed[(size_t)s * st->cap + i] || sim_ctx_down(ctx, w)) {
+    if (i == RP_NONE || st->gpassed[(size_t)s * st->cap + i] || sim_ctx_down(ctx, w)) {
         st->stale++;
         return SIM_OK;
     }
@@ -412,7 +159,7 @@ static void new_batch(ripples *st, sim_ctx *ctx)
     gsl_rng *r = sim_ctx_proto_rng(ctx);
     uint32_t k = 0;
     for (uint32_t v = 0; v < st->n; v++) {
-        st->w[v].bgroup = NONE;
+        st->w[v].bgroup = RP_NONE;
         if (!sim_ctx_down(ctx, v))
             st->batch[k++] = v;
     }
@@ -439,7 +186,7 @@ static void new_batch(ripples *st, sim_ctx *ctx)
 static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint32_t g = st->w[w].bgroup;
-    if (g == NONE || st->bissued[g])
+    if (g == RP_NONE || st->bissued[g])
         new_batch(st, ctx);
     g = st->w[w].bgroup;
     st->bissued[g] = 1;
@@ -448,8 +195,8 @@ static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (!sim_ctx_down(ctx, st->batch[j]) &&
             (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].credit == 0))
             st->list[k++] = st->batch[j];
-    uint32_t s = NONE;
-    int rc = new_group(st, ctx, st->list, k, NONE, st->seq++, &s, err);
+    uint32_t s = RP_NONE;
+    int rc = rp_new_group(st, ctx, st->list, k, RP_NONE, st->seq++, &s, err);
     return rc != SIM_OK ? rc : issue(st, ctx, s, err);
 }
 
@@ -469,8 +216,8 @@ static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         return gg_division(st, ctx, w, err);
     while (x->credit < want) {
         uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
-        uint32_t s = NONE;
-        int rc = new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+        uint32_t s = RP_NONE;
+        int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
         if (rc == SIM_OK)
             rc = issue(st, ctx, s, err);
         if (rc != SIM_OK)
@@ -486,8 +233,8 @@ static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     x->requests++;
     if (st->arrival) {
         uint32_t k = draw_random(st, ctx, sim_ctx_rng(ctx, w), w);
-        uint32_t s = NONE;
-        int rc = new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+        uint32_t s = RP_NONE;
+        int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
         uint64_t seq = st->seq - 1;
         for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
             msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
@@ -499,92 +246,6 @@ static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         return gg_request(st, ctx, w, err);
     msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
     return msg_send(ctx, w, st->gg, CONTROL_BYTES, h, err);
-}
-
-/* ---- the static schedule ---- */
-
-static void build_grid(ripples *st)
-{
-    uint32_t *line = st->scratch;
-    for (uint32_t a = 0; a < st->ndims; a++) {
-        uint32_t *off = st->soff + (size_t)a * (st->n + 1), *mem = st->smem + (size_t)a * st->n;
-        uint32_t ng = 0, k = 0;
-        for (uint32_t v = 0; v < st->n; v++) {
-            uint32_t len = graph_grid_line(st->grid, st->ndims, a, v, line);
-            if (line[0] != v)
-                continue;
-            off[ng] = k;
-            for (uint32_t j = 0; j < len; j++) {
-                mem[k++] = line[j];
-                st->sgroup[(size_t)a * st->n + line[j]] = ng;
-            }
-            ng++;
-        }
-        off[ng] = k;
-        if (ng > st->sgroups)
-            st->sgroups = ng;
-    }
-    st->period = st->ndims;
-}
-
-/* Partition 0: workers by rack; partition 1: by position inside their rack. */
-static void build_racks(ripples *st, sim_ctx *ctx)
-{
-    for (uint32_t p = 0; p < 2; p++) {
-        uint32_t *off = st->soff + (size_t)p * (st->n + 1), *mem = st->smem + (size_t)p * st->n;
-        uint32_t *key = st->scratch;
-        /* key: rack, or position inside the rack */
-        for (uint32_t v = 0; v < st->n; v++) {
-            uint32_t r = sim_ctx_rack(ctx, v), pos = 0;
-            for (uint32_t u = 0; u < v; u++)
-                pos += sim_ctx_rack(ctx, u) == r;
-            key[v] = p == 0 ? r : pos;
-        }
-        /* groups in order of their first worker */
-        uint32_t ng = 0, k = 0;
-        for (uint32_t v = 0; v < st->n; v++) {
-            bool first = true;
-            for (uint32_t u = 0; u < v && first; u++)
-                first = key[u] != key[v];
-            if (!first)
-                continue;
-            off[ng] = k;
-            for (uint32_t u = v; u < st->n; u++)
-                if (key[u] == key[v]) {
-                    mem[k++] = u;
-                    st->sgroup[(size_t)p * st->n + u] = ng;
-                }
-            ng++;
-        }
-        off[ng] = k;
-        if (ng > st->sgroups)
-            st->sgroups = ng;
-    }
-    st->period = 2;
-}
-
-/* Worker w's group at its schedule position t = owned_done: found, or formed now. Members
- * down when it is formed, or rejoined past it, are left out of it (as the GG does not choose
- * down workers); a member that goes down later makes it fail. */
-static int static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err)
-{
-    uint64_t t = st->w[w].owned_done;
-    uint32_t l = (uint32_t)(t % st->period), g = st->sgroup[(size_t)l * st->n + w];
-    uint64_t seq = t * st->sgroups + g;
-    *slot = find_group(st, seq);
-    if (*slot != NONE)
-        return SIM_OK;
-    const uint32_t *off = st->soff + (size_t)l * (st->n + 1), *mem = st->smem + (size_t)l * st->n;
-    uint32_t k = off[g + 1] - off[g];
-    int rc = new_group(st, ctx, mem + off[g], k, NONE, seq, slot, err);
-    if (rc != SIM_OK)
-        return rc;
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t v = mem[off[g] + i];
-        if (sim_ctx_down(ctx, v) || st->w[v].owned_done > t)
-            pass_slot(st, *slot, i);
-    }
-    return SIM_OK;
 }
 
 /* ---- P-Reduce ---- */
@@ -599,7 +260,7 @@ static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *er
 {
     bool own = owns(st, s, w);
     st->executions++;
-    pass_worker(st, s, w);
+    rp_pass_worker(st, s, w);
     if (own && st->mode == MODE_BUFFER) {
         int rc = request(st, ctx, w, err);
         if (rc != SIM_OK)
@@ -651,7 +312,7 @@ static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     for (;;) {
         rp_worker *x = &st->w[w];
-        if (sim_ctx_down(ctx, w) || x->computing || x->head != NONE)
+        if (sim_ctx_down(ctx, w) || x->computing || x->head != RP_NONE)
             return SIM_OK;
         if (x->owned_done >= x->need) {
             if (x->sync_ns >= 0) {
@@ -661,9 +322,9 @@ static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             x->computing = true;
             return sim_ctx_compute(ctx, w, x->need, err);
         }
-        uint32_t s = NONE;
+        uint32_t s = RP_NONE;
         if (st->mode == MODE_STATIC) {
-            int rc = static_group(st, ctx, w, &s, err);
+            int rc = rp_static_group(st, ctx, w, &s, err);
             if (rc != SIM_OK)
                 return rc;
         } else {
@@ -674,7 +335,7 @@ static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         }
         rp_group *g = &st->grp[s];
         if (g->failed || st->gpassed[(size_t)s * st->cap + index_of(st, s, w)]) {
-            pass_worker(st, s, w);
+            rp_pass_worker(st, s, w);
             continue;
         }
         x->head = s;
@@ -696,7 +357,7 @@ static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
         return SIM_OK;
     g->failed = true;
     st->failed++;
-    if (g->ring != NONE) {
+    if (g->ring != RP_NONE) {
         coll_ring *ring = &st->rings[g->ring];
         for (uint32_t i = 0; i < ring->n; i++)
             ring->joined[ring->order[i]] = false;
@@ -704,12 +365,12 @@ static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
         if (rc != SIM_OK)
             return rc;
         st->freer[st->nfreer++] = g->ring;
-        g->ring = NONE;
+        g->ring = RP_NONE;
     }
     const uint32_t *m = members_of(st, s);
     for (uint32_t i = 0; i < g->n; i++)
         if (st->w[m[i]].head == s)
-            st->w[m[i]].head = NONE;
+            st->w[m[i]].head = RP_NONE;
     return SIM_OK;
 }
 
@@ -717,13 +378,13 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rp_worker *x = &st->w[w];
     x->computing = false;
-    x->head = NONE;
+    x->head = RP_NONE;
     uint32_t nfreed = 0; /* st->freed: try_advance reuses st->list */
     for (uint32_t s = 0; s < st->slots; s++) {
         if (!st->grp[s].used)
             continue;
         uint32_t i = index_of(st, s, w);
-        if (i == NONE || st->gpassed[(size_t)s * st->cap + i])
+        if (i == RP_NONE || st->gpassed[(size_t)s * st->cap + i])
             continue;
         int rc = fail_group(st, ctx, s, err);
         if (rc != SIM_OK)
@@ -738,7 +399,7 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
                 if (!seen)
                     st->freed[nfreed++] = m[j];
             }
-        pass_slot(st, s, i);
+        rp_pass_slot(st, s, i);
     }
     memset(st->pend + (size_t)w * st->slots, 0, st->slots * sizeof(*st->pend));
     x->next = x->assigned;
@@ -758,7 +419,7 @@ static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rp_worker *x = &st->w[w];
     x->computing = false;
-    x->head = NONE;
+    x->head = RP_NONE;
     if (st->mode == MODE_STATIC) {
         /* Rejoin one past the most advanced live worker's position in the schedule: groups
          * up to there may have been formed without it; none past it has. */
@@ -809,8 +470,8 @@ static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *e
     case MSG_INVITE: {
         /* A failed group is still learnt (and then skipped) by members that have not passed
          * it: their local order has a place for it. */
-        uint32_t s = find_group(st, h.seq);
-        if (s == NONE) {
+        uint32_t s = rp_find_group(st, h.seq);
+        if (s == RP_NONE) {
             st->stale++;
             return SIM_OK;
         }
@@ -871,35 +532,6 @@ static int allocate(ripples *st, sim_err *err)
     return SIM_OK;
 }
 
-/* The static schedule's arrays (L partitions of n workers). */
-static int allocate_static(ripples *st, sim_ctx *ctx, sim_err *err)
-{
-    size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
-    st->sgroup = calloc(l * st->n, sizeof(*st->sgroup));
-    st->smem = calloc(l * st->n, sizeof(*st->smem));
-    st->soff = calloc(l * (st->n + 1), sizeof(*st->soff));
-    st->scratch = calloc(st->n, sizeof(*st->scratch));
-    st->list = calloc(st->n, sizeof(*st->list));
-    if (st->sgroup == NULL || st->smem == NULL || st->soff == NULL || st->scratch == NULL ||
-        st->list == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    if (st->stat == STATIC_GRID)
-        build_grid(st);
-    else
-        build_racks(st, ctx);
-    st->cap = 1;
-    for (uint32_t p = 0; p < st->period; p++) {
-        const uint32_t *off = st->soff + (size_t)p * (st->n + 1);
-        for (uint32_t g = 0; off[g] < st->n; g++)
-            if (off[g + 1] - off[g] > st->cap)
-                st->cap = off[g + 1] - off[g];
-    }
-    free(st->scratch);
-    free(st->list);
-    st->scratch = st->list = NULL;
-    return SIM_OK;
-}
-
 static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ripples *st = state;
@@ -908,7 +540,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->gg = sim_ctx_servers(ctx) > 0 ? st->n : 0;
     int rc = SIM_OK;
     if (st->mode == MODE_STATIC)
-        rc = allocate_static(st, ctx, err);
+        rc = rp_static_build(st, ctx, err);
     else
         st->cap = st->mode == MODE_DIVISION ? st->gs + 1 : st->gs;
     if (rc != SIM_OK)
@@ -934,8 +566,8 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         st->freeg[st->slots - 1 - s] = s;
     st->nfreeg = st->slots;
     for (uint32_t v = 0; v < st->n; v++) {
-        st->w[v].head = NONE;
-        st->w[v].bgroup = NONE;
+        st->w[v].head = RP_NONE;
+        st->w[v].bgroup = RP_NONE;
         st->w[v].sync_ns = -1;
     }
     /* Group Buffer: the GG fills every worker's buffer at the start. */
@@ -943,8 +575,8 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
             if (sim_ctx_down(ctx, v))
                 continue;
-            uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), v), s = NONE;
-            rc = new_group(st, ctx, st->list, k, v, st->seq++, &s, err);
+            uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), v), s = RP_NONE;
+            rc = rp_new_group(st, ctx, st->list, k, v, st->seq++, &s, err);
             if (rc == SIM_OK)
                 rc = issue(st, ctx, s, err);
         }
@@ -982,18 +614,6 @@ static void rp_fini(void *state)
     free(st->sgroup);
     free(st->smem);
     free(st->soff);
-}
-
-/* The rings and their means, the group table and the per-worker lists. */
-static uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    const ripples *st = state;
-    uint64_t n = sc->workers, rings = n / 2 + 1;
-    uint64_t cap = st->mode == MODE_STATIC ? n : st->gs + 1;
-    uint64_t slots = 4 * n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
-    return rings * (coll_ring_memory(sc->workers, (uint32_t)cap) + num_params * sizeof(float)) +
-           slots * (sizeof(rp_group) + cap * 13 + n * sizeof(uint32_t)) +
-           n * (sizeof(rp_worker) + 24);
 }
 
 static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)

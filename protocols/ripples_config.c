@@ -1,0 +1,89 @@
+/* Ripples' configuration (protocols/ripples_state.h): $.protocol.* parsed and checked, and
+ * the memory estimate it implies. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocols/coll.h"
+#include "protocols/graph.h"
+#include "protocols/ripples_state.h"
+#include "runtime/proto.h"
+
+int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    ripples *st = state;
+    static const char *const modes[] = { "random", "buffer", "division", "static" };
+    static const char *const statics[] = { "grid", "racks" };
+    static const char *const orders[] = { "global", "arrival" };
+    st->n = sc->workers;
+    /* Default 3, or every worker in smaller clusters. */
+    int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
+    int order = 0;
+    st->mode = MODE_RANDOM;
+    st->stat = STATIC_GRID;
+    int rc = sim_cfg_int(cfg, "group_size", 2, 4096, &gs, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "groups", modes, 4, &st->mode, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "buffer_depth", 1, 64, &depth, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "static", statics, 2, &st->stat, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "order", orders, 2, &order, err);
+    static const char *const busy[] = { "join", "skip" };
+    int b = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "busy", busy, 2, &b, err);
+    st->skip_busy = b == 1;
+    size_t nd = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_array_len(cfg, "grid", &nd, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->gs = (uint32_t)gs;
+    st->depth = (uint32_t)depth;
+    st->arrival = order == 1;
+    if (nd > MAX_GRID)
+        return sim_cfg_fail(cfg, "grid", err, "at most %d axes, got %zu", MAX_GRID, nd);
+    st->ndims = (uint32_t)nd;
+    for (size_t i = 0; i < nd; i++) {
+        double v;
+        rc = sim_cfg_at_double(cfg, "grid", i, 1, 1 << 20, true, &v, err);
+        if (rc != SIM_OK)
+            return rc;
+        st->grid[i] = (uint32_t)v;
+    }
+    if (st->mode != MODE_STATIC && st->gs > st->n)
+        return sim_cfg_fail(cfg, "group_size", err, "must be <= workers (%u), got %u", st->n,
+                            st->gs);
+    if (st->arrival && st->mode != MODE_RANDOM)
+        return sim_cfg_fail(cfg, "order", err, "\"arrival\" (test-only) needs groups \"random\"");
+    if (st->mode == MODE_STATIC && st->stat == STATIC_GRID) {
+        if (nd == 0)
+            return sim_cfg_fail(cfg, "grid", err, "required by the static grid schedule");
+        if (!graph_grid_valid(st->grid, st->ndims, st->n))
+            return sim_cfg_fail(cfg, "grid", err, "the sizes must multiply to workers (%u)", st->n);
+    }
+    /* The GG runs on worker 0 without servers: it must stay up. */
+    bool gg_used = st->mode != MODE_STATIC && !st->arrival;
+    for (size_t k = 0; gg_used && sc->servers == 0 && k < sc->nstragglers; k++) {
+        const sim_straggler *s = &sc->stragglers[k];
+        if (s->kind == SIM_STRAG_FAILURE && s->nworkers > 0 && s->workers[0] == 0)
+            return sim_cfg_fail(cfg, "groups", err,
+                                "the group generator runs on worker 0, which a failure rule "
+                                "takes down: add a server to host it");
+    }
+    return SIM_OK;
+}
+
+/* The rings and their means, the group table and the per-worker lists. */
+uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const ripples *st = state;
+    uint64_t n = sc->workers, rings = n / 2 + 1;
+    uint64_t cap = st->mode == MODE_STATIC ? n : st->gs + 1;
+    uint64_t slots = 4 * n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
+    return rings * (coll_ring_memory(sc->workers, (uint32_t)cap) + num_params * sizeof(float)) +
+           slots * (sizeof(rp_group) + cap * 13 + n * sizeof(uint32_t)) +
+           n * (sizeof(rp_worker) + 24);
+}

@@ -1,0 +1,198 @@
+/* Ripples' group table and static schedule (protocols/ripples_state.h): slots of groups with
+ * their members, local indices and who has passed them, and the periodic schedule every worker
+ * knows (grid lines or racks). Calls nothing of protocols/ripples.c. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/graph.h"
+#include "protocols/ripples_state.h"
+#include "runtime/proto.h"
+
+/* ---- group table ---- */
+
+uint32_t rp_find_group(const ripples *st, uint64_t seq)
+{
+    for (uint32_t s = 0; s < st->slots; s++)
+        if (st->grp[s].used && st->grp[s].seq == seq)
+            return s;
+    return RP_NONE;
+}
+
+/* A new group over list[0..k) (ring order) owned by `owner` (RP_NONE: all members). */
+int rp_new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, uint32_t owner,
+                 uint64_t seq, uint32_t *slot, sim_err *err)
+{
+    if (st->nfreeg == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: group table full (%u)", st->slots);
+    uint32_t s = st->freeg[--st->nfreeg];
+    rp_group *g = &st->grp[s];
+    *g = (rp_group){ .seq = seq,
+                     .n = k,
+                     .owner = owner,
+                     .ring = RP_NONE,
+                     .formed_ns = sim_ctx_now(ctx),
+                     .used = true };
+    memcpy(members_of(st, s), list, k * sizeof(*list));
+    memset(st->gpassed + (size_t)s * st->cap, 0, st->cap);
+    st->formed++;
+    *slot = s;
+    return SIM_OK;
+}
+
+/* Member i of group s is done with it (finished, skipped or gone); frees the slot and its ring
+ * when every member is. */
+void rp_pass_slot(ripples *st, uint32_t s, uint32_t i)
+{
+    rp_group *g = &st->grp[s];
+    if (st->gpassed[(size_t)s * st->cap + i])
+        return;
+    st->gpassed[(size_t)s * st->cap + i] = 1;
+    g->passed++;
+    if (g->passed < g->n)
+        return;
+    if (g->ring != RP_NONE) {
+        st->freer[st->nfreer++] = g->ring;
+        g->ring = RP_NONE;
+    }
+    if (!g->failed)
+        st->finished++;
+    g->used = false;
+    st->freeg[st->nfreeg++] = s;
+}
+
+/* Worker w moves past group s (its head or the next in its list). */
+void rp_pass_worker(ripples *st, uint32_t s, uint32_t w)
+{
+    rp_worker *x = &st->w[w];
+    if (st->mode != MODE_STATIC) {
+        st->pend[(size_t)w * st->slots + x->next % st->slots] = 0;
+        x->next++;
+    }
+    if (owns(st, s, w)) {
+        x->owned_done++;
+        if (x->known_owned > 0)
+            x->known_owned--;
+        if (x->credit > 0)
+            x->credit--;
+    }
+    if (x->head == s)
+        x->head = RP_NONE;
+    rp_pass_slot(st, s, index_of(st, s, w));
+}
+
+/* ---- the static schedule ---- */
+
+static void build_grid(ripples *st)
+{
+    uint32_t *line = st->scratch;
+    for (uint32_t a = 0; a < st->ndims; a++) {
+        uint32_t *off = st->soff + (size_t)a * (st->n + 1), *mem = st->smem + (size_t)a * st->n;
+        uint32_t ng = 0, k = 0;
+        for (uint32_t v = 0; v < st->n; v++) {
+            uint32_t len = graph_grid_line(st->grid, st->ndims, a, v, line);
+            if (line[0] != v)
+                continue;
+            off[ng] = k;
+            for (uint32_t j = 0; j < len; j++) {
+                mem[k++] = line[j];
+                st->sgroup[(size_t)a * st->n + line[j]] = ng;
+            }
+            ng++;
+        }
+        off[ng] = k;
+        if (ng > st->sgroups)
+            st->sgroups = ng;
+    }
+    st->period = st->ndims;
+}
+
+/* Partition 0: workers by rack; partition 1: by position inside their rack. */
+static void build_racks(ripples *st, sim_ctx *ctx)
+{
+    for (uint32_t p = 0; p < 2; p++) {
+        uint32_t *off = st->soff + (size_t)p * (st->n + 1), *mem = st->smem + (size_t)p * st->n;
+        uint32_t *key = st->scratch;
+        /* key: rack, or position inside the rack */
+        for (uint32_t v = 0; v < st->n; v++) {
+            uint32_t r = sim_ctx_rack(ctx, v), pos = 0;
+            for (uint32_t u = 0; u < v; u++)
+                pos += sim_ctx_rack(ctx, u) == r;
+            key[v] = p == 0 ? r : pos;
+        }
+        /* groups in order of their first worker */
+        uint32_t ng = 0, k = 0;
+        for (uint32_t v = 0; v < st->n; v++) {
+            bool first = true;
+            for (uint32_t u = 0; u < v && first; u++)
+                first = key[u] != key[v];
+            if (!first)
+                continue;
+            off[ng] = k;
+            for (uint32_t u = v; u < st->n; u++)
+                if (key[u] == key[v]) {
+                    mem[k++] = u;
+                    st->sgroup[(size_t)p * st->n + u] = ng;
+                }
+            ng++;
+        }
+        off[ng] = k;
+        if (ng > st->sgroups)
+            st->sgroups = ng;
+    }
+    st->period = 2;
+}
+
+/* Worker w's group at its schedule position t = owned_done: found, or formed now. Members
+ * down when it is formed, or rejoined past it, are left out of it (as the GG does not choose
+ * down workers); a member that goes down later makes it fail. */
+int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err)
+{
+    uint64_t t = st->w[w].owned_done;
+    uint32_t l = (uint32_t)(t % st->period), g = st->sgroup[(size_t)l * st->n + w];
+    uint64_t seq = t * st->sgroups + g;
+    *slot = rp_find_group(st, seq);
+    if (*slot != RP_NONE)
+        return SIM_OK;
+    const uint32_t *off = st->soff + (size_t)l * (st->n + 1), *mem = st->smem + (size_t)l * st->n;
+    uint32_t k = off[g + 1] - off[g];
+    int rc = rp_new_group(st, ctx, mem + off[g], k, RP_NONE, seq, slot, err);
+    if (rc != SIM_OK)
+        return rc;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = mem[off[g] + i];
+        if (sim_ctx_down(ctx, v) || st->w[v].owned_done > t)
+            rp_pass_slot(st, *slot, i);
+    }
+    return SIM_OK;
+}
+
+/* The static schedule's arrays (L partitions of n workers). */
+int rp_static_build(ripples *st, sim_ctx *ctx, sim_err *err)
+{
+    size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
+    st->sgroup = calloc(l * st->n, sizeof(*st->sgroup));
+    st->smem = calloc(l * st->n, sizeof(*st->smem));
+    st->soff = calloc(l * (st->n + 1), sizeof(*st->soff));
+    st->scratch = calloc(st->n, sizeof(*st->scratch));
+    st->list = calloc(st->n, sizeof(*st->list));
+    if (st->sgroup == NULL || st->smem == NULL || st->soff == NULL || st->scratch == NULL ||
+        st->list == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (st->stat == STATIC_GRID)
+        build_grid(st);
+    else
+        build_racks(st, ctx);
+    st->cap = 1;
+    for (uint32_t p = 0; p < st->period; p++) {
+        const uint32_t *off = st->soff + (size_t)p * (st->n + 1);
+        for (uint32_t g = 0; off[g] < st->n; g++)
+            if (off[g + 1] - off[g] > st->cap)
+                st->cap = off[g + 1] - off[g];
+    }
+    free(st->scratch);
+    free(st->list);
+    st->scratch = st->list = NULL;
+    return SIM_OK;
+}

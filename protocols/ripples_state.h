@@ -1,0 +1,168 @@
+/* Ripples' internals, shared by protocols/ripples.c (the Group Generator, P-Reduce, failures,
+ * the run), protocols/ripples_groups.c (the group table and the static schedule) and
+ * protocols/ripples_config.c (configuration). Not a public header: only those three files
+ * include it, and the two others call nothing of ripples.c. The protocol itself is described
+ * at the top of protocols/ripples.c. */
+#ifndef PROTOCOLS_RIPPLES_STATE_H
+#define PROTOCOLS_RIPPLES_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocols/coll.h"
+#include "runtime/proto.h"
+#include "sim/engine.h"
+
+enum {
+    MODE_RANDOM = 0,
+    MODE_BUFFER = 1,
+    MODE_DIVISION = 2,
+    MODE_STATIC = 3
+};
+
+enum {
+    STATIC_GRID = 0,
+    STATIC_RACKS = 1
+};
+enum {
+    MAX_GRID = 8 /* grid axes */
+};
+
+#define RP_NONE UINT32_MAX /* no group, ring, owner or worker */
+
+typedef struct rp_group {
+    uint64_t seq;       /* global sequence number */
+    uint32_t n;         /* members */
+    uint32_t owner;     /* the requester, or RP_NONE when every member owns it */
+    uint32_t ready;     /* members ready for it */
+    uint32_t passed;    /* members done with it (finished, skipped, down or left out) */
+    uint32_t ring;      /* the pool ring running it, or RP_NONE */
+    sim_time formed_ns; /* when it was formed */
+    bool used, failed;
+} rp_group;
+
+typedef struct rp_worker {
+    uint64_t need;        /* own groups to finish before computing again */
+    uint64_t owned_done;  /* own groups finished (or skipped) */
+    uint64_t next;        /* local index of its next group */
+    uint64_t assigned;    /* local indices given out so far */
+    uint64_t requests;    /* requests sent */
+    uint32_t credit;      /* GG: own groups issued and not yet passed */
+    uint32_t known_owned; /* own groups whose notice arrived, not yet passed */
+    uint32_t head;        /* the group it is ready for or running, or RP_NONE */
+    uint32_t bgroup;      /* division: its group in the current batch, or RP_NONE */
+    sim_time ready_ns;    /* when it became ready for head */
+    sim_time sync_ns;     /* when its last computation ended */
+    bool computing;
+} rp_worker;
+
+typedef struct ripples {
+    /* configuration */
+    uint32_t n;     /* workers */
+    uint32_t gs;    /* group_size */
+    uint32_t depth; /* buffer_depth */
+    int mode;       /* MODE_* */
+    int stat;       /* STATIC_* */
+    bool arrival;   /* test-only arrival order */
+    bool skip_busy; /* division: leave out members with an own group pending */
+    uint32_t ndims; /* grid axes */
+    uint32_t grid[MAX_GRID];
+    /* groups */
+    uint32_t cap;     /* most members of a group */
+    uint32_t slots;   /* group table size */
+    rp_group *grp;    /* (slots) */
+    uint32_t *gmem;   /* (slots, cap) members in ring order */
+    uint64_t *glocal; /* (slots, cap) each member's local index */
+    uint8_t *gpassed; /* (slots, cap) */
+    uint32_t *freeg;  /* (slots) free slots */
+    uint32_t nfreeg;
+    uint32_t *pend;    /* (n, slots) slot + 1 by local index mod slots, 0: not arrived */
+    rp_worker *w;      /* (n) */
+    uint32_t *scratch; /* (n) */
+    uint32_t *list;    /* (n) */
+    uint32_t *freed;   /* (n) workers freed by a failure */
+    uint32_t gg;       /* the GG's host */
+    uint64_t seq;      /* groups formed */
+    /* rings */
+    coll_hub hub;
+    coll_ring *rings; /* (nrings) channels 1..nrings */
+    coll_mean *means; /* (nrings) with a real model */
+    uint32_t nrings;
+    uint32_t *ring_group; /* (nrings) */
+    uint32_t *freer;      /* (nrings) */
+    uint32_t nfreer;
+    size_t nparams;
+    uint64_t bytes;
+    /* division */
+    uint32_t *batch;  /* (n) workers of the batch, group by group */
+    uint32_t *boff;   /* (n + 1) group offsets */
+    uint8_t *bissued; /* (n) */
+    uint32_t nbgroups;
+    /* static schedule */
+    uint32_t period;  /* L */
+    uint32_t sgroups; /* most groups in one partition */
+    uint32_t *sgroup; /* (L, n) group of each worker in partition l */
+    uint32_t *smem;   /* (L, n) members, group by group */
+    uint32_t *soff;   /* (L, n + 1) group offsets */
+    /* figures */
+    uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
+    uint64_t syncs;
+    double wait_s, sync_s;
+} ripples;
+
+/* ---- configuration (protocols/ripples_config.c) ---- */
+
+/* Parses and checks $.protocol.* into st (the ops table's configure). */
+int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+
+/* The rings and their means, the group table and the per-worker lists (the ops table's memory). */
+uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+
+/* ---- the group table (protocols/ripples_groups.c) ---- */
+
+/* Group s's members in ring order, (cap). */
+static inline uint32_t *members_of(const ripples *st, uint32_t s)
+{
+    return st->gmem + (size_t)s * st->cap;
+}
+
+/* Member w's index in group s, or RP_NONE. */
+static inline uint32_t index_of(const ripples *st, uint32_t s, uint32_t w)
+{
+    const uint32_t *m = members_of(st, s);
+    for (uint32_t i = 0; i < st->grp[s].n; i++)
+        if (m[i] == w)
+            return i;
+    return RP_NONE;
+}
+
+/* Whether w owns group s (every member does when it has no owner). */
+static inline bool owns(const ripples *st, uint32_t s, uint32_t w)
+{
+    return st->grp[s].owner == RP_NONE || st->grp[s].owner == w;
+}
+
+/* The used slot of the group numbered seq, or RP_NONE. */
+uint32_t rp_find_group(const ripples *st, uint64_t seq);
+
+/* A new group over list[0..k) (ring order) owned by `owner` (RP_NONE: all members), into *slot;
+ * SIM_EINVAL when the table is full. */
+int rp_new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, uint32_t owner,
+                 uint64_t seq, uint32_t *slot, sim_err *err);
+
+/* Member i of group s is done with it; frees the slot and its ring when every member is. */
+void rp_pass_slot(ripples *st, uint32_t s, uint32_t i);
+
+/* Worker w moves past group s (its head or the next in its list). */
+void rp_pass_worker(ripples *st, uint32_t s, uint32_t w);
+
+/* ---- the static schedule (protocols/ripples_groups.c) ---- */
+
+/* Allocates and builds the static schedule's partitions and sets st->cap; SIM_ENOMEM. */
+int rp_static_build(ripples *st, sim_ctx *ctx, sim_err *err);
+
+/* Worker w's group at its schedule position, found or formed now, into *slot. */
+int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err);
+
+#endif

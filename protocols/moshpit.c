@@ -41,46 +41,28 @@
  * pool and give them back when over, and a round ends (sim_ctx_round_end) whenever the
  * fewest rounds done by a live worker grows. Peers of different rounds may then share a key,
  * so the d-round exactness of the perfect grid holds only with global rounds.
+ *
+ * Files: this one holds the rounds, the key form's matchmaking and the events;
+ * protocols/moshpit_groups.c the groups of a grid or random round and the key update,
+ * protocols/moshpit_config.c the configuration, protocols/moshpit_state.h the state they share.
  */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include <gsl/gsl_randist.h>
 
 #include "protocols/coll.h"
+#include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-#define MP_MAX_DIMS  8
-#define MP_MAX_CELLS (1u << 24)
 
 enum {
     EV_COLL = SIM_EV_USER,           /* the kit's butterfly timers */
     EV_NEXT = SIM_EV_USER + 1,       /* the next round starts (after the last one's event) */
     EV_EXPIRE = SIM_EV_USER + 2,     /* key form: a leader's declared time is up; arg = round */
     EV_REQ_TIMEOUT = SIM_EV_USER + 3 /* key form: a request unanswered; arg = round, attempt */
-};
-
-enum {
-    PH_IDLE = 0,
-    PH_COMPUTE = 1,
-    PH_GROUP = 2,
-    PH_DONE = 3,
-    PH_MATCH = 4 /* key form: looking for a group */
-};
-
-/* Key form: matchmaking states of a worker in the round. */
-enum {
-    KS_OUT = 0,      /* takes no part (down or sitting out) */
-    KS_WAIT = 1,     /* takes part, not declared yet (local steps) */
-    KS_FOLLOW = 2,   /* asked a leader, no answer yet */
-    KS_ACCEPTED = 3, /* accepted by its leader, waits for the group to begin */
-    KS_LEAD = 4,     /* leads: accepts followers until full or its time is up */
-    KS_GROUP = 5,    /* in a group that began */
-    KS_ALONE = 6     /* no group this round (disbanded) */
 };
 
 /* Key form messages on channel 0 (seq = round). */
@@ -93,209 +75,6 @@ enum {
 };
 
 #define MSG_SMALL_BYTES 64 /* a matchmaking message */
-
-typedef struct moshpit {
-    /* configuration */
-    uint32_t n;              /* workers */
-    uint32_t d;              /* grid axes (grid form) */
-    uint32_t m[MP_MAX_DIMS]; /* grid sides */
-    uint32_t cells;          /* product of the sides */
-    bool random;             /* random groups instead of the grid */
-    uint32_t group_size;     /* random: M */
-    double alpha;            /* averaging_alpha */
-    uint32_t local_steps;    /* SGD steps before each round */
-    double sender_ms, reducer_ms;
-    /* run */
-    coll_hub hub;
-    coll_bfly *bf;     /* (nbf) one per group of a round */
-    uint32_t nbf, cap; /* butterflies, most members of one */
-    uint32_t *coord;   /* (n * d) each worker's cell */
-    uint32_t *group;   /* (n) butterfly of the worker this round, COLL_NONE if none */
-    uint32_t *list;    /* (n) scratch: members */
-    uint32_t *line;    /* (cells) scratch: group of a grid line, or a count */
-    uint8_t *phase;    /* (n) PH_* */
-    uint32_t *left;    /* (n) local steps left */
-    float *avg;        /* (n * P) butterfly outputs */
-    size_t P;
-    uint64_t round;
-    uint32_t busy;   /* workers not done with the round */
-    uint32_t active; /* butterflies started this round */
-    bool idle;       /* nobody was up at the last round start */
-    /* key form (PROTOCOLS 5.2) */
-    bool keys;
-    uint32_t min_group, target;  /* min_group_size, target_group_size */
-    double mm_ms, req_ms;        /* matchmaking_ms, request_timeout_ms */
-    uint32_t *key;               /* (n * (d - 1)) digits in 0..M-1, oldest first */
-    sim_time *expires;           /* (n) declared expiration this round */
-    uint8_t *ks;                 /* (n) KS_* */
-    uint32_t *asked;             /* (n) the candidate asked last, COLL_NONE: none yet */
-    uint32_t *tries;             /* (n) requests sent this round */
-    uint32_t *mem;               /* (n * target) a leader's members, itself first */
-    uint32_t *nmem;              /* (n) */
-    uint64_t *gid;               /* (nbf) each group's id */
-    uint64_t *last, *last_round; /* (n) serial and round of each worker's last group */
-    uint32_t *perm;              /* (target) scratch of the key update */
-    gsl_rng *krng;               /* seeded by a group id for the key update */
-    uint64_t serial;             /* groups formed */
-    uint64_t repeats, requests, rejects, disbanded;
-    bool async;       /* key form, `sync` false: no global rounds (below) */
-    uint64_t *wr;     /* (n) async: each worker's rounds done */
-    uint32_t *freebf; /* (nbf) async: free butterflies */
-    uint32_t nfree;
-    bool *inuse;    /* (nbf) async: a group runs on it */
-    uint64_t floor; /* async: the fewest rounds done by a live worker */
-    uint64_t groups, sat_out, alone, failed_members;
-} moshpit;
-
-/* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. */
-static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
-{
-    static const char *const forms[] = { "grid", "keys" };
-    static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
-                                        "request_timeout_ms", "sync" };
-    int form = 0;
-    int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->keys = form == 1;
-    for (size_t i = 0; i < 5 && !st->keys; i++) {
-        if (!sim_cfg_has(cfg, keys[i]))
-            continue;
-        char path[64];
-        snprintf(path, sizeof(path), "$.protocol.%s", keys[i]);
-        return sim_err_set(err, SIM_ESCENARIO, path, "needs form \"keys\"");
-    }
-    if (!st->keys)
-        return SIM_OK;
-    uint32_t side = 0;
-    for (uint32_t a = 0; a < st->d; a++)
-        side = st->m[a] > side ? st->m[a] : side;
-    int64_t lo = 2, target = side;
-    st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s */
-    st->req_ms = 3000.0;
-    if ((rc = sim_cfg_int(cfg, "min_group_size", 2, 65536, &lo, err)) != SIM_OK ||
-        (rc = sim_cfg_int(cfg, "target_group_size", 2, 65536, &target, err)) != SIM_OK ||
-        (rc = sim_cfg_double(cfg, "matchmaking_ms", 0.001, 3.6e6, &st->mm_ms, err)) != SIM_OK ||
-        (rc = sim_cfg_double(cfg, "request_timeout_ms", 0.001, 3.6e6, &st->req_ms, err)) != SIM_OK)
-        return rc;
-    if (lo > target)
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.min_group_size",
-                           "must be at most target_group_size (%lld), got %lld", (long long)target,
-                           (long long)lo);
-    if ((uint64_t)target < side)
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.target_group_size",
-                           "must be at least the grid's largest side %u (the key's digit range), "
-                           "got %lld",
-                           side, (long long)target);
-    st->min_group = (uint32_t)lo;
-    st->target = (uint32_t)target;
-    bool sync = true;
-    rc = sim_cfg_bool(cfg, "sync", &sync, err);
-    st->async = !sync;
-    return rc;
-}
-
-static int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
-{
-    static const char *const forms[] = { "grid", "random" };
-    moshpit *st = state;
-    st->n = sc->workers;
-    int form = sim_cfg_has(cfg, "grid") ? 0 : 1;
-    int64_t size = 32, steps = 1;
-    st->alpha = 1.0;
-    int rc = sim_cfg_choice(cfg, "groups", forms, 2, &form, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_double(cfg, "averaging_alpha", nextafter(0.0, 1.0), 1.0, &st->alpha, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "local_steps", 0, 1000000, &steps, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_double(cfg, "sender_timeout_ms", 0.0, 3.6e6, &st->sender_ms, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_double(cfg, "reducer_timeout_ms", 0.0, 3.6e6, &st->reducer_ms, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->local_steps = (uint32_t)steps;
-    st->random = form == 1;
-    if (st->random) {
-        if (sim_cfg_has(cfg, "grid"))
-            return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
-                               "not allowed with groups \"random\" (use group_size)");
-        rc = sim_cfg_int(cfg, "group_size", 2, 65536, &size, err);
-        st->group_size = (uint32_t)size;
-        return rc;
-    }
-    if (sim_cfg_has(cfg, "group_size"))
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.group_size",
-                           "only with groups \"random\" (the grid sets the group sizes)");
-    size_t d = 0;
-    if (!sim_cfg_has(cfg, "grid"))
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
-                           "missing required key (or groups \"random\" with group_size)");
-    if ((rc = sim_cfg_array_len(cfg, "grid", &d, err)) != SIM_OK)
-        return rc;
-    if (d < 1 || d > MP_MAX_DIMS)
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
-                           "must list 1..%d group sizes, got %zu", MP_MAX_DIMS, d);
-    uint64_t cells = 1;
-    for (size_t i = 0; i < d; i++) {
-        double v = 2.0;
-        if ((rc = sim_cfg_at_double(cfg, "grid", i, 2, 65536, true, &v, err)) != SIM_OK)
-            return rc;
-        st->m[i] = (uint32_t)v;
-        cells *= st->m[i];
-        if (cells > MP_MAX_CELLS)
-            return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid", "has more than %u cells",
-                               MP_MAX_CELLS);
-    }
-    st->d = (uint32_t)d;
-    st->cells = (uint32_t)cells;
-    if (cells < st->n)
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
-                           "has %llu cells, fewer than the %u workers", (unsigned long long)cells,
-                           st->n);
-    return configure_keys(st, cfg, err);
-}
-
-/* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
- * or more); random groups number at most n / M, each of at most 2M - 1 members (when fewer
- * take part, the leftovers spread over fewer groups). */
-static void sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
-{
-    if (st->random) {
-        uint32_t g = st->n / st->group_size;
-        *nbf = g > 0 ? g : 1;
-        uint32_t c = 2 * st->group_size - 1; /* one group and M - 1 leftovers, at worst */
-        *cap = c < st->n ? c : st->n;
-        return;
-    }
-    uint32_t lines = 0, side = 0;
-    for (uint32_t a = 0; a < st->d; a++) {
-        uint32_t l = st->cells / st->m[a];
-        lines = l > lines ? l : lines;
-        side = st->m[a] > side ? st->m[a] : side;
-    }
-    uint32_t half = st->n / 2 > 0 ? st->n / 2 : 1;
-    *nbf = lines < half ? lines : half;
-    *cap = side < st->n ? side : st->n;
-    if (st->keys) { /* groups of min_group_size or more, each at most target */
-        uint32_t g = st->n / st->min_group;
-        *nbf = g > 0 ? g : 1;
-        *cap = st->target < st->n ? st->target : st->n;
-    }
-}
-
-static uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    const moshpit *st = state;
-    uint32_t nbf, cap;
-    sizes(st, &nbf, &cap);
-    uint64_t n = sc->workers;
-    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) +
-           n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
-           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 4 * (uint64_t)st->target) +
-                           nbf * 8 + st->target * 4 + 5000
-                     : 0); /* key form: keys, states, members, group ids, its rng */
-}
 
 static void mp_fini(void *state)
 {
@@ -345,7 +124,6 @@ static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)
 }
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err);
-static void update_key(moshpit *st, uint32_t w, uint32_t b);
 static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Ends the round when every worker is done with it and every butterfly complete. */
@@ -430,7 +208,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
                 x[i] += (float)st->alpha * (a[i] - x[i]);
     }
     if (st->keys)
-        update_key(st, w, st->group[w]);
+        mp_update_key(st, w, st->group[w]);
     if (st->async)
         release_groups(st);
     return finish(st, ctx, w, err);
@@ -641,28 +419,6 @@ static int match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     return SIM_OK;
 }
 
-/* The key update of member w of butterfly b: with an rng seeded by the group id, distinct
- * indices r_0, r_1, ... from 0..target-1; w at position p takes r_p as its newest digit. */
-static void update_key(moshpit *st, uint32_t w, uint32_t b)
-{
-    uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
-    if (L == 0 || p == COLL_NONE)
-        return;
-    gsl_rng_set(st->krng, (unsigned long)(st->gid[b] ^ st->gid[b] >> 32));
-    for (uint32_t i = 0; i < st->target; i++)
-        st->perm[i] = i;
-    for (uint32_t i = 0; i < k && i <= p; i++) {
-        uint32_t j = i + (uint32_t)gsl_rng_uniform_int(st->krng, st->target - i);
-        uint32_t t = st->perm[i];
-        st->perm[i] = st->perm[j];
-        st->perm[j] = t;
-    }
-    uint32_t *key = st->key + (size_t)w * L;
-    for (uint32_t i = 0; i + 1 < L; i++)
-        key[i] = key[i + 1];
-    key[L - 1] = st->perm[p];
-}
-
 /* Worker w's local steps are done: it joins its group (key form: looks for one), or is
  * done. */
 static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -673,75 +429,6 @@ static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         return finish(st, ctx, w, err);
     st->phase[w] = PH_GROUP;
     return coll_bfly_join(&st->bf[st->group[w]], ctx, w, err);
-}
-
-/* Groups of the round from the participants in list[0..k) (ascending ids): sets group[] and
- * starts the butterflies. */
-static int start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
-{
-    uint32_t *members = st->list + k; /* the rest of the scratch list */
-    uint32_t g = 0;
-    if (st->random) {
-        gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->list, k, sizeof(*st->list));
-        uint32_t ng = k / st->group_size;
-        if (ng == 0 && k >= 2)
-            ng = 1;
-        for (g = 0; g < ng; g++) {
-            uint32_t c = 0;
-            for (uint32_t i = 0; i < k; i++) {
-                uint32_t q =
-                    i < ng * st->group_size ? i / st->group_size : (i - ng * st->group_size) % ng;
-                if (q == g)
-                    members[c++] = st->list[i];
-            }
-            for (uint32_t i = 1; i < c; i++) /* insertion sort: members in id order */
-                for (uint32_t j = i; j > 0 && members[j - 1] > members[j]; j--) {
-                    uint32_t t = members[j];
-                    members[j] = members[j - 1];
-                    members[j - 1] = t;
-                }
-            for (uint32_t i = 0; i < c; i++)
-                st->group[members[i]] = g;
-            int rc = coll_bfly_start(&st->bf[g], ctx, members, NULL, c, st->round, err);
-            if (rc != SIM_OK)
-                return rc;
-        }
-        st->alone += k == 1 ? 1 : 0;
-        st->active = g;
-        st->groups += g;
-        return SIM_OK;
-    }
-    uint32_t a = (uint32_t)(st->round % st->d);
-    for (uint32_t c = 0; c < st->cells; c++)
-        st->line[c] = 0;
-    for (uint32_t i = 0; i < k; i++) { /* line key: the cell with coordinate a set to 0 */
-        uint32_t w = st->list[i], key = 0;
-        for (uint32_t b = 0; b < st->d; b++)
-            key = key * st->m[b] + (b == a ? 0 : st->coord[(size_t)w * st->d + b]);
-        st->group[w] = key;
-        st->line[key]++;
-    }
-    /* Lines with two or more members get butterflies in key order; count -> index + 1. */
-    for (uint32_t c = 0; c < st->cells; c++)
-        st->line[c] = st->line[c] >= 2 ? ++g : 0;
-    st->active = g;
-    st->groups += g;
-    for (uint32_t i = 0; i < k; i++) {
-        uint32_t w = st->list[i];
-        uint32_t idx = st->line[st->group[w]];
-        st->alone += idx == 0 ? 1 : 0;
-        st->group[w] = idx == 0 ? COLL_NONE : idx - 1;
-    }
-    for (uint32_t b = 0; b < g; b++) {
-        uint32_t c = 0;
-        for (uint32_t i = 0; i < k; i++)
-            if (st->group[st->list[i]] == b)
-                members[c++] = st->list[i];
-        int rc = coll_bfly_start(&st->bf[b], ctx, members, NULL, c, st->round, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
 }
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
@@ -768,7 +455,7 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
             st->ks[w] = KS_OUT;
     for (uint32_t i = 0; i < k && st->keys; i++)
         st->ks[st->list[i]] = KS_WAIT;
-    int rc = st->keys ? SIM_OK : start_groups(st, ctx, k, err);
+    int rc = st->keys ? SIM_OK : mp_start_groups(st, ctx, k, err);
     if (rc != SIM_OK)
         return rc;
     st->busy = live;
@@ -819,7 +506,7 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     moshpit *st = state;
     st->P = sim_ctx_num_params(ctx);
-    sizes(st, &st->nbf, &st->cap);
+    mp_sizes(st, &st->nbf, &st->cap);
     size_t n = st->n;
     st->bf = calloc(st->nbf, sizeof(*st->bf));
     st->group = calloc(n, sizeof(*st->group));

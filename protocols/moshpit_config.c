@@ -1,0 +1,160 @@
+/* Moshpit's configuration (protocols/moshpit_state.h): $.protocol.* parsed and checked (the
+ * grid or random form, the key form's keys), and the butterflies and memory it implies. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "protocols/coll.h"
+#include "protocols/moshpit_state.h"
+#include "runtime/proto.h"
+
+/* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. */
+static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
+{
+    static const char *const forms[] = { "grid", "keys" };
+    static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
+                                        "request_timeout_ms", "sync" };
+    int form = 0;
+    int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->keys = form == 1;
+    for (size_t i = 0; i < 5 && !st->keys; i++) {
+        if (!sim_cfg_has(cfg, keys[i]))
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "$.protocol.%s", keys[i]);
+        return sim_err_set(err, SIM_ESCENARIO, path, "needs form \"keys\"");
+    }
+    if (!st->keys)
+        return SIM_OK;
+    uint32_t side = 0;
+    for (uint32_t a = 0; a < st->d; a++)
+        side = st->m[a] > side ? st->m[a] : side;
+    int64_t lo = 2, target = side;
+    st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s */
+    st->req_ms = 3000.0;
+    if ((rc = sim_cfg_int(cfg, "min_group_size", 2, 65536, &lo, err)) != SIM_OK ||
+        (rc = sim_cfg_int(cfg, "target_group_size", 2, 65536, &target, err)) != SIM_OK ||
+        (rc = sim_cfg_double(cfg, "matchmaking_ms", 0.001, 3.6e6, &st->mm_ms, err)) != SIM_OK ||
+        (rc = sim_cfg_double(cfg, "request_timeout_ms", 0.001, 3.6e6, &st->req_ms, err)) != SIM_OK)
+        return rc;
+    if (lo > target)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.min_group_size",
+                           "must be at most target_group_size (%lld), got %lld", (long long)target,
+                           (long long)lo);
+    if ((uint64_t)target < side)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.target_group_size",
+                           "must be at least the grid's largest side %u (the key's digit range), "
+                           "got %lld",
+                           side, (long long)target);
+    st->min_group = (uint32_t)lo;
+    st->target = (uint32_t)target;
+    bool sync = true;
+    rc = sim_cfg_bool(cfg, "sync", &sync, err);
+    st->async = !sync;
+    return rc;
+}
+
+int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    static const char *const forms[] = { "grid", "random" };
+    moshpit *st = state;
+    st->n = sc->workers;
+    int form = sim_cfg_has(cfg, "grid") ? 0 : 1;
+    int64_t size = 32, steps = 1;
+    st->alpha = 1.0;
+    int rc = sim_cfg_choice(cfg, "groups", forms, 2, &form, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "averaging_alpha", nextafter(0.0, 1.0), 1.0, &st->alpha, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(cfg, "local_steps", 0, 1000000, &steps, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "sender_timeout_ms", 0.0, 3.6e6, &st->sender_ms, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "reducer_timeout_ms", 0.0, 3.6e6, &st->reducer_ms, err);
+    if (rc != SIM_OK)
+        return rc;
+    st->local_steps = (uint32_t)steps;
+    st->random = form == 1;
+    if (st->random) {
+        if (sim_cfg_has(cfg, "grid"))
+            return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
+                               "not allowed with groups \"random\" (use group_size)");
+        rc = sim_cfg_int(cfg, "group_size", 2, 65536, &size, err);
+        st->group_size = (uint32_t)size;
+        return rc;
+    }
+    if (sim_cfg_has(cfg, "group_size"))
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.group_size",
+                           "only with groups \"random\" (the grid sets the group sizes)");
+    size_t d = 0;
+    if (!sim_cfg_has(cfg, "grid"))
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
+                           "missing required key (or groups \"random\" with group_size)");
+    if ((rc = sim_cfg_array_len(cfg, "grid", &d, err)) != SIM_OK)
+        return rc;
+    if (d < 1 || d > MP_MAX_DIMS)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
+                           "must list 1..%d group sizes, got %zu", MP_MAX_DIMS, d);
+    uint64_t cells = 1;
+    for (size_t i = 0; i < d; i++) {
+        double v = 2.0;
+        if ((rc = sim_cfg_at_double(cfg, "grid", i, 2, 65536, true, &v, err)) != SIM_OK)
+            return rc;
+        st->m[i] = (uint32_t)v;
+        cells *= st->m[i];
+        if (cells > MP_MAX_CELLS)
+            return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid", "has more than %u cells",
+                               MP_MAX_CELLS);
+    }
+    st->d = (uint32_t)d;
+    st->cells = (uint32_t)cells;
+    if (cells < st->n)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
+                           "has %llu cells, fewer than the %u workers", (unsigned long long)cells,
+                           st->n);
+    return configure_keys(st, cfg, err);
+}
+
+/* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
+ * or more); random groups number at most n / M, each of at most 2M - 1 members (when fewer
+ * take part, the leftovers spread over fewer groups). */
+void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
+{
+    if (st->random) {
+        uint32_t g = st->n / st->group_size;
+        *nbf = g > 0 ? g : 1;
+        uint32_t c = 2 * st->group_size - 1; /* one group and M - 1 leftovers, at worst */
+        *cap = c < st->n ? c : st->n;
+        return;
+    }
+    uint32_t lines = 0, side = 0;
+    for (uint32_t a = 0; a < st->d; a++) {
+        uint32_t l = st->cells / st->m[a];
+        lines = l > lines ? l : lines;
+        side = st->m[a] > side ? st->m[a] : side;
+    }
+    uint32_t half = st->n / 2 > 0 ? st->n / 2 : 1;
+    *nbf = lines < half ? lines : half;
+    *cap = side < st->n ? side : st->n;
+    if (st->keys) { /* groups of min_group_size or more, each at most target */
+        uint32_t g = st->n / st->min_group;
+        *nbf = g > 0 ? g : 1;
+        *cap = st->target < st->n ? st->target : st->n;
+    }
+}
+
+uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    const moshpit *st = state;
+    uint32_t nbf, cap;
+    mp_sizes(st, &nbf, &cap);
+    uint64_t n = sc->workers;
+    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) +
+           n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
+           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 4 * (uint64_t)st->target) +
+                           nbf * 8 + st->target * 4 + 5000
+                     : 0); /* key form: keys, states, members, group ids, its rng */
+}

@@ -1,0 +1,103 @@
+/* Moshpit's groups (protocols/moshpit_state.h): the butterflies of a grid or random round
+ * (grid lines along the round's axis, or a shuffle cut into groups) and the key form's key
+ * update after a group. Calls nothing of protocols/moshpit.c. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "protocols/coll.h"
+#include "protocols/moshpit_state.h"
+#include "runtime/proto.h"
+
+/* Groups of the round from the participants in list[0..k) (ascending ids): sets group[] and
+ * starts the butterflies. */
+int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
+{
+    uint32_t *members = st->list + k; /* the rest of the scratch list */
+    uint32_t g = 0;
+    if (st->random) {
+        gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->list, k, sizeof(*st->list));
+        uint32_t ng = k / st->group_size;
+        if (ng == 0 && k >= 2)
+            ng = 1;
+        for (g = 0; g < ng; g++) {
+            uint32_t c = 0;
+            for (uint32_t i = 0; i < k; i++) {
+                uint32_t q =
+                    i < ng * st->group_size ? i / st->group_size : (i - ng * st->group_size) % ng;
+                if (q == g)
+                    members[c++] = st->list[i];
+            }
+            for (uint32_t i = 1; i < c; i++) /* insertion sort: members in id order */
+                for (uint32_t j = i; j > 0 && members[j - 1] > members[j]; j--) {
+                    uint32_t t = members[j];
+                    members[j] = members[j - 1];
+                    members[j - 1] = t;
+                }
+            for (uint32_t i = 0; i < c; i++)
+                st->group[members[i]] = g;
+            int rc = coll_bfly_start(&st->bf[g], ctx, members, NULL, c, st->round, err);
+            if (rc != SIM_OK)
+                return rc;
+        }
+        st->alone += k == 1 ? 1 : 0;
+        st->active = g;
+        st->groups += g;
+        return SIM_OK;
+    }
+    uint32_t a = (uint32_t)(st->round % st->d);
+    for (uint32_t c = 0; c < st->cells; c++)
+        st->line[c] = 0;
+    for (uint32_t i = 0; i < k; i++) { /* line key: the cell with coordinate a set to 0 */
+        uint32_t w = st->list[i], key = 0;
+        for (uint32_t b = 0; b < st->d; b++)
+            key = key * st->m[b] + (b == a ? 0 : st->coord[(size_t)w * st->d + b]);
+        st->group[w] = key;
+        st->line[key]++;
+    }
+    /* Lines with two or more members get butterflies in key order; count -> index + 1. */
+    for (uint32_t c = 0; c < st->cells; c++)
+        st->line[c] = st->line[c] >= 2 ? ++g : 0;
+    st->active = g;
+    st->groups += g;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t w = st->list[i];
+        uint32_t idx = st->line[st->group[w]];
+        st->alone += idx == 0 ? 1 : 0;
+        st->group[w] = idx == 0 ? COLL_NONE : idx - 1;
+    }
+    for (uint32_t b = 0; b < g; b++) {
+        uint32_t c = 0;
+        for (uint32_t i = 0; i < k; i++)
+            if (st->group[st->list[i]] == b)
+                members[c++] = st->list[i];
+        int rc = coll_bfly_start(&st->bf[b], ctx, members, NULL, c, st->round, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* The key update of member w of butterfly b: with an rng seeded by the group id, distinct
+ * indices r_0, r_1, ... from 0..target-1; w at position p takes r_p as its newest digit. */
+void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
+{
+    uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
+    if (L == 0 || p == COLL_NONE)
+        return;
+    gsl_rng_set(st->krng, (unsigned long)(st->gid[b] ^ st->gid[b] >> 32));
+    for (uint32_t i = 0; i < st->target; i++)
+        st->perm[i] = i;
+    for (uint32_t i = 0; i < k && i <= p; i++) {
+        uint32_t j = i + (uint32_t)gsl_rng_uniform_int(st->krng, st->target - i);
+        uint32_t t = st->perm[i];
+        st->perm[i] = st->perm[j];
+        st->perm[j] = t;
+    }
+    uint32_t *key = st->key + (size_t)w * L;
+    for (uint32_t i = 0; i + 1 < L; i++)
+        key[i] = key[i + 1];
+    key[L - 1] = st->perm[p];
+}

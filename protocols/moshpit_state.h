@@ -1,0 +1,114 @@
+/* Moshpit's internals, shared by protocols/moshpit.c (rounds, matchmaking, events),
+ * protocols/moshpit_groups.c (the groups of a grid or random round, the key update) and
+ * protocols/moshpit_config.c (configuration). Not a public header: only those three files
+ * include it, and the two others call nothing of moshpit.c. The protocol itself is described
+ * at the top of protocols/moshpit.c. */
+#ifndef PROTOCOLS_MOSHPIT_STATE_H
+#define PROTOCOLS_MOSHPIT_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "protocols/coll.h"
+#include "runtime/proto.h"
+#include "sim/engine.h"
+
+#define MP_MAX_DIMS  8
+#define MP_MAX_CELLS (1u << 24)
+
+enum {
+    PH_IDLE = 0,
+    PH_COMPUTE = 1,
+    PH_GROUP = 2,
+    PH_DONE = 3,
+    PH_MATCH = 4 /* key form: looking for a group */
+};
+
+/* Key form: matchmaking states of a worker in the round. */
+enum {
+    KS_OUT = 0,      /* takes no part (down or sitting out) */
+    KS_WAIT = 1,     /* takes part, not declared yet (local steps) */
+    KS_FOLLOW = 2,   /* asked a leader, no answer yet */
+    KS_ACCEPTED = 3, /* accepted by its leader, waits for the group to begin */
+    KS_LEAD = 4,     /* leads: accepts followers until full or its time is up */
+    KS_GROUP = 5,    /* in a group that began */
+    KS_ALONE = 6     /* no group this round (disbanded) */
+};
+
+typedef struct moshpit {
+    /* configuration */
+    uint32_t n;              /* workers */
+    uint32_t d;              /* grid axes (grid form) */
+    uint32_t m[MP_MAX_DIMS]; /* grid sides */
+    uint32_t cells;          /* product of the sides */
+    bool random;             /* random groups instead of the grid */
+    uint32_t group_size;     /* random: M */
+    double alpha;            /* averaging_alpha */
+    uint32_t local_steps;    /* SGD steps before each round */
+    double sender_ms, reducer_ms;
+    /* run */
+    coll_hub hub;
+    coll_bfly *bf;     /* (nbf) one per group of a round */
+    uint32_t nbf, cap; /* butterflies, most members of one */
+    uint32_t *coord;   /* (n * d) each worker's cell */
+    uint32_t *group;   /* (n) butterfly of the worker this round, COLL_NONE if none */
+    uint32_t *list;    /* (n) scratch: members */
+    uint32_t *line;    /* (cells) scratch: group of a grid line, or a count */
+    uint8_t *phase;    /* (n) PH_* */
+    uint32_t *left;    /* (n) local steps left */
+    float *avg;        /* (n * P) butterfly outputs */
+    size_t P;
+    uint64_t round;
+    uint32_t busy;   /* workers not done with the round */
+    uint32_t active; /* butterflies started this round */
+    bool idle;       /* nobody was up at the last round start */
+    /* key form (PROTOCOLS 5.2) */
+    bool keys;
+    uint32_t min_group, target;  /* min_group_size, target_group_size */
+    double mm_ms, req_ms;        /* matchmaking_ms, request_timeout_ms */
+    uint32_t *key;               /* (n * (d - 1)) digits in 0..M-1, oldest first */
+    sim_time *expires;           /* (n) declared expiration this round */
+    uint8_t *ks;                 /* (n) KS_* */
+    uint32_t *asked;             /* (n) the candidate asked last, COLL_NONE: none yet */
+    uint32_t *tries;             /* (n) requests sent this round */
+    uint32_t *mem;               /* (n * target) a leader's members, itself first */
+    uint32_t *nmem;              /* (n) */
+    uint64_t *gid;               /* (nbf) each group's id */
+    uint64_t *last, *last_round; /* (n) serial and round of each worker's last group */
+    uint32_t *perm;              /* (target) scratch of the key update */
+    gsl_rng *krng;               /* seeded by a group id for the key update */
+    uint64_t serial;             /* groups formed */
+    uint64_t repeats, requests, rejects, disbanded;
+    bool async;       /* key form, `sync` false: no global rounds (below) */
+    uint64_t *wr;     /* (n) async: each worker's rounds done */
+    uint32_t *freebf; /* (nbf) async: free butterflies */
+    uint32_t nfree;
+    bool *inuse;    /* (nbf) async: a group runs on it */
+    uint64_t floor; /* async: the fewest rounds done by a live worker */
+    uint64_t groups, sat_out, alone, failed_members;
+} moshpit;
+
+/* ---- configuration (protocols/moshpit_config.c) ---- */
+
+/* Parses and checks $.protocol.* into st (the ops table's configure). */
+int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+
+/* The butterflies a round needs and the most members of one, from the configuration. */
+void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
+
+/* The memory a run takes (the ops table's memory). */
+uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+
+/* ---- groups (protocols/moshpit_groups.c) ---- */
+
+/* Groups of a grid or random round from the participants in st->list[0..k) (ascending ids):
+ * sets st->group[] and starts the butterflies. */
+int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err);
+
+/* Key form: member w of butterfly b takes its new newest key digit. */
+void mp_update_key(moshpit *st, uint32_t w, uint32_t b);
+
+#endif

@@ -5,7 +5,7 @@
  * protocol owns one engine: it parses the shared keys in configure (ps_server_configure),
  * creates the engine in start, hands it every event of the four runtime kinds, and destroys
  * it in fini. How the engine works (slices, messages, rounds, failures) is described at the
- * top of protocols/ps_server.c.
+ * top of protocols/ps_server_run.c.
  *
  * Changing mode is a drain: ps_server_drain (or a budget that runs out) stops workers from
  * starting iterations; the work in flight lands (a BSP round in flight completes; every push

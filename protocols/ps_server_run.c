@@ -67,14 +67,17 @@
  * the shard's updates since then (its own excluded).
  *
  * With the timing-only model the same messages flow without tensors.
+ *
+ * Files: this one holds the run (messages, workers, shards, failures, mode changes);
+ * protocols/ps_server_setup.c the configuration, creation, destruction and queries,
+ * protocols/ps_server_state.h the state they share.
  */
-#include "protocols/ps_server.h"
-
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "protocols/msg.h"
+#include "protocols/ps_server.h"
+#include "protocols/ps_server_state.h"
 #include "sim/tensor.h"
 
 /* Message kinds (the header's kind; the channel is the shard). */
@@ -87,183 +90,6 @@ enum {
 enum {
     PULL_REQUEST_BYTES = 64
 };
-
-/* A worker's phase. */
-enum {
-    W_DOWN = 0,
-    W_BLOCKED = 1, /* ssp: waiting for the slowest worker */
-    W_PULL = 2,    /* waiting for slices */
-    W_COMPUTE = 3,
-    W_HOLD = 4 /* draining: holds until the resume */
-};
-
-/* Flags of a (worker, shard) pair. */
-enum {
-    L_AWAIT = 1,    /* the shard's slice of the worker's current pull is expected */
-    L_PUSH_OUT = 2, /* a push sent (or, bsp, held while the shard is down) not yet received */
-    L_QUEUED = 4,   /* a pull request waits at the shard */
-    L_PUSHED = 8    /* bsp: the worker's gradient for the shard's open round is stored */
-};
-
-typedef struct ps_shard {
-    uint32_t host;
-    size_t off, len;        /* the slice: floats [off, off + len) */
-    uint64_t bytes;         /* bytes of a slice or gradient message */
-    uint64_t round;         /* bsp: rounds applied */
-    uint32_t pending;       /* bsp: live members of the open round that have not pushed */
-    uint32_t npushed;       /* bsp: gradients stored for the open round */
-    uint32_t nqueued;       /* pull requests waiting */
-    uint64_t updates;       /* optimizer steps applied to the slice */
-    uint64_t phase_updates; /* the same since the mode last changed */
-} ps_shard;
-
-typedef struct ps_worker {
-    uint8_t phase;     /* W_* */
-    uint32_t need;     /* slices of the current pull still expected */
-    uint32_t got;      /* slices of the last push received */
-    uint64_t clock;    /* iterations pushed */
-    uint64_t round;    /* bsp: the round it pulls or computes */
-    uint64_t joined;   /* bsp: the round it (re)joined at */
-    sim_time req_ns;   /* when its current pull was requested */
-    sim_time ready_ns; /* when a shard last answered a queued request of that pull */
-    sim_time iter_ns;  /* its last pushed iteration's start: max(req_ns, ready_ns) */
-} ps_worker;
-
-struct ps_server {
-    int mode, placement;
-    int64_t staleness;
-    uint32_t n, K;
-    ps_server_hooks hooks;
-    ps_worker *w;         /* (n) */
-    ps_shard *sh;         /* (K) */
-    uint8_t *link;        /* (n, K) L_* flags */
-    uint64_t *version;    /* (n, K) the shard's updates when it last sent the worker a slice */
-    const float **ptrs;   /* (n) scratch: a round's gradient slices */
-    size_t P;             /* floats per model, 0 for the timing-only model */
-    float *x;             /* (P) the server model */
-    float *v;             /* (P) its momentum, or NULL without momentum */
-    float *mean;          /* (P) bsp: a round's mean gradient, slice by slice */
-    float *grads;         /* (n, P) bsp: the gradients stored for the open rounds */
-    uint64_t min_clock;   /* smallest clock of a live worker (UINT64_MAX: none live) */
-    uint32_t at_min;      /* live workers holding it */
-    bool draining;        /* no worker starts an iteration */
-    bool idle;            /* drained: the hook has run, waiting for the resume */
-    uint64_t drain_round; /* bsp: drain once this round is pushed (UINT64_MAX: never) */
-    uint64_t budget;      /* asp, ssp: iterations that may still start (UINT64_MAX: any) */
-    uint64_t phase_round; /* bsp: the round the mode last changed at */
-    uint64_t rate_round;  /* bsp: the round whose rates are cached (UINT64_MAX: none) */
-    double rate_lr, rate_momentum;
-    ps_server_stats stats;
-};
-
-static const char *const placement_names[] = { "servers", "colocated" };
-
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
-{
-    int64_t shards = 1;
-    c->placement = sc->servers >= 1 ? PS_PLACE_SERVERS : PS_PLACE_COLOCATED;
-    int rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
-    if (rc != SIM_OK)
-        return rc;
-    if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)sc->servers)
-        return sim_cfg_fail(cfg, "shards", err,
-                            "must be <= servers (%u) with placement \"servers\", got %" PRId64,
-                            sc->servers, shards);
-    if (c->placement == PS_PLACE_COLOCATED && shards > (int64_t)sc->workers)
-        return sim_cfg_fail(cfg, "shards", err,
-                            "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
-                            sc->workers, shards);
-    c->workers = sc->workers;
-    c->shards = (uint32_t)shards;
-    return SIM_OK;
-}
-
-/* Bookkeeping per worker and shard, the server's model and momentum, and with bsp the
- * round's mean and every worker's gradient. */
-uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
-{
-    uint64_t P = num_params, blocks = 1 + (sc->momentum > 0.0 ? 1 : 0);
-    if (c->mode == PS_BSP || c->switchable)
-        blocks += 1 + (uint64_t)c->workers;
-    uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
-    return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
-           (uint64_t)c->shards * sizeof(ps_shard) + blocks * P * 4;
-}
-
-void ps_server_destroy(ps_server *s)
-{
-    if (s == NULL)
-        return;
-    free(s->w);
-    free(s->sh);
-    free(s->link);
-    free(s->version);
-    free(s->ptrs);
-    sim_tensor_free(s->x);
-    sim_tensor_free(s->v);
-    sim_tensor_free(s->mean);
-    sim_tensor_free(s->grads);
-    free(s);
-}
-
-ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_server_hooks *hooks,
-                            sim_err *err)
-{
-    ps_server *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    size_t P = sim_ctx_num_params(ctx);
-    uint64_t S = sim_ctx_model_bytes(ctx);
-    bool momentum = sim_ctx_scenario(ctx)->momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
-    s->mode = c->mode;
-    s->placement = c->placement;
-    s->staleness = c->staleness;
-    s->n = c->workers;
-    s->K = c->shards;
-    s->P = P;
-    if (hooks != NULL)
-        s->hooks = *hooks;
-    s->w = calloc(s->n, sizeof(*s->w));
-    s->sh = calloc(s->K, sizeof(*s->sh));
-    s->link = calloc((size_t)s->n * s->K, sizeof(*s->link));
-    s->version = calloc((size_t)s->n * s->K, sizeof(*s->version));
-    s->ptrs = calloc(s->n, sizeof(*s->ptrs));
-    if (P > 0) {
-        s->x = sim_tensor_alloc(P);
-        s->v = momentum ? sim_tensor_alloc(P) : NULL;
-        s->mean = bsp ? sim_tensor_alloc(P) : NULL;
-        s->grads = bsp ? sim_tensor_alloc((size_t)s->n * P) : NULL;
-    }
-    if (s->w == NULL || s->sh == NULL || s->link == NULL || s->version == NULL || s->ptrs == NULL ||
-        (P > 0 && (s->x == NULL || (momentum && s->v == NULL) ||
-                   (bsp && (s->mean == NULL || s->grads == NULL))))) {
-        ps_server_destroy(s);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    for (uint32_t k = 0; k < s->K; k++) {
-        ps_shard *sh = &s->sh[k];
-        sh->host = s->placement == PS_PLACE_SERVERS ? s->n + k : k;
-        sh->off = k * (P / s->K) + (k < P % s->K ? k : P % s->K);
-        sh->len = P / s->K + (k < P % s->K ? 1 : 0);
-        sh->bytes = S / s->K + (k < S % s->K ? 1 : 0);
-    }
-    if (P > 0) {
-        sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
-        if (s->v != NULL)
-            sim_tensor_zero(s->v, P);
-        sim_ctx_set_eval_params(ctx, s->x);
-    }
-    s->min_clock = UINT64_MAX;
-    s->drain_round = UINT64_MAX;
-    s->budget = UINT64_MAX;
-    s->rate_round = UINT64_MAX;
-    return s;
-}
 
 static uint8_t *link_of(ps_server *s, uint32_t w, uint32_t k)
 {
@@ -729,26 +555,6 @@ static int check_drained(ps_server *s, sim_ctx *ctx, sim_err *err)
     return s->hooks.drained != NULL ? s->hooks.drained(s->hooks.ud, ctx, err) : SIM_OK;
 }
 
-int ps_server_mode(const ps_server *s)
-{
-    return s->mode;
-}
-
-bool ps_server_draining(const ps_server *s)
-{
-    return s->draining;
-}
-
-void ps_server_drain_after_round(ps_server *s, uint64_t round)
-{
-    s->drain_round = round;
-}
-
-void ps_server_drain_after(ps_server *s, uint64_t iterations)
-{
-    s->budget = iterations;
-}
-
 int ps_server_drain(ps_server *s, sim_ctx *ctx, sim_err *err)
 {
     if (s->mode == PS_BSP) { /* the lowest round still open on some shard completes */
@@ -793,25 +599,6 @@ int ps_server_resume(ps_server *s, sim_ctx *ctx, int mode, sim_err *err)
             return rc;
     }
     return SIM_OK;
-}
-
-const float *ps_server_model(const ps_server *s)
-{
-    return s->x;
-}
-
-float *ps_server_velocity(ps_server *s)
-{
-    return s->v;
-}
-
-void ps_server_get_stats(const ps_server *s, ps_server_stats *out)
-{
-    *out = s->stats;
-    uint64_t rounds = UINT64_MAX;
-    for (uint32_t k = 0; k < s->K; k++)
-        rounds = s->sh[k].round < rounds ? s->sh[k].round : rounds;
-    out->rounds = s->K > 0 ? rounds : 0;
 }
 
 /* ---- the run ---- */

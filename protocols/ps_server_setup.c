@@ -1,0 +1,158 @@
+/* The parameter-server engine's setup and queries (protocols/ps_server.h,
+ * protocols/ps_server_state.h): the shared keys parsed and checked, the memory estimate,
+ * creation (shards and their slices, the server model) and destruction, and the accessors
+ * that only read or set a field. Calls nothing of protocols/ps_server_run.c. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "protocols/ps_server.h"
+#include "protocols/ps_server_state.h"
+#include "sim/tensor.h"
+
+static const char *const placement_names[] = { "servers", "colocated" };
+
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    int64_t shards = 1;
+    c->placement = sc->servers >= 1 ? PS_PLACE_SERVERS : PS_PLACE_COLOCATED;
+    int rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)sc->servers)
+        return sim_cfg_fail(cfg, "shards", err,
+                            "must be <= servers (%u) with placement \"servers\", got %" PRId64,
+                            sc->servers, shards);
+    if (c->placement == PS_PLACE_COLOCATED && shards > (int64_t)sc->workers)
+        return sim_cfg_fail(cfg, "shards", err,
+                            "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
+                            sc->workers, shards);
+    c->workers = sc->workers;
+    c->shards = (uint32_t)shards;
+    return SIM_OK;
+}
+
+/* Bookkeeping per worker and shard, the server's model and momentum, and with bsp the
+ * round's mean and every worker's gradient. */
+uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
+{
+    uint64_t P = num_params, blocks = 1 + (sc->momentum > 0.0 ? 1 : 0);
+    if (c->mode == PS_BSP || c->switchable)
+        blocks += 1 + (uint64_t)c->workers;
+    uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
+    return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
+           (uint64_t)c->shards * sizeof(ps_shard) + blocks * P * 4;
+}
+
+void ps_server_destroy(ps_server *s)
+{
+    if (s == NULL)
+        return;
+    free(s->w);
+    free(s->sh);
+    free(s->link);
+    free(s->version);
+    free(s->ptrs);
+    sim_tensor_free(s->x);
+    sim_tensor_free(s->v);
+    sim_tensor_free(s->mean);
+    sim_tensor_free(s->grads);
+    free(s);
+}
+
+ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_server_hooks *hooks,
+                            sim_err *err)
+{
+    ps_server *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    size_t P = sim_ctx_num_params(ctx);
+    uint64_t S = sim_ctx_model_bytes(ctx);
+    bool momentum = sim_ctx_scenario(ctx)->momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
+    s->mode = c->mode;
+    s->placement = c->placement;
+    s->staleness = c->staleness;
+    s->n = c->workers;
+    s->K = c->shards;
+    s->P = P;
+    if (hooks != NULL)
+        s->hooks = *hooks;
+    s->w = calloc(s->n, sizeof(*s->w));
+    s->sh = calloc(s->K, sizeof(*s->sh));
+    s->link = calloc((size_t)s->n * s->K, sizeof(*s->link));
+    s->version = calloc((size_t)s->n * s->K, sizeof(*s->version));
+    s->ptrs = calloc(s->n, sizeof(*s->ptrs));
+    if (P > 0) {
+        s->x = sim_tensor_alloc(P);
+        s->v = momentum ? sim_tensor_alloc(P) : NULL;
+        s->mean = bsp ? sim_tensor_alloc(P) : NULL;
+        s->grads = bsp ? sim_tensor_alloc((size_t)s->n * P) : NULL;
+    }
+    if (s->w == NULL || s->sh == NULL || s->link == NULL || s->version == NULL || s->ptrs == NULL ||
+        (P > 0 && (s->x == NULL || (momentum && s->v == NULL) ||
+                   (bsp && (s->mean == NULL || s->grads == NULL))))) {
+        ps_server_destroy(s);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    for (uint32_t k = 0; k < s->K; k++) {
+        ps_shard *sh = &s->sh[k];
+        sh->host = s->placement == PS_PLACE_SERVERS ? s->n + k : k;
+        sh->off = k * (P / s->K) + (k < P % s->K ? k : P % s->K);
+        sh->len = P / s->K + (k < P % s->K ? 1 : 0);
+        sh->bytes = S / s->K + (k < S % s->K ? 1 : 0);
+    }
+    if (P > 0) {
+        sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
+        if (s->v != NULL)
+            sim_tensor_zero(s->v, P);
+        sim_ctx_set_eval_params(ctx, s->x);
+    }
+    s->min_clock = UINT64_MAX;
+    s->drain_round = UINT64_MAX;
+    s->budget = UINT64_MAX;
+    s->rate_round = UINT64_MAX;
+    return s;
+}
+
+int ps_server_mode(const ps_server *s)
+{
+    return s->mode;
+}
+
+bool ps_server_draining(const ps_server *s)
+{
+    return s->draining;
+}
+
+void ps_server_drain_after_round(ps_server *s, uint64_t round)
+{
+    s->drain_round = round;
+}
+
+void ps_server_drain_after(ps_server *s, uint64_t iterations)
+{
+    s->budget = iterations;
+}
+
+const float *ps_server_model(const ps_server *s)
+{
+    return s->x;
+}
+
+float *ps_server_velocity(ps_server *s)
+{
+    return s->v;
+}
+
+void ps_server_get_stats(const ps_server *s, ps_server_stats *out)
+{
+    *out = s->stats;
+    uint64_t rounds = UINT64_MAX;
+    for (uint32_t k = 0; k < s->K; k++)
+        rounds = s->sh[k].round < rounds ? s->sh[k].round : rounds;
+    out->rounds = s->K > 0 ? rounds : 0;
+}

@@ -65,6 +65,10 @@
  * recovered worker is checked again once the bound holds on it; (3) every averaging uses >= need
  * updates, (4) each with tag >= k - s. The test-only parameter check_tighten makes every bound one
  * tighter, so that runs reaching the bounds must report violations: the checks can fire.
+ *
+ * Files: this one holds the configuration, messages, the worker loop, failures and the run;
+ * protocols/hop_queues.c the update queues, averaging and checks, protocols/hop_state.h the
+ * state they share.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,9 +76,9 @@
 #include <stdlib.h>
 
 #include "protocols/graph.h"
+#include "protocols/hop_state.h"
 #include "protocols/msg.h"
 #include "runtime/proto.h"
-#include "sim/tensor.h"
 
 enum {
     MSG_UPDATE = 0,  /* seq = the sender's iteration; S bytes and its model */
@@ -91,21 +95,6 @@ enum {
     MAX_PER_WORKER = 16 /* skipped_wN keys in the report */
 };
 
-enum {
-    BAD_GAP = 0,  /* the per-edge gap bound */
-    BAD_DIST = 1, /* the distance bound */
-    BAD_NEED = 2, /* too few updates in an averaging */
-    BAD_STALE = 3 /* an update older than k - s */
-};
-
-enum {
-    HS_DOWN = 0,
-    HS_JOINING = 1,
-    HS_TOKENS = 2,    /* waiting to start iteration k */
-    HS_COMPUTING = 3, /* computing iteration k */
-    HS_UPDATES = 4    /* waiting for the updates of iteration k */
-};
-
 static const char *const graph_names[] = {
     "ring",          "double_ring",          "exponential",          "torus",         "complete",
     "directed_ring", "directed_double_ring", "directed_exponential", "directed_torus"
@@ -120,54 +109,10 @@ static const char *const skipped_keys[MAX_PER_WORKER] = {
     "skipped_w12", "skipped_w13", "skipped_w14", "skipped_w15"
 };
 
-typedef struct hop_worker {
-    uint64_t k;       /* current iteration (running or waiting to start) */
-    uint64_t join_k;  /* JOINING: the largest iteration answered so far */
-    uint64_t join_lo; /* JOINING: the smallest */
-    uint64_t skipped; /* iterations skipped */
-    uint32_t pending; /* JOINING: replies awaited */
-    uint8_t state;    /* HS_* */
-} hop_worker;
-
-typedef struct hop {
-    /* parameters */
-    uint32_t n;
-    int graph, late;
-    graph_spec spec;
-    uint32_t b, q;
-    uint64_t s, gap, max_skip;
-    bool skip, tighten;
-    /* run state */
-    graph g;
-    hop_worker *w;    /* (n) */
-    uint64_t *tag;    /* (edges, q) held update tags by in-slot, ascending */
-    uint32_t *held;   /* (edges, q) their snapshot handles */
-    uint32_t *count;  /* (edges) updates held per in-slot */
-    uint64_t *seen;   /* (edges) completed iterations reported by the in-neighbour */
-    uint8_t *asked;   /* (edges) a JOIN of the head waits for this in-neighbour's reply */
-    uint8_t *joined;  /* (edges) the gap check applies */
-    uint32_t *dist;   /* (n, n) dist[j * n + i] = hops j -> i, or NULL */
-    const float **xs; /* (max in-degree + 1) the models being averaged */
-    int32_t *pick_q;  /* (max in-degree) the update selected per in-slot */
-    size_t nparams;
-    uint64_t bytes;
-    bool failed; /* a failure happened: the distance check stops */
-    /* report */
-    uint64_t averagings, used_sum, used_min, degraded, skips, skipped, checks;
-    uint64_t bad[4]; /* violations: BAD_GAP, BAD_DIST, BAD_NEED, BAD_STALE */
-    int64_t max_gap;
-    uint64_t updates_sent, tokens_sent, superseded, late_dropped, rejoins, max_held;
-} hop;
-
 static msg_hdr hdr(uint32_t kind, uint64_t seq)
 {
     msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
     return h;
-}
-
-static bool is_up(const hop *st, uint32_t w)
-{
-    return st->w[w].state != HS_DOWN;
 }
 
 /* The in-slot of edge j -> i, or GRAPH_NONE. */
@@ -270,156 +215,6 @@ static void hp_fini(void *state)
     free(st->pick_q);
 }
 
-/* ---- checks ---- */
-
-static void violation(hop *st, int kind, bool ok)
-{
-    st->checks++;
-    st->bad[kind] += ok ? 0 : 1;
-}
-
-/* The gap bounds at worker i (it just started an iteration or jumped). */
-static void check_gaps(hop *st, uint32_t i)
-{
-    int64_t t = st->tighten ? 1 : 0;
-    int64_t ki = (int64_t)st->w[i].k;
-    bool edge_bound = st->gap > 0 || st->b == 0;
-    int64_t bound = st->gap > 0 ? (int64_t)st->gap : (int64_t)st->s + 1;
-    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
-        uint32_t j = st->g.in_adj[e];
-        if (!is_up(st, j) || st->w[j].state == HS_JOINING) {
-            st->joined[e] = 0;
-            continue;
-        }
-        int64_t d = ki - (int64_t)st->w[j].k;
-        if (st->joined[e] == 0 && (!edge_bound || d <= bound))
-            st->joined[e] = 1;
-        if (st->joined[e] == 0)
-            continue;
-        st->max_gap = d > st->max_gap ? d : st->max_gap;
-        if (edge_bound)
-            violation(st, BAD_GAP, d <= bound - t);
-    }
-    if (st->dist != NULL && !st->failed && st->b == 0 && st->s == 0 && st->gap == 0)
-        for (uint32_t j = 0; j < st->n; j++) {
-            uint32_t dj = st->dist[(size_t)j * st->n + i];
-            if (j != i && dj != GRAPH_NONE)
-                violation(st, BAD_DIST, ki - (int64_t)st->w[j].k <= (int64_t)dj - t);
-        }
-}
-
-/* ---- update queues ---- */
-
-static uint32_t up_in(const hop *st, uint32_t i)
-{
-    uint32_t c = 0;
-    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        c += is_up(st, st->g.in_adj[e]) ? 1 : 0;
-    return c;
-}
-
-static uint32_t need_of(const hop *st, uint32_t i)
-{
-    uint32_t deg = graph_in_degree(&st->g, i), up = up_in(st, i);
-    uint32_t full = deg > st->b ? deg - st->b : 0;
-    return full < up ? full : up;
-}
-
-/* The queue index of the update in-slot e selects at iteration k, or -1. */
-static int32_t pick(const hop *st, uint32_t e, uint64_t k)
-{
-    uint64_t lo = k > st->s ? k - st->s : 0;
-    int32_t best = -1;
-    for (uint32_t q = 0; q < st->count[e]; q++) {
-        uint64_t t = st->tag[(size_t)e * st->q + q];
-        if (t < lo)
-            continue;
-        if (t <= k) {
-            best = (int32_t)q;
-            continue;
-        }
-        if (best < 0)
-            best = (int32_t)q;
-        break;
-    }
-    return best;
-}
-
-/* Removes entry q of in-slot e, releasing its snapshot. */
-static void drop_entry(hop *st, sim_ctx *ctx, uint32_t e, uint32_t q)
-{
-    size_t base = (size_t)e * st->q;
-    sim_ctx_release(ctx, st->held[base + q]);
-    for (uint32_t r = q + 1; r < st->count[e]; r++) {
-        st->tag[base + r - 1] = st->tag[base + r];
-        st->held[base + r - 1] = st->held[base + r];
-    }
-    st->count[e]--;
-}
-
-/* Releases the updates of in-slot e with tag < lo. */
-static void drop_below(hop *st, sim_ctx *ctx, uint32_t e, uint64_t lo)
-{
-    while (st->count[e] > 0 && st->tag[(size_t)e * st->q] < lo)
-        drop_entry(st, ctx, e, 0);
-}
-
-static void note_held(hop *st, sim_ctx *ctx, uint32_t i)
-{
-    (void)ctx;
-    uint64_t c = 0;
-    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        c += st->count[e];
-    st->max_held = c > st->max_held ? c : st->max_held;
-}
-
-/* Averages x_i with the updates selected for iteration k; returns how many were used. */
-static uint32_t average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k)
-{
-    float *x = sim_ctx_params(ctx, i);
-    size_t c = 0;
-    bool mine = false;
-    uint32_t used = 0;
-    uint64_t lo = k > st->s ? k - st->s : 0;
-    int64_t t = st->tighten ? 1 : 0;
-    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
-        uint32_t j = st->g.in_adj[e], slot = e - st->g.in_off[i];
-        if (!mine && j > i) {
-            st->xs[c++] = x;
-            mine = true;
-        }
-        int32_t q = pick(st, e, k);
-        st->pick_q[slot] = q;
-        if (q < 0)
-            continue;
-        size_t at = (size_t)e * st->q + (uint32_t)q;
-        violation(st, BAD_STALE, (int64_t)st->tag[at] >= (int64_t)lo + t);
-        used++;
-        if (st->nparams > 0)
-            st->xs[c++] = sim_ctx_held(ctx, st->held[at]);
-    }
-    if (!mine)
-        st->xs[c++] = x;
-    if (st->nparams > 0 && c > 1) {
-        sim_tensor_mean_over(x, st->xs, c, st->nparams);
-    }
-    /* Drop what is used up or out of the next window. */
-    for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
-        int32_t q = st->pick_q[e - st->g.in_off[i]];
-        if (st->late == 1 && q >= 0 && st->tag[(size_t)e * st->q + (uint32_t)q] <= k)
-            drop_entry(st, ctx, e, (uint32_t)q); /* one from i's future stays for it */
-        drop_below(st, ctx, e, k + 1 > st->s ? k + 1 - st->s : 0);
-    }
-    uint32_t need = need_of(st, i);
-    violation(st, BAD_NEED, used >= need + (uint32_t)t);
-    uint32_t deg = graph_in_degree(&st->g, i);
-    st->degraded += used < (deg > st->b ? deg - st->b : 0) ? 1 : 0;
-    st->averagings++;
-    st->used_sum += used;
-    st->used_min = used < st->used_min ? used : st->used_min;
-    return used;
-}
-
 /* ---- messages ---- */
 
 static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t tag, sim_err *err)
@@ -476,7 +271,7 @@ static int try_start(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     if (a->state != HS_TOKENS || a->k > token_limit(st, i))
         return SIM_OK;
     a->state = HS_COMPUTING;
-    check_gaps(st, i);
+    hp_check_gaps(st, i);
     return sim_ctx_compute(ctx, i, a->k, err);
 }
 
@@ -504,17 +299,17 @@ static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     to = to < lim ? to : lim;
     if (to <= next)
         return SIM_OK;
-    average(st, ctx, i, to - 1);
+    hp_average(st, ctx, i, to - 1);
     st->skips++;
     st->skipped += to - next;
     a->skipped += to - next;
     a->k = to;
-    check_gaps(st, i);
+    hp_check_gaps(st, i);
     int rc = send_model(st, ctx, i, MSG_SKIP, to - 1, err);
     if (rc == SIM_OK)
         rc = deposit(st, ctx, i, to, err);
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        drop_below(st, ctx, e, to > st->s ? to - st->s : 0);
+        hp_drop_below(st, ctx, e, to > st->s ? to - st->s : 0);
     return rc;
 }
 
@@ -525,13 +320,13 @@ static int try_average(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         return SIM_OK;
     uint32_t have = 0;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        have += is_up(st, st->g.in_adj[e]) && pick(st, e, a->k) >= 0 ? 1 : 0;
-    if (have < need_of(st, i))
+        have += is_up(st, st->g.in_adj[e]) && hp_pick(st, e, a->k) >= 0 ? 1 : 0;
+    if (have < hp_need_of(st, i))
         return SIM_OK;
-    average(st, ctx, i, a->k);
+    hp_average(st, ctx, i, a->k);
     sim_ctx_count(ctx, i, 1);
     a->k++;
-    check_gaps(st, i);
+    hp_check_gaps(st, i);
     int rc = deposit(st, ctx, i, a->k, err);
     if (rc == SIM_OK && st->skip)
         rc = try_skip(st, ctx, i, err);
@@ -568,7 +363,7 @@ static void insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_
             st->superseded++;
             return; /* older than everything held in a full queue */
         }
-        drop_entry(st, ctx, e, 0);
+        hp_drop_entry(st, ctx, e, 0);
         st->superseded++;
         pos--;
     }
@@ -579,7 +374,7 @@ static void insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_
     st->tag[base + pos] = tag;
     st->held[base + pos] = sim_ctx_hold(ctx);
     st->count[e]++;
-    note_held(st, ctx, i);
+    hp_note_held(st, ctx, i);
 }
 
 /* An update (or skip) tagged `tag` from j reached i. */
@@ -623,7 +418,7 @@ static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     a->state = HS_DOWN;
     st->failed = true;
     for (uint32_t e = st->g.in_off[d]; e < st->g.in_off[d + 1]; e++) {
-        drop_below(st, ctx, e, UINT64_MAX);
+        hp_drop_below(st, ctx, e, UINT64_MAX);
         st->asked[e] = 0;
         st->joined[e] = 0;
     }

@@ -37,7 +37,11 @@
  * Shared bottlenecks (sim/net_group.c): when a component is one link c that every flow of it
  * crosses, whose fair share cap / n is below that of every other link (the incast: n pushes
  * into one server's down link), max-min gives all n flows cap / n, and the component becomes
- * a group on c. The group keeps a virtual clock, the bytes each member received since an
+ * a group on c, unless all n would end at one ns (a synchronized incast: nothing to gain).
+ * The filling's walk of the component finds c; the check then walks c's flows once (their
+ * rates, the tie, and a count of hops that tells whether any other flow is in the component)
+ * and scans the links only for a star that passes all that. The group keeps a virtual clock,
+ * the bytes each member received since an
  * origin, brought up to date only when the rate changes, and each member its finishing point
  * (the clock's reading when it joined plus its size) in a binary heap; bytes left = finishing
  * point - clock, and an end is anchor + left * 8e9 / rate rounded to the ns once, as above.

@@ -372,85 +372,97 @@ void sim_net_group_dissolve(sim_net *net, uint32_t cl)
     c->grouped = false;
 }
 
-static bool crosses(const net_slot *f, uint32_t l)
+/* Bytes flow f has left at `now`, computed exactly as the per-flow solver brings them up to
+ * date (advance() in sim/net_solver.c), without changing f. */
+static double left_at(const net_slot *f, sim_time now)
 {
-    for (uint32_t k = 0; k < f->nlinks; k++)
-        if (f->links[k] == l)
-            return true;
-    return false;
+    double rem = f->remaining_bytes;
+    if (f->rate_bps > 0.0 && now > f->last_ns) {
+        rem -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
+        if (rem < 0.0)
+            rem = 0.0;
+    }
+    return rem;
 }
 
-/* Whether the n links in net->comp are one link c that every flow of the component crosses,
- * whose fair share is below that of every other link, and differs from every flow's rate
- * now. Writes c to *center and the smallest fair share of the other links to *min_other. */
-static bool is_new_star(const sim_net *net, uint32_t n, uint32_t *center, double *min_other)
+/* Whether the flows on center c, rated `share` now, would all change rate and would not all
+ * end at one ns, and whether they are all the flows of the component (a star), in one walk
+ * of c's flows: a path crosses a link at most once (sim/net_topo.h), so the sum of their
+ * nlinks - 1 counts their hops on the component's other links, which equals the component's
+ * hops there (other_hops) exactly when no other flow is in the component. Bytes left are
+ * computed, not stored: a star turned down for the tie is then filled at `share`, a new rate
+ * for every flow, which brings each up to date by the very same formula. */
+static bool star_moves_apart(const sim_net *net, const net_link *c, double share,
+                             uint64_t other_hops)
 {
-    uint32_t c = UINT32_MAX;
-    for (uint32_t i = 0; i < n; i++) {
-        const net_link *l = &net->links[net->comp[i]];
-        if (l->nflows > 1 && (c == UINT32_MAX || l->nflows > net->links[c].nflows))
-            c = net->comp[i];
+    sim_time now = sim_engine_now(net->eng);
+    double lo = INFINITY, hi = 0.0;
+    uint64_t hops = 0;
+    for (int32_t hop = c->head; hop != NO_HOP;) {
+        const net_slot *f = &net->slots[hop_slot(hop)];
+        if (f->rate_bps == share)
+            return false;
+        double rem = left_at(f, now);
+        lo = rem < lo ? rem : lo; /* fmin, fmax inlined: rem is never NaN nor -0 */
+        hi = rem > hi ? rem : hi;
+        hops += f->nlinks - 1u;
+        hop = f->hop_next[hop_pos(hop)];
     }
+    /* Flows that all end at one ns (a synchronized incast) gain nothing from a group: every
+     * one would be armed. The filling rates them. */
+    if (llround(lo * NS_BITS / share) == llround(hi * NS_BITS / share))
+        return false;
+    return hops == other_hops;
+}
+
+/* Whether the component in net->comp is one link c that every flow of it crosses, whose
+ * fair share is below that of every other link, differs from every flow's rate now, and would
+ * not end every flow at one ns. Writes c to *center and the smallest fair share of the other
+ * links to *min_other. Every test only reads, so their order changes no answer: the cheapest
+ * come first. c and the hop count come from the walk that collected the component; then one
+ * walk of c's flows rejects a synchronized incast (the tie), a component with other flows
+ * (the hop count) or an unchanged rate; only a star that passes pays the scan of the links
+ * for min_other. */
+static bool is_new_star(const sim_net *net, const net_comp *comp, uint32_t *center,
+                        double *min_other)
+{
+    uint32_t c = comp->busiest;
     if (c == UINT32_MAX)
         return false;
     const net_link *k = &net->links[c];
     double share = k->cap_bps / k->nflows;
+    if (!star_moves_apart(net, k, share, comp->hops - k->nflows))
+        return false;
     *min_other = INFINITY;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < comp->n; i++) {
         const net_link *l = &net->links[net->comp[i]];
-        if (net->comp[i] == c || l->nflows == 0)
-            continue;
-        if (l->cap_bps / l->nflows < *min_other)
+        if (net->comp[i] != c && l->nflows > 0 && l->cap_bps / l->nflows < *min_other)
             *min_other = l->cap_bps / l->nflows;
-        for (int32_t hop = l->head; hop != NO_HOP;) {
-            const net_slot *f = &net->slots[hop_slot(hop)];
-            if (!crosses(f, c))
-                return false;
-            hop = f->hop_next[hop_pos(hop)];
-        }
     }
     if (!(share < *min_other))
         return false;
-    for (int32_t hop = k->head; hop != NO_HOP;) {
-        const net_slot *f = &net->slots[hop_slot(hop)];
-        if (f->rate_bps == share)
-            return false;
-        hop = f->hop_next[hop_pos(hop)];
-    }
     *center = c;
     return true;
 }
 
-int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err)
+int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
 {
     uint32_t cl;
     double min_other;
-    if (!is_new_star(net, n, &cl, &min_other))
+    if (!is_new_star(net, comp, &cl, &min_other))
         return 0;
     net_link *c = &net->links[cl];
     if (!greserve(c, c->nflows))
         return 0;
     sim_time now = sim_engine_now(net->eng);
-    /* Bytes left now, brought up to date exactly as the per-flow solver does (which then
-     * finds nothing more to do at this instant if the filling below takes over). */
-    double lo = INFINITY, hi = 0.0;
+    /* Bytes left now, brought up to date exactly as the per-flow solver does. */
     for (int32_t hop = c->head; hop != NO_HOP;) {
         net_slot *f = &net->slots[hop_slot(hop)];
         hop = f->hop_next[hop_pos(hop)];
-        if (f->rate_bps > 0.0 && now > f->last_ns) {
-            f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-            if (f->remaining_bytes < 0.0)
-                f->remaining_bytes = 0.0;
-        }
+        f->remaining_bytes = left_at(f, now);
         f->last_ns = now;
-        lo = fmin(lo, f->remaining_bytes);
-        hi = fmax(hi, f->remaining_bytes);
     }
-    /* Flows that all end at one ns (a synchronized incast) gain nothing from a group: every
-     * one would be armed. The filling rates them. */
     double share = c->cap_bps / c->nflows;
-    if (llround(lo * NS_BITS / share) == llround(hi * NS_BITS / share))
-        return 0;
     c->g_rate_bps = share;
     c->g_vclock_bytes = 0.0;
     c->g_anchor_ns = now;

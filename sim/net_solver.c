@@ -116,19 +116,31 @@ static void heap_remove(sim_net *net, uint32_t l)
     }
 }
 
+/* Appends link l, just reached, to net->comp and to what *comp knows of the component. */
+static void take_link(sim_net *net, net_comp *comp, uint32_t l)
+{
+    const net_link *k = &net->links[l];
+    net->comp[comp->n++] = l;
+    comp->hops += k->nflows;
+    if (k->nflows > 1 &&
+        (comp->busiest == UINT32_MAX || k->nflows > net->links[comp->busiest].nflows))
+        comp->busiest = l;
+}
+
 /* Collects into net->comp every link reachable from the seeds through shared flows, marking
- * links and flows with the current epoch (no clearing). Returns the number of links. */
-static uint32_t collect_component(sim_net *net, const uint32_t *seeds, uint32_t nseeds)
+ * links and flows with the current epoch (no clearing). Returns the number of links, the
+ * busiest and the hops (net_comp), which the group check would otherwise scan for again. */
+static net_comp collect_component(sim_net *net, const uint32_t *seeds, uint32_t nseeds)
 {
     uint64_t epoch = net->epoch;
-    uint32_t n = 0;
+    net_comp comp = { .n = 0, .busiest = UINT32_MAX, .hops = 0 };
     for (uint32_t i = 0; i < nseeds; i++) {
         if (net->links[seeds[i]].seen_epoch != epoch) {
             net->links[seeds[i]].seen_epoch = epoch;
-            net->comp[n++] = seeds[i];
+            take_link(net, &comp, seeds[i]);
         }
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < comp.n; i++) {
         for (int32_t hop = net->links[net->comp[i]].head; hop != NO_HOP;) {
             net_slot *f = &net->slots[hop_slot(hop)];
             hop = f->hop_next[hop_pos(hop)];
@@ -139,12 +151,12 @@ static uint32_t collect_component(sim_net *net, const uint32_t *seeds, uint32_t 
                 net_link *l = &net->links[f->links[k]];
                 if (l->seen_epoch != epoch) {
                     l->seen_epoch = epoch;
-                    net->comp[n++] = f->links[k];
+                    take_link(net, &comp, f->links[k]);
                 }
             }
         }
     }
-    return n;
+    return comp;
 }
 
 /* Freezes the unfrozen flows of link l at its share and charges them to their other links. */
@@ -190,10 +202,12 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
 int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err)
 {
     net->epoch++;
-    uint32_t n = collect_component(net, &seed, 1);
+    net_comp comp = collect_component(net, &seed, 1);
+    uint32_t n = comp.n;
     for (uint32_t i = 0; i < n; i++)
         net->links[net->comp[i]].flush_mark = net->flushes;
-    int formed = sim_net_group_form(net, n, err);
+    /* No link with two flows: no group (the common case of links left empty by ends). */
+    int formed = comp.busiest != UINT32_MAX ? sim_net_group_form(net, &comp, err) : 0;
     if (formed != 0)
         return formed < 0 ? formed : SIM_OK;
     net->heap_n = 0;

@@ -123,6 +123,13 @@ typedef struct net_gkey {
     uint32_t slot;
 } net_gkey;
 
+/* A component just collected into net->comp by the filling (sim/net_solver.c). */
+typedef struct net_comp {
+    uint32_t n;       /* links in net->comp */
+    uint32_t busiest; /* the first of them (BFS order) with the most flows if > 1, or UINT32_MAX */
+    uint64_t hops;    /* hops of its flows on them: the sum of their nflows */
+} net_comp;
+
 static inline uint32_t hop_slot(int32_t hop)
 {
     return (uint32_t)hop / MAX_HOPS;
@@ -186,9 +193,9 @@ void sim_net_group_dissolve(sim_net *net, uint32_t c);
 /* Dissolves the group link l belongs to, as center or as a member's other link, if any. */
 void sim_net_group_dissolve_at(sim_net *net, uint32_t l);
 
-/* Forms a group of the component just collected into net->comp (n links) if it is a star
- * whose every flow changes rate now; returns 1 if it did, 0 if not, or an error. */
-int sim_net_group_form(sim_net *net, uint32_t n, sim_err *err);
+/* Forms a group of the component just collected into net->comp (described by *comp) if it is
+ * a star whose every flow changes rate now; returns 1 if it did, 0 if not, or an error. */
+int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err);
 
 /* The flush's work for a dirty group center c: its new rate and the events of its first
  * finishers (returns 0), or, when it no longer qualifies, dissolution (returns 1: the caller

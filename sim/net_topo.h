@@ -37,7 +37,9 @@ uint32_t sim_net_topo_nlinks(const sim_net_config *cfg);
 /* The configured capacity of link l in bits/s. */
 double sim_net_topo_link_bps(const sim_net_config *cfg, uint32_t l);
 
-/* Writes the links of the path src -> dst to out and returns their number (0 if src == dst). */
+/* Writes the links of the path src -> dst to out and returns their number (0 if src == dst).
+ * No link comes twice: a path climbs on up links and descends on down links (the groups of
+ * sim/net_group.c count hops on that). */
 uint8_t sim_net_topo_path(const sim_net_config *cfg, uint32_t src, uint32_t dst,
                           uint32_t out[NET_MAX_HOPS]);
 

@@ -12,6 +12,7 @@
 
 #include "sim/engine.h"
 #include "sim/net.h"
+#include "sim/net_topo.h"
 #include "suite.h"
 
 enum {
@@ -223,6 +224,38 @@ START_TEST(fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription)
 }
 END_TEST
 
+/* Every path of cfg from src != dst has distinct links, all numbered below nlinks. */
+static void expect_simple_paths(const sim_net_config *cfg)
+{
+    uint32_t nlinks = sim_net_topo_nlinks(cfg);
+    for (uint32_t src = 0; src < cfg->nhosts; src++) {
+        for (uint32_t dst = 0; dst < cfg->nhosts; dst++) {
+            uint32_t out[NET_MAX_HOPS];
+            uint8_t n = sim_net_topo_path(cfg, src, dst, out);
+            ck_assert_uint_eq(n == 0, src == dst);
+            for (uint8_t i = 0; i < n; i++) {
+                ck_assert_uint_lt(out[i], nlinks);
+                for (uint8_t j = 0; j < i; j++)
+                    ck_assert_uint_ne(out[i], out[j]);
+            }
+        }
+    }
+}
+
+START_TEST(every_path_crosses_each_of_its_links_at_most_once)
+{
+    /* The groups of sim/net_group.c count a component's hops on this (sim/net_topo.h). */
+    fat_tree t;
+    fat_tree_init(&t, 10e9, 10e9, 1.0, 0);
+    expect_simple_paths(&t.cfg);
+    t.cfg.topology = SIM_TOPO_STAR;
+    expect_simple_paths(&t.cfg);
+    t.cfg.topology = SIM_TOPO_RACKS;
+    t.cfg.rack_size = 3;
+    expect_simple_paths(&t.cfg);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("net_topo");
@@ -232,5 +265,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, fat_tree_spreads_flows_from_one_edge_switch_over_both_aggregation_switches);
     tcase_add_test(tc, fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription);
     suite_add_tcase(s, tc);
+    TCase *paths = tcase_create("paths");
+    tcase_add_test(paths, every_path_crosses_each_of_its_links_at_most_once);
+    suite_add_tcase(s, paths);
     return s;
 }

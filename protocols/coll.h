@@ -301,6 +301,12 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
  * member or has joined this round already. */
 int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
+/* Member w, which has not joined, will not take part in this round (it never learnt of it):
+ * as for a member that goes down, nobody waits for its parts, which are dropped or kept as
+ * the timeouts' rules say, and it gets no result. SIM_EINVAL if w is not a member or has
+ * joined; nothing for a member already down. */
+int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
+
 /* True when every member of the current round is done or down. */
 static inline bool coll_bfly_round_complete(const coll_bfly *b)
 {

@@ -419,6 +419,18 @@ static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err)
     return sweep(b, ctx, err);
 }
 
+int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (p == COLL_NONE || (b->state[p] & ST_JOINED))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "butterfly: worker %u is not a member or joined already", w);
+    if (b->state[p] & ST_DOWN)
+        return SIM_OK;
+    fail_member(b, ctx, p);
+    return sweep(b, ctx, err);
+}
+
 static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     coll_bfly *b = inst;

@@ -270,7 +270,8 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
     uint32_t b = st->async ? st->freebf[--st->nfree] : st->active++;
     if (st->async)
         st->inuse[b] = true;
-    st->gid[b] = (uint64_t)gsl_rng_get(r) << 32 | gsl_rng_get(r);
+    uint64_t hi = gsl_rng_get(r);
+    st->gid[b] = hi << 32 | gsl_rng_get(r);
     st->groups++;
     st->serial++;
     for (uint32_t i = 0; i < k && !st->async; i++)
@@ -414,6 +415,28 @@ static int match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
             continue;
         int rc = try_next(st, ctx, f, err);
         if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+/* Leader d failed after starting its group: the BEGIN messages still in flight died with it
+ * (the network drops every message from or to a down host), so the followers that have not
+ * joined never will. They leave the butterfly (nobody waits for their parts) and are alone
+ * this round, as if their wait for the group had timed out at once (match_down's rule): no
+ * average, no key update, and no group to count repeats against. */
+static int begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    for (uint32_t f = 0; f < st->n; f++) {
+        if (f == d || st->ks[f] != KS_GROUP || st->phase[f] != PH_MATCH || st->asked[f] != d)
+            continue;
+        int rc = coll_bfly_leave(&st->bf[st->group[f]], ctx, f, err);
+        if (rc != SIM_OK)
+            return rc;
+        st->ks[f] = KS_ALONE;
+        st->alone++;
+        st->last[f] = 0; /* in no group this round: no repeat to count with its would-be peers */
+        if ((rc = finish(st, ctx, f, err)) != SIM_OK)
             return rc;
     }
     return SIM_OK;
@@ -599,6 +622,8 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             st->ks[w] = st->ks[w] == KS_GROUP ? KS_GROUP : KS_OUT;
         }
         rc = coll_hub_worker_down(&st->hub, ctx, w, err);
+        if (rc == SIM_OK && st->keys)
+            rc = begin_lost(st, ctx, w, err);
         if (rc != SIM_OK || !st->async)
             return rc != SIM_OK ? rc : check_round(st, ctx, err);
         st->ks[w] = KS_OUT;

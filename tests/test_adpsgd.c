@@ -643,6 +643,8 @@ START_TEST(randomized_runs_with_stragglers_and_failures_never_stall)
         uint32_t f1 = (uint32_t)gsl_rng_uniform_int(r, n), f2 = (f1 + 1) % n;
         uint32_t f3 = (f1 + 2 + (uint32_t)gsl_rng_uniform_int(r, n - 2)) % n;
         char strag[2048], nstr[32], seedstr[32];
+        double p_random = 0.05 + 0.2 * gsl_rng_uniform(r);
+        unsigned slow = 2 + (unsigned)gsl_rng_uniform_int(r, 3);
         int len = snprintf(
             strag, sizeof(strag),
             "stragglers=[{\"kind\": \"random\", \"probability\": %.2f, \"slowdown\": 3},"
@@ -652,13 +654,14 @@ START_TEST(randomized_runs_with_stragglers_and_failures_never_stall)
             " {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": 0.8, \"recover_s\": 1.3},"
             " {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": 2.7, \"recover_s\": 3.3},"
             " {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": 3.8}",
-            0.05 + 0.2 * gsl_rng_uniform(r), 2 + (unsigned)gsl_rng_uniform_int(r, 3), f1, f2, f3);
+            p_random, slow, f1, f2, f3);
         for (unsigned k = 0; k < 5; k++) {
             double at = k + 0.05 + 0.4 * gsl_rng_uniform(r), d = 0.001 + 0.049 * gsl_rng_uniform(r);
+            unsigned who = (unsigned)gsl_rng_uniform_int(r, n);
             len += snprintf(strag + len, sizeof(strag) - (size_t)len,
                             ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.6f, "
                             "\"recover_s\": %.6f}",
-                            (unsigned)gsl_rng_uniform_int(r, n), at, at + d);
+                            who, at, at + d);
         }
         snprintf(strag + len, sizeof(strag) - (size_t)len, "]");
         snprintf(nstr, sizeof(nstr), "workers=%u", n);

@@ -235,6 +235,26 @@ END_TEST
 /* Randomized: grid or random groups, dropouts, a failure and a recovery, local steps and
  * timeouts; every run reaches its round count (no stall). A worker in two groups at once
  * would make the kit refuse its second join and fail the run. */
+/* Key form: leader 6 starts its group at 1.8 ms and fails at 1.847 ms, while its BEGIN
+ * messages to followers 10, 15 and 16 are in flight (the network drops them with it). The
+ * followers must not wait for them for ever: they leave the group, alone this round, and the
+ * rounds go on (found by random_clusters_never_stall, which used to stall here). */
+START_TEST(a_leader_failing_with_its_begin_messages_in_flight_stalls_nobody)
+{
+    observer *o = calloc(1, sizeof(*o));
+    char reason[32];
+    run(o, 24, 2,
+        "{\"name\": \"moshpit\", \"grid\": [5, 5], \"form\": \"keys\", \"matchmaking_ms\": 0.835,"
+        " \"request_timeout_ms\": 1, \"local_steps\": 1, \"min_group_size\": 2, \"sync\": true}",
+        "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.201},"
+        " {\"kind\": \"failure\", \"workers\": [6], \"at_s\": 0.001847, \"recover_s\": 0.006816}],",
+        15, "mp-lost-begin", reason, sizeof(reason));
+    ck_assert_str_eq(reason, "rounds");
+    ck_assert_double_eq(o->repeat_pairs, 0.0);
+    free(o);
+}
+END_TEST
+
 START_TEST(random_clusters_never_stall)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -248,12 +268,13 @@ START_TEST(random_clusters_never_stall)
             unsigned m = 2;
             while (m * m < n)
                 m++;
+            double mm_ms = 0.1 + 3.0 * gsl_rng_uniform(r);
+            unsigned min_group = 2 + (unsigned)gsl_rng_uniform_int(r, 2);
             snprintf(proto, sizeof(proto),
                      "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"form\": \"keys\","
                      " \"matchmaking_ms\": %.3f, \"request_timeout_ms\": 1, \"local_steps\": %u,"
                      " \"min_group_size\": %u, \"sync\": %s}",
-                     m, m, 0.1 + 3.0 * gsl_rng_uniform(r), steps,
-                     2 + (unsigned)gsl_rng_uniform_int(r, 2), k % 2 == 0 ? "true" : "false");
+                     m, m, mm_ms, steps, min_group, k % 2 == 0 ? "true" : "false");
         } else if (k % 2 == 0) {
             unsigned m = 2;
             while (m * m < n)
@@ -268,13 +289,18 @@ START_TEST(random_clusters_never_stall)
                      " \"local_steps\": %u}",
                      2 + (unsigned)gsl_rng_uniform_int(r, 8), steps);
         }
+        /* Draws in statements of their own: the order in which a call's arguments are
+         * evaluated is unspecified (gcc and clang differ), and the runs must not depend on
+         * the compiler. */
         double at = 0.0005 + 0.004 * gsl_rng_uniform(r);
+        double dropout = 0.3 * gsl_rng_uniform(r);
+        unsigned failing = (unsigned)gsl_rng_uniform_int(r, n);
+        double recover = at + 0.01 * gsl_rng_uniform(r);
         snprintf(extra, sizeof(extra),
                  "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": %.3f},"
                  " {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.6f,"
                  " \"recover_s\": %.6f}],",
-                 0.3 * gsl_rng_uniform(r), (unsigned)gsl_rng_uniform_int(r, n), at,
-                 at + 0.01 * gsl_rng_uniform(r));
+                 dropout, failing, at, recover);
         run(o, n, 2, proto, extra, 15, "mp-stress", reason, sizeof(reason));
         ck_assert_msg(strcmp(reason, "rounds") == 0, "run %d: %s %s: %s", k, proto, extra, reason);
         ck_assert_double_eq(o->repeat_pairs, 0.0);
@@ -396,6 +422,7 @@ Suite *test_suite(void)
     tcase_add_test(t, every_round_keeps_the_sum_whatever_sits_out);
     tcase_add_test(t, group_members_are_equal_after_a_round);
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
+    tcase_add_test(t, a_leader_failing_with_its_begin_messages_in_flight_stalls_nobody);
     tcase_add_test(t, random_clusters_never_stall);
     tcase_add_test(t, runs_are_deterministic);
     tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);

@@ -340,11 +340,12 @@ static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
         else
             snprintf(proto, sizeof(proto), "\"groups\": \"static\", \"grid\": [%u]", n);
     } else {
+        uint32_t depth = 1 + (uint32_t)gsl_rng_uniform_int(r, 4);
+        bool join = gsl_rng_uniform(r) < 0.5;
         snprintf(proto, sizeof(proto),
                  "\"groups\": \"%s\", \"group_size\": %u, \"buffer_depth\": %u,"
                  " \"busy\": \"%s\"%s",
-                 modes[mode], gs, 1 + (uint32_t)gsl_rng_uniform_int(r, 4),
-                 gsl_rng_uniform(r) < 0.5 ? "join" : "skip",
+                 modes[mode], gs, depth, join ? "join" : "skip",
                  arrival ? ", \"order\": \"arrival\"" : "");
     }
     for (uint32_t w = 0; w < n; w++) {
@@ -352,22 +353,28 @@ static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
         snprintf(speeds + used, sizeof(speeds) - used, "%s%.3f", w > 0 ? ", " : "",
                  0.25 + 1.75 * gsl_rng_uniform(r));
     }
+    double prob = 0.2 * gsl_rng_uniform(r), slowdown = 1.0 + 4.0 * gsl_rng_uniform(r);
     size_t used = (size_t)snprintf(
         strag, sizeof(strag), "{\"kind\": \"random\", \"probability\": %.3f, \"slowdown\": %.2f}",
-        0.2 * gsl_rng_uniform(r), 1.0 + 4.0 * gsl_rng_uniform(r));
+        prob, slowdown);
     for (int f = 0; f < 2 && n > 2 && gsl_rng_uniform(r) < 0.6; f++) {
         uint32_t w = 1 + (uint32_t)gsl_rng_uniform_int(r, n - 1);
         double at = 0.02 + 0.2 * gsl_rng_uniform(r);
-        if (f == 0)
+        if (f == 0) {
+            double back = at + 0.01 + 0.1 * gsl_rng_uniform(r);
             used += (size_t)snprintf(strag + used, sizeof(strag) - used,
                                      ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f,"
                                      " \"recover_s\": %.4f}",
-                                     w, at, at + 0.01 + 0.1 * gsl_rng_uniform(r));
-        else
+                                     w, at, back);
+        } else
             used += (size_t)snprintf(strag + used, sizeof(strag) - used,
                                      ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.4f}",
                                      w, at);
     }
+    unsigned long seed = gsl_rng_get(r);
+    double iter_ms = 1.0 + 9.0 * gsl_rng_uniform(r), jitter = 0.3 * gsl_rng_uniform(r);
+    double gbps = 1.0 + 24.0 * gsl_rng_uniform(r), lat_us = 1.0 + 100.0 * gsl_rng_uniform(r);
+    unsigned long bytes = 1000ul + gsl_rng_uniform_int(r, 2000000);
     snprintf(buf, size,
              "{\"seed\": %lu, \"workers\": %u, \"servers\": %u,"
              " \"compute\": {\"iteration_ms\": %.2f, \"jitter_sigma\": %.2f, \"speeds\": [%s]},"
@@ -376,9 +383,8 @@ static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
              " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": %lu},"
              " \"protocol\": {\"name\": \"ripples\", %s},"
              " \"stop\": {\"time_s\": 0.5}, \"eval\": {\"every_s\": 0.05}}",
-             gsl_rng_get(r), n, servers ? 1u : 0u, 1.0 + 9.0 * gsl_rng_uniform(r),
-             0.3 * gsl_rng_uniform(r), speeds, strag, 1.0 + 24.0 * gsl_rng_uniform(r),
-             1.0 + 100.0 * gsl_rng_uniform(r), 1000ul + gsl_rng_uniform_int(r, 2000000), proto);
+             seed, n, servers ? 1u : 0u, iter_ms, jitter, speeds, strag, gbps, lat_us, bytes,
+             proto);
 }
 
 /* Runs the scenario; returns its stop reason's first letter ('t' time, 's' stalled). */

@@ -52,14 +52,15 @@ static void random_scenario(char *buf, size_t size, const char *protocol, gsl_rn
     }
     uint32_t failed = (uint32_t)gsl_rng_uniform_int(r, workers);
     double at = 0.5 + 3.0 * gsl_rng_uniform(r), back = at + 0.5 + 3.0 * gsl_rng_uniform(r);
+    double prob = 0.2 * gsl_rng_uniform(r), slowdown = 1.0 + 5.0 * gsl_rng_uniform(r);
+    uint32_t link_worker = (uint32_t)gsl_rng_uniform_int(r, workers);
+    double extra_ms = 20.0 * gsl_rng_uniform(r), factor = 0.05 + 0.95 * gsl_rng_uniform(r);
     snprintf(stragglers, sizeof(stragglers),
              "{\"kind\": \"random\", \"probability\": %.3f, \"slowdown\": %.2f},"
              "{\"kind\": \"link\", \"workers\": [%u], \"from_s\": 1, \"to_s\": 6,"
              " \"extra_latency_ms\": %.2f, \"bandwidth_factor\": %.2f},"
              "{\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.3f, \"recover_s\": %.3f}",
-             0.2 * gsl_rng_uniform(r), 1.0 + 5.0 * gsl_rng_uniform(r),
-             (uint32_t)gsl_rng_uniform_int(r, workers), 20.0 * gsl_rng_uniform(r),
-             0.05 + 0.95 * gsl_rng_uniform(r), failed, at, back);
+             prob, slowdown, link_worker, extra_ms, factor, failed, at, back);
     if (real)
         snprintf(workload, sizeof(workload),
                  "{\"dataset\": {\"name\": \"synthetic\", \"samples\": 600, \"dim\": 6,"
@@ -69,6 +70,9 @@ static void random_scenario(char *buf, size_t size, const char *protocol, gsl_rn
                  "{\"model\": {\"name\": \"none\"}, \"message_bytes\": %lu}",
                  1000ul + gsl_rng_uniform_int(r, 5000000));
     bool racks = gsl_rng_uniform(r) < 0.5;
+    unsigned long seed = gsl_rng_get(r);
+    double iter_ms = 5.0 + 50.0 * gsl_rng_uniform(r), jitter = 0.3 * gsl_rng_uniform(r);
+    double gbps = 1.0 + 24.0 * gsl_rng_uniform(r), lat_us = 1.0 + 200.0 * gsl_rng_uniform(r);
     snprintf(buf, size,
              "{\"seed\": %lu, \"workers\": %u, \"servers\": 2,"
              " \"compute\": {\"iteration_ms\": %.2f, \"jitter_sigma\": %.2f, \"speeds\": [%s]},"
@@ -77,9 +81,8 @@ static void random_scenario(char *buf, size_t size, const char *protocol, gsl_rn
              " \"latency_us\": %.1f},"
              " \"workload\": %s, \"protocol\": {\"name\": \"%s\"},"
              " \"stop\": {\"time_s\": 20}, \"eval\": {\"every_s\": 1, \"samples\": 100}}",
-             gsl_rng_get(r), workers, 5.0 + 50.0 * gsl_rng_uniform(r), 0.3 * gsl_rng_uniform(r),
-             speeds, stragglers, racks ? "racks" : "star", racks ? "\"rack_size\": 3," : "",
-             1.0 + 24.0 * gsl_rng_uniform(r), 1.0 + 200.0 * gsl_rng_uniform(r), workload, protocol);
+             seed, workers, iter_ms, jitter, speeds, stragglers, racks ? "racks" : "star",
+             racks ? "\"rack_size\": 3," : "", gbps, lat_us, workload, protocol);
 }
 
 static void run_one(const char *protocol, unsigned long seed, bool real)

@@ -520,6 +520,8 @@ START_TEST(randomized_switches_never_stall_and_conserve_samples)
                      ", {\"kind\": \"failure\", \"workers\": [%u], \"at_s\": %.3f, "
                      "\"recover_s\": %.3f}",
                      (uint32_t)gsl_rng_uniform_int(r, n), a, a + 0.2);
+        double from_s = 0.05 + 0.2 * gsl_rng_uniform(r), to_s = 0.3 + 0.5 * gsl_rng_uniform(r);
+        double pause_s = gsl_rng_uniform(r) < 0.5 ? 0.0 : 0.05;
         char json[1600];
         snprintf(
             json, sizeof(json),
@@ -534,9 +536,9 @@ START_TEST(randomized_switches_never_stall_and_conserve_samples)
             " \"order\": \"%s\", \"online\": \"%s\", \"shards\": %u, \"placement\": \"%s\","
             " \"switch_pause_s\": %.3f},"
             " \"stop\": {\"iterations\": 600, \"time_s\": 1000}, \"eval\": {\"every_s\": 0.5}}",
-            900 + i, n, colocated ? 0 : K, s1, s2, 0.05 + 0.2 * gsl_rng_uniform(r),
-            0.3 + 0.5 * gsl_rng_uniform(r), fail, p, asp_first ? "asp_first" : "bsp_first", pol, K,
-            colocated ? "colocated" : "servers", gsl_rng_uniform(r) < 0.5 ? 0.0 : 0.05);
+            900 + i, n, colocated ? 0 : K, s1, s2, from_s, to_s, fail, p,
+            asp_first ? "asp_first" : "bsp_first", pol, K, colocated ? "colocated" : "servers",
+            pause_s);
         sim_scenario *sc = harness_load(json, "syncswitch.json", NULL, 0);
         char *dir = harness_tmpdir("ss");
         sim_run_summary sum = harness_run(sc, dir, NULL, NULL);

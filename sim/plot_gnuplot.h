@@ -1,0 +1,17 @@
+/* Running gnuplot as a child process, for sim/plot.c: not a public header (only sim/plot.c
+ * and sim/plot_gnuplot.c include it). How gnuplot is run, and what its errors say, is
+ * described in sim/plot.h. */
+#ifndef SIM_PLOT_GNUPLOT_H
+#define SIM_PLOT_GNUPLOT_H
+
+#include "sim/err.h"
+
+/* Runs the executable `gnuplot` (a path, as found on PATH) as `gnuplot -d -` on `input`
+ * (variable assignments, then the script) and waits for it. SIGPIPE is blocked meanwhile
+ * (gnuplot exiting before it has read the whole script must not kill this process), and a
+ * SIGPIPE raised meanwhile is consumed before the mask is restored. SIM_EIO when a pipe,
+ * the child or the signal mask cannot be set up, or gnuplot fails: "gnuplot failed drawing
+ * <png>: " and the first error line it printed (`png` only names the figure). */
+int sim_plot_gnuplot_run(const char *gnuplot, const char *input, const char *png, sim_err *err);
+
+#endif

@@ -1,0 +1,286 @@
+/* Overrides and printing of a scenario's tree (see sim/cfg.h): `--set PATH=VALUE` applied
+ * in place (VALUE parsed as JSON or taken as a bare string, missing objects created, old
+ * contents parked on the root until destroy), and the whole tree printed with numbers that
+ * read back exactly. Built on sim/cfg_tree.c; calls nothing of sim/cfg_read.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cfg.h"
+#include "sim/cfg_state.h"
+#include "sim/err.h"
+
+/* ---- Overrides -------------------------------------------------------------------------- */
+
+/* Gives `node` the content of `value` in place (node keeps its key and position, so child
+ * cfgs pointing at it stay valid); the old content is kept in `value` and parked on the
+ * root until destroy. */
+static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
+{
+    cJSON **d = cfg_reserve(root->dead, &root->dead_cap, root->ndead + 1, sizeof(*d));
+    if (d == NULL)
+        return SIM_ENOMEM;
+    root->dead = d;
+    cJSON old = *node;
+    int keep = node->type & cJSON_StringIsConst;
+    node->type = (value->type & ~cJSON_StringIsConst) | keep;
+    node->child = value->child;
+    node->valuestring = value->valuestring;
+    node->valueint = value->valueint;
+    node->valuedouble = value->valuedouble;
+    value->type = old.type & ~cJSON_StringIsConst;
+    value->child = old.child;
+    value->valuestring = old.valuestring;
+    value->valueint = old.valueint;
+    value->valuedouble = old.valuedouble;
+    root->dead[root->ndead++] = value;
+    root->cur_array = NULL;
+    root->cur_item = NULL;
+    return 0;
+}
+
+/* Parses VALUE: JSON when it parses, else a bare string. Text that starts like a JSON
+ * object, array or string must parse. NULL with *rc set on error. */
+static cJSON *parse_value(const sim_cfg *root, const char *text, const char *label,
+                          const char *target, int *rc, sim_err *err)
+{
+    size_t len = strlen(text);
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (v == NULL) {
+        const char *p = text;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '{' || *p == '[' || *p == '"') {
+            size_t col = end != NULL && end >= text ? (size_t)(end - text) + 1 : 1;
+            *rc =
+                cfg_fail(root, err, SIM_ESCENARIO, label, "invalid JSON value at column %zu", col);
+            return NULL;
+        }
+        if ((v = cJSON_CreateString(text)) == NULL)
+            *rc = cfg_no_memory(root, err);
+        return v;
+    }
+    char path[PATH_MAX_TEXT];
+    int found = cfg_find_duplicate(v, target, path, sizeof(path));
+    if (found != 0) {
+        cJSON_Delete(v);
+        *rc = found == 1
+                  ? cfg_fail(root, err, SIM_ESCENARIO, label, "duplicate key %s in the value", path)
+                  : cfg_no_memory(root, err);
+        return NULL;
+    }
+    return v;
+}
+
+/* One step of an override path: a key, or an index when key is NULL. */
+typedef struct step {
+    char *key;
+    size_t index;
+} step;
+
+/* Splits "a.b[2].c" into steps (keys are copied into `keys`, a buffer as long as the
+ * path). Returns the number of steps, or 0 for a malformed path. */
+static size_t split_path(const char *p, size_t len, char *keys, step *steps, size_t max)
+{
+    size_t n = 0, i = 0;
+    if (len >= 2 && p[0] == '$' && p[1] == '.')
+        i = 2;
+    while (i < len && n < max) {
+        size_t start = i;
+        while (i < len && p[i] != '.' && p[i] != '[' && p[i] != ']')
+            i++;
+        if (i == start)
+            return 0;
+        memcpy(keys, p + start, i - start);
+        keys[i - start] = '\0';
+        steps[n++] = (step){ keys, 0 };
+        keys += i - start + 1;
+        while (i < len && p[i] == '[' && n < max) {
+            size_t idx = 0, digits = 0;
+            for (i++; i < len && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
+                if (idx > (SIZE_MAX - 9) / 10)
+                    return 0;
+                idx = idx * 10 + (size_t)(p[i] - '0');
+            }
+            if (digits == 0 || i >= len || p[i] != ']')
+                return 0;
+            i++;
+            steps[n++] = (step){ NULL, idx };
+        }
+        if (i < len && p[i] != '.')
+            return 0;
+        if (i < len && ++i == len)
+            return 0; /* a trailing dot */
+    }
+    return i == len ? n : 0;
+}
+
+static const char *type_name(const cJSON *v)
+{
+    if (cJSON_IsObject(v))
+        return "an object";
+    if (cJSON_IsArray(v))
+        return "an array";
+    if (cJSON_IsString(v))
+        return "a string";
+    if (cJSON_IsNumber(v))
+        return "a number";
+    if (cJSON_IsBool(v))
+        return "a boolean";
+    return "null";
+}
+
+/* Puts `item` under `key` of object `parent` (replacing `existing` in place when not NULL).
+ * Always takes over `item`. Returns 0 or SIM_ENOMEM. */
+static int set_key(sim_cfg *root, cJSON *parent, const char *key, cJSON *existing, cJSON *item)
+{
+    if (existing == NULL ? cJSON_AddItemToObject(parent, key, item)
+                         : replace_content(root, existing, item) == 0)
+        return 0;
+    cJSON_Delete(item);
+    return SIM_ENOMEM;
+}
+
+/* Walks the steps from the root, creating missing objects, and sets the last one to
+ * `value`, which it takes over. */
+static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value, const char *label,
+                       sim_err *err)
+{
+    char path[PATH_MAX_TEXT] = "$", here[PATH_MAX_TEXT];
+    cJSON *cur = root->tree;
+    int rc = 0;
+    for (size_t s = 0; s < n && rc == 0; s++) {
+        bool last = s + 1 == n;
+        const char *key = steps[s].key;
+        cJSON *next = NULL;
+        if (key != NULL ? !cJSON_IsObject(cur) : !cJSON_IsArray(cur)) {
+            rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s is %s, not %s", path, type_name(cur),
+                          key != NULL ? "an object" : "an array");
+            break;
+        }
+        if (key != NULL) {
+            cfg_key_path(here, sizeof(here), path, key);
+            next = cJSON_GetObjectItemCaseSensitive(cur, key);
+            if (last) {
+                rc = set_key(root, cur, key, next, value) != 0 ? cfg_no_memory(root, err) : 0;
+                value = NULL;
+            } else if ((next == NULL || cJSON_IsNull(next)) && steps[s + 1].key == NULL) {
+                rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s is %s, cannot index it", here,
+                              next == NULL ? "absent" : "null");
+            } else if (next == NULL || cJSON_IsNull(next)) {
+                /* A missing intermediate object. */
+                if (set_key(root, cur, key, next, cJSON_CreateObject()) != 0)
+                    rc = cfg_no_memory(root, err);
+                next = cJSON_GetObjectItemCaseSensitive(cur, key);
+            }
+        } else {
+            size_t len = 0;
+            for (const cJSON *c = cur->child; c != NULL; c = c->next)
+                len++;
+            if (steps[s].index >= len) {
+                rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                              "index %zu is past the end of %s (length %zu)", steps[s].index, path,
+                              len);
+                break;
+            }
+            next = cur->child;
+            for (size_t k = 0; k < steps[s].index; k++)
+                next = next->next;
+            cfg_put(here, sizeof(here), cfg_put(here, sizeof(here), 0, "%s", path), "[%zu]",
+                    steps[s].index);
+            if (last) {
+                if (replace_content(root, next, value) != 0)
+                    rc = cfg_no_memory(root, err);
+                else
+                    value = NULL;
+            }
+        }
+        memcpy(path, here, sizeof(path));
+        cur = next;
+    }
+    cJSON_Delete(value);
+    return rc;
+}
+
+int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err)
+{
+    char label[PATH_MAX_TEXT];
+    root = root->root;
+    const char *eq = strchr(assignment, '=');
+    size_t plen = eq != NULL ? (size_t)(eq - assignment) : strlen(assignment);
+    snprintf(label, sizeof(label), "--set %.*s", (int)(plen < 400 ? plen : 400), assignment);
+    if (eq == NULL)
+        return cfg_fail(root, err, SIM_ESCENARIO, label, "expected PATH=VALUE");
+    char *keys = malloc(plen + 1);
+    step *steps = calloc(plen + 1, sizeof(*steps));
+    if (keys == NULL || steps == NULL) {
+        free(keys);
+        free(steps);
+        return cfg_no_memory(root, err);
+    }
+    size_t n = split_path(assignment, plen, keys, steps, plen + 1);
+    int rc = 0;
+    if (n == 0) {
+        rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                      "invalid path (expected keys and [index] joined by dots)");
+        goto done;
+    }
+    char target[PATH_MAX_TEXT];
+    bool dollar = plen >= 2 && assignment[0] == '$' && assignment[1] == '.';
+    snprintf(target, sizeof(target), "%s%.*s", dollar ? "" : "$.", (int)(plen < 400 ? plen : 400),
+             assignment);
+    cJSON *value = parse_value(root, eq + 1, label, target, &rc, err);
+    if (value != NULL)
+        rc = apply_steps(root, steps, n, value, label, err);
+done:
+    free(keys);
+    free(steps);
+    return rc;
+}
+
+/* cJSON prints a number with %.15g whenever that reads back within a relative DBL_EPSILON,
+ * which drops the last digits of integers beyond 10^15 (seeds) and of some doubles. Such
+ * numbers are printed from a copy of the tree in which they are raw text that reads back
+ * exactly, so that the resolved scenario loads again to the same values. */
+static bool prints_exactly(const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        return !isfinite(v->valuedouble) || cfg_is_short(v->valuedouble);
+    for (const cJSON *c = v->child; c != NULL; c = c->next)
+        if (!prints_exactly(c))
+            return false;
+    return true;
+}
+
+static bool make_exact(cJSON *v)
+{
+    if (cJSON_IsNumber(v) && !prints_exactly(v)) {
+        char text[40];
+        cfg_fmt_num(text, sizeof(text), v->valuedouble);
+        char *raw = cJSON_malloc(strlen(text) + 1);
+        if (raw == NULL)
+            return false;
+        memcpy(raw, text, strlen(text) + 1);
+        v->type = cJSON_Raw | (v->type & cJSON_StringIsConst);
+        v->valuestring = raw;
+        return true;
+    }
+    for (cJSON *c = v->child; c != NULL; c = c->next)
+        if (!make_exact(c))
+            return false;
+    return true;
+}
+
+char *sim_cfg_print(const sim_cfg *root, bool pretty)
+{
+    if (prints_exactly(root->node))
+        return pretty ? cJSON_Print(root->node) : cJSON_PrintUnformatted(root->node);
+    cJSON *copy = cJSON_Duplicate(root->node, 1);
+    char *text = NULL;
+    if (copy != NULL && make_exact(copy))
+        text = pretty ? cJSON_Print(copy) : cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
+    return text;
+}

@@ -1,0 +1,93 @@
+/* The internals of sim_cfg (sim/cfg.h), shared by sim/cfg_tree.c (parsing, the tree of
+ * children, marks, message text), sim/cfg_read.c (the readers) and sim/cfg_override.c
+ * (overrides, printing). Not a public header: only those three files include it, and
+ * cfg_tree.c calls nothing of the two others, which call nothing of each other.
+ *
+ * A root sim_cfg owns the cJSON document, the children it hands out (kept in a table keyed
+ * by node, so that asking twice for the same object gives the same sim_cfg and its marks),
+ * and the old contents of values replaced by overrides (kept until destroy, so a child never
+ * points into freed memory). Each sim_cfg records the keys read or defaulted in its object;
+ * sim_cfg_check_unused rejects the others. */
+#ifndef SIM_CFG_STATE_H
+#define SIM_CFG_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/cfg.h"
+#include "sim/err.h"
+
+#define PATH_MAX_TEXT 512 /* paths in messages are truncated to this */
+
+struct sim_cfg {
+    cJSON *node;   /* this object; borrowed from the root's tree */
+    char *path;    /* "$", "$.network", "$.stragglers[2]"; owned */
+    sim_cfg *root; /* the root (itself for the root) */
+    char **known;  /* (nknown) keys read or defaulted here, in that order; owned */
+    size_t nknown, known_cap;
+    /* Root only. */
+    cJSON *tree;             /* the document; owned */
+    char *file;              /* owned */
+    sim_cfg **kids;          /* (kids_mask + 1) open-addressing table keyed by node */
+    size_t kids_mask, nkids; /* table size - 1 (0: no table yet), children in it */
+    cJSON **dead;            /* (ndead) replaced contents, deleted at destroy */
+    size_t ndead, dead_cap;  /* */
+    const cJSON *cur_array;  /* array cursor: makes sequential element reads O(1) */
+    const cJSON *cur_item;   /* element cur_index of cur_array */
+    size_t cur_index;        /* */
+};
+
+/* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
+ * (the old block is then untouched). */
+void *cfg_reserve(void *p, size_t *cap, size_t need, size_t elem);
+
+/* A malloc'd copy of `s`, or NULL. */
+char *cfg_copy_string(const char *s);
+
+/* Fills `err` with the root's file name, `path` and a message. Returns `code`. */
+__attribute__((format(printf, 5, 6))) int cfg_fail(const sim_cfg *cfg, sim_err *err, int code,
+                                                   const char *path, const char *fmt, ...);
+
+/* SIM_ENOMEM "out of memory" at this node's path. */
+int cfg_no_memory(const sim_cfg *cfg, sim_err *err);
+
+/* Appends printf-style text to buf (size > 0 bytes, `len` of them used), truncating.
+ * Returns the new length. */
+__attribute__((format(printf, 4, 5))) size_t cfg_put(char *buf, size_t size, size_t len,
+                                                     const char *fmt, ...);
+
+/* Writes base + ".key" (or base + ["key"] for a key that is not an identifier). */
+void cfg_key_path(char *buf, size_t size, const char *base, const char *key);
+
+/* True when %.15g reads back as v (finite, not subnormal). */
+bool cfg_is_short(double v);
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as v ("nan", "inf", "-inf"). */
+void cfg_fmt_num(char *buf, size_t size, double v);
+
+/* A value as messages show it after "got": 2.5, "ring", true, null, array, object. */
+void cfg_describe(const cJSON *v, char *buf, size_t size);
+
+/* The value under `key` of this object, or NULL. Marks nothing. */
+cJSON *cfg_get(const sim_cfg *cfg, const char *key);
+
+/* True when `key` has been read or defaulted in this object. */
+bool cfg_is_known(const sim_cfg *cfg, const char *key);
+
+/* Records `key` as read in this object: 0, or SIM_ENOMEM (err may be NULL). */
+int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err);
+
+/* The child cfg for object `node`, created on first use with path `path` (which it takes
+ * over; it is freed when the child already exists). NULL when out of memory. */
+sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path);
+
+/* Element i of `array`, O(1) when elements are read in order; NULL past the end. */
+const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
+
+/* Finds the first duplicate key in document order below `node` and writes its path, which
+ * starts with `base` ("$"). Returns 1 if found, 0 if not, or SIM_ENOMEM. */
+int cfg_find_duplicate(const cJSON *node, const char *base, char *path, size_t size);
+
+#endif

@@ -1,0 +1,513 @@
+/* The tree behind a scenario's sim_cfg (see sim/cfg.h and sim/cfg_state.h): parsing with
+ * line-and-column syntax errors and duplicate keys found by path, destroying a root and its
+ * children, the table of children keyed by node, the marks of keys read, and the text of
+ * messages (error filling, JSON paths, values as messages show them). Calls nothing of
+ * sim/cfg_read.c or sim/cfg_override.c, which build on it. */
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cfg.h"
+#include "sim/cfg_state.h"
+#include "sim/err.h"
+
+/* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
+ * (the old block is then untouched). */
+void *cfg_reserve(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap != 0 ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    if (c > SIZE_MAX / elem)
+        return NULL;
+    void *q = realloc(p, c * elem);
+    if (q != NULL)
+        *cap = c;
+    return q;
+}
+
+char *cfg_copy_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p != NULL)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* Fills `err` with the root's file name, `path` and a message. Returns `code`. */
+int cfg_fail(const sim_cfg *cfg, sim_err *err, int code, const char *path, const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    char msg[sizeof(err->msg)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    sim_err_set(err, code, path, "%s", msg);
+    const char *file = cfg != NULL ? cfg->root->file : NULL;
+    snprintf(err->file, sizeof(err->file), "%s", file != NULL ? file : "");
+    return code;
+}
+
+int cfg_no_memory(const sim_cfg *cfg, sim_err *err)
+{
+    return cfg_fail(cfg, err, SIM_ENOMEM, cfg != NULL ? cfg->path : NULL, "out of memory");
+}
+
+/* ---- Paths and value descriptions ---------------------------------------------------- */
+
+/* Appends printf-style text to buf (size > 0 bytes, `len` of them used), truncating.
+ * Returns the new length. */
+size_t cfg_put(char *buf, size_t size, size_t len, const char *fmt, ...)
+{
+    if (len + 1 >= size)
+        return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return len;
+    return len + (size_t)n < size ? len + (size_t)n : size - 1;
+}
+
+/* Appends s (at most `max` bytes of it) as a quoted, escaped JSON-like string. */
+static size_t put_quoted(char *buf, size_t size, size_t len, const char *s, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    len = cfg_put(buf, size, len, "\"");
+    for (; i < max && p[i] != '\0'; i++) {
+        if (p[i] == '"' || p[i] == '\\')
+            len = cfg_put(buf, size, len, "\\%c", p[i]);
+        else if (p[i] < 0x20 || p[i] == 0x7f)
+            len = cfg_put(buf, size, len, "\\u%04x", p[i]);
+        else
+            len = cfg_put(buf, size, len, "%c", p[i]);
+    }
+    return cfg_put(buf, size, len, "%s\"", p[i] != '\0' ? "..." : "");
+}
+
+static bool is_identifier(const char *key)
+{
+    for (const char *p = key; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+              (p != key && *p >= '0' && *p <= '9')))
+            return false;
+    return *key != '\0';
+}
+
+/* Writes base + ".key" (or base + ["key"] for a key that is not an identifier). */
+void cfg_key_path(char *buf, size_t size, const char *base, const char *key)
+{
+    size_t len = cfg_put(buf, size, 0, "%s", base);
+    if (is_identifier(key)) {
+        cfg_put(buf, size, len, ".%s", key);
+    } else {
+        len = put_quoted(buf, size, cfg_put(buf, size, len, "["), key, SIZE_MAX);
+        cfg_put(buf, size, len, "]");
+    }
+}
+
+bool cfg_is_short(double v)
+{
+    char buf[40];
+    if (!isfinite(v) || (v != 0 && fabs(v) < DBL_MIN))
+        return false;
+    snprintf(buf, sizeof(buf), "%.15g", v);
+    return strtod(buf, NULL) == v;
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as v. */
+void cfg_fmt_num(char *buf, size_t size, double v)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* A value as messages show it after "got": 2.5, "ring", true, null, array, object. */
+void cfg_describe(const cJSON *v, char *buf, size_t size)
+{
+    if (cJSON_IsNumber(v))
+        cfg_fmt_num(buf, size, v->valuedouble);
+    else if (cJSON_IsString(v))
+        put_quoted(buf, size, 0, v->valuestring, 40);
+    else
+        snprintf(buf, size, "%s",
+                 cJSON_IsTrue(v)     ? "true"
+                 : cJSON_IsFalse(v)  ? "false"
+                 : cJSON_IsNull(v)   ? "null"
+                 : cJSON_IsArray(v)  ? "array"
+                 : cJSON_IsObject(v) ? "object"
+                                     : "nothing");
+}
+
+/* ---- Nodes, children and marks ------------------------------------------------------ */
+
+cJSON *cfg_get(const sim_cfg *cfg, const char *key)
+{
+    if (!cJSON_IsObject(cfg->node))
+        return NULL;
+    return cJSON_GetObjectItemCaseSensitive(cfg->node, key);
+}
+
+bool cfg_is_known(const sim_cfg *cfg, const char *key)
+{
+    for (size_t i = 0; i < cfg->nknown; i++)
+        if (strcmp(cfg->known[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* Records `key` as read in this object. */
+int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err)
+{
+    if (cfg_is_known(cfg, key))
+        return 0;
+    char **k = cfg_reserve(cfg->known, &cfg->known_cap, cfg->nknown + 1, sizeof(*k));
+    if (k == NULL)
+        return cfg_no_memory(cfg, err);
+    cfg->known = k;
+    if ((k[cfg->nknown] = cfg_copy_string(key)) == NULL)
+        return cfg_no_memory(cfg, err);
+    cfg->nknown++;
+    return 0;
+}
+
+static size_t slot_of(const void *node, size_t mask)
+{
+    uint64_t h = (uint64_t)(uintptr_t)node * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(h >> 24) & mask;
+}
+
+static sim_cfg **find_slot(sim_cfg *root, const cJSON *node)
+{
+    size_t i = slot_of(node, root->kids_mask);
+    while (root->kids[i] != NULL && root->kids[i]->node != node)
+        i = (i + 1) & root->kids_mask;
+    return &root->kids[i];
+}
+
+static int grow_kids(sim_cfg *root)
+{
+    size_t size = root->kids_mask == 0 ? 16 : 2 * (root->kids_mask + 1);
+    sim_cfg **old = root->kids;
+    size_t old_size = root->kids_mask == 0 ? 0 : root->kids_mask + 1;
+    if (size > SIZE_MAX / sizeof(*old))
+        return SIM_ENOMEM;
+    root->kids = calloc(size, sizeof(*root->kids));
+    if (root->kids == NULL) {
+        root->kids = old;
+        return SIM_ENOMEM;
+    }
+    root->kids_mask = size - 1;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i] != NULL)
+            *find_slot(root, old[i]->node) = old[i];
+    free(old);
+    return 0;
+}
+
+static void free_cfg(sim_cfg *cfg)
+{
+    for (size_t i = 0; i < cfg->nknown; i++)
+        free(cfg->known[i]);
+    free(cfg->known);
+    free(cfg->path);
+    free(cfg);
+}
+
+/* The child cfg for object `node`, created on first use with path `path` (which it takes
+ * over; it is freed when the child already exists). NULL when out of memory. */
+sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path)
+{
+    sim_cfg *root = parent->root;
+    if (path == NULL)
+        return NULL;
+    if (2 * (root->nkids + 1) > root->kids_mask && grow_kids(root) != 0) {
+        free(path);
+        return NULL;
+    }
+    sim_cfg **slot = find_slot(root, node);
+    if (*slot != NULL) {
+        free(path);
+        return *slot;
+    }
+    sim_cfg *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        free(path);
+        return NULL;
+    }
+    c->node = node;
+    c->path = path;
+    c->root = root;
+    *slot = c;
+    root->nkids++;
+    return c;
+}
+
+/* Element i of `array`, O(1) when elements are read in order. */
+const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
+{
+    const cJSON *it = NULL;
+    size_t k = 0;
+    if (root->cur_array == array && root->cur_item != NULL && root->cur_index <= i) {
+        it = root->cur_item;
+        k = root->cur_index;
+    } else {
+        it = array->child;
+    }
+    for (; it != NULL && k < i; k++)
+        it = it->next;
+    if (it != NULL) {
+        root->cur_array = array;
+        root->cur_item = it;
+        root->cur_index = i;
+    }
+    return it;
+}
+
+/* ---- Parsing ---------------------------------------------------------------------------- */
+
+/* True when the text ends inside a string or an open object or array, or holds nothing. */
+static bool is_truncated(const char *s, size_t len)
+{
+    size_t depth = 0;
+    bool in_string = false, any = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"')
+            in_string = true;
+        else if (c == '{' || c == '[')
+            depth++;
+        else if ((c == '}' || c == ']') && depth > 0)
+            depth--;
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            any = true;
+    }
+    return in_string || depth > 0 || !any;
+}
+
+/* cJSON reports a key that does not start with '"' one character late, and a few errors at
+ * the end of the text: point at the offending character instead. */
+static size_t fix_position(const char *s, size_t len, size_t pos)
+{
+    if (pos > len)
+        pos = len;
+    if (pos > 0 && s[pos - 1] != '"' && (unsigned char)s[pos - 1] > ' ') {
+        size_t k = pos - 1;
+        while (k > 0 && (unsigned char)s[k - 1] <= ' ')
+            k--;
+        if (k > 0 && (s[k - 1] == '{' || s[k - 1] == ','))
+            return pos - 1; /* a key was expected at pos - 1 */
+    }
+    while (pos >= len && pos > 0 && (unsigned char)s[pos - 1] <= ' ')
+        pos--;
+    return pos >= len && pos > 0 ? pos - 1 : pos;
+}
+
+static int syntax_error(const sim_cfg *root, const char *text, size_t len, size_t pos,
+                        const char *what, sim_err *err)
+{
+    size_t line = 1, col = 1;
+    if (pos > len)
+        pos = len;
+    for (size_t i = 0; i < pos; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    return cfg_fail(root, err, SIM_ESCENARIO, NULL, "line %zu, column %zu: %s", line, col, what);
+}
+
+/* One level of the path from the root down to a node, for duplicate-key messages. */
+typedef struct frame {
+    const struct frame *up;
+    const char *key; /* NULL for an array element */
+    size_t index;
+} frame;
+
+static void frame_path(char *buf, size_t size, const char *base, const frame *f)
+{
+    char up[PATH_MAX_TEXT];
+    if (f == NULL) {
+        snprintf(buf, size, "%s", base);
+        return;
+    }
+    frame_path(up, sizeof(up), base, f->up);
+    if (f->key != NULL)
+        cfg_key_path(buf, size, up, f->key);
+    else
+        cfg_put(buf, size, cfg_put(buf, size, 0, "%s", up), "[%zu]", f->index);
+}
+
+typedef struct key_ref {
+    const char *key;
+    size_t index;
+} key_ref;
+
+static int cmp_key_ref(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c != 0)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The index of the first child of object `node` whose key repeats an earlier one, or the
+ * number of children when none does; SIZE_MAX when out of memory. Sorting keeps objects
+ * with many keys from costing O(n^2). */
+static size_t first_duplicate(const cJSON *node)
+{
+    size_t n = 0, i = 0;
+    for (const cJSON *c = node->child; c != NULL; c = c->next)
+        n++;
+    key_ref *refs = calloc(n > 0 ? n : 1, sizeof(*refs));
+    if (refs == NULL)
+        return SIZE_MAX;
+    for (const cJSON *c = node->child; c != NULL; c = c->next, i++)
+        refs[i] = (key_ref){ c->string, i };
+    qsort(refs, n, sizeof(*refs), cmp_key_ref);
+    size_t first = n;
+    for (i = 1; i < n; i++)
+        if (strcmp(refs[i].key, refs[i - 1].key) == 0 && refs[i].index < first)
+            first = refs[i].index;
+    free(refs);
+    return first;
+}
+
+/* Finds the first duplicate key in document order below `node` and writes its path.
+ * Returns 1 if found, 0 if not, or SIM_ENOMEM. */
+static int find_duplicate(const cJSON *node, const frame *f, const char *base, char *path,
+                          size_t size)
+{
+    bool object = cJSON_IsObject(node);
+    if (!object && !cJSON_IsArray(node))
+        return 0;
+    size_t dup = object ? first_duplicate(node) : SIZE_MAX - 1;
+    if (dup == SIZE_MAX)
+        return SIM_ENOMEM;
+    size_t i = 0;
+    const cJSON *c = node->child;
+    for (; c != NULL && i < dup; c = c->next, i++) {
+        frame here = { f, object ? c->string : NULL, i };
+        int rc = find_duplicate(c, &here, base, path, size);
+        if (rc != 0)
+            return rc;
+    }
+    if (c == NULL)
+        return 0;
+    frame here = { f, c->string, dup };
+    frame_path(path, size, base, &here);
+    return 1;
+}
+
+int cfg_find_duplicate(const cJSON *node, const char *base, char *path, size_t size)
+{
+    return find_duplicate(node, NULL, base, path, size);
+}
+
+sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *err)
+{
+    sim_cfg *root = calloc(1, sizeof(*root));
+    if (root == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        sim_err_file(err, file);
+        return NULL;
+    }
+    root->root = root;
+    root->file = cfg_copy_string(file != NULL ? file : "");
+    root->path = cfg_copy_string("$");
+    char *buf = len < SIZE_MAX ? malloc(len + 1) : NULL;
+    if (root->file == NULL || root->path == NULL || buf == NULL) {
+        free(buf);
+        cfg_no_memory(root, err);
+        sim_err_file(err, file);
+        goto fail_root;
+    }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    const char *nul = memchr(buf, '\0', len);
+    if (nul != NULL) {
+        syntax_error(root, buf, len, (size_t)(nul - buf), "unexpected NUL byte", err);
+        free(buf);
+        goto fail_root;
+    }
+    const char *end = NULL;
+    root->tree = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+    if (root->tree == NULL) {
+        bool eof = is_truncated(buf, len);
+        size_t pos = eof || end == NULL ? len : (size_t)(end - buf);
+        if (!eof)
+            pos = fix_position(buf, len, pos);
+        syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
+        free(buf);
+        goto fail_root;
+    }
+    free(buf);
+    root->node = root->tree;
+    if (!cJSON_IsObject(root->tree)) {
+        char got[96];
+        cfg_describe(root->tree, got, sizeof(got));
+        cfg_fail(root, err, SIM_ESCENARIO, "$", "expected an object, got %s", got);
+        goto fail_root;
+    }
+    char path[PATH_MAX_TEXT];
+    int rc = cfg_find_duplicate(root->tree, "$", path, sizeof(path));
+    if (rc == SIM_ENOMEM) {
+        cfg_no_memory(root, err);
+        goto fail_root;
+    }
+    if (rc == 1) {
+        cfg_fail(root, err, SIM_ESCENARIO, path, "duplicate key");
+        goto fail_root;
+    }
+    return root;
+fail_root:
+    sim_cfg_destroy(root);
+    return NULL;
+}
+
+void sim_cfg_destroy(sim_cfg *cfg)
+{
+    if (cfg == NULL || cfg->root != cfg)
+        return; /* children live as long as their root */
+    sim_cfg *root = cfg;
+    if (root->kids != NULL)
+        for (size_t i = 0; i <= root->kids_mask; i++)
+            if (root->kids[i] != NULL)
+                free_cfg(root->kids[i]);
+    free(root->kids);
+    for (size_t i = 0; i < root->ndead; i++)
+        cJSON_Delete(root->dead[i]);
+    free(root->dead);
+    cJSON_Delete(root->tree);
+    free(root->file);
+    free_cfg(root);
+}

@@ -43,6 +43,7 @@ typedef struct plan {
     bool compute_first; /* members join when their first computation ends (else at start) */
     bool notify_down;   /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
     bool repeat;        /* a member computes again when done, then joins the next round */
+    bool leave[MAXW];   /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
     sim_time sender_timeout, reducer_timeout;
     bool set_init;
     float init[MAXW][MAXP]; /* initial parameters, written at start when set_init */
@@ -112,6 +113,8 @@ static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     case T_RING:
         return coll_ring_join(&st->ring[g], ctx, w, err);
     case T_BFLY:
+        if (P->leave[w])
+            return coll_bfly_leave(&st->bfly[g], ctx, w, err);
         return coll_bfly_join(&st->bfly[g], ctx, w, err);
     default:
         return coll_barrier_arrive(&st->barrier[g], ctx, w, err);
@@ -410,6 +413,34 @@ START_TEST(butterfly_told_of_a_failure_drops_the_sender_at_once)
 }
 END_TEST
 
+START_TEST(butterfly_member_that_leaves_is_dropped_like_a_failed_one_and_gets_nothing)
+{
+    /* Worker 3 leaves (it never learnt of the round) when it would have joined, at 10 ms:
+     * nobody waits for it, the others end as when they are told of its failure (the mean of
+     * three on parts 0..2, part 3 each member's own), and worker 3 is called back for nothing
+     * and keeps its parameters. */
+    plan *p = new_plan();
+    set_init(p);
+    p->compute_first = true;
+    p->sender_timeout = 20000000;
+    p->reducer_timeout = 40000000;
+    p->leave[3] = true;
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stop.iterations=3" };
+    sim_run_summary sum = run(tensor_json, sets, 1);
+    ck_assert_int_lt(sum.sim_ns, 10300000);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
+        same_bits(p->out[w][5], init4[w][5]);
+        ck_assert_uint_eq(p->nfailed[w], 1);
+        ck_assert_uint_eq(p->failed[w][0], 3);
+    }
+    ck_assert_uint_eq(p->ndone[3], 0);
+    ck_assert_uint_eq(p->complete[0], 1);
+    free(p);
+}
+END_TEST
+
 START_TEST(butterfly_with_a_failed_reducer_keeps_each_members_own_part)
 {
     /* Worker 2 is three times slower (joins at 30 ms); worker 3 joins at 10 ms, its parts are
@@ -539,6 +570,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, butterfly_weighted_mean_of_four_with_uneven_parts);
     tcase_add_test(tc, butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part);
     tcase_add_test(tc, butterfly_told_of_a_failure_drops_the_sender_at_once);
+    tcase_add_test(tc, butterfly_member_that_leaves_is_dropped_like_a_failed_one_and_gets_nothing);
     tcase_add_test(tc, butterfly_with_a_failed_reducer_keeps_each_members_own_part);
     suite_add_tcase(s, tc);
     tc = tcase_create("barrier and channels");

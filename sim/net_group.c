@@ -11,6 +11,8 @@
  * correct times. A prefix of a heap by key is a subtree holding the root, so it is visited in
  * time proportional to its size. A start or end changes n, hence the rate: one heap operation
  * and one clock update, then at the flush the armed prefix moves. */
+#include "sim/net_group.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

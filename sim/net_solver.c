@@ -1,8 +1,11 @@
 /* Rates: max-min fair sharing by progressive filling, solved once per instant for the
  * components of the links that changed (see sim/net.h and sim/net_state.h). */
+#include "sim/net_solver.h"
+
 #include <math.h>
 #include <string.h>
 
+#include "sim/net_group.h"
 #include "sim/net_state.h"
 
 /* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */

@@ -1,6 +1,8 @@
-/* The network's internals, shared by sim/net.c (messages, flows on links, the public API) and
- * sim/net_solver.c (rates: max-min fairness, once per instant). Not a public header: only
- * those two files include it, and net_solver.c calls nothing of net.c.
+/* The network's internals: its types and inline helpers, shared by sim/net_model.c (messages,
+ * flows on links, the public API of sim/net.h), sim/net_solver.c (rates: max-min fairness,
+ * once per instant; sim/net_solver.h) and sim/net_group.c (shared-bottleneck groups;
+ * sim/net_group.h). Not a public header: only those files include it. net_model.c calls the
+ * solver and the groups, the solver calls the groups, and none calls back up.
  *
  * Links are numbered by sim/net_topo.h. A message lives in one slot of a pool from send to
  * delivery or drop; in its bandwidth phase the slot is a flow threaded on the links of its
@@ -159,54 +161,5 @@ static inline void sim_net_mark_dirty(sim_net *net, uint32_t l)
     net->dirty[net->ndirty++] = l;
     sim_engine_request_flush(net->eng);
 }
-
-/* The one recomputation of an instant, over the components of the links marked since the
- * last one. Returns 0 or the error of a flow that cannot be scheduled. */
-int sim_net_solve(sim_net *net, sim_err *err);
-
-/* Rates flow s, which just joined its links, if it is alone on every one of them (*rc: the
- * result); returns false, doing nothing, if it shares a link. */
-bool sim_net_rate_alone(sim_net *net, uint32_t s, int *rc, sim_err *err);
-
-/* The rate of flow s now (its group's if it is a member). */
-double sim_net_flow_rate(const sim_net *net, uint32_t s);
-
-/* Gives flow s the rate `rate_bps` from now on (sim/net_solver.c). */
-int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err);
-
-/* Groups (sim/net_group.c). A group is a link c whose every flow is alone on its other links,
- * each of which is faster than c's fair share, so that max-min gives all of them
- * c->cap_bps / c->nflows: see sim/net.h. */
-
-/* Flow s just joined its links and shares some: adds it to the group of the one link it
- * shares if it can (returns true; the center is marked dirty), else dissolves every group it
- * touches and returns false. */
-bool sim_net_group_try_join(sim_net *net, uint32_t s);
-
-/* Member s leaves its group (its links already left): marks the center dirty unless s was the
- * last flow on its links (returns true then, like a lone flow). */
-bool sim_net_group_leave(sim_net *net, uint32_t s);
-
-/* Turns the members of c's group back into plain flows with their own rates and events. */
-void sim_net_group_dissolve(sim_net *net, uint32_t c);
-
-/* Dissolves the group link l belongs to, as center or as a member's other link, if any. */
-void sim_net_group_dissolve_at(sim_net *net, uint32_t l);
-
-/* Forms a group of the component just collected into net->comp (described by *comp) if it is
- * a star whose every flow changes rate now; returns 1 if it did, 0 if not, or an error. */
-int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err);
-
-/* The flush's work for a dirty group center c: its new rate and the events of its first
- * finishers (returns 0), or, when it no longer qualifies, dissolution (returns 1: the caller
- * fills c's component plainly), or an error. */
-int sim_net_group_resolve(sim_net *net, uint32_t c, sim_err *err);
-
-/* Plain progressive filling of the component of `seed` (sim/net_solver.c, which calls the
- * group functions above; they call nothing of it). */
-int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err);
-
-/* Grows the group scratch arrays to `cap` entries. */
-int sim_net_group_grow(sim_net *net, size_t cap);
 
 #endif

@@ -1,5 +1,5 @@
 /* The network's topologies: which links a path crosses, the fabric latency it adds, and each
- * link's configured capacity. Internal to the network (sim/net.c); plain functions of the
+ * link's configured capacity. Internal to the network (sim/net_model.c); plain functions of the
  * configuration, no state of their own.
  *
  * Links: host h has its NIC's up link 2h and down link 2h + 1. `racks`: rack r's uplink-up is

@@ -1,4 +1,4 @@
-/* Readers of scenario values shared by the loader's files, sim/scenario.c (sections,
+/* Readers of scenario values shared by the loader's files, sim/scenario_load.c (sections,
  * loading, hashing) and sim/scenario_stragglers.c (straggler rules and trace files): numbers
  * with a range, times converted once to nanoseconds, and resolved values written back into
  * the tree. Not part of the API: only the loader's files include this header.

@@ -1,5 +1,5 @@
 /* Straggler rules of a scenario ($.stragglers) and the trace files they name: the part of
- * the loader that sim/scenario.c calls once the workers and the random streams are known.
+ * the loader that sim/scenario_load.c calls once the workers and the random streams are known.
  */
 #ifndef SIM_SCENARIO_STRAGGLERS_H
 #define SIM_SCENARIO_STRAGGLERS_H

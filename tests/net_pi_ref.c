@@ -1,4 +1,4 @@
-/* A frozen copy of the per-instant solver (sim/net.c, sim/net_solver.c and sim/net_state.h)
+/* A frozen copy of the per-instant solver (sim/net_model.c, sim/net_solver.c and sim/net_state.h)
  * as it was before shared-bottleneck groups: see net_pi_ref.h. */
 #include "net_pi_ref.h"
 

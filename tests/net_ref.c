@@ -1,4 +1,4 @@
-/* A frozen copy of sim/net.c before per-instant batching: see net_ref.h. */
+/* A frozen copy of sim/net_model.c before per-instant batching: see net_ref.h. */
 #include "net_ref.h"
 
 #include <assert.h>

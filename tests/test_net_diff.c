@@ -1,4 +1,4 @@
-/* Network: differential test of the per-instant solver (sim/net.c) against a frozen copy of
+/* Network: differential test of the per-instant solver (sim/net_model.c) against a frozen copy of
  * the solver it replaced (tests/net_ref.c: one recomputation per start, end or capacity
  * change, flows re-rated one at a time).
  *

@@ -1,10 +1,11 @@
-#include "sim/net.h"
-
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/net.h"
+#include "sim/net_group.h"
+#include "sim/net_solver.h"
 #include "sim/net_state.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */

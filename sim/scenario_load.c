@@ -6,8 +6,6 @@
  * reader asked for. Missing sections that have defaults are created first, so the tree ends
  * up as the fully resolved scenario that run.json records and the hash covers.
  */
-#include "sim/scenario.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +16,7 @@
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/rng.h"
+#include "sim/scenario.h"
 #include "sim/scenario_read.h"
 #include "sim/scenario_stragglers.h"
 

@@ -19,7 +19,7 @@
  * a write made behind the runtime's back is a bug of the protocol, reported on stderr with an
  * abort (as a failed assertion would be), never a snapshot changed silently.
  *
- * Internal to runtime/: ctx.c and run.c call it; it calls state.c's helpers only.
+ * Internal to runtime/: ctx_calls.c and run.c call it; it calls state.c's helpers only.
  */
 #ifndef RUNTIME_SNAP_H
 #define RUNTIME_SNAP_H

@@ -1,6 +1,6 @@
 /* The runner's state (struct sim_ctx) and the small helpers every part of the runtime uses:
  * time accounting, stopping, epochs, the event trace, wall-clock figures. Layers inside
- * runtime/, one way: run.c (set-up, dispatch) -> ctx.c (the context API protocols call) ->
+ * runtime/, one way: run.c (set-up, dispatch) -> ctx_calls.c (the context API protocols call) ->
  * outputs.c (evaluation and files) -> state.c. Not part of the API.
  */
 #ifndef RUNTIME_STATE_H

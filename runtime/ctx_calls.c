@@ -1,12 +1,12 @@
-/* The context (runtime/ctx.h): what protocols call to reach the simulation. */
-#include "runtime/ctx.h"
-
+/* The context's calls (declared in runtime/ctx.h): what protocols call to reach the
+ * simulation. */
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/ctx.h"
 #include "runtime/outputs.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"

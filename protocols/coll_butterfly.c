@@ -316,14 +316,25 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     return SIM_OK;
 }
 
-int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* Member w's position for a join or a leave: SIM_EINVAL unless w is a member that has not
+ * joined; *p is COLL_NONE (nothing to do) for a member already down. */
+static int unjoined(const coll_bfly *b, uint32_t w, uint32_t *p, sim_err *err)
 {
-    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
-    if (p == COLL_NONE || (b->state[p] & ST_JOINED))
+    *p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (*p == COLL_NONE || (b->state[*p] & ST_JOINED))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "butterfly: worker %u is not a member or joined already", w);
-    if (b->state[p] & ST_DOWN)
-        return SIM_OK;
+    if (b->state[*p] & ST_DOWN)
+        *p = COLL_NONE;
+    return SIM_OK;
+}
+
+int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p;
+    int rc = unjoined(b, w, &p, err);
+    if (rc != SIM_OK || p == COLL_NONE)
+        return rc;
     b->state[p] |= ST_JOINED;
     const float *in = b->nfloats > 0 ? b->input(b->ud, ctx, w) : NULL;
     size_t off = part_off(b->nfloats, b->n, p);
@@ -337,15 +348,14 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (j == p || (b->state[j] & ST_DOWN))
             continue;
         uint64_t bytes = part_len(b->bytes, b->n, j);
-        int rc = in != NULL ? msg_send_model(ctx, w, b->members[j], bytes, h,
-                                             in + part_off(b->nfloats, b->n, j),
-                                             part_len(b->nfloats, b->n, j), err)
-                            : msg_send(ctx, w, b->members[j], bytes, h, err);
+        rc = in != NULL ? msg_send_model(ctx, w, b->members[j], bytes, h,
+                                         in + part_off(b->nfloats, b->n, j),
+                                         part_len(b->nfloats, b->n, j), err)
+                        : msg_send(ctx, w, b->members[j], bytes, h, err);
         if (rc != SIM_OK)
             return rc;
     }
     sim_time now = sim_ctx_now(ctx);
-    int rc = SIM_OK;
     if (b->sender_timeout > 0 && b->ngot[p] < b->n) {
         b->sender_deadline[p] = now + b->sender_timeout;
         rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, b->channel, p << 1 | TIMER_SENDER,
@@ -421,12 +431,10 @@ static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err)
 
 int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
-    if (p == COLL_NONE || (b->state[p] & ST_JOINED))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "butterfly: worker %u is not a member or joined already", w);
-    if (b->state[p] & ST_DOWN)
-        return SIM_OK;
+    uint32_t p;
+    int rc = unjoined(b, w, &p, err);
+    if (rc != SIM_OK || p == COLL_NONE)
+        return rc;
     fail_member(b, ctx, p);
     return sweep(b, ctx, err);
 }

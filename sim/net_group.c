@@ -19,8 +19,6 @@
 
 #include "sim/net_state.h"
 
-static const double NS_BITS = 8e9;
-
 /* Past this reading the clock is moved back to 0 (every finishing point with it, O(n), at
  * most once per this many bytes served per member), so that finish - vclock keeps its
  * precision. */
@@ -374,19 +372,6 @@ void sim_net_group_dissolve(sim_net *net, uint32_t cl)
     c->grouped = false;
 }
 
-/* Bytes flow f has left at `now`, computed exactly as the per-flow solver brings them up to
- * date (advance() in sim/net_solver.c), without changing f. */
-static double left_at(const net_slot *f, sim_time now)
-{
-    double rem = f->remaining_bytes;
-    if (f->rate_bps > 0.0 && now > f->last_ns) {
-        rem -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-        if (rem < 0.0)
-            rem = 0.0;
-    }
-    return rem;
-}
-
 /* Whether the flows on center c, rated `share` now, would all change rate and would not all
  * end at one ns, and whether they are all the flows of the component (a star), in one walk
  * of c's flows: a path crosses a link at most once (sim/net_topo.h), so the sum of their
@@ -404,7 +389,7 @@ static bool star_moves_apart(const sim_net *net, const net_link *c, double share
         const net_slot *f = &net->slots[hop_slot(hop)];
         if (f->rate_bps == share)
             return false;
-        double rem = left_at(f, now);
+        double rem = net_left_at(f, now);
         lo = rem < lo ? rem : lo; /* fmin, fmax inlined: rem is never NaN nor -0 */
         hi = rem > hi ? rem : hi;
         hops += f->nlinks - 1u;
@@ -461,7 +446,7 @@ int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
     for (int32_t hop = c->head; hop != NO_HOP;) {
         net_slot *f = &net->slots[hop_slot(hop)];
         hop = f->hop_next[hop_pos(hop)];
-        f->remaining_bytes = left_at(f, now);
+        f->remaining_bytes = net_left_at(f, now);
         f->last_ns = now;
     }
     double share = c->cap_bps / c->nflows;

@@ -8,17 +8,10 @@
 #include "sim/net_group.h"
 #include "sim/net_state.h"
 
-/* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */
-static const double NS_BITS = 8e9;
-
 /* Brings remaining_bytes up to now at the current rate. */
 static void advance(net_slot *f, sim_time now)
 {
-    if (f->rate_bps > 0.0 && now > f->last_ns) {
-        f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-        if (f->remaining_bytes < 0.0)
-            f->remaining_bytes = 0.0;
-    }
+    f->remaining_bytes = net_left_at(f, now);
     f->last_ns = now;
 }
 

@@ -132,6 +132,22 @@ typedef struct net_comp {
     uint64_t hops;    /* hops of its flows on them: the sum of their nflows */
 } net_comp;
 
+/* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */
+static const double NS_BITS = 8e9;
+
+/* Bytes flow f has left at `now` at its current rate (never below 0): the one formula by
+ * which the solver brings a flow up to date and a group checks its members. */
+static inline double net_left_at(const net_slot *f, sim_time now)
+{
+    double rem = f->remaining_bytes;
+    if (f->rate_bps > 0.0 && now > f->last_ns) {
+        rem -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
+        if (rem < 0.0)
+            rem = 0.0;
+    }
+    return rem;
+}
+
 static inline uint32_t hop_slot(int32_t hop)
 {
     return (uint32_t)hop / MAX_HOPS;

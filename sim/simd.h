@@ -9,7 +9,7 @@
  * Reductions into one running sum stay scalar in every clone (the compiler may not reorder
  * them). The model-sized passes that use it (optimizer steps, averages, means) are bound by
  * the caches more than by arithmetic; the wider loads still save a few percent of a
- * real-training run's wall time (see README's performance notes).
+ * real-training run's wall time (hot-adpsgd's gradient share 0.69 -> 0.71).
  *
  * Elsewhere it expands to nothing: other architectures, no ifunc, -DSIM_NO_CLONES, and clang,
  * whose version 14 (Debian 12's) names the dispatcher of a clone set apart from the function,

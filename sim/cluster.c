@@ -52,7 +52,7 @@ struct sim_cluster {
     const sim_scenario *sc; /* borrowed; must outlive the cluster */
     uint32_t n;             /* workers */
 
-    gsl_rng *rng;                           /* (n) worker streams (sim_rng_array_create) */
+    sim_rng_array rng;                      /* (n) worker streams */
     gsl_rng *stream[CLUSTER_FIXED_STREAMS]; /* SIM_STREAM_NET .. SIM_STREAM_PROTO */
 
     double *fixed;     /* (n) product of the fixed factors */
@@ -131,8 +131,7 @@ static void free_streams(sim_cluster *cl)
             gsl_rng_free(cl->stream[i]);
         cl->stream[i] = NULL;
     }
-    sim_rng_array_destroy(cl->rng);
-    cl->rng = NULL;
+    sim_rng_array_destroy(&cl->rng);
 }
 
 /* Creates the fixed streams and one stream per worker from the derived seeds. */
@@ -144,8 +143,7 @@ static int make_streams(sim_cluster *cl)
         if (cl->stream[i] == NULL)
             goto fail_free_streams;
     }
-    cl->rng = sim_rng_array_create(cl->n, seeds + SIM_STREAM_WORKER);
-    if (cl->rng == NULL)
+    if (sim_rng_array_create(&cl->rng, cl->n, seeds + SIM_STREAM_WORKER) != SIM_OK)
         goto fail_free_streams;
     return SIM_OK;
 
@@ -545,7 +543,7 @@ bool sim_cluster_dropped(sim_cluster *cl, uint32_t w, uint64_t round)
     while (cl->drawn[w] <= round) {
         /* One draw per round, in round order, whatever the probability. */
         uint8_t bit = (uint8_t)(1u << (cl->drawn[w] & 7));
-        bool out = gsl_rng_uniform(&cl->rng[w]) >= cl->keep[w];
+        bool out = gsl_rng_uniform(sim_rng_array_at(&cl->rng, w)) >= cl->keep[w];
         cl->dropped[w] = (uint8_t)(out ? cl->dropped[w] | bit : cl->dropped[w] & ~bit);
         cl->drawn[w]++;
     }
@@ -624,7 +622,7 @@ uint32_t sim_cluster_workers(const sim_cluster *cl)
 gsl_rng *sim_cluster_worker_rng(sim_cluster *cl, uint32_t w)
 {
     assert(w < cl->n);
-    return &cl->rng[w];
+    return sim_rng_array_at(&cl->rng, w);
 }
 
 /* Returns NULL for an id that is not one of the fixed streams. */
@@ -655,7 +653,7 @@ sim_time sim_cluster_iteration_ns(sim_cluster *cl, uint32_t w, sim_time now, uin
     assert(w < cl->n);
     (void)k; /* no rule depends on the iteration count yet */
     const sim_scenario *sc = cl->sc;
-    gsl_rng *r = &cl->rng[w];
+    gsl_rng *r = sim_rng_array_at(&cl->rng, w);
     double slowdown = cl->fixed[w];
     for (size_t i = cl->dyn_start[w]; i < cl->dyn_start[w + 1]; i++) {
         const sim_straggler *s = &sc->stragglers[cl->dyn[i]];

@@ -1,7 +1,9 @@
+#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
 #include "sim/rng.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim/err.h"
 
@@ -165,25 +167,54 @@ static const gsl_rng_type mt19937_compact = {
     .get_double = mt_get_double,
 };
 
-gsl_rng *sim_rng_array_create(size_t n, const uint32_t *seeds)
+/* Each stream's block: its gsl_rng, then its state, padded to whole cache lines, so that a
+ * draw's pointer, index and first words share a line. */
+typedef struct mt_block {
+    gsl_rng rng;
+    mt_state st;
+} mt_block;
+
+enum {
+    LINE = 64,
+    HUGE_PAGE = 2u << 20, /* blocks of this size or more ask for transparent huge pages */
+    BLOCK = (sizeof(mt_block) + LINE - 1) / LINE * LINE
+};
+
+int sim_rng_array_create(sim_rng_array *arr, size_t n, const uint32_t *seeds)
 {
     size_t count = n > 0 ? n : 1;
-    if (count > SIZE_MAX / (sizeof(gsl_rng) + sizeof(mt_state)))
-        return NULL;
-    /* The streams, then their states, in one block (gsl_rng's alignment covers mt_state's). */
-    gsl_rng *rngs = malloc(count * (sizeof(gsl_rng) + sizeof(mt_state)));
-    if (rngs == NULL)
-        return NULL;
-    mt_state *states = (mt_state *)(void *)(rngs + count);
+    arr->base = NULL;
+    arr->n = 0;
+    if (count > SIZE_MAX / BLOCK)
+        return SIM_ENOMEM;
+    size_t bytes = count * BLOCK;
+    /* A run of many workers draws from streams all over the block: huge pages spare the TLB a
+     * miss per draw. The kernel may refuse (the advice is then ignored). */
+    size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : LINE;
+    void *mem = NULL;
+    if (posix_memalign(&mem, align, bytes) != 0)
+        return SIM_ENOMEM;
+    if (align == HUGE_PAGE)
+        (void)madvise(mem, bytes, MADV_HUGEPAGE);
+    arr->base = mem;
+    arr->n = n;
     for (size_t i = 0; i < n; i++) {
-        rngs[i].type = &mt19937_compact;
-        rngs[i].state = &states[i];
-        mt_set(&states[i], seeds[i]);
+        mt_block *b = (mt_block *)(void *)(arr->base + i * BLOCK);
+        b->rng.type = &mt19937_compact;
+        b->rng.state = &b->st;
+        mt_set(&b->st, seeds[i]);
     }
-    return rngs;
+    return SIM_OK;
 }
 
-void sim_rng_array_destroy(gsl_rng *rngs)
+gsl_rng *sim_rng_array_at(const sim_rng_array *arr, size_t i)
 {
-    free(rngs);
+    return (gsl_rng *)(void *)(arr->base + i * BLOCK);
+}
+
+void sim_rng_array_destroy(sim_rng_array *arr)
+{
+    free(arr->base);
+    arr->base = NULL;
+    arr->n = 0;
 }

@@ -35,15 +35,23 @@ int sim_rng_derive(uint64_t root, size_t n, uint32_t *seeds);
  * gsl_rng_free. */
 gsl_rng *sim_rng_create(uint32_t seed);
 
-/* n streams in one allocation, stream i seeded with seeds[i]: element i of the returned
- * array is a gsl_rng that draws exactly the numbers of sim_rng_create(seeds[i]) (the same
- * mt19937, through GSL's interface) in half its memory (32-bit words, no second allocation)
- * and is seeded only when first drawn from. Free the array with sim_rng_array_destroy, never
- * an element with gsl_rng_free; do not gsl_rng_clone or gsl_rng_memcpy an element. Returns
- * NULL when out of memory. */
-gsl_rng *sim_rng_array_create(size_t n, const uint32_t *seeds);
+/* n streams in one allocation, stream i seeded with seeds[i]: sim_rng_array_at(arr, i) is a
+ * gsl_rng that draws exactly the numbers of sim_rng_create(seeds[i]) (the same mt19937,
+ * through GSL's interface) in half its memory (32-bit words, no second allocation), laid out
+ * so that a draw touches as few cache lines as it can, and seeded only when first drawn from.
+ * Never gsl_rng_free, gsl_rng_clone or gsl_rng_memcpy a stream of the array. */
+typedef struct sim_rng_array {
+    unsigned char *base; /* the streams' blocks, or NULL */
+    size_t n;
+} sim_rng_array;
 
-/* Frees an array of sim_rng_array_create. NULL is a no-op. */
-void sim_rng_array_destroy(gsl_rng *rngs);
+/* Fills *arr (its old contents are not freed). Returns 0, or SIM_ENOMEM with *arr empty. */
+int sim_rng_array_create(sim_rng_array *arr, size_t n, const uint32_t *seeds);
+
+/* Stream i (< n) of the array. */
+gsl_rng *sim_rng_array_at(const sim_rng_array *arr, size_t i);
+
+/* Frees the streams and empties *arr; an empty one is a no-op. */
+void sim_rng_array_destroy(sim_rng_array *arr);
 
 #endif

@@ -5,6 +5,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "sim/err.h"
 #include "sim/rng.h"
 #include "suite.h"
 
@@ -85,19 +86,19 @@ START_TEST(rng_array_streams_draw_exactly_what_gsl_mt19937_draws)
 {
     const uint32_t seeds[] = { 0, 1, 4357, 2385, 0xc25693bbu, 0xffffffffu, 0x80000000u };
     const size_t n = sizeof(seeds) / sizeof(seeds[0]);
-    gsl_rng *arr = sim_rng_array_create(n, seeds);
-    ck_assert_ptr_nonnull(arr);
+    sim_rng_array arr;
+    ck_assert_int_eq(sim_rng_array_create(&arr, n, seeds), SIM_OK);
     gsl_rng *ref[sizeof(seeds) / sizeof(seeds[0])];
     for (size_t i = 0; i < n; i++) {
         ref[i] = gsl_rng_alloc(gsl_rng_mt19937);
         gsl_rng_set(ref[i], seeds[i]);
-        ck_assert_str_eq(gsl_rng_name(&arr[i]), "mt19937");
-        ck_assert_uint_eq(gsl_rng_max(&arr[i]), gsl_rng_max(ref[i]));
-        ck_assert_uint_eq(gsl_rng_min(&arr[i]), gsl_rng_min(ref[i]));
+        ck_assert_str_eq(gsl_rng_name(sim_rng_array_at(&arr, i)), "mt19937");
+        ck_assert_uint_eq(gsl_rng_max(sim_rng_array_at(&arr, i)), gsl_rng_max(ref[i]));
+        ck_assert_uint_eq(gsl_rng_min(sim_rng_array_at(&arr, i)), gsl_rng_min(ref[i]));
     }
     for (int round = 0; round < 700; round++) {
         for (size_t i = 0; i < n; i++) {
-            gsl_rng *a = &arr[i], *b = ref[i];
+            gsl_rng *a = sim_rng_array_at(&arr, i), *b = ref[i];
             switch ((round + (int)i) % 6) {
             case 0:
                 ck_assert_uint_eq(gsl_rng_get(a), gsl_rng_get(b));
@@ -122,8 +123,9 @@ START_TEST(rng_array_streams_draw_exactly_what_gsl_mt19937_draws)
     }
     for (size_t i = 0; i < n; i++)
         gsl_rng_free(ref[i]);
-    sim_rng_array_destroy(arr);
-    sim_rng_array_destroy(NULL);
+    sim_rng_array_destroy(&arr);
+    ck_assert_ptr_null(arr.base);
+    sim_rng_array_destroy(&arr);
 }
 END_TEST
 

@@ -206,24 +206,17 @@ static int settle(sim_engine *eng)
     return SIM_OK;
 }
 
-/* Asks the cache for the body of the event likely to be taken next (the next in bucket 0, or
- * the least of the lowest bucket), while the current one is handled: bodies are scattered
- * over the pool, and the handler rarely schedules one earlier. */
-static inline void prefetch_next(const sim_engine *eng)
+/* The slot of the event likely to be taken next (the next in bucket 0, or the least of the
+ * lowest bucket), or NO_SLOT when that is not known without a scan. */
+static inline uint32_t likely_next(const sim_engine *eng)
 {
     const bucket *q = &eng->b[0];
-    uint32_t slot = NO_SLOT;
-    if (q->head < q->n) {
-        slot = q->a[q->head].slot;
-    } else if (eng->occupied != 0) {
-        q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
-        if (q->min_ok)
-            slot = q->min_slot;
-    }
-    if (slot != NO_SLOT) {
-        __builtin_prefetch(&eng->events[slot]);
-        __builtin_prefetch(&eng->ver[slot]);
-    }
+    if (q->head < q->n)
+        return q->a[q->head].slot;
+    if (eng->occupied == 0)
+        return NO_SLOT;
+    q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
+    return q->min_ok ? q->min_slot : NO_SLOT;
 }
 
 static void slot_release(sim_engine *eng, uint32_t slot)
@@ -447,7 +440,14 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
         empty_bucket(eng, 0);
     sim_event ev = eng->events[slot];
     slot_release(eng, slot);
-    prefetch_next(eng);
+    /* Ask the cache for the next event's body while this one is handled: bodies are scattered
+     * over the pool, and a handler rarely schedules an event before it. (Written here: GCC
+     * deletes a call of a function that only prefetches, as one without effects.) */
+    uint32_t next = likely_next(eng);
+    if (next != NO_SLOT) {
+        __builtin_prefetch(&eng->events[next]);
+        __builtin_prefetch(&eng->ver[next]);
+    }
     eng->pending--;
     eng->now = ev.time;
     eng->stats.processed++;

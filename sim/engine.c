@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +16,27 @@
  * the one spread keeps its bucket (its time and the new `last` still differ first in the same
  * bit), so an event's bucket is always bucket_of(its time).
  *
- * Each bucket is an array of (time, slot, version) entries, so that spreading one reads it in
- * order and appends to the arrays below: memory is streamed, not chased through a list of
- * slots scattered over the pool. Cancelling an event bumps its slot's version, which makes its
- * entry stale where it lies; a bucket counts its live entries, drops its stale ones when it is
- * spread or emptied, and compacts itself when they outnumber the live ones.
+ * Each bucket is a list of chunks of 32 (time, slot, version) entries, so that spreading one
+ * reads it in order and appends to the chunks below: memory is streamed, not chased through a
+ * list of slots scattered over the pool. Cancelling an event bumps its slot's version, which
+ * makes its entry stale where it lies; a bucket counts its live entries, drops its stale ones
+ * when it is spread or emptied, and compacts itself when they pass twice the live ones (plus
+ * 64). Chunks come from a pool sized with the slots' (chunks_for), so that taking one never
+ * fails and never allocates: growing the slot pool is still the one allocation of a run.
  *
  * Ties. Entries are appended in the order they are scheduled, and a spread moves them in the
  * order they lie, onto buckets that are empty (every bucket below the one spread is): every
- * array stays in insertion order, and events of one time always share a bucket. So bucket 0
+ * list stays in insertion order, and events of one time always share a bucket. So bucket 0
  * hands out events of one time in (time, seq) order, as the contract says. A rescheduled event
  * gets the largest sequence number and is appended last. */
 
 #define NBUCKETS 65 /* bucket 0 (time == last) and one per bit position */
 #define NO_SLOT  UINT32_MAX
+#define NO_CHUNK UINT32_MAX
+
+enum {
+    CHUNK = 32
+}; /* entries per chunk: 512 bytes */
 
 typedef struct entry {
     sim_time time;
@@ -36,13 +44,21 @@ typedef struct entry {
     uint32_t ver; /* the slot's version when queued: the entry is stale once they differ */
 } entry;
 
+typedef struct chunk {
+    entry e[CHUNK];
+} chunk;
+
+/* A bucket's entries, in insertion order, stale ones included, fill a list of chunks: the
+ * head chunk from index `first` on, the tail chunk up to index `fill`. */
 typedef struct bucket {
-    entry *a;              /* (cap) entries [head, n) in insertion order; stale ones included */
-    uint32_t head, n, cap; /* head > 0 only in bucket 0, which is consumed from the front */
-    uint32_t live;         /* entries of pending events */
-    sim_time min;          /* least time of a live entry, when min_ok */
-    uint32_t min_slot;     /* the slot of the first entry of time min, when min_ok */
-    bool min_ok;           /* min is exact (a cancel of the least event clears it) */
+    uint32_t head, tail; /* first and last chunk, NO_CHUNK when the bucket has none */
+    uint32_t first;      /* entries of the head chunk already taken (bucket 0 only) */
+    uint32_t fill;       /* entries written in the tail chunk */
+    uint32_t n;          /* entries in the list */
+    uint32_t live;       /* entries of pending events */
+    sim_time min;        /* least time of a live entry, when min_ok */
+    uint32_t min_slot;   /* the slot of the first live entry of time min, when min_ok */
+    bool min_ok;         /* min is exact (a cancel of the least event clears it) */
 } bucket;
 
 struct sim_engine {
@@ -63,8 +79,20 @@ struct sim_engine {
     uint8_t *pend;     /* (capacity) 1 while the slot's event is pending */
     uint32_t *free;    /* (capacity) stack of free slots */
     size_t nfree;
+    chunk *chunks;   /* (nchunks) the buckets' entries */
+    uint32_t *cnext; /* (nchunks) the next chunk of a bucket's list, NO_CHUNK at its tail */
+    uint32_t *cfree; /* (nchunks) stack of free chunks */
+    uint32_t nchunks, ncfree;
     sim_engine_stats stats;
 };
+
+/* Chunks enough for `cap` pending events: a bucket holds at most 3 live + 65 entries (it is
+ * compacted beyond: see drop_entry) in at most 2 chunks more than those entries fill, and a
+ * spread holds at most one partly filled chunk per bucket more than it frees. */
+static size_t chunks_for(size_t cap)
+{
+    return (3 * cap + NBUCKETS * NBUCKETS) / CHUNK + 3 * NBUCKETS + 8;
+}
 
 /* The bucket of time t (>= last). */
 static inline unsigned bucket_of(const sim_engine *eng, sim_time t)
@@ -78,59 +106,94 @@ static inline bool stale(const sim_engine *eng, const entry *e)
     return eng->ver[e->slot] != e->ver;
 }
 
-/* Makes room for `more` entries at the end of bucket q (counted as a growth). */
-static int reserve(sim_engine *eng, bucket *q, uint32_t more)
+/* A free chunk: chunks_for guarantees there is one. */
+static inline uint32_t take_chunk(sim_engine *eng)
 {
-    if (q->cap - q->n >= more)
-        return SIM_OK;
-    size_t need = (size_t)q->n + more, cap = q->cap > 0 ? q->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    if (cap > UINT32_MAX)
-        return SIM_ENOMEM;
-    entry *a = realloc(q->a, cap * sizeof(*a));
-    if (a == NULL)
-        return SIM_ENOMEM;
-    q->a = a;
-    q->cap = (uint32_t)cap;
-    eng->stats.grows++;
-    return SIM_OK;
+    assert(eng->ncfree > 0);
+    uint32_t c = eng->cfree[--eng->ncfree];
+    eng->cnext[c] = NO_CHUNK;
+    return c;
 }
 
-/* Appends a live entry to bucket k, which has room for it. */
-static inline void put(sim_engine *eng, unsigned k, sim_time t, uint32_t slot, uint32_t ver)
+static inline void give_chunk(sim_engine *eng, uint32_t c)
+{
+    eng->cfree[eng->ncfree++] = c;
+}
+
+/* Appends a live entry to bucket k. */
+static inline void put(sim_engine *eng, unsigned k, entry e)
 {
     bucket *q = &eng->b[k];
-    q->a[q->n++] = (entry){ t, slot, ver };
+    if (q->tail == NO_CHUNK || q->fill == CHUNK) {
+        uint32_t c = take_chunk(eng);
+        if (q->tail == NO_CHUNK) {
+            q->head = c;
+            q->first = 0;
+        } else {
+            eng->cnext[q->tail] = c;
+        }
+        q->tail = c;
+        q->fill = 0;
+    }
+    eng->chunks[q->tail].e[q->fill++] = e;
+    q->n++;
     if (q->live++ == 0) {
-        q->min = t;
-        q->min_slot = slot;
+        q->min = e.time;
+        q->min_slot = e.slot;
         q->min_ok = true;
         if (k > 0)
             eng->occupied |= UINT64_C(1) << (k - 1);
-    } else if (t < q->min) {
-        q->min = t;
-        q->min_slot = slot;
+    } else if (e.time < q->min) {
+        q->min = e.time;
+        q->min_slot = e.slot;
     }
 }
 
+/* Frees bucket k's chunks and leaves it empty. */
 static void empty_bucket(sim_engine *eng, unsigned k)
 {
     bucket *q = &eng->b[k];
-    q->head = q->n = q->live = 0;
+    for (uint32_t c = q->head; c != NO_CHUNK;) {
+        uint32_t next = eng->cnext[c];
+        give_chunk(eng, c);
+        c = next;
+    }
+    q->head = q->tail = NO_CHUNK;
+    q->first = q->fill = q->n = q->live = 0;
     q->min_ok = false;
     if (k > 0)
         eng->occupied &= ~(UINT64_C(1) << (k - 1));
 }
 
-/* Drops the stale entries of bucket q, keeping the order of the others. */
+/* Drops the stale entries of bucket q (which has live ones), keeping the order of the others
+ * and freeing the chunks left over. The writes trail the reads through the same chunks. */
 static void compact(sim_engine *eng, bucket *q)
 {
-    uint32_t m = 0;
-    for (uint32_t i = q->head; i < q->n; i++)
-        if (!stale(eng, &q->a[i]))
-            q->a[m++] = q->a[i];
-    q->head = 0;
+    uint32_t rc = q->head, ri = q->first, wc = q->head, wi = 0, m = 0;
+    for (uint32_t r = 0; r < q->n; r++) {
+        if (ri == CHUNK) {
+            rc = eng->cnext[rc];
+            ri = 0;
+        }
+        const entry *e = &eng->chunks[rc].e[ri++];
+        if (stale(eng, e))
+            continue;
+        if (wi == CHUNK) {
+            wc = eng->cnext[wc];
+            wi = 0;
+        }
+        eng->chunks[wc].e[wi++] = *e;
+        m++;
+    }
+    for (uint32_t c = eng->cnext[wc]; c != NO_CHUNK;) {
+        uint32_t next = eng->cnext[c];
+        give_chunk(eng, c);
+        c = next;
+    }
+    eng->cnext[wc] = NO_CHUNK;
+    q->tail = wc;
+    q->fill = wi;
+    q->first = 0;
     q->n = m;
 }
 
@@ -146,17 +209,26 @@ static void drop_entry(sim_engine *eng, uint32_t slot, sim_time t)
     }
     if (t == q->min)
         q->min_ok = false;
-    if (q->n - q->head > 2 * q->live + 64)
+    if (q->n > 3 * q->live + 64)
         compact(eng, q);
 }
 
-/* The least live time in bucket q, by a scan. */
-static sim_time scan_min(const sim_engine *eng, const bucket *q)
+/* The least live time in bucket q (not empty), by a scan; its slot in *slot. */
+static sim_time scan_min(const sim_engine *eng, const bucket *q, uint32_t *slot)
 {
     sim_time t = SIM_TIME_NEVER;
-    for (uint32_t i = q->head; i < q->n; i++)
-        if (q->a[i].time < t && !stale(eng, &q->a[i]))
-            t = q->a[i].time;
+    uint32_t c = q->head, i = q->first;
+    for (uint32_t r = 0; r < q->n; r++) {
+        if (i == CHUNK) {
+            c = eng->cnext[c];
+            i = 0;
+        }
+        const entry *e = &eng->chunks[c].e[i++];
+        if (e->time < t && !stale(eng, e)) {
+            t = e->time;
+            *slot = e->slot;
+        }
+    }
     return t;
 }
 
@@ -165,45 +237,59 @@ static sim_time bucket_min(sim_engine *eng, unsigned k)
 {
     bucket *q = &eng->b[k];
     if (!q->min_ok) {
-        q->min = SIM_TIME_NEVER;
-        for (uint32_t i = q->head; i < q->n; i++)
-            if (q->a[i].time < q->min && !stale(eng, &q->a[i])) {
-                q->min = q->a[i].time;
-                q->min_slot = q->a[i].slot;
-            }
+        q->min = scan_min(eng, q, &q->min_slot);
         q->min_ok = true;
     }
     return q->min;
 }
 
 /* Makes bucket 0 hold the earliest events (the queue must not be empty): spreads the lowest
- * non-empty bucket around its least time. Fails only when a bucket cannot grow, and then
- * leaves the queue as it was: every bucket below the one spread was empty, and that one's
- * entries are only read until the spread is complete. */
-static int settle(sim_engine *eng)
+ * non-empty bucket around its least time, freeing each of its chunks once read. */
+static void settle(sim_engine *eng)
 {
     if (eng->b[0].live > 0)
-        return SIM_OK;
+        return;
     unsigned k = 1u + (unsigned)__builtin_ctzll(eng->occupied);
     bucket *q = &eng->b[k];
-    sim_time old = eng->last;
     eng->last = bucket_min(eng, k);
     if (q->n != q->live)
         compact(eng, q);
-    for (uint32_t i = 0; i < q->n; i++) {
-        const entry *e = &q->a[i];
-        unsigned j = bucket_of(eng, e->time);
-        bucket *d = &eng->b[j];
-        if (d->n == d->cap && reserve(eng, d, 1) != SIM_OK) {
-            for (unsigned u = 0; u < k; u++)
-                empty_bucket(eng, u);
-            eng->last = old;
-            return SIM_ENOMEM;
-        }
-        put(eng, j, e->time, e->slot, e->ver);
-    }
+    uint32_t c = q->head, i = q->first, left = q->n;
+    q->head = q->tail = NO_CHUNK;
     empty_bucket(eng, k);
-    return SIM_OK;
+    while (left > 0) {
+        entry e = eng->chunks[c].e[i++];
+        left--;
+        if (i == CHUNK || left == 0) {
+            uint32_t next = eng->cnext[c];
+            give_chunk(eng, c);
+            c = next;
+            i = 0;
+        }
+        put(eng, bucket_of(eng, e.time), e);
+    }
+}
+
+/* Takes the first live entry of bucket 0 (which has one) and returns its slot. */
+static uint32_t take_first(sim_engine *eng)
+{
+    bucket *q = &eng->b[0];
+    for (;;) {
+        if (q->first == CHUNK) {
+            uint32_t c = q->head;
+            q->head = eng->cnext[c];
+            give_chunk(eng, c);
+            q->first = 0;
+        }
+        const entry *e = &eng->chunks[q->head].e[q->first++];
+        q->n--;
+        if (!stale(eng, e)) {
+            uint32_t slot = e->slot;
+            if (--q->live == 0)
+                empty_bucket(eng, 0);
+            return slot;
+        }
+    }
 }
 
 /* The slot of the event likely to be taken next (the next in bucket 0, or the least of the
@@ -211,8 +297,14 @@ static int settle(sim_engine *eng)
 static inline uint32_t likely_next(const sim_engine *eng)
 {
     const bucket *q = &eng->b[0];
-    if (q->head < q->n)
-        return q->a[q->head].slot;
+    if (q->n > 0) {
+        uint32_t c = q->head, i = q->first;
+        if (i == CHUNK) {
+            c = eng->cnext[c];
+            i = 0;
+        }
+        return eng->chunks[c].e[i].slot;
+    }
     if (eng->occupied == 0)
         return NO_SLOT;
     q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
@@ -227,9 +319,40 @@ static void slot_release(sim_engine *eng, uint32_t slot)
     eng->free[eng->nfree++] = slot;
 }
 
+/* Grows the chunk pool to chunks_for(cap) chunks, pushing the new ones on the free stack. */
+static int chunks_resize(sim_engine *eng, size_t cap)
+{
+    size_t n = chunks_for(cap);
+    if (n <= eng->nchunks)
+        return SIM_OK;
+    if (n >= NO_CHUNK)
+        return SIM_ENOMEM;
+    chunk *chunks = realloc(eng->chunks, n * sizeof(*chunks));
+    if (chunks == NULL)
+        return SIM_ENOMEM;
+    eng->chunks = chunks;
+    uint32_t *cnext = realloc(eng->cnext, n * sizeof(*cnext));
+    if (cnext == NULL)
+        return SIM_ENOMEM;
+    eng->cnext = cnext;
+    uint32_t *cfree = realloc(eng->cfree, n * sizeof(*cfree));
+    if (cfree == NULL)
+        return SIM_ENOMEM;
+    eng->cfree = cfree;
+    /* The free stack is kept, the new chunks go under it: the used ones are reused first. */
+    memmove(eng->cfree + (n - eng->nchunks), eng->cfree, eng->ncfree * sizeof(*cfree));
+    for (size_t c = 0; c < n - eng->nchunks; c++)
+        eng->cfree[c] = (uint32_t)(n - 1 - c);
+    eng->ncfree += (uint32_t)(n - eng->nchunks);
+    eng->nchunks = (uint32_t)n;
+    return SIM_OK;
+}
+
 /* Resizes every per-slot array to `cap` slots and pushes the new slots on the free stack. */
 static int pool_resize(sim_engine *eng, size_t cap)
 {
+    if (chunks_resize(eng, cap) != SIM_OK)
+        return SIM_ENOMEM;
     sim_event *events = realloc(eng->events, cap * sizeof(*events));
     if (events == NULL)
         return SIM_ENOMEM;
@@ -270,6 +393,8 @@ sim_engine *sim_engine_create(size_t capacity_hint, sim_err *err)
         return NULL;
     }
     sim_engine *eng = calloc(1, sizeof(*eng));
+    for (size_t k = 0; eng != NULL && k < NBUCKETS; k++)
+        eng->b[k].head = eng->b[k].tail = NO_CHUNK;
     if (eng == NULL || pool_resize(eng, cap) != SIM_OK) {
         sim_engine_destroy(eng);
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %zu pending events", cap);
@@ -283,8 +408,9 @@ void sim_engine_destroy(sim_engine *eng)
 {
     if (eng == NULL)
         return;
-    for (size_t k = 0; k < NBUCKETS; k++)
-        free(eng->b[k].a);
+    free(eng->chunks);
+    free(eng->cnext);
+    free(eng->cfree);
     free(eng->events);
     free(eng->gen);
     free(eng->ver);
@@ -313,16 +439,13 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
             return SIM_ENOMEM;
         eng->stats.grows++;
     }
-    unsigned k = bucket_of(eng, at);
-    if (reserve(eng, &eng->b[k], 1) != SIM_OK)
-        return SIM_ENOMEM;
     uint32_t slot = eng->free[--eng->nfree];
     sim_event *e = &eng->events[slot];
     *e = *ev;
     e->time = at;
     e->seq = eng->seq++;
     eng->pend[slot] = 1;
-    put(eng, k, at, slot, eng->ver[slot]);
+    put(eng, bucket_of(eng, at), (entry){ at, slot, eng->ver[slot] });
     eng->stats.scheduled++;
     if (++eng->pending > eng->stats.peak_pending)
         eng->stats.peak_pending = eng->pending;
@@ -367,14 +490,11 @@ int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
     uint32_t slot = pending_slot(eng, id);
     if (slot == NO_SLOT)
         return SIM_EINVAL;
-    unsigned k = bucket_of(eng, at);
-    if (reserve(eng, &eng->b[k], 1) != SIM_OK)
-        return SIM_ENOMEM;
     drop_entry(eng, slot, eng->events[slot].time);
     /* A fresh sequence number, as a cancel and a schedule would give: the same order. */
     eng->events[slot].time = at;
     eng->events[slot].seq = eng->seq++;
-    put(eng, k, at, slot, eng->ver[slot]);
+    put(eng, bucket_of(eng, at), (entry){ at, slot, eng->ver[slot] });
     eng->stats.scheduled++;
     eng->stats.cancelled++;
     return SIM_OK;
@@ -389,7 +509,8 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     /* The least time of the lowest non-empty bucket; a stale minimum is found by a scan
      * (the engine's state is not changed: `last` only moves when an event is taken). */
     const bucket *q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
-    return q->min_ok ? q->min : scan_min(eng, q);
+    uint32_t slot;
+    return q->min_ok ? q->min : scan_min(eng, q, &slot);
 }
 
 void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)
@@ -429,15 +550,8 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
         return frc;
     if (eng->pending == 0)
         return 0;
-    int src = settle(eng);
-    if (src != SIM_OK)
-        return sim_err_set(err, src, NULL, "engine: out of memory for the event queue");
-    bucket *q = &eng->b[0];
-    while (stale(eng, &q->a[q->head]))
-        q->head++;
-    uint32_t slot = q->a[q->head++].slot;
-    if (--q->live == 0)
-        empty_bucket(eng, 0);
+    settle(eng);
+    uint32_t slot = take_first(eng);
     sim_event ev = eng->events[slot];
     slot_release(eng, slot);
     /* Ask the cache for the next event's body while this one is handled: bodies are scattered

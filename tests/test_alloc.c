@@ -29,6 +29,7 @@
 #include "models/model.h"
 #include "models/optim.h"
 #include "models/train.h"
+#include "sim/engine.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 #include "suite.h"
@@ -56,6 +57,7 @@ enum {
 /* ---- The counting allocator ---- */
 
 static atomic_bool counting;
+static atomic_bool failing; /* while set, every allocation fails (out of memory) */
 static atomic_ulong n_allocs, n_frees;
 
 static void count_begin(void)
@@ -94,21 +96,36 @@ static void note(atomic_ulong *counter)
         atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
+/* True when the allocation being made is to fail. */
+static bool refuse(void)
+{
+    if (!atomic_load_explicit(&failing, memory_order_relaxed))
+        return false;
+    errno = ENOMEM;
+    return true;
+}
+
 void *malloc(size_t size)
 {
     note(&n_allocs);
+    if (refuse())
+        return NULL;
     return __libc_malloc(size);
 }
 
 void *calloc(size_t n, size_t size)
 {
     note(&n_allocs);
+    if (refuse())
+        return NULL;
     return __libc_calloc(n, size);
 }
 
 void *realloc(void *p, size_t size)
 {
     note(&n_allocs);
+    if (refuse())
+        return NULL;
     return __libc_realloc(p, size);
 }
 
@@ -429,6 +446,123 @@ START_TEST(a_pool_within_its_capacity_allocates_nothing)
 }
 END_TEST
 
+/* ---- The event queue ---- */
+
+typedef struct holder {
+    const sim_time *delays;
+    size_t n, i, ops;
+    int rc;
+} holder;
+
+/* Each event schedules the next at a delay from the list: a queue of constant size. */
+static int hold_next(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    holder *h = ud;
+    if (++h->i >= h->ops) {
+        sim_engine_stop(eng);
+        return 0;
+    }
+    h->rc |= sim_engine_schedule(eng, h->delays[h->i % h->n], ev, NULL);
+    return 0;
+}
+
+/* The queue's buckets grow while a run warms up; after that, scheduling and taking events
+ * allocates nothing (the engine's pool is sized at creation). */
+START_TEST(an_engine_in_steady_state_allocates_nothing)
+{
+    if (skipped("an_engine_in_steady_state_allocates_nothing"))
+        return;
+    enum {
+        PENDING = 1000,
+        DRAWS = 4096
+    };
+    static sim_time delays[DRAWS];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2385);
+    for (size_t i = 0; i < DRAWS; i++)
+        delays[i] = (sim_time)(gsl_rng_uniform(r) * 2e6);
+    gsl_rng_free(r);
+    sim_engine *eng = sim_engine_create(PENDING + 16, NULL);
+    ck_assert_ptr_nonnull(eng);
+    sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
+    for (size_t i = 0; i < PENDING; i++)
+        ck_assert_int_eq(sim_engine_schedule(eng, delays[i], &ev, NULL), 0);
+    holder h = { delays, DRAWS, 0, 200000, 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, hold_next, &h, NULL), 0);
+    unsigned long allocs, frees;
+    h.i = 0;
+    count_begin();
+    int rc = sim_engine_run(eng, SIM_TIME_NEVER - 1, hold_next, &h, NULL);
+    count_end(&allocs, &frees);
+    sim_engine_destroy(eng);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(h.rc, 0);
+    ck_assert_msg(allocs == 0 && frees == 0, "%lu allocations and %lu frees in 200000 events",
+                  allocs, frees);
+}
+END_TEST
+
+static int record_tag(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)eng;
+    (void)err;
+    uint64_t *out = ud;
+    out[out[0] + 1] = ev->arg[0];
+    out[0]++;
+    return 0;
+}
+
+/* An engine whose pool cannot grow: scheduling fails with SIM_ENOMEM and changes nothing;
+ * once memory is back the pool doubles and every event comes out in the exact order. */
+START_TEST(an_engine_out_of_memory_fails_cleanly_and_loses_no_event)
+{
+    if (skipped("an_engine_out_of_memory_fails_cleanly_and_loses_no_event"))
+        return;
+    enum {
+        N = 300
+    };
+    sim_engine *eng = sim_engine_create(16, NULL);
+    ck_assert_ptr_nonnull(eng);
+    /* Times over many bits reach many buckets; one time in three is 777, to test ties. */
+    uint64_t expect[N];
+    sim_time at[N];
+    sim_engine_stats st;
+    int failures = 0;
+    for (size_t i = 0; i < N; i++) {
+        at[i] = i % 3 == 0 ? 777 : (sim_time)((i * 7919u) % 100003u) * 1000 + 1;
+        sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
+        ev.arg[0] = i;
+        atomic_store(&failing, true);
+        int rc = sim_engine_schedule(eng, at[i], &ev, NULL);
+        atomic_store(&failing, false);
+        if (rc == SIM_ENOMEM) {
+            failures++;
+            sim_engine_stats_get(eng, &st);
+            ck_assert_uint_eq(st.pending, i);
+            rc = sim_engine_schedule(eng, at[i], &ev, NULL);
+        }
+        ck_assert_int_eq(rc, 0);
+    }
+    ck_assert_int_gt(failures, 0);
+    /* The expected order: by time, then by scheduling order. */
+    for (size_t i = 0; i < N; i++)
+        expect[i] = i;
+    for (size_t i = 1; i < N; i++)
+        for (size_t j = i; j > 0 && at[expect[j - 1]] > at[expect[j]]; j--) {
+            uint64_t t = expect[j];
+            expect[j] = expect[j - 1];
+            expect[j - 1] = t;
+        }
+    uint64_t got[N + 1] = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record_tag, got, NULL), 0);
+    sim_engine_destroy(eng);
+    ck_assert_uint_eq(got[0], N);
+    for (size_t i = 0; i < N; i++)
+        ck_assert_uint_eq(got[i + 1], expect[i]);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     openblas_set_num_threads(1);
@@ -442,6 +576,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_workers_gradient_and_update_allocate_nothing);
     tcase_add_test(tc, tensor_kernels_allocate_nothing);
     tcase_add_test(tc, a_pool_within_its_capacity_allocates_nothing);
+    tcase_add_test(tc, an_engine_in_steady_state_allocates_nothing);
+    tcase_add_test(tc, an_engine_out_of_memory_fails_cleanly_and_loses_no_event);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -439,6 +439,80 @@ START_TEST(engine_pops_in_the_exact_order_of_a_reference_queue)
 }
 END_TEST
 
+/* Rescheduling far-future events over and over leaves stale entries in one high bucket, which
+ * compacts itself; near events run meanwhile. Every event still comes out once, in (time,
+ * seq) order, seq being that of its last reschedule. */
+typedef struct far_check {
+    const sim_time *time;
+    const uint64_t *seq;
+    sim_time last_time;
+    uint64_t last_seq, ran;
+} far_check;
+
+static int far_step(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)eng;
+    (void)err;
+    far_check *c = ud;
+    size_t k = ev->arg[0];
+    ck_assert_int_eq(ev->time, c->time[k]);
+    ck_assert_uint_eq(ev->seq, c->seq[k]);
+    ck_assert(c->ran == 0 || ev->time > c->last_time ||
+              (ev->time == c->last_time && ev->seq > c->last_seq));
+    c->last_time = ev->time;
+    c->last_seq = ev->seq;
+    c->ran++;
+    return 0;
+}
+
+START_TEST(engine_keeps_order_through_many_reschedules_of_far_events)
+{
+    enum {
+        K = 2000,
+        ROUNDS = 30
+    };
+    static sim_time time[K];
+    static uint64_t seq[K];
+    static sim_event_id id[K];
+    sim_engine *eng = sim_engine_create(K + 64, NULL);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2385);
+    uint64_t next_seq = 0;
+    const sim_time far = (sim_time)1 << 40;
+    for (size_t k = 0; k < K; k++) {
+        sim_event ev = tagged(k);
+        time[k] = far + (sim_time)gsl_rng_uniform_int(r, 1000);
+        seq[k] = next_seq++;
+        ck_assert_int_eq(sim_engine_schedule_at(eng, time[k], &ev, &id[k]), 0);
+    }
+    far_check c = { time, seq, 0, 0, 0 };
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t k = 0; k < K; k++) {
+            time[k] = far + (sim_time)gsl_rng_uniform_int(r, 1000);
+            seq[k] = next_seq++;
+            ck_assert_int_eq(sim_engine_reschedule(eng, id[k], time[k]), 0);
+        }
+        /* A near event, run at once: the far bucket is never spread meanwhile. */
+        sim_event near = tagged(K);
+        ck_assert_int_eq(sim_engine_schedule(eng, 5, &near, NULL), 0);
+        next_seq++;
+        trace t = { 0 };
+        ck_assert_int_eq(sim_engine_run(eng, sim_engine_now(eng) + 5, record, &t, NULL), 0);
+        ck_assert_uint_eq(t.n, 1);
+        ck_assert_uint_eq(t.tag[0], K);
+    }
+    c.ran = 0;
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, far_step, &c, NULL), 0);
+    ck_assert_uint_eq(c.ran, K);
+    sim_engine_stats st;
+    sim_engine_stats_get(eng, &st);
+    ck_assert_uint_eq(st.pending, 0);
+    ck_assert_uint_eq(st.grows, 0);
+    gsl_rng_free(r);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -453,6 +527,7 @@ Suite *test_suite(void)
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
     tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
     tcase_add_test(cancel, engine_pops_in_the_exact_order_of_a_reference_queue);
+    tcase_add_test(cancel, engine_keeps_order_through_many_reschedules_of_far_events);
     tcase_set_timeout(cancel, 60);
     suite_add_tcase(s, cancel);
     TCase *run = tcase_create("run");

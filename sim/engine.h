@@ -4,11 +4,14 @@
  * sequence), so ties resolve in the order they were scheduled and never depend on
  * addresses. The queue is a radix heap of FIFO buckets (sim/engine.c: no event is ever
  * scheduled before now, so taking the earliest costs O(1) amortized plus at most 64 moves of
- * each event over its life, and events of one time come out in insertion order), over a
- * pool of event slots sized at creation; a slot's generation makes ids of
- * consumed or cancelled events stale, so cancelling them does nothing. Scheduling allocates
- * only when the pool is full, by doubling it: the one allocation allowed during a run, and
- * it is counted (sim_engine_stats). The engine owns no other state; handlers own theirs.
+ * each event over its life, and events of one time come out in insertion order) over a pool
+ * of event slots sized at creation. A bucket is a list of chunks of compact (time, slot)
+ * entries, so that moving events streams through memory, and the next event's body is
+ * prefetched while the current one is handled. A slot's generation makes ids of consumed or
+ * cancelled events stale, so cancelling them does nothing. Scheduling allocates only when the
+ * pool is full, by doubling it (and the buckets' chunk pool with it): the one allocation
+ * allowed during a run, and it is counted (sim_engine_stats). The engine owns no other state;
+ * handlers own theirs.
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
@@ -98,6 +101,11 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id);
  * copy would (it gets a fresh sequence number) but without a new slot; its id stays
  * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
 int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
+
+/* A hint for prefetching: the pending event most likely to be dispatched next (a handler
+ * may still schedule an earlier one), or NULL when the queue cannot tell without a scan. The
+ * pointer is valid until the next call that schedules, cancels or dispatches. */
+const sim_event *sim_engine_peek_likely(const sim_engine *eng);
 
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);

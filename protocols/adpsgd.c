@@ -514,15 +514,6 @@ static int ad_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: unexpected event kind %u", ev->kind);
 }
 
-static void ad_prefetch(const void *state, const sim_event *ev)
-{
-    const adpsgd *st = state;
-    if (ev->dst >= 0 && (uint32_t)ev->dst < st->n)
-        __builtin_prefetch(&st->w[ev->dst]);
-    if (ev->src >= 0 && (uint32_t)ev->src < st->n)
-        __builtin_prefetch(&st->w[ev->src]);
-}
-
 static void ad_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;
@@ -567,5 +558,4 @@ const proto_ops proto_adpsgd = {
     .report = ad_report,
     .memory = ad_memory,
     .fini = ad_fini,
-    .prefetch = ad_prefetch,
 };

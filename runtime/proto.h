@@ -41,10 +41,6 @@ typedef struct proto_ops {
      * models of `num_params` floats (0: timing-only), counted into the run's memory check. */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
     void (*fini)(void *state); /* optional: frees start's work */
-    /* Optional hint: asks the cache for the records that handling `ev` (the event the runtime
-     * will likely dispatch next, of any kind, its src and dst unchecked) will read first.
-     * Must change nothing. */
-    void (*prefetch)(const void *state, const sim_event *ev);
 } proto_ops;
 
 #endif

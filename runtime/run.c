@@ -148,17 +148,12 @@ static void progress_line(sim_ctx *ctx)
     fflush(stderr);
 }
 
-/* Asks the cache for the records of worker w that the next event will read. */
-static void prefetch_worker(const sim_ctx *ctx, int32_t w)
+static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
 {
-    if (w < 0 || (uint32_t)w >= ctx->nworkers)
-        return;
-    __builtin_prefetch(&ctx->acct[w]);
-    sim_cluster_prefetch(ctx->cl, (uint32_t)w);
-}
-
-static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
-{
+    (void)eng;
+    sim_ctx *ctx = ud;
+    if (ctx->progress && (ev->seq & 0x3ff) == 0)
+        progress_line(ctx);
     switch (ev->kind) {
     case SIM_EV_NET_START:
     case SIM_EV_NET_DONE:
@@ -172,27 +167,6 @@ static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     default:
         return to_protocol(ctx, ev, err);
     }
-}
-
-static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
-{
-    sim_ctx *ctx = ud;
-    if (ctx->progress && (ev->seq & 0x3ff) == 0)
-        progress_line(ctx);
-    int rc = handle(ctx, ev, err);
-    /* The next event's body was asked for before this one was handled; its records are
-     * scattered over per-worker arrays: ask for them now, all at once, rather than one miss
-     * after another once it runs. (Inline here: GCC deletes calls of prefetch-only functions
-     * of this file.) */
-    const sim_event *next = sim_engine_peek_likely(eng);
-    if (next != NULL) {
-        prefetch_worker(ctx, next->src);
-        prefetch_worker(ctx, next->dst);
-        sim_net_prefetch(ctx->net, next);
-        if (ctx->proto->prefetch != NULL && ctx->state != NULL)
-            ctx->proto->prefetch(ctx->state, next);
-    }
-    return rc;
 }
 
 /* ---- checks ---- */

@@ -695,14 +695,6 @@ const sim_change *sim_cluster_timeline(const sim_cluster *cl, size_t *n)
 
 /* ---- up/down state ---- */
 
-void sim_cluster_prefetch(const sim_cluster *cl, uint32_t w)
-{
-    __builtin_prefetch(&cl->down[w]);
-    __builtin_prefetch(&cl->fixed[w]);
-    __builtin_prefetch(&cl->dyn_start[w]);
-    __builtin_prefetch(sim_rng_array_at(&cl->rng, w));
-}
-
 bool sim_cluster_down(const sim_cluster *cl, uint32_t w)
 {
     assert(w < cl->n);

@@ -73,9 +73,6 @@ const sim_change *sim_cluster_timeline(const sim_cluster *cl, size_t *n);
 
 /* Up/down state of worker w (all up at creation). */
 bool sim_cluster_down(const sim_cluster *cl, uint32_t w);
-
-/* A hint: asks the cache for worker w's state (w < workers). Changes nothing. */
-void sim_cluster_prefetch(const sim_cluster *cl, uint32_t w);
 void sim_cluster_set_down(sim_cluster *cl, uint32_t w, bool down);
 uint32_t sim_cluster_live(const sim_cluster *cl); /* workers now up */
 

@@ -500,12 +500,6 @@ int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
     return SIM_OK;
 }
 
-const sim_event *sim_engine_peek_likely(const sim_engine *eng)
-{
-    uint32_t slot = eng->pending > 0 ? likely_next(eng) : NO_SLOT;
-    return slot != NO_SLOT ? &eng->events[slot] : NULL;
-}
-
 sim_time sim_engine_next_time(const sim_engine *eng)
 {
     if (eng->pending == 0)

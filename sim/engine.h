@@ -102,11 +102,6 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id);
  * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
 int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
 
-/* A hint for prefetching: the pending event most likely to be dispatched next (a handler
- * may still schedule an earlier one), or NULL when the queue cannot tell without a scan. The
- * pointer is valid until the next call that schedules, cancels or dispatches. */
-const sim_event *sim_engine_peek_likely(const sim_engine *eng);
-
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);
 

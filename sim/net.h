@@ -177,8 +177,4 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);
 
-/* A hint: asks the cache for what handling the network event `ev` (of any kind; others are
- * ignored) will read first. Changes nothing. */
-void sim_net_prefetch(const sim_net *net, const sim_event *ev);
-
 #endif

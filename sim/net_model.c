@@ -522,19 +522,6 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     return true;
 }
 
-void sim_net_prefetch(const sim_net *net, const sim_event *ev)
-{
-    if ((ev->kind != SIM_EV_NET_START && ev->kind != SIM_EV_NET_DONE) || ev->arg[0] >= net->cap)
-        return;
-    const char *f = (const char *)&net->slots[ev->arg[0]];
-    for (size_t off = 0; off < sizeof(net_slot); off += 64)
-        __builtin_prefetch(f + off);
-    if (ev->src >= 0 && (uint32_t)ev->src < net->nhosts)
-        __builtin_prefetch(&net->hosts[ev->src]);
-    if (ev->dst >= 0 && (uint32_t)ev->dst < net->nhosts)
-        __builtin_prefetch(&net->hosts[ev->dst]);
-}
-
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats)
 {
     assert(net != NULL && stats != NULL);

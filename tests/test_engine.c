@@ -513,38 +513,6 @@ START_TEST(engine_keeps_order_through_many_reschedules_of_far_events)
 }
 END_TEST
 
-/* The prefetch hint names the event that comes next when the queue knows it, NULL when it
- * would have to scan (after the least event of the lowest bucket was cancelled), and never
- * changes what comes out. */
-START_TEST(engine_peek_likely_names_the_next_event_or_nothing)
-{
-    sim_engine *eng = sim_engine_create(16, NULL);
-    ck_assert_ptr_null(sim_engine_peek_likely(eng));
-    const sim_time at[] = { 900, 300, 700, 300 };
-    sim_event_id id[4];
-    for (size_t i = 0; i < 4; i++) {
-        sim_event ev = tagged(i);
-        ck_assert_int_eq(sim_engine_schedule_at(eng, at[i], &ev, &id[i]), 0);
-    }
-    const sim_event *p = sim_engine_peek_likely(eng);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_uint_eq(p->arg[0], 1);
-    ck_assert_int_eq(sim_engine_cancel(eng, id[1]), 0);
-    ck_assert_ptr_null(sim_engine_peek_likely(eng)); /* the lowest bucket's least is unknown */
-    trace t = { 0 };
-    ck_assert_int_eq(sim_engine_step(eng, record, &t, NULL), 1);
-    ck_assert_uint_eq(t.tag[0], 3);
-    p = sim_engine_peek_likely(eng);
-    ck_assert(p == NULL || p->arg[0] == 2);
-    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL), 0);
-    ck_assert_uint_eq(t.n, 3);
-    ck_assert_uint_eq(t.tag[1], 2);
-    ck_assert_uint_eq(t.tag[2], 0);
-    ck_assert_ptr_null(sim_engine_peek_likely(eng));
-    sim_engine_destroy(eng);
-}
-END_TEST
-
 Suite *test_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -552,7 +520,6 @@ Suite *test_suite(void)
     tcase_add_test(order, engine_orders_events_by_time);
     tcase_add_test(order, engine_breaks_ties_by_insertion_order);
     tcase_add_test(order, engine_refuses_the_past);
-    tcase_add_test(order, engine_peek_likely_names_the_next_event_or_nothing);
     suite_add_tcase(s, order);
     TCase *cancel = tcase_create("cancel");
     tcase_add_test(cancel, engine_cancels_pending_events_and_ignores_stale_ids);

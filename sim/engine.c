@@ -57,6 +57,7 @@ typedef struct bucket {
     uint32_t n;          /* entries in the list */
     uint32_t live;       /* entries of pending events */
     sim_time min;        /* least time of a live entry, when min_ok */
+    sim_time max;        /* no live entry is later (an upper bound after cancels) */
     uint32_t min_slot;   /* the slot of the first live entry of time min, when min_ok */
     bool min_ok;         /* min is exact (a cancel of the least event clears it) */
 } bucket;
@@ -138,7 +139,7 @@ static inline void put(sim_engine *eng, unsigned k, entry e)
     eng->chunks[q->tail].e[q->fill++] = e;
     q->n++;
     if (q->live++ == 0) {
-        q->min = e.time;
+        q->min = q->max = e.time;
         q->min_slot = e.slot;
         q->min_ok = true;
         if (k > 0)
@@ -146,6 +147,8 @@ static inline void put(sim_engine *eng, unsigned k, entry e)
     } else if (e.time < q->min) {
         q->min = e.time;
         q->min_slot = e.slot;
+    } else if (e.time > q->max) {
+        q->max = e.time;
     }
 }
 
@@ -254,6 +257,14 @@ static void settle(sim_engine *eng)
     eng->last = bucket_min(eng, k);
     if (q->n != q->live)
         compact(eng, q);
+    if (q->max == eng->last) {
+        /* Every event of the bucket has the time `last` (a synchronized step): the whole list
+         * becomes bucket 0's, in its order, without moving an entry. */
+        eng->b[0] = *q;
+        q->head = q->tail = NO_CHUNK;
+        empty_bucket(eng, k);
+        return;
+    }
     uint32_t c = q->head, i = q->first, left = q->n;
     q->head = q->tail = NO_CHUNK;
     empty_bucket(eng, k);

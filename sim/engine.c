@@ -313,6 +313,11 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     return q->min_ok ? q->min : scan_min(eng, q);
 }
 
+uint64_t sim_engine_next_seq(const sim_engine *eng)
+{
+    return eng->seq;
+}
+
 void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)
 {
     eng->flush_fn = fn;

@@ -11,6 +11,7 @@
 #ifndef SIM_NET_INTERNAL_H
 #define SIM_NET_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -146,6 +147,18 @@ static inline double net_left_at(const net_slot *f, sim_time now)
             rem = 0.0;
     }
     return rem;
+}
+
+/* The end of a transfer of `rem_bytes` from `from` on at `rate_bps` (> 0): from plus the
+ * transfer time rounded to the nearest ns once, the one formula by which the solver schedules
+ * a flow's end. False if that would lie past the end of time. */
+static inline bool net_end_at(double rem_bytes, double rate_bps, sim_time from, sim_time *at)
+{
+    double delay = rem_bytes * NS_BITS / rate_bps;
+    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - from)))
+        return false;
+    *at = from + llround(delay);
+    return true;
 }
 
 static inline uint32_t hop_slot(int32_t hop)

@@ -144,7 +144,8 @@ void sim_net_destroy(sim_net *net)
     if (net->links != NULL)
         for (uint32_t l = 0; l < net->nlinks; l++)
             free(net->links[l].gheap);
-    free(net->solo_heap);
+    free(net->wait_heap);
+    free(net->wait_fifo);
     free(net->gkeys);
     free(net->gqueue);
     free(net->active);
@@ -315,7 +316,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     f->nlinks = path_links(net, msg->src, msg->dst, f->links);
     f->state = SLOT_LATENCY;
     f->group = -1;
-    f->solo_pos = -1;
+    f->solo_wait = false;
     f->rate_bps = 0.0;
     f->remaining_bytes = (double)msg->bytes;
     f->last_ns = now;
@@ -624,7 +625,7 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     int frc = sim_engine_flush(net->eng, NULL);
     rc = rc != SIM_OK ? rc : frc;
     for (size_t i = 0; net->nsolo_active > 0 && i < net->cap; i++)
-        if (net->slots[i].state == SLOT_SOLO && net->slots[i].solo_pos < 0 && rc == SIM_OK)
+        if (net->slots[i].state == SLOT_SOLO && !net->slots[i].solo_wait && rc == SIM_OK)
             rc = materialize(net, (uint32_t)i);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;

@@ -25,60 +25,136 @@
 
 #include "sim/net_state.h"
 
-/* ---- the heap of solos not yet counted -------------------------------------------------- */
+/* ---- the wait queue --------------------------------------------------------------------------
+ *
+ * Starts mostly come in the order of their keys (messages sent later start later when
+ * latencies are alike), so an entry whose key is not below the last one pushed goes to a FIFO
+ * ring, O(1), and only the others to a binary heap; the first entry is the smaller of the two
+ * heads. Entries are not taken out when their message starts early (promoted, started by a
+ * join) or is dropped: they die (wait_live) and are skipped when they come up, or dropped by a
+ * compaction when a full array must take one more (the live ones are at most the messages in
+ * the pool, of which the one being pushed is not yet one, so a compaction frees a place). */
 
-static bool sless(const sim_net *net, uint32_t a, uint32_t b)
+static bool wait_less(const net_wait *a, const net_wait *b)
 {
-    const net_slot *fa = &net->slots[a], *fb = &net->slots[b];
-    return fa->last_ns < fb->last_ns || (fa->last_ns == fb->last_ns && fa->solo_seq < fb->solo_seq);
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static void sput(sim_net *net, uint32_t i, uint32_t s)
+static bool wait_live(const sim_net *net, const net_wait *w)
 {
-    net->solo_heap[i] = s;
-    net->slots[s].solo_pos = (int32_t)i;
+    const net_slot *f = &net->slots[w->slot];
+    return f->solo_wait && f->solo_seq == w->seq;
 }
 
-/* Restores the heap order around position i after its solo changed either way. */
-static void sfix(sim_net *net, uint32_t i)
+static uint32_t ring_next(const sim_net *net, uint32_t i)
 {
-    uint32_t s = net->solo_heap[i];
-    while (i > 0 && sless(net, s, net->solo_heap[(i - 1) / 2])) {
-        sput(net, i, net->solo_heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
+    return i + 1 < net->cap ? i + 1 : 0;
+}
+
+static void heap_down(net_wait *h, uint32_t n, uint32_t i)
+{
+    net_wait w = h[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= net->solo_n)
+        if (c >= n)
             break;
-        if (c + 1 < net->solo_n && sless(net, net->solo_heap[c + 1], net->solo_heap[c]))
+        if (c + 1 < n && wait_less(&h[c + 1], &h[c]))
             c++;
-        if (!sless(net, net->solo_heap[c], s))
+        if (!wait_less(&h[c], &w))
             break;
-        sput(net, i, net->solo_heap[c]);
+        h[i] = h[c];
         i = c;
     }
-    sput(net, i, s);
+    h[i] = w;
 }
 
-/* Takes solo s out of the heap. */
-static void sremove(sim_net *net, uint32_t s)
+static void heap_pop(sim_net *net)
 {
-    uint32_t i = (uint32_t)net->slots[s].solo_pos;
-    net->slots[s].solo_pos = -1;
-    uint32_t last = net->solo_heap[--net->solo_n];
-    if (i < net->solo_n) {
-        sput(net, i, last);
-        sfix(net, i);
+    net_wait *h = net->wait_heap;
+    h[0] = h[--net->wait_nheap];
+    if (net->wait_nheap > 0)
+        heap_down(h, net->wait_nheap, 0);
+}
+
+static void fifo_pop(sim_net *net)
+{
+    net->wait_head = ring_next(net, net->wait_head);
+    net->wait_nfifo--;
+}
+
+/* Keeps the live entries of the FIFO ring, in order, from index 0. */
+static void fifo_compact(sim_net *net)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0, i = net->wait_head; k < net->wait_nfifo; k++, i = ring_next(net, i))
+        if (wait_live(net, &net->wait_fifo[i]))
+            net->wait_fifo[n++] = net->wait_fifo[i]; /* n <= k: never ahead of the reads */
+    net->wait_head = 0;
+    net->wait_nfifo = n;
+}
+
+/* Keeps the live entries of the heap, heapified again. */
+static void heap_compact(sim_net *net)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < net->wait_nheap; i++)
+        if (wait_live(net, &net->wait_heap[i]))
+            net->wait_heap[n++] = net->wait_heap[i];
+    net->wait_nheap = n;
+    for (uint32_t i = n / 2; i-- > 0;)
+        heap_down(net->wait_heap, n, i);
+}
+
+static void wait_push(sim_net *net, net_wait w)
+{
+    uint32_t tail = net->wait_nfifo == 0 ? 0 : (net->wait_head + net->wait_nfifo - 1) % net->cap;
+    if (net->wait_nfifo == 0 || !wait_less(&w, &net->wait_fifo[tail])) {
+        if (net->wait_nfifo == net->cap)
+            fifo_compact(net);
+        net->wait_fifo[(net->wait_head + net->wait_nfifo++) % net->cap] = w;
+        return;
     }
+    if (net->wait_nheap == net->cap)
+        heap_compact(net);
+    net_wait *h = net->wait_heap;
+    uint32_t i = net->wait_nheap++;
+    while (i > 0 && wait_less(&w, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = w;
+}
+
+/* The first live entry (dead ones before it are dropped), or NULL. */
+static const net_wait *wait_first(sim_net *net, bool *in_fifo)
+{
+    while (net->wait_nfifo > 0 && !wait_live(net, &net->wait_fifo[net->wait_head]))
+        fifo_pop(net);
+    while (net->wait_nheap > 0 && !wait_live(net, &net->wait_heap[0]))
+        heap_pop(net);
+    const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
+    const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
+    *in_fifo = b == NULL || (a != NULL && wait_less(a, b));
+    return *in_fifo ? a : b;
 }
 
 int sim_net_solo_grow(sim_net *net, size_t cap)
 {
-    uint32_t *h = realloc(net->solo_heap, cap * sizeof(*h));
-    if (h == NULL)
+    /* The ring is copied in order from index 0 (at creation it is empty). net->cap is still
+     * the old capacity, by which its indices wrap. */
+    net_wait *q = malloc(cap * sizeof(*q));
+    net_wait *h = realloc(net->wait_heap, cap * sizeof(*h));
+    if (h != NULL)
+        net->wait_heap = h;
+    if (q == NULL || h == NULL) {
+        free(q);
         return SIM_ENOMEM;
-    net->solo_heap = h;
+    }
+    for (uint32_t k = 0, i = net->wait_head; k < net->wait_nfifo; k++, i = ring_next(net, i))
+        q[k] = net->wait_fifo[i];
+    free(net->wait_fifo);
+    net->wait_fifo = q;
+    net->wait_head = 0;
     return SIM_OK;
 }
 
@@ -120,8 +196,8 @@ bool sim_net_solo_try(sim_net *net, uint32_t s, sim_time t_start)
     f->rate_bps = rate;
     f->remaining_bytes = (double)f->msg.bytes;
     f->last_ns = t_start;
-    sput(net, net->solo_n++, s);
-    sfix(net, net->solo_n - 1);
+    f->solo_wait = true;
+    wait_push(net, (net_wait){ .t = t_start, .seq = f->solo_seq, .slot = s });
     return true;
 }
 
@@ -144,14 +220,17 @@ static void count_started(sim_net *net, uint32_t s)
 
 int32_t sim_net_solo_next(sim_net *net, sim_time now, uint64_t seq)
 {
-    if (net->solo_n == 0)
+    bool in_fifo;
+    const net_wait *w = wait_first(net, &in_fifo);
+    if (w == NULL || w->t > now || (w->t == now && w->seq > seq))
         return NO_SLOT;
-    uint32_t s = net->solo_heap[0];
-    const net_slot *f = &net->slots[s];
-    if (f->last_ns > now || (f->last_ns == now && f->solo_seq > seq))
-        return NO_SLOT;
-    sremove(net, s);
-    if (f->state == SLOT_SOLO)
+    uint32_t s = w->slot;
+    if (in_fifo)
+        fifo_pop(net);
+    else
+        heap_pop(net);
+    net->slots[s].solo_wait = false;
+    if (net->slots[s].state == SLOT_SOLO)
         count_started(net, s);
     return (int32_t)s;
 }
@@ -161,7 +240,7 @@ bool sim_net_solo_unclaim(sim_net *net, uint32_t s)
     net_slot *f = &net->slots[s];
     for (uint32_t k = 0; k < f->nlinks; k++)
         net->links[f->links[k]].solo = NO_SLOT;
-    if (f->solo_pos >= 0)
+    if (f->solo_wait)
         return false;
     net->nsolo_active--;
     return true;
@@ -169,14 +248,15 @@ bool sim_net_solo_unclaim(sim_net *net, uint32_t s)
 
 void sim_net_solo_forget(sim_net *net, uint32_t s)
 {
-    if (net->slots[s].solo_pos >= 0)
-        sremove(net, s);
+    net->slots[s].solo_wait = false; /* its entry dies */
 }
 
 size_t sim_net_solo_uncounted(const sim_net *net, sim_time now)
 {
     size_t n = 0;
-    for (uint32_t i = 0; i < net->solo_n; i++)
-        n += net->slots[net->solo_heap[i]].last_ns <= now;
+    for (uint32_t k = 0, i = net->wait_head; k < net->wait_nfifo; k++, i = ring_next(net, i))
+        n += wait_live(net, &net->wait_fifo[i]) && net->wait_fifo[i].t <= now;
+    for (uint32_t i = 0; i < net->wait_nheap; i++)
+        n += wait_live(net, &net->wait_heap[i]) && net->wait_heap[i].t <= now;
     return n;
 }

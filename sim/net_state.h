@@ -57,7 +57,7 @@ typedef struct net_slot {
     uint64_t stamp_flush; /* flush that first rated this flow (net->flushes + 1 at start) */
     /* Solo (sim/net_solo.c) or demoted solo: until it starts, last_ns is its start time. */
     uint64_t solo_seq; /* engine sequence of the DONE scheduled when it was sent */
-    int32_t solo_pos;  /* index in net->solo_heap while its start is to come, else -1 */
+    bool solo_wait;    /* its start is to come: it has a live entry in the wait queue */
     uint8_t nlinks;
     uint8_t state; /* enum slot_state */
 } net_slot;
@@ -124,11 +124,23 @@ struct sim_net {
     void *drop_ud;
     uint32_t *gqueue;       /* (cap) group scratch: heap positions of a visited prefix */
     struct net_gkey *gkeys; /* (cap) group scratch: flows to schedule, sorted */
-    uint32_t *solo_heap;    /* (cap) solos not yet counted as started, by (last_ns, solo_seq) */
-    uint32_t solo_n;        /* solos in solo_heap */
-    size_t nsolo_active;    /* solos counted as started and still claiming their links */
-    bool solo_off;          /* tests: every message takes the START and DONE path */
+    /* The wait queue of the starts to come without an event (sim/net_solo.c), by key. */
+    struct net_wait *wait_fifo; /* (cap) ring of the entries pushed in key order */
+    uint32_t wait_head, wait_nfifo;
+    struct net_wait *wait_heap; /* (cap) binary min-heap of the other entries */
+    uint32_t wait_nheap;
+    size_t nsolo_active; /* solos counted as started and still claiming their links */
+    bool solo_off;       /* tests: every message takes the START and DONE path */
 };
+
+/* An entry of the wait queue: the place of a start to come in the engine's order. It is live
+ * while its slot waits with that sequence (solo_wait, solo_seq); entries left behind by a
+ * message that started early or was dropped are skipped when they come up. */
+typedef struct net_wait {
+    sim_time t;   /* start time */
+    uint64_t seq; /* sequence of the message's DONE when it was sent */
+    uint32_t slot;
+} net_wait;
 
 /* A group member to (re)schedule, with the order the per-flow solver would have given it. */
 typedef struct net_gkey {

@@ -508,6 +508,118 @@ START_TEST(net_solo_failure_drops_solos_in_latency_and_in_transfer)
 }
 END_TEST
 
+/* ---- the wait queue ------------------------------------------------------------------------ */
+
+/* Appends to acts[*n] what sets host h's extra latency to `extra_ns` at time 0. */
+static void add_extra(action *acts, size_t *n, uint32_t h, uint64_t extra_ns)
+{
+    acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_EXTRA, .a = h, .bytes = extra_ns };
+}
+
+/* Appends `count` solos from 0 to 1, each dropped by a failure of host 1 before its start, the
+ * i-th starting extra(i) after the path latency. */
+static void add_dropped(action *acts, size_t *n, size_t count, bool decreasing)
+{
+    for (uint64_t i = 0; i < count; i++) {
+        add_extra(acts, n, 1, decreasing ? 1000000 - 7 * i : 1000000);
+        acts[(*n)++] = send_at(0, 0, 1, 999983);
+        acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_DOWN, .a = 1 };
+        acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_UP, .a = 1 };
+    }
+    add_extra(acts, n, 1, 0);
+}
+
+/* A solo dropped before its start leaves its place in the queue of starts to come, cleared
+ * when it comes up or, behind a live place that is not due, when the array fills up (the pool
+ * of 64 messages never grows here: each drop frees its slot). Places in key order go to the
+ * FIFO ring, the others to the heap: first 300 behind one live place in the ring, then 300
+ * (their starts decreasing) behind one live place at the top of the heap. */
+START_TEST(net_solo_dropped_before_their_start_leave_no_trace)
+{
+    enum {
+        N = 300
+    };
+    double bw[6];
+    sim_time lat[6];
+    for (size_t h = 0; h < 6; h++) {
+        bw[h] = 6.6e9 + 1.1e9 * (double)h;
+        lat[h] = 1000;
+    }
+    sim_net_config cfg = { .nhosts = 6, .bandwidth_bps = bw, .latency_ns = lat };
+    action *acts = calloc(4 * N + 16, sizeof(*acts));
+    side *sd = calloc(1, sizeof(*sd));
+    ck_assert(acts != NULL && sd != NULL);
+    sim_net_stats st;
+    sim_engine_stats es;
+    for (int heap = 0; heap < 2; heap++) {
+        size_t n = 0;
+        add_extra(acts, &n, 3, heap ? 2000000 : 500000);
+        acts[n++] = send_at(0, 2, 3, 65537); /* the live place: the first, in the ring */
+        add_extra(acts, &n, 3, 0);
+        if (heap) {
+            add_extra(acts, &n, 5, 500000);
+            acts[n++] = send_at(0, 4, 5, 65537); /* below the ring's tail: the heap's top */
+            add_extra(acts, &n, 5, 0);
+        }
+        add_dropped(acts, &n, N, heap);
+        size_t last = n;
+        acts[n++] = send_at(10, 0, 1, 999983);
+        run_both(sd, &cfg, acts, n, &st, &es);
+        ck_assert_int_eq(end_of(sd, 2 * last, NULL), 10 + 2000 + xfer_ns(999983, bw[0]));
+        ck_assert_uint_eq(st.dropped, N);
+        ck_assert_uint_eq(st.delivered, heap ? 3 : 2);
+        ck_assert_uint_eq(es.pending, 0);
+        ck_assert_uint_eq(es.processed, n + st.delivered); /* the actions, one DONE each */
+    }
+    free(sd);
+    free(acts);
+}
+END_TEST
+
+/* The ring of places wraps around its end, then the pool grows: 50 solos dropped before their
+ * start move the ring's head to 50 (each dropped place is cleared when it comes up), 15 live
+ * solos then take places 50 to 63 and 0, and 70 messages from 3 to 2 (one solo, the others
+ * sharing its links) grow the pool of 64 in the middle of it. */
+START_TEST(net_solo_wait_queue_wraps_and_grows)
+{
+    enum {
+        N = 32
+    };
+    double bw[N];
+    sim_time lat[N];
+    for (uint32_t h = 0; h < N; h++) {
+        bw[h] = 10e9 - 1.3e8 * (double)h;
+        lat[h] = 1000;
+    }
+    sim_net_config cfg = { .nhosts = N, .bandwidth_bps = bw, .latency_ns = lat };
+    static action acts[4 * 50 + 16 + 70 + 4];
+    size_t n = 0;
+    for (int i = 0; i < 50; i++) {
+        acts[n++] = send_at(0, 0, 1, 999983);
+        acts[n++] = (action){ .at_ns = 0, .kind = ACT_DOWN, .a = 1 };
+        acts[n++] = (action){ .at_ns = 0, .kind = ACT_UP, .a = 1 };
+    }
+    for (uint32_t k = 1; k <= 15; k++)
+        acts[n++] = send_at(0, 2 * k, 2 * k + 1, 250000 + 1013 * (uint64_t)k);
+    for (int i = 0; i < 70; i++)
+        acts[n++] = send_at(0, 3, 2, 65536);
+    side *sd = calloc(1, sizeof(*sd));
+    ck_assert_ptr_nonnull(sd);
+    sim_net_stats st;
+    sim_engine_stats es;
+    run_both(sd, &cfg, acts, n, &st, &es);
+    for (uint32_t k = 1; k <= 15; k++) {
+        size_t i = 3 * 50 + (k - 1);
+        double b = fmin(bw[2 * k], bw[2 * k + 1]);
+        ck_assert_int_eq(end_of(sd, 2 * i, NULL), 2000 + xfer_ns((double)acts[i].bytes, b));
+    }
+    ck_assert_uint_eq(st.dropped, 50);
+    ck_assert_uint_eq(st.delivered, 85);
+    ck_assert_uint_eq(st.peak_flows, 15 + 70);
+    free(sd);
+}
+END_TEST
+
 /* ---- flow counts -------------------------------------------------------------------------- */
 
 START_TEST(net_solo_is_an_active_flow_from_its_start_to_its_end)
@@ -763,6 +875,10 @@ Suite *test_suite(void)
     tcase_add_test(claims, net_solo_bandwidth_change_before_and_during_its_start);
     tcase_add_test(claims, net_solo_failure_drops_solos_in_latency_and_in_transfer);
     suite_add_tcase(s, claims);
+    TCase *queue = tcase_create("wait_queue");
+    tcase_add_test(queue, net_solo_dropped_before_their_start_leave_no_trace);
+    tcase_add_test(queue, net_solo_wait_queue_wraps_and_grows);
+    suite_add_tcase(s, queue);
     TCase *counts = tcase_create("counts");
     tcase_add_test(counts, net_solo_is_an_active_flow_from_its_start_to_its_end);
     tcase_add_test(counts, net_solo_counts_peak_flows_by_the_engine_order);

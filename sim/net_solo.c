@@ -30,10 +30,10 @@
  * Starts mostly come in the order of their keys (messages sent later start later when
  * latencies are alike), so an entry whose key is not below the last one pushed goes to a FIFO
  * ring, O(1), and only the others to a binary heap; the first entry is the smaller of the two
- * heads. Entries are not taken out when their message starts early (promoted, started by a
- * join) or is dropped: they die (wait_live) and are skipped when they come up, or dropped by a
- * compaction when a full array must take one more (the live ones are at most the messages in
- * the pool, of which the one being pushed is not yet one, so a compaction frees a place). */
+ * heads. Entries are not taken out when their message is dropped before its start: they die
+ * (wait_live) and are skipped when they come up, or dropped by a compaction when a full array
+ * must take one more (the live ones are at most the messages in the pool, of which the one
+ * being pushed is not yet one, so a compaction frees a place). */
 
 static bool wait_less(const net_wait *a, const net_wait *b)
 {
@@ -125,19 +125,6 @@ static void wait_push(sim_net *net, net_wait w)
     h[i] = w;
 }
 
-/* The first live entry (dead ones before it are dropped), or NULL. */
-static const net_wait *wait_first(sim_net *net, bool *in_fifo)
-{
-    while (net->wait_nfifo > 0 && !wait_live(net, &net->wait_fifo[net->wait_head]))
-        fifo_pop(net);
-    while (net->wait_nheap > 0 && !wait_live(net, &net->wait_heap[0]))
-        heap_pop(net);
-    const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
-    const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
-    *in_fifo = b == NULL || (a != NULL && wait_less(a, b));
-    return *in_fifo ? a : b;
-}
-
 int sim_net_solo_grow(sim_net *net, size_t cap)
 {
     /* The ring is copied in order from index 0 (at creation it is empty). net->cap is still
@@ -220,19 +207,27 @@ static void count_started(sim_net *net, uint32_t s)
 
 int32_t sim_net_solo_next(sim_net *net, sim_time now, uint64_t seq)
 {
-    bool in_fifo;
-    const net_wait *w = wait_first(net, &in_fifo);
-    if (w == NULL || w->t > now || (w->t == now && w->seq > seq))
-        return NO_SLOT;
-    uint32_t s = w->slot;
-    if (in_fifo)
-        fifo_pop(net);
-    else
-        heap_pop(net);
-    net->slots[s].solo_wait = false;
-    if (net->slots[s].state == SLOT_SOLO)
-        count_started(net, s);
-    return (int32_t)s;
+    /* Keys first: most calls find nothing due and read no slot. */
+    for (;;) {
+        const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
+        const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
+        bool in_fifo = b == NULL || (a != NULL && wait_less(a, b));
+        const net_wait *w = in_fifo ? a : b;
+        if (w == NULL || w->t > now || (w->t == now && w->seq > seq))
+            return NO_SLOT;
+        uint32_t s = w->slot;
+        bool live = wait_live(net, w);
+        if (in_fifo)
+            fifo_pop(net);
+        else
+            heap_pop(net);
+        if (!live)
+            continue;
+        net->slots[s].solo_wait = false;
+        if (net->slots[s].state == SLOT_SOLO)
+            count_started(net, s);
+        return (int32_t)s;
+    }
 }
 
 bool sim_net_solo_unclaim(sim_net *net, uint32_t s)

@@ -106,6 +106,11 @@ sim_time sim_engine_next_time(const sim_engine *eng);
  * get: every event scheduled so far has a smaller one, every later one a larger. */
 uint64_t sim_engine_next_seq(const sim_engine *eng);
 
+/* The sequence number of the event being dispatched, or UINT64_MAX between events (before a
+ * run, between steps, and when the clock leaves an instant, in the end-of-instant hook): with
+ * sim_engine_now, where the run stands in the (time, seq) order. */
+uint64_t sim_engine_current_seq(const sim_engine *eng);
+
 /* Dispatches events in order until the queue is empty, the next event lies after `until`
  * (the clock then stays at the last event's time), sim_engine_stop is called, or a handler
  * returns non-zero (that value is returned). Returns 0 otherwise. */

@@ -42,14 +42,14 @@
  * from its start, its DONE kept. A failure of an endpoint drops it like any message. It is an
  * active flow from its start to its end (active and peak flows, the rating counters), counted
  * by the first network call after its start in the engine's (time, seq) order, its start
- * taking its DONE's sequence; a failure or capacity change at the ns of its start comes first
- * (the runner schedules those before any message). Every end is that of the START and DONE
- * path to the ns (tests/test_net_solo.c runs random message sets both ways); only the order
- * of events at one ns can differ: a solo's DONE carries the sequence of its send, so at the
- * ns of its end it comes before the network events scheduled during its latency phase,
- * which the START and DONE path ran first. Where such an event is the START of a message on
- * its links (a transfer shorter than that message's latency), the message starts alone
- * rather than beside it: the counters differ, not the rates.
+ * taking its DONE's sequence (sim_engine_current_seq tells where a call stands). Every end is
+ * that of the START and DONE path to the ns (tests/test_net_solo.c runs random message sets
+ * both ways); only the order of events at one ns can differ: a solo's DONE carries the
+ * sequence of its send, so at the ns of its end it comes before the network events
+ * scheduled during its latency phase, which the START and DONE path ran first (the starts
+ * without an event, of other solos, are still counted before it). Where such an event is the
+ * START of a message on its links (a transfer shorter than that message's latency), the
+ * message starts alone rather than beside it: the counters differ, not the rates.
  *
  * Costs: a solo one engine event, O(hops) when sent and when it ends, and O(log M) in the
  * heap of the M solos not yet started; any other message two events. A lone flow O(1) at its

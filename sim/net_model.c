@@ -33,13 +33,14 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
 }
 
-static int drain(sim_net *net, sim_time now, uint64_t seq, sim_err *err);
+static int drain(sim_net *net, sim_err *err);
 
 /* The end of the instant: every solo that starts at it has started (before the flush, whose
  * number a flow's stamp records). */
 static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
-    int rc = drain(ud, sim_engine_now(eng), UINT64_MAX, err);
+    (void)eng;
+    int rc = drain(ud, err);
     return rc != SIM_OK ? rc : sim_net_solve(ud, err);
 }
 
@@ -305,6 +306,10 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     if (net->hosts[msg->src].down)
         return sim_err_set(err, SIM_EINVAL, NULL, "net: send from host %u, which is down",
                            msg->src);
+    /* The starts that came before this send take their links first. */
+    rc = drain(net, err);
+    if (rc != SIM_OK)
+        return rc;
     uint32_t s;
     rc = alloc_slot(net, &s, err);
     if (rc != SIM_OK)
@@ -317,6 +322,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     f->state = SLOT_LATENCY;
     f->group = -1;
     f->solo_wait = false;
+    f->solo_seq = UINT64_MAX;
     f->rate_bps = 0.0;
     f->remaining_bytes = (double)msg->bytes;
     f->last_ns = now;
@@ -412,21 +418,25 @@ static int drain_due(sim_net *net, sim_time now, uint64_t seq, sim_err *err)
     return rc;
 }
 
-/* Brings the solos up to place (now, seq) of the engine's order (sim/net_solo.h): counts the
- * solos that started by then, and starts the demoted messages whose START would have come by
- * then, each at its place among them. A demoted message's own START event, if still pending,
- * is cancelled (if it is the event being handled, its id is already stale). Such a message
+/* Brings the solos up to where the run stands in the engine's order (sim/net_solo.h): the
+ * event being dispatched, or, between events, the end of the instant. Counts the solos that
+ * started by then, and starts the demoted messages whose START would have come by then, each
+ * at its place among them. A demoted message's own START event, if still pending, is
+ * cancelled (if it is the event being handled, its id is already stale). Such a message
  * cannot end here: its destination is up (a failure drops it) and it has bytes and links. */
-static int drain(sim_net *net, sim_time now, uint64_t seq, sim_err *err)
+static int drain(sim_net *net, sim_err *err)
 {
-    return sim_net_solo_due(net, now, seq) ? drain_due(net, now, seq, err) : SIM_OK;
+    sim_time now = sim_engine_now(net->eng);
+    if (!sim_net_solo_due(net, now, UINT64_MAX))
+        return SIM_OK; /* nothing due in this instant at all: no need to ask where it stands */
+    return drain_due(net, now, sim_engine_current_seq(net->eng), err);
 }
 
 /* drain for the calls that return nothing: an error waits for the next send or handle. */
-static void drain_void(sim_net *net, sim_time now, uint64_t seq)
+static void drain_void(sim_net *net)
 {
     sim_err err;
-    int rc = drain(net, now, seq, &err);
+    int rc = drain(net, &err);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;
 }
@@ -483,8 +493,18 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
     if (f->gen != ev->arg[1])
         return 0;
     /* drain, its test in line: most events find no start due. */
-    if (sim_net_solo_due(net, sim_engine_now(net->eng), ev->seq)) {
-        rc = drain_due(net, sim_engine_now(net->eng), ev->seq, err);
+    sim_time now = sim_engine_now(net->eng);
+    if (sim_net_solo_due(net, now, ev->seq)) {
+        rc = drain_due(net, now, ev->seq, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    /* A solo's own DONE (promoted or not) stands where the DONE its START would have scheduled
+     * would stand (start_mark, set when it was counted): the starts without an event of their
+     * own that came before that place come before its end, as their STARTs did. */
+    if (ev->kind == SIM_EV_NET_DONE && f->solo_seq == ev->seq &&
+        sim_net_solo_due(net, now, f->start_mark - 1)) {
+        rc = drain_due(net, now, f->start_mark - 1, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -500,9 +520,8 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     assert(net != NULL && !bad_host(net, host));
     if (bad_host(net, host) || net->hosts[host].down == down)
         return;
-    /* Solos that start at this very ns start after the failure (see sim/net_solo.c). */
     if (down)
-        drain_void(net, sim_engine_now(net->eng) - 1, UINT64_MAX);
+        drain_void(net);
     net->hosts[host].down = down;
     if (!down)
         return;
@@ -562,8 +581,7 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
     uint32_t seeds[2] = { up_link(host), down_link(host) };
-    /* Solos that start at this very ns start after the change (see sim/net_solo.c). */
-    int rc = drain(net, sim_engine_now(net->eng) - 1, UINT64_MAX, err);
+    int rc = drain(net, err);
     if (rc != SIM_OK)
         return rc;
     rc = materialize_links(net, seeds, 2);
@@ -630,7 +648,7 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     /* Solos that have started by now are listed as the flows they stand for (joined to their
      * links), and rates are settled once per instant: settle them now for the caller to see. */
     sim_err err;
-    int rc = drain(net, sim_engine_now(net->eng), UINT64_MAX, &err);
+    int rc = drain(net, &err);
     int frc = sim_engine_flush(net->eng, NULL);
     rc = rc != SIM_OK ? rc : frc;
     for (size_t i = 0; net->nsolo_active > 0 && i < net->cap; i++)
@@ -657,7 +675,8 @@ void sim_net_stats_get(const sim_net *net, sim_net_stats *stats)
     *stats = net->stats;
     /* With the solos that have started but that no network call has counted yet. */
     stats->active_flows =
-        net_active_flows(net) + sim_net_solo_uncounted(net, sim_engine_now(net->eng));
+        net_active_flows(net) +
+        sim_net_solo_uncounted(net, sim_engine_now(net->eng), sim_engine_current_seq(net->eng));
     if (stats->active_flows > stats->peak_flows)
         stats->peak_flows = stats->active_flows;
 }

@@ -11,13 +11,16 @@
  * counters and the join order, and it comes at (start time, sequence) in the engine's order.
  * A solo has no START; its DONE, scheduled when the START would have been, has the sequence
  * the START would have had. So every message whose start is to come without an event of its
- * own (a solo, or a demoted one: see sim/net_solo.h) waits in a binary min-heap by (start
- * time, DONE sequence), and each network call first takes out what lies at or before the
- * place it stands at: a network event its own (time, seq); the end-of-instant flush and the
- * queries the end of the instant; a failure or a capacity change the start of its instant
- * (the runner schedules those before any message is sent, so a message starting at that very
- * ns comes after it). Starts are thus counted, and demoted messages started, in the order
- * their STARTs would have run among the network's events. */
+ * own (a solo, or a demoted one: see sim/net_solo.h) waits in a queue by (start time, DONE
+ * sequence), and each network call (a send, a network event, a failure, a capacity change,
+ * the end-of-instant flush, the queries) first takes out what lies at or before where the run
+ * stands: the event being dispatched, or between events the end of the instant
+ * (sim_engine_current_seq). A solo's own DONE stands where the DONE its START would have
+ * scheduled would stand: at the sequence the engine was at when the solo was counted as
+ * started (start_mark; exact, since sends drain too, so no message sent after its start
+ * could come before). Starts without an event of their own are thus counted, and demoted
+ * messages started, in the order the START and DONE path ran them among the network's calls;
+ * what differs is the order of a solo's DONE event itself among the events of its ns. */
 #include "sim/net_solo.h"
 
 #include <math.h>
@@ -198,6 +201,7 @@ static void count_started(sim_net *net, uint32_t s)
     net_slot *f = &net->slots[s];
     f->join_seq = net->starts++;
     f->stamp_flush = net->flushes + 1;
+    f->start_mark = sim_engine_next_seq(net->eng);
     net->nsolo_active++;
     if (net_active_flows(net) > net->stats.peak_flows)
         net->stats.peak_flows = net_active_flows(net);
@@ -246,12 +250,18 @@ void sim_net_solo_forget(sim_net *net, uint32_t s)
     net->slots[s].solo_wait = false; /* its entry dies */
 }
 
-size_t sim_net_solo_uncounted(const sim_net *net, sim_time now)
+/* Whether entry w is live and lies at or before (now, seq). */
+static bool wait_by(const sim_net *net, const net_wait *w, sim_time now, uint64_t seq)
+{
+    return wait_live(net, w) && (w->t < now || (w->t == now && w->seq <= seq));
+}
+
+size_t sim_net_solo_uncounted(const sim_net *net, sim_time now, uint64_t seq)
 {
     size_t n = 0;
     for (uint32_t k = 0, i = net->wait_head; k < net->wait_nfifo; k++, i = ring_next(net, i))
-        n += wait_live(net, &net->wait_fifo[i]) && net->wait_fifo[i].t <= now;
+        n += wait_by(net, &net->wait_fifo[i], now, seq);
     for (uint32_t i = 0; i < net->wait_nheap; i++)
-        n += wait_live(net, &net->wait_heap[i]) && net->wait_heap[i].t <= now;
+        n += wait_by(net, &net->wait_heap[i], now, seq);
     return n;
 }

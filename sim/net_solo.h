@@ -10,7 +10,7 @@
  * a solo starts at (start time, sequence of its DONE), the place its START event would have
  * taken, and is counted as started (active and peak flows, the rating counters, its join
  * order) by the first network call that comes after that place. A demoted message keeps that
- * place: it starts there, before any network event that follows it, as its START would have
+ * place: it starts there, before any network call that follows it, as its START would have
  * (a START event at its start time, scheduled when it is demoted, only makes sure that a
  * network call comes by then). */
 #ifndef SIM_NET_SOLO_H
@@ -56,8 +56,9 @@ bool sim_net_solo_unclaim(sim_net *net, uint32_t s);
 /* Takes message s (a solo or a demoted one, being dropped) out of the heap if it is there. */
 void sim_net_solo_forget(sim_net *net, uint32_t s);
 
-/* Solos whose start time is at or before `now` but that no network call has counted yet. */
-size_t sim_net_solo_uncounted(const sim_net *net, sim_time now);
+/* Solos and demoted messages whose place is at or before (now, seq) but that no network call
+ * has taken out yet. */
+size_t sim_net_solo_uncounted(const sim_net *net, sim_time now, uint64_t seq);
 
 /* Grows the solo heap to `cap` entries. Returns 0 or SIM_ENOMEM. */
 int sim_net_solo_grow(sim_net *net, size_t cap);

@@ -56,8 +56,11 @@ typedef struct net_slot {
     uint64_t join_seq;    /* flows started before this one: the hop-list order */
     uint64_t stamp_flush; /* flush that first rated this flow (net->flushes + 1 at start) */
     /* Solo (sim/net_solo.c) or demoted solo: until it starts, last_ns is its start time. */
-    uint64_t solo_seq; /* engine sequence of the DONE scheduled when it was sent */
-    bool solo_wait;    /* its start is to come: it has a live entry in the wait queue */
+    uint64_t solo_seq;   /* engine sequence of the DONE scheduled when it was sent, or
+                            UINT64_MAX: no solo */
+    uint64_t start_mark; /* the engine's next sequence when it was counted as started: that
+                            of a DONE its START would have scheduled */
+    bool solo_wait;      /* its start is to come: it has a live entry in the wait queue */
     uint8_t nlinks;
     uint8_t state; /* enum slot_state */
 } net_slot;

@@ -268,20 +268,32 @@ END_TEST
 
 static int record_seq(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
 {
-    (void)eng;
     (void)err;
     trace *t = ud;
+    ck_assert_uint_eq(sim_engine_current_seq(eng), ev->seq);
     t->time[t->n] = (sim_time)ev->seq;
     t->tag[t->n++] = ev->arg[0];
     return 0;
 }
 
+static int flush_seq(void *ud, sim_engine *eng, sim_err *err)
+{
+    (void)ud;
+    (void)err;
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    return 0;
+}
+
 /* sim_engine_next_seq names the sequence number the next scheduled (or moved) event gets, as
- * the handler then sees it in sim_event.seq. */
+ * the handler then sees it in sim_event.seq; sim_engine_current_seq is that of the event
+ * being dispatched, UINT64_MAX between events (and in the hook run as the clock moves on). */
 START_TEST(engine_next_seq_is_the_seq_of_the_next_event)
 {
     sim_engine *eng = sim_engine_create(16, NULL);
     ck_assert_uint_eq(sim_engine_next_seq(eng), 0);
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    sim_engine_set_flush(eng, flush_seq, NULL);
+    sim_engine_request_flush(eng);
     uint64_t want[4];
     sim_event_id ids[4];
     for (uint64_t i = 0; i < 4; i++) {
@@ -302,6 +314,8 @@ START_TEST(engine_next_seq_is_the_seq_of_the_next_event)
         ck_assert_uint_eq(t.tag[i], order[i]);
         ck_assert_uint_eq((uint64_t)t.time[i], want[order[i]]);
     }
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    sim_engine_set_flush(eng, NULL, NULL);
     sim_engine_destroy(eng);
 }
 END_TEST

@@ -627,33 +627,44 @@ START_TEST(net_solo_is_an_active_flow_from_its_start_to_its_end)
     const double bw[] = { 3.3e9, 7.7e9, 9.9e9, 2.2e9 };
     const sim_time lat[] = { 1000, 2000, 4000, 8000 };
     sim_net_config cfg = { .nhosts = 4, .bandwidth_bps = bw, .latency_ns = lat };
-    /* A: 0 -> 1 from 3000, B: 2 -> 3 from 12000: solos on disjoint links, overlapping. */
+    /* A: 0 -> 1 from 3000, B: 2 -> 3 from 12000: solos on disjoint links, overlapping. A
+     * probe scheduled before the sends comes before a start at its very ns, as before the
+     * START event the START and DONE path schedules at the send. */
     const sim_time ea = 3000 + xfer_ns(250000, 3.3e9), eb = 12000 + xfer_ns(250000, 2.2e9);
-    const sim_time probe[] = { 2999, 3000, 11999, 12000, ea - 1, ea + 1, eb - 1, eb + 1 };
-    const size_t want[] = { 0, 1, 1, 2, 2, 1, 1, 0 };
+    const sim_time probe[] = {
+        2999, 3000, 3001, 11999, 12000, 12001, ea - 1, ea + 1, eb - 1, eb + 1
+    };
+    const size_t want[] = { 0, 0, 1, 1, 1, 2, 2, 1, 1, 0 };
     enum {
         NPROBES = sizeof(probe) / sizeof(probe[0])
     };
-    action acts[2 + NPROBES] = { send_at(0, 0, 1, 250000), send_at(0, 2, 3, 250000) };
+    action acts[NPROBES + 2];
     for (size_t i = 0; i < NPROBES; i++)
-        acts[2 + i] = (action){ .at_ns = probe[i], .kind = ACT_PROBE };
-    side *sd = calloc(1, sizeof(*sd));
-    ck_assert_ptr_nonnull(sd);
-    side_run(sd, &cfg, acts, 2 + NPROBES, true, false);
+        acts[i] = (action){ .at_ns = probe[i], .kind = ACT_PROBE };
+    acts[NPROBES] = send_at(0, 0, 1, 250000);
+    acts[NPROBES + 1] = send_at(0, 2, 3, 250000);
+    side *sd = calloc(1, sizeof(*sd)), *off = calloc(1, sizeof(*off));
+    ck_assert(sd != NULL && off != NULL);
+    side_run(sd, &cfg, acts, NPROBES + 2, true, false);
+    side_run(off, &cfg, acts, NPROBES + 2, false, false);
     ck_assert_uint_eq(sd->nprobes, NPROBES);
     for (size_t i = 0; i < NPROBES; i++) {
         ck_assert_msg(sd->active[i] == want[i] && sd->listed[i] == want[i],
                       "at %lld: %zu active, %zu listed, want %zu", (long long)probe[i],
                       sd->active[i], sd->listed[i], want[i]);
+        ck_assert_uint_eq(off->active[i], want[i]);
+        ck_assert_uint_eq(off->listed[i], want[i]);
     }
     /* Listed with the rate of the lone flow each stands for. */
-    ck_assert_double_eq(sd->rates[1][0], 3.3e9);
-    ck_assert(sd->rates[3][0] + sd->rates[3][1] == 3.3e9 + 2.2e9);
+    ck_assert_double_eq(sd->rates[2][0], 3.3e9);
+    ck_assert(sd->rates[5][0] + sd->rates[5][1] == 3.3e9 + 2.2e9);
     sim_net_stats st;
     side_fini(sd, &st, NULL);
     ck_assert_uint_eq(st.peak_flows, 2);
     ck_assert_uint_eq(st.active_flows, 0);
+    side_fini(off, &st, NULL);
     free(sd);
+    free(off);
 }
 END_TEST
 

@@ -33,7 +33,7 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
 }
 
-static int drain(sim_net *net, sim_err *err);
+static inline int drain(sim_net *net, sim_err *err);
 
 /* The end of the instant: every solo that starts at it has started (before the flush, whose
  * number a flow's stamp records). */
@@ -424,7 +424,7 @@ static int drain_due(sim_net *net, sim_time now, uint64_t seq, sim_err *err)
  * at its place among them. A demoted message's own START event, if still pending, is
  * cancelled (if it is the event being handled, its id is already stale). Such a message
  * cannot end here: its destination is up (a failure drops it) and it has bytes and links. */
-static int drain(sim_net *net, sim_err *err)
+static inline int drain(sim_net *net, sim_err *err)
 {
     sim_time now = sim_engine_now(net->eng);
     if (!sim_net_solo_due(net, now, UINT64_MAX))
@@ -492,18 +492,18 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
     net_slot *f = &net->slots[s];
     if (f->gen != ev->arg[1])
         return 0;
-    /* drain, its test in line: most events find no start due. */
+    /* drain, its test in line: most events find no start due. A solo's own DONE (promoted or
+     * not) stands where the DONE its START would have scheduled would stand (start_mark, set
+     * when it was counted, after its DONE was scheduled): the starts without an event of their
+     * own that came before that place come before its end, as their STARTs did. The first
+     * drain counts the solo itself if no network call did yet. */
     sim_time now = sim_engine_now(net->eng);
     if (sim_net_solo_due(net, now, ev->seq)) {
         rc = drain_due(net, now, ev->seq, err);
         if (rc != SIM_OK)
             return rc;
     }
-    /* A solo's own DONE (promoted or not) stands where the DONE its START would have scheduled
-     * would stand (start_mark, set when it was counted): the starts without an event of their
-     * own that came before that place come before its end, as their STARTs did. */
-    if (ev->kind == SIM_EV_NET_DONE && f->solo_seq == ev->seq &&
-        sim_net_solo_due(net, now, f->start_mark - 1)) {
+    if (f->solo_seq == ev->seq && sim_net_solo_due(net, now, f->start_mark - 1)) {
         rc = drain_due(net, now, f->start_mark - 1, err);
         if (rc != SIM_OK)
             return rc;

@@ -35,8 +35,8 @@ static sim_time add_sat(sim_time a, sim_time b)
 
 static inline int drain(sim_net *net, sim_err *err);
 
-/* The end of the instant: every solo that starts at it has started (before the flush, whose
- * number a flow's stamp records). */
+/* The flush: first the starts that came before it (all those of the instant when the clock
+ * leaves it), whose stamps record the number of this flush. */
 static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
     (void)eng;

@@ -176,10 +176,11 @@ bool sim_net_solo_try(sim_net *net, uint32_t s, sim_time t_start)
     if (t_start == SIM_TIME_NEVER || !net_end_at((double)f->msg.bytes, rate, t_start, &at) ||
         at == t_start)
         return false;
-    f->solo_seq = sim_engine_next_seq(net->eng);
+    uint64_t seq = sim_engine_next_seq(net->eng); /* the DONE's */
     sim_event ev = sim_net_slot_event(SIM_EV_NET_DONE, s, f);
     if (sim_engine_schedule_at(net->eng, at, &ev, &f->ev) != SIM_OK)
         return false; /* out of memory: the START's scheduling reports it */
+    f->solo_seq = seq;
     for (uint32_t k = 0; k < f->nlinks; k++)
         net->links[f->links[k]].solo = (int32_t)s;
     f->state = SLOT_SOLO;

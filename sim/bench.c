@@ -306,8 +306,9 @@ int sim_bench_network(FILE *out, sim_err *err)
     gsl_rng_set(r, 2385);
     for (size_t i = 0; i < NDRAWS; i++)
         draws[i] = gsl_ran_exponential(r, 1.0);
-    /* Two events per message (latency phase, then transfer), with about as many pending as
-     * a 1024-host ring keeps: the heap's rate halved is the reference. */
+    /* Two events per message (latency phase, then transfer; a solo has one, but these
+     * patterns send few), with about as many pending as a 1024-host ring keeps: the heap's
+     * rate halved is the reference. */
     double ref = 0.0;
     for (int rep = 0; rep < REPS; rep++) {
         double b = bare_hold(2048, HOLD_OPS, draws) / 2.0;

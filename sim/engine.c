@@ -66,6 +66,7 @@ struct sim_engine {
     sim_time now;
     sim_time last;     /* the radix heap's base: <= now, <= every pending time */
     uint64_t seq;      /* next insertion sequence number */
+    uint64_t cur_seq;  /* seq of the event being dispatched, UINT64_MAX between events */
     bool stopped;      /* set by sim_engine_stop, cleared by run */
     bool flush_wanted; /* sim_engine_request_flush was called at this instant */
     sim_flush_fn flush_fn;
@@ -412,6 +413,7 @@ sim_engine *sim_engine_create(size_t capacity_hint, sim_err *err)
         return NULL;
     }
     eng->stats.grows = 0;
+    eng->cur_seq = UINT64_MAX;
     return eng;
 }
 
@@ -524,6 +526,16 @@ sim_time sim_engine_next_time(const sim_engine *eng)
     return q->min_ok ? q->min : scan_min(eng, q, &slot);
 }
 
+uint64_t sim_engine_next_seq(const sim_engine *eng)
+{
+    return eng->seq;
+}
+
+uint64_t sim_engine_current_seq(const sim_engine *eng)
+{
+    return eng->cur_seq;
+}
+
 void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud)
 {
     eng->flush_fn = fn;
@@ -576,7 +588,9 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
     eng->pending--;
     eng->now = ev.time;
     eng->stats.processed++;
+    eng->cur_seq = ev.seq;
     int rc = fn(ud, eng, &ev, err);
+    eng->cur_seq = UINT64_MAX;
     return rc != 0 ? rc : 1;
 }
 

@@ -105,6 +105,15 @@ int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);
 
+/* The insertion sequence number (sim_event.seq) that the next event scheduled or moved will
+ * get: every event scheduled so far has a smaller one, every later one a larger. */
+uint64_t sim_engine_next_seq(const sim_engine *eng);
+
+/* The sequence number of the event being dispatched, or UINT64_MAX between events (before a
+ * run, between steps, and when the clock leaves an instant, in the end-of-instant hook): with
+ * sim_engine_now, where the run stands in the (time, seq) order. */
+uint64_t sim_engine_current_seq(const sim_engine *eng);
+
 /* Dispatches events in order until the queue is empty, the next event lies after `until`
  * (the clock then stays at the last event's time), sim_engine_stop is called, or a handler
  * returns non-zero (that value is returned). Returns 0 otherwise. */

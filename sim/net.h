@@ -29,7 +29,31 @@
  * within one instant). With one flow per link a message takes exactly latency + S/B (to the
  * nanosecond: each completion time is rounded to the nearest ns once).
  *
- * Costs: a lone flow O(1) at its start and end. An instant with changes on shared links costs
+ * Solos (sim/net_solo.c): a message sent while no flow and no other solo is on any link of its
+ * path (with bytes, a path, its destination up and a transfer of at least 1 ns) will start as
+ * a lone flow unless something touches those links first, so its end is known when it is
+ * sent: start + S * 8e9 / (smallest capacity on its path), rounded once, the time a lone
+ * flow's START would schedule. Its DONE is scheduled then, its one engine event (instead of a
+ * START and a DONE), and it claims its links. Whatever would touch a claimed link resolves the
+ * claim first: a flow starting on it (also one joining a group), a capacity change of it, the
+ * listing of flows (sim_net_flow_at). A solo whose start has not come becomes an ordinary
+ * message again, started at the place among the network's events its START would have had;
+ * one whose start has come becomes the lone flow it stands for, joined to its links, rated
+ * from its start, its DONE kept. A failure of an endpoint drops it like any message. It is an
+ * active flow from its start to its end (active and peak flows, the rating counters), counted
+ * by the first network call after its start in the engine's (time, seq) order, its start
+ * taking its DONE's sequence (sim_engine_current_seq tells where a call stands). Every end is
+ * that of the START and DONE path to the ns (tests/test_net_solo.c runs random message sets
+ * both ways); only the order of events at one ns can differ: a solo's DONE carries the
+ * sequence of its send, so at the ns of its end it comes before the network events
+ * scheduled during its latency phase, which the START and DONE path ran first (the starts
+ * without an event, of other solos, are still counted before it). Where such an event is the
+ * START of a message on its links (a transfer shorter than that message's latency), the
+ * message starts alone rather than beside it: the counters differ, not the rates.
+ *
+ * Costs: a solo one engine event, O(hops) when sent and when it ends, and O(log M) in the
+ * heap of the M solos not yet started; any other message two events. A lone flow O(1) at its
+ * start and end. An instant with changes on shared links costs
  * O(L + F * MAX_HOPS * log L) for the L links and F flows of the touched components (a heap
  * built bottom-up; single-flow links whose flow froze elsewhere are never popped), plus one
  * in-place move of the completion event of each flow whose rate changed.
@@ -171,8 +195,9 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);
 void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
 
 /* The current rate of the flow carrying a message, for tests: the rate in bits/s of the
- * n-th active flow (in no particular order) and its endpoints. Settles the current instant's
- * pending recomputation first (sim_engine_flush). Returns false past the end. */
+ * n-th active flow (in no particular order) and its endpoints. Settles the current instant
+ * first: the solos that have started by now join their links as the flows they stand for, and
+ * the pending recomputation runs (sim_engine_flush). Returns false past the end. */
 bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps);
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);

@@ -5,6 +5,7 @@
 
 #include "sim/net.h"
 #include "sim/net_group.h"
+#include "sim/net_solo.h"
 #include "sim/net_solver.h"
 #include "sim/net_state.h"
 
@@ -32,10 +33,15 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
 }
 
+static inline int drain(sim_net *net, sim_err *err);
+
+/* The flush: first the starts that came before it (all those of the instant when the clock
+ * leaves it), whose stamps record the number of this flush. */
 static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
     (void)eng;
-    return sim_net_solve(ud, err);
+    int rc = drain(ud, err);
+    return rc != SIM_OK ? rc : sim_net_solve(ud, err);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -85,6 +91,7 @@ static void init_links(sim_net *net, const sim_net_config *cfg)
         k->cap_bps = k->base_bps;
         k->head = NO_HOP;
         k->heap_pos = -1;
+        k->solo = NO_SLOT;
     }
     for (uint32_t h = 0; h < cfg->nhosts; h++)
         net->hosts[h].latency_ns = cfg->latency_ns[h];
@@ -115,7 +122,7 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->active = calloc(net->cap, sizeof(*net->active));
     if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
         net->dirty == NULL || net->slots == NULL || net->active == NULL ||
-        sim_net_group_grow(net, net->cap) != SIM_OK)
+        sim_net_group_grow(net, net->cap) != SIM_OK || sim_net_solo_grow(net, net->cap) != SIM_OK)
         goto fail_free_net;
     init_links(net, cfg);
     net->free_head = NO_SLOT;
@@ -138,6 +145,8 @@ void sim_net_destroy(sim_net *net)
     if (net->links != NULL)
         for (uint32_t l = 0; l < net->nlinks; l++)
             free(net->links[l].gheap);
+    free(net->wait_heap);
+    free(net->wait_fifo);
     free(net->gkeys);
     free(net->gqueue);
     free(net->active);
@@ -164,7 +173,7 @@ static int grow_pool(sim_net *net, sim_err *err)
     if (active == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     net->active = active;
-    if (sim_net_group_grow(net, cap) != SIM_OK)
+    if (sim_net_group_grow(net, cap) != SIM_OK || sim_net_solo_grow(net, cap) != SIM_OK)
         return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     memset(&net->slots[net->cap], 0, (cap - net->cap) * sizeof(*slots));
     free_range(net, net->cap, cap);
@@ -197,7 +206,7 @@ static void free_slot(sim_net *net, uint32_t s)
 
 /* ---- flows on links ------------------------------------------------------------------- */
 
-static void join_links(sim_net *net, uint32_t s)
+static inline void join_links(sim_net *net, uint32_t s)
 {
     net_slot *f = &net->slots[s];
     for (uint32_t k = 0; k < f->nlinks; k++) {
@@ -212,8 +221,8 @@ static void join_links(sim_net *net, uint32_t s)
     }
     f->active_pos = (uint32_t)net->nactive;
     net->active[net->nactive++] = s;
-    if (net->nactive > net->stats.peak_flows)
-        net->stats.peak_flows = net->nactive;
+    if (net_active_flows(net) > net->stats.peak_flows)
+        net->stats.peak_flows = net_active_flows(net);
 }
 
 static void leave_links(sim_net *net, uint32_t s)
@@ -233,6 +242,38 @@ static void leave_links(sim_net *net, uint32_t s)
     uint32_t last = net->active[--net->nactive];
     net->active[f->active_pos] = last;
     net->slots[last].active_pos = f->active_pos;
+}
+
+/* Resolves the claim of solo s before anything looks at or changes one of its links. If it
+ * has started (sim/net_solo.h) it becomes the flow it would be had it started alone: it joins
+ * its links now, rated since its start (last_ns) for all its bytes, its DONE kept; with no
+ * flow on its links until now, its place at the tail of their hop lists, its join order and
+ * its stamp are what its START would have given. If not, it becomes an ordinary message: its
+ * DONE is cancelled, it starts when the drain reaches its place (drain), and a START event at
+ * its start time makes sure a network call comes by then. */
+static int materialize(sim_net *net, uint32_t s)
+{
+    net_slot *f = &net->slots[s];
+    if (sim_net_solo_unclaim(net, s)) {
+        f->state = SLOT_FLOW;
+        join_links(net, s);
+        return SIM_OK;
+    }
+    sim_engine_cancel(net->eng, f->ev);
+    f->state = SLOT_LATENCY;
+    f->rate_bps = 0.0;
+    sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
+    return sim_engine_schedule_at(net->eng, f->last_ns, &ev, &f->ev);
+}
+
+/* Resolves the claims on the n links `links`. */
+static int materialize_links(sim_net *net, const uint32_t *links, uint32_t n)
+{
+    int rc = SIM_OK;
+    for (uint32_t k = 0; k < n; k++)
+        if (net->links[links[k]].solo != NO_SLOT && rc == SIM_OK)
+            rc = materialize(net, (uint32_t)net->links[links[k]].solo);
+    return rc;
 }
 
 /* ---- operations ----------------------------------------------------------------------- */
@@ -265,6 +306,10 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     if (net->hosts[msg->src].down)
         return sim_err_set(err, SIM_EINVAL, NULL, "net: send from host %u, which is down",
                            msg->src);
+    /* The starts that came before this send take their links first. */
+    rc = drain(net, err);
+    if (rc != SIM_OK)
+        return rc;
     uint32_t s;
     rc = alloc_slot(net, &s, err);
     if (rc != SIM_OK)
@@ -276,6 +321,8 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     f->nlinks = path_links(net, msg->src, msg->dst, f->links);
     f->state = SLOT_LATENCY;
     f->group = -1;
+    f->solo_wait = false;
+    f->solo_seq = UINT64_MAX;
     f->rate_bps = 0.0;
     f->remaining_bytes = (double)msg->bytes;
     f->last_ns = now;
@@ -285,12 +332,14 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
         lat = add_sat(lat, net->hosts[msg->src].extra_ns);
         lat = add_sat(lat, net->hosts[msg->dst].extra_ns);
     }
-    sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
-    rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
-    if (rc != SIM_OK) {
-        free_slot(net, s);
-        return sim_err_set(err, rc, NULL, "net: cannot schedule a message from %u to %u", msg->src,
-                           msg->dst);
+    if (!sim_net_solo_try(net, s, add_sat(now, lat))) {
+        sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
+        rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
+        if (rc != SIM_OK) {
+            free_slot(net, s);
+            return sim_err_set(err, rc, NULL, "net: cannot schedule a message from %u to %u",
+                               msg->src, msg->dst);
+        }
     }
     net->hosts[msg->src].sent_bytes += msg->bytes;
     net->hosts[msg->src].inflight++;
@@ -322,18 +371,19 @@ static int finish(sim_net *net, uint32_t s, sim_net_msg *out)
     return delivered;
 }
 
-static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+/* Message s's flow starts now: it joins its links (whose solos are resolved first) and is
+ * rated alone, joins a group, or waits for the flush. */
+static inline int start_flow(sim_net *net, uint32_t s, sim_err *err)
 {
     net_slot *f = &net->slots[s];
-    f->ev = 0;
-    if (f->nlinks == 0 || f->msg.bytes == 0 || net->hosts[f->msg.dst].down)
-        return finish(net, s, out);
+    int rc = materialize_links(net, f->links, f->nlinks);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "net: cannot schedule the start of a message");
     f->state = SLOT_FLOW;
     f->last_ns = sim_engine_now(net->eng);
     f->join_seq = net->starts++;
     f->stamp_flush = net->flushes + 1;
     join_links(net, s);
-    int rc = SIM_OK;
     if (sim_net_rate_alone(net, s, &rc, err))
         return rc;
     if (sim_net_group_try_join(net, s))
@@ -341,6 +391,54 @@ static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
     for (uint32_t k = 0; k < f->nlinks; k++)
         sim_net_mark_dirty(net, f->links[k]);
     return SIM_OK;
+}
+
+static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+{
+    net_slot *f = &net->slots[s];
+    f->ev = 0;
+    if (f->nlinks == 0 || f->msg.bytes == 0 || net->hosts[f->msg.dst].down)
+        return finish(net, s, out);
+    return start_flow(net, s, err);
+}
+
+/* drain's work once a place is due. */
+static int drain_due(sim_net *net, sim_time now, uint64_t seq, sim_err *err)
+{
+    int rc = SIM_OK;
+    for (int32_t s; (s = sim_net_solo_next(net, now, seq)) != NO_SLOT;) {
+        net_slot *f = &net->slots[s];
+        if (f->state != SLOT_LATENCY)
+            continue;
+        sim_engine_cancel(net->eng, f->ev);
+        f->ev = 0;
+        int r = start_flow(net, (uint32_t)s, err);
+        rc = rc != SIM_OK ? rc : r;
+    }
+    return rc;
+}
+
+/* Brings the solos up to where the run stands in the engine's order (sim/net_solo.h): the
+ * event being dispatched, or, between events, the end of the instant. Counts the solos that
+ * started by then, and starts the demoted messages whose START would have come by then, each
+ * at its place among them. A demoted message's own START event, if still pending, is
+ * cancelled (if it is the event being handled, its id is already stale). Such a message
+ * cannot end here: its destination is up (a failure drops it) and it has bytes and links. */
+static inline int drain(sim_net *net, sim_err *err)
+{
+    sim_time now = sim_engine_now(net->eng);
+    if (!sim_net_solo_due(net, now, UINT64_MAX))
+        return SIM_OK; /* nothing due in this instant at all: no need to ask where it stands */
+    return drain_due(net, now, sim_engine_current_seq(net->eng), err);
+}
+
+/* drain for the calls that return nothing: an error waits for the next send or handle. */
+static void drain_void(sim_net *net)
+{
+    sim_err err;
+    int rc = drain(net, &err);
+    if (rc != SIM_OK && net->pending_err == SIM_OK)
+        net->pending_err = rc;
 }
 
 static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
@@ -366,6 +464,18 @@ static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
     return finish(net, s, out);
 }
 
+/* The end of a solo that nothing touched: a lone flow's end, which re-rates nobody. */
+static int on_solo_done(sim_net *net, uint32_t s, sim_net_msg *out)
+{
+    net_slot *f = &net->slots[s];
+    f->ev = 0;
+    bool started = sim_net_solo_unclaim(net, s);
+    assert(started); /* sim_net_handle drained up to this very event */
+    (void)started;
+    net->stats.recomputes++;
+    return finish(net, s, out);
+}
+
 int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err)
 {
     assert(net != NULL && ev != NULL && out != NULL);
@@ -382,8 +492,26 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
     net_slot *f = &net->slots[s];
     if (f->gen != ev->arg[1])
         return 0;
+    /* drain, its test in line: most events find no start due. A solo's own DONE (promoted or
+     * not) stands where the DONE its START would have scheduled would stand (start_mark, set
+     * when it was counted, after its DONE was scheduled): the starts without an event of their
+     * own that came before that place come before its end, as their STARTs did. The first
+     * drain counts the solo itself if no network call did yet. */
+    sim_time now = sim_engine_now(net->eng);
+    if (sim_net_solo_due(net, now, ev->seq)) {
+        rc = drain_due(net, now, ev->seq, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    if (f->solo_seq == ev->seq && sim_net_solo_due(net, now, f->start_mark - 1)) {
+        rc = drain_due(net, now, f->start_mark - 1, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
     if (ev->kind == SIM_EV_NET_START)
         return f->state == SLOT_LATENCY ? on_start(net, s, out, err) : 0;
+    if (f->state == SLOT_SOLO)
+        return on_solo_done(net, s, out);
     return f->state == SLOT_FLOW ? on_done(net, s, out) : 0;
 }
 
@@ -392,11 +520,14 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     assert(net != NULL && !bad_host(net, host));
     if (bad_host(net, host) || net->hosts[host].down == down)
         return;
+    if (down)
+        drain_void(net);
     net->hosts[host].down = down;
     if (!down)
         return;
     /* A rare event, so scanning the pool is fine. The links the aborted flows leave are
-     * recomputed with the other changes of this instant, as plain flows. */
+     * recomputed with the other changes of this instant, as plain flows; so are those of a
+     * solo that had started, as the lone flow it stands for. */
     for (uint32_t l = 0; l < net->nlinks; l++)
         if (net->links[l].grouped)
             sim_net_group_dissolve(net, l);
@@ -406,11 +537,14 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             continue;
         if (f->ev != 0)
             sim_engine_cancel(net->eng, f->ev);
-        if (f->state == SLOT_FLOW) {
+        bool on_links = f->state == SLOT_FLOW;
+        if (f->state == SLOT_FLOW)
             leave_links(net, (uint32_t)i);
-            for (uint32_t k = 0; k < f->nlinks; k++)
-                sim_net_mark_dirty(net, f->links[k]);
-        }
+        else if (f->state == SLOT_SOLO)
+            on_links = sim_net_solo_unclaim(net, (uint32_t)i);
+        sim_net_solo_forget(net, (uint32_t)i);
+        for (uint32_t k = 0; on_links && k < f->nlinks; k++)
+            sim_net_mark_dirty(net, f->links[k]);
         net->hosts[f->msg.src].inflight--;
         net->hosts[f->msg.dst].inflight--;
         net->stats.in_flight--;
@@ -447,6 +581,12 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
     uint32_t seeds[2] = { up_link(host), down_link(host) };
+    int rc = drain(net, err);
+    if (rc != SIM_OK)
+        return rc;
+    rc = materialize_links(net, seeds, 2);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "net: cannot schedule the start of a message");
     for (size_t i = 0; i < 2; i++)
         sim_net_group_dissolve_at(net, seeds[i]);
     for (size_t i = 0; i < 2; i++) {
@@ -505,8 +645,15 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)
 bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
 {
     assert(net != NULL);
-    /* Rates are settled once per instant: settle them now for the caller to see. */
-    int rc = sim_engine_flush(net->eng, NULL);
+    /* Solos that have started by now are listed as the flows they stand for (joined to their
+     * links), and rates are settled once per instant: settle them now for the caller to see. */
+    sim_err err;
+    int rc = drain(net, &err);
+    int frc = sim_engine_flush(net->eng, NULL);
+    rc = rc != SIM_OK ? rc : frc;
+    for (size_t i = 0; net->nsolo_active > 0 && i < net->cap; i++)
+        if (net->slots[i].state == SLOT_SOLO && !net->slots[i].solo_wait && rc == SIM_OK)
+            rc = materialize(net, (uint32_t)i);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;
     if (n >= net->nactive)
@@ -526,5 +673,10 @@ void sim_net_stats_get(const sim_net *net, sim_net_stats *stats)
 {
     assert(net != NULL && stats != NULL);
     *stats = net->stats;
-    stats->active_flows = net->nactive;
+    /* With the solos that have started but that no network call has counted yet. */
+    stats->active_flows =
+        net_active_flows(net) +
+        sim_net_solo_uncounted(net, sim_engine_now(net->eng), sim_engine_current_seq(net->eng));
+    if (stats->active_flows > stats->peak_flows)
+        stats->peak_flows = stats->active_flows;
 }

@@ -27,8 +27,8 @@ int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
     f->rate_bps = rate_bps;
     net->stats.rerates++;
     bool stalled = !(rate_bps > 0.0); /* until a later recompute: never divide by zero */
-    double delay = stalled ? 0.0 : f->remaining_bytes * NS_BITS / rate_bps;
-    bool too_late = !stalled && !(delay < 0.5 * (double)(SIM_TIME_NEVER - now));
+    sim_time at = now;
+    bool too_late = !stalled && !net_end_at(f->remaining_bytes, rate_bps, now, &at);
     if (stalled || too_late) {
         if (f->ev != 0)
             sim_engine_cancel(net->eng, f->ev);
@@ -40,10 +40,10 @@ int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
                            f->msg.src, f->msg.dst, rate_bps);
     }
     /* A pending end moves in place: the same order as a cancel and a schedule would give. */
-    if (f->ev != 0 && sim_engine_reschedule(net->eng, f->ev, now + llround(delay)) == SIM_OK)
+    if (f->ev != 0 && sim_engine_reschedule(net->eng, f->ev, at) == SIM_OK)
         return SIM_OK;
     sim_event ev = sim_net_slot_event(SIM_EV_NET_DONE, s, f);
-    int rc = sim_engine_schedule(net->eng, llround(delay), &ev, &f->ev);
+    int rc = sim_engine_schedule_at(net->eng, at, &ev, &f->ev);
     if (rc != SIM_OK)
         return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
     return SIM_OK;

@@ -1,8 +1,9 @@
 /* The network's internals: its types and inline helpers, shared by sim/net_model.c (messages,
  * flows on links, the public API of sim/net.h), sim/net_solver.c (rates: max-min fairness,
- * once per instant; sim/net_solver.h) and sim/net_group.c (shared-bottleneck groups;
- * sim/net_group.h). Not a public header: only those files include it. net_model.c calls the
- * solver and the groups, the solver calls the groups, and none calls back up.
+ * once per instant; sim/net_solver.h), sim/net_group.c (shared-bottleneck groups;
+ * sim/net_group.h) and sim/net_solo.c (messages alone on their links, one event each;
+ * sim/net_solo.h). Not a public header: only those files include it. net_model.c calls the
+ * solver, the groups and the solos, the solver calls the groups, and none calls back up.
  *
  * Links are numbered by sim/net_topo.h. A message lives in one slot of a pool from send to
  * delivery or drop; in its bandwidth phase the slot is a flow threaded on the links of its
@@ -11,6 +12,7 @@
 #ifndef SIM_NET_INTERNAL_H
 #define SIM_NET_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,7 +31,9 @@ enum {
 enum slot_state {
     SLOT_FREE = 0,
     SLOT_LATENCY = 1, /* waiting for its SIM_EV_NET_START */
-    SLOT_FLOW = 2     /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
+    SLOT_FLOW = 2,    /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
+    SLOT_SOLO = 3     /* alone on its links from send to end, claimed (sim/net_solo.c): no
+                         START, its SIM_EV_NET_DONE scheduled when sent; not on the hop lists */
 };
 
 typedef struct net_slot {
@@ -51,6 +55,12 @@ typedef struct net_slot {
     double finish_bytes;  /* finishing point on the center's virtual clock, bytes */
     uint64_t join_seq;    /* flows started before this one: the hop-list order */
     uint64_t stamp_flush; /* flush that first rated this flow (net->flushes + 1 at start) */
+    /* Solo (sim/net_solo.c) or demoted solo: until it starts, last_ns is its start time. */
+    uint64_t solo_seq;   /* engine sequence of the DONE scheduled when it was sent, or
+                            UINT64_MAX: no solo */
+    uint64_t start_mark; /* the engine's next sequence when it was counted as started: that
+                            of a DONE its START would have scheduled */
+    bool solo_wait;      /* its start is to come: it has a live entry in the wait queue */
     uint8_t nlinks;
     uint8_t state; /* enum slot_state */
 } net_slot;
@@ -63,6 +73,7 @@ typedef struct net_link {
     uint64_t seen_epoch; /* recompute that last reached this link */
     uint64_t flush_mark; /* flush that last recomputed this link's component */
     bool dirty;          /* in net->dirty: changed at this instant, not yet recomputed */
+    int32_t solo;        /* the solo message claiming this link (sim/net_solo.c), or NO_SLOT */
     /* Progressive-filling scratch, valid during one recompute. */
     double rem_bps;    /* capacity not yet given to frozen flows */
     double share_bps;  /* rem_bps / unfrozen: the heap key */
@@ -116,7 +127,23 @@ struct sim_net {
     void *drop_ud;
     uint32_t *gqueue;       /* (cap) group scratch: heap positions of a visited prefix */
     struct net_gkey *gkeys; /* (cap) group scratch: flows to schedule, sorted */
+    /* The wait queue of the starts to come without an event (sim/net_solo.c), by key. */
+    struct net_wait *wait_fifo; /* (cap) ring of the entries pushed in key order */
+    uint32_t wait_head, wait_nfifo;
+    struct net_wait *wait_heap; /* (cap) binary min-heap of the other entries */
+    uint32_t wait_nheap;
+    size_t nsolo_active; /* solos counted as started and still claiming their links */
+    bool solo_off;       /* tests: every message takes the START and DONE path */
 };
+
+/* An entry of the wait queue: the place of a start to come in the engine's order. It is live
+ * while its slot waits with that sequence (solo_wait, solo_seq); entries left behind by a
+ * message that started early or was dropped are skipped when they come up. */
+typedef struct net_wait {
+    sim_time t;   /* start time */
+    uint64_t seq; /* sequence of the message's DONE when it was sent */
+    uint32_t slot;
+} net_wait;
 
 /* A group member to (re)schedule, with the order the per-flow solver would have given it. */
 typedef struct net_gkey {
@@ -146,6 +173,24 @@ static inline double net_left_at(const net_slot *f, sim_time now)
             rem = 0.0;
     }
     return rem;
+}
+
+/* The end of a transfer of `rem_bytes` from `from` on at `rate_bps` (> 0): from plus the
+ * transfer time rounded to the nearest ns once, the one formula by which the solver schedules
+ * a flow's end and a solo its own when sent. False if that would lie past the end of time. */
+static inline bool net_end_at(double rem_bytes, double rate_bps, sim_time from, sim_time *at)
+{
+    double delay = rem_bytes * NS_BITS / rate_bps;
+    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - from)))
+        return false;
+    *at = from + llround(delay);
+    return true;
+}
+
+/* Flows in their bandwidth phase: those on the hop lists and the solos that have started. */
+static inline size_t net_active_flows(const sim_net *net)
+{
+    return net->nactive + net->nsolo_active;
 }
 
 static inline uint32_t hop_slot(int32_t hop)

@@ -266,6 +266,60 @@ START_TEST(engine_runs_the_flush_hook_once_before_the_clock_moves)
 }
 END_TEST
 
+static int record_seq(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)err;
+    trace *t = ud;
+    ck_assert_uint_eq(sim_engine_current_seq(eng), ev->seq);
+    t->time[t->n] = (sim_time)ev->seq;
+    t->tag[t->n++] = ev->arg[0];
+    return 0;
+}
+
+static int flush_seq(void *ud, sim_engine *eng, sim_err *err)
+{
+    (void)ud;
+    (void)err;
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    return 0;
+}
+
+/* sim_engine_next_seq names the sequence number the next scheduled (or moved) event gets, as
+ * the handler then sees it in sim_event.seq; sim_engine_current_seq is that of the event
+ * being dispatched, UINT64_MAX between events (and in the hook run as the clock moves on). */
+START_TEST(engine_next_seq_is_the_seq_of_the_next_event)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    ck_assert_uint_eq(sim_engine_next_seq(eng), 0);
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    sim_engine_set_flush(eng, flush_seq, NULL);
+    sim_engine_request_flush(eng);
+    uint64_t want[4];
+    sim_event_id ids[4];
+    for (uint64_t i = 0; i < 4; i++) {
+        sim_event ev = tagged(i);
+        want[i] = sim_engine_next_seq(eng);
+        ck_assert_int_eq(sim_engine_schedule(eng, 2385 - 100 * (sim_time)i, &ev, &ids[i]), 0);
+    }
+    ck_assert_uint_eq(sim_engine_next_seq(eng), 4);
+    want[1] = sim_engine_next_seq(eng);
+    ck_assert_int_eq(sim_engine_reschedule(eng, ids[1], 4099), 0);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[2]), 0);
+    ck_assert_uint_eq(sim_engine_next_seq(eng), 5); /* a cancel takes none */
+    trace t = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record_seq, &t, NULL), 0);
+    const uint64_t order[] = { 3, 0, 1 };
+    ck_assert_uint_eq(t.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_uint_eq(t.tag[i], order[i]);
+        ck_assert_uint_eq((uint64_t)t.time[i], want[order[i]]);
+    }
+    ck_assert_uint_eq(sim_engine_current_seq(eng), UINT64_MAX);
+    sim_engine_set_flush(eng, NULL, NULL);
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 /* Rescheduling moves an event as a cancel and a schedule would: it takes a fresh sequence
  * number (so among events at its new time it comes last), keeps its id, and refuses stale
  * ids and the past. */
@@ -526,6 +580,7 @@ Suite *test_suite(void)
     tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
     tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
+    tcase_add_test(cancel, engine_next_seq_is_the_seq_of_the_next_event);
     tcase_add_test(cancel, engine_pops_in_the_exact_order_of_a_reference_queue);
     tcase_add_test(cancel, engine_keeps_order_through_many_reschedules_of_far_events);
     tcase_set_timeout(cancel, 60);

@@ -53,7 +53,7 @@ typedef struct chunk {
 typedef struct bucket {
     uint32_t head, tail; /* first and last chunk, NO_CHUNK when the bucket has none */
     uint32_t first;      /* entries of the head chunk already taken (bucket 0 only) */
-    uint32_t fill;       /* entries written in the tail chunk */
+    uint32_t fill;       /* entries written in the tail chunk; CHUNK when there is none */
     uint32_t n;          /* entries in the list */
     uint32_t live;       /* entries of pending events */
     sim_time min;        /* least time of a live entry, when min_ok */
@@ -126,7 +126,7 @@ static inline void give_chunk(sim_engine *eng, uint32_t c)
 static inline void put(sim_engine *eng, unsigned k, entry e)
 {
     bucket *q = &eng->b[k];
-    if (q->tail == NO_CHUNK || q->fill == CHUNK) {
+    if (q->fill == CHUNK) {
         uint32_t c = take_chunk(eng);
         if (q->tail == NO_CHUNK) {
             q->head = c;
@@ -163,7 +163,8 @@ static void empty_bucket(sim_engine *eng, unsigned k)
         c = next;
     }
     q->head = q->tail = NO_CHUNK;
-    q->first = q->fill = q->n = q->live = 0;
+    q->first = q->n = q->live = 0;
+    q->fill = CHUNK;
     q->min_ok = false;
     if (k > 0)
         eng->occupied &= ~(UINT64_C(1) << (k - 1));
@@ -270,15 +271,17 @@ static void settle(sim_engine *eng)
     q->head = q->tail = NO_CHUNK;
     empty_bucket(eng, k);
     while (left > 0) {
-        entry e = eng->chunks[c].e[i++];
-        left--;
-        if (i == CHUNK || left == 0) {
-            uint32_t next = eng->cnext[c];
-            give_chunk(eng, c);
-            c = next;
-            i = 0;
+        /* A chunk at a time, freed once read (chunks_for counts it while its entries move). */
+        uint32_t end = left < CHUNK - i ? i + left : CHUNK;
+        left -= end - i;
+        for (; i < end; i++) {
+            const entry *e = &eng->chunks[c].e[i];
+            put(eng, bucket_of(eng, e->time), *e);
         }
-        put(eng, bucket_of(eng, e.time), e);
+        uint32_t next = eng->cnext[c];
+        give_chunk(eng, c);
+        c = next;
+        i = 0;
     }
 }
 
@@ -405,8 +408,10 @@ sim_engine *sim_engine_create(size_t capacity_hint, sim_err *err)
         return NULL;
     }
     sim_engine *eng = calloc(1, sizeof(*eng));
-    for (size_t k = 0; eng != NULL && k < NBUCKETS; k++)
+    for (size_t k = 0; eng != NULL && k < NBUCKETS; k++) {
         eng->b[k].head = eng->b[k].tail = NO_CHUNK;
+        eng->b[k].fill = CHUNK;
+    }
     if (eng == NULL || pool_resize(eng, cap) != SIM_OK) {
         sim_engine_destroy(eng);
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %zu pending events", cap);

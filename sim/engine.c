@@ -153,15 +153,32 @@ static inline void put(sim_engine *eng, unsigned k, entry e)
     }
 }
 
-/* Frees bucket k's chunks and leaves it empty. */
-static void empty_bucket(sim_engine *eng, unsigned k)
+/* Frees chunk c and those after it in its list. */
+static void give_chain(sim_engine *eng, uint32_t c)
 {
-    bucket *q = &eng->b[k];
-    for (uint32_t c = q->head; c != NO_CHUNK;) {
+    while (c != NO_CHUNK) {
         uint32_t next = eng->cnext[c];
         give_chunk(eng, c);
         c = next;
     }
+}
+
+/* The entry at cursor (*c, *i) of a bucket's list, moving the cursor past it (to the next
+ * chunk when this one is read to its end). */
+static inline const entry *next_entry(const sim_engine *eng, uint32_t *c, uint32_t *i)
+{
+    if (*i == CHUNK) {
+        *c = eng->cnext[*c];
+        *i = 0;
+    }
+    return &eng->chunks[*c].e[(*i)++];
+}
+
+/* Frees bucket k's chunks and leaves it empty. */
+static void empty_bucket(sim_engine *eng, unsigned k)
+{
+    bucket *q = &eng->b[k];
+    give_chain(eng, q->head);
     q->head = q->tail = NO_CHUNK;
     q->first = q->n = q->live = 0;
     q->fill = CHUNK;
@@ -176,11 +193,7 @@ static void compact(sim_engine *eng, bucket *q)
 {
     uint32_t rc = q->head, ri = q->first, wc = q->head, wi = 0, m = 0;
     for (uint32_t r = 0; r < q->n; r++) {
-        if (ri == CHUNK) {
-            rc = eng->cnext[rc];
-            ri = 0;
-        }
-        const entry *e = &eng->chunks[rc].e[ri++];
+        const entry *e = next_entry(eng, &rc, &ri);
         if (stale(eng, e))
             continue;
         if (wi == CHUNK) {
@@ -190,11 +203,7 @@ static void compact(sim_engine *eng, bucket *q)
         eng->chunks[wc].e[wi++] = *e;
         m++;
     }
-    for (uint32_t c = eng->cnext[wc]; c != NO_CHUNK;) {
-        uint32_t next = eng->cnext[c];
-        give_chunk(eng, c);
-        c = next;
-    }
+    give_chain(eng, eng->cnext[wc]);
     eng->cnext[wc] = NO_CHUNK;
     q->tail = wc;
     q->fill = wi;
@@ -224,11 +233,7 @@ static sim_time scan_min(const sim_engine *eng, const bucket *q, uint32_t *slot)
     sim_time t = SIM_TIME_NEVER;
     uint32_t c = q->head, i = q->first;
     for (uint32_t r = 0; r < q->n; r++) {
-        if (i == CHUNK) {
-            c = eng->cnext[c];
-            i = 0;
-        }
-        const entry *e = &eng->chunks[c].e[i++];
+        const entry *e = next_entry(eng, &c, &i);
         if (e->time < t && !stale(eng, e)) {
             t = e->time;
             *slot = e->slot;
@@ -259,17 +264,17 @@ static void settle(sim_engine *eng)
     eng->last = bucket_min(eng, k);
     if (q->n != q->live)
         compact(eng, q);
-    if (q->max == eng->last) {
-        /* Every event of the bucket has the time `last` (a synchronized step): the whole list
-         * becomes bucket 0's, in its order, without moving an entry. */
+    /* When every event of the bucket has the time `last` (a synchronized step), the whole
+     * list becomes bucket 0's, in its order, without moving an entry. Otherwise the list is
+     * read below, each chunk freed once read. Either way bucket k no longer owns it. */
+    bool whole = q->max == eng->last;
+    if (whole)
         eng->b[0] = *q;
-        q->head = q->tail = NO_CHUNK;
-        empty_bucket(eng, k);
-        return;
-    }
     uint32_t c = q->head, i = q->first, left = q->n;
     q->head = q->tail = NO_CHUNK;
     empty_bucket(eng, k);
+    if (whole)
+        return;
     while (left > 0) {
         /* A chunk at a time, freed once read (chunks_for counts it while its entries move). */
         uint32_t end = left < CHUNK - i ? i + left : CHUNK;
@@ -314,11 +319,7 @@ static inline uint32_t likely_next(const sim_engine *eng)
     const bucket *q = &eng->b[0];
     if (q->n > 0) {
         uint32_t c = q->head, i = q->first;
-        if (i == CHUNK) {
-            c = eng->cnext[c];
-            i = 0;
-        }
-        return eng->chunks[c].e[i].slot;
+        return next_entry(eng, &c, &i)->slot;
     }
     if (eng->occupied == 0)
         return NO_SLOT;

@@ -40,7 +40,7 @@
 
 static bool wait_less(const net_wait *a, const net_wait *b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    return net_place_before(a->t, a->seq, b->t, b->seq);
 }
 
 static bool wait_live(const sim_net *net, const net_wait *w)
@@ -214,11 +214,9 @@ int32_t sim_net_solo_next(sim_net *net, sim_time now, uint64_t seq)
 {
     /* Keys first: most calls find nothing due and read no slot. */
     for (;;) {
-        const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
-        const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
-        bool in_fifo = b == NULL || (a != NULL && wait_less(a, b));
-        const net_wait *w = in_fifo ? a : b;
-        if (w == NULL || w->t > now || (w->t == now && w->seq > seq))
+        bool in_fifo;
+        const net_wait *w = net_wait_first(net, &in_fifo);
+        if (w == NULL || !net_wait_by(w, now, seq))
             return NO_SLOT;
         uint32_t s = w->slot;
         bool live = wait_live(net, w);
@@ -254,7 +252,7 @@ void sim_net_solo_forget(sim_net *net, uint32_t s)
 /* Whether entry w is live and lies at or before (now, seq). */
 static bool wait_by(const sim_net *net, const net_wait *w, sim_time now, uint64_t seq)
 {
-    return wait_live(net, w) && (w->t < now || (w->t == now && w->seq <= seq));
+    return wait_live(net, w) && net_wait_by(w, now, seq);
 }
 
 size_t sim_net_solo_uncounted(const sim_net *net, sim_time now, uint64_t seq)

@@ -30,14 +30,34 @@
  * flow would have scheduled it; returns true. Returns false, changing nothing, otherwise. */
 bool sim_net_solo_try(sim_net *net, uint32_t s, sim_time t_start);
 
+/* Whether the place (t, seq) comes before the place (u, useq) in the engine's order. */
+static inline bool net_place_before(sim_time t, uint64_t seq, sim_time u, uint64_t useq)
+{
+    return t < u || (t == u && seq < useq);
+}
+
+/* Whether wait entry w's place lies at or before (now, seq). */
+static inline bool net_wait_by(const net_wait *w, sim_time now, uint64_t seq)
+{
+    return !net_place_before(now, seq, w->t, w->seq);
+}
+
+/* The first entry of the wait queue (the smaller of the ring's head and the heap's top), or
+ * NULL; *in_fifo tells which of the two it is. */
+static inline const net_wait *net_wait_first(const sim_net *net, bool *in_fifo)
+{
+    const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
+    const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
+    *in_fifo = b == NULL || (a != NULL && net_place_before(a->t, a->seq, b->t, b->seq));
+    return *in_fifo ? a : b;
+}
+
 /* Whether the first place in the queue of starts to come lies at or before (now, seq) in the
  * engine's order: the cheap test that spares most network calls sim_net_solo_next. */
 static inline bool sim_net_solo_due(const sim_net *net, sim_time now, uint64_t seq)
 {
-    const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
-    const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
-    return (a != NULL && (a->t < now || (a->t == now && a->seq <= seq))) ||
-           (b != NULL && (b->t < now || (b->t == now && b->seq <= seq)));
+    return (net->wait_nfifo > 0 && net_wait_by(&net->wait_fifo[net->wait_head], now, seq)) ||
+           (net->wait_nheap > 0 && net_wait_by(&net->wait_heap[0], now, seq));
 }
 
 /* Takes out the first message in the queue whose place (start time, DONE sequence) is at or

@@ -2,7 +2,6 @@
 #include "sim/rng.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "sim/err.h"
@@ -184,7 +183,6 @@ int sim_rng_array_create(sim_rng_array *arr, size_t n, const uint32_t *seeds)
 {
     size_t count = n > 0 ? n : 1;
     arr->base = NULL;
-    arr->n = 0;
     if (count > SIZE_MAX / BLOCK)
         return SIM_ENOMEM;
     size_t bytes = count * BLOCK;
@@ -197,7 +195,6 @@ int sim_rng_array_create(sim_rng_array *arr, size_t n, const uint32_t *seeds)
     if (align == HUGE_PAGE)
         (void)madvise(mem, bytes, MADV_HUGEPAGE);
     arr->base = mem;
-    arr->n = n;
     for (size_t i = 0; i < n; i++) {
         mt_block *b = (mt_block *)(void *)(arr->base + i * BLOCK);
         b->rng.type = &mt19937_compact;
@@ -216,5 +213,4 @@ void sim_rng_array_destroy(sim_rng_array *arr)
 {
     free(arr->base);
     arr->base = NULL;
-    arr->n = 0;
 }

@@ -42,7 +42,6 @@ gsl_rng *sim_rng_create(uint32_t seed);
  * Never gsl_rng_free, gsl_rng_clone or gsl_rng_memcpy a stream of the array. */
 typedef struct sim_rng_array {
     unsigned char *base; /* the streams' blocks, or NULL */
-    size_t n;
 } sim_rng_array;
 
 /* Fills *arr (its old contents are not freed). Returns 0, or SIM_ENOMEM with *arr empty. */

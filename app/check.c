@@ -224,20 +224,25 @@ static bool row_ok(const app_curve *run, const app_curve *g, size_t ng, size_t i
     return ok;
 }
 
-static void figure(const char *dir, const app_curve *run, const app_curve *g, size_t ng)
+/* Writes check.png (and the two CSVs it draws) into `dir`, and *drawn = true. A file that
+ * cannot be written whole fails (SIM_EIO naming it); a `dir` that cannot be passed to gnuplot
+ * only leaves the figure out (*drawn = false). */
+static int figure(const char *dir, const app_curve *run, const app_curve *g, size_t ng, bool *drawn,
+                  sim_err *err)
 {
-    sim_err err;
     char vars[4 * PATH_TEXT];
-    sim_err_clear(&err);
-    if (app_curve_write_band(dir, "check-golden.csv", g, ng, APP_CURVE_TIME, &err) != SIM_OK ||
-        app_curve_write_band(dir, "check-run.csv", run, 1, APP_CURVE_TIME, &err) != SIM_OK ||
-        sim_plot_path_ok("run directory", dir, &err) != SIM_OK)
-        return;
+    *drawn = false;
+    int rc = app_curve_write_band(dir, "check-golden.csv", g, ng, APP_CURVE_TIME, err);
+    if (rc == SIM_OK)
+        rc = app_curve_write_band(dir, "check-run.csv", run, 1, APP_CURVE_TIME, err);
+    if (rc != SIM_OK || sim_plot_path_ok("run directory", dir, NULL) != SIM_OK)
+        return rc;
+    *drawn = true;
     snprintf(vars, sizeof(vars),
              "ins='%s/check-golden.csv %s/check-run.csv'; titles='golden run'; "
              "heading='check: run against the golden band'; xlabel='simulated time (s)'",
              dir, dir);
-    sim_plot_draw("bands.gp", vars, dir, "check.png", &err);
+    return sim_plot_draw("bands.gp", vars, dir, "check.png", err);
 }
 
 static int check_band(const sim_scenario *sc, const char *golden, char **gdirs, size_t ng,
@@ -277,14 +282,17 @@ static int check_band(const sim_scenario *sc, const char *golden, char **gdirs, 
         fprintf(out, "  the run has %zu evaluation rows, the golden %zu\n", r.n, rows);
         bad++;
     }
-    if (bad > 0) {
+    bool drawn = false;
+    if (bad > 0 && (rc = figure(dir, &r, g, ng, &drawn, err)) == SIM_OK && drawn) {
         fprintf(out, "  %zu of %zu rows out of band; figure: %s/check.png\n", bad, r.n, dir);
-        figure(dir, &r, g, ng);
+    } else if (bad > 0) {
+        fprintf(out, "  %zu of %zu rows out of band; no figure\n", bad, r.n);
     } else {
         fprintf(out, "%s: ok, %zu rows within the band of %zu golden seed%s\n", sc->file, r.n, ng,
                 ng > 1 ? "s" : "");
     }
-    rc = bad > 0 ? APP_CHECK_REGRESSION : APP_CHECK_PASS;
+    if (rc == SIM_OK)
+        rc = bad > 0 ? APP_CHECK_REGRESSION : APP_CHECK_PASS;
     app_curve_fini(&r);
 done:
     for (size_t s = 0; s < ng && g != NULL; s++)

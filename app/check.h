@@ -39,7 +39,8 @@ enum {
  * Returns APP_CHECK_PASS, APP_CHECK_REGRESSION, or a negative SIM_E* code with `err` filled:
  * SIM_ESCENARIO (bad scenario), SIM_EINVAL (no golden in the directory, or none for the
  * scenario's seed with exact), SIM_EIO, SIM_ENUMERIC or another code of sim_run (the run failed),
- * SIM_ENOMEM. */
+ * SIM_EIO also when a regression's check.png (or a CSV it draws) cannot be written whole (the
+ * rows out of band are printed first; no figure is left cut short), SIM_ENOMEM. */
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err);
 
 #endif

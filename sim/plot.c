@@ -1,7 +1,8 @@
 /* Figures of finished runs (see sim/plot.h): the run directories checked and summarised
  * (metrics.csv, workers.csv, labels from summary.json), gnuplot found on PATH, each figure's
- * input (assignments, then the embedded script) built, and the PNG renamed into place. The
- * gnuplot child process itself is run by sim/plot_gnuplot.c. */
+ * input (assignments, then the embedded script) built, and the figure committed. The
+ * gnuplot child process itself is run by sim/plot_gnuplot.c, the check that a figure is
+ * whole and its rename by sim/plot_file.c. */
 #include "sim/plot.h"
 
 #include <errno.h>
@@ -505,7 +506,19 @@ static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n
     return b.s;
 }
 
-/* Draws one figure into out_dir/<png>.tmp and renames it over out_dir/<png>. */
+/* Runs gnuplot on `input`, which draws into `tmp`, and gives the figure its name `final`
+ * once whole (sim_plot_commit); `tmp` is removed on any failure. */
+static int run_and_commit(const char *gnuplot, const char *input, const char *tmp,
+                          const char *final, const char *png, sim_err *err)
+{
+    int rc = sim_plot_gnuplot_run(gnuplot, input, png, err);
+    if (rc == SIM_OK)
+        return sim_plot_commit(tmp, final, err);
+    remove(tmp);
+    return rc;
+}
+
+/* Draws one figure into out_dir/<png>.tmp and commits it as out_dir/<png>. */
 static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *runs, size_t n,
                 const char *out_dir, sim_err *err)
 {
@@ -521,15 +534,7 @@ static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *run
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
     }
-    rc = sim_plot_gnuplot_run(gnuplot, input, fig->png, err);
-    struct stat st;
-    if (rc == SIM_OK && (stat(tmp.s, &st) != 0 || st.st_size == 0))
-        rc = sim_err_set(err, SIM_EIO, NULL, "gnuplot wrote nothing to %s", tmp.s);
-    if (rc == SIM_OK && rename(tmp.s, final) != 0)
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", tmp.s, final,
-                         strerror(errno));
-    if (rc != SIM_OK)
-        remove(tmp.s);
+    rc = run_and_commit(gnuplot, input, tmp.s, final, fig->png, err);
 done:
     free(input);
     free(final);
@@ -602,6 +607,10 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
     const char *text = sim_plot_script(script);
     if (text == NULL || text[0] == '\0')
         return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", script);
+    if (sim_plot_format_of(png) == SIM_PLOT_UNKNOWN)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no known figure format (the name must end in .png, .pdf or .svg)",
+                           png);
     int rc = check_path("output directory", out_dir, err);
     char *gnuplot = NULL;
     if (rc == SIM_OK)
@@ -620,15 +629,7 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
     }
-    rc = sim_plot_gnuplot_run(gnuplot, input.s, png, err);
-    struct stat st;
-    if (rc == SIM_OK && (stat(tmp.s, &st) != 0 || st.st_size == 0))
-        rc = sim_err_set(err, SIM_EIO, NULL, "gnuplot wrote nothing to %s", tmp.s);
-    if (rc == SIM_OK && rename(tmp.s, final) != 0)
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", tmp.s, final,
-                         strerror(errno));
-    if (rc != SIM_OK)
-        remove(tmp.s);
+    rc = run_and_commit(gnuplot, input.s, tmp.s, final, png, err);
 done:
     free(input.s);
     free(tmp.s);

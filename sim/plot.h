@@ -11,16 +11,31 @@
  * gnuplot runs as a child process, found on PATH, as `gnuplot -d -` (-d: no init files);
  * its standard input gets a line of variable assignments and then the script, its standard
  * output goes to /dev/null and its standard error is kept (bounded) for the error message.
- * Each figure is written as "<name>.png.tmp" in the output directory and renamed to
- * "<name>.png" once gnuplot has succeeded; on failure the temporary is removed, and
- * figures finished before the failure stay. Nothing is printed.
+ *
+ * gnuplot ignores its own write errors: on a full disk or past a file-size limit it exits 0
+ * with the figure cut short. So each figure is written as "<name>.tmp" in the output
+ * directory and gets its name "<name>" only once it is known whole (sim_plot_commit):
+ * gnuplot exited 0 and printed no error; the file is not empty and as long when read back
+ * as when it was measured; it ends as its format ends (sim_plot_whole: a PNG's chunks up to
+ * an IEND chunk, a PDF's %%EOF, an SVG's </svg>); and fsync succeeded. Otherwise the
+ * temporary is removed and the figure fails with SIM_EIO naming it; figures finished
+ * before the failure stay. Nothing is printed.
  */
 #ifndef SIM_PLOT_H
 #define SIM_PLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/err.h"
+
+/* Figure file formats, told by the file name's extension. */
+typedef enum sim_plot_format {
+    SIM_PLOT_UNKNOWN, /* no extension below */
+    SIM_PLOT_PNG,     /* ".png" */
+    SIM_PLOT_PDF,     /* ".pdf" */
+    SIM_PLOT_SVG,     /* ".svg" */
+} sim_plot_format;
 
 /* At most this many runs per figure: the scripts have eight distinguishable colours. */
 #define SIM_PLOT_MAX_RUNS 8
@@ -51,19 +66,42 @@ const char *sim_plot_script(const char *name);
  * a CSV without a needed column or without a single row after its header (a run always
  * writes the row at time 0, so a bare header means a broken run, not an empty plot).
  * SIM_EIO: gnuplot is not on PATH ("gnuplot not found on PATH (install the gnuplot-nox
- * package)"); the output directory cannot be created; gnuplot fails ("gnuplot failed
- * drawing convergence.png: " and the first error line it printed); a PNG cannot be
- * renamed. SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
+ * package)"); the output directory cannot be created; gnuplot fails or prints an error
+ * ("gnuplot failed drawing convergence.png: " and the first error line it printed); a
+ * figure is not whole or cannot be synced or renamed (sim_plot_commit, naming the file).
+ * SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
  * models) are fine: convergence.png then says that no accuracy was recorded. */
 int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err);
 
 /* Draws out_dir/png (created with its parents if missing) with the embedded script
  * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';
- * titles='x'"), then out='<png>.tmp', then the script: for figures whose data the caller
- * has prepared (sweeps, checks). Every path inside `vars` must pass sim_plot_path_ok.
- * Errors as sim_plot_runs (SIM_EINVAL for a bad out_dir, SIM_EIO, SIM_ENOMEM). */
+ * titles='x'"), then out='<png>.tmp', then the script, and commits it (sim_plot_commit):
+ * for figures whose data the caller has prepared (sweeps, checks). Every path inside `vars`
+ * must pass sim_plot_path_ok. Errors as sim_plot_runs (SIM_EINVAL for a bad out_dir or a
+ * `png` of no known format, SIM_EIO, SIM_ENOMEM). */
 int sim_plot_draw(const char *script, const char *vars, const char *out_dir, const char *png,
                   sim_err *err);
+
+/* The format of the figure file `name` ("convergence.png") by its extension (lower case),
+ * or SIM_PLOT_UNKNOWN. */
+sim_plot_format sim_plot_format_of(const char *name);
+
+/* True if the `n` bytes `data` are a whole figure in format `fmt`, as far as its structure
+ * shows. PNG: the 8-byte signature, then chunks whose lengths fit and whose CRCs match, the
+ * last an IEND chunk ending exactly at the end. PDF: "%PDF-" at the start, "%%EOF" at the
+ * end (then at most blanks and line ends). SVG: "<?xml" or "<svg" at the start (after an
+ * optional UTF-8 byte order mark and blanks), "</svg>" at the end (then at most blanks).
+ * Otherwise false, with *why (if not NULL) set to a static phrase saying what is missing
+ * ("no IEND chunk at the end"). SIM_PLOT_UNKNOWN is never whole. */
+bool sim_plot_whole(sim_plot_format fmt, const unsigned char *data, size_t n, const char **why);
+
+/* Gives the figure that gnuplot wrote to `tmp` its name `final` (in the same directory)
+ * once it is whole: not empty, the same size when read back as when measured, whole by
+ * sim_plot_whole for the format of `final`'s extension, and fsync'd; then renames it.
+ * SIM_EIO naming `final` (and what is wrong: "gnuplot wrote nothing", "cut short at N bytes,
+ * no IEND chunk at the end", the fsync or rename error) or SIM_ENOMEM, after removing
+ * `tmp`; SIM_EINVAL for a `final` of no known format. */
+int sim_plot_commit(const char *tmp, const char *final, sim_err *err);
 
 /* 0 if `path` can be passed inside a gnuplot string (see sim_plot_runs), else SIM_EINVAL
  * naming it as `what`. */

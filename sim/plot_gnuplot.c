@@ -23,43 +23,91 @@ enum {
     STDERR_KEEP = 4096, /* bytes of gnuplot's standard error kept for the message */
 };
 
-/* Copies the message of gnuplot's first error line in `text` into `out`: the text after
- * "line N: " on the first such line that is not a warning, else the first non-blank line
- * (gnuplot echoes the failing command and a caret before the message). */
+/* True if the `len` bytes at `p` contain `word` (lower case) in any case. */
+static bool has_word(const char *p, size_t len, const char *word)
+{
+    size_t k = strlen(word);
+    for (size_t i = 0; i + k <= len; i++) {
+        size_t j = 0;
+        while (j < k && (p[i + j] >= 'A' && p[i + j] <= 'Z' ? p[i + j] + 32 : p[i + j]) == word[j])
+            j++;
+        if (j == k)
+            return true;
+    }
+    return false;
+}
+
+/* The message of the "line N: " error on the line of `len` bytes at `p`, or NULL when the
+ * line has none or it is a warning; its length into *n. */
+static const char *located(const char *p, size_t len, size_t *n)
+{
+    for (const char *q = p; q + 5 < p + len; q++) {
+        if (strncmp(q, "line ", 5) != 0)
+            continue;
+        const char *d = q + 5;
+        while (d < p + len && *d >= '0' && *d <= '9')
+            d++;
+        if (d == q + 5 || d >= p + len || *d != ':')
+            continue;
+        d++;
+        d += strspn(d, " ");
+        if (d < p + len && strncmp(d, "warning:", 8) != 0) {
+            *n = (size_t)(p + len - d);
+            return d;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* Copies the message of gnuplot's first error in `text` into `out`: the text after
+ * "line N: " on the first such line that is not a warning (gnuplot echoes the failing
+ * command and a caret before it), else the first line that says "error:" in any case and is
+ * no warning (a library's complaint, "cairo error: ..."). Fontconfig's complaints (no
+ * writable cache directory, no config file) are not errors: the figure is drawn anyway.
+ * Returns false, with `out` empty, if there is no error: nothing, or only warnings, their
+ * echoes and fontconfig's complaints. */
+static bool find_error(const char *text, char *out, size_t size)
+{
+    const char *other = NULL;
+    size_t other_len = 0;
+    for (const char *p = text; *p != '\0';) {
+        const char *end = strchr(p, '\n');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p), n = 0;
+        const char *msg = located(p, len, &n);
+        if (msg != NULL) {
+            snprintf(out, size, "%.*s", (int)n, msg);
+            return true;
+        }
+        size_t lead = strspn(p, " \t");
+        if (other == NULL && has_word(p, len, "error:") && !has_word(p, len, "warning:") &&
+            strncmp(p + lead, "Fontconfig ", 11) != 0) {
+            other = p + lead;
+            other_len = len - lead;
+        }
+        p = end != NULL ? end + 1 : p + len;
+    }
+    snprintf(out, size, "%.*s", (int)other_len, other != NULL ? other : "");
+    return other != NULL;
+}
+
+/* Copies the message of gnuplot's first error in `text` into `out` (find_error), else its
+ * first non-blank line, else "". */
 static void first_error(const char *text, char *out, size_t size)
 {
-    const char *fallback = NULL;
-    size_t fallback_len = 0;
+    if (find_error(text, out, size))
+        return;
     for (const char *p = text; *p != '\0';) {
         const char *end = strchr(p, '\n');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
         size_t lead = strspn(p, " \t");
-        if (lead < len && fallback == NULL) {
-            fallback = p + lead;
-            fallback_len = len - lead;
-        }
-        for (const char *q = p; q + 5 < p + len; q++) {
-            if (strncmp(q, "line ", 5) != 0)
-                continue;
-            const char *d = q + 5;
-            while (d < p + len && *d >= '0' && *d <= '9')
-                d++;
-            if (d == q + 5 || d >= p + len || *d != ':')
-                continue;
-            d++;
-            d += strspn(d, " ");
-            if (d < p + len && strncmp(d, "warning:", 8) != 0) {
-                snprintf(out, size, "%.*s", (int)(p + len - d), d);
-                return;
-            }
-            break;
+        if (lead < len) {
+            snprintf(out, size, "%.*s", (int)(len - lead), p + lead);
+            return;
         }
         p = end != NULL ? end + 1 : p + len;
     }
-    if (fallback != NULL)
-        snprintf(out, size, "%.*s", (int)fallback_len, fallback);
-    else
-        snprintf(out, size, "%s", "");
+    snprintf(out, size, "%s", "");
 }
 
 /* Moves `fd` to a descriptor above 2 (so that it never collides with the child's standard
@@ -184,16 +232,19 @@ static int pump(int *in_fd, const char *input, int err_fd, char *ebuf, size_t ec
     }
 }
 
-/* SIM_OK if gnuplot exited with status 0, else SIM_EIO naming `png` and quoting the first
- * error line of its standard error `ebuf`. */
+/* SIM_OK if gnuplot exited with status 0 and printed no error, else SIM_EIO naming `png`
+ * and quoting the first error line of its standard error `ebuf`. */
 static int check_status(int status, const char *ebuf, const char *png, sim_err *err)
 {
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return SIM_OK;
+    char first[200];
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        if (!find_error(ebuf, first, sizeof(first)))
+            return SIM_OK;
+        return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: %s", png, first);
+    }
     if (WIFSIGNALED(status))
         return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: killed by signal %d",
                            png, WTERMSIG(status));
-    char first[200];
     first_error(ebuf, first, sizeof(first));
     if (first[0] != '\0')
         return sim_err_set(err, SIM_EIO, NULL, "gnuplot failed drawing %s: %s", png, first);

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Fault tests of run directories (sim/rundir.h), through the real binary: kill -9 at several
 # points, a file-size limit at several sizes (disk full), unwritable places, a directory
-# that is not a run, a reused run directory, a failed run. Each asserts what the run
-# directory and its work directory hold afterwards. Needs HETSIM (the binary); runs from
-# the source root. Prints "N passed, N failed".
+# that is not a run, a reused run directory, a failed run; then figures (sim/plot.h) under a
+# file-size limit and on a small tmpfs, for run, plot, plot --by, sweep and check. Each
+# asserts what the run directory and its work directory hold afterwards. Needs HETSIM (the
+# binary); runs from the source root. Mounting the tmpfs needs root: elsewhere that part is
+# skipped, saying so. Prints "N passed, N failed".
 set -u
 bin=${HETSIM:?HETSIM must name the hetsim binary}
 scn=tests/faults/run.json
 tmp=$(mktemp -d /tmp/hetsim-faults-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+mnt=$tmp/mnt
+trap 'if mountpoint -q "$mnt" 2>/dev/null; then umount "$mnt"; fi; rm -rf "$tmp"' EXIT
 passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
@@ -110,6 +113,136 @@ d=$tmp/diverge
 rc=$?
 check "diverged run exits 1" '[ $rc = 1 ]'
 check "diverged run leaves nothing" '[ ! -e "$d" ] && [ ! -e "$d.partial" ]'
+
+# 9. Figures. gnuplot ignores its own write errors (it exits 0 with the PNG cut short), so
+#    every figure is checked whole before it gets its name. Under a file-size limit and on a
+#    full tmpfs, each command either succeeds with every figure whole, or exits 1 naming the
+#    figure and leaves no figure cut short and no temporary; a run also leaves no run
+#    directory (and a previous one as it was). The limits and sizes fall inside the figures:
+#    the runs' CSV and JSON files are about 1 KiB each.
+png_whole() { # the PNG signature first and the IEND chunk last
+    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+        [ "$(tail -c 12 "$1" | od -An -tx1 | tr -d ' \n')" = 0000000049454e44ae426082 ]
+}
+figures_whole() { # every PNG under $1 whole, no temporary left
+    local f
+    while IFS= read -r f; do
+        png_whole "$f" || { echo "cut short: $f"; return 1; }
+    done < <(find "$1" -name '*.png' 2>/dev/null)
+    ! find "$1" -name '*.tmp' 2>/dev/null | grep -q .
+}
+short=(--set stop.time_s=5 --set eval.every_s=1) # small CSVs, quick runs
+src=$tmp/src # a run to plot; then a sweep to plot --by and a golden to check against
+"$bin" run "$scn" -o "$src" "${short[@]}" --quiet >/dev/null 2>&1
+sweep_json() { # $1: the sweep's output directory
+    printf '{ "base": "%s", "grid": { "stop.time_s": [5], "eval.every_s": [1],
+  "stop.target_accuracy": [0.5], "output.plots": [true] }, "seeds": 2,
+  "output": { "dir": "%s" } }\n' "$PWD/$scn" "$1"
+}
+sweep_json "$tmp/sweep-src" >"$tmp/sweep.json"
+"$bin" sweep "$tmp/sweep.json" -j 2 --quiet >/dev/null 2>&1
+"$bin" check "$scn" "${short[@]}" --golden "$tmp/golden" --update -o "$tmp/golden-run" \
+    >/dev/null 2>&1
+check "figure fixtures" 'complete "$src" && [ -f "$tmp/sweep-src/index.csv" ] &&
+    [ -f "$tmp/golden/seeds" ] && figures_whole "$tmp/sweep-src"'
+
+# Runs hetsim with the arguments after $1 under a file-size limit of $1 KiB ("-": none),
+# its standard error into $tmp/err; leaves the exit status in $rc.
+limited() {
+    local kib=$1
+    shift
+    if [ "$kib" = - ]; then
+        "$bin" "$@" >/dev/null 2>"$tmp/err"
+    else
+        (ulimit -f "$kib" && "$bin" "$@" >/dev/null 2>"$tmp/err")
+    fi
+    rc=$?
+}
+
+# One command ($4...) under one fault ($3: a ulimit -f or "-"), writing into $2 (emptied
+# first): whole figures or none, exit 0 or 1; the status is left in $rc.
+under() {
+    local label=$1 where=$2 kib=$3
+    shift 3
+    rm -rf "${where:?}" "$where.partial"
+    limited "$kib" "$@"
+    check "$label: whole figures or none" 'figures_whole "$where"'
+    check "$label: exits 0 or 1" '[ $rc = 0 ] || [ $rc = 1 ]'
+}
+says_why() { # the message of a failed command names the file it could not write
+    check "$1: names the file" 'grep -Eq "\.(png|csv|json)" "$tmp/err" ||
+        { sed "s/^/  stderr: /" "$tmp/err"; false; }'
+}
+
+# Each command under one fault ($1: a label, $2: where the outputs go, $3: ulimit or "-").
+figure_faults() {
+    local tag=$1 at=$2 kib=$3 d before
+    d=$at/run
+    under "$tag run" "$d" "$kib" run "$scn" -o "$d" "${short[@]}" --set output.plots=true --quiet
+    if [ $rc = 0 ]; then
+        check "$tag run: complete" 'complete "$d" && [ -f "$d/breakdown.png" ]'
+    else
+        says_why "$tag run"
+        check "$tag run: leaves nothing" '[ ! -e "$d" ] && [ ! -e "$d.partial" ]'
+    fi
+    rm -rf "${d:?}"
+    d=$at/again # a run replacing a previous one: that one stays as it was
+    rm -rf "${d:?}" && cp -r "$src" "$d"
+    before=$(cat "$d"/* | md5sum)
+    limited "$kib" run "$scn" -o "$d" "${short[@]}" --set output.plots=true --set seed=9 --quiet
+    check "$tag rerun: the old run or a whole new one" '{ [ $rc = 1 ] &&
+        [ "$(cat "$d"/* | md5sum)" = "$before" ]; } || { [ $rc = 0 ] && complete "$d"; }'
+    check "$tag rerun: figures" 'figures_whole "$d" && [ ! -e "$d.partial" ]'
+    rm -rf "${d:?}"
+    d=$at/plot
+    under "$tag plot" "$d" "$kib" plot "$src" -o "$d"
+    if [ $rc = 0 ]; then
+        check "$tag plot: three figures" '[ -f "$d/convergence.png" ] &&
+            [ -f "$d/throughput.png" ] && [ -f "$d/breakdown.png" ]'
+    else
+        says_why "$tag plot"
+    fi
+    rm -rf "${d:?}"
+    d=$at/by
+    under "$tag plot --by" "$d" "$kib" plot "$tmp/sweep-src" --by seed -o "$d"
+    if [ $rc = 0 ]; then
+        check "$tag plot --by: both figures" '[ -f "$d/by-seed.png" ] && [ -f "$d/ttt-by-seed.png" ]'
+    else
+        says_why "$tag plot --by"
+    fi
+    rm -rf "${d:?}"
+    d=$at/sweep
+    sweep_json "$d" >"$tmp/sweep-at.json"
+    under "$tag sweep" "$d" "$kib" sweep "$tmp/sweep-at.json" -j 2 --quiet
+    [ $rc = 0 ] || says_why "$tag sweep"
+    rm -rf "${d:?}"
+    d=$at/check # a regression (exit 1), which check.png shows, or a message why it cannot
+    under "$tag check" "$d" "$kib" check "$scn" "${short[@]}" --set workload.lr=0.01 \
+        --golden "$tmp/golden" -o "$d"
+    check "$tag check: exits 1" '[ $rc = 1 ]'
+    [ -f "$d/check.png" ] || says_why "$tag check"
+    rm -rf "${d:?}"
+}
+
+for kib in 8 20 45; do
+    mkdir -p "$tmp/limit-$kib"
+    figure_faults "ulimit -f $kib" "$tmp/limit-$kib" "$kib"
+done
+
+# The same on a small tmpfs (a full disk: ENOSPC, no signal), remounted at several sizes.
+mkdir -p "$mnt"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k hetsim-faults "$mnt" 2>/dev/null; then
+    for kib in 24 56 96; do
+        if mount -o remount,size=${kib}k "$mnt" 2>/dev/null; then
+            figure_faults "tmpfs $kib KiB" "$mnt" -
+        else
+            bad "cannot resize the tmpfs to $kib KiB"
+        fi
+    done
+    umount "$mnt"
+else
+    echo "faults: tmpfs figures skipped (cannot mount a tmpfs: needs root, or refused here)"
+fi
 
 echo "faults: $passed passed, $failed failed"
 [ "$failed" = 0 ]

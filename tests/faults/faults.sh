@@ -17,10 +17,21 @@ ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 check() { if eval "$2"; then ok; else bad "$1: $2"; fi; }
 
-complete() { # a whole run directory, no work directory beside it
+png_whole() { # the PNG signature first and the IEND chunk last
+    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+        [ "$(tail -c 12 "$1" | od -An -tx1 | tr -d ' \n')" = 0000000049454e44ae426082 ]
+}
+figures_whole() { # every PNG under $1 whole, no temporary left
+    local f
+    while IFS= read -r f; do
+        png_whole "$f" || { echo "cut short: $f"; return 1; }
+    done < <(find "$1" -name '*.png' 2>/dev/null)
+    ! find "$1" -name '*.tmp' 2>/dev/null | grep -q .
+}
+complete() { # a whole run directory (its figures too), no work directory beside it
     [ -f "$1/run.json" ] && [ -f "$1/summary.json" ] && [ -f "$1/metrics.csv" ] &&
         [ -f "$1/workers.csv" ] && [ ! -e "$1.partial" ] && ! ls "$1"/*.tmp >/dev/null 2>&1 &&
-        [ ! -e "$1/.hetsim-partial" ]
+        [ ! -e "$1/.hetsim-partial" ] && figures_whole "$1"
 }
 
 # 1. A plain run.
@@ -120,17 +131,6 @@ check "diverged run leaves nothing" '[ ! -e "$d" ] && [ ! -e "$d.partial" ]'
 #    figure and leaves no figure cut short and no temporary; a run also leaves no run
 #    directory (and a previous one as it was). The limits and sizes fall inside the figures:
 #    the runs' CSV and JSON files are about 1 KiB each.
-png_whole() { # the PNG signature first and the IEND chunk last
-    [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
-        [ "$(tail -c 12 "$1" | od -An -tx1 | tr -d ' \n')" = 0000000049454e44ae426082 ]
-}
-figures_whole() { # every PNG under $1 whole, no temporary left
-    local f
-    while IFS= read -r f; do
-        png_whole "$f" || { echo "cut short: $f"; return 1; }
-    done < <(find "$1" -name '*.png' 2>/dev/null)
-    ! find "$1" -name '*.tmp' 2>/dev/null | grep -q .
-}
 short=(--set stop.time_s=5 --set eval.every_s=1) # small CSVs, quick runs
 src=$tmp/src # a run to plot; then a sweep to plot --by and a golden to check against
 "$bin" run "$scn" -o "$src" "${short[@]}" --quiet >/dev/null 2>&1

@@ -460,24 +460,73 @@ static enum fault fault_of(const char *error_path, const char *entry)
     return FAULT_NONE;
 }
 
-/* Which sweep path an error of a point's scenario is about: the grid entry (or its value
- * vi[c]) it is about, the seeds when the point's seed is set (`seeded`) and the error is
- * about $.seed, or else the base. */
-static void blame(const app_sweep *sw, const size_t *vi, const char *error_path, bool seeded,
-                  char *out, size_t size)
+/* The base with the assignments sets[0..nsets), checked as `hetsim validate` does when
+ * `check` (else only loaded): the scenario, or NULL with `e` filled. */
+static sim_scenario *try_load(const app_sweep *sw, const char *const *sets, size_t nsets,
+                              bool check, sim_err *e)
+{
+    sim_err_clear(e);
+    sim_scenario *sc = sim_scenario_parse(sw->base_text, sw->base_len, sw->base, sets, nsets, e);
+    const proto_ops *ops = sc != NULL && check ? proto_lookup(sc, e) : NULL;
+    if (sc != NULL && (!check || (ops != NULL && sim_run_check(sc, ops, e) == SIM_OK)))
+        return sc;
+    sim_scenario_destroy(sc);
+    return NULL;
+}
+
+/* The sweep path at fault, as "$.grid.<path>" (or its value vi[c]), "$.seeds" or "$.base",
+ * for assignment i of a point (the grid's ncols, then the seed's), or the base (i = SIZE_MAX). */
+static void fault_path(const app_sweep *sw, size_t i, enum fault f, const size_t *vi, char *out,
+                       size_t size)
+{
+    if (i == SIZE_MAX) {
+        snprintf(out, size, "$.base");
+    } else if (i == sw->ncols) {
+        snprintf(out, size, "$.seeds");
+    } else {
+        /* Control characters of a path (a key "a\n") written as JSON escapes. */
+        const column *col = &sw->cols[i];
+        size_t len = (size_t)snprintf(out, size, "$.grid%s.", col->zipped ? ".zip" : "");
+        for (const char *c = col->path; *c != '\0' && len < size; c++)
+            len += (size_t)snprintf(out + len, size - len,
+                                    (unsigned char)*c < 0x20 || *c == 0x7f ? "\\u%04x" : "%c",
+                                    (unsigned char)*c);
+        if (f == FAULT_VALUE && len < size)
+            snprintf(out + len, size - len, "[%zu]", vi[i]);
+    }
+}
+
+/* Which sweep path the error `error_path` of the base with sets[0..nsets) (a point's, or
+ * the grid's first values) is about: the grid entry it names, or its value (fault_of); the
+ * seeds for $.seed once the point's seed is set; else the first assignment whose addition
+ * makes the base fail (the base itself when it fails alone): an override that names a key
+ * the base does not have, or one that breaks a rule of the base ($.stragglers[0].workers
+ * beyond the grid's workers). */
+static void blame(const app_sweep *sw, const char *const *sets, size_t nsets, const size_t *vi,
+                  bool check, const char *error_path, char *out, size_t size)
 {
     for (size_t c = 0; c < sw->ncols; c++) {
-        const column *col = &sw->cols[c];
-        enum fault f = fault_of(error_path, col->path);
-        if (f == FAULT_PATH)
-            snprintf(out, size, "$.grid%s.%s", col->zipped ? ".zip" : "", col->path);
-        else if (f == FAULT_VALUE)
-            snprintf(out, size, "$.grid%s.%s[%zu]", col->zipped ? ".zip" : "", col->path, vi[c]);
-        if (f != FAULT_NONE)
+        enum fault f = fault_of(error_path, sw->cols[c].path);
+        if (f != FAULT_NONE) {
+            fault_path(sw, c, f, vi, out, size);
             return;
+        }
     }
     bool seed = strcmp(error_path, "$.seed") == 0 || strcmp(error_path, "--set seed") == 0;
-    snprintf(out, size, "%s", seeded && seed ? "$.seeds" : "$.base");
+    if (seed && nsets > sw->ncols) {
+        fault_path(sw, sw->ncols, FAULT_VALUE, vi, out, size);
+        return;
+    }
+    size_t first = SIZE_MAX;
+    sim_err e;
+    for (size_t n = 0; n < nsets; n++) {
+        sim_scenario *sc = try_load(sw, sets, n, check, &e);
+        sim_scenario_destroy(sc);
+        if (sc == NULL)
+            break;
+        first = n; /* the base with sets[0..n] may fail: sets[n] is the next suspect */
+    }
+    fault_path(sw, first, FAULT_VALUE, vi, out, size);
 }
 
 /* The base scenario with `sets`; on error, `err` names the sweep path to blame and says
@@ -486,19 +535,16 @@ static sim_scenario *load_point(const app_sweep *sw, const char *const *sets, si
                                 const size_t *vi, bool check, const char *what, sim_err *err)
 {
     sim_err e;
-    sim_err_clear(&e);
-    sim_scenario *sc = sim_scenario_parse(sw->base_text, sw->base_len, sw->base, sets, nsets, &e);
-    const proto_ops *ops = sc != NULL && check ? proto_lookup(sc, &e) : NULL;
-    if (sc != NULL && (!check || (ops != NULL && sim_run_check(sc, ops, &e) == SIM_OK)))
+    sim_scenario *sc = try_load(sw, sets, nsets, check, &e);
+    if (sc != NULL)
         return sc;
-    sim_scenario_destroy(sc);
     if (e.code == SIM_ENOMEM) {
         oom(err);
         return NULL;
     }
     char inner[1024], path[PATH_TEXT];
     sim_err_format(&e, inner, sizeof(inner));
-    blame(sw, vi, e.path, nsets > sw->ncols, path, sizeof(path));
+    blame(sw, sets, nsets, vi, check, e.path, path, sizeof(path));
     sim_err_set(err, SIM_ESCENARIO, path, "%s: %s", what, inner);
     return NULL;
 }

@@ -206,6 +206,8 @@ START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
     refused("\"grid\": { \"workers=3\": [1] }",
             "sw.json: $.grid.workers=3: a path cannot contain '='", 60);
     refused("\"grid\": { \"$.workers\": [2, 0] }", "sw.json: $.grid.$.workers[1]: point 1 ", 60);
+    /* A key the base does not have, which the loader names in its own way. */
+    refused("\"grid\": { \"workers\\n\": [2] }", "sw.json: $.grid.workers\\u000a[0]: ", 60);
     /* Seeds are the seeds' fault. */
     refused("\"grid\": { \"seed\": [1] }", "sw.json: $.grid.seed: seeds are given by $.seeds", 60);
     refused("\"seeds\": [3, 9007199254740992]", "sw.json: $.seeds[1]: ", 60);
@@ -224,6 +226,20 @@ START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
     r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ns.json: $.base: ") != NULL && strstr(r.err, "$.seed") != NULL,
+                  "%s", r.err);
+    /* A value that breaks a rule of the base (worker 5 slowed down, out of 2 workers) is the
+     * value's fault, though the error is about the base's rule. */
+    write_file(dir, "st.json",
+               "{ \"seed\": 5, \"workers\": 8, \"stragglers\": [{ \"kind\": \"fixed\", "
+               "\"workers\": [5], \"slowdown\": 2 }],\n"
+               "  \"workload\": { \"model\": { \"name\": \"none\" }, \"message_bytes\": 4096 },\n"
+               "  \"protocol\": { \"name\": \"allreduce\" } }\n");
+    write_file(dir, "sst.json", "{ \"base\": \"st.json\", \"grid\": { \"workers\": [8, 2] } }\n");
+    snprintf(path, sizeof(path), "%s/sst.json", dir);
+    r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "sst.json: $.grid.workers[1]: point 1 (workers=2,seed=5): ") !=
+                      NULL,
                   "%s", r.err);
     harness_cleanup(dir);
 }

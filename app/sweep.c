@@ -386,6 +386,16 @@ static int count_seeds(app_sweep *sw, sim_cfg *root, bool *listed, sim_err *err)
 }
 
 /* Refuses a sweep of more than max_points points before any of them is made. */
+/* A count as a whole number while a double holds it exactly (below 2^53), else "about 1e+20". */
+static const char *count_text(double v, char *buf, size_t size)
+{
+    if (v < 9007199254740992.0)
+        snprintf(buf, size, "%" PRIu64, (uint64_t)v);
+    else
+        snprintf(buf, size, "about %.3g", v);
+    return buf;
+}
+
 static int check_count(app_sweep *sw, sim_err *err)
 {
     double grid = 1.0;
@@ -396,14 +406,18 @@ static int check_count(app_sweep *sw, sim_err *err)
         sw->npoints = (size_t)total;
         return 0;
     }
+    /* The seeds are at fault when they alone are too many, else the grid. */
+    char t[32], g[32];
+    const char *path = sw->nseeds > sw->max_points ? "$.seeds" : "$.grid";
     if (sw->ncols == 0)
-        return sim_err_set(err, SIM_ESCENARIO, "$.seeds",
-                           "%.15g points, more than the limit of %zu points a sweep", total,
-                           sw->max_points);
-    return sim_err_set(err, SIM_ESCENARIO, "$.grid",
-                       "%.15g points (%.15g grid points times %zu seeds), more than the limit of "
-                       "%zu points a sweep",
-                       total, grid, sw->nseeds, sw->max_points);
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "%s points, more than the limit of %zu points a sweep",
+                           count_text(total, t, sizeof(t)), sw->max_points);
+    return sim_err_set(err, SIM_ESCENARIO, path,
+                       "%s points (%s of the grid times %zu seeds), more than the limit of %zu "
+                       "points a sweep",
+                       count_text(total, t, sizeof(t)), count_text(grid, g, sizeof(g)), sw->nseeds,
+                       sw->max_points);
 }
 
 /* The seeds: the listed ones (distinct), or the base seed and the next ones. */

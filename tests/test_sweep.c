@@ -262,7 +262,7 @@ START_TEST(sweep_refuses_more_points_than_the_limit_at_once_naming_the_count)
         len += (size_t)snprintf(body + len, 16384 - len, "%s%d", i > 1 ? ", " : "", i);
     snprintf(body + len, 16384 - len, "] }, \"seeds\": 100");
     refused(body,
-            "sw.json: $.grid: 10000000 points (100000 grid points times 100 seeds), more than the "
+            "sw.json: $.grid: 10000000 points (100000 of the grid times 100 seeds), more than the "
             "limit of 1000000 points",
             10);
     /* A seed repeated far down a long list. */

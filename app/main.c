@@ -3,8 +3,10 @@
  * The only file that reads argv, prints results to stdout and exits. Exit codes: 0 success,
  * 1 run failed (divergence, I/O), 2 bad usage or bad scenario.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,7 @@ static const char usage[] =
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
+    "          (both without --mpi); at most 1000000 points\n"
     "check     run a scenario and compare its curves (test accuracy, test loss, throughput)\n"
     "          with a golden run in DIR, within the tolerances of its check section; exit 1\n"
     "          on a regression (check.png shows it); --update writes the golden (K seeds),\n"
@@ -186,7 +189,7 @@ static int plot_sweep(const char *dir, const char *by, const char *x, const char
     if (i == 3)
         return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
     sim_err err;
-    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, &err) != SIM_OK)
+    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, stderr, &err) != SIM_OK)
         return report(&err);
     printf("plots in %s\n", out_dir != NULL ? out_dir : dir);
     return EXIT_OK;
@@ -303,18 +306,30 @@ static int cmd_bench(int argc, char **argv)
     return EXIT_OK;
 }
 
-/* A non-negative integer argument, or -1. */
-static long count_arg(const char *s)
+/* The largest -j: more local processes at once than any machine has cores. */
+#define MAX_JOBS 4096
+
+/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
+ * suffix), no overflow. Returns false for anything else. */
+static bool count_arg(const char *s, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out)
 {
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    return end == s || *end != '\0' || v < 0 ? -1 : v;
+    unsigned long long v = 0;
+    if (*s == '\0')
+        return false;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned)(*s - '0');
+    }
+    *out = v;
+    return v >= lo && v <= hi;
 }
 
 typedef struct sweep_args {
     const char *file, *out_dir;
-    long jobs, index;
-    bool list, mpi, quiet;
+    unsigned long long jobs, index;
+    bool list, mpi, quiet, has_index;
 } sweep_args;
 
 static int parse_sweep(int argc, char **argv, sweep_args *a)
@@ -329,10 +344,13 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
             if (o[1] == 'o') {
                 a->out_dir = v;
             } else if (o[1] == 'j') {
-                if ((a->jobs = count_arg(v)) < 1)
-                    return usage_error("-j needs a count >= 1, got \"%s\"", v);
-            } else if ((a->index = count_arg(v)) < 0) {
-                return usage_error("--index needs a point number, got \"%s\"", v);
+                if (!count_arg(v, 1, MAX_JOBS, &a->jobs))
+                    return usage_error("-j needs a count in [1, %d], got \"%s\"", MAX_JOBS, v);
+            } else if (!count_arg(v, 0, APP_SWEEP_MAX_POINTS - 1, &a->index)) {
+                return usage_error("--index needs a point number in [0, %d], got \"%s\"",
+                                   APP_SWEEP_MAX_POINTS - 1, v);
+            } else {
+                a->has_index = true;
             }
         } else if (strcmp(o, "--list") == 0) {
             a->list = true;
@@ -388,13 +406,31 @@ static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
     return failed > 0 ? EXIT_RUN : EXIT_OK;
 }
 
+/* --mpi with --list or --index: every rank would print the list, or run the same point
+ * into the same directory. Refused, said once (by rank 0 under mpirun). */
+static int mpi_pair_refused(const char *option)
+{
+    int rank = 0, size = 1;
+    sim_err err;
+    bool mpi = app_mpi_built() && app_mpi_init(&rank, &size, &err) == SIM_OK;
+    if (rank == 0)
+        usage_error("--mpi does not go with %s (run %s without --mpi and mpirun)", option, option);
+    if (mpi)
+        app_mpi_finalize();
+    return EXIT_USAGE;
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    sweep_args a = { .jobs = cores > 0 ? cores : 1, .index = -1 };
+    sweep_args a = { .jobs = cores < 1          ? 1
+                             : cores > MAX_JOBS ? MAX_JOBS
+                                                : (unsigned long long)cores };
     int rc = parse_sweep(argc, argv, &a);
     if (rc != EXIT_OK)
         return rc;
+    if (a.mpi && (a.list || a.has_index))
+        return mpi_pair_refused(a.list ? "--list" : "--index");
     app_sweep_options opt = { .out_dir = a.out_dir,
                               .exe = "/proc/self/exe",
                               .jobs = (unsigned)a.jobs,
@@ -413,10 +449,11 @@ static int cmd_sweep(int argc, char **argv)
     }
     size_t n = app_sweep_size(sw), ran = 0, failed = 0;
     if (a.list) {
-        app_sweep_list(sw, stdout);
-    } else if (a.index >= 0) {
-        if ((size_t)a.index >= n) {
-            rc = usage_error("--index %ld: the sweep has points 0 to %zu", a.index, n - 1);
+        if (app_sweep_list(sw, stdout, &err) != SIM_OK)
+            rc = report(&err);
+    } else if (a.has_index) {
+        if (a.index >= n) {
+            rc = usage_error("--index %llu: the sweep has points 0 to %zu", a.index, n - 1);
         } else if (sim_output_mkdirs(app_sweep_dir(sw), &err) != SIM_OK) {
             rc = report(&err);
         } else {
@@ -441,6 +478,7 @@ static int cmd_sweep(int argc, char **argv)
 
 static int parse_check(int argc, char **argv, app_check_options *o, const char **sets)
 {
+    unsigned long long seeds = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--golden") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "-o") == 0 ||
@@ -454,10 +492,10 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
                 o->out_dir = v;
             else if (strcmp(a, "--set") == 0)
                 sets[o->nsets++] = v;
-            else if (count_arg(v) < 1 || count_arg(v) > 64)
+            else if (!count_arg(v, 1, 64, &seeds))
                 return usage_error("--seeds needs a count in [1, 64], got \"%s\"", v);
             else
-                o->seeds = (unsigned)count_arg(v);
+                o->seeds = (unsigned)seeds;
         } else if (strcmp(a, "--update") == 0) {
             o->update = true;
         } else if (strcmp(a, "--exact") == 0) {

@@ -1,6 +1,7 @@
 /* Sweeps: loading, validation, naming, local parallel runs, index.csv (see sweep.h). */
 #include "app/sweep.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -19,26 +20,29 @@
 #include "sim/output.h"
 #include "sim/scenario.h"
 
-#define MAX_SEEDS  1000000
-#define MAX_POINTS 10000000
-#define NAME_MAX_  200 /* a run directory's name, bytes */
-#define PATH_TEXT  1024
+#define NAME_MAX_ 200 /* a run directory's name, bytes */
+/* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
+ * for each, so no sweep of more could be named. */
+#define MAX_PATHS ((NAME_MAX_ - 6) / 3)
+#define PATH_TEXT 1024
+#define MAX_SEED  9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
 
 /* One grid entry: a `--set` path and its values as JSON text. Entries of one axis (a plain
- * entry, or the paths of "zip") have the same number of values. */
+ * entry, or the paths of "zip") have the same number of values and are adjacent in cols[]. */
 typedef struct column {
     char *path;    /* "protocol.name"; owned */
     char **values; /* (nvalues) JSON text; owned */
     size_t nvalues;
-    size_t axis; /* the axis it belongs to */
-    bool zipped; /* under $.grid.zip */
+    size_t axis;    /* the axis it belongs to */
+    bool zipped;    /* under $.grid.zip */
+    sim_cfg *from;  /* the grid or zip object it is read from, while loading; borrowed */
+    size_t max_len; /* the longest of its values, bytes */
 } column;
 
+/* A point's `--set` assignments are made from the columns when needed, not kept. */
 typedef struct point {
-    char **sets;    /* (nsets) "path=value", the grid's then "seed=S"; owned */
-    size_t nsets;   /* */
-    char name[256]; /* run directory under the sweep's directory */
-    uint64_t hash;  /* the resolved scenario's hash, as run.json records it */
+    char *name;    /* run directory under the sweep's directory; owned */
+    uint64_t hash; /* the resolved scenario's hash, as run.json records it */
 } point;
 
 struct app_sweep {
@@ -46,15 +50,26 @@ struct app_sweep {
     char base[PATH_TEXT]; /* the base scenario, relative to the working directory */
     char dir[PATH_TEXT];  /* output directory */
     app_sweep_options opt;
+    size_t max_points; /* opt.max_points, or APP_SWEEP_MAX_POINTS */
+    char *base_text;   /* the base scenario's bytes, read once; owned */
+    size_t base_len;
     column *cols; /* (ncols) */
     size_t ncols;
     size_t *axis_len; /* (naxes) */
     size_t naxes;
     uint64_t *seeds; /* (nseeds) */
     size_t nseeds;
-    point *points; /* (npoints) */
+    size_t set_size; /* bytes that hold any point's assignments, NULs included */
+    point *points;   /* (npoints) */
     size_t npoints;
 };
+
+/* What one point's assignments are made in: value indices, pointers and text. */
+typedef struct scratch {
+    size_t *vi;        /* (ncols + 1) value index of each column */
+    const char **sets; /* (ncols + 1) "path=value", then "seed=S" */
+    char *text;        /* (set_size) */
+} scratch;
 
 static int oom(sim_err *err)
 {
@@ -106,8 +121,152 @@ static void plain_value(const char *json, char *out, size_t size)
         snprintf(out, size, "%s", json);
 }
 
+/* ---- Points ----------------------------------------------------------------------------- */
+
+/* The grid values of point k: vi[c] is the value index of column c; returns the seed. The
+ * seed varies fastest, then the last axis. */
+static uint64_t decompose(const app_sweep *sw, size_t k, size_t *vi)
+{
+    uint64_t seed = sw->seeds[k % sw->nseeds];
+    k /= sw->nseeds;
+    size_t c = sw->ncols;
+    for (size_t a = sw->naxes; a-- > 0;) {
+        size_t i = k % sw->axis_len[a];
+        k /= sw->axis_len[a];
+        while (c > 0 && sw->cols[c - 1].axis == a)
+            vi[--c] = i;
+    }
+    return seed;
+}
+
+static int scratch_init(const app_sweep *sw, scratch *s, sim_err *err)
+{
+    s->vi = calloc(sw->ncols + 1, sizeof(*s->vi));
+    s->sets = calloc(sw->ncols + 1, sizeof(*s->sets));
+    s->text = malloc(sw->set_size);
+    return s->vi == NULL || s->sets == NULL || s->text == NULL ? oom(err) : 0;
+}
+
+static void scratch_fini(scratch *s)
+{
+    free(s->vi);
+    free(s->sets);
+    free(s->text);
+}
+
+/* The assignments of the values s->vi into s: the grid's (ncols), then "seed=S" when
+ * `seeded`; returns how many. */
+static size_t assign(const app_sweep *sw, scratch *s, bool seeded, uint64_t seed)
+{
+    size_t len = 0;
+    for (size_t c = 0; c < sw->ncols; c++) {
+        s->sets[c] = s->text + len;
+        len += (size_t)snprintf(s->text + len, sw->set_size - len, "%s=%s", sw->cols[c].path,
+                                sw->cols[c].values[s->vi[c]]) +
+               1;
+    }
+    s->sets[sw->ncols] = s->text + len;
+    snprintf(s->text + len, sw->set_size - len, "seed=%" PRIu64, seed);
+    return sw->ncols + seeded;
+}
+
+/* Point k's assignments into s: the grid's, then its seed; returns how many. */
+static size_t point_sets(const app_sweep *sw, size_t k, scratch *s)
+{
+    uint64_t seed = decompose(sw, k, s->vi);
+    return assign(sw, s, true, seed);
+}
+
+/* Point k's run directory name, from its assignments (strings unquoted, then characters
+ * other than [A-Za-z0-9._+-=,] replaced by '_'). */
+static int make_name(app_sweep *sw, size_t k, scratch *s, sim_err *err)
+{
+    char name[NAME_MAX_ + 64], plain[NAME_MAX_ + 2];
+    size_t n = point_sets(sw, k, s), len = 0;
+    for (size_t i = 0; i < n && len <= NAME_MAX_; i++) {
+        const char *eq = strchr(s->sets[i], '=');
+        plain_value(eq + 1, plain, sizeof(plain));
+        len +=
+            (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0, "%s%.*s=%s",
+                             i > 0 ? "," : "", (int)(eq - s->sets[i]), s->sets[i], plain);
+    }
+    if (len > NAME_MAX_)
+        return sim_err_set(err, SIM_ESCENARIO, "$.grid",
+                           "point %zu's directory name is longer than %d bytes", k, NAME_MAX_);
+    for (char *q = name; *q != '\0'; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+              strchr("._+-=,", *q) != NULL))
+            *q = '_';
+    if ((sw->points[k].name = strdup(name)) == NULL)
+        return oom(err);
+    return 0;
+}
+
+/* ---- Repeats: one pass over a hash table --------------------------------------------- */
+
+typedef uint64_t (*key_hash_fn)(const void *keys, size_t i);
+typedef bool (*key_same_fn)(const void *keys, size_t i, size_t j);
+
+/* The first key i (of n) equal to an earlier key j, with *earlier = j; n if none. Expected
+ * time linear in n: an open-addressing table of a power of two >= 2n slots. SIZE_MAX when
+ * out of memory. */
+static size_t first_repeat(const void *keys, size_t n, key_hash_fn hash, key_same_fn same,
+                           size_t *earlier)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof(*slot)); /* key index + 1, or 0 */
+    if (slot == NULL)
+        return SIZE_MAX;
+    size_t i = 0;
+    for (; i < n; i++) {
+        size_t at = (size_t)hash(keys, i) & (cap - 1);
+        while (slot[at] != 0 && !same(keys, slot[at] - 1, i))
+            at = (at + 1) & (cap - 1);
+        if (slot[at] != 0) {
+            *earlier = slot[at] - 1;
+            break;
+        }
+        slot[at] = i + 1;
+    }
+    free(slot);
+    return i;
+}
+
+static uint64_t mix64(uint64_t x) /* SplitMix64's finalizer */
+{
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+static uint64_t seed_hash(const void *keys, size_t i)
+{
+    return mix64(((const uint64_t *)keys)[i]);
+}
+
+static bool seed_same(const void *keys, size_t i, size_t j)
+{
+    return ((const uint64_t *)keys)[i] == ((const uint64_t *)keys)[j];
+}
+
+static uint64_t name_hash(const void *keys, size_t i)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (const char *c = ((const point *)keys)[i].name; *c != '\0'; c++)
+        h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
+    return mix64(h);
+}
+
+static bool name_same(const void *keys, size_t i, size_t j)
+{
+    return strcmp(((const point *)keys)[i].name, ((const point *)keys)[j].name) == 0;
+}
+
 /* ---- Loading -------------------------------------------------------------------------- */
 
+/* Adds grid entry `key` of `c` (the grid or its zip) with its length, not yet its values. */
 static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, bool zipped,
                       size_t *len, sim_err *err)
 {
@@ -119,11 +278,17 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
     snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
     if (n == 0)
         return sim_err_set(err, SIM_ESCENARIO, path, "must be a non-empty list of values");
-    if (strcmp(key, "seed") == 0)
+    if (strcmp(key, "seed") == 0 || strcmp(key, "$.seed") == 0)
         return sim_err_set(err, SIM_ESCENARIO, path, "seeds are given by $.seeds");
+    if (strchr(key, '=') != NULL)
+        return sim_err_set(err, SIM_ESCENARIO, path, "a path cannot contain '='");
     if (*len != 0 && n != *len)
         return sim_err_set(err, SIM_ESCENARIO, path,
                            "has %zu values but the other zipped paths have %zu", n, *len);
+    if (sw->ncols == MAX_PATHS)
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "more than %d grid paths (a run directory's name holds no more)",
+                           MAX_PATHS);
     *len = n;
     for (size_t i = 0; i < sw->ncols; i++)
         if (strcmp(sw->cols[i].path, key) == 0)
@@ -132,18 +297,10 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
     if (cols == NULL)
         return oom(err);
     sw->cols = cols;
-    column *col = &cols[sw->ncols];
-    *col = (column){ .path = strdup(key),
-                     .values = calloc(n, sizeof(char *)),
-                     .nvalues = n,
-                     .axis = axis,
-                     .zipped = zipped };
-    sw->ncols++;
-    if (col->path == NULL || col->values == NULL)
+    cols[sw->ncols] =
+        (column){ .path = strdup(key), .nvalues = n, .axis = axis, .zipped = zipped, .from = c };
+    if (cols[sw->ncols++].path == NULL)
         return oom(err);
-    for (size_t i = 0; i < n; i++)
-        if ((rc = sim_cfg_at_json(c, key, i, &col->values[i], err)) != 0)
-            return rc;
     return 0;
 }
 
@@ -157,6 +314,7 @@ static int add_axis(app_sweep *sw, size_t len, sim_err *err)
     return 0;
 }
 
+/* The grid's paths and axes, without their values. */
 static int read_grid(app_sweep *sw, sim_cfg *grid, sim_err *err)
 {
     int rc = 0;
@@ -183,189 +341,268 @@ static int read_grid(app_sweep *sw, sim_cfg *grid, sim_err *err)
     return rc;
 }
 
-static int read_seeds(app_sweep *sw, sim_cfg *root, uint64_t base_seed, sim_err *err)
+/* The grid's values as JSON text; the sizes of the assignments. */
+static int read_values(app_sweep *sw, sim_err *err)
 {
-    size_t n = 0;
-    int64_t count = 1;
-    int rc;
-    if (sim_cfg_has(root, "seeds") && !sim_cfg_is_null(root, "seeds") &&
-        sim_cfg_int(root, "seeds", 1, MAX_SEEDS, &count, NULL) != 0) {
-        if ((rc = sim_cfg_array_len(root, "seeds", &n, err)) != 0)
-            return sim_err_set(err, SIM_ESCENARIO, "$.seeds",
-                               "must be a count in [1, %d] or a non-empty list of seeds",
-                               MAX_SEEDS);
-        if (n == 0)
-            return sim_err_set(err, SIM_ESCENARIO, "$.seeds", "must be a non-empty list");
+    sw->set_size = 32; /* "seed=" and 20 digits */
+    for (size_t c = 0; c < sw->ncols; c++) {
+        column *col = &sw->cols[c];
+        if ((col->values = calloc(col->nvalues, sizeof(char *))) == NULL)
+            return oom(err);
+        for (size_t i = 0; i < col->nvalues; i++) {
+            int rc = sim_cfg_at_json(col->from, col->path, i, &col->values[i], err);
+            if (rc != 0)
+                return rc;
+            size_t len = strlen(col->values[i]);
+            col->max_len = len > col->max_len ? len : col->max_len;
+        }
+        sw->set_size += strlen(col->path) + col->max_len + 2;
     }
-    sw->nseeds = n > 0 ? n : (size_t)count;
+    return 0;
+}
+
+/* How many seeds $.seeds gives (a count, or a list's length; 1 when absent or null). */
+static int count_seeds(app_sweep *sw, sim_cfg *root, bool *listed, sim_err *err)
+{
+    int64_t count = 1;
+    size_t n = 0;
+    *listed = false;
+    sw->nseeds = 1;
+    if (!sim_cfg_has(root, "seeds") || sim_cfg_is_null(root, "seeds"))
+        return 0;
+    if (sim_cfg_int(root, "seeds", 1, (int64_t)MAX_SEED, &count, NULL) == 0) {
+        sw->nseeds = (size_t)count;
+        return 0;
+    }
+    if (sim_cfg_array_len(root, "seeds", &n, err) != 0)
+        return sim_err_set(err, SIM_ESCENARIO, "$.seeds",
+                           "must be a count in [1, %zu] or a non-empty list of seeds",
+                           sw->max_points);
+    if (n == 0)
+        return sim_err_set(err, SIM_ESCENARIO, "$.seeds", "must be a non-empty list");
+    *listed = true;
+    sw->nseeds = n;
+    return 0;
+}
+
+/* Refuses a sweep of more than max_points points before any of them is made. */
+/* A count as a whole number while a double holds it exactly (below 2^53), else "about 1e+20". */
+static const char *count_text(double v, char *buf, size_t size)
+{
+    if (v < 9007199254740992.0)
+        snprintf(buf, size, "%" PRIu64, (uint64_t)v);
+    else
+        snprintf(buf, size, "about %.3g", v);
+    return buf;
+}
+
+static int check_count(app_sweep *sw, sim_err *err)
+{
+    double grid = 1.0;
+    for (size_t a = 0; a < sw->naxes; a++)
+        grid *= (double)sw->axis_len[a];
+    double total = grid * (double)sw->nseeds;
+    if (total <= (double)sw->max_points) {
+        sw->npoints = (size_t)total;
+        return 0;
+    }
+    /* The seeds are at fault when they alone are too many, else the grid. */
+    char t[32], g[32];
+    const char *path = sw->nseeds > sw->max_points ? "$.seeds" : "$.grid";
+    if (sw->ncols == 0)
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "%s points, more than the limit of %zu points a sweep",
+                           count_text(total, t, sizeof(t)), sw->max_points);
+    return sim_err_set(err, SIM_ESCENARIO, path,
+                       "%s points (%s of the grid times %zu seeds), more than the limit of %zu "
+                       "points a sweep",
+                       count_text(total, t, sizeof(t)), count_text(grid, g, sizeof(g)), sw->nseeds,
+                       sw->max_points);
+}
+
+/* The seeds: the listed ones (distinct), or the base seed and the next ones. */
+static int read_seeds(app_sweep *sw, sim_cfg *root, bool listed, uint64_t base_seed, sim_err *err)
+{
     if ((sw->seeds = calloc(sw->nseeds, sizeof(*sw->seeds))) == NULL)
         return oom(err);
     for (size_t i = 0; i < sw->nseeds; i++) {
         double s = (double)(base_seed + i);
-        if (n > 0 &&
-            (rc = sim_cfg_at_double(root, "seeds", i, 0, 9007199254740991.0, true, &s, err)) != 0)
+        int rc = listed ? sim_cfg_at_double(root, "seeds", i, 0, MAX_SEED, true, &s, err) : 0;
+        if (rc != 0)
             return rc;
-        sw->seeds[i] = (uint64_t)s;
-        for (size_t j = 0; j < i; j++)
-            if (sw->seeds[j] == sw->seeds[i])
-                return sim_err_set(err, SIM_ESCENARIO, "$.seeds", "seed %" PRIu64 " given twice",
-                                   sw->seeds[i]);
+        sw->seeds[i] = listed ? (uint64_t)s : base_seed + i;
     }
-    return 0;
-}
-
-/* The grid values of point k: vi[c] is the value index of column c; returns the seed. */
-static uint64_t decompose(const app_sweep *sw, size_t k, size_t *vi)
-{
-    uint64_t seed = sw->seeds[k % sw->nseeds];
-    k /= sw->nseeds;
-    size_t *ai = calloc(sw->naxes + 1, sizeof(*ai));
-    for (size_t a = sw->naxes; a-- > 0 && ai != NULL;) {
-        ai[a] = k % sw->axis_len[a];
-        k /= sw->axis_len[a];
-    }
-    for (size_t c = 0; c < sw->ncols; c++)
-        vi[c] = ai != NULL ? ai[sw->cols[c].axis] : 0;
-    free(ai);
-    return seed;
-}
-
-static int make_point(app_sweep *sw, size_t k, size_t *vi, sim_err *err)
-{
-    point *p = &sw->points[k];
-    uint64_t seed = decompose(sw, k, vi);
-    if ((p->sets = calloc(sw->ncols + 1, sizeof(char *))) == NULL)
+    size_t j = 0, i = listed ? first_repeat(sw->seeds, sw->nseeds, seed_hash, seed_same, &j) : 0;
+    if (i == SIZE_MAX)
         return oom(err);
-    size_t len = 0;
-    char plain[NAME_MAX_];
-    for (size_t c = 0; c <= sw->ncols; c++) {
-        const char *path = c < sw->ncols ? sw->cols[c].path : "seed";
-        char seed_text[32];
-        snprintf(seed_text, sizeof(seed_text), "%" PRIu64, seed);
-        const char *value = c < sw->ncols ? sw->cols[c].values[vi[c]] : seed_text;
-        size_t n = strlen(path) + strlen(value) + 2;
-        if ((p->sets[c] = malloc(n)) == NULL)
-            return oom(err);
-        p->nsets++;
-        snprintf(p->sets[c], n, "%s=%s", path, value);
-        plain_value(value, plain, sizeof(plain));
-        len += (size_t)snprintf(p->name + len, len < sizeof(p->name) ? sizeof(p->name) - len : 0,
-                                "%s%s=%s", c > 0 ? "," : "", path, plain);
+    if (listed && i < sw->nseeds) {
+        char path[64];
+        snprintf(path, sizeof(path), "$.seeds[%zu]", i);
+        return sim_err_set(err, SIM_ESCENARIO, path, "seed %" PRIu64 " given twice (also at [%zu])",
+                           sw->seeds[i], j);
     }
-    if (len > NAME_MAX_)
-        return sim_err_set(err, SIM_ESCENARIO, "$.grid",
-                           "point %zu's directory name is longer than %d bytes", k, NAME_MAX_);
-    for (char *q = p->name; *q != '\0'; q++)
-        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
-              strchr("._+-=,", *q) != NULL))
-            *q = '_';
     return 0;
 }
 
-/* Which sweep path an error of point k's scenario is about: the grid entry whose `--set`
- * path it names, the seeds, or else the base. */
-static void blame(const app_sweep *sw, const size_t *vi, const char *scenario_path, char *out,
-                  size_t size)
+/* How an error's path relates to a grid entry's `--set` path. */
+enum fault {
+    FAULT_NONE,
+    FAULT_VALUE, /* at the entry's path or below it: the entry's value */
+    FAULT_PATH   /* the override's own "--set PATH" (it could not be applied), or a key above
+                  * the entry's path that the override made ("workload.x.y" adds the unknown
+                  * key $.workload.x): the entry, whatever its value */
+};
+
+static enum fault fault_of(const char *error_path, const char *entry)
+{
+    static const char set[] = "--set ";
+    if (strncmp(error_path, set, sizeof(set) - 1) == 0) {
+        /* The override's label is cut at 400 bytes. */
+        const char *p = error_path + sizeof(set) - 1;
+        size_t n = strlen(p);
+        return strcmp(p, entry) == 0 || (n >= 400 && strncmp(p, entry, n) == 0) ? FAULT_PATH
+                                                                                : FAULT_NONE;
+    }
+    if (strncmp(error_path, "$.", 2) != 0)
+        return FAULT_NONE;
+    const char *r = error_path + 2, *q = entry + (strncmp(entry, "$.", 2) == 0 ? 2 : 0);
+    size_t n = strlen(q), m = strlen(r);
+    if (strncmp(r, q, n) == 0 && (r[n] == '\0' || r[n] == '.' || r[n] == '['))
+        return FAULT_VALUE;
+    if (m < n && strncmp(r, q, m) == 0 && (q[m] == '.' || q[m] == '['))
+        return FAULT_PATH;
+    return FAULT_NONE;
+}
+
+/* The base with the assignments sets[0..nsets), checked as `hetsim validate` does when
+ * `check` (else only loaded): the scenario, or NULL with `e` filled. */
+static sim_scenario *try_load(const app_sweep *sw, const char *const *sets, size_t nsets,
+                              bool check, sim_err *e)
+{
+    sim_err_clear(e);
+    sim_scenario *sc = sim_scenario_parse(sw->base_text, sw->base_len, sw->base, sets, nsets, e);
+    const proto_ops *ops = sc != NULL && check ? proto_lookup(sc, e) : NULL;
+    if (sc != NULL && (!check || (ops != NULL && sim_run_check(sc, ops, e) == SIM_OK)))
+        return sc;
+    sim_scenario_destroy(sc);
+    return NULL;
+}
+
+/* The sweep path at fault, as "$.grid.<path>" (or its value vi[c]), "$.seeds" or "$.base",
+ * for assignment i of a point (the grid's ncols, then the seed's), or the base (i = SIZE_MAX). */
+static void fault_path(const app_sweep *sw, size_t i, enum fault f, const size_t *vi, char *out,
+                       size_t size)
+{
+    if (i == SIZE_MAX) {
+        snprintf(out, size, "$.base");
+    } else if (i == sw->ncols) {
+        snprintf(out, size, "$.seeds");
+    } else {
+        /* Control characters of a path (a key "a\n") written as JSON escapes. */
+        const column *col = &sw->cols[i];
+        size_t len = (size_t)snprintf(out, size, "$.grid%s.", col->zipped ? ".zip" : "");
+        for (const char *c = col->path; *c != '\0' && len < size; c++)
+            len += (size_t)snprintf(out + len, size - len,
+                                    (unsigned char)*c < 0x20 || *c == 0x7f ? "\\u%04x" : "%c",
+                                    (unsigned char)*c);
+        if (f == FAULT_VALUE && len < size)
+            snprintf(out + len, size - len, "[%zu]", vi[i]);
+    }
+}
+
+/* Which sweep path the error `error_path` of the base with sets[0..nsets) (a point's, or
+ * the grid's first values) is about: the grid entry it names, or its value (fault_of); the
+ * seeds for $.seed once the point's seed is set; else the first assignment whose addition
+ * makes the base fail (the base itself when it fails alone): an override that names a key
+ * the base does not have, or one that breaks a rule of the base ($.stragglers[0].workers
+ * beyond the grid's workers). */
+static void blame(const app_sweep *sw, const char *const *sets, size_t nsets, const size_t *vi,
+                  bool check, const char *error_path, char *out, size_t size)
 {
     for (size_t c = 0; c < sw->ncols; c++) {
-        size_t n = strlen(sw->cols[c].path);
-        const char *p = scenario_path + 2;
-        if (strncmp(scenario_path, "$.", 2) == 0 && strncmp(p, sw->cols[c].path, n) == 0 &&
-            (p[n] == '\0' || p[n] == '.' || p[n] == '[')) {
-            snprintf(out, size, "$.grid%s.%s[%zu]", sw->cols[c].zipped ? ".zip" : "",
-                     sw->cols[c].path, vi[c]);
+        enum fault f = fault_of(error_path, sw->cols[c].path);
+        if (f != FAULT_NONE) {
+            fault_path(sw, c, f, vi, out, size);
             return;
         }
     }
-    snprintf(out, size, "%s", strcmp(scenario_path, "$.seed") == 0 ? "$.seeds" : "$.base");
+    bool seed = strcmp(error_path, "$.seed") == 0 || strcmp(error_path, "--set seed") == 0;
+    if (seed && nsets > sw->ncols) {
+        fault_path(sw, sw->ncols, FAULT_VALUE, vi, out, size);
+        return;
+    }
+    size_t first = SIZE_MAX;
+    sim_err e;
+    for (size_t n = 0; n < nsets; n++) {
+        sim_scenario *sc = try_load(sw, sets, n, check, &e);
+        sim_scenario_destroy(sc);
+        if (sc == NULL)
+            break;
+        first = n; /* the base with sets[0..n] may fail: sets[n] is the next suspect */
+    }
+    fault_path(sw, first, FAULT_VALUE, vi, out, size);
 }
 
-static int validate_point(app_sweep *sw, size_t k, size_t *vi, sim_err *err)
+/* The base scenario with `sets`; on error, `err` names the sweep path to blame and says
+ * `what` before the scenario's own message. */
+static sim_scenario *load_point(const app_sweep *sw, const char *const *sets, size_t nsets,
+                                const size_t *vi, bool check, const char *what, sim_err *err)
 {
     sim_err e;
-    sim_err_clear(&e);
-    point *p = &sw->points[k];
-    sim_scenario *sc = sim_scenario_load(sw->base, (const char *const *)p->sets, p->nsets, &e);
-    const proto_ops *ops = sc != NULL ? proto_lookup(sc, &e) : NULL;
-    if (ops != NULL && sim_run_check(sc, ops, &e) == SIM_OK) {
-        p->hash = sc->hash;
-        sim_scenario_destroy(sc);
-        return 0;
+    sim_scenario *sc = try_load(sw, sets, nsets, check, &e);
+    if (sc != NULL)
+        return sc;
+    if (e.code == SIM_ENOMEM) {
+        oom(err);
+        return NULL;
     }
-    sim_scenario_destroy(sc);
-    if (e.code == SIM_ENOMEM)
-        return oom(err);
-    char inner[1024], path[256];
+    char inner[1024], path[PATH_TEXT];
     sim_err_format(&e, inner, sizeof(inner));
-    decompose(sw, k, vi);
-    blame(sw, vi, e.path, path, sizeof(path));
-    return sim_err_set(err, SIM_ESCENARIO, path, "point %zu (%s): %s", k, p->name, inner);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp((*(const point *const *)a)->name, (*(const point *const *)b)->name);
-}
-
-static int check_names(const app_sweep *sw, sim_err *err)
-{
-    const point **v = calloc(sw->npoints, sizeof(*v));
-    if (v == NULL)
-        return oom(err);
-    for (size_t k = 0; k < sw->npoints; k++)
-        v[k] = &sw->points[k];
-    qsort(v, sw->npoints, sizeof(*v), cmp_names);
-    int rc = 0;
-    for (size_t k = 1; k < sw->npoints && rc == 0; k++)
-        if (strcmp(v[k - 1]->name, v[k]->name) == 0)
-            rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
-                             "two points share the run directory \"%s\" (repeated values?)",
-                             v[k]->name);
-    free(v);
-    return rc;
+    blame(sw, sets, nsets, vi, check, e.path, path, sizeof(path));
+    sim_err_set(err, SIM_ESCENARIO, path, "%s: %s", what, inner);
+    return NULL;
 }
 
 /* The seed of the base scenario with the first point's grid overrides. */
 static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
 {
-    char **sets = calloc(sw->ncols + 1, sizeof(char *));
-    if (sets == NULL)
-        return oom(err);
-    int rc = 0;
-    for (size_t c = 0; c < sw->ncols && rc == 0; c++) {
-        size_t n = strlen(sw->cols[c].path) + strlen(sw->cols[c].values[0]) + 2;
-        if ((sets[c] = malloc(n)) == NULL)
-            rc = oom(err);
+    scratch s;
+    int rc = scratch_init(sw, &s, err);
+    if (rc == 0) {
+        /* s.vi is zero: the first value of every column. */
+        assign(sw, &s, false, 0);
+        sim_scenario *sc =
+            load_point(sw, s.sets, sw->ncols, s.vi, false, "the first values of the grid", err);
+        if (sc == NULL)
+            rc = err != NULL ? err->code : SIM_ESCENARIO;
         else
-            snprintf(sets[c], n, "%s=%s", sw->cols[c].path, sw->cols[c].values[0]);
+            *seed = sc->seed;
+        sim_scenario_destroy(sc);
     }
-    sim_err e;
-    sim_err_clear(&e);
-    sim_scenario *sc =
-        rc == 0 ? sim_scenario_load(sw->base, (const char *const *)sets, sw->ncols, &e) : NULL;
-    if (sc != NULL) {
-        *seed = sc->seed;
-    } else if (rc == 0) {
-        char inner[1024], path[256] = "$.base";
-        size_t *vi = calloc(sw->ncols + 1, sizeof(*vi));
-        sim_err_format(&e, inner, sizeof(inner));
-        if (vi != NULL)
-            blame(sw, vi, e.path, path, sizeof(path));
-        rc = sim_err_set(err, e.code == SIM_ENOMEM || vi == NULL ? SIM_ENOMEM : SIM_ESCENARIO, path,
-                         "the first values of the grid: %s", inner);
-        free(vi);
-    }
-    sim_scenario_destroy(sc);
-    for (size_t c = 0; c < sw->ncols; c++)
-        free(sets[c]);
-    free(sets);
+    scratch_fini(&s);
     return rc;
+}
+
+/* Reads the base scenario's bytes (once, for every point); refuses the sweep file itself. */
+static int read_base(app_sweep *sw, sim_err *err)
+{
+    struct stat a, b;
+    if (stat(sw->file, &a) == 0 && stat(sw->base, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return sim_err_set(err, SIM_ESCENARIO, "$.base",
+                           "is this sweep file; it must name a scenario");
+    errno = 0;
+    if ((sw->base_text = read_text(sw->base, &sw->base_len)) == NULL)
+        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base",
+                           "cannot read %s: %s", sw->base, strerror(errno != 0 ? errno : EIO));
+    return 0;
 }
 
 static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
 {
     char base[PATH_TEXT], stem[256];
     sim_cfg *grid = NULL, *output = NULL;
+    bool listed = false;
     int rc;
     if ((rc = sim_cfg_require(root, "base", err)) != 0 ||
         (rc = sim_cfg_string(root, "base", base, sizeof(base), err)) != 0 ||
@@ -389,35 +626,50 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
         return rc;
     if (sw->opt.out_dir != NULL)
         snprintf(sw->dir, sizeof(sw->dir), "%s", sw->opt.out_dir);
-    if ((rc = read_grid(sw, grid, err)) != 0)
-        return rc;
-    sim_cfg_is_null(root, "seeds"); /* marks the key valid */
     uint64_t seed = 0;
-    if ((rc = sim_cfg_check_unused(root, err)) != 0 || (rc = base_seed(sw, &seed, err)) != 0 ||
-        (rc = read_seeds(sw, root, seed, err)) != 0)
+    if ((rc = read_grid(sw, grid, err)) != 0 || (rc = count_seeds(sw, root, &listed, err)) != 0 ||
+        (rc = sim_cfg_check_unused(root, err)) != 0 || (rc = check_count(sw, err)) != 0 ||
+        (rc = read_values(sw, err)) != 0 || (rc = read_base(sw, err)) != 0 ||
+        (rc = base_seed(sw, &seed, err)) != 0 ||
+        (rc = read_seeds(sw, root, listed, seed, err)) != 0)
         return rc;
+    return 0;
+}
+
+/* Point k validated as `hetsim validate` would, with its scenario hash. */
+static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
+{
+    point *p = &sw->points[k];
+    size_t n = point_sets(sw, k, s);
+    char what[NAME_MAX_ + 64];
+    snprintf(what, sizeof(what), "point %zu (%s)", k, p->name);
+    sim_scenario *sc = load_point(sw, s->sets, n, s->vi, true, what, err);
+    if (sc == NULL)
+        return err != NULL ? err->code : SIM_ESCENARIO;
+    p->hash = sc->hash;
+    sim_scenario_destroy(sc);
     return 0;
 }
 
 static int make_points(app_sweep *sw, sim_err *err)
 {
-    double total = (double)sw->nseeds;
-    for (size_t a = 0; a < sw->naxes; a++)
-        total *= (double)sw->axis_len[a];
-    if (total > MAX_POINTS)
-        return sim_err_set(err, SIM_ESCENARIO, "$.grid", "%.0f points, more than %d", total,
-                           MAX_POINTS);
-    sw->npoints = (size_t)total;
-    size_t *vi = calloc(sw->ncols + 1, sizeof(*vi));
+    scratch s;
     sw->points = calloc(sw->npoints, sizeof(*sw->points));
-    int rc = vi == NULL || sw->points == NULL ? oom(err) : 0;
+    int rc = scratch_init(sw, &s, err);
+    if (rc == 0 && sw->points == NULL)
+        rc = oom(err);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
-        rc = make_point(sw, k, vi, err);
-    if (rc == 0)
-        rc = check_names(sw, err);
+        rc = make_name(sw, k, &s, err);
+    size_t j = 0, i = rc == 0 ? first_repeat(sw->points, sw->npoints, name_hash, name_same, &j) : 0;
+    if (rc == 0 && i == SIZE_MAX)
+        rc = oom(err);
+    else if (rc == 0 && i < sw->npoints)
+        rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
+                         "points %zu and %zu share the run directory \"%s\" (repeated values?)", j,
+                         i, sw->points[i].name);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
-        rc = validate_point(sw, k, vi, err);
-    free(vi);
+        rc = validate_point(sw, k, &s, err);
+    scratch_fini(&s);
     return rc;
 }
 
@@ -431,6 +683,9 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     }
     snprintf(sw->file, sizeof(sw->file), "%s", file);
     sw->opt = *opt;
+    sw->max_points = opt->max_points > 0 && opt->max_points < APP_SWEEP_MAX_POINTS
+                         ? opt->max_points
+                         : APP_SWEEP_MAX_POINTS;
     size_t len = 0;
     char *text = read_text(file, &len);
     if (text == NULL) {
@@ -460,15 +715,13 @@ void app_sweep_destroy(app_sweep *sw)
         free(sw->cols[c].values);
         free(sw->cols[c].path);
     }
-    for (size_t k = 0; k < sw->npoints && sw->points != NULL; k++) {
-        for (size_t i = 0; i < sw->points[k].nsets; i++)
-            free(sw->points[k].sets[i]);
-        free(sw->points[k].sets);
-    }
+    for (size_t k = 0; k < sw->npoints && sw->points != NULL; k++)
+        free(sw->points[k].name);
     free(sw->points);
     free(sw->cols);
     free(sw->axis_len);
     free(sw->seeds);
+    free(sw->base_text);
     free(sw);
 }
 
@@ -482,14 +735,19 @@ const char *app_sweep_dir(const app_sweep *sw)
     return sw->dir;
 }
 
-void app_sweep_list(const app_sweep *sw, FILE *f)
+int app_sweep_list(const app_sweep *sw, FILE *f, sim_err *err)
 {
-    for (size_t k = 0; k < sw->npoints; k++) {
+    scratch s;
+    int rc = scratch_init(sw, &s, err);
+    for (size_t k = 0; k < sw->npoints && rc == 0; k++) {
+        size_t n = point_sets(sw, k, &s);
         fprintf(f, "%zu\t%s/%s\t", k, sw->dir, sw->points[k].name);
-        for (size_t i = 0; i < sw->points[k].nsets; i++)
-            fprintf(f, "%s--set %s", i > 0 ? " " : "", sw->points[k].sets[i]);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s--set %s", i > 0 ? " " : "", s.sets[i]);
         fputc('\n', f);
     }
+    scratch_fini(&s);
+    return rc;
 }
 
 /* ---- Running ---------------------------------------------------------------------------- */
@@ -536,19 +794,23 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
     const point *p = &sw->points[k];
     char dir[PATH_TEXT];
     join(dir, sizeof(dir), sw->dir, p->name);
-    const char **argv = calloc(2 * p->nsets + 8, sizeof(*argv));
-    if (argv == NULL)
+    scratch s;
+    const char **argv = calloc(2 * sw->ncols + 10, sizeof(*argv));
+    if (scratch_init(sw, &s, err) != 0 || argv == NULL) {
+        scratch_fini(&s);
+        free(argv);
         return oom(err), -1;
-    size_t n = 0;
+    }
+    size_t n = 0, nsets = point_sets(sw, k, &s);
     argv[n++] = sw->opt.exe;
     argv[n++] = "run";
     argv[n++] = sw->base;
     argv[n++] = "-o";
     argv[n++] = dir;
     argv[n++] = "--quiet";
-    for (size_t i = 0; i < p->nsets; i++) {
+    for (size_t i = 0; i < nsets; i++) {
         argv[n++] = "--set";
-        argv[n++] = p->sets[i];
+        argv[n++] = s.sets[i];
     }
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -564,6 +826,7 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
         _exit(127);
     }
     free(argv);
+    scratch_fini(&s);
     if (pid < 0)
         sim_err_set(err, SIM_EIO, NULL, "cannot start a run: fork failed");
     return (long)pid;

@@ -29,6 +29,14 @@
 
 #include "sim/err.h"
 
+/* The most points a sweep may have; a larger one is refused before any point is made,
+ * naming its count. Each point is a run directory in the sweep's one directory (four files or
+ * more, tens of kilobytes at least), a row of index.csv and a child process; every point's
+ * scenario is loaded to validate it (about 0.1 ms) before anything runs. A million points is
+ * already a million entries in one directory, gigabytes of outputs and a 100 MB index, and
+ * about two minutes of validation: larger studies are split into several sweeps. */
+#define APP_SWEEP_MAX_POINTS 1000000
+
 typedef struct app_sweep app_sweep;
 
 typedef struct app_sweep_options {
@@ -36,10 +44,11 @@ typedef struct app_sweep_options {
     const char *exe;     /* the hetsim binary the points run with */
     unsigned jobs;       /* local processes at once, >= 1 */
     bool progress;       /* a progress line on stderr */
+    size_t max_points;   /* a lower limit than APP_SWEEP_MAX_POINTS (the fuzz target), or 0 */
 } app_sweep_options;
 
-/* Loads and validates `file`. Returns NULL and fills `err` (SIM_ESCENARIO naming the sweep
- * file and path, SIM_EIO, SIM_ENOMEM). */
+/* Loads and validates `file`, in time linear in its number of points. Returns NULL and fills
+ * `err` (SIM_ESCENARIO naming the sweep file and path, SIM_EIO, SIM_ENOMEM). */
 app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_err *err);
 
 /* NULL is a no-op. */
@@ -51,8 +60,9 @@ size_t app_sweep_size(const app_sweep *sw);
 /* The output directory of the sweep. */
 const char *app_sweep_dir(const app_sweep *sw);
 
-/* Prints one line per point: index, run directory, overrides (tab separated). */
-void app_sweep_list(const app_sweep *sw, FILE *f);
+/* Prints one line per point: index, run directory, overrides (tab separated). Returns 0 or
+ * SIM_ENOMEM. */
+int app_sweep_list(const app_sweep *sw, FILE *f, sim_err *err);
 
 /* True if point k is done (see above). */
 bool app_sweep_done(const app_sweep *sw, size_t k);

@@ -10,10 +10,11 @@
 #include "sim/output.h"
 #include "sim/plot.h"
 
-#define LINE_TEXT  8192
-#define MAX_COLS   64
-#define PATH_TEXT  1024
-#define LABEL_TEXT 48
+#define LINE_TEXT          8192
+#define MAX_COLS           64
+#define PATH_TEXT          1024
+#define LABEL_TEXT         48
+#define MAX_LEFT_OUT_SHOWN 10 /* points left out named one by one on the log */
 
 typedef struct group {
     char value[256];        /* the KEY value, as in index.csv */
@@ -114,21 +115,34 @@ static int column(char **f, size_t n, const char *name, char *valid, size_t size
     return found;
 }
 
-static int read_index(const char *sweep_dir, const char *key, group *g, size_t *ng, sim_err *err)
+/* Says which runs were left out (no results): the first few by name, then how many. */
+static void left_out(FILE *log, const char *path, size_t n, const char *point, const char *dir)
+{
+    if (log == NULL)
+        return;
+    if (n <= MAX_LEFT_OUT_SHOWN)
+        fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", path, point, dir);
+}
+
+static int read_index(const char *sweep_dir, const char *key, group *g, size_t *ng, FILE *log,
+                      sim_err *err)
 {
     char path[PATH_TEXT], line[LINE_TEXT], *f[MAX_COLS], valid[512], run[PATH_TEXT * 2];
     snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);
     FILE *in = fopen(path, "r");
     if (in == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot read (not a sweep directory?)", path);
-    int rc = SIM_OK, kcol = -1, tcol = -1;
+    int rc = SIM_OK, kcol = -1, tcol = -1, scol = -1;
+    size_t skipped = 0;
     if (fgets(line, sizeof(line), in) != NULL) {
         size_t n = split_csv(line, f);
         kcol = column(f, n, key, valid, sizeof(valid));
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             tcol = strcmp(f[i], "time_to_target_s") == 0 ? (int)i : tcol;
+            scol = strcmp(f[i], "stop_reason") == 0 ? (int)i : scol;
+        }
     }
-    if (kcol < 0 || tcol < 0)
+    if (kcol < 0 || tcol < 0 || scol < 0)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column \"%s\" (valid: %s)", path, key,
                          valid);
     while (rc == SIM_OK && fgets(line, sizeof(line), in) != NULL) {
@@ -137,6 +151,11 @@ static int read_index(const char *sweep_dir, const char *key, group *g, size_t *
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: a row has %zu fields", path, n);
             break;
         }
+        /* A point that failed, or was not run, has no run directory: "missing". */
+        if (strcmp(f[scol], "missing") == 0) {
+            left_out(log, path, ++skipped, f[0], f[1]);
+            continue;
+        }
         group *x = find_group(g, ng, f[kcol], err);
         char *end = NULL;
         double ttt = strtod(f[tcol], &end);
@@ -144,8 +163,12 @@ static int read_index(const char *sweep_dir, const char *key, group *g, size_t *
         rc = x == NULL ? err->code : add_run(x, run, end == f[tcol] ? (double)NAN : ttt, err);
     }
     fclose(in);
+    if (log != NULL && skipped > MAX_LEFT_OUT_SHOWN)
+        fprintf(log, "hetsim: %s: left out %zu more points without results\n", path,
+                skipped - MAX_LEFT_OUT_SHOWN);
     if (rc == SIM_OK && *ng == 0)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs", path);
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)", path,
+                         skipped);
     return rc;
 }
 
@@ -223,7 +246,7 @@ static int draw(const char *out_dir, const char *key, enum app_curve_col x, cons
 }
 
 int app_sweep_plot(const char *sweep_dir, const char *key, enum app_curve_col x,
-                   const char *out_dir, sim_err *err)
+                   const char *out_dir, FILE *log, sim_err *err)
 {
     sim_err_clear(err);
     group g[APP_SWEEP_PLOT_MAX_VALUES];
@@ -235,7 +258,7 @@ int app_sweep_plot(const char *sweep_dir, const char *key, enum app_curve_col x,
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("key", keypath, err);
     if (rc == SIM_OK)
-        rc = read_index(sweep_dir, key, g, &ng, err);
+        rc = read_index(sweep_dir, key, g, &ng, log, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(out_dir, err);
     if (rc == SIM_OK)

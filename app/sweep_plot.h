@@ -9,10 +9,13 @@
  *                   runs that reached it, with a min-max error bar (plots/bars.gp); not
  *                   drawn when no run reached its target (or had none).
  * The data of each figure is written next to it as CSV (by-KEY-<i>.csv, ttt-by-KEY.csv);
- * the gnuplot scripts compute nothing.
+ * the gnuplot scripts compute nothing. Points without results (stop_reason "missing": a run
+ * that failed, or was not run) are left out, and said so on a log (stderr).
  */
 #ifndef APP_SWEEP_PLOT_H
 #define APP_SWEEP_PLOT_H
+
+#include <stdio.h>
 
 #include "app/curves.h"
 #include "sim/err.h"
@@ -20,10 +23,12 @@
 /* At most this many values of KEY (one colour each). */
 #define APP_SWEEP_PLOT_MAX_VALUES 8
 
-/* Draws the figures of `sweep_dir` into `out_dir`. SIM_EINVAL: no index.csv, KEY not one
- * of its columns (the message lists them), more than APP_SWEEP_PLOT_MAX_VALUES values, a
- * run's metrics.csv missing; SIM_EIO (gnuplot, files); SIM_ENOMEM. */
+/* Draws the figures of `sweep_dir` into `out_dir`, naming the points left out on `log` (a
+ * line each for the first ten, then how many more; NULL: silent). SIM_EINVAL: no
+ * index.csv, KEY not one of its columns (the message lists them), more than
+ * APP_SWEEP_PLOT_MAX_VALUES values, no point with results, the metrics.csv of a run with
+ * results missing; SIM_EIO (gnuplot, files); SIM_ENOMEM. */
 int app_sweep_plot(const char *sweep_dir, const char *key, enum app_curve_col x,
-                   const char *out_dir, sim_err *err);
+                   const char *out_dir, FILE *log, sim_err *err);
 
 #endif

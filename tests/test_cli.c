@@ -97,6 +97,76 @@ START_TEST(cli_rejects_bad_usage_with_exit_code_2)
 }
 END_TEST
 
+/* Numbers on the command line are whole decimal values in range: a value that wraps (2^32
+ * used to give -j 0: "0 run now", exit 0), overflows, or has a sign, a space or a suffix is a
+ * usage error naming the option, and nothing runs. */
+START_TEST(cli_refuses_out_of_range_and_malformed_numbers_naming_the_option)
+{
+    static const char sw[] = "sweeps/compare-protocols.json";
+    static const struct {
+        const char *option, *value;
+    } cases[] = {
+        { "-j", "4294967296" },
+        { "-j", "8589934592" },
+        { "-j", "4294967297" },
+        { "-j", "18446744073709551617" },
+        { "-j", "99999999999999999999999" },
+        { "-j", "0" },
+        { "-j", "-1" },
+        { "-j", "+2" },
+        { "-j", " 2" },
+        { "-j", "2x" },
+        { "-j", "" },
+        { "--index", "18446744073709551616" },
+        { "--index", "4294967296" },
+        { "--index", "-1" },
+        { "--index", "1.5" },
+        { "--seeds", "4294967297" },
+        { "--seeds", "65" },
+        { "--seeds", " 3" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *o = cases[i].option, *v = cases[i].value;
+        result r = strcmp(o, "--seeds") == 0
+                       ? hetsim((const char *[]){ "check", "tests/golden/curves/ps/scenario.json",
+                                                  "--golden", "g", "--update", o, v, NULL })
+                       : hetsim((const char *[]){ "sweep", sw, "--list", o, v, NULL });
+        ck_assert_msg(r.status == 2, "%s \"%s\" exited %d: %s", o, v, r.status, r.out);
+        ck_assert_str_eq(r.out, "");
+        char want[96];
+        snprintf(want, sizeof(want), "hetsim: %s needs ", o);
+        ck_assert_msg(strstr(r.err, want) == r.err, "%s \"%s\": %s", o, v, r.err);
+        snprintf(want, sizeof(want), "got \"%s\"", v);
+        ck_assert_msg(strstr(r.err, want) != NULL, "%s \"%s\": %s", o, v, r.err);
+    }
+    /* The limits themselves are accepted. */
+    result r = hetsim((const char *[]){ "sweep", sw, "--list", "-j", "4096", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    r = hetsim((const char *[]){ "sweep", sw, "--index", "12", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--index 12: the sweep has points 0 to 11"));
+}
+END_TEST
+
+/* --mpi with --list or --index is refused (under mpirun every rank printed the list, or ran
+ * the same point into the same directory); said once, before any MPI start-up. */
+START_TEST(cli_refuses_mpi_with_list_or_index)
+{
+    const char *const *cases[] = {
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--mpi", "--list", NULL },
+        (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--index", "3", "--mpi", NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        result r = hetsim(cases[i]);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, i == 0 ? "hetsim: --mpi does not go with --list"
+                                           : "hetsim: --mpi does not go with --index") == r.err,
+                      "%s", r.err);
+    }
+}
+END_TEST
+
 START_TEST(cli_lists_protocols_and_topologies)
 {
     result r = hetsim((const char *[]){ "list", "protocols", NULL });
@@ -309,6 +379,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_prints_version_and_help);
     tcase_add_test(tc, cli_rejects_bad_usage_with_exit_code_2);
     tcase_add_test(tc, cli_lists_protocols_and_topologies);
+    tcase_add_test(tc, cli_refuses_out_of_range_and_malformed_numbers_naming_the_option);
+    tcase_add_test(tc, cli_refuses_mpi_with_list_or_index);
     tcase_add_test(tc, cli_validates_every_shipped_scenario);
     tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);

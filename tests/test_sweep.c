@@ -94,11 +94,13 @@ static bool exists(const char *path)
 /* A sweep file in `dir` (next to base.json) with the given grid and seeds; returns its path. */
 static char *sweep_file(const char *dir, const char *name, const char *body)
 {
-    char text[2048];
+    size_t size = strlen(body) + strlen(dir) + 128;
+    char *text = malloc(size);
     write_file(dir, "base.json", base_json);
-    snprintf(text, sizeof(text),
-             "{ \"base\": \"base.json\", %s, \"output\": { \"dir\": \"%s/out\" } }\n", body, dir);
+    snprintf(text, size, "{ \"base\": \"base.json\", %s, \"output\": { \"dir\": \"%s/out\" } }\n",
+             body, dir);
     write_file(dir, name, text);
+    free(text);
     char *path = malloc(700);
     snprintf(path, 700, "%s/%s", dir, name);
     return path;
@@ -165,6 +167,200 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
     r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
     ck_assert_uint_eq(count_lines(r.out), 12);
     ck_assert_ptr_nonnull(strstr(r.out, "workers=2,seed=8\t")); /* base seed 5, 6, 7, 8 */
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Runs `hetsim sweep FILE --list` on a sweep with `body` and checks it is refused with exit 2,
+ * saying `message` (the sweep file and the path at fault), within `max_s` seconds. */
+static void refused(const char *body, const char *message, double max_s)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file = sweep_file(dir, "sw.json", body);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    result r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(r.status == 2, "%.60s: exit %d: %s", body, r.status, r.err);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(strstr(r.err, message) != NULL, "%.60s: expected \"%s\", got %s", body, message,
+                  r.err);
+    ck_assert_msg(s < max_s, "%.60s: refused after %.1f s", body, s);
+    free(file);
+    harness_cleanup(dir);
+}
+
+/* A grid path that cannot be applied to the base is the grid entry's fault, not the base's;
+ * a base without a seed (or that is the sweep file itself) is the base's, not the seeds'. */
+START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
+{
+    refused("\"grid\": { \"workers.x\": [1] }", "sw.json: $.grid.workers.x: ", 60);
+    refused("\"grid\": { \"stragglers[5].slowdown\": [2] }",
+            "sw.json: $.grid.stragglers[5].slowdown: ", 60);
+    refused("\"grid\": { \"..\": [2] }", "sw.json: $.grid...: ", 60);
+    refused("\"grid\": { \"workers\": [2], \"zip\": { \"workload.batch\": [8], \"workload.x.y\": "
+            "[1] } }",
+            "sw.json: $.grid.zip.workload.x.y: ", 60);
+    refused("\"grid\": { \"workers=3\": [1] }",
+            "sw.json: $.grid.workers=3: a path cannot contain '='", 60);
+    refused("\"grid\": { \"$.workers\": [2, 0] }", "sw.json: $.grid.$.workers[1]: point 1 ", 60);
+    /* A key the base does not have, which the loader names in its own way. */
+    refused("\"grid\": { \"workers\\n\": [2] }", "sw.json: $.grid.workers\\u000a[0]: ", 60);
+    /* Seeds are the seeds' fault. */
+    refused("\"grid\": { \"seed\": [1] }", "sw.json: $.grid.seed: seeds are given by $.seeds", 60);
+    refused("\"seeds\": [3, 9007199254740992]", "sw.json: $.seeds[1]: ", 60);
+
+    char *dir = harness_tmpdir("sweep");
+    char path[700];
+    write_file(dir, "self.json", "{ \"base\": \"self.json\", \"seeds\": 2 }\n");
+    write_file(dir, "noseed.json",
+               "{ \"workers\": 2, \"protocol\": { \"name\": \"allreduce\" } }\n");
+    write_file(dir, "ns.json", "{ \"base\": \"noseed.json\", \"seeds\": 2 }\n");
+    snprintf(path, sizeof(path), "%s/self.json", dir);
+    result r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "self.json: $.base: is this sweep file") != NULL, "%s", r.err);
+    snprintf(path, sizeof(path), "%s/ns.json", dir);
+    r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "ns.json: $.base: ") != NULL && strstr(r.err, "$.seed") != NULL,
+                  "%s", r.err);
+    /* A value that breaks a rule of the base (worker 5 slowed down, out of 2 workers) is the
+     * value's fault, though the error is about the base's rule. */
+    write_file(dir, "st.json",
+               "{ \"seed\": 5, \"workers\": 8, \"stragglers\": [{ \"kind\": \"fixed\", "
+               "\"workers\": [5], \"slowdown\": 2 }],\n"
+               "  \"workload\": { \"model\": { \"name\": \"none\" }, \"message_bytes\": 4096 },\n"
+               "  \"protocol\": { \"name\": \"allreduce\" } }\n");
+    write_file(dir, "sst.json", "{ \"base\": \"st.json\", \"grid\": { \"workers\": [8, 2] } }\n");
+    snprintf(path, sizeof(path), "%s/sst.json", dir);
+    r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "sst.json: $.grid.workers[1]: point 1 (workers=2,seed=5): ") !=
+                      NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The number of points is known before any is made: a sweep over the limit (a million) is
+ * refused at once, naming its count, and the checks of a large one are linear. */
+START_TEST(sweep_refuses_more_points_than_the_limit_at_once_naming_the_count)
+{
+    refused("\"seeds\": 2000000",
+            "sw.json: $.seeds: 2000000 points, more than the limit of 1000000 points", 10);
+    /* 1000 x 100 grid values times 100 seeds: ten million points (used to take 15 minutes and
+     * 4.6 GB before the first line). */
+    char *body = malloc(16384);
+    size_t len = (size_t)snprintf(body, 16384, "\"grid\": { \"workers\": [");
+    for (int i = 1; i <= 1000; i++)
+        len += (size_t)snprintf(body + len, 16384 - len, "%s%d", i > 1 ? ", " : "", i);
+    len += (size_t)snprintf(body + len, 16384 - len, "], \"stop.time_s\": [");
+    for (int i = 1; i <= 100; i++)
+        len += (size_t)snprintf(body + len, 16384 - len, "%s%d", i > 1 ? ", " : "", i);
+    snprintf(body + len, 16384 - len, "] }, \"seeds\": 100");
+    refused(body,
+            "sw.json: $.grid: 10000000 points (100000 of the grid times 100 seeds), more than the "
+            "limit of 1000000 points",
+            10);
+    /* A seed repeated far down a long list. */
+    len = (size_t)snprintf(body, 16384, "\"seeds\": [");
+    for (int i = 0; i < 1500; i++)
+        len += (size_t)snprintf(body + len, 16384 - len, "%d, ", 7 * i);
+    snprintf(body + len, 16384 - len, "714 ]");
+    refused(body, "sw.json: $.seeds[1500]: seed 714 given twice (also at [102])", 60);
+    free(body);
+    /* A million seeds: no check of the count form for repeats (it was quadratic: 6 minutes),
+     * the run directories' names checked by hash; the first point's error comes at once. */
+    refused("\"grid\": { \"protocol.name\": [\"nosuch\"] }, \"seeds\": 1000000",
+            "sw.json: $.grid.protocol.name[0]: point 0 (protocol.name=nosuch,seed=5): ", 60);
+}
+END_TEST
+
+/* A sweep with diverged points (stop_reason "missing" in index.csv): plot --by draws the
+ * points that have results and names the others on stderr. */
+START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
+{
+    char *dir = harness_tmpdir("sweep");
+    /* lr 1000 with momentum 0.99: the loss explodes within 20 iterations (the run fails). */
+    write_file(dir, "div.json",
+               "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+               "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
+               "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
+               "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
+               "    \"momentum\": 0.99 },\n"
+               "  \"protocol\": { \"name\": \"allreduce\" },\n"
+               "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
+    write_file(dir, "sw.json",
+               "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] }, "
+               "\"seeds\": 2 }\n");
+    write_file(dir, "all.json",
+               "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [1000] }, \"seeds\": 2 }\n");
+    char file[700], out[700], png[800];
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
+    ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+    r = hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "plots in "));
+    ck_assert_msg(strstr(r.err, "index.csv: left out point 2 (workload.lr=1000,seed=5): no "
+                                "results\n") != NULL &&
+                      strstr(r.err, "left out point 3 (workload.lr=1000,seed=6)") != NULL &&
+                      strstr(r.err, "point 0") == NULL && strstr(r.err, "point 1 ") == NULL,
+                  "%s", r.err);
+    snprintf(png, sizeof(png), "%s/by-workload.lr.png", out);
+    ck_assert(exists(png));
+    char *text = harness_slurp(out, "by-workload.lr-0.csv");
+    ck_assert_ptr_nonnull(text);
+    free(text);
+    snprintf(png, sizeof(png), "%s/by-workload.lr-1.csv", out);
+    ck_assert(!exists(png)); /* one value drawn: the other has no run */
+    /* Nothing to draw at all: an error that says why. */
+    snprintf(file, sizeof(file), "%s/all.json", dir);
+    snprintf(out, sizeof(out), "%s/all", dir);
+    r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
+    ck_assert_int_eq(r.status, 1);
+    r = hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "index.csv: no runs with results (2 left out)") != NULL, "%s",
+                  r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Under mpirun, --mpi with --list or --index is refused once (rank 0 says it), and nothing
+ * runs; only with MPI built in (HETSIM_MPIRUN). */
+START_TEST(sweep_under_mpirun_refuses_list_and_index_saying_so_once)
+{
+    const char *mpirun = getenv("HETSIM_MPIRUN");
+    if (mpirun == NULL)
+        return;
+    char *dir = harness_tmpdir("sweep");
+    char *file = sweep_file(dir, "sw.json", "\"grid\": { \"workers\": [2, 3, 4] }");
+    static const char *const extra[] = { "--list", "--index 1" };
+    for (size_t i = 0; i < 2; i++) {
+        char cmd[4096], out[700], err[700], want[64];
+        snprintf(out, sizeof(out), "%s/o.txt", dir);
+        snprintf(err, sizeof(err), "%s/e.txt", dir);
+        snprintf(cmd, sizeof(cmd), "%s %s--oversubscribe -np 3 %s sweep %s --mpi %s >%s 2>%s",
+                 mpirun, getuid() == 0 ? "--allow-run-as-root " : "", getenv("HETSIM"), file,
+                 extra[i], out, err);
+        int status = system(cmd);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0, "%s: exit 0", extra[i]);
+        char *o = harness_read(out, NULL), *e = harness_read(err, NULL);
+        ck_assert_msg(o[0] == '\0', "%s printed %s", extra[i], o);
+        snprintf(want, sizeof(want), "--mpi does not go with %.7s", extra[i]);
+        const char *first = strstr(e, want);
+        ck_assert_msg(first != NULL && strstr(first + 1, want) == NULL, "%s: %s", extra[i], e);
+        free(o);
+        free(e);
+    }
+    char out[700];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    ck_assert(!exists(out));
     free(file);
     harness_cleanup(dir);
 }
@@ -455,6 +651,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_killed_midway_resumes_running_only_the_missing_points);
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);
+    tcase_add_test(tc, sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base);
+    tcase_add_test(tc, sweep_refuses_more_points_than_the_limit_at_once_naming_the_count);
+    tcase_add_test(tc, sweep_plot_by_draws_the_points_with_results_and_names_those_left_out);
+    tcase_add_test(tc, sweep_under_mpirun_refuses_list_and_index_saying_so_once);
     tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
     tcase_add_test(tc, sweep_check_and_plot_refuse_bad_usage_with_exit_code_2);
     tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);

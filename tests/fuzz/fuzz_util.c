@@ -1,33 +1,78 @@
 #include "fuzz_util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char paths[4][256];
+static char dir[256], dir_files[4][320];
 
 static void remove_files(void)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         if (paths[i][0] != '\0')
             unlink(paths[i]);
+        if (dir_files[i][0] != '\0')
+            unlink(dir_files[i]);
+    }
+    if (dir[0] != '\0')
+        rmdir(dir);
+}
+
+static const char *tmp_dir(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    return tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp";
+}
+
+static void register_cleanup(void)
+{
+    static int registered;
+    if (!registered && atexit(remove_files) == 0)
+        registered = 1;
 }
 
 const char *fuzz_file(int slot, const uint8_t *data, size_t size)
 {
     if (paths[slot][0] == '\0') {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(paths[slot], sizeof(paths[slot]), "%s/hetsim-fuzz-%ld-%d",
-                 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", (long)getpid(), slot);
-        static int registered;
-        if (!registered && atexit(remove_files) == 0)
-            registered = 1;
+        snprintf(paths[slot], sizeof(paths[slot]), "%s/hetsim-fuzz-%ld-%d", tmp_dir(),
+                 (long)getpid(), slot);
+        register_cleanup();
     }
     FILE *f = fopen(paths[slot], "wb");
     if (f == NULL || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
         abort();
     return paths[slot];
+}
+
+const char *fuzz_dir_file(const char *name, const uint8_t *data, size_t size)
+{
+    if (dir[0] == '\0') {
+        snprintf(dir, sizeof(dir), "%s/hetsim-fuzz-%ld.d", tmp_dir(), (long)getpid());
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+            abort();
+        register_cleanup();
+    }
+    int i = 0;
+    char path[320];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    while (i < 4 && dir_files[i][0] != '\0' && strcmp(dir_files[i], path) != 0)
+        i++;
+    if (i == 4)
+        abort(); /* more names than the harness keeps */
+    memcpy(dir_files[i], path, sizeof(path));
+    if (data == NULL) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            abort();
+        return dir_files[i];
+    }
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        abort();
+    return dir_files[i];
 }
 
 const uint8_t *fuzz_split(const uint8_t *data, size_t size, const char *sep, size_t *head,

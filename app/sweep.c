@@ -1,6 +1,7 @@
 /* Sweeps: loading, validation, naming, local parallel runs, index.csv (see sweep.h). */
 #include "app/sweep.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include "runtime/run.h"
 #include "sim/cfg.h"
 #include "sim/output.h"
+#include "sim/rundir.h"
 #include "sim/scenario.h"
 
 #define MAX_SEEDS  1000000
@@ -54,6 +56,7 @@ struct app_sweep {
     size_t nseeds;
     point *points; /* (npoints) */
     size_t npoints;
+    sim_rundir_lock *lock; /* the output directory's, once taken (app_sweep_open_dir) */
 };
 
 static int oom(sim_err *err)
@@ -469,6 +472,7 @@ void app_sweep_destroy(app_sweep *sw)
     free(sw->cols);
     free(sw->axis_len);
     free(sw->seeds);
+    sim_rundir_unlock(sw->lock);
     free(sw);
 }
 
@@ -598,10 +602,41 @@ static void progress(size_t done, size_t total, size_t running, double t0, bool 
     fflush(stderr);
 }
 
+int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
+{
+    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    int rc = sim_rundir_check_within(sw->dir, kinds, err);
+    if (rc == SIM_OK && lock && sw->lock == NULL)
+        rc = sim_rundir_lock_take(sw->dir, &sw->lock, err);
+    if (rc != SIM_OK)
+        return rc;
+    struct stat st;
+    if (stat(sw->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s exists and is not a directory", sw->dir);
+    DIR *d = opendir(sw->dir);
+    bool empty = true;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && empty; e = readdir(d))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    if (d != NULL)
+        closedir(d);
+    if (!empty && sim_rundir_kind_of(sw->dir) != SIM_RUNDIR_SWEEP)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is not empty and holds no hetsim sweep (no %s "
+                           "nor index.csv of hetsim): choose another or empty it",
+                           sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    char mark[PATH_TEXT];
+    join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK && lstat(mark, &st) != 0)
+        rc = sim_output_write(sw->dir, SIM_RUNDIR_SWEEP_MARKER, "", err);
+    return rc;
+}
+
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
 {
     *ran = *failed = 0;
-    int rc = sim_output_mkdirs(sw->dir, err);
+    int rc = app_sweep_open_dir(sw, true, err);
     size_t *todo = calloc(sw->npoints + 1, sizeof(*todo));
     long *pids = calloc(sw->opt.jobs, sizeof(*pids));
     if (rc == 0 && (todo == NULL || pids == NULL))

@@ -2,6 +2,7 @@
 #include "app/sweep.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -621,15 +622,26 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
         empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
     if (d != NULL)
         closedir(d);
-    if (!empty && sim_rundir_kind_of(sw->dir) != SIM_RUNDIR_SWEEP)
+    sim_rundir_kind kind = empty ? SIM_RUNDIR_NONE : sim_rundir_kind_of(sw->dir);
+    if (!empty && kind != SIM_RUNDIR_SWEEP && kind != SIM_RUNDIR_NONE)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is a hetsim %s directory, not a sweep's: "
+                           "choose another",
+                           sw->dir, sim_rundir_kind_name(kind));
+    if (!empty && kind != SIM_RUNDIR_SWEEP)
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "output directory %s is not empty and holds no hetsim sweep (no %s "
                            "nor index.csv of hetsim): choose another or empty it",
                            sw->dir, SIM_RUNDIR_SWEEP_MARKER);
     char mark[PATH_TEXT];
     join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
-    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK && lstat(mark, &st) != 0)
-        rc = sim_output_write(sw->dir, SIM_RUNDIR_SWEEP_MARKER, "", err);
+    /* Created in place (no temporary file): `--index` tasks may look at once. */
+    int fd = -1;
+    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
+        (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 

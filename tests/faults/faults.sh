@@ -117,7 +117,7 @@ check "diverged run leaves nothing" '[ ! -e "$d" ] && [ ! -e "$d.partial" ]'
 sweep=$tmp/sw.json
 printf '{ "base": "%s", "grid": { "stop.time_s": [1] }, "seeds": 1 }\n' "$PWD/$scn" >"$sweep"
 d=$tmp/runB
-"$bin" run "$scn" -o "$d" --quiet >/dev/null 2>&1
+"$bin" run "$scn" -o "$d" --set stop.time_s=1 --quiet >/dev/null 2>&1
 "$bin" sweep "$sweep" -o "$d/sw" --quiet >/dev/null 2>"$tmp/err"
 rc=$?
 check "sweep inside a run exits 2" '[ $rc = 2 ] && grep -q "inside .*runB, a hetsim run directory" "$tmp/err"'
@@ -220,7 +220,7 @@ check "the first run commits alone" \
     '[ $rc = 0 ] && complete "$d" && grep -q "\"seed\": 7" "$d/run.json" && [ ! -e "$d.lock" ]'
 # Two sweeps into one directory: the second is refused while the first holds it.
 s=$tmp/sweep2
-printf '{ "base": "%s", "grid": { "stop.time_s": [2, 3] }, "seeds": 2 }\n' "$PWD/$scn" >"$tmp/sw2.json"
+printf '{ "base": "%s", "grid": { "stop.time_s": [10, 15] }, "seeds": 2 }\n' "$PWD/$scn" >"$tmp/sw2.json"
 "$bin" sweep "$tmp/sw2.json" -o "$s" -j 1 --quiet >/dev/null 2>&1 &
 pid=$!
 wait_lock "$s"

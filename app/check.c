@@ -1,17 +1,20 @@
 /* Golden-curve regression checks (see check.h). */
 #include "app/check.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/curves.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/output.h"
 #include "sim/plot.h"
+#include "sim/rundir.h"
 #include "sim/scenario.h"
 
 #define PATH_TEXT  1024
@@ -95,6 +98,39 @@ static int write_fingerprint(const char *dir, sim_err *err)
     return sim_output_write(dir, "fingerprint", text, err);
 }
 
+/* True if every entry of `dir` is a golden's ("seeds", "seed-*"): a golden, or what a
+ * failed --update left of one. */
+static bool golden_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return false;
+    bool yes = true;
+    for (struct dirent *e = readdir(d); e != NULL && yes; e = readdir(d))
+        yes = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+              strcmp(e->d_name, "seeds") == 0 || strncmp(e->d_name, "seed-", 5) == 0;
+    closedir(d);
+    return yes;
+}
+
+/* Refuses a golden directory inside any hetsim output directory, or one that is neither
+ * absent, nor empty, nor a golden; then takes its lock. */
+static int open_golden(const char *golden, sim_rundir_lock **lock, sim_err *err)
+{
+    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    int rc = sim_rundir_check_within(golden, kinds, err);
+    if (rc == SIM_OK)
+        rc = sim_rundir_lock_take(golden, lock, err);
+    struct stat st;
+    if (rc == SIM_OK && stat(golden, &st) == 0 && (!S_ISDIR(st.st_mode) || !golden_entries(golden)))
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s is not a golden directory (only \"seeds\" and \"seed-*\" may be "
+                         "there): choose another or empty it",
+                         golden);
+    return rc;
+}
+
 static int update(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_scenario *sc = load(opt, NULL, err);
@@ -104,16 +140,23 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     sim_scenario_destroy(sc);
     char seeds[MAX_GOLDEN * 24];
     size_t len = 0;
-    int rc = sim_output_mkdirs(opt->golden, err);
+    sim_rundir_lock *lock = NULL;
+    int rc = open_golden(opt->golden, &lock, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(opt->golden, err);
     for (unsigned i = 0; i < opt->seeds && rc == SIM_OK; i++) {
         len += (size_t)snprintf(seeds + len, sizeof(seeds) - len, "%" PRIu64 "\n", seed0 + i);
         char set[64], dir[PATH_TEXT];
         snprintf(set, sizeof(set), "seed=%" PRIu64, seed0 + i);
         if (snprintf(dir, sizeof(dir), "%s/seed-%" PRIu64, opt->golden, seed0 + i) >=
-            (int)sizeof(dir))
-            return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", opt->golden);
-        if ((sc = load(opt, set, err)) == NULL)
-            return err->code;
+            (int)sizeof(dir)) {
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", opt->golden);
+            break;
+        }
+        if ((sc = load(opt, set, err)) == NULL) {
+            rc = err->code;
+            break;
+        }
         rc = run(sc, dir, err);
         sim_scenario_destroy(sc);
         if (rc == SIM_OK)
@@ -121,6 +164,7 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     }
     if (rc == SIM_OK)
         rc = sim_output_write(opt->golden, "seeds", seeds, err);
+    sim_rundir_unlock(lock);
     if (rc == SIM_OK)
         fprintf(out, "%s: golden written to %s (%u seed%s)\n", opt->scenario, opt->golden,
                 opt->seeds, opt->seeds > 1 ? "s" : "");
@@ -314,6 +358,8 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     int rc = list_golden(opt->golden, gdirs, &ng, err);
     char dir[PATH_TEXT];
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
+    if (rc == SIM_OK) /* the run's own checks (sim/rundir.h) refuse run and work directories */
+        rc = sim_rundir_check_within(dir, SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), err);
     if (rc == SIM_OK)
         rc = run(sc, dir, err);
     if (rc == SIM_OK && opt->exact)

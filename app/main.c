@@ -26,6 +26,7 @@
 #include "sim/err.h"
 #include "sim/output.h"
 #include "sim/plot.h"
+#include "sim/rundir.h"
 #include "sim/scenario.h"
 
 enum {
@@ -145,6 +146,13 @@ static int cmd_run(int argc, char **argv)
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
+    /* Not into a golden of `hetsim check` (the run's own checks refuse run and work
+     * directories, sim/rundir.h); a sweep's points are runs inside its directory. */
+    if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir,
+                                SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), &err) != SIM_OK) {
+        sim_scenario_destroy(sc);
+        return report(&err);
+    }
     if (sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         report(&err);
@@ -226,11 +234,19 @@ static int cmd_plot(int argc, char **argv)
         rc = usage_error("%s", "--x goes with --by (sweep figures)");
     if (rc == EXIT_OK && by != NULL && n != 1)
         rc = usage_error("%s", "plot --by takes one sweep directory");
+    sim_err err;
+    sim_err_clear(&err);
+    /* Figures are files: into a run directory is fine, into a new directory under one is not
+     * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
+    if (rc == EXIT_OK && out_dir != NULL &&
+        sim_rundir_check_within(out_dir,
+                                SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                                    SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN),
+                                &err) != SIM_OK)
+        rc = report(&err);
     if (rc == EXIT_OK && by != NULL) {
         rc = plot_sweep(dirs[0], by, x != NULL ? x : "time", out_dir);
     } else if (rc == EXIT_OK) {
-        sim_err err;
-        sim_err_clear(&err);
         if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)
             rc = report(&err);
         else
@@ -390,7 +406,7 @@ static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
     sim_err err;
     sim_err_clear(&err);
     int rc = todo == NULL ? sim_err_set(&err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
-    if (rank == 0 && rc == SIM_OK && (rc = sim_output_mkdirs(app_sweep_dir(sw), &err)) == SIM_OK)
+    if (rank == 0 && rc == SIM_OK && (rc = app_sweep_open_dir(sw, true, &err)) == SIM_OK)
         ntodo = app_sweep_todo(sw, todo);
     /* Every rank serves, even after an error on rank 0, so that none waits forever. */
     int src = todo != NULL ? app_mpi_serve(todo, ntodo, run_point, sw, &failed, &err) : SIM_OK;
@@ -454,7 +470,7 @@ static int cmd_sweep(int argc, char **argv)
     } else if (a.has_index) {
         if (a.index >= n) {
             rc = usage_error("--index %llu: the sweep has points 0 to %zu", a.index, n - 1);
-        } else if (sim_output_mkdirs(app_sweep_dir(sw), &err) != SIM_OK) {
+        } else if (app_sweep_open_dir(sw, false, &err) != SIM_OK) {
             rc = report(&err);
         } else {
             long pid = app_sweep_spawn(sw, (size_t)a.index, &err);

@@ -1,6 +1,7 @@
 /* Sweeps: loading, validation, naming, local parallel runs, index.csv (see sweep.h). */
 #include "app/sweep.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include "runtime/run.h"
 #include "sim/cfg.h"
 #include "sim/output.h"
+#include "sim/rundir.h"
 #include "sim/scenario.h"
 
 #define NAME_MAX_ 200 /* a run directory's name, bytes */
@@ -62,6 +64,7 @@ struct app_sweep {
     size_t set_size; /* bytes that hold any point's assignments, NULs included */
     point *points;   /* (npoints) */
     size_t npoints;
+    sim_rundir_lock *lock; /* the output directory's, once taken (app_sweep_open_dir) */
 };
 
 /* What one point's assignments are made in: value indices, pointers and text. */
@@ -722,6 +725,7 @@ void app_sweep_destroy(app_sweep *sw)
     free(sw->axis_len);
     free(sw->seeds);
     free(sw->base_text);
+    sim_rundir_unlock(sw->lock);
     free(sw);
 }
 
@@ -861,10 +865,52 @@ static void progress(size_t done, size_t total, size_t running, double t0, bool 
     fflush(stderr);
 }
 
+int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
+{
+    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    int rc = sim_rundir_check_within(sw->dir, kinds, err);
+    if (rc == SIM_OK && lock && sw->lock == NULL)
+        rc = sim_rundir_lock_take(sw->dir, &sw->lock, err);
+    if (rc != SIM_OK)
+        return rc;
+    struct stat st;
+    if (stat(sw->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s exists and is not a directory", sw->dir);
+    DIR *d = opendir(sw->dir);
+    bool empty = true;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && empty; e = readdir(d))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    if (d != NULL)
+        closedir(d);
+    sim_rundir_kind kind = empty ? SIM_RUNDIR_NONE : sim_rundir_kind_of(sw->dir);
+    if (!empty && kind != SIM_RUNDIR_SWEEP && kind != SIM_RUNDIR_NONE)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is a hetsim %s directory, not a sweep's: "
+                           "choose another",
+                           sw->dir, sim_rundir_kind_name(kind));
+    if (!empty && kind != SIM_RUNDIR_SWEEP)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is not empty and holds no hetsim sweep (no %s "
+                           "nor index.csv of hetsim): choose another or empty it",
+                           sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    char mark[PATH_TEXT];
+    join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    /* Created in place (no temporary file): `--index` tasks may look at once. */
+    int fd = -1;
+    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
+        (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
 {
     *ran = *failed = 0;
-    int rc = sim_output_mkdirs(sw->dir, err);
+    int rc = app_sweep_open_dir(sw, true, err);
     size_t *todo = calloc(sw->npoints + 1, sizeof(*todo));
     long *pids = calloc(sw->opt.jobs, sizeof(*pids));
     if (rc == 0 && (todo == NULL || pids == NULL))

@@ -18,6 +18,14 @@
  * its summary.json and run.json exist and run.json's scenario hash is the point's: a sweep
  * run again runs only the points that are not done. Each point is run by a child process
  * (this binary, `hetsim run`), so a crash or a failed run stays in its point.
+ *
+ * The sweep's directory is marked as hetsim's by a file ".hetsim-sweep" (or, written by an
+ * older hetsim, an index.csv of hetsim); app_sweep_open_dir refuses a directory that is not
+ * empty and holds no such mark, and one inside a run, work, sweep or golden directory. A
+ * whole sweep (app_sweep_run, or rank 0 of an MPI sweep) holds the directory's lock
+ * (sim/rundir.h, "DIR.lock" beside it) from then until app_sweep_destroy, so a second sweep
+ * into the same directory is refused; each point's run locks its own run directory, so the
+ * processes of one sweep (`--index` tasks, MPI ranks) write side by side.
  */
 #ifndef APP_SWEEP_H
 #define APP_SWEEP_H
@@ -51,7 +59,7 @@ typedef struct app_sweep_options {
  * `err` (SIM_ESCENARIO naming the sweep file and path, SIM_EIO, SIM_ENOMEM). */
 app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_err *err);
 
-/* NULL is a no-op. */
+/* Releases the directory's lock if held. NULL is a no-op. */
 void app_sweep_destroy(app_sweep *sw);
 
 /* The number of points. */
@@ -77,9 +85,15 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err);
 /* Waits for child `pid`; returns its exit status (128 + signal if killed). */
 int app_sweep_wait(long pid);
 
-/* Runs the points not done yet, `jobs` at a time, printing progress when asked; then writes
- * index.csv. `*ran` and `*failed` receive how many points were run and how many of them
- * failed. Returns 0 or SIM_E* (SIM_EIO when index.csv cannot be written). */
+/* Checks the output directory as above, with `lock` takes its lock (kept until
+ * app_sweep_destroy), and creates it with its mark. Errors: SIM_ESCENARIO (a directory that
+ * is not a sweep's, or one locked by another process: nothing changed), SIM_EIO. */
+int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err);
+
+/* Opens the directory with its lock (app_sweep_open_dir), runs the points not done yet, `jobs` at a
+ * time, printing progress when asked; then writes index.csv. `*ran` and `*failed` receive how many
+ * points were run and how many of them failed. Returns 0 or SIM_E* (SIM_EIO when index.csv cannot
+ * be written). */
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err);
 
 /* Writes index.csv: a row per point in point order (run directory, overrides, seed, then

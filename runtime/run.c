@@ -408,13 +408,16 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     ctx.progress = opt != NULL && opt->progress;
     ctx.observe = opt != NULL ? opt->observe : NULL;
     ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
-    char *work = NULL; /* the run directory in the making (sim/rundir.h) */
+    sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */
+    const char *work = NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
-    if (rc == SIM_OK && (rc = sim_rundir_begin(dir, &work, err)) == SIM_ESCENARIO) {
+    if (rc == SIM_OK && (rc = sim_rundir_begin(dir, &rd, err)) == SIM_ESCENARIO) {
         if (opt == NULL || opt->out_dir == NULL)
             snprintf(err->path, sizeof(err->path), "$.output.dir");
         sim_err_file(err, sc->file);
     }
+    if (rc == SIM_OK)
+        work = sim_rundir_work(rd);
     if (rc == SIM_OK)
         rc = build(&ctx, sc, ops, err);
     if (rc == SIM_OK)
@@ -428,10 +431,10 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
         rc = sim_plot_runs(runs, 1, work, err);
     teardown(&ctx);
     if (rc == SIM_OK) {
-        rc = sim_rundir_commit(dir, work, err);
-        work = NULL;
+        rc = sim_rundir_commit(rd, err);
+        rd = NULL;
     }
-    sim_rundir_abort(work);
+    sim_rundir_abort(rd);
     if (rc == SIM_OK && out != NULL)
         *out = sum;
     return rc;

@@ -1,18 +1,31 @@
-/* Run directories that appear whole or not at all (see sim/rundir.h). */
+/* Run directories that appear whole or not at all, one writer at a time (see sim/rundir.h). */
 #define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE (glibc 2.28 and later) */
 #include "sim/rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim/output.h"
+
+struct sim_rundir_lock {
+    int fd;     /* the open lock file, flocked */
+    char *path; /* "DIR.lock"; owned */
+};
+
+struct sim_rundir {
+    char *dir;             /* the run directory, without trailing slashes; owned */
+    char *work;            /* "DIR.partial"; owned */
+    sim_rundir_lock *lock; /* held from begin to commit or abort */
+};
 
 static char *concat(const char *a, const char *b)
 {
@@ -21,6 +34,21 @@ static char *concat(const char *a, const char *b)
     if (s != NULL)
         snprintf(s, n, "%s%s", a, b);
     return s;
+}
+
+/* A copy of `dir` without its trailing slashes ("/" stays "/"). */
+static char *trimmed(const char *dir)
+{
+    char *s = concat(dir, "");
+    size_t n = s != NULL ? strlen(s) : 0;
+    while (n > 1 && s[n - 1] == '/')
+        s[--n] = '\0';
+    return s;
+}
+
+static int oom(sim_err *err)
+{
+    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
 /* True if dir/name exists (without following a final symbolic link). */
@@ -35,19 +63,117 @@ static bool exists_in(const char *dir, const char *name)
     return yes;
 }
 
-/* True if `dir` holds a run.json that hetsim wrote. */
-static bool is_run(const char *dir)
+/* True if the file dir/name starts with `head`. */
+static bool starts_with(const char *dir, const char *name, const char *head)
 {
-    static const char head[] = "{\n  \"hetsim_version\"";
-    char *p = concat(dir, "/run.json");
-    FILE *f = p != NULL ? fopen(p, "rb") : NULL;
-    char buf[sizeof(head)] = { 0 };
-    bool yes = f != NULL && fread(buf, 1, sizeof(head) - 1, f) == sizeof(head) - 1 &&
-               memcmp(buf, head, sizeof(head) - 1) == 0;
+    size_t n = strlen(head);
+    char *p = concat(dir, "/");
+    char *q = p != NULL ? concat(p, name) : NULL;
+    FILE *f = q != NULL ? fopen(q, "rb") : NULL;
+    char buf[64] = { 0 };
+    bool yes =
+        f != NULL && n < sizeof(buf) && fread(buf, 1, n, f) == n && memcmp(buf, head, n) == 0;
     if (f != NULL)
         fclose(f);
     free(p);
+    free(q);
     return yes;
+}
+
+/* True if `dir` holds a run.json that hetsim wrote. */
+static bool is_run(const char *dir)
+{
+    return starts_with(dir, "run.json", "{\n  \"hetsim_version\"");
+}
+
+/* True if `dir` is a golden of `hetsim check`: its "seeds" file's first seed S has a
+ * seed-S/fingerprint (app/check.c writes both). */
+static bool is_golden(const char *dir)
+{
+    char *p = concat(dir, "/seeds");
+    FILE *f = p != NULL ? fopen(p, "rb") : NULL;
+    unsigned long long seed = 0;
+    bool yes = f != NULL && fscanf(f, "%llu", &seed) == 1;
+    if (f != NULL)
+        fclose(f);
+    free(p);
+    char name[64];
+    snprintf(name, sizeof(name), "seed-%llu/fingerprint", seed);
+    return yes && exists_in(dir, name);
+}
+
+sim_rundir_kind sim_rundir_kind_of(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return SIM_RUNDIR_NONE;
+    if (exists_in(dir, SIM_RUNDIR_MARKER))
+        return SIM_RUNDIR_WORK;
+    if (is_run(dir))
+        return SIM_RUNDIR_RUN;
+    if (exists_in(dir, SIM_RUNDIR_SWEEP_MARKER) || starts_with(dir, "index.csv", "point,dir,"))
+        return SIM_RUNDIR_SWEEP;
+    if (is_golden(dir))
+        return SIM_RUNDIR_GOLDEN;
+    return SIM_RUNDIR_NONE;
+}
+
+const char *sim_rundir_kind_name(sim_rundir_kind kind)
+{
+    static const char *const names[] = { "", "run", "work", "sweep", "golden" };
+    return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
+}
+
+/* Cuts the last component of `path` in place ("a" becomes ".", "/a" becomes "/"). */
+static void cut_last(char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        strcpy(path, ".");
+    else if (slash == path)
+        path[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
+{
+    size_t n = strlen(dir) + 2;
+    char *p = malloc(n > PATH_MAX ? n : PATH_MAX);
+    char *abs = malloc(PATH_MAX);
+    if (p == NULL || abs == NULL) {
+        free(p);
+        free(abs);
+        return oom(err);
+    }
+    snprintf(p, n, "%s", dir);
+    struct stat st;
+    do /* the nearest existing ancestor */
+        cut_last(p);
+    while (stat(p, &st) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
+    int rc = SIM_OK;
+    if (realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's can be seen there */
+        goto done;
+    for (;;) {
+        sim_rundir_kind k = sim_rundir_kind_of(abs);
+        if (k != SIM_RUNDIR_NONE && (kinds & SIM_RUNDIR_BIT(k)) != 0) {
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "output directory %s is inside %s, a hetsim %s directory: "
+                             "choose a place outside it",
+                             dir, abs, sim_rundir_kind_name(k));
+            break;
+        }
+        if (strcmp(abs, "/") == 0)
+            break;
+        cut_last(abs);
+    }
+done:
+    free(p);
+    free(abs);
+    return rc;
 }
 
 /* Counts the entries of `dir` other than . and .. (-1 if it cannot be read). */
@@ -63,8 +189,29 @@ static long entries(const char *dir)
     return n;
 }
 
-/* Removes the files of the flat directory `dir`, then `dir`. A run directory holds only
- * files: a subdirectory stops the removal (returns -1, errno ENOTEMPTY). */
+/* True if `dir` holds a subdirectory (not following symbolic links); its name into
+ * name[size]. */
+static bool has_subdir(const char *dir, char *name, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return false;
+    bool yes = false;
+    for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        snprintf(name, size, "%s", e->d_name);
+        yes = true;
+    }
+    closedir(d);
+    return yes;
+}
+
+/* Removes the files of the flat directory `dir`, run.json and the marker last (so that a
+ * removal that fails half-way leaves a directory still recognised as hetsim's), then
+ * `dir`. A subdirectory stops the removal (returns -1): callers check for one first. */
 static int remove_flat(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -72,10 +219,14 @@ static int remove_flat(const char *dir)
         return -1;
     int rc = 0;
     for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d)) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            strcmp(e->d_name, "run.json") == 0 || strcmp(e->d_name, SIM_RUNDIR_MARKER) == 0)
             continue;
         rc = unlinkat(dirfd(d), e->d_name, 0);
     }
+    for (int i = 0; i < 2 && rc == 0; i++)
+        if (unlinkat(dirfd(d), i == 0 ? "run.json" : SIM_RUNDIR_MARKER, 0) != 0 && errno != ENOENT)
+            rc = -1;
     closedir(d);
     return rc == 0 ? rmdir(dir) : rc;
 }
@@ -83,12 +234,9 @@ static int remove_flat(const char *dir)
 /* Creates the missing parents of `dir` (its last component excluded). */
 static int make_parents(const char *dir, sim_err *err)
 {
-    char *parent = concat(dir, "");
+    char *parent = trimmed(dir);
     if (parent == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    size_t n = strlen(parent);
-    while (n > 1 && parent[n - 1] == '/')
-        parent[--n] = '\0';
+        return oom(err);
     char *slash = strrchr(parent, '/');
     int rc = SIM_OK;
     if (slash != NULL && slash != parent) {
@@ -99,10 +247,97 @@ static int make_parents(const char *dir, sim_err *err)
     return rc;
 }
 
-int sim_rundir_begin(const char *dir, char **work, sim_err *err)
+int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
 {
-    *work = NULL;
+    *lock = NULL;
+    int rc = make_parents(dir, err);
+    if (rc != SIM_OK)
+        return rc;
+    char *d = trimmed(dir);
+    char *path = d != NULL ? concat(d, ".lock") : NULL;
+    sim_rundir_lock *lk = calloc(1, sizeof(*lk));
+    if (path == NULL || lk == NULL) {
+        free(d);
+        free(path);
+        free(lk);
+        return oom(err);
+    }
+    /* The holder unlinks the file before it closes it: a lock won on a file that is no
+     * longer at `path` is worthless, and taken again on the file now there. */
+    for (int tries = 0; rc == SIM_OK; tries++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
+                             strerror(errno));
+            break;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK) {
+                char text[32] = { 0 };
+                ssize_t got = pread(fd, text, sizeof(text) - 1, 0);
+                long pid = got > 0 ? strtol(text, NULL, 10) : 0;
+                char holder[48] = "a process not known";
+                if (pid > 0)
+                    snprintf(holder, sizeof(holder), "pid %ld", pid);
+                rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s is being written by another hetsim (%s, "
+                                 "lock %s): wait for it to finish or choose another directory",
+                                 d, holder, path);
+            } else {
+                rc = sim_err_set(err, SIM_EIO, NULL, "cannot lock %s: %s", path, strerror(errno));
+            }
+            close(fd);
+            break;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            char text[32];
+            int len = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+            if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
+                rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path, strerror(errno));
+                close(fd);
+                break;
+            }
+            lk->fd = fd;
+            lk->path = path;
+            free(d);
+            *lock = lk;
+            return SIM_OK;
+        }
+        close(fd);
+        if (tries >= 1000)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot lock %s: it keeps being replaced", path);
+    }
+    free(d);
+    free(path);
+    free(lk);
+    return rc;
+}
+
+void sim_rundir_unlock(sim_rundir_lock *lock)
+{
+    if (lock == NULL)
+        return;
+    unlink(lock->path); /* while the lock is held: see sim_rundir_lock_take */
+    close(lock->fd);
+    free(lock->path);
+    free(lock);
+}
+
+static void rundir_free(sim_rundir *rd)
+{
+    sim_rundir_unlock(rd->lock);
+    free(rd->dir);
+    free(rd->work);
+    free(rd);
+}
+
+/* Checks `dir` and its work directory under the lock; removes a work directory left over. */
+static int check_places(const char *dir, const char *w, sim_err *err)
+{
     struct stat st;
+    char sub[256];
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return sim_err_set(err, SIM_ESCENARIO, NULL,
@@ -112,73 +347,105 @@ int sim_rundir_begin(const char *dir, char **work, sim_err *err)
                                "output directory %s is not empty and holds no hetsim run "
                                "(no run.json of hetsim): choose another or empty it",
                                dir);
+        if (has_subdir(dir, sub, sizeof(sub)))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "output directory %s holds a run and a subdirectory %s, which "
+                               "is not hetsim's: move it away first",
+                               dir, sub);
     }
-    char *w = concat(dir, ".partial");
-    if (w == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    if (lstat(w, &st) == 0) {
-        if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w))) {
-            sim_err_set(err, SIM_ESCENARIO, NULL,
-                        "%s exists and is not hetsim's work directory: remove it", w);
-            free(w);
-            return SIM_ESCENARIO;
-        }
-        if (remove_flat(w) != 0) { /* left by a killed run, or a replaced one */
-            sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
-            free(w);
-            return SIM_EIO;
-        }
-    }
-    int rc = make_parents(dir, err);
-    if (rc == SIM_OK && mkdir(w, 0777) != 0)
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", w, strerror(errno));
-    if (rc == SIM_OK)
-        rc = sim_output_write(w, SIM_RUNDIR_MARKER, "", err);
-    if (rc != SIM_OK) {
-        if (exists_in(w, SIM_RUNDIR_MARKER) || entries(w) == 0)
-            remove_flat(w);
-        free(w);
-        return rc;
-    }
-    *work = w;
+    if (lstat(w, &st) != 0)
+        return SIM_OK;
+    if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s exists and is not hetsim's work directory: remove it", w);
+    if (has_subdir(w, sub, sizeof(sub)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s holds a subdirectory %s, which is not hetsim's: move it away "
+                           "(then the next run removes %s)",
+                           w, sub, w);
+    if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */
+        return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
     return SIM_OK;
 }
 
-int sim_rundir_commit(const char *dir, char *work, sim_err *err)
+int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
 {
-    char *marker = concat(work, "/" SIM_RUNDIR_MARKER);
+    *out = NULL;
+    sim_rundir *rd = calloc(1, sizeof(*rd));
+    if (rd == NULL || (rd->dir = trimmed(dir)) == NULL ||
+        (rd->work = concat(rd->dir, ".partial")) == NULL) {
+        if (rd != NULL)
+            rundir_free(rd);
+        return oom(err);
+    }
+    size_t n = strlen(rd->dir);
+    int rc = SIM_OK;
+    if ((n >= 8 && strcmp(rd->dir + n - 8, ".partial") == 0) ||
+        (n >= 5 && strcmp(rd->dir + n - 5, ".lock") == 0))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "output directory %s: names ending in .partial or .lock are hetsim's "
+                         "work directories and locks",
+                         rd->dir);
+    if (rc == SIM_OK)
+        rc = sim_rundir_check_within(
+            rd->dir, SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK), err);
+    if (rc == SIM_OK)
+        rc = sim_rundir_lock_take(rd->dir, &rd->lock, err);
+    if (rc == SIM_OK)
+        rc = check_places(rd->dir, rd->work, err);
+    if (rc == SIM_OK && mkdir(rd->work, 0777) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", rd->work, strerror(errno));
+    else if (rc == SIM_OK &&
+             (rc = sim_output_write(rd->work, SIM_RUNDIR_MARKER, "", err)) != SIM_OK)
+        remove_flat(rd->work);
+    if (rc != SIM_OK) {
+        rundir_free(rd);
+        return rc;
+    }
+    *out = rd;
+    return SIM_OK;
+}
+
+const char *sim_rundir_work(const sim_rundir *rd)
+{
+    return rd->work;
+}
+
+int sim_rundir_commit(sim_rundir *rd, sim_err *err)
+{
+    char *marker = concat(rd->work, "/" SIM_RUNDIR_MARKER);
     int rc = SIM_OK;
     if (marker == NULL)
-        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        rc = oom(err);
     else if (unlink(marker) != 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", marker, strerror(errno));
     free(marker);
     struct stat st;
-    if (rc == SIM_OK && stat(dir, &st) != 0) {
-        if (rename(work, dir) != 0)
-            rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", work, dir,
+    if (rc == SIM_OK && stat(rd->dir, &st) != 0) {
+        if (rename(rd->work, rd->dir) != 0)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", rd->work, rd->dir,
                              strerror(errno));
     } else if (rc == SIM_OK) {
         /* The previous run (or an empty directory) and the new one swap places at once;
-         * the previous one, now under the work name, goes. If that removal fails, the next
-         * run into `dir` removes it (it holds hetsim's run.json). */
-        if (renameat2(AT_FDCWD, work, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
-            rc = sim_err_set(err, SIM_EIO, NULL, "cannot replace %s: %s", dir, strerror(errno));
+         * the previous one, now under the work name and flat (begin checked), goes. If that
+         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json). */
+        if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) != 0)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot replace %s: %s", rd->dir, strerror(errno));
         else
-            remove_flat(work);
+            remove_flat(rd->work);
     }
     if (rc != SIM_OK) {
-        sim_rundir_abort(work); /* nothing moved: the work directory is still ours */
+        sim_rundir_abort(rd); /* nothing moved: the work directory is still ours */
         return rc;
     }
-    free(work);
+    rundir_free(rd);
     return SIM_OK;
 }
 
-void sim_rundir_abort(char *work)
+void sim_rundir_abort(sim_rundir *rd)
 {
-    if (work == NULL)
+    if (rd == NULL)
         return;
-    remove_flat(work);
-    free(work);
+    remove_flat(rd->work);
+    rundir_free(rd);
 }

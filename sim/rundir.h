@@ -1,4 +1,4 @@
-/* Run directories that appear whole or not at all.
+/* Run directories that appear whole or not at all, one writer at a time.
  *
  * A run writes into a work directory beside its run directory D, named "D.partial" and
  * marked as hetsim's by a file ".hetsim-partial" created first. Only when every file is
@@ -9,9 +9,21 @@
  * removes. D itself is therefore always absent, a previous complete run, or the new complete
  * run, never a mix.
  *
- * sim_rundir_begin refuses a D that exists and is neither empty nor a previous run of
- * hetsim (recognised by its run.json), and a "D.partial" without hetsim's marker: nothing
- * the user made is ever removed. One run at a time may write into a given D.
+ * One writer at a time: sim_rundir_begin takes the lock of D (sim_rundir_lock, the file
+ * "D.lock" beside D) before it looks at D or "D.partial", and commit or abort releases it,
+ * so a second run into D is refused while the first one writes, and changes nothing. Sweeps
+ * and golden updates lock their directories the same way.
+ *
+ * sim_rundir_begin refuses (SIM_ESCENARIO, nothing changed):
+ * - a D inside another hetsim run directory or work directory (any ancestor): a run
+ *   directory holds only files, and is replaced whole;
+ * - a D that exists and is neither empty nor a previous run of hetsim (recognised by its
+ *   run.json), or a previous run that holds a subdirectory (not hetsim's: replacing the run
+ *   would have to remove it);
+ * - a "D.partial" without hetsim's marker or run.json, or holding a subdirectory.
+ * Nothing the user made is ever removed, and a removal never stops half-way on a
+ * subdirectory. A run directory's files are removed with run.json and the marker last, so
+ * one whose removal failed is still recognised as hetsim's by the next run.
  */
 #ifndef SIM_RUNDIR_H
 #define SIM_RUNDIR_H
@@ -19,20 +31,68 @@
 #include "sim/err.h"
 
 /* The marker file of a work directory. */
-#define SIM_RUNDIR_MARKER ".hetsim-partial"
+#define SIM_RUNDIR_MARKER       ".hetsim-partial"
+/* The marker file of a sweep's directory (app/sweep.c). */
+#define SIM_RUNDIR_SWEEP_MARKER ".hetsim-sweep"
 
-/* Checks `dir` as above, removes a work directory a killed run left there, creates the
- * missing parents of `dir` and a fresh marked work directory, and returns its malloc'd
- * path in *work. Errors: SIM_ESCENARIO (a directory that must not be replaced: nothing was
- * changed), SIM_EIO, SIM_ENOMEM; the message names the directory. */
-int sim_rundir_begin(const char *dir, char **work, sim_err *err);
+/* What kind of hetsim output a directory is. */
+typedef enum sim_rundir_kind {
+    SIM_RUNDIR_NONE = 0,   /* absent, not a directory, or not hetsim's */
+    SIM_RUNDIR_RUN = 1,    /* a run directory: a run.json of hetsim */
+    SIM_RUNDIR_WORK = 2,   /* a work directory: the marker ".hetsim-partial" */
+    SIM_RUNDIR_SWEEP = 3,  /* a sweep's: ".hetsim-sweep", or an index.csv of hetsim */
+    SIM_RUNDIR_GOLDEN = 4, /* a golden of `hetsim check`: "seeds", "seed-S/fingerprint" */
+} sim_rundir_kind;
+
+/* A bit of a kind, for the masks of sim_rundir_check_within. */
+#define SIM_RUNDIR_BIT(kind) (1u << (kind))
+
+/* A held lock of an output directory (opaque). */
+typedef struct sim_rundir_lock sim_rundir_lock;
+
+/* A run directory in the making (opaque): its lock and its work directory. */
+typedef struct sim_rundir sim_rundir;
+
+/* The kind of `dir`, by the files above. */
+sim_rundir_kind sim_rundir_kind_of(const char *dir);
+
+/* A one-word name of a kind: "run", "work", "sweep", "golden", or "" for none. */
+const char *sim_rundir_kind_name(sim_rundir_kind kind);
+
+/* Refuses `dir` when one of its ancestors (the existing ones, symbolic links resolved; not
+ * `dir` itself) is of a kind whose bit is in `kinds`. Errors: SIM_ESCENARIO, naming `dir`,
+ * the ancestor and its kind; SIM_ENOMEM. Changes nothing. */
+int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err);
+
+/* Creates the missing parents of `dir`, then takes the lock of `dir`: an exclusive flock on
+ * the file "DIR.lock" beside it, which holds the holder's pid. Does not wait: when another
+ * process holds it, fails with SIM_ESCENARIO naming `dir` and that process's pid, having
+ * changed nothing. The lock file is removed by sim_rundir_unlock (a lock found on a file
+ * already unlinked is taken again on the new one, so that two holders never coexist); a
+ * killed holder's lock is released by the kernel and its file reused. Errors: SIM_ESCENARIO,
+ * SIM_EIO, SIM_ENOMEM. */
+int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err);
+
+/* Removes the lock file and releases the lock. NULL is a no-op. */
+void sim_rundir_unlock(sim_rundir_lock *lock);
+
+/* Takes the lock of `dir`, checks `dir` and its ancestors as above, removes a work
+ * directory a killed run left there, creates a fresh marked work directory, and returns the
+ * handle in *rd. Errors: SIM_ESCENARIO (a directory that must not be replaced or is being
+ * written by another process: nothing was changed), SIM_EIO, SIM_ENOMEM; the message names
+ * the directory. */
+int sim_rundir_begin(const char *dir, sim_rundir **rd, sim_err *err);
+
+/* The work directory to write into. */
+const char *sim_rundir_work(const sim_rundir *rd);
 
 /* Moves the complete work directory into place as `dir`, replacing a previous run whole,
  * and removes the marker first. On failure the work directory is removed and `dir` is as it
- * was. Frees `work` either way. */
-int sim_rundir_commit(const char *dir, char *work, sim_err *err);
+ * was. Releases the lock and frees `rd` either way. */
+int sim_rundir_commit(sim_rundir *rd, sim_err *err);
 
-/* Removes the work directory and everything in it, then frees `work`. NULL is a no-op. */
-void sim_rundir_abort(char *work);
+/* Removes the work directory and everything in it, releases the lock, frees `rd`. NULL is
+ * a no-op. */
+void sim_rundir_abort(sim_rundir *rd);
 
 #endif

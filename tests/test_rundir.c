@@ -1,0 +1,167 @@
+/* Run directories (sim/rundir.h): one writer at a time through the lock, what counts as
+ * hetsim's output, and the refusals that keep a run directory replaceable whole. The whole
+ * binary is exercised under faults (kill -9, concurrent writers) by tests/faults/faults.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "sim/output.h"
+#include "sim/rundir.h"
+#include "suite.h"
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s%s", dir, name);
+    return lstat(path, &st) == 0;
+}
+
+/* A committed run: a run.json of hetsim and a metrics.csv. */
+static void make_run(const char *dir)
+{
+    sim_rundir *rd = NULL;
+    sim_err err;
+    ck_assert_int_eq(sim_rundir_begin(dir, &rd, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(sim_rundir_work(rd), "run.json",
+                                      "{\n  \"hetsim_version\": \"x\"\n}\n", &err),
+                     SIM_OK);
+    ck_assert_int_eq(sim_output_write(sim_rundir_work(rd), "metrics.csv", "time_s\n", &err),
+                     SIM_OK);
+    ck_assert_int_eq(sim_rundir_commit(rd, &err), SIM_OK);
+}
+
+START_TEST(a_second_writer_is_refused_naming_the_directory_and_the_holder)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char dir[512], want[128];
+    snprintf(dir, sizeof(dir), "%s/a/run", tmp);
+    sim_rundir *rd = NULL, *rd2 = NULL;
+    sim_err err;
+    ck_assert_int_eq(sim_rundir_begin(dir, &rd, &err), SIM_OK);
+    ck_assert(exists(dir, ".lock") && exists(dir, ".partial/" SIM_RUNDIR_MARKER));
+    /* flock conflicts between two open files even in one process */
+    ck_assert_int_eq(sim_rundir_begin(dir, &rd2, &err), SIM_ESCENARIO);
+    ck_assert_ptr_null(rd2);
+    snprintf(want, sizeof(want), "is being written by another hetsim (pid %ld", (long)getpid());
+    ck_assert_msg(strstr(err.msg, want) != NULL && strstr(err.msg, dir) != NULL, "%s", err.msg);
+    ck_assert(exists(dir, ".partial/" SIM_RUNDIR_MARKER)); /* the holder's work is intact */
+    sim_rundir_lock *lk = NULL;
+    ck_assert_int_eq(sim_rundir_lock_take(dir, &lk, &err), SIM_ESCENARIO);
+    sim_rundir_abort(rd);
+    ck_assert(!exists(dir, ".lock") && !exists(dir, ".partial") && !exists(dir, ""));
+    ck_assert_int_eq(sim_rundir_lock_take(dir, &lk, &err), SIM_OK);
+    sim_rundir_unlock(lk);
+    ck_assert(!exists(dir, ".lock"));
+    /* A lock file left by a killed holder is taken over. */
+    char path[600];
+    snprintf(path, sizeof(path), "%s.lock", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("999999\n", f);
+    fclose(f);
+    make_run(dir);
+    ck_assert(!exists(dir, ".lock") && exists(dir, "/run.json"));
+    harness_cleanup(tmp);
+}
+END_TEST
+
+START_TEST(kinds_are_recognised_and_outputs_inside_them_refused)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char run[512], sub[600], sweep[512], golden[512], path[700];
+    sim_err err;
+    snprintf(run, sizeof(run), "%s/run", tmp);
+    snprintf(sweep, sizeof(sweep), "%s/sweep", tmp);
+    snprintf(golden, sizeof(golden), "%s/golden", tmp);
+    ck_assert_int_eq(sim_rundir_kind_of(run), SIM_RUNDIR_NONE);
+    make_run(run);
+    ck_assert_int_eq(sim_rundir_kind_of(run), SIM_RUNDIR_RUN);
+    ck_assert_int_eq(sim_output_mkdirs(sweep, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(sweep, SIM_RUNDIR_SWEEP_MARKER, "", &err), SIM_OK);
+    ck_assert_int_eq(sim_rundir_kind_of(sweep), SIM_RUNDIR_SWEEP);
+    snprintf(path, sizeof(path), "%s/seed-3", golden);
+    ck_assert_int_eq(sim_output_mkdirs(path, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(path, "fingerprint", "", &err), SIM_OK);
+    ck_assert_int_eq(sim_rundir_kind_of(golden), SIM_RUNDIR_NONE);
+    ck_assert_int_eq(sim_output_write(golden, "seeds", "3\n4\n", &err), SIM_OK);
+    ck_assert_int_eq(sim_rundir_kind_of(golden), SIM_RUNDIR_GOLDEN);
+
+    const unsigned all = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                         SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    ck_assert_int_eq(sim_rundir_check_within(run, all, &err), SIM_OK); /* itself: not inside */
+    snprintf(sub, sizeof(sub), "%s/x/y/", run);
+    ck_assert_int_eq(sim_rundir_check_within(sub, all, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "a hetsim run directory") != NULL, "%s", err.msg);
+    snprintf(sub, sizeof(sub), "%s/../elsewhere", run);
+    ck_assert_int_eq(sim_rundir_check_within(sub, all, &err), SIM_OK);
+    snprintf(sub, sizeof(sub), "%s/p", sweep);
+    ck_assert_int_eq(sim_rundir_check_within(sub, SIM_RUNDIR_BIT(SIM_RUNDIR_RUN), &err), SIM_OK);
+    ck_assert_int_eq(sim_rundir_check_within(sub, all, &err), SIM_ESCENARIO);
+    snprintf(sub, sizeof(sub), "%s/seed-3/z", golden);
+    ck_assert_int_eq(sim_rundir_check_within(sub, SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), &err),
+                     SIM_ESCENARIO);
+
+    /* A run under a run, and one named like a work directory, are refused; nothing made. */
+    sim_rundir *rd = NULL;
+    snprintf(sub, sizeof(sub), "%s/inner", run);
+    ck_assert_int_eq(sim_rundir_begin(sub, &rd, &err), SIM_ESCENARIO);
+    ck_assert(!exists(sub, "") && !exists(sub, ".partial") && !exists(sub, ".lock"));
+    snprintf(sub, sizeof(sub), "%s/other.partial", tmp);
+    ck_assert_int_eq(sim_rundir_begin(sub, &rd, &err), SIM_ESCENARIO);
+    harness_cleanup(tmp);
+}
+END_TEST
+
+START_TEST(a_subdirectory_stops_a_replacement_before_anything_is_removed)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char run[512], path[700];
+    sim_err err;
+    snprintf(run, sizeof(run), "%s/run", tmp);
+    make_run(run);
+    snprintf(path, sizeof(path), "%s/sw", run);
+    ck_assert_int_eq(sim_output_mkdirs(path, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(path, "notes", "mine\n", &err), SIM_OK);
+    sim_rundir *rd = NULL;
+    ck_assert_int_eq(sim_rundir_begin(run, &rd, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "subdirectory sw") != NULL, "%s", err.msg);
+    ck_assert(exists(run, "/sw/notes") && exists(run, "/run.json") && exists(run, "/metrics.csv"));
+    ck_assert(!exists(run, ".partial") && !exists(run, ".lock"));
+    /* The same in a work directory left over (a swapped-out run holding one). */
+    char moved[600];
+    snprintf(moved, sizeof(moved), "%s.partial", run);
+    ck_assert_int_eq(rename(run, moved), 0);
+    ck_assert_int_eq(sim_output_write(run, "run.json", "", &err), SIM_EIO); /* no directory */
+    ck_assert_int_eq(sim_output_mkdirs(run, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(run, "run.json", "{\n  \"hetsim_version\": \"x\"\n}\n", &err),
+                     SIM_OK);
+    ck_assert_int_eq(sim_rundir_begin(run, &rd, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "subdirectory sw") != NULL, "%s", err.msg);
+    ck_assert(exists(moved, "/sw/notes") && exists(moved, "/run.json"));
+    snprintf(path, sizeof(path), "%s/sw/notes", moved);
+    ck_assert_int_eq(unlink(path), 0);
+    snprintf(path, sizeof(path), "%s/sw", moved);
+    ck_assert_int_eq(rmdir(path), 0);
+    make_run(run); /* the flat leftover goes, the run is replaced */
+    ck_assert(!exists(moved, "") && exists(run, "/run.json"));
+    harness_cleanup(tmp);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("rundir");
+    TCase *tc = tcase_create("rundir");
+    tcase_add_test(tc, a_second_writer_is_refused_naming_the_directory_and_the_holder);
+    tcase_add_test(tc, kinds_are_recognised_and_outputs_inside_them_refused);
+    tcase_add_test(tc, a_subdirectory_stops_a_replacement_before_anything_is_removed);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+    return s;
+}

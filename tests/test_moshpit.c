@@ -177,6 +177,31 @@ START_TEST(every_round_keeps_the_sum_whatever_sits_out)
 }
 END_TEST
 
+/* Random groups in rounds where nobody takes part (every live worker sat out): the shuffle of
+ * no participants crashed. 4 workers at p = 0.5 and 2 at p = 0.3 meet such rounds within 300;
+ * at p = 1 every round is one, the first included. The rounds complete, the sum is kept. */
+START_TEST(random_groups_survive_rounds_without_participants)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const struct {
+        unsigned n;
+        const char *drop;
+    } cases[] = {
+        { 4, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.5}]," },
+        { 2, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.3}]," },
+        { 4, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}]," },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        run(o, cases[c].n, 2, "{\"name\": \"moshpit\", \"groups\": \"random\"}", cases[c].drop, 300,
+            "mp-none", NULL, 0);
+        check_sum_kept(o);
+        for (size_t w = 0; w < o->n; w++)
+            ck_assert_uint_gt(o->iters[w], 0);
+    }
+    free(o);
+}
+END_TEST
+
 /* Counts how many workers hold each distinct value of parameter 0 (at most 64 values). */
 static size_t distinct(const observer *o, size_t *count)
 {
@@ -424,6 +449,7 @@ Suite *test_suite(void)
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
     tcase_add_test(t, a_leader_failing_with_its_begin_messages_in_flight_stalls_nobody);
     tcase_add_test(t, random_clusters_never_stall);
+    tcase_add_test(t, random_groups_survive_rounds_without_participants);
     tcase_add_test(t, runs_are_deterministic);
     tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);
     suite_add_tcase(s, t);

@@ -27,6 +27,7 @@ typedef struct train_block {
     float *p;          /* num_params */
     float *v;          /* num_params, or NULL without momentum */
     uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
+    uint32_t users;    /* workers on this block */
     uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
     uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
     const float *grad; /* (compared, never read) */
@@ -199,6 +200,7 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
         uint32_t b = shared ? 0 : (uint32_t)w;
         t->blk_of[w] = b;
         t->blk[b].refs++;
+        t->blk[b].users++;
     }
     for (size_t b = n; b-- > 0;)
         if (t->blk[b].refs == 0)
@@ -298,11 +300,17 @@ static void blk_forget(train *t, uint32_t b)
     blk_unref(t, next);
 }
 
+/* Worker w moves onto block b. A block its last worker leaves forgets its keyed step: only a
+ * keyed step of another block (whose workers lag behind, e.g. a failed one) may still lead
+ * to it, and chains of such blocks would hold a block per step they lag. */
 static void move_to(train *t, uint32_t w, uint32_t b)
 {
     uint32_t old = t->blk_of[w];
     t->blk[b].refs++;
+    t->blk[b].users++;
     t->blk_of[w] = b;
+    if (--t->blk[old].users == 0)
+        blk_forget(t, old);
     blk_unref(t, old);
 }
 
@@ -328,6 +336,7 @@ static uint32_t blk_take(train *t)
     assert(t->nfree > 0);
     uint32_t b = t->blk_free[--t->nfree];
     t->blk[b].refs = 0;
+    t->blk[b].users = 0;
     t->blk[b].next = NO_BLOCK;
     return b;
 }

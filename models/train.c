@@ -27,6 +27,7 @@ typedef struct train_block {
     float *p;          /* num_params */
     float *v;          /* num_params, or NULL without momentum */
     uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
+    uint32_t users;    /* workers on this block */
     uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
     uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
     const float *grad; /* (compared, never read) */
@@ -199,6 +200,7 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
         uint32_t b = shared ? 0 : (uint32_t)w;
         t->blk_of[w] = b;
         t->blk[b].refs++;
+        t->blk[b].users++;
     }
     for (size_t b = n; b-- > 0;)
         if (t->blk[b].refs == 0)
@@ -298,25 +300,43 @@ static void blk_forget(train *t, uint32_t b)
     blk_unref(t, next);
 }
 
+/* Worker w moves onto block b. A block its last worker leaves forgets its keyed step: only a
+ * keyed step of another block (whose workers lag behind, e.g. a failed one) may still lead
+ * to it, and chains of such blocks would hold a block per step they lag. */
 static void move_to(train *t, uint32_t w, uint32_t b)
 {
     uint32_t old = t->blk_of[w];
     t->blk[b].refs++;
+    t->blk[b].users++;
     t->blk_of[w] = b;
+    if (--t->blk[old].users == 0)
+        blk_forget(t, old);
     blk_unref(t, old);
 }
 
-/* An unused block. There always is one when worker w's block has other references: blocks
- * held only by keyed steps are let go first, and then every used block has a worker of its
- * own, so w and another worker sharing one leave a block unused. */
+/* Whether block b, once it forgets its keyed step, is still shared: with other workers, or
+ * with the keyed step of another block that leads here (a worker that stepped while another
+ * on its old block did not, e.g. a failed one). When no block is unused, every block's keyed
+ * step is let go first: those references may be the only others on b (then w writes in place),
+ * and after that every used block has a worker of its own, so b still shared means two
+ * workers on one block and an unused block for blk_take. */
+static bool blk_shared(train *t, uint32_t b)
+{
+    blk_forget(t, b);
+    if (t->blk[b].refs > 1 && t->nfree == 0)
+        for (uint32_t i = 0; i < t->cfg.workers; i++)
+            if (t->blk[i].refs > 0)
+                blk_forget(t, i);
+    return t->blk[b].refs > 1;
+}
+
+/* An unused block: blk_shared has just said that the caller's block is shared. */
 static uint32_t blk_take(train *t)
 {
-    for (uint32_t b = 0; t->nfree == 0 && b < t->cfg.workers; b++)
-        if (t->blk[b].refs > 0)
-            blk_forget(t, b);
     assert(t->nfree > 0);
     uint32_t b = t->blk_free[--t->nfree];
     t->blk[b].refs = 0;
+    t->blk[b].users = 0;
     t->blk[b].next = NO_BLOCK;
     return b;
 }
@@ -326,19 +346,14 @@ static uint32_t blk_take(train *t)
 static void own(train *t, uint32_t w)
 {
     uint32_t b = t->blk_of[w];
-    if (t->blk[b].refs > 1) {
-        blk_forget(t, b);
-        if (t->blk[b].refs > 1) {
-            uint32_t nb = blk_take(t);
-            size_t P = t->cfg.num_params;
-            sim_tensor_copy(t->blk[nb].p, t->blk[b].p, P);
-            if (t->momentum)
-                sim_tensor_copy(t->blk[nb].v, t->blk[b].v, P);
-            move_to(t, w, nb);
-            return;
-        }
-    }
-    blk_forget(t, b);
+    if (!blk_shared(t, b))
+        return;
+    uint32_t nb = blk_take(t);
+    size_t P = t->cfg.num_params;
+    sim_tensor_copy(t->blk[nb].p, t->blk[b].p, P);
+    if (t->momentum)
+        sim_tensor_copy(t->blk[nb].v, t->blk[b].v, P);
+    move_to(t, w, nb);
 }
 
 /* ---- queries and steps ---- */
@@ -492,8 +507,7 @@ void train_apply_keyed(train *t, uint32_t w, const float *grad, double lr, doubl
         move_to(t, w, k->next); /* another worker on this block took this step already */
         return;
     }
-    blk_forget(t, b);
-    if (t->blk[b].refs == 1) { /* alone on it: in place */
+    if (!blk_shared(t, b)) { /* alone on it: in place */
         train_apply_with(t, w, grad, lr, momentum);
         return;
     }

@@ -46,7 +46,9 @@
  * it restarts with the newcomer, which joins the round just launched with a zero accumulation
  * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
  * model (a full-model message from the coordinator) before it computes; it joins the barrier
- * once every member has been released from the admitting round.
+ * once every member has been released from the admitting round. A recovered worker that finds
+ * nobody active (or whose last active peer fails before admitting it) starts over alone, its
+ * iteration count set to the barrier's next round.
  */
 #include <stdlib.h>
 
@@ -541,13 +543,9 @@ static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return sim_ctx_compute(ctx, w, st->settled[w], err);
 }
 
-/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
- * over alone at once. */
-static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* Worker w (up, pending) starts over alone: nobody else is active. */
+static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->pending[w] = true;
-    if (active_list(st, ctx) > 0)
-        return SIM_OK;
     st->pending[w] = false;
     st->admitted++;
     st->phase[w] = PH_RUN;
@@ -558,11 +556,34 @@ static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->P > 0)
         sim_tensor_zero(row(st->acc, st, w), st->P);
     st->ring.joined[w] = false;
+    /* Its iterations are counted in the barrier's rounds (the round it waits in is
+     * settled[w]): the barrier starts again at the next undecided round, so does w. */
+    st->settled[w] = st->decided;
     int rc = ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = restart_barrier(st, ctx, err);
     st->start_wm[w] = st->wm[w];
     return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
+/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
+ * over alone at once. */
+static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    st->pending[w] = true;
+    return active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
+}
+
+/* The last active worker failed while recovered ones wait to be admitted (no round will admit
+ * them any more): the first of them starts over alone, the others wait for its admissions. */
+static int after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    if (active_list(st, ctx) > 0)
+        return SIM_OK;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (st->pending[w] && !sim_ctx_down(ctx, w))
+            return start_alone(st, ctx, w, err);
+    return SIM_OK;
 }
 
 static int alloc_all(hpsgd *st, sim_err *err)
@@ -649,7 +670,10 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             st->pending[w] = false;
             return SIM_OK;
         }
-        return on_down(st, ctx, w, err);
+        {
+            int rc = on_down(st, ctx, w, err);
+            return rc != SIM_OK ? rc : after_down(st, ctx, err);
+        }
     case SIM_EV_WORKER_UP:
         return on_up(st, ctx, w, err);
     default:

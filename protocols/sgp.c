@@ -16,6 +16,7 @@
  *
  * Failures: a down worker leaves the round; shares it had not sent are not expected any
  * more, shares sent to it are lost (the sums drop by them). It rejoins at the next round.
+ * While it is down, a share the graph would send it goes to the next live worker after it.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -104,12 +105,18 @@ static void sgp_fini(void *state)
     free(st->got);
 }
 
-/* Worker i's distinct out-peers this round that take part; returns their count. */
+/* Worker i's distinct out-peers this round that take part; returns their count. A peer that
+ * is down is replaced by the next live worker after it (in id order, round the ring), so the
+ * live workers' graph stays strongly connected: with the down peers merely left out, a live
+ * worker that no live worker sends to keeps halving its weight, and its model x / w, whose
+ * gradient steps are taken on x, diverges. */
 static uint32_t out_peers(const sgp *st, sim_ctx *ctx, uint32_t i, uint32_t *peer)
 {
     uint32_t d = 0;
     for (uint32_t t = 0; t < st->peers; t++) {
         uint32_t j = graph_sgp_peer(st->n, st->round, i, t);
+        for (uint32_t s = 0; s < st->n && sim_ctx_down(ctx, j); s++)
+            j = (j + 1) % st->n; /* stops at i at the latest: i is up */
         bool dup = j == i || sim_ctx_down(ctx, j) || st->out[j];
         for (uint32_t q = 0; q < d && !dup; q++)
             dup = peer[q] == j;

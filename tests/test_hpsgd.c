@@ -364,6 +364,65 @@ START_TEST(a_recovered_worker_is_admitted_with_the_global_model)
 }
 END_TEST
 
+/* Iterations of each worker in the run directory `dir`'s workers.csv. */
+static void iterations_of(const char *dir, uint32_t n, uint64_t *out)
+{
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    ck_assert_uint_eq(t.nrows, n);
+    for (uint32_t w = 0; w < n; w++)
+        out[w] = (uint64_t)harness_csv_num(&t, w, "iterations");
+    harness_csv_free(&t);
+}
+
+/* Runs a small softmax scenario with `n` workers and failure rules `stragglers` for 2 s; the
+ * run must not stall and every worker but those in the mask `gone` (down at the end) must
+ * end with more than `min` iterations. */
+static void expect_everyone_trains(uint32_t n, const char *stragglers, uint32_t gone, uint64_t min)
+{
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 435318, \"workers\": %u, \"compute\": {\"iteration_ms\": 50,"
+             " \"jitter_sigma\": 0.2}, \"workload\": {\"dataset\": {\"name\": \"synthetic\","
+             " \"samples\": 400, \"dim\": 4, \"classes\": 3}, \"model\": {\"name\": \"softmax\"},"
+             " \"batch\": 4}, \"protocol\": {\"name\": \"hpsgd\"}, \"stragglers\": %s,"
+             " \"stop\": {\"time_s\": 2}, \"eval\": {\"every_s\": 0.5, \"samples\": 50}}",
+             n, stragglers);
+    sim_scenario *sc = harness_load(json, "hpsgd-rejoin.json", NULL, 0);
+    char *dir = harness_tmpdir("hpsgd-rejoin");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    uint64_t it[16];
+    iterations_of(dir, n, it);
+    for (uint32_t w = 0; w < n; w++)
+        ck_assert_msg((gone >> w & 1) != 0 || it[w] > min, "worker %u: %llu iterations", w,
+                      (unsigned long long)it[w]);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+
+/* Recoveries after everybody failed. (1) The first worker back starts alone, the barrier at
+ * its next undecided round: its iteration count must follow (it kept its own, so when the
+ * coordinator it admitted failed, the barrier's restart took the survivors' waits for rounds
+ * already released and released them again, and the run stalled). (2) The last active worker
+ * fails while recovered ones wait to be admitted: one of them starts alone (nobody did: no
+ * round was left to admit them, and the run stalled). */
+START_TEST(recoveries_after_everybody_failed_resume_training)
+{
+    expect_everyone_trains(
+        7,
+        "[{\"kind\": \"failure\", \"workers\": [6, 1], \"at_s\": 0.04,"
+        " \"recover_s\": 0.255}, {\"kind\": \"failure\", \"workers\": [0, 4, 2, 5,"
+        " 3], \"at_s\": 0.065, \"recover_s\": 0.361}, {\"kind\": \"failure\","
+        " \"workers\": [0], \"at_s\": 0.435, \"recover_s\": 0.594}]",
+        0, 15);
+    expect_everyone_trains(3,
+                           "[{\"kind\": \"failure\", \"workers\": [1, 2], \"at_s\": 0.3,"
+                           " \"recover_s\": 0.5}, {\"kind\": \"failure\", \"workers\": [0],"
+                           " \"at_s\": 0.52}]",
+                           1, 15);
+}
+END_TEST
+
 START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 {
     /* With a failure, a recovery and epoch flushes (20 MB: a slow all-reduce). */
@@ -414,6 +473,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_slow_all_reduce_is_overlapped_with_more_local_steps);
     tcase_add_test(tc, failed_workers_leave_the_barrier_and_the_ring);
     tcase_add_test(tc, a_recovered_worker_is_admitted_with_the_global_model);
+    tcase_add_test(tc, recoveries_after_everybody_failed_resume_training);
     tcase_add_test(tc, the_same_scenario_and_seed_give_byte_identical_outputs);
     tcase_add_test(tc, bad_flush_is_rejected_with_its_path);
     tcase_set_timeout(tc, 120);

@@ -177,6 +177,54 @@ START_TEST(every_round_keeps_the_sum_whatever_sits_out)
 }
 END_TEST
 
+/* Random groups in rounds where nobody takes part (every live worker sat out): the shuffle of
+ * no participants crashed. 4 workers at p = 0.5 and 2 at p = 0.3 meet such rounds within 300;
+ * at p = 1 every round is one, the first included. The rounds complete, the sum is kept. */
+START_TEST(random_groups_survive_rounds_without_participants)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const struct {
+        unsigned n;
+        const char *drop;
+    } cases[] = {
+        { 4, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.5}]," },
+        { 2, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.3}]," },
+        { 4, "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}]," },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        run(o, cases[c].n, 2, "{\"name\": \"moshpit\", \"groups\": \"random\"}", cases[c].drop, 300,
+            "mp-none", NULL, 0);
+        check_sum_kept(o);
+        for (size_t w = 0; w < o->n; w++)
+            ck_assert_uint_gt(o->iters[w], 0);
+    }
+    free(o);
+}
+END_TEST
+
+/* Averaging alone (local_steps 0): a round that forms no group (one live worker, or every
+ * worker sitting out) takes no simulated time, so with only a time limit the rounds looped
+ * at one instant for ever. Such a run needs stop.rounds (refused without it); with it, the
+ * run ends after that many rounds. */
+START_TEST(averaging_alone_needs_a_round_count)
+{
+    const char *json =
+        "{\"seed\": 1, \"workers\": 1, \"workload\": {\"model\": {\"name\": \"vector\"}},"
+        " \"protocol\": {\"name\": \"moshpit\", \"groups\": \"random\","
+        " \"local_steps\": 0}, \"stop\": {\"time_s\": 2}}";
+    harness_expect_rejected(json, "moshpit.json", NULL, 0, "$.protocol.local_steps",
+                            "0 (averaging alone) needs stop.rounds: rounds that form no group "
+                            "take no simulated time");
+    observer *o = calloc(1, sizeof(*o));
+    const char *all = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}],";
+    run(o, 1, 2, "{\"name\": \"moshpit\", \"groups\": \"random\", \"local_steps\": 0}", "", 50,
+        "mp-alone", NULL, 0);
+    run(o, 4, 2, "{\"name\": \"moshpit\", \"grid\": [2, 2], \"local_steps\": 0}", all, 50,
+        "mp-alone", NULL, 0);
+    free(o);
+}
+END_TEST
+
 /* Counts how many workers hold each distinct value of parameter 0 (at most 64 values). */
 static size_t distinct(const observer *o, size_t *count)
 {
@@ -424,6 +472,8 @@ Suite *test_suite(void)
     tcase_add_test(t, a_failure_mid_run_does_not_stall);
     tcase_add_test(t, a_leader_failing_with_its_begin_messages_in_flight_stalls_nobody);
     tcase_add_test(t, random_clusters_never_stall);
+    tcase_add_test(t, random_groups_survive_rounds_without_participants);
+    tcase_add_test(t, averaging_alone_needs_a_round_count);
     tcase_add_test(t, runs_are_deterministic);
     tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);
     suite_add_tcase(s, t);

@@ -109,6 +109,29 @@ START_TEST(sgp_trains_a_softmax)
 }
 END_TEST
 
+/* Workers 0 and 1 of 4 down for good: on the exponential graph worker 3's peers are 0 and 1,
+ * so with down peers merely left out nobody sent to worker 2, whose weight halved every other
+ * round until its model diverged (the run failed). A down peer's share now goes to the next
+ * live worker: the survivors mix with each other, their weights stay bounded, and they learn. */
+START_TEST(survivors_whose_peers_failed_keep_mixing)
+{
+    const char *json = "{\"seed\": 779742, \"workers\": 4, \"compute\": {\"iteration_ms\": 5},"
+                       " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+                       " \"dim\": 4, \"classes\": 3}, \"model\": {\"name\": \"softmax\"},"
+                       " \"batch\": 4}, \"protocol\": {\"name\": \"sgp\"},"
+                       " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [0, 1],"
+                       " \"at_s\": 0.319}], \"stop\": {\"time_s\": 2},"
+                       " \"eval\": {\"every_s\": 0.5, \"samples\": 100}}";
+    sim_scenario *sc = harness_load(json, "sgp-survivors.json", NULL, 0);
+    char *dir = harness_tmpdir("sgp-survivors");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "time");
+    ck_assert_double_gt(harness_summary_number(dir, "final_accuracy"), 0.8);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("sgp");
@@ -117,6 +140,7 @@ Suite *test_suite(void)
     tcase_add_test(t, zero_gradients_converge_to_the_initial_mean);
     tcase_add_test(t, dropouts_keep_the_sums_and_the_limit);
     tcase_add_test(t, sgp_trains_a_softmax);
+    tcase_add_test(t, survivors_whose_peers_failed_keep_mixing);
     suite_add_tcase(s, t);
     return s;
 }

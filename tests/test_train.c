@@ -148,6 +148,92 @@ START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
 }
 END_TEST
 
+/* Workers that stop stepping (failed) keep the block the others stepped away from, and that
+ * block's keyed step holds the stepping worker's new block: with every block in use, the next
+ * keyed step or write must let those keyed steps go instead of looking for an unused block
+ * (it aborted when failures left one live worker of allreduce). Bits as train_apply_with. */
+START_TEST(workers_left_behind_by_failures_do_not_exhaust_the_blocks)
+{
+    for (uint32_t n = 2; n <= 4; n++) {
+        char set[32];
+        snprintf(set, sizeof(set), "workers=%u", n);
+        const char *sets[] = { set };
+        sim_scenario *sc = load(sets, 1);
+        gsl_rng *d1, *i1, *d2, *i2;
+        train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
+        size_t P = train_num_params(keyed);
+        gsl_rng *r = sim_rng_create(5);
+        sim_err err;
+        sim_err_clear(&err);
+        double loss;
+        ck_assert_int_eq(train_gradient(keyed, 0, r, &loss, &err), 0);
+        float *g = sim_tensor_alloc(P);
+        sim_tensor_copy(g, train_grad(keyed, 0), P);
+        /* Round r: workers r .. n-1 have failed (worker 0 never does), the rest step. */
+        for (uint32_t round = 0; round < 3 * n; round++) {
+            uint32_t live = n - (round < n ? round : n - 1);
+            for (uint32_t w = 0; w < live; w++) {
+                train_apply_keyed(keyed, w, g, 0.05, 0.9, round);
+                train_apply_with(plain, w, g, 0.05, 0.9);
+            }
+            if (round % 2 == 1) { /* a write by the survivor (e.g. a snapshot restore) */
+                train_params_write(keyed, 0)[0] += 1.0f;
+                train_params_write(plain, 0)[0] += 1.0f;
+            }
+            /* The failed workers' blocks, at most one block each that their keyed steps
+             * lead to, and the survivors' (no chain of a block per round). */
+            ck_assert_uint_le(train_blocks_in_use(keyed), 2 * (n - live) + 1);
+            for (uint32_t w = 0; w < n; w++)
+                ck_assert_int_eq(
+                    memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)), 0);
+        }
+        sim_tensor_free(g);
+        gsl_rng_free(r);
+        train_destroy(keyed);
+        train_destroy(plain);
+        gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
+/* One of six workers failed from the start: the five survivors step together for 20 rounds.
+ * The failed worker's block leads by its keyed step to the block of the first round; a block
+ * the survivors leave forgets its own keyed step, so the blocks in use stay three instead of
+ * growing by one a round until every block is taken. */
+START_TEST(a_failed_worker_holds_no_chain_of_blocks)
+{
+    const char *sets[] = { "workers=6" };
+    sim_scenario *sc = load(sets, 1);
+    gsl_rng *d1, *i1, *d2, *i2;
+    train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
+    size_t P = train_num_params(keyed);
+    gsl_rng *r = sim_rng_create(6);
+    sim_err err;
+    sim_err_clear(&err);
+    double loss;
+    ck_assert_int_eq(train_gradient(keyed, 0, r, &loss, &err), 0);
+    float *g = sim_tensor_alloc(P);
+    sim_tensor_copy(g, train_grad(keyed, 0), P);
+    for (uint32_t round = 0; round < 20; round++) {
+        for (uint32_t w = 0; w < 5; w++) {
+            train_apply_keyed(keyed, w, g, 0.05, 0.9, round);
+            train_apply_with(plain, w, g, 0.05, 0.9);
+        }
+        ck_assert_uint_le(train_blocks_in_use(keyed), 3);
+    }
+    for (uint32_t w = 0; w < 6; w++)
+        ck_assert_int_eq(memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)),
+                         0);
+    sim_tensor_free(g);
+    gsl_rng_free(r);
+    train_destroy(keyed);
+    train_destroy(plain);
+    gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(one_worker_allreduce_is_plain_sgd)
 {
     /* Replays 37 SGD steps by hand with the run's own streams (data, initialization, the
@@ -324,6 +410,8 @@ Suite *test_suite(void)
     tcase_add_test(exact, allreduce_replicas_are_bitwise_identical_after_every_round);
     tcase_add_test(exact, one_worker_allreduce_is_plain_sgd);
     tcase_add_test(exact, equal_replicas_share_one_block_and_a_keyed_step_is_computed_once);
+    tcase_add_test(exact, workers_left_behind_by_failures_do_not_exhaust_the_blocks);
+    tcase_add_test(exact, a_failed_worker_holds_no_chain_of_blocks);
     tcase_set_timeout(exact, 120);
     suite_add_tcase(s, exact);
     TCase *runs = tcase_create("runs");

@@ -50,12 +50,13 @@ typedef struct train_config {
     model_config model;   /* its shapes (input shape and classes from the data) */
     optim_config optim;   /* lr, momentum, weight decay, schedule */
     train_dataset dataset;
-    char path[512];                  /* fashion-mnist: directory; libsvm: training file */
-    char test_path[512];             /* libsvm: test file, "" to hold out test_fraction */
-    double test_fraction;            /* libsvm without test file: share held out for testing */
-    size_t max_features;             /* libsvm: bound on the feature count */
-    size_t train_samples;            /* at most this many training examples (0: all) */
-    size_t train_examples;           /* training examples the run will have (from headers) */
+    char path[512];        /* fashion-mnist: directory; libsvm: training file */
+    char test_path[512];   /* libsvm: test file, "" to hold out test_fraction */
+    double test_fraction;  /* libsvm without test file: share held out for testing */
+    size_t max_features;   /* libsvm: bound on the feature count */
+    size_t train_samples;  /* at most this many training examples (0: all) */
+    size_t train_examples; /* training examples the run will have (from headers) */
+    size_t test_examples;  /* test examples it will have (0: unknown, a LIBSVM test file) */
     data_synthetic_config synthetic; /* synthetic: training set shape (n = train size) */
     size_t synthetic_test;           /* synthetic: test examples */
     bool dirichlet;                  /* partition: label skew instead of iid */

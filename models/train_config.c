@@ -79,6 +79,7 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
     cfg->model.classes = 10;
     cfg->train_examples =
         cfg->train_samples > 0 && cfg->train_samples < tr.count ? cfg->train_samples : tr.count;
+    cfg->test_examples = te.count;
     return SIM_OK;
 }
 
@@ -125,7 +126,9 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
         cfg->train_samples > 0 && cfg->train_samples < probe.n ? cfg->train_samples : probe.n;
     if (cfg->test_path[0] == '\0') { /* as split() holds out the test share */
         size_t ntest = (size_t)llround(cfg->test_fraction * (double)n);
-        n -= ntest == 0 ? 1 : ntest < n ? ntest : n;
+        size_t held = ntest == 0 ? 1 : ntest < n ? ntest : n;
+        n -= held;
+        cfg->test_examples = held;
     }
     cfg->train_examples = n;
     data_fini(&probe);
@@ -154,6 +157,7 @@ static int read_synthetic(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_e
     cfg->synthetic.dim = (size_t)dim;
     cfg->synthetic.classes = (uint32_t)classes;
     cfg->synthetic_test = (size_t)test;
+    cfg->test_examples = (size_t)test;
     cfg->train_examples = (size_t)samples;
     cfg->model.channels = 1;
     cfg->model.height = 1;
@@ -344,11 +348,12 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     }
     size_t D = model_input_size(&cfg->model);
     size_t train_n = cfg->train_examples;
-    /* Per worker: parameters, gradient and momentum. Snapshots in flight are the runtime's
-     * to count, a protocol's own buffers the protocol's (proto_ops.memory). */
+    /* Per worker: parameters, gradient and momentum; the training and test sets. Message
+     * snapshots and a protocol's own buffers are the protocol's to count (proto_ops.memory). */
     uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 3 : 2);
     size_t B = cfg->batch > TRAIN_EVAL_BATCH ? cfg->batch : TRAIN_EVAL_BATCH;
-    cfg->bytes_estimate = per_worker * cfg->workers + (uint64_t)train_n * (D * 4 + 16) +
+    cfg->bytes_estimate = per_worker * cfg->workers +
+                          (uint64_t)(train_n + cfg->test_examples) * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
     if (cfg->workers > train_n)
         return fail(err, sc, SIM_ESCENARIO, "$.workers",

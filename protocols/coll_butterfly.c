@@ -108,7 +108,7 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats)
     return c * c * (2 + sizeof(uint32_t)) + (uint64_t)workers * sizeof(uint32_t) +
            c * (3 * sizeof(uint32_t) + 2 * sizeof(double) + 1 + 2 * sizeof(uint32_t) +
                 2 * sizeof(sim_time) + 2 * sizeof(sim_event_id) + sizeof(float *)) +
-           2 * (uint64_t)nfloats * sizeof(float);
+           ((uint64_t)c + 1) * nfloats * sizeof(float); /* stage (cap vectors) and result */
 }
 
 void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout)

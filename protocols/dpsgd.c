@@ -220,12 +220,17 @@ static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 /* The graph, its weights and edge state, the workers, and the accumulators. */
 static uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    /* The graph, weights and flags per edge, the accumulators by parity; and a worker's
+     * model sent to its neighbours, one alias for all (a pool buffer written when the worker
+     * writes its model before they all have read it, as happens when a transfer is long
+     * against an iteration): one per worker, as a worker is at most one iteration ahead. */
     const dpsgd *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
     return graph_memory(&st->spec) +
            edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
            (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
-           2 * (uint64_t)sc->workers * num_params * sizeof(float);
+           2 * (uint64_t)sc->workers * num_params * sizeof(float) +
+           (uint64_t)sc->workers * proto_snapshot_bytes(num_params);
 }
 
 static void dp_fini(void *state)

@@ -107,11 +107,13 @@ static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 /* The ring and its edge state, the workers, and the mean being formed. */
 static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    (void)num_params; /* the models are the runtime's; the mean is formed in place */
+    /* The models are the runtime's; the mean is formed in place. A worker's stepped model
+     * goes to its neighbours as an alias, copied when the worker writes the mean before both
+     * have read it: one copy per worker at most (lockstep). */
     const gossip *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
     return graph_memory(&st->spec) + edges * (1 + sizeof(uint64_t) + 2 * sizeof(uint32_t)) +
-           (uint64_t)sc->workers * sizeof(gs_worker);
+           (uint64_t)sc->workers * (sizeof(gs_worker) + proto_snapshot_bytes(num_params));
 }
 
 static void gs_fini(void *state)

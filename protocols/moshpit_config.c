@@ -153,13 +153,19 @@ void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
     }
 }
 
+/* The butterflies (each stages up to cap vectors), the bookkeeping, the averages, and the
+ * parts in flight: a member sends its other members a copy of their part each, cap - 1
+ * parts of P / cap floats (the reduced parts coming back follow once those have landed). */
 uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const moshpit *st = state;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
     uint64_t n = sc->workers;
-    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) +
+    uint64_t parts = num_params > 0 && cap > 1
+                         ? (cap - 1) * proto_snapshot_bytes((num_params + cap - 1) / cap)
+                         : 0;
+    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) + n * parts +
            n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
            (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 4 * (uint64_t)st->target) +
                            nbf * 8 + st->target * 4 + 5000

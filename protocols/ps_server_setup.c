@@ -7,6 +7,7 @@
 
 #include "protocols/ps_server.h"
 #include "protocols/ps_server_state.h"
+#include "runtime/proto.h"
 #include "sim/tensor.h"
 
 static const char *const placement_names[] = { "servers", "colocated" };
@@ -34,15 +35,19 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
 }
 
 /* Bookkeeping per worker and shard, the server's model and momentum, and with bsp the
- * round's mean and every worker's gradient. */
+ * round's mean and every worker's gradient; and the messages' snapshots: a worker has either
+ * its pull's K slices of the model or its push's K slices of its gradient in flight, each a
+ * copy (K slices of about P / K floats per worker). */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
 {
     uint64_t P = num_params, blocks = 1 + (sc->momentum > 0.0 ? 1 : 0);
     if (c->mode == PS_BSP || c->switchable)
         blocks += 1 + (uint64_t)c->workers;
     uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
+    size_t slice = c->shards > 0 ? (num_params + c->shards - 1) / c->shards : num_params;
     return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
-           (uint64_t)c->shards * sizeof(ps_shard) + blocks * P * 4;
+           (uint64_t)c->shards * sizeof(ps_shard) + blocks * P * 4 +
+           (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
 }
 
 void ps_server_destroy(ps_server *s)

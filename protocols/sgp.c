@@ -81,9 +81,12 @@ static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_
 
 static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    /* x, the inbox and the scratch; a worker's share of a round is one copy for all its
+     * out-peers, held until the last has it: one per worker at most (synchronous rounds). */
     (void)state;
     uint64_t n = sc->workers;
-    return (2 * n + 1) * num_params * 4 + n * (4 * 8 + 4 + 5 + 4 * SGP_MAX_PEERS);
+    return (2 * n + 1) * num_params * 4 + n * (4 * 8 + 4 + 5 + 4 * SGP_MAX_PEERS) +
+           n * proto_snapshot_bytes(num_params);
 }
 
 static void sgp_fini(void *state)

@@ -248,7 +248,9 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
     sim_output_json_double(s, sum->wall_s);
     fputs(", \"events_per_s\": ", s);
     sim_output_json_double(s, sum->events_per_s);
-    fprintf(s, ", \"peak_rss_bytes\": %" PRIu64 ", \"model_s\": ", sum->peak_rss_bytes);
+    fprintf(s, ", \"peak_rss_bytes\": %" PRIu64 ", \"memory_estimate_bytes\": %" PRIu64,
+            sum->peak_rss_bytes, sum->memory_estimate_bytes);
+    fputs(", \"model_s\": ", s);
     sim_output_json_double(s, sum->model_s);
     fputs("}\n}\n", s);
     return sim_file_commit(f, err);

@@ -38,9 +38,20 @@ typedef struct proto_ops {
      * order every time), beside metrics.csv's row of the same time. */
     void (*evaluate)(const void *state, const sim_ctx *ctx, sim_report *row);
     /* Optional: bytes the protocol's own run state takes (buffers, queues) for `sc` with
-     * models of `num_params` floats (0: timing-only), counted into the run's memory check. */
+     * models of `num_params` floats (0: timing-only), counted into the run's memory check,
+     * including the message snapshots it keeps written at once at most (copies, slices, and
+     * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
+     * written since the send costs nothing). */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
     void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
+
+/* Resident bytes of one written snapshot of `nfloats` floats: the run's pool keeps a
+ * model-sized buffer per snapshot, but only the pages written are resident (a slice's few,
+ * with on average one page it shares only in part with the rest of its buffer). */
+static inline uint64_t proto_snapshot_bytes(size_t nfloats)
+{
+    return nfloats > 0 ? (uint64_t)nfloats * 4 + 4096 : 0;
+}
 
 #endif

@@ -195,13 +195,14 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 
 /* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's
  * bookkeeping), accounting, links, a few pending events and flows; with a real model, the
- * snapshot pool's first block per worker (it grows with the messages in flight) and the
- * evaluation mean. Model tensors and data are train_config's; the protocol's, its own. */
+ * evaluation mean; and the process's fixed share, its code and libraries (6.5 MiB resident
+ * for a two-worker run, measured), stdio and BLAS's work space. The snapshot pool's buffers
+ * take memory only once written (sim_tensor_pool): they are the protocol's to count, with
+ * its tensors (proto_ops.memory); model tensors and data are train_config's. */
 static uint64_t memory_estimate(const sim_scenario *sc, size_t num_params)
 {
-    uint64_t per_worker = 8192 + (uint64_t)num_params * 4;
     uint64_t n = (uint64_t)sc->workers + sc->servers;
-    return n * per_worker + (uint64_t)num_params * 4 + ((uint64_t)1 << 20);
+    return n * 8192 + (uint64_t)num_params * 4 + ((uint64_t)8 << 20);
 }
 
 static uint64_t physical_memory(void)
@@ -225,6 +226,16 @@ static int configure_protocol(sim_scenario *sc, const proto_ops *ops, void *stat
     return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
 }
 
+/* The whole run's estimate: the runtime's state, the model tensors and data (train_config's
+ * bytes_estimate, 0 when timing-only) and the protocol's own state (configured in `state`). */
+static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, const proto_ops *ops,
+                             const void *state)
+{
+    size_t num_params = strcmp(sc->model, "none") == 0 ? 0 : tc->num_params;
+    uint64_t own = ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
+    return memory_estimate(sc, num_params) + tc->bytes_estimate + own;
+}
+
 int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     train_config tc = { 0 };
@@ -234,15 +245,13 @@ int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     if (rc == SIM_OK)
         rc = configure_protocol(sc, ops, state, err);
-    size_t num_params = strcmp(sc->model, "none") == 0 ? 0 : tc.num_params;
-    uint64_t own = rc == SIM_OK && ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
+    uint64_t need = rc == SIM_OK ? run_estimate(sc, &tc, ops, state) : 0;
     if (state != NULL && ops->fini != NULL)
         ops->fini(state);
     free(state);
     if (rc != SIM_OK)
         return rc;
     sim_scenario_rehash(sc);
-    uint64_t need = memory_estimate(sc, num_params) + tc.bytes_estimate + own;
     uint64_t have = physical_memory();
     if (need > have / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
@@ -315,14 +324,17 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     sum->events = st.processed;
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
     sum->peak_rss_bytes = sim_run_peak_rss();
+    sum->memory_estimate_bytes = ctx->memory_estimate;
     sum->model_s = ctx->tr != NULL ? train_model_seconds(ctx->tr) : 0.0;
     return SIM_OK;
 }
 
 static int build_training(sim_ctx *ctx, sim_err *err)
 {
-    train_config tc;
+    train_config tc = { 0 };
     int rc = read_workload(ctx->sc, &tc, err);
+    if (rc == SIM_OK)
+        ctx->memory_estimate = run_estimate(ctx->sc, &tc, ctx->proto, ctx->state);
     if (rc != SIM_OK || strcmp(ctx->sc->model, "none") == 0)
         return rc;
     ctx->tr = train_create(&tc, sim_cluster_stream(ctx->cl, SIM_STREAM_DATA),

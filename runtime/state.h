@@ -63,6 +63,7 @@ struct sim_ctx {
     worker_acct *acct;        /* (workers) */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
+    uint64_t memory_estimate; /* bytes the memory check expects the run to take */
     uint64_t iterations, samples;
     /* Evaluation. */
     sim_time last_eval_ns;

@@ -20,12 +20,13 @@ typedef struct sim_run_summary {
     sim_time sim_ns;         /* simulated time at the end */
     uint64_t iterations;     /* finished iterations over all workers */
     uint64_t samples;
-    uint64_t events;         /* events processed */
-    double wall_s;           /* wall-clock seconds of the simulation loop */
-    double events_per_s;     /* events / wall_s */
-    uint64_t peak_rss_bytes; /* the process's peak resident set */
-    double model_s;          /* wall seconds of it inside the model's forward and backward
-                                passes of training iterations (0 when timing-only) */
+    uint64_t events;                /* events processed */
+    double wall_s;                  /* wall-clock seconds of the simulation loop */
+    double events_per_s;            /* events / wall_s */
+    uint64_t peak_rss_bytes;        /* the process's peak resident set */
+    uint64_t memory_estimate_bytes; /* the estimate behind the memory check (sim_run_check) */
+    double model_s;                 /* wall seconds of it inside the model's forward and backward
+                                       passes of training iterations (0 when timing-only) */
 } sim_run_summary;
 
 #endif

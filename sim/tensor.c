@@ -365,6 +365,7 @@ struct sim_tensor_pool {
     size_t n_free;                 /* free handles */
     unsigned char *used;           /* (capacity) 1 while a handle is handed out */
     float *chunk[POOL_MAX_CHUNKS]; /* blocks of buffers: the first, then one per doubling */
+    void *raw[POOL_MAX_CHUNKS];    /* each block's allocation (the block is its aligned part) */
     size_t n_chunks;
     size_t peak;
     uint64_t gets, puts, grows;
@@ -376,7 +377,7 @@ static int pool_add(sim_tensor_pool *pool, size_t count)
 {
     size_t cap = pool->capacity + count;
     if (cap >= SIM_TENSOR_NO_HANDLE || pool->n_chunks == POOL_MAX_CHUNKS ||
-        count > SIZE_MAX / sizeof(float) / pool->stride)
+        count > (SIZE_MAX / sizeof(float) - 16) / pool->stride)
         return SIM_ENOMEM;
     float **buf = realloc(pool->buf, cap * sizeof(*buf));
     if (buf == NULL)
@@ -390,9 +391,15 @@ static int pool_add(sim_tensor_pool *pool, size_t count)
     if (used == NULL)
         return SIM_ENOMEM;
     pool->used = used;
-    float *chunk = sim_tensor_alloc(count * pool->stride);
-    if (chunk == NULL)
+    /* calloc, not sim_tensor_alloc's memset: fresh pages from the system are zero already
+     * and stay out of the resident set until a buffer is written, so the pool's memory is
+     * what its buffers hold (a buffer of a model slice, a doubling never used), not its
+     * capacity. The block is the 64-byte aligned part of the allocation. */
+    void *raw = calloc(count * pool->stride + 16, sizeof(float));
+    if (raw == NULL)
         return SIM_ENOMEM;
+    float *chunk = (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    pool->raw[pool->n_chunks] = raw;
     pool->chunk[pool->n_chunks++] = chunk;
     for (size_t i = 0; i < count; i++) {
         size_t h = pool->capacity + i;
@@ -440,7 +447,7 @@ void sim_tensor_pool_destroy(sim_tensor_pool *pool)
     if (pool == NULL)
         return;
     for (size_t c = 0; c < pool->n_chunks; c++)
-        sim_tensor_free(pool->chunk[c]);
+        free(pool->raw[c]);
     free(pool->buf);
     free(pool->free_list);
     free(pool->used);

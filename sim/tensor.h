@@ -131,8 +131,10 @@ typedef struct sim_tensor_pool_stats {
 } sim_tensor_pool_stats;
 
 /* Creates a pool of `initial_count` zeroed buffers of `n_floats` floats each, each buffer
- * 64-byte aligned. n_floats must be > 0 and initial_count >= 1 (SIM_EINVAL), and handles
- * must fit below SIM_TENSOR_NO_HANDLE. Returns NULL and fills `err` on failure. */
+ * 64-byte aligned. Their pages are the system's fresh zero pages, resident only once written
+ * (a buffer holding a slice costs the slice's pages). n_floats must be > 0 and
+ * initial_count >= 1 (SIM_EINVAL), and handles must fit below SIM_TENSOR_NO_HANDLE. Returns
+ * NULL and fills `err` on failure. */
 sim_tensor_pool *sim_tensor_pool_create(size_t n_floats, size_t initial_count, sim_err *err);
 
 /* Frees the pool and all its buffers, handed out or not. NULL is a no-op. */

@@ -2,12 +2,14 @@
  * validation errors, grid sizes, resuming a killed sweep, identical outputs whatever -j,
  * and `hetsim check` passing, failing and refusing. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -387,6 +389,31 @@ static size_t done_runs(const char *dir, char names[][256], ino_t *inodes, size_
     return n;
 }
 
+/* True when no process holds the lock of a point under dir/out (a point's run holds
+ * POINT.lock while it writes; a killed one leaves the file, unlocked). */
+static bool no_point_locked(const char *dir)
+{
+    char out[700], path[1200];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    DIR *d = opendir(out);
+    bool free_ = true;
+    struct dirent *e;
+    while (free_ && d != NULL && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 5, ".lock") != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", out, e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* removed by its holder, done */
+        free_ = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd);
+    }
+    if (d != NULL)
+        closedir(d);
+    return free_;
+}
+
 START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
 {
     char *dir = harness_tmpdir("sweep");
@@ -409,14 +436,15 @@ START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     /* The running child is told to stop (SIGTERM) when the sweep dies; one that was
-     * publishing its run may still finish doing so. Count once the count has stayed the same
-     * for 2 s (at most 60 s: a loaded machine or the sanitizers). */
+     * publishing its run may still finish doing so. Count once no point's lock is held and
+     * the count has stayed the same for 2 s (at most 120 s: a loaded machine or the
+     * sanitizers; a child slower than that fails the count below, not silently). */
     before = done_runs(dir, names, inodes, 16);
-    for (int still = 0, i = 0; still < 20 && i < 600; i++) {
+    for (int still = 0, i = 0; still < 20 && i < 1200; i++) {
         struct timespec ms = { 0, 100000000 };
         nanosleep(&ms, NULL);
         size_t now = done_runs(dir, names, inodes, 16);
-        still = now == before ? still + 1 : 0;
+        still = now == before && no_point_locked(dir) ? still + 1 : 0;
         before = now;
     }
     ck_assert_msg(before >= 3 && before < 12, "%zu points done when killed", before);
@@ -658,7 +686,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
     tcase_add_test(tc, sweep_check_and_plot_refuse_bad_usage_with_exit_code_2);
     tcase_add_test(tc, check_passes_on_the_same_binary_and_fails_when_the_learning_rate_changes);
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
     return s;
 }

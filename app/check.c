@@ -527,9 +527,9 @@ static int read_golden(const char *path, gold *g, sim_err *err)
     for (size_t s = 0; s < g->k; s++)
         snprintf(g->dir[s], sizeof(g->dir[s]), "%s/seed-%" PRIu64, path, g->seed[s]);
     if (rc == SIM_OK)
-        rc = read_manifest(g, err);
-    if (rc == SIM_OK)
         rc = check_listing(g, err);
+    if (rc == SIM_OK)
+        rc = read_manifest(g, err);
     size_t loaded = 0;
     for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
         rc = check_fingerprint(g, s, err);
@@ -686,16 +686,15 @@ static double floor_of(const sim_scenario *sc, enum stat_id st, double m)
 static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve *runs, size_t m,
                          verdict *v, double *q)
 {
-    double x[MAX_GOLDEN], y[MAX_GOLDEN];
+    double x[NSTATS][MAX_GOLDEN], y[NSTATS][MAX_GOLDEN];
     size_t tested = 0, k = g->k;
     for (size_t st = 0; st < NSTATS; st++) {
         verdict *r = &v[st];
         memset(r, 0, sizeof(*r));
-        r->gmean = r->rmean = 0.0;
         for (size_t s = 0; s < k; s++)
-            r->gmean += (x[s] = summary(&g->curve[s], (enum stat_id)st)) / (double)k;
+            r->gmean += (x[st][s] = summary(&g->curve[s], (enum stat_id)st)) / (double)k;
         for (size_t s = 0; s < m; s++)
-            r->rmean += (y[s] = summary(&runs[s], (enum stat_id)st)) / (double)m;
+            r->rmean += (y[st][s] = summary(&runs[s], (enum stat_id)st)) / (double)m;
         r->tested = !isnan(r->gmean);
         tested += r->tested;
     }
@@ -706,14 +705,10 @@ static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve 
         if (!r->tested)
             continue;
         double ssx = 0.0, ssy = 0.0;
-        for (size_t s = 0; s < k; s++) {
-            double d = summary(&g->curve[s], (enum stat_id)st) - r->gmean;
-            ssx += d * d;
-        }
-        for (size_t s = 0; s < m; s++) {
-            double d = summary(&runs[s], (enum stat_id)st) - r->rmean;
-            ssy += d * d;
-        }
+        for (size_t s = 0; s < k; s++)
+            ssx += (x[st][s] - r->gmean) * (x[st][s] - r->gmean);
+        for (size_t s = 0; s < m; s++)
+            ssy += (y[st][s] - r->rmean) * (y[st][s] - r->rmean);
         r->gsd = sqrt(ssx / (double)(k - 1));
         double sp = sqrt((ssx + (isfinite(ssy) ? ssy : 0.0)) / df);
         r->floor = floor_of(sc, (enum stat_id)st, r->gmean);

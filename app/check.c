@@ -679,14 +679,17 @@ static double floor_of(const sim_scenario *sc, enum stat_id st, double m)
     }
 }
 
-/* Two-sample t-tests of each statistic, golden seeds against run seeds, with the pooled
- * variance (K + M - 2 degrees of freedom) at level alpha / (number tested): the chance that
- * any one of them fails when the runs are seeds of the golden's distribution is at most
- * alpha (Bonferroni). Returns the number tested; *q receives the t quantile. */
+/* Tests of each statistic: the mean of the M run seeds must lie within
+ * golden mean +- q * s * sqrt(1/K + 1/M), s the golden seeds' standard deviation and q the t
+ * quantile with K - 1 degrees of freedom at two-sided level alpha / (number tested): a
+ * prediction interval for the mean of M new seeds, so that the chance that any statistic
+ * fails when the runs are seeds of the golden's distribution is at most alpha (Bonferroni).
+ * The band depends on the golden alone (a perturbation that makes runs erratic cannot widen
+ * it). Returns the number tested; *q receives the t quantile. */
 static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve *runs, size_t m,
                          verdict *v, double *q)
 {
-    double x[NSTATS][MAX_GOLDEN], y[NSTATS][MAX_GOLDEN];
+    double x[NSTATS][MAX_GOLDEN];
     size_t tested = 0, k = g->k;
     for (size_t st = 0; st < NSTATS; st++) {
         verdict *r = &v[st];
@@ -694,25 +697,22 @@ static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve 
         for (size_t s = 0; s < k; s++)
             r->gmean += (x[st][s] = summary(&g->curve[s], (enum stat_id)st)) / (double)k;
         for (size_t s = 0; s < m; s++)
-            r->rmean += (y[st][s] = summary(&runs[s], (enum stat_id)st)) / (double)m;
+            r->rmean += summary(&runs[s], (enum stat_id)st) / (double)m;
         r->tested = !isnan(r->gmean);
         tested += r->tested;
     }
-    double df = (double)(k + m - 2);
+    double df = (double)(k - 1);
     *q = gsl_cdf_tdist_Qinv(APP_CHECK_ALPHA / (2.0 * (double)(tested > 0 ? tested : 1)), df);
     for (size_t st = 0; st < NSTATS; st++) {
         verdict *r = &v[st];
         if (!r->tested)
             continue;
-        double ssx = 0.0, ssy = 0.0;
+        double ssx = 0.0;
         for (size_t s = 0; s < k; s++)
             ssx += (x[st][s] - r->gmean) * (x[st][s] - r->gmean);
-        for (size_t s = 0; s < m; s++)
-            ssy += (y[st][s] - r->rmean) * (y[st][s] - r->rmean);
-        r->gsd = sqrt(ssx / (double)(k - 1));
-        double sp = sqrt((ssx + (isfinite(ssy) ? ssy : 0.0)) / df);
+        r->gsd = sqrt(ssx / df);
         r->floor = floor_of(sc, (enum stat_id)st, r->gmean);
-        r->half = fmax(*q * sp * sqrt(1.0 / (double)k + 1.0 / (double)m), r->floor);
+        r->half = fmax(*q * r->gsd * sqrt(1.0 / (double)k + 1.0 / (double)m), r->floor);
         r->ok = isfinite(r->rmean) && fabs(r->rmean - r->gmean) <= r->half;
     }
     return tested;
@@ -924,11 +924,12 @@ static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold
     size_t bad = !rows;
     for (size_t st = 0; st < NSTATS; st++)
         bad += v[st].tested && !v[st].ok;
-    fprintf(out,
-            "%s: %s against %s: %zu golden seeds, %zu run seed%s (%" PRIu64 "%s), %zu "
-            "statistics, false-alarm rate <= %g over all of them\n",
-            sc->file, bad > 0 ? "REGRESSION" : "ok", g->path, g->k, m, m > 1 ? "s" : "", seeds[0],
-            m > 1 ? "..." : "", tested, APP_CHECK_ALPHA);
+    fprintf(out, "%s: %s against %s: %zu golden seeds, run seed%s", sc->file,
+            bad > 0 ? "REGRESSION" : "ok", g->path, g->k, m > 1 ? "s" : "");
+    for (size_t s = 0; s < m; s++)
+        fprintf(out, "%s%" PRIu64, s > 0 ? ", " : " ", seeds[s]);
+    fprintf(out, "; %zu statistics, false-alarm rate <= %g over all of them\n", tested,
+            APP_CHECK_ALPHA);
     for (size_t st = 0; st < NSTATS; st++)
         if (v[st].tested)
             fprintf(out, "  %-16s golden %-11.6g run %-11.6g |diff| %-10.3g band %-10.3g %s\n",
@@ -961,8 +962,10 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     char dir[PATH_TEXT];
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
     if (rc == SIM_OK && opt->exact) {
-        if ((rc = run(sc, dir, err)) == SIM_OK)
-            rc = check_exact(sc, opt->golden, dir, out, err);
+        char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
+        snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
+        if ((rc = run(sc, seed_dir, err)) == SIM_OK)
+            rc = check_exact(sc, opt->golden, seed_dir, out, err);
     } else if (rc == SIM_OK && (rc = read_golden(opt->golden, g, err)) == SIM_OK) {
         rc = check_stat(opt, sc, g, dir, out, err);
         golden_fini(g);

@@ -13,10 +13,11 @@
  * seed, the output section and the tolerances), then runs M seeds of the scenario (the first
  * M from its seed up that the golden does not hold) into OUT/seed-<S>, and compares five
  * statistics of the curves (mean, final and jitter of the test accuracy, mean log test loss,
- * mean throughput) with two-sample t-tests at a family-wise false-alarm rate of
- * APP_CHECK_ALPHA (Bonferroni over the statistics), the scenario's $.check tolerances
- * acting as floors of the bands. It writes OUT/check.csv, OUT/check.png and, when asked, a
- * JUnit report. Exact mode compares the fingerprints instead (same binary, same seed).
+ * mean throughput) with t prediction intervals from the golden seeds at a family-wise
+ * false-alarm rate of APP_CHECK_ALPHA (Bonferroni over the statistics), the scenario's $.check
+ * tolerances acting as floors of the bands. It writes OUT/check.csv, OUT/check.png and, when asked,
+ * a JUnit report. Exact mode runs the scenario's own seed into OUT/seed-<S> and compares its
+ * fingerprint with the golden's seed-<S> instead (same binary, same seed).
  */
 #ifndef APP_CHECK_H
 #define APP_CHECK_H

@@ -733,7 +733,7 @@ static int write_stats(const char *dir, const verdict *v, sim_err *err)
         double z = v[st].half > 0 ? (v[st].rmean - v[st].gmean) / v[st].half : (double)NAN;
         fprintf(s, "%zu,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d\n", i++, stat_defs[st].name,
                 stat_defs[st].curve, v[st].gmean, v[st].gsd, v[st].rmean, v[st].half, v[st].floor,
-                isfinite(z) ? fmax(fmin(z, 9.0), -9.0) : 9.0, v[st].ok);
+                isfinite(z) ? fmax(fmin(z, 99.0), -99.0) : 99.0, v[st].ok);
     }
     return sim_file_commit(f, err);
 }

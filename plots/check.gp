@@ -65,12 +65,13 @@ set ylabel "band half-widths"
 set xrange [-0.5:4.5]
 set yrange [-3:3]
 set xtics () rotate by 0
-set key inside right top
+set key outside below center horizontal
+clip(z) = z > 2.85 ? 2.85 : (z < -2.85 ? -2.85 : z)
 plot stats using "i":(-1):(1) with filledcurves lc rgb gcol title "tested band", \
-     stats using "i":(column("ok") > 0 ? column("z") : 1/0):xtic(2) with points pt 7 ps 2 \
-         lc rgb "#009E73" title "within", \
-     stats using "i":(column("ok") > 0 ? 1/0 : column("z")) with points pt 9 ps 2 \
-         lc rgb rcol title "out of band (clipped at +-3)"
+     stats using "i":(column("ok") > 0 ? clip(column("z")) : 1/0):xtic(2) with points pt 7 \
+         ps 2 lc rgb "#009E73" title "within", \
+     stats using "i":(column("ok") > 0 ? 1/0 : clip(column("z"))) with points pt 9 ps 2 \
+         lc rgb rcol title "out of band (drawn at +-2.85 beyond)"
 
 unset multiplot
 unset output

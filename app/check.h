@@ -1,14 +1,23 @@
-/* Golden-curve regression checks: `hetsim check SCENARIO.json --golden DIR` (DESIGN §10).
+/* Golden-curve regression checks: `hetsim check SCENARIO.json --golden DIR` (DESIGN §10,
+ * docs/check.md).
  *
- * A golden is a directory holding "seeds" (its seeds, one a line) and one run directory per
- * seed, "seed-<S>/" (metrics.csv, workers.csv, summary.json, run.json and "fingerprint", the
- * FNV-1a hash of each output file, summary.json without its wall line), written by --update
- * for the scenario's seed and, with seeds K > 1, the K - 1 seeds after it. A check runs the
- * scenario (its own seed) into its output directory and compares, per evaluation row, test
- * accuracy, test loss and throughput with the band [min, max] of the golden seeds widened by abs +
- * rel * max(|min|, |max|), the tolerances of the scenario's $.check section. Exact mode compares
- * the fingerprints instead (same binary, same seed). On a regression the first rows out of band are
- * printed and check.png (run against band) is written into the run's directory.
+ * A golden is a directory holding "seeds" (its K seeds, one a line), "golden.json" (format,
+ * hetsim's version, the scenario hash of each seed's run) and one run directory per seed,
+ * "seed-<S>/" (metrics.csv, workers.csv, summary.json, run.json and "fingerprint", the FNV-1a
+ * hash of each output file, summary.json without its wall line). --update writes it for the
+ * scenario's seed and the K - 1 seeds after it into DIR.partial and swaps it in whole.
+ *
+ * A check validates the golden first (the seeds file, golden.json and the directories agree;
+ * metrics.csv and run.json hash as fingerprinted; every field a finite number; the same
+ * columns, rows and times in every seed; the scenario equal to the checked one but for the
+ * seed, the output section and the tolerances), then runs M seeds of the scenario (the first
+ * M from its seed up that the golden does not hold) into OUT/seed-<S>, and compares five
+ * statistics of the curves (mean, final and jitter of the test accuracy, mean log test loss,
+ * mean throughput) with t prediction intervals from the golden seeds at a family-wise
+ * false-alarm rate of APP_CHECK_ALPHA (Bonferroni over the statistics), the scenario's $.check
+ * tolerances acting as floors of the bands. It writes OUT/check.csv, OUT/check.png and, when asked,
+ * a JUnit report. Exact mode runs the scenario's own seed into OUT/seed-<S> and compares its
+ * fingerprint with the golden's seed-<S> instead (same binary, same seed).
  */
 #ifndef APP_CHECK_H
 #define APP_CHECK_H
@@ -23,24 +32,32 @@ typedef struct app_check_options {
     const char *scenario;    /* the scenario file */
     const char *const *sets; /* (nsets) "PATH=VALUE" overrides */
     size_t nsets;
-    const char *golden;  /* the golden directory */
-    const char *out_dir; /* the run's directory; NULL: the scenario's output.dir */
-    bool update;         /* write the golden instead of checking */
-    bool exact;          /* compare fingerprints */
-    unsigned seeds;      /* with update: how many seeds, >= 1 */
+    const char *golden;         /* the golden directory */
+    const char *out_dir;        /* the run's directory; NULL: the scenario's output.dir */
+    bool update;                /* write the golden instead of checking */
+    bool exact;                 /* compare fingerprints */
+    unsigned seeds;             /* update: golden seeds K (>= 3); check: run seeds M (>= 1) */
+    bool allow_scenario_change; /* compare with a golden of another scenario */
+    const char *junit;          /* NULL, or the JUnit XML report to write */
 } app_check_options;
+
+/* The family-wise false-alarm rate of a check: the chance that a check of M seeds of the
+ * golden's own scenario and binary fails, over all the statistics tested. */
+#define APP_CHECK_ALPHA 0.01
 
 enum {
     APP_CHECK_PASS = 0,
     APP_CHECK_REGRESSION = 1
 };
 
-/* Runs the check (or the update) and prints its verdict and the rows out of band to `out`.
+/* Runs the check (or the update) and prints its verdict, a line per statistic, to `out`.
  * Returns APP_CHECK_PASS, APP_CHECK_REGRESSION, or a negative SIM_E* code with `err` filled:
- * SIM_ESCENARIO (bad scenario), SIM_EINVAL (no golden in the directory, or none for the
- * scenario's seed with exact), SIM_EIO, SIM_ENUMERIC or another code of sim_run (the run failed),
- * SIM_EIO also when a regression's check.png (or a CSV it draws) cannot be written whole (the
- * rows out of band are printed first; no figure is left cut short), SIM_ENOMEM. */
+ * SIM_ESCENARIO (bad scenario), SIM_EINVAL (no usable golden: the message names the file at
+ * fault or the scenario keys that differ; none for the scenario's seed with exact; a
+ * directory an update must not replace), SIM_EIO, SIM_ENUMERIC or another code of sim_run
+ * (a run failed), SIM_EIO also when check.png (or a CSV it draws) cannot be written whole
+ * (the verdict is printed first; no figure is left cut short), SIM_ENOMEM. With opt->junit, the
+ * report is written for a verdict and for an unusable golden. */
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err);
 
 #endif

@@ -1,7 +1,9 @@
 /* Evaluation curves and bands (see curves.h). */
 #include "app/curves.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,23 @@ static int grow(app_curve *c, size_t *cap)
     return 0;
 }
 
-int app_curve_read(const char *dir, app_curve *c, sim_err *err)
+/* A finite number filling all of `s`, or an empty field (NaN). False for anything else
+ * ("inf", "nan", "1e400", "12x"). */
+static bool parse_field(const char *s, double *v, bool strict)
+{
+    if (s[0] == '\0') {
+        *v = (double)NAN;
+        return true;
+    }
+    char *end = NULL;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (*end != '\0' || end == s)
+        return false;
+    return !strict || (isfinite(*v) && errno != ERANGE);
+}
+
+static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
 {
     char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
     size_t idx[APP_CURVE_NCOLS], cap = 0, lineno = 1;
@@ -58,7 +76,9 @@ int app_curve_read(const char *dir, app_curve *c, sim_err *err)
     int rc = fgets(line, sizeof(line), f) == NULL
                  ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
                  : 0;
-    size_t nf = rc == 0 ? split(line, fields) : 0;
+    if (rc == 0 && strict && strchr(line, '\n') == NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line 1: truncated (no end of line)", path);
+    size_t nf = rc == 0 ? split(line, fields) : 0, ncols = nf;
     for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
         idx[j] = nf;
         for (size_t i = 0; i < nf; i++)
@@ -69,26 +89,52 @@ int app_curve_read(const char *dir, app_curve *c, sim_err *err)
     }
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
         lineno++;
+        bool whole = strchr(line, '\n') != NULL;
         nf = split(line, fields);
-        if (grow(c, &cap) != 0) {
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        if (strict && !whole) {
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: truncated (no end of line)",
+                             path, lineno);
             break;
         }
+        if (strict && nf != ncols) {
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %zu fields, the header has %zu",
+                             path, lineno, nf, ncols);
+            break;
+        }
+        for (size_t i = 0; i < nf && strict && rc == 0; i++) {
+            double v;
+            if (!parse_field(fields[i], &v, true))
+                rc = sim_err_set(err, SIM_EINVAL, NULL,
+                                 "%s: line %zu: \"%s\" is not a finite number", path, lineno,
+                                 fields[i]);
+        }
+        if (rc == 0 && grow(c, &cap) != 0)
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
             const char *s = idx[j] < nf ? fields[idx[j]] : "";
-            char *end = NULL;
-            double v = s[0] == '\0' ? (double)NAN : strtod(s, &end);
-            if (s[0] != '\0' && *end != '\0')
+            double v;
+            if (!parse_field(s, &v, strict))
                 rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: bad number \"%s\"", path,
                                  lineno, s);
             c->col[j][c->n] = v;
         }
-        c->n++;
+        if (rc == 0)
+            c->n++;
     }
     fclose(f);
     if (rc != 0)
         app_curve_fini(c);
     return rc;
+}
+
+int app_curve_read(const char *dir, app_curve *c, sim_err *err)
+{
+    return read_curve(dir, c, false, err);
+}
+
+int app_curve_read_strict(const char *dir, app_curve *c, sim_err *err)
+{
+    return read_curve(dir, c, true, err);
 }
 
 void app_curve_fini(app_curve *c)

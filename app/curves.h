@@ -34,6 +34,12 @@ extern const char *const app_curve_names[APP_CURVE_NCOLS];
  * column or a bad number (naming the file and line), SIM_ENOMEM. `c` is zeroed on error. */
 int app_curve_read(const char *dir, app_curve *c, sim_err *err);
 
+/* As app_curve_read, for a golden that must be exactly as hetsim wrote it: SIM_EINVAL also
+ * for a line without its end (a truncated file), a line whose field count is not the
+ * header's, and any field that is neither empty nor a finite number ("inf", "nan", "1e400"),
+ * naming the file and line. */
+int app_curve_read_strict(const char *dir, app_curve *c, sim_err *err);
+
 /* Frees what `c` owns and zeroes it. */
 void app_curve_fini(app_curve *c);
 

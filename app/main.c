@@ -43,8 +43,9 @@ static const char usage[] =
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
-    "       hetsim check SCENARIO.json --golden DIR [--update [--seeds K]] [--exact]\n"
-    "                    [--set PATH=VALUE]... [-o DIR]\n"
+    "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
+    "                    [--allow-scenario-change] [--junit FILE] [--set PATH=VALUE]...\n"
+    "                    [-o DIR]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
@@ -59,10 +60,12 @@ static const char usage[] =
     "          at a time (default: the number of cores), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
     "          (both without --mpi); at most 1000000 points\n"
-    "check     run a scenario and compare its curves (test accuracy, test loss, throughput)\n"
-    "          with a golden run in DIR, within the tolerances of its check section; exit 1\n"
-    "          on a regression (check.png shows it); --update writes the golden (K seeds),\n"
-    "          --exact compares every output byte but the wall line\n"
+    "check     run N seeds of a scenario (default 2) and compare statistics of their curves\n"
+    "          (test accuracy, test loss, throughput) with the golden seeds in DIR by t-tests\n"
+    "          at a false-alarm rate of 1% over all of them; exit 1 on a regression, 2 for\n"
+    "          an unusable golden or one of another scenario; writes check.png (and a JUnit\n"
+    "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
+    "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels and whole training iterations against\n"
     "          references measured in the same run (JSON lines: name, value, unit, reference,\n"
     "          ratio)\n"
@@ -498,12 +501,14 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--golden") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "-o") == 0 ||
-            strcmp(a, "--seeds") == 0) {
+            strcmp(a, "--seeds") == 0 || strcmp(a, "--junit") == 0) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "--golden") == 0)
                 o->golden = v;
+            else if (strcmp(a, "--junit") == 0)
+                o->junit = v;
             else if (strcmp(a, "-o") == 0)
                 o->out_dir = v;
             else if (strcmp(a, "--set") == 0)
@@ -516,6 +521,8 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
             o->update = true;
         } else if (strcmp(a, "--exact") == 0) {
             o->exact = true;
+        } else if (strcmp(a, "--allow-scenario-change") == 0) {
+            o->allow_scenario_change = true;
         } else if (a[0] == '-') {
             return usage_error("unknown option %s", a);
         } else if (o->scenario != NULL) {
@@ -530,12 +537,17 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         return usage_error("%s", "check needs --golden DIR");
     if (o->update && o->exact)
         return usage_error("%s", "--update and --exact do not go together");
+    if (o->seeds == 0)
+        o->seeds = o->update ? 5 : 2;
+    if (o->update && o->seeds < 3)
+        return usage_error("a golden needs at least 3 seeds for a statistical check, got %u",
+                           o->seeds);
     return EXIT_OK;
 }
 
 static int cmd_check(int argc, char **argv)
 {
-    app_check_options o = { .seeds = 1 };
+    app_check_options o = { .seeds = 0 };
     const char **sets = calloc((size_t)argc + 1, sizeof(*sets));
     if (sets == NULL)
         return EXIT_RUN;

@@ -109,4 +109,12 @@ int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err);
  * were added), as a NUL-terminated string the caller frees. NULL when out of memory. */
 char *sim_cfg_print(const sim_cfg *root, bool pretty);
 
+/* Compares two objects key by key, descending into objects present in both: the dotted
+ * paths ("workload.lr") of the keys present in one only or with unequal values (arrays and
+ * numbers compared as cJSON does) are written into out[size], ", "-separated and truncated
+ * to fit. Paths listed in `skip` (nskip; "seed", "output") are not compared. Returns the
+ * number of differing keys. */
+size_t sim_cfg_diff(const sim_cfg *a, const sim_cfg *b, const char *const *skip, size_t nskip,
+                    char *out, size_t size);
+
 #endif

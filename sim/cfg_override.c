@@ -284,3 +284,54 @@ char *sim_cfg_print(const sim_cfg *root, bool pretty)
     cJSON_Delete(copy);
     return text;
 }
+
+/* ---- Differences ------------------------------------------------------------------------ */
+
+static bool skipped(const char *path, const char *const *skip, size_t nskip)
+{
+    for (size_t i = 0; i < nskip; i++)
+        if (strcmp(path, skip[i]) == 0)
+            return true;
+    return false;
+}
+
+static void add_diff(const char *path, size_t *n, char *out, size_t size, size_t *len)
+{
+    if (size > 0)
+        *len = cfg_put(out, size, *len, "%s%s", *n > 0 ? ", " : "", path);
+    (*n)++;
+}
+
+/* Walks the keys of `a`, then those of `b` missing from `a` (prefix: their parent's path,
+ * "" at the root). */
+static void diff_objects(const cJSON *a, const cJSON *b, const char *prefix,
+                         const char *const *skip, size_t nskip, size_t *n, char *out, size_t size,
+                         size_t *len)
+{
+    char path[PATH_MAX_TEXT];
+    for (const cJSON *x = a->child; x != NULL; x = x->next) {
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "", x->string);
+        if (skipped(path, skip, nskip))
+            continue;
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+        if (y != NULL && cJSON_IsObject(x) && cJSON_IsObject(y))
+            diff_objects(x, y, path, skip, nskip, n, out, size, len);
+        else if (y == NULL || !cJSON_Compare(x, y, true))
+            add_diff(path, n, out, size, len);
+    }
+    for (const cJSON *y = b->child; y != NULL; y = y->next) {
+        snprintf(path, sizeof(path), "%s%s%s", prefix, prefix[0] != '\0' ? "." : "", y->string);
+        if (!skipped(path, skip, nskip) && cJSON_GetObjectItemCaseSensitive(a, y->string) == NULL)
+            add_diff(path, n, out, size, len);
+    }
+}
+
+size_t sim_cfg_diff(const sim_cfg *a, const sim_cfg *b, const char *const *skip, size_t nskip,
+                    char *out, size_t size)
+{
+    size_t n = 0, len = 0;
+    if (size > 0)
+        out[0] = '\0';
+    diff_objects(a->node, b->node, "", skip, nskip, &n, out, size, &len);
+    return n;
+}

@@ -118,9 +118,9 @@ typedef struct sim_scenario {
 
     /* $.check: tolerances of `hetsim check` (absolute, relative) per curve; an absent key
      * keeps its default and is not written into the tree */
-    double check_accuracy_abs, check_accuracy_rel;     /* default 0.03, 0 */
-    double check_loss_abs, check_loss_rel;             /* default 0.05, 0.05 */
-    double check_throughput_abs, check_throughput_rel; /* default 0, 0.05 (samples/s, -) */
+    double check_accuracy_abs, check_accuracy_rel;     /* default 0.002, 0 */
+    double check_loss_abs, check_loss_rel;             /* default 0, 0.005 */
+    double check_throughput_abs, check_throughput_rel; /* default 0, 0.002 (samples/s, -) */
 
     sim_cfg *root; /* the resolved tree (run.json); owned */
     uint64_t hash; /* FNV-1a 64 of the compact resolved JSON */

@@ -435,7 +435,7 @@ static int read_check(sim_scenario *sc, sim_cfg *root, sim_err *err)
         &sc->check_accuracy_abs, &sc->check_accuracy_rel,   &sc->check_loss_abs,
         &sc->check_loss_rel,     &sc->check_throughput_abs, &sc->check_throughput_rel
     };
-    const double def[] = { 0.03, 0.0, 0.05, 0.05, 0.0, 0.05 };
+    const double def[] = { 0.002, 0.0, 0.0, 0.005, 0.0, 0.002 };
     sim_cfg *c = NULL;
     int rc = sim_cfg_child(root, "check", &c, err);
     for (size_t i = 0; i < 6 && rc == 0; i++) {

@@ -610,6 +610,8 @@ START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
                           "--update", "--exact", NULL },
         (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
                           "--update", "--seeds", "0", NULL },
+        (const char *[]){ "check", "tests/golden/curves/ps/scenario.json", "--golden", "g",
+                          "--update", "--seeds", "2", NULL },
         (const char *[]){ "plot", "a", "b", "--by", "workers", NULL },
         (const char *[]){ "plot", "a", "--x", "epoch", NULL },
         (const char *[]){ "plot", "a", "--by", "workers", "--x", "hours", NULL },
@@ -648,19 +650,24 @@ START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_chan
     ck_assert_msg(r.status == 2, "without a golden: exit %d", r.status);
     ck_assert_ptr_nonnull(strstr(r.err, "no golden here (write one with --update)"));
     r = hetsim(
-        (const char *[]){ "check", sc, "--golden", golden, "--update", "--seeds", "2", NULL });
+        (const char *[]){ "check", sc, "--golden", golden, "--update", "--seeds", "5", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
     ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "within the band of 2 golden seeds"));
+    ck_assert_ptr_nonnull(strstr(r.out, ": ok against"));
+    ck_assert_ptr_nonnull(strstr(r.out, "5 golden seeds, run seeds 16, 17"));
     r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", NULL });
     ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
     /* The scenario's lr is 0.05: four times that moves the loss curve out of band. */
     r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
                                  "workload.lr=0.2", NULL });
+    ck_assert_msg(r.status == 2, "lr x4 unannounced: exit %d: %s", r.status, r.out);
+    ck_assert_ptr_nonnull(strstr(r.err, "workload.lr"));
+    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
+                                 "workload.lr=0.2", "--allow-scenario-change", NULL });
     ck_assert_msg(r.status == 1, "lr x4: exit %d: %s", r.status, r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
-    ck_assert_ptr_nonnull(strstr(r.out, "outside ["));
+    ck_assert_ptr_nonnull(strstr(r.out, "OUT OF BAND"));
     r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", "--set",
                                  "workload.lr=0.2", NULL });
     ck_assert_int_eq(r.status, 1);

@@ -217,7 +217,7 @@ figure_faults() {
     [ $rc = 0 ] || says_why "$tag sweep"
     rm -rf "${d:?}"
     d=$at/check # a regression (exit 1), which check.png shows, or a message why it cannot
-    under "$tag check" "$d" "$kib" check "$scn" "${short[@]}" --set workload.lr=0.01 \
+    under "$tag check" "$d" "$kib" check "$scn" "${short[@]}" --set workload.lr=0.01 --allow-scenario-change \
         --golden "$tmp/golden" -o "$d"
     check "$tag check: exits 1" '[ $rc = 1 ]'
     [ -f "$d/check.png" ] || says_why "$tag check"

@@ -1,0 +1,497 @@
+/* `hetsim check` against broken goldens, as CI meets them: every golden that cannot be
+ * trusted (a number that is not finite, a truncated file, a file or seed missing or extra,
+ * a golden of another scenario, an update killed midway) is exit 2 naming the file or the
+ * keys; a sound golden passes, a seed shift is no scenario change, the JUnit report is well
+ * formed XML. Runs the built binary ($HETSIM) on a short scenario; one golden of 3 seeds is
+ * made once and copied for each test. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+#define SCENARIO "tests/golden/curves/allreduce/scenario.json"
+
+typedef struct result {
+    int status;
+    char out[16384];
+    char err[8192];
+} result;
+
+static char base[64]; /* the golden made once: base/golden */
+
+static void read_all(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Starts $HETSIM check SCENARIO with the short scenario's overrides and `args`. */
+static pid_t start(const char *const *args, const char *out, const char *err)
+{
+    const char *bin = getenv("HETSIM");
+    ck_assert_msg(bin != NULL, "HETSIM is not set");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(out, O_WRONLY | O_TRUNC), fe = open(err, O_WRONLY | O_TRUNC);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        const char *argv[40] = {
+            bin, "check", SCENARIO, "--set", "stop.time_s=2", "--set", "eval.every_s=0.25"
+        };
+        size_t n = 7;
+        for (size_t i = 0; args[i] != NULL && n < 38; i++)
+            argv[n++] = args[i];
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static result check(const char *const *args)
+{
+    static result r;
+    char out[] = "/tmp/hetsim-check-out-XXXXXX", err[] = "/tmp/hetsim-check-err-XXXXXX";
+    close(mkstemp(out));
+    close(mkstemp(err));
+    int status;
+    waitpid(start(args, out, err), &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    read_all(out, r.out, sizeof(r.out));
+    read_all(err, r.err, sizeof(r.err));
+    remove(out);
+    remove(err);
+    return r;
+}
+
+/* Runs the shell command `tmpl` with every "%s" in it replaced by `dir`. */
+static void sh(const char *tmpl, const char *dir)
+{
+    char cmd[4096];
+    size_t len = 0;
+    for (const char *p = tmpl; *p != '\0' && len + 600 < sizeof(cmd);) {
+        if (p[0] == '%' && p[1] == 's') {
+            len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s", dir);
+            p += 2;
+        } else {
+            cmd[len++] = *p++;
+        }
+    }
+    cmd[len] = '\0';
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void make_base(void)
+{
+    char out[] = "/tmp/hetsim-check-base-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(out));
+    snprintf(base, sizeof(base), "%s", out);
+}
+
+/* A copy of the base golden at DIR/golden (DIR fresh); returns DIR (caller frees). */
+static char *copy_golden(void)
+{
+    char *dir = harness_tmpdir("check");
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp -r %s/golden %s/golden", base, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    return dir;
+}
+
+static void path_of(char *buf, size_t size, const char *dir, const char *rest)
+{
+    snprintf(buf, size, "%s/%s", dir, rest);
+}
+
+/* Rewrites the metrics.csv line of seed dir's fingerprint for its current content (FNV-1a
+ * 64), so that a test reaches the checks behind the fingerprint's. */
+static void refingerprint(const char *seed_dir)
+{
+    char path[512], text[4096];
+    size_t n = 0;
+    snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir);
+    char *csv = harness_read(path, &n);
+    ck_assert_ptr_nonnull(csv);
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)csv[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    free(csv);
+    snprintf(path, sizeof(path), "%s/fingerprint", seed_dir);
+    read_all(path, text, sizeof(text));
+    char *line = strstr(text, "metrics.csv ");
+    ck_assert_ptr_nonnull(line);
+    char hex[17];
+    snprintf(hex, sizeof(hex), "%016" PRIx64, h);
+    memcpy(line + strlen("metrics.csv "), hex, 16);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Replaces the first occurrence of `from` after the header of seed dir's metrics.csv. */
+static void edit_metrics(const char *seed_dir, const char *from, const char *to)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir);
+    size_t n = 0;
+    char *csv = harness_read(path, &n);
+    ck_assert_ptr_nonnull(csv);
+    char *body = strchr(csv, '\n');
+    char *at = strstr(body, from);
+    ck_assert_msg(at != NULL, "no %s in %s", from, path);
+    FILE *f = fopen(path, "w");
+    fwrite(csv, 1, (size_t)(at - csv), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+    free(csv);
+}
+
+/* The golden's third line of metrics.csv, field `k` (the value to break). */
+static void field_of(const char *seed_dir, size_t k, char *out, size_t size)
+{
+    char path[512], text[16384];
+    snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir);
+    read_all(path, text, sizeof(text));
+    char *line = strchr(strchr(text, '\n') + 1, '\n') + 1;
+    for (size_t i = 0; i < k; i++)
+        line = strchr(line, ',') + 1;
+    size_t len = strcspn(line, ",\n");
+    snprintf(out, size, "%.*s", (int)len, line);
+}
+
+static result check_golden(const char *dir)
+{
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    return check((const char *[]){ "--golden", g, "-o", o, NULL });
+}
+
+static void expect_unusable(const result *r, const char *name)
+{
+    ck_assert_msg(r->status == 2, "exit %d, not 2\n%s%s", r->status, r->out, r->err);
+    ck_assert_msg(strstr(r->err, name) != NULL, "no \"%s\" in: %s", name, r->err);
+}
+
+START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], x[512], png[512], cmd[1200];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(x, sizeof(x), dir, "report.xml");
+    path_of(png, sizeof(png), dir, "out/check.png");
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "false-alarm rate <= 0.01"));
+    ck_assert_ptr_nonnull(strstr(r.out, "accuracy_mean"));
+    ck_assert(exists(png));
+    char text[8192];
+    read_all(x, text, sizeof(text));
+    ck_assert_ptr_nonnull(strstr(text, "<testsuite "));
+    ck_assert_ptr_nonnull(strstr(text, "name=\"test_accuracy\""));
+    ck_assert_ptr_nonnull(strstr(text, "name=\"test_loss\""));
+    ck_assert_ptr_nonnull(strstr(text, "name=\"throughput_sps\""));
+    ck_assert_ptr_nonnull(strstr(text, "failures=\"0\""));
+    snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
+    ck_assert_int_eq(system(cmd), 0);
+    /* A seed shift is not a scenario change. */
+    r = check(
+        (const char *[]){ "--golden", g, "-o", o, "--set", "seed=500", "--seeds", "1", NULL });
+    ck_assert_msg(r.status == 0 || r.status == 1, "exit %d\n%s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_reports_a_regression_with_exit_1_and_a_junit_failure)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], x[512], text[8192], cmd[1200];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(x, sizeof(x), dir, "report.xml");
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, "--set",
+                                       "workload.batch=64", "--allow-scenario-change", NULL });
+    ck_assert_msg(r.status == 1, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
+    ck_assert_ptr_nonnull(strstr(r.out, "OUT OF BAND"));
+    ck_assert_ptr_nonnull(strstr(r.out, "note: compared with a golden of another scenario"));
+    read_all(x, text, sizeof(text));
+    ck_assert_ptr_nonnull(strstr(text, "<failure message=\"out of band:"));
+    snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A number that is not finite, fingerprinted as if hetsim had written it. */
+START_TEST(check_rejects_a_golden_number_that_is_not_finite)
+{
+    static const char *const bad[] = { "inf", "1e400", "nan", "-inf" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *dir = copy_golden();
+        char s[512], v[64];
+        path_of(s, sizeof(s), dir, "golden/seed-12");
+        field_of(s, 5, v, sizeof(v)); /* test_loss of row 1 */
+        edit_metrics(s, v, bad[i]);
+        refingerprint(s);
+        result r = check_golden(dir);
+        expect_unusable(&r, "seed-12/metrics.csv: line 3");
+        ck_assert_msg(strstr(r.err, "not a finite number") != NULL, "%s", r.err);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* Edited by hand: the fingerprint no longer matches. */
+START_TEST(check_rejects_an_edited_or_truncated_number)
+{
+    char *dir = copy_golden();
+    char s[512], v[64], cut[64];
+    path_of(s, sizeof(s), dir, "golden/seed-13");
+    field_of(s, 2, v, sizeof(v)); /* samples of row 1 */
+    snprintf(cut, sizeof(cut), "%.2s", v);
+    edit_metrics(s, v, cut);
+    result r = check_golden(dir);
+    expect_unusable(&r, "seed-13/metrics.csv: does not match");
+    /* inf without refingerprinting: caught first by the fingerprint */
+    harness_cleanup(dir);
+    dir = copy_golden();
+    path_of(s, sizeof(s), dir, "golden/seed-11");
+    field_of(s, 5, v, sizeof(v));
+    edit_metrics(s, v, "inf");
+    r = check_golden(dir);
+    expect_unusable(&r, "seed-11/metrics.csv");
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_rejects_a_truncated_metrics_file)
+{
+    char *dir = copy_golden();
+    char s[512], path[600];
+    path_of(s, sizeof(s), dir, "golden/seed-12");
+    snprintf(path, sizeof(path), "%s/metrics.csv", s);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(truncate(path, st.st_size - 7), 0);
+    refingerprint(s);
+    result r = check_golden(dir);
+    expect_unusable(&r, "seed-12/metrics.csv: line");
+    ck_assert_msg(strstr(r.err, "truncated") != NULL || strstr(r.err, "fields") != NULL, "%s",
+                  r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_rejects_missing_and_extra_files_and_seeds)
+{
+    /* each: a shell edit of DIR/golden, the text the message must hold */
+    static const char *const cases[][2] = {
+        { "rm -r %s/golden/seed-12", "seed-12: missing" },
+        { "rm %s/golden/seed-13/metrics.csv", "seed-13/metrics.csv: missing" },
+        { "rm %s/golden/seed-11/run.json", "seed-11/run.json: missing" },
+        { "rm %s/golden/seed-11/fingerprint", "seed-11/fingerprint: missing" },
+        { "echo 14 >>%s/golden/seeds", "seed-14: missing" },
+        { "cp -r %s/golden/seed-13 %s/golden/seed-9", "seed-9: not listed" },
+        { "sed -i 's/\"seeds\": \\[11, 12, 13\\]/\"seeds\": [11, 12, 14]/' "
+          "%s/golden/golden.json",
+          "golden.json: seed 3 is 14" },
+        { "rm %s/golden/golden.json", "golden/golden.json: missing" },
+        { "rm %s/golden/seeds", "no golden here" },
+        { "printf '11\\n12\\n' >%s/golden/seeds", "at least 3" },
+        { "printf '11\\n11\\n12\\n' >%s/golden/seeds", "listed twice" },
+        { "sed -i 's/\"format\": 2/\"format\": 1/' %s/golden/golden.json", "format 2 expected" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = copy_golden();
+        sh(cases[i][0], dir);
+        result r = check_golden(dir);
+        expect_unusable(&r, cases[i][1]);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* A seed of another scenario moved in (what a non-atomic update killed midway left). */
+START_TEST(check_rejects_a_golden_mixing_two_scenarios)
+{
+    char *dir = copy_golden();
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "other");
+    path_of(o, sizeof(o), dir, "out");
+    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                       "eval.samples=300", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    sh("rm -r %s/golden/seed-12 && cp -r %s/other/seed-12 %s/golden/", dir);
+    r = check_golden(dir);
+    expect_unusable(&r, "seed-12/run.json: scenario hash");
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_rejects_a_golden_of_another_scenario_unless_allowed)
+{
+    char *dir = copy_golden();
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--set", "eval.samples=300", "--set",
+                                       "workload.lr=0.04", "--seeds", "1", NULL });
+    expect_unusable(&r, "differs from the golden's");
+    ck_assert_msg(strstr(r.err, "eval.samples") != NULL && strstr(r.err, "workload.lr") != NULL,
+                  "%s", r.err);
+    r = check((const char *[]){ "--golden", g, "-o", o, "--set", "eval.samples=300", "--seeds", "1",
+                                "--allow-scenario-change", NULL });
+    ck_assert_msg(r.status == 0 || r.status == 1, "exit %d: %s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_writes_a_junit_error_for_an_unusable_golden)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], x[512], text[4096], cmd[1200];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(x, sizeof(x), dir, "report.xml");
+    sh("rm -r %s/golden/seed-12", dir);
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+    expect_unusable(&r, "seed-12: missing");
+    read_all(x, text, sizeof(text));
+    ck_assert_ptr_nonnull(strstr(text, "<error message=\""));
+    ck_assert_ptr_nonnull(strstr(text, "errors=\"1\""));
+    snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* An update killed with -9 leaves the old golden whole; the next update completes. */
+START_TEST(check_update_killed_midway_leaves_the_old_golden)
+{
+    char *dir = copy_golden();
+    char g[512], partial[600], seed[700], before[4096], after[4096], o[600], e[600];
+    path_of(g, sizeof(g), dir, "golden");
+    snprintf(partial, sizeof(partial), "%s.partial", g);
+    snprintf(seed, sizeof(seed), "%s/seed-11/run.json", partial);
+    snprintf(o, sizeof(o), "%s/update.out", dir);
+    snprintf(e, sizeof(e), "%s/update.err", dir);
+    char manifest[600];
+    snprintf(manifest, sizeof(manifest), "%s/golden.json", g);
+    read_all(manifest, before, sizeof(before));
+    pid_t pid = start((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                        "eval.samples=300", NULL },
+                      o, e);
+    for (int i = 0; i < 3000 && !exists(seed); i++) {
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_msg(exists(seed), "the update wrote no seed in %s", partial);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    read_all(manifest, after, sizeof(after));
+    ck_assert_str_eq(before, after);
+    result r = check_golden(dir);
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                "eval.samples=300", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert(!exists(partial));
+    r = check_golden(dir);
+    expect_unusable(&r, "eval.samples");
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_update_refuses_to_replace_a_directory_that_is_no_golden)
+{
+    char *dir = harness_tmpdir("check");
+    char g[512], keep[600];
+    path_of(g, sizeof(g), dir, "mine");
+    snprintf(keep, sizeof(keep), "%s/notes.txt", g);
+    sh("mkdir %s/mine && echo x >%s/mine/notes.txt", dir);
+    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", NULL });
+    expect_unusable(&r, "not a golden");
+    ck_assert(exists(keep));
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(check_exact_still_compares_fingerprints)
+{
+    char *dir = copy_golden();
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--exact", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "every output byte"));
+    harness_cleanup(dir);
+}
+END_TEST
+
+static void setup_base(void)
+{
+    make_base();
+    char g[512];
+    path_of(g, sizeof(g), base, "golden");
+    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", NULL });
+    if (r.status != 0) {
+        fprintf(stderr, "cannot make the base golden: %s", r.err);
+        exit(1);
+    }
+}
+
+static void teardown_base(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", base);
+}
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("check");
+    TCase *tc = tcase_create("golden");
+    tcase_set_timeout(tc, 240);
+    tcase_add_unchecked_fixture(tc, setup_base, teardown_base);
+    tcase_add_test(tc, check_passes_a_sound_golden_and_writes_its_figure_and_junit_report);
+    tcase_add_test(tc, check_reports_a_regression_with_exit_1_and_a_junit_failure);
+    tcase_add_test(tc, check_rejects_a_golden_number_that_is_not_finite);
+    tcase_add_test(tc, check_rejects_an_edited_or_truncated_number);
+    tcase_add_test(tc, check_rejects_a_truncated_metrics_file);
+    tcase_add_test(tc, check_rejects_missing_and_extra_files_and_seeds);
+    tcase_add_test(tc, check_rejects_a_golden_mixing_two_scenarios);
+    tcase_add_test(tc, check_rejects_a_golden_of_another_scenario_unless_allowed);
+    tcase_add_test(tc, check_writes_a_junit_error_for_an_unusable_golden);
+    tcase_add_test(tc, check_update_killed_midway_leaves_the_old_golden);
+    tcase_add_test(tc, check_update_refuses_to_replace_a_directory_that_is_no_golden);
+    tcase_add_test(tc, check_exact_still_compares_fingerprints);
+    suite_add_tcase(s, tc);
+    return s;
+}

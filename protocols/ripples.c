@@ -3,9 +3,10 @@
  *
  * Worker loop (§4.2). A worker computes its gradient, takes one local optimizer step with it
  * (sim_ctx_apply: momentum as configured), counts the iteration, then synchronizes: it executes
- * the groups it belongs to, one at a time, until it has finished one group of its own (the
- * group it asked for; with Group Division and the static schedule every member owns its
- * group), and only then computes again.
+ * its next group (in its list's order), and only then computes again. Any group counts, the
+ * one it asked for or one another worker's request pulled it into: one P-Reduce per local
+ * step. It asks the generator for a group only when it knows of none pending and has not asked
+ * since it last learnt of one; otherwise its pending group is its synchronization.
  *
  * P-Reduce (§4.1). A group starts when its slowest member is ready for it: the kit's ring
  * all-reduce over its members (protocols/coll.h), taken from a pool of rings (each ring its own
@@ -15,14 +16,19 @@
  *
  * Group sources ($.protocol.groups):
  *   random    the Group Generator (GG) draws, for a requester i, group_size - 1 other live
- *             workers uniformly (§4.3); a worker asks when its local step is done;
- *   buffer    the GG keeps buffer_depth groups ahead for every worker (§4.4 Group Buffer): it
- *             forms them at the start, and one more each time the worker finishes one of its
- *             own (a refill request), so a worker rarely waits for the GG's round trip;
- *   division  the GG forms groups from batches that partition the live workers at random
- *             (§4.4 Group Division); a request issues the requester's group of the current
- *             batch, or starts a new batch when that group was issued already; a remainder of
- *             one worker joins the batch's last group. With "busy": "skip" (a design choice of
+ *             workers uniformly (§4.3), whatever groups they have pending;
+ *   buffer    the GG keeps every worker's buffer of pending groups (issued, not yet passed;
+ *             §4.4 Group Buffer) and uses it twice: a request from a worker whose buffer
+ *             already holds a group (pulled in while its request was on its way) forms
+ *             nothing, and the requester's partners are drawn uniformly among the live workers
+ *             with the fewest pending groups, free ones first, never one whose buffer holds
+ *             buffer_depth groups (the group is smaller then). Fewer conflicts, slightly less
+ *             randomness;
+ *   division  (the default) the GG forms groups from batches that partition the live workers
+ *             at random (§4.4 Group Division); a request issues the requester's group of the
+ *             current batch, or starts a new batch when that group was issued already (a
+ *             requester with a group pending forms nothing, as with the buffer); a remainder
+ *             of one worker joins the batch's last group. With "busy": "skip" (a design choice of
  *             ours, [R]) the issued group leaves out members that still have a group of an
  *             earlier batch pending, so that batches do not pile groups on a slow worker;
  *             the default "join" issues the batch's group whole;
@@ -37,8 +43,8 @@
  * has a global sequence number; the GG also gives each member its local index (how many
  * groups it gave that member before), and a worker executes its groups strictly in that order
  * (§4.3): the lowest-numbered unfinished group is at the head of all its members' lists, so no
- * waits-for cycle can form. A worker that executes a group it does not own while it waits for
- * its own counts a conflict.
+ * waits-for cycle can form. A conflict (§4.3.4) is a member that, when the GG forms a group,
+ * already has a group pending: it executes the new group only after the other.
  *
  * Test-only switch ("order": "arrival", groups "random" only): there is no GG; a requester
  * draws its group itself, puts it first in its own list at once and sends 64-byte invitations
@@ -99,8 +105,8 @@ static int learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err
         return SIM_OK;
     }
     st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
-    if (owns(st, s, w))
-        x->known_owned++;
+    x->known++;
+    x->asked = false;
     return try_advance(st, ctx, w, err);
 }
 
@@ -110,9 +116,12 @@ static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     rp_group *g = &st->grp[s];
     const uint32_t *m = members_of(st, s);
     for (uint32_t i = 0; i < g->n; i++) {
-        st->glocal[(size_t)s * st->cap + i] = st->w[m[i]].assigned++;
-        if (owns(st, s, m[i]))
-            st->w[m[i]].credit++;
+        rp_worker *x = &st->w[m[i]];
+        st->glocal[(size_t)s * st->cap + i] = x->assigned++;
+        /* A member with a group pending already executes this one after it (§4.3.4). */
+        if (x->pending > 0)
+            st->conflicts++;
+        x->pending++;
     }
     uint64_t seq = g->seq;
     for (uint32_t i = 0; i < g->n; i++) {
@@ -151,6 +160,30 @@ static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
         st->list[1 + j] = st->scratch[j];
     }
     return want + 1;
+}
+
+/* Group Buffer: requester i and up to group_size - 1 other live workers whose buffer holds
+ * fewer than buffer_depth groups, drawn uniformly from those with the fewest pending groups
+ * (the free ones first), into st->list; returns the count. */
+static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
+{
+    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    uint32_t got = 0, want = st->gs - 1;
+    st->list[0] = i;
+    for (uint32_t level = 0; level < st->depth && got < want; level++) {
+        uint32_t k = 0;
+        for (uint32_t v = 0; v < st->n; v++)
+            if (v != i && !sim_ctx_down(ctx, v) && st->w[v].pending == level)
+                st->scratch[k++] = v;
+        for (uint32_t j = 0; j < k && got < want; j++) {
+            uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
+            uint32_t t = st->scratch[j];
+            st->scratch[j] = st->scratch[pick];
+            st->scratch[pick] = t;
+            st->list[1 + got++] = st->scratch[j];
+        }
+    }
+    return got + 1;
 }
 
 /* Group Division: a fresh random partition of the live workers. */
@@ -193,7 +226,7 @@ static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     uint32_t k = 0;
     for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
         if (!sim_ctx_down(ctx, st->batch[j]) &&
-            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].credit == 0))
+            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].pending == 0))
             st->list[k++] = st->batch[j];
     uint32_t s = RP_NONE;
     int rc = rp_new_group(st, ctx, st->list, k, RP_NONE, st->seq++, &s, err);
@@ -206,24 +239,19 @@ static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (sim_ctx_down(ctx, w))
         return SIM_OK;
     st->requests++;
-    rp_worker *x = &st->w[w];
-    uint32_t want = st->mode == MODE_BUFFER ? st->depth : 1;
-    if (x->credit >= want) {
+    /* The buffer (and a division batch) already holds a group for w, pulled in while its
+     * request was on its way: that group answers it. The plain generator forms one anyway. */
+    if (st->mode != MODE_RANDOM && st->w[w].pending > 0) {
         st->redundant++;
         return SIM_OK;
     }
     if (st->mode == MODE_DIVISION)
         return gg_division(st, ctx, w, err);
-    while (x->credit < want) {
-        uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
-        uint32_t s = RP_NONE;
-        int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
-        if (rc == SIM_OK)
-            rc = issue(st, ctx, s, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
+    uint32_t k = st->mode == MODE_BUFFER ? draw_free(st, ctx, w)
+                                         : draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
+    uint32_t s = RP_NONE;
+    int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
 }
 
 /* Worker w asks the GG (or, in arrival order, forms its group itself). */
@@ -231,6 +259,7 @@ static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rp_worker *x = &st->w[w];
     x->requests++;
+    x->asked = true;
     if (st->arrival) {
         uint32_t k = draw_random(st, ctx, sim_ctx_rng(ctx, w), w);
         uint32_t s = RP_NONE;
@@ -258,14 +287,8 @@ static const float *params_of(void *ud, sim_ctx *ctx, uint32_t w)
 
 static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)
 {
-    bool own = owns(st, s, w);
     st->executions++;
     rp_pass_worker(st, s, w);
-    if (own && st->mode == MODE_BUFFER) {
-        int rc = request(st, ctx, w, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
     return try_advance(st, ctx, w, err);
 }
 
@@ -307,14 +330,15 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     return rc;
 }
 
-/* Worker w, if idle, computes (its own group is done) or becomes ready for its next group. */
+/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
+ * for its next group. */
 static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     for (;;) {
         rp_worker *x = &st->w[w];
         if (sim_ctx_down(ctx, w) || x->computing || x->head != RP_NONE)
             return SIM_OK;
-        if (x->owned_done >= x->need) {
+        if (x->done >= x->need) {
             if (x->sync_ns >= 0) {
                 st->sync_s += (double)(sim_ctx_now(ctx) - x->sync_ns) * 1e-9;
                 st->syncs++;
@@ -340,8 +364,6 @@ static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         }
         x->head = s;
         x->ready_ns = sim_ctx_now(ctx);
-        if (!owns(st, s, w))
-            st->conflicts++;
         g->ready++;
         return g->ready + g->passed == g->n ? start_reduce(st, ctx, s, err) : SIM_OK;
     }
@@ -403,9 +425,10 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     memset(st->pend + (size_t)w * st->slots, 0, st->slots * sizeof(*st->pend));
     x->next = x->assigned;
-    x->credit = 0;
-    x->known_owned = 0;
-    x->need = x->owned_done;
+    x->pending = 0;
+    x->known = 0;
+    x->asked = false;
+    x->need = x->done;
     x->sync_ns = -1;
     for (uint32_t j = 0; j < nfreed; j++) {
         int rc = try_advance(st, ctx, st->freed[j], err);
@@ -423,16 +446,16 @@ static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->mode == MODE_STATIC) {
         /* Rejoin one past the most advanced live worker's position in the schedule: groups
          * up to there may have been formed without it; none past it has. */
-        uint64_t t = x->owned_done;
+        uint64_t t = x->done;
         bool other = false;
         for (uint32_t v = 0; v < st->n; v++)
-            if (v != w && !sim_ctx_down(ctx, v) && st->w[v].owned_done + 1 > t) {
-                t = st->w[v].owned_done + 1;
+            if (v != w && !sim_ctx_down(ctx, v) && st->w[v].done + 1 > t) {
+                t = st->w[v].done + 1;
                 other = true;
             }
-        x->owned_done = other ? t : x->owned_done;
+        x->done = other ? t : x->done;
     }
-    x->need = x->owned_done;
+    x->need = x->done;
     x->sync_ns = -1;
     return try_advance(st, ctx, w, err);
 }
@@ -446,11 +469,12 @@ static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->nparams > 0)
         sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
+    st->steps++;
     x->need++;
     x->sync_ns = sim_ctx_now(ctx);
-    /* Random groups are asked for after every step; division and buffer workers ask when they
-     * know of no own group (a buffer emptied by a failure is filled again so). */
-    bool ask = st->mode == MODE_RANDOM || (st->mode != MODE_STATIC && x->known_owned == 0);
+    /* A worker asks for a group only when it knows of none pending and has not asked since
+     * it last learnt of one: a group it was pulled into is its synchronization for this step. */
+    bool ask = st->mode != MODE_STATIC && x->known == 0 && !x->asked;
     if (ask) {
         int rc = request(st, ctx, w, err);
         if (rc != SIM_OK)
@@ -570,16 +594,6 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         st->w[v].bgroup = RP_NONE;
         st->w[v].sync_ns = -1;
     }
-    /* Group Buffer: the GG fills every worker's buffer at the start. */
-    for (uint32_t d = 0; d < st->depth && st->mode == MODE_BUFFER && rc == SIM_OK; d++)
-        for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
-            if (sim_ctx_down(ctx, v))
-                continue;
-            uint32_t k = draw_random(st, ctx, sim_ctx_proto_rng(ctx), v), s = RP_NONE;
-            rc = rp_new_group(st, ctx, st->list, k, v, st->seq++, &s, err);
-            if (rc == SIM_OK)
-                rc = issue(st, ctx, s, err);
-        }
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
         if (!sim_ctx_down(ctx, v))
             rc = try_advance(st, ctx, v, err);
@@ -627,6 +641,9 @@ static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
                    st->executions > 0 ? st->wait_s / (double)st->executions : 0.0);
     sim_report_add(out, "mean_sync_s", st->syncs > 0 ? st->sync_s / (double)st->syncs : 0.0);
     sim_report_add(out, "conflicts", (double)st->conflicts);
+    sim_report_add(out, "group_executions", (double)st->executions);
+    sim_report_add(out, "executions_per_step",
+                   st->steps > 0 ? (double)st->executions / (double)st->steps : 0.0);
     sim_report_add(out, "requests", (double)st->requests);
     sim_report_add(out, "redundant_requests", (double)st->redundant);
     sim_report_add(out, "stale_notices", (double)st->stale);

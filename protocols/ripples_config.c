@@ -19,7 +19,10 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     /* Default 3, or every worker in smaller clusters. */
     int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
     int order = 0;
-    st->mode = MODE_RANDOM;
+    /* Group Division by default: the paper's generator for heterogeneous clusters, without
+     * the plain generator's conflicts and without a grid to give (README, "Defaults as the
+     * papers run them"). */
+    st->mode = MODE_DIVISION;
     st->stat = STATIC_GRID;
     int rc = sim_cfg_int(cfg, "group_size", 2, 4096, &gs, err);
     if (rc == SIM_OK)

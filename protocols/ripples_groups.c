@@ -70,13 +70,12 @@ void rp_pass_worker(ripples *st, uint32_t s, uint32_t w)
         st->pend[(size_t)w * st->slots + x->next % st->slots] = 0;
         x->next++;
     }
-    if (owns(st, s, w)) {
-        x->owned_done++;
-        if (x->known_owned > 0)
-            x->known_owned--;
-        if (x->credit > 0)
-            x->credit--;
-    }
+    /* Any group counts as the synchronization of one local step, own or joined. */
+    x->done++;
+    if (x->known > 0)
+        x->known--;
+    if (x->pending > 0)
+        x->pending--;
     if (x->head == s)
         x->head = RP_NONE;
     rp_pass_slot(st, s, index_of(st, s, w));
@@ -144,12 +143,12 @@ static void build_racks(ripples *st, sim_ctx *ctx)
     st->period = 2;
 }
 
-/* Worker w's group at its schedule position t = owned_done: found, or formed now. Members
+/* Worker w's group at its schedule position t = done: found, or formed now. Members
  * down when it is formed, or rejoined past it, are left out of it (as the GG does not choose
  * down workers); a member that goes down later makes it fail. */
 int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err)
 {
-    uint64_t t = st->w[w].owned_done;
+    uint64_t t = st->w[w].done;
     uint32_t l = (uint32_t)(t % st->period), g = st->sgroup[(size_t)l * st->n + w];
     uint64_t seq = t * st->sgroups + g;
     *slot = rp_find_group(st, seq);
@@ -162,7 +161,7 @@ int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_e
         return rc;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t v = mem[off[g] + i];
-        if (sim_ctx_down(ctx, v) || st->w[v].owned_done > t)
+        if (sim_ctx_down(ctx, v) || st->w[v].done > t)
             rp_pass_slot(st, *slot, i);
     }
     return SIM_OK;

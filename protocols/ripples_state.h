@@ -43,18 +43,19 @@ typedef struct rp_group {
 } rp_group;
 
 typedef struct rp_worker {
-    uint64_t need;        /* own groups to finish before computing again */
-    uint64_t owned_done;  /* own groups finished (or skipped) */
-    uint64_t next;        /* local index of its next group */
-    uint64_t assigned;    /* local indices given out so far */
-    uint64_t requests;    /* requests sent */
-    uint32_t credit;      /* GG: own groups issued and not yet passed */
-    uint32_t known_owned; /* own groups whose notice arrived, not yet passed */
-    uint32_t head;        /* the group it is ready for or running, or RP_NONE */
-    uint32_t bgroup;      /* division: its group in the current batch, or RP_NONE */
-    sim_time ready_ns;    /* when it became ready for head */
-    sim_time sync_ns;     /* when its last computation ended */
+    uint64_t need;     /* groups to have passed before computing again (one per local step) */
+    uint64_t done;     /* groups passed: finished, or skipped (failed or left out) */
+    uint64_t next;     /* local index of its next group */
+    uint64_t assigned; /* local indices given out so far */
+    uint64_t requests; /* requests sent */
+    uint32_t pending;  /* GG: groups issued to it and not yet passed (its group buffer) */
+    uint32_t known;    /* groups whose notice arrived, not yet passed */
+    uint32_t head;     /* the group it is ready for or running, or RP_NONE */
+    uint32_t bgroup;   /* division: its group in the current batch, or RP_NONE */
+    sim_time ready_ns; /* when it became ready for head */
+    sim_time sync_ns;  /* when its last computation ended */
     bool computing;
+    bool asked; /* a request sent, and no notice arrived since */
 } rp_worker;
 
 typedef struct ripples {
@@ -107,7 +108,7 @@ typedef struct ripples {
     uint32_t *soff;   /* (L, n + 1) group offsets */
     /* figures */
     uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
-    uint64_t syncs;
+    uint64_t syncs, steps;
     double wait_s, sync_s;
 } ripples;
 
@@ -135,12 +136,6 @@ static inline uint32_t index_of(const ripples *st, uint32_t s, uint32_t w)
         if (m[i] == w)
             return i;
     return RP_NONE;
-}
-
-/* Whether w owns group s (every member does when it has no owner). */
-static inline bool owns(const ripples *st, uint32_t s, uint32_t w)
-{
-    return st->grp[s].owner == RP_NONE || st->grp[s].owner == w;
 }
 
 /* The used slot of the group numbered seq, or RP_NONE. */

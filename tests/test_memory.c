@@ -84,7 +84,7 @@ static const struct {
     { "{\"name\": \"hop\", \"graph\": \"directed_torus\"}", "0", false },
     { "{\"name\": \"hpsgd\"}", "0", false },
     { "{\"name\": \"hpsgd\", \"flush\": \"newest\"}", "0", false },
-    { "{\"name\": \"ripples\"}", "0", false },
+    { "{\"name\": \"ripples\", \"groups\": \"random\"}", "0", false },
     { "{\"name\": \"ripples\", \"groups\": \"buffer\"}", "0", false },
     { "{\"name\": \"ripples\", \"groups\": \"division\", \"group_size\": 4}", "0", false },
     { "{\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [10, 10]}", "0", false },

@@ -187,27 +187,103 @@ END_TEST
 
 /* ---- the report ---- */
 
-START_TEST(random_groups_conflict_and_division_groups_do_not)
+/* A timing-only 16-worker cluster with worker 5 three times slower and some jitter: 20 ms per
+ * iteration, 1 MB messages, groups of 3. */
+static const char slow_json[] =
+    "{\"seed\": 2301, \"workers\": 16, \"compute\": {\"iteration_ms\": 20, \"jitter_sigma\": 0.1},"
+    " \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [5], \"slowdown\": 3}],"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000000},"
+    " \"protocol\": {\"name\": \"ripples\"}, \"stop\": {\"time_s\": 3},"
+    " \"eval\": {\"every_s\": 0.5}}";
+
+/* summary.json's "iterations" (local steps over all workers). */
+static double iterations_of(const char *summary)
 {
-    /* Random groups of 3: the two members that did not ask execute each group as a conflict,
-     * and every group is formed by the generator on request. Group Division's batches are
-     * disjoint and owned by all their members: no conflict. */
-    const char *random[] = { "protocol.groups=random", "workers=8", "stop.time_s=0.2" };
+    const char *at = strstr(summary, "\"iterations\": ");
+    ck_assert_ptr_nonnull(at);
+    return strtod(at + strlen("\"iterations\": "), NULL);
+}
+
+START_TEST(every_local_step_is_followed_by_exactly_one_group)
+{
+    /* A worker computes again once it has passed one group since its last step, its own or
+     * one it was pulled into; without failures each pass is an execution. So executions never
+     * exceed the local steps, and fall short only by the steps whose group is not done yet (at
+     * most one per worker). Group members execute a finished group each: groups_done * 3 <=
+     * executions. Before, a worker executed its own group and the ~2 it was pulled into. */
+    static const char *const modes[] = { "protocol.groups=random", "protocol.groups=buffer",
+                                         "protocol.groups=division" };
+    const char *sets[] = { modes[_i] };
     char *summary;
-    run_observed(zero_json, random, 3, NULL, &summary);
-    double formed = report(summary, "groups_formed"), done = report(summary, "groups_done");
-    ck_assert_double_ge(done, 20);
-    ck_assert_double_le(done, formed);
-    ck_assert_double_eq(report(summary, "requests"), formed);
-    /* Each finished group gave 2 conflicts; groups in progress at the end up to 2 more. */
-    ck_assert_double_ge(report(summary, "conflicts"), 2 * done);
-    ck_assert_double_le(report(summary, "conflicts"), 2 * formed);
-    ck_assert_double_gt(report(summary, "mean_group_wait_s"), 0);
+    run_observed(slow_json, sets, 1, NULL, &summary);
+    double steps = iterations_of(summary), execs = report(summary, "group_executions");
+    double done = report(summary, "groups_done"), formed = report(summary, "groups_formed");
+    ck_assert_double_ge(steps, 500);
+    ck_assert_double_le(execs, steps);
+    ck_assert_double_ge(execs, steps - 16);
+    ck_assert_double_le(3 * done, execs);
+    ck_assert_double_eq_tol(report(summary, "executions_per_step"), execs / steps, 1e-9);
+    /* A worker asks only with no group pending: it has at most one group of its own pending
+     * or on its way, so the groups formed are at most the finished ones plus one per worker;
+     * before, every step asked (requests close to steps, three times more). */
+    ck_assert_double_eq(report(summary, "requests"),
+                        formed + report(summary, "redundant_requests"));
+    ck_assert_double_le(formed, steps / 3 + 16);
     free(summary);
-    const char *division[] = { "protocol.groups=division", "workers=8", "stop.time_s=0.2" };
-    run_observed(zero_json, division, 3, NULL, &summary);
-    ck_assert_double_ge(report(summary, "groups_done"), 20);
+}
+END_TEST
+
+START_TEST(the_group_buffer_has_fewer_conflicts_than_random_groups)
+{
+    /* A conflict is a member that already has a group pending when a group is formed. The
+     * plain generator draws partners regardless (about two conflicts in three members with
+     * this slow worker); the buffer draws free workers first, so its conflicts are at most
+     * half the plain generator's, per group and in total. */
+    const char *random[] = { "protocol.groups=random" };
+    const char *buffer[] = { "protocol.groups=buffer" };
+    char *a, *b;
+    run_observed(slow_json, random, 1, NULL, &a);
+    run_observed(slow_json, buffer, 1, NULL, &b);
+    double ca = report(a, "conflicts"), cb = report(b, "conflicts");
+    double ga = report(a, "groups_formed"), gb = report(b, "groups_formed");
+    ck_assert_double_ge(ca, 100);
+    ck_assert_double_le(cb, ca / 2);
+    ck_assert_double_le(cb / gb, ca / ga / 2);
+    /* The plain generator forms a group for every request; the buffer answers a request from
+     * a worker it already put in a group with that group. */
+    ck_assert_double_eq(report(a, "redundant_requests"), 0);
+    ck_assert_double_eq(report(a, "requests"), ga);
+    free(a);
+    free(b);
+    /* With buffer_depth 1 no partner with a group pending is drawn, and a requester with one
+     * pending forms nothing: no conflict at all (groups may be smaller). */
+    const char *depth1[] = { "protocol.groups=buffer", "protocol.buffer_depth=1" };
+    run_observed(slow_json, depth1, 2, NULL, &b);
+    ck_assert_double_ge(report(b, "groups_done"), 300);
+    ck_assert_double_eq(report(b, "conflicts"), 0);
+    free(b);
+}
+END_TEST
+
+START_TEST(the_default_generator_is_group_division_and_run_json_says_so)
+{
+    /* Static groups have no generator and no conflicts; Group Division is the default. */
+    sim_scenario *sc = harness_load(slow_json, "ripples.json", NULL, 0);
+    char *dir = harness_tmpdir("ripples");
+    harness_run(sc, dir, NULL, NULL);
+    char *run = harness_slurp(dir, "run.json");
+    ck_assert_ptr_nonnull(strstr(run, "\"groups\": \"division\""));
+    ck_assert_ptr_nonnull(strstr(run, "\"busy\": \"join\""));
+    free(run);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    const char *stat[] = { "protocol.groups=static", "protocol.grid=[4, 4]" };
+    char *summary;
+    run_observed(slow_json, stat, 2, NULL, &summary);
+    ck_assert_double_ge(report(summary, "groups_done"), 100);
     ck_assert_double_eq(report(summary, "conflicts"), 0);
+    ck_assert_double_eq(report(summary, "requests"), 0);
     free(summary);
 }
 END_TEST
@@ -421,7 +497,8 @@ START_TEST(executing_groups_in_arrival_order_deadlocks)
     const char *json =
         "{\"seed\": 31, \"workers\": 3, \"compute\": {\"iteration_ms\": 5},"
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
-        " \"protocol\": {\"name\": \"ripples\", \"group_size\": 2, \"order\": \"arrival\"},"
+        " \"protocol\": {\"name\": \"ripples\", \"groups\": \"random\", \"group_size\": 2,"
+        " \"order\": \"arrival\"},"
         " \"stop\": {\"time_s\": 2}, \"eval\": {\"every_s\": 0.05}}";
     ck_assert_int_eq(run_text(json), 's');
     /* The same scenario with the global order runs to the end. */
@@ -482,7 +559,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched);
     tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
-    tcase_add_test(tc, random_groups_conflict_and_division_groups_do_not);
+    tcase_add_loop_test(tc, every_local_step_is_followed_by_exactly_one_group, 0, 3);
+    tcase_add_test(tc, the_group_buffer_has_fewer_conflicts_than_random_groups);
+    tcase_add_test(tc, the_default_generator_is_group_division_and_run_json_says_so);
     tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
     tcase_add_test(tc, a_p_reduce_takes_the_ring_time_of_its_group);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);

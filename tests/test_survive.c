@@ -65,7 +65,7 @@ static const variant variants[] = {
       false, false },
     { "{\"name\": \"hpsgd\"}", 0, false, false },
     { "{\"name\": \"hpsgd\", \"flush\": \"newest\"}", 0, false, false },
-    { "{\"name\": \"ripples\"}", 1, false, false },
+    { "{\"name\": \"ripples\", \"groups\": \"random\"}", 1, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"buffer\"}", 1, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"division\"}", 1, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"division\", \"busy\": \"skip\"}", 1, false, false },

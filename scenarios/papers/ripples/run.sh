@@ -77,8 +77,8 @@ def load(c, n):
 def fmt(x, spec="%.1f"):
     return "-" if x is None else spec % x
 print("| cluster | run | time to 0.80 s | vs All-Reduce | vs AD-PSGD | iterations | final acc |"
-      " groups done | mean group wait s | conflicts |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      " groups done | groups per step | mean group wait s | conflicts |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for c in clusters:
     ar = load(c, "allreduce")
     ad = load(c, "adpsgd")
@@ -90,9 +90,10 @@ for c in clusters:
             continue
         t = d.get("time_to_target_s")
         r = d.get("protocol_report") or {}
-        print("| %s | %s | %s | %s | %s | %d | %.4f | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %d | %.4f | %s | %s | %s | %s |" % (
             c, n, fmt(t), fmt(t / t_ar if t and t_ar else None, "%.2fx"),
             fmt(t / t_ad if t and t_ad else None, "%.2fx"), d["iterations"],
             d["final_accuracy"], fmt(r.get("groups_done"), "%d"),
+            fmt(r.get("executions_per_step"), "%.2f"),
             fmt(r.get("mean_group_wait_s"), "%.4f"), fmt(r.get("conflicts"), "%d")))
 PY

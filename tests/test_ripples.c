@@ -1,9 +1,12 @@
 /* Ripples end to end (PROTOCOLS 4.8): after a P-Reduce the members are bitwise equal to
  * their mean and non-members are untouched; with zero gradients the sum over workers is kept
- * in every group mode; the static grid gives the global mean after d rounds; a randomized
- * stress over 600 configurations (sizes, modes, speeds, failures) never stalls with the global
- * order, while the test-only arrival order deadlocks (the run stops as "stalled"). Runs use a
- * tiny synthetic data set or the timing-only model. */
+ * in every group mode; every local step is followed by exactly one group (own or joined) and a
+ * worker asks only with none pending; the Group Buffer has at most half the plain generator's
+ * conflicts (none at depth 1); Group Division is the default and run.json records it; the
+ * static grid gives the global mean after d rounds; a randomized stress over 600
+ * configurations (sizes, modes, speeds, failures) never stalls with the global order, while
+ * the test-only arrival order deadlocks (the run stops as "stalled"). Runs use a tiny
+ * synthetic data set or the timing-only model. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

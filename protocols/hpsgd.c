@@ -16,8 +16,9 @@
  * kit's barrier carries no payload, so the protocol reads the members' flags at that moment).
  * Every member thus takes the same branch, merges the same reduced mean (coll_mean: summed in
  * ring order once per round) with the learning rate the barrier read once for the round, and
- * all x̄ stay bitwise identical. With lr constant and momentum 0 a merge moves x̄ by exactly
- * -lr times the members' mean accumulation.
+ * without momentum all x̄ stay bitwise identical (with it each differs by its worker's
+ * velocity, see below). With lr constant and momentum 0 a merge moves x̄ by exactly -lr times
+ * the members' mean accumulation.
  *
  * End of an epoch (when the samples of the barrier rounds reach a multiple of the training set;
  * never with the timing-only model): the last iteration of the epoch flushes synchronously.

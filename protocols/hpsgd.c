@@ -16,8 +16,9 @@
  * kit's barrier carries no payload, so the protocol reads the members' flags at that moment).
  * Every member thus takes the same branch, merges the same reduced mean (coll_mean: summed in
  * ring order once per round) with the learning rate the barrier read once for the round, and
- * all x̄ stay bitwise identical. With lr constant and momentum 0 a merge moves x̄ by exactly
- * -lr times the members' mean accumulation.
+ * without momentum all x̄ stay bitwise identical (with it each differs by its worker's
+ * velocity, see below). With lr constant and momentum 0 a merge moves x̄ by exactly -lr times
+ * the members' mean accumulation.
  *
  * End of an epoch (when the samples of the barrier rounds reach a multiple of the training set;
  * never with the timing-only model): the last iteration of the epoch flushes synchronously.
@@ -30,8 +31,14 @@
  * resets to the x̄ before that merge; neither is reproduced: the spec's note names only the
  * drop.)
  *
- * Momentum: local steps use the workload's momentum (the authors use 0); merges use none, so a
- * merge is exactly x̄ - lr A / N.
+ * The optimizer is the authors' (`optim.SGD(momentum=0)`, through which their merges go too):
+ * SGD with the protocol's own `momentum` m (default 0, not the workload's, which hpsgd does not
+ * use: the run says so in a note when the two differ), one step x := x - lr v, v := m v + g'
+ * (g' = g plus weight decay), for local steps (g) and merges alike (x := x̄, then the step with
+ * g = mean(A)). With m > 0 each worker keeps its velocity v in a buffer of the protocol's,
+ * which merges update and never overwrite; with m = 0 a merge is exactly x̄ - lr A / N (plus
+ * weight decay). A worker admitted after a recovery, or one starting over alone, starts with
+ * v = 0 (a fresh optimizer).
  *
  * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
  * barrier restarts over the survivors, and releases it had sent but that had not landed are
@@ -50,6 +57,7 @@
  * nobody active (or whose last active peer fails before admitting it) starts over alone, its
  * iteration count set to the barrier's next round.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "protocols/coll.h"
@@ -81,7 +89,10 @@ typedef struct hpsgd {
     coll_mean mean; /* the reduced mean of the ring's last round (real models only) */
     uint32_t n;
     int flush;               /* FLUSH_* */
+    double momentum;         /* the optimizer's coefficient m, in [0, 1) */
     size_t P;                /* floats per model, 0 timing-only */
+    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL) */
+    float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
     float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
     uint32_t *members;       /* (n) scratch: barrier member lists */
     uint8_t *phase;          /* (n) PH_* */
@@ -123,7 +134,11 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     static const char *const names[] = { "both", "newest" };
     st->n = sc->workers;
     st->flush = FLUSH_BOTH;
-    return sim_cfg_choice(cfg, "flush", names, 2, &st->flush, err);
+    st->momentum = 0.0;
+    int rc = sim_cfg_choice(cfg, "flush", names, 2, &st->flush, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "momentum", 0.0, nextafter(1.0, 0.0), &st->momentum, err);
+    return rc;
 }
 
 static void hp_fini(void *state)
@@ -136,6 +151,8 @@ static void hp_fini(void *state)
     sim_tensor_free(st->xbar);
     sim_tensor_free(st->acc);
     sim_tensor_free(st->red);
+    sim_tensor_free(st->vel);
+    sim_tensor_free(st->scaled);
     free(st->members);
     free(st->phase);
     free(st->init);
@@ -190,16 +207,34 @@ static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
     return coll_ring_reset(&st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
 }
 
-/* The merge on worker w: x := x̄ - lr * mean, with init set (x̄ := x at the next release). */
+/* One step of the optimizer (see the header) on worker w's replica with gradient g. */
+static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
+{
+    if (st->vel == NULL)
+        sim_ctx_apply_with(ctx, w, g, lr, 0.0);
+    else
+        sim_ctx_step_range_with(ctx, sim_ctx_params(ctx, w), row(st->vel, st, w), g, st->P, lr,
+                                st->momentum);
+}
+
+/* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
+ * with init set (x̄ := x at the next release). */
 static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
         sim_tensor_copy(x, row(st->xbar, st, w), st->P);
-        /* A round that admitted workers (zero blocks) is the mean over its contributors. */
-        if (st->launches[w] == st->zero_launch)
+        /* A round that admitted workers (zero blocks) is the mean over its contributors: the
+         * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
+        const float *mean = st->mean.mean;
+        if (st->launches[w] == st->zero_launch && st->vel == NULL) {
             lr *= st->zero_scale;
-        sim_ctx_apply_with(ctx, w, st->mean.mean, lr, 0.0);
+        } else if (st->launches[w] == st->zero_launch) {
+            sim_tensor_copy(st->scaled, mean, st->P);
+            sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
+            mean = st->scaled;
+        }
+        step(st, ctx, w, mean, lr);
     }
     st->merge_events++;
     st->merged_steps += st->fly_steps[w];
@@ -380,6 +415,8 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
             sim_tensor_zero(row(st->acc, st, w), st->P);
             sim_tensor_zero(row(st->red, st, w), st->P);
         }
+        if (st->vel != NULL)
+            sim_tensor_zero(row(st->vel, st, w), st->P);
         rc = coll_ring_join(&st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
@@ -411,14 +448,14 @@ static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double 
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
         accumulate(st, ctx, w);
-        sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));
+        step(st, ctx, w, g, lr);
         return settle(st, ctx, w, err);
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
     if (st->inflight[w])
         merge(st, ctx, w, lr);
     else
-        sim_ctx_apply_with(ctx, w, g, lr, sim_ctx_momentum(ctx));
+        step(st, ctx, w, g, lr);
     int rc = launch(st, ctx, w, err);
     if (rc == SIM_OK)
         rc = settle(st, ctx, w, err);
@@ -555,6 +592,8 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->win_steps[w] = 0;
     if (st->P > 0)
         sim_tensor_zero(row(st->acc, st, w), st->P);
+    if (st->vel != NULL)
+        sim_tensor_zero(row(st->vel, st, w), st->P);
     st->ring.joined[w] = false;
     /* Its iterations are counted in the barrier's rounds (the round it waits in is
      * settled[w]): the barrier starts again at the next undecided round, so does w. */
@@ -617,6 +656,13 @@ static int alloc_all(hpsgd *st, sim_err *err)
             sim_tensor_zero(st->red, (size_t)n * st->P);
         }
     }
+    if (st->P > 0 && st->momentum > 0) {
+        st->vel = sim_tensor_alloc((size_t)n * st->P);
+        st->scaled = sim_tensor_alloc(st->P);
+        ok = ok && st->vel != NULL && st->scaled != NULL;
+        if (ok)
+            sim_tensor_zero(st->vel, (size_t)n * st->P);
+    }
     return ok ? SIM_OK : sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
@@ -626,6 +672,12 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->P = sim_ctx_num_params(ctx);
     st->train = sim_ctx_train_samples(ctx);
     st->next_epoch = st->train;
+    double wm = sim_ctx_scenario(ctx)->momentum;
+    if (st->momentum != wm)
+        sim_ctx_note(ctx,
+                     "hpsgd uses protocol.momentum %g (the authors' optimizer, default 0), not "
+                     "workload.momentum %g, for its local steps and merges",
+                     st->momentum, wm);
     int rc = alloc_all(st, err);
     if (rc == SIM_OK)
         rc = coll_hub_init(&st->hub, 2, 0, err);
@@ -681,13 +733,13 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-/* Three models per worker (x̄, G, A), the reduced mean, the ring's and the barrier's arrays and
- * the per-worker bookkeeping. */
+/* Three models per worker (x̄, G, A), the reduced mean, with momentum a velocity per worker and
+ * one more model, the ring's and the barrier's arrays and the per-worker bookkeeping. */
 static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    (void)state;
-    uint64_t n = sc->workers;
-    return (3 * n + 1) * (uint64_t)num_params * 4 + coll_ring_memory(sc->workers, sc->workers) +
+    const hpsgd *st = state;
+    uint64_t n = sc->workers, models = 3 * n + 1 + (st->momentum > 0 ? n + 1 : 0);
+    return models * (uint64_t)num_params * 4 + coll_ring_memory(sc->workers, sc->workers) +
            n * (sizeof(float *) + 4 * sizeof(uint32_t) + 6 + 9 * sizeof(uint64_t));
 }
 
@@ -696,6 +748,7 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     (void)ctx;
     const hpsgd *st = state;
     double ev = st->merge_events > 0 ? (double)st->merge_events : 1.0;
+    sim_report_add(out, "momentum", st->momentum);
     sim_report_add(out, "merges", (double)st->merges);
     sim_report_add(out, "mean_local_steps_per_merge", (double)st->merged_steps / ev);
     sim_report_add(out, "mean_staleness_merges", (double)st->stale_sum / ev);

@@ -224,6 +224,15 @@ size_t sim_ctx_train_samples(const sim_ctx *ctx);
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);
 
+/* A note on how the run reads its scenario (a setting the protocol does not use as a user may
+ * expect): written to stderr at once ("hetsim: FILE: note: TEXT") and listed in summary.json's
+ * "notes" (a field present only when the run made a note). Call it once per note, from start
+ * for instance. At most SIM_CTX_MAX_NOTES per run, each cut to 255 bytes; more are dropped. */
+enum {
+    SIM_CTX_MAX_NOTES = 4
+};
+__attribute__((format(printf, 2, 3))) void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...);
+
 /* Iterations counted for worker w so far (sim_ctx_count). */
 uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w);
 

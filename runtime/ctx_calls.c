@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -374,6 +375,18 @@ int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
 {
     return sim_engine_cancel(ctx->eng, id);
+}
+
+void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)
+{
+    if (ctx->nnotes >= SIM_CTX_MAX_NOTES)
+        return;
+    char *note = ctx->notes[ctx->nnotes++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(ctx->notes[0]), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "hetsim: %s: note: %s\n", ctx->sc->file, note);
 }
 
 uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)

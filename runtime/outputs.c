@@ -234,6 +234,14 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
             "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
             ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
             ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
+    if (ctx->nnotes > 0) {
+        fputs("  \"notes\": [", s);
+        for (size_t i = 0; i < ctx->nnotes; i++) {
+            fputs(i > 0 ? ", " : "", s);
+            sim_output_json_string(s, ctx->notes[i]);
+        }
+        fputs("],\n", s);
+    }
     sim_report rep = { 0 };
     if (ctx->proto->report != NULL)
         ctx->proto->report(ctx->state, ctx, &rep);

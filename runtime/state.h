@@ -82,6 +82,8 @@ struct sim_ctx {
     const sim_change *timeline;
     size_t ntimeline;
     sim_file *metrics, *events, *protocol_csv;
+    char notes[SIM_CTX_MAX_NOTES][256]; /* sim_ctx_note's, for summary.json */
+    size_t nnotes;
     bool progress;
     sim_run_observe_fn observe;
     void *observe_ud;

@@ -5,11 +5,15 @@
  * leave bitwise equal replicas (the new global model), that each merge moves the global model
  * by -lr times the worker mean of the accumulation launched at the previous merge, that with a
  * fast all-reduce merges come every second iteration, and that with `flush: both` every gradient
- * of an epoch is in the model after its flush. Real runs use softmax on a tiny synthetic set
- * (27 parameters), lr constant, momentum 0, no jitter. */
+ * of an epoch is in the model after its flush, and that the optimizer is the protocol's own
+ * (`protocol.momentum`, default 0, for local steps and merges; never the workload's), with a
+ * note on stderr and in summary.json when the two differ. Real runs use softmax on a tiny
+ * synthetic set (27 parameters), lr constant, no jitter. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -136,15 +140,12 @@ static void window(uint64_t j, uint64_t *lo, uint64_t *hi)
     *hi = j == 0 ? 1 : 2 * j;
 }
 
-/* Checks, bit for bit, x == xbar - lr * mean_w(A_w) with A_w the float sum of worker w's
- * gradients [lo, hi] in order (the accumulator starts at 0), the mean over workers in ring
- * (id) order as the kit computes it, and the optimizer's step with momentum and weight decay
- * 0. Then xbar := x. */
-static void expect_merge(const spy *s, const float *x, float *xbar, uint64_t lo, uint64_t hi,
-                         float rate)
+/* mean_w(A_w) into `mean`, with A_w the float sum of worker w's gradients [lo, hi] in order
+ * (the accumulator starts at 0) and the mean over workers in ring (id) order as the kit
+ * computes it. */
+static void window_mean(const spy *s, uint64_t lo, uint64_t hi, float *mean)
 {
     static float acc[MAX_W][MAX_P];
-    float mean[MAX_P];
     const float *blocks[MAX_W];
     for (uint32_t w = 0; w < s->n; w++) {
         for (size_t i = 0; i < s->p; i++) {
@@ -155,64 +156,107 @@ static void expect_merge(const spy *s, const float *x, float *xbar, uint64_t lo,
         blocks[w] = acc[w];
     }
     sim_tensor_mean(mean, blocks, s->n, s->p);
-    for (size_t i = 0; i < s->p; i++) {
-        float want = xbar[i] - rate * (mean[i] + 0.0f * xbar[i]);
-        ck_assert_msg(memcmp(&x[i], &want, sizeof(float)) == 0,
-                      "parameter %zu after the merge of [%llu, %llu]: %.9g, want %.9g", i,
-                      (unsigned long long)lo, (unsigned long long)hi, (double)x[i], (double)want);
-        xbar[i] = x[i];
-    }
 }
 
-START_TEST(merges_come_every_second_iteration_and_apply_one_window_each)
+/* One step of the optimizer by hand, as models/optim.c computes it (weight decay 0): without
+ * momentum x - lr (g + 0 x), with it v := mu v + (g + 0 x), x - lr v. */
+static float hand_step(float x, float *v, float g, float rate, float mu)
 {
-    /* A 108-byte accumulation over 4 workers: 6 ring steps of about 0.1 ms, well inside one
-     * 10 ms iteration. About 19 iterations per worker in 0.2 s, none an epoch's last (30). */
+    if (mu == 0.0f)
+        return x - rate * (g + 0.0f * x);
+    *v = mu * *v + (g + 0.0f * x);
+    return x - rate * *v;
+}
+
+/* Runs real.json with `sets` (lr 0.15, a 108-byte accumulation over 4 workers: 6 ring steps of
+ * about 0.1 ms, well inside one 10 ms iteration; about 19 iterations per worker in 0.2 s, none
+ * an epoch's last, 30) and checks every worker's every update bit for bit against the
+ * optimizer with coefficient `mu` run by hand: a local step from the replica with its
+ * gradient, and at every second iteration from the second on the merge, a step from the
+ * worker's global model x̄ with the worker mean of the accumulation launched at the previous
+ * merge, with the worker's velocity as the local steps left it (7.5.2, 7.5.3). Without
+ * momentum the merges leave every replica with the same bits (7.5.1). */
+static void expect_hand_steps(const char *const *sets, size_t nsets, float mu)
+{
     static spy s;
+    static float x[MAX_W][MAX_P], xbar[MAX_W][MAX_P], v[MAX_W][MAX_P];
     double merges;
-    sim_run_summary sum = spy_run(real_json, NULL, 0, &s, &merges, "merges");
-    const double lr = 0.15;
+    sim_run_summary sum = spy_run(real_json, sets, nsets, &s, &merges, "merges");
+    const float rate = (float)0.15;
     uint64_t K = s.ng[0];
     ck_assert_uint_ge(K, 15);
     ck_assert_uint_lt(K, 30);
     for (uint32_t w = 1; w < s.n; w++)
         ck_assert_uint_eq(s.ng[w], K);
-    float xbar[MAX_P], rate = (float)lr;
-    memcpy(xbar, s.x0, sizeof(xbar));
+    for (uint32_t w = 0; w < s.n; w++) {
+        memcpy(x[w], s.x0, sizeof(x[w]));
+        memcpy(xbar[w], s.x0, sizeof(xbar[w]));
+        memset(v[w], 0, sizeof(v[w]));
+    }
     /* Iterations whose update the run finished (the last may have been cut by the stop). */
     uint64_t done = sum.iterations / s.n;
     ck_assert_uint_ge(done, K - 1);
     uint64_t seen = 0;
     for (uint64_t k = 0; k < done; k++) {
-        const float *x0 = update(&s, 0, k);
-        if (k >= 2 && k % 2 == 0) {
-            /* Merge m = k / 2: every replica holds the same bits (7.5.1), the global model
-             * moved by the mean of accumulation m - 1 (7.5.2), one window (7.5.3). */
-            for (uint32_t w = 1; w < s.n; w++)
-                ck_assert_msg(memcmp(update(&s, w, k), x0, s.p * sizeof(float)) == 0,
-                              "replicas differ after the merge of iteration %llu",
-                              (unsigned long long)k);
+        bool merging = k >= 2 && k % 2 == 0;
+        float mean[MAX_P];
+        if (merging) {
             uint64_t lo, hi;
             window(k / 2 - 1, &lo, &hi);
-            expect_merge(&s, x0, xbar, lo, hi, rate);
+            window_mean(&s, lo, hi, mean);
             seen++;
-        } else {
-            /* A local step on each replica, bit for bit x - lr g; the replicas differ. */
-            int equal = 1;
-            for (uint32_t w = 0; w < s.n; w++) {
-                const float *x = update(&s, w, k);
-                const float *before = k == 0 ? s.x0 : update(&s, w, k - 1);
-                for (size_t i = 0; i < s.p; i++) {
-                    float want = before[i] - rate * (s.g[w][k][i] + 0.0f * before[i]);
-                    ck_assert(memcmp(&x[i], &want, sizeof(float)) == 0);
-                }
-                equal &= memcmp(x, x0, s.p * sizeof(float)) == 0;
-            }
-            ck_assert_msg(!equal, "replicas equal after local step %llu", (unsigned long long)k);
         }
+        int equal = 1;
+        for (uint32_t w = 0; w < s.n; w++) {
+            const float *got = update(&s, w, k);
+            for (size_t i = 0; i < s.p; i++) {
+                x[w][i] = merging ? hand_step(xbar[w][i], &v[w][i], mean[i], rate, mu)
+                                  : hand_step(x[w][i], &v[w][i], s.g[w][k][i], rate, mu);
+                ck_assert_msg(memcmp(&got[i], &x[w][i], sizeof(float)) == 0,
+                              "worker %u, parameter %zu after %s of iteration %llu: %.9g, want "
+                              "%.9g",
+                              w, i, merging ? "the merge" : "the local step", (unsigned long long)k,
+                              (double)got[i], (double)x[w][i]);
+            }
+            /* x̄ := x at the release after a merge (x0 at the first). */
+            if (merging)
+                memcpy(xbar[w], x[w], sizeof(xbar[w]));
+            equal &= memcmp(got, update(&s, 0, k), s.p * sizeof(float)) == 0;
+        }
+        if (merging && mu == 0.0f)
+            ck_assert_msg(equal, "replicas differ after the merge of iteration %llu",
+                          (unsigned long long)k);
+        else
+            ck_assert_msg(!equal, "replicas equal after iteration %llu", (unsigned long long)k);
     }
     ck_assert_uint_ge(seen, 7);
     ck_assert_double_eq(merges, (double)seen);
+}
+
+START_TEST(merges_come_every_second_iteration_and_apply_one_window_each)
+{
+    expect_hand_steps(NULL, 0, 0.0f);
+}
+END_TEST
+
+/* The default optimizer is the authors' (momentum 0) whatever the workload's momentum: local
+ * steps used workload.momentum and merges none, so the global model moved like plain SGD
+ * while the replicas did not. */
+START_TEST(without_protocol_momentum_the_workloads_momentum_is_not_used)
+{
+    const char *sets[] = { "workload.momentum=0.9" };
+    expect_hand_steps(sets, 1, 0.0f);
+}
+END_TEST
+
+/* With protocol.momentum m the merge is a step of the same optimizer: the velocity the local
+ * steps built up is kept (m v + mean), not overwritten by the merge's gradient nor reset; the
+ * workload's own coefficient (0.9 here, or 0) plays no part. */
+START_TEST(with_protocol_momentum_merges_go_through_the_optimizer_and_keep_the_velocity)
+{
+    const char *sets[] = { "protocol.momentum=0.5", "workload.momentum=0.9" };
+    expect_hand_steps(sets, 2, 0.5f);
+    expect_hand_steps(sets, 1, 0.5f);
 }
 END_TEST
 
@@ -423,16 +467,17 @@ START_TEST(recoveries_after_everybody_failed_resume_training)
 }
 END_TEST
 
-START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
+/* With a failure, a recovery and epoch flushes (20 MB: a slow all-reduce); `momentum` is
+ * protocol.momentum. */
+static void expect_byte_identical(const char *momentum)
 {
-    /* With a failure, a recovery and epoch flushes (20 MB: a slow all-reduce). */
     const char *sets[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.15, "
                             "\"recover_s\": 0.3}]"),
                            "stop.time_s=0.5", "workload.message_bytes=20000000",
-                           "compute.jitter_sigma=0.2" };
+                           "compute.jitter_sigma=0.2", momentum };
     char *text[2][3];
     for (int run = 0; run < 2; run++) {
-        sim_scenario *sc = harness_load_file(real_json, sets, 4);
+        sim_scenario *sc = harness_load_file(real_json, sets, 5);
         char *dir = harness_tmpdir("hpsgd");
         harness_run(sc, dir, NULL, NULL);
         text[run][0] = harness_slurp(dir, "summary.json");
@@ -449,6 +494,12 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
         free(text[1][f]);
     }
 }
+
+START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
+{
+    expect_byte_identical("protocol.momentum=0");
+    expect_byte_identical("protocol.momentum=0.9");
+}
 END_TEST
 
 START_TEST(bad_flush_is_rejected_with_its_path)
@@ -463,11 +514,128 @@ START_TEST(bad_flush_is_rejected_with_its_path)
 }
 END_TEST
 
+/* Runs real.json with `sets` for 0.05 s with stderr captured: what the run wrote there, its
+ * summary.json and its run.json (malloc'd). */
+static void run_captured(const char *const *sets, size_t nsets, char **err, char **summary,
+                         char **run)
+{
+    const char *all[4] = { "stop.time_s=0.05" };
+    ck_assert_uint_le(nsets, 3);
+    for (size_t i = 0; i < nsets; i++)
+        all[i + 1] = sets[i];
+    sim_scenario *sc = harness_load_file(real_json, all, nsets + 1);
+    char *dir = harness_tmpdir("hpsgd");
+    char path[] = "/tmp/hetsim-hpsgd-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    int saved = dup(2);
+    ck_assert_int_ge(saved, 0);
+    dup2(fd, 2);
+    harness_run(sc, dir, NULL, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    *err = harness_read(path, NULL);
+    remove(path);
+    *summary = harness_slurp(dir, "summary.json");
+    *run = harness_slurp(dir, "run.json");
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+
+static size_t occurrences(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, what); p != NULL; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* The note appears, once on stderr and once in summary.json's "notes", exactly when
+ * protocol.momentum differs from workload.momentum; run.json records the coefficient used. */
+START_TEST(a_note_says_when_the_protocols_momentum_differs_from_the_workloads)
+{
+    static const struct {
+        const char *sets[2];
+        size_t nsets;
+        const char *note; /* NULL: no note */
+        const char *resolved;
+    } cases[] = {
+        { { NULL }, 0, NULL, "\"momentum\": 0" },
+        { { "workload.momentum=0.9" },
+          1,
+          "hpsgd uses protocol.momentum 0 (the authors' optimizer, default 0), not "
+          "workload.momentum 0.9, for its local steps and merges",
+          "\"momentum\": 0" },
+        { { "workload.momentum=0.9", "protocol.momentum=0.9" }, 2, NULL, "\"momentum\": 0.9" },
+        { { "protocol.momentum=0.25" },
+          1,
+          "hpsgd uses protocol.momentum 0.25 (the authors' optimizer, default 0), not "
+          "workload.momentum 0, for its local steps and merges",
+          "\"momentum\": 0.25" },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char *err, *summary, *run;
+        run_captured(cases[c].sets, cases[c].nsets, &err, &summary, &run);
+        if (cases[c].note == NULL) {
+            ck_assert_msg(strstr(err, "note") == NULL, "case %zu: stderr: %s", c, err);
+            ck_assert_msg(strstr(summary, "\"notes\"") == NULL, "case %zu: %s", c, summary);
+        } else {
+            char line[512], field[512];
+            snprintf(line, sizeof(line), "hetsim: %s: note: %s\n", real_json, cases[c].note);
+            snprintf(field, sizeof(field), "  \"notes\": [\"%s\"],\n", cases[c].note);
+            ck_assert_str_eq(err, line);
+            ck_assert_uint_eq(occurrences(summary, field), 1);
+            ck_assert_uint_eq(occurrences(summary, "note"), 1);
+        }
+        /* run.json's protocol section records the coefficient used. */
+        char *sec = strstr(run, "\"protocol\": {");
+        ck_assert_ptr_nonnull(sec);
+        char *end = strchr(sec, '}');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        const char *at = strstr(sec, cases[c].resolved);
+        ck_assert_msg(at != NULL, "case %zu: run.json: %s", c, sec);
+        at += strlen(cases[c].resolved);
+        ck_assert_msg(*at == ',' || *at == '\n', "case %zu: run.json: %s", c, sec);
+        free(err);
+        free(summary);
+        free(run);
+    }
+}
+END_TEST
+
+START_TEST(bad_momentum_is_rejected_with_its_path)
+{
+    static const char *const values[] = { "-0.1", "1", "1.5", "\"0.9\"", "null", "true", "[0.9]" };
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        char set[64];
+        snprintf(set, sizeof(set), "protocol.momentum=%s", values[i]);
+        const char *sets[] = { set };
+        sim_err err;
+        sim_scenario *sc = sim_scenario_load(real_json, sets, 1, &err);
+        ck_assert_ptr_nonnull(sc);
+        ck_assert_int_eq(harness_check(sc, &err), SIM_ESCENARIO);
+        ck_assert_str_eq(err.file, real_json);
+        ck_assert_str_eq(err.path, "$.protocol.momentum");
+        ck_assert_msg(strstr(err.msg, "must be a number in [0, 1)") != NULL, "%s: %s", set,
+                      err.msg);
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("hpsgd");
     TCase *tc = tcase_create("hpsgd");
     tcase_add_test(tc, merges_come_every_second_iteration_and_apply_one_window_each);
+    tcase_add_test(tc, without_protocol_momentum_the_workloads_momentum_is_not_used);
+    tcase_add_test(tc,
+                   with_protocol_momentum_merges_go_through_the_optimizer_and_keep_the_velocity);
+    tcase_add_test(tc, a_note_says_when_the_protocols_momentum_differs_from_the_workloads);
     tcase_add_test(tc, with_flush_both_every_gradient_of_an_epoch_enters_one_accumulation);
     tcase_add_test(tc, timing_only_runs_merge_every_second_iteration);
     tcase_add_test(tc, a_slow_all_reduce_is_overlapped_with_more_local_steps);
@@ -476,6 +644,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, recoveries_after_everybody_failed_resume_training);
     tcase_add_test(tc, the_same_scenario_and_seed_give_byte_identical_outputs);
     tcase_add_test(tc, bad_flush_is_rejected_with_its_path);
+    tcase_add_test(tc, bad_momentum_is_rejected_with_its_path);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

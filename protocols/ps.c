@@ -22,7 +22,7 @@ static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     int rc = sim_cfg_choice(cfg, "mode", mode_names, 3, &st->cfg.mode, err);
     if (rc == SIM_OK && st->cfg.mode == PS_SSP)
         rc = sim_cfg_int(cfg, "staleness", 0, INT32_MAX, &st->cfg.staleness, err);
-    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, err);
+    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, -1, err);
 }
 
 static uint64_t ps_memory(const void *state, const sim_scenario *sc, size_t num_params)

@@ -79,10 +79,12 @@ typedef struct ps_server_stats {
 
 typedef struct ps_server ps_server;
 
-/* Reads $.protocol.shards (1) and $.protocol.placement ("servers" when the scenario has
- * server hosts, else "colocated") into c, checks them against the scenario, and sets
- * c->workers. */
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+/* Reads $.protocol.placement (default `placement`, a PS_PLACE_*; -1: "servers" when the
+ * scenario has server hosts, else "colocated") and $.protocol.shards (default one shard per
+ * host of the placement: every server host, or every worker) into c, checks them against
+ * the scenario, and sets c->workers. The defaults are written into the resolved scenario. */
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+                        sim_err *err);
 
 /* Bytes the engine's state takes for `sc` with models of `num_params` floats. */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params);

@@ -12,13 +12,20 @@
 
 static const char *const placement_names[] = { "servers", "colocated" };
 
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+                        sim_err *err)
 {
-    int64_t shards = 1;
-    c->placement = sc->servers >= 1 ? PS_PLACE_SERVERS : PS_PLACE_COLOCATED;
-    int rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
+    c->placement = placement >= 0     ? placement
+                   : sc->servers >= 1 ? PS_PLACE_SERVERS
+                                      : PS_PLACE_COLOCATED;
+    int rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
+    if (rc != SIM_OK)
+        return rc;
+    /* One shard per host of the placement (at least one, so that a placement on no server
+     * host is refused by the check below). */
+    uint32_t hosts = c->placement == PS_PLACE_SERVERS ? sc->servers : sc->workers;
+    int64_t shards = hosts >= 1 ? (int64_t)hosts : 1;
+    rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
     if (rc != SIM_OK)
         return rc;
     if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)sc->servers)

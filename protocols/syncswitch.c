@@ -152,7 +152,8 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     st->lr = sc->lr;
     st->m = sc->momentum;
     st->n = sc->workers;
-    return ps_server_configure(&st->cfg, cfg, sc, err);
+    /* The paper's placement (§6.1): one shard on every worker's machine. */
+    return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }
 
 static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)

@@ -424,7 +424,7 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     refused(stale, 2, "$.protocol.staleness", "must be an integer in [0, 2147483647], got -1");
     const char *unread[] = { "protocol.staleness=3" };
     refused(unread, 1, "$.protocol.staleness",
-            "unknown key (valid: name, mode, shards, placement)");
+            "unknown key (valid: name, mode, placement, shards)");
     const char *zero[] = { "protocol.shards=0" };
     refused(zero, 1, "$.protocol.shards", "must be an integer in [1, 1048576], got 0");
 }
@@ -432,19 +432,46 @@ END_TEST
 
 START_TEST(defaults_are_written_into_the_resolved_scenario)
 {
+    /* One shard per host of the placement, as parameter servers shard a model over every
+     * server machine: the scenario's server hosts, or without them every worker. */
     const char *ssp[] = { "protocol.mode=ssp" };
     sim_scenario *sc = harness_load(none_json, "ps.json", ssp, 1);
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"ps\",\"mode\":\"ssp\","
-                                       "\"staleness\":2,\"shards\":1,\"placement\":\"servers\"}"));
+                                       "\"staleness\":2,\"placement\":\"servers\",\"shards\":1}"));
+    free(text);
+    sim_scenario_destroy(sc);
+    const char *three[] = { "servers=3" };
+    sc = harness_load(none_json, "ps.json", three, 1);
+    text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"servers\",\"shards\":3}"));
     free(text);
     sim_scenario_destroy(sc);
     const char *col[] = { "servers=0" };
     sc = harness_load(none_json, "ps.json", col, 1);
     text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(strstr(text, "\"shards\":1,\"placement\":\"colocated\"}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"colocated\",\"shards\":4}"));
     free(text);
     sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(the_default_shards_run_as_the_explicit_ones_bit_for_bit)
+{
+    /* 3 server hosts: {"name": "ps"} is BSP over 3 shards, output for output. */
+    const char *dflt[] = { "servers=3", "protocol={\"name\": \"ps\"}" };
+    const char *expl[] = { "servers=3", "protocol={\"name\": \"ps\", \"mode\": \"bsp\","
+                                        " \"placement\": \"servers\", \"shards\": 3}" };
+    sim_scenario *sa = harness_load(real_json, "ps.json", dflt, 2);
+    sim_scenario *sb = harness_load(real_json, "ps.json", expl, 2);
+    char *a = harness_tmpdir("ps"), *b = harness_tmpdir("ps");
+    harness_run(sa, a, NULL, NULL);
+    harness_run(sb, b, NULL, NULL);
+    harness_expect_same_outputs(a, b);
+    sim_scenario_destroy(sa);
+    sim_scenario_destroy(sb);
+    harness_cleanup(a);
+    harness_cleanup(b);
 }
 END_TEST
 
@@ -635,6 +662,7 @@ Suite *test_suite(void)
     TCase *params = tcase_create("parameters");
     tcase_add_test(params, bad_parameters_are_refused_with_exact_messages);
     tcase_add_test(params, defaults_are_written_into_the_resolved_scenario);
+    tcase_add_test(params, the_default_shards_run_as_the_explicit_ones_bit_for_bit);
     suite_add_tcase(s, params);
     TCase *fail = tcase_create("failures");
     tcase_add_test(fail, randomized_runs_with_failures_never_stall);

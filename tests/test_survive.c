@@ -25,8 +25,8 @@
 /* The variants run: every registered protocol must appear (checked below). '@' in the JSON
  * stands for the number of workers. The parameter server's shards and Ripples' group
  * generator live on a server host (a failure rule may not take down the generator's host);
- * variants with shards colocated on workers stall, as documented, while a shard's host is
- * down: `host_stall`. */
+ * variants with shards colocated on workers (syncswitch's default) stall, as documented,
+ * while a shard's host is down: `host_stall`. */
 typedef struct variant {
     const char *json;
     unsigned servers;
@@ -52,9 +52,11 @@ static const variant variants[] = {
     { "{\"name\": \"adpsgd\"}", 0, false, false },
     { "{\"name\": \"adpsgd\", \"graph\": \"ring\"}", 0, false, false },
     { "{\"name\": \"gossip\"}", 0, false, false },
-    { "{\"name\": \"syncswitch\"}", 1, false, false },
-    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 0.5, \"order\": \"asp_first\"}", 1, false,
-      false },
+    { "{\"name\": \"syncswitch\"}", 0, true, false },
+    { "{\"name\": \"syncswitch\", \"placement\": \"servers\"}", 1, false, false },
+    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 0.5, \"order\": \"asp_first\", "
+      "\"placement\": \"servers\"}",
+      1, false, false },
     { "{\"name\": \"syncswitch\", \"bsp_fraction\": 1, \"placement\": \"colocated\"}", 0, true,
       false },
     { "{\"name\": \"hop\"}", 0, false, false },

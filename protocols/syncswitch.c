@@ -2,7 +2,9 @@
  * in BSP, then switches to ASP for the rest (or ASP first with `order: asp_first`).
  *
  * The engine is the kit's parameter server (protocols/ps_server.[ch]); this file decides when
- * its mode changes and with which rates. The rules marked [R] are reconstructions (the paper's
+ * its mode changes and with which rates. Its shards default to the paper's placement [C,
+ * §6.1]: one on every worker's machine (placement "colocated", shards N), even when the
+ * scenario has server hosts. The rules marked [R] are reconstructions (the paper's
  * body was not reachable; PROTOCOLS §6.2 and §10):
  *
  * Workload (§6.2.3). The budget is T iterations of `batch` samples: stop.iterations, or the

@@ -67,6 +67,7 @@ static void ps_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "pulls", (double)s.pulls);
     sim_report_add(out, "pushes", (double)s.pushes);
     sim_report_add(out, "lost_pushes", (double)s.lost);
+    sim_report_add(out, "shard_failovers", (double)s.failovers);
     /* The server model's FNV-1a (as workers.csv's params_fnv), cut to the 53 bits a double
      * holds exactly. */
     const float *x = ps_server_model(st->srv);

@@ -3,6 +3,7 @@
  * creation (shards and their slices, the server model) and destruction, and the accessors
  * that only read or set a field. Calls nothing of protocols/ps_server_run.c. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "protocols/ps_server.h"
@@ -36,6 +37,12 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
         return sim_cfg_fail(cfg, "shards", err,
                             "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
                             sc->workers, shards);
+    double failover_s = 1.0;
+    if (c->placement == PS_PLACE_COLOCATED)
+        rc = sim_cfg_double(cfg, "failover_s", 0.0, 1e9, &failover_s, err);
+    if (rc != SIM_OK)
+        return rc;
+    c->failover_ns = c->placement == PS_PLACE_COLOCATED ? (sim_time)llround(failover_s * 1e9) : 0;
     c->workers = sc->workers;
     c->shards = (uint32_t)shards;
     return SIM_OK;
@@ -89,6 +96,7 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
     s->staleness = c->staleness;
     s->n = c->workers;
     s->K = c->shards;
+    s->failover_ns = c->failover_ns;
     s->P = P;
     if (hooks != NULL)
         s->hooks = *hooks;

@@ -530,6 +530,7 @@ static void ss_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "pulls", (double)s.pulls);
     sim_report_add(out, "pushes", (double)s.pushes);
     sim_report_add(out, "lost_pushes", (double)s.lost);
+    sim_report_add(out, "shard_failovers", (double)s.failovers);
     sim_report_add(out, "asp_staleness_mean",
                    s.stale_n > 0 ? (double)s.stale_sum / (double)s.stale_n : 0.0);
     sim_report_add(out, "asp_staleness_max", (double)s.stale_max);

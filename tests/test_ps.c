@@ -450,7 +450,8 @@ START_TEST(defaults_are_written_into_the_resolved_scenario)
     const char *col[] = { "servers=0" };
     sc = harness_load(none_json, "ps.json", col, 1);
     text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"colocated\",\"shards\":4}"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "\"placement\":\"colocated\",\"shards\":4,\"failover_s\":1}"));
     free(text);
     sim_scenario_destroy(sc);
 }
@@ -541,15 +542,32 @@ START_TEST(randomized_runs_with_failures_never_stall)
 }
 END_TEST
 
-START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
+/* The samples per second of metrics.csv's last row (its last column). */
+static double last_sps(const char *dir)
+{
+    char *m = harness_slurp(dir, "metrics.csv");
+    char *last = m + strlen(m) - 1;
+    while (last > m && last[-1] != '\n')
+        last--;
+    double sps = strtod(strrchr(last, ',') + 1, NULL);
+    free(m);
+    return sps;
+}
+
+START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
 {
     /* Shard 1 lives on worker 1, which fails for good at 0.25 s: every pull needs its
-     * slice, so nothing can happen after the work in flight drains, and the run stops as
-     * stalled at the next evaluation, in every mode. With the shards on server hosts the
-     * same failure only removes a worker. */
+     * slice. With failover_s 0 nothing can happen after the work in flight drains, and the
+     * run stops as stalled at the next evaluation, in every mode. By default (1 s) worker 2,
+     * the next live one, takes the shard over at 1.25 s and training goes on to the end.
+     * With the shards on server hosts the same failure only removes a worker. */
     for (int m = 0; m < 3; m++) {
-        char proto[128];
+        char proto[160], dflt[160];
         snprintf(proto, sizeof(proto),
+                 "protocol={\"name\": \"ps\", \"mode\": \"%s\", \"shards\": 2, "
+                 "\"placement\": \"colocated\", \"failover_s\": 0}",
+                 modes[m]);
+        snprintf(dflt, sizeof(dflt),
                  "protocol={\"name\": \"ps\", \"mode\": \"%s\", \"shards\": 2, "
                  "\"placement\": \"colocated\"}",
                  modes[m]);
@@ -562,6 +580,14 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
         sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "stalled");
         ck_assert_int_eq(sum.sim_ns, 500000000);
+        ck_assert_double_eq(report_value(dir, "shard_failovers"), 0);
+        sim_scenario_destroy(sc);
+        sets[0] = dflt;
+        sc = harness_load(none_json, "ps.json", sets, 4);
+        sum = harness_run(sc, dir, NULL, NULL);
+        ck_assert_str_eq(sum.stop_reason, "time");
+        ck_assert_double_eq(report_value(dir, "shard_failovers"), 1);
+        ck_assert_double_gt(last_sps(dir), 0);
         sim_scenario_destroy(sc);
         sets[0] = "protocol.mode=bsp";
         sets[3] = "servers=1";
@@ -666,7 +692,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, params);
     TCase *fail = tcase_create("failures");
     tcase_add_test(fail, randomized_runs_with_failures_never_stall);
-    tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_stalls_the_run);
+    tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s);
     tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
     tcase_set_timeout(fail, 240);
     suite_add_tcase(s, fail);

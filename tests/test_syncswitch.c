@@ -598,11 +598,12 @@ START_TEST(the_default_is_the_papers_colocated_placement_bit_for_bit)
     for (size_t c = 0; c < 2; c++) {
         sim_scenario *sc = harness_load(real_json, "syncswitch.json", cases[c], c + 1);
         char *text = sim_scenario_resolved(sc, false);
-        ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"syncswitch\","
-                                           "\"bsp_fraction\":0.05,\"order\":\"bsp_first\","
-                                           "\"asp_lr\":0.1,\"momentum_at_switch\":\"scale\","
-                                           "\"switch_pause_s\":0,\"online\":\"none\","
-                                           "\"placement\":\"colocated\",\"shards\":8}"));
+        ck_assert_ptr_nonnull(strstr(text,
+                                     "\"protocol\":{\"name\":\"syncswitch\","
+                                     "\"bsp_fraction\":0.05,\"order\":\"bsp_first\","
+                                     "\"asp_lr\":0.1,\"momentum_at_switch\":\"scale\","
+                                     "\"switch_pause_s\":0,\"online\":\"none\","
+                                     "\"placement\":\"colocated\",\"shards\":8,\"failover_s\":1}"));
         free(text);
         sim_scenario_destroy(sc);
     }
@@ -610,7 +611,8 @@ START_TEST(the_default_is_the_papers_colocated_placement_bit_for_bit)
     const char *paper[] = {
         "protocol={\"name\": \"syncswitch\", \"bsp_fraction\": 0.05, \"order\": \"bsp_first\","
         " \"asp_lr\": 0.1, \"momentum_at_switch\": \"scale\", \"switch_pause_s\": 0,"
-        " \"online\": \"none\", \"placement\": \"colocated\", \"shards\": 8}"
+        " \"online\": \"none\", \"placement\": \"colocated\", \"shards\": 8,"
+        " \"failover_s\": 1}"
     };
     sim_run_summary sa, sb;
     char *a = run(dflt, 1, &sa), *b = run(paper, 1, &sb);

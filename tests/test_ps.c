@@ -600,6 +600,45 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
 }
 END_TEST
 
+START_TEST(failovers_chain_wait_for_a_live_worker_and_survive_recoveries)
+{
+    /* 4 workers, one colocated shard each, every mode:
+     * (a) worker 1 fails at 0.25 s and recovers at 2 s, after its shard moved to worker 2
+     *     (1.25 s), which keeps it; worker 2 fails for good at 2.5 s and both its shards
+     *     move to worker 3 at 3.5 s: 3 failovers, training to the end.
+     * (b) 2 workers: worker 1 fails for good at 0.25 s, worker 0 is down from 0.5 s to 2 s:
+     *     at 1.25 s nobody is live to take shard 1; worker 0, recovering, takes it: 1
+     *     failover, training to the end. */
+    const char *chain = "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25,"
+                        " \"recover_s\": 2}, {\"kind\": \"failure\", \"workers\": [2],"
+                        " \"at_s\": 2.5}]";
+    const char *none_live = "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25},"
+                            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.5,"
+                            " \"recover_s\": 2}]";
+    for (int m = 0; m < 3; m++) {
+        char mode[64];
+        snprintf(mode, sizeof(mode), "protocol.mode=%s", modes[m]);
+        for (int c = 0; c < 2; c++) {
+            const char *sets[] = { "servers=0",
+                                   mode,
+                                   c == 0 ? chain : none_live,
+                                   c == 0 ? "workers=4" : "workers=2",
+                                   "eval.every_s=0.25",
+                                   "stop.time_s=5" };
+            sim_scenario *sc = harness_load(none_json, "ps.json", sets, 6);
+            char *dir = harness_tmpdir("ps");
+            sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+            ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "%s, case %d: %s", modes[m], c,
+                          sum.stop_reason);
+            ck_assert_double_eq(report_value(dir, "shard_failovers"), c == 0 ? 3 : 1);
+            ck_assert_msg(last_sps(dir) > 0, "%s, case %d: no progress at the end", modes[m], c);
+            sim_scenario_destroy(sc);
+            harness_cleanup(dir);
+        }
+    }
+}
+END_TEST
+
 START_TEST(bsp_rounds_go_on_with_the_live_workers)
 {
     /* Worker 2 of 4 fails at 55 ms, while its round-0 gradient is on the wire (a round
@@ -693,6 +732,7 @@ Suite *test_suite(void)
     TCase *fail = tcase_create("failures");
     tcase_add_test(fail, randomized_runs_with_failures_never_stall);
     tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s);
+    tcase_add_test(fail, failovers_chain_wait_for_a_live_worker_and_survive_recoveries);
     tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
     tcase_set_timeout(fail, 240);
     suite_add_tcase(s, fail);

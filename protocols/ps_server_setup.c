@@ -42,7 +42,9 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
         rc = sim_cfg_double(cfg, "failover_s", 0.0, 1e9, &failover_s, err);
     if (rc != SIM_OK)
         return rc;
-    c->failover_ns = c->placement == PS_PLACE_COLOCATED ? (sim_time)llround(failover_s * 1e9) : 0;
+    /* 0 is never; a positive time is at least 1 ns */
+    sim_time ns = (sim_time)llround(failover_s * 1e9);
+    c->failover_ns = c->placement != PS_PLACE_COLOCATED ? 0 : failover_s > 0.0 && ns == 0 ? 1 : ns;
     c->workers = sc->workers;
     c->shards = (uint32_t)shards;
     return SIM_OK;

@@ -54,7 +54,9 @@
  * directed graphs, where nothing held it back meanwhile) waits for it to catch up.
  *
  * Defaults: graph ring, b = 1 (0 when a worker has a single in-neighbour), s = 0, G = 4,
- * skip off, max_skip = G, late_updates newest, Q = 2.
+ * skip on, max_skip = G, late_updates newest, Q = 2: the Hop paper's configuration (§3.2-3.3;
+ * skipping is its answer to a deterministic straggler, without which a slow worker still
+ * holds its neighbours back within the token window).
  *
  * Checks (PROTOCOLS §3.6), made inside the protocol at every iteration start and every
  * averaging, counted in protocol_report (violations_gap, _distance, _need, _staleness; the observe
@@ -138,7 +140,7 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     int64_t b = 1, s = 0, gap = 4, q = 2, max_skip = -1;
     st->graph = 0;
     st->late = 0;
-    st->skip = false;
+    st->skip = true;
     st->tighten = false;
     int rc = sim_cfg_choice(cfg, "graph", graph_names, sizeof(graph_names) / sizeof(graph_names[0]),
                             &st->graph, err);

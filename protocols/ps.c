@@ -1,6 +1,8 @@
 /* Parameter server (PROTOCOLS §1.3): BSP, ASP or SSP over K shards, the mode fixed for the
  * run. The engine (slices, rounds, failures) is the kit's protocols/ps_server.[ch]; this
- * file parses $.protocol and reports. */
+ * file parses $.protocol and reports. The shards default to one per host of the placement
+ * (every server host, or every worker), as parameter servers shard a model over all their
+ * server machines. */
 #include <stdlib.h>
 
 #include "protocols/ps_server.h"
@@ -22,7 +24,7 @@ static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     int rc = sim_cfg_choice(cfg, "mode", mode_names, 3, &st->cfg.mode, err);
     if (rc == SIM_OK && st->cfg.mode == PS_SSP)
         rc = sim_cfg_int(cfg, "staleness", 0, INT32_MAX, &st->cfg.staleness, err);
-    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, err);
+    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, -1, err);
 }
 
 static uint64_t ps_memory(const void *state, const sim_scenario *sc, size_t num_params)
@@ -65,6 +67,7 @@ static void ps_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "pulls", (double)s.pulls);
     sim_report_add(out, "pushes", (double)s.pushes);
     sim_report_add(out, "lost_pushes", (double)s.lost);
+    sim_report_add(out, "shard_failovers", (double)s.failovers);
     /* The server model's FNV-1a (as workers.csv's params_fnv), cut to the 53 bits a double
      * holds exactly. */
     const float *x = ps_server_model(st->srv);

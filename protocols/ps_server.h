@@ -37,13 +37,20 @@ enum {
     PS_PLACE_COLOCATED = 1
 };
 
+/* The engine's own timer kind (a colocated shard's failover); an owner's timers use kinds
+ * below it and hand this one to ps_server_on_event with the rest. */
+enum {
+    PS_SERVER_EV_FAILOVER = SIM_EV_USER + 64
+};
+
 typedef struct ps_server_config {
-    int mode;          /* PS_BSP, PS_ASP or PS_SSP at the start */
-    int placement;     /* PS_PLACE_* */
-    int64_t staleness; /* ssp: the bound s */
-    uint32_t workers;  /* N */
-    uint32_t shards;   /* K */
-    bool switchable;   /* the mode may change: keep BSP's buffers whatever the start mode */
+    int mode;             /* PS_BSP, PS_ASP or PS_SSP at the start */
+    int placement;        /* PS_PLACE_* */
+    int64_t staleness;    /* ssp: the bound s */
+    uint32_t workers;     /* N */
+    uint32_t shards;      /* K */
+    sim_time failover_ns; /* colocated: a shard's host down this long moves it (0: never) */
+    bool switchable;      /* the mode may change: keep BSP's buffers whatever the start mode */
 } ps_server_config;
 
 /* What the owner hears (every member optional). */
@@ -75,14 +82,18 @@ typedef struct ps_server_stats {
     uint64_t stale_n;   /* ASP/SSP gradient slices applied */
     uint64_t stale_sum; /* sum of their staleness */
     uint64_t stale_max; /* largest staleness */
+    uint64_t failovers; /* colocated shards moved off a down host */
 } ps_server_stats;
 
 typedef struct ps_server ps_server;
 
-/* Reads $.protocol.shards (1) and $.protocol.placement ("servers" when the scenario has
- * server hosts, else "colocated") into c, checks them against the scenario, and sets
- * c->workers. */
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+/* Reads $.protocol.placement (default `placement`, a PS_PLACE_*; -1: "servers" when the
+ * scenario has server hosts, else "colocated"), $.protocol.shards (default one shard per
+ * host of the placement: every server host, or every worker) and, colocated,
+ * $.protocol.failover_s (1; 0: never) into c, checks them against the scenario, and sets
+ * c->workers. The defaults are written into the resolved scenario. */
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+                        sim_err *err);
 
 /* Bytes the engine's state takes for `sc` with models of `num_params` floats. */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params);
@@ -99,7 +110,8 @@ void ps_server_destroy(ps_server *s);
 /* Every live worker joins and starts its first pull. */
 int ps_server_start(ps_server *s, sim_ctx *ctx, sim_err *err);
 
-/* Handles SIM_EV_COMPUTED, SIM_EV_MSG, SIM_EV_WORKER_DOWN and SIM_EV_WORKER_UP. */
+/* Handles SIM_EV_COMPUTED, SIM_EV_MSG, SIM_EV_WORKER_DOWN, SIM_EV_WORKER_UP and
+ * PS_SERVER_EV_FAILOVER. */
 int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
 int ps_server_mode(const ps_server *s);

@@ -41,11 +41,18 @@
  * slowest live worker's, so that it does not hold the others back under ssp.
  *   A colocated shard shares its worker's host: while the worker is down the shard is
  * unreachable (the network drops messages to a down host) and every pull waits for it, so
- * training stalls until the worker recovers (a run whose shard host never recovers ends as
- * "stalled"). The shard's state survives; on recovery the workers retry what was lost, as
- * clients reconnecting: pull requests not answered, and in bsp pushes not received (their
- * gradients are still the workers' last ones, as no worker can compute before the round is
- * complete). In asp and ssp a push lost with its shard is lost (counted as lost_pushes).
+ * training stalls until the worker recovers. The shard's state survives; on recovery the
+ * workers retry what was lost, as clients reconnecting: pull requests not answered, and in
+ * bsp pushes not received (their gradients are still the workers' last ones, as no worker
+ * can compute before the round is complete). In asp and ssp a push lost with its shard is
+ * lost (counted as lost_pushes).
+ *   Failover [R]: a colocated shard whose host has been down for `failover_s` (a failure
+ * detector's timeout) moves, state and all (as a replica or checkpoint would hold it), to
+ * the next live worker after its host in id order (or, if none is live, to the first worker
+ * that recovers), and the workers retry what was lost as on a recovery. It stays there: a
+ * host may then hold several shards, and they move on together when it fails. So a worker
+ * that fails for good stalls training for failover_s, not for the rest of the run; with
+ * failover_s 0 it does (the run ends as "stalled").
  *
  * Switching mode (a drain). While draining, a worker that pushes does not pull again, and a
  * worker whose pull completes holds its model without computing, except in BSP a member of
@@ -464,6 +471,46 @@ static int shard_back(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err)
     return s->mode == PS_BSP ? close_round(s, ctx, k, err) : SIM_OK;
 }
 
+/* Colocated shard k's host went down now: its failover is due failover_ns later. */
+static int host_lost(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err)
+{
+    s->sh[k].down_since = sim_ctx_now(ctx);
+    if (s->failover_ns == 0)
+        return SIM_OK;
+    return sim_ctx_timer(ctx, s->failover_ns, PS_SERVER_EV_FAILOVER, SIM_NOBODY, k, NULL, err);
+}
+
+/* Moves colocated shard k, down for failover_ns, to live worker v; the workers retry. */
+static int take_over(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t v, sim_err *err)
+{
+    s->sh[k].host = v;
+    s->stats.failovers++;
+    return shard_back(s, ctx, k, err);
+}
+
+static bool failover_due(const ps_server *s, sim_ctx *ctx, uint32_t k)
+{
+    const ps_shard *sh = &s->sh[k];
+    return s->placement == PS_PLACE_COLOCATED && s->failover_ns > 0 && host_down(ctx, sh->host) &&
+           sim_ctx_now(ctx) - sh->down_since >= s->failover_ns;
+}
+
+/* Shard k's failover timer: if its host is still down (since the timer was set), the next
+ * live worker after the host takes it over; with none live, the first to recover will. */
+static int failover(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err)
+{
+    if (k >= s->K)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ps: a failover for no shard (%u)", k);
+    if (!failover_due(s, ctx, k))
+        return SIM_OK; /* recovered (and maybe down again: a later timer is set) */
+    for (uint32_t i = 1; i < s->n; i++) {
+        uint32_t v = (s->sh[k].host + i) % s->n;
+        if (s->w[v].phase != W_DOWN)
+            return take_over(s, ctx, k, v, err);
+    }
+    return SIM_OK;
+}
+
 static int worker_down(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ps_worker *pw = &s->w[w];
@@ -484,8 +531,14 @@ static int worker_down(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     pw->phase = W_DOWN;
     bool rose = clock_left(s, pw->clock);
-    if (s->placement == PS_PLACE_COLOCATED && w < s->K)
-        shard_lost(s, w);
+    for (uint32_t k = 0; k < s->K && s->placement == PS_PLACE_COLOCATED; k++) {
+        if (s->sh[k].host != w)
+            continue;
+        shard_lost(s, k);
+        int rc = host_lost(s, ctx, k, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
     for (uint32_t k = 0; k < s->K && s->mode == PS_BSP; k++) {
         int rc = close_round(s, ctx, k, err);
         if (rc != SIM_OK)
@@ -529,8 +582,12 @@ static int worker_up(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (s->w[w].phase != W_DOWN)
         return SIM_OK;
-    if (s->placement == PS_PLACE_COLOCATED && w < s->K) {
-        int rc = shard_back(s, ctx, w, err);
+    for (uint32_t k = 0; k < s->K && s->placement == PS_PLACE_COLOCATED; k++) {
+        int rc = SIM_OK;
+        if (s->sh[k].host == w)
+            rc = shard_back(s, ctx, k, err);
+        else if (failover_due(s, ctx, k)) /* its failover found nobody live */
+            rc = take_over(s, ctx, k, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -605,6 +662,13 @@ int ps_server_resume(ps_server *s, sim_ctx *ctx, int mode, sim_err *err)
 
 int ps_server_start(ps_server *s, sim_ctx *ctx, sim_err *err)
 {
+    for (uint32_t k = 0; k < s->K && s->placement == PS_PLACE_COLOCATED; k++) {
+        if (!host_down(ctx, s->sh[k].host))
+            continue;
+        int rc = host_lost(s, ctx, k, err); /* down from the start */
+        if (rc != SIM_OK)
+            return rc;
+    }
     for (uint32_t w = 0; w < s->n; w++) {
         if (sim_ctx_down(ctx, w))
             continue;
@@ -650,6 +714,9 @@ int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err 
         break;
     case SIM_EV_WORKER_UP:
         rc = worker_up(s, ctx, (uint32_t)ev->dst, err);
+        break;
+    case PS_SERVER_EV_FAILOVER:
+        rc = failover(s, ctx, (uint32_t)ev->arg[0], err);
         break;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "ps: unexpected event kind %u", ev->kind);

@@ -3,6 +3,7 @@
  * creation (shards and their slices, the server model) and destruction, and the accessors
  * that only read or set a field. Calls nothing of protocols/ps_server_run.c. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "protocols/ps_server.h"
@@ -12,13 +13,20 @@
 
 static const char *const placement_names[] = { "servers", "colocated" };
 
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+                        sim_err *err)
 {
-    int64_t shards = 1;
-    c->placement = sc->servers >= 1 ? PS_PLACE_SERVERS : PS_PLACE_COLOCATED;
-    int rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
+    c->placement = placement >= 0     ? placement
+                   : sc->servers >= 1 ? PS_PLACE_SERVERS
+                                      : PS_PLACE_COLOCATED;
+    int rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
+    if (rc != SIM_OK)
+        return rc;
+    /* One shard per host of the placement (at least one, so that a placement on no server
+     * host is refused by the check below). */
+    uint32_t hosts = c->placement == PS_PLACE_SERVERS ? sc->servers : sc->workers;
+    int64_t shards = hosts >= 1 ? (int64_t)hosts : 1;
+    rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
     if (rc != SIM_OK)
         return rc;
     if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)sc->servers)
@@ -29,6 +37,14 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
         return sim_cfg_fail(cfg, "shards", err,
                             "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
                             sc->workers, shards);
+    double failover_s = 1.0;
+    if (c->placement == PS_PLACE_COLOCATED)
+        rc = sim_cfg_double(cfg, "failover_s", 0.0, 1e9, &failover_s, err);
+    if (rc != SIM_OK)
+        return rc;
+    /* 0 is never; a positive time is at least 1 ns */
+    sim_time ns = (sim_time)llround(failover_s * 1e9);
+    c->failover_ns = c->placement != PS_PLACE_COLOCATED ? 0 : failover_s > 0.0 && ns == 0 ? 1 : ns;
     c->workers = sc->workers;
     c->shards = (uint32_t)shards;
     return SIM_OK;
@@ -82,6 +98,7 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
     s->staleness = c->staleness;
     s->n = c->workers;
     s->K = c->shards;
+    s->failover_ns = c->failover_ns;
     s->P = P;
     if (hooks != NULL)
         s->hooks = *hooks;

@@ -40,6 +40,7 @@ typedef struct ps_shard {
     uint32_t nqueued;       /* pull requests waiting */
     uint64_t updates;       /* optimizer steps applied to the slice */
     uint64_t phase_updates; /* the same since the mode last changed */
+    sim_time down_since;    /* colocated: when its host last went down */
 } ps_shard;
 
 typedef struct ps_worker {
@@ -58,6 +59,7 @@ struct ps_server {
     int mode, placement;
     int64_t staleness;
     uint32_t n, K;
+    sim_time failover_ns; /* colocated: 0 = never */
     ps_server_hooks hooks;
     ps_worker *w;         /* (n) */
     ps_shard *sh;         /* (K) */

@@ -2,7 +2,9 @@
  * in BSP, then switches to ASP for the rest (or ASP first with `order: asp_first`).
  *
  * The engine is the kit's parameter server (protocols/ps_server.[ch]); this file decides when
- * its mode changes and with which rates. The rules marked [R] are reconstructions (the paper's
+ * its mode changes and with which rates. Its shards default to the paper's placement [C,
+ * §6.1]: one on every worker's machine (placement "colocated", shards N), even when the
+ * scenario has server hosts. The rules marked [R] are reconstructions (the paper's
  * body was not reachable; PROTOCOLS §6.2 and §10):
  *
  * Workload (§6.2.3). The budget is T iterations of `batch` samples: stop.iterations, or the
@@ -152,7 +154,8 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     st->lr = sc->lr;
     st->m = sc->momentum;
     st->n = sc->workers;
-    return ps_server_configure(&st->cfg, cfg, sc, err);
+    /* The paper's placement (§6.1): one shard on every worker's machine. */
+    return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }
 
 static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
@@ -527,6 +530,7 @@ static void ss_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "pulls", (double)s.pulls);
     sim_report_add(out, "pushes", (double)s.pushes);
     sim_report_add(out, "lost_pushes", (double)s.lost);
+    sim_report_add(out, "shard_failovers", (double)s.failovers);
     sim_report_add(out, "asp_staleness_mean",
                    s.stale_n > 0 ? (double)s.stale_sum / (double)s.stale_n : 0.0);
     sim_report_add(out, "asp_staleness_max", (double)s.stale_max);

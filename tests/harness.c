@@ -147,6 +147,21 @@ void harness_strip_wall(char *summary)
     memmove(w, end, strlen(end) + 1);
 }
 
+void harness_expect_same_outputs(const char *a, const char *b)
+{
+    static const char *const names[] = { "run.json", "metrics.csv", "workers.csv", "summary.json" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char *x = harness_slurp(a, names[i]), *y = harness_slurp(b, names[i]);
+        if (i == 3) {
+            harness_strip_wall(x);
+            harness_strip_wall(y);
+        }
+        ck_assert_msg(strcmp(x, y) == 0, "%s differs between %s and %s", names[i], a, b);
+        free(x);
+        free(y);
+    }
+}
+
 /* Removes `path`, and first everything below it if it is a directory (not a link to one). */
 static void remove_tree(const char *path)
 {

@@ -71,6 +71,10 @@ char *harness_slurp(const char *dir, const char *name);
  * the rest can be compared between runs; fails the test if there is none. */
 void harness_strip_wall(char *summary);
 
+/* Fails the test unless the run directories `a` and `b` hold byte-identical run.json,
+ * metrics.csv, workers.csv and summary.json (its wall line aside). */
+void harness_expect_same_outputs(const char *a, const char *b);
+
 /* The number under `key` in the summary.json of run directory `dir`: a top-level figure
  * ("final_accuracy") or one of protocol_report's. Fails the test if there is none; NaN for
  * a null. */

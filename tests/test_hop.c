@@ -417,6 +417,48 @@ START_TEST(runs_are_deterministic)
 }
 END_TEST
 
+START_TEST(the_default_is_the_papers_configuration_bit_for_bit)
+{
+    /* {"name": "hop"} resolves to the Hop paper's configuration (PROTOCOLS 3.2-3.3: b = 1,
+     * s = 0, token window 4, skipping on with max_skip = 4), and a run with a
+     * deterministic straggler (real tensors) is, output for output, the run with those
+     * values written out (the resolved section, in its order). */
+    static const char real_json[] =
+        "{\"seed\": 31, \"workers\": 8, \"compute\": {\"iteration_ms\": 10,"
+        " \"jitter_sigma\": 0.05}, \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [3],"
+        " \"slowdown\": 5}], \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 960,"
+        " \"test_samples\": 100, \"dim\": 8, \"classes\": 3, \"separation\": 3},"
+        " \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+        " \"protocol\": {\"name\": \"hop\"}, \"stop\": {\"time_s\": 0.5},"
+        " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}";
+    static const char paper[] =
+        "{\"name\":\"hop\",\"graph\":\"ring\",\"backup_workers\":1,\"staleness\":0,"
+        "\"max_iteration_gap\":4,\"skip\":true,\"max_skip\":4,\"late_updates\":\"newest\","
+        "\"queue_capacity\":2,\"check_tighten\":false}";
+    sim_scenario *sc = harness_load(real_json, "hop.json", NULL, 0);
+    char *text = sim_scenario_resolved(sc, false);
+    char want[512];
+    snprintf(want, sizeof(want), "\"protocol\":%s", paper);
+    ck_assert_msg(strstr(text, want) != NULL, "%s", text);
+    free(text);
+    char *a = harness_tmpdir("hop");
+    harness_run(sc, a, NULL, NULL);
+    sim_scenario_destroy(sc);
+    char set[512];
+    snprintf(set, sizeof(set), "protocol=%s", paper);
+    const char *sets[] = { set };
+    sc = harness_load(real_json, "hop.json", sets, 1);
+    char *b = harness_tmpdir("hop");
+    harness_run(sc, b, NULL, NULL);
+    sim_scenario_destroy(sc);
+    ck_assert_double_gt(harness_summary_number(a, "skipped_w3"), 0);
+    harness_expect_same_outputs(a, b);
+    harness_cleanup(a);
+    harness_cleanup(b);
+}
+END_TEST
+
 START_TEST(the_example_scenario_validates)
 {
     sim_scenario *sc = harness_load_file("scenarios/hop.json", NULL, 0);
@@ -439,6 +481,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, tokens_of_a_down_in_neighbour_are_not_waited_for);
     tcase_add_test(tc, runs_are_deterministic);
     tcase_add_test(tc, the_example_scenario_validates);
+    tcase_add_test(tc, the_default_is_the_papers_configuration_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;
 }

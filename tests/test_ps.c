@@ -424,7 +424,12 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     refused(stale, 2, "$.protocol.staleness", "must be an integer in [0, 2147483647], got -1");
     const char *unread[] = { "protocol.staleness=3" };
     refused(unread, 1, "$.protocol.staleness",
-            "unknown key (valid: name, mode, shards, placement)");
+            "unknown key (valid: name, mode, placement, shards)");
+    const char *failover[] = { "protocol.placement=colocated", "protocol.failover_s=-1" };
+    refused(failover, 2, "$.protocol.failover_s", "must be a number in [0, 1000000000], got -1");
+    const char *on_servers[] = { "protocol.failover_s=1" };
+    refused(on_servers, 1, "$.protocol.failover_s",
+            "unknown key (valid: name, mode, placement, shards)");
     const char *zero[] = { "protocol.shards=0" };
     refused(zero, 1, "$.protocol.shards", "must be an integer in [1, 1048576], got 0");
 }
@@ -432,19 +437,47 @@ END_TEST
 
 START_TEST(defaults_are_written_into_the_resolved_scenario)
 {
+    /* One shard per host of the placement, as parameter servers shard a model over every
+     * server machine: the scenario's server hosts, or without them every worker. */
     const char *ssp[] = { "protocol.mode=ssp" };
     sim_scenario *sc = harness_load(none_json, "ps.json", ssp, 1);
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"ps\",\"mode\":\"ssp\","
-                                       "\"staleness\":2,\"shards\":1,\"placement\":\"servers\"}"));
+                                       "\"staleness\":2,\"placement\":\"servers\",\"shards\":1}"));
+    free(text);
+    sim_scenario_destroy(sc);
+    const char *three[] = { "servers=3" };
+    sc = harness_load(none_json, "ps.json", three, 1);
+    text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"servers\",\"shards\":3}"));
     free(text);
     sim_scenario_destroy(sc);
     const char *col[] = { "servers=0" };
     sc = harness_load(none_json, "ps.json", col, 1);
     text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(strstr(text, "\"shards\":1,\"placement\":\"colocated\"}"));
+    ck_assert_ptr_nonnull(
+        strstr(text, "\"placement\":\"colocated\",\"shards\":4,\"failover_s\":1}"));
     free(text);
     sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(the_default_shards_run_as_the_explicit_ones_bit_for_bit)
+{
+    /* 3 server hosts: {"name": "ps"} is BSP over 3 shards, output for output. */
+    const char *dflt[] = { "servers=3", "protocol={\"name\": \"ps\"}" };
+    const char *expl[] = { "servers=3", "protocol={\"name\": \"ps\", \"mode\": \"bsp\","
+                                        " \"placement\": \"servers\", \"shards\": 3}" };
+    sim_scenario *sa = harness_load(real_json, "ps.json", dflt, 2);
+    sim_scenario *sb = harness_load(real_json, "ps.json", expl, 2);
+    char *a = harness_tmpdir("ps"), *b = harness_tmpdir("ps");
+    harness_run(sa, a, NULL, NULL);
+    harness_run(sb, b, NULL, NULL);
+    harness_expect_same_outputs(a, b);
+    sim_scenario_destroy(sa);
+    sim_scenario_destroy(sb);
+    harness_cleanup(a);
+    harness_cleanup(b);
 }
 END_TEST
 
@@ -514,15 +547,32 @@ START_TEST(randomized_runs_with_failures_never_stall)
 }
 END_TEST
 
-START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
+/* The samples per second of metrics.csv's last row (its last column). */
+static double last_sps(const char *dir)
+{
+    char *m = harness_slurp(dir, "metrics.csv");
+    char *last = m + strlen(m) - 1;
+    while (last > m && last[-1] != '\n')
+        last--;
+    double sps = strtod(strrchr(last, ',') + 1, NULL);
+    free(m);
+    return sps;
+}
+
+START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
 {
     /* Shard 1 lives on worker 1, which fails for good at 0.25 s: every pull needs its
-     * slice, so nothing can happen after the work in flight drains, and the run stops as
-     * stalled at the next evaluation, in every mode. With the shards on server hosts the
-     * same failure only removes a worker. */
+     * slice. With failover_s 0 nothing can happen after the work in flight drains, and the
+     * run stops as stalled at the next evaluation, in every mode. By default (1 s) worker 2,
+     * the next live one, takes the shard over at 1.25 s and training goes on to the end.
+     * With the shards on server hosts the same failure only removes a worker. */
     for (int m = 0; m < 3; m++) {
-        char proto[128];
+        char proto[160], dflt[160];
         snprintf(proto, sizeof(proto),
+                 "protocol={\"name\": \"ps\", \"mode\": \"%s\", \"shards\": 2, "
+                 "\"placement\": \"colocated\", \"failover_s\": 0}",
+                 modes[m]);
+        snprintf(dflt, sizeof(dflt),
                  "protocol={\"name\": \"ps\", \"mode\": \"%s\", \"shards\": 2, "
                  "\"placement\": \"colocated\"}",
                  modes[m]);
@@ -535,6 +585,14 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
         sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "stalled");
         ck_assert_int_eq(sum.sim_ns, 500000000);
+        ck_assert_double_eq(report_value(dir, "shard_failovers"), 0);
+        sim_scenario_destroy(sc);
+        sets[0] = dflt;
+        sc = harness_load(none_json, "ps.json", sets, 4);
+        sum = harness_run(sc, dir, NULL, NULL);
+        ck_assert_str_eq(sum.stop_reason, "time");
+        ck_assert_double_eq(report_value(dir, "shard_failovers"), 1);
+        ck_assert_double_gt(last_sps(dir), 0);
         sim_scenario_destroy(sc);
         sets[0] = "protocol.mode=bsp";
         sets[3] = "servers=1";
@@ -543,6 +601,45 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_stalls_the_run)
         ck_assert_str_eq(sum.stop_reason, "time");
         sim_scenario_destroy(sc);
         harness_cleanup(dir);
+    }
+}
+END_TEST
+
+START_TEST(failovers_chain_wait_for_a_live_worker_and_survive_recoveries)
+{
+    /* 4 workers, one colocated shard each, every mode:
+     * (a) worker 1 fails at 0.25 s and recovers at 2 s, after its shard moved to worker 2
+     *     (1.25 s), which keeps it; worker 2 fails for good at 2.5 s and both its shards
+     *     move to worker 3 at 3.5 s: 3 failovers, training to the end.
+     * (b) 2 workers: worker 1 fails for good at 0.25 s, worker 0 is down from 0.5 s to 2 s:
+     *     at 1.25 s nobody is live to take shard 1; worker 0, recovering, takes it: 1
+     *     failover, training to the end. */
+    const char *chain = "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25,"
+                        " \"recover_s\": 2}, {\"kind\": \"failure\", \"workers\": [2],"
+                        " \"at_s\": 2.5}]";
+    const char *none_live = "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25},"
+                            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.5,"
+                            " \"recover_s\": 2}]";
+    for (int m = 0; m < 3; m++) {
+        char mode[64];
+        snprintf(mode, sizeof(mode), "protocol.mode=%s", modes[m]);
+        for (int c = 0; c < 2; c++) {
+            const char *sets[] = { "servers=0",
+                                   mode,
+                                   c == 0 ? chain : none_live,
+                                   c == 0 ? "workers=4" : "workers=2",
+                                   "eval.every_s=0.25",
+                                   "stop.time_s=5" };
+            sim_scenario *sc = harness_load(none_json, "ps.json", sets, 6);
+            char *dir = harness_tmpdir("ps");
+            sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+            ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "%s, case %d: %s", modes[m], c,
+                          sum.stop_reason);
+            ck_assert_double_eq(report_value(dir, "shard_failovers"), c == 0 ? 3 : 1);
+            ck_assert_msg(last_sps(dir) > 0, "%s, case %d: no progress at the end", modes[m], c);
+            sim_scenario_destroy(sc);
+            harness_cleanup(dir);
+        }
     }
 }
 END_TEST
@@ -635,10 +732,12 @@ Suite *test_suite(void)
     TCase *params = tcase_create("parameters");
     tcase_add_test(params, bad_parameters_are_refused_with_exact_messages);
     tcase_add_test(params, defaults_are_written_into_the_resolved_scenario);
+    tcase_add_test(params, the_default_shards_run_as_the_explicit_ones_bit_for_bit);
     suite_add_tcase(s, params);
     TCase *fail = tcase_create("failures");
     tcase_add_test(fail, randomized_runs_with_failures_never_stall);
-    tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_stalls_the_run);
+    tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s);
+    tcase_add_test(fail, failovers_chain_wait_for_a_live_worker_and_survive_recoveries);
     tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
     tcase_set_timeout(fail, 240);
     suite_add_tcase(s, fail);

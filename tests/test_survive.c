@@ -25,8 +25,9 @@
 /* The variants run: every registered protocol must appear (checked below). '@' in the JSON
  * stands for the number of workers. The parameter server's shards and Ripples' group
  * generator live on a server host (a failure rule may not take down the generator's host);
- * variants with shards colocated on workers stall, as documented, while a shard's host is
- * down: `host_stall`. */
+ * shards colocated on workers (syncswitch's default) move to a live worker once their host
+ * has been down for `failover_s` (1 s); with failover_s 0 they stall, as documented, while
+ * a shard's host is down: `host_stall`. */
 typedef struct variant {
     const char *json;
     unsigned servers;
@@ -46,16 +47,20 @@ static const variant variants[] = {
     { "{\"name\": \"ps\"}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"asp\"}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": 1}", 1, false, false },
-    { "{\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\", \"shards\": 1}", 0, true,
-      false },
+    { "{\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\", \"shards\": 1}", 0,
+      false, false },
+    { "{\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\", \"failover_s\": 0}", 0,
+      true, false },
     { "{\"name\": \"ps\", \"mode\": \"asp\", \"shards\": 2}", 2, false, false },
     { "{\"name\": \"adpsgd\"}", 0, false, false },
     { "{\"name\": \"adpsgd\", \"graph\": \"ring\"}", 0, false, false },
     { "{\"name\": \"gossip\"}", 0, false, false },
-    { "{\"name\": \"syncswitch\"}", 1, false, false },
-    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 0.5, \"order\": \"asp_first\"}", 1, false,
-      false },
-    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 1, \"placement\": \"colocated\"}", 0, true,
+    { "{\"name\": \"syncswitch\"}", 0, false, false },
+    { "{\"name\": \"syncswitch\", \"placement\": \"servers\"}", 1, false, false },
+    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 0.5, \"order\": \"asp_first\", "
+      "\"placement\": \"servers\"}",
+      1, false, false },
+    { "{\"name\": \"syncswitch\", \"bsp_fraction\": 1, \"placement\": \"colocated\"}", 0, false,
       false },
     { "{\"name\": \"hop\"}", 0, false, false },
     { "{\"name\": \"hop\", \"skip\": true}", 0, false, false },
@@ -81,7 +86,7 @@ static const variant variants[] = {
     { "{\"name\": \"sgp\"}", 0, false, false },
     { "{\"name\": \"sgp\", \"peers\": 2}", 0, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [@]}", 1, false, false },
-    { "{\"name\": \"ps\", \"mode\": \"ssp\", \"placement\": \"colocated\"}", 0, true, false },
+    { "{\"name\": \"ps\", \"mode\": \"ssp\", \"placement\": \"colocated\"}", 0, false, false },
     { "{\"name\": \"ripples\", \"group_size\": 2}", 1, false, false },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))

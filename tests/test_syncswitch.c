@@ -32,7 +32,8 @@ static const char real_json[] =
     " \"test_samples\": 500, \"dim\": 20, \"classes\": 4, \"separation\": 4},"
     " \"model\": {\"name\": \"mlp\", \"hidden\": [13]}, \"batch\": 16, \"lr\": 0.8,"
     " \"momentum\": 0.9},"
-    " \"protocol\": {\"name\": \"syncswitch\", \"bsp_fraction\": 0.25, \"shards\": 2},"
+    " \"protocol\": {\"name\": \"syncswitch\", \"bsp_fraction\": 0.25, \"shards\": 2,"
+    " \"placement\": \"servers\"},"
     " \"stop\": {\"iterations\": 1200}, \"eval\": {\"every_s\": 0.5, \"samples\": 500}}";
 
 static const size_t P = 329;
@@ -578,9 +579,56 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     const char *unread[] = { "protocol.ramp_steps=3" };
     refused(unread, 1, "$.protocol.ramp_steps",
             "unknown key (valid: name, bsp_fraction, order, asp_lr, momentum_at_switch, "
-            "switch_pause_s, online, shards, placement)");
+            "switch_pause_s, online, placement, shards)");
     const char *factor[] = { "protocol.online=greedy", "protocol.straggler_factor=0.5" };
     refused(factor, 2, "$.protocol.straggler_factor", "must be a number >= 1, got 0.5");
+}
+END_TEST
+
+/* ---- defaults --------------------------------------------------------------------------- */
+
+START_TEST(the_default_is_the_papers_colocated_placement_bit_for_bit)
+{
+    /* {"name": "syncswitch"} resolves to one shard on every worker (§6.1: K = N,
+     * colocated), with or without server hosts in the scenario, and runs exactly as the
+     * paper's explicit values (the resolved section written out, in its order). */
+    const char *servers[] = { "protocol={\"name\": \"syncswitch\"}" };
+    const char *none[] = { "protocol={\"name\": \"syncswitch\"}", "servers=0" };
+    const char *const *cases[] = { servers, none };
+    for (size_t c = 0; c < 2; c++) {
+        sim_scenario *sc = harness_load(real_json, "syncswitch.json", cases[c], c + 1);
+        char *text = sim_scenario_resolved(sc, false);
+        ck_assert_ptr_nonnull(strstr(text,
+                                     "\"protocol\":{\"name\":\"syncswitch\","
+                                     "\"bsp_fraction\":0.05,\"order\":\"bsp_first\","
+                                     "\"asp_lr\":0.1,\"momentum_at_switch\":\"scale\","
+                                     "\"switch_pause_s\":0,\"online\":\"none\","
+                                     "\"placement\":\"colocated\",\"shards\":8,\"failover_s\":1}"));
+        free(text);
+        sim_scenario_destroy(sc);
+    }
+    const char *dflt[] = { "protocol={\"name\": \"syncswitch\"}" };
+    const char *paper[] = {
+        "protocol={\"name\": \"syncswitch\", \"bsp_fraction\": 0.05, \"order\": \"bsp_first\","
+        " \"asp_lr\": 0.1, \"momentum_at_switch\": \"scale\", \"switch_pause_s\": 0,"
+        " \"online\": \"none\", \"placement\": \"colocated\", \"shards\": 8,"
+        " \"failover_s\": 1}"
+    };
+    sim_run_summary sa, sb;
+    char *a = run(dflt, 1, &sa), *b = run(paper, 1, &sb);
+    ck_assert_double_gt(harness_summary_number(a, "switch_rounds"), 0);
+    harness_expect_same_outputs(a, b);
+    harness_cleanup(a);
+    harness_cleanup(b);
+    /* With the server hosts asked for, one shard on each of them. */
+    const char *on_servers[] = {
+        "protocol={\"name\": \"syncswitch\", \"placement\": \"servers\"}"
+    };
+    sim_scenario *sc = harness_load(real_json, "syncswitch.json", on_servers, 1);
+    char *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(strstr(text, "\"online\":\"none\",\"shards\":2}"));
+    free(text);
+    sim_scenario_destroy(sc);
 }
 END_TEST
 
@@ -605,6 +653,7 @@ Suite *test_suite(void)
     tcase_add_test(more, timing_only_runs_switch_by_time_without_a_sample_budget);
     tcase_add_test(more, randomized_switches_never_stall_and_conserve_samples);
     tcase_add_test(more, bad_parameters_are_refused_with_exact_messages);
+    tcase_add_test(more, the_default_is_the_papers_colocated_placement_bit_for_bit);
     tcase_set_timeout(more, 120);
     suite_add_tcase(s, more);
     return s;

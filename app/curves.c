@@ -144,6 +144,19 @@ void app_curve_fini(app_curve *c)
     memset(c, 0, sizeof(*c));
 }
 
+double app_curve_time_to(const app_curve *c, double target)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->col[APP_CURVE_ACC][i] >= target) /* false for NaN */
+            return c->col[APP_CURVE_TIME][i];
+    return (double)NAN;
+}
+
+double app_curve_last_time(const app_curve *c)
+{
+    return c->n > 0 ? c->col[APP_CURVE_TIME][c->n - 1] : 0.0;
+}
+
 static void put(FILE *f, double v)
 {
     if (isnan(v))

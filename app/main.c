@@ -3,7 +3,9 @@
  * The only file that reads argv, prints results to stdout and exits. Exit codes: 0 success,
  * 1 run failed (divergence, I/O), 2 bad usage or bad scenario.
  */
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 #include "app/bench_train.h"
 #include "app/check.h"
 #include "app/mpi.h"
+#include "app/report.h"
 #include "app/sweep.h"
 #include "app/sweep_plot.h"
 #include "models/bench.h"
@@ -40,6 +43,8 @@ static const char usage[] =
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [-o DIR]\n"
     "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [-o DIR]\n"
+    "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
+    "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
@@ -55,6 +60,11 @@ static const char usage[] =
     "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
     "          with --by, a sweep's runs: a line per value of KEY (mean over its runs, with\n"
     "          a min-max band) and a bar figure of time to target\n"
+    "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
+    "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
+    "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
+    "          each a mean with its 95% Student-t interval over the runs; --best-over PATH\n"
+    "          reports each value of KEY at its best value of PATH\n"
     "list      print what a scenario can name\n"
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), skipping points already done;\n"
@@ -257,6 +267,49 @@ static int cmd_plot(int argc, char **argv)
     }
     free(dirs);
     return rc;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    app_report_options o = { .target = NAN, .format = APP_REPORT_MD };
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--by") == 0 || strcmp(a, "--target") == 0 || strcmp(a, "--best-over") == 0 ||
+            strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--by") == 0) {
+                o.key = v;
+            } else if (strcmp(a, "--best-over") == 0) {
+                o.best_over = v;
+            } else if (strcmp(a, "--format") == 0) {
+                if (strcmp(v, "md") != 0 && strcmp(v, "csv") != 0)
+                    return usage_error("--format takes md or csv, got \"%s\"", v);
+                o.format = v[0] == 'c' ? APP_REPORT_CSV : APP_REPORT_MD;
+            } else {
+                char *end = NULL;
+                errno = 0;
+                o.target = strtod(v, &end);
+                if (end == v || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
+                    return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", v);
+            }
+        } else if (a[0] == '-') {
+            return usage_error("unknown option %s", a);
+        } else if (o.sweep_dir != NULL) {
+            return usage_error("report takes one sweep directory, got a second: %s", a);
+        } else {
+            o.sweep_dir = a;
+        }
+    }
+    if (o.sweep_dir == NULL)
+        return usage_error("%s", "report needs a sweep directory");
+    if (o.key == NULL)
+        return usage_error("%s", "report needs --by KEY (a swept key of the sweep, or seed)");
+    sim_err err;
+    if (app_report_print(&o, stdout, stderr, &err) != SIM_OK)
+        return report(&err);
+    return EXIT_OK;
 }
 
 static int cmd_list(int argc, char **argv)
@@ -592,6 +645,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 2, argv + 2);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "sweep") == 0)

@@ -1,0 +1,357 @@
+/* Comparisons of a sweep's runs as a paper needs them, through the built binary ($HETSIM):
+ * `hetsim report` (intervals against a hand computation, censored runs, --best-over, bad
+ * usage), the sweep's tidy curves.csv, and `hetsim plot --by`. Most cases read a sweep
+ * directory written here by hand (index.csv, and each run's metrics.csv, workers.csv and
+ * run.json), so every number is known. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef struct result {
+    int status;
+    char out[16384];
+    char err[8192];
+} result;
+
+static void read_all(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Runs $HETSIM with `args` (NULL-terminated) and captures its exit status and output. */
+static result hetsim(const char *const *args)
+{
+    static result r;
+    const char *bin = getenv("HETSIM");
+    ck_assert_msg(bin != NULL, "HETSIM is not set");
+    char out[] = "/tmp/hetsim-report-out-XXXXXX", err[] = "/tmp/hetsim-report-err-XXXXXX";
+    int fo = mkstemp(out), fe = mkstemp(err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        const char *argv[32] = { bin };
+        for (size_t i = 0; args[i] != NULL && i < 30; i++)
+            argv[i + 1] = args[i];
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    close(fo);
+    close(fe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    read_all(out, r.out, sizeof(r.out));
+    read_all(err, r.err, sizeof(r.err));
+    remove(out);
+    remove(err);
+    return r;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A run directory `name` under `sweep`: metrics.csv from "t:acc t:acc ..." (time_s and
+ * test_accuracy; the other columns made up), workers.csv of two workers with the given
+ * totals split evenly, run.json with the stop target (NaN: none). */
+static void fake_run(const char *sweep, const char *name, const char *curve, double samples,
+                     double compute, double comm, double wait, double bytes, double target)
+{
+    char dir[1024], text[8192], *cut = strdup(curve);
+    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    size_t len = (size_t)snprintf(text, sizeof(text),
+                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
+                                  "test_accuracy,consensus,throughput_sps\n");
+    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
+        double t = 0, acc = 0;
+        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,1,%g,0,100\n", t,
+                                t * 10, t * 100, acc);
+    }
+    free(cut);
+    write_file(dir, "metrics.csv", text);
+    snprintf(text, sizeof(text),
+             "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
+             "bytes_received,down_s,params_fnv\n"
+             "0,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n"
+             "1,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n",
+             samples / 2, compute / 2, comm / 2, wait / 2, bytes / 2, samples / 2, compute / 2,
+             comm / 2, wait / 2, bytes / 2);
+    write_file(dir, "workers.csv", text);
+    if (isnan(target))
+        snprintf(text, sizeof(text), "{ \"scenario\": { \"stop\": { \"time_s\": 10 } } }\n");
+    else
+        snprintf(text, sizeof(text),
+                 "{ \"scenario\": { \"stop\": { \"time_s\": 10, \"target_accuracy\": %g } } }\n",
+                 target);
+    write_file(dir, "run.json", text);
+}
+
+static const char index_head[] =
+    "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
+    "time_to_target_s,mean_throughput_sps,wall_s\n";
+
+/* The field named `col` of the CSV row whose first field is `key`, as a number (NaN for an
+ * empty field). */
+static double csv_get(const char *csv, const char *key, const char *col)
+{
+    char *text = strdup(csv), *save = NULL, *head = strtok_r(text, "\n", &save), *line;
+    int want = -1, i = 0;
+    for (char *p = head; p != NULL; i++) {
+        size_t len = strcspn(p, ",");
+        if (strlen(col) == len && strncmp(p, col, len) == 0)
+            want = i;
+        p = p[len] == ',' ? p + len + 1 : NULL;
+    }
+    ck_assert_msg(want >= 0, "no column %s in %s", col, csv);
+    double v = NAN;
+    bool found = false;
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL && !found) {
+        size_t klen = strcspn(line, ",");
+        if (klen != strlen(key) || strncmp(line, key, klen) != 0)
+            continue;
+        found = true;
+        char *p = line;
+        for (int j = 0; j < want && p != NULL; j++) {
+            p = strchr(p, ',');
+            p = p != NULL ? p + 1 : NULL;
+        }
+        ck_assert_ptr_nonnull(p);
+        char *end = NULL;
+        v = strtod(p, &end);
+        if (end == p)
+            v = NAN;
+    }
+    ck_assert_msg(found, "no row %s in %s", key, csv);
+    free(text);
+    return v;
+}
+
+/* The sweep of the first cases: protocol "a" (lr 0.1) reaches 0.8 at 2, 3 and 5 s in three
+ * of its four runs, the fourth is observed until 6 s without reaching it; protocol "b" (lr
+ * 0.1) never reaches it (observed until 6 and 4 s). */
+static char *hand_sweep(void)
+{
+    char *dir = harness_tmpdir("report");
+    fake_run(dir, "a1", "0:0.1 1:0.5 2:0.8 3:0.81", 100, 1, 1, 2, 2000, 0.8);
+    fake_run(dir, "a2", "0:0.1 2:0.7 3:0.85 4:0.82", 100, 2, 1, 1, 2000, 0.8);
+    fake_run(dir, "a3", "0:0.1 4:0.79 5:0.9 6:0.85", 200, 1, 0, 3, 2000, 0.8);
+    fake_run(dir, "a4", "0:0.1 3:0.75 6:0.7", 200, 4, 0, 0, 2000, 0.8);
+    fake_run(dir, "b1", "0:0.1 3:0.6 6:0.7", 100, 1, 1, 2, 500, 0.8);
+    fake_run(dir, "b2", "0:0.1 4:0.6", 100, 1, 1, 2, 500, 0.8);
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "%s0,a1,a,0.1,1,target,3,0.81,0.81,2,1000,0.1\n"
+             "1,a2,a,0.1,2,time,4,0.82,0.85,3,2000,0.1\n"
+             "2,a3,a,0.1,3,time,6,0.85,0.9,5,3000,0.1\n"
+             "3,a4,a,0.1,4,time,6,0.7,0.75,,4000,0.1\n"
+             "4,b1,b,0.1,1,time,6,0.7,0.7,,500,0.1\n"
+             "5,b2,b,0.1,2,time,4,0.6,0.6,,700,0.1\n"
+             "6,gone,b,0.1,3,missing,,,,,,\n",
+             index_head);
+    write_file(dir, "index.csv", text);
+    return dir;
+}
+
+/* The t quantiles of a two-sided 95% interval, from a table: t(0.975, df). */
+static const double t975[] = { NAN, 12.7062047361747, 4.30265272974946, 3.18244630528371 };
+
+/* Mean and 95% half-width of x[0..n), computed here from the definition. */
+static void hand_ci(const double *x, size_t n, double *mean, double *half)
+{
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    *mean = s / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - *mean) * (x[i] - *mean);
+    *half = t975[n - 1] * sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+}
+
+static void near(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-7 * fmax(1.0, fabs(want)), "%s: %.12g, expected %.12g",
+                  what, got, want);
+}
+
+START_TEST(report_intervals_match_a_hand_computation_and_censored_runs_count_as_more_than_t)
+{
+    char *dir = hand_sweep();
+    result r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "left out 1 points without results"));
+    ck_assert_ptr_eq(strstr(r.out, "proto,runs,target,reached,ttt_mean_s,ttt_ci95_s,"
+                                   "censored_after_s,final_accuracy_mean,final_accuracy_ci95,"),
+                     r.out);
+    double m, h;
+    /* Time to target from the curves (a2 reached it at 3 s whatever its stop reason). */
+    hand_ci((const double[]){ 2, 3, 5 }, 3, &m, &h);
+    near(csv_get(r.out, "a", "ttt_mean_s"), m, "a: ttt mean");
+    near(csv_get(r.out, "a", "ttt_ci95_s"), h, "a: ttt half-width");
+    near(h, 3.7945830336, "a: ttt half-width by hand");
+    ck_assert_double_eq(csv_get(r.out, "a", "reached"), 3);
+    ck_assert_double_eq(csv_get(r.out, "a", "runs"), 4);
+    ck_assert_double_eq(csv_get(r.out, "a", "censored_after_s"), 6);
+    near(csv_get(r.out, "a", "target"), 0.8, "target from run.json");
+    hand_ci((const double[]){ 0.81, 0.82, 0.85, 0.7 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "final_accuracy_mean"), m, "a: final mean");
+    near(csv_get(r.out, "a", "final_accuracy_ci95"), h, "a: final half-width");
+    hand_ci((const double[]){ 1000, 2000, 3000, 4000 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "throughput_sps_ci95"), h, "a: throughput half-width");
+    hand_ci((const double[]){ 20, 20, 10, 10 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "bytes_per_sample_mean"), m, "a: bytes per sample");
+    hand_ci((const double[]){ 0.5, 0.25, 0.75, 0 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "wait_share_mean"), m, "a: wait share");
+    near(csv_get(r.out, "a", "wait_share_ci95"), h, "a: wait share half-width");
+    hand_ci((const double[]){ 0.25, 0.25, 0, 0 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "comm_share_mean"), m, "a: comm share");
+    /* b never reached it: no number, censored after its shortest observation. */
+    ck_assert(isnan(csv_get(r.out, "b", "ttt_mean_s")));
+    ck_assert(isnan(csv_get(r.out, "b", "ttt_ci95_s")));
+    ck_assert_double_eq(csv_get(r.out, "b", "reached"), 0);
+    ck_assert_double_eq(csv_get(r.out, "b", "censored_after_s"), 4);
+    hand_ci((const double[]){ 0.7, 0.6 }, 2, &m, &h);
+    near(csv_get(r.out, "b", "final_accuracy_ci95"), h, "b: final half-width (1 df)");
+    /* The Markdown table says the same. */
+    r = hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "| proto | runs | time to 0.8 (s) | reached | final accuracy |") ==
+                      r.out,
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "| a | 4 | 3.3 ± 3.8 | 3/4 (others > 6) | 0.79 ± 0.10 |") != NULL,
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "| b | 2 | > 4 | 0/2 | 0.65 ± 0.64 |") != NULL, "%s", r.out);
+    /* Another target, from the curves: 0.7 is reached by every run of a, and by b1 at 6 s. */
+    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.7", "--format",
+                                 "csv", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    hand_ci((const double[]){ 2, 2, 4, 3 }, 4, &m, &h);
+    near(csv_get(r.out, "a", "ttt_mean_s"), m, "a at 0.7");
+    ck_assert_double_eq(csv_get(r.out, "b", "ttt_mean_s"), 6);
+    ck_assert(isnan(csv_get(r.out, "b", "ttt_ci95_s"))); /* one run: no interval */
+    ck_assert_double_eq(csv_get(r.out, "b", "censored_after_s"), 4);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* --best-over: per group, the value with the most runs reaching the target, then the
+ * shortest mean time, then the best final accuracy. */
+START_TEST(report_best_over_picks_each_groups_best_value)
+{
+    char *dir = harness_tmpdir("report");
+    /* a: lr 0.1 fast in one run of two, lr 0.2 slower in both (wins: all reached);
+     *    lr 0.3 as fast as 0.2 with a worse final accuracy.
+     * b: no lr reaches it; lr 0.3 ends best. */
+    fake_run(dir, "a1", "0:0 1:0.9", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "a2", "0:0 2:0.5", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "a3", "0:0 3:0.8", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "a4", "0:0 3:0.8", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "a5", "0:0 3:0.8", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "a6", "0:0 3:0.8", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "b1", "0:0 3:0.5", 1, 1, 0, 0, 1, 0.8);
+    fake_run(dir, "b2", "0:0 3:0.6", 1, 1, 0, 0, 1, 0.8);
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "%s0,a1,a,0.1,1,time,3,0.9,0.9,,1,0\n1,a2,a,0.1,2,time,3,0.5,0.5,,1,0\n"
+             "2,a3,a,0.2,1,time,3,0.85,0.8,,1,0\n3,a4,a,0.2,2,time,3,0.85,0.8,,1,0\n"
+             "4,a5,a,0.3,1,time,3,0.8,0.8,,1,0\n5,a6,a,0.3,2,time,3,0.8,0.8,,1,0\n"
+             "6,b1,b,0.2,1,time,3,0.5,0.5,,1,0\n7,b2,b,0.3,1,time,3,0.6,0.6,,1,0\n",
+             index_head);
+    write_file(dir, "index.csv", text);
+    result r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr",
+                                        "--format", "csv", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_eq(strstr(r.out, "proto,lr,runs,"), r.out);
+    ck_assert_double_eq(csv_get(r.out, "a", "lr"), 0.2);
+    ck_assert_double_eq(csv_get(r.out, "a", "ttt_mean_s"), 3);
+    ck_assert_double_eq(csv_get(r.out, "a", "runs"), 2);
+    ck_assert_double_eq(csv_get(r.out, "b", "lr"), 0.3);
+    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "| proto | best lr | runs |"));
+    ck_assert_ptr_nonnull(strstr(r.out, "| a | 0.2 | 2 | 3.000 ± 0 |"));
+    ck_assert_ptr_nonnull(strstr(r.out, "| b | 0.3 | 1 | > 3 | 0/1 |"));
+    harness_cleanup(dir);
+}
+END_TEST
+
+START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
+{
+    char *dir = hand_sweep(), run[1100], other[1100];
+    snprintf(run, sizeof(run), "%s/a1", dir);
+    const char *const *cases[] = {
+        (const char *[]){ "report", NULL },
+        (const char *[]){ "report", dir, NULL },
+        (const char *[]){ "report", dir, "--by", NULL },
+        (const char *[]){ "report", dir, "--by", "nosuch", NULL },
+        (const char *[]){ "report", dir, "--by", "final_accuracy", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--format", "tex", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--target", "0", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--target", "1.5", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--target", "0.8x", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--best-over", "proto", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--best-over", "nope", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--bogus", NULL },
+        (const char *[]){ "report", dir, dir, "--by", "proto", NULL },
+        (const char *[]){ "report", run, "--by", "proto", NULL },
+        (const char *[]){ "report", "no/such/dir", "--by", "proto", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result r = hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+    result r = hetsim((const char *[]){ "report", dir, "--by", "nosuch", NULL });
+    ck_assert_ptr_nonnull(
+        strstr(r.err, "index.csv: no column \"nosuch\" (valid: proto, lr, seed)"));
+    r = hetsim((const char *[]){ "report", run, "--by", "proto", NULL });
+    ck_assert_ptr_nonnull(strstr(r.err, "is a run directory, not a sweep's"));
+    /* Runs that stop at different targets: --target says which. */
+    snprintf(other, sizeof(other), "%s/b2/run.json", dir);
+    remove(other);
+    snprintf(other, sizeof(other), "%s/b2", dir);
+    write_file(other, "run.json", "{ \"scenario\": { \"stop\": { \"target_accuracy\": 0.9 } } }");
+    r = hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "different target accuracies (0.8 in a1, 0.9 in b2): "
+                                        "choose one with --target"));
+    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.8", NULL });
+    ck_assert_int_eq(r.status, 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_add_test(
+        tc, report_intervals_match_a_hand_computation_and_censored_runs_count_as_more_than_t);
+    tcase_add_test(tc, report_best_over_picks_each_groups_best_value);
+    tcase_add_test(tc, report_refuses_bad_usage_with_exit_code_2_and_prints_nothing);
+    tcase_set_timeout(tc, 240);
+    suite_add_tcase(s, tc);
+    return s;
+}

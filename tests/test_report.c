@@ -343,6 +343,70 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
 }
 END_TEST
 
+/* A small synthetic scenario: a run takes a few milliseconds. */
+static const char base_json[] =
+    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"
+    "                               \"classes\": 4 },\n"
+    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
+    "  \"protocol\": { \"name\": \"allreduce\" },\n"
+    "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* curves.csv: a row per (point, evaluation), a column per swept key, then seed and the
+ * metrics, each row's metrics those of its run's metrics.csv; index.csv a column per key. */
+START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
+{
+    char *dir = harness_tmpdir("report"), file[1100], out[1100], run[1300];
+    write_file(dir, "base.json", base_json);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{ \"base\": \"base.json\", \"grid\": { \"protocol.name\": [\"allreduce\", "
+             "\"dpsgd\"], \"zip\": { \"workers\": [4], \"workload.lr\": [0.1] } }, "
+             "\"seeds\": 2, \"output\": { \"dir\": \"%s\" } }\n",
+             out);
+    write_file(dir, "sw.json", text);
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *index = harness_slurp(out, "index.csv"), *curves = harness_slurp(out, "curves.csv");
+    ck_assert_ptr_eq(strstr(index, "point,dir,protocol.name,workers,workload.lr,seed,stop_reason,"),
+                     index);
+    ck_assert_ptr_eq(strstr(curves, "point,protocol.name,workers,workload.lr,seed,time_s,"
+                                    "iterations,samples,epoch,train_loss,test_loss,"
+                                    "test_accuracy,consensus,throughput_sps\n"),
+                     curves);
+    ck_assert_uint_eq(count_lines(curves), 1 + 4 * 5); /* 4 points, evaluations at 0..4 s */
+    /* Point 3 (dpsgd, seed 6): its rows are its metrics.csv's, behind its keys. */
+    snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,workers=4,workload.lr=0.1,seed=6", out);
+    char *metrics = harness_slurp(run, "metrics.csv"), *save = NULL;
+    strtok_r(metrics, "\n", &save);
+    for (char *line = strtok_r(NULL, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char want[600];
+        snprintf(want, sizeof(want), "\n3,dpsgd,4,0.1,6,%s\n", line);
+        ck_assert_msg(strstr(curves, want) != NULL, "no row %s in %s", want, curves);
+    }
+    free(metrics);
+    /* A report of the real runs. */
+    r = hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--target", "0.5", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "| allreduce | 2 | "));
+    ck_assert_ptr_nonnull(strstr(r.out, "| dpsgd | 2 | "));
+    free(index);
+    free(curves);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("report");
@@ -351,6 +415,7 @@ Suite *test_suite(void)
         tc, report_intervals_match_a_hand_computation_and_censored_runs_count_as_more_than_t);
     tcase_add_test(tc, report_best_over_picks_each_groups_best_value);
     tcase_add_test(tc, report_refuses_bad_usage_with_exit_code_2_and_prints_nothing);
+    tcase_add_test(tc, sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key);
     tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
     return s;

@@ -767,9 +767,11 @@ static int figure(const char *dir, const gold *g, const app_curve *runs, size_t 
     *drawn = false;
     int rc = write_stats(dir, v, err);
     if (rc == SIM_OK)
-        rc = app_curve_write_band(dir, "check-golden.csv", g->curve, g->k, APP_CURVE_TIME, err);
+        rc = app_curve_write_band(dir, "check-golden.csv", g->curve, g->k, APP_CURVE_TIME,
+                                  APP_CURVE_BAND_MINMAX, err);
     if (rc == SIM_OK)
-        rc = app_curve_write_band(dir, "check-run.csv", runs, m, APP_CURVE_TIME, err);
+        rc = app_curve_write_band(dir, "check-run.csv", runs, m, APP_CURVE_TIME,
+                                  APP_CURVE_BAND_MINMAX, err);
     if (rc != SIM_OK)
         return rc;
     sim_err why;

@@ -1,10 +1,13 @@
 /* A sweep's index.csv (see index.h). */
 #include "app/index.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "sim/cfg.h"
 
 static int oom(sim_err *err)
 {
@@ -195,4 +198,48 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
     app_index_keys(ix, valid, sizeof(valid));
     return sim_err_set(err, SIM_EINVAL, NULL, "%s: no column \"%s\" (valid: %s)", ix->path, key,
                        valid);
+}
+
+/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy), or NaN. */
+static double stop_target(const char *dir)
+{
+    char path[2048];
+    if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
+        return (double)NAN;
+    size_t n = 0;
+    char *text = slurp(path, &n);
+    double v = NAN;
+    sim_cfg *root = text != NULL ? sim_cfg_parse(text, n, path, NULL) : NULL, *sc = NULL,
+            *stop = NULL;
+    free(text);
+    if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == 0 && sc != NULL &&
+        sim_cfg_child(sc, "stop", &stop, NULL) == 0 && stop != NULL &&
+        sim_cfg_has(stop, "target_accuracy") && !sim_cfg_is_null(stop, "target_accuracy") &&
+        sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, &v, NULL) != 0)
+        v = NAN;
+    sim_cfg_destroy(root);
+    return v;
+}
+
+int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err)
+{
+    char dir[2048];
+    const char *first = NULL;
+    *target = NAN;
+    for (size_t r = 0; r < ix->nrows; r++) {
+        if (!app_index_has_results(ix, r))
+            continue;
+        snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
+        double t = stop_target(dir);
+        if (first == NULL) {
+            first = app_index_cell(ix, r, 1);
+            *target = t;
+        } else if (!(t == *target || (isnan(t) && isnan(*target)))) {
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: the runs stop at different target accuracies (%g in %s, %g "
+                               "in %s): choose one with --target",
+                               ix->path, *target, first, t, app_index_cell(ix, r, 1));
+        }
+    }
+    return SIM_OK;
 }

@@ -50,4 +50,9 @@ void app_index_keys(const app_index *ix, char *buf, size_t size);
  * "seed"; *col receives its column. */
 int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err *err);
 
+/* The stop target the runs with results share (their run.json's
+ * scenario.stop.target_accuracy) into *target, NaN when none has one. SIM_EINVAL naming two
+ * runs when they differ ("choose one with --target"). */
+int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err);
+
 #endif

@@ -42,7 +42,8 @@ static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [-o DIR]\n"
-    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [-o DIR]\n"
+    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [--band ci|minmax]\n"
+    "                   [--target ACC] [-o DIR]\n"
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
@@ -58,8 +59,10 @@ static const char usage[] =
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
     "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
-    "          with --by, a sweep's runs: a line per value of KEY (mean over its runs, with\n"
-    "          a min-max band) and a bar figure of time to target\n"
+    "          (arguments that are not runs are skipped); with --by, a sweep's runs: a line\n"
+    "          per value of KEY (mean over its runs, with a band: the 95% interval of the\n"
+    "          mean, or min-max) and bars of time to target accuracy ACC (default: the\n"
+    "          runs' stop target) read from the curves\n"
     "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
     "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
     "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
@@ -200,72 +203,127 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
-static int plot_sweep(const char *dir, const char *by, const char *x, const char *out_dir)
+typedef struct plot_args {
+    const char *out_dir, *by, *x, *band, *target;
+    const char **dirs; /* (n) */
+    size_t n;
+} plot_args;
+
+static int plot_sweep(const plot_args *a)
 {
     static const char *const xs[] = { "time", "samples", "epoch" };
     static const enum app_curve_col cols[] = { APP_CURVE_TIME, APP_CURVE_SAMPLES, APP_CURVE_EPOCH };
+    const char *x = a->x != NULL ? a->x : "time";
     size_t i = 0;
     while (i < 3 && strcmp(x, xs[i]) != 0)
         i++;
     if (i == 3)
         return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
+    app_sweep_plot_options o = { .sweep_dir = a->dirs[0],
+                                 .key = a->by,
+                                 .x = cols[i],
+                                 .band = APP_CURVE_BAND_CI95,
+                                 .target = NAN,
+                                 .out_dir = a->out_dir != NULL ? a->out_dir : a->dirs[0] };
+    if (a->band != NULL && strcmp(a->band, "minmax") == 0)
+        o.band = APP_CURVE_BAND_MINMAX;
+    else if (a->band != NULL && strcmp(a->band, "ci") != 0)
+        return usage_error("--band takes ci or minmax, got \"%s\"", a->band);
+    if (a->target != NULL) {
+        char *end = NULL;
+        errno = 0;
+        o.target = strtod(a->target, &end);
+        if (end == a->target || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
+            return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", a->target);
+    }
     sim_err err;
-    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, stderr, &err) != SIM_OK)
+    if (app_sweep_plot(&o, stderr, &err) != SIM_OK)
         return report(&err);
-    printf("plots in %s\n", out_dir != NULL ? out_dir : dir);
+    printf("plots in %s\n", o.out_dir);
+    return EXIT_OK;
+}
+
+static bool is_file(const char *dir, const char *name)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return false;
+    return access(path, F_OK) == 0;
+}
+
+/* Runs without --by: arguments that are not run directories (no metrics.csv: a figure a
+ * glob picked up, a stray file) are skipped with a warning; a sweep's directory is pointed to
+ * --by. */
+static int plot_runs(plot_args *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const char *d = a->dirs[i];
+        if (is_file(d, "metrics.csv")) {
+            a->dirs[kept++] = d;
+        } else if (is_file(d, "index.csv") || is_file(d, SIM_RUNDIR_SWEEP_MARKER)) {
+            return usage_error("%s is a sweep's directory: draw its runs with `hetsim plot %s "
+                               "--by KEY` (KEY a swept key, or seed)",
+                               d, d);
+        } else {
+            fprintf(stderr, "hetsim: skipped %s: not a run directory (no metrics.csv)\n", d);
+        }
+    }
+    if (kept == 0)
+        return usage_error("%s", "plot: none of the arguments is a run directory");
+    sim_err err;
+    sim_err_clear(&err);
+    const char *out = a->out_dir != NULL ? a->out_dir : a->dirs[0];
+    if (sim_plot_runs(a->dirs, kept, out, &err) != SIM_OK)
+        return report(&err);
+    printf("plots in %s\n", out);
     return EXIT_OK;
 }
 
 static int cmd_plot(int argc, char **argv)
 {
-    const char *out_dir = NULL, *by = NULL, *x = NULL;
-    const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
-    size_t n = 0;
-    if (dirs == NULL)
+    plot_args a = { .dirs = calloc((size_t)argc + 1, sizeof(*a.dirs)) };
+    if (a.dirs == NULL)
         return EXIT_RUN;
     int rc = EXIT_OK;
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--by") == 0 || strcmp(a, "--x") == 0) {
+        const char *o = argv[i];
+        const char **slot = strcmp(o, "-o") == 0         ? &a.out_dir
+                            : strcmp(o, "--by") == 0     ? &a.by
+                            : strcmp(o, "--x") == 0      ? &a.x
+                            : strcmp(o, "--band") == 0   ? &a.band
+                            : strcmp(o, "--target") == 0 ? &a.target
+                                                         : NULL;
+        if (slot != NULL) {
             if (i + 1 >= argc)
-                rc = usage_error("%s needs a value", a);
-            else if (a[1] == 'o')
-                out_dir = argv[++i];
-            else if (a[2] == 'b')
-                by = argv[++i];
+                rc = usage_error("%s needs a value", o);
             else
-                x = argv[++i];
-        } else if (a[0] == '-') {
-            rc = usage_error("unknown option %s", a);
+                *slot = argv[++i];
+        } else if (o[0] == '-') {
+            rc = usage_error("unknown option %s", o);
         } else {
-            dirs[n++] = a;
+            a.dirs[a.n++] = o;
         }
     }
-    if (rc == EXIT_OK && n == 0)
+    if (rc == EXIT_OK && a.n == 0)
         rc = usage_error("%s", "plot needs at least one run directory");
-    if (rc == EXIT_OK && by == NULL && x != NULL)
-        rc = usage_error("%s", "--x goes with --by (sweep figures)");
-    if (rc == EXIT_OK && by != NULL && n != 1)
+    if (rc == EXIT_OK && a.by == NULL && (a.x != NULL || a.band != NULL || a.target != NULL))
+        rc = usage_error("%s", "--x, --band and --target go with --by (sweep figures)");
+    if (rc == EXIT_OK && a.by != NULL && a.n != 1)
         rc = usage_error("%s", "plot --by takes one sweep directory");
     sim_err err;
     sim_err_clear(&err);
     /* Figures are files: into a run directory is fine, into a new directory under one is not
      * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
-    if (rc == EXIT_OK && out_dir != NULL &&
-        sim_rundir_check_within(out_dir,
+    if (rc == EXIT_OK && a.out_dir != NULL &&
+        sim_rundir_check_within(a.out_dir,
                                 SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
                                     SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN),
                                 &err) != SIM_OK)
         rc = report(&err);
-    if (rc == EXIT_OK && by != NULL) {
-        rc = plot_sweep(dirs[0], by, x != NULL ? x : "time", out_dir);
-    } else if (rc == EXIT_OK) {
-        if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)
-            rc = report(&err);
-        else
-            printf("plots in %s\n", out_dir != NULL ? out_dir : dirs[0]);
-    }
-    free(dirs);
+    if (rc == EXIT_OK)
+        rc = a.by != NULL ? plot_sweep(&a) : plot_runs(&a);
+    free(a.dirs);
     return rc;
 }
 

@@ -3,13 +3,13 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/curves.h"
 #include "app/index.h"
 #include "app/stats.h"
-#include "sim/cfg.h"
 
 #define PATH_TEXT  2048
 #define LINE_TEXT  4096
@@ -128,61 +128,13 @@ static int read_workers(const char *dir, run *r, sim_err *err)
     return rc;
 }
 
-/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy), or NaN. */
-static double stop_target(const char *dir)
-{
-    char path[PATH_TEXT];
-    if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
-        return (double)NAN;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return (double)NAN;
-    size_t cap = 1 << 14, n = 0;
-    char *text = malloc(cap);
-    while (text != NULL && (n += fread(text + n, 1, cap - n, f)) == cap) {
-        char *t = realloc(text, cap *= 2);
-        if (t == NULL)
-            free(text);
-        text = t;
-    }
-    fclose(f);
-    double v = NAN;
-    sim_cfg *root = text != NULL ? sim_cfg_parse(text, n, path, NULL) : NULL, *sc = NULL,
-            *stop = NULL;
-    free(text);
-    if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == 0 && sc != NULL &&
-        sim_cfg_child(sc, "stop", &stop, NULL) == 0 && stop != NULL &&
-        sim_cfg_has(stop, "target_accuracy") && !sim_cfg_is_null(stop, "target_accuracy") &&
-        sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, &v, NULL) != 0)
-        v = NAN;
-    sim_cfg_destroy(root);
-    return v;
-}
-
 /* The target: --target, else the runs' common stop target (NaN when none has one). */
 static int find_target(report *rp, sim_err *err)
 {
     rp->target = rp->o->target;
     if (!isnan(rp->target))
         return SIM_OK;
-    char dir[PATH_TEXT];
-    const char *first = NULL;
-    for (size_t r = 0; r < rp->ix.nrows; r++) {
-        if (!app_index_has_results(&rp->ix, r))
-            continue;
-        snprintf(dir, sizeof(dir), "%s/%s", rp->o->sweep_dir, app_index_cell(&rp->ix, r, 1));
-        double t = stop_target(dir);
-        if (first == NULL) {
-            first = app_index_cell(&rp->ix, r, 1);
-            rp->target = t;
-        } else if (!(t == rp->target || (isnan(t) && isnan(rp->target)))) {
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: the runs stop at different target accuracies (%g in %s, %g "
-                               "in %s): choose one with --target",
-                               rp->ix.path, rp->target, first, t, app_index_cell(&rp->ix, r, 1));
-        }
-    }
-    return SIM_OK;
+    return app_index_stop_target(&rp->ix, rp->o->sweep_dir, &rp->target, err);
 }
 
 static int read_run(report *rp, size_t r, sim_err *err)

@@ -343,6 +343,134 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
 }
 END_TEST
 
+/* The value in column `col` of data row `row` (0 = first after the header) of a CSV. */
+static double csv_at(const char *csv, size_t row, const char *col)
+{
+    char key[32];
+    snprintf(key, sizeof(key), "%zu", row);
+    /* csv_get keys rows by their first field: prefix each row with its number. */
+    size_t len = strlen(csv) * 2 + 64, k = 0, r = 0;
+    char *text = malloc(len);
+    k += (size_t)snprintf(text, len, "row,");
+    for (const char *p = csv; *p != '\0'; p++) {
+        text[k++] = *p;
+        if (*p == '\n' && p[1] != '\0')
+            k += (size_t)snprintf(text + k, len - k, "%zu,", r++);
+    }
+    text[k] = '\0';
+    double v = csv_get(text, key, col);
+    free(text);
+    return v;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* plot --by: bands at the 95% interval of the mean (or min-max), time to target from the
+ * curves with the groups that did not reach it marked, any number of groups. */
+START_TEST(plot_by_draws_intervals_and_time_to_target_from_the_curves)
+{
+    char *dir = hand_sweep(), out[1100], path[1300];
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    result r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *band = harness_slurp(out, "by-proto-0.csv"),
+         *ttt = harness_slurp(out, "ttt-by-proto.csv");
+    double m, h;
+    /* Row 1 of a's curves: 0.5, 0.7, 0.79, 0.75. */
+    hand_ci((const double[]){ 0.5, 0.7, 0.79, 0.75 }, 4, &m, &h);
+    near(csv_at(band, 1, "acc_mean"), m, "band mean");
+    near(csv_at(band, 1, "acc_lo"), m - h, "band lo");
+    near(csv_at(band, 1, "acc_hi"), m + h, "band hi");
+    ck_assert_double_eq(csv_at(band, 1, "n"), 4);
+    ck_assert_double_eq(csv_at(band, 3, "n"), 3); /* a4 has three rows */
+    hand_ci((const double[]){ 2, 3, 5 }, 3, &m, &h);
+    near(csv_get(ttt, "a", "mean"), m, "ttt mean");
+    near(csv_get(ttt, "a", "hi"), m + h, "ttt hi");
+    ck_assert_ptr_nonnull(strstr(ttt, ",3/4,NaN,-\n"));
+    ck_assert(isnan(csv_get(ttt, "b", "mean")));
+    ck_assert_ptr_nonnull(strstr(ttt, "\nb,NaN,NaN,NaN,0,2,NaN,-,0,not reached (> 4 s)\n"));
+    snprintf(path, sizeof(path), "%s/ttt-by-proto.png", out);
+    ck_assert(exists(path));
+    free(band);
+    free(ttt);
+    /* --band minmax, another target. */
+    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--band", "minmax",
+                                 "--target", "0.7", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    band = harness_slurp(out, "by-proto-0.csv");
+    ttt = harness_slurp(out, "ttt-by-proto.csv");
+    ck_assert_double_eq(csv_at(band, 1, "acc_lo"), 0.5);
+    ck_assert_double_eq(csv_at(band, 1, "acc_hi"), 0.79);
+    near(csv_get(ttt, "a", "mean"), 2.75, "ttt at 0.7");
+    free(band);
+    free(ttt);
+    /* A target no run reached: no time-to-target figure, and the log says why. */
+    r = hetsim(
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--target", "0.99", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "no ttt-by-proto.png: no run reached test accuracy 0.99"));
+    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "--band", "sd", NULL });
+    ck_assert_int_eq(r.status, 2);
+    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "--target", "2", NULL });
+    ck_assert_int_eq(r.status, 2);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Twenty values of a key in one figure (the limit was eight). */
+START_TEST(plot_by_draws_twenty_groups_in_one_figure)
+{
+    char *dir = harness_tmpdir("report"), name[32], out[1100], path[1300];
+    char *index = malloc(65536);
+    size_t len = (size_t)snprintf(index, 65536, "%s", index_head);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "r%d", i);
+        fake_run(dir, name, i % 2 ? "0:0.1 1:0.6 2:0.9" : "0:0.1 1:0.5 2:0.85", 1, 1, 0, 0, 1, 0.8);
+        len += (size_t)snprintf(index + len, 65536 - len,
+                                "%d,%s,p%02d,0.1,%d,time,2,0.9,0.9,,1,0\n", i, name, i / 2, i % 2);
+    }
+    write_file(dir, "index.csv", index);
+    free(index);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    result r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    snprintf(path, sizeof(path), "%s/by-proto-19.csv", out);
+    ck_assert(exists(path));
+    snprintf(path, sizeof(path), "%s/by-proto.png", out);
+    ck_assert(exists(path));
+    snprintf(path, sizeof(path), "%s/ttt-by-proto.png", out);
+    ck_assert(exists(path));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* plot RUN...: arguments that are not runs are skipped with a warning; a sweep's directory
+ * is pointed to --by. */
+START_TEST(plot_runs_skips_non_runs_and_points_a_sweep_to_by)
+{
+    char *dir = hand_sweep(), a1[1100], a2[1100], junk[1100], out[1100];
+    snprintf(a1, sizeof(a1), "%s/a1", dir);
+    snprintf(a2, sizeof(a2), "%s/a2", dir);
+    snprintf(junk, sizeof(junk), "%s/index.csv", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    result r = hetsim((const char *[]){ "plot", a1, junk, a2, "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "index.csv: not a run directory (no metrics.csv)"));
+    r = hetsim((const char *[]){ "plot", dir, "-o", out, NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "is a sweep's directory: draw its runs with `hetsim plot") != NULL,
+                  "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "--by KEY"));
+    r = hetsim((const char *[]){ "plot", junk, NULL });
+    ck_assert_int_eq(r.status, 2);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A small synthetic scenario: a run takes a few milliseconds. */
 static const char base_json[] =
     "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
@@ -416,6 +544,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, report_best_over_picks_each_groups_best_value);
     tcase_add_test(tc, report_refuses_bad_usage_with_exit_code_2_and_prints_nothing);
     tcase_add_test(tc, sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key);
+    tcase_add_test(tc, plot_by_draws_intervals_and_time_to_target_from_the_curves);
+    tcase_add_test(tc, plot_by_draws_twenty_groups_in_one_figure);
+    tcase_add_test(tc, plot_runs_skips_non_runs_and_points_a_sweep_to_by);
     tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
     return s;

@@ -274,10 +274,20 @@ static int plot_runs(plot_args *a)
     sim_err err;
     sim_err_clear(&err);
     const char *out = a->out_dir != NULL ? a->out_dir : a->dirs[0];
-    if (sim_plot_runs(a->dirs, kept, out, &err) != SIM_OK)
-        return report(&err);
-    printf("plots in %s\n", out);
-    return EXIT_OK;
+    char **labels = calloc(kept, sizeof(*labels));
+    int rc = labels == NULL ? EXIT_RUN : EXIT_OK;
+    /* Sweep points are told apart by their overrides, not by the base scenario's name. */
+    if (rc == EXIT_OK && app_sweep_point_labels(a->dirs, kept, labels, &err) != SIM_OK)
+        rc = report(&err);
+    if (rc == EXIT_OK &&
+        sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, &err) != SIM_OK)
+        rc = report(&err);
+    if (rc == EXIT_OK)
+        printf("plots in %s\n", out);
+    for (size_t i = 0; labels != NULL && i < kept; i++)
+        free(labels[i]);
+    free(labels);
+    return rc;
 }
 
 static int cmd_plot(int argc, char **argv)

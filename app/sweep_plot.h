@@ -43,4 +43,11 @@ typedef struct app_sweep_plot_options {
  * SIM_ENOMEM. */
 int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err);
 
+/* Labels for `hetsim plot RUN...`: labels[i] receives, for a run that is a point of a sweep
+ * (its parent directory's index.csv lists its directory), its overrides "KEY=VALUE,..." (the
+ * swept keys and seed) that differ between the sweep points among `dirs`, or all of them
+ * when none differ; NULL for any other run. The caller frees each label. SIM_ENOMEM only (an
+ * unreadable index leaves the label NULL). */
+int app_sweep_point_labels(const char *const *dirs, size_t n, char **labels, sim_err *err);
+
 #endif

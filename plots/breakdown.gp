@@ -25,9 +25,9 @@ if (!exists("downs")) { downs = ""; do for [i = 1:n] { downs = downs . " 1" } }
 if (!exists("workers")) { workers = "" }
 
 # Layout only: panel grid and a canvas that keeps each panel about 1000 x 300 or larger.
-cols = n <= 3 ? 1 : 2
+cols = n <= 3 ? 1 : n <= 16 ? 2 : n <= 36 ? 3 : 4
 rows = (n + cols - 1) / cols
-width = cols == 1 ? 1000 : 1600
+width = cols == 1 ? 1000 : 800 * cols
 height = rows == 1 ? 600 : 80 + 300 * rows
 
 set terminal pngcairo size width,height font "Sans,12" noenhanced linewidth 1

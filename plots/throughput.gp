@@ -13,7 +13,13 @@
 
 n = words(ins)
 
-set terminal pngcairo size 1000,600 font "Sans,12" noenhanced linewidth 1
+# Long labels (a sweep point's overrides) put the legend below the plot (two columns if they
+# fit); otherwise it is to the right. The canvas grows with the legend.
+maxlen = 0
+do for [i = 1:n] { if (strlen(word(titles, i)) > maxlen) { maxlen = strlen(word(titles, i)) } }
+below = maxlen > 24 ? 1 : 0
+height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
+set terminal pngcairo size 1000,height font "Sans,12" noenhanced linewidth 1
 set output out
 set encoding utf8
 
@@ -47,8 +53,11 @@ set ytics nomirror
 set xtics nomirror
 set grid xtics ytics lt 1 lc rgb "#dddddd" lw 1 dt solid
 set border 3
-set key outside right top vertical Left reverse samplen 3.5 spacing 1.3 width -2
+set key outside right top vertical Left reverse samplen 3.5 spacing (n > 12 ? 1.0 : 1.3) width 1
+if (below) { set key below center horizontal Left reverse samplen 3.5 spacing 1.1 maxcols 2 width 1 }
 
+# Past eight runs the colours repeat, with a new dash pattern for each further eight.
+dash(i) = 1 + ((i - 1) / 8) % 5
 plot for [i = 1:n] word(ins, i) using "time_s":"throughput_sps" \
-         with fsteps lt i lw 2 title word(titles, i)
+         with fsteps lt i lw 2 dt dash(i) title word(titles, i)
 unset output

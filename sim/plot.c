@@ -543,7 +543,8 @@ done:
 }
 
 /* Checks the run directories and reads what the figures need from them. */
-static int scan_runs(const char *const *dirs, plot_run *runs, size_t n, sim_err *err)
+static int scan_runs(const char *const *dirs, const char *const *labels, plot_run *runs, size_t n,
+                     sim_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         runs[i].metrics = join(dirs[i], "metrics.csv");
@@ -555,19 +556,22 @@ static int scan_runs(const char *const *dirs, plot_run *runs, size_t n, sim_err 
             rc = scan_workers(&runs[i], err);
         if (rc != SIM_OK)
             return rc;
-        read_label(dirs[i], runs[i].label);
+        if (labels != NULL && labels[i] != NULL)
+            set_label(runs[i].label, labels[i]);
+        else
+            read_label(dirs[i], runs[i].label);
         make_unique(runs, i);
     }
     return SIM_OK;
 }
 
-int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err)
+int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
+                  sim_err *err)
 {
     if (dirs == NULL || n == 0)
         return sim_err_set(err, SIM_EINVAL, NULL, "no run directories to plot");
     if (n > SIM_PLOT_MAX_RUNS)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "at most %d runs fit in one figure (one colour each), got %zu",
+        return sim_err_set(err, SIM_EINVAL, NULL, "at most %d runs fit in one figure, got %zu",
                            SIM_PLOT_MAX_RUNS, n);
     int rc = check_path("output directory", out_dir, err);
     for (size_t i = 0; i < n && rc == SIM_OK; i++)
@@ -579,7 +583,7 @@ int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_er
     if (runs == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     char *gnuplot = NULL;
-    rc = scan_runs(dirs, runs, n, err);
+    rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
         rc = find_on_path("gnuplot", &gnuplot, err);
     if (rc == SIM_OK)

@@ -37,8 +37,10 @@ typedef enum sim_plot_format {
     SIM_PLOT_SVG,     /* ".svg" */
 } sim_plot_format;
 
-/* At most this many runs per figure: the scripts have eight distinguishable colours. */
-#define SIM_PLOT_MAX_RUNS 8
+/* At most this many runs per figure. The scripts have eight colours and cycle them with
+ * point markers or dash patterns, so lines stay apart past eight; the breakdown figure has a
+ * panel per run, which past this many would be too small to read. */
+#define SIM_PLOT_MAX_RUNS 64
 
 /* Run labels (from summary.json's "name") are cut to this many bytes before a "-2" suffix. */
 #define SIM_PLOT_LABEL_MAX 40
@@ -54,8 +56,9 @@ extern const size_t sim_plot_nscripts;
 const char *sim_plot_script(const char *name);
 
 /* Draws convergence.png, throughput.png and breakdown.png for the `n` run directories
- * `dirs` into `out_dir`, which is created (with its parents) if missing. Each run is
- * labelled by the "name" line of its summary.json (without summary.json: the directory's
+ * `dirs` into `out_dir`, which is created (with its parents) if missing. Run i is labelled
+ * `labels[i]` when `labels` and it are not NULL (the caller's: a sweep point's overrides),
+ * else by the "name" line of its summary.json (without summary.json: the directory's
  * base name); characters gnuplot cannot take in a label become '_', labels are cut to
  * SIM_PLOT_LABEL_MAX bytes, and a repeated label gets "-2", "-3", ...
  *
@@ -71,7 +74,8 @@ const char *sim_plot_script(const char *name);
  * figure is not whole or cannot be synced or renamed (sim_plot_commit, naming the file).
  * SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
  * models) are fine: convergence.png then says that no accuracy was recorded. */
-int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err);
+int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
+                  sim_err *err);
 
 /* Draws out_dir/png (created with its parents if missing) with the embedded script
  * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';

@@ -41,9 +41,9 @@ enum {
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
-    "       hetsim plot RUN_DIR... [-o DIR]\n"
+    "       hetsim plot RUN_DIR... [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [--band ci|minmax]\n"
-    "                   [--target ACC] [-o DIR]\n"
+    "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
@@ -62,7 +62,8 @@ static const char usage[] =
     "          (arguments that are not runs are skipped); with --by, a sweep's runs: a line\n"
     "          per value of KEY (mean over its runs, with a band: the 95% interval of the\n"
     "          mean, or min-max) and bars of time to target accuracy ACC (default: the\n"
-    "          runs' stop target) read from the curves\n"
+    "          runs' stop target) read from the curves; --format pdf or svg for vector\n"
+    "          figures, --style DIR to draw with one's own copies of the scripts\n"
     "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
     "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
     "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
@@ -204,7 +205,8 @@ static int cmd_validate(int argc, char **argv)
 }
 
 typedef struct plot_args {
-    const char *out_dir, *by, *x, *band, *target;
+    const char *out_dir, *by, *x, *band, *target, *format, *style;
+    sim_plot_format fmt;
     const char **dirs; /* (n) */
     size_t n;
 } plot_args;
@@ -224,6 +226,7 @@ static int plot_sweep(const plot_args *a)
                                  .x = cols[i],
                                  .band = APP_CURVE_BAND_CI95,
                                  .target = NAN,
+                                 .format = a->fmt,
                                  .out_dir = a->out_dir != NULL ? a->out_dir : a->dirs[0] };
     if (a->band != NULL && strcmp(a->band, "minmax") == 0)
         o.band = APP_CURVE_BAND_MINMAX;
@@ -280,7 +283,7 @@ static int plot_runs(plot_args *a)
     if (rc == EXIT_OK && app_sweep_point_labels(a->dirs, kept, labels, &err) != SIM_OK)
         rc = report(&err);
     if (rc == EXIT_OK &&
-        sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, &err) != SIM_OK)
+        sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, a->fmt, &err) != SIM_OK)
         rc = report(&err);
     if (rc == EXIT_OK)
         printf("plots in %s\n", out);
@@ -303,6 +306,8 @@ static int cmd_plot(int argc, char **argv)
                             : strcmp(o, "--x") == 0      ? &a.x
                             : strcmp(o, "--band") == 0   ? &a.band
                             : strcmp(o, "--target") == 0 ? &a.target
+                            : strcmp(o, "--format") == 0 ? &a.format
+                            : strcmp(o, "--style") == 0  ? &a.style
                                                          : NULL;
         if (slot != NULL) {
             if (i + 1 >= argc)
@@ -317,12 +322,24 @@ static int cmd_plot(int argc, char **argv)
     }
     if (rc == EXIT_OK && a.n == 0)
         rc = usage_error("%s", "plot needs at least one run directory");
+    a.fmt = SIM_PLOT_PNG;
+    if (rc == EXIT_OK && a.format != NULL) {
+        a.fmt = strcmp(a.format, "pdf") == 0   ? SIM_PLOT_PDF
+                : strcmp(a.format, "svg") == 0 ? SIM_PLOT_SVG
+                : strcmp(a.format, "png") == 0 ? SIM_PLOT_PNG
+                                               : SIM_PLOT_UNKNOWN;
+        if (a.fmt == SIM_PLOT_UNKNOWN)
+            rc = usage_error("--format takes png, pdf or svg, got \"%s\"", a.format);
+    }
     if (rc == EXIT_OK && a.by == NULL && (a.x != NULL || a.band != NULL || a.target != NULL))
         rc = usage_error("%s", "--x, --band and --target go with --by (sweep figures)");
     if (rc == EXIT_OK && a.by != NULL && a.n != 1)
         rc = usage_error("%s", "plot --by takes one sweep directory");
     sim_err err;
     sim_err_clear(&err);
+    size_t found = 0;
+    if (rc == EXIT_OK && a.style != NULL && sim_plot_set_style(a.style, &found, &err) != SIM_OK)
+        rc = report(&err);
     /* Figures are files: into a run directory is fine, into a new directory under one is not
      * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
     if (rc == EXIT_OK && a.out_dir != NULL &&

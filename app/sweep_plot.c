@@ -138,6 +138,12 @@ static int write_ttt(const char *out_dir, const char *name, const group *g, size
     return sim_file_commit(out, err);
 }
 
+/* The figures' file extension. */
+static const char *ext_of(const app_sweep_plot_options *o)
+{
+    return o->format == SIM_PLOT_PDF ? "pdf" : o->format == SIM_PLOT_SVG ? "svg" : "png";
+}
+
 static int draw_bands(const app_sweep_plot_options *o, const group *g, size_t ng, sim_err *err)
 {
     static const char *const xlabels[APP_CURVE_NCOLS] = {
@@ -168,7 +174,7 @@ static int draw_bands(const app_sweep_plot_options *o, const group *g, size_t ng
         free(vars);
         return rc != SIM_OK ? rc : oom(err);
     }
-    snprintf(png, sizeof(png), "by-%s.png", o->key);
+    snprintf(png, sizeof(png), "by-%s.%s", o->key, ext_of(o));
     if (rc == SIM_OK)
         rc = sim_plot_draw("bands.gp", vars, o->out_dir, png, err);
     free(vars);
@@ -179,7 +185,7 @@ static int draw_ttt(const app_sweep_plot_options *o, double target, const group 
                     FILE *log, sim_err *err)
 {
     char name[PATH_TEXT], png[PATH_TEXT], vars[3 * PATH_TEXT];
-    snprintf(png, sizeof(png), "ttt-by-%s.png", o->key);
+    snprintf(png, sizeof(png), "ttt-by-%s.%s", o->key, ext_of(o));
     if (isnan(target)) {
         if (log != NULL)
             fprintf(log,

@@ -3,12 +3,11 @@
  *
  * Reads SWEEP_DIR/index.csv (app/index.h) and the metrics.csv of every run it lists, groups
  * the runs by the value of the column KEY (a swept key, or "seed"), and draws:
- *   by-KEY.png      test accuracy, test loss and throughput against x, a line per value of
- *                   KEY at the mean over its runs (its seeds, and any other grid entry) with
- *                   a band: the 95% Student-t interval of the mean (default) or the min-max
- *                   over the runs (plots/bands.gp); any number of values, colours and dash
- *                   patterns cycled, the legend outside the panels;
- *   ttt-by-KEY.png  time to test accuracy ACC per value of KEY, read from the curves whether
+ *   by-KEY.png      (or .pdf, .svg: --format) test accuracy, test loss and throughput against x, a
+ * line per value of KEY at the mean over its runs (its seeds, and any other grid entry) with a
+ * band: the 95% Student-t interval of the mean (default) or the min-max over the runs
+ * (plots/bands.gp); any number of values, colours and dash patterns cycled, the legend outside the
+ * panels; ttt-by-KEY.png  time to test accuracy ACC per value of KEY, read from the curves whether
  *                   or not the runs stopped there: a bar at the mean over the runs that
  *                   reached it with its 95% interval, "k/n reached" when some did not, "not
  *                   reached (> T s)" when none did (plots/bars.gp); the title states ACC.
@@ -26,6 +25,7 @@
 
 #include "app/curves.h"
 #include "sim/err.h"
+#include "sim/plot.h"
 
 typedef struct app_sweep_plot_options {
     const char *sweep_dir;    /* the sweep's output directory */
@@ -33,6 +33,7 @@ typedef struct app_sweep_plot_options {
     enum app_curve_col x;     /* APP_CURVE_TIME, _SAMPLES or _EPOCH */
     enum app_curve_band band; /* the bands of by-KEY.png */
     double target;            /* the target accuracy, or NaN: the runs' stop target */
+    sim_plot_format format;   /* the figures' format (PNG, PDF or SVG) */
     const char *out_dir;      /* where the figures go */
 } app_sweep_plot_options;
 

@@ -13,7 +13,8 @@
 #   titles   space-separated series labels in the same order (no spaces)
 #   heading  the figure's title (no quotes)
 #   xlabel   the x axis label
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 # Example:
 #   gnuplot -e "ins='a.csv b.csv'; titles='a b'; heading='x'; xlabel='s'; out='o.png'" bands.gp
 
@@ -21,7 +22,17 @@ n = words(ins)
 
 # Taller with many series, so that each panel's legend fits beside it.
 height = n > 16 ? 1100 + 3 * 17 * (n - 16) : 1100
-set terminal pngcairo size 1000,height font "Sans,11" noenhanced linewidth 1
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(1000, height, 11)
 set output out
 set encoding utf8
 

@@ -10,12 +10,23 @@
 #   nbars    optional: the number of rows (a wider figure for many)
 #   heading  the figure's title (no quotes)
 #   ylabel   the y axis label
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 # Example:
 #   gnuplot -e "in='ttt.csv'; heading='time to target'; ylabel='s'; out='ttt.png'" bars.gp
 
 if (!exists("nbars")) nbars = 1
-set terminal pngcairo size (nbars > 12 ? 900 + 45 * (nbars - 12) : 900),600 font "Sans,12" noenhanced linewidth 1
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(nbars > 12 ? 900 + 45 * (nbars - 12) : 900, 600, 12)
 set output out
 set encoding utf8
 set datafile separator ","

@@ -6,7 +6,8 @@
 # ahead of this script:
 #   ins      space-separated metrics.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 #   has_acc  optional: a 0/1 word per run, 1 if that run recorded test accuracy or loss.
 #            A run with 0 is listed in the key as "<label>: no accuracy"; when no run has
 #            any (timing-only models), the figure says so instead of failing on empty data.
@@ -22,7 +23,17 @@ maxlen = 0
 do for [i = 1:n] { if (strlen(word(titles, i)) > maxlen) { maxlen = strlen(word(titles, i)) } }
 below = maxlen > 24 ? 1 : 0
 height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
-set terminal pngcairo size 1000,height font "Sans,12" noenhanced linewidth 1
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(1000, height, 12)
 set output out
 set encoding utf8
 

@@ -81,7 +81,7 @@ static void assert_png(const char *dir, const char *name)
 static int plot(const char *const *dirs, size_t n, const char *out, sim_err *err)
 {
     sim_err_clear(err);
-    return sim_plot_runs(dirs, NULL, n, out, err);
+    return sim_plot_runs(dirs, NULL, n, out, SIM_PLOT_PNG, err);
 }
 
 START_TEST(plot_draws_three_pngs_for_one_real_run)

@@ -471,6 +471,90 @@ START_TEST(plot_runs_skips_non_runs_and_points_a_sweep_to_by)
 }
 END_TEST
 
+/* The file dir/name is a whole figure of its format: a PNG's last chunk is IEND, a PDF
+ * starts with %PDF- and ends with %%EOF, an SVG parses as XML (python3's parser). */
+static void whole_figure(const char *dir, const char *name)
+{
+    size_t n = 0;
+    char path[1300];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char *d = harness_read(path, &n);
+    const char *ext = strrchr(name, '.');
+    if (strcmp(ext, ".png") == 0) {
+        ck_assert_msg(n > 20 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0, "%s: no PNG", path);
+        ck_assert_msg(memcmp(d + n - 8, "IEND", 4) == 0, "%s: no IEND chunk at the end", path);
+    } else if (strcmp(ext, ".pdf") == 0) {
+        ck_assert_msg(n > 20 && memcmp(d, "%PDF-", 5) == 0, "%s: no PDF header", path);
+        while (n > 0 && (d[n - 1] == '\n' || d[n - 1] == '\r'))
+            n--;
+        ck_assert_msg(n > 5 && memcmp(d + n - 5, "%%EOF", 5) == 0, "%s: no %%%%EOF", path);
+    } else {
+        char cmd[1500];
+        snprintf(cmd, sizeof(cmd),
+                 "python3 -c 'import sys, xml.etree.ElementTree as E; "
+                 "sys.exit(E.parse(sys.argv[1]).getroot().tag.endswith(\"svg\") == False)' '%s'",
+                 path);
+        ck_assert_msg(system(cmd) == 0, "%s: not an SVG document", path);
+    }
+    free(d);
+}
+
+/* --format png|pdf|svg: every figure of plot --by and plot RUN... in that format, whole. */
+START_TEST(plot_writes_whole_png_pdf_and_svg_figures)
+{
+    static const char *const formats[] = { "png", "pdf", "svg" };
+    char *dir = hand_sweep(), out[1100], a1[1100], b1[1100], name[64];
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    snprintf(a1, sizeof(a1), "%s/a1", dir);
+    snprintf(b1, sizeof(b1), "%s/b1", dir);
+    for (size_t i = 0; i < 3; i++) {
+        const char *f = formats[i];
+        result r = hetsim(
+            (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--format", f, NULL });
+        ck_assert_msg(r.status == 0, "%s: %s", f, r.err);
+        r = hetsim((const char *[]){ "plot", a1, b1, "-o", out, "--format", f, NULL });
+        ck_assert_msg(r.status == 0, "%s: %s", f, r.err);
+        static const char *const figs[] = { "by-proto", "ttt-by-proto", "convergence", "throughput",
+                                            "breakdown" };
+        for (size_t k = 0; k < 5; k++) {
+            snprintf(name, sizeof(name), "%s.%s", figs[k], f);
+            whole_figure(out, name);
+        }
+    }
+    result r = hetsim((const char *[]){ "plot", a1, "--format", "eps", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--format takes png, pdf or svg"));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* --style DIR: the scripts found there replace the built-in ones (any subset). */
+START_TEST(plot_style_draws_with_the_users_copies_of_the_scripts)
+{
+    char *dir = hand_sweep(), style[1100], empty[1100], a1[1100], out[1100];
+    snprintf(style, sizeof(style), "%s/style", dir);
+    snprintf(empty, sizeof(empty), "%s/empty", dir);
+    snprintf(a1, sizeof(a1), "%s/a1", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    ck_assert_int_eq(mkdir(style, 0777), 0);
+    ck_assert_int_eq(mkdir(empty, 0777), 0);
+    write_file(style, "convergence.gp", "this is not gnuplot\n");
+    /* The broken copy is used: the run figures fail, naming gnuplot's complaint. */
+    result r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", style, NULL });
+    ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "gnuplot failed drawing convergence.png"));
+    /* The sweep figures' scripts are not in the style: built in, they draw. */
+    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--style", style, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", empty, NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "holds none of hetsim's plot scripts"));
+    r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", a1, NULL });
+    ck_assert_int_eq(r.status, 2);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A small synthetic scenario: a run takes a few milliseconds. */
 static const char base_json[] =
     "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
@@ -547,6 +631,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, plot_by_draws_intervals_and_time_to_target_from_the_curves);
     tcase_add_test(tc, plot_by_draws_twenty_groups_in_one_figure);
     tcase_add_test(tc, plot_runs_skips_non_runs_and_points_a_sweep_to_by);
+    tcase_add_test(tc, plot_writes_whole_png_pdf_and_svg_figures);
+    tcase_add_test(tc, plot_style_draws_with_the_users_copies_of_the_scripts);
     tcase_set_timeout(tc, 240);
     suite_add_tcase(s, tc);
     return s;

@@ -10,6 +10,12 @@ import tempfile
 try:
     import pandas as pd
 except ImportError:
+    # Debian's python3-pandas serves Debian's python3: another python3 first on PATH (a
+    # pyenv, a venv) does not see it, so the script runs again under the system's.
+    system = "/usr/bin/python3"
+    if os.path.realpath(sys.executable) != os.path.realpath(system) and os.access(system, os.X_OK) \
+            and subprocess.run([system, "-c", "import pandas"], capture_output=True).returncode == 0:
+        os.execv(system, [system] + sys.argv)
     print("SKIP: python3-pandas is not installed")
     sys.exit(77)
 

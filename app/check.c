@@ -14,9 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "app/curves.h"
+#include "app/stats.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/cfg.h"
@@ -716,22 +715,20 @@ static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve 
         verdict *r = &v[st];
         memset(r, 0, sizeof(*r));
         for (size_t s = 0; s < k; s++)
-            r->gmean += (x[st][s] = summary(&g->curve[s], (enum stat_id)st)) / (double)k;
+            x[st][s] = summary(&g->curve[s], (enum stat_id)st);
+        if (app_stats_mean_sd(x[st], k, &r->gmean, &r->gsd) < k)
+            r->gmean = NAN; /* a golden seed without values: not tested */
         for (size_t s = 0; s < m; s++)
             r->rmean += summary(&runs[s], (enum stat_id)st) / (double)m;
         r->tested = !isnan(r->gmean);
         tested += r->tested;
     }
     double df = (double)(k - 1);
-    *q = gsl_cdf_tdist_Qinv(APP_CHECK_ALPHA / (2.0 * (double)(tested > 0 ? tested : 1)), df);
+    *q = app_stats_t_quantile(APP_CHECK_ALPHA / (2.0 * (double)(tested > 0 ? tested : 1)), df);
     for (size_t st = 0; st < NSTATS; st++) {
         verdict *r = &v[st];
         if (!r->tested)
             continue;
-        double ssx = 0.0;
-        for (size_t s = 0; s < k; s++)
-            ssx += (x[st][s] - r->gmean) * (x[st][s] - r->gmean);
-        r->gsd = sqrt(ssx / df);
         r->floor = floor_of(sc, (enum stat_id)st, r->gmean);
         r->half = fmax(*q * r->gsd * sqrt(1.0 / (double)k + 1.0 / (double)m), r->floor);
         r->ok = isfinite(r->rmean) && fabs(r->rmean - r->gmean) <= r->half;
@@ -770,9 +767,11 @@ static int figure(const char *dir, const gold *g, const app_curve *runs, size_t 
     *drawn = false;
     int rc = write_stats(dir, v, err);
     if (rc == SIM_OK)
-        rc = app_curve_write_band(dir, "check-golden.csv", g->curve, g->k, APP_CURVE_TIME, err);
+        rc = app_curve_write_band(dir, "check-golden.csv", g->curve, g->k, APP_CURVE_TIME,
+                                  APP_CURVE_BAND_MINMAX, err);
     if (rc == SIM_OK)
-        rc = app_curve_write_band(dir, "check-run.csv", runs, m, APP_CURVE_TIME, err);
+        rc = app_curve_write_band(dir, "check-run.csv", runs, m, APP_CURVE_TIME,
+                                  APP_CURVE_BAND_MINMAX, err);
     if (rc != SIM_OK)
         return rc;
     sim_err why;

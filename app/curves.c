@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/stats.h"
 #include "sim/output.h"
 
 #define LINE_MAX_  4096
@@ -144,6 +145,19 @@ void app_curve_fini(app_curve *c)
     memset(c, 0, sizeof(*c));
 }
 
+double app_curve_time_to(const app_curve *c, double target)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->col[APP_CURVE_ACC][i] >= target) /* false for NaN */
+            return c->col[APP_CURVE_TIME][i];
+    return (double)NAN;
+}
+
+double app_curve_last_time(const app_curve *c)
+{
+    return c->n > 0 ? c->col[APP_CURVE_TIME][c->n - 1] : 0.0;
+}
+
 static void put(FILE *f, double v)
 {
     if (isnan(v))
@@ -153,14 +167,19 @@ static void put(FILE *f, double v)
 }
 
 int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
-                         enum app_curve_col x_col, sim_err *err)
+                         enum app_curve_col x_col, enum app_curve_band band, sim_err *err)
 {
     static const enum app_curve_col ys[] = { APP_CURVE_ACC, APP_CURVE_LOSS, APP_CURVE_TP };
+    double *v = calloc(n + 1, sizeof(*v));
+    if (v == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     sim_file *out = sim_file_open(dir, name, err);
-    if (out == NULL)
+    if (out == NULL) {
+        free(v);
         return err->code;
+    }
     FILE *f = sim_file_stream(out);
-    fputs("x,acc_mean,acc_lo,acc_hi,loss_mean,loss_lo,loss_hi,tp_mean,tp_lo,tp_hi\n", f);
+    fputs("x,acc_mean,acc_lo,acc_hi,loss_mean,loss_lo,loss_hi,tp_mean,tp_lo,tp_hi,n\n", f);
     size_t rows = 0;
     for (size_t k = 0; k < n; k++)
         rows = curves[k].n > rows ? curves[k].n : rows;
@@ -174,22 +193,23 @@ int app_curve_write_band(const char *dir, const char *name, const app_curve *cur
             }
         fprintf(f, "%.9g", x / (double)nx);
         for (size_t y = 0; y < 3; y++) {
-            double sum = 0.0, lo = INFINITY, hi = -INFINITY;
-            size_t m = 0;
+            double lo = INFINITY, hi = -INFINITY, mean = NAN, half = NAN;
             for (size_t k = 0; k < n; k++) {
-                double v = i < curves[k].n ? curves[k].col[ys[y]][i] : (double)NAN;
-                if (isnan(v))
-                    continue;
-                sum += v;
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-                m++;
+                v[k] = i < curves[k].n ? curves[k].col[ys[y]][i] : (double)NAN;
+                lo = isnan(v[k]) ? lo : fmin(lo, v[k]);
+                hi = isnan(v[k]) ? hi : fmax(hi, v[k]);
             }
-            put(f, m > 0 ? sum / (double)m : (double)NAN);
+            size_t m = app_stats_mean_ci(v, n, &mean, &half);
+            if (band == APP_CURVE_BAND_CI95) {
+                lo = m > 1 ? mean - half : mean;
+                hi = m > 1 ? mean + half : mean;
+            }
+            put(f, mean);
             put(f, m > 0 ? lo : (double)NAN);
             put(f, m > 0 ? hi : (double)NAN);
         }
-        fputc('\n', f);
+        fprintf(f, ",%zu\n", nx);
     }
+    free(v);
     return sim_file_commit(out, err);
 }

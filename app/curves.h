@@ -43,10 +43,26 @@ int app_curve_read_strict(const char *dir, app_curve *c, sim_err *err);
 /* Frees what `c` owns and zeroes it. */
 void app_curve_fini(app_curve *c);
 
+/* The simulated time (time_s) of the first evaluation whose test accuracy is at least
+ * `target`, or NaN if none is: the time to target read from the curve, whether or not the
+ * run stopped there. */
+double app_curve_time_to(const app_curve *c, double target);
+
+/* The simulated time of the last evaluation (0 without rows): how long a run that never
+ * reached its target was observed. */
+double app_curve_last_time(const app_curve *c);
+
+/* What the band around a mean curve spans. */
+enum app_curve_band {
+    APP_CURVE_BAND_CI95 = 0, /* the 95% Student-t interval of the mean (app/stats.h) */
+    APP_CURVE_BAND_MINMAX,   /* the minimum and maximum */
+};
+
 /* Writes dir/name (atomically), a CSV with the columns x, acc_mean, acc_lo, acc_hi,
- * loss_mean, loss_lo, loss_hi, tp_mean, tp_lo, tp_hi: per row index, the mean, minimum
- * and maximum over the `n` curves that have that row (x: the mean of column `x_col`). */
+ * loss_mean, loss_lo, loss_hi, tp_mean, tp_lo, tp_hi, n: per row index, the mean over the
+ * `n` curves that have that row, the band's ends (`band`; with one value, lo = hi = mean) and
+ * how many curves have the row (x: the mean of column `x_col`). */
 int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
-                         enum app_curve_col x_col, sim_err *err);
+                         enum app_curve_col x_col, enum app_curve_band band, sim_err *err);
 
 #endif

@@ -3,7 +3,9 @@
  * The only file that reads argv, prints results to stdout and exits. Exit codes: 0 success,
  * 1 run failed (divergence, I/O), 2 bad usage or bad scenario.
  */
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 #include "app/bench_train.h"
 #include "app/check.h"
 #include "app/mpi.h"
+#include "app/report.h"
 #include "app/sweep.h"
 #include "app/sweep_plot.h"
 #include "models/bench.h"
@@ -38,8 +41,11 @@ enum {
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
-    "       hetsim plot RUN_DIR... [-o DIR]\n"
-    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [-o DIR]\n"
+    "       hetsim plot RUN_DIR... [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
+    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [--band ci|minmax]\n"
+    "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
+    "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
+    "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
@@ -53,8 +59,16 @@ static const char usage[] =
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
     "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
-    "          with --by, a sweep's runs: a line per value of KEY (mean over its runs, with\n"
-    "          a min-max band) and a bar figure of time to target\n"
+    "          (arguments that are not runs are skipped); with --by, a sweep's runs: a line\n"
+    "          per value of KEY (mean over its runs, with a band: the 95% interval of the\n"
+    "          mean, or min-max) and bars of time to target accuracy ACC (default: the\n"
+    "          runs' stop target) read from the curves; --format pdf or svg for vector\n"
+    "          figures, --style DIR to draw with one's own copies of the scripts\n"
+    "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
+    "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
+    "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
+    "          each a mean with its 95% Student-t interval over the runs; --best-over PATH\n"
+    "          reports each value of KEY at its best value of PATH\n"
     "list      print what a scenario can name\n"
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), skipping points already done;\n"
@@ -190,73 +204,197 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
-static int plot_sweep(const char *dir, const char *by, const char *x, const char *out_dir)
+typedef struct plot_args {
+    const char *out_dir, *by, *x, *band, *target, *format, *style;
+    sim_plot_format fmt;
+    const char **dirs; /* (n) */
+    size_t n;
+} plot_args;
+
+static int plot_sweep(const plot_args *a)
 {
     static const char *const xs[] = { "time", "samples", "epoch" };
     static const enum app_curve_col cols[] = { APP_CURVE_TIME, APP_CURVE_SAMPLES, APP_CURVE_EPOCH };
+    const char *x = a->x != NULL ? a->x : "time";
     size_t i = 0;
     while (i < 3 && strcmp(x, xs[i]) != 0)
         i++;
     if (i == 3)
         return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
+    app_sweep_plot_options o = { .sweep_dir = a->dirs[0],
+                                 .key = a->by,
+                                 .x = cols[i],
+                                 .band = APP_CURVE_BAND_CI95,
+                                 .target = NAN,
+                                 .format = a->fmt,
+                                 .out_dir = a->out_dir != NULL ? a->out_dir : a->dirs[0] };
+    if (a->band != NULL && strcmp(a->band, "minmax") == 0)
+        o.band = APP_CURVE_BAND_MINMAX;
+    else if (a->band != NULL && strcmp(a->band, "ci") != 0)
+        return usage_error("--band takes ci or minmax, got \"%s\"", a->band);
+    if (a->target != NULL) {
+        char *end = NULL;
+        errno = 0;
+        o.target = strtod(a->target, &end);
+        if (end == a->target || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
+            return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", a->target);
+    }
     sim_err err;
-    if (app_sweep_plot(dir, by, cols[i], out_dir != NULL ? out_dir : dir, stderr, &err) != SIM_OK)
+    if (app_sweep_plot(&o, stderr, &err) != SIM_OK)
         return report(&err);
-    printf("plots in %s\n", out_dir != NULL ? out_dir : dir);
+    printf("plots in %s\n", o.out_dir);
     return EXIT_OK;
+}
+
+static bool is_file(const char *dir, const char *name)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return false;
+    return access(path, F_OK) == 0;
+}
+
+/* Runs without --by: arguments that are not run directories (no metrics.csv: a figure a
+ * glob picked up, a stray file) are skipped with a warning; a sweep's directory is pointed to
+ * --by. */
+static int plot_runs(plot_args *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const char *d = a->dirs[i];
+        if (is_file(d, "metrics.csv")) {
+            a->dirs[kept++] = d;
+        } else if (is_file(d, "index.csv") || is_file(d, SIM_RUNDIR_SWEEP_MARKER)) {
+            return usage_error("%s is a sweep's directory: draw its runs with `hetsim plot %s "
+                               "--by KEY` (KEY a swept key, or seed)",
+                               d, d);
+        } else {
+            fprintf(stderr, "hetsim: skipped %s: not a run directory (no metrics.csv)\n", d);
+        }
+    }
+    if (kept == 0)
+        return usage_error("%s", "plot: none of the arguments is a run directory");
+    sim_err err;
+    sim_err_clear(&err);
+    const char *out = a->out_dir != NULL ? a->out_dir : a->dirs[0];
+    char **labels = calloc(kept, sizeof(*labels));
+    int rc = labels == NULL ? EXIT_RUN : EXIT_OK;
+    /* Sweep points are told apart by their overrides, not by the base scenario's name. */
+    if (rc == EXIT_OK && app_sweep_point_labels(a->dirs, kept, labels, &err) != SIM_OK)
+        rc = report(&err);
+    if (rc == EXIT_OK &&
+        sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, a->fmt, &err) != SIM_OK)
+        rc = report(&err);
+    if (rc == EXIT_OK)
+        printf("plots in %s\n", out);
+    for (size_t i = 0; labels != NULL && i < kept; i++)
+        free(labels[i]);
+    free(labels);
+    return rc;
 }
 
 static int cmd_plot(int argc, char **argv)
 {
-    const char *out_dir = NULL, *by = NULL, *x = NULL;
-    const char **dirs = calloc((size_t)argc + 1, sizeof(*dirs));
-    size_t n = 0;
-    if (dirs == NULL)
+    plot_args a = { .dirs = calloc((size_t)argc + 1, sizeof(*a.dirs)) };
+    if (a.dirs == NULL)
         return EXIT_RUN;
     int rc = EXIT_OK;
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--by") == 0 || strcmp(a, "--x") == 0) {
+        const char *o = argv[i];
+        const char **slot = strcmp(o, "-o") == 0         ? &a.out_dir
+                            : strcmp(o, "--by") == 0     ? &a.by
+                            : strcmp(o, "--x") == 0      ? &a.x
+                            : strcmp(o, "--band") == 0   ? &a.band
+                            : strcmp(o, "--target") == 0 ? &a.target
+                            : strcmp(o, "--format") == 0 ? &a.format
+                            : strcmp(o, "--style") == 0  ? &a.style
+                                                         : NULL;
+        if (slot != NULL) {
             if (i + 1 >= argc)
-                rc = usage_error("%s needs a value", a);
-            else if (a[1] == 'o')
-                out_dir = argv[++i];
-            else if (a[2] == 'b')
-                by = argv[++i];
+                rc = usage_error("%s needs a value", o);
             else
-                x = argv[++i];
-        } else if (a[0] == '-') {
-            rc = usage_error("unknown option %s", a);
+                *slot = argv[++i];
+        } else if (o[0] == '-') {
+            rc = usage_error("unknown option %s", o);
         } else {
-            dirs[n++] = a;
+            a.dirs[a.n++] = o;
         }
     }
-    if (rc == EXIT_OK && n == 0)
+    if (rc == EXIT_OK && a.n == 0)
         rc = usage_error("%s", "plot needs at least one run directory");
-    if (rc == EXIT_OK && by == NULL && x != NULL)
-        rc = usage_error("%s", "--x goes with --by (sweep figures)");
-    if (rc == EXIT_OK && by != NULL && n != 1)
+    a.fmt = SIM_PLOT_PNG;
+    if (rc == EXIT_OK && a.format != NULL) {
+        a.fmt = strcmp(a.format, "pdf") == 0   ? SIM_PLOT_PDF
+                : strcmp(a.format, "svg") == 0 ? SIM_PLOT_SVG
+                : strcmp(a.format, "png") == 0 ? SIM_PLOT_PNG
+                                               : SIM_PLOT_UNKNOWN;
+        if (a.fmt == SIM_PLOT_UNKNOWN)
+            rc = usage_error("--format takes png, pdf or svg, got \"%s\"", a.format);
+    }
+    if (rc == EXIT_OK && a.by == NULL && (a.x != NULL || a.band != NULL || a.target != NULL))
+        rc = usage_error("%s", "--x, --band and --target go with --by (sweep figures)");
+    if (rc == EXIT_OK && a.by != NULL && a.n != 1)
         rc = usage_error("%s", "plot --by takes one sweep directory");
     sim_err err;
     sim_err_clear(&err);
+    size_t found = 0;
+    if (rc == EXIT_OK && a.style != NULL && sim_plot_set_style(a.style, &found, &err) != SIM_OK)
+        rc = report(&err);
     /* Figures are files: into a run directory is fine, into a new directory under one is not
      * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
-    if (rc == EXIT_OK && out_dir != NULL &&
-        sim_rundir_check_within(out_dir,
+    if (rc == EXIT_OK && a.out_dir != NULL &&
+        sim_rundir_check_within(a.out_dir,
                                 SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
                                     SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN),
                                 &err) != SIM_OK)
         rc = report(&err);
-    if (rc == EXIT_OK && by != NULL) {
-        rc = plot_sweep(dirs[0], by, x != NULL ? x : "time", out_dir);
-    } else if (rc == EXIT_OK) {
-        if (sim_plot_runs(dirs, n, out_dir != NULL ? out_dir : dirs[0], &err) != SIM_OK)
-            rc = report(&err);
-        else
-            printf("plots in %s\n", out_dir != NULL ? out_dir : dirs[0]);
-    }
-    free(dirs);
+    if (rc == EXIT_OK)
+        rc = a.by != NULL ? plot_sweep(&a) : plot_runs(&a);
+    free(a.dirs);
     return rc;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    app_report_options o = { .target = NAN, .format = APP_REPORT_MD };
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--by") == 0 || strcmp(a, "--target") == 0 || strcmp(a, "--best-over") == 0 ||
+            strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--by") == 0) {
+                o.key = v;
+            } else if (strcmp(a, "--best-over") == 0) {
+                o.best_over = v;
+            } else if (strcmp(a, "--format") == 0) {
+                if (strcmp(v, "md") != 0 && strcmp(v, "csv") != 0)
+                    return usage_error("--format takes md or csv, got \"%s\"", v);
+                o.format = v[0] == 'c' ? APP_REPORT_CSV : APP_REPORT_MD;
+            } else {
+                char *end = NULL;
+                errno = 0;
+                o.target = strtod(v, &end);
+                if (end == v || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
+                    return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", v);
+            }
+        } else if (a[0] == '-') {
+            return usage_error("unknown option %s", a);
+        } else if (o.sweep_dir != NULL) {
+            return usage_error("report takes one sweep directory, got a second: %s", a);
+        } else {
+            o.sweep_dir = a;
+        }
+    }
+    if (o.sweep_dir == NULL)
+        return usage_error("%s", "report needs a sweep directory");
+    if (o.key == NULL)
+        return usage_error("%s", "report needs --by KEY (a swept key of the sweep, or seed)");
+    sim_err err;
+    if (app_report_print(&o, stdout, stderr, &err) != SIM_OK)
+        return report(&err);
+    return EXIT_OK;
 }
 
 static int cmd_list(int argc, char **argv)
@@ -592,6 +730,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
         return cmd_plot(argc - 2, argv + 2);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "sweep") == 0)

@@ -97,7 +97,11 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err);
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err);
 
 /* Writes index.csv: a row per point in point order (run directory, overrides, seed, then
- * the summary figures; points without a summary get stop_reason "missing"). */
+ * the summary figures; points without a summary get stop_reason "missing"); then
+ * curves.csv, tidy data for a data frame: a row per evaluation of every point with results
+ * (point, a column per grid path with its value, seed, then metrics.csv's columns time_s,
+ * iterations, samples, epoch, train_loss, test_loss, test_accuracy, consensus,
+ * throughput_sps). Each file is written whole or not at all (sim_file). */
 int app_sweep_write_index(const app_sweep *sw, sim_err *err);
 
 #endif

@@ -1,16 +1,22 @@
-/* Figures of a finished sweep: `hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples]`.
+/* Figures of a finished sweep: `hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples]
+ * [--band ci|minmax] [--target ACC]`.
  *
- * Reads SWEEP_DIR/index.csv and the metrics.csv of every run it lists, groups the runs by
- * the value of the column KEY (an override path of the grid, or "seed"), and draws:
- *   by-KEY.png      test accuracy, test loss and throughput against x, a line per value of
- *                   KEY at the mean over its runs (its seeds, and any other grid entry)
- *                   with a min-max band (plots/bands.gp);
- *   ttt-by-KEY.png  time to target accuracy per value of KEY: a bar at the mean over the
- *                   runs that reached it, with a min-max error bar (plots/bars.gp); not
- *                   drawn when no run reached its target (or had none).
- * The data of each figure is written next to it as CSV (by-KEY-<i>.csv, ttt-by-KEY.csv);
- * the gnuplot scripts compute nothing. Points without results (stop_reason "missing": a run
- * that failed, or was not run) are left out, and said so on a log (stderr).
+ * Reads SWEEP_DIR/index.csv (app/index.h) and the metrics.csv of every run it lists, groups
+ * the runs by the value of the column KEY (a swept key, or "seed"), and draws:
+ *   by-KEY.png      (or .pdf, .svg: --format) test accuracy, test loss and throughput against x, a
+ * line per value of KEY at the mean over its runs (its seeds, and any other grid entry) with a
+ * band: the 95% Student-t interval of the mean (default) or the min-max over the runs
+ * (plots/bands.gp); any number of values, colours and dash patterns cycled, the legend outside the
+ * panels; ttt-by-KEY.png  time to test accuracy ACC per value of KEY, read from the curves whether
+ *                   or not the runs stopped there: a bar at the mean over the runs that
+ *                   reached it with its 95% interval, "k/n reached" when some did not, "not
+ *                   reached (> T s)" when none did (plots/bars.gp); the title states ACC.
+ *                   ACC defaults to the runs' stop.target_accuracy; without either, or when
+ *                   no run reached it, the figure is not drawn and the log says why.
+ * The data of each figure is written next to it as CSV (by-KEY-<i>.csv for the i-th value in
+ * the order of the legend, ttt-by-KEY.csv); the gnuplot scripts compute nothing. Points without
+ * results (stop_reason "missing": a run that failed, or was not run) are left out, and said so on
+ * the log.
  */
 #ifndef APP_SWEEP_PLOT_H
 #define APP_SWEEP_PLOT_H
@@ -19,16 +25,30 @@
 
 #include "app/curves.h"
 #include "sim/err.h"
+#include "sim/plot.h"
 
-/* At most this many values of KEY (one colour each). */
-#define APP_SWEEP_PLOT_MAX_VALUES 8
+typedef struct app_sweep_plot_options {
+    const char *sweep_dir;    /* the sweep's output directory */
+    const char *key;          /* the column to group by */
+    enum app_curve_col x;     /* APP_CURVE_TIME, _SAMPLES or _EPOCH */
+    enum app_curve_band band; /* the bands of by-KEY.png */
+    double target;            /* the target accuracy, or NaN: the runs' stop target */
+    sim_plot_format format;   /* the figures' format (PNG, PDF or SVG) */
+    const char *out_dir;      /* where the figures go */
+} app_sweep_plot_options;
 
-/* Draws the figures of `sweep_dir` into `out_dir`, naming the points left out on `log` (a
- * line each for the first ten, then how many more; NULL: silent). SIM_EINVAL: no
- * index.csv, KEY not one of its columns (the message lists them), more than
- * APP_SWEEP_PLOT_MAX_VALUES values, no point with results, the metrics.csv of a run with
- * results missing; SIM_EIO (gnuplot, files); SIM_ENOMEM. */
-int app_sweep_plot(const char *sweep_dir, const char *key, enum app_curve_col x,
-                   const char *out_dir, FILE *log, sim_err *err);
+/* Draws the figures, naming the points left out and a time-to-target figure not drawn on
+ * `log` (NULL: silent). SIM_EINVAL: no index.csv (with a hint), KEY not one of its columns
+ * (the message lists them), runs with different stop targets and no --target, no point with
+ * results, the metrics.csv of a run with results missing; SIM_EIO (gnuplot, files);
+ * SIM_ENOMEM. */
+int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err);
+
+/* Labels for `hetsim plot RUN...`: labels[i] receives, for a run that is a point of a sweep
+ * (its parent directory's index.csv lists its directory), its overrides "KEY=VALUE,..." (the
+ * swept keys and seed) that differ between the sweep points among `dirs`, or all of them
+ * when none differ; NULL for any other run. The caller frees each label. SIM_ENOMEM only (an
+ * unreadable index leaves the label NULL). */
+int app_sweep_point_labels(const char *const *dirs, size_t n, char **labels, sim_err *err);
 
 #endif

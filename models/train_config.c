@@ -64,6 +64,14 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
     for (size_t i = 0; i < 4; i++) {
         char file[600];
         snprintf(file, sizeof(file), "%s/%s", cfg->path, files[i]);
+        if (access(file, R_OK) != 0 && errno == ENOENT) {
+            /* The hint first: a long path may fill the rest of the message. */
+            sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.dir",
+                        "Fashion-MNIST not found (install the Debian package "
+                        "dataset-fashion-mnist, or set this dir): cannot read %s: %s",
+                        file, strerror(ENOENT));
+            return sim_err_file(err, sc->file);
+        }
         int rc = readable(sc, file, "$.workload.dataset.dir", err);
         if (rc != SIM_OK)
             return rc;

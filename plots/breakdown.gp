@@ -10,7 +10,8 @@
 # ahead of this script:
 #   ins      space-separated workers.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 #   downs    optional: a 0/1 word per run, 1 if any worker of that run has down_s > 0
 #            (only then is a "down" segment drawn and listed); default all 1
 #   workers  optional: the number of workers (rows) per run, which fixes the x range to the
@@ -25,12 +26,22 @@ if (!exists("downs")) { downs = ""; do for [i = 1:n] { downs = downs . " 1" } }
 if (!exists("workers")) { workers = "" }
 
 # Layout only: panel grid and a canvas that keeps each panel about 1000 x 300 or larger.
-cols = n <= 3 ? 1 : 2
+cols = n <= 3 ? 1 : n <= 16 ? 2 : n <= 36 ? 3 : 4
 rows = (n + cols - 1) / cols
-width = cols == 1 ? 1000 : 1600
+width = cols == 1 ? 1000 : 800 * cols
 height = rows == 1 ? 600 : 80 + 300 * rows
 
-set terminal pngcairo size width,height font "Sans,12" noenhanced linewidth 1
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(width, height, 12)
 set output out
 set encoding utf8
 

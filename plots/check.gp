@@ -9,12 +9,23 @@
 #            floor, z, ok)
 #   ngolden  golden seeds; nrun: run seeds
 #   xlabel   the x axis label
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 # Example:
 #   gnuplot -e "golden='g.csv'; run='r.csv'; stats='check.csv'; ngolden=5; nrun=2; \
 #     xlabel='s'; out='o.png'" check.gp
 
-set terminal pngcairo size 1000,1300 font "Sans,11" noenhanced linewidth 1
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(1000, 1300, 11)
 set output out
 set encoding utf8
 

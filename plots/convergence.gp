@@ -6,7 +6,8 @@
 # ahead of this script:
 #   ins      space-separated metrics.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 #   has_acc  optional: a 0/1 word per run, 1 if that run recorded test accuracy or loss.
 #            A run with 0 is listed in the key as "<label>: no accuracy"; when no run has
 #            any (timing-only models), the figure says so instead of failing on empty data.
@@ -16,7 +17,23 @@
 if (!exists("has_acc")) has_acc = "1"
 n = words(ins)
 
-set terminal pngcairo size 1000,600 font "Sans,12" noenhanced linewidth 1
+# Long labels (a sweep point's overrides) put the legend below the plot (two columns if they
+# fit); otherwise it is to the right. The canvas grows with the legend.
+maxlen = 0
+do for [i = 1:n] { if (strlen(word(titles, i)) > maxlen) { maxlen = strlen(word(titles, i)) } }
+below = maxlen > 24 ? 1 : 0
+height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(1000, height, 12)
 set output out
 set encoding utf8
 
@@ -68,9 +85,11 @@ set y2tics nomirror
 set format y "%.1f"
 set grid xtics ytics lt 1 lc rgb "#dddddd" lw 1 dt solid
 set border 11
-# The key sits outside on the right: below the plot it collides with the x label when a
-# y2 axis is in use (gnuplot 5.4), and inside it could hide a curve.
-set key outside right top vertical Left reverse samplen 3.5 spacing 1.3 width -2
+# The key sits outside on the right (inside it could hide a curve); long labels would leave
+# no room for the plot there, so they go below it, where gnuplot 5.4 sets the key close
+# under the x label when a y2 axis is in use (readable, if tight).
+set key outside right top vertical Left reverse samplen 3.5 spacing (n > 12 ? 1.0 : 1.3) width 1
+if (below) { set key below center horizontal Left reverse samplen 3.5 spacing 1.1 maxcols 2 width 1 }
 
 # Key: one entry per run in its colour, then what solid and dashed mean. A run without
 # accuracy values draws nothing (gnuplot skips a file with no valid points), so its entry is
@@ -79,11 +98,16 @@ missing = ""
 do for [i = 1:n] { if (word(has_acc, i) eq "0") { missing = missing . " " . i } }
 m(j) = j <= words(missing) ? int(word(missing, j)) : 1
 
+# Past eight runs the colours repeat: run i > 8 gets point markers of shape
+# 4 + (i - 9) / 8 on both of its lines (the first eight have none).
+mark(i) = 4 + ((i - 9) / 8) % 10
+msize(i) = i <= 8 ? 0 : 1.1
+
 plot for [i = 1:n] word(ins, i) using "time_s":"test_accuracy" axes x1y1 \
-         with lines lt i lw 2.5 dt solid \
+         with linespoints lt i lw 2.5 dt solid pt mark(i) ps msize(i) pi 3 \
          title (n == 1 ? "accuracy (left axis)" : word(titles, i)), \
      for [i = 1:n] word(ins, i) using "time_s":"test_loss" axes x1y2 \
-         with lines lt i lw 2 dt (10, 6) notitle, \
+         with linespoints lt i lw 2 dt (10, 6) pt mark(i) ps msize(i) pi 3 notitle, \
      for [j = 1:words(missing)] keyentry with lines lt m(j) lw 2.5 dt solid \
          title word(titles, m(j)) . ": no accuracy", \
      for [k = 1:(n == 1 ? 1 : 0)] keyentry with lines lt 1 lw 2 dt (10, 6) \

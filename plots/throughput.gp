@@ -7,13 +7,30 @@
 # ahead of this script:
 #   ins      space-separated metrics.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
-#   out      the PNG to write
+#   out      the figure to write
+#   fmt      optional: png (default), pdf or svg
 # Example:
 #   gnuplot -e "ins='out/a/metrics.csv'; titles='a'; out='throughput.png'" plots/throughput.gp
 
 n = words(ins)
 
-set terminal pngcairo size 1000,600 font "Sans,12" noenhanced linewidth 1
+# Long labels (a sweep point's overrides) put the legend below the plot (two columns if they
+# fit); otherwise it is to the right. The canvas grows with the legend.
+maxlen = 0
+do for [i = 1:n] { if (strlen(word(titles, i)) > maxlen) { maxlen = strlen(word(titles, i)) } }
+below = maxlen > 24 ? 1 : 0
+height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
+# The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
+# one terminal per format at the same layout (a PDF at 100 pixels to the inch).
+if (!exists("fmt")) fmt = "png"
+terminal(w, h, f) = fmt eq "pdf" \
+    ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
+              w / 100.0, h / 100.0, f) \
+    : fmt eq "svg" \
+    ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
+              w, h, f) \
+    : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
+eval terminal(1000, height, 12)
 set output out
 set encoding utf8
 
@@ -47,8 +64,11 @@ set ytics nomirror
 set xtics nomirror
 set grid xtics ytics lt 1 lc rgb "#dddddd" lw 1 dt solid
 set border 3
-set key outside right top vertical Left reverse samplen 3.5 spacing 1.3 width -2
+set key outside right top vertical Left reverse samplen 3.5 spacing (n > 12 ? 1.0 : 1.3) width 1
+if (below) { set key below center horizontal Left reverse samplen 3.5 spacing 1.1 maxcols 2 width 1 }
 
+# Past eight runs the colours repeat, with a new dash pattern for each further eight.
+dash(i) = 1 + ((i - 1) / 8) % 5
 plot for [i = 1:n] word(ins, i) using "time_s":"throughput_sps" \
-         with fsteps lt i lw 2 title word(titles, i)
+         with fsteps lt i lw 2 dt dash(i) title word(titles, i)
 unset output

@@ -440,7 +440,7 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
         rc = sim_run_write_outputs(&ctx, work, &sum, err);
     const char *runs[1] = { work };
     if (rc == SIM_OK && sc->plots)
-        rc = sim_plot_runs(runs, 1, work, err);
+        rc = sim_plot_runs(runs, NULL, 1, work, SIM_PLOT_PNG, err);
     teardown(&ctx);
     if (rc == SIM_OK) {
         rc = sim_rundir_commit(rd, err);

@@ -44,23 +44,76 @@ enum plot_hints {
 /* The three figures: script, file name, input file and hints. */
 typedef struct plot_figure {
     const char *script;
-    const char *png;
-    bool workers; /* reads workers.csv rather than metrics.csv */
+    const char *png; /* the file name without its extension */
+    bool workers;    /* reads workers.csv rather than metrics.csv */
     enum plot_hints hints;
 } plot_figure;
 
 static const plot_figure figures[] = {
-    { .script = "convergence.gp", .png = "convergence.png", .hints = HINTS_ACC },
-    { .script = "throughput.gp", .png = "throughput.png", .hints = HINTS_NONE },
-    { .script = "breakdown.gp", .png = "breakdown.png", .workers = true, .hints = HINTS_WORKERS },
+    { .script = "convergence.gp", .png = "convergence", .hints = HINTS_ACC },
+    { .script = "throughput.gp", .png = "throughput", .hints = HINTS_NONE },
+    { .script = "breakdown.gp", .png = "breakdown", .workers = true, .hints = HINTS_WORKERS },
 };
+
+/* The user's copies of the scripts (sim_plot_set_style): one table for the process, set
+ * once by the command line before anything is drawn; NULL entries use the embedded text. */
+enum {
+    MAX_SCRIPTS = 16
+};
+static char *style_scripts[MAX_SCRIPTS];
+
+static char *join(const char *dir, const char *name);
 
 const char *sim_plot_script(const char *name)
 {
     for (size_t i = 0; i < sim_plot_nscripts; i++)
         if (strcmp(sim_plot_script_names[i], name) == 0)
-            return sim_plot_scripts[i];
+            return i < MAX_SCRIPTS && style_scripts[i] != NULL ? style_scripts[i]
+                                                               : sim_plot_scripts[i];
     return NULL;
+}
+
+int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
+{
+    struct stat st;
+    *found = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, NULL, "--style %s: not a directory", dir);
+    for (size_t i = 0; i < sim_plot_nscripts && i < MAX_SCRIPTS; i++) {
+        char *path = join(dir, sim_plot_script_names[i]);
+        if (path == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) {
+            free(path);
+            continue; /* this figure keeps the embedded script */
+        }
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        char buf[4096];
+        size_t k;
+        while (m != NULL && (k = fread(buf, 1, sizeof(buf), f)) > 0)
+            fwrite(buf, 1, k, m);
+        bool bad = ferror(f) != 0;
+        fclose(f);
+        if (m == NULL || fclose(m) != 0 || text == NULL || bad) {
+            free(text);
+            int rc = sim_err_set(err, SIM_EIO, NULL, "cannot read %s", path);
+            free(path);
+            return rc;
+        }
+        free(path);
+        free(style_scripts[i]);
+        style_scripts[i] = text;
+        (*found)++;
+    }
+    if (*found == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--style %s holds none of hetsim's plot scripts (convergence.gp, "
+                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp)",
+                           dir);
+    return SIM_OK;
 }
 
 /* A growing string; `oom` sticks once an allocation fails. */
@@ -470,10 +523,10 @@ int sim_plot_available(sim_err *err)
  * temporary output, the figure's hints: per-run accuracy flags; down flags, worker counts,
  * longest bar), then the script. */
 static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n, const char *tmp,
-                          const char *script)
+                          const char *ext, const char *script)
 {
     strbuf b = { 0 };
-    sb_printf(&b, "ins='");
+    sb_printf(&b, "fmt='%s'; ins='", ext);
     for (size_t i = 0; i < n; i++)
         sb_printf(&b, "%s%s", i > 0 ? " " : "", fig->workers ? runs[i].workers : runs[i].metrics);
     sb_printf(&b, "'; titles='");
@@ -520,22 +573,24 @@ static int run_and_commit(const char *gnuplot, const char *input, const char *tm
 
 /* Draws one figure into out_dir/<png>.tmp and commits it as out_dir/<png>. */
 static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *runs, size_t n,
-                const char *out_dir, sim_err *err)
+                const char *out_dir, const char *ext, sim_err *err)
 {
     const char *script = sim_plot_script(fig->script);
     if (script == NULL || script[0] == '\0')
         return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", fig->script);
     int rc = SIM_OK;
-    strbuf tmp = { 0 };
-    sb_printf(&tmp, "%s/%s.tmp", out_dir, fig->png);
-    char *final = join(out_dir, fig->png);
-    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, tmp.s, script);
+    strbuf tmp = { 0 }, name = { 0 };
+    sb_printf(&name, "%s.%s", fig->png, ext);
+    sb_printf(&tmp, "%s/%s.tmp", out_dir, name.s != NULL ? name.s : "");
+    char *final = name.oom ? NULL : join(out_dir, name.s);
+    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, tmp.s, ext, script);
     if (input == NULL || final == NULL) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
     }
-    rc = run_and_commit(gnuplot, input, tmp.s, final, fig->png, err);
+    rc = run_and_commit(gnuplot, input, tmp.s, final, name.s, err);
 done:
+    free(name.s);
     free(input);
     free(final);
     free(tmp.s);
@@ -543,7 +598,8 @@ done:
 }
 
 /* Checks the run directories and reads what the figures need from them. */
-static int scan_runs(const char *const *dirs, plot_run *runs, size_t n, sim_err *err)
+static int scan_runs(const char *const *dirs, const char *const *labels, plot_run *runs, size_t n,
+                     sim_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         runs[i].metrics = join(dirs[i], "metrics.csv");
@@ -555,19 +611,23 @@ static int scan_runs(const char *const *dirs, plot_run *runs, size_t n, sim_err 
             rc = scan_workers(&runs[i], err);
         if (rc != SIM_OK)
             return rc;
-        read_label(dirs[i], runs[i].label);
+        if (labels != NULL && labels[i] != NULL)
+            set_label(runs[i].label, labels[i]);
+        else
+            read_label(dirs[i], runs[i].label);
         make_unique(runs, i);
     }
     return SIM_OK;
 }
 
-int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err)
+int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
+                  sim_plot_format fmt, sim_err *err)
 {
+    const char *ext = fmt == SIM_PLOT_PDF ? "pdf" : fmt == SIM_PLOT_SVG ? "svg" : "png";
     if (dirs == NULL || n == 0)
         return sim_err_set(err, SIM_EINVAL, NULL, "no run directories to plot");
     if (n > SIM_PLOT_MAX_RUNS)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "at most %d runs fit in one figure (one colour each), got %zu",
+        return sim_err_set(err, SIM_EINVAL, NULL, "at most %d runs fit in one figure, got %zu",
                            SIM_PLOT_MAX_RUNS, n);
     int rc = check_path("output directory", out_dir, err);
     for (size_t i = 0; i < n && rc == SIM_OK; i++)
@@ -579,13 +639,13 @@ int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_er
     if (runs == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     char *gnuplot = NULL;
-    rc = scan_runs(dirs, runs, n, err);
+    rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
         rc = find_on_path("gnuplot", &gnuplot, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(out_dir, err);
     for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
-        rc = draw(gnuplot, &figures[k], runs, n, out_dir, err);
+        rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
 
     free(gnuplot);
     for (size_t i = 0; i < n; i++) {
@@ -624,7 +684,12 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
     strbuf tmp = { 0 }, input = { 0 };
     sb_printf(&tmp, "%s/%s.tmp", out_dir, png);
     char *final = join(out_dir, png);
-    sb_printf(&input, "%s; out='%s'\n%s", vars, tmp.s != NULL ? tmp.s : "", text);
+    sim_plot_format fmt = sim_plot_format_of(png);
+    sb_printf(&input, "%s; out='%s'; fmt='%s'\n%s", vars, tmp.s != NULL ? tmp.s : "",
+              fmt == SIM_PLOT_PDF   ? "pdf"
+              : fmt == SIM_PLOT_SVG ? "svg"
+                                    : "png",
+              text);
     if (tmp.oom || input.oom || final == NULL) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;

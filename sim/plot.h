@@ -1,4 +1,4 @@
-/* Figures of finished runs: convergence.png, throughput.png, breakdown.png.
+/* Figures of finished runs: convergence, throughput and breakdown, as PNG, PDF or SVG.
  *
  * sim_plot_runs reads the run directories that `hetsim run` wrote (metrics.csv, workers.csv
  * and, for the labels, summary.json) and has gnuplot draw three figures that compare the
@@ -37,8 +37,10 @@ typedef enum sim_plot_format {
     SIM_PLOT_SVG,     /* ".svg" */
 } sim_plot_format;
 
-/* At most this many runs per figure: the scripts have eight distinguishable colours. */
-#define SIM_PLOT_MAX_RUNS 8
+/* At most this many runs per figure. The scripts have eight colours and cycle them with
+ * point markers or dash patterns, so lines stay apart past eight; the breakdown figure has a
+ * panel per run, which past this many would be too small to read. */
+#define SIM_PLOT_MAX_RUNS 64
 
 /* Run labels (from summary.json's "name") are cut to this many bytes before a "-2" suffix. */
 #define SIM_PLOT_LABEL_MAX 40
@@ -50,12 +52,22 @@ extern const char *const sim_plot_script_names[];
 extern const char *const sim_plot_scripts[];
 extern const size_t sim_plot_nscripts;
 
-/* The embedded text of the script `name` ("convergence.gp"), or NULL if there is none. */
+/* The text of the script `name` ("convergence.gp"): the user's copy read by
+ * sim_plot_set_style, else the embedded one; NULL if there is none. */
 const char *sim_plot_script(const char *name);
 
-/* Draws convergence.png, throughput.png and breakdown.png for the `n` run directories
- * `dirs` into `out_dir`, which is created (with its parents) if missing. Each run is
- * labelled by the "name" line of its summary.json (without summary.json: the directory's
+/* Reads the user's copies of the scripts from `dir` (files named as the embedded ones; any
+ * subset), used from then on by every figure of the process in place of the embedded ones;
+ * *found receives how many were read. SIM_EINVAL: `dir` is not a directory or holds none of
+ * the scripts; SIM_EIO: one cannot be read; SIM_ENOMEM. A process-wide setting, made once by
+ * the command line (`--style DIR`) before anything is drawn; the copies live until exit. */
+int sim_plot_set_style(const char *dir, size_t *found, sim_err *err);
+
+/* Draws convergence.EXT, throughput.EXT and breakdown.EXT, EXT the extension of `fmt` (png,
+ * pdf or svg; SIM_PLOT_UNKNOWN draws PNG), for the `n` run directories
+ * `dirs` into `out_dir`, which is created (with its parents) if missing. Run i is labelled
+ * `labels[i]` when `labels` and it are not NULL (the caller's: a sweep point's overrides),
+ * else by the "name" line of its summary.json (without summary.json: the directory's
  * base name); characters gnuplot cannot take in a label become '_', labels are cut to
  * SIM_PLOT_LABEL_MAX bytes, and a repeated label gets "-2", "-3", ...
  *
@@ -71,11 +83,13 @@ const char *sim_plot_script(const char *name);
  * figure is not whole or cannot be synced or renamed (sim_plot_commit, naming the file).
  * SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
  * models) are fine: convergence.png then says that no accuracy was recorded. */
-int sim_plot_runs(const char *const *dirs, size_t n, const char *out_dir, sim_err *err);
+int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
+                  sim_plot_format fmt, sim_err *err);
 
 /* Draws out_dir/png (created with its parents if missing) with the embedded script
  * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';
- * titles='x'"), then out='<png>.tmp', then the script, and commits it (sim_plot_commit):
+ * titles='x'"), then out='<png>.tmp' and fmt (png, pdf or svg, from `png`'s extension: the
+ * script picks its terminal by it), then the script, and commits it (sim_plot_commit):
  * for figures whose data the caller has prepared (sweeps, checks). Every path inside `vars`
  * must pass sim_plot_path_ok. Errors as sim_plot_runs (SIM_EINVAL for a bad out_dir or a
  * `png` of no known format, SIM_EIO, SIM_ENOMEM). */

@@ -1,0 +1,41 @@
+/* Statistics over seeds (see stats.h). */
+#include "app/stats.h"
+
+#include <math.h>
+
+#include <gsl/gsl_cdf.h>
+
+size_t app_stats_mean_sd(const double *x, size_t n, double *mean, double *sd)
+{
+    double sum = 0.0, ss = 0.0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            sum += x[i];
+            m++;
+        }
+    double mu = m > 0 ? sum / (double)m : (double)NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i]))
+            ss += (x[i] - mu) * (x[i] - mu);
+    if (mean != NULL)
+        *mean = mu;
+    if (sd != NULL)
+        *sd = m > 1 ? sqrt(ss / (double)(m - 1)) : (double)NAN;
+    return m;
+}
+
+double app_stats_t_quantile(double upper, double df)
+{
+    return gsl_cdf_tdist_Qinv(upper, df);
+}
+
+size_t app_stats_mean_ci(const double *x, size_t n, double *mean, double *half)
+{
+    double sd = NAN;
+    size_t m = app_stats_mean_sd(x, n, mean, &sd);
+    *half = m > 1 ? app_stats_t_quantile((1.0 - APP_STATS_LEVEL) / 2.0, (double)(m - 1)) * sd /
+                        sqrt((double)m)
+                  : (double)NAN;
+    return m;
+}

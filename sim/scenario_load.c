@@ -586,6 +586,7 @@ void sim_scenario_destroy(sim_scenario *sc)
     free(sc->stragglers);
     free(sc->stream_seeds);
     free(sc->speeds);
+    sim_layers_fini(&sc->layers);
     free(sc->bandwidth_bps);
     free(sc->latency_ns);
     sim_cfg_destroy(sc->root);

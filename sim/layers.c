@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
 {
@@ -212,7 +213,7 @@ int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_e
 {
     FILE *fp = fopen(file, "r");
     if (fp == NULL)
-        return sim_err_set(err, SIM_EIO, path, "%s: cannot open: %s", file, strerror(errno));
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));
     size_t n = 0;
     int rc = read_rows(fp, NULL, &n, file, path, err);
     if (rc == SIM_OK)
@@ -232,16 +233,34 @@ int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_e
 
 /* ---- named profiles ---- */
 
-size_t sim_layers_profile_dirs(const char **dirs, size_t max)
+/* The folder "<exe>/../share/hetsim" of the running binary, into buf; false if unknown. */
+static bool exe_datadir(char *buf, size_t size)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return false;
+    *slash = '\0';
+    int len = snprintf(buf, size, "%s/../share/hetsim", exe);
+    return len > 0 && (size_t)len < size;
+}
+
+size_t sim_layers_profile_dirs(sim_layers_dir *dirs, size_t max)
 {
     size_t n = 0;
+    if (n < max && exe_datadir(dirs[n].path, sizeof(dirs[n].path)))
+        n++;
 #ifdef HETSIM_SOURCE_DATADIR
     if (n < max)
-        dirs[n++] = HETSIM_SOURCE_DATADIR;
+        snprintf(dirs[n++].path, sizeof(dirs[0].path), "%s", HETSIM_SOURCE_DATADIR);
 #endif
 #ifdef HETSIM_DATADIR
     if (n < max)
-        dirs[n++] = HETSIM_DATADIR;
+        snprintf(dirs[n++].path, sizeof(dirs[0].path), "%s", HETSIM_DATADIR);
 #endif
     return n;
 }
@@ -259,13 +278,13 @@ static bool valid_name(const char *name)
 
 bool sim_layers_find_profile(const char *name, char *buf, size_t size)
 {
-    const char *dirs[4];
+    sim_layers_dir dirs[4];
     size_t n = sim_layers_profile_dirs(dirs, 4);
     if (!valid_name(name))
         return false;
     for (size_t i = 0; i < n; i++) {
         struct stat st;
-        int len = snprintf(buf, size, "%s/profiles/%s.csv", dirs[i], name);
+        int len = snprintf(buf, size, "%s/profiles/%s.csv", dirs[i].path, name);
         if (len > 0 && (size_t)len < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode))
             return true;
     }
@@ -279,13 +298,13 @@ static int cmp_str(const void *a, const void *b)
 
 size_t sim_layers_profile_names(char *buf, size_t size)
 {
-    const char *dirs[4];
+    sim_layers_dir dirs[4];
     size_t nd = sim_layers_profile_dirs(dirs, 4), count = 0;
     if (size > 0)
         buf[0] = '\0';
     for (size_t d = 0; d < nd && count == 0; d++) {
         char path[1024];
-        snprintf(path, sizeof(path), "%s/profiles", dirs[d]);
+        snprintf(path, sizeof(path), "%s/profiles", dirs[d].path);
         DIR *dir = opendir(path);
         if (dir == NULL)
             continue;

@@ -71,14 +71,21 @@ double sim_layers_measured_ms(const sim_layers *l);
  * iteration lasting d_ns: round(d_ns * bwd_end[i]), exactly d_ns for layer 0. */
 sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i);
 
-/* Reads a profile CSV into l (then finished). SIM_EIO when it cannot be read, SIM_ESCENARIO
- * naming `file`, the line and the column at fault; `path` (a JSON path such as
+/* Reads a profile CSV into l (then finished). SIM_ESCENARIO naming `file` (and the line and
+ * the column at fault) when it cannot be opened or is malformed, SIM_EIO on a read error; `path` (a
+ * JSON path such as
  * "$.compute.profile") goes into err as the path. */
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err);
 
-/* Where named profiles live: dirs[0..n) in search order (the source tree's data folder of
- * the build, then the installed data folder), each "<dir>/profiles/<name>.csv". Returns n. */
-size_t sim_layers_profile_dirs(const char **dirs, size_t max);
+/* A data folder where named profiles may live, as "<path>/profiles/<name>.csv". */
+typedef struct sim_layers_dir {
+    char path[1024];
+} sim_layers_dir;
+
+/* Where named profiles live, in search order: the running binary's "../share/hetsim" (an
+ * installed hetsim, wherever it was moved), the source tree's data folder (the build tree),
+ * then the folder the build was configured to install to. Fills dirs[0..n), returns n. */
+size_t sim_layers_profile_dirs(sim_layers_dir *dirs, size_t max);
 
 /* Finds named profile `name` (letters, digits, '_', '-', '.'): writes its file's path into
  * buf and returns true, or false when no folder has it. */

@@ -74,6 +74,11 @@ typedef struct sim_scenario {
     double jitter_sigma;   /* jitter_sigma, default 0: lognormal with mean 1 */
     double *speeds;        /* (workers) speed factors > 0, default 1; owned */
     char profile[256];     /* profile: a name or a CSV path as given, "" when none */
+    double *peak_flops;    /* (workers) device: each worker's peak FLOP/s at `precision`, or
+                              NULL without devices; owned */
+    int precision;         /* precision: sim_precision, default fp32 */
+    double efficiency;     /* efficiency: achieved share of peak, default 0.5 */
+    bool iteration_given;  /* iteration_ms was given (measured profiles then keep it) */
     sim_layers layers;     /* the model's layers for the timing: a profile's (profile), else
                               filled in by the runtime from the model (one layer when
                               timing-only); owned */

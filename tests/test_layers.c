@@ -155,7 +155,40 @@ START_TEST(profile_csvs_are_read_and_bad_ones_named_by_line_and_column)
     expect_bad("name,params,forward_flops\n", ": no layers");
     sim_layers missing = { 0 };
     sim_err err;
-    ck_assert_int_eq(sim_layers_read_csv(&missing, "tests/data/no-such.csv", "$.p", &err), SIM_EIO);
+    ck_assert_int_eq(sim_layers_read_csv(&missing, "tests/data/no-such.csv", "$.p", &err),
+                     SIM_ESCENARIO);
+}
+END_TEST
+
+START_TEST(shipped_profiles_have_the_published_parameter_counts)
+{
+    /* torchvision's model documentation; GPT-2 as released (124M, 355M); BERT with its
+     * pre-training heads (Hugging Face's BertForPreTraining). */
+    static const struct {
+        const char *name;
+        uint64_t params;
+        size_t layers;
+    } want[] = {
+        { "resnet18", 11689512, 41 },     { "resnet50", 25557032, 107 },
+        { "resnet101", 44549160, 209 },   { "vgg16", 138357544, 16 },
+        { "mobilenet_v2", 3504872, 105 }, { "densenet121", 7978856, 242 },
+        { "gpt2", 124439808, 26 },        { "gpt2-medium", 354823168, 50 },
+        { "bert-base", 110106428, 28 },   { "bert-large", 336226108, 52 },
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char path[1024];
+        ck_assert_msg(sim_layers_find_profile(want[i].name, path, sizeof(path)), "%s",
+                      want[i].name);
+        sim_layers l = { 0 };
+        ck_assert_int_eq(sim_layers_read_csv(&l, path, "$", NULL), SIM_OK);
+        ck_assert_uint_eq(sim_layers_params(&l), want[i].params);
+        ck_assert_uint_eq(l.n, want[i].layers);
+        ck_assert(sim_layers_flops(&l) > 0);
+        sim_layers_fini(&l);
+    }
+    char path[64];
+    ck_assert(!sim_layers_find_profile("../profiles/resnet50", path, sizeof(path)));
+    ck_assert(!sim_layers_find_profile("no-such-model", path, sizeof(path)));
 }
 END_TEST
 
@@ -164,7 +197,8 @@ END_TEST
 typedef struct rprobe {
     uint64_t checked; /* iterations whose layer times were checked */
     size_t layers;
-    sim_time start[8]; /* when each worker's iteration started */
+    sim_time start[8];         /* when each worker's iteration started */
+    sim_time dmin[8], dmax[8]; /* shortest and longest iteration of each worker */
 } rprobe;
 
 static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -201,6 +235,10 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     sim_time end = sim_ctx_now(ctx);
     ck_assert_int_eq(sim_ctx_grad_ready_ns(ctx, w, 0), end);
     sim_time d = end - st->start[w];
+    if (st->dmin[w] == 0 || d < st->dmin[w])
+        st->dmin[w] = d;
+    if (d > st->dmax[w])
+        st->dmax[w] = d;
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
         bytes += sim_ctx_layer_bytes(ctx, i);
@@ -225,6 +263,12 @@ static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     (void)ctx;
     sim_report_add(out, "checked", (double)st->checked);
     sim_report_add(out, "layers", (double)st->layers);
+    static const char *const dmin[] = { "dmin0", "dmin1", "dmin2" };
+    static const char *const dmax[] = { "dmax0", "dmax1", "dmax2" };
+    for (uint32_t w = 0; w < 3; w++) { /* sim_report_add keeps the keys: static strings */
+        sim_report_add(out, dmin[w], (double)st->dmin[w]);
+        sim_report_add(out, dmax[w], (double)st->dmax[w]);
+    }
 }
 
 static const proto_ops rprobe_ops = {
@@ -266,6 +310,96 @@ START_TEST(a_protocol_reads_each_layers_gradient_time_in_backward_order)
 }
 END_TEST
 
+/* Loads `json` (as tests/profile.json, so relative profile paths resolve in tests/) with the
+ * probe protocol and runs it; returns the scenario and leaves the run directory in *dir. */
+static sim_scenario *run_probe(const char *json, const char *const *sets, size_t nsets, char **dir)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc =
+        sim_scenario_parse(json, strlen(json), "tests/profile.json", sets, nsets, &err);
+    ck_assert_msg(sc != NULL, "%s: %s", err.path, err.msg);
+    ck_assert_msg(sim_run_check(sc, &rprobe_ops, &err) == 0, "%s", err.msg);
+    *dir = harness_tmpdir("layers-profile");
+    sim_run_options opt = { .out_dir = *dir };
+    sim_run_summary sum;
+    ck_assert_msg(sim_run(sc, &rprobe_ops, &opt, &sum, &err) == 0, "%s", err.msg);
+    return sc;
+}
+
+static const char resnet_json[] =
+    "{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet50\", \"device\": \"v100\","
+    " \"efficiency\": 0.4}, \"workload\": {\"model\": {\"name\": \"none\"}, \"batch\": 32},"
+    " \"protocol\": {\"name\": \"rprobe\"}, \"stop\": {\"time_s\": 2}}";
+
+START_TEST(a_profiles_iteration_on_a_device_lasts_flops_times_batch_over_peak_times_efficiency)
+{
+    char *dir;
+    sim_scenario *sc = run_probe(resnet_json, NULL, 0, &dir);
+    /* resnet50: 8,178,368,512 forward FLOPs per sample (tools/profile_torchvision.py); x3 for
+     * forward and backward, x32 samples, over 15.7 TFLOP/s x 0.4: 125,019,646.04 ns. */
+    ck_assert_double_eq(sim_layers_flops(&sc->layers), 8178368512.0);
+    ck_assert_int_eq(sc->iteration_ns, 125019646);
+    ck_assert_int_eq(sc->layers.n, 107);
+    ck_assert_uint_eq(sc->message_bytes, 4 * UINT64_C(25557032));
+    for (int w = 0; w < 3; w++) {
+        char key[16];
+        snprintf(key, sizeof(key), "dmin%d", w);
+        ck_assert_double_eq(harness_summary_number(dir, key), 125019646);
+        snprintf(key, sizeof(key), "dmax%d", w);
+        ck_assert_double_eq(harness_summary_number(dir, key), 125019646);
+    }
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(a_device_list_gives_each_worker_its_own_peak)
+{
+    static const char *const sets[] = {
+        "compute.device=[{\"device\": \"v100\", \"count\": 2}, {\"device\": \"1080ti\", "
+        "\"count\": 1}]"
+    };
+    char *dir;
+    sim_scenario *sc = run_probe(resnet_json, sets, 1, &dir);
+    ck_assert_double_eq(sc->speeds[1], 1.0);
+    ck_assert_double_eq_tol(sc->speeds[2], 11.34 / 15.7, 1e-15);
+    ck_assert_double_eq(harness_summary_number(dir, "dmin1"), 125019646);
+    /* 3 x 8,178,368,512 x 32 / (11.34e12 x 0.4) = 173,087,164.28 ns: the base of worker 0
+     * (rounded to the ns) over the speed, so within a nanosecond. */
+    ck_assert_double_eq_tol(harness_summary_number(dir, "dmin2"), 173087164, 1.01);
+    ck_assert_double_eq_tol(harness_summary_number(dir, "dmax2"), 173087164, 1.01);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(measured_profiles_and_gflops_set_the_base_time)
+{
+    static const char *const measured[] = { "compute={\"profile\": \"data/profile_measured.csv\"}",
+                                            "workload.message_bytes=4000" };
+    char *dir;
+    sim_scenario *sc = run_probe(resnet_json, measured, 2, &dir);
+    /* Forward 1.25 + 0.5 ms, backward 2.5 + 0.75 ms: 5 ms; gradients of layer 1 at 1.75 +
+     * 0.75 = 2.5 ms. */
+    ck_assert_int_eq(sc->iteration_ns, 5000000);
+    ck_assert(sc->layers.measured);
+    ck_assert_int_eq(sim_layers_ready_offset_ns(&sc->layers, sc->iteration_ns, 1), 2500000);
+    ck_assert_uint_eq(sc->message_bytes, 4000);
+    ck_assert_double_eq(harness_summary_number(dir, "dmax0"), 5000000);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    static const char *const gflops[] = { "compute={\"profile\": \"resnet18\", \"gflops\": 7000}" };
+    sc = run_probe(resnet_json, gflops, 1, &dir);
+    ck_assert_double_eq(sim_layers_flops(&sc->layers), 3628146688.0);
+    /* 3 x 3,628,146,688 x 32 / 7000 = 49,757,440.29 ns. */
+    ck_assert_int_eq(sc->iteration_ns, 49757440);
+    ck_assert_uint_eq(sc->message_bytes, 4 * UINT64_C(11689512));
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("layers");
@@ -276,10 +410,15 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
     TCase *csv = tcase_create("profiles");
     tcase_add_test(csv, profile_csvs_are_read_and_bad_ones_named_by_line_and_column);
+    tcase_add_test(csv, shipped_profiles_have_the_published_parameter_counts);
     suite_add_tcase(s, csv);
     TCase *run = tcase_create("run");
     tcase_set_timeout(run, 30);
     tcase_add_test(run, a_protocol_reads_each_layers_gradient_time_in_backward_order);
+    tcase_add_test(
+        run, a_profiles_iteration_on_a_device_lasts_flops_times_batch_over_peak_times_efficiency);
+    tcase_add_test(run, a_device_list_gives_each_worker_its_own_peak);
+    tcase_add_test(run, measured_profiles_and_gflops_set_the_base_time);
     suite_add_tcase(s, run);
     return s;
 }

@@ -303,7 +303,7 @@ size_t sim_layers_profile_names(char *buf, size_t size)
     if (size > 0)
         buf[0] = '\0';
     for (size_t d = 0; d < nd && count == 0; d++) {
-        char path[1024];
+        char path[sizeof(dirs[0].path) + 16];
         snprintf(path, sizeof(path), "%s/profiles", dirs[d].path);
         DIR *dir = opendir(path);
         if (dir == NULL)

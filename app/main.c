@@ -26,7 +26,9 @@
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/bench.h"
+#include "sim/device.h"
 #include "sim/err.h"
+#include "sim/layers.h"
 #include "sim/output.h"
 #include "sim/plot.h"
 #include "sim/rundir.h"
@@ -46,7 +48,7 @@ static const char usage[] =
     "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
-    "       hetsim list protocols|models|datasets|topologies\n"
+    "       hetsim list protocols|models|datasets|topologies|profiles|devices\n"
     "       hetsim bench [engine|network|kernels]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
@@ -397,10 +399,64 @@ static int cmd_report(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* The shipped profiles: layers, parameters and forward GFLOPs per sample of each. */
+static int list_profiles(void)
+{
+    char names[1024], path[1024];
+    if (sim_layers_profile_names(names, sizeof(names)) == 0) {
+        fprintf(stderr, "hetsim: no profiles found (looked in");
+        sim_layers_dir dirs[4];
+        size_t n = sim_layers_profile_dirs(dirs, 4);
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, " %s/profiles", dirs[i].path);
+        fprintf(stderr, ")\n");
+        return EXIT_RUN;
+    }
+    printf("%-14s %7s %12s %14s  %s\n", "profile", "layers", "parameters", "GFLOPs/sample", "file");
+    for (char *name = strtok(names, ", "); name != NULL; name = strtok(NULL, ", ")) {
+        sim_layers l = { 0 };
+        sim_err err;
+        if (!sim_layers_find_profile(name, path, sizeof(path)) ||
+            sim_layers_read_csv(&l, path, "", &err) != SIM_OK) {
+            fprintf(stderr, "hetsim: %s: %s\n", name, err.msg);
+            return EXIT_RUN;
+        }
+        printf("%-14s %7zu %12llu %14.3f  %s\n", name, l.n,
+               (unsigned long long)sim_layers_params(&l), sim_layers_flops(&l) / 1e9, path);
+        sim_layers_fini(&l);
+    }
+    return EXIT_OK;
+}
+
+/* The accelerator catalogue: peak TFLOP/s per precision and the datasheet of each. */
+static void list_devices(void)
+{
+    printf("%-8s %7s %7s %7s %7s  %s\n", "device", "fp32", "tf32", "fp16", "bf16",
+           "peak TFLOP/s (dense); source");
+    for (size_t i = 0; sim_device_at(i) != NULL; i++) {
+        const sim_device *d = sim_device_at(i);
+        printf("%-8s", d->name);
+        for (int p = 0; p < SIM_PREC_N; p++) {
+            if (d->peak_flops[p] > 0)
+                printf(" %7.2f", d->peak_flops[p] / 1e12);
+            else
+                printf(" %7s", "-");
+        }
+        printf("  %s\n%-8s %31s  %s\n", d->label, "", "", d->source);
+    }
+}
+
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
-        return usage_error("%s", "list needs one of: protocols, models, datasets, topologies");
+        return usage_error("%s", "list needs one of: protocols, models, datasets, topologies, "
+                                 "profiles, devices");
+    if (strcmp(argv[0], "profiles") == 0)
+        return list_profiles();
+    if (strcmp(argv[0], "devices") == 0) {
+        list_devices();
+        return EXIT_OK;
+    }
     if (strcmp(argv[0], "protocols") == 0) {
         size_t n;
         const proto_ops *const *all = proto_list(&n);
@@ -428,7 +484,9 @@ static int cmd_list(int argc, char **argv)
         printf("%-12s %s\n", "fat_tree",
                "k-ary fat-tree (k^3/4 hosts), paths chosen from the endpoints; oversubscription");
     } else {
-        return usage_error("cannot list \"%s\" (protocols, models, datasets, topologies)", argv[0]);
+        return usage_error(
+            "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices)",
+            argv[0]);
     }
     return EXIT_OK;
 }

@@ -141,6 +141,17 @@ static double cnn_flops_forward(const model_config *cfg)
     return 2.0 * (conv1 + conv2 + (double)(s.F * s.P) + (double)(s.K * s.F));
 }
 
+static size_t cnn_layer_flops(double *flops, const model_config *cfg)
+{
+    cnn_shape s;
+    shape(&s, cfg, 0);
+    flops[0] = 2.0 * (double)(s.C1 * s.kk1) * (double)(s.H * s.W);
+    flops[1] = 2.0 * (double)(s.C2 * s.kk2) * (double)(s.H1 * s.W1);
+    flops[2] = 2.0 * (double)(s.F * s.P);
+    flops[3] = 2.0 * (double)(s.K * s.F);
+    return 4;
+}
+
 static void cnn_init_params(float *params, const model_config *cfg, gsl_rng *r)
 {
     model_view v[N_VIEWS];
@@ -449,6 +460,7 @@ const model_ops model_cnn = {
     .num_params = cnn_num_params,
     .num_acts = cnn_num_acts,
     .flops_forward = cnn_flops_forward,
+    .layer_flops = cnn_layer_flops,
     .init_params = cnn_init_params,
     .forward = cnn_forward,
     .backward = cnn_backward,

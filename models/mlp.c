@@ -105,6 +105,15 @@ static double mlp_flops_forward(const model_config *cfg)
     return f;
 }
 
+static size_t mlp_layer_flops(double *flops, const model_config *cfg)
+{
+    size_t d[MODEL_MAX_HIDDEN + 2];
+    size_t L = widths(d, cfg);
+    for (size_t l = 0; l <= L; l++)
+        flops[l] = 2.0 * (double)d[l] * (double)d[l + 1];
+    return L + 1;
+}
+
 static void mlp_init_params(float *params, const model_config *cfg, gsl_rng *r)
 {
     model_view v[MODEL_MAX_VIEWS];
@@ -166,6 +175,7 @@ const model_ops model_mlp = {
     .num_params = mlp_num_params,
     .num_acts = mlp_num_acts,
     .flops_forward = mlp_flops_forward,
+    .layer_flops = mlp_layer_flops,
     .init_params = mlp_init_params,
     .forward = mlp_forward,
     .backward = mlp_backward,

@@ -103,6 +103,42 @@ double model_flops_per_sample(const model_ops *ops, const model_config *cfg)
     return 3.0 * ops->flops_forward(cfg);
 }
 
+static bool is_bias(const char *name)
+{
+    size_t len = strlen(name);
+    return len >= 2 && strcmp(name + len - 2, ".b") == 0;
+}
+
+int model_layers(const model_ops *ops, const model_config *cfg, sim_layers *out, sim_err *err)
+{
+    model_view v[MODEL_MAX_VIEWS];
+    double flops[MODEL_MAX_VIEWS];
+    size_t nv = ops->views(v, cfg), nl = ops->layer_flops(flops, cfg), n = 0;
+    for (size_t i = 0; i < nv; i++)
+        n += !is_bias(v[i].name) || i == 0;
+    assert(n == nl);
+    int rc = sim_layers_init(out, nl, err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t l = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (i > 0 && is_bias(v[i].name)) {
+            out->layer[l - 1].params += (uint64_t)(v[i].rows * v[i].cols);
+            continue;
+        }
+        sim_layer *y = &out->layer[l];
+        size_t len = strlen(v[i].name);
+        if (len >= 2 && strcmp(v[i].name + len - 2, ".w") == 0)
+            len -= 2;
+        snprintf(y->name, sizeof(y->name), "%.*s", (int)len, v[i].name);
+        y->params = (uint64_t)(v[i].rows * v[i].cols);
+        y->fwd_flops = flops[l];
+        l++;
+    }
+    sim_layers_finish(out);
+    return SIM_OK;
+}
+
 static size_t argmax(const float *s, size_t K)
 {
     size_t best = 0;
@@ -275,6 +311,12 @@ size_t model_linear_num_acts(const model_config *cfg, size_t B)
 double model_linear_flops_forward(const model_config *cfg)
 {
     return 2.0 * (double)model_input_size(cfg) * (double)cfg->classes;
+}
+
+size_t model_linear_layer_flops(double *flops, const model_config *cfg)
+{
+    flops[0] = model_linear_flops_forward(cfg);
+    return 1;
 }
 
 void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r)

@@ -36,6 +36,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim/err.h"
+#include "sim/layers.h"
 
 /* Most hidden layers an mlp may have. */
 #define MODEL_MAX_HIDDEN  8
@@ -108,6 +109,11 @@ typedef struct model_ops {
      * products only (2 per multiply-add); element-wise work is a few percent. */
     double (*flops_forward)(const model_config *cfg);
 
+    /* Fills flops[l] with the forward FLOPs of one sample through layer l (a weight view and
+     * the bias after it, in view order; matrix products only, as flops_forward, whose value
+     * is their sum) and returns the number of layers (<= MODEL_MAX_VIEWS). */
+    size_t (*layer_flops)(double *flops, const model_config *cfg);
+
     /* Fills params (num_params floats) view by view with draws from r (gsl_ran_gaussian),
      * weights as the view's init says, biases 0. */
     void (*init_params)(float *params, const model_config *cfg, gsl_rng *r);
@@ -162,6 +168,11 @@ size_t model_input_size(const model_config *cfg);
  * forward count (the backward pass computes two products per forward one). */
 double model_flops_per_sample(const model_ops *ops, const model_config *cfg);
 
+/* The model's layers for the timing (sim/layers.h), finished: one per weight view with the
+ * bias view after it, named by the weight view without its ".w", with their parameters and
+ * forward FLOPs (layer_flops). SIM_ENOMEM. */
+int model_layers(const model_ops *ops, const model_config *cfg, sim_layers *out, sim_err *err);
+
 /* Writes pred (B), the arg max of each sample's scores after a forward (first index on
  * ties). */
 void model_predict(uint8_t *pred, const float *acts, size_t B, const model_config *cfg);
@@ -202,6 +213,7 @@ size_t model_linear_views(model_view *views, const model_config *cfg);
 size_t model_linear_num_params(const model_config *cfg);
 size_t model_linear_num_acts(const model_config *cfg, size_t B);
 double model_linear_flops_forward(const model_config *cfg);
+size_t model_linear_layer_flops(double *flops, const model_config *cfg);
 void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r);
 
 /* x = max(x, 0) in place. */

@@ -37,6 +37,7 @@ const model_ops model_softmax = {
     .num_params = model_linear_num_params,
     .num_acts = model_linear_num_acts,
     .flops_forward = model_linear_flops_forward,
+    .layer_flops = model_linear_layer_flops,
     .init_params = model_linear_init_params,
     .forward = softmax_forward,
     .backward = softmax_backward,

@@ -78,6 +78,7 @@ const model_ops model_svm = {
     .num_params = model_linear_num_params,
     .num_acts = model_linear_num_acts,
     .flops_forward = model_linear_flops_forward,
+    .layer_flops = model_linear_layer_flops,
     .init_params = model_linear_init_params,
     .forward = svm_forward,
     .backward = svm_backward,

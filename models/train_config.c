@@ -371,9 +371,9 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     /* What the loader could not check against the clock: a base time from FLOPs, a message
      * the model's size. */
     uint64_t bytes = sc->message_bytes == 0 ? 4 * (uint64_t)cfg->num_params : 0;
-    double base_ns = sc->gflops > 0 ? model_flops_per_sample(cfg->ops, &cfg->model) *
-                                          (double)cfg->batch / sc->gflops
-                                    : 0.0;
-    return sim_scenario_check_clock(sc, base_ns, sc->gflops > 0 ? "$.compute.gflops" : NULL, bytes,
-                                    err);
+    bool flops = sc->gflops > 0 && sc->profile[0] == '\0'; /* a profile's base is checked */
+    double base_ns =
+        flops ? model_flops_per_sample(cfg->ops, &cfg->model) * (double)cfg->batch / sc->gflops
+              : 0.0;
+    return sim_scenario_check_clock(sc, base_ns, flops ? "$.compute.gflops" : NULL, bytes, err);
 }

@@ -45,6 +45,13 @@ static double vector_flops_forward(const model_config *cfg)
     return 0.0;
 }
 
+static size_t vector_layer_flops(double *flops, const model_config *cfg)
+{
+    (void)cfg;
+    flops[0] = 0.0;
+    return 1;
+}
+
 static void vector_init_params(float *params, const model_config *cfg, gsl_rng *r)
 {
     for (size_t i = 0; i < cfg->dim; i++)
@@ -81,6 +88,7 @@ const model_ops model_vector = {
     .num_params = vector_num_params,
     .num_acts = vector_num_acts,
     .flops_forward = vector_flops_forward,
+    .layer_flops = vector_layer_flops,
     .init_params = vector_init_params,
     .forward = vector_forward,
     .backward = vector_backward,

@@ -59,6 +59,23 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h);
 /* Bytes of one full-model message: workload.message_bytes, or the model's size. */
 uint64_t sim_ctx_model_bytes(const sim_ctx *ctx);
 
+/* The model's layers as the timing sees them, in forward order (sim/layers.h): a profile's,
+ * else the real model's (one "model" layer when timing-only); *n >= 1. An iteration is a
+ * forward pass over them, then a backward pass in reverse; layer i's gradient is complete
+ * when its backward pass ends. */
+const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n);
+
+/* Bytes of layer i's share of a full-model message: sim_ctx_model_bytes split in proportion
+ * to the layers' parameters (floors of the cumulative shares, so the layers add up to the
+ * model's bytes exactly). 0 for i past the last layer. */
+uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
+
+/* When the gradient of layer i of worker w's last started iteration is (or was) complete:
+ * the iteration's start plus round(its duration x the layer's share up to the end of its
+ * backward pass). Layer 0's is the iteration's end, the time of its SIM_EV_COMPUTED; the
+ * last layer's is the earliest. SIM_TIME_NEVER before w's first iteration. */
+sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i);
+
 /* Worker w's random stream, and the protocol-wide stream. */
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
 gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx);

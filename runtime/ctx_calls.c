@@ -51,6 +51,39 @@ uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
     return ctx->model_bytes;
 }
 
+const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n)
+{
+    *n = ctx->sc->layers.n;
+    return ctx->sc->layers.layer;
+}
+
+uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
+{
+    const sim_layers *l = &ctx->sc->layers;
+    uint64_t total = sim_layers_params(l);
+    if (i >= l->n)
+        return 0;
+    if (total == 0)
+        return i == 0 ? ctx->model_bytes : 0;
+    /* Floors of the cumulative shares, so that the layers' bytes add up to the model's. */
+    uint64_t before = 0;
+    for (size_t j = 0; j < i; j++)
+        before += l->layer[j].params;
+    double per = (double)ctx->model_bytes / (double)total;
+    uint64_t lo = (uint64_t)floor((double)before * per);
+    uint64_t hi = i + 1 == l->n ? ctx->model_bytes
+                                : (uint64_t)floor((double)(before + l->layer[i].params) * per);
+    return hi - lo;
+}
+
+sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
+{
+    const worker_acct *a = &ctx->acct[w];
+    if (a->iter_start_ns == SIM_TIME_NEVER)
+        return SIM_TIME_NEVER;
+    return a->iter_start_ns + sim_layers_ready_offset_ns(&ctx->sc->layers, a->iter_ns, i);
+}
+
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
 {
     return sim_cluster_worker_rng(ctx->cl, w);
@@ -275,6 +308,8 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
     int rc = sim_engine_schedule(ctx->eng, d, &ev, &a->compute_id);
     if (rc != SIM_OK)
         return sim_err_set(err, rc, NULL, "cannot schedule worker %u's iteration", w);
+    a->iter_start_ns = now;
+    a->iter_ns = d;
     a->started++;
     a->computing = true;
     sim_run_acct_update(ctx, w);

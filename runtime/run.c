@@ -176,17 +176,29 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
  * iteration time. */
 static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
+    bool profile = sc->profile[0] != '\0';
     if (strcmp(sc->model, "none") == 0) {
         char name[32];
         if (sim_cfg_string(sc->model_cfg, "name", name, sizeof(name), err) != SIM_OK ||
             sim_cfg_check_unused(sc->model_cfg, err) != SIM_OK)
             return sim_err_file(err, sc->file);
+        if (profile)
+            return SIM_OK;
+        /* One layer: the whole model's gradient is ready at the iteration's end. */
+        int rc = sim_layers_init(&sc->layers, 1, err);
+        if (rc != SIM_OK)
+            return rc;
+        snprintf(sc->layers.layer[0].name, sizeof(sc->layers.layer[0].name), "model");
+        sc->layers.layer[0].params = (sc->message_bytes + 3) / 4;
+        sim_layers_finish(&sc->layers);
         return SIM_OK;
     }
     int rc = train_config_read(sc, tc, err);
+    if (rc == SIM_OK && !profile)
+        rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
     if (rc != SIM_OK)
         return rc;
-    if (sc->gflops > 0) {
+    if (sc->gflops > 0 && !profile) {
         double ns = model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops;
         sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
     }
@@ -387,8 +399,10 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
     if (ctx->net == NULL)
         return err->code;
     ctx->timeline = sim_cluster_timeline(ctx->cl, &ctx->ntimeline);
-    for (uint32_t w = 0; w < sc->workers; w++)
+    for (uint32_t w = 0; w < sc->workers; w++) {
         ctx->acct[w].state = ACCT_WAIT;
+        ctx->acct[w].iter_start_ns = SIM_TIME_NEVER;
+    }
     return build_training(ctx, err);
 }
 

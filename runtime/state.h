@@ -37,6 +37,8 @@ typedef struct worker_acct {
     bool computing;          /* an iteration is running */
     sim_event_id compute_id; /* its end event */
     uint64_t started;        /* iterations started */
+    sim_time iter_start_ns;  /* when the last iteration started (SIM_TIME_NEVER: none yet) */
+    sim_time iter_ns;        /* and how long it lasts */
     uint64_t iterations;     /* iterations counted finished */
 } worker_acct;
 

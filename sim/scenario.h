@@ -22,6 +22,7 @@
 #include "sim/cfg.h"
 #include "sim/engine.h"
 #include "sim/err.h"
+#include "sim/layers.h"
 #include "sim/net.h"
 
 #define SIM_MAX_WORKERS       (1u << 20)
@@ -72,6 +73,15 @@ typedef struct sim_scenario {
     double gflops;         /* gflops, default 0 (0: use iteration_ms) */
     double jitter_sigma;   /* jitter_sigma, default 0: lognormal with mean 1 */
     double *speeds;        /* (workers) speed factors > 0, default 1; owned */
+    char profile[256];     /* profile: a name or a CSV path as given, "" when none */
+    double *peak_flops;    /* (workers) device: each worker's peak FLOP/s at `precision`, or
+                              NULL without devices; owned */
+    int precision;         /* precision: sim_precision, default fp32 */
+    double efficiency;     /* efficiency: achieved share of peak, default 0.5 */
+    bool iteration_given;  /* iteration_ms was given (measured profiles then keep it) */
+    sim_layers layers;     /* the model's layers for the timing: a profile's (profile), else
+                              filled in by the runtime from the model (one layer when
+                              timing-only); owned */
 
     sim_straggler *stragglers; /* (nstragglers) in file order; owned */
     size_t nstragglers;

@@ -108,6 +108,7 @@ static int read_compute(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *er
     size_t n = 0;
     sc->gflops = 0.0;
     sc->jitter_sigma = 0.0;
+    sc->iteration_given = sim_cfg_has(c, "iteration_ms");
     int rc = sim_scenario_read_time(c, "iteration_ms", 0.0, true, 1e6, &iteration_ms,
                                     &sc->iteration_ns, err);
     if (rc != 0 || (rc = sim_cfg_double(c, "gflops", 0.0, INFINITY, &sc->gflops, err)) != 0 ||
@@ -132,6 +133,8 @@ static int read_compute(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *er
             return rc;
     for (size_t i = n; i < sc->workers; i++)
         sc->speeds[i] = sc->speeds[0];
+    if ((rc = sim_scenario_read_accel(sc, c, err)) != 0)
+        return rc;
     return sim_cfg_check_unused(c, err);
 }
 
@@ -344,7 +347,7 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
     if (!given && (rc = sim_scenario_write(root, err, "workload.message_bytes=null")) != 0)
         return rc;
     sc->message_bytes = (uint64_t)message_bytes;
-    if (none && message_bytes == 0)
+    if (none && message_bytes == 0 && sc->profile[0] == '\0')
         return sim_err_set(err, SIM_ESCENARIO, "$.workload.message_bytes",
                            "required (an integer >= 1) when model is \"none\"");
     return sim_cfg_check_unused(c, err);
@@ -482,11 +485,22 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
         (rc = sim_cfg_require(sc->protocol_cfg, "name", err)) != 0 ||
         (rc = sim_cfg_string(sc->protocol_cfg, "name", sc->protocol, sizeof(sc->protocol), err)) !=
             0 ||
-        (rc = read_stop(sc, stop, err)) != 0 || (rc = read_eval_output(sc, eval, output, err)) != 0)
+        (rc = read_stop(sc, stop, err)) != 0 ||
+        (rc = read_eval_output(sc, eval, output, err)) != 0 ||
+        (rc = sim_scenario_resolve_profile(sc, err)) != 0)
         return rc;
-    bool flops = sc->gflops > 0 && strcmp(sc->model, "none") != 0; /* base: the workload's */
-    if ((rc = sim_scenario_check_clock(sc, (double)sc->iteration_ns,
-                                       flops ? NULL : "$.compute.iteration_ms", sc->message_bytes,
+    /* The base: the workload's FLOPs (checked by its reader), the profile's (with a device,
+     * gflops or measured times), or iteration_ms. */
+    bool profile = sc->profile[0] != '\0';
+    bool flops = sc->gflops > 0 && strcmp(sc->model, "none") != 0 && !profile;
+    const char *base = "$.compute.iteration_ms";
+    if (flops)
+        base = NULL;
+    else if (sc->peak_flops != NULL)
+        base = "$.compute.device";
+    else if (profile && (sc->gflops > 0 || (sc->layers.measured && !sc->iteration_given)))
+        base = "$.compute.profile";
+    if ((rc = sim_scenario_check_clock(sc, (double)sc->iteration_ns, base, sc->message_bytes,
                                        err)) != 0)
         return rc;
     char *text = sim_cfg_print(root, false);
@@ -586,6 +600,8 @@ void sim_scenario_destroy(sim_scenario *sc)
     free(sc->stragglers);
     free(sc->stream_seeds);
     free(sc->speeds);
+    free(sc->peak_flops);
+    sim_layers_fini(&sc->layers);
     free(sc->bandwidth_bps);
     free(sc->latency_ns);
     sim_cfg_destroy(sc->root);

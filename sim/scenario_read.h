@@ -35,4 +35,13 @@ int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, do
 __attribute__((format(printf, 3, 4))) int sim_scenario_write(sim_cfg *root, sim_err *err,
                                                              const char *fmt, ...);
 
+/* compute.profile, device, precision and efficiency (sim/scenario_compute.c): reads them
+ * into sc (profile, layers, peak_flops, efficiency). iteration_ms and gflops are read first
+ * (and iteration_given set). */
+int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err);
+
+/* Once the workload is read: the base iteration time and message size a profile gives
+ * (device, gflops or measured times), and the speeds of a device list. */
+int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err);
+
 #endif

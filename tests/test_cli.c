@@ -178,6 +178,23 @@ START_TEST(cli_lists_protocols_and_topologies)
 }
 END_TEST
 
+START_TEST(cli_lists_profiles_and_devices_and_refuses_a_bad_device_with_exit_2)
+{
+    result r = hetsim((const char *[]){ "list", "profiles", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "resnet50           107     25557032          8.178"));
+    ck_assert_ptr_nonnull(strstr(r.out, "gpt2-medium"));
+    r = hetsim((const char *[]){ "list", "devices", NULL });
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "v100       15.70       -  125.00       -"));
+    r = hetsim((const char *[]){ "validate", "tests/scenarios_bad/device_no_fp16.json", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "tests/scenarios_bad/device_no_fp16.json: "
+                                        "$.compute.device[1].device: device \"1080ti\" has no "
+                                        "fp16 peak (has fp32)"));
+}
+END_TEST
+
 /* Every scenario the project ships, in scenarios/ and one level of folders below it. */
 START_TEST(cli_validates_every_shipped_scenario)
 {
@@ -379,6 +396,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_prints_version_and_help);
     tcase_add_test(tc, cli_rejects_bad_usage_with_exit_code_2);
     tcase_add_test(tc, cli_lists_protocols_and_topologies);
+    tcase_add_test(tc, cli_lists_profiles_and_devices_and_refuses_a_bad_device_with_exit_2);
     tcase_add_test(tc, cli_refuses_out_of_range_and_malformed_numbers_naming_the_option);
     tcase_add_test(tc, cli_refuses_mpi_with_list_or_index);
     tcase_add_test(tc, cli_validates_every_shipped_scenario);

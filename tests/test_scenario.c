@@ -472,7 +472,8 @@ START_TEST(set_errors_name_the_assignment_or_the_key)
     set_fails(MINIMAL, "workers=5000000", "$.workers",
               "must be an integer in [1, 1048576], got 5000000");
     set_fails(MINIMAL, "compute.speedz=[1]", "$.compute.speedz",
-              "unknown key (valid: iteration_ms, gflops, jitter_sigma, speeds)");
+              "unknown key (valid: iteration_ms, gflops, jitter_sigma, speeds, profile, device, "
+              "precision, efficiency)");
 }
 END_TEST
 

@@ -1,0 +1,336 @@
+/* Layers of an iteration: shares of its time, profile CSVs and where named profiles live. */
+#include "sim/layers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
+{
+    sim_layers_fini(l);
+    l->layer = calloc(n > 0 ? n : 1, sizeof(*l->layer));
+    l->fwd_end = calloc(n > 0 ? n : 1, sizeof(*l->fwd_end));
+    l->bwd_end = calloc(n > 0 ? n : 1, sizeof(*l->bwd_end));
+    if (l->layer == NULL || l->fwd_end == NULL || l->bwd_end == NULL) {
+        sim_layers_fini(l);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        l->layer[i].fwd_ms = l->layer[i].bwd_ms = NAN;
+    l->n = n;
+    return SIM_OK;
+}
+
+void sim_layers_fini(sim_layers *l)
+{
+    free(l->layer);
+    free(l->fwd_end);
+    free(l->bwd_end);
+    memset(l, 0, sizeof(*l));
+}
+
+void sim_layers_finish(sim_layers *l)
+{
+    l->measured = l->n > 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!(l->layer[i].fwd_ms >= 0) || !(l->layer[i].bwd_ms >= 0))
+            l->measured = false;
+    double fsum = 0.0, bsum = 0.0;
+    bool flat = false;
+    for (int pass = 0; pass < 2; pass++) {
+        fsum = bsum = 0.0;
+        for (size_t i = 0; i < l->n; i++) {
+            const sim_layer *y = &l->layer[i];
+            double f = flat ? 1.0 : l->measured ? y->fwd_ms : y->fwd_flops;
+            double b = flat ? 2.0 : l->measured ? y->bwd_ms : 2.0 * y->fwd_flops;
+            fsum += f;
+            l->fwd_end[i] = fsum;
+            bsum += b;
+        }
+        if (fsum + bsum > 0)
+            break;
+        flat = true;
+    }
+    double total = fsum + bsum, acc = fsum;
+    for (size_t i = l->n; i-- > 0;) {
+        const sim_layer *y = &l->layer[i];
+        acc += flat ? 2.0 : l->measured ? y->bwd_ms : 2.0 * y->fwd_flops;
+        l->bwd_end[i] = acc / total;
+        l->fwd_end[i] /= total;
+    }
+    if (l->n > 0)
+        l->bwd_end[0] = 1.0;
+}
+
+double sim_layers_flops(const sim_layers *l)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < l->n; i++)
+        s += l->layer[i].fwd_flops;
+    return s;
+}
+
+uint64_t sim_layers_params(const sim_layers *l)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < l->n; i++)
+        s += l->layer[i].params;
+    return s;
+}
+
+double sim_layers_measured_ms(const sim_layers *l)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < l->n && l->measured; i++)
+        s += l->layer[i].fwd_ms + l->layer[i].bwd_ms;
+    return s;
+}
+
+sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i)
+{
+    if (i == 0 || i >= l->n)
+        return d_ns;
+    return (sim_time)llround((double)d_ns * l->bwd_end[i]);
+}
+
+/* ---- CSV ---- */
+
+/* Splits line (modified) at commas into at most max fields, trimming blanks; returns the
+ * number of fields (max + 1 when there are more). */
+static size_t split(char *line, char **f, size_t max)
+{
+    size_t n = 0;
+    char *p = line;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strlen(p);
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r' ||
+                           p[len - 1] == '\n'))
+            p[--len] = '\0';
+        if (n == max)
+            return max + 1;
+        f[n++] = p;
+        if (comma == NULL)
+            return n;
+        p = comma + 1;
+    }
+}
+
+static bool parse_num(const char *s, double lo, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < lo)
+        return false;
+    *out = v;
+    return true;
+}
+
+static const char *const COLS[] = { "name", "params", "forward_flops", "forward_ms",
+                                    "backward_ms" };
+
+/* Reads one data row into y; `ncols` is the header's width (3 or 5). */
+static int read_row(sim_layer *y, char **f, size_t nf, size_t ncols, const char *file, size_t line,
+                    const char *path, sim_err *err)
+{
+    if (nf != ncols)
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: expected %zu fields, got %zu", file,
+                           line, ncols, nf);
+    if (f[0][0] == '\0' || strlen(f[0]) >= sizeof(y->name))
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: name: must have 1 to %zu characters",
+                           file, line, sizeof(y->name) - 1);
+    snprintf(y->name, sizeof(y->name), "%s", f[0]);
+    double v[4] = { 0, 0, NAN, NAN };
+    for (size_t c = 1; c < ncols; c++) {
+        if (!parse_num(f[c], 0.0, &v[c - 1]) || (c == 1 && (v[0] != floor(v[0]) || v[0] > 1e15)))
+            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: %s: must be %s, got \"%s\"", file,
+                               line, COLS[c],
+                               c == 1 ? "an integer in [0, 1e15]" : "a finite number >= 0", f[c]);
+    }
+    y->params = (uint64_t)v[0];
+    y->fwd_flops = v[1];
+    y->fwd_ms = v[2];
+    y->bwd_ms = v[3];
+    return SIM_OK;
+}
+
+/* The rows of an open profile; `rows` counts them in a first pass when `l` is NULL. */
+static int read_rows(FILE *fp, sim_layers *l, size_t *rows, const char *file, const char *path,
+                     sim_err *err)
+{
+    char buf[1024], *f[6];
+    size_t line = 0, ncols = 0, n = 0;
+    while (fgets(buf, sizeof(buf), fp) != NULL) {
+        line++;
+        size_t len = strlen(buf);
+        if (len == sizeof(buf) - 1 && buf[len - 1] != '\n')
+            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: line longer than %zu bytes", file,
+                               line, sizeof(buf) - 2);
+        if (buf[0] == '#' || strspn(buf, " \t\r\n") == len)
+            continue;
+        size_t nf = split(buf, f, 5);
+        if (ncols == 0) {
+            bool ok = nf == 3 || nf == 5;
+            for (size_t c = 0; ok && c < nf; c++)
+                ok = strcmp(f[c], COLS[c]) == 0;
+            if (!ok)
+                return sim_err_set(err, SIM_ESCENARIO, path,
+                                   "%s:%zu: header must be name,params,forward_flops[,"
+                                   "forward_ms,backward_ms]",
+                                   file, line);
+            ncols = nf;
+            continue;
+        }
+        if (n == SIM_LAYERS_MAX)
+            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: more than %d layers", file, line,
+                               SIM_LAYERS_MAX);
+        if (l != NULL) {
+            int rc = read_row(&l->layer[n], f, nf, ncols, file, line, path, err);
+            if (rc != SIM_OK)
+                return rc;
+        }
+        n++;
+    }
+    if (ferror(fp))
+        return sim_err_set(err, SIM_EIO, path, "%s: cannot read: %s", file, strerror(errno));
+    if (n == 0)
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s: no layers", file);
+    *rows = n;
+    return SIM_OK;
+}
+
+int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
+{
+    FILE *fp = fopen(file, "r");
+    if (fp == NULL)
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));
+    size_t n = 0;
+    int rc = read_rows(fp, NULL, &n, file, path, err);
+    if (rc == SIM_OK)
+        rc = sim_layers_init(l, n, err);
+    if (rc == SIM_OK) {
+        rewind(fp);
+        rc = read_rows(fp, l, &n, file, path, err);
+    }
+    fclose(fp);
+    if (rc != SIM_OK) {
+        sim_layers_fini(l);
+        return rc;
+    }
+    sim_layers_finish(l);
+    return SIM_OK;
+}
+
+/* ---- named profiles ---- */
+
+/* The folder "<exe>/../share/hetsim" of the running binary, into buf; false if unknown. */
+static bool exe_datadir(char *buf, size_t size)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return false;
+    *slash = '\0';
+    int len = snprintf(buf, size, "%s/../share/hetsim", exe);
+    return len > 0 && (size_t)len < size;
+}
+
+size_t sim_layers_profile_dirs(sim_layers_dir *dirs, size_t max)
+{
+    size_t n = 0;
+    if (n < max && exe_datadir(dirs[n].path, sizeof(dirs[n].path)))
+        n++;
+#ifdef HETSIM_SOURCE_DATADIR
+    if (n < max)
+        snprintf(dirs[n++].path, sizeof(dirs[0].path), "%s", HETSIM_SOURCE_DATADIR);
+#endif
+#ifdef HETSIM_DATADIR
+    if (n < max)
+        snprintf(dirs[n++].path, sizeof(dirs[0].path), "%s", HETSIM_DATADIR);
+#endif
+    return n;
+}
+
+static bool valid_name(const char *name)
+{
+    if (name[0] == '\0' || name[0] == '.' || strlen(name) > 64)
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            return false;
+    return true;
+}
+
+bool sim_layers_find_profile(const char *name, char *buf, size_t size)
+{
+    sim_layers_dir dirs[4];
+    size_t n = sim_layers_profile_dirs(dirs, 4);
+    if (!valid_name(name))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        int len = snprintf(buf, size, "%s/profiles/%s.csv", dirs[i].path, name);
+        if (len > 0 && (size_t)len < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t sim_layers_profile_names(char *buf, size_t size)
+{
+    sim_layers_dir dirs[4];
+    size_t nd = sim_layers_profile_dirs(dirs, 4), count = 0;
+    if (size > 0)
+        buf[0] = '\0';
+    for (size_t d = 0; d < nd && count == 0; d++) {
+        char path[sizeof(dirs[0].path) + 16];
+        snprintf(path, sizeof(path), "%s/profiles", dirs[d].path);
+        DIR *dir = opendir(path);
+        if (dir == NULL)
+            continue;
+        char names[64][72];
+        const char *sorted[64];
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL && count < 64) {
+            size_t len = strlen(e->d_name);
+            if (len <= 4 || len - 4 >= sizeof(names[0]) || strcmp(e->d_name + len - 4, ".csv") != 0)
+                continue;
+            memcpy(names[count], e->d_name, len - 4);
+            names[count][len - 4] = '\0';
+            if (!valid_name(names[count]))
+                continue;
+            sorted[count] = names[count];
+            count++;
+        }
+        closedir(dir);
+        qsort(sorted, count, sizeof(sorted[0]), cmp_str);
+        size_t used = 0;
+        for (size_t i = 0; i < count && size > 0; i++) {
+            int k = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", sorted[i]);
+            if (k < 0 || (size_t)k >= size - used)
+                break;
+            used += (size_t)k;
+        }
+    }
+    return count;
+}

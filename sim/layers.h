@@ -1,0 +1,98 @@
+/* Layers: how an iteration's time is spread over a model's layers.
+ *
+ * An iteration is a forward pass over the layers in order, then a backward pass in reverse.
+ * Each layer's share of the iteration is its measured forward and backward time when every
+ * layer has both (a measured profile), else its forward FLOPs for the forward pass and twice
+ * them for the backward pass (the backward pass computes two products per forward one). The
+ * iteration's length itself comes from the cluster model; the layers only say when, within
+ * it, each layer's gradient is complete: the moment its backward pass ends. Layer n-1's
+ * gradient is ready first, layer 0's at the iteration's end.
+ *
+ * A sim_layers is plain data the scenario owns (a profile read from a CSV, or the built-in
+ * model's layers filled in by the runtime). sim_layers_finish computes the shares once the
+ * rows are set; nothing else allocates.
+ *
+ * Profile CSV (docs/scenario.md): a header row, then one row per layer in forward order:
+ *   name,params,forward_flops[,forward_ms,backward_ms]
+ * params: parameters (elements) of the layer; forward_flops: FLOPs of one sample's forward
+ * pass (2 per multiply-add); forward_ms and backward_ms: measured per iteration, both or
+ * neither, on every row or none. Lines starting with '#' are comments.
+ */
+#ifndef SIM_LAYERS_H
+#define SIM_LAYERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/err.h"
+
+/* Most layers a profile may have. */
+#define SIM_LAYERS_MAX 100000
+
+typedef struct sim_layer {
+    char name[64];    /* such as "layer1.0.conv1" */
+    uint64_t params;  /* parameters (elements) */
+    double fwd_flops; /* forward FLOPs of one sample */
+    double fwd_ms;    /* measured forward time per iteration, or NaN */
+    double bwd_ms;    /* measured backward time per iteration, or NaN */
+} sim_layer;
+
+typedef struct sim_layers {
+    sim_layer *layer; /* (n) in forward order; owned */
+    size_t n;
+    bool measured;   /* every layer has fwd_ms and bwd_ms: shares follow them */
+    double *fwd_end; /* (n) share of the iteration done when layer i's forward ends */
+    double *bwd_end; /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
+} sim_layers;
+
+/* Makes l hold n zeroed layers (fwd_ms, bwd_ms NaN), freeing what it held. SIM_ENOMEM. */
+int sim_layers_init(sim_layers *l, size_t n, sim_err *err);
+
+/* Frees what l holds and zeroes it. A zeroed l is fine. */
+void sim_layers_fini(sim_layers *l);
+
+/* Computes `measured` and the shares from the rows. When the weights are all zero (a model
+ * without products), every layer weighs the same, backward twice forward. */
+void sim_layers_finish(sim_layers *l);
+
+/* Forward FLOPs of one sample over every layer. */
+double sim_layers_flops(const sim_layers *l);
+
+/* Parameters over every layer. */
+uint64_t sim_layers_params(const sim_layers *l);
+
+/* Measured milliseconds of one iteration (forward and backward over every layer); 0 unless
+ * measured. */
+double sim_layers_measured_ms(const sim_layers *l);
+
+/* The offset from an iteration's start at which layer i's gradient is complete, for an
+ * iteration lasting d_ns: round(d_ns * bwd_end[i]), exactly d_ns for layer 0. */
+sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i);
+
+/* Reads a profile CSV into l (then finished). SIM_ESCENARIO naming `file` (and the line and
+ * the column at fault) when it cannot be opened or is malformed, SIM_EIO on a read error; `path` (a
+ * JSON path such as
+ * "$.compute.profile") goes into err as the path. */
+int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err);
+
+/* A data folder where named profiles may live, as "<path>/profiles/<name>.csv". */
+typedef struct sim_layers_dir {
+    char path[1024];
+} sim_layers_dir;
+
+/* Where named profiles live, in search order: the running binary's "../share/hetsim" (an
+ * installed hetsim, wherever it was moved), the source tree's data folder (the build tree),
+ * then the folder the build was configured to install to. Fills dirs[0..n), returns n. */
+size_t sim_layers_profile_dirs(sim_layers_dir *dirs, size_t max);
+
+/* Finds named profile `name` (letters, digits, '_', '-', '.'): writes its file's path into
+ * buf and returns true, or false when no folder has it. */
+bool sim_layers_find_profile(const char *name, char *buf, size_t size);
+
+/* Writes the names of the shipped profiles (the first folder that has any), sorted and
+ * separated by ", ", into buf; returns how many. */
+size_t sim_layers_profile_names(char *buf, size_t size);
+
+#endif

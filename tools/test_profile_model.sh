@@ -1,0 +1,47 @@
+#!/bin/sh
+# Tests tools/profile_model.py on CPU with a small model, then runs hetsim on the profile it
+# wrote. Needs a python3 with PyTorch (Debian: python3-torch); without one the test is skipped
+# (exit 77, meson's skip code), not passed.
+# usage: test_profile_model.sh HETSIM   (from the source root)
+set -eu
+hetsim=$1
+py=
+for p in /usr/bin/python3 python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' 2>/dev/null; then
+        py=$p
+        break
+    fi
+done
+if [ -z "$py" ]; then
+    echo "SKIP: no python3 with torch (install python3-torch)"
+    exit 77
+fi
+dir=$(mktemp -d /tmp/hetsim-profile-model-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/tiny.py" <<'PY'
+import torch.nn as nn
+
+
+def make():
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(4 * 8 * 8, 10))
+PY
+"$py" tools/profile_model.py "$dir/tiny.py:make" --input 1,8,8 --batch 4 --repeats 3 \
+    -o "$dir/tiny.csv"
+# Parameters: conv 4*1*3*3 + 4 = 40, linear 256*10 + 10 = 2570. FLOPs: conv 2*4*8*8*9 = 4608,
+# linear 2*256*10 = 5120.
+rows=$(grep -v '^#' "$dir/tiny.csv")
+echo "$rows" | sed -n 1p | grep -qx 'name,params,forward_flops,forward_ms,backward_ms'
+echo "$rows" | sed -n 2p | grep -q '^0,40,4608,[0-9.]*,[0-9.]*$'
+echo "$rows" | sed -n 3p | grep -q '^3,2570,5120,[0-9.]*,[0-9.]*$'
+[ "$(echo "$rows" | wc -l)" -eq 3 ]
+# Every measured time is > 0: the iteration is spread over the two layers.
+echo "$rows" | sed 1d | awk -F, '$4 <= 0 || $5 <= 0 { exit 1 }'
+cat >"$dir/s.json" <<'JSON'
+{"seed": 1, "workers": 2, "compute": {"profile": "tiny.csv"},
+ "workload": {"model": {"name": "none"}, "batch": 4},
+ "protocol": {"name": "allreduce"}, "stop": {"iterations": 10}}
+JSON
+"$hetsim" run "$dir/s.json" -o "$dir/out" --quiet
+grep -q '"iterations": 10' "$dir/out/summary.json"
+echo "profile_model: ok"

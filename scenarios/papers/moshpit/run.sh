@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Moshpit averaging benchmark (PROTOCOLS 5.5, 1.5) and Moshpit SGD training (5.6).
 #
-#   bash scenarios/papers/moshpit/run.sh [--smoke|--full] [--skip-slow] [HETSIM_BINARY] [-o OUT]
+#   bash scenarios/papers/moshpit/run.sh [--smoke|--full] [--skip-slow] [--only SCHEME]
+#       [HETSIM_BINARY] [-o OUT]
 #
 # Averaging: one N(0,1) scalar per peer (model "vector"), every peer sits out each round with
 # probability p (straggler rule "dropout"); the table gives the mean number of rounds (over
@@ -13,7 +14,8 @@
 # minutes); --full: N in {512, 768, 900, 1024}, p in {0, 0.001, 0.005, 0.01}, 10 seeds (the
 # paper's grid; about 22 minutes on a 2-core machine); --smoke: N = 64
 # (8x8, groups of 8, 4x4x4), 1 seed, and no training runs. --skip-slow leaves out the
-# All-Reduce and Gossip rows (rings of N: most of the wall time) and the training runs.
+# All-Reduce and Gossip rows (rings of N: most of the wall time) and the training runs;
+# --only SCHEME runs that averaging row alone (e.g. SGP-authors).
 # Training: train-*.json (16 workers, Fashion-MNIST, one worker 4x slower, dropouts), time to
 # the target accuracy per protocol (moshpit: the grid in global rounds, the key form without
 # them and a target of 4, and {"name": "moshpit"} at its defaults), and a comparison figure
@@ -22,6 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=default
 slow=1
+only=""
 out=out/papers/moshpit
 bin=""
 while [ $# -gt 0 ]; do
@@ -29,8 +32,9 @@ while [ $# -gt 0 ]; do
     --smoke) mode=smoke ;;
     --full) mode=full ;;
     --skip-slow) slow=0 ;;
+    --only) only=$2; shift ;;
     -o) out=$2; shift ;;
-    -*) echo "usage: $0 [--smoke|--full] [HETSIM_BINARY] [-o OUT]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [--smoke|--full] [--skip-slow] [--only SCHEME] [HETSIM_BINARY] [-o OUT]" >&2; exit 2 ;;
     *) bin=$1 ;;
     esac
     shift
@@ -80,7 +84,7 @@ for n in $ns; do
                     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$p" "$s" "$bound" "$dir" >>"$rows"
                 done
             done
-        done < <(schemes "$n")
+        done < <(schemes "$n" | awk -v only="$only" 'only == "" || $1 == only')
     done
 done
 

@@ -205,9 +205,10 @@ void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
     *nbf = lines < half ? lines : half;
     *cap = side < st->n ? side : st->n;
     if (st->keys) { /* groups of min_group_size or more, each at most target; without a
-                     * target a butterfly starts with room for the grid's largest side and
-                     * doubles for a larger group (coll_bfly_start) */
-        uint32_t g = st->n / st->min_group, t = st->target > 0 ? st->target : side;
+                     * target a butterfly starts with room for twice the grid's largest side
+                     * (a key's holders rarely exceed it) and doubles for a larger group
+                     * (coll_bfly_start; memory the estimate does not count) */
+        uint32_t g = st->n / st->min_group, t = st->target > 0 ? st->target : 2 * side;
         *nbf = g > 0 ? g : 1;
         *cap = t < st->n ? t : st->n;
     }

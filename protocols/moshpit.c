@@ -31,10 +31,17 @@
  * protocol's state, as from a DHT) to lead it; a peer that is not leading, or is full,
  * rejects; with nobody left to ask it leads. A leader accepts up to `target_group_size` and
  * starts its group when full, or at its expiration with `min_group_size` or more, else
- * disbands (its followers stay alone this round). It shuffles the order and draws the
- * group id from its own stream; after the butterfly each member drops its oldest digit and
- * appends r_p, the p-th of distinct indices in 0..target-1 drawn from an rng seeded by the
- * group id (p: its position), so members of one group never share a key in the next round.
+ * disbands (its followers stay alone this round); without a target (null, hivemind's None,
+ * the default) it accepts everyone until its expiration, its member list doubling when
+ * full. It shuffles the order and draws the group id from its own stream; after the
+ * butterfly each member drops its oldest digit and appends r_p, the p-th of distinct
+ * indices in 0..B-1 (B the target, or the next power of two of the group's size) drawn from
+ * an rng seeded by the group id (p: its position), so members of one group never share a
+ * key in the next round.
+ *
+ * Defaults (protocols/moshpit_config.c): the grid from N when absent; training runs
+ * (`local_steps` >= 1) in the key form without global rounds, matchmaking for one
+ * iteration time; averaging alone (`local_steps` 0) in grid rounds.
  *
  * Without global rounds (key form, `sync` false): each worker starts its next round (local
  * steps, matchmaking) as soon as it is done with the last, groups take butterflies from a

@@ -272,6 +272,7 @@ typedef struct coll_bfly {
     uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
     uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
     uint64_t kept;     /* parts kept by reducer timeouts or failures */
+    uint64_t grown;    /* rounds that found cap too small: the arrays doubled (or to n) */
     coll_input_fn input;
     coll_output_fn output;
     coll_done_fn done;
@@ -291,9 +292,11 @@ void coll_bfly_fini(coll_bfly *b);
 /* Sets the timeouts (0: none) for the rounds started from now on. */
 void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout);
 
-/* Starts round `round` over members[0..n) (n <= cap, distinct) with weights[0..n) (NULL: all
- * 1; each > 0). A previous round's messages and timers are ignored from now on; members that
- * are down fail at once. SIM_EINVAL for a bad list. */
+/* Starts round `round` over members[0..n) (n <= workers, distinct) with weights[0..n) (NULL:
+ * all 1; each > 0); more than cap members double the butterfly's room (to n at least, to
+ * `workers` at most; counted in `grown`), the one allocation after init. A previous round's
+ * messages and timers are ignored from now on; members that are down fail at once. SIM_EINVAL for a
+ * bad list. */
 int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const double *weights,
                     uint32_t n, uint64_t round, sim_err *err);
 

@@ -1,5 +1,6 @@
 /* Butterfly all-reduce (protocols/coll.h, PROTOCOLS 1.2). Calls coll.c's hub, never the
  * other way round. Positions: the member at position p of the round reduces part p. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,15 +278,90 @@ static void fail_member(coll_bfly *b, sim_ctx *ctx, uint32_t p)
     cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
 }
 
+/* Room for `cap` members (more than now): the per-member arrays and the staging rows are
+ * allocated anew, empty (the last round's are ignored from now on anyway). */
+static int grow(coll_bfly *b, uint32_t cap, sim_err *err)
+{
+    size_t cc = (size_t)cap * cap;
+    void *p[13] = { calloc(cap, sizeof(*b->members)),
+                    calloc(cap, sizeof(*b->weight)),
+                    calloc(cap, sizeof(*b->state)),
+                    calloc(cc, sizeof(*b->got)),
+                    calloc(cc, sizeof(*b->have)),
+                    calloc(cap, sizeof(*b->ngot)),
+                    calloc(cap, sizeof(*b->nhave)),
+                    malloc(cap * sizeof(*b->sender_deadline)),
+                    malloc(cap * sizeof(*b->reducer_deadline)),
+                    calloc(cap, sizeof(*b->sender_timer)),
+                    calloc(cap, sizeof(*b->reducer_timer)),
+                    calloc(cap, sizeof(*b->src)),
+                    calloc(cap, sizeof(*b->wsrc)) };
+    uint32_t *failed = calloc(cap, sizeof(*b->failed));
+    float *stage = b->nfloats > 0 ? sim_tensor_alloc((size_t)cap * b->nfloats) : NULL;
+    bool ok = failed != NULL && (b->nfloats == 0 || stage != NULL);
+    for (size_t i = 0; i < 13; i++)
+        ok = ok && p[i] != NULL;
+    if (!ok) {
+        for (size_t i = 0; i < 13; i++)
+            free(p[i]);
+        free(failed);
+        sim_tensor_free(stage);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    free(b->members);
+    free(b->weight);
+    free(b->state);
+    free(b->got);
+    free(b->have);
+    free(b->ngot);
+    free(b->nhave);
+    free(b->sender_deadline);
+    free(b->reducer_deadline);
+    free(b->sender_timer);
+    free(b->reducer_timer);
+    free(b->src);
+    free(b->wsrc);
+    free(b->failed);
+    sim_tensor_free(b->stage);
+    b->members = p[0];
+    b->weight = p[1];
+    b->state = p[2];
+    b->got = p[3];
+    b->have = p[4];
+    b->ngot = p[5];
+    b->nhave = p[6];
+    b->sender_deadline = p[7];
+    b->reducer_deadline = p[8];
+    b->sender_timer = p[9];
+    b->reducer_timer = p[10];
+    b->src = p[11];
+    b->wsrc = p[12];
+    b->failed = failed;
+    b->stage = stage;
+    for (uint32_t q = 0; q < cap; q++)
+        b->sender_deadline[q] = b->reducer_deadline[q] = -1;
+    b->cap = cap;
+    b->grown++;
+    return SIM_OK;
+}
+
 int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const double *weights,
                     uint32_t n, uint64_t round, sim_err *err)
 {
-    if (n == 0 || n > b->cap)
-        return sim_err_set(err, SIM_EINVAL, NULL, "butterfly: %u members, want 1 to %u", n, b->cap);
+    if (n == 0 || n > b->workers)
+        return sim_err_set(err, SIM_EINVAL, NULL, "butterfly: %u members, want 1 to %u", n,
+                           b->workers);
     for (uint32_t p = 0; p < b->n; p++) {
         cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
         cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
         b->pos[b->members[p]] = COLL_NONE;
+    }
+    if (n > b->cap) {
+        uint32_t cap = 2 * b->cap > b->workers ? b->workers : 2 * b->cap;
+        b->n = 0;
+        int rc = grow(b, cap > n ? cap : n, err);
+        if (rc != SIM_OK)
+            return rc;
     }
     b->gen++;
     b->round = round;

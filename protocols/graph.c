@@ -566,3 +566,21 @@ uint32_t graph_sgp_peer(uint32_t n, uint64_t k, uint32_t i, uint32_t t)
     uint32_t h = (uint32_t)((k + t) % graph_sgp_period(n));
     return (uint32_t)(((uint64_t)i + ((uint64_t)1 << h) % n) % n);
 }
+
+/* ---- The Moshpit authors' SGP averager ---- */
+
+uint32_t graph_mavg_period(uint32_t n)
+{
+    uint32_t p = 0;
+    for (uint64_t v = 2; n >= 3 && v <= (uint64_t)n - 1; v *= 2)
+        p++;
+    return n >= 3 ? p : 0;
+}
+
+uint32_t graph_mavg_receiver(uint32_t n, uint64_t k, uint32_t j, uint32_t t)
+{
+    uint64_t nn = (uint64_t)n * n, h = (k + 1) % graph_mavg_period(n);
+    uint64_t s = (UINT64_C(1) << (h + t)) % nn; /* the roll's shift, as numpy takes it mod n^2 */
+    uint64_t i = ((uint64_t)j + n - s % n) % n; /* the diagonal entry that lands in column j */
+    return (uint32_t)((i * (n + 1) + s) % nn / n);
+}

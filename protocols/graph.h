@@ -177,4 +177,23 @@ uint32_t graph_sgp_period(uint32_t n);
  * n = 1. */
 uint32_t graph_sgp_peer(uint32_t n, uint64_t k, uint32_t i, uint32_t t);
 
+/* ---- The Moshpit authors' SGP averager (averaging table of arXiv 2103.03239) ----
+ *
+ * yandex-research/moshpit-sgd, averaging_experiments/averager.py, GradientPushAverager with
+ * num_outgoing_edges = p: matrix h (h = 0..period-1) is D + sum over t < p of D rolled by
+ * 2^(h+t), D = I/p, where the roll is numpy's without an axis: over the flattened n x n
+ * matrix, so the diagonal entry of row i lands at flat index (i (n+1) + s) mod n^2, i.e. in
+ * column (i + s) mod n of row i when i + s < n, else of row i + 1 (of row 0 for the last
+ * row). Round k (from 0; the authors count iterations from 1) uses matrix (k + 1) mod
+ * period. Row r is worker r's pull: its new value is the mean of the entries of its row
+ * (rows renormalised over the workers that take part). */
+
+/* Matrices in the cycle: floor(log2(n - 1)); 0 when n < 3 (the authors' code then divides
+ * by zero). */
+uint32_t graph_mavg_period(uint32_t n);
+
+/* The row (the worker that receives) of column j's entry t (0..p-1) in round k's matrix;
+ * j itself for an entry on the diagonal. n >= 3. */
+uint32_t graph_mavg_receiver(uint32_t n, uint64_t k, uint32_t j, uint32_t t);
+
 #endif

@@ -31,10 +31,17 @@
  * protocol's state, as from a DHT) to lead it; a peer that is not leading, or is full,
  * rejects; with nobody left to ask it leads. A leader accepts up to `target_group_size` and
  * starts its group when full, or at its expiration with `min_group_size` or more, else
- * disbands (its followers stay alone this round). It shuffles the order and draws the
- * group id from its own stream; after the butterfly each member drops its oldest digit and
- * appends r_p, the p-th of distinct indices in 0..target-1 drawn from an rng seeded by the
- * group id (p: its position), so members of one group never share a key in the next round.
+ * disbands (its followers stay alone this round); without a target (null, hivemind's None,
+ * the default) it accepts everyone until its expiration, its member list doubling when
+ * full. It shuffles the order and draws the group id from its own stream; after the
+ * butterfly each member drops its oldest digit and appends r_p, the p-th of distinct
+ * indices in 0..B-1 (B the target, or the next power of two of the group's size) drawn from
+ * an rng seeded by the group id (p: its position), so members of one group never share a
+ * key in the next round.
+ *
+ * Defaults (protocols/moshpit_config.c): the grid from N when absent; training runs
+ * (`local_steps` >= 1) in the key form without global rounds, matchmaking for one
+ * iteration time; averaging alone (`local_steps` 0) in grid rounds.
  *
  * Without global rounds (key form, `sync` false): each worker starts its next round (local
  * steps, matchmaking) as soon as it is done with the last, groups take butterflies from a
@@ -95,7 +102,10 @@ static void mp_fini(void *state)
     free(st->ks);
     free(st->asked);
     free(st->tries);
+    for (uint32_t w = 0; st->mem != NULL && w < st->n; w++)
+        free(st->mem[w]);
     free(st->mem);
+    free(st->mcap);
     free(st->nmem);
     free(st->gid);
     free(st->last);
@@ -259,7 +269,7 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
 {
     uint32_t *m = st->list, k = 0;
     for (uint32_t i = 0; i < st->nmem[c]; i++) {
-        uint32_t f = st->mem[(size_t)c * st->target + i];
+        uint32_t f = st->mem[c][i];
         if (f == c || follows(st, f, c))
             m[k++] = f;
     }
@@ -313,7 +323,7 @@ static int try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (best == COLL_NONE) {
         st->ks[w] = KS_LEAD;
         st->nmem[w] = 1;
-        st->mem[(size_t)w * st->target] = w;
+        st->mem[w][0] = w;
         st->tries[w] += st->async ? 1 : 0; /* async: the expiry timer's tag */
         sim_time now = sim_ctx_now(ctx), at = st->expires[w];
         return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w, mseq(st, w), NULL,
@@ -348,12 +358,12 @@ static int on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         return SIM_OK;
     uint32_t k = 1;
     for (uint32_t i = 1; i < st->nmem[c]; i++)
-        k += follows(st, st->mem[(size_t)c * st->target + i], c) ? 1 : 0;
+        k += follows(st, st->mem[c][i], c) ? 1 : 0;
     if (k >= st->min_group)
         return begin_group(st, ctx, c, err);
     st->disbanded++;
     for (uint32_t i = 1; i < st->nmem[c]; i++) {
-        uint32_t f = st->mem[(size_t)c * st->target + i];
+        uint32_t f = st->mem[c][i];
         if (!follows(st, f, c))
             continue;
         int rc = send_small(ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, mseq(st, f), err);
@@ -374,8 +384,17 @@ static int on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg
         return SIM_OK; /* an answer to an earlier attempt */
     switch (h.kind) {
     case MSG_REQUEST:
-        if (st->ks[w] == KS_LEAD && st->nmem[w] < st->target) {
-            st->mem[(size_t)w * st->target + st->nmem[w]++] = src;
+        if (st->ks[w] == KS_LEAD && (st->target == 0 || st->nmem[w] < st->target)) {
+            if (st->nmem[w] == st->mcap[w]) { /* no target: the list doubles (counted) */
+                uint32_t cap = 2 * st->mcap[w];
+                uint32_t *m = realloc(st->mem[w], cap * sizeof(*m));
+                if (m == NULL)
+                    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+                st->mem[w] = m;
+                st->mcap[w] = cap;
+                st->grown++;
+            }
+            st->mem[w][st->nmem[w]++] = src;
             int rc = send_small(ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, h.seq, err);
             if (rc == SIM_OK && st->nmem[w] == st->target)
                 rc = begin_group(st, ctx, w, err);
@@ -504,12 +523,21 @@ static int alloc_keys(moshpit *st, sim_err *err)
     st->ks = calloc(n, sizeof(*st->ks));
     st->asked = calloc(n, sizeof(*st->asked));
     st->tries = calloc(n, sizeof(*st->tries));
-    st->mem = calloc(n * st->target, sizeof(*st->mem));
+    st->mem = calloc(n, sizeof(*st->mem));
+    st->mcap = calloc(n, sizeof(*st->mcap));
+    uint32_t side = 2; /* a leader's room at first: target, or the grid's largest side */
+    for (uint32_t a = 0; a < st->d; a++)
+        side = st->m[a] > side ? st->m[a] : side;
+    for (size_t w = 0; st->mem != NULL && st->mcap != NULL && w < n; w++) {
+        st->mcap[w] = st->target > 0 ? st->target : side;
+        if ((st->mem[w] = calloc(st->mcap[w], sizeof(**st->mem))) == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
     st->nmem = calloc(n, sizeof(*st->nmem));
     st->gid = calloc(st->nbf, sizeof(*st->gid));
     st->last = calloc(n, sizeof(*st->last));
     st->last_round = calloc(n, sizeof(*st->last_round));
-    st->perm = calloc(st->target, sizeof(*st->perm));
+    st->perm = calloc(st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
     st->krng = gsl_rng_alloc(gsl_rng_mt19937);
     st->wr = calloc(n, sizeof(*st->wr));
     st->freebf = calloc(st->nbf, sizeof(*st->freebf));
@@ -519,8 +547,9 @@ static int alloc_keys(moshpit *st, sim_err *err)
     for (uint32_t b = st->nbf; b-- > 0;)
         st->freebf[st->nfree++] = b;
     if (st->key == NULL || st->expires == NULL || st->ks == NULL || st->asked == NULL ||
-        st->tries == NULL || st->mem == NULL || st->nmem == NULL || st->gid == NULL ||
-        st->last == NULL || st->last_round == NULL || st->perm == NULL || st->krng == NULL)
+        st->tries == NULL || st->mem == NULL || st->mcap == NULL || st->nmem == NULL ||
+        st->gid == NULL || st->last == NULL || st->last_round == NULL || st->perm == NULL ||
+        st->krng == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return SIM_OK;
 }
@@ -670,6 +699,8 @@ static void mp_report(const void *state, const sim_ctx *ctx, sim_report *out)
         sim_report_add(out, "rejects", (double)st->rejects);
         sim_report_add(out, "disbanded", (double)st->disbanded);
         sim_report_add(out, "repeat_pairs", (double)st->repeats);
+        if (st->target == 0)
+            sim_report_add(out, "member_lists_grown", (double)st->grown);
     }
 }
 

@@ -9,13 +9,52 @@
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 
-/* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. */
-static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
+/* side^k, saturating at 2^62. */
+static uint64_t cells_of(uint32_t side, uint32_t k)
+{
+    uint64_t c = 1;
+    for (uint32_t a = 0; a < k; a++)
+        c = c > (UINT64_C(1) << 62) / side ? UINT64_C(1) << 62 : c * side;
+    return c;
+}
+
+/* The default grid of n workers (no `grid` given): d axes of one side M, M^d >= n cells,
+ * choosing among d = 2..MP_MAX_DIMS (M the smallest side with M^d >= n, M >= 2) the grid
+ * with the fewest cells, i.e. the fullest, ties to the fewest axes; n <= 3 (no two axes of
+ * two or more to fill) takes one axis of max(n, 2). 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32,
+ * 1000 -> 10x10x10, 17 -> 5x5, 5 -> 2x2x2. */
+void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m)
+{
+    if (n <= 3) {
+        *d = 1;
+        *m = n < 2 ? 2 : n;
+        return;
+    }
+    uint64_t best = UINT64_MAX;
+    for (uint32_t k = 2; k <= MP_MAX_DIMS; k++) {
+        uint32_t side = (uint32_t)floor(pow((double)n, 1.0 / k));
+        side = side <= 2 ? 2 : side - 1; /* below the root, whatever pow's rounding */
+        while (cells_of(side, k) < n)
+            side++;
+        uint64_t cells = cells_of(side, k);
+        if (cells < best) {
+            best = cells;
+            *d = k;
+            *m = side;
+        }
+    }
+}
+
+/* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. A run
+ * with local steps (training) defaults to the key form without global rounds, paced by its
+ * iteration time; averaging alone (local_steps 0) to the grid form's rounds. */
+static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     static const char *const forms[] = { "grid", "keys" };
     static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
                                         "request_timeout_ms", "sync" };
-    int form = 0;
+    bool training = st->local_steps > 0;
+    int form = training ? 1 : 0;
     int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
     if (rc != SIM_OK)
         return rc;
@@ -32,26 +71,37 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, sim_err *err)
     uint32_t side = 0;
     for (uint32_t a = 0; a < st->d; a++)
         side = st->m[a] > side ? st->m[a] : side;
-    int64_t lo = 2, target = side;
-    st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s */
+    int64_t lo = 2, target = 0;
+    st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s, and request_timeout, 3 s */
     st->req_ms = 3000.0;
+    if (training && sc->iteration_ns > 0) { /* one local step of matchmaking, half to answer */
+        st->mm_ms = (double)sc->iteration_ns / 1e6;
+        st->mm_ms = st->mm_ms < 0.002 ? 0.002 : st->mm_ms;
+        st->req_ms = st->mm_ms / 2.0;
+    }
+    /* hivemind's DecentralizedAverager: target_group_size None, groups close when the
+     * matchmaking time is up; null here. */
+    if ((rc = sim_cfg_default_json(cfg, "target_group_size", "null", err)) != SIM_OK)
+        return rc;
+    if (!sim_cfg_is_null(cfg, "target_group_size") &&
+        (rc = sim_cfg_int(cfg, "target_group_size", 2, 65536, &target, err)) != SIM_OK)
+        return rc;
     if ((rc = sim_cfg_int(cfg, "min_group_size", 2, 65536, &lo, err)) != SIM_OK ||
-        (rc = sim_cfg_int(cfg, "target_group_size", 2, 65536, &target, err)) != SIM_OK ||
         (rc = sim_cfg_double(cfg, "matchmaking_ms", 0.001, 3.6e6, &st->mm_ms, err)) != SIM_OK ||
         (rc = sim_cfg_double(cfg, "request_timeout_ms", 0.001, 3.6e6, &st->req_ms, err)) != SIM_OK)
         return rc;
-    if (lo > target)
+    if (target > 0 && lo > target)
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.min_group_size",
                            "must be at most target_group_size (%lld), got %lld", (long long)target,
                            (long long)lo);
-    if ((uint64_t)target < side)
+    if (target > 0 && (uint64_t)target < side)
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.target_group_size",
                            "must be at least the grid's largest side %u (the key's digit range), "
                            "got %lld",
                            side, (long long)target);
     st->min_group = (uint32_t)lo;
     st->target = (uint32_t)target;
-    bool sync = true;
+    bool sync = !training;
     rc = sim_cfg_bool(cfg, "sync", &sync, err);
     st->async = !sync;
     return rc;
@@ -62,7 +112,7 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     static const char *const forms[] = { "grid", "random" };
     moshpit *st = state;
     st->n = sc->workers;
-    int form = sim_cfg_has(cfg, "grid") ? 0 : 1;
+    int form = 0;
     int64_t size = 32, steps = 1;
     st->alpha = 1.0;
     int rc = sim_cfg_choice(cfg, "groups", forms, 2, &form, err);
@@ -97,9 +147,17 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.group_size",
                            "only with groups \"random\" (the grid sets the group sizes)");
     size_t d = 0;
-    if (!sim_cfg_has(cfg, "grid"))
-        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
-                           "missing required key (or groups \"random\" with group_size)");
+    if (!sim_cfg_has(cfg, "grid")) { /* the default grid, written into run.json */
+        uint32_t dd = 1, mm = 2;
+        mp_default_grid(st->n, &dd, &mm);
+        char text[MP_MAX_DIMS * 12 + 4] = "[";
+        size_t len = 1;
+        for (uint32_t a = 0; a < dd; a++)
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%u", a > 0 ? ", " : "", mm);
+        snprintf(text + len, sizeof(text) - len, "]");
+        if ((rc = sim_cfg_default_json(cfg, "grid", text, err)) != SIM_OK)
+            return rc;
+    }
     if ((rc = sim_cfg_array_len(cfg, "grid", &d, err)) != SIM_OK)
         return rc;
     if (d < 1 || d > MP_MAX_DIMS)
@@ -122,7 +180,7 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
                            "has %llu cells, fewer than the %u workers", (unsigned long long)cells,
                            st->n);
-    return configure_keys(st, cfg, err);
+    return configure_keys(st, cfg, sc, err);
 }
 
 /* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
@@ -146,10 +204,13 @@ void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
     uint32_t half = st->n / 2 > 0 ? st->n / 2 : 1;
     *nbf = lines < half ? lines : half;
     *cap = side < st->n ? side : st->n;
-    if (st->keys) { /* groups of min_group_size or more, each at most target */
-        uint32_t g = st->n / st->min_group;
+    if (st->keys) { /* groups of min_group_size or more, each at most target; without a
+                     * target a butterfly starts with room for twice the grid's largest side
+                     * (a key's holders rarely exceed it) and doubles for a larger group
+                     * (coll_bfly_start; memory the estimate does not count) */
+        uint32_t g = st->n / st->min_group, t = st->target > 0 ? st->target : 2 * side;
         *nbf = g > 0 ? g : 1;
-        *cap = st->target < st->n ? st->target : st->n;
+        *cap = t < st->n ? t : st->n;
     }
 }
 
@@ -167,7 +228,7 @@ uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
                          : 0;
     return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) + n * parts +
            n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
-           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 4 * (uint64_t)st->target) +
-                           nbf * 8 + st->target * 4 + 5000
+           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 8 + 4 + 4 * (uint64_t)cap) +
+                           nbf * 8 + (st->target > 0 ? st->target : 2 * n) * 4 + 5000
                      : 0); /* key form: keys, states, members, group ids, its rng */
 }

@@ -81,18 +81,23 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
     return SIM_OK;
 }
 
-/* The key update of member w of butterfly b: with an rng seeded by the group id, distinct
- * indices r_0, r_1, ... from 0..target-1; w at position p takes r_p as its newest digit. */
+/* The key update of member w of butterfly b (hivemind's update_key_on_group_assembled): with
+ * an rng seeded by the group id, distinct indices r_0, r_1, ... from 0..B-1, B the target
+ * group size, or without one the next power of two of the group's size; w at position p
+ * takes r_p as its newest digit. */
 void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
 {
     uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
     if (L == 0 || p == COLL_NONE)
         return;
+    uint32_t B = st->target;
+    for (B = B > 0 ? B : 1; st->target == 0 && B < k;)
+        B *= 2;
     gsl_rng_set(st->krng, (unsigned long)(st->gid[b] ^ st->gid[b] >> 32));
-    for (uint32_t i = 0; i < st->target; i++)
+    for (uint32_t i = 0; i < B; i++)
         st->perm[i] = i;
     for (uint32_t i = 0; i < k && i <= p; i++) {
-        uint32_t j = i + (uint32_t)gsl_rng_uniform_int(st->krng, st->target - i);
+        uint32_t j = i + (uint32_t)gsl_rng_uniform_int(st->krng, B - i);
         uint32_t t = st->perm[i];
         st->perm[i] = st->perm[j];
         st->perm[j] = t;

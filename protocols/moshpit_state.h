@@ -67,21 +67,22 @@ typedef struct moshpit {
     bool idle;       /* nobody was up at the last round start */
     /* key form (PROTOCOLS 5.2) */
     bool keys;
-    uint32_t min_group, target;  /* min_group_size, target_group_size */
+    uint32_t min_group, target;  /* min_group_size, target_group_size (0: none, hivemind's None) */
     double mm_ms, req_ms;        /* matchmaking_ms, request_timeout_ms */
     uint32_t *key;               /* (n * (d - 1)) digits in 0..M-1, oldest first */
     sim_time *expires;           /* (n) declared expiration this round */
     uint8_t *ks;                 /* (n) KS_* */
     uint32_t *asked;             /* (n) the candidate asked last, COLL_NONE: none yet */
     uint32_t *tries;             /* (n) requests sent this round */
-    uint32_t *mem;               /* (n * target) a leader's members, itself first */
+    uint32_t **mem;              /* (n) a leader's members, itself first (mcap[c] each) */
+    uint32_t *mcap;              /* (n) room in mem[c]: doubles when full (counted) */
     uint32_t *nmem;              /* (n) */
     uint64_t *gid;               /* (nbf) each group's id */
     uint64_t *last, *last_round; /* (n) serial and round of each worker's last group */
-    uint32_t *perm;              /* (target) scratch of the key update */
+    uint32_t *perm;              /* (target, or 2n without one) scratch of the key update */
     gsl_rng *krng;               /* seeded by a group id for the key update */
     uint64_t serial;             /* groups formed */
-    uint64_t repeats, requests, rejects, disbanded;
+    uint64_t repeats, requests, rejects, disbanded, grown;
     bool async;       /* key form, `sync` false: no global rounds (below) */
     uint64_t *wr;     /* (n) async: each worker's rounds done */
     uint32_t *freebf; /* (nbf) async: free butterflies */
@@ -95,6 +96,10 @@ typedef struct moshpit {
 
 /* Parses and checks $.protocol.* into st (the ops table's configure). */
 int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+
+/* The default grid of n workers when `grid` is absent: d axes of side m (see the rule in
+ * protocols/moshpit_config.c and docs/scenario.md). */
+void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 
 /* The butterflies a round needs and the most members of one, from the configuration. */
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);

@@ -17,6 +17,17 @@
  * Failures: a down worker leaves the round; shares it had not sent are not expected any
  * more, shares sent to it are lost (the sums drop by them). It rejoins at the next round.
  * While it is down, a share the graph would send it goes to the next live worker after it.
+ *
+ * `schedule` "moshpit-averager": the Moshpit authors' averager of their averaging table
+ * (protocols/graph.h, graph_mavg_receiver: floor(log2(N-1)) matrices built with numpy's
+ * roll without an axis, from the second one on). It is not push-sum: each live worker
+ * sends x_j whole to the rows that hold an entry of its column, and a live worker that
+ * receives replaces x_i by the mean of its row's entries over the workers that take part
+ * (its own entry, entries landing on its own column counted as its own, and each received
+ * value as often as its column appears in the row), as the authors renormalise the rows
+ * after zeroing the rows and columns of the peers that fail; w stays 1. Workers sitting out
+ * or down neither send nor receive and keep their values (no redirection); a sender that
+ * fails mid-round leaves its receivers' means. The mean over workers is not kept.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,6 +58,10 @@ enum {
 typedef struct sgp {
     uint32_t n;
     uint32_t peers;
+    bool mavg;      /* schedule "moshpit-averager" */
+    uint8_t *mult;  /* (n * SGP_MAX_PEERS) mavg: entries of the sender's column per peer */
+    uint8_t *selfm; /* (n) mavg: the worker's own entries in its row (1 + those landing on it) */
+    double *cnt;    /* (n) mavg: entries received this round */
     size_t P;
     uint64_t bytes; /* S + 4 */
     float *x;       /* (n * P) numerators */
@@ -72,10 +87,20 @@ typedef struct sgp {
 static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     sgp *st = state;
+    static const char *const schedules[] = { "exponential", "moshpit-averager" };
     int64_t peers = 1;
+    int schedule = 0;
     st->n = sc->workers;
     int rc = sim_cfg_int(cfg, "peers", 1, SGP_MAX_PEERS, &peers, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "schedule", schedules, 2, &schedule, err);
     st->peers = (uint32_t)peers;
+    st->mavg = schedule == 1;
+    if (rc == SIM_OK && st->mavg && st->n < 3)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.schedule",
+                           "\"moshpit-averager\" needs 3 or more workers (its cycle of "
+                           "floor(log2(N - 1)) matrices is empty), got %u",
+                           st->n);
     return rc;
 }
 
@@ -85,7 +110,7 @@ static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num
      * out-peers, held until the last has it: one per worker at most (synchronous rounds). */
     (void)state;
     uint64_t n = sc->workers;
-    return (2 * n + 1) * num_params * 4 + n * (4 * 8 + 4 + 5 + 4 * SGP_MAX_PEERS) +
+    return (2 * n + 1) * num_params * 4 + n * (5 * 8 + 4 + 6 + 5 * SGP_MAX_PEERS) +
            n * proto_snapshot_bytes(num_params);
 }
 
@@ -106,6 +131,35 @@ static void sgp_fini(void *state)
     free(st->peer);
     free(st->npeer);
     free(st->got);
+    free(st->mult);
+    free(st->selfm);
+    free(st->cnt);
+}
+
+/* mavg: worker j's receivers this round (live, taking part, not j), each once with its
+ * count of entries in mult; entries landing on j's own row count in selfm[j]. */
+static uint32_t mavg_peers(sgp *st, sim_ctx *ctx, uint32_t j, uint32_t *peer)
+{
+    uint8_t *mult = st->mult + (size_t)j * SGP_MAX_PEERS;
+    uint32_t d = 0;
+    for (uint32_t t = 0; t < st->peers; t++) {
+        uint32_t r = graph_mavg_receiver(st->n, st->round, j, t);
+        if (r == j) {
+            st->selfm[j]++;
+            continue;
+        }
+        if (sim_ctx_down(ctx, r) || st->out[r])
+            continue;
+        uint32_t q = 0;
+        while (q < d && peer[q] != r)
+            q++;
+        if (q == d) {
+            peer[d] = r;
+            mult[d++] = 0;
+        }
+        mult[q]++;
+    }
+    return d;
 }
 
 /* Worker i's distinct out-peers this round that take part; returns their count. A peer that
@@ -146,7 +200,16 @@ static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
     if (st->phase[i] != PH_WAIT || st->need[i] > 0)
         return SIM_OK;
-    if (!st->out[i]) {
+    if (!st->out[i] && st->mavg) { /* the mean of the row's entries that take part */
+        float *x = st->x + (size_t)i * st->P;
+        const float *in = st->inbox + (size_t)i * st->P;
+        float own = (float)st->selfm[i], inv = (float)(1.0 / (st->selfm[i] + st->cnt[i]));
+        float *z = sim_ctx_params(ctx, i);
+        for (size_t p = 0; p < st->P; p++) {
+            x[p] = (own * x[p] + in[p]) * inv;
+            z[p] = x[p];
+        }
+    } else if (!st->out[i]) {
         float *x = st->x + (size_t)i * st->P;
         const float *in = st->inbox + (size_t)i * st->P;
         float s = (float)st->share[i];
@@ -205,13 +268,17 @@ static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t roun
         st->lost++;
         return SIM_OK;
     }
+    float m = 1.0f; /* mavg: the entries of j's column in i's row */
     for (uint32_t q = 0; q < st->npeer[j]; q++)
-        if (st->peer[(size_t)j * SGP_MAX_PEERS + q] == i)
+        if (st->peer[(size_t)j * SGP_MAX_PEERS + q] == i) {
             st->got[j] |= (uint8_t)(1u << q);
+            m = st->mavg ? (float)st->mult[(size_t)j * SGP_MAX_PEERS + q] : 1.0f;
+        }
     const float *y = sim_ctx_payload(ctx);
     float *in = st->inbox + (size_t)i * st->P;
     for (size_t p = 0; y != NULL && p < st->P; p++)
-        in[p] += y[p];
+        in[p] += m * y[p];
+    st->cnt[i] += (double)m;
     st->win[i] += st->wsent[j];
     st->need[i]--;
     return try_finish(st, ctx, i, err);
@@ -227,6 +294,8 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         st->sent[i] = false;
         st->npeer[i] = 0;
         st->got[i] = 0;
+        st->cnt[i] = 0.0;
+        st->selfm[i] = 1;
         st->out[i] = !sim_ctx_down(ctx, i) && sim_ctx_dropped(ctx, i, st->round);
     }
     if (st->P > 0)
@@ -238,9 +307,9 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         if (st->out[i])
             continue;
         uint32_t *peer = st->peer + (size_t)i * SGP_MAX_PEERS;
-        uint32_t d = out_peers(st, ctx, i, peer);
+        uint32_t d = st->mavg ? mavg_peers(st, ctx, i, peer) : out_peers(st, ctx, i, peer);
         st->npeer[i] = (uint8_t)d;
-        st->share[i] = 1.0 / (double)(d + 1);
+        st->share[i] = st->mavg ? 1.0 : 1.0 / (double)(d + 1); /* mavg: x_i sent whole */
         for (uint32_t q = 0; q < d; q++)
             st->need[peer[q]]++;
     }
@@ -273,6 +342,9 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->peer = calloc(n * SGP_MAX_PEERS, sizeof(*st->peer));
     st->npeer = calloc(n, sizeof(*st->npeer));
     st->got = calloc(n, sizeof(*st->got));
+    st->mult = calloc(n * SGP_MAX_PEERS, sizeof(*st->mult));
+    st->selfm = calloc(n, sizeof(*st->selfm));
+    st->cnt = calloc(n, sizeof(*st->cnt));
     if (st->P > 0) {
         st->x = sim_tensor_alloc(n * st->P);
         st->inbox = sim_tensor_alloc(n * st->P);
@@ -280,7 +352,8 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     if (st->w == NULL || st->win == NULL || st->share == NULL || st->wsent == NULL ||
         st->need == NULL || st->phase == NULL || st->out == NULL || st->sent == NULL ||
-        st->peer == NULL || st->npeer == NULL || st->got == NULL ||
+        st->peer == NULL || st->npeer == NULL || st->got == NULL || st->mult == NULL ||
+        st->selfm == NULL || st->cnt == NULL ||
         (st->P > 0 && (st->x == NULL || st->inbox == NULL || st->scratch == NULL)))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t i = 0; i < st->n; i++) {

@@ -61,6 +61,12 @@ int sim_cfg_string(sim_cfg *cfg, const char *key, char *out, size_t size, sim_er
 int sim_cfg_choice(sim_cfg *cfg, const char *key, const char *const *names, size_t n, int *out,
                    sim_err *err);
 
+/* Writes the JSON text `json` (an array, null, ...) under `key` as its default when the key
+ * is absent, for defaults the typed readers cannot write (a computed array, a null that
+ * means "unbounded"); marks the key. Nothing is written when the key is present. Returns 0,
+ * SIM_EINVAL if `json` does not parse, or SIM_ENOMEM. */
+int sim_cfg_default_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err);
+
 /* Requires `key` to be present: SIM_ESCENARIO "missing required key" with its path if not. */
 int sim_cfg_require(const sim_cfg *cfg, const char *key, sim_err *err);
 

@@ -114,6 +114,20 @@ static int add_default(sim_cfg *cfg, const char *key, cJSON *item, sim_err *err)
     return 0;
 }
 
+int sim_cfg_default_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err)
+{
+    int rc = cfg_mark(cfg, key, err);
+    if (rc != 0 || cfg_get(cfg, key) != NULL)
+        return rc;
+    cJSON *item = cJSON_Parse(json);
+    if (item == NULL) {
+        char path[PATH_MAX_TEXT];
+        cfg_key_path(path, sizeof(path), cfg->path, key);
+        return cfg_fail(cfg, err, SIM_EINVAL, path, "default is not JSON: %s", json);
+    }
+    return add_default(cfg, key, item, err);
+}
+
 int sim_cfg_double(sim_cfg *cfg, const char *key, double lo, double hi, double *out, sim_err *err)
 {
     char path[PATH_MAX_TEXT];

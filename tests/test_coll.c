@@ -45,6 +45,8 @@ typedef struct plan {
     bool repeat;        /* a member computes again when done, then joins the next round */
     bool leave[MAXW];   /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
     sim_time sender_timeout, reducer_timeout;
+    uint32_t bfly_cap;    /* a butterfly's room at init (0: its members' count) */
+    uint64_t grown[MAXG]; /* seen: a butterfly's growths */
     bool set_init;
     float init[MAXW][MAXP]; /* initial parameters, written at start when set_init */
     /* seen */
@@ -140,11 +142,12 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
                                      sim_ctx_model_bytes(ctx), err);
             P->channel[g] = st->ring[g].channel;
         } else if (gr->kind == T_BFLY) {
-            rc = coll_bfly_init(&st->bfly[g], &st->hub, nw, gr->n, np, sim_ctx_model_bytes(ctx),
-                                t_input, t_output, t_done, st, err);
+            rc = coll_bfly_init(&st->bfly[g], &st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n,
+                                np, sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
             coll_bfly_set_timeouts(&st->bfly[g], P->sender_timeout, P->reducer_timeout);
             if (rc == SIM_OK)
                 rc = coll_bfly_start(&st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
+            P->grown[g] = st->bfly[g].grown;
             P->channel[g] = st->bfly[g].channel;
         } else {
             rc = coll_barrier_init(&st->barrier[g], &st->hub, nw, gr->n, t_done, st, err);
@@ -336,6 +339,26 @@ START_TEST(butterfly_mean_of_three_is_exact_and_bitwise_equal)
     }
     ck_assert_uint_eq(p->ndone[3], 0);
     ck_assert_uint_eq(p->complete[0], 1); /* at the last member's callback only */
+    free(p);
+}
+END_TEST
+
+/* A butterfly made for 2 members started over 3 grows (counted once) and gives the same
+ * exact mean as one made for 3. */
+START_TEST(butterfly_grows_for_a_larger_round)
+{
+    static const float want[6] = { (float)(3.5 / 3), 1.0f, -0.5f, 0.5f, 3.5f, (float)(3.5 / 3) };
+    plan *p = new_plan();
+    set_init(p);
+    p->bfly_cap = 2;
+    add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2 }, 3);
+    const char *sets[] = { "stop.iterations=3" };
+    run(tensor_json, sets, 1);
+    ck_assert_uint_eq(p->grown[0], 1);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], want, sizeof(want));
+        ck_assert_uint_eq(p->nfailed[w], 0);
+    }
     free(p);
 }
 END_TEST
@@ -567,6 +590,7 @@ Suite *test_suite(void)
     tc = tcase_create("butterfly");
     tcase_add_test(tc, butterfly_of_four_takes_two_hops);
     tcase_add_test(tc, butterfly_mean_of_three_is_exact_and_bitwise_equal);
+    tcase_add_test(tc, butterfly_grows_for_a_larger_round);
     tcase_add_test(tc, butterfly_weighted_mean_of_four_with_uneven_parts);
     tcase_add_test(tc, butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part);
     tcase_add_test(tc, butterfly_told_of_a_failure_drops_the_sender_at_once);

@@ -421,11 +421,67 @@ START_TEST(bfs_distances_on_rings)
 }
 END_TEST
 
+/* The Moshpit authors' averager (averaging_experiments/averager.py, GradientPushAverager,
+ * num_outgoing_edges 2): I/2 plus I/2 rolled by 2^h and 2^(h+1) over the flattened matrix.
+ * N = 5, matrices counted by hand (entries in units of 1/2; rows renormalised later):
+ * the roll by 1 moves the last diagonal entry to (0, 0), by 2 the last two to (4, 0) and
+ * (0, 1), by 4 to (2, 0), (3, 1), (4, 2), (0, 3). */
+START_TEST(moshpit_averager_matrices_are_the_flattened_rolls)
+{
+    static const unsigned want[2][5][5] = {
+        /* h = 0: shifts 1 and 2 */
+        { { 2, 2, 1, 0, 0 },
+          { 0, 1, 1, 1, 0 },
+          { 0, 0, 1, 1, 1 },
+          { 0, 0, 0, 1, 1 },
+          { 1, 0, 0, 0, 1 } },
+        /* h = 1: shifts 2 and 4 */
+        { { 1, 1, 1, 1, 1 },
+          { 0, 1, 0, 1, 0 },
+          { 1, 0, 1, 0, 1 },
+          { 0, 1, 0, 1, 0 },
+          { 1, 0, 1, 0, 1 } },
+    };
+    ck_assert_uint_eq(graph_mavg_period(5), 2);
+    ck_assert_uint_eq(graph_mavg_period(1024), 9); /* floor(log2 1023) */
+    ck_assert_uint_eq(graph_mavg_period(3), 1);
+    ck_assert_uint_eq(graph_mavg_period(2), 0);
+    for (uint64_t k = 0; k < 4; k++) {
+        unsigned got[5][5] = { { 0 } };
+        for (uint32_t j = 0; j < 5; j++) {
+            got[j][j]++; /* the diagonal */
+            for (uint32_t t = 0; t < 2; t++)
+                got[graph_mavg_receiver(5, k, j, t)][j]++;
+        }
+        unsigned h = (unsigned)((k + 1) % 2); /* the authors count iterations from 1 */
+        for (int r = 0; r < 5; r++)
+            for (int c = 0; c < 5; c++)
+                ck_assert_msg(got[r][c] == want[h][r][c], "k %u: (%d, %d) = %u, want %u",
+                              (unsigned)k, r, c, got[r][c], want[h][r][c]);
+    }
+    /* N = 4 (one matrix, shifts 1 and 2): the roll by 1 wraps (3, 3) to (0, 0), by 2 the
+     * entries of rows 2 and 3 to (3, 0) and (0, 1). */
+    static const unsigned want4[4][4] = {
+        { 2, 2, 1, 0 }, { 0, 1, 1, 1 }, { 0, 0, 1, 1 }, { 1, 0, 0, 1 }
+    };
+    unsigned got4[4][4] = { { 0 } };
+    for (uint32_t j = 0; j < 4; j++) {
+        got4[j][j]++;
+        for (uint32_t t = 0; t < 2; t++)
+            got4[graph_mavg_receiver(4, 7, j, t)][j]++;
+    }
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            ck_assert_uint_eq(got4[r][c], want4[r][c]);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("graph");
     TCase *tc = tcase_create("named");
     tcase_add_test(tc, named_graphs_have_the_documented_degrees_and_edges);
+    tcase_add_test(tc, moshpit_averager_matrices_are_the_flattened_rolls);
     tcase_add_test(tc, edge_counts_and_degree_ranges_match_the_built_lists);
     tcase_add_test(tc, directed_exponential_has_in_and_out_degree_four_on_sixteen);
     tcase_add_test(tc, bad_specs_are_refused_and_build_nothing);

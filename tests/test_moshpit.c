@@ -10,6 +10,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
+#include "protocols/moshpit_state.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
 #include "sim/scenario.h"
@@ -133,7 +134,7 @@ START_TEST(key_form_never_groups_a_pair_twice_in_a_row)
     const char *drop = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.2}],";
     run(o, 60, 2,
         "{\"name\": \"moshpit\", \"grid\": [8, 8], \"form\": \"keys\", \"matchmaking_ms\": 2,"
-        " \"local_steps\": 1}",
+        " \"local_steps\": 1, \"sync\": true}",
         drop, 12, "mpk-pairs", NULL, 0);
     ck_assert_double_eq(o->repeat_pairs, 0.0);
     check_sum_kept(o);
@@ -166,8 +167,10 @@ START_TEST(every_round_keeps_the_sum_whatever_sits_out)
 {
     observer *o = calloc(1, sizeof(*o));
     const char *drop = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.3}],";
-    double v = run(o, 200, 2, "{\"name\": \"moshpit\", \"grid\": [16, 16], \"local_steps\": 1}",
-                   drop, 7, "mp-sum-grid", NULL, 0);
+    double v =
+        run(o, 200, 2,
+            "{\"name\": \"moshpit\", \"grid\": [16, 16], \"form\": \"grid\", \"local_steps\": 1}",
+            drop, 7, "mp-sum-grid", NULL, 0);
     check_sum_kept(o);
     ck_assert_double_gt(v, 0.0); /* dropouts: not exact */
     run(o, 200, 2, "{\"name\": \"moshpit\", \"groups\": \"random\", \"group_size\": 8}", drop, 7,
@@ -248,7 +251,8 @@ START_TEST(group_members_are_equal_after_a_round)
 {
     observer *o = calloc(1, sizeof(*o));
     size_t count[64];
-    run(o, 16, 1, "{\"name\": \"moshpit\", \"grid\": [4, 4]}", "", 1, "mp-eq", NULL, 0);
+    run(o, 16, 1, "{\"name\": \"moshpit\", \"grid\": [4, 4], \"form\": \"grid\"}", "", 1, "mp-eq",
+        NULL, 0);
     ck_assert_uint_eq(distinct(o, count), 4);
     for (size_t j = 0; j < 4; j++)
         ck_assert_uint_eq(count[j], 4);
@@ -271,7 +275,8 @@ START_TEST(a_failure_mid_run_does_not_stall)
 {
     observer *o = calloc(1, sizeof(*o));
     char reason[32];
-    run(o, 64, 2, "{\"name\": \"moshpit\", \"grid\": [8, 8], \"local_steps\": 1}",
+    run(o, 64, 2,
+        "{\"name\": \"moshpit\", \"grid\": [8, 8], \"form\": \"grid\", \"local_steps\": 1}",
         "\"stragglers\": [{\"kind\": \"failure\", \"workers\": [5, 9], \"at_s\": 0.0012,"
         " \"recover_s\": 0.004}],",
         12, "mp-fail", reason, sizeof(reason));
@@ -328,7 +333,8 @@ START_TEST(random_clusters_never_stall)
             while (m * m < n)
                 m++;
             snprintf(proto, sizeof(proto),
-                     "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"local_steps\": %u,"
+                     "{\"name\": \"moshpit\", \"grid\": [%u, %u], \"form\": \"grid\", "
+                     "\"local_steps\": %u,"
                      " \"sender_timeout_ms\": 5, \"reducer_timeout_ms\": 10}",
                      m, m + (unsigned)gsl_rng_uniform_int(r, 2), steps);
         } else {
@@ -417,6 +423,100 @@ START_TEST(runs_are_deterministic)
 }
 END_TEST
 
+/* The default grid (no `grid`): the fullest grid of d >= 2 equal sides, ties to the fewest
+ * axes; one axis for n <= 3 (issue 23: 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32). */
+START_TEST(default_grid_is_the_fullest_of_equal_sides)
+{
+    const struct {
+        uint32_t n, d, m;
+    } cases[] = { { 1, 1, 2 },   { 2, 1, 2 },    { 3, 1, 3 },     { 4, 2, 2 },
+                  { 5, 3, 2 },   { 16, 2, 4 },   { 17, 2, 5 },    { 32, 5, 2 },
+                  { 512, 3, 8 }, { 768, 2, 28 }, { 1000, 3, 10 }, { 1024, 2, 32 } };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        uint32_t d = 0, m = 0;
+        mp_default_grid(cases[k].n, &d, &m);
+        ck_assert_msg(d == cases[k].d && m == cases[k].m, "n = %u: %u axes of %u, want %u of %u",
+                      cases[k].n, d, m, cases[k].d, cases[k].m);
+        uint64_t cells = 1;
+        for (uint32_t a = 0; a < d; a++)
+            cells *= m;
+        ck_assert_uint_ge(cells, cases[k].n);
+    }
+}
+END_TEST
+
+/* Defaults as the paper runs them, resolved into run.json: a training run (local steps) is
+ * the key form without global rounds on the default grid, hivemind's unbounded target
+ * (null), matchmaking paced by the iteration time; averaging alone keeps the grid rounds,
+ * exact after d rounds on the default 8x8x8 of 512. A run.json runs again as it is. */
+START_TEST(defaults_are_the_papers_and_recorded_in_run_json)
+{
+    const char *json = "{\"seed\": 5, \"workers\": 16, \"compute\": {\"iteration_ms\": 20},"
+                       " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50},"
+                       " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 2}, \"lr\": 0},"
+                       " \"protocol\": {\"name\": \"moshpit\"}, \"stop\": {\"rounds\": 6}}";
+    sim_scenario *sc = harness_load(json, "moshpit-default.json", NULL, 0);
+    char *dir = harness_tmpdir("mp-default");
+    harness_run(sc, dir, NULL, NULL);
+    char *rj = harness_slurp(dir, "run.json");
+    const char *want[] = { "\"grid\": [4, 4]",       "\"form\": \"keys\"",
+                           "\"sync\": false",        "\"target_group_size\": null",
+                           "\"matchmaking_ms\": 20", "\"request_timeout_ms\": 10",
+                           "\"min_group_size\": 2",  "\"local_steps\": 1" };
+    for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+        ck_assert_msg(strstr(rj, want[k]) != NULL, "run.json lacks %s", want[k]);
+    char *obj = strstr(rj, "\"scenario\": {"); /* the resolved scenario loads again */
+    ck_assert_ptr_nonnull(obj);
+    obj = strchr(obj, '{');
+    size_t depth = 0, len = 0;
+    do
+        depth += obj[len] == '{' ? 1 : obj[len] == '}' ? (size_t)-1 : 0;
+    while (obj[++len] != '\0' && depth > 0);
+    obj[len] = '\0';
+    sim_scenario *again = harness_load(obj, "run.json", NULL, 0);
+    sim_scenario_destroy(again);
+    free(rj);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+
+    observer *o = calloc(1, sizeof(*o));
+    ck_assert_double_eq(run(o, 512, 1, "{\"name\": \"moshpit\", \"local_steps\": 0}", "", 3,
+                            "mp-default-avg", NULL, 0),
+                        0.0);
+    check_exact_mean(o);
+    free(o);
+}
+END_TEST
+
+/* Without a target (hivemind's None) a group closes when its leader's time is up, however
+ * large, and the key update draws from the next power of two of its size: groups larger
+ * than the grid's side grow the leader's list and the butterfly, and in global rounds no
+ * pair meets twice in a row and every round keeps the sum. */
+START_TEST(unbounded_groups_grow_and_keep_the_key_rules)
+{
+    observer *o = calloc(1, sizeof(*o));
+    const char *drop = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.1}],";
+    const char *p = "{\"name\": \"moshpit\", \"grid\": [3, 3], \"form\": \"keys\", \"sync\": true,"
+                    " \"matchmaking_ms\": 2, \"local_steps\": 1}";
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 2385, \"workers\": 9, \"compute\": {\"iteration_ms\": 1}, %s"
+             " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50},"
+             " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 2}, \"lr\": 0},"
+             " \"protocol\": %s, \"stop\": {\"rounds\": 30}}",
+             drop, p);
+    sim_scenario *sc = harness_load(json, "moshpit-unbounded.json", NULL, 0);
+    char *dir = harness_tmpdir("mp-unbounded");
+    harness_run(sc, dir, observe, o);
+    ck_assert_double_gt(harness_summary_number(dir, "member_lists_grown"), 0.0);
+    ck_assert_double_eq(harness_summary_number(dir, "repeat_pairs"), 0.0);
+    check_sum_kept(o);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    free(o);
+}
+END_TEST
+
 /* PROTOCOLS 1.5 and 5.7.4 for the other schemes of the benchmark: All-Reduce makes no
  * progress in a round where anyone sits out, and the exact mean otherwise; gossip leaves
  * whoever sits out unchanged. */
@@ -446,7 +546,8 @@ START_TEST(gossip_and_moshpit_leave_those_sitting_out_unchanged)
 {
     observer *o = calloc(1, sizeof(*o));
     const char *all = "\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 1}],";
-    const char *protos[] = { "{\"name\": \"gossip\"}", "{\"name\": \"moshpit\", \"grid\": [4, 4]}",
+    const char *protos[] = { "{\"name\": \"gossip\"}",
+                             "{\"name\": \"moshpit\", \"grid\": [4, 4], \"form\": \"grid\"}",
                              "{\"name\": \"sgp\"}" };
     for (size_t k = 0; k < 3; k++) {
         run(o, 16, 2, protos[k], all, 3, "drop-all", NULL, 0);
@@ -476,6 +577,9 @@ Suite *test_suite(void)
     tcase_add_test(t, averaging_alone_needs_a_round_count);
     tcase_add_test(t, runs_are_deterministic);
     tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);
+    tcase_add_test(t, default_grid_is_the_fullest_of_equal_sides);
+    tcase_add_test(t, defaults_are_the_papers_and_recorded_in_run_json);
+    tcase_add_test(t, unbounded_groups_grow_and_keep_the_key_rules);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("benchmark_semantics");
     tcase_set_timeout(b, 60);

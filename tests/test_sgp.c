@@ -21,7 +21,7 @@ enum {
 typedef struct observer {
     size_t calls, n, p;
     double first_mean[MAX_P];
-    float last[MAX_W][MAX_P];
+    float first[MAX_W][MAX_P], last[MAX_W][MAX_P];
 } observer;
 
 static void observe(void *ud, struct sim_ctx *ctx)
@@ -37,6 +37,8 @@ static void observe(void *ud, struct sim_ctx *ctx)
             float x = sim_ctx_params(ctx, w)[i];
             sum += (double)x;
             o->last[w][i] = x;
+            if (o->calls == 0)
+                o->first[w][i] = x;
         }
         if (o->calls == 0)
             o->first_mean[i] = sum / (double)o->n;
@@ -132,6 +134,69 @@ START_TEST(survivors_whose_peers_failed_keep_mixing)
 }
 END_TEST
 
+/* `schedule` "moshpit-averager" on 5 workers (2 matrices, shifts 2^h and 2^(h+1); the
+ * matrices of test_graph.c's moshpit_averager_matrices_are_the_flattened_rolls): round 0
+ * applies matrix 1, round 1 matrix 0, each row renormalised (x_i := the mean of its row's
+ * entries); the weights stay 1, and the mean over workers is not kept. */
+START_TEST(moshpit_averager_applies_the_authors_rows)
+{
+    static const double m1[5][5] = { { 1, 1, 1, 1, 1 },
+                                     { 0, 1, 0, 1, 0 },
+                                     { 1, 0, 1, 0, 1 },
+                                     { 0, 1, 0, 1, 0 },
+                                     { 1, 0, 1, 0, 1 } };
+    static const double m0[5][5] = { { 2, 2, 1, 0, 0 },
+                                     { 0, 1, 1, 1, 0 },
+                                     { 0, 0, 1, 1, 1 },
+                                     { 0, 0, 0, 1, 1 },
+                                     { 1, 0, 0, 0, 1 } };
+    const double(*mats[2])[5] = { m1, m0 };
+    for (unsigned rounds = 1; rounds <= 2; rounds++) {
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"seed\": 31, \"workers\": 5, \"compute\": {\"iteration_ms\": 1},"
+                 " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 2, \"init\": "
+                 "\"normal\"}, \"lr\": 0},"
+                 " \"protocol\": {\"name\": \"sgp\", \"peers\": 2, \"schedule\": "
+                 "\"moshpit-averager\"},"
+                 " \"stop\": {\"rounds\": %u}, \"eval\": {\"every_s\": 10}}",
+                 rounds);
+        sim_scenario *sc = harness_load(json, "sgp-mavg.json", NULL, 0);
+        char *dir = harness_tmpdir("sgp-mavg");
+        observer *o = calloc(1, sizeof(*o));
+        harness_run(sc, dir, observe, o);
+        ck_assert_double_eq(harness_summary_number(dir, "weight_sum"), 5.0);
+        for (size_t i = 0; i < o->p; i++) {
+            double x[5], y[5];
+            for (int w = 0; w < 5; w++)
+                x[w] = (double)o->first[w][i];
+            for (unsigned r = 0; r < rounds; r++) {
+                for (int a = 0; a < 5; a++) {
+                    double num = 0.0, den = 0.0;
+                    for (int b = 0; b < 5; b++) {
+                        num += mats[r][a][b] * x[b];
+                        den += mats[r][a][b];
+                    }
+                    y[a] = num / den;
+                }
+                memcpy(x, y, sizeof(x));
+            }
+            for (int w = 0; w < 5; w++) /* float arithmetic of two means: ~1e-7 */
+                ck_assert_double_eq_tol((double)o->last[w][i], x[w], 1e-5);
+        }
+        free(o);
+        harness_cleanup(dir);
+        sim_scenario_destroy(sc);
+    }
+    harness_expect_rejected("{\"seed\": 1, \"workers\": 2, \"workload\": {\"model\": {\"name\": "
+                            "\"vector\"}}, \"protocol\": {\"name\": \"sgp\", \"schedule\": "
+                            "\"moshpit-averager\"}}",
+                            "sgp-mavg2.json", NULL, 0, "$.protocol.schedule",
+                            "\"moshpit-averager\" needs 3 or more workers (its cycle of "
+                            "floor(log2(N - 1)) matrices is empty), got 2");
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("sgp");
@@ -141,6 +206,7 @@ Suite *test_suite(void)
     tcase_add_test(t, dropouts_keep_the_sums_and_the_limit);
     tcase_add_test(t, sgp_trains_a_softmax);
     tcase_add_test(t, survivors_whose_peers_failed_keep_mixing);
+    tcase_add_test(t, moshpit_averager_applies_the_authors_rows);
     suite_add_tcase(s, t);
     return s;
 }

@@ -10,32 +10,40 @@
  * filter), checked by configure and built by start. An active worker picks its peer uniformly
  * among its neighbours, from its own stream.
  *
- * Computation never waits. When an iteration ends the worker counts it (the throughput is that
- * of gradient computation), adds the gradient to its pending sum and starts the next iteration
- * at once, on its parameters as they are then.
+ * Order of an update (PROTOCOLS 2.1, the paper's per-worker loop): read x-hat = x_i, compute
+ * g on it, average x_i with a neighbour, x_i <- x_i - lr g; the next x-hat is read after that.
+ * The average runs while g is computed (its exchange starts when the iteration does), so
+ * computation never waits. When an iteration ends the worker counts it (the throughput is that
+ * of gradient computation) and applies the gradient at once if it is not in an exchange; else
+ * the gradient waits in its pending sum for the commit (a slow network, or a passive worker
+ * serving). Then it starts the next iteration at once, on its parameters as they are then:
+ * with exchanges shorter than an iteration, x-hat holds the worker's own last gradient. (An
+ * earlier version started the exchange when the gradient was ready and applied the gradient
+ * at the commit, so every gradient of an active worker was taken on a model without its
+ * previous one: with momentum 0.9 that doubled the samples needed to reach a target accuracy,
+ * see README.)
  *
- * Exchanges. An active worker with a pending gradient and no exchange in progress sends a
- * request of S bytes to a passive neighbour. A passive worker serves one requester at a time
- * (the others wait in its FIFO queue: the atomicity lock) by replying with a snapshot of its
- * model, S bytes. The exchange commits when the reply is delivered: the active worker sets
- * x_i = (x_i + x_j) * 0.5 from the snapshot, the passive worker takes the same bits (which
- * (x_j + x_i) * 0.5 would give: float addition commutes), and each applies its pending gradient
- * sum in one optimizer step. A real passive worker would average when the request arrives; here
- * both models change together at the commit, so every average preserves the sum of the models
- * (up to rounding) at every instant, failures included. No copy of the request's model is
- * needed for that: x_i cannot change while its exchange is open (an active worker's model
- * changes only at its own commits), so the request travels without a snapshot (same bytes on
- * the wire, half the snapshots in flight). Likewise a serving passive worker leaves its model
- * alone (its gradients wait in its pending sum), so the snapshot it sent is still its model at
- * the commit: the reply carries an alias of x_j (sim_ctx_send_params), never copied, which
- * the runtime confirms in O(1) at the commit, and both ends average and apply their pending
- * sums in one pass (sim_ctx_average_pair_apply). (A passive
+ * Exchanges. An active worker sends a request of S bytes to a passive neighbour when it starts
+ * an iteration, or, if its previous exchange is still open then, when that one commits. A passive
+ * worker serves one requester at a time (the others wait in its FIFO queue: the atomicity lock) by
+ * replying with a snapshot of its model, S bytes. The exchange commits when the reply is delivered:
+ * the active worker sets x_i = (x_i + x_j) * 0.5 from the snapshot, the passive worker takes the
+ * same bits (which (x_j + x_i) * 0.5 would give: float addition commutes), and each applies its
+ * pending gradient sum in one optimizer step. A real passive worker would average when the request
+ * arrives; here both models change together at the commit, so every average preserves the sum of
+ * the models (up to rounding) at every instant, failures included. No copy of the request's model
+ * is needed for that: x_i cannot change while its exchange is open (an active worker's model
+ * changes only at its own commits and, outside exchanges, when a gradient is ready), so the request
+ * travels without a snapshot (same bytes on the wire, half the snapshots in flight). Likewise a
+ * serving passive worker leaves its model alone (its gradients wait in its pending sum), so the
+ * snapshot it sent is still its model at the commit: the reply carries an alias of x_j
+ * (sim_ctx_send_params), never copied, which the runtime confirms in O(1) at the commit, and both
+ * ends average and apply their pending sums in one pass (sim_ctx_average_pair_apply). (A passive
  * worker that failed and recovered while its reply was in flight may have written x_j: the
  * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
  * workers never initiate: they apply their gradients after each average they serve, when they stop
  * serving with nobody queued, and directly at the end of an iteration while not serving. An active
- * worker that received gradients during an exchange starts the next one right after the commit, so
- * there is at most one exchange per gradient and averaging keeps pace with computation.
+ * worker has at most one exchange per iteration, so averaging keeps pace with computation.
  *
  * Deadlock freedom: active workers wait only for passive ones, which never wait. Failures
  * cannot stall it either. An exchange not committed within exchange_timeout_ms is abandoned and
@@ -84,7 +92,7 @@ typedef struct ad_worker {
     bool exchanging;
     uint32_t peer;      /* the passive worker asked */
     uint32_t seq;       /* attempts started so far; names messages and timers */
-    uint32_t covered;   /* pending when the attempt started */
+    bool owed;          /* the iteration in progress has had no exchange started yet */
     sim_time sent_ns;   /* when the attempt's request left */
     sim_time wait_ns;   /* when the exchange's first attempt left (retries keep it) */
     sim_event_id timer; /* the attempt's timeout */
@@ -210,6 +218,8 @@ static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
     return t < 1e6 ? 1000000 : t > 1e18 ? (sim_time)1e18 : (sim_time)llround(t);
 }
 
+static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
 static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     adpsgd *st = state;
@@ -231,7 +241,7 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++) {
         if (sim_ctx_down(ctx, w))
             continue;
-        rc = sim_ctx_compute(ctx, w, 0, err);
+        rc = begin_iteration(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -297,7 +307,8 @@ static int start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_
     a->peer = nb[k];
     a->seq++;
     a->exchanging = true;
-    a->covered = a->pending;
+    if (!retry)
+        a->owed = false;
     a->sent_ns = now;
     if (!retry)
         a->wait_ns = now;
@@ -372,12 +383,10 @@ static int on_request(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t
     return SIM_OK;
 }
 
-/* The exchange of active worker i with passive worker j commits (see the file comment).
- * Sets *more when gradients reached i during the exchange. */
-static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, bool *more, sim_err *err)
+/* The exchange of active worker i with passive worker j commits (see the file comment). */
+static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     ad_worker *a = &st->w[i];
-    *more = a->pending > a->covered;
     if (st->nparams > 0) {
         const float *xj = sim_ctx_payload(ctx);
         if (xj == NULL)
@@ -418,15 +427,16 @@ static int on_reply(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint32_t s
         st->stale_replies++;
         return SIM_OK;
     }
-    bool more = false;
     int rc = SIM_OK;
-    if (waits_for(st, i, j, seq))
-        rc = commit(st, ctx, i, j, &more, err);
+    bool committed = waits_for(st, i, j, seq);
+    if (committed)
+        rc = commit(st, ctx, i, j, err);
     else
         st->stale_replies++;
     if (rc == SIM_OK)
         rc = serve_next(st, ctx, j, err);
-    if (rc == SIM_OK && more)
+    /* An iteration that started during the exchange gets its own at once. */
+    if (rc == SIM_OK && committed && st->w[i].owed)
         rc = start_exchange(st, ctx, i, false, err);
     return rc;
 }
@@ -441,23 +451,35 @@ static int on_timeout(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t seq, sim_er
     return start_exchange(st, ctx, i, true, err);
 }
 
+/* Worker w starts an iteration on its model as it is now (x-hat); an active worker starts
+ * the iteration's exchange with it, unless one is still open (then at its commit). */
+static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    ad_worker *a = &st->w[w];
+    int rc = sim_ctx_compute(ctx, w, 0, err);
+    if (rc != SIM_OK || is_passive(w))
+        return rc;
+    a->owed = true;
+    return a->exchanging ? SIM_OK : start_exchange(st, ctx, w, false, err);
+}
+
+/* A gradient is ready. It is applied at once unless its worker is in an exchange (an active
+ * worker waiting for its reply, a passive one serving): then it waits in the pending sum for
+ * the commit. */
 static int on_computed(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ad_worker *a = &st->w[w];
     sim_ctx_count(ctx, w, 1);
-    bool direct = is_passive(w) && a->serving == NOBODY;
-    if (direct && a->pending == 0) {
+    bool busy = is_passive(w) ? a->serving != NOBODY : a->exchanging;
+    if (!busy && a->pending == 0) {
         if (st->acc != NULL)
             sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
     } else {
         add_gradient(st, ctx, w);
-        if (direct)
+        if (!busy)
             apply_pending(st, ctx, w);
     }
-    int rc = sim_ctx_compute(ctx, w, 0, err);
-    if (rc == SIM_OK && !is_passive(w) && !a->exchanging)
-        rc = start_exchange(st, ctx, w, false, err);
-    return rc;
+    return begin_iteration(st, ctx, w, err);
 }
 
 /* Worker w failed: its pending gradients, exchange and queue are gone. A passive worker
@@ -507,7 +529,7 @@ static int ad_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_WORKER_DOWN:
         return on_down(st, ctx, w, err);
     case SIM_EV_WORKER_UP:
-        return sim_ctx_compute(ctx, w, 0, err);
+        return begin_iteration(st, ctx, w, err);
     default:
         break;
     }

@@ -296,31 +296,113 @@ END_TEST
  * NIC latencies of 25 us. Both compute for 10 ms. */
 static const char pair_json[] = "tests/scenarios/adpsgd/pair.json";
 
+/* The two workers' models at each evaluation. */
+typedef struct pair_probe {
+    size_t P, k;
+    float *x[MAX_EVALS][2];
+} pair_probe;
+
+static void observe_pair(void *ud, sim_ctx *ctx)
+{
+    pair_probe *pr = ud;
+    ck_assert_uint_eq(sim_ctx_workers(ctx), 2);
+    ck_assert_uint_lt(pr->k, MAX_EVALS);
+    pr->P = sim_ctx_num_params(ctx);
+    for (uint32_t w = 0; w < 2; w++) {
+        pr->x[pr->k][w] = malloc(pr->P * sizeof(float));
+        memcpy(pr->x[pr->k][w], sim_ctx_params_view(ctx, w), pr->P * sizeof(float));
+    }
+    pr->k++;
+}
+
+static void pair_probe_free(pair_probe *pr)
+{
+    for (size_t k = 0; k < pr->k; k++)
+        for (uint32_t w = 0; w < 2; w++)
+            free(pr->x[k][w]);
+}
+
+static bool same_models(const pair_probe *a, size_t ka, const pair_probe *b, size_t kb)
+{
+    for (uint32_t w = 0; w < 2; w++)
+        for (size_t e = 0; e < a->P; e++)
+            if (a->x[ka][w][e] != b->x[kb][w][e])
+                return false;
+    return true;
+}
+
+START_TEST(each_gradient_is_taken_on_the_model_holding_the_last_one_and_applied_after_the_average)
+{
+    /* The order of PROTOCOLS 2.1 for a worker: read x-hat, compute g on it while averaging,
+     * apply g after the average, and read the next x-hat after that. With two workers and
+     * exchanges shorter than an iteration, that is x_i <- (x_0 + x_1) / 2 - lr g_i(x_i)
+     * per iteration, with each worker's own momentum: D-PSGD on the complete graph of two
+     * (W = 1/2 everywhere). Both runs must hold the same bits at the start of iterations
+     * 1, 2 and 3 (AD-PSGD: 1 ms after each gradient, before the commit at 2.1 ms; D-PSGD:
+     * whenever it is between its steps). Reading x-hat before the last gradient was applied
+     * (or applying it before the average) breaks the equality. */
+    const char *sets[] = { "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 400, "
+                           "\"dim\": 6, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, "
+                           "\"batch\": 16, \"lr\": 0.1, \"momentum\": 0.9, "
+                           "\"message_bytes\": 1000000}",
+                           "eval={\"every_s\": 0.001, \"samples\": 10}", "stop.time_s=0.045",
+                           "protocol={\"name\": \"dpsgd\", \"graph\": \"complete\"}" };
+    sim_scenario *ad = harness_load_file(pair_json, sets, 3);
+    sim_scenario *dp = harness_load_file(pair_json, sets, 4);
+    char *da = harness_tmpdir("adpsgd"), *dd = harness_tmpdir("adpsgd");
+    pair_probe pa = { 0 }, pd = { 0 };
+    harness_run(ad, da, observe_pair, &pa);
+    harness_run(dp, dd, observe_pair, &pd);
+    ck_assert_uint_gt(pa.P, 0);
+    for (size_t it = 1; it <= 3; it++) {
+        size_t ka = 10 * it + 1; /* the evaluation at 10 it + 1 ms */
+        ck_assert_uint_lt(ka, pa.k);
+        /* The workers differ (their gradients differ), and the models moved. */
+        ck_assert(memcmp(pa.x[ka][0], pa.x[ka][1], pa.P * sizeof(float)) != 0);
+        ck_assert(!same_models(&pa, ka, &pa, ka - 10));
+        bool found = false;
+        for (size_t kd = 0; kd < pd.k && !found; kd++)
+            found = same_models(&pa, ka, &pd, kd);
+        ck_assert_msg(found, "iteration %zu: no D-PSGD state matches", it);
+    }
+    /* And between the commit and the next gradient both AD-PSGD workers hold the average. */
+    ck_assert(memcmp(pa.x[15][0], pa.x[15][1], pa.P * sizeof(float)) == 0);
+    pair_probe_free(&pa);
+    pair_probe_free(&pd);
+    sim_scenario_destroy(ad);
+    sim_scenario_destroy(dp);
+    harness_cleanup(da);
+    harness_cleanup(dd);
+}
+END_TEST
+
 START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
 {
-    /* At 10, 20 and 30 ms worker 1 finishes a gradient and sends its request; it arrives
-     * 1.05 ms later and the reply 1.05 ms after that: commits at 12.1, 22.1, 32.1 ms. */
+    /* At 0, 10, 20 and 30 ms worker 1 starts an iteration and sends its request; it arrives
+     * 1.05 ms later and the reply 1.05 ms after that: commits at 2.1, 12.1, 22.1, 32.1 ms,
+     * before the iteration's gradient is ready. */
     sim_scenario *sc = harness_load_file(pair_json, NULL, 0);
     char *dir = harness_tmpdir("adpsgd");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 6);
     char *ev = harness_slurp(dir, "events.csv");
     static const uint64_t want[][5] = {
+        { 1050000, 0, 1, 1, 1000000 },  { 2100000, 1, 0, 2, 1000000 },
         { 11050000, 0, 1, 1, 1000000 }, { 12100000, 1, 0, 2, 1000000 },
         { 21050000, 0, 1, 1, 1000000 }, { 22100000, 1, 0, 2, 1000000 },
         { 31050000, 0, 1, 1, 1000000 }, { 32100000, 1, 0, 2, 1000000 },
     };
     size_t nm;
     msg_line *ml = messages(dir, &nm);
-    for (size_t k = 0; k < 6; k++)
+    for (size_t k = 0; k < 8; k++)
         ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
                               (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
                       "no message %zu", k);
     free(ml);
     size_t nmsg;
     free(messages(dir, &nmsg));
-    ck_assert_uint_eq(nmsg, 6);
-    ck_assert_double_eq(report(dir, "exchanges"), 3);
+    ck_assert_uint_eq(nmsg, 8);
+    ck_assert_double_eq(report(dir, "exchanges"), 4);
     ck_assert_double_eq_tol(report(dir, "mean_exchange_s"), 0.0021, 1e-15);
     ck_assert_double_eq_tol(report(dir, "max_wait_s"), 0.0021, 1e-15);
     /* Default timeout: 4 (d + 1) transfers with d = 1: 8 * 1.05 ms. */
@@ -333,10 +415,12 @@ END_TEST
 
 START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
 {
-    /* Worker 0 is down from 5 to 30 ms; the timeout is 3 ms. Worker 1 asks at 10 ms and
-     * again after each timeout (13, 16, ..., 28 ms): seven requests dropped. The timeout at
-     * 31 ms (the seventh) sends a request that 0, up since 30 ms, answers: commit at
-     * 31 + 2.1 ms. Worker 1's next gradient (40 ms) commits at 42.1 ms. */
+    /* Worker 0 is down from 5 to 30 ms; the timeout is 3 ms. Worker 1's exchange of 0 ms
+     * commits at 2.1 ms; at 10 ms it asks again, and again after each timeout (13, 16, ...,
+     * 28 ms): seven requests dropped. The timeout at 31 ms (the seventh) sends a request
+     * that 0, up since 30 ms, answers: commit at 31 + 2.1 ms. The iterations of 20 and 30
+     * ms had none: one more exchange starts at that commit (done at 35.2 ms), and the
+     * iteration of 40 ms commits at 42.1 ms. */
     const char *sets[] = { ("stragglers=[{\"kind\": \"failure\", \"workers\": [0], \"at_s\": "
                             "0.005, \"recover_s\": 0.03}]"),
                            "protocol.exchange_timeout_ms=3", "stop.time_s=0.045" };
@@ -345,7 +429,7 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(sum.iterations, 5); /* worker 1 at 10-40 ms, worker 0 at 40 ms */
     ck_assert_double_eq(report(dir, "timeouts"), 7);
-    ck_assert_double_eq(report(dir, "exchanges"), 2);
+    ck_assert_double_eq(report(dir, "exchanges"), 4);
     ck_assert_double_eq(report(dir, "dropped"), 7);
     ck_assert_double_eq_tol(report(dir, "max_wait_s"), 0.0231, 1e-15);
     char *ev = harness_slurp(dir, "events.csv");
@@ -355,6 +439,8 @@ START_TEST(requests_to_a_failed_passive_time_out_until_it_recovers)
         ck_assert(has_msg(ml, nm, 32050000, 0, 1, 1, 1000000, &at));
         ck_assert(at + 1 < nm && ml[at + 1].t == 33100000 && ml[at + 1].dst == 1 &&
                   ml[at + 1].src == 0 && ml[at + 1].tag == 2);
+        ck_assert(has_msg(ml, nm, 34150000, 0, 1, 1, 1000000, NULL));
+        ck_assert(has_msg(ml, nm, 35200000, 1, 0, 2, 1000000, NULL));
         free(ml);
     }
     {
@@ -377,17 +463,19 @@ END_TEST
 
 START_TEST(a_passive_serving_a_failed_active_serves_the_next_one)
 {
-    /* Worker 1 fails at 11.5 ms, while worker 0's reply (11.05 to 12.1 ms) is on its way to
-     * it: the reply is dropped and worker 0 is free at once. Worker 1 recovers at 15 ms,
-     * computes until 25 ms and asks again: served at 26.05 ms, commit at 27.1 ms. */
+    /* The exchange of 0 ms commits at 2.1 ms. Worker 1 fails at 11.5 ms, while worker 0's
+     * reply (11.05 to 12.1 ms) is on its way to it: the reply is dropped and worker 0 is
+     * free at once. Worker 1's gradient of 10 ms was applied then (no exchange was open), so
+     * nothing is lost. Worker 1 recovers at 15 ms and asks again as it starts computing
+     * (commit at 17.1 ms), and again at 25 ms: served at 26.05 ms, commit at 27.1 ms. */
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": "
                            "0.0115, \"recover_s\": 0.015}]",
                            "stop.time_s=0.03" };
     sim_scenario *sc = harness_load_file(pair_json, sets, 2);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
-    ck_assert_double_eq(report(dir, "exchanges"), 1);
-    ck_assert_double_eq(report(dir, "lost_gradients"), 1);
+    ck_assert_double_eq(report(dir, "exchanges"), 3);
+    ck_assert_double_eq(report(dir, "lost_gradients"), 0);
     ck_assert_double_eq(report(dir, "dropped"), 1);
     /* The cut service lasted 0.45 ms; the other one 1.05 ms. */
     ck_assert_double_eq_tol(report(dir, "max_serve_s"), 0.00105, 1e-15);
@@ -406,29 +494,31 @@ START_TEST(a_passive_serving_a_failed_active_serves_the_next_one)
 }
 END_TEST
 
-START_TEST(gradients_that_arrive_during_an_exchange_start_the_next_one_at_once)
+START_TEST(an_iteration_that_starts_during_an_exchange_gets_its_own_at_the_commit)
 {
     /* 6 MB messages take 6.05 ms, an exchange 12.1 ms: longer than an iteration. The
-     * gradient of 20 ms arrives during the first exchange (10 to 22.1 ms), so the second
-     * starts at its commit instead of waiting for the gradient of 30 ms, and so on. */
+     * iteration of 10 ms starts during the first exchange (0 to 12.1 ms), so its exchange
+     * starts at that commit (and its gradient, ready at 20 ms during the second exchange,
+     * waits for the commit at 24.2 ms), and so on. */
     const char *sets[] = { "workload.message_bytes=6000000", "stop.time_s=0.05" };
     sim_scenario *sc = harness_load_file(pair_json, sets, 2);
     char *dir = harness_tmpdir("adpsgd");
     harness_run(sc, dir, NULL, NULL);
     char *ev = harness_slurp(dir, "events.csv");
     static const uint64_t want[][5] = {
-        { 16050000, 0, 1, 1, 6000000 }, { 22100000, 1, 0, 2, 6000000 },
-        { 28150000, 0, 1, 1, 6000000 }, { 34200000, 1, 0, 2, 6000000 },
-        { 40250000, 0, 1, 1, 6000000 }, { 46300000, 1, 0, 2, 6000000 },
+        { 6050000, 0, 1, 1, 6000000 },  { 12100000, 1, 0, 2, 6000000 },
+        { 18150000, 0, 1, 1, 6000000 }, { 24200000, 1, 0, 2, 6000000 },
+        { 30250000, 0, 1, 1, 6000000 }, { 36300000, 1, 0, 2, 6000000 },
+        { 42350000, 0, 1, 1, 6000000 }, { 48400000, 1, 0, 2, 6000000 },
     };
     size_t nm;
     msg_line *ml = messages(dir, &nm);
-    for (size_t k = 0; k < 6; k++)
+    for (size_t k = 0; k < 8; k++)
         ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
                               (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
                       "no message %zu", k);
     free(ml);
-    ck_assert_double_eq(report(dir, "exchanges"), 3);
+    ck_assert_double_eq(report(dir, "exchanges"), 4);
     free(ev);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
@@ -818,6 +908,9 @@ Suite *test_suite(void)
     tcase_add_test(exact, exchanges_cut_by_failures_and_timeouts_change_neither_model);
     tcase_add_test(exact, the_consensus_distance_never_grows_between_evaluations);
     tcase_add_test(exact, both_ends_of_an_exchange_hold_equal_bits);
+    tcase_add_test(
+        exact,
+        each_gradient_is_taken_on_the_model_holding_the_last_one_and_applied_after_the_average);
     tcase_add_test(exact, the_consensus_scenario_shrinks_disagreement_geometrically);
     tcase_set_timeout(exact, 120);
     suite_add_tcase(s, exact);
@@ -825,7 +918,7 @@ Suite *test_suite(void)
     tcase_add_test(timing, two_workers_exchange_in_two_transfers_worked_out_by_hand);
     tcase_add_test(timing, requests_to_a_failed_passive_time_out_until_it_recovers);
     tcase_add_test(timing, a_passive_serving_a_failed_active_serves_the_next_one);
-    tcase_add_test(timing, gradients_that_arrive_during_an_exchange_start_the_next_one_at_once);
+    tcase_add_test(timing, an_iteration_that_starts_during_an_exchange_gets_its_own_at_the_commit);
     tcase_add_test(timing, a_timed_out_request_is_retried_with_another_neighbour);
     tcase_add_test(timing, timing_only_runs_send_the_same_messages_as_real_ones);
     tcase_set_timeout(timing, 60);

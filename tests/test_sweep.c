@@ -625,11 +625,13 @@ START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
 }
 END_TEST
 
-/* Every sweep the project ships loads and validates. */
+/* Every sweep the project ships (in sweeps/ and one level of folders below it) loads and
+ * validates. */
 START_TEST(sweep_files_shipped_in_sweeps_are_valid)
 {
     glob_t g;
     ck_assert_int_eq(glob("sweeps/*.json", 0, NULL, &g), 0);
+    ck_assert_int_eq(glob("sweeps/*/*.json", GLOB_APPEND, NULL, &g), 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
         result r = hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
         ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);

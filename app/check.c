@@ -141,7 +141,10 @@ static sim_cfg *read_json(const char *dir, const char *name, sim_err *err)
 {
     char path[PATH_TEXT];
     size_t len = 0;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+        sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: path too long", dir, name);
+        return NULL;
+    }
     char *text = slurp(dir, name, &len);
     if (text == NULL) {
         sim_err_set(err, SIM_EINVAL, NULL, "%s: missing or unreadable", path);
@@ -499,7 +502,8 @@ static void header(const char *dir, char *out, size_t size)
 {
     char path[PATH_TEXT];
     out[0] = '\0';
-    snprintf(path, sizeof(path), "%s/metrics.csv", dir);
+    if (snprintf(path, sizeof(path), "%s/metrics.csv", dir) >= (int)sizeof(path))
+        return; /* unreadable: the shapes then differ, and the check says which seed */
     FILE *f = fopen(path, "r");
     if (f != NULL && fgets(out, (int)size, f) == NULL)
         out[0] = '\0';

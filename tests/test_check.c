@@ -173,7 +173,7 @@ static void edit_metrics(const char *seed_dir, const char *from, const char *to)
 static void field_of(const char *seed_dir, size_t k, char *out, size_t size)
 {
     char path[512], text[16384];
-    snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir);
+    ck_assert_int_lt(snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir), (int)sizeof(path));
     read_all(path, text, sizeof(text));
     char *line = strchr(strchr(text, '\n') + 1, '\n') + 1;
     for (size_t i = 0; i < k; i++)

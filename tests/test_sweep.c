@@ -378,8 +378,12 @@ static size_t done_runs(const char *dir, char names[][256], ino_t *inodes, size_
     struct dirent *e;
     while (d != NULL && (e = readdir(d)) != NULL && n < max) {
         struct stat st;
+        size_t len = strlen(e->d_name);
         snprintf(path, sizeof(path), "%s/%s/summary.json", out, e->d_name);
-        if (e->d_name[0] == '.' || stat(path, &st) != 0)
+        /* A run killed after writing summary.json into its work directory (NAME.partial)
+         * but before publishing it is not done. */
+        if (e->d_name[0] == '.' || (len > 8 && strcmp(e->d_name + len - 8, ".partial") == 0) ||
+            stat(path, &st) != 0)
             continue;
         snprintf(names[n], 256, "%s", e->d_name);
         inodes[n++] = st.st_ino;

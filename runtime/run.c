@@ -350,10 +350,6 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     ctx->live = calloc(ctx->nworkers, sizeof(*ctx->live));
     if (ctx->mean == NULL || ctx->live == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    /* Room for a snapshot in flight per worker to start with; the pool doubles if needed. */
-    ctx->snapshots = sim_tensor_pool_create(train_num_params(ctx->tr), ctx->nworkers, err);
-    if (ctx->snapshots == NULL)
-        return err->code;
     rc = snap_init(ctx, err);
     if (rc != SIM_OK)
         return rc;
@@ -402,7 +398,6 @@ static void teardown(sim_ctx *ctx)
     free(ctx->state);
     train_destroy(ctx->tr);
     snap_fini(ctx);
-    sim_tensor_pool_destroy(ctx->snapshots);
     sim_tensor_free(ctx->mean);
     free(ctx->live);
     sim_net_destroy(ctx->net);

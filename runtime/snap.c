@@ -33,7 +33,29 @@ static sim_tensor_pool *pool_of(sim_ctx *ctx, unsigned c, sim_err *err)
     return ctx->snap_pool[c];
 }
 
-int snap_init(sim_ctx *ctx, sim_err *err)
+/* Writes `count` buffers of the model's fresh pool (zeros), so that they are resident, and
+ * puts them back lowest on top: copies on write take these first. A fresh pool hands out its
+ * handles in order, growing as it runs dry. */
+static int prewrite(sim_ctx *ctx, uint64_t count, sim_err *err)
+{
+    sim_tensor_pool *pool = ctx->snap_pool[class_of(train_num_params(ctx->tr))];
+    if (count >= UINT32_MAX)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %llu model copies",
+                           (unsigned long long)count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t h;
+        int rc = sim_tensor_pool_get(pool, &h, err);
+        if (rc != SIM_OK)
+            return rc;
+        assert(h == i);
+        sim_tensor_zero(sim_tensor_pool_data(pool, h), train_num_params(ctx->tr));
+    }
+    for (uint32_t i = (uint32_t)count; i-- > 0;)
+        sim_tensor_pool_put(pool, i);
+    return SIM_OK;
+}
+
+int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
 {
     const char *check = getenv("HETSIM_CHECK_SNAPSHOTS");
     ctx->snap_check = check != NULL && strcmp(check, "1") == 0;
@@ -49,7 +71,9 @@ int snap_init(sim_ctx *ctx, sim_err *err)
         ctx->snap_free[i] = (uint32_t)(cap - 1 - i); /* handle 0 on top */
     ctx->snap_cap = ctx->snap_nfree = cap;
     /* The model's pool, with room for a snapshot per worker to start with. */
-    return pool_of(ctx, class_of(train_num_params(ctx->tr)), err) != NULL ? SIM_OK : err->code;
+    if (pool_of(ctx, class_of(train_num_params(ctx->tr)), err) == NULL)
+        return err->code;
+    return prewrite(ctx, copies, err);
 }
 
 void snap_fini(sim_ctx *ctx)

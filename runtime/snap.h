@@ -38,8 +38,9 @@
 
 #include "runtime/state.h"
 
-/* Sets up the tables after ctx->snapshots is created; SIM_ENOMEM on failure. */
-int snap_init(sim_ctx *ctx, sim_err *err);
+/* Sets up the tables and the model's pool, with `copies` buffers written already (the
+ * protocol's proto_ops.copies); SIM_ENOMEM on failure. */
+int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err);
 void snap_fini(sim_ctx *ctx);
 
 /* A new snapshot holding a copy of x[0..n) (n <= num_params), one reference. */

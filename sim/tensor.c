@@ -401,11 +401,14 @@ static int pool_add(sim_tensor_pool *pool, size_t count)
     float *chunk = (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     pool->raw[pool->n_chunks] = raw;
     pool->chunk[pool->n_chunks++] = chunk;
+    /* The new buffers go under the free ones, lowest handle on top of them: the buffers
+     * already written are handed out first, and a fresh pool's lowest handle first. */
+    memmove(fr + count, fr, pool->n_free * sizeof(*fr));
     for (size_t i = 0; i < count; i++) {
         size_t h = pool->capacity + i;
         pool->buf[h] = chunk + i * pool->stride;
         pool->used[h] = 0;
-        pool->free_list[pool->n_free + count - 1 - i] = (uint32_t)h; /* lowest handle on top */
+        fr[count - 1 - i] = (uint32_t)h;
     }
     pool->n_free += count;
     pool->capacity = cap;

@@ -205,7 +205,7 @@ static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_
  * same ones (each is one snapshot for all), so Q per worker at most. In lockstep (no backup
  * worker, no staleness) or with late updates dropped an update is used once, by the
  * iteration it is for: one per worker. (Reached at 100 workers, a transfer taking 0.6 of an
- * iteration: 0.4 per worker on a ring, Q = 2, b = 1; 2.9 on the exponential graph, Q = 4,
+ * iteration: 0.86 per worker on a ring, Q = 2, b = 1; 2.9 on the exponential graph, Q = 4,
  * s = 2; 0.35 in lockstep.) */
 static uint64_t hp_copies(const void *state, const sim_scenario *sc)
 {

@@ -220,17 +220,21 @@ static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 /* The graph, its weights and edge state, the workers, and the accumulators. */
 static uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    /* The graph, weights and flags per edge, the accumulators by parity; and a worker's
-     * model sent to its neighbours, one alias for all (a pool buffer written when the worker
-     * writes its model before they all have read it, as happens when a transfer is long
-     * against an iteration): one per worker, as a worker is at most one iteration ahead. */
     const dpsgd *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
     return graph_memory(&st->spec) +
            edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
            (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
-           2 * (uint64_t)sc->workers * num_params * sizeof(float) +
-           (uint64_t)sc->workers * proto_snapshot_bytes(num_params);
+           2 * (uint64_t)sc->workers * num_params * sizeof(float);
+}
+
+/* A worker's model goes to its neighbours as one alias, copied if the worker writes it
+ * before they all have it; it finishes iteration k + 1 only once every neighbour finished k,
+ * with its iteration-k model: one copy per worker at most. */
+static uint64_t dp_copies(const void *state, const sim_scenario *sc)
+{
+    (void)state;
+    return sc->workers;
 }
 
 static void dp_fini(void *state)
@@ -537,5 +541,6 @@ const proto_ops proto_dpsgd = {
     .on_event = dp_on_event,
     .report = dp_report,
     .memory = dp_memory,
+    .copies = dp_copies,
     .fini = dp_fini,
 };

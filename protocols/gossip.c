@@ -107,13 +107,20 @@ static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 /* The ring and its edge state, the workers, and the mean being formed. */
 static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    /* The models are the runtime's; the mean is formed in place. A worker's stepped model
-     * goes to its neighbours as an alias, copied when the worker writes the mean before both
-     * have read it: one copy per worker at most (lockstep). */
+    /* The models are the runtime's; the mean is formed in place. */
+    (void)num_params;
     const gossip *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
     return graph_memory(&st->spec) + edges * (1 + sizeof(uint64_t) + 2 * sizeof(uint32_t)) +
-           (uint64_t)sc->workers * (sizeof(gs_worker) + proto_snapshot_bytes(num_params));
+           (uint64_t)sc->workers * sizeof(gs_worker);
+}
+
+/* A worker's stepped model goes to its neighbours as an alias, copied when the worker writes
+ * the mean before both have read it: one copy per worker at most (lockstep). */
+static uint64_t gs_copies(const void *state, const sim_scenario *sc)
+{
+    (void)state;
+    return sc->workers;
 }
 
 static void gs_fini(void *state)
@@ -419,5 +426,6 @@ const proto_ops proto_gossip = {
     .on_event = gs_on_event,
     .report = gs_report,
     .memory = gs_memory,
+    .copies = gs_copies,
     .fini = gs_fini,
 };

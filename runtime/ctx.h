@@ -185,7 +185,8 @@ int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_er
 int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
                           uint64_t arg, uint32_t h, sim_err *err);
 
-/* The snapshot carried by the SIM_EV_MSG being handled, or NULL if it carries none. Valid
+/* The snapshot carried by the SIM_EV_MSG being handled (as many floats as were sent), or
+ * NULL if it carries none. Valid
  * only during that on_event call unless held (below): average it into your own buffers. After
  * writing the sender's own parameters (sim_ctx_params of the sender), call it again. */
 const float *sim_ctx_payload(const sim_ctx *ctx);
@@ -203,6 +204,11 @@ void sim_ctx_drop_payload(sim_ctx *ctx);
  * (for tests and reports). */
 uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx);
 
+/* Bytes of address space the run's snapshot buffers take, handed out or not (for tests):
+ * buffers come in size classes, so a slice's buffer is less than twice the slice, never a
+ * whole model. Resident are only the pages written. */
+uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx);
+
 /* Keeps the snapshot of the SIM_EV_MSG being handled past the handler (an update queue):
  * returns its handle, or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot
  * stays valid and unchanged until sim_ctx_release; holding one handle twice is an error of
@@ -210,7 +216,8 @@ uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx);
 #define SIM_CTX_NO_SNAPSHOT UINT32_MAX
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
-/* The floats of held snapshot h (num_params of them). */
+/* The floats of held snapshot h (the n of its sim_ctx_send_model or sim_ctx_snapshot, the
+ * whole model for sim_ctx_send_params; reading past them is an error). */
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
 
 /* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */

@@ -266,6 +266,11 @@ uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx)
     return ctx->copies_on_write;
 }
 
+uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx)
+{
+    return snap_buffer_bytes(ctx);
+}
+
 size_t sim_ctx_held_count(const sim_ctx *ctx)
 {
     return ctx->held;
@@ -345,7 +350,7 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
                        uint64_t arg, const float *params, size_t n, sim_err *err)
 {
     uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snapshots != NULL && params != NULL) {
+    if (ctx->snap != NULL && params != NULL) {
         if (n > train_num_params(ctx->tr))
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "%s: a snapshot of %zu floats exceeds the model's %zu",
@@ -360,7 +365,7 @@ int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
 {
     *h = SIM_CTX_NO_SNAPSHOT;
-    if (ctx->snapshots == NULL || x == NULL)
+    if (ctx->snap == NULL || x == NULL)
         return SIM_OK;
     if (n > train_num_params(ctx->tr))
         return sim_err_set(err, SIM_EINVAL, NULL,
@@ -384,7 +389,7 @@ int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes
                         uint64_t arg, sim_err *err)
 {
     uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snapshots != NULL && src < ctx->nworkers) {
+    if (ctx->snap != NULL && src < ctx->nworkers) {
         int rc = snap_alias(ctx, src, &h, err);
         if (rc != SIM_OK)
             return rc;

@@ -43,6 +43,13 @@ typedef struct proto_ops {
      * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
      * written since the send costs nothing). */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
+    /* Optional: how many aliases (sim_ctx_send_params) the protocol may have copied on write
+     * at once at most, not counted by `memory`. Whether a worker writes while its model is
+     * still in flight is a race of its sends against its iteration, so the copies a run
+     * reaches depend on its timing (a tenth to all of this bound): the runtime writes this
+     * many model buffers at set-up, the most recently freed are taken first, and the run's
+     * memory is its estimate from the start whatever the timing. */
+    uint64_t (*copies)(const void *state, const sim_scenario *sc);
     void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
 

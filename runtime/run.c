@@ -245,6 +245,8 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
 {
     size_t num_params = strcmp(sc->model, "none") == 0 ? 0 : tc->num_params;
     uint64_t own = ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
+    if (ops->copies != NULL)
+        own += ops->copies(state, sc) * proto_snapshot_bytes(num_params);
     return memory_estimate(sc, num_params) + tc->bytes_estimate + own;
 }
 
@@ -362,11 +364,8 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     ctx->live = calloc(ctx->nworkers, sizeof(*ctx->live));
     if (ctx->mean == NULL || ctx->live == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    /* Room for a snapshot in flight per worker to start with; the pool doubles if needed. */
-    ctx->snapshots = sim_tensor_pool_create(train_num_params(ctx->tr), ctx->nworkers, err);
-    if (ctx->snapshots == NULL)
-        return err->code;
-    rc = snap_init(ctx, err);
+    uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
+    rc = snap_init(ctx, copies, err);
     if (rc != SIM_OK)
         return rc;
     sim_net_set_drop_fn(ctx->net, on_drop, ctx);
@@ -416,7 +415,6 @@ static void teardown(sim_ctx *ctx)
     free(ctx->state);
     train_destroy(ctx->tr);
     snap_fini(ctx);
-    sim_tensor_pool_destroy(ctx->snapshots);
     sim_tensor_free(ctx->mean);
     free(ctx->live);
     sim_net_destroy(ctx->net);

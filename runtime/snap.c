@@ -1,6 +1,7 @@
 /* Snapshots copied on write (runtime/snap.h). */
 #include "runtime/snap.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,57 +10,142 @@
 
 static const uint32_t NOBODY = UINT32_MAX;
 
-int snap_init(sim_ctx *ctx, sim_err *err)
+/* The size class of a snapshot of n floats (n <= num_params), and the floats it holds. */
+static unsigned class_of(size_t n)
+{
+    unsigned c = 0;
+    while (c + 1 < SNAP_CLASSES && ((size_t)1 << (c + SNAP_MIN_LOG2)) < n)
+        c++;
+    return c;
+}
+
+static size_t class_floats(const sim_ctx *ctx, unsigned c)
+{
+    size_t model = train_num_params(ctx->tr), size = (size_t)1 << (c + SNAP_MIN_LOG2);
+    return size < model ? size : model;
+}
+
+/* Class c's pool, made at its first use with room for a buffer per worker. */
+static sim_tensor_pool *pool_of(sim_ctx *ctx, unsigned c, sim_err *err)
+{
+    if (ctx->snap_pool[c] == NULL)
+        ctx->snap_pool[c] = sim_tensor_pool_create(class_floats(ctx, c), ctx->nworkers, err);
+    return ctx->snap_pool[c];
+}
+
+/* Writes `count` buffers of the model's fresh pool (zeros), so that they are resident, and
+ * puts them back lowest on top: copies on write take these first. A fresh pool hands out its
+ * handles in order, growing as it runs dry. */
+static int prewrite(sim_ctx *ctx, uint64_t count, sim_err *err)
+{
+    sim_tensor_pool *pool = ctx->snap_pool[class_of(train_num_params(ctx->tr))];
+    if (count >= UINT32_MAX)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %llu model copies",
+                           (unsigned long long)count);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t h;
+        int rc = sim_tensor_pool_get(pool, &h, err);
+        if (rc != SIM_OK)
+            return rc;
+        assert(h == i);
+        sim_tensor_zero(sim_tensor_pool_data(pool, h), train_num_params(ctx->tr));
+    }
+    for (uint32_t i = (uint32_t)count; i-- > 0;)
+        sim_tensor_pool_put(pool, i);
+    return SIM_OK;
+}
+
+int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
 {
     const char *check = getenv("HETSIM_CHECK_SNAPSHOTS");
     ctx->snap_check = check != NULL && strcmp(check, "1") == 0;
+    size_t cap = 2 * (size_t)ctx->nworkers > 64 ? 2 * (size_t)ctx->nworkers : 64;
     ctx->snap_of = malloc(ctx->nworkers * sizeof(*ctx->snap_of));
-    if (ctx->snap_of == NULL)
+    ctx->snap = malloc(cap * sizeof(*ctx->snap));
+    ctx->snap_free = malloc(cap * sizeof(*ctx->snap_free));
+    if (ctx->snap_of == NULL || ctx->snap == NULL || ctx->snap_free == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         ctx->snap_of[w] = SIM_CTX_NO_SNAPSHOT;
-    return SIM_OK;
+    for (size_t i = 0; i < cap; i++)
+        ctx->snap_free[i] = (uint32_t)(cap - 1 - i); /* handle 0 on top */
+    ctx->snap_cap = ctx->snap_nfree = cap;
+    /* The model's pool, with room for a snapshot per worker to start with. */
+    if (pool_of(ctx, class_of(train_num_params(ctx->tr)), err) == NULL)
+        return err->code;
+    return prewrite(ctx, copies, err);
 }
 
 void snap_fini(sim_ctx *ctx)
 {
     free(ctx->snap_of);
-    free(ctx->snap_refs);
-    free(ctx->snap_owner);
+    free(ctx->snap);
+    free(ctx->snap_free);
+    for (size_t c = 0; c < SNAP_CLASSES; c++)
+        sim_tensor_pool_destroy(ctx->snap_pool[c]);
 }
 
-/* Takes a pool buffer and makes room for its handle in the tables (amortized growth). */
+/* A free handle with one reference, no buffer and no owner (the table doubles if full). */
 static int take(sim_ctx *ctx, uint32_t *h, sim_err *err)
 {
-    int rc = sim_tensor_pool_get(ctx->snapshots, h, err);
-    if (rc != SIM_OK)
-        return rc;
-    if (*h >= ctx->snap_cap) {
-        size_t cap = ctx->snap_cap > 0 ? 2 * ctx->snap_cap : 64;
-        while (cap <= *h)
-            cap *= 2;
-        uint32_t *refs = realloc(ctx->snap_refs, cap * sizeof(*refs));
-        if (refs != NULL)
-            ctx->snap_refs = refs;
-        uint32_t *owner = realloc(ctx->snap_owner, cap * sizeof(*owner));
-        if (owner != NULL)
-            ctx->snap_owner = owner;
-        if (refs == NULL || owner == NULL) {
-            sim_tensor_pool_put(ctx->snapshots, *h);
+    if (ctx->snap_nfree == 0) {
+        size_t cap = 2 * ctx->snap_cap;
+        snap_entry *snap = cap < UINT32_MAX ? realloc(ctx->snap, cap * sizeof(*snap)) : NULL;
+        if (snap != NULL)
+            ctx->snap = snap;
+        uint32_t *fr = snap != NULL ? realloc(ctx->snap_free, cap * sizeof(*fr)) : NULL;
+        if (fr == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for snapshots");
-        }
+        ctx->snap_free = fr;
+        for (size_t i = 0; i < cap - ctx->snap_cap; i++)
+            fr[i] = (uint32_t)(cap - 1 - i);
+        ctx->snap_nfree = cap - ctx->snap_cap;
         ctx->snap_cap = cap;
     }
-    ctx->snap_refs[*h] = 1;
-    ctx->snap_owner[*h] = NOBODY;
+    *h = ctx->snap_free[--ctx->snap_nfree];
+    ctx->snap[*h] = (snap_entry){ .data = NULL, .refs = 1, .owner = NOBODY };
     return SIM_OK;
+}
+
+/* Makes sure the model's pool has a free buffer for every alias that has none, and `more`:
+ * an alias's copy on write then never has to grow it. */
+static int keep_room(sim_ctx *ctx, size_t more, sim_err *err)
+{
+    sim_tensor_pool *pool = pool_of(ctx, class_of(train_num_params(ctx->tr)), err);
+    return pool != NULL ? sim_tensor_pool_reserve(pool, ctx->snap_unbacked + more, err) : err->code;
+}
+
+/* Gives snapshot h a buffer for n floats from its class's pool. */
+static int back(sim_ctx *ctx, uint32_t h, size_t n, sim_err *err)
+{
+    unsigned c = class_of(n);
+    int rc = c == class_of(train_num_params(ctx->tr)) ? keep_room(ctx, 1, err) : SIM_OK;
+    sim_tensor_pool *pool = rc == SIM_OK ? pool_of(ctx, c, err) : NULL;
+    snap_entry *e = &ctx->snap[h];
+    if (pool == NULL || sim_tensor_pool_get(pool, &e->buf, err) != SIM_OK)
+        return err->code;
+    e->data = sim_tensor_pool_data(pool, e->buf);
+    e->cls = (uint8_t)c;
+    return SIM_OK;
+}
+
+/* Returns handle h, and its buffer if it has one. */
+static void put(sim_ctx *ctx, uint32_t h)
+{
+    snap_entry *e = &ctx->snap[h];
+    if (e->data != NULL)
+        sim_tensor_pool_put(ctx->snap_pool[e->cls], e->buf);
+    e->data = NULL;
+    ctx->snap_free[ctx->snap_nfree++] = h;
 }
 
 int snap_copy(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
 {
     int rc = take(ctx, h, err);
+    if (rc == SIM_OK && (rc = back(ctx, *h, n, err)) != SIM_OK)
+        put(ctx, *h);
     if (rc == SIM_OK)
-        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, *h), x, n);
+        sim_tensor_copy(ctx->snap[*h].data, x, n);
     return rc;
 }
 
@@ -67,17 +153,26 @@ int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
 {
     if (ctx->snap_of[w] != SIM_CTX_NO_SNAPSHOT) {
         *h = ctx->snap_of[w];
-        ctx->snap_refs[*h]++;
+        ctx->snap[*h].refs++;
         return SIM_OK;
     }
+    size_t n = train_num_params(ctx->tr);
     int rc = take(ctx, h, err);
     if (rc != SIM_OK)
         return rc;
-    ctx->snap_owner[*h] = w;
+    /* Check mode: a buffer now, with the bits of the send to compare the block with later;
+     * else none until a write, only room kept for one. */
+    rc = ctx->snap_check ? back(ctx, *h, n, err) : keep_room(ctx, 1, err);
+    if (rc != SIM_OK) {
+        put(ctx, *h);
+        return rc;
+    }
+    if (ctx->snap_check)
+        sim_tensor_copy(ctx->snap[*h].data, train_params(ctx->tr, w), n);
+    else
+        ctx->snap_unbacked++;
+    ctx->snap[*h].owner = w;
     ctx->snap_of[w] = *h;
-    if (ctx->snap_check) /* the bits of the send, to compare the block with later */
-        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, *h), train_params(ctx->tr, w),
-                        train_num_params(ctx->tr));
     return SIM_OK;
 }
 
@@ -85,8 +180,7 @@ int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
 static void verify(sim_ctx *ctx, uint32_t h, uint32_t w, const char *when)
 {
     size_t n = train_num_params(ctx->tr);
-    if (memcmp(sim_tensor_pool_data(ctx->snapshots, h), train_params(ctx->tr, w),
-               n * sizeof(float)) == 0)
+    if (memcmp(ctx->snap[h].data, train_params(ctx->tr, w), n * sizeof(float)) == 0)
         return;
     fprintf(stderr,
             "hetsim: %s wrote worker %u's parameters without sim_ctx_params while a snapshot "
@@ -97,9 +191,9 @@ static void verify(sim_ctx *ctx, uint32_t h, uint32_t w, const char *when)
 
 const float *snap_data(sim_ctx *ctx, uint32_t h)
 {
-    uint32_t w = ctx->snap_owner[h];
+    uint32_t w = ctx->snap[h].owner;
     if (w == NOBODY)
-        return sim_tensor_pool_data(ctx->snapshots, h);
+        return ctx->snap[h].data;
     if (ctx->snap_check)
         verify(ctx, h, w, "when a receiver read it");
     return train_params(ctx->tr, w);
@@ -107,26 +201,28 @@ const float *snap_data(sim_ctx *ctx, uint32_t h)
 
 bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w)
 {
-    return h != SIM_CTX_NO_SNAPSHOT && ctx->snap_owner[h] == w;
+    return h != SIM_CTX_NO_SNAPSHOT && ctx->snap[h].owner == w;
 }
 
 void snap_ref(sim_ctx *ctx, uint32_t h)
 {
-    ctx->snap_refs[h]++;
+    ctx->snap[h].refs++;
 }
 
 void snap_unref(sim_ctx *ctx, uint32_t h)
 {
-    if (--ctx->snap_refs[h] > 0)
+    snap_entry *e = &ctx->snap[h];
+    if (--e->refs > 0)
         return;
-    uint32_t w = ctx->snap_owner[h];
-    if (w != NOBODY) {
+    if (e->owner != NOBODY) {
         if (ctx->snap_check)
-            verify(ctx, h, w, "when its last reference went");
-        ctx->snap_of[w] = SIM_CTX_NO_SNAPSHOT;
-        ctx->snap_owner[h] = NOBODY;
+            verify(ctx, h, e->owner, "when its last reference went");
+        else
+            ctx->snap_unbacked--;
+        ctx->snap_of[e->owner] = SIM_CTX_NO_SNAPSHOT;
+        e->owner = NOBODY;
     }
-    sim_tensor_pool_put(ctx->snapshots, h);
+    put(ctx, h);
 }
 
 void snap_before_write(sim_ctx *ctx, uint32_t w)
@@ -134,14 +230,35 @@ void snap_before_write(sim_ctx *ctx, uint32_t w)
     if (ctx->snap_of == NULL || ctx->snap_of[w] == SIM_CTX_NO_SNAPSHOT)
         return;
     uint32_t h = ctx->snap_of[w];
-    if (ctx->snap_check)
+    size_t n = train_num_params(ctx->tr);
+    if (ctx->snap_check) {
         verify(ctx, h, w, "at its copy on write"); /* the buffer already holds the bits */
-    else
-        sim_tensor_copy(sim_tensor_pool_data(ctx->snapshots, h), train_params(ctx->tr, w),
-                        train_num_params(ctx->tr));
-    ctx->snap_owner[h] = NOBODY;
+    } else {
+        /* Its buffer now, from the room kept for it: the most recently freed one, so the
+         * buffers written are as many as the snapshots written at once, no more. */
+        ctx->snap_unbacked--;
+        sim_err err = { 0 };
+        int rc = back(ctx, h, n, &err);
+        assert(rc == SIM_OK); /* keep_room made sure */
+        (void)rc;
+        sim_tensor_copy(ctx->snap[h].data, train_params(ctx->tr, w), n);
+    }
+    ctx->snap[h].owner = NOBODY;
     ctx->snap_of[w] = SIM_CTX_NO_SNAPSHOT;
     ctx->copies_on_write++;
     if (ctx->payload_handle == h && ctx->payload != NULL)
-        ctx->payload = sim_tensor_pool_data(ctx->snapshots, h);
+        ctx->payload = ctx->snap[h].data;
+}
+
+uint64_t snap_buffer_bytes(const sim_ctx *ctx)
+{
+    uint64_t bytes = 0;
+    for (size_t c = 0; c < SNAP_CLASSES; c++) {
+        if (ctx->snap_pool[c] == NULL)
+            continue;
+        sim_tensor_pool_stats st;
+        sim_tensor_pool_get_stats(ctx->snap_pool[c], &st);
+        bytes += st.bytes;
+    }
+    return bytes;
 }

@@ -19,6 +19,14 @@
  * a write made behind the runtime's back is a bug of the protocol, reported on stderr with an
  * abort (as a failed assertion would be), never a snapshot changed silently.
  *
+ * Buffers. A snapshot's handle is the runtime's own; its buffer comes from the pool of its
+ * size class (state.h: SNAP_CLASSES), so a slice (a shard's, a chunk of a collective) takes
+ * less than twice its size, never a whole model: thousands of slices in flight stay within
+ * their bytes. An alias has no buffer until its copy on write; the model's pool keeps a free
+ * buffer for every such alias, so the copy cannot fail, and it is the most recently freed
+ * one: the buffers ever written, the resident ones, are as many as the snapshots written at
+ * once, not as many as were ever referenced at once.
+ *
  * Internal to runtime/: ctx_calls.c and run.c call it; it calls state.c's helpers only.
  */
 #ifndef RUNTIME_SNAP_H
@@ -30,8 +38,9 @@
 
 #include "runtime/state.h"
 
-/* Sets up the tables after ctx->snapshots is created; SIM_ENOMEM on failure. */
-int snap_init(sim_ctx *ctx, sim_err *err);
+/* Sets up the tables and the model's pool, with `copies` buffers written already (the
+ * protocol's proto_ops.copies); SIM_ENOMEM on failure. */
+int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err);
 void snap_fini(sim_ctx *ctx);
 
 /* A new snapshot holding a copy of x[0..n) (n <= num_params), one reference. */
@@ -51,6 +60,9 @@ void snap_ref(sim_ctx *ctx, uint32_t h);
 
 /* Drops one reference; the last returns the buffer to the pool. */
 void snap_unref(sim_ctx *ctx, uint32_t h);
+
+/* Bytes of address space of every class's buffers (sim_ctx_snapshot_buffer_bytes). */
+uint64_t snap_buffer_bytes(const sim_ctx *ctx);
 
 /* Worker w's parameters are about to be written: its alias, if referenced, gets its copy. */
 void snap_before_write(sim_ctx *ctx, uint32_t w);

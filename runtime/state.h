@@ -42,6 +42,22 @@ typedef struct worker_acct {
     uint64_t iterations;     /* iterations counted finished */
 } worker_acct;
 
+/* Size classes of snapshot buffers: class c holds min(2^(c + SNAP_MIN_LOG2), num_params)
+ * floats, so a slice takes a buffer less than twice its size, and a whole model its own. */
+enum {
+    SNAP_MIN_LOG2 = 10,
+    SNAP_CLASSES = 64 - SNAP_MIN_LOG2
+};
+
+/* One snapshot (runtime/snap.c). */
+typedef struct snap_entry {
+    float *data;    /* its buffer; NULL while an alias has none (its worker's block is read) */
+    uint32_t refs;  /* messages carrying it and holds; 0: the handle is free */
+    uint32_t owner; /* the worker whose parameters it aliases, or UINT32_MAX */
+    uint32_t buf;   /* data's handle in its class's pool */
+    uint8_t cls;    /* data's size class */
+} snap_entry;
+
 struct sim_ctx {
     sim_scenario *sc;
     const proto_ops *proto;
@@ -49,17 +65,18 @@ struct sim_ctx {
     sim_engine *eng;
     sim_cluster *cl;
     sim_net *net;
-    train *tr;                  /* NULL for the timing-only model */
-    sim_tensor_pool *snapshots; /* model snapshots carried by messages (real models) */
-    const float *payload;       /* the delivered message's snapshot, during its handler */
-    uint32_t payload_handle;    /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
-    bool payload_held;          /* the handler kept it (sim_ctx_hold) */
-    size_t held;                /* snapshots held by the protocol now */
-    /* Copy on write (runtime/snap.h). */
+    train *tr;               /* NULL for the timing-only model */
+    const float *payload;    /* the delivered message's snapshot, during its handler */
+    uint32_t payload_handle; /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
+    bool payload_held;       /* the handler kept it (sim_ctx_hold) */
+    size_t held;             /* snapshots held by the protocol now */
+    /* Snapshots carried by messages, copied on write (runtime/snap.h); real models only. */
+    snap_entry *snap;    /* (snap_cap) by handle; NULL: no snapshots (timing-only) */
+    uint32_t *snap_free; /* (snap_cap) free handles, a stack (lowest on top at first) */
+    size_t snap_cap, snap_nfree;
+    sim_tensor_pool *snap_pool[SNAP_CLASSES]; /* buffers by size class, made when first used */
+    size_t snap_unbacked;     /* aliases with no buffer yet, each reserved in the model's pool */
     uint32_t *snap_of;        /* (workers) the worker's alias snapshot, or SIM_CTX_NO_SNAPSHOT */
-    uint32_t *snap_refs;      /* (snap_cap) references per pool handle */
-    uint32_t *snap_owner;     /* (snap_cap) the worker a handle aliases, or UINT32_MAX */
-    size_t snap_cap;          /* handles the two tables cover */
     bool snap_check;          /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
     uint64_t copies_on_write; /* aliases copied because their worker was written */
     worker_acct *acct;        /* (workers) */

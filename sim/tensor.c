@@ -401,11 +401,14 @@ static int pool_add(sim_tensor_pool *pool, size_t count)
     float *chunk = (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     pool->raw[pool->n_chunks] = raw;
     pool->chunk[pool->n_chunks++] = chunk;
+    /* The new buffers go under the free ones, lowest handle on top of them: the buffers
+     * already written are handed out first, and a fresh pool's lowest handle first. */
+    memmove(fr + count, fr, pool->n_free * sizeof(*fr));
     for (size_t i = 0; i < count; i++) {
         size_t h = pool->capacity + i;
         pool->buf[h] = chunk + i * pool->stride;
         pool->used[h] = 0;
-        pool->free_list[pool->n_free + count - 1 - i] = (uint32_t)h; /* lowest handle on top */
+        fr[count - 1 - i] = (uint32_t)h;
     }
     pool->n_free += count;
     pool->capacity = cap;
@@ -454,16 +457,24 @@ void sim_tensor_pool_destroy(sim_tensor_pool *pool)
     free(pool);
 }
 
-int sim_tensor_pool_get(sim_tensor_pool *pool, uint32_t *handle, sim_err *err)
+int sim_tensor_pool_reserve(sim_tensor_pool *pool, size_t count, sim_err *err)
 {
-    *handle = SIM_TENSOR_NO_HANDLE;
-    if (pool->n_free == 0) {
+    while (pool->n_free < count) {
         if (pool_add(pool, pool->capacity) != SIM_OK)
             return sim_err_set(err, SIM_ENOMEM, NULL,
                                "out of memory growing a tensor pool from %zu buffers of %zu floats",
                                pool->capacity, pool->n_floats);
         pool->grows++;
     }
+    return SIM_OK;
+}
+
+int sim_tensor_pool_get(sim_tensor_pool *pool, uint32_t *handle, sim_err *err)
+{
+    *handle = SIM_TENSOR_NO_HANDLE;
+    int rc = sim_tensor_pool_reserve(pool, 1, err);
+    if (rc != SIM_OK)
+        return rc;
     uint32_t h = pool->free_list[--pool->n_free];
     pool->used[h] = 1;
     pool->gets++;

@@ -146,6 +146,12 @@ void sim_tensor_pool_destroy(sim_tensor_pool *pool);
  * (zero the first time). Handles are taken lowest first from a fresh pool. */
 int sim_tensor_pool_get(sim_tensor_pool *pool, uint32_t *handle, sim_err *err);
 
+/* Makes sure at least `count` buffers are free, doubling the pool as sim_tensor_pool_get
+ * does (each doubling counted) until they are: so the next `count` gets cannot fail. New
+ * buffers are handed out after the free ones (those already written, resident). SIM_ENOMEM
+ * if a doubling fails (the pool keeps what it had). */
+int sim_tensor_pool_reserve(sim_tensor_pool *pool, size_t count, sim_err *err);
+
 /* The buffer of a handle that is in use (n_floats floats, 64-byte aligned). The pointer stays
  * valid, even across growth, until the handle is put back. */
 float *sim_tensor_pool_data(sim_tensor_pool *pool, uint32_t handle);

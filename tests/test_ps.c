@@ -191,6 +191,40 @@ static versions observe_versions(const char *const *sets, size_t n, uint32_t K)
     return v;
 }
 
+/* The most address space the snapshot buffers took, at any evaluation. */
+static void buffer_bytes(void *ud, sim_ctx *ctx)
+{
+    uint64_t *most = ud, bytes = sim_ctx_snapshot_buffer_bytes(ctx);
+    *most = bytes > *most ? bytes : *most;
+}
+
+/* 64 workers, each a shard's host: a round has 64 x 64 slices in flight (pushes, then the
+ * replies), a 64th of the model each. Their buffers are slice-sized: with a whole model's
+ * buffer per slice the pool took 64 x 64 models of address space and more (at 200 workers
+ * of a 1 MiB model, 25,600 of them: "out of memory growing a tensor pool"). */
+START_TEST(colocated_shards_take_slice_sized_snapshot_buffers)
+{
+    const char *sets[] = { "workers=64",
+                           "servers=0",
+                           "workload.dataset.dim=400",
+                           "workload.model.hidden=[64]",
+                           "workload.batch=1",
+                           "protocol={\"name\": \"ps\", \"shards\": 64, \"placement\": "
+                           "\"colocated\"}",
+                           "stop.time_s=0.2",
+                           "eval={\"every_s\": 0.01, \"samples\": 10}" };
+    sim_scenario *sc = harness_load(real_json, "ps.json", sets, 8);
+    uint64_t most = 0;
+    sim_run_summary sum = harness_run(sc, NULL, buffer_bytes, &most);
+    ck_assert_uint_gt(sum.iterations, 64 * 3);
+    uint64_t model = 4 * (uint64_t)(400 * 64 + 64 + 64 * 4 + 4);
+    ck_assert_msg(
+        most <= 8 * 64 * model, "snapshot buffers took %llu bytes, %.0f models of %llu bytes",
+        (unsigned long long)most, (double)most / (double)model, (unsigned long long)model);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(bsp_workers_never_hold_more_than_two_versions_of_a_slice)
 {
     /* A worker copies slice k of round t + 1 only after shard k has every member's gradient
@@ -718,6 +752,7 @@ Suite *test_suite(void)
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, bsp_replicas_equal_each_other_and_the_server_after_every_round);
     tcase_add_test(exact, bsp_workers_never_hold_more_than_two_versions_of_a_slice);
+    tcase_add_test(exact, colocated_shards_take_slice_sized_snapshot_buffers);
     tcase_add_test(exact, one_worker_one_shard_bsp_is_plain_sgd);
     tcase_add_test(exact, bsp_on_shards_equals_ring_allreduce_bit_for_bit);
     tcase_add_test(exact, bsp_round_time_on_a_star_matches_the_hand_count);

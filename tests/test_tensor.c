@@ -355,6 +355,34 @@ START_TEST(pool_hands_out_aligned_buffers_lowest_handle_first)
 }
 END_TEST
 
+/* A reserve that grows the pool hands out the free buffers it had first (written, resident)
+ * and the new ones after them, lowest first: a grown pool does not take fresh pages while
+ * written ones are free. */
+START_TEST(pool_reserve_keeps_the_written_free_buffers_on_top)
+{
+    sim_err err = { 0 };
+    sim_tensor_pool *pool = sim_tensor_pool_create(37, 2, &err);
+    ck_assert_ptr_nonnull(pool);
+    uint32_t a, b;
+    ck_assert_int_eq(sim_tensor_pool_get(pool, &a, &err), SIM_OK);
+    ck_assert_int_eq(sim_tensor_pool_get(pool, &b, &err), SIM_OK);
+    sim_tensor_pool_put(pool, a);
+    ck_assert_int_eq(sim_tensor_pool_reserve(pool, 3, &err), SIM_OK);
+    sim_tensor_pool_stats st;
+    sim_tensor_pool_get_stats(pool, &st);
+    ck_assert_uint_eq(st.capacity, 4);
+    ck_assert_uint_eq(st.grows, 1);
+    uint32_t h[3];
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_int_eq(sim_tensor_pool_get(pool, &h[i], &err), SIM_OK);
+    ck_assert_uint_eq(h[0], a);
+    ck_assert_uint_eq(h[1], 2);
+    ck_assert_uint_eq(h[2], 3);
+    ck_assert_int_eq(sim_tensor_pool_reserve(pool, 0, &err), SIM_OK);
+    sim_tensor_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(pool_doubles_when_empty_and_keeps_buffers_in_place)
 {
     sim_err err = { 0 };
@@ -466,6 +494,7 @@ Suite *test_suite(void)
     tc = tcase_create("pool");
     tcase_add_test(tc, pool_hands_out_aligned_buffers_lowest_handle_first);
     tcase_add_test(tc, pool_doubles_when_empty_and_keeps_buffers_in_place);
+    tcase_add_test(tc, pool_reserve_keeps_the_written_free_buffers_on_top);
     tcase_add_test(tc, pool_create_rejects_empty_sizes);
     suite_add_tcase(s, tc);
     return s;

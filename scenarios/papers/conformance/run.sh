@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The conformance matrix (every protocol at its defaults over one matrix of clusters): see
+# conformance.py, which does the work, and README.md, which holds its measured tables.
+#
+#   bash scenarios/papers/conformance/run.sh [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]
+#
+# From the repository root. The full matrix takes about half an hour on 2 cores (-j 2).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+smoke=()
+if [ "${1:-}" = --smoke ]; then
+    smoke=(--smoke)
+    shift
+fi
+if [ $# -lt 1 ]; then
+    echo "usage: $0 [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]" >&2
+    exit 2
+fi
+bin=$1
+shift
+exec python3 "$here/conformance.py" "$bin" "${smoke[@]}" "$@"

@@ -113,27 +113,7 @@ static char *slurp(const char *dir, const char *name, size_t *len)
     char path[PATH_TEXT];
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *text = malloc(cap);
-    while (text != NULL) {
-        n += fread(text + n, 1, cap - n - 1, f);
-        if (n + 1 < cap)
-            break;
-        char *more = realloc(text, cap * 2);
-        if (more == NULL)
-            free(text);
-        text = more;
-        cap *= 2;
-    }
-    fclose(f);
-    if (text != NULL)
-        text[n] = '\0';
-    if (len != NULL)
-        *len = n;
-    return text;
+    return sim_output_read(path, len);
 }
 
 /* Parses dir/name as JSON; NULL (with `err` naming the file) if absent or malformed. */

@@ -8,38 +8,11 @@
 #include <sys/stat.h>
 
 #include "sim/cfg.h"
+#include "sim/output.h"
 
 static int oom(sim_err *err)
 {
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *b = realloc(buf, cap *= 2);
-        if (b == NULL)
-            free(buf);
-        buf = b;
-    }
-    if (buf != NULL && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
 }
 
 /* Splits the line at *p (CSV, quoted fields with "" escapes) in place, storing at most
@@ -105,7 +78,7 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     memset(ix, 0, sizeof(*ix));
     snprintf(ix->path, sizeof(ix->path), "%s/index.csv", sweep_dir);
     size_t len = 0;
-    ix->text = slurp(ix->path, &len);
+    ix->text = sim_output_read(ix->path, &len);
     if (ix->text == NULL)
         return missing(sweep_dir, ix->path, err);
     size_t lines = 0;
@@ -207,7 +180,7 @@ static double stop_target(const char *dir)
     if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
         return (double)NAN;
     size_t n = 0;
-    char *text = slurp(path, &n);
+    char *text = sim_output_read(path, &n);
     double v = NAN;
     sim_cfg *root = text != NULL ? sim_cfg_parse(text, n, path, NULL) : NULL, *sc = NULL,
             *stop = NULL;

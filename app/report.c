@@ -10,6 +10,7 @@
 #include "app/curves.h"
 #include "app/index.h"
 #include "app/stats.h"
+#include "sim/output.h"
 
 #define PATH_TEXT  2048
 #define LINE_TEXT  4096
@@ -363,21 +364,6 @@ static void print_md(const report *rp, FILE *f)
     fputs(".\n", f);
 }
 
-static void csv_text(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_num(FILE *f, double v)
 {
     fputc(',', f);
@@ -391,10 +377,10 @@ static void print_csv(const report *rp, FILE *f)
                                                   "throughput_sps", "bytes_per_sample",
                                                   "wait_share",     "comm_share" };
     const app_report_options *o = rp->o;
-    csv_text(f, o->key);
+    sim_output_csv_field(f, o->key);
     if (o->best_over != NULL) {
         fputc(',', f);
-        csv_text(f, o->best_over);
+        sim_output_csv_field(f, o->best_over);
     }
     fputs(",runs,target,reached,ttt_mean_s,ttt_ci95_s,censored_after_s", f);
     for (size_t m = 0; m < NMEASURES; m++)
@@ -402,10 +388,10 @@ static void print_csv(const report *rp, FILE *f)
     fputc('\n', f);
     for (size_t g = 0; g < rp->ngroups; g++) {
         const cell *c = &rp->cells[rp->best[g]];
-        csv_text(f, rp->groups[g]);
+        sim_output_csv_field(f, rp->groups[g]);
         if (o->best_over != NULL) {
             fputc(',', f);
-            csv_text(f, c->value);
+            sim_output_csv_field(f, c->value);
         }
         fprintf(f, ",%zu", c->n);
         csv_num(f, rp->target);

@@ -86,34 +86,6 @@ static void join(char *out, size_t size, const char *a, const char *b)
         out[0] = '\0';
 }
 
-static char *read_text(const char *file, size_t *len)
-{
-    FILE *f = fopen(file, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
-        char *b = realloc(buf, cap *= 2);
-        if (b == NULL)
-            free(buf);
-        buf = b;
-    }
-    if (buf != NULL && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
-}
-
 /* A JSON value as plain text: strings lose their quotes. */
 static void plain_value(const char *json, char *out, size_t size)
 {
@@ -595,7 +567,7 @@ static int read_base(app_sweep *sw, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
                            "is this sweep file; it must name a scenario");
     errno = 0;
-    if ((sw->base_text = read_text(sw->base, &sw->base_len)) == NULL)
+    if ((sw->base_text = sim_output_read(sw->base, &sw->base_len)) == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base",
                            "cannot read %s: %s", sw->base, strerror(errno != 0 ? errno : EIO));
     return 0;
@@ -690,7 +662,7 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
                          ? opt->max_points
                          : APP_SWEEP_MAX_POINTS;
     size_t len = 0;
-    char *text = read_text(file, &len);
+    char *text = sim_output_read(file, &len);
     if (text == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot read the sweep file");
         goto fail;
@@ -761,7 +733,7 @@ static sim_cfg *read_json(const char *dir, const char *name)
     char path[PATH_TEXT];
     join(path, sizeof(path), dir, name);
     size_t len = 0;
-    char *text = read_text(path, &len);
+    char *text = sim_output_read(path, &len);
     if (text == NULL)
         return NULL;
     sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);
@@ -957,21 +929,6 @@ int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
 
 /* ---- index.csv -------------------------------------------------------------------------- */
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* A number of summary.json (or of its "wall" object) as it was written, or "" for null. */
 static void csv_number(FILE *f, sim_cfg *c, const char *key)
 {
@@ -988,17 +945,17 @@ static void write_row(const app_sweep *sw, size_t k, FILE *f, const size_t *vi)
     char dir[PATH_TEXT], plain[512], reason[64] = "missing";
     join(dir, sizeof(dir), sw->dir, p->name);
     fprintf(f, "%zu,", k);
-    csv_field(f, p->name);
+    sim_output_csv_field(f, p->name);
     for (size_t c = 0; c < sw->ncols; c++) {
         plain_value(sw->cols[c].values[vi[c]], plain, sizeof(plain));
         fputc(',', f);
-        csv_field(f, plain);
+        sim_output_csv_field(f, plain);
     }
     fprintf(f, ",%" PRIu64 ",", sw->seeds[k % sw->nseeds]);
     sim_cfg *s = read_json(dir, "summary.json"), *wall = NULL;
     if (s != NULL)
         sim_cfg_string(s, "stop_reason", reason, sizeof(reason), NULL);
-    csv_field(f, reason);
+    sim_output_csv_field(f, reason);
     static const char *const keys[] = { "sim_time_s", "final_accuracy", "best_accuracy",
                                         "time_to_target_s", "mean_throughput_sps" };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -1066,7 +1023,7 @@ static int curve_rows(const app_sweep *sw, size_t k, const size_t *vi, FILE *f, 
     for (size_t c = 0; c < sw->ncols; c++) {
         plain_value(sw->cols[c].values[vi[c]], plain, sizeof(plain));
         fputc(',', p);
-        csv_field(p, plain);
+        sim_output_csv_field(p, plain);
     }
     fprintf(p, ",%" PRIu64, sw->seeds[k % sw->nseeds]);
     if (fclose(p) != 0 || text == NULL) {
@@ -1099,7 +1056,7 @@ static int write_curves(const app_sweep *sw, size_t *vi, sim_err *err)
     fputs("point", f);
     for (size_t c = 0; c < sw->ncols; c++) {
         fputc(',', f);
-        csv_field(f, sw->cols[c].path);
+        sim_output_csv_field(f, sw->cols[c].path);
     }
     fputs(",seed", f);
     for (size_t j = 0; j < NCURVE_COLS; j++)
@@ -1131,7 +1088,7 @@ int app_sweep_write_index(const app_sweep *sw, sim_err *err)
     fputs("point,dir", f);
     for (size_t c = 0; c < sw->ncols; c++) {
         fputc(',', f);
-        csv_field(f, sw->cols[c].path);
+        sim_output_csv_field(f, sw->cols[c].path);
     }
     fputs(",seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,time_to_target_s,"
           "mean_throughput_sps,wall_s\n",

@@ -162,6 +162,50 @@ void sim_output_json_double(FILE *f, double x)
     }
 }
 
+char *sim_output_read(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        char *b = realloc(buf, cap *= 2);
+        if (b == NULL)
+            free(buf);
+        buf = b;
+    }
+    if (buf != NULL && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        if (len != NULL)
+            *len = n;
+    }
+    return buf;
+}
+
+void sim_output_csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void sim_output_json_string(FILE *f, const char *s)
 {
     fputc('"', f);

@@ -36,6 +36,14 @@ void sim_file_abort(sim_file *f);
 /* Writes `text` to dir/name atomically. */
 int sim_output_write(const char *dir, const char *name, const char *text, sim_err *err);
 
+/* Reads the file at `path` whole into a malloc'd, zero-terminated string, its length (without
+ * the zero) in *len when len is not NULL; NULL if it cannot be opened or read, or on ENOMEM. */
+char *sim_output_read(const char *path, size_t *len);
+
+/* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a
+ * newline. */
+void sim_output_csv_field(FILE *f, const char *s);
+
 /* Room for any sim_output_format_g result and its terminating zero. */
 #define SIM_OUTPUT_G_MAX 32
 

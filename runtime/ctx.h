@@ -20,7 +20,9 @@
  *
  * The time breakdown of workers.csv is kept by the runner, not by protocols: a worker is
  * computing while an iteration runs on it; otherwise communicating while any message from
- * or to it is in flight; otherwise waiting (while up) or down.
+ * or to it is in flight; otherwise waiting (while up) or down. comm_overlap_s counts the
+ * computing time during which a message from or to it is in flight as well (communication
+ * that overlaps computation).
  */
 #ifndef RUNTIME_CTX_H
 #define RUNTIME_CTX_H

@@ -33,8 +33,10 @@ enum {
  * L + (S_b/N)/B: path latency L = 2 x 50 us, and (S_b/4) bytes x 8 / 10 bit/ns = 0.2 S_b ns,
  * whole for these sizes, so no step is rounded. Rings are queued:
  * E_b = max(t_b, E_{b-1}) + 2(N-1)(L + S_b/(N B)); every worker finishes the last bucket at
- * E_B, where the next round starts. *nb receives the number of buckets. */
-static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb)
+ * E_B, where the next round starts. *nb receives the number of buckets, *overlap the time
+ * worker 0 computes while a ring is running (from max(t_b, E_{b-1}) to E_b: for workers that
+ * join together, every member has a step in flight throughout its rounds). */
+static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb, sim_time *overlap)
 {
     sim_layers l = { 0 };
     sim_err err = { 0 };
@@ -42,6 +44,7 @@ static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb)
     uint64_t cap = (uint64_t)llround(cap_mib * 1048576.0);
     const sim_time d = 30000000, L = 100000;
     sim_time start = 0;
+    *overlap = 0;
     for (int k = 0; k < ROUNDS; k++) {
         sim_time end = start;
         uint64_t acc = 0;
@@ -58,7 +61,12 @@ static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb)
             }
             ck_assert_uint_eq(acc % 5, 0); /* 0.2 S_b ns is whole */
             sim_time step = L + (sim_time)(acc / 5);
-            end = (start + t > end ? start + t : end) + 2 * (N - 1) * step;
+            sim_time from = start + t > end ? start + t : end;
+            end = from + 2 * (N - 1) * step;
+            sim_time busy_to = start + (sim_time)llround((double)d * slowdown[0]);
+            *overlap += (end < busy_to ? end : busy_to) - from > 0
+                            ? (end < busy_to ? end : busy_to) - from
+                            : 0;
             acc = 0;
             (*nb)++;
         }
@@ -67,6 +75,11 @@ static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb)
     sim_layers_fini(&l);
     return start;
 }
+
+static const double even[N] = { 1, 1, 1, 1 };
+static const double slow2[N] = { 1, 1, 3, 1 };
+static const char straggler_set[] =
+    "stragglers=[{\"kind\": \"fixed\", \"workers\": [2], \"slowdown\": 3}]";
 
 /* Runs buckets.json with bucket_mb = `cap_mib` (and a straggler's set, or NULL); checks the
  * end against the closed form and the protocol's count of buckets against `expect_nb`. */
@@ -80,8 +93,20 @@ static void check_closed_form(double cap_mib, const char *straggler, const doubl
     char *dir = harness_tmpdir("allreduce");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     size_t nb;
-    sim_time expected = closed_form(cap_mib, slowdown, &nb);
+    sim_time overlap;
+    sim_time expected = closed_form(cap_mib, slowdown, &nb, &overlap);
     ck_assert_uint_eq(nb, expect_nb);
+    /* workers.csv: comm_overlap_s (part of compute_s) is the rings' time during backward (none
+     * with one bucket; with a straggler, the others' first steps reach it while it computes,
+     * so only the bound is checked). Sums of whole ns printed with 17 digits: exact to 1e-12 s. */
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    for (size_t w = 0; w < N; w++) {
+        double ov = harness_csv_num(&t, w, "comm_overlap_s");
+        ck_assert_double_le(ov, harness_csv_num(&t, w, "compute_s"));
+        if (slowdown == even)
+            ck_assert_double_eq_tol(ov, (double)overlap / 1e9, 1e-12);
+    }
+    harness_csv_free(&t);
     ck_assert_str_eq(sum.stop_reason, "iterations");
     ck_assert_uint_eq(sum.iterations, N * ROUNDS);
     ck_assert_int_eq(sum.sim_ns, expected);
@@ -91,11 +116,6 @@ static void check_closed_form(double cap_mib, const char *straggler, const doubl
     harness_cleanup(dir);
 }
 
-static const double even[N] = { 1, 1, 1, 1 };
-static const double slow2[N] = { 1, 1, 3, 1 };
-static const char straggler[] =
-    "stragglers=[{\"kind\": \"fixed\", \"workers\": [2], \"slowdown\": 3}]";
-
 START_TEST(one_bucket_is_compute_then_one_ring)
 {
     /* bucket_mb 0, and a bucket larger than the model: the round starts when backward ends,
@@ -103,7 +123,9 @@ START_TEST(one_bucket_is_compute_then_one_ring)
     check_closed_form(0, NULL, even, 1);
     check_closed_form(100, NULL, even, 1);
     size_t nb;
-    ck_assert_int_eq(closed_form(0, even, &nb), 2 * (30000000 + 6 * (100000 + 1960000)));
+    sim_time ov;
+    ck_assert_int_eq(closed_form(0, even, &nb, &ov), 2 * (30000000 + 6 * (100000 + 1960000)));
+    ck_assert_int_eq(ov, 0);
 }
 END_TEST
 
@@ -125,9 +147,9 @@ START_TEST(buckets_wait_for_a_straggler_as_the_closed_form_says)
 {
     /* Worker 2 three times slower: each bucket is ready when the straggler's backward has
      * produced it; the others' rings wait for it. */
-    check_closed_form(0, straggler, slow2, 1);
-    check_closed_form(4, straggler, slow2, 2);
-    check_closed_form(1, straggler, slow2, 8);
+    check_closed_form(0, straggler_set, slow2, 1);
+    check_closed_form(4, straggler_set, slow2, 2);
+    check_closed_form(1, straggler_set, slow2, 8);
 }
 END_TEST
 
@@ -135,7 +157,8 @@ START_TEST(buckets_overlap_backward_and_save_time)
 {
     /* Overlap: the bucketed iteration is shorter than compute + one ring. */
     size_t nb;
-    ck_assert_int_lt(closed_form(1, even, &nb), closed_form(0, even, &nb));
+    sim_time ov;
+    ck_assert_int_lt(closed_form(1, even, &nb, &ov), closed_form(0, even, &nb, &ov));
 }
 END_TEST
 
@@ -203,6 +226,11 @@ START_TEST(buckets_survive_failures_and_recoveries)
         ck_assert_double_eq(harness_summary_number(da, "buckets"), 8);
         ck_assert_double_gt(harness_summary_number(da, "ring_restarts"), 0);
         harness_expect_same_outputs(da, db);
+        harness_csv t = harness_csv_read(da, "workers.csv");
+        for (size_t w = 0; w < t.nrows; w++) /* the overlap is part of the computing time */
+            ck_assert_double_le(harness_csv_num(&t, w, "comm_overlap_s"),
+                                harness_csv_num(&t, w, "compute_s"));
+        harness_csv_free(&t);
         sim_scenario_destroy(a);
         sim_scenario_destroy(b);
         harness_cleanup(da);

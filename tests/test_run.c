@@ -150,7 +150,7 @@ START_TEST(outputs_have_their_documented_columns)
     /* Evaluations every second (the default) up to the 1 s stop: rows at 0 and 1. */
     ck_assert_ptr_nonnull(strstr(m, "\n1,"));
     ck_assert_ptr_eq(strstr(w, "worker,speed,iterations,samples,compute_s,comm_s,wait_s,"
-                               "bytes_sent,bytes_received,down_s,params_fnv\n0,1,"),
+                               "bytes_sent,bytes_received,down_s,comm_overlap_s,params_fnv\n0,1,"),
                      w);
     ck_assert_ptr_nonnull(strstr(r, "\"scenario_hash\""));
     ck_assert_ptr_nonnull(strstr(r, "\n  \"scenario\": {\n    \"seed\": 7,\n"));

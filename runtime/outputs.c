@@ -278,8 +278,11 @@ static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
     FILE *s = sim_file_stream(f);
     fprintf(s,
             "{\n  \"hetsim_version\": \"%s\",\n  \"seed\": %" PRIu64
-            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n  \"scenario\": ",
+            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n",
             HETSIM_VERSION, sc->seed, sc->hash);
+    if (sc->profile[0] != '\0') /* the bytes of the profile, which the scenario only names */
+        fprintf(s, "  \"profile_fnv\": \"%016" PRIx64 "\",\n", sc->layers.file_fnv);
+    fputs("  \"scenario\": ", s);
     sim_output_json_pretty(s, resolved, 1);
     fputs("\n}\n", s);
     free(resolved);

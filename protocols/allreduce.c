@@ -96,6 +96,11 @@ static void group(allreduce *st, const sim_ctx *ctx, uint64_t cap, bool fill)
     uint64_t acc = 0;
     for (size_t i = nl; i-- > 0;) {
         acc += sim_ctx_layer_bytes(ctx, i);
+        if (i == 0 && acc == 0 && nb > 0) { /* an empty layer 0 joins the last bucket */
+            if (fill)
+                st->bucket_layer[nb - 1] = 0;
+            break;
+        }
         if ((acc >= cap && acc > 0) || i == 0) {
             if (fill) {
                 st->bucket_size[nb] = acc;

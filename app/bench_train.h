@@ -58,4 +58,17 @@ void app_bench_train_default(app_bench_train_config *cfg);
  * run, with `err` filled. */
 int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *err);
 
+/* `hetsim bench overlap` (issue 27): two lines of All-Reduce with gradient buckets, timing-only
+ * runs with resnet50's profile into a temporary directory under `tmp_dir` (NULL: $TMPDIR or
+ * /tmp), removed afterwards.
+ *   overlap.allreduce_resnet50_16_iteration: the simulated ms of an iteration with 25 MiB
+ *     buckets (16 workers, 150 ms of compute, 10 Gbit/s, 50 us NICs: one ring about as long
+ *     as the computation), against the no-overlap closed form C + 2(N-1)(2L + (S/N)/B); the
+ *     ratio is the speed-up the overlap gives.
+ *   overlap.buckets_1000_workers_cpu: CPU seconds of one round of 1000 workers with 25 MiB
+ *     buckets (four rings) against the same round with one ring (bucket_mb 0), both run
+ *     now; the ratio is plain / bucketed (0.5: buckets make the simulation twice as slow).
+ * Errors as app_bench_train_run's. */
+int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err);
+
 #endif

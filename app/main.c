@@ -49,7 +49,7 @@ static const char usage[] =
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies|profiles|devices\n"
-    "       hetsim bench [engine|network|kernels]\n"
+    "       hetsim bench [engine|network|kernels|overlap]\n"
     "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
     "                    [--allow-scenario-change] [--junit FILE] [--set PATH=VALUE]...\n"
@@ -82,9 +82,9 @@ static const char usage[] =
     "          an unusable golden or one of another scenario; writes check.png (and a JUnit\n"
     "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
-    "bench     measure the engine, network, kernels and whole training iterations against\n"
-    "          references measured in the same run (JSON lines: name, value, unit, reference,\n"
-    "          ratio)\n"
+    "bench     measure the engine, network, kernels, whole training iterations and\n"
+    "          All-Reduce with gradient buckets (overlap) against references measured in the\n"
+    "          same run (JSON lines: name, value, unit, reference, ratio)\n"
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
@@ -493,13 +493,13 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-    static const char *const parts[] = { "engine", "network", "kernels" };
+    static const char *const parts[] = { "engine", "network", "kernels", "overlap" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         known = known || strcmp(what, parts[i]) == 0;
     if (argc > 1 || !known)
-        return usage_error("bench takes engine, network or kernels, got \"%s\"", what);
+        return usage_error("bench takes engine, network, kernels or overlap, got \"%s\"", what);
     sim_err err;
     sim_err_clear(&err);
     int rc = SIM_OK;
@@ -514,6 +514,8 @@ static int cmd_bench(int argc, char **argv)
         app_bench_train_default(&cfg);
         rc = app_bench_train_run(stdout, &cfg, &err);
     }
+    if (rc == SIM_OK && (all || strcmp(what, "overlap") == 0))
+        rc = app_bench_overlap_run(stdout, NULL, &err);
     if (rc != SIM_OK) {
         report(&err);
         return EXIT_RUN;

@@ -14,21 +14,50 @@
  * of the (zero) gradients, and every member takes the mean, unless some member sat the round
  * out (a dropout rule): then nothing changes that round.
  *
+ * Buckets (bucket_mb > 0, as PyTorch DDP's bucket_cap_mb, in MiB): the layers' gradients
+ * (sim_ctx_layer_bytes, in backward order, a layer never split) are grouped into buckets, a
+ * bucket closing once it holds bucket_mb or more. Each bucket is one ring round of its own
+ * bytes; a worker joins bucket b's round when backward has produced it (the gradient of the
+ * bucket's last layer is ready, sim_ctx_grad_ready_ns; the last bucket, which holds layer 0,
+ * at SIM_EV_COMPUTED) and its round of bucket b-1 is complete: the rings are queued in
+ * order and overlap the rest of backward. On an idle star the iteration then ends at E_B,
+ * E_b = max(t_b, E_{b-1}) + 2(N-1)(L + S_b/(N B)), t_b the latest member's ready time of
+ * bucket b. The step is applied when the last bucket's round completes, with the mean of the
+ * whole gradients (element-wise, in worker order: the bits do not depend on the buckets).
+ * With one bucket (bucket_mb 0, or a model smaller than a bucket) the round starts at
+ * SIM_EV_COMPUTED, as above.
+ *
  * Failures: the ring is rebuilt over the live workers (a new generation); messages of older
  * generations are ignored, and workers that had finished computing restart the collective
- * of their current round in the new ring. A recovered worker rejoins by computing.
+ * of their current round in the new ring (with buckets: every live worker starts its current
+ * iteration's buckets again from the first). A recovered worker rejoins by computing.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "protocols/coll.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
+enum {
+    AR_EV_BUCKET = SIM_EV_USER /* dst's next bucket may be ready: arg[0] = its index */
+};
+
+/* Largest bucket_mb accepted (MiB): far beyond any model. */
+#define AR_MAX_BUCKET_MB 1e9
+
 typedef struct allreduce {
     coll_hub hub; /* one channel: the ring's (1) */
     coll_ring ring;
-    uint32_t n;     /* workers */
-    coll_mean mean; /* the round's mean gradient (real models only) */
+    uint32_t n;       /* workers */
+    double bucket_mb; /* bucket_mb: 0 for one bucket */
+    /* Buckets (nb > 1 only; nb == 1 is the one-round path). */
+    uint32_t nb;           /* buckets */
+    uint64_t *bucket_size; /* (nb) bytes of each, in backward order */
+    size_t *bucket_layer;  /* (nb) the layer whose gradient completes it (its lowest index) */
+    uint32_t *joined;      /* (workers) buckets of the current iteration joined */
+    uint32_t *reduced;     /* (workers) and reduced */
+    coll_mean mean;        /* the round's mean gradient (real models only) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
     bool decided;        /* whether someone sat out avg_round is known */
@@ -38,11 +67,10 @@ typedef struct allreduce {
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
-    (void)cfg;
-    (void)err;
     allreduce *st = state;
     st->n = sc->workers;
-    return SIM_OK;
+    st->bucket_mb = 25.0;
+    return sim_cfg_double(cfg, "bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->bucket_mb, err);
 }
 
 static void ar_fini(void *state)
@@ -51,6 +79,108 @@ static void ar_fini(void *state)
     coll_ring_fini(&st->ring);
     coll_mean_fini(&st->mean);
     coll_hub_fini(&st->hub);
+    free(st->bucket_size);
+    free(st->bucket_layer);
+    free(st->joined);
+    free(st->reduced);
+}
+
+/* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
+ * the bucket closes if it holds `cap` bytes or more); the last bucket holds layer 0. Counts
+ * them into st->nb and, with `fill`, writes their sizes and layers. */
+static void group(allreduce *st, const sim_ctx *ctx, uint64_t cap, bool fill)
+{
+    size_t nl;
+    sim_ctx_layers(ctx, &nl);
+    uint32_t nb = 0;
+    uint64_t acc = 0;
+    for (size_t i = nl; i-- > 0;) {
+        acc += sim_ctx_layer_bytes(ctx, i);
+        if (i == 0 && acc == 0 && nb > 0) { /* an empty layer 0 joins the last bucket */
+            if (fill)
+                st->bucket_layer[nb - 1] = 0;
+            break;
+        }
+        if ((acc >= cap && acc > 0) || i == 0) {
+            if (fill) {
+                st->bucket_size[nb] = acc;
+                st->bucket_layer[nb] = i;
+            }
+            nb++;
+            acc = 0;
+        }
+    }
+    st->nb = nb;
+}
+
+static int buckets_init(allreduce *st, const sim_ctx *ctx, sim_err *err)
+{
+    st->nb = 1;
+    if (st->bucket_mb <= 0.0)
+        return SIM_OK;
+    uint64_t cap = (uint64_t)llround(st->bucket_mb * 1048576.0);
+    group(st, ctx, cap, false);
+    if (st->nb <= 1) {
+        st->nb = 1;
+        return SIM_OK;
+    }
+    st->bucket_size = calloc(st->nb, sizeof(*st->bucket_size));
+    st->bucket_layer = calloc(st->nb, sizeof(*st->bucket_layer));
+    st->joined = calloc(st->n, sizeof(*st->joined));
+    st->reduced = calloc(st->n, sizeof(*st->reduced));
+    if (st->bucket_size == NULL || st->bucket_layer == NULL || st->joined == NULL ||
+        st->reduced == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    group(st, ctx, cap, true);
+    coll_ring_set_round_bytes(&st->ring, st->bucket_size, st->nb);
+    return SIM_OK;
+}
+
+/* Worker w joins its next bucket's round if backward has produced that bucket and its round
+ * of the previous bucket is complete; if only the bucket is missing, a timer wakes it when
+ * the bucket will be ready (the last bucket's is SIM_EV_COMPUTED). Idempotent: a timer that
+ * finds nothing to do is ignored. */
+static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t b = st->joined[w];
+    if (sim_ctx_down(ctx, w) || b >= st->nb || st->reduced[w] < b)
+        return SIM_OK;
+    if (sim_ctx_computing(ctx, w)) {
+        if (b + 1 == st->nb)
+            return SIM_OK;
+        sim_time t = sim_ctx_grad_ready_ns(ctx, w, st->bucket_layer[b]);
+        sim_time now = sim_ctx_now(ctx);
+        if (t > now)
+            return sim_ctx_timer(ctx, t - now, AR_EV_BUCKET, (int32_t)w, b, NULL, err);
+    }
+    st->joined[w]++;
+    return coll_ring_join(&st->ring, ctx, w, err);
+}
+
+/* Starts worker w's next iteration (tag: its round) and, with buckets, its first bucket. */
+static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
+{
+    int rc = sim_ctx_compute(ctx, w, tag, err);
+    if (rc != SIM_OK || st->nb <= 1)
+        return rc;
+    st->joined[w] = st->reduced[w] = 0;
+    return try_join(st, ctx, w, err);
+}
+
+/* The ring changed members (w failed or recovered). With buckets every live worker starts
+ * its current iteration's buckets again from the first, so that round k of the new ring is
+ * bucket k mod nb for every member. */
+static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->nb <= 1)
+        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+    coll_ring_unjoin_all(&st->ring);
+    int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
+        st->joined[v] = st->reduced[v] = 0;
+        rc = try_join(st, ctx, v, err);
+    }
+    return rc;
 }
 
 static const float *gradient(void *ud, sim_ctx *ctx, uint32_t w)
@@ -86,6 +216,8 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     allreduce *st = ud;
     uint64_t round = info->round;
+    if (st->nb > 1 && ++st->reduced[w] < st->nb)
+        return try_join(st, ctx, w, err);
     if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
         average(st, ctx, w, round);
     } else if (st->mean.mean != NULL) {
@@ -101,7 +233,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
         st->decided = false;
         sim_ctx_round_end(ctx);
     }
-    return sim_ctx_compute(ctx, w, round + 1, err);
+    return compute(st, ctx, w, round / st->nb + 1, err);
 }
 
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -113,9 +245,11 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
     if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
         rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
     if (rc == SIM_OK)
+        rc = buckets_init(st, ctx, err);
+    if (rc == SIM_OK)
         rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
     for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
-        rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
+        rc = compute(st, ctx, st->ring.order[i], 0, err);
     return rc;
 }
 
@@ -125,7 +259,9 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        return coll_ring_join(&st->ring, ctx, w, err);
+        return st->nb > 1 ? try_join(st, ctx, w, err) : coll_ring_join(&st->ring, ctx, w, err);
+    case AR_EV_BUCKET:
+        return st->nb > 1 ? try_join(st, ctx, w, err) : SIM_OK;
     case SIM_EV_MSG: {
         bool handled;
         int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
@@ -134,22 +270,27 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return ring_changed(st, ctx, w, err);
     case SIM_EV_WORKER_UP: {
-        int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
-        return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
+        int rc = ring_changed(st, ctx, w, err);
+        return rc != SIM_OK ? rc : compute(st, ctx, w, 0, err);
     }
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "allreduce: unexpected event kind %u", ev->kind);
     }
 }
 
-/* The ring's member arrays and the round's mean (one model). */
+/* The ring's member arrays, the round's mean (one model) and, with buckets, at most one
+ * bucket per layer and two counts per worker. */
 static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    (void)state;
+    const allreduce *st = state;
+    uint64_t buckets = st->bucket_mb > 0.0 && sc->layers.n > 1
+                           ? (uint64_t)sc->layers.n * (sizeof(uint64_t) + sizeof(size_t)) +
+                                 (uint64_t)sc->workers * 2 * sizeof(uint32_t)
+                           : 0;
     return coll_ring_memory(sc->workers, sc->workers) + (uint64_t)sc->workers * sizeof(float *) +
-           (uint64_t)num_params * 4;
+           (uint64_t)num_params * 4 + buckets;
 }
 
 static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
@@ -158,6 +299,8 @@ static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
     const allreduce *st = state;
     sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
     sim_report_add(out, "stale_messages", (double)st->ring.stale);
+    if (st->nb > 1)
+        sim_report_add(out, "buckets", (double)st->nb);
     if (st->rounds_out > 0)
         sim_report_add(out, "rounds_sat_out", (double)st->rounds_out);
 }

@@ -93,6 +93,8 @@ int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, 
     r->workers = workers;
     r->cap = cap;
     r->n = 0;
+    r->round_bytes = NULL;
+    r->nround_bytes = 0;
     r->m = calloc(cap, sizeof(*r->m));
     r->order = calloc(cap, sizeof(*r->order));
     r->pos = malloc(workers * sizeof(*r->pos));
@@ -134,12 +136,13 @@ static uint32_t steps(const coll_ring *r)
     return r->n > 0 ? 2 * (r->n - 1) : 0;
 }
 
-/* Bytes of the chunk the member at ring position p sends in step s. */
-static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s)
+/* Bytes of the chunk the member at ring position p sends in step s of round `round`. */
+static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s, uint32_t round)
 {
     uint32_t n = r->n;
+    uint64_t bytes = r->round_bytes != NULL ? r->round_bytes[round % r->nround_bytes] : r->bytes;
     uint32_t c = s < n - 1 ? (p + n - s % n) % n : (p + 1 + n - (s - (n - 1)) % n) % n;
-    return r->bytes / n + (c < r->bytes % n ? 1 : 0);
+    return bytes / n + (c < bytes % n ? 1 : 0);
 }
 
 static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -150,7 +153,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
     msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
-    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent), h, err);
+    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent, a->round), h, err);
     if (rc != SIM_OK)
         return rc;
     a->sent++;
@@ -208,6 +211,18 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
             return rc;
     }
     return SIM_OK;
+}
+
+void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n)
+{
+    r->round_bytes = n > 0 ? sizes : NULL;
+    r->nround_bytes = n;
+}
+
+void coll_ring_unjoin_all(coll_ring *r)
+{
+    for (uint32_t w = 0; w < r->workers; w++)
+        r->joined[w] = false;
 }
 
 int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)

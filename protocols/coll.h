@@ -141,10 +141,13 @@ typedef struct coll_ring {
     uint32_t n;          /* members */
     uint32_t gen;        /* generation, bumped by every reset */
     uint32_t channel;    /* the channel of its messages */
-    uint64_t bytes;      /* S: bytes reduced per round */
-    uint64_t stale;      /* messages of past generations ignored */
-    uint64_t restarts;   /* membership changes (coll_ring_worker_changed) */
-    uint64_t finished;   /* member-rounds completed in this generation */
+    uint64_t bytes;      /* S: bytes reduced per round (unless round_bytes is set) */
+    const uint64_t *round_bytes; /* (nround_bytes) or NULL: round k moves round_bytes[k mod
+                                  * nround_bytes] bytes (coll_ring_set_round_bytes) */
+    uint32_t nround_bytes;
+    uint64_t stale;    /* messages of past generations ignored */
+    uint64_t restarts; /* membership changes (coll_ring_worker_changed) */
+    uint64_t finished; /* member-rounds completed in this generation */
     coll_done_fn done;
     void *ud;
 } coll_ring;
@@ -162,6 +165,16 @@ void coll_ring_fini(coll_ring *r);
  * every round count restarts at 0. */
 int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
                     sim_err *err);
+
+/* From now on round k of every generation moves sizes[k mod n] bytes instead of the reset's
+ * `bytes` (gradient buckets: one round per bucket, in order); sizes (n >= 1) must outlive the
+ * ring. NULL (or n 0) gives every round the reset's `bytes` again. Set it before a round
+ * starts: a member's chunks are sized by its current round. */
+void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n);
+
+/* Every worker forgets that it joined (members send nothing until they join again): for an
+ * owner that restarts its members' rounds in its own order after coll_ring_reset. */
+void coll_ring_unjoin_all(coll_ring *r);
 
 /* coll_ring_reset over the workers that are up, in id order. */
 int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err);

@@ -40,7 +40,8 @@ enum {
 /* The engine's own timer kind (a colocated shard's failover); an owner's timers use kinds
  * below it and hand this one to ps_server_on_event with the rest. */
 enum {
-    PS_SERVER_EV_FAILOVER = SIM_EV_USER + 64
+    PS_SERVER_EV_FAILOVER = SIM_EV_USER + 64,
+    PS_SERVER_EV_PUSH = SIM_EV_USER + 65 /* overlap: a worker's next gradient slices are ready */
 };
 
 typedef struct ps_server_config {
@@ -51,6 +52,7 @@ typedef struct ps_server_config {
     uint32_t shards;      /* K */
     sim_time failover_ns; /* colocated: a shard's host down this long moves it (0: never) */
     bool switchable;      /* the mode may change: keep BSP's buffers whatever the start mode */
+    bool overlap;         /* push each gradient slice when backward has produced it */
 } ps_server_config;
 
 /* What the owner hears (every member optional). */
@@ -89,9 +91,9 @@ typedef struct ps_server ps_server;
 
 /* Reads $.protocol.placement (default `placement`, a PS_PLACE_*; -1: "servers" when the
  * scenario has server hosts, else "colocated"), $.protocol.shards (default one shard per
- * host of the placement: every server host, or every worker) and, colocated,
- * $.protocol.failover_s (1; 0: never) into c, checks them against the scenario, and sets
- * c->workers. The defaults are written into the resolved scenario. */
+ * host of the placement: every server host, or every worker), $.protocol.overlap (true)
+ * and, colocated, $.protocol.failover_s (1; 0: never) into c, checks them against the scenario, and
+ * sets c->workers. The defaults are written into the resolved scenario. */
 int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
                         sim_err *err);
 
@@ -110,8 +112,8 @@ void ps_server_destroy(ps_server *s);
 /* Every live worker joins and starts its first pull. */
 int ps_server_start(ps_server *s, sim_ctx *ctx, sim_err *err);
 
-/* Handles SIM_EV_COMPUTED, SIM_EV_MSG, SIM_EV_WORKER_DOWN, SIM_EV_WORKER_UP and
- * PS_SERVER_EV_FAILOVER. */
+/* Handles SIM_EV_COMPUTED, SIM_EV_MSG, SIM_EV_WORKER_DOWN, SIM_EV_WORKER_UP,
+ * PS_SERVER_EV_FAILOVER and PS_SERVER_EV_PUSH. */
 int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
 int ps_server_mode(const ps_server *s);

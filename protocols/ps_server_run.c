@@ -12,7 +12,15 @@
  * A worker's iteration: it sends a pull request to every shard, each answers with its
  * slice, which the worker copies into its parameters; when all K slices are in, it computes
  * (so the gradient is taken on the pulled model), pushes the K slices of its gradient,
- * counts the iteration, and sends its next pull requests at once. Requests of one worker
+ * counts the iteration, and sends its next pull requests at once. With `overlap` (the
+ * default), slice k of the gradient is pushed as soon as backward has produced it instead:
+ * when the layer holding its first byte (first_layer[k], sim_ctx_layers) is done
+ * (sim_ctx_grad_ready_ns; the runtime computes the whole gradient when the iteration starts,
+ * so its bits are there), from the last slice down, by a timer per worker for the next
+ * slices (PS_SERVER_EV_PUSH, which carries the iteration's number so that a timer of an
+ * iteration lost to a failure is ignored); the slices that hold layer 0 go at
+ * SIM_EV_COMPUTED. Pulls stay whole: the next iteration starts when all K slices are in.
+ * Requests of one worker
  * to one shard are handled in the order it sent them, as on one connection: a pull request
  * that overtakes the worker's own push on the wire waits at the shard for that push.
  *
@@ -272,6 +280,37 @@ static int wake(ps_server *s, sim_ctx *ctx, sim_err *err)
     return SIM_OK;
 }
 
+/* overlap: pushes, from the last slice down, worker w's slices whose gradient backward has
+ * produced by now (the layer holding the slice's first byte is done), and sets a timer for
+ * the next; slices that hold layer 0 are pushed when the iteration ends (on_computed). */
+static int push_ready(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    ps_worker *pw = &s->w[w];
+    sim_time now = sim_ctx_now(ctx);
+    while (pw->unpushed > 0 && s->first_layer[pw->unpushed - 1] > 0) {
+        uint32_t k = pw->unpushed - 1;
+        sim_time t = sim_ctx_grad_ready_ns(ctx, w, s->first_layer[k]);
+        if (t > now)
+            return sim_ctx_timer(ctx, t - now, PS_SERVER_EV_PUSH, (int32_t)w, pw->starts, NULL,
+                                 err);
+        int rc = push(s, ctx, w, k, pw->round, err);
+        if (rc != SIM_OK)
+            return rc;
+        pw->unpushed--;
+    }
+    return SIM_OK;
+}
+
+/* overlap: worker w's timer for its next slices; one of an iteration that is over (the
+ * worker failed, or the iteration ended at the same instant) is ignored. */
+static int on_push_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t starts, sim_err *err)
+{
+    if (w >= s->n || s->first_layer == NULL || s->w[w].phase != W_COMPUTE ||
+        s->w[w].starts != starts)
+        return SIM_OK;
+    return push_ready(s, ctx, w, err);
+}
+
 static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t round,
                     sim_err *err)
 {
@@ -300,15 +339,21 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     if (gap > s->stats.max_gap)
         s->stats.max_gap = gap;
     pw->phase = W_COMPUTE;
-    return sim_ctx_compute(ctx, w, 0, err);
+    pw->got = 0;
+    pw->starts++;
+    pw->unpushed = s->K;
+    int rc = sim_ctx_compute(ctx, w, 0, err);
+    return rc != SIM_OK || s->first_layer == NULL ? rc : push_ready(s, ctx, w, err);
 }
 
 static int on_computed(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ps_worker *pw = &s->w[w];
-    pw->got = 0;
     pw->iter_ns = pw->ready_ns > pw->req_ns ? pw->ready_ns : pw->req_ns;
-    for (uint32_t k = 0; k < s->K; k++) {
+    /* The slices not pushed during backward (all of them without overlap). */
+    uint32_t left = s->first_layer != NULL ? pw->unpushed : s->K;
+    pw->unpushed = 0;
+    for (uint32_t k = 0; k < left; k++) {
         int rc = push(s, ctx, w, k, pw->round, err);
         if (rc != SIM_OK)
             return rc;
@@ -459,7 +504,9 @@ static int shard_back(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err)
         int rc = SIM_OK;
         if (s->w[w].phase == W_DOWN)
             continue;
-        if (l & L_PUSH_OUT)
+        if ((l & L_PUSH_OUT) && s->w[w].phase == W_COMPUTE) /* overlap: during backward */
+            rc = push(s, ctx, w, k, s->w[w].round, err);
+        else if (l & L_PUSH_OUT)
             rc = s->w[w].phase == W_PULL || s->w[w].phase == W_HOLD
                      ? push(s, ctx, w, k, s->w[w].round - 1, err)
                      : broken(err, "a lost push with its gradient gone", w, k);
@@ -717,6 +764,9 @@ int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err 
         break;
     case PS_SERVER_EV_FAILOVER:
         rc = failover(s, ctx, (uint32_t)ev->arg[0], err);
+        break;
+    case PS_SERVER_EV_PUSH:
+        rc = on_push_timer(s, ctx, (uint32_t)ev->dst, ev->arg[0], err);
         break;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "ps: unexpected event kind %u", ev->kind);

@@ -37,6 +37,10 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
         return sim_cfg_fail(cfg, "shards", err,
                             "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
                             sc->workers, shards);
+    c->overlap = true;
+    rc = sim_cfg_bool(cfg, "overlap", &c->overlap, err);
+    if (rc != SIM_OK)
+        return rc;
     double failover_s = 1.0;
     if (c->placement == PS_PLACE_COLOCATED)
         rc = sim_cfg_double(cfg, "failover_s", 0.0, 1e9, &failover_s, err);
@@ -62,8 +66,8 @@ uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, siz
     uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
     size_t slice = c->shards > 0 ? (num_params + c->shards - 1) / c->shards : num_params;
     return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
-           (uint64_t)c->shards * sizeof(ps_shard) + blocks * P * 4 +
-           (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
+           (uint64_t)c->shards * (sizeof(ps_shard) + (c->overlap ? sizeof(size_t) : 0)) +
+           blocks * P * 4 + (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
 }
 
 void ps_server_destroy(ps_server *s)
@@ -75,11 +79,35 @@ void ps_server_destroy(ps_server *s)
     free(s->link);
     free(s->version);
     free(s->ptrs);
+    free(s->first_layer);
     sim_tensor_free(s->x);
     sim_tensor_free(s->v);
     sim_tensor_free(s->mean);
     sim_tensor_free(s->grads);
     free(s);
+}
+
+/* overlap: the layer (sim_ctx_layers) that holds the first byte of each slice's message,
+ * whose gradient completes the slice last (backward runs from the last layer to layer 0).
+ * With one layer every slice is ready at the iteration's end: first_layer stays NULL. */
+static int layers_of_slices(ps_server *s, sim_ctx *ctx)
+{
+    size_t nl;
+    sim_ctx_layers(ctx, &nl);
+    if (nl <= 1)
+        return SIM_OK;
+    s->first_layer = calloc(s->K, sizeof(*s->first_layer));
+    if (s->first_layer == NULL)
+        return SIM_ENOMEM;
+    uint64_t at = 0, end = sim_ctx_layer_bytes(ctx, 0); /* layer i's bytes end at `end` */
+    size_t i = 0;
+    for (uint32_t k = 0; k < s->K; k++) {
+        while (end <= at && i + 1 < nl)
+            end += sim_ctx_layer_bytes(ctx, ++i);
+        s->first_layer[k] = i;
+        at += s->sh[k].bytes;
+    }
+    return SIM_OK;
 }
 
 ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_server_hooks *hooks,
@@ -126,6 +154,11 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
         sh->off = k * (P / s->K) + (k < P % s->K ? k : P % s->K);
         sh->len = P / s->K + (k < P % s->K ? 1 : 0);
         sh->bytes = S / s->K + (k < S % s->K ? 1 : 0);
+    }
+    if (c->overlap && layers_of_slices(s, ctx) != SIM_OK) {
+        ps_server_destroy(s);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
     }
     if (P > 0) {
         sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);

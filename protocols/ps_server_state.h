@@ -53,6 +53,8 @@ typedef struct ps_worker {
     sim_time req_ns;   /* when its current pull was requested */
     sim_time ready_ns; /* when a shard last answered a queued request of that pull */
     sim_time iter_ns;  /* its last pushed iteration's start: max(req_ns, ready_ns) */
+    uint32_t unpushed; /* overlap: slices [0, unpushed) of its iteration not yet pushed */
+    uint64_t starts;   /* iterations started (which one a PS_SERVER_EV_PUSH is for) */
 } ps_worker;
 
 struct ps_server {
@@ -60,6 +62,8 @@ struct ps_server {
     int64_t staleness;
     uint32_t n, K;
     sim_time failover_ns; /* colocated: 0 = never */
+    size_t *first_layer;  /* (K) overlap: the layer holding each slice's first byte; NULL:
+                           * every slice is pushed when the iteration ends */
     ps_server_hooks hooks;
     ps_worker *w;         /* (n) */
     ps_shard *sh;         /* (K) */

@@ -20,7 +20,9 @@
  *
  * The time breakdown of workers.csv is kept by the runner, not by protocols: a worker is
  * computing while an iteration runs on it; otherwise communicating while any message from
- * or to it is in flight; otherwise waiting (while up) or down.
+ * or to it is in flight; otherwise waiting (while up) or down. comm_overlap_s counts the
+ * computing time during which a message from or to it is in flight as well (communication
+ * that overlaps computation).
  */
 #ifndef RUNTIME_CTX_H
 #define RUNTIME_CTX_H
@@ -113,7 +115,9 @@ const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w);
 
 /* The gradient of worker w's last iteration: computed on its own minibatch, on its
  * parameters as they were when that iteration started. Valid from its SIM_EV_COMPUTED
- * until it starts another iteration. */
+ * until it starts another iteration; the runtime computes it when the iteration starts, so a
+ * protocol that sends a layer's gradient when backward has produced it
+ * (sim_ctx_grad_ready_ns) may read it from sim_ctx_compute on. */
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
 
 /* Takes worker w's gradient buffer (the one sim_ctx_grad returns: the protocol owns it from

@@ -164,7 +164,7 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
         return SIM_EIO;
     FILE *s = sim_file_stream(f);
     fputs("worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,bytes_received,"
-          "down_s,params_fnv\n",
+          "down_s,comm_overlap_s,params_fnv\n",
           s);
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
         const worker_acct *a = &ctx->acct[w];
@@ -173,7 +173,7 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
         /* As "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g,"
          * would write it, built in a buffer: the same bytes, but glibc's fprintf spent more
          * time on this format (its positional path) than on the numbers. */
-        char row[12 * SIM_OUTPUT_G_MAX], *p = row;
+        char row[13 * SIM_OUTPUT_G_MAX], *p = row;
         p = put_u64(p, w, ',');
         p = put_g(p, (double)(float)ctx->sc->speeds[w], 9, ',');
         p = put_u64(p, a->iterations, ',');
@@ -184,6 +184,7 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
         p = put_u64(p, sent, ',');
         p = put_u64(p, received, ',');
         p = put_g(p, sim_run_seconds(a->spent[ACCT_DOWN]), 17, ',');
+        p = put_g(p, sim_run_seconds(a->overlap_ns), 17, ',');
         *p = '\0';
         fputs(row, s);
         /* FNV-1a of the worker's final parameters: equal replicas have equal values. */
@@ -277,8 +278,11 @@ static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
     FILE *s = sim_file_stream(f);
     fprintf(s,
             "{\n  \"hetsim_version\": \"%s\",\n  \"seed\": %" PRIu64
-            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n  \"scenario\": ",
+            ",\n  \"scenario_hash\": \"%016" PRIx64 "\",\n",
             HETSIM_VERSION, sc->seed, sc->hash);
+    if (sc->profile[0] != '\0') /* the bytes of the profile, which the scenario only names */
+        fprintf(s, "  \"profile_fnv\": \"%016" PRIx64 "\",\n", sc->layers.file_fnv);
+    fputs("  \"scenario\": ", s);
     sim_output_json_pretty(s, resolved, 1);
     fputs("\n}\n", s);
     free(resolved);

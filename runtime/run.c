@@ -323,11 +323,8 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     else if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx); /* the end, already evaluated */
     /* Close every worker's accounting at the end time. */
-    for (uint32_t w = 0; w < ctx->nworkers; w++) {
-        worker_acct *a = &ctx->acct[w];
-        a->spent[a->state] += end - a->since;
-        a->since = end;
-    }
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        sim_run_acct_close(ctx, w, end);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     sum->wall_s = sim_run_wall_since(&ctx->wall_start);

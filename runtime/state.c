@@ -13,16 +13,35 @@ void sim_run_acct_update(sim_ctx *ctx, uint32_t w)
     if (w >= ctx->nworkers)
         return;
     worker_acct *a = &ctx->acct[w];
-    uint8_t st = sim_cluster_down(ctx->cl, w)             ? ACCT_DOWN
-                 : a->computing                           ? ACCT_COMPUTE
-                 : sim_net_host_inflight(ctx->net, w) > 0 ? ACCT_COMM
-                                                          : ACCT_WAIT;
+    bool down = sim_cluster_down(ctx->cl, w);
+    bool inflight = sim_net_host_inflight(ctx->net, w) > 0;
+    uint8_t st = down ? ACCT_DOWN : a->computing ? ACCT_COMPUTE : inflight ? ACCT_COMM : ACCT_WAIT;
+    /* Communication that overlaps computation: counted as compute above, and here too. */
+    bool overlap = st == ACCT_COMPUTE && inflight;
+    if (overlap != a->overlap) {
+        sim_time now = sim_engine_now(ctx->eng);
+        if (a->overlap)
+            a->overlap_ns += now - a->overlap_since;
+        a->overlap_since = now;
+        a->overlap = overlap;
+    }
     if (st == a->state)
         return;
     sim_time now = sim_engine_now(ctx->eng);
     a->spent[a->state] += now - a->since;
     a->since = now;
     a->state = st;
+}
+
+void sim_run_acct_close(sim_ctx *ctx, uint32_t w, sim_time end)
+{
+    worker_acct *a = &ctx->acct[w];
+    a->spent[a->state] += end - a->since;
+    a->since = end;
+    if (a->overlap) {
+        a->overlap_ns += end - a->overlap_since;
+        a->overlap_since = end;
+    }
 }
 
 void sim_run_stop(sim_ctx *ctx, const char *reason)

@@ -34,6 +34,9 @@ typedef struct worker_acct {
     sim_time since;          /* start of the current state */
     sim_time spent[ACCT_N];  /* ns spent in each state */
     uint8_t state;           /* enum acct_state */
+    bool overlap;            /* computing with a message from or to it in flight */
+    sim_time overlap_since;  /* start of the current overlap */
+    sim_time overlap_ns;     /* ns of overlap before it (comm_overlap_s: part of compute) */
     bool computing;          /* an iteration is running */
     sim_event_id compute_id; /* its end event */
     uint64_t started;        /* iterations started */
@@ -117,6 +120,10 @@ static inline double sim_run_seconds(sim_time ns)
 
 /* Moves worker w's time accounting to the state it is in now (server hosts: no-op). */
 void sim_run_acct_update(sim_ctx *ctx, uint32_t w);
+
+/* Closes worker w's accounting at time `end` (the run's end): the time since the last change
+ * goes to its state, and to its overlap if it is in one. */
+void sim_run_acct_close(sim_ctx *ctx, uint32_t w, sim_time end);
 
 /* Stops the run at the end of the current event with `reason`, unless already stopping. */
 void sim_run_stop(sim_ctx *ctx, const char *reason);

@@ -222,6 +222,15 @@ int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_e
         rewind(fp);
         rc = read_rows(fp, l, &n, file, path, err);
     }
+    if (rc == SIM_OK) {
+        rewind(fp);
+        uint64_t h = 1469598103934665603ull; /* FNV-1a 64 of the file's bytes */
+        for (int c; (c = getc(fp)) != EOF;)
+            h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ull;
+        if (ferror(fp))
+            rc = sim_err_set(err, SIM_EIO, path, "%s: cannot read: %s", file, strerror(errno));
+        l->file_fnv = h;
+    }
     fclose(fp);
     if (rc != SIM_OK) {
         sim_layers_fini(l);

@@ -42,9 +42,10 @@ typedef struct sim_layer {
 typedef struct sim_layers {
     sim_layer *layer; /* (n) in forward order; owned */
     size_t n;
-    bool measured;   /* every layer has fwd_ms and bwd_ms: shares follow them */
-    double *fwd_end; /* (n) share of the iteration done when layer i's forward ends */
-    double *bwd_end; /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
+    bool measured;     /* every layer has fwd_ms and bwd_ms: shares follow them */
+    double *fwd_end;   /* (n) share of the iteration done when layer i's forward ends */
+    double *bwd_end;   /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
+    uint64_t file_fnv; /* FNV-1a 64 of the profile CSV's bytes (sim_layers_read_csv), else 0 */
 } sim_layers;
 
 /* Makes l hold n zeroed layers (fwd_ms, bwd_ms NaN), freeing what it held. SIM_ENOMEM. */

@@ -407,6 +407,14 @@ START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
     ck_assert_double_eq_tol(report(dir, "max_wait_s"), 0.0021, 1e-15);
     /* Default timeout: 4 (d + 1) transfers with d = 1: 8 * 1.05 ms. */
     ck_assert_double_eq_tol(report(dir, "exchange_timeout_s"), 0.0084, 1e-15);
+    /* Both compute throughout, and each exchange (2.1 ms, four of them) overlaps their
+     * computation: workers.csv's comm_overlap_s, part of compute_s. */
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    for (size_t w = 0; w < 2; w++) {
+        ck_assert_double_eq_tol(harness_csv_num(&t, w, "compute_s"), 0.035, 1e-15);
+        ck_assert_double_eq_tol(harness_csv_num(&t, w, "comm_overlap_s"), 4 * 0.0021, 1e-15);
+    }
+    harness_csv_free(&t);
     free(ev);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);

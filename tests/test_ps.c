@@ -458,12 +458,12 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     refused(stale, 2, "$.protocol.staleness", "must be an integer in [0, 2147483647], got -1");
     const char *unread[] = { "protocol.staleness=3" };
     refused(unread, 1, "$.protocol.staleness",
-            "unknown key (valid: name, mode, placement, shards)");
+            "unknown key (valid: name, mode, placement, shards, overlap)");
     const char *failover[] = { "protocol.placement=colocated", "protocol.failover_s=-1" };
     refused(failover, 2, "$.protocol.failover_s", "must be a number in [0, 1000000000], got -1");
     const char *on_servers[] = { "protocol.failover_s=1" };
     refused(on_servers, 1, "$.protocol.failover_s",
-            "unknown key (valid: name, mode, placement, shards)");
+            "unknown key (valid: name, mode, placement, shards, overlap)");
     const char *zero[] = { "protocol.shards=0" };
     refused(zero, 1, "$.protocol.shards", "must be an integer in [1, 1048576], got 0");
 }
@@ -477,20 +477,21 @@ START_TEST(defaults_are_written_into_the_resolved_scenario)
     sim_scenario *sc = harness_load(none_json, "ps.json", ssp, 1);
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_ptr_nonnull(strstr(text, "\"protocol\":{\"name\":\"ps\",\"mode\":\"ssp\","
-                                       "\"staleness\":2,\"placement\":\"servers\",\"shards\":1}"));
+                                       "\"staleness\":2,\"placement\":\"servers\",\"shards\":1,"
+                                       "\"overlap\":true}"));
     free(text);
     sim_scenario_destroy(sc);
     const char *three[] = { "servers=3" };
     sc = harness_load(none_json, "ps.json", three, 1);
     text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"servers\",\"shards\":3}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"servers\",\"shards\":3,\"overlap\":true}"));
     free(text);
     sim_scenario_destroy(sc);
     const char *col[] = { "servers=0" };
     sc = harness_load(none_json, "ps.json", col, 1);
     text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(
-        strstr(text, "\"placement\":\"colocated\",\"shards\":4,\"failover_s\":1}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"placement\":\"colocated\",\"shards\":4,\"overlap\":true,"
+                                       "\"failover_s\":1}"));
     free(text);
     sim_scenario_destroy(sc);
 }
@@ -746,6 +747,120 @@ START_TEST(asp_training_lowers_the_loss_and_runs_are_deterministic)
 }
 END_TEST
 
+/* ---- overlap: gradient slices pushed during backward ------------------------------------ */
+
+/* A timing-only run of none_json with `sets`: its summary, and worker 0's comm_overlap_s. */
+static sim_run_summary overlap_run(const char *const *sets, size_t n, double *overlap_s,
+                                   char **dir_out)
+{
+    sim_scenario *sc = harness_load(none_json, "ps.json", sets, n);
+    char *dir = harness_tmpdir("ps");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    *overlap_s = harness_csv_num(&t, 0, "comm_overlap_s");
+    for (size_t w = 0; w < t.nrows; w++)
+        ck_assert_double_le(harness_csv_num(&t, w, "comm_overlap_s"),
+                            harness_csv_num(&t, w, "compute_s"));
+    harness_csv_free(&t);
+    sim_scenario_destroy(sc);
+    if (dir_out != NULL)
+        *dir_out = dir;
+    else
+        harness_cleanup(dir);
+    return sum;
+}
+
+START_TEST(overlap_changes_nothing_when_every_slice_is_ready_at_the_end)
+{
+    /* One layer (the timing-only model without a profile): every slice holds layer 0, whose
+     * gradient is complete when the iteration ends, so overlap true pushes as overlap false
+     * does, output for output but run.json; and the hand count still holds. */
+    const char *on[] = { "servers=3", "protocol.overlap=true", "stop={\"iterations\": 12}" };
+    const char *off[] = { "servers=3", "protocol.overlap=false", "stop={\"iterations\": 12}" };
+    char *a, *b;
+    double oa, ob;
+    sim_run_summary sa = overlap_run(on, 3, &oa, &a), sb = overlap_run(off, 3, &ob, &b);
+    ck_assert_int_eq(sa.sim_ns, sb.sim_ns);
+    ck_assert_double_eq(oa, 0);
+    ck_assert_double_eq(ob, 0);
+    static const char *const files[] = { "metrics.csv", "workers.csv" };
+    for (size_t i = 0; i < 2; i++) {
+        char *fa = harness_slurp(a, files[i]), *fb = harness_slurp(b, files[i]);
+        ck_assert_str_eq(fa, fb);
+        free(fa);
+        free(fb);
+    }
+    harness_cleanup(a);
+    harness_cleanup(b);
+    const char *one[] = { "protocol.overlap=false", "stop={\"iterations\": 12}" };
+    ck_assert_int_eq(overlap_run(one, 2, &oa, NULL).sim_ns, bsp_hand_count(10000000, 3));
+}
+END_TEST
+
+START_TEST(overlap_pushes_slices_during_backward_and_shortens_rounds)
+{
+    /* The eight-layer profile (every layer over 1 MiB) on 8 server hosts, 8 shards: the
+     * slices of the last layers are pushed while backward still runs, so with overlap each
+     * worker computes while its pushes are in flight and the rounds end sooner, in every
+     * mode; the same number of iterations is counted. */
+    static const char *const modes3[] = { "protocol.mode=bsp", "protocol.mode=asp",
+                                          "protocol.mode=ssp" };
+    for (size_t m = 0; m < 3; m++) {
+        const char *on[] = { "servers=8", "compute.profile=\"tests/data/profile_buckets.csv\"",
+                             "workload.message_bytes=null", modes3[m],
+                             "stop={\"iterations\": 40}" };
+        const char *off[] = { "servers=8",
+                              "compute.profile=\"tests/data/profile_buckets.csv\"",
+                              "workload.message_bytes=null",
+                              modes3[m],
+                              "stop={\"iterations\": 40}",
+                              "protocol.overlap=false" };
+        double oa, ob;
+        sim_run_summary sa = overlap_run(on, 5, &oa, NULL), sb = overlap_run(off, 6, &ob, NULL);
+        ck_assert_uint_eq(sa.iterations, sb.iterations);
+        ck_assert_int_lt(sa.sim_ns, sb.sim_ns);
+        ck_assert_double_gt(oa, 0);
+        ck_assert_double_eq(ob, 0);
+    }
+}
+END_TEST
+
+START_TEST(overlap_survives_failures_with_a_layered_profile)
+{
+    /* Failures of workers and colocated shards while slices are pushed during backward:
+     * runs end by time, keep training, and are deterministic. */
+    for (int i = 0; i < 6; i++) {
+        char json[1200];
+        snprintf(json, sizeof(json),
+                 "{\"seed\": %d, \"workers\": 5, \"servers\": %d,"
+                 " \"compute\": {\"iteration_ms\": 7, \"jitter_sigma\": 0.4, \"profile\":"
+                 " \"tests/data/profile_buckets.csv\"},"
+                 " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.%d3,"
+                 " \"recover_s\": 0.%d7}, {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.31,"
+                 " \"recover_s\": 0.52}],"
+                 " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 30},"
+                 " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000,"
+                 " \"test_samples\": 200, \"dim\": 10, \"classes\": 3}, \"model\":"
+                 " {\"name\": \"mlp\", \"hidden\": [8]}, \"batch\": 8, \"lr\": 0.05},"
+                 " \"protocol\": {\"name\": \"ps\", \"mode\": \"%s\"},"
+                 " \"stop\": {\"time_s\": 1}, \"eval\": {\"every_s\": 0.1, \"samples\": 200}}",
+                 700 + i, i % 2 == 0 ? 0 : 3, 1 + i, 2 + i, modes[i % 3]);
+        sim_scenario *sa = harness_load(json, "ps.json", NULL, 0);
+        sim_scenario *sb = harness_load(json, "ps.json", NULL, 0);
+        char *a = harness_tmpdir("ps"), *b = harness_tmpdir("ps");
+        sim_run_summary sum = harness_run(sa, a, NULL, NULL);
+        harness_run(sb, b, NULL, NULL);
+        ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "run %d: %s", i, sum.stop_reason);
+        ck_assert_msg(last_sps(a) > 0, "run %d: no progress at the end", i);
+        harness_expect_same_outputs(a, b);
+        sim_scenario_destroy(sa);
+        sim_scenario_destroy(sb);
+        harness_cleanup(a);
+        harness_cleanup(b);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("ps");
@@ -756,6 +871,8 @@ Suite *test_suite(void)
     tcase_add_test(exact, one_worker_one_shard_bsp_is_plain_sgd);
     tcase_add_test(exact, bsp_on_shards_equals_ring_allreduce_bit_for_bit);
     tcase_add_test(exact, bsp_round_time_on_a_star_matches_the_hand_count);
+    tcase_add_test(exact, overlap_changes_nothing_when_every_slice_is_ready_at_the_end);
+    tcase_add_test(exact, overlap_pushes_slices_during_backward_and_shortens_rounds);
     tcase_set_timeout(exact, 120);
     suite_add_tcase(s, exact);
     TCase *modes_tc = tcase_create("modes");
@@ -774,6 +891,7 @@ Suite *test_suite(void)
     tcase_add_test(fail, a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s);
     tcase_add_test(fail, failovers_chain_wait_for_a_live_worker_and_survive_recoveries);
     tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
+    tcase_add_test(fail, overlap_survives_failures_with_a_layered_profile);
     tcase_set_timeout(fail, 240);
     suite_add_tcase(s, fail);
     TCase *e2e = tcase_create("end_to_end");

@@ -150,7 +150,7 @@ START_TEST(outputs_have_their_documented_columns)
     /* Evaluations every second (the default) up to the 1 s stop: rows at 0 and 1. */
     ck_assert_ptr_nonnull(strstr(m, "\n1,"));
     ck_assert_ptr_eq(strstr(w, "worker,speed,iterations,samples,compute_s,comm_s,wait_s,"
-                               "bytes_sent,bytes_received,down_s,params_fnv\n0,1,"),
+                               "bytes_sent,bytes_received,down_s,comm_overlap_s,params_fnv\n0,1,"),
                      w);
     ck_assert_ptr_nonnull(strstr(r, "\"scenario_hash\""));
     ck_assert_ptr_nonnull(strstr(r, "\n  \"scenario\": {\n    \"seed\": 7,\n"));
@@ -247,6 +247,60 @@ START_TEST(a_small_run_reproduces_its_golden_event_trace)
 }
 END_TEST
 
+/* Writes a two-layer profile CSV (the second layer's FLOPs `fc_flops`) and a scenario naming
+ * it into `dir`, runs it, and returns its run.json text (malloc'd). */
+static char *run_with_profile(const char *dir, const char *fc_flops)
+{
+    char csv[512], json[512], text[1024];
+    snprintf(csv, sizeof(csv), "%s/p.csv", dir);
+    snprintf(json, sizeof(json), "%s/s.json", dir);
+    FILE *f = fopen(csv, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "name,params,forward_flops\nconv,3000,2.5e6\nfc,7000,%s\n", fc_flops);
+    fclose(f);
+    snprintf(text, sizeof(text),
+             "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 3, \"profile\":"
+             " \"p.csv\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
+             " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": 4}}");
+    sim_scenario *sc = harness_load(text, json, NULL, 0);
+    char *out = harness_tmpdir("run");
+    harness_run(sc, out, NULL, NULL);
+    char *run = harness_slurp(out, "run.json");
+    sim_scenario_destroy(sc);
+    harness_cleanup(out);
+    return run;
+}
+
+START_TEST(run_json_records_the_profiles_content_hash)
+{
+    /* The scenario names its profile; run.json's profile_fnv is the hash of the file's
+     * bytes, so a profile edited between two runs shows, though the scenario hash stays. */
+    char *dir = harness_tmpdir("run");
+    char *a = run_with_profile(dir, "1.5e6"), *b = run_with_profile(dir, "1.5e6");
+    char *c = run_with_profile(dir, "1.6e6");
+    const char *pa = strstr(a, "\"profile_fnv\": \""), *pc = strstr(c, "\"profile_fnv\": \"");
+    ck_assert_ptr_nonnull(pa);
+    ck_assert_ptr_nonnull(pc);
+    ck_assert_str_eq(a, b);
+    ck_assert_int_ne(strncmp(pa, pc, 40), 0);
+    const char *ha = strstr(a, "\"scenario_hash\""), *hc = strstr(c, "\"scenario_hash\"");
+    ck_assert_int_eq(strncmp(ha, hc, 38), 0);
+    /* Without a profile there is no such line. */
+    sim_scenario *sc = harness_load_file(ring_json, NULL, 0);
+    char *out = harness_tmpdir("run");
+    harness_run(sc, out, NULL, NULL);
+    char *r = harness_slurp(out, "run.json");
+    ck_assert_ptr_null(strstr(r, "profile_fnv"));
+    free(a);
+    free(b);
+    free(c);
+    free(r);
+    sim_scenario_destroy(sc);
+    harness_cleanup(out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("run");
@@ -264,6 +318,7 @@ Suite *test_suite(void)
     tcase_add_test(out, outputs_have_their_documented_columns);
     tcase_add_test(out, the_time_breakdown_adds_up_to_the_run_time);
     tcase_add_test(out, a_small_run_reproduces_its_golden_event_trace);
+    tcase_add_test(out, run_json_records_the_profiles_content_hash);
     tcase_set_timeout(out, 60);
     suite_add_tcase(s, out);
     return s;

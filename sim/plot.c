@@ -111,7 +111,7 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
     if (*found == 0)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "--style %s holds none of hetsim's plot scripts (convergence.gp, "
-                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp)",
+                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp, shares.gp)",
                            dir);
     return SIM_OK;
 }

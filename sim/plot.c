@@ -256,6 +256,11 @@ typedef struct csv {
 static int csv_open(csv *c, const char *const *names, size_t n, size_t *col, sim_err *err)
 {
     c->f = fopen(c->path, "r");
+    if (c->f == NULL && errno == ENOENT) /* the hint first: a long path may fill the rest */
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "an incomplete run directory (files removed, or copied in part): run "
+                           "it again: no file %s",
+                           c->path);
     if (c->f == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path, strerror(errno));
     errno = 0;

@@ -340,6 +340,70 @@ START_TEST(cli_reports_an_unwritable_output_directory_as_a_failed_run)
 }
 END_TEST
 
+/* Copies the file `name` of directory `from` into directory `to`. */
+static void copy_file(const char *from, const char *to, const char *name)
+{
+    char path[1300];
+    size_t n = 0;
+    snprintf(path, sizeof(path), "%s/%s", from, name);
+    char *text = harness_read(path, &n);
+    snprintf(path, sizeof(path), "%s/%s", to, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL && fwrite(text, 1, n, f) == n && fclose(f) == 0, "cannot write %s",
+                  path);
+    free(text);
+}
+
+/* A sweep whose base is missing, a sweep file that is not there, and a golden with a seed's
+ * file missing (an interrupted copy) each name the fix, with exit code 2. */
+START_TEST(cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens)
+{
+    char *dir = harness_tmpdir("cli"), path[1300], sweep[1300];
+    harness_write(dir, "sw.json", "{ \"base\": \"nobase.json\", \"seeds\": 2 }\n");
+    snprintf(sweep, sizeof(sweep), "%s/sw.json", dir);
+    harness_result r = harness_hetsim((const char *[]){ "sweep", sweep, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "$.base: no file ") != NULL &&
+                      strstr(r.err, "nobase.json (the base is a path relative to the sweep "
+                                    "file's folder)") != NULL,
+                  "%s", r.err);
+    snprintf(sweep, sizeof(sweep), "%s/nosuch.json", dir);
+    r = harness_hetsim((const char *[]){ "sweep", sweep, "--list", NULL });
+    ck_assert_int_ne(r.status, 0);
+    ck_assert_msg(strstr(r.err, "cannot read the sweep file: No such file or directory") != NULL,
+                  "%s", r.err);
+    /* A golden copied without one seed's metrics.csv. */
+    static const char src[] = "tests/golden/curves/allreduce/golden";
+    static const char *const files[] = { "fingerprint", "run.json", "summary.json", "workers.csv" };
+    char gold[1200], seed_dir[1300], from[1300], line[64];
+    snprintf(gold, sizeof(gold), "%s/golden", dir);
+    ck_assert_int_eq(mkdir(gold, 0777), 0);
+    copy_file(src, gold, "golden.json");
+    copy_file(src, gold, "seeds");
+    snprintf(path, sizeof(path), "%s/seeds", gold);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    for (size_t k = 0; fgets(line, sizeof(line), f) != NULL; k++) {
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%s", gold, line);
+        snprintf(from, sizeof(from), "%s/seed-%s", src, line);
+        ck_assert_int_eq(mkdir(seed_dir, 0777), 0);
+        for (size_t i = 0; i < 4; i++)
+            copy_file(from, seed_dir, files[i]);
+        if (k > 0)
+            copy_file(from, seed_dir, "metrics.csv");
+    }
+    fclose(f);
+    r = harness_hetsim((const char *[]){ "check", "tests/golden/curves/allreduce/scenario.json",
+                                         "--golden", gold, NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "/metrics.csv: missing or unreadable (an incomplete golden: write "
+                                "it again with --update)") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -359,6 +423,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
     tcase_add_test(tc, cli_refuses_values_that_overflow_the_clock_before_running);
     tcase_add_test(tc, cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration);
+    tcase_add_test(tc, cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -510,6 +510,56 @@ START_TEST(plot_runs_skips_non_runs_and_points_a_sweep_to_by)
 }
 END_TEST
 
+/* Every "cannot read" a user can cause names its fix: a run directory missing a file (removed,
+ * or copied in part) says to run it again, for report, plot --by and plot RUN alike, with exit
+ * code 2 (it used to be exit 1 and "DIR/metrics.csv: cannot read"); the work directory of a
+ * run that was cut short is skipped saying so. */
+START_TEST(missing_run_files_are_named_with_their_fix)
+{
+    char *dir = hand_sweep(), path[1300], a1[1100], a2[1100], out[1100];
+    snprintf(a1, sizeof(a1), "%s/a1", dir);
+    snprintf(a2, sizeof(a2), "%s/a2", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    snprintf(path, sizeof(path), "%s/b2/metrics.csv", dir);
+    ck_assert_int_eq(remove(path), 0);
+    static const char hint[] = "an incomplete run directory (files removed, or copied in part): "
+                               "run it again";
+    const char *const *cases[] = {
+        (const char *[]){ "report", dir, "--by", "proto", NULL },
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = harness_hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, hint) != NULL, "case %zu: %s", i, r.err);
+        ck_assert_msg(strstr(r.err, "b2/metrics.csv") != NULL, "case %zu: %s", i, r.err);
+        ck_assert_str_eq(r.out, "");
+    }
+    snprintf(path, sizeof(path), "%s/a2/workers.csv", dir);
+    ck_assert_int_eq(remove(path), 0);
+    harness_result r = harness_hetsim((const char *[]){ "plot", a1, a2, "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "%s", r.err);
+    ck_assert_msg(strstr(r.err, hint) != NULL && strstr(r.err, "a2/workers.csv") != NULL, "%s",
+                  r.err);
+    /* plot RUN: a run directory without metrics.csv, and a run's work directory, skipped. */
+    char b2[1100], part[1100];
+    snprintf(b2, sizeof(b2), "%s/b2", dir);
+    snprintf(part, sizeof(part), "%s/c.partial", dir);
+    ck_assert_int_eq(mkdir(part, 0777), 0);
+    harness_write(part, ".hetsim-partial", "");
+    harness_write(part, "metrics.csv", "time_s,test_accuracy\n0,0.1\n");
+    r = harness_hetsim((const char *[]){ "plot", a1, b2, part, "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "b2: a run directory without metrics.csv (files removed, or "
+                                "copied in part): run it again") != NULL,
+                  "%s", r.err);
+    ck_assert_msg(strstr(r.err, "c.partial: the work directory of a run that was cut short "
+                                "(killed before it finished): run it again") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The file dir/name is a whole figure of its format: a PNG's last chunk is IEND, a PDF
  * starts with %PDF- and ends with %%EOF, an SVG parses as XML (python3's parser). */
 static void whole_figure(const char *dir, const char *name)
@@ -675,6 +725,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, plot_by_draws_twenty_groups_in_one_figure);
     tcase_add_test(tc, report_and_breakdown_show_communication_that_overlapped_computation);
     tcase_add_test(tc, plot_runs_skips_non_runs_and_points_a_sweep_to_by);
+    tcase_add_test(tc, missing_run_files_are_named_with_their_fix);
     tcase_add_test(tc, plot_writes_whole_png_pdf_and_svg_figures);
     tcase_add_test(tc, plot_style_draws_with_the_users_copies_of_the_scripts);
     tcase_set_timeout(tc, 240);

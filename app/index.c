@@ -104,11 +104,13 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     int seed = app_index_column(ix, "seed"), reason = app_index_column(ix, "stop_reason");
     if (ix->ncols < 4 || strcmp(ix->head[0], "point") != 0 || strcmp(ix->head[1], "dir") != 0 ||
         seed < 2 || reason != seed + 1) {
+        /* The message first: fini zeroes the path. */
+        int rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: not an index of hetsim (its header is not point, dir, ..., "
+                             "seed, stop_reason, ...)",
+                             ix->path);
         app_index_fini(ix);
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not an index of hetsim (its header is not point, dir, ..., "
-                           "seed, stop_reason, ...)",
-                           ix->path);
+        return rc;
     }
     ix->nkeys = (size_t)seed - 2;
     for (size_t line = 2; *p != '\0'; line++) {

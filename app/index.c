@@ -9,6 +9,7 @@
 
 #include "sim/cfg.h"
 #include "sim/output.h"
+#include "sim/rundir.h"
 
 static int oom(sim_err *err)
 {
@@ -66,6 +67,13 @@ static int missing(const char *sweep_dir, const char *path, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s is a run directory, not a sweep's (no index.csv): give the "
                            "sweep's directory (`hetsim plot RUN_DIR...` draws runs)",
+                           sweep_dir);
+    snprintf(metrics, sizeof(metrics), "%s/%s", sweep_dir, SIM_RUNDIR_SWEEP_MARKER);
+    if (stat(metrics, &st) == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no index.csv yet: its sweep has not finished (run the same "
+                           "`hetsim sweep` again: it runs only the points not done, then writes "
+                           "index.csv)",
                            sweep_dir);
     return sim_err_set(err, SIM_EINVAL, NULL,
                        "cannot read %s: not a sweep's directory (`hetsim sweep` writes "

@@ -286,6 +286,16 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
                                         "choose one with --target"));
     r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.8", NULL });
     ck_assert_int_eq(r.status, 0);
+    /* A sweep's directory without index.csv yet (the sweep was killed, or is running). */
+    char unfinished[1200];
+    snprintf(unfinished, sizeof(unfinished), "%s/unfinished", dir);
+    ck_assert_int_eq(mkdir(unfinished, 0777), 0);
+    harness_write(unfinished, ".hetsim-sweep", "");
+    r = harness_hetsim((const char *[]){ "report", unfinished, "--by", "proto", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unfinished: no index.csv yet: its sweep has not finished (run "
+                                "the same `hetsim sweep` again") != NULL,
+                  "%s", r.err);
     /* An index.csv that is not hetsim's (empty, or another header) is named in the message
      * (found by the index fuzz target: the path was cleared before the message was made). */
     char expect[1300];

@@ -427,15 +427,19 @@ static int check_fingerprint(const gold *g, size_t s, sim_err *err)
     static const char *const used[] = { "metrics.csv", "run.json" };
     char *want = slurp(g->dir[s], "fingerprint", NULL);
     if (want == NULL)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s/fingerprint: missing or unreadable",
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/fingerprint: missing or unreadable (an incomplete golden: write "
+                           "it again with --update)",
                            g->dir[s]);
     int rc = SIM_OK;
     for (size_t i = 0; i < 2 && rc == SIM_OK; i++) {
         char line[128];
         uint64_t h = 0;
         if (!file_hash(g->dir[s], used[i], &h)) {
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: missing or unreadable", g->dir[s],
-                             used[i]);
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s/%s: missing or unreadable (an incomplete golden: write it again "
+                             "with --update)",
+                             g->dir[s], used[i]);
             break;
         }
         snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", used[i], h);

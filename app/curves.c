@@ -34,6 +34,21 @@ static size_t split(char *line, char **fields)
     return n;
 }
 
+/* The error of a file that fopen refused: a missing one is the user's to fix (a run
+ * directory with some of its files removed, or copied in part), so the hint comes first,
+ * before a path that may fill the message. */
+static int cannot_open(const char *path, sim_err *err)
+{
+    int e = errno;
+    if (e == ENOENT)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "an incomplete run directory (files removed, or copied in part): run "
+                           "it again (a sweep runs a point again once its directory is "
+                           "removed): no file %s",
+                           path);
+    return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
+}
+
 static int grow(app_curve *c, size_t *cap)
 {
     if (c->n < *cap)
@@ -73,7 +88,7 @@ static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return sim_err_set(err, SIM_EIO, NULL, "%s: cannot read", path);
+        return cannot_open(path, err);
     int rc = fgets(line, sizeof(line), f) == NULL
                  ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
                  : 0;
@@ -212,4 +227,70 @@ int app_curve_write_band(const char *dir, const char *name, const app_curve *cur
     }
     free(v);
     return sim_file_commit(out, err);
+}
+
+int app_workers_read(const char *dir, app_workers *w, sim_err *err)
+{
+    enum {
+        SAMPLES,
+        COMPUTE,
+        COMM,
+        WAIT,
+        BYTES,
+        DOWN,
+        OVERLAP,
+        NCOLS,
+        NREQUIRED = DOWN
+    };
+    static const char *const names[NCOLS] = { "samples",    "compute_s", "comm_s",        "wait_s",
+                                              "bytes_sent", "down_s",    "comm_overlap_s" };
+    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
+    size_t idx[NCOLS], lineno = 1;
+    double sum[NCOLS] = { 0 };
+    memset(w, 0, sizeof(*w));
+    if (snprintf(path, sizeof(path), "%s/workers.csv", dir) >= (int)sizeof(path))
+        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return cannot_open(path, err);
+    int rc = fgets(line, sizeof(line), f) == NULL
+                 ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
+                 : 0;
+    size_t nf = rc == 0 ? split(line, fields) : 0;
+    for (size_t j = 0; j < NCOLS && rc == 0; j++) {
+        idx[j] = nf;
+        for (size_t i = 0; i < nf; i++)
+            if (strcmp(fields[i], names[j]) == 0)
+                idx[j] = i;
+        if (idx[j] == nf && j < NREQUIRED)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, names[j]);
+    }
+    w->has_overlap = rc == 0 && idx[OVERLAP] < nf;
+    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        if (line[strspn(line, "\r\n")] == '\0')
+            continue; /* a blank line */
+        size_t n = split(line, fields);
+        for (size_t j = 0; j < NCOLS && rc == 0; j++) {
+            double v = 0.0;
+            if (idx[j] < n && !parse_field(fields[idx[j]], &v, false))
+                rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: bad number \"%s\"", path,
+                                 lineno, fields[idx[j]]);
+            sum[j] += isnan(v) ? 0.0 : v;
+        }
+        w->n += rc == 0;
+    }
+    fclose(f);
+    if (rc != 0) {
+        memset(w, 0, sizeof(*w));
+        return rc;
+    }
+    w->samples = sum[SAMPLES];
+    w->compute_s = sum[COMPUTE];
+    w->comm_s = sum[COMM];
+    w->wait_s = sum[WAIT];
+    w->bytes_sent = sum[BYTES];
+    w->down_s = sum[DOWN];
+    w->overlap_s = sum[OVERLAP];
+    return SIM_OK;
 }

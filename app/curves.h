@@ -1,12 +1,15 @@
-/* Evaluation curves of finished runs (their metrics.csv), and bands over several of them.
+/* Evaluation curves of finished runs (their metrics.csv), bands over several of them, and
+ * the totals of their workers.csv.
  *
- * Shared by `hetsim check` (a golden band against a run) and `hetsim plot SWEEP_DIR --by`
- * (the seeds of one value of a key). Rows are matched by position: runs of one scenario
- * evaluate at the same simulated times.
+ * Shared by `hetsim check` (a golden band against a run), `hetsim plot SWEEP_DIR --by` (the
+ * seeds of one value of a key) and `hetsim report`. Rows are matched by position: runs of one
+ * scenario evaluate at the same simulated times. Columns are found by their header names,
+ * never by position (columns are only ever appended or inserted).
  */
 #ifndef APP_CURVES_H
 #define APP_CURVES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/err.h"
@@ -30,8 +33,10 @@ typedef struct app_curve {
 /* The metrics.csv names of the columns, indexed by app_curve_col. */
 extern const char *const app_curve_names[APP_CURVE_NCOLS];
 
-/* Reads dir/metrics.csv into `c`. SIM_EIO if it cannot be read, SIM_EINVAL for a missing
- * column or a bad number (naming the file and line), SIM_ENOMEM. `c` is zeroed on error. */
+/* Reads dir/metrics.csv into `c`. SIM_EINVAL when it is missing (an incomplete run
+ * directory: the message says to run it again), SIM_EIO if it cannot be read otherwise, SIM_EINVAL
+ * for a missing column or a bad number (naming the file and line), SIM_ENOMEM. `c` is zeroed on
+ * error. */
 int app_curve_read(const char *dir, app_curve *c, sim_err *err);
 
 /* As app_curve_read, for a golden that must be exactly as hetsim wrote it: SIM_EINVAL also
@@ -64,5 +69,25 @@ enum app_curve_band {
  * how many curves have the row (x: the mean of column `x_col`). */
 int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
                          enum app_curve_col x_col, enum app_curve_band band, sim_err *err);
+
+/* The totals of a run's workers.csv, summed over its workers. */
+typedef struct app_workers {
+    size_t n;          /* worker rows */
+    double samples;    /* samples */
+    double compute_s;  /* compute_s */
+    double comm_s;     /* comm_s */
+    double wait_s;     /* wait_s */
+    double down_s;     /* down_s (0 without the column) */
+    double bytes_sent; /* bytes_sent */
+    double overlap_s;  /* comm_overlap_s: communication that overlapped the worker's own
+                        * computation (0 without the column) */
+    bool has_overlap;  /* the file has a comm_overlap_s column */
+} app_workers;
+
+/* Reads dir/workers.csv into `w`, finding its columns by name (samples, compute_s, comm_s,
+ * wait_s and bytes_sent required; down_s and comm_overlap_s optional); an empty field counts
+ * as 0. SIM_EINVAL: missing (as app_curve_read), no header, a required column absent, a
+ * field that is not a number (naming the file and line); SIM_EIO; SIM_ENOMEM. */
+int app_workers_read(const char *dir, app_workers *w, sim_err *err);
 
 #endif

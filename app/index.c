@@ -9,6 +9,7 @@
 
 #include "sim/cfg.h"
 #include "sim/output.h"
+#include "sim/rundir.h"
 
 static int oom(sim_err *err)
 {
@@ -67,6 +68,13 @@ static int missing(const char *sweep_dir, const char *path, sim_err *err)
                            "%s is a run directory, not a sweep's (no index.csv): give the "
                            "sweep's directory (`hetsim plot RUN_DIR...` draws runs)",
                            sweep_dir);
+    snprintf(metrics, sizeof(metrics), "%s/%s", sweep_dir, SIM_RUNDIR_SWEEP_MARKER);
+    if (stat(metrics, &st) == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no index.csv yet: its sweep has not finished (run the same "
+                           "`hetsim sweep` again: it runs only the points not done, then writes "
+                           "index.csv)",
+                           sweep_dir);
     return sim_err_set(err, SIM_EINVAL, NULL,
                        "cannot read %s: not a sweep's directory (`hetsim sweep` writes "
                        "index.csv there once its points have run)",
@@ -104,11 +112,13 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     int seed = app_index_column(ix, "seed"), reason = app_index_column(ix, "stop_reason");
     if (ix->ncols < 4 || strcmp(ix->head[0], "point") != 0 || strcmp(ix->head[1], "dir") != 0 ||
         seed < 2 || reason != seed + 1) {
+        /* The message first: fini zeroes the path. */
+        int rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: not an index of hetsim (its header is not point, dir, ..., "
+                             "seed, stop_reason, ...)",
+                             ix->path);
         app_index_fini(ix);
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not an index of hetsim (its header is not point, dir, ..., "
-                           "seed, stop_reason, ...)",
-                           ix->path);
+        return rc;
     }
     ix->nkeys = (size_t)seed - 2;
     for (size_t line = 2; *p != '\0'; line++) {

@@ -264,12 +264,22 @@ static int plot_runs(plot_args *a)
     size_t kept = 0;
     for (size_t i = 0; i < a->n; i++) {
         const char *d = a->dirs[i];
-        if (is_file(d, "metrics.csv")) {
+        if (sim_rundir_kind_of(d) == SIM_RUNDIR_WORK) {
+            fprintf(stderr,
+                    "hetsim: skipped %s: the work directory of a run that was cut short "
+                    "(killed before it finished): run it again\n",
+                    d);
+        } else if (is_file(d, "metrics.csv")) {
             a->dirs[kept++] = d;
         } else if (is_file(d, "index.csv") || is_file(d, SIM_RUNDIR_SWEEP_MARKER)) {
             return usage_error("%s is a sweep's directory: draw its runs with `hetsim plot %s "
                                "--by KEY` (KEY a swept key, or seed)",
                                d, d);
+        } else if (is_file(d, "run.json") || is_file(d, "summary.json")) {
+            fprintf(stderr,
+                    "hetsim: skipped %s: a run directory without metrics.csv (files removed, "
+                    "or copied in part): run it again\n",
+                    d);
         } else {
             fprintf(stderr, "hetsim: skipped %s: not a run directory (no metrics.csv)\n", d);
         }

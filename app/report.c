@@ -12,9 +12,7 @@
 #include "app/stats.h"
 #include "sim/output.h"
 
-#define PATH_TEXT  2048
-#define LINE_TEXT  4096
-#define MAX_FIELDS 32
+#define PATH_TEXT 2048
 
 /* The figures of one run, averaged over a group's runs. */
 enum measure {
@@ -24,6 +22,7 @@ enum measure {
     M_BYTES,     /* bytes sent per sample */
     M_WAIT,      /* share of the workers' time waiting */
     M_COMM,      /* share of the workers' time communicating */
+    M_COMM_ALL,  /* the same with the communication that overlapped computation */
     NMEASURES
 };
 
@@ -50,6 +49,7 @@ typedef struct report {
     app_index ix;
     int kcol, bcol;      /* KEY's and PATH's columns (bcol -1 without --best-over) */
     double target;       /* NaN: no time to target */
+    bool overlap;        /* some run's workers.csv has comm_overlap_s */
     run *runs;           /* (ix.nrows) */
     const char **groups; /* (ngroups) KEY values; borrowed from the index */
     size_t ngroups;
@@ -72,61 +72,20 @@ static double number(const char *s)
 
 /* ---- Reading ----------------------------------------------------------------------------- */
 
-/* Sums of workers.csv's columns into the run's bytes and shares. */
-static int read_workers(const char *dir, run *r, sim_err *err)
+/* The run's bytes per sample and shares of time from its workers.csv (app_workers_read). */
+static int read_workers(const char *dir, run *r, bool *overlap, sim_err *err)
 {
-    static const char *const names[] = { "samples", "compute_s", "comm_s", "wait_s", "bytes_sent" };
-    enum {
-        SAMPLES,
-        COMPUTE,
-        COMM,
-        WAIT,
-        BYTES,
-        NSUMS
-    };
-    char path[PATH_TEXT], line[LINE_TEXT];
-    double sum[NSUMS] = { 0 };
-    int idx[NSUMS];
-    if (snprintf(path, sizeof(path), "%s/workers.csv", dir) >= (int)sizeof(path))
-        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return sim_err_set(err, SIM_EIO, NULL, "%s: cannot read", path);
-    int rc = SIM_OK;
-    if (fgets(line, sizeof(line), f) == NULL)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path);
-    for (size_t j = 0; j < NSUMS && rc == SIM_OK; j++) {
-        idx[j] = -1;
-        line[strcspn(line, "\r\n")] = '\0';
-        int c = 0;
-        for (char *p = line; p != NULL; c++) {
-            size_t len = strcspn(p, ",");
-            if (len == strlen(names[j]) && strncmp(p, names[j], len) == 0)
-                idx[j] = c;
-            p = p[len] == ',' ? p + len + 1 : NULL;
-        }
-        if (idx[j] < 0)
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, names[j]);
-    }
-    while (rc == SIM_OK && fgets(line, sizeof(line), f) != NULL) {
-        char *field[MAX_FIELDS];
-        int n = 0;
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; p != NULL && n < MAX_FIELDS;) {
-            field[n++] = p;
-            p = strchr(p, ',');
-            if (p != NULL)
-                *p++ = '\0';
-        }
-        for (size_t j = 0; j < NSUMS; j++)
-            sum[j] += idx[j] < n ? number(field[idx[j]]) : (double)NAN;
-    }
-    fclose(f);
-    double busy = sum[COMPUTE] + sum[COMM] + sum[WAIT];
-    r->m[M_BYTES] = sum[SAMPLES] > 0 ? sum[BYTES] / sum[SAMPLES] : (double)NAN;
-    r->m[M_WAIT] = busy > 0 ? sum[WAIT] / busy : (double)NAN;
-    r->m[M_COMM] = busy > 0 ? sum[COMM] / busy : (double)NAN;
-    return rc;
+    app_workers w;
+    int rc = app_workers_read(dir, &w, err);
+    if (rc != SIM_OK)
+        return rc;
+    double busy = w.compute_s + w.comm_s + w.wait_s;
+    r->m[M_BYTES] = w.samples > 0 ? w.bytes_sent / w.samples : (double)NAN;
+    r->m[M_WAIT] = busy > 0 ? w.wait_s / busy : (double)NAN;
+    r->m[M_COMM] = busy > 0 ? w.comm_s / busy : (double)NAN;
+    r->m[M_COMM_ALL] = busy > 0 ? (w.comm_s + w.overlap_s) / busy : (double)NAN;
+    *overlap = *overlap || w.has_overlap;
+    return SIM_OK;
 }
 
 /* The target: --target, else the runs' common stop target (NaN when none has one). */
@@ -160,7 +119,7 @@ static int read_run(report *rp, size_t r, sim_err *err)
         x->observed_s = app_curve_last_time(&c);
         app_curve_fini(&c);
     }
-    return read_workers(dir, x, err);
+    return read_workers(dir, x, &rp->overlap, err);
 }
 
 /* ---- Grouping ---------------------------------------------------------------------------- */
@@ -317,14 +276,19 @@ static void print_md(const report *rp, FILE *f)
     if (ttt)
         fprintf(f, " time to %g (s) | reached |", rp->target);
     fputs(" final accuracy | best accuracy | samples/s | bytes sent/sample | waiting (%) |"
-          " communicating (%) |\n|---|",
+          " communicating (%) |",
           f);
+    if (rp->overlap)
+        fputs(" comm. incl. overlap (%) |", f);
+    fputs("\n|---|", f);
     if (o->best_over != NULL)
         fputs("---|", f);
     fputs("---:|", f);
     if (ttt)
         fputs("---:|---:|", f);
-    fputs("---:|---:|---:|---:|---:|---:|\n", f);
+    fputs(rp->overlap ? "---:|---:|---:|---:|---:|---:|---:|\n"
+                      : "---:|---:|---:|---:|---:|---:|\n",
+          f);
     for (size_t g = 0; g < rp->ngroups; g++) {
         const cell *c = &rp->cells[rp->best[g]];
         fputs("| ", f);
@@ -348,6 +312,8 @@ static void print_md(const report *rp, FILE *f)
         pm(f, c->mean[M_BYTES], c->half[M_BYTES], 1.0);
         pm(f, c->mean[M_WAIT], c->half[M_WAIT], 100.0);
         pm(f, c->mean[M_COMM], c->half[M_COMM], 100.0);
+        if (rp->overlap)
+            pm(f, c->mean[M_COMM_ALL], c->half[M_COMM_ALL], 100.0);
         fputc('\n', f);
     }
     fputs("\nMean ± 95% Student-t interval over the runs of each row", f);
@@ -361,6 +327,10 @@ static void print_md(const report *rp, FILE *f)
                 "; best %s: the value with the most runs reaching the target, then the "
                 "shortest time, then the best final accuracy",
                 o->best_over);
+    if (rp->overlap)
+        fputs("; comm. incl. overlap: communicating, counting also the communication that "
+              "overlapped the worker's own computation (workers.csv's comm_overlap_s)",
+              f);
     fputs(".\n", f);
 }
 
@@ -373,9 +343,11 @@ static void csv_num(FILE *f, double v)
 
 static void print_csv(const report *rp, FILE *f)
 {
-    static const char *const names[NMEASURES] = { "final_accuracy", "best_accuracy",
-                                                  "throughput_sps", "bytes_per_sample",
-                                                  "wait_share",     "comm_share" };
+    static const char *const names[NMEASURES] = {
+        "final_accuracy", "best_accuracy", "throughput_sps",          "bytes_per_sample",
+        "wait_share",     "comm_share",    "comm_incl_overlap_share",
+    };
+    size_t nm = rp->overlap ? NMEASURES : M_COMM_ALL;
     const app_report_options *o = rp->o;
     sim_output_csv_field(f, o->key);
     if (o->best_over != NULL) {
@@ -383,7 +355,7 @@ static void print_csv(const report *rp, FILE *f)
         sim_output_csv_field(f, o->best_over);
     }
     fputs(",runs,target,reached,ttt_mean_s,ttt_ci95_s,censored_after_s", f);
-    for (size_t m = 0; m < NMEASURES; m++)
+    for (size_t m = 0; m < nm; m++)
         fprintf(f, ",%s_mean,%s_ci95", names[m], names[m]);
     fputc('\n', f);
     for (size_t g = 0; g < rp->ngroups; g++) {
@@ -402,7 +374,7 @@ static void print_csv(const report *rp, FILE *f)
         csv_num(f, c->ttt_mean);
         csv_num(f, c->ttt_half);
         csv_num(f, c->censored_s);
-        for (size_t m = 0; m < NMEASURES; m++) {
+        for (size_t m = 0; m < nm; m++) {
             csv_num(f, c->mean[m]);
             csv_num(f, c->half[m]);
         }

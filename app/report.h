@@ -15,8 +15,12 @@
  *   final and best test accuracy, throughput (summary.json's mean), bytes sent per sample
  *                   (workers.csv: all bytes_sent over all samples), and the shares of the
  *                   workers' time spent waiting and communicating (wait_s and comm_s over
- *                   compute_s + comm_s + wait_s, summed over workers): each the mean and 95%
- *                   Student-t interval over the group's runs (no interval for one run)
+ *                   compute_s + comm_s + wait_s, summed over workers), and, when workers.csv
+ *                   has a comm_overlap_s column (communication that overlapped the worker's
+ *                   own computation), a column "comm. incl. overlap": comm_s + comm_overlap_s
+ *                   over the same total: each the mean and 95% Student-t interval over the
+ *                   group's runs (no interval for one run). workers.csv's columns are found by
+ *                   their header names.
  * ACC defaults to the runs' stop.target_accuracy (run.json); without either there is no time
  * to target. With --best-over PATH (another swept key), each group's runs are split by the
  * value of PATH and the row is that of the value with the most runs reaching the target
@@ -47,7 +51,8 @@ typedef struct app_report_options {
 /* Prints the table to `out`, a line about the points left out to `log` (NULL: silent).
  * SIM_EINVAL: no index.csv (with a hint), KEY or PATH not a swept key (the message lists
  * them), PATH equal to KEY, runs with different stop targets and no --target, no run with
- * results; SIM_EIO: a run's metrics.csv or workers.csv cannot be read; SIM_ENOMEM. Nothing
+ * results, a run's metrics.csv or workers.csv missing (app/curves.h: the message says to run
+ * it again); SIM_EIO: one cannot be read; SIM_ENOMEM. Nothing
  * is printed to `out` on error. */
 int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err *err);
 

@@ -567,7 +567,11 @@ static int read_base(app_sweep *sw, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
                            "is this sweep file; it must name a scenario");
     errno = 0;
-    if ((sw->base_text = sim_output_read(sw->base, &sw->base_len)) == NULL)
+    if ((sw->base_text = sim_output_read(sw->base, &sw->base_len)) == NULL && errno == ENOENT)
+        return sim_err_set(err, SIM_ESCENARIO, "$.base",
+                           "no file %s (the base is a path relative to the sweep file's folder)",
+                           sw->base);
+    if (sw->base_text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base",
                            "cannot read %s: %s", sw->base, strerror(errno != 0 ? errno : EIO));
     return 0;
@@ -662,9 +666,11 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
                          ? opt->max_points
                          : APP_SWEEP_MAX_POINTS;
     size_t len = 0;
+    errno = 0;
     char *text = sim_output_read(file, &len);
     if (text == NULL) {
-        sim_err_set(err, SIM_EIO, NULL, "cannot read the sweep file");
+        sim_err_set(err, SIM_EIO, NULL, "cannot read the sweep file: %s",
+                    strerror(errno != 0 ? errno : EIO));
         goto fail;
     }
     sim_cfg *root = sim_cfg_parse(text, len, file, err);

@@ -16,12 +16,30 @@
 #define LABEL_TEXT         48
 #define MAX_LEFT_OUT_SHOWN 10 /* points left out named one by one on the log */
 
+/* The segments of the breakdown figure, shares of the workers' time. */
+enum segment {
+    SEG_COMPUTE = 0, /* computation that no communication overlapped */
+    SEG_OVERLAP,     /* computation overlapped by communication (comm_overlap_s) */
+    SEG_COMM,        /* communication (comm_s) */
+    SEG_WAIT,        /* waiting (wait_s) */
+    SEG_DOWN,        /* down (down_s) */
+    NSEGMENTS
+};
+
 typedef struct group {
     const char *value;      /* the KEY value, as in index.csv; borrowed */
     char label[LABEL_TEXT]; /* the same, safe for gnuplot */
     app_curve *curves;      /* (n) */
     size_t n;
+    double share[NSEGMENTS]; /* sums over the runs of each run's shares */
+    size_t nshares;          /* runs whose workers' time is not zero */
 } group;
+
+/* What the breakdown figure draws besides compute, communication and waiting. */
+typedef struct seen {
+    bool overlap; /* some workers.csv has comm_overlap_s */
+    bool down;    /* some worker was down */
+} seen;
 
 static int oom(sim_err *err)
 {
@@ -53,7 +71,35 @@ static group *find_group(group *g, size_t *ng, const char *value)
     return x;
 }
 
-static int add_run(group *g, const char *dir, sim_err *err)
+/* Adds the run's shares of the workers' time (workers.csv) to the group's sums. */
+static int add_shares(group *g, const char *dir, seen *sn, sim_err *err)
+{
+    app_workers w;
+    int rc = app_workers_read(dir, &w, err);
+    if (rc != SIM_OK)
+        return rc;
+    double overlap = fmin(fmax(w.overlap_s, 0.0), w.compute_s);
+    double part[NSEGMENTS] = {
+        [SEG_COMPUTE] = w.compute_s - overlap,
+        [SEG_OVERLAP] = overlap,
+        [SEG_COMM] = w.comm_s,
+        [SEG_WAIT] = w.wait_s,
+        [SEG_DOWN] = w.down_s,
+    };
+    double total = 0.0;
+    for (size_t k = 0; k < NSEGMENTS; k++)
+        total += part[k];
+    sn->overlap = sn->overlap || w.has_overlap;
+    sn->down = sn->down || w.down_s > 0.0;
+    if (!(total > 0.0))
+        return SIM_OK;
+    for (size_t k = 0; k < NSEGMENTS; k++)
+        g->share[k] += 100.0 * part[k] / total;
+    g->nshares++;
+    return SIM_OK;
+}
+
+static int add_run(group *g, const char *dir, seen *sn, sim_err *err)
 {
     app_curve *c = realloc(g->curves, (g->n + 1) * sizeof(*c));
     if (c == NULL)
@@ -62,12 +108,12 @@ static int add_run(group *g, const char *dir, sim_err *err)
     int rc = app_curve_read(dir, &g->curves[g->n], err);
     if (rc == SIM_OK)
         g->n++;
-    return rc;
+    return rc == SIM_OK ? add_shares(g, dir, sn, err) : rc;
 }
 
 /* Groups the runs with results; names those left out on the log. */
 static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int kcol, group *g,
-                     size_t *ng, FILE *log, sim_err *err)
+                     size_t *ng, seen *sn, FILE *log, sim_err *err)
 {
     char run[PATH_TEXT];
     size_t skipped = 0;
@@ -81,7 +127,7 @@ static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int k
         }
         group *x = find_group(g, ng, app_index_cell(ix, r, (size_t)kcol));
         snprintf(run, sizeof(run), "%s/%s", o->sweep_dir, app_index_cell(ix, r, 1));
-        rc = add_run(x, run, err);
+        rc = add_run(x, run, sn, err);
     }
     if (log != NULL && skipped > MAX_LEFT_OUT_SHOWN)
         fprintf(log, "hetsim: %s: left out %zu more points without results\n", ix->path,
@@ -212,12 +258,45 @@ static int draw_ttt(const app_sweep_plot_options *o, double target, const group 
     return sim_plot_draw("bars.gp", vars, o->out_dir, png, err);
 }
 
+/* breakdown-by-KEY.csv (label, then the mean share of each segment over the group's runs, in
+ * percent) and its figure. */
+static int draw_breakdown(const app_sweep_plot_options *o, const group *g, size_t ng,
+                          const seen *sn, sim_err *err)
+{
+    char name[PATH_TEXT], png[PATH_TEXT], vars[3 * PATH_TEXT];
+    snprintf(name, sizeof(name), "breakdown-by-%s.csv", o->key);
+    sim_file *out = sim_file_open(o->out_dir, name, err);
+    if (out == NULL)
+        return err->code;
+    FILE *f = sim_file_stream(out);
+    fputs("label,compute,overlap,comm,wait,down\n", f);
+    for (size_t i = 0; i < ng; i++) {
+        fputs(g[i].label, f);
+        for (size_t k = 0; k < NSEGMENTS; k++)
+            if (g[i].nshares > 0)
+                fprintf(f, ",%.9g", g[i].share[k] / (double)g[i].nshares);
+            else
+                fputs(",NaN", f);
+        fputc('\n', f);
+    }
+    int rc = sim_file_commit(out, err);
+    if (rc != SIM_OK)
+        return rc;
+    snprintf(png, sizeof(png), "breakdown-by-%s.%s", o->key, ext_of(o));
+    snprintf(vars, sizeof(vars),
+             "in='%s/%s'; nbars=%zu; overlap=%d; down=%d; heading='where the workers'' time "
+             "went, by %s (mean over runs)'",
+             o->out_dir, name, ng, sn->overlap ? 1 : 0, sn->down ? 1 : 0, o->key);
+    return sim_plot_draw("shares.gp", vars, o->out_dir, png, err);
+}
+
 int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
 {
     sim_err_clear(err);
     app_index ix;
     group *g = NULL;
     size_t ng = 0;
+    seen sn = { false, false };
     int kcol = -1;
     double target = o->target;
     char keypath[PATH_TEXT];
@@ -235,11 +314,13 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     if (rc == SIM_OK && isnan(target))
         rc = app_index_stop_target(&ix, o->sweep_dir, &target, err);
     if (rc == SIM_OK)
-        rc = read_runs(o, &ix, kcol, g, &ng, log, err);
+        rc = read_runs(o, &ix, kcol, g, &ng, &sn, log, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(o->out_dir, err);
     if (rc == SIM_OK)
         rc = draw_bands(o, g, ng, err);
+    if (rc == SIM_OK)
+        rc = draw_breakdown(o, g, ng, &sn, err);
     if (rc == SIM_OK)
         rc = draw_ttt(o, target, g, ng, log, err);
     for (size_t i = 0; i < ng; i++) {

@@ -7,16 +7,21 @@
  * line per value of KEY at the mean over its runs (its seeds, and any other grid entry) with a
  * band: the 95% Student-t interval of the mean (default) or the min-max over the runs
  * (plots/bands.gp); any number of values, colours and dash patterns cycled, the legend outside the
- * panels; ttt-by-KEY.png  time to test accuracy ACC per value of KEY, read from the curves whether
+ * panels; breakdown-by-KEY.png  where the workers' time went per value of KEY, a stacked bar of
+ * shares: compute, the computation that communication overlapped (workers.csv's comm_overlap_s,
+ * when the files have it), communication, waiting, and down time (when a worker was down), each
+ * the mean over the value's runs of the run's share of its workers' summed time (plots/shares.gp;
+ * workers.csv read by its header names); ttt-by-KEY.png  time to test accuracy ACC per value of
+ * KEY, read from the curves whether
  *                   or not the runs stopped there: a bar at the mean over the runs that
  *                   reached it with its 95% interval, "k/n reached" when some did not, "not
  *                   reached (> T s)" when none did (plots/bars.gp); the title states ACC.
  *                   ACC defaults to the runs' stop.target_accuracy; without either, or when
  *                   no run reached it, the figure is not drawn and the log says why.
  * The data of each figure is written next to it as CSV (by-KEY-<i>.csv for the i-th value in
- * the order of the legend, ttt-by-KEY.csv); the gnuplot scripts compute nothing. Points without
- * results (stop_reason "missing": a run that failed, or was not run) are left out, and said so on
- * the log.
+ * the order of the legend, breakdown-by-KEY.csv, ttt-by-KEY.csv); the gnuplot scripts compute
+ * nothing. Points without results (stop_reason "missing": a run that failed, or was not run) are
+ * left out, and said so on the log.
  */
 #ifndef APP_SWEEP_PLOT_H
 #define APP_SWEEP_PLOT_H
@@ -40,7 +45,8 @@ typedef struct app_sweep_plot_options {
 /* Draws the figures, naming the points left out and a time-to-target figure not drawn on
  * `log` (NULL: silent). SIM_EINVAL: no index.csv (with a hint), KEY not one of its columns
  * (the message lists them), runs with different stop targets and no --target, no point with
- * results, the metrics.csv of a run with results missing; SIM_EIO (gnuplot, files);
+ * results, the metrics.csv or workers.csv of a run with results missing (app/curves.h: the
+ * message says to run it again); SIM_EIO (gnuplot, files);
  * SIM_ENOMEM. */
 int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err);
 

@@ -111,7 +111,7 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
     if (*found == 0)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "--style %s holds none of hetsim's plot scripts (convergence.gp, "
-                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp)",
+                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp, shares.gp)",
                            dir);
     return SIM_OK;
 }
@@ -256,6 +256,11 @@ typedef struct csv {
 static int csv_open(csv *c, const char *const *names, size_t n, size_t *col, sim_err *err)
 {
     c->f = fopen(c->path, "r");
+    if (c->f == NULL && errno == ENOENT) /* the hint first: a long path may fill the rest */
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "an incomplete run directory (files removed, or copied in part): run "
+                           "it again: no file %s",
+                           c->path);
     if (c->f == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path, strerror(errno));
     errno = 0;

@@ -104,6 +104,25 @@ double harness_csv_num(const harness_csv *t, size_t row, const char *col);
 /* Frees what harness_csv_read allocated. */
 void harness_csv_free(harness_csv *t);
 
+/* What a run of the built binary left: its exit status (128 + signal if killed) and what it
+ * printed, cut to the buffers' sizes. */
+typedef struct harness_result {
+    int status;
+    char out[16384];
+    char err[8192];
+} harness_result;
+
+/* Runs $HETSIM (the built binary; fails the test if the variable is not set) with `args`
+ * (NULL-terminated, at most 30), standard output and error captured through temporary
+ * files, and waits for it. */
+harness_result harness_hetsim(const char *const *args);
+
+/* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
+void harness_write(const char *dir, const char *name, const char *text);
+
+/* True if `path` exists (stat succeeds). */
+bool harness_exists(const char *path);
+
 /* Removes `dir` and everything below it (symbolic links are removed, never followed), then
  * frees `dir`. Refuses (fails the test) any path outside "/tmp/hetsim-*", as a guard against
  * deleting fixtures. NULL is a no-op. */

@@ -6,70 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
 
 #include "harness.h"
 
-typedef struct result {
-    int status;
-    char out[8192];
-    char err[8192];
-} result;
-
-static void read_all(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
-
-/* Runs $HETSIM with `args` (NULL-terminated) and captures its exit status and output. */
-static result hetsim(const char *const *args)
-{
-    static result r;
-    const char *bin = getenv("HETSIM");
-    ck_assert_msg(bin != NULL, "HETSIM is not set");
-    char out[] = "/tmp/hetsim-cli-out-XXXXXX", err[] = "/tmp/hetsim-cli-err-XXXXXX";
-    int fo = mkstemp(out), fe = mkstemp(err);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *argv[32] = { bin };
-        for (size_t i = 0; args[i] != NULL && i < 30; i++)
-            argv[i + 1] = args[i];
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    close(fo);
-    close(fe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
-    return r;
-}
-
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 START_TEST(cli_prints_version_and_help)
 {
-    result r = hetsim((const char *[]){ "--version", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "--version", NULL });
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_eq(strstr(r.out, "hetsim "), r.out);
-    r = hetsim((const char *[]){ "--help", NULL });
+    r = harness_hetsim((const char *[]){ "--help", NULL });
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "hetsim run SCENARIO.json"));
 }
@@ -89,7 +37,7 @@ START_TEST(cli_rejects_bad_usage_with_exit_code_2)
         (const char *[]){ "validate", NULL },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        result r = hetsim(cases[i]);
+        harness_result r = harness_hetsim(cases[i]);
         ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
         ck_assert_str_eq(r.out, "");
         ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
@@ -127,10 +75,11 @@ START_TEST(cli_refuses_out_of_range_and_malformed_numbers_naming_the_option)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *o = cases[i].option, *v = cases[i].value;
-        result r = strcmp(o, "--seeds") == 0
-                       ? hetsim((const char *[]){ "check", "tests/golden/curves/ps/scenario.json",
-                                                  "--golden", "g", "--update", o, v, NULL })
-                       : hetsim((const char *[]){ "sweep", sw, "--list", o, v, NULL });
+        harness_result r =
+            strcmp(o, "--seeds") == 0
+                ? harness_hetsim((const char *[]){ "check", "tests/golden/curves/ps/scenario.json",
+                                                   "--golden", "g", "--update", o, v, NULL })
+                : harness_hetsim((const char *[]){ "sweep", sw, "--list", o, v, NULL });
         ck_assert_msg(r.status == 2, "%s \"%s\" exited %d: %s", o, v, r.status, r.out);
         ck_assert_str_eq(r.out, "");
         char want[96];
@@ -140,9 +89,10 @@ START_TEST(cli_refuses_out_of_range_and_malformed_numbers_naming_the_option)
         ck_assert_msg(strstr(r.err, want) != NULL, "%s \"%s\": %s", o, v, r.err);
     }
     /* The limits themselves are accepted. */
-    result r = hetsim((const char *[]){ "sweep", sw, "--list", "-j", "4096", NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", sw, "--list", "-j", "4096", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    r = hetsim((const char *[]){ "sweep", sw, "--index", "12", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", sw, "--index", "12", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--index 12: the sweep has points 0 to 11"));
 }
@@ -157,7 +107,7 @@ START_TEST(cli_refuses_mpi_with_list_or_index)
         (const char *[]){ "sweep", "sweeps/compare-protocols.json", "--index", "3", "--mpi", NULL },
     };
     for (size_t i = 0; i < 2; i++) {
-        result r = hetsim(cases[i]);
+        harness_result r = harness_hetsim(cases[i]);
         ck_assert_int_eq(r.status, 2);
         ck_assert_str_eq(r.out, "");
         ck_assert_msg(strstr(r.err, i == 0 ? "hetsim: --mpi does not go with --list"
@@ -169,10 +119,10 @@ END_TEST
 
 START_TEST(cli_lists_protocols_and_topologies)
 {
-    result r = hetsim((const char *[]){ "list", "protocols", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "list", "protocols", NULL });
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "allreduce"));
-    r = hetsim((const char *[]){ "list", "topologies", NULL });
+    r = harness_hetsim((const char *[]){ "list", "topologies", NULL });
     ck_assert_ptr_nonnull(strstr(r.out, "star"));
     ck_assert_ptr_nonnull(strstr(r.out, "racks"));
 }
@@ -180,14 +130,15 @@ END_TEST
 
 START_TEST(cli_lists_profiles_and_devices_and_refuses_a_bad_device_with_exit_2)
 {
-    result r = hetsim((const char *[]){ "list", "profiles", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "list", "profiles", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "resnet50           107     25557032          8.178"));
     ck_assert_ptr_nonnull(strstr(r.out, "gpt2-medium"));
-    r = hetsim((const char *[]){ "list", "devices", NULL });
+    r = harness_hetsim((const char *[]){ "list", "devices", NULL });
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "v100       15.70       -  125.00       -"));
-    r = hetsim((const char *[]){ "validate", "tests/scenarios_bad/device_no_fp16.json", NULL });
+    r = harness_hetsim(
+        (const char *[]){ "validate", "tests/scenarios_bad/device_no_fp16.json", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "tests/scenarios_bad/device_no_fp16.json: "
                                         "$.compute.device[1].device: device \"1080ti\" has no "
@@ -203,7 +154,7 @@ START_TEST(cli_validates_every_shipped_scenario)
     ck_assert_int_eq(glob("scenarios/*/*.json", GLOB_APPEND, NULL, &g), 0);
     ck_assert_uint_ge(g.gl_pathc, 8);
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        result r = hetsim((const char *[]){ "validate", g.gl_pathv[i], NULL });
+        harness_result r = harness_hetsim((const char *[]){ "validate", g.gl_pathv[i], NULL });
         ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
         char want[512];
         snprintf(want, sizeof(want), "%s: ok\n", g.gl_pathv[i]);
@@ -218,22 +169,22 @@ START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                        "workers=0", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o",
+                                                        out, "--set", "workers=0", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workers: ") != NULL, "%s", r.err);
-    ck_assert(!exists(out));
-    r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                 "protocol.name=gossipy", NULL });
+    ck_assert(!harness_exists(out));
+    r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
+                                         "protocol.name=gossipy", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "$.protocol.name: unknown protocol \"gossipy\" "
                                         "(valid: allreduce"));
-    ck_assert(!exists(out));
-    r = hetsim((const char *[]){ "run", "no/such/file.json", "-o", out, NULL });
+    ck_assert(!harness_exists(out));
+    r = harness_hetsim((const char *[]){ "run", "no/such/file.json", "-o", out, NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no/such/file.json"));
-    ck_assert(!exists(out));
-    r = hetsim((const char *[]){ "validate", "tests/scenarios_bad", NULL });
+    ck_assert(!harness_exists(out));
+    r = harness_hetsim((const char *[]){ "validate", "tests/scenarios_bad", NULL });
     ck_assert_int_eq(r.status, 2);
     harness_cleanup(dir);
 }
@@ -244,16 +195,16 @@ START_TEST(cli_runs_a_scenario_into_the_directory_given)
     char *dir = harness_tmpdir("cli");
     char out[600], path[700];
     snprintf(out, sizeof(out), "%s/run", dir);
-    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                        "stop.time_s=2", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o",
+                                                        out, "--set", "stop.time_s=2", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "results in"));
     const char *files[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
     for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof(path), "%s/%s", out, files[i]);
-        ck_assert_msg(exists(path), "missing %s", files[i]);
+        ck_assert_msg(harness_exists(path), "missing %s", files[i]);
         snprintf(path, sizeof(path), "%s/%s.tmp", out, files[i]);
-        ck_assert(!exists(path));
+        ck_assert(!harness_exists(path));
     }
     harness_cleanup(dir);
 }
@@ -264,28 +215,28 @@ START_TEST(cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                        "workload.dataset.dir=../tests/data/ds_fmnist_truncated",
-                                        "--set", "workers=2", "--set", "workload.batch=2", "--set",
-                                        "stragglers=[]", NULL });
+    harness_result r = harness_hetsim((const char *[]){
+        "run", "scenarios/quickstart.json", "-o", out, "--set",
+        "workload.dataset.dir=../tests/data/ds_fmnist_truncated", "--set", "workers=2", "--set",
+        "workload.batch=2", "--set", "stragglers=[]", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ds_fmnist_truncated/train-images-idx3-ubyte.gz") != NULL, "%s",
                   r.err);
-    ck_assert(!exists(out));
+    ck_assert(!harness_exists(out));
     harness_cleanup(dir);
 }
 END_TEST
 
 /* Runs quickstart on the tiny Fashion-MNIST-style directory `data` (5 training images),
  * into `out`, with the extra `--set` assignment `set` (or none). */
-static result run_tiny(const char *data, const char *out, const char *set)
+static harness_result run_tiny(const char *data, const char *out, const char *set)
 {
     char dir[256];
     snprintf(dir, sizeof(dir), "workload.dataset.dir=../tests/data/%s", data);
-    return hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet",
-                                    "--set", dir, "--set", "workers=2", "--set", "workload.batch=2",
-                                    "--set", "output.plots=false", "--set", "stragglers=[]",
-                                    "--set", set != NULL ? set : "stop.time_s=1", NULL });
+    return harness_hetsim((const char *[]){
+        "run", "scenarios/quickstart.json", "-o", out, "--quiet", "--set", dir, "--set",
+        "workers=2", "--set", "workload.batch=2", "--set", "output.plots=false", "--set",
+        "stragglers=[]", "--set", set != NULL ? set : "stop.time_s=1", NULL });
 }
 
 START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_code_2)
@@ -293,18 +244,18 @@ START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_cod
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r = run_tiny("ds_fmnist_sizes", out, NULL);
+    harness_result r = run_tiny("ds_fmnist_sizes", out, NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ds_fmnist_sizes/t10k-images-idx3-ubyte.gz: image size 4x3 at "
                                 "byte 8 does not match the 3x4 images of ") != NULL,
                   "%s", r.err);
-    ck_assert(!exists(out));
+    ck_assert(!harness_exists(out));
     r = run_tiny("ds_fmnist_junk", out, NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ds_fmnist_junk/train-images-idx3-ubyte.gz: unexpected bytes "
                                 "after the end of the gzip stream") != NULL,
                   "%s", r.err);
-    ck_assert(!exists(out));
+    ck_assert(!harness_exists(out));
     /* the same 3x4 images without junk train a 3x4 model */
     r = run_tiny("ds_fmnist", out, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -327,11 +278,11 @@ START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
     for (size_t i = 0; i < 2; i++) {
-        result r = hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--set",
-                                            sets[i][0], NULL });
+        harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json",
+                                                            "-o", out, "--set", sets[i][0], NULL });
         ck_assert_int_eq(r.status, 2);
         ck_assert_msg(strstr(r.err, sets[i][1]) != NULL, "%s", r.err);
-        ck_assert(!exists(out));
+        ck_assert(!harness_exists(out));
     }
     harness_cleanup(dir);
 }
@@ -343,7 +294,7 @@ START_TEST(cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/run", dir);
-    result r = hetsim((const char *[]){
+    harness_result r = harness_hetsim((const char *[]){
         "run", "tests/scenarios_ok/minimal.json", "-o", out, "--quiet", "--set",
         "workload={\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000, \"dim\": 20, "
         "\"classes\": 4, \"separation\": 4}, \"model\": {\"name\": \"softmax\"}, \"batch\": 16, "
@@ -363,13 +314,13 @@ START_TEST(cli_refuses_a_batch_larger_than_a_workers_share)
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    result r = run_tiny("ds_fmnist", out, "workload.batch=3");
+    harness_result r = run_tiny("ds_fmnist", out, "workload.batch=3");
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workload.batch: must be at most a "
                                 "worker's share of the training data, 2 (5 examples over 2 "
                                 "workers), got 3") != NULL,
                   "%s", r.err);
-    ck_assert(!exists(out));
+    ck_assert(!harness_exists(out));
     harness_cleanup(dir);
 }
 END_TEST
@@ -381,11 +332,75 @@ START_TEST(cli_reports_an_unwritable_output_directory_as_a_failed_run)
     close(fd);
     char out[600];
     snprintf(out, sizeof(out), "%s/sub", file); /* below a regular file */
-    result r =
-        hetsim((const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet", NULL });
+    harness_result r = harness_hetsim(
+        (const char *[]){ "run", "scenarios/quickstart.json", "-o", out, "--quiet", NULL });
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(r.err, "is not a directory"));
     remove(file);
+}
+END_TEST
+
+/* Copies the file `name` of directory `from` into directory `to`. */
+static void copy_file(const char *from, const char *to, const char *name)
+{
+    char path[1300];
+    size_t n = 0;
+    snprintf(path, sizeof(path), "%s/%s", from, name);
+    char *text = harness_read(path, &n);
+    snprintf(path, sizeof(path), "%s/%s", to, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL && fwrite(text, 1, n, f) == n && fclose(f) == 0, "cannot write %s",
+                  path);
+    free(text);
+}
+
+/* A sweep whose base is missing, a sweep file that is not there, and a golden with a seed's
+ * file missing (an interrupted copy) each name the fix, with exit code 2. */
+START_TEST(cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens)
+{
+    char *dir = harness_tmpdir("cli"), path[1300], sweep[1300];
+    harness_write(dir, "sw.json", "{ \"base\": \"nobase.json\", \"seeds\": 2 }\n");
+    snprintf(sweep, sizeof(sweep), "%s/sw.json", dir);
+    harness_result r = harness_hetsim((const char *[]){ "sweep", sweep, "--list", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "$.base: no file ") != NULL &&
+                      strstr(r.err, "nobase.json (the base is a path relative to the sweep "
+                                    "file's folder)") != NULL,
+                  "%s", r.err);
+    snprintf(sweep, sizeof(sweep), "%s/nosuch.json", dir);
+    r = harness_hetsim((const char *[]){ "sweep", sweep, "--list", NULL });
+    ck_assert_int_ne(r.status, 0);
+    ck_assert_msg(strstr(r.err, "cannot read the sweep file: No such file or directory") != NULL,
+                  "%s", r.err);
+    /* A golden copied without one seed's metrics.csv. */
+    static const char src[] = "tests/golden/curves/allreduce/golden";
+    static const char *const files[] = { "fingerprint", "run.json", "summary.json", "workers.csv" };
+    char gold[1200], seed_dir[1300], from[1300], line[64];
+    snprintf(gold, sizeof(gold), "%s/golden", dir);
+    ck_assert_int_eq(mkdir(gold, 0777), 0);
+    copy_file(src, gold, "golden.json");
+    copy_file(src, gold, "seeds");
+    snprintf(path, sizeof(path), "%s/seeds", gold);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    for (size_t k = 0; fgets(line, sizeof(line), f) != NULL; k++) {
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%s", gold, line);
+        snprintf(from, sizeof(from), "%s/seed-%s", src, line);
+        ck_assert_int_eq(mkdir(seed_dir, 0777), 0);
+        for (size_t i = 0; i < 4; i++)
+            copy_file(from, seed_dir, files[i]);
+        if (k > 0)
+            copy_file(from, seed_dir, "metrics.csv");
+    }
+    fclose(f);
+    r = harness_hetsim((const char *[]){ "check", "tests/golden/curves/allreduce/scenario.json",
+                                         "--golden", gold, NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "/metrics.csv: missing or unreadable (an incomplete golden: write "
+                                "it again with --update)") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -408,6 +423,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_refuses_a_batch_larger_than_a_workers_share);
     tcase_add_test(tc, cli_refuses_values_that_overflow_the_clock_before_running);
     tcase_add_test(tc, cli_fails_a_run_whose_loss_explodes_naming_worker_and_iteration);
+    tcase_add_test(tc, cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

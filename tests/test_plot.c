@@ -661,10 +661,10 @@ END_TEST
 
 START_TEST(plot_scripts_are_embedded_verbatim)
 {
-    ck_assert_uint_eq(sim_plot_nscripts, 6);
-    const char *expected[] = { "convergence.gp", "throughput.gp", "breakdown.gp",
-                               "bands.gp",       "bars.gp",       "check.gp" };
-    for (size_t i = 0; i < 6; i++) {
+    ck_assert_uint_eq(sim_plot_nscripts, 7);
+    const char *expected[] = { "convergence.gp", "throughput.gp", "breakdown.gp", "bands.gp",
+                               "bars.gp",        "check.gp",      "shares.gp" };
+    for (size_t i = 0; i < 7; i++) {
         const char *text = sim_plot_script(expected[i]);
         ck_assert_msg(text != NULL, "%s is not embedded", expected[i]);
         ck_assert_uint_gt(strlen(text), 100);

@@ -9,67 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
 
 #include "harness.h"
-
-typedef struct result {
-    int status;
-    char out[16384];
-    char err[8192];
-} result;
-
-static void read_all(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
-
-/* Runs $HETSIM with `args` (NULL-terminated) and captures its exit status and output. */
-static result hetsim(const char *const *args)
-{
-    static result r;
-    const char *bin = getenv("HETSIM");
-    ck_assert_msg(bin != NULL, "HETSIM is not set");
-    char out[] = "/tmp/hetsim-report-out-XXXXXX", err[] = "/tmp/hetsim-report-err-XXXXXX";
-    int fo = mkstemp(out), fe = mkstemp(err);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *argv[32] = { bin };
-        for (size_t i = 0; args[i] != NULL && i < 30; i++)
-            argv[i + 1] = args[i];
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    close(fo);
-    close(fe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
-    return r;
-}
-
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[1200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
 
 /* A run directory `name` under `sweep`: metrics.csv from "t:acc t:acc ..." (time_s and
  * test_accuracy; the other columns made up), workers.csv of two workers with the given
@@ -90,7 +34,7 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
                                 t * 10, t * 100, acc);
     }
     free(cut);
-    write_file(dir, "metrics.csv", text);
+    harness_write(dir, "metrics.csv", text);
     snprintf(text, sizeof(text),
              "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
              "bytes_received,down_s,comm_overlap_s,params_fnv\n"
@@ -98,14 +42,14 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
              "1,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0,0\n",
              samples / 2, compute / 2, comm / 2, wait / 2, bytes / 2, samples / 2, compute / 2,
              comm / 2, wait / 2, bytes / 2);
-    write_file(dir, "workers.csv", text);
+    harness_write(dir, "workers.csv", text);
     if (isnan(target))
         snprintf(text, sizeof(text), "{ \"scenario\": { \"stop\": { \"time_s\": 10 } } }\n");
     else
         snprintf(text, sizeof(text),
                  "{ \"scenario\": { \"stop\": { \"time_s\": 10, \"target_accuracy\": %g } } }\n",
                  target);
-    write_file(dir, "run.json", text);
+    harness_write(dir, "run.json", text);
 }
 
 static const char index_head[] =
@@ -170,7 +114,7 @@ static char *hand_sweep(void)
              "5,b2,b,0.1,2,time,4,0.6,0.6,,700,0.1\n"
              "6,gone,b,0.1,3,missing,,,,,,\n",
              index_head);
-    write_file(dir, "index.csv", text);
+    harness_write(dir, "index.csv", text);
     return dir;
 }
 
@@ -198,7 +142,8 @@ static void near(double got, double want, const char *what)
 START_TEST(report_intervals_match_a_hand_computation_and_censored_runs_count_as_more_than_t)
 {
     char *dir = hand_sweep();
-    result r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "left out 1 points without results"));
     ck_assert_ptr_eq(strstr(r.out, "proto,runs,target,reached,ttt_mean_s,ttt_ci95_s,"
@@ -234,7 +179,7 @@ START_TEST(report_intervals_match_a_hand_computation_and_censored_runs_count_as_
     hand_ci((const double[]){ 0.7, 0.6 }, 2, &m, &h);
     near(csv_get(r.out, "b", "final_accuracy_ci95"), h, "b: final half-width (1 df)");
     /* The Markdown table says the same. */
-    r = hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "| proto | runs | time to 0.8 (s) | reached | final accuracy |") ==
                       r.out,
@@ -243,8 +188,8 @@ START_TEST(report_intervals_match_a_hand_computation_and_censored_runs_count_as_
                   "%s", r.out);
     ck_assert_msg(strstr(r.out, "| b | 2 | > 4 | 0/2 | 0.65 ± 0.64 |") != NULL, "%s", r.out);
     /* Another target, from the curves: 0.7 is reached by every run of a, and by b1 at 6 s. */
-    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.7", "--format",
-                                 "csv", NULL });
+    r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.7",
+                                         "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     hand_ci((const double[]){ 2, 2, 4, 3 }, 4, &m, &h);
     near(csv_get(r.out, "a", "ttt_mean_s"), m, "a at 0.7");
@@ -278,16 +223,17 @@ START_TEST(report_best_over_picks_each_groups_best_value)
              "4,a5,a,0.3,1,time,3,0.8,0.8,,1,0\n5,a6,a,0.3,2,time,3,0.8,0.8,,1,0\n"
              "6,b1,b,0.2,1,time,3,0.5,0.5,,1,0\n7,b2,b,0.3,1,time,3,0.6,0.6,,1,0\n",
              index_head);
-    write_file(dir, "index.csv", text);
-    result r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr",
-                                        "--format", "csv", NULL });
+    harness_write(dir, "index.csv", text);
+    harness_result r = harness_hetsim((const char *[]){
+        "report", dir, "--by", "proto", "--best-over", "lr", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_eq(strstr(r.out, "proto,lr,runs,"), r.out);
     ck_assert_double_eq(csv_get(r.out, "a", "lr"), 0.2);
     ck_assert_double_eq(csv_get(r.out, "a", "ttt_mean_s"), 3);
     ck_assert_double_eq(csv_get(r.out, "a", "runs"), 2);
     ck_assert_double_eq(csv_get(r.out, "b", "lr"), 0.3);
-    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr", NULL });
+    r = harness_hetsim(
+        (const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "| proto | best lr | runs |"));
     ck_assert_ptr_nonnull(strstr(r.out, "| a | 0.2 | 2 | 3.000 ± 0 |"));
@@ -318,27 +264,49 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
         (const char *[]){ "report", "no/such/dir", "--by", "proto", NULL },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        result r = hetsim(cases[i]);
+        harness_result r = harness_hetsim(cases[i]);
         ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
         ck_assert_str_eq(r.out, "");
         ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
     }
-    result r = hetsim((const char *[]){ "report", dir, "--by", "nosuch", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "report", dir, "--by", "nosuch", NULL });
     ck_assert_ptr_nonnull(
         strstr(r.err, "index.csv: no column \"nosuch\" (valid: proto, lr, seed)"));
-    r = hetsim((const char *[]){ "report", run, "--by", "proto", NULL });
+    r = harness_hetsim((const char *[]){ "report", run, "--by", "proto", NULL });
     ck_assert_ptr_nonnull(strstr(r.err, "is a run directory, not a sweep's"));
     /* Runs that stop at different targets: --target says which. */
     snprintf(other, sizeof(other), "%s/b2/run.json", dir);
     remove(other);
     snprintf(other, sizeof(other), "%s/b2", dir);
-    write_file(other, "run.json", "{ \"scenario\": { \"stop\": { \"target_accuracy\": 0.9 } } }");
-    r = hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    harness_write(other, "run.json",
+                  "{ \"scenario\": { \"stop\": { \"target_accuracy\": 0.9 } } }");
+    r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "different target accuracies (0.8 in a1, 0.9 in b2): "
                                         "choose one with --target"));
-    r = hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.8", NULL });
+    r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.8", NULL });
     ck_assert_int_eq(r.status, 0);
+    /* A sweep's directory without index.csv yet (the sweep was killed, or is running). */
+    char unfinished[1200];
+    snprintf(unfinished, sizeof(unfinished), "%s/unfinished", dir);
+    ck_assert_int_eq(mkdir(unfinished, 0777), 0);
+    harness_write(unfinished, ".hetsim-sweep", "");
+    r = harness_hetsim((const char *[]){ "report", unfinished, "--by", "proto", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unfinished: no index.csv yet: its sweep has not finished (run "
+                                "the same `hetsim sweep` again") != NULL,
+                  "%s", r.err);
+    /* An index.csv that is not hetsim's (empty, or another header) is named in the message
+     * (found by the index fuzz target: the path was cleared before the message was made). */
+    char expect[1300];
+    snprintf(expect, sizeof(expect), "%s/index.csv: not an index of hetsim", dir);
+    static const char *const bad[] = { "", "point,dir,x\n0,a,1\n" };
+    for (size_t i = 0; i < 2; i++) {
+        harness_write(dir, "index.csv", bad[i]);
+        r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, expect) != NULL, "case %zu: %s", i, r.err);
+    }
     harness_cleanup(dir);
 }
 END_TEST
@@ -363,19 +331,14 @@ static double csv_at(const char *csv, size_t row, const char *col)
     return v;
 }
 
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* plot --by: bands at the 95% interval of the mean (or min-max), time to target from the
  * curves with the groups that did not reach it marked, any number of groups. */
 START_TEST(plot_by_draws_intervals_and_time_to_target_from_the_curves)
 {
     char *dir = hand_sweep(), out[1100], path[1300];
     snprintf(out, sizeof(out), "%s/fig", dir);
-    result r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     char *band = harness_slurp(out, "by-proto-0.csv"),
          *ttt = harness_slurp(out, "ttt-by-proto.csv");
@@ -394,12 +357,12 @@ START_TEST(plot_by_draws_intervals_and_time_to_target_from_the_curves)
     ck_assert(isnan(csv_get(ttt, "b", "mean")));
     ck_assert_ptr_nonnull(strstr(ttt, "\nb,NaN,NaN,NaN,0,2,NaN,-,0,not reached (> 4 s)\n"));
     snprintf(path, sizeof(path), "%s/ttt-by-proto.png", out);
-    ck_assert(exists(path));
+    ck_assert(harness_exists(path));
     free(band);
     free(ttt);
     /* --band minmax, another target. */
-    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--band", "minmax",
-                                 "--target", "0.7", NULL });
+    r = harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--band",
+                                         "minmax", "--target", "0.7", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     band = harness_slurp(out, "by-proto-0.csv");
     ttt = harness_slurp(out, "ttt-by-proto.csv");
@@ -409,13 +372,13 @@ START_TEST(plot_by_draws_intervals_and_time_to_target_from_the_curves)
     free(band);
     free(ttt);
     /* A target no run reached: no time-to-target figure, and the log says why. */
-    r = hetsim(
+    r = harness_hetsim(
         (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--target", "0.99", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "no ttt-by-proto.png: no run reached test accuracy 0.99"));
-    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "--band", "sd", NULL });
+    r = harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "--band", "sd", NULL });
     ck_assert_int_eq(r.status, 2);
-    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "--target", "2", NULL });
+    r = harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "--target", "2", NULL });
     ck_assert_int_eq(r.status, 2);
     harness_cleanup(dir);
 }
@@ -433,17 +396,114 @@ START_TEST(plot_by_draws_twenty_groups_in_one_figure)
         len += (size_t)snprintf(index + len, 65536 - len,
                                 "%d,%s,p%02d,0.1,%d,time,2,0.9,0.9,,1,0\n", i, name, i / 2, i % 2);
     }
-    write_file(dir, "index.csv", index);
+    harness_write(dir, "index.csv", index);
     free(index);
     snprintf(out, sizeof(out), "%s/fig", dir);
-    result r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     snprintf(path, sizeof(path), "%s/by-proto-19.csv", out);
-    ck_assert(exists(path));
+    ck_assert(harness_exists(path));
     snprintf(path, sizeof(path), "%s/by-proto.png", out);
-    ck_assert(exists(path));
+    ck_assert(harness_exists(path));
     snprintf(path, sizeof(path), "%s/ttt-by-proto.png", out);
-    ck_assert(exists(path));
+    ck_assert(harness_exists(path));
+    snprintf(path, sizeof(path), "%s/breakdown-by-proto.png", out);
+    ck_assert(harness_exists(path));
+    char *b = harness_slurp(out, "breakdown-by-proto.csv");
+    size_t lines = 0;
+    for (const char *p = b; *p != '\0'; p++)
+        lines += *p == '\n';
+    ck_assert_uint_eq(lines, 21); /* the header and a row per group */
+    ck_assert_ptr_nonnull(strstr(b, "\np19,"));
+    free(b);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A run whose workers.csv has the column comm_overlap_s (communication that overlapped the
+ * worker's own computation) after down_s and before params_fnv, as hetsim writes it now:
+ * two workers, each "compute comm wait overlap" given in `w0` and `w1`. */
+static void overlap_run(const char *sweep, const char *name, const double *w0, const double *w1)
+{
+    char dir[1024], text[2048];
+    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    harness_write(dir, "metrics.csv",
+                  "time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
+                  "throughput_sps\n0,0,0,0,1,1,0.1,0,0\n1,10,100,0,1,1,0.6,0,100\n");
+    snprintf(text, sizeof(text),
+             "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
+             "bytes_received,down_s,comm_overlap_s,params_fnv\n"
+             "0,1,5,50,%g,%g,%g,1000,1000,0,%g,9f2c41d07a31b6e5\n"
+             "1,1,5,50,%g,%g,%g,1000,1000,0,%g,9f2c41d07a31b6e5\n",
+             w0[0], w0[1], w0[2], w0[3], w1[0], w1[1], w1[2], w1[3]);
+    harness_write(dir, "workers.csv", text);
+    harness_write(dir, "run.json", "{ \"scenario\": { \"stop\": { \"time_s\": 1 } } }\n");
+}
+
+/* workers.csv is read by its header's names, wherever a column stands: with comm_overlap_s
+ * the report adds "comm. incl. overlap" (comm_s + comm_overlap_s over compute_s + comm_s +
+ * wait_s) and the breakdown figure splits compute into what communication overlapped and
+ * what it did not; without it, neither appears. */
+START_TEST(report_and_breakdown_show_communication_that_overlapped_computation)
+{
+    char *dir = harness_tmpdir("report"), out[1100], path[1300];
+    /* o1: compute 5, comm 1.5, wait 1.5, overlap 2 (of 8 s); o2: 8, 4, 4, 2 (of 16 s). */
+    overlap_run(dir, "o1", (const double[]){ 3, 1, 0.5, 1.5 }, (const double[]){ 2, 0.5, 1, 0.5 });
+    overlap_run(dir, "o2", (const double[]){ 4, 2, 2, 1 }, (const double[]){ 4, 2, 2, 1 });
+    fake_run(dir, "p1", "0:0.1 1:0.6", 100, 6, 2, 0, 1000, NAN);
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "%s0,o1,over,0.1,1,time,1,0.6,0.6,,100,0.1\n1,o2,over,0.1,2,time,1,0.6,0.6,,100,0.1\n"
+             "2,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n",
+             index_head);
+    harness_write(dir, "index.csv", text);
+    harness_result r =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    double m, h;
+    hand_ci((const double[]){ 1.5 / 8, 4.0 / 16 }, 2, &m, &h);
+    near(csv_get(r.out, "over", "comm_share_mean"), m, "comm share");
+    near(csv_get(r.out, "over", "comm_share_ci95"), h, "comm share interval");
+    hand_ci((const double[]){ 3.5 / 8, 6.0 / 16 }, 2, &m, &h);
+    near(csv_get(r.out, "over", "comm_incl_overlap_share_mean"), m, "comm incl. overlap");
+    near(csv_get(r.out, "over", "comm_incl_overlap_share_ci95"), h, "its interval");
+    near(csv_get(r.out, "over", "wait_share_mean"), (1.5 / 8 + 4.0 / 16) / 2, "wait share");
+    near(csv_get(r.out, "over", "bytes_per_sample_mean"), 20, "bytes per sample");
+    /* A run without the column: nothing overlapped. */
+    near(csv_get(r.out, "plain", "comm_incl_overlap_share_mean"), 0.25, "plain run");
+    r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "| communicating (%) | comm. incl. overlap (%) |\n"));
+    /* The breakdown figure: mean shares in percent over the group's runs. */
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    r = harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *b = harness_slurp(out, "breakdown-by-proto.csv");
+    ck_assert_ptr_eq(strstr(b, "label,compute,overlap,comm,wait,down\n"), b);
+    near(csv_get(b, "over", "compute"), 37.5, "compute not overlapped");
+    near(csv_get(b, "over", "overlap"), (25 + 12.5) / 2, "compute overlapped");
+    near(csv_get(b, "over", "comm"), (18.75 + 25) / 2, "communication");
+    near(csv_get(b, "over", "wait"), (18.75 + 25) / 2, "waiting");
+    near(csv_get(b, "over", "down"), 0, "down");
+    near(csv_get(b, "plain", "compute"), 75, "plain compute");
+    near(csv_get(b, "plain", "comm"), 25, "plain communication");
+    free(b);
+    snprintf(path, sizeof(path), "%s/breakdown-by-proto.png", out);
+    ck_assert(harness_exists(path));
+    /* Without the column anywhere: no overlap column in the report. */
+    char *plain = harness_tmpdir("report");
+    fake_run(plain, "p1", "0:0.1 1:0.6", 100, 6, 2, 0, 1000, NAN);
+    snprintf(text, sizeof(text), "%s0,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n", index_head);
+    harness_write(plain, "index.csv", text);
+    r = harness_hetsim((const char *[]){ "report", plain, "--by", "proto", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_null(strstr(r.out, "overlap"));
+    r = harness_hetsim(
+        (const char *[]){ "report", plain, "--by", "proto", "--format", "csv", NULL });
+    ck_assert_ptr_null(strstr(r.out, "overlap"));
+    harness_cleanup(plain);
     harness_cleanup(dir);
 }
 END_TEST
@@ -457,16 +517,66 @@ START_TEST(plot_runs_skips_non_runs_and_points_a_sweep_to_by)
     snprintf(a2, sizeof(a2), "%s/a2", dir);
     snprintf(junk, sizeof(junk), "%s/index.csv", dir);
     snprintf(out, sizeof(out), "%s/fig", dir);
-    result r = hetsim((const char *[]){ "plot", a1, junk, a2, "-o", out, NULL });
+    harness_result r = harness_hetsim((const char *[]){ "plot", a1, junk, a2, "-o", out, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "index.csv: not a run directory (no metrics.csv)"));
-    r = hetsim((const char *[]){ "plot", dir, "-o", out, NULL });
+    r = harness_hetsim((const char *[]){ "plot", dir, "-o", out, NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "is a sweep's directory: draw its runs with `hetsim plot") != NULL,
                   "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "--by KEY"));
-    r = hetsim((const char *[]){ "plot", junk, NULL });
+    r = harness_hetsim((const char *[]){ "plot", junk, NULL });
     ck_assert_int_eq(r.status, 2);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Every "cannot read" a user can cause names its fix: a run directory missing a file (removed,
+ * or copied in part) says to run it again, for report, plot --by and plot RUN alike, with exit
+ * code 2 (it used to be exit 1 and "DIR/metrics.csv: cannot read"); the work directory of a
+ * run that was cut short is skipped saying so. */
+START_TEST(missing_run_files_are_named_with_their_fix)
+{
+    char *dir = hand_sweep(), path[1300], a1[1100], a2[1100], out[1100];
+    snprintf(a1, sizeof(a1), "%s/a1", dir);
+    snprintf(a2, sizeof(a2), "%s/a2", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    snprintf(path, sizeof(path), "%s/b2/metrics.csv", dir);
+    ck_assert_int_eq(remove(path), 0);
+    static const char hint[] = "an incomplete run directory (files removed, or copied in part): "
+                               "run it again";
+    const char *const *cases[] = {
+        (const char *[]){ "report", dir, "--by", "proto", NULL },
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = harness_hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, hint) != NULL, "case %zu: %s", i, r.err);
+        ck_assert_msg(strstr(r.err, "b2/metrics.csv") != NULL, "case %zu: %s", i, r.err);
+        ck_assert_str_eq(r.out, "");
+    }
+    snprintf(path, sizeof(path), "%s/a2/workers.csv", dir);
+    ck_assert_int_eq(remove(path), 0);
+    harness_result r = harness_hetsim((const char *[]){ "plot", a1, a2, "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "%s", r.err);
+    ck_assert_msg(strstr(r.err, hint) != NULL && strstr(r.err, "a2/workers.csv") != NULL, "%s",
+                  r.err);
+    /* plot RUN: a run directory without metrics.csv, and a run's work directory, skipped. */
+    char b2[1100], part[1100];
+    snprintf(b2, sizeof(b2), "%s/b2", dir);
+    snprintf(part, sizeof(part), "%s/c.partial", dir);
+    ck_assert_int_eq(mkdir(part, 0777), 0);
+    harness_write(part, ".hetsim-partial", "");
+    harness_write(part, "metrics.csv", "time_s,test_accuracy\n0,0.1\n");
+    r = harness_hetsim((const char *[]){ "plot", a1, b2, part, "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "b2: a run directory without metrics.csv (files removed, or "
+                                "copied in part): run it again") != NULL,
+                  "%s", r.err);
+    ck_assert_msg(strstr(r.err, "c.partial: the work directory of a run that was cut short "
+                                "(killed before it finished): run it again") != NULL,
+                  "%s", r.err);
     harness_cleanup(dir);
 }
 END_TEST
@@ -509,19 +619,19 @@ START_TEST(plot_writes_whole_png_pdf_and_svg_figures)
     snprintf(b1, sizeof(b1), "%s/b1", dir);
     for (size_t i = 0; i < 3; i++) {
         const char *f = formats[i];
-        result r = hetsim(
+        harness_result r = harness_hetsim(
             (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--format", f, NULL });
         ck_assert_msg(r.status == 0, "%s: %s", f, r.err);
-        r = hetsim((const char *[]){ "plot", a1, b1, "-o", out, "--format", f, NULL });
+        r = harness_hetsim((const char *[]){ "plot", a1, b1, "-o", out, "--format", f, NULL });
         ck_assert_msg(r.status == 0, "%s: %s", f, r.err);
-        static const char *const figs[] = { "by-proto", "ttt-by-proto", "convergence", "throughput",
-                                            "breakdown" };
-        for (size_t k = 0; k < 5; k++) {
+        static const char *const figs[] = { "by-proto",    "ttt-by-proto", "breakdown-by-proto",
+                                            "convergence", "throughput",   "breakdown" };
+        for (size_t k = 0; k < 6; k++) {
             snprintf(name, sizeof(name), "%s.%s", figs[k], f);
             whole_figure(out, name);
         }
     }
-    result r = hetsim((const char *[]){ "plot", a1, "--format", "eps", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "plot", a1, "--format", "eps", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--format takes png, pdf or svg"));
     harness_cleanup(dir);
@@ -538,18 +648,20 @@ START_TEST(plot_style_draws_with_the_users_copies_of_the_scripts)
     snprintf(out, sizeof(out), "%s/fig", dir);
     ck_assert_int_eq(mkdir(style, 0777), 0);
     ck_assert_int_eq(mkdir(empty, 0777), 0);
-    write_file(style, "convergence.gp", "this is not gnuplot\n");
+    harness_write(style, "convergence.gp", "this is not gnuplot\n");
     /* The broken copy is used: the run figures fail, naming gnuplot's complaint. */
-    result r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", style, NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "plot", a1, "-o", out, "--style", style, NULL });
     ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "gnuplot failed drawing convergence.png"));
     /* The sweep figures' scripts are not in the style: built in, they draw. */
-    r = hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--style", style, NULL });
+    r = harness_hetsim(
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--style", style, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", empty, NULL });
+    r = harness_hetsim((const char *[]){ "plot", a1, "-o", out, "--style", empty, NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "holds none of hetsim's plot scripts"));
-    r = hetsim((const char *[]){ "plot", a1, "-o", out, "--style", a1, NULL });
+    r = harness_hetsim((const char *[]){ "plot", a1, "-o", out, "--style", a1, NULL });
     ck_assert_int_eq(r.status, 2);
     harness_cleanup(dir);
 }
@@ -577,7 +689,7 @@ static size_t count_lines(const char *s)
 START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
 {
     char *dir = harness_tmpdir("report"), file[1100], out[1100], run[1300];
-    write_file(dir, "base.json", base_json);
+    harness_write(dir, "base.json", base_json);
     snprintf(out, sizeof(out), "%s/out", dir);
     char text[2048];
     snprintf(text, sizeof(text),
@@ -585,9 +697,10 @@ START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
              "\"dpsgd\"], \"zip\": { \"workers\": [4], \"workload.lr\": [0.1] } }, "
              "\"seeds\": 2, \"output\": { \"dir\": \"%s\" } }\n",
              out);
-    write_file(dir, "sw.json", text);
+    harness_write(dir, "sw.json", text);
     snprintf(file, sizeof(file), "%s/sw.json", dir);
-    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", "--quiet", NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", file, "-j", "2", "--quiet", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     char *index = harness_slurp(out, "index.csv"), *curves = harness_slurp(out, "curves.csv");
     ck_assert_ptr_eq(strstr(index, "point,dir,protocol.name,workers,workload.lr,seed,stop_reason,"),
@@ -609,7 +722,8 @@ START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
     }
     free(metrics);
     /* A report of the real runs. */
-    r = hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--target", "0.5", NULL });
+    r = harness_hetsim(
+        (const char *[]){ "report", out, "--by", "protocol.name", "--target", "0.5", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "| allreduce | 2 | "));
     ck_assert_ptr_nonnull(strstr(r.out, "| dpsgd | 2 | "));
@@ -630,7 +744,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key);
     tcase_add_test(tc, plot_by_draws_intervals_and_time_to_target_from_the_curves);
     tcase_add_test(tc, plot_by_draws_twenty_groups_in_one_figure);
+    tcase_add_test(tc, report_and_breakdown_show_communication_that_overlapped_computation);
     tcase_add_test(tc, plot_runs_skips_non_runs_and_points_a_sweep_to_by);
+    tcase_add_test(tc, missing_run_files_are_named_with_their_fix);
     tcase_add_test(tc, plot_writes_whole_png_pdf_and_svg_figures);
     tcase_add_test(tc, plot_style_draws_with_the_users_copies_of_the_scripts);
     tcase_set_timeout(tc, 240);

@@ -19,12 +19,6 @@
 
 #include "harness.h"
 
-typedef struct result {
-    int status;
-    char out[16384];
-    char err[8192];
-} result;
-
 /* A small synthetic scenario: a run takes a few milliseconds. */
 static const char base_json[] =
     "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
@@ -33,15 +27,6 @@ static const char base_json[] =
     "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
     "  \"protocol\": { \"name\": \"allreduce\" },\n"
     "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
-
-static void read_all(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
 
 /* Starts $HETSIM with `args` (NULL-terminated), output to the files out and err. */
 static pid_t start(const char *const *args, const char *out, const char *err)
@@ -61,47 +46,15 @@ static pid_t start(const char *const *args, const char *out, const char *err)
     return pid;
 }
 
-static result hetsim(const char *const *args)
-{
-    static result r;
-    char out[] = "/tmp/hetsim-sweep-out-XXXXXX", err[] = "/tmp/hetsim-sweep-err-XXXXXX";
-    close(mkstemp(out));
-    close(mkstemp(err));
-    int status;
-    waitpid(start(args, out, err), &status, 0);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
-    return r;
-}
-
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* A sweep file in `dir` (next to base.json) with the given grid and seeds; returns its path. */
 static char *sweep_file(const char *dir, const char *name, const char *body)
 {
     size_t size = strlen(body) + strlen(dir) + 128;
     char *text = malloc(size);
-    write_file(dir, "base.json", base_json);
+    harness_write(dir, "base.json", base_json);
     snprintf(text, size, "{ \"base\": \"base.json\", %s, \"output\": { \"dir\": \"%s/out\" } }\n",
              body, dir);
-    write_file(dir, name, text);
+    harness_write(dir, name, text);
     free(text);
     char *path = malloc(700);
     snprintf(path, 700, "%s/%s", dir, name);
@@ -134,11 +87,11 @@ START_TEST(sweep_rejects_bad_files_naming_the_path_and_runs_nothing)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = harness_tmpdir("sweep");
         char *file = sweep_file(dir, "sw.json", cases[i].body), out[700];
-        result r = hetsim((const char *[]){ "sweep", file, "-j", "1", NULL });
+        harness_result r = harness_hetsim((const char *[]){ "sweep", file, "-j", "1", NULL });
         ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
         ck_assert_msg(strstr(r.err, cases[i].message) != NULL, "case %zu: %s", i, r.err);
         snprintf(out, sizeof(out), "%s/out", dir);
-        ck_assert_msg(!exists(out), "case %zu created the output directory", i);
+        ck_assert_msg(!harness_exists(out), "case %zu created the output directory", i);
         free(file);
         harness_cleanup(dir);
     }
@@ -153,7 +106,7 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
                             "\"workload.lr\": [0.1, 0.2, 0.3], "
                             "\"zip\": { \"workers\": [2, 4], \"workload.batch\": [16, 32] } }, "
                             "\"seeds\": [3, 9]");
-    result r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_uint_eq(count_lines(r.out), 2 * 3 * 2 * 2);
     /* The last grid entry varies fastest, the seed innermost; zipped paths move together. */
@@ -166,7 +119,7 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
     ck_assert_ptr_null(strstr(r.out, "workers=2,workload.batch=32"));
     free(file);
     file = sweep_file(dir, "count.json", "\"grid\": { \"workers\": [2, 3, 4] }, \"seeds\": 4");
-    r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     ck_assert_uint_eq(count_lines(r.out), 12);
     ck_assert_ptr_nonnull(strstr(r.out, "workers=2,seed=8\t")); /* base seed 5, 6, 7, 8 */
     free(file);
@@ -182,7 +135,7 @@ static void refused(const char *body, const char *message, double max_s)
     char *file = sweep_file(dir, "sw.json", body);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    result r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     ck_assert_msg(r.status == 2, "%.60s: exit %d: %s", body, r.status, r.err);
@@ -216,29 +169,31 @@ START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
 
     char *dir = harness_tmpdir("sweep");
     char path[700];
-    write_file(dir, "self.json", "{ \"base\": \"self.json\", \"seeds\": 2 }\n");
-    write_file(dir, "noseed.json",
-               "{ \"workers\": 2, \"protocol\": { \"name\": \"allreduce\" } }\n");
-    write_file(dir, "ns.json", "{ \"base\": \"noseed.json\", \"seeds\": 2 }\n");
+    harness_write(dir, "self.json", "{ \"base\": \"self.json\", \"seeds\": 2 }\n");
+    harness_write(dir, "noseed.json",
+                  "{ \"workers\": 2, \"protocol\": { \"name\": \"allreduce\" } }\n");
+    harness_write(dir, "ns.json", "{ \"base\": \"noseed.json\", \"seeds\": 2 }\n");
     snprintf(path, sizeof(path), "%s/self.json", dir);
-    result r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", path, "--list", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "self.json: $.base: is this sweep file") != NULL, "%s", r.err);
     snprintf(path, sizeof(path), "%s/ns.json", dir);
-    r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", path, "--list", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "ns.json: $.base: ") != NULL && strstr(r.err, "$.seed") != NULL,
                   "%s", r.err);
     /* A value that breaks a rule of the base (worker 5 slowed down, out of 2 workers) is the
      * value's fault, though the error is about the base's rule. */
-    write_file(dir, "st.json",
-               "{ \"seed\": 5, \"workers\": 8, \"stragglers\": [{ \"kind\": \"fixed\", "
-               "\"workers\": [5], \"slowdown\": 2 }],\n"
-               "  \"workload\": { \"model\": { \"name\": \"none\" }, \"message_bytes\": 4096 },\n"
-               "  \"protocol\": { \"name\": \"allreduce\" } }\n");
-    write_file(dir, "sst.json", "{ \"base\": \"st.json\", \"grid\": { \"workers\": [8, 2] } }\n");
+    harness_write(
+        dir, "st.json",
+        "{ \"seed\": 5, \"workers\": 8, \"stragglers\": [{ \"kind\": \"fixed\", "
+        "\"workers\": [5], \"slowdown\": 2 }],\n"
+        "  \"workload\": { \"model\": { \"name\": \"none\" }, \"message_bytes\": 4096 },\n"
+        "  \"protocol\": { \"name\": \"allreduce\" } }\n");
+    harness_write(dir, "sst.json",
+                  "{ \"base\": \"st.json\", \"grid\": { \"workers\": [8, 2] } }\n");
     snprintf(path, sizeof(path), "%s/sst.json", dir);
-    r = hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", path, "--list", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "sst.json: $.grid.workers[1]: point 1 (workers=2,seed=5): ") !=
                       NULL,
@@ -287,25 +242,28 @@ START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
 {
     char *dir = harness_tmpdir("sweep");
     /* lr 1000 with momentum 0.99: the loss explodes within 20 iterations (the run fails). */
-    write_file(dir, "div.json",
-               "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
-               "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
-               "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
-               "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
-               "    \"momentum\": 0.99 },\n"
-               "  \"protocol\": { \"name\": \"allreduce\" },\n"
-               "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
-    write_file(dir, "sw.json",
-               "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] }, "
-               "\"seeds\": 2 }\n");
-    write_file(dir, "all.json",
-               "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [1000] }, \"seeds\": 2 }\n");
+    harness_write(
+        dir, "div.json",
+        "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
+        "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
+        "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
+        "    \"momentum\": 0.99 },\n"
+        "  \"protocol\": { \"name\": \"allreduce\" },\n"
+        "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
+    harness_write(dir, "sw.json",
+                  "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] }, "
+                  "\"seeds\": 2 }\n");
+    harness_write(
+        dir, "all.json",
+        "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [1000] }, \"seeds\": 2 }\n");
     char file[700], out[700], png[800];
     snprintf(file, sizeof(file), "%s/sw.json", dir);
     snprintf(out, sizeof(out), "%s/out", dir);
-    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
     ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
-    r = hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
+    r = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "plots in "));
     ck_assert_msg(strstr(r.err, "index.csv: left out point 2 (workload.lr=1000,seed=5): no "
@@ -314,18 +272,18 @@ START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
                       strstr(r.err, "point 0") == NULL && strstr(r.err, "point 1 ") == NULL,
                   "%s", r.err);
     snprintf(png, sizeof(png), "%s/by-workload.lr.png", out);
-    ck_assert(exists(png));
+    ck_assert(harness_exists(png));
     char *text = harness_slurp(out, "by-workload.lr-0.csv");
     ck_assert_ptr_nonnull(text);
     free(text);
     snprintf(png, sizeof(png), "%s/by-workload.lr-1.csv", out);
-    ck_assert(!exists(png)); /* one value drawn: the other has no run */
+    ck_assert(!harness_exists(png)); /* one value drawn: the other has no run */
     /* Nothing to draw at all: an error that says why. */
     snprintf(file, sizeof(file), "%s/all.json", dir);
     snprintf(out, sizeof(out), "%s/all", dir);
-    r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL });
     ck_assert_int_eq(r.status, 1);
-    r = hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
+    r = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "index.csv: no runs with results (2 left out)") != NULL, "%s",
                   r.err);
@@ -362,7 +320,7 @@ START_TEST(sweep_under_mpirun_refuses_list_and_index_saying_so_once)
     }
     char out[700];
     snprintf(out, sizeof(out), "%s/out", dir);
-    ck_assert(!exists(out));
+    ck_assert(!harness_exists(out));
     free(file);
     harness_cleanup(dir);
 }
@@ -452,7 +410,7 @@ START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
         before = now;
     }
     ck_assert_msg(before >= 3 && before < 12, "%zu points done when killed", before);
-    result r = hetsim((const char *[]){ "sweep", file, "-j", "2", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "-j", "2", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     char want[128];
     snprintf(want, sizeof(want), "12 points, %zu run now, 0 failed", 12 - before);
@@ -464,7 +422,7 @@ START_TEST(sweep_killed_midway_resumes_running_only_the_missing_points)
             if (strcmp(names[i], names2[j]) == 0)
                 ck_assert_msg(inodes[i] == inodes2[j], "%s was run twice", names[i]);
     /* Everything done: nothing runs. */
-    r = hetsim((const char *[]){ "sweep", file, NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, NULL });
     ck_assert_ptr_nonnull(strstr(r.out, "12 points, 0 run now"));
     free(file);
     harness_cleanup(dir);
@@ -518,12 +476,12 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
     char o1[700], o2[700], a[1200], b[1200];
     snprintf(o1, sizeof(o1), "%s/j1", dir);
     snprintf(o2, sizeof(o2), "%s/j2", dir);
-    result r = hetsim((const char *[]){ "sweep", file, "-j", "1", "-o", o1, NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "-j", "1", "-o", o1, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    r = hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", o2, NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, "-j", "2", "-o", o2, NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     same_file(o1, o2, "index.csv");
-    r = hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     static const char *const files[] = { "metrics.csv", "workers.csv", "summary.json", "run.json" };
     DIR *d = opendir(o1);
     struct dirent *e;
@@ -559,12 +517,13 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
         }
         closedir(d);
     }
-    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
+    r = harness_hetsim(
+        (const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     snprintf(a, sizeof(a), "%s/by-protocol.name.png", o1);
     snprintf(b, sizeof(b), "%s/ttt-by-protocol.name.png", o1);
-    ck_assert(exists(a) && !exists(b)); /* no target accuracy, no time to target */
-    r = hetsim((const char *[]){ "plot", o1, "--by", "protocol", NULL });
+    ck_assert(harness_exists(a) && !harness_exists(b)); /* no target accuracy, no time to target */
+    r = harness_hetsim((const char *[]){ "plot", o1, "--by", "protocol", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no column \"protocol\" (valid: protocol.name, workers"));
     free(file);
@@ -576,15 +535,15 @@ START_TEST(sweep_index_runs_one_point_alone)
 {
     char *dir = harness_tmpdir("sweep");
     char *file = sweep_file(dir, "sw.json", "\"grid\": { \"workers\": [2, 3, 4] }");
-    result r = hetsim((const char *[]){ "sweep", file, "--index", "1", NULL });
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--index", "1", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     char names[16][256];
     ino_t inodes[16];
     ck_assert_uint_eq(done_runs(dir, names, inodes, 16), 1);
     ck_assert_str_eq(names[0], "workers=3,seed=5");
-    r = hetsim((const char *[]){ "sweep", file, "--index", "3", NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, "--index", "3", NULL });
     ck_assert_int_eq(r.status, 2);
-    r = hetsim((const char *[]){ "sweep", file, NULL });
+    r = harness_hetsim((const char *[]){ "sweep", file, NULL });
     ck_assert_ptr_nonnull(strstr(r.out, "3 points, 2 run now"));
     char index[700];
     snprintf(index, sizeof(index), "%s/out/index.csv", dir);
@@ -621,7 +580,7 @@ START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
         (const char *[]){ "plot", "a", "--by", "workers", "--x", "hours", NULL },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        result r = hetsim(cases[i]);
+        harness_result r = harness_hetsim(cases[i]);
         ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
         ck_assert_str_eq(r.out, "");
         ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
@@ -637,7 +596,8 @@ START_TEST(sweep_files_shipped_in_sweeps_are_valid)
     ck_assert_int_eq(glob("sweeps/*.json", 0, NULL, &g), 0);
     ck_assert_int_eq(glob("sweeps/*/*.json", GLOB_APPEND, NULL, &g), 0);
     for (size_t i = 0; i < g.gl_pathc; i++) {
-        result r = hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
+        harness_result r =
+            harness_hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
         ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
         ck_assert_uint_gt(count_lines(r.out), 0);
     }
@@ -652,32 +612,34 @@ START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_chan
     snprintf(golden, sizeof(golden), "%s/golden", dir);
     snprintf(run, sizeof(run), "%s/run", dir);
     const char *sc = "tests/golden/curves/allreduce/scenario.json";
-    result r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
     ck_assert_msg(r.status == 2, "without a golden: exit %d", r.status);
     ck_assert_ptr_nonnull(strstr(r.err, "no golden here (write one with --update)"));
-    r = hetsim(
+    r = harness_hetsim(
         (const char *[]){ "check", sc, "--golden", golden, "--update", "--seeds", "5", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
+    r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, NULL });
     ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, ": ok against"));
     ck_assert_ptr_nonnull(strstr(r.out, "5 golden seeds, run seeds 16, 17"));
-    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", NULL });
+    r = harness_hetsim(
+        (const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", NULL });
     ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
     /* The scenario's lr is 0.05: four times that moves the loss curve out of band. */
-    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
-                                 "workload.lr=0.2", NULL });
+    r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
+                                         "workload.lr=0.2", NULL });
     ck_assert_msg(r.status == 2, "lr x4 unannounced: exit %d: %s", r.status, r.out);
     ck_assert_ptr_nonnull(strstr(r.err, "workload.lr"));
-    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
-                                 "workload.lr=0.2", "--allow-scenario-change", NULL });
+    r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--set",
+                                         "workload.lr=0.2", "--allow-scenario-change", NULL });
     ck_assert_msg(r.status == 1, "lr x4: exit %d: %s", r.status, r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
     ck_assert_ptr_nonnull(strstr(r.out, "OUT OF BAND"));
-    r = hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact", "--set",
-                                 "workload.lr=0.2", NULL });
+    r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact",
+                                         "--set", "workload.lr=0.2", NULL });
     ck_assert_int_eq(r.status, 1);
-    r = hetsim((const char *[]){ "check", sc, NULL });
+    r = harness_hetsim((const char *[]){ "check", sc, NULL });
     ck_assert_int_eq(r.status, 2);
     harness_cleanup(dir);
 }

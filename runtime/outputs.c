@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/jobs.h"
 #include "runtime/state.h"
 #include "sim/output.h"
 #include "sim/tensor.h"
@@ -98,7 +99,7 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
         if (ctx->eval_params != NULL)
             x = ctx->eval_params;
         if (x != NULL)
-            train_evaluate(ctx->tr, x, ctx->sc->eval_samples, &test_loss, &accuracy);
+            jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
         if (ctx->loss_count > 0)
             train_loss = ctx->loss_sum / (double)ctx->loss_count;
         ctx->loss_sum = 0.0;

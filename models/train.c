@@ -28,6 +28,7 @@ typedef struct train_block {
     float *v;          /* num_params, or NULL without momentum */
     uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
     uint32_t users;    /* workers on this block */
+    uint32_t pins;     /* gradients in flight reading it (train_pin; counted in refs too) */
     uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
     uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
     const float *grad; /* (compared, never read) */
@@ -489,17 +490,29 @@ uint32_t train_pin(train *t, uint32_t w)
     assert(t->nblk == 2 * t->cfg.workers);
     uint32_t b = t->blk_of[w];
     t->blk[b].refs++;
+    t->blk[b].pins++;
     return b;
 }
 
 void train_unpin(train *t, uint32_t b)
 {
+    assert(t->blk[b].pins > 0);
+    t->blk[b].pins--;
     blk_unref(t, b);
 }
 
-bool train_write_copies(const train *t, uint32_t w, uint32_t b)
+bool train_write_orphans(const train *t, uint32_t w)
 {
-    return t->blk_of[w] == b && t->blk[b].users == 1;
+    const train_block *k = &t->blk[t->blk_of[w]];
+    return k->users == 1 && k->pins > 0;
+}
+
+uint32_t train_orphans(const train *t)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < t->nblk; b++)
+        n += t->blk[b].users == 0 && t->blk[b].pins > 0;
+    return n;
 }
 
 void train_draw(train *t, uint32_t w, gsl_rng *r)

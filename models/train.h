@@ -137,9 +137,12 @@ void train_unpin(train *t, uint32_t b);
 /* The block worker w is on now. */
 uint32_t train_block_of(const train *t, uint32_t w);
 
-/* Whether a write to worker w now copies pinned block b because of the pin alone (w is its
- * only worker): the copy a pin costs. */
-bool train_write_copies(const train *t, uint32_t w, uint32_t b);
+/* Whether a write to worker w now leaves its block to pins alone (w is its last worker and a
+ * gradient in flight reads it): the block then stays, an orphan, besides w's new one. */
+bool train_write_orphans(const train *t, uint32_t w);
+
+/* Blocks that only pins hold now: the model copies pins cost. */
+uint32_t train_orphans(const train *t);
 
 /* Computes worker w's gradient on its drawn minibatch (train_draw) from `params` (its pinned
  * block's, train_params when pinned), into w's gradient buffer, with thread `thread`'s workspace;

@@ -71,6 +71,8 @@ void jobs_fini(sim_ctx *ctx)
     if (ctx->pool != NULL) {
         for (uint32_t w = 0; w < ctx->nworkers; w++)
             sim_pool_join(ctx->pool, &ctx->gjob[w].job);
+        for (size_t i = 0; i < ctx->nejob; i++)
+            sim_pool_join(ctx->pool, &ctx->ejob[i].job);
         sim_pool_destroy(ctx->pool);
         ctx->pool = NULL;
     }
@@ -90,8 +92,14 @@ void jobs_fini(sim_ctx *ctx)
 static void retire(sim_ctx *ctx)
 {
     while (ctx->ring_n > 0 && ctx->ring_done[ctx->ring_head]) {
-        ctx->loss_sum += ctx->ring_loss[ctx->ring_head];
-        ctx->loss_count++;
+        if (ctx->eval_owed > 0) { /* started before the pending evaluation */
+            ctx->pend_loss_sum += ctx->ring_loss[ctx->ring_head];
+            ctx->pend_loss_count++;
+            ctx->eval_owed--;
+        } else {
+            ctx->loss_sum += ctx->ring_loss[ctx->ring_head];
+            ctx->loss_count++;
+        }
         ctx->ring_head = (ctx->ring_head + 1) % ctx->ring_cap;
         ctx->ring_n--;
     }
@@ -108,10 +116,6 @@ int jobs_join(sim_ctx *ctx, uint32_t w, sim_err *err)
     if (g->pinned)
         train_unpin(ctx->tr, g->block);
     g->pinned = false;
-    if (g->copied) {
-        g->copied = false;
-        ctx->pin_copies--;
-    }
     sim_err e;
     sim_err_clear(&e);
     int rc = train_check_loss(ctx->tr, w, g->loss, &e);
@@ -154,7 +158,6 @@ void jobs_submit(sim_ctx *ctx, uint32_t w, sim_time due_ns)
     g->block = g->pinned ? train_pin(ctx->tr, w) : train_block_of(ctx->tr, w);
     g->params = train_params(ctx->tr, w);
     g->iteration = ctx->acct[w].started;
-    g->copied = false;
     g->loss = NAN;
     g->slot = (ctx->ring_head + ctx->ring_n) % ctx->ring_cap;
     ctx->ring_w[g->slot] = w;
@@ -166,33 +169,32 @@ void jobs_submit(sim_ctx *ctx, uint32_t w, sim_time due_ns)
 
 void jobs_before_write(sim_ctx *ctx, uint32_t w)
 {
-    if (ctx->pool == NULL)
+    if (ctx->pool == NULL || sim_pool_threads(ctx->pool) == 1 || !train_write_orphans(ctx->tr, w) ||
+        train_orphans(ctx->tr) < ctx->max_copies)
         return;
-    grad_job *g = &ctx->gjob[w];
-    if (!g->pinned || g->copied || !train_write_copies(ctx->tr, w, g->block))
-        return;
-    if (ctx->pin_copies < ctx->max_copies) {
-        g->copied = true;
-        ctx->pin_copies++;
-    } else {
-        jobs_join(ctx, w, NULL);
-    }
+    /* A copy past the bound: the gradients reading w's block finish first (in start order:
+     * workers' order is as good, the joins change no result). */
+    uint32_t b = train_block_of(ctx->tr, w);
+    for (uint32_t v = 0; v < ctx->nworkers; v++)
+        if (ctx->gjob[v].pinned && ctx->gjob[v].block == b)
+            jobs_join(ctx, v, NULL);
 }
 
-void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *loss,
-                   double *accuracy)
+void jobs_eval_start(sim_ctx *ctx, const float *params, size_t samples)
 {
-    if (ctx->pool == NULL || sim_pool_threads(ctx->pool) == 1) {
-        train_evaluate(ctx->tr, params, samples, loss, accuracy);
-        return;
-    }
     size_t nb = train_eval_batches(ctx->tr, samples);
-    size_t n = samples < train_test_size(ctx->tr) ? samples : train_test_size(ctx->tr);
     for (size_t i = 0; i < nb; i++) {
         ctx->ejob[i].params = params;
         ctx->ejob[i].samples = samples;
         sim_pool_submit(ctx->pool, &ctx->ejob[i].job);
     }
+}
+
+void jobs_eval_join(sim_ctx *ctx, double *loss, double *accuracy)
+{
+    size_t samples = ctx->ejob[0].samples;
+    size_t nb = train_eval_batches(ctx->tr, samples);
+    size_t n = samples < train_test_size(ctx->tr) ? samples : train_test_size(ctx->tr);
     double sum = 0.0;
     size_t correct = 0;
     for (size_t i = 0; i < nb; i++) {
@@ -202,6 +204,32 @@ void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *lo
     }
     *loss = n > 0 ? sum / (double)n : (double)NAN;
     *accuracy = n > 0 ? (double)correct / (double)n : (double)NAN;
+}
+
+void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *loss,
+                   double *accuracy)
+{
+    if (ctx->pool == NULL || sim_pool_threads(ctx->pool) == 1 || ctx->nejob == 0) {
+        train_evaluate(ctx->tr, params, samples, loss, accuracy);
+        return;
+    }
+    jobs_eval_start(ctx, params, samples);
+    jobs_eval_join(ctx, loss, accuracy);
+}
+
+bool jobs_eval_async(const sim_ctx *ctx)
+{
+    return ctx->pool != NULL && sim_pool_threads(ctx->pool) > 1 && ctx->nejob > 0 &&
+           isnan(ctx->sc->target_accuracy) && ctx->observe == NULL;
+}
+
+int jobs_settle(sim_ctx *ctx, sim_err *err)
+{
+    while (ctx->eval_owed > 0 && ctx->job_rc == SIM_OK)
+        jobs_join(ctx, ctx->ring_w[ctx->ring_head], NULL);
+    if (ctx->job_rc != SIM_OK && err != NULL)
+        *err = ctx->job_err;
+    return ctx->job_rc;
 }
 
 uint64_t jobs_memory(const train_config *tc, unsigned threads)

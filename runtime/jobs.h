@@ -14,9 +14,12 @@
  *     retired in order once joined; a full ring joins its oldest);
  *   - the divergence check (train_check_loss) runs at the join, in each worker's iteration
  *     order, and its error stops the run at the end of the event that joined;
- *   - copies made because of pins are at most one per thread: past that bound, a write to a
- *     worker joins its gradient first instead of copying.
- * An evaluation's forward passes are jobs too, summed in pass order (jobs_evaluate).
+ *   - blocks that only pins hold (a worker wrote after its gradient started: the write took
+ *     a copy) are at most one per thread: past that bound, a write joins the gradients
+ *     reading the worker's block first instead.
+ * An evaluation's forward passes are jobs too, summed in pass order (jobs_evaluate); with
+ * several threads and no stop or observer that needs its value at once, the simulation goes
+ * on while they run, and its row is written later, in order (runtime/outputs.c).
  *
  * Internal to runtime/: run.c, ctx_calls.c and outputs.c call it.
  */
@@ -55,6 +58,18 @@ void jobs_before_write(sim_ctx *ctx, uint32_t w);
 /* train_evaluate's results with the forward passes spread over the pool. */
 void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *loss,
                    double *accuracy);
+
+/* jobs_evaluate in two halves: submits the forward passes (`params` must stay unchanged until
+ * the join), then joins them and sums them in pass order. */
+void jobs_eval_start(sim_ctx *ctx, const float *params, size_t samples);
+void jobs_eval_join(sim_ctx *ctx, double *loss, double *accuracy);
+
+/* Whether an evaluation may go on while the simulation does: a pool of several threads, and
+ * nothing that reads its result at its instant (a target accuracy, an observer). */
+bool jobs_eval_async(const sim_ctx *ctx);
+
+/* Joins the oldest gradients until the pending evaluation owes no loss (ctx->eval_owed). */
+int jobs_settle(sim_ctx *ctx, sim_err *err);
 
 /* Extra bytes `threads` threads take at most: workspaces, and a pinned copy per thread. */
 uint64_t jobs_memory(const train_config *tc, unsigned threads);

@@ -119,10 +119,9 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 static int on_eval(sim_ctx *ctx, sim_err *err)
 {
     sim_time now = sim_engine_now(ctx->eng);
-    int rc = jobs_drain(ctx, err); /* the training loss of every iteration started */
+    int rc = sim_run_evaluate(ctx, now, err);
     if (rc != SIM_OK)
         return rc;
-    sim_run_evaluate(ctx, now);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     if (st.pending == 0) {
@@ -342,9 +341,13 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         end = ctx->sc->stop_ns;
     }
     if (end > ctx->last_eval_ns)
-        sim_run_evaluate(ctx, end);
+        rc = sim_run_evaluate(ctx, end, err);
     else if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx); /* the end, already evaluated */
+    if (rc == SIM_OK)
+        rc = sim_run_eval_finish(ctx, err);
+    if (rc != SIM_OK)
+        return rc;
     /* Close every worker's accounting at the end time. */
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
         worker_acct *a = &ctx->acct[w];
@@ -459,6 +462,22 @@ static void teardown(sim_ctx *ctx)
     free(ctx->acct);
 }
 
+/* The run's threads: the caller's count, else HETSIM_THREADS (the test suites' hook to run
+ * every run on a pool: outputs are the same for every count), else one. */
+static unsigned run_threads(const sim_run_options *opt)
+{
+    if (opt != NULL && opt->threads > 0)
+        return opt->threads < SIM_POOL_MAX_THREADS ? opt->threads : SIM_POOL_MAX_THREADS;
+    const char *env = getenv("HETSIM_THREADS");
+    if (env == NULL)
+        return 1;
+    char *end;
+    unsigned long n = strtoul(env, &end, 10);
+    return *end != '\0' || n < 1      ? 1
+           : n < SIM_POOL_MAX_THREADS ? (unsigned)n
+                                      : SIM_POOL_MAX_THREADS;
+}
+
 int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
             sim_run_summary *out, sim_err *err)
 {
@@ -466,7 +485,7 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     sim_run_summary sum = { 0 };
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
     ctx.progress = opt != NULL && opt->progress;
-    ctx.threads = opt != NULL && opt->threads > 1 ? opt->threads : 1;
+    ctx.threads = run_threads(opt);
     ctx.observe = opt != NULL ? opt->observe : NULL;
     ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */

@@ -69,7 +69,6 @@ typedef struct grad_job {
     size_t slot;         /* its place in the loss ring */
     double loss;         /* the minibatch's mean loss: the job's result */
     bool pinned;         /* in flight with its block pinned (more than one thread) */
-    bool copied;         /* a write copied its block (counted in pin_copies) */
 } grad_job;
 
 /* One forward pass of an evaluation (runtime/jobs.c). */
@@ -139,12 +138,21 @@ struct sim_ctx {
     uint32_t *ring_w;  /* (ring_cap) their workers */
     bool *ring_done;   /* (ring_cap) joined */
     size_t ring_cap, ring_head, ring_n;
-    unsigned pin_copies; /* pinned blocks copied because of a write, now */
-    unsigned max_copies; /* the bound: one per thread */
+    unsigned max_copies; /* blocks only pins may hold at once (train_orphans): one a thread */
     int job_rc;          /* a join's error, for the end of the event */
     sim_err job_err;
     eval_job *ejob; /* (nejob) */
     size_t nejob;
+    /* An evaluation scored by the pool while the simulation goes on (runtime/outputs.c): its
+     * metrics.csv row waits for its forward passes and the losses of the iterations started
+     * before it (eval_owed of the ring's oldest), then is written before any later row. */
+    bool eval_pending;
+    sim_time pend_ns;
+    uint64_t pend_iterations, pend_samples;
+    double pend_epoch, pend_consensus, pend_sps;
+    double pend_loss_sum; /* losses of its iterations retired so far */
+    uint64_t pend_loss_count;
+    size_t eval_owed; /* ring entries still to retire into it */
 };
 
 /* Seconds from nanoseconds, by division (correctly rounded). */

@@ -131,6 +131,34 @@ START_TEST(a_value_stop_ends_at_the_same_instant_with_any_thread_count)
 }
 END_TEST
 
+/* summary.json's wall.memory_estimate_bytes of the run below `dir`. */
+static double memory_estimate(const char *dir)
+{
+    char run[1024];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    char *summary = harness_slurp(run, "summary.json");
+    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
+    ck_assert_ptr_nonnull(at);
+    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
+    free(summary);
+    return v;
+}
+
+/* The memory check counts the threads: a workspace for each one beyond the first and a model
+ * copy (parameters and momentum) for each one. */
+START_TEST(the_memory_estimate_counts_each_thread)
+{
+    const char *sets[] = { "stop.time_s=0.05" };
+    char *one = run_on(mlp_json, sets, 1, 1);
+    char *three = run_on(mlp_json, sets, 1, 3);
+    double e1 = memory_estimate(one), e3 = memory_estimate(three);
+    /* mlp 48-64-32-6: 5414 parameters, 2 blocks a copy (momentum). */
+    ck_assert_double_ge(e3 - e1, 3.0 * 5414 * 4 * 2);
+    harness_cleanup(one);
+    harness_cleanup(three);
+}
+END_TEST
+
 /* ---- the pool ---- */
 
 /* A job that counts its runs and checks its thread index (each job touches its own count
@@ -208,6 +236,7 @@ Suite *test_suite(void)
     tcase_add_loop_test(same, every_protocol_writes_the_same_files_with_any_thread_count, 0,
                         (int)n);
     tcase_add_loop_test(same, a_value_stop_ends_at_the_same_instant_with_any_thread_count, 0, 4);
+    tcase_add_test(same, the_memory_estimate_counts_each_thread);
     tcase_set_timeout(same, 300);
     suite_add_tcase(s, same);
     return s;

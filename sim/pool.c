@@ -175,8 +175,20 @@ void sim_pool_join(sim_pool *p, sim_pool_job *job)
         job->fn(job->arg, 0);
         pthread_mutex_lock(&p->lock);
     } else {
-        while (job->state != SIM_POOL_DONE)
-            pthread_cond_wait(&p->done, &p->lock);
+        /* While a helper finishes it, the caller runs other queued jobs rather than idle: it
+         * would wait for them next, and a core is free for them meanwhile. */
+        while (job->state != SIM_POOL_DONE) {
+            sim_pool_job *other = take(p);
+            if (other == NULL) {
+                pthread_cond_wait(&p->done, &p->lock);
+                continue;
+            }
+            pthread_mutex_unlock(&p->lock);
+            other->fn(other->arg, 0);
+            pthread_mutex_lock(&p->lock);
+            other->state = SIM_POOL_DONE;
+            pthread_cond_broadcast(&p->done);
+        }
     }
     job->state = SIM_POOL_IDLE;
     pthread_mutex_unlock(&p->lock);

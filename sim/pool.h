@@ -5,7 +5,8 @@
  * (threads 1 .. N-1) started by sim_pool_create. A job is storage the caller owns: a function,
  * its argument and a priority. sim_pool_submit queues it; a helper runs the queued job of the
  * lowest (priority, submission order) first; sim_pool_join waits until the job has run, and
- * runs it on the calling thread if no helper has taken it yet. A pool of one thread runs each
+ * runs it on the calling thread if no helper has taken it yet (while a helper runs it, the
+ * caller runs other queued jobs instead of idling). A pool of one thread runs each
  * job inside sim_pool_submit. The thread index passed to a job names the workspace it may
  * use: no two jobs run on one index at once.
  *

@@ -455,3 +455,96 @@ int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err)
     free(tmp);
     return rc;
 }
+
+/* ---- Threads: the same run on one thread and on all (issue 28) ---- */
+
+/* One run of the pair: a model, its iteration time and the iterations that stop it. */
+typedef struct pair_case {
+    const char *name;  /* the line's name */
+    const char *model; /* the model section, or NULL: timing-only */
+    int iteration_ms;
+    uint64_t iterations;
+} pair_case;
+
+static const pair_case pair_cases[] = {
+    { "threads.cnn16", "{ \"name\": \"cnn\" }", 20, 960 },
+    { "threads.mlp16", "{ \"name\": \"mlp\", \"hidden\": [256] }", 5, 4800 },
+    { "threads.timing16", NULL, 5, 400000 },
+};
+
+/* The wall seconds of the simulation loop (summary's wall_s) of `c` on `threads` threads. */
+static int time_pair_run(const pair_case *c, unsigned threads, bool fmnist, const char *run_dir,
+                         double *wall_s, sim_err *err)
+{
+    char text[SCENARIO_CHARS], workload[512];
+    if (c->model == NULL)
+        snprintf(workload, sizeof(workload),
+                 "{ \"model\": { \"name\": \"none\" }, "
+                 "\"message_bytes\": 400000 }");
+    else
+        snprintf(workload, sizeof(workload),
+                 "{ \"dataset\": %s, \"model\": %s, \"batch\": 32, \"lr\": 0.05, "
+                 "\"momentum\": 0.9 }",
+                 fmnist ? "{ \"name\": \"fashion-mnist\", \"train_samples\": 8192 }"
+                        : "{ \"name\": \"synthetic\", \"samples\": 4096, \"test_samples\": 1000, "
+                          "\"dim\": 784, \"classes\": 10 }",
+                 c->model);
+    snprintf(text, sizeof(text),
+             "{ \"name\": \"%s\", \"seed\": 2385, \"workers\": 16,"
+             " \"compute\": { \"iteration_ms\": %d, \"jitter_sigma\": 0.1 },"
+             " \"network\": { \"bandwidth_gbps\": 10, \"latency_us\": 50 },"
+             " \"workload\": %s, \"protocol\": { \"name\": \"allreduce\" },"
+             " \"stop\": { \"iterations\": %" PRIu64 " },"
+             " \"eval\": { \"every_s\": %g, \"samples\": 1000 } }",
+             c->name, c->iteration_ms, workload, c->iterations,
+             (double)c->iteration_ms * (double)c->iterations / 16.0 / 4000.0);
+    sim_scenario *sc = sim_scenario_parse(text, strlen(text), "bench-threads.json", NULL, 0, err);
+    if (sc == NULL)
+        return err->code;
+    const proto_ops *ops = proto_lookup(sc, err);
+    int rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
+    sim_run_summary sum = { 0 };
+    sim_run_options opt = { .out_dir = run_dir, .threads = threads };
+    if (rc == SIM_OK)
+        rc = sim_run(sc, ops, &opt, &sum, err);
+    sim_scenario_destroy(sc);
+    sim_err rm_err;
+    sim_err_clear(&rm_err);
+    int rm = remove_run_dir(run_dir, &rm_err);
+    if (rc == SIM_OK && rm != SIM_OK) {
+        *err = rm_err;
+        rc = rm;
+    }
+    *wall_s = sum.wall_s > min_time_s ? sum.wall_s : min_time_s;
+    return rc;
+}
+
+int app_bench_threads_run(FILE *out, unsigned threads, const char *tmp_dir, sim_err *err)
+{
+    openblas_set_num_threads(1);
+    data_idx_shape train_shape, test_shape;
+    sim_err probe;
+    sim_err_clear(&probe);
+    bool fmnist = data_probe_fashion_mnist(NULL, &train_shape, &test_shape, &probe) == SIM_OK;
+    char *tmp = make_tmp(tmp_dir, err);
+    if (tmp == NULL)
+        return err->code;
+    char run_dir[4096];
+    snprintf(run_dir, sizeof(run_dir), "%s/run", tmp);
+    int rc = SIM_OK;
+    for (size_t i = 0; i < sizeof(pair_cases) / sizeof(pair_cases[0]) && rc == SIM_OK; i++) {
+        const pair_case *c = &pair_cases[i];
+        if (c->model != NULL && strstr(c->model, "cnn") != NULL && !fmnist)
+            continue; /* the CNN needs images */
+        double one_s = 0.0, all_s = 0.0;
+        rc = time_pair_run(c, 1, fmnist, run_dir, &one_s, err);
+        if (rc == SIM_OK)
+            rc = time_pair_run(c, threads, fmnist, run_dir, &all_s, err);
+        if (rc == SIM_OK)
+            sim_bench_emit_time(out, c->name, all_s, "s", one_s);
+    }
+    if (rmdir(tmp) != 0 && rc == SIM_OK)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return rc;
+}

@@ -71,4 +71,15 @@ int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *e
  * Errors as app_bench_train_run's. */
 int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err);
 
+/* `hetsim bench threads` (issue 28): a same-run pair for each of three 16-worker all-reduce
+ * runs, a CNN (960 iterations; skipped without Fashion-MNIST installed), an MLP with 256 hidden
+ * units (4800 iterations) and a timing-only run (400000 iterations), each first on one thread,
+ * then on `threads`, printed as
+ * {"name": "threads.<run>", "value": <loop s on threads>, "unit": "s",
+ *  "reference": <loop s on one thread>, "ratio": reference / value},
+ * the ratio being the speed-up. Times are wall seconds of the simulation loop (summary.json's
+ * wall_s): on a machine whose cores other processes hold, the speed-up is less than an idle
+ * machine's. Returns 0, or the code of a failed run with `err` filled. */
+int app_bench_threads_run(FILE *out, unsigned threads, const char *tmp_dir, sim_err *err);
+
 #endif

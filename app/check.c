@@ -58,9 +58,9 @@ static sim_scenario *load(const app_check_options *opt, const char *seed, sim_er
     return sc;
 }
 
-static int run(sim_scenario *sc, const char *dir, sim_err *err)
+static int run(const app_check_options *opt, sim_scenario *sc, const char *dir, sim_err *err)
 {
-    sim_run_options ro = { .out_dir = dir };
+    sim_run_options ro = { .out_dir = dir, .threads = opt->threads };
     return sim_run(sc, proto_find(sc->protocol), &ro, NULL, err);
 }
 
@@ -258,7 +258,7 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
             rc = err->code;
             break;
         }
-        rc = run(sc, dir, err);
+        rc = run(opt, sc, dir, err);
         sim_scenario_destroy(sc);
         if (rc == SIM_OK)
             rc = write_fingerprint(dir, err);
@@ -875,7 +875,7 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
         sim_scenario *one = load(opt, set, err);
         if (one == NULL)
             return err->code;
-        rc = run(one, dir, err);
+        rc = run(opt, one, dir, err);
         sim_scenario_destroy(one);
         if (rc == SIM_OK && (rc = app_curve_read(dir, &runs[s], err)) != SIM_OK &&
             err->code == SIM_EINVAL)
@@ -984,7 +984,7 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     if (rc == SIM_OK && opt->exact) {
         char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
         snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
-        if ((rc = run(sc, seed_dir, err)) == SIM_OK)
+        if ((rc = run(opt, sc, seed_dir, err)) == SIM_OK)
             rc = check_exact(sc, opt->golden, seed_dir, out, err);
     } else if (rc == SIM_OK && (rc = read_golden(opt->golden, g, err)) == SIM_OK) {
         rc = check_stat(opt, sc, g, dir, out, err);

@@ -39,6 +39,7 @@ typedef struct app_check_options {
     unsigned seeds;             /* update: golden seeds K (>= 3); check: run seeds M (>= 1) */
     bool allow_scenario_change; /* compare with a golden of another scenario */
     const char *junit;          /* NULL, or the JUnit XML report to write */
+    unsigned threads;           /* threads of each run (sim_run_options.threads); 0: one */
 } app_check_options;
 
 /* The family-wise false-alarm rate of a check: the chance that a check of M seeds of the

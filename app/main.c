@@ -31,6 +31,7 @@
 #include "sim/layers.h"
 #include "sim/output.h"
 #include "sim/plot.h"
+#include "sim/pool.h"
 #include "sim/rundir.h"
 #include "sim/scenario.h"
 
@@ -41,7 +42,7 @@ enum {
 };
 
 static const char usage[] =
-    "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--quiet]\n"
+    "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--threads N] [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [--band ci|minmax]\n"
@@ -49,15 +50,19 @@ static const char usage[] =
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies|profiles|devices\n"
-    "       hetsim bench [engine|network|kernels|overlap]\n"
-    "       hetsim sweep SWEEP.json [-j N] [--mpi] [--list] [--index K] [-o DIR] [--quiet]\n"
+    "       hetsim bench [engine|network|kernels|overlap|threads [--threads N]]\n"
+    "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
+    "                    [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
+    "                    [--threads N]\n"
     "                    [--allow-scenario-change] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [-o DIR]\n"
     "       hetsim --help | --version\n"
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
-    "          metrics.csv, workers.csv, summary.json, run.json\n"
+    "          metrics.csv, workers.csv, summary.json, run.json; --threads N computes\n"
+    "          gradients and evaluations on N threads (default: every core), the same\n"
+    "          outputs for every N\n"
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
     "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
@@ -73,7 +78,8 @@ static const char usage[] =
     "          reports each value of KEY at its best value of PATH\n"
     "list      print what a scenario can name\n"
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
-    "          at a time (default: the number of cores), skipping points already done;\n"
+    "          at a time (default: the number of cores), each on --threads N threads\n"
+    "          (default 1), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
     "          (both without --mpi); at most 1000000 points\n"
     "check     run N seeds of a scenario (default 2) and compare statistics of their curves\n"
@@ -84,7 +90,9 @@ static const char usage[] =
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels, whole training iterations and\n"
     "          All-Reduce with gradient buckets (overlap) against references measured in the\n"
-    "          same run (JSON lines: name, value, unit, reference, ratio)\n"
+    "          same run (JSON lines: name, value, unit, reference, ratio); threads: 16-worker\n"
+    "          runs on one thread against N (default: every core), the ratio being the\n"
+    "          speed-up\n"
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
@@ -126,10 +134,42 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     return EXIT_OK;
 }
 
+/* The largest -j: more local processes at once than any machine has cores. */
+#define MAX_JOBS 4096
+
+/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
+ * suffix), no overflow. Returns false for anything else. */
+static bool count_arg(const char *s, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (*s == '\0')
+        return false;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned)(*s - '0');
+    }
+    *out = v;
+    return v >= lo && v <= hi;
+}
+
+/* --threads's value: a count in [1, SIM_POOL_MAX_THREADS]. */
+static int threads_arg(const char *v, unsigned *out)
+{
+    unsigned long long n;
+    if (!count_arg(v, 1, SIM_POOL_MAX_THREADS, &n))
+        return usage_error("--threads needs a count in [1, %d], got \"%s\"", SIM_POOL_MAX_THREADS,
+                           v);
+    *out = (unsigned)n;
+    return EXIT_OK;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *file = NULL, *out_dir = NULL;
     bool quiet = false;
+    unsigned threads = sim_pool_cores();
     const char **sets = calloc((size_t)argc, sizeof(*sets));
     size_t nsets = 0;
     if (sets == NULL)
@@ -143,6 +183,9 @@ static int cmd_run(int argc, char **argv)
                 out_dir = argv[++i];
             else
                 sets[nsets++] = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0) {
+            rc = i + 1 >= argc ? usage_error("%s needs a value", argv[i])
+                               : threads_arg(argv[++i], &threads);
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             quiet = true;
         } else if (argv[i][0] == '-') {
@@ -161,7 +204,9 @@ static int cmd_run(int argc, char **argv)
     free(sets);
     if (rc != EXIT_OK)
         return rc;
-    sim_run_options opt = { .out_dir = out_dir, .progress = !quiet && isatty(STDERR_FILENO) };
+    sim_run_options opt = { .out_dir = out_dir,
+                            .progress = !quiet && isatty(STDERR_FILENO),
+                            .threads = threads };
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
@@ -503,16 +548,24 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-    static const char *const parts[] = { "engine", "network", "kernels", "overlap" };
+    static const char *const parts[] = { "engine", "network", "kernels", "overlap", "threads" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
     for (size_t i = 0; i < 4; i++)
         known = known || strcmp(what, parts[i]) == 0;
-    if (argc > 1 || !known)
-        return usage_error("bench takes engine, network, kernels or overlap, got \"%s\"", what);
+    unsigned threads = sim_pool_cores();
+    int rc = SIM_OK;
+    if (argc == 3 && strcmp(what, "threads") == 0 && strcmp(argv[1], "--threads") == 0)
+        rc = threads_arg(argv[2], &threads);
+    else if (argc > 1 || !known)
+        return usage_error(
+            "bench takes engine, network, kernels, overlap or threads [--threads N], got "
+            "\"%s\"",
+            what);
+    if (rc != EXIT_OK)
+        return rc;
     sim_err err;
     sim_err_clear(&err);
-    int rc = SIM_OK;
     if (all || strcmp(what, "engine") == 0)
         rc = sim_bench_engine(stdout, &err);
     if (rc == SIM_OK && (all || strcmp(what, "network") == 0))
@@ -526,6 +579,8 @@ static int cmd_bench(int argc, char **argv)
     }
     if (rc == SIM_OK && (all || strcmp(what, "overlap") == 0))
         rc = app_bench_overlap_run(stdout, NULL, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "threads") == 0))
+        rc = app_bench_threads_run(stdout, threads, NULL, &err);
     if (rc != SIM_OK) {
         report(&err);
         return EXIT_RUN;
@@ -533,29 +588,10 @@ static int cmd_bench(int argc, char **argv)
     return EXIT_OK;
 }
 
-/* The largest -j: more local processes at once than any machine has cores. */
-#define MAX_JOBS 4096
-
-/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
- * suffix), no overflow. Returns false for anything else. */
-static bool count_arg(const char *s, unsigned long long lo, unsigned long long hi,
-                      unsigned long long *out)
-{
-    unsigned long long v = 0;
-    if (*s == '\0')
-        return false;
-    for (; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned)(*s - '0');
-    }
-    *out = v;
-    return v >= lo && v <= hi;
-}
-
 typedef struct sweep_args {
     const char *file, *out_dir;
     unsigned long long jobs, index;
+    unsigned threads; /* per run; 0: one */
     bool list, mpi, quiet, has_index;
 } sweep_args;
 
@@ -579,6 +615,12 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
             } else {
                 a->has_index = true;
             }
+        } else if (strcmp(o, "--threads") == 0) {
+            if (!has_value)
+                return usage_error("%s needs a value", o);
+            int rc = threads_arg(argv[++i], &a->threads);
+            if (rc != EXIT_OK)
+                return rc;
         } else if (strcmp(o, "--list") == 0) {
             a->list = true;
         } else if (strcmp(o, "--mpi") == 0) {
@@ -661,6 +703,7 @@ static int cmd_sweep(int argc, char **argv)
     app_sweep_options opt = { .out_dir = a.out_dir,
                               .exe = "/proc/self/exe",
                               .jobs = (unsigned)a.jobs,
+                              .threads = a.threads,
                               .progress = !a.quiet && isatty(STDERR_FILENO) };
     sim_err err;
     int rank = 0, size = 1;
@@ -725,6 +768,12 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
                 return usage_error("--seeds needs a count in [1, 64], got \"%s\"", v);
             else
                 o->seeds = (unsigned)seeds;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            int rc = threads_arg(argv[++i], &o->threads);
+            if (rc != EXIT_OK)
+                return rc;
         } else if (strcmp(a, "--update") == 0) {
             o->update = true;
         } else if (strcmp(a, "--exact") == 0) {

@@ -790,6 +790,11 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
     argv[n++] = "-o";
     argv[n++] = dir;
     argv[n++] = "--quiet";
+    /* One thread a run unless told: -j runs at once already fill the cores. */
+    char threads[16];
+    snprintf(threads, sizeof(threads), "%u", sw->opt.threads > 0 ? sw->opt.threads : 1);
+    argv[n++] = "--threads";
+    argv[n++] = threads;
     for (size_t i = 0; i < nsets; i++) {
         argv[n++] = "--set";
         argv[n++] = s.sets[i];

@@ -51,6 +51,7 @@ typedef struct app_sweep_options {
     const char *out_dir; /* overrides $.output.dir when not NULL */
     const char *exe;     /* the hetsim binary the points run with */
     unsigned jobs;       /* local processes at once, >= 1 */
+    unsigned threads;    /* threads of each run (hetsim run --threads); 0: one */
     bool progress;       /* a progress line on stderr */
     size_t max_points;   /* a lower limit than APP_SWEEP_MAX_POINTS (the fuzz target), or 0 */
 } app_sweep_options;

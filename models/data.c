@@ -348,3 +348,15 @@ void data_sampler_next(data_sampler *s, gsl_rng *r, float *restrict x, uint8_t *
             ids[b] = id;
     }
 }
+
+void data_sampler_next_ids(data_sampler *s, gsl_rng *r, size_t *ids)
+{
+    for (size_t b = 0; b < s->batch; b++) {
+        if (s->pos == s->n) {
+            gsl_ran_shuffle(r, s->order, s->n, sizeof(*s->order));
+            s->pos = 0;
+            s->epoch++;
+        }
+        ids[b] = s->order[s->pos++];
+    }
+}

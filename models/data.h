@@ -190,4 +190,8 @@ uint64_t data_sampler_epoch(const data_sampler *s);
 void data_sampler_next(data_sampler *s, gsl_rng *r, float *restrict x, uint8_t *restrict y,
                        size_t *restrict ids);
 
+/* data_sampler_next's draw without the copy: the next batch's example ids (batch) only, with
+ * the same draws from r; data_gather(ds, ids, batch, x, y) then gives its x and y. */
+void data_sampler_next_ids(data_sampler *s, gsl_rng *r, size_t *ids);
+
 #endif

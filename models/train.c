@@ -28,11 +28,21 @@ typedef struct train_block {
     float *v;          /* num_params, or NULL without momentum */
     uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
     uint32_t users;    /* workers on this block */
+    uint32_t pins;     /* gradients in flight reading it (train_pin; counted in refs too) */
     uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
     uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
     const float *grad; /* (compared, never read) */
     double lr, momentum;
 } train_block;
+
+/* A thread's workspace: a batch's inputs and the model's activations (thread 0's serves
+ * train_gradient and train_evaluate too). */
+typedef struct train_ws {
+    float *x;       /* (max(batch, TRAIN_EVAL_BATCH), D) */
+    uint8_t *y;     /* (max(batch, TRAIN_EVAL_BATCH)) */
+    float *acts;    /* (num_acts(max(batch, TRAIN_EVAL_BATCH))) */
+    double model_s; /* wall seconds inside forward and backward passes on this thread */
+} train_ws;
 
 struct train {
     train_config cfg;
@@ -41,15 +51,15 @@ struct train {
     data_sampler **sampler; /* (workers) */
     float **grad;           /* (workers) each num_params */
     bool momentum;          /* blocks have momentum buffers */
-    train_block *blk;       /* (workers) blocks, as many as workers */
+    train_block *blk;       /* (2 workers) blocks: as many as workers, twice with threads */
+    uint32_t nblk;          /* blocks with tensors: workers, 2 workers after train_set_threads */
     uint32_t *blk_of;       /* (workers) each worker's block */
-    uint32_t *blk_free;     /* (workers) stack of unused blocks */
+    uint32_t *blk_free;     /* (2 workers) stack of unused blocks */
     uint32_t nfree;
-    double model_s;     /* wall seconds inside forward and backward passes of train_gradient */
     double *first_loss; /* (workers) each worker's first minibatch loss, NaN before it */
-    float *x;           /* (max(batch, TRAIN_EVAL_BATCH), D) shared batch buffer */
-    uint8_t *y;         /* (max(batch, TRAIN_EVAL_BATCH)) */
-    float *acts;        /* (num_acts(max(batch, TRAIN_EVAL_BATCH))) shared workspace */
+    size_t *ids;        /* (workers, batch) each worker's drawn minibatch (train_draw) */
+    train_ws *ws;       /* (nws) a workspace per thread */
+    unsigned nws;
 };
 
 /* Worker w's parameters and momentum buffer (NULL without momentum): its block's. */
@@ -166,15 +176,17 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     t->sampler = calloc(n, sizeof(*t->sampler));
     t->grad = calloc(n, sizeof(*t->grad));
     t->momentum = t->cfg.optim.momentum > 0;
-    t->blk = calloc(n, sizeof(*t->blk));
+    t->blk = calloc(2 * n, sizeof(*t->blk));
+    t->nblk = (uint32_t)n;
     t->blk_of = calloc(n, sizeof(*t->blk_of));
-    t->blk_free = calloc(n, sizeof(*t->blk_free));
+    t->blk_free = calloc(2 * n, sizeof(*t->blk_free));
+    t->ids = calloc(n * (t->cfg.batch > 0 ? t->cfg.batch : 1), sizeof(*t->ids));
     t->first_loss = calloc(n, sizeof(*t->first_loss));
     if (t->first_loss != NULL)
         for (size_t w = 0; w < n; w++)
             t->first_loss[w] = NAN;
     if (t->sampler == NULL || t->grad == NULL || t->first_loss == NULL || t->blk == NULL ||
-        t->blk_of == NULL || t->blk_free == NULL)
+        t->blk_of == NULL || t->blk_free == NULL || t->ids == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     bool vector = t->cfg.ops == &model_vector;
     for (size_t w = 0; w < n; w++) {
@@ -211,6 +223,36 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     return SIM_OK;
 }
 
+/* Workspaces for threads t->nws .. n-1 (n <= the array's size, allocated by the caller). */
+static int alloc_ws_range(train *t, unsigned n, sim_err *err)
+{
+    const train_config *cfg = &t->cfg;
+    size_t B = cfg->batch > TRAIN_EVAL_BATCH ? cfg->batch : TRAIN_EVAL_BATCH;
+    for (; t->nws < n; t->nws++) {
+        train_ws *ws = &t->ws[t->nws];
+        ws->x = sim_tensor_alloc(B * t->train_set.dim);
+        ws->y = malloc(B);
+        ws->acts = sim_tensor_alloc(cfg->ops->num_acts(&cfg->model, B));
+        if (ws->x == NULL || ws->y == NULL || ws->acts == NULL) {
+            t->nws++; /* freed by train_destroy */
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for thread workspaces");
+        }
+    }
+    return SIM_OK;
+}
+
+static int alloc_ws(train *t, unsigned n, sim_err *err)
+{
+    train_ws *ws = calloc(n, sizeof(*ws));
+    if (ws == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (unsigned i = 0; i < t->nws; i++)
+        ws[i] = t->ws[i];
+    free(t->ws);
+    t->ws = ws;
+    return alloc_ws_range(t, n, err);
+}
+
 train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_err *err)
 {
     train *t = calloc(1, sizeof(*t));
@@ -232,14 +274,8 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
         rc = cfg->dirichlet ? data_partition_dirichlet(&t->train_set, cfg->workers, cfg->alpha,
                                                        data, &t->part, err)
                             : data_partition_iid(&t->train_set, cfg->workers, data, &t->part, err);
-    size_t B = cfg->batch > TRAIN_EVAL_BATCH ? cfg->batch : TRAIN_EVAL_BATCH;
-    if (rc == SIM_OK) {
-        t->x = sim_tensor_alloc(B * t->train_set.dim);
-        t->y = malloc(B);
-        t->acts = sim_tensor_alloc(cfg->ops->num_acts(&cfg->model, B));
-        if (t->x == NULL || t->y == NULL || t->acts == NULL)
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
+    if (rc == SIM_OK)
+        rc = alloc_ws(t, 1, err);
     if (rc == SIM_OK)
         rc = alloc_workers(t, init, err);
     if (rc != SIM_OK) {
@@ -256,22 +292,26 @@ void train_destroy(train *t)
     for (size_t w = 0; w < t->cfg.workers; w++) {
         if (t->sampler != NULL)
             data_sampler_destroy(t->sampler[w]);
-        if (t->blk != NULL) {
-            sim_tensor_free(t->blk[w].p);
-            sim_tensor_free(t->blk[w].v);
-        }
         if (t->grad != NULL)
             sim_tensor_free(t->grad[w]);
     }
+    for (size_t b = 0; t->blk != NULL && b < 2 * t->cfg.workers; b++) {
+        sim_tensor_free(t->blk[b].p);
+        sim_tensor_free(t->blk[b].v);
+    }
+    for (unsigned i = 0; i < t->nws; i++) {
+        sim_tensor_free(t->ws[i].x);
+        free(t->ws[i].y);
+        sim_tensor_free(t->ws[i].acts);
+    }
+    free(t->ws);
+    free(t->ids);
     free(t->blk);
     free(t->blk_of);
     free(t->blk_free);
     free(t->sampler);
     free(t->grad);
     free(t->first_loss);
-    sim_tensor_free(t->x);
-    free(t->y);
-    sim_tensor_free(t->acts);
     data_partition_fini(&t->part);
     data_fini(&t->train_set);
     data_fini(&t->test_set);
@@ -324,7 +364,7 @@ static bool blk_shared(train *t, uint32_t b)
 {
     blk_forget(t, b);
     if (t->blk[b].refs > 1 && t->nfree == 0)
-        for (uint32_t i = 0; i < t->cfg.workers; i++)
+        for (uint32_t i = 0; i < t->nblk; i++)
             if (t->blk[i].refs > 0)
                 blk_forget(t, i);
     return t->blk[b].refs > 1;
@@ -391,12 +431,15 @@ float *train_params_write(train *t, uint32_t w)
 
 double train_model_seconds(const train *t)
 {
-    return t->model_s;
+    double s = 0.0;
+    for (unsigned i = 0; i < t->nws; i++)
+        s += t->ws[i].model_s;
+    return s;
 }
 
 uint32_t train_blocks_in_use(const train *t)
 {
-    return (uint32_t)(t->cfg.workers - t->nfree);
+    return t->nblk - t->nfree;
 }
 
 float *train_swap_grad(train *t, uint32_t w, float *spare)
@@ -412,32 +455,120 @@ void train_init_worker(train *t, uint32_t w, gsl_rng *r)
     t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, r);
 }
 
-int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
+/* A block's tensor that costs no memory until written: not zeroed (a block taken from the
+ * free stack is always written whole first), so its pages stay out of the resident set. */
+static float *alloc_untouched(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+int train_set_threads(train *t, unsigned n, sim_err *err)
+{
+    if (n <= 1 || (n <= t->nws && t->nblk == 2 * t->cfg.workers))
+        return SIM_OK;
+    size_t P = t->cfg.num_params;
+    /* As many blocks again: a gradient in flight pins its worker's block (train_pin). */
+    for (uint32_t b = t->nblk; b < 2 * t->cfg.workers; b++) {
+        t->blk[b].p = alloc_untouched(P);
+        t->blk[b].next = NO_BLOCK;
+        if (t->momentum)
+            t->blk[b].v = alloc_untouched(P);
+        if (t->blk[b].p == NULL || (t->momentum && t->blk[b].v == NULL))
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for pinned blocks");
+    }
+    for (uint32_t b = 2 * (uint32_t)t->cfg.workers; b-- > t->nblk;)
+        t->blk_free[t->nfree++] = b;
+    t->nblk = 2 * (uint32_t)t->cfg.workers;
+    if (t->cfg.ops == &model_vector || n <= t->nws)
+        return SIM_OK;
+    return alloc_ws(t, n, err);
+}
+
+uint32_t train_pin(train *t, uint32_t w)
+{
+    assert(t->nblk == 2 * t->cfg.workers);
+    uint32_t b = t->blk_of[w];
+    t->blk[b].refs++;
+    t->blk[b].pins++;
+    return b;
+}
+
+void train_unpin(train *t, uint32_t b)
+{
+    assert(t->blk[b].pins > 0);
+    t->blk[b].pins--;
+    blk_unref(t, b);
+}
+
+bool train_write_orphans(const train *t, uint32_t w)
+{
+    const train_block *k = &t->blk[t->blk_of[w]];
+    return k->users == 1 && k->pins > 0;
+}
+
+uint32_t train_orphans(const train *t)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < t->nblk; b++)
+        n += t->blk[b].users == 0 && t->blk[b].pins > 0;
+    return n;
+}
+
+void train_draw(train *t, uint32_t w, gsl_rng *r)
+{
+    if (t->cfg.ops != &model_vector)
+        data_sampler_next_ids(t->sampler[w], r, t->ids + (size_t)w * t->cfg.batch);
+}
+
+double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thread)
 {
     const train_config *c = &t->cfg;
-    if (c->ops == &model_vector) { /* no data: a zero gradient, no draw */
+    if (c->ops == &model_vector) { /* no data: a zero gradient */
         sim_tensor_zero(t->grad[w], c->num_params);
-        *loss = 0.0;
-        return SIM_OK;
+        return 0.0;
     }
-    data_sampler_next(t->sampler[w], r, t->x, t->y, NULL);
+    assert(thread < t->nws);
+    train_ws *ws = &t->ws[thread];
+    data_gather(&t->train_set, t->ids + (size_t)w * c->batch, c->batch, ws->x, ws->y);
+    const float *p = params;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    *loss = c->ops->forward(t->acts, params_of(t, w), t->x, t->y, c->batch, &c->model);
-    if (!isfinite(*loss))
-        return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, *loss);
+    double loss = c->ops->forward(ws->acts, p, ws->x, ws->y, c->batch, &c->model);
+    if (isfinite(loss))
+        c->ops->backward(t->grad[w], ws->acts, p, ws->x, ws->y, c->batch, &c->model);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ws->model_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return loss;
+}
+
+int train_check_loss(train *t, uint32_t w, double loss, sim_err *err)
+{
+    if (!isfinite(loss))
+        return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, loss);
+    if (t->cfg.ops == &model_vector)
+        return SIM_OK;
     if (isnan(t->first_loss[w]))
-        t->first_loss[w] = *loss;
+        t->first_loss[w] = loss;
     double bound = DIVERGED_FACTOR * fmax(t->first_loss[w], 1.0);
-    if (*loss > bound)
+    if (loss > bound)
         return sim_err_set(err, SIM_ENUMERIC, NULL,
                            "worker %u: the training loss %.6g exceeds %.6g (%.0f times its first, "
                            "%.6g): the run diverged",
-                           w, *loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
-    c->ops->backward(t->grad[w], t->acts, params_of(t, w), t->x, t->y, c->batch, &c->model);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    t->model_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+                           w, loss, bound, DIVERGED_FACTOR, t->first_loss[w]);
     return SIM_OK;
+}
+
+uint32_t train_block_of(const train *t, uint32_t w)
+{
+    return t->blk_of[w];
+}
+
+int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
+{
+    train_draw(t, w, r);
+    *loss = train_gradient_on(t, w, params_of(t, w), 0);
+    return train_check_loss(t, w, *loss, err);
 }
 
 void train_step(const train *t, float *params, float *velocity, const float *grad, double epoch)
@@ -544,18 +675,38 @@ void train_scale_momentum(train *t, uint32_t w, float factor)
     sim_tensor_scale(velocity_of(t, w), factor, t->cfg.num_params);
 }
 
-void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy)
+size_t train_eval_batches(const train *t, size_t samples)
+{
+    size_t n = samples < t->test_set.n ? samples : t->test_set.n;
+    return (n + TRAIN_EVAL_BATCH - 1) / TRAIN_EVAL_BATCH;
+}
+
+void train_eval_batch(train *t, const float *params, size_t samples, size_t i, unsigned thread,
+                      double *loss_sum, size_t *correct)
 {
     const train_config *c = &t->cfg;
+    assert(thread < t->nws);
     size_t n = samples < t->test_set.n ? samples : t->test_set.n, D = t->test_set.dim;
+    size_t at = i * TRAIN_EVAL_BATCH;
+    size_t b = n - at < TRAIN_EVAL_BATCH ? n - at : TRAIN_EVAL_BATCH;
+    const float *x = t->test_set.x + at * D;
+    const uint8_t *y = t->test_set.y + at;
+    float *acts = t->ws[thread].acts;
+    *loss_sum = c->ops->forward(acts, params, x, y, b, &c->model) * (double)b;
+    *correct = model_count_correct(acts, y, b, &c->model);
+}
+
+void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy)
+{
+    size_t n = samples < t->test_set.n ? samples : t->test_set.n;
     double sum = 0.0;
     size_t correct = 0;
-    for (size_t i = 0; i < n; i += TRAIN_EVAL_BATCH) {
-        size_t b = n - i < TRAIN_EVAL_BATCH ? n - i : TRAIN_EVAL_BATCH;
-        const float *x = t->test_set.x + i * D;
-        const uint8_t *y = t->test_set.y + i;
-        sum += c->ops->forward(t->acts, params, x, y, b, &c->model) * (double)b;
-        correct += model_count_correct(t->acts, y, b, &c->model);
+    for (size_t i = 0; i < train_eval_batches(t, samples); i++) {
+        double s;
+        size_t k;
+        train_eval_batch(t, params, samples, i, 0, &s, &k);
+        sum += s;
+        correct += k;
     }
     *loss = n > 0 ? sum / (double)n : (double)NAN;
     *accuracy = n > 0 ? (double)correct / (double)n : (double)NAN;

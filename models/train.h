@@ -16,9 +16,13 @@
  * computed once per block and the other workers on the block follow it. There are as many
  * blocks as workers, allocated by train_create (untouched ones cost no memory).
  *
- * Gradients are computed one worker at a time, through one shared batch buffer and
- * workspace, so memory per worker is two or three parameter blocks. Nothing allocates after
- * train_create.
+ * Gradients are computed through a workspace per thread (a batch buffer and the model's
+ * activations; one until train_set_threads), so memory per worker is two or three parameter
+ * blocks. A gradient may be split in two for a thread pool (issue 28): train_draw draws the
+ * minibatch on the simulation's thread, train_gradient_on computes it on any thread from a
+ * block pinned with train_pin (a write to a pinned block's worker gets the worker a copy, as
+ * a shared block does, so the pinned parameters stay those of the draw), and train_check_loss
+ * then checks its loss on the simulation's thread. Nothing allocates after train_set_threads.
  */
 #ifndef MODELS_TRAIN_H
 #define MODELS_TRAIN_H
@@ -116,6 +120,43 @@ uint32_t train_blocks_in_use(const train *t);
 
 float *train_swap_grad(train *t, uint32_t w, float *spare);
 
+/* Makes room for `n` threads (train_gradient_on's and train_eval_batch's thread < n): a
+ * workspace each, and as many parameter blocks again as workers, for pins (they take memory
+ * only once a pinned block is copied). One thread needs nothing. SIM_ENOMEM. */
+int train_set_threads(train *t, unsigned n, sim_err *err);
+
+/* Draws worker w's next minibatch with r (w's stream), as train_gradient would, and keeps its
+ * example ids for train_gradient_on. */
+void train_draw(train *t, uint32_t w, gsl_rng *r);
+
+/* Worker w's block now, with a reference that keeps it unchanged until train_unpin: a write
+ * to a worker on it gets that worker a block of its own first. Needs train_set_threads. */
+uint32_t train_pin(train *t, uint32_t w);
+void train_unpin(train *t, uint32_t b);
+
+/* The block worker w is on now. */
+uint32_t train_block_of(const train *t, uint32_t w);
+
+/* Whether a write to worker w now leaves its block to pins alone (w is its last worker and a
+ * gradient in flight reads it): the block then stays, an orphan, besides w's new one. */
+bool train_write_orphans(const train *t, uint32_t w);
+
+/* Blocks that only pins hold now: the model copies pins cost. */
+uint32_t train_orphans(const train *t);
+
+/* Computes worker w's gradient on its drawn minibatch (train_draw) from `params` (its pinned
+ * block's, train_params when pinned), into w's gradient buffer, with thread `thread`'s workspace;
+ * returns the mean loss (no backward pass when it is not finite). Touches nothing but the
+ * workspace, w's gradient buffer and the figures of train_model_seconds, so gradients of different
+ * workers on different threads may run at once, while the caller neither writes `params` nor reads
+ * w's gradient. */
+double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thread);
+
+/* Checks worker w's minibatch loss in iteration order (the first one is remembered): returns
+ * SIM_ENUMERIC if it is not finite, or if it exceeds 1000 times the worker's first (1000 when
+ * that was below 1): the run diverged. */
+int train_check_loss(train *t, uint32_t w, double loss, sim_err *err);
+
 /* Computes worker w's gradient on its next minibatch (drawn with r, w's stream), on its
  * parameters as they are now, into its gradient buffer, and stores the minibatch's mean
  * loss in *loss. Returns SIM_ENUMERIC if the loss is not finite, or if it exceeds 1000 times
@@ -171,5 +212,13 @@ double train_lr(const train *t, double epoch);
 /* Evaluates `params` on the first `samples` test examples (all if fewer): mean loss and
  * accuracy. */
 void train_evaluate(train *t, const float *params, size_t samples, double *loss, double *accuracy);
+
+/* train_evaluate in pieces that threads may compute at once: the number of forward passes
+ * (TRAIN_EVAL_BATCH test examples each) over the first `samples` test examples, and pass i on
+ * thread `thread`'s workspace: its loss times its examples, and its correct predictions.
+ * Summed in pass order, they give train_evaluate's bits. */
+size_t train_eval_batches(const train *t, size_t samples);
+void train_eval_batch(train *t, const float *params, size_t samples, size_t i, unsigned thread,
+                      double *loss_sum, size_t *correct);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/ctx.h"
+#include "runtime/jobs.h"
 #include "runtime/outputs.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
@@ -15,6 +16,23 @@
 #include "sim/tensor.h"
 
 /* ---- context (sim/ctx.h) ---- */
+
+/* Worker w's parameters are about to be written: its gradient in flight keeps its input
+ * (runtime/jobs.h), and its message snapshots theirs (runtime/snap.h). */
+static void before_write(sim_ctx *ctx, uint32_t w)
+{
+    jobs_before_write(ctx, w);
+    snap_before_write(ctx, w);
+}
+
+/* Worker w's gradient, joined if in flight; the context is the runtime's own (never a const
+ * object), so the const calls that read a gradient may join. A join's error stops the run at
+ * the end of the event (ctx->job_rc). */
+static void need_grad(const sim_ctx *ctx, uint32_t w)
+{
+    if (ctx->pool != NULL)
+        jobs_join((sim_ctx *)ctx, w, NULL);
+}
 
 sim_time sim_ctx_now(const sim_ctx *ctx)
 {
@@ -108,7 +126,7 @@ float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
 {
     if (ctx->tr == NULL)
         return NULL;
-    snap_before_write(ctx, w);
+    before_write(ctx, w);
     return train_params_write(ctx->tr, w);
 }
 
@@ -119,11 +137,13 @@ const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w)
 
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare)
 {
+    need_grad(ctx, w);
     return ctx->tr != NULL ? train_swap_grad(ctx->tr, w, spare) : NULL;
 }
 
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
 {
+    need_grad(ctx, w);
     return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
 }
 
@@ -131,7 +151,7 @@ void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
 {
     if (ctx->tr == NULL)
         return;
-    snap_before_write(ctx, w);
+    before_write(ctx, w);
     train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
 }
 
@@ -149,7 +169,7 @@ void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, 
 {
     if (ctx->tr == NULL)
         return;
-    snap_before_write(ctx, w);
+    before_write(ctx, w);
     train_apply_with(ctx->tr, w, grad, lr, momentum);
 }
 
@@ -158,7 +178,7 @@ void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr,
 {
     if (ctx->tr == NULL)
         return;
-    snap_before_write(ctx, w);
+    before_write(ctx, w);
     train_apply_keyed(ctx->tr, w, grad, lr, momentum, key);
 }
 
@@ -167,15 +187,17 @@ void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const floa
 {
     if (ctx->tr == NULL)
         return;
-    snap_before_write(ctx, i);
-    snap_before_write(ctx, j);
+    before_write(ctx, i);
+    before_write(ctx, j);
     train_average_step_pair(ctx->tr, i, j, gi, gj, sim_run_epoch(ctx));
 }
 
 void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
 {
-    if (ctx->tr != NULL)
-        train_scale_momentum(ctx->tr, w, factor);
+    if (ctx->tr == NULL)
+        return;
+    jobs_before_write(ctx, w);
+    train_scale_momentum(ctx->tr, w, factor);
 }
 
 sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
@@ -293,7 +315,12 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
     worker_acct *a = &ctx->acct[w];
     sim_time now = sim_engine_now(ctx->eng);
     sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
-    if (ctx->tr != NULL) {
+    if (jobs_active(ctx)) {
+        /* The gradient is computed on the parameters as they are when the iteration starts,
+         * by the pool, on a pinned block: what lands on them during the iteration cannot
+         * change it. Its loss and checks come at the join (runtime/jobs.h). */
+        jobs_submit(ctx, w, now + d);
+    } else if (ctx->tr != NULL) {
         /* The gradient is computed now, on the parameters as they are when the iteration
          * starts: what lands on them during the iteration cannot change it. */
         double loss;

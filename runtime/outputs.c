@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/jobs.h"
 #include "runtime/state.h"
 #include "sim/output.h"
 #include "sim/tensor.h"
@@ -90,46 +91,103 @@ static void protocol_row(sim_ctx *ctx, sim_time now)
     fputc('\n', f);
 }
 
-void sim_run_evaluate(sim_ctx *ctx, sim_time now)
+/* Records an evaluation's accuracy: last, best, and the target's stop. */
+static void score(sim_ctx *ctx, sim_time at, double accuracy)
 {
-    double train_loss = NAN, test_loss = NAN, accuracy = NAN, consensus = NAN;
-    if (ctx->tr != NULL) {
-        const float *x = mean_model(ctx, &consensus);
-        if (ctx->eval_params != NULL)
-            x = ctx->eval_params;
-        if (x != NULL)
-            train_evaluate(ctx->tr, x, ctx->sc->eval_samples, &test_loss, &accuracy);
-        if (ctx->loss_count > 0)
-            train_loss = ctx->loss_sum / (double)ctx->loss_count;
-        ctx->loss_sum = 0.0;
-        ctx->loss_count = 0;
-        if (!isnan(accuracy)) {
-            ctx->last_accuracy = accuracy;
-            if (isnan(ctx->best_accuracy) || accuracy > ctx->best_accuracy)
-                ctx->best_accuracy = accuracy;
-            if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
-                ctx->target_ns = now;
-                sim_run_stop(ctx, "target_accuracy");
-            }
-        }
+    if (isnan(accuracy))
+        return;
+    ctx->last_accuracy = accuracy;
+    if (isnan(ctx->best_accuracy) || accuracy > ctx->best_accuracy)
+        ctx->best_accuracy = accuracy;
+    if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
+        ctx->target_ns = at;
+        sim_run_stop(ctx, "target_accuracy");
     }
+}
+
+/* A metrics.csv row: the evaluation's time, counters, epoch, consensus and throughput were
+ * taken at its instant (pend_*), the losses and accuracy come now. */
+static void metrics_row(sim_ctx *ctx, double train_loss, double test_loss, double accuracy)
+{
     FILE *f = sim_file_stream(ctx->metrics);
-    sim_time dt = now - ctx->last_eval_ns;
-    double sps =
-        dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / sim_run_seconds(dt) : 0.0;
-    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(now), ctx->iterations, ctx->samples);
-    field(f, sim_run_epoch(ctx));
+    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(ctx->pend_ns), ctx->pend_iterations,
+            ctx->pend_samples);
+    field(f, ctx->pend_epoch);
     field(f, train_loss);
     field(f, test_loss);
     field(f, accuracy);
-    field(f, consensus);
-    fprintf(f, ",%.17g\n", sps);
+    field(f, ctx->pend_consensus);
+    fprintf(f, ",%.17g\n", ctx->pend_sps);
+}
+
+int sim_run_eval_finish(sim_ctx *ctx, sim_err *err)
+{
+    if (!ctx->eval_pending)
+        return SIM_OK;
+    int rc = jobs_settle(ctx, err);
+    double test_loss, accuracy;
+    jobs_eval_join(ctx, &test_loss, &accuracy);
+    ctx->eval_pending = false;
+    if (rc != SIM_OK)
+        return rc;
+    double train_loss =
+        ctx->pend_loss_count > 0 ? ctx->pend_loss_sum / (double)ctx->pend_loss_count : (double)NAN;
+    score(ctx, ctx->pend_ns, accuracy);
+    metrics_row(ctx, train_loss, test_loss, accuracy);
+    return SIM_OK;
+}
+
+int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
+{
+    int rc = sim_run_eval_finish(ctx, err);
+    if (rc != SIM_OK)
+        return rc;
+    sim_time dt = now - ctx->last_eval_ns;
+    ctx->pend_ns = now;
+    ctx->pend_iterations = ctx->iterations;
+    ctx->pend_samples = ctx->samples;
+    ctx->pend_epoch = sim_run_epoch(ctx);
+    ctx->pend_sps =
+        dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / sim_run_seconds(dt) : 0.0;
+    ctx->pend_consensus = NAN;
+    double train_loss = NAN, test_loss = NAN, accuracy = NAN;
+    const float *x = ctx->tr != NULL ? mean_model(ctx, &ctx->pend_consensus) : NULL;
+    if (ctx->tr != NULL && ctx->eval_params != NULL)
+        x = ctx->eval_params;
+    if (x != NULL && jobs_eval_async(ctx)) {
+        /* Scored while the simulation goes on: the model is copied (the mean's buffer is
+         * this evaluation's until its row is written), the losses owed are the ring's. */
+        if (x != ctx->mean)
+            sim_tensor_copy(ctx->mean, x, train_num_params(ctx->tr));
+        ctx->pend_loss_sum = ctx->loss_sum;
+        ctx->pend_loss_count = ctx->loss_count;
+        ctx->loss_sum = 0.0;
+        ctx->loss_count = 0;
+        ctx->eval_owed = ctx->ring_n;
+        jobs_eval_start(ctx, ctx->mean, ctx->sc->eval_samples);
+        ctx->eval_pending = true;
+    } else {
+        if (ctx->tr != NULL) {
+            rc = jobs_drain(ctx, err); /* the losses of every iteration started */
+            if (rc != SIM_OK)
+                return rc;
+            if (x != NULL)
+                jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
+            if (ctx->loss_count > 0)
+                train_loss = ctx->loss_sum / (double)ctx->loss_count;
+            ctx->loss_sum = 0.0;
+            ctx->loss_count = 0;
+            score(ctx, now, accuracy);
+        }
+        metrics_row(ctx, train_loss, test_loss, accuracy);
+    }
     ctx->last_eval_ns = now;
     ctx->last_eval_samples = ctx->samples;
     if (ctx->protocol_csv != NULL)
         protocol_row(ctx, now);
     if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx);
+    return SIM_OK;
 }
 
 int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)

@@ -9,8 +9,14 @@
 #include "sim/engine.h"
 #include "sim/err.h"
 
-/* Evaluates now and writes a metrics.csv row; may stop the run (target accuracy). */
-void sim_run_evaluate(sim_ctx *ctx, sim_time now);
+/* Evaluates now and writes a metrics.csv row; may stop the run (target accuracy). With a
+ * pool of several threads and nothing that needs the result at once (runtime/jobs.h), the
+ * test set is scored while the simulation goes on and the row is written by the next
+ * evaluation or sim_run_eval_finish, in order. Returns a gradient's error (its join). */
+int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err);
+
+/* Writes the row of an evaluation still being scored, if any; a gradient's error. */
+int sim_run_eval_finish(sim_ctx *ctx, sim_err *err);
 
 /* The variance across live workers' parameters, mean over coordinates (the consensus
  * distance over the parameter count); NaN when timing-only or nobody is up. */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/jobs.h"
 #include "runtime/outputs.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
@@ -62,6 +63,9 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     uint32_t w = (uint32_t)ev->dst;
+    int rc = jobs_join(ctx, w, err);
+    if (rc != SIM_OK)
+        return rc;
     ctx->acct[w].computing = false;
     sim_run_acct_update(ctx, w);
     sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0, 0);
@@ -84,6 +88,10 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         if (ctx->acct[w].computing) {
             sim_engine_cancel(ctx->eng, ctx->acct[w].compute_id);
             ctx->acct[w].computing = false;
+            /* Its gradient was computed at the start with one thread: its loss counts. */
+            int rc = jobs_join(ctx, w, err);
+            if (rc != SIM_OK)
+                return rc;
         }
         sim_net_set_host_down(ctx->net, w, true);
         /* Aborted flows touch the failed worker's peers, which may be anywhere. */
@@ -111,7 +119,9 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 static int on_eval(sim_ctx *ctx, sim_err *err)
 {
     sim_time now = sim_engine_now(ctx->eng);
-    sim_run_evaluate(ctx, now);
+    int rc = sim_run_evaluate(ctx, now, err);
+    if (rc != SIM_OK)
+        return rc;
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     if (st.pending == 0) {
@@ -122,7 +132,7 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
     sim_time every = ctx->sc->eval_every_ns;
     if (now <= ctx->sc->stop_ns - every) {
         sim_event ev = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
-        int rc = sim_engine_schedule(ctx->eng, every, &ev, NULL);
+        rc = sim_engine_schedule(ctx->eng, every, &ev, NULL);
         if (rc != SIM_OK)
             return sim_err_set(err, rc, NULL, "cannot schedule an evaluation");
     }
@@ -148,12 +158,8 @@ static void progress_line(sim_ctx *ctx)
     fflush(stderr);
 }
 
-static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
-    (void)eng;
-    sim_ctx *ctx = ud;
-    if (ctx->progress && (ev->seq & 0x3ff) == 0)
-        progress_line(ctx);
     switch (ev->kind) {
     case SIM_EV_NET_START:
     case SIM_EV_NET_DONE:
@@ -167,6 +173,20 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
     default:
         return to_protocol(ctx, ev, err);
     }
+}
+
+static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)eng;
+    sim_ctx *ctx = ud;
+    if (ctx->progress && (ev->seq & 0x3ff) == 0)
+        progress_line(ctx);
+    int rc = handle(ctx, ev, err);
+    if (rc == SIM_OK && ctx->job_rc != SIM_OK) { /* a gradient the protocol joined failed */
+        *err = ctx->job_err;
+        rc = ctx->job_rc;
+    }
+    return rc;
 }
 
 /* ---- checks ---- */
@@ -311,6 +331,8 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         rc = sim_engine_run(ctx->eng, ctx->sc->stop_ns, dispatch, ctx, err);
     if (ctx->progress)
         fputs("\n", stderr);
+    if (rc == SIM_OK) /* iterations started before the stop: their losses and checks */
+        rc = jobs_drain(ctx, err);
     if (rc != SIM_OK)
         return rc;
     sim_time end = sim_engine_now(ctx->eng);
@@ -319,9 +341,13 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         end = ctx->sc->stop_ns;
     }
     if (end > ctx->last_eval_ns)
-        sim_run_evaluate(ctx, end);
+        rc = sim_run_evaluate(ctx, end, err);
     else if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx); /* the end, already evaluated */
+    if (rc == SIM_OK)
+        rc = sim_run_eval_finish(ctx, err);
+    if (rc != SIM_OK)
+        return rc;
     /* Close every worker's accounting at the end time. */
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         sim_run_acct_close(ctx, w, end);
@@ -345,7 +371,16 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     train_config tc = { 0 };
     int rc = read_workload(ctx->sc, &tc, err);
     if (rc == SIM_OK)
-        ctx->memory_estimate = run_estimate(ctx->sc, &tc, ctx->proto, ctx->state);
+        ctx->memory_estimate =
+            run_estimate(ctx->sc, &tc, ctx->proto, ctx->state) +
+            (strcmp(ctx->sc->model, "vector") == 0 ? 0 : jobs_memory(&tc, ctx->threads));
+    if (rc == SIM_OK && ctx->threads > 1 && ctx->memory_estimate > physical_memory() / 10 * 8) {
+        sim_err_set(err, SIM_ESCENARIO, "$.workers",
+                    "%u workers with %u threads need about %.1f GiB, more than 80%% of this "
+                    "machine's memory",
+                    ctx->sc->workers, ctx->threads, (double)ctx->memory_estimate / 1073741824.0);
+        return sim_err_file(err, ctx->sc->file);
+    }
     if (rc != SIM_OK || strcmp(ctx->sc->model, "none") == 0)
         return rc;
     ctx->tr = train_create(&tc, sim_cluster_stream(ctx->cl, SIM_STREAM_DATA),
@@ -363,6 +398,9 @@ static int build_training(sim_ctx *ctx, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
     rc = snap_init(ctx, copies, err);
+    if (rc != SIM_OK)
+        return rc;
+    rc = jobs_init(ctx, ctx->threads, err);
     if (rc != SIM_OK)
         return rc;
     sim_net_set_drop_fn(ctx->net, on_drop, ctx);
@@ -410,6 +448,7 @@ static void teardown(sim_ctx *ctx)
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
+    jobs_fini(ctx);
     train_destroy(ctx->tr);
     snap_fini(ctx);
     sim_tensor_free(ctx->mean);
@@ -420,6 +459,22 @@ static void teardown(sim_ctx *ctx)
     free(ctx->acct);
 }
 
+/* The run's threads: the caller's count, else HETSIM_THREADS (the test suites' hook to run
+ * every run on a pool: outputs are the same for every count), else one. */
+static unsigned run_threads(const sim_run_options *opt)
+{
+    if (opt != NULL && opt->threads > 0)
+        return opt->threads < SIM_POOL_MAX_THREADS ? opt->threads : SIM_POOL_MAX_THREADS;
+    const char *env = getenv("HETSIM_THREADS");
+    if (env == NULL)
+        return 1;
+    char *end;
+    unsigned long n = strtoul(env, &end, 10);
+    return *end != '\0' || n < 1      ? 1
+           : n < SIM_POOL_MAX_THREADS ? (unsigned)n
+                                      : SIM_POOL_MAX_THREADS;
+}
+
 int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
             sim_run_summary *out, sim_err *err)
 {
@@ -427,6 +482,7 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     sim_run_summary sum = { 0 };
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
     ctx.progress = opt != NULL && opt->progress;
+    ctx.threads = run_threads(opt);
     ctx.observe = opt != NULL ? opt->observe : NULL;
     ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */

@@ -26,6 +26,9 @@ typedef struct sim_run_options {
     bool progress;              /* a progress line on stderr */
     sim_run_observe_fn observe; /* optional */
     void *observe_ud;
+    unsigned threads; /* threads computing gradients and evaluations (runtime/jobs.h); 0: the
+                         environment's HETSIM_THREADS (a test hook), else 1, the calling thread
+                         alone. Outputs are the same for every count. */
 } sim_run_options;
 
 /* Configures the protocol (writing its defaults into the scenario), checks that no unknown

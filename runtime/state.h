@@ -18,6 +18,7 @@
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "sim/output.h"
+#include "sim/pool.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"
 
@@ -60,6 +61,28 @@ typedef struct snap_entry {
     uint32_t buf;   /* data's handle in its class's pool */
     uint8_t cls;    /* data's size class */
 } snap_entry;
+
+/* A worker's gradient in flight (runtime/jobs.c). */
+typedef struct grad_job {
+    sim_pool_job job;
+    struct sim_ctx *ctx;
+    const float *params; /* its pinned block's parameters */
+    uint32_t w, block;   /* the worker and its pinned block */
+    uint64_t iteration;  /* the worker's iteration (for an error's message) */
+    size_t slot;         /* its place in the loss ring */
+    double loss;         /* the minibatch's mean loss: the job's result */
+    bool pinned;         /* in flight with its block pinned (more than one thread) */
+} grad_job;
+
+/* One forward pass of an evaluation (runtime/jobs.c). */
+typedef struct eval_job {
+    sim_pool_job job;
+    struct sim_ctx *ctx;
+    const float *params;
+    size_t samples, i; /* the evaluation's examples, and this pass */
+    double sum;        /* its loss times its examples */
+    size_t correct;
+} eval_job;
 
 struct sim_ctx {
     sim_scenario *sc;
@@ -110,6 +133,29 @@ struct sim_ctx {
     sim_run_observe_fn observe;
     void *observe_ud;
     struct timespec wall_start, wall_last;
+    /* The thread pool's gradients and evaluations (runtime/jobs.h); pool NULL: none. */
+    unsigned threads; /* sim_run_options.threads: 1 or more */
+    sim_pool *pool;
+    grad_job *gjob;    /* (workers) */
+    double *ring_loss; /* (ring_cap) losses of started iterations, in start order */
+    uint32_t *ring_w;  /* (ring_cap) their workers */
+    bool *ring_done;   /* (ring_cap) joined */
+    size_t ring_cap, ring_head, ring_n;
+    unsigned max_copies; /* blocks only pins may hold at once (train_orphans): one a thread */
+    int job_rc;          /* a join's error, for the end of the event */
+    sim_err job_err;
+    eval_job *ejob; /* (nejob) */
+    size_t nejob;
+    /* An evaluation scored by the pool while the simulation goes on (runtime/outputs.c): its
+     * metrics.csv row waits for its forward passes and the losses of the iterations started
+     * before it (eval_owed of the ring's oldest), then is written before any later row. */
+    bool eval_pending;
+    sim_time pend_ns;
+    uint64_t pend_iterations, pend_samples;
+    double pend_epoch, pend_consensus, pend_sps;
+    double pend_loss_sum; /* losses of its iterations retired so far */
+    uint64_t pend_loss_count;
+    size_t eval_owed; /* ring entries still to retire into it */
 };
 
 /* Seconds from nanoseconds, by division (correctly rounded). */

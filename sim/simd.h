@@ -13,13 +13,14 @@
  *
  * Elsewhere it expands to nothing: other architectures, no ifunc, -DSIM_NO_CLONES, and clang,
  * whose version 14 (Debian 12's) names the dispatcher of a clone set apart from the function,
- * so that calls from other files do not link.
+ * so that calls from other files do not link; and ThreadSanitizer builds, whose instrumented
+ * ifunc resolvers run before the sanitizer's runtime is up and crash at load.
  */
 #ifndef SIM_SIMD_H
 #define SIM_SIMD_H
 
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(SIM_NO_CLONES)
+    !defined(SIM_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define SIM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SIM_CLONES

@@ -72,6 +72,9 @@ START_TEST(cli_refuses_out_of_range_and_malformed_numbers_naming_the_option)
         { "--seeds", "4294967297" },
         { "--seeds", "65" },
         { "--seeds", " 3" },
+        { "--threads", "0" },
+        { "--threads", "257" },
+        { "--threads", "2x" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *o = cases[i].option, *v = cases[i].value;

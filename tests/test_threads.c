@@ -1,0 +1,243 @@
+/* Gradients and evaluations on a thread pool (runtime/jobs.h, sim/pool.h): every output file
+ * is the same with 1, 2 and 3 threads, for every protocol, with failures and stragglers, and
+ * for stops that depend on values; the pool itself runs each job once, lowest priority first.
+ */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "protocols/registry.h"
+#include "runtime/run.h"
+#include "sim/pool.h"
+
+/* Runs the JSON scenario `json` (with `sets`) on `threads` threads into a fresh directory. */
+static char *run_on(const char *json, const char *const *sets, size_t nsets, unsigned threads)
+{
+    sim_scenario *sc = harness_load(json, "threads.json", sets, nsets);
+    char *dir = harness_tmpdir("threads");
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    sim_run_options opt = { .out_dir = out, .threads = threads };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err);
+    char msg[1024];
+    sim_err_format(&err, msg, sizeof(msg));
+    ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
+    sim_scenario_destroy(sc);
+    return dir;
+}
+
+/* Fails unless the run directories below `a` and `b` hold the same files, byte for byte
+ * (summary.json without its wall line). */
+static void expect_same_files(const char *a, const char *b, const char *what)
+{
+    char ra[1024], rb[1024];
+    snprintf(ra, sizeof(ra), "%s/run", a);
+    snprintf(rb, sizeof(rb), "%s/run", b);
+    DIR *d = opendir(ra);
+    ck_assert_ptr_nonnull(d);
+    size_t files = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *x = harness_slurp(ra, e->d_name), *y = harness_slurp(rb, e->d_name);
+        if (strcmp(e->d_name, "summary.json") == 0) {
+            harness_strip_wall(x);
+            harness_strip_wall(y);
+        }
+        ck_assert_msg(strcmp(x, y) == 0, "%s: %s differs between %s and %s", what, e->d_name, ra,
+                      rb);
+        free(x);
+        free(y);
+        files++;
+    }
+    closedir(d);
+    size_t other = 0;
+    d = opendir(rb);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        other += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_msg(files == other && files >= 5, "%s: %zu files against %zu", what, files, other);
+}
+
+/* Runs `json` on 1, 2 and 3 threads and compares every file. */
+static void expect_same_for_every_count(const char *json, const char *const *sets, size_t nsets,
+                                        const char *what)
+{
+    char *one = run_on(json, sets, nsets, 1);
+    for (unsigned t = 2; t <= 3; t++) {
+        char *more = run_on(json, sets, nsets, t);
+        expect_same_files(one, more, what);
+        harness_cleanup(more);
+    }
+    harness_cleanup(one);
+}
+
+/* Every protocol at its defaults in the chaos scenario (a real softmax model, 12 workers,
+ * stragglers, 8 failures), with events.csv. */
+START_TEST(every_protocol_writes_the_same_files_with_any_thread_count)
+{
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    ck_assert_int_lt(_i, (int)n);
+    const char *name = all[_i]->name;
+    char protocol[128];
+    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", name);
+    char *json = harness_chaos_json(11 + (unsigned)_i, true, protocol);
+    /* ps's server, ripples's group generator: a host no failure takes down. */
+    bool server = strcmp(name, "ps") == 0 || strcmp(name, "ripples") == 0;
+    const char *sets[] = { "output.events=true", server ? "servers=1" : "seed=5" };
+    expect_same_for_every_count(json, sets, 2, name);
+    free(json);
+}
+END_TEST
+
+/* A wider model whose gradients take long enough to overlap, on a protocol that writes a
+ * worker's parameters while its gradient is in flight (AD-PSGD averages meanwhile: pinned
+ * blocks are copied, up to one per thread, then joined), stopped by target accuracy. */
+static const char mlp_json[] =
+    "{\"seed\": 3, \"workers\": 8, \"compute\": {\"iteration_ms\": 5, \"jitter_sigma\": 0.4},"
+    " \"stragglers\": [{\"kind\": \"random\", \"probability\": 0.2, \"slowdown\": 3},"
+    " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.05, \"recover_s\": 0.12}],"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 4000,"
+    " \"test_samples\": 600, \"dim\": 48, \"classes\": 6}, \"model\": {\"name\": \"mlp\","
+    " \"hidden\": [64, 32]}, \"batch\": 16, \"lr\": 0.05, \"momentum\": 0.9},"
+    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 3, \"target_accuracy\": 0.85},"
+    " \"eval\": {\"every_s\": 0.02, \"samples\": 600}, \"output\": {\"events\": true}}";
+
+START_TEST(a_value_stop_ends_at_the_same_instant_with_any_thread_count)
+{
+    static const char *const protocols[] = { "protocol.name=adpsgd", "protocol.name=allreduce",
+                                             "protocol.name=gossip", "protocol.name=localsgd" };
+    const char *sets[] = { protocols[_i] };
+    char *one = run_on(mlp_json, sets, 1, 1);
+    char run[1024];
+    snprintf(run, sizeof(run), "%s/run", one);
+    char *summary = harness_slurp(run, "summary.json");
+    ck_assert_msg(strstr(summary, "\"stop_reason\": \"target_accuracy\"") != NULL, "%s: %s",
+                  protocols[_i], summary);
+    free(summary);
+    harness_cleanup(one);
+    expect_same_for_every_count(mlp_json, sets, 1, protocols[_i]);
+}
+END_TEST
+
+/* summary.json's wall.memory_estimate_bytes of the run below `dir`. */
+static double memory_estimate(const char *dir)
+{
+    char run[1024];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    char *summary = harness_slurp(run, "summary.json");
+    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
+    ck_assert_ptr_nonnull(at);
+    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
+    free(summary);
+    return v;
+}
+
+/* The memory check counts the threads: a workspace for each one beyond the first and a model
+ * copy (parameters and momentum) for each one. */
+START_TEST(the_memory_estimate_counts_each_thread)
+{
+    const char *sets[] = { "stop.time_s=0.05" };
+    char *one = run_on(mlp_json, sets, 1, 1);
+    char *three = run_on(mlp_json, sets, 1, 3);
+    double e1 = memory_estimate(one), e3 = memory_estimate(three);
+    /* mlp 48-64-32-6: 5414 parameters, 2 blocks a copy (momentum). */
+    ck_assert_double_ge(e3 - e1, 3.0 * 5414 * 4 * 2);
+    harness_cleanup(one);
+    harness_cleanup(three);
+}
+END_TEST
+
+/* ---- the pool ---- */
+
+/* A job that counts its runs and checks its thread index (each job touches its own count
+ * only: under ThreadSanitizer a shared one is a race). */
+typedef struct counted {
+    sim_pool_job job;
+    int runs;
+    unsigned threads;
+    bool bad_thread;
+} counted;
+
+static void count_job(void *arg, unsigned thread)
+{
+    counted *c = arg;
+    c->runs++;
+    c->bad_thread |= thread >= c->threads;
+}
+
+START_TEST(the_pool_runs_every_job_once)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        sim_pool *p = sim_pool_create(threads, 64, &err);
+        ck_assert_ptr_nonnull(p);
+        counted c[64] = { 0 };
+        for (int round = 0; round < 50; round++) {
+            for (size_t i = 0; i < 64; i++) {
+                c[i].job.fn = count_job;
+                c[i].job.arg = &c[i];
+                c[i].job.priority = (int64_t)(i * 7919 % 64);
+                c[i].threads = threads;
+                sim_pool_submit(p, &c[i].job);
+            }
+            for (size_t i = 64; i-- > 0;)
+                sim_pool_join(p, &c[i].job);
+        }
+        for (size_t i = 0; i < 64; i++) {
+            ck_assert_int_eq(c[i].runs, 50);
+            ck_assert(!c[i].bad_thread);
+        }
+        sim_pool_destroy(p);
+    }
+}
+END_TEST
+
+START_TEST(a_pool_of_one_thread_runs_a_job_at_its_submission)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_pool *p = sim_pool_create(1, 4, &err);
+    counted c = { .job = { .fn = count_job, .arg = &c }, .threads = 1 };
+    sim_pool_submit(p, &c.job);
+    ck_assert_int_eq(c.runs, 1);
+    ck_assert(sim_pool_pending(&c.job));
+    sim_pool_join(p, &c.job);
+    ck_assert(!sim_pool_pending(&c.job));
+    sim_pool_destroy(p);
+    ck_assert_ptr_null(sim_pool_create(0, 4, &err));
+    ck_assert_int_eq(err.code, SIM_EINVAL);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("threads");
+    TCase *pool = tcase_create("pool");
+    tcase_add_test(pool, the_pool_runs_every_job_once);
+    tcase_add_test(pool, a_pool_of_one_thread_runs_a_job_at_its_submission);
+    tcase_set_timeout(pool, 60);
+    suite_add_tcase(s, pool);
+    size_t n;
+    proto_list(&n);
+    TCase *same = tcase_create("same outputs");
+    tcase_add_loop_test(same, every_protocol_writes_the_same_files_with_any_thread_count, 0,
+                        (int)n);
+    tcase_add_loop_test(same, a_value_stop_ends_at_the_same_instant_with_any_thread_count, 0, 4);
+    tcase_add_test(same, the_memory_estimate_counts_each_thread);
+    tcase_set_timeout(same, 300);
+    suite_add_tcase(s, same);
+    return s;
+}

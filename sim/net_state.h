@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sim/engine.h"
+#include "sim/engine_net.h"
 #include "sim/err.h"
 #include "sim/net.h"
 #include "sim/net_topo.h"

@@ -25,6 +25,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "net_ref.h"
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "suite.h"

@@ -28,6 +28,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "net_pi_ref.h"
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "suite.h"

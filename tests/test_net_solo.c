@@ -14,6 +14,7 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "sim/net_solo.h"

@@ -83,7 +83,7 @@ int sim_net_group_grow(sim_net *net, size_t cap)
     if (q == NULL)
         return SIM_ENOMEM;
     net->gqueue = q;
-    if (net->gkeys.ops == NULL)
+    if (net->gkeys.ops == NULL) /* the first call, at creation */
         sim_heap_init(&net->gkeys, &gkey_ops, NULL);
     return cap > UINT32_MAX ? SIM_ENOMEM : sim_heap_reserve(&net->gkeys, (uint32_t)cap);
 }

@@ -109,7 +109,7 @@ int sim_net_solo_grow(sim_net *net, size_t cap)
 {
     /* The ring is copied in order from index 0 (at creation it is empty). net->cap is still
      * the old capacity, by which its indices wrap. */
-    if (net->wait_heap.ops == NULL)
+    if (net->wait_heap.ops == NULL) /* the first call, at creation */
         sim_heap_init(&net->wait_heap, &wait_ops, NULL);
     net_wait *q = malloc(cap * sizeof(*q));
     if (q == NULL || cap > UINT32_MAX ||

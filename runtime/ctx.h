@@ -33,6 +33,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/err.h"
 #include "sim/scenario.h"

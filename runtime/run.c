@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/events.h"
 #include "runtime/jobs.h"
 #include "runtime/outputs.h"
 #include "runtime/snap.h"

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine_net.h"
+
 /* The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on the times, which a
  * discrete-event simulation allows because no event is ever scheduled before the present.
  * `last` is the time of the last event taken out (at most now, at most every pending time);

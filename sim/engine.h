@@ -27,36 +27,15 @@ typedef uint64_t sim_event_id; /* slot | generation << 32; 0 is never a valid id
 #define SIM_TIME_NEVER INT64_MAX /* "no such time": a run's open end, a worker never back */
 #define SIM_NOBODY     (-1)      /* src/dst of an event that concerns no worker */
 
-/* Event kinds. The simulator's own kinds come first; a protocol's start at SIM_EV_USER. */
-enum sim_event_kind {
-    SIM_EV_NONE = 0,
-    SIM_EV_NET_START = 1,    /* net: a message's latency phase ended, its flow starts */
-    SIM_EV_NET_DONE = 2,     /* net: a flow's last byte arrived */
-    SIM_EV_COMPUTE = 16,     /* runner: a worker's iteration finished computing */
-    SIM_EV_CHANGE = 17,      /* runner: a cluster timeline change (failure, link window) */
-    SIM_EV_EVAL = 18,        /* runner: periodic evaluation */
-    SIM_EV_STOP = 19,        /* runner: the stop time */
-    SIM_EV_MSG = 32,         /* protocol: a message was delivered (see sim/ctx.h) */
-    SIM_EV_COMPUTED = 33,    /* protocol: a worker finished an iteration's computation */
-    SIM_EV_WORKER_DOWN = 34, /* protocol: a worker failed */
-    SIM_EV_WORKER_UP = 35,   /* protocol: a worker recovered */
-    SIM_EV_USER = 256        /* first protocol-defined kind (timers) */
-};
-
 typedef struct sim_event {
     sim_time time;    /* absolute; set by the engine */
     uint64_t seq;     /* insertion counter, the tie-breaker; set by the engine */
-    uint32_t kind;    /* SIM_EV_* */
+    uint32_t kind;    /* its owner's: the network's (sim/net.h), the runtime's (runtime/events.h) */
     int32_t src, dst; /* worker ids or SIM_NOBODY */
     uint64_t arg[4];  /* small inline payload; tensors travel through net pools */
 } sim_event;
 
 typedef struct sim_engine sim_engine;
-
-/* Called once when the clock is about to leave an instant at which sim_engine_request_flush
- * was called (see below). It may schedule events, also at the current time; a negative SIM_E*
- * return stops the run and is passed up like a handler's. */
-typedef int (*sim_flush_fn)(void *ud, sim_engine *eng, sim_err *err);
 
 /* Called for each event in order; a negative SIM_E* return stops the run and is passed up
  * with `err` filled by the handler. `eng` may be used to schedule, cancel or stop. */
@@ -97,22 +76,8 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
  * (already run or cancelled) or was never issued. */
 int sim_engine_cancel(sim_engine *eng, sim_event_id id);
 
-/* Moves a pending event to time `at` (>= now), exactly as cancelling it and scheduling a
- * copy would (it gets a fresh sequence number) but without a new slot; its id stays
- * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
-int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
-
 /* The time of the earliest pending event, or SIM_TIME_NEVER if none. */
 sim_time sim_engine_next_time(const sim_engine *eng);
-
-/* The insertion sequence number (sim_event.seq) that the next event scheduled or moved will
- * get: every event scheduled so far has a smaller one, every later one a larger. */
-uint64_t sim_engine_next_seq(const sim_engine *eng);
-
-/* The sequence number of the event being dispatched, or UINT64_MAX between events (before a
- * run, between steps, and when the clock leaves an instant, in the end-of-instant hook): with
- * sim_engine_now, where the run stands in the (time, seq) order. */
-uint64_t sim_engine_current_seq(const sim_engine *eng);
 
 /* Dispatches events in order until the queue is empty, the next event lies after `until`
  * (the clock then stays at the last event's time), sim_engine_stop is called, or a handler
@@ -122,20 +87,6 @@ int sim_engine_run(sim_engine *eng, sim_time until, sim_dispatch_fn fn, void *ud
 /* Dispatches the earliest event. Returns 1 if one ran, 0 if the queue was empty, or the
  * handler's non-zero return. */
 int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err);
-
-/* Installs the end-of-instant hook (one per engine; NULL removes it). Its owner must outlive
- * the engine's runs or remove it. */
-void sim_engine_set_flush(sim_engine *eng, sim_flush_fn fn, void *ud);
-
-/* Asks for the end-of-instant hook to run before the clock moves past the current time:
- * sim_engine_step and sim_engine_run call it when the earliest pending event lies later than
- * now (or none is pending), before they dispatch that event or return. Cheap and idempotent
- * within an instant, so that N changes at one instant cost one call of the hook. */
-void sim_engine_request_flush(sim_engine *eng);
-
-/* Runs the hook now if a flush was requested (for queries that need the instant settled).
- * Returns 0 or the hook's error. */
-int sim_engine_flush(sim_engine *eng, sim_err *err);
 
 /* Makes the current sim_engine_run return after the event being dispatched. */
 void sim_engine_stop(sim_engine *eng);

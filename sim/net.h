@@ -99,6 +99,12 @@
 #include "sim/engine.h"
 #include "sim/err.h"
 
+/* The network's own event kinds, below the runtime's (runtime/events.h). */
+enum sim_net_event_kind {
+    SIM_EV_NET_START = 1, /* a message's latency phase ended, its flow starts */
+    SIM_EV_NET_DONE = 2   /* a flow's last byte arrived */
+};
+
 typedef enum sim_topology {
     SIM_TOPO_STAR = 0,
     SIM_TOPO_RACKS = 1,

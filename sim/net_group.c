@@ -26,74 +26,56 @@ static const double REBASE_BYTES = 67108864.0;
 
 /* ---- the heap of members ------------------------------------------------------------------ */
 
-static bool gless(const sim_net *net, uint32_t a, uint32_t b)
+static bool member_less(const void *ud, const void *a, const void *b)
 {
-    const net_slot *fa = &net->slots[a], *fb = &net->slots[b];
+    const sim_net *net = ud;
+    const net_slot *fa = &net->slots[*(const uint32_t *)a], *fb = &net->slots[*(const uint32_t *)b];
     return fa->finish_bytes < fb->finish_bytes ||
            (fa->finish_bytes == fb->finish_bytes && fa->join_seq < fb->join_seq);
 }
 
-static void gput(sim_net *net, net_link *c, uint32_t i, uint32_t s)
+static void member_moved(void *ud, const void *item, uint32_t pos)
 {
-    c->gheap[i] = s;
-    net->slots[s].gpos = i;
+    sim_net *net = ud;
+    net->slots[*(const uint32_t *)item].gpos = pos;
 }
 
-/* Moves the member at position i down to its place below it. */
-static void gdown(sim_net *net, net_link *c, uint32_t i)
-{
-    uint32_t s = c->gheap[i];
-    for (;;) {
-        uint32_t k = 2 * i + 1;
-        if (k >= c->gn)
-            break;
-        if (k + 1 < c->gn && gless(net, c->gheap[k + 1], c->gheap[k]))
-            k++;
-        if (!gless(net, c->gheap[k], s))
-            break;
-        gput(net, c, i, c->gheap[k]);
-        i = k;
-    }
-    gput(net, c, i, s);
-}
+static const sim_heap_ops member_ops = { .size = sizeof(uint32_t),
+                                         .less = member_less,
+                                         .moved = member_moved };
 
-/* Restores the heap order around position i after its member changed either way. */
-static void gfix(sim_net *net, net_link *c, uint32_t i)
+/* The member at position i of c's heap. */
+static inline uint32_t member(const net_link *c, uint32_t i)
 {
-    uint32_t s = c->gheap[i];
-    while (i > 0 && gless(net, s, c->gheap[(i - 1) / 2])) {
-        gput(net, c, i, c->gheap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t k = 2 * i + 1;
-        if (k >= c->gn)
-            break;
-        if (k + 1 < c->gn && gless(net, c->gheap[k + 1], c->gheap[k]))
-            k++;
-        if (!gless(net, c->gheap[k], s))
-            break;
-        gput(net, c, i, c->gheap[k]);
-        i = k;
-    }
-    gput(net, c, i, s);
+    return *(const uint32_t *)sim_heap_at(&c->members, i);
 }
 
 /* Makes room for `n` members in c's heap (amortized doubling, kept until destroy). */
 static bool greserve(net_link *c, uint32_t n)
 {
-    if (n <= c->gcap)
+    if (n <= c->members.cap)
         return true;
-    uint32_t cap = c->gcap < 16 ? 16 : c->gcap;
+    uint32_t cap = c->members.cap < 16 ? 16 : c->members.cap;
     while (cap < n)
         cap *= 2;
-    uint32_t *h = realloc(c->gheap, cap * sizeof(*h));
-    if (h == NULL)
-        return false;
-    c->gheap = h;
-    c->gcap = cap;
-    return true;
+    return sim_heap_reserve(&c->members, cap) == SIM_OK;
 }
+
+void sim_net_group_init(sim_net *net, uint32_t l)
+{
+    sim_heap_init(&net->links[l].members, &member_ops, net);
+}
+
+/* The keys to schedule are sorted by a heap in the reverse order, whose heapsort leaves them
+ * from the least to the greatest by (stamp, rev_seq). */
+static bool gkey_greater(const void *ud, const void *a, const void *b)
+{
+    (void)ud;
+    const net_gkey *x = a, *y = b;
+    return y->stamp < x->stamp || (y->stamp == x->stamp && y->rev_seq < x->rev_seq);
+}
+
+static const sim_heap_ops gkey_ops = { .size = sizeof(net_gkey), .less = gkey_greater };
 
 int sim_net_group_grow(sim_net *net, size_t cap)
 {
@@ -101,11 +83,9 @@ int sim_net_group_grow(sim_net *net, size_t cap)
     if (q == NULL)
         return SIM_ENOMEM;
     net->gqueue = q;
-    net_gkey *k = realloc(net->gkeys, cap * sizeof(*k));
-    if (k == NULL)
-        return SIM_ENOMEM;
-    net->gkeys = k;
-    return SIM_OK;
+    if (net->gkeys.ops == NULL) /* the first call, at creation */
+        sim_heap_init(&net->gkeys, &gkey_ops, NULL);
+    return cap > UINT32_MAX ? SIM_ENOMEM : sim_heap_reserve(&net->gkeys, (uint32_t)cap);
 }
 
 /* ---- the clock ---------------------------------------------------------------------------- */
@@ -129,42 +109,6 @@ static sim_time end_ns(const net_link *c, const net_slot *f)
     return c->g_anchor_ns + llround(left_bytes(c, f) * NS_BITS / c->g_rate_bps);
 }
 
-static bool gkey_less(const net_gkey *x, const net_gkey *y)
-{
-    return x->stamp < y->stamp || (x->stamp == y->stamp && x->rev_seq < y->rev_seq);
-}
-
-static void gkey_down(net_gkey *k, uint32_t i, uint32_t n)
-{
-    net_gkey v = k[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && gkey_less(&k[c], &k[c + 1]))
-            c++;
-        if (!gkey_less(&v, &k[c]))
-            break;
-        k[i] = k[c];
-        i = c;
-    }
-    k[i] = v;
-}
-
-/* Sorts k[0..n) by (stamp, rev_seq) in place: heapsort, which allocates nothing (glibc's
- * qsort may call malloc). The keys are distinct (join_seq is unique). */
-static void sort_gkeys(net_gkey *k, uint32_t n)
-{
-    for (uint32_t i = n / 2; i-- > 0;)
-        gkey_down(k, i, n);
-    for (uint32_t m = n; m-- > 1;) {
-        net_gkey t = k[0];
-        k[0] = k[m];
-        k[m] = t;
-        gkey_down(k, 0, m);
-    }
-}
-
 /* The key that orders member s's event among events at one time as the per-flow solver
  * would have: rated at a later flush means scheduled later; within one flush, hop order. */
 static net_gkey gkey(const net_link *c, const net_slot *f, uint32_t s)
@@ -175,13 +119,16 @@ static net_gkey gkey(const net_link *c, const net_slot *f, uint32_t s)
     return k;
 }
 
-/* Schedules (or moves) the DONE events of the n members in net->gkeys, sorted first. */
-static int schedule_sorted(sim_net *net, const net_link *c, uint32_t n, sim_err *err)
+/* Schedules (or moves) the DONE events of the members in net->gkeys, sorted first; empties
+ * net->gkeys. The keys are distinct (join_seq is unique). */
+static int schedule_sorted(sim_net *net, const net_link *c, sim_err *err)
 {
-    sort_gkeys(net->gkeys, n);
+    uint32_t n = net->gkeys.n;
+    sim_heap_sort(&net->gkeys);
+    const net_gkey *keys = net->gkeys.items;
     sim_time now = sim_engine_now(net->eng);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t s = net->gkeys[i].slot;
+        uint32_t s = keys[i].slot;
         net_slot *f = &net->slots[s];
         double delay = left_bytes(c, f) * NS_BITS / c->g_rate_bps;
         if (!(c->g_anchor_ns - now + delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
@@ -208,34 +155,38 @@ static int schedule_sorted(sim_net *net, const net_link *c, uint32_t n, sim_err 
  * armed or first, a subtree holding the root. */
 static int arm(sim_net *net, net_link *c, bool moved, sim_err *err)
 {
-    if (c->gn == 0)
+    if (c->members.n == 0)
         return SIM_OK;
-    sim_time first = end_ns(c, &net->slots[c->gheap[0]]);
-    uint32_t nq = 0, nk = 0;
+    sim_time first = end_ns(c, &net->slots[member(c, 0)]);
+    uint32_t nq = 0;
     net->gqueue[nq++] = 0;
+    net->gkeys.n = 0;
     for (uint32_t i = 0; i < nq; i++) {
-        uint32_t s = c->gheap[net->gqueue[i]];
+        uint32_t s = member(c, net->gqueue[i]);
         net_slot *f = &net->slots[s];
         if (end_ns(c, f) == first) {
-            if (moved || f->ev == 0)
-                net->gkeys[nk++] = gkey(c, f, s);
+            if (moved || f->ev == 0) {
+                net_gkey k = gkey(c, f, s);
+                sim_heap_append(&net->gkeys, &k);
+            }
         } else if (moved) {
             sim_engine_cancel(net->eng, f->ev);
             f->ev = 0;
         }
-        for (uint32_t k = 2 * net->gqueue[i] + 1; k <= 2 * net->gqueue[i] + 2 && k < c->gn; k++) {
-            const net_slot *g = &net->slots[c->gheap[k]];
+        for (uint32_t k = 2 * net->gqueue[i] + 1; k <= 2 * net->gqueue[i] + 2 && k < c->members.n;
+             k++) {
+            const net_slot *g = &net->slots[member(c, k)];
             if (g->ev != 0 || end_ns(c, g) == first)
                 net->gqueue[nq++] = k;
         }
     }
-    return schedule_sorted(net, c, nk, err);
+    return schedule_sorted(net, c, err);
 }
 
 static void rebase(sim_net *net, net_link *c)
 {
-    for (uint32_t i = 0; i < c->gn; i++)
-        net->slots[c->gheap[i]].finish_bytes -= c->g_vclock_bytes;
+    for (uint32_t i = 0; i < c->members.n; i++)
+        net->slots[member(c, i)].finish_bytes -= c->g_vclock_bytes;
     c->g_vclock_bytes = 0.0;
 }
 
@@ -302,12 +253,11 @@ bool sim_net_group_try_join(sim_net *net, uint32_t s)
     }
     double other;
     if (ncenters == 1 && may_join(net, s, (uint32_t)center, &other) &&
-        greserve(&net->links[center], net->links[center].gn + 1)) {
+        greserve(&net->links[center], net->links[center].members.n + 1)) {
         net_link *c = &net->links[center];
         f->group = center;
         f->finish_bytes = vclock_at(c, sim_engine_now(net->eng)) + (double)f->msg.bytes;
-        gput(net, c, c->gn++, s);
-        gfix(net, c, c->gn - 1);
+        sim_heap_push(&c->members, &s);
         c->g_joined++;
         net->stats.grouped++;
         if (other < c->g_min_other_bps)
@@ -326,15 +276,10 @@ bool sim_net_group_leave(sim_net *net, uint32_t s)
     net_slot *f = &net->slots[s];
     uint32_t cl = (uint32_t)f->group;
     net_link *c = &net->links[cl];
-    uint32_t i = f->gpos;
-    uint32_t last = c->gheap[--c->gn];
-    if (i < c->gn) {
-        gput(net, c, i, last);
-        gfix(net, c, i);
-    }
+    sim_heap_remove(&c->members, f->gpos);
     f->group = -1;
     f->rate_bps = c->g_rate_bps;
-    if (c->gn == 0)
+    if (c->members.n == 0)
         c->grouped = false; /* a flow that comes next is rated like any other */
     if (c->nflows == 0)
         return true;
@@ -345,22 +290,24 @@ bool sim_net_group_leave(sim_net *net, uint32_t s)
 void sim_net_group_dissolve(sim_net *net, uint32_t cl)
 {
     net_link *c = &net->links[cl];
-    uint32_t nk = 0;
+    net->gkeys.n = 0;
     /* Members that joined since the last flush were never rated: they stay as they started
      * (rate 0, no event) for the flush that comes, which marked center fills. */
-    for (uint32_t i = 0; i < c->gn; i++) {
-        uint32_t s = c->gheap[i];
+    for (uint32_t i = 0; i < c->members.n; i++) {
+        uint32_t s = member(c, i);
         net_slot *f = &net->slots[s];
-        if (f->ev == 0 && f->stamp_flush <= c->g_resolved_flush)
-            net->gkeys[nk++] = gkey(c, f, s);
+        if (f->ev == 0 && f->stamp_flush <= c->g_resolved_flush) {
+            net_gkey k = gkey(c, f, s);
+            sim_heap_append(&net->gkeys, &k);
+        }
     }
     /* A plain flow's state as the per-flow solver keeps it: bytes left as of its last rating. */
     sim_err err;
-    int rc = schedule_sorted(net, c, nk, &err);
+    int rc = schedule_sorted(net, c, &err);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;
-    for (uint32_t i = 0; i < c->gn; i++) {
-        net_slot *f = &net->slots[c->gheap[i]];
+    for (uint32_t i = 0; i < c->members.n; i++) {
+        net_slot *f = &net->slots[member(c, i)];
         f->group = -1;
         if (f->stamp_flush > c->g_resolved_flush)
             continue;
@@ -368,7 +315,7 @@ void sim_net_group_dissolve(sim_net *net, uint32_t cl)
         f->last_ns = c->g_anchor_ns;
         f->rate_bps = c->g_rate_bps;
     }
-    c->gn = 0;
+    c->members.n = 0;
     c->grouped = false;
 }
 
@@ -457,31 +404,28 @@ int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
     c->g_resolved_flush = net->flushes;
     c->g_min_other_bps = min_other;
     c->g_joined = 0;
-    c->gn = 0;
+    c->members.n = 0;
     for (int32_t hop = c->head; hop != NO_HOP;) {
         uint32_t s = hop_slot(hop);
         net_slot *f = &net->slots[s];
         hop = f->hop_next[hop_pos(hop)];
         f->finish_bytes = f->remaining_bytes;
         f->group = (int32_t)cl;
-        c->gheap[c->gn++] = s;
+        sim_heap_append(&c->members, &s);
     }
-    for (uint32_t i = 0; i < c->gn; i++)
-        net->slots[c->gheap[i]].gpos = i;
-    for (uint32_t i = c->gn / 2; i-- > 0;)
-        gdown(net, c, i);
+    sim_heap_build(&c->members);
     /* Plain flows have events anywhere in the heap: only the first finishers keep theirs. */
-    sim_time first = end_ns(c, &net->slots[c->gheap[0]]);
-    for (uint32_t i = 0; i < c->gn; i++) {
-        net_slot *f = &net->slots[c->gheap[i]];
+    sim_time first = end_ns(c, &net->slots[member(c, 0)]);
+    for (uint32_t i = 0; i < c->members.n; i++) {
+        net_slot *f = &net->slots[member(c, i)];
         if (f->ev != 0 && end_ns(c, f) != first) {
             sim_engine_cancel(net->eng, f->ev);
             f->ev = 0;
         }
     }
     c->grouped = true;
-    net->stats.rerates += c->gn;
-    net->stats.grouped += c->gn;
+    net->stats.rerates += c->members.n;
+    net->stats.grouped += c->members.n;
     int rc = arm(net, c, true, err);
     return rc != SIM_OK ? rc : 1;
 }
@@ -490,8 +434,8 @@ int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
 {
     net_link *c = &net->links[cl];
     c->flush_mark = net->flushes;
-    double share = c->gn >= 2 ? c->cap_bps / c->gn : 0.0;
-    if (c->gn < 2 || !(share < c->g_min_other_bps)) {
+    double share = c->members.n >= 2 ? c->cap_bps / c->members.n : 0.0;
+    if (c->members.n < 2 || !(share < c->g_min_other_bps)) {
         sim_net_group_dissolve(net, cl);
         c->flush_mark = 0;
         return 1;
@@ -510,6 +454,6 @@ int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
     c->g_rated_flush = net->flushes;
     if (c->g_vclock_bytes > REBASE_BYTES)
         rebase(net, c);
-    net->stats.rerates += c->gn;
+    net->stats.rerates += c->members.n;
     return arm(net, c, true, err);
 }

@@ -40,4 +40,7 @@ int sim_net_group_resolve(sim_net *net, uint32_t c, sim_err *err);
 /* Grows the group scratch arrays to `cap` entries. */
 int sim_net_group_grow(sim_net *net, size_t cap);
 
+/* Makes link l's heap of members empty, with no storage (at the network's creation). */
+void sim_net_group_init(sim_net *net, uint32_t l);
+
 #endif

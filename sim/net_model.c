@@ -92,6 +92,7 @@ static void init_links(sim_net *net, const sim_net_config *cfg)
         k->head = NO_HOP;
         k->heap_pos = -1;
         k->solo = NO_SLOT;
+        sim_net_group_init(net, l);
     }
     for (uint32_t h = 0; h < cfg->nhosts; h++)
         net->hosts[h].latency_ns = cfg->latency_ns[h];
@@ -116,13 +117,13 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->hosts = calloc(cfg->nhosts, sizeof(*net->hosts));
     net->links = calloc(net->nlinks, sizeof(*net->links));
     net->comp = calloc(net->nlinks, sizeof(*net->comp));
-    net->heap = calloc(net->nlinks, sizeof(*net->heap));
     net->dirty = calloc(net->nlinks, sizeof(*net->dirty));
     net->slots = calloc(net->cap, sizeof(*net->slots));
     net->active = calloc(net->cap, sizeof(*net->active));
-    if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
-        net->dirty == NULL || net->slots == NULL || net->active == NULL ||
-        sim_net_group_grow(net, net->cap) != SIM_OK || sim_net_solo_grow(net, net->cap) != SIM_OK)
+    if (net->hosts == NULL || net->links == NULL || net->comp == NULL ||
+        sim_net_solver_init(net) != SIM_OK || net->dirty == NULL || net->slots == NULL ||
+        net->active == NULL || sim_net_group_grow(net, net->cap) != SIM_OK ||
+        sim_net_solo_grow(net, net->cap) != SIM_OK)
         goto fail_free_net;
     init_links(net, cfg);
     net->free_head = NO_SLOT;
@@ -144,15 +145,15 @@ void sim_net_destroy(sim_net *net)
     sim_engine_set_flush(net->eng, NULL, NULL);
     if (net->links != NULL)
         for (uint32_t l = 0; l < net->nlinks; l++)
-            free(net->links[l].gheap);
-    free(net->wait_heap);
+            sim_heap_fini(&net->links[l].members);
+    sim_heap_fini(&net->wait_heap);
     free(net->wait_fifo);
-    free(net->gkeys);
+    sim_heap_fini(&net->gkeys);
     free(net->gqueue);
     free(net->active);
     free(net->slots);
     free(net->dirty);
-    free(net->heap);
+    sim_heap_fini(&net->fill);
     free(net->comp);
     free(net->links);
     free(net->hosts);

@@ -32,8 +32,8 @@
  *
  * Starts mostly come in the order of their keys (messages sent later start later when
  * latencies are alike), so an entry whose key is not below the last one pushed goes to a FIFO
- * ring, O(1), and only the others to a binary heap; the first entry is the smaller of the two
- * heads. Entries are not taken out when their message is dropped before its start: they die
+ * ring, O(1), and only the others to a binary heap (sim/heap.h); the first entry is the smaller of
+ * the two heads. Entries are not taken out when their message is dropped before its start: they die
  * (wait_live) and are skipped when they come up, or dropped by a compaction when a full array
  * must take one more (the live ones are at most the messages in the pool, of which the one
  * being pushed is not yet one, so a compaction frees a place). */
@@ -54,30 +54,13 @@ static uint32_t ring_next(const sim_net *net, uint32_t i)
     return i + 1 < net->cap ? i + 1 : 0;
 }
 
-static void heap_down(net_wait *h, uint32_t n, uint32_t i)
+static bool wait_less_ud(const void *ud, const void *a, const void *b)
 {
-    net_wait w = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && wait_less(&h[c + 1], &h[c]))
-            c++;
-        if (!wait_less(&h[c], &w))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = w;
+    (void)ud;
+    return wait_less(a, b);
 }
 
-static void heap_pop(sim_net *net)
-{
-    net_wait *h = net->wait_heap;
-    h[0] = h[--net->wait_nheap];
-    if (net->wait_nheap > 0)
-        heap_down(h, net->wait_nheap, 0);
-}
+static const sim_heap_ops wait_ops = { .size = sizeof(net_wait), .less = wait_less_ud };
 
 static void fifo_pop(sim_net *net)
 {
@@ -99,13 +82,13 @@ static void fifo_compact(sim_net *net)
 /* Keeps the live entries of the heap, heapified again. */
 static void heap_compact(sim_net *net)
 {
+    net_wait *w = net->wait_heap.items;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < net->wait_nheap; i++)
-        if (wait_live(net, &net->wait_heap[i]))
-            net->wait_heap[n++] = net->wait_heap[i];
-    net->wait_nheap = n;
-    for (uint32_t i = n / 2; i-- > 0;)
-        heap_down(net->wait_heap, n, i);
+    for (uint32_t i = 0; i < net->wait_heap.n; i++)
+        if (wait_live(net, &w[i]))
+            w[n++] = w[i];
+    net->wait_heap.n = n;
+    sim_heap_build(&net->wait_heap);
 }
 
 static void wait_push(sim_net *net, net_wait w)
@@ -117,26 +100,20 @@ static void wait_push(sim_net *net, net_wait w)
         net->wait_fifo[(net->wait_head + net->wait_nfifo++) % net->cap] = w;
         return;
     }
-    if (net->wait_nheap == net->cap)
+    if (net->wait_heap.n == net->cap)
         heap_compact(net);
-    net_wait *h = net->wait_heap;
-    uint32_t i = net->wait_nheap++;
-    while (i > 0 && wait_less(&w, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = w;
+    sim_heap_push(&net->wait_heap, &w);
 }
 
 int sim_net_solo_grow(sim_net *net, size_t cap)
 {
     /* The ring is copied in order from index 0 (at creation it is empty). net->cap is still
      * the old capacity, by which its indices wrap. */
+    if (net->wait_heap.ops == NULL) /* the first call, at creation */
+        sim_heap_init(&net->wait_heap, &wait_ops, NULL);
     net_wait *q = malloc(cap * sizeof(*q));
-    net_wait *h = realloc(net->wait_heap, cap * sizeof(*h));
-    if (h != NULL)
-        net->wait_heap = h;
-    if (q == NULL || h == NULL) {
+    if (q == NULL || cap > UINT32_MAX ||
+        sim_heap_reserve(&net->wait_heap, (uint32_t)cap) != SIM_OK) {
         free(q);
         return SIM_ENOMEM;
     }
@@ -223,7 +200,7 @@ int32_t sim_net_solo_next(sim_net *net, sim_time now, uint64_t seq)
         if (in_fifo)
             fifo_pop(net);
         else
-            heap_pop(net);
+            sim_heap_pop(&net->wait_heap, NULL);
         if (!live)
             continue;
         net->slots[s].solo_wait = false;
@@ -260,7 +237,7 @@ size_t sim_net_solo_uncounted(const sim_net *net, sim_time now, uint64_t seq)
     size_t n = 0;
     for (uint32_t k = 0, i = net->wait_head; k < net->wait_nfifo; k++, i = ring_next(net, i))
         n += wait_by(net, &net->wait_fifo[i], now, seq);
-    for (uint32_t i = 0; i < net->wait_nheap; i++)
-        n += wait_by(net, &net->wait_heap[i], now, seq);
+    for (uint32_t i = 0; i < net->wait_heap.n; i++)
+        n += wait_by(net, sim_heap_at(&net->wait_heap, i), now, seq);
     return n;
 }

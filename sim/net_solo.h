@@ -47,7 +47,7 @@ static inline bool net_wait_by(const net_wait *w, sim_time now, uint64_t seq)
 static inline const net_wait *net_wait_first(const sim_net *net, bool *in_fifo)
 {
     const net_wait *a = net->wait_nfifo > 0 ? &net->wait_fifo[net->wait_head] : NULL;
-    const net_wait *b = net->wait_nheap > 0 ? &net->wait_heap[0] : NULL;
+    const net_wait *b = net->wait_heap.n > 0 ? (const net_wait *)net->wait_heap.items : NULL;
     *in_fifo = b == NULL || (a != NULL && net_place_before(a->t, a->seq, b->t, b->seq));
     return *in_fifo ? a : b;
 }
@@ -57,7 +57,7 @@ static inline const net_wait *net_wait_first(const sim_net *net, bool *in_fifo)
 static inline bool sim_net_solo_due(const sim_net *net, sim_time now, uint64_t seq)
 {
     return (net->wait_nfifo > 0 && net_wait_by(&net->wait_fifo[net->wait_head], now, seq)) ||
-           (net->wait_nheap > 0 && net_wait_by(&net->wait_heap[0], now, seq));
+           (net->wait_heap.n > 0 && net_wait_by(net->wait_heap.items, now, seq));
 }
 
 /* Takes out the first message in the queue whose place (start time, DONE sequence) is at or

@@ -49,67 +49,30 @@ int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
     return SIM_OK;
 }
 
-static bool heap_less(const sim_net *net, uint32_t a, uint32_t b)
+/* ---- the heap of a filling's links, by (fair share, index) ------------------------------- */
+
+static bool link_less(const void *ud, const void *a, const void *b)
 {
-    double ka = net->links[a].share_bps, kb = net->links[b].share_bps;
-    return ka < kb || (ka == kb && a < b);
+    const sim_net *net = ud;
+    uint32_t la = *(const uint32_t *)a, lb = *(const uint32_t *)b;
+    double ka = net->links[la].share_bps, kb = net->links[lb].share_bps;
+    return ka < kb || (ka == kb && la < lb);
 }
 
-static void heap_put(sim_net *net, uint32_t i, uint32_t l)
+static void link_moved(void *ud, const void *item, uint32_t pos)
 {
-    net->heap[i] = l;
-    net->links[l].heap_pos = (int32_t)i;
+    sim_net *net = ud;
+    net->links[*(const uint32_t *)item].heap_pos = (int32_t)pos;
 }
 
-/* Moves the link at position i down to its place below it. */
-static void heap_down(sim_net *net, uint32_t i)
-{
-    uint32_t l = net->heap[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= net->heap_n)
-            break;
-        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
-            c++;
-        if (!heap_less(net, net->heap[c], l))
-            break;
-        heap_put(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_put(net, i, l);
-}
+static const sim_heap_ops fill_ops = { .size = sizeof(uint32_t),
+                                       .less = link_less,
+                                       .moved = link_moved };
 
-/* Restores the heap order around position i after its key changed either way. */
-static void heap_fix(sim_net *net, uint32_t i)
+int sim_net_solver_init(sim_net *net)
 {
-    uint32_t l = net->heap[i];
-    while (i > 0 && heap_less(net, l, net->heap[(i - 1) / 2])) {
-        heap_put(net, i, net->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= net->heap_n)
-            break;
-        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
-            c++;
-        if (!heap_less(net, net->heap[c], l))
-            break;
-        heap_put(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_put(net, i, l);
-}
-
-static void heap_remove(sim_net *net, uint32_t l)
-{
-    uint32_t i = (uint32_t)net->links[l].heap_pos;
-    net->links[l].heap_pos = -1;
-    uint32_t last = net->heap[--net->heap_n];
-    if (i < net->heap_n) {
-        heap_put(net, i, last);
-        heap_fix(net, i);
-    }
+    sim_heap_init(&net->fill, &fill_ops, net);
+    return sim_heap_reserve(&net->fill, net->nlinks);
 }
 
 /* Appends link l, just reached, to net->comp and to what *comp knows of the component. */
@@ -177,7 +140,7 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
                 continue;
             }
             o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
-            heap_fix(net, (uint32_t)o->heap_pos);
+            sim_heap_fix(&net->fill, (uint32_t)o->heap_pos);
         }
         int rc = sim_net_set_rate(net, s, share, err);
         if (rc != SIM_OK)
@@ -206,7 +169,7 @@ int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err)
     int formed = comp.busiest != UINT32_MAX ? sim_net_group_form(net, &comp, err) : 0;
     if (formed != 0)
         return formed < 0 ? formed : SIM_OK;
-    net->heap_n = 0;
+    net->fill.n = 0;
     for (uint32_t i = 0; i < n; i++) {
         net_link *l = &net->links[net->comp[i]];
         if (l->nflows == 0)
@@ -214,14 +177,14 @@ int sim_net_fill(sim_net *net, uint32_t seed, sim_err *err)
         l->rem_bps = l->cap_bps;
         l->unfrozen = l->nflows;
         l->share_bps = l->cap_bps / l->nflows;
-        heap_put(net, net->heap_n++, net->comp[i]);
+        sim_heap_append(&net->fill, &net->comp[i]);
     }
-    for (uint32_t i = net->heap_n / 2; i-- > 0;)
-        heap_down(net, i);
-    net->heap_live = net->heap_n;
+    sim_heap_build(&net->fill);
+    net->heap_live = net->fill.n;
     while (net->heap_live > 0) {
-        uint32_t l = net->heap[0];
-        heap_remove(net, l);
+        uint32_t l = *(const uint32_t *)sim_heap_at(&net->fill, 0);
+        net->links[l].heap_pos = -1;
+        sim_heap_pop(&net->fill, NULL);
         if (net->links[l].unfrozen == 0)
             continue; /* dead: already discounted from heap_live */
         net->heap_live--;

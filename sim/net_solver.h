@@ -10,6 +10,10 @@
 #include "sim/err.h"
 #include "sim/net_state.h"
 
+/* Sets up net->fill, the filling's heap of links (room for every link). Returns 0 or
+ * SIM_ENOMEM. */
+int sim_net_solver_init(sim_net *net);
+
 /* The one recomputation of an instant, over the components of the links marked since the
  * last one. Returns 0 or the error of a flow that cannot be scheduled. */
 int sim_net_solve(sim_net *net, sim_err *err);

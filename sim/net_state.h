@@ -17,7 +17,9 @@
 #include <stdint.h>
 
 #include "sim/engine.h"
+#include "sim/engine_net.h"
 #include "sim/err.h"
+#include "sim/heap.h"
 #include "sim/net.h"
 #include "sim/net_topo.h"
 
@@ -51,7 +53,7 @@ typedef struct net_slot {
     int32_t next_free;
     /* Shared-bottleneck group (sim/net_group.c), valid while group >= 0. */
     int32_t group;        /* center link of the flow's group, or -1 */
-    uint32_t gpos;        /* index in the center's group heap */
+    uint32_t gpos;        /* position in the center's heap of members */
     double finish_bytes;  /* finishing point on the center's virtual clock, bytes */
     uint64_t join_seq;    /* flows started before this one: the hop-list order */
     uint64_t stamp_flush; /* flush that first rated this flow (net->flushes + 1 at start) */
@@ -78,12 +80,11 @@ typedef struct net_link {
     double rem_bps;    /* capacity not yet given to frozen flows */
     double share_bps;  /* rem_bps / unfrozen: the heap key */
     uint32_t unfrozen; /* flows on this link not yet frozen */
-    int32_t heap_pos;  /* index in net->heap, or -1 */
+    int32_t heap_pos;  /* position in net->fill, or -1 */
     /* Shared-bottleneck group centered on this link (sim/net_group.c), while grouped. */
     bool grouped;              /* every flow here is a member, rated g_rate_bps */
-    uint32_t gn, gcap;         /* members in gheap, its capacity */
-    uint32_t *gheap;           /* (gcap) members by (finish_bytes, join_seq), or NULL */
-    double g_rate_bps;         /* the members' rate: cap_bps / gn as of the anchor */
+    sim_heap members;          /* member slots by (finish_bytes, join_seq), positions in gpos */
+    double g_rate_bps;         /* the members' rate: cap_bps / members.n as of the anchor */
     double g_vclock_bytes;     /* bytes served per member from the clock's origin to g_anchor_ns */
     sim_time g_anchor_ns;      /* time of the last change of g_rate_bps (or of the forming) */
     uint64_t g_rated_flush;    /* flush of that change: the stamp of every member rated then */
@@ -108,10 +109,9 @@ struct sim_net {
     net_host *hosts;     /* (nhosts) */
     net_link *links;     /* (nlinks) */
     uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */
-    uint32_t *heap;      /* (nlinks) min-heap of component links by (share, index) */
-    uint32_t heap_n;
-    uint32_t heap_live; /* links in the heap with flows left to freeze */
-    uint32_t *dirty;    /* (nlinks) links changed at this instant, in the order they changed */
+    sim_heap fill;       /* (nlinks) the component's links by (share_bps, index): net_solver.c */
+    uint32_t heap_live;  /* links in the heap with flows left to freeze */
+    uint32_t *dirty;     /* (nlinks) links changed at this instant, in the order they changed */
     uint32_t ndirty;
     net_slot *slots;  /* (cap) message pool */
     uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
@@ -125,13 +125,12 @@ struct sim_net {
     sim_net_stats stats;
     sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
     void *drop_ud;
-    uint32_t *gqueue;       /* (cap) group scratch: heap positions of a visited prefix */
-    struct net_gkey *gkeys; /* (cap) group scratch: flows to schedule, sorted */
+    uint32_t *gqueue; /* (cap) group scratch: heap positions of a visited prefix */
+    sim_heap gkeys;   /* (cap) group scratch: flows to schedule (net_gkey), sorted */
     /* The wait queue of the starts to come without an event (sim/net_solo.c), by key. */
     struct net_wait *wait_fifo; /* (cap) ring of the entries pushed in key order */
     uint32_t wait_head, wait_nfifo;
-    struct net_wait *wait_heap; /* (cap) binary min-heap of the other entries */
-    uint32_t wait_nheap;
+    sim_heap wait_heap;  /* (cap) the other entries (net_wait), by key */
     size_t nsolo_active; /* solos counted as started and still claiming their links */
     bool solo_off;       /* tests: every message takes the START and DONE path */
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine_net.h"
 #include "sim/net_topo.h"
 
 enum {

@@ -29,6 +29,7 @@
 #include "models/model.h"
 #include "models/optim.h"
 #include "models/train.h"
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "sim/tensor.h"

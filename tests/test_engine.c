@@ -7,7 +7,9 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "runtime/events.h"
 #include "sim/engine.h"
+#include "sim/engine_net.h"
 #include "suite.h"
 
 typedef struct trace {

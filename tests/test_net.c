@@ -11,6 +11,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "suite.h"

@@ -14,157 +14,17 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net_harness.h"
+#include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/net.h"
 #include "sim/net_solo.h"
 #include "suite.h"
 
-/* ---- harness: drives the engine, runs scripted actions, records every end ------------------ */
-
-enum {
-    MAX_LOG = 1024,
-    MAX_ACTS = 160,
-    ACT_SEND = 0,
-    ACT_FACTOR = 1,
-    ACT_DOWN = 2,
-    ACT_UP = 3,
-    ACT_EXTRA = 4, /* extra latency `bytes` ns on host a */
-    ACT_PROBE = 5, /* records the active flows */
-    MAX_PROBES = 16
-};
-
-typedef struct action {
-    sim_time at_ns;
-    uint32_t kind; /* ACT_* */
-    uint32_t a, b; /* send: src, dst; factor, down, up: host */
-    uint64_t bytes;
-    double factor;
-} action;
-
-typedef struct side {
-    sim_engine *eng;
-    sim_net *net;
-    const action *acts;
-    bool replies; /* answer every third message (closed-loop traffic) */
-    size_t n;
-    uint64_t tag[MAX_LOG];
-    sim_time at_ns[MAX_LOG];
-    uint8_t dropped[MAX_LOG];
-    sim_engine_stats after_action; /* the engine's counters right after the last action */
-    size_t nprobes;                /* ACT_PROBE: per probe, flows active (stats) and listed */
-    size_t active[MAX_PROBES], listed[MAX_PROBES];
-    double rates[MAX_PROBES][2]; /* the rates of the first two listed */
-} side;
-
-static void note(side *sd, uint64_t tag, bool dropped)
-{
-    ck_assert_uint_lt(sd->n, MAX_LOG);
-    sd->tag[sd->n] = tag;
-    sd->at_ns[sd->n] = sim_engine_now(sd->eng);
-    sd->dropped[sd->n] = dropped;
-    sd->n++;
-}
-
-static void on_drop(void *ud, const sim_net_msg *msg)
-{
-    note(ud, msg->tag, true);
-}
-
-static int side_send(side *sd, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
-{
-    sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
-    m.payload = SIM_NET_NO_PAYLOAD;
-    sim_err err;
-    return sim_net_send(sd->net, &m, &err);
-}
-
-static void run_action(side *sd, const action *a)
-{
-    sim_err err;
-    switch (a->kind) {
-    case ACT_SEND:
-        if (!sim_net_host_down(sd->net, a->a))
-            ck_assert_int_eq(side_send(sd, a->a, a->b, a->bytes, 2 * (uint64_t)(a - sd->acts)), 0);
-        break;
-    case ACT_FACTOR:
-        ck_assert_int_eq(sim_net_set_bandwidth_factor(sd->net, a->a, a->factor, &err), 0);
-        break;
-    case ACT_EXTRA:
-        sim_net_set_extra_latency(sd->net, a->a, (sim_time)a->bytes);
-        break;
-    case ACT_PROBE: {
-        ck_assert_uint_lt(sd->nprobes, MAX_PROBES);
-        size_t i = sd->nprobes++;
-        sim_net_stats st;
-        sim_net_stats_get(sd->net, &st);
-        sd->active[i] = st.active_flows;
-        while (sim_net_flow_at(sd->net, sd->listed[i], NULL, NULL,
-                               &sd->rates[i][sd->listed[i] < 2 ? sd->listed[i] : 1]))
-            sd->listed[i]++;
-        break;
-    }
-    default:
-        sim_net_set_host_down(sd->net, a->a, a->kind == ACT_DOWN);
-        break;
-    }
-    sim_engine_stats_get(sd->eng, &sd->after_action);
-}
-
-static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
-{
-    (void)eng;
-    side *sd = ud;
-    if (ev->kind == SIM_EV_USER) {
-        run_action(sd, &sd->acts[ev->arg[0]]);
-        return 0;
-    }
-    sim_net_msg msg;
-    int rc = sim_net_handle(sd->net, ev, &msg, err);
-    if (rc <= 0)
-        return rc;
-    note(sd, msg.tag, false);
-    /* Every third message is answered with one half its size, tagged from its question's tag
-     * so that tags do not depend on the order of ties. */
-    if (sd->replies && msg.tag % 3 == 0 && msg.bytes > 1000 && !sim_net_host_down(sd->net, msg.dst))
-        return side_send(sd, msg.dst, msg.src, msg.bytes / 2, 2 * msg.tag + 1);
-    return 0;
-}
-
-/* Runs the script `acts` on a new network, with solos or without. */
-static void side_run(side *sd, const sim_net_config *cfg, const action *acts, size_t nacts,
-                     bool solos, bool replies)
-{
-    memset(sd, 0, sizeof(*sd));
-    sim_err err;
-    sd->eng = sim_engine_create(64, &err);
-    ck_assert_ptr_nonnull(sd->eng);
-    sd->net = sim_net_create(cfg, sd->eng, &err);
-    ck_assert_ptr_nonnull(sd->net);
-    sim_net_solo_enable(sd->net, solos);
-    sim_net_set_drop_fn(sd->net, on_drop, sd);
-    sd->acts = acts;
-    sd->replies = replies;
-    for (size_t i = 0; i < nacts; i++) {
-        sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
-        ev.arg[0] = i;
-        ck_assert_int_eq(sim_engine_schedule_at(sd->eng, acts[i].at_ns, &ev, NULL), 0);
-    }
-    int rc = sim_engine_run(sd->eng, SIM_TIME_NEVER, dispatch, sd, &err);
-    ck_assert_msg(rc == 0, "run failed: %s", err.msg);
-}
-
-/* Destroys the run, returning its network and engine counters. */
-static void side_fini(side *sd, sim_net_stats *st, sim_engine_stats *es)
-{
-    sim_net_stats_get(sd->net, st);
-    if (es != NULL)
-        sim_engine_stats_get(sd->eng, es);
-    sim_net_destroy(sd->net);
-    sim_engine_destroy(sd->eng);
-}
+/* ---- harness: tests/net_harness.h runs the scripts and records every end ------------------ */
 
 /* The end of the message tagged `tag` in sd, which must have ended once. */
-static sim_time end_of(const side *sd, uint64_t tag, bool *dropped)
+static sim_time end_of(const nh_side *sd, uint64_t tag, bool *dropped)
 {
     size_t found = SIZE_MAX;
     for (size_t i = 0; i < sd->n; i++) {
@@ -184,20 +44,20 @@ static sim_time xfer_ns(double bytes, double rate_bps)
     return llround(bytes * 8e9 / rate_bps);
 }
 
-static action send_at(sim_time at, uint32_t src, uint32_t dst, uint64_t bytes)
+static nh_action send_at(sim_time at, uint32_t src, uint32_t dst, uint64_t bytes)
 {
-    return (action){ .at_ns = at, .kind = ACT_SEND, .a = src, .b = dst, .bytes = bytes };
+    return (nh_action){ .at_ns = at, .kind = NH_SEND, .a = src, .b = dst, .bytes = bytes };
 }
 
 /* Runs `acts` with solos and without; every message must end (delivered or dropped) at the same
  * ns in both. Writes the solo run's stats (and its engine's) and keeps the run in *on. */
-static void run_both(side *on, const sim_net_config *cfg, const action *acts, size_t nacts,
+static void run_both(nh_side *on, const sim_net_config *cfg, const nh_action *acts, size_t nacts,
                      sim_net_stats *st, sim_engine_stats *es)
 {
-    side *off = calloc(1, sizeof(*off));
+    nh_side *off = calloc(1, sizeof(*off));
     ck_assert_ptr_nonnull(off);
-    side_run(off, cfg, acts, nacts, false, false);
-    side_run(on, cfg, acts, nacts, true, false);
+    nh_side_run(off, cfg, acts, nacts, NH_NO_SOLOS, false);
+    nh_side_run(on, cfg, acts, nacts, NH_MODEL, false);
     ck_assert_uint_eq(on->n, off->n);
     for (size_t i = 0; i < off->n; i++) {
         bool d_on, d_off = off->dropped[i];
@@ -205,8 +65,8 @@ static void run_both(side *on, const sim_net_config *cfg, const action *acts, si
         ck_assert_int_eq(d_on, d_off);
     }
     sim_net_stats st_off;
-    side_fini(off, &st_off, NULL);
-    side_fini(on, st, es);
+    nh_side_fini(off, &st_off, NULL);
+    nh_side_fini(on, st, es);
     /* The counters keep their meaning: a solo counts as the lone flow it stands for. */
     ck_assert_uint_eq(st->rerates, st_off.rerates);
     ck_assert_uint_eq(st->recomputes, st_off.recomputes);
@@ -224,14 +84,14 @@ START_TEST(net_solo_lone_message_costs_one_event)
     const sim_time lat[] = { 2385, 4057 };
     sim_net_config cfg = { .nhosts = 2, .bandwidth_bps = bw, .latency_ns = lat };
     const uint64_t bytes = 1234567;
-    action acts[] = { send_at(0, 0, 1, bytes) };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action acts[] = { send_at(0, 0, 1, bytes) };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
-    side_run(sd, &cfg, acts, 1, true, false);
+    nh_side_run(sd, &cfg, acts, 1, NH_MODEL, false);
     ck_assert_int_eq(end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
     sim_net_stats st;
     sim_engine_stats es;
-    side_fini(sd, &st, &es);
+    nh_side_fini(sd, &st, &es);
     ck_assert_uint_eq(es.processed, 2); /* the send's user event and the message's DONE */
     ck_assert_uint_eq(es.scheduled, 2);
     ck_assert_uint_eq(es.pending, 0);
@@ -243,9 +103,9 @@ START_TEST(net_solo_lone_message_costs_one_event)
     ck_assert_uint_eq(st.in_flight, 0);
 
     /* Without solos: a START and a DONE. */
-    side_run(sd, &cfg, acts, 1, false, false);
+    nh_side_run(sd, &cfg, acts, 1, NH_NO_SOLOS, false);
     ck_assert_int_eq(end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
-    side_fini(sd, &st, &es);
+    nh_side_fini(sd, &st, &es);
     ck_assert_uint_eq(es.processed, 3);
     ck_assert_uint_eq(st.recomputes, 2);
     free(sd);
@@ -260,14 +120,14 @@ START_TEST(net_solo_ring_costs_one_event_per_message)
     };
     double bw[N];
     sim_time lat[N];
-    action acts[N];
+    nh_action acts[N];
     for (uint32_t w = 0; w < N; w++) {
         bw[w] = 4.1e9 + 2.9e8 * (double)((w * 17) % N);
         lat[w] = 700 + 31 * (sim_time)((w * 13) % N);
         acts[w] = send_at(0, w, (w + 1) % N, 2097169 + 7 * (uint64_t)w);
     }
     sim_net_config cfg = { .nhosts = N, .bandwidth_bps = bw, .latency_ns = lat };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -314,8 +174,8 @@ START_TEST(net_solo_demoted_by_a_flow_starting_before_it)
     const sim_time lat[] = { 9000, 1000, 3000 };
     sim_net_config cfg = { .nhosts = 3, .bandwidth_bps = two_bw, .latency_ns = lat };
     const uint64_t sa = 3141593, sb = 2718287;
-    action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -338,8 +198,8 @@ START_TEST(net_solo_promoted_by_a_flow_starting_after_it)
     const sim_time lat[] = { 1000, 9000, 3000 };
     sim_net_config cfg = { .nhosts = 3, .bandwidth_bps = two_bw, .latency_ns = lat };
     const uint64_t sa = 3141593, sb = 2718287;
-    action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -364,8 +224,8 @@ START_TEST(net_solo_tied_with_a_start_keeps_the_send_order)
     const sim_time lat[] = { 5000, 5000, 3000, 3000 };
     sim_net_config cfg = { .nhosts = 4, .bandwidth_bps = bw, .latency_ns = lat };
     const uint64_t sa = 3141593, sb = 2718287;
-    action first[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action first[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -377,8 +237,8 @@ START_TEST(net_solo_tied_with_a_start_keeps_the_send_order)
     ck_assert_uint_eq(es.processed, 5);
 
     /* C: 1 -> 3 (up(1) busy until long after); then B: 1 -> 2, ordinary; then A: 0 -> 2, a solo. */
-    action second[] = { send_at(0, 1, 3, 50000000), send_at(100, 1, 2, sb),
-                        send_at(100, 0, 2, sa) };
+    nh_action second[] = { send_at(0, 1, 3, 50000000), send_at(100, 1, 2, sb),
+                           send_at(100, 0, 2, sa) };
     run_both(sd, &cfg, second, 3, &st, &es);
     /* Both start at 8100 on down(2); B also shares up(1) (40e9) with C, which never binds. */
     two_flow_ends(8100, (double)sb, 8100, (double)sa, &eb, &ea);
@@ -398,15 +258,15 @@ START_TEST(net_solo_bandwidth_change_before_and_during_its_start)
     sim_net_config cfg = { .nhosts = 2, .bandwidth_bps = bw, .latency_ns = lat };
     const uint64_t bytes = 7340033;
     const sim_time t0 = 2111 + 3023;
-    side *sd = calloc(1, sizeof(*sd));
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
 
     /* Before its start: down(1) drops to 0.37 * 9.1e9 = 3.367e9 at 4001, below up(0); the solo
      * is demoted and starts at t0 at the new rate. */
-    action before[] = { send_at(0, 0, 1, bytes),
-                        { .at_ns = 4001, .kind = ACT_FACTOR, .a = 1, .factor = 0.37 } };
+    nh_action before[] = { send_at(0, 0, 1, bytes),
+                           { .at_ns = 4001, .kind = NH_FACTOR, .a = 1, .factor = 0.37 } };
     run_both(sd, &cfg, before, 2, &st, &es);
     ck_assert_int_eq(end_of(sd, 0, NULL), t0 + xfer_ns((double)bytes, b1 * 0.37));
     ck_assert_uint_eq(es.processed, 2 + 2);
@@ -419,9 +279,9 @@ START_TEST(net_solo_bandwidth_change_before_and_during_its_start)
 
     /* During it: promoted at 400009 and re-rated; restored at 650021. */
     const sim_time ta = 400009, tb = 650021;
-    action during[] = { send_at(0, 0, 1, bytes),
-                        { .at_ns = ta, .kind = ACT_FACTOR, .a = 1, .factor = 0.37 },
-                        { .at_ns = tb, .kind = ACT_FACTOR, .a = 1, .factor = 1.0 } };
+    nh_action during[] = { send_at(0, 0, 1, bytes),
+                           { .at_ns = ta, .kind = NH_FACTOR, .a = 1, .factor = 0.37 },
+                           { .at_ns = tb, .kind = NH_FACTOR, .a = 1, .factor = 1.0 } };
     run_both(sd, &cfg, during, 3, &st, &es);
     double rem = (double)bytes - b0 * (double)(ta - t0) / 8e9;
     rem -= b1 * 0.37 * (double)(tb - ta) / 8e9;
@@ -439,32 +299,22 @@ START_TEST(net_solo_failure_drops_solos_in_latency_and_in_transfer)
     sim_net_config cfg = { .nhosts = 4, .bandwidth_bps = bw, .latency_ns = lat };
     /* A: 0 -> 1 starts at 4600, in transfer when host 1 fails at 9001; B: 2 -> 3 starts at
      * 2900 + 20000 (extra latency), still in latency when host 2 fails at 9001. */
-    action acts[] = { send_at(0, 0, 1, 2000003),
-                      send_at(0, 2, 3, 3100007),
-                      { .at_ns = 9001, .kind = ACT_DOWN, .a = 1 },
-                      { .at_ns = 9001, .kind = ACT_DOWN, .a = 2 } };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action acts[] = { send_at(0, 0, 1, 2000003),
+                         send_at(0, 2, 3, 3100007),
+                         { .at_ns = 9001, .kind = NH_DOWN, .a = 1 },
+                         { .at_ns = 9001, .kind = NH_DOWN, .a = 2 } };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
-    memset(sd, 0, sizeof(*sd));
-    sim_err err;
-    sd->eng = sim_engine_create(64, &err);
-    sd->net = sim_net_create(&cfg, sd->eng, &err);
-    ck_assert_ptr_nonnull(sd->net);
-    sim_net_set_drop_fn(sd->net, on_drop, sd);
-    sd->acts = acts;
-    ck_assert_int_eq(side_send(sd, 0, 1, acts[0].bytes, 0), 0);
+    nh_side_open(sd, &cfg, NH_MODEL, false);
+    ck_assert_int_eq(nh_side_send(sd, 0, 1, acts[0].bytes, 0), 0);
     sim_net_set_extra_latency(sd->net, 3, 20000);
-    ck_assert_int_eq(side_send(sd, 2, 3, acts[1].bytes, 2), 0);
+    ck_assert_int_eq(nh_side_send(sd, 2, 3, acts[1].bytes, 2), 0);
     sim_net_set_extra_latency(sd->net, 3, 0);
-    for (size_t i = 2; i < 4; i++) {
-        sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
-        ev.arg[0] = i;
-        ck_assert_int_eq(sim_engine_schedule_at(sd->eng, acts[i].at_ns, &ev, NULL), 0);
-    }
+    nh_side_schedule(sd, acts, 2, 4);
     sim_engine_stats es;
     sim_engine_stats_get(sd->eng, &es);
     ck_assert_uint_eq(es.pending, 4); /* two DONEs and two failures: no START */
-    ck_assert_int_eq(sim_engine_run(sd->eng, SIM_TIME_NEVER, dispatch, sd, &err), 0);
+    nh_side_go(sd);
     /* Both dropped at the failures, the owner told, nothing left in the engine. */
     ck_assert_uint_eq(sd->n, 2);
     for (size_t i = 0; i < 2; i++) {
@@ -486,21 +336,21 @@ START_TEST(net_solo_failure_drops_solos_in_latency_and_in_transfer)
     for (uint32_t h = 0; h < 4; h++)
         ck_assert_uint_eq(sim_net_host_inflight(sd->net, h), 0);
     /* A message to a host that is down is no solo: dropped when it gets there. */
-    ck_assert_int_eq(side_send(sd, 0, 2, 4096, 4), 0);
+    ck_assert_int_eq(nh_side_send(sd, 0, 2, 4096, 4), 0);
     ck_assert_int_eq(sim_engine_next_time(sd->eng), sim_engine_now(sd->eng) + 1200 + 2100);
-    ck_assert_int_eq(sim_engine_run(sd->eng, SIM_TIME_NEVER, dispatch, sd, &err), 0);
+    nh_side_go(sd);
     ck_assert_uint_eq(sd->n, 3);
     ck_assert(sd->dropped[2]);
-    side_fini(sd, &st, NULL);
+    nh_side_fini(sd, &st, NULL);
 
     /* The same script ends every message where the START and DONE path ends it, with the same
      * counts. */
-    action script[] = { { .at_ns = 0, .kind = ACT_EXTRA, .a = 3, .bytes = 20000 },
-                        send_at(0, 0, 1, 2000003),
-                        send_at(0, 2, 3, 3100007),
-                        { .at_ns = 0, .kind = ACT_EXTRA, .a = 3, .bytes = 0 },
-                        { .at_ns = 9001, .kind = ACT_DOWN, .a = 1 },
-                        { .at_ns = 9001, .kind = ACT_DOWN, .a = 2 } };
+    nh_action script[] = { { .at_ns = 0, .kind = NH_EXTRA, .a = 3, .bytes = 20000 },
+                           send_at(0, 0, 1, 2000003),
+                           send_at(0, 2, 3, 3100007),
+                           { .at_ns = 0, .kind = NH_EXTRA, .a = 3, .bytes = 0 },
+                           { .at_ns = 9001, .kind = NH_DOWN, .a = 1 },
+                           { .at_ns = 9001, .kind = NH_DOWN, .a = 2 } };
     run_both(sd, &cfg, script, 6, &st, &es);
     ck_assert_uint_eq(st.dropped, 2);
     ck_assert_uint_eq(es.processed, 6);
@@ -511,20 +361,20 @@ END_TEST
 /* ---- the wait queue ------------------------------------------------------------------------ */
 
 /* Appends to acts[*n] what sets host h's extra latency to `extra_ns` at time 0. */
-static void add_extra(action *acts, size_t *n, uint32_t h, uint64_t extra_ns)
+static void add_extra(nh_action *acts, size_t *n, uint32_t h, uint64_t extra_ns)
 {
-    acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_EXTRA, .a = h, .bytes = extra_ns };
+    acts[(*n)++] = (nh_action){ .at_ns = 0, .kind = NH_EXTRA, .a = h, .bytes = extra_ns };
 }
 
 /* Appends `count` solos from 0 to 1, each dropped by a failure of host 1 before its start, the
  * i-th starting extra(i) after the path latency. */
-static void add_dropped(action *acts, size_t *n, size_t count, bool decreasing)
+static void add_dropped(nh_action *acts, size_t *n, size_t count, bool decreasing)
 {
     for (uint64_t i = 0; i < count; i++) {
         add_extra(acts, n, 1, decreasing ? 1000000 - 7 * i : 1000000);
         acts[(*n)++] = send_at(0, 0, 1, 999983);
-        acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_DOWN, .a = 1 };
-        acts[(*n)++] = (action){ .at_ns = 0, .kind = ACT_UP, .a = 1 };
+        acts[(*n)++] = (nh_action){ .at_ns = 0, .kind = NH_DOWN, .a = 1 };
+        acts[(*n)++] = (nh_action){ .at_ns = 0, .kind = NH_UP, .a = 1 };
     }
     add_extra(acts, n, 1, 0);
 }
@@ -546,8 +396,8 @@ START_TEST(net_solo_dropped_before_their_start_leave_no_trace)
         lat[h] = 1000;
     }
     sim_net_config cfg = { .nhosts = 6, .bandwidth_bps = bw, .latency_ns = lat };
-    action *acts = calloc(4 * N + 16, sizeof(*acts));
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action *acts = calloc(4 * N + 16, sizeof(*acts));
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert(acts != NULL && sd != NULL);
     sim_net_stats st;
     sim_engine_stats es;
@@ -592,18 +442,18 @@ START_TEST(net_solo_wait_queue_wraps_and_grows)
         lat[h] = 1000;
     }
     sim_net_config cfg = { .nhosts = N, .bandwidth_bps = bw, .latency_ns = lat };
-    static action acts[4 * 50 + 16 + 70 + 4];
+    static nh_action acts[4 * 50 + 16 + 70 + 4];
     size_t n = 0;
     for (int i = 0; i < 50; i++) {
         acts[n++] = send_at(0, 0, 1, 999983);
-        acts[n++] = (action){ .at_ns = 0, .kind = ACT_DOWN, .a = 1 };
-        acts[n++] = (action){ .at_ns = 0, .kind = ACT_UP, .a = 1 };
+        acts[n++] = (nh_action){ .at_ns = 0, .kind = NH_DOWN, .a = 1 };
+        acts[n++] = (nh_action){ .at_ns = 0, .kind = NH_UP, .a = 1 };
     }
     for (uint32_t k = 1; k <= 15; k++)
         acts[n++] = send_at(0, 2 * k, 2 * k + 1, 250000 + 1013 * (uint64_t)k);
     for (int i = 0; i < 70; i++)
         acts[n++] = send_at(0, 3, 2, 65536);
-    side *sd = calloc(1, sizeof(*sd));
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -638,15 +488,15 @@ START_TEST(net_solo_is_an_active_flow_from_its_start_to_its_end)
     enum {
         NPROBES = sizeof(probe) / sizeof(probe[0])
     };
-    action acts[NPROBES + 2];
+    nh_action acts[NPROBES + 2];
     for (size_t i = 0; i < NPROBES; i++)
-        acts[i] = (action){ .at_ns = probe[i], .kind = ACT_PROBE };
+        acts[i] = (nh_action){ .at_ns = probe[i], .kind = NH_PROBE };
     acts[NPROBES] = send_at(0, 0, 1, 250000);
     acts[NPROBES + 1] = send_at(0, 2, 3, 250000);
-    side *sd = calloc(1, sizeof(*sd)), *off = calloc(1, sizeof(*off));
+    nh_side *sd = calloc(1, sizeof(*sd)), *off = calloc(1, sizeof(*off));
     ck_assert(sd != NULL && off != NULL);
-    side_run(sd, &cfg, acts, NPROBES + 2, true, false);
-    side_run(off, &cfg, acts, NPROBES + 2, false, false);
+    nh_side_run(sd, &cfg, acts, NPROBES + 2, NH_MODEL, false);
+    nh_side_run(off, &cfg, acts, NPROBES + 2, NH_NO_SOLOS, false);
     ck_assert_uint_eq(sd->nprobes, NPROBES);
     for (size_t i = 0; i < NPROBES; i++) {
         ck_assert_msg(sd->active[i] == want[i] && sd->listed[i] == want[i],
@@ -659,10 +509,10 @@ START_TEST(net_solo_is_an_active_flow_from_its_start_to_its_end)
     ck_assert_double_eq(sd->rates[2][0], 3.3e9);
     ck_assert(sd->rates[5][0] + sd->rates[5][1] == 3.3e9 + 2.2e9);
     sim_net_stats st;
-    side_fini(sd, &st, NULL);
+    nh_side_fini(sd, &st, NULL);
     ck_assert_uint_eq(st.peak_flows, 2);
     ck_assert_uint_eq(st.active_flows, 0);
-    side_fini(off, &st, NULL);
+    nh_side_fini(off, &st, NULL);
     free(sd);
     free(off);
 }
@@ -676,8 +526,8 @@ START_TEST(net_solo_counts_peak_flows_by_the_engine_order)
     const double bw[] = { 10e9, 10e9, 10e9, 10e9 };
     const sim_time lat[] = { 1000, 1000, 1000, 1000 };
     sim_net_config cfg = { .nhosts = 4, .bandwidth_bps = bw, .latency_ns = lat };
-    action later[] = { send_at(0, 0, 1, 1000000), send_at(800000, 2, 3, 1000000) };
-    side *sd = calloc(1, sizeof(*sd));
+    nh_action later[] = { send_at(0, 0, 1, 1000000), send_at(800000, 2, 3, 1000000) };
+    nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
@@ -685,10 +535,10 @@ START_TEST(net_solo_counts_peak_flows_by_the_engine_order)
     ck_assert_int_eq(end_of(sd, 0, NULL), 802000);
     ck_assert_uint_eq(st.peak_flows, 1);
     /* B sent first (with 800000 ns of extra latency): its START came before A's DONE. */
-    action first[] = { { .at_ns = 0, .kind = ACT_EXTRA, .a = 2, .bytes = 800000 },
-                       send_at(0, 2, 3, 1000000),
-                       { .at_ns = 0, .kind = ACT_EXTRA, .a = 2, .bytes = 0 },
-                       send_at(0, 0, 1, 1000000) };
+    nh_action first[] = { { .at_ns = 0, .kind = NH_EXTRA, .a = 2, .bytes = 800000 },
+                          send_at(0, 2, 3, 1000000),
+                          { .at_ns = 0, .kind = NH_EXTRA, .a = 2, .bytes = 0 },
+                          send_at(0, 0, 1, 1000000) };
     run_both(sd, &cfg, first, 4, &st, &es);
     ck_assert_int_eq(end_of(sd, 6, NULL), 802000);
     ck_assert_int_eq(end_of(sd, 2, NULL), 802000 + 800000);
@@ -699,70 +549,22 @@ END_TEST
 
 /* ---- differential: with and without solos --------------------------------------------------- */
 
-enum {
-    MAX_HOSTS = 40
-};
-
-typedef struct flow_set {
-    sim_net_config cfg;
-    double bw[MAX_HOSTS];
-    sim_time lat[MAX_HOSTS];
-    action acts[MAX_ACTS];
-    size_t nacts;
-} flow_set;
-
-static size_t pick(gsl_rng *r, size_t n)
-{
-    return (size_t)gsl_rng_uniform_int(r, n);
-}
-
 /* A random script as tests/test_net_group.c draws them (a coarse grid of times, where starts
- * and ends tie, or staggered ones; sizes and speeds from short lists), but with a favourite
- * destination less often, so that many messages are alone on their links, and with messages
- * of `tiny` bytes (a transfer of at most 1 ns for 1 byte). */
-static void draw_flow_set(flow_set *fs, gsl_rng *r, sim_topology topo, bool changes, uint64_t tiny)
-{
-    static const double speeds[] = { 10e9, 10e9, 25e9, 7.3e9, 40e9 };
-    static const sim_time lats[] = { 0, 500, 500, 1000, 2383 };
-    const uint64_t sizes[] = { 1000000, 1000000, 250000, 3141593, 65536, 0, tiny };
-    memset(fs, 0, sizeof(*fs));
-    uint32_t n = 2 + (uint32_t)pick(r, topo == SIM_TOPO_FAT_TREE ? 15 : MAX_HOSTS - 1);
-    bool uniform = gsl_rng_uniform(r) < 0.5;
-    bool grid = gsl_rng_uniform(r) < 0.5;
-    for (uint32_t h = 0; h < n; h++) {
-        fs->bw[h] = uniform ? 10e9 : speeds[pick(r, 5)];
-        fs->lat[h] = uniform ? 500 : lats[pick(r, 5)];
-    }
-    fs->cfg = (sim_net_config){ .topology = topo,
-                                .nhosts = n,
-                                .bandwidth_bps = fs->bw,
-                                .latency_ns = fs->lat,
-                                .rack_size = 2 + (uint32_t)pick(r, 3),
-                                .uplink_bandwidth_bps = uniform ? 20e9 : speeds[pick(r, 5)],
-                                .uplink_latency_ns = uniform ? 1000 : lats[pick(r, 5)],
-                                .k = 4,
-                                .oversubscription = gsl_rng_uniform(r) < 0.5 ? 1.0 : 2.0 };
-    fs->nacts = 4 + pick(r, MAX_ACTS - 4);
-    uint32_t incast = (uint32_t)pick(r, n);
-    double favour = gsl_rng_uniform(r) < 0.5 ? 0.0 : 0.4;
-    for (size_t i = 0; i < fs->nacts; i++) {
-        action *a = &fs->acts[i];
-        a->at_ns = grid ? (sim_time)pick(r, 12) * 400000 + (gsl_rng_uniform(r) < 0.2 ? 1 : 0)
-                        : (sim_time)pick(r, 5000000);
-        a->a = (uint32_t)pick(r, n);
-        a->b = gsl_rng_uniform(r) < favour ? incast : (uint32_t)pick(r, n);
-        a->bytes = sizes[pick(r, 7)];
-        double u = gsl_rng_uniform(r);
-        if (!changes || u < 0.92) {
-            a->kind = ACT_SEND;
-        } else if (u < 0.96) {
-            a->kind = ACT_FACTOR;
-            a->factor = gsl_rng_uniform(r) < 0.5 ? 1.0 : 0.5;
-        } else {
-            a->kind = gsl_rng_uniform(r) < 0.6 ? ACT_DOWN : ACT_UP;
-        }
-    }
-}
+ * and ends tie, or staggered ones; sizes and speeds from short lists), but from 2 hosts, with
+ * a favourite destination in half the sets only (2 in 5 sends), so that many messages are
+ * alone on their links, and with messages of `tiny` bytes (a transfer of at most 1 ns for 1
+ * byte). */
+static const nh_draw solo_draw = { .min_hosts = 2,
+                                   .host_span = 39,
+                                   .host_span_fat_tree = 15,
+                                   .staggered = true,
+                                   .offset_span = 0,
+                                   .min_acts = 4,
+                                   .acts_span = 156,
+                                   .favour = 0.4,
+                                   .favour_half = true,
+                                   .p_send = 0.92,
+                                   .p_send_factor = 0.96 };
 
 /* Runs `sets` random scripts with and without solos: every message must end (delivered or
  * dropped) at the same ns in both. What may differ follows from the one thing solos change,
@@ -781,15 +583,17 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
-    flow_set *fs = calloc(1, sizeof(*fs));
-    side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
+    nh_flow_set *fs = calloc(1, sizeof(*fs));
+    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
     ck_assert(fs != NULL && on != NULL && off != NULL);
+    nh_draw d = solo_draw;
+    d.tiny = tiny;
     uint64_t messages = 0, events_on = 0, events_off = 0;
     size_t reordered = 0, count_diffs = 0, peak_diffs = 0;
     for (size_t k = 0; k < sets; k++) {
-        draw_flow_set(fs, r, topo, changes, tiny);
-        side_run(off, &fs->cfg, fs->acts, fs->nacts, false, true);
-        side_run(on, &fs->cfg, fs->acts, fs->nacts, true, true);
+        nh_draw_flow_set(fs, r, topo, changes, &d);
+        nh_side_run(off, &fs->cfg, fs->acts, fs->nacts, NH_NO_SOLOS, true);
+        nh_side_run(on, &fs->cfg, fs->acts, fs->nacts, NH_MODEL, true);
         ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu without solos", k, on->n, off->n);
         bool same_order = true;
         for (size_t i = 0; i < off->n; i++) {
@@ -805,8 +609,8 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         reordered += !same_order;
         sim_net_stats a, b;
         sim_engine_stats ea, eb;
-        side_fini(on, &a, &ea);
-        side_fini(off, &b, &eb);
+        nh_side_fini(on, &a, &ea);
+        nh_side_fini(off, &b, &eb);
         ck_assert_uint_eq(a.sent, b.sent);
         ck_assert_uint_eq(a.delivered, b.delivered);
         ck_assert_uint_eq(a.dropped, b.dropped);

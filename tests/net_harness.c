@@ -1,0 +1,255 @@
+/* The random-flow harness of the network's differential tests (see net_harness.h). */
+#include "net_harness.h"
+
+#include <string.h>
+
+#include <check.h>
+
+#include "runtime/events.h"
+#include "sim/net_solo.h"
+
+static void note(nh_side *sd, uint64_t tag, bool dropped)
+{
+    ck_assert_uint_lt(sd->n, NH_MAX_LOG);
+    sd->tag[sd->n] = tag;
+    sd->at_ns[sd->n] = sim_engine_now(sd->eng);
+    sd->dropped[sd->n] = dropped;
+    sd->n++;
+}
+
+static void on_drop(void *ud, const sim_net_msg *msg)
+{
+    note(ud, msg->tag, true);
+}
+
+static int side_send(nh_side *sd, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
+{
+    sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
+    m.payload = SIM_NET_NO_PAYLOAD;
+    sim_err err;
+    if (sd->net != NULL)
+        return sim_net_send(sd->net, &m, &err);
+    return sd->ref != NULL ? ref_net_send(sd->ref, &m, &err) : pi_net_send(sd->pi, &m, &err);
+}
+
+static bool side_down(const nh_side *sd, uint32_t h)
+{
+    if (sd->net != NULL)
+        return sim_net_host_down(sd->net, h);
+    return sd->ref != NULL ? ref_net_host_down(sd->ref, h) : pi_net_host_down(sd->pi, h);
+}
+
+static int side_factor(nh_side *sd, uint32_t h, double factor)
+{
+    sim_err err;
+    if (sd->net != NULL)
+        return sim_net_set_bandwidth_factor(sd->net, h, factor, &err);
+    return sd->ref != NULL ? ref_net_set_bandwidth_factor(sd->ref, h, factor, &err)
+                           : pi_net_set_bandwidth_factor(sd->pi, h, factor, &err);
+}
+
+static void side_set_down(nh_side *sd, uint32_t h, bool down)
+{
+    if (sd->net != NULL)
+        sim_net_set_host_down(sd->net, h, down);
+    else if (sd->ref != NULL)
+        ref_net_set_host_down(sd->ref, h, down);
+    else
+        pi_net_set_host_down(sd->pi, h, down);
+}
+
+/* Records the active flows of the model now: counted (stats) and listed. */
+static void probe(nh_side *sd)
+{
+    ck_assert_ptr_nonnull(sd->net);
+    ck_assert_uint_lt(sd->nprobes, NH_MAX_PROBES);
+    size_t i = sd->nprobes++;
+    sim_net_stats st;
+    sim_net_stats_get(sd->net, &st);
+    sd->active[i] = st.active_flows;
+    while (sim_net_flow_at(sd->net, sd->listed[i], NULL, NULL,
+                           &sd->rates[i][sd->listed[i] < 2 ? sd->listed[i] : 1]))
+        sd->listed[i]++;
+}
+
+static void run_action(nh_side *sd, const nh_action *a)
+{
+    switch (a->kind) {
+    case NH_SEND:
+        if (!side_down(sd, a->a))
+            ck_assert_int_eq(side_send(sd, a->a, a->b, a->bytes, 2 * (uint64_t)(a - sd->acts)), 0);
+        break;
+    case NH_FACTOR:
+        ck_assert_int_eq(side_factor(sd, a->a, a->factor), 0);
+        break;
+    case NH_EXTRA:
+        ck_assert_ptr_nonnull(sd->net);
+        sim_net_set_extra_latency(sd->net, a->a, (sim_time)a->bytes);
+        break;
+    case NH_PROBE:
+        probe(sd);
+        break;
+    default:
+        side_set_down(sd, a->a, a->kind == NH_DOWN);
+        break;
+    }
+    sim_engine_stats_get(sd->eng, &sd->after_action);
+}
+
+static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
+{
+    (void)eng;
+    nh_side *sd = ud;
+    if (ev->kind == SIM_EV_USER) {
+        run_action(sd, &sd->acts[ev->arg[0]]);
+        return 0;
+    }
+    sim_net_msg msg;
+    int rc = sd->net != NULL   ? sim_net_handle(sd->net, ev, &msg, err)
+             : sd->ref != NULL ? ref_net_handle(sd->ref, ev, &msg, err)
+                               : pi_net_handle(sd->pi, ev, &msg, err);
+    if (rc <= 0)
+        return rc;
+    note(sd, msg.tag, false);
+    if (sd->ref != NULL && ref_net_last_reverted(sd->ref))
+        sd->reverted = true;
+    if (sd->replies && msg.tag % 3 == 0 && msg.bytes > 1000 && !side_down(sd, msg.dst))
+        return side_send(sd, msg.dst, msg.src, msg.bytes / 2, 2 * msg.tag + 1);
+    return 0;
+}
+
+void nh_side_open(nh_side *sd, const sim_net_config *cfg, nh_impl impl, bool replies)
+{
+    memset(sd, 0, sizeof(*sd));
+    sim_err err;
+    sd->eng = sim_engine_create(64, &err);
+    ck_assert_ptr_nonnull(sd->eng);
+    if (impl == NH_REF) {
+        sd->ref = ref_net_create(cfg, sd->eng, &err);
+        ck_assert_ptr_nonnull(sd->ref);
+        ref_net_set_drop_fn(sd->ref, on_drop, sd);
+    } else if (impl == NH_PI) {
+        sd->pi = pi_net_create(cfg, sd->eng, &err);
+        ck_assert_ptr_nonnull(sd->pi);
+        pi_net_set_drop_fn(sd->pi, on_drop, sd);
+    } else {
+        sd->net = sim_net_create(cfg, sd->eng, &err);
+        ck_assert_ptr_nonnull(sd->net);
+        sim_net_solo_enable(sd->net, impl == NH_MODEL);
+        sim_net_set_drop_fn(sd->net, on_drop, sd);
+    }
+    sd->replies = replies;
+}
+
+int nh_side_send(nh_side *sd, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
+{
+    return side_send(sd, src, dst, bytes, tag);
+}
+
+void nh_side_schedule(nh_side *sd, const nh_action *acts, size_t from, size_t to)
+{
+    sd->acts = acts;
+    for (size_t i = from; i < to; i++) {
+        sim_event ev = { .kind = SIM_EV_USER, .src = SIM_NOBODY, .dst = SIM_NOBODY };
+        ev.arg[0] = i;
+        ck_assert_int_eq(sim_engine_schedule_at(sd->eng, acts[i].at_ns, &ev, NULL), 0);
+    }
+}
+
+void nh_side_go(nh_side *sd)
+{
+    sim_err err;
+    int rc = sim_engine_run(sd->eng, SIM_TIME_NEVER, dispatch, sd, &err);
+    ck_assert_msg(rc == 0, "run failed: %s", err.msg);
+}
+
+void nh_side_run(nh_side *sd, const sim_net_config *cfg, const nh_action *acts, size_t nacts,
+                 nh_impl impl, bool replies)
+{
+    nh_side_open(sd, cfg, impl, replies);
+    nh_side_schedule(sd, acts, 0, nacts);
+    nh_side_go(sd);
+}
+
+void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es)
+{
+    if (sd->net != NULL)
+        sim_net_stats_get(sd->net, st);
+    else if (sd->ref != NULL)
+        ref_net_stats_get(sd->ref, st);
+    else
+        pi_net_stats_get(sd->pi, st);
+    if (es != NULL)
+        sim_engine_stats_get(sd->eng, es);
+    sim_net_destroy(sd->net);
+    ref_net_destroy(sd->ref);
+    pi_net_destroy(sd->pi);
+    sim_engine_destroy(sd->eng);
+}
+
+size_t nh_pick(gsl_rng *r, size_t n)
+{
+    return (size_t)gsl_rng_uniform_int(r, n);
+}
+
+/* The start of an action: on the grid (400 us steps, 1 in 5 moved a little) or anywhere in
+ * 5 ms. The draws come in this order: step, whether moved, the offset. */
+static sim_time draw_start(gsl_rng *r, bool grid, const nh_draw *d)
+{
+    if (!grid)
+        return (sim_time)nh_pick(r, 5000000);
+    sim_time t = (sim_time)nh_pick(r, 12) * 400000;
+    if (gsl_rng_uniform(r) < 0.2)
+        t += d->offset_span > 0 ? (sim_time)nh_pick(r, d->offset_span) : 1;
+    return t;
+}
+
+void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool changes,
+                      const nh_draw *d)
+{
+    static const double speeds[] = { 10e9, 10e9, 25e9, 7.3e9, 40e9 };
+    static const sim_time lats[] = { 0, 500, 500, 1000, 2383 };
+    const uint64_t sizes[] = { 1000000, 1000000, 250000, 3141593, 65536, 0, d->tiny };
+    size_t nsizes = d->tiny != 0 ? 7 : 6;
+    memset(fs, 0, sizeof(*fs));
+    uint32_t span = topo == SIM_TOPO_FAT_TREE ? d->host_span_fat_tree : d->host_span;
+    uint32_t n = d->min_hosts + (uint32_t)nh_pick(r, span);
+    ck_assert_uint_le(n, NH_MAX_HOSTS);
+    bool uniform = gsl_rng_uniform(r) < 0.5; /* equal links: ties everywhere */
+    bool grid = !d->staggered || gsl_rng_uniform(r) < 0.5;
+    for (uint32_t h = 0; h < n; h++) {
+        fs->bw[h] = uniform ? 10e9 : speeds[nh_pick(r, 5)];
+        fs->lat[h] = uniform ? 500 : lats[nh_pick(r, 5)];
+    }
+    fs->cfg = (sim_net_config){ .topology = topo,
+                                .nhosts = n,
+                                .bandwidth_bps = fs->bw,
+                                .latency_ns = fs->lat,
+                                .rack_size = 2 + (uint32_t)nh_pick(r, 3),
+                                .uplink_bandwidth_bps = uniform ? 20e9 : speeds[nh_pick(r, 5)],
+                                .uplink_latency_ns = uniform ? 1000 : lats[nh_pick(r, 5)],
+                                .k = 4,
+                                .oversubscription = gsl_rng_uniform(r) < 0.5 ? 1.0 : 2.0 };
+    fs->nacts = d->min_acts + nh_pick(r, d->acts_span);
+    ck_assert_uint_le(fs->nacts, NH_MAX_ACTS);
+    uint32_t incast = (uint32_t)nh_pick(r, n); /* a favourite destination */
+    double favour = d->favour;
+    if (d->favour_half)
+        favour = gsl_rng_uniform(r) < 0.5 ? 0.0 : d->favour;
+    for (size_t i = 0; i < fs->nacts; i++) {
+        nh_action *a = &fs->acts[i];
+        a->at_ns = draw_start(r, grid, d);
+        a->a = (uint32_t)nh_pick(r, n);
+        a->b = gsl_rng_uniform(r) < favour ? incast : (uint32_t)nh_pick(r, n);
+        a->bytes = sizes[nh_pick(r, nsizes)];
+        double u = gsl_rng_uniform(r);
+        if (!changes || u < d->p_send) {
+            a->kind = NH_SEND;
+        } else if (u < d->p_send_factor) {
+            a->kind = NH_FACTOR;
+            a->factor = gsl_rng_uniform(r) < 0.5 ? 1.0 : 0.5;
+        } else {
+            a->kind = gsl_rng_uniform(r) < 0.6 ? NH_DOWN : NH_UP;
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/* The random-flow harness of the network's differential tests (tests/test_net_diff.c,
+ * test_net_group.c, test_net_solo.c): a "side" runs a script of timed actions (sends,
+ * capacity changes, failures, probes) on one network (the model, with or without solos, or one
+ * of the frozen references tests/net_ref.c and tests/net_pi_ref.c) and records every end,
+ * answering every third delivered message; a flow set is a random topology with such a
+ * script, drawn with the knobs of a net_draw. Functions fail the calling Check test on error,
+ * so they may be called only from inside one. */
+#ifndef HETSIM_TESTS_NET_HARNESS_H
+#define HETSIM_TESTS_NET_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "net_pi_ref.h"
+#include "net_ref.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+
+enum {
+    NH_MAX_HOSTS = 40,
+    NH_MAX_ACTS = 160,
+    NH_MAX_LOG = 1024,
+    NH_MAX_PROBES = 16
+};
+
+typedef enum nh_act {
+    NH_SEND = 0,
+    NH_FACTOR = 1,
+    NH_DOWN = 2,
+    NH_UP = 3,
+    NH_EXTRA = 4, /* extra latency `bytes` ns on host a (the model only) */
+    NH_PROBE = 5  /* records the active flows (the model only) */
+} nh_act;
+
+typedef struct nh_action {
+    sim_time at_ns;
+    uint32_t kind; /* NH_* */
+    uint32_t a, b; /* send: src, dst; factor, down, up, extra: host */
+    uint64_t bytes;
+    double factor;
+} nh_action;
+
+/* The network a side runs. */
+typedef enum nh_impl {
+    NH_MODEL = 0,    /* sim/net.h */
+    NH_NO_SOLOS = 1, /* sim/net.h with every message on the START and DONE path */
+    NH_REF = 2,      /* tests/net_ref.h: one recomputation per change */
+    NH_PI = 3        /* tests/net_pi_ref.h: the per-instant solver before groups */
+} nh_impl;
+
+typedef struct nh_side {
+    sim_engine *eng;
+    sim_net *net; /* exactly one of net, ref and pi */
+    ref_net *ref;
+    pi_net *pi;
+    const nh_action *acts;
+    bool replies; /* answer every third message (closed-loop traffic) */
+    size_t n;     /* ends recorded */
+    uint64_t tag[NH_MAX_LOG];
+    sim_time at_ns[NH_MAX_LOG];
+    uint8_t dropped[NH_MAX_LOG];
+    bool reverted; /* NH_REF: a message had its rate changed and changed back at one instant */
+    sim_engine_stats after_action; /* the engine's counters right after the last action */
+    size_t nprobes;                /* NH_PROBE: per probe, flows active (stats) and listed */
+    size_t active[NH_MAX_PROBES], listed[NH_MAX_PROBES];
+    double rates[NH_MAX_PROBES][2]; /* the rates of the first two listed */
+} nh_side;
+
+/* Runs the script acts[0..nacts) on a new network of kind `impl` until no event is left.
+ * With `replies`, every third message (by tag) of more than 1000 bytes is answered with one
+ * half its size, tagged from its question's tag so that tags do not depend on the order of
+ * ties; a send from action i is tagged 2 i, an answer to tag t 2 t + 1. */
+void nh_side_run(nh_side *sd, const sim_net_config *cfg, const nh_action *acts, size_t nacts,
+                 nh_impl impl, bool replies);
+
+/* The steps of nh_side_run, for a test that acts between them: a new engine and network;
+ * a send now, as an action would send it (returns the network's answer); actions
+ * acts[from..to) scheduled (acts becomes the side's script: an action's index is its event's
+ * argument); the run, until no event is left. */
+void nh_side_open(nh_side *sd, const sim_net_config *cfg, nh_impl impl, bool replies);
+int nh_side_send(nh_side *sd, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag);
+void nh_side_schedule(nh_side *sd, const nh_action *acts, size_t from, size_t to);
+void nh_side_go(nh_side *sd);
+
+/* Destroys the side's network and engine, returning their counters first (es may be NULL). */
+void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es);
+
+/* How a flow set is drawn. The draws are made in one order, and a knob that is off draws
+ * nothing, so a given knob setting and seed always give the same sets. */
+typedef struct nh_draw {
+    uint32_t min_hosts;           /* hosts: min_hosts + a draw below host_span */
+    uint32_t host_span;           /* ... (at most NH_MAX_HOSTS - min_hosts + 1) */
+    uint32_t host_span_fat_tree;  /* ... on a fat tree (k = 4: at most 16 hosts) */
+    bool staggered;               /* half the sets start anywhere in 5 ms, half on the grid */
+    uint32_t offset_span;         /* grid offsets: drawn below this many ns, or 1 ns if 0 */
+    uint32_t min_acts, acts_span; /* actions: min_acts + a draw below acts_span */
+    double favour;                /* share of sends to a favourite destination */
+    bool favour_half;             /* ... and in half the sets none */
+    uint64_t tiny;                /* a seventh size of message, or 0: six sizes */
+    double p_send, p_send_factor; /* with changes: u < p_send sends, u < p_send_factor a
+                                     factor change, else a failure or recovery */
+} nh_draw;
+
+/* One random flow set: a topology, link speeds and a script of actions. */
+typedef struct nh_flow_set {
+    sim_net_config cfg;
+    double bw[NH_MAX_HOSTS];
+    sim_time lat[NH_MAX_HOSTS];
+    nh_action acts[NH_MAX_ACTS];
+    size_t nacts;
+} nh_flow_set;
+
+/* A uniform draw in [0, n). */
+size_t nh_pick(gsl_rng *r, size_t n);
+
+/* Draws a flow set on topology `topo`: speeds and latencies from short lists (or all equal,
+ * in half the sets: ties everywhere), times on a coarse grid (400 us steps, some 1 ns off)
+ * where starts and ends tie, sizes from a short list; with `changes`, capacity changes,
+ * failures and recoveries too. */
+void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool changes,
+                      const nh_draw *d);
+
+#endif

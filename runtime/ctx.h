@@ -46,7 +46,6 @@ const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx);
 uint32_t sim_ctx_workers(const sim_ctx *ctx);
 uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w);
-uint32_t sim_ctx_live(const sim_ctx *ctx);
 
 /* The network as protocols may see it: the latency (without transient extra latency) and
  * the bottleneck bandwidth of the path from host a to host b, and the rack of host h (0 on
@@ -83,7 +82,6 @@ gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx);
 /* Starts worker w's next iteration now; SIM_EV_COMPUTED follows when it ends. SIM_EINVAL
  * if w is down or already computing. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
-bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w);
 
 /* Sends `bytes` from host src to host dst; SIM_EV_MSG reaches the protocol on delivery.
  * A message to a down host is dropped. SIM_EINVAL for a bad host or a sender that is
@@ -158,9 +156,6 @@ void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr,
 void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
                                 const float *gj);
 
-/* Multiplies worker w's momentum buffer by `factor` (0 zeroes it); no-op without buffers. */
-void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor);
-
 /* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
  * buffer from the run's pool) travelling with the message; the receiver reads it with
  * sim_ctx_payload. With the timing-only model no snapshot is taken. */
@@ -226,18 +221,11 @@ void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 /* Snapshots held now (for tests and reports). */
 size_t sim_ctx_held_count(const sim_ctx *ctx);
 
-/* One optimizer step, at the scheduled learning rate, on a block the protocol owns (a
- * server's model) with its own momentum buffer (NULL: no momentum). */
-void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad);
-
-/* The same step on the first n (<= num_params) floats of each block: a slice of a server's
- * model, such as one parameter-server shard's. The step is element-wise, so stepping every
- * slice of a block gives the bits of one sim_ctx_step on the whole block. */
-void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n);
-
-/* sim_ctx_step_range at an explicit learning rate and momentum coefficient (a server whose
- * rates change at run time, such as Sync-Switch's ASP phase). Given sim_ctx_lr and
- * sim_ctx_momentum, its bits are sim_ctx_step_range's. */
+/* One optimizer step on the first n (<= num_params) floats of a block the protocol owns (a
+ * server's model, or a slice of it such as a parameter-server shard's) with its own momentum
+ * buffer (NULL: no momentum), at an explicit learning rate and momentum coefficient (weight
+ * decay as configured). The step is element-wise, so stepping every slice of a block gives the
+ * bits of one step on the whole block. */
 void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
                              size_t n, double lr, double momentum);
 
@@ -284,12 +272,5 @@ bool sim_ctx_averaging_only(const sim_ctx *ctx);
  * takes no part. One draw from w's stream per round, in round order, remembered for the last
  * 8 rounds (sim_cluster_dropped); false without dropout rules. */
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round);
-
-/* Averaging rounds counted so far (sim_ctx_round_end calls). */
-uint64_t sim_ctx_rounds(const sim_ctx *ctx);
-
-/* The variance across live workers' parameters, mean over coordinates (NaN when
- * timing-only or nobody is up). */
-double sim_ctx_variance(sim_ctx *ctx);
 
 #endif

@@ -41,11 +41,6 @@ bool sim_ctx_down(const sim_ctx *ctx, uint32_t w)
     return sim_cluster_down(ctx->cl, w);
 }
 
-uint32_t sim_ctx_live(const sim_ctx *ctx)
-{
-    return sim_cluster_live(ctx->cl);
-}
-
 uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
 {
     return ctx->model_bytes;
@@ -92,11 +87,6 @@ gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
 gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx)
 {
     return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
-}
-
-bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->acct[w].computing;
 }
 
 size_t sim_ctx_num_params(const sim_ctx *ctx)
@@ -172,12 +162,6 @@ void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const floa
     train_average_step_pair(ctx->tr, i, j, gi, gj, sim_run_epoch(ctx));
 }
 
-void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
-{
-    if (ctx->tr != NULL)
-        train_scale_momentum(ctx->tr, w, factor);
-}
-
 sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
 {
     return sim_net_path_latency(ctx->net, a, b);
@@ -192,18 +176,6 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
 {
     const sim_net_config *net = &ctx->sc->net;
     return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
-}
-
-void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
-{
-    if (ctx->tr != NULL)
-        train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
-}
-
-void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n)
-{
-    if (ctx->tr != NULL)
-        train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
 }
 
 void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
@@ -461,7 +433,7 @@ void sim_ctx_round_end(sim_ctx *ctx)
         sim_run_stop(ctx, ctx->pending_stop);
     if (sc->stop_rounds != 0 && ctx->rounds >= sc->stop_rounds)
         sim_run_stop(ctx, "rounds");
-    if (!isnan(sc->stop_consensus) && sim_ctx_variance(ctx) < sc->stop_consensus)
+    if (!isnan(sc->stop_consensus) && sim_run_variance(ctx) < sc->stop_consensus)
         sim_run_stop(ctx, "consensus");
 }
 
@@ -473,14 +445,4 @@ bool sim_ctx_averaging_only(const sim_ctx *ctx)
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round)
 {
     return sim_cluster_dropped(ctx->cl, w, round);
-}
-
-uint64_t sim_ctx_rounds(const sim_ctx *ctx)
-{
-    return ctx->rounds;
-}
-
-double sim_ctx_variance(sim_ctx *ctx)
-{
-    return sim_run_variance(ctx);
 }

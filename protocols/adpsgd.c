@@ -38,7 +38,7 @@
  * serving passive worker leaves its model alone (its gradients wait in its pending sum), so the
  * snapshot it sent is still its model at the commit: the reply carries an alias of x_j
  * (sim_ctx_send_params), never copied, which the runtime confirms in O(1) at the commit, and both
- * ends average and apply their pending sums in one pass (sim_ctx_average_pair_apply). (A passive
+ * ends average and apply their pending sums in one pass (sim_ctx_step of a pair). (A passive
  * worker that failed and recovered while its reply was in flight may have written x_j: the
  * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
  * workers never initiate: they apply their gradients after each average they serve, when they stop
@@ -270,7 +270,7 @@ static void apply_pending(adpsgd *st, sim_ctx *ctx, uint32_t w)
     if (st->w[w].pending == 0)
         return;
     if (st->acc != NULL)
-        sim_ctx_apply(ctx, w, st->acc[w]);
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, st->acc[w]);
     st->w[w].pending = 0;
 }
 
@@ -396,8 +396,12 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err
              * both ends take the average and apply their pending sums in one pass, and x_j
              * is never copied. */
             sim_ctx_drop_payload(ctx);
-            sim_ctx_average_pair_apply(ctx, i, j, st->w[i].pending > 0 ? st->acc[i] : NULL,
-                                       st->w[j].pending > 0 ? st->acc[j] : NULL);
+            sim_ctx_step(ctx,
+                         (sim_target){ .kind = SIM_TARGET_PAIR,
+                                       .w = i,
+                                       .peer = j,
+                                       .peer_grad = st->w[j].pending > 0 ? st->acc[j] : NULL },
+                         NULL, st->w[i].pending > 0 ? st->acc[i] : NULL);
             st->w[i].pending = st->w[j].pending = 0;
         } else {
             /* x_j changed since the reply left (j failed and recovered meanwhile): the
@@ -473,7 +477,7 @@ static int on_computed(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     bool busy = is_passive(w) ? a->serving != NOBODY : a->exchanging;
     if (!busy && a->pending == 0) {
         if (st->acc != NULL)
-            sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     } else {
         add_gradient(st, ctx, w);
         if (!busy)

@@ -93,7 +93,12 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
          * replicas, which share their storage while equal, compute the step once. */
         const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
         uint64_t key = (uint64_t)st->mean.gen << 40 ^ round;
-        sim_ctx_apply_keyed(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx), key);
+        sim_ctx_step(ctx, (sim_target){ .w = w },
+                     &(sim_step){ .lr = st->mean.lr,
+                                  .momentum = sim_ctx_rates(ctx).momentum,
+                                  .keyed = true,
+                                  .key = key },
+                     g);
     }
     sim_ctx_count(ctx, w, 1);
     if (coll_ring_round_complete(&st->ring, round)) {

@@ -290,7 +290,7 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
         sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
         m->gen = r->gen;
         m->round = round;
-        m->lr = sim_ctx_lr(ctx);
+        m->lr = sim_ctx_rates(ctx).lr;
         m->valid = true;
     }
     return m->mean;

@@ -45,7 +45,7 @@ typedef struct coll_info {
     uint64_t round;         /* ring: round in its generation; butterfly, barrier: the round */
     const uint32_t *failed; /* (nfailed) worker ids found failed in this round so far */
     uint32_t nfailed;
-    double lr; /* sim_ctx_lr read once when the round started (butterfly, barrier; a ring's
+    double lr; /* sim_ctx_rates' lr read once when the round started (butterfly, barrier; a ring's
                 * owner reads coll_mean's) */
 } coll_info;
 
@@ -194,7 +194,7 @@ typedef struct coll_mean {
     const float **blocks; /* (cap) scratch */
     uint32_t gen;         /* which generation and round `mean` belongs to */
     uint64_t round;
-    double lr; /* sim_ctx_lr when the mean was computed: every member steps with it */
+    double lr; /* sim_ctx_rates' lr when the mean was computed: every member steps with it */
     bool valid;
 } coll_mean;
 
@@ -250,7 +250,7 @@ typedef struct coll_bfly {
     uint32_t n;                               /* M: members of the current round */
     uint64_t round;                           /* the current round's number (the owner's) */
     uint64_t gen;                             /* rounds started: the messages' seq */
-    double lr;                                /* sim_ctx_lr at coll_bfly_start */
+    double lr;                                /* sim_ctx_rates' lr at coll_bfly_start */
     uint32_t *members;                        /* (cap) worker ids by position */
     double *weight;                           /* (cap) */
     uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
@@ -343,7 +343,7 @@ typedef struct coll_barrier {
     uint64_t first;        /* the owner's number of the first round since the start */
     uint32_t gen;          /* starts so far */
     uint32_t round;        /* the coordinator's current round since the start */
-    double lr;             /* sim_ctx_lr when the coordinator's current round began */
+    double lr;             /* sim_ctx_rates' lr when the coordinator's current round began */
     uint32_t *members;     /* (cap) the first coordinates */
     uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
     uint32_t *mround;      /* (cap) the round each member is in (since the start) */

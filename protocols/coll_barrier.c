@@ -98,7 +98,7 @@ static int try_complete(coll_barrier *b, sim_ctx *ctx, sim_err *err)
     }
     b->round++;
     b->known = 0;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     for (uint32_t p = 0; p < b->n; p++) {
         b->state[p] &= (uint8_t)~ST_KNOWN;
         if (b->state[p] & ST_DOWN)
@@ -124,7 +124,7 @@ int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, u
     b->gen++;
     b->first = round;
     b->round = 0;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     b->n = n;
     b->known = 0;
     b->nfailed = 0;

@@ -365,7 +365,7 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     }
     b->gen++;
     b->round = round;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     b->nfailed = 0;
     b->finished = 0;
     b->n = n;

@@ -4,7 +4,7 @@
  * neighbour and starts computing its gradient g on x_{k,i} at once. It finishes the
  * iteration when the gradient is done and every neighbour's iteration-k model has arrived:
  * x_{k+1,i} = W_ii x_{k,i} + sum_j W_ij x_{k,j}, then one optimizer step with g through
- * sim_ctx_apply (so momentum, when configured, is per worker), and iteration k+1 begins.
+ * sim_ctx_step (so momentum, when configured, is per worker), and iteration k+1 begins.
  *
  * Graphs (parameter "graph"; neighbour lists are sorted and deduplicated, self excluded):
  *   ring         i-1 and i+1 (mod N): one neighbour when N = 2, none when N = 1.
@@ -342,7 +342,7 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
             sim_tensor_copy(params, acc, st->nparams);
             sim_tensor_zero(acc, st->nparams);
         }
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     }
     st->mixes++;
     sim_ctx_count(ctx, i, 1);

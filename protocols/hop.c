@@ -357,7 +357,7 @@ static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
     hop_worker *a = &st->w[i];
     if (st->nparams > 0)
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     int rc = send_model(st, ctx, i, MSG_UPDATE, a->k, err); /* send before wait */
     if (rc != SIM_OK)
         return rc;

@@ -211,10 +211,14 @@ static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 {
     if (st->vel == NULL)
-        sim_ctx_apply_with(ctx, w, g, lr, 0.0);
+        sim_ctx_step(ctx, (sim_target){ .w = w }, &(sim_step){ .lr = lr, .momentum = 0.0 }, g);
     else
-        sim_ctx_step_range_with(ctx, sim_ctx_params(ctx, w), row(st->vel, st, w), g, st->P, lr,
-                                st->momentum);
+        sim_ctx_step(ctx,
+                     (sim_target){ .kind = SIM_TARGET_BLOCK,
+                                   .params = sim_ctx_params(ctx, w),
+                                   .velocity = row(st->vel, st, w),
+                                   .n = st->P },
+                     &(sim_step){ .lr = lr, .momentum = st->momentum }, g);
 }
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),

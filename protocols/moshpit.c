@@ -621,7 +621,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         if (st->phase[w] != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
         if (st->P > 0)
-            sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
         if (--st->left[w] > 0)
             return sim_ctx_compute(ctx, w, tag, err);

@@ -132,8 +132,8 @@ static void rates(ps_server *s, sim_ctx *ctx, const ps_shard *sh, double *lr, do
     if (s->hooks.rates != NULL) {
         s->hooks.rates(s->hooks.ud, ctx, s->mode, step, lr, momentum);
     } else {
-        *lr = sim_ctx_lr(ctx);
-        *momentum = sim_ctx_momentum(ctx);
+        *lr = sim_ctx_rates(ctx).lr;
+        *momentum = sim_ctx_rates(ctx).momentum;
     }
     if (s->mode == PS_BSP) {
         s->rate_round = sh->round;
@@ -148,8 +148,12 @@ static void update(ps_server *s, sim_ctx *ctx, ps_shard *sh, const float *g)
     if (g != NULL) {
         double lr, momentum;
         rates(s, ctx, sh, &lr, &momentum);
-        sim_ctx_step_range_with(ctx, s->x + sh->off, s->v != NULL ? s->v + sh->off : NULL, g,
-                                sh->len, lr, momentum);
+        sim_ctx_step(ctx,
+                     (sim_target){ .kind = SIM_TARGET_BLOCK,
+                                   .params = s->x + sh->off,
+                                   .velocity = s->v != NULL ? s->v + sh->off : NULL,
+                                   .n = sh->len },
+                     &(sim_step){ .lr = lr, .momentum = momentum }, g);
     }
     s->stats.updates++;
     sh->updates++;

@@ -2,7 +2,7 @@
  * Qian, ASPLOS 2020, arXiv 1909.08029).
  *
  * Worker loop (§4.2). A worker computes its gradient, takes one local optimizer step with it
- * (sim_ctx_apply: momentum as configured), counts the iteration, then synchronizes: it executes
+ * (sim_ctx_step: momentum as configured), counts the iteration, then synchronizes: it executes
  * its next group (in its list's order), and only then computes again. Any group counts, the
  * one it asked for or one another worker's request pulled it into: one P-Reduce per local
  * step. It asks the generator for a group only when it knows of none pending and has not asked
@@ -467,7 +467,7 @@ static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     rp_worker *x = &st->w[w];
     x->computing = false;
     if (st->nparams > 0)
-        sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     st->steps++;
     x->need++;

@@ -233,7 +233,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     float *x = st->x + (size_t)i * st->P;
     if (st->P > 0) {
         sim_tensor_copy(st->scratch, z, st->P);
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
         for (size_t p = 0; p < st->P; p++)
             x[p] += z[p] - st->scratch[p];
     }

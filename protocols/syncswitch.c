@@ -199,7 +199,7 @@ static void rates(void *ud, const sim_ctx *ctx, int mode, uint64_t step, double 
                   double *momentum)
 {
     syncswitch *st = ud;
-    double sched = sim_ctx_lr(ctx);
+    double sched = sim_ctx_rates(ctx).lr;
     if (mode == PS_BSP) {
         *lr = sched;
         *momentum = st->m;

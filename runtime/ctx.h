@@ -121,40 +121,54 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
  * gradient. NULL with the timing-only model. */
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare);
 
-/* One optimizer step on worker w's parameters with `grad` (num_params floats), with w's
- * momentum and the scheduled learning rate: sim_ctx_apply_with(ctx, w, grad, sim_ctx_lr(ctx),
- * sim_ctx_momentum(ctx)). */
-void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad);
+/* What an optimizer step writes (sim_ctx_step). */
+typedef enum sim_target_kind {
+    SIM_TARGET_WORKER = 0, /* worker w's parameters, with its momentum buffer */
+    SIM_TARGET_PAIR = 1,   /* workers w and peer (w != peer): both take the average of their
+                              parameters, (x_w + x_peer) * 0.5, then each applies its own
+                              gradient with its own momentum, in one pass over the models (a
+                              pairwise exchange such as AD-PSGD's commit) */
+    SIM_TARGET_BLOCK = 2   /* the first n floats of a block the protocol owns (a server's model,
+                              or a slice of it such as a parameter-server shard's) with its own
+                              momentum buffer */
+} sim_target_kind;
 
-/* The learning rate the workload's schedule gives now, from the samples counted so far
- * (0 with the timing-only model). A synchronous protocol reads it once per round and
- * passes it to every replica's step, so that the order in which replicas apply a round
- * cannot change their rates. */
-double sim_ctx_lr(const sim_ctx *ctx);
+typedef struct sim_target {
+    sim_target_kind kind;
+    uint32_t w;             /* WORKER, PAIR: the worker */
+    uint32_t peer;          /* PAIR: the other worker */
+    const float *peer_grad; /* PAIR: the peer's gradient (NULL: none; grad is w's) */
+    float *params;          /* BLOCK: the block */
+    float *velocity;        /* BLOCK: its momentum buffer (NULL: no momentum) */
+    size_t n;               /* BLOCK: floats stepped, <= num_params */
+} sim_target;
 
-/* The workload's momentum coefficient (0 without momentum or with the timing-only model). */
-double sim_ctx_momentum(const sim_ctx *ctx);
+/* How a step is taken (sim_ctx_step). */
+typedef struct sim_step {
+    double lr;       /* the learning rate */
+    double momentum; /* the momentum coefficient; a target without a momentum buffer (workload
+                        momentum 0, a block's NULL velocity) has none whatever this says */
+    bool keyed;      /* WORKER: a step every replica takes alike, named by key */
+    uint64_t key;    /* equal keys promise equal gradients (the same buffer with the same
+                        contents), rates and momentum coefficients */
+} sim_step;
 
-/* One optimizer step on worker w with an explicit learning rate and momentum coefficient
- * (weight decay as configured). Without momentum buffers (workload momentum 0) the step has
- * no momentum whatever `momentum` says. */
-void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum);
+/* The rates a step takes when given none: the learning rate the workload's schedule gives now,
+ * from the samples counted so far, and the workload's momentum coefficient (both 0 with the
+ * timing-only model; 0 momentum without momentum), unkeyed. A synchronous protocol reads them
+ * once per round and passes them to every replica's step, so that the order in which replicas
+ * apply a round cannot change their rates. */
+sim_step sim_ctx_rates(const sim_ctx *ctx);
 
-/* sim_ctx_apply_with as a step every replica takes alike: equal keys promise equal gradients
- * (the same buffer with the same contents), rates and momentum coefficients. Replicas that are
- * equal share their storage (models/train.h), and such a step is computed once for all the
- * workers on it, not once per worker, with the bits of sim_ctx_apply_with on each. For
- * synchronous protocols, which apply one mean gradient to every replica (the key names the
- * round). */
-void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
-                         uint64_t key);
-
-/* Workers i and j (i != j) both take the average of their parameters, (x_i + x_j) * 0.5,
- * then each applies its gradient (NULL: none) with its own momentum at the scheduled rate, in
- * one pass over the models: the bits of writing the average into both and calling
- * sim_ctx_apply on each (a pairwise exchange such as AD-PSGD's commit). */
-void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
-                                const float *gj);
+/* One optimizer step (weight decay as configured) on target t with `grad` (num_params floats,
+ * n for a block; for a pair, w's gradient, NULL: none), at the rates of `o`, or with o NULL at
+ * sim_ctx_rates' (the step of a pair takes no other). A keyed step is computed once for all the
+ * workers whose replicas are equal and share their storage (models/train.h), not once per
+ * worker, with the bits of the unkeyed step on each: for synchronous protocols, which apply one
+ * mean gradient to every replica (the key names the round). Stepping every slice of a block
+ * gives the bits of one step on the whole block (the step is element-wise). No-op with the
+ * timing-only model. */
+void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);
 
 /* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
  * buffer from the run's pool) travelling with the message; the receiver reads it with
@@ -220,14 +234,6 @@ void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 
 /* Snapshots held now (for tests and reports). */
 size_t sim_ctx_held_count(const sim_ctx *ctx);
-
-/* One optimizer step on the first n (<= num_params) floats of a block the protocol owns (a
- * server's model, or a slice of it such as a parameter-server shard's) with its own momentum
- * buffer (NULL: no momentum), at an explicit learning rate and momentum coefficient (weight
- * decay as configured). The step is element-wise, so stepping every slice of a block gives the
- * bits of one step on the whole block. */
-void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
-                             size_t n, double lr, double momentum);
 
 /* Training examples over all workers (one epoch's samples); 0 with the timing-only model. */
 size_t sim_ctx_train_samples(const sim_ctx *ctx);

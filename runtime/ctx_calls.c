@@ -117,49 +117,43 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
     return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
 }
 
-void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
+sim_step sim_ctx_rates(const sim_ctx *ctx)
+{
+    sim_step s = { .lr = 0.0, .momentum = 0.0 };
+    if (ctx->tr != NULL) {
+        s.lr = train_lr(ctx->tr, sim_run_epoch(ctx));
+        s.momentum = train_momentum(ctx->tr);
+    }
+    return s;
+}
+
+void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad)
 {
     if (ctx->tr == NULL)
         return;
-    snap_before_write(ctx, w);
-    train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
-}
-
-double sim_ctx_lr(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_lr(ctx->tr, sim_run_epoch(ctx)) : 0.0;
-}
-
-double sim_ctx_momentum(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_momentum(ctx->tr) : 0.0;
-}
-
-void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum)
-{
-    if (ctx->tr == NULL)
+    switch (t.kind) {
+    case SIM_TARGET_WORKER:
+        snap_before_write(ctx, t.w);
+        if (o == NULL)
+            train_apply(ctx->tr, t.w, grad, sim_run_epoch(ctx));
+        else if (o->keyed)
+            train_apply_keyed(ctx->tr, t.w, grad, o->lr, o->momentum, o->key);
+        else
+            train_apply_with(ctx->tr, t.w, grad, o->lr, o->momentum);
         return;
-    snap_before_write(ctx, w);
-    train_apply_with(ctx->tr, w, grad, lr, momentum);
-}
-
-void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
-                         uint64_t key)
-{
-    if (ctx->tr == NULL)
+    case SIM_TARGET_PAIR:
+        assert(o == NULL);
+        snap_before_write(ctx, t.w);
+        snap_before_write(ctx, t.peer);
+        train_average_step_pair(ctx->tr, t.w, t.peer, grad, t.peer_grad, sim_run_epoch(ctx));
         return;
-    snap_before_write(ctx, w);
-    train_apply_keyed(ctx->tr, w, grad, lr, momentum, key);
-}
-
-void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
-                                const float *gj)
-{
-    if (ctx->tr == NULL)
+    case SIM_TARGET_BLOCK:
+        if (o == NULL)
+            train_step_range(ctx->tr, t.params, t.velocity, grad, t.n, sim_run_epoch(ctx));
+        else
+            train_step_range_with(ctx->tr, t.params, t.velocity, grad, t.n, o->lr, o->momentum);
         return;
-    snap_before_write(ctx, i);
-    snap_before_write(ctx, j);
-    train_average_step_pair(ctx->tr, i, j, gi, gj, sim_run_epoch(ctx));
+    }
 }
 
 sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
@@ -176,13 +170,6 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
 {
     const sim_net_config *net = &ctx->sc->net;
     return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
-}
-
-void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
-                             size_t n, double lr, double momentum)
-{
-    if (ctx->tr != NULL)
-        train_step_range_with(ctx->tr, params, velocity, grad, n, lr, momentum);
 }
 
 size_t sim_ctx_train_samples(const sim_ctx *ctx)

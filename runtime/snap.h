@@ -8,7 +8,7 @@
  * alias (one buffer for all its peers). The runtime copies the block into the alias's buffer
  * only when something is about to write the worker's parameters while the alias is still
  * referenced (snap_before_write: called by sim_ctx_params, which hands out a writable pointer,
- * and by the steps sim_ctx_apply and sim_ctx_apply_with). So a snapshot read after its worker
+ * and by sim_ctx_step on a worker). So a snapshot read after its worker
  * stepped holds the bits of the send, and one whose worker did not write in between costs no
  * copy at all.
  *

@@ -36,7 +36,7 @@ typedef struct probe {
     int checked;          /* the held snapshot was compared */
     int matched;          /* ... and equal to what was sent */
     size_t held_at_check; /* sim_ctx_held_count then */
-    double lr_seen;       /* sim_ctx_lr at start */
+    double lr_seen;       /* sim_ctx_rates' lr at start */
     int rows;             /* evaluate calls */
 } probe;
 
@@ -54,7 +54,7 @@ static int pr_start(void *state, sim_ctx *ctx, sim_err *err)
     probe *st = state;
     st->P = sim_ctx_num_params(ctx);
     ck_assert_uint_le(st->P, 64);
-    st->lr_seen = sim_ctx_lr(ctx);
+    st->lr_seen = sim_ctx_rates(ctx).lr;
     memcpy(st->sent, sim_ctx_params(ctx, 0), st->P * sizeof(float));
     msg_hdr h = { .channel = 3, .kind = 7, .seq = 11 };
     return msg_send_model(ctx, 0, 1, 1000, h, sim_ctx_params(ctx, 0), st->P, err);

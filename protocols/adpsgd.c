@@ -37,8 +37,8 @@
  * travels without a snapshot (same bytes on the wire, half the snapshots in flight). Likewise a
  * serving passive worker leaves its model alone (its gradients wait in its pending sum), so the
  * snapshot it sent is still its model at the commit: the reply carries an alias of x_j
- * (sim_ctx_send_params), never copied, which the runtime confirms in O(1) at the commit, and both
- * ends average and apply their pending sums in one pass (sim_ctx_step of a pair). (A passive
+ * (SIM_PAYLOAD_PARAMS sends), never copied, which the runtime confirms in O(1) at the commit, and
+ * both ends average and apply their pending sums in one pass (sim_ctx_step of a pair). (A passive
  * worker that failed and recovered while its reply was in flight may have written x_j: the
  * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
  * workers never initiate: they apply their gradients after each average they serve, when they stop
@@ -313,7 +313,7 @@ static int start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_
     if (!retry)
         a->wait_ns = now;
     msg_hdr h = { .kind = MSG_REQUEST, .seq = a->seq };
-    int rc = msg_send(ctx, i, a->peer, st->bytes, h, err);
+    int rc = msg_post(ctx, i, a->peer, st->bytes, h, msg_none(), err);
     if (rc == SIM_OK)
         rc = sim_ctx_timer(ctx, st->timeout_ns, EV_TIMEOUT, (int32_t)i, a->seq, &a->timer, err);
     return rc;
@@ -325,7 +325,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
     st->w[j].serving_seq = seq;
     st->w[j].serve_ns = sim_ctx_now(ctx);
     msg_hdr h = { .kind = MSG_REPLY, .seq = seq };
-    return msg_send_params(ctx, j, i, st->bytes, h, err); /* copied on write: never here */
+    return msg_post(ctx, j, i, st->bytes, h, msg_params(j), err); /* copied on write: never here */
 }
 
 /* Passive worker j is free: it serves the first queued requester still waiting, or applies

@@ -150,7 +150,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
     msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
-    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent), h, err);
+    int rc = msg_post(ctx, w, succ, chunk_bytes(r, p, a->sent), h, msg_none(), err);
     if (rc != SIM_OK)
         return rc;
     a->sent++;

@@ -17,7 +17,7 @@
  *
  * Allocation. Everything is allocated by the _init functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
- * messages' snapshots come from the run's pool, as with sim_ctx_send_model; timers from the
+ * messages' snapshots come from the run's pool, as with a SIM_PAYLOAD_COPY send; timers from the
  * engine's).
  *
  * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per

@@ -239,7 +239,7 @@ static int try_reduce(coll_bfly *b, sim_ctx *ctx, uint32_t j, sim_err *err)
         uint32_t v = b->members[i];
         if (i == j || (b->state[i] & ST_DOWN) || sim_ctx_down(ctx, v))
             continue;
-        rc = msg_send_snapshot(ctx, w, v, bytes, h, snap, err);
+        rc = msg_post(ctx, w, v, bytes, h, msg_held(snap), err);
     }
     sim_ctx_release(ctx, snap);
     if (rc != SIM_OK)
@@ -424,10 +424,10 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (j == p || (b->state[j] & ST_DOWN))
             continue;
         uint64_t bytes = part_len(b->bytes, b->n, j);
-        rc = in != NULL ? msg_send_model(ctx, w, b->members[j], bytes, h,
-                                         in + part_off(b->nfloats, b->n, j),
-                                         part_len(b->nfloats, b->n, j), err)
-                        : msg_send(ctx, w, b->members[j], bytes, h, err);
+        sim_payload part =
+            in != NULL ? msg_copy(in + part_off(b->nfloats, b->n, j), part_len(b->nfloats, b->n, j))
+                       : msg_none();
+        rc = msg_post(ctx, w, b->members[j], bytes, h, part, err);
         if (rc != SIM_OK)
             return rc;
     }

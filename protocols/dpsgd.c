@@ -270,7 +270,7 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return msg_send_params(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), err);
+    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -366,7 +366,7 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     }
     a->state = DP_FETCHING;
     a->source = best;
-    return msg_send(ctx, r, best, 0, hdr(MSG_FETCH, a->k), err);
+    return msg_post(ctx, r, best, 0, hdr(MSG_FETCH, a->k), msg_none(), err);
 }
 
 /* The reply reached r: adopt the model, set each edge's first iteration, resume. */
@@ -456,7 +456,8 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_FETCH:
         if (!running(st, dst))
             return protocol_error(err, "request", dst, src, h.seq);
-        return msg_send_params(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), err);
+        return msg_post(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), msg_params(dst),
+                        err);
     case MSG_REPLY:
         if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
             return protocol_error(err, "reply", dst, src, h.seq);

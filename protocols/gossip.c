@@ -167,7 +167,7 @@ static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err 
     uint32_t kind = sim_ctx_dropped(ctx, i, st->w[i].k) ? MSG_IDLE : MSG_MODEL;
     msg_hdr h = { .channel = 0, .kind = kind, .seq = st->w[i].k };
     st->models_sent++;
-    return msg_send_params(ctx, i, j, st->bytes, h, err);
+    return msg_post(ctx, i, j, st->bytes, h, msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for and starts the gradient. */

@@ -424,7 +424,7 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         rc = coll_ring_join(&st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
-            rc = msg_send_params(ctx, coord, w, sim_ctx_model_bytes(ctx), h, err);
+            rc = msg_post(ctx, coord, w, sim_ctx_model_bytes(ctx), h, msg_params(coord), err);
     }
     st->zero_launch = st->launches[coord];
     st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);

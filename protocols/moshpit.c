@@ -254,7 +254,7 @@ static int send_small(sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind, u
     if (sim_ctx_down(ctx, src))
         return SIM_OK;
     msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
-    return msg_send(ctx, src, dst, bytes, h, err);
+    return msg_post(ctx, src, dst, bytes, h, msg_none(), err);
 }
 
 /* Whether f is (still) a member of leader c's forming group. */

@@ -203,15 +203,16 @@ static int request(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, sim_err *
     const ps_shard *sh = &s->sh[k];
     if (host_down(ctx, sh->host))
         return SIM_OK; /* sent when the shard's host recovers */
-    return msg_send(ctx, w, sh->host, PULL_REQUEST_BYTES, hdr(MSG_PULL, k, s->w[w].round), err);
+    return msg_post(ctx, w, sh->host, PULL_REQUEST_BYTES, hdr(MSG_PULL, k, s->w[w].round),
+                    msg_none(), err);
 }
 
 static int reply(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, sim_err *err)
 {
     const ps_shard *sh = &s->sh[k];
     s->version[(size_t)w * s->K + k] = sh->updates;
-    return msg_send_model(ctx, sh->host, w, sh->bytes, hdr(MSG_SLICE, k, sh->round),
-                          s->x != NULL ? s->x + sh->off : NULL, sh->len, err);
+    return msg_post(ctx, sh->host, w, sh->bytes, hdr(MSG_SLICE, k, sh->round),
+                    msg_copy(s->x != NULL ? s->x + sh->off : NULL, sh->len), err);
 }
 
 /* Pushes slice k of worker w's gradient, computed on the model of `round` (bsp). */
@@ -228,8 +229,8 @@ static int push(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, uint64_t rou
     }
     const float *g = sim_ctx_grad(ctx, w);
     *l |= L_PUSH_OUT;
-    return msg_send_model(ctx, w, sh->host, sh->bytes, hdr(MSG_PUSH, k, round),
-                          g != NULL ? g + sh->off : NULL, sh->len, err);
+    return msg_post(ctx, w, sh->host, sh->bytes, hdr(MSG_PUSH, k, round),
+                    msg_copy(g != NULL ? g + sh->off : NULL, sh->len), err);
 }
 
 /* ---- workers ---- */

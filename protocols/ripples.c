@@ -132,7 +132,7 @@ static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
             rc = learn(st, ctx, to, s, err);
         } else {
             msg_hdr h = { .channel = 0, .kind = MSG_NOTICE, .seq = seq };
-            rc = msg_send(ctx, st->gg, to, CONTROL_BYTES, h, err);
+            rc = msg_post(ctx, st->gg, to, CONTROL_BYTES, h, msg_none(), err);
         }
         if (rc != SIM_OK)
             return rc;
@@ -267,14 +267,14 @@ static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         uint64_t seq = st->seq - 1;
         for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
             msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
-            rc = msg_send(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, err);
+            rc = msg_post(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, msg_none(), err);
         }
         return rc != SIM_OK ? rc : learn(st, ctx, w, s, err);
     }
     if (w == st->gg)
         return gg_request(st, ctx, w, err);
     msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
-    return msg_send(ctx, w, st->gg, CONTROL_BYTES, h, err);
+    return msg_post(ctx, w, st->gg, CONTROL_BYTES, h, msg_none(), err);
 }
 
 /* ---- P-Reduce ---- */

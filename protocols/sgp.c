@@ -251,7 +251,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         int rc = sim_ctx_snapshot(ctx, st->P > 0 ? st->scratch : NULL, st->P, &snap, err);
         for (uint32_t q = 0; q < d && rc == SIM_OK; q++) {
             st->shares_sent++;
-            rc = msg_send_snapshot(ctx, i, peer[q], st->bytes, h, snap, err);
+            rc = msg_post(ctx, i, peer[q], st->bytes, h, msg_held(snap), err);
         }
         sim_ctx_release(ctx, snap);
         if (rc != SIM_OK)

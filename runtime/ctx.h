@@ -83,11 +83,34 @@ gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx);
  * if w is down or already computing. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
 
-/* Sends `bytes` from host src to host dst; SIM_EV_MSG reaches the protocol on delivery.
- * A message to a down host is dropped. SIM_EINVAL for a bad host or a sender that is
- * down. */
+/* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_payload. */
+typedef enum sim_payload_kind {
+    SIM_PAYLOAD_NONE = 0,   /* bytes only */
+    SIM_PAYLOAD_COPY = 1,   /* a snapshot of x[0..n) (n <= num_params), copied now into a
+                               buffer from the run's pool */
+    SIM_PAYLOAD_PARAMS = 2, /* worker w's whole model, without a copy: an alias of w's
+                               parameters, shared by every message of w's model sent before its
+                               next write, and copied only if w's parameters are written while
+                               it is still referenced (copy on write, runtime/snap.h); the
+                               receiver sees the bits w had at the send either way */
+    SIM_PAYLOAD_HELD = 3    /* held snapshot h (sim_ctx_snapshot, sim_ctx_hold), shared with
+                               every other message that carries it */
+} sim_payload_kind;
+
+typedef struct sim_payload {
+    sim_payload_kind kind;
+    const float *x; /* COPY: the floats (NULL: none travel) */
+    size_t n;       /* COPY: how many */
+    uint32_t w;     /* PARAMS: the worker whose model travels */
+    uint32_t h;     /* HELD: the snapshot (SIM_CTX_NO_SNAPSHOT: none) */
+} sim_payload;
+
+/* Sends `bytes` from host src to host dst, with payload p; SIM_EV_MSG reaches the protocol on
+ * delivery. A message to a down host is dropped (its payload with it). With the timing-only
+ * model no payload travels. SIM_EINVAL for a bad host, a sender that is down, or a copy longer
+ * than the model. */
 int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                 uint64_t arg, sim_err *err);
+                 uint64_t arg, sim_payload p, sim_err *err);
 
 /* Schedules the protocol event `kind` (>= SIM_EV_USER) at now + delay for worker w (or
  * SIM_NOBODY) with arg[0] = arg. `id` (may be NULL) can cancel it. */
@@ -101,7 +124,7 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
 size_t sim_ctx_num_params(const sim_ctx *ctx);
 
 /* Worker w's parameters, which the protocol may read and average into. The pointer is for
- * writing: a snapshot of w's model still in flight (sim_ctx_send_params) gets its copy now
+ * writing: a snapshot of w's model still in flight (a SIM_PAYLOAD_PARAMS send) gets its copy now
  * (copy on write, runtime/snap.h), so write w's parameters only through a pointer taken after
  * the last such send. */
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w);
@@ -170,29 +193,11 @@ sim_step sim_ctx_rates(const sim_ctx *ctx);
  * timing-only model. */
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);
 
-/* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
- * buffer from the run's pool) travelling with the message; the receiver reads it with
- * sim_ctx_payload. With the timing-only model no snapshot is taken. */
-int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                       uint64_t arg, const float *params, size_t n, sim_err *err);
-
-/* Like sim_ctx_send_model with worker src's whole model, without a copy: the message carries
- * an alias of src's parameters, shared by every message of src's model sent before its next
- * write, and copied only if src's parameters are written while it is still referenced (copy on
- * write, runtime/snap.h). The receiver sees the bits src had at the send either way. */
-int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                        uint64_t arg, sim_err *err);
-
 /* A snapshot of x[0..n) (n <= num_params) held by the protocol, to send to several peers with
- * sim_ctx_send_snapshot: one copy, whatever the number of messages. The protocol releases its
+ * a SIM_PAYLOAD_HELD send: one copy, whatever the number of messages. The protocol releases its
  * own reference with sim_ctx_release when it has sent them (each message keeps its own).
  * *h is SIM_CTX_NO_SNAPSHOT with the timing-only model or a NULL x. */
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err);
-
-/* Like sim_ctx_send, with held snapshot h (SIM_CTX_NO_SNAPSHOT: none) travelling with the
- * message, shared with every other message that carries it. */
-int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                          uint64_t arg, uint32_t h, sim_err *err);
 
 /* The snapshot carried by the SIM_EV_MSG being handled (as many floats as were sent), or
  * NULL if it carries none. Valid
@@ -201,7 +206,7 @@ int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t byt
 const float *sim_ctx_payload(const sim_ctx *ctx);
 
 /* True when the payload being handled is worker w's whole model as it is now: sent with
- * sim_ctx_send_params and not written since. The protocol may then drop the payload and use
+ * SIM_PAYLOAD_PARAMS and not written since. The protocol may then drop the payload and use
  * w's parameters in its place, writing them in the same pass without a copy being made. */
 bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w);
 
@@ -225,8 +230,8 @@ uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx);
 #define SIM_CTX_NO_SNAPSHOT UINT32_MAX
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
-/* The floats of held snapshot h (the n of its sim_ctx_send_model or sim_ctx_snapshot, the
- * whole model for sim_ctx_send_params; reading past them is an error). */
+/* The floats of held snapshot h (the n of its SIM_PAYLOAD_COPY send or sim_ctx_snapshot, the
+ * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error). */
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
 
 /* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */

@@ -299,28 +299,6 @@ static int send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64
     return SIM_OK;
 }
 
-int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                 uint64_t arg, sim_err *err)
-{
-    return send(ctx, src, dst, bytes, tag, arg, SIM_NET_NO_PAYLOAD, err);
-}
-
-int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                       uint64_t arg, const float *params, size_t n, sim_err *err)
-{
-    uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snap != NULL && params != NULL) {
-        if (n > train_num_params(ctx->tr))
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: a snapshot of %zu floats exceeds the model's %zu",
-                               ctx->proto->name, n, train_num_params(ctx->tr));
-        int rc = snap_copy(ctx, params, n, &h, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return send(ctx, src, dst, bytes, tag, arg, h, err);
-}
-
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
 {
     *h = SIM_CTX_NO_SNAPSHOT;
@@ -336,23 +314,35 @@ int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_er
     return rc;
 }
 
-int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                          uint64_t arg, uint32_t h, sim_err *err)
-{
-    if (h != SIM_CTX_NO_SNAPSHOT)
-        snap_ref(ctx, h);
-    return send(ctx, src, dst, bytes, tag, arg, h, err);
-}
-
-int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                        uint64_t arg, sim_err *err)
+int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                 uint64_t arg, sim_payload p, sim_err *err)
 {
     uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snap != NULL && src < ctx->nworkers) {
-        int rc = snap_alias(ctx, src, &h, err);
-        if (rc != SIM_OK)
-            return rc;
+    int rc = SIM_OK;
+    switch (p.kind) {
+    case SIM_PAYLOAD_NONE:
+        break;
+    case SIM_PAYLOAD_COPY:
+        if (ctx->snap == NULL || p.x == NULL)
+            break;
+        if (p.n > train_num_params(ctx->tr))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: a snapshot of %zu floats exceeds the model's %zu",
+                               ctx->proto->name, p.n, train_num_params(ctx->tr));
+        rc = snap_copy(ctx, p.x, p.n, &h, err);
+        break;
+    case SIM_PAYLOAD_PARAMS:
+        if (ctx->snap != NULL && p.w < ctx->nworkers)
+            rc = snap_alias(ctx, p.w, &h, err);
+        break;
+    case SIM_PAYLOAD_HELD:
+        h = p.h;
+        if (h != SIM_CTX_NO_SNAPSHOT)
+            snap_ref(ctx, h);
+        break;
     }
+    if (rc != SIM_OK)
+        return rc;
     return send(ctx, src, dst, bytes, tag, arg, h, err);
 }
 

@@ -43,7 +43,7 @@ typedef struct proto_ops {
      * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
      * written since the send costs nothing). */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
-    /* Optional: how many aliases (sim_ctx_send_params) the protocol may have copied on write
+    /* Optional: how many aliases (SIM_PAYLOAD_PARAMS sends) the protocol may have copied on write
      * at once at most, not counted by `memory`. Whether a worker writes while its model is
      * still in flight is a race of its sends against its iteration, so the copies a run
      * reaches depend on its timing (a tenth to all of this bound): the runtime writes this

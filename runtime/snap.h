@@ -2,7 +2,7 @@
  * was a sixth of a real-training run's time).
  *
  * A snapshot is a handle of the run's tensor pool with a reference count: each message that
- * carries it, and each hold (sim_ctx_hold), is one reference. sim_ctx_send_params sends a
+ * carries it, and each hold (sim_ctx_hold), is one reference. a SIM_PAYLOAD_PARAMS send sends a
  * worker's own model without copying it: the snapshot is an alias of the worker's parameter
  * block, and every later message of that worker's model before its next write shares the same
  * alias (one buffer for all its peers). The runtime copies the block into the alias's buffer

@@ -57,7 +57,7 @@ static int pr_start(void *state, sim_ctx *ctx, sim_err *err)
     st->lr_seen = sim_ctx_rates(ctx).lr;
     memcpy(st->sent, sim_ctx_params(ctx, 0), st->P * sizeof(float));
     msg_hdr h = { .channel = 3, .kind = 7, .seq = 11 };
-    return msg_send_model(ctx, 0, 1, 1000, h, sim_ctx_params(ctx, 0), st->P, err);
+    return msg_post(ctx, 0, 1, 1000, h, msg_copy(sim_ctx_params(ctx, 0), st->P), err);
 }
 
 static int pr_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -186,7 +186,7 @@ static int cow_start(cow *st, int mode, sim_ctx *ctx, sim_err *err)
     memcpy(st->sent, sim_ctx_params_view(ctx, 0), st->P * sizeof(float));
     for (uint32_t w = 1; w < 4; w++) {
         msg_hdr h = { .channel = 1, .kind = 1, .seq = w };
-        int rc = msg_send_params(ctx, 0, w, 1000, h, err);
+        int rc = msg_post(ctx, 0, w, 1000, h, msg_params(0), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -206,7 +206,7 @@ static int cow_start_shared(void *state, sim_ctx *ctx, sim_err *err)
     ck_assert_uint_eq(sim_ctx_held_count(ctx), 1);
     for (uint32_t w = 1; w < 4 && rc == SIM_OK; w++) {
         msg_hdr h = { .channel = 1, .kind = 1, .seq = w };
-        rc = msg_send_snapshot(ctx, 0, w, 1000, h, snap, err);
+        rc = msg_post(ctx, 0, w, 1000, h, msg_held(snap), err);
     }
     sim_ctx_release(ctx, snap);
     ck_assert_uint_eq(sim_ctx_held_count(ctx), 0);

@@ -86,7 +86,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     allreduce *st = ud;
     uint64_t round = info->round;
-    if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
+    if (st->mean.mean != NULL && sim_ctx_budget(ctx).averaging_only) {
         average(st, ctx, w, round);
     } else if (st->mean.mean != NULL) {
         /* One mean per ring generation and round: that pair is the step's key, so the

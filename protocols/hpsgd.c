@@ -365,7 +365,7 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     st->reduced = reduced;
     st->last_lr = lr;
     st->decided++;
-    st->samples += (uint64_t)live * sim_ctx_scenario(ctx)->batch;
+    st->samples += (uint64_t)live * sim_ctx_budget(ctx).batch;
     st->epoch_end = false;
     while (st->train > 0 && st->samples >= st->next_epoch) {
         st->epoch_end = true;
@@ -674,9 +674,9 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     hpsgd *st = state;
     st->P = sim_ctx_num_params(ctx);
-    st->train = sim_ctx_train_samples(ctx);
+    st->train = sim_ctx_budget(ctx).train_samples;
     st->next_epoch = st->train;
-    double wm = sim_ctx_scenario(ctx)->momentum;
+    double wm = sim_ctx_budget(ctx).momentum;
     if (st->momentum != wm)
         sim_ctx_note(ctx,
                      "hpsgd uses protocol.momentum %g (the authors' optimizer, default 0), not "

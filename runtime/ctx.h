@@ -40,8 +40,28 @@ typedef struct sim_ctx sim_ctx;
 /* The current simulated time. */
 sim_time sim_ctx_now(const sim_ctx *ctx);
 
-/* The loaded scenario (workers, servers, workload parameters). */
-const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx);
+/* What a protocol may know of the workload and stop sections (sim_ctx_budget), so that it
+ * reads neither. */
+typedef struct sim_budget {
+    uint32_t batch;       /* samples in one iteration of one worker (workload.batch) */
+    size_t train_samples; /* training examples over all workers, one epoch's samples (0 with
+                             the timing-only model, and before the run: proto_budget) */
+    double lr;            /* the workload's learning rate, before its schedule (workload.lr) */
+    double momentum;      /* the workload's momentum coefficient as configured, also when
+                             timing-only (sim_ctx_rates gives the one steps take) */
+    uint64_t iterations;  /* iterations counted over all workers (sim_ctx_count) at which an
+                             iterations or epochs stop ends the run: stop.iterations, or the
+                             fewest whose samples reach stop.epochs, whichever is smaller;
+                             UINT64_MAX without either (epochs need train_samples) */
+    sim_time time_ns;     /* stop.time_s, or SIM_TIME_NEVER */
+    uint64_t rounds;      /* stop.rounds: averaging rounds (sim_ctx_round_end calls), 0: none */
+    bool averaging_only;  /* the vector model: no data and zero gradients, averaging is all
+                             there is (a protocol that reduces gradients averages the models
+                             instead) */
+} sim_budget;
+
+/* The run's budget (above). */
+sim_budget sim_ctx_budget(const sim_ctx *ctx);
 
 uint32_t sim_ctx_workers(const sim_ctx *ctx);
 uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
@@ -240,9 +260,6 @@ void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 /* Snapshots held now (for tests and reports). */
 size_t sim_ctx_held_count(const sim_ctx *ctx);
 
-/* Training examples over all workers (one epoch's samples); 0 with the timing-only model. */
-size_t sim_ctx_train_samples(const sim_ctx *ctx);
-
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);
@@ -274,10 +291,6 @@ void sim_ctx_round_end(sim_ctx *ctx);
  * every live replica has applied it. The runtime then checks stop.rounds (that many calls)
  * and stop.consensus (the variance across live workers, mean over coordinates, below the
  * bound), and summary.json of a vector model reports the rounds and the final variance. */
-
-/* True with the vector model: no data and zero gradients, averaging is all there is (a
- * protocol that reduces gradients averages the models instead). */
-bool sim_ctx_averaging_only(const sim_ctx *ctx);
 
 /* Whether worker w sits out averaging round `round` (a dropout rule): it keeps its value and
  * takes no part. One draw from w's stream per round, in round order, remembered for the last

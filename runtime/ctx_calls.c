@@ -9,6 +9,7 @@
 
 #include "runtime/ctx.h"
 #include "runtime/outputs.h"
+#include "runtime/proto.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
 #include "sim/rng.h"
@@ -21,9 +22,37 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
     return sim_engine_now(ctx->eng);
 }
 
-const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx)
+sim_budget proto_budget(const sim_scenario *sc)
 {
-    return ctx->sc;
+    sim_budget b = {
+        .batch = sc->batch,
+        .lr = sc->lr,
+        .momentum = sc->momentum,
+        .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
+        .time_ns = sc->stop_ns,
+        .rounds = sc->stop_rounds,
+        .averaging_only = strcmp(sc->model, "vector") == 0,
+    };
+    return b;
+}
+
+sim_budget sim_ctx_budget(const sim_ctx *ctx)
+{
+    const sim_scenario *sc = ctx->sc;
+    sim_budget b = proto_budget(sc);
+    b.train_samples = ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
+    size_t m = b.train_samples;
+    if (!isnan(sc->stop_epochs) && m > 0) {
+        /* The fewest iterations e with e * batch / m >= stop.epochs, as sim_ctx_count
+         * computes the epoch (m training examples). */
+        uint64_t e = (uint64_t)ceil(sc->stop_epochs * (double)m / sc->batch);
+        while (e > 0 && (double)((e - 1) * sc->batch) / (double)m >= sc->stop_epochs)
+            e--;
+        while ((double)(e * sc->batch) / (double)m < sc->stop_epochs)
+            e++;
+        b.iterations = e < b.iterations ? e : b.iterations;
+    }
+    return b;
 }
 
 uint32_t sim_ctx_workers(const sim_ctx *ctx)
@@ -170,11 +199,6 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
 {
     const sim_net_config *net = &ctx->sc->net;
     return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
-}
-
-size_t sim_ctx_train_samples(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
 }
 
 const float *sim_ctx_payload(const sim_ctx *ctx)
@@ -412,11 +436,6 @@ void sim_ctx_round_end(sim_ctx *ctx)
         sim_run_stop(ctx, "rounds");
     if (!isnan(sc->stop_consensus) && sim_run_variance(ctx) < sc->stop_consensus)
         sim_run_stop(ctx, "consensus");
-}
-
-bool sim_ctx_averaging_only(const sim_ctx *ctx)
-{
-    return strcmp(ctx->sc->model, "vector") == 0;
 }
 
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round)

@@ -53,6 +53,11 @@ typedef struct proto_ops {
     void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
 
+/* The budget of sim_ctx_budget as configure and memory may read it, before the run: without
+ * train_samples (0: the data is not loaded yet), so `iterations` counts stop.iterations
+ * alone. */
+sim_budget proto_budget(const sim_scenario *sc);
+
 /* Resident bytes of one written snapshot of `nfloats` floats: the run's pool keeps a
  * model-sized buffer per snapshot, but only the pages written are resident (a slice's few,
  * with on average one page it shares only in part with the rest of its buffer). */

@@ -207,9 +207,9 @@ static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
     for (uint32_t i = 0; i < st->n; i++)
         for (uint32_t k = st->g.off[i]; k < st->g.off[i + 1]; k++) {
             uint32_t j = st->g.adj[k];
-            sim_time l = sim_ctx_path_latency_ns(ctx, i, j);
+            sim_time l = sim_ctx_path(ctx, i, j).latency_ns;
             lat = l > lat ? l : lat;
-            bw = fmin(bw, sim_ctx_path_bandwidth_bps(ctx, i, j));
+            bw = fmin(bw, sim_ctx_path(ctx, i, j).bandwidth_bps);
         }
     uint32_t d = 0;
     for (uint32_t w = 0; w < st->n; w += 2)
@@ -388,14 +388,14 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err
 {
     ad_worker *a = &st->w[i];
     if (st->nparams > 0) {
-        const float *xj = sim_ctx_payload(ctx);
+        const float *xj = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (xj == NULL)
             return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: a reply without a model");
         if (sim_ctx_payload_is_params(ctx, j)) {
             /* The reply is still an alias of x_j (a serving passive worker writes nothing):
              * both ends take the average and apply their pending sums in one pass, and x_j
              * is never copied. */
-            sim_ctx_drop_payload(ctx);
+            sim_ctx_release(ctx, SIM_CTX_PAYLOAD);
             sim_ctx_step(ctx,
                          (sim_target){ .kind = SIM_TARGET_PAIR,
                                        .w = i,

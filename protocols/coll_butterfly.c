@@ -464,7 +464,7 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
         }
         b->got[g] = 1;
         b->ngot[p]++;
-        const float *x = sim_ctx_payload(ctx);
+        const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (b->nfloats > 0 && x != NULL)
             memcpy(b->stage + (size_t)q * b->nfloats + part_off(b->nfloats, b->n, p), x,
                    part_len(b->nfloats, b->n, p) * sizeof(float));
@@ -477,7 +477,7 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     }
     b->have[g] = 1;
     b->nhave[p]++;
-    const float *x = sim_ctx_payload(ctx);
+    const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (b->nfloats > 0 && b->output != NULL && x != NULL)
         memcpy(b->output(b->ud, ctx, w) + part_off(b->nfloats, b->n, q), x,
                part_len(b->nfloats, b->n, q) * sizeof(float));

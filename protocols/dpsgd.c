@@ -373,7 +373,7 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 static int rejoin(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     if (st->nparams > 0)
-        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_payload(ctx), st->nparams);
+        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->nparams);
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
@@ -439,7 +439,8 @@ static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m,
         return protocol_error(err, "model", i, j, m);
     st->flags[e] |= got;
     if (st->nparams > 0)
-        sim_tensor_axpy(acc_of(st, i, m), st->weight[e], sim_ctx_payload(ctx), st->nparams);
+        sim_tensor_axpy(acc_of(st, i, m), st->weight[e], sim_ctx_held(ctx, SIM_CTX_PAYLOAD),
+                        st->nparams);
     if (m != a->k)
         return SIM_OK; /* one iteration ahead: kept for the next */
     a->need--;

@@ -577,8 +577,8 @@ static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (st->phase[w] != PH_FETCH)
         return SIM_OK; /* failed since: its fetch is void */
-    if (st->P > 0 && sim_ctx_payload(ctx) != NULL)
-        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_payload(ctx), st->P);
+    if (st->P > 0 && sim_ctx_held(ctx, SIM_CTX_PAYLOAD) != NULL)
+        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->P);
     st->phase[w] = PH_RUN;
     st->start_wm[w] = st->wm[w];
     return sim_ctx_compute(ctx, w, st->settled[w], err);

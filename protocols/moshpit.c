@@ -591,7 +591,7 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
         for (uint32_t c = 0; c < st->cells; c++)
             st->line[c] = c;
-        gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->line, st->cells, sizeof(*st->line));
+        gsl_ran_shuffle(sim_ctx_rng(ctx, SIM_CTX_PROTO), st->line, st->cells, sizeof(*st->line));
         for (uint32_t w = 0; w < st->n; w++)
             for (uint32_t b = st->d, c = st->line[w]; b-- > 0; c /= st->m[b])
                 st->coord[(size_t)w * st->d + b] = c % st->m[b];

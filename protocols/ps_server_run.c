@@ -286,7 +286,7 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     if (!(*l & L_AWAIT) || (s->mode == PS_BSP && round != pw->round))
         return broken(err, "a slice nobody asked for", w, k);
     *l &= (uint8_t)~L_AWAIT;
-    const float *p = sim_ctx_payload(ctx);
+    const float *p = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (p != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w) + sh->off, p, sh->len);
     if (--pw->need > 0)
@@ -411,7 +411,7 @@ static int on_push(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t 
 {
     ps_shard *sh = &s->sh[k];
     uint8_t *l = link_of(s, w, k);
-    const float *g = sim_ctx_payload(ctx);
+    const float *g = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     *l &= (uint8_t)~L_PUSH_OUT;
     if (s->mode == PS_BSP) {
         if (round != sh->round || (*l & L_PUSHED) || sh->pending == 0)

@@ -167,7 +167,7 @@ static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
  * (the free ones first), into st->list; returns the count. */
 static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
 {
-    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
     uint32_t got = 0, want = st->gs - 1;
     st->list[0] = i;
     for (uint32_t level = 0; level < st->depth && got < want; level++) {
@@ -189,7 +189,7 @@ static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
 /* Group Division: a fresh random partition of the live workers. */
 static void new_batch(ripples *st, sim_ctx *ctx)
 {
-    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
     uint32_t k = 0;
     for (uint32_t v = 0; v < st->n; v++) {
         st->w[v].bgroup = RP_NONE;
@@ -248,7 +248,7 @@ static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->mode == MODE_DIVISION)
         return gg_division(st, ctx, w, err);
     uint32_t k = st->mode == MODE_BUFFER ? draw_free(st, ctx, w)
-                                         : draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
+                                         : draw_random(st, ctx, sim_ctx_rng(ctx, SIM_CTX_PROTO), w);
     uint32_t s = RP_NONE;
     int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
     return rc != SIM_OK ? rc : issue(st, ctx, s, err);

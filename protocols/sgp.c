@@ -274,7 +274,7 @@ static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t roun
             st->got[j] |= (uint8_t)(1u << q);
             m = st->mavg ? (float)st->mult[(size_t)j * SGP_MAX_PEERS + q] : 1.0f;
         }
-    const float *y = sim_ctx_payload(ctx);
+    const float *y = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     float *in = st->inbox + (size_t)i * st->P;
     for (size_t p = 0; y != NULL && p < st->P; p++)
         in[p] += m * y[p];

@@ -67,12 +67,14 @@ uint32_t sim_ctx_workers(const sim_ctx *ctx);
 uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w);
 
-/* The network as protocols may see it: the latency (without transient extra latency) and
- * the bottleneck bandwidth of the path from host a to host b, and the rack of host h (0 on
- * a star). Protocols use these to size timeouts or prefer near peers; they never read the
- * scenario's network section. */
-sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b);
-double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b);
+/* The network as protocols may see it: the path from host a to host b (sim_ctx_path), and the
+ * rack of host h (0 on a star). Protocols use these to size timeouts or prefer near peers;
+ * they never read the scenario's network section. */
+typedef struct sim_path {
+    sim_time latency_ns;  /* without transient extra latency */
+    double bandwidth_bps; /* the bottleneck's */
+} sim_path;
+sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b);
 uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h);
 
 /* Bytes of one full-model message: workload.message_bytes, or the model's size. */
@@ -95,15 +97,16 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
  * last layer's is the earliest. SIM_TIME_NEVER before w's first iteration. */
 sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i);
 
-/* Worker w's random stream, and the protocol-wide stream. */
+/* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
+#define SIM_CTX_PROTO UINT32_MAX
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
-gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx);
 
 /* Starts worker w's next iteration now; SIM_EV_COMPUTED follows when it ends. SIM_EINVAL
  * if w is down or already computing. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
 
-/* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_payload. */
+/* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_held(ctx,
+ * SIM_CTX_PAYLOAD). */
 typedef enum sim_payload_kind {
     SIM_PAYLOAD_NONE = 0,   /* bytes only */
     SIM_PAYLOAD_COPY = 1,   /* a snapshot of x[0..n) (n <= num_params), copied now into a
@@ -219,46 +222,45 @@ void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *gr
  * *h is SIM_CTX_NO_SNAPSHOT with the timing-only model or a NULL x. */
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err);
 
-/* The snapshot carried by the SIM_EV_MSG being handled (as many floats as were sent), or
- * NULL if it carries none. Valid
- * only during that on_event call unless held (below): average it into your own buffers. After
- * writing the sender's own parameters (sim_ctx_params of the sender), call it again. */
-const float *sim_ctx_payload(const sim_ctx *ctx);
+/* Snapshot handles: SIM_CTX_NO_SNAPSHOT is none, and SIM_CTX_PAYLOAD names the snapshot
+ * carried by the SIM_EV_MSG being handled, its payload (as many floats as were sent), valid
+ * only during that on_event call unless held: average it into your own buffers. */
+#define SIM_CTX_NO_SNAPSHOT UINT32_MAX
+#define SIM_CTX_PAYLOAD     (UINT32_MAX - 1)
 
 /* True when the payload being handled is worker w's whole model as it is now: sent with
  * SIM_PAYLOAD_PARAMS and not written since. The protocol may then drop the payload and use
  * w's parameters in its place, writing them in the same pass without a copy being made. */
 bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w);
 
-/* Releases the payload being handled before the handler ends (it must not be held): the
- * pointer sim_ctx_payload gave is invalid from now on. */
-void sim_ctx_drop_payload(sim_ctx *ctx);
-
-/* Snapshots copied because their worker's parameters were written while they were in flight
- * (for tests and reports). */
-uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx);
-
-/* Bytes of address space the run's snapshot buffers take, handed out or not (for tests):
- * buffers come in size classes, so a slice's buffer is less than twice the slice, never a
- * whole model. Resident are only the pages written. */
-uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx);
-
-/* Keeps the snapshot of the SIM_EV_MSG being handled past the handler (an update queue):
- * returns its handle, or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot
- * stays valid and unchanged until sim_ctx_release; holding one handle twice is an error of
- * the protocol. Held snapshots come from the run's pool, which grows as needed. */
-#define SIM_CTX_NO_SNAPSHOT UINT32_MAX
+/* Keeps the payload being handled past the handler (an update queue): returns its handle,
+ * or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot stays valid and
+ * unchanged until sim_ctx_release; holding one handle twice is an error of the protocol. Held
+ * snapshots come from the run's pool, which grows as needed. */
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
 /* The floats of held snapshot h (the n of its SIM_PAYLOAD_COPY send or sim_ctx_snapshot, the
- * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error). */
+ * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error), or of the payload
+ * (SIM_CTX_PAYLOAD: NULL when the message carries none; after writing the sender's own
+ * parameters, sim_ctx_params of the sender, read it again). */
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
 
-/* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */
+/* Returns held snapshot h to the pool; SIM_CTX_NO_SNAPSHOT is a no-op. SIM_CTX_PAYLOAD
+ * releases the payload being handled before the handler ends (it must not be held): the
+ * pointer sim_ctx_held gave for it is invalid from now on. */
 void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 
-/* Snapshots held now (for tests and reports). */
-size_t sim_ctx_held_count(const sim_ctx *ctx);
+/* Figures of the run's snapshots (sim_ctx_stats), for tests and reports. */
+typedef struct sim_stats {
+    uint64_t copies_on_write;       /* snapshots copied because their worker's parameters were
+                                       written while they were in flight */
+    uint64_t snapshot_buffer_bytes; /* address space the snapshot buffers take, handed out or
+                                       not: buffers come in size classes, so a slice's buffer
+                                       is less than twice the slice, never a whole model;
+                                       resident are only the pages written */
+    size_t held;                    /* snapshots the protocol holds now */
+} sim_stats;
+sim_stats sim_ctx_stats(const sim_ctx *ctx);
 
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */

@@ -110,12 +110,9 @@ sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
 
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
 {
+    if (w == SIM_CTX_PROTO)
+        return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
     return sim_cluster_worker_rng(ctx->cl, w);
-}
-
-gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx)
-{
-    return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
 }
 
 size_t sim_ctx_num_params(const sim_ctx *ctx)
@@ -185,25 +182,17 @@ void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *gr
     }
 }
 
-sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
+sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b)
 {
-    return sim_net_path_latency(ctx->net, a, b);
-}
-
-double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b)
-{
-    return sim_net_path_bandwidth_bps(ctx->net, a, b);
+    sim_path p = { .latency_ns = sim_net_path_latency(ctx->net, a, b),
+                   .bandwidth_bps = sim_net_path_bandwidth_bps(ctx->net, a, b) };
+    return p;
 }
 
 uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
 {
     const sim_net_config *net = &ctx->sc->net;
     return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
-}
-
-const float *sim_ctx_payload(const sim_ctx *ctx)
-{
-    return ctx->payload;
 }
 
 uint32_t sim_ctx_hold(sim_ctx *ctx)
@@ -218,11 +207,19 @@ uint32_t sim_ctx_hold(sim_ctx *ctx)
 
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
-    return snap_data(ctx, h);
+    return h == SIM_CTX_PAYLOAD ? ctx->payload : snap_data(ctx, h);
 }
 
 void sim_ctx_release(sim_ctx *ctx, uint32_t h)
 {
+    if (h == SIM_CTX_PAYLOAD) {
+        if (ctx->payload == NULL || ctx->payload_held)
+            return;
+        ctx->payload_held = true; /* the runner must not release it again */
+        ctx->payload = NULL;
+        snap_unref(ctx, ctx->payload_handle);
+        return;
+    }
     if (h == SIM_CTX_NO_SNAPSHOT)
         return;
     assert(ctx->held > 0);
@@ -235,28 +232,12 @@ bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w)
     return ctx->payload != NULL && snap_is_alias_of(ctx, ctx->payload_handle, w);
 }
 
-void sim_ctx_drop_payload(sim_ctx *ctx)
+sim_stats sim_ctx_stats(const sim_ctx *ctx)
 {
-    if (ctx->payload == NULL || ctx->payload_held)
-        return;
-    ctx->payload_held = true; /* the runner must not release it again */
-    ctx->payload = NULL;
-    snap_unref(ctx, ctx->payload_handle);
-}
-
-uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx)
-{
-    return ctx->copies_on_write;
-}
-
-uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx)
-{
-    return snap_buffer_bytes(ctx);
-}
-
-size_t sim_ctx_held_count(const sim_ctx *ctx)
-{
-    return ctx->held;
+    sim_stats s = { .copies_on_write = ctx->copies_on_write,
+                    .snapshot_buffer_bytes = snap_buffer_bytes(ctx),
+                    .held = ctx->held };
+    return s;
 }
 
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)

@@ -35,7 +35,7 @@ typedef struct probe {
     size_t P;             /* floats */
     int checked;          /* the held snapshot was compared */
     int matched;          /* ... and equal to what was sent */
-    size_t held_at_check; /* sim_ctx_held_count then */
+    size_t held_at_check; /* sim_ctx_stats' held then */
     double lr_seen;       /* sim_ctx_rates' lr at start */
     int rows;             /* evaluate calls */
 } probe;
@@ -76,10 +76,10 @@ static int pr_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
     if (ev->kind == EV_CHECK) {
         st->checked = 1;
-        st->held_at_check = sim_ctx_held_count(ctx);
+        st->held_at_check = sim_ctx_stats(ctx).held;
         st->matched = memcmp(sim_ctx_held(ctx, st->held), st->sent, st->P * sizeof(float)) == 0;
         sim_ctx_release(ctx, st->held);
-        ck_assert_uint_eq(sim_ctx_held_count(ctx), 0);
+        ck_assert_uint_eq(sim_ctx_stats(ctx).held, 0);
     }
     return SIM_OK;
 }
@@ -88,7 +88,7 @@ static void pr_evaluate(const void *state, const sim_ctx *ctx, sim_report *row)
 {
     probe *st = (probe *)state;
     st->rows++;
-    sim_report_add(row, "held", (double)sim_ctx_held_count(ctx));
+    sim_report_add(row, "held", (double)sim_ctx_stats(ctx).held);
     sim_report_add(row, "checked", (double)st->checked);
 }
 
@@ -190,7 +190,7 @@ static int cow_start(cow *st, int mode, sim_ctx *ctx, sim_err *err)
         if (rc != SIM_OK)
             return rc;
     }
-    ck_assert_uint_eq(sim_ctx_copies_on_write(ctx), 0);
+    ck_assert_uint_eq(sim_ctx_stats(ctx).copies_on_write, 0);
     return SIM_OK;
 }
 
@@ -203,13 +203,13 @@ static int cow_start_shared(void *state, sim_ctx *ctx, sim_err *err)
         st->own[i] = st->sent[i] = 0.25f * (float)i - 1.0f;
     uint32_t snap;
     int rc = sim_ctx_snapshot(ctx, st->own, st->P, &snap, err);
-    ck_assert_uint_eq(sim_ctx_held_count(ctx), 1);
+    ck_assert_uint_eq(sim_ctx_stats(ctx).held, 1);
     for (uint32_t w = 1; w < 4 && rc == SIM_OK; w++) {
         msg_hdr h = { .channel = 1, .kind = 1, .seq = w };
         rc = msg_post(ctx, 0, w, 1000, h, msg_held(snap), err);
     }
     sim_ctx_release(ctx, snap);
-    ck_assert_uint_eq(sim_ctx_held_count(ctx), 0);
+    ck_assert_uint_eq(sim_ctx_stats(ctx).held, 0);
     for (size_t i = 0; i < st->P; i++) /* the messages keep the bits of the snapshot */
         st->own[i] = -7.0f;
     return rc;
@@ -238,15 +238,15 @@ static int cow_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err 
         return SIM_OK;
     if (st->delivered++ == 0) {
         st->alias_first = sim_ctx_payload_is_params(ctx, 0);
-        st->view_first = sim_ctx_payload(ctx) == sim_ctx_params_view(ctx, 0);
+        st->view_first = sim_ctx_held(ctx, SIM_CTX_PAYLOAD) == sim_ctx_params_view(ctx, 0);
         if (st->mode == COW_WRITE)
             sim_tensor_scale(sim_ctx_params(ctx, 0), 2.5f, st->P);
         else if (st->mode == COW_BEHIND)
             sim_tensor_scale((float *)sim_ctx_params_view(ctx, 0), 2.5f, st->P);
         st->alias_after = sim_ctx_payload_is_params(ctx, 0);
-        st->copies_after = sim_ctx_copies_on_write(ctx);
+        st->copies_after = sim_ctx_stats(ctx).copies_on_write;
     }
-    st->equal += memcmp(sim_ctx_payload(ctx), st->sent, st->P * sizeof(float)) == 0;
+    st->equal += memcmp(sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->sent, st->P * sizeof(float)) == 0;
     return SIM_OK;
 }
 
@@ -259,8 +259,8 @@ static void cow_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "view_first", (double)st->view_first);
     sim_report_add(out, "alias_after", (double)st->alias_after);
     sim_report_add(out, "copies_after", (double)st->copies_after);
-    sim_report_add(out, "copies_end", (double)sim_ctx_copies_on_write(ctx));
-    sim_report_add(out, "held_end", (double)sim_ctx_held_count(ctx));
+    sim_report_add(out, "copies_end", (double)sim_ctx_stats(ctx).copies_on_write);
+    sim_report_add(out, "held_end", (double)sim_ctx_stats(ctx).held);
 }
 
 #define COW_OPS(start_fn)                                                       \

@@ -71,25 +71,6 @@ double sim_run_variance(sim_ctx *ctx)
     return sim_tensor_consensus(ctx->live, k, P) / (double)P;
 }
 
-/* A row of protocol.csv: the protocol's figures at this evaluation; the first row's keys
- * make the header. */
-static void protocol_row(sim_ctx *ctx, sim_time now)
-{
-    sim_report row = { 0 };
-    ctx->proto->evaluate(ctx->state, ctx, &row);
-    FILE *f = sim_file_stream(ctx->protocol_csv);
-    if (ftell(f) == 0) {
-        fputs("time_s", f);
-        for (size_t i = 0; i < row.n; i++)
-            fprintf(f, ",%s", row.key[i]);
-        fputc('\n', f);
-    }
-    fprintf(f, "%.17g", sim_run_seconds(now));
-    for (size_t i = 0; i < row.n; i++)
-        field(f, row.value[i]);
-    fputc('\n', f);
-}
-
 void sim_run_evaluate(sim_ctx *ctx, sim_time now)
 {
     double train_loss = NAN, test_loss = NAN, accuracy = NAN, consensus = NAN;
@@ -126,8 +107,6 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
     fprintf(f, ",%.17g\n", sps);
     ctx->last_eval_ns = now;
     ctx->last_eval_samples = ctx->samples;
-    if (ctx->protocol_csv != NULL)
-        protocol_row(ctx, now);
     if (ctx->observe != NULL)
         ctx->observe(ctx->observe_ud, ctx);
 }
@@ -148,11 +127,6 @@ int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
         if (ctx->events == NULL)
             return SIM_EIO;
         fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->events));
-    }
-    if (ctx->proto->evaluate != NULL) {
-        ctx->protocol_csv = sim_file_open(dir, "protocol.csv", err);
-        if (ctx->protocol_csv == NULL)
-            return SIM_EIO;
     }
     return SIM_OK;
 }
@@ -292,9 +266,6 @@ int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *
     if (rc == SIM_OK && ctx->events != NULL)
         rc = sim_file_commit(ctx->events, err);
     ctx->events = NULL;
-    if (rc == SIM_OK && ctx->protocol_csv != NULL)
-        rc = sim_file_commit(ctx->protocol_csv, err);
-    ctx->protocol_csv = NULL;
     if (rc == SIM_OK)
         rc = write_workers(ctx, dir, err);
     if (rc == SIM_OK)

@@ -34,9 +34,6 @@ typedef struct proto_ops {
     int (*on_event)(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err);
     /* Optional: figures for summary.json's protocol_report, at the end of the run. */
     void (*report)(const void *state, const sim_ctx *ctx, sim_report *out);
-    /* Optional: figures for a row of protocol.csv at every evaluation (same keys, same
-     * order every time), beside metrics.csv's row of the same time. */
-    void (*evaluate)(const void *state, const sim_ctx *ctx, sim_report *row);
     /* Optional: bytes the protocol's own run state takes (buffers, queues) for `sc` with
      * models of `num_params` floats (0: timing-only), counted into the run's memory check,
      * including the message snapshots it keeps written at once at most (copies, slices, and

@@ -409,7 +409,6 @@ static void teardown(sim_ctx *ctx)
 {
     sim_file_abort(ctx->metrics);
     sim_file_abort(ctx->events);
-    sim_file_abort(ctx->protocol_csv);
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);

@@ -100,7 +100,7 @@ struct sim_ctx {
     uint64_t rounds;          /* sim_ctx_round_end calls */
     const sim_change *timeline;
     size_t ntimeline;
-    sim_file *metrics, *events, *protocol_csv;
+    sim_file *metrics, *events;
     char notes[SIM_CTX_MAX_NOTES][256]; /* sim_ctx_note's, for summary.json */
     size_t nnotes;
     bool progress;

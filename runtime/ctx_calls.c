@@ -102,7 +102,7 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
 
 sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
 {
-    const worker_acct *a = &ctx->acct[w];
+    const worker_acct *a = &ctx->account.worker[w];
     if (a->iter_start_ns == SIM_TIME_NEVER)
         return SIM_TIME_NEVER;
     return a->iter_start_ns + sim_layers_ready_offset_ns(&ctx->sc->layers, a->iter_ns, i);
@@ -197,64 +197,64 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
 
 uint32_t sim_ctx_hold(sim_ctx *ctx)
 {
-    if (ctx->payload == NULL)
+    if (ctx->snaps.payload == NULL)
         return SIM_CTX_NO_SNAPSHOT;
-    assert(!ctx->payload_held);
-    ctx->payload_held = true;
-    ctx->held++;
-    return ctx->payload_handle;
+    assert(!ctx->snaps.payload_held);
+    ctx->snaps.payload_held = true;
+    ctx->snaps.held++;
+    return ctx->snaps.payload_handle;
 }
 
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
-    return h == SIM_CTX_PAYLOAD ? ctx->payload : snap_data(ctx, h);
+    return h == SIM_CTX_PAYLOAD ? ctx->snaps.payload : snap_data(ctx, h);
 }
 
 void sim_ctx_release(sim_ctx *ctx, uint32_t h)
 {
     if (h == SIM_CTX_PAYLOAD) {
-        if (ctx->payload == NULL || ctx->payload_held)
+        if (ctx->snaps.payload == NULL || ctx->snaps.payload_held)
             return;
-        ctx->payload_held = true; /* the runner must not release it again */
-        ctx->payload = NULL;
-        snap_unref(ctx, ctx->payload_handle);
+        ctx->snaps.payload_held = true; /* the runner must not release it again */
+        ctx->snaps.payload = NULL;
+        snap_unref(ctx, ctx->snaps.payload_handle);
         return;
     }
     if (h == SIM_CTX_NO_SNAPSHOT)
         return;
-    assert(ctx->held > 0);
-    ctx->held--;
+    assert(ctx->snaps.held > 0);
+    ctx->snaps.held--;
     snap_unref(ctx, h);
 }
 
 bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w)
 {
-    return ctx->payload != NULL && snap_is_alias_of(ctx, ctx->payload_handle, w);
+    return ctx->snaps.payload != NULL && snap_is_alias_of(ctx, ctx->snaps.payload_handle, w);
 }
 
 sim_stats sim_ctx_stats(const sim_ctx *ctx)
 {
-    sim_stats s = { .copies_on_write = ctx->copies_on_write,
+    sim_stats s = { .copies_on_write = ctx->snaps.copies_on_write,
                     .snapshot_buffer_bytes = snap_buffer_bytes(ctx),
-                    .held = ctx->held };
+                    .held = ctx->snaps.held };
     return s;
 }
 
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
 {
-    ctx->eval_params = params;
+    ctx->eval.params = params;
 }
 
 /* Moves worker w's time accounting to the state it is in now. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
 {
-    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->acct[w].computing)
+    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->account.worker[w].computing)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot start an iteration on worker %u (%s)",
                            ctx->proto->name, w,
                            w >= ctx->nworkers             ? "no such worker"
                            : sim_cluster_down(ctx->cl, w) ? "down"
                                                           : "already computing");
-    worker_acct *a = &ctx->acct[w];
+    worker_acct *a = &ctx->account.worker[w];
     sim_time now = sim_engine_now(ctx->eng);
     sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
     if (ctx->tr != NULL) {
@@ -268,8 +268,8 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
                      a->started);
             return rc;
         }
-        ctx->loss_sum += loss;
-        ctx->loss_count++;
+        ctx->eval.loss_sum += loss;
+        ctx->eval.loss_count++;
     }
     sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
     ev.arg[0] = tag;
@@ -307,7 +307,7 @@ static int send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
 {
     *h = SIM_CTX_NO_SNAPSHOT;
-    if (ctx->snap == NULL || x == NULL)
+    if (ctx->snaps.entry == NULL || x == NULL)
         return SIM_OK;
     if (n > train_num_params(ctx->tr))
         return sim_err_set(err, SIM_EINVAL, NULL,
@@ -315,7 +315,7 @@ int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_er
                            n, train_num_params(ctx->tr));
     int rc = snap_copy(ctx, x, n, h, err);
     if (rc == SIM_OK)
-        ctx->held++;
+        ctx->snaps.held++;
     return rc;
 }
 
@@ -328,7 +328,7 @@ int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint6
     case SIM_PAYLOAD_NONE:
         break;
     case SIM_PAYLOAD_COPY:
-        if (ctx->snap == NULL || p.x == NULL)
+        if (ctx->snaps.entry == NULL || p.x == NULL)
             break;
         if (p.n > train_num_params(ctx->tr))
             return sim_err_set(err, SIM_EINVAL, NULL,
@@ -337,7 +337,7 @@ int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint6
         rc = snap_copy(ctx, p.x, p.n, &h, err);
         break;
     case SIM_PAYLOAD_PARAMS:
-        if (ctx->snap != NULL && p.w < ctx->nworkers)
+        if (ctx->snaps.entry != NULL && p.w < ctx->nworkers)
             rc = snap_alias(ctx, p.w, &h, err);
         break;
     case SIM_PAYLOAD_HELD:
@@ -373,29 +373,29 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
 
 void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)
 {
-    if (ctx->nnotes >= SIM_CTX_MAX_NOTES)
+    if (ctx->out.nnotes >= SIM_CTX_MAX_NOTES)
         return;
-    char *note = ctx->notes[ctx->nnotes++];
+    char *note = ctx->out.notes[ctx->out.nnotes++];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(note, sizeof(ctx->notes[0]), fmt, ap);
+    vsnprintf(note, sizeof(ctx->out.notes[0]), fmt, ap);
     va_end(ap);
     fprintf(stderr, "hetsim: %s: note: %s\n", ctx->sc->file, note);
 }
 
 uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
 {
-    return ctx->acct[w].iterations;
+    return ctx->account.worker[w].iterations;
 }
 
 void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
 {
     const sim_scenario *sc = ctx->sc;
-    ctx->acct[w].iterations += iterations;
-    ctx->iterations += iterations;
-    ctx->samples += iterations * sc->batch;
+    ctx->account.worker[w].iterations += iterations;
+    ctx->account.iterations += iterations;
+    ctx->account.samples += iterations * sc->batch;
     const char *reason = NULL;
-    if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
+    if (sc->stop_iterations != 0 && ctx->account.iterations >= sc->stop_iterations)
         reason = "iterations";
     else if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
         reason = "epochs";
@@ -403,17 +403,17 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
         return;
     if (!ctx->proto->rounds)
         sim_run_stop(ctx, reason);
-    else if (ctx->pending_stop == NULL)
-        ctx->pending_stop = reason;
+    else if (ctx->stop.pending == NULL)
+        ctx->stop.pending = reason;
 }
 
 void sim_ctx_round_end(sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;
-    ctx->rounds++;
-    if (ctx->pending_stop != NULL)
-        sim_run_stop(ctx, ctx->pending_stop);
-    if (sc->stop_rounds != 0 && ctx->rounds >= sc->stop_rounds)
+    ctx->stop.rounds++;
+    if (ctx->stop.pending != NULL)
+        sim_run_stop(ctx, ctx->stop.pending);
+    if (sc->stop_rounds != 0 && ctx->stop.rounds >= sc->stop_rounds)
         sim_run_stop(ctx, "rounds");
     if (!isnan(sc->stop_consensus) && sim_run_variance(ctx) < sc->stop_consensus)
         sim_run_stop(ctx, "consensus");

@@ -42,20 +42,20 @@ static char *put_g(char *p, double x, int digits, char sep)
     return p;
 }
 
-/* The mean model over live workers into ctx->mean, and the consensus distance
+/* The mean model over live workers into ctx->eval.mean, and the consensus distance
  * mean_w ||x_w - mean||^2; both in worker order. */
 static const float *mean_model(sim_ctx *ctx, double *consensus)
 {
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         if (!sim_cluster_down(ctx->cl, w))
-            ctx->live[k++] = train_params(ctx->tr, w);
+            ctx->eval.live[k++] = train_params(ctx->tr, w);
     *consensus = NAN;
     if (k == 0)
         return NULL;
-    sim_tensor_mean(ctx->mean, ctx->live, k, P);
-    *consensus = sim_tensor_consensus(ctx->live, k, P);
-    return ctx->mean;
+    sim_tensor_mean(ctx->eval.mean, ctx->eval.live, k, P);
+    *consensus = sim_tensor_consensus(ctx->eval.live, k, P);
+    return ctx->eval.mean;
 }
 
 double sim_run_variance(sim_ctx *ctx)
@@ -65,10 +65,10 @@ double sim_run_variance(sim_ctx *ctx)
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         if (!sim_cluster_down(ctx->cl, w))
-            ctx->live[k++] = train_params(ctx->tr, w);
+            ctx->eval.live[k++] = train_params(ctx->tr, w);
     if (k == 0 || P == 0)
         return (double)NAN;
-    return sim_tensor_consensus(ctx->live, k, P) / (double)P;
+    return sim_tensor_consensus(ctx->eval.live, k, P) / (double)P;
 }
 
 void sim_run_evaluate(sim_ctx *ctx, sim_time now)
@@ -76,39 +76,41 @@ void sim_run_evaluate(sim_ctx *ctx, sim_time now)
     double train_loss = NAN, test_loss = NAN, accuracy = NAN, consensus = NAN;
     if (ctx->tr != NULL) {
         const float *x = mean_model(ctx, &consensus);
-        if (ctx->eval_params != NULL)
-            x = ctx->eval_params;
+        if (ctx->eval.params != NULL)
+            x = ctx->eval.params;
         if (x != NULL)
             train_evaluate(ctx->tr, x, ctx->sc->eval_samples, &test_loss, &accuracy);
-        if (ctx->loss_count > 0)
-            train_loss = ctx->loss_sum / (double)ctx->loss_count;
-        ctx->loss_sum = 0.0;
-        ctx->loss_count = 0;
+        if (ctx->eval.loss_count > 0)
+            train_loss = ctx->eval.loss_sum / (double)ctx->eval.loss_count;
+        ctx->eval.loss_sum = 0.0;
+        ctx->eval.loss_count = 0;
         if (!isnan(accuracy)) {
-            ctx->last_accuracy = accuracy;
-            if (isnan(ctx->best_accuracy) || accuracy > ctx->best_accuracy)
-                ctx->best_accuracy = accuracy;
-            if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
-                ctx->target_ns = now;
+            ctx->eval.last_accuracy = accuracy;
+            if (isnan(ctx->eval.best_accuracy) || accuracy > ctx->eval.best_accuracy)
+                ctx->eval.best_accuracy = accuracy;
+            if (ctx->eval.target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
+                ctx->eval.target_ns = now;
                 sim_run_stop(ctx, "target_accuracy");
             }
         }
     }
-    FILE *f = sim_file_stream(ctx->metrics);
-    sim_time dt = now - ctx->last_eval_ns;
-    double sps =
-        dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / sim_run_seconds(dt) : 0.0;
-    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(now), ctx->iterations, ctx->samples);
+    FILE *f = sim_file_stream(ctx->out.metrics);
+    sim_time dt = now - ctx->eval.last_ns;
+    double sps = dt > 0
+                     ? (double)(ctx->account.samples - ctx->eval.last_samples) / sim_run_seconds(dt)
+                     : 0.0;
+    fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(now), ctx->account.iterations,
+            ctx->account.samples);
     field(f, sim_run_epoch(ctx));
     field(f, train_loss);
     field(f, test_loss);
     field(f, accuracy);
     field(f, consensus);
     fprintf(f, ",%.17g\n", sps);
-    ctx->last_eval_ns = now;
-    ctx->last_eval_samples = ctx->samples;
-    if (ctx->observe != NULL)
-        ctx->observe(ctx->observe_ud, ctx);
+    ctx->eval.last_ns = now;
+    ctx->eval.last_samples = ctx->account.samples;
+    if (ctx->out.observe != NULL)
+        ctx->out.observe(ctx->out.observe_ud, ctx);
 }
 
 int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
@@ -116,17 +118,17 @@ int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
     int rc = sim_output_mkdirs(dir, err);
     if (rc != SIM_OK)
         return rc;
-    ctx->metrics = sim_file_open(dir, "metrics.csv", err);
-    if (ctx->metrics == NULL)
+    ctx->out.metrics = sim_file_open(dir, "metrics.csv", err);
+    if (ctx->out.metrics == NULL)
         return SIM_EIO;
     fputs("time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
           "throughput_sps\n",
-          sim_file_stream(ctx->metrics));
+          sim_file_stream(ctx->out.metrics));
     if (ctx->sc->events) {
-        ctx->events = sim_file_open(dir, "events.csv", err);
-        if (ctx->events == NULL)
+        ctx->out.events = sim_file_open(dir, "events.csv", err);
+        if (ctx->out.events == NULL)
             return SIM_EIO;
-        fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->events));
+        fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->out.events));
     }
     return SIM_OK;
 }
@@ -141,7 +143,7 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
           "down_s,params_fnv\n",
           s);
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
-        const worker_acct *a = &ctx->acct[w];
+        const worker_acct *a = &ctx->account.worker[w];
         uint64_t sent, received;
         sim_net_host_bytes(ctx->net, w, &sent, &received);
         /* As "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g,"
@@ -195,24 +197,25 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
             sum->samples);
     json_field(s, "epochs", sim_run_epoch(ctx));
     if (strcmp(ctx->sc->model, "vector") == 0) {
-        fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->rounds);
+        fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->stop.rounds);
         json_field(s, "variance", sim_run_variance(ctx));
     }
-    json_field(s, "final_accuracy", ctx->last_accuracy);
-    json_field(s, "best_accuracy", ctx->best_accuracy);
+    json_field(s, "final_accuracy", ctx->eval.last_accuracy);
+    json_field(s, "best_accuracy", ctx->eval.best_accuracy);
     json_field(s, "time_to_target_s",
-               ctx->target_ns == SIM_TIME_NEVER ? (double)NAN : sim_run_seconds(ctx->target_ns));
+               ctx->eval.target_ns == SIM_TIME_NEVER ? (double)NAN
+                                                     : sim_run_seconds(ctx->eval.target_ns));
     json_field(s, "mean_throughput_sps", t > 0 ? (double)sum->samples / t : 0.0);
     fprintf(s, "  \"events\": %" PRIu64 ",\n", sum->events);
     fprintf(s,
             "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
             ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
             ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
-    if (ctx->nnotes > 0) {
+    if (ctx->out.nnotes > 0) {
         fputs("  \"notes\": [", s);
-        for (size_t i = 0; i < ctx->nnotes; i++) {
+        for (size_t i = 0; i < ctx->out.nnotes; i++) {
             fputs(i > 0 ? ", " : "", s);
-            sim_output_json_string(s, ctx->notes[i]);
+            sim_output_json_string(s, ctx->out.notes[i]);
         }
         fputs("],\n", s);
     }
@@ -261,11 +264,11 @@ static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
 
 int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err)
 {
-    int rc = sim_file_commit(ctx->metrics, err);
-    ctx->metrics = NULL;
-    if (rc == SIM_OK && ctx->events != NULL)
-        rc = sim_file_commit(ctx->events, err);
-    ctx->events = NULL;
+    int rc = sim_file_commit(ctx->out.metrics, err);
+    ctx->out.metrics = NULL;
+    if (rc == SIM_OK && ctx->out.events != NULL)
+        rc = sim_file_commit(ctx->out.events, err);
+    ctx->out.events = NULL;
     if (rc == SIM_OK)
         rc = write_workers(ctx, dir, err);
     if (rc == SIM_OK)

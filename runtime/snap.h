@@ -61,7 +61,7 @@ void snap_ref(sim_ctx *ctx, uint32_t h);
 /* Drops one reference; the last returns the buffer to the pool. */
 void snap_unref(sim_ctx *ctx, uint32_t h);
 
-/* Bytes of address space of every class's buffers (sim_ctx_snapshot_buffer_bytes). */
+/* Bytes of address space of every class's buffers (sim_ctx_stats). */
 uint64_t snap_buffer_bytes(const sim_ctx *ctx);
 
 /* Worker w's parameters are about to be written: its alias, if referenced, gets its copy. */

@@ -37,8 +37,8 @@
  * travels without a snapshot (same bytes on the wire, half the snapshots in flight). Likewise a
  * serving passive worker leaves its model alone (its gradients wait in its pending sum), so the
  * snapshot it sent is still its model at the commit: the reply carries an alias of x_j
- * (sim_ctx_send_params), never copied, which the runtime confirms in O(1) at the commit, and both
- * ends average and apply their pending sums in one pass (sim_ctx_average_pair_apply). (A passive
+ * (SIM_PAYLOAD_PARAMS sends), never copied, which the runtime confirms in O(1) at the commit, and
+ * both ends average and apply their pending sums in one pass (sim_ctx_step of a pair). (A passive
  * worker that failed and recovered while its reply was in flight may have written x_j: the
  * runtime then copied the reply on that write, and the commit averages with the copy.) Passive
  * workers never initiate: they apply their gradients after each average they serve, when they stop
@@ -207,9 +207,9 @@ static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
     for (uint32_t i = 0; i < st->n; i++)
         for (uint32_t k = st->g.off[i]; k < st->g.off[i + 1]; k++) {
             uint32_t j = st->g.adj[k];
-            sim_time l = sim_ctx_path_latency_ns(ctx, i, j);
+            sim_time l = sim_ctx_path(ctx, i, j).latency_ns;
             lat = l > lat ? l : lat;
-            bw = fmin(bw, sim_ctx_path_bandwidth_bps(ctx, i, j));
+            bw = fmin(bw, sim_ctx_path(ctx, i, j).bandwidth_bps);
         }
     uint32_t d = 0;
     for (uint32_t w = 0; w < st->n; w += 2)
@@ -270,7 +270,7 @@ static void apply_pending(adpsgd *st, sim_ctx *ctx, uint32_t w)
     if (st->w[w].pending == 0)
         return;
     if (st->acc != NULL)
-        sim_ctx_apply(ctx, w, st->acc[w]);
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, st->acc[w]);
     st->w[w].pending = 0;
 }
 
@@ -313,7 +313,7 @@ static int start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_
     if (!retry)
         a->wait_ns = now;
     msg_hdr h = { .kind = MSG_REQUEST, .seq = a->seq };
-    int rc = msg_send(ctx, i, a->peer, st->bytes, h, err);
+    int rc = msg_post(ctx, i, a->peer, st->bytes, h, msg_none(), err);
     if (rc == SIM_OK)
         rc = sim_ctx_timer(ctx, st->timeout_ns, EV_TIMEOUT, (int32_t)i, a->seq, &a->timer, err);
     return rc;
@@ -325,7 +325,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
     st->w[j].serving_seq = seq;
     st->w[j].serve_ns = sim_ctx_now(ctx);
     msg_hdr h = { .kind = MSG_REPLY, .seq = seq };
-    return msg_send_params(ctx, j, i, st->bytes, h, err); /* copied on write: never here */
+    return msg_post(ctx, j, i, st->bytes, h, msg_params(j), err); /* copied on write: never here */
 }
 
 /* Passive worker j is free: it serves the first queued requester still waiting, or applies
@@ -388,16 +388,20 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err
 {
     ad_worker *a = &st->w[i];
     if (st->nparams > 0) {
-        const float *xj = sim_ctx_payload(ctx);
+        const float *xj = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (xj == NULL)
             return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: a reply without a model");
         if (sim_ctx_payload_is_params(ctx, j)) {
             /* The reply is still an alias of x_j (a serving passive worker writes nothing):
              * both ends take the average and apply their pending sums in one pass, and x_j
              * is never copied. */
-            sim_ctx_drop_payload(ctx);
-            sim_ctx_average_pair_apply(ctx, i, j, st->w[i].pending > 0 ? st->acc[i] : NULL,
-                                       st->w[j].pending > 0 ? st->acc[j] : NULL);
+            sim_ctx_release(ctx, SIM_CTX_PAYLOAD);
+            sim_ctx_step(ctx,
+                         (sim_target){ .kind = SIM_TARGET_PAIR,
+                                       .w = i,
+                                       .peer = j,
+                                       .peer_grad = st->w[j].pending > 0 ? st->acc[j] : NULL },
+                         NULL, st->w[i].pending > 0 ? st->acc[i] : NULL);
             st->w[i].pending = st->w[j].pending = 0;
         } else {
             /* x_j changed since the reply left (j failed and recovered meanwhile): the
@@ -473,7 +477,7 @@ static int on_computed(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     bool busy = is_passive(w) ? a->serving != NOBODY : a->exchanging;
     if (!busy && a->pending == 0) {
         if (st->acc != NULL)
-            sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     } else {
         add_gradient(st, ctx, w);
         if (!busy)

@@ -57,6 +57,7 @@ typedef struct allreduce {
     size_t *bucket_layer;  /* (nb) the layer whose gradient completes it (its lowest index) */
     uint32_t *joined;      /* (workers) buckets of the current iteration joined */
     uint32_t *reduced;     /* (workers) and reduced */
+    bool *busy;            /* (workers) computing: from compute() to SIM_EV_COMPUTED */
     coll_mean mean;        /* the round's mean gradient (real models only) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
@@ -83,6 +84,7 @@ static void ar_fini(void *state)
     free(st->bucket_layer);
     free(st->joined);
     free(st->reduced);
+    free(st->busy);
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
@@ -128,8 +130,9 @@ static int buckets_init(allreduce *st, const sim_ctx *ctx, sim_err *err)
     st->bucket_layer = calloc(st->nb, sizeof(*st->bucket_layer));
     st->joined = calloc(st->n, sizeof(*st->joined));
     st->reduced = calloc(st->n, sizeof(*st->reduced));
+    st->busy = calloc(st->n, sizeof(*st->busy));
     if (st->bucket_size == NULL || st->bucket_layer == NULL || st->joined == NULL ||
-        st->reduced == NULL)
+        st->reduced == NULL || st->busy == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     group(st, ctx, cap, true);
     coll_ring_set_round_bytes(&st->ring, st->bucket_size, st->nb);
@@ -145,7 +148,7 @@ static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     uint32_t b = st->joined[w];
     if (sim_ctx_down(ctx, w) || b >= st->nb || st->reduced[w] < b)
         return SIM_OK;
-    if (sim_ctx_computing(ctx, w)) {
+    if (st->busy[w]) {
         if (b + 1 == st->nb)
             return SIM_OK;
         sim_time t = sim_ctx_grad_ready_ns(ctx, w, st->bucket_layer[b]);
@@ -164,6 +167,7 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
     if (rc != SIM_OK || st->nb <= 1)
         return rc;
     st->joined[w] = st->reduced[w] = 0;
+    st->busy[w] = true;
     return try_join(st, ctx, w, err);
 }
 
@@ -218,14 +222,19 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     uint64_t round = info->round;
     if (st->nb > 1 && ++st->reduced[w] < st->nb)
         return try_join(st, ctx, w, err);
-    if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
+    if (st->mean.mean != NULL && sim_ctx_budget(ctx).averaging_only) {
         average(st, ctx, w, round);
     } else if (st->mean.mean != NULL) {
         /* One mean per ring generation and round: that pair is the step's key, so the
          * replicas, which share their storage while equal, compute the step once. */
         const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
         uint64_t key = (uint64_t)st->mean.gen << 40 ^ round;
-        sim_ctx_apply_keyed(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx), key);
+        sim_ctx_step(ctx, (sim_target){ .w = w },
+                     &(sim_step){ .lr = st->mean.lr,
+                                  .momentum = sim_ctx_rates(ctx).momentum,
+                                  .keyed = true,
+                                  .key = key },
+                     g);
     }
     sim_ctx_count(ctx, w, 1);
     if (coll_ring_round_complete(&st->ring, round)) {
@@ -259,7 +268,10 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        return st->nb > 1 ? try_join(st, ctx, w, err) : coll_ring_join(&st->ring, ctx, w, err);
+        if (st->nb <= 1)
+            return coll_ring_join(&st->ring, ctx, w, err);
+        st->busy[w] = false;
+        return try_join(st, ctx, w, err);
     case AR_EV_BUCKET:
         return st->nb > 1 ? try_join(st, ctx, w, err) : SIM_OK;
     case SIM_EV_MSG: {
@@ -270,6 +282,8 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
+        if (st->nb > 1)
+            st->busy[w] = false; /* its iteration is lost */
         return ring_changed(st, ctx, w, err);
     case SIM_EV_WORKER_UP: {
         int rc = ring_changed(st, ctx, w, err);
@@ -287,7 +301,7 @@ static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_
     const allreduce *st = state;
     uint64_t buckets = st->bucket_mb > 0.0 && sc->layers.n > 1
                            ? (uint64_t)sc->layers.n * (sizeof(uint64_t) + sizeof(size_t)) +
-                                 (uint64_t)sc->workers * 2 * sizeof(uint32_t)
+                                 (uint64_t)sc->workers * (2 * sizeof(uint32_t) + sizeof(bool))
                            : 0;
     return coll_ring_memory(sc->workers, sc->workers) + (uint64_t)sc->workers * sizeof(float *) +
            (uint64_t)num_params * 4 + buckets;

@@ -153,7 +153,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
     msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
-    int rc = msg_send(ctx, w, succ, chunk_bytes(r, p, a->sent, a->round), h, err);
+    int rc = msg_post(ctx, w, succ, chunk_bytes(r, p, a->sent, a->round), h, msg_none(), err);
     if (rc != SIM_OK)
         return rc;
     a->sent++;
@@ -305,7 +305,7 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
         sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
         m->gen = r->gen;
         m->round = round;
-        m->lr = sim_ctx_lr(ctx);
+        m->lr = sim_ctx_rates(ctx).lr;
         m->valid = true;
     }
     return m->mean;

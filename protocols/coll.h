@@ -17,7 +17,7 @@
  *
  * Allocation. Everything is allocated by the _init functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
- * messages' snapshots come from the run's pool, as with sim_ctx_send_model; timers from the
+ * messages' snapshots come from the run's pool, as with a SIM_PAYLOAD_COPY send; timers from the
  * engine's).
  *
  * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per
@@ -45,7 +45,7 @@ typedef struct coll_info {
     uint64_t round;         /* ring: round in its generation; butterfly, barrier: the round */
     const uint32_t *failed; /* (nfailed) worker ids found failed in this round so far */
     uint32_t nfailed;
-    double lr; /* sim_ctx_lr read once when the round started (butterfly, barrier; a ring's
+    double lr; /* sim_ctx_rates' lr read once when the round started (butterfly, barrier; a ring's
                 * owner reads coll_mean's) */
 } coll_info;
 
@@ -207,7 +207,7 @@ typedef struct coll_mean {
     const float **blocks; /* (cap) scratch */
     uint32_t gen;         /* which generation and round `mean` belongs to */
     uint64_t round;
-    double lr; /* sim_ctx_lr when the mean was computed: every member steps with it */
+    double lr; /* sim_ctx_rates' lr when the mean was computed: every member steps with it */
     bool valid;
 } coll_mean;
 
@@ -263,7 +263,7 @@ typedef struct coll_bfly {
     uint32_t n;                               /* M: members of the current round */
     uint64_t round;                           /* the current round's number (the owner's) */
     uint64_t gen;                             /* rounds started: the messages' seq */
-    double lr;                                /* sim_ctx_lr at coll_bfly_start */
+    double lr;                                /* sim_ctx_rates' lr at coll_bfly_start */
     uint32_t *members;                        /* (cap) worker ids by position */
     double *weight;                           /* (cap) */
     uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
@@ -356,7 +356,7 @@ typedef struct coll_barrier {
     uint64_t first;        /* the owner's number of the first round since the start */
     uint32_t gen;          /* starts so far */
     uint32_t round;        /* the coordinator's current round since the start */
-    double lr;             /* sim_ctx_lr when the coordinator's current round began */
+    double lr;             /* sim_ctx_rates' lr when the coordinator's current round began */
     uint32_t *members;     /* (cap) the first coordinates */
     uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
     uint32_t *mround;      /* (cap) the round each member is in (since the start) */

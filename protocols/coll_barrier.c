@@ -92,13 +92,13 @@ static int try_complete(coll_barrier *b, sim_ctx *ctx, sim_err *err)
     for (uint32_t p = 1; p < b->n; p++) {
         if ((b->state[p] & ST_DOWN) || sim_ctx_down(ctx, b->members[p]))
             continue;
-        int rc = msg_send(ctx, b->members[0], b->members[p], 0, h, err);
+        int rc = msg_post(ctx, b->members[0], b->members[p], 0, h, msg_none(), err);
         if (rc != SIM_OK)
             return rc;
     }
     b->round++;
     b->known = 0;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     for (uint32_t p = 0; p < b->n; p++) {
         b->state[p] &= (uint8_t)~ST_KNOWN;
         if (b->state[p] & ST_DOWN)
@@ -124,7 +124,7 @@ int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, u
     b->gen++;
     b->first = round;
     b->round = 0;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     b->n = n;
     b->known = 0;
     b->nfailed = 0;
@@ -161,7 +161,8 @@ int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
         count(b, 0);
         return try_complete(b, ctx, err);
     }
-    return msg_send(ctx, w, b->members[0], 0, header(b, KIND_ARRIVE, b->mround[p]), err);
+    return msg_post(ctx, w, b->members[0], 0, header(b, KIND_ARRIVE, b->mround[p]), msg_none(),
+                    err);
 }
 
 static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)

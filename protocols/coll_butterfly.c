@@ -239,7 +239,7 @@ static int try_reduce(coll_bfly *b, sim_ctx *ctx, uint32_t j, sim_err *err)
         uint32_t v = b->members[i];
         if (i == j || (b->state[i] & ST_DOWN) || sim_ctx_down(ctx, v))
             continue;
-        rc = msg_send_snapshot(ctx, w, v, bytes, h, snap, err);
+        rc = msg_post(ctx, w, v, bytes, h, msg_held(snap), err);
     }
     sim_ctx_release(ctx, snap);
     if (rc != SIM_OK)
@@ -365,7 +365,7 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     }
     b->gen++;
     b->round = round;
-    b->lr = sim_ctx_lr(ctx);
+    b->lr = sim_ctx_rates(ctx).lr;
     b->nfailed = 0;
     b->finished = 0;
     b->n = n;
@@ -424,10 +424,10 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (j == p || (b->state[j] & ST_DOWN))
             continue;
         uint64_t bytes = part_len(b->bytes, b->n, j);
-        rc = in != NULL ? msg_send_model(ctx, w, b->members[j], bytes, h,
-                                         in + part_off(b->nfloats, b->n, j),
-                                         part_len(b->nfloats, b->n, j), err)
-                        : msg_send(ctx, w, b->members[j], bytes, h, err);
+        sim_payload part =
+            in != NULL ? msg_copy(in + part_off(b->nfloats, b->n, j), part_len(b->nfloats, b->n, j))
+                       : msg_none();
+        rc = msg_post(ctx, w, b->members[j], bytes, h, part, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -464,7 +464,7 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
         }
         b->got[g] = 1;
         b->ngot[p]++;
-        const float *x = sim_ctx_payload(ctx);
+        const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (b->nfloats > 0 && x != NULL)
             memcpy(b->stage + (size_t)q * b->nfloats + part_off(b->nfloats, b->n, p), x,
                    part_len(b->nfloats, b->n, p) * sizeof(float));
@@ -477,7 +477,7 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     }
     b->have[g] = 1;
     b->nhave[p]++;
-    const float *x = sim_ctx_payload(ctx);
+    const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (b->nfloats > 0 && b->output != NULL && x != NULL)
         memcpy(b->output(b->ud, ctx, w) + part_off(b->nfloats, b->n, q), x,
                part_len(b->nfloats, b->n, q) * sizeof(float));

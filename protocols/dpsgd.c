@@ -4,7 +4,7 @@
  * neighbour and starts computing its gradient g on x_{k,i} at once. It finishes the
  * iteration when the gradient is done and every neighbour's iteration-k model has arrived:
  * x_{k+1,i} = W_ii x_{k,i} + sum_j W_ij x_{k,j}, then one optimizer step with g through
- * sim_ctx_apply (so momentum, when configured, is per worker), and iteration k+1 begins.
+ * sim_ctx_step (so momentum, when configured, is per worker), and iteration k+1 begins.
  *
  * Graphs (parameter "graph"; neighbour lists are sorted and deduplicated, self excluded):
  *   ring         i-1 and i+1 (mod N): one neighbour when N = 2, none when N = 1.
@@ -270,7 +270,7 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return msg_send_params(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), err);
+    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -342,7 +342,7 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
             sim_tensor_copy(params, acc, st->nparams);
             sim_tensor_zero(acc, st->nparams);
         }
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     }
     st->mixes++;
     sim_ctx_count(ctx, i, 1);
@@ -366,14 +366,14 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     }
     a->state = DP_FETCHING;
     a->source = best;
-    return msg_send(ctx, r, best, 0, hdr(MSG_FETCH, a->k), err);
+    return msg_post(ctx, r, best, 0, hdr(MSG_FETCH, a->k), msg_none(), err);
 }
 
 /* The reply reached r: adopt the model, set each edge's first iteration, resume. */
 static int rejoin(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     if (st->nparams > 0)
-        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_payload(ctx), st->nparams);
+        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->nparams);
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
@@ -439,7 +439,8 @@ static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m,
         return protocol_error(err, "model", i, j, m);
     st->flags[e] |= got;
     if (st->nparams > 0)
-        sim_tensor_axpy(acc_of(st, i, m), st->weight[e], sim_ctx_payload(ctx), st->nparams);
+        sim_tensor_axpy(acc_of(st, i, m), st->weight[e], sim_ctx_held(ctx, SIM_CTX_PAYLOAD),
+                        st->nparams);
     if (m != a->k)
         return SIM_OK; /* one iteration ahead: kept for the next */
     a->need--;
@@ -456,7 +457,8 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_FETCH:
         if (!running(st, dst))
             return protocol_error(err, "request", dst, src, h.seq);
-        return msg_send_params(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), err);
+        return msg_post(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), msg_params(dst),
+                        err);
     case MSG_REPLY:
         if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
             return protocol_error(err, "reply", dst, src, h.seq);

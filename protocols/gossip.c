@@ -2,7 +2,7 @@
  * baseline), for training and for averaging-only runs (lr 0).
  *
  * Worker i, iteration k: it computes its gradient on x_i, takes one optimizer step
- * (sim_ctx_apply), sends the stepped model x'_i to its left and right neighbours on the
+ * (sim_ctx_step), sends the stepped model x'_i to its left and right neighbours on the
  * ring (the kit's ring graph: one neighbour when N = 2, none when N = 1) and waits for
  * theirs; then x_i = the mean of x'_i and the models received, equal weights renormalised
  * over the neighbours that took part (live ones). The mean is summed in float in worker-id
@@ -167,7 +167,7 @@ static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err 
     uint32_t kind = sim_ctx_dropped(ctx, i, st->w[i].k) ? MSG_IDLE : MSG_MODEL;
     msg_hdr h = { .channel = 0, .kind = kind, .seq = st->w[i].k };
     st->models_sent++;
-    return msg_send_params(ctx, i, j, st->bytes, h, err);
+    return msg_post(ctx, i, j, st->bytes, h, msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for and starts the gradient. */
@@ -242,7 +242,7 @@ static int on_computed(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
     gs_worker *a = &st->w[i];
     if (st->nparams > 0)
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     a->computed = true;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];

@@ -241,7 +241,7 @@ static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t
         if (!is_up(st, o))
             continue;
         st->updates_sent++;
-        int rc = msg_send_params(ctx, i, o, st->bytes, hdr(kind, tag), err);
+        int rc = msg_post(ctx, i, o, st->bytes, hdr(kind, tag), msg_params(i), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -258,7 +258,7 @@ static int deposit(hop *st, sim_ctx *ctx, uint32_t i, uint64_t done, sim_err *er
         if (!is_up(st, o))
             continue;
         st->tokens_sent++;
-        int rc = msg_send(ctx, i, o, CTRL_BYTES, hdr(MSG_TOKEN, done), err);
+        int rc = msg_post(ctx, i, o, CTRL_BYTES, hdr(MSG_TOKEN, done), msg_none(), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -357,7 +357,7 @@ static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
     hop_worker *a = &st->w[i];
     if (st->nparams > 0)
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     int rc = send_model(st, ctx, i, MSG_UPDATE, a->k, err); /* send before wait */
     if (rc != SIM_OK)
         return rc;
@@ -473,7 +473,7 @@ static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
             continue;
         st->asked[e] = 1;
         a->pending++;
-        int rc = msg_send(ctx, r, j, CTRL_BYTES, hdr(MSG_JOIN, a->k), err);
+        int rc = msg_post(ctx, r, j, CTRL_BYTES, hdr(MSG_JOIN, a->k), msg_none(), err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -576,9 +576,10 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             return try_start(st, ctx, w, err);
         }
         case MSG_JOIN: /* answered at once, also while joining itself */
-            return msg_send_params(
+            return msg_post(
                 ctx, w, src, st->bytes,
-                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k), err);
+                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k),
+                msg_params(w), err);
         case MSG_REPLY:
         case MSG_REPLY_AT:
             return on_reply(st, ctx, w, src, h.seq, h.kind == MSG_REPLY_AT, err);

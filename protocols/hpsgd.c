@@ -211,10 +211,14 @@ static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 {
     if (st->vel == NULL)
-        sim_ctx_apply_with(ctx, w, g, lr, 0.0);
+        sim_ctx_step(ctx, (sim_target){ .w = w }, &(sim_step){ .lr = lr, .momentum = 0.0 }, g);
     else
-        sim_ctx_step_range_with(ctx, sim_ctx_params(ctx, w), row(st->vel, st, w), g, st->P, lr,
-                                st->momentum);
+        sim_ctx_step(ctx,
+                     (sim_target){ .kind = SIM_TARGET_BLOCK,
+                                   .params = sim_ctx_params(ctx, w),
+                                   .velocity = row(st->vel, st, w),
+                                   .n = st->P },
+                     &(sim_step){ .lr = lr, .momentum = st->momentum }, g);
 }
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
@@ -361,7 +365,7 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     st->reduced = reduced;
     st->last_lr = lr;
     st->decided++;
-    st->samples += (uint64_t)live * sim_ctx_scenario(ctx)->batch;
+    st->samples += (uint64_t)live * sim_ctx_budget(ctx).batch;
     st->epoch_end = false;
     while (st->train > 0 && st->samples >= st->next_epoch) {
         st->epoch_end = true;
@@ -420,7 +424,7 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         rc = coll_ring_join(&st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
-            rc = msg_send_params(ctx, coord, w, sim_ctx_model_bytes(ctx), h, err);
+            rc = msg_post(ctx, coord, w, sim_ctx_model_bytes(ctx), h, msg_params(coord), err);
     }
     st->zero_launch = st->launches[coord];
     st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
@@ -573,8 +577,8 @@ static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (st->phase[w] != PH_FETCH)
         return SIM_OK; /* failed since: its fetch is void */
-    if (st->P > 0 && sim_ctx_payload(ctx) != NULL)
-        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_payload(ctx), st->P);
+    if (st->P > 0 && sim_ctx_held(ctx, SIM_CTX_PAYLOAD) != NULL)
+        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->P);
     st->phase[w] = PH_RUN;
     st->start_wm[w] = st->wm[w];
     return sim_ctx_compute(ctx, w, st->settled[w], err);
@@ -670,9 +674,9 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     hpsgd *st = state;
     st->P = sim_ctx_num_params(ctx);
-    st->train = sim_ctx_train_samples(ctx);
+    st->train = sim_ctx_budget(ctx).train_samples;
     st->next_epoch = st->train;
-    double wm = sim_ctx_scenario(ctx)->momentum;
+    double wm = sim_ctx_budget(ctx).momentum;
     if (st->momentum != wm)
         sim_ctx_note(ctx,
                      "hpsgd uses protocol.momentum %g (the authors' optimizer, default 0), not "

@@ -69,7 +69,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (st->mean.mean != NULL)
-        sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     if (++st->steps[w] < st->local_steps)
         return sim_ctx_compute(ctx, w, st->steps[w], err);

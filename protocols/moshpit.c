@@ -254,7 +254,7 @@ static int send_small(sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind, u
     if (sim_ctx_down(ctx, src))
         return SIM_OK;
     msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
-    return msg_send(ctx, src, dst, bytes, h, err);
+    return msg_post(ctx, src, dst, bytes, h, msg_none(), err);
 }
 
 /* Whether f is (still) a member of leader c's forming group. */
@@ -591,7 +591,7 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
         for (uint32_t c = 0; c < st->cells; c++)
             st->line[c] = c;
-        gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->line, st->cells, sizeof(*st->line));
+        gsl_ran_shuffle(sim_ctx_rng(ctx, SIM_CTX_PROTO), st->line, st->cells, sizeof(*st->line));
         for (uint32_t w = 0; w < st->n; w++)
             for (uint32_t b = st->d, c = st->line[w]; b-- > 0; c /= st->m[b])
                 st->coord[(size_t)w * st->d + b] = c % st->m[b];
@@ -621,7 +621,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         if (st->phase[w] != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
         if (st->P > 0)
-            sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
         if (--st->left[w] > 0)
             return sim_ctx_compute(ctx, w, tag, err);

@@ -129,7 +129,7 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     /* Without local steps a round where no group forms (every live worker alone or sitting
      * out) takes no simulated time: the rounds could follow one another at one instant for
      * ever, so only a round count ends such a run for sure. */
-    if (steps == 0 && sc->stop_rounds == 0)
+    if (steps == 0 && proto_budget(sc).rounds == 0)
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.local_steps",
                            "0 (averaging alone) needs stop.rounds: rounds that form no group "
                            "take no simulated time");

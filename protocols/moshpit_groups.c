@@ -19,7 +19,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
     uint32_t g = 0;
     if (st->random) {
         if (k > 1) /* gsl_ran_shuffle of nothing runs off the list (of one draws nothing) */
-            gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->list, k, sizeof(*st->list));
+            gsl_ran_shuffle(sim_ctx_rng(ctx, SIM_CTX_PROTO), st->list, k, sizeof(*st->list));
         uint32_t ng = k / st->group_size;
         if (ng == 0 && k >= 2)
             ng = 1;

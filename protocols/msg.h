@@ -36,36 +36,37 @@ static inline msg_hdr msg_read(const sim_event *ev)
     return h;
 }
 
-/* Sends `bytes` from host src to host dst with header h (sim_ctx_send). */
-static inline int msg_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, msg_hdr h,
-                           sim_err *err)
+/* Sends `bytes` from host src to host dst with header h and payload p (sim_ctx_send). */
+static inline int msg_post(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, msg_hdr h,
+                           sim_payload p, sim_err *err)
 {
-    return sim_ctx_send(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind, err);
+    return sim_ctx_send(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind, p, err);
 }
 
-/* msg_send with a snapshot of x[0..n) travelling with the message (sim_ctx_send_model). */
-static inline int msg_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
-                                 msg_hdr h, const float *x, size_t n, sim_err *err)
+/* The payloads of sim_ctx_send, spelled short: none; a copy of x[0..n); worker w's whole model,
+ * copied on write; held snapshot h. */
+static inline sim_payload msg_none(void)
 {
-    return sim_ctx_send_model(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind, x, n,
-                              err);
+    sim_payload p = { .kind = SIM_PAYLOAD_NONE };
+    return p;
 }
 
-/* msg_send with held snapshot h travelling with the message (sim_ctx_send_snapshot). */
-static inline int msg_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
-                                    msg_hdr h, uint32_t snap, sim_err *err)
+static inline sim_payload msg_copy(const float *x, size_t n)
 {
-    return sim_ctx_send_snapshot(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind,
-                                 snap, err);
+    sim_payload p = { .kind = SIM_PAYLOAD_COPY, .x = x, .n = n };
+    return p;
 }
 
-/* msg_send with worker src's whole model travelling with the message, copied on write
- * (sim_ctx_send_params). */
-static inline int msg_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes,
-                                  msg_hdr h, sim_err *err)
+static inline sim_payload msg_params(uint32_t w)
 {
-    return sim_ctx_send_params(ctx, src, dst, bytes, h.seq, (uint64_t)h.channel << 32 | h.kind,
-                               err);
+    sim_payload p = { .kind = SIM_PAYLOAD_PARAMS, .w = w };
+    return p;
+}
+
+static inline sim_payload msg_held(uint32_t h)
+{
+    sim_payload p = { .kind = SIM_PAYLOAD_HELD, .h = h };
+    return p;
 }
 
 #endif

@@ -60,7 +60,7 @@ typedef struct ps_server_hooks {
     void *ud;
     /* The learning rate and momentum coefficient of an update in `mode`; `step` counts the
      * updates the shard has applied since the mode last changed (in BSP, rounds). Without
-     * it: sim_ctx_lr and sim_ctx_momentum. BSP asks once per round. */
+     * it: sim_ctx_rates. BSP asks once per round. */
     void (*rates)(void *ud, const sim_ctx *ctx, int mode, uint64_t step, double *lr,
                   double *momentum);
     /* Worker w has pushed (and counted) an iteration in `mode`. */

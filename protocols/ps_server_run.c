@@ -140,8 +140,8 @@ static void rates(ps_server *s, sim_ctx *ctx, const ps_shard *sh, double *lr, do
     if (s->hooks.rates != NULL) {
         s->hooks.rates(s->hooks.ud, ctx, s->mode, step, lr, momentum);
     } else {
-        *lr = sim_ctx_lr(ctx);
-        *momentum = sim_ctx_momentum(ctx);
+        *lr = sim_ctx_rates(ctx).lr;
+        *momentum = sim_ctx_rates(ctx).momentum;
     }
     if (s->mode == PS_BSP) {
         s->rate_round = sh->round;
@@ -156,8 +156,12 @@ static void update(ps_server *s, sim_ctx *ctx, ps_shard *sh, const float *g)
     if (g != NULL) {
         double lr, momentum;
         rates(s, ctx, sh, &lr, &momentum);
-        sim_ctx_step_range_with(ctx, s->x + sh->off, s->v != NULL ? s->v + sh->off : NULL, g,
-                                sh->len, lr, momentum);
+        sim_ctx_step(ctx,
+                     (sim_target){ .kind = SIM_TARGET_BLOCK,
+                                   .params = s->x + sh->off,
+                                   .velocity = s->v != NULL ? s->v + sh->off : NULL,
+                                   .n = sh->len },
+                     &(sim_step){ .lr = lr, .momentum = momentum }, g);
     }
     s->stats.updates++;
     sh->updates++;
@@ -207,15 +211,16 @@ static int request(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, sim_err *
     const ps_shard *sh = &s->sh[k];
     if (host_down(ctx, sh->host))
         return SIM_OK; /* sent when the shard's host recovers */
-    return msg_send(ctx, w, sh->host, PULL_REQUEST_BYTES, hdr(MSG_PULL, k, s->w[w].round), err);
+    return msg_post(ctx, w, sh->host, PULL_REQUEST_BYTES, hdr(MSG_PULL, k, s->w[w].round),
+                    msg_none(), err);
 }
 
 static int reply(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, sim_err *err)
 {
     const ps_shard *sh = &s->sh[k];
     s->version[(size_t)w * s->K + k] = sh->updates;
-    return msg_send_model(ctx, sh->host, w, sh->bytes, hdr(MSG_SLICE, k, sh->round),
-                          s->x != NULL ? s->x + sh->off : NULL, sh->len, err);
+    return msg_post(ctx, sh->host, w, sh->bytes, hdr(MSG_SLICE, k, sh->round),
+                    msg_copy(s->x != NULL ? s->x + sh->off : NULL, sh->len), err);
 }
 
 /* Pushes slice k of worker w's gradient, computed on the model of `round` (bsp). */
@@ -232,8 +237,8 @@ static int push(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, uint64_t rou
     }
     const float *g = sim_ctx_grad(ctx, w);
     *l |= L_PUSH_OUT;
-    return msg_send_model(ctx, w, sh->host, sh->bytes, hdr(MSG_PUSH, k, round),
-                          g != NULL ? g + sh->off : NULL, sh->len, err);
+    return msg_post(ctx, w, sh->host, sh->bytes, hdr(MSG_PUSH, k, round),
+                    msg_copy(g != NULL ? g + sh->off : NULL, sh->len), err);
 }
 
 /* ---- workers ---- */
@@ -320,7 +325,7 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     if (!(*l & L_AWAIT) || (s->mode == PS_BSP && round != pw->round))
         return broken(err, "a slice nobody asked for", w, k);
     *l &= (uint8_t)~L_AWAIT;
-    const float *p = sim_ctx_payload(ctx);
+    const float *p = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (p != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w) + sh->off, p, sh->len);
     if (--pw->need > 0)
@@ -451,7 +456,7 @@ static int on_push(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t 
 {
     ps_shard *sh = &s->sh[k];
     uint8_t *l = link_of(s, w, k);
-    const float *g = sim_ctx_payload(ctx);
+    const float *g = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     *l &= (uint8_t)~L_PUSH_OUT;
     if (s->mode == PS_BSP) {
         if (round != sh->round || (*l & L_PUSHED) || sh->pending == 0)

@@ -60,7 +60,7 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
  * copy (K slices of about P / K floats per worker). */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
 {
-    uint64_t P = num_params, blocks = 1 + (sc->momentum > 0.0 ? 1 : 0);
+    uint64_t P = num_params, blocks = 1 + (proto_budget(sc).momentum > 0.0 ? 1 : 0);
     if (c->mode == PS_BSP || c->switchable)
         blocks += 1 + (uint64_t)c->workers;
     uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
@@ -120,7 +120,7 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
     }
     size_t P = sim_ctx_num_params(ctx);
     uint64_t S = sim_ctx_model_bytes(ctx);
-    bool momentum = sim_ctx_scenario(ctx)->momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
+    bool momentum = sim_ctx_budget(ctx).momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
     s->mode = c->mode;
     s->placement = c->placement;
     s->staleness = c->staleness;

@@ -17,6 +17,7 @@ extern const proto_ops proto_hpsgd;
 extern const proto_ops proto_ripples;
 extern const proto_ops proto_moshpit;
 extern const proto_ops proto_sgp;
+extern const proto_ops proto_easgd;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
@@ -32,6 +33,7 @@ static const proto_ops *const protocols[] = {
     &proto_ripples,    /* partial all-reduce among generated groups */
     &proto_moshpit,    /* averaging in groups that change every round */
     &proto_sgp,        /* stochastic gradient push */
+    &proto_easgd,      /* elastic averaging SGD around a centre on a server */
 };
 
 const proto_ops *proto_find(const char *name)

@@ -2,7 +2,7 @@
  * Qian, ASPLOS 2020, arXiv 1909.08029).
  *
  * Worker loop (§4.2). A worker computes its gradient, takes one local optimizer step with it
- * (sim_ctx_apply: momentum as configured), counts the iteration, then synchronizes: it executes
+ * (sim_ctx_step: momentum as configured), counts the iteration, then synchronizes: it executes
  * its next group (in its list's order), and only then computes again. Any group counts, the
  * one it asked for or one another worker's request pulled it into: one P-Reduce per local
  * step. It asks the generator for a group only when it knows of none pending and has not asked
@@ -132,7 +132,7 @@ static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
             rc = learn(st, ctx, to, s, err);
         } else {
             msg_hdr h = { .channel = 0, .kind = MSG_NOTICE, .seq = seq };
-            rc = msg_send(ctx, st->gg, to, CONTROL_BYTES, h, err);
+            rc = msg_post(ctx, st->gg, to, CONTROL_BYTES, h, msg_none(), err);
         }
         if (rc != SIM_OK)
             return rc;
@@ -167,7 +167,7 @@ static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
  * (the free ones first), into st->list; returns the count. */
 static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
 {
-    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
     uint32_t got = 0, want = st->gs - 1;
     st->list[0] = i;
     for (uint32_t level = 0; level < st->depth && got < want; level++) {
@@ -189,7 +189,7 @@ static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
 /* Group Division: a fresh random partition of the live workers. */
 static void new_batch(ripples *st, sim_ctx *ctx)
 {
-    gsl_rng *r = sim_ctx_proto_rng(ctx);
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
     uint32_t k = 0;
     for (uint32_t v = 0; v < st->n; v++) {
         st->w[v].bgroup = RP_NONE;
@@ -248,7 +248,7 @@ static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->mode == MODE_DIVISION)
         return gg_division(st, ctx, w, err);
     uint32_t k = st->mode == MODE_BUFFER ? draw_free(st, ctx, w)
-                                         : draw_random(st, ctx, sim_ctx_proto_rng(ctx), w);
+                                         : draw_random(st, ctx, sim_ctx_rng(ctx, SIM_CTX_PROTO), w);
     uint32_t s = RP_NONE;
     int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
     return rc != SIM_OK ? rc : issue(st, ctx, s, err);
@@ -267,14 +267,14 @@ static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         uint64_t seq = st->seq - 1;
         for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
             msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
-            rc = msg_send(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, err);
+            rc = msg_post(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, msg_none(), err);
         }
         return rc != SIM_OK ? rc : learn(st, ctx, w, s, err);
     }
     if (w == st->gg)
         return gg_request(st, ctx, w, err);
     msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
-    return msg_send(ctx, w, st->gg, CONTROL_BYTES, h, err);
+    return msg_post(ctx, w, st->gg, CONTROL_BYTES, h, msg_none(), err);
 }
 
 /* ---- P-Reduce ---- */
@@ -467,7 +467,7 @@ static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     rp_worker *x = &st->w[w];
     x->computing = false;
     if (st->nparams > 0)
-        sim_ctx_apply(ctx, w, sim_ctx_grad(ctx, w));
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     st->steps++;
     x->need++;

@@ -233,7 +233,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     float *x = st->x + (size_t)i * st->P;
     if (st->P > 0) {
         sim_tensor_copy(st->scratch, z, st->P);
-        sim_ctx_apply(ctx, i, sim_ctx_grad(ctx, i));
+        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
         for (size_t p = 0; p < st->P; p++)
             x[p] += z[p] - st->scratch[p];
     }
@@ -251,7 +251,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         int rc = sim_ctx_snapshot(ctx, st->P > 0 ? st->scratch : NULL, st->P, &snap, err);
         for (uint32_t q = 0; q < d && rc == SIM_OK; q++) {
             st->shares_sent++;
-            rc = msg_send_snapshot(ctx, i, peer[q], st->bytes, h, snap, err);
+            rc = msg_post(ctx, i, peer[q], st->bytes, h, msg_held(snap), err);
         }
         sim_ctx_release(ctx, snap);
         if (rc != SIM_OK)
@@ -274,7 +274,7 @@ static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t roun
             st->got[j] |= (uint8_t)(1u << q);
             m = st->mavg ? (float)st->mult[(size_t)j * SGP_MAX_PEERS + q] : 1.0f;
         }
-    const float *y = sim_ctx_payload(ctx);
+    const float *y = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     float *in = st->inbox + (size_t)i * st->P;
     for (size_t p = 0; y != NULL && p < st->P; p++)
         in[p] += m * y[p];

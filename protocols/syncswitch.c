@@ -119,7 +119,8 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     syncswitch *st = state;
     st->p = 0.05;
     st->order = ORDER_BSP_FIRST;
-    st->asp_lr = sc->lr / sc->workers;
+    sim_budget b = proto_budget(sc);
+    st->asp_lr = b.lr / sc->workers;
     st->mom = MOM_SCALE;
     st->ramp_steps = 1000;
     st->pause_s = 0.0;
@@ -151,8 +152,8 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
                             online_names[st->online]);
     st->cfg.mode = PS_BSP;
     st->cfg.switchable = true;
-    st->lr = sc->lr;
-    st->m = sc->momentum;
+    st->lr = b.lr;
+    st->m = b.momentum;
     st->n = sc->workers;
     /* The paper's placement (§6.1): one shard on every worker's machine. */
     return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
@@ -199,7 +200,7 @@ static void rates(void *ud, const sim_ctx *ctx, int mode, uint64_t step, double 
                   double *momentum)
 {
     syncswitch *st = ud;
-    double sched = sim_ctx_lr(ctx);
+    double sched = sim_ctx_rates(ctx).lr;
     if (mode == PS_BSP) {
         *lr = sched;
         *momentum = st->m;
@@ -224,7 +225,7 @@ static void counted(void *ud, sim_ctx *ctx, uint32_t w, int mode)
 {
     (void)w;
     syncswitch *st = ud;
-    uint64_t b = sim_ctx_scenario(ctx)->batch;
+    uint64_t b = sim_ctx_budget(ctx).batch;
     st->samples[mode == PS_BSP ? 0 : 1] += b;
     if (st->phase == PH_FIRST)
         st->counted_first++;
@@ -360,11 +361,11 @@ static int resume(syncswitch *st, sim_ctx *ctx, sim_err *err)
     uint64_t left = st->first > st->counted_first ? st->first - st->counted_first : 0;
     if (st->first == UINT64_MAX) { /* time split: only the excursion's budget */
         if (st->next_mode == PS_ASP)
-            ps_server_drain_after(st->srv, online_left(st, sim_ctx_scenario(ctx)->batch));
+            ps_server_drain_after(st->srv, online_left(st, sim_ctx_budget(ctx).batch));
         return SIM_OK;
     }
     if (st->next_mode == PS_ASP) {
-        uint64_t cap = online_left(st, sim_ctx_scenario(ctx)->batch);
+        uint64_t cap = online_left(st, sim_ctx_budget(ctx).batch);
         ps_server_drain_after(st->srv, left < cap ? left : cap);
     } else {
         ps_server_stats s;
@@ -385,7 +386,7 @@ static int drained(void *ud, sim_ctx *ctx, sim_err *err)
         /* An excursion ended: by recovery, or by its budget. */
         st->excursion = false;
         memset(st->flagged, 0, st->n);
-        if (online_left(st, sim_ctx_scenario(ctx)->batch) == 0)
+        if (online_left(st, sim_ctx_budget(ctx).batch) == 0)
             st->online_off = true;
         st->next_mode = PS_BSP;
         return resume(st, ctx, err);
@@ -413,20 +414,11 @@ static int drained(void *ud, sim_ctx *ctx, sim_err *err)
 /* The budget T in iterations and the phases' lengths. */
 static void plan(syncswitch *st, const sim_ctx *ctx)
 {
-    const sim_scenario *sc = sim_ctx_scenario(ctx);
-    uint64_t T = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX;
-    size_t train = sim_ctx_train_samples(ctx);
-    if (!isnan(sc->stop_epochs) && train > 0) {
-        uint64_t e = (uint64_t)ceil(sc->stop_epochs * (double)train / sc->batch);
-        while (e > 0 && (double)((e - 1) * sc->batch) / (double)train >= sc->stop_epochs)
-            e--;
-        while ((double)(e * sc->batch) / (double)train < sc->stop_epochs)
-            e++;
-        T = e < T ? e : T;
-    }
+    sim_budget b = sim_ctx_budget(ctx);
+    uint64_t T = b.iterations;
     st->T = T;
     if (T == UINT64_MAX) { /* no sample budget: the phases split stop.time_s */
-        if (sc->stop_ns == SIM_TIME_NEVER) {
+        if (b.time_ns == SIM_TIME_NEVER) {
             st->R = st->p > 0.0 ? UINT64_MAX : 0; /* nothing to split: the first mode only */
             st->first = UINT64_MAX;
             return;
@@ -468,7 +460,7 @@ static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
         st->phase = PH_SECOND; /* nothing to switch */
     } else if (timed) {
         double share = bsp_first ? st->p : 1.0 - st->p;
-        sim_time at = (sim_time)llround(share * (double)sim_ctx_scenario(ctx)->stop_ns);
+        sim_time at = (sim_time)llround(share * (double)sim_ctx_budget(ctx).time_ns);
         int rc = sim_ctx_timer(ctx, at, EV_SWITCH, SIM_NOBODY, 0, NULL, err);
         if (rc != SIM_OK)
             return rc;

@@ -43,20 +43,41 @@ typedef struct sim_ctx sim_ctx;
 /* The current simulated time. */
 sim_time sim_ctx_now(const sim_ctx *ctx);
 
-/* The loaded scenario (workers, servers, workload parameters). */
-const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx);
+/* What a protocol may know of the workload and stop sections (sim_ctx_budget), so that it
+ * reads neither. */
+typedef struct sim_budget {
+    uint32_t batch;       /* samples in one iteration of one worker (workload.batch) */
+    size_t train_samples; /* training examples over all workers, one epoch's samples (0 with
+                             the timing-only model, and before the run: proto_budget) */
+    double lr;            /* the workload's learning rate, before its schedule (workload.lr) */
+    double momentum;      /* the workload's momentum coefficient as configured, also when
+                             timing-only (sim_ctx_rates gives the one steps take) */
+    uint64_t iterations;  /* iterations counted over all workers (sim_ctx_count) at which an
+                             iterations or epochs stop ends the run: stop.iterations, or the
+                             fewest whose samples reach stop.epochs, whichever is smaller;
+                             UINT64_MAX without either (epochs need train_samples) */
+    sim_time time_ns;     /* stop.time_s, or SIM_TIME_NEVER */
+    uint64_t rounds;      /* stop.rounds: averaging rounds (sim_ctx_round_end calls), 0: none */
+    bool averaging_only;  /* the vector model: no data and zero gradients, averaging is all
+                             there is (a protocol that reduces gradients averages the models
+                             instead) */
+} sim_budget;
+
+/* The run's budget (above). */
+sim_budget sim_ctx_budget(const sim_ctx *ctx);
 
 uint32_t sim_ctx_workers(const sim_ctx *ctx);
 uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w);
-uint32_t sim_ctx_live(const sim_ctx *ctx);
 
-/* The network as protocols may see it: the latency (without transient extra latency) and
- * the bottleneck bandwidth of the path from host a to host b, and the rack of host h (0 on
- * a star). Protocols use these to size timeouts or prefer near peers; they never read the
- * scenario's network section. */
-sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b);
-double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b);
+/* The network as protocols may see it: the path from host a to host b (sim_ctx_path), and the
+ * rack of host h (0 on a star). Protocols use these to size timeouts or prefer near peers;
+ * they never read the scenario's network section. */
+typedef struct sim_path {
+    sim_time latency_ns;  /* without transient extra latency */
+    double bandwidth_bps; /* the bottleneck's */
+} sim_path;
+sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b);
 uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h);
 
 /* Bytes of one full-model message: workload.message_bytes, or the model's size. */
@@ -79,20 +100,43 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
  * last layer's is the earliest. SIM_TIME_NEVER before w's first iteration. */
 sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i);
 
-/* Worker w's random stream, and the protocol-wide stream. */
+/* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
+#define SIM_CTX_PROTO UINT32_MAX
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
-gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx);
 
 /* Starts worker w's next iteration now; SIM_EV_COMPUTED follows when it ends. SIM_EINVAL
  * if w is down or already computing. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
-bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w);
 
-/* Sends `bytes` from host src to host dst; SIM_EV_MSG reaches the protocol on delivery.
- * A message to a down host is dropped. SIM_EINVAL for a bad host or a sender that is
- * down. */
+/* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_held(ctx,
+ * SIM_CTX_PAYLOAD). */
+typedef enum sim_payload_kind {
+    SIM_PAYLOAD_NONE = 0,   /* bytes only */
+    SIM_PAYLOAD_COPY = 1,   /* a snapshot of x[0..n) (n <= num_params), copied now into a
+                               buffer from the run's pool */
+    SIM_PAYLOAD_PARAMS = 2, /* worker w's whole model, without a copy: an alias of w's
+                               parameters, shared by every message of w's model sent before its
+                               next write, and copied only if w's parameters are written while
+                               it is still referenced (copy on write, runtime/snap.h); the
+                               receiver sees the bits w had at the send either way */
+    SIM_PAYLOAD_HELD = 3    /* held snapshot h (sim_ctx_snapshot, sim_ctx_hold), shared with
+                               every other message that carries it */
+} sim_payload_kind;
+
+typedef struct sim_payload {
+    sim_payload_kind kind;
+    const float *x; /* COPY: the floats (NULL: none travel) */
+    size_t n;       /* COPY: how many */
+    uint32_t w;     /* PARAMS: the worker whose model travels */
+    uint32_t h;     /* HELD: the snapshot (SIM_CTX_NO_SNAPSHOT: none) */
+} sim_payload;
+
+/* Sends `bytes` from host src to host dst, with payload p; SIM_EV_MSG reaches the protocol on
+ * delivery. A message to a down host is dropped (its payload with it). With the timing-only
+ * model no payload travels. SIM_EINVAL for a bad host, a sender that is down, or a copy longer
+ * than the model. */
 int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                 uint64_t arg, sim_err *err);
+                 uint64_t arg, sim_payload p, sim_err *err);
 
 /* Schedules the protocol event `kind` (>= SIM_EV_USER) at now + delay for worker w (or
  * SIM_NOBODY) with arg[0] = arg. `id` (may be NULL) can cancel it. */
@@ -106,7 +150,7 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
 size_t sim_ctx_num_params(const sim_ctx *ctx);
 
 /* Worker w's parameters, which the protocol may read and average into. The pointer is for
- * writing: a snapshot of w's model still in flight (sim_ctx_send_params) gets its copy now
+ * writing: a snapshot of w's model still in flight (a SIM_PAYLOAD_PARAMS send) gets its copy now
  * (copy on write, runtime/snap.h), so write w's parameters only through a pointer taken after
  * the last such send. */
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w);
@@ -128,126 +172,100 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
  * gradient. NULL with the timing-only model. */
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare);
 
-/* One optimizer step on worker w's parameters with `grad` (num_params floats), with w's
- * momentum and the scheduled learning rate: sim_ctx_apply_with(ctx, w, grad, sim_ctx_lr(ctx),
- * sim_ctx_momentum(ctx)). */
-void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad);
+/* What an optimizer step writes (sim_ctx_step). */
+typedef enum sim_target_kind {
+    SIM_TARGET_WORKER = 0, /* worker w's parameters, with its momentum buffer */
+    SIM_TARGET_PAIR = 1,   /* workers w and peer (w != peer): both take the average of their
+                              parameters, (x_w + x_peer) * 0.5, then each applies its own
+                              gradient with its own momentum, in one pass over the models (a
+                              pairwise exchange such as AD-PSGD's commit) */
+    SIM_TARGET_BLOCK = 2   /* the first n floats of a block the protocol owns (a server's model,
+                              or a slice of it such as a parameter-server shard's) with its own
+                              momentum buffer */
+} sim_target_kind;
 
-/* The learning rate the workload's schedule gives now, from the samples counted so far
- * (0 with the timing-only model). A synchronous protocol reads it once per round and
- * passes it to every replica's step, so that the order in which replicas apply a round
- * cannot change their rates. */
-double sim_ctx_lr(const sim_ctx *ctx);
+typedef struct sim_target {
+    sim_target_kind kind;
+    uint32_t w;             /* WORKER, PAIR: the worker */
+    uint32_t peer;          /* PAIR: the other worker */
+    const float *peer_grad; /* PAIR: the peer's gradient (NULL: none; grad is w's) */
+    float *params;          /* BLOCK: the block */
+    float *velocity;        /* BLOCK: its momentum buffer (NULL: no momentum) */
+    size_t n;               /* BLOCK: floats stepped, <= num_params */
+} sim_target;
 
-/* The workload's momentum coefficient (0 without momentum or with the timing-only model). */
-double sim_ctx_momentum(const sim_ctx *ctx);
+/* How a step is taken (sim_ctx_step). */
+typedef struct sim_step {
+    double lr;       /* the learning rate */
+    double momentum; /* the momentum coefficient; a target without a momentum buffer (workload
+                        momentum 0, a block's NULL velocity) has none whatever this says */
+    bool keyed;      /* WORKER: a step every replica takes alike, named by key */
+    uint64_t key;    /* equal keys promise equal gradients (the same buffer with the same
+                        contents), rates and momentum coefficients */
+} sim_step;
 
-/* One optimizer step on worker w with an explicit learning rate and momentum coefficient
- * (weight decay as configured). Without momentum buffers (workload momentum 0) the step has
- * no momentum whatever `momentum` says. */
-void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum);
+/* The rates a step takes when given none: the learning rate the workload's schedule gives now,
+ * from the samples counted so far, and the workload's momentum coefficient (both 0 with the
+ * timing-only model; 0 momentum without momentum), unkeyed. A synchronous protocol reads them
+ * once per round and passes them to every replica's step, so that the order in which replicas
+ * apply a round cannot change their rates. */
+sim_step sim_ctx_rates(const sim_ctx *ctx);
 
-/* sim_ctx_apply_with as a step every replica takes alike: equal keys promise equal gradients
- * (the same buffer with the same contents), rates and momentum coefficients. Replicas that are
- * equal share their storage (models/train.h), and such a step is computed once for all the
- * workers on it, not once per worker, with the bits of sim_ctx_apply_with on each. For
- * synchronous protocols, which apply one mean gradient to every replica (the key names the
- * round). */
-void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
-                         uint64_t key);
-
-/* Workers i and j (i != j) both take the average of their parameters, (x_i + x_j) * 0.5,
- * then each applies its gradient (NULL: none) with its own momentum at the scheduled rate, in
- * one pass over the models: the bits of writing the average into both and calling
- * sim_ctx_apply on each (a pairwise exchange such as AD-PSGD's commit). */
-void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
-                                const float *gj);
-
-/* Multiplies worker w's momentum buffer by `factor` (0 zeroes it); no-op without buffers. */
-void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor);
-
-/* Like sim_ctx_send, with a snapshot of `params` (n <= num_params floats, copied now into a
- * buffer from the run's pool) travelling with the message; the receiver reads it with
- * sim_ctx_payload. With the timing-only model no snapshot is taken. */
-int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                       uint64_t arg, const float *params, size_t n, sim_err *err);
-
-/* Like sim_ctx_send_model with worker src's whole model, without a copy: the message carries
- * an alias of src's parameters, shared by every message of src's model sent before its next
- * write, and copied only if src's parameters are written while it is still referenced (copy on
- * write, runtime/snap.h). The receiver sees the bits src had at the send either way. */
-int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                        uint64_t arg, sim_err *err);
+/* One optimizer step (weight decay as configured) on target t with `grad` (num_params floats,
+ * n for a block; for a pair, w's gradient, NULL: none), at the rates of `o`, or with o NULL at
+ * sim_ctx_rates' (the step of a pair takes no other). A keyed step is computed once for all the
+ * workers whose replicas are equal and share their storage (models/train.h), not once per
+ * worker, with the bits of the unkeyed step on each: for synchronous protocols, which apply one
+ * mean gradient to every replica (the key names the round). Stepping every slice of a block
+ * gives the bits of one step on the whole block (the step is element-wise). No-op with the
+ * timing-only model. */
+void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);
 
 /* A snapshot of x[0..n) (n <= num_params) held by the protocol, to send to several peers with
- * sim_ctx_send_snapshot: one copy, whatever the number of messages. The protocol releases its
+ * a SIM_PAYLOAD_HELD send: one copy, whatever the number of messages. The protocol releases its
  * own reference with sim_ctx_release when it has sent them (each message keeps its own).
  * *h is SIM_CTX_NO_SNAPSHOT with the timing-only model or a NULL x. */
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err);
 
-/* Like sim_ctx_send, with held snapshot h (SIM_CTX_NO_SNAPSHOT: none) travelling with the
- * message, shared with every other message that carries it. */
-int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                          uint64_t arg, uint32_t h, sim_err *err);
-
-/* The snapshot carried by the SIM_EV_MSG being handled (as many floats as were sent), or
- * NULL if it carries none. Valid
- * only during that on_event call unless held (below): average it into your own buffers. After
- * writing the sender's own parameters (sim_ctx_params of the sender), call it again. */
-const float *sim_ctx_payload(const sim_ctx *ctx);
+/* Snapshot handles: SIM_CTX_NO_SNAPSHOT is none, and SIM_CTX_PAYLOAD names the snapshot
+ * carried by the SIM_EV_MSG being handled, its payload (as many floats as were sent), valid
+ * only during that on_event call unless held: average it into your own buffers. */
+#define SIM_CTX_NO_SNAPSHOT UINT32_MAX
+#define SIM_CTX_PAYLOAD     (UINT32_MAX - 1)
 
 /* True when the payload being handled is worker w's whole model as it is now: sent with
- * sim_ctx_send_params and not written since. The protocol may then drop the payload and use
+ * SIM_PAYLOAD_PARAMS and not written since. The protocol may then drop the payload and use
  * w's parameters in its place, writing them in the same pass without a copy being made. */
 bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w);
 
-/* Releases the payload being handled before the handler ends (it must not be held): the
- * pointer sim_ctx_payload gave is invalid from now on. */
-void sim_ctx_drop_payload(sim_ctx *ctx);
-
-/* Snapshots copied because their worker's parameters were written while they were in flight
- * (for tests and reports). */
-uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx);
-
-/* Bytes of address space the run's snapshot buffers take, handed out or not (for tests):
- * buffers come in size classes, so a slice's buffer is less than twice the slice, never a
- * whole model. Resident are only the pages written. */
-uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx);
-
-/* Keeps the snapshot of the SIM_EV_MSG being handled past the handler (an update queue):
- * returns its handle, or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot
- * stays valid and unchanged until sim_ctx_release; holding one handle twice is an error of
- * the protocol. Held snapshots come from the run's pool, which grows as needed. */
-#define SIM_CTX_NO_SNAPSHOT UINT32_MAX
+/* Keeps the payload being handled past the handler (an update queue): returns its handle,
+ * or SIM_CTX_NO_SNAPSHOT when the message carries none. The snapshot stays valid and
+ * unchanged until sim_ctx_release; holding one handle twice is an error of the protocol. Held
+ * snapshots come from the run's pool, which grows as needed. */
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
-/* The floats of held snapshot h (the n of its sim_ctx_send_model or sim_ctx_snapshot, the
- * whole model for sim_ctx_send_params; reading past them is an error). */
+/* The floats of held snapshot h (the n of its SIM_PAYLOAD_COPY send or sim_ctx_snapshot, the
+ * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error), or of the payload
+ * (SIM_CTX_PAYLOAD: NULL when the message carries none; after writing the sender's own
+ * parameters, sim_ctx_params of the sender, read it again). */
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
 
-/* Returns held snapshot h to the pool. SIM_CTX_NO_SNAPSHOT is a no-op. */
+/* Returns held snapshot h to the pool; SIM_CTX_NO_SNAPSHOT is a no-op. SIM_CTX_PAYLOAD
+ * releases the payload being handled before the handler ends (it must not be held): the
+ * pointer sim_ctx_held gave for it is invalid from now on. */
 void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 
-/* Snapshots held now (for tests and reports). */
-size_t sim_ctx_held_count(const sim_ctx *ctx);
-
-/* One optimizer step, at the scheduled learning rate, on a block the protocol owns (a
- * server's model) with its own momentum buffer (NULL: no momentum). */
-void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad);
-
-/* The same step on the first n (<= num_params) floats of each block: a slice of a server's
- * model, such as one parameter-server shard's. The step is element-wise, so stepping every
- * slice of a block gives the bits of one sim_ctx_step on the whole block. */
-void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n);
-
-/* sim_ctx_step_range at an explicit learning rate and momentum coefficient (a server whose
- * rates change at run time, such as Sync-Switch's ASP phase). Given sim_ctx_lr and
- * sim_ctx_momentum, its bits are sim_ctx_step_range's. */
-void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
-                             size_t n, double lr, double momentum);
-
-/* Training examples over all workers (one epoch's samples); 0 with the timing-only model. */
-size_t sim_ctx_train_samples(const sim_ctx *ctx);
+/* Figures of the run's snapshots (sim_ctx_stats), for tests and reports. */
+typedef struct sim_stats {
+    uint64_t copies_on_write;       /* snapshots copied because their worker's parameters were
+                                       written while they were in flight */
+    uint64_t snapshot_buffer_bytes; /* address space the snapshot buffers take, handed out or
+                                       not: buffers come in size classes, so a slice's buffer
+                                       is less than twice the slice, never a whole model;
+                                       resident are only the pages written */
+    size_t held;                    /* snapshots the protocol holds now */
+} sim_stats;
+sim_stats sim_ctx_stats(const sim_ctx *ctx);
 
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
@@ -281,20 +299,9 @@ void sim_ctx_round_end(sim_ctx *ctx);
  * and stop.consensus (the variance across live workers, mean over coordinates, below the
  * bound), and summary.json of a vector model reports the rounds and the final variance. */
 
-/* True with the vector model: no data and zero gradients, averaging is all there is (a
- * protocol that reduces gradients averages the models instead). */
-bool sim_ctx_averaging_only(const sim_ctx *ctx);
-
 /* Whether worker w sits out averaging round `round` (a dropout rule): it keeps its value and
  * takes no part. One draw from w's stream per round, in round order, remembered for the last
  * 8 rounds (sim_cluster_dropped); false without dropout rules. */
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round);
-
-/* Averaging rounds counted so far (sim_ctx_round_end calls). */
-uint64_t sim_ctx_rounds(const sim_ctx *ctx);
-
-/* The variance across live workers' parameters, mean over coordinates (NaN when
- * timing-only or nobody is up). */
-double sim_ctx_variance(sim_ctx *ctx);
 
 #endif

@@ -10,6 +10,7 @@
 #include "runtime/ctx.h"
 #include "runtime/jobs.h"
 #include "runtime/outputs.h"
+#include "runtime/proto.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
 #include "sim/rng.h"
@@ -39,9 +40,37 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
     return sim_engine_now(ctx->eng);
 }
 
-const sim_scenario *sim_ctx_scenario(const sim_ctx *ctx)
+sim_budget proto_budget(const sim_scenario *sc)
 {
-    return ctx->sc;
+    sim_budget b = {
+        .batch = sc->batch,
+        .lr = sc->lr,
+        .momentum = sc->momentum,
+        .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
+        .time_ns = sc->stop_ns,
+        .rounds = sc->stop_rounds,
+        .averaging_only = strcmp(sc->model, "vector") == 0,
+    };
+    return b;
+}
+
+sim_budget sim_ctx_budget(const sim_ctx *ctx)
+{
+    const sim_scenario *sc = ctx->sc;
+    sim_budget b = proto_budget(sc);
+    b.train_samples = ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
+    size_t m = b.train_samples;
+    if (!isnan(sc->stop_epochs) && m > 0) {
+        /* The fewest iterations e with e * batch / m >= stop.epochs, as sim_ctx_count
+         * computes the epoch (m training examples). */
+        uint64_t e = (uint64_t)ceil(sc->stop_epochs * (double)m / sc->batch);
+        while (e > 0 && (double)((e - 1) * sc->batch) / (double)m >= sc->stop_epochs)
+            e--;
+        while ((double)(e * sc->batch) / (double)m < sc->stop_epochs)
+            e++;
+        b.iterations = e < b.iterations ? e : b.iterations;
+    }
+    return b;
 }
 
 uint32_t sim_ctx_workers(const sim_ctx *ctx)
@@ -57,11 +86,6 @@ uint32_t sim_ctx_servers(const sim_ctx *ctx)
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w)
 {
     return sim_cluster_down(ctx->cl, w);
-}
-
-uint32_t sim_ctx_live(const sim_ctx *ctx)
-{
-    return sim_cluster_live(ctx->cl);
 }
 
 uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
@@ -96,7 +120,7 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
 
 sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
 {
-    const worker_acct *a = &ctx->acct[w];
+    const worker_acct *a = &ctx->account.worker[w];
     if (a->iter_start_ns == SIM_TIME_NEVER)
         return SIM_TIME_NEVER;
     return a->iter_start_ns + sim_layers_ready_offset_ns(&ctx->sc->layers, a->iter_ns, i);
@@ -104,17 +128,9 @@ sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
 
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
 {
+    if (w == SIM_CTX_PROTO)
+        return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
     return sim_cluster_worker_rng(ctx->cl, w);
-}
-
-gsl_rng *sim_ctx_proto_rng(sim_ctx *ctx)
-{
-    return sim_cluster_stream(ctx->cl, SIM_STREAM_PROTO);
-}
-
-bool sim_ctx_computing(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->acct[w].computing;
 }
 
 size_t sim_ctx_num_params(const sim_ctx *ctx)
@@ -147,67 +163,50 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
     return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
 }
 
-void sim_ctx_apply(sim_ctx *ctx, uint32_t w, const float *grad)
+sim_step sim_ctx_rates(const sim_ctx *ctx)
+{
+    sim_step s = { .lr = 0.0, .momentum = 0.0 };
+    if (ctx->tr != NULL) {
+        s.lr = train_lr(ctx->tr, sim_run_epoch(ctx));
+        s.momentum = train_momentum(ctx->tr);
+    }
+    return s;
+}
+
+void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad)
 {
     if (ctx->tr == NULL)
         return;
-    before_write(ctx, w);
-    train_apply(ctx->tr, w, grad, sim_run_epoch(ctx));
-}
-
-double sim_ctx_lr(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_lr(ctx->tr, sim_run_epoch(ctx)) : 0.0;
-}
-
-double sim_ctx_momentum(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_momentum(ctx->tr) : 0.0;
-}
-
-void sim_ctx_apply_with(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum)
-{
-    if (ctx->tr == NULL)
+    switch (t.kind) {
+    case SIM_TARGET_WORKER:
+        before_write(ctx, t.w);
+        if (o == NULL)
+            train_apply(ctx->tr, t.w, grad, sim_run_epoch(ctx));
+        else if (o->keyed)
+            train_apply_keyed(ctx->tr, t.w, grad, o->lr, o->momentum, o->key);
+        else
+            train_apply_with(ctx->tr, t.w, grad, o->lr, o->momentum);
         return;
-    before_write(ctx, w);
-    train_apply_with(ctx->tr, w, grad, lr, momentum);
-}
-
-void sim_ctx_apply_keyed(sim_ctx *ctx, uint32_t w, const float *grad, double lr, double momentum,
-                         uint64_t key)
-{
-    if (ctx->tr == NULL)
+    case SIM_TARGET_PAIR:
+        assert(o == NULL);
+        before_write(ctx, t.w);
+        before_write(ctx, t.peer);
+        train_average_step_pair(ctx->tr, t.w, t.peer, grad, t.peer_grad, sim_run_epoch(ctx));
         return;
-    before_write(ctx, w);
-    train_apply_keyed(ctx->tr, w, grad, lr, momentum, key);
-}
-
-void sim_ctx_average_pair_apply(sim_ctx *ctx, uint32_t i, uint32_t j, const float *gi,
-                                const float *gj)
-{
-    if (ctx->tr == NULL)
+    case SIM_TARGET_BLOCK:
+        if (o == NULL)
+            train_step_range(ctx->tr, t.params, t.velocity, grad, t.n, sim_run_epoch(ctx));
+        else
+            train_step_range_with(ctx->tr, t.params, t.velocity, grad, t.n, o->lr, o->momentum);
         return;
-    before_write(ctx, i);
-    before_write(ctx, j);
-    train_average_step_pair(ctx->tr, i, j, gi, gj, sim_run_epoch(ctx));
+    }
 }
 
-void sim_ctx_scale_momentum(sim_ctx *ctx, uint32_t w, float factor)
+sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b)
 {
-    if (ctx->tr == NULL)
-        return;
-    jobs_before_write(ctx, w);
-    train_scale_momentum(ctx->tr, w, factor);
-}
-
-sim_time sim_ctx_path_latency_ns(const sim_ctx *ctx, uint32_t a, uint32_t b)
-{
-    return sim_net_path_latency(ctx->net, a, b);
-}
-
-double sim_ctx_path_bandwidth_bps(const sim_ctx *ctx, uint32_t a, uint32_t b)
-{
-    return sim_net_path_bandwidth_bps(ctx->net, a, b);
+    sim_path p = { .latency_ns = sim_net_path_latency(ctx->net, a, b),
+                   .bandwidth_bps = sim_net_path_bandwidth_bps(ctx->net, a, b) };
+    return p;
 }
 
 uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
@@ -216,103 +215,66 @@ uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
     return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
 }
 
-void sim_ctx_step(sim_ctx *ctx, float *params, float *velocity, const float *grad)
-{
-    if (ctx->tr != NULL)
-        train_step(ctx->tr, params, velocity, grad, sim_run_epoch(ctx));
-}
-
-void sim_ctx_step_range(sim_ctx *ctx, float *params, float *velocity, const float *grad, size_t n)
-{
-    if (ctx->tr != NULL)
-        train_step_range(ctx->tr, params, velocity, grad, n, sim_run_epoch(ctx));
-}
-
-void sim_ctx_step_range_with(sim_ctx *ctx, float *params, float *velocity, const float *grad,
-                             size_t n, double lr, double momentum)
-{
-    if (ctx->tr != NULL)
-        train_step_range_with(ctx->tr, params, velocity, grad, n, lr, momentum);
-}
-
-size_t sim_ctx_train_samples(const sim_ctx *ctx)
-{
-    return ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
-}
-
-const float *sim_ctx_payload(const sim_ctx *ctx)
-{
-    return ctx->payload;
-}
-
 uint32_t sim_ctx_hold(sim_ctx *ctx)
 {
-    if (ctx->payload == NULL)
+    if (ctx->snaps.payload == NULL)
         return SIM_CTX_NO_SNAPSHOT;
-    assert(!ctx->payload_held);
-    ctx->payload_held = true;
-    ctx->held++;
-    return ctx->payload_handle;
+    assert(!ctx->snaps.payload_held);
+    ctx->snaps.payload_held = true;
+    ctx->snaps.held++;
+    return ctx->snaps.payload_handle;
 }
 
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
-    return snap_data(ctx, h);
+    return h == SIM_CTX_PAYLOAD ? ctx->snaps.payload : snap_data(ctx, h);
 }
 
 void sim_ctx_release(sim_ctx *ctx, uint32_t h)
 {
+    if (h == SIM_CTX_PAYLOAD) {
+        if (ctx->snaps.payload == NULL || ctx->snaps.payload_held)
+            return;
+        ctx->snaps.payload_held = true; /* the runner must not release it again */
+        ctx->snaps.payload = NULL;
+        snap_unref(ctx, ctx->snaps.payload_handle);
+        return;
+    }
     if (h == SIM_CTX_NO_SNAPSHOT)
         return;
-    assert(ctx->held > 0);
-    ctx->held--;
+    assert(ctx->snaps.held > 0);
+    ctx->snaps.held--;
     snap_unref(ctx, h);
 }
 
 bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w)
 {
-    return ctx->payload != NULL && snap_is_alias_of(ctx, ctx->payload_handle, w);
+    return ctx->snaps.payload != NULL && snap_is_alias_of(ctx, ctx->snaps.payload_handle, w);
 }
 
-void sim_ctx_drop_payload(sim_ctx *ctx)
+sim_stats sim_ctx_stats(const sim_ctx *ctx)
 {
-    if (ctx->payload == NULL || ctx->payload_held)
-        return;
-    ctx->payload_held = true; /* the runner must not release it again */
-    ctx->payload = NULL;
-    snap_unref(ctx, ctx->payload_handle);
-}
-
-uint64_t sim_ctx_copies_on_write(const sim_ctx *ctx)
-{
-    return ctx->copies_on_write;
-}
-
-uint64_t sim_ctx_snapshot_buffer_bytes(const sim_ctx *ctx)
-{
-    return snap_buffer_bytes(ctx);
-}
-
-size_t sim_ctx_held_count(const sim_ctx *ctx)
-{
-    return ctx->held;
+    sim_stats s = { .copies_on_write = ctx->snaps.copies_on_write,
+                    .snapshot_buffer_bytes = snap_buffer_bytes(ctx),
+                    .held = ctx->snaps.held };
+    return s;
 }
 
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params)
 {
-    ctx->eval_params = params;
+    ctx->eval.params = params;
 }
 
 /* Moves worker w's time accounting to the state it is in now. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
 {
-    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->acct[w].computing)
+    if (w >= ctx->nworkers || sim_cluster_down(ctx->cl, w) || ctx->account.worker[w].computing)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot start an iteration on worker %u (%s)",
                            ctx->proto->name, w,
                            w >= ctx->nworkers             ? "no such worker"
                            : sim_cluster_down(ctx->cl, w) ? "down"
                                                           : "already computing");
-    worker_acct *a = &ctx->acct[w];
+    worker_acct *a = &ctx->account.worker[w];
     sim_time now = sim_engine_now(ctx->eng);
     sim_time d = sim_cluster_iteration_ns(ctx->cl, w, now, a->started);
     if (jobs_active(ctx)) {
@@ -331,8 +293,8 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
                      a->started);
             return rc;
         }
-        ctx->loss_sum += loss;
-        ctx->loss_count++;
+        ctx->eval.loss_sum += loss;
+        ctx->eval.loss_count++;
     }
     sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
     ev.arg[0] = tag;
@@ -367,32 +329,10 @@ static int send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64
     return SIM_OK;
 }
 
-int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                 uint64_t arg, sim_err *err)
-{
-    return send(ctx, src, dst, bytes, tag, arg, SIM_NET_NO_PAYLOAD, err);
-}
-
-int sim_ctx_send_model(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                       uint64_t arg, const float *params, size_t n, sim_err *err)
-{
-    uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snap != NULL && params != NULL) {
-        if (n > train_num_params(ctx->tr))
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: a snapshot of %zu floats exceeds the model's %zu",
-                               ctx->proto->name, n, train_num_params(ctx->tr));
-        int rc = snap_copy(ctx, params, n, &h, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return send(ctx, src, dst, bytes, tag, arg, h, err);
-}
-
 int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
 {
     *h = SIM_CTX_NO_SNAPSHOT;
-    if (ctx->snap == NULL || x == NULL)
+    if (ctx->snaps.entry == NULL || x == NULL)
         return SIM_OK;
     if (n > train_num_params(ctx->tr))
         return sim_err_set(err, SIM_EINVAL, NULL,
@@ -400,27 +340,39 @@ int sim_ctx_snapshot(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_er
                            n, train_num_params(ctx->tr));
     int rc = snap_copy(ctx, x, n, h, err);
     if (rc == SIM_OK)
-        ctx->held++;
+        ctx->snaps.held++;
     return rc;
 }
 
-int sim_ctx_send_snapshot(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                          uint64_t arg, uint32_t h, sim_err *err)
-{
-    if (h != SIM_CTX_NO_SNAPSHOT)
-        snap_ref(ctx, h);
-    return send(ctx, src, dst, bytes, tag, arg, h, err);
-}
-
-int sim_ctx_send_params(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
-                        uint64_t arg, sim_err *err)
+int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag,
+                 uint64_t arg, sim_payload p, sim_err *err)
 {
     uint32_t h = SIM_NET_NO_PAYLOAD;
-    if (ctx->snap != NULL && src < ctx->nworkers) {
-        int rc = snap_alias(ctx, src, &h, err);
-        if (rc != SIM_OK)
-            return rc;
+    int rc = SIM_OK;
+    switch (p.kind) {
+    case SIM_PAYLOAD_NONE:
+        break;
+    case SIM_PAYLOAD_COPY:
+        if (ctx->snaps.entry == NULL || p.x == NULL)
+            break;
+        if (p.n > train_num_params(ctx->tr))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: a snapshot of %zu floats exceeds the model's %zu",
+                               ctx->proto->name, p.n, train_num_params(ctx->tr));
+        rc = snap_copy(ctx, p.x, p.n, &h, err);
+        break;
+    case SIM_PAYLOAD_PARAMS:
+        if (ctx->snaps.entry != NULL && p.w < ctx->nworkers)
+            rc = snap_alias(ctx, p.w, &h, err);
+        break;
+    case SIM_PAYLOAD_HELD:
+        h = p.h;
+        if (h != SIM_CTX_NO_SNAPSHOT)
+            snap_ref(ctx, h);
+        break;
     }
+    if (rc != SIM_OK)
+        return rc;
     return send(ctx, src, dst, bytes, tag, arg, h, err);
 }
 
@@ -446,29 +398,29 @@ int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
 
 void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)
 {
-    if (ctx->nnotes >= SIM_CTX_MAX_NOTES)
+    if (ctx->out.nnotes >= SIM_CTX_MAX_NOTES)
         return;
-    char *note = ctx->notes[ctx->nnotes++];
+    char *note = ctx->out.notes[ctx->out.nnotes++];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(note, sizeof(ctx->notes[0]), fmt, ap);
+    vsnprintf(note, sizeof(ctx->out.notes[0]), fmt, ap);
     va_end(ap);
     fprintf(stderr, "hetsim: %s: note: %s\n", ctx->sc->file, note);
 }
 
 uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
 {
-    return ctx->acct[w].iterations;
+    return ctx->account.worker[w].iterations;
 }
 
 void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
 {
     const sim_scenario *sc = ctx->sc;
-    ctx->acct[w].iterations += iterations;
-    ctx->iterations += iterations;
-    ctx->samples += iterations * sc->batch;
+    ctx->account.worker[w].iterations += iterations;
+    ctx->account.iterations += iterations;
+    ctx->account.samples += iterations * sc->batch;
     const char *reason = NULL;
-    if (sc->stop_iterations != 0 && ctx->iterations >= sc->stop_iterations)
+    if (sc->stop_iterations != 0 && ctx->account.iterations >= sc->stop_iterations)
         reason = "iterations";
     else if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
         reason = "epochs";
@@ -476,38 +428,23 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
         return;
     if (!ctx->proto->rounds)
         sim_run_stop(ctx, reason);
-    else if (ctx->pending_stop == NULL)
-        ctx->pending_stop = reason;
+    else if (ctx->stop.pending == NULL)
+        ctx->stop.pending = reason;
 }
 
 void sim_ctx_round_end(sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;
-    ctx->rounds++;
-    if (ctx->pending_stop != NULL)
-        sim_run_stop(ctx, ctx->pending_stop);
-    if (sc->stop_rounds != 0 && ctx->rounds >= sc->stop_rounds)
+    ctx->stop.rounds++;
+    if (ctx->stop.pending != NULL)
+        sim_run_stop(ctx, ctx->stop.pending);
+    if (sc->stop_rounds != 0 && ctx->stop.rounds >= sc->stop_rounds)
         sim_run_stop(ctx, "rounds");
-    if (!isnan(sc->stop_consensus) && sim_ctx_variance(ctx) < sc->stop_consensus)
+    if (!isnan(sc->stop_consensus) && sim_run_variance(ctx) < sc->stop_consensus)
         sim_run_stop(ctx, "consensus");
-}
-
-bool sim_ctx_averaging_only(const sim_ctx *ctx)
-{
-    return strcmp(ctx->sc->model, "vector") == 0;
 }
 
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round)
 {
     return sim_cluster_dropped(ctx->cl, w, round);
-}
-
-uint64_t sim_ctx_rounds(const sim_ctx *ctx)
-{
-    return ctx->rounds;
-}
-
-double sim_ctx_variance(sim_ctx *ctx)
-{
-    return sim_run_variance(ctx);
 }

@@ -97,8 +97,8 @@ static void retire(sim_ctx *ctx)
             ctx->pend_loss_count++;
             ctx->eval_owed--;
         } else {
-            ctx->loss_sum += ctx->ring_loss[ctx->ring_head];
-            ctx->loss_count++;
+            ctx->eval.loss_sum += ctx->ring_loss[ctx->ring_head];
+            ctx->eval.loss_count++;
         }
         ctx->ring_head = (ctx->ring_head + 1) % ctx->ring_cap;
         ctx->ring_n--;
@@ -157,7 +157,7 @@ void jobs_submit(sim_ctx *ctx, uint32_t w, sim_time due_ns)
     g->pinned = sim_pool_threads(ctx->pool) > 1;
     g->block = g->pinned ? train_pin(ctx->tr, w) : train_block_of(ctx->tr, w);
     g->params = train_params(ctx->tr, w);
-    g->iteration = ctx->acct[w].started;
+    g->iteration = ctx->account.worker[w].started;
     g->loss = NAN;
     g->slot = (ctx->ring_head + ctx->ring_n) % ctx->ring_cap;
     ctx->ring_w[g->slot] = w;
@@ -220,7 +220,7 @@ void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *lo
 bool jobs_eval_async(const sim_ctx *ctx)
 {
     return ctx->pool != NULL && sim_pool_threads(ctx->pool) > 1 && ctx->nejob > 0 &&
-           isnan(ctx->sc->target_accuracy) && ctx->observe == NULL;
+           isnan(ctx->sc->target_accuracy) && ctx->out.observe == NULL;
 }
 
 int jobs_settle(sim_ctx *ctx, sim_err *err)

@@ -43,20 +43,20 @@ static char *put_g(char *p, double x, int digits, char sep)
     return p;
 }
 
-/* The mean model over live workers into ctx->mean, and the consensus distance
+/* The mean model over live workers into ctx->eval.mean, and the consensus distance
  * mean_w ||x_w - mean||^2; both in worker order. */
 static const float *mean_model(sim_ctx *ctx, double *consensus)
 {
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         if (!sim_cluster_down(ctx->cl, w))
-            ctx->live[k++] = train_params(ctx->tr, w);
+            ctx->eval.live[k++] = train_params(ctx->tr, w);
     *consensus = NAN;
     if (k == 0)
         return NULL;
-    sim_tensor_mean(ctx->mean, ctx->live, k, P);
-    *consensus = sim_tensor_consensus(ctx->live, k, P);
-    return ctx->mean;
+    sim_tensor_mean(ctx->eval.mean, ctx->eval.live, k, P);
+    *consensus = sim_tensor_consensus(ctx->eval.live, k, P);
+    return ctx->eval.mean;
 }
 
 double sim_run_variance(sim_ctx *ctx)
@@ -66,29 +66,10 @@ double sim_run_variance(sim_ctx *ctx)
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         if (!sim_cluster_down(ctx->cl, w))
-            ctx->live[k++] = train_params(ctx->tr, w);
+            ctx->eval.live[k++] = train_params(ctx->tr, w);
     if (k == 0 || P == 0)
         return (double)NAN;
-    return sim_tensor_consensus(ctx->live, k, P) / (double)P;
-}
-
-/* A row of protocol.csv: the protocol's figures at this evaluation; the first row's keys
- * make the header. */
-static void protocol_row(sim_ctx *ctx, sim_time now)
-{
-    sim_report row = { 0 };
-    ctx->proto->evaluate(ctx->state, ctx, &row);
-    FILE *f = sim_file_stream(ctx->protocol_csv);
-    if (ftell(f) == 0) {
-        fputs("time_s", f);
-        for (size_t i = 0; i < row.n; i++)
-            fprintf(f, ",%s", row.key[i]);
-        fputc('\n', f);
-    }
-    fprintf(f, "%.17g", sim_run_seconds(now));
-    for (size_t i = 0; i < row.n; i++)
-        field(f, row.value[i]);
-    fputc('\n', f);
+    return sim_tensor_consensus(ctx->eval.live, k, P) / (double)P;
 }
 
 /* Records an evaluation's accuracy: last, best, and the target's stop. */
@@ -96,11 +77,11 @@ static void score(sim_ctx *ctx, sim_time at, double accuracy)
 {
     if (isnan(accuracy))
         return;
-    ctx->last_accuracy = accuracy;
-    if (isnan(ctx->best_accuracy) || accuracy > ctx->best_accuracy)
-        ctx->best_accuracy = accuracy;
-    if (ctx->target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
-        ctx->target_ns = at;
+    ctx->eval.last_accuracy = accuracy;
+    if (isnan(ctx->eval.best_accuracy) || accuracy > ctx->eval.best_accuracy)
+        ctx->eval.best_accuracy = accuracy;
+    if (ctx->eval.target_ns == SIM_TIME_NEVER && accuracy >= ctx->sc->target_accuracy) {
+        ctx->eval.target_ns = at;
         sim_run_stop(ctx, "target_accuracy");
     }
 }
@@ -109,7 +90,7 @@ static void score(sim_ctx *ctx, sim_time at, double accuracy)
  * taken at its instant (pend_*), the losses and accuracy come now. */
 static void metrics_row(sim_ctx *ctx, double train_loss, double test_loss, double accuracy)
 {
-    FILE *f = sim_file_stream(ctx->metrics);
+    FILE *f = sim_file_stream(ctx->out.metrics);
     fprintf(f, "%.17g,%" PRIu64 ",%" PRIu64, sim_run_seconds(ctx->pend_ns), ctx->pend_iterations,
             ctx->pend_samples);
     field(f, ctx->pend_epoch);
@@ -142,29 +123,30 @@ int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
     int rc = sim_run_eval_finish(ctx, err);
     if (rc != SIM_OK)
         return rc;
-    sim_time dt = now - ctx->last_eval_ns;
+    sim_time dt = now - ctx->eval.last_ns;
     ctx->pend_ns = now;
-    ctx->pend_iterations = ctx->iterations;
-    ctx->pend_samples = ctx->samples;
+    ctx->pend_iterations = ctx->account.iterations;
+    ctx->pend_samples = ctx->account.samples;
     ctx->pend_epoch = sim_run_epoch(ctx);
     ctx->pend_sps =
-        dt > 0 ? (double)(ctx->samples - ctx->last_eval_samples) / sim_run_seconds(dt) : 0.0;
+        dt > 0 ? (double)(ctx->account.samples - ctx->eval.last_samples) / sim_run_seconds(dt)
+               : 0.0;
     ctx->pend_consensus = NAN;
     double train_loss = NAN, test_loss = NAN, accuracy = NAN;
     const float *x = ctx->tr != NULL ? mean_model(ctx, &ctx->pend_consensus) : NULL;
-    if (ctx->tr != NULL && ctx->eval_params != NULL)
-        x = ctx->eval_params;
+    if (ctx->tr != NULL && ctx->eval.params != NULL)
+        x = ctx->eval.params;
     if (x != NULL && jobs_eval_async(ctx)) {
         /* Scored while the simulation goes on: the model is copied (the mean's buffer is
          * this evaluation's until its row is written), the losses owed are the ring's. */
-        if (x != ctx->mean)
-            sim_tensor_copy(ctx->mean, x, train_num_params(ctx->tr));
-        ctx->pend_loss_sum = ctx->loss_sum;
-        ctx->pend_loss_count = ctx->loss_count;
-        ctx->loss_sum = 0.0;
-        ctx->loss_count = 0;
+        if (x != ctx->eval.mean)
+            sim_tensor_copy(ctx->eval.mean, x, train_num_params(ctx->tr));
+        ctx->pend_loss_sum = ctx->eval.loss_sum;
+        ctx->pend_loss_count = ctx->eval.loss_count;
+        ctx->eval.loss_sum = 0.0;
+        ctx->eval.loss_count = 0;
         ctx->eval_owed = ctx->ring_n;
-        jobs_eval_start(ctx, ctx->mean, ctx->sc->eval_samples);
+        jobs_eval_start(ctx, ctx->eval.mean, ctx->sc->eval_samples);
         ctx->eval_pending = true;
     } else {
         if (ctx->tr != NULL) {
@@ -173,20 +155,18 @@ int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
                 return rc;
             if (x != NULL)
                 jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
-            if (ctx->loss_count > 0)
-                train_loss = ctx->loss_sum / (double)ctx->loss_count;
-            ctx->loss_sum = 0.0;
-            ctx->loss_count = 0;
+            if (ctx->eval.loss_count > 0)
+                train_loss = ctx->eval.loss_sum / (double)ctx->eval.loss_count;
+            ctx->eval.loss_sum = 0.0;
+            ctx->eval.loss_count = 0;
             score(ctx, now, accuracy);
         }
         metrics_row(ctx, train_loss, test_loss, accuracy);
     }
-    ctx->last_eval_ns = now;
-    ctx->last_eval_samples = ctx->samples;
-    if (ctx->protocol_csv != NULL)
-        protocol_row(ctx, now);
-    if (ctx->observe != NULL)
-        ctx->observe(ctx->observe_ud, ctx);
+    ctx->eval.last_ns = now;
+    ctx->eval.last_samples = ctx->account.samples;
+    if (ctx->out.observe != NULL)
+        ctx->out.observe(ctx->out.observe_ud, ctx);
     return SIM_OK;
 }
 
@@ -195,22 +175,17 @@ int sim_run_open_outputs(sim_ctx *ctx, const char *dir, sim_err *err)
     int rc = sim_output_mkdirs(dir, err);
     if (rc != SIM_OK)
         return rc;
-    ctx->metrics = sim_file_open(dir, "metrics.csv", err);
-    if (ctx->metrics == NULL)
+    ctx->out.metrics = sim_file_open(dir, "metrics.csv", err);
+    if (ctx->out.metrics == NULL)
         return SIM_EIO;
     fputs("time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
           "throughput_sps\n",
-          sim_file_stream(ctx->metrics));
+          sim_file_stream(ctx->out.metrics));
     if (ctx->sc->events) {
-        ctx->events = sim_file_open(dir, "events.csv", err);
-        if (ctx->events == NULL)
+        ctx->out.events = sim_file_open(dir, "events.csv", err);
+        if (ctx->out.events == NULL)
             return SIM_EIO;
-        fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->events));
-    }
-    if (ctx->proto->evaluate != NULL) {
-        ctx->protocol_csv = sim_file_open(dir, "protocol.csv", err);
-        if (ctx->protocol_csv == NULL)
-            return SIM_EIO;
+        fputs("time_ns,event,worker,peer,tag,bytes,arg\n", sim_file_stream(ctx->out.events));
     }
     return SIM_OK;
 }
@@ -225,7 +200,7 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
           "down_s,comm_overlap_s,params_fnv\n",
           s);
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
-        const worker_acct *a = &ctx->acct[w];
+        const worker_acct *a = &ctx->account.worker[w];
         uint64_t sent, received;
         sim_net_host_bytes(ctx->net, w, &sent, &received);
         /* As "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g,"
@@ -280,24 +255,25 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
             sum->samples);
     json_field(s, "epochs", sim_run_epoch(ctx));
     if (strcmp(ctx->sc->model, "vector") == 0) {
-        fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->rounds);
+        fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->stop.rounds);
         json_field(s, "variance", sim_run_variance(ctx));
     }
-    json_field(s, "final_accuracy", ctx->last_accuracy);
-    json_field(s, "best_accuracy", ctx->best_accuracy);
+    json_field(s, "final_accuracy", ctx->eval.last_accuracy);
+    json_field(s, "best_accuracy", ctx->eval.best_accuracy);
     json_field(s, "time_to_target_s",
-               ctx->target_ns == SIM_TIME_NEVER ? (double)NAN : sim_run_seconds(ctx->target_ns));
+               ctx->eval.target_ns == SIM_TIME_NEVER ? (double)NAN
+                                                     : sim_run_seconds(ctx->eval.target_ns));
     json_field(s, "mean_throughput_sps", t > 0 ? (double)sum->samples / t : 0.0);
     fprintf(s, "  \"events\": %" PRIu64 ",\n", sum->events);
     fprintf(s,
             "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
             ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
             ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
-    if (ctx->nnotes > 0) {
+    if (ctx->out.nnotes > 0) {
         fputs("  \"notes\": [", s);
-        for (size_t i = 0; i < ctx->nnotes; i++) {
+        for (size_t i = 0; i < ctx->out.nnotes; i++) {
             fputs(i > 0 ? ", " : "", s);
-            sim_output_json_string(s, ctx->notes[i]);
+            sim_output_json_string(s, ctx->out.notes[i]);
         }
         fputs("],\n", s);
     }
@@ -349,14 +325,11 @@ static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
 
 int sim_run_write_outputs(sim_ctx *ctx, const char *dir, const sim_run_summary *sum, sim_err *err)
 {
-    int rc = sim_file_commit(ctx->metrics, err);
-    ctx->metrics = NULL;
-    if (rc == SIM_OK && ctx->events != NULL)
-        rc = sim_file_commit(ctx->events, err);
-    ctx->events = NULL;
-    if (rc == SIM_OK && ctx->protocol_csv != NULL)
-        rc = sim_file_commit(ctx->protocol_csv, err);
-    ctx->protocol_csv = NULL;
+    int rc = sim_file_commit(ctx->out.metrics, err);
+    ctx->out.metrics = NULL;
+    if (rc == SIM_OK && ctx->out.events != NULL)
+        rc = sim_file_commit(ctx->out.events, err);
+    ctx->out.events = NULL;
     if (rc == SIM_OK)
         rc = write_workers(ctx, dir, err);
     if (rc == SIM_OK)

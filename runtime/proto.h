@@ -34,16 +34,13 @@ typedef struct proto_ops {
     int (*on_event)(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err);
     /* Optional: figures for summary.json's protocol_report, at the end of the run. */
     void (*report)(const void *state, const sim_ctx *ctx, sim_report *out);
-    /* Optional: figures for a row of protocol.csv at every evaluation (same keys, same
-     * order every time), beside metrics.csv's row of the same time. */
-    void (*evaluate)(const void *state, const sim_ctx *ctx, sim_report *row);
     /* Optional: bytes the protocol's own run state takes (buffers, queues) for `sc` with
      * models of `num_params` floats (0: timing-only), counted into the run's memory check,
      * including the message snapshots it keeps written at once at most (copies, slices, and
      * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
      * written since the send costs nothing). */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
-    /* Optional: how many aliases (sim_ctx_send_params) the protocol may have copied on write
+    /* Optional: how many aliases (SIM_PAYLOAD_PARAMS sends) the protocol may have copied on write
      * at once at most, not counted by `memory`. Whether a worker writes while its model is
      * still in flight is a race of its sends against its iteration, so the copies a run
      * reaches depend on its timing (a tenth to all of this bound): the runtime writes this
@@ -52,6 +49,11 @@ typedef struct proto_ops {
     uint64_t (*copies)(const void *state, const sim_scenario *sc);
     void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
+
+/* The budget of sim_ctx_budget as configure and memory may read it, before the run: without
+ * train_samples (0: the data is not loaded yet), so `iterations` counts stop.iterations
+ * alone. */
+sim_budget proto_budget(const sim_scenario *sc);
 
 /* Resident bytes of one written snapshot of `nfloats` floats: the run's pool keeps a
  * model-sized buffer per snapshot, but only the pages written are resident (a slice's few,

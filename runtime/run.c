@@ -48,14 +48,14 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     pev.arg[2] = msg.arg;
     pev.arg[3] = msg.payload;
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
-        ctx->payload = snap_data(ctx, msg.payload);
-        ctx->payload_handle = msg.payload;
-        ctx->payload_held = false;
+        ctx->snaps.payload = snap_data(ctx, msg.payload);
+        ctx->snaps.payload_handle = msg.payload;
+        ctx->snaps.payload_held = false;
     }
     rc = to_protocol(ctx, &pev, err);
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
-        ctx->payload = NULL;
-        if (!ctx->payload_held)
+        ctx->snaps.payload = NULL;
+        if (!ctx->snaps.payload_held)
             snap_unref(ctx, msg.payload);
     }
     return rc;
@@ -67,7 +67,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     int rc = jobs_join(ctx, w, err);
     if (rc != SIM_OK)
         return rc;
-    ctx->acct[w].computing = false;
+    ctx->account.worker[w].computing = false;
     sim_run_acct_update(ctx, w);
     sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0, 0);
     sim_event pev = *ev;
@@ -86,9 +86,9 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         if (sim_cluster_down(ctx->cl, w))
             return SIM_OK;
         sim_cluster_set_down(ctx->cl, w, true);
-        if (ctx->acct[w].computing) {
-            sim_engine_cancel(ctx->eng, ctx->acct[w].compute_id);
-            ctx->acct[w].computing = false;
+        if (ctx->account.worker[w].computing) {
+            sim_engine_cancel(ctx->eng, ctx->account.worker[w].compute_id);
+            ctx->account.worker[w].computing = false;
             /* Its gradient was computed at the start with one thread: its loss counts. */
             int rc = jobs_join(ctx, w, err);
             if (rc != SIM_OK)
@@ -142,11 +142,11 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
 
 static void progress_line(sim_ctx *ctx)
 {
-    double since = sim_run_wall_since(&ctx->wall_last);
+    double since = sim_run_wall_since(&ctx->out.wall_last);
     if (since < 0.5)
         return;
-    clock_gettime(CLOCK_MONOTONIC, &ctx->wall_last);
-    double wall = sim_run_wall_since(&ctx->wall_start);
+    clock_gettime(CLOCK_MONOTONIC, &ctx->out.wall_last);
+    double wall = sim_run_wall_since(&ctx->out.wall_start);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
     double t = sim_run_seconds(sim_engine_now(ctx->eng));
@@ -180,7 +180,7 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
 {
     (void)eng;
     sim_ctx *ctx = ud;
-    if (ctx->progress && (ev->seq & 0x3ff) == 0)
+    if (ctx->out.progress && (ev->seq & 0x3ff) == 0)
         progress_line(ctx);
     int rc = handle(ctx, ev, err);
     if (rc == SIM_OK && ctx->job_rc != SIM_OK) { /* a gradient the protocol joined failed */
@@ -325,26 +325,26 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
 
 static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
 {
-    clock_gettime(CLOCK_MONOTONIC, &ctx->wall_start);
-    ctx->wall_last = ctx->wall_start;
+    clock_gettime(CLOCK_MONOTONIC, &ctx->out.wall_start);
+    ctx->out.wall_last = ctx->out.wall_start;
     int rc = schedule_start(ctx, err);
     if (rc == SIM_OK)
         rc = sim_engine_run(ctx->eng, ctx->sc->stop_ns, dispatch, ctx, err);
-    if (ctx->progress)
+    if (ctx->out.progress)
         fputs("\n", stderr);
     if (rc == SIM_OK) /* iterations started before the stop: their losses and checks */
         rc = jobs_drain(ctx, err);
     if (rc != SIM_OK)
         return rc;
     sim_time end = sim_engine_now(ctx->eng);
-    if (ctx->stop_reason == NULL) {
-        ctx->stop_reason = "time";
+    if (ctx->stop.reason == NULL) {
+        ctx->stop.reason = "time";
         end = ctx->sc->stop_ns;
     }
-    if (end > ctx->last_eval_ns)
+    if (end > ctx->eval.last_ns)
         rc = sim_run_evaluate(ctx, end, err);
-    else if (ctx->observe != NULL)
-        ctx->observe(ctx->observe_ud, ctx); /* the end, already evaluated */
+    else if (ctx->out.observe != NULL)
+        ctx->out.observe(ctx->out.observe_ud, ctx); /* the end, already evaluated */
     if (rc == SIM_OK)
         rc = sim_run_eval_finish(ctx, err);
     if (rc != SIM_OK)
@@ -354,11 +354,11 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         sim_run_acct_close(ctx, w, end);
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
-    sum->wall_s = sim_run_wall_since(&ctx->wall_start);
-    sum->stop_reason = ctx->stop_reason;
+    sum->wall_s = sim_run_wall_since(&ctx->out.wall_start);
+    sum->stop_reason = ctx->stop.reason;
     sum->sim_ns = end;
-    sum->iterations = ctx->iterations;
-    sum->samples = ctx->samples;
+    sum->iterations = ctx->account.iterations;
+    sum->samples = ctx->account.samples;
     sum->events = st.processed;
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
     sum->peak_rss_bytes = sim_run_peak_rss();
@@ -393,9 +393,9 @@ static int build_training(sim_ctx *ctx, sim_err *err)
             train_init_worker(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w));
     if (ctx->model_bytes == 0)
         ctx->model_bytes = 4 * (uint64_t)train_num_params(ctx->tr);
-    ctx->mean = sim_tensor_alloc(train_num_params(ctx->tr));
-    ctx->live = calloc(ctx->nworkers, sizeof(*ctx->live));
-    if (ctx->mean == NULL || ctx->live == NULL)
+    ctx->eval.mean = sim_tensor_alloc(train_num_params(ctx->tr));
+    ctx->eval.live = calloc(ctx->nworkers, sizeof(*ctx->eval.live));
+    if (ctx->eval.mean == NULL || ctx->eval.live == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
     rc = snap_init(ctx, copies, err);
@@ -414,12 +414,12 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
     ctx->nworkers = sc->workers;
     ctx->nhosts = sc->workers + sc->servers;
     ctx->model_bytes = sc->message_bytes;
-    ctx->last_accuracy = ctx->best_accuracy = NAN;
-    ctx->target_ns = SIM_TIME_NEVER;
+    ctx->eval.last_accuracy = ctx->eval.best_accuracy = NAN;
+    ctx->eval.target_ns = SIM_TIME_NEVER;
     ctx->proto = ops;
     ctx->state = calloc(1, ctx->proto->state_size > 0 ? ctx->proto->state_size : 1);
-    ctx->acct = calloc(sc->workers, sizeof(*ctx->acct));
-    if (ctx->state == NULL || ctx->acct == NULL)
+    ctx->account.worker = calloc(sc->workers, sizeof(*ctx->account.worker));
+    if (ctx->state == NULL || ctx->account.worker == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     int rc = configure_protocol(sc, ops, ctx->state, err);
     if (rc != SIM_OK)
@@ -435,29 +435,28 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
         return err->code;
     ctx->timeline = sim_cluster_timeline(ctx->cl, &ctx->ntimeline);
     for (uint32_t w = 0; w < sc->workers; w++) {
-        ctx->acct[w].state = ACCT_WAIT;
-        ctx->acct[w].iter_start_ns = SIM_TIME_NEVER;
+        ctx->account.worker[w].state = ACCT_WAIT;
+        ctx->account.worker[w].iter_start_ns = SIM_TIME_NEVER;
     }
     return build_training(ctx, err);
 }
 
 static void teardown(sim_ctx *ctx)
 {
-    sim_file_abort(ctx->metrics);
-    sim_file_abort(ctx->events);
-    sim_file_abort(ctx->protocol_csv);
+    sim_file_abort(ctx->out.metrics);
+    sim_file_abort(ctx->out.events);
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
     jobs_fini(ctx);
     train_destroy(ctx->tr);
     snap_fini(ctx);
-    sim_tensor_free(ctx->mean);
-    free(ctx->live);
+    sim_tensor_free(ctx->eval.mean);
+    free(ctx->eval.live);
     sim_net_destroy(ctx->net);
     sim_cluster_destroy(ctx->cl);
     sim_engine_destroy(ctx->eng);
-    free(ctx->acct);
+    free(ctx->account.worker);
 }
 
 /* The run's threads: the caller's count, else HETSIM_THREADS (the test suites' hook to run
@@ -482,10 +481,10 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     sim_ctx ctx = { 0 };
     sim_run_summary sum = { 0 };
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
-    ctx.progress = opt != NULL && opt->progress;
+    ctx.out.progress = opt != NULL && opt->progress;
     ctx.threads = run_threads(opt);
-    ctx.observe = opt != NULL ? opt->observe : NULL;
-    ctx.observe_ud = opt != NULL ? opt->observe_ud : NULL;
+    ctx.out.observe = opt != NULL ? opt->observe : NULL;
+    ctx.out.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */
     const char *work = NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */

@@ -28,9 +28,9 @@ static size_t class_floats(const sim_ctx *ctx, unsigned c)
 /* Class c's pool, made at its first use with room for a buffer per worker. */
 static sim_tensor_pool *pool_of(sim_ctx *ctx, unsigned c, sim_err *err)
 {
-    if (ctx->snap_pool[c] == NULL)
-        ctx->snap_pool[c] = sim_tensor_pool_create(class_floats(ctx, c), ctx->nworkers, err);
-    return ctx->snap_pool[c];
+    if (ctx->snaps.pool[c] == NULL)
+        ctx->snaps.pool[c] = sim_tensor_pool_create(class_floats(ctx, c), ctx->nworkers, err);
+    return ctx->snaps.pool[c];
 }
 
 /* Writes `count` buffers of the model's fresh pool (zeros), so that they are resident, and
@@ -38,7 +38,7 @@ static sim_tensor_pool *pool_of(sim_ctx *ctx, unsigned c, sim_err *err)
  * handles in order, growing as it runs dry. */
 static int prewrite(sim_ctx *ctx, uint64_t count, sim_err *err)
 {
-    sim_tensor_pool *pool = ctx->snap_pool[class_of(train_num_params(ctx->tr))];
+    sim_tensor_pool *pool = ctx->snaps.pool[class_of(train_num_params(ctx->tr))];
     if (count >= UINT32_MAX)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %llu model copies",
                            (unsigned long long)count);
@@ -58,18 +58,18 @@ static int prewrite(sim_ctx *ctx, uint64_t count, sim_err *err)
 int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
 {
     const char *check = getenv("HETSIM_CHECK_SNAPSHOTS");
-    ctx->snap_check = check != NULL && strcmp(check, "1") == 0;
+    ctx->snaps.check = check != NULL && strcmp(check, "1") == 0;
     size_t cap = 2 * (size_t)ctx->nworkers > 64 ? 2 * (size_t)ctx->nworkers : 64;
-    ctx->snap_of = malloc(ctx->nworkers * sizeof(*ctx->snap_of));
-    ctx->snap = malloc(cap * sizeof(*ctx->snap));
-    ctx->snap_free = malloc(cap * sizeof(*ctx->snap_free));
-    if (ctx->snap_of == NULL || ctx->snap == NULL || ctx->snap_free == NULL)
+    ctx->snaps.of = malloc(ctx->nworkers * sizeof(*ctx->snaps.of));
+    ctx->snaps.entry = malloc(cap * sizeof(*ctx->snaps.entry));
+    ctx->snaps.free_list = malloc(cap * sizeof(*ctx->snaps.free_list));
+    if (ctx->snaps.of == NULL || ctx->snaps.entry == NULL || ctx->snaps.free_list == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t w = 0; w < ctx->nworkers; w++)
-        ctx->snap_of[w] = SIM_CTX_NO_SNAPSHOT;
+        ctx->snaps.of[w] = SIM_CTX_NO_SNAPSHOT;
     for (size_t i = 0; i < cap; i++)
-        ctx->snap_free[i] = (uint32_t)(cap - 1 - i); /* handle 0 on top */
-    ctx->snap_cap = ctx->snap_nfree = cap;
+        ctx->snaps.free_list[i] = (uint32_t)(cap - 1 - i); /* handle 0 on top */
+    ctx->snaps.cap = ctx->snaps.nfree = cap;
     /* The model's pool, with room for a snapshot per worker to start with. */
     if (pool_of(ctx, class_of(train_num_params(ctx->tr)), err) == NULL)
         return err->code;
@@ -78,32 +78,32 @@ int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
 
 void snap_fini(sim_ctx *ctx)
 {
-    free(ctx->snap_of);
-    free(ctx->snap);
-    free(ctx->snap_free);
+    free(ctx->snaps.of);
+    free(ctx->snaps.entry);
+    free(ctx->snaps.free_list);
     for (size_t c = 0; c < SNAP_CLASSES; c++)
-        sim_tensor_pool_destroy(ctx->snap_pool[c]);
+        sim_tensor_pool_destroy(ctx->snaps.pool[c]);
 }
 
 /* A free handle with one reference, no buffer and no owner (the table doubles if full). */
 static int take(sim_ctx *ctx, uint32_t *h, sim_err *err)
 {
-    if (ctx->snap_nfree == 0) {
-        size_t cap = 2 * ctx->snap_cap;
-        snap_entry *snap = cap < UINT32_MAX ? realloc(ctx->snap, cap * sizeof(*snap)) : NULL;
+    if (ctx->snaps.nfree == 0) {
+        size_t cap = 2 * ctx->snaps.cap;
+        snap_entry *snap = cap < UINT32_MAX ? realloc(ctx->snaps.entry, cap * sizeof(*snap)) : NULL;
         if (snap != NULL)
-            ctx->snap = snap;
-        uint32_t *fr = snap != NULL ? realloc(ctx->snap_free, cap * sizeof(*fr)) : NULL;
+            ctx->snaps.entry = snap;
+        uint32_t *fr = snap != NULL ? realloc(ctx->snaps.free_list, cap * sizeof(*fr)) : NULL;
         if (fr == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for snapshots");
-        ctx->snap_free = fr;
-        for (size_t i = 0; i < cap - ctx->snap_cap; i++)
+        ctx->snaps.free_list = fr;
+        for (size_t i = 0; i < cap - ctx->snaps.cap; i++)
             fr[i] = (uint32_t)(cap - 1 - i);
-        ctx->snap_nfree = cap - ctx->snap_cap;
-        ctx->snap_cap = cap;
+        ctx->snaps.nfree = cap - ctx->snaps.cap;
+        ctx->snaps.cap = cap;
     }
-    *h = ctx->snap_free[--ctx->snap_nfree];
-    ctx->snap[*h] = (snap_entry){ .data = NULL, .refs = 1, .owner = NOBODY };
+    *h = ctx->snaps.free_list[--ctx->snaps.nfree];
+    ctx->snaps.entry[*h] = (snap_entry){ .data = NULL, .refs = 1, .owner = NOBODY };
     return SIM_OK;
 }
 
@@ -112,7 +112,8 @@ static int take(sim_ctx *ctx, uint32_t *h, sim_err *err)
 static int keep_room(sim_ctx *ctx, size_t more, sim_err *err)
 {
     sim_tensor_pool *pool = pool_of(ctx, class_of(train_num_params(ctx->tr)), err);
-    return pool != NULL ? sim_tensor_pool_reserve(pool, ctx->snap_unbacked + more, err) : err->code;
+    return pool != NULL ? sim_tensor_pool_reserve(pool, ctx->snaps.unbacked + more, err)
+                        : err->code;
 }
 
 /* Gives snapshot h a buffer for n floats from its class's pool. */
@@ -121,7 +122,7 @@ static int back(sim_ctx *ctx, uint32_t h, size_t n, sim_err *err)
     unsigned c = class_of(n);
     int rc = c == class_of(train_num_params(ctx->tr)) ? keep_room(ctx, 1, err) : SIM_OK;
     sim_tensor_pool *pool = rc == SIM_OK ? pool_of(ctx, c, err) : NULL;
-    snap_entry *e = &ctx->snap[h];
+    snap_entry *e = &ctx->snaps.entry[h];
     if (pool == NULL || sim_tensor_pool_get(pool, &e->buf, err) != SIM_OK)
         return err->code;
     e->data = sim_tensor_pool_data(pool, e->buf);
@@ -132,11 +133,11 @@ static int back(sim_ctx *ctx, uint32_t h, size_t n, sim_err *err)
 /* Returns handle h, and its buffer if it has one. */
 static void put(sim_ctx *ctx, uint32_t h)
 {
-    snap_entry *e = &ctx->snap[h];
+    snap_entry *e = &ctx->snaps.entry[h];
     if (e->data != NULL)
-        sim_tensor_pool_put(ctx->snap_pool[e->cls], e->buf);
+        sim_tensor_pool_put(ctx->snaps.pool[e->cls], e->buf);
     e->data = NULL;
-    ctx->snap_free[ctx->snap_nfree++] = h;
+    ctx->snaps.free_list[ctx->snaps.nfree++] = h;
 }
 
 int snap_copy(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
@@ -145,15 +146,15 @@ int snap_copy(sim_ctx *ctx, const float *x, size_t n, uint32_t *h, sim_err *err)
     if (rc == SIM_OK && (rc = back(ctx, *h, n, err)) != SIM_OK)
         put(ctx, *h);
     if (rc == SIM_OK)
-        sim_tensor_copy(ctx->snap[*h].data, x, n);
+        sim_tensor_copy(ctx->snaps.entry[*h].data, x, n);
     return rc;
 }
 
 int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
 {
-    if (ctx->snap_of[w] != SIM_CTX_NO_SNAPSHOT) {
-        *h = ctx->snap_of[w];
-        ctx->snap[*h].refs++;
+    if (ctx->snaps.of[w] != SIM_CTX_NO_SNAPSHOT) {
+        *h = ctx->snaps.of[w];
+        ctx->snaps.entry[*h].refs++;
         return SIM_OK;
     }
     size_t n = train_num_params(ctx->tr);
@@ -162,17 +163,17 @@ int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
         return rc;
     /* Check mode: a buffer now, with the bits of the send to compare the block with later;
      * else none until a write, only room kept for one. */
-    rc = ctx->snap_check ? back(ctx, *h, n, err) : keep_room(ctx, 1, err);
+    rc = ctx->snaps.check ? back(ctx, *h, n, err) : keep_room(ctx, 1, err);
     if (rc != SIM_OK) {
         put(ctx, *h);
         return rc;
     }
-    if (ctx->snap_check)
-        sim_tensor_copy(ctx->snap[*h].data, train_params(ctx->tr, w), n);
+    if (ctx->snaps.check)
+        sim_tensor_copy(ctx->snaps.entry[*h].data, train_params(ctx->tr, w), n);
     else
-        ctx->snap_unbacked++;
-    ctx->snap[*h].owner = w;
-    ctx->snap_of[w] = *h;
+        ctx->snaps.unbacked++;
+    ctx->snaps.entry[*h].owner = w;
+    ctx->snaps.of[w] = *h;
     return SIM_OK;
 }
 
@@ -180,7 +181,7 @@ int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
 static void verify(sim_ctx *ctx, uint32_t h, uint32_t w, const char *when)
 {
     size_t n = train_num_params(ctx->tr);
-    if (memcmp(ctx->snap[h].data, train_params(ctx->tr, w), n * sizeof(float)) == 0)
+    if (memcmp(ctx->snaps.entry[h].data, train_params(ctx->tr, w), n * sizeof(float)) == 0)
         return;
     fprintf(stderr,
             "hetsim: %s wrote worker %u's parameters without sim_ctx_params while a snapshot "
@@ -191,35 +192,35 @@ static void verify(sim_ctx *ctx, uint32_t h, uint32_t w, const char *when)
 
 const float *snap_data(sim_ctx *ctx, uint32_t h)
 {
-    uint32_t w = ctx->snap[h].owner;
+    uint32_t w = ctx->snaps.entry[h].owner;
     if (w == NOBODY)
-        return ctx->snap[h].data;
-    if (ctx->snap_check)
+        return ctx->snaps.entry[h].data;
+    if (ctx->snaps.check)
         verify(ctx, h, w, "when a receiver read it");
     return train_params(ctx->tr, w);
 }
 
 bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w)
 {
-    return h != SIM_CTX_NO_SNAPSHOT && ctx->snap[h].owner == w;
+    return h != SIM_CTX_NO_SNAPSHOT && ctx->snaps.entry[h].owner == w;
 }
 
 void snap_ref(sim_ctx *ctx, uint32_t h)
 {
-    ctx->snap[h].refs++;
+    ctx->snaps.entry[h].refs++;
 }
 
 void snap_unref(sim_ctx *ctx, uint32_t h)
 {
-    snap_entry *e = &ctx->snap[h];
+    snap_entry *e = &ctx->snaps.entry[h];
     if (--e->refs > 0)
         return;
     if (e->owner != NOBODY) {
-        if (ctx->snap_check)
+        if (ctx->snaps.check)
             verify(ctx, h, e->owner, "when its last reference went");
         else
-            ctx->snap_unbacked--;
-        ctx->snap_of[e->owner] = SIM_CTX_NO_SNAPSHOT;
+            ctx->snaps.unbacked--;
+        ctx->snaps.of[e->owner] = SIM_CTX_NO_SNAPSHOT;
         e->owner = NOBODY;
     }
     put(ctx, h);
@@ -227,37 +228,37 @@ void snap_unref(sim_ctx *ctx, uint32_t h)
 
 void snap_before_write(sim_ctx *ctx, uint32_t w)
 {
-    if (ctx->snap_of == NULL || ctx->snap_of[w] == SIM_CTX_NO_SNAPSHOT)
+    if (ctx->snaps.of == NULL || ctx->snaps.of[w] == SIM_CTX_NO_SNAPSHOT)
         return;
-    uint32_t h = ctx->snap_of[w];
+    uint32_t h = ctx->snaps.of[w];
     size_t n = train_num_params(ctx->tr);
-    if (ctx->snap_check) {
+    if (ctx->snaps.check) {
         verify(ctx, h, w, "at its copy on write"); /* the buffer already holds the bits */
     } else {
         /* Its buffer now, from the room kept for it: the most recently freed one, so the
          * buffers written are as many as the snapshots written at once, no more. */
-        ctx->snap_unbacked--;
+        ctx->snaps.unbacked--;
         sim_err err = { 0 };
         int rc = back(ctx, h, n, &err);
         assert(rc == SIM_OK); /* keep_room made sure */
         (void)rc;
-        sim_tensor_copy(ctx->snap[h].data, train_params(ctx->tr, w), n);
+        sim_tensor_copy(ctx->snaps.entry[h].data, train_params(ctx->tr, w), n);
     }
-    ctx->snap[h].owner = NOBODY;
-    ctx->snap_of[w] = SIM_CTX_NO_SNAPSHOT;
-    ctx->copies_on_write++;
-    if (ctx->payload_handle == h && ctx->payload != NULL)
-        ctx->payload = ctx->snap[h].data;
+    ctx->snaps.entry[h].owner = NOBODY;
+    ctx->snaps.of[w] = SIM_CTX_NO_SNAPSHOT;
+    ctx->snaps.copies_on_write++;
+    if (ctx->snaps.payload_handle == h && ctx->snaps.payload != NULL)
+        ctx->snaps.payload = ctx->snaps.entry[h].data;
 }
 
 uint64_t snap_buffer_bytes(const sim_ctx *ctx)
 {
     uint64_t bytes = 0;
     for (size_t c = 0; c < SNAP_CLASSES; c++) {
-        if (ctx->snap_pool[c] == NULL)
+        if (ctx->snaps.pool[c] == NULL)
             continue;
         sim_tensor_pool_stats st;
-        sim_tensor_pool_get_stats(ctx->snap_pool[c], &st);
+        sim_tensor_pool_get_stats(ctx->snaps.pool[c], &st);
         bytes += st.bytes;
     }
     return bytes;

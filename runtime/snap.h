@@ -2,13 +2,13 @@
  * was a sixth of a real-training run's time).
  *
  * A snapshot is a handle of the run's tensor pool with a reference count: each message that
- * carries it, and each hold (sim_ctx_hold), is one reference. sim_ctx_send_params sends a
+ * carries it, and each hold (sim_ctx_hold), is one reference. a SIM_PAYLOAD_PARAMS send sends a
  * worker's own model without copying it: the snapshot is an alias of the worker's parameter
  * block, and every later message of that worker's model before its next write shares the same
  * alias (one buffer for all its peers). The runtime copies the block into the alias's buffer
  * only when something is about to write the worker's parameters while the alias is still
  * referenced (snap_before_write: called by sim_ctx_params, which hands out a writable pointer,
- * and by the steps sim_ctx_apply and sim_ctx_apply_with). So a snapshot read after its worker
+ * and by sim_ctx_step on a worker). So a snapshot read after its worker
  * stepped holds the bits of the send, and one whose worker did not write in between costs no
  * copy at all.
  *
@@ -61,7 +61,7 @@ void snap_ref(sim_ctx *ctx, uint32_t h);
 /* Drops one reference; the last returns the buffer to the pool. */
 void snap_unref(sim_ctx *ctx, uint32_t h);
 
-/* Bytes of address space of every class's buffers (sim_ctx_snapshot_buffer_bytes). */
+/* Bytes of address space of every class's buffers (sim_ctx_stats). */
 uint64_t snap_buffer_bytes(const sim_ctx *ctx);
 
 /* Worker w's parameters are about to be written: its alias, if referenced, gets its copy. */

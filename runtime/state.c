@@ -12,7 +12,7 @@ void sim_run_acct_update(sim_ctx *ctx, uint32_t w)
 {
     if (w >= ctx->nworkers)
         return;
-    worker_acct *a = &ctx->acct[w];
+    worker_acct *a = &ctx->account.worker[w];
     bool down = sim_cluster_down(ctx->cl, w);
     bool inflight = sim_net_host_inflight(ctx->net, w) > 0;
     uint8_t st = down ? ACCT_DOWN : a->computing ? ACCT_COMPUTE : inflight ? ACCT_COMM : ACCT_WAIT;
@@ -35,7 +35,7 @@ void sim_run_acct_update(sim_ctx *ctx, uint32_t w)
 
 void sim_run_acct_close(sim_ctx *ctx, uint32_t w, sim_time end)
 {
-    worker_acct *a = &ctx->acct[w];
+    worker_acct *a = &ctx->account.worker[w];
     a->spent[a->state] += end - a->since;
     a->since = end;
     if (a->overlap) {
@@ -46,8 +46,8 @@ void sim_run_acct_close(sim_ctx *ctx, uint32_t w, sim_time end)
 
 void sim_run_stop(sim_ctx *ctx, const char *reason)
 {
-    if (ctx->stop_reason == NULL) {
-        ctx->stop_reason = reason;
+    if (ctx->stop.reason == NULL) {
+        ctx->stop.reason = reason;
         sim_engine_stop(ctx->eng);
     }
 }
@@ -56,15 +56,15 @@ double sim_run_epoch(const sim_ctx *ctx)
 {
     if (ctx->tr == NULL || train_train_size(ctx->tr) == 0)
         return NAN; /* timing-only, or averaging-only (no data) */
-    return (double)ctx->samples / (double)train_train_size(ctx->tr);
+    return (double)ctx->account.samples / (double)train_train_size(ctx->tr);
 }
 
 void sim_run_trace(sim_ctx *ctx, const char *what, int64_t worker, int64_t peer, uint64_t tag,
                    uint64_t bytes, uint64_t arg)
 {
-    if (ctx->events == NULL)
+    if (ctx->out.events == NULL)
         return;
-    fprintf(sim_file_stream(ctx->events),
+    fprintf(sim_file_stream(ctx->out.events),
             "%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
             sim_engine_now(ctx->eng), what, worker, peer, tag, bytes, arg);
 }

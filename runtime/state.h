@@ -84,6 +84,60 @@ typedef struct eval_job {
     size_t correct;
 } eval_job;
 
+/* Snapshots carried by messages, copied on write (runtime/snap.h; real models only), and the
+ * payload of the message being handled. */
+typedef struct snap_table {
+    snap_entry *entry;   /* (cap) by handle; NULL: no snapshots (timing-only) */
+    uint32_t *free_list; /* (cap) free handles, a stack (lowest on top at first) */
+    size_t cap, nfree;
+    sim_tensor_pool *pool[SNAP_CLASSES]; /* buffers by size class, made when first used */
+    size_t unbacked;          /* aliases with no buffer yet, each reserved in the model's pool */
+    uint32_t *of;             /* (workers) the worker's alias snapshot, or SIM_CTX_NO_SNAPSHOT */
+    bool check;               /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
+    uint64_t copies_on_write; /* aliases copied because their worker was written */
+    const float *payload;     /* the delivered message's snapshot, during its handler */
+    uint32_t payload_handle;  /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
+    bool payload_held;        /* the handler kept it (sim_ctx_hold) */
+    size_t held;              /* snapshots held by the protocol now */
+} snap_table;
+
+/* Accounting: each worker's time breakdown and iterations, and the run's totals. */
+typedef struct run_account {
+    worker_acct *worker; /* (workers) */
+    uint64_t iterations, samples;
+} run_account;
+
+/* Evaluation (metrics.csv). */
+typedef struct run_eval {
+    sim_time last_ns;
+    uint64_t last_samples;
+    double loss_sum; /* training losses since the last evaluation */
+    uint64_t loss_count;
+    const float *params; /* set by the protocol (a server's model), or NULL: the mean */
+    float *mean;         /* (num_params) mean model over live workers */
+    const float **live;  /* (workers) scratch: live workers' models */
+    double last_accuracy, best_accuracy;
+    sim_time target_ns; /* when target_accuracy was reached, or SIM_TIME_NEVER */
+} run_eval;
+
+/* Stopping. */
+typedef struct run_stop {
+    const char *reason;
+    const char *pending; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
+    uint64_t rounds;     /* sim_ctx_round_end calls */
+} run_stop;
+
+/* Outputs, notes and progress. */
+typedef struct run_out {
+    sim_file *metrics, *events;
+    char notes[SIM_CTX_MAX_NOTES][256]; /* sim_ctx_note's, for summary.json */
+    size_t nnotes;
+    bool progress;
+    sim_run_observe_fn observe;
+    void *observe_ud;
+    struct timespec wall_start, wall_last;
+} run_out;
+
 struct sim_ctx {
     sim_scenario *sc;
     const proto_ops *proto;
@@ -91,48 +145,17 @@ struct sim_ctx {
     sim_engine *eng;
     sim_cluster *cl;
     sim_net *net;
-    train *tr;               /* NULL for the timing-only model */
-    const float *payload;    /* the delivered message's snapshot, during its handler */
-    uint32_t payload_handle; /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
-    bool payload_held;       /* the handler kept it (sim_ctx_hold) */
-    size_t held;             /* snapshots held by the protocol now */
-    /* Snapshots carried by messages, copied on write (runtime/snap.h); real models only. */
-    snap_entry *snap;    /* (snap_cap) by handle; NULL: no snapshots (timing-only) */
-    uint32_t *snap_free; /* (snap_cap) free handles, a stack (lowest on top at first) */
-    size_t snap_cap, snap_nfree;
-    sim_tensor_pool *snap_pool[SNAP_CLASSES]; /* buffers by size class, made when first used */
-    size_t snap_unbacked;     /* aliases with no buffer yet, each reserved in the model's pool */
-    uint32_t *snap_of;        /* (workers) the worker's alias snapshot, or SIM_CTX_NO_SNAPSHOT */
-    bool snap_check;          /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
-    uint64_t copies_on_write; /* aliases copied because their worker was written */
-    worker_acct *acct;        /* (workers) */
+    train *tr; /* NULL for the timing-only model */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t memory_estimate; /* bytes the memory check expects the run to take */
-    uint64_t iterations, samples;
-    /* Evaluation. */
-    sim_time last_eval_ns;
-    uint64_t last_eval_samples;
-    double loss_sum; /* training losses since the last evaluation */
-    uint64_t loss_count;
-    const float *eval_params; /* set by the protocol (a server's model), or NULL: the mean */
-    float *mean;              /* (num_params) mean model over live workers */
-    const float **live;       /* (workers) scratch: live workers' models */
-    double last_accuracy, best_accuracy;
-    sim_time target_ns; /* when target_accuracy was reached, or SIM_TIME_NEVER */
-    /* Run control and outputs. */
-    const char *stop_reason;
-    const char *pending_stop; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
-    uint64_t rounds;          /* sim_ctx_round_end calls */
     const sim_change *timeline;
     size_t ntimeline;
-    sim_file *metrics, *events, *protocol_csv;
-    char notes[SIM_CTX_MAX_NOTES][256]; /* sim_ctx_note's, for summary.json */
-    size_t nnotes;
-    bool progress;
-    sim_run_observe_fn observe;
-    void *observe_ud;
-    struct timespec wall_start, wall_last;
+    snap_table snaps;
+    run_account account;
+    run_eval eval;
+    run_stop stop;
+    run_out out;
     /* The thread pool's gradients and evaluations (runtime/jobs.h); pool NULL: none. */
     unsigned threads; /* sim_run_options.threads: 1 or more */
     sim_pool *pool;

@@ -80,7 +80,7 @@ void harness_expect_same_outputs(const char *a, const char *b);
  * a null. */
 double harness_summary_number(const char *dir, const char *key);
 
-/* A CSV output of a run (metrics.csv, workers.csv, protocol.csv) read whole: its header's
+/* A CSV output of a run (metrics.csv, workers.csv) read whole: its header's
  * column names and its rows of cells as text. */
 typedef struct harness_csv {
     size_t ncols, nrows;

@@ -62,7 +62,7 @@ static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
     spy *s = watched;
     s->n = sim_ctx_workers(ctx);
     s->p = sim_ctx_num_params(ctx);
-    s->train = sim_ctx_train_samples(ctx);
+    s->train = sim_ctx_budget(ctx).train_samples;
     ck_assert_uint_le(s->n, MAX_W);
     ck_assert_uint_le(s->p, MAX_P);
     memcpy(s->x0, sim_ctx_params(ctx, 0), s->p * sizeof(float));

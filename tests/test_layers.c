@@ -199,12 +199,13 @@ typedef struct rprobe {
     size_t layers;
     sim_time start[8];         /* when each worker's iteration started */
     sim_time dmin[8], dmax[8]; /* shortest and longest iteration of each worker */
+    const sim_layers *all;     /* the scenario's layers, kept by configure */
 } rprobe;
 
 static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
-    (void)state;
-    (void)sc;
+    rprobe *st = state;
+    st->all = &sc->layers;
     (void)err;
     (void)cfg;
     return SIM_OK;
@@ -230,7 +231,7 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     size_t n;
     const sim_layer *l = sim_ctx_layers(ctx, &n);
-    const sim_layers *all = &sim_ctx_scenario(ctx)->layers;
+    const sim_layers *all = st->all;
     st->layers = n;
     sim_time end = sim_ctx_now(ctx);
     ck_assert_int_eq(sim_ctx_grad_ready_ns(ctx, w, 0), end);

@@ -194,7 +194,7 @@ static versions observe_versions(const char *const *sets, size_t n, uint32_t K)
 /* The most address space the snapshot buffers took, at any evaluation. */
 static void buffer_bytes(void *ud, sim_ctx *ctx)
 {
-    uint64_t *most = ud, bytes = sim_ctx_snapshot_buffer_bytes(ctx);
+    uint64_t *most = ud, bytes = sim_ctx_stats(ctx).snapshot_buffer_bytes;
     *most = bytes > *most ? bytes : *most;
 }
 

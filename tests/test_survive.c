@@ -39,6 +39,8 @@ static const variant variants[] = {
     { "{\"name\": \"allreduce\"}", 0, false, false },
     { "{\"name\": \"localsgd\"}", 0, false, false },
     { "{\"name\": \"localsgd\", \"local_steps\": 1}", 0, false, false },
+    { "{\"name\": \"easgd\"}", 1, false, false },
+    { "{\"name\": \"easgd\", \"tau\": 1, \"beta\": 0.3}", 1, false, false },
     { "{\"name\": \"dpsgd\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"torus\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"exponential\"}", 0, false, false },

@@ -1,0 +1,182 @@
+/* Elastic averaging SGD, asynchronous (Zhang, Choromanska and LeCun 2015, Algorithm 1).
+ *
+ * A centre variable x~ lives on the first server host. Every worker takes local SGD steps
+ * on its own model x_i (momentum as configured); after every tau-th step it sends x_i to
+ * the server (its own model, copied on write: it waits for the answer and writes nothing
+ * meanwhile). The server computes the elastic difference e = alpha (x_i - x~), with
+ * alpha = beta / N, moves the centre towards the worker, x~ += e, and answers with e; the
+ * worker moves towards the centre, x_i -= e, and steps on. So the exchange of each worker
+ * happens at once against the centre as it is when its message arrives, one worker at a
+ * time, as the paper's asynchronous form does, and x~ + sum x_i is kept up to rounding.
+ * The metrics evaluate the centre, the model EASGD returns.
+ *
+ * Failures: a worker that fails loses its iteration and its exchange in flight, and starts
+ * its local steps again from its own model when it recovers. The server does not fail.
+ */
+#include <stdlib.h>
+
+#include "protocols/msg.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+enum {
+    MSG_MODEL = 1,  /* worker -> server: x_i */
+    MSG_ELASTIC = 2 /* server -> worker: e */
+};
+
+typedef struct easgd {
+    uint32_t n, server; /* workers; the centre's host */
+    int64_t tau;        /* local steps between exchanges */
+    double beta;        /* moving rate; alpha = beta / n */
+    size_t P;           /* floats (0: timing-only) */
+    float *centre;      /* (P) x~ */
+    float *elastic;     /* (P) the last e */
+    uint64_t *steps;    /* (n) local steps of each worker */
+    uint64_t exchanges; /* answered by the server */
+} easgd;
+
+static int ea_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+{
+    easgd *st = state;
+    st->n = sc->workers;
+    st->server = sc->workers;
+    st->tau = 4;
+    st->beta = 0.9;
+    int rc = sim_cfg_int(cfg, "tau", 1, 1000000, &st->tau, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(cfg, "beta", 0.0, 1.0, &st->beta, err);
+    if (rc == SIM_OK && sc->servers == 0)
+        return sim_cfg_fail(cfg, "tau", err,
+                            "easgd keeps its centre on a server host: "
+                            "the scenario needs \"servers\" >= 1");
+    return rc;
+}
+
+/* The centre and the last difference, the step counts, and a difference in flight to every
+ * worker at most (a worker's own model travels as an alias it does not write). */
+static uint64_t ea_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    (void)state;
+    return 2 * (uint64_t)num_params * 4 +
+           (uint64_t)sc->workers * (sizeof(uint64_t) + proto_snapshot_bytes(num_params));
+}
+
+static void ea_fini(void *state)
+{
+    easgd *st = state;
+    free(st->centre);
+    free(st->elastic);
+    free(st->steps);
+    st->centre = st->elastic = NULL;
+    st->steps = NULL;
+}
+
+static msg_hdr hdr(uint32_t kind, uint64_t seq)
+{
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = seq };
+    return h;
+}
+
+static int ea_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    easgd *st = state;
+    st->P = sim_ctx_num_params(ctx);
+    st->steps = calloc(st->n, sizeof(*st->steps));
+    if (st->steps == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (st->P > 0) {
+        st->centre = sim_tensor_alloc(st->P);
+        st->elastic = sim_tensor_alloc(st->P);
+        if (st->centre == NULL || st->elastic == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        /* x~ starts as worker 0's model (the workers start equal but with the vector model). */
+        sim_tensor_copy(st->centre, sim_ctx_params_view(ctx, 0), st->P);
+        sim_ctx_set_eval_params(ctx, st->centre);
+    }
+    for (uint32_t w = 0; w < st->n; w++)
+        if (!sim_ctx_down(ctx, w)) {
+            int rc = sim_ctx_compute(ctx, w, 0, err);
+            if (rc != SIM_OK)
+                return rc;
+        }
+    return SIM_OK;
+}
+
+/* Worker w's iteration ended: its local step, then the next one or an exchange. */
+static int computed(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+    sim_ctx_count(ctx, w, 1);
+    if (++st->steps[w] % (uint64_t)st->tau != 0)
+        return sim_ctx_compute(ctx, w, st->steps[w], err);
+    return msg_post(ctx, w, st->server, sim_ctx_model_bytes(ctx), hdr(MSG_MODEL, st->steps[w]),
+                    msg_params(w), err);
+}
+
+/* The server: e = alpha (x_i - x~), x~ += e, e back to the worker. */
+static int model_in(easgd *st, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err)
+{
+    const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
+    if (st->P > 0 && x != NULL) {
+        float alpha = (float)(st->beta / st->n);
+        for (size_t k = 0; k < st->P; k++) {
+            st->elastic[k] = alpha * (x[k] - st->centre[k]);
+            st->centre[k] += st->elastic[k];
+        }
+    }
+    st->exchanges++;
+    return msg_post(ctx, st->server, w, sim_ctx_model_bytes(ctx), hdr(MSG_ELASTIC, seq),
+                    msg_copy(st->elastic, st->P), err);
+}
+
+/* Worker w: x_i -= e, then its next local step. */
+static int elastic_in(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    const float *e = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
+    if (st->P > 0 && e != NULL) {
+        float *x = sim_ctx_params(ctx, w);
+        for (size_t k = 0; k < st->P; k++)
+            x[k] -= e[k];
+    }
+    return sim_ctx_compute(ctx, w, st->steps[w], err);
+}
+
+static int ea_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    easgd *st = state;
+    switch (ev->kind) {
+    case SIM_EV_COMPUTED:
+        return computed(st, ctx, (uint32_t)ev->dst, err);
+    case SIM_EV_MSG: {
+        msg_hdr h = msg_read(ev);
+        if (h.kind == MSG_MODEL)
+            return model_in(st, ctx, (uint32_t)ev->src, h.seq, err);
+        return elastic_in(st, ctx, (uint32_t)ev->dst, err);
+    }
+    case SIM_EV_WORKER_UP:
+        return sim_ctx_compute(ctx, (uint32_t)ev->dst, st->steps[ev->dst], err);
+    default:
+        return SIM_OK;
+    }
+}
+
+static void ea_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    const easgd *st = state;
+    sim_report_add(out, "tau", (double)st->tau);
+    sim_report_add(out, "alpha", st->beta / st->n);
+    sim_report_add(out, "exchanges", (double)st->exchanges);
+    (void)ctx;
+}
+
+const proto_ops proto_easgd = {
+    .name = "easgd",
+    .summary = "elastic averaging SGD: local steps, every tau an elastic move to a centre",
+    .state_size = sizeof(easgd),
+    .configure = ea_configure,
+    .start = ea_start,
+    .on_event = ea_on_event,
+    .report = ea_report,
+    .memory = ea_memory,
+    .fini = ea_fini,
+};

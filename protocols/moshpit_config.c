@@ -18,31 +18,45 @@ static uint64_t cells_of(uint32_t side, uint32_t k)
     return c;
 }
 
-/* The default grid of n workers (no `grid` given): d axes of one side M, M^d >= n cells,
- * choosing among d = 2..MP_MAX_DIMS (M the smallest side with M^d >= n, M >= 2) the grid
- * with the fewest cells, i.e. the fullest, ties to the fewest axes; n <= 3 (no two axes of
- * two or more to fill) takes one axis of max(n, 2). 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32,
- * 1000 -> 10x10x10, 17 -> 5x5, 5 -> 2x2x2. */
+/* The integer k-th root of n when n is a perfect k-th power, else 0. */
+static uint32_t exact_root(uint32_t n, uint32_t k)
+{
+    uint32_t r = (uint32_t)llround(pow((double)n, 1.0 / k));
+    for (uint32_t s = r > 1 ? r - 1 : 1; s <= r + 1; s++) /* whatever pow's rounding */
+        if (cells_of(s, k) == n)
+            return s;
+    return 0;
+}
+
+/* The default grid of n workers (no `grid` given), d axes of one side M, groups never of
+ * two where larger ones fit: the fewest axes d >= 2 with n = M^d exactly and M >= 4 (a
+ * perfect grid, as the paper's 32x32 and 8x8x8: exact in d rounds); else two axes of
+ * M = ceil(sqrt n), the fullest two-axis grid (fewer than 2 sqrt(n) empty cells, filled by
+ * distinct cells drawn from the seed); n <= 4 (M would be 2: pairs) takes one axis of
+ * max(n, 2), one group. 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32, 1000 -> 10x10x10,
+ * 8 -> 3x3, 32 -> 6x6, 100 -> 10x10. */
 void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m)
 {
-    if (n <= 3) {
+    for (uint32_t k = 2; k <= MP_MAX_DIMS; k++) {
+        uint32_t side = exact_root(n, k);
+        if (side >= 4) {
+            *d = k;
+            *m = side;
+            return;
+        }
+    }
+    uint32_t side = (uint32_t)ceil(sqrt((double)n));
+    while (side > 1 && (uint64_t)(side - 1) * (side - 1) >= n) /* ceil(sqrt n), exactly */
+        side--;
+    while ((uint64_t)side * side < n)
+        side++;
+    if (side <= 2) {
         *d = 1;
         *m = n < 2 ? 2 : n;
         return;
     }
-    uint64_t best = UINT64_MAX;
-    for (uint32_t k = 2; k <= MP_MAX_DIMS; k++) {
-        uint32_t side = (uint32_t)floor(pow((double)n, 1.0 / k));
-        side = side <= 2 ? 2 : side - 1; /* below the root, whatever pow's rounding */
-        while (cells_of(side, k) < n)
-            side++;
-        uint64_t cells = cells_of(side, k);
-        if (cells < best) {
-            best = cells;
-            *d = k;
-            *m = side;
-        }
-    }
+    *d = 2;
+    *m = side;
 }
 
 /* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. A run

@@ -423,15 +423,21 @@ START_TEST(runs_are_deterministic)
 }
 END_TEST
 
-/* The default grid (no `grid`): the fullest grid of d >= 2 equal sides, ties to the fewest
- * axes; one axis for n <= 3 (issue 23: 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32). */
-START_TEST(default_grid_is_the_fullest_of_equal_sides)
+/* The default grid (no `grid`), N -> d axes of side M: a perfect grid of side >= 4 with the
+ * fewest axes when N is one (issue 23: 16 -> 4x4, 512 -> 8x8x8, 1024 -> 32x32), else the
+ * fullest two-axis grid, ceil(sqrt N) a side; one axis (one group) for N <= 4. Never sides
+ * of two (groups of two) where a larger group fits. */
+START_TEST(default_grid_is_perfect_or_the_fullest_square)
 {
     const struct {
         uint32_t n, d, m;
-    } cases[] = { { 1, 1, 2 },   { 2, 1, 2 },    { 3, 1, 3 },     { 4, 2, 2 },
-                  { 5, 3, 2 },   { 16, 2, 4 },   { 17, 2, 5 },    { 32, 5, 2 },
-                  { 512, 3, 8 }, { 768, 2, 28 }, { 1000, 3, 10 }, { 1024, 2, 32 } };
+    } cases[] = { { 1, 1, 2 },         { 2, 1, 2 },     { 3, 1, 3 },      { 4, 1, 4 },
+                  { 5, 2, 3 },         { 8, 2, 3 },     { 9, 2, 3 },      { 10, 2, 4 },
+                  { 16, 2, 4 },        { 17, 2, 5 },    { 27, 2, 6 },     { 32, 2, 6 },
+                  { 64, 2, 8 },        { 100, 2, 10 },  { 125, 3, 5 },    { 512, 3, 8 },
+                  { 768, 2, 28 },      { 1000, 3, 10 }, { 1023, 2, 32 },  { 1024, 2, 32 },
+                  { 1025, 2, 33 },     { 4096, 2, 64 }, { 32768, 3, 32 }, { 1u << 20, 2, 1024 },
+                  { 1048575, 2, 1024 } };
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         uint32_t d = 0, m = 0;
         mp_default_grid(cases[k].n, &d, &m);
@@ -441,6 +447,43 @@ START_TEST(default_grid_is_the_fullest_of_equal_sides)
         for (uint32_t a = 0; a < d; a++)
             cells *= m;
         ck_assert_uint_ge(cells, cases[k].n);
+        ck_assert(d == 1 || m >= 3);
+    }
+}
+END_TEST
+
+/* An incomplete default grid (8 workers in 3x3, 32 in 6x6: distinct cells drawn from the
+ * seed, the rest empty) averages: grid rounds along its two axes bring the variance of N(0, 1)
+ * values down by orders of magnitude, the grid resolved into run.json. */
+START_TEST(incomplete_default_grid_averages)
+{
+    const struct {
+        unsigned n;
+        const char *grid;
+    } cases[] = { { 8, "\"grid\": [3, 3]" }, { 32, "\"grid\": [6, 6]" } };
+    for (size_t k = 0; k < 2; k++) {
+        char json[1024];
+        snprintf(json, sizeof(json),
+                 "{\"seed\": 7, \"workers\": %u, \"compute\": {\"iteration_ms\": 1},"
+                 " \"network\": {\"bandwidth_gbps\": 1, \"latency_us\": 50},"
+                 " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 1}, \"lr\": 0},"
+                 " \"protocol\": {\"name\": \"moshpit\", \"local_steps\": 0},"
+                 " \"stop\": {\"rounds\": 8}}",
+                 cases[k].n);
+        sim_scenario *sc = harness_load(json, "moshpit-incomplete.json", NULL, 0);
+        char *dir = harness_tmpdir("mp-incomplete");
+        observer *o = calloc(1, sizeof(*o));
+        harness_run(sc, dir, observe, o);
+        char *rj = harness_slurp(dir, "run.json");
+        ck_assert_msg(strstr(rj, cases[k].grid) != NULL, "n = %u: run.json lacks %s", cases[k].n,
+                      cases[k].grid);
+        double v = harness_summary_number(dir, "variance");
+        ck_assert_msg(v < 1e-3, "n = %u: variance %g after 8 rounds", cases[k].n, v);
+        check_sum_kept(o);
+        free(rj);
+        free(o);
+        harness_cleanup(dir);
+        sim_scenario_destroy(sc);
     }
 }
 END_TEST
@@ -577,7 +620,8 @@ Suite *test_suite(void)
     tcase_add_test(t, averaging_alone_needs_a_round_count);
     tcase_add_test(t, runs_are_deterministic);
     tcase_add_test(t, async_key_form_leaves_a_slow_worker_behind);
-    tcase_add_test(t, default_grid_is_the_fullest_of_equal_sides);
+    tcase_add_test(t, default_grid_is_perfect_or_the_fullest_square);
+    tcase_add_test(t, incomplete_default_grid_averages);
     tcase_add_test(t, defaults_are_the_papers_and_recorded_in_run_json);
     tcase_add_test(t, unbounded_groups_grow_and_keep_the_key_rules);
     suite_add_tcase(s, t);

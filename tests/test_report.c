@@ -37,9 +37,9 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
     harness_write(dir, "metrics.csv", text);
     snprintf(text, sizeof(text),
              "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
-             "bytes_received,down_s,comm_overlap_s,params_fnv\n"
-             "0,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0,0\n"
-             "1,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0,0\n",
+             "bytes_received,down_s,params_fnv\n"
+             "0,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n"
+             "1,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n",
              samples / 2, compute / 2, comm / 2, wait / 2, bytes / 2, samples / 2, compute / 2,
              comm / 2, wait / 2, bytes / 2);
     harness_write(dir, "workers.csv", text);

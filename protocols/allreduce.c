@@ -25,10 +25,10 @@
 #include "sim/tensor.h"
 
 typedef struct allreduce {
-    coll_hub hub; /* one channel: the ring's (1) */
-    coll_ring ring;
-    uint32_t n;     /* workers */
-    coll_mean mean; /* the round's mean gradient (real models only) */
+    coll_hub *hub; /* one channel: the ring's (1) */
+    coll_ring *ring;
+    uint32_t n;      /* workers */
+    coll_mean *mean; /* the round's mean gradient (real models only) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
     bool decided;        /* whether someone sat out avg_round is known */
@@ -48,9 +48,9 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void ar_fini(void *state)
 {
     allreduce *st = state;
-    coll_ring_fini(&st->ring);
-    coll_mean_fini(&st->mean);
-    coll_hub_fini(&st->hub);
+    coll_ring_destroy(st->ring);
+    coll_mean_destroy(st->mean);
+    coll_hub_destroy(st->hub);
 }
 
 static const float *gradient(void *ud, sim_ctx *ctx, uint32_t w)
@@ -71,14 +71,16 @@ static void average(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t round)
 {
     if (!st->decided) {
         st->any_out = false;
-        for (uint32_t i = 0; i < st->ring.n; i++) /* one draw per member, ring order */
-            st->any_out = sim_ctx_dropped(ctx, st->ring.order[i], st->avg_round) || st->any_out;
+        for (uint32_t i = 0; i < coll_ring_size(st->ring);
+             i++) /* one draw per member, ring order */
+            st->any_out =
+                sim_ctx_dropped(ctx, coll_ring_member(st->ring, i), st->avg_round) || st->any_out;
         st->decided = true;
         st->rounds_out += st->any_out ? 1 : 0;
     }
     if (!st->any_out) {
-        const float *m = coll_mean_of(&st->mean, &st->ring, ctx, round, model, st);
-        sim_tensor_copy(sim_ctx_params(ctx, w), m, st->mean.nfloats);
+        const float *m = coll_mean_of(st->mean, st->ring, ctx, round, model, st);
+        sim_tensor_copy(sim_ctx_params(ctx, w), m, sim_ctx_num_params(ctx));
     }
 }
 
@@ -86,17 +88,17 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     allreduce *st = ud;
     uint64_t round = info->round;
-    if (st->mean.mean != NULL && sim_ctx_averaging_only(ctx)) {
+    if (st->mean != NULL && sim_ctx_averaging_only(ctx)) {
         average(st, ctx, w, round);
-    } else if (st->mean.mean != NULL) {
+    } else if (st->mean != NULL) {
         /* One mean per ring generation and round: that pair is the step's key, so the
          * replicas, which share their storage while equal, compute the step once. */
-        const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
-        uint64_t key = (uint64_t)st->mean.gen << 40 ^ round;
-        sim_ctx_apply_keyed(ctx, w, g, st->mean.lr, sim_ctx_momentum(ctx), key);
+        const float *g = coll_mean_of(st->mean, st->ring, ctx, round, gradient, st);
+        uint64_t key = (uint64_t)coll_ring_generation(st->ring) << 40 ^ round;
+        sim_ctx_apply_keyed(ctx, w, g, coll_mean_lr(st->mean), sim_ctx_momentum(ctx), key);
     }
     sim_ctx_count(ctx, w, 1);
-    if (coll_ring_round_complete(&st->ring, round)) {
+    if (coll_ring_round_complete(st->ring, round)) {
         st->avg_round++;
         st->decided = false;
         sim_ctx_round_end(ctx);
@@ -107,15 +109,18 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    int rc = coll_hub_init(&st->hub, 1, 0, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_done, st, err);
-    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
-        rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
-    for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
-        rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
+    st->hub = coll_hub_create(1, 0, err);
+    if (st->hub == NULL)
+        return err->code;
+    st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
+    if (st->ring == NULL)
+        return err->code;
+    if (sim_ctx_num_params(ctx) > 0 &&
+        (st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
+        return err->code;
+    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+    for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
+        rc = sim_ctx_compute(ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
 }
 
@@ -125,18 +130,18 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        return coll_ring_join(&st->ring, ctx, w, err);
+        return coll_ring_join(st->ring, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "allreduce: message on no ring");
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
     case SIM_EV_WORKER_UP: {
-        int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -152,12 +157,19 @@ static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_
            (uint64_t)num_params * 4;
 }
 
+static coll_stats ring_stats(const allreduce *st)
+{
+    coll_stats s;
+    coll_ring_stats(st->ring, &s);
+    return s;
+}
+
 static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;
     const allreduce *st = state;
-    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
-    sim_report_add(out, "stale_messages", (double)st->ring.stale);
+    sim_report_add(out, "ring_restarts", (double)ring_stats(st).restarts);
+    sim_report_add(out, "stale_messages", (double)ring_stats(st).stale);
     if (st->rounds_out > 0)
         sim_report_add(out, "rounds_sat_out", (double)st->rounds_out);
 }

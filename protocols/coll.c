@@ -5,25 +5,32 @@
 
 #include <stdlib.h>
 
+#include "protocols/coll_state.h"
 #include "sim/tensor.h"
 
 /* ---- Hub ---- */
 
-int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err)
+coll_hub *coll_hub_create(uint32_t channels, uint32_t timer_kind, sim_err *err)
 {
+    coll_hub *hub = calloc(1, sizeof(*hub));
+    if (hub != NULL)
+        hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
+    if (hub == NULL || hub->slot == NULL) {
+        coll_hub_destroy(hub);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     hub->cap = channels;
-    hub->n = 0;
     hub->timer_kind = timer_kind;
-    hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
-    if (hub->slot == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return SIM_OK;
+    return hub;
 }
 
-void coll_hub_fini(coll_hub *hub)
+void coll_hub_destroy(coll_hub *hub)
 {
+    if (hub == NULL)
+        return;
     free(hub->slot);
-    hub->slot = NULL;
+    free(hub);
 }
 
 int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err)
@@ -87,9 +94,14 @@ static const coll_ops ring_ops = {
     .on_down = NULL,
 };
 
-int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                   void *ud, sim_err *err)
+coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                            void *ud, sim_err *err)
 {
+    coll_ring *r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     r->workers = workers;
     r->cap = cap;
     r->n = 0;
@@ -100,26 +112,61 @@ int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, 
     r->scratch = calloc(cap, sizeof(*r->scratch));
     r->done = done;
     r->ud = ud;
-    if (r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
-        r->scratch == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    for (uint32_t w = 0; w < workers; w++)
+    int rc = r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
+                     r->scratch == NULL
+                 ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
+                 : SIM_OK;
+    for (uint32_t w = 0; rc == SIM_OK && w < workers; w++)
         r->pos[w] = COLL_NONE;
-    return coll_hub_add(hub, r, &ring_ops, &r->channel, err);
+    if (rc == SIM_OK)
+        rc = coll_hub_add(hub, r, &ring_ops, &r->channel, err);
+    if (rc != SIM_OK) {
+        coll_ring_destroy(r);
+        return NULL;
+    }
+    return r;
 }
 
-void coll_ring_fini(coll_ring *r)
+void coll_ring_destroy(coll_ring *r)
 {
+    if (r == NULL)
+        return;
     free(r->m);
     free(r->order);
     free(r->pos);
     free(r->joined);
     free(r->scratch);
+    free(r);
+}
+
+uint32_t coll_ring_size(const coll_ring *r)
+{
+    return r->n;
+}
+
+uint32_t coll_ring_member(const coll_ring *r, uint32_t i)
+{
+    return r->order[i];
+}
+
+uint32_t coll_ring_generation(const coll_ring *r)
+{
+    return r->gen;
+}
+
+bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
+{
+    return r->finished == (uint64_t)r->n * (round + 1);
+}
+
+void coll_ring_stats(const coll_ring *r, coll_stats *out)
+{
+    *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts };
 }
 
 uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
 {
-    return (uint64_t)cap * (sizeof(coll_ring_member) + 2 * sizeof(uint32_t)) +
+    return (uint64_t)cap * (sizeof(coll_ring_pos) + 2 * sizeof(uint32_t)) +
            (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
 }
 
@@ -145,7 +192,7 @@ static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s)
 static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint32_t p = r->pos[w];
-    coll_ring_member *a = &r->m[p];
+    coll_ring_pos *a = &r->m[p];
     if (!r->joined[w] || a->busy || a->sent >= steps(r) || a->recv < a->sent)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
@@ -160,7 +207,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    coll_ring_member *a = &r->m[r->pos[w]];
+    coll_ring_pos *a = &r->m[r->pos[w]];
     if (!r->joined[w] || a->busy || a->sent < steps(r) || a->recv < steps(r))
         return SIM_OK;
     uint32_t round = a->round;
@@ -197,7 +244,7 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
             return sim_err_set(err, SIM_EINVAL, NULL, "ring: bad or repeated member %u", w);
         r->order[i] = w;
         r->pos[w] = i;
-        coll_ring_member *a = &r->m[i];
+        coll_ring_pos *a = &r->m[i];
         a->round = a->sent = a->recv = a->early = 0;
         a->busy = false;
     }
@@ -219,17 +266,36 @@ int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *er
     return coll_ring_reset(r, ctx, r->scratch, n, bytes, err);
 }
 
-int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
+int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
+                     uint64_t bytes, sim_err *err)
 {
     r->joined[w] = false;
     r->restarts++;
-    return coll_ring_reset_live(r, ctx, bytes, err);
+    return members == NULL ? coll_ring_reset_live(r, ctx, bytes, err)
+                           : coll_ring_reset(r, ctx, members, n, bytes, err);
+}
+
+int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
+{
+    return coll_ring_change(r, ctx, w, NULL, 0, bytes, err);
 }
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     r->joined[w] = true;
     return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
+}
+
+void coll_ring_leave(coll_ring *r, uint32_t w)
+{
+    r->joined[w] = false;
+}
+
+int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        r->joined[r->order[i]] = false;
+    return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
 }
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -248,7 +314,7 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
     int rc = progress(r, ctx, src, err);
     if (rc != SIM_OK)
         return rc;
-    coll_ring_member *a = &r->m[r->pos[w]];
+    coll_ring_pos *a = &r->m[r->pos[w]];
     if (round == a->round)
         a->recv++;
     else if (round == a->round + 1)
@@ -262,23 +328,39 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
 
 /* ---- The mean of a ring round ---- */
 
-int coll_mean_init(coll_mean *m, size_t nfloats, uint32_t cap, sim_err *err)
+coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err)
 {
-    m->nfloats = nfloats;
-    m->valid = false;
-    m->mean = sim_tensor_alloc(nfloats);
-    m->blocks = calloc(cap, sizeof(*m->blocks));
-    if (m->mean == NULL || m->blocks == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return SIM_OK;
+    coll_mean *m = calloc(1, sizeof(*m));
+    if (m != NULL) {
+        m->nfloats = nfloats;
+        m->mean = sim_tensor_alloc(nfloats);
+        m->blocks = calloc(cap, sizeof(*m->blocks));
+    }
+    if (m == NULL || m->mean == NULL || m->blocks == NULL) {
+        coll_mean_destroy(m);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    return m;
 }
 
-void coll_mean_fini(coll_mean *m)
+void coll_mean_destroy(coll_mean *m)
 {
+    if (m == NULL)
+        return;
     sim_tensor_free(m->mean);
     free(m->blocks);
-    m->mean = NULL;
-    m->blocks = NULL;
+    free(m);
+}
+
+const float *coll_mean_last(const coll_mean *m)
+{
+    return m->mean;
+}
+
+double coll_mean_lr(const coll_mean *m)
+{
+    return m->lr;
 }
 
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,

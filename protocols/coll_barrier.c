@@ -1,9 +1,9 @@
 /* Barrier over a member list through a coordinator (protocols/coll.h). Calls coll.c's hub,
  * never the other way round. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "protocols/coll.h"
+#include "protocols/coll_state.h"
 
 enum {
     ST_WAITING = 1, /* arrived, not yet released */
@@ -25,10 +25,14 @@ static const coll_ops barrier_ops = {
     .on_down = ba_on_down,
 };
 
-int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t cap,
-                      coll_done_fn done, void *ud, sim_err *err)
+coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                                  void *ud, sim_err *err)
 {
-    memset(b, 0, sizeof(*b));
+    coll_barrier *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     b->workers = workers;
     b->cap = cap;
     b->done = done;
@@ -39,21 +43,45 @@ int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t
     b->state = calloc(cap, sizeof(*b->state));
     b->failed = calloc(cap, sizeof(*b->failed));
     if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
-        b->failed == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        b->failed == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        coll_barrier_destroy(b);
+        return NULL;
+    }
     for (uint32_t w = 0; w < workers; w++)
         b->pos[w] = COLL_NONE;
-    return coll_hub_add(hub, b, &barrier_ops, &b->channel, err);
+    if (coll_hub_add(hub, b, &barrier_ops, &b->channel, err) != SIM_OK) {
+        coll_barrier_destroy(b);
+        return NULL;
+    }
+    return b;
 }
 
-void coll_barrier_fini(coll_barrier *b)
+void coll_barrier_destroy(coll_barrier *b)
 {
+    if (b == NULL)
+        return;
     free(b->members);
     free(b->pos);
     free(b->mround);
     free(b->state);
     free(b->failed);
-    memset(b, 0, sizeof(*b));
+    free(b);
+}
+
+uint32_t coll_barrier_coordinator(const coll_barrier *b)
+{
+    return b->n > 0 ? b->members[0] : COLL_NONE;
+}
+
+bool coll_barrier_has(const coll_barrier *b, uint32_t w)
+{
+    return w < b->workers && b->pos[w] != COLL_NONE;
+}
+
+void coll_barrier_stats(const coll_barrier *b, coll_stats *out)
+{
+    *out = (coll_stats){ .stale = b->stale };
 }
 
 static msg_hdr header(const coll_barrier *b, uint32_t kind, uint32_t round)

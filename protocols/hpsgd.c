@@ -83,10 +83,10 @@ enum {
 };
 
 typedef struct hpsgd {
-    coll_hub hub; /* channel 1: the ring, 2: the barrier */
-    coll_ring ring;
-    coll_barrier barrier;
-    coll_mean mean; /* the reduced mean of the ring's last round (real models only) */
+    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
+    coll_ring *ring;
+    coll_barrier *barrier;
+    coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
     uint32_t n;
     int flush;               /* FLUSH_* */
     double momentum;         /* the optimizer's coefficient m, in [0, 1) */
@@ -144,10 +144,10 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void hp_fini(void *state)
 {
     hpsgd *st = state;
-    coll_ring_fini(&st->ring);
-    coll_barrier_fini(&st->barrier);
-    coll_mean_fini(&st->mean);
-    coll_hub_fini(&st->hub);
+    coll_ring_destroy(st->ring);
+    coll_barrier_destroy(st->barrier);
+    coll_mean_destroy(st->mean);
+    coll_hub_destroy(st->hub);
     sim_tensor_free(st->xbar);
     sim_tensor_free(st->acc);
     sim_tensor_free(st->red);
@@ -204,7 +204,7 @@ static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
 static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
     uint32_t m = active_list(st, ctx);
-    return coll_ring_reset(&st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
+    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
 }
 
 /* One step of the optimizer (see the header) on worker w's replica with gradient g. */
@@ -226,7 +226,7 @@ static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
         sim_tensor_copy(x, row(st->xbar, st, w), st->P);
         /* A round that admitted workers (zero blocks) is the mean over its contributors: the
          * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
-        const float *mean = st->mean.mean;
+        const float *mean = coll_mean_last(st->mean);
         if (st->launches[w] == st->zero_launch && st->vel == NULL) {
             lr *= st->zero_scale;
         } else if (st->launches[w] == st->zero_launch) {
@@ -267,7 +267,7 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->inflight[w] = true;
     st->ring_done[w] = false;
     st->launches[w]++;
-    return coll_ring_join(&st->ring, ctx, w, err);
+    return coll_ring_join(st->ring, ctx, w, err);
 }
 
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
@@ -297,13 +297,13 @@ static int flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->flush == FLUSH_BOTH) {
-        merge(st, ctx, w, st->mean.lr);
+        merge(st, ctx, w, coll_mean_lr(st->mean));
         if (st->P > 0)
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
     } else {
         st->inflight[w] = false;
-        if (w == st->barrier.members[0])
+        if (w == coll_barrier_coordinator(st->barrier))
             st->dropped++;
     }
 }
@@ -315,7 +315,7 @@ static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     st->init[w] = false;
     accumulate(st, ctx, w);
-    if (w == st->barrier.members[0])
+    if (w == coll_barrier_coordinator(st->barrier))
         st->flushes++;
     if (st->inflight[w] && !st->ring_done[w]) {
         st->phase[w] = PH_FLUSH_WAIT;
@@ -331,7 +331,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
 {
     hpsgd *st = ud;
     if (st->P > 0)
-        coll_mean_of(&st->mean, &st->ring, ctx, info->round, accumulation, st);
+        coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
     st->cached = st->launches[w];
     st->ring_done[w] = true;
     if (st->phase[w] == PH_FLUSH_WAIT) {
@@ -339,7 +339,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
         return flush_launch(st, ctx, w, err);
     }
     if (st->phase[w] == PH_FLUSH_FINAL) {
-        merge(st, ctx, w, st->mean.lr);
+        merge(st, ctx, w, coll_mean_lr(st->mean));
         st->phase[w] = PH_RUN;
         return settle(st, ctx, w, err);
     }
@@ -381,7 +381,7 @@ static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++)
         if (st->pending[w] && !sim_ctx_down(ctx, w)) {
             st->phase[w] = PH_FETCH;
-            st->ring.joined[w] = false;
+            coll_ring_leave(st->ring, w);
         }
     st->admitting = true;
     st->admit_round = st->decided - 1;
@@ -417,13 +417,14 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         }
         if (st->vel != NULL)
             sim_tensor_zero(row(st->vel, st, w), st->P);
-        rc = coll_ring_join(&st->ring, ctx, w, err);
+        rc = coll_ring_join(st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
             rc = msg_send_params(ctx, coord, w, sim_ctx_model_bytes(ctx), h, err);
     }
     st->zero_launch = st->launches[coord];
-    st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
+    uint32_t n = coll_ring_size(st->ring);
+    st->zero_scale = (double)n / (double)(n - zeros);
     return rc;
 }
 
@@ -491,15 +492,15 @@ static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
     uint32_t m = active_list(st, ctx);
     if (m == 0)
         return SIM_OK;
-    int rc = coll_barrier_start(&st->barrier, ctx, st->members, m, st->decided, err);
+    int rc = coll_barrier_start(st->barrier, ctx, st->members, m, st->decided, err);
     /* By worker id, not st->members: the handlers below may rebuild that list. */
     for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (!active(st, ctx, w) || !st->waiting[w] || st->barrier.pos[w] == COLL_NONE)
+        if (!active(st, ctx, w) || !st->waiting[w] || !coll_barrier_has(st->barrier, w))
             continue;
         if (st->wait_round[w] < st->decided)
             rc = released(st, ctx, w, st->wait_round[w], st->last_lr, err);
         else
-            rc = coll_barrier_arrive(&st->barrier, ctx, w, err);
+            rc = coll_barrier_arrive(st->barrier, ctx, w, err);
     }
     return rc;
 }
@@ -511,13 +512,13 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->wait_round[w] = st->settled[w];
     if (st->outside[w])
         return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
-    return coll_barrier_arrive(&st->barrier, ctx, w, err);
+    return coll_barrier_arrive(st->barrier, ctx, w, err);
 }
 
 /* Worker w failed: see the header for what happens to the reductions in flight. */
 static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    bool coordinated = st->barrier.n > 0 && st->barrier.members[0] == w, abandoned = false;
+    bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
     st->phase[w] = PH_OUT;
     st->pending[w] = false;
     st->outside[w] = false;
@@ -526,7 +527,7 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     for (uint32_t v = 0; v < st->n; v++) {
         if (!active(st, ctx, v) || !st->inflight[v] || st->ring_done[v])
             continue;
-        st->ring.joined[v] = false;
+        coll_ring_leave(st->ring, v);
         if (st->cached != 0 && st->cached == st->launches[v]) {
             st->ring_done[v] = true; /* a member completed it: its mean is known */
         } else {
@@ -543,9 +544,8 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             st->arrived_done[v] = true;
     }
     st->abandoned += abandoned;
-    st->ring.joined[w] = false;
-    st->ring.restarts++;
-    int rc = ring_reset_active(st, ctx, err);
+    uint32_t m = active_list(st, ctx);
+    int rc = coll_ring_change(st->ring, ctx, w, st->members, m, sim_ctx_model_bytes(ctx), err);
     /* Flushes waiting for a reduction now completed or abandoned go on. */
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
         if (!active(st, ctx, v))
@@ -555,7 +555,7 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
                 flush_previous(st, ctx, v);
             rc = flush_launch(st, ctx, v, err);
         } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
-            merge(st, ctx, v, st->mean.lr);
+            merge(st, ctx, v, coll_mean_lr(st->mean));
             st->phase[v] = PH_RUN;
             rc = settle(st, ctx, v, err);
         } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
@@ -564,8 +564,7 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     if (rc != SIM_OK)
         return rc;
-    return coordinated ? restart_barrier(st, ctx, err)
-                       : coll_hub_worker_down(&st->hub, ctx, w, err);
+    return coordinated ? restart_barrier(st, ctx, err) : coll_hub_worker_down(st->hub, ctx, w, err);
 }
 
 /* The global model reached an admitted worker: it starts computing on it. */
@@ -594,7 +593,7 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         sim_tensor_zero(row(st->acc, st, w), st->P);
     if (st->vel != NULL)
         sim_tensor_zero(row(st->vel, st, w), st->P);
-    st->ring.joined[w] = false;
+    coll_ring_leave(st->ring, w);
     /* Its iterations are counted in the barrier's rounds (the round it waits in is
      * settled[w]): the barrier starts again at the next undecided round, so does w. */
     st->settled[w] = st->decided;
@@ -679,14 +678,16 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
                      "workload.momentum %g, for its local steps and merges",
                      st->momentum, wm);
     int rc = alloc_all(st, err);
-    if (rc == SIM_OK)
-        rc = coll_hub_init(&st->hub, 2, 0, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_ring_done, st, err);
-    if (rc == SIM_OK)
-        rc = coll_barrier_init(&st->barrier, &st->hub, st->n, st->n, on_barrier_done, st, err);
-    if (rc == SIM_OK && st->P > 0)
-        rc = coll_mean_init(&st->mean, st->P, st->n, err);
+    if (rc == SIM_OK && (st->hub = coll_hub_create(2, 0, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK &&
+        (st->ring = coll_ring_create(st->hub, st->n, st->n, on_ring_done, st, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK && (st->barrier = coll_barrier_create(st->hub, st->n, st->n, on_barrier_done,
+                                                           st, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK && st->P > 0 && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
+        rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
         st->init[w] = true;
         if (sim_ctx_down(ctx, w))
@@ -697,7 +698,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
         rc = ring_reset_active(st, ctx, err);
     uint32_t m = active_list(st, ctx);
     if (rc == SIM_OK && m > 0)
-        rc = coll_barrier_start(&st->barrier, ctx, st->members, m, 0, err);
+        rc = coll_barrier_start(st->barrier, ctx, st->members, m, 0, err);
     for (uint32_t i = 0; i < m && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->members[i], 0, err);
     return rc;
@@ -712,7 +713,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return st->phase[w] == PH_OUT ? SIM_OK : on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
             rc = on_fetched(st, ctx, w, err);
         return rc;
@@ -756,8 +757,11 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "dropped_accumulations", (double)st->dropped);
     sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
     sim_report_add(out, "admitted", (double)st->admitted);
-    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
-    sim_report_add(out, "stale_messages", (double)(st->ring.stale + st->barrier.stale));
+    coll_stats r, b;
+    coll_ring_stats(st->ring, &r);
+    coll_barrier_stats(st->barrier, &b);
+    sim_report_add(out, "ring_restarts", (double)r.restarts);
+    sim_report_add(out, "stale_messages", (double)(r.stale + b.stale));
 }
 
 const proto_ops proto_hpsgd = {

@@ -87,9 +87,9 @@ static void mp_fini(void *state)
 {
     moshpit *st = state;
     for (uint32_t i = 0; st->bf != NULL && i < st->nbf; i++)
-        coll_bfly_fini(&st->bf[i]);
+        coll_bfly_destroy(st->bf[i]);
     free(st->bf);
-    coll_hub_fini(&st->hub);
+    coll_hub_destroy(st->hub);
     free(st->coord);
     free(st->group);
     free(st->list);
@@ -142,7 +142,7 @@ static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     if (st->busy > 0)
         return SIM_OK;
     for (uint32_t g = 0; g < st->active; g++)
-        if (!coll_bfly_round_complete(&st->bf[g]))
+        if (!coll_bfly_round_complete(st->bf[g]))
             return SIM_OK;
     st->busy = UINT32_MAX; /* until the next round starts */
     sim_ctx_round_end(ctx);
@@ -168,7 +168,7 @@ static void update_floor(moshpit *st, sim_ctx *ctx)
 static void release_groups(moshpit *st)
 {
     for (uint32_t b = 0; b < st->nbf; b++) {
-        if (!st->inuse[b] || !coll_bfly_round_complete(&st->bf[b]))
+        if (!st->inuse[b] || !coll_bfly_round_complete(st->bf[b]))
             continue;
         st->inuse[b] = false;
         st->freebf[st->nfree++] = b;
@@ -298,14 +298,14 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         st->group[m[i]] = b;
         st->ks[m[i]] = KS_GROUP;
     }
-    int rc = coll_bfly_start(&st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
+    int rc = coll_bfly_start(st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
         if (m[i] != c)
             rc = send_small(ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, mseq(st, m[i]), err);
     if (rc != SIM_OK)
         return rc;
     st->phase[c] = PH_GROUP;
-    return coll_bfly_join(&st->bf[b], ctx, c, err);
+    return coll_bfly_join(st->bf[b], ctx, c, err);
 }
 
 /* Worker w asks the earliest candidate it has not asked yet, declared under its key before
@@ -412,7 +412,7 @@ static int on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg
         if (st->ks[w] != KS_GROUP || st->phase[w] != PH_MATCH)
             return SIM_OK;
         st->phase[w] = PH_GROUP;
-        return coll_bfly_join(&st->bf[st->group[w]], ctx, w, err);
+        return coll_bfly_join(st->bf[st->group[w]], ctx, w, err);
     case MSG_DISBAND:
         if (!follows(st, w, src))
             return SIM_OK;
@@ -449,7 +449,7 @@ static int begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     for (uint32_t f = 0; f < st->n; f++) {
         if (f == d || st->ks[f] != KS_GROUP || st->phase[f] != PH_MATCH || st->asked[f] != d)
             continue;
-        int rc = coll_bfly_leave(&st->bf[st->group[f]], ctx, f, err);
+        int rc = coll_bfly_leave(st->bf[st->group[f]], ctx, f, err);
         if (rc != SIM_OK)
             return rc;
         st->ks[f] = KS_ALONE;
@@ -470,7 +470,7 @@ static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->group[w] == COLL_NONE)
         return finish(st, ctx, w, err);
     st->phase[w] = PH_GROUP;
-    return coll_bfly_join(&st->bf[st->group[w]], ctx, w, err);
+    return coll_bfly_join(st->bf[st->group[w]], ctx, w, err);
 }
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
@@ -575,17 +575,19 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
         st->left == NULL || (!st->random && (st->coord == NULL || st->line == NULL)) ||
         (st->P > 0 && st->avg == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = coll_hub_init(&st->hub, st->nbf, EV_COLL, err);
+    st->hub = coll_hub_create(st->nbf, EV_COLL, err);
+    if (st->hub == NULL)
+        return err->code;
     sim_time s_ns = (sim_time)llround(st->sender_ms * 1e6);
     sim_time r_ns = (sim_time)llround(st->reducer_ms * 1e6);
-    for (uint32_t g = 0; g < st->nbf && rc == SIM_OK; g++) {
-        rc = coll_bfly_init(&st->bf[g], &st->hub, st->n, st->cap, st->P, sim_ctx_model_bytes(ctx),
-                            mp_input, mp_output, on_done, st, err);
-        if (rc == SIM_OK)
-            coll_bfly_set_timeouts(&st->bf[g], s_ns, r_ns);
+    for (uint32_t g = 0; g < st->nbf; g++) {
+        st->bf[g] = coll_bfly_create(st->hub, st->n, st->cap, st->P, sim_ctx_model_bytes(ctx),
+                                     mp_input, mp_output, on_done, st, err);
+        if (st->bf[g] == NULL)
+            return err->code;
+        coll_bfly_set_timeouts(st->bf[g], s_ns, r_ns);
     }
-    if (rc != SIM_OK)
-        return rc;
+    int rc = SIM_OK;
     if (st->keys && (rc = alloc_keys(st, err)) != SIM_OK)
         return rc;
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
@@ -612,7 +614,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     moshpit *st = state;
     uint32_t w = (uint32_t)ev->dst;
     bool handled = false;
-    int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+    int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
     if (rc != SIM_OK || handled)
         return rc;
     switch (ev->kind) {
@@ -650,7 +652,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         } else if (st->keys) {
             st->ks[w] = st->ks[w] == KS_GROUP ? KS_GROUP : KS_OUT;
         }
-        rc = coll_hub_worker_down(&st->hub, ctx, w, err);
+        rc = coll_hub_worker_down(st->hub, ctx, w, err);
         if (rc == SIM_OK && st->keys)
             rc = begin_lost(st, ctx, w, err);
         if (rc != SIM_OK || !st->async)
@@ -682,9 +684,11 @@ static void mp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     const moshpit *st = state;
     uint64_t stale = 0, dropped = 0, kept = 0;
     for (uint32_t g = 0; g < st->nbf; g++) {
-        stale += st->bf[g].stale;
-        dropped += st->bf[g].dropped;
-        kept += st->bf[g].kept;
+        coll_stats s;
+        coll_bfly_stats(st->bf[g], &s);
+        stale += s.stale;
+        dropped += s.dropped;
+        kept += s.kept;
     }
     sim_report_add(out, "rounds", (double)st->round);
     sim_report_add(out, "groups", (double)st->groups);

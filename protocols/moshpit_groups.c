@@ -39,7 +39,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
                 }
             for (uint32_t i = 0; i < c; i++)
                 st->group[members[i]] = g;
-            int rc = coll_bfly_start(&st->bf[g], ctx, members, NULL, c, st->round, err);
+            int rc = coll_bfly_start(st->bf[g], ctx, members, NULL, c, st->round, err);
             if (rc != SIM_OK)
                 return rc;
         }
@@ -74,7 +74,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
         for (uint32_t i = 0; i < k; i++)
             if (st->group[st->list[i]] == b)
                 members[c++] = st->list[i];
-        int rc = coll_bfly_start(&st->bf[b], ctx, members, NULL, c, st->round, err);
+        int rc = coll_bfly_start(st->bf[b], ctx, members, NULL, c, st->round, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -87,7 +87,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
  * takes r_p as its newest digit. */
 void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
 {
-    uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
+    uint32_t L = st->d - 1, p = coll_bfly_position(st->bf[b], w), k = coll_bfly_size(st->bf[b]);
     if (L == 0 || p == COLL_NONE)
         return;
     uint32_t B = st->target;

@@ -50,8 +50,8 @@ typedef struct moshpit {
     uint32_t local_steps;    /* SGD steps before each round */
     double sender_ms, reducer_ms;
     /* run */
-    coll_hub hub;
-    coll_bfly *bf;     /* (nbf) one per group of a round */
+    coll_hub *hub;
+    coll_bfly **bf;    /* (nbf) one per group of a round */
     uint32_t nbf, cap; /* butterflies, most members of one */
     uint32_t *coord;   /* (n * d) each worker's cell */
     uint32_t *group;   /* (n) butterfly of the worker this round, COLL_NONE if none */

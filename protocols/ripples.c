@@ -298,7 +298,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
     uint32_t r = info->channel - 1, s = st->ring_group[r];
     if (st->nparams > 0) {
         const float *mean =
-            coll_mean_of(&st->means[r], &st->rings[r], ctx, info->round, params_of, st);
+            coll_mean_of(st->means[r], st->rings[r], ctx, info->round, params_of, st);
         sim_tensor_copy(sim_ctx_params(ctx, w), mean, st->nparams);
     }
     return finish(st, ctx, s, w, err);
@@ -323,10 +323,10 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     uint32_t r = st->freer[--st->nfreer];
     g->ring = r;
     st->ring_group[r] = s;
-    coll_ring *ring = &st->rings[r];
+    coll_ring *ring = st->rings[r];
     int rc = coll_ring_reset(ring, ctx, st->list, k, st->bytes, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
-        rc = coll_ring_join(ring, ctx, ring->order[i], err);
+        rc = coll_ring_join(ring, ctx, coll_ring_member(ring, i), err);
     return rc;
 }
 
@@ -380,10 +380,7 @@ static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     g->failed = true;
     st->failed++;
     if (g->ring != RP_NONE) {
-        coll_ring *ring = &st->rings[g->ring];
-        for (uint32_t i = 0; i < ring->n; i++)
-            ring->joined[ring->order[i]] = false;
-        int rc = coll_ring_reset(ring, ctx, NULL, 0, st->bytes, err);
+        int rc = coll_ring_dissolve(st->rings[g->ring], ctx, err);
         if (rc != SIM_OK)
             return rc;
         st->freer[st->nfreer++] = g->ring;
@@ -515,7 +512,7 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         return rc != SIM_OK || handled ? rc : on_message(st, ctx, ev, err);
     }
     case SIM_EV_WORKER_DOWN:
@@ -575,12 +572,15 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->slots = 4 * st->n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
     st->nrings = st->n / 2 + 1;
     rc = allocate(st, err);
-    if (rc == SIM_OK)
-        rc = coll_hub_init(&st->hub, st->nrings, 0, err);
+    if (rc == SIM_OK && (st->hub = coll_hub_create(st->nrings, 0, err)) == NULL)
+        rc = err->code;
     for (uint32_t r = 0; r < st->nrings && rc == SIM_OK; r++) {
-        rc = coll_ring_init(&st->rings[r], &st->hub, st->n, st->cap, on_ring_done, st, err);
-        if (rc == SIM_OK && st->nparams > 0)
-            rc = coll_mean_init(&st->means[r], st->nparams, st->cap, err);
+        st->rings[r] = coll_ring_create(st->hub, st->n, st->cap, on_ring_done, st, err);
+        if (st->rings[r] == NULL)
+            rc = err->code;
+        if (rc == SIM_OK && st->nparams > 0 &&
+            (st->means[r] = coll_mean_create(st->nparams, st->cap, err)) == NULL)
+            rc = err->code;
         st->freer[st->nrings - 1 - r] = r;
     }
     if (rc != SIM_OK)
@@ -604,10 +604,10 @@ static void rp_fini(void *state)
 {
     ripples *st = state;
     for (uint32_t r = 0; r < st->nrings && st->rings != NULL; r++) {
-        coll_ring_fini(&st->rings[r]);
-        coll_mean_fini(&st->means[r]);
+        coll_ring_destroy(st->rings[r]);
+        coll_mean_destroy(st->means != NULL ? st->means[r] : NULL);
     }
-    coll_hub_fini(&st->hub);
+    coll_hub_destroy(st->hub);
     free(st->rings);
     free(st->means);
     free(st->ring_group);

@@ -86,9 +86,9 @@ typedef struct ripples {
     uint32_t gg;       /* the GG's host */
     uint64_t seq;      /* groups formed */
     /* rings */
-    coll_hub hub;
-    coll_ring *rings; /* (nrings) channels 1..nrings */
-    coll_mean *means; /* (nrings) with a real model */
+    coll_hub *hub;
+    coll_ring **rings; /* (nrings) channels 1..nrings */
+    coll_mean **means; /* (nrings) with a real model */
     uint32_t nrings;
     uint32_t *ring_group; /* (nrings) */
     uint32_t *freer;      /* (nrings) */

@@ -62,10 +62,10 @@ typedef struct plan {
 static plan *P;
 
 typedef struct tproto {
-    coll_hub hub;
-    coll_ring ring[MAXG];
-    coll_bfly bfly[MAXG];
-    coll_barrier barrier[MAXG];
+    coll_hub *hub;
+    coll_ring *ring[MAXG];
+    coll_bfly *bfly[MAXG];
+    coll_barrier *barrier[MAXG];
     int32_t group_of[MAXW];
 } tproto;
 
@@ -94,7 +94,7 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
 {
     tproto *st = ud;
     int32_t g = st->group_of[w];
-    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(&st->bfly[g]))
+    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(st->bfly[g]))
         P->complete[g]++;
     P->done_ns[w] = sim_ctx_now(ctx);
     P->ndone[w]++;
@@ -113,13 +113,13 @@ static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     int32_t g = st->group_of[w];
     switch (P->g[g].kind) {
     case T_RING:
-        return coll_ring_join(&st->ring[g], ctx, w, err);
+        return coll_ring_join(st->ring[g], ctx, w, err);
     case T_BFLY:
         if (P->leave[w])
-            return coll_bfly_leave(&st->bfly[g], ctx, w, err);
-        return coll_bfly_join(&st->bfly[g], ctx, w, err);
+            return coll_bfly_leave(st->bfly[g], ctx, w, err);
+        return coll_bfly_join(st->bfly[g], ctx, w, err);
     default:
-        return coll_barrier_arrive(&st->barrier[g], ctx, w, err);
+        return coll_barrier_arrive(st->barrier[g], ctx, w, err);
     }
 }
 
@@ -128,7 +128,8 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
     tproto *st = state;
     uint32_t nw = sim_ctx_workers(ctx);
     size_t np = sim_ctx_num_params(ctx);
-    int rc = coll_hub_init(&st->hub, MAXG, SIM_EV_USER, err);
+    st->hub = coll_hub_create(MAXG, SIM_EV_USER, err);
+    int rc = st->hub != NULL ? SIM_OK : err->code;
     for (uint32_t w = 0; w < MAXW; w++)
         st->group_of[w] = -1;
     for (uint32_t g = 0; g < P->ngroups && rc == SIM_OK; g++) {
@@ -136,24 +137,30 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
         for (uint32_t i = 0; i < gr->n; i++)
             st->group_of[gr->members[i]] = (int32_t)g;
         if (gr->kind == T_RING) {
-            rc = coll_ring_init(&st->ring[g], &st->hub, nw, gr->n, t_done, st, err);
+            st->ring[g] = coll_ring_create(st->hub, nw, gr->n, t_done, st, err);
+            rc = st->ring[g] != NULL ? SIM_OK : err->code;
             if (rc == SIM_OK)
-                rc = coll_ring_reset(&st->ring[g], ctx, gr->members, gr->n,
-                                     sim_ctx_model_bytes(ctx), err);
-            P->channel[g] = st->ring[g].channel;
+                rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n, sim_ctx_model_bytes(ctx),
+                                     err);
+            P->channel[g] = g + 1; /* channels in creation order */
         } else if (gr->kind == T_BFLY) {
-            rc = coll_bfly_init(&st->bfly[g], &st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n,
-                                np, sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
-            coll_bfly_set_timeouts(&st->bfly[g], P->sender_timeout, P->reducer_timeout);
-            if (rc == SIM_OK)
-                rc = coll_bfly_start(&st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
-            P->grown[g] = st->bfly[g].grown;
-            P->channel[g] = st->bfly[g].channel;
+            st->bfly[g] =
+                coll_bfly_create(st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n, np,
+                                 sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
+            if (st->bfly[g] == NULL)
+                return err->code;
+            coll_bfly_set_timeouts(st->bfly[g], P->sender_timeout, P->reducer_timeout);
+            rc = coll_bfly_start(st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
+            coll_stats s;
+            coll_bfly_stats(st->bfly[g], &s);
+            P->grown[g] = s.grown;
+            P->channel[g] = g + 1;
         } else {
-            rc = coll_barrier_init(&st->barrier[g], &st->hub, nw, gr->n, t_done, st, err);
+            st->barrier[g] = coll_barrier_create(st->hub, nw, gr->n, t_done, st, err);
+            rc = st->barrier[g] != NULL ? SIM_OK : err->code;
             if (rc == SIM_OK)
-                rc = coll_barrier_start(&st->barrier[g], ctx, gr->members, gr->n, 0, err);
-            P->channel[g] = st->barrier[g].channel;
+                rc = coll_barrier_start(st->barrier[g], ctx, gr->members, gr->n, 0, err);
+            P->channel[g] = g + 1;
         }
     }
     for (uint32_t w = 0; w < nw && w < MAXW && P->set_init; w++)
@@ -170,15 +177,14 @@ static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *e
 {
     tproto *st = state;
     bool handled;
-    int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+    int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
     if (rc != SIM_OK || handled)
         return rc;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return t_join(st, ctx, (uint32_t)ev->dst, err);
     case SIM_EV_WORKER_DOWN:
-        return P->notify_down ? coll_hub_worker_down(&st->hub, ctx, (uint32_t)ev->dst, err)
-                              : SIM_OK;
+        return P->notify_down ? coll_hub_worker_down(st->hub, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     case SIM_EV_WORKER_UP:
         return SIM_OK;
     default:
@@ -190,11 +196,11 @@ static void t_fini(void *state)
 {
     tproto *st = state;
     for (uint32_t g = 0; g < MAXG; g++) {
-        coll_ring_fini(&st->ring[g]);
-        coll_bfly_fini(&st->bfly[g]);
-        coll_barrier_fini(&st->barrier[g]);
+        coll_ring_destroy(st->ring[g]);
+        coll_bfly_destroy(st->bfly[g]);
+        coll_barrier_destroy(st->barrier[g]);
     }
-    coll_hub_fini(&st->hub);
+    coll_hub_destroy(st->hub);
 }
 
 static const proto_ops proto_colltest = {

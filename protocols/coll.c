@@ -56,11 +56,12 @@ int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *ha
         return hub->slot[c].ops->on_message(hub->slot[c].inst, ctx, ev, err);
     }
     if (ev->kind == hub->timer_kind && hub->timer_kind >= SIM_EV_USER) {
-        uint32_t c = (uint32_t)(ev->arg[0] >> 32);
+        msg_timer t = msg_timer_read(ev);
+        uint32_t c = t.channel;
         if (c == 0 || c > hub->n || hub->slot[c].ops->on_timer == NULL)
             return SIM_OK;
         *handled = true;
-        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, (uint32_t)ev->arg[0], err);
+        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, t, err);
     }
     return SIM_OK;
 }
@@ -77,11 +78,10 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
-                   sim_event_id *id, sim_err *err)
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
+                   sim_err *err)
 {
-    return sim_ctx_timer(ctx, delay, hub->timer_kind, SIM_NOBODY, (uint64_t)channel << 32 | arg, id,
-                         err);
+    return msg_timer_set(ctx, delay, hub->timer_kind, SIM_NOBODY, t, id, err);
 }
 
 /* ---- Ring all-reduce ---- */

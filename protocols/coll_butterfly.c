@@ -26,7 +26,7 @@ enum {
 };
 
 static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
-static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
+static int bf_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
 static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 static const coll_ops bfly_ops = {
@@ -471,13 +471,13 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_time now = sim_ctx_now(ctx);
     if (b->sender_timeout > 0 && b->ngot[p] < b->n) {
         b->sender_deadline[p] = now + b->sender_timeout;
-        rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, b->channel, p << 1 | TIMER_SENDER,
-                            &b->sender_timer[p], err);
+        msg_timer t = { .channel = b->channel, .kind = TIMER_SENDER, .attempt = p };
+        rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, t, &b->sender_timer[p], err);
     }
     if (rc == SIM_OK && b->reducer_timeout > 0) {
         b->reducer_deadline[p] = now + b->reducer_timeout;
-        rc = coll_hub_timer(b->hub, ctx, b->reducer_timeout, b->channel, p << 1 | TIMER_REDUCER,
-                            &b->reducer_timer[p], err);
+        msg_timer t = { .channel = b->channel, .kind = TIMER_REDUCER, .attempt = p };
+        rc = coll_hub_timer(b->hub, ctx, b->reducer_timeout, t, &b->reducer_timer[p], err);
     }
     return rc != SIM_OK ? rc : sweep(b, ctx, err);
 }
@@ -521,20 +521,19 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     return try_finish(b, ctx, p, err);
 }
 
-static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err)
+static int bf_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err)
 {
     coll_bfly *b = inst;
-    uint32_t p = arg >> 1;
+    uint32_t p = t.attempt; /* the member's position */
     sim_time now = sim_ctx_now(ctx);
-    sim_time *deadline =
-        (arg & 1) == TIMER_SENDER ? &b->sender_deadline[p] : &b->reducer_deadline[p];
+    sim_time *deadline = t.kind == TIMER_SENDER ? &b->sender_deadline[p] : &b->reducer_deadline[p];
     if (p >= b->n || *deadline != now || (b->state[p] & ST_DOWN)) {
         b->stale++;
         return SIM_OK;
     }
     *deadline = -1;
     for (uint32_t q = 0; q < b->n; q++) {
-        if ((arg & 1) == TIMER_SENDER)
+        if (t.kind == TIMER_SENDER)
             drop_sender(b, p, q);
         else if (q != p) /* its own part comes from its own reduction */
             give_up(b, p, q);

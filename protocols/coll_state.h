@@ -13,7 +13,7 @@
 /* How the hub reaches an instance (set by the instance's _init, not by owners). */
 typedef struct coll_ops {
     int (*on_message)(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
-    int (*on_timer)(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
+    int (*on_timer)(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
     int (*on_down)(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err); /* may be NULL */
 } coll_ops;
 
@@ -129,8 +129,8 @@ struct coll_barrier {
  * when the hub is full. */
 int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err);
 
-/* Schedules the kit's timer `arg` for the instance on `channel`. */
-int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
-                   sim_event_id *id, sim_err *err);
+/* Schedules the kit's timer t for the instance on t.channel. */
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
+                   sim_err *err);
 
 #endif

@@ -248,6 +248,14 @@ static uint64_t mseq(const moshpit *st, uint32_t f)
     return st->async ? st->tries[f] : st->round;
 }
 
+/* The timer of follower w's current request: its attempt in the round (global rounds), or
+ * its attempt (async). */
+static msg_timer request_timer(const moshpit *st, uint32_t w)
+{
+    msg_timer t = { .attempt = st->tries[w], .seq = st->async ? 0 : st->round };
+    return t;
+}
+
 static int send_small(sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind, uint64_t bytes,
                       uint64_t seq, sim_err *err)
 {
@@ -337,8 +345,7 @@ static int try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     sim_time t = (sim_time)llround(st->req_ms * 1e6);
-    uint64_t arg = st->async ? st->tries[w] : st->round << 20 | st->tries[w];
-    return sim_ctx_timer(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, arg, NULL, err);
+    return msg_timer_set(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, request_timer(st, w), NULL, err);
 }
 
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
@@ -636,8 +643,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case EV_EXPIRE:
         return ev->arg[0] == mseq(st, w) ? on_expire(st, ctx, w, err) : SIM_OK;
     case EV_REQ_TIMEOUT: {
-        uint64_t tag = st->async ? st->tries[w] : st->round << 20 | st->tries[w];
-        if (ev->arg[0] != tag || st->ks[w] != KS_FOLLOW)
+        if (!msg_timer_is(ev, request_timer(st, w)) || st->ks[w] != KS_FOLLOW)
             return SIM_OK;
         return try_next(st, ctx, w, err);
     }

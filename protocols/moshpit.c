@@ -61,6 +61,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "protocols/coll.h"
+#include "protocols/graph.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
@@ -90,7 +91,7 @@ static void mp_fini(void *state)
         coll_bfly_destroy(st->bf[i]);
     free(st->bf);
     coll_hub_destroy(st->hub);
-    free(st->coord);
+    free(st->cell);
     free(st->group);
     free(st->list);
     free(st->line);
@@ -573,13 +574,15 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->phase = calloc(n, sizeof(*st->phase));
     st->left = calloc(n, sizeof(*st->left));
     if (!st->random) {
-        st->coord = calloc(n * st->d, sizeof(*st->coord));
+        st->cell = calloc(n, sizeof(*st->cell));
+        for (uint32_t i = 0; i < st->d; i++)
+            st->dims[i] = st->m[st->d - 1 - i];
         st->line = calloc(st->cells, sizeof(*st->line));
     }
     if (st->P > 0)
         st->avg = sim_tensor_alloc(n * st->P);
     if (st->bf == NULL || st->group == NULL || st->list == NULL || st->phase == NULL ||
-        st->left == NULL || (!st->random && (st->coord == NULL || st->line == NULL)) ||
+        st->left == NULL || (!st->random && (st->cell == NULL || st->line == NULL)) ||
         (st->P > 0 && st->avg == NULL))
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     st->hub = coll_hub_create(st->nbf, EV_COLL, err);
@@ -602,12 +605,12 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
             st->line[c] = c;
         gsl_ran_shuffle(sim_ctx_proto_rng(ctx), st->line, st->cells, sizeof(*st->line));
         for (uint32_t w = 0; w < st->n; w++)
-            for (uint32_t b = st->d, c = st->line[w]; b-- > 0; c /= st->m[b])
-                st->coord[(size_t)w * st->d + b] = c % st->m[b];
+            st->cell[w] = st->line[w];
     }
     for (uint32_t w = 0; st->keys && w < st->n; w++) /* initial key: coordinates 1..d-1 */
         for (uint32_t i = 0; i + 1 < st->d; i++)
-            st->key[(size_t)w * (st->d - 1) + i] = st->coord[(size_t)w * st->d + i + 1];
+            st->key[(size_t)w * (st->d - 1) + i] =
+                graph_grid_coord(st->dims, st->d, st->d - 2 - i, st->cell[w]);
     for (uint32_t w = 0; st->async && w < st->n; w++) {
         st->phase[w] = PH_DONE;
         if (!sim_ctx_down(ctx, w) && (rc = start_worker(st, ctx, w, err)) != SIM_OK)

@@ -51,15 +51,18 @@ typedef struct moshpit {
     double sender_ms, reducer_ms;
     /* run */
     coll_hub *hub;
-    coll_bfly **bf;    /* (nbf) one per group of a round */
-    uint32_t nbf, cap; /* butterflies, most members of one */
-    uint32_t *coord;   /* (n * d) each worker's cell */
-    uint32_t *group;   /* (n) butterfly of the worker this round, COLL_NONE if none */
-    uint32_t *list;    /* (n) scratch: members */
-    uint32_t *line;    /* (cells) scratch: group of a grid line, or a count */
-    uint8_t *phase;    /* (n) PH_* */
-    uint32_t *left;    /* (n) local steps left */
-    float *avg;        /* (n * P) butterfly outputs */
+    coll_bfly **bf;             /* (nbf) one per group of a round */
+    uint32_t nbf, cap;          /* butterflies, most members of one */
+    uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (protocols/graph.h) take them:
+                                 * m reversed (the kit's first axis is the fastest, as
+                                 * Moshpit's last is), so Moshpit's axis a is the kit's d-1-a */
+    uint32_t *cell;             /* (n) each worker's cell, a point of the kit's grid dims */
+    uint32_t *group;            /* (n) butterfly of the worker this round, COLL_NONE if none */
+    uint32_t *list;             /* (n) scratch: members */
+    uint32_t *line;             /* (cells) scratch: group of a grid line, or a count */
+    uint8_t *phase;             /* (n) PH_* */
+    uint32_t *left;             /* (n) local steps left */
+    float *avg;                 /* (n * P) butterfly outputs */
     size_t P;
     uint64_t round;
     uint32_t busy;   /* workers not done with the round */

@@ -139,7 +139,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_hub_worker_down(st->hub, ctx, w, err);
     case SIM_EV_WORKER_UP: {
         int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);

@@ -87,11 +87,12 @@ int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim
 /* ---- Ring all-reduce ---- */
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 static const coll_ops ring_ops = {
     .on_message = ring_on_message,
     .on_timer = NULL,
-    .on_down = NULL,
+    .on_down = ring_on_down,
 };
 
 coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
@@ -110,10 +111,11 @@ coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_
     r->pos = malloc(workers * sizeof(*r->pos));
     r->joined = calloc(workers, sizeof(*r->joined));
     r->scratch = calloc(cap, sizeof(*r->scratch));
+    r->failed = calloc(cap, sizeof(*r->failed));
     r->done = done;
     r->ud = ud;
     int rc = r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
-                     r->scratch == NULL
+                     r->scratch == NULL || r->failed == NULL
                  ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
                  : SIM_OK;
     for (uint32_t w = 0; rc == SIM_OK && w < workers; w++)
@@ -136,6 +138,7 @@ void coll_ring_destroy(coll_ring *r)
     free(r->pos);
     free(r->joined);
     free(r->scratch);
+    free(r->failed);
     free(r);
 }
 
@@ -166,7 +169,7 @@ void coll_ring_stats(const coll_ring *r, coll_stats *out)
 
 uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
 {
-    return (uint64_t)cap * (sizeof(coll_ring_pos) + 2 * sizeof(uint32_t)) +
+    return (uint64_t)cap * (sizeof(coll_ring_pos) + 3 * sizeof(uint32_t)) +
            (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
 }
 
@@ -217,7 +220,9 @@ static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     a->sent = 0;
     r->joined[w] = false;
     r->finished++;
-    coll_info info = { .channel = r->channel, .round = round, .failed = NULL, .nfailed = 0 };
+    coll_info info = {
+        .channel = r->channel, .round = round, .failed = r->failed, .nfailed = r->nfailed
+    };
     return r->done(r->ud, ctx, w, &info, err);
 }
 
@@ -227,8 +232,9 @@ static int progress(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     return rc != SIM_OK ? rc : try_finish(r, ctx, w, err);
 }
 
-int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
-                    sim_err *err)
+/* A new generation over members[0..n) (coll_ring_reset without clearing the failed list). */
+static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                   sim_err *err)
 {
     if (n > r->cap)
         return sim_err_set(err, SIM_EINVAL, NULL, "ring: %u members, at most %u", n, r->cap);
@@ -257,13 +263,26 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
     return SIM_OK;
 }
 
-int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                    sim_err *err)
+{
+    r->nfailed = 0;
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+/* The workers that are up, in id order, into r->scratch; their number. */
+static uint32_t live(coll_ring *r, sim_ctx *ctx)
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < r->workers && n < r->cap; w++)
         if (!sim_ctx_down(ctx, w))
             r->scratch[n++] = w;
-    return coll_ring_reset(r, ctx, r->scratch, n, bytes, err);
+    return n;
+}
+
+int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+{
+    return coll_ring_reset(r, ctx, r->scratch, live(r, ctx), bytes, err);
 }
 
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
@@ -271,8 +290,31 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
 {
     r->joined[w] = false;
     r->restarts++;
-    return members == NULL ? coll_ring_reset_live(r, ctx, bytes, err)
-                           : coll_ring_reset(r, ctx, members, n, bytes, err);
+    r->nfailed = 0;
+    if (members == NULL) {
+        members = r->scratch;
+        n = live(r, ctx);
+    }
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (w >= r->workers || r->pos[w] == COLL_NONE)
+        return SIM_OK;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->order[i] != w && !sim_ctx_down(ctx, r->order[i]))
+            r->scratch[n++] = r->order[i];
+    r->joined[w] = false;
+    r->restarts++;
+    r->failed[r->nfailed++] = w;
+    return restart(r, ctx, r->scratch, n, r->bytes, err);
+}
+
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    return coll_ring_worker_down(inst, ctx, w, err);
 }
 
 int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)

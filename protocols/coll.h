@@ -15,8 +15,24 @@
  *
  * Completion. Each instance calls its owner's coll_done_fn once per member and round, when
  * that member is finished with the round (its result is in place, or it was released), with
- * a coll_info telling the round, the members found to have failed in that round so far, and
+ * a coll_info telling the round, the members found to have failed so far (see Failures), and
  * the learning rate read once for the round (synchronous steps use it for every member).
+ *
+ * Failures: one policy for every instance. The owner passes SIM_EV_WORKER_DOWN to
+ * coll_hub_worker_down (or, to order its own work around them, to each instance's
+ * _worker_down); an instance that has the worker as a member carries on without it, nobody
+ * waits for it again, and it is listed in coll_info.failed of the completions that follow:
+ *   ring       restarts at once over its other members that are up, in ring order (a new
+ *              generation, counted in restarts); listed until the owner's next reset or change
+ *   butterfly  its parts are dropped or kept as the timeouts' rules say, at once; listed for
+ *              the round
+ *   barrier    counts as arrived in every round; if it coordinated, the barrier starts again
+ *              over the members that are up (the next coordinates, the round numbering goes
+ *              on): a member waiting for the release of a round already decided is released
+ *              then, one waiting in the undecided round arrives again; listed since the owner's
+ *              start
+ * A recovered worker is the owner's to admit (a ring: coll_ring_change; a butterfly or barrier:
+ * the next start).
  *
  * Allocation. Everything is allocated by the _create functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
@@ -25,9 +41,8 @@
  *
  * Typical owner: hub = coll_hub_create(channels, MY_EV_COLL_TIMER, err), then one _create
  * per instance (each takes the next channel); in on_event, first coll_hub_on_event(hub, ctx,
- * ev, &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down for
- * butterflies and barriers, and restart rings itself. fini: the instances' _destroy, then the
- * hub's. */
+ * ev, &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down.
+ * fini: the instances' _destroy, then the hub's. */
 #ifndef PROTOCOLS_COLL_H
 #define PROTOCOLS_COLL_H
 
@@ -93,9 +108,8 @@ void coll_hub_destroy(coll_hub *hub);
 int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *handled,
                       sim_err *err);
 
-/* Worker w failed: every butterfly and barrier that has it as a member treats it as failed
- * at once (as if its timeouts had expired). Rings are not told: their owner restarts them
- * over the members it chooses (coll_ring_worker_changed, coll_ring_reset). */
+/* Worker w failed: every instance that has it as a member, in channel order, carries on without
+ * it (the failure policy above; each instance's _worker_down). */
 int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* ---- Ring all-reduce (PROTOCOLS 1.1) ----
@@ -110,10 +124,11 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
  * received) the ring calls `done` for it; the member must join again for the next round.
  * Messages: kind 0, seq = generation << 32 | round.
  *
- * coll_ring_reset starts a new generation over a new member list (after a failure or a change
- * of group): messages of older generations are ignored (and counted as stale), and members
- * that had joined the unfinished round stay joined and start it again. The ring moves bytes
- * only: what a round computes is the owner's business (coll_mean below). */
+ * coll_ring_reset starts a new generation over a new member list (a change of group, an
+ * admission; a failure does it by itself, coll_ring_worker_down): messages of older generations are
+ * ignored (and counted as stale), and members that had joined the unfinished round stay joined and
+ * start it again. The ring moves bytes only: what a round computes is the owner's business
+ * (coll_mean below). */
 
 /* A ring for workers 0..workers-1 and up to `cap` members, with no member, registered with
  * `hub` (which must outlive it). NULL (and err) when out of memory or the hub is full. */
@@ -152,6 +167,10 @@ int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *er
  * or over the workers that are up when members is NULL. */
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
                      uint64_t bytes, sim_err *err);
+
+/* Worker w failed (the failure policy): if a member, it leaves, the change is counted, w is
+ * listed as failed and the ring restarts over its other members that are up, in ring order. */
+int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* coll_ring_change over the workers that are up. */
 int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err);
@@ -267,6 +286,10 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
  * joined; nothing for a member already down. */
 int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
+/* Worker w failed (the failure policy): if a member of the round, nobody waits for it; its
+ * parts are dropped or kept as the timeouts' rules say. */
+int coll_bfly_worker_down(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
+
 /* True when every member of the current round is done or down. */
 bool coll_bfly_round_complete(const coll_bfly *b);
 
@@ -288,7 +311,8 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  * n = 2; the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte
  * messages spend only latency. A member that fails (coll_hub_worker_down) counts as arrived
  * in every round from then on and is reported (coll_info.failed lists the failures since the
- * start); if the coordinator fails the owner starts the barrier again over the live members.
+ * owner's start); if the coordinator fails the barrier starts again by itself over the members
+ * that are up, the next in the list coordinating (see Failures at the top).
  * Messages: kind 0 (arrive), 1 (release), seq = starts << 32 | round since the start. */
 
 /* A barrier for workers 0..workers-1 and up to `cap` members, registered with `hub` (which
@@ -313,6 +337,9 @@ void coll_barrier_stats(const coll_barrier *b, coll_stats *out);
  * on. Members that are down count as arrived and failed. */
 int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
                        uint64_t round, sim_err *err);
+
+/* Worker w failed (the failure policy): see Failures at the top. */
+int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Member w arrives for its next round; `done` is called for it when it is released (`done` may
  * call coll_barrier_arrive again). SIM_EINVAL if w is not a member or is waiting already. */

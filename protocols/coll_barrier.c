@@ -42,8 +42,12 @@ coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap,
     b->mround = calloc(cap, sizeof(*b->mround));
     b->state = calloc(cap, sizeof(*b->state));
     b->failed = calloc(cap, sizeof(*b->failed));
+    b->old_members = calloc(cap, sizeof(*b->old_members));
+    b->old_state = calloc(cap, sizeof(*b->old_state));
+    b->old_round = calloc(cap, sizeof(*b->old_round));
     if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
-        b->failed == NULL) {
+        b->failed == NULL || b->old_members == NULL || b->old_state == NULL ||
+        b->old_round == NULL) {
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         coll_barrier_destroy(b);
         return NULL;
@@ -66,6 +70,9 @@ void coll_barrier_destroy(coll_barrier *b)
     free(b->mround);
     free(b->state);
     free(b->failed);
+    free(b->old_members);
+    free(b->old_state);
+    free(b->old_round);
     free(b);
 }
 
@@ -220,12 +227,57 @@ static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     return release(b, ctx, p, err);
 }
 
-static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* The coordinator failed: the barrier starts again over the members that are up (the next
+ * in the list coordinates), its first round the one the coordinator was in. A member waiting
+ * for the release of an earlier round (decided, but its release lost with the coordinator) is
+ * released now; one waiting in that round arrives again. */
+static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *err)
 {
-    coll_barrier *b = inst;
+    uint32_t n = 0, nfailed = b->nfailed;
+    uint64_t first = b->first + b->round;
+    double lr = b->lr;
+    for (uint32_t p = 0; p < b->n; p++) {
+        if ((b->state[p] & ST_DOWN) || sim_ctx_down(ctx, b->members[p]))
+            continue;
+        b->old_members[n] = b->members[p];
+        b->old_state[n] = b->state[p];
+        b->old_round[n++] = b->mround[p];
+    }
+    uint64_t old_first = b->first;
+    for (uint32_t p = 0; p < b->n; p++)
+        b->pos[b->members[p]] = COLL_NONE;
+    b->n = 0;
+    if (n == 0)
+        return SIM_OK;
+    int rc = coll_barrier_start(b, ctx, b->old_members, n, first, err);
+    b->nfailed = nfailed; /* the failures since the owner's start, the coordinator's too */
+    for (uint32_t p = 0; p < n && rc == SIM_OK; p++) {
+        if (!(b->old_state[p] & ST_WAITING) || sim_ctx_down(ctx, b->members[p]))
+            continue;
+        if (old_first + b->old_round[p] < first) {
+            coll_info info = { .channel = b->channel,
+                               .round = old_first + b->old_round[p],
+                               .failed = b->failed,
+                               .nfailed = b->nfailed,
+                               .lr = lr };
+            rc = b->done(b->ud, ctx, b->members[p], &info, err);
+        } else {
+            rc = coll_barrier_arrive(b, ctx, b->members[p], err);
+        }
+    }
+    return rc;
+}
+
+int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
     uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;
     fail_member(b, p);
-    return try_complete(b, ctx, err);
+    return p == 0 ? restart_without_coordinator(b, ctx, err) : try_complete(b, ctx, err);
+}
+
+static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    return coll_barrier_worker_down(inst, ctx, w, err);
 }

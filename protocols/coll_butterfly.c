@@ -553,7 +553,11 @@ int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    coll_bfly *b = inst;
+    return coll_bfly_worker_down(inst, ctx, w, err);
+}
+
+int coll_bfly_worker_down(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
     uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;

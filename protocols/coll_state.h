@@ -44,13 +44,15 @@ struct coll_ring {
     uint32_t *order;   /* (cap) members in ring order; the first n are valid */
     uint32_t *pos;     /* (workers) ring position of each worker, COLL_NONE if not a member */
     bool *joined;      /* (workers) ready for its current round (kept across resets) */
-    uint32_t *scratch; /* (cap) member lists built by coll_ring_reset_live */
+    uint32_t *scratch; /* (cap) member lists built by coll_ring_reset_live and failures */
+    uint32_t *failed;  /* (cap) members failed since the owner's last reset or change */
+    uint32_t nfailed;
     uint32_t n;        /* members */
     uint32_t gen;      /* generation, bumped by every reset */
     uint32_t channel;  /* the channel of its messages */
     uint64_t bytes;    /* S: bytes reduced per round */
     uint64_t stale;    /* messages of past generations ignored */
-    uint64_t restarts; /* membership changes (coll_ring_worker_changed) */
+    uint64_t restarts; /* membership changes (coll_ring_change, failures) */
     uint64_t finished; /* member-rounds completed in this generation */
     coll_done_fn done;
     void *ud;
@@ -118,8 +120,11 @@ struct coll_barrier {
     uint32_t *mround;      /* (cap) the round each member is in (since the start) */
     uint8_t *state;        /* (cap) waiting, known to the coordinator, down, listed */
     uint32_t known;        /* members the coordinator counts in its current round */
-    uint32_t *failed;      /* (cap) worker ids failed since the start */
+    uint32_t *failed;      /* (cap) worker ids failed since the owner's start */
     uint32_t nfailed;
+    uint32_t *old_members; /* (cap) scratch: the members, states and rounds before a restart */
+    uint8_t *old_state;
+    uint32_t *old_round;
     uint64_t stale; /* messages of past starts ignored */
     coll_done_fn done;
     void *ud;

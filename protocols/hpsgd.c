@@ -544,8 +544,7 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             st->arrived_done[v] = true;
     }
     st->abandoned += abandoned;
-    uint32_t m = active_list(st, ctx);
-    int rc = coll_ring_change(st->ring, ctx, w, st->members, m, sim_ctx_model_bytes(ctx), err);
+    int rc = coll_ring_worker_down(st->ring, ctx, w, err); /* over the other active workers */
     /* Flushes waiting for a reduction now completed or abandoned go on. */
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
         if (!active(st, ctx, v))
@@ -564,7 +563,9 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     if (rc != SIM_OK)
         return rc;
-    return coordinated ? restart_barrier(st, ctx, err) : coll_hub_worker_down(st->hub, ctx, w, err);
+    if (coordinated && st->barrier_stale) /* the admitted join the barrier's restart */
+        return restart_barrier(st, ctx, err);
+    return coll_hub_worker_down(st->hub, ctx, w, err);
 }
 
 /* The global model reached an admitted worker: it starts computing on it. */

@@ -112,7 +112,7 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_hub_worker_down(st->hub, ctx, w, err);
     case SIM_EV_WORKER_UP: {
         st->steps[w] = 0;
         int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);

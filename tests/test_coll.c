@@ -294,6 +294,32 @@ START_TEST(two_disjoint_rings_take_the_time_of_one)
 }
 END_TEST
 
+START_TEST(ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it)
+{
+    /* Ring {0, 1, 2, 3}; worker 2 fails at 5 ms and the kit is told: the ring restarts over
+     * {0, 1, 3}, whose members join at 10 ms and finish 4 steps of 10 MB later (32.4 ms, as
+     * any ring of three), each told that 2 failed. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
+        "stop.iterations=3"
+    };
+    run(timing_json, sets, 2);
+    ck_assert_uint_eq(p->ndone[2], 0);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2) {
+            ck_assert_uint_eq(p->ndone[w], 1);
+            ck_assert_int_eq(p->done_ns[w], 10000000 + 32400000);
+            ck_assert_uint_eq(p->nfailed[w], 1);
+            ck_assert_uint_eq(p->failed[w][0], 2);
+        }
+    free(p);
+}
+END_TEST
+
 /* ---- Butterfly ---- */
 
 START_TEST(butterfly_of_four_takes_two_hops)
@@ -560,6 +586,56 @@ START_TEST(barrier_counts_a_failed_member_as_arrived)
 }
 END_TEST
 
+START_TEST(barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it)
+{
+    /* Coordinator 0 fails at 30 ms, while 1 and 2 wait in round 0 and 3 (5 times slower)
+     * computes: the barrier starts again over {1, 2, 3}, 1 coordinating; 2 arrives again, 3
+     * arrives at 50 ms and reaches 1 2L later: 1 is released at 50.1 ms, 2 and 3 at 50.2 ms,
+     * each told that 0 failed. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.03}]",
+                           "stop.iterations=3" };
+    run(timing_json, sets, 2);
+    ck_assert_uint_eq(p->ndone[0], 0);
+    ck_assert_int_eq(p->done_ns[1], 50100000);
+    ck_assert_int_eq(p->done_ns[2], 50200000);
+    ck_assert_int_eq(p->done_ns[3], 50200000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_uint_eq(p->nfailed[w], 1);
+        ck_assert_uint_eq(p->failed[w][0], 0);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once)
+{
+    /* Coordinator 0 decides round 0 and is released at 50.1 ms (3 arrived last); it fails at
+     * 50.15 ms, before its releases land (50.2 ms), so they are lost: the barrier starts again
+     * over {1, 2, 3} and releases them at once, at 50.15 ms. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.05015}]",
+                           "stop.iterations=4" };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50100000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50150000);
+        ck_assert_uint_eq(p->failed[w][0], 0);
+    }
+    free(p);
+}
+END_TEST
+
 START_TEST(collectives_on_different_channels_do_not_mix)
 {
     /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
@@ -592,6 +668,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("ring");
     tcase_add_test(tc, ring_over_a_subset_matches_the_alpha_beta_formula);
     tcase_add_test(tc, two_disjoint_rings_take_the_time_of_one);
+    tcase_add_test(tc, ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("butterfly");
     tcase_add_test(tc, butterfly_of_four_takes_two_hops);
@@ -607,6 +684,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, barrier_releases_everyone_after_the_last_arrival);
     tcase_add_test(tc, barrier_rounds_follow_one_another);
     tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
+    tcase_add_test(tc, barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it);
+    tcase_add_test(tc, barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     return s;

@@ -61,6 +61,7 @@
 #include <stdlib.h>
 
 #include "protocols/coll.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
@@ -97,7 +98,7 @@ typedef struct hpsgd {
     uint32_t *members;       /* (n) scratch: barrier member lists */
     uint8_t *phase;          /* (n) PH_* */
     bool *init, *inflight, *ring_done, *arrived_done, *waiting;
-    bool *pending;         /* (n) recovered, waiting to be admitted */
+    rejoin *rj;            /* the recovered waiting to be admitted; the admitted's fetches */
     bool *outside;         /* (n) admitted, not yet a member of the barrier */
     bool admitting;        /* the last decided round admits the pending workers */
     bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
@@ -125,7 +126,7 @@ typedef struct hpsgd {
     uint64_t merge_events; /* merges over workers */
     uint64_t merged_steps; /* gradients in those merges */
     uint64_t stale_sum;    /* staleness of those merges, in merges */
-    uint64_t flushes, dropped, abandoned, admitted;
+    uint64_t flushes, dropped, abandoned;
 } hpsgd;
 
 static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -160,7 +161,7 @@ static void hp_fini(void *state)
     free(st->ring_done);
     free(st->arrived_done);
     free(st->waiting);
-    free(st->pending);
+    rejoin_destroy(st->rj);
     free(st->outside);
     free(st->launches);
     free(st->wait_round);
@@ -373,13 +374,11 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
  * coordinator holds after its update is the new global model) and does not end an epoch. */
 static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
-    bool any = false;
-    for (uint32_t w = 0; w < st->n; w++)
-        any |= st->pending[w] && !sim_ctx_down(ctx, w);
-    if (!any || !st->reduced || st->epoch_end || !st->inflight[coord] || st->init[coord])
+    if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end || !st->inflight[coord] ||
+        st->init[coord])
         return SIM_OK;
     for (uint32_t w = 0; w < st->n; w++)
-        if (st->pending[w] && !sim_ctx_down(ctx, w)) {
+        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w)) {
             st->phase[w] = PH_FETCH;
             coll_ring_leave(st->ring, w);
         }
@@ -397,11 +396,10 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     uint32_t zeros = 0;
     int rc = SIM_OK;
     for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (st->phase[w] != PH_FETCH || !st->pending[w])
+        if (st->phase[w] != PH_FETCH || !rejoin_pending(st->rj, w))
             continue;
-        st->pending[w] = false;
+        rejoin_settle(st->rj, w, true);
         st->outside[w] = true;
-        st->admitted++;
         zeros++;
         st->init[w] = true;
         st->inflight[w] = true;
@@ -420,7 +418,7 @@ static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         rc = coll_ring_join(st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
         if (rc == SIM_OK)
-            rc = msg_send_params(ctx, coord, w, sim_ctx_model_bytes(ctx), h, err);
+            rc = rejoin_send(st->rj, ctx, coord, w, h, err);
     }
     st->zero_launch = st->launches[coord];
     uint32_t n = coll_ring_size(st->ring);
@@ -520,7 +518,8 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
     st->phase[w] = PH_OUT;
-    st->pending[w] = false;
+    rejoin_settle(st->rj, w, false);
+    rejoin_forget(st->rj, w);
     st->outside[w] = false;
     st->waiting[w] = false;
     st->inflight[w] = false;
@@ -569,12 +568,10 @@ static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* The global model reached an admitted worker: it starts computing on it. */
-static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
-    if (st->phase[w] != PH_FETCH)
+    if (st->phase[w] != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
         return SIM_OK; /* failed since: its fetch is void */
-    if (st->P > 0 && sim_ctx_payload(ctx) != NULL)
-        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_payload(ctx), st->P);
     st->phase[w] = PH_RUN;
     st->start_wm[w] = st->wm[w];
     return sim_ctx_compute(ctx, w, st->settled[w], err);
@@ -583,8 +580,7 @@ static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* Worker w (up, pending) starts over alone: nobody else is active. */
 static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->pending[w] = false;
-    st->admitted++;
+    rejoin_settle(st->rj, w, true);
     st->phase[w] = PH_RUN;
     st->init[w] = true;
     st->inflight[w] = false;
@@ -609,7 +605,7 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * over alone at once. */
 static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->pending[w] = true;
+    rejoin_recovered(st->rj, w);
     return active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
 }
 
@@ -620,7 +616,7 @@ static int after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
     if (active_list(st, ctx) > 0)
         return SIM_OK;
     for (uint32_t w = 0; w < st->n; w++)
-        if (st->pending[w] && !sim_ctx_down(ctx, w))
+        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w))
             return start_alone(st, ctx, w, err);
     return SIM_OK;
 }
@@ -635,13 +631,13 @@ static int alloc_all(hpsgd *st, sim_err *err)
     st->ring_done = calloc(n, sizeof(*st->ring_done));
     st->arrived_done = calloc(n, sizeof(*st->arrived_done));
     st->waiting = calloc(n, sizeof(*st->waiting));
-    st->pending = calloc(n, sizeof(*st->pending));
+    st->rj = rejoin_create(n, err);
     st->outside = calloc(n, sizeof(*st->outside));
     uint64_t **u[] = { &st->launches,  &st->wait_round, &st->settled,   &st->wm,      &st->start_wm,
                        &st->win_steps, &st->win_base,   &st->fly_steps, &st->fly_base };
     bool ok = st->members != NULL && st->phase != NULL && st->init != NULL &&
               st->inflight != NULL && st->ring_done != NULL && st->arrived_done != NULL &&
-              st->waiting != NULL && st->pending != NULL && st->outside != NULL;
+              st->waiting != NULL && st->rj != NULL && st->outside != NULL;
     for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
         *u[i] = calloc(n, sizeof(uint64_t));
         ok = ok && *u[i] != NULL;
@@ -716,12 +712,12 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         bool handled;
         int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
-            rc = on_fetched(st, ctx, w, err);
+            rc = on_fetched(st, ctx, w, (uint32_t)ev->src, err);
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
         if (st->phase[w] == PH_OUT) {
-            st->pending[w] = false;
+            rejoin_settle(st->rj, w, false);
             return SIM_OK;
         }
         {
@@ -757,7 +753,7 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "epoch_flushes", (double)st->flushes);
     sim_report_add(out, "dropped_accumulations", (double)st->dropped);
     sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
-    sim_report_add(out, "admitted", (double)st->admitted);
+    sim_report_add(out, "admitted", (double)rejoin_admitted(st->rj));
     coll_stats r, b;
     coll_ring_stats(st->ring, &r);
     coll_barrier_stats(st->barrier, &b);

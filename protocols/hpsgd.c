@@ -40,94 +40,16 @@
  * weight decay). A worker admitted after a recovery, or one starting over alone, starts with
  * v = 0 (a fresh optimizer).
  *
- * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
- * barrier restarts over the survivors, and releases it had sent but that had not landed are
- * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
- * survivors). Its G, and its share of a reduction no member has completed, are lost. A
- * reduction that some member had already completed counts as completed for every survivor at
- * once (its mean, computed then, includes the failed worker's share: a shortcut of the steps
- * the others had left); one that nobody had completed is abandoned: each survivor puts its A
- * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
- * twice. A recovered worker waits to be admitted
- * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
- * it restarts with the newcomer, which joins the round just launched with a zero accumulation
- * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
- * model (a full-model message from the coordinator) before it computes; it joins the barrier
- * once every member has been released from the admitting round. A recovered worker that finds
- * nobody active (or whose last active peer fails before admitting it) starts over alone, its
- * iteration count set to the barrier's next round.
+ * Failures and admissions: protocols/hpsgd_members.c.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "protocols/coll.h"
+#include "protocols/hpsgd_state.h"
 #include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    FLUSH_BOTH = 0,
-    FLUSH_NEWEST = 1
-};
-
-/* What a worker is doing between its barrier release and its next computation. */
-enum {
-    PH_RUN = 0,         /* computing or waiting at the barrier */
-    PH_FLUSH_WAIT = 1,  /* epoch flush: waiting for the reduction in flight */
-    PH_FLUSH_FINAL = 2, /* epoch flush: waiting for the all-reduce of G */
-    PH_OUT = 3,         /* failed, or recovered and waiting to be admitted */
-    PH_FETCH = 4        /* admitted: fetching the global model before it computes */
-};
-
-enum {
-    KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
-};
-
-typedef struct hpsgd {
-    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
-    coll_ring *ring;
-    coll_barrier *barrier;
-    coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
-    uint32_t n;
-    int flush;               /* FLUSH_* */
-    double momentum;         /* the optimizer's coefficient m, in [0, 1) */
-    size_t P;                /* floats per model, 0 timing-only */
-    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL) */
-    float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
-    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
-    uint32_t *members;       /* (n) scratch: barrier member lists */
-    uint8_t *phase;          /* (n) PH_* */
-    bool *init, *inflight, *ring_done, *arrived_done, *waiting;
-    rejoin *rj;            /* the recovered waiting to be admitted; the admitted's fetches */
-    bool *outside;         /* (n) admitted, not yet a member of the barrier */
-    bool admitting;        /* the last decided round admits the pending workers */
-    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
-    uint64_t admit_round;  /* that round */
-    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
-    double zero_scale;     /* members / contributors of that round */
-    uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
-    uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
-    uint64_t *settled;     /* (n) iterations finished (released and updated) */
-    uint64_t *wm;          /* (n) merges applied by each worker */
-    uint64_t *start_wm;    /* (n) wm when its current computation started */
-    uint64_t *win_steps;   /* (n) gradients in G */
-    uint64_t *win_base;    /* (n) the merge index G's first gradient started from */
-    uint64_t *fly_steps;   /* (n) gradients in A */
-    uint64_t *fly_base;    /* (n) the merge index A's first gradient started from */
-    uint64_t cached;       /* launches[] of the round whose mean is cached (0: none) */
-    uint64_t decided;      /* barrier rounds decided */
-    bool reduced;          /* the last decided round: every reduction in flight had finished */
-    bool epoch_end;        /* the last decided round ends an epoch */
-    double last_lr;        /* its learning rate */
-    uint64_t samples;      /* samples of the decided rounds */
-    uint64_t next_epoch;   /* samples at which the current epoch ends */
-    uint64_t train;        /* training examples, 0 timing-only */
-    uint64_t merges;       /* global merges (the most any worker applied) */
-    uint64_t merge_events; /* merges over workers */
-    uint64_t merged_steps; /* gradients in those merges */
-    uint64_t stale_sum;    /* staleness of those merges, in merges */
-    uint64_t flushes, dropped, abandoned;
-} hpsgd;
 
 static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -174,11 +96,6 @@ static void hp_fini(void *state)
     free(st->fly_base);
 }
 
-static float *row(float *block, const hpsgd *st, uint32_t w)
-{
-    return block + (size_t)w * st->P;
-}
-
 static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ctx;
@@ -186,13 +103,8 @@ static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
     return row(st->red, st, w);
 }
 
-static bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
-{
-    return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
-}
-
 /* The active workers in id order, into st->members; their number. */
-static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 {
     uint32_t m = 0;
     for (uint32_t w = 0; w < st->n; w++)
@@ -202,9 +114,9 @@ static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
 }
 
 /* A new ring generation over the active workers (none of them joined to a round). */
-static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
-    uint32_t m = active_list(st, ctx);
+    uint32_t m = hps_active_list(st, ctx);
     return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
 }
 
@@ -220,7 +132,7 @@ static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
  * with init set (x̄ := x at the next release). */
-static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
+void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
@@ -273,7 +185,7 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
  * worker to finish this one, and its next computation. */
-static int settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
     uint64_t k = ++st->settled[w];
@@ -288,17 +200,17 @@ static int settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
-static int flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->phase[w] = PH_FLUSH_FINAL;
     return launch(st, ctx, w, err);
 }
 
 /* The reduction launched before the flush is done for w: merged (both) or dropped (newest). */
-static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
+void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->flush == FLUSH_BOTH) {
-        merge(st, ctx, w, coll_mean_lr(st->mean));
+        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
         if (st->P > 0)
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
@@ -323,8 +235,8 @@ static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         return SIM_OK;
     }
     if (st->inflight[w])
-        flush_previous(st, ctx, w);
-    return flush_launch(st, ctx, w, err);
+        hps_flush_previous(st, ctx, w);
+    return hps_flush_launch(st, ctx, w, err);
 }
 
 /* The ring's round is done for w: cache its mean, then continue a flush waiting for it. */
@@ -336,13 +248,13 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
     st->cached = st->launches[w];
     st->ring_done[w] = true;
     if (st->phase[w] == PH_FLUSH_WAIT) {
-        flush_previous(st, ctx, w);
-        return flush_launch(st, ctx, w, err);
+        hps_flush_previous(st, ctx, w);
+        return hps_flush_launch(st, ctx, w, err);
     }
     if (st->phase[w] == PH_FLUSH_FINAL) {
-        merge(st, ctx, w, coll_mean_lr(st->mean));
+        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
         st->phase[w] = PH_RUN;
-        return settle(st, ctx, w, err);
+        return hps_settle(st, ctx, w, err);
     }
     return SIM_OK;
 }
@@ -370,68 +282,12 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     }
 }
 
-/* Admission waits for a round that merges and launches (so the ring is idle and the model the
- * coordinator holds after its update is the new global model) and does not end an epoch. */
-static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
-{
-    if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end || !st->inflight[coord] ||
-        st->init[coord])
-        return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w)) {
-            st->phase[w] = PH_FETCH;
-            coll_ring_leave(st->ring, w);
-        }
-    st->admitting = true;
-    st->admit_round = st->decided - 1;
-    return ring_reset_active(st, ctx, err);
-}
-
-/* After the coordinator's update in an admitting round: each pending worker joins the round
- * just launched with a zero block and is sent the new global model. */
-static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
-{
-    st->admitting = false;
-    st->barrier_stale = true;
-    uint32_t zeros = 0;
-    int rc = SIM_OK;
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (st->phase[w] != PH_FETCH || !rejoin_pending(st->rj, w))
-            continue;
-        rejoin_settle(st->rj, w, true);
-        st->outside[w] = true;
-        zeros++;
-        st->init[w] = true;
-        st->inflight[w] = true;
-        st->ring_done[w] = false;
-        st->waiting[w] = false;
-        st->launches[w] = st->launches[coord];
-        st->wm[w] = st->wm[coord];
-        st->settled[w] = st->settled[coord];
-        st->win_steps[w] = st->fly_steps[w] = 0;
-        if (st->P > 0) {
-            sim_tensor_zero(row(st->acc, st, w), st->P);
-            sim_tensor_zero(row(st->red, st, w), st->P);
-        }
-        if (st->vel != NULL)
-            sim_tensor_zero(row(st->vel, st, w), st->P);
-        rc = coll_ring_join(st->ring, ctx, w, err);
-        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
-        if (rc == SIM_OK)
-            rc = rejoin_send(st->rj, ctx, coord, w, h, err);
-    }
-    st->zero_launch = st->launches[coord];
-    uint32_t n = coll_ring_size(st->ring);
-    st->zero_scale = (double)n / (double)(n - zeros);
-    return rc;
-}
-
 /* Worker w is released from barrier round `round`: the iteration's update (PROTOCOLS §7.2). */
-static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
+int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
 {
     if (round >= st->decided) {
         decide(st, ctx, lr);
-        int rc = maybe_admit(st, ctx, w, err);
+        int rc = hps_maybe_admit(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -448,27 +304,25 @@ static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double 
         st->init[w] = false;
         accumulate(st, ctx, w);
         step(st, ctx, w, g, lr);
-        return settle(st, ctx, w, err);
+        return hps_settle(st, ctx, w, err);
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
     if (st->inflight[w])
-        merge(st, ctx, w, lr);
+        hps_merge(st, ctx, w, lr);
     else
         step(st, ctx, w, g, lr);
     int rc = launch(st, ctx, w, err);
     if (rc == SIM_OK)
-        rc = settle(st, ctx, w, err);
+        rc = hps_settle(st, ctx, w, err);
     if (rc == SIM_OK && st->admitting)
-        rc = admit(st, ctx, w, err);
+        rc = hps_admit(st, ctx, w, err);
     return rc;
 }
-
-static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
 static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     hpsgd *st = ud;
-    int rc = released(st, ctx, w, info->round, info->lr, err);
+    int rc = hps_released(st, ctx, w, info->round, info->lr, err);
     if (rc != SIM_OK || !st->barrier_stale)
         return rc;
     /* Admitted workers join the barrier once every member is released from the admitting
@@ -476,31 +330,7 @@ static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *
     for (uint32_t v = 0; v < st->n; v++)
         if (active(st, ctx, v) && st->waiting[v] && st->wait_round[v] <= st->admit_round)
             return SIM_OK;
-    return restart_barrier(st, ctx, err);
-}
-
-/* Starts the barrier over the active workers, its first round the next undecided one. A
- * worker waiting for the release of a decided round (lost with its coordinator) is released
- * now; one waiting in the undecided round arrives again. */
-static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    st->barrier_stale = false;
-    for (uint32_t w = 0; w < st->n; w++)
-        st->outside[w] = false;
-    uint32_t m = active_list(st, ctx);
-    if (m == 0)
-        return SIM_OK;
-    int rc = coll_barrier_start(st->barrier, ctx, st->members, m, st->decided, err);
-    /* By worker id, not st->members: the handlers below may rebuild that list. */
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (!active(st, ctx, w) || !st->waiting[w] || !coll_barrier_has(st->barrier, w))
-            continue;
-        if (st->wait_round[w] < st->decided)
-            rc = released(st, ctx, w, st->wait_round[w], st->last_lr, err);
-        else
-            rc = coll_barrier_arrive(st->barrier, ctx, w, err);
-    }
-    return rc;
+    return hps_restart_barrier(st, ctx, err);
 }
 
 static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -511,114 +341,6 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->outside[w])
         return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
     return coll_barrier_arrive(st->barrier, ctx, w, err);
-}
-
-/* Worker w failed: see the header for what happens to the reductions in flight. */
-static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
-    st->phase[w] = PH_OUT;
-    rejoin_settle(st->rj, w, false);
-    rejoin_forget(st->rj, w);
-    st->outside[w] = false;
-    st->waiting[w] = false;
-    st->inflight[w] = false;
-    for (uint32_t v = 0; v < st->n; v++) {
-        if (!active(st, ctx, v) || !st->inflight[v] || st->ring_done[v])
-            continue;
-        coll_ring_leave(st->ring, v);
-        if (st->cached != 0 && st->cached == st->launches[v]) {
-            st->ring_done[v] = true; /* a member completed it: its mean is known */
-        } else {
-            if (st->P > 0)
-                sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
-            if (st->fly_steps[v] > 0 &&
-                (st->win_steps[v] == 0 || st->fly_base[v] < st->win_base[v]))
-                st->win_base[v] = st->fly_base[v];
-            st->win_steps[v] += st->fly_steps[v];
-            st->inflight[v] = false;
-            abandoned = true;
-        }
-        if (st->waiting[v])
-            st->arrived_done[v] = true;
-    }
-    st->abandoned += abandoned;
-    int rc = coll_ring_worker_down(st->ring, ctx, w, err); /* over the other active workers */
-    /* Flushes waiting for a reduction now completed or abandoned go on. */
-    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
-        if (!active(st, ctx, v))
-            continue;
-        if (st->phase[v] == PH_FLUSH_WAIT) {
-            if (st->inflight[v])
-                flush_previous(st, ctx, v);
-            rc = flush_launch(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
-            merge(st, ctx, v, coll_mean_lr(st->mean));
-            st->phase[v] = PH_RUN;
-            rc = settle(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
-            rc = flush_launch(st, ctx, v, err);
-        }
-    }
-    if (rc != SIM_OK)
-        return rc;
-    if (coordinated && st->barrier_stale) /* the admitted join the barrier's restart */
-        return restart_barrier(st, ctx, err);
-    return coll_hub_worker_down(st->hub, ctx, w, err);
-}
-
-/* The global model reached an admitted worker: it starts computing on it. */
-static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
-{
-    if (st->phase[w] != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
-        return SIM_OK; /* failed since: its fetch is void */
-    st->phase[w] = PH_RUN;
-    st->start_wm[w] = st->wm[w];
-    return sim_ctx_compute(ctx, w, st->settled[w], err);
-}
-
-/* Worker w (up, pending) starts over alone: nobody else is active. */
-static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    rejoin_settle(st->rj, w, true);
-    st->phase[w] = PH_RUN;
-    st->init[w] = true;
-    st->inflight[w] = false;
-    st->waiting[w] = false;
-    st->win_steps[w] = 0;
-    if (st->P > 0)
-        sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->vel != NULL)
-        sim_tensor_zero(row(st->vel, st, w), st->P);
-    coll_ring_leave(st->ring, w);
-    /* Its iterations are counted in the barrier's rounds (the round it waits in is
-     * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    st->settled[w] = st->decided;
-    int rc = ring_reset_active(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = restart_barrier(st, ctx, err);
-    st->start_wm[w] = st->wm[w];
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
-}
-
-/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
- * over alone at once. */
-static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    rejoin_recovered(st->rj, w);
-    return active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
-}
-
-/* The last active worker failed while recovered ones wait to be admitted (no round will admit
- * them any more): the first of them starts over alone, the others wait for its admissions. */
-static int after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    if (active_list(st, ctx) > 0)
-        return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w))
-            return start_alone(st, ctx, w, err);
-    return SIM_OK;
 }
 
 static int alloc_all(hpsgd *st, sim_err *err)
@@ -692,8 +414,8 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     st->zero_launch = UINT64_MAX;
     if (rc == SIM_OK)
-        rc = ring_reset_active(st, ctx, err);
-    uint32_t m = active_list(st, ctx);
+        rc = hps_ring_reset_active(st, ctx, err);
+    uint32_t m = hps_active_list(st, ctx);
     if (rc == SIM_OK && m > 0)
         rc = coll_barrier_start(st->barrier, ctx, st->members, m, 0, err);
     for (uint32_t i = 0; i < m && rc == SIM_OK; i++)
@@ -712,7 +434,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         bool handled;
         int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
-            rc = on_fetched(st, ctx, w, (uint32_t)ev->src, err);
+            rc = hps_on_fetched(st, ctx, w, (uint32_t)ev->src, err);
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
@@ -721,11 +443,11 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             return SIM_OK;
         }
         {
-            int rc = on_down(st, ctx, w, err);
-            return rc != SIM_OK ? rc : after_down(st, ctx, err);
+            int rc = hps_on_down(st, ctx, w, err);
+            return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
         }
     case SIM_EV_WORKER_UP:
-        return on_up(st, ctx, w, err);
+        return hps_on_up(st, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: unexpected event kind %u", ev->kind);
     }

@@ -27,10 +27,11 @@
  * With one bucket (bucket_mb 0, or a model smaller than a bucket) the round starts at
  * SIM_EV_COMPUTED, as above.
  *
- * Failures: the ring is rebuilt over the live workers (a new generation); messages of older
- * generations are ignored, and workers that had finished computing restart the collective
- * of their current round in the new ring (with buckets: every live worker starts its current
- * iteration's buckets again from the first). A recovered worker rejoins by computing.
+ * Failures: the ring is rebuilt over the live workers (a new generation; on a failure the kit
+ * does it, its failure policy); messages of older generations are ignored, and workers that
+ * had finished computing restart the collective of their current round in the new ring (with
+ * buckets: every live worker starts its current iteration's buckets again from the first, once
+ * coll_ring_generation shows the restart). A recovered worker rejoins by computing.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,8 +48,8 @@ enum {
 #define AR_MAX_BUCKET_MB 1e9
 
 typedef struct allreduce {
-    coll_hub hub; /* one channel: the ring's (1) */
-    coll_ring ring;
+    coll_hub *hub; /* one channel: the ring's (1) */
+    coll_ring *ring;
     uint32_t n;       /* workers */
     double bucket_mb; /* bucket_mb: 0 for one bucket */
     /* Buckets (nb > 1 only; nb == 1 is the one-round path). */
@@ -58,7 +59,7 @@ typedef struct allreduce {
     uint32_t *joined;      /* (workers) buckets of the current iteration joined */
     uint32_t *reduced;     /* (workers) and reduced */
     bool *busy;            /* (workers) computing: from compute() to SIM_EV_COMPUTED */
-    coll_mean mean;        /* the round's mean gradient (real models only) */
+    coll_mean *mean;       /* the round's mean gradient (real models only) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
     bool decided;        /* whether someone sat out avg_round is known */
@@ -77,9 +78,9 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void ar_fini(void *state)
 {
     allreduce *st = state;
-    coll_ring_fini(&st->ring);
-    coll_mean_fini(&st->mean);
-    coll_hub_fini(&st->hub);
+    coll_ring_destroy(st->ring);
+    coll_mean_destroy(st->mean);
+    coll_hub_destroy(st->hub);
     free(st->bucket_size);
     free(st->bucket_layer);
     free(st->joined);
@@ -135,7 +136,7 @@ static int buckets_init(allreduce *st, const sim_ctx *ctx, sim_err *err)
         st->reduced == NULL || st->busy == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     group(st, ctx, cap, true);
-    coll_ring_set_round_bytes(&st->ring, st->bucket_size, st->nb);
+    coll_ring_set_round_bytes(st->ring, st->bucket_size, st->nb);
     return SIM_OK;
 }
 
@@ -157,7 +158,7 @@ static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             return sim_ctx_timer(ctx, t - now, AR_EV_BUCKET, (int32_t)w, b, NULL, err);
     }
     st->joined[w]++;
-    return coll_ring_join(&st->ring, ctx, w, err);
+    return coll_ring_join(st->ring, ctx, w, err);
 }
 
 /* Starts worker w's next iteration (tag: its round) and, with buckets, its first bucket. */
@@ -171,18 +172,29 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
     return try_join(st, ctx, w, err);
 }
 
-/* The ring changed members (w failed or recovered). With buckets every live worker starts
+/* The ring changes members: w recovered, or w failed (the kit restarts the ring over its other
+ * members that are up by itself, coll_hub_worker_down). With buckets every live worker starts
  * its current iteration's buckets again from the first, so that round k of the new ring is
- * bucket k mod nb for every member. */
-static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+ * bucket k mod nb for every member: nobody is joined while the ring restarts (the restart
+ * would send the joined members' rounds at once), and once coll_ring_generation shows that it
+ * restarted, every live worker joins its first bucket when backward has produced it. */
+static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_err *err)
 {
     if (st->nb <= 1)
-        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
-    coll_ring_unjoin_all(&st->ring);
-    int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return up ? coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err)
+                  : coll_hub_worker_down(st->hub, ctx, w, err);
+    uint32_t gen = coll_ring_generation(st->ring);
+    coll_ring_unjoin_all(st->ring);
+    int rc = up ? coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err)
+                : coll_hub_worker_down(st->hub, ctx, w, err);
+    bool restarted = coll_ring_generation(st->ring) != gen;
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
-        st->joined[v] = st->reduced[v] = 0;
-        rc = try_join(st, ctx, v, err);
+        if (restarted) {
+            st->joined[v] = st->reduced[v] = 0;
+            rc = try_join(st, ctx, v, err);
+        } else if (!sim_ctx_down(ctx, v) && st->joined[v] > st->reduced[v]) {
+            rc = coll_ring_join(st->ring, ctx, v, err); /* not a member's change: as before */
+        }
     }
     return rc;
 }
@@ -205,14 +217,16 @@ static void average(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t round)
 {
     if (!st->decided) {
         st->any_out = false;
-        for (uint32_t i = 0; i < st->ring.n; i++) /* one draw per member, ring order */
-            st->any_out = sim_ctx_dropped(ctx, st->ring.order[i], st->avg_round) || st->any_out;
+        for (uint32_t i = 0; i < coll_ring_size(st->ring);
+             i++) /* one draw per member, ring order */
+            st->any_out =
+                sim_ctx_dropped(ctx, coll_ring_member(st->ring, i), st->avg_round) || st->any_out;
         st->decided = true;
         st->rounds_out += st->any_out ? 1 : 0;
     }
     if (!st->any_out) {
-        const float *m = coll_mean_of(&st->mean, &st->ring, ctx, round, model, st);
-        sim_tensor_copy(sim_ctx_params(ctx, w), m, st->mean.nfloats);
+        const float *m = coll_mean_of(st->mean, st->ring, ctx, round, model, st);
+        sim_tensor_copy(sim_ctx_params(ctx, w), m, sim_ctx_num_params(ctx));
     }
 }
 
@@ -222,22 +236,22 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     uint64_t round = info->round;
     if (st->nb > 1 && ++st->reduced[w] < st->nb)
         return try_join(st, ctx, w, err);
-    if (st->mean.mean != NULL && sim_ctx_budget(ctx).averaging_only) {
+    if (st->mean != NULL && sim_ctx_budget(ctx).averaging_only) {
         average(st, ctx, w, round);
-    } else if (st->mean.mean != NULL) {
+    } else if (st->mean != NULL) {
         /* One mean per ring generation and round: that pair is the step's key, so the
          * replicas, which share their storage while equal, compute the step once. */
-        const float *g = coll_mean_of(&st->mean, &st->ring, ctx, round, gradient, st);
-        uint64_t key = (uint64_t)st->mean.gen << 40 ^ round;
+        const float *g = coll_mean_of(st->mean, st->ring, ctx, round, gradient, st);
+        uint64_t key = (uint64_t)coll_ring_generation(st->ring) << 40 ^ round;
         sim_ctx_step(ctx, (sim_target){ .w = w },
-                     &(sim_step){ .lr = st->mean.lr,
+                     &(sim_step){ .lr = coll_mean_lr(st->mean),
                                   .momentum = sim_ctx_rates(ctx).momentum,
                                   .keyed = true,
                                   .key = key },
                      g);
     }
     sim_ctx_count(ctx, w, 1);
-    if (coll_ring_round_complete(&st->ring, round)) {
+    if (coll_ring_round_complete(st->ring, round)) {
         st->avg_round++;
         st->decided = false;
         sim_ctx_round_end(ctx);
@@ -248,17 +262,20 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    int rc = coll_hub_init(&st->hub, 1, 0, err);
+    st->hub = coll_hub_create(1, 0, err);
+    if (st->hub == NULL)
+        return err->code;
+    st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
+    if (st->ring == NULL)
+        return err->code;
+    if (sim_ctx_num_params(ctx) > 0 &&
+        (st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
+        return err->code;
+    int rc = buckets_init(st, ctx, err);
     if (rc == SIM_OK)
-        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_done, st, err);
-    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
-        rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
-    if (rc == SIM_OK)
-        rc = buckets_init(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
-    for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
-        rc = compute(st, ctx, st->ring.order[i], 0, err);
+        rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+    for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
+        rc = compute(st, ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
 }
 
@@ -269,14 +286,14 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         if (st->nb <= 1)
-            return coll_ring_join(&st->ring, ctx, w, err);
+            return coll_ring_join(st->ring, ctx, w, err);
         st->busy[w] = false;
         return try_join(st, ctx, w, err);
     case AR_EV_BUCKET:
         return st->nb > 1 ? try_join(st, ctx, w, err) : SIM_OK;
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "allreduce: message on no ring");
         return rc;
@@ -284,9 +301,9 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_WORKER_DOWN:
         if (st->nb > 1)
             st->busy[w] = false; /* its iteration is lost */
-        return ring_changed(st, ctx, w, err);
+        return ring_changed(st, ctx, w, false, err);
     case SIM_EV_WORKER_UP: {
-        int rc = ring_changed(st, ctx, w, err);
+        int rc = ring_changed(st, ctx, w, true, err);
         return rc != SIM_OK ? rc : compute(st, ctx, w, 0, err);
     }
     default:
@@ -307,12 +324,19 @@ static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_
            (uint64_t)num_params * 4 + buckets;
 }
 
+static coll_stats ring_stats(const allreduce *st)
+{
+    coll_stats s;
+    coll_ring_stats(st->ring, &s);
+    return s;
+}
+
 static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;
     const allreduce *st = state;
-    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
-    sim_report_add(out, "stale_messages", (double)st->ring.stale);
+    sim_report_add(out, "ring_restarts", (double)ring_stats(st).restarts);
+    sim_report_add(out, "stale_messages", (double)ring_stats(st).stale);
     if (st->nb > 1)
         sim_report_add(out, "buckets", (double)st->nb);
     if (st->rounds_out > 0)

@@ -5,25 +5,32 @@
 
 #include <stdlib.h>
 
+#include "protocols/coll_state.h"
 #include "sim/tensor.h"
 
 /* ---- Hub ---- */
 
-int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err)
+coll_hub *coll_hub_create(uint32_t channels, uint32_t timer_kind, sim_err *err)
 {
+    coll_hub *hub = calloc(1, sizeof(*hub));
+    if (hub != NULL)
+        hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
+    if (hub == NULL || hub->slot == NULL) {
+        coll_hub_destroy(hub);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     hub->cap = channels;
-    hub->n = 0;
     hub->timer_kind = timer_kind;
-    hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
-    if (hub->slot == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return SIM_OK;
+    return hub;
 }
 
-void coll_hub_fini(coll_hub *hub)
+void coll_hub_destroy(coll_hub *hub)
 {
+    if (hub == NULL)
+        return;
     free(hub->slot);
-    hub->slot = NULL;
+    free(hub);
 }
 
 int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err)
@@ -49,11 +56,12 @@ int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *ha
         return hub->slot[c].ops->on_message(hub->slot[c].inst, ctx, ev, err);
     }
     if (ev->kind == hub->timer_kind && hub->timer_kind >= SIM_EV_USER) {
-        uint32_t c = (uint32_t)(ev->arg[0] >> 32);
+        msg_timer t = msg_timer_read(ev);
+        uint32_t c = t.channel;
         if (c == 0 || c > hub->n || hub->slot[c].ops->on_timer == NULL)
             return SIM_OK;
         *handled = true;
-        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, (uint32_t)ev->arg[0], err);
+        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, t, err);
     }
     return SIM_OK;
 }
@@ -70,26 +78,31 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
-                   sim_event_id *id, sim_err *err)
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
+                   sim_err *err)
 {
-    return sim_ctx_timer(ctx, delay, hub->timer_kind, SIM_NOBODY, (uint64_t)channel << 32 | arg, id,
-                         err);
+    return msg_timer_set(ctx, delay, hub->timer_kind, SIM_NOBODY, t, id, err);
 }
 
 /* ---- Ring all-reduce ---- */
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 static const coll_ops ring_ops = {
     .on_message = ring_on_message,
     .on_timer = NULL,
-    .on_down = NULL,
+    .on_down = ring_on_down,
 };
 
-int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                   void *ud, sim_err *err)
+coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                            void *ud, sim_err *err)
 {
+    coll_ring *r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     r->workers = workers;
     r->cap = cap;
     r->n = 0;
@@ -100,28 +113,65 @@ int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, 
     r->pos = malloc(workers * sizeof(*r->pos));
     r->joined = calloc(workers, sizeof(*r->joined));
     r->scratch = calloc(cap, sizeof(*r->scratch));
+    r->failed = calloc(cap, sizeof(*r->failed));
     r->done = done;
     r->ud = ud;
-    if (r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
-        r->scratch == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    for (uint32_t w = 0; w < workers; w++)
+    int rc = r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
+                     r->scratch == NULL || r->failed == NULL
+                 ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
+                 : SIM_OK;
+    for (uint32_t w = 0; rc == SIM_OK && w < workers; w++)
         r->pos[w] = COLL_NONE;
-    return coll_hub_add(hub, r, &ring_ops, &r->channel, err);
+    if (rc == SIM_OK)
+        rc = coll_hub_add(hub, r, &ring_ops, &r->channel, err);
+    if (rc != SIM_OK) {
+        coll_ring_destroy(r);
+        return NULL;
+    }
+    return r;
 }
 
-void coll_ring_fini(coll_ring *r)
+void coll_ring_destroy(coll_ring *r)
 {
+    if (r == NULL)
+        return;
     free(r->m);
     free(r->order);
     free(r->pos);
     free(r->joined);
     free(r->scratch);
+    free(r->failed);
+    free(r);
+}
+
+uint32_t coll_ring_size(const coll_ring *r)
+{
+    return r->n;
+}
+
+uint32_t coll_ring_member(const coll_ring *r, uint32_t i)
+{
+    return r->order[i];
+}
+
+uint32_t coll_ring_generation(const coll_ring *r)
+{
+    return r->gen;
+}
+
+bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
+{
+    return r->finished == (uint64_t)r->n * (round + 1);
+}
+
+void coll_ring_stats(const coll_ring *r, coll_stats *out)
+{
+    *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts };
 }
 
 uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
 {
-    return (uint64_t)cap * (sizeof(coll_ring_member) + 2 * sizeof(uint32_t)) +
+    return (uint64_t)cap * (sizeof(coll_ring_pos) + 3 * sizeof(uint32_t)) +
            (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
 }
 
@@ -148,7 +198,7 @@ static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s, uint32_t
 static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint32_t p = r->pos[w];
-    coll_ring_member *a = &r->m[p];
+    coll_ring_pos *a = &r->m[p];
     if (!r->joined[w] || a->busy || a->sent >= steps(r) || a->recv < a->sent)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
@@ -163,7 +213,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    coll_ring_member *a = &r->m[r->pos[w]];
+    coll_ring_pos *a = &r->m[r->pos[w]];
     if (!r->joined[w] || a->busy || a->sent < steps(r) || a->recv < steps(r))
         return SIM_OK;
     uint32_t round = a->round;
@@ -173,7 +223,9 @@ static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     a->sent = 0;
     r->joined[w] = false;
     r->finished++;
-    coll_info info = { .channel = r->channel, .round = round, .failed = NULL, .nfailed = 0 };
+    coll_info info = {
+        .channel = r->channel, .round = round, .failed = r->failed, .nfailed = r->nfailed
+    };
     return r->done(r->ud, ctx, w, &info, err);
 }
 
@@ -183,8 +235,9 @@ static int progress(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     return rc != SIM_OK ? rc : try_finish(r, ctx, w, err);
 }
 
-int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
-                    sim_err *err)
+/* A new generation over members[0..n) (coll_ring_reset without clearing the failed list). */
+static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                   sim_err *err)
 {
     if (n > r->cap)
         return sim_err_set(err, SIM_EINVAL, NULL, "ring: %u members, at most %u", n, r->cap);
@@ -200,7 +253,7 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
             return sim_err_set(err, SIM_EINVAL, NULL, "ring: bad or repeated member %u", w);
         r->order[i] = w;
         r->pos[w] = i;
-        coll_ring_member *a = &r->m[i];
+        coll_ring_pos *a = &r->m[i];
         a->round = a->sent = a->recv = a->early = 0;
         a->busy = false;
     }
@@ -225,26 +278,81 @@ void coll_ring_unjoin_all(coll_ring *r)
         r->joined[w] = false;
 }
 
-int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                    sim_err *err)
+{
+    r->nfailed = 0;
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+/* The workers that are up, in id order, into r->scratch; their number. */
+static uint32_t live(coll_ring *r, sim_ctx *ctx)
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < r->workers && n < r->cap; w++)
         if (!sim_ctx_down(ctx, w))
             r->scratch[n++] = w;
-    return coll_ring_reset(r, ctx, r->scratch, n, bytes, err);
+    return n;
+}
+
+int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+{
+    return coll_ring_reset(r, ctx, r->scratch, live(r, ctx), bytes, err);
+}
+
+int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
+                     uint64_t bytes, sim_err *err)
+{
+    r->joined[w] = false;
+    r->restarts++;
+    r->nfailed = 0;
+    if (members == NULL) {
+        members = r->scratch;
+        n = live(r, ctx);
+    }
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (w >= r->workers || r->pos[w] == COLL_NONE)
+        return SIM_OK;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->order[i] != w && !sim_ctx_down(ctx, r->order[i]))
+            r->scratch[n++] = r->order[i];
+    r->joined[w] = false;
+    r->restarts++;
+    r->failed[r->nfailed++] = w;
+    return restart(r, ctx, r->scratch, n, r->bytes, err);
+}
+
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    return coll_ring_worker_down(inst, ctx, w, err);
 }
 
 int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
 {
-    r->joined[w] = false;
-    r->restarts++;
-    return coll_ring_reset_live(r, ctx, bytes, err);
+    return coll_ring_change(r, ctx, w, NULL, 0, bytes, err);
 }
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     r->joined[w] = true;
     return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
+}
+
+void coll_ring_leave(coll_ring *r, uint32_t w)
+{
+    r->joined[w] = false;
+}
+
+int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        r->joined[r->order[i]] = false;
+    return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
 }
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -263,7 +371,7 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
     int rc = progress(r, ctx, src, err);
     if (rc != SIM_OK)
         return rc;
-    coll_ring_member *a = &r->m[r->pos[w]];
+    coll_ring_pos *a = &r->m[r->pos[w]];
     if (round == a->round)
         a->recv++;
     else if (round == a->round + 1)
@@ -277,23 +385,39 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
 
 /* ---- The mean of a ring round ---- */
 
-int coll_mean_init(coll_mean *m, size_t nfloats, uint32_t cap, sim_err *err)
+coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err)
 {
-    m->nfloats = nfloats;
-    m->valid = false;
-    m->mean = sim_tensor_alloc(nfloats);
-    m->blocks = calloc(cap, sizeof(*m->blocks));
-    if (m->mean == NULL || m->blocks == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return SIM_OK;
+    coll_mean *m = calloc(1, sizeof(*m));
+    if (m != NULL) {
+        m->nfloats = nfloats;
+        m->mean = sim_tensor_alloc(nfloats);
+        m->blocks = calloc(cap, sizeof(*m->blocks));
+    }
+    if (m == NULL || m->mean == NULL || m->blocks == NULL) {
+        coll_mean_destroy(m);
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    return m;
 }
 
-void coll_mean_fini(coll_mean *m)
+void coll_mean_destroy(coll_mean *m)
 {
+    if (m == NULL)
+        return;
     sim_tensor_free(m->mean);
     free(m->blocks);
-    m->mean = NULL;
-    m->blocks = NULL;
+    free(m);
+}
+
+const float *coll_mean_last(const coll_mean *m)
+{
+    return m->mean;
+}
+
+double coll_mean_lr(const coll_mean *m)
+{
+    return m->lr;
 }
 
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,

@@ -7,24 +7,42 @@
  * main ring first gets channel 1 for it, then e.g. one butterfly per group. The hub maps a
  * channel to its instance with an array: coll_hub_on_event routes a SIM_EV_MSG, or a timer of
  * the hub's kind, to the right instance in O(1) and tells the owner whether the event was a
- * collective's. The hub and the instances must outlive each other's use; the owner frees the
- * instances, then the hub.
+ * collective's. The hub and the instances must outlive each other's use; the owner destroys
+ * the instances, then the hub.
+ *
+ * Instances are opaque (created and destroyed by the kit); owners read them through the
+ * queries below (members, counters) and change them only through the operations.
  *
  * Completion. Each instance calls its owner's coll_done_fn once per member and round, when
  * that member is finished with the round (its result is in place, or it was released), with
- * a coll_info telling the round, the members found to have failed in that round so far, and
+ * a coll_info telling the round, the members found to have failed so far (see Failures), and
  * the learning rate read once for the round (synchronous steps use it for every member).
  *
- * Allocation. Everything is allocated by the _init functions, sized by the number of workers
+ * Failures: one policy for every instance. The owner passes SIM_EV_WORKER_DOWN to
+ * coll_hub_worker_down (or, to order its own work around them, to each instance's
+ * _worker_down); an instance that has the worker as a member carries on without it, nobody
+ * waits for it again, and it is listed in coll_info.failed of the completions that follow:
+ *   ring       restarts at once over its other members that are up, in ring order (a new
+ *              generation, counted in restarts); listed until the owner's next reset or change
+ *   butterfly  its parts are dropped or kept as the timeouts' rules say, at once; listed for
+ *              the round
+ *   barrier    counts as arrived in every round; if it coordinated, the barrier starts again
+ *              over the members that are up (the next coordinates, the round numbering goes
+ *              on): a member waiting for the release of a round already decided is released
+ *              then, one waiting in the undecided round arrives again; listed since the owner's
+ *              start
+ * A recovered worker is the owner's to admit (a ring: coll_ring_change; a butterfly or barrier:
+ * the next start).
+ *
+ * Allocation. Everything is allocated by the _create functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
  * messages' snapshots come from the run's pool, as with a SIM_PAYLOAD_COPY send; timers from the
  * engine's).
  *
- * Typical owner: coll_hub_init(&hub, channels, MY_EV_COLL_TIMER), then one _init per
- * instance (each takes the next channel); in on_event, first coll_hub_on_event(&hub, ctx, ev,
- * &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down for
- * butterflies and barriers, and restart rings itself. fini: the instances' _fini, then the
- * hub's. */
+ * Typical owner: hub = coll_hub_create(channels, MY_EV_COLL_TIMER, err), then one _create
+ * per instance (each takes the next channel); in on_event, first coll_hub_on_event(hub, ctx,
+ * ev, &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down.
+ * fini: the instances' _destroy, then the hub's. */
 #ifndef PROTOCOLS_COLL_H
 #define PROTOCOLS_COLL_H
 
@@ -58,38 +76,31 @@ typedef int (*coll_done_fn)(void *ud, sim_ctx *ctx, uint32_t w, const coll_info 
 typedef const float *(*coll_input_fn)(void *ud, sim_ctx *ctx, uint32_t w);
 typedef float *(*coll_output_fn)(void *ud, sim_ctx *ctx, uint32_t w);
 
+typedef struct coll_hub coll_hub;
+typedef struct coll_ring coll_ring;
+typedef struct coll_mean coll_mean;
+typedef struct coll_bfly coll_bfly;
+typedef struct coll_barrier coll_barrier;
+
+/* An instance's counters, for its owner's report (each instance fills what it counts, the rest
+ * is 0). */
+typedef struct coll_stats {
+    uint64_t stale;    /* messages of past generations, rounds or starts ignored */
+    uint64_t restarts; /* ring: membership changes (coll_ring_change) */
+    uint64_t dropped;  /* butterfly: contributions dropped by sender timeouts or failures */
+    uint64_t kept;     /* butterfly: parts kept by reducer timeouts or failures */
+    uint64_t grown;    /* butterfly: rounds that found its room too small */
+} coll_stats;
+
 /* ---- The hub: channels and routing ---- */
 
-/* How the hub reaches an instance (set by the instance's _init, not by owners). */
-typedef struct coll_ops {
-    int (*on_message)(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
-    int (*on_timer)(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
-    int (*on_down)(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err); /* may be NULL */
-} coll_ops;
-
-typedef struct coll_slot {
-    void *inst;
-    const coll_ops *ops;
-} coll_slot;
-
-typedef struct coll_hub {
-    uint32_t cap;        /* channels 1..cap */
-    uint32_t n;          /* channels given so far */
-    uint32_t timer_kind; /* the owner's event kind (>= SIM_EV_USER) for the kit's timers */
-    coll_slot *slot;     /* (cap + 1) by channel */
-} coll_hub;
-
-/* Allocates a hub for up to `channels` instances; the kit's timers use the owner's event kind
+/* A hub for up to `channels` instances; the kit's timers use the owner's event kind
  * `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise (0 when the owner has
- * no butterfly: rings and barriers set no timers). */
-int coll_hub_init(coll_hub *hub, uint32_t channels, uint32_t timer_kind, sim_err *err);
+ * no butterfly: rings and barriers set no timers). NULL (and err) when out of memory. */
+coll_hub *coll_hub_create(uint32_t channels, uint32_t timer_kind, sim_err *err);
 
-/* Frees what coll_hub_init allocated (a zeroed hub too). */
-void coll_hub_fini(coll_hub *hub);
-
-/* Registers an instance (for the kit's _init functions): its channel in *channel. SIM_EINVAL
- * when the hub is full. */
-int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err);
+/* Frees the hub (NULL: nothing). */
+void coll_hub_destroy(coll_hub *hub);
 
 /* Routes a SIM_EV_MSG on a collective's channel, or a timer of the hub's kind, to its
  * instance and sets *handled; anything else (channel 0, other kinds) is left to the owner
@@ -97,14 +108,9 @@ int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *chann
 int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *handled,
                       sim_err *err);
 
-/* Worker w failed: every butterfly and barrier that has it as a member treats it as failed
- * at once (as if its timeouts had expired). Rings are not told: their owner restarts them
- * over the members it chooses (coll_ring_worker_changed, coll_ring_reset). */
+/* Worker w failed: every instance that has it as a member, in channel order, carries on without
+ * it (the failure policy above; each instance's _worker_down). */
 int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
-
-/* Schedules the kit's timer `arg` for the instance on `channel` (used by the kit). */
-int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel, uint32_t arg,
-                   sim_event_id *id, sim_err *err);
 
 /* ---- Ring all-reduce (PROTOCOLS 1.1) ----
  *
@@ -118,47 +124,34 @@ int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, uint32_t channel
  * received) the ring calls `done` for it; the member must join again for the next round.
  * Messages: kind 0, seq = generation << 32 | round.
  *
- * coll_ring_reset starts a new generation over a new member list (after a failure or a change
- * of group): messages of older generations are ignored (and counted as stale), and members
- * that had joined the unfinished round stay joined and start it again. The ring moves bytes
- * only: what a round computes is the owner's business (coll_mean below). */
-typedef struct coll_ring_member {
-    uint32_t round; /* rounds completed in this generation */
-    uint32_t sent;  /* steps of the current round sent */
-    uint32_t recv;  /* steps of the current round received */
-    uint32_t early; /* steps of the next round received (predecessor ahead) */
-    bool busy;      /* a step it sent is still on its way */
-} coll_ring_member;
+ * coll_ring_reset starts a new generation over a new member list (a change of group, an
+ * admission; a failure does it by itself, coll_ring_worker_down): messages of older generations are
+ * ignored (and counted as stale), and members that had joined the unfinished round stay joined and
+ * start it again. The ring moves bytes only: what a round computes is the owner's business
+ * (coll_mean below). */
 
-typedef struct coll_ring {
-    uint32_t workers;    /* worker ids 0..workers-1 */
-    uint32_t cap;        /* most members */
-    coll_ring_member *m; /* (cap) by ring position */
-    uint32_t *order;     /* (cap) members in ring order; the first n are valid */
-    uint32_t *pos;       /* (workers) ring position of each worker, COLL_NONE if not a member */
-    bool *joined;        /* (workers) ready for its current round (kept across resets) */
-    uint32_t *scratch;   /* (cap) member lists built by coll_ring_reset_live */
-    uint32_t n;          /* members */
-    uint32_t gen;        /* generation, bumped by every reset */
-    uint32_t channel;    /* the channel of its messages */
-    uint64_t bytes;      /* S: bytes reduced per round (unless round_bytes is set) */
-    const uint64_t *round_bytes; /* (nround_bytes) or NULL: round k moves round_bytes[k mod
-                                  * nround_bytes] bytes (coll_ring_set_round_bytes) */
-    uint32_t nround_bytes;
-    uint64_t stale;    /* messages of past generations ignored */
-    uint64_t restarts; /* membership changes (coll_ring_worker_changed) */
-    uint64_t finished; /* member-rounds completed in this generation */
-    coll_done_fn done;
-    void *ud;
-} coll_ring;
+/* A ring for workers 0..workers-1 and up to `cap` members, with no member, registered with
+ * `hub` (which must outlive it). NULL (and err) when out of memory or the hub is full. */
+coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                            void *ud, sim_err *err);
 
-/* Allocates a ring for workers 0..workers-1 and up to `cap` members, with no member, and
- * registers it with `hub` (its channel in r->channel). */
-int coll_ring_init(coll_ring *r, coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                   void *ud, sim_err *err);
+/* Frees the ring (NULL: nothing). */
+void coll_ring_destroy(coll_ring *r);
 
-/* Frees what coll_ring_init allocated (a zeroed ring too). */
-void coll_ring_fini(coll_ring *r);
+/* Members in this generation. */
+uint32_t coll_ring_size(const coll_ring *r);
+
+/* The member at ring position i (< coll_ring_size). */
+uint32_t coll_ring_member(const coll_ring *r, uint32_t i);
+
+/* Generations started so far (each reset starts one). */
+uint32_t coll_ring_generation(const coll_ring *r);
+
+/* True when every member has completed round `round` of this generation. */
+bool coll_ring_round_complete(const coll_ring *r, uint64_t round);
+
+/* Its counters (stale, restarts). */
+void coll_ring_stats(const coll_ring *r, coll_stats *out);
 
 /* Starts a new generation over members[0..n) (n <= cap, distinct ids) in that ring order,
  * each round moving `bytes`. Members keep their joined flag (and send at once if joined);
@@ -173,26 +166,38 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
 void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n);
 
 /* Every worker forgets that it joined (members send nothing until they join again): for an
- * owner that restarts its members' rounds in its own order after coll_ring_reset. */
+ * owner that restarts its members' rounds in its own order after coll_ring_reset, or after a
+ * failure's restart (called before coll_hub_worker_down, so that the restart sends nothing;
+ * coll_ring_generation tells whether the ring restarted). */
 void coll_ring_unjoin_all(coll_ring *r);
 
 /* coll_ring_reset over the workers that are up, in id order. */
 int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err);
 
 /* Worker w failed or recovered: it leaves its round (a recovered worker computes before
- * joining), the change is counted, and the ring restarts over the workers that are up. */
+ * joining), the change is counted, and the ring restarts over members[0..n) (coll_ring_reset),
+ * or over the workers that are up when members is NULL. */
+int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
+                     uint64_t bytes, sim_err *err);
+
+/* Worker w failed (the failure policy): if a member, it leaves, the change is counted, w is
+ * listed as failed and the ring restarts over its other members that are up, in ring order. */
+int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* coll_ring_change over the workers that are up. */
 int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err);
 
 /* Member w is ready for its current round (a non-member is remembered as ready). */
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* True when every member has completed round `round` of this generation. */
-static inline bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
-{
-    return r->finished == (uint64_t)r->n * (round + 1);
-}
+/* Worker w is no longer ready (it left its round, or will join a later one): it sends nothing
+ * until it joins again. Not a membership change: nothing is counted or restarted. */
+void coll_ring_leave(coll_ring *r, uint32_t w);
 
-/* Bytes coll_ring_init allocates for `workers` and `cap`. */
+/* Every member leaves and the ring has none (a new generation: what is in flight is stale). */
+int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err);
+
+/* Bytes coll_ring_create allocates for `workers` and `cap` (the arrays). */
 uint64_t coll_ring_memory(uint32_t workers, uint32_t cap);
 
 /* What a ring round computes, for owners that reduce one block per member (a gradient, a
@@ -201,25 +206,23 @@ uint64_t coll_ring_memory(uint32_t workers, uint32_t cap);
  * same bits; the learning rate is read then, once. Every member has joined by then (none
  * finishes before all have sent), and a joined member's block must not change until its own
  * round completes. */
-typedef struct coll_mean {
-    size_t nfloats;       /* floats per block */
-    float *mean;          /* (nfloats) the mean of the round in `round` */
-    const float **blocks; /* (cap) scratch */
-    uint32_t gen;         /* which generation and round `mean` belongs to */
-    uint64_t round;
-    double lr; /* sim_ctx_rates' lr when the mean was computed: every member steps with it */
-    bool valid;
-} coll_mean;
 
-/* Allocates the cache for blocks of `nfloats` floats and up to `cap` members. */
-int coll_mean_init(coll_mean *m, size_t nfloats, uint32_t cap, sim_err *err);
+/* The cache for blocks of `nfloats` floats and up to `cap` members. NULL (and err) when out of
+ * memory. */
+coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err);
 
-/* Frees what coll_mean_init allocated (a zeroed cache too). */
-void coll_mean_fini(coll_mean *m);
+/* Frees the cache (NULL: nothing). */
+void coll_mean_destroy(coll_mean *m);
 
 /* The mean of block(ud, ctx, w) over the members of r for round `round`. */
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
                           coll_input_fn block, void *ud);
+
+/* The mean computed last (nfloats floats; valid until the next coll_mean_of computes one). */
+const float *coll_mean_last(const coll_mean *m);
+
+/* The learning rate read when the last mean was computed. */
+double coll_mean_lr(const coll_mean *m);
 
 /* ---- Butterfly all-reduce (PROTOCOLS 1.2) ----
  *
@@ -253,54 +256,26 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
  * floats, allocated at init) until their reducer sums them. Messages: kind 0 (part to reducer), 1
  * (result), seq = rounds started by this instance. The owner may start the next round from inside
  * `done`. */
-typedef struct coll_bfly {
-    coll_hub *hub;
-    uint32_t channel;
-    uint32_t workers, cap;                    /* worker ids 0..workers-1; at most cap members */
-    size_t nfloats;                           /* F, 0 for timing-only */
-    uint64_t bytes;                           /* S per round */
-    sim_time sender_timeout, reducer_timeout; /* 0: none */
-    uint32_t n;                               /* M: members of the current round */
-    uint64_t round;                           /* the current round's number (the owner's) */
-    uint64_t gen;                             /* rounds started: the messages' seq */
-    double lr;                                /* sim_ctx_rates' lr at coll_bfly_start */
-    uint32_t *members;                        /* (cap) worker ids by position */
-    double *weight;                           /* (cap) */
-    uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
-    uint8_t *state;  /* (cap) flags of each position (joined, reduced, done, failed) */
-    uint8_t *got;    /* (cap * cap) [j * cap + i]: reducer j has (1) or dropped (2) i's part */
-    uint8_t *have;   /* (cap * cap) [i * cap + j]: member i has (1) or gave up (2) part j */
-    uint32_t *ngot;  /* (cap) non-zero entries of got per reducer */
-    uint32_t *nhave; /* (cap) non-zero entries of have per member */
-    sim_time *sender_deadline, *reducer_deadline; /* (cap) armed timers' times, or -1 */
-    sim_event_id *sender_timer, *reducer_timer;   /* (cap) */
-    float *stage;      /* (cap * nfloats) row i: member i's parts as its reducers got them (reducer
-                        * j's at part j's offset; reducer i's own copied when i joins) */
-    float *result;     /* (nfloats) part j's mean, computed once by reducer j */
-    const float **src; /* (cap) scratch: the contributions of a part */
-    double *wsrc;      /* (cap) scratch: their weights */
-    uint32_t *failed;  /* (cap) worker ids failed this round */
-    uint32_t nfailed;  /* of them */
-    uint32_t finished; /* members done or down this round */
-    uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
-    uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
-    uint64_t kept;     /* parts kept by reducer timeouts or failures */
-    uint64_t grown;    /* rounds that found cap too small: the arrays doubled (or to n) */
-    coll_input_fn input;
-    coll_output_fn output;
-    coll_done_fn done;
-    void *ud;
-} coll_bfly;
 
-/* Allocates a butterfly for workers 0..workers-1 and up to `cap` members, on vectors of
- * `nfloats` floats (0: timing-only) travelling as `bytes` bytes, and registers it with `hub`.
- * `input` and `output` may be NULL when nfloats is 0. */
-int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
-                   uint64_t bytes, coll_input_fn input, coll_output_fn output, coll_done_fn done,
-                   void *ud, sim_err *err);
+/* A butterfly for workers 0..workers-1 and up to `cap` members, on vectors of `nfloats`
+ * floats (0: timing-only) travelling as `bytes` bytes, registered with `hub` (which must
+ * outlive it). `input` and `output` may be NULL when nfloats is 0. NULL (and err) when out of
+ * memory or the hub is full. */
+coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
+                            uint64_t bytes, coll_input_fn input, coll_output_fn output,
+                            coll_done_fn done, void *ud, sim_err *err);
 
-/* Frees what coll_bfly_init allocated (a zeroed butterfly too). */
-void coll_bfly_fini(coll_bfly *b);
+/* Frees the butterfly (NULL: nothing). */
+void coll_bfly_destroy(coll_bfly *b);
+
+/* Members of the current round. */
+uint32_t coll_bfly_size(const coll_bfly *b);
+
+/* Worker w's position in the current round (the part it reduces), COLL_NONE if not a member. */
+uint32_t coll_bfly_position(const coll_bfly *b, uint32_t w);
+
+/* Its counters (stale, dropped, kept, grown). */
+void coll_bfly_stats(const coll_bfly *b, coll_stats *out);
 
 /* Sets the timeouts (0: none) for the rounds started from now on. */
 void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout);
@@ -323,13 +298,14 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
  * joined; nothing for a member already down. */
 int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* True when every member of the current round is done or down. */
-static inline bool coll_bfly_round_complete(const coll_bfly *b)
-{
-    return b->finished == b->n;
-}
+/* Worker w failed (the failure policy): if a member of the round, nobody waits for it; its
+ * parts are dropped or kept as the timeouts' rules say. */
+int coll_bfly_worker_down(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* Bytes coll_bfly_init allocates. */
+/* True when every member of the current round is done or down. */
+bool coll_bfly_round_complete(const coll_bfly *b);
+
+/* Bytes coll_bfly_create allocates (the instance and its arrays). */
 uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
 
 /* ---- Barrier ----
@@ -347,41 +323,35 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  * n = 2; the coordinator's n-1 messages at one host cost nothing extra here, since zero-byte
  * messages spend only latency. A member that fails (coll_hub_worker_down) counts as arrived
  * in every round from then on and is reported (coll_info.failed lists the failures since the
- * start); if the coordinator fails the owner starts the barrier again over the live members.
+ * owner's start); if the coordinator fails the barrier starts again by itself over the members
+ * that are up, the next in the list coordinating (see Failures at the top).
  * Messages: kind 0 (arrive), 1 (release), seq = starts << 32 | round since the start. */
-typedef struct coll_barrier {
-    uint32_t channel;
-    uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */
-    uint32_t n;            /* members */
-    uint64_t first;        /* the owner's number of the first round since the start */
-    uint32_t gen;          /* starts so far */
-    uint32_t round;        /* the coordinator's current round since the start */
-    double lr;             /* sim_ctx_rates' lr when the coordinator's current round began */
-    uint32_t *members;     /* (cap) the first coordinates */
-    uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
-    uint32_t *mround;      /* (cap) the round each member is in (since the start) */
-    uint8_t *state;        /* (cap) waiting, known to the coordinator, down, listed */
-    uint32_t known;        /* members the coordinator counts in its current round */
-    uint32_t *failed;      /* (cap) worker ids failed since the start */
-    uint32_t nfailed;
-    uint64_t stale; /* messages of past starts ignored */
-    coll_done_fn done;
-    void *ud;
-} coll_barrier;
 
-/* Allocates a barrier for workers 0..workers-1 and up to `cap` members, registered with
- * `hub`. */
-int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t cap,
-                      coll_done_fn done, void *ud, sim_err *err);
+/* A barrier for workers 0..workers-1 and up to `cap` members, registered with `hub` (which
+ * must outlive it). NULL (and err) when out of memory or the hub is full. */
+coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                                  void *ud, sim_err *err);
 
-/* Frees what coll_barrier_init allocated (a zeroed barrier too). */
-void coll_barrier_fini(coll_barrier *b);
+/* Frees the barrier (NULL: nothing). */
+void coll_barrier_destroy(coll_barrier *b);
+
+/* The member that coordinates since the last start, COLL_NONE before the first. */
+uint32_t coll_barrier_coordinator(const coll_barrier *b);
+
+/* True if worker w is a member since the last start. */
+bool coll_barrier_has(const coll_barrier *b, uint32_t w);
+
+/* Its counters (stale). */
+void coll_barrier_stats(const coll_barrier *b, coll_stats *out);
 
 /* Starts the barrier over members[0..n) (n <= cap, distinct; members[0] coordinates), its
  * first round numbered `round` for the owner. Messages of earlier starts are ignored from now
  * on. Members that are down count as arrived and failed. */
 int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
                        uint64_t round, sim_err *err);
+
+/* Worker w failed (the failure policy): see Failures at the top. */
+int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Member w arrives for its next round; `done` is called for it when it is released (`done` may
  * call coll_barrier_arrive again). SIM_EINVAL if w is not a member or is waiting already. */

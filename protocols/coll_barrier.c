@@ -1,9 +1,9 @@
 /* Barrier over a member list through a coordinator (protocols/coll.h). Calls coll.c's hub,
  * never the other way round. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "protocols/coll.h"
+#include "protocols/coll_state.h"
 
 enum {
     ST_WAITING = 1, /* arrived, not yet released */
@@ -25,10 +25,14 @@ static const coll_ops barrier_ops = {
     .on_down = ba_on_down,
 };
 
-int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t cap,
-                      coll_done_fn done, void *ud, sim_err *err)
+coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
+                                  void *ud, sim_err *err)
 {
-    memset(b, 0, sizeof(*b));
+    coll_barrier *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     b->workers = workers;
     b->cap = cap;
     b->done = done;
@@ -38,22 +42,53 @@ int coll_barrier_init(coll_barrier *b, coll_hub *hub, uint32_t workers, uint32_t
     b->mround = calloc(cap, sizeof(*b->mround));
     b->state = calloc(cap, sizeof(*b->state));
     b->failed = calloc(cap, sizeof(*b->failed));
+    b->old_members = calloc(cap, sizeof(*b->old_members));
+    b->old_state = calloc(cap, sizeof(*b->old_state));
+    b->old_round = calloc(cap, sizeof(*b->old_round));
     if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
-        b->failed == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        b->failed == NULL || b->old_members == NULL || b->old_state == NULL ||
+        b->old_round == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        coll_barrier_destroy(b);
+        return NULL;
+    }
     for (uint32_t w = 0; w < workers; w++)
         b->pos[w] = COLL_NONE;
-    return coll_hub_add(hub, b, &barrier_ops, &b->channel, err);
+    if (coll_hub_add(hub, b, &barrier_ops, &b->channel, err) != SIM_OK) {
+        coll_barrier_destroy(b);
+        return NULL;
+    }
+    return b;
 }
 
-void coll_barrier_fini(coll_barrier *b)
+void coll_barrier_destroy(coll_barrier *b)
 {
+    if (b == NULL)
+        return;
     free(b->members);
     free(b->pos);
     free(b->mround);
     free(b->state);
     free(b->failed);
-    memset(b, 0, sizeof(*b));
+    free(b->old_members);
+    free(b->old_state);
+    free(b->old_round);
+    free(b);
+}
+
+uint32_t coll_barrier_coordinator(const coll_barrier *b)
+{
+    return b->n > 0 ? b->members[0] : COLL_NONE;
+}
+
+bool coll_barrier_has(const coll_barrier *b, uint32_t w)
+{
+    return w < b->workers && b->pos[w] != COLL_NONE;
+}
+
+void coll_barrier_stats(const coll_barrier *b, coll_stats *out)
+{
+    *out = (coll_stats){ .stale = b->stale };
 }
 
 static msg_hdr header(const coll_barrier *b, uint32_t kind, uint32_t round)
@@ -193,12 +228,57 @@ static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     return release(b, ctx, p, err);
 }
 
-static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* The coordinator failed: the barrier starts again over the members that are up (the next
+ * in the list coordinates), its first round the one the coordinator was in. A member waiting
+ * for the release of an earlier round (decided, but its release lost with the coordinator) is
+ * released now; one waiting in that round arrives again. */
+static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *err)
 {
-    coll_barrier *b = inst;
+    uint32_t n = 0, nfailed = b->nfailed;
+    uint64_t first = b->first + b->round;
+    double lr = b->lr;
+    for (uint32_t p = 0; p < b->n; p++) {
+        if ((b->state[p] & ST_DOWN) || sim_ctx_down(ctx, b->members[p]))
+            continue;
+        b->old_members[n] = b->members[p];
+        b->old_state[n] = b->state[p];
+        b->old_round[n++] = b->mround[p];
+    }
+    uint64_t old_first = b->first;
+    for (uint32_t p = 0; p < b->n; p++)
+        b->pos[b->members[p]] = COLL_NONE;
+    b->n = 0;
+    if (n == 0)
+        return SIM_OK;
+    int rc = coll_barrier_start(b, ctx, b->old_members, n, first, err);
+    b->nfailed = nfailed; /* the failures since the owner's start, the coordinator's too */
+    for (uint32_t p = 0; p < n && rc == SIM_OK; p++) {
+        if (!(b->old_state[p] & ST_WAITING) || sim_ctx_down(ctx, b->members[p]))
+            continue;
+        if (old_first + b->old_round[p] < first) {
+            coll_info info = { .channel = b->channel,
+                               .round = old_first + b->old_round[p],
+                               .failed = b->failed,
+                               .nfailed = b->nfailed,
+                               .lr = lr };
+            rc = b->done(b->ud, ctx, b->members[p], &info, err);
+        } else {
+            rc = coll_barrier_arrive(b, ctx, b->members[p], err);
+        }
+    }
+    return rc;
+}
+
+int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
     uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;
     fail_member(b, p);
-    return try_complete(b, ctx, err);
+    return p == 0 ? restart_without_coordinator(b, ctx, err) : try_complete(b, ctx, err);
+}
+
+static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    return coll_barrier_worker_down(inst, ctx, w, err);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "protocols/coll.h"
+#include "protocols/coll_state.h"
 #include "sim/tensor.h"
 
 enum {
@@ -25,7 +26,7 @@ enum {
 };
 
 static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
-static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err);
+static int bf_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
 static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 static const coll_ops bfly_ops = {
@@ -34,11 +35,15 @@ static const coll_ops bfly_ops = {
     .on_down = bf_on_down,
 };
 
-int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
-                   uint64_t bytes, coll_input_fn input, coll_output_fn output, coll_done_fn done,
-                   void *ud, sim_err *err)
+coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
+                            uint64_t bytes, coll_input_fn input, coll_output_fn output,
+                            coll_done_fn done, void *ud, sim_err *err)
 {
-    memset(b, 0, sizeof(*b));
+    coll_bfly *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
     b->hub = hub;
     b->workers = workers;
     b->cap = cap;
@@ -72,17 +77,26 @@ int coll_bfly_init(coll_bfly *b, coll_hub *hub, uint32_t workers, uint32_t cap, 
         b->got == NULL || b->have == NULL || b->ngot == NULL || b->nhave == NULL ||
         b->sender_deadline == NULL || b->reducer_deadline == NULL || b->sender_timer == NULL ||
         b->reducer_timer == NULL || b->src == NULL || b->wsrc == NULL || b->failed == NULL ||
-        (nfloats > 0 && (b->stage == NULL || b->result == NULL)))
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        (nfloats > 0 && (b->stage == NULL || b->result == NULL))) {
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        coll_bfly_destroy(b);
+        return NULL;
+    }
     for (uint32_t w = 0; w < workers; w++)
         b->pos[w] = COLL_NONE;
     for (uint32_t p = 0; p < cap; p++)
         b->sender_deadline[p] = b->reducer_deadline[p] = -1;
-    return coll_hub_add(hub, b, &bfly_ops, &b->channel, err);
+    if (coll_hub_add(hub, b, &bfly_ops, &b->channel, err) != SIM_OK) {
+        coll_bfly_destroy(b);
+        return NULL;
+    }
+    return b;
 }
 
-void coll_bfly_fini(coll_bfly *b)
+void coll_bfly_destroy(coll_bfly *b)
 {
+    if (b == NULL)
+        return;
     free(b->members);
     free(b->weight);
     free(b->pos);
@@ -100,7 +114,29 @@ void coll_bfly_fini(coll_bfly *b)
     free(b->failed);
     sim_tensor_free(b->stage);
     sim_tensor_free(b->result);
-    memset(b, 0, sizeof(*b));
+    free(b);
+}
+
+uint32_t coll_bfly_size(const coll_bfly *b)
+{
+    return b->n;
+}
+
+uint32_t coll_bfly_position(const coll_bfly *b, uint32_t w)
+{
+    return w < b->workers ? b->pos[w] : COLL_NONE;
+}
+
+bool coll_bfly_round_complete(const coll_bfly *b)
+{
+    return b->finished == b->n;
+}
+
+void coll_bfly_stats(const coll_bfly *b, coll_stats *out)
+{
+    *out = (coll_stats){
+        .stale = b->stale, .dropped = b->dropped, .kept = b->kept, .grown = b->grown
+    };
 }
 
 uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats)
@@ -109,7 +145,8 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats)
     return c * c * (2 + sizeof(uint32_t)) + (uint64_t)workers * sizeof(uint32_t) +
            c * (3 * sizeof(uint32_t) + 2 * sizeof(double) + 1 + 2 * sizeof(uint32_t) +
                 2 * sizeof(sim_time) + 2 * sizeof(sim_event_id) + sizeof(float *)) +
-           ((uint64_t)c + 1) * nfloats * sizeof(float); /* stage (cap vectors) and result */
+           ((uint64_t)c + 1) * nfloats * sizeof(float) /* stage (cap vectors) and result */ +
+           sizeof(coll_bfly);
 }
 
 void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time reducer_timeout)
@@ -434,13 +471,13 @@ int coll_bfly_join(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_time now = sim_ctx_now(ctx);
     if (b->sender_timeout > 0 && b->ngot[p] < b->n) {
         b->sender_deadline[p] = now + b->sender_timeout;
-        rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, b->channel, p << 1 | TIMER_SENDER,
-                            &b->sender_timer[p], err);
+        msg_timer t = { .channel = b->channel, .kind = TIMER_SENDER, .attempt = p };
+        rc = coll_hub_timer(b->hub, ctx, b->sender_timeout, t, &b->sender_timer[p], err);
     }
     if (rc == SIM_OK && b->reducer_timeout > 0) {
         b->reducer_deadline[p] = now + b->reducer_timeout;
-        rc = coll_hub_timer(b->hub, ctx, b->reducer_timeout, b->channel, p << 1 | TIMER_REDUCER,
-                            &b->reducer_timer[p], err);
+        msg_timer t = { .channel = b->channel, .kind = TIMER_REDUCER, .attempt = p };
+        rc = coll_hub_timer(b->hub, ctx, b->reducer_timeout, t, &b->reducer_timer[p], err);
     }
     return rc != SIM_OK ? rc : sweep(b, ctx, err);
 }
@@ -484,20 +521,19 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     return try_finish(b, ctx, p, err);
 }
 
-static int bf_on_timer(void *inst, sim_ctx *ctx, uint32_t arg, sim_err *err)
+static int bf_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err)
 {
     coll_bfly *b = inst;
-    uint32_t p = arg >> 1;
+    uint32_t p = t.attempt; /* the member's position */
     sim_time now = sim_ctx_now(ctx);
-    sim_time *deadline =
-        (arg & 1) == TIMER_SENDER ? &b->sender_deadline[p] : &b->reducer_deadline[p];
+    sim_time *deadline = t.kind == TIMER_SENDER ? &b->sender_deadline[p] : &b->reducer_deadline[p];
     if (p >= b->n || *deadline != now || (b->state[p] & ST_DOWN)) {
         b->stale++;
         return SIM_OK;
     }
     *deadline = -1;
     for (uint32_t q = 0; q < b->n; q++) {
-        if ((arg & 1) == TIMER_SENDER)
+        if (t.kind == TIMER_SENDER)
             drop_sender(b, p, q);
         else if (q != p) /* its own part comes from its own reduction */
             give_up(b, p, q);
@@ -517,7 +553,11 @@ int coll_bfly_leave(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    coll_bfly *b = inst;
+    return coll_bfly_worker_down(inst, ctx, w, err);
+}
+
+int coll_bfly_worker_down(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
     uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;

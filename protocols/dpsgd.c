@@ -63,6 +63,7 @@
 
 #include "protocols/graph.h"
 #include "protocols/msg.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
@@ -95,11 +96,10 @@ enum {
 static const uint32_t NO_WORKER = UINT32_MAX;
 
 typedef struct dp_worker {
-    uint64_t k;      /* current iteration */
-    uint32_t need;   /* neighbours' models of iteration k still expected */
-    uint32_t source; /* DP_FETCHING: the neighbour asked for its model */
-    uint8_t state;   /* DP_* */
-    bool computed;   /* the gradient of iteration k is done */
+    uint64_t k;    /* current iteration */
+    uint32_t need; /* neighbours' models of iteration k still expected */
+    uint8_t state; /* DP_* */
+    bool computed; /* the gradient of iteration k is done */
 } dp_worker;
 
 typedef struct dpsgd {
@@ -113,6 +113,7 @@ typedef struct dpsgd {
     uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD | DEFERRED */
     float *self;          /* (n) W_ii */
     dp_worker *w;         /* (n) */
+    rejoin *rj;           /* DP_FETCHING: the neighbour each recovered worker asked */
     size_t nparams;       /* floats per model, 0 for the timing-only model */
     float *acc;           /* (n, 2, nparams) accumulators by iteration parity */
     uint64_t bytes;       /* S */
@@ -225,7 +226,7 @@ static uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_
     return graph_memory(&st->spec) +
            edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
            (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
-           2 * (uint64_t)sc->workers * num_params * sizeof(float);
+           rejoin_memory(sc->workers) + 2 * (uint64_t)sc->workers * num_params * sizeof(float);
 }
 
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it
@@ -246,6 +247,7 @@ static void dp_fini(void *state)
     free(st->flags);
     free(st->self);
     free(st->w);
+    rejoin_destroy(st->rj);
     sim_tensor_free(st->acc);
 }
 
@@ -365,15 +367,12 @@ static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
         return start_iteration(st, ctx, r, a->k, err);
     }
     a->state = DP_FETCHING;
-    a->source = best;
-    return msg_post(ctx, r, best, 0, hdr(MSG_FETCH, a->k), msg_none(), err);
+    return rejoin_ask(st->rj, ctx, r, best, hdr(MSG_FETCH, a->k), err);
 }
 
-/* The reply reached r: adopt the model, set each edge's first iteration, resume. */
-static int rejoin(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+/* The reply reached r, which adopted the model: set each edge's first iteration, resume. */
+static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    if (st->nparams > 0)
-        sim_tensor_copy(sim_ctx_params(ctx, r), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->nparams);
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
@@ -397,6 +396,7 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     dp_worker *a = &st->w[d];
     bool was_running = a->state == DP_RUNNING;
     a->state = DP_DOWN;
+    rejoin_forget(st->rj, d);
     a->computed = false;
     a->need = 0;
     if (st->nparams > 0)
@@ -413,7 +413,7 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
             (st->flags[back] & got_bit(b->k)) == 0) {
             b->need--; /* it no longer waits for d */
             rc = try_finish(st, ctx, i, err);
-        } else if (b->state == DP_FETCHING && b->source == d) {
+        } else if (b->state == DP_FETCHING && rejoin_source(st->rj, i) == d) {
             rc = fetch(st, ctx, i, err);
         }
         if (rc != SIM_OK)
@@ -457,12 +457,11 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_FETCH:
         if (!running(st, dst))
             return protocol_error(err, "request", dst, src, h.seq);
-        return msg_post(ctx, dst, src, st->bytes, hdr(MSG_REPLY, st->w[dst].k), msg_params(dst),
-                        err);
+        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, st->w[dst].k), err);
     case MSG_REPLY:
-        if (st->w[dst].state != DP_FETCHING || st->w[dst].source != src)
+        if (st->w[dst].state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
             return protocol_error(err, "reply", dst, src, h.seq);
-        return rejoin(st, ctx, dst, err);
+        return rejoin_at(st, ctx, dst, err);
     default:
         return protocol_error(err, "message", dst, src, h.seq);
     }
@@ -476,6 +475,9 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
+    st->rj = rejoin_create(st->n, err);
+    if (st->rj == NULL)
+        return err->code;
     if (st->nparams > 0) {
         if (st->nparams > SIZE_MAX / 8 / st->n)
             return sim_err_set(err, SIM_ENOMEM, NULL, "dpsgd: accumulators too large");

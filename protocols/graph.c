@@ -542,6 +542,12 @@ uint32_t graph_grid_line(const uint32_t *dims, uint32_t ndims, uint32_t axis, ui
     return dims[axis];
 }
 
+uint32_t graph_grid_coord(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w)
+{
+    (void)ndims;
+    return (uint32_t)(w / stride_of(dims, axis) % dims[axis]);
+}
+
 uint32_t graph_grid_group(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w)
 {
     (void)ndims;

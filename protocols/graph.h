@@ -163,6 +163,9 @@ bool graph_grid_valid(const uint32_t *dims, uint32_t ndims, uint32_t n);
 uint32_t graph_grid_line(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w,
                          uint32_t *members);
 
+/* Worker w's coordinate on `axis`: (w / stride_axis) % dims[axis]. */
+uint32_t graph_grid_coord(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w);
+
 /* The index of worker w's group along `axis`, in 0..n / dims[axis] - 1: w with its
  * coordinate on that axis removed. */
 uint32_t graph_grid_group(const uint32_t *dims, uint32_t ndims, uint32_t axis, uint32_t w);

@@ -68,9 +68,9 @@
  * updates, (4) each with tag >= k - s. The test-only parameter check_tighten makes every bound one
  * tighter, so that runs reaching the bounds must report violations: the checks can fire.
  *
- * Files: this one holds the configuration, messages, the worker loop, failures and the run;
- * protocols/hop_queues.c the update queues, averaging and checks, protocols/hop_state.h the
- * state they share.
+ * Files: this one holds the messages, the worker loop, failures and the run;
+ * protocols/hop_config.c the configuration, protocols/hop_queues.c the update queues,
+ * averaging and checks, protocols/hop_state.h the state they share.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -93,18 +93,9 @@ enum {
 
 enum {
     CTRL_BYTES = 64,    /* a token or join message */
-    MAX_DIST_N = 1024,  /* the all-pairs distance check up to this many workers */
     MAX_PER_WORKER = 16 /* skipped_wN keys in the report */
 };
 
-static const char *const graph_names[] = {
-    "ring",          "double_ring",          "exponential",          "torus",         "complete",
-    "directed_ring", "directed_double_ring", "directed_exponential", "directed_torus"
-};
-static const graph_kind graph_kinds[] = { GRAPH_RING,        GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL,
-                                          GRAPH_TORUS,       GRAPH_COMPLETE,    GRAPH_RING,
-                                          GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL, GRAPH_TORUS };
-static const char *const late_names[] = { "newest", "drop" };
 static const char *const skipped_keys[MAX_PER_WORKER] = {
     "skipped_w0",  "skipped_w1",  "skipped_w2",  "skipped_w3", "skipped_w4",  "skipped_w5",
     "skipped_w6",  "skipped_w7",  "skipped_w8",  "skipped_w9", "skipped_w10", "skipped_w11",
@@ -129,107 +120,6 @@ static uint32_t in_slot(const graph *g, uint32_t i, uint32_t j)
             hi = mid;
     }
     return lo < g->in_off[i + 1] && g->in_adj[lo] == j ? lo : GRAPH_NONE;
-}
-
-/* ---- configuration ---- */
-
-static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
-{
-    hop *st = state;
-    st->n = sc->workers;
-    int64_t b = 1, s = 0, gap = 4, q = 2, max_skip = -1;
-    st->graph = 0;
-    st->late = 0;
-    st->skip = true;
-    st->tighten = false;
-    int rc = sim_cfg_choice(cfg, "graph", graph_names, sizeof(graph_names) / sizeof(graph_names[0]),
-                            &st->graph, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->spec =
-        (graph_spec){ .kind = graph_kinds[st->graph], .n = st->n, .directed = st->graph >= 5 };
-    rc = graph_spec_check(&st->spec, err);
-    if (rc != SIM_OK) {
-        char why[sizeof(err->msg)];
-        snprintf(why, sizeof(why), "%s", err->msg);
-        return sim_cfg_fail(cfg, "graph", err, "%s", why);
-    }
-    uint32_t lo, hi;
-    graph_degree_range(&st->spec, &lo, &hi);
-    if (graph_edge_count(&st->spec) > (1u << 26))
-        return sim_cfg_fail(cfg, "graph", err, "more than %u directed edges", 1u << 26);
-    b = lo > 1 ? 1 : 0; /* 1, or 0 where a worker has one in-neighbour */
-    rc = sim_cfg_int(cfg, "backup_workers", 0, 1000000, &b, err);
-    if (rc == SIM_OK && (uint64_t)b > (lo > 0 ? lo - 1 : 0))
-        return sim_cfg_fail(cfg, "backup_workers", err,
-                            "must be at most the in-degree - 1 (%u) of \"%s\", got %lld",
-                            lo > 0 ? lo - 1 : 0, graph_names[st->graph], (long long)b);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "staleness", 0, 1000000, &s, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "max_iteration_gap", 0, 1000000, &gap, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_bool(cfg, "skip", &st->skip, err);
-    max_skip = gap;
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "max_skip", 0, 1000000, &max_skip, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "late_updates", late_names, 2, &st->late, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_int(cfg, "queue_capacity", 1, 64, &q, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_bool(cfg, "check_tighten", &st->tighten, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->b = (uint32_t)b;
-    st->s = (uint64_t)s;
-    st->gap = (uint64_t)gap;
-    st->max_skip = (uint64_t)max_skip;
-    st->q = (uint32_t)q;
-    return SIM_OK;
-}
-
-static uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    /* The models are the runtime's; the mean is formed in place. */
-    (void)num_params;
-    const hop *st = state;
-    uint64_t e = graph_edge_count(&st->spec), n = sc->workers;
-    uint64_t dist = n <= MAX_DIST_N ? n * n * sizeof(uint32_t) : 0;
-    return graph_memory(&st->spec) + n * sizeof(hop_worker) +
-           e * (st->q * (sizeof(uint64_t) + sizeof(uint32_t)) + sizeof(uint32_t) +
-                sizeof(uint64_t) + 2) +
-           dist + (n + 1) * (sizeof(float *) + sizeof(int32_t));
-}
-
-/* A worker's update goes to its out-neighbours as an alias of its model (copied when the
- * worker writes its model while the alias is held); they keep up to Q of its updates, the
- * same ones (each is one snapshot for all), so Q per worker at most. In lockstep (no backup
- * worker, no staleness) or with late updates dropped an update is used once, by the
- * iteration it is for: one per worker. (Reached at 100 workers, a transfer taking 0.6 of an
- * iteration: 0.86 per worker on a ring, Q = 2, b = 1; 2.9 on the exponential graph, Q = 4,
- * s = 2; 0.35 in lockstep.) */
-static uint64_t hp_copies(const void *state, const sim_scenario *sc)
-{
-    const hop *st = state;
-    bool once = st->late == 1 || (st->b == 0 && st->s == 0);
-    return (uint64_t)sc->workers * (once ? 1 : st->q);
-}
-
-static void hp_fini(void *state)
-{
-    hop *st = state;
-    graph_fini(&st->g);
-    free(st->w);
-    free(st->tag);
-    free(st->held);
-    free(st->count);
-    free(st->seen);
-    free(st->asked);
-    free(st->joined);
-    free(st->dist);
-    free(st->xs);
-    free(st->pick_q);
 }
 
 /* ---- messages ---- */
@@ -365,35 +255,6 @@ static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     return try_average(st, ctx, i, err);
 }
 
-/* Holds the snapshot of the message being handled as in-slot e's update `tag` (worker i). */
-static void insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t tag)
-{
-    size_t base = (size_t)e * st->q;
-    uint32_t pos = st->count[e];
-    while (pos > 0 && st->tag[base + pos - 1] >= tag) {
-        if (st->tag[base + pos - 1] == tag)
-            return; /* already held */
-        pos--;
-    }
-    if (st->count[e] == st->q) {
-        if (pos == 0) {
-            st->superseded++;
-            return; /* older than everything held in a full queue */
-        }
-        hp_drop_entry(st, ctx, e, 0);
-        st->superseded++;
-        pos--;
-    }
-    for (uint32_t r = st->count[e]; r > pos; r--) {
-        st->tag[base + r] = st->tag[base + r - 1];
-        st->held[base + r] = st->held[base + r - 1];
-    }
-    st->tag[base + pos] = tag;
-    st->held[base + pos] = sim_ctx_hold(ctx);
-    st->count[e]++;
-    hp_note_held(st, ctx, i);
-}
-
 /* An update (or skip) tagged `tag` from j reached i. */
 static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag, sim_err *err)
 {
@@ -404,7 +265,7 @@ static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag
         st->late_dropped++;
         return SIM_OK;
     }
-    insert_update(st, ctx, i, e, tag);
+    hp_insert_update(st, ctx, i, e, tag);
     return try_average(st, ctx, i, err);
 }
 
@@ -490,7 +351,7 @@ static int on_reply(hop *st, sim_ctx *ctx, uint32_t r, uint32_t j, uint64_t kj, 
     st->asked[e] = 0;
     /* The replier's model stands for its last update, which a failure may have lost. */
     if (sent || kj > 0)
-        insert_update(st, ctx, r, e, sent ? kj : kj - 1);
+        hp_insert_update(st, ctx, r, e, sent ? kj : kj - 1);
     st->seen[e] = kj > st->seen[e] ? kj : st->seen[e];
     a->join_k = kj > a->join_k ? kj : a->join_k;
     a->join_lo = kj < a->join_lo ? kj : a->join_lo;
@@ -521,7 +382,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
         st->seen == NULL || st->asked == NULL || st->joined == NULL || st->xs == NULL ||
         st->pick_q == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    if (st->n <= MAX_DIST_N) {
+    if (st->n <= HP_MAX_DIST_N) {
         st->dist = calloc((size_t)st->n * st->n, sizeof(*st->dist));
         uint32_t *queue = calloc(st->n, sizeof(*queue));
         if (st->dist == NULL || queue == NULL) {

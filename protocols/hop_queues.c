@@ -159,3 +159,32 @@ uint32_t hp_average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k)
     st->used_min = used < st->used_min ? used : st->used_min;
     return used;
 }
+
+/* Holds the snapshot of the message being handled as in-slot e's update `tag` (worker i). */
+void hp_insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t tag)
+{
+    size_t base = (size_t)e * st->q;
+    uint32_t pos = st->count[e];
+    while (pos > 0 && st->tag[base + pos - 1] >= tag) {
+        if (st->tag[base + pos - 1] == tag)
+            return; /* already held */
+        pos--;
+    }
+    if (st->count[e] == st->q) {
+        if (pos == 0) {
+            st->superseded++;
+            return; /* older than everything held in a full queue */
+        }
+        hp_drop_entry(st, ctx, e, 0);
+        st->superseded++;
+        pos--;
+    }
+    for (uint32_t r = st->count[e]; r > pos; r--) {
+        st->tag[base + r] = st->tag[base + r - 1];
+        st->held[base + r] = st->held[base + r - 1];
+    }
+    st->tag[base + pos] = tag;
+    st->held[base + pos] = sim_ctx_hold(ctx);
+    st->count[e]++;
+    hp_note_held(st, ctx, i);
+}

@@ -1,7 +1,8 @@
-/* Hop's internals, shared by protocols/hop.c (configuration, messages, the worker loop,
- * failures, the run) and protocols/hop_queues.c (the update queues, averaging and the checks
- * of PROTOCOLS §3.6). Not a public header: only those two files include it, and hop_queues.c
- * calls nothing of hop.c. The protocol itself is described at the top of protocols/hop.c. */
+/* Hop's internals, shared by protocols/hop.c (messages, the worker loop, failures, the run),
+ * protocols/hop_config.c (configuration) and protocols/hop_queues.c (the update queues,
+ * averaging and the checks of PROTOCOLS §3.6). Not a public header: only those three files
+ * include it, and the two others call nothing of hop.c. The protocol itself is described at the top
+ * of protocols/hop.c. */
 #ifndef PROTOCOLS_HOP_STATE_H
 #define PROTOCOLS_HOP_STATE_H
 
@@ -96,5 +97,18 @@ void hp_note_held(hop *st, sim_ctx *ctx, uint32_t i);
 
 /* Averages x_i with the updates selected for iteration k; returns how many were used. */
 uint32_t hp_average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k);
+
+/* Holds the snapshot of the message being handled as in-slot e's update `tag` (worker i). */
+void hp_insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t tag);
+
+/* ---- configuration (protocols/hop_config.c) ---- */
+
+#define HP_MAX_DIST_N 1024 /* the all-pairs distance check up to this many workers */
+
+/* The ops table's configure, memory, copies and fini. */
+int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+uint64_t hp_copies(const void *state, const sim_scenario *sc);
+void hp_fini(void *state);
 
 #endif

@@ -40,93 +40,16 @@
  * weight decay). A worker admitted after a recovery, or one starting over alone, starts with
  * v = 0 (a fresh optimizer).
  *
- * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
- * barrier restarts over the survivors, and releases it had sent but that had not landed are
- * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
- * survivors). Its G, and its share of a reduction no member has completed, are lost. A
- * reduction that some member had already completed counts as completed for every survivor at
- * once (its mean, computed then, includes the failed worker's share: a shortcut of the steps
- * the others had left); one that nobody had completed is abandoned: each survivor puts its A
- * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
- * twice. A recovered worker waits to be admitted
- * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
- * it restarts with the newcomer, which joins the round just launched with a zero accumulation
- * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
- * model (a full-model message from the coordinator) before it computes; it joins the barrier
- * once every member has been released from the admitting round. A recovered worker that finds
- * nobody active (or whose last active peer fails before admitting it) starts over alone, its
- * iteration count set to the barrier's next round.
+ * Failures and admissions: protocols/hpsgd_members.c.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "protocols/coll.h"
+#include "protocols/hpsgd_state.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    FLUSH_BOTH = 0,
-    FLUSH_NEWEST = 1
-};
-
-/* What a worker is doing between its barrier release and its next computation. */
-enum {
-    PH_RUN = 0,         /* computing or waiting at the barrier */
-    PH_FLUSH_WAIT = 1,  /* epoch flush: waiting for the reduction in flight */
-    PH_FLUSH_FINAL = 2, /* epoch flush: waiting for the all-reduce of G */
-    PH_OUT = 3,         /* failed, or recovered and waiting to be admitted */
-    PH_FETCH = 4        /* admitted: fetching the global model before it computes */
-};
-
-enum {
-    KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
-};
-
-typedef struct hpsgd {
-    coll_hub hub; /* channel 1: the ring, 2: the barrier */
-    coll_ring ring;
-    coll_barrier barrier;
-    coll_mean mean; /* the reduced mean of the ring's last round (real models only) */
-    uint32_t n;
-    int flush;               /* FLUSH_* */
-    double momentum;         /* the optimizer's coefficient m, in [0, 1) */
-    size_t P;                /* floats per model, 0 timing-only */
-    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL) */
-    float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
-    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
-    uint32_t *members;       /* (n) scratch: barrier member lists */
-    uint8_t *phase;          /* (n) PH_* */
-    bool *init, *inflight, *ring_done, *arrived_done, *waiting;
-    bool *pending;         /* (n) recovered, waiting to be admitted */
-    bool *outside;         /* (n) admitted, not yet a member of the barrier */
-    bool admitting;        /* the last decided round admits the pending workers */
-    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
-    uint64_t admit_round;  /* that round */
-    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
-    double zero_scale;     /* members / contributors of that round */
-    uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
-    uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
-    uint64_t *settled;     /* (n) iterations finished (released and updated) */
-    uint64_t *wm;          /* (n) merges applied by each worker */
-    uint64_t *start_wm;    /* (n) wm when its current computation started */
-    uint64_t *win_steps;   /* (n) gradients in G */
-    uint64_t *win_base;    /* (n) the merge index G's first gradient started from */
-    uint64_t *fly_steps;   /* (n) gradients in A */
-    uint64_t *fly_base;    /* (n) the merge index A's first gradient started from */
-    uint64_t cached;       /* launches[] of the round whose mean is cached (0: none) */
-    uint64_t decided;      /* barrier rounds decided */
-    bool reduced;          /* the last decided round: every reduction in flight had finished */
-    bool epoch_end;        /* the last decided round ends an epoch */
-    double last_lr;        /* its learning rate */
-    uint64_t samples;      /* samples of the decided rounds */
-    uint64_t next_epoch;   /* samples at which the current epoch ends */
-    uint64_t train;        /* training examples, 0 timing-only */
-    uint64_t merges;       /* global merges (the most any worker applied) */
-    uint64_t merge_events; /* merges over workers */
-    uint64_t merged_steps; /* gradients in those merges */
-    uint64_t stale_sum;    /* staleness of those merges, in merges */
-    uint64_t flushes, dropped, abandoned, admitted;
-} hpsgd;
 
 static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -144,10 +67,10 @@ static int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void hp_fini(void *state)
 {
     hpsgd *st = state;
-    coll_ring_fini(&st->ring);
-    coll_barrier_fini(&st->barrier);
-    coll_mean_fini(&st->mean);
-    coll_hub_fini(&st->hub);
+    coll_ring_destroy(st->ring);
+    coll_barrier_destroy(st->barrier);
+    coll_mean_destroy(st->mean);
+    coll_hub_destroy(st->hub);
     sim_tensor_free(st->xbar);
     sim_tensor_free(st->acc);
     sim_tensor_free(st->red);
@@ -160,7 +83,7 @@ static void hp_fini(void *state)
     free(st->ring_done);
     free(st->arrived_done);
     free(st->waiting);
-    free(st->pending);
+    rejoin_destroy(st->rj);
     free(st->outside);
     free(st->launches);
     free(st->wait_round);
@@ -173,11 +96,6 @@ static void hp_fini(void *state)
     free(st->fly_base);
 }
 
-static float *row(float *block, const hpsgd *st, uint32_t w)
-{
-    return block + (size_t)w * st->P;
-}
-
 static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ctx;
@@ -185,13 +103,8 @@ static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
     return row(st->red, st, w);
 }
 
-static bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
-{
-    return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
-}
-
 /* The active workers in id order, into st->members; their number. */
-static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 {
     uint32_t m = 0;
     for (uint32_t w = 0; w < st->n; w++)
@@ -201,10 +114,10 @@ static uint32_t active_list(hpsgd *st, const sim_ctx *ctx)
 }
 
 /* A new ring generation over the active workers (none of them joined to a round). */
-static int ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
-    uint32_t m = active_list(st, ctx);
-    return coll_ring_reset(&st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
+    uint32_t m = hps_active_list(st, ctx);
+    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
 }
 
 /* One step of the optimizer (see the header) on worker w's replica with gradient g. */
@@ -223,14 +136,14 @@ static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
  * with init set (x̄ := x at the next release). */
-static void merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
+void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
         sim_tensor_copy(x, row(st->xbar, st, w), st->P);
         /* A round that admitted workers (zero blocks) is the mean over its contributors: the
          * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
-        const float *mean = st->mean.mean;
+        const float *mean = coll_mean_last(st->mean);
         if (st->launches[w] == st->zero_launch && st->vel == NULL) {
             lr *= st->zero_scale;
         } else if (st->launches[w] == st->zero_launch) {
@@ -271,12 +184,12 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->inflight[w] = true;
     st->ring_done[w] = false;
     st->launches[w]++;
-    return coll_ring_join(&st->ring, ctx, w, err);
+    return coll_ring_join(st->ring, ctx, w, err);
 }
 
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
  * worker to finish this one, and its next computation. */
-static int settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
     uint64_t k = ++st->settled[w];
@@ -291,23 +204,23 @@ static int settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
-static int flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->phase[w] = PH_FLUSH_FINAL;
     return launch(st, ctx, w, err);
 }
 
 /* The reduction launched before the flush is done for w: merged (both) or dropped (newest). */
-static void flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
+void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->flush == FLUSH_BOTH) {
-        merge(st, ctx, w, st->mean.lr);
+        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
         if (st->P > 0)
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
     } else {
         st->inflight[w] = false;
-        if (w == st->barrier.members[0])
+        if (w == coll_barrier_coordinator(st->barrier))
             st->dropped++;
     }
 }
@@ -319,15 +232,15 @@ static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     st->init[w] = false;
     accumulate(st, ctx, w);
-    if (w == st->barrier.members[0])
+    if (w == coll_barrier_coordinator(st->barrier))
         st->flushes++;
     if (st->inflight[w] && !st->ring_done[w]) {
         st->phase[w] = PH_FLUSH_WAIT;
         return SIM_OK;
     }
     if (st->inflight[w])
-        flush_previous(st, ctx, w);
-    return flush_launch(st, ctx, w, err);
+        hps_flush_previous(st, ctx, w);
+    return hps_flush_launch(st, ctx, w, err);
 }
 
 /* The ring's round is done for w: cache its mean, then continue a flush waiting for it. */
@@ -335,17 +248,17 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
 {
     hpsgd *st = ud;
     if (st->P > 0)
-        coll_mean_of(&st->mean, &st->ring, ctx, info->round, accumulation, st);
+        coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
     st->cached = st->launches[w];
     st->ring_done[w] = true;
     if (st->phase[w] == PH_FLUSH_WAIT) {
-        flush_previous(st, ctx, w);
-        return flush_launch(st, ctx, w, err);
+        hps_flush_previous(st, ctx, w);
+        return hps_flush_launch(st, ctx, w, err);
     }
     if (st->phase[w] == PH_FLUSH_FINAL) {
-        merge(st, ctx, w, st->mean.lr);
+        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
         st->phase[w] = PH_RUN;
-        return settle(st, ctx, w, err);
+        return hps_settle(st, ctx, w, err);
     }
     return SIM_OK;
 }
@@ -373,70 +286,12 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     }
 }
 
-/* Admission waits for a round that merges and launches (so the ring is idle and the model the
- * coordinator holds after its update is the new global model) and does not end an epoch. */
-static int maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
-{
-    bool any = false;
-    for (uint32_t w = 0; w < st->n; w++)
-        any |= st->pending[w] && !sim_ctx_down(ctx, w);
-    if (!any || !st->reduced || st->epoch_end || !st->inflight[coord] || st->init[coord])
-        return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (st->pending[w] && !sim_ctx_down(ctx, w)) {
-            st->phase[w] = PH_FETCH;
-            st->ring.joined[w] = false;
-        }
-    st->admitting = true;
-    st->admit_round = st->decided - 1;
-    return ring_reset_active(st, ctx, err);
-}
-
-/* After the coordinator's update in an admitting round: each pending worker joins the round
- * just launched with a zero block and is sent the new global model. */
-static int admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
-{
-    st->admitting = false;
-    st->barrier_stale = true;
-    uint32_t zeros = 0;
-    int rc = SIM_OK;
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (st->phase[w] != PH_FETCH || !st->pending[w])
-            continue;
-        st->pending[w] = false;
-        st->outside[w] = true;
-        st->admitted++;
-        zeros++;
-        st->init[w] = true;
-        st->inflight[w] = true;
-        st->ring_done[w] = false;
-        st->waiting[w] = false;
-        st->launches[w] = st->launches[coord];
-        st->wm[w] = st->wm[coord];
-        st->settled[w] = st->settled[coord];
-        st->win_steps[w] = st->fly_steps[w] = 0;
-        if (st->P > 0) {
-            sim_tensor_zero(row(st->acc, st, w), st->P);
-            sim_tensor_zero(row(st->red, st, w), st->P);
-        }
-        if (st->vel != NULL)
-            sim_tensor_zero(row(st->vel, st, w), st->P);
-        rc = coll_ring_join(&st->ring, ctx, w, err);
-        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
-        if (rc == SIM_OK)
-            rc = msg_post(ctx, coord, w, sim_ctx_model_bytes(ctx), h, msg_params(coord), err);
-    }
-    st->zero_launch = st->launches[coord];
-    st->zero_scale = (double)st->ring.n / (double)(st->ring.n - zeros);
-    return rc;
-}
-
 /* Worker w is released from barrier round `round`: the iteration's update (PROTOCOLS §7.2). */
-static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
+int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
 {
     if (round >= st->decided) {
         decide(st, ctx, lr);
-        int rc = maybe_admit(st, ctx, w, err);
+        int rc = hps_maybe_admit(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -453,27 +308,25 @@ static int released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double 
         st->init[w] = false;
         accumulate(st, ctx, w);
         step(st, ctx, w, g, lr);
-        return settle(st, ctx, w, err);
+        return hps_settle(st, ctx, w, err);
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
     if (st->inflight[w])
-        merge(st, ctx, w, lr);
+        hps_merge(st, ctx, w, lr);
     else
         step(st, ctx, w, g, lr);
     int rc = launch(st, ctx, w, err);
     if (rc == SIM_OK)
-        rc = settle(st, ctx, w, err);
+        rc = hps_settle(st, ctx, w, err);
     if (rc == SIM_OK && st->admitting)
-        rc = admit(st, ctx, w, err);
+        rc = hps_admit(st, ctx, w, err);
     return rc;
 }
-
-static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
 static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     hpsgd *st = ud;
-    int rc = released(st, ctx, w, info->round, info->lr, err);
+    int rc = hps_released(st, ctx, w, info->round, info->lr, err);
     if (rc != SIM_OK || !st->barrier_stale)
         return rc;
     /* Admitted workers join the barrier once every member is released from the admitting
@@ -481,31 +334,7 @@ static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *
     for (uint32_t v = 0; v < st->n; v++)
         if (active(st, ctx, v) && st->waiting[v] && st->wait_round[v] <= st->admit_round)
             return SIM_OK;
-    return restart_barrier(st, ctx, err);
-}
-
-/* Starts the barrier over the active workers, its first round the next undecided one. A
- * worker waiting for the release of a decided round (lost with its coordinator) is released
- * now; one waiting in the undecided round arrives again. */
-static int restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    st->barrier_stale = false;
-    for (uint32_t w = 0; w < st->n; w++)
-        st->outside[w] = false;
-    uint32_t m = active_list(st, ctx);
-    if (m == 0)
-        return SIM_OK;
-    int rc = coll_barrier_start(&st->barrier, ctx, st->members, m, st->decided, err);
-    /* By worker id, not st->members: the handlers below may rebuild that list. */
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (!active(st, ctx, w) || !st->waiting[w] || st->barrier.pos[w] == COLL_NONE)
-            continue;
-        if (st->wait_round[w] < st->decided)
-            rc = released(st, ctx, w, st->wait_round[w], st->last_lr, err);
-        else
-            rc = coll_barrier_arrive(&st->barrier, ctx, w, err);
-    }
-    return rc;
+    return hps_restart_barrier(st, ctx, err);
 }
 
 static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -515,118 +344,7 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->wait_round[w] = st->settled[w];
     if (st->outside[w])
         return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
-    return coll_barrier_arrive(&st->barrier, ctx, w, err);
-}
-
-/* Worker w failed: see the header for what happens to the reductions in flight. */
-static int on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    bool coordinated = st->barrier.n > 0 && st->barrier.members[0] == w, abandoned = false;
-    st->phase[w] = PH_OUT;
-    st->pending[w] = false;
-    st->outside[w] = false;
-    st->waiting[w] = false;
-    st->inflight[w] = false;
-    for (uint32_t v = 0; v < st->n; v++) {
-        if (!active(st, ctx, v) || !st->inflight[v] || st->ring_done[v])
-            continue;
-        st->ring.joined[v] = false;
-        if (st->cached != 0 && st->cached == st->launches[v]) {
-            st->ring_done[v] = true; /* a member completed it: its mean is known */
-        } else {
-            if (st->P > 0)
-                sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
-            if (st->fly_steps[v] > 0 &&
-                (st->win_steps[v] == 0 || st->fly_base[v] < st->win_base[v]))
-                st->win_base[v] = st->fly_base[v];
-            st->win_steps[v] += st->fly_steps[v];
-            st->inflight[v] = false;
-            abandoned = true;
-        }
-        if (st->waiting[v])
-            st->arrived_done[v] = true;
-    }
-    st->abandoned += abandoned;
-    st->ring.joined[w] = false;
-    st->ring.restarts++;
-    int rc = ring_reset_active(st, ctx, err);
-    /* Flushes waiting for a reduction now completed or abandoned go on. */
-    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
-        if (!active(st, ctx, v))
-            continue;
-        if (st->phase[v] == PH_FLUSH_WAIT) {
-            if (st->inflight[v])
-                flush_previous(st, ctx, v);
-            rc = flush_launch(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
-            merge(st, ctx, v, st->mean.lr);
-            st->phase[v] = PH_RUN;
-            rc = settle(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
-            rc = flush_launch(st, ctx, v, err);
-        }
-    }
-    if (rc != SIM_OK)
-        return rc;
-    return coordinated ? restart_barrier(st, ctx, err)
-                       : coll_hub_worker_down(&st->hub, ctx, w, err);
-}
-
-/* The global model reached an admitted worker: it starts computing on it. */
-static int on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    if (st->phase[w] != PH_FETCH)
-        return SIM_OK; /* failed since: its fetch is void */
-    if (st->P > 0 && sim_ctx_held(ctx, SIM_CTX_PAYLOAD) != NULL)
-        sim_tensor_copy(sim_ctx_params(ctx, w), sim_ctx_held(ctx, SIM_CTX_PAYLOAD), st->P);
-    st->phase[w] = PH_RUN;
-    st->start_wm[w] = st->wm[w];
-    return sim_ctx_compute(ctx, w, st->settled[w], err);
-}
-
-/* Worker w (up, pending) starts over alone: nobody else is active. */
-static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    st->pending[w] = false;
-    st->admitted++;
-    st->phase[w] = PH_RUN;
-    st->init[w] = true;
-    st->inflight[w] = false;
-    st->waiting[w] = false;
-    st->win_steps[w] = 0;
-    if (st->P > 0)
-        sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->vel != NULL)
-        sim_tensor_zero(row(st->vel, st, w), st->P);
-    st->ring.joined[w] = false;
-    /* Its iterations are counted in the barrier's rounds (the round it waits in is
-     * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    st->settled[w] = st->decided;
-    int rc = ring_reset_active(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = restart_barrier(st, ctx, err);
-    st->start_wm[w] = st->wm[w];
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
-}
-
-/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
- * over alone at once. */
-static int on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    st->pending[w] = true;
-    return active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
-}
-
-/* The last active worker failed while recovered ones wait to be admitted (no round will admit
- * them any more): the first of them starts over alone, the others wait for its admissions. */
-static int after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    if (active_list(st, ctx) > 0)
-        return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (st->pending[w] && !sim_ctx_down(ctx, w))
-            return start_alone(st, ctx, w, err);
-    return SIM_OK;
+    return coll_barrier_arrive(st->barrier, ctx, w, err);
 }
 
 static int alloc_all(hpsgd *st, sim_err *err)
@@ -639,13 +357,13 @@ static int alloc_all(hpsgd *st, sim_err *err)
     st->ring_done = calloc(n, sizeof(*st->ring_done));
     st->arrived_done = calloc(n, sizeof(*st->arrived_done));
     st->waiting = calloc(n, sizeof(*st->waiting));
-    st->pending = calloc(n, sizeof(*st->pending));
+    st->rj = rejoin_create(n, err);
     st->outside = calloc(n, sizeof(*st->outside));
     uint64_t **u[] = { &st->launches,  &st->wait_round, &st->settled,   &st->wm,      &st->start_wm,
                        &st->win_steps, &st->win_base,   &st->fly_steps, &st->fly_base };
     bool ok = st->members != NULL && st->phase != NULL && st->init != NULL &&
               st->inflight != NULL && st->ring_done != NULL && st->arrived_done != NULL &&
-              st->waiting != NULL && st->pending != NULL && st->outside != NULL;
+              st->waiting != NULL && st->rj != NULL && st->outside != NULL;
     for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
         *u[i] = calloc(n, sizeof(uint64_t));
         ok = ok && *u[i] != NULL;
@@ -683,14 +401,16 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
                      "workload.momentum %g, for its local steps and merges",
                      st->momentum, wm);
     int rc = alloc_all(st, err);
-    if (rc == SIM_OK)
-        rc = coll_hub_init(&st->hub, 2, 0, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_ring_done, st, err);
-    if (rc == SIM_OK)
-        rc = coll_barrier_init(&st->barrier, &st->hub, st->n, st->n, on_barrier_done, st, err);
-    if (rc == SIM_OK && st->P > 0)
-        rc = coll_mean_init(&st->mean, st->P, st->n, err);
+    if (rc == SIM_OK && (st->hub = coll_hub_create(2, 0, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK &&
+        (st->ring = coll_ring_create(st->hub, st->n, st->n, on_ring_done, st, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK && (st->barrier = coll_barrier_create(st->hub, st->n, st->n, on_barrier_done,
+                                                           st, err)) == NULL)
+        rc = err->code;
+    if (rc == SIM_OK && st->P > 0 && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
+        rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
         st->init[w] = true;
         if (sim_ctx_down(ctx, w))
@@ -698,10 +418,10 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     st->zero_launch = UINT64_MAX;
     if (rc == SIM_OK)
-        rc = ring_reset_active(st, ctx, err);
-    uint32_t m = active_list(st, ctx);
+        rc = hps_ring_reset_active(st, ctx, err);
+    uint32_t m = hps_active_list(st, ctx);
     if (rc == SIM_OK && m > 0)
-        rc = coll_barrier_start(&st->barrier, ctx, st->members, m, 0, err);
+        rc = coll_barrier_start(st->barrier, ctx, st->members, m, 0, err);
     for (uint32_t i = 0; i < m && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, st->members[i], 0, err);
     return rc;
@@ -716,22 +436,22 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return st->phase[w] == PH_OUT ? SIM_OK : on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
-            rc = on_fetched(st, ctx, w, err);
+            rc = hps_on_fetched(st, ctx, w, (uint32_t)ev->src, err);
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
         if (st->phase[w] == PH_OUT) {
-            st->pending[w] = false;
+            rejoin_settle(st->rj, w, false);
             return SIM_OK;
         }
         {
-            int rc = on_down(st, ctx, w, err);
-            return rc != SIM_OK ? rc : after_down(st, ctx, err);
+            int rc = hps_on_down(st, ctx, w, err);
+            return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
         }
     case SIM_EV_WORKER_UP:
-        return on_up(st, ctx, w, err);
+        return hps_on_up(st, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: unexpected event kind %u", ev->kind);
     }
@@ -759,9 +479,12 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "epoch_flushes", (double)st->flushes);
     sim_report_add(out, "dropped_accumulations", (double)st->dropped);
     sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
-    sim_report_add(out, "admitted", (double)st->admitted);
-    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
-    sim_report_add(out, "stale_messages", (double)(st->ring.stale + st->barrier.stale));
+    sim_report_add(out, "admitted", (double)rejoin_admitted(st->rj));
+    coll_stats r, b;
+    coll_ring_stats(st->ring, &r);
+    coll_barrier_stats(st->barrier, &b);
+    sim_report_add(out, "ring_restarts", (double)r.restarts);
+    sim_report_add(out, "stale_messages", (double)(r.stale + b.stale));
 }
 
 const proto_ops proto_hpsgd = {

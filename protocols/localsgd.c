@@ -18,13 +18,13 @@
 #include "sim/tensor.h"
 
 typedef struct localsgd {
-    coll_hub hub; /* one channel: the ring's (1) */
-    coll_ring ring;
+    coll_hub *hub; /* one channel: the ring's (1) */
+    coll_ring *ring;
     uint32_t n;
     int64_t local_steps; /* H */
     uint32_t *steps;     /* (n) local steps done since the last averaging */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
-    coll_mean mean;      /* the round's mean model (real models only) */
+    coll_mean *mean;     /* the round's mean model (real models only) */
 } localsgd;
 
 static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -38,10 +38,10 @@ static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static void ls_fini(void *state)
 {
     localsgd *st = state;
-    coll_ring_fini(&st->ring);
+    coll_ring_destroy(st->ring);
     free(st->steps);
-    coll_mean_fini(&st->mean);
-    coll_hub_fini(&st->hub);
+    coll_mean_destroy(st->mean);
+    coll_hub_destroy(st->hub);
 }
 
 static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
@@ -54,13 +54,13 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     localsgd *st = ud;
     uint64_t round = info->round;
-    if (st->mean.mean != NULL)
+    if (st->mean != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w),
-                        coll_mean_of(&st->mean, &st->ring, ctx, round, model, st),
-                        st->mean.nfloats);
-    if (w == st->ring.order[0])
+                        coll_mean_of(st->mean, st->ring, ctx, round, model, st),
+                        sim_ctx_num_params(ctx));
+    if (w == coll_ring_member(st->ring, 0))
         st->rounds++;
-    if (coll_ring_round_complete(&st->ring, round))
+    if (coll_ring_round_complete(st->ring, round))
         sim_ctx_round_end(ctx);
     st->steps[w] = 0;
     return sim_ctx_compute(ctx, w, 0, err);
@@ -68,12 +68,12 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 
 static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->mean.mean != NULL)
+    if (st->mean != NULL)
         sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     if (++st->steps[w] < st->local_steps)
         return sim_ctx_compute(ctx, w, st->steps[w], err);
-    return coll_ring_join(&st->ring, ctx, w, err);
+    return coll_ring_join(st->ring, ctx, w, err);
 }
 
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -82,15 +82,18 @@ static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
     st->steps = calloc(st->n, sizeof(*st->steps));
     if (st->steps == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = coll_hub_init(&st->hub, 1, 0, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_init(&st->ring, &st->hub, st->n, st->n, on_done, st, err);
-    if (rc == SIM_OK && sim_ctx_num_params(ctx) > 0)
-        rc = coll_mean_init(&st->mean, sim_ctx_num_params(ctx), st->n, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_reset_live(&st->ring, ctx, sim_ctx_model_bytes(ctx), err);
-    for (uint32_t i = 0; i < st->ring.n && rc == SIM_OK; i++)
-        rc = sim_ctx_compute(ctx, st->ring.order[i], 0, err);
+    st->hub = coll_hub_create(1, 0, err);
+    if (st->hub == NULL)
+        return err->code;
+    st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
+    if (st->ring == NULL)
+        return err->code;
+    if (sim_ctx_num_params(ctx) > 0 &&
+        (st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
+        return err->code;
+    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+    for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
+        rc = sim_ctx_compute(ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
 }
 
@@ -103,16 +106,16 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         if (rc == SIM_OK && !handled)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "localsgd: message on no ring");
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        return coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        return coll_hub_worker_down(st->hub, ctx, w, err);
     case SIM_EV_WORKER_UP: {
         st->steps[w] = 0;
-        int rc = coll_ring_worker_changed(&st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:
@@ -128,13 +131,20 @@ static uint64_t ls_memory(const void *state, const sim_scenario *sc, size_t num_
            (uint64_t)sc->workers * (sizeof(float *) + sizeof(uint32_t)) + (uint64_t)num_params * 4;
 }
 
+static coll_stats ring_stats(const localsgd *st)
+{
+    coll_stats s;
+    coll_ring_stats(st->ring, &s);
+    return s;
+}
+
 static void ls_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;
     const localsgd *st = state;
     sim_report_add(out, "averaging_rounds", (double)st->rounds);
-    sim_report_add(out, "ring_restarts", (double)st->ring.restarts);
-    sim_report_add(out, "stale_messages", (double)st->ring.stale);
+    sim_report_add(out, "ring_restarts", (double)ring_stats(st).restarts);
+    sim_report_add(out, "stale_messages", (double)ring_stats(st).stale);
 }
 
 const proto_ops proto_localsgd = {

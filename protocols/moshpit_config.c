@@ -240,8 +240,8 @@ uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
     uint64_t parts = num_params > 0 && cap > 1
                          ? (cap - 1) * proto_snapshot_bytes((num_params + cap - 1) / cap)
                          : 0;
-    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly)) + n * parts +
-           n * (st->d * 4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
+    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly *)) +
+           n * parts + n * (4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
            (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 8 + 4 + 4 * (uint64_t)cap) +
                            nbf * 8 + (st->target > 0 ? st->target : 2 * n) * 4 + 5000
                      : 0); /* key form: keys, states, members, group ids, its rng */

@@ -8,6 +8,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "protocols/coll.h"
+#include "protocols/graph.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 
@@ -39,7 +40,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
                 }
             for (uint32_t i = 0; i < c; i++)
                 st->group[members[i]] = g;
-            int rc = coll_bfly_start(&st->bf[g], ctx, members, NULL, c, st->round, err);
+            int rc = coll_bfly_start(st->bf[g], ctx, members, NULL, c, st->round, err);
             if (rc != SIM_OK)
                 return rc;
         }
@@ -48,18 +49,17 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
         st->groups += g;
         return SIM_OK;
     }
-    uint32_t a = (uint32_t)(st->round % st->d);
-    for (uint32_t c = 0; c < st->cells; c++)
+    /* The round's axis, as the kit numbers it (st->dims), and its lines (graph_grid_group). */
+    uint32_t a = st->d - 1 - (uint32_t)(st->round % st->d), lines = st->cells / st->dims[a];
+    for (uint32_t c = 0; c < lines; c++)
         st->line[c] = 0;
-    for (uint32_t i = 0; i < k; i++) { /* line key: the cell with coordinate a set to 0 */
-        uint32_t w = st->list[i], key = 0;
-        for (uint32_t b = 0; b < st->d; b++)
-            key = key * st->m[b] + (b == a ? 0 : st->coord[(size_t)w * st->d + b]);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t w = st->list[i], key = graph_grid_group(st->dims, st->d, a, st->cell[w]);
         st->group[w] = key;
         st->line[key]++;
     }
-    /* Lines with two or more members get butterflies in key order; count -> index + 1. */
-    for (uint32_t c = 0; c < st->cells; c++)
+    /* Lines with two or more members get butterflies in line order; count -> index + 1. */
+    for (uint32_t c = 0; c < lines; c++)
         st->line[c] = st->line[c] >= 2 ? ++g : 0;
     st->active = g;
     st->groups += g;
@@ -74,7 +74,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
         for (uint32_t i = 0; i < k; i++)
             if (st->group[st->list[i]] == b)
                 members[c++] = st->list[i];
-        int rc = coll_bfly_start(&st->bf[b], ctx, members, NULL, c, st->round, err);
+        int rc = coll_bfly_start(st->bf[b], ctx, members, NULL, c, st->round, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -87,7 +87,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
  * takes r_p as its newest digit. */
 void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
 {
-    uint32_t L = st->d - 1, p = st->bf[b].pos[w], k = st->bf[b].n;
+    uint32_t L = st->d - 1, p = coll_bfly_position(st->bf[b], w), k = coll_bfly_size(st->bf[b]);
     if (L == 0 || p == COLL_NONE)
         return;
     uint32_t B = st->target;

@@ -1,8 +1,8 @@
-/* Moshpit's internals, shared by protocols/moshpit.c (rounds, matchmaking, events),
- * protocols/moshpit_groups.c (the groups of a grid or random round, the key update) and
- * protocols/moshpit_config.c (configuration). Not a public header: only those three files
- * include it, and the two others call nothing of moshpit.c. The protocol itself is described
- * at the top of protocols/moshpit.c. */
+/* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
+ * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
+ * round, the key update) and protocols/moshpit_config.c (configuration). Not a public header:
+ * only those four files include it; of moshpit.c the others call mp_finish only. The protocol
+ * itself is described at the top of protocols/moshpit.c. */
 #ifndef PROTOCOLS_MOSHPIT_STATE_H
 #define PROTOCOLS_MOSHPIT_STATE_H
 
@@ -50,16 +50,19 @@ typedef struct moshpit {
     uint32_t local_steps;    /* SGD steps before each round */
     double sender_ms, reducer_ms;
     /* run */
-    coll_hub hub;
-    coll_bfly *bf;     /* (nbf) one per group of a round */
-    uint32_t nbf, cap; /* butterflies, most members of one */
-    uint32_t *coord;   /* (n * d) each worker's cell */
-    uint32_t *group;   /* (n) butterfly of the worker this round, COLL_NONE if none */
-    uint32_t *list;    /* (n) scratch: members */
-    uint32_t *line;    /* (cells) scratch: group of a grid line, or a count */
-    uint8_t *phase;    /* (n) PH_* */
-    uint32_t *left;    /* (n) local steps left */
-    float *avg;        /* (n * P) butterfly outputs */
+    coll_hub *hub;
+    coll_bfly **bf;             /* (nbf) one per group of a round */
+    uint32_t nbf, cap;          /* butterflies, most members of one */
+    uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (protocols/graph.h) take them:
+                                 * m reversed (the kit's first axis is the fastest, as
+                                 * Moshpit's last is), so Moshpit's axis a is the kit's d-1-a */
+    uint32_t *cell;             /* (n) each worker's cell, a point of the kit's grid dims */
+    uint32_t *group;            /* (n) butterfly of the worker this round, COLL_NONE if none */
+    uint32_t *list;             /* (n) scratch: members */
+    uint32_t *line;             /* (cells) scratch: group of a grid line, or a count */
+    uint8_t *phase;             /* (n) PH_* */
+    uint32_t *left;             /* (n) local steps left */
+    float *avg;                 /* (n * P) butterfly outputs */
     size_t P;
     uint64_t round;
     uint32_t busy;   /* workers not done with the round */
@@ -115,5 +118,59 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err);
 
 /* Key form: member w of butterfly b takes its new newest key digit. */
 void mp_update_key(moshpit *st, uint32_t w, uint32_t b);
+
+/* ---- events and messages (moshpit.c, moshpit_match.c) ---- */
+
+enum {
+    EV_COLL = SIM_EV_USER,           /* the kit's butterfly timers */
+    EV_NEXT = SIM_EV_USER + 1,       /* the next round starts (after the last one's event) */
+    EV_EXPIRE = SIM_EV_USER + 2,     /* key form: a leader's declared time is up; arg = round */
+    EV_REQ_TIMEOUT = SIM_EV_USER + 3 /* key form: a request unanswered; arg = round, attempt */
+};
+
+/* Key form messages on channel 0 (seq = round). */
+enum {
+    MSG_REQUEST = 0, /* follower -> candidate leader */
+    MSG_ACCEPT = 1,  /* leader -> follower */
+    MSG_REJECT = 2,  /* candidate -> follower: not leading, or full */
+    MSG_BEGIN = 3,   /* leader -> follower: the group (order, id) */
+    MSG_DISBAND = 4  /* leader -> follower: too few by the declared time */
+};
+
+#define MSG_SMALL_BYTES 64 /* a matchmaking message */
+
+/* ---- rounds (protocols/moshpit.c) ---- */
+
+/* Worker w is done with its round (averaged, alone or sat out): what comes next. */
+int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* ---- key form: matchmaking (protocols/moshpit_match.c) ---- */
+
+/* The sequence number of follower f's matchmaking messages: the round (global rounds), or
+ * its attempt (async: requests and leaderships so far). */
+uint64_t mp_mseq(const moshpit *st, uint32_t f);
+
+/* The timer of follower w's current request: its attempt in the round (global rounds), or
+ * its attempt (async). */
+msg_timer mp_request_timer(const moshpit *st, uint32_t w);
+
+/* Worker w asks the earliest candidate it has not asked yet, declared under its key before
+ * it; with none left it leads. */
+int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
+int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* A leader whose time is up starts its group if large enough, or disbands it. */
+int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err);
+
+/* A matchmaking message (channel 0) from src reached w. */
+int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err);
+
+/* Worker d failed during matchmaking: those who asked it look further. */
+int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
+
+/* Leader d failed after starting its group: its followers that have not joined leave. */
+int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
 
 #endif

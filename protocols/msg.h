@@ -10,10 +10,17 @@
  *
  * On the wire (runtime/ctx.h) seq travels as the message's tag, which events.csv shows,
  * and channel and kind share its arg (channel in the high 32 bits).
+ *
+ * Timers are described the same way (msg_timer): which conversation, which of the owner's
+ * timers, and which attempt of what (a round and a retry), packed by msg_timer_pack into the
+ * timer event's one argument and read back by msg_timer_read. A timer is still current when
+ * its argument equals the owner's current one (msg_timer_is), so fields are kept modulo their
+ * widths: a timer never outlives 2^20 rounds or retries of its owner.
  */
 #ifndef PROTOCOLS_MSG_H
 #define PROTOCOLS_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +74,51 @@ static inline sim_payload msg_held(uint32_t h)
 {
     sim_payload p = { .kind = SIM_PAYLOAD_HELD, .h = h };
     return p;
+}
+
+/* A timer's argument, as msg_hdr is a message's. */
+typedef struct msg_timer {
+    uint32_t channel; /* 0: the protocol's own; a collective's (< 2^20) */
+    uint32_t kind;    /* the owner's timer kind within the channel (< 16) */
+    uint32_t attempt; /* a retry count, or a member's position (kept modulo 2^20) */
+    uint64_t seq;     /* the owner's sequence number: a round (kept modulo 2^20) */
+} msg_timer;
+
+enum {
+    MSG_TIMER_BITS = 20 /* of channel, attempt and seq; kind has 4 */
+};
+
+/* The timer event's argument for t: channel, kind, attempt and seq from the high bits down. */
+static inline uint64_t msg_timer_pack(msg_timer t)
+{
+    const uint64_t mask = ((uint64_t)1 << MSG_TIMER_BITS) - 1;
+    return ((uint64_t)t.channel & mask) << 44 | ((uint64_t)t.kind & 15) << 40 |
+           ((uint64_t)t.attempt & mask) << 20 | (t.seq & mask);
+}
+
+/* The argument of a delivered timer event. */
+static inline msg_timer msg_timer_read(const sim_event *ev)
+{
+    const uint64_t mask = ((uint64_t)1 << MSG_TIMER_BITS) - 1, a = ev->arg[0];
+    msg_timer t = { .channel = (uint32_t)(a >> 44),
+                    .kind = (uint32_t)(a >> 40 & 15),
+                    .attempt = (uint32_t)(a >> 20 & mask),
+                    .seq = a & mask };
+    return t;
+}
+
+/* True if the delivered timer event carries t (compared as packed, modulo the widths). */
+static inline bool msg_timer_is(const sim_event *ev, msg_timer t)
+{
+    return ev->arg[0] == msg_timer_pack(t);
+}
+
+/* Schedules a timer of the owner's event kind `ev_kind` for worker w (SIM_NOBODY: none) after
+ * `delay`, carrying t (sim_ctx_timer; its id in *id unless id is NULL). */
+static inline int msg_timer_set(sim_ctx *ctx, sim_time delay, uint32_t ev_kind, int32_t w,
+                                msg_timer t, sim_event_id *id, sim_err *err)
+{
+    return sim_ctx_timer(ctx, delay, ev_kind, w, msg_timer_pack(t), id, err);
 }
 
 #endif

@@ -61,9 +61,9 @@
  * again. In the static schedule a recovered worker rejoins one past the most advanced live
  * worker's iteration, and members found ahead of a group (rejoined past it) are left out of it.
  *
- * Files: this one holds the Group Generator, P-Reduce, failures and the run;
- * protocols/ripples_groups.c the group table and the static schedule, protocols/ripples_config.c
- * the configuration, protocols/ripples_state.h the state they share.
+ * Files: this one holds P-Reduce, failures and the run; protocols/ripples_gg.c the Group
+ * Generator, protocols/ripples_groups.c the group table and the static schedule,
+ * protocols/ripples_config.c the configuration, protocols/ripples_state.h the state they share.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -75,207 +75,6 @@
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    MSG_REQUEST = 1, /* worker -> GG: a group (or a refill), seq = the worker's request count */
-    MSG_NOTICE = 2,  /* GG -> member: seq = the group's global sequence number */
-    MSG_INVITE = 3   /* arrival order: requester -> member, seq = the group's number */
-};
-
-static const uint64_t CONTROL_BYTES = 64;
-
-/* ---- the Group Generator ---- */
-
-/* Worker w learns of group s (a notice or an invitation has arrived, or it formed it). */
-static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
-static int learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
-{
-    uint32_t i = index_of(st, s, w);
-    if (i == RP_NONE || st->gpassed[(size_t)s * st->cap + i] || sim_ctx_down(ctx, w)) {
-        st->stale++;
-        return SIM_OK;
-    }
-    rp_worker *x = &st->w[w];
-    uint64_t *local = &st->glocal[(size_t)s * st->cap + i];
-    if (st->arrival)
-        *local = x->assigned++;
-    if (*local < x->next) {
-        st->stale++;
-        return SIM_OK;
-    }
-    st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
-    x->known++;
-    x->asked = false;
-    return try_advance(st, ctx, w, err);
-}
-
-/* The GG has formed group s: numbers its members and sends each a notice. */
-static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
-{
-    rp_group *g = &st->grp[s];
-    const uint32_t *m = members_of(st, s);
-    for (uint32_t i = 0; i < g->n; i++) {
-        rp_worker *x = &st->w[m[i]];
-        st->glocal[(size_t)s * st->cap + i] = x->assigned++;
-        /* A member with a group pending already executes this one after it (§4.3.4). */
-        if (x->pending > 0)
-            st->conflicts++;
-        x->pending++;
-    }
-    uint64_t seq = g->seq;
-    for (uint32_t i = 0; i < g->n; i++) {
-        /* g may be freed by a local delivery (a group of one): read through the slot. */
-        uint32_t to = members_of(st, s)[i];
-        int rc;
-        if (to == st->gg) {
-            rc = learn(st, ctx, to, s, err);
-        } else {
-            msg_hdr h = { .channel = 0, .kind = MSG_NOTICE, .seq = seq };
-            rc = msg_post(ctx, st->gg, to, CONTROL_BYTES, h, msg_none(), err);
-        }
-        if (rc != SIM_OK)
-            return rc;
-        if (!st->grp[s].used || st->grp[s].seq != seq)
-            return SIM_OK;
-    }
-    return SIM_OK;
-}
-
-/* Requester i and up to group_size - 1 other live workers drawn uniformly from `r`, into
- * st->list; returns the count. */
-static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
-{
-    uint32_t k = 0;
-    for (uint32_t v = 0; v < st->n; v++)
-        if (v != i && !sim_ctx_down(ctx, v))
-            st->scratch[k++] = v;
-    uint32_t want = st->gs - 1 < k ? st->gs - 1 : k;
-    st->list[0] = i;
-    for (uint32_t j = 0; j < want; j++) {
-        uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
-        uint32_t t = st->scratch[j];
-        st->scratch[j] = st->scratch[pick];
-        st->scratch[pick] = t;
-        st->list[1 + j] = st->scratch[j];
-    }
-    return want + 1;
-}
-
-/* Group Buffer: requester i and up to group_size - 1 other live workers whose buffer holds
- * fewer than buffer_depth groups, drawn uniformly from those with the fewest pending groups
- * (the free ones first), into st->list; returns the count. */
-static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
-{
-    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
-    uint32_t got = 0, want = st->gs - 1;
-    st->list[0] = i;
-    for (uint32_t level = 0; level < st->depth && got < want; level++) {
-        uint32_t k = 0;
-        for (uint32_t v = 0; v < st->n; v++)
-            if (v != i && !sim_ctx_down(ctx, v) && st->w[v].pending == level)
-                st->scratch[k++] = v;
-        for (uint32_t j = 0; j < k && got < want; j++) {
-            uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
-            uint32_t t = st->scratch[j];
-            st->scratch[j] = st->scratch[pick];
-            st->scratch[pick] = t;
-            st->list[1 + got++] = st->scratch[j];
-        }
-    }
-    return got + 1;
-}
-
-/* Group Division: a fresh random partition of the live workers. */
-static void new_batch(ripples *st, sim_ctx *ctx)
-{
-    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
-    uint32_t k = 0;
-    for (uint32_t v = 0; v < st->n; v++) {
-        st->w[v].bgroup = RP_NONE;
-        if (!sim_ctx_down(ctx, v))
-            st->batch[k++] = v;
-    }
-    for (uint32_t j = k; j > 1; j--) {
-        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
-        uint32_t t = st->batch[j - 1];
-        st->batch[j - 1] = st->batch[pick];
-        st->batch[pick] = t;
-    }
-    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
-    if (ng == 0)
-        ng = 1;
-    for (uint32_t g = 0; g < ng; g++) {
-        st->boff[g] = g * st->gs;
-        st->bissued[g] = 0;
-    }
-    st->boff[ng] = k;
-    st->nbgroups = ng;
-    for (uint32_t g = 0; g < ng; g++)
-        for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
-            st->w[st->batch[j]].bgroup = g;
-}
-
-static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    uint32_t g = st->w[w].bgroup;
-    if (g == RP_NONE || st->bissued[g])
-        new_batch(st, ctx);
-    g = st->w[w].bgroup;
-    st->bissued[g] = 1;
-    uint32_t k = 0;
-    for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
-        if (!sim_ctx_down(ctx, st->batch[j]) &&
-            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].pending == 0))
-            st->list[k++] = st->batch[j];
-    uint32_t s = RP_NONE;
-    int rc = rp_new_group(st, ctx, st->list, k, RP_NONE, st->seq++, &s, err);
-    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
-}
-
-/* The GG handles a request from w. */
-static int gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    if (sim_ctx_down(ctx, w))
-        return SIM_OK;
-    st->requests++;
-    /* The buffer (and a division batch) already holds a group for w, pulled in while its
-     * request was on its way: that group answers it. The plain generator forms one anyway. */
-    if (st->mode != MODE_RANDOM && st->w[w].pending > 0) {
-        st->redundant++;
-        return SIM_OK;
-    }
-    if (st->mode == MODE_DIVISION)
-        return gg_division(st, ctx, w, err);
-    uint32_t k = st->mode == MODE_BUFFER ? draw_free(st, ctx, w)
-                                         : draw_random(st, ctx, sim_ctx_rng(ctx, SIM_CTX_PROTO), w);
-    uint32_t s = RP_NONE;
-    int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
-    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
-}
-
-/* Worker w asks the GG (or, in arrival order, forms its group itself). */
-static int request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    rp_worker *x = &st->w[w];
-    x->requests++;
-    x->asked = true;
-    if (st->arrival) {
-        uint32_t k = draw_random(st, ctx, sim_ctx_rng(ctx, w), w);
-        uint32_t s = RP_NONE;
-        int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
-        uint64_t seq = st->seq - 1;
-        for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
-            msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
-            rc = msg_post(ctx, w, members_of(st, s)[i], CONTROL_BYTES, h, msg_none(), err);
-        }
-        return rc != SIM_OK ? rc : learn(st, ctx, w, s, err);
-    }
-    if (w == st->gg)
-        return gg_request(st, ctx, w, err);
-    msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
-    return msg_post(ctx, w, st->gg, CONTROL_BYTES, h, msg_none(), err);
-}
 
 /* ---- P-Reduce ---- */
 
@@ -289,7 +88,7 @@ static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *er
 {
     st->executions++;
     rp_pass_worker(st, s, w);
-    return try_advance(st, ctx, w, err);
+    return rp_try_advance(st, ctx, w, err);
 }
 
 static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
@@ -298,7 +97,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
     uint32_t r = info->channel - 1, s = st->ring_group[r];
     if (st->nparams > 0) {
         const float *mean =
-            coll_mean_of(&st->means[r], &st->rings[r], ctx, info->round, params_of, st);
+            coll_mean_of(st->means[r], st->rings[r], ctx, info->round, params_of, st);
         sim_tensor_copy(sim_ctx_params(ctx, w), mean, st->nparams);
     }
     return finish(st, ctx, s, w, err);
@@ -323,16 +122,16 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     uint32_t r = st->freer[--st->nfreer];
     g->ring = r;
     st->ring_group[r] = s;
-    coll_ring *ring = &st->rings[r];
+    coll_ring *ring = st->rings[r];
     int rc = coll_ring_reset(ring, ctx, st->list, k, st->bytes, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
-        rc = coll_ring_join(ring, ctx, ring->order[i], err);
+        rc = coll_ring_join(ring, ctx, coll_ring_member(ring, i), err);
     return rc;
 }
 
 /* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
  * for its next group. */
-static int try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     for (;;) {
         rp_worker *x = &st->w[w];
@@ -380,10 +179,7 @@ static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     g->failed = true;
     st->failed++;
     if (g->ring != RP_NONE) {
-        coll_ring *ring = &st->rings[g->ring];
-        for (uint32_t i = 0; i < ring->n; i++)
-            ring->joined[ring->order[i]] = false;
-        int rc = coll_ring_reset(ring, ctx, NULL, 0, st->bytes, err);
+        int rc = coll_ring_dissolve(st->rings[g->ring], ctx, err);
         if (rc != SIM_OK)
             return rc;
         st->freer[st->nfreer++] = g->ring;
@@ -431,7 +227,7 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     x->need = x->done;
     x->sync_ns = -1;
     for (uint32_t j = 0; j < nfreed; j++) {
-        int rc = try_advance(st, ctx, st->freed[j], err);
+        int rc = rp_try_advance(st, ctx, st->freed[j], err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -457,7 +253,7 @@ static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     x->need = x->done;
     x->sync_ns = -1;
-    return try_advance(st, ctx, w, err);
+    return rp_try_advance(st, ctx, w, err);
 }
 
 /* ---- run ---- */
@@ -476,11 +272,11 @@ static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
      * it last learnt of one: a group it was pulled into is its synchronization for this step. */
     bool ask = st->mode != MODE_STATIC && x->known == 0 && !x->asked;
     if (ask) {
-        int rc = request(st, ctx, w, err);
+        int rc = rp_request(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
     }
-    return try_advance(st, ctx, w, err);
+    return rp_try_advance(st, ctx, w, err);
 }
 
 static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -489,7 +285,7 @@ static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *e
     uint32_t dst = (uint32_t)ev->dst, src = (uint32_t)ev->src;
     switch (h.kind) {
     case MSG_REQUEST:
-        return gg_request(st, ctx, src, err);
+        return rp_gg_request(st, ctx, src, err);
     case MSG_NOTICE:
     case MSG_INVITE: {
         /* A failed group is still learnt (and then skipped) by members that have not passed
@@ -499,7 +295,7 @@ static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *e
             st->stale++;
             return SIM_OK;
         }
-        return learn(st, ctx, dst, s, err);
+        return rp_learn(st, ctx, dst, s, err);
     }
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "ripples: unexpected message kind %u", h.kind);
@@ -515,7 +311,7 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
-        int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
         return rc != SIM_OK || handled ? rc : on_message(st, ctx, ev, err);
     }
     case SIM_EV_WORKER_DOWN:
@@ -575,12 +371,15 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->slots = 4 * st->n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
     st->nrings = st->n / 2 + 1;
     rc = allocate(st, err);
-    if (rc == SIM_OK)
-        rc = coll_hub_init(&st->hub, st->nrings, 0, err);
+    if (rc == SIM_OK && (st->hub = coll_hub_create(st->nrings, 0, err)) == NULL)
+        rc = err->code;
     for (uint32_t r = 0; r < st->nrings && rc == SIM_OK; r++) {
-        rc = coll_ring_init(&st->rings[r], &st->hub, st->n, st->cap, on_ring_done, st, err);
-        if (rc == SIM_OK && st->nparams > 0)
-            rc = coll_mean_init(&st->means[r], st->nparams, st->cap, err);
+        st->rings[r] = coll_ring_create(st->hub, st->n, st->cap, on_ring_done, st, err);
+        if (st->rings[r] == NULL)
+            rc = err->code;
+        if (rc == SIM_OK && st->nparams > 0 &&
+            (st->means[r] = coll_mean_create(st->nparams, st->cap, err)) == NULL)
+            rc = err->code;
         st->freer[st->nrings - 1 - r] = r;
     }
     if (rc != SIM_OK)
@@ -596,7 +395,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
         if (!sim_ctx_down(ctx, v))
-            rc = try_advance(st, ctx, v, err);
+            rc = rp_try_advance(st, ctx, v, err);
     return rc;
 }
 
@@ -604,10 +403,10 @@ static void rp_fini(void *state)
 {
     ripples *st = state;
     for (uint32_t r = 0; r < st->nrings && st->rings != NULL; r++) {
-        coll_ring_fini(&st->rings[r]);
-        coll_mean_fini(&st->means[r]);
+        coll_ring_destroy(st->rings[r]);
+        coll_mean_destroy(st->means != NULL ? st->means[r] : NULL);
     }
-    coll_hub_fini(&st->hub);
+    coll_hub_destroy(st->hub);
     free(st->rings);
     free(st->means);
     free(st->ring_group);

@@ -1,8 +1,8 @@
-/* Ripples' internals, shared by protocols/ripples.c (the Group Generator, P-Reduce, failures,
- * the run), protocols/ripples_groups.c (the group table and the static schedule) and
- * protocols/ripples_config.c (configuration). Not a public header: only those three files
- * include it, and the two others call nothing of ripples.c. The protocol itself is described
- * at the top of protocols/ripples.c. */
+/* Ripples' internals, shared by protocols/ripples.c (P-Reduce, failures, the run),
+ * protocols/ripples_gg.c (the Group Generator), protocols/ripples_groups.c (the group table and
+ * the static schedule) and protocols/ripples_config.c (configuration). Not a public header:
+ * only those four files include it; of ripples.c the others call rp_try_advance only. The protocol
+ * itself is described at the top of protocols/ripples.c. */
 #ifndef PROTOCOLS_RIPPLES_STATE_H
 #define PROTOCOLS_RIPPLES_STATE_H
 
@@ -86,9 +86,9 @@ typedef struct ripples {
     uint32_t gg;       /* the GG's host */
     uint64_t seq;      /* groups formed */
     /* rings */
-    coll_hub hub;
-    coll_ring *rings; /* (nrings) channels 1..nrings */
-    coll_mean *means; /* (nrings) with a real model */
+    coll_hub *hub;
+    coll_ring **rings; /* (nrings) channels 1..nrings */
+    coll_mean **means; /* (nrings) with a real model */
     uint32_t nrings;
     uint32_t *ring_group; /* (nrings) */
     uint32_t *freer;      /* (nrings) */
@@ -159,5 +159,32 @@ int rp_static_build(ripples *st, sim_ctx *ctx, sim_err *err);
 
 /* Worker w's group at its schedule position, found or formed now, into *slot. */
 int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err);
+
+/* ---- messages (ripples.c, ripples_gg.c) ---- */
+
+enum {
+    MSG_REQUEST = 1, /* worker -> GG: a group (or a refill), seq = the worker's request count */
+    MSG_NOTICE = 2,  /* GG -> member: seq = the group's global sequence number */
+    MSG_INVITE = 3   /* arrival order: requester -> member, seq = the group's number */
+};
+
+#define RP_CONTROL_BYTES 64 /* a request, notice or invitation */
+
+/* ---- the run (protocols/ripples.c) ---- */
+
+/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
+ * for its next group. */
+int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* ---- the Group Generator (protocols/ripples_gg.c) ---- */
+
+/* Worker w learns of group s (a notice or an invitation has arrived, or it formed it). */
+int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err);
+
+/* The GG handles a request from w. */
+int rp_gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Worker w asks the GG (or, in arrival order, forms its group itself). */
+int rp_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 #endif

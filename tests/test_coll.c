@@ -62,10 +62,10 @@ typedef struct plan {
 static plan *P;
 
 typedef struct tproto {
-    coll_hub hub;
-    coll_ring ring[MAXG];
-    coll_bfly bfly[MAXG];
-    coll_barrier barrier[MAXG];
+    coll_hub *hub;
+    coll_ring *ring[MAXG];
+    coll_bfly *bfly[MAXG];
+    coll_barrier *barrier[MAXG];
     int32_t group_of[MAXW];
 } tproto;
 
@@ -94,7 +94,7 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
 {
     tproto *st = ud;
     int32_t g = st->group_of[w];
-    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(&st->bfly[g]))
+    if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(st->bfly[g]))
         P->complete[g]++;
     P->done_ns[w] = sim_ctx_now(ctx);
     P->ndone[w]++;
@@ -113,13 +113,13 @@ static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     int32_t g = st->group_of[w];
     switch (P->g[g].kind) {
     case T_RING:
-        return coll_ring_join(&st->ring[g], ctx, w, err);
+        return coll_ring_join(st->ring[g], ctx, w, err);
     case T_BFLY:
         if (P->leave[w])
-            return coll_bfly_leave(&st->bfly[g], ctx, w, err);
-        return coll_bfly_join(&st->bfly[g], ctx, w, err);
+            return coll_bfly_leave(st->bfly[g], ctx, w, err);
+        return coll_bfly_join(st->bfly[g], ctx, w, err);
     default:
-        return coll_barrier_arrive(&st->barrier[g], ctx, w, err);
+        return coll_barrier_arrive(st->barrier[g], ctx, w, err);
     }
 }
 
@@ -128,7 +128,8 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
     tproto *st = state;
     uint32_t nw = sim_ctx_workers(ctx);
     size_t np = sim_ctx_num_params(ctx);
-    int rc = coll_hub_init(&st->hub, MAXG, SIM_EV_USER, err);
+    st->hub = coll_hub_create(MAXG, SIM_EV_USER, err);
+    int rc = st->hub != NULL ? SIM_OK : err->code;
     for (uint32_t w = 0; w < MAXW; w++)
         st->group_of[w] = -1;
     for (uint32_t g = 0; g < P->ngroups && rc == SIM_OK; g++) {
@@ -136,24 +137,30 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
         for (uint32_t i = 0; i < gr->n; i++)
             st->group_of[gr->members[i]] = (int32_t)g;
         if (gr->kind == T_RING) {
-            rc = coll_ring_init(&st->ring[g], &st->hub, nw, gr->n, t_done, st, err);
+            st->ring[g] = coll_ring_create(st->hub, nw, gr->n, t_done, st, err);
+            rc = st->ring[g] != NULL ? SIM_OK : err->code;
             if (rc == SIM_OK)
-                rc = coll_ring_reset(&st->ring[g], ctx, gr->members, gr->n,
-                                     sim_ctx_model_bytes(ctx), err);
-            P->channel[g] = st->ring[g].channel;
+                rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n, sim_ctx_model_bytes(ctx),
+                                     err);
+            P->channel[g] = g + 1; /* channels in creation order */
         } else if (gr->kind == T_BFLY) {
-            rc = coll_bfly_init(&st->bfly[g], &st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n,
-                                np, sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
-            coll_bfly_set_timeouts(&st->bfly[g], P->sender_timeout, P->reducer_timeout);
-            if (rc == SIM_OK)
-                rc = coll_bfly_start(&st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
-            P->grown[g] = st->bfly[g].grown;
-            P->channel[g] = st->bfly[g].channel;
+            st->bfly[g] =
+                coll_bfly_create(st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n, np,
+                                 sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
+            if (st->bfly[g] == NULL)
+                return err->code;
+            coll_bfly_set_timeouts(st->bfly[g], P->sender_timeout, P->reducer_timeout);
+            rc = coll_bfly_start(st->bfly[g], ctx, gr->members, gr->weights, gr->n, 0, err);
+            coll_stats s;
+            coll_bfly_stats(st->bfly[g], &s);
+            P->grown[g] = s.grown;
+            P->channel[g] = g + 1;
         } else {
-            rc = coll_barrier_init(&st->barrier[g], &st->hub, nw, gr->n, t_done, st, err);
+            st->barrier[g] = coll_barrier_create(st->hub, nw, gr->n, t_done, st, err);
+            rc = st->barrier[g] != NULL ? SIM_OK : err->code;
             if (rc == SIM_OK)
-                rc = coll_barrier_start(&st->barrier[g], ctx, gr->members, gr->n, 0, err);
-            P->channel[g] = st->barrier[g].channel;
+                rc = coll_barrier_start(st->barrier[g], ctx, gr->members, gr->n, 0, err);
+            P->channel[g] = g + 1;
         }
     }
     for (uint32_t w = 0; w < nw && w < MAXW && P->set_init; w++)
@@ -170,15 +177,14 @@ static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *e
 {
     tproto *st = state;
     bool handled;
-    int rc = coll_hub_on_event(&st->hub, ctx, ev, &handled, err);
+    int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
     if (rc != SIM_OK || handled)
         return rc;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return t_join(st, ctx, (uint32_t)ev->dst, err);
     case SIM_EV_WORKER_DOWN:
-        return P->notify_down ? coll_hub_worker_down(&st->hub, ctx, (uint32_t)ev->dst, err)
-                              : SIM_OK;
+        return P->notify_down ? coll_hub_worker_down(st->hub, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     case SIM_EV_WORKER_UP:
         return SIM_OK;
     default:
@@ -190,11 +196,11 @@ static void t_fini(void *state)
 {
     tproto *st = state;
     for (uint32_t g = 0; g < MAXG; g++) {
-        coll_ring_fini(&st->ring[g]);
-        coll_bfly_fini(&st->bfly[g]);
-        coll_barrier_fini(&st->barrier[g]);
+        coll_ring_destroy(st->ring[g]);
+        coll_bfly_destroy(st->bfly[g]);
+        coll_barrier_destroy(st->barrier[g]);
     }
-    coll_hub_fini(&st->hub);
+    coll_hub_destroy(st->hub);
 }
 
 static const proto_ops proto_colltest = {
@@ -284,6 +290,32 @@ START_TEST(two_disjoint_rings_take_the_time_of_one)
         ck_assert_int_eq(p->done_ns[w], w == 1 || w == 4 ? 0 : 32400000);
     ck_assert_uint_eq(p->channel[0], 1);
     ck_assert_uint_eq(p->channel[1], 2);
+    free(p);
+}
+END_TEST
+
+START_TEST(ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it)
+{
+    /* Ring {0, 1, 2, 3}; worker 2 fails at 5 ms and the kit is told: the ring restarts over
+     * {0, 1, 3}, whose members join at 10 ms and finish 4 steps of 10 MB later (32.4 ms, as
+     * any ring of three), each told that 2 failed. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
+        "stop.iterations=3"
+    };
+    run(timing_json, sets, 2);
+    ck_assert_uint_eq(p->ndone[2], 0);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2) {
+            ck_assert_uint_eq(p->ndone[w], 1);
+            ck_assert_int_eq(p->done_ns[w], 10000000 + 32400000);
+            ck_assert_uint_eq(p->nfailed[w], 1);
+            ck_assert_uint_eq(p->failed[w][0], 2);
+        }
     free(p);
 }
 END_TEST
@@ -554,6 +586,56 @@ START_TEST(barrier_counts_a_failed_member_as_arrived)
 }
 END_TEST
 
+START_TEST(barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it)
+{
+    /* Coordinator 0 fails at 30 ms, while 1 and 2 wait in round 0 and 3 (5 times slower)
+     * computes: the barrier starts again over {1, 2, 3}, 1 coordinating; 2 arrives again, 3
+     * arrives at 50 ms and reaches 1 2L later: 1 is released at 50.1 ms, 2 and 3 at 50.2 ms,
+     * each told that 0 failed. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.03}]",
+                           "stop.iterations=3" };
+    run(timing_json, sets, 2);
+    ck_assert_uint_eq(p->ndone[0], 0);
+    ck_assert_int_eq(p->done_ns[1], 50100000);
+    ck_assert_int_eq(p->done_ns[2], 50200000);
+    ck_assert_int_eq(p->done_ns[3], 50200000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_uint_eq(p->nfailed[w], 1);
+        ck_assert_uint_eq(p->failed[w][0], 0);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once)
+{
+    /* Coordinator 0 decides round 0 and is released at 50.1 ms (3 arrived last); it fails at
+     * 50.15 ms, before its releases land (50.2 ms), so they are lost: the barrier starts again
+     * over {1, 2, 3} and releases them at once, at 50.15 ms. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.05015}]",
+                           "stop.iterations=4" };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50100000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50150000);
+        ck_assert_uint_eq(p->failed[w][0], 0);
+    }
+    free(p);
+}
+END_TEST
+
 START_TEST(collectives_on_different_channels_do_not_mix)
 {
     /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
@@ -586,6 +668,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("ring");
     tcase_add_test(tc, ring_over_a_subset_matches_the_alpha_beta_formula);
     tcase_add_test(tc, two_disjoint_rings_take_the_time_of_one);
+    tcase_add_test(tc, ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("butterfly");
     tcase_add_test(tc, butterfly_of_four_takes_two_hops);
@@ -601,6 +684,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, barrier_releases_everyone_after_the_last_arrival);
     tcase_add_test(tc, barrier_rounds_follow_one_another);
     tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
+    tcase_add_test(tc, barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it);
+    tcase_add_test(tc, barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     return s;

@@ -361,6 +361,14 @@ START_TEST(grid_lines_partition_the_workers_along_every_axis)
     ck_assert(m[0] == 9 && m[1] == 13);
     graph_grid_line(dims, 3, 2, 13, m);
     ck_assert(m[0] == 5 && m[1] == 13 && m[2] == 21);
+    /* Coordinates: 23 = (3, 1, 2); a group's index orders its lines by the other
+     * coordinates, the highest axis first (Moshpit's line order). */
+    ck_assert_uint_eq(graph_grid_coord(dims, 3, 0, 23), 3);
+    ck_assert_uint_eq(graph_grid_coord(dims, 3, 1, 23), 1);
+    ck_assert_uint_eq(graph_grid_coord(dims, 3, 2, 23), 2);
+    ck_assert_uint_eq(graph_grid_coord(dims, 3, 1, 13), 1);
+    ck_assert_uint_eq(graph_grid_group(dims, 3, 1, 23), 11); /* 3 + 2 * 4 */
+    ck_assert_uint_eq(graph_grid_group(dims, 3, 0, 23), 5);  /* 1 + 2 * 2 */
 }
 END_TEST
 

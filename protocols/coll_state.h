@@ -1,0 +1,144 @@
+/* Internal header of the kit's collectives (protocols/coll.h): the instances' state, which
+ * only protocols/coll.c, coll_butterfly.c and coll_barrier.c include; owners see the
+ * instances as opaque and use coll.h's queries. */
+#ifndef PROTOCOLS_COLL_STATE_H
+#define PROTOCOLS_COLL_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocols/coll.h"
+
+/* How the hub reaches an instance (set by the instance's _init, not by owners). */
+typedef struct coll_ops {
+    int (*on_message)(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+    int (*on_timer)(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
+    int (*on_down)(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err); /* may be NULL */
+} coll_ops;
+
+typedef struct coll_slot {
+    void *inst;
+    const coll_ops *ops;
+} coll_slot;
+
+struct coll_hub {
+    uint32_t cap;        /* channels 1..cap */
+    uint32_t n;          /* channels given so far */
+    uint32_t timer_kind; /* the owner's event kind (>= SIM_EV_USER) for the kit's timers */
+    coll_slot *slot;     /* (cap + 1) by channel */
+};
+
+typedef struct coll_ring_pos {
+    uint32_t round; /* rounds completed in this generation */
+    uint32_t sent;  /* steps of the current round sent */
+    uint32_t recv;  /* steps of the current round received */
+    uint32_t early; /* steps of the next round received (predecessor ahead) */
+    bool busy;      /* a step it sent is still on its way */
+} coll_ring_pos;
+
+struct coll_ring {
+    uint32_t workers;  /* worker ids 0..workers-1 */
+    uint32_t cap;      /* most members */
+    coll_ring_pos *m;  /* (cap) by ring position */
+    uint32_t *order;   /* (cap) members in ring order; the first n are valid */
+    uint32_t *pos;     /* (workers) ring position of each worker, COLL_NONE if not a member */
+    bool *joined;      /* (workers) ready for its current round (kept across resets) */
+    uint32_t *scratch; /* (cap) member lists built by coll_ring_reset_live and failures */
+    uint32_t *failed;  /* (cap) members failed since the owner's last reset or change */
+    uint32_t nfailed;
+    uint32_t n;                  /* members */
+    uint32_t gen;                /* generation, bumped by every reset */
+    uint32_t channel;            /* the channel of its messages */
+    uint64_t bytes;              /* S: bytes reduced per round (unless round_bytes is set) */
+    const uint64_t *round_bytes; /* (nround_bytes) or NULL: round k moves round_bytes[k mod
+                                  * nround_bytes] bytes (coll_ring_set_round_bytes) */
+    uint32_t nround_bytes;
+    uint64_t stale;    /* messages of past generations ignored */
+    uint64_t restarts; /* membership changes (coll_ring_change, failures) */
+    uint64_t finished; /* member-rounds completed in this generation */
+    coll_done_fn done;
+    void *ud;
+};
+
+struct coll_mean {
+    size_t nfloats;       /* floats per block */
+    float *mean;          /* (nfloats) the mean of the round in `round` */
+    const float **blocks; /* (cap) scratch */
+    uint32_t gen;         /* which generation and round `mean` belongs to */
+    uint64_t round;
+    double lr; /* sim_ctx_rates' lr when the mean was computed: every member steps with it */
+    bool valid;
+};
+
+struct coll_bfly {
+    coll_hub *hub;
+    uint32_t channel;
+    uint32_t workers, cap;                    /* worker ids 0..workers-1; at most cap members */
+    size_t nfloats;                           /* F, 0 for timing-only */
+    uint64_t bytes;                           /* S per round */
+    sim_time sender_timeout, reducer_timeout; /* 0: none */
+    uint32_t n;                               /* M: members of the current round */
+    uint64_t round;                           /* the current round's number (the owner's) */
+    uint64_t gen;                             /* rounds started: the messages' seq */
+    double lr;                                /* sim_ctx_rates' lr at coll_bfly_start */
+    uint32_t *members;                        /* (cap) worker ids by position */
+    double *weight;                           /* (cap) */
+    uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
+    uint8_t *state;  /* (cap) flags of each position (joined, reduced, done, failed) */
+    uint8_t *got;    /* (cap * cap) [j * cap + i]: reducer j has (1) or dropped (2) i's part */
+    uint8_t *have;   /* (cap * cap) [i * cap + j]: member i has (1) or gave up (2) part j */
+    uint32_t *ngot;  /* (cap) non-zero entries of got per reducer */
+    uint32_t *nhave; /* (cap) non-zero entries of have per member */
+    sim_time *sender_deadline, *reducer_deadline; /* (cap) armed timers' times, or -1 */
+    sim_event_id *sender_timer, *reducer_timer;   /* (cap) */
+    float *stage;      /* (cap * nfloats) row i: member i's parts as its reducers got them (reducer
+                        * j's at part j's offset; reducer i's own copied when i joins) */
+    float *result;     /* (nfloats) part j's mean, computed once by reducer j */
+    const float **src; /* (cap) scratch: the contributions of a part */
+    double *wsrc;      /* (cap) scratch: their weights */
+    uint32_t *failed;  /* (cap) worker ids failed this round */
+    uint32_t nfailed;  /* of them */
+    uint32_t finished; /* members done or down this round */
+    uint64_t stale;    /* messages of past rounds, or that came too late, ignored */
+    uint64_t dropped;  /* contributions dropped by sender timeouts or failures */
+    uint64_t kept;     /* parts kept by reducer timeouts or failures */
+    uint64_t grown;    /* rounds that found cap too small: the arrays doubled (or to n) */
+    coll_input_fn input;
+    coll_output_fn output;
+    coll_done_fn done;
+    void *ud;
+};
+
+struct coll_barrier {
+    uint32_t channel;
+    uint32_t workers, cap; /* worker ids 0..workers-1; at most cap members */
+    uint32_t n;            /* members */
+    uint64_t first;        /* the owner's number of the first round since the start */
+    uint32_t gen;          /* starts so far */
+    uint32_t round;        /* the coordinator's current round since the start */
+    double lr;             /* sim_ctx_rates' lr when the coordinator's current round began */
+    uint32_t *members;     /* (cap) the first coordinates */
+    uint32_t *pos;         /* (workers) position, COLL_NONE if not a member */
+    uint32_t *mround;      /* (cap) the round each member is in (since the start) */
+    uint8_t *state;        /* (cap) waiting, known to the coordinator, down, listed */
+    uint32_t known;        /* members the coordinator counts in its current round */
+    uint32_t *failed;      /* (cap) worker ids failed since the owner's start */
+    uint32_t nfailed;
+    uint32_t *old_members; /* (cap) scratch: the members, states and rounds before a restart */
+    uint8_t *old_state;
+    uint32_t *old_round;
+    uint64_t stale; /* messages of past starts ignored */
+    coll_done_fn done;
+    void *ud;
+};
+
+/* Registers an instance (for the kit's _create functions): its channel in *channel. SIM_EINVAL
+ * when the hub is full. */
+int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err);
+
+/* Schedules the kit's timer t for the instance on t.channel. */
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
+                   sim_err *err);
+
+#endif

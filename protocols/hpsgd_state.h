@@ -1,0 +1,132 @@
+/* Internal header of hpsgd (protocols/hpsgd.c: the iteration, the ring's and the barrier's
+ * rounds, merges and flushes; protocols/hpsgd_members.c: failures, admissions, the barrier's
+ * restarts), included by those two files only. */
+#ifndef PROTOCOLS_HPSGD_STATE_H
+#define PROTOCOLS_HPSGD_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocols/coll.h"
+#include "protocols/rejoin.h"
+#include "runtime/ctx.h"
+#include "sim/err.h"
+
+enum {
+    FLUSH_BOTH = 0,
+    FLUSH_NEWEST = 1
+};
+
+/* What a worker is doing between its barrier release and its next computation. */
+enum {
+    PH_RUN = 0,         /* computing or waiting at the barrier */
+    PH_FLUSH_WAIT = 1,  /* epoch flush: waiting for the reduction in flight */
+    PH_FLUSH_FINAL = 2, /* epoch flush: waiting for the all-reduce of G */
+    PH_OUT = 3,         /* failed, or recovered and waiting to be admitted */
+    PH_FETCH = 4        /* admitted: fetching the global model before it computes */
+};
+
+enum {
+    KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
+};
+
+typedef struct hpsgd {
+    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
+    coll_ring *ring;
+    coll_barrier *barrier;
+    coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
+    uint32_t n;
+    int flush;               /* FLUSH_* */
+    double momentum;         /* the optimizer's coefficient m, in [0, 1) */
+    size_t P;                /* floats per model, 0 timing-only */
+    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL) */
+    float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
+    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
+    uint32_t *members;       /* (n) scratch: barrier member lists */
+    uint8_t *phase;          /* (n) PH_* */
+    bool *init, *inflight, *ring_done, *arrived_done, *waiting;
+    rejoin *rj;            /* the recovered waiting to be admitted; the admitted's fetches */
+    bool *outside;         /* (n) admitted, not yet a member of the barrier */
+    bool admitting;        /* the last decided round admits the pending workers */
+    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
+    uint64_t admit_round;  /* that round */
+    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
+    double zero_scale;     /* members / contributors of that round */
+    uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
+    uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
+    uint64_t *settled;     /* (n) iterations finished (released and updated) */
+    uint64_t *wm;          /* (n) merges applied by each worker */
+    uint64_t *start_wm;    /* (n) wm when its current computation started */
+    uint64_t *win_steps;   /* (n) gradients in G */
+    uint64_t *win_base;    /* (n) the merge index G's first gradient started from */
+    uint64_t *fly_steps;   /* (n) gradients in A */
+    uint64_t *fly_base;    /* (n) the merge index A's first gradient started from */
+    uint64_t cached;       /* launches[] of the round whose mean is cached (0: none) */
+    uint64_t decided;      /* barrier rounds decided */
+    bool reduced;          /* the last decided round: every reduction in flight had finished */
+    bool epoch_end;        /* the last decided round ends an epoch */
+    double last_lr;        /* its learning rate */
+    uint64_t samples;      /* samples of the decided rounds */
+    uint64_t next_epoch;   /* samples at which the current epoch ends */
+    uint64_t train;        /* training examples, 0 timing-only */
+    uint64_t merges;       /* global merges (the most any worker applied) */
+    uint64_t merge_events; /* merges over workers */
+    uint64_t merged_steps; /* gradients in those merges */
+    uint64_t stale_sum;    /* staleness of those merges, in merges */
+    uint64_t flushes, dropped, abandoned;
+} hpsgd;
+
+/* Worker w's row of a per-worker block (x̄, G, A, velocities). */
+static inline float *row(float *block, const hpsgd *st, uint32_t w)
+{
+    return block + (size_t)w * st->P;
+}
+
+/* Worker w takes part: neither failed nor waiting to be admitted. */
+static inline bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
+{
+    return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
+}
+
+/* ---- hpsgd.c ---- */
+
+/* The active workers in id order, into st->members; their number. */
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx);
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+/* The merge on worker w: x := x̄, then a step with the ring's mean. */
+void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr);
+
+/* Worker w has finished its iteration: counted, and its next computation. */
+int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* The flush's second half (the all-reduce of G), and the end of its first (the reduction
+ * launched before it, merged or dropped). */
+int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w);
+
+/* Worker w is released from barrier round `round`: the iteration's update. */
+int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err);
+
+/* ---- hpsgd_members.c ---- */
+
+/* In a round that merges and launches, the pending workers are chosen for admission. */
+int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
+
+/* After the coordinator's update in an admitting round: the chosen are admitted. */
+int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
+
+/* Starts the barrier over the active workers, its first round the next undecided one. */
+int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+/* Worker w failed (active), recovered, or its fetched model (from src) arrived; after a
+ * failure, hps_after_down lets a waiting recovered worker start over alone if nobody is left. */
+int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
+int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+#endif

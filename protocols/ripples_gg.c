@@ -1,0 +1,201 @@
+/* Ripples' Group Generator (protocols/ripples_state.h; the protocol is described at the top of
+ * protocols/ripples.c): the groups it issues from the workers' requests, drawn at random or
+ * from the free workers, and what a worker does when it learns of a group. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/coll.h"
+#include "protocols/msg.h"
+#include "protocols/ripples_state.h"
+#include "runtime/proto.h"
+#include "sim/tensor.h"
+
+int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
+{
+    uint32_t i = index_of(st, s, w);
+    if (i == RP_NONE || st->gpassed[(size_t)s * st->cap + i] || sim_ctx_down(ctx, w)) {
+        st->stale++;
+        return SIM_OK;
+    }
+    rp_worker *x = &st->w[w];
+    uint64_t *local = &st->glocal[(size_t)s * st->cap + i];
+    if (st->arrival)
+        *local = x->assigned++;
+    if (*local < x->next) {
+        st->stale++;
+        return SIM_OK;
+    }
+    st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
+    x->known++;
+    x->asked = false;
+    return rp_try_advance(st, ctx, w, err);
+}
+
+/* The GG has formed group s: numbers its members and sends each a notice. */
+static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
+{
+    rp_group *g = &st->grp[s];
+    const uint32_t *m = members_of(st, s);
+    for (uint32_t i = 0; i < g->n; i++) {
+        rp_worker *x = &st->w[m[i]];
+        st->glocal[(size_t)s * st->cap + i] = x->assigned++;
+        /* A member with a group pending already executes this one after it (§4.3.4). */
+        if (x->pending > 0)
+            st->conflicts++;
+        x->pending++;
+    }
+    uint64_t seq = g->seq;
+    for (uint32_t i = 0; i < g->n; i++) {
+        /* g may be freed by a local delivery (a group of one): read through the slot. */
+        uint32_t to = members_of(st, s)[i];
+        int rc;
+        if (to == st->gg) {
+            rc = rp_learn(st, ctx, to, s, err);
+        } else {
+            msg_hdr h = { .channel = 0, .kind = MSG_NOTICE, .seq = seq };
+            rc = msg_post(ctx, st->gg, to, RP_CONTROL_BYTES, h, msg_none(), err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+        if (!st->grp[s].used || st->grp[s].seq != seq)
+            return SIM_OK;
+    }
+    return SIM_OK;
+}
+
+/* Requester i and up to group_size - 1 other live workers drawn uniformly from `r`, into
+ * st->list; returns the count. */
+static uint32_t draw_random(ripples *st, sim_ctx *ctx, gsl_rng *r, uint32_t i)
+{
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < st->n; v++)
+        if (v != i && !sim_ctx_down(ctx, v))
+            st->scratch[k++] = v;
+    uint32_t want = st->gs - 1 < k ? st->gs - 1 : k;
+    st->list[0] = i;
+    for (uint32_t j = 0; j < want; j++) {
+        uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
+        uint32_t t = st->scratch[j];
+        st->scratch[j] = st->scratch[pick];
+        st->scratch[pick] = t;
+        st->list[1 + j] = st->scratch[j];
+    }
+    return want + 1;
+}
+
+/* Group Buffer: requester i and up to group_size - 1 other live workers whose buffer holds
+ * fewer than buffer_depth groups, drawn uniformly from those with the fewest pending groups
+ * (the free ones first), into st->list; returns the count. */
+static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
+{
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
+    uint32_t got = 0, want = st->gs - 1;
+    st->list[0] = i;
+    for (uint32_t level = 0; level < st->depth && got < want; level++) {
+        uint32_t k = 0;
+        for (uint32_t v = 0; v < st->n; v++)
+            if (v != i && !sim_ctx_down(ctx, v) && st->w[v].pending == level)
+                st->scratch[k++] = v;
+        for (uint32_t j = 0; j < k && got < want; j++) {
+            uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
+            uint32_t t = st->scratch[j];
+            st->scratch[j] = st->scratch[pick];
+            st->scratch[pick] = t;
+            st->list[1 + got++] = st->scratch[j];
+        }
+    }
+    return got + 1;
+}
+
+/* Group Division: a fresh random partition of the live workers. */
+static void new_batch(ripples *st, sim_ctx *ctx)
+{
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < st->n; v++) {
+        st->w[v].bgroup = RP_NONE;
+        if (!sim_ctx_down(ctx, v))
+            st->batch[k++] = v;
+    }
+    for (uint32_t j = k; j > 1; j--) {
+        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
+        uint32_t t = st->batch[j - 1];
+        st->batch[j - 1] = st->batch[pick];
+        st->batch[pick] = t;
+    }
+    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
+    if (ng == 0)
+        ng = 1;
+    for (uint32_t g = 0; g < ng; g++) {
+        st->boff[g] = g * st->gs;
+        st->bissued[g] = 0;
+    }
+    st->boff[ng] = k;
+    st->nbgroups = ng;
+    for (uint32_t g = 0; g < ng; g++)
+        for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
+            st->w[st->batch[j]].bgroup = g;
+}
+
+static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t g = st->w[w].bgroup;
+    if (g == RP_NONE || st->bissued[g])
+        new_batch(st, ctx);
+    g = st->w[w].bgroup;
+    st->bissued[g] = 1;
+    uint32_t k = 0;
+    for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
+        if (!sim_ctx_down(ctx, st->batch[j]) &&
+            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].pending == 0))
+            st->list[k++] = st->batch[j];
+    uint32_t s = RP_NONE;
+    int rc = rp_new_group(st, ctx, st->list, k, RP_NONE, st->seq++, &s, err);
+    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
+}
+
+/* The GG handles a request from w. */
+int rp_gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (sim_ctx_down(ctx, w))
+        return SIM_OK;
+    st->requests++;
+    /* The buffer (and a division batch) already holds a group for w, pulled in while its
+     * request was on its way: that group answers it. The plain generator forms one anyway. */
+    if (st->mode != MODE_RANDOM && st->w[w].pending > 0) {
+        st->redundant++;
+        return SIM_OK;
+    }
+    if (st->mode == MODE_DIVISION)
+        return gg_division(st, ctx, w, err);
+    uint32_t k = st->mode == MODE_BUFFER ? draw_free(st, ctx, w)
+                                         : draw_random(st, ctx, sim_ctx_rng(ctx, SIM_CTX_PROTO), w);
+    uint32_t s = RP_NONE;
+    int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+    return rc != SIM_OK ? rc : issue(st, ctx, s, err);
+}
+
+/* Worker w asks the GG (or, in arrival order, forms its group itself). */
+int rp_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rp_worker *x = &st->w[w];
+    x->requests++;
+    x->asked = true;
+    if (st->arrival) {
+        uint32_t k = draw_random(st, ctx, sim_ctx_rng(ctx, w), w);
+        uint32_t s = RP_NONE;
+        int rc = rp_new_group(st, ctx, st->list, k, w, st->seq++, &s, err);
+        uint64_t seq = st->seq - 1;
+        for (uint32_t i = 1; i < k && rc == SIM_OK; i++) {
+            msg_hdr h = { .channel = 0, .kind = MSG_INVITE, .seq = seq };
+            rc = msg_post(ctx, w, members_of(st, s)[i], RP_CONTROL_BYTES, h, msg_none(), err);
+        }
+        return rc != SIM_OK ? rc : rp_learn(st, ctx, w, s, err);
+    }
+    if (w == st->gg)
+        return rp_gg_request(st, ctx, w, err);
+    msg_hdr h = { .channel = 0, .kind = MSG_REQUEST, .seq = x->requests };
+    return msg_post(ctx, w, st->gg, RP_CONTROL_BYTES, h, msg_none(), err);
+}

@@ -89,9 +89,11 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     ix->text = sim_output_read(ix->path, &len);
     if (ix->text == NULL)
         return missing(sweep_dir, ix->path, err);
+    /* Line ends as split_line takes them: "\n", "\r\n" and a lone "\r". Each row but the last
+     * ends at one, so rows <= lines + 1. */
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
-        lines += ix->text[i] == '\n';
+        lines += ix->text[i] == '\n' || (ix->text[i] == '\r' && ix->text[i + 1] != '\n');
     char *p = ix->text, *probe = NULL;
     /* The header: its fields counted on a copy, then split for good. */
     size_t eol = strcspn(p, "\n");

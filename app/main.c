@@ -551,7 +551,7 @@ static int cmd_bench(int argc, char **argv)
     static const char *const parts[] = { "engine", "network", "kernels", "overlap", "threads" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         known = known || strcmp(what, parts[i]) == 0;
     unsigned threads = sim_pool_cores();
     int rc = SIM_OK;

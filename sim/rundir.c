@@ -355,6 +355,13 @@ static int check_places(const char *dir, const char *w, sim_err *err)
     }
     if (lstat(w, &st) != 0)
         return SIM_OK;
+    /* An empty work directory is one a run killed between its mkdir and its marker left:
+     * removing it (rmdir) cannot lose anything. */
+    if (S_ISDIR(st.st_mode) && entries(w) == 0) {
+        if (rmdir(w) != 0)
+            return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
+        return SIM_OK;
+    }
     if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "%s exists and is not hetsim's work directory: remove it", w);
@@ -366,6 +373,21 @@ static int check_places(const char *dir, const char *w, sim_err *err)
     if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */
         return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
     return SIM_OK;
+}
+
+/* Creates the empty marker in the work directory `w` in one step (no temporary name), so
+ * that a run killed at any moment leaves `w` either empty or marked. */
+static int make_marker(const char *w, sim_err *err)
+{
+    char *path = concat(w, "/" SIM_RUNDIR_MARKER);
+    if (path == NULL)
+        return oom(err);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int rc = SIM_OK;
+    if (fd < 0 || close(fd) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", path, strerror(errno));
+    free(path);
+    return rc;
 }
 
 int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
@@ -395,8 +417,7 @@ int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
         rc = check_places(rd->dir, rd->work, err);
     if (rc == SIM_OK && mkdir(rd->work, 0777) != 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", rd->work, strerror(errno));
-    else if (rc == SIM_OK &&
-             (rc = sim_output_write(rd->work, SIM_RUNDIR_MARKER, "", err)) != SIM_OK)
+    else if (rc == SIM_OK && (rc = make_marker(rd->work, err)) != SIM_OK)
         remove_flat(rd->work);
     if (rc != SIM_OK) {
         rundir_free(rd);

@@ -154,6 +154,37 @@ START_TEST(a_subdirectory_stops_a_replacement_before_anything_is_removed)
 }
 END_TEST
 
+/* A run killed between creating its work directory and marking it leaves the directory
+ * empty: the next run takes it over. One holding an unknown file is still refused, and the
+ * marker never passes through a temporary name (a leftover .tmp would make it unknown). */
+START_TEST(an_empty_work_directory_left_by_a_kill_is_taken_over)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char run[512], work[600], path[700];
+    sim_err err;
+    snprintf(run, sizeof(run), "%s/run", tmp);
+    snprintf(work, sizeof(work), "%s.partial", run);
+    ck_assert_int_eq(mkdir(work, 0777), 0);
+    make_run(run);
+    ck_assert(exists(run, "/run.json") && !exists(work, ""));
+
+    ck_assert_int_eq(mkdir(work, 0777), 0);
+    ck_assert_int_eq(sim_output_write(work, "notes", "mine\n", &err), SIM_OK);
+    sim_rundir *rd = NULL;
+    ck_assert_int_eq(sim_rundir_begin(run, &rd, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "not hetsim's work directory") != NULL, "%s", err.msg);
+    ck_assert(exists(work, "/notes"));
+    snprintf(path, sizeof(path), "%s/notes", work);
+    ck_assert_int_eq(unlink(path), 0);
+
+    ck_assert_int_eq(sim_rundir_begin(run, &rd, &err), SIM_OK);
+    ck_assert(exists(work, "/" SIM_RUNDIR_MARKER) && !exists(work, "/" SIM_RUNDIR_MARKER ".tmp"));
+    sim_rundir_abort(rd);
+    ck_assert(!exists(work, "") && exists(run, "/run.json"));
+    harness_cleanup(tmp);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rundir");
@@ -161,6 +192,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_second_writer_is_refused_naming_the_directory_and_the_holder);
     tcase_add_test(tc, kinds_are_recognised_and_outputs_inside_them_refused);
     tcase_add_test(tc, a_subdirectory_stops_a_replacement_before_anything_is_removed);
+    tcase_add_test(tc, an_empty_work_directory_left_by_a_kill_is_taken_over);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

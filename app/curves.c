@@ -79,12 +79,18 @@ static bool parse_field(const char *s, double *v, bool strict)
     return !strict || (isfinite(*v) && errno != ERANGE);
 }
 
-static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
+/* Opens dir/name and finds the columns names[0..n) in its header: idx[j] is a column's
+ * field, or the header's field count for a column it lacks, an error for the first
+ * `required` of them. A strict reader also refuses a header with no end of line. On success
+ * *out is open past the header, path[LINE_MAX_] holds the file's path for messages and
+ * *nfields the header's field count. */
+static int open_csv(const char *dir, const char *name, const char *const *names, size_t n,
+                    size_t required, bool strict, char *path, FILE **out, size_t *idx,
+                    size_t *nfields, sim_err *err)
 {
-    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
-    size_t idx[APP_CURVE_NCOLS], cap = 0, lineno = 1;
-    memset(c, 0, sizeof(*c));
-    if (snprintf(path, sizeof(path), "%s/metrics.csv", dir) >= (int)sizeof(path))
+    char line[LINE_MAX_], *fields[MAX_FIELDS];
+    *out = NULL;
+    if (snprintf(path, LINE_MAX_, "%s/%s", dir, name) >= LINE_MAX_)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -94,15 +100,34 @@ static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
                  : 0;
     if (rc == 0 && strict && strchr(line, '\n') == NULL)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line 1: truncated (no end of line)", path);
-    size_t nf = rc == 0 ? split(line, fields) : 0, ncols = nf;
-    for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
+    size_t nf = rc == 0 ? split(line, fields) : 0;
+    for (size_t j = 0; j < n && rc == 0; j++) {
         idx[j] = nf;
         for (size_t i = 0; i < nf; i++)
-            if (strcmp(fields[i], app_curve_names[j]) == 0)
+            if (strcmp(fields[i], names[j]) == 0)
                 idx[j] = i;
-        if (idx[j] == nf)
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, app_curve_names[j]);
+        if (idx[j] == nf && j < required)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, names[j]);
     }
+    if (rc != 0) {
+        fclose(f);
+        return rc;
+    }
+    *out = f;
+    *nfields = nf;
+    return 0;
+}
+
+static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
+{
+    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
+    size_t idx[APP_CURVE_NCOLS], cap = 0, lineno = 1, ncols = 0, nf;
+    memset(c, 0, sizeof(*c));
+    FILE *f = NULL;
+    int rc = open_csv(dir, "metrics.csv", app_curve_names, APP_CURVE_NCOLS, APP_CURVE_NCOLS, strict,
+                      path, &f, idx, &ncols, err);
+    if (rc != 0)
+        return rc;
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
         lineno++;
         bool whole = strchr(line, '\n') != NULL;
@@ -245,27 +270,14 @@ int app_workers_read(const char *dir, app_workers *w, sim_err *err)
     static const char *const names[NCOLS] = { "samples",    "compute_s", "comm_s",        "wait_s",
                                               "bytes_sent", "down_s",    "comm_overlap_s" };
     char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
-    size_t idx[NCOLS], lineno = 1;
+    size_t idx[NCOLS], lineno = 1, nf = 0;
     double sum[NCOLS] = { 0 };
     memset(w, 0, sizeof(*w));
-    if (snprintf(path, sizeof(path), "%s/workers.csv", dir) >= (int)sizeof(path))
-        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return cannot_open(path, err);
-    int rc = fgets(line, sizeof(line), f) == NULL
-                 ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
-                 : 0;
-    size_t nf = rc == 0 ? split(line, fields) : 0;
-    for (size_t j = 0; j < NCOLS && rc == 0; j++) {
-        idx[j] = nf;
-        for (size_t i = 0; i < nf; i++)
-            if (strcmp(fields[i], names[j]) == 0)
-                idx[j] = i;
-        if (idx[j] == nf && j < NREQUIRED)
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, names[j]);
-    }
-    w->has_overlap = rc == 0 && idx[OVERLAP] < nf;
+    FILE *f = NULL;
+    int rc = open_csv(dir, "workers.csv", names, NCOLS, NREQUIRED, false, path, &f, idx, &nf, err);
+    if (rc != 0)
+        return rc;
+    w->has_overlap = idx[OVERLAP] < nf;
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
         lineno++;
         if (line[strspn(line, "\r\n")] == '\0')

@@ -4,8 +4,8 @@
 #
 #   bash scenarios/papers/conformance/run.sh [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]
 #
-# From the repository root. The full matrix: about 30 minutes on an idle 2-core machine
-# (-j 2), an estimate from its CPU time (README.md, "Measured").
+# From the repository root. The full matrix: 26 minutes on an idle 2-core machine (-j 2),
+# measured in one piece (README.md, "Measured").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 smoke=()

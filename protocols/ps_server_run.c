@@ -19,7 +19,16 @@
  * so its bits are there), from the last slice down, by a timer per worker for the next
  * slices (PS_SERVER_EV_PUSH, which carries the iteration's number so that a timer of an
  * iteration lost to a failure is ignored); the slices that hold layer 0 go at
- * SIM_EV_COMPUTED. Pulls stay whole: the next iteration starts when all K slices are in.
+ * SIM_EV_COMPUTED. The pull is per slice as well: the forward pass runs the layers in
+ * order, and each layer's pass waits only for the slices it needs (the layer holding a
+ * slice's first byte is the first to need it), so the iteration begins at
+ *   s = max_k (arrive_k - fwd_k),
+ * fwd_k the offset of that layer's forward pass in the iteration (sim_ctx_forward_start_ns),
+ * between the first slice's arrival (it holds layer 0) and the last's; the pull of a slice
+ * overlaps the forward pass of the layers before it. The engine starts the iteration when the
+ * last slice is in, so that the gradient is taken on the whole pulled model, and dates it
+ * back to s (sim_ctx_backdate): it ends at s + d, its slices are pushed from s on. With one
+ * shard, or slices that all hold layer 0, s is the last arrival, the whole pull's start.
  * Requests of one worker
  * to one shard are handled in the order it sent them, as on one connection: a pull request
  * that overtakes the worker's own push on the wire waits at the shard for that push.
@@ -316,6 +325,23 @@ static int on_push_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t starts
     return push_ready(s, ctx, w, err);
 }
 
+/* overlap: when worker w's iteration, just started now that its last slice is in, could
+ * have begun: its forward pass runs the layers in order, and the pass of the layer holding a
+ * slice's first byte (the first to need it) cannot start before the slice came in. The
+ * latest of arrive_k - (that pass's offset in the iteration), the offsets being those of the
+ * duration just drawn: the first slice's arrival at the earliest (its layer 0 starts the
+ * pass), now at the latest (the slice that came last had its layer's turn by then). */
+static sim_time forward_start(const ps_server *s, sim_ctx *ctx, uint32_t w)
+{
+    sim_time now = sim_ctx_now(ctx), start = 0;
+    const sim_time *a = s->arrive + (size_t)w * s->K;
+    for (uint32_t k = 0; k < s->K; k++) {
+        sim_time t = a[k] - (sim_ctx_forward_start_ns(ctx, w, s->first_layer[k]) - now);
+        start = k == 0 || t > start ? t : start;
+    }
+    return start;
+}
+
 static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t round,
                     sim_err *err)
 {
@@ -328,6 +354,8 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     const float *p = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (p != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w) + sh->off, p, sh->len);
+    if (s->arrive != NULL)
+        s->arrive[(size_t)w * s->K + k] = sim_ctx_now(ctx);
     if (--pw->need > 0)
         return SIM_OK;
     s->stats.pulls++;
@@ -348,7 +376,10 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
     pw->starts++;
     pw->unpushed = s->K;
     int rc = sim_ctx_compute(ctx, w, 0, err);
-    return rc != SIM_OK || s->first_layer == NULL ? rc : push_ready(s, ctx, w, err);
+    if (rc != SIM_OK || s->first_layer == NULL)
+        return rc;
+    rc = sim_ctx_backdate(ctx, w, forward_start(s, ctx, w), err);
+    return rc != SIM_OK ? rc : push_ready(s, ctx, w, err);
 }
 
 static int on_computed(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)

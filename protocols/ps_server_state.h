@@ -64,6 +64,8 @@ struct ps_server {
     sim_time failover_ns; /* colocated: 0 = never */
     size_t *first_layer;  /* (K) overlap: the layer holding each slice's first byte; NULL:
                            * every slice is pushed when the iteration ends */
+    sim_time *arrive;     /* (n, K) with first_layer: when each slice of the worker's current
+                           * pull came in (the forward pass of its layers waits for it) */
     ps_server_hooks hooks;
     ps_worker *w;         /* (n) */
     ps_shard *sh;         /* (K) */

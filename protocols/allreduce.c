@@ -177,7 +177,10 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
  * its current iteration's buckets again from the first, so that round k of the new ring is
  * bucket k mod nb for every member: nobody is joined while the ring restarts (the restart
  * would send the joined members' rounds at once), and once coll_ring_generation shows that it
- * restarted, every live worker joins its first bucket when backward has produced it. */
+ * restarted, every live worker joins its first bucket when backward has produced it. The
+ * recovered worker w is not among them: it has no iteration yet, and joins bucket 0 when the one
+ * it starts next (compute, called after this) has produced it; joined there would have put it in
+ * round 0 before computing, its own count one round behind the ring's from then on. */
 static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_err *err)
 {
     if (st->nb <= 1)
@@ -189,6 +192,8 @@ static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_er
                 : coll_hub_worker_down(st->hub, ctx, w, err);
     bool restarted = coll_ring_generation(st->ring) != gen;
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
+        if (up && v == w)
+            continue; /* it computes first (compute, after this), then joins bucket 0 */
         if (restarted) {
             st->joined[v] = st->reduced[v] = 0;
             rc = try_join(st, ctx, v, err);

@@ -52,7 +52,7 @@ typedef struct ps_server_config {
     uint32_t shards;      /* K */
     sim_time failover_ns; /* colocated: a shard's host down this long moves it (0: never) */
     bool switchable;      /* the mode may change: keep BSP's buffers whatever the start mode */
-    bool overlap;         /* push each gradient slice when backward has produced it */
+    bool overlap; /* push each gradient slice when backward has produced it, pull per slice */
 } ps_server_config;
 
 /* What the owner hears (every member optional). */

@@ -63,7 +63,9 @@ uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, siz
     uint64_t P = num_params, blocks = 1 + (proto_budget(sc).momentum > 0.0 ? 1 : 0);
     if (c->mode == PS_BSP || c->switchable)
         blocks += 1 + (uint64_t)c->workers;
-    uint64_t pairs = (uint64_t)c->shards * (1 + sizeof(uint64_t)); /* flags, versions */
+    uint64_t pairs =
+        (uint64_t)c->shards * (1 + sizeof(uint64_t) + /* flags, versions */
+                               (c->overlap && sc->layers.n > 1 ? sizeof(sim_time) : 0));
     size_t slice = c->shards > 0 ? (num_params + c->shards - 1) / c->shards : num_params;
     return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
            (uint64_t)c->shards * (sizeof(ps_shard) + (c->overlap ? sizeof(size_t) : 0)) +
@@ -80,6 +82,7 @@ void ps_server_destroy(ps_server *s)
     free(s->version);
     free(s->ptrs);
     free(s->first_layer);
+    free(s->arrive);
     sim_tensor_free(s->x);
     sim_tensor_free(s->v);
     sim_tensor_free(s->mean);
@@ -88,8 +91,9 @@ void ps_server_destroy(ps_server *s)
 }
 
 /* overlap: the layer (sim_ctx_layers) that holds the first byte of each slice's message,
- * whose gradient completes the slice last (backward runs from the last layer to layer 0).
- * With one layer every slice is ready at the iteration's end: first_layer stays NULL. */
+ * whose gradient completes the slice last (backward runs from the last layer to layer 0) and
+ * whose forward pass is the first to need the slice. With one layer every slice is ready at
+ * the iteration's end and needed at its start: first_layer and arrive stay NULL. */
 static int layers_of_slices(ps_server *s, sim_ctx *ctx)
 {
     size_t nl;
@@ -97,7 +101,8 @@ static int layers_of_slices(ps_server *s, sim_ctx *ctx)
     if (nl <= 1)
         return SIM_OK;
     s->first_layer = calloc(s->K, sizeof(*s->first_layer));
-    if (s->first_layer == NULL)
+    s->arrive = calloc((size_t)s->n * s->K, sizeof(*s->arrive));
+    if (s->first_layer == NULL || s->arrive == NULL)
         return SIM_ENOMEM;
     uint64_t at = 0, end = sim_ctx_layer_bytes(ctx, 0); /* layer i's bytes end at `end` */
     size_t i = 0;

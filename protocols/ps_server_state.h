@@ -1,7 +1,9 @@
-/* The parameter-server engine's internals, shared by protocols/ps_server_run.c (workers, shards,
- * failures, mode changes: the run) and protocols/ps_server_setup.c (configuration, creation
- * and destruction, queries). Not a public header: only those two files include it, and
- * ps_server_setup.c calls nothing of ps_server_run.c. The engine is described at the top of
+/* The parameter-server engine's internals, shared by protocols/ps_server_run.c (failures, mode
+ * changes, the events' dispatch), protocols/ps_server_iter.c (messages, workers, shards: the
+ * iterations; the pss_* functions below, which only ps_server_run.c calls) and
+ * protocols/ps_server_setup.c (configuration, creation and destruction, queries). Not a
+ * public header: only those three files include it; ps_server_setup.c and ps_server_iter.c
+ * call nothing of ps_server_run.c. The engine is described at the top of
  * protocols/ps_server_run.c. */
 #ifndef PROTOCOLS_PS_SERVER_STATE_H
 #define PROTOCOLS_PS_SERVER_STATE_H
@@ -11,7 +13,9 @@
 #include <stdint.h>
 
 #include "protocols/ps_server.h"
+#include "runtime/ctx.h"
 #include "sim/engine.h"
+#include "sim/err.h"
 
 /* A worker's phase. */
 enum {
@@ -64,6 +68,8 @@ struct ps_server {
     sim_time failover_ns; /* colocated: 0 = never */
     size_t *first_layer;  /* (K) overlap: the layer holding each slice's first byte; NULL:
                            * every slice is pushed when the iteration ends */
+    sim_time *arrive;     /* (n, K) with first_layer: when each slice of the worker's current
+                           * pull came in (the forward pass of its layers waits for it) */
     ps_server_hooks hooks;
     ps_worker *w;         /* (n) */
     ps_shard *sh;         /* (K) */
@@ -86,5 +92,49 @@ struct ps_server {
     double rate_lr, rate_momentum;
     ps_server_stats stats;
 };
+
+/* ---- protocols/ps_server_iter.c ---- */
+
+/* The flags of the (worker w, shard k) pair. */
+static inline uint8_t *pss_link(ps_server *s, uint32_t w, uint32_t k)
+{
+    return &s->link[(size_t)w * s->K + k];
+}
+
+/* Whether `host` is a worker that is down (server hosts never fail). */
+static inline bool pss_host_down(sim_ctx *ctx, uint32_t host)
+{
+    return host < sim_ctx_workers(ctx) && sim_ctx_down(ctx, host);
+}
+
+/* SIM_EINVAL naming what went wrong between worker w and shard k (an engine bug). */
+int pss_broken(sim_err *err, const char *what, uint32_t w, uint32_t k);
+
+/* Recomputes the smallest clock of a live worker and how many hold it; true if it rose. */
+bool pss_rescan_min(ps_server *s);
+
+/* Worker w left the clock bookkeeping with clock `old` (advanced, or down); true if the
+ * minimum rose. */
+bool pss_clock_left(ps_server *s, uint64_t old);
+
+/* Worker w asks shard k for its slice (sent when the shard's host recovers if it is down). */
+int pss_request(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, sim_err *err);
+
+/* Worker w pushes slice k of its gradient, computed on the model of `round` (bsp). */
+int pss_push(ps_server *s, sim_ctx *ctx, uint32_t w, uint32_t k, uint64_t round, sim_err *err);
+
+/* Worker w starts its next iteration's pull, or holds (draining), or waits (ssp). */
+int pss_try_start(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* ssp: blocked workers the slowest's progress now allows start, in id order. */
+int pss_wake(ps_server *s, sim_ctx *ctx, sim_err *err);
+
+/* bsp: completes shard k's open round if it can, then answers the queued pulls. */
+int pss_close_round(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err);
+
+/* The handlers of SIM_EV_MSG, SIM_EV_COMPUTED and PS_SERVER_EV_PUSH. */
+int pss_on_message(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+int pss_on_computed(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err);
+int pss_on_push_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t starts, sim_err *err);
 
 #endif

@@ -100,6 +100,11 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
  * last layer's is the earliest. SIM_TIME_NEVER before w's first iteration. */
 sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i);
 
+/* When layer i's forward pass begins in worker w's last started iteration: the iteration's
+ * start plus round(its duration x the layers' share before that pass). Layer 0's is the
+ * iteration's start. SIM_TIME_NEVER before w's first iteration. */
+sim_time sim_ctx_forward_start_ns(const sim_ctx *ctx, uint32_t w, size_t i);
+
 /* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
 #define SIM_CTX_PROTO UINT32_MAX
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
@@ -107,6 +112,17 @@ gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
 /* Starts worker w's next iteration now; SIM_EV_COMPUTED follows when it ends. SIM_EINVAL
  * if w is down or already computing. */
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
+
+/* Dates the iteration that sim_ctx_compute started on worker w at this instant back to
+ * start_ns: it ends at start_ns plus its duration, and sim_ctx_grad_ready_ns and
+ * sim_ctx_forward_start_ns follow. For a protocol whose forward pass began before the last of
+ * its inputs were in (a parameter server's slices, each needed only by its own layers): it
+ * calls sim_ctx_compute when the last is in, so that the gradient is taken on the whole
+ * model, then moves the start back to when the forward pass could have begun. The duration
+ * is the one drawn at the call; workers.csv counts the worker as computing from the call on.
+ * SIM_EINVAL if w has no iteration started at this instant, or start_ns is later than now or
+ * so early that the iteration would have ended before now. */
+int sim_ctx_backdate(sim_ctx *ctx, uint32_t w, sim_time start_ns, sim_err *err);
 
 /* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_held(ctx,
  * SIM_CTX_PAYLOAD). */

@@ -126,6 +126,18 @@ sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
     return a->iter_start_ns + sim_layers_ready_offset_ns(&ctx->sc->layers, a->iter_ns, i);
 }
 
+sim_time sim_ctx_forward_start_ns(const sim_ctx *ctx, uint32_t w, size_t i)
+{
+    const worker_acct *a = &ctx->account.worker[w];
+    const sim_layers *l = &ctx->sc->layers;
+    if (a->iter_start_ns == SIM_TIME_NEVER)
+        return SIM_TIME_NEVER;
+    if (i == 0 || l->n == 0)
+        return a->iter_start_ns;
+    double share = l->fwd_end[(i < l->n ? i : l->n) - 1];
+    return a->iter_start_ns + (sim_time)llround((double)a->iter_ns * share);
+}
+
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
 {
     if (w == SIM_CTX_PROTO)
@@ -304,9 +316,31 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
         return sim_err_set(err, rc, NULL, "cannot schedule worker %u's iteration", w);
     a->iter_start_ns = now;
     a->iter_ns = d;
+    a->compute_tag = tag;
     a->started++;
     a->computing = true;
     sim_run_acct_update(ctx, w);
+    return SIM_OK;
+}
+
+int sim_ctx_backdate(sim_ctx *ctx, uint32_t w, sim_time start_ns, sim_err *err)
+{
+    sim_time now = sim_engine_now(ctx->eng);
+    worker_acct *a = w < ctx->nworkers ? &ctx->account.worker[w] : NULL;
+    if (a == NULL || !a->computing || a->iter_start_ns != now || start_ns > now ||
+        start_ns + a->iter_ns < now)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot date worker %u's iteration back",
+                           ctx->proto->name, w);
+    if (start_ns == now)
+        return SIM_OK;
+    sim_event ev = { .kind = SIM_EV_COMPUTE, .src = (int32_t)w, .dst = (int32_t)w };
+    ev.arg[0] = a->compute_tag;
+    ev.arg[1] = a->started - 1;
+    sim_engine_cancel(ctx->eng, a->compute_id);
+    int rc = sim_engine_schedule_at(ctx->eng, start_ns + a->iter_ns, &ev, &a->compute_id);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "cannot schedule worker %u's iteration", w);
+    a->iter_start_ns = start_ns;
     return SIM_OK;
 }
 

@@ -43,6 +43,7 @@ typedef struct worker_acct {
     uint64_t started;        /* iterations started */
     sim_time iter_start_ns;  /* when the last iteration started (SIM_TIME_NEVER: none yet) */
     sim_time iter_ns;        /* and how long it lasts */
+    uint64_t compute_tag;    /* its sim_ctx_compute tag (sim_ctx_backdate) */
     uint64_t iterations;     /* iterations counted finished */
 } worker_acct;
 

@@ -30,13 +30,14 @@ enum {
  * backward order, a bucket closing once it holds cap_mib MiB or more. Bucket b is ready at
  * t_b, the latest worker's end of the backward pass of the bucket's lowest layer (iteration
  * d_w = 30 ms x slowdown_w). The ring moves bucket b in 2(N-1) steps of
- * L + (S_b/N)/B: path latency L = 2 x 50 us, and (S_b/4) bytes x 8 / 10 bit/ns = 0.2 S_b ns,
- * whole for these sizes, so no step is rounded. Rings are queued:
- * E_b = max(t_b, E_{b-1}) + 2(N-1)(L + S_b/(N B)); every worker finishes the last bucket at
- * E_B, where the next round starts. *nb receives the number of buckets, *overlap the time
- * worker 0 computes while a ring is running (from max(t_b, E_{b-1}) to E_b: for workers that
- * join together, every member has a step in flight throughout its rounds). */
-static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb, sim_time *overlap)
+ * L + (S_b/N)/B: path latency L = 2 x 50 us, and (S_b/4) bytes x 8 / `gbps` bit/ns = 2 S_b / gbps
+ * ns whole for these sizes, so no step is rounded. Rings are queued: E_b = max(t_b, E_{b-1}) +
+ * 2(N-1)(L + S_b/(N B)); every worker finishes the last bucket at E_B, where the next round starts.
+ * *nb receives the number of buckets, *overlap the time worker 0 computes while a ring is running
+ * (from max(t_b, E_{b-1}) to E_b: for workers that join together, every member has a step in flight
+ * throughout its rounds). */
+static sim_time closed_form(double cap_mib, const double *slowdown, int64_t gbps, size_t *nb,
+                            sim_time *overlap)
 {
     sim_layers l = { 0 };
     sim_err err = { 0 };
@@ -59,8 +60,8 @@ static sim_time closed_form(double cap_mib, const double *slowdown, size_t *nb, 
                 sim_time tw = sim_layers_ready_offset_ns(&l, dw, i);
                 t = tw > t ? tw : t;
             }
-            ck_assert_uint_eq(acc % 5, 0); /* 0.2 S_b ns is whole */
-            sim_time step = L + (sim_time)(acc / 5);
+            ck_assert_uint_eq(acc * 2 % (uint64_t)gbps, 0); /* 2 S_b / gbps ns is whole */
+            sim_time step = L + (sim_time)(acc * 2 / (uint64_t)gbps);
             sim_time from = start + t > end ? start + t : end;
             end = from + 2 * (N - 1) * step;
             sim_time busy_to = start + (sim_time)llround((double)d * slowdown[0]);
@@ -94,7 +95,7 @@ static void check_closed_form(double cap_mib, const char *straggler, const doubl
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     size_t nb;
     sim_time overlap;
-    sim_time expected = closed_form(cap_mib, slowdown, &nb, &overlap);
+    sim_time expected = closed_form(cap_mib, slowdown, 10, &nb, &overlap);
     ck_assert_uint_eq(nb, expect_nb);
     /* workers.csv: comm_overlap_s (part of compute_s) is the rings' time during backward (none
      * with one bucket; with a straggler, the others' first steps reach it while it computes,
@@ -124,7 +125,7 @@ START_TEST(one_bucket_is_compute_then_one_ring)
     check_closed_form(100, NULL, even, 1);
     size_t nb;
     sim_time ov;
-    ck_assert_int_eq(closed_form(0, even, &nb, &ov), 2 * (30000000 + 6 * (100000 + 1960000)));
+    ck_assert_int_eq(closed_form(0, even, 10, &nb, &ov), 2 * (30000000 + 6 * (100000 + 1960000)));
     ck_assert_int_eq(ov, 0);
 }
 END_TEST
@@ -158,7 +159,33 @@ START_TEST(buckets_overlap_backward_and_save_time)
     /* Overlap: the bucketed iteration is shorter than compute + one ring. */
     size_t nb;
     sim_time ov;
-    ck_assert_int_lt(closed_form(1, even, &nb, &ov), closed_form(0, even, &nb, &ov));
+    ck_assert_int_lt(closed_form(1, even, 10, &nb, &ov), closed_form(0, even, 10, &nb, &ov));
+}
+END_TEST
+
+START_TEST(a_recovered_worker_computes_before_it_joins_the_first_bucket)
+{
+    /* At 1 Gbit/s, where the rings take longer than backward: worker 3 fails at 2 ms and
+     * recovers at 8 ms, before anyone has produced a bucket (nothing in flight). The ring
+     * restarts over all four, and worker 3 joins bucket 0 when its own backward has produced
+     * it, 8 ms after the others': its buckets are the latest in every ring, so the run ends
+     * 8 ms after the closed form's. Joined to bucket 0 at the recovery, before computing, it
+     * counted its joins one ring round behind, and the rings ran from 8 ms on, ahead of its
+     * backward: the run ended about 8 ms early. */
+    const char *sets[] = { "protocol.bucket_mb=1", "network.bandwidth_gbps=1",
+                           "stragglers=[{\"kind\": \"failure\", \"workers\": [3], "
+                           "\"at_s\": 0.002, \"recover_s\": 0.008}]" };
+    sim_scenario *sc = harness_load_file(buckets_json, sets, 3);
+    char *dir = harness_tmpdir("allreduce");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    size_t nb;
+    sim_time ov;
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    ck_assert_uint_eq(sum.iterations, N * ROUNDS);
+    ck_assert_int_eq(sum.sim_ns, 8000000 + closed_form(1, even, 1, &nb, &ov));
+    ck_assert_double_eq(harness_summary_number(dir, "ring_restarts"), 2);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -249,6 +276,7 @@ Suite *test_suite(void)
     tcase_add_test(exact, eight_buckets_end_at_the_closed_form);
     tcase_add_test(exact, buckets_wait_for_a_straggler_as_the_closed_form_says);
     tcase_add_test(exact, buckets_overlap_backward_and_save_time);
+    tcase_add_test(exact, a_recovered_worker_computes_before_it_joins_the_first_bucket);
     suite_add_tcase(s, exact);
     TCase *bits = tcase_create("bits");
     tcase_set_timeout(bits, 60);

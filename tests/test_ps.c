@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
+#include "sim/layers.h"
 #include "sim/scenario.h"
 
 /* A small real workload: 4 workers, 3 shards on 3 server hosts (the MLP's 4 * 16 + ... floats
@@ -861,6 +862,135 @@ START_TEST(overlap_survives_failures_with_a_layered_profile)
 }
 END_TEST
 
+/* ---- per-slice pull: the forward pass waits only for the slices its layers need ---------- */
+
+static const char profile_csv[] = "tests/data/profile_buckets.csv";
+
+enum {
+    PULL_N = 2,         /* workers */
+    PULL_D = 30000000,  /* every iteration's duration, ns */
+    PULL_SLOW_US = 8000 /* NIC latency of the last shard's server host */
+};
+
+/* The offset in an iteration of PULL_D ns of the forward pass of the layer holding the first
+ * byte of each of the K slices (4 bytes a parameter: the profile's layers split the message
+ * exactly), as protocols/ps_server_setup.c and sim_ctx_forward_start_ns find them. */
+static void slice_offsets(uint32_t K, sim_time *off)
+{
+    sim_layers l = { 0 };
+    sim_err err = { 0 };
+    ck_assert_int_eq(sim_layers_read_csv(&l, profile_csv, "$.compute.profile", &err), SIM_OK);
+    uint64_t S = 4 * sim_layers_params(&l), at = 0, end = 4 * l.layer[0].params;
+    size_t i = 0;
+    for (uint32_t k = 0; k < K; k++) {
+        while (end <= at && i + 1 < l.n)
+            end += 4 * l.layer[++i].params;
+        off[k] = i == 0 ? 0 : (sim_time)llround((double)PULL_D * l.fwd_end[i - 1]);
+        at += S / K + (k < S % K ? 1 : 0);
+    }
+    sim_layers_fini(&l);
+}
+
+/* Runs the eight-layer profile with PULL_N workers and K shards on 8 server hosts, the last
+ * shard's host PULL_SLOW_US away (its slice comes in last), BSP, and checks every
+ * iteration's end in events.csv: with overlap, max_k (arrive_k + D - off_k) over the slices
+ * of the pull before it (off_k: slice_offsets); without, the last arrival + D (the whole pull).
+ * Returns how many iterations ended before the last arrival + D. */
+static size_t check_pull_ends(uint32_t K, bool overlap)
+{
+    char shards[64], slow[160];
+    snprintf(shards, sizeof(shards), "protocol.shards=%u", K);
+    snprintf(slow, sizeof(slow), "network.overrides=[{\"workers\": [%u], \"latency_us\": %d}]",
+             PULL_N + K - 1, PULL_SLOW_US);
+    const char *sets[] = { "servers=8",
+                           "workers=2",
+                           "compute.iteration_ms=30",
+                           "network.bandwidth_gbps=10",
+                           "compute.profile=\"tests/data/profile_buckets.csv\"",
+                           "workload.message_bytes=null",
+                           "output.events=true",
+                           "stop={\"iterations\": 16}",
+                           shards,
+                           slow,
+                           overlap ? "protocol.overlap=true" : "protocol.overlap=false" };
+    sim_scenario *sc = harness_load(none_json, "ps.json", sets, 11);
+    char *dir = harness_tmpdir("ps");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    sim_time off[8];
+    slice_offsets(K, off);
+    harness_csv t = harness_csv_read(dir, "events.csv");
+    sim_time expect[PULL_N] = { 0 }, last[PULL_N] = { 0 };
+    uint32_t got[PULL_N] = { 0 };
+    size_t ends = 0, early = 0;
+    for (size_t r = 0; r < t.nrows; r++) {
+        const char *what = harness_csv_text(&t, r, "event");
+        sim_time at = (sim_time)strtoll(harness_csv_text(&t, r, "time_ns"), NULL, 10);
+        long w = strtol(harness_csv_text(&t, r, "worker"), NULL, 10);
+        uint64_t arg = strtoull(harness_csv_text(&t, r, "arg"), NULL, 10);
+        if (w < 0 || w >= PULL_N)
+            continue;
+        if (strcmp(what, "msg") == 0 && (uint32_t)arg == 2) { /* a slice */
+            uint32_t k = (uint32_t)(arg >> 32);
+            ck_assert_uint_lt(k, K);
+            sim_time e = at + PULL_D - (overlap ? off[k] : 0);
+            expect[w] = got[w] == 0 || e > expect[w] ? e : expect[w];
+            last[w] = at;
+            got[w]++;
+        } else if (strcmp(what, "computed") == 0) {
+            ck_assert_uint_eq(got[w], K);
+            ck_assert_int_eq(at, expect[w]);
+            early += at < last[w] + PULL_D ? 1 : 0;
+            got[w] = 0;
+            ends++;
+        }
+    }
+    ck_assert_uint_ge(ends, 16);
+    harness_csv_free(&t);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
+    return early;
+}
+
+START_TEST(one_shard_pulls_whole_as_before)
+{
+    /* B = 1: one slice, holding layer 0, so the iteration starts when it is in. */
+    ck_assert_uint_eq(check_pull_ends(1, true), 0);
+    ck_assert_uint_eq(check_pull_ends(1, false), 0);
+}
+END_TEST
+
+START_TEST(two_and_eight_shards_start_forward_when_its_layers_slices_are_in)
+{
+    /* B = 2 and 8: each iteration ends at max_k (arrive_k + D - off_k). With eight shards the
+     * last slice (layers 6 and 7) comes in about 18 ms after the iteration's end, over 8.9 ms
+     * (layer 6's forward offset) after the first slice: the forward pass starts before it,
+     * and every iteration ends earlier than after a whole pull. */
+    check_pull_ends(2, true);
+    ck_assert_uint_ge(check_pull_ends(8, true), 16);
+    ck_assert_uint_eq(check_pull_ends(8, false), 0);
+}
+END_TEST
+
+START_TEST(per_slice_pull_leaves_the_training_bits_alone)
+{
+    /* BSP with the eight-layer profile's timing: the gradient is taken on the whole pulled
+     * model whatever the order the slices come in, so overlap on or off, three shards or one,
+     * every replica and the server end with the same bits. */
+    const char *prof = "compute.profile=\"tests/data/profile_buckets.csv\"";
+    const char *on[] = { prof, "protocol.overlap=true" };
+    const char *off[] = { prof, "protocol.overlap=false", "protocol.shards=1" };
+    uint64_t a[4], b[4], sa, sb;
+    final_checksums(real_json, on, 2, 40, a, 4, &sa);
+    final_checksums(real_json, off, 3, 40, b, 4, &sb);
+    for (size_t w = 0; w < 4; w++) {
+        ck_assert_uint_eq(a[w], b[w]);
+        ck_assert_uint_eq(a[w] & LOW53, sa);
+    }
+    ck_assert_uint_eq(sa, sb);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("ps");
@@ -873,6 +1003,9 @@ Suite *test_suite(void)
     tcase_add_test(exact, bsp_round_time_on_a_star_matches_the_hand_count);
     tcase_add_test(exact, overlap_changes_nothing_when_every_slice_is_ready_at_the_end);
     tcase_add_test(exact, overlap_pushes_slices_during_backward_and_shortens_rounds);
+    tcase_add_test(exact, one_shard_pulls_whole_as_before);
+    tcase_add_test(exact, two_and_eight_shards_start_forward_when_its_layers_slices_are_in);
+    tcase_add_test(exact, per_slice_pull_leaves_the_training_bits_alone);
     tcase_set_timeout(exact, 120);
     suite_add_tcase(s, exact);
     TCase *modes_tc = tcase_create("modes");

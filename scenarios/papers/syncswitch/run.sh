@@ -62,6 +62,15 @@ $runs_transient"
 run_cluster transient-servers transient "$runs_servers" --set servers=8 \
     --set protocol.placement=servers
 
+# The jitter cluster timed as ResNet-50 on V100s (compute.profile and compute.device: 102 MB
+# messages, about 0.1 s a step), pushes and pulls per slice (overlap, the default), then
+# whole (overlap false): the softmax model still trains, the profile sets times and sizes.
+runs_r50="bsp 1 scale none
+asp 0 scale none
+ss25 0.25 scale none"
+run_cluster resnet50-v100 resnet50-v100 "$runs_r50"
+run_cluster resnet50-v100-no-overlap resnet50-v100 "$runs_r50" --set protocol.overlap=false
+
 python3 - "$out" <<'PY'
 import json, sys, os
 out = sys.argv[1]
@@ -71,7 +80,7 @@ def load(c, n):
     return d, d["protocol_report"]
 print("| cluster | run | p | momentum | online | time s | predicted s | pred. err | speed-up vs BSP | final acc | best acc | switch s | online ASP samples |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for c in ("jitter", "transient", "transient-servers"):
+for c in ("jitter", "transient", "transient-servers", "resnet50-v100", "resnet50-v100-no-overlap"):
     bsp, _ = load(c, "bsp")
     asp, _ = load(c, "asp")
     names = [n for n in ("bsp", "asp-keep", "asp", "ss05", "ss25", "ss50", "ss25-keep",

@@ -35,9 +35,9 @@ enum {
 
 float *sim_tensor_alloc(size_t n)
 {
-    if (n == 0 || n > (SIZE_MAX - 63) / sizeof(float))
+    if (n > (SIZE_MAX - 63) / sizeof(float))
         return NULL;
-    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    size_t bytes = n > 0 ? (n * sizeof(float) + 63) & ~(size_t)63 : 64;
     float *p = aligned_alloc(64, bytes);
     if (p != NULL)
         memset(p, 0, bytes);

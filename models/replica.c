@@ -29,6 +29,7 @@ struct replica {
     bool momentum;
     bool pins;          /* replica_allow_pins made room: a pin per worker at most */
     uint32_t nholds;    /* holds now */
+    float *none;        /* the empty block every block is with zero floats (timing-only) */
     replica_block *blk; /* (nblk) */
     uint32_t nblk;      /* blocks: workers, a worker's more with pins, a hold's more */
     uint32_t *blk_of;   /* (workers) each worker's block */
@@ -57,6 +58,7 @@ replica *replica_create(uint32_t workers, size_t num_params, bool momentum, bool
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    r->none = sim_tensor_alloc(0); /* zero floats' one block (sim/tensor.h) */
     for (size_t b = 0; b < n; b++) {
         r->blk[b].p = sim_tensor_alloc(num_params);
         r->blk[b].next = NO_BLOCK;
@@ -98,7 +100,9 @@ void replica_destroy(replica *r)
  * free stack is always written whole first), so its pages stay out of the resident set. */
 static float *alloc_untouched(size_t n)
 {
-    size_t bytes = n > 0 ? (n * sizeof(float) + 63) & ~(size_t)63 : 64;
+    if (n == 0)
+        return sim_tensor_alloc(0);
+    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
     return aligned_alloc(64, bytes);
 }
 
@@ -172,14 +176,16 @@ int replica_reserve(replica *r, uint64_t holds, sim_err *err)
     return rc;
 }
 
+/* With zero floats every block is the empty one: no need to look a worker's up (a timing-only
+ * run of a million workers steps through here on every iteration). */
 float *replica_params(const replica *r, uint32_t w)
 {
-    return r->blk[r->blk_of[w]].p;
+    return r->P > 0 ? r->blk[r->blk_of[w]].p : r->none;
 }
 
 float *replica_velocity(const replica *r, uint32_t w)
 {
-    return r->blk[r->blk_of[w]].v;
+    return r->P > 0 ? r->blk[r->blk_of[w]].v : r->momentum ? r->none : NULL;
 }
 
 uint32_t replica_block_of(const replica *r, uint32_t w)
@@ -274,6 +280,8 @@ static uint32_t blk_copy(replica *r, uint32_t b)
 
 void replica_own(replica *r, uint32_t w)
 {
+    if (r->P == 0) /* zero floats: a write writes nothing, there is nothing to protect */
+        return;
     uint32_t b = r->blk_of[w];
     if (blk_shared(r, b))
         move_to(r, w, blk_copy(r, b));
@@ -336,6 +344,8 @@ uint32_t replica_orphans(const replica *r)
 
 bool replica_keyed_follow(replica *r, uint32_t w, const replica_key *k)
 {
+    if (r->P == 0) /* zero floats: every step is nothing, taken in place */
+        return false;
     const replica_block *b = &r->blk[r->blk_of[w]];
     if (b->next == NO_BLOCK || b->key.key != k->key || b->key.grad != k->grad ||
         b->key.lr != k->lr || b->key.momentum != k->momentum)
@@ -346,6 +356,8 @@ bool replica_keyed_follow(replica *r, uint32_t w, const replica_key *k)
 
 void replica_keyed_fork(replica *r, uint32_t w, const replica_key *k)
 {
+    if (r->P == 0)
+        return;
     uint32_t b = r->blk_of[w];
     if (!blk_shared(r, b)) /* alone on it: in place */
         return;

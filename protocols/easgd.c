@@ -64,8 +64,8 @@ static uint64_t ea_memory(const void *state, const sim_scenario *sc, size_t num_
 static void ea_fini(void *state)
 {
     easgd *st = state;
-    free(st->centre);
-    free(st->elastic);
+    sim_tensor_free(st->centre);
+    sim_tensor_free(st->elastic);
     free(st->steps);
     st->centre = st->elastic = NULL;
     st->steps = NULL;

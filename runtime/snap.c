@@ -178,7 +178,7 @@ const float *snap_data(sim_ctx *ctx, uint32_t h)
 
 bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w)
 {
-    return h != SIM_CTX_NO_SNAPSHOT && ctx->snaps.of[w] == h;
+    return h != SIM_CTX_NO_SNAPSHOT && w < ctx->nworkers && ctx->snaps.of[w] == h;
 }
 
 void snap_ref(sim_ctx *ctx, uint32_t h)

@@ -18,14 +18,13 @@
  * (sim_ctx_layer_bytes, in backward order, a layer never split) are grouped into buckets, a
  * bucket closing once it holds bucket_mb or more. Each bucket is one ring round of its own
  * bytes; a worker joins bucket b's round when backward has produced it (the gradient of the
- * bucket's last layer is ready, sim_ctx_grad_ready_ns; the last bucket, which holds layer 0,
- * at SIM_EV_COMPUTED) and its round of bucket b-1 is complete: the rings are queued in
- * order and overlap the rest of backward. On an idle star the iteration then ends at E_B,
- * E_b = max(t_b, E_{b-1}) + 2(N-1)(L + S_b/(N B)), t_b the latest member's ready time of
- * bucket b. The step is applied when the last bucket's round completes, with the mean of the
- * whole gradients (element-wise, in worker order: the bits do not depend on the buckets).
- * With one bucket (bucket_mb 0, or a model smaller than a bucket) the round starts at
- * SIM_EV_COMPUTED, as above.
+ * bucket's last layer is ready, sim_ctx_layer_ns at SIM_LAYER_GRAD_READY; the last bucket, which
+ * holds layer 0, at SIM_EV_COMPUTED) and its round of bucket b-1 is complete: the rings are queued
+ * in order and overlap the rest of backward. On an idle star the iteration then ends at E_B, E_b =
+ * max(t_b, E_{b-1}) + 2(N-1)(L + S_b/(N B)), t_b the latest member's ready time of bucket b. The
+ * step is applied when the last bucket's round completes, with the mean of the whole gradients
+ * (element-wise, in worker order: the bits do not depend on the buckets). With one bucket
+ * (bucket_mb 0, or a model smaller than a bucket) the round starts at SIM_EV_COMPUTED, as above.
  *
  * Failures: the ring is rebuilt over the live workers (a new generation; on a failure the kit
  * does it, its failure policy); messages of older generations are ignored, and workers that
@@ -152,7 +151,7 @@ static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     if (st->busy[w]) {
         if (b + 1 == st->nb)
             return SIM_OK;
-        sim_time t = sim_ctx_grad_ready_ns(ctx, w, st->bucket_layer[b]);
+        sim_time t = sim_ctx_layer_ns(ctx, w, st->bucket_layer[b], SIM_LAYER_GRAD_READY);
         sim_time now = sim_ctx_now(ctx);
         if (t > now)
             return sim_ctx_timer(ctx, t - now, AR_EV_BUCKET, (int32_t)w, b, NULL, err);

@@ -199,7 +199,7 @@ static int push_ready(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_time now = sim_ctx_now(ctx);
     while (pw->unpushed > 0 && s->first_layer[pw->unpushed - 1] > 0) {
         uint32_t k = pw->unpushed - 1;
-        sim_time t = sim_ctx_grad_ready_ns(ctx, w, s->first_layer[k]);
+        sim_time t = sim_ctx_layer_ns(ctx, w, s->first_layer[k], SIM_LAYER_GRAD_READY);
         if (t > now)
             return sim_ctx_timer(ctx, t - now, PS_SERVER_EV_PUSH, (int32_t)w, pw->starts, NULL,
                                  err);
@@ -232,7 +232,8 @@ static sim_time forward_start(const ps_server *s, sim_ctx *ctx, uint32_t w)
     sim_time now = sim_ctx_now(ctx), start = 0;
     const sim_time *a = s->arrive + (size_t)w * s->K;
     for (uint32_t k = 0; k < s->K; k++) {
-        sim_time t = a[k] - (sim_ctx_forward_start_ns(ctx, w, s->first_layer[k]) - now);
+        sim_time t =
+            a[k] - (sim_ctx_layer_ns(ctx, w, s->first_layer[k], SIM_LAYER_FORWARD_START) - now);
         start = k == 0 || t > start ? t : start;
     }
     return start;

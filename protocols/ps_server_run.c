@@ -15,20 +15,20 @@
  * counts the iteration, and sends its next pull requests at once. With `overlap` (the
  * default), slice k of the gradient is pushed as soon as backward has produced it instead:
  * when the layer holding its first byte (first_layer[k], sim_ctx_layers) is done
- * (sim_ctx_grad_ready_ns; the runtime computes the whole gradient when the iteration starts,
- * so its bits are there), from the last slice down, by a timer per worker for the next
- * slices (PS_SERVER_EV_PUSH, which carries the iteration's number so that a timer of an
+ * (sim_ctx_layer_ns at SIM_LAYER_GRAD_READY; the runtime computes the whole gradient when the
+ * iteration starts, so its bits are there), from the last slice down, by a timer per worker for the
+ * next slices (PS_SERVER_EV_PUSH, which carries the iteration's number so that a timer of an
  * iteration lost to a failure is ignored); the slices that hold layer 0 go at
  * SIM_EV_COMPUTED. The pull is per slice as well: the forward pass runs the layers in
  * order, and each layer's pass waits only for the slices it needs (the layer holding a
  * slice's first byte is the first to need it), so the iteration begins at
  *   s = max_k (arrive_k - fwd_k),
- * fwd_k the offset of that layer's forward pass in the iteration (sim_ctx_forward_start_ns),
- * between the first slice's arrival (it holds layer 0) and the last's; the pull of a slice
- * overlaps the forward pass of the layers before it. The engine starts the iteration when the
- * last slice is in, so that the gradient is taken on the whole pulled model, and dates it
- * back to s (sim_ctx_backdate): it ends at s + d, its slices are pushed from s on. With one
- * shard, or slices that all hold layer 0, s is the last arrival, the whole pull's start.
+ * fwd_k the offset of that layer's forward pass in the iteration (sim_ctx_layer_ns at
+ * SIM_LAYER_FORWARD_START), between the first slice's arrival (it holds layer 0) and the last's;
+ * the pull of a slice overlaps the forward pass of the layers before it. The engine starts the
+ * iteration when the last slice is in, so that the gradient is taken on the whole pulled model, and
+ * dates it back to s (sim_ctx_backdate): it ends at s + d, its slices are pushed from s on. With
+ * one shard, or slices that all hold layer 0, s is the last arrival, the whole pull's start.
  * Requests of one worker
  * to one shard are handled in the order it sent them, as on one connection: a pull request
  * that overtakes the worker's own push on the wire waits at the shard for that push.

@@ -94,16 +94,18 @@ const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n);
  * model's bytes exactly). 0 for i past the last layer. */
 uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
 
-/* When the gradient of layer i of worker w's last started iteration is (or was) complete:
- * the iteration's start plus round(its duration x the layer's share up to the end of its
- * backward pass). Layer 0's is the iteration's end, the time of its SIM_EV_COMPUTED; the
- * last layer's is the earliest. SIM_TIME_NEVER before w's first iteration. */
-sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i);
-
-/* When layer i's forward pass begins in worker w's last started iteration: the iteration's
- * start plus round(its duration x the layers' share before that pass). Layer 0's is the
- * iteration's start. SIM_TIME_NEVER before w's first iteration. */
-sim_time sim_ctx_forward_start_ns(const sim_ctx *ctx, uint32_t w, size_t i);
+/* When a pass over layer i of worker w's last started iteration is (or was) at a point of it:
+ *   SIM_LAYER_GRAD_READY: its gradient is complete, the iteration's start plus round(its
+ *     duration x the layer's share up to the end of its backward pass). Layer 0's is the
+ *     iteration's end, the time of its SIM_EV_COMPUTED; the last layer's is the earliest.
+ *   SIM_LAYER_FORWARD_START: its forward pass begins, the iteration's start plus round(its
+ *     duration x the layers' share before that pass). Layer 0's is the iteration's start.
+ * SIM_TIME_NEVER before w's first iteration. */
+typedef enum sim_layer_point {
+    SIM_LAYER_GRAD_READY = 0,
+    SIM_LAYER_FORWARD_START = 1
+} sim_layer_point;
+sim_time sim_ctx_layer_ns(const sim_ctx *ctx, uint32_t w, size_t i, sim_layer_point at);
 
 /* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
 #define SIM_CTX_PROTO UINT32_MAX
@@ -114,14 +116,13 @@ gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
 int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err);
 
 /* Dates the iteration that sim_ctx_compute started on worker w at this instant back to
- * start_ns: it ends at start_ns plus its duration, and sim_ctx_grad_ready_ns and
- * sim_ctx_forward_start_ns follow. For a protocol whose forward pass began before the last of
- * its inputs were in (a parameter server's slices, each needed only by its own layers): it
- * calls sim_ctx_compute when the last is in, so that the gradient is taken on the whole
- * model, then moves the start back to when the forward pass could have begun. The duration
- * is the one drawn at the call; workers.csv counts the worker as computing from the call on.
- * SIM_EINVAL if w has no iteration started at this instant, or start_ns is later than now or
- * so early that the iteration would have ended before now. */
+ * start_ns: it ends at start_ns plus its duration, and sim_ctx_layer_ns follows. For a protocol
+ * whose forward pass began before the last of its inputs were in (a parameter server's slices, each
+ * needed only by its own layers): it calls sim_ctx_compute when the last is in, so that the
+ * gradient is taken on the whole model, then moves the start back to when the forward pass could
+ * have begun. The duration is the one drawn at the call; workers.csv counts the worker as computing
+ * from the call on. SIM_EINVAL if w has no iteration started at this instant, or start_ns is later
+ * than now or so early that the iteration would have ended before now. */
 int sim_ctx_backdate(sim_ctx *ctx, uint32_t w, sim_time start_ns, sim_err *err);
 
 /* What travels with a message (sim_ctx_send); the receiver reads it with sim_ctx_held(ctx,
@@ -179,7 +180,7 @@ const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w);
  * parameters as they were when that iteration started. Valid from its SIM_EV_COMPUTED
  * until it starts another iteration; the runtime computes it when the iteration starts, so a
  * protocol that sends a layer's gradient when backward has produced it
- * (sim_ctx_grad_ready_ns) may read it from sim_ctx_compute on. */
+ * (sim_ctx_layer_ns at SIM_LAYER_GRAD_READY) may read it from sim_ctx_compute on. */
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
 
 /* Takes worker w's gradient buffer (the one sim_ctx_grad returns: the protocol owns it from

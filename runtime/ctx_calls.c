@@ -119,20 +119,14 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
     return hi - lo;
 }
 
-sim_time sim_ctx_grad_ready_ns(const sim_ctx *ctx, uint32_t w, size_t i)
-{
-    const worker_acct *a = &ctx->account.worker[w];
-    if (a->iter_start_ns == SIM_TIME_NEVER)
-        return SIM_TIME_NEVER;
-    return a->iter_start_ns + sim_layers_ready_offset_ns(&ctx->sc->layers, a->iter_ns, i);
-}
-
-sim_time sim_ctx_forward_start_ns(const sim_ctx *ctx, uint32_t w, size_t i)
+sim_time sim_ctx_layer_ns(const sim_ctx *ctx, uint32_t w, size_t i, sim_layer_point at)
 {
     const worker_acct *a = &ctx->account.worker[w];
     const sim_layers *l = &ctx->sc->layers;
     if (a->iter_start_ns == SIM_TIME_NEVER)
         return SIM_TIME_NEVER;
+    if (at == SIM_LAYER_GRAD_READY)
+        return a->iter_start_ns + sim_layers_ready_offset_ns(l, a->iter_ns, i);
     if (i == 0 || l->n == 0)
         return a->iter_start_ns;
     double share = l->fwd_end[(i < l->n ? i : l->n) - 1];

@@ -1,6 +1,6 @@
 /* Layer-wise iterations (sim/layers.h): the shares of an iteration's time worked out by hand,
  * the built-in models' layers against their FLOP counts, profile CSVs good and bad, and the
- * per-layer gradient times a protocol reads (sim_ctx_grad_ready_ns) in a run. */
+ * per-layer gradient times a protocol reads (sim_ctx_layer_ns at SIM_LAYER_GRAD_READY) in a run. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -214,7 +214,7 @@ static int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     rprobe *st = state;
-    ck_assert_int_eq(sim_ctx_grad_ready_ns(ctx, 0, 0), SIM_TIME_NEVER);
+    ck_assert_int_eq(sim_ctx_layer_ns(ctx, 0, 0, SIM_LAYER_GRAD_READY), SIM_TIME_NEVER);
     for (uint32_t w = 0; w < sim_ctx_workers(ctx); w++) {
         st->start[w] = sim_ctx_now(ctx);
         if (sim_ctx_compute(ctx, w, 0, err) != SIM_OK)
@@ -234,7 +234,7 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     const sim_layers *all = st->all;
     st->layers = n;
     sim_time end = sim_ctx_now(ctx);
-    ck_assert_int_eq(sim_ctx_grad_ready_ns(ctx, w, 0), end);
+    ck_assert_int_eq(sim_ctx_layer_ns(ctx, w, 0, SIM_LAYER_GRAD_READY), end);
     sim_time d = end - st->start[w];
     if (st->dmin[w] == 0 || d < st->dmin[w])
         st->dmin[w] = d;
@@ -244,11 +244,11 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     for (size_t i = 0; i < n; i++) {
         bytes += sim_ctx_layer_bytes(ctx, i);
         ck_assert(l[i].params > 0);
-        ck_assert_int_eq(sim_ctx_grad_ready_ns(ctx, w, i),
+        ck_assert_int_eq(sim_ctx_layer_ns(ctx, w, i, SIM_LAYER_GRAD_READY),
                          st->start[w] + llround((double)d * all->bwd_end[i]));
         if (i + 1 < n)
-            ck_assert_int_le(sim_ctx_grad_ready_ns(ctx, w, i + 1),
-                             sim_ctx_grad_ready_ns(ctx, w, i));
+            ck_assert_int_le(sim_ctx_layer_ns(ctx, w, i + 1, SIM_LAYER_GRAD_READY),
+                             sim_ctx_layer_ns(ctx, w, i, SIM_LAYER_GRAD_READY));
     }
     ck_assert_uint_eq(bytes, sim_ctx_model_bytes(ctx));
     ck_assert(all->bwd_end[n - 1] > all->fwd_end[n - 1]); /* the forward pass comes first */

@@ -874,7 +874,8 @@ enum {
 
 /* The offset in an iteration of PULL_D ns of the forward pass of the layer holding the first
  * byte of each of the K slices (4 bytes a parameter: the profile's layers split the message
- * exactly), as protocols/ps_server_setup.c and sim_ctx_forward_start_ns find them. */
+ * exactly), as protocols/ps_server_setup.c and sim_ctx_layer_ns at SIM_LAYER_FORWARD_START find
+ * them. */
 static void slice_offsets(uint32_t K, sim_time *off)
 {
     sim_layers l = { 0 };

@@ -43,6 +43,15 @@ for m in $models; do
     done
 done
 
+if [ "$smoke" = 0 ]; then # resnet50-on-V100 variant of mlp-det, hop against allreduce (README)
+    for s in 1 2 3; do
+        "$bin" run "$here/mlp-det-resnet50-v100.json" -o "$out/resnet50-v100/allreduce-s$s" \
+            --quiet --set seed="$s" --set 'protocol={"name":"allreduce"}'
+        "$bin" run "$here/mlp-det-resnet50-v100.json" -o "$out/resnet50-v100/hop-s$s" \
+            --quiet --set seed="$s"
+    done
+fi
+
 python3 - "$out" $models <<'PY'
 import json, os, sys
 out, models = sys.argv[1], sys.argv[2:]
@@ -80,5 +89,12 @@ if os.path.exists(os.path.join(out, f"{models[0]}-det-noskip", "summary.json")):
         ta, tc = a["time_to_target_s"], c["time_to_target_s"]
         sp = "-" if ta is None or tc is None else f"{ta / tc:.2f}x"
         print(f"| {m} | {'not reached' if tc is None else f'{tc:.2f}'} | {c['mean_throughput_sps']:.0f} | {sp} |")
+if os.path.isdir(os.path.join(out, "resnet50-v100")):
+    print()
+    print("| seed | resnet50/V100 mlp-det: allreduce time to target s | hop | speed-up |")
+    print("|---|---|---|---|")
+    for s in (1, 2, 3):
+        a, b = (load(f"resnet50-v100/{n}-s{s}")["time_to_target_s"] for n in ("allreduce", "hop"))
+        print(f"| {s} | {a} | {b} | {'-' if not a or not b else f'{a / b:.2f}x'} |")
 sys.exit(0 if ok else 1)
 PY

@@ -45,6 +45,15 @@ for cluster in even slow4x; do
     fi
 done
 
+if [ "$smoke" = 0 ]; then # resnet50-on-V100 variant of slow4x (README), seeds 1-3
+    for s in 1 2 3; do
+        "$bin" run "$here/slow4x-resnet50-v100.json" -o "$out/resnet50-v100/allreduce-s$s" \
+            --quiet --set seed="$s" --set 'protocol={"name":"allreduce"}'
+        "$bin" run "$here/slow4x-resnet50-v100.json" -o "$out/resnet50-v100/hpsgd-s$s" \
+            --quiet --set seed="$s" --set 'protocol={"name":"hpsgd","flush":"both"}'
+    done
+fi
+
 python3 - "$out" "$target" <<'PY'
 import csv, json, os, sys
 out, target = sys.argv[1], float(sys.argv[2])
@@ -70,4 +79,16 @@ for c in ("even", "slow4x"):
             "%.2f" % stale if stale is not None else "-",
             "%.0f" % hit if hit is not None else "not reached",
             at10[-1] if at10 else float("nan"), s["final_accuracy"]))
+rv = os.path.join(out, "resnet50-v100")
+if os.path.isdir(rv):
+    def hit(d):
+        with open(os.path.join(d, "metrics.csv")) as f:
+            return next((float(r["time_s"]) for r in csv.DictReader(f)
+                         if float(r["test_accuracy"]) >= target), None)
+    print()
+    print(f"| seed | resnet50/V100 slow4x: allreduce time to {target:.2f} s | hpsgd | ratio |")
+    print("|---|---|---|---|")
+    for s in (1, 2, 3):
+        a, b = (hit(os.path.join(rv, f"{n}-s{s}")) for n in ("allreduce", "hpsgd"))
+        print("| %d | %s | %s | %s |" % (s, a, b, "%.2fx" % (b / a) if a and b else "-"))
 PY

@@ -92,6 +92,12 @@ if [ "$mode" != smoke ] && [ "$slow" = 1 ]; then
     for t in allreduce adpsgd sgp moshpit moshpit-async moshpit-default; do
         "$bin" run "$here/train-$t.json" -o "$out/train/$t" --quiet
     done
+    for s in 1 2 3; do # resnet50-on-V100 variant (README)
+        "$bin" run "$here/train-resnet50-v100.json" -o "$out/train/resnet50-v100/allreduce-s$s" \
+            --quiet --set seed="$s" --set 'protocol={"name":"allreduce"}'
+        "$bin" run "$here/train-resnet50-v100.json" -o "$out/train/resnet50-v100/moshpit-s$s" \
+            --quiet --set seed="$s"
+    done
     "$bin" plot "$out/train/allreduce" "$out/train/adpsgd" "$out/train/sgp" "$out/train/moshpit" \
         "$out/train/moshpit-async" "$out/train/moshpit-default" -o "$out/figures/train" >/dev/null
 fi

@@ -63,6 +63,15 @@ for c in $clusters; do
     fi
 done
 
+if [ "$smoke" = 0 ]; then # resnet50-on-V100 variant of slow-one (README), seeds 1-3
+    for s in 1 2 3; do
+        "$bin" run "$here/slow-one-resnet50-v100.json" -o "$out/resnet50-v100/allreduce-s$s" \
+            --quiet --set seed="$s" --set protocol.name=allreduce
+        "$bin" run "$here/slow-one-resnet50-v100.json" -o "$out/resnet50-v100/ripples-s$s" \
+            --quiet --set seed="$s" --set protocol.name=ripples --set protocol.groups=division
+    done
+fi
+
 python3 - "$out" "$clusters" <<'PY'
 import json, os, sys
 out, clusters = sys.argv[1], sys.argv[2].split()
@@ -96,4 +105,13 @@ for c in clusters:
             d["final_accuracy"], fmt(r.get("groups_done"), "%d"),
             fmt(r.get("executions_per_step"), "%.2f"),
             fmt(r.get("mean_group_wait_s"), "%.4f"), fmt(r.get("conflicts"), "%d")))
+rv = os.path.join(out, "resnet50-v100")
+if os.path.isdir(rv):
+    print()
+    print("| seed | resnet50/V100 slow-one: allreduce time to 0.80 s | ripples (division) | ratio |")
+    print("|---|---|---|---|")
+    for s in (1, 2, 3):
+        a, b = (json.load(open(os.path.join(rv, f"{n}-s{s}", "summary.json")))
+                ["time_to_target_s"] for n in ("allreduce", "ripples"))
+        print("| %d | %s | %s | %s |" % (s, fmt(a), fmt(b), fmt(b / a if a and b else None, "%.2fx")))
 PY

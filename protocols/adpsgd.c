@@ -65,23 +65,17 @@
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
-/* ---- graph ---- */
+/* ---- buffers ---- */
 
-/* Builds the graph and the per-worker state and queues. */
-static int build_graph(adpsgd *st, sim_err *err)
+/* The run's arena: the passive workers' queues, one slot per edge, and with a real model the
+ * pending-gradient accumulators' table (the accumulators themselves are tensors of their own,
+ * which sim_ctx_take_grad trades with the runtime). */
+static void ad_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
-    if (rc != SIM_OK)
-        return rc;
-    st->w = calloc(st->n, sizeof(*st->w));
-    st->queue = calloc(st->g.edges > 0 ? st->g.edges : 1, sizeof(*st->queue));
-    if (st->w == NULL || st->queue == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    for (uint32_t w = 0; w < st->n; w++) {
-        st->w[w].serving = AD_NOBODY;
-        st->w[w].peer = AD_NOBODY;
-    }
-    return SIM_OK;
+    adpsgd *st = state;
+    (void)sc;
+    st->queue = sim_arena_alloc(a, graph_edge_count(&st->spec), sizeof(*st->queue));
+    st->acc = sim_arena_alloc(a, num_params > 0 ? st->n : 0, sizeof(*st->acc));
 }
 
 /* ---- configuration and start ---- */
@@ -105,24 +99,20 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return graph_spec_check(&st->spec, err);
 }
 
-/* The graph, the queues, the workers and the pending-gradient accumulators. */
+/* Outside the arena: the graph and the pending-gradient accumulators. */
 static uint64_t ad_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const adpsgd *st = state;
     uint64_t stride = ((uint64_t)num_params + FLOAT_ALIGN - 1) / FLOAT_ALIGN * FLOAT_ALIGN;
-    return graph_memory(&st->spec) + graph_edge_count(&st->spec) * sizeof(ad_request) +
-           (uint64_t)sc->workers * (sizeof(ad_worker) + stride * sizeof(float));
+    return graph_memory(&st->spec) + (uint64_t)sc->workers * stride * sizeof(float);
 }
 
 static void ad_fini(void *state)
 {
     adpsgd *st = state;
     graph_fini(&st->g);
-    free(st->queue);
-    free(st->w);
     for (uint32_t w = 0; st->acc != NULL && w < st->n; w++)
         sim_tensor_free(st->acc[w]);
-    free(st->acc);
 }
 
 /* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest
@@ -150,17 +140,19 @@ static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     adpsgd *st = state;
-    int rc = build_graph(st, err);
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
+    for (uint32_t w = 0; w < st->n; w++) {
+        ad_worker *a = sim_ctx_worker(ctx, w);
+        a->serving = AD_NOBODY;
+        a->peer = AD_NOBODY;
+    }
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
     st->timeout_ns =
         st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6) : auto_timeout(st, ctx);
     if (st->nparams > 0) {
-        st->acc = calloc(st->n, sizeof(*st->acc));
-        if (st->acc == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         for (uint32_t w = 0; w < st->n; w++)
             if ((st->acc[w] = sim_tensor_alloc(st->nparams)) == NULL)
                 return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
@@ -179,7 +171,7 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
  * the iteration's exchange with it, unless one is still open (then at its commit). */
 static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    ad_worker *a = &st->w[w];
+    ad_worker *a = sim_ctx_worker(ctx, w);
     int rc = sim_ctx_compute(ctx, w, 0, err);
     if (rc != SIM_OK || ad_passive(w))
         return rc;
@@ -192,7 +184,7 @@ static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * the commit. */
 static int on_computed(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    ad_worker *a = &st->w[w];
+    ad_worker *a = sim_ctx_worker(ctx, w);
     sim_ctx_count(ctx, w, 1);
     bool busy = ad_passive(w) ? a->serving != AD_NOBODY : a->exchanging;
     if (!busy && a->pending == 0) {
@@ -210,7 +202,7 @@ static int on_computed(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * replying to it has lost its reply with it and serves its next requester. */
 static int on_down(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    ad_worker *a = &st->w[w];
+    ad_worker *a = sim_ctx_worker(ctx, w);
     st->lost_gradients += a->pending;
     a->pending = 0;
     if (ad_passive(w)) {
@@ -223,7 +215,7 @@ static int on_down(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     a->exchanging = false;
     for (uint32_t k = st->g.off[w]; k < st->g.off[w + 1]; k++) {
         uint32_t j = st->g.adj[k];
-        if (st->w[j].serving == w) {
+        if (((ad_worker *)sim_ctx_worker(ctx, j))->serving == w) {
             int rc = ad_serve_next(st, ctx, j, err);
             if (rc != SIM_OK)
                 return rc;
@@ -267,7 +259,7 @@ static void ad_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_time wait = st->max_wait_ns, serve = st->max_serve_ns;
     uint32_t min_active = UINT32_MAX, max_passive = 0;
     for (uint32_t w = 0; w < st->n; w++) {
-        const ad_worker *a = &st->w[w];
+        const ad_worker *a = sim_ctx_worker(ctx, w);
         /* Exchanges and services still open at the end count too. */
         if (a->exchanging && st->now_ns - a->wait_ns > wait)
             wait = st->now_ns - a->wait_ns;
@@ -298,9 +290,11 @@ const proto_ops proto_adpsgd = {
     .name = "adpsgd",
     .summary = "AD-PSGD: wait-free pairwise gossip averaging on a bipartite exponential graph",
     .state_size = sizeof(adpsgd),
+    .worker_size = sizeof(ad_worker),
     .configure = ad_configure,
     .start = ad_start,
     .on_event = ad_on_event,
+    .buffers = ad_buffers,
     .report = ad_report,
     .memory = ad_memory,
     .fini = ad_fini,

@@ -9,7 +9,7 @@
 
 void ad_add_gradient(adpsgd *st, sim_ctx *ctx, uint32_t w)
 {
-    ad_worker *a = &st->w[w];
+    ad_worker *a = sim_ctx_worker(ctx, w);
     if (st->acc != NULL) {
         /* The first gradient is taken, not copied: the accumulator's buffer becomes the one
          * the next gradient is computed into. */
@@ -24,19 +24,21 @@ void ad_add_gradient(adpsgd *st, sim_ctx *ctx, uint32_t w)
 /* One optimizer step with worker w's pending gradient sum, if it has one. */
 void ad_apply_pending(adpsgd *st, sim_ctx *ctx, uint32_t w)
 {
-    if (st->w[w].pending == 0)
+    ad_worker *a = sim_ctx_worker(ctx, w);
+    if (a->pending == 0)
         return;
     if (st->acc != NULL)
         sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, st->acc[w]);
-    st->w[w].pending = 0;
+    a->pending = 0;
 }
 
 /* ---- exchanges ---- */
 
-/* True while active worker i waits for passive worker j to serve its attempt `seq`. */
-static bool waits_for(const adpsgd *st, uint32_t i, uint32_t j, uint32_t seq)
+/* True while active worker a (its state) waits for passive worker j to serve its attempt `seq`.
+ * Passive workers read their requesters' states so (sim_ctx_peer), as if a requester that gave
+ * up had closed its connection. */
+static bool waits_for(const ad_worker *a, uint32_t j, uint32_t seq)
 {
-    const ad_worker *a = &st->w[i];
     return a->exchanging && a->peer == j && a->seq == seq;
 }
 
@@ -44,7 +46,7 @@ static bool waits_for(const adpsgd *st, uint32_t i, uint32_t j, uint32_t seq)
  * neighbour for a new exchange, any but the last peer for a retry. */
 int ad_start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_err *err)
 {
-    ad_worker *a = &st->w[i];
+    ad_worker *a = sim_ctx_worker(ctx, i);
     uint32_t deg = ad_degree(st, i);
     const uint32_t *nb = st->g.adj + st->g.off[i];
     if (deg == 0)
@@ -78,9 +80,11 @@ int ad_start_exchange(adpsgd *st, sim_ctx *ctx, uint32_t i, bool retry, sim_err 
 
 static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq, sim_err *err)
 {
-    st->w[j].serving = i;
-    st->w[j].serving_seq = seq;
-    st->w[j].serve_ns = sim_ctx_now(ctx);
+    (void)st;
+    ad_worker *p = sim_ctx_worker(ctx, j);
+    p->serving = i;
+    p->serving_seq = seq;
+    p->serve_ns = sim_ctx_now(ctx);
     msg_hdr h = { .kind = MSG_REPLY, .seq = seq };
     return msg_post(ctx, j, i, st->bytes, h, msg_params(j), err); /* copied on write: never here */
 }
@@ -89,7 +93,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
  * its pending gradients if there is none. */
 int ad_serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
 {
-    ad_worker *p = &st->w[j];
+    ad_worker *p = sim_ctx_worker(ctx, j);
     const ad_request *q = st->queue + st->g.off[j];
     sim_time served = sim_ctx_now(ctx) - p->serve_ns;
     st->max_serve_ns = served > st->max_serve_ns ? served : st->max_serve_ns;
@@ -98,7 +102,7 @@ int ad_serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
         ad_request r = q[p->qhead];
         p->qhead = (p->qhead + 1) % ad_degree(st, j);
         p->qlen--;
-        if (waits_for(st, r.from, j, r.seq))
+        if (waits_for(sim_ctx_peer(ctx, r.from), j, r.seq))
             return serve(st, ctx, j, r.from, r.seq, err);
         st->stale_requests++;
     }
@@ -108,14 +112,14 @@ int ad_serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
 
 /* Queues a request at busy passive worker j, first dropping the requests given up. Each
  * live entry is a distinct neighbour other than i, so the queue never overflows. */
-static void enqueue(adpsgd *st, uint32_t j, uint32_t i, uint32_t seq)
+static void enqueue(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq)
 {
-    ad_worker *p = &st->w[j];
+    ad_worker *p = sim_ctx_worker(ctx, j);
     ad_request *q = st->queue + st->g.off[j];
     uint32_t cap = ad_degree(st, j), kept = 0;
     for (uint32_t k = 0; k < p->qlen; k++) {
         ad_request r = q[(p->qhead + k) % cap];
-        if (waits_for(st, r.from, j, r.seq))
+        if (waits_for(sim_ctx_peer(ctx, r.from), j, r.seq))
             q[(p->qhead + kept++) % cap] = r;
         else
             st->stale_requests++;
@@ -130,20 +134,21 @@ int ad_on_request(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq
 {
     if (!ad_passive(j))
         return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: active worker %u got a request", j);
-    if (!waits_for(st, i, j, seq)) {
+    if (!waits_for(sim_ctx_peer(ctx, i), j, seq)) {
         st->stale_requests++;
         return SIM_OK;
     }
-    if (st->w[j].serving == AD_NOBODY)
+    if (((ad_worker *)sim_ctx_worker(ctx, j))->serving == AD_NOBODY)
         return serve(st, ctx, j, i, seq, err);
-    enqueue(st, j, i, seq);
+    enqueue(st, ctx, j, i, seq);
     return SIM_OK;
 }
 
 /* The exchange of active worker i with passive worker j commits (see the file comment). */
 static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
-    ad_worker *a = &st->w[i];
+    ad_worker *a = sim_ctx_worker(ctx, i);
+    ad_worker *p = sim_ctx_peer(ctx, j); /* both ends commit at once */
     if (st->nparams > 0) {
         const float *xj = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (xj == NULL)
@@ -157,9 +162,9 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err
                          (sim_target){ .kind = SIM_TARGET_PAIR,
                                        .w = i,
                                        .peer = j,
-                                       .peer_grad = st->w[j].pending > 0 ? st->acc[j] : NULL },
-                         NULL, st->w[i].pending > 0 ? st->acc[i] : NULL);
-            st->w[i].pending = st->w[j].pending = 0;
+                                       .peer_grad = p->pending > 0 ? st->acc[j] : NULL },
+                         NULL, a->pending > 0 ? st->acc[i] : NULL);
+            a->pending = p->pending = 0;
         } else {
             /* x_j changed since the reply left (j failed and recovered meanwhile): the
              * snapshot counts, and j takes the same bits. */
@@ -182,14 +187,15 @@ static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err
 
 int ad_on_reply(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint32_t seq, sim_err *err)
 {
-    ad_worker *p = &st->w[j];
+    const ad_worker *p = sim_ctx_peer(ctx, j); /* the reply ends j's service */
     if (p->serving != i || p->serving_seq != seq) {
         /* Sent before i failed and recovered; j was released when i failed. */
         st->stale_replies++;
         return SIM_OK;
     }
     int rc = SIM_OK;
-    bool committed = waits_for(st, i, j, seq);
+    ad_worker *a = sim_ctx_worker(ctx, i);
+    bool committed = waits_for(a, j, seq);
     if (committed)
         rc = commit(st, ctx, i, j, err);
     else
@@ -197,14 +203,14 @@ int ad_on_reply(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint32_t seq, 
     if (rc == SIM_OK)
         rc = ad_serve_next(st, ctx, j, err);
     /* An iteration that started during the exchange gets its own at once. */
-    if (rc == SIM_OK && committed && st->w[i].owed)
+    if (rc == SIM_OK && committed && a->owed)
         rc = ad_start_exchange(st, ctx, i, false, err);
     return rc;
 }
 
 int ad_on_timeout(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t seq, sim_err *err)
 {
-    ad_worker *a = &st->w[i];
+    ad_worker *a = sim_ctx_worker(ctx, i);
     if (!a->exchanging || a->seq != seq)
         return SIM_OK;
     st->timeouts++;

@@ -32,6 +32,7 @@ typedef struct ad_request {
     uint32_t seq;  /* its exchange number */
 } ad_request;
 
+/* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
 typedef struct ad_worker {
     uint32_t pending; /* gradients summed in the accumulator, not yet applied */
     /* An active worker's exchange. */
@@ -56,10 +57,10 @@ typedef struct adpsgd {
     double timeout_ms;       /* exchange_timeout_ms as configured, 0: automatic */
     sim_time timeout_ns;     /* the timeout in force, set at start */
     graph g;                 /* built by start: neighbours ascending, other parity */
-    ad_request *queue;       /* (g.edges) a passive worker's FIFO, one slot per neighbour */
-    ad_worker *w;            /* (n) */
+    ad_request *queue;       /* (g.edges, arena) a passive worker's FIFO, a slot a neighbour */
     size_t nparams;          /* floats per model, 0 when timing-only */
-    float **acc;             /* (n) pending gradient sums, each nparams; NULL when timing-only */
+    float **acc;             /* (n, arena) pending gradient sums, each nparams (tensors of their
+                                own); NULL when timing-only */
     uint64_t bytes;          /* S */
     sim_time now_ns;         /* time of the last event handled */
     uint64_t exchanges;      /* committed exchanges */

@@ -80,9 +80,22 @@ static uint8_t got_bit(uint64_t k)
     return (k & 1) != 0 ? GOT_ODD : GOT_EVEN;
 }
 
-static bool running(const dpsgd *st, uint32_t j)
+/* Worker w's state, for the handler acting for w (sim_ctx_worker). */
+static dp_worker *own(sim_ctx *ctx, uint32_t w)
 {
-    return st->w[j].state == DP_RUNNING;
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Neighbour j's state, read without a message (sim_ctx_peer): whether it runs and its
+ * iteration, for flow control and rejoins. */
+static const dp_worker *peer(sim_ctx *ctx, uint32_t j)
+{
+    return sim_ctx_peer(ctx, j);
+}
+
+static bool running(const dp_worker *a)
+{
+    return a->state == DP_RUNNING;
 }
 
 static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
@@ -94,7 +107,7 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), msg_params(i), err);
+    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, own(ctx, i)->k), msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -102,16 +115,17 @@ static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *
  * held back for it, and starts the gradient. */
 static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     a->k = k;
     a->computed = false;
     a->need = 0;
     uint8_t got = got_bit(k);
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (!running(st, j))
+        const dp_worker *b = peer(ctx, j);
+        if (!running(b))
             continue;
-        uint64_t kj = st->w[j].k;
+        uint64_t kj = b->k;
         int rc = SIM_OK;
         if (st->act[e] <= k) {
             if ((st->flags[e] & got) == 0)
@@ -142,7 +156,7 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
  * and starts the next iteration. */
 static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     if (a->state != DP_RUNNING || !a->computed || a->need > 0)
         return SIM_OK;
     uint8_t got = got_bit(a->k);
@@ -177,12 +191,16 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
  * its model; with none, it runs alone from its own iteration. */
 static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    dp_worker *a = &st->w[r];
+    dp_worker *a = own(ctx, r);
     uint32_t best = NO_WORKER;
+    uint64_t best_k = 0;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (running(st, j) && (best == NO_WORKER || st->w[j].k > st->w[best].k))
+        const dp_worker *b = peer(ctx, j);
+        if (running(b) && (best == NO_WORKER || b->k > best_k)) {
             best = j;
+            best_k = b->k;
+        }
     }
     if (best == NO_WORKER) {
         a->state = DP_RUNNING;
@@ -198,24 +216,25 @@ static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (!running(st, j))
+        const dp_worker *b = peer(ctx, j);
+        if (!running(b))
             continue;
         uint32_t back = st->g.rev[e];
-        uint64_t next = st->w[j].k + 1;
+        uint64_t next = b->k + 1;
         uint64_t from = next + ((st->flags[back] & got_bit(next)) != 0 ? 1 : 0);
         st->act[e] = st->act[back] = from;
         k = from < k ? from : k;
     }
     if (k == UINT64_MAX)
-        k = st->w[r].k; /* not reached: the source is running */
-    st->w[r].state = DP_RUNNING;
+        k = own(ctx, r)->k; /* not reached: the source is running */
+    own(ctx, r)->state = DP_RUNNING;
     st->rejoins++;
     return start_iteration(st, ctx, r, k, err);
 }
 
 static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    dp_worker *a = &st->w[d];
+    dp_worker *a = own(ctx, d);
     bool was_running = a->state == DP_RUNNING;
     a->state = DP_DOWN;
     rejoin_forget(st->rj, d);
@@ -228,7 +247,7 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         uint32_t i = st->g.adj[e];
         uint32_t back = st->g.rev[e];
-        dp_worker *b = &st->w[i];
+        dp_worker *b = own(ctx, i); /* it notices that d failed */
         st->flags[back] &= (uint8_t)~DEFERRED;
         int rc = SIM_OK;
         if (was_running && b->state == DP_RUNNING && st->act[back] <= b->k &&
@@ -253,7 +272,7 @@ static int protocol_error(sim_err *err, const char *what, uint32_t w, uint32_t s
 
 static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     uint32_t e = graph_slot(&st->g, i, j);
     uint8_t got = got_bit(m);
     if (a->state != DP_RUNNING || e == GRAPH_NONE || (m != a->k && m != a->k + 1) ||
@@ -277,11 +296,11 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_MODEL:
         return on_model(st, ctx, dst, src, h.seq, err);
     case MSG_FETCH:
-        if (!running(st, dst))
+        if (!running(own(ctx, dst)))
             return protocol_error(err, "request", dst, src, h.seq);
-        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, st->w[dst].k), err);
+        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, own(ctx, dst)->k), err);
     case MSG_REPLY:
-        if (st->w[dst].state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
+        if (own(ctx, dst)->state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
             return protocol_error(err, "reply", dst, src, h.seq);
         return rejoin_at(st, ctx, dst, err);
     default:
@@ -300,17 +319,10 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->rj = rejoin_create(st->n, err);
     if (st->rj == NULL)
         return err->code;
-    if (st->nparams > 0) {
-        if (st->nparams > SIZE_MAX / 8 / st->n)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "dpsgd: accumulators too large");
-        st->acc = sim_tensor_alloc(2 * (size_t)st->n * st->nparams);
-        if (st->acc == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
     for (uint32_t w = 0; w < st->n; w++)
-        st->w[w].state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
+        own(ctx, w)->state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
     for (uint32_t w = 0; w < st->n; w++) {
-        if (!running(st, w))
+        if (!running(own(ctx, w)))
             continue;
         rc = start_iteration(st, ctx, w, 0, err);
         if (rc != SIM_OK)
@@ -325,9 +337,9 @@ static int dp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        if (!running(st, w) || ev->arg[0] != st->w[w].k)
+        if (!running(own(ctx, w)) || ev->arg[0] != own(ctx, w)->k)
             return protocol_error(err, "gradient", w, w, ev->arg[0]);
-        st->w[w].computed = true;
+        own(ctx, w)->computed = true;
         return try_finish(st, ctx, w, err);
     case SIM_EV_MSG:
         return on_message(st, ctx, ev, err);
@@ -362,9 +374,11 @@ const proto_ops proto_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: synchronous gossip, mix neighbours' models with W each iteration",
     .state_size = sizeof(dpsgd),
+    .worker_size = sizeof(dp_worker),
     .configure = dp_configure,
     .start = dp_start,
     .on_event = dp_on_event,
+    .buffers = dp_buffers,
     .report = dp_report,
     .memory = dp_memory,
     .copies = dp_copies,

@@ -1,9 +1,6 @@
 /* D-PSGD's configuration, graph and lifecycle (see protocols/dpsgd.c). */
-#include <stdlib.h>
-
 #include "protocols/dpsgd_state.h"
 #include "protocols/rejoin.h"
-#include "sim/tensor.h"
 
 static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
 const graph_kind dp_graph_kinds[] = { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL, GRAPH_COMPLETE,
@@ -38,21 +35,12 @@ static int check_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
     return SIM_OK;
 }
 
-/* Builds the graph, its weights and the per-edge and per-worker state. */
+/* Builds the graph and its weights (into the arena's buffers). */
 int dp_build_graph(dpsgd *st, sim_err *err)
 {
     int rc = graph_init(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
-    size_t m = st->g.edges > 0 ? st->g.edges : 1;
-    st->weight = calloc(m, sizeof(*st->weight));
-    st->act = calloc(m, sizeof(*st->act));
-    st->flags = calloc(m, sizeof(*st->flags));
-    st->self = calloc(st->n, sizeof(*st->self));
-    st->w = calloc(st->n, sizeof(*st->w));
-    if (st->weight == NULL || st->act == NULL || st->flags == NULL || st->self == NULL ||
-        st->w == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     st->max_degree = graph_max_degree(&st->g);
     return graph_weights(&st->g, weightings[st->weights], st->weight, st->self, err);
 }
@@ -90,15 +78,25 @@ int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return rc;
 }
 
-/* The graph, its weights and edge state, the workers, and the accumulators. */
+/* The run's arena: the edges' weights and state, the workers' W_ii, and the accumulators. */
+void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    dpsgd *st = state;
+    (void)sc;
+    uint64_t edges = graph_edge_count(&st->spec);
+    st->weight = sim_arena_alloc(a, edges, sizeof(*st->weight));
+    st->act = sim_arena_alloc(a, edges, sizeof(*st->act));
+    st->flags = sim_arena_alloc(a, edges, sizeof(*st->flags));
+    st->self = sim_arena_alloc(a, st->n, sizeof(*st->self));
+    st->acc = sim_arena_alloc(a, 2 * (size_t)st->n, num_params * sizeof(float));
+}
+
+/* Outside the arena: the kit's graph and rejoin service. */
 uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const dpsgd *st = state;
-    uint64_t edges = graph_edge_count(&st->spec);
-    return graph_memory(&st->spec) +
-           edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
-           (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
-           rejoin_memory(sc->workers) + 2 * (uint64_t)sc->workers * num_params * sizeof(float);
+    (void)num_params;
+    return graph_memory(&st->spec) + rejoin_memory(sc->workers);
 }
 
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it
@@ -114,11 +112,5 @@ void dp_fini(void *state)
 {
     dpsgd *st = state;
     graph_fini(&st->g);
-    free(st->weight);
-    free(st->act);
-    free(st->flags);
-    free(st->self);
-    free(st->w);
     rejoin_destroy(st->rj);
-    sim_tensor_free(st->acc);
 }

@@ -1,6 +1,6 @@
 /* Internal header of D-PSGD (protocols/dpsgd.c: iterations, mixing, failures, report;
- * protocols/dpsgd_config.c: configuration, graph, memory, fini): only those two files include
- * it. The protocol is described in dpsgd.c. */
+ * protocols/dpsgd_config.c: configuration, graph, buffers, memory, fini): only those two files
+ * include it. The protocol is described in dpsgd.c. */
 #ifndef PROTOCOLS_DPSGD_STATE_H
 #define PROTOCOLS_DPSGD_STATE_H
 
@@ -10,6 +10,7 @@
 
 #include "protocols/graph.h"
 #include "protocols/rejoin.h"
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
@@ -40,6 +41,7 @@ enum {
     MAX_SLOTS = 1 << 25 /* directed edges of all workers together (21 bytes each, 704 MB) */
 };
 
+/* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
 typedef struct dp_worker {
     uint64_t k;    /* current iteration */
     uint32_t need; /* neighbours' models of iteration k still expected */
@@ -53,14 +55,13 @@ typedef struct dpsgd {
     graph_spec spec;      /* the graph, checked by configure */
     uint32_t rows, cols;  /* torus shape */
     graph g;              /* built by start: off, adj (ascending), rev */
-    float *weight;        /* (edges) W_ij */
-    uint64_t *act;        /* (edges) first iteration the edge is mixed again, after a rejoin */
-    uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD | DEFERRED */
-    float *self;          /* (n) W_ii */
-    dp_worker *w;         /* (n) */
+    float *weight;        /* (edges, arena) W_ij */
+    uint64_t *act;        /* (edges, arena) first iteration the edge is mixed again (rejoins) */
+    uint8_t *flags;       /* (edges, arena) GOT_EVEN | GOT_ODD | DEFERRED */
+    float *self;          /* (n, arena) W_ii */
     rejoin *rj;           /* DP_FETCHING: the neighbour each recovered worker asked */
     size_t nparams;       /* floats per model, 0 for the timing-only model */
-    float *acc;           /* (n, 2, nparams) accumulators by iteration parity */
+    float *acc;           /* (n, 2, nparams, arena) accumulators by iteration parity */
     uint64_t bytes;       /* S */
     uint32_t max_degree;  /* report */
     uint64_t mixes;       /* iterations completed */
@@ -79,8 +80,9 @@ extern const graph_kind dp_graph_kinds[];
 /* Builds the graph, its weights and the per-edge and per-worker state (start). */
 int dp_build_graph(dpsgd *st, sim_err *err);
 
-/* The ops table's configure, memory, copies and fini. */
+/* The ops table's configure, buffers, memory, copies and fini. */
 int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
 uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params);
 uint64_t dp_copies(const void *state, const sim_scenario *sc);
 void dp_fini(void *state);

@@ -96,23 +96,29 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }
 
+/* The run's arena: the online policy's flags, window and scratch. */
+static void ss_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    (void)num_params;
+    syncswitch *st = state;
+    st->flagged = sim_arena_alloc(a, st->n, sizeof(*st->flagged));
+    st->window = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->window));
+    st->sorted = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->sorted));
+}
+
+/* Outside the arena: the kit's parameter server. */
 static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const syncswitch *st = state;
-    return ps_server_memory(&st->cfg, sc, num_params) +
-           (uint64_t)st->n * (1 + 4 * sizeof(sim_time));
+    return ps_server_memory(&st->cfg, sc, num_params);
 }
 
 static void ss_fini(void *state)
 {
     syncswitch *st = state;
     ps_server_destroy(st->srv);
-    free(st->flagged);
-    free(st->window);
-    free(st->sorted);
     st->srv = NULL;
-    st->flagged = NULL;
-    st->window = st->sorted = NULL;
 }
 
 /* The ASP momentum coefficient after `step` updates of a shard. */
@@ -294,11 +300,6 @@ static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
     syncswitch *st = state;
     plan(st, ctx);
     st->switch_ns = st->resume_ns = -1;
-    st->flagged = calloc(st->n, 1);
-    st->window = calloc(2 * (size_t)st->n, sizeof(*st->window));
-    st->sorted = calloc(2 * (size_t)st->n, sizeof(*st->sorted));
-    if (st->flagged == NULL || st->window == NULL || st->sorted == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     bool bsp_first = st->order == ORDER_BSP_FIRST;
     /* One phase only: ASP from the start (p = 0 or no BSP round), or BSP throughout. */
     bool timed = st->R == UINT64_MAX - 1;
@@ -401,6 +402,7 @@ const proto_ops proto_syncswitch = {
     .start = ss_start,
     .on_event = ss_on_event,
     .report = ss_report,
+    .buffers = ss_buffers,
     .memory = ss_memory,
     .fini = ss_fini,
 };

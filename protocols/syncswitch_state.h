@@ -56,9 +56,9 @@ typedef struct syncswitch {
     bool excursion;         /* an online ASP excursion runs (or is being drained to) */
     bool online_off;        /* budgeted: the budget is spent */
     bool time_up;           /* without a sample budget: the first phase's time is over */
-    uint8_t *flagged;       /* (n) stragglers of the current excursion */
-    sim_time *window;       /* (2n) recent own times */
-    sim_time *sorted;       /* (2n) scratch */
+    uint8_t *flagged;       /* (n, arena) stragglers of the current excursion */
+    sim_time *window;       /* (2n, arena) recent own times */
+    sim_time *sorted;       /* (2n, arena) scratch */
     size_t nwin, win_at;
     int next_mode; /* the mode the pending resume sets */
     /* Accounting. */

@@ -401,6 +401,12 @@ coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err)
     return m;
 }
 
+uint64_t coll_mean_memory(size_t nfloats, uint32_t cap)
+{
+    return (uint64_t)nfloats * sizeof(float) + (uint64_t)cap * sizeof(const float *) +
+           sizeof(coll_mean);
+}
+
 void coll_mean_destroy(coll_mean *m)
 {
     if (m == NULL)

@@ -214,6 +214,9 @@ coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err);
 /* Frees the cache (NULL: nothing). */
 void coll_mean_destroy(coll_mean *m);
 
+/* Bytes coll_mean_create allocates for nfloats and cap. */
+uint64_t coll_mean_memory(size_t nfloats, uint32_t cap);
+
 /* The mean of block(ud, ctx, w) over the members of r for round `round`. */
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
                           coll_input_fn block, void *ud);

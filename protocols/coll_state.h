@@ -1,6 +1,6 @@
 /* Internal header of the kit's collectives (protocols/coll.h): the instances' state, which
- * only protocols/coll.c, coll_butterfly.c and coll_barrier.c include; owners see the
- * instances as opaque and use coll.h's queries. */
+ * only protocols/coll.c, coll_butterfly.c, coll_butterfly_setup.c and coll_barrier.c include;
+ * owners see the instances as opaque and use coll.h's queries. */
 #ifndef PROTOCOLS_COLL_STATE_H
 #define PROTOCOLS_COLL_STATE_H
 
@@ -140,5 +140,13 @@ int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *chann
 /* Schedules the kit's timer t for the instance on t.channel. */
 int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
                    sim_err *err);
+
+/* The butterfly's handlers (coll_butterfly.c), which its create registers
+ * (coll_butterfly_setup.c). */
+extern const coll_ops coll_bfly_ops;
+
+/* Room for `cap` butterfly members (more than now): the per-member arrays and the staging rows
+ * are allocated anew, empty. SIM_ENOMEM leaves the butterfly as it was. */
+int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err);
 
 #endif

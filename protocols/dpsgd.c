@@ -55,200 +55,22 @@
  * size and degrees without building it, start builds it. Limits: at most MAX_SLOTS directed
  * edges in all (the complete graph on 5793 workers).
  */
-#include <stdarg.h>
-#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "protocols/graph.h"
+#include "protocols/dpsgd_state.h"
 #include "protocols/msg.h"
 #include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
-/* Worker states. */
-enum {
-    DP_DOWN = 0,
-    DP_RUNNING = 1,
-    DP_FETCHING = 2 /* recovered, waiting for a neighbour's model */
-};
-
-/* Message kinds, in the message's arg; the tag is the sender's iteration. */
-enum {
-    MSG_MODEL = 0,
-    MSG_FETCH = 1,
-    MSG_REPLY = 2
-};
-
-/* Per directed edge flags. */
-enum {
-    GOT_EVEN = 1, /* the neighbour's model of the even iteration in play was accumulated */
-    GOT_ODD = 2,  /* ... of the odd one */
-    DEFERRED = 4  /* this end's model of its current iteration is held back (flow control) */
-};
-
-enum {
-    MAX_SLOTS = 1 << 25 /* directed edges of all workers together (21 bytes each, 704 MB) */
-};
-
 /* No such worker. Not an enumerator: ISO C keeps those within int (clang says so). */
 static const uint32_t NO_WORKER = UINT32_MAX;
-
-typedef struct dp_worker {
-    uint64_t k;    /* current iteration */
-    uint32_t need; /* neighbours' models of iteration k still expected */
-    uint8_t state; /* DP_* */
-    bool computed; /* the gradient of iteration k is done */
-} dp_worker;
-
-typedef struct dpsgd {
-    uint32_t n;           /* workers */
-    int graph, weights;   /* indexes into graph_names, weight_names */
-    graph_spec spec;      /* the graph, checked by configure */
-    uint32_t rows, cols;  /* torus shape */
-    graph g;              /* built by start: off, adj (ascending), rev */
-    float *weight;        /* (edges) W_ij */
-    uint64_t *act;        /* (edges) first iteration the edge is mixed again, after a rejoin */
-    uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD | DEFERRED */
-    float *self;          /* (n) W_ii */
-    dp_worker *w;         /* (n) */
-    rejoin *rj;           /* DP_FETCHING: the neighbour each recovered worker asked */
-    size_t nparams;       /* floats per model, 0 for the timing-only model */
-    float *acc;           /* (n, 2, nparams) accumulators by iteration parity */
-    uint64_t bytes;       /* S */
-    uint32_t max_degree;  /* report */
-    uint64_t mixes;       /* iterations completed */
-    uint64_t degraded;    /* of which mixed without some neighbour */
-    uint64_t models_sent; /* model messages */
-    uint64_t deferred;    /* model messages held back by flow control */
-    uint64_t rejoins;     /* recoveries completed by adopting a neighbour's model */
-    uint64_t max_gap;     /* largest iteration gap on a joined edge */
-} dpsgd;
-
-static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
-static const graph_kind graph_kinds[] = { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL,
-                                          GRAPH_COMPLETE, GRAPH_STAR };
-static const char *const weight_names[] = { "metropolis", "uniform" };
-static const graph_weighting weightings[] = { GRAPH_METROPOLIS, GRAPH_UNIFORM };
 
 /* Messages are the protocol's own (channel 0), with the sender's iteration as sequence. */
 static msg_hdr hdr(uint32_t kind, uint64_t k)
 {
     msg_hdr h = { .channel = 0, .kind = kind, .seq = k };
     return h;
-}
-
-/* ---- graph ---- */
-
-/* Checks the graph's size and, for uniform weights, that it is regular, without building
- * it. */
-static int check_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
-{
-    st->spec = (graph_spec){ .kind = graph_kinds[st->graph], .n = st->n, .rows = st->rows };
-    int rc = graph_spec_check(&st->spec, err);
-    if (rc != SIM_OK)
-        return rc;
-    uint64_t slots = graph_edge_count(&st->spec);
-    if (slots > MAX_SLOTS)
-        return sim_cfg_fail(cfg, "graph", err,
-                            "\"%s\" on %u workers has %llu directed edges, more than %llu",
-                            graph_names[st->graph], st->n, (unsigned long long)slots,
-                            (unsigned long long)MAX_SLOTS);
-    uint32_t lo, hi;
-    graph_degree_range(&st->spec, &lo, &hi);
-    if (weightings[st->weights] == GRAPH_UNIFORM && lo != hi)
-        return sim_cfg_fail(
-            cfg, "weights", err,
-            "\"uniform\" needs a regular graph, but \"%s\" on %u workers has degrees "
-            "%u to %u (use \"metropolis\")",
-            graph_names[st->graph], st->n, lo, hi);
-    return SIM_OK;
-}
-
-/* Builds the graph, its weights and the per-edge and per-worker state. */
-static int build_graph(dpsgd *st, sim_err *err)
-{
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
-    if (rc != SIM_OK)
-        return rc;
-    size_t m = st->g.edges > 0 ? st->g.edges : 1;
-    st->weight = calloc(m, sizeof(*st->weight));
-    st->act = calloc(m, sizeof(*st->act));
-    st->flags = calloc(m, sizeof(*st->flags));
-    st->self = calloc(st->n, sizeof(*st->self));
-    st->w = calloc(st->n, sizeof(*st->w));
-    if (st->weight == NULL || st->act == NULL || st->flags == NULL || st->self == NULL ||
-        st->w == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    st->max_degree = graph_max_degree(&st->g);
-    return graph_weights(&st->g, weightings[st->weights], st->weight, st->self, err);
-}
-
-/* The torus shape: "rows" (default: the most square factorization) must divide n. */
-static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
-{
-    int64_t rows = graph_torus_rows(st->n);
-    int rc = sim_cfg_int(cfg, "rows", 1, st->n, &rows, err);
-    if (rc != SIM_OK)
-        return rc;
-    if (st->n % (uint64_t)rows != 0)
-        return sim_cfg_fail(cfg, "rows", err, "must divide workers (%u), got %lld", st->n,
-                            (long long)rows);
-    st->rows = (uint32_t)rows;
-    st->cols = st->n / st->rows;
-    return SIM_OK;
-}
-
-static int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
-{
-    dpsgd *st = state;
-    int rc = SIM_OK;
-    st->n = sc->workers;
-    st->graph = 0;   /* ring */
-    st->weights = 0; /* metropolis */
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "graph", graph_names, 5, &st->graph, err);
-    if (rc == SIM_OK)
-        rc = sim_cfg_choice(cfg, "weights", weight_names, 2, &st->weights, err);
-    if (rc == SIM_OK && graph_kinds[st->graph] == GRAPH_TORUS)
-        rc = read_torus(st, cfg, err);
-    if (rc == SIM_OK)
-        rc = check_graph(st, cfg, err);
-    return rc;
-}
-
-/* The graph, its weights and edge state, the workers, and the accumulators. */
-static uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    const dpsgd *st = state;
-    uint64_t edges = graph_edge_count(&st->spec);
-    return graph_memory(&st->spec) +
-           edges * (sizeof(*st->weight) + sizeof(*st->act) + sizeof(*st->flags)) +
-           (uint64_t)sc->workers * (sizeof(*st->self) + sizeof(*st->w)) +
-           rejoin_memory(sc->workers) + 2 * (uint64_t)sc->workers * num_params * sizeof(float);
-}
-
-/* A worker's model goes to its neighbours as one alias, copied if the worker writes it
- * before they all have it; it finishes iteration k + 1 only once every neighbour finished k,
- * with its iteration-k model: one copy per worker at most. */
-static uint64_t dp_copies(const void *state, const sim_scenario *sc)
-{
-    (void)state;
-    return sc->workers;
-}
-
-static void dp_fini(void *state)
-{
-    dpsgd *st = state;
-    graph_fini(&st->g);
-    free(st->weight);
-    free(st->act);
-    free(st->flags);
-    free(st->self);
-    free(st->w);
-    rejoin_destroy(st->rj);
-    sim_tensor_free(st->acc);
 }
 
 /* ---- the protocol ---- */
@@ -258,9 +80,22 @@ static uint8_t got_bit(uint64_t k)
     return (k & 1) != 0 ? GOT_ODD : GOT_EVEN;
 }
 
-static bool running(const dpsgd *st, uint32_t j)
+/* Worker w's state, for the handler acting for w (sim_ctx_worker). */
+static dp_worker *own(sim_ctx *ctx, uint32_t w)
 {
-    return st->w[j].state == DP_RUNNING;
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Neighbour j's state, read without a message (sim_ctx_peer): whether it runs and its
+ * iteration, for flow control and rejoins. */
+static const dp_worker *peer(sim_ctx *ctx, uint32_t j)
+{
+    return sim_ctx_peer(ctx, j);
+}
+
+static bool running(const dp_worker *a)
+{
+    return a->state == DP_RUNNING;
 }
 
 static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
@@ -272,7 +107,7 @@ static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     st->models_sent++;
-    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, st->w[i].k), msg_params(i), err);
+    return msg_post(ctx, i, j, st->bytes, hdr(MSG_MODEL, own(ctx, i)->k), msg_params(i), err);
 }
 
 /* Starts iteration k on worker i: counts the models it waits for, sends its own (or holds
@@ -280,16 +115,17 @@ static int send_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *
  * held back for it, and starts the gradient. */
 static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     a->k = k;
     a->computed = false;
     a->need = 0;
     uint8_t got = got_bit(k);
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (!running(st, j))
+        const dp_worker *b = peer(ctx, j);
+        if (!running(b))
             continue;
-        uint64_t kj = st->w[j].k;
+        uint64_t kj = b->k;
         int rc = SIM_OK;
         if (st->act[e] <= k) {
             if ((st->flags[e] & got) == 0)
@@ -320,7 +156,7 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
  * and starts the next iteration. */
 static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     if (a->state != DP_RUNNING || !a->computed || a->need > 0)
         return SIM_OK;
     uint8_t got = got_bit(a->k);
@@ -355,12 +191,16 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
  * its model; with none, it runs alone from its own iteration. */
 static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    dp_worker *a = &st->w[r];
+    dp_worker *a = own(ctx, r);
     uint32_t best = NO_WORKER;
+    uint64_t best_k = 0;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (running(st, j) && (best == NO_WORKER || st->w[j].k > st->w[best].k))
+        const dp_worker *b = peer(ctx, j);
+        if (running(b) && (best == NO_WORKER || b->k > best_k)) {
             best = j;
+            best_k = b->k;
+        }
     }
     if (best == NO_WORKER) {
         a->state = DP_RUNNING;
@@ -376,24 +216,25 @@ static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (!running(st, j))
+        const dp_worker *b = peer(ctx, j);
+        if (!running(b))
             continue;
         uint32_t back = st->g.rev[e];
-        uint64_t next = st->w[j].k + 1;
+        uint64_t next = b->k + 1;
         uint64_t from = next + ((st->flags[back] & got_bit(next)) != 0 ? 1 : 0);
         st->act[e] = st->act[back] = from;
         k = from < k ? from : k;
     }
     if (k == UINT64_MAX)
-        k = st->w[r].k; /* not reached: the source is running */
-    st->w[r].state = DP_RUNNING;
+        k = own(ctx, r)->k; /* not reached: the source is running */
+    own(ctx, r)->state = DP_RUNNING;
     st->rejoins++;
     return start_iteration(st, ctx, r, k, err);
 }
 
 static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    dp_worker *a = &st->w[d];
+    dp_worker *a = own(ctx, d);
     bool was_running = a->state == DP_RUNNING;
     a->state = DP_DOWN;
     rejoin_forget(st->rj, d);
@@ -406,7 +247,7 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         uint32_t i = st->g.adj[e];
         uint32_t back = st->g.rev[e];
-        dp_worker *b = &st->w[i];
+        dp_worker *b = own(ctx, i); /* it notices that d failed */
         st->flags[back] &= (uint8_t)~DEFERRED;
         int rc = SIM_OK;
         if (was_running && b->state == DP_RUNNING && st->act[back] <= b->k &&
@@ -431,7 +272,7 @@ static int protocol_error(sim_err *err, const char *what, uint32_t w, uint32_t s
 
 static int on_model(dpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m, sim_err *err)
 {
-    dp_worker *a = &st->w[i];
+    dp_worker *a = own(ctx, i);
     uint32_t e = graph_slot(&st->g, i, j);
     uint8_t got = got_bit(m);
     if (a->state != DP_RUNNING || e == GRAPH_NONE || (m != a->k && m != a->k + 1) ||
@@ -455,11 +296,11 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_MODEL:
         return on_model(st, ctx, dst, src, h.seq, err);
     case MSG_FETCH:
-        if (!running(st, dst))
+        if (!running(own(ctx, dst)))
             return protocol_error(err, "request", dst, src, h.seq);
-        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, st->w[dst].k), err);
+        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, own(ctx, dst)->k), err);
     case MSG_REPLY:
-        if (st->w[dst].state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
+        if (own(ctx, dst)->state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
             return protocol_error(err, "reply", dst, src, h.seq);
         return rejoin_at(st, ctx, dst, err);
     default:
@@ -470,7 +311,7 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
 static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     dpsgd *st = state;
-    int rc = build_graph(st, err);
+    int rc = dp_build_graph(st, err);
     if (rc != SIM_OK)
         return rc;
     st->bytes = sim_ctx_model_bytes(ctx);
@@ -478,17 +319,10 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->rj = rejoin_create(st->n, err);
     if (st->rj == NULL)
         return err->code;
-    if (st->nparams > 0) {
-        if (st->nparams > SIZE_MAX / 8 / st->n)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "dpsgd: accumulators too large");
-        st->acc = sim_tensor_alloc(2 * (size_t)st->n * st->nparams);
-        if (st->acc == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    }
     for (uint32_t w = 0; w < st->n; w++)
-        st->w[w].state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
+        own(ctx, w)->state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
     for (uint32_t w = 0; w < st->n; w++) {
-        if (!running(st, w))
+        if (!running(own(ctx, w)))
             continue;
         rc = start_iteration(st, ctx, w, 0, err);
         if (rc != SIM_OK)
@@ -503,9 +337,9 @@ static int dp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        if (!running(st, w) || ev->arg[0] != st->w[w].k)
+        if (!running(own(ctx, w)) || ev->arg[0] != own(ctx, w)->k)
             return protocol_error(err, "gradient", w, w, ev->arg[0]);
-        st->w[w].computed = true;
+        own(ctx, w)->computed = true;
         return try_finish(st, ctx, w, err);
     case SIM_EV_MSG:
         return on_message(st, ctx, ev, err);
@@ -530,7 +364,7 @@ static void dp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "rejoins", (double)st->rejoins);
     sim_report_add(out, "edges", (double)(st->g.edges / 2));
     sim_report_add(out, "max_degree", (double)st->max_degree);
-    if (graph_kinds[st->graph] == GRAPH_TORUS) {
+    if (dp_graph_kinds[st->graph] == GRAPH_TORUS) {
         sim_report_add(out, "torus_rows", (double)st->rows);
         sim_report_add(out, "torus_cols", (double)st->cols);
     }
@@ -540,9 +374,11 @@ const proto_ops proto_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: synchronous gossip, mix neighbours' models with W each iteration",
     .state_size = sizeof(dpsgd),
+    .worker_size = sizeof(dp_worker),
     .configure = dp_configure,
     .start = dp_start,
     .on_event = dp_on_event,
+    .buffers = dp_buffers,
     .report = dp_report,
     .memory = dp_memory,
     .copies = dp_copies,

@@ -57,6 +57,7 @@ enum {
     IDLE_SHIFT = 2 /* GOT_* << IDLE_SHIFT: that model's sender sat the iteration out */
 };
 
+/* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
 typedef struct gs_worker {
     uint64_t k;    /* current iteration */
     uint32_t need; /* neighbours' models of iteration k still expected */
@@ -68,10 +69,9 @@ typedef struct gossip {
     uint32_t n;           /* workers */
     graph_spec spec;      /* the ring */
     graph g;              /* built by start */
-    uint8_t *flags;       /* (edges) GOT_EVEN | GOT_ODD */
-    uint64_t *act;        /* (edges) first iteration of this end that uses the edge */
-    uint32_t *held;       /* (edges, 2) held snapshots by iteration parity */
-    gs_worker *w;         /* (n) */
+    uint8_t *flags;       /* (edges, arena) GOT_EVEN | GOT_ODD */
+    uint64_t *act;        /* (edges, arena) first iteration of this end that uses the edge */
+    uint32_t *held;       /* (edges, 2, arena) held snapshots by iteration parity */
     size_t nparams;       /* floats per model, 0 when timing-only */
     uint64_t bytes;       /* S */
     uint64_t floor;       /* smallest iteration among running workers */
@@ -90,6 +90,18 @@ static uint8_t got_bit(uint64_t k)
     return (k & 1) != 0 ? GOT_ODD : GOT_EVEN;
 }
 
+/* Worker w's state, for the handler acting for w (sim_ctx_worker). */
+static gs_worker *own(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Neighbour j's state, read without a message (sim_ctx_peer): whether it runs, its iteration. */
+static const gs_worker *peer(sim_ctx *ctx, uint32_t j)
+{
+    return sim_ctx_peer(ctx, j);
+}
+
 static uint32_t *held_of(gossip *st, uint32_t e, uint64_t k)
 {
     return &st->held[2 * (size_t)e + (k & 1)];
@@ -104,15 +116,26 @@ static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return graph_spec_check(&st->spec, err);
 }
 
-/* The ring and its edge state, the workers, and the mean being formed. */
+/* The run's arena: the edges' state. The models are the runtime's; the mean is formed in
+ * place. */
+static void gs_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    (void)num_params;
+    gossip *st = state;
+    uint64_t edges = graph_edge_count(&st->spec);
+    st->flags = sim_arena_alloc(a, edges, sizeof(*st->flags));
+    st->act = sim_arena_alloc(a, edges, sizeof(*st->act));
+    st->held = sim_arena_alloc(a, 2 * edges, sizeof(*st->held));
+}
+
+/* Outside the arena: the kit's ring. */
 static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    /* The models are the runtime's; the mean is formed in place. */
+    (void)sc;
     (void)num_params;
     const gossip *st = state;
-    uint64_t edges = graph_edge_count(&st->spec);
-    return graph_memory(&st->spec) + edges * (1 + sizeof(uint64_t) + 2 * sizeof(uint32_t)) +
-           (uint64_t)sc->workers * sizeof(gs_worker);
+    return graph_memory(&st->spec);
 }
 
 /* A worker's stepped model goes to its neighbours as an alias, copied when the worker writes
@@ -127,10 +150,6 @@ static void gs_fini(void *state)
 {
     gossip *st = state;
     graph_fini(&st->g);
-    free(st->flags);
-    free(st->act);
-    free(st->held);
-    free(st->w);
 }
 
 /* ---- rounds ---- */
@@ -141,13 +160,14 @@ static void update_floor(gossip *st, sim_ctx *ctx)
     uint64_t f = UINT64_MAX;
     uint32_t at = 0;
     for (uint32_t w = 0; w < st->n; w++) {
-        if (!st->w[w].running)
+        const gs_worker *a = own(ctx, w); /* the run's observer, not a worker */
+        if (!a->running)
             continue;
-        if (st->w[w].k < f) {
-            f = st->w[w].k;
+        if (a->k < f) {
+            f = a->k;
             at = 0;
         }
-        at += st->w[w].k == f ? 1 : 0;
+        at += a->k == f ? 1 : 0;
     }
     if (f == UINT64_MAX)
         return; /* nobody runs: the floor waits */
@@ -164,8 +184,9 @@ static void update_floor(gossip *st, sim_ctx *ctx)
 
 static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
-    uint32_t kind = sim_ctx_dropped(ctx, i, st->w[i].k) ? MSG_IDLE : MSG_MODEL;
-    msg_hdr h = { .channel = 0, .kind = kind, .seq = st->w[i].k };
+    uint64_t k = own(ctx, i)->k;
+    uint32_t kind = sim_ctx_dropped(ctx, i, k) ? MSG_IDLE : MSG_MODEL;
+    msg_hdr h = { .channel = 0, .kind = kind, .seq = k };
     st->models_sent++;
     return msg_post(ctx, i, j, st->bytes, h, msg_params(i), err);
 }
@@ -173,12 +194,12 @@ static int send_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err 
 /* Starts iteration k on worker i: counts the models it waits for and starts the gradient. */
 static int start_iteration(gossip *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_err *err)
 {
-    gs_worker *a = &st->w[i];
+    gs_worker *a = own(ctx, i);
     a->k = k;
     a->computed = false;
     a->need = 0;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++)
-        if (st->w[st->g.adj[e]].running && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
+        if (peer(ctx, st->g.adj[e])->running && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
             a->need++;
     return sim_ctx_compute(ctx, i, k, err);
 }
@@ -187,7 +208,7 @@ static int start_iteration(gossip *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim
  * the mean over itself and the models held for this iteration, in worker-id order. */
 static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    gs_worker *a = &st->w[i];
+    gs_worker *a = own(ctx, i);
     if (!a->running || !a->computed || a->need > 0)
         return SIM_OK;
     const float *xs[3];
@@ -240,13 +261,13 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
  * neighbour on the edges it uses at k. */
 static int on_computed(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    gs_worker *a = &st->w[i];
+    gs_worker *a = own(ctx, i);
     if (st->nparams > 0)
         sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     a->computed = true;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (!st->w[j].running || st->act[e] > a->k)
+        if (!peer(ctx, j)->running || st->act[e] > a->k)
             continue;
         int rc = send_model(st, ctx, i, j, err);
         if (rc != SIM_OK)
@@ -259,10 +280,10 @@ static int on_computed(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t mj, bool idle,
                     sim_err *err)
 {
-    gs_worker *a = &st->w[i];
+    gs_worker *a = own(ctx, i);
     uint32_t e = graph_slot(&st->g, i, j);
     uint32_t back = e != GRAPH_NONE ? st->g.rev[e] : 0;
-    if (!a->running || e == GRAPH_NONE || !st->w[j].running || mj < st->act[back]) {
+    if (!a->running || e == GRAPH_NONE || !peer(ctx, j)->running || mj < st->act[back]) {
         st->stale++;
         return SIM_OK;
     }
@@ -287,7 +308,7 @@ static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m
 /* Worker d failed: its held models go, its neighbours stop waiting for it. */
 static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    gs_worker *a = &st->w[d];
+    gs_worker *a = own(ctx, d);
     a->running = false;
     a->computed = false;
     a->need = 0;
@@ -300,7 +321,7 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     }
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         uint32_t i = st->g.adj[e], back = st->g.rev[e];
-        gs_worker *b = &st->w[i];
+        gs_worker *b = own(ctx, i); /* it notices that d failed */
         if (!b->running)
             continue;
         uint8_t ahead = got_bit(b->k + 1);
@@ -324,18 +345,20 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
  * neighbour's next one. */
 static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    gs_worker *a = &st->w[r];
+    gs_worker *a = own(ctx, r);
     uint64_t k = a->k;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        if (st->w[j].running && st->w[j].k + 1 > k)
-            k = st->w[j].k + 1;
+        const gs_worker *b = peer(ctx, j);
+        if (b->running && b->k + 1 > k)
+            k = b->k + 1;
     }
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t j = st->g.adj[e];
         st->act[e] = k;
-        if (st->w[j].running)
-            st->act[st->g.rev[e]] = st->w[j].k + 1;
+        const gs_worker *b = peer(ctx, j);
+        if (b->running)
+            st->act[st->g.rev[e]] = b->k + 1;
     }
     a->running = true;
     st->rejoins++;
@@ -351,21 +374,14 @@ static int gs_start(void *state, sim_ctx *ctx, sim_err *err)
     int rc = graph_init(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
-    size_t m = st->g.edges > 0 ? st->g.edges : 1;
-    st->flags = calloc(m, sizeof(*st->flags));
-    st->act = calloc(m, sizeof(*st->act));
-    st->held = calloc(2 * m, sizeof(*st->held));
-    st->w = calloc(st->n, sizeof(*st->w));
-    if (st->flags == NULL || st->act == NULL || st->held == NULL || st->w == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    for (size_t h = 0; h < 2 * m; h++)
+    for (size_t h = 0; h < 2 * (size_t)st->g.edges; h++)
         st->held[h] = SIM_CTX_NO_SNAPSHOT;
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
     for (uint32_t w = 0; w < st->n; w++)
-        st->w[w].running = !sim_ctx_down(ctx, w);
+        own(ctx, w)->running = !sim_ctx_down(ctx, w);
     for (uint32_t w = 0; w < st->n; w++) {
-        if (!st->w[w].running)
+        if (!own(ctx, w)->running)
             continue;
         rc = start_iteration(st, ctx, w, 0, err);
         if (rc != SIM_OK)
@@ -381,7 +397,7 @@ static int gs_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        if (!st->w[w].running || ev->arg[0] != st->w[w].k)
+        if (!own(ctx, w)->running || ev->arg[0] != own(ctx, w)->k)
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "gossip: worker %u finished an unexpected iteration %llu", w,
                                (unsigned long long)ev->arg[0]);
@@ -420,11 +436,13 @@ const proto_ops proto_gossip = {
     .name = "gossip",
     .summary = "gossip: synchronous ring averaging with the live left and right neighbours",
     .state_size = sizeof(gossip),
+    .worker_size = sizeof(gs_worker),
     .rounds = true,
     .configure = gs_configure,
     .start = gs_start,
     .on_event = gs_on_event,
     .report = gs_report,
+    .buffers = gs_buffers,
     .memory = gs_memory,
     .copies = gs_copies,
     .fini = gs_fini,

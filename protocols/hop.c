@@ -128,7 +128,7 @@ static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t
 {
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t o = st->g.adj[e];
-        if (!is_up(st, o))
+        if (!is_up(ctx, o))
             continue;
         st->updates_sent++;
         int rc = msg_post(ctx, i, o, st->bytes, hdr(kind, tag), msg_params(i), err);
@@ -145,7 +145,7 @@ static int deposit(hop *st, sim_ctx *ctx, uint32_t i, uint64_t done, sim_err *er
         return SIM_OK;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t o = st->g.adj[e];
-        if (!is_up(st, o))
+        if (!is_up(ctx, o))
             continue;
         st->tokens_sent++;
         int rc = msg_post(ctx, i, o, CTRL_BYTES, hdr(MSG_TOKEN, done), msg_none(), err);
@@ -158,13 +158,13 @@ static int deposit(hop *st, sim_ctx *ctx, uint32_t i, uint64_t done, sim_err *er
 /* ---- the worker loop ---- */
 
 /* The largest iteration worker i may start by its tokens (UINT64_MAX: no limit). */
-static uint64_t token_limit(const hop *st, uint32_t i)
+static uint64_t token_limit(const hop *st, const sim_ctx *ctx, uint32_t i)
 {
     uint64_t lim = UINT64_MAX;
     if (st->gap == 0)
         return lim;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
-        if (!is_up(st, st->g.in_adj[e]))
+        if (!is_up(ctx, st->g.in_adj[e]))
             continue;
         uint64_t l = st->seen[e] + st->gap - 1;
         lim = l < lim ? l : lim;
@@ -174,22 +174,22 @@ static uint64_t token_limit(const hop *st, uint32_t i)
 
 static int try_start(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    hop_worker *a = &st->w[i];
-    if (a->state != HS_TOKENS || a->k > token_limit(st, i))
+    hop_worker *a = hp_w(ctx, i);
+    if (a->state != HS_TOKENS || a->k > token_limit(st, ctx, i))
         return SIM_OK;
     a->state = HS_COMPUTING;
-    hp_check_gaps(st, i);
+    hp_check_gaps(st, ctx, i);
     return sim_ctx_compute(ctx, i, a->k, err);
 }
 
 /* The skip rule after worker i finished iteration k (a->k is now k + 1). */
 static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    hop_worker *a = &st->w[i];
+    hop_worker *a = hp_w(ctx, i);
     uint64_t next = a->k, t = UINT64_MAX;
     uint32_t ups = 0;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
-        if (!is_up(st, st->g.in_adj[e]))
+        if (!is_up(ctx, st->g.in_adj[e]))
             continue;
         ups++;
         if (st->count[e] == 0)
@@ -202,7 +202,7 @@ static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     uint64_t to = t;
     if (st->max_skip > 0 && to > next + st->max_skip)
         to = next + st->max_skip;
-    uint64_t lim = token_limit(st, i);
+    uint64_t lim = token_limit(st, ctx, i);
     to = to < lim ? to : lim;
     if (to <= next)
         return SIM_OK;
@@ -211,7 +211,7 @@ static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     st->skipped += to - next;
     a->skipped += to - next;
     a->k = to;
-    hp_check_gaps(st, i);
+    hp_check_gaps(st, ctx, i);
     int rc = send_model(st, ctx, i, MSG_SKIP, to - 1, err);
     if (rc == SIM_OK)
         rc = deposit(st, ctx, i, to, err);
@@ -222,18 +222,18 @@ static int try_skip(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 
 static int try_average(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    hop_worker *a = &st->w[i];
+    hop_worker *a = hp_w(ctx, i);
     if (a->state != HS_UPDATES)
         return SIM_OK;
     uint32_t have = 0;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        have += is_up(st, st->g.in_adj[e]) && hp_pick(st, e, a->k) >= 0 ? 1 : 0;
-    if (have < hp_need_of(st, i))
+        have += is_up(ctx, st->g.in_adj[e]) && hp_pick(st, e, a->k) >= 0 ? 1 : 0;
+    if (have < hp_need_of(st, ctx, i))
         return SIM_OK;
     hp_average(st, ctx, i, a->k);
     sim_ctx_count(ctx, i, 1);
     a->k++;
-    hp_check_gaps(st, i);
+    hp_check_gaps(st, ctx, i);
     int rc = deposit(st, ctx, i, a->k, err);
     if (rc == SIM_OK && st->skip)
         rc = try_skip(st, ctx, i, err);
@@ -245,7 +245,7 @@ static int try_average(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 
 static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
-    hop_worker *a = &st->w[i];
+    hop_worker *a = hp_w(ctx, i);
     if (st->nparams > 0)
         sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
     int rc = send_model(st, ctx, i, MSG_UPDATE, a->k, err); /* send before wait */
@@ -259,9 +259,9 @@ static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag, sim_err *err)
 {
     uint32_t e = in_slot(&st->g, i, j);
-    if (e == GRAPH_NONE || !is_up(st, i))
+    if (e == GRAPH_NONE || !is_up(ctx, i))
         return SIM_OK;
-    if (st->late == 1 && tag < st->w[i].k && st->w[i].state != HS_JOINING) {
+    if (st->late == 1 && tag < hp_w(ctx, i)->k && hp_w(ctx, i)->state != HS_JOINING) {
         st->late_dropped++;
         return SIM_OK;
     }
@@ -273,7 +273,7 @@ static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag
 
 static int finish_join(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    hop_worker *a = &st->w[r];
+    hop_worker *a = hp_w(ctx, r);
     uint64_t k = a->join_k > a->k ? a->join_k : a->k;
     if (st->gap > 0 && a->join_lo != UINT64_MAX && k > a->join_lo + st->gap)
         k = a->join_lo + st->gap > a->k ? a->join_lo + st->gap : a->k;
@@ -292,7 +292,7 @@ static int finish_join(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 
 static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    hop_worker *a = &st->w[d];
+    hop_worker *a = hp_w(ctx, d);
     a->state = HS_DOWN;
     st->failed = true;
     for (uint32_t e = st->g.in_off[d]; e < st->g.in_off[d + 1]; e++) {
@@ -303,7 +303,7 @@ static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         uint32_t o = st->g.adj[e], s = st->g.rev[e];
         st->joined[s] = 0;
-        hop_worker *b = &st->w[o];
+        hop_worker *b = hp_w(ctx, o);
         int rc = SIM_OK;
         if (b->state == HS_JOINING && st->asked[s] != 0) {
             st->asked[s] = 0;
@@ -322,7 +322,7 @@ static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 
 static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
-    hop_worker *a = &st->w[r];
+    hop_worker *a = hp_w(ctx, r);
     a->state = HS_JOINING;
     a->pending = 0;
     a->join_k = 0;
@@ -330,7 +330,7 @@ static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     for (uint32_t e = st->g.in_off[r]; e < st->g.in_off[r + 1]; e++) {
         uint32_t j = st->g.in_adj[e];
         st->asked[e] = 0;
-        if (!is_up(st, j))
+        if (!is_up(ctx, j))
             continue;
         st->asked[e] = 1;
         a->pending++;
@@ -344,7 +344,7 @@ static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 static int on_reply(hop *st, sim_ctx *ctx, uint32_t r, uint32_t j, uint64_t kj, bool sent,
                     sim_err *err)
 {
-    hop_worker *a = &st->w[r];
+    hop_worker *a = hp_w(ctx, r);
     uint32_t e = in_slot(&st->g, r, j);
     if (e == GRAPH_NONE || a->state != HS_JOINING || st->asked[e] == 0)
         return SIM_OK;
@@ -366,40 +366,20 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     int rc = graph_init(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
-    size_t m = st->g.edges > 0 ? st->g.edges : 1, deg = graph_max_degree(&st->g);
+    uint32_t lo, hi; /* the arena's xs and pick_q hold the spec's largest degree + 1 */
+    graph_degree_range(&st->spec, &lo, &hi);
     for (uint32_t i = 0; i < st->n; i++)
-        deg = graph_in_degree(&st->g, i) > deg ? graph_in_degree(&st->g, i) : deg;
-    st->w = calloc(st->n, sizeof(*st->w));
-    st->tag = calloc(m * st->q, sizeof(*st->tag));
-    st->held = calloc(m * st->q, sizeof(*st->held));
-    st->count = calloc(m, sizeof(*st->count));
-    st->seen = calloc(m, sizeof(*st->seen));
-    st->asked = calloc(m, sizeof(*st->asked));
-    st->joined = calloc(m, sizeof(*st->joined));
-    st->xs = calloc(deg + 1, sizeof(*st->xs));
-    st->pick_q = calloc(deg + 1, sizeof(*st->pick_q));
-    if (st->w == NULL || st->tag == NULL || st->held == NULL || st->count == NULL ||
-        st->seen == NULL || st->asked == NULL || st->joined == NULL || st->xs == NULL ||
-        st->pick_q == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    if (st->n <= HP_MAX_DIST_N) {
-        st->dist = calloc((size_t)st->n * st->n, sizeof(*st->dist));
-        uint32_t *queue = calloc(st->n, sizeof(*queue));
-        if (st->dist == NULL || queue == NULL) {
-            free(queue);
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        }
-        for (uint32_t j = 0; j < st->n; j++)
-            graph_distances(&st->g, j, st->dist + (size_t)j * st->n, queue);
-        free(queue);
-    }
+        if (graph_in_degree(&st->g, i) > hi || graph_out_degree(&st->g, i) > hi)
+            return sim_err_set(err, SIM_EINVAL, NULL, "hop: worker %u's degree exceeds %u", i, hi);
+    for (uint32_t j = 0; st->dist != NULL && j < st->n; j++)
+        graph_distances(&st->g, j, st->dist + (size_t)j * st->n, st->bfs);
     st->bytes = sim_ctx_model_bytes(ctx);
     st->nparams = sim_ctx_num_params(ctx);
     st->used_min = UINT64_MAX;
     for (uint32_t e = 0; e < st->g.edges; e++)
         st->joined[e] = 1;
     for (uint32_t w = 0; w < st->n; w++) {
-        st->w[w].state = sim_ctx_down(ctx, w) ? HS_DOWN : HS_TOKENS;
+        hp_w(ctx, w)->state = sim_ctx_down(ctx, w) ? HS_DOWN : HS_TOKENS;
         st->failed = st->failed || sim_ctx_down(ctx, w);
     }
     for (uint32_t w = 0; w < st->n; w++) {
@@ -416,7 +396,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        if (st->w[w].state != HS_COMPUTING || ev->arg[0] != st->w[w].k)
+        if (hp_w(ctx, w)->state != HS_COMPUTING || ev->arg[0] != hp_w(ctx, w)->k)
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "hop: worker %u finished an unexpected iteration %llu", w,
                                (unsigned long long)ev->arg[0]);
@@ -424,7 +404,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_MSG: {
         msg_hdr h = msg_read(ev);
         uint32_t src = (uint32_t)ev->src;
-        if (h.channel != 0 || !is_up(st, w))
+        if (h.channel != 0 || !is_up(ctx, w))
             return SIM_OK;
         switch (h.kind) {
         case MSG_UPDATE:
@@ -439,7 +419,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         case MSG_JOIN: /* answered at once, also while joining itself */
             return msg_post(
                 ctx, w, src, st->bytes,
-                hdr(st->w[w].state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, st->w[w].k),
+                hdr(hp_w(ctx, w)->state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, hp_w(ctx, w)->k),
                 msg_params(w), err);
         case MSG_REPLY:
         case MSG_REPLY_AT:
@@ -461,7 +441,6 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 
 static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
-    (void)ctx;
     const hop *st = state;
     double avg = st->averagings > 0 ? (double)st->used_sum / (double)st->averagings : 0.0;
     sim_report_add(out, "averagings", (double)st->averagings);
@@ -481,18 +460,20 @@ static void hp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "max_held_per_worker", (double)st->max_held);
     sim_report_add(out, "rejoins", (double)st->rejoins);
     for (uint32_t w = 0; w < st->n && w < MAX_PER_WORKER; w++)
-        sim_report_add(out, skipped_keys[w], (double)st->w[w].skipped);
+        sim_report_add(out, skipped_keys[w], (double)hp_w(ctx, w)->skipped);
 }
 
 const proto_ops proto_hop = {
     .name = "hop",
     .summary = "hop: queue-based decentralized training, backup workers, staleness, tokens, skips",
     .state_size = sizeof(hop),
+    .worker_size = sizeof(hop_worker),
     .rounds = false,
     .configure = hp_configure,
     .start = hp_start,
     .on_event = hp_on_event,
     .report = hp_report,
+    .buffers = hp_buffers,
     .memory = hp_memory,
     .copies = hp_copies,
     .fini = hp_fini,

@@ -76,17 +76,37 @@ int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return SIM_OK;
 }
 
+/* The run's arena: the update queues and the edges' state, the averaging's scratch and, up to
+ * HP_MAX_DIST_N workers, the all-pairs distances of the check. The models are the runtime's;
+ * the mean is formed in place. */
+void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    (void)num_params;
+    hop *st = state;
+    uint64_t m = graph_edge_count(&st->spec);
+    uint32_t lo, hi;
+    graph_degree_range(&st->spec, &lo, &hi);
+    size_t dist = st->n <= HP_MAX_DIST_N ? st->n : 0;
+    st->tag = sim_arena_alloc(a, m * st->q, sizeof(*st->tag));
+    st->held = sim_arena_alloc(a, m * st->q, sizeof(*st->held));
+    st->count = sim_arena_alloc(a, m, sizeof(*st->count));
+    st->seen = sim_arena_alloc(a, m, sizeof(*st->seen));
+    st->asked = sim_arena_alloc(a, m, sizeof(*st->asked));
+    st->joined = sim_arena_alloc(a, m, sizeof(*st->joined));
+    st->xs = sim_arena_alloc(a, (size_t)hi + 1, sizeof(*st->xs));
+    st->pick_q = sim_arena_alloc(a, (size_t)hi + 1, sizeof(*st->pick_q));
+    st->dist = sim_arena_alloc(a, dist * dist, sizeof(*st->dist));
+    st->bfs = sim_arena_alloc(a, dist, sizeof(*st->bfs));
+}
+
+/* Outside the arena: the kit's graph. */
 uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    /* The models are the runtime's; the mean is formed in place. */
+    (void)sc;
     (void)num_params;
     const hop *st = state;
-    uint64_t e = graph_edge_count(&st->spec), n = sc->workers;
-    uint64_t dist = n <= HP_MAX_DIST_N ? n * n * sizeof(uint32_t) : 0;
-    return graph_memory(&st->spec) + n * sizeof(hop_worker) +
-           e * (st->q * (sizeof(uint64_t) + sizeof(uint32_t)) + sizeof(uint32_t) +
-                sizeof(uint64_t) + 2) +
-           dist + (n + 1) * (sizeof(float *) + sizeof(int32_t));
+    return graph_memory(&st->spec);
 }
 
 /* A worker's update goes to its out-neighbours as an alias of its model (copied when the
@@ -107,14 +127,4 @@ void hp_fini(void *state)
 {
     hop *st = state;
     graph_fini(&st->g);
-    free(st->w);
-    free(st->tag);
-    free(st->held);
-    free(st->count);
-    free(st->seen);
-    free(st->asked);
-    free(st->joined);
-    free(st->dist);
-    free(st->xs);
-    free(st->pick_q);
 }

@@ -19,19 +19,19 @@ static void violation(hop *st, int kind, bool ok)
 }
 
 /* The gap bounds at worker i (it just started an iteration or jumped). */
-void hp_check_gaps(hop *st, uint32_t i)
+void hp_check_gaps(hop *st, const sim_ctx *ctx, uint32_t i)
 {
     int64_t t = st->tighten ? 1 : 0;
-    int64_t ki = (int64_t)st->w[i].k;
+    int64_t ki = (int64_t)hp_w(ctx, i)->k;
     bool edge_bound = st->gap > 0 || st->b == 0;
     int64_t bound = st->gap > 0 ? (int64_t)st->gap : (int64_t)st->s + 1;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++) {
         uint32_t j = st->g.in_adj[e];
-        if (!is_up(st, j) || st->w[j].state == HS_JOINING) {
+        if (!is_up(ctx, j) || hp_w(ctx, j)->state == HS_JOINING) {
             st->joined[e] = 0;
             continue;
         }
-        int64_t d = ki - (int64_t)st->w[j].k;
+        int64_t d = ki - (int64_t)hp_w(ctx, j)->k;
         if (st->joined[e] == 0 && (!edge_bound || d <= bound))
             st->joined[e] = 1;
         if (st->joined[e] == 0)
@@ -44,23 +44,23 @@ void hp_check_gaps(hop *st, uint32_t i)
         for (uint32_t j = 0; j < st->n; j++) {
             uint32_t dj = st->dist[(size_t)j * st->n + i];
             if (j != i && dj != GRAPH_NONE)
-                violation(st, BAD_DIST, ki - (int64_t)st->w[j].k <= (int64_t)dj - t);
+                violation(st, BAD_DIST, ki - (int64_t)hp_w(ctx, j)->k <= (int64_t)dj - t);
         }
 }
 
 /* ---- update queues ---- */
 
-static uint32_t up_in(const hop *st, uint32_t i)
+static uint32_t up_in(const hop *st, const sim_ctx *ctx, uint32_t i)
 {
     uint32_t c = 0;
     for (uint32_t e = st->g.in_off[i]; e < st->g.in_off[i + 1]; e++)
-        c += is_up(st, st->g.in_adj[e]) ? 1 : 0;
+        c += is_up(ctx, st->g.in_adj[e]) ? 1 : 0;
     return c;
 }
 
-uint32_t hp_need_of(const hop *st, uint32_t i)
+uint32_t hp_need_of(const hop *st, const sim_ctx *ctx, uint32_t i)
 {
-    uint32_t deg = graph_in_degree(&st->g, i), up = up_in(st, i);
+    uint32_t deg = graph_in_degree(&st->g, i), up = up_in(st, ctx, i);
     uint32_t full = deg > st->b ? deg - st->b : 0;
     return full < up ? full : up;
 }
@@ -150,7 +150,7 @@ uint32_t hp_average(hop *st, sim_ctx *ctx, uint32_t i, uint64_t k)
             hp_drop_entry(st, ctx, e, (uint32_t)q); /* one from i's future stays for it */
         hp_drop_below(st, ctx, e, k + 1 > st->s ? k + 1 - st->s : 0);
     }
-    uint32_t need = hp_need_of(st, i);
+    uint32_t need = hp_need_of(st, ctx, i);
     violation(st, BAD_NEED, used >= need + (uint32_t)t);
     uint32_t deg = graph_in_degree(&st->g, i);
     st->degraded += used < (deg > st->b ? deg - st->b : 0) ? 1 : 0;

@@ -28,6 +28,7 @@ enum {
     HS_UPDATES = 4    /* waiting for the updates of iteration k */
 };
 
+/* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
 typedef struct hop_worker {
     uint64_t k;       /* current iteration (running or waiting to start) */
     uint64_t join_k;  /* JOINING: the largest iteration answered so far */
@@ -47,7 +48,7 @@ typedef struct hop {
     bool skip, tighten;
     /* run state */
     graph g;
-    hop_worker *w;    /* (n) */
+    /* the run's arena (hp_buffers) */
     uint64_t *tag;    /* (edges, q) held update tags by in-slot, ascending */
     uint32_t *held;   /* (edges, q) their snapshot handles */
     uint32_t *count;  /* (edges) updates held per in-slot */
@@ -55,8 +56,9 @@ typedef struct hop {
     uint8_t *asked;   /* (edges) a JOIN of the head waits for this in-neighbour's reply */
     uint8_t *joined;  /* (edges) the gap check applies */
     uint32_t *dist;   /* (n, n) dist[j * n + i] = hops j -> i, or NULL */
-    const float **xs; /* (max in-degree + 1) the models being averaged */
-    int32_t *pick_q;  /* (max in-degree) the update selected per in-slot */
+    const float **xs; /* (max degree + 1) the models being averaged */
+    int32_t *pick_q;  /* (max degree + 1) the update selected per in-slot */
+    uint32_t *bfs;    /* (n) the distances' scratch, or NULL */
     size_t nparams;
     uint64_t bytes;
     bool failed; /* a failure happened: the distance check stops */
@@ -67,21 +69,29 @@ typedef struct hop {
     uint64_t updates_sent, tokens_sent, superseded, late_dropped, rejoins, max_held;
 } hop;
 
-/* Whether worker w takes part (it is not down). */
-static inline bool is_up(const hop *st, uint32_t w)
+/* Worker w's state (proto_ops.worker_size): for the handler acting for w, and for the checks,
+ * which observe every worker. Hop's workers learn of each other by messages only (updates,
+ * tokens, joins): it makes no sim_ctx_peer read. */
+static inline hop_worker *hp_w(const sim_ctx *ctx, uint32_t w)
 {
-    return st->w[w].state != HS_DOWN;
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Whether worker w takes part (it is not down: its state is HS_DOWN exactly then). */
+static inline bool is_up(const sim_ctx *ctx, uint32_t w)
+{
+    return !sim_ctx_down(ctx, w);
 }
 
 /* ---- checks (protocols/hop_queues.c) ---- */
 
 /* The gap bounds at worker i (it just started an iteration or jumped). */
-void hp_check_gaps(hop *st, uint32_t i);
+void hp_check_gaps(hop *st, const sim_ctx *ctx, uint32_t i);
 
 /* ---- update queues (protocols/hop_queues.c) ---- */
 
 /* The updates worker i must use in an averaging: min(in-degree - b, up in-neighbours). */
-uint32_t hp_need_of(const hop *st, uint32_t i);
+uint32_t hp_need_of(const hop *st, const sim_ctx *ctx, uint32_t i);
 
 /* The queue index of the update in-slot e selects at iteration k, or -1. */
 int32_t hp_pick(const hop *st, uint32_t e, uint64_t k);
@@ -105,8 +115,9 @@ void hp_insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t ta
 
 #define HP_MAX_DIST_N 1024 /* the all-pairs distance check up to this many workers */
 
-/* The ops table's configure, memory, copies and fini. */
+/* The ops table's configure, buffers, memory, copies and fini. */
 int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
 uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params);
 uint64_t hp_copies(const void *state, const sim_scenario *sc);
 void hp_fini(void *state);

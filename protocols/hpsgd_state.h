@@ -1,6 +1,7 @@
 /* Internal header of hpsgd (protocols/hpsgd.c: the iteration, the ring's and the barrier's
  * rounds, merges and flushes; protocols/hpsgd_members.c: failures, admissions, the barrier's
- * restarts), included by those two files only. */
+ * restarts; protocols/hpsgd_config.c: configure, memory, report, fini), included by those three
+ * files only. */
 #ifndef PROTOCOLS_HPSGD_STATE_H
 #define PROTOCOLS_HPSGD_STATE_H
 
@@ -11,7 +12,10 @@
 #include "protocols/coll.h"
 #include "protocols/rejoin.h"
 #include "runtime/ctx.h"
+#include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/output.h"
+#include "sim/scenario.h"
 
 enum {
     FLUSH_BOTH = 0,
@@ -128,5 +132,11 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
 int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+/* hpsgd_config.c: the ops table's configure, memory, report and fini. */
+int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+uint64_t hps_memory(const void *state, const sim_scenario *sc, size_t num_params);
+void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
+void hps_fini(void *state);
 
 #endif

@@ -11,8 +11,6 @@
  * starts H local steps from its own (stale) model and is averaged with the others at the
  * next round.
  */
-#include <stdlib.h>
-
 #include "protocols/coll.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
@@ -22,10 +20,14 @@ typedef struct localsgd {
     coll_ring *ring;
     uint32_t n;
     int64_t local_steps; /* H */
-    uint32_t *steps;     /* (n) local steps done since the last averaging */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
     coll_mean *mean;     /* the round's mean model (real models only) */
 } localsgd;
+
+/* A worker's state (sim_ctx_worker). */
+typedef struct ls_worker {
+    uint32_t steps; /* local steps done since the last averaging */
+} ls_worker;
 
 static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -39,7 +41,6 @@ static void ls_fini(void *state)
 {
     localsgd *st = state;
     coll_ring_destroy(st->ring);
-    free(st->steps);
     coll_mean_destroy(st->mean);
     coll_hub_destroy(st->hub);
 }
@@ -60,7 +61,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
         st->rounds++;
     if (coll_ring_round_complete(st->ring, round))
         sim_ctx_round_end(ctx);
-    st->steps[w] = 0;
+    ((ls_worker *)sim_ctx_worker(ctx, w))->steps = 0;
     return sim_ctx_compute(ctx, w, 0, err);
 }
 
@@ -68,17 +69,15 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
-    if (++st->steps[w] < st->local_steps)
-        return sim_ctx_compute(ctx, w, st->steps[w], err);
+    ls_worker *a = sim_ctx_worker(ctx, w);
+    if (++a->steps < st->local_steps)
+        return sim_ctx_compute(ctx, w, a->steps, err);
     return coll_ring_join(st->ring, ctx, w, err);
 }
 
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     localsgd *st = state;
-    st->steps = calloc(st->n, sizeof(*st->steps));
-    if (st->steps == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     st->hub = coll_hub_create(1, 0, err);
     if (st->hub == NULL)
         return err->code;
@@ -110,7 +109,7 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_WORKER_DOWN:
         return coll_hub_worker_down(st->hub, ctx, w, err);
     case SIM_EV_WORKER_UP: {
-        st->steps[w] = 0;
+        ((ls_worker *)sim_ctx_worker(ctx, w))->steps = 0;
         int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
@@ -119,12 +118,12 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-/* The ring's member arrays and the round's mean (one model). */
+/* The kit's objects: the ring and the round's mean (one model). */
 static uint64_t ls_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     (void)state;
     return coll_ring_memory(sc->workers, sc->workers) +
-           (uint64_t)sc->workers * (sizeof(float *) + sizeof(uint32_t)) + (uint64_t)num_params * 4;
+           (num_params > 0 ? coll_mean_memory(num_params, sc->workers) : 0);
 }
 
 static coll_stats ring_stats(const localsgd *st)
@@ -147,6 +146,7 @@ const proto_ops proto_localsgd = {
     .name = "localsgd",
     .summary = "local SGD: local_steps steps on each worker, then a ring all-reduce of the models",
     .state_size = sizeof(localsgd),
+    .worker_size = sizeof(ls_worker),
     .rounds = true,
     .configure = ls_configure,
     .start = ls_start,

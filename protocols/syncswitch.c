@@ -43,72 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocols/ps_server.h"
+#include "protocols/syncswitch_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-enum {
-    EV_RESUME = SIM_EV_USER,    /* the switch's pause is over */
-    EV_SWITCH = SIM_EV_USER + 1 /* without a sample budget: the first phase's time is up */
-};
-
-enum {
-    ORDER_BSP_FIRST = 0,
-    ORDER_ASP_FIRST = 1
-};
-
-enum {
-    MOM_KEEP = 0,
-    MOM_ZERO = 1,
-    MOM_SCALE = 2,
-    MOM_RAMP = 3
-};
-
-enum {
-    ONLINE_NONE = 0,
-    ONLINE_GREEDY = 1,
-    ONLINE_BUDGETED = 2
-};
-
-/* Where the run is in its plan. */
-enum {
-    PH_FIRST = 0, /* the first phase (which may hold online excursions) */
-    PH_SECOND = 1 /* after the switch */
-};
-
-typedef struct syncswitch {
-    ps_server_config cfg;
-    double p, asp_lr, pause_s, factor, online_budget;
-    int order, mom, online;
-    int64_t ramp_steps;
-    double lr, m; /* the workload's */
-    uint32_t n;
-    ps_server *srv;
-    uint64_t T, R;          /* budget in iterations, BSP rounds */
-    uint64_t first;         /* iterations of the first phase (BSP: R N) */
-    uint64_t counted_first; /* iterations counted in the first phase so far */
-    int phase;              /* PH_* */
-    bool excursion;         /* an online ASP excursion runs (or is being drained to) */
-    bool online_off;        /* budgeted: the budget is spent */
-    bool time_up;           /* without a sample budget: the first phase's time is over */
-    uint8_t *flagged;       /* (n) stragglers of the current excursion */
-    sim_time *window;       /* (2n) recent own times */
-    sim_time *sorted;       /* (2n) scratch */
-    size_t nwin, win_at;
-    int next_mode; /* the mode the pending resume sets */
-    /* Accounting. */
-    uint64_t samples[2];           /* [0] BSP, [1] ASP */
-    uint64_t online_samples;       /* ASP samples of online excursions */
-    sim_time mode_since;           /* when the current mode (or pause) began */
-    sim_time time_ns[2];           /* time in BSP and in ASP (drains count to the mode drained) */
-    sim_time pause_ns;             /* time in switch pauses */
-    sim_time switch_ns, resume_ns; /* the planned switch: drained, resumed (-1: none) */
-    uint64_t excursions;
-    double lr_bsp, lr_asp, m_asp; /* rates of the last update in each mode */
-    uint64_t fnv_model, fnv_v_before, fnv_v_after;
-    double v_norm_before, v_norm_after;
-    ps_server_stats at_switch;
-} syncswitch;
 
 static const char *const order_names[] = { "bsp_first", "asp_first" };
 static const char *const mom_names[] = { "keep", "zero", "scale", "ramp" };
@@ -159,23 +96,29 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }
 
+/* The run's arena: the online policy's flags, window and scratch. */
+static void ss_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    (void)num_params;
+    syncswitch *st = state;
+    st->flagged = sim_arena_alloc(a, st->n, sizeof(*st->flagged));
+    st->window = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->window));
+    st->sorted = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->sorted));
+}
+
+/* Outside the arena: the kit's parameter server. */
 static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const syncswitch *st = state;
-    return ps_server_memory(&st->cfg, sc, num_params) +
-           (uint64_t)st->n * (1 + 4 * sizeof(sim_time));
+    return ps_server_memory(&st->cfg, sc, num_params);
 }
 
 static void ss_fini(void *state)
 {
     syncswitch *st = state;
     ps_server_destroy(st->srv);
-    free(st->flagged);
-    free(st->window);
-    free(st->sorted);
     st->srv = NULL;
-    st->flagged = NULL;
-    st->window = st->sorted = NULL;
 }
 
 /* The ASP momentum coefficient after `step` updates of a shard. */
@@ -233,87 +176,6 @@ static void counted(void *ud, sim_ctx *ctx, uint32_t w, int mode)
         st->online_samples += b;
 }
 
-/* ---- online straggler policy ---- */
-
-/* The median (the upper one of an even count) of the window, by quickselect on a scratch
- * copy: no allocation in a handler (qsort may allocate). */
-static sim_time window_median(syncswitch *st)
-{
-    sim_time *a = st->sorted;
-    size_t n = st->nwin, want = n / 2, lo = 0, hi = n - 1;
-    memcpy(a, st->window, n * sizeof(*a));
-    while (lo < hi) {
-        sim_time pivot = a[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] < pivot)
-                i++;
-            while (a[j] > pivot)
-                j--;
-            if (i <= j) {
-                sim_time t = a[i];
-                a[i] = a[j];
-                a[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (want <= j)
-            hi = j;
-        else if (want >= i)
-            lo = i;
-        else
-            break;
-    }
-    return a[want];
-}
-
-/* Iterations the online excursions may still use. */
-static uint64_t online_left(const syncswitch *st, uint64_t b)
-{
-    if (st->online != ONLINE_BUDGETED)
-        return UINT64_MAX;
-    uint64_t base = st->first != UINT64_MAX ? st->first : st->counted_first;
-    uint64_t cap = (uint64_t)floor(st->online_budget * (double)base);
-    uint64_t used = st->online_samples / b;
-    return used >= cap ? 0 : cap - used;
-}
-
-static int arrived(void *ud, sim_ctx *ctx, uint32_t w, sim_time own_ns, sim_err *err)
-{
-    syncswitch *st = ud;
-    if (st->online == ONLINE_NONE || st->phase != PH_FIRST)
-        return SIM_OK;
-    size_t cap = 2 * (size_t)st->n;
-    sim_time median = st->nwin >= st->n ? window_median(st) : 0;
-    st->window[st->win_at] = own_ns;
-    st->win_at = (st->win_at + 1) % cap;
-    st->nwin += st->nwin < cap ? 1 : 0;
-    if (median == 0 || ps_server_draining(st->srv))
-        return SIM_OK;
-    bool slow = (double)own_ns > st->factor * (double)median;
-    if (!st->excursion) {
-        if (!slow || st->online_off)
-            return SIM_OK;
-        st->flagged[w] = 1;
-        st->excursion = true;
-        st->next_mode = PS_ASP;
-        return ps_server_drain(st->srv, ctx, err);
-    }
-    if (slow) {
-        st->flagged[w] = 1;
-        return SIM_OK;
-    }
-    st->flagged[w] = 0;
-    for (uint32_t v = 0; v < st->n; v++)
-        if (st->flagged[v])
-            return SIM_OK;
-    st->next_mode = PS_BSP;
-    return ps_server_drain(st->srv, ctx, err);
-}
-
 /* ---- the switch ---- */
 
 static uint64_t fnv53(const float *x, size_t n)
@@ -361,11 +223,11 @@ static int resume(syncswitch *st, sim_ctx *ctx, sim_err *err)
     uint64_t left = st->first > st->counted_first ? st->first - st->counted_first : 0;
     if (st->first == UINT64_MAX) { /* time split: only the excursion's budget */
         if (st->next_mode == PS_ASP)
-            ps_server_drain_after(st->srv, online_left(st, sim_ctx_budget(ctx).batch));
+            ps_server_drain_after(st->srv, ss_online_left(st, sim_ctx_budget(ctx).batch));
         return SIM_OK;
     }
     if (st->next_mode == PS_ASP) {
-        uint64_t cap = online_left(st, sim_ctx_budget(ctx).batch);
+        uint64_t cap = ss_online_left(st, sim_ctx_budget(ctx).batch);
         ps_server_drain_after(st->srv, left < cap ? left : cap);
     } else {
         ps_server_stats s;
@@ -386,7 +248,7 @@ static int drained(void *ud, sim_ctx *ctx, sim_err *err)
         /* An excursion ended: by recovery, or by its budget. */
         st->excursion = false;
         memset(st->flagged, 0, st->n);
-        if (online_left(st, sim_ctx_budget(ctx).batch) == 0)
+        if (ss_online_left(st, sim_ctx_budget(ctx).batch) == 0)
             st->online_off = true;
         st->next_mode = PS_BSP;
         return resume(st, ctx, err);
@@ -438,11 +300,6 @@ static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
     syncswitch *st = state;
     plan(st, ctx);
     st->switch_ns = st->resume_ns = -1;
-    st->flagged = calloc(st->n, 1);
-    st->window = calloc(2 * (size_t)st->n, sizeof(*st->window));
-    st->sorted = calloc(2 * (size_t)st->n, sizeof(*st->sorted));
-    if (st->flagged == NULL || st->window == NULL || st->sorted == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     bool bsp_first = st->order == ORDER_BSP_FIRST;
     /* One phase only: ASP from the start (p = 0 or no BSP round), or BSP throughout. */
     bool timed = st->R == UINT64_MAX - 1;
@@ -451,7 +308,7 @@ static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
         bsp_only = true;
     st->cfg.mode = asp_only || (!bsp_only && !bsp_first) ? PS_ASP : PS_BSP;
     ps_server_hooks hooks = {
-        .ud = st, .rates = rates, .counted = counted, .arrived = arrived, .drained = drained
+        .ud = st, .rates = rates, .counted = counted, .arrived = ss_arrived, .drained = drained
     };
     st->srv = ps_server_create(ctx, &st->cfg, &hooks, err);
     if (st->srv == NULL)
@@ -545,6 +402,7 @@ const proto_ops proto_syncswitch = {
     .start = ss_start,
     .on_event = ss_on_event,
     .report = ss_report,
+    .buffers = ss_buffers,
     .memory = ss_memory,
     .fini = ss_fini,
 };

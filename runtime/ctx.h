@@ -107,6 +107,20 @@ typedef enum sim_layer_point {
 } sim_layer_point;
 sim_time sim_ctx_layer_ns(const sim_ctx *ctx, uint32_t w, size_t i, sim_layer_point at);
 
+/* ---- Per-worker state (proto_ops.worker_size bytes each, zeroed, in the run's arena) ---- */
+
+/* Worker w's state, for the handler acting for w (its event, its timer, its message, or the
+ * protocol's bookkeeping on its behalf, such as noticing that a neighbour failed), and for
+ * the protocol's observers of every worker (report, checks, round detection). NULL when the
+ * protocol declares no worker_size. */
+void *sim_ctx_worker(const sim_ctx *ctx, uint32_t w);
+
+/* Worker w's state reached on purpose by another worker without a message (AD-PSGD's pairwise
+ * commit, which both ends apply at once; Moshpit's keys read "as from a DHT"): the same
+ * pointer as sim_ctx_worker's, and one read counted in sim_stats.peer_reads and
+ * summary.json's "peer_reads". */
+void *sim_ctx_peer(sim_ctx *ctx, uint32_t w);
+
 /* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
 #define SIM_CTX_PROTO UINT32_MAX
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);
@@ -283,6 +297,7 @@ typedef struct sim_stats {
                                        is less than twice the slice, never a whole model;
                                        resident are only the pages written */
     size_t held;                    /* snapshots the protocol holds now */
+    uint64_t peer_reads;            /* sim_ctx_peer calls so far */
 } sim_stats;
 sim_stats sim_ctx_stats(const sim_ctx *ctx);
 

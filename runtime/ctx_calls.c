@@ -140,6 +140,20 @@ gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w)
     return sim_cluster_worker_rng(ctx->cl, w);
 }
 
+void *sim_ctx_worker(const sim_ctx *ctx, uint32_t w)
+{
+    assert(w < ctx->nworkers);
+    if (ctx->workers == NULL)
+        return NULL;
+    return ctx->workers + (size_t)w * ctx->proto->worker_size;
+}
+
+void *sim_ctx_peer(sim_ctx *ctx, uint32_t w)
+{
+    ctx->peer_reads++;
+    return sim_ctx_worker(ctx, w);
+}
+
 size_t sim_ctx_num_params(const sim_ctx *ctx)
 {
     return train_num_params(ctx->tr);
@@ -258,7 +272,8 @@ sim_stats sim_ctx_stats(const sim_ctx *ctx)
 {
     sim_stats s = { .copies_on_write = ctx->snaps.copies_on_write,
                     .snapshot_buffer_bytes = snap_buffer_bytes(ctx),
-                    .held = ctx->snaps.held };
+                    .held = ctx->snaps.held,
+                    .peer_reads = ctx->peer_reads };
     return s;
 }
 

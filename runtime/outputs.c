@@ -267,6 +267,8 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
             "  \"messages\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
             ", \"dropped\": %" PRIu64 ", \"peak_flows\": %zu},\n",
             ns.sent, ns.delivered, ns.dropped, ns.peak_flows);
+    if (ctx->peer_reads > 0) /* reads of another worker's state without a message */
+        fprintf(s, "  \"peer_reads\": %" PRIu64 ",\n", ctx->peer_reads);
     if (ctx->out.nnotes > 0) {
         fputs("  \"notes\": [", s);
         for (size_t i = 0; i < ctx->out.nnotes; i++) {

@@ -1,15 +1,19 @@
 /* The protocol interface: the ops table every synchronization protocol implements.
  *
  * A protocol is a `const proto_ops` in its own file (ROSS style: a table of handlers plus
- * the size of the per-run state the runtime allocates, zeroed). The runtime reads
- * $.protocol.name itself; configure only parses the protocol's other parameters through
- * sim_cfg (which records defaults and lets the runtime reject unknown keys afterwards) and
- * checks them against the scenario, allocating nothing: the runtime calls it once to
- * validate and once per run. start allocates the run's state and schedules the first
- * events; on_event handles every event of the run addressed to the protocol (see
- * runtime/ctx.h); fini frees what start allocated (it is also called after a configure
- * that was never started, on a zeroed state). Handlers take `void *state` and cast it on
- * their first line. Only configure, start and on_event are required.
+ * the size of the per-run state the runtime allocates, zeroed, and the size of the state of
+ * each worker, ROSS's per-entity state, which it reaches with sim_ctx_worker). Its buffers
+ * come from the run's arena (runtime/arena.h): the `buffers` hook asks for them, the runtime
+ * sizes them for the memory guard before the run allocates anything, and frees them at
+ * teardown. The runtime reads $.protocol.name itself; configure only parses the protocol's
+ * other parameters through sim_cfg (which records defaults and lets the runtime reject
+ * unknown keys afterwards) and checks them against the scenario, allocating nothing: the
+ * runtime calls it once to validate and once per run. start schedules the first events (and
+ * builds what lives outside the arena, such as the kit's objects); on_event handles every
+ * event of the run addressed to the protocol (see runtime/ctx.h); fini frees what start
+ * built (it is also called after a configure that was never started, on a zeroed state). Handlers
+ * take `void *state` and cast it on their first line. Only configure, start and on_event are
+ * required.
  */
 #ifndef RUNTIME_PROTO_H
 #define RUNTIME_PROTO_H
@@ -18,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
@@ -28,14 +33,24 @@ typedef struct proto_ops {
     const char *name;    /* matches "protocol": {"name": ...} in scenarios */
     const char *summary; /* one line for `hetsim list protocols` */
     size_t state_size;   /* zeroed bytes the runtime allocates per run */
+    size_t worker_size;  /* zeroed bytes the runtime allocates per worker, in the run's arena
+                            (sim_ctx_worker); 0: none */
     bool rounds; /* iterations/epochs stops wait for sim_ctx_round_end (synchronous rounds) */
     int (*configure)(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
     int (*start)(void *state, sim_ctx *ctx, sim_err *err);
     int (*on_event)(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+    /* Optional: asks for the protocol's buffers in the run's arena (runtime/arena.h) with
+     * sim_arena_alloc, from the configured state and the model's size (`num_params` floats, 0
+     * when timing-only) alone, and stores the pointers in `state`. Called after configure,
+     * once on a sizing arena (every pointer NULL: the memory guard's count) and once on the
+     * run's, before start; what it asks for is zeroed, and freed after fini. */
+    void (*buffers)(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
     /* Optional: figures for summary.json's protocol_report, at the end of the run. */
     void (*report)(const void *state, const sim_ctx *ctx, sim_report *out);
-    /* Optional: bytes the protocol's own run state takes (buffers, queues) for `sc` with
-     * models of `num_params` floats (0: timing-only), counted into the run's memory check,
+    /* Optional: bytes the protocol's own run state takes outside the arena (the kit's
+     * objects: graphs, collectives, services, each by its _memory function, and buffers the
+     * runtime may take over, such as sim_ctx_take_grad's) for `sc` with models of
+     * `num_params` floats (0: timing-only), counted into the run's memory check,
      * including the message snapshots it keeps written at once at most (copies, slices, and
      * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
      * written since the send costs nothing). */

@@ -258,16 +258,44 @@ static int configure_protocol(sim_scenario *sc, const proto_ops *ops, void *stat
     return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
 }
 
+/* Asks for the run's arena: the workers' states, then the protocol's buffers (its buffers
+ * hook, on the configured `state`). */
+static void ask_arena(sim_arena *a, const sim_scenario *sc, const proto_ops *ops, void *state,
+                      size_t num_params)
+{
+    if (ops->worker_size > 0)
+        sim_arena_alloc(a, sc->workers, ops->worker_size);
+    if (ops->buffers != NULL)
+        ops->buffers(state, a, sc, num_params);
+}
+
+/* The bytes the run's arena will take, by a sizing pass (nothing allocated but the counter);
+ * UINT64_MAX when even that fails, which the memory check refuses. */
+static uint64_t arena_size(const sim_scenario *sc, const proto_ops *ops, void *state,
+                           size_t num_params)
+{
+    sim_arena *a = sim_arena_create_sizing(NULL);
+    if (a == NULL)
+        return UINT64_MAX;
+    ask_arena(a, sc, ops, state, num_params);
+    uint64_t bytes = sim_arena_bytes(a);
+    sim_arena_destroy(a);
+    return bytes;
+}
+
 /* The whole run's estimate: the runtime's state, the model tensors and data (train_config's
- * bytes_estimate, 0 when timing-only) and the protocol's own state (configured in `state`). */
+ * bytes_estimate, 0 when timing-only) and the protocol's own state (configured in `state`):
+ * its arena, measured by a sizing pass (*arena), and what its memory hook counts outside it. */
 static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, const proto_ops *ops,
-                             const void *state)
+                             void *state, uint64_t *arena)
 {
     size_t num_params = tc->num_params;
+    *arena = arena_size(sc, ops, state, num_params);
     uint64_t own = ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
     if (ops->copies != NULL)
         own += ops->copies(state, sc) * proto_snapshot_bytes(num_params);
-    return memory_estimate(sc, num_params) + tc->bytes_estimate + own;
+    uint64_t total = memory_estimate(sc, num_params) + tc->bytes_estimate + own;
+    return *arena > UINT64_MAX - total ? UINT64_MAX : total + *arena;
 }
 
 int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
@@ -279,7 +307,8 @@ int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     if (rc == SIM_OK)
         rc = configure_protocol(sc, ops, state, err);
-    uint64_t need = rc == SIM_OK ? run_estimate(sc, &tc, ops, state) : 0;
+    uint64_t arena = 0;
+    uint64_t need = rc == SIM_OK ? run_estimate(sc, &tc, ops, state, &arena) : 0;
     if (state != NULL && ops->fini != NULL)
         ops->fini(state);
     free(state);
@@ -372,7 +401,8 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     int rc = read_workload(ctx->sc, &tc, err);
     if (rc == SIM_OK)
         ctx->memory_estimate =
-            run_estimate(ctx->sc, &tc, ctx->proto, ctx->state) + jobs_memory(&tc, ctx->threads);
+            run_estimate(ctx->sc, &tc, ctx->proto, ctx->state, &ctx->arena_bytes) +
+            jobs_memory(&tc, ctx->threads);
     if (rc == SIM_OK && ctx->threads > 1 && ctx->memory_estimate > physical_memory() / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
                     "%u workers with %u threads need about %.1f GiB, more than 80%% of this "
@@ -406,6 +436,25 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     return SIM_OK;
 }
 
+/* The run's arena, of the size the memory check counted: the workers' states and the
+ * protocol's buffers, zeroed. */
+static int build_arena(sim_ctx *ctx, sim_err *err)
+{
+    ctx->arena = sim_arena_create(ctx->arena_bytes, err);
+    if (ctx->arena == NULL)
+        return err->code;
+    if (ctx->proto->worker_size > 0)
+        ctx->workers = sim_arena_alloc(ctx->arena, ctx->nworkers, ctx->proto->worker_size);
+    if (ctx->proto->buffers != NULL)
+        ctx->proto->buffers(ctx->state, ctx->arena, ctx->sc, sim_ctx_num_params(ctx));
+    if (sim_arena_overrun(ctx->arena) || sim_arena_bytes(ctx->arena) != ctx->arena_bytes)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: the buffers hook asked for %llu bytes, %llu when sized",
+                           ctx->proto->name, (unsigned long long)sim_arena_bytes(ctx->arena),
+                           (unsigned long long)ctx->arena_bytes);
+    return SIM_OK;
+}
+
 static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     ctx->sc = sc;
@@ -436,7 +485,8 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
         ctx->account.worker[w].state = ACCT_WAIT;
         ctx->account.worker[w].iter_start_ns = SIM_TIME_NEVER;
     }
-    return build_training(ctx, err);
+    rc = build_training(ctx, err);
+    return rc != SIM_OK ? rc : build_arena(ctx, err);
 }
 
 static void teardown(sim_ctx *ctx)
@@ -446,6 +496,7 @@ static void teardown(sim_ctx *ctx)
     if (ctx->proto != NULL && ctx->proto->fini != NULL && ctx->state != NULL)
         ctx->proto->fini(ctx->state);
     free(ctx->state);
+    sim_arena_destroy(ctx->arena); /* after fini, which may still read its buffers */
     jobs_fini(ctx);
     train_destroy(ctx->tr);
     snap_fini(ctx);

@@ -152,6 +152,10 @@ struct sim_ctx {
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t memory_estimate; /* bytes the memory check expects the run to take */
+    uint64_t arena_bytes;     /* the sizing pass's count of the run's arena */
+    sim_arena *arena;         /* the protocol's buffers and worker states (runtime/arena.h) */
+    unsigned char *workers;   /* (nworkers * proto->worker_size) sim_ctx_worker's, or NULL */
+    uint64_t peer_reads;      /* sim_ctx_peer calls */
     const sim_change *timeline;
     size_t ntimeline;
     snap_table snaps;

@@ -148,7 +148,7 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
         a->serving = AD_NOBODY;
         a->peer = AD_NOBODY;
     }
-    st->bytes = sim_ctx_model_bytes(ctx);
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     st->timeout_ns =
         st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6) : auto_timeout(st, ctx);

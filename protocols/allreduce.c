@@ -183,11 +183,13 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
 static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_err *err)
 {
     if (st->nb <= 1)
-        return up ? coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err)
+        return up ? coll_ring_worker_changed(st->ring, ctx, w,
+                                             sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err)
                   : coll_hub_worker_down(st->hub, ctx, w, err);
     uint32_t gen = coll_ring_generation(st->ring);
     coll_ring_unjoin_all(st->ring);
-    int rc = up ? coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err)
+    int rc = up ? coll_ring_worker_changed(st->ring, ctx, w,
+                                           sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err)
                 : coll_hub_worker_down(st->hub, ctx, w, err);
     bool restarted = coll_ring_generation(st->ring) != gen;
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
@@ -276,7 +278,7 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
         return err->code;
     int rc = buckets_init(st, ctx, err);
     if (rc == SIM_OK)
-        rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+        rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = compute(st, ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;

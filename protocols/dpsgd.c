@@ -314,7 +314,7 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
     int rc = dp_build_graph(st, err);
     if (rc != SIM_OK)
         return rc;
-    st->bytes = sim_ctx_model_bytes(ctx);
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     st->rj = rejoin_create(st->n, err);
     if (st->rj == NULL)

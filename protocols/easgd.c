@@ -107,8 +107,8 @@ static int computed(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_ctx_count(ctx, w, 1);
     if (++st->steps[w] % (uint64_t)st->tau != 0)
         return sim_ctx_compute(ctx, w, st->steps[w], err);
-    return msg_post(ctx, w, st->server, sim_ctx_model_bytes(ctx), hdr(MSG_MODEL, st->steps[w]),
-                    msg_params(w), err);
+    return msg_post(ctx, w, st->server, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
+                    hdr(MSG_MODEL, st->steps[w]), msg_params(w), err);
 }
 
 /* The server: e = alpha (x_i - x~), x~ += e, e back to the worker. */
@@ -123,8 +123,8 @@ static int model_in(easgd *st, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *
         }
     }
     st->exchanges++;
-    return msg_post(ctx, st->server, w, sim_ctx_model_bytes(ctx), hdr(MSG_ELASTIC, seq),
-                    msg_copy(st->elastic, st->P), err);
+    return msg_post(ctx, st->server, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
+                    hdr(MSG_ELASTIC, seq), msg_copy(st->elastic, st->P), err);
 }
 
 /* Worker w: x_i -= e, then its next local step. */

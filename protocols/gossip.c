@@ -376,7 +376,7 @@ static int gs_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     for (size_t h = 0; h < 2 * (size_t)st->g.edges; h++)
         st->held[h] = SIM_CTX_NO_SNAPSHOT;
-    st->bytes = sim_ctx_model_bytes(ctx);
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     for (uint32_t w = 0; w < st->n; w++)
         own(ctx, w)->running = !sim_ctx_down(ctx, w);

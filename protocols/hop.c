@@ -373,7 +373,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
             return sim_err_set(err, SIM_EINVAL, NULL, "hop: worker %u's degree exceeds %u", i, hi);
     for (uint32_t j = 0; st->dist != NULL && j < st->n; j++)
         graph_distances(&st->g, j, st->dist + (size_t)j * st->n, st->bfs);
-    st->bytes = sim_ctx_model_bytes(ctx);
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     st->used_min = UINT64_MAX;
     for (uint32_t e = 0; e < st->g.edges; e++)

@@ -72,7 +72,8 @@ uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
     uint32_t m = hps_active_list(st, ctx);
-    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_model_bytes(ctx), err);
+    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
+                           err);
 }
 
 /* One step of the optimizer (see the header) on worker w's replica with gradient g. */

@@ -86,7 +86,7 @@ static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
         return err->code;
     if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
         return err->code;
-    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_model_bytes(ctx), err);
+    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
@@ -110,7 +110,8 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return coll_hub_worker_down(st->hub, ctx, w, err);
     case SIM_EV_WORKER_UP: {
         ((ls_worker *)sim_ctx_worker(ctx, w))->steps = 0;
-        int rc = coll_ring_worker_changed(st->ring, ctx, w, sim_ctx_model_bytes(ctx), err);
+        int rc = coll_ring_worker_changed(st->ring, ctx, w,
+                                          sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
         return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
     }
     default:

@@ -326,8 +326,9 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     sim_time s_ns = (sim_time)llround(st->sender_ms * 1e6);
     sim_time r_ns = (sim_time)llround(st->reducer_ms * 1e6);
     for (uint32_t g = 0; g < st->nbf; g++) {
-        st->bf[g] = coll_bfly_create(st->hub, st->n, st->cap, st->P, sim_ctx_model_bytes(ctx),
-                                     mp_input, mp_output, on_done, st, err);
+        st->bf[g] = coll_bfly_create(st->hub, st->n, st->cap, st->P,
+                                     sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), mp_input, mp_output,
+                                     on_done, st, err);
         if (st->bf[g] == NULL)
             return err->code;
         coll_bfly_set_timeouts(st->bf[g], s_ns, r_ns);

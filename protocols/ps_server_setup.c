@@ -124,7 +124,7 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
         return NULL;
     }
     size_t P = sim_ctx_num_params(ctx);
-    uint64_t S = sim_ctx_model_bytes(ctx);
+    uint64_t S = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     bool momentum = sim_ctx_budget(ctx).momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
     s->mode = c->mode;
     s->placement = c->placement;

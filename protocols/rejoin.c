@@ -82,7 +82,8 @@ int rejoin_ask(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t peer, msg_hdr h, s
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err)
 {
     rj->source[w] = peer;
-    return msg_post(ctx, peer, w, sim_ctx_model_bytes(ctx), h, msg_params(peer), err);
+    return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, msg_params(peer),
+                    err);
 }
 
 uint32_t rejoin_source(const rejoin *rj, uint32_t w)

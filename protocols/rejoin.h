@@ -58,8 +58,8 @@ uint64_t rejoin_admitted(const rejoin *rj);
  * peer's model. */
 int rejoin_ask(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t peer, msg_hdr h, sim_err *err);
 
-/* `peer` sends its whole model (sim_ctx_model_bytes, copied on write) to w with header h, as
- * the answer to w's request or unasked; w now waits for it. */
+/* `peer` sends its whole model (sim_ctx_layer_bytes at SIM_LAYERS_ALL, copied on write) to w with
+ * header h, as the answer to w's request or unasked; w now waits for it. */
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err);
 
 /* The peer whose model w waits for, REJOIN_NONE if none. */

@@ -356,8 +356,8 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ripples *st = state;
     st->nparams = sim_ctx_num_params(ctx);
-    st->bytes = sim_ctx_model_bytes(ctx);
-    st->gg = sim_ctx_servers(ctx) > 0 ? st->n : 0;
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
+    st->gg = sim_ctx_host(ctx, st->n).kind == SIM_HOST_SERVER ? st->n : 0;
     int rc = SIM_OK;
     if (st->mode == MODE_STATIC)
         rc = rp_static_build(st, ctx, err);

@@ -115,9 +115,9 @@ static void build_racks(ripples *st, sim_ctx *ctx)
         uint32_t *key = st->scratch;
         /* key: rack, or position inside the rack */
         for (uint32_t v = 0; v < st->n; v++) {
-            uint32_t r = sim_ctx_rack(ctx, v), pos = 0;
+            uint32_t r = sim_ctx_host(ctx, v).rack, pos = 0;
             for (uint32_t u = 0; u < v; u++)
-                pos += sim_ctx_rack(ctx, u) == r;
+                pos += sim_ctx_host(ctx, u).rack == r;
             key[v] = p == 0 ? r : pos;
         }
         /* groups in order of their first worker */

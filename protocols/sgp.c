@@ -327,7 +327,7 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     sgp *st = state;
     size_t n = st->n;
     st->P = sim_ctx_num_params(ctx);
-    st->bytes = sim_ctx_model_bytes(ctx) + 4;
+    st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL) + 4;
     st->w = calloc(n, sizeof(*st->w));
     st->win = calloc(n, sizeof(*st->win));
     st->share = calloc(n, sizeof(*st->share));

@@ -67,21 +67,27 @@ typedef struct sim_budget {
 sim_budget sim_ctx_budget(const sim_ctx *ctx);
 
 uint32_t sim_ctx_workers(const sim_ctx *ctx);
-uint32_t sim_ctx_servers(const sim_ctx *ctx); /* server hosts are ids workers..workers+servers-1 */
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w);
 
-/* The network as protocols may see it: the path from host a to host b (sim_ctx_path), and the
- * rack of host h (0 on a star). Protocols use these to size timeouts or prefer near peers;
- * they never read the scenario's network section. */
+/* The network as protocols may see it: the path from host a to host b (sim_ctx_path), and
+ * what host h is (sim_ctx_host). Protocols use these to size timeouts, find a server host or
+ * prefer near peers; they never read the scenario's network section. */
 typedef struct sim_path {
     sim_time latency_ns;  /* without transient extra latency */
     double bandwidth_bps; /* the bottleneck's */
 } sim_path;
 sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b);
-uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h);
-
-/* Bytes of one full-model message: workload.message_bytes, or the model's size. */
-uint64_t sim_ctx_model_bytes(const sim_ctx *ctx);
+/* Host ids: workers 0..workers-1, then the server hosts; an id past the last is none. */
+typedef enum sim_host_kind {
+    SIM_HOST_NONE = 0,
+    SIM_HOST_WORKER,
+    SIM_HOST_SERVER
+} sim_host_kind;
+typedef struct sim_host {
+    sim_host_kind kind;
+    uint32_t rack; /* 0 on a star, and for SIM_HOST_NONE */
+} sim_host;
+sim_host sim_ctx_host(const sim_ctx *ctx, uint32_t h);
 
 /* The model's layers as the timing sees them, in forward order (sim/layers.h): a profile's,
  * else the real model's (one "model" layer when timing-only); *n >= 1. An iteration is a
@@ -89,9 +95,11 @@ uint64_t sim_ctx_model_bytes(const sim_ctx *ctx);
  * when its backward pass ends. */
 const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n);
 
-/* Bytes of layer i's share of a full-model message: sim_ctx_model_bytes split in proportion
+/* Bytes of layer i's share of a full-model message, or with i = SIM_LAYERS_ALL the whole
+ * message's (workload.message_bytes, else the model's size): the whole split in proportion
  * to the layers' parameters (floors of the cumulative shares, so the layers add up to the
- * model's bytes exactly). 0 for i past the last layer. */
+ * model's bytes exactly). 0 for any other i past the last layer. */
+#define SIM_LAYERS_ALL SIZE_MAX
 uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i);
 
 /* When a pass over layer i of worker w's last started iteration is (or was) at a point of it:
@@ -314,12 +322,10 @@ enum {
 };
 __attribute__((format(printf, 2, 3))) void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...);
 
-/* Iterations counted for worker w so far (sim_ctx_count). */
-uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w);
-
 /* Counts `iterations` finished iterations of worker w (each of workload.batch samples)
- * towards the throughput, the metrics and the iteration stop condition. */
-void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations);
+ * towards the throughput, the metrics and the iteration stop condition, and returns w's count
+ * so far; with 0, only reads it (an observer's query). */
+uint64_t sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations);
 
 /* For protocols whose ops declare `rounds`: every live replica has now applied the same
  * rounds. An iterations or epochs stop reached since the last boundary takes effect here

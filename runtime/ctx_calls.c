@@ -79,19 +79,9 @@ uint32_t sim_ctx_workers(const sim_ctx *ctx)
     return ctx->nworkers;
 }
 
-uint32_t sim_ctx_servers(const sim_ctx *ctx)
-{
-    return ctx->nhosts - ctx->nworkers;
-}
-
 bool sim_ctx_down(const sim_ctx *ctx, uint32_t w)
 {
     return sim_cluster_down(ctx->cl, w);
-}
-
-uint64_t sim_ctx_model_bytes(const sim_ctx *ctx)
-{
-    return ctx->model_bytes;
 }
 
 const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n)
@@ -104,6 +94,8 @@ uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
 {
     const sim_layers *l = &ctx->sc->layers;
     uint64_t total = sim_layers_params(l);
+    if (i == SIM_LAYERS_ALL)
+        return ctx->model_bytes;
     if (i >= l->n)
         return 0;
     if (total == 0)
@@ -223,10 +215,15 @@ sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b)
     return p;
 }
 
-uint32_t sim_ctx_rack(const sim_ctx *ctx, uint32_t h)
+sim_host sim_ctx_host(const sim_ctx *ctx, uint32_t h)
 {
     const sim_net_config *net = &ctx->sc->net;
-    return net->topology == SIM_TOPO_RACKS ? h / net->rack_size : 0;
+    sim_host host = { .kind = h < ctx->nworkers ? SIM_HOST_WORKER
+                              : h < ctx->nhosts ? SIM_HOST_SERVER
+                                                : SIM_HOST_NONE };
+    if (host.kind != SIM_HOST_NONE && net->topology == SIM_TOPO_RACKS)
+        host.rack = h / net->rack_size;
+    return host;
 }
 
 uint32_t sim_ctx_hold(sim_ctx *ctx)
@@ -448,14 +445,11 @@ void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)
     fprintf(stderr, "hetsim: %s: note: %s\n", ctx->sc->file, note);
 }
 
-uint64_t sim_ctx_iterations(const sim_ctx *ctx, uint32_t w)
-{
-    return ctx->account.worker[w].iterations;
-}
-
-void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
+uint64_t sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
 {
     const sim_scenario *sc = ctx->sc;
+    if (iterations == 0) /* a query: nothing counted, so no stop reached since the last count */
+        return ctx->account.worker[w].iterations;
     ctx->account.worker[w].iterations += iterations;
     ctx->account.iterations += iterations;
     ctx->account.samples += iterations * sc->batch;
@@ -465,11 +459,12 @@ void sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
     else if (!isnan(sc->stop_epochs) && sim_run_epoch(ctx) >= sc->stop_epochs)
         reason = "epochs";
     if (reason == NULL)
-        return;
+        return ctx->account.worker[w].iterations;
     if (!ctx->proto->rounds)
         sim_run_stop(ctx, reason);
     else if (ctx->stop.pending == NULL)
         ctx->stop.pending = reason;
+    return ctx->account.worker[w].iterations;
 }
 
 void sim_ctx_round_end(sim_ctx *ctx)

@@ -140,13 +140,13 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
             st->ring[g] = coll_ring_create(st->hub, nw, gr->n, t_done, st, err);
             rc = st->ring[g] != NULL ? SIM_OK : err->code;
             if (rc == SIM_OK)
-                rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n, sim_ctx_model_bytes(ctx),
-                                     err);
+                rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n,
+                                     sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
             P->channel[g] = g + 1; /* channels in creation order */
         } else if (gr->kind == T_BFLY) {
-            st->bfly[g] =
-                coll_bfly_create(st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n, np,
-                                 sim_ctx_model_bytes(ctx), t_input, t_output, t_done, st, err);
+            st->bfly[g] = coll_bfly_create(st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n, np,
+                                           sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), t_input,
+                                           t_output, t_done, st, err);
             if (st->bfly[g] == NULL)
                 return err->code;
             coll_bfly_set_timeouts(st->bfly[g], P->sender_timeout, P->reducer_timeout);

@@ -70,7 +70,7 @@ static void observe(void *ud, struct sim_ctx *ctx)
     o->w = n;
     o->t_ns[k] = (long long)sim_ctx_now(ctx);
     for (uint32_t w = 0; w < n; w++) {
-        o->iters[k][w] = sim_ctx_iterations(ctx, w);
+        o->iters[k][w] = sim_ctx_count(ctx, w, 0);
         o->down[k][w] = sim_ctx_down(ctx, w) ? 1 : 0;
         const float *x = sim_ctx_params(ctx, w);
         for (size_t i = 0; i < p; i++) {

@@ -250,7 +250,7 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             ck_assert_int_le(sim_ctx_layer_ns(ctx, w, i + 1, SIM_LAYER_GRAD_READY),
                              sim_ctx_layer_ns(ctx, w, i, SIM_LAYER_GRAD_READY));
     }
-    ck_assert_uint_eq(bytes, sim_ctx_model_bytes(ctx));
+    ck_assert_uint_eq(bytes, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL));
     ck_assert(all->bwd_end[n - 1] > all->fwd_end[n - 1]); /* the forward pass comes first */
     st->checked++;
     sim_ctx_count(ctx, w, 1);

@@ -38,7 +38,7 @@ static void observe(void *ud, struct sim_ctx *ctx)
     double sum[MAX_P] = { 0 };
     for (uint32_t w = 0; w < o->n; w++) {
         const float *x = sim_ctx_params(ctx, w);
-        o->iters[w] = sim_ctx_iterations(ctx, w);
+        o->iters[w] = sim_ctx_count(ctx, w, 0);
         for (size_t i = 0; i < o->p; i++) {
             sum[i] += (double)x[i];
             if (o->calls == 0)

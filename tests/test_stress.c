@@ -34,8 +34,8 @@ static void observe(void *ud, sim_ctx *ctx)
     progress *p = ud;
     for (uint32_t w = 0; w < p->workers; w++) {
         if (sim_ctx_now(ctx) == HALF_NS)
-            p->at_half[w] = sim_ctx_iterations(ctx, w);
-        p->at_end[w] = sim_ctx_iterations(ctx, w);
+            p->at_half[w] = sim_ctx_count(ctx, w, 0);
+        p->at_end[w] = sim_ctx_count(ctx, w, 0);
     }
     p->seen_half |= sim_ctx_now(ctx) == HALF_NS;
 }

@@ -206,8 +206,8 @@ static void observe(void *ud, sim_ctx *ctx)
     progress *pr = ud;
     for (uint32_t w = 0; w < pr->n; w++) {
         if (sim_ctx_now(ctx) <= pr->half)
-            pr->at_half[w] = sim_ctx_iterations(ctx, w);
-        pr->at_end[w] = sim_ctx_iterations(ctx, w);
+            pr->at_half[w] = sim_ctx_count(ctx, w, 0);
+        pr->at_end[w] = sim_ctx_count(ctx, w, 0);
     }
 }
 

@@ -158,7 +158,8 @@ static void release_groups(moshpit *st)
     }
 }
 
-int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* Worker w is done with its round (averaged, alone or sat out): what comes next. */
+static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->phase[w] = PH_DONE;
     if (st->async) { /* its next round starts at once (after this event) */
@@ -301,6 +302,7 @@ static int alloc_keys(moshpit *st, sim_err *err)
 static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     moshpit *st = state;
+    st->finish = mp_finish;
     st->P = sim_ctx_num_params(ctx);
     mp_sizes(st, &st->nbf, &st->cap);
     size_t n = st->n;

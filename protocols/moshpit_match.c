@@ -1,7 +1,7 @@
 /* Moshpit's key form: matchmaking (PROTOCOLS 5.2; protocols/moshpit_state.h): followers ask
  * leaders declared under their key, leaders accept, start their group's butterfly or disband
  * it when their time is up, and what a failure does to a group being formed. Calls
- * protocols/moshpit.c only through mp_finish. */
+ * protocols/moshpit.c only through the state's `finish`. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -165,7 +165,7 @@ int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
     }
     st->ks[c] = KS_ALONE;
     st->alone++;
-    return mp_finish(st, ctx, c, err);
+    return st->finish(st, ctx, c, err);
 }
 
 int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err)
@@ -211,7 +211,7 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
             return SIM_OK;
         st->ks[w] = KS_ALONE;
         st->alone++;
-        return mp_finish(st, ctx, w, err);
+        return st->finish(st, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: unexpected message kind %u", h.kind);
     }
@@ -248,7 +248,7 @@ int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
         st->ks[f] = KS_ALONE;
         st->alone++;
         st->last[f] = 0; /* in no group this round: no repeat to count with its would-be peers */
-        if ((rc = mp_finish(st, ctx, f, err)) != SIM_OK)
+        if ((rc = st->finish(st, ctx, f, err)) != SIM_OK)
             return rc;
     }
     return SIM_OK;

@@ -1,7 +1,8 @@
 /* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
  * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
  * round, the key update) and protocols/moshpit_config.c (configuration). Not a public header:
- * only those four files include it; of moshpit.c the others call mp_finish only. The protocol
+ * only those four files include it; the others call none of moshpit.c's functions, they go back
+ * to it through the state's `finish` (set by its start), so calls run one way. The protocol
  * itself is described at the top of protocols/moshpit.c. */
 #ifndef PROTOCOLS_MOSHPIT_STATE_H
 #define PROTOCOLS_MOSHPIT_STATE_H
@@ -38,7 +39,14 @@ enum {
     KS_ALONE = 6     /* no group this round (disbanded) */
 };
 
-typedef struct moshpit {
+typedef struct moshpit moshpit;
+
+/* Worker w is done with its round (averaged, alone or sat out): what comes next (mp_finish,
+ * in protocols/moshpit.c). */
+typedef int (*mp_finish_fn)(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+struct moshpit {
+    mp_finish_fn finish; /* moshpit.c's mp_finish, for the matchmaking */
     /* configuration */
     uint32_t n;              /* workers */
     uint32_t d;              /* grid axes (grid form) */
@@ -93,7 +101,7 @@ typedef struct moshpit {
     bool *inuse;    /* (nbf) async: a group runs on it */
     uint64_t floor; /* async: the fewest rounds done by a live worker */
     uint64_t groups, sat_out, alone, failed_members;
-} moshpit;
+};
 
 /* ---- configuration (protocols/moshpit_config.c) ---- */
 
@@ -138,11 +146,6 @@ enum {
 };
 
 #define MSG_SMALL_BYTES 64 /* a matchmaking message */
-
-/* ---- rounds (protocols/moshpit.c) ---- */
-
-/* Worker w is done with its round (averaged, alone or sat out): what comes next. */
-int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* ---- key form: matchmaking (protocols/moshpit_match.c) ---- */
 

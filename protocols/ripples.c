@@ -84,6 +84,8 @@ static const float *params_of(void *ud, sim_ctx *ctx, uint32_t w)
     return sim_ctx_params_view(ctx, w);
 }
 
+static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
 static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)
 {
     st->executions++;
@@ -131,7 +133,9 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
 
 /* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
  * for its next group. */
-int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
+ * for its next group. */
+static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     for (;;) {
         rp_worker *x = &st->w[w];
@@ -355,6 +359,7 @@ static int allocate(ripples *st, sim_err *err)
 static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ripples *st = state;
+    st->advance = rp_try_advance;
     st->nparams = sim_ctx_num_params(ctx);
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->gg = sim_ctx_host(ctx, st->n).kind == SIM_HOST_SERVER ? st->n : 0;

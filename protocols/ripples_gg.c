@@ -30,7 +30,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
     st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
     x->known++;
     x->asked = false;
-    return rp_try_advance(st, ctx, w, err);
+    return st->advance(st, ctx, w, err);
 }
 
 /* The GG has formed group s: numbers its members and sends each a notice. */

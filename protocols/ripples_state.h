@@ -1,7 +1,8 @@
 /* Ripples' internals, shared by protocols/ripples.c (P-Reduce, failures, the run),
  * protocols/ripples_gg.c (the Group Generator), protocols/ripples_groups.c (the group table and
  * the static schedule) and protocols/ripples_config.c (configuration). Not a public header:
- * only those four files include it; of ripples.c the others call rp_try_advance only. The protocol
+ * only those four files include it; the others call none of ripples.c's functions, they go back
+ * to it through the state's `advance` (set by its start), so calls run one way. The protocol
  * itself is described at the top of protocols/ripples.c. */
 #ifndef PROTOCOLS_RIPPLES_STATE_H
 #define PROTOCOLS_RIPPLES_STATE_H
@@ -58,7 +59,14 @@ typedef struct rp_worker {
     bool asked; /* a request sent, and no notice arrived since */
 } rp_worker;
 
-typedef struct ripples {
+typedef struct ripples ripples;
+
+/* The run's step after a group (rp_try_advance, in protocols/ripples.c): worker w, if idle,
+ * computes (it has passed a group since its last step) or becomes ready for its next group. */
+typedef int (*rp_advance_fn)(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+struct ripples {
+    rp_advance_fn advance; /* ripples.c's rp_try_advance, for the Group Generator */
     /* configuration */
     uint32_t n;     /* workers */
     uint32_t gs;    /* group_size */
@@ -110,7 +118,7 @@ typedef struct ripples {
     uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
     uint64_t syncs, steps;
     double wait_s, sync_s;
-} ripples;
+};
 
 /* ---- configuration (protocols/ripples_config.c) ---- */
 
@@ -169,12 +177,6 @@ enum {
 };
 
 #define RP_CONTROL_BYTES 64 /* a request, notice or invitation */
-
-/* ---- the run (protocols/ripples.c) ---- */
-
-/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
- * for its next group. */
-int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* ---- the Group Generator (protocols/ripples_gg.c) ---- */
 

@@ -59,7 +59,7 @@ static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
 }
 
 /* The active workers in id order, into st->members; their number. */
-uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
+static uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 {
     uint32_t m = 0;
     for (uint32_t w = 0; w < st->n; w++)
@@ -69,7 +69,7 @@ uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 }
 
 /* A new ring generation over the active workers (none of them joined to a round). */
-int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+static int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
     uint32_t m = hps_active_list(st, ctx);
     return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
@@ -92,7 +92,7 @@ static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
  * with init set (x̄ := x at the next release). */
-void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
+static void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
     float *x = sim_ctx_params(ctx, w);
     sim_tensor_copy(x, row(st->xbar, st, w), st->P);
@@ -140,7 +140,7 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
  * worker to finish this one, and its next computation. */
-int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
     uint64_t k = ++st->settled[w];
@@ -155,14 +155,14 @@ int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
-int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+static int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     st->phase[w] = PH_FLUSH_FINAL;
     return launch(st, ctx, w, err);
 }
 
 /* The reduction launched before the flush is done for w: merged (both) or dropped (newest). */
-void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
+static void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->flush == FLUSH_BOTH) {
         hps_merge(st, ctx, w, coll_mean_lr(st->mean));
@@ -236,7 +236,8 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
 }
 
 /* Worker w is released from barrier round `round`: the iteration's update (PROTOCOLS §7.2). */
-int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err)
+static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr,
+                        sim_err *err)
 {
     if (round >= st->decided) {
         decide(st, ctx, lr);
@@ -331,9 +332,20 @@ static int alloc_all(hpsgd *st, sim_err *err)
     return ok ? SIM_OK : sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
+static const struct hps_run_calls run_calls = {
+    .active_list = hps_active_list,
+    .ring_reset_active = hps_ring_reset_active,
+    .merge = hps_merge,
+    .settle = hps_settle,
+    .flush_launch = hps_flush_launch,
+    .flush_previous = hps_flush_previous,
+    .released = hps_released,
+};
+
 static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     hpsgd *st = state;
+    st->run = &run_calls;
     st->P = sim_ctx_num_params(ctx);
     st->train = sim_ctx_budget(ctx).train_samples;
     st->next_epoch = st->train;

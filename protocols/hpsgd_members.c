@@ -39,7 +39,7 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         }
     st->admitting = true;
     st->admit_round = st->decided - 1;
-    return hps_ring_reset_active(st, ctx, err);
+    return st->run->ring_reset_active(st, ctx, err);
 }
 
 /* After the coordinator's update in an admitting round: each pending worker joins the round
@@ -87,7 +87,7 @@ int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
     st->barrier_stale = false;
     for (uint32_t w = 0; w < st->n; w++)
         st->outside[w] = false;
-    uint32_t m = hps_active_list(st, ctx);
+    uint32_t m = st->run->active_list(st, ctx);
     if (m == 0)
         return SIM_OK;
     int rc = coll_barrier_start(st->barrier, ctx, st->members, m, st->decided, err);
@@ -96,7 +96,7 @@ int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
         if (!active(st, ctx, w) || !st->waiting[w] || !coll_barrier_has(st->barrier, w))
             continue;
         if (st->wait_round[w] < st->decided)
-            rc = hps_released(st, ctx, w, st->wait_round[w], st->last_lr, err);
+            rc = st->run->released(st, ctx, w, st->wait_round[w], st->last_lr, err);
         else
             rc = coll_barrier_arrive(st->barrier, ctx, w, err);
     }
@@ -139,14 +139,14 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             continue;
         if (st->phase[v] == PH_FLUSH_WAIT) {
             if (st->inflight[v])
-                hps_flush_previous(st, ctx, v);
-            rc = hps_flush_launch(st, ctx, v, err);
+                st->run->flush_previous(st, ctx, v);
+            rc = st->run->flush_launch(st, ctx, v, err);
         } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
-            hps_merge(st, ctx, v, coll_mean_lr(st->mean));
+            st->run->merge(st, ctx, v, coll_mean_lr(st->mean));
             st->phase[v] = PH_RUN;
-            rc = hps_settle(st, ctx, v, err);
+            rc = st->run->settle(st, ctx, v, err);
         } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
-            rc = hps_flush_launch(st, ctx, v, err);
+            rc = st->run->flush_launch(st, ctx, v, err);
         }
     }
     if (rc != SIM_OK)
@@ -182,7 +182,7 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     /* Its iterations are counted in the barrier's rounds (the round it waits in is
      * settled[w]): the barrier starts again at the next undecided round, so does w. */
     st->settled[w] = st->decided;
-    int rc = hps_ring_reset_active(st, ctx, err);
+    int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = hps_restart_barrier(st, ctx, err);
     st->start_wm[w] = st->wm[w];
@@ -194,14 +194,14 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rejoin_recovered(st->rj, w);
-    return hps_active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
+    return st->run->active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
 }
 
 /* The last active worker failed while recovered ones wait to be admitted (no round will admit
  * them any more): the first of them starts over alone, the others wait for its admissions. */
 int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
-    if (hps_active_list(st, ctx) > 0)
+    if (st->run->active_list(st, ctx) > 0)
         return SIM_OK;
     for (uint32_t w = 0; w < st->n; w++)
         if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w))

@@ -35,8 +35,11 @@ enum {
     KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
 };
 
+struct hps_run_calls;
+
 typedef struct hpsgd {
-    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
+    const struct hps_run_calls *run; /* hpsgd.c's calls for hpsgd_members.c */
+    coll_hub *hub;                   /* channel 1: the ring, 2: the barrier */
     coll_ring *ring;
     coll_barrier *barrier;
     coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
@@ -93,27 +96,25 @@ static inline bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
     return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
 }
 
-/* ---- hpsgd.c ---- */
+/* ---- hpsgd.c, reached from hpsgd_members.c through st->run (set by start), so that calls
+ * run one way between the two files ---- */
 
-/* The active workers in id order, into st->members; their number. */
-uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx);
-
-/* A new ring generation over the active workers (none of them joined to a round). */
-int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err);
-
-/* The merge on worker w: x := x̄, then a step with the ring's mean. */
-void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr);
-
-/* Worker w has finished its iteration: counted, and its next computation. */
-int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
-/* The flush's second half (the all-reduce of G), and the end of its first (the reduction
- * launched before it, merged or dropped). */
-int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w);
-
-/* Worker w is released from barrier round `round`: the iteration's update. */
-int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err);
+struct hps_run_calls {
+    /* The active workers in id order, into st->members; their number. */
+    uint32_t (*active_list)(hpsgd *st, const sim_ctx *ctx);
+    /* A new ring generation over the active workers (none of them joined to a round). */
+    int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
+    /* The merge on worker w: x := x̄, then a step with the ring's mean. */
+    void (*merge)(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr);
+    /* Worker w has finished its iteration: counted, and its next computation. */
+    int (*settle)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+    /* The flush's second half (the all-reduce of G), and the end of its first (the reduction
+     * launched before it, merged or dropped). */
+    int (*flush_launch)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+    void (*flush_previous)(hpsgd *st, sim_ctx *ctx, uint32_t w);
+    /* Worker w is released from barrier round `round`: the iteration's update. */
+    int (*released)(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err);
+};
 
 /* ---- hpsgd_members.c ---- */
 

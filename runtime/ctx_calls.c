@@ -42,7 +42,6 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
 
 sim_budget proto_budget(const sim_scenario *sc)
 {
-    const model_ops *model = model_find(sc->model);
     sim_budget b = {
         .batch = sc->batch,
         .lr = sc->lr,
@@ -50,7 +49,7 @@ sim_budget proto_budget(const sim_scenario *sc)
         .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
         .time_ns = sc->stop_ns,
         .rounds = sc->stop_rounds,
-        .averaging_only = model != NULL && (model->flags & MODEL_AVERAGING_ONLY),
+        .averaging_only = strcmp(sc->model, "vector") == 0,
     };
     return b;
 }
@@ -59,7 +58,7 @@ sim_budget sim_ctx_budget(const sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;
     sim_budget b = proto_budget(sc);
-    b.train_samples = train_train_size(ctx->tr);
+    b.train_samples = ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
     size_t m = b.train_samples;
     if (!isnan(sc->stop_epochs) && m > 0) {
         /* The fewest iterations e with e * batch / m >= stop.epochs, as sim_ctx_count
@@ -148,41 +147,48 @@ void *sim_ctx_peer(sim_ctx *ctx, uint32_t w)
 
 size_t sim_ctx_num_params(const sim_ctx *ctx)
 {
-    return train_num_params(ctx->tr);
+    return ctx->tr != NULL ? train_num_params(ctx->tr) : 0;
 }
 
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
 {
+    if (ctx->tr == NULL)
+        return NULL;
     before_write(ctx, w);
     return train_params_write(ctx->tr, w);
 }
 
 const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w)
 {
-    return train_params(ctx->tr, w);
+    return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
 }
 
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare)
 {
     need_grad(ctx, w);
-    return train_swap_grad(ctx->tr, w, spare);
+    return ctx->tr != NULL ? train_swap_grad(ctx->tr, w, spare) : NULL;
 }
 
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
 {
     need_grad(ctx, w);
-    return train_grad(ctx->tr, w);
+    return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
 }
 
 sim_step sim_ctx_rates(const sim_ctx *ctx)
 {
-    sim_step s = { .lr = train_lr(ctx->tr, sim_run_epoch(ctx)),
-                   .momentum = train_momentum(ctx->tr) };
+    sim_step s = { .lr = 0.0, .momentum = 0.0 };
+    if (ctx->tr != NULL) {
+        s.lr = train_lr(ctx->tr, sim_run_epoch(ctx));
+        s.momentum = train_momentum(ctx->tr);
+    }
     return s;
 }
 
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad)
 {
+    if (ctx->tr == NULL)
+        return;
     switch (t.kind) {
     case SIM_TARGET_WORKER:
         before_write(ctx, t.w);
@@ -238,8 +244,6 @@ uint32_t sim_ctx_hold(sim_ctx *ctx)
 
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
-    if (h == SIM_CTX_NO_SNAPSHOT)
-        return NULL;
     return h == SIM_CTX_PAYLOAD ? ctx->snaps.payload : snap_data(ctx, h);
 }
 
@@ -296,10 +300,9 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
          * by the pool, on a pinned block: what lands on them during the iteration cannot
          * change it. Its loss and checks come at the join (runtime/jobs.h). */
         jobs_submit(ctx, w, now + d);
-    } else if (!(train_model(ctx->tr)->flags & MODEL_NO_PARAMS)) {
+    } else if (ctx->tr != NULL) {
         /* The gradient is computed now, on the parameters as they are when the iteration
-         * starts: what lands on them during the iteration cannot change it. (The timing-only
-         * model has none, and no loss: metrics.csv's train_loss stays empty.) */
+         * starts: what lands on them during the iteration cannot change it. */
         double loss;
         int rc = train_gradient(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w), &loss, err);
         if (rc != SIM_OK) {

@@ -109,10 +109,19 @@ static int read_compute(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *er
     sc->gflops = 0.0;
     sc->jitter_sigma = 0.0;
     sc->iteration_given = sim_cfg_has(c, "iteration_ms");
-    int rc = sim_scenario_read_time(c, "iteration_ms", 0.0, true, 1e6, &iteration_ms,
+    /* With a device the base time is the device's (sim_scenario_read_accel refuses the two
+     * keys): their defaults are not written, or the resolved scenario (run.json) would hold
+     * keys that its own reload refuses. */
+    bool device = sim_cfg_has(c, "device");
+    int rc = 0;
+    if (device && !sc->iteration_given)
+        sc->iteration_ns = (sim_time)llround(iteration_ms * 1e6);
+    else
+        rc = sim_scenario_read_time(c, "iteration_ms", 0.0, true, 1e6, &iteration_ms,
                                     &sc->iteration_ns, err);
-    if (rc != 0 || (rc = sim_cfg_double(c, "gflops", 0.0, INFINITY, &sc->gflops, err)) != 0 ||
-        (rc = sim_cfg_double(c, "jitter_sigma", 0.0, 2.0, &sc->jitter_sigma, err)) != 0)
+    if (rc == 0 && (!device || sim_cfg_has(c, "gflops")))
+        rc = sim_cfg_double(c, "gflops", 0.0, INFINITY, &sc->gflops, err);
+    if (rc != 0 || (rc = sim_cfg_double(c, "jitter_sigma", 0.0, 2.0, &sc->jitter_sigma, err)) != 0)
         return rc;
     bool given = sim_cfg_has(c, "speeds");
     if ((rc = sim_cfg_array_len(c, "speeds", &n, err)) != 0)

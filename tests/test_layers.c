@@ -343,6 +343,19 @@ START_TEST(a_profiles_iteration_on_a_device_lasts_flops_times_batch_over_peak_ti
     ck_assert_int_eq(sc->iteration_ns, 125019646);
     ck_assert_int_eq(sc->layers.n, 107);
     ck_assert_uint_eq(sc->message_bytes, 4 * UINT64_C(25557032));
+    /* Its resolved form (run.json) loads again and times the same: no iteration_ms or gflops
+     * default is written beside the device, which refuses both (found by fuzz_scenario). */
+    char *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_null(strstr(text, "iteration_ms"));
+    ck_assert_ptr_null(strstr(text, "gflops"));
+    sim_err err;
+    sim_scenario *again =
+        sim_scenario_parse(text, strlen(text), "tests/profile.json", NULL, 0, &err);
+    ck_assert_msg(again != NULL, "%s: %s", err.path, err.msg);
+    ck_assert_int_eq(again->iteration_ns, 125019646);
+    sim_scenario_destroy(again);
+    free(text);
     for (int w = 0; w < 3; w++) {
         char key[16];
         snprintf(key, sizeof(key), "dmin%d", w);

@@ -65,13 +65,11 @@ coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_
     return b;
 }
 
-void coll_bfly_destroy(coll_bfly *b)
+/* Frees the tables sized by the member count (what a resize replaces). */
+static void free_member_tables(coll_bfly *b)
 {
-    if (b == NULL)
-        return;
     free(b->members);
     free(b->weight);
-    free(b->pos);
     free(b->state);
     free(b->got);
     free(b->have);
@@ -85,6 +83,14 @@ void coll_bfly_destroy(coll_bfly *b)
     free(b->wsrc);
     free(b->failed);
     sim_tensor_free(b->stage);
+}
+
+void coll_bfly_destroy(coll_bfly *b)
+{
+    if (b == NULL)
+        return;
+    free_member_tables(b);
+    free(b->pos);
     sim_tensor_free(b->result);
     free(b);
 }
@@ -157,21 +163,7 @@ int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err)
         sim_tensor_free(stage);
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
-    free(b->members);
-    free(b->weight);
-    free(b->state);
-    free(b->got);
-    free(b->have);
-    free(b->ngot);
-    free(b->nhave);
-    free(b->sender_deadline);
-    free(b->reducer_deadline);
-    free(b->sender_timer);
-    free(b->reducer_timer);
-    free(b->src);
-    free(b->wsrc);
-    free(b->failed);
-    sim_tensor_free(b->stage);
+    free_member_tables(b);
     b->members = p[0];
     b->weight = p[1];
     b->state = p[2];

@@ -124,9 +124,9 @@ static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
     for (uint32_t i = 0; i < st->n; i++)
         for (uint32_t k = st->g.off[i]; k < st->g.off[i + 1]; k++) {
             uint32_t j = st->g.adj[k];
-            sim_time l = sim_ctx_path(ctx, i, j).latency_ns;
-            lat = l > lat ? l : lat;
-            bw = fmin(bw, sim_ctx_path(ctx, i, j).bandwidth_bps);
+            sim_path p = sim_ctx_path(ctx, i, j);
+            lat = p.latency_ns > lat ? p.latency_ns : lat;
+            bw = fmin(bw, p.bandwidth_bps);
         }
     uint32_t d = 0;
     for (uint32_t w = 0; w < st->n; w += 2)

@@ -102,6 +102,15 @@ static bool awaits(const dpsgd *st, uint32_t e, uint64_t k)
     return st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0;
 }
 
+/* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for flow control, and the
+ * kit's choice of a live neighbour (rejoin_ahead). */
+static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
+{
+    const dp_worker *b = peer(ctx, j);
+    *k = b->k;
+    return running(b);
+}
+
 static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 {
     return st->acc + ((size_t)i * 2 + (size_t)(k & 1)) * st->nparams;
@@ -125,10 +134,9 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
     a->need = 0;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        const dp_worker *b = peer(ctx, j);
-        if (!running(b))
+        uint64_t kj;
+        if (!progress(ctx, j, &kj))
             continue;
-        uint64_t kj = b->k;
         int rc = SIM_OK;
         if (st->act[e] <= k) {
             a->need += awaits(st, e, k) ? 1 : 0;
@@ -187,14 +195,6 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     st->mixes++;
     sim_ctx_count(ctx, i, 1);
     return start_iteration(st, ctx, i, a->k + 1, err);
-}
-
-/* Neighbour j's progress for the kit's choice of a live neighbour (rejoin_ahead). */
-static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
-{
-    const dp_worker *b = peer(ctx, j);
-    *k = b->k;
-    return running(b);
 }
 
 /* Worker r (up again, or whose source failed) asks its most advanced running neighbour for

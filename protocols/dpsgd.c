@@ -63,9 +63,6 @@
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
-/* No such worker. Not an enumerator: ISO C keeps those within int (clang says so). */
-static const uint32_t NO_WORKER = UINT32_MAX;
-
 /* Messages are the protocol's own (channel 0), with the sender's iteration as sequence. */
 static msg_hdr hdr(uint32_t kind, uint64_t k)
 {
@@ -98,6 +95,22 @@ static bool running(const dp_worker *a)
     return a->state == DP_RUNNING;
 }
 
+/* The end at edge slot e waits for its neighbour's model of iteration k: the edge is used at k
+ * and that model is not in. */
+static bool awaits(const dpsgd *st, uint32_t e, uint64_t k)
+{
+    return st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0;
+}
+
+/* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for flow control, and the
+ * kit's choice of a live neighbour (rejoin_ahead). */
+static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
+{
+    const dp_worker *b = peer(ctx, j);
+    *k = b->k;
+    return running(b);
+}
+
 static float *acc_of(dpsgd *st, uint32_t i, uint64_t k)
 {
     return st->acc + ((size_t)i * 2 + (size_t)(k & 1)) * st->nparams;
@@ -119,17 +132,14 @@ static int start_iteration(dpsgd *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim_
     a->k = k;
     a->computed = false;
     a->need = 0;
-    uint8_t got = got_bit(k);
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
         uint32_t j = st->g.adj[e];
-        const dp_worker *b = peer(ctx, j);
-        if (!running(b))
+        uint64_t kj;
+        if (!progress(ctx, j, &kj))
             continue;
-        uint64_t kj = b->k;
         int rc = SIM_OK;
         if (st->act[e] <= k) {
-            if ((st->flags[e] & got) == 0)
-                a->need++;
+            a->need += awaits(st, e, k) ? 1 : 0;
             if (kj + 1 >= k) {
                 rc = send_model(st, ctx, i, j, err);
             } else {
@@ -192,21 +202,11 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     dp_worker *a = own(ctx, r);
-    uint32_t best = NO_WORKER;
-    uint64_t best_k = 0;
-    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
-        uint32_t j = st->g.adj[e];
-        const dp_worker *b = peer(ctx, j);
-        if (running(b) && (best == NO_WORKER || b->k > best_k)) {
-            best = j;
-            best_k = b->k;
-        }
-    }
-    if (best == NO_WORKER) {
-        a->state = DP_RUNNING;
+    uint64_t k;
+    uint32_t best = rejoin_ahead(&st->g, ctx, r, progress, &k);
+    a->state = best == REJOIN_NONE ? DP_RUNNING : DP_FETCHING;
+    if (best == REJOIN_NONE)
         return start_iteration(st, ctx, r, a->k, err);
-    }
-    a->state = DP_FETCHING;
     return rejoin_ask(st->rj, ctx, r, best, hdr(MSG_FETCH, a->k), err);
 }
 
@@ -215,13 +215,11 @@ static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
-        uint32_t j = st->g.adj[e];
-        const dp_worker *b = peer(ctx, j);
-        if (!running(b))
-            continue;
         uint32_t back = st->g.rev[e];
-        uint64_t next = b->k + 1;
-        uint64_t from = next + ((st->flags[back] & got_bit(next)) != 0 ? 1 : 0);
+        uint64_t kj;
+        if (!progress(ctx, st->g.adj[e], &kj))
+            continue;
+        uint64_t from = kj + 1 + ((st->flags[back] & got_bit(kj + 1)) != 0 ? 1 : 0);
         st->act[e] = st->act[back] = from;
         k = from < k ? from : k;
     }
@@ -236,22 +234,18 @@ static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     dp_worker *a = own(ctx, d);
     bool was_running = a->state == DP_RUNNING;
-    a->state = DP_DOWN;
-    rejoin_forget(st->rj, d);
-    a->computed = false;
-    a->need = 0;
+    *a = (dp_worker){ .k = a->k, .state = DP_DOWN }; /* computes nothing, waits for nothing */
+    rejoin_worker_down(st->rj, d);
     if (st->nparams > 0)
         sim_tensor_zero(acc_of(st, d, 0), 2 * st->nparams);
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++)
         st->flags[e] = 0;
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
-        uint32_t i = st->g.adj[e];
-        uint32_t back = st->g.rev[e];
+        uint32_t i = st->g.adj[e], back = st->g.rev[e];
         dp_worker *b = own(ctx, i); /* it notices that d failed */
         st->flags[back] &= (uint8_t)~DEFERRED;
         int rc = SIM_OK;
-        if (was_running && b->state == DP_RUNNING && st->act[back] <= b->k &&
-            (st->flags[back] & got_bit(b->k)) == 0) {
+        if (was_running && b->state == DP_RUNNING && awaits(st, back, b->k)) {
             b->need--; /* it no longer waits for d */
             rc = try_finish(st, ctx, i, err);
         } else if (b->state == DP_FETCHING && rejoin_source(st->rj, i) == d) {

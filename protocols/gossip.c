@@ -42,6 +42,7 @@
 
 #include "protocols/graph.h"
 #include "protocols/msg.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
@@ -105,6 +106,24 @@ static const gs_worker *peer(sim_ctx *ctx, uint32_t j)
 static uint32_t *held_of(gossip *st, uint32_t e, uint64_t k)
 {
     return &st->held[2 * (size_t)e + (k & 1)];
+}
+
+/* The model held at edge slot e for iteration k's parity goes (none held: nothing). */
+static void drop_model(gossip *st, sim_ctx *ctx, uint32_t e, uint64_t k)
+{
+    uint8_t got = got_bit(k);
+    uint32_t *h = held_of(st, e, k);
+    sim_ctx_release(ctx, *h);
+    *h = SIM_CTX_NO_SNAPSHOT;
+    st->flags[e] &= (uint8_t) ~(got | got << IDLE_SHIFT);
+}
+
+/* Neighbour j's progress for the kit's choice of a live neighbour (rejoin_ahead). */
+static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
+{
+    const gs_worker *b = peer(ctx, j);
+    *k = b->k;
+    return b->running;
 }
 
 static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -238,14 +257,8 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     if (st->nparams > 0 && c > 1) {
         sim_tensor_mean_over(params, xs, c, st->nparams);
     }
-    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++) {
-        if ((st->flags[e] & got) == 0)
-            continue;
-        uint32_t *h = held_of(st, e, a->k);
-        sim_ctx_release(ctx, *h);
-        *h = SIM_CTX_NO_SNAPSHOT;
-        st->flags[e] &= (uint8_t) ~(got | idle);
-    }
+    for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++)
+        drop_model(st, ctx, e, a->k);
     st->mixes++;
     st->sat_out += out ? 1 : 0;
     st->degraded += missing ? 1 : 0;
@@ -255,6 +268,14 @@ static int try_finish(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     if (rc == SIM_OK && was_floor && --st->at_floor == 0)
         update_floor(st, ctx);
     return rc;
+}
+
+/* Worker i waits for one model fewer (it arrived, or its sender failed): it finishes the
+ * iteration if that was the last. */
+static int one_fewer(gossip *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+{
+    own(ctx, i)->need--;
+    return try_finish(st, ctx, i, err);
 }
 
 /* Worker i's step of iteration k is done: it sends its stepped model to each running
@@ -301,38 +322,25 @@ static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m
     *held_of(st, e, m) = sim_ctx_hold(ctx);
     if (m != a->k)
         return SIM_OK; /* one iteration ahead: kept for the next */
-    a->need--;
-    return try_finish(st, ctx, i, err);
+    return one_fewer(st, ctx, i, err);
 }
 
 /* Worker d failed: its held models go, its neighbours stop waiting for it. */
 static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    gs_worker *a = own(ctx, d);
-    a->running = false;
-    a->computed = false;
-    a->need = 0;
+    *own(ctx, d) = (gs_worker){ .k = own(ctx, d)->k }; /* not running, waits for nothing */
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
-        for (uint64_t p = 0; p < 2; p++) {
-            sim_ctx_release(ctx, *held_of(st, e, p));
-            *held_of(st, e, p) = SIM_CTX_NO_SNAPSHOT;
-        }
-        st->flags[e] = 0;
+        drop_model(st, ctx, e, 0);
+        drop_model(st, ctx, e, 1);
     }
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         uint32_t i = st->g.adj[e], back = st->g.rev[e];
         gs_worker *b = own(ctx, i); /* it notices that d failed */
         if (!b->running)
             continue;
-        uint8_t ahead = got_bit(b->k + 1);
-        if ((st->flags[back] & ahead) != 0) { /* d's model of i's next iteration */
-            sim_ctx_release(ctx, *held_of(st, back, b->k + 1));
-            *held_of(st, back, b->k + 1) = SIM_CTX_NO_SNAPSHOT;
-            st->flags[back] &= (uint8_t) ~(ahead | ahead << IDLE_SHIFT);
-        }
+        drop_model(st, ctx, back, b->k + 1); /* d's model of i's next iteration */
         if (st->act[back] <= b->k && (st->flags[back] & got_bit(b->k)) == 0) {
-            b->need--; /* it no longer waits for d */
-            int rc = try_finish(st, ctx, i, err);
+            int rc = one_fewer(st, ctx, i, err); /* it no longer waits for d */
             if (rc != SIM_OK)
                 return rc;
         }
@@ -346,19 +354,13 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     gs_worker *a = own(ctx, r);
-    uint64_t k = a->k;
+    uint64_t k = a->k, kj;
+    if (rejoin_ahead(&st->g, ctx, r, progress, &kj) != REJOIN_NONE && kj + 1 > k)
+        k = kj + 1;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
-        uint32_t j = st->g.adj[e];
-        const gs_worker *b = peer(ctx, j);
-        if (b->running && b->k + 1 > k)
-            k = b->k + 1;
-    }
-    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
-        uint32_t j = st->g.adj[e];
         st->act[e] = k;
-        const gs_worker *b = peer(ctx, j);
-        if (b->running)
-            st->act[st->g.rev[e]] = b->k + 1;
+        if (progress(ctx, st->g.adj[e], &kj))
+            st->act[st->g.rev[e]] = kj + 1;
     }
     a->running = true;
     st->rejoins++;

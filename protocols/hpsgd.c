@@ -199,6 +199,25 @@ static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return hps_flush_launch(st, ctx, w, err);
 }
 
+/* A flush waiting for a reduction goes on once that reduction is over for w: completed
+ * (ring_done) or abandoned (no longer in flight); nothing otherwise. */
+static int hps_flush_go_on(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (st->phase[w] == PH_FLUSH_WAIT) {
+        if (st->inflight[w])
+            hps_flush_previous(st, ctx, w);
+        return hps_flush_launch(st, ctx, w, err);
+    }
+    if (st->phase[w] == PH_FLUSH_FINAL && st->ring_done[w]) {
+        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
+        st->phase[w] = PH_RUN;
+        return hps_settle(st, ctx, w, err);
+    }
+    if (st->phase[w] == PH_FLUSH_FINAL && !st->inflight[w])
+        return hps_flush_launch(st, ctx, w, err);
+    return SIM_OK;
+}
+
 /* The ring's round is done for w: cache its mean, then continue a flush waiting for it. */
 static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
@@ -207,16 +226,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
         coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
     st->cached = st->launches[w];
     st->ring_done[w] = true;
-    if (st->phase[w] == PH_FLUSH_WAIT) {
-        hps_flush_previous(st, ctx, w);
-        return hps_flush_launch(st, ctx, w, err);
-    }
-    if (st->phase[w] == PH_FLUSH_FINAL) {
-        hps_merge(st, ctx, w, coll_mean_lr(st->mean));
-        st->phase[w] = PH_RUN;
-        return hps_settle(st, ctx, w, err);
-    }
-    return SIM_OK;
+    return hps_flush_go_on(st, ctx, w, err);
 }
 
 /* Once per barrier round, when its coordinator releases it: did every reduction in flight
@@ -348,10 +358,7 @@ static int alloc_all(hpsgd *st, sim_err *err)
 static const struct hps_run_calls run_calls = {
     .active_list = hps_active_list,
     .ring_reset_active = hps_ring_reset_active,
-    .merge = hps_merge,
-    .settle = hps_settle,
-    .flush_launch = hps_flush_launch,
-    .flush_previous = hps_flush_previous,
+    .flush_go_on = hps_flush_go_on,
     .released = hps_released,
 };
 
@@ -410,14 +417,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     }
     case SIM_EV_WORKER_DOWN:
-        if (st->phase[w] == PH_OUT) {
-            rejoin_settle(st->rj, w, false);
-            return SIM_OK;
-        }
-        {
-            int rc = hps_on_down(st, ctx, w, err);
-            return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
-        }
+        return hps_on_down(st, ctx, w, err);
     case SIM_EV_WORKER_UP:
         return hps_on_up(st, ctx, w, err);
     default:

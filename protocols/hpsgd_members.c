@@ -32,11 +32,11 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end || !st->inflight[coord] ||
         st->init[coord])
         return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w)) {
-            st->phase[w] = PH_FETCH;
-            coll_ring_leave(st->ring, w);
-        }
+    for (uint32_t w = rejoin_next_pending(st->rj, ctx, 0); w != REJOIN_NONE;
+         w = rejoin_next_pending(st->rj, ctx, w + 1)) {
+        st->phase[w] = PH_FETCH;
+        coll_ring_leave(st->ring, w);
+    }
     st->admitting = true;
     st->admit_round = st->decided - 1;
     return st->run->ring_reset_active(st, ctx, err);
@@ -105,13 +105,50 @@ int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
     return rc;
 }
 
-/* Worker w failed: see the header for what happens to the reductions in flight. */
+/* Worker w (up, pending) starts over alone: nobody else is active. */
+static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rejoin_settle(st->rj, w, true);
+    st->phase[w] = PH_RUN;
+    st->init[w] = true;
+    st->inflight[w] = false;
+    st->waiting[w] = false;
+    st->win_steps[w] = 0;
+    if (st->P > 0)
+        sim_tensor_zero(row(st->acc, st, w), st->P);
+    if (st->vel != NULL)
+        sim_tensor_zero(row(st->vel, st, w), st->P);
+    coll_ring_leave(st->ring, w);
+    /* Its iterations are counted in the barrier's rounds (the round it waits in is
+     * settled[w]): the barrier starts again at the next undecided round, so does w. */
+    st->settled[w] = st->decided;
+    int rc = st->run->ring_reset_active(st, ctx, err);
+    if (rc == SIM_OK)
+        rc = hps_restart_barrier(st, ctx, err);
+    st->start_wm[w] = st->wm[w];
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
+}
+
+/* The last active worker failed while recovered ones wait to be admitted (no round will admit
+ * them any more): the first of them starts over alone, the others wait for its admissions. */
+static int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    if (st->run->active_list(st, ctx) > 0)
+        return SIM_OK;
+    uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
+    return w == REJOIN_NONE ? SIM_OK : start_alone(st, ctx, w, err);
+}
+
+/* Worker w failed: see the header for what happens to the reductions in flight (nothing when
+ * it was waiting to be admitted). */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
+    bool out = st->phase[w] == PH_OUT;
+    rejoin_worker_down(st->rj, w);
+    if (out)
+        return SIM_OK;
     st->phase[w] = PH_OUT;
-    rejoin_settle(st->rj, w, false);
-    rejoin_forget(st->rj, w);
     st->outside[w] = false;
     st->waiting[w] = false;
     st->inflight[w] = false;
@@ -137,26 +174,14 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->abandoned += abandoned;
     int rc = coll_ring_worker_down(st->ring, ctx, w, err); /* over the other active workers */
     /* Flushes waiting for a reduction now completed or abandoned go on. */
-    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
-        if (!active(st, ctx, v))
-            continue;
-        if (st->phase[v] == PH_FLUSH_WAIT) {
-            if (st->inflight[v])
-                st->run->flush_previous(st, ctx, v);
-            rc = st->run->flush_launch(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && st->ring_done[v]) {
-            st->run->merge(st, ctx, v, coll_mean_lr(st->mean));
-            st->phase[v] = PH_RUN;
-            rc = st->run->settle(st, ctx, v, err);
-        } else if (st->phase[v] == PH_FLUSH_FINAL && !st->inflight[v]) {
-            rc = st->run->flush_launch(st, ctx, v, err);
-        }
-    }
-    if (rc != SIM_OK)
-        return rc;
-    if (coordinated && st->barrier_stale) /* the admitted join the barrier's restart */
-        return hps_restart_barrier(st, ctx, err);
-    return coll_hub_worker_down(st->hub, ctx, w, err);
+    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
+        if (active(st, ctx, v))
+            rc = st->run->flush_go_on(st, ctx, v, err);
+    if (rc == SIM_OK && coordinated && st->barrier_stale) /* the admitted join its restart */
+        rc = hps_restart_barrier(st, ctx, err);
+    else if (rc == SIM_OK)
+        rc = coll_hub_worker_down(st->hub, ctx, w, err);
+    return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
 }
 
 /* The global model reached an admitted worker: it starts computing on it. */
@@ -169,46 +194,10 @@ int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *e
     return sim_ctx_compute(ctx, w, st->settled[w], err);
 }
 
-/* Worker w (up, pending) starts over alone: nobody else is active. */
-static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    rejoin_settle(st->rj, w, true);
-    st->phase[w] = PH_RUN;
-    st->init[w] = true;
-    st->inflight[w] = false;
-    st->waiting[w] = false;
-    st->win_steps[w] = 0;
-    if (st->P > 0)
-        sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->vel != NULL)
-        sim_tensor_zero(row(st->vel, st, w), st->P);
-    coll_ring_leave(st->ring, w);
-    /* Its iterations are counted in the barrier's rounds (the round it waits in is
-     * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    st->settled[w] = st->decided;
-    int rc = st->run->ring_reset_active(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = hps_restart_barrier(st, ctx, err);
-    st->start_wm[w] = st->wm[w];
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
-}
-
 /* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
  * over alone at once. */
 int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rejoin_recovered(st->rj, w);
     return st->run->active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
-}
-
-/* The last active worker failed while recovered ones wait to be admitted (no round will admit
- * them any more): the first of them starts over alone, the others wait for its admissions. */
-int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    if (st->run->active_list(st, ctx) > 0)
-        return SIM_OK;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (rejoin_pending(st->rj, w) && !sim_ctx_down(ctx, w))
-            return start_alone(st, ctx, w, err);
-    return SIM_OK;
 }

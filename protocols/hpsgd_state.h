@@ -104,14 +104,9 @@ struct hps_run_calls {
     uint32_t (*active_list)(hpsgd *st, const sim_ctx *ctx);
     /* A new ring generation over the active workers (none of them joined to a round). */
     int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
-    /* The merge on worker w: x := x̄, then a step with the ring's mean. */
-    void (*merge)(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr);
-    /* Worker w has finished its iteration: counted, and its next computation. */
-    int (*settle)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-    /* The flush's second half (the all-reduce of G), and the end of its first (the reduction
-     * launched before it, merged or dropped). */
-    int (*flush_launch)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-    void (*flush_previous)(hpsgd *st, sim_ctx *ctx, uint32_t w);
+    /* A flush of w waiting for a reduction goes on if that reduction is over (completed or
+     * abandoned); nothing otherwise. */
+    int (*flush_go_on)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
     /* Worker w is released from barrier round `round`: the iteration's update. */
     int (*released)(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err);
 };
@@ -127,12 +122,11 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 /* Starts the barrier over the active workers, its first round the next undecided one. */
 int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
-/* Worker w failed (active), recovered, or its fetched model (from src) arrived; after a
- * failure, hps_after_down lets a waiting recovered worker start over alone if nobody is left. */
+/* Worker w failed (if it was active, a waiting recovered worker starts over alone when nobody is
+ * left), recovered, or its fetched model (from src) arrived. */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
-int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
 /* hpsgd_config.c: the ops table's configure, memory, report and fini. */
 int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);

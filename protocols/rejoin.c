@@ -56,16 +56,27 @@ bool rejoin_pending(const rejoin *rj, uint32_t w)
 
 bool rejoin_any_pending(const rejoin *rj, const sim_ctx *ctx)
 {
-    for (uint32_t w = 0; w < rj->workers; w++)
-        if (rj->pending[w] && !sim_ctx_down(ctx, w))
-            return true;
-    return false;
+    return rejoin_next_pending(rj, ctx, 0) != REJOIN_NONE;
 }
 
 void rejoin_settle(rejoin *rj, uint32_t w, bool admitted)
 {
     rj->pending[w] = false;
     rj->admitted += admitted ? 1 : 0;
+}
+
+uint32_t rejoin_next_pending(const rejoin *rj, const sim_ctx *ctx, uint32_t from)
+{
+    for (uint32_t w = from; w < rj->workers; w++)
+        if (rj->pending[w] && !sim_ctx_down(ctx, w))
+            return w;
+    return REJOIN_NONE;
+}
+
+void rejoin_worker_down(rejoin *rj, uint32_t w)
+{
+    rj->pending[w] = false;
+    rj->source[w] = REJOIN_NONE;
 }
 
 uint64_t rejoin_admitted(const rejoin *rj)
@@ -105,4 +116,20 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
 void rejoin_forget(rejoin *rj, uint32_t w)
 {
     rj->source[w] = REJOIN_NONE;
+}
+
+uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
+                      uint64_t *k)
+{
+    uint32_t best = REJOIN_NONE;
+    uint64_t best_k = 0, kj = 0;
+    for (uint32_t e = g->off[w]; e < g->off[w + 1]; e++) {
+        if (progress(ctx, g->adj[e], &kj) && (best == REJOIN_NONE || kj > best_k)) {
+            best = g->adj[e];
+            best_k = kj;
+        }
+    }
+    if (best != REJOIN_NONE)
+        *k = best_k;
+    return best;
 }

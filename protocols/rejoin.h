@@ -8,6 +8,8 @@
  * rejoin_adopt, which writes it into the worker's parameters if the worker still waits for
  * that peer's model. A worker that fails waits for nothing (rejoin_forget); a peer that fails
  * while asked is the owner's to replace (rejoin_source tells whom each worker waits for).
+ * A recovered worker on a graph usually asks (or starts from) its running neighbour furthest
+ * ahead (rejoin_ahead).
  * Messages carry the owner's header (channel 0 and its own kinds), so traces show them as the
  * owner's.
  *
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "protocols/graph.h"
 #include "protocols/msg.h"
 #include "runtime/ctx.h"
 #include "sim/err.h"
@@ -49,6 +52,13 @@ bool rejoin_any_pending(const rejoin *rj, const sim_ctx *ctx);
 /* Worker w no longer waits: admitted (counted) when `admitted`, else it failed again. */
 void rejoin_settle(rejoin *rj, uint32_t w, bool admitted);
 
+/* The first worker from `from` on (in id order) that is up and waits to be admitted,
+ * REJOIN_NONE if none. */
+uint32_t rejoin_next_pending(const rejoin *rj, const sim_ctx *ctx, uint32_t from);
+
+/* Worker w failed: it no longer waits to be admitted (not counted) nor for any model. */
+void rejoin_worker_down(rejoin *rj, uint32_t w);
+
 /* Workers admitted so far. */
 uint64_t rejoin_admitted(const rejoin *rj);
 
@@ -72,5 +82,17 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src);
 
 /* Worker w waits for no model (it failed, or runs without one). */
 void rejoin_forget(rejoin *rj, uint32_t w);
+
+/* ---- Choosing a live neighbour ---- */
+
+/* The owner's reading of worker j's state: true if j runs, with its progress (an iteration)
+ * in *k. */
+typedef bool (*rejoin_progress_fn)(sim_ctx *ctx, uint32_t j, uint64_t *k);
+
+/* The running neighbour of w on g that is furthest ahead (the first in w's adjacency order
+ * among equals), its progress in *k; REJOIN_NONE (and *k untouched) if none runs. Reads each
+ * neighbour once, in adjacency order. */
+uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
+                      uint64_t *k);
 
 #endif

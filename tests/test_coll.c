@@ -11,6 +11,8 @@
 
 #include "harness.h"
 #include "protocols/coll.h"
+#include "protocols/graph.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
 #include "sim/scenario.h"
@@ -662,6 +664,45 @@ START_TEST(collectives_on_different_channels_do_not_mix)
 }
 END_TEST
 
+/* ---- The rejoin service's choice of a live neighbour ---- */
+
+static bool t_running[6];
+static uint64_t t_iter[6];
+static uint32_t t_reads;
+
+static bool t_progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
+{
+    (void)ctx;
+    t_reads++;
+    *k = t_iter[j];
+    return t_running[j];
+}
+
+START_TEST(rejoin_ahead_picks_the_running_neighbour_furthest_ahead)
+{
+    graph_spec spec = { .kind = GRAPH_COMPLETE, .n = 6 };
+    graph g;
+    sim_err err = { 0 };
+    ck_assert_int_eq(graph_init(&g, &spec, NULL, &err), SIM_OK);
+    uint64_t iters[6] = { 9, 4, 7, 7, 12, 3 };
+    bool up[6] = { true, true, true, true, false, true };
+    memcpy(t_iter, iters, sizeof(iters));
+    memcpy(t_running, up, sizeof(up));
+    uint64_t k = 0;
+    t_reads = 0;
+    /* Worker 0's neighbours 1..5: 4 is furthest ahead but down; 2 and 3 tie, 2 comes first. */
+    ck_assert_uint_eq(rejoin_ahead(&g, NULL, 0, t_progress, &k), 2);
+    ck_assert_uint_eq(k, 7);
+    ck_assert_uint_eq(t_reads, 5); /* each neighbour read once */
+    /* Nobody runs: none, and k untouched. */
+    memset(t_running, 0, sizeof(t_running));
+    k = 42;
+    ck_assert_uint_eq(rejoin_ahead(&g, NULL, 5, t_progress, &k), REJOIN_NONE);
+    ck_assert_uint_eq(k, 42);
+    graph_fini(&g);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("coll");
@@ -687,6 +728,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it);
     tcase_add_test(tc, barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("rejoin");
+    tcase_add_test(tc, rejoin_ahead_picks_the_running_neighbour_furthest_ahead);
     suite_add_tcase(s, tc);
     return s;
 }

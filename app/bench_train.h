@@ -58,7 +58,7 @@ void app_bench_train_default(app_bench_train_config *cfg);
  * run, with `err` filled. */
 int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *err);
 
-/* `hetsim bench overlap` (issue 27): two lines of All-Reduce with gradient buckets, timing-only
+/* `hetsim bench overlap` (issue 27): three lines of All-Reduce with gradient buckets, timing-only
  * runs with resnet50's profile into a temporary directory under `tmp_dir` (NULL: $TMPDIR or
  * /tmp), removed afterwards.
  *   overlap.allreduce_resnet50_16_iteration: the simulated ms of an iteration with 25 MiB
@@ -68,6 +68,9 @@ int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *e
  *   overlap.buckets_1000_workers_cpu: CPU seconds of one round of 1000 workers with 25 MiB
  *     buckets (four rings) against the same round with one ring (bucket_mb 0), both run
  *     now; the ratio is plain / bucketed (0.5: buckets make the simulation twice as slow).
+ *   overlap.buckets_1000_workers_cpu_per_event: the same two runs' CPU ns per event processed
+ *     (bucketed against plain); a ratio near 1 says the cost follows the events, about one per
+ *     ring message, of which four rings send four times as many.
  * Errors as app_bench_train_run's. */
 int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err);
 

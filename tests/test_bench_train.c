@@ -1,6 +1,6 @@
 /* The whole-iteration lines of `hetsim bench kernels` (app/bench_train.h), run on a tiny
- * configuration: their form, never their timings (a shared machine makes any bound on a time
- * flaky), and that nothing is left behind. */
+ * configuration, and the lines of `hetsim bench overlap`: their form, never their timings (a
+ * shared machine makes any bound on a time flaky), and that nothing is left behind. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -140,12 +140,63 @@ START_TEST(bench_refuses_a_missing_temporary_directory)
 }
 END_TEST
 
+START_TEST(bench_overlap_prints_its_three_lines_and_leaves_nothing)
+{
+    static const struct {
+        const char *name, *unit;
+    } lines[] = {
+        { "overlap.allreduce_resnet50_16_iteration", "ms" },
+        { "overlap.buckets_1000_workers_cpu", "s" },
+        { "overlap.buckets_1000_workers_cpu_per_event", "ns" },
+    };
+    char *tmp = harness_tmpdir("bench-overlap");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(out);
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = app_bench_overlap_run(out, tmp, &err);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
+
+    char *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        ck_assert_msg(n < 3, "an extra line: %s", line);
+        char name[64], unit[16];
+        double value, ref, ratio;
+        int end = 0;
+        int got = sscanf(line,
+                         "{\"name\": \"%63[^\"]\", \"value\": %lf, \"unit\": \"%15[^\"]\", "
+                         "\"reference\": %lf, \"ratio\": %lf}%n",
+                         name, &value, unit, &ref, &ratio, &end);
+        ck_assert_msg(got == 5 && line[end] == '\0', "malformed line: %s", line);
+        ck_assert_str_eq(name, lines[n].name);
+        ck_assert_str_eq(unit, lines[n].unit);
+        ck_assert_msg(isfinite(value) && value > 0 && isfinite(ref) && ref > 0, "%s", line);
+        ck_assert_double_eq_tol(ratio, ref / value, 1e-4 + 1e-5 * ratio);
+        n++;
+    }
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(entries(tmp), 0);
+    free(text);
+    harness_cleanup(tmp);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("bench_train");
     TCase *tc = tcase_create("lines");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, bench_prints_one_well_formed_line_per_family_and_leaves_nothing);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("overlap");
+    tcase_set_timeout(tc, 300); /* two rounds of 1000 workers: seconds, more under sanitizers */
+    tcase_add_test(tc, bench_overlap_prints_its_three_lines_and_leaves_nothing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

@@ -28,16 +28,15 @@
  * coordinates 1..d-1, so that on a perfect grid each key has M holders); when ready it
  * declares itself until now + `matchmaking_ms` and asks, earliest first, the peers declared
  * under its key before it (by expiration, then id: the declared lists are read from the
- * protocol's state, as from a DHT) to lead it; a peer that is not leading, or is full,
- * rejects; with nobody left to ask it leads. A leader accepts up to `target_group_size` and
- * starts its group when full, or at its expiration with `min_group_size` or more, else
- * disbands (its followers stay alone this round); without a target (null, hivemind's None,
- * the default) it accepts everyone until its expiration, its member list doubling when
- * full. It shuffles the order and draws the group id from its own stream; after the
- * butterfly each member drops its oldest digit and appends r_p, the p-th of distinct
- * indices in 0..B-1 (B the target, or the next power of two of the group's size) drawn from
- * an rng seeded by the group id (p: its position), so members of one group never share a
- * key in the next round.
+ * protocol's state, as from a DHT, each read counted as sim_ctx_peer's) to lead it; a peer
+ * that is not leading, or is full, rejects; with nobody left to ask it leads. A leader accepts up
+ * to `target_group_size` and starts its group when full, or at its expiration with `min_group_size`
+ * or more, else disbands (its followers stay alone this round); without a target (null, hivemind's
+ * None, the default) it accepts everyone until its expiration, its member list doubling when full.
+ * It shuffles the order and draws the group id from its own stream; after the butterfly each member
+ * drops its oldest digit and appends r_p, the p-th of distinct indices in 0..B-1 (B the target, or
+ * the next power of two of the group's size) drawn from an rng seeded by the group id (p: its
+ * position), so members of one group never share a key in the next round.
  *
  * Defaults (protocols/moshpit_config.c): the grid from N when absent; training runs
  * (`local_steps` >= 1) in the key form without global rounds, matchmaking for one
@@ -71,34 +70,12 @@ static void mp_fini(void *state)
     moshpit *st = state;
     for (uint32_t i = 0; st->bf != NULL && i < st->nbf; i++)
         coll_bfly_destroy(st->bf[i]);
-    free(st->bf);
     coll_hub_destroy(st->hub);
-    free(st->cell);
-    free(st->group);
-    free(st->list);
-    free(st->line);
-    free(st->phase);
-    free(st->left);
-    sim_tensor_free(st->avg);
-    free(st->key);
-    free(st->expires);
-    free(st->ks);
-    free(st->asked);
-    free(st->tries);
-    for (uint32_t w = 0; st->mem != NULL && w < st->n; w++)
-        free(st->mem[w]);
-    free(st->mem);
-    free(st->mcap);
-    free(st->nmem);
-    free(st->gid);
-    free(st->last);
-    free(st->last_round);
-    free(st->perm);
+    for (uint32_t i = 0; i < st->nheap; i++)
+        free(st->heap[i]);
+    free(st->heap);
     if (st->krng != NULL)
         gsl_rng_free(st->krng);
-    free(st->wr);
-    free(st->freebf);
-    free(st->inuse);
 }
 
 /* ---- rounds ---- */
@@ -138,8 +115,8 @@ static void update_floor(moshpit *st, sim_ctx *ctx)
 {
     uint64_t f = UINT64_MAX;
     for (uint32_t w = 0; w < st->n; w++)
-        if (!sim_ctx_down(ctx, w) && st->wr[w] < f)
-            f = st->wr[w];
+        if (!sim_ctx_down(ctx, w) && mp_at(ctx, w)->wr < f)
+            f = mp_at(ctx, w)->wr;
     while (f != UINT64_MAX && st->floor < f) {
         st->floor++;
         st->round = st->floor;
@@ -161,11 +138,11 @@ static void release_groups(moshpit *st)
 /* Worker w is done with its round (averaged, alone or sat out): what comes next. */
 static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->phase[w] = PH_DONE;
+    mp_at(ctx, w)->phase = PH_DONE;
     if (st->async) { /* its next round starts at once (after this event) */
-        st->wr[w]++;
+        mp_at(ctx, w)->wr++;
         update_floor(st, ctx);
-        return sim_ctx_timer(ctx, 0, EV_NEXT, (int32_t)w, st->wr[w], NULL, err);
+        return sim_ctx_timer(ctx, 0, EV_NEXT, (int32_t)w, mp_at(ctx, w)->wr, NULL, err);
     }
     st->busy--;
     return check_round(st, ctx, err);
@@ -174,23 +151,24 @@ static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* Async: worker w starts its next round: local steps, then matchmaking (or it sits out). */
 static int start_worker(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->group[w] = COLL_NONE;
-    st->ks[w] = KS_WAIT;
-    if (sim_ctx_dropped(ctx, w, st->wr[w])) {
+    mp_worker *a = mp_at(ctx, w);
+    a->group = COLL_NONE;
+    a->ks = KS_WAIT;
+    if (sim_ctx_dropped(ctx, w, a->wr)) {
         st->sat_out++;
-        st->ks[w] = KS_OUT;
+        a->ks = KS_OUT;
     }
     if (st->local_steps == 0)
         return ready(st, ctx, w, err);
-    st->phase[w] = PH_COMPUTE;
-    st->left[w] = st->local_steps;
-    return sim_ctx_compute(ctx, w, st->wr[w], err);
+    a->phase = PH_COMPUTE;
+    a->left = st->local_steps;
+    return sim_ctx_compute(ctx, w, a->wr, err);
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     moshpit *st = ud;
-    if (st->phase[w] != PH_GROUP || (!st->async && info->round != st->round))
+    if (mp_at(ctx, w)->phase != PH_GROUP || (!st->async && info->round != st->round))
         return SIM_OK; /* left the round (down) */
     if (st->P > 0) {
         float *x = sim_ctx_params(ctx, w);
@@ -202,7 +180,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
                 x[i] += (float)st->alpha * (a[i] - x[i]);
     }
     if (st->keys)
-        mp_update_key(st, w, st->group[w]);
+        mp_update_key(st, ctx, w, mp_at(ctx, w)->group);
     if (st->async)
         release_groups(st);
     return mp_finish(st, ctx, w, err);
@@ -212,20 +190,21 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
  * done. */
 static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    mp_worker *a = mp_at(ctx, w);
     if (st->keys)
-        return st->ks[w] == KS_WAIT ? mp_declare(st, ctx, w, err) : mp_finish(st, ctx, w, err);
-    if (st->group[w] == COLL_NONE)
+        return a->ks == KS_WAIT ? mp_declare(st, ctx, w, err) : mp_finish(st, ctx, w, err);
+    if (a->group == COLL_NONE)
         return mp_finish(st, ctx, w, err);
-    st->phase[w] = PH_GROUP;
-    return coll_bfly_join(st->bf[st->group[w]], ctx, w, err);
+    a->phase = PH_GROUP;
+    return coll_bfly_join(st->bf[a->group], ctx, w, err);
 }
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
 {
     uint32_t k = 0, live = 0;
     for (uint32_t w = 0; w < st->n; w++) {
-        st->group[w] = COLL_NONE;
-        st->phase[w] = PH_IDLE;
+        mp_at(ctx, w)->group = COLL_NONE;
+        mp_at(ctx, w)->phase = PH_IDLE;
         if (sim_ctx_down(ctx, w))
             continue;
         live++;
@@ -241,9 +220,9 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
         return SIM_OK; /* nobody: a recovery starts the next round */
     if (st->keys)
         for (uint32_t w = 0; w < st->n; w++)
-            st->ks[w] = KS_OUT;
+            mp_at(ctx, w)->ks = KS_OUT;
     for (uint32_t i = 0; i < k && st->keys; i++)
-        st->ks[st->list[i]] = KS_WAIT;
+        mp_at(ctx, st->list[i])->ks = KS_WAIT;
     int rc = st->keys ? SIM_OK : mp_start_groups(st, ctx, k, err);
     if (rc != SIM_OK)
         return rc;
@@ -252,8 +231,8 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
         if (sim_ctx_down(ctx, w))
             continue;
         if (st->local_steps > 0) {
-            st->phase[w] = PH_COMPUTE;
-            st->left[w] = st->local_steps;
+            mp_at(ctx, w)->phase = PH_COMPUTE;
+            mp_at(ctx, w)->left = st->local_steps;
             rc = sim_ctx_compute(ctx, w, st->round, err);
         } else {
             rc = ready(st, ctx, w, err);
@@ -262,42 +241,20 @@ static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     return rc;
 }
 
-static int alloc_keys(moshpit *st, sim_err *err)
+/* Key form: each worker's first room for its members, the key update's rng, the free
+ * butterflies. */
+static int init_keys(moshpit *st, sim_ctx *ctx, sim_err *err)
 {
-    size_t n = st->n;
-    st->key = calloc(n * (st->d > 1 ? st->d - 1 : 1), sizeof(*st->key));
-    st->expires = calloc(n, sizeof(*st->expires));
-    st->ks = calloc(n, sizeof(*st->ks));
-    st->asked = calloc(n, sizeof(*st->asked));
-    st->tries = calloc(n, sizeof(*st->tries));
-    st->mem = calloc(n, sizeof(*st->mem));
-    st->mcap = calloc(n, sizeof(*st->mcap));
-    uint32_t side = 2; /* a leader's room at first: target, or the grid's largest side */
-    for (uint32_t a = 0; a < st->d; a++)
-        side = st->m[a] > side ? st->m[a] : side;
-    for (size_t w = 0; st->mem != NULL && st->mcap != NULL && w < n; w++) {
-        st->mcap[w] = st->target > 0 ? st->target : side;
-        if ((st->mem[w] = calloc(st->mcap[w], sizeof(**st->mem))) == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t w = 0; w < st->n; w++) {
+        mp_worker *a = mp_at(ctx, w);
+        a->mem = st->rooms + (size_t)w * st->room;
+        a->mcap = st->room;
     }
-    st->nmem = calloc(n, sizeof(*st->nmem));
-    st->gid = calloc(st->nbf, sizeof(*st->gid));
-    st->last = calloc(n, sizeof(*st->last));
-    st->last_round = calloc(n, sizeof(*st->last_round));
-    st->perm = calloc(st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
     st->krng = gsl_rng_alloc(gsl_rng_mt19937);
-    st->wr = calloc(n, sizeof(*st->wr));
-    st->freebf = calloc(st->nbf, sizeof(*st->freebf));
-    st->inuse = calloc(st->nbf, sizeof(*st->inuse));
-    if (st->wr == NULL || st->freebf == NULL || st->inuse == NULL)
+    if (st->krng == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t b = st->nbf; b-- > 0;)
         st->freebf[st->nfree++] = b;
-    if (st->key == NULL || st->expires == NULL || st->ks == NULL || st->asked == NULL ||
-        st->tries == NULL || st->mem == NULL || st->mcap == NULL || st->nmem == NULL ||
-        st->gid == NULL || st->last == NULL || st->last_round == NULL || st->perm == NULL ||
-        st->krng == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return SIM_OK;
 }
 
@@ -307,24 +264,8 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->finish = mp_finish;
     st->P = sim_ctx_num_params(ctx);
     mp_sizes(st, &st->nbf, &st->cap);
-    size_t n = st->n;
-    st->bf = calloc(st->nbf, sizeof(*st->bf));
-    st->group = calloc(n, sizeof(*st->group));
-    st->list = calloc(2 * n, sizeof(*st->list));
-    st->phase = calloc(n, sizeof(*st->phase));
-    st->left = calloc(n, sizeof(*st->left));
-    if (!st->random) {
-        st->cell = calloc(n, sizeof(*st->cell));
-        for (uint32_t i = 0; i < st->d; i++)
-            st->dims[i] = st->m[st->d - 1 - i];
-        st->line = calloc(st->cells, sizeof(*st->line));
-    }
-    if (st->P > 0)
-        st->avg = sim_tensor_alloc(n * st->P);
-    if (st->bf == NULL || st->group == NULL || st->list == NULL || st->phase == NULL ||
-        st->left == NULL || (!st->random && (st->cell == NULL || st->line == NULL)) ||
-        (st->P > 0 && st->avg == NULL))
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (uint32_t i = 0; !st->random && i < st->d; i++)
+        st->dims[i] = st->m[st->d - 1 - i];
     st->hub = coll_hub_create(st->nbf, EV_COLL, err);
     if (st->hub == NULL)
         return err->code;
@@ -339,21 +280,21 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
         coll_bfly_set_timeouts(st->bf[g], s_ns, r_ns);
     }
     int rc = SIM_OK;
-    if (st->keys && (rc = alloc_keys(st, err)) != SIM_OK)
+    if (st->keys && (rc = init_keys(st, ctx, err)) != SIM_OK)
         return rc;
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
         for (uint32_t c = 0; c < st->cells; c++)
             st->line[c] = c;
         gsl_ran_shuffle(sim_ctx_rng(ctx, SIM_CTX_PROTO), st->line, st->cells, sizeof(*st->line));
         for (uint32_t w = 0; w < st->n; w++)
-            st->cell[w] = st->line[w];
+            mp_at(ctx, w)->cell = st->line[w];
     }
     for (uint32_t w = 0; st->keys && w < st->n; w++) /* initial key: coordinates 1..d-1 */
         for (uint32_t i = 0; i + 1 < st->d; i++)
-            st->key[(size_t)w * (st->d - 1) + i] =
-                graph_grid_coord(st->dims, st->d, st->d - 2 - i, st->cell[w]);
+            mp_at(ctx, w)->key[i] =
+                graph_grid_coord(st->dims, st->d, st->d - 2 - i, mp_at(ctx, w)->cell);
     for (uint32_t w = 0; st->async && w < st->n; w++) {
-        st->phase[w] = PH_DONE;
+        mp_at(ctx, w)->phase = PH_DONE;
         if (!sim_ctx_down(ctx, w) && (rc = start_worker(st, ctx, w, err)) != SIM_OK)
             return rc;
     }
@@ -370,13 +311,13 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     switch (ev->kind) {
     case SIM_EV_COMPUTED: {
-        uint64_t tag = st->async ? st->wr[w] : st->round;
-        if (st->phase[w] != PH_COMPUTE || ev->arg[0] != tag)
+        uint64_t tag = st->async ? mp_at(ctx, w)->wr : st->round;
+        if (mp_at(ctx, w)->phase != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
         if (st->P > 0)
             sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
-        if (--st->left[w] > 0)
+        if (--mp_at(ctx, w)->left > 0)
             return sim_ctx_compute(ctx, w, tag, err);
         return ready(st, ctx, w, err);
     }
@@ -385,42 +326,44 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: message on no butterfly");
         return mp_on_match_msg(st, ctx, w, (uint32_t)ev->src, msg_read(ev), err);
     case EV_EXPIRE:
-        return ev->arg[0] == mp_mseq(st, w) ? mp_on_expire(st, ctx, w, err) : SIM_OK;
+        return ev->arg[0] == mp_mseq(st, ctx, w) ? mp_on_expire(st, ctx, w, err) : SIM_OK;
     case EV_REQ_TIMEOUT: {
-        if (!msg_timer_is(ev, mp_request_timer(st, w)) || st->ks[w] != KS_FOLLOW)
+        if (!msg_timer_is(ev, mp_request_timer(st, ctx, w)) || mp_at(ctx, w)->ks != KS_FOLLOW)
             return SIM_OK;
         return mp_try_next(st, ctx, w, err);
     }
     case SIM_EV_WORKER_DOWN:
-        if (st->phase[w] == PH_COMPUTE || st->phase[w] == PH_GROUP || st->phase[w] == PH_MATCH) {
-            st->failed_members += st->phase[w] == PH_GROUP ? 1 : 0;
-            bool matching = st->phase[w] == PH_MATCH;
-            st->phase[w] = PH_DONE;
+        if (mp_at(ctx, w)->phase == PH_COMPUTE || mp_at(ctx, w)->phase == PH_GROUP ||
+            mp_at(ctx, w)->phase == PH_MATCH) {
+            st->failed_members += mp_at(ctx, w)->phase == PH_GROUP ? 1 : 0;
+            bool matching = mp_at(ctx, w)->phase == PH_MATCH;
+            mp_at(ctx, w)->phase = PH_DONE;
             st->busy -= st->async ? 0 : 1;
             if (matching && (rc = mp_match_down(st, ctx, w, err)) != SIM_OK)
                 return rc;
         } else if (st->keys) {
-            st->ks[w] = st->ks[w] == KS_GROUP ? KS_GROUP : KS_OUT;
+            mp_at(ctx, w)->ks = mp_at(ctx, w)->ks == KS_GROUP ? KS_GROUP : KS_OUT;
         }
         rc = coll_hub_worker_down(st->hub, ctx, w, err);
         if (rc == SIM_OK && st->keys)
             rc = mp_begin_lost(st, ctx, w, err);
         if (rc != SIM_OK || !st->async)
             return rc != SIM_OK ? rc : check_round(st, ctx, err);
-        st->ks[w] = KS_OUT;
+        mp_at(ctx, w)->ks = KS_OUT;
         release_groups(st);
         update_floor(st, ctx);
         return SIM_OK;
     case SIM_EV_WORKER_UP:
         if (st->async)
-            return st->phase[w] == PH_DONE ? start_worker(st, ctx, w, err) : SIM_OK;
+            return mp_at(ctx, w)->phase == PH_DONE ? start_worker(st, ctx, w, err) : SIM_OK;
         if (st->idle)
             return begin_round(st, ctx, err); /* everybody was down: start again */
         return SIM_OK;                        /* joins at the next round start */
     case EV_NEXT:
         if (!st->async)
             return begin_round(st, ctx, err);
-        if (sim_ctx_down(ctx, w) || st->phase[w] != PH_DONE || ev->arg[0] != st->wr[w])
+        if (sim_ctx_down(ctx, w) || mp_at(ctx, w)->phase != PH_DONE ||
+            ev->arg[0] != mp_at(ctx, w)->wr)
             return SIM_OK;
         return start_worker(st, ctx, w, err);
     default:
@@ -462,11 +405,13 @@ const proto_ops proto_moshpit = {
     .name = "moshpit",
     .summary = "moshpit: butterfly averaging in small groups that change every round (grid)",
     .state_size = sizeof(moshpit),
+    .worker_size = sizeof(mp_worker),
     .rounds = true,
     .configure = mp_configure,
     .start = mp_start,
     .on_event = mp_on_event,
     .report = mp_report,
+    .buffers = mp_buffers,
     .memory = mp_memory,
     .fini = mp_fini,
 };

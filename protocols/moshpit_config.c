@@ -228,9 +228,41 @@ void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap)
     }
 }
 
-/* The butterflies (each stages up to cap vectors), the bookkeeping, the averages, and the
- * parts in flight: a member sends its other members a copy of their part each, cap - 1
- * parts of P / cap floats (the reduced parts coming back follow once those have landed). */
+/* A leader's first room for its members: the target, or the grid's largest side. */
+static uint32_t first_room(const moshpit *st)
+{
+    uint32_t side = 2;
+    for (uint32_t a = 0; a < st->d; a++)
+        side = st->m[a] > side ? st->m[a] : side;
+    return st->target > 0 ? st->target : side;
+}
+
+/* The round's tables, the butterflies' outputs (n models) and, in the key form, the leaders'
+ * first rooms, the group ids, the key update's scratch and the async pool. */
+void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    moshpit *st = state;
+    size_t n = sc->workers;
+    uint32_t nbf, cap;
+    mp_sizes(st, &nbf, &cap);
+    st->bf = sim_arena_alloc(a, nbf, sizeof(*st->bf));
+    st->list = sim_arena_alloc(a, 2 * n, sizeof(*st->list));
+    st->line = st->random ? NULL : sim_arena_alloc(a, st->cells, sizeof(*st->line));
+    st->avg = sim_arena_alloc(a, n * num_params, sizeof(*st->avg));
+    if (!st->keys)
+        return;
+    st->room = first_room(st);
+    st->rooms = sim_arena_alloc(a, n * st->room, sizeof(*st->rooms));
+    st->gid = sim_arena_alloc(a, nbf, sizeof(*st->gid));
+    st->perm = sim_arena_alloc(a, st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
+    st->freebf = sim_arena_alloc(a, nbf, sizeof(*st->freebf));
+    st->inuse = sim_arena_alloc(a, nbf, sizeof(*st->inuse));
+}
+
+/* Outside the arena: the butterflies (each stages up to cap vectors), the parts in flight (a
+ * member sends its other members a copy of their part each, cap - 1 parts of P / cap floats;
+ * the reduced parts coming back follow once those have landed) and, in the key form without
+ * a target, a leader's list grown once past its room on the heap, and the key update's rng. */
 uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const moshpit *st = state;
@@ -240,9 +272,7 @@ uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
     uint64_t parts = num_params > 0 && cap > 1
                          ? (cap - 1) * proto_snapshot_bytes((num_params + cap - 1) / cap)
                          : 0;
-    return nbf * (coll_bfly_memory(sc->workers, cap, num_params) + sizeof(coll_bfly *)) +
-           n * parts + n * (4 + 4 + 4 + 1 + 4) + (uint64_t)st->cells * 4 + n * num_params * 4 +
-           (st->keys ? n * (st->d * 4 + 8 + 1 + 4 + 4 + 4 + 16 + 8 + 4 + 4 * (uint64_t)cap) +
-                           nbf * 8 + (st->target > 0 ? st->target : 2 * n) * 4 + 5000
-                     : 0); /* key form: keys, states, members, group ids, its rng */
+    uint32_t room = first_room(st);
+    return nbf * coll_bfly_memory(sc->workers, cap, num_params) + n * parts +
+           (st->keys ? n * 4 * (uint64_t)(cap > room ? cap - room : 0) + 5000 : 0);
 }

@@ -39,7 +39,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
                     members[j - 1] = t;
                 }
             for (uint32_t i = 0; i < c; i++)
-                st->group[members[i]] = g;
+                mp_at(ctx, members[i])->group = g;
             int rc = coll_bfly_start(st->bf[g], ctx, members, NULL, c, st->round, err);
             if (rc != SIM_OK)
                 return rc;
@@ -54,8 +54,8 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
     for (uint32_t c = 0; c < lines; c++)
         st->line[c] = 0;
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t w = st->list[i], key = graph_grid_group(st->dims, st->d, a, st->cell[w]);
-        st->group[w] = key;
+        uint32_t w = st->list[i], key = graph_grid_group(st->dims, st->d, a, mp_at(ctx, w)->cell);
+        mp_at(ctx, w)->group = key;
         st->line[key]++;
     }
     /* Lines with two or more members get butterflies in line order; count -> index + 1. */
@@ -65,14 +65,14 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
     st->groups += g;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t w = st->list[i];
-        uint32_t idx = st->line[st->group[w]];
+        uint32_t idx = st->line[mp_at(ctx, w)->group];
         st->alone += idx == 0 ? 1 : 0;
-        st->group[w] = idx == 0 ? COLL_NONE : idx - 1;
+        mp_at(ctx, w)->group = idx == 0 ? COLL_NONE : idx - 1;
     }
     for (uint32_t b = 0; b < g; b++) {
         uint32_t c = 0;
         for (uint32_t i = 0; i < k; i++)
-            if (st->group[st->list[i]] == b)
+            if (mp_at(ctx, st->list[i])->group == b)
                 members[c++] = st->list[i];
         int rc = coll_bfly_start(st->bf[b], ctx, members, NULL, c, st->round, err);
         if (rc != SIM_OK)
@@ -85,7 +85,7 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
  * an rng seeded by the group id, distinct indices r_0, r_1, ... from 0..B-1, B the target
  * group size, or without one the next power of two of the group's size; w at position p
  * takes r_p as its newest digit. */
-void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
+void mp_update_key(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t b)
 {
     uint32_t L = st->d - 1, p = coll_bfly_position(st->bf[b], w), k = coll_bfly_size(st->bf[b]);
     if (L == 0 || p == COLL_NONE)
@@ -102,7 +102,7 @@ void mp_update_key(moshpit *st, uint32_t w, uint32_t b)
         st->perm[i] = st->perm[j];
         st->perm[j] = t;
     }
-    uint32_t *key = st->key + (size_t)w * L;
+    uint32_t *key = mp_at(ctx, w)->key;
     for (uint32_t i = 0; i + 1 < L; i++)
         key[i] = key[i + 1];
     key[L - 1] = st->perm[p];

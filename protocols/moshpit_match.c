@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_randist.h>
 
@@ -12,33 +14,32 @@
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 
-static bool same_key(const moshpit *st, uint32_t a, uint32_t b)
+static bool same_key(const moshpit *st, const mp_worker *a, const mp_worker *b)
 {
-    uint32_t L = st->d - 1;
-    for (uint32_t i = 0; i < L; i++)
-        if (st->key[(size_t)a * L + i] != st->key[(size_t)b * L + i])
+    for (uint32_t i = 0; i + 1 < st->d; i++)
+        if (a->key[i] != b->key[i])
             return false;
     return true;
 }
 
-/* (expiration, id) of a before b's: whom a follower may ask. */
-static bool before(const moshpit *st, uint32_t a, uint32_t b)
+/* (expiration, id) of a (worker ia) before b's (worker ib): whom a follower may ask. */
+static bool before(const mp_worker *a, uint32_t ia, const mp_worker *b, uint32_t ib)
 {
-    return st->expires[a] < st->expires[b] || (st->expires[a] == st->expires[b] && a < b);
+    return a->expires < b->expires || (a->expires == b->expires && ia < ib);
 }
 
 /* The sequence number of follower f's matchmaking messages: the round (global rounds), or
  * its attempt (async: requests and leaderships so far). */
-uint64_t mp_mseq(const moshpit *st, uint32_t f)
+uint64_t mp_mseq(const moshpit *st, const sim_ctx *ctx, uint32_t f)
 {
-    return st->async ? st->tries[f] : st->round;
+    return st->async ? mp_at(ctx, f)->tries : st->round;
 }
 
 /* The timer of follower w's current request: its attempt in the round (global rounds), or
  * its attempt (async). */
-msg_timer mp_request_timer(const moshpit *st, uint32_t w)
+msg_timer mp_request_timer(const moshpit *st, const sim_ctx *ctx, uint32_t w)
 {
-    msg_timer t = { .attempt = st->tries[w], .seq = st->async ? 0 : st->round };
+    msg_timer t = { .attempt = mp_at(ctx, w)->tries, .seq = st->async ? 0 : st->round };
     return t;
 }
 
@@ -51,20 +52,27 @@ static int send_small(sim_ctx *ctx, uint32_t src, uint32_t dst, uint32_t kind, u
     return msg_post(ctx, src, dst, bytes, h, msg_none(), err);
 }
 
-/* Whether f is (still) a member of leader c's forming group. */
-static bool follows(const moshpit *st, uint32_t f, uint32_t c)
+/* Whether f (its state a) is (still) a member of leader c's forming group. */
+static bool follows(const mp_worker *a, uint32_t c)
 {
-    return st->asked[f] == c && (st->ks[f] == KS_FOLLOW || st->ks[f] == KS_ACCEPTED);
+    return a->asked == c && (a->ks == KS_FOLLOW || a->ks == KS_ACCEPTED);
+}
+
+/* Whether f still follows leader c, as c reads it (sim_ctx_peer, counted). */
+static bool still_follows(sim_ctx *ctx, uint32_t f, uint32_t c)
+{
+    return follows(sim_ctx_peer(ctx, f), c);
 }
 
 /* Leader c starts its group: members in an order it shuffles, a group id it draws (both from
  * its stream), a butterfly; the followers learn it by a message and then join. */
 static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
 {
+    mp_worker *lead = mp_at(ctx, c);
     uint32_t *m = st->list, k = 0;
-    for (uint32_t i = 0; i < st->nmem[c]; i++) {
-        uint32_t f = st->mem[c][i];
-        if (f == c || follows(st, f, c))
+    for (uint32_t i = 0; i < lead->nmem; i++) {
+        uint32_t f = lead->mem[i];
+        if (f == c || still_follows(ctx, f, c))
             m[k++] = f;
     }
     if ((st->async && st->nfree == 0) || (!st->async && st->active >= st->nbf))
@@ -78,27 +86,32 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
     st->gid[b] = hi << 32 | gsl_rng_get(r);
     st->groups++;
     st->serial++;
-    for (uint32_t i = 0; i < k && !st->async; i++)
-        for (uint32_t j = i + 1; j < k; j++)
-            st->repeats += st->last[m[i]] == st->last[m[j]] &&
-                                   st->last_round[m[i]] + 1 == st->round + 1 &&
-                                   st->last_round[m[j]] + 1 == st->round + 1 && st->round > 0 &&
-                                   st->last[m[i]] != 0
+    for (uint32_t i = 0; i < k && !st->async; i++) {
+        const mp_worker *x = mp_at(ctx, m[i]);
+        for (uint32_t j = i + 1; j < k; j++) {
+            const mp_worker *y = mp_at(ctx, m[j]);
+            st->repeats += x->last == y->last && x->last_round + 1 == st->round + 1 &&
+                                   y->last_round + 1 == st->round + 1 && st->round > 0 &&
+                                   x->last != 0
                                ? 1
                                : 0;
-    for (uint32_t i = 0; i < k; i++) {
-        st->last[m[i]] = st->serial;
-        st->last_round[m[i]] = st->round + 1; /* rounds from 1 here: 0 is "never" */
-        st->group[m[i]] = b;
-        st->ks[m[i]] = KS_GROUP;
+        }
+    }
+    for (uint32_t i = 0; i < k; i++) { /* the group as BEGIN tells it, on the members' behalf */
+        mp_worker *x = mp_at(ctx, m[i]);
+        x->last = st->serial;
+        x->last_round = st->round + 1; /* rounds from 1 here: 0 is "never" */
+        x->group = b;
+        x->ks = KS_GROUP;
     }
     int rc = coll_bfly_start(st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
         if (m[i] != c)
-            rc = send_small(ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, mp_mseq(st, m[i]), err);
+            rc = send_small(ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, mp_mseq(st, ctx, m[i]),
+                            err);
     if (rc != SIM_OK)
         return rc;
-    st->phase[c] = PH_GROUP;
+    lead->phase = PH_GROUP;
     return coll_bfly_join(st->bf[b], ctx, c, err);
 }
 
@@ -106,110 +119,145 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
  * it; with none left it leads. */
 int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t best = COLL_NONE, prev = st->asked[w];
+    mp_worker *me = mp_at(ctx, w);
+    uint32_t best = COLL_NONE, prev = me->asked;
+    /* The declared lists, read "as from a DHT": every peer's state (sim_ctx_peer, counted). */
+    const mp_worker *pp = prev != COLL_NONE ? sim_ctx_peer(ctx, prev) : NULL, *pb = NULL;
     for (uint32_t c = 0; c < st->n; c++) {
-        if (c == w || st->ks[c] < KS_FOLLOW || st->ks[c] > KS_LEAD || !before(st, c, w) ||
-            !same_key(st, c, w) || (prev != COLL_NONE && !before(st, prev, c)))
+        if (c == w)
             continue;
-        if (best == COLL_NONE || before(st, c, best))
+        const mp_worker *pc = sim_ctx_peer(ctx, c);
+        if (pc->ks < KS_FOLLOW || pc->ks > KS_LEAD || !before(pc, c, me, w) ||
+            !same_key(st, pc, me) || (pp != NULL && !before(pp, prev, pc, c)))
+            continue;
+        if (best == COLL_NONE || before(pc, c, pb, best)) {
             best = c;
+            pb = pc;
+        }
     }
     if (best == COLL_NONE) {
-        st->ks[w] = KS_LEAD;
-        st->nmem[w] = 1;
-        st->mem[w][0] = w;
-        st->tries[w] += st->async ? 1 : 0; /* async: the expiry timer's tag */
-        sim_time now = sim_ctx_now(ctx), at = st->expires[w];
-        return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w, mp_mseq(st, w),
-                             NULL, err);
+        me->ks = KS_LEAD;
+        me->nmem = 1;
+        me->mem[0] = w;
+        me->tries += st->async ? 1 : 0; /* async: the expiry timer's tag */
+        sim_time now = sim_ctx_now(ctx), at = me->expires;
+        return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w,
+                             mp_mseq(st, ctx, w), NULL, err);
     }
-    st->asked[w] = best;
-    st->ks[w] = KS_FOLLOW;
-    st->tries[w]++;
+    me->asked = best;
+    me->ks = KS_FOLLOW;
+    me->tries++;
     st->requests++;
-    int rc = send_small(ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, mp_mseq(st, w), err);
+    int rc = send_small(ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, mp_mseq(st, ctx, w), err);
     if (rc != SIM_OK)
         return rc;
     sim_time t = (sim_time)llround(st->req_ms * 1e6);
-    return msg_timer_set(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, mp_request_timer(st, w), NULL, err);
+    return msg_timer_set(ctx, t, EV_REQ_TIMEOUT, (int32_t)w, mp_request_timer(st, ctx, w), NULL,
+                         err);
 }
 
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
 int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->expires[w] = sim_ctx_now(ctx) + (sim_time)llround(st->mm_ms * 1e6);
-    st->asked[w] = COLL_NONE;
-    st->tries[w] = st->async ? st->tries[w] : 0;
-    st->phase[w] = PH_MATCH;
+    mp_worker *me = mp_at(ctx, w);
+    me->expires = sim_ctx_now(ctx) + (sim_time)llround(st->mm_ms * 1e6);
+    me->asked = COLL_NONE;
+    me->tries = st->async ? me->tries : 0;
+    me->phase = PH_MATCH;
     return mp_try_next(st, ctx, w, err);
 }
 
 /* A leader whose time is up starts its group if large enough, or disbands it. */
 int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
 {
-    if (st->ks[c] != KS_LEAD)
+    mp_worker *lead = mp_at(ctx, c);
+    if (lead->ks != KS_LEAD)
         return SIM_OK;
     uint32_t k = 1;
-    for (uint32_t i = 1; i < st->nmem[c]; i++)
-        k += follows(st, st->mem[c][i], c) ? 1 : 0;
+    for (uint32_t i = 1; i < lead->nmem; i++)
+        k += still_follows(ctx, lead->mem[i], c) ? 1 : 0;
     if (k >= st->min_group)
         return begin_group(st, ctx, c, err);
     st->disbanded++;
-    for (uint32_t i = 1; i < st->nmem[c]; i++) {
-        uint32_t f = st->mem[c][i];
-        if (!follows(st, f, c))
+    for (uint32_t i = 1; i < lead->nmem; i++) {
+        uint32_t f = lead->mem[i];
+        if (!still_follows(ctx, f, c))
             continue;
-        int rc = send_small(ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, mp_mseq(st, f), err);
+        int rc = send_small(ctx, c, f, MSG_DISBAND, MSG_SMALL_BYTES, mp_mseq(st, ctx, f), err);
         if (rc != SIM_OK)
             return rc;
     }
-    st->ks[c] = KS_ALONE;
+    lead->ks = KS_ALONE;
     st->alone++;
     return st->finish(st, ctx, c, err);
 }
 
+/* Leader w (its state a) takes src into its list, which doubles when full (counted): from
+ * its room in the arena to a list on the heap, which fini frees. */
+static int add_member(moshpit *st, mp_worker *a, uint32_t src, sim_err *err)
+{
+    if (a->nmem == a->mcap) {
+        uint32_t cap = 2 * a->mcap;
+        uint32_t *m = realloc(a->heap > 0 ? a->mem : NULL, cap * sizeof(*m));
+        if (m == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        if (a->heap == 0) {
+            if (st->nheap == st->heapcap) {
+                uint32_t hc = st->heapcap > 0 ? 2 * st->heapcap : 16;
+                uint32_t **h = realloc(st->heap, hc * sizeof(*h));
+                if (h == NULL) {
+                    free(m);
+                    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+                }
+                st->heap = h;
+                st->heapcap = hc;
+            }
+            memcpy(m, a->mem, a->nmem * sizeof(*m));
+            a->heap = ++st->nheap;
+        }
+        st->heap[a->heap - 1] = m;
+        a->mem = m;
+        a->mcap = cap;
+        st->grown++;
+    }
+    a->mem[a->nmem++] = src;
+    return SIM_OK;
+}
+
 int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err)
 {
+    mp_worker *a = mp_at(ctx, w);
     if ((!st->async && h.seq != st->round) || sim_ctx_down(ctx, w))
         return SIM_OK; /* a past round's */
-    if (st->async && h.kind != MSG_REQUEST && h.kind != MSG_BEGIN && h.seq != st->tries[w])
+    if (st->async && h.kind != MSG_REQUEST && h.kind != MSG_BEGIN && h.seq != a->tries)
         return SIM_OK; /* an answer to an earlier attempt */
     switch (h.kind) {
     case MSG_REQUEST:
-        if (st->ks[w] == KS_LEAD && (st->target == 0 || st->nmem[w] < st->target)) {
-            if (st->nmem[w] == st->mcap[w]) { /* no target: the list doubles (counted) */
-                uint32_t cap = 2 * st->mcap[w];
-                uint32_t *m = realloc(st->mem[w], cap * sizeof(*m));
-                if (m == NULL)
-                    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-                st->mem[w] = m;
-                st->mcap[w] = cap;
-                st->grown++;
-            }
-            st->mem[w][st->nmem[w]++] = src;
-            int rc = send_small(ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, h.seq, err);
-            if (rc == SIM_OK && st->nmem[w] == st->target)
+        if (a->ks == KS_LEAD && (st->target == 0 || a->nmem < st->target)) {
+            int rc = add_member(st, a, src, err);
+            if (rc == SIM_OK)
+                rc = send_small(ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, h.seq, err);
+            if (rc == SIM_OK && a->nmem == st->target)
                 rc = begin_group(st, ctx, w, err);
             return rc;
         }
         st->rejects++;
         return send_small(ctx, w, src, MSG_REJECT, MSG_SMALL_BYTES, h.seq, err);
     case MSG_ACCEPT:
-        if (st->ks[w] == KS_FOLLOW && st->asked[w] == src)
-            st->ks[w] = KS_ACCEPTED;
+        if (a->ks == KS_FOLLOW && a->asked == src)
+            a->ks = KS_ACCEPTED;
         return SIM_OK;
     case MSG_REJECT:
-        return st->ks[w] == KS_FOLLOW && st->asked[w] == src ? mp_try_next(st, ctx, w, err)
-                                                             : SIM_OK;
+        return a->ks == KS_FOLLOW && a->asked == src ? mp_try_next(st, ctx, w, err) : SIM_OK;
     case MSG_BEGIN:
-        if (st->ks[w] != KS_GROUP || st->phase[w] != PH_MATCH)
+        if (a->ks != KS_GROUP || a->phase != PH_MATCH)
             return SIM_OK;
-        st->phase[w] = PH_GROUP;
-        return coll_bfly_join(st->bf[st->group[w]], ctx, w, err);
+        a->phase = PH_GROUP;
+        return coll_bfly_join(st->bf[a->group], ctx, w, err);
     case MSG_DISBAND:
-        if (!follows(st, w, src))
+        if (!follows(a, src))
             return SIM_OK;
-        st->ks[w] = KS_ALONE;
+        a->ks = KS_ALONE;
         st->alone++;
         return st->finish(st, ctx, w, err);
     default:
@@ -221,9 +269,9 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
  * would time out). */
 int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    st->ks[d] = KS_OUT;
+    mp_at(ctx, d)->ks = KS_OUT;
     for (uint32_t f = 0; f < st->n; f++) {
-        if (!follows(st, f, d))
+        if (!follows(mp_at(ctx, f), d))
             continue;
         int rc = mp_try_next(st, ctx, f, err);
         if (rc != SIM_OK)
@@ -240,14 +288,15 @@ int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     for (uint32_t f = 0; f < st->n; f++) {
-        if (f == d || st->ks[f] != KS_GROUP || st->phase[f] != PH_MATCH || st->asked[f] != d)
+        mp_worker *a = mp_at(ctx, f);
+        if (f == d || a->ks != KS_GROUP || a->phase != PH_MATCH || a->asked != d)
             continue;
-        int rc = coll_bfly_leave(st->bf[st->group[f]], ctx, f, err);
+        int rc = coll_bfly_leave(st->bf[a->group], ctx, f, err);
         if (rc != SIM_OK)
             return rc;
-        st->ks[f] = KS_ALONE;
+        a->ks = KS_ALONE;
         st->alone++;
-        st->last[f] = 0; /* in no group this round: no repeat to count with its would-be peers */
+        a->last = 0; /* in no group this round: no repeat to count with its would-be peers */
         if ((rc = st->finish(st, ctx, f, err)) != SIM_OK)
             return rc;
     }

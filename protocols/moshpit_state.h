@@ -59,18 +59,14 @@ struct moshpit {
     double sender_ms, reducer_ms;
     /* run */
     coll_hub *hub;
-    coll_bfly **bf;             /* (nbf) one per group of a round */
+    coll_bfly **bf;             /* (nbf) one per group of a round (arena) */
     uint32_t nbf, cap;          /* butterflies, most members of one */
     uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (protocols/graph.h) take them:
                                  * m reversed (the kit's first axis is the fastest, as
                                  * Moshpit's last is), so Moshpit's axis a is the kit's d-1-a */
-    uint32_t *cell;             /* (n) each worker's cell, a point of the kit's grid dims */
-    uint32_t *group;            /* (n) butterfly of the worker this round, COLL_NONE if none */
-    uint32_t *list;             /* (n) scratch: members */
-    uint32_t *line;             /* (cells) scratch: group of a grid line, or a count */
-    uint8_t *phase;             /* (n) PH_* */
-    uint32_t *left;             /* (n) local steps left */
-    float *avg;                 /* (n * P) butterfly outputs */
+    uint32_t *list;             /* (2n) scratch: members (arena) */
+    uint32_t *line;             /* (cells) scratch: group of a grid line, or a count (arena) */
+    float *avg;                 /* (n * P) butterfly outputs (arena) */
     size_t P;
     uint64_t round;
     uint32_t busy;   /* workers not done with the round */
@@ -78,30 +74,52 @@ struct moshpit {
     bool idle;       /* nobody was up at the last round start */
     /* key form (PROTOCOLS 5.2) */
     bool keys;
-    uint32_t min_group, target;  /* min_group_size, target_group_size (0: none, hivemind's None) */
-    double mm_ms, req_ms;        /* matchmaking_ms, request_timeout_ms */
-    uint32_t *key;               /* (n * (d - 1)) digits in 0..M-1, oldest first */
-    sim_time *expires;           /* (n) declared expiration this round */
-    uint8_t *ks;                 /* (n) KS_* */
-    uint32_t *asked;             /* (n) the candidate asked last, COLL_NONE: none yet */
-    uint32_t *tries;             /* (n) requests sent this round */
-    uint32_t **mem;              /* (n) a leader's members, itself first (mcap[c] each) */
-    uint32_t *mcap;              /* (n) room in mem[c]: doubles when full (counted) */
-    uint32_t *nmem;              /* (n) */
-    uint64_t *gid;               /* (nbf) each group's id */
-    uint64_t *last, *last_round; /* (n) serial and round of each worker's last group */
-    uint32_t *perm;              /* (target, or 2n without one) scratch of the key update */
-    gsl_rng *krng;               /* seeded by a group id for the key update */
-    uint64_t serial;             /* groups formed */
+    uint32_t min_group, target; /* min_group_size, target_group_size (0: none, hivemind's None) */
+    double mm_ms, req_ms;       /* matchmaking_ms, request_timeout_ms */
+    uint32_t room;              /* members a leader's list holds in the arena */
+    uint32_t *rooms;            /* (n * room) the leaders' lists at first (arena) */
+    uint32_t **heap;            /* (nheap) lists grown past their room (heap, freed by fini) */
+    uint32_t nheap, heapcap;
+    uint64_t *gid;   /* (nbf) each group's id (arena) */
+    uint32_t *perm;  /* (target, or 2n without one) scratch of the key update
+                      * (arena) */
+    gsl_rng *krng;   /* seeded by a group id for the key update */
+    uint64_t serial; /* groups formed */
     uint64_t repeats, requests, rejects, disbanded, grown;
     bool async;       /* key form, `sync` false: no global rounds (below) */
-    uint64_t *wr;     /* (n) async: each worker's rounds done */
-    uint32_t *freebf; /* (nbf) async: free butterflies */
+    uint32_t *freebf; /* (nbf) async: free butterflies (arena) */
     uint32_t nfree;
-    bool *inuse;    /* (nbf) async: a group runs on it */
+    bool *inuse;    /* (nbf) async: a group runs on it (arena) */
     uint64_t floor; /* async: the fewest rounds done by a live worker */
     uint64_t groups, sat_out, alone, failed_members;
 };
+
+/* A worker's state (proto_ops.worker_size; mp_at). */
+typedef struct mp_worker {
+    sim_time expires;              /* key form: declared expiration this round */
+    uint64_t last, last_round;     /* key form: serial and round of its last group */
+    uint64_t wr;                   /* async: rounds done */
+    uint32_t *mem;                 /* key form: a leader's members, itself first (mcap): its
+                                    * room in st->rooms, or a heap list once grown past it */
+    uint32_t cell;                 /* its cell, a point of the kit's grid dims */
+    uint32_t group;                /* butterfly this round, COLL_NONE if none */
+    uint32_t left;                 /* local steps left */
+    uint32_t asked;                /* key form: the candidate asked last, COLL_NONE: none yet */
+    uint32_t tries;                /* key form: requests sent this round */
+    uint32_t mcap;                 /* key form: room in mem: doubles when full (counted) */
+    uint32_t nmem;                 /* key form: members in mem */
+    uint32_t heap;                 /* key form: mem's index in st->heap + 1, 0: in the arena */
+    uint32_t key[MP_MAX_DIMS - 1]; /* key form: d - 1 digits in 0..M-1, oldest first */
+    uint8_t phase;                 /* PH_* */
+    uint8_t ks;                    /* key form: KS_* */
+} mp_worker;
+
+/* Worker w's state, for the handler acting for w or the protocol's bookkeeping on its behalf
+ * (sim_ctx_worker); a worker's deliberate reads of another's go through sim_ctx_peer. */
+static inline mp_worker *mp_at(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_worker(ctx, w);
+}
 
 /* ---- configuration (protocols/moshpit_config.c) ---- */
 
@@ -115,8 +133,11 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 /* The butterflies a round needs and the most members of one, from the configuration. */
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
 
-/* The memory a run takes (the ops table's memory). */
+/* The memory a run takes outside the arena (the ops table's memory). */
 uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+
+/* The run's buffers in the arena (the ops table's buffers). */
+void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
 
 /* ---- groups (protocols/moshpit_groups.c) ---- */
 
@@ -125,7 +146,7 @@ uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err);
 
 /* Key form: member w of butterfly b takes its new newest key digit. */
-void mp_update_key(moshpit *st, uint32_t w, uint32_t b);
+void mp_update_key(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t b);
 
 /* ---- events and messages (moshpit.c, moshpit_match.c) ---- */
 
@@ -151,11 +172,11 @@ enum {
 
 /* The sequence number of follower f's matchmaking messages: the round (global rounds), or
  * its attempt (async: requests and leaderships so far). */
-uint64_t mp_mseq(const moshpit *st, uint32_t f);
+uint64_t mp_mseq(const moshpit *st, const sim_ctx *ctx, uint32_t f);
 
 /* The timer of follower w's current request: its attempt in the round (global rounds), or
  * its attempt (async). */
-msg_timer mp_request_timer(const moshpit *st, uint32_t w);
+msg_timer mp_request_timer(const moshpit *st, const sim_ctx *ctx, uint32_t w);
 
 /* Worker w asks the earliest candidate it has not asked yet, declared under its key before
  * it; with none left it leads. */

@@ -196,6 +196,61 @@ START_TEST(the_memory_estimate_counts_each_thread)
 }
 END_TEST
 
+/* Threads of this process now (/proc/self/task), at least 1; 0 where /proc is missing. */
+static size_t process_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The most threads seen at an evaluation (an observer: it runs on the simulation's thread). */
+static void count_threads(void *ud, struct sim_ctx *ctx)
+{
+    (void)ctx;
+    size_t *most = ud, now = process_threads();
+    if (now > *most)
+        *most = now;
+}
+
+/* A timing-only run asked for 3 threads starts none (nothing would use them); a real one
+ * starts its 2 helpers. Run before anything else of this case calls OpenBLAS. */
+START_TEST(a_timing_only_run_starts_no_thread)
+{
+    size_t before = process_threads();
+    if (before == 0)
+        return; /* no /proc */
+    for (int real = 0; real <= 1; real++) {
+        char *json = harness_chaos_json(3, real == 1, "{\"name\": \"allreduce\"}");
+        const char *sets[] = { "stop.time_s=0.3" };
+        sim_scenario *sc = harness_load(json, "threads.json", sets, 1);
+        char *dir = harness_tmpdir("threads");
+        char out[1024];
+        snprintf(out, sizeof(out), "%s/run", dir);
+        size_t most = 0;
+        sim_run_options opt = {
+            .out_dir = out, .threads = 3, .observe = count_threads, .observe_ud = &most
+        };
+        sim_run_summary sum;
+        sim_err err;
+        sim_err_clear(&err);
+        ck_assert_int_eq(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err), SIM_OK);
+        if (real == 1) /* (OpenBLAS may start its own on its first call) */
+            ck_assert_uint_ge(most, before + 2);
+        else
+            ck_assert_uint_eq(most, before);
+        sim_scenario_destroy(sc);
+        harness_cleanup(dir);
+        free(json);
+    }
+}
+END_TEST
+
 /* ---- the pool ---- */
 
 /* A job that counts its runs and checks its thread index (each job touches its own count
@@ -276,6 +331,7 @@ Suite *test_suite(void)
                         (int)n);
     tcase_add_loop_test(same, a_value_stop_ends_at_the_same_instant_with_any_thread_count, 0, 4);
     tcase_add_test(same, the_memory_estimate_counts_each_thread);
+    tcase_add_test(same, a_timing_only_run_starts_no_thread);
     tcase_set_timeout(same, 300);
     suite_add_tcase(s, same);
     return s;

@@ -432,7 +432,7 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
     if (!m->valid || m->gen != r->gen || m->round != round) {
         for (uint32_t i = 0; i < r->n; i++)
             m->blocks[i] = block(ud, ctx, r->order[i]);
-        sim_tensor_mean(m->mean, m->blocks, r->n, m->nfloats);
+        sim_ctx_mean(ctx, m->mean, m->blocks, r->n, m->nfloats);
         m->gen = r->gen;
         m->round = round;
         m->lr = sim_ctx_rates(ctx).lr;

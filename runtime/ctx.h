@@ -260,6 +260,11 @@ sim_step sim_ctx_rates(const sim_ctx *ctx);
  * timing-only model. */
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);
 
+/* sim_tensor_mean(out, xs, k, n), bit for bit, spread over the run's threads (`--threads`)
+ * when the mean is large enough to pay for it; otherwise, or with one thread, computed here.
+ * Same aliasing rules as sim_tensor_mean; the xs must not change until it returns. */
+void sim_ctx_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t k, size_t n);
+
 /* A snapshot of x[0..n) (n <= num_params) held by the protocol, to send to several peers with
  * a SIM_PAYLOAD_HELD send: one copy, whatever the number of messages. The protocol releases its
  * own reference with sim_ctx_release when it has sent them (each message keeps its own).

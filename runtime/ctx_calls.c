@@ -175,6 +175,11 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
     return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
 }
 
+void sim_ctx_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t k, size_t n)
+{
+    jobs_mean(ctx, out, xs, k, n);
+}
+
 sim_step sim_ctx_rates(const sim_ctx *ctx)
 {
     sim_step s = { .lr = 0.0, .momentum = 0.0 };

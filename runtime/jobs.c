@@ -21,6 +21,13 @@ static void eval_job_run(void *arg, unsigned thread)
     train_eval_batch(e->ctx->tr, e->params, e->samples, e->i, thread, &e->sum, &e->correct);
 }
 
+static void mean_job_run(void *arg, unsigned thread)
+{
+    (void)thread;
+    mean_job *m = arg;
+    sim_tensor_mean_range(m->out, m->xs, m->k, m->begin, m->end);
+}
+
 bool jobs_active(const sim_ctx *ctx)
 {
     return ctx->pool != NULL;
@@ -42,8 +49,10 @@ int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err)
     ctx->ring_loss = calloc(ctx->ring_cap, sizeof(*ctx->ring_loss));
     ctx->ring_w = calloc(ctx->ring_cap, sizeof(*ctx->ring_w));
     ctx->ring_done = calloc(ctx->ring_cap, sizeof(*ctx->ring_done));
+    ctx->nmjob = threads > 1 ? (size_t)JOBS_MEAN_PIECES * threads : 0;
+    ctx->mjob = calloc(ctx->nmjob > 0 ? ctx->nmjob : 1, sizeof(*ctx->mjob));
     if (ctx->gjob == NULL || ctx->ejob == NULL || ctx->ring_loss == NULL || ctx->ring_w == NULL ||
-        ctx->ring_done == NULL)
+        ctx->ring_done == NULL || ctx->mjob == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     int rc = train_set_threads(ctx->tr, threads, err);
     if (rc != SIM_OK)
@@ -61,8 +70,13 @@ int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err)
         ctx->ejob[i].job.arg = &ctx->ejob[i];
         ctx->ejob[i].job.priority = INT64_MIN; /* needed now: before any gradient */
     }
+    for (size_t i = 0; i < ctx->nmjob; i++) {
+        ctx->mjob[i].job.fn = mean_job_run;
+        ctx->mjob[i].job.arg = &ctx->mjob[i];
+        ctx->mjob[i].job.priority = INT64_MIN; /* needed now */
+    }
     ctx->max_copies = threads;
-    ctx->pool = sim_pool_create(threads, n + ctx->nejob, err);
+    ctx->pool = sim_pool_create(threads, n + ctx->nejob + ctx->nmjob, err);
     return ctx->pool != NULL ? SIM_OK : err->code;
 }
 
@@ -81,6 +95,9 @@ void jobs_fini(sim_ctx *ctx)
     free(ctx->ring_loss);
     free(ctx->ring_w);
     free(ctx->ring_done);
+    free(ctx->mjob);
+    ctx->mjob = NULL;
+    ctx->nmjob = 0;
     ctx->gjob = NULL;
     ctx->ejob = NULL;
     ctx->ring_loss = NULL;
@@ -215,6 +232,33 @@ void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *lo
     }
     jobs_eval_start(ctx, params, samples);
     jobs_eval_join(ctx, loss, accuracy);
+}
+
+void jobs_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t k, size_t n)
+{
+    size_t blocks = (n + SIM_TENSOR_MEAN_BLOCK - 1) / SIM_TENSOR_MEAN_BLOCK;
+    size_t pieces = blocks < ctx->nmjob ? blocks : ctx->nmjob;
+    if (ctx->pool == NULL || pieces < 2 || (uint64_t)k * n < JOBS_MEAN_MIN_FLOATS) {
+        sim_tensor_mean(out, xs, k, n);
+        return;
+    }
+    /* Piece i: blocks [i * blocks / pieces, (i + 1) * blocks / pieces); the caller computes
+     * piece 0 while the helpers take the others. */
+    for (size_t i = 0; i < pieces; i++) {
+        mean_job *m = &ctx->mjob[i];
+        size_t b = i * blocks / pieces, e = (i + 1) * blocks / pieces;
+        m->out = out;
+        m->xs = xs;
+        m->k = k;
+        m->begin = b * SIM_TENSOR_MEAN_BLOCK;
+        m->end = e * SIM_TENSOR_MEAN_BLOCK < n ? e * SIM_TENSOR_MEAN_BLOCK : n;
+        if (i > 0)
+            sim_pool_submit(ctx->pool, &m->job);
+    }
+    ctx->split_means++;
+    mean_job_run(&ctx->mjob[0], 0);
+    for (size_t i = 1; i < pieces; i++)
+        sim_pool_join(ctx->pool, &ctx->mjob[i].job);
 }
 
 bool jobs_eval_async(const sim_ctx *ctx)

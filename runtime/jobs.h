@@ -64,6 +64,19 @@ void jobs_evaluate(sim_ctx *ctx, const float *params, size_t samples, double *lo
 void jobs_eval_start(sim_ctx *ctx, const float *params, size_t samples);
 void jobs_eval_join(sim_ctx *ctx, double *loss, double *accuracy);
 
+/* Pieces of a mean per thread (jobs_mean): more than one, so that a helper busy with a
+ * gradient leaves its share to the others. */
+#define JOBS_MEAN_PIECES 2
+
+/* The smallest mean (inputs times floats) spread over the pool: below it, waking a helper
+ * costs more than it saves. */
+#define JOBS_MEAN_MIN_FLOATS (UINT64_C(1) << 20)
+
+/* sim_tensor_mean(out, xs, k, n), bit for bit, in pieces of whole blocks
+ * (sim_tensor_mean_range) run by the pool's threads at once when the pool has several and the
+ * mean is large enough; otherwise on the calling thread. Returns once every piece is done. */
+void jobs_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t k, size_t n);
+
 /* Whether an evaluation may go on while the simulation does: a pool of several threads, and
  * nothing that reads its result at its instant (a target accuracy, an observer). */
 bool jobs_eval_async(const sim_ctx *ctx);

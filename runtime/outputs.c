@@ -54,7 +54,7 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
     *consensus = NAN;
     if (k == 0)
         return NULL;
-    sim_tensor_mean(ctx->eval.mean, ctx->eval.live, k, P);
+    jobs_mean(ctx, ctx->eval.mean, ctx->eval.live, k, P);
     *consensus = sim_tensor_consensus(ctx->eval.live, k, P);
     return ctx->eval.mean;
 }

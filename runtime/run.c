@@ -393,6 +393,7 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     sum->peak_rss_bytes = sim_run_peak_rss();
     sum->memory_estimate_bytes = ctx->memory_estimate;
     sum->model_s = ctx->tr != NULL ? train_model_seconds(ctx->tr) : 0.0;
+    sum->split_means = ctx->split_means;
     return SIM_OK;
 }
 

@@ -85,6 +85,15 @@ typedef struct eval_job {
     size_t correct;
 } eval_job;
 
+/* One piece of a mean spread over the pool (runtime/jobs.c, jobs_mean): elements [begin, end)
+ * of out. */
+typedef struct mean_job {
+    sim_pool_job job;
+    float *out;
+    const float *const *xs;
+    size_t k, begin, end;
+} mean_job;
+
 /* Snapshots carried by messages, copied on write (runtime/snap.h; real models only), and the
  * payload of the message being handled. */
 typedef struct snap_table {
@@ -174,6 +183,9 @@ struct sim_ctx {
     sim_err job_err;
     eval_job *ejob; /* (nejob) */
     size_t nejob;
+    mean_job *mjob; /* (nmjob) the pieces of a mean (jobs_mean) */
+    size_t nmjob;
+    uint64_t split_means; /* means jobs_mean split */
     /* An evaluation scored by the pool while the simulation goes on (runtime/outputs.c): its
      * metrics.csv row waits for its forward passes and the losses of the iterations started
      * before it (eval_owed of the ring's oldest), then is written before any later row. */

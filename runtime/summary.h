@@ -27,6 +27,8 @@ typedef struct sim_run_summary {
     uint64_t memory_estimate_bytes; /* the estimate behind the memory check (sim_run_check) */
     double model_s;                 /* wall seconds of it inside the model's forward and backward
                                        passes of training iterations (0 when timing-only) */
+    uint64_t split_means;           /* means computed in pieces on several threads (sim_ctx_mean;
+                                       not written: tests see that the path is taken) */
 } sim_run_summary;
 
 #endif

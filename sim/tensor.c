@@ -9,7 +9,7 @@
 /* Floats per block in sim_tensor_mean: 32 KiB of `out`, which stays in L1/L2 while the k
  * inputs stream past it, four at a time. */
 enum {
-    MEAN_BLOCK = 8192
+    MEAN_BLOCK = SIM_TENSOR_MEAN_BLOCK
 };
 
 /* Partial sums in the scalar reductions (i mod 8): wide enough for two AVX or four SSE2
@@ -216,15 +216,16 @@ static void tail_sum(float *restrict dst, const float *const *xs, const float *w
     }
 }
 
-/* Sums the k (weighted) inputs into out block by block, four inputs per pass and the
+/* Sums the k (weighted) inputs' elements [begin, n) (begin a multiple of MEAN_BLOCK) into out
+ * block by block, four inputs per pass and the
  * remainder in one more, then divides by `divisor` unless it is 1. With `scratch` (a block of
  * MEAN_BLOCK floats) each block is summed there and then copied to out, so that out may be one
  * of the inputs: every input's block is read before out's is written. */
-static void blocked_sum(float *out, const float *const *xs, const float *w, size_t k, size_t n,
-                        float divisor, float *restrict scratch)
+static void blocked_sum(float *out, const float *const *xs, const float *w, size_t k, size_t begin,
+                        size_t n, float divisor, float *restrict scratch)
 {
     const float *x[4];
-    for (size_t b0 = 0; b0 < n; b0 += MEAN_BLOCK) {
+    for (size_t b0 = begin; b0 < n; b0 += MEAN_BLOCK) {
         size_t m = vec_len(n - b0 < MEAN_BLOCK ? n - b0 : MEAN_BLOCK);
         float *restrict o = scratch != NULL ? scratch : out + b0;
         for (size_t v = 0; v < k && m > 0;) {
@@ -250,7 +251,16 @@ void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size
 {
     if (k == 0)
         return;
-    blocked_sum(out, xs, NULL, k, n, (float)k, NULL);
+    blocked_sum(out, xs, NULL, k, 0, n, (float)k, NULL);
+}
+
+SIM_CLONES
+void sim_tensor_mean_range(float *restrict out, const float *const *xs, size_t k, size_t begin,
+                           size_t end)
+{
+    assert(begin % MEAN_BLOCK == 0 && begin <= end);
+    if (k > 0)
+        blocked_sum(out, xs, NULL, k, begin, end, (float)k, NULL);
 }
 
 SIM_CLONES
@@ -259,7 +269,7 @@ void sim_tensor_mean_over(float *out, const float *const *xs, size_t k, size_t n
     static_assert(MEAN_BLOCK * sizeof(float) <= 32768, "a block of scratch on the stack");
     _Alignas(64) float scratch[MEAN_BLOCK];
     if (k > 0)
-        blocked_sum(out, xs, NULL, k, n, (float)k, scratch);
+        blocked_sum(out, xs, NULL, k, 0, n, (float)k, scratch);
 }
 
 SIM_CLONES
@@ -268,7 +278,7 @@ void sim_tensor_weighted_mean(float *restrict out, const float *const *xs, const
 {
     if (k == 0)
         return;
-    blocked_sum(out, xs, w, k, n, 1.0f, NULL);
+    blocked_sum(out, xs, w, k, 0, n, 1.0f, NULL);
 }
 
 static double combine(const double *acc)

@@ -76,6 +76,15 @@ void sim_tensor_triad(float *restrict a, const float *restrict b, const float *r
  * unchanged. */
 void sim_tensor_mean(float *restrict out, const float *const *xs, size_t k, size_t n);
 
+/* The floats of one block of sim_tensor_mean. */
+#define SIM_TENSOR_MEAN_BLOCK 8192
+
+/* Elements [begin, end) of sim_tensor_mean(out, xs, k, n), bit for bit: begin a multiple of
+ * SIM_TENSOR_MEAN_BLOCK, end one too or n. Disjoint ranges may run at once on several threads
+ * (the pieces of one mean). */
+void sim_tensor_mean_range(float *restrict out, const float *const *xs, size_t k, size_t begin,
+                           size_t end);
+
 /* sim_tensor_mean, bit for bit, where `out` may be one of the xs (a worker mixing its own
  * model with its neighbours' in place): each block is summed in a cache-sized scratch and
  * copied out, so no model-sized buffer and no model-sized copy are needed. */

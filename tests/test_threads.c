@@ -1,6 +1,7 @@
 /* Gradients and evaluations on a thread pool (runtime/jobs.h, sim/pool.h): every output file
- * is the same with 1, 2 and 3 threads, for every protocol, with failures and stragglers, and
- * for stops that depend on values; the pool itself runs each job once, lowest priority first.
+ * is the same with 1, 2 and 3 threads, for every protocol, with failures and stragglers, with
+ * means large enough to be split over the threads, and for stops that depend on values; the pool
+ * itself runs each job once, lowest priority first.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -14,6 +15,9 @@
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/pool.h"
+
+/* Means split over the pool (sim_run_summary.split_means) by the last run_on. */
+static uint64_t last_split_means;
 
 /* Runs the JSON scenario `json` (with `sets`) on `threads` threads into a fresh directory. */
 static char *run_on(const char *json, const char *const *sets, size_t nsets, unsigned threads)
@@ -30,6 +34,7 @@ static char *run_on(const char *json, const char *const *sets, size_t nsets, uns
     char msg[1024];
     sim_err_format(&err, msg, sizeof(msg));
     ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
+    last_split_means = sum.split_means;
     sim_scenario_destroy(sc);
     return dir;
 }
@@ -68,17 +73,26 @@ static void expect_same_files(const char *a, const char *b, const char *what)
     ck_assert_msg(files == other && files >= 5, "%s: %zu files against %zu", what, files, other);
 }
 
-/* Runs `json` on 1, 2 and 3 threads and compares every file. */
-static void expect_same_for_every_count(const char *json, const char *const *sets, size_t nsets,
-                                        const char *what)
+/* Runs `json` on 1, 2 and 3 threads and compares every file; with `split`, fails unless the
+ * runs on several threads computed some means in pieces (sim_ctx_mean). */
+static void expect_same_runs(const char *json, const char *const *sets, size_t nsets,
+                             const char *what, bool split)
 {
     char *one = run_on(json, sets, nsets, 1);
+    ck_assert_uint_eq(last_split_means, 0);
     for (unsigned t = 2; t <= 3; t++) {
         char *more = run_on(json, sets, nsets, t);
+        ck_assert_msg(!split || last_split_means > 0, "%s: no mean split on %u threads", what, t);
         expect_same_files(one, more, what);
         harness_cleanup(more);
     }
     harness_cleanup(one);
+}
+
+static void expect_same_for_every_count(const char *json, const char *const *sets, size_t nsets,
+                                        const char *what)
+{
+    expect_same_runs(json, sets, nsets, what, false);
 }
 
 /* Every protocol at its defaults in the chaos scenario (a real softmax model, 12 workers,
@@ -97,6 +111,28 @@ START_TEST(every_protocol_writes_the_same_files_with_any_thread_count)
         strcmp(name, "ps") == 0 || strcmp(name, "ripples") == 0 || strcmp(name, "easgd") == 0;
     const char *sets[] = { "output.events=true", server ? "servers=1" : "seed=5" };
     expect_same_for_every_count(json, sets, 2, name);
+    free(json);
+}
+END_TEST
+
+/* Every protocol again with a model large enough that its means are computed in pieces on
+ * several threads (sim_ctx_mean: the evaluation's mean model, the rings' means of coll.c):
+ * an MLP 784-256-3 of 201,731 parameters (25 blocks of sim_tensor_mean), 0.3 simulated s. */
+START_TEST(every_protocol_splits_its_means_alike_with_any_thread_count)
+{
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    ck_assert_int_lt(_i, (int)n);
+    const char *name = all[_i]->name;
+    char protocol[128];
+    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", name);
+    char *json = harness_chaos_json(31 + (unsigned)_i, true, protocol);
+    bool server =
+        strcmp(name, "ps") == 0 || strcmp(name, "ripples") == 0 || strcmp(name, "easgd") == 0;
+    const char *sets[] = { "output.events=true", server ? "servers=1" : "seed=5", "stop.time_s=0.3",
+                           "workload.dataset.dim=784",
+                           "workload.model={\"name\": \"mlp\", \"hidden\": [256]}" };
+    expect_same_runs(json, sets, 5, name, true);
     free(json);
 }
 END_TEST
@@ -157,6 +193,61 @@ START_TEST(the_memory_estimate_counts_each_thread)
     ck_assert_double_ge(e3 - e1, 3.0 * 5414 * 4 * 2);
     harness_cleanup(one);
     harness_cleanup(three);
+}
+END_TEST
+
+/* Threads of this process now (/proc/self/task), at least 1; 0 where /proc is missing. */
+static size_t process_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* The most threads seen at an evaluation (an observer: it runs on the simulation's thread). */
+static void count_threads(void *ud, struct sim_ctx *ctx)
+{
+    (void)ctx;
+    size_t *most = ud, now = process_threads();
+    if (now > *most)
+        *most = now;
+}
+
+/* A timing-only run asked for 3 threads starts none (nothing would use them); a real one
+ * starts its 2 helpers. Run before anything else of this case calls OpenBLAS. */
+START_TEST(a_timing_only_run_starts_no_thread)
+{
+    size_t before = process_threads();
+    if (before == 0)
+        return; /* no /proc */
+    for (int real = 0; real <= 1; real++) {
+        char *json = harness_chaos_json(3, real == 1, "{\"name\": \"allreduce\"}");
+        const char *sets[] = { "stop.time_s=0.3" };
+        sim_scenario *sc = harness_load(json, "threads.json", sets, 1);
+        char *dir = harness_tmpdir("threads");
+        char out[1024];
+        snprintf(out, sizeof(out), "%s/run", dir);
+        size_t most = 0;
+        sim_run_options opt = {
+            .out_dir = out, .threads = 3, .observe = count_threads, .observe_ud = &most
+        };
+        sim_run_summary sum;
+        sim_err err;
+        sim_err_clear(&err);
+        ck_assert_int_eq(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err), SIM_OK);
+        if (real == 1) /* (OpenBLAS may start its own on its first call) */
+            ck_assert_uint_ge(most, before + 2);
+        else
+            ck_assert_uint_eq(most, before);
+        sim_scenario_destroy(sc);
+        harness_cleanup(dir);
+        free(json);
+    }
 }
 END_TEST
 
@@ -236,8 +327,11 @@ Suite *test_suite(void)
     TCase *same = tcase_create("same outputs");
     tcase_add_loop_test(same, every_protocol_writes_the_same_files_with_any_thread_count, 0,
                         (int)n);
+    tcase_add_loop_test(same, every_protocol_splits_its_means_alike_with_any_thread_count, 0,
+                        (int)n);
     tcase_add_loop_test(same, a_value_stop_ends_at_the_same_instant_with_any_thread_count, 0, 4);
     tcase_add_test(same, the_memory_estimate_counts_each_thread);
+    tcase_add_test(same, a_timing_only_run_starts_no_thread);
     tcase_set_timeout(same, 300);
     suite_add_tcase(s, same);
     return s;

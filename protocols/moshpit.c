@@ -192,15 +192,13 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     moshpit *st = ud;
     if (st->phase[w] != PH_GROUP || (!st->async && info->round != st->round))
         return SIM_OK; /* left the round (down) */
-    if (st->P > 0) {
-        float *x = sim_ctx_params(ctx, w);
-        const float *a = st->avg + (size_t)w * st->P;
-        if (st->alpha == 1.0)
-            sim_tensor_copy(x, a, st->P);
-        else
-            for (size_t i = 0; i < st->P; i++)
-                x[i] += (float)st->alpha * (a[i] - x[i]);
-    }
+    float *x = sim_ctx_params(ctx, w);
+    const float *a = st->avg + (size_t)w * st->P;
+    if (st->alpha == 1.0)
+        sim_tensor_copy(x, a, st->P);
+    else
+        for (size_t i = 0; i < st->P; i++)
+            x[i] += (float)st->alpha * (a[i] - x[i]);
     if (st->keys)
         mp_update_key(st, w, st->group[w]);
     if (st->async)
@@ -319,11 +317,10 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
             st->dims[i] = st->m[st->d - 1 - i];
         st->line = calloc(st->cells, sizeof(*st->line));
     }
-    if (st->P > 0)
-        st->avg = sim_tensor_alloc(n * st->P);
+    st->avg = sim_tensor_alloc(n * st->P);
     if (st->bf == NULL || st->group == NULL || st->list == NULL || st->phase == NULL ||
         st->left == NULL || (!st->random && (st->cell == NULL || st->line == NULL)) ||
-        (st->P > 0 && st->avg == NULL))
+        st->avg == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     st->hub = coll_hub_create(st->nbf, EV_COLL, err);
     if (st->hub == NULL)
@@ -373,8 +370,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         uint64_t tag = st->async ? st->wr[w] : st->round;
         if (st->phase[w] != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
-        if (st->P > 0)
-            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
         if (--st->left[w] > 0)
             return sim_ctx_compute(ctx, w, tag, err);

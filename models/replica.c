@@ -33,8 +33,10 @@ struct replica {
     replica_block *blk; /* (nblk) */
     uint32_t nblk;      /* blocks: workers, a worker's more with pins, a hold's more */
     uint32_t *blk_of;   /* (workers) each worker's block */
-    uint32_t *blk_free; /* (nblk) stack of unused blocks */
+    uint32_t *blk_free; /* (nblk) stack of unused blocks: never written ones at the bottom */
     uint32_t nfree;
+    uint32_t unwritten; /* the bottom blk_free[0..unwritten) have never been written: they
+                           take no memory, and every block written since is taken first */
 };
 
 replica *replica_create(uint32_t workers, size_t num_params, bool momentum, bool shared,
@@ -106,8 +108,10 @@ static float *alloc_untouched(size_t n)
     return aligned_alloc(64, bytes);
 }
 
-/* Grows the blocks to n (untouched: they take memory once written), the new ones on top of the
- * free stack, lowest on top. */
+/* Grows the blocks to n (untouched: they take memory once written), the new ones at the bottom
+ * of the free stack, lowest on top of them: a copy takes a block written before (one a released
+ * hold or pin gave back, or one replica_create wrote) first, so the blocks ever written are as
+ * many as were used at once, not one more per growth. */
 static int grow(replica *r, uint32_t n, sim_err *err)
 {
     if (n <= r->nblk)
@@ -129,8 +133,11 @@ static int grow(replica *r, uint32_t n, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for parameter blocks");
         }
     }
+    memmove(fr + added, fr, r->nfree * sizeof(*fr));
     for (uint32_t i = 0; i < added; i++)
-        fr[r->nfree++] = n - 1 - i;
+        fr[i] = n - 1 - i;
+    r->nfree += added;
+    r->unwritten += added;
     r->nblk = n;
     return SIM_OK;
 }
@@ -169,10 +176,10 @@ int replica_reserve(replica *r, uint64_t holds, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %llu model copies",
                            (unsigned long long)holds);
     int rc = room(r, (uint32_t)holds, err);
-    /* Written now, so that they are resident from the start: the free stack's top `holds`
-     * blocks, which copies on write take first. */
-    for (uint32_t i = 0; rc == SIM_OK && i < holds && i < r->nfree; i++)
-        sim_tensor_zero(r->blk[r->blk_free[r->nfree - 1 - i]].p, r->P);
+    /* Written now, so that they are resident from the start: the `holds` never written blocks
+     * that copies on write take first once the written ones are used. */
+    for (uint32_t i = 0; rc == SIM_OK && i < holds && r->unwritten > 0; i++)
+        sim_tensor_zero(r->blk[r->blk_free[--r->unwritten]].p, r->P);
     return rc;
 }
 
@@ -196,6 +203,11 @@ uint32_t replica_block_of(const replica *r, uint32_t w)
 uint32_t replica_blocks_in_use(const replica *r)
 {
     return r->nblk - r->nfree;
+}
+
+uint32_t replica_blocks_written(const replica *r)
+{
+    return r->nblk - r->unwritten;
 }
 
 /* Drops one reference to block b; unused blocks return to the stack, with the references of
@@ -253,6 +265,8 @@ static uint32_t blk_take(replica *r)
 {
     assert(r->nfree > 0);
     uint32_t b = r->blk_free[--r->nfree];
+    if (r->unwritten > r->nfree) /* the last written one was used: b is written now */
+        r->unwritten = r->nfree;
     r->blk[b].refs = 0;
     r->blk[b].users = 0;
     r->blk[b].next = NO_BLOCK;

@@ -76,6 +76,10 @@ uint32_t replica_block_of(const replica *r, uint32_t w);
 /* Parameter blocks in use: 1 while every replica is equal, up to one per worker (and pins). */
 uint32_t replica_blocks_in_use(const replica *r);
 
+/* Blocks ever written (resident): those replica_create made, those replica_reserve wrote and
+ * those used since. Never more than were in use at once, plus the reserved ones. */
+uint32_t replica_blocks_written(const replica *r);
+
 /* Worker w's block now, with a reference that keeps it unchanged until replica_unpin. Needs
  * replica_allow_pins. */
 uint32_t replica_pin(replica *r, uint32_t w);

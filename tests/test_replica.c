@@ -84,6 +84,47 @@ START_TEST(holds_grow_the_blocks_so_that_every_write_finds_one)
 }
 END_TEST
 
+START_TEST(copies_take_blocks_written_before_never_written_ones)
+{
+    /* adpsgd's start (issue 26): snapshots of the shared block are sent, and released, before
+     * the workers first write. The holds grew the blocks; the workers' copies must still take
+     * the blocks replica_create wrote (1..9), not the grown ones, which take no memory until
+     * written: else about one block per two workers more was resident than the memory check
+     * estimates. */
+    enum {
+        W = 10
+    };
+    replica *r = replica_create(W, 6, true, true, NULL);
+    ck_assert_uint_eq(replica_blocks_written(r), W);
+    uint32_t held[W];
+    for (uint32_t w = 0; w < W; w++)
+        ck_assert_int_eq(replica_hold(r, w, &held[w], NULL), SIM_OK);
+    for (uint32_t w = 0; w < W; w++)
+        replica_release(r, held[w]);
+    for (uint32_t w = 0; w < W; w++) {
+        replica_own(r, w);
+        ck_assert_uint_lt(replica_block_of(r, w), W);
+    }
+    ck_assert_uint_eq(replica_blocks_in_use(r), W);
+    ck_assert_uint_eq(replica_blocks_written(r), W);
+    /* Snapshots written under, one at a time: each copy reuses the block the last released
+     * hold gave back, so one block more is written, however many rounds. */
+    for (int round = 0; round < 5; round++)
+        for (uint32_t w = 0; w < W; w++) {
+            uint32_t b;
+            ck_assert_int_eq(replica_hold(r, w, &b, NULL), SIM_OK);
+            replica_own(r, w);
+            replica_release(r, b);
+        }
+    ck_assert_uint_eq(replica_blocks_in_use(r), W);
+    ck_assert_uint_eq(replica_blocks_written(r), W + 1);
+    /* replica_reserve writes as many blocks more, the next that copies take. */
+    ck_assert_int_eq(replica_reserve(r, 3, NULL), SIM_OK);
+    ck_assert_uint_eq(replica_blocks_written(r), W + 1 + 3);
+    replica_destroy(r);
+}
+END_TEST
+
 START_TEST(a_keyed_step_is_taken_once_per_block_and_followed)
 {
     replica *r = replica_create(3, 4, false, true, NULL);
@@ -135,6 +176,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_hold_keeps_the_bits_of_its_time_while_its_worker_writes);
     tcase_add_test(tc, a_write_to_an_unreferenced_block_is_in_place);
     tcase_add_test(tc, holds_grow_the_blocks_so_that_every_write_finds_one);
+    tcase_add_test(tc, copies_take_blocks_written_before_never_written_ones);
     tcase_add_test(tc, a_keyed_step_is_taken_once_per_block_and_followed);
     tcase_add_test(tc, a_model_of_zero_floats_never_copies);
     suite_add_tcase(s, tc);

@@ -22,7 +22,9 @@ const model_ops *model_find(const char *name)
     for (size_t i = 0; i < N_MODELS; i++)
         if (strcmp(models[i]->name, name) == 0)
             return models[i];
-    return strcmp(name, model_vector.name) == 0 ? &model_vector : NULL;
+    if (strcmp(name, model_vector.name) == 0)
+        return &model_vector;
+    return strcmp(name, model_none.name) == 0 ? &model_none : NULL;
 }
 
 const model_ops *model_at(size_t i)

@@ -88,9 +88,23 @@ typedef struct model_view {
     model_init init;  /* how init_params fills it */
 } model_view;
 
-/* Operations of one model. Sizes are in floats. All members are non-NULL. */
+/* What a model is, beyond its operations (model_ops.flags): the runtime and the protocols ask
+ * these, never the model's name. */
+enum model_flags {
+    MODEL_NO_DATA = 1u << 0,        /* no data set: nothing is drawn, every gradient is zero
+                                       and there is nothing to evaluate (vector, none) */
+    MODEL_AVERAGING_ONLY = 1u << 1, /* averaging is all there is: each worker starts from its
+                                       own draw, and a run reports its averaging rounds and
+                                       variance (vector, DESIGN 6b) */
+    MODEL_NO_PARAMS = 1u << 2       /* timing only: zero floats, so every tensor call is a
+                                       no-op; no loss, and messages of workload.message_bytes
+                                       (none) */
+};
+
+/* Operations of one model. Sizes are in floats. All members are non-NULL but flags. */
 typedef struct model_ops {
     const char *name; /* matches "workload": {"model": {"name": ...}} in scenarios */
+    unsigned flags;   /* enum model_flags; 0 for a trainable model */
 
     /* Checks the fields this model reads; SIM_EINVAL with the offending field as the path
      * ("hidden[1]") and a message such as "must be odd, got 4". */
@@ -133,11 +147,12 @@ typedef struct model_ops {
 
 extern const model_ops model_softmax, model_svm, model_mlp, model_cnn;
 extern const model_ops model_vector; /* averaging-only (DESIGN 6b): found by name, not listed */
+extern const model_ops model_none;   /* timing-only, zero floats: found by name, not listed */
 
 /* ---- Registry ---- */
 
-/* The model called `name`, or NULL when there is none ("none", the timing-only workload,
- * is not a model and gives NULL). */
+/* The model called `name` (the trainable ones, "vector" and "none"), or NULL when there is
+ * none. */
 const model_ops *model_find(const char *name);
 
 /* The i-th model in fixed order (softmax, svm, mlp, cnn), or NULL when i is past the end. */

@@ -19,22 +19,6 @@
 /* OpenBLAS's own: a run is sequential and deterministic, so sgemm runs on one thread. */
 void openblas_set_num_threads(int n);
 
-/* Replicas share blocks (see train.h): a block is a parameter vector and its momentum buffer,
- * shared by the workers on it, and it may remember the keyed step last taken from it. */
-#define NO_BLOCK UINT32_MAX
-
-typedef struct train_block {
-    float *p;          /* num_params */
-    float *v;          /* num_params, or NULL without momentum */
-    uint32_t refs;     /* workers on this block, plus keyed steps of other blocks leading here */
-    uint32_t users;    /* workers on this block */
-    uint32_t pins;     /* gradients in flight reading it (train_pin; counted in refs too) */
-    uint32_t next;     /* the block the last keyed step from here made, or NO_BLOCK */
-    uint64_t key;      /* that step's key, gradient, rate and momentum coefficient */
-    const float *grad; /* (compared, never read) */
-    double lr, momentum;
-} train_block;
-
 /* A thread's workspace: a batch's inputs and the model's activations (thread 0's serves
  * train_gradient and train_evaluate too). */
 typedef struct train_ws {
@@ -50,27 +34,27 @@ struct train {
     data_partition part;
     data_sampler **sampler; /* (workers) */
     float **grad;           /* (workers) each num_params */
-    bool momentum;          /* blocks have momentum buffers */
-    train_block *blk;       /* (2 workers) blocks: as many as workers, twice with threads */
-    uint32_t nblk;          /* blocks with tensors: workers, 2 workers after train_set_threads */
-    uint32_t *blk_of;       /* (workers) each worker's block */
-    uint32_t *blk_free;     /* (2 workers) stack of unused blocks */
-    uint32_t nfree;
-    double *first_loss; /* (workers) each worker's first minibatch loss, NaN before it */
-    size_t *ids;        /* (workers, batch) each worker's drawn minibatch (train_draw) */
-    train_ws *ws;       /* (nws) a workspace per thread */
+    replica *rep;           /* every worker's parameters and momentum (models/replica.h) */
+    double *first_loss;     /* (workers) each worker's first minibatch loss, NaN before it */
+    size_t *ids;            /* (workers, batch) each worker's drawn minibatch (train_draw) */
+    train_ws *ws;           /* (nws) a workspace per thread */
     unsigned nws;
 };
 
 /* Worker w's parameters and momentum buffer (NULL without momentum): its block's. */
 static inline float *params_of(const train *t, uint32_t w)
 {
-    return t->blk[t->blk_of[w]].p;
+    return replica_params(t->rep, w);
 }
 
 static inline float *velocity_of(const train *t, uint32_t w)
 {
-    return t->blk[t->blk_of[w]].v;
+    return replica_velocity(t->rep, w);
+}
+
+static inline void own(train *t, uint32_t w)
+{
+    replica_own(t->rep, w);
 }
 
 /* ---- loading ---- */
@@ -175,48 +159,31 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     size_t n = t->cfg.workers, P = t->cfg.num_params;
     t->sampler = calloc(n, sizeof(*t->sampler));
     t->grad = calloc(n, sizeof(*t->grad));
-    t->momentum = t->cfg.optim.momentum > 0;
-    t->blk = calloc(2 * n, sizeof(*t->blk));
-    t->nblk = (uint32_t)n;
-    t->blk_of = calloc(n, sizeof(*t->blk_of));
-    t->blk_free = calloc(2 * n, sizeof(*t->blk_free));
     t->ids = calloc(n * (t->cfg.batch > 0 ? t->cfg.batch : 1), sizeof(*t->ids));
     t->first_loss = calloc(n, sizeof(*t->first_loss));
     if (t->first_loss != NULL)
         for (size_t w = 0; w < n; w++)
             t->first_loss[w] = NAN;
-    if (t->sampler == NULL || t->grad == NULL || t->first_loss == NULL || t->blk == NULL ||
-        t->blk_of == NULL || t->blk_free == NULL || t->ids == NULL)
+    if (t->sampler == NULL || t->grad == NULL || t->first_loss == NULL || t->ids == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    bool vector = t->cfg.ops == &model_vector;
+    bool no_data = t->cfg.ops->flags & MODEL_NO_DATA;
     for (size_t w = 0; w < n; w++) {
         const data_partition *p = &t->part;
         t->sampler[w] =
-            vector ? NULL
-                   : data_sampler_create(&t->train_set, p->index + p->offset[w],
-                                         p->offset[w + 1] - p->offset[w], t->cfg.batch, err);
-        t->blk[w].p = sim_tensor_alloc(P);
-        t->blk[w].next = NO_BLOCK;
+            no_data ? NULL
+                    : data_sampler_create(&t->train_set, p->index + p->offset[w],
+                                          p->offset[w + 1] - p->offset[w], t->cfg.batch, err);
         t->grad[w] = sim_tensor_alloc(P);
-        if (t->momentum)
-            t->blk[w].v = sim_tensor_alloc(P);
-        if ((!vector && t->sampler[w] == NULL) || t->blk[w].p == NULL || t->grad[w] == NULL ||
-            (t->momentum && t->blk[w].v == NULL))
+        if ((!no_data && t->sampler[w] == NULL) || t->grad[w] == NULL)
             return err->code != SIM_OK ? err->code
                                        : sim_err_set(err, SIM_ENOMEM, NULL,
                                                      "out of memory for %zu workers' tensors", n);
     }
     /* One shared block when the replicas start equal; one each otherwise. */
-    bool shared = !t->cfg.independent_init && !vector;
-    for (size_t w = 0; w < n; w++) {
-        uint32_t b = shared ? 0 : (uint32_t)w;
-        t->blk_of[w] = b;
-        t->blk[b].refs++;
-        t->blk[b].users++;
-    }
-    for (size_t b = n; b-- > 0;)
-        if (t->blk[b].refs == 0)
-            t->blk_free[t->nfree++] = (uint32_t)b;
+    bool shared = !t->cfg.independent_init && !(t->cfg.ops->flags & MODEL_AVERAGING_ONLY);
+    t->rep = replica_create((uint32_t)n, P, t->cfg.optim.momentum > 0, shared, err);
+    if (t->rep == NULL)
+        return err->code;
     t->cfg.ops->init_params(params_of(t, 0), &t->cfg.model, init);
     for (size_t w = 1; w < n && t->cfg.independent_init; w++)
         t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, init);
@@ -262,7 +229,7 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
     }
     t->cfg = *cfg;
     openblas_set_num_threads(1);
-    if (cfg->ops == &model_vector) {
+    if (cfg->ops->flags & MODEL_NO_DATA) { /* no data to load, no workspace to compute in */
         if (alloc_workers(t, init, err) != SIM_OK) {
             train_destroy(t);
             return NULL;
@@ -295,10 +262,7 @@ void train_destroy(train *t)
         if (t->grad != NULL)
             sim_tensor_free(t->grad[w]);
     }
-    for (size_t b = 0; t->blk != NULL && b < 2 * t->cfg.workers; b++) {
-        sim_tensor_free(t->blk[b].p);
-        sim_tensor_free(t->blk[b].v);
-    }
+    replica_destroy(t->rep);
     for (unsigned i = 0; i < t->nws; i++) {
         sim_tensor_free(t->ws[i].x);
         free(t->ws[i].y);
@@ -306,9 +270,6 @@ void train_destroy(train *t)
     }
     free(t->ws);
     free(t->ids);
-    free(t->blk);
-    free(t->blk_of);
-    free(t->blk_free);
     free(t->sampler);
     free(t->grad);
     free(t->first_loss);
@@ -318,85 +279,17 @@ void train_destroy(train *t)
     free(t);
 }
 
-/* ---- shared blocks ---- */
-
-/* Drops one reference to block b; unused blocks return to the stack, with the references of
- * their keyed steps. */
-static void blk_unref(train *t, uint32_t b)
-{
-    while (b != NO_BLOCK && --t->blk[b].refs == 0) {
-        uint32_t next = t->blk[b].next;
-        t->blk[b].next = NO_BLOCK;
-        t->blk_free[t->nfree++] = b;
-        b = next;
-    }
-}
-
-/* Block b forgets its keyed step (its contents are about to change, or room is needed). */
-static void blk_forget(train *t, uint32_t b)
-{
-    uint32_t next = t->blk[b].next;
-    t->blk[b].next = NO_BLOCK;
-    blk_unref(t, next);
-}
-
-/* Worker w moves onto block b. A block its last worker leaves forgets its keyed step: only a
- * keyed step of another block (whose workers lag behind, e.g. a failed one) may still lead
- * to it, and chains of such blocks would hold a block per step they lag. */
-static void move_to(train *t, uint32_t w, uint32_t b)
-{
-    uint32_t old = t->blk_of[w];
-    t->blk[b].refs++;
-    t->blk[b].users++;
-    t->blk_of[w] = b;
-    if (--t->blk[old].users == 0)
-        blk_forget(t, old);
-    blk_unref(t, old);
-}
-
-/* Whether block b, once it forgets its keyed step, is still shared: with other workers, or
- * with the keyed step of another block that leads here (a worker that stepped while another
- * on its old block did not, e.g. a failed one). When no block is unused, every block's keyed
- * step is let go first: those references may be the only others on b (then w writes in place),
- * and after that every used block has a worker of its own, so b still shared means two
- * workers on one block and an unused block for blk_take. */
-static bool blk_shared(train *t, uint32_t b)
-{
-    blk_forget(t, b);
-    if (t->blk[b].refs > 1 && t->nfree == 0)
-        for (uint32_t i = 0; i < t->nblk; i++)
-            if (t->blk[i].refs > 0)
-                blk_forget(t, i);
-    return t->blk[b].refs > 1;
-}
-
-/* An unused block: blk_shared has just said that the caller's block is shared. */
-static uint32_t blk_take(train *t)
-{
-    assert(t->nfree > 0);
-    uint32_t b = t->blk_free[--t->nfree];
-    t->blk[b].refs = 0;
-    t->blk[b].users = 0;
-    t->blk[b].next = NO_BLOCK;
-    return b;
-}
-
-/* Worker w is about to write its block: it gets one of its own if the block is shared (a copy
- * of parameters and momentum), and the block forgets its keyed step. */
-static void own(train *t, uint32_t w)
-{
-    uint32_t b = t->blk_of[w];
-    if (!blk_shared(t, b))
-        return;
-    uint32_t nb = blk_take(t);
-    size_t P = t->cfg.num_params;
-    sim_tensor_copy(t->blk[nb].p, t->blk[b].p, P);
-    if (t->momentum)
-        sim_tensor_copy(t->blk[nb].v, t->blk[b].v, P);
-    move_to(t, w, nb);
-}
-
 /* ---- queries and steps ---- */
+
+replica *train_replica(train *t)
+{
+    return t->rep;
+}
+
+const model_ops *train_model(const train *t)
+{
+    return t->cfg.ops;
+}
 
 size_t train_num_params(const train *t)
 {
@@ -439,7 +332,7 @@ double train_model_seconds(const train *t)
 
 uint32_t train_blocks_in_use(const train *t)
 {
-    return t->nblk - t->nfree;
+    return replica_blocks_in_use(t->rep);
 }
 
 float *train_swap_grad(train *t, uint32_t w, float *spare)
@@ -455,76 +348,47 @@ void train_init_worker(train *t, uint32_t w, gsl_rng *r)
     t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, r);
 }
 
-/* A block's tensor that costs no memory until written: not zeroed (a block taken from the
- * free stack is always written whole first), so its pages stay out of the resident set. */
-static float *alloc_untouched(size_t n)
-{
-    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 int train_set_threads(train *t, unsigned n, sim_err *err)
 {
-    if (n <= 1 || (n <= t->nws && t->nblk == 2 * t->cfg.workers))
+    if (n <= 1 || (n <= t->nws && replica_pins_allowed(t->rep)))
         return SIM_OK;
-    size_t P = t->cfg.num_params;
     /* As many blocks again: a gradient in flight pins its worker's block (train_pin). */
-    for (uint32_t b = t->nblk; b < 2 * t->cfg.workers; b++) {
-        t->blk[b].p = alloc_untouched(P);
-        t->blk[b].next = NO_BLOCK;
-        if (t->momentum)
-            t->blk[b].v = alloc_untouched(P);
-        if (t->blk[b].p == NULL || (t->momentum && t->blk[b].v == NULL))
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for pinned blocks");
-    }
-    for (uint32_t b = 2 * (uint32_t)t->cfg.workers; b-- > t->nblk;)
-        t->blk_free[t->nfree++] = b;
-    t->nblk = 2 * (uint32_t)t->cfg.workers;
-    if (t->cfg.ops == &model_vector || n <= t->nws)
-        return SIM_OK;
+    int rc = replica_pins_allowed(t->rep) ? SIM_OK : replica_allow_pins(t->rep, err);
+    if (rc != SIM_OK || (t->cfg.ops->flags & MODEL_NO_DATA) || n <= t->nws)
+        return rc;
     return alloc_ws(t, n, err);
 }
 
 uint32_t train_pin(train *t, uint32_t w)
 {
-    assert(t->nblk == 2 * t->cfg.workers);
-    uint32_t b = t->blk_of[w];
-    t->blk[b].refs++;
-    t->blk[b].pins++;
-    return b;
+    return replica_pin(t->rep, w);
 }
 
 void train_unpin(train *t, uint32_t b)
 {
-    assert(t->blk[b].pins > 0);
-    t->blk[b].pins--;
-    blk_unref(t, b);
+    replica_unpin(t->rep, b);
 }
 
 bool train_write_orphans(const train *t, uint32_t w)
 {
-    const train_block *k = &t->blk[t->blk_of[w]];
-    return k->users == 1 && k->pins > 0;
+    return replica_write_orphans(t->rep, w);
 }
 
 uint32_t train_orphans(const train *t)
 {
-    uint32_t n = 0;
-    for (uint32_t b = 0; b < t->nblk; b++)
-        n += t->blk[b].users == 0 && t->blk[b].pins > 0;
-    return n;
+    return replica_orphans(t->rep);
 }
 
 void train_draw(train *t, uint32_t w, gsl_rng *r)
 {
-    if (t->cfg.ops != &model_vector)
+    if (!(t->cfg.ops->flags & MODEL_NO_DATA))
         data_sampler_next_ids(t->sampler[w], r, t->ids + (size_t)w * t->cfg.batch);
 }
 
 double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thread)
 {
     const train_config *c = &t->cfg;
-    if (c->ops == &model_vector) { /* no data: a zero gradient */
+    if (c->ops->flags & MODEL_NO_DATA) { /* no data: a zero gradient */
         sim_tensor_zero(t->grad[w], c->num_params);
         return 0.0;
     }
@@ -546,7 +410,7 @@ int train_check_loss(train *t, uint32_t w, double loss, sim_err *err)
 {
     if (!isfinite(loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, loss);
-    if (t->cfg.ops == &model_vector)
+    if (t->cfg.ops->flags & MODEL_NO_DATA)
         return SIM_OK;
     if (isnan(t->first_loss[w]))
         t->first_loss[w] = loss;
@@ -561,7 +425,7 @@ int train_check_loss(train *t, uint32_t w, double loss, sim_err *err)
 
 uint32_t train_block_of(const train *t, uint32_t w)
 {
-    return t->blk_of[w];
+    return replica_block_of(t->rep, w);
 }
 
 int train_gradient(train *t, uint32_t w, gsl_rng *r, double *loss, sim_err *err)
@@ -631,35 +495,14 @@ void train_average_step_pair(train *t, uint32_t i, uint32_t j, const float *gi, 
 void train_apply_keyed(train *t, uint32_t w, const float *grad, double lr, double momentum,
                        uint64_t key)
 {
-    uint32_t b = t->blk_of[w];
-    train_block *k = &t->blk[b];
-    if (k->next != NO_BLOCK && k->key == key && k->grad == grad && k->lr == lr &&
-        k->momentum == momentum) {
-        move_to(t, w, k->next); /* another worker on this block took this step already */
+    replica_key k = { .key = key, .grad = grad, .lr = lr, .momentum = momentum };
+    if (replica_keyed_follow(t->rep, w, &k))
         return;
-    }
-    if (!blk_shared(t, b)) { /* alone on it: in place */
-        train_apply_with(t, w, grad, lr, momentum);
-        return;
-    }
-    /* The step, from the shared block into a new one that the others will follow. */
-    uint32_t nb = blk_take(t);
-    size_t P = t->cfg.num_params;
-    train_block *d = &t->blk[nb];
-    k = &t->blk[b];
-    sim_tensor_copy(d->p, k->p, P);
+    replica_keyed_fork(t->rep, w, &k); /* w's block is now its own to step */
     optim_config o = t->cfg.optim;
-    o.momentum = d->v != NULL ? momentum : 0.0;
-    if (d->v != NULL)
-        sim_tensor_copy(d->v, k->v, P);
-    optim_step(d->p, d->v, grad, P, lr, &o);
-    k->next = nb;
-    k->key = key;
-    k->grad = grad;
-    k->lr = lr;
-    k->momentum = momentum;
-    d->refs = 1; /* the keyed step's reference */
-    move_to(t, w, nb);
+    float *velocity = velocity_of(t, w);
+    o.momentum = velocity != NULL ? momentum : 0.0;
+    optim_step(params_of(t, w), velocity, grad, t->cfg.num_params, lr, &o);
 }
 
 double train_momentum(const train *t)
@@ -669,7 +512,7 @@ double train_momentum(const train *t)
 
 void train_scale_momentum(train *t, uint32_t w, float factor)
 {
-    if (!t->momentum)
+    if (velocity_of(t, w) == NULL)
         return;
     own(t, w);
     sim_tensor_scale(velocity_of(t, w), factor, t->cfg.num_params);

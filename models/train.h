@@ -9,8 +9,9 @@
  * initialization stream: all workers start equal), a gradient buffer and, with momentum, a
  * momentum buffer.
  *
- * Replicas share storage while they are equal: parameters and momentum live in blocks, and
- * workers that start equal start on one block. A worker about to write its parameters
+ * Replicas share storage while they are equal (models/replica.h, which owns the blocks, their
+ * reference counts and the one copy-on-write scheme): parameters and momentum live in blocks,
+ * and workers that start equal start on one block. A worker about to write its parameters
  * (train_params_write, the steps) first gets a block of its own, a copy; a keyed step
  * (train_apply_keyed), which a synchronous protocol applies alike to every replica, is
  * computed once per block and the other workers on the block follow it. There are as many
@@ -36,6 +37,7 @@
 #include "models/data.h"
 #include "models/model.h"
 #include "models/optim.h"
+#include "models/replica.h"
 #include "sim/err.h"
 #include "sim/scenario.h"
 
@@ -74,9 +76,9 @@ typedef struct train_config {
 
 typedef struct train train;
 
-/* Reads and checks the workload sections of `sc` (which must not be the timing-only model)
- * into `cfg`. Errors carry the scenario file and JSON path; a data file that cannot be
- * opened is reported here too. */
+/* Reads and checks the workload sections of `sc` into `cfg` (the timing-only model, "none":
+ * its name alone, zero floats and a zeroed optimizer). Errors carry the scenario file and JSON
+ * path; a data file that cannot be opened is reported here too. */
 int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err);
 
 /* Loads the data and allocates every worker's tensors. `data` and `init` are the run's
@@ -90,6 +92,12 @@ void train_destroy(train *t);
 /* Draws worker w's parameters afresh from r (the model's init_params): with the vector model
  * the runtime gives each worker its own values from its own stream (DESIGN 6b). */
 void train_init_worker(train *t, uint32_t w, gsl_rng *r);
+
+/* The replicas' blocks (models/replica.h): the runtime's snapshots hold them. */
+replica *train_replica(train *t);
+
+/* The model (its flags tell the timing-only and averaging-only ones). */
+const model_ops *train_model(const train *t);
 
 size_t train_num_params(const train *t);
 size_t train_train_size(const train *t); /* training examples over all workers */

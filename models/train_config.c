@@ -278,6 +278,8 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         rc = sim_cfg_check_unused(m, err);
     if (rc != SIM_OK)
         return sim_err_file(err, sc->file);
+    if (cfg->ops->flags & MODEL_NO_PARAMS)
+        return SIM_OK; /* the timing-only model has a name and nothing else */
     if (model_check(cfg->ops, mc, err) != SIM_OK)
         return field_error(sc, "$.workload.model", err);
     return SIM_OK;
@@ -340,16 +342,22 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     cfg->batch = sc->batch;
     cfg->workers = sc->workers;
     cfg->independent_init = sc->init_independent;
-    bool vector = strcmp(sc->model, model_vector.name) == 0;
-    int rc = vector ? SIM_OK : read_dataset(sc, cfg, err);
+    const model_ops *ops = model_find(sc->model);
+    bool no_data = ops != NULL && (ops->flags & MODEL_NO_DATA);
+    int rc = no_data ? SIM_OK : read_dataset(sc, cfg, err);
     if (rc == SIM_OK)
         rc = read_model(sc, cfg, err);
+    if (rc == SIM_OK && (cfg->ops->flags & MODEL_NO_PARAMS)) {
+        /* Timing only: zero floats, no optimizer (its rates are 0), no memory of its own. */
+        memset(&cfg->optim, 0, sizeof(cfg->optim));
+        return SIM_OK;
+    }
     if (rc == SIM_OK)
         rc = read_schedule(sc, cfg, err);
     if (rc != SIM_OK)
         return rc;
     cfg->num_params = cfg->ops->num_params(&cfg->model);
-    if (vector) {
+    if (no_data) {
         /* Averaging only: the parameters and the (zero) gradients, no data. */
         cfg->bytes_estimate = (uint64_t)cfg->num_params * 4 * 3 * cfg->workers;
         return SIM_OK;

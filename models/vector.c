@@ -83,6 +83,7 @@ static void vector_backward(float *grads, float *acts, const float *params, cons
 
 const model_ops model_vector = {
     .name = "vector",
+    .flags = MODEL_NO_DATA | MODEL_AVERAGING_ONLY,
     .check = vector_check,
     .views = vector_views,
     .num_params = vector_num_params,

@@ -242,9 +242,9 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     uint64_t round = info->round;
     if (st->nb > 1 && ++st->reduced[w] < st->nb)
         return try_join(st, ctx, w, err);
-    if (st->mean != NULL && sim_ctx_budget(ctx).averaging_only) {
+    if (sim_ctx_budget(ctx).averaging_only) { /* the model differs: averaging, no steps */
         average(st, ctx, w, round);
-    } else if (st->mean != NULL) {
+    } else {
         /* One mean per ring generation and round: that pair is the step's key, so the
          * replicas, which share their storage while equal, compute the step once. */
         const float *g = coll_mean_of(st->mean, st->ring, ctx, round, gradient, st);
@@ -274,8 +274,7 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
     st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
     if (st->ring == NULL)
         return err->code;
-    if (sim_ctx_num_params(ctx) > 0 &&
-        (st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
+    if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
         return err->code;
     int rc = buckets_init(st, ctx, err);
     if (rc == SIM_OK)

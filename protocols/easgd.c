@@ -64,8 +64,8 @@ static uint64_t ea_memory(const void *state, const sim_scenario *sc, size_t num_
 static void ea_fini(void *state)
 {
     easgd *st = state;
-    free(st->centre);
-    free(st->elastic);
+    sim_tensor_free(st->centre);
+    sim_tensor_free(st->elastic);
     free(st->steps);
     st->centre = st->elastic = NULL;
     st->steps = NULL;
@@ -84,15 +84,13 @@ static int ea_start(void *state, sim_ctx *ctx, sim_err *err)
     st->steps = calloc(st->n, sizeof(*st->steps));
     if (st->steps == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    if (st->P > 0) {
-        st->centre = sim_tensor_alloc(st->P);
-        st->elastic = sim_tensor_alloc(st->P);
-        if (st->centre == NULL || st->elastic == NULL)
-            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        /* x~ starts as worker 0's model (the workers start equal but with the vector model). */
-        sim_tensor_copy(st->centre, sim_ctx_params_view(ctx, 0), st->P);
-        sim_ctx_set_eval_params(ctx, st->centre);
-    }
+    st->centre = sim_tensor_alloc(st->P);
+    st->elastic = sim_tensor_alloc(st->P);
+    if (st->centre == NULL || st->elastic == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    /* x~ starts as worker 0's model (the workers start equal but with the vector model). */
+    sim_tensor_copy(st->centre, sim_ctx_params_view(ctx, 0), st->P);
+    sim_ctx_set_eval_params(ctx, st->centre);
     for (uint32_t w = 0; w < st->n; w++)
         if (!sim_ctx_down(ctx, w)) {
             int rc = sim_ctx_compute(ctx, w, 0, err);
@@ -117,7 +115,7 @@ static int computed(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int model_in(easgd *st, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err)
 {
     const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
-    if (st->P > 0 && x != NULL) {
+    if (x != NULL) {
         float alpha = (float)(st->beta / st->n);
         for (size_t k = 0; k < st->P; k++) {
             st->elastic[k] = alpha * (x[k] - st->centre[k]);
@@ -133,7 +131,7 @@ static int model_in(easgd *st, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *
 static int elastic_in(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     const float *e = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
-    if (st->P > 0 && e != NULL) {
+    if (e != NULL) {
         float *x = sim_ctx_params(ctx, w);
         for (size_t k = 0; k < st->P; k++)
             x[k] -= e[k];

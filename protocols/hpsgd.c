@@ -94,21 +94,19 @@ static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
  * with init set (x̄ := x at the next release). */
 static void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
 {
-    if (st->P > 0) {
-        float *x = sim_ctx_params(ctx, w);
-        sim_tensor_copy(x, row(st->xbar, st, w), st->P);
-        /* A round that admitted workers (zero blocks) is the mean over its contributors: the
-         * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
-        const float *mean = coll_mean_last(st->mean);
-        if (st->launches[w] == st->zero_launch && st->vel == NULL) {
-            lr *= st->zero_scale;
-        } else if (st->launches[w] == st->zero_launch) {
-            sim_tensor_copy(st->scaled, mean, st->P);
-            sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
-            mean = st->scaled;
-        }
-        step(st, ctx, w, mean, lr);
+    float *x = sim_ctx_params(ctx, w);
+    sim_tensor_copy(x, row(st->xbar, st, w), st->P);
+    /* A round that admitted workers (zero blocks) is the mean over its contributors: the
+     * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
+    const float *mean = coll_mean_last(st->mean);
+    if (st->launches[w] == st->zero_launch && st->vel == NULL) {
+        lr *= st->zero_scale;
+    } else if (st->launches[w] == st->zero_launch) {
+        sim_tensor_copy(st->scaled, mean, st->P);
+        sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
+        mean = st->scaled;
     }
+    step(st, ctx, w, mean, lr);
     st->merge_events++;
     st->merged_steps += st->fly_steps[w];
     st->stale_sum += st->wm[w] - st->fly_base[w];
@@ -123,17 +121,14 @@ static void accumulate(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->win_steps[w]++ == 0)
         st->win_base[w] = st->start_wm[w];
-    if (st->P > 0)
-        sim_tensor_axpy(row(st->acc, st, w), 1.0f, sim_ctx_grad(ctx, w), st->P);
+    sim_tensor_axpy(row(st->acc, st, w), 1.0f, sim_ctx_grad(ctx, w), st->P);
 }
 
 /* A := G, G := 0, and w joins the ring's next round with A. */
 static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->P > 0) {
-        sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
-        sim_tensor_zero(row(st->acc, st, w), st->P);
-    }
+    sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
+    sim_tensor_zero(row(st->acc, st, w), st->P);
     st->fly_steps[w] = st->win_steps[w];
     st->fly_base[w] = st->win_base[w];
     st->win_steps[w] = 0;
@@ -171,8 +166,7 @@ static void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
     if (st->flush == FLUSH_BOTH) {
         hps_merge(st, ctx, w, coll_mean_lr(st->mean));
-        if (st->P > 0)
-            sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
+        sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
     } else {
         st->inflight[w] = false;
@@ -184,7 +178,7 @@ static void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 /* The last iteration of an epoch, after the barrier. */
 static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->init[w] && st->P > 0)
+    if (st->init[w])
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     st->init[w] = false;
     accumulate(st, ctx, w);
@@ -222,8 +216,7 @@ static int hps_flush_go_on(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     hpsgd *st = ud;
-    if (st->P > 0)
-        coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
+    coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
     st->cached = st->launches[w];
     st->ring_done[w] = true;
     return hps_flush_go_on(st, ctx, w, err);
@@ -270,7 +263,7 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
     lr = st->last_lr;
     const float *g = sim_ctx_grad(ctx, w);
     if (st->init[w] || (st->inflight[w] && !st->reduced)) {
-        if (st->init[w] && st->P > 0)
+        if (st->init[w])
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         st->init[w] = false;
         accumulate(st, ctx, w);
@@ -335,17 +328,11 @@ static int alloc_all(hpsgd *st, sim_err *err)
         *u[i] = calloc(n, sizeof(uint64_t));
         ok = ok && *u[i] != NULL;
     }
-    if (st->P > 0) {
-        st->xbar = sim_tensor_alloc((size_t)n * st->P);
-        st->acc = sim_tensor_alloc((size_t)n * st->P);
-        st->red = sim_tensor_alloc((size_t)n * st->P);
-        ok = ok && st->xbar != NULL && st->acc != NULL && st->red != NULL;
-        if (ok) {
-            sim_tensor_zero(st->acc, (size_t)n * st->P);
-            sim_tensor_zero(st->red, (size_t)n * st->P);
-        }
-    }
-    if (st->P > 0 && st->momentum > 0) {
+    st->xbar = sim_tensor_alloc((size_t)n * st->P);
+    st->acc = sim_tensor_alloc((size_t)n * st->P);
+    st->red = sim_tensor_alloc((size_t)n * st->P);
+    ok = ok && st->xbar != NULL && st->acc != NULL && st->red != NULL;
+    if (st->momentum > 0) {
         st->vel = sim_tensor_alloc((size_t)n * st->P);
         st->scaled = sim_tensor_alloc(st->P);
         ok = ok && st->vel != NULL && st->scaled != NULL;
@@ -384,7 +371,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     if (rc == SIM_OK && (st->barrier = coll_barrier_create(st->hub, st->n, st->n, on_barrier_done,
                                                            st, err)) == NULL)
         rc = err->code;
-    if (rc == SIM_OK && st->P > 0 && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
+    if (rc == SIM_OK && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
         rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
         st->init[w] = true;

@@ -64,10 +64,8 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         st->wm[w] = st->wm[coord];
         st->settled[w] = st->settled[coord];
         st->win_steps[w] = st->fly_steps[w] = 0;
-        if (st->P > 0) {
-            sim_tensor_zero(row(st->acc, st, w), st->P);
-            sim_tensor_zero(row(st->red, st, w), st->P);
-        }
+        sim_tensor_zero(row(st->acc, st, w), st->P);
+        sim_tensor_zero(row(st->red, st, w), st->P);
         if (st->vel != NULL)
             sim_tensor_zero(row(st->vel, st, w), st->P);
         rc = coll_ring_join(st->ring, ctx, w, err);
@@ -114,8 +112,7 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->inflight[w] = false;
     st->waiting[w] = false;
     st->win_steps[w] = 0;
-    if (st->P > 0)
-        sim_tensor_zero(row(st->acc, st, w), st->P);
+    sim_tensor_zero(row(st->acc, st, w), st->P);
     if (st->vel != NULL)
         sim_tensor_zero(row(st->vel, st, w), st->P);
     coll_ring_leave(st->ring, w);
@@ -159,8 +156,7 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (st->cached != 0 && st->cached == st->launches[v]) {
             st->ring_done[v] = true; /* a member completed it: its mean is known */
         } else {
-            if (st->P > 0)
-                sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
+            sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
             if (st->fly_steps[v] > 0 &&
                 (st->win_steps[v] == 0 || st->fly_base[v] < st->win_base[v]))
                 st->win_base[v] = st->fly_base[v];

@@ -55,10 +55,8 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     localsgd *st = ud;
     uint64_t round = info->round;
-    if (st->mean != NULL)
-        sim_tensor_copy(sim_ctx_params(ctx, w),
-                        coll_mean_of(st->mean, st->ring, ctx, round, model, st),
-                        sim_ctx_num_params(ctx));
+    sim_tensor_copy(sim_ctx_params(ctx, w), coll_mean_of(st->mean, st->ring, ctx, round, model, st),
+                    sim_ctx_num_params(ctx));
     if (w == coll_ring_member(st->ring, 0))
         st->rounds++;
     if (coll_ring_round_complete(st->ring, round))
@@ -69,8 +67,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 
 static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->mean != NULL)
-        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+    sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
     ls_worker *a = sim_ctx_worker(ctx, w);
     if (++a->steps < st->local_steps)
@@ -87,8 +84,7 @@ static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
     st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
     if (st->ring == NULL)
         return err->code;
-    if (sim_ctx_num_params(ctx) > 0 &&
-        (st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
+    if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
         return err->code;
     int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)

@@ -170,15 +170,13 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     moshpit *st = ud;
     if (mp_at(ctx, w)->phase != PH_GROUP || (!st->async && info->round != st->round))
         return SIM_OK; /* left the round (down) */
-    if (st->P > 0) {
-        float *x = sim_ctx_params(ctx, w);
-        const float *a = st->avg + (size_t)w * st->P;
-        if (st->alpha == 1.0)
-            sim_tensor_copy(x, a, st->P);
-        else
-            for (size_t i = 0; i < st->P; i++)
-                x[i] += (float)st->alpha * (a[i] - x[i]);
-    }
+    float *x = sim_ctx_params(ctx, w);
+    const float *a = st->avg + (size_t)w * st->P;
+    if (st->alpha == 1.0)
+        sim_tensor_copy(x, a, st->P);
+    else
+        for (size_t i = 0; i < st->P; i++)
+            x[i] += (float)st->alpha * (a[i] - x[i]);
     if (st->keys)
         mp_update_key(st, ctx, w, mp_at(ctx, w)->group);
     if (st->async)
@@ -314,8 +312,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         uint64_t tag = st->async ? mp_at(ctx, w)->wr : st->round;
         if (mp_at(ctx, w)->phase != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
-        if (st->P > 0)
-            sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
         sim_ctx_count(ctx, w, 1);
         if (--mp_at(ctx, w)->left > 0)
             return sim_ctx_compute(ctx, w, tag, err);

@@ -69,9 +69,9 @@ static void ps_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "lost_pushes", (double)s.lost);
     sim_report_add(out, "shard_failovers", (double)s.failovers);
     /* The server model's FNV-1a (as workers.csv's params_fnv), cut to the 53 bits a double
-     * holds exactly. */
+     * holds exactly; a model of zero floats (timing-only) has none to report, as there. */
     const float *x = ps_server_model(st->srv);
-    if (x != NULL)
+    if (x != NULL && sim_ctx_num_params(ctx) > 0)
         sim_report_add(
             out, "server_params_fnv53",
             (double)(sim_tensor_checksum(x, sim_ctx_num_params(ctx)) & ((UINT64_C(1) << 53) - 1)));

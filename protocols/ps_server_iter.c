@@ -332,9 +332,8 @@ int pss_close_round(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err)
         m++;
     }
     if (m > 0) {
-        if (s->P > 0)
-            sim_tensor_mean(s->mean + sh->off, s->ptrs, m, sh->len);
-        update(s, ctx, sh, s->P > 0 ? s->mean + sh->off : NULL);
+        sim_tensor_mean(s->mean + sh->off, s->ptrs, m, sh->len);
+        update(s, ctx, sh, s->mean + sh->off);
     }
     sh->round++;
     sh->npushed = 0;

@@ -140,15 +140,13 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
     s->link = calloc((size_t)s->n * s->K, sizeof(*s->link));
     s->version = calloc((size_t)s->n * s->K, sizeof(*s->version));
     s->ptrs = calloc(s->n, sizeof(*s->ptrs));
-    if (P > 0) {
-        s->x = sim_tensor_alloc(P);
-        s->v = momentum ? sim_tensor_alloc(P) : NULL;
-        s->mean = bsp ? sim_tensor_alloc(P) : NULL;
-        s->grads = bsp ? sim_tensor_alloc((size_t)s->n * P) : NULL;
-    }
+    s->x = sim_tensor_alloc(P);
+    s->v = momentum ? sim_tensor_alloc(P) : NULL;
+    s->mean = bsp ? sim_tensor_alloc(P) : NULL;
+    s->grads = bsp ? sim_tensor_alloc((size_t)s->n * P) : NULL;
     if (s->w == NULL || s->sh == NULL || s->link == NULL || s->version == NULL || s->ptrs == NULL ||
-        (P > 0 && (s->x == NULL || (momentum && s->v == NULL) ||
-                   (bsp && (s->mean == NULL || s->grads == NULL))))) {
+        s->x == NULL || (momentum && s->v == NULL) ||
+        (bsp && (s->mean == NULL || s->grads == NULL))) {
         ps_server_destroy(s);
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         return NULL;
@@ -165,12 +163,10 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    if (P > 0) {
-        sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
-        if (s->v != NULL)
-            sim_tensor_zero(s->v, P);
-        sim_ctx_set_eval_params(ctx, s->x);
-    }
+    sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
+    if (s->v != NULL)
+        sim_tensor_zero(s->v, P);
+    sim_ctx_set_eval_params(ctx, s->x);
     s->min_clock = UINT64_MAX;
     s->drain_round = UINT64_MAX;
     s->budget = UINT64_MAX;

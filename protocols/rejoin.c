@@ -108,7 +108,7 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
         return false;
     rj->source[w] = REJOIN_NONE;
     const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
-    if (sim_ctx_num_params(ctx) > 0 && x != NULL)
+    if (x != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w), x, sim_ctx_num_params(ctx));
     return true;
 }

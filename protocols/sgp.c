@@ -231,12 +231,10 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 {
     float *z = sim_ctx_params(ctx, i);
     float *x = st->x + (size_t)i * st->P;
-    if (st->P > 0) {
-        sim_tensor_copy(st->scratch, z, st->P);
-        sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
-        for (size_t p = 0; p < st->P; p++)
-            x[p] += z[p] - st->scratch[p];
-    }
+    sim_tensor_copy(st->scratch, z, st->P);
+    sim_ctx_step(ctx, (sim_target){ .w = i }, NULL, sim_ctx_grad(ctx, i));
+    for (size_t p = 0; p < st->P; p++)
+        x[p] += z[p] - st->scratch[p];
     sim_ctx_count(ctx, i, 1);
     st->phase[i] = PH_WAIT;
     if (!st->out[i]) {
@@ -248,7 +246,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
         st->wsent[i] = st->share[i] * st->w[i];
         msg_hdr h = { .channel = 0, .kind = MSG_SHARE, .seq = st->round };
         uint32_t snap; /* one copy of the share for all the peers */
-        int rc = sim_ctx_snapshot(ctx, st->P > 0 ? st->scratch : NULL, st->P, &snap, err);
+        int rc = sim_ctx_snapshot(ctx, st->scratch, st->P, &snap, err);
         for (uint32_t q = 0; q < d && rc == SIM_OK; q++) {
             st->shares_sent++;
             rc = msg_post(ctx, i, peer[q], st->bytes, h, msg_held(snap), err);
@@ -298,8 +296,7 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         st->selfm[i] = 1;
         st->out[i] = !sim_ctx_down(ctx, i) && sim_ctx_dropped(ctx, i, st->round);
     }
-    if (st->P > 0)
-        sim_tensor_zero(st->inbox, (size_t)st->n * st->P);
+    sim_tensor_zero(st->inbox, (size_t)st->n * st->P);
     for (uint32_t i = 0; i < st->n; i++) {
         if (sim_ctx_down(ctx, i))
             continue;
@@ -345,21 +342,18 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->mult = calloc(n * SGP_MAX_PEERS, sizeof(*st->mult));
     st->selfm = calloc(n, sizeof(*st->selfm));
     st->cnt = calloc(n, sizeof(*st->cnt));
-    if (st->P > 0) {
-        st->x = sim_tensor_alloc(n * st->P);
-        st->inbox = sim_tensor_alloc(n * st->P);
-        st->scratch = sim_tensor_alloc(st->P);
-    }
+    st->x = sim_tensor_alloc(n * st->P);
+    st->inbox = sim_tensor_alloc(n * st->P);
+    st->scratch = sim_tensor_alloc(st->P);
     if (st->w == NULL || st->win == NULL || st->share == NULL || st->wsent == NULL ||
         st->need == NULL || st->phase == NULL || st->out == NULL || st->sent == NULL ||
         st->peer == NULL || st->npeer == NULL || st->got == NULL || st->mult == NULL ||
-        st->selfm == NULL || st->cnt == NULL ||
-        (st->P > 0 && (st->x == NULL || st->inbox == NULL || st->scratch == NULL)))
+        st->selfm == NULL || st->cnt == NULL || st->x == NULL || st->inbox == NULL ||
+        st->scratch == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t i = 0; i < st->n; i++) {
         st->w[i] = 1.0;
-        if (st->P > 0)
-            sim_tensor_copy(st->x + (size_t)i * st->P, sim_ctx_params_view(ctx, i), st->P);
+        sim_tensor_copy(st->x + (size_t)i * st->P, sim_ctx_params_view(ctx, i), st->P);
     }
     return begin_round(st, ctx, err);
 }

@@ -183,7 +183,8 @@ int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64
                   sim_event_id *id, sim_err *err);
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
 
-/* ---- Tensors (all NULL or 0 with the timing-only model) ---- */
+/* ---- Tensors (the timing-only model has zero floats: every tensor below holds none, so
+ * loops over them and steps on them do nothing; a send carries no payload) ---- */
 
 /* Floats in one model (the parameter block every worker holds). */
 size_t sim_ctx_num_params(const sim_ctx *ctx);
@@ -208,7 +209,7 @@ const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w);
  * now on, to keep as a pending sum without copying it) and gives the runtime `spare` in its
  * place, a buffer of num_params floats from sim_tensor_alloc that the runtime now owns and
  * computes w's next gradient into. sim_ctx_grad(ctx, w) is undefined until that next
- * gradient. NULL with the timing-only model. */
+ * gradient. */
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare);
 
 /* What an optimizer step writes (sim_ctx_step). */
@@ -256,8 +257,8 @@ sim_step sim_ctx_rates(const sim_ctx *ctx);
  * workers whose replicas are equal and share their storage (models/train.h), not once per
  * worker, with the bits of the unkeyed step on each: for synchronous protocols, which apply one
  * mean gradient to every replica (the key names the round). Stepping every slice of a block
- * gives the bits of one step on the whole block (the step is element-wise). No-op with the
- * timing-only model. */
+ * gives the bits of one step on the whole block (the step is element-wise). Nothing to step
+ * with the timing-only model (zero floats). */
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);
 
 /* sim_tensor_mean(out, xs, k, n), bit for bit, spread over the run's threads (`--threads`)
@@ -289,7 +290,8 @@ bool sim_ctx_payload_is_params(const sim_ctx *ctx, uint32_t w);
 uint32_t sim_ctx_hold(sim_ctx *ctx);
 
 /* The floats of held snapshot h (the n of its SIM_PAYLOAD_COPY send or sim_ctx_snapshot, the
- * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error), or of the payload
+ * whole model for a SIM_PAYLOAD_PARAMS send; reading past them is an error; NULL for
+ * SIM_CTX_NO_SNAPSHOT, as the timing-only model's sim_ctx_snapshot gives), or of the payload
  * (SIM_CTX_PAYLOAD: NULL when the message carries none; after writing the sender's own
  * parameters, sim_ctx_params of the sender, read it again). */
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);

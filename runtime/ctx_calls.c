@@ -42,6 +42,7 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
 
 sim_budget proto_budget(const sim_scenario *sc)
 {
+    const model_ops *model = model_find(sc->model);
     sim_budget b = {
         .batch = sc->batch,
         .lr = sc->lr,
@@ -49,7 +50,7 @@ sim_budget proto_budget(const sim_scenario *sc)
         .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
         .time_ns = sc->stop_ns,
         .rounds = sc->stop_rounds,
-        .averaging_only = strcmp(sc->model, "vector") == 0,
+        .averaging_only = model != NULL && (model->flags & MODEL_AVERAGING_ONLY),
     };
     return b;
 }
@@ -58,7 +59,7 @@ sim_budget sim_ctx_budget(const sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;
     sim_budget b = proto_budget(sc);
-    b.train_samples = ctx->tr != NULL ? train_train_size(ctx->tr) : 0;
+    b.train_samples = train_train_size(ctx->tr);
     size_t m = b.train_samples;
     if (!isnan(sc->stop_epochs) && m > 0) {
         /* The fewest iterations e with e * batch / m >= stop.epochs, as sim_ctx_count
@@ -147,32 +148,30 @@ void *sim_ctx_peer(sim_ctx *ctx, uint32_t w)
 
 size_t sim_ctx_num_params(const sim_ctx *ctx)
 {
-    return ctx->tr != NULL ? train_num_params(ctx->tr) : 0;
+    return train_num_params(ctx->tr);
 }
 
 float *sim_ctx_params(sim_ctx *ctx, uint32_t w)
 {
-    if (ctx->tr == NULL)
-        return NULL;
     before_write(ctx, w);
     return train_params_write(ctx->tr, w);
 }
 
 const float *sim_ctx_params_view(const sim_ctx *ctx, uint32_t w)
 {
-    return ctx->tr != NULL ? train_params(ctx->tr, w) : NULL;
+    return train_params(ctx->tr, w);
 }
 
 float *sim_ctx_take_grad(sim_ctx *ctx, uint32_t w, float *spare)
 {
     need_grad(ctx, w);
-    return ctx->tr != NULL ? train_swap_grad(ctx->tr, w, spare) : NULL;
+    return train_swap_grad(ctx->tr, w, spare);
 }
 
 const float *sim_ctx_grad(const sim_ctx *ctx, uint32_t w)
 {
     need_grad(ctx, w);
-    return ctx->tr != NULL ? train_grad(ctx->tr, w) : NULL;
+    return train_grad(ctx->tr, w);
 }
 
 void sim_ctx_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t k, size_t n)
@@ -182,18 +181,13 @@ void sim_ctx_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, siz
 
 sim_step sim_ctx_rates(const sim_ctx *ctx)
 {
-    sim_step s = { .lr = 0.0, .momentum = 0.0 };
-    if (ctx->tr != NULL) {
-        s.lr = train_lr(ctx->tr, sim_run_epoch(ctx));
-        s.momentum = train_momentum(ctx->tr);
-    }
+    sim_step s = { .lr = train_lr(ctx->tr, sim_run_epoch(ctx)),
+                   .momentum = train_momentum(ctx->tr) };
     return s;
 }
 
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad)
 {
-    if (ctx->tr == NULL)
-        return;
     switch (t.kind) {
     case SIM_TARGET_WORKER:
         before_write(ctx, t.w);
@@ -249,6 +243,8 @@ uint32_t sim_ctx_hold(sim_ctx *ctx)
 
 const float *sim_ctx_held(sim_ctx *ctx, uint32_t h)
 {
+    if (h == SIM_CTX_NO_SNAPSHOT)
+        return NULL;
     return h == SIM_CTX_PAYLOAD ? ctx->snaps.payload : snap_data(ctx, h);
 }
 
@@ -305,9 +301,10 @@ int sim_ctx_compute(sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
          * by the pool, on a pinned block: what lands on them during the iteration cannot
          * change it. Its loss and checks come at the join (runtime/jobs.h). */
         jobs_submit(ctx, w, now + d);
-    } else if (ctx->tr != NULL) {
+    } else if (!(train_model(ctx->tr)->flags & MODEL_NO_PARAMS)) {
         /* The gradient is computed now, on the parameters as they are when the iteration
-         * starts: what lands on them during the iteration cannot change it. */
+         * starts: what lands on them during the iteration cannot change it. (The timing-only
+         * model has none, and no loss: metrics.csv's train_loss stays empty.) */
         double loss;
         int rc = train_gradient(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w), &loss, err);
         if (rc != SIM_OK) {

@@ -35,7 +35,7 @@ bool jobs_active(const sim_ctx *ctx)
 
 int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err)
 {
-    if (ctx->tr == NULL || strcmp(ctx->sc->model, "vector") == 0)
+    if (train_model(ctx->tr)->flags & MODEL_NO_DATA) /* no gradient to compute: no pool */
         return SIM_OK;
     if (threads < 1)
         threads = 1;
@@ -278,7 +278,7 @@ int jobs_settle(sim_ctx *ctx, sim_err *err)
 
 uint64_t jobs_memory(const train_config *tc, unsigned threads)
 {
-    if (threads <= 1 || tc->ops == NULL || tc->ops == &model_vector)
+    if (threads <= 1 || (tc->ops->flags & MODEL_NO_DATA))
         return 0;
     size_t B = tc->batch > TRAIN_EVAL_BATCH ? tc->batch : TRAIN_EVAL_BATCH;
     uint64_t ws = (uint64_t)B * model_input_size(&tc->model) * 4 + B +

@@ -32,7 +32,8 @@
 #include "runtime/state.h"
 
 /* Starts the pool with `threads` threads (1: computed in place, still joined as above) for a
- * run with a real model; a timing-only or averaging-only run keeps none. SIM_ENOMEM, SIM_EIO. */
+ * run with a real model; a model without data (timing-only, averaging-only) keeps none. SIM_ENOMEM,
+ * SIM_EIO. */
 int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err);
 
 /* Joins every job (their results dropped) and stops the pool. */

@@ -44,7 +44,8 @@ static char *put_g(char *p, double x, int digits, char sep)
 }
 
 /* The mean model over live workers into ctx->eval.mean, and the consensus distance
- * mean_w ||x_w - mean||^2; both in worker order. */
+ * mean_w ||x_w - mean||^2; both in worker order. A model of zero floats has neither (the
+ * timing-only one: NULL, and NaN). */
 static const float *mean_model(sim_ctx *ctx, double *consensus)
 {
     size_t P = train_num_params(ctx->tr), k = 0;
@@ -52,7 +53,7 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
         if (!sim_cluster_down(ctx->cl, w))
             ctx->eval.live[k++] = train_params(ctx->tr, w);
     *consensus = NAN;
-    if (k == 0)
+    if (k == 0 || P == 0)
         return NULL;
     jobs_mean(ctx, ctx->eval.mean, ctx->eval.live, k, P);
     *consensus = sim_tensor_consensus(ctx->eval.live, k, P);
@@ -61,8 +62,6 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
 
 double sim_run_variance(sim_ctx *ctx)
 {
-    if (ctx->tr == NULL)
-        return (double)NAN;
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
         if (!sim_cluster_down(ctx->cl, w))
@@ -133,8 +132,8 @@ int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
                : 0.0;
     ctx->pend_consensus = NAN;
     double train_loss = NAN, test_loss = NAN, accuracy = NAN;
-    const float *x = ctx->tr != NULL ? mean_model(ctx, &ctx->pend_consensus) : NULL;
-    if (ctx->tr != NULL && ctx->eval.params != NULL)
+    const float *x = mean_model(ctx, &ctx->pend_consensus);
+    if (ctx->eval.params != NULL)
         x = ctx->eval.params;
     if (x != NULL && jobs_eval_async(ctx)) {
         /* Scored while the simulation goes on: the model is copied (the mean's buffer is
@@ -149,18 +148,16 @@ int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
         jobs_eval_start(ctx, ctx->eval.mean, ctx->sc->eval_samples);
         ctx->eval_pending = true;
     } else {
-        if (ctx->tr != NULL) {
-            rc = jobs_drain(ctx, err); /* the losses of every iteration started */
-            if (rc != SIM_OK)
-                return rc;
-            if (x != NULL)
-                jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
-            if (ctx->eval.loss_count > 0)
-                train_loss = ctx->eval.loss_sum / (double)ctx->eval.loss_count;
-            ctx->eval.loss_sum = 0.0;
-            ctx->eval.loss_count = 0;
-            score(ctx, now, accuracy);
-        }
+        rc = jobs_drain(ctx, err); /* the losses of every iteration started */
+        if (rc != SIM_OK)
+            return rc;
+        if (x != NULL)
+            jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
+        if (ctx->eval.loss_count > 0)
+            train_loss = ctx->eval.loss_sum / (double)ctx->eval.loss_count;
+        ctx->eval.loss_sum = 0.0;
+        ctx->eval.loss_count = 0;
+        score(ctx, now, accuracy);
         metrics_row(ctx, train_loss, test_loss, accuracy);
     }
     ctx->eval.last_ns = now;
@@ -220,8 +217,9 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
         p = put_g(p, sim_run_seconds(a->overlap_ns), 17, ',');
         *p = '\0';
         fputs(row, s);
-        /* FNV-1a of the worker's final parameters: equal replicas have equal values. */
-        if (ctx->tr != NULL)
+        /* FNV-1a of the worker's final parameters: equal replicas have equal values. A model
+         * of zero floats has no parameters to sum up (timing-only): the field stays empty. */
+        if (train_num_params(ctx->tr) > 0)
             fprintf(s, "%016" PRIx64,
                     sim_tensor_checksum(train_params(ctx->tr, w), train_num_params(ctx->tr)));
         fputc('\n', s);
@@ -254,7 +252,7 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
     fprintf(s, "  \"iterations\": %" PRIu64 ",\n  \"samples\": %" PRIu64 ",\n", sum->iterations,
             sum->samples);
     json_field(s, "epochs", sim_run_epoch(ctx));
-    if (strcmp(ctx->sc->model, "vector") == 0) {
+    if (train_model(ctx->tr)->flags & MODEL_AVERAGING_ONLY) {
         fprintf(s, "  \"rounds\": %" PRIu64 ",\n", ctx->stop.rounds);
         json_field(s, "variance", sim_run_variance(ctx));
     }

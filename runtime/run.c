@@ -198,15 +198,15 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
 static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
     bool profile = sc->profile[0] != '\0';
-    if (strcmp(sc->model, "none") == 0) {
-        char name[32];
-        if (sim_cfg_string(sc->model_cfg, "name", name, sizeof(name), err) != SIM_OK ||
-            sim_cfg_check_unused(sc->model_cfg, err) != SIM_OK)
-            return sim_err_file(err, sc->file);
+    int rc = train_config_read(sc, tc, err);
+    if (rc != SIM_OK)
+        return rc;
+    if (tc->ops->flags & MODEL_NO_PARAMS) {
+        /* No layers to time by (zero floats): one layer of the message's size, the whole
+         * model's gradient ready at the iteration's end. */
         if (profile)
             return SIM_OK;
-        /* One layer: the whole model's gradient is ready at the iteration's end. */
-        int rc = sim_layers_init(&sc->layers, 1, err);
+        rc = sim_layers_init(&sc->layers, 1, err);
         if (rc != SIM_OK)
             return rc;
         snprintf(sc->layers.layer[0].name, sizeof(sc->layers.layer[0].name), "model");
@@ -214,8 +214,7 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
         sim_layers_finish(&sc->layers);
         return SIM_OK;
     }
-    int rc = train_config_read(sc, tc, err);
-    if (rc == SIM_OK && !profile)
+    if (!profile)
         rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
     if (rc != SIM_OK)
         return rc;
@@ -290,7 +289,7 @@ static uint64_t arena_size(const sim_scenario *sc, const proto_ops *ops, void *s
 static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, const proto_ops *ops,
                              void *state, uint64_t *arena)
 {
-    size_t num_params = strcmp(sc->model, "none") == 0 ? 0 : tc->num_params;
+    size_t num_params = tc->num_params;
     *arena = arena_size(sc, ops, state, num_params);
     uint64_t own = ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
     if (ops->copies != NULL)
@@ -392,7 +391,7 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
     sum->peak_rss_bytes = sim_run_peak_rss();
     sum->memory_estimate_bytes = ctx->memory_estimate;
-    sum->model_s = ctx->tr != NULL ? train_model_seconds(ctx->tr) : 0.0;
+    sum->model_s = train_model_seconds(ctx->tr);
     sum->split_means = ctx->split_means;
     return SIM_OK;
 }
@@ -404,7 +403,7 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     if (rc == SIM_OK)
         ctx->memory_estimate =
             run_estimate(ctx->sc, &tc, ctx->proto, ctx->state, &ctx->arena_bytes) +
-            (strcmp(ctx->sc->model, "vector") == 0 ? 0 : jobs_memory(&tc, ctx->threads));
+            jobs_memory(&tc, ctx->threads);
     if (rc == SIM_OK && ctx->threads > 1 && ctx->memory_estimate > physical_memory() / 10 * 8) {
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
                     "%u workers with %u threads need about %.1f GiB, more than 80%% of this "
@@ -412,13 +411,13 @@ static int build_training(sim_ctx *ctx, sim_err *err)
                     ctx->sc->workers, ctx->threads, (double)ctx->memory_estimate / 1073741824.0);
         return sim_err_file(err, ctx->sc->file);
     }
-    if (rc != SIM_OK || strcmp(ctx->sc->model, "none") == 0)
+    if (rc != SIM_OK)
         return rc;
     ctx->tr = train_create(&tc, sim_cluster_stream(ctx->cl, SIM_STREAM_DATA),
                            sim_cluster_stream(ctx->cl, SIM_STREAM_INIT), err);
     if (ctx->tr == NULL)
         return err->code;
-    if (strcmp(ctx->sc->model, "vector") == 0) /* each worker its own values, from its stream */
+    if (tc.ops->flags & MODEL_AVERAGING_ONLY) /* each worker its own values, from its stream */
         for (uint32_t w = 0; w < ctx->nworkers; w++)
             train_init_worker(ctx->tr, w, sim_cluster_worker_rng(ctx->cl, w));
     if (ctx->model_bytes == 0)

@@ -33,30 +33,10 @@ static sim_tensor_pool *pool_of(sim_ctx *ctx, unsigned c, sim_err *err)
     return ctx->snaps.pool[c];
 }
 
-/* Writes `count` buffers of the model's fresh pool (zeros), so that they are resident, and
- * puts them back lowest on top: copies on write take these first. A fresh pool hands out its
- * handles in order, growing as it runs dry. */
-static int prewrite(sim_ctx *ctx, uint64_t count, sim_err *err)
-{
-    sim_tensor_pool *pool = ctx->snaps.pool[class_of(train_num_params(ctx->tr))];
-    if (count >= UINT32_MAX)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for %llu model copies",
-                           (unsigned long long)count);
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t h;
-        int rc = sim_tensor_pool_get(pool, &h, err);
-        if (rc != SIM_OK)
-            return rc;
-        assert(h == i);
-        sim_tensor_zero(sim_tensor_pool_data(pool, h), train_num_params(ctx->tr));
-    }
-    for (uint32_t i = (uint32_t)count; i-- > 0;)
-        sim_tensor_pool_put(pool, i);
-    return SIM_OK;
-}
-
 int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
 {
+    if (train_num_params(ctx->tr) == 0)
+        return SIM_OK; /* zero floats (timing-only): no snapshot, no tables; sends carry none */
     const char *check = getenv("HETSIM_CHECK_SNAPSHOTS");
     ctx->snaps.check = check != NULL && strcmp(check, "1") == 0;
     size_t cap = 2 * (size_t)ctx->nworkers > 64 ? 2 * (size_t)ctx->nworkers : 64;
@@ -70,10 +50,11 @@ int snap_init(sim_ctx *ctx, uint64_t copies, sim_err *err)
     for (size_t i = 0; i < cap; i++)
         ctx->snaps.free_list[i] = (uint32_t)(cap - 1 - i); /* handle 0 on top */
     ctx->snaps.cap = ctx->snaps.nfree = cap;
-    /* The model's pool, with room for a snapshot per worker to start with. */
+    /* The model's pool, with room for a snapshot per worker to start with, and the replica
+     * blocks that aliases' copies on write take, written now. */
     if (pool_of(ctx, class_of(train_num_params(ctx->tr)), err) == NULL)
         return err->code;
-    return prewrite(ctx, copies, err);
+    return replica_reserve(train_replica(ctx->tr), copies, err);
 }
 
 void snap_fini(sim_ctx *ctx)
@@ -103,25 +84,16 @@ static int take(sim_ctx *ctx, uint32_t *h, sim_err *err)
         ctx->snaps.cap = cap;
     }
     *h = ctx->snaps.free_list[--ctx->snaps.nfree];
-    ctx->snaps.entry[*h] = (snap_entry){ .data = NULL, .refs = 1, .owner = NOBODY };
+    ctx->snaps.entry[*h] =
+        (snap_entry){ .data = NULL, .refs = 1, .owner = NOBODY, .block = NOBODY };
     return SIM_OK;
-}
-
-/* Makes sure the model's pool has a free buffer for every alias that has none, and `more`:
- * an alias's copy on write then never has to grow it. */
-static int keep_room(sim_ctx *ctx, size_t more, sim_err *err)
-{
-    sim_tensor_pool *pool = pool_of(ctx, class_of(train_num_params(ctx->tr)), err);
-    return pool != NULL ? sim_tensor_pool_reserve(pool, ctx->snaps.unbacked + more, err)
-                        : err->code;
 }
 
 /* Gives snapshot h a buffer for n floats from its class's pool. */
 static int back(sim_ctx *ctx, uint32_t h, size_t n, sim_err *err)
 {
     unsigned c = class_of(n);
-    int rc = c == class_of(train_num_params(ctx->tr)) ? keep_room(ctx, 1, err) : SIM_OK;
-    sim_tensor_pool *pool = rc == SIM_OK ? pool_of(ctx, c, err) : NULL;
+    sim_tensor_pool *pool = pool_of(ctx, c, err);
     snap_entry *e = &ctx->snaps.entry[h];
     if (pool == NULL || sim_tensor_pool_get(pool, &e->buf, err) != SIM_OK)
         return err->code;
@@ -158,51 +130,55 @@ int snap_alias(sim_ctx *ctx, uint32_t w, uint32_t *h, sim_err *err)
         return SIM_OK;
     }
     size_t n = train_num_params(ctx->tr);
+    replica *rep = train_replica(ctx->tr);
+    uint32_t b;
     int rc = take(ctx, h, err);
     if (rc != SIM_OK)
         return rc;
-    /* Check mode: a buffer now, with the bits of the send to compare the block with later;
-     * else none until a write, only room kept for one. */
-    rc = ctx->snaps.check ? back(ctx, *h, n, err) : keep_room(ctx, 1, err);
+    rc = replica_hold(rep, w, &b, err);
+    /* Check mode: a buffer too, with the bits of the send to compare the block with later. */
+    if (rc == SIM_OK && ctx->snaps.check && (rc = back(ctx, *h, n, err)) != SIM_OK)
+        replica_release(rep, b);
     if (rc != SIM_OK) {
         put(ctx, *h);
         return rc;
     }
     if (ctx->snaps.check)
-        sim_tensor_copy(ctx->snaps.entry[*h].data, train_params(ctx->tr, w), n);
-    else
-        ctx->snaps.unbacked++;
+        sim_tensor_copy(ctx->snaps.entry[*h].data, replica_block_params(rep, b), n);
     ctx->snaps.entry[*h].owner = w;
+    ctx->snaps.entry[*h].block = b;
     ctx->snaps.of[w] = *h;
     return SIM_OK;
 }
 
-/* Check mode: alias h of worker w must still hold the bits of its send. */
-static void verify(sim_ctx *ctx, uint32_t h, uint32_t w, const char *when)
+/* Check mode: alias h must still hold the bits of its send. */
+static void verify(sim_ctx *ctx, uint32_t h, const char *when)
 {
+    const snap_entry *e = &ctx->snaps.entry[h];
     size_t n = train_num_params(ctx->tr);
-    if (memcmp(ctx->snaps.entry[h].data, train_params(ctx->tr, w), n * sizeof(float)) == 0)
+    const float *x = replica_block_params(train_replica(ctx->tr), e->block);
+    if (memcmp(e->data, x, n * sizeof(float)) == 0)
         return;
     fprintf(stderr,
             "hetsim: %s wrote worker %u's parameters without sim_ctx_params while a snapshot "
             "of them was in flight (found %s)\n",
-            ctx->proto->name, w, when);
+            ctx->proto->name, e->owner, when);
     abort();
 }
 
 const float *snap_data(sim_ctx *ctx, uint32_t h)
 {
-    uint32_t w = ctx->snaps.entry[h].owner;
-    if (w == NOBODY)
-        return ctx->snaps.entry[h].data;
+    const snap_entry *e = &ctx->snaps.entry[h];
+    if (e->block == NOBODY)
+        return e->data;
     if (ctx->snaps.check)
-        verify(ctx, h, w, "when a receiver read it");
-    return train_params(ctx->tr, w);
+        verify(ctx, h, "when a receiver read it");
+    return replica_block_params(train_replica(ctx->tr), e->block);
 }
 
 bool snap_is_alias_of(const sim_ctx *ctx, uint32_t h, uint32_t w)
 {
-    return h != SIM_CTX_NO_SNAPSHOT && ctx->snaps.entry[h].owner == w;
+    return h != SIM_CTX_NO_SNAPSHOT && w < ctx->nworkers && ctx->snaps.of[w] == h;
 }
 
 void snap_ref(sim_ctx *ctx, uint32_t h)
@@ -215,12 +191,13 @@ void snap_unref(sim_ctx *ctx, uint32_t h)
     snap_entry *e = &ctx->snaps.entry[h];
     if (--e->refs > 0)
         return;
-    if (e->owner != NOBODY) {
+    if (e->block != NOBODY) {
         if (ctx->snaps.check)
-            verify(ctx, h, e->owner, "when its last reference went");
-        else
-            ctx->snaps.unbacked--;
-        ctx->snaps.of[e->owner] = SIM_CTX_NO_SNAPSHOT;
+            verify(ctx, h, "when its last reference went");
+        replica_release(train_replica(ctx->tr), e->block);
+        if (ctx->snaps.of[e->owner] == h)
+            ctx->snaps.of[e->owner] = SIM_CTX_NO_SNAPSHOT;
+        e->block = NOBODY;
         e->owner = NOBODY;
     }
     put(ctx, h);
@@ -230,25 +207,13 @@ void snap_before_write(sim_ctx *ctx, uint32_t w)
 {
     if (ctx->snaps.of == NULL || ctx->snaps.of[w] == SIM_CTX_NO_SNAPSHOT)
         return;
+    /* The write moves w to a copy of its block (models/replica.h); the alias keeps the block
+     * it holds, with the bits of the send. */
     uint32_t h = ctx->snaps.of[w];
-    size_t n = train_num_params(ctx->tr);
-    if (ctx->snaps.check) {
-        verify(ctx, h, w, "at its copy on write"); /* the buffer already holds the bits */
-    } else {
-        /* Its buffer now, from the room kept for it: the most recently freed one, so the
-         * buffers written are as many as the snapshots written at once, no more. */
-        ctx->snaps.unbacked--;
-        sim_err err = { 0 };
-        int rc = back(ctx, h, n, &err);
-        assert(rc == SIM_OK); /* keep_room made sure */
-        (void)rc;
-        sim_tensor_copy(ctx->snaps.entry[h].data, train_params(ctx->tr, w), n);
-    }
-    ctx->snaps.entry[h].owner = NOBODY;
+    if (ctx->snaps.check)
+        verify(ctx, h, "at its copy on write");
     ctx->snaps.of[w] = SIM_CTX_NO_SNAPSHOT;
     ctx->snaps.copies_on_write++;
-    if (ctx->snaps.payload_handle == h && ctx->snaps.payload != NULL)
-        ctx->snaps.payload = ctx->snaps.entry[h].data;
 }
 
 uint64_t snap_buffer_bytes(const sim_ctx *ctx)

@@ -54,8 +54,8 @@ void sim_run_stop(sim_ctx *ctx, const char *reason)
 
 double sim_run_epoch(const sim_ctx *ctx)
 {
-    if (ctx->tr == NULL || train_train_size(ctx->tr) == 0)
-        return NAN; /* timing-only, or averaging-only (no data) */
+    if (train_train_size(ctx->tr) == 0)
+        return NAN; /* a model without data: timing-only or averaging-only */
     return (double)ctx->account.samples / (double)train_train_size(ctx->tr);
 }
 

@@ -54,11 +54,13 @@ enum {
     SNAP_CLASSES = 64 - SNAP_MIN_LOG2
 };
 
-/* One snapshot (runtime/snap.c). */
+/* One snapshot (runtime/snap.c): a copy in a buffer of the pool, or an alias of a worker's
+ * model, a hold on its replica block (models/replica.h). */
 typedef struct snap_entry {
-    float *data;    /* its buffer; NULL while an alias has none (its worker's block is read) */
+    float *data;    /* its buffer (an alias: only in check mode, the bits of its send); or NULL */
     uint32_t refs;  /* messages carrying it and holds; 0: the handle is free */
-    uint32_t owner; /* the worker whose parameters it aliases, or UINT32_MAX */
+    uint32_t owner; /* the worker an alias was made of, or UINT32_MAX */
+    uint32_t block; /* the replica block an alias holds, or UINT32_MAX */
     uint32_t buf;   /* data's handle in its class's pool */
     uint8_t cls;    /* data's size class */
 } snap_entry;
@@ -101,9 +103,9 @@ typedef struct snap_table {
     uint32_t *free_list; /* (cap) free handles, a stack (lowest on top at first) */
     size_t cap, nfree;
     sim_tensor_pool *pool[SNAP_CLASSES]; /* buffers by size class, made when first used */
-    size_t unbacked;          /* aliases with no buffer yet, each reserved in the model's pool */
-    uint32_t *of;             /* (workers) the worker's alias snapshot, or SIM_CTX_NO_SNAPSHOT */
-    bool check;               /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
+    uint32_t *of; /* (workers) the worker's alias snapshot while it has not written since, or
+                     SIM_CTX_NO_SNAPSHOT */
+    bool check;   /* HETSIM_CHECK_SNAPSHOTS=1: aliases are verified */
     uint64_t copies_on_write; /* aliases copied because their worker was written */
     const float *payload;     /* the delivered message's snapshot, during its handler */
     uint32_t payload_handle;  /* its pool handle (SIM_CTX_NO_SNAPSHOT: none) */
@@ -155,7 +157,7 @@ struct sim_ctx {
     sim_engine *eng;
     sim_cluster *cl;
     sim_net *net;
-    train *tr; /* NULL for the timing-only model */
+    train *tr; /* the model's state: the timing-only model's holds zero floats */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t memory_estimate; /* bytes the memory check expects the run to take */
@@ -214,7 +216,7 @@ void sim_run_acct_close(sim_ctx *ctx, uint32_t w, sim_time end);
 /* Stops the run at the end of the current event with `reason`, unless already stopping. */
 void sim_run_stop(sim_ctx *ctx, const char *reason);
 
-/* Training progress in epochs (samples over the training set), NaN when timing-only. */
+/* Training progress in epochs (samples over the training set), NaN without data. */
 double sim_run_epoch(const sim_ctx *ctx);
 
 /* Appends a line to events.csv when it is being written: tag and arg are a message's

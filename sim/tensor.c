@@ -33,9 +33,15 @@ enum {
     POOL_MAX_CHUNKS = 33
 };
 
+/* The block of no floats every sim_tensor_alloc(0) returns: nothing is ever read or written
+ * through it, so it is shared, and sim_tensor_free leaves it. */
+static _Alignas(64) float empty_block[16];
+
 float *sim_tensor_alloc(size_t n)
 {
-    if (n == 0 || n > (SIZE_MAX - 63) / sizeof(float))
+    if (n == 0)
+        return empty_block;
+    if (n > (SIZE_MAX - 63) / sizeof(float))
         return NULL;
     size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
     float *p = aligned_alloc(64, bytes);
@@ -46,7 +52,8 @@ float *sim_tensor_alloc(size_t n)
 
 void sim_tensor_free(float *p)
 {
-    free(p);
+    if (p != empty_block)
+        free(p);
 }
 
 void sim_tensor_copy(float *restrict out, const float *restrict x, size_t n)

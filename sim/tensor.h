@@ -29,8 +29,11 @@
 /* ---- Allocation ---- */
 
 /* Allocates `n` zeroed floats, 64-byte aligned, the byte count rounded up to a multiple of
- * 64 (C11 aligned_alloc requires it). Returns NULL when out of memory, when n == 0 or when
- * the byte count overflows. Free with sim_tensor_free. */
+ * 64 (C11 aligned_alloc requires it). n == 0 gives a valid block of no floats (one shared
+ * block, which costs nothing and which sim_tensor_free leaves), so that a model of zero floats
+ * (the timing-only one) allocates and loops like any other.
+ * Returns NULL when out of memory or when the byte count overflows. Free with
+ * sim_tensor_free. */
 float *sim_tensor_alloc(size_t n);
 
 /* Frees a block from sim_tensor_alloc. NULL is a no-op. */

@@ -287,7 +287,13 @@ START_TEST(registry_finds_and_lists_every_model_by_exact_name)
     ck_assert_ptr_eq(model_find("svm"), &model_svm);
     ck_assert_ptr_eq(model_find("mlp"), &model_mlp);
     ck_assert_ptr_eq(model_find("cnn"), &model_cnn);
-    ck_assert_ptr_null(model_find("none"));
+    ck_assert_ptr_eq(model_find("none"), &model_none);
+    ck_assert_ptr_eq(model_find("vector"), &model_vector);
+    /* What the runtime asks of a model is in its flags, never its name. */
+    ck_assert_uint_eq(model_none.flags, MODEL_NO_DATA | MODEL_NO_PARAMS);
+    ck_assert_uint_eq(model_vector.flags, MODEL_NO_DATA | MODEL_AVERAGING_ONLY);
+    ck_assert_uint_eq(model_mlp.flags, 0);
+    ck_assert_uint_eq(model_none.num_params(NULL), 0);
     ck_assert_ptr_null(model_find("MLP"));
     ck_assert_ptr_null(model_find(""));
     ck_assert_ptr_null(model_find(NULL));

@@ -228,14 +228,14 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
         return NULL;
     }
     t->cfg = *cfg;
-    openblas_set_num_threads(1);
-    if (cfg->ops->flags & MODEL_NO_DATA) { /* no data to load, no workspace to compute in */
-        if (alloc_workers(t, init, err) != SIM_OK) {
+    if (cfg->ops->flags & MODEL_NO_DATA) { /* no data to load, no workspace to compute in, */
+        if (alloc_workers(t, init, err) != SIM_OK) { /* no BLAS (whose set-up starts threads) */
             train_destroy(t);
             return NULL;
         }
         return t;
     }
+    openblas_set_num_threads(1);
     int rc = load_data(t, data, err);
     if (rc == SIM_OK)
         rc = cfg->dirichlet ? data_partition_dirichlet(&t->train_set, cfg->workers, cfg->alpha,

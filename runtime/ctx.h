@@ -301,19 +301,6 @@ const float *sim_ctx_held(sim_ctx *ctx, uint32_t h);
  * pointer sim_ctx_held gave for it is invalid from now on. */
 void sim_ctx_release(sim_ctx *ctx, uint32_t h);
 
-/* Figures of the run's snapshots (sim_ctx_stats), for tests and reports. */
-typedef struct sim_stats {
-    uint64_t copies_on_write;       /* snapshots copied because their worker's parameters were
-                                       written while they were in flight */
-    uint64_t snapshot_buffer_bytes; /* address space the snapshot buffers take, handed out or
-                                       not: buffers come in size classes, so a slice's buffer
-                                       is less than twice the slice, never a whole model;
-                                       resident are only the pages written */
-    size_t held;                    /* snapshots the protocol holds now */
-    uint64_t peer_reads;            /* sim_ctx_peer calls so far */
-} sim_stats;
-sim_stats sim_ctx_stats(const sim_ctx *ctx);
-
 /* Makes evaluation use `params` (a server's model, which must outlive the run) instead of
  * the mean over live workers; NULL restores the mean. */
 void sim_ctx_set_eval_params(sim_ctx *ctx, const float *params);

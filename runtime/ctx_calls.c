@@ -11,6 +11,7 @@
 #include "runtime/jobs.h"
 #include "runtime/outputs.h"
 #include "runtime/proto.h"
+#include "runtime/run.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
 #include "sim/rng.h"

@@ -21,6 +21,20 @@
 #include "sim/err.h"
 #include "sim/scenario.h"
 
+/* Figures of a run's snapshots and peer reads, for an observer (sim_run_options.observe:
+ * tests and reports), not part of a protocol's context. */
+typedef struct sim_stats {
+    uint64_t copies_on_write;       /* snapshots copied because their worker's parameters were
+                                       written while they were in flight */
+    uint64_t snapshot_buffer_bytes; /* address space the snapshot buffers take, handed out or
+                                       not: buffers come in size classes, so a slice's buffer
+                                       is less than twice the slice, never a whole model;
+                                       resident are only the pages written */
+    size_t held;                    /* snapshots the protocol holds now */
+    uint64_t peer_reads;            /* sim_ctx_peer calls so far */
+} sim_stats;
+sim_stats sim_ctx_stats(const sim_ctx *ctx);
+
 typedef struct sim_run_options {
     const char *out_dir;        /* run directory; NULL: the scenario's output.dir */
     bool progress;              /* a progress line on stderr */

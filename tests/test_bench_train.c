@@ -52,6 +52,28 @@ static char *run_to_text(const app_bench_train_config *cfg, int *rc, sim_err *er
     return text;
 }
 
+/* Checks one bench line: well formed, named `name` in `unit`, value and reference finite and
+ * positive, the ratio their quotient (printed with 4 decimals, value and reference with 6
+ * digits). Returns the ratio. */
+static double check_line(const char *line, const char *name_want, const char *unit_want)
+{
+    char name[64], unit[16];
+    double value, ref, ratio;
+    int end = 0;
+    int got = sscanf(line,
+                     "{\"name\": \"%63[^\"]\", \"value\": %lf, \"unit\": \"%15[^\"]\", "
+                     "\"reference\": %lf, \"ratio\": %lf}%n",
+                     name, &value, unit, &ref, &ratio, &end);
+    ck_assert_msg(got == 5 && line[end] == '\0', "malformed line: %s", line);
+    ck_assert_str_eq(name, name_want);
+    ck_assert_str_eq(unit, unit_want);
+    ck_assert_msg(isfinite(value) && value > 0, "%s", line);
+    ck_assert_msg(isfinite(ref) && ref > 0, "%s", line);
+    ck_assert_msg(isfinite(ratio) && ratio > 0, "%s", line);
+    ck_assert_double_eq_tol(ratio, ref / value, 1e-4 + 1e-5 * ratio);
+    return ratio;
+}
+
 START_TEST(bench_prints_one_well_formed_line_per_family_and_leaves_nothing)
 {
     static const char *const names[] = { "kernels.iteration_allreduce", "kernels.iteration_gossip",
@@ -68,21 +90,8 @@ START_TEST(bench_prints_one_well_formed_line_per_family_and_leaves_nothing)
     for (char *line = strtok_r(text, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
         ck_assert_msg(n < 3, "an extra line: %s", line);
-        char name[64], unit[16];
-        double value, ref, ratio;
-        int end = 0;
-        int got = sscanf(line,
-                         "{\"name\": \"%63[^\"]\", \"value\": %lf, \"unit\": \"%15[^\"]\", "
-                         "\"reference\": %lf, \"ratio\": %lf}%n",
-                         name, &value, unit, &ref, &ratio, &end);
-        ck_assert_msg(got == 5 && line[end] == '\0', "malformed line: %s", line);
-        ck_assert_str_eq(name, names[n]);
-        ck_assert_str_eq(unit, "us");
-        ck_assert_msg(isfinite(value) && value > 0, "%s", line);
-        ck_assert_msg(isfinite(ref) && ref > 0, "%s", line);
-        ck_assert_msg(isfinite(ratio) && ratio > 0 && ratio < 1.5, "%s", line);
-        /* The ratio is printed with 4 decimals, value and reference with 6 digits. */
-        ck_assert_double_eq_tol(ratio, ref / value, 1e-4 + 1e-5 * ratio);
+        double ratio = check_line(line, names[n], "us");
+        ck_assert_msg(ratio < 1.5, "%s", line);
         n++;
     }
     ck_assert_uint_eq(n, 3);
@@ -165,18 +174,7 @@ START_TEST(bench_overlap_prints_its_three_lines_and_leaves_nothing)
     for (char *line = strtok_r(text, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
         ck_assert_msg(n < 3, "an extra line: %s", line);
-        char name[64], unit[16];
-        double value, ref, ratio;
-        int end = 0;
-        int got = sscanf(line,
-                         "{\"name\": \"%63[^\"]\", \"value\": %lf, \"unit\": \"%15[^\"]\", "
-                         "\"reference\": %lf, \"ratio\": %lf}%n",
-                         name, &value, unit, &ref, &ratio, &end);
-        ck_assert_msg(got == 5 && line[end] == '\0', "malformed line: %s", line);
-        ck_assert_str_eq(name, lines[n].name);
-        ck_assert_str_eq(unit, lines[n].unit);
-        ck_assert_msg(isfinite(value) && value > 0 && isfinite(ref) && ref > 0, "%s", line);
-        ck_assert_double_eq_tol(ratio, ref / value, 1e-4 + 1e-5 * ratio);
+        check_line(line, lines[n].name, lines[n].unit);
         n++;
     }
     ck_assert_uint_eq(n, 3);

@@ -95,21 +95,30 @@ static void expect_same_for_every_count(const char *json, const char *const *set
     expect_same_runs(json, sets, nsets, what, false);
 }
 
+/* The chaos scenario (harness_chaos_json, seed `seed` + i) for the i-th registered protocol at
+ * its defaults: its name, and the setting that gives ps's server, ripples's group generator
+ * and easgd's centre a host no failure takes down ("servers=1"; else a neutral "seed=5"). */
+static char *protocol_chaos(int i, unsigned seed, const char **name, const char **hosts)
+{
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    ck_assert_int_lt(i, (int)n);
+    *name = all[i]->name;
+    char protocol[128];
+    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", *name);
+    bool server =
+        strcmp(*name, "ps") == 0 || strcmp(*name, "ripples") == 0 || strcmp(*name, "easgd") == 0;
+    *hosts = server ? "servers=1" : "seed=5";
+    return harness_chaos_json(seed + (unsigned)i, true, protocol);
+}
+
 /* Every protocol at its defaults in the chaos scenario (a real softmax model, 12 workers,
  * stragglers, 8 failures), with events.csv. */
 START_TEST(every_protocol_writes_the_same_files_with_any_thread_count)
 {
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    ck_assert_int_lt(_i, (int)n);
-    const char *name = all[_i]->name;
-    char protocol[128];
-    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", name);
-    char *json = harness_chaos_json(11 + (unsigned)_i, true, protocol);
-    /* ps's server, ripples's group generator, easgd's centre: a host no failure takes down. */
-    bool server =
-        strcmp(name, "ps") == 0 || strcmp(name, "ripples") == 0 || strcmp(name, "easgd") == 0;
-    const char *sets[] = { "output.events=true", server ? "servers=1" : "seed=5" };
+    const char *name, *hosts;
+    char *json = protocol_chaos(_i, 11, &name, &hosts);
+    const char *sets[] = { "output.events=true", hosts };
     expect_same_for_every_count(json, sets, 2, name);
     free(json);
 }
@@ -120,16 +129,9 @@ END_TEST
  * an MLP 784-256-3 of 201,731 parameters (25 blocks of sim_tensor_mean), 0.3 simulated s. */
 START_TEST(every_protocol_splits_its_means_alike_with_any_thread_count)
 {
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    ck_assert_int_lt(_i, (int)n);
-    const char *name = all[_i]->name;
-    char protocol[128];
-    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", name);
-    char *json = harness_chaos_json(31 + (unsigned)_i, true, protocol);
-    bool server =
-        strcmp(name, "ps") == 0 || strcmp(name, "ripples") == 0 || strcmp(name, "easgd") == 0;
-    const char *sets[] = { "output.events=true", server ? "servers=1" : "seed=5", "stop.time_s=0.3",
+    const char *name, *hosts;
+    char *json = protocol_chaos(_i, 31, &name, &hosts);
+    const char *sets[] = { "output.events=true", hosts, "stop.time_s=0.3",
                            "workload.dataset.dim=784",
                            "workload.model={\"name\": \"mlp\", \"hidden\": [256]}" };
     expect_same_runs(json, sets, 5, name, true);

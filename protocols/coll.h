@@ -353,6 +353,17 @@ void coll_barrier_stats(const coll_barrier *b, coll_stats *out);
 int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
                        uint64_t round, sim_err *err);
 
+/* Starts the barrier again over members[0..n) (n <= cap, distinct; members[0] coordinates;
+ * n = 0: no members until the next start), its first round the next undecided one, keeping
+ * who waits: a member of the last start that has not failed and waits for the release of a
+ * decided round (lost with a coordinator) is released now (`done` with that round and its lr);
+ * one that waits in the undecided round arrives again. Any other member (new to the list, or
+ * failed and back) arrives in the first round if arrived[w] (arrived: by worker id, NULL:
+ * none), having arrived for the owner while it was not a member. In the new member order;
+ * coll_info.failed lists the failures since this restart. */
+int coll_barrier_restart(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
+                         const bool *arrived, sim_err *err);
+
 /* Worker w failed (the failure policy): see Failures at the top. */
 int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 

@@ -228,30 +228,32 @@ static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     return release(b, ctx, p, err);
 }
 
-/* The coordinator failed: the barrier starts again over the members that are up (the next
- * in the list coordinates), its first round the one the coordinator was in. A member waiting
- * for the release of an earlier round (decided, but its release lost with the coordinator) is
- * released now; one waiting in that round arrives again. */
-static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+/* coll_barrier_restart; with keep_failed the failures since the owner's start are still
+ * reported (else those since this restart). */
+static int restart(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
+                   const bool *arrived, bool keep_failed, sim_err *err)
 {
-    uint32_t n = 0, nfailed = b->nfailed;
-    uint64_t first = b->first + b->round;
+    if (n > b->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "barrier: %u members, want 0 to %u", n, b->cap);
+    uint64_t old_first = b->first, first = b->first + b->round;
     double lr = b->lr;
-    for (uint32_t p = 0; p < b->n; p++) {
-        if ((b->state[p] & ST_DOWN) || sim_ctx_down(ctx, b->members[p]))
-            continue;
-        b->old_members[n] = b->members[p];
-        b->old_state[n] = b->state[p];
-        b->old_round[n++] = b->mround[p];
+    /* Each new member's wait before the restart, by its new position (a failed member's, or a
+     * newcomer's, is the owner's `arrived`, in the new first round). */
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t w = members[p], q = w < b->workers ? b->pos[w] : COLL_NONE;
+        bool kept = q != COLL_NONE && !(b->state[q] & ST_DOWN);
+        b->old_state[p] = kept ? b->state[q] : (arrived != NULL && arrived[w] ? ST_WAITING : 0);
+        b->old_round[p] = kept ? b->mround[q] : b->round;
     }
-    uint64_t old_first = b->first;
     for (uint32_t p = 0; p < b->n; p++)
         b->pos[b->members[p]] = COLL_NONE;
     b->n = 0;
     if (n == 0)
         return SIM_OK;
-    int rc = coll_barrier_start(b, ctx, b->old_members, n, first, err);
-    b->nfailed = nfailed; /* the failures since the owner's start, the coordinator's too */
+    uint32_t nfailed = b->nfailed;
+    int rc = coll_barrier_start(b, ctx, members, n, first, err);
+    if (keep_failed)
+        b->nfailed = nfailed;
     for (uint32_t p = 0; p < n && rc == SIM_OK; p++) {
         if (!(b->old_state[p] & ST_WAITING) || sim_ctx_down(ctx, b->members[p]))
             continue;
@@ -267,6 +269,24 @@ static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *e
         }
     }
     return rc;
+}
+
+int coll_barrier_restart(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
+                         const bool *arrived, sim_err *err)
+{
+    return restart(b, ctx, members, n, arrived, false, err);
+}
+
+/* The coordinator failed: the barrier starts again over the members that are up (the next
+ * in the list coordinates), keeping who waits (coll_barrier_restart), and still reports the
+ * failures since the owner's start, the coordinator's too. */
+static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < b->n; p++)
+        if (!(b->state[p] & ST_DOWN) && !sim_ctx_down(ctx, b->members[p]))
+            b->old_members[n++] = b->members[p];
+    return restart(b, ctx, b->old_members, n, NULL, true, err);
 }
 
 int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)

@@ -346,7 +346,6 @@ static const struct hps_run_calls run_calls = {
     .active_list = hps_active_list,
     .ring_reset_active = hps_ring_reset_active,
     .flush_go_on = hps_flush_go_on,
-    .released = hps_released,
 };
 
 static int hp_start(void *state, sim_ctx *ctx, sim_err *err)

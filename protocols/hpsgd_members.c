@@ -79,28 +79,15 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     return rc;
 }
 
-/* Starts the barrier over the active workers, its first round the next undecided one. A
- * worker waiting for the release of a decided round (lost with its coordinator) is released
- * now; one waiting in the undecided round arrives again. */
+/* Starts the barrier again over the active workers, its first round the next undecided one,
+ * keeping who waits (coll_barrier_restart): the admitted that computed arrive too. */
 int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
     st->barrier_stale = false;
     for (uint32_t w = 0; w < st->n; w++)
         st->outside[w] = false;
     uint32_t m = st->run->active_list(st, ctx);
-    if (m == 0)
-        return SIM_OK;
-    int rc = coll_barrier_start(st->barrier, ctx, st->members, m, st->decided, err);
-    /* By worker id, not st->members: the handlers below may rebuild that list. */
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (!active(st, ctx, w) || !st->waiting[w] || !coll_barrier_has(st->barrier, w))
-            continue;
-        if (st->wait_round[w] < st->decided)
-            rc = st->run->released(st, ctx, w, st->wait_round[w], st->last_lr, err);
-        else
-            rc = coll_barrier_arrive(st->barrier, ctx, w, err);
-    }
-    return rc;
+    return coll_barrier_restart(st->barrier, ctx, st->members, m, st->waiting, err);
 }
 
 /* Worker w (up, pending) starts over alone: nobody else is active. */

@@ -107,8 +107,6 @@ struct hps_run_calls {
     /* A flush of w waiting for a reduction goes on if that reduction is over (completed or
      * abandoned); nothing otherwise. */
     int (*flush_go_on)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-    /* Worker w is released from barrier round `round`: the iteration's update. */
-    int (*released)(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, double lr, sim_err *err);
 };
 
 /* ---- hpsgd_members.c ---- */

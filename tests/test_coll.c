@@ -45,7 +45,10 @@ typedef struct plan {
     bool compute_first; /* members join when their first computation ends (else at start) */
     bool notify_down;   /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
     bool repeat;        /* a member computes again when done, then joins the next round */
-    bool leave[MAXW];   /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
+    bool restart_on_up; /* a recovered worker: its barrier restarts over its members that are up
+                           (coll_barrier_restart with `arrived`), then it computes unless arrived */
+    bool arrived[MAXW];
+    bool leave[MAXW]; /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
     sim_time sender_timeout, reducer_timeout;
     uint32_t bfly_cap;    /* a butterfly's room at init (0: its members' count) */
     uint64_t grown[MAXG]; /* seen: a butterfly's growths */
@@ -175,6 +178,19 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
     return rc;
 }
 
+/* Worker w recovered: its group's barrier restarts over the members that are up, in the
+ * group's order; w computes then, unless P->arrived says it arrived meanwhile. */
+static int t_restart(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    int32_t g = st->group_of[w];
+    uint32_t up[MAXW], n = 0;
+    for (uint32_t i = 0; i < P->g[g].n; i++)
+        if (!sim_ctx_down(ctx, P->g[g].members[i]))
+            up[n++] = P->g[g].members[i];
+    int rc = coll_barrier_restart(st->barrier[g], ctx, up, n, P->arrived, err);
+    return rc != SIM_OK || P->arrived[w] ? rc : sim_ctx_compute(ctx, w, 0, err);
+}
+
 static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     tproto *st = state;
@@ -188,7 +204,7 @@ static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *e
     case SIM_EV_WORKER_DOWN:
         return P->notify_down ? coll_hub_worker_down(st->hub, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     case SIM_EV_WORKER_UP:
-        return SIM_OK;
+        return P->restart_on_up ? t_restart(st, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "colltest: unexpected event %u", ev->kind);
     }
@@ -638,6 +654,84 @@ START_TEST(barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_a
 }
 END_TEST
 
+START_TEST(barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_newcomer_in)
+{
+    /* 3 fails at 5 ms; 1 and 2 arrive at 10 ms and wait in round 0 for 0 (5 times slower).
+     * 3 recovers at 20 ms: the barrier restarts over {0, 1, 2, 3}; 1 and 2 arrive again, 3
+     * computes and arrives at 30 ms; 0 arrives last, at 50 ms, and is released at once, the
+     * others 2L later. Without the restart 1 and 2 would still be released (3 counted as
+     * failed), 3 never. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->restart_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.02}]",
+                           "stop.iterations=5" };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50000000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50100000);
+        ck_assert_uint_eq(p->nfailed[w], 0); /* failures since the restart */
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_restarted_with_a_newcomer_that_arrived_counts_its_arrival)
+{
+    /* As above, but 3 recovers at 45 ms and has arrived for the owner (arrived[3]): it arrives
+     * at the restart, at 45 ms, instead of computing until 55 ms; so 0, arriving at 50 ms,
+     * releases everyone then. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->restart_on_up = true;
+    p->arrived[3] = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.045}]",
+                           "stop.iterations=5" };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50000000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50100000);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_restarted_after_a_decided_round_releases_the_waiting_at_once)
+{
+    /* 0 (5 times slower) arrives last at 50 ms, decides round 0 (3, failed at 5 ms, counted)
+     * and is released; its releases to 1 and 2 would land at 50.1 ms. 3 recovers at 50.05 ms:
+     * the restart releases 1 and 2 at once (their round was decided), and the releases of the
+     * earlier start are ignored when they land. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->restart_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.05005}]",
+                           "stop.iterations=4" };
+    run(timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50000000);
+    for (uint32_t w = 1; w < 3; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50050000);
+    }
+    ck_assert_uint_eq(p->ndone[3], 0); /* computing in round 1 */
+    free(p);
+}
+END_TEST
+
 START_TEST(collectives_on_different_channels_do_not_mix)
 {
     /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
@@ -727,6 +821,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, barrier_counts_a_failed_member_as_arrived);
     tcase_add_test(tc, barrier_whose_coordinator_fails_in_an_open_round_starts_again_without_it);
     tcase_add_test(tc, barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_at_once);
+    tcase_add_test(tc,
+                   barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_newcomer_in);
+    tcase_add_test(tc, barrier_restarted_with_a_newcomer_that_arrived_counts_its_arrival);
+    tcase_add_test(tc, barrier_restarted_after_a_decided_round_releases_the_waiting_at_once);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     tc = tcase_create("rejoin");

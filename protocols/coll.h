@@ -31,8 +31,8 @@
  *              on): a member waiting for the release of a round already decided is released
  *              then, one waiting in the undecided round arrives again; listed since the owner's
  *              start
- * A recovered worker is the owner's to admit (a ring: coll_ring_change; a butterfly or barrier:
- * the next start).
+ * A recovered worker is the owner's to admit (a ring: coll_ring_change; a butterfly: the next
+ * start; a barrier: the next start, or coll_barrier_restart, which keeps who waits).
  *
  * Allocation. Everything is allocated by the _create functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the

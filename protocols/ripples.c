@@ -64,6 +64,16 @@
  * Files: this one holds P-Reduce, failures and the run; protocols/ripples_gg.c the Group
  * Generator, protocols/ripples_groups.c the group table and the static schedule,
  * protocols/ripples_config.c the configuration, protocols/ripples_state.h the state they share.
+ *
+ * State. Each worker's (rp_worker, proto_ops.worker_size) holds its progress, its head group,
+ * its row of pending groups and the GG's ledger of it; the group table, the ring pool's
+ * arrays, the division's batch and the static schedule are the run's arena buffers, sized in
+ * configure from the scenario alone (rp_buffers); only the kit's rings and means are built by
+ * start. Reads of another worker's state made on purpose without a message go through
+ * sim_ctx_peer (rp_peer, counted in peer_reads): the GG's reads of a worker's pending groups
+ * where it decides on them (the buffer's draw, a redundant request, "busy": "skip"), and the
+ * static schedule's reads of other workers' positions (members ahead of a new group, and a
+ * rejoining worker's scan).
  */
 #include <stdbool.h>
 #include <stdint.h>

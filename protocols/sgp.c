@@ -295,7 +295,8 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
     uint32_t live = 0;
     for (uint32_t i = 0; i < st->n; i++) {
         sg_worker *a = sg_w(ctx, i);
-        a->phase = PH_IDLE;
+        bool down = sim_ctx_down(ctx, i);
+        a->phase = down ? PH_IDLE : PH_COMPUTE; /* the live compute (below) */
         a->need = 0;
         a->win = 0.0;
         a->sent = false;
@@ -303,7 +304,7 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
         a->got = 0;
         a->cnt = 0.0;
         a->selfm = 1;
-        a->out = !sim_ctx_down(ctx, i) && sim_ctx_dropped(ctx, i, st->round);
+        a->out = !down && sim_ctx_dropped(ctx, i, st->round);
     }
     sim_tensor_zero(st->inbox, (size_t)st->n * st->P);
     for (uint32_t i = 0; i < st->n; i++) {
@@ -325,7 +326,6 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
     for (uint32_t i = 0; i < st->n && rc == SIM_OK; i++) {
         if (sim_ctx_down(ctx, i))
             continue;
-        sg_w(ctx, i)->phase = PH_COMPUTE;
         rc = sim_ctx_compute(ctx, i, st->round, err);
     }
     return rc;

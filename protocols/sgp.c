@@ -200,9 +200,8 @@ static int check_round(sgp *st, sim_ctx *ctx, sim_err *err)
 }
 
 /* Worker i's round is over when its step is done and its shares are in. */
-static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sg_worker *a, sim_err *err)
 {
-    sg_worker *a = sg_w(ctx, i);
     if (a->phase != PH_WAIT || a->need > 0)
         return SIM_OK;
     if (!a->out && st->mavg) { /* the mean of the row's entries that take part */
@@ -232,9 +231,8 @@ static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 }
 
 /* Worker i's step is done: x_i moves by the step on z_i, then i sends its shares. */
-static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sg_worker *a, sim_err *err)
 {
-    sg_worker *a = sg_w(ctx, i);
     float *z = sim_ctx_params(ctx, i);
     float *x = st->x + (size_t)i * st->P;
     sim_tensor_copy(st->scratch, z, st->P);
@@ -261,7 +259,7 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
             return rc;
         a->sent = true;
     }
-    return try_finish(st, ctx, i, err);
+    return try_finish(st, ctx, i, a, err);
 }
 
 /* Worker i receives sender j's share: its weight and multiplicity from j's record of the
@@ -287,7 +285,7 @@ static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t roun
     a->cnt += (double)m;
     a->win += b->wsent;
     a->need--;
-    return try_finish(st, ctx, i, err);
+    return try_finish(st, ctx, i, a, err);
 }
 
 static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
@@ -360,7 +358,7 @@ static int on_down(sgp *st, sim_ctx *ctx, uint32_t d, sim_err *err)
             continue;
         st->lost += a->sent ? 1 : 0;
         b->need--;
-        int rc = try_finish(st, ctx, j, err);
+        int rc = try_finish(st, ctx, j, b, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -372,10 +370,12 @@ static int sgp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err 
     sgp *st = state;
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
-    case SIM_EV_COMPUTED:
-        if (sg_w(ctx, w)->phase != PH_COMPUTE || ev->arg[0] != st->round)
+    case SIM_EV_COMPUTED: {
+        sg_worker *a = sg_w(ctx, w);
+        if (a->phase != PH_COMPUTE || ev->arg[0] != st->round)
             return SIM_OK;
-        return on_computed(st, ctx, w, err);
+        return on_computed(st, ctx, w, a, err);
+    }
     case SIM_EV_MSG: {
         msg_hdr h = msg_read(ev);
         if (h.channel != 0 || h.kind != MSG_SHARE)

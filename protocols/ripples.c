@@ -64,10 +64,19 @@
  * Files: this one holds P-Reduce, failures and the run; protocols/ripples_gg.c the Group
  * Generator, protocols/ripples_groups.c the group table and the static schedule,
  * protocols/ripples_config.c the configuration, protocols/ripples_state.h the state they share.
+ *
+ * State. Each worker's (rp_worker, proto_ops.worker_size) holds its progress, its head group,
+ * its row of pending groups and the GG's ledger of it; the group table, the ring pool's
+ * arrays, the division's batch and the static schedule are the run's arena buffers, sized in
+ * configure from the scenario alone (rp_buffers); only the kit's rings and means are built by
+ * start. Reads of another worker's state made on purpose without a message go through
+ * sim_ctx_peer (rp_peer, counted in peer_reads): the GG's reads of a worker's pending groups
+ * where it decides on them (the buffer's draw, a redundant request, "busy": "skip"), and the
+ * static schedule's reads of other workers' positions (members ahead of a new group, and a
+ * rejoining worker's scan).
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "protocols/coll.h"
@@ -89,7 +98,7 @@ static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)
 {
     st->executions++;
-    rp_pass_worker(st, s, w);
+    rp_pass_worker(st, ctx, s, w);
     return rp_try_advance(st, ctx, w, err);
 }
 
@@ -115,7 +124,7 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     for (uint32_t i = 0; i < g->n; i++)
         if (!st->gpassed[(size_t)s * st->cap + i]) {
             st->list[k++] = m[i];
-            st->wait_s += (double)(now - st->w[m[i]].ready_ns) * 1e-9;
+            st->wait_s += (double)(now - rp_w(ctx, m[i])->ready_ns) * 1e-9;
         }
     if (k == 1)
         return finish(st, ctx, s, st->list[0], err);
@@ -133,12 +142,10 @@ static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
 
 /* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
  * for its next group. */
-/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
- * for its next group. */
 static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     for (;;) {
-        rp_worker *x = &st->w[w];
+        rp_worker *x = rp_w(ctx, w);
         if (sim_ctx_down(ctx, w) || x->computing || x->head != RP_NONE)
             return SIM_OK;
         if (x->done >= x->need) {
@@ -155,14 +162,14 @@ static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             if (rc != SIM_OK)
                 return rc;
         } else {
-            uint32_t e = st->pend[(size_t)w * st->slots + x->next % st->slots];
+            uint32_t e = x->pend[x->next % st->slots];
             if (e == 0)
                 return SIM_OK; /* its next group's notice is on its way */
             s = e - 1;
         }
         rp_group *g = &st->grp[s];
         if (g->failed || st->gpassed[(size_t)s * st->cap + index_of(st, s, w)]) {
-            rp_pass_worker(st, s, w);
+            rp_pass_worker(st, ctx, s, w);
             continue;
         }
         x->head = s;
@@ -190,15 +197,17 @@ static int fail_group(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
         g->ring = RP_NONE;
     }
     const uint32_t *m = members_of(st, s);
-    for (uint32_t i = 0; i < g->n; i++)
-        if (st->w[m[i]].head == s)
-            st->w[m[i]].head = RP_NONE;
+    for (uint32_t i = 0; i < g->n; i++) {
+        rp_worker *x = rp_w(ctx, m[i]);
+        if (x->head == s)
+            x->head = RP_NONE;
+    }
     return SIM_OK;
 }
 
 static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     x->computing = false;
     x->head = RP_NONE;
     uint32_t nfreed = 0; /* st->freed: try_advance reuses st->list */
@@ -223,7 +232,8 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             }
         rp_pass_slot(st, s, i);
     }
-    memset(st->pend + (size_t)w * st->slots, 0, st->slots * sizeof(*st->pend));
+    if (x->pend != NULL)
+        memset(x->pend, 0, st->slots * sizeof(*x->pend));
     x->next = x->assigned;
     x->pending = 0;
     x->known = 0;
@@ -240,19 +250,24 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     x->computing = false;
     x->head = RP_NONE;
     if (st->mode == MODE_STATIC) {
         /* Rejoin one past the most advanced live worker's position in the schedule: groups
-         * up to there may have been formed without it; none past it has. */
+         * up to there may have been formed without it; none past it has. Each live worker's
+         * position is read on purpose. */
         uint64_t t = x->done;
         bool other = false;
-        for (uint32_t v = 0; v < st->n; v++)
-            if (v != w && !sim_ctx_down(ctx, v) && st->w[v].done + 1 > t) {
-                t = st->w[v].done + 1;
+        for (uint32_t v = 0; v < st->n; v++) {
+            if (v == w || sim_ctx_down(ctx, v))
+                continue;
+            uint64_t done = rp_peer(ctx, v)->done;
+            if (done + 1 > t) {
+                t = done + 1;
                 other = true;
             }
+        }
         x->done = other ? t : x->done;
     }
     x->need = x->done;
@@ -264,7 +279,7 @@ static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     x->computing = false;
     if (st->nparams > 0)
         sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
@@ -327,35 +342,6 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-static int allocate(ripples *st, sim_err *err)
-{
-    size_t n = st->n, g = st->slots, c = st->cap;
-    st->grp = calloc(g, sizeof(*st->grp));
-    st->gmem = calloc(g * c, sizeof(*st->gmem));
-    st->glocal = calloc(g * c, sizeof(*st->glocal));
-    st->gpassed = calloc(g * c, 1);
-    st->freeg = calloc(g, sizeof(*st->freeg));
-    st->pend = calloc(n * g, sizeof(*st->pend));
-    st->w = calloc(n, sizeof(*st->w));
-    st->scratch = calloc(n, sizeof(*st->scratch));
-    st->list = calloc(n, sizeof(*st->list));
-    st->freed = calloc(n, sizeof(*st->freed));
-    st->batch = calloc(n, sizeof(*st->batch));
-    st->boff = calloc(n + 1, sizeof(*st->boff));
-    st->bissued = calloc(n, 1);
-    st->rings = calloc(st->nrings, sizeof(*st->rings));
-    st->means = calloc(st->nrings, sizeof(*st->means));
-    st->ring_group = calloc(st->nrings, sizeof(*st->ring_group));
-    st->freer = calloc(st->nrings, sizeof(*st->freer));
-    if (st->grp == NULL || st->gmem == NULL || st->glocal == NULL || st->gpassed == NULL ||
-        st->freeg == NULL || st->pend == NULL || st->w == NULL || st->scratch == NULL ||
-        st->list == NULL || st->freed == NULL || st->batch == NULL || st->boff == NULL ||
-        st->bissued == NULL || st->rings == NULL || st->means == NULL || st->ring_group == NULL ||
-        st->freer == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    return SIM_OK;
-}
-
 static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ripples *st = state;
@@ -363,19 +349,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->nparams = sim_ctx_num_params(ctx);
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->gg = sim_ctx_host(ctx, st->n).kind == SIM_HOST_SERVER ? st->n : 0;
-    int rc = SIM_OK;
-    if (st->mode == MODE_STATIC)
-        rc = rp_static_build(st, ctx, err);
-    else
-        st->cap = st->mode == MODE_DIVISION ? st->gs + 1 : st->gs;
-    if (rc != SIM_OK)
-        return rc;
-    /* Outstanding groups: depth per requester with the buffer, one otherwise, four times over:
-     * failed groups linger until every member has skipped them, and static groups outlive
-     * their first members while the slowest catch up. A full table fails the run. */
-    st->slots = 4 * st->n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
-    st->nrings = st->n / 2 + 1;
-    rc = allocate(st, err);
+    int rc = st->mode == MODE_STATIC ? rp_static_build(st, ctx, err) : SIM_OK;
     if (rc == SIM_OK && (st->hub = coll_hub_create(st->nrings, 0, err)) == NULL)
         rc = err->code;
     for (uint32_t r = 0; r < st->nrings && rc == SIM_OK; r++) {
@@ -394,9 +368,12 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         st->freeg[st->slots - 1 - s] = s;
     st->nfreeg = st->slots;
     for (uint32_t v = 0; v < st->n; v++) {
-        st->w[v].head = RP_NONE;
-        st->w[v].bgroup = RP_NONE;
-        st->w[v].sync_ns = -1;
+        rp_worker *x = rp_w(ctx, v);
+        x->head = RP_NONE;
+        x->sync_ns = -1;
+        x->pend = st->pend != NULL ? st->pend + (size_t)v * st->slots : NULL;
+        if (st->bgroup != NULL)
+            st->bgroup[v] = RP_NONE;
     }
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
         if (!sim_ctx_down(ctx, v))
@@ -404,6 +381,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     return rc;
 }
 
+/* What start built outside the arena: the rings, their means and the hub. */
 static void rp_fini(void *state)
 {
     ripples *st = state;
@@ -412,26 +390,6 @@ static void rp_fini(void *state)
         coll_mean_destroy(st->means != NULL ? st->means[r] : NULL);
     }
     coll_hub_destroy(st->hub);
-    free(st->rings);
-    free(st->means);
-    free(st->ring_group);
-    free(st->freer);
-    free(st->grp);
-    free(st->gmem);
-    free(st->glocal);
-    free(st->gpassed);
-    free(st->freeg);
-    free(st->pend);
-    free(st->w);
-    free(st->scratch);
-    free(st->list);
-    free(st->freed);
-    free(st->batch);
-    free(st->boff);
-    free(st->bissued);
-    free(st->sgroup);
-    free(st->smem);
-    free(st->soff);
 }
 
 static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
@@ -458,10 +416,12 @@ const proto_ops proto_ripples = {
     .summary = "Ripples/Prague: partial all-reduce (ring) among groups from a group generator, "
                "buffer, division or a static schedule",
     .state_size = sizeof(ripples),
+    .worker_size = sizeof(rp_worker),
     .rounds = false,
     .configure = rp_configure,
     .start = rp_start,
     .on_event = rp_on_event,
+    .buffers = rp_buffers,
     .report = rp_report,
     .memory = rp_memory,
     .fini = rp_fini,

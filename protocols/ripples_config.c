@@ -1,5 +1,5 @@
-/* Ripples' configuration (protocols/ripples_state.h): $.protocol.* parsed and checked, and
- * the memory estimate it implies. */
+/* Ripples' configuration (protocols/ripples_state.h): $.protocol.* parsed and checked, the
+ * buffers it implies in the run's arena, and the memory estimate of the rest. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,17 +76,56 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
                                 "the group generator runs on worker 0, which a failure rule "
                                 "takes down: add a server to host it");
     }
+    if (st->mode == MODE_STATIC)
+        st->cap = rp_static_cap(st, sc);
+    else
+        st->cap = st->mode == MODE_DIVISION ? st->gs + 1 : st->gs;
+    /* Outstanding groups: depth per requester with the buffer, one otherwise, four times over:
+     * failed groups linger until every member has skipped them, and static groups outlive
+     * their first members while the slowest catch up. A full table fails the run. */
+    st->slots = 4 * st->n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
+    st->nrings = st->n / 2 + 1;
     return SIM_OK;
 }
 
-/* The rings and their means, the group table and the per-worker lists. */
+void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)num_params;
+    ripples *st = state;
+    size_t n = sc->workers, g = st->slots, c = st->cap;
+    st->grp = sim_arena_alloc(a, g, sizeof(*st->grp));
+    st->gmem = sim_arena_alloc(a, g * c, sizeof(*st->gmem));
+    st->glocal = sim_arena_alloc(a, g * c, sizeof(*st->glocal));
+    st->gpassed = sim_arena_alloc(a, g * c, 1);
+    st->freeg = sim_arena_alloc(a, g, sizeof(*st->freeg));
+    st->scratch = sim_arena_alloc(a, n, sizeof(*st->scratch));
+    st->list = sim_arena_alloc(a, n, sizeof(*st->list));
+    st->freed = sim_arena_alloc(a, n, sizeof(*st->freed));
+    st->rings = sim_arena_alloc(a, st->nrings, sizeof(*st->rings));
+    st->means = sim_arena_alloc(a, st->nrings, sizeof(*st->means));
+    st->ring_group = sim_arena_alloc(a, st->nrings, sizeof(*st->ring_group));
+    st->freer = sim_arena_alloc(a, st->nrings, sizeof(*st->freer));
+    if (st->mode == MODE_STATIC) {
+        size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
+        st->sgroup = sim_arena_alloc(a, l * n, sizeof(*st->sgroup));
+        st->smem = sim_arena_alloc(a, l * n, sizeof(*st->smem));
+        st->soff = sim_arena_alloc(a, l * (n + 1), sizeof(*st->soff));
+        return;
+    }
+    st->pend = sim_arena_alloc(a, n * g, sizeof(*st->pend));
+    if (st->mode != MODE_DIVISION)
+        return;
+    st->batch = sim_arena_alloc(a, n, sizeof(*st->batch));
+    st->boff = sim_arena_alloc(a, n + 1, sizeof(*st->boff));
+    st->bissued = sim_arena_alloc(a, n, 1);
+    st->bgroup = sim_arena_alloc(a, n, sizeof(*st->bgroup));
+}
+
+/* Outside the arena: the rings (the kit's, one per channel) and, with a real model, their
+ * means. */
 uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const ripples *st = state;
-    uint64_t n = sc->workers, rings = n / 2 + 1;
-    uint64_t cap = st->mode == MODE_STATIC ? n : st->gs + 1;
-    uint64_t slots = 4 * n * (st->mode == MODE_BUFFER ? st->depth + 1 : 1) + 16;
-    return rings * (coll_ring_memory(sc->workers, (uint32_t)cap) + num_params * sizeof(float)) +
-           slots * (sizeof(rp_group) + cap * 13 + n * sizeof(uint32_t)) +
-           n * (sizeof(rp_worker) + 24);
+    uint64_t mean = num_params > 0 ? coll_mean_memory(num_params, st->cap) : 0;
+    return st->nrings * (coll_ring_memory(sc->workers, st->cap) + mean);
 }

@@ -1,9 +1,11 @@
 /* Ripples' Group Generator (protocols/ripples_state.h; the protocol is described at the top of
  * protocols/ripples.c): the groups it issues from the workers' requests, drawn at random or
- * from the free workers, and what a worker does when it learns of a group. */
+ * from the free workers, and what a worker does when it learns of a group. The GG keeps its
+ * ledger of each worker (local indices and groups issued) in the worker's state; the count of
+ * groups a worker has not yet passed, which the worker lowers without telling it, it reads on
+ * purpose (rp_peer, counted in peer_reads) where it decides on it. */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "protocols/coll.h"
@@ -19,7 +21,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
         st->stale++;
         return SIM_OK;
     }
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     uint64_t *local = &st->glocal[(size_t)s * st->cap + i];
     if (st->arrival)
         *local = x->assigned++;
@@ -27,7 +29,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
         st->stale++;
         return SIM_OK;
     }
-    st->pend[(size_t)w * st->slots + *local % st->slots] = s + 1;
+    x->pend[*local % st->slots] = s + 1;
     x->known++;
     x->asked = false;
     return st->advance(st, ctx, w, err);
@@ -39,7 +41,7 @@ static int issue(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
     rp_group *g = &st->grp[s];
     const uint32_t *m = members_of(st, s);
     for (uint32_t i = 0; i < g->n; i++) {
-        rp_worker *x = &st->w[m[i]];
+        rp_worker *x = rp_w(ctx, m[i]); /* the GG's ledger: what it issued to the member */
         st->glocal[(size_t)s * st->cap + i] = x->assigned++;
         /* A member with a group pending already executes this one after it (§4.3.4). */
         if (x->pending > 0)
@@ -96,7 +98,7 @@ static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
     for (uint32_t level = 0; level < st->depth && got < want; level++) {
         uint32_t k = 0;
         for (uint32_t v = 0; v < st->n; v++)
-            if (v != i && !sim_ctx_down(ctx, v) && st->w[v].pending == level)
+            if (v != i && !sim_ctx_down(ctx, v) && rp_peer(ctx, v)->pending == level)
                 st->scratch[k++] = v;
         for (uint32_t j = 0; j < k && got < want; j++) {
             uint32_t pick = j + (uint32_t)gsl_rng_uniform_int(r, k - j);
@@ -115,7 +117,7 @@ static void new_batch(ripples *st, sim_ctx *ctx)
     gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
     uint32_t k = 0;
     for (uint32_t v = 0; v < st->n; v++) {
-        st->w[v].bgroup = RP_NONE;
+        st->bgroup[v] = RP_NONE;
         if (!sim_ctx_down(ctx, v))
             st->batch[k++] = v;
     }
@@ -136,20 +138,20 @@ static void new_batch(ripples *st, sim_ctx *ctx)
     st->nbgroups = ng;
     for (uint32_t g = 0; g < ng; g++)
         for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
-            st->w[st->batch[j]].bgroup = g;
+            st->bgroup[st->batch[j]] = g;
 }
 
 static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t g = st->w[w].bgroup;
+    uint32_t g = st->bgroup[w];
     if (g == RP_NONE || st->bissued[g])
         new_batch(st, ctx);
-    g = st->w[w].bgroup;
+    g = st->bgroup[w];
     st->bissued[g] = 1;
     uint32_t k = 0;
     for (uint32_t j = st->boff[g]; j < st->boff[g + 1]; j++)
         if (!sim_ctx_down(ctx, st->batch[j]) &&
-            (!st->skip_busy || st->batch[j] == w || st->w[st->batch[j]].pending == 0))
+            (!st->skip_busy || st->batch[j] == w || rp_peer(ctx, st->batch[j])->pending == 0))
             st->list[k++] = st->batch[j];
     uint32_t s = RP_NONE;
     int rc = rp_new_group(st, ctx, st->list, k, RP_NONE, st->seq++, &s, err);
@@ -164,7 +166,7 @@ int rp_gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     st->requests++;
     /* The buffer (and a division batch) already holds a group for w, pulled in while its
      * request was on its way: that group answers it. The plain generator forms one anyway. */
-    if (st->mode != MODE_RANDOM && st->w[w].pending > 0) {
+    if (st->mode != MODE_RANDOM && rp_peer(ctx, w)->pending > 0) {
         st->redundant++;
         return SIM_OK;
     }
@@ -180,7 +182,7 @@ int rp_gg_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* Worker w asks the GG (or, in arrival order, forms its group itself). */
 int rp_request(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     x->requests++;
     x->asked = true;
     if (st->arrival) {

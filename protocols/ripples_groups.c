@@ -3,12 +3,12 @@
  * knows (grid lines or racks). Calls nothing of protocols/ripples.c. */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "protocols/graph.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
+#include "sim/net.h"
 
 /* ---- group table ---- */
 
@@ -63,11 +63,11 @@ void rp_pass_slot(ripples *st, uint32_t s, uint32_t i)
 }
 
 /* Worker w moves past group s (its head or the next in its list). */
-void rp_pass_worker(ripples *st, uint32_t s, uint32_t w)
+void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w)
 {
-    rp_worker *x = &st->w[w];
+    rp_worker *x = rp_w(ctx, w);
     if (st->mode != MODE_STATIC) {
-        st->pend[(size_t)w * st->slots + x->next % st->slots] = 0;
+        x->pend[x->next % st->slots] = 0;
         x->next++;
     }
     /* Any group counts as the synchronization of one local step, own or joined. */
@@ -148,7 +148,7 @@ static void build_racks(ripples *st, sim_ctx *ctx)
  * down workers); a member that goes down later makes it fail. */
 int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_err *err)
 {
-    uint64_t t = st->w[w].done;
+    uint64_t t = rp_w(ctx, w)->done;
     uint32_t l = (uint32_t)(t % st->period), g = st->sgroup[(size_t)l * st->n + w];
     uint64_t seq = t * st->sgroups + g;
     *slot = rp_find_group(st, seq);
@@ -159,39 +159,47 @@ int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_e
     int rc = rp_new_group(st, ctx, mem + off[g], k, RP_NONE, seq, slot, err);
     if (rc != SIM_OK)
         return rc;
+    /* Members ahead of it (rejoined past it): each one's position read on purpose. */
     for (uint32_t i = 0; i < k; i++) {
         uint32_t v = mem[off[g] + i];
-        if (sim_ctx_down(ctx, v) || st->w[v].done > t)
+        if (sim_ctx_down(ctx, v) || (v != w && rp_peer(ctx, v)->done > t))
             rp_pass_slot(st, *slot, i);
     }
     return SIM_OK;
 }
 
-/* The static schedule's arrays (L partitions of n workers). */
+/* The static schedule's largest group, from the scenario: the grid's longest side, or the
+ * larger of a rack (partition 0) and the count of racks (partition 1: one worker of each);
+ * without racks every worker is in rack 0. */
+uint32_t rp_static_cap(const ripples *st, const sim_scenario *sc)
+{
+    uint32_t cap = 1, n = sc->workers;
+    if (st->stat == STATIC_GRID) {
+        for (uint32_t a = 0; a < st->ndims; a++)
+            cap = st->grid[a] > cap ? st->grid[a] : cap;
+        return cap;
+    }
+    uint32_t r = sc->net.topology == SIM_TOPO_RACKS ? sc->net.rack_size : n;
+    r = r < n ? r : n;
+    uint32_t racks = r > 0 ? (n + r - 1) / r : 0;
+    cap = r > cap ? r : cap;
+    return racks > cap ? racks : cap;
+}
+
+/* The static schedule's partitions (L of n workers), in the arena's arrays. */
 int rp_static_build(ripples *st, sim_ctx *ctx, sim_err *err)
 {
-    size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
-    st->sgroup = calloc(l * st->n, sizeof(*st->sgroup));
-    st->smem = calloc(l * st->n, sizeof(*st->smem));
-    st->soff = calloc(l * (st->n + 1), sizeof(*st->soff));
-    st->scratch = calloc(st->n, sizeof(*st->scratch));
-    st->list = calloc(st->n, sizeof(*st->list));
-    if (st->sgroup == NULL || st->smem == NULL || st->soff == NULL || st->scratch == NULL ||
-        st->list == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     if (st->stat == STATIC_GRID)
         build_grid(st);
     else
         build_racks(st, ctx);
-    st->cap = 1;
     for (uint32_t p = 0; p < st->period; p++) {
         const uint32_t *off = st->soff + (size_t)p * (st->n + 1);
         for (uint32_t g = 0; off[g] < st->n; g++)
             if (off[g + 1] - off[g] > st->cap)
-                st->cap = off[g + 1] - off[g];
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "ripples: a static group of %u workers, sized for %u",
+                                   off[g + 1] - off[g], st->cap);
     }
-    free(st->scratch);
-    free(st->list);
-    st->scratch = st->list = NULL;
     return SIM_OK;
 }

@@ -43,6 +43,9 @@ typedef struct rp_group {
     bool used, failed;
 } rp_group;
 
+/* A worker's state (proto_ops.worker_size): rp_w for the handler acting for it, for the GG's
+ * own ledger of it (the local indices and groups it issued) and for figures; rp_peer, counted,
+ * where the GG or another worker reads it on purpose to decide (see protocols/ripples.c). */
 typedef struct rp_worker {
     uint64_t need;     /* groups to have passed before computing again (one per local step) */
     uint64_t done;     /* groups passed: finished, or skipped (failed or left out) */
@@ -52,11 +55,12 @@ typedef struct rp_worker {
     uint32_t pending;  /* GG: groups issued to it and not yet passed (its group buffer) */
     uint32_t known;    /* groups whose notice arrived, not yet passed */
     uint32_t head;     /* the group it is ready for or running, or RP_NONE */
-    uint32_t bgroup;   /* division: its group in the current batch, or RP_NONE */
     sim_time ready_ns; /* when it became ready for head */
     sim_time sync_ns;  /* when its last computation ended */
     bool computing;
-    bool asked; /* a request sent, and no notice arrived since */
+    bool asked;     /* a request sent, and no notice arrived since */
+    uint32_t *pend; /* (slots, not static) its groups by local index mod slots: slot + 1, 0: not
+                       arrived (its row of the arena's table, set by start) */
 } rp_worker;
 
 typedef struct ripples ripples;
@@ -86,8 +90,7 @@ struct ripples {
     uint8_t *gpassed; /* (slots, cap) */
     uint32_t *freeg;  /* (slots) free slots */
     uint32_t nfreeg;
-    uint32_t *pend;    /* (n, slots) slot + 1 by local index mod slots, 0: not arrived */
-    rp_worker *w;      /* (n) */
+    uint32_t *pend;    /* (n, slots; not static) the workers' rows (rp_worker.pend) */
     uint32_t *scratch; /* (n) */
     uint32_t *list;    /* (n) */
     uint32_t *freed;   /* (n) workers freed by a failure */
@@ -107,6 +110,7 @@ struct ripples {
     uint32_t *batch;  /* (n) workers of the batch, group by group */
     uint32_t *boff;   /* (n + 1) group offsets */
     uint8_t *bissued; /* (n) */
+    uint32_t *bgroup; /* (n) each worker's group in the current batch, or RP_NONE (the GG's) */
     uint32_t nbgroups;
     /* static schedule */
     uint32_t period;  /* L */
@@ -122,11 +126,31 @@ struct ripples {
 
 /* ---- configuration (protocols/ripples_config.c) ---- */
 
-/* Parses and checks $.protocol.* into st (the ops table's configure). */
+/* Parses and checks $.protocol.* into st and sizes the group table and the ring pool from the
+ * scenario (cap, slots, nrings; the ops table's configure). */
 int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 
-/* The rings and their means, the group table and the per-worker lists (the ops table's memory). */
+/* The group table, the ring pool's arrays, the per-worker lists, the division's batch and the
+ * static schedule, in the run's arena (the ops table's buffers). */
+void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
+
+/* The rings and their means, outside the arena (the ops table's memory). */
 uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+
+/* ---- per-worker state ---- */
+
+/* Worker w's state, for the handler acting for w, the GG's ledger and figures (sim_ctx_worker). */
+static inline rp_worker *rp_w(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Worker w's state read on purpose, without a message, by the GG or another worker deciding
+ * on it (sim_ctx_peer: counted in peer_reads). */
+static inline rp_worker *rp_peer(sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_peer(ctx, w);
+}
 
 /* ---- the group table (protocols/ripples_groups.c) ---- */
 
@@ -158,11 +182,15 @@ int rp_new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, ui
 void rp_pass_slot(ripples *st, uint32_t s, uint32_t i);
 
 /* Worker w moves past group s (its head or the next in its list). */
-void rp_pass_worker(ripples *st, uint32_t s, uint32_t w);
+void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w);
 
 /* ---- the static schedule (protocols/ripples_groups.c) ---- */
 
-/* Allocates and builds the static schedule's partitions and sets st->cap; SIM_ENOMEM. */
+/* The static schedule's largest group, from the scenario (its grid, or its racks). */
+uint32_t rp_static_cap(const ripples *st, const sim_scenario *sc);
+
+/* Builds the static schedule's partitions in the arena's arrays; SIM_EINVAL if a group is
+ * larger than rp_static_cap sized it. */
 int rp_static_build(ripples *st, sim_ctx *ctx, sim_err *err);
 
 /* Worker w's group at its schedule position, found or formed now, into *slot. */

@@ -31,7 +31,6 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "protocols/graph.h"
 #include "protocols/msg.h"
@@ -55,34 +54,54 @@ enum {
     PH_DONE = 3
 };
 
+/* A worker's state (proto_ops.worker_size): sg_w for the handler acting for it (and for the
+ * round's set-up, which tells each worker how many shares to expect, as the schedule does);
+ * sg_peer, counted, where a worker choosing its out-peers reads whether a peer sits out. A
+ * share's weight and multiplicity, part of its message, are read from the sender's record of
+ * the round, which also records the shares delivered (what its failure leaves expected). */
+typedef struct sg_worker {
+    double w;                     /* weight */
+    double win;                   /* weight shares received this round */
+    double share;                 /* the share it keeps and sends this round: 1 / (d + 1) */
+    double wsent;                 /* the weight share it sent this round */
+    double cnt;                   /* mavg: entries received this round */
+    uint32_t need;                /* shares still expected */
+    uint32_t peer[SGP_MAX_PEERS]; /* its out-peers this round */
+    uint8_t mult[SGP_MAX_PEERS];  /* mavg: entries of its column per peer */
+    uint8_t npeer;                /* their count */
+    uint8_t got;                  /* bit q: the share for peer q was delivered */
+    uint8_t selfm;                /* mavg: its own entries in its row (1 + those landing on it) */
+    uint8_t phase;
+    bool out;  /* sits out this round */
+    bool sent; /* has sent its shares this round */
+} sg_worker;
+
 typedef struct sgp {
     uint32_t n;
     uint32_t peers;
-    bool mavg;      /* schedule "moshpit-averager" */
-    uint8_t *mult;  /* (n * SGP_MAX_PEERS) mavg: entries of the sender's column per peer */
-    uint8_t *selfm; /* (n) mavg: the worker's own entries in its row (1 + those landing on it) */
-    double *cnt;    /* (n) mavg: entries received this round */
+    bool mavg; /* schedule "moshpit-averager" */
     size_t P;
     uint64_t bytes; /* S + 4 */
-    float *x;       /* (n * P) numerators */
-    float *inbox;   /* (n * P) shares received this round */
-    float *scratch; /* (P) */
-    double *w;      /* (n) weights */
-    double *win;    /* (n) weight shares received */
-    double *share;  /* (n) the share each sender keeps and sends this round: 1 / (d + 1) */
-    double *wsent;  /* (n) the weight share each sender sent this round */
-    uint32_t *need; /* (n) shares still expected */
-    uint8_t *phase; /* (n) */
-    bool *out;      /* (n) sits out this round */
-    bool *sent;     /* (n) has sent its shares this round */
-    uint32_t *peer; /* (n * SGP_MAX_PEERS) each worker's out-peers this round */
-    uint8_t *npeer; /* (n) their count */
-    uint8_t *got;   /* (n) bit q: the share for peer q was delivered */
+    float *x;       /* (n * P) numerators, in the arena */
+    float *inbox;   /* (n * P) shares received this round, in the arena */
+    float *scratch; /* (P), in the arena */
     uint64_t round;
     uint32_t busy;
     bool idle;
     uint64_t shares_sent, lost;
 } sgp;
+
+/* Worker i's state, for the handler acting for it (sim_ctx_worker). */
+static inline sg_worker *sg_w(const sim_ctx *ctx, uint32_t i)
+{
+    return sim_ctx_worker(ctx, i);
+}
+
+/* Worker j's state read on purpose without a message (sim_ctx_peer, counted in peer_reads). */
+static inline const sg_worker *sg_peer(sim_ctx *ctx, uint32_t j)
+{
+    return sim_ctx_peer(ctx, j);
+}
 
 static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -104,60 +123,45 @@ static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_
     return rc;
 }
 
-static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    /* x, the inbox and the scratch; a worker's share of a round is one copy for all its
-     * out-peers, held until the last has it: one per worker at most (synchronous rounds). */
-    (void)state;
-    uint64_t n = sc->workers;
-    return (2 * n + 1) * num_params * 4 + n * (5 * 8 + 4 + 6 + 5 * SGP_MAX_PEERS) +
-           n * proto_snapshot_bytes(num_params);
-}
-
-static void sgp_fini(void *state)
+/* The numerators, the inbox and the scratch. */
+static void sgp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     sgp *st = state;
-    sim_tensor_free(st->x);
-    sim_tensor_free(st->inbox);
-    sim_tensor_free(st->scratch);
-    free(st->w);
-    free(st->win);
-    free(st->share);
-    free(st->wsent);
-    free(st->need);
-    free(st->phase);
-    free(st->out);
-    free(st->sent);
-    free(st->peer);
-    free(st->npeer);
-    free(st->got);
-    free(st->mult);
-    free(st->selfm);
-    free(st->cnt);
+    size_t n = sc->workers;
+    st->x = sim_arena_alloc(a, n * num_params, sizeof(*st->x));
+    st->inbox = sim_arena_alloc(a, n * num_params, sizeof(*st->inbox));
+    st->scratch = sim_arena_alloc(a, num_params, sizeof(*st->scratch));
+}
+
+static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    /* Outside the arena: a worker's share of a round is one copy for all its out-peers, held
+     * until the last has it: one per worker at most (synchronous rounds). */
+    (void)state;
+    return sc->workers * proto_snapshot_bytes(num_params);
 }
 
 /* mavg: worker j's receivers this round (live, taking part, not j), each once with its
- * count of entries in mult; entries landing on j's own row count in selfm[j]. */
-static uint32_t mavg_peers(sgp *st, sim_ctx *ctx, uint32_t j, uint32_t *peer)
+ * count of entries in mult; entries landing on j's own row count in its selfm. */
+static uint32_t mavg_peers(sgp *st, sim_ctx *ctx, uint32_t j, sg_worker *a)
 {
-    uint8_t *mult = st->mult + (size_t)j * SGP_MAX_PEERS;
     uint32_t d = 0;
     for (uint32_t t = 0; t < st->peers; t++) {
         uint32_t r = graph_mavg_receiver(st->n, st->round, j, t);
         if (r == j) {
-            st->selfm[j]++;
+            a->selfm++;
             continue;
         }
-        if (sim_ctx_down(ctx, r) || st->out[r])
+        if (sim_ctx_down(ctx, r) || sg_peer(ctx, r)->out)
             continue;
         uint32_t q = 0;
-        while (q < d && peer[q] != r)
+        while (q < d && a->peer[q] != r)
             q++;
         if (q == d) {
-            peer[d] = r;
-            mult[d++] = 0;
+            a->peer[d] = r;
+            a->mult[d++] = 0;
         }
-        mult[q]++;
+        a->mult[q]++;
     }
     return d;
 }
@@ -174,7 +178,7 @@ static uint32_t out_peers(const sgp *st, sim_ctx *ctx, uint32_t i, uint32_t *pee
         uint32_t j = graph_sgp_peer(st->n, st->round, i, t);
         for (uint32_t s = 0; s < st->n && sim_ctx_down(ctx, j); s++)
             j = (j + 1) % st->n; /* stops at i at the latest: i is up */
-        bool dup = j == i || sim_ctx_down(ctx, j) || st->out[j];
+        bool dup = j == i || sim_ctx_down(ctx, j) || sg_peer(ctx, j)->out;
         for (uint32_t q = 0; q < d && !dup; q++)
             dup = peer[q] == j;
         if (!dup)
@@ -196,38 +200,38 @@ static int check_round(sgp *st, sim_ctx *ctx, sim_err *err)
 }
 
 /* Worker i's round is over when its step is done and its shares are in. */
-static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+static int try_finish(sgp *st, sim_ctx *ctx, uint32_t i, sg_worker *a, sim_err *err)
 {
-    if (st->phase[i] != PH_WAIT || st->need[i] > 0)
+    if (a->phase != PH_WAIT || a->need > 0)
         return SIM_OK;
-    if (!st->out[i] && st->mavg) { /* the mean of the row's entries that take part */
+    if (!a->out && st->mavg) { /* the mean of the row's entries that take part */
         float *x = st->x + (size_t)i * st->P;
         const float *in = st->inbox + (size_t)i * st->P;
-        float own = (float)st->selfm[i], inv = (float)(1.0 / (st->selfm[i] + st->cnt[i]));
+        float own = (float)a->selfm, inv = (float)(1.0 / (a->selfm + a->cnt));
         float *z = sim_ctx_params(ctx, i);
         for (size_t p = 0; p < st->P; p++) {
             x[p] = (own * x[p] + in[p]) * inv;
             z[p] = x[p];
         }
-    } else if (!st->out[i]) {
+    } else if (!a->out) {
         float *x = st->x + (size_t)i * st->P;
         const float *in = st->inbox + (size_t)i * st->P;
-        float s = (float)st->share[i];
+        float s = (float)a->share;
         for (size_t p = 0; p < st->P; p++)
             x[p] = s * x[p] + in[p];
-        st->w[i] = st->share[i] * st->w[i] + st->win[i];
+        a->w = a->share * a->w + a->win;
         float *z = sim_ctx_params(ctx, i);
-        float inv = (float)(1.0 / st->w[i]);
+        float inv = (float)(1.0 / a->w);
         for (size_t p = 0; p < st->P; p++)
             z[p] = x[p] * inv;
     }
-    st->phase[i] = PH_DONE;
+    a->phase = PH_DONE;
     st->busy--;
     return check_round(st, ctx, err);
 }
 
 /* Worker i's step is done: x_i moves by the step on z_i, then i sends its shares. */
-static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
+static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sg_worker *a, sim_err *err)
 {
     float *z = sim_ctx_params(ctx, i);
     float *x = st->x + (size_t)i * st->P;
@@ -236,79 +240,83 @@ static int on_computed(sgp *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     for (size_t p = 0; p < st->P; p++)
         x[p] += z[p] - st->scratch[p];
     sim_ctx_count(ctx, i, 1);
-    st->phase[i] = PH_WAIT;
-    if (!st->out[i]) {
-        const uint32_t *peer = st->peer + (size_t)i * SGP_MAX_PEERS;
-        uint32_t d = st->npeer[i];
-        float s = (float)st->share[i];
+    a->phase = PH_WAIT;
+    if (!a->out) {
+        uint32_t d = a->npeer;
+        float s = (float)a->share;
         for (size_t p = 0; p < st->P; p++)
             st->scratch[p] = s * x[p];
-        st->wsent[i] = st->share[i] * st->w[i];
+        a->wsent = a->share * a->w;
         msg_hdr h = { .channel = 0, .kind = MSG_SHARE, .seq = st->round };
         uint32_t snap; /* one copy of the share for all the peers */
         int rc = sim_ctx_snapshot(ctx, st->scratch, st->P, &snap, err);
         for (uint32_t q = 0; q < d && rc == SIM_OK; q++) {
             st->shares_sent++;
-            rc = msg_post(ctx, i, peer[q], st->bytes, h, msg_held(snap), err);
+            rc = msg_post(ctx, i, a->peer[q], st->bytes, h, msg_held(snap), err);
         }
         sim_ctx_release(ctx, snap);
         if (rc != SIM_OK)
             return rc;
-        st->sent[i] = true;
+        a->sent = true;
     }
-    return try_finish(st, ctx, i, err);
+    return try_finish(st, ctx, i, a, err);
 }
 
+/* Worker i receives sender j's share: its weight and multiplicity from j's record of the
+ * round (the message's), where the delivery is recorded too. */
 static int on_share(sgp *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t round, sim_err *err)
 {
-    if (round != st->round || st->phase[i] == PH_DONE || st->phase[i] == PH_IDLE ||
-        st->need[i] == 0) {
+    sg_worker *a = sg_w(ctx, i);
+    if (round != st->round || a->phase == PH_DONE || a->phase == PH_IDLE || a->need == 0) {
         st->lost++;
         return SIM_OK;
     }
+    sg_worker *b = sg_w(ctx, j);
     float m = 1.0f; /* mavg: the entries of j's column in i's row */
-    for (uint32_t q = 0; q < st->npeer[j]; q++)
-        if (st->peer[(size_t)j * SGP_MAX_PEERS + q] == i) {
-            st->got[j] |= (uint8_t)(1u << q);
-            m = st->mavg ? (float)st->mult[(size_t)j * SGP_MAX_PEERS + q] : 1.0f;
+    for (uint32_t q = 0; q < b->npeer; q++)
+        if (b->peer[q] == i) {
+            b->got |= (uint8_t)(1u << q);
+            m = st->mavg ? (float)b->mult[q] : 1.0f;
         }
     const float *y = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     float *in = st->inbox + (size_t)i * st->P;
     for (size_t p = 0; y != NULL && p < st->P; p++)
         in[p] += m * y[p];
-    st->cnt[i] += (double)m;
-    st->win[i] += st->wsent[j];
-    st->need[i]--;
-    return try_finish(st, ctx, i, err);
+    a->cnt += (double)m;
+    a->win += b->wsent;
+    a->need--;
+    return try_finish(st, ctx, i, a, err);
 }
 
 static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
 {
     uint32_t live = 0;
     for (uint32_t i = 0; i < st->n; i++) {
-        st->phase[i] = PH_IDLE;
-        st->need[i] = 0;
-        st->win[i] = 0.0;
-        st->sent[i] = false;
-        st->npeer[i] = 0;
-        st->got[i] = 0;
-        st->cnt[i] = 0.0;
-        st->selfm[i] = 1;
-        st->out[i] = !sim_ctx_down(ctx, i) && sim_ctx_dropped(ctx, i, st->round);
+        sg_worker *a = sg_w(ctx, i);
+        bool down = sim_ctx_down(ctx, i);
+        a->phase = down ? PH_IDLE : PH_COMPUTE; /* the live compute (below) */
+        a->need = 0;
+        a->win = 0.0;
+        a->sent = false;
+        a->npeer = 0;
+        a->got = 0;
+        a->cnt = 0.0;
+        a->selfm = 1;
+        a->out = !down && sim_ctx_dropped(ctx, i, st->round);
     }
     sim_tensor_zero(st->inbox, (size_t)st->n * st->P);
     for (uint32_t i = 0; i < st->n; i++) {
         if (sim_ctx_down(ctx, i))
             continue;
         live++;
-        if (st->out[i])
+        sg_worker *a = sg_w(ctx, i);
+        if (a->out)
             continue;
-        uint32_t *peer = st->peer + (size_t)i * SGP_MAX_PEERS;
-        uint32_t d = st->mavg ? mavg_peers(st, ctx, i, peer) : out_peers(st, ctx, i, peer);
-        st->npeer[i] = (uint8_t)d;
-        st->share[i] = st->mavg ? 1.0 : 1.0 / (double)(d + 1); /* mavg: x_i sent whole */
+        uint32_t d = st->mavg ? mavg_peers(st, ctx, i, a) : out_peers(st, ctx, i, a->peer);
+        a->npeer = (uint8_t)d;
+        a->share = st->mavg ? 1.0 : 1.0 / (double)(d + 1); /* mavg: x_i sent whole */
         for (uint32_t q = 0; q < d; q++)
-            st->need[peer[q]]++;
+            sg_w(ctx, a->peer[q])->need++; /* as the schedule tells each receiver */
     }
     st->idle = live == 0;
     st->busy = live;
@@ -316,7 +324,6 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
     for (uint32_t i = 0; i < st->n && rc == SIM_OK; i++) {
         if (sim_ctx_down(ctx, i))
             continue;
-        st->phase[i] = PH_COMPUTE;
         rc = sim_ctx_compute(ctx, i, st->round, err);
     }
     return rc;
@@ -325,56 +332,33 @@ static int begin_round(sgp *st, sim_ctx *ctx, sim_err *err)
 static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     sgp *st = state;
-    size_t n = st->n;
     st->P = sim_ctx_num_params(ctx);
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL) + 4;
-    st->w = calloc(n, sizeof(*st->w));
-    st->win = calloc(n, sizeof(*st->win));
-    st->share = calloc(n, sizeof(*st->share));
-    st->wsent = calloc(n, sizeof(*st->wsent));
-    st->need = calloc(n, sizeof(*st->need));
-    st->phase = calloc(n, sizeof(*st->phase));
-    st->out = calloc(n, sizeof(*st->out));
-    st->sent = calloc(n, sizeof(*st->sent));
-    st->peer = calloc(n * SGP_MAX_PEERS, sizeof(*st->peer));
-    st->npeer = calloc(n, sizeof(*st->npeer));
-    st->got = calloc(n, sizeof(*st->got));
-    st->mult = calloc(n * SGP_MAX_PEERS, sizeof(*st->mult));
-    st->selfm = calloc(n, sizeof(*st->selfm));
-    st->cnt = calloc(n, sizeof(*st->cnt));
-    st->x = sim_tensor_alloc(n * st->P);
-    st->inbox = sim_tensor_alloc(n * st->P);
-    st->scratch = sim_tensor_alloc(st->P);
-    if (st->w == NULL || st->win == NULL || st->share == NULL || st->wsent == NULL ||
-        st->need == NULL || st->phase == NULL || st->out == NULL || st->sent == NULL ||
-        st->peer == NULL || st->npeer == NULL || st->got == NULL || st->mult == NULL ||
-        st->selfm == NULL || st->cnt == NULL || st->x == NULL || st->inbox == NULL ||
-        st->scratch == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     for (uint32_t i = 0; i < st->n; i++) {
-        st->w[i] = 1.0;
+        sg_w(ctx, i)->w = 1.0;
         sim_tensor_copy(st->x + (size_t)i * st->P, sim_ctx_params_view(ctx, i), st->P);
     }
     return begin_round(st, ctx, err);
 }
 
 /* Worker d failed: it leaves the round; its shares not yet delivered (unsent, or in flight,
- * which the network drops) are not expected any more. */
+ * which the network drops) are not expected any more by their receivers. */
 static int on_down(sgp *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
-    if (st->phase[d] == PH_IDLE || st->phase[d] == PH_DONE)
+    sg_worker *a = sg_w(ctx, d);
+    if (a->phase == PH_IDLE || a->phase == PH_DONE)
         return SIM_OK;
-    st->phase[d] = PH_DONE;
-    st->need[d] = 0;
+    a->phase = PH_DONE;
+    a->need = 0;
     st->busy--;
-    for (uint32_t q = 0; q < st->npeer[d]; q++) {
-        uint32_t j = st->peer[(size_t)d * SGP_MAX_PEERS + q];
-        if ((st->got[d] >> q & 1) != 0 || st->need[j] == 0 || st->phase[j] == PH_DONE ||
-            st->phase[j] == PH_IDLE)
+    for (uint32_t q = 0; q < a->npeer; q++) {
+        uint32_t j = a->peer[q];
+        sg_worker *b = sg_w(ctx, j);
+        if ((a->got >> q & 1) != 0 || b->need == 0 || b->phase == PH_DONE || b->phase == PH_IDLE)
             continue;
-        st->lost += st->sent[d] ? 1 : 0;
-        st->need[j]--;
-        int rc = try_finish(st, ctx, j, err);
+        st->lost += a->sent ? 1 : 0;
+        b->need--;
+        int rc = try_finish(st, ctx, j, b, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -386,10 +370,12 @@ static int sgp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err 
     sgp *st = state;
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
-    case SIM_EV_COMPUTED:
-        if (st->phase[w] != PH_COMPUTE || ev->arg[0] != st->round)
+    case SIM_EV_COMPUTED: {
+        sg_worker *a = sg_w(ctx, w);
+        if (a->phase != PH_COMPUTE || ev->arg[0] != st->round)
             return SIM_OK;
-        return on_computed(st, ctx, w, err);
+        return on_computed(st, ctx, w, a, err);
+    }
     case SIM_EV_MSG: {
         msg_hdr h = msg_read(ev);
         if (h.channel != 0 || h.kind != MSG_SHARE)
@@ -409,11 +395,10 @@ static int sgp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err 
 
 static void sgp_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
-    (void)ctx;
     const sgp *st = state;
     double wsum = 0.0;
     for (uint32_t i = 0; i < st->n; i++)
-        wsum += st->w[i];
+        wsum += sg_w(ctx, i)->w;
     sim_report_add(out, "rounds", (double)st->round);
     sim_report_add(out, "shares_sent", (double)st->shares_sent);
     sim_report_add(out, "lost_shares", (double)st->lost);
@@ -424,11 +409,12 @@ const proto_ops proto_sgp = {
     .name = "sgp",
     .summary = "sgp: stochastic gradient push, push-sum on the time-varying exponential graph",
     .state_size = sizeof(sgp),
+    .worker_size = sizeof(sg_worker),
     .rounds = true,
     .configure = sgp_configure,
     .start = sgp_start,
     .on_event = sgp_on_event,
+    .buffers = sgp_buffers,
     .report = sgp_report,
     .memory = sgp_memory,
-    .fini = sgp_fini,
 };

@@ -351,6 +351,43 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
 }
 END_TEST
 
+START_TEST(the_racks_schedule_sizes_its_groups_from_the_racks)
+{
+    /* Racks of 2 on 6 workers: round 1 averages the racks {0, 1}, {2, 3}, {4, 5}, round 2 one
+     * worker of each, {0, 2, 4} and {1, 3, 5}: groups larger than a rack, which the group
+     * table (sized from the scenario before the run, in the arena) must hold. The global mean
+     * after 2 rounds. */
+    const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
+                           ("network={\"topology\": \"racks\", \"rack_size\": 2,"
+                            " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
+                           "eval.every_s=0.025" };
+    observer *obs = calloc(1, sizeof(*obs));
+    run_observed(zero_json, sets, 4, obs, NULL);
+    ck_assert_int_eq(obs->t_ns[1], 25000000);
+    for (size_t i = 0; i < obs->p; i++)
+        for (uint32_t w = 0; w < 6; w++) {
+            ck_assert(obs->x[1][w][i] == obs->x[1][0][i]);
+            ck_assert_double_eq_tol((double)obs->x[1][w][i], obs->sum[0][i] / 6.0,
+                                    6 * U * obs->max_abs);
+        }
+    free(obs);
+}
+END_TEST
+
+START_TEST(the_generator_s_reads_of_pending_groups_are_counted_as_peer_reads)
+{
+    /* The buffer's GG reads each candidate's pending groups without a message: summary.json
+     * counts them (peer_reads). */
+    const char *buffer[] = { "protocol.groups=buffer", "stop.time_s=0.1" };
+    char *summary;
+    run_observed(zero_json, buffer, 2, NULL, &summary);
+    const char *at = strstr(summary, "\"peer_reads\": ");
+    ck_assert_msg(at != NULL, "no peer_reads in %s", summary);
+    ck_assert_double_gt(strtod(at + strlen("\"peer_reads\": "), NULL), 0);
+    free(summary);
+}
+END_TEST
+
 START_TEST(a_p_reduce_takes_the_ring_time_of_its_group)
 {
     /* Timing-only, static grid [3, 2] on 6 workers, 3 MB models, 10 Gbit/s, 50 us per NIC, no
@@ -566,6 +603,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, the_group_buffer_has_fewer_conflicts_than_random_groups);
     tcase_add_test(tc, the_default_generator_is_group_division_and_run_json_says_so);
     tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
+    tcase_add_test(tc, the_racks_schedule_sizes_its_groups_from_the_racks);
+    tcase_add_test(tc, the_generator_s_reads_of_pending_groups_are_counted_as_peer_reads);
     tcase_add_test(tc, a_p_reduce_takes_the_ring_time_of_its_group);
     tcase_add_test(tc, a_down_member_fails_its_group_and_members_keep_their_models);
     tcase_add_test(tc, bad_parameters_name_their_path);

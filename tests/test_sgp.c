@@ -82,6 +82,23 @@ START_TEST(zero_gradients_converge_to_the_initial_mean)
 }
 END_TEST
 
+START_TEST(choosing_out_peers_reads_whether_they_sit_out_as_peer_reads)
+{
+    /* With one peer and nobody down, every worker checks its one out-peer each round without a
+     * message (does it sit out?): 48 reads a round, counted in summary.json's peer_reads. */
+    const char *json = "{\"seed\": 2385, \"workers\": 48, \"compute\": {\"iteration_ms\": 1},"
+                       " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 3}, \"lr\": 0},"
+                       " \"protocol\": {\"name\": \"sgp\"}, \"stop\": {\"rounds\": 10}}";
+    sim_scenario *sc = harness_load(json, "sgp-peer.json", NULL, 0);
+    char *dir = harness_tmpdir("sgp-peer");
+    harness_run(sc, dir, NULL, NULL);
+    double rounds = harness_summary_number(dir, "rounds");
+    ck_assert_double_eq(harness_summary_number(dir, "peer_reads"), 48 * rounds);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 START_TEST(dropouts_keep_the_sums_and_the_limit)
 {
     run_to_mean("\"stragglers\": [{\"kind\": \"dropout\", \"probability\": 0.2}],", 1, "sgp-drop");
@@ -204,6 +221,7 @@ Suite *test_suite(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, zero_gradients_converge_to_the_initial_mean);
     tcase_add_test(t, dropouts_keep_the_sums_and_the_limit);
+    tcase_add_test(t, choosing_out_peers_reads_whether_they_sit_out_as_peer_reads);
     tcase_add_test(t, sgp_trains_a_softmax);
     tcase_add_test(t, survivors_whose_peers_failed_keep_mixing);
     tcase_add_test(t, moshpit_averager_applies_the_authors_rows);

@@ -87,11 +87,16 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         return sim_cfg_fail(cfg, "online", err,
                             "an online policy needs order \"bsp_first\", got \"%s\"",
                             online_names[st->online]);
-    st->cfg.mode = PS_BSP;
-    st->cfg.switchable = true;
     st->lr = b.lr;
     st->m = b.momentum;
     st->n = sc->workers;
+    /* The plan (below) has no BSP round whatever the data when bsp_fraction is 0 or
+     * stop.iterations is so short that round(p T / N) is 0 (an epochs stop only shortens T):
+     * the engine runs ASP only and keeps no BSP buffers. */
+    uint64_t T = b.iterations;
+    bool asp_only = st->p <= 0.0 || (T != UINT64_MAX && llround(st->p * (double)T / st->n) == 0);
+    st->cfg.mode = asp_only ? PS_ASP : PS_BSP;
+    st->cfg.switchable = !asp_only;
     /* The paper's placement (§6.1): one shard on every worker's machine. */
     return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }

@@ -33,7 +33,6 @@
  * coll_ring_generation shows the restart). A recovered worker rejoins by computing.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "protocols/coll.h"
 #include "runtime/proto.h"
@@ -53,11 +52,8 @@ typedef struct allreduce {
     double bucket_mb; /* bucket_mb: 0 for one bucket */
     /* Buckets (nb > 1 only; nb == 1 is the one-round path). */
     uint32_t nb;           /* buckets */
-    uint64_t *bucket_size; /* (nb) bytes of each, in backward order */
-    size_t *bucket_layer;  /* (nb) the layer whose gradient completes it (its lowest index) */
-    uint32_t *joined;      /* (workers) buckets of the current iteration joined */
-    uint32_t *reduced;     /* (workers) and reduced */
-    bool *busy;            /* (workers) computing: from compute() to SIM_EV_COMPUTED */
+    uint64_t *bucket_size; /* (layers) bytes of each, in backward order; the first nb used */
+    size_t *bucket_layer;  /* (layers) the layer whose gradient completes it (its lowest index) */
     coll_mean *mean;       /* the round's mean gradient (real models only) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
@@ -65,6 +61,18 @@ typedef struct allreduce {
     bool any_out;        /* someone did: the round changes nothing */
     uint64_t rounds_out; /* rounds without progress */
 } allreduce;
+
+/* A worker's state (sim_ctx_worker), used with buckets only. */
+typedef struct ar_worker {
+    uint32_t joined;  /* buckets of the current iteration joined */
+    uint32_t reduced; /* and reduced */
+    bool busy;        /* computing: from compute() to SIM_EV_COMPUTED */
+} ar_worker;
+
+static ar_worker *worker(sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_worker(ctx, w);
+}
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -74,17 +82,29 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return sim_cfg_double(cfg, "bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->bucket_mb, err);
 }
 
+/* Whether the run may have several buckets: a cap and more than one layer. */
+static bool bucketed(const allreduce *st, const sim_scenario *sc)
+{
+    return st->bucket_mb > 0.0 && sc->layers.n > 1;
+}
+
+/* The run's arena: with buckets, room for one bucket per layer at most. */
+static void ar_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)num_params;
+    allreduce *st = state;
+    if (!bucketed(st, sc))
+        return;
+    st->bucket_size = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_size));
+    st->bucket_layer = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_layer));
+}
+
 static void ar_fini(void *state)
 {
     allreduce *st = state;
     coll_ring_destroy(st->ring);
     coll_mean_destroy(st->mean);
     coll_hub_destroy(st->hub);
-    free(st->bucket_size);
-    free(st->bucket_layer);
-    free(st->joined);
-    free(st->reduced);
-    free(st->busy);
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
@@ -115,28 +135,20 @@ static void group(allreduce *st, const sim_ctx *ctx, uint64_t cap, bool fill)
     st->nb = nb;
 }
 
-static int buckets_init(allreduce *st, const sim_ctx *ctx, sim_err *err)
+/* The buckets, into the arena's room for one per layer (a bucket holds a layer at least). */
+static void buckets_init(allreduce *st, const sim_ctx *ctx)
 {
     st->nb = 1;
-    if (st->bucket_mb <= 0.0)
-        return SIM_OK;
+    if (st->bucket_size == NULL) /* no cap, or one layer */
+        return;
     uint64_t cap = (uint64_t)llround(st->bucket_mb * 1048576.0);
     group(st, ctx, cap, false);
     if (st->nb <= 1) {
         st->nb = 1;
-        return SIM_OK;
+        return;
     }
-    st->bucket_size = calloc(st->nb, sizeof(*st->bucket_size));
-    st->bucket_layer = calloc(st->nb, sizeof(*st->bucket_layer));
-    st->joined = calloc(st->n, sizeof(*st->joined));
-    st->reduced = calloc(st->n, sizeof(*st->reduced));
-    st->busy = calloc(st->n, sizeof(*st->busy));
-    if (st->bucket_size == NULL || st->bucket_layer == NULL || st->joined == NULL ||
-        st->reduced == NULL || st->busy == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     group(st, ctx, cap, true);
     coll_ring_set_round_bytes(st->ring, st->bucket_size, st->nb);
-    return SIM_OK;
 }
 
 /* Worker w joins its next bucket's round if backward has produced that bucket and its round
@@ -145,10 +157,11 @@ static int buckets_init(allreduce *st, const sim_ctx *ctx, sim_err *err)
  * finds nothing to do is ignored. */
 static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t b = st->joined[w];
-    if (sim_ctx_down(ctx, w) || b >= st->nb || st->reduced[w] < b)
+    ar_worker *a = worker(ctx, w);
+    uint32_t b = a->joined;
+    if (sim_ctx_down(ctx, w) || b >= st->nb || a->reduced < b)
         return SIM_OK;
-    if (st->busy[w]) {
+    if (a->busy) {
         if (b + 1 == st->nb)
             return SIM_OK;
         sim_time t = sim_ctx_layer_ns(ctx, w, st->bucket_layer[b], SIM_LAYER_GRAD_READY);
@@ -156,7 +169,7 @@ static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (t > now)
             return sim_ctx_timer(ctx, t - now, AR_EV_BUCKET, (int32_t)w, b, NULL, err);
     }
-    st->joined[w]++;
+    a->joined++;
     return coll_ring_join(st->ring, ctx, w, err);
 }
 
@@ -166,8 +179,9 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
     int rc = sim_ctx_compute(ctx, w, tag, err);
     if (rc != SIM_OK || st->nb <= 1)
         return rc;
-    st->joined[w] = st->reduced[w] = 0;
-    st->busy[w] = true;
+    ar_worker *a = worker(ctx, w);
+    a->joined = a->reduced = 0;
+    a->busy = true;
     return try_join(st, ctx, w, err);
 }
 
@@ -195,10 +209,11 @@ static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_er
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
         if (up && v == w)
             continue; /* it computes first (compute, after this), then joins bucket 0 */
+        ar_worker *a = worker(ctx, v);
         if (restarted) {
-            st->joined[v] = st->reduced[v] = 0;
+            a->joined = a->reduced = 0;
             rc = try_join(st, ctx, v, err);
-        } else if (!sim_ctx_down(ctx, v) && st->joined[v] > st->reduced[v]) {
+        } else if (!sim_ctx_down(ctx, v) && a->joined > a->reduced) {
             rc = coll_ring_join(st->ring, ctx, v, err); /* not a member's change: as before */
         }
     }
@@ -240,7 +255,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 {
     allreduce *st = ud;
     uint64_t round = info->round;
-    if (st->nb > 1 && ++st->reduced[w] < st->nb)
+    if (st->nb > 1 && ++worker(ctx, w)->reduced < st->nb)
         return try_join(st, ctx, w, err);
     if (sim_ctx_budget(ctx).averaging_only) { /* the model differs: averaging, no steps */
         average(st, ctx, w, round);
@@ -276,9 +291,8 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
         return err->code;
     if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
         return err->code;
-    int rc = buckets_init(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
+    buckets_init(st, ctx);
+    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = compute(st, ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
@@ -292,7 +306,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_COMPUTED:
         if (st->nb <= 1)
             return coll_ring_join(st->ring, ctx, w, err);
-        st->busy[w] = false;
+        worker(ctx, w)->busy = false;
         return try_join(st, ctx, w, err);
     case AR_EV_BUCKET:
         return st->nb > 1 ? try_join(st, ctx, w, err) : SIM_OK;
@@ -305,7 +319,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
     case SIM_EV_WORKER_DOWN:
         if (st->nb > 1)
-            st->busy[w] = false; /* its iteration is lost */
+            worker(ctx, w)->busy = false; /* its iteration is lost */
         return ring_changed(st, ctx, w, false, err);
     case SIM_EV_WORKER_UP: {
         int rc = ring_changed(st, ctx, w, true, err);
@@ -316,17 +330,12 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-/* The ring's member arrays, the round's mean (one model) and, with buckets, at most one
- * bucket per layer and two counts per worker. */
+/* Outside the arena: the kit's ring (its member arrays) and the round's mean (one model). */
 static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    const allreduce *st = state;
-    uint64_t buckets = st->bucket_mb > 0.0 && sc->layers.n > 1
-                           ? (uint64_t)sc->layers.n * (sizeof(uint64_t) + sizeof(size_t)) +
-                                 (uint64_t)sc->workers * (2 * sizeof(uint32_t) + sizeof(bool))
-                           : 0;
+    (void)state;
     return coll_ring_memory(sc->workers, sc->workers) + (uint64_t)sc->workers * sizeof(float *) +
-           (uint64_t)num_params * 4 + buckets;
+           (uint64_t)num_params * 4;
 }
 
 static coll_stats ring_stats(const allreduce *st)
@@ -352,10 +361,12 @@ const proto_ops proto_allreduce = {
     .name = "allreduce",
     .summary = "ring all-reduce SGD: reduce-scatter and all-gather, 2(N-1) steps of S/N bytes",
     .state_size = sizeof(allreduce),
+    .worker_size = sizeof(ar_worker),
     .rounds = true,
     .configure = ar_configure,
     .start = ar_start,
     .on_event = ar_on_event,
+    .buffers = ar_buffers,
     .report = ar_report,
     .memory = ar_memory,
     .fini = ar_fini,

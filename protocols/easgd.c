@@ -13,8 +13,6 @@
  * Failures: a worker that fails loses its iteration and its exchange in flight, and starts
  * its local steps again from its own model when it recovers. The server does not fail.
  */
-#include <stdlib.h>
-
 #include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
@@ -29,11 +27,20 @@ typedef struct easgd {
     int64_t tau;        /* local steps between exchanges */
     double beta;        /* moving rate; alpha = beta / n */
     size_t P;           /* floats (0: timing-only) */
-    float *centre;      /* (P) x~ */
-    float *elastic;     /* (P) the last e */
-    uint64_t *steps;    /* (n) local steps of each worker */
+    float *centre;      /* (P) x~, in the arena */
+    float *elastic;     /* (P) the last e, in the arena */
     uint64_t exchanges; /* answered by the server */
 } easgd;
+
+/* A worker's state (sim_ctx_worker): its local steps. */
+typedef struct ea_worker {
+    uint64_t steps;
+} ea_worker;
+
+static uint64_t *steps(sim_ctx *ctx, uint32_t w)
+{
+    return &((ea_worker *)sim_ctx_worker(ctx, w))->steps;
+}
 
 static int ea_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -52,23 +59,21 @@ static int ea_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return rc;
 }
 
-/* The centre and the last difference, the step counts, and a difference in flight to every
- * worker at most (a worker's own model travels as an alias it does not write). */
+/* The run's arena: the centre and the last difference. */
+static void ea_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    easgd *st = state;
+    st->centre = sim_arena_alloc(a, num_params, sizeof(float));
+    st->elastic = sim_arena_alloc(a, num_params, sizeof(float));
+}
+
+/* Outside the arena: a difference in flight to every worker at most (a worker's own model
+ * travels as an alias it does not write). */
 static uint64_t ea_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     (void)state;
-    return 2 * (uint64_t)num_params * 4 +
-           (uint64_t)sc->workers * (sizeof(uint64_t) + proto_snapshot_bytes(num_params));
-}
-
-static void ea_fini(void *state)
-{
-    easgd *st = state;
-    sim_tensor_free(st->centre);
-    sim_tensor_free(st->elastic);
-    free(st->steps);
-    st->centre = st->elastic = NULL;
-    st->steps = NULL;
+    return (uint64_t)sc->workers * proto_snapshot_bytes(num_params);
 }
 
 static msg_hdr hdr(uint32_t kind, uint64_t seq)
@@ -81,13 +86,6 @@ static int ea_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     easgd *st = state;
     st->P = sim_ctx_num_params(ctx);
-    st->steps = calloc(st->n, sizeof(*st->steps));
-    if (st->steps == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    st->centre = sim_tensor_alloc(st->P);
-    st->elastic = sim_tensor_alloc(st->P);
-    if (st->centre == NULL || st->elastic == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     /* x~ starts as worker 0's model (the workers start equal but with the vector model). */
     sim_tensor_copy(st->centre, sim_ctx_params_view(ctx, 0), st->P);
     sim_ctx_set_eval_params(ctx, st->centre);
@@ -105,10 +103,11 @@ static int computed(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
     sim_ctx_count(ctx, w, 1);
-    if (++st->steps[w] % (uint64_t)st->tau != 0)
-        return sim_ctx_compute(ctx, w, st->steps[w], err);
-    return msg_post(ctx, w, st->server, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
-                    hdr(MSG_MODEL, st->steps[w]), msg_params(w), err);
+    uint64_t k = ++*steps(ctx, w);
+    if (k % (uint64_t)st->tau != 0)
+        return sim_ctx_compute(ctx, w, k, err);
+    return msg_post(ctx, w, st->server, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), hdr(MSG_MODEL, k),
+                    msg_params(w), err);
 }
 
 /* The server: e = alpha (x_i - x~), x~ += e, e back to the worker. */
@@ -136,7 +135,7 @@ static int elastic_in(easgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         for (size_t k = 0; k < st->P; k++)
             x[k] -= e[k];
     }
-    return sim_ctx_compute(ctx, w, st->steps[w], err);
+    return sim_ctx_compute(ctx, w, *steps(ctx, w), err);
 }
 
 static int ea_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -152,7 +151,7 @@ static int ea_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return elastic_in(st, ctx, (uint32_t)ev->dst, err);
     }
     case SIM_EV_WORKER_UP:
-        return sim_ctx_compute(ctx, (uint32_t)ev->dst, st->steps[ev->dst], err);
+        return sim_ctx_compute(ctx, (uint32_t)ev->dst, *steps(ctx, (uint32_t)ev->dst), err);
     default:
         return SIM_OK;
     }
@@ -171,10 +170,11 @@ const proto_ops proto_easgd = {
     .name = "easgd",
     .summary = "elastic averaging SGD: local steps, every tau an elastic move to a centre",
     .state_size = sizeof(easgd),
+    .worker_size = sizeof(ea_worker),
     .configure = ea_configure,
     .start = ea_start,
     .on_event = ea_on_event,
+    .buffers = ea_buffers,
     .report = ea_report,
     .memory = ea_memory,
-    .fini = ea_fini,
 };

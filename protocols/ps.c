@@ -3,15 +3,13 @@
  * file parses $.protocol and reports. The shards default to one per host of the placement
  * (every server host, or every worker), as parameter servers shard a model over all their
  * server machines. */
-#include <stdlib.h>
-
 #include "protocols/ps_server.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
 typedef struct ps {
     ps_server_config cfg;
-    ps_server *srv;
+    ps_server *srv; /* in the run's arena */
 } ps;
 
 static const char *const mode_names[] = { "bsp", "asp", "ssp" };
@@ -27,24 +25,25 @@ static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, -1, err);
 }
 
+/* The run's arena: the kit's parameter server, all its tables. */
+static void ps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    ps *st = state;
+    st->srv = ps_server_buffers(&st->cfg, a, sc, num_params);
+}
+
+/* Outside the arena: the server's messages in flight. */
 static uint64_t ps_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const ps *st = state;
     return ps_server_memory(&st->cfg, sc, num_params);
 }
 
-static void ps_fini(void *state)
-{
-    ps *st = state;
-    ps_server_destroy(st->srv);
-    st->srv = NULL;
-}
-
 static int ps_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ps *st = state;
-    st->srv = ps_server_create(ctx, &st->cfg, NULL, err);
-    return st->srv == NULL ? err->code : ps_server_start(st->srv, ctx, err);
+    ps_server_init(st->srv, ctx, &st->cfg, NULL);
+    return ps_server_start(st->srv, ctx, err);
 }
 
 static int ps_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -84,7 +83,7 @@ const proto_ops proto_ps = {
     .configure = ps_configure,
     .start = ps_start,
     .on_event = ps_on_event,
+    .buffers = ps_buffers,
     .report = ps_report,
     .memory = ps_memory,
-    .fini = ps_fini,
 };

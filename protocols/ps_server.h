@@ -3,8 +3,9 @@
  *
  * `ps` is this engine in one fixed mode; `syncswitch` runs it in BSP, then ASP (§6). A
  * protocol owns one engine: it parses the shared keys in configure (ps_server_configure),
- * creates the engine in start, hands it every event of the four runtime kinds, and destroys
- * it in fini. How the engine works (slices, messages, rounds, failures) is described at the
+ * asks for the engine in its arena in its buffers hook (ps_server_buffers), sets it up in
+ * start (ps_server_init) and hands it every event of the four runtime kinds; the arena frees
+ * it with the run. How the engine works (slices, messages, rounds, failures) is described at the
  * top of protocols/ps_server_run.c.
  *
  * Changing mode is a drain: ps_server_drain (or a budget that runs out) stops workers from
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
 #include "sim/engine.h"
@@ -97,17 +99,23 @@ typedef struct ps_server ps_server;
 int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
                         sim_err *err);
 
-/* Bytes the engine's state takes for `sc` with models of `num_params` floats. */
+/* Bytes the engine takes outside the owner's arena (the messages' snapshots) for `sc` with
+ * models of `num_params` floats: the owner's memory hook adds them. */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params);
 
-/* Allocates an engine for the run of `ctx` (its server model a copy of worker 0's initial
- * parameters, which evaluation then reads). NULL with `err` filled when out of memory.
- * `hooks` (may be NULL) is copied. */
-ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_server_hooks *hooks,
-                            sim_err *err);
+/* Asks for the engine and all its tables (per worker, per shard, per pair, the server model
+ * and, as `c` needs them, its momentum, BSP's round mean and gradients, overlap's slice
+ * layers) in the run's arena, from the owner's buffers hook (runtime/proto.h) with its
+ * configured `c`: the engine, zeroed, on the run's arena (the arena owns it: nothing to free),
+ * NULL on a sizing arena. c->mode or c->switchable must already say whether BSP may run. */
+ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, const sim_scenario *sc,
+                             size_t num_params);
 
-/* Frees everything. NULL is a no-op. */
-void ps_server_destroy(ps_server *s);
+/* Sets up the engine `s` of ps_server_buffers for the run of `ctx` (its server model a copy
+ * of worker 0's initial parameters, which evaluation then reads) with the same `c` (whose mode
+ * is the start's). `hooks` (may be NULL) is copied. Cannot fail. */
+void ps_server_init(ps_server *s, sim_ctx *ctx, const ps_server_config *c,
+                    const ps_server_hooks *hooks);
 
 /* Every live worker joins and starts its first pull. */
 int ps_server_start(ps_server *s, sim_ctx *ctx, sim_err *err);

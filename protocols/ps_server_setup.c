@@ -1,10 +1,10 @@
 /* The parameter-server engine's setup and queries (protocols/ps_server.h,
- * protocols/ps_server_state.h): the shared keys parsed and checked, the memory estimate,
- * creation (shards and their slices, the server model) and destruction, and the accessors
- * that only read or set a field. Calls nothing of protocols/ps_server_run.c. */
+ * protocols/ps_server_state.h): the shared keys parsed and checked, the memory estimate, the
+ * engine's buffers in the owner's arena and their set-up (shards and their slices, the server
+ * model), and the accessors that only read or set a field. Calls nothing of
+ * protocols/ps_server_run.c. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdlib.h>
 
 #include "protocols/ps_server.h"
 #include "protocols/ps_server_state.h"
@@ -54,56 +54,71 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
     return SIM_OK;
 }
 
-/* Bookkeeping per worker and shard, the server's model and momentum, and with bsp the
- * round's mean and every worker's gradient; and the messages' snapshots: a worker has either
- * its pull's K slices of the model or its push's K slices of its gradient in flight, each a
- * copy (K slices of about P / K floats per worker). */
+/* Outside the arena: the messages' snapshots. A worker has either its pull's K slices of the
+ * model or its push's K slices of its gradient in flight, each a copy (K slices of about
+ * P / K floats per worker). */
 uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
 {
-    uint64_t P = num_params, blocks = 1 + (proto_budget(sc).momentum > 0.0 ? 1 : 0);
-    if (c->mode == PS_BSP || c->switchable)
-        blocks += 1 + (uint64_t)c->workers;
-    uint64_t pairs =
-        (uint64_t)c->shards * (1 + sizeof(uint64_t) + /* flags, versions */
-                               (c->overlap && sc->layers.n > 1 ? sizeof(sim_time) : 0));
+    (void)sc;
     size_t slice = c->shards > 0 ? (num_params + c->shards - 1) / c->shards : num_params;
-    return (uint64_t)c->workers * (sizeof(ps_worker) + sizeof(float *) + pairs) +
-           (uint64_t)c->shards * (sizeof(ps_shard) + (c->overlap ? sizeof(size_t) : 0)) +
-           blocks * P * 4 + (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
+    return (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
 }
 
-void ps_server_destroy(ps_server *s)
+/* The engine and its tables, all from the owner's arena: bookkeeping per worker and shard,
+ * the server model and its momentum, with bsp the round's mean and every worker's gradient,
+ * and with overlap (and several layers) the slices' layers and arrival times. */
+ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, const sim_scenario *sc,
+                             size_t num_params)
 {
-    if (s == NULL)
-        return;
-    free(s->w);
-    free(s->sh);
-    free(s->link);
-    free(s->version);
-    free(s->ptrs);
-    free(s->first_layer);
-    free(s->arrive);
-    sim_tensor_free(s->x);
-    sim_tensor_free(s->v);
-    sim_tensor_free(s->mean);
-    sim_tensor_free(s->grads);
-    free(s);
+    size_t n = c->workers, K = c->shards, P = num_params;
+    bool momentum = proto_budget(sc).momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
+    bool layered = c->overlap && sc->layers.n > 1;
+    ps_server *s = sim_arena_alloc(a, 1, sizeof(*s));
+    ps_worker *w = sim_arena_alloc(a, n, sizeof(*w));
+    ps_shard *sh = sim_arena_alloc(a, K, sizeof(*sh));
+    uint8_t *link = sim_arena_alloc(a, n * K, sizeof(*link));
+    uint64_t *version = sim_arena_alloc(a, n * K, sizeof(*version));
+    const float **ptrs = sim_arena_alloc(a, n, sizeof(*ptrs));
+    float *x = sim_arena_alloc(a, P, sizeof(float));
+    float *v = momentum ? sim_arena_alloc(a, P, sizeof(float)) : NULL;
+    float *mean = bsp ? sim_arena_alloc(a, P, sizeof(float)) : NULL;
+    float *grads = bsp ? sim_arena_alloc(a, n * P, sizeof(float)) : NULL;
+    size_t *first_layer = layered ? sim_arena_alloc(a, K, sizeof(*first_layer)) : NULL;
+    sim_time *arrive = layered ? sim_arena_alloc(a, n * K, sizeof(*arrive)) : NULL;
+    if (s == NULL) /* a sizing arena */
+        return NULL;
+    /* A model of zero floats (timing-only) gets sim_tensor_alloc(0)'s shared empty block, so
+     * that the engine steps and sends its slices of no floats as with any model. */
+    if (P == 0) {
+        x = sim_tensor_alloc(0);
+        v = momentum ? x : NULL;
+        mean = bsp ? x : NULL;
+        grads = bsp ? x : NULL;
+    }
+    *s = (ps_server){ .w = w,
+                      .sh = sh,
+                      .link = link,
+                      .version = version,
+                      .ptrs = ptrs,
+                      .x = x,
+                      .v = v,
+                      .mean = mean,
+                      .grads = grads,
+                      .first_layer = first_layer,
+                      .arrive = arrive };
+    return s;
 }
 
 /* overlap: the layer (sim_ctx_layers) that holds the first byte of each slice's message,
  * whose gradient completes the slice last (backward runs from the last layer to layer 0) and
  * whose forward pass is the first to need the slice. With one layer every slice is ready at
- * the iteration's end and needed at its start: first_layer and arrive stay NULL. */
-static int layers_of_slices(ps_server *s, sim_ctx *ctx)
+ * the iteration's end and needed at its start: first_layer and arrive are NULL. */
+static void layers_of_slices(ps_server *s, sim_ctx *ctx)
 {
     size_t nl;
     sim_ctx_layers(ctx, &nl);
-    if (nl <= 1)
-        return SIM_OK;
-    s->first_layer = calloc(s->K, sizeof(*s->first_layer));
-    s->arrive = calloc((size_t)s->n * s->K, sizeof(*s->arrive));
-    if (s->first_layer == NULL || s->arrive == NULL)
-        return SIM_ENOMEM;
+    if (s->first_layer == NULL)
+        return;
     uint64_t at = 0, end = sim_ctx_layer_bytes(ctx, 0); /* layer i's bytes end at `end` */
     size_t i = 0;
     for (uint32_t k = 0; k < s->K; k++) {
@@ -112,20 +127,13 @@ static int layers_of_slices(ps_server *s, sim_ctx *ctx)
         s->first_layer[k] = i;
         at += s->sh[k].bytes;
     }
-    return SIM_OK;
 }
 
-ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_server_hooks *hooks,
-                            sim_err *err)
+void ps_server_init(ps_server *s, sim_ctx *ctx, const ps_server_config *c,
+                    const ps_server_hooks *hooks)
 {
-    ps_server *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
     size_t P = sim_ctx_num_params(ctx);
     uint64_t S = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
-    bool momentum = sim_ctx_budget(ctx).momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
     s->mode = c->mode;
     s->placement = c->placement;
     s->staleness = c->staleness;
@@ -135,22 +143,6 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
     s->P = P;
     if (hooks != NULL)
         s->hooks = *hooks;
-    s->w = calloc(s->n, sizeof(*s->w));
-    s->sh = calloc(s->K, sizeof(*s->sh));
-    s->link = calloc((size_t)s->n * s->K, sizeof(*s->link));
-    s->version = calloc((size_t)s->n * s->K, sizeof(*s->version));
-    s->ptrs = calloc(s->n, sizeof(*s->ptrs));
-    s->x = sim_tensor_alloc(P);
-    s->v = momentum ? sim_tensor_alloc(P) : NULL;
-    s->mean = bsp ? sim_tensor_alloc(P) : NULL;
-    s->grads = bsp ? sim_tensor_alloc((size_t)s->n * P) : NULL;
-    if (s->w == NULL || s->sh == NULL || s->link == NULL || s->version == NULL || s->ptrs == NULL ||
-        s->x == NULL || (momentum && s->v == NULL) ||
-        (bsp && (s->mean == NULL || s->grads == NULL))) {
-        ps_server_destroy(s);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
     for (uint32_t k = 0; k < s->K; k++) {
         ps_shard *sh = &s->sh[k];
         sh->host = s->placement == PS_PLACE_SERVERS ? s->n + k : k;
@@ -158,20 +150,13 @@ ps_server *ps_server_create(sim_ctx *ctx, const ps_server_config *c, const ps_se
         sh->len = P / s->K + (k < P % s->K ? 1 : 0);
         sh->bytes = S / s->K + (k < S % s->K ? 1 : 0);
     }
-    if (c->overlap && layers_of_slices(s, ctx) != SIM_OK) {
-        ps_server_destroy(s);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
+    layers_of_slices(s, ctx);
     sim_tensor_copy(s->x, sim_ctx_params_view(ctx, 0), P);
-    if (s->v != NULL)
-        sim_tensor_zero(s->v, P);
     sim_ctx_set_eval_params(ctx, s->x);
     s->min_clock = UINT64_MAX;
     s->drain_round = UINT64_MAX;
     s->budget = UINT64_MAX;
     s->rate_round = UINT64_MAX;
-    return s;
 }
 
 int ps_server_mode(const ps_server *s)

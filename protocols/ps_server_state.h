@@ -1,10 +1,10 @@
 /* The parameter-server engine's internals, shared by protocols/ps_server_run.c (failures, mode
  * changes, the events' dispatch), protocols/ps_server_iter.c (messages, workers, shards: the
  * iterations; the pss_* functions below, which only ps_server_run.c calls) and
- * protocols/ps_server_setup.c (configuration, creation and destruction, queries). Not a
- * public header: only those three files include it; ps_server_setup.c and ps_server_iter.c
- * call nothing of ps_server_run.c. The engine is described at the top of
- * protocols/ps_server_run.c. */
+ * protocols/ps_server_setup.c (configuration, the engine's buffers in its owner's arena and
+ * their set-up, queries). Not a public header: only those three files include it;
+ * ps_server_setup.c and ps_server_iter.c call nothing of ps_server_run.c. The engine is
+ * described at the top of protocols/ps_server_run.c. */
 #ifndef PROTOCOLS_PS_SERVER_STATE_H
 #define PROTOCOLS_PS_SERVER_STATE_H
 
@@ -61,6 +61,9 @@ typedef struct ps_worker {
     uint64_t starts;   /* iterations started (which one a PS_SERVER_EV_PUSH is for) */
 } ps_worker;
 
+/* The engine, its tables and its model blocks: all in the owner's arena (ps_server_buffers).
+ * Its worker table stays the engine's own rather than the owner's worker_size: the owner's
+ * per-worker struct would have to embed this internal type. */
 struct ps_server {
     int mode, placement;
     int64_t staleness;

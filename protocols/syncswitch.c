@@ -87,38 +87,36 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         return sim_cfg_fail(cfg, "online", err,
                             "an online policy needs order \"bsp_first\", got \"%s\"",
                             online_names[st->online]);
-    st->cfg.mode = PS_BSP;
-    st->cfg.switchable = true;
     st->lr = b.lr;
     st->m = b.momentum;
     st->n = sc->workers;
+    /* The plan (below) has no BSP round whatever the data when bsp_fraction is 0 or
+     * stop.iterations is so short that round(p T / N) is 0 (an epochs stop only shortens T):
+     * the engine runs ASP only and keeps no BSP buffers. */
+    uint64_t T = b.iterations;
+    bool asp_only = st->p <= 0.0 || (T != UINT64_MAX && llround(st->p * (double)T / st->n) == 0);
+    st->cfg.mode = asp_only ? PS_ASP : PS_BSP;
+    st->cfg.switchable = !asp_only;
     /* The paper's placement (§6.1): one shard on every worker's machine. */
     return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
 }
 
-/* The run's arena: the online policy's flags, window and scratch. */
+/* The run's arena: the kit's parameter server (all its tables), the online policy's flags,
+ * window and scratch. */
 static void ss_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
-    (void)sc;
-    (void)num_params;
     syncswitch *st = state;
+    st->srv = ps_server_buffers(&st->cfg, a, sc, num_params);
     st->flagged = sim_arena_alloc(a, st->n, sizeof(*st->flagged));
     st->window = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->window));
     st->sorted = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->sorted));
 }
 
-/* Outside the arena: the kit's parameter server. */
+/* Outside the arena: the parameter server's messages in flight. */
 static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const syncswitch *st = state;
     return ps_server_memory(&st->cfg, sc, num_params);
-}
-
-static void ss_fini(void *state)
-{
-    syncswitch *st = state;
-    ps_server_destroy(st->srv);
-    st->srv = NULL;
 }
 
 /* The ASP momentum coefficient after `step` updates of a shard. */
@@ -310,9 +308,7 @@ static int ss_start(void *state, sim_ctx *ctx, sim_err *err)
     ps_server_hooks hooks = {
         .ud = st, .rates = rates, .counted = counted, .arrived = ss_arrived, .drained = drained
     };
-    st->srv = ps_server_create(ctx, &st->cfg, &hooks, err);
-    if (st->srv == NULL)
-        return err->code;
+    ps_server_init(st->srv, ctx, &st->cfg, &hooks);
     if (asp_only || bsp_only) {
         st->phase = PH_SECOND; /* nothing to switch */
     } else if (timed) {
@@ -404,5 +400,4 @@ const proto_ops proto_syncswitch = {
     .report = ss_report,
     .buffers = ss_buffers,
     .memory = ss_memory,
-    .fini = ss_fini,
 };

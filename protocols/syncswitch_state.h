@@ -48,7 +48,7 @@ typedef struct syncswitch {
     int64_t ramp_steps;
     double lr, m; /* the workload's */
     uint32_t n;
-    ps_server *srv;
+    ps_server *srv;         /* in the run's arena */
     uint64_t T, R;          /* budget in iterations, BSP rounds */
     uint64_t first;         /* iterations of the first phase (BSP: R N) */
     uint64_t counted_first; /* iterations counted in the first phase so far */

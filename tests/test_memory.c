@@ -10,7 +10,7 @@
  * before the first iteration, and two iterations a worker are enough for anything that grows
  * past it in steady state to show (the densest graphs copy a model per neighbour in each).
  * Each run is a Check child of its own (fork mode), so the peak is that run's, plus the
- * test binary. A second or so a run, 35 runs: in the slow suite.
+ * test binary. A second or so a run, 37 runs: in the slow suite.
  *
  * The peak is meaningless under AddressSanitizer (shadow memory, quarantine) and across
  * runs in one process (CK_FORK=no): the test says so and checks nothing there. Snapshot
@@ -57,6 +57,8 @@ static const struct {
     const char *servers;
 } cases[] = {
     { "{\"name\": \"allreduce\"}", "0" },
+    { "{\"name\": \"allreduce\", \"bucket_mb\": 0.25}", "0" },
+    { "{\"name\": \"easgd\", \"tau\": 1}", "1" },
     { "{\"name\": \"localsgd\"}", "0" },
     { "{\"name\": \"ps\"}", "1" },
     { "{\"name\": \"ps\", \"mode\": \"asp\"}", "1" },

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gsl/gsl_randist.h>
@@ -349,38 +350,62 @@ int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *e
 
 /* ---- All-Reduce with gradient buckets (app_bench_overlap_run) ---- */
 
-/* The figures of one overlap_run. */
-typedef struct overlap_result {
+/* The seconds the calling thread has waited so far for a core while it could run (Linux's
+ * /proc/thread-self/schedstat: run time, run-queue wait, slices), or 0 where unreadable: the
+ * time other processes held the cores it could have used. */
+static double queue_wait_now(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run_ns = 0, wait_ns = 0;
+    if (f == NULL)
+        return 0.0;
+    if (fscanf(f, "%llu %llu", &run_ns, &wait_ns) != 2)
+        wait_ns = 0;
+    fclose(f);
+    return (double)wait_ns / 1e9;
+}
+
+/* The figures of one run_text. */
+typedef struct run_result {
     sim_time sim_ns;  /* simulated ns of the run */
-    double cpu_s;     /* CPU seconds of its loop */
+    double cpu_s;     /* CPU seconds of its loop (with `cpu`), else 0 */
+    double wall_s;    /* wall seconds of its loop (summary's wall_s) */
+    double call_s;    /* wall seconds of the whole sim_run call */
+    double wait_s;    /* of which the calling thread waited for a core (queue_wait_now) */
     sim_time iter_ns; /* the resolved iteration */
     uint64_t bytes;   /* the resolved message size */
     uint64_t events;  /* events processed */
-} overlap_result;
+} run_result;
 
-/* Builds, checks and runs the timing-only scenario `text` (as `file`) into tmp/overlap, with
- * protocol.bucket_mb = `bucket_mb`: its figures in *res. */
-static int overlap_run(const char *text, const char *file, double bucket_mb, const char *tmp,
-                       overlap_result *res, sim_err *err)
+/* Builds, checks and runs the scenario `text` (as `file`, with the overrides `sets`) into
+ * `run_dir`, removed afterwards, on `threads` threads: its figures in *res. With `cpu`, an
+ * observer reads the CPU time of the loop (its evaluations are then synchronous: an observer
+ * reads them at their instant, runtime/jobs.h). Fails if the run finished no iteration. */
+static int run_text(const char *text, const char *file, const char *const *sets, size_t nsets,
+                    const char *run_dir, unsigned threads, bool cpu, run_result *res, sim_err *err)
 {
-    char set[64], run_dir[4096];
-    snprintf(set, sizeof(set), "protocol.bucket_mb=%.17g", bucket_mb);
-    int n = snprintf(run_dir, sizeof(run_dir), "%s/overlap", tmp);
-    if (n < 0 || (size_t)n >= sizeof(run_dir))
-        return sim_err_set(err, SIM_EINVAL, NULL, "temporary directory name too long: %s", tmp);
-    const char *sets[] = { set };
-    sim_scenario *sc = sim_scenario_parse(text, strlen(text), file, sets, 1, err);
+    *res = (run_result){ 0 };
+    sim_scenario *sc = sim_scenario_parse(text, strlen(text), file, sets, nsets, err);
     if (sc == NULL)
         return err->code;
     const proto_ops *ops = proto_lookup(sc, err);
     int rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
     loop_clock clock = { 0 };
-    sim_run_options opt = {
-        .out_dir = run_dir, .progress = false, .observe = on_observe, .observe_ud = &clock
-    };
+    sim_run_options opt = { .out_dir = run_dir, .threads = threads };
+    if (cpu) {
+        opt.observe = on_observe;
+        opt.observe_ud = &clock;
+    }
     sim_run_summary sum = { 0 };
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double wait0 = queue_wait_now();
     if (rc == SIM_OK)
         rc = sim_run(sc, ops, &opt, &sum, err);
+    res->wait_s = queue_wait_now() - wait0;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->call_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     sim_err rm_err;
     sim_err_clear(&rm_err);
     int rm = remove_run_dir(run_dir, &rm_err);
@@ -392,11 +417,26 @@ static int overlap_run(const char *text, const char *file, double bucket_mb, con
         rc = sim_err_set(err, SIM_ENUMERIC, NULL, "the %s run finished no iteration", file);
     res->sim_ns = sum.sim_ns;
     res->cpu_s = clock.last_s - clock.first_s;
+    res->wall_s = sum.wall_s > min_time_s ? sum.wall_s : min_time_s;
     res->iter_ns = sc->iteration_ns;
     res->bytes = sc->message_bytes;
     res->events = sum.events;
     sim_scenario_destroy(sc);
     return rc;
+}
+
+/* run_text of a timing-only overlap scenario in tmp/overlap, on one thread with its CPU time,
+ * with protocol.bucket_mb = `bucket_mb`. */
+static int overlap_run(const char *text, const char *file, double bucket_mb, const char *tmp,
+                       run_result *res, sim_err *err)
+{
+    char set[64], run_dir[4096];
+    snprintf(set, sizeof(set), "protocol.bucket_mb=%.17g", bucket_mb);
+    int n = snprintf(run_dir, sizeof(run_dir), "%s/overlap", tmp);
+    if (n < 0 || (size_t)n >= sizeof(run_dir))
+        return sim_err_set(err, SIM_EINVAL, NULL, "temporary directory name too long: %s", tmp);
+    const char *sets[] = { set };
+    return run_text(text, file, sets, 1, run_dir, 1, true, res, err);
 }
 
 /* The overlapped iteration: 16 workers with resnet50's profile (25.6 M parameters, 102 MB of
@@ -410,7 +450,7 @@ static int bench_overlapped_iteration(FILE *out, const char *tmp, sim_err *err)
         " \"resnet50\"}, \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 50},"
         " \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\": {\"name\":"
         " \"allreduce\"}, \"stop\": {\"iterations\": 64}}";
-    overlap_result r;
+    run_result r;
     int rc = overlap_run(text, "bench-overlap-16.json", 25.0, tmp, &r, err);
     if (rc != SIM_OK)
         return rc;
@@ -434,7 +474,7 @@ static int bench_bucket_cost(FILE *out, const char *tmp, sim_err *err)
         " \"resnet50\"}, \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},"
         " \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\": {\"name\":"
         " \"allreduce\"}, \"stop\": {\"iterations\": 1000}}";
-    overlap_result plain, bucket;
+    run_result plain, bucket;
     int rc = overlap_run(text, "bench-buckets-1000.json", 0.0, tmp, &plain, err);
     if (rc == SIM_OK)
         rc = overlap_run(text, "bench-buckets-1000.json", 25.0, tmp, &bucket, err);
@@ -466,23 +506,34 @@ int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err)
 
 /* ---- Threads: the same run on one thread and on all (issue 28) ---- */
 
-/* One run of the pair: a model, its iteration time and the iterations that stop it. */
+/* One run of the pair: a model, its iteration time, the iterations that stop it, and how the
+ * pair is timed (pair_time). */
 typedef struct pair_case {
     const char *name;  /* the line's name */
     const char *model; /* the model section, or NULL: timing-only */
     int iteration_ms;
     uint64_t iterations;
+    unsigned min_blocks; /* ABBA blocks at least */
+    double min_s;        /* and seconds timed at least (up to PAIR_MAX_BLOCKS blocks) */
+    bool cpu; /* CPU seconds of the loop on the simulation's thread, not wall: for a run that
+               * starts no thread, the same as its wall time on an idle machine */
 } pair_case;
 
-static const pair_case pair_cases[] = {
-    { "threads.cnn16", "{ \"name\": \"cnn\" }", 20, 960 },
-    { "threads.mlp16", "{ \"name\": \"mlp\", \"hidden\": [256] }", 5, 4800 },
-    { "threads.timing16", NULL, 5, 400000 },
+enum {
+    PAIR_MAX_BLOCKS = 15
 };
 
-/* The wall seconds of the simulation loop (summary's wall_s) of `c` on `threads` threads. */
+static const pair_case pair_cases[] = {
+    { "threads.cnn16", "{ \"name\": \"cnn\" }", 20, 960, 2, 0.0, false },
+    { "threads.mlp16", "{ \"name\": \"mlp\", \"hidden\": [256] }", 5, 4800, 3, 60.0, false },
+    { "threads.timing16", NULL, 5, 100000, 5, 20.0, true },
+};
+
+/* Runs `c` on `threads` threads: the seconds of its simulation loop (wall: summary's wall_s;
+ * with c->cpu, the CPU time of the simulation's thread) in *s, and in *call_s and *wait_s the
+ * wall seconds of the whole run and those its thread waited for a core. */
 static int time_pair_run(const pair_case *c, unsigned threads, bool fmnist, const char *run_dir,
-                         double *wall_s, sim_err *err)
+                         double *s, double *call_s, double *wait_s, sim_err *err)
 {
     char text[SCENARIO_CHARS], workload[512];
     if (c->model == NULL)
@@ -506,25 +557,64 @@ static int time_pair_run(const pair_case *c, unsigned threads, bool fmnist, cons
              " \"eval\": { \"every_s\": %g, \"samples\": 1000 } }",
              c->name, c->iteration_ms, workload, c->iterations,
              (double)c->iteration_ms * (double)c->iterations / 16.0 / 4000.0);
-    sim_scenario *sc = sim_scenario_parse(text, strlen(text), "bench-threads.json", NULL, 0, err);
-    if (sc == NULL)
-        return err->code;
-    const proto_ops *ops = proto_lookup(sc, err);
-    int rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
-    sim_run_summary sum = { 0 };
-    sim_run_options opt = { .out_dir = run_dir, .threads = threads };
-    if (rc == SIM_OK)
-        rc = sim_run(sc, ops, &opt, &sum, err);
-    sim_scenario_destroy(sc);
-    sim_err rm_err;
-    sim_err_clear(&rm_err);
-    int rm = remove_run_dir(run_dir, &rm_err);
-    if (rc == SIM_OK && rm != SIM_OK) {
-        *err = rm_err;
-        rc = rm;
-    }
-    *wall_s = sum.wall_s > min_time_s ? sum.wall_s : min_time_s;
+    run_result r;
+    int rc = run_text(text, "bench-threads.json", NULL, 0, run_dir, threads, c->cpu, &r, err);
+    *s = c->cpu ? (r.cpu_s > min_time_s ? r.cpu_s : min_time_s) : r.wall_s;
+    *call_s = r.call_s;
+    *wait_s = r.wait_s;
     return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of x[0..n) (n > 0), reordering x. */
+static double median(double *x, size_t n)
+{
+    qsort(x, n, sizeof(*x), cmp_double);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* Times `c` on one thread (A) and on `threads` (B) in blocks A B B A, at least c->min_blocks
+ * and c->min_s seconds timed (at most PAIR_MAX_BLOCKS blocks), and prints its line: the medians
+ * over the blocks of the mean seconds of a run on `threads` (value) and on one (reference), the
+ * median of the blocks' ratios A / B, the blocks, and the share of the runs' wall time that the
+ * simulation's thread waited for a core held by another process (0 on an idle machine). The
+ * order A B B A cancels a drift of the machine's speed within a block, and the medians drop
+ * the blocks that other processes hit hardest. */
+static int pair_time(FILE *out, const pair_case *c, unsigned threads, bool fmnist,
+                     const char *run_dir, sim_err *err)
+{
+    double one[PAIR_MAX_BLOCKS], all[PAIR_MAX_BLOCKS], ratio[PAIR_MAX_BLOCKS];
+    double timed_s = 0.0, call_s = 0.0, wait_s = 0.0;
+    size_t nb = 0;
+    while (nb < c->min_blocks || (timed_s < c->min_s && nb < PAIR_MAX_BLOCKS)) {
+        double t[4];
+        for (int k = 0; k < 4; k++) {
+            double call, wait;
+            int rc = time_pair_run(c, k == 0 || k == 3 ? 1 : threads, fmnist, run_dir, &t[k], &call,
+                                   &wait, err);
+            if (rc != SIM_OK)
+                return rc;
+            timed_s += t[k];
+            call_s += call;
+            wait_s += wait;
+        }
+        one[nb] = (t[0] + t[3]) / 2;
+        all[nb] = (t[1] + t[2]) / 2;
+        ratio[nb] = one[nb] / all[nb];
+        nb++;
+    }
+    fprintf(out,
+            "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"reference\": %.6g, "
+            "\"ratio\": %.4f, \"blocks\": %zu, \"wait\": %.3f}\n",
+            c->name, median(all, nb), c->cpu ? "cpu s" : "s", median(one, nb), median(ratio, nb),
+            nb, call_s > 0 ? wait_s / call_s : 0.0);
+    fflush(out);
+    return SIM_OK;
 }
 
 int app_bench_threads_run(FILE *out, unsigned threads, const char *tmp_dir, sim_err *err)
@@ -544,12 +634,7 @@ int app_bench_threads_run(FILE *out, unsigned threads, const char *tmp_dir, sim_
         const pair_case *c = &pair_cases[i];
         if (c->model != NULL && strstr(c->model, "cnn") != NULL && !fmnist)
             continue; /* the CNN needs images */
-        double one_s = 0.0, all_s = 0.0;
-        rc = time_pair_run(c, 1, fmnist, run_dir, &one_s, err);
-        if (rc == SIM_OK)
-            rc = time_pair_run(c, threads, fmnist, run_dir, &all_s, err);
-        if (rc == SIM_OK)
-            sim_bench_emit_time(out, c->name, all_s, "s", one_s);
+        rc = pair_time(out, c, threads, fmnist, run_dir, err);
     }
     if (rmdir(tmp) != 0 && rc == SIM_OK)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", tmp, strerror(errno));

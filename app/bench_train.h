@@ -76,13 +76,19 @@ int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err);
 
 /* `hetsim bench threads` (issue 28): a same-run pair for each of three 16-worker all-reduce
  * runs, a CNN (960 iterations; skipped without Fashion-MNIST installed), an MLP with 256 hidden
- * units (4800 iterations) and a timing-only run (400000 iterations), each first on one thread,
- * then on `threads`, printed as
- * {"name": "threads.<run>", "value": <loop s on threads>, "unit": "s",
- *  "reference": <loop s on one thread>, "ratio": reference / value},
+ * units (4800 iterations) and a timing-only run (100000 iterations), each timed on one thread
+ * (A) and on `threads` (B) in blocks A B B A (CNN: 2 blocks; MLP: 3 and at least 60 s timed;
+ * timing-only: 5 and at least 20 s; at most 15), printed as
+ * {"name": "threads.<run>", "value": <median s of a run on threads>, "unit": "s",
+ *  "reference": <median s of a run on one thread>, "ratio": <median of the blocks' A / B>,
+ *  "blocks": <blocks>, "wait": <share of the runs' wall time spent waiting for a core>},
  * the ratio being the speed-up. Times are wall seconds of the simulation loop (summary.json's
- * wall_s): on a machine whose cores other processes hold, the speed-up is less than an idle
- * machine's. Returns 0, or the code of a failed run with `err` filled. */
+ * wall_s), but the timing-only run's, which starts no thread: CPU seconds of its loop on the
+ * simulation's thread (unit "cpu s"), which other processes on the machine lengthen far less
+ * than its wall time. "wait" is the time the simulation's thread was ready to run while other
+ * processes held the cores (Linux's schedstat; 0 where unreadable): near 0 on an idle machine;
+ * on a loaded one, the speed-up is less than an idle machine's. Returns 0, or the code of a
+ * failed run with `err` filled. */
 int app_bench_threads_run(FILE *out, unsigned threads, const char *tmp_dir, sim_err *err);
 
 #endif

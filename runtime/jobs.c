@@ -33,6 +33,18 @@ bool jobs_active(const sim_ctx *ctx)
     return ctx->pool != NULL;
 }
 
+/* JOBS_MEAN_MIN_FLOATS, or the environment's HETSIM_MEAN_MIN_FLOATS when it is a positive
+ * integer (the test suites' hook to split the means of small models). */
+static uint64_t mean_min_floats(void)
+{
+    const char *env = getenv("HETSIM_MEAN_MIN_FLOATS");
+    if (env == NULL)
+        return JOBS_MEAN_MIN_FLOATS;
+    char *end;
+    unsigned long long n = strtoull(env, &end, 10);
+    return *end != '\0' || end == env || n < 1 ? JOBS_MEAN_MIN_FLOATS : (uint64_t)n;
+}
+
 int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err)
 {
     if (train_model(ctx->tr)->flags & MODEL_NO_DATA) /* no gradient to compute: no pool */
@@ -76,6 +88,7 @@ int jobs_init(sim_ctx *ctx, unsigned threads, sim_err *err)
         ctx->mjob[i].job.priority = INT64_MIN; /* needed now */
     }
     ctx->max_copies = threads;
+    ctx->mean_min_floats = mean_min_floats();
     ctx->pool = sim_pool_create(threads, n + ctx->nejob + ctx->nmjob, err);
     return ctx->pool != NULL ? SIM_OK : err->code;
 }
@@ -238,7 +251,7 @@ void jobs_mean(sim_ctx *ctx, float *restrict out, const float *const *xs, size_t
 {
     size_t blocks = (n + SIM_TENSOR_MEAN_BLOCK - 1) / SIM_TENSOR_MEAN_BLOCK;
     size_t pieces = blocks < ctx->nmjob ? blocks : ctx->nmjob;
-    if (ctx->pool == NULL || pieces < 2 || (uint64_t)k * n < JOBS_MEAN_MIN_FLOATS) {
+    if (ctx->pool == NULL || pieces < 2 || (uint64_t)k * n < ctx->mean_min_floats) {
         sim_tensor_mean(out, xs, k, n);
         return;
     }

@@ -70,7 +70,9 @@ void jobs_eval_join(sim_ctx *ctx, double *loss, double *accuracy);
 #define JOBS_MEAN_PIECES 2
 
 /* The smallest mean (inputs times floats) spread over the pool: below it, waking a helper
- * costs more than it saves. */
+ * costs more than it saves. The environment's HETSIM_MEAN_MIN_FLOATS (a test hook, a positive
+ * integer) replaces it, so that a small model takes the split path (outputs are the same
+ * either way). */
 #define JOBS_MEAN_MIN_FLOATS (UINT64_C(1) << 20)
 
 /* sim_tensor_mean(out, xs, k, n), bit for bit, in pieces of whole blocks

@@ -43,6 +43,18 @@ static char *put_g(char *p, double x, int digits, char sep)
     return p;
 }
 
+/* sim_tensor_consensus(xs, k, n), bit for bit, from one model when all k are the same (the
+ * workers of a synchronous protocol share one block): the mean of k copies of a float,
+ * summed and divided in double, is that float exactly, so every distance is that of one copy
+ * (0, or NaN where a float is not finite), and their sum over k, divided by k, is one's. */
+static double shared_consensus(const float *const *xs, size_t k, size_t n)
+{
+    size_t i = 1;
+    while (i < k && xs[i] == xs[0])
+        i++;
+    return sim_tensor_consensus(xs, i == k ? 1 : k, n);
+}
+
 /* The mean model over live workers into ctx->eval.mean, and the consensus distance
  * mean_w ||x_w - mean||^2; both in worker order. A model of zero floats has neither (the
  * timing-only one: NULL, and NaN). */
@@ -56,7 +68,7 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
     if (k == 0 || P == 0)
         return NULL;
     jobs_mean(ctx, ctx->eval.mean, ctx->eval.live, k, P);
-    *consensus = sim_tensor_consensus(ctx->eval.live, k, P);
+    *consensus = shared_consensus(ctx->eval.live, k, P);
     return ctx->eval.mean;
 }
 
@@ -68,7 +80,7 @@ double sim_run_variance(sim_ctx *ctx)
             ctx->eval.live[k++] = train_params(ctx->tr, w);
     if (k == 0 || P == 0)
         return (double)NAN;
-    return sim_tensor_consensus(ctx->eval.live, k, P) / (double)P;
+    return shared_consensus(ctx->eval.live, k, P) / (double)P;
 }
 
 /* Records an evaluation's accuracy: last, best, and the target's stop. */

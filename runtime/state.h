@@ -187,7 +187,8 @@ struct sim_ctx {
     size_t nejob;
     mean_job *mjob; /* (nmjob) the pieces of a mean (jobs_mean) */
     size_t nmjob;
-    uint64_t split_means; /* means jobs_mean split */
+    uint64_t split_means;     /* means jobs_mean split */
+    uint64_t mean_min_floats; /* the smallest mean split (JOBS_MEAN_MIN_FLOATS, or the hook's) */
     /* An evaluation scored by the pool while the simulation goes on (runtime/outputs.c): its
      * metrics.csv row waits for its forward passes and the losses of the iterations started
      * before it (eval_owed of the ring's oldest), then is written before any later row. */

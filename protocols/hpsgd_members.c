@@ -64,6 +64,7 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         st->wm[w] = st->wm[coord];
         st->settled[w] = st->settled[coord];
         st->win_steps[w] = st->fly_steps[w] = 0;
+        st->fly_base[w] = st->wm[w]; /* its zero block: a merge of staleness 0 */
         sim_tensor_zero(row(st->acc, st, w), st->P);
         sim_tensor_zero(row(st->red, st, w), st->P);
         if (st->vel != NULL)

@@ -63,7 +63,7 @@ static uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
 {
     uint32_t m = 0;
     for (uint32_t w = 0; w < st->n; w++)
-        if (active(st, ctx, w))
+        if (active(ctx, w))
             st->members[m++] = w;
     return m;
 }
@@ -79,7 +79,7 @@ static int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
 /* One step of the optimizer (see the header) on worker w's replica with gradient g. */
 static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
 {
-    if (st->vel == NULL)
+    if (st->momentum == 0)
         sim_ctx_step(ctx, (sim_target){ .w = w }, &(sim_step){ .lr = lr, .momentum = 0.0 }, g);
     else
         sim_ctx_step(ctx,
@@ -99,28 +99,28 @@ static void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
     /* A round that admitted workers (zero blocks) is the mean over its contributors: the
      * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
     const float *mean = coll_mean_last(st->mean);
-    if (st->launches[w] == st->zero_launch && st->vel == NULL) {
+    if (hw(ctx, w)->launches == st->zero_launch && st->momentum == 0) {
         lr *= st->zero_scale;
-    } else if (st->launches[w] == st->zero_launch) {
+    } else if (hw(ctx, w)->launches == st->zero_launch) {
         sim_tensor_copy(st->scaled, mean, st->P);
         sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
         mean = st->scaled;
     }
     step(st, ctx, w, mean, lr);
     st->merge_events++;
-    st->merged_steps += st->fly_steps[w];
-    st->stale_sum += st->wm[w] - st->fly_base[w];
-    if (++st->wm[w] > st->merges)
-        st->merges = st->wm[w];
-    st->inflight[w] = false;
-    st->init[w] = true;
+    st->merged_steps += hw(ctx, w)->fly_steps;
+    st->stale_sum += hw(ctx, w)->wm - hw(ctx, w)->fly_base;
+    if (++hw(ctx, w)->wm > st->merges)
+        st->merges = hw(ctx, w)->wm;
+    hw(ctx, w)->inflight = false;
+    hw(ctx, w)->init = true;
 }
 
 /* Adds g to G (the first gradient of a window records which global model it started from). */
 static void accumulate(hpsgd *st, sim_ctx *ctx, uint32_t w)
 {
-    if (st->win_steps[w]++ == 0)
-        st->win_base[w] = st->start_wm[w];
+    if (hw(ctx, w)->win_steps++ == 0)
+        hw(ctx, w)->win_base = hw(ctx, w)->start_wm;
     sim_tensor_axpy(row(st->acc, st, w), 1.0f, sim_ctx_grad(ctx, w), st->P);
 }
 
@@ -129,12 +129,12 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
     sim_tensor_zero(row(st->acc, st, w), st->P);
-    st->fly_steps[w] = st->win_steps[w];
-    st->fly_base[w] = st->win_base[w];
-    st->win_steps[w] = 0;
-    st->inflight[w] = true;
-    st->ring_done[w] = false;
-    st->launches[w]++;
+    hw(ctx, w)->fly_steps = hw(ctx, w)->win_steps;
+    hw(ctx, w)->fly_base = hw(ctx, w)->win_base;
+    hw(ctx, w)->win_steps = 0;
+    hw(ctx, w)->inflight = true;
+    hw(ctx, w)->ring_done = false;
+    hw(ctx, w)->launches++;
     return coll_ring_join(st->ring, ctx, w, err);
 }
 
@@ -143,21 +143,21 @@ static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
-    uint64_t k = ++st->settled[w];
+    uint64_t k = ++hw(ctx, w)->settled;
     bool last = true;
     for (uint32_t v = 0; v < st->n && last; v++)
-        if (active(st, ctx, v) && st->settled[v] < k)
+        if (active(ctx, v) && hw(ctx, v)->settled < k)
             last = false;
     if (last)
         sim_ctx_round_end(ctx);
-    st->start_wm[w] = st->wm[w];
+    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
     return sim_ctx_compute(ctx, w, k, err);
 }
 
 /* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
 static int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->phase[w] = PH_FLUSH_FINAL;
+    hw(ctx, w)->phase = PH_FLUSH_FINAL;
     return launch(st, ctx, w, err);
 }
 
@@ -167,9 +167,9 @@ static void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
     if (st->flush == FLUSH_BOTH) {
         hps_merge(st, ctx, w, coll_mean_lr(st->mean));
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
-        st->init[w] = false;
+        hw(ctx, w)->init = false;
     } else {
-        st->inflight[w] = false;
+        hw(ctx, w)->inflight = false;
         if (w == coll_barrier_coordinator(st->barrier))
             st->dropped++;
     }
@@ -178,17 +178,17 @@ static void hps_flush_previous(hpsgd *st, sim_ctx *ctx, uint32_t w)
 /* The last iteration of an epoch, after the barrier. */
 static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->init[w])
+    if (hw(ctx, w)->init)
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
-    st->init[w] = false;
+    hw(ctx, w)->init = false;
     accumulate(st, ctx, w);
     if (w == coll_barrier_coordinator(st->barrier))
         st->flushes++;
-    if (st->inflight[w] && !st->ring_done[w]) {
-        st->phase[w] = PH_FLUSH_WAIT;
+    if (hw(ctx, w)->inflight && !hw(ctx, w)->ring_done) {
+        hw(ctx, w)->phase = PH_FLUSH_WAIT;
         return SIM_OK;
     }
-    if (st->inflight[w])
+    if (hw(ctx, w)->inflight)
         hps_flush_previous(st, ctx, w);
     return hps_flush_launch(st, ctx, w, err);
 }
@@ -197,17 +197,17 @@ static int flush_begin(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * (ring_done) or abandoned (no longer in flight); nothing otherwise. */
 static int hps_flush_go_on(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (st->phase[w] == PH_FLUSH_WAIT) {
-        if (st->inflight[w])
+    if (hw(ctx, w)->phase == PH_FLUSH_WAIT) {
+        if (hw(ctx, w)->inflight)
             hps_flush_previous(st, ctx, w);
         return hps_flush_launch(st, ctx, w, err);
     }
-    if (st->phase[w] == PH_FLUSH_FINAL && st->ring_done[w]) {
+    if (hw(ctx, w)->phase == PH_FLUSH_FINAL && hw(ctx, w)->ring_done) {
         hps_merge(st, ctx, w, coll_mean_lr(st->mean));
-        st->phase[w] = PH_RUN;
+        hw(ctx, w)->phase = PH_RUN;
         return hps_settle(st, ctx, w, err);
     }
-    if (st->phase[w] == PH_FLUSH_FINAL && !st->inflight[w])
+    if (hw(ctx, w)->phase == PH_FLUSH_FINAL && !hw(ctx, w)->inflight)
         return hps_flush_launch(st, ctx, w, err);
     return SIM_OK;
 }
@@ -217,8 +217,8 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
 {
     hpsgd *st = ud;
     coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
-    st->cached = st->launches[w];
-    st->ring_done[w] = true;
+    st->cached = hw(ctx, w)->launches;
+    hw(ctx, w)->ring_done = true;
     return hps_flush_go_on(st, ctx, w, err);
 }
 
@@ -229,10 +229,10 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     uint32_t live = 0;
     bool reduced = true;
     for (uint32_t w = 0; w < st->n; w++) {
-        if (!active(st, ctx, w))
+        if (!active(ctx, w))
             continue;
         live++;
-        reduced &= st->arrived_done[w];
+        reduced &= hw(ctx, w)->arrived_done;
     }
     st->reduced = reduced;
     st->last_lr = lr;
@@ -255,23 +255,23 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
         if (rc != SIM_OK)
             return rc;
     }
-    st->waiting[w] = false;
-    if (!active(st, ctx, w))
+    hw(ctx, w)->waiting = false;
+    if (!active(ctx, w))
         return SIM_OK;
     if (st->epoch_end)
         return flush_begin(st, ctx, w, err);
     lr = st->last_lr;
     const float *g = sim_ctx_grad(ctx, w);
-    if (st->init[w] || (st->inflight[w] && !st->reduced)) {
-        if (st->init[w])
+    if (hw(ctx, w)->init || (hw(ctx, w)->inflight && !st->reduced)) {
+        if (hw(ctx, w)->init)
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
-        st->init[w] = false;
+        hw(ctx, w)->init = false;
         accumulate(st, ctx, w);
         step(st, ctx, w, g, lr);
         return hps_settle(st, ctx, w, err);
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
-    if (st->inflight[w])
+    if (hw(ctx, w)->inflight)
         hps_merge(st, ctx, w, lr);
     else
         step(st, ctx, w, g, lr);
@@ -292,54 +292,19 @@ static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *
     /* Admitted workers join the barrier once every member is released from the admitting
      * round (those already waiting in the next one arrive again in the new start). */
     for (uint32_t v = 0; v < st->n; v++)
-        if (active(st, ctx, v) && st->waiting[v] && st->wait_round[v] <= st->admit_round)
+        if (active(ctx, v) && hw(ctx, v)->waiting && hw(ctx, v)->wait_round <= st->admit_round)
             return SIM_OK;
     return hps_restart_barrier(st, ctx, err);
 }
 
 static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    st->arrived_done[w] = !st->inflight[w] || st->ring_done[w];
-    st->waiting[w] = true;
-    st->wait_round[w] = st->settled[w];
-    if (st->outside[w])
+    hw(ctx, w)->arrived_done = !hw(ctx, w)->inflight || hw(ctx, w)->ring_done;
+    hw(ctx, w)->waiting = true;
+    hw(ctx, w)->wait_round = hw(ctx, w)->settled;
+    if (hw(ctx, w)->outside)
         return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
     return coll_barrier_arrive(st->barrier, ctx, w, err);
-}
-
-static int alloc_all(hpsgd *st, sim_err *err)
-{
-    uint32_t n = st->n;
-    st->members = calloc(n, sizeof(*st->members));
-    st->phase = calloc(n, sizeof(*st->phase));
-    st->init = calloc(n, sizeof(*st->init));
-    st->inflight = calloc(n, sizeof(*st->inflight));
-    st->ring_done = calloc(n, sizeof(*st->ring_done));
-    st->arrived_done = calloc(n, sizeof(*st->arrived_done));
-    st->waiting = calloc(n, sizeof(*st->waiting));
-    st->rj = rejoin_create(n, err);
-    st->outside = calloc(n, sizeof(*st->outside));
-    uint64_t **u[] = { &st->launches,  &st->wait_round, &st->settled,   &st->wm,      &st->start_wm,
-                       &st->win_steps, &st->win_base,   &st->fly_steps, &st->fly_base };
-    bool ok = st->members != NULL && st->phase != NULL && st->init != NULL &&
-              st->inflight != NULL && st->ring_done != NULL && st->arrived_done != NULL &&
-              st->waiting != NULL && st->rj != NULL && st->outside != NULL;
-    for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-        *u[i] = calloc(n, sizeof(uint64_t));
-        ok = ok && *u[i] != NULL;
-    }
-    st->xbar = sim_tensor_alloc((size_t)n * st->P);
-    st->acc = sim_tensor_alloc((size_t)n * st->P);
-    st->red = sim_tensor_alloc((size_t)n * st->P);
-    ok = ok && st->xbar != NULL && st->acc != NULL && st->red != NULL;
-    if (st->momentum > 0) {
-        st->vel = sim_tensor_alloc((size_t)n * st->P);
-        st->scaled = sim_tensor_alloc(st->P);
-        ok = ok && st->vel != NULL && st->scaled != NULL;
-        if (ok)
-            sim_tensor_zero(st->vel, (size_t)n * st->P);
-    }
-    return ok ? SIM_OK : sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
 static const struct hps_run_calls run_calls = {
@@ -361,7 +326,9 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
                      "hpsgd uses protocol.momentum %g (the authors' optimizer, default 0), not "
                      "workload.momentum %g, for its local steps and merges",
                      st->momentum, wm);
-    int rc = alloc_all(st, err);
+    int rc = SIM_OK;
+    if ((st->rj = rejoin_create(st->n, err)) == NULL)
+        rc = err->code;
     if (rc == SIM_OK && (st->hub = coll_hub_create(2, 0, err)) == NULL)
         rc = err->code;
     if (rc == SIM_OK &&
@@ -373,9 +340,10 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     if (rc == SIM_OK && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
         rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
-        st->init[w] = true;
+        hps_worker *x = hw(ctx, w);
+        x->init = true;
         if (sim_ctx_down(ctx, w))
-            st->phase[w] = PH_OUT;
+            x->phase = PH_OUT;
     }
     st->zero_launch = UINT64_MAX;
     if (rc == SIM_OK)
@@ -394,7 +362,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     uint32_t w = (uint32_t)ev->dst;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
-        return st->phase[w] == PH_OUT ? SIM_OK : on_computed(st, ctx, w, err);
+        return hw(ctx, w)->phase == PH_OUT ? SIM_OK : on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         bool handled;
         int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
@@ -416,11 +384,13 @@ const proto_ops proto_hpsgd = {
     .summary = "HPSGD: local steps on a replica while the gradient accumulation is all-reduced, "
                "then merged into the global model",
     .state_size = sizeof(hpsgd),
+    .worker_size = sizeof(hps_worker),
     .rounds = true,
     .configure = hps_configure,
     .start = hp_start,
     .on_event = hp_on_event,
     .report = hps_report,
+    .buffers = hps_buffers,
     .memory = hps_memory,
     .fini = hps_fini,
 };

@@ -1,11 +1,9 @@
-/* HPSGD's configuration, memory, report and fini (see protocols/hpsgd.c). */
+/* HPSGD's configuration, buffers, memory, report and fini (see protocols/hpsgd.c). */
 #include <math.h>
-#include <stdlib.h>
 
 #include "protocols/coll.h"
 #include "protocols/hpsgd_state.h"
 #include "protocols/rejoin.h"
-#include "sim/tensor.h"
 
 int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
@@ -27,39 +25,32 @@ void hps_fini(void *state)
     coll_barrier_destroy(st->barrier);
     coll_mean_destroy(st->mean);
     coll_hub_destroy(st->hub);
-    sim_tensor_free(st->xbar);
-    sim_tensor_free(st->acc);
-    sim_tensor_free(st->red);
-    sim_tensor_free(st->vel);
-    sim_tensor_free(st->scaled);
-    free(st->members);
-    free(st->phase);
-    free(st->init);
-    free(st->inflight);
-    free(st->ring_done);
-    free(st->arrived_done);
-    free(st->waiting);
     rejoin_destroy(st->rj);
-    free(st->outside);
-    free(st->launches);
-    free(st->wait_round);
-    free(st->settled);
-    free(st->wm);
-    free(st->start_wm);
-    free(st->win_steps);
-    free(st->win_base);
-    free(st->fly_steps);
-    free(st->fly_base);
 }
 
-/* Three models per worker (x̄, G, A), the reduced mean, with momentum a velocity per worker and
- * one more model, the ring's and the barrier's arrays and the per-worker bookkeeping. */
+/* The run's arena: x̄, G and A per worker, with momentum a velocity per worker and the rescaled
+ * mean, and the scratch of member lists and restarts. */
+void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    hpsgd *st = state;
+    size_t n = sc->workers;
+    st->xbar = sim_arena_alloc(a, n * num_params, sizeof(float));
+    st->acc = sim_arena_alloc(a, n * num_params, sizeof(float));
+    st->red = sim_arena_alloc(a, n * num_params, sizeof(float));
+    if (st->momentum > 0) {
+        st->vel = sim_arena_alloc(a, n * num_params, sizeof(float));
+        st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
+    }
+    st->members = sim_arena_alloc(a, n, sizeof(uint32_t));
+    st->arrived = sim_arena_alloc(a, n, sizeof(bool));
+}
+
+/* Outside the arena: the reduced mean, the ring and the rejoin service. */
 uint64_t hps_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    const hpsgd *st = state;
-    uint64_t n = sc->workers, models = 3 * n + 1 + (st->momentum > 0 ? n + 1 : 0);
-    return models * (uint64_t)num_params * 4 + coll_ring_memory(sc->workers, sc->workers) +
-           n * (sizeof(float *) + 4 * sizeof(uint32_t) + 6 + 9 * sizeof(uint64_t));
+    (void)state;
+    return coll_mean_memory(num_params, sc->workers) + coll_ring_memory(sc->workers, sc->workers) +
+           rejoin_memory(sc->workers);
 }
 
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)

@@ -29,12 +29,12 @@
  * coordinator holds after its update is the new global model) and does not end an epoch. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
-    if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end || !st->inflight[coord] ||
-        st->init[coord])
+    if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end ||
+        !hw(ctx, coord)->inflight || hw(ctx, coord)->init)
         return SIM_OK;
     for (uint32_t w = rejoin_next_pending(st->rj, ctx, 0); w != REJOIN_NONE;
          w = rejoin_next_pending(st->rj, ctx, w + 1)) {
-        st->phase[w] = PH_FETCH;
+        hw(ctx, w)->phase = PH_FETCH;
         coll_ring_leave(st->ring, w);
     }
     st->admitting = true;
@@ -51,30 +51,30 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     uint32_t zeros = 0;
     int rc = SIM_OK;
     for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (st->phase[w] != PH_FETCH || !rejoin_pending(st->rj, w))
+        if (hw(ctx, w)->phase != PH_FETCH || !rejoin_pending(st->rj, w))
             continue;
         rejoin_settle(st->rj, w, true);
-        st->outside[w] = true;
+        hw(ctx, w)->outside = true;
         zeros++;
-        st->init[w] = true;
-        st->inflight[w] = true;
-        st->ring_done[w] = false;
-        st->waiting[w] = false;
-        st->launches[w] = st->launches[coord];
-        st->wm[w] = st->wm[coord];
-        st->settled[w] = st->settled[coord];
-        st->win_steps[w] = st->fly_steps[w] = 0;
-        st->fly_base[w] = st->wm[w]; /* its zero block: a merge of staleness 0 */
+        hw(ctx, w)->init = true;
+        hw(ctx, w)->inflight = true;
+        hw(ctx, w)->ring_done = false;
+        hw(ctx, w)->waiting = false;
+        hw(ctx, w)->launches = hw(ctx, coord)->launches;
+        hw(ctx, w)->wm = hw(ctx, coord)->wm;
+        hw(ctx, w)->settled = hw(ctx, coord)->settled;
+        hw(ctx, w)->win_steps = hw(ctx, w)->fly_steps = 0;
+        hw(ctx, w)->fly_base = hw(ctx, w)->wm; /* its zero block: a merge of staleness 0 */
         sim_tensor_zero(row(st->acc, st, w), st->P);
         sim_tensor_zero(row(st->red, st, w), st->P);
-        if (st->vel != NULL)
+        if (st->momentum > 0)
             sim_tensor_zero(row(st->vel, st, w), st->P);
         rc = coll_ring_join(st->ring, ctx, w, err);
-        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = st->settled[w] };
+        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = hw(ctx, w)->settled };
         if (rc == SIM_OK)
             rc = rejoin_send(st->rj, ctx, coord, w, h, err);
     }
-    st->zero_launch = st->launches[coord];
+    st->zero_launch = hw(ctx, coord)->launches;
     uint32_t n = coll_ring_size(st->ring);
     st->zero_scale = (double)n / (double)(n - zeros);
     return rc;
@@ -85,33 +85,35 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
 {
     st->barrier_stale = false;
-    for (uint32_t w = 0; w < st->n; w++)
-        st->outside[w] = false;
+    for (uint32_t w = 0; w < st->n; w++) {
+        hw(ctx, w)->outside = false;
+        st->arrived[w] = hw(ctx, w)->waiting;
+    }
     uint32_t m = st->run->active_list(st, ctx);
-    return coll_barrier_restart(st->barrier, ctx, st->members, m, st->waiting, err);
+    return coll_barrier_restart(st->barrier, ctx, st->members, m, st->arrived, err);
 }
 
 /* Worker w (up, pending) starts over alone: nobody else is active. */
 static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     rejoin_settle(st->rj, w, true);
-    st->phase[w] = PH_RUN;
-    st->init[w] = true;
-    st->inflight[w] = false;
-    st->waiting[w] = false;
-    st->win_steps[w] = 0;
+    hw(ctx, w)->phase = PH_RUN;
+    hw(ctx, w)->init = true;
+    hw(ctx, w)->inflight = false;
+    hw(ctx, w)->waiting = false;
+    hw(ctx, w)->win_steps = 0;
     sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->vel != NULL)
+    if (st->momentum > 0)
         sim_tensor_zero(row(st->vel, st, w), st->P);
     coll_ring_leave(st->ring, w);
     /* Its iterations are counted in the barrier's rounds (the round it waits in is
      * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    st->settled[w] = st->decided;
+    hw(ctx, w)->settled = st->decided;
     int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = hps_restart_barrier(st, ctx, err);
-    st->start_wm[w] = st->wm[w];
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, st->settled[w], err);
+    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
 }
 
 /* The last active worker failed while recovered ones wait to be admitted (no round will admit
@@ -129,37 +131,37 @@ static int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
-    bool out = st->phase[w] == PH_OUT;
+    bool out = hw(ctx, w)->phase == PH_OUT;
     rejoin_worker_down(st->rj, w);
     if (out)
         return SIM_OK;
-    st->phase[w] = PH_OUT;
-    st->outside[w] = false;
-    st->waiting[w] = false;
-    st->inflight[w] = false;
+    hw(ctx, w)->phase = PH_OUT;
+    hw(ctx, w)->outside = false;
+    hw(ctx, w)->waiting = false;
+    hw(ctx, w)->inflight = false;
     for (uint32_t v = 0; v < st->n; v++) {
-        if (!active(st, ctx, v) || !st->inflight[v] || st->ring_done[v])
+        if (!active(ctx, v) || !hw(ctx, v)->inflight || hw(ctx, v)->ring_done)
             continue;
         coll_ring_leave(st->ring, v);
-        if (st->cached != 0 && st->cached == st->launches[v]) {
-            st->ring_done[v] = true; /* a member completed it: its mean is known */
+        if (st->cached != 0 && st->cached == hw(ctx, v)->launches) {
+            hw(ctx, v)->ring_done = true; /* a member completed it: its mean is known */
         } else {
             sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
-            if (st->fly_steps[v] > 0 &&
-                (st->win_steps[v] == 0 || st->fly_base[v] < st->win_base[v]))
-                st->win_base[v] = st->fly_base[v];
-            st->win_steps[v] += st->fly_steps[v];
-            st->inflight[v] = false;
+            if (hw(ctx, v)->fly_steps > 0 &&
+                (hw(ctx, v)->win_steps == 0 || hw(ctx, v)->fly_base < hw(ctx, v)->win_base))
+                hw(ctx, v)->win_base = hw(ctx, v)->fly_base;
+            hw(ctx, v)->win_steps += hw(ctx, v)->fly_steps;
+            hw(ctx, v)->inflight = false;
             abandoned = true;
         }
-        if (st->waiting[v])
-            st->arrived_done[v] = true;
+        if (hw(ctx, v)->waiting)
+            hw(ctx, v)->arrived_done = true;
     }
     st->abandoned += abandoned;
     int rc = coll_ring_worker_down(st->ring, ctx, w, err); /* over the other active workers */
     /* Flushes waiting for a reduction now completed or abandoned go on. */
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
-        if (active(st, ctx, v))
+        if (active(ctx, v))
             rc = st->run->flush_go_on(st, ctx, v, err);
     if (rc == SIM_OK && coordinated && st->barrier_stale) /* the admitted join its restart */
         rc = hps_restart_barrier(st, ctx, err);
@@ -171,11 +173,11 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* The global model reached an admitted worker: it starts computing on it. */
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
-    if (st->phase[w] != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
+    if (hw(ctx, w)->phase != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
         return SIM_OK; /* failed since: its fetch is void */
-    st->phase[w] = PH_RUN;
-    st->start_wm[w] = st->wm[w];
-    return sim_ctx_compute(ctx, w, st->settled[w], err);
+    hw(ctx, w)->phase = PH_RUN;
+    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
+    return sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
 }
 
 /* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts

@@ -11,6 +11,7 @@
 
 #include "protocols/coll.h"
 #include "protocols/rejoin.h"
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
@@ -47,53 +48,71 @@ typedef struct hpsgd {
     int flush;               /* FLUSH_* */
     double momentum;         /* the optimizer's coefficient m, in [0, 1) */
     size_t P;                /* floats per model, 0 timing-only */
-    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL) */
+    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL), arena */
     float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
-    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker */
-    uint32_t *members;       /* (n) scratch: barrier member lists */
-    uint8_t *phase;          /* (n) PH_* */
-    bool *init, *inflight, *ring_done, *arrived_done, *waiting;
-    rejoin *rj;            /* the recovered waiting to be admitted; the admitted's fetches */
-    bool *outside;         /* (n) admitted, not yet a member of the barrier */
-    bool admitting;        /* the last decided round admits the pending workers */
-    bool barrier_stale;    /* admitted workers join the barrier after this round's releases */
-    uint64_t admit_round;  /* that round */
-    uint64_t zero_launch;  /* launches[] of the round the admitted joined with zero blocks */
-    double zero_scale;     /* members / contributors of that round */
-    uint64_t *launches;    /* (n) ring rounds joined by each worker: the round in flight */
-    uint64_t *wait_round;  /* (n) the barrier round a waiting worker is in */
-    uint64_t *settled;     /* (n) iterations finished (released and updated) */
-    uint64_t *wm;          /* (n) merges applied by each worker */
-    uint64_t *start_wm;    /* (n) wm when its current computation started */
-    uint64_t *win_steps;   /* (n) gradients in G */
-    uint64_t *win_base;    /* (n) the merge index G's first gradient started from */
-    uint64_t *fly_steps;   /* (n) gradients in A */
-    uint64_t *fly_base;    /* (n) the merge index A's first gradient started from */
-    uint64_t cached;       /* launches[] of the round whose mean is cached (0: none) */
-    uint64_t decided;      /* barrier rounds decided */
-    bool reduced;          /* the last decided round: every reduction in flight had finished */
-    bool epoch_end;        /* the last decided round ends an epoch */
-    double last_lr;        /* its learning rate */
-    uint64_t samples;      /* samples of the decided rounds */
-    uint64_t next_epoch;   /* samples at which the current epoch ends */
-    uint64_t train;        /* training examples, 0 timing-only */
-    uint64_t merges;       /* global merges (the most any worker applied) */
-    uint64_t merge_events; /* merges over workers */
-    uint64_t merged_steps; /* gradients in those merges */
-    uint64_t stale_sum;    /* staleness of those merges, in merges */
+    float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker, in the arena */
+    uint32_t *members;       /* (n) scratch: barrier member lists, in the arena */
+    bool *arrived;           /* (n) scratch: who waits, for a barrier restart, in the arena */
+    rejoin *rj;              /* the recovered waiting to be admitted; the admitted's fetches */
+    bool admitting;          /* the last decided round admits the pending workers */
+    bool barrier_stale;      /* admitted workers join the barrier after this round's releases */
+    uint64_t admit_round;    /* that round */
+    uint64_t zero_launch;    /* launches of the round the admitted joined with zero blocks */
+    double zero_scale;       /* members / contributors of that round */
+    uint64_t cached;         /* launches[] of the round whose mean is cached (0: none) */
+    uint64_t decided;        /* barrier rounds decided */
+    bool reduced;            /* the last decided round: every reduction in flight had finished */
+    bool epoch_end;          /* the last decided round ends an epoch */
+    double last_lr;          /* its learning rate */
+    uint64_t samples;        /* samples of the decided rounds */
+    uint64_t next_epoch;     /* samples at which the current epoch ends */
+    uint64_t train;          /* training examples, 0 timing-only */
+    uint64_t merges;         /* global merges (the most any worker applied) */
+    uint64_t merge_events;   /* merges over workers */
+    uint64_t merged_steps;   /* gradients in those merges */
+    uint64_t stale_sum;      /* staleness of those merges, in merges */
     uint64_t flushes, dropped, abandoned;
 } hpsgd;
 
-/* Worker w's row of a per-worker block (x̄, G, A, velocities). */
+/* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
+typedef struct hps_worker {
+    uint8_t phase;       /* PH_* */
+    bool init;           /* just merged: x̄ := x at the next release */
+    bool inflight;       /* A is being reduced (or was, not merged yet) */
+    bool ring_done;      /* the ring's round of A is done for it */
+    bool arrived_done;   /* ring_done (or nothing in flight) when it arrived at the barrier */
+    bool waiting;        /* arrived at the barrier, not released */
+    bool outside;        /* admitted, not yet a member of the barrier */
+    uint64_t launches;   /* ring rounds joined: the round in flight */
+    uint64_t wait_round; /* the barrier round it waits in */
+    uint64_t settled;    /* iterations finished (released and updated) */
+    uint64_t wm;         /* merges applied */
+    uint64_t start_wm;   /* wm when its current computation started */
+    uint64_t win_steps;  /* gradients in G */
+    uint64_t win_base;   /* the merge index G's first gradient started from */
+    uint64_t fly_steps;  /* gradients in A */
+    uint64_t fly_base;   /* the merge index A's first gradient started from */
+} hps_worker;
+
+/* Worker w's state. Reads of it while acting for another worker are the protocol's
+ * bookkeeping (the coordinator's decision reads what travels with each arrival; an admission
+ * gives the newcomer the counters that travel with the global model), not peer reads. */
+static inline hps_worker *hw(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_ctx_worker(ctx, w);
+}
+
+/* Worker w's row of a per-worker block (x̄, G, A, velocities); NULL for the timing-only
+ * model's empty blocks. */
 static inline float *row(float *block, const hpsgd *st, uint32_t w)
 {
-    return block + (size_t)w * st->P;
+    return block == NULL ? NULL : block + (size_t)w * st->P;
 }
 
 /* Worker w takes part: neither failed nor waiting to be admitted. */
-static inline bool active(const hpsgd *st, const sim_ctx *ctx, uint32_t w)
+static inline bool active(const sim_ctx *ctx, uint32_t w)
 {
-    return st->phase[w] != PH_OUT && !sim_ctx_down(ctx, w);
+    return hw(ctx, w)->phase != PH_OUT && !sim_ctx_down(ctx, w);
 }
 
 /* ---- hpsgd.c, reached from hpsgd_members.c through st->run (set by start), so that calls
@@ -126,9 +145,10 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
 
-/* hpsgd_config.c: the ops table's configure, memory, report and fini. */
+/* hpsgd_config.c: the ops table's configure, buffers, memory, report and fini. */
 int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 uint64_t hps_memory(const void *state, const sim_scenario *sc, size_t num_params);
+void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
 void hps_fini(void *state);
 

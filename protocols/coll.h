@@ -32,7 +32,8 @@
  *              then, one waiting in the undecided round arrives again; listed since the owner's
  *              start
  * A recovered worker is the owner's to admit (a ring: coll_ring_change; a butterfly: the next
- * start; a barrier: the next start, or coll_barrier_restart, which keeps who waits).
+ * start; a barrier: the next start, coll_barrier_restart, which keeps who waits, or
+ * coll_barrier_admit, which holds it until the barrier restarts by itself between rounds).
  *
  * Allocation. Everything is allocated by the _create functions, sized by the number of workers
  * and the largest member list; starting rounds and handling events allocate nothing (the
@@ -364,11 +365,23 @@ int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, u
 int coll_barrier_restart(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, uint32_t n,
                          const bool *arrived, sim_err *err);
 
+/* Admits worker w (up; not a member, or a member that failed): it becomes a member at the next
+ * restart, which the barrier makes by itself after a release (once `done` has returned), as
+ * soon as no member that is up waits for the release of a round decided before the last
+ * admission: over the members that are up and the admitted, in worker id order, its first
+ * round the next undecided one (coll_barrier_restart). Until then w is not a member: its
+ * arrival (coll_barrier_arrive, once) is held and counted in that first round; if it fails it
+ * is no longer admitted. A coordinator's failure restarts the same way, taking the admitted
+ * in; the owner's start or restart drops them. SIM_EINVAL if w is a member that is up or
+ * admitted already. */
+int coll_barrier_admit(coll_barrier *b, uint32_t w, sim_err *err);
+
 /* Worker w failed (the failure policy): see Failures at the top. */
 int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Member w arrives for its next round; `done` is called for it when it is released (`done` may
- * call coll_barrier_arrive again). SIM_EINVAL if w is not a member or is waiting already. */
+ * call coll_barrier_arrive again). An admitted worker's arrival is held (coll_barrier_admit).
+ * SIM_EINVAL if w is neither a member nor admitted, or is waiting already. */
 int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 #endif

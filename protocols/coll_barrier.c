@@ -45,9 +45,11 @@ coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap,
     b->old_members = calloc(cap, sizeof(*b->old_members));
     b->old_state = calloc(cap, sizeof(*b->old_state));
     b->old_round = calloc(cap, sizeof(*b->old_round));
+    b->admitted = calloc(workers, sizeof(*b->admitted));
+    b->held = calloc(workers, sizeof(*b->held));
     if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
         b->failed == NULL || b->old_members == NULL || b->old_state == NULL ||
-        b->old_round == NULL) {
+        b->old_round == NULL || b->admitted == NULL || b->held == NULL) {
         sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         coll_barrier_destroy(b);
         return NULL;
@@ -73,6 +75,8 @@ void coll_barrier_destroy(coll_barrier *b)
     free(b->old_members);
     free(b->old_state);
     free(b->old_round);
+    free(b->admitted);
+    free(b->held);
     free(b);
 }
 
@@ -97,7 +101,9 @@ static msg_hdr header(const coll_barrier *b, uint32_t kind, uint32_t round)
     return h;
 }
 
-/* Member p is released from its round. */
+static int take_in(coll_barrier *b, sim_ctx *ctx, sim_err *err);
+
+/* Member p is released from its round; then the admitted may become members (take_in). */
 static int release(coll_barrier *b, sim_ctx *ctx, uint32_t p, sim_err *err)
 {
     b->state[p] &= (uint8_t)~ST_WAITING;
@@ -106,7 +112,8 @@ static int release(coll_barrier *b, sim_ctx *ctx, uint32_t p, sim_err *err)
                        .failed = b->failed,
                        .nfailed = b->nfailed,
                        .lr = b->lr };
-    return b->done(b->ud, ctx, b->members[p], &info, err);
+    int rc = b->done(b->ud, ctx, b->members[p], &info, err);
+    return rc == SIM_OK ? take_in(b, ctx, err) : rc;
 }
 
 static void count(coll_barrier *b, uint32_t p)
@@ -156,6 +163,11 @@ int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, u
         return sim_err_set(err, SIM_EINVAL, NULL, "barrier: %u members, want 1 to %u", n, b->cap);
     for (uint32_t p = 0; p < b->n; p++)
         b->pos[b->members[p]] = COLL_NONE;
+    for (uint32_t w = 0; w < b->workers && b->nadmitted > 0; w++)
+        if (b->admitted[w]) {
+            b->admitted[w] = false;
+            b->nadmitted--;
+        }
     b->gen++;
     b->first = round;
     b->round = 0;
@@ -185,7 +197,11 @@ int coll_barrier_start(coll_barrier *b, sim_ctx *ctx, const uint32_t *members, u
 
 int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    if (w < b->workers && b->admitted[w] && !b->held[w]) {
+        b->held[w] = true; /* it arrives in the first round of the restart that takes it in */
+        return SIM_OK;
+    }
+    uint32_t p = w < b->workers && !b->admitted[w] ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_WAITING))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "barrier: worker %u is not a member or is waiting already", w);
@@ -277,11 +293,55 @@ int coll_barrier_restart(coll_barrier *b, sim_ctx *ctx, const uint32_t *members,
     return restart(b, ctx, members, n, arrived, false, err);
 }
 
+/* The restart that takes the admitted in: over the members that are up and the admitted, in
+ * worker id order, an admitted worker arriving in its first round if it arrived meanwhile. */
+static int restart_admitting(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < b->workers; w++) {
+        uint32_t p = b->pos[w];
+        if (b->admitted[w] || (p != COLL_NONE && !(b->state[p] & ST_DOWN) && !sim_ctx_down(ctx, w)))
+            b->old_members[n++] = w;
+    }
+    if (n > b->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "barrier: %u members and admitted, want %u at most", n, b->cap);
+    return restart(b, ctx, b->old_members, n, b->held, false, err);
+}
+
+/* After a release: once no member that is up waits for the release of a round decided before
+ * the last admission, the admitted are taken in (a restart). */
+static int take_in(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+{
+    if (b->nadmitted == 0)
+        return SIM_OK;
+    for (uint32_t p = 0; p < b->n; p++)
+        if ((b->state[p] & (ST_WAITING | ST_DOWN)) == ST_WAITING &&
+            !sim_ctx_down(ctx, b->members[p]) && b->first + b->mround[p] < b->admit_next)
+            return SIM_OK;
+    return restart_admitting(b, ctx, err);
+}
+
+int coll_barrier_admit(coll_barrier *b, uint32_t w, sim_err *err)
+{
+    if (w >= b->workers || b->admitted[w] ||
+        (b->pos[w] != COLL_NONE && !(b->state[b->pos[w]] & ST_DOWN)))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "barrier: worker %u is a member or admitted already", w);
+    b->admitted[w] = true;
+    b->held[w] = false;
+    b->nadmitted++;
+    b->admit_next = b->first + b->round;
+    return SIM_OK;
+}
+
 /* The coordinator failed: the barrier starts again over the members that are up (the next
  * in the list coordinates), keeping who waits (coll_barrier_restart), and still reports the
  * failures since the owner's start, the coordinator's too. */
 static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *err)
 {
+    if (b->nadmitted > 0)
+        return restart_admitting(b, ctx, err);
     uint32_t n = 0;
     for (uint32_t p = 0; p < b->n; p++)
         if (!(b->state[p] & ST_DOWN) && !sim_ctx_down(ctx, b->members[p]))
@@ -291,6 +351,10 @@ static int restart_without_coordinator(coll_barrier *b, sim_ctx *ctx, sim_err *e
 
 int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    if (w < b->workers && b->admitted[w]) {
+        b->admitted[w] = false;
+        b->nadmitted--;
+    }
     uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;

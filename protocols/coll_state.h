@@ -128,7 +128,11 @@ struct coll_barrier {
     uint32_t *old_members; /* (cap) scratch: the members, states and rounds before a restart */
     uint8_t *old_state;
     uint32_t *old_round;
-    uint64_t stale; /* messages of past starts ignored */
+    bool *admitted;      /* (workers) admitted, a member at the next restart (coll_barrier_admit) */
+    bool *held;          /* (workers) an admitted worker's held arrival */
+    uint32_t nadmitted;  /* workers admitted, not yet members */
+    uint64_t admit_next; /* the first undecided round when the last of them was admitted */
+    uint64_t stale;      /* messages of past starts ignored */
     coll_done_fn done;
     void *ud;
 };

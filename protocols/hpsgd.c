@@ -285,25 +285,14 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
 
 static int on_barrier_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
-    hpsgd *st = ud;
-    int rc = hps_released(st, ctx, w, info->round, info->lr, err);
-    if (rc != SIM_OK || !st->barrier_stale)
-        return rc;
-    /* Admitted workers join the barrier once every member is released from the admitting
-     * round (those already waiting in the next one arrive again in the new start). */
-    for (uint32_t v = 0; v < st->n; v++)
-        if (active(ctx, v) && hw(ctx, v)->waiting && hw(ctx, v)->wait_round <= st->admit_round)
-            return SIM_OK;
-    return hps_restart_barrier(st, ctx, err);
+    return hps_released(ud, ctx, w, info->round, info->lr, err);
 }
 
+/* w arrives at the barrier (held by the kit until the restart that takes it in if admitted). */
 static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     hw(ctx, w)->arrived_done = !hw(ctx, w)->inflight || hw(ctx, w)->ring_done;
     hw(ctx, w)->waiting = true;
-    hw(ctx, w)->wait_round = hw(ctx, w)->settled;
-    if (hw(ctx, w)->outside)
-        return SIM_OK; /* admitted, not yet in the barrier: it arrives at the restart */
     return coll_barrier_arrive(st->barrier, ctx, w, err);
 }
 

@@ -29,7 +29,7 @@ void hps_fini(void *state)
 }
 
 /* The run's arena: x̄, G and A per worker, with momentum a velocity per worker and the rescaled
- * mean, and the scratch of member lists and restarts. */
+ * mean, and the member lists' scratch. */
 void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     hpsgd *st = state;
@@ -42,7 +42,6 @@ void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_p
         st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
     }
     st->members = sim_arena_alloc(a, n, sizeof(uint32_t));
-    st->arrived = sim_arena_alloc(a, n, sizeof(bool));
 }
 
 /* Outside the arena: the reduced mean, the ring and the rejoin service. */

@@ -14,8 +14,9 @@
  * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
  * it restarts with the newcomer, which joins the round just launched with a zero accumulation
  * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
- * model (a full-model message from the coordinator) before it computes; it joins the barrier
- * once every member has been released from the admitting round. A recovered worker that finds
+ * model (a full-model message from the coordinator) before it computes; the kit's barrier
+ * admits it (coll_barrier_admit), holding its arrival until every member has been released
+ * from the admitting round, when the barrier restarts with it. A recovered worker that finds
  * nobody active (or whose last active peer fails before admitting it) starts over alone, its
  * iteration count set to the barrier's next round.
  */
@@ -38,7 +39,6 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         coll_ring_leave(st->ring, w);
     }
     st->admitting = true;
-    st->admit_round = st->decided - 1;
     return st->run->ring_reset_active(st, ctx, err);
 }
 
@@ -47,14 +47,13 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
     st->admitting = false;
-    st->barrier_stale = true;
     uint32_t zeros = 0;
     int rc = SIM_OK;
     for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
         if (hw(ctx, w)->phase != PH_FETCH || !rejoin_pending(st->rj, w))
             continue;
         rejoin_settle(st->rj, w, true);
-        hw(ctx, w)->outside = true;
+        rc = coll_barrier_admit(st->barrier, w, err); /* a member once the admitting round ends */
         zeros++;
         hw(ctx, w)->init = true;
         hw(ctx, w)->inflight = true;
@@ -69,7 +68,8 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         sim_tensor_zero(row(st->red, st, w), st->P);
         if (st->momentum > 0)
             sim_tensor_zero(row(st->vel, st, w), st->P);
-        rc = coll_ring_join(st->ring, ctx, w, err);
+        if (rc == SIM_OK)
+            rc = coll_ring_join(st->ring, ctx, w, err);
         msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = hw(ctx, w)->settled };
         if (rc == SIM_OK)
             rc = rejoin_send(st->rj, ctx, coord, w, h, err);
@@ -78,19 +78,6 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     uint32_t n = coll_ring_size(st->ring);
     st->zero_scale = (double)n / (double)(n - zeros);
     return rc;
-}
-
-/* Starts the barrier again over the active workers, its first round the next undecided one,
- * keeping who waits (coll_barrier_restart): the admitted that computed arrive too. */
-int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    st->barrier_stale = false;
-    for (uint32_t w = 0; w < st->n; w++) {
-        hw(ctx, w)->outside = false;
-        st->arrived[w] = hw(ctx, w)->waiting;
-    }
-    uint32_t m = st->run->active_list(st, ctx);
-    return coll_barrier_restart(st->barrier, ctx, st->members, m, st->arrived, err);
 }
 
 /* Worker w (up, pending) starts over alone: nobody else is active. */
@@ -111,7 +98,7 @@ static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     hw(ctx, w)->settled = st->decided;
     int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
-        rc = hps_restart_barrier(st, ctx, err);
+        rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
     hw(ctx, w)->start_wm = hw(ctx, w)->wm;
     return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
 }
@@ -130,13 +117,12 @@ static int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
  * it was waiting to be admitted). */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    bool coordinated = coll_barrier_coordinator(st->barrier) == w, abandoned = false;
+    bool abandoned = false;
     bool out = hw(ctx, w)->phase == PH_OUT;
     rejoin_worker_down(st->rj, w);
     if (out)
         return SIM_OK;
     hw(ctx, w)->phase = PH_OUT;
-    hw(ctx, w)->outside = false;
     hw(ctx, w)->waiting = false;
     hw(ctx, w)->inflight = false;
     for (uint32_t v = 0; v < st->n; v++) {
@@ -163,9 +149,7 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
         if (active(ctx, v))
             rc = st->run->flush_go_on(st, ctx, v, err);
-    if (rc == SIM_OK && coordinated && st->barrier_stale) /* the admitted join its restart */
-        rc = hps_restart_barrier(st, ctx, err);
-    else if (rc == SIM_OK)
+    if (rc == SIM_OK)
         rc = coll_hub_worker_down(st->hub, ctx, w, err);
     return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
 }

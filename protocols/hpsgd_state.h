@@ -52,11 +52,8 @@ typedef struct hpsgd {
     float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
     float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker, in the arena */
     uint32_t *members;       /* (n) scratch: barrier member lists, in the arena */
-    bool *arrived;           /* (n) scratch: who waits, for a barrier restart, in the arena */
     rejoin *rj;              /* the recovered waiting to be admitted; the admitted's fetches */
     bool admitting;          /* the last decided round admits the pending workers */
-    bool barrier_stale;      /* admitted workers join the barrier after this round's releases */
-    uint64_t admit_round;    /* that round */
     uint64_t zero_launch;    /* launches of the round the admitted joined with zero blocks */
     double zero_scale;       /* members / contributors of that round */
     uint64_t cached;         /* launches[] of the round whose mean is cached (0: none) */
@@ -76,22 +73,20 @@ typedef struct hpsgd {
 
 /* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
 typedef struct hps_worker {
-    uint8_t phase;       /* PH_* */
-    bool init;           /* just merged: x̄ := x at the next release */
-    bool inflight;       /* A is being reduced (or was, not merged yet) */
-    bool ring_done;      /* the ring's round of A is done for it */
-    bool arrived_done;   /* ring_done (or nothing in flight) when it arrived at the barrier */
-    bool waiting;        /* arrived at the barrier, not released */
-    bool outside;        /* admitted, not yet a member of the barrier */
-    uint64_t launches;   /* ring rounds joined: the round in flight */
-    uint64_t wait_round; /* the barrier round it waits in */
-    uint64_t settled;    /* iterations finished (released and updated) */
-    uint64_t wm;         /* merges applied */
-    uint64_t start_wm;   /* wm when its current computation started */
-    uint64_t win_steps;  /* gradients in G */
-    uint64_t win_base;   /* the merge index G's first gradient started from */
-    uint64_t fly_steps;  /* gradients in A */
-    uint64_t fly_base;   /* the merge index A's first gradient started from */
+    uint8_t phase;      /* PH_* */
+    bool init;          /* just merged: x̄ := x at the next release */
+    bool inflight;      /* A is being reduced (or was, not merged yet) */
+    bool ring_done;     /* the ring's round of A is done for it */
+    bool arrived_done;  /* ring_done (or nothing in flight) when it arrived at the barrier */
+    bool waiting;       /* arrived at the barrier, not released */
+    uint64_t launches;  /* ring rounds joined: the round in flight */
+    uint64_t settled;   /* iterations finished (released and updated) */
+    uint64_t wm;        /* merges applied */
+    uint64_t start_wm;  /* wm when its current computation started */
+    uint64_t win_steps; /* gradients in G */
+    uint64_t win_base;  /* the merge index G's first gradient started from */
+    uint64_t fly_steps; /* gradients in A */
+    uint64_t fly_base;  /* the merge index A's first gradient started from */
 } hps_worker;
 
 /* Worker w's state. Reads of it while acting for another worker are the protocol's
@@ -135,9 +130,6 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 
 /* After the coordinator's update in an admitting round: the chosen are admitted. */
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
-
-/* Starts the barrier over the active workers, its first round the next undecided one. */
-int hps_restart_barrier(hpsgd *st, sim_ctx *ctx, sim_err *err);
 
 /* Worker w failed (if it was active, a waiting recovered worker starts over alone when nobody is
  * left), recovered, or its fetched model (from src) arrived. */

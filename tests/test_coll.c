@@ -47,6 +47,8 @@ typedef struct plan {
     bool repeat;        /* a member computes again when done, then joins the next round */
     bool restart_on_up; /* a recovered worker: its barrier restarts over its members that are up
                            (coll_barrier_restart with `arrived`), then it computes unless arrived */
+    bool admit_on_up;   /* a recovered worker is admitted to its barrier (coll_barrier_admit) and
+                           computes */
     bool arrived[MAXW];
     bool leave[MAXW]; /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
     sim_time sender_timeout, reducer_timeout;
@@ -58,6 +60,7 @@ typedef struct plan {
     uint32_t channel[MAXG];
     uint32_t complete[MAXG]; /* butterfly rounds seen complete by a done callback */
     sim_time done_ns[MAXW];
+    sim_time first_done_ns[MAXW];
     uint32_t ndone[MAXW];
     float out[MAXW][MAXP];
     uint32_t nfailed[MAXW];
@@ -102,7 +105,8 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
     if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(st->bfly[g]))
         P->complete[g]++;
     P->done_ns[w] = sim_ctx_now(ctx);
-    P->ndone[w]++;
+    if (P->ndone[w]++ == 0)
+        P->first_done_ns[w] = P->done_ns[w];
     size_t np = sim_ctx_num_params(ctx);
     if (np > 0)
         memcpy(P->out[w], sim_ctx_params(ctx, w), (np < MAXP ? np : MAXP) * sizeof(float));
@@ -191,6 +195,13 @@ static int t_restart(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return rc != SIM_OK || P->arrived[w] ? rc : sim_ctx_compute(ctx, w, 0, err);
 }
 
+/* Worker w recovered: it is admitted to its group's barrier and computes. */
+static int t_admit(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    int rc = coll_barrier_admit(st->barrier[st->group_of[w]], w, err);
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, 0, err);
+}
+
 static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     tproto *st = state;
@@ -204,6 +215,8 @@ static int t_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *e
     case SIM_EV_WORKER_DOWN:
         return P->notify_down ? coll_hub_worker_down(st->hub, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     case SIM_EV_WORKER_UP:
+        if (P->admit_on_up)
+            return t_admit(st, ctx, (uint32_t)ev->dst, err);
         return P->restart_on_up ? t_restart(st, ctx, (uint32_t)ev->dst, err) : SIM_OK;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "colltest: unexpected event %u", ev->kind);
@@ -706,6 +719,114 @@ START_TEST(barrier_restarted_with_a_newcomer_that_arrived_counts_its_arrival)
 }
 END_TEST
 
+START_TEST(barrier_admitted_worker_that_arrived_is_counted_when_the_round_ends)
+{
+    /* 3 fails at 5 ms and recovers at 6 ms: admitted while round 0 is open, it computes and
+     * arrives at 16 ms (held: not a member yet). 1 and 2 arrive at 10 ms, 0 (5 times slower)
+     * at 50 ms: round 0 is decided (3 counted as failed) and 0 is released; the barrier then
+     * restarts over {0, 1, 2, 3}: 1 and 2, whose round is decided, are released at once
+     * (50 ms, not 50.1), and 3's held arrival counts in round 1, which 0's arrival at 100 ms
+     * completes: 3 is released at 100.1 ms. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->repeat = true;
+    p->admit_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
+                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.006}]",
+                           "stop.time_s=0.12", "stop.iterations=1000" };
+    run(timing_json, sets, 3);
+    ck_assert_int_eq(p->first_done_ns[0], 50000000);
+    ck_assert_int_eq(p->first_done_ns[1], 50000000);
+    ck_assert_int_eq(p->first_done_ns[2], 50000000);
+    ck_assert_uint_eq(p->ndone[3], 1);
+    ck_assert_int_eq(p->first_done_ns[3], 100100000);
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_admitted_worker_becomes_a_member_once_the_decided_round_is_released)
+{
+    /* 3 fails at 5 ms; worker 2's latency is 3L. Round 0 ({0, 1, 2}) is decided at 10.2 ms
+     * (2's arrival), 0 released then, 1 at 10.3 ms, 2 at 10.4 ms. 3 recovers and is admitted at
+     * 10.25 ms: the barrier restarts after the last of those releases (a restart at the
+     * admission, or at 1's release, would release 2 at once, at 10.25 or 10.3 ms). Round 1
+     * then waits for 3, which computes twice as long, until 30.25 ms, and reaches 0 at
+     * 30.35 ms: 0 is released then, 1 and 3 2L later, 2 4L later. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->repeat = true;
+    p->admit_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.01025}, {\"kind\": \"window\", \"workers\": [3],"
+                           " \"from_s\": 0.01, \"to_s\": 0.02, \"slowdown\": 2}]",
+                           "network.overrides=[{\"workers\": [2], \"latency_us\": 150}]",
+                           "stop.time_s=0.031", "stop.iterations=1000" };
+    run(timing_json, sets, 4);
+    ck_assert_int_eq(p->first_done_ns[0], 10200000);
+    ck_assert_int_eq(p->first_done_ns[1], 10300000);
+    ck_assert_int_eq(p->first_done_ns[2], 10400000);
+    ck_assert_uint_eq(p->ndone[0], 2);
+    ck_assert_uint_eq(p->ndone[3], 1);
+    ck_assert_int_eq(p->done_ns[0], 30350000);
+    ck_assert_int_eq(p->done_ns[1], 30450000);
+    ck_assert_int_eq(p->done_ns[2], 30550000);
+    ck_assert_int_eq(p->done_ns[3], 30450000);
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_whose_coordinator_fails_takes_the_admitted_in)
+{
+    /* 3 fails at 5 ms and is admitted at 6 ms (its arrival at 16 ms held); coordinator 0 fails
+     * at 8 ms, round 0 open: the barrier restarts over {1, 2, 3}, 1 coordinating, with 3's
+     * arrival once it comes. 1 and 2 arrive at 10 ms, 3 at 16 ms: 1 is released at 16.1 ms,
+     * 2 and 3 at 16.2 ms. Without taking 3 in, 1 and 2 would be released at 10.1 / 10.2 ms. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->admit_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.006}, {\"kind\": \"failure\", \"workers\": [0],"
+                           " \"at_s\": 0.008}]",
+                           "stop.time_s=0.03", "stop.iterations=1000" };
+    run(timing_json, sets, 3);
+    ck_assert_uint_eq(p->ndone[0], 0);
+    ck_assert_int_eq(p->done_ns[1], 16100000);
+    ck_assert_int_eq(p->done_ns[2], 16200000);
+    ck_assert_int_eq(p->done_ns[3], 16200000);
+    free(p);
+}
+END_TEST
+
+START_TEST(barrier_admitted_worker_that_fails_again_is_not_taken_in)
+{
+    /* 3 fails at 5 ms, is admitted at 6 ms and fails again at 8 ms: the restart after round 0
+     * (decided at 10.1 ms) is over {0, 1, 2}, so round 1 ends without 3 (at 20.3 ms for 0). A
+     * barrier taking it in would wait for it for good. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->repeat = true;
+    p->admit_on_up = true;
+    add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+                           " \"recover_s\": 0.006}, {\"kind\": \"failure\", \"workers\": [3],"
+                           " \"at_s\": 0.008}]",
+                           "stop.time_s=0.025", "stop.iterations=1000" };
+    run(timing_json, sets, 3);
+    ck_assert_uint_eq(p->ndone[3], 0);
+    ck_assert_uint_eq(p->ndone[0], 2);
+    ck_assert_int_eq(p->done_ns[0], 20300000);
+    free(p);
+}
+END_TEST
+
 START_TEST(barrier_restarted_after_a_decided_round_releases_the_waiting_at_once)
 {
     /* 0 (5 times slower) arrives last at 50 ms, decides round 0 (3, failed at 5 ms, counted)
@@ -825,6 +946,10 @@ Suite *test_suite(void)
                    barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_newcomer_in);
     tcase_add_test(tc, barrier_restarted_with_a_newcomer_that_arrived_counts_its_arrival);
     tcase_add_test(tc, barrier_restarted_after_a_decided_round_releases_the_waiting_at_once);
+    tcase_add_test(tc, barrier_admitted_worker_that_arrived_is_counted_when_the_round_ends);
+    tcase_add_test(tc, barrier_admitted_worker_becomes_a_member_once_the_decided_round_is_released);
+    tcase_add_test(tc, barrier_whose_coordinator_fails_takes_the_admitted_in);
+    tcase_add_test(tc, barrier_admitted_worker_that_fails_again_is_not_taken_in);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
     suite_add_tcase(s, tc);
     tc = tcase_create("rejoin");

@@ -64,6 +64,7 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         hw(ctx, w)->settled = hw(ctx, coord)->settled;
         hw(ctx, w)->win_steps = hw(ctx, w)->fly_steps = 0;
         hw(ctx, w)->fly_base = hw(ctx, w)->wm; /* its zero block: a merge of staleness 0 */
+        hw(ctx, w)->arrived_done = true;       /* holds back no round decided before it arrives */
         sim_tensor_zero(row(st->acc, st, w), st->P);
         sim_tensor_zero(row(st->red, st, w), st->P);
         if (st->momentum > 0)

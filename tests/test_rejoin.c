@@ -1,7 +1,7 @@
 /* The kit's rejoin service serving fetches (protocols/rejoin.h: rejoin_serve and the calls
  * after it), driven by a test-only protocol on a ring: whom a recovered worker asks, the model
  * it adopts, a source that fails while asked, nobody to ask, both fetch modes, the neighbours
- * told of a failure, and a request that cannot be answered. */
+ * told of a failure, a request that cannot be answered; and rejoin_reopen. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +206,7 @@ static int run(const char *file, const char *stragglers, char *msg)
 {
     char set[1024];
     snprintf(set, sizeof(set), "stragglers=%s", stragglers);
-    const char *sets[] = { set, "stop.time_s=0.1" };
+    const char *sets[] = { set, "stop.time_s=0.5" };
     sim_err err;
     sim_err_clear(&err);
     sim_scenario *sc = harness_load_file(file, sets, 2);
@@ -412,6 +412,76 @@ START_TEST(each_is_over_when_its_last_awaited_neighbour_fails)
 }
 END_TEST
 
+START_TEST(each_counts_an_answer_once_even_if_its_sender_fails_afterwards)
+{
+    /* 4's link runs at a tenth: 2's answer lands at about 27 ms, 4's at about 240 ms; 2 fails
+     * at 40 ms, after answering: 3 still waits for 4. */
+    plan *p = new_plan(REJOIN_EACH);
+    char msg[256];
+    ck_assert_int_eq(
+        run(timing_json,
+            "[{\"kind\": \"link\", \"workers\": [4], \"bandwidth_factor\": 0.1},"
+            " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.001, \"recover_s\": 0.002},"
+            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.04}]",
+            msg),
+        0);
+    ck_assert_uint_eq(p->nanswers[3], 2);
+    ck_assert_uint_eq(p->answers[3][0], 2);
+    ck_assert_uint_eq(p->answers[3][1], 4);
+    ck_assert_uint_eq(p->fetched[3], 1);
+    ck_assert_int_gt(p->fetched_ns[3], 200000000);
+    free(p);
+}
+END_TEST
+
+/* ---- rejoin_reopen ---- */
+
+static bool r_running[6];
+static uint64_t r_iter[6];
+static uint32_t r_reads;
+
+static bool r_progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
+{
+    (void)ctx;
+    r_reads++;
+    *k = r_iter[j];
+    return r_running[j];
+}
+
+START_TEST(reopen_resumes_one_past_the_neighbour_furthest_ahead_and_sets_both_ends)
+{
+    /* Ring of 6: worker 0's neighbours are 1 (iteration 4) and 5 (9). */
+    graph_spec spec = { .kind = GRAPH_RING, .n = 6 };
+    graph g;
+    sim_err err = { 0 };
+    ck_assert_int_eq(graph_init(&g, &spec, NULL, &err), SIM_OK);
+    uint64_t act[12] = { 0 };
+    uint32_t s1 = graph_slot(&g, 0, 1), s5 = graph_slot(&g, 0, 5);
+    uint32_t b1 = graph_slot(&g, 1, 0), b5 = graph_slot(&g, 5, 0);
+    r_iter[1] = 4;
+    r_iter[5] = 9;
+    r_running[1] = r_running[5] = true;
+    r_reads = 0;
+    ck_assert_uint_eq(rejoin_reopen(&g, NULL, 0, r_progress, 3, act), 10);
+    ck_assert_uint_eq(act[s1], 10);
+    ck_assert_uint_eq(act[s5], 10);
+    ck_assert_uint_eq(act[b1], 5);
+    ck_assert_uint_eq(act[b5], 10);
+    ck_assert_uint_eq(r_reads, 4); /* each neighbour read twice */
+    /* Its own iteration is further: K is its own. */
+    ck_assert_uint_eq(rejoin_reopen(&g, NULL, 0, r_progress, 20, act), 20);
+    ck_assert_uint_eq(act[s1], 20);
+    ck_assert_uint_eq(act[b1], 5);
+    /* 5 is down: its end is left as it was. */
+    r_running[5] = false;
+    act[b5] = 77;
+    ck_assert_uint_eq(rejoin_reopen(&g, NULL, 0, r_progress, 3, act), 5);
+    ck_assert_uint_eq(act[s5], 5);
+    ck_assert_uint_eq(act[b5], 77);
+    graph_fini(&g);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rejoin");
@@ -425,6 +495,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, each_asks_every_up_in_neighbour_and_is_over_after_the_last_answer);
     tcase_add_test(tc, each_stops_waiting_for_a_neighbour_that_fails_while_asked);
     tcase_add_test(tc, each_is_over_when_its_last_awaited_neighbour_fails);
+    tcase_add_test(tc, each_counts_an_answer_once_even_if_its_sender_fails_afterwards);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reopen");
+    tcase_add_test(tc, reopen_resumes_one_past_the_neighbour_furthest_ahead_and_sets_both_ends);
     suite_add_tcase(s, tc);
     return s;
 }

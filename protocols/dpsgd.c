@@ -103,7 +103,7 @@ static bool awaits(const dpsgd *st, uint32_t e, uint64_t k)
 }
 
 /* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for flow control, and the
- * kit's choice of a live neighbour (rejoin_ahead). */
+ * kit's choice of the neighbour a recovered worker asks (dp_rejoin). */
 static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     const dp_worker *b = peer(ctx, j);

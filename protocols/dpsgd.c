@@ -103,7 +103,7 @@ static bool awaits(const dpsgd *st, uint32_t e, uint64_t k)
 }
 
 /* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for flow control, and the
- * kit's choice of a live neighbour (rejoin_ahead). */
+ * kit's choice of the neighbour a recovered worker asks (dp_rejoin). */
 static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     const dp_worker *b = peer(ctx, j);
@@ -197,22 +197,19 @@ static int try_finish(dpsgd *st, sim_ctx *ctx, uint32_t i, sim_err *err)
     return start_iteration(st, ctx, i, a->k + 1, err);
 }
 
-/* Worker r (up again, or whose source failed) asks its most advanced running neighbour for
- * its model; with none, it runs alone from its own iteration. */
-static int fetch(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+/* ---- failures: the kit's rejoin service (dp_rejoin) fetches a recovered worker's model ---- */
+
+/* The reply of neighbour j, which runs, to a recovered worker: its iteration as the tag. */
+static bool reply_to_rejoin(sim_ctx *ctx, uint32_t j, msg_hdr *h)
 {
-    dp_worker *a = own(ctx, r);
-    uint64_t k;
-    uint32_t best = rejoin_ahead(&st->g, ctx, r, progress, &k);
-    a->state = best == REJOIN_NONE ? DP_RUNNING : DP_FETCHING;
-    if (best == REJOIN_NONE)
-        return start_iteration(st, ctx, r, a->k, err);
-    return rejoin_ask(st->rj, ctx, r, best, hdr(MSG_FETCH, a->k), err);
+    *h = hdr(MSG_REPLY, own(ctx, j)->k);
+    return running(own(ctx, j));
 }
 
-/* The reply reached r, which adopted the model: set each edge's first iteration, resume. */
-static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+/* Recovered worker r adopted its neighbour's model: set each edge's first iteration, resume. */
+static int rejoin_at(void *owner, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
+    dpsgd *st = owner;
     uint64_t k = UINT64_MAX;
     for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
         uint32_t back = st->g.rev[e];
@@ -226,35 +223,52 @@ static int rejoin_at(dpsgd *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     if (k == UINT64_MAX)
         k = own(ctx, r)->k; /* not reached: the source is running */
     own(ctx, r)->state = DP_RUNNING;
-    st->rejoins++;
     return start_iteration(st, ctx, r, k, err);
 }
 
+/* Recovered worker r has no running neighbour: it runs alone from its own iteration. */
+static int rejoin_alone(void *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    own(ctx, r)->state = DP_RUNNING;
+    return start_iteration(st, ctx, r, own(ctx, r)->k, err);
+}
+
+/* Neighbour i (its slot `back` toward d) is told that d failed: it takes back a model it held
+ * back from d, and if d ran, no longer waits for d's model. */
+static int notice_down(void *owner, sim_ctx *ctx, uint32_t i, uint32_t back, bool ran, sim_err *err)
+{
+    dpsgd *st = owner;
+    dp_worker *b = own(ctx, i);
+    st->flags[back] &= (uint8_t)~DEFERRED;
+    if (!ran || b->state != DP_RUNNING || !awaits(st, back, b->k))
+        return SIM_OK;
+    b->need--;
+    return try_finish(st, ctx, i, err);
+}
+
+static const rejoin_ops dp_rejoin = {
+    .name = "dpsgd",
+    .mode = REJOIN_AHEAD,
+    .ask = MSG_FETCH,
+    .ask_bytes = 0,
+    .progress = progress,
+    .reply = reply_to_rejoin,
+    .fetched = rejoin_at,
+    .alone = rejoin_alone,
+    .notice = notice_down,
+};
+
+/* Worker d failed: it loses its iteration and accumulators; the kit tells its neighbours
+ * (notice_down), and those fetching from it ask another. */
 static int on_down(dpsgd *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     dp_worker *a = own(ctx, d);
-    bool was_running = a->state == DP_RUNNING;
     *a = (dp_worker){ .k = a->k, .state = DP_DOWN }; /* computes nothing, waits for nothing */
-    rejoin_worker_down(st->rj, d);
     if (st->nparams > 0)
         sim_tensor_zero(acc_of(st, d, 0), 2 * st->nparams);
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++)
         st->flags[e] = 0;
-    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
-        uint32_t i = st->g.adj[e], back = st->g.rev[e];
-        dp_worker *b = own(ctx, i); /* it notices that d failed */
-        st->flags[back] &= (uint8_t)~DEFERRED;
-        int rc = SIM_OK;
-        if (was_running && b->state == DP_RUNNING && awaits(st, back, b->k)) {
-            b->need--; /* it no longer waits for d */
-            rc = try_finish(st, ctx, i, err);
-        } else if (b->state == DP_FETCHING && rejoin_source(st->rj, i) == d) {
-            rc = fetch(st, ctx, i, err);
-        }
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
+    return rejoin_worker_failed(st->rj, ctx, d, err);
 }
 
 static int protocol_error(sim_err *err, const char *what, uint32_t w, uint32_t src, uint64_t tag)
@@ -290,13 +304,9 @@ static int on_message(dpsgd *st, sim_ctx *ctx, const sim_event *ev, sim_err *err
     case MSG_MODEL:
         return on_model(st, ctx, dst, src, h.seq, err);
     case MSG_FETCH:
-        if (!running(own(ctx, dst)))
-            return protocol_error(err, "request", dst, src, h.seq);
-        return rejoin_send(st->rj, ctx, dst, src, hdr(MSG_REPLY, own(ctx, dst)->k), err);
+        return rejoin_on_ask(st->rj, ctx, ev, err);
     case MSG_REPLY:
-        if (own(ctx, dst)->state != DP_FETCHING || !rejoin_adopt(st->rj, ctx, dst, src))
-            return protocol_error(err, "reply", dst, src, h.seq);
-        return rejoin_at(st, ctx, dst, err);
+        return rejoin_on_answer(st->rj, ctx, ev, err);
     default:
         return protocol_error(err, "message", dst, src, h.seq);
     }
@@ -313,6 +323,9 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->rj = rejoin_create(st->n, err);
     if (st->rj == NULL)
         return err->code;
+    rc = rejoin_serve(st->rj, &dp_rejoin, &st->g, st, err);
+    if (rc != SIM_OK)
+        return rc;
     for (uint32_t w = 0; w < st->n; w++)
         own(ctx, w)->state = sim_ctx_down(ctx, w) ? DP_DOWN : DP_RUNNING;
     for (uint32_t w = 0; w < st->n; w++) {
@@ -339,8 +352,9 @@ static int dp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return on_message(st, ctx, ev, err);
     case SIM_EV_WORKER_DOWN:
         return on_down(st, ctx, w, err);
-    case SIM_EV_WORKER_UP:
-        return fetch(st, ctx, w, err);
+    case SIM_EV_WORKER_UP: /* it fetches a neighbour's model, or runs alone */
+        own(ctx, w)->state = DP_FETCHING;
+        return rejoin_fetch(st->rj, ctx, w, own(ctx, w)->k, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "dpsgd: unexpected event kind %u", ev->kind);
     }
@@ -355,7 +369,7 @@ static void dp_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "degraded_mixes", (double)st->degraded);
     sim_report_add(out, "models_sent", (double)st->models_sent);
     sim_report_add(out, "deferred_sends", (double)st->deferred);
-    sim_report_add(out, "rejoins", (double)st->rejoins);
+    sim_report_add(out, "rejoins", st->rj != NULL ? (double)rejoin_fetched(st->rj) : 0.0);
     sim_report_add(out, "edges", (double)(st->g.edges / 2));
     sim_report_add(out, "max_degree", (double)st->max_degree);
     if (dp_graph_kinds[st->graph] == GRAPH_TORUS) {

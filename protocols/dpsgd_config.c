@@ -96,7 +96,7 @@ uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const dpsgd *st = state;
     (void)num_params;
-    return graph_memory(&st->spec) + rejoin_memory(sc->workers);
+    return graph_memory(&st->spec) + rejoin_served_memory(sc->workers, graph_edge_count(&st->spec));
 }
 
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it

@@ -59,7 +59,7 @@ typedef struct dpsgd {
     uint64_t *act;        /* (edges, arena) first iteration the edge is mixed again (rejoins) */
     uint8_t *flags;       /* (edges, arena) GOT_EVEN | GOT_ODD | DEFERRED */
     float *self;          /* (n, arena) W_ii */
-    rejoin *rj;           /* DP_FETCHING: the neighbour each recovered worker asked */
+    rejoin *rj;           /* the kit's service: the fetches of recovered workers (dp_rejoin) */
     size_t nparams;       /* floats per model, 0 for the timing-only model */
     float *acc;           /* (n, 2, nparams, arena) accumulators by iteration parity */
     uint64_t bytes;       /* S */
@@ -68,7 +68,6 @@ typedef struct dpsgd {
     uint64_t degraded;    /* of which mixed without some neighbour */
     uint64_t models_sent; /* model messages */
     uint64_t deferred;    /* model messages held back by flow control */
-    uint64_t rejoins;     /* recoveries completed by adopting a neighbour's model */
     uint64_t max_gap;     /* largest iteration gap on a joined edge */
 } dpsgd;
 

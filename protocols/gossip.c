@@ -118,7 +118,7 @@ static void drop_model(gossip *st, sim_ctx *ctx, uint32_t e, uint64_t k)
     st->flags[e] &= (uint8_t) ~(got | got << IDLE_SHIFT);
 }
 
-/* Neighbour j's progress for the kit's choice of a live neighbour (rejoin_ahead). */
+/* Neighbour j's progress for the kit's rejoin (rejoin_reopen). */
 static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     const gs_worker *b = peer(ctx, j);
@@ -349,19 +349,12 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
     return SIM_OK;
 }
 
-/* Worker r recovered: it rejoins at once, each edge used from its iteration K and the
- * neighbour's next one. */
+/* Worker r recovered: it rejoins at once (the kit's rejoin_reopen), each edge used from its
+ * iteration K and the neighbour's next one. */
 static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     gs_worker *a = own(ctx, r);
-    uint64_t k = a->k, kj;
-    if (rejoin_ahead(&st->g, ctx, r, progress, &kj) != REJOIN_NONE && kj + 1 > k)
-        k = kj + 1;
-    for (uint32_t e = st->g.off[r]; e < st->g.off[r + 1]; e++) {
-        st->act[e] = k;
-        if (progress(ctx, st->g.adj[e], &kj))
-            st->act[st->g.rev[e]] = kj + 1;
-    }
+    uint64_t k = rejoin_reopen(&st->g, ctx, r, progress, a->k, st->act);
     a->running = true;
     st->rejoins++;
     int rc = start_iteration(st, ctx, r, k, err);

@@ -80,6 +80,7 @@
 #include "protocols/graph.h"
 #include "protocols/hop_state.h"
 #include "protocols/msg.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 
 enum {
@@ -269,10 +270,13 @@ static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag
     return try_average(st, ctx, i, err);
 }
 
-/* ---- failures ---- */
+/* ---- failures: the kit's rejoin service (hp_rejoin) asks a recovered worker's in-neighbours ----
+ */
 
-static int finish_join(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+/* Worker r's JOIN is over (every in-neighbour asked answered or failed, or none was up). */
+static int finish_rejoin(void *owner, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
+    hop *st = owner;
     hop_worker *a = hp_w(ctx, r);
     uint64_t k = a->join_k > a->k ? a->join_k : a->k;
     if (st->gap > 0 && a->join_lo != UINT64_MAX && k > a->join_lo + st->gap)
@@ -290,72 +294,74 @@ static int finish_join(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     return try_start(st, ctx, r, err);
 }
 
-static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+/* Worker j answers a JOIN at once, also while joining itself: its iteration, and whether it
+ * already sent its model of that iteration. */
+static bool reply_to_rejoin(sim_ctx *ctx, uint32_t j, msg_hdr *h)
 {
-    hop_worker *a = hp_w(ctx, d);
-    a->state = HS_DOWN;
-    st->failed = true;
-    for (uint32_t e = st->g.in_off[d]; e < st->g.in_off[d + 1]; e++) {
-        hp_drop_below(st, ctx, e, UINT64_MAX);
-        st->asked[e] = 0;
-        st->joined[e] = 0;
-    }
-    for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
-        uint32_t o = st->g.adj[e], s = st->g.rev[e];
-        st->joined[s] = 0;
-        hop_worker *b = hp_w(ctx, o);
-        int rc = SIM_OK;
-        if (b->state == HS_JOINING && st->asked[s] != 0) {
-            st->asked[s] = 0;
-            if (--b->pending == 0)
-                rc = finish_join(st, ctx, o, err);
-        } else if (b->state == HS_TOKENS) {
-            rc = try_start(st, ctx, o, err);
-        } else if (b->state == HS_UPDATES) {
-            rc = try_average(st, ctx, o, err);
-        }
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return SIM_OK;
+    *h = hdr(hp_w(ctx, j)->state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, hp_w(ctx, j)->k);
+    return true;
 }
 
-static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+/* The answer of r's in-neighbour at in-slot e reached r, which still waits for it. */
+static void on_rejoin_reply(void *owner, sim_ctx *ctx, uint32_t r, uint32_t e, msg_hdr h)
 {
+    hop *st = owner;
     hop_worker *a = hp_w(ctx, r);
-    a->state = HS_JOINING;
-    a->pending = 0;
-    a->join_k = 0;
-    a->join_lo = UINT64_MAX;
-    for (uint32_t e = st->g.in_off[r]; e < st->g.in_off[r + 1]; e++) {
-        uint32_t j = st->g.in_adj[e];
-        st->asked[e] = 0;
-        if (!is_up(ctx, j))
-            continue;
-        st->asked[e] = 1;
-        a->pending++;
-        int rc = msg_post(ctx, r, j, CTRL_BYTES, hdr(MSG_JOIN, a->k), msg_none(), err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    return a->pending == 0 ? finish_join(st, ctx, r, err) : SIM_OK;
-}
-
-static int on_reply(hop *st, sim_ctx *ctx, uint32_t r, uint32_t j, uint64_t kj, bool sent,
-                    sim_err *err)
-{
-    hop_worker *a = hp_w(ctx, r);
-    uint32_t e = in_slot(&st->g, r, j);
-    if (e == GRAPH_NONE || a->state != HS_JOINING || st->asked[e] == 0)
-        return SIM_OK;
-    st->asked[e] = 0;
+    uint64_t kj = h.seq;
+    bool sent = h.kind == MSG_REPLY_AT;
     /* The replier's model stands for its last update, which a failure may have lost. */
     if (sent || kj > 0)
         hp_insert_update(st, ctx, r, e, sent ? kj : kj - 1);
     st->seen[e] = kj > st->seen[e] ? kj : st->seen[e];
     a->join_k = kj > a->join_k ? kj : a->join_k;
     a->join_lo = kj < a->join_lo ? kj : a->join_lo;
-    return --a->pending == 0 ? finish_join(st, ctx, r, err) : SIM_OK;
+}
+
+/* Out-neighbour o (its in-slot s of d) is told that d failed: d no longer holds it back. */
+static int notice_down(void *owner, sim_ctx *ctx, uint32_t o, uint32_t s, bool ran, sim_err *err)
+{
+    (void)ran;
+    hop *st = owner;
+    st->joined[s] = 0;
+    uint8_t state = hp_w(ctx, o)->state;
+    if (state == HS_TOKENS)
+        return try_start(st, ctx, o, err);
+    return state == HS_UPDATES ? try_average(st, ctx, o, err) : SIM_OK;
+}
+
+static const rejoin_ops hp_rejoin = {
+    .name = "hop",
+    .mode = REJOIN_EACH,
+    .ask = MSG_JOIN,
+    .ask_bytes = CTRL_BYTES,
+    .reply = reply_to_rejoin,
+    .answer = on_rejoin_reply,
+    .fetched = finish_rejoin,
+    .alone = finish_rejoin,
+    .notice = notice_down,
+};
+
+/* Worker d failed: its queued updates go; the kit tells its out-neighbours (notice_down), and
+ * those joining stop waiting for it. */
+static int on_down(hop *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    hp_w(ctx, d)->state = HS_DOWN;
+    st->failed = true;
+    for (uint32_t e = st->g.in_off[d]; e < st->g.in_off[d + 1]; e++) {
+        hp_drop_below(st, ctx, e, UINT64_MAX);
+        st->joined[e] = 0;
+    }
+    return rejoin_worker_failed(st->rj, ctx, d, err);
+}
+
+/* Worker r recovered: it asks each up in-neighbour for its iteration (the kit's rejoin_fetch). */
+static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
+{
+    hop_worker *a = hp_w(ctx, r);
+    a->state = HS_JOINING;
+    a->join_k = 0;
+    a->join_lo = UINT64_MAX;
+    return rejoin_fetch(st->rj, ctx, r, a->k, err);
 }
 
 /* ---- start and events ---- */
@@ -376,6 +382,10 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     st->used_min = UINT64_MAX;
+    st->rj = rejoin_create(st->n, err);
+    rc = st->rj != NULL ? rejoin_serve(st->rj, &hp_rejoin, &st->g, st, err) : err->code;
+    if (rc != SIM_OK)
+        return rc;
     for (uint32_t e = 0; e < st->g.edges; e++)
         st->joined[e] = 1;
     for (uint32_t w = 0; w < st->n; w++) {
@@ -416,14 +426,11 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
                 st->seen[e] = h.seq;
             return try_start(st, ctx, w, err);
         }
-        case MSG_JOIN: /* answered at once, also while joining itself */
-            return msg_post(
-                ctx, w, src, st->bytes,
-                hdr(hp_w(ctx, w)->state == HS_UPDATES ? MSG_REPLY_AT : MSG_REPLY, hp_w(ctx, w)->k),
-                msg_params(w), err);
+        case MSG_JOIN:
+            return rejoin_on_ask(st->rj, ctx, ev, err);
         case MSG_REPLY:
         case MSG_REPLY_AT:
-            return on_reply(st, ctx, w, src, h.seq, h.kind == MSG_REPLY_AT, err);
+            return rejoin_on_answer(st->rj, ctx, ev, err);
         default:
             break;
         }

@@ -92,7 +92,6 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->held = sim_arena_alloc(a, m * st->q, sizeof(*st->held));
     st->count = sim_arena_alloc(a, m, sizeof(*st->count));
     st->seen = sim_arena_alloc(a, m, sizeof(*st->seen));
-    st->asked = sim_arena_alloc(a, m, sizeof(*st->asked));
     st->joined = sim_arena_alloc(a, m, sizeof(*st->joined));
     st->xs = sim_arena_alloc(a, (size_t)hi + 1, sizeof(*st->xs));
     st->pick_q = sim_arena_alloc(a, (size_t)hi + 1, sizeof(*st->pick_q));
@@ -100,13 +99,12 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->bfs = sim_arena_alloc(a, dist, sizeof(*st->bfs));
 }
 
-/* Outside the arena: the kit's graph. */
+/* Outside the arena: the kit's graph and rejoin service. */
 uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    (void)sc;
     (void)num_params;
     const hop *st = state;
-    return graph_memory(&st->spec);
+    return graph_memory(&st->spec) + rejoin_served_memory(sc->workers, graph_edge_count(&st->spec));
 }
 
 /* A worker's update goes to its out-neighbours as an alias of its model (copied when the
@@ -127,4 +125,5 @@ void hp_fini(void *state)
 {
     hop *st = state;
     graph_fini(&st->g);
+    rejoin_destroy(st->rj);
 }

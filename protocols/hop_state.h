@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "protocols/graph.h"
+#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 
 enum {
@@ -34,7 +35,6 @@ typedef struct hop_worker {
     uint64_t join_k;  /* JOINING: the largest iteration answered so far */
     uint64_t join_lo; /* JOINING: the smallest */
     uint64_t skipped; /* iterations skipped */
-    uint32_t pending; /* JOINING: replies awaited */
     uint8_t state;    /* HS_* */
 } hop_worker;
 
@@ -48,12 +48,12 @@ typedef struct hop {
     bool skip, tighten;
     /* run state */
     graph g;
+    rejoin *rj; /* the kit's service: the JOINs of recovered workers (hp_rejoin in hop.c) */
     /* the run's arena (hp_buffers) */
     uint64_t *tag;    /* (edges, q) held update tags by in-slot, ascending */
     uint32_t *held;   /* (edges, q) their snapshot handles */
     uint32_t *count;  /* (edges) updates held per in-slot */
     uint64_t *seen;   /* (edges) completed iterations reported by the in-neighbour */
-    uint8_t *asked;   /* (edges) a JOIN of the head waits for this in-neighbour's reply */
     uint8_t *joined;  /* (edges) the gap check applies */
     uint32_t *dist;   /* (n, n) dist[j * n + i] = hops j -> i, or NULL */
     const float **xs; /* (max degree + 1) the models being averaged */

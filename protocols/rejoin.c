@@ -10,6 +10,14 @@ struct rejoin {
     uint32_t *source; /* (workers) the peer whose model each worker waits for, REJOIN_NONE */
     bool *pending;    /* (workers) recovered, waiting to be admitted */
     uint64_t admitted;
+    /* serving (rejoin_serve) */
+    const rejoin_ops *ops; /* the owner's, or NULL */
+    const graph *g;        /* the owner's graph */
+    void *owner;
+    uint64_t *seq;     /* (workers) the tag of each worker's requests */
+    uint32_t *waiting; /* (workers) REJOIN_EACH: answers still awaited */
+    uint8_t *asked;    /* (edges, by in-slot) REJOIN_EACH: this in-neighbour was asked */
+    uint64_t fetched;  /* models adopted (REJOIN_AHEAD) */
 };
 
 rejoin *rejoin_create(uint32_t workers, sim_err *err)
@@ -36,6 +44,9 @@ void rejoin_destroy(rejoin *rj)
         return;
     free(rj->source);
     free(rj->pending);
+    free(rj->seq);
+    free(rj->waiting);
+    free(rj->asked);
     free(rj);
 }
 
@@ -118,18 +129,183 @@ void rejoin_forget(rejoin *rj, uint32_t w)
     rj->source[w] = REJOIN_NONE;
 }
 
-uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
-                      uint64_t *k)
+/* The running peer furthest ahead among adj[off[w]..off[w+1]) (the first among equals), its
+ * progress in *k; REJOIN_NONE (and *k untouched) if none runs. */
+static uint32_t ahead(const uint32_t *off, const uint32_t *adj, sim_ctx *ctx, uint32_t w,
+                      rejoin_progress_fn progress, uint64_t *k)
 {
     uint32_t best = REJOIN_NONE;
     uint64_t best_k = 0, kj = 0;
-    for (uint32_t e = g->off[w]; e < g->off[w + 1]; e++) {
-        if (progress(ctx, g->adj[e], &kj) && (best == REJOIN_NONE || kj > best_k)) {
-            best = g->adj[e];
+    for (uint32_t e = off[w]; e < off[w + 1]; e++) {
+        if (progress(ctx, adj[e], &kj) && (best == REJOIN_NONE || kj > best_k)) {
+            best = adj[e];
             best_k = kj;
         }
     }
     if (best != REJOIN_NONE)
         *k = best_k;
     return best;
+}
+
+uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
+                      uint64_t *k)
+{
+    return ahead(g->off, g->adj, ctx, w, progress, k);
+}
+
+/* ---- serving ---- */
+
+uint64_t rejoin_served_memory(uint32_t workers, uint64_t edges)
+{
+    return rejoin_memory(workers) + (uint64_t)workers * (sizeof(uint64_t) + sizeof(uint32_t)) +
+           edges;
+}
+
+int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner, sim_err *err)
+{
+    rj->ops = ops;
+    rj->g = g;
+    rj->owner = owner;
+    rj->seq = calloc(rj->workers, sizeof(*rj->seq));
+    rj->waiting = calloc(rj->workers, sizeof(*rj->waiting));
+    rj->asked = calloc(g->edges > 0 ? g->edges : 1, sizeof(*rj->asked));
+    if (rj->seq == NULL || rj->waiting == NULL || rj->asked == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return SIM_OK;
+}
+
+/* The in-slot of edge j -> w on g, or GRAPH_NONE. */
+static uint32_t in_slot(const graph *g, uint32_t w, uint32_t j)
+{
+    uint32_t lo = g->in_off[w], hi = g->in_off[w + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->in_adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->in_off[w + 1] && g->in_adj[lo] == j ? lo : GRAPH_NONE;
+}
+
+/* REJOIN_EACH: w asks every in-neighbour that is up (rj->waiting[w] of them). */
+static int ask_each(rejoin *rj, sim_ctx *ctx, uint32_t w, msg_hdr h, sim_err *err)
+{
+    const graph *g = rj->g;
+    rj->waiting[w] = 0;
+    for (uint32_t e = g->in_off[w]; e < g->in_off[w + 1]; e++) {
+        rj->asked[e] = 0;
+        if (sim_ctx_down(ctx, g->in_adj[e]))
+            continue;
+        rj->asked[e] = 1;
+        rj->waiting[w]++;
+        int rc = msg_post(ctx, w, g->in_adj[e], rj->ops->ask_bytes, h, msg_none(), err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err)
+{
+    const rejoin_ops *ops = rj->ops;
+    msg_hdr h = { .channel = 0, .kind = ops->ask, .seq = seq };
+    rj->seq[w] = seq;
+    rj->source[w] = REJOIN_NONE;
+    if (ops->mode == REJOIN_EACH) {
+        int rc = ask_each(rj, ctx, w, h, err);
+        if (rc != SIM_OK || rj->waiting[w] > 0)
+            return rc;
+    } else {
+        uint64_t k;
+        uint32_t peer = ahead(rj->g->in_off, rj->g->in_adj, ctx, w, ops->progress, &k);
+        if (peer != REJOIN_NONE) {
+            rj->source[w] = peer;
+            return msg_post(ctx, w, peer, ops->ask_bytes, h, msg_none(), err);
+        }
+    }
+    return ops->alone(rj->owner, ctx, w, err);
+}
+
+int rejoin_on_ask(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    uint32_t p = (uint32_t)ev->dst, w = (uint32_t)ev->src;
+    msg_hdr h;
+    if (!rj->ops->reply(ctx, p, &h))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: worker %u got an unexpected request from %u (tag %llu)",
+                           rj->ops->name, p, w, (unsigned long long)msg_read(ev).seq);
+    if (rj->ops->mode == REJOIN_AHEAD)
+        return rejoin_send(rj, ctx, p, w, h, err);
+    return msg_post(ctx, p, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, msg_params(p), err);
+}
+
+int rejoin_on_answer(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    const rejoin_ops *ops = rj->ops;
+    uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    msg_hdr h = msg_read(ev);
+    if (ops->mode == REJOIN_AHEAD) {
+        if (!rejoin_adopt(rj, ctx, w, src))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: worker %u got an unexpected reply from %u (tag %llu)",
+                               ops->name, w, src, (unsigned long long)h.seq);
+        rj->fetched++;
+        return ops->fetched(rj->owner, ctx, w, err);
+    }
+    uint32_t e = in_slot(rj->g, w, src);
+    if (e == GRAPH_NONE || rj->asked[e] == 0)
+        return SIM_OK; /* a worker that failed since, or an answer it no longer waits for */
+    rj->asked[e] = 0;
+    ops->answer(rj->owner, ctx, w, e, h);
+    return --rj->waiting[w] == 0 ? ops->fetched(rj->owner, ctx, w, err) : SIM_OK;
+}
+
+int rejoin_worker_failed(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    const rejoin_ops *ops = rj->ops;
+    const graph *g = rj->g;
+    bool each = ops->mode == REJOIN_EACH;
+    bool ran = each ? rj->waiting[d] == 0 : rj->source[d] == REJOIN_NONE;
+    rejoin_worker_down(rj, d);
+    if (each) {
+        rj->waiting[d] = 0;
+        for (uint32_t e = g->in_off[d]; e < g->in_off[d + 1]; e++)
+            rj->asked[e] = 0;
+    }
+    for (uint32_t e = g->off[d]; e < g->off[d + 1]; e++) {
+        uint32_t w = g->adj[e], s = g->rev[e];
+        int rc = ops->notice != NULL ? ops->notice(rj->owner, ctx, w, s, ran, err) : SIM_OK;
+        if (rc == SIM_OK && !each && rj->source[w] == d) {
+            rc = rejoin_fetch(rj, ctx, w, rj->seq[w], err); /* it asks another */
+        } else if (rc == SIM_OK && each && rj->asked[s] != 0) {
+            rj->asked[s] = 0;
+            if (--rj->waiting[w] == 0)
+                rc = ops->fetched(rj->owner, ctx, w, err);
+        }
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+uint64_t rejoin_fetched(const rejoin *rj)
+{
+    return rj->fetched;
+}
+
+/* ---- rejoining a lockstep graph ---- */
+
+uint64_t rejoin_reopen(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
+                       uint64_t k, uint64_t *act)
+{
+    uint64_t kj;
+    if (rejoin_ahead(g, ctx, w, progress, &kj) != REJOIN_NONE && kj + 1 > k)
+        k = kj + 1;
+    for (uint32_t e = g->off[w]; e < g->off[w + 1]; e++) {
+        act[e] = k;
+        if (progress(ctx, g->adj[e], &kj))
+            act[g->rev[e]] = kj + 1;
+    }
+    return k;
 }

@@ -13,7 +13,19 @@
  * Messages carry the owner's header (channel 0 and its own kinds), so traces show them as the
  * owner's.
  *
- * Allocation: rejoin_create only; the calls allocate nothing. */
+ * Serving (rejoin_serve). Given the owner's graph, message kinds and callbacks (rejoin_ops), the
+ * service runs a recovered worker's fetch itself: it asks (rejoin_fetch), answers a request
+ * (rejoin_on_ask), takes an answer (rejoin_on_answer), and when a worker fails tells its
+ * neighbours and makes those waiting for it ask another (rejoin_worker_failed); the owner is
+ * called back once a fetch is over. A worker asks its in-neighbours on the graph (its
+ * neighbours when undirected), in one of two ways:
+ *   REJOIN_AHEAD  the running one furthest ahead (as rejoin_ahead), whose model it adopts;
+ *                 when that peer fails first, it asks the next furthest ahead;
+ *   REJOIN_EACH   every one that is up (sim_ctx_down), whose answers the owner takes as they
+ *                 come; one that fails first no longer counts.
+ * With nobody to ask, the worker is the owner's at once (rejoin_ops.alone).
+ *
+ * Allocation: rejoin_create and rejoin_serve only; the calls allocate nothing. */
 #ifndef PROTOCOLS_REJOIN_H
 #define PROTOCOLS_REJOIN_H
 
@@ -94,5 +106,86 @@ typedef bool (*rejoin_progress_fn)(sim_ctx *ctx, uint32_t j, uint64_t *k);
  * neighbour once, in adjacency order. */
 uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
                       uint64_t *k);
+
+/* ---- Serving: the service runs the fetch ---- */
+
+/* How a worker fetches (the header comment). */
+typedef enum rejoin_mode {
+    REJOIN_AHEAD = 0, /* from the running in-neighbour furthest ahead, adopting its model */
+    REJOIN_EACH = 1   /* from every in-neighbour that is up, the owner taking each answer */
+} rejoin_mode;
+
+/* The owner's callback for worker w's fetch (over, or with nobody to ask). */
+typedef int (*rejoin_resume_fn)(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* The header of worker p's answer to a request, in *h; false if p cannot answer now (the
+ * request is then a protocol error). Read for the handler acting for p. */
+typedef bool (*rejoin_reply_fn)(sim_ctx *ctx, uint32_t p, msg_hdr *h);
+
+/* REJOIN_EACH: worker w takes the answer h (the payload is the message's, sim_ctx_held) of its
+ * in-neighbour at in-slot `slot` of w on the graph. */
+typedef void (*rejoin_answer_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t slot, msg_hdr h);
+
+/* Worker d failed, and `w`, its out-neighbour (`slot`: the in-slot of d at w), is told, whatever
+ * w's state; `ran` is true unless d was itself fetching. Before the service's own handling
+ * of w (an ask of another, or the end of w's fetch). */
+typedef int (*rejoin_notice_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t slot, bool ran,
+                                sim_err *err);
+
+/* The owner's side of the service (a const table, like proto_ops). */
+typedef struct rejoin_ops {
+    const char *name;            /* the owner, in error messages ("dpsgd") */
+    rejoin_mode mode;            /* how a worker fetches */
+    uint32_t ask;                /* the owner's message kind for a request (seq: rejoin_fetch's) */
+    uint64_t ask_bytes;          /* a request's size (0: an empty message) */
+    rejoin_progress_fn progress; /* REJOIN_AHEAD: who runs and how far (NULL for EACH) */
+    rejoin_reply_fn reply;       /* the answer's header */
+    rejoin_answer_fn answer;     /* REJOIN_EACH: an answer (NULL for AHEAD: adopted) */
+    rejoin_resume_fn fetched;    /* the fetch is over: AHEAD adopted the model, EACH got every
+                                  * answer it still waited for */
+    rejoin_resume_fn alone;      /* nobody to ask: the owner runs w without a fetch */
+    rejoin_notice_fn notice;     /* a neighbour failed (NULL: nothing) */
+} rejoin_ops;
+
+/* Bytes rejoin_create and rejoin_serve allocate for `workers` on a graph of `edges` slots. */
+uint64_t rejoin_served_memory(uint32_t workers, uint64_t edges);
+
+/* Serves the fetches of rj's workers on g with the owner's `ops`, `owner` passed to its
+ * callbacks; ops, g and owner must outlive rj. Call once, at start; SIM_ENOMEM (and err). */
+int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner, sim_err *err);
+
+/* Worker w (recovered) fetches, its requests tagged `seq` (a later ask of another too): it asks
+ * its in-neighbours (rejoin_ops.mode), or with nobody to ask the owner's `alone` runs at once
+ * (w then waits for nothing). */
+int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err);
+
+/* In the handler of a request (the owner's `ask` kind): its receiver answers with its whole
+ * model (rejoin_send, with the owner's reply header); a protocol error (SIM_EINVAL) if it
+ * cannot. */
+int rejoin_on_ask(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+
+/* In the handler of an answer (the owner's reply kinds): REJOIN_AHEAD adopts it (a protocol
+ * error if its receiver no longer waits for it), REJOIN_EACH gives it to the owner (ignored if
+ * its receiver no longer waits for it); the owner's `fetched` follows when the fetch is over. */
+int rejoin_on_answer(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+
+/* Worker d failed (rejoin_worker_down, and for REJOIN_EACH its own requests void): each of its
+ * out-neighbours w on the graph, in adjacency order, is told (rejoin_ops.notice); if w was
+ * waiting for d, REJOIN_AHEAD asks another (rejoin_fetch, same seq) and REJOIN_EACH stops
+ * waiting for d (the fetch is over when d was the last). Stops at the first error. */
+int rejoin_worker_failed(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err);
+
+/* Models adopted by fetches served so far (REJOIN_AHEAD). */
+uint64_t rejoin_fetched(const rejoin *rj);
+
+/* ---- Rejoining a lockstep graph ---- */
+
+/* Worker w rejoins its neighbours on g at K = the larger of `k` (its own iteration) and one past
+ * its running neighbour furthest ahead (rejoin_ahead); the edges are used again from K at w's
+ * end and from the next iteration of each running neighbour j at j's: act[e] = K for w's slot
+ * e and act[g->rev[e]] = j's iteration + 1. Returns K. Reads each neighbour twice, in
+ * adjacency order (rejoin_ahead, then the edges). */
+uint64_t rejoin_reopen(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_fn progress,
+                       uint64_t k, uint64_t *act);
 
 #endif

@@ -95,22 +95,11 @@ uint64_t rejoin_admitted(const rejoin *rj)
     return rj->admitted;
 }
 
-int rejoin_ask(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t peer, msg_hdr h, sim_err *err)
-{
-    rj->source[w] = peer;
-    return msg_post(ctx, w, peer, 0, h, msg_none(), err);
-}
-
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err)
 {
     rj->source[w] = peer;
     return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, msg_params(peer),
                     err);
-}
-
-uint32_t rejoin_source(const rejoin *rj, uint32_t w)
-{
-    return rj->source[w];
 }
 
 bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
@@ -122,11 +111,6 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
     if (x != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w), x, sim_ctx_num_params(ctx));
     return true;
-}
-
-void rejoin_forget(rejoin *rj, uint32_t w)
-{
-    rj->source[w] = REJOIN_NONE;
 }
 
 /* The running peer furthest ahead among adj[off[w]..off[w+1]) (the first among equals), its

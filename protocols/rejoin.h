@@ -2,12 +2,10 @@
  * the fetch of a live peer's model by a recovered (or admitted) worker, which then adopts it.
  * Not a protocol: its owner decides whom to admit and when, and which peer to ask.
  *
- * Fetching. A recovered worker asks a peer for its model (rejoin_ask: a zero-byte request),
- * the peer answers with its whole model (rejoin_send: S bytes, copied on write), or a peer
- * sends it unasked (rejoin_send, an admission); when the model lands the owner calls
- * rejoin_adopt, which writes it into the worker's parameters if the worker still waits for
- * that peer's model. A worker that fails waits for nothing (rejoin_forget); a peer that fails
- * while asked is the owner's to replace (rejoin_source tells whom each worker waits for).
+ * Fetching. A peer sends its whole model to a worker (rejoin_send: S bytes, copied on write),
+ * as the answer to the worker's request (see Serving) or unasked (an admission); when the model
+ * lands the owner calls rejoin_adopt, which writes it into the worker's parameters if the
+ * worker still waits for that peer's model. A worker that fails waits for nothing.
  * A recovered worker on a graph usually asks (or starts from) its running neighbour furthest
  * ahead (rejoin_ahead).
  * Messages carry the owner's header (channel 0 and its own kinds), so traces show them as the
@@ -76,24 +74,14 @@ uint64_t rejoin_admitted(const rejoin *rj);
 
 /* ---- Fetching a live peer's model ---- */
 
-/* Worker w asks `peer` for its model: a zero-byte message with header h; w now waits for
- * peer's model. */
-int rejoin_ask(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t peer, msg_hdr h, sim_err *err);
-
 /* `peer` sends its whole model (sim_ctx_layer_bytes at SIM_LAYERS_ALL, copied on write) to w with
  * header h, as the answer to w's request or unasked; w now waits for it. */
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err);
-
-/* The peer whose model w waits for, REJOIN_NONE if none. */
-uint32_t rejoin_source(const rejoin *rj, uint32_t w);
 
 /* In the handler of a model sent by rejoin_send from `src` to w: if w waits for src's model,
  * w's parameters become the payload (real models), w waits no more, and true; else false (a
  * model w no longer waits for). */
 bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src);
-
-/* Worker w waits for no model (it failed, or runs without one). */
-void rejoin_forget(rejoin *rj, uint32_t w);
 
 /* ---- Choosing a live neighbour ---- */
 

@@ -325,17 +325,28 @@ void graph_fini(graph *g)
 
 /* ---- queries ---- */
 
-uint32_t graph_slot(const graph *g, uint32_t i, uint32_t j)
+/* The slot of j in the sorted list adj[off[i]..off[i+1]), or GRAPH_NONE. */
+static uint32_t find_slot(const uint32_t *off, const uint32_t *adj, uint32_t i, uint32_t j)
 {
-    uint32_t lo = g->off[i], hi = g->off[i + 1];
+    uint32_t lo = off[i], hi = off[i + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (g->adj[mid] < j)
+        if (adj[mid] < j)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < g->off[i + 1] && g->adj[lo] == j ? lo : GRAPH_NONE;
+    return lo < off[i + 1] && adj[lo] == j ? lo : GRAPH_NONE;
+}
+
+uint32_t graph_slot(const graph *g, uint32_t i, uint32_t j)
+{
+    return find_slot(g->off, g->adj, i, j);
+}
+
+uint32_t graph_in_slot(const graph *g, uint32_t i, uint32_t j)
+{
+    return find_slot(g->in_off, g->in_adj, i, j);
 }
 
 uint32_t graph_max_degree(const graph *g)

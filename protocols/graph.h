@@ -138,6 +138,9 @@ static inline uint32_t graph_in_degree(const graph *g, uint32_t i)
 /* The slot of edge i -> j, or GRAPH_NONE (binary search of i's out-list). */
 uint32_t graph_slot(const graph *g, uint32_t i, uint32_t j);
 
+/* The in-slot of edge j -> i, or GRAPH_NONE (binary search of i's in-list). */
+uint32_t graph_in_slot(const graph *g, uint32_t i, uint32_t j);
+
 /* The largest out-degree of a built graph. */
 uint32_t graph_max_degree(const graph *g);
 

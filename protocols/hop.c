@@ -109,20 +109,6 @@ static msg_hdr hdr(uint32_t kind, uint64_t seq)
     return h;
 }
 
-/* The in-slot of edge j -> i, or GRAPH_NONE. */
-static uint32_t in_slot(const graph *g, uint32_t i, uint32_t j)
-{
-    uint32_t lo = g->in_off[i], hi = g->in_off[i + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->in_adj[mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->in_off[i + 1] && g->in_adj[lo] == j ? lo : GRAPH_NONE;
-}
-
 /* ---- messages ---- */
 
 static int send_model(hop *st, sim_ctx *ctx, uint32_t i, uint32_t kind, uint64_t tag, sim_err *err)
@@ -259,7 +245,7 @@ static int on_computed(hop *st, sim_ctx *ctx, uint32_t i, sim_err *err)
 /* An update (or skip) tagged `tag` from j reached i. */
 static int on_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t tag, sim_err *err)
 {
-    uint32_t e = in_slot(&st->g, i, j);
+    uint32_t e = graph_in_slot(&st->g, i, j);
     if (e == GRAPH_NONE || !is_up(ctx, i))
         return SIM_OK;
     if (st->late == 1 && tag < hp_w(ctx, i)->k && hp_w(ctx, i)->state != HS_JOINING) {
@@ -421,7 +407,7 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         case MSG_SKIP:
             return on_update(st, ctx, w, src, h.seq, err);
         case MSG_TOKEN: {
-            uint32_t e = in_slot(&st->g, w, src);
+            uint32_t e = graph_in_slot(&st->g, w, src);
             if (e != GRAPH_NONE && h.seq > st->seen[e])
                 st->seen[e] = h.seq;
             return try_start(st, ctx, w, err);

@@ -158,20 +158,6 @@ int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner,
     return SIM_OK;
 }
 
-/* The in-slot of edge j -> w on g, or GRAPH_NONE. */
-static uint32_t in_slot(const graph *g, uint32_t w, uint32_t j)
-{
-    uint32_t lo = g->in_off[w], hi = g->in_off[w + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->in_adj[mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->in_off[w + 1] && g->in_adj[lo] == j ? lo : GRAPH_NONE;
-}
-
 /* REJOIN_EACH: w asks every in-neighbour that is up (rj->waiting[w] of them). */
 static int ask_each(rejoin *rj, sim_ctx *ctx, uint32_t w, msg_hdr h, sim_err *err)
 {
@@ -237,7 +223,7 @@ int rejoin_on_answer(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err
         rj->fetched++;
         return ops->fetched(rj->owner, ctx, w, err);
     }
-    uint32_t e = in_slot(rj->g, w, src);
+    uint32_t e = graph_in_slot(rj->g, w, src);
     if (e == GRAPH_NONE || rj->asked[e] == 0)
         return SIM_OK; /* a worker that failed since, or an answer it no longer waits for */
     rj->asked[e] = 0;

@@ -216,9 +216,12 @@ static int hps_flush_go_on(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * mean is cached. Ended by a member's failure (COLL_RING_END): completed if the cached mean is
  * that of w's launch (a member completed it), else abandoned: A goes back into G, with its
  * window's bookkeeping, to be sent at the next launch (counted once per failure); either way
- * it holds back no barrier round w is waiting in. (The ring's own coll_info.ended is not used:
- * launches[] are not the same round for every member after an abandonment, and reading
- * "completed" from them is what the results are kept identical to; see the report.) */
+ * it holds back no barrier round w is waiting in. The ring's own verdict (coll_info.ended) is
+ * not used yet, to keep results identical: launches[] can differ between members after an
+ * abandonment (one that relaunched before a second failure counts one more), so a survivor
+ * still in a round nobody completed can match the cached launch of an earlier round; its A is
+ * then lost and that earlier mean merged again. Taking info->ended == COLL_ENDED_ABANDONED as
+ * "abandoned" fixes it (issue 26). */
 static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     hpsgd *st = ud;

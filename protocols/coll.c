@@ -166,13 +166,13 @@ bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
 
 void coll_ring_stats(const coll_ring *r, coll_stats *out)
 {
-    *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts };
+    *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts, .abandoned = r->abandoned };
 }
 
 uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
 {
     return (uint64_t)cap * (sizeof(coll_ring_pos) + 3 * sizeof(uint32_t)) +
-           (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
+           (uint64_t)workers * (sizeof(uint32_t) + sizeof(uint8_t));
 }
 
 /* The sequence number of a ring message: generation and round. */
@@ -199,7 +199,7 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint32_t p = r->pos[w];
     coll_ring_pos *a = &r->m[p];
-    if (!r->joined[w] || a->busy || a->sent >= steps(r) || a->recv < a->sent)
+    if (r->joined[w] != RING_JOINED || a->busy || a->sent >= steps(r) || a->recv < a->sent)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
     msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
@@ -214,14 +214,14 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     coll_ring_pos *a = &r->m[r->pos[w]];
-    if (!r->joined[w] || a->busy || a->sent < steps(r) || a->recv < steps(r))
+    if (r->joined[w] != RING_JOINED || a->busy || a->sent < steps(r) || a->recv < steps(r))
         return SIM_OK;
     uint32_t round = a->round;
     a->round++;
     a->recv = a->early;
     a->early = 0;
     a->sent = 0;
-    r->joined[w] = false;
+    r->joined[w] = RING_OUT;
     r->finished++;
     coll_info info = {
         .channel = r->channel, .round = round, .failed = r->failed, .nfailed = r->nfailed
@@ -272,10 +272,15 @@ void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n)
     r->nround_bytes = n;
 }
 
+void coll_ring_on_failure(coll_ring *r, int mode)
+{
+    r->on_failure = mode;
+}
+
 void coll_ring_unjoin_all(coll_ring *r)
 {
     for (uint32_t w = 0; w < r->workers; w++)
-        r->joined[w] = false;
+        r->joined[w] = RING_OUT;
 }
 
 int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
@@ -303,7 +308,7 @@ int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *er
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
                      uint64_t bytes, sim_err *err)
 {
-    r->joined[w] = false;
+    r->joined[w] = RING_OUT;
     r->restarts++;
     r->nfailed = 0;
     if (members == NULL) {
@@ -317,14 +322,37 @@ int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (w >= r->workers || r->pos[w] == COLL_NONE)
         return SIM_OK;
-    uint32_t n = 0;
+    uint32_t n = 0, top = 0;
     for (uint32_t i = 0; i < r->n; i++)
-        if (r->order[i] != w && !sim_ctx_down(ctx, r->order[i]))
-            r->scratch[n++] = r->order[i];
-    r->joined[w] = false;
+        top = r->m[i].round > top ? r->m[i].round : top; /* rounds some member completed */
+    bool abandoned = false;
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint32_t v = r->order[i];
+        if (v == w || sim_ctx_down(ctx, v))
+            continue;
+        r->scratch[n++] = v;
+        if (r->on_failure == COLL_RING_END && r->joined[v] == RING_JOINED) {
+            r->joined[v] = r->m[i].round < top ? RING_ENDED_COMPLETED : RING_ENDED_ABANDONED;
+            abandoned |= r->joined[v] == RING_ENDED_ABANDONED;
+        }
+    }
+    r->joined[w] = RING_OUT;
     r->restarts++;
+    r->abandoned += abandoned;
     r->failed[r->nfailed++] = w;
-    return restart(r, ctx, r->scratch, n, r->bytes, err);
+    int rc = restart(r, ctx, r->scratch, n, r->bytes, err);
+    for (uint32_t i = 0; i < r->n && rc == SIM_OK; i++) {
+        uint32_t v = r->order[i];
+        if (r->joined[v] != RING_ENDED_COMPLETED && r->joined[v] != RING_ENDED_ABANDONED)
+            continue;
+        coll_info info = { .channel = r->channel,
+                           .failed = r->failed,
+                           .nfailed = r->nfailed,
+                           .ended = r->joined[v] - RING_JOINED };
+        r->joined[v] = RING_OUT;
+        rc = r->done(r->ud, ctx, v, &info, err);
+    }
+    return rc;
 }
 
 static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -339,19 +367,19 @@ int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t by
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    r->joined[w] = true;
+    r->joined[w] = RING_JOINED;
     return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
 }
 
 void coll_ring_leave(coll_ring *r, uint32_t w)
 {
-    r->joined[w] = false;
+    r->joined[w] = RING_OUT;
 }
 
 int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
 {
     for (uint32_t i = 0; i < r->n; i++)
-        r->joined[r->order[i]] = false;
+        r->joined[r->order[i]] = RING_OUT;
     return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
 }
 

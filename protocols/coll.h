@@ -23,7 +23,10 @@
  * _worker_down); an instance that has the worker as a member carries on without it, nobody
  * waits for it again, and it is listed in coll_info.failed of the completions that follow:
  *   ring       restarts at once over its other members that are up, in ring order (a new
- *              generation, counted in restarts); listed until the owner's next reset or change
+ *              generation, counted in restarts); listed until the owner's next reset or change.
+ *              The round in flight of the members that had joined it starts again in the new
+ *              generation, or, for an owner that chose COLL_RING_END, ends for them: each is
+ *              told how it ended (coll_info.ended: completed by some member, or abandoned)
  *   butterfly  its parts are dropped or kept as the timeouts' rules say, at once; listed for
  *              the round
  *   barrier    counts as arrived in every round; if it coordinated, the barrier starts again
@@ -66,7 +69,16 @@ typedef struct coll_info {
     uint32_t nfailed;
     double lr; /* sim_ctx_rates' lr read once when the round started (butterfly, barrier; a ring's
                 * owner reads coll_mean's) */
+    int ended; /* ring with COLL_RING_END: 0 when the member completed the round itself; else a
+                * failure ended it (COLL_ENDED_*, round is then 0) */
 } coll_info;
+
+/* How a failure ended a ring round for a member that had joined it (coll_info.ended). */
+enum {
+    COLL_ENDED_COMPLETED = 1, /* some member (the failed one too) had completed it: its result
+                               * is known (coll_mean_last, when the owner's means are per round) */
+    COLL_ENDED_ABANDONED = 2  /* no member had completed it */
+};
 
 /* Called when member w is done with a round; `info` is valid for the call only. */
 typedef int (*coll_done_fn)(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info,
@@ -86,11 +98,12 @@ typedef struct coll_barrier coll_barrier;
 /* An instance's counters, for its owner's report (each instance fills what it counts, the rest
  * is 0). */
 typedef struct coll_stats {
-    uint64_t stale;    /* messages of past generations, rounds or starts ignored */
-    uint64_t restarts; /* ring: membership changes (coll_ring_change) */
-    uint64_t dropped;  /* butterfly: contributions dropped by sender timeouts or failures */
-    uint64_t kept;     /* butterfly: parts kept by reducer timeouts or failures */
-    uint64_t grown;    /* butterfly: rounds that found its room too small */
+    uint64_t stale;     /* messages of past generations, rounds or starts ignored */
+    uint64_t restarts;  /* ring: membership changes (coll_ring_change) */
+    uint64_t abandoned; /* ring with COLL_RING_END: failures that abandoned some member's round */
+    uint64_t dropped;   /* butterfly: contributions dropped by sender timeouts or failures */
+    uint64_t kept;      /* butterfly: parts kept by reducer timeouts or failures */
+    uint64_t grown;     /* butterfly: rounds that found its room too small */
 } coll_stats;
 
 /* ---- The hub: channels and routing ---- */
@@ -166,6 +179,21 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
  * starts: a member's chunks are sized by its current round. */
 void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n);
 
+/* What a member's failure does to the round of the members that had joined it and not completed
+ * it (coll_ring_on_failure). */
+enum {
+    COLL_RING_RETRY = 0, /* they stay joined and start it again in the new generation (default) */
+    COLL_RING_END = 1    /* it ends for them: once the ring has restarted (they take no part in its
+                          * new generation until they join again), `done` is called for each, in
+                          * the new ring order, with coll_info.ended set: COLL_ENDED_COMPLETED if
+                          * some member had completed that round, else COLL_ENDED_ABANDONED
+                          * (counted once per failure in coll_stats.abandoned). The owner must not
+                          * reset or change the ring from those calls. */
+};
+
+/* Sets what a failure does to the round in flight (COLL_RING_RETRY or COLL_RING_END). */
+void coll_ring_on_failure(coll_ring *r, int mode);
+
 /* Every worker forgets that it joined (members send nothing until they join again): for an
  * owner that restarts its members' rounds in its own order after coll_ring_reset, or after a
  * failure's restart (called before coll_hub_worker_down, so that the restart sends nothing;
@@ -182,7 +210,8 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
                      uint64_t bytes, sim_err *err);
 
 /* Worker w failed (the failure policy): if a member, it leaves, the change is counted, w is
- * listed as failed and the ring restarts over its other members that are up, in ring order. */
+ * listed as failed and the ring restarts over its other members that are up, in ring order
+ * (with COLL_RING_END, then tells those whose round it ended). */
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* coll_ring_change over the workers that are up. */

@@ -29,6 +29,14 @@ struct coll_hub {
     coll_slot *slot;     /* (cap + 1) by channel */
 };
 
+/* coll_ring.joined[w]. */
+enum {
+    RING_OUT = 0,
+    RING_JOINED = 1,
+    RING_ENDED_COMPLETED = 2, /* RING_ENDED_COMPLETED - 1 is COLL_ENDED_COMPLETED */
+    RING_ENDED_ABANDONED = 3
+};
+
 typedef struct coll_ring_pos {
     uint32_t round; /* rounds completed in this generation */
     uint32_t sent;  /* steps of the current round sent */
@@ -43,7 +51,8 @@ struct coll_ring {
     coll_ring_pos *m;  /* (cap) by ring position */
     uint32_t *order;   /* (cap) members in ring order; the first n are valid */
     uint32_t *pos;     /* (workers) ring position of each worker, COLL_NONE if not a member */
-    bool *joined;      /* (workers) ready for its current round (kept across resets) */
+    uint8_t *joined;   /* (workers) RING_JOINED: ready for its current round (kept across
+                        * resets); RING_ENDED_*: its round ended by a failure, to be told */
     uint32_t *scratch; /* (cap) member lists built by coll_ring_reset_live and failures */
     uint32_t *failed;  /* (cap) members failed since the owner's last reset or change */
     uint32_t nfailed;
@@ -54,9 +63,11 @@ struct coll_ring {
     const uint64_t *round_bytes; /* (nround_bytes) or NULL: round k moves round_bytes[k mod
                                   * nround_bytes] bytes (coll_ring_set_round_bytes) */
     uint32_t nround_bytes;
-    uint64_t stale;    /* messages of past generations ignored */
-    uint64_t restarts; /* membership changes (coll_ring_change, failures) */
-    uint64_t finished; /* member-rounds completed in this generation */
+    uint64_t stale;     /* messages of past generations ignored */
+    uint64_t restarts;  /* membership changes (coll_ring_change, failures) */
+    uint64_t finished;  /* member-rounds completed in this generation */
+    uint64_t abandoned; /* failures that abandoned a round (COLL_RING_END) */
+    int on_failure;     /* COLL_RING_RETRY or COLL_RING_END */
     coll_done_fn done;
     void *ud;
 };

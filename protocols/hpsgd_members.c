@@ -5,10 +5,11 @@
  * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
  * barrier restarts over the survivors, and releases it had sent but that had not landed are
  * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
- * survivors). Its G, and its share of a reduction no member has completed, are lost. A
- * reduction that some member had already completed counts as completed for every survivor at
- * once (its mean, computed then, includes the failed worker's share: a shortcut of the steps
- * the others had left); one that nobody had completed is abandoned: each survivor puts its A
+ * survivors, ending the round in flight for them, COLL_RING_END: hpsgd.c's on_ring_done
+ * takes it as completed or abandoned). Its G, and its share of a reduction no member has completed,
+ * are lost. A reduction that some member had already completed counts as completed for every
+ * survivor at once (its mean, computed then, includes the failed worker's share: a shortcut of the
+ * steps the others had left); one that nobody had completed is abandoned: each survivor puts its A
  * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
  * twice. A recovered worker waits to be admitted
  * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
@@ -114,11 +115,11 @@ static int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
     return w == REJOIN_NONE ? SIM_OK : start_alone(st, ctx, w, err);
 }
 
-/* Worker w failed: see the header for what happens to the reductions in flight (nothing when
- * it was waiting to be admitted). */
+/* Worker w failed: see the header for what happens to the reductions in flight (the ring ends
+ * them, on_ring_done takes each survivor's back or as done; nothing when w was waiting to be
+ * admitted). */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    bool abandoned = false;
     bool out = hw(ctx, w)->phase == PH_OUT;
     rejoin_worker_down(st->rj, w);
     if (out)
@@ -126,32 +127,7 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     hw(ctx, w)->phase = PH_OUT;
     hw(ctx, w)->waiting = false;
     hw(ctx, w)->inflight = false;
-    for (uint32_t v = 0; v < st->n; v++) {
-        if (!active(ctx, v) || !hw(ctx, v)->inflight || hw(ctx, v)->ring_done)
-            continue;
-        coll_ring_leave(st->ring, v);
-        if (st->cached != 0 && st->cached == hw(ctx, v)->launches) {
-            hw(ctx, v)->ring_done = true; /* a member completed it: its mean is known */
-        } else {
-            sim_tensor_axpy(row(st->acc, st, v), 1.0f, row(st->red, st, v), st->P);
-            if (hw(ctx, v)->fly_steps > 0 &&
-                (hw(ctx, v)->win_steps == 0 || hw(ctx, v)->fly_base < hw(ctx, v)->win_base))
-                hw(ctx, v)->win_base = hw(ctx, v)->fly_base;
-            hw(ctx, v)->win_steps += hw(ctx, v)->fly_steps;
-            hw(ctx, v)->inflight = false;
-            abandoned = true;
-        }
-        if (hw(ctx, v)->waiting)
-            hw(ctx, v)->arrived_done = true;
-    }
-    st->abandoned += abandoned;
-    int rc = coll_ring_worker_down(st->ring, ctx, w, err); /* over the other active workers */
-    /* Flushes waiting for a reduction now completed or abandoned go on. */
-    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
-        if (active(ctx, v))
-            rc = st->run->flush_go_on(st, ctx, v, err);
-    if (rc == SIM_OK)
-        rc = coll_hub_worker_down(st->hub, ctx, w, err);
+    int rc = coll_hub_worker_down(st->hub, ctx, w, err); /* the ring's first (channel 1) */
     return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
 }
 

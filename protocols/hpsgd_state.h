@@ -69,6 +69,7 @@ typedef struct hpsgd {
     uint64_t merged_steps;   /* gradients in those merges */
     uint64_t stale_sum;      /* staleness of those merges, in merges */
     uint64_t flushes, dropped, abandoned;
+    uint32_t abandoned_gen; /* the ring generation of the last failure that abandoned */
 } hpsgd;
 
 /* A worker's state (proto_ops.worker_size, sim_ctx_worker). */
@@ -118,9 +119,6 @@ struct hps_run_calls {
     uint32_t (*active_list)(hpsgd *st, const sim_ctx *ctx);
     /* A new ring generation over the active workers (none of them joined to a round). */
     int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
-    /* A flush of w waiting for a reduction goes on if that reduction is over (completed or
-     * abandoned); nothing otherwise. */
-    int (*flush_go_on)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 };
 
 /* ---- hpsgd_members.c ---- */

@@ -42,13 +42,14 @@ typedef struct tgroup {
 typedef struct plan {
     uint32_t ngroups;
     tgroup g[MAXG];
-    bool compute_first; /* members join when their first computation ends (else at start) */
-    bool notify_down;   /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
-    bool repeat;        /* a member computes again when done, then joins the next round */
-    bool restart_on_up; /* a recovered worker: its barrier restarts over its members that are up
-                           (coll_barrier_restart with `arrived`), then it computes unless arrived */
-    bool admit_on_up;   /* a recovered worker is admitted to its barrier (coll_barrier_admit) and
-                           computes */
+    bool compute_first;  /* members join when their first computation ends (else at start) */
+    bool notify_down;    /* SIM_EV_WORKER_DOWN goes to coll_hub_worker_down */
+    bool end_on_failure; /* rings: coll_ring_on_failure(COLL_RING_END) */
+    bool repeat;         /* a member computes again when done, then joins the next round */
+    bool restart_on_up;  /* a recovered worker: its barrier restarts over its members that are up
+                            (coll_barrier_restart with `arrived`), then it computes unless arrived */
+    bool admit_on_up;    /* a recovered worker is admitted to its barrier (coll_barrier_admit) and
+                            computes */
     bool arrived[MAXW];
     bool leave[MAXW]; /* a butterfly member that leaves (coll_bfly_leave) instead of joining */
     sim_time sender_timeout, reducer_timeout;
@@ -65,6 +66,8 @@ typedef struct plan {
     float out[MAXW][MAXP];
     uint32_t nfailed[MAXW];
     uint32_t failed[MAXW][MAXW];
+    int ended[MAXW];          /* coll_info.ended of the last completion */
+    uint64_t abandoned[MAXG]; /* rings: coll_stats.abandoned at fini */
 } plan;
 
 static plan *P;
@@ -111,6 +114,7 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
     if (np > 0)
         memcpy(P->out[w], sim_ctx_params(ctx, w), (np < MAXP ? np : MAXP) * sizeof(float));
     P->nfailed[w] = info->nfailed;
+    P->ended[w] = info->ended;
     for (uint32_t i = 0; i < info->nfailed && i < MAXW; i++)
         P->failed[w][i] = info->failed[i];
     sim_ctx_count(ctx, w, 1);
@@ -148,6 +152,8 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
         if (gr->kind == T_RING) {
             st->ring[g] = coll_ring_create(st->hub, nw, gr->n, t_done, st, err);
             rc = st->ring[g] != NULL ? SIM_OK : err->code;
+            if (rc == SIM_OK && P->end_on_failure)
+                coll_ring_on_failure(st->ring[g], COLL_RING_END);
             if (rc == SIM_OK)
                 rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n,
                                      sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
@@ -227,6 +233,11 @@ static void t_fini(void *state)
 {
     tproto *st = state;
     for (uint32_t g = 0; g < MAXG; g++) {
+        if (st->ring[g] != NULL) {
+            coll_stats r;
+            coll_ring_stats(st->ring[g], &r);
+            P->abandoned[g] = r.abandoned;
+        }
         coll_ring_destroy(st->ring[g]);
         coll_bfly_destroy(st->bfly[g]);
         coll_barrier_destroy(st->barrier[g]);
@@ -347,6 +358,81 @@ START_TEST(ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it)
             ck_assert_uint_eq(p->nfailed[w], 1);
             ck_assert_uint_eq(p->failed[w][0], 2);
         }
+    free(p);
+}
+END_TEST
+
+START_TEST(ring_that_ends_rounds_on_a_failure_tells_the_survivors_it_was_abandoned)
+{
+    /* Ring {0, 1, 2, 3} with COLL_RING_END; everyone joins at 10 ms, worker 2 fails at 15 ms,
+     * before any member has completed the round (6 steps of 7.5 MB): each survivor is told at
+     * once that its round was abandoned (and that 2 failed), and the ring does not start it
+     * again (nobody has joined its new generation). Counted once. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->end_on_failure = true;
+    add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.015}]",
+        "stop.iterations=3"
+    };
+    run(timing_json, sets, 2);
+    ck_assert_uint_eq(p->ndone[2], 0);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2) {
+            ck_assert_uint_eq(p->ndone[w], 1);
+            ck_assert_int_eq(p->done_ns[w], 15000000);
+            ck_assert_int_eq(p->ended[w], COLL_ENDED_ABANDONED);
+            ck_assert_uint_eq(p->nfailed[w], 1);
+            ck_assert_uint_eq(p->failed[w][0], 2);
+        }
+    ck_assert_uint_eq(p->abandoned[0], 1);
+    free(p);
+}
+END_TEST
+
+START_TEST(ring_that_ends_rounds_on_a_failure_tells_the_survivors_a_member_completed_it)
+{
+    /* Ring {0, 1, 2, 3} with COLL_RING_END, worker 1's NIC 2 ms slower: worker 3 completes the
+     * round first (FIRST), the others later; worker 3 fails just after: the others' round ends
+     * at once as completed (a member had completed it), and nothing is counted as abandoned.
+     * Without the failure the others complete it later, by themselves. */
+    plan *p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->end_on_failure = true;
+    add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *net = "network.overrides=[{\"workers\": [1], \"latency_us\": 2050}]";
+    const char *sets0[] = { net, "stop.iterations=3" };
+    run(timing_json, sets0, 2);
+    sim_time first = p->done_ns[3], last = 0;
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_int_eq(p->ended[w], 0);
+        ck_assert_int_gt(p->done_ns[w], first);
+        last = p->done_ns[w] > last ? p->done_ns[w] : last;
+    }
+    char fail[160];
+    snprintf(fail, sizeof(fail),
+             "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": %.9f}]",
+             (double)(first + 1000) / 1e9);
+    free(p);
+    p = new_plan();
+    p->compute_first = true;
+    p->notify_down = true;
+    p->end_on_failure = true;
+    add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    const char *sets[] = { net, fail, "stop.iterations=3" };
+    run(timing_json, sets, 3);
+    ck_assert_uint_eq(p->ndone[3], 1);
+    ck_assert_int_eq(p->ended[3], 0);
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], first + 1000);
+        ck_assert_int_lt(p->done_ns[w], last);
+        ck_assert_int_eq(p->ended[w], COLL_ENDED_COMPLETED);
+    }
+    ck_assert_uint_eq(p->abandoned[0], 0);
     free(p);
 }
 END_TEST
@@ -925,6 +1011,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, ring_over_a_subset_matches_the_alpha_beta_formula);
     tcase_add_test(tc, two_disjoint_rings_take_the_time_of_one);
     tcase_add_test(tc, ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it);
+    tcase_add_test(tc, ring_that_ends_rounds_on_a_failure_tells_the_survivors_it_was_abandoned);
+    tcase_add_test(tc,
+                   ring_that_ends_rounds_on_a_failure_tells_the_survivors_a_member_completed_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("butterfly");
     tcase_add_test(tc, butterfly_of_four_takes_two_hops);

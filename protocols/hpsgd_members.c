@@ -6,20 +6,19 @@
  * barrier restarts over the survivors, and releases it had sent but that had not landed are
  * given at the restart, a shortcut of one barrier latency) and the ring (restarted over the
  * survivors, ending the round in flight for them, COLL_RING_END: hpsgd.c's on_ring_done
- * takes it as completed or abandoned). Its G, and its share of a reduction no member has completed,
- * are lost. A reduction that some member had already completed counts as completed for every
- * survivor at once (its mean, computed then, includes the failed worker's share: a shortcut of the
- * steps the others had left); one that nobody had completed is abandoned: each survivor puts its A
- * back into G, to be sent at the next launch, so no survivor's gradient is lost or applied
- * twice. A recovered worker waits to be admitted
- * at the next round that merges and launches (not an epoch's last): the ring is idle then, so
- * it restarts with the newcomer, which joins the round just launched with a zero accumulation
- * (that round's merge is rescaled to the mean over its contributors) and is sent the new global
- * model (a full-model message from the coordinator) before it computes; the kit's barrier
- * admits it (coll_barrier_admit), holding its arrival until every member has been released
- * from the admitting round, when the barrier restarts with it. A recovered worker that finds
- * nobody active (or whose last active peer fails before admitting it) starts over alone, its
- * iteration count set to the barrier's next round.
+ * takes it as completed or abandoned). Its G, and its share of a reduction no member has
+ * completed, are lost. A reduction that some member had already completed counts as completed
+ * for every survivor at once (its mean, computed then, includes the failed worker's share: a
+ * shortcut of the steps the others had left); one that nobody had completed is abandoned: each
+ * survivor puts its A back into G, to be sent at the next launch, so no survivor's gradient is
+ * lost or applied twice. A recovered worker waits to be admitted at the next round that merges
+ * and launches (not an epoch's last): the ring is idle then, so it restarts with the newcomer,
+ * which joins the round just launched with a zero accumulation (that round's merge is rescaled to
+ * the mean over its contributors) and is sent the new global model (a full-model message from the
+ * coordinator) before it computes; the kit's barrier admits it (coll_barrier_admit), holding its
+ * arrival until every member has been released from the admitting round, when the barrier restarts
+ * with it. A recovered worker that finds nobody active (or whose last active peer fails before
+ * admitting it) starts over alone, its iteration count set to the barrier's next round.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,23 +55,25 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         rejoin_settle(st->rj, w, true);
         rc = coll_barrier_admit(st->barrier, w, err); /* a member once the admitting round ends */
         zeros++;
-        hw(ctx, w)->init = true;
-        hw(ctx, w)->inflight = true;
-        hw(ctx, w)->ring_done = false;
-        hw(ctx, w)->waiting = false;
-        hw(ctx, w)->launches = hw(ctx, coord)->launches;
-        hw(ctx, w)->wm = hw(ctx, coord)->wm;
-        hw(ctx, w)->settled = hw(ctx, coord)->settled;
-        hw(ctx, w)->win_steps = hw(ctx, w)->fly_steps = 0;
-        hw(ctx, w)->fly_base = hw(ctx, w)->wm; /* its zero block: a merge of staleness 0 */
-        hw(ctx, w)->arrived_done = true;       /* holds back no round decided before it arrives */
+        hps_worker *x = hw(ctx, w);
+        const hps_worker *c = hw(ctx, coord);
+        x->init = true;
+        x->inflight = true;
+        x->ring_done = false;
+        x->waiting = false;
+        x->launches = c->launches;
+        x->wm = c->wm;
+        x->settled = c->settled;
+        x->win_steps = x->fly_steps = 0;
+        x->fly_base = x->wm;    /* its zero block: a merge of staleness 0 */
+        x->arrived_done = true; /* holds back no round decided before it arrives */
         sim_tensor_zero(row(st->acc, st, w), st->P);
         sim_tensor_zero(row(st->red, st, w), st->P);
         if (st->momentum > 0)
             sim_tensor_zero(row(st->vel, st, w), st->P);
         if (rc == SIM_OK)
             rc = coll_ring_join(st->ring, ctx, w, err);
-        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = hw(ctx, w)->settled };
+        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = x->settled };
         if (rc == SIM_OK)
             rc = rejoin_send(st->rj, ctx, coord, w, h, err);
     }
@@ -85,24 +86,25 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 /* Worker w (up, pending) starts over alone: nobody else is active. */
 static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    hps_worker *x = hw(ctx, w);
     rejoin_settle(st->rj, w, true);
-    hw(ctx, w)->phase = PH_RUN;
-    hw(ctx, w)->init = true;
-    hw(ctx, w)->inflight = false;
-    hw(ctx, w)->waiting = false;
-    hw(ctx, w)->win_steps = 0;
+    x->phase = PH_RUN;
+    x->init = true;
+    x->inflight = false;
+    x->waiting = false;
+    x->win_steps = 0;
     sim_tensor_zero(row(st->acc, st, w), st->P);
     if (st->momentum > 0)
         sim_tensor_zero(row(st->vel, st, w), st->P);
     coll_ring_leave(st->ring, w);
     /* Its iterations are counted in the barrier's rounds (the round it waits in is
      * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    hw(ctx, w)->settled = st->decided;
+    x->settled = st->decided;
     int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
-    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
+    x->start_wm = x->wm;
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, x->settled, err);
 }
 
 /* The last active worker failed while recovered ones wait to be admitted (no round will admit

@@ -205,9 +205,7 @@ int rejoin_on_ask(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: worker %u got an unexpected request from %u (tag %llu)",
                            rj->ops->name, p, w, (unsigned long long)msg_read(ev).seq);
-    if (rj->ops->mode == REJOIN_AHEAD)
-        return rejoin_send(rj, ctx, p, w, h, err);
-    return msg_post(ctx, p, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, msg_params(p), err);
+    return rejoin_send(rj, ctx, p, w, h, err); /* (REJOIN_EACH reads no source) */
 }
 
 int rejoin_on_answer(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err)

@@ -212,32 +212,24 @@ static int hps_flush_go_on(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-/* The ring's round is over for w, then a flush waiting for it goes on. Completed by w: its
- * mean is cached. Ended by a member's failure (COLL_RING_END): completed if the cached mean is
- * that of w's launch (a member completed it), else abandoned: A goes back into G, with its
- * window's bookkeeping, to be sent at the next launch (counted once per failure); either way
- * it holds back no barrier round w is waiting in. The ring's own verdict (coll_info.ended) is
- * not used yet, to keep results identical: launches[] can differ between members after an
- * abandonment (one that relaunched before a second failure counts one more), so a survivor
- * still in a round nobody completed can match the cached launch of an earlier round; its A is
- * then lost and that earlier mean merged again. Taking info->ended == COLL_ENDED_ABANDONED as
- * "abandoned" fixes it (issue 26). */
+/* The ring's round is over for w, then a flush waiting for it goes on. Completed by w (its mean
+ * computed, once per round), or ended by a member's failure (COLL_RING_END) after some member
+ * had completed it: done. Ended with nobody having completed it (the ring's verdict,
+ * coll_info.ended; counted once per failure in its coll_stats.abandoned): abandoned, A goes
+ * back into G, with its window's bookkeeping, to be sent at the next launch. Either way an
+ * ended round holds back no barrier round w is waiting in. */
 static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     hpsgd *st = ud;
     hps_worker *x = hw(ctx, w);
-    if (info->ended == 0) {
+    if (info->ended == 0)
         coll_mean_of(st->mean, st->ring, ctx, info->round, accumulation, st);
-        st->cached = x->launches;
-    }
-    if (info->ended != 0 && (st->cached == 0 || st->cached != x->launches)) {
+    if (info->ended == COLL_ENDED_ABANDONED) {
         sim_tensor_axpy(row(st->acc, st, w), 1.0f, row(st->red, st, w), st->P);
         if (x->fly_steps > 0 && (x->win_steps == 0 || x->fly_base < x->win_base))
             x->win_base = x->fly_base;
         x->win_steps += x->fly_steps;
         x->inflight = false;
-        st->abandoned += st->abandoned_gen != coll_ring_generation(st->ring);
-        st->abandoned_gen = coll_ring_generation(st->ring);
     } else {
         x->ring_done = true;
     }

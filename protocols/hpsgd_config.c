@@ -63,11 +63,11 @@ void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "mean_staleness_merges", (double)st->stale_sum / ev);
     sim_report_add(out, "epoch_flushes", (double)st->flushes);
     sim_report_add(out, "dropped_accumulations", (double)st->dropped);
-    sim_report_add(out, "abandoned_reductions", (double)st->abandoned);
-    sim_report_add(out, "admitted", (double)rejoin_admitted(st->rj));
     coll_stats r, b;
     coll_ring_stats(st->ring, &r);
     coll_barrier_stats(st->barrier, &b);
+    sim_report_add(out, "abandoned_reductions", (double)r.abandoned);
+    sim_report_add(out, "admitted", (double)rejoin_admitted(st->rj));
     sim_report_add(out, "ring_restarts", (double)r.restarts);
     sim_report_add(out, "stale_messages", (double)(r.stale + b.stale));
 }

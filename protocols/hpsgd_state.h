@@ -56,7 +56,6 @@ typedef struct hpsgd {
     bool admitting;          /* the last decided round admits the pending workers */
     uint64_t zero_launch;    /* launches of the round the admitted joined with zero blocks */
     double zero_scale;       /* members / contributors of that round */
-    uint64_t cached;         /* launches[] of the round whose mean is cached (0: none) */
     uint64_t decided;        /* barrier rounds decided */
     bool reduced;            /* the last decided round: every reduction in flight had finished */
     bool epoch_end;          /* the last decided round ends an epoch */
@@ -68,8 +67,7 @@ typedef struct hpsgd {
     uint64_t merge_events;   /* merges over workers */
     uint64_t merged_steps;   /* gradients in those merges */
     uint64_t stale_sum;      /* staleness of those merges, in merges */
-    uint64_t flushes, dropped, abandoned;
-    uint32_t abandoned_gen; /* the ring generation of the last failure that abandoned */
+    uint64_t flushes, dropped;
 } hpsgd;
 
 /* A worker's state (proto_ops.worker_size, sim_ctx_worker). */

@@ -28,6 +28,7 @@ extern const proto_ops proto_hpsgd;
 
 static const char real_json[] = "tests/scenarios/hpsgd/real.json";
 static const char timing_json[] = "tests/scenarios/hpsgd/timing.json";
+static const char survivors_json[] = "tests/scenarios/hpsgd/survivors.json";
 
 /* Float unit roundoff. */
 static const double U = 0x1p-24;
@@ -473,6 +474,81 @@ START_TEST(an_admitted_worker_holds_back_no_round_before_it_arrives)
 }
 END_TEST
 
+/* The watch of merges: for each worker, the event of its last launch (a change of its
+ * launches count) and, at each merge (a change of its merge count), that the mean it applies
+ * was computed (the mean's floats changed) after the launch of the accumulation it merges. */
+enum {
+    WATCH_W = 8
+};
+
+typedef struct merge_watch {
+    uint64_t event;             /* events handled */
+    uint64_t launches[WATCH_W]; /* each worker's launches count after the last event */
+    uint64_t launched[WATCH_W]; /* the event of its last launch */
+    uint64_t wm[WATCH_W];       /* its merges */
+    float mean[MAX_P];          /* the mean after the last event */
+    uint64_t mean_event;        /* the event that last changed it */
+    uint64_t merges, stale;     /* merges seen; those applying a mean older than their launch */
+} merge_watch;
+
+static merge_watch *merges_watched;
+
+static int watch_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    merge_watch *m = merges_watched;
+    const hpsgd *st = state;
+    int rc = proto_hpsgd.on_event(state, ctx, ev, err);
+    m->event++;
+    const float *mean = coll_mean_last(st->mean);
+    if (memcmp(mean, m->mean, st->P * sizeof(float)) != 0) {
+        memcpy(m->mean, mean, st->P * sizeof(float));
+        m->mean_event = m->event;
+    }
+    for (uint32_t w = 0; w < st->n; w++) {
+        const hps_worker *x = sim_ctx_worker(ctx, w);
+        if (x->wm == m->wm[w] + 1) {
+            m->merges++;
+            m->stale += m->mean_event <= m->launched[w];
+        }
+        m->wm[w] = x->wm;
+        if (x->launches != m->launches[w]) {
+            m->launches[w] = x->launches;
+            m->launched[w] = m->event;
+        }
+    }
+    return rc;
+}
+
+START_TEST(after_repeated_failures_every_merge_applies_the_mean_of_its_own_launch)
+{
+    /* Five workers, jitter, slow all-reduces and failures close together (a hand-made variant):
+     * after one abandonment a worker that relaunched before a second failure counts one more
+     * launch than the others. When that failure ends a round nobody had completed, each
+     * survivor must take its accumulation back (the ring's verdict), not merge the mean of an
+     * earlier round whose launch count matches its own (its accumulation lost, that mean
+     * applied twice): every merge applies a mean computed after its accumulation's launch. */
+    sim_scenario *sc = harness_load_file(survivors_json, NULL, 0);
+    ck_assert_uint_le(sc->workers, WATCH_W);
+    proto_ops ops = proto_hpsgd;
+    ops.on_event = watch_on_event;
+    static merge_watch m;
+    memset(&m, 0, sizeof(m));
+    merges_watched = &m;
+    char *dir = harness_tmpdir("hpsgd");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    ck_assert_double_ge(harness_summary_number(dir, "abandoned_reductions"), 1);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    merges_watched = NULL;
+    ck_assert_uint_gt(m.merges, 10);
+    ck_assert_uint_eq(m.stale, 0);
+}
+END_TEST
+
 /* Iterations of each worker in the run directory `dir`'s workers.csv. */
 static void iterations_of(const char *dir, uint32_t n, uint64_t *out)
 {
@@ -708,6 +784,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_recovered_worker_is_admitted_with_the_global_model);
     tcase_add_test(tc, an_admitted_workers_zero_block_merge_adds_no_staleness);
     tcase_add_test(tc, an_admitted_worker_holds_back_no_round_before_it_arrives);
+    tcase_add_test(tc, after_repeated_failures_every_merge_applies_the_mean_of_its_own_launch);
     tcase_add_test(tc, recoveries_after_everybody_failed_resume_training);
     tcase_add_test(tc, the_same_scenario_and_seed_give_byte_identical_outputs);
     tcase_add_test(tc, bad_flush_is_rejected_with_its_path);

@@ -150,8 +150,7 @@ static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             last = false;
     if (last)
         sim_ctx_round_end(ctx);
-    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
-    return sim_ctx_compute(ctx, w, k, err);
+    return compute_next(ctx, w, err);
 }
 
 /* The flush's second half: the all-reduce of G (its first half dealt with the one in flight). */
@@ -312,8 +311,8 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 static const struct hps_run_calls run_calls = {
-    .active_list = hps_active_list,
     .ring_reset_active = hps_ring_reset_active,
+    .launch = launch,
 };
 
 static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -345,11 +344,12 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     if (rc == SIM_OK && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
         rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
-        hps_worker *x = hw(ctx, w);
-        x->init = true;
+        fresh(st, ctx, w);
         if (sim_ctx_down(ctx, w))
-            x->phase = PH_OUT;
+            hw(ctx, w)->phase = PH_OUT;
     }
+    if (rc == SIM_OK)
+        rejoin_owner(st->rj, &hps_rejoin, st);
     st->zero_launch = UINT64_MAX;
     if (rc == SIM_OK)
         rc = hps_ring_reset_active(st, ctx, err);
@@ -377,8 +377,8 @@ static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
     case SIM_EV_WORKER_DOWN:
         return hps_on_down(st, ctx, w, err);
-    case SIM_EV_WORKER_UP:
-        return hps_on_up(st, ctx, w, err);
+    case SIM_EV_WORKER_UP: /* it waits to be admitted, or starts over alone if nobody is active */
+        return rejoin_up(st->rj, ctx, w, err);
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "hpsgd: unexpected event kind %u", ev->kind);
     }

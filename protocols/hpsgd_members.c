@@ -1,6 +1,7 @@
 /* HPSGD's failures and admissions (hpsgd.c has the rest; both include the internal
  * protocols/hpsgd_state.h). The ring and the barrier follow the kit's failure policy
- * (protocols/coll.h); recovered workers wait in the kit's rejoin service (protocols/rejoin.h).
+ * (protocols/coll.h); recovered workers wait in the kit's rejoin service (protocols/rejoin.h),
+ * which admits them (rejoin_admit) and starts one over alone when nobody is active.
  *
  * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the
  * barrier restarts over the survivors, and releases it had sent but that had not landed are
@@ -24,17 +25,16 @@
 #include <stdint.h>
 
 #include "protocols/hpsgd_state.h"
-#include "sim/tensor.h"
 
 /* Admission waits for a round that merges and launches (so the ring is idle and the model the
  * coordinator holds after its update is the new global model) and does not end an epoch. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
-    if (!rejoin_any_pending(st->rj, ctx) || !st->reduced || st->epoch_end ||
-        !hw(ctx, coord)->inflight || hw(ctx, coord)->init)
+    uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
+    if (w == REJOIN_NONE || !st->reduced || st->epoch_end || !hw(ctx, coord)->inflight ||
+        hw(ctx, coord)->init)
         return SIM_OK;
-    for (uint32_t w = rejoin_next_pending(st->rj, ctx, 0); w != REJOIN_NONE;
-         w = rejoin_next_pending(st->rj, ctx, w + 1)) {
+    for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1)) {
         hw(ctx, w)->phase = PH_FETCH;
         coll_ring_leave(st->ring, w);
     }
@@ -42,95 +42,79 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     return st->run->ring_reset_active(st, ctx, err);
 }
 
-/* After the coordinator's update in an admitting round: each pending worker joins the round
- * just launched with a zero block and is sent the new global model. */
+/* After the coordinator's update in an admitting round: the kit admits each pending worker
+ * (admit_worker) and the coordinator sends it the new global model. */
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
+    const hps_worker *c = hw(ctx, coord);
+    msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = c->settled };
+    uint32_t zeros;
     st->admitting = false;
-    uint32_t zeros = 0;
-    int rc = SIM_OK;
-    for (uint32_t w = 0; w < st->n && rc == SIM_OK; w++) {
-        if (hw(ctx, w)->phase != PH_FETCH || !rejoin_pending(st->rj, w))
-            continue;
-        rejoin_settle(st->rj, w, true);
-        rc = coll_barrier_admit(st->barrier, w, err); /* a member once the admitting round ends */
-        zeros++;
-        hps_worker *x = hw(ctx, w);
-        const hps_worker *c = hw(ctx, coord);
-        x->init = true;
-        x->inflight = true;
-        x->ring_done = false;
-        x->waiting = false;
-        x->launches = c->launches;
-        x->wm = c->wm;
-        x->settled = c->settled;
-        x->win_steps = x->fly_steps = 0;
-        x->fly_base = x->wm;    /* its zero block: a merge of staleness 0 */
-        x->arrived_done = true; /* holds back no round decided before it arrives */
-        sim_tensor_zero(row(st->acc, st, w), st->P);
-        sim_tensor_zero(row(st->red, st, w), st->P);
-        if (st->momentum > 0)
-            sim_tensor_zero(row(st->vel, st, w), st->P);
-        if (rc == SIM_OK)
-            rc = coll_ring_join(st->ring, ctx, w, err);
-        msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = x->settled };
-        if (rc == SIM_OK)
-            rc = rejoin_send(st->rj, ctx, coord, w, h, err);
-    }
-    st->zero_launch = hw(ctx, coord)->launches;
+    int rc = rejoin_admit(st->rj, ctx, coord, h, &zeros, err);
+    st->zero_launch = c->launches;
     uint32_t n = coll_ring_size(st->ring);
     st->zero_scale = (double)n / (double)(n - zeros);
     return rc;
 }
 
-/* Worker w (up, pending) starts over alone: nobody else is active. */
-static int start_alone(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* The admission of w (rejoin_admit): from a fresh state with the coordinator's counters, it joins
+ * the round just launched as launch() does with G = 0 (a zero block: a merge of staleness 0),
+ * holding back no round decided before it arrives; the kit's barrier takes it in once every
+ * member has been released from the admitting round. */
+static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t coord, sim_err *err)
 {
+    hpsgd *st = owner;
     hps_worker *x = hw(ctx, w);
-    rejoin_settle(st->rj, w, true);
-    x->phase = PH_RUN;
-    x->init = true;
-    x->inflight = false;
-    x->waiting = false;
-    x->win_steps = 0;
-    sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->momentum > 0)
-        sim_tensor_zero(row(st->vel, st, w), st->P);
+    const hps_worker *c = hw(ctx, coord);
+    fresh(st, ctx, w);
+    x->launches = c->launches - 1;
+    x->wm = x->win_base = c->wm;
+    x->settled = c->settled;
+    x->arrived_done = true;
+    int rc = coll_barrier_admit(st->barrier, w, err);
+    return rc != SIM_OK ? rc : st->run->launch(st, ctx, w, err);
+}
+
+/* The rejoin service's `alone` (rejoin_up, rejoin_down): nobody else is active, w starts over
+ * alone from a fresh state. Its iterations are counted in the barrier's rounds (the round it
+ * waits in is settled[w]): the barrier starts again at the next undecided round, so does w. */
+static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    hpsgd *st = owner;
+    fresh(st, ctx, w);
+    hw(ctx, w)->phase = PH_RUN;
+    hw(ctx, w)->settled = st->decided;
     coll_ring_leave(st->ring, w);
-    /* Its iterations are counted in the barrier's rounds (the round it waits in is
-     * settled[w]): the barrier starts again at the next undecided round, so does w. */
-    x->settled = st->decided;
     int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
-    x->start_wm = x->wm;
-    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, x->settled, err);
+    return rc != SIM_OK ? rc : compute_next(ctx, w, err);
 }
 
-/* The last active worker failed while recovered ones wait to be admitted (no round will admit
- * them any more): the first of them starts over alone, the others wait for its admissions. */
-static int hps_after_down(hpsgd *st, sim_ctx *ctx, sim_err *err)
+/* For the rejoin service: worker j runs (is active), at its iteration. */
+static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
-    if (st->run->active_list(st, ctx) > 0)
-        return SIM_OK;
-    uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
-    return w == REJOIN_NONE ? SIM_OK : start_alone(st, ctx, w, err);
+    *k = hw(ctx, j)->settled;
+    return active(ctx, j);
 }
+
+const rejoin_ops hps_rejoin = {
+    .name = "hpsgd", .progress = runs, .alone = start_alone, .admit = admit_worker
+};
 
 /* Worker w failed: see the header for what happens to the reductions in flight (the ring ends
  * them, on_ring_done takes each survivor's back or as done; nothing when w was waiting to be
- * admitted). */
+ * admitted); the rejoin service then starts a waiting worker over alone if nobody is left. */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    bool out = hw(ctx, w)->phase == PH_OUT;
-    rejoin_worker_down(st->rj, w);
-    if (out)
-        return SIM_OK;
-    hw(ctx, w)->phase = PH_OUT;
-    hw(ctx, w)->waiting = false;
-    hw(ctx, w)->inflight = false;
-    int rc = coll_hub_worker_down(st->hub, ctx, w, err); /* the ring's first (channel 1) */
-    return rc != SIM_OK ? rc : hps_after_down(st, ctx, err);
+    hps_worker *x = hw(ctx, w);
+    int rc = SIM_OK;
+    if (x->phase != PH_OUT) {
+        x->phase = PH_OUT;
+        x->waiting = x->inflight = false;
+        rc = coll_hub_worker_down(st->hub, ctx, w, err); /* the ring's first (channel 1) */
+    }
+    return rc != SIM_OK ? rc : rejoin_down(st->rj, ctx, w, err);
 }
 
 /* The global model reached an admitted worker: it starts computing on it. */
@@ -139,14 +123,5 @@ int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *e
     if (hw(ctx, w)->phase != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
         return SIM_OK; /* failed since: its fetch is void */
     hw(ctx, w)->phase = PH_RUN;
-    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
-    return sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
-}
-
-/* Worker w recovered: it waits to be admitted (maybe_admit); if nobody else is left, it starts
- * over alone at once. */
-int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    rejoin_recovered(st->rj, w);
-    return st->run->active_list(st, ctx) > 0 ? SIM_OK : start_alone(st, ctx, w, err);
+    return compute_next(ctx, w, err);
 }

@@ -17,6 +17,7 @@
 #include "sim/err.h"
 #include "sim/output.h"
 #include "sim/scenario.h"
+#include "sim/tensor.h"
 
 enum {
     FLUSH_BOTH = 0,
@@ -109,17 +110,41 @@ static inline bool active(const sim_ctx *ctx, uint32_t w)
     return hw(ctx, w)->phase != PH_OUT && !sim_ctx_down(ctx, w);
 }
 
+/* Worker w's fresh state (at the start, starting over alone, admitted): just merged (init),
+ * nothing in flight, not waiting, an empty window, G and its velocity zero. */
+static inline void fresh(hpsgd *st, sim_ctx *ctx, uint32_t w)
+{
+    hps_worker *x = hw(ctx, w);
+    x->init = true;
+    x->inflight = x->waiting = false;
+    x->win_steps = 0;
+    sim_tensor_zero(row(st->acc, st, w), st->P);
+    if (st->momentum > 0)
+        sim_tensor_zero(row(st->vel, st, w), st->P);
+}
+
+/* Worker w computes its next iteration (settled[w]) on the model of its wm[w] merges. */
+static inline int compute_next(sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    hw(ctx, w)->start_wm = hw(ctx, w)->wm;
+    return sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
+}
+
 /* ---- hpsgd.c, reached from hpsgd_members.c through st->run (set by start), so that calls
  * run one way between the two files ---- */
 
 struct hps_run_calls {
-    /* The active workers in id order, into st->members; their number. */
-    uint32_t (*active_list)(hpsgd *st, const sim_ctx *ctx);
     /* A new ring generation over the active workers (none of them joined to a round). */
     int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
+    /* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
+    int (*launch)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 };
 
 /* ---- hpsgd_members.c ---- */
+
+/* The rejoin service's owner table (rejoin_owner, at start): who runs, starting over alone, an
+ * admission. */
+extern const rejoin_ops hps_rejoin;
 
 /* In a round that merges and launches, the pending workers are chosen for admission. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
@@ -127,10 +152,10 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 /* After the coordinator's update in an admitting round: the chosen are admitted. */
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 
-/* Worker w failed (if it was active, a waiting recovered worker starts over alone when nobody is
- * left), recovered, or its fetched model (from src) arrived. */
+/* Worker w failed (if nobody active is left, the rejoin service starts a waiting recovered
+ * worker over alone), or its fetched model (from src) arrived. (A recovery is the rejoin
+ * service's: rejoin_up.) */
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-int hps_on_up(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
 
 /* hpsgd_config.c: the ops table's configure, buffers, memory, report and fini. */

@@ -147,9 +147,8 @@ uint64_t rejoin_served_memory(uint32_t workers, uint64_t edges)
 
 int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner, sim_err *err)
 {
-    rj->ops = ops;
+    rejoin_owner(rj, ops, owner);
     rj->g = g;
-    rj->owner = owner;
     rj->seq = calloc(rj->workers, sizeof(*rj->seq));
     rj->waiting = calloc(rj->workers, sizeof(*rj->waiting));
     rj->asked = calloc(g->edges > 0 ? g->edges : 1, sizeof(*rj->asked));
@@ -260,6 +259,54 @@ int rejoin_worker_failed(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
 uint64_t rejoin_fetched(const rejoin *rj)
 {
     return rj->fetched;
+}
+
+/* ---- admitting ---- */
+
+void rejoin_owner(rejoin *rj, const rejoin_ops *ops, void *owner)
+{
+    rj->ops = ops;
+    rj->owner = owner;
+}
+
+/* If no worker runs, w (up, waiting; REJOIN_NONE: nobody) starts alone. */
+static int alone_if_idle(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint64_t k;
+    for (uint32_t v = 0; v < rj->workers; v++)
+        if (rj->ops->progress(ctx, v, &k))
+            return SIM_OK;
+    if (w == REJOIN_NONE)
+        return SIM_OK;
+    rejoin_settle(rj, w, true);
+    return rj->ops->alone(rj->owner, ctx, w, err);
+}
+
+int rejoin_up(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    rejoin_recovered(rj, w);
+    return alone_if_idle(rj, ctx, w, err);
+}
+
+int rejoin_down(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    rejoin_worker_down(rj, d);
+    return alone_if_idle(rj, ctx, rejoin_next_pending(rj, ctx, 0), err);
+}
+
+int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n, sim_err *err)
+{
+    int rc = SIM_OK;
+    *n = 0;
+    for (uint32_t w = rejoin_next_pending(rj, ctx, 0); w != REJOIN_NONE && rc == SIM_OK;
+         w = rejoin_next_pending(rj, ctx, w + 1)) {
+        rejoin_settle(rj, w, true);
+        (*n)++;
+        rc = rj->ops->admit(rj->owner, ctx, w, peer, err);
+        if (rc == SIM_OK)
+            rc = rejoin_send(rj, ctx, peer, w, h, err);
+    }
+    return rc;
 }
 
 /* ---- rejoining a lockstep graph ---- */

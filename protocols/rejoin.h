@@ -23,6 +23,14 @@
  *                 come; one that fails first no longer counts.
  * With nobody to ask, the worker is the owner's at once (rejoin_ops.alone).
  *
+ * Admitting (rejoin_owner, then rejoin_up, rejoin_down and rejoin_admit). For an owner whose
+ * running workers form one group (a barrier, a ring) that recovered workers join when the owner
+ * decides: a recovered worker waits to be admitted, unless no worker runs (rejoin_ops.progress),
+ * when it starts alone at once (rejoin_ops.alone); when the last running worker fails, the first
+ * waiting worker starts alone. At the owner's chosen moment every waiting worker is admitted
+ * (rejoin_ops.admit) and sent a running peer's model, which it adopts when it lands. A worker that
+ * starts alone or is admitted no longer waits and is counted as admitted.
+ *
  * Allocation: rejoin_create and rejoin_serve only; the calls allocate nothing. */
 #ifndef PROTOCOLS_REJOIN_H
 #define PROTOCOLS_REJOIN_H
@@ -120,19 +128,23 @@ typedef void (*rejoin_answer_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t
 typedef int (*rejoin_notice_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t slot, bool ran,
                                 sim_err *err);
 
+/* Worker w is admitted, `peer`'s model on its way to it (rejoin_admit). */
+typedef int (*rejoin_admit_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t peer, sim_err *err);
+
 /* The owner's side of the service (a const table, like proto_ops). */
 typedef struct rejoin_ops {
     const char *name;            /* the owner, in error messages ("dpsgd") */
     rejoin_mode mode;            /* how a worker fetches */
     uint32_t ask;                /* the owner's message kind for a request (seq: rejoin_fetch's) */
     uint64_t ask_bytes;          /* a request's size (0: an empty message) */
-    rejoin_progress_fn progress; /* REJOIN_AHEAD: who runs and how far (NULL for EACH) */
+    rejoin_progress_fn progress; /* REJOIN_AHEAD and admitting: who runs and how far */
     rejoin_reply_fn reply;       /* the answer's header */
     rejoin_answer_fn answer;     /* REJOIN_EACH: an answer (NULL for AHEAD: adopted) */
     rejoin_resume_fn fetched;    /* the fetch is over: AHEAD adopted the model, EACH got every
                                   * answer it still waited for */
     rejoin_resume_fn alone;      /* nobody to ask: the owner runs w without a fetch */
     rejoin_notice_fn notice;     /* a neighbour failed (NULL: nothing) */
+    rejoin_admit_fn admit;       /* admitting: the owner admits w (its state, its group) */
 } rejoin_ops;
 
 /* Bytes rejoin_create and rejoin_serve allocate for `workers` on a graph of `edges` slots. */
@@ -165,6 +177,26 @@ int rejoin_worker_failed(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err);
 
 /* Models adopted by fetches served so far (REJOIN_AHEAD). */
 uint64_t rejoin_fetched(const rejoin *rj);
+
+/* ---- Admitting: the owner's group takes recovered workers in ---- */
+
+/* The owner's `ops` (progress, alone and admit are read) and `owner`, passed to its callbacks,
+ * for an owner that admits without serving fetches; both must outlive rj. */
+void rejoin_owner(rejoin *rj, const rejoin_ops *ops, void *owner);
+
+/* Worker w recovered: it waits to be admitted (rejoin_recovered), or, if no worker runs, it
+ * starts alone at once (no longer waiting, counted as admitted, and the owner's `alone`). */
+int rejoin_up(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Worker d failed (rejoin_worker_down): if no worker runs now, the first worker that is up and
+ * waits to be admitted (rejoin_next_pending) starts alone as in rejoin_up. */
+int rejoin_down(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err);
+
+/* Every worker that is up and waits to be admitted, in id order: it no longer waits (counted as
+ * admitted), the owner's `admit` runs for it, and `peer` sends it its whole model with header h
+ * (rejoin_send; the owner adopts it with rejoin_adopt when it lands). Their number in *n. Stops
+ * at the first error. */
+int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n, sim_err *err);
 
 /* ---- Rejoining a lockstep graph ---- */
 

@@ -34,10 +34,8 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     if (w == REJOIN_NONE || !st->reduced || st->epoch_end || !hw(ctx, coord)->inflight ||
         hw(ctx, coord)->init)
         return SIM_OK;
-    for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1)) {
-        hw(ctx, w)->phase = PH_FETCH;
-        coll_ring_leave(st->ring, w);
-    }
+    for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1))
+        hw(ctx, w)->phase = PH_FETCH; /* out of the ring since it failed: active, not joined */
     st->admitting = true;
     return st->run->ring_reset_active(st, ctx, err);
 }
@@ -84,7 +82,6 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     fresh(st, ctx, w);
     hw(ctx, w)->phase = PH_RUN;
     hw(ctx, w)->settled = st->decided;
-    coll_ring_leave(st->ring, w);
     int rc = st->run->ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);

@@ -88,23 +88,20 @@ static bool bucketed(const allreduce *st, const sim_scenario *sc)
     return st->bucket_mb > 0.0 && sc->layers.n > 1;
 }
 
-/* The run's arena: with buckets, room for one bucket per layer at most. */
+static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err);
+
+/* The run's arena: the kit's ring over every worker and the round's mean (one model); with
+ * buckets, room for one bucket per layer at most. */
 static void ar_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
-    (void)num_params;
     allreduce *st = state;
+    st->hub = coll_hub_create(a, 1, 0);
+    st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
+    st->mean = coll_mean_create(a, num_params, st->n);
     if (!bucketed(st, sc))
         return;
     st->bucket_size = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_size));
     st->bucket_layer = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_layer));
-}
-
-static void ar_fini(void *state)
-{
-    allreduce *st = state;
-    coll_ring_destroy(st->ring);
-    coll_mean_destroy(st->mean);
-    coll_hub_destroy(st->hub);
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
@@ -283,16 +280,11 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     allreduce *st = state;
-    st->hub = coll_hub_create(1, 0, err);
-    if (st->hub == NULL)
-        return err->code;
-    st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
-    if (st->ring == NULL)
-        return err->code;
-    if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
-        return err->code;
+    int rc = coll_hub_check(st->hub, err);
+    if (rc != SIM_OK)
+        return rc;
     buckets_init(st, ctx);
-    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
+    rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = compute(st, ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
@@ -330,14 +322,6 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-/* Outside the arena: the kit's ring (its member arrays) and the round's mean (one model). */
-static uint64_t ar_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    (void)state;
-    return coll_ring_memory(sc->workers, sc->workers) + (uint64_t)sc->workers * sizeof(float *) +
-           (uint64_t)num_params * 4;
-}
-
 static coll_stats ring_stats(const allreduce *st)
 {
     coll_stats s;
@@ -368,6 +352,4 @@ const proto_ops proto_allreduce = {
     .on_event = ar_on_event,
     .buffers = ar_buffers,
     .report = ar_report,
-    .memory = ar_memory,
-    .fini = ar_fini,
 };

@@ -3,41 +3,41 @@
  * (the hub reaches them only through the coll_ops they register). */
 #include "protocols/coll.h"
 
-#include <stdlib.h>
+#include <string.h>
 
 #include "protocols/coll_state.h"
 #include "sim/tensor.h"
 
 /* ---- Hub ---- */
 
-coll_hub *coll_hub_create(uint32_t channels, uint32_t timer_kind, sim_err *err)
+coll_hub *coll_hub_create(sim_arena *a, uint32_t channels, uint32_t timer_kind)
 {
-    coll_hub *hub = calloc(1, sizeof(*hub));
-    if (hub != NULL)
-        hub->slot = calloc((size_t)channels + 1, sizeof(*hub->slot));
-    if (hub == NULL || hub->slot == NULL) {
-        coll_hub_destroy(hub);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    coll_hub *hub = sim_arena_alloc(a, 1, sizeof(*hub));
+    coll_slot *slot = sim_arena_alloc(a, (size_t)channels + 1, sizeof(*slot));
+    if (hub == NULL || slot == NULL)
         return NULL;
-    }
+    hub->slot = slot;
     hub->cap = channels;
     hub->timer_kind = timer_kind;
     return hub;
 }
 
-void coll_hub_destroy(coll_hub *hub)
+int coll_hub_check(const coll_hub *hub, sim_err *err)
 {
-    if (hub == NULL)
-        return;
-    free(hub->slot);
-    free(hub);
+    if (hub->refused > 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "collectives: %u instances on a hub of %u channels: %u not created",
+                           hub->cap + hub->refused, hub->cap, hub->refused);
+    return SIM_OK;
 }
 
 int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err)
 {
-    if (hub->n >= hub->cap)
+    if (hub->n >= hub->cap) {
+        hub->refused++;
         return sim_err_set(err, SIM_EINVAL, NULL, "collectives: all %u channels are taken",
                            hub->cap);
+    }
     hub->n++;
     hub->slot[hub->n].inst = inst;
     hub->slot[hub->n].ops = ops;
@@ -95,53 +95,31 @@ static const coll_ops ring_ops = {
     .on_down = ring_on_down,
 };
 
-coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                            void *ud, sim_err *err)
+coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
+                            coll_done_fn done, void *ud)
 {
-    coll_ring *r = calloc(1, sizeof(*r));
-    if (r == NULL) {
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
+    coll_ring *r = sim_arena_alloc(a, 1, sizeof(*r));
+    coll_ring_pos *m = sim_arena_alloc(a, cap, sizeof(*m));
+    uint32_t *order = sim_arena_alloc(a, cap, sizeof(*order));
+    uint32_t *pos = sim_arena_alloc(a, workers, sizeof(*pos));
+    uint8_t *joined = sim_arena_alloc(a, workers, sizeof(*joined));
+    uint32_t *scratch = sim_arena_alloc(a, cap, sizeof(*scratch));
+    uint32_t *failed = sim_arena_alloc(a, cap, sizeof(*failed));
+    if (r == NULL || hub == NULL)
+        return NULL; /* the sizing arena (or an overrun, which fails the run) */
     r->workers = workers;
     r->cap = cap;
-    r->n = 0;
-    r->round_bytes = NULL;
-    r->nround_bytes = 0;
-    r->m = calloc(cap, sizeof(*r->m));
-    r->order = calloc(cap, sizeof(*r->order));
-    r->pos = malloc(workers * sizeof(*r->pos));
-    r->joined = calloc(workers, sizeof(*r->joined));
-    r->scratch = calloc(cap, sizeof(*r->scratch));
-    r->failed = calloc(cap, sizeof(*r->failed));
+    r->m = m;
+    r->order = order;
+    r->pos = pos;
+    r->joined = joined;
+    r->scratch = scratch;
+    r->failed = failed;
     r->done = done;
     r->ud = ud;
-    int rc = r->m == NULL || r->order == NULL || r->pos == NULL || r->joined == NULL ||
-                     r->scratch == NULL || r->failed == NULL
-                 ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
-                 : SIM_OK;
-    for (uint32_t w = 0; rc == SIM_OK && w < workers; w++)
+    for (uint32_t w = 0; w < workers && pos != NULL; w++)
         r->pos[w] = COLL_NONE;
-    if (rc == SIM_OK)
-        rc = coll_hub_add(hub, r, &ring_ops, &r->channel, err);
-    if (rc != SIM_OK) {
-        coll_ring_destroy(r);
-        return NULL;
-    }
-    return r;
-}
-
-void coll_ring_destroy(coll_ring *r)
-{
-    if (r == NULL)
-        return;
-    free(r->m);
-    free(r->order);
-    free(r->pos);
-    free(r->joined);
-    free(r->scratch);
-    free(r->failed);
-    free(r);
+    return coll_hub_add(hub, r, &ring_ops, &r->channel, NULL) == SIM_OK ? r : NULL;
 }
 
 uint32_t coll_ring_size(const coll_ring *r)
@@ -167,12 +145,6 @@ bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
 void coll_ring_stats(const coll_ring *r, coll_stats *out)
 {
     *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts, .abandoned = r->abandoned };
-}
-
-uint64_t coll_ring_memory(uint32_t workers, uint32_t cap)
-{
-    return (uint64_t)cap * (sizeof(coll_ring_pos) + 3 * sizeof(uint32_t)) +
-           (uint64_t)workers * (sizeof(uint32_t) + sizeof(uint8_t));
 }
 
 /* The sequence number of a ring message: generation and round. */
@@ -413,35 +385,21 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
 
 /* ---- The mean of a ring round ---- */
 
-coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err)
+coll_mean *coll_mean_create(sim_arena *a, size_t nfloats, uint32_t cap)
 {
-    coll_mean *m = calloc(1, sizeof(*m));
-    if (m != NULL) {
-        m->nfloats = nfloats;
-        m->mean = sim_tensor_alloc(nfloats);
-        m->blocks = calloc(cap, sizeof(*m->blocks));
-    }
-    if (m == NULL || m->mean == NULL || m->blocks == NULL) {
-        coll_mean_destroy(m);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    return m;
-}
-
-uint64_t coll_mean_memory(size_t nfloats, uint32_t cap)
-{
-    return (uint64_t)nfloats * sizeof(float) + (uint64_t)cap * sizeof(const float *) +
-           sizeof(coll_mean);
-}
-
-void coll_mean_destroy(coll_mean *m)
-{
+    coll_mean *m = sim_arena_alloc(a, 1, sizeof(*m));
+    float *mean = sim_arena_alloc(a, nfloats > 0 ? nfloats : 1, sizeof(*mean));
+    const float **blocks = sim_arena_alloc(a, cap, sizeof(*blocks));
     if (m == NULL)
-        return;
-    sim_tensor_free(m->mean);
-    free(m->blocks);
-    free(m);
+        return NULL;
+    /* Written now, as sim_tensor_alloc's block: resident from the start whether or not the
+     * owner's rounds run (a pool of rings, most idle), so the run takes what was counted. */
+    if (mean != NULL)
+        memset(mean, 0, (nfloats > 0 ? nfloats : 1) * sizeof(*mean));
+    m->nfloats = nfloats;
+    m->mean = mean;
+    m->blocks = blocks;
+    return m;
 }
 
 const float *coll_mean_last(const coll_mean *m)

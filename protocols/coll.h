@@ -7,10 +7,10 @@
  * main ring first gets channel 1 for it, then e.g. one butterfly per group. The hub maps a
  * channel to its instance with an array: coll_hub_on_event routes a SIM_EV_MSG, or a timer of
  * the hub's kind, to the right instance in O(1) and tells the owner whether the event was a
- * collective's. The hub and the instances must outlive each other's use; the owner destroys
- * the instances, then the hub.
+ * collective's. The hub and the instances must outlive each other's use; the arena frees
+ * them together at the run's end (a butterfly is its owner's to destroy before that).
  *
- * Instances are opaque (created and destroyed by the kit); owners read them through the
+ * Instances are opaque (created by the kit); owners read them through the
  * queries below (members, counters) and change them only through the operations.
  *
  * Completion. Each instance calls its owner's coll_done_fn once per member and round, when
@@ -38,15 +38,26 @@
  * start; a barrier: the next start, coll_barrier_restart, which keeps who waits, or
  * coll_barrier_admit, which holds it until the barrier restarts by itself between rounds).
  *
- * Allocation. Everything is allocated by the _create functions, sized by the number of workers
- * and the largest member list; starting rounds and handling events allocate nothing (the
- * messages' snapshots come from the run's pool, as with a SIM_PAYLOAD_COPY send; timers from the
- * engine's).
+ * Allocation. The hub, rings, means and barriers live in the run's arena (runtime/arena.h):
+ * their _create functions take it and are called from the owner's `buffers` hook
+ * (runtime/proto.h), with sizes known once the protocol is configured (the number of workers,
+ * the largest member list, channels, floats per block), so that the runtime's sizing pass
+ * counts them for the memory guard. On the sizing arena _create returns NULL and does nothing
+ * else; on the run's arena it returns the object, zeroed but for its own fields (NULL only if
+ * it did not fit, the arena's overrun, which fails the run before start, or if the hub was
+ * full, which the owner's start finds with coll_hub_check). The arena frees them at the run's
+ * end: they have no _destroy, and the owner's fini does nothing for them. Butterflies are
+ * the exception: a round with more members than its room grows it (coll_bfly_start), so a
+ * butterfly is on the heap, created in the owner's start and destroyed in its fini, and counted
+ * by coll_bfly_memory in the owner's `memory` hook. Starting rounds and handling events
+ * allocate nothing else (the messages' snapshots come from the run's pool, as with a
+ * SIM_PAYLOAD_COPY send; timers from the engine's).
  *
- * Typical owner: hub = coll_hub_create(channels, MY_EV_COLL_TIMER, err), then one _create
- * per instance (each takes the next channel); in on_event, first coll_hub_on_event(hub, ctx,
- * ev, &handled, err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down.
- * fini: the instances' _destroy, then the hub's. */
+ * Typical owner: in `buffers`, hub = coll_hub_create(a, channels, MY_EV_COLL_TIMER), then one
+ * _create per instance (each takes the next channel; a butterfly's in start); in start,
+ * coll_hub_check(hub, err) first; in on_event, first coll_hub_on_event(hub, ctx, ev, &handled,
+ * err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down. fini: the
+ * butterflies' coll_bfly_destroy. */
 #ifndef PROTOCOLS_COLL_H
 #define PROTOCOLS_COLL_H
 
@@ -55,6 +66,7 @@
 #include <stdint.h>
 
 #include "protocols/msg.h"
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/engine.h"
 #include "sim/err.h"
@@ -108,13 +120,15 @@ typedef struct coll_stats {
 
 /* ---- The hub: channels and routing ---- */
 
-/* A hub for up to `channels` instances; the kit's timers use the owner's event kind
- * `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise (0 when the owner has
- * no butterfly: rings and barriers set no timers). NULL (and err) when out of memory. */
-coll_hub *coll_hub_create(uint32_t channels, uint32_t timer_kind, sim_err *err);
+/* A hub for up to `channels` instances, in the arena `a` (see Allocation); the kit's timers use
+ * the owner's event kind `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise
+ * (0 when the owner has no butterfly: rings and barriers set no timers). NULL on the sizing
+ * arena. */
+coll_hub *coll_hub_create(sim_arena *a, uint32_t channels, uint32_t timer_kind);
 
-/* Frees the hub (NULL: nothing). */
-void coll_hub_destroy(coll_hub *hub);
+/* SIM_EINVAL (and err) if an instance was not created because every channel was taken (a
+ * protocol's error); the owner's start calls it before using its instances. */
+int coll_hub_check(const coll_hub *hub, sim_err *err);
 
 /* Routes a SIM_EV_MSG on a collective's channel, or a timer of the hub's kind, to its
  * instance and sets *handled; anything else (channel 0, other kinds) is left to the owner
@@ -144,13 +158,10 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
  * start it again. The ring moves bytes only: what a round computes is the owner's business
  * (coll_mean below). */
 
-/* A ring for workers 0..workers-1 and up to `cap` members, with no member, registered with
- * `hub` (which must outlive it). NULL (and err) when out of memory or the hub is full. */
-coll_ring *coll_ring_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                            void *ud, sim_err *err);
-
-/* Frees the ring (NULL: nothing). */
-void coll_ring_destroy(coll_ring *r);
+/* A ring for workers 0..workers-1 and up to `cap` members, with no member, in the arena `a`
+ * (see Allocation), registered with `hub`. NULL on the sizing arena or when the hub is full. */
+coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
+                            coll_done_fn done, void *ud);
 
 /* Members in this generation. */
 uint32_t coll_ring_size(const coll_ring *r);
@@ -227,9 +238,6 @@ void coll_ring_leave(coll_ring *r, uint32_t w);
 /* Every member leaves and the ring has none (a new generation: what is in flight is stale). */
 int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err);
 
-/* Bytes coll_ring_create allocates for `workers` and `cap` (the arrays). */
-uint64_t coll_ring_memory(uint32_t workers, uint32_t cap);
-
 /* What a ring round computes, for owners that reduce one block per member (a gradient, a
  * model): the mean of the members' blocks, summed in ring order (sim_tensor_mean) and computed
  * once per (generation, round) by the first member to finish it, so every member gets the
@@ -237,15 +245,10 @@ uint64_t coll_ring_memory(uint32_t workers, uint32_t cap);
  * finishes before all have sent), and a joined member's block must not change until its own
  * round completes. */
 
-/* The cache for blocks of `nfloats` floats and up to `cap` members. NULL (and err) when out of
- * memory. */
-coll_mean *coll_mean_create(size_t nfloats, uint32_t cap, sim_err *err);
-
-/* Frees the cache (NULL: nothing). */
-void coll_mean_destroy(coll_mean *m);
-
-/* Bytes coll_mean_create allocates for nfloats and cap. */
-uint64_t coll_mean_memory(size_t nfloats, uint32_t cap);
+/* The cache for blocks of `nfloats` floats (0: timing-only) and up to `cap` members, in the
+ * arena `a` (see Allocation); its mean's block is written at once (resident from the start,
+ * used or not, as the memory guard counts it). NULL on the sizing arena. */
+coll_mean *coll_mean_create(sim_arena *a, size_t nfloats, uint32_t cap);
 
 /* The mean of block(ud, ctx, w) over the members of r for round `round`. */
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
@@ -292,8 +295,8 @@ double coll_mean_lr(const coll_mean *m);
 
 /* A butterfly for workers 0..workers-1 and up to `cap` members, on vectors of `nfloats`
  * floats (0: timing-only) travelling as `bytes` bytes, registered with `hub` (which must
- * outlive it). `input` and `output` may be NULL when nfloats is 0. NULL (and err) when out of
- * memory or the hub is full. */
+ * outlive it), on the heap (see Allocation). `input` and `output` may be NULL when nfloats is 0.
+ * NULL (and err) when out of memory or the hub is full. */
 coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_t nfloats,
                             uint64_t bytes, coll_input_fn input, coll_output_fn output,
                             coll_done_fn done, void *ud, sim_err *err);
@@ -360,13 +363,10 @@ uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats);
  * that are up, the next in the list coordinating (see Failures at the top).
  * Messages: kind 0 (arrive), 1 (release), seq = starts << 32 | round since the start. */
 
-/* A barrier for workers 0..workers-1 and up to `cap` members, registered with `hub` (which
- * must outlive it). NULL (and err) when out of memory or the hub is full. */
-coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                                  void *ud, sim_err *err);
-
-/* Frees the barrier (NULL: nothing). */
-void coll_barrier_destroy(coll_barrier *b);
+/* A barrier for workers 0..workers-1 and up to `cap` members, in the arena `a` (see
+ * Allocation), registered with `hub`. NULL on the sizing arena or when the hub is full. */
+coll_barrier *coll_barrier_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
+                                  coll_done_fn done, void *ud);
 
 /* The member that coordinates since the last start, COLL_NONE before the first. */
 uint32_t coll_barrier_coordinator(const coll_barrier *b);

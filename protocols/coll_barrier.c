@@ -1,7 +1,5 @@
 /* Barrier over a member list through a coordinator (protocols/coll.h). Calls coll.c's hub,
  * never the other way round. */
-#include <stdlib.h>
-
 #include "protocols/coll.h"
 #include "protocols/coll_state.h"
 
@@ -25,59 +23,39 @@ static const coll_ops barrier_ops = {
     .on_down = ba_on_down,
 };
 
-coll_barrier *coll_barrier_create(coll_hub *hub, uint32_t workers, uint32_t cap, coll_done_fn done,
-                                  void *ud, sim_err *err)
+coll_barrier *coll_barrier_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
+                                  coll_done_fn done, void *ud)
 {
-    coll_barrier *b = calloc(1, sizeof(*b));
-    if (b == NULL) {
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
+    coll_barrier *b = sim_arena_alloc(a, 1, sizeof(*b));
+    uint32_t *members = sim_arena_alloc(a, cap, sizeof(*members));
+    uint32_t *pos = sim_arena_alloc(a, workers, sizeof(*pos));
+    uint32_t *mround = sim_arena_alloc(a, cap, sizeof(*mround));
+    uint8_t *state = sim_arena_alloc(a, cap, sizeof(*state));
+    uint32_t *failed = sim_arena_alloc(a, cap, sizeof(*failed));
+    uint32_t *old_members = sim_arena_alloc(a, cap, sizeof(*old_members));
+    uint8_t *old_state = sim_arena_alloc(a, cap, sizeof(*old_state));
+    uint32_t *old_round = sim_arena_alloc(a, cap, sizeof(*old_round));
+    bool *admitted = sim_arena_alloc(a, workers, sizeof(*admitted));
+    bool *held = sim_arena_alloc(a, workers, sizeof(*held));
+    if (b == NULL || hub == NULL)
+        return NULL; /* the sizing arena (or an overrun, which fails the run) */
     b->workers = workers;
     b->cap = cap;
     b->done = done;
     b->ud = ud;
-    b->members = calloc(cap, sizeof(*b->members));
-    b->pos = malloc(workers * sizeof(*b->pos));
-    b->mround = calloc(cap, sizeof(*b->mround));
-    b->state = calloc(cap, sizeof(*b->state));
-    b->failed = calloc(cap, sizeof(*b->failed));
-    b->old_members = calloc(cap, sizeof(*b->old_members));
-    b->old_state = calloc(cap, sizeof(*b->old_state));
-    b->old_round = calloc(cap, sizeof(*b->old_round));
-    b->admitted = calloc(workers, sizeof(*b->admitted));
-    b->held = calloc(workers, sizeof(*b->held));
-    if (b->members == NULL || b->pos == NULL || b->mround == NULL || b->state == NULL ||
-        b->failed == NULL || b->old_members == NULL || b->old_state == NULL ||
-        b->old_round == NULL || b->admitted == NULL || b->held == NULL) {
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        coll_barrier_destroy(b);
-        return NULL;
-    }
-    for (uint32_t w = 0; w < workers; w++)
+    b->members = members;
+    b->pos = pos;
+    b->mround = mround;
+    b->state = state;
+    b->failed = failed;
+    b->old_members = old_members;
+    b->old_state = old_state;
+    b->old_round = old_round;
+    b->admitted = admitted;
+    b->held = held;
+    for (uint32_t w = 0; w < workers && pos != NULL; w++)
         b->pos[w] = COLL_NONE;
-    if (coll_hub_add(hub, b, &barrier_ops, &b->channel, err) != SIM_OK) {
-        coll_barrier_destroy(b);
-        return NULL;
-    }
-    return b;
-}
-
-void coll_barrier_destroy(coll_barrier *b)
-{
-    if (b == NULL)
-        return;
-    free(b->members);
-    free(b->pos);
-    free(b->mround);
-    free(b->state);
-    free(b->failed);
-    free(b->old_members);
-    free(b->old_state);
-    free(b->old_round);
-    free(b->admitted);
-    free(b->held);
-    free(b);
+    return coll_hub_add(hub, b, &barrier_ops, &b->channel, NULL) == SIM_OK ? b : NULL;
 }
 
 uint32_t coll_barrier_coordinator(const coll_barrier *b)

@@ -26,6 +26,7 @@ struct coll_hub {
     uint32_t cap;        /* channels 1..cap */
     uint32_t n;          /* channels given so far */
     uint32_t timer_kind; /* the owner's event kind (>= SIM_EV_USER) for the kit's timers */
+    uint32_t refused;    /* instances not created: the hub was full (coll_hub_check) */
     coll_slot *slot;     /* (cap + 1) by channel */
 };
 

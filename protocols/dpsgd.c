@@ -320,9 +320,6 @@ static int dp_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
-    st->rj = rejoin_create(st->n, err);
-    if (st->rj == NULL)
-        return err->code;
     rc = rejoin_serve(st->rj, &dp_rejoin, &st->g, st, err);
     if (rc != SIM_OK)
         return rc;

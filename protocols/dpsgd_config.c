@@ -78,7 +78,8 @@ int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return rc;
 }
 
-/* The run's arena: the edges' weights and state, the workers' W_ii, and the accumulators. */
+/* The run's arena: the edges' weights and state, the workers' W_ii, the accumulators and the
+ * kit's rejoin service, serving the graph. */
 void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     dpsgd *st = state;
@@ -89,14 +90,16 @@ void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->flags = sim_arena_alloc(a, edges, sizeof(*st->flags));
     st->self = sim_arena_alloc(a, st->n, sizeof(*st->self));
     st->acc = sim_arena_alloc(a, 2 * (size_t)st->n, num_params * sizeof(float));
+    st->rj = rejoin_create(a, st->n, &st->spec);
 }
 
-/* Outside the arena: the kit's graph and rejoin service. */
+/* Outside the arena: the kit's graph. */
 uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
     const dpsgd *st = state;
+    (void)sc;
     (void)num_params;
-    return graph_memory(&st->spec) + rejoin_served_memory(sc->workers, graph_edge_count(&st->spec));
+    return graph_memory(&st->spec);
 }
 
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it
@@ -112,5 +115,4 @@ void dp_fini(void *state)
 {
     dpsgd *st = state;
     graph_fini(&st->g);
-    rejoin_destroy(st->rj);
 }

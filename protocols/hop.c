@@ -368,8 +368,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
     st->used_min = UINT64_MAX;
-    st->rj = rejoin_create(st->n, err);
-    rc = st->rj != NULL ? rejoin_serve(st->rj, &hp_rejoin, &st->g, st, err) : err->code;
+    rc = rejoin_serve(st->rj, &hp_rejoin, &st->g, st, err);
     if (rc != SIM_OK)
         return rc;
     for (uint32_t e = 0; e < st->g.edges; e++)

@@ -76,9 +76,9 @@ int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return SIM_OK;
 }
 
-/* The run's arena: the update queues and the edges' state, the averaging's scratch and, up to
- * HP_MAX_DIST_N workers, the all-pairs distances of the check. The models are the runtime's;
- * the mean is formed in place. */
+/* The run's arena: the update queues and the edges' state, the averaging's scratch, the kit's
+ * rejoin service (serving the graph) and, up to HP_MAX_DIST_N workers, the all-pairs distances
+ * of the check. The models are the runtime's; the mean is formed in place. */
 void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     (void)sc;
@@ -97,14 +97,16 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->pick_q = sim_arena_alloc(a, (size_t)hi + 1, sizeof(*st->pick_q));
     st->dist = sim_arena_alloc(a, dist * dist, sizeof(*st->dist));
     st->bfs = sim_arena_alloc(a, dist, sizeof(*st->bfs));
+    st->rj = rejoin_create(a, st->n, &st->spec);
 }
 
-/* Outside the arena: the kit's graph and rejoin service. */
+/* Outside the arena: the kit's graph. */
 uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
+    (void)sc;
     (void)num_params;
     const hop *st = state;
-    return graph_memory(&st->spec) + rejoin_served_memory(sc->workers, graph_edge_count(&st->spec));
+    return graph_memory(&st->spec);
 }
 
 /* A worker's update goes to its out-neighbours as an alias of its model (copied when the
@@ -125,5 +127,4 @@ void hp_fini(void *state)
 {
     hop *st = state;
     graph_fini(&st->g);
-    rejoin_destroy(st->rj);
 }

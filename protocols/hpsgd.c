@@ -310,6 +310,15 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return coll_barrier_arrive(st->barrier, ctx, w, err);
 }
 
+void hps_kit_buffers(hpsgd *st, sim_arena *a, size_t num_params)
+{
+    st->rj = rejoin_create(a, st->n, NULL);
+    st->hub = coll_hub_create(a, 2, 0);
+    st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_ring_done, st);
+    st->barrier = coll_barrier_create(a, st->hub, st->n, st->n, on_barrier_done, st);
+    st->mean = coll_mean_create(a, num_params, st->n);
+}
+
 static const struct hps_run_calls run_calls = {
     .ring_reset_active = hps_ring_reset_active,
     .launch = launch,
@@ -328,21 +337,9 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
                      "hpsgd uses protocol.momentum %g (the authors' optimizer, default 0), not "
                      "workload.momentum %g, for its local steps and merges",
                      st->momentum, wm);
-    int rc = SIM_OK;
-    if ((st->rj = rejoin_create(st->n, err)) == NULL)
-        rc = err->code;
-    if (rc == SIM_OK && (st->hub = coll_hub_create(2, 0, err)) == NULL)
-        rc = err->code;
-    if (rc == SIM_OK &&
-        (st->ring = coll_ring_create(st->hub, st->n, st->n, on_ring_done, st, err)) == NULL)
-        rc = err->code;
+    int rc = coll_hub_check(st->hub, err);
     if (rc == SIM_OK)
         coll_ring_on_failure(st->ring, COLL_RING_END);
-    if (rc == SIM_OK && (st->barrier = coll_barrier_create(st->hub, st->n, st->n, on_barrier_done,
-                                                           st, err)) == NULL)
-        rc = err->code;
-    if (rc == SIM_OK && (st->mean = coll_mean_create(st->P, st->n, err)) == NULL)
-        rc = err->code;
     for (uint32_t w = 0; w < st->n; w++) {
         fresh(st, ctx, w);
         if (sim_ctx_down(ctx, w))
@@ -396,6 +393,4 @@ const proto_ops proto_hpsgd = {
     .on_event = hp_on_event,
     .report = hps_report,
     .buffers = hps_buffers,
-    .memory = hps_memory,
-    .fini = hps_fini,
 };

@@ -18,18 +18,8 @@ int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *er
     return rc;
 }
 
-void hps_fini(void *state)
-{
-    hpsgd *st = state;
-    coll_ring_destroy(st->ring);
-    coll_barrier_destroy(st->barrier);
-    coll_mean_destroy(st->mean);
-    coll_hub_destroy(st->hub);
-    rejoin_destroy(st->rj);
-}
-
 /* The run's arena: x̄, G and A per worker, with momentum a velocity per worker and the rescaled
- * mean, and the member lists' scratch. */
+ * mean, the member lists' scratch, and the kit's objects (hps_kit_buffers). */
 void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     hpsgd *st = state;
@@ -42,14 +32,7 @@ void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_p
         st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
     }
     st->members = sim_arena_alloc(a, n, sizeof(uint32_t));
-}
-
-/* Outside the arena: the reduced mean, the ring and the rejoin service. */
-uint64_t hps_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    (void)state;
-    return coll_mean_memory(num_params, sc->workers) + coll_ring_memory(sc->workers, sc->workers) +
-           rejoin_memory(sc->workers);
+    hps_kit_buffers(st, a, num_params);
 }
 
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)

@@ -37,14 +37,6 @@ static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
 }
 
-static void ls_fini(void *state)
-{
-    localsgd *st = state;
-    coll_ring_destroy(st->ring);
-    coll_mean_destroy(st->mean);
-    coll_hub_destroy(st->hub);
-}
-
 static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
 {
     (void)ud;
@@ -75,18 +67,23 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return coll_ring_join(st->ring, ctx, w, err);
 }
 
+/* The run's arena: the kit's ring over every worker and the round's mean (one model). */
+static void ls_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)sc;
+    localsgd *st = state;
+    st->hub = coll_hub_create(a, 1, 0);
+    st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
+    st->mean = coll_mean_create(a, num_params, st->n);
+}
+
 static int ls_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     localsgd *st = state;
-    st->hub = coll_hub_create(1, 0, err);
-    if (st->hub == NULL)
-        return err->code;
-    st->ring = coll_ring_create(st->hub, st->n, st->n, on_done, st, err);
-    if (st->ring == NULL)
-        return err->code;
-    if ((st->mean = coll_mean_create(sim_ctx_num_params(ctx), st->n, err)) == NULL)
-        return err->code;
-    int rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
+    int rc = coll_hub_check(st->hub, err);
+    if (rc != SIM_OK)
+        return rc;
+    rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = sim_ctx_compute(ctx, coll_ring_member(st->ring, i), 0, err);
     return rc;
@@ -119,14 +116,6 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
-/* The kit's objects: the ring and the round's mean (one model). */
-static uint64_t ls_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    (void)state;
-    return coll_ring_memory(sc->workers, sc->workers) +
-           (num_params > 0 ? coll_mean_memory(num_params, sc->workers) : 0);
-}
-
 static coll_stats ring_stats(const localsgd *st)
 {
     coll_stats s;
@@ -153,6 +142,5 @@ const proto_ops proto_localsgd = {
     .start = ls_start,
     .on_event = ls_on_event,
     .report = ls_report,
-    .memory = ls_memory,
-    .fini = ls_fini,
+    .buffers = ls_buffers,
 };

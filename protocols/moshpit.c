@@ -70,7 +70,6 @@ static void mp_fini(void *state)
     moshpit *st = state;
     for (uint32_t i = 0; st->bf != NULL && i < st->nbf; i++)
         coll_bfly_destroy(st->bf[i]);
-    coll_hub_destroy(st->hub);
     for (uint32_t i = 0; i < st->nheap; i++)
         free(st->heap[i]);
     free(st->heap);
@@ -264,9 +263,6 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     mp_sizes(st, &st->nbf, &st->cap);
     for (uint32_t i = 0; !st->random && i < st->d; i++)
         st->dims[i] = st->m[st->d - 1 - i];
-    st->hub = coll_hub_create(st->nbf, EV_COLL, err);
-    if (st->hub == NULL)
-        return err->code;
     sim_time s_ns = (sim_time)llround(st->sender_ms * 1e6);
     sim_time r_ns = (sim_time)llround(st->reducer_ms * 1e6);
     for (uint32_t g = 0; g < st->nbf; g++) {

@@ -237,14 +237,16 @@ static uint32_t first_room(const moshpit *st)
     return st->target > 0 ? st->target : side;
 }
 
-/* The round's tables, the butterflies' outputs (n models) and, in the key form, the leaders'
- * first rooms, the group ids, the key update's scratch and the async pool. */
+/* The kit's hub (one channel per butterfly), the round's tables, the butterflies' outputs (n
+ * models) and, in the key form, the leaders' first rooms, the group ids, the key update's
+ * scratch and the async pool. */
 void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     moshpit *st = state;
     size_t n = sc->workers;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
+    st->hub = coll_hub_create(a, nbf, EV_COLL);
     st->bf = sim_arena_alloc(a, nbf, sizeof(*st->bf));
     st->list = sim_arena_alloc(a, 2 * n, sizeof(*st->list));
     st->line = st->random ? NULL : sim_arena_alloc(a, st->cells, sizeof(*st->line));
@@ -259,7 +261,8 @@ void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->inuse = sim_arena_alloc(a, nbf, sizeof(*st->inuse));
 }
 
-/* Outside the arena: the butterflies (each stages up to cap vectors), the parts in flight (a
+/* Outside the arena: the butterflies (the kit's, on the heap since their room may grow; each
+ * stages up to cap vectors), the parts in flight (a
  * member sends its other members a copy of their part each, cap - 1 parts of P / cap floats;
  * the reduced parts coming back follow once those have landed) and, in the key form without
  * a target, a leader's list grown once past its room on the heap, and the key update's rng. */

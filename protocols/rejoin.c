@@ -1,8 +1,6 @@
 /* The kit's membership-and-rejoin service (protocols/rejoin.h). */
 #include "protocols/rejoin.h"
 
-#include <stdlib.h>
-
 #include "sim/tensor.h"
 
 struct rejoin {
@@ -14,45 +12,41 @@ struct rejoin {
     const rejoin_ops *ops; /* the owner's, or NULL */
     const graph *g;        /* the owner's graph */
     void *owner;
+    bool served;       /* tables for serving were asked for (rejoin_create) */
+    uint64_t edges;    /* of the graph they were sized for */
     uint64_t *seq;     /* (workers) the tag of each worker's requests */
     uint32_t *waiting; /* (workers) REJOIN_EACH: answers still awaited */
     uint8_t *asked;    /* (edges, by in-slot) REJOIN_EACH: this in-neighbour was asked */
     uint64_t fetched;  /* models adopted (REJOIN_AHEAD) */
 };
 
-rejoin *rejoin_create(uint32_t workers, sim_err *err)
+rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
 {
-    rejoin *rj = calloc(1, sizeof(*rj));
-    if (rj != NULL) {
-        rj->workers = workers;
-        rj->source = malloc((size_t)workers * sizeof(*rj->source));
-        rj->pending = calloc(workers, sizeof(*rj->pending));
+    rejoin *rj = sim_arena_alloc(a, 1, sizeof(*rj));
+    uint32_t *source = sim_arena_alloc(a, workers, sizeof(*source));
+    bool *pending = sim_arena_alloc(a, workers, sizeof(*pending));
+    uint64_t *seq = NULL, edges = 0;
+    uint32_t *waiting = NULL;
+    uint8_t *asked = NULL;
+    if (served != NULL) {
+        edges = graph_edge_count(served);
+        seq = sim_arena_alloc(a, workers, sizeof(*seq));
+        waiting = sim_arena_alloc(a, workers, sizeof(*waiting));
+        asked = sim_arena_alloc(a, edges, sizeof(*asked));
     }
-    if (rj == NULL || rj->source == NULL || rj->pending == NULL) {
-        rejoin_destroy(rj);
-        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    for (uint32_t w = 0; w < workers; w++)
+    if (rj == NULL)
+        return NULL; /* the sizing arena (or an overrun, which fails the run) */
+    rj->workers = workers;
+    rj->source = source;
+    rj->pending = pending;
+    rj->served = served != NULL;
+    rj->edges = edges;
+    rj->seq = seq;
+    rj->waiting = waiting;
+    rj->asked = asked;
+    for (uint32_t w = 0; w < workers && source != NULL; w++)
         rj->source[w] = REJOIN_NONE;
     return rj;
-}
-
-void rejoin_destroy(rejoin *rj)
-{
-    if (rj == NULL)
-        return;
-    free(rj->source);
-    free(rj->pending);
-    free(rj->seq);
-    free(rj->waiting);
-    free(rj->asked);
-    free(rj);
-}
-
-uint64_t rejoin_memory(uint32_t workers)
-{
-    return sizeof(rejoin) + (uint64_t)workers * (sizeof(uint32_t) + sizeof(bool));
 }
 
 void rejoin_recovered(rejoin *rj, uint32_t w)
@@ -139,21 +133,15 @@ uint32_t rejoin_ahead(const graph *g, sim_ctx *ctx, uint32_t w, rejoin_progress_
 
 /* ---- serving ---- */
 
-uint64_t rejoin_served_memory(uint32_t workers, uint64_t edges)
-{
-    return rejoin_memory(workers) + (uint64_t)workers * (sizeof(uint64_t) + sizeof(uint32_t)) +
-           edges;
-}
-
 int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner, sim_err *err)
 {
+    if (!rj->served || g->edges > rj->edges)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: the rejoin service was sized for %llu edges, the graph has %llu",
+                           ops->name, (unsigned long long)(rj->served ? rj->edges : 0),
+                           (unsigned long long)g->edges);
     rejoin_owner(rj, ops, owner);
     rj->g = g;
-    rj->seq = calloc(rj->workers, sizeof(*rj->seq));
-    rj->waiting = calloc(rj->workers, sizeof(*rj->waiting));
-    rj->asked = calloc(g->edges > 0 ? g->edges : 1, sizeof(*rj->asked));
-    if (rj->seq == NULL || rj->waiting == NULL || rj->asked == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return SIM_OK;
 }
 

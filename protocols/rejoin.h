@@ -31,7 +31,11 @@
  * (rejoin_ops.admit) and sent a running peer's model, which it adopts when it lands. A worker that
  * starts alone or is admitted no longer waits and is counted as admitted.
  *
- * Allocation: rejoin_create and rejoin_serve only; the calls allocate nothing. */
+ * Allocation: rejoin_create only, in the run's arena (runtime/arena.h), from the owner's `buffers`
+ * hook (runtime/proto.h) with sizes known once the owner is configured (the workers and, for
+ * serving, the graph's spec), so that the runtime's sizing pass counts it for the memory
+ * guard; the arena frees it at the run's end (there is no rejoin_destroy). The calls allocate
+ * nothing. */
 #ifndef PROTOCOLS_REJOIN_H
 #define PROTOCOLS_REJOIN_H
 
@@ -40,6 +44,7 @@
 
 #include "protocols/graph.h"
 #include "protocols/msg.h"
+#include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/err.h"
 
@@ -47,14 +52,11 @@
 
 typedef struct rejoin rejoin;
 
-/* The service for workers 0..workers-1, none waiting. NULL (and err) when out of memory. */
-rejoin *rejoin_create(uint32_t workers, sim_err *err);
-
-/* Frees it (NULL: nothing). */
-void rejoin_destroy(rejoin *rj);
-
-/* Bytes rejoin_create allocates for `workers`. */
-uint64_t rejoin_memory(uint32_t workers);
+/* The service for workers 0..workers-1, none waiting, in the arena `a`, with the tables for
+ * serving fetches (rejoin_serve) on the graph `served` will build (NULL: not served). NULL on
+ * the sizing arena (the bytes counted, nothing else done) or, on the run's arena, if it did not
+ * fit (the arena's overrun, which fails the run before start). */
+rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served);
 
 /* ---- Membership ---- */
 
@@ -147,11 +149,9 @@ typedef struct rejoin_ops {
     rejoin_admit_fn admit;       /* admitting: the owner admits w (its state, its group) */
 } rejoin_ops;
 
-/* Bytes rejoin_create and rejoin_serve allocate for `workers` on a graph of `edges` slots. */
-uint64_t rejoin_served_memory(uint32_t workers, uint64_t edges);
-
 /* Serves the fetches of rj's workers on g with the owner's `ops`, `owner` passed to its
- * callbacks; ops, g and owner must outlive rj. Call once, at start; SIM_ENOMEM (and err). */
+ * callbacks; ops, g and owner must outlive rj. Call once, at start; allocates nothing.
+ * SIM_EINVAL (and err) if rj was not created for serving, or for a graph of fewer edges. */
 int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner, sim_err *err);
 
 /* Worker w (recovered) fetches, its requests tagged `seq` (a later ask of another too): it asks

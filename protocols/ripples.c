@@ -102,7 +102,7 @@ static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *er
     return rp_try_advance(st, ctx, w, err);
 }
 
-static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     ripples *st = ud;
     uint32_t r = info->channel - 1, s = st->ring_group[r];
@@ -349,18 +349,11 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     st->nparams = sim_ctx_num_params(ctx);
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->gg = sim_ctx_host(ctx, st->n).kind == SIM_HOST_SERVER ? st->n : 0;
-    int rc = st->mode == MODE_STATIC ? rp_static_build(st, ctx, err) : SIM_OK;
-    if (rc == SIM_OK && (st->hub = coll_hub_create(st->nrings, 0, err)) == NULL)
-        rc = err->code;
-    for (uint32_t r = 0; r < st->nrings && rc == SIM_OK; r++) {
-        st->rings[r] = coll_ring_create(st->hub, st->n, st->cap, on_ring_done, st, err);
-        if (st->rings[r] == NULL)
-            rc = err->code;
-        if (rc == SIM_OK && st->nparams > 0 &&
-            (st->means[r] = coll_mean_create(st->nparams, st->cap, err)) == NULL)
-            rc = err->code;
+    int rc = coll_hub_check(st->hub, err);
+    if (rc == SIM_OK && st->mode == MODE_STATIC)
+        rc = rp_static_build(st, ctx, err);
+    for (uint32_t r = 0; r < st->nrings; r++)
         st->freer[st->nrings - 1 - r] = r;
-    }
     if (rc != SIM_OK)
         return rc;
     st->nfreer = st->nrings;
@@ -379,17 +372,6 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         if (!sim_ctx_down(ctx, v))
             rc = rp_try_advance(st, ctx, v, err);
     return rc;
-}
-
-/* What start built outside the arena: the rings, their means and the hub. */
-static void rp_fini(void *state)
-{
-    ripples *st = state;
-    for (uint32_t r = 0; r < st->nrings && st->rings != NULL; r++) {
-        coll_ring_destroy(st->rings[r]);
-        coll_mean_destroy(st->means != NULL ? st->means[r] : NULL);
-    }
-    coll_hub_destroy(st->hub);
 }
 
 static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
@@ -423,6 +405,4 @@ const proto_ops proto_ripples = {
     .on_event = rp_on_event,
     .buffers = rp_buffers,
     .report = rp_report,
-    .memory = rp_memory,
-    .fini = rp_fini,
 };

@@ -90,7 +90,6 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
 
 void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
-    (void)num_params;
     ripples *st = state;
     size_t n = sc->workers, g = st->slots, c = st->cap;
     st->grp = sim_arena_alloc(a, g, sizeof(*st->grp));
@@ -105,6 +104,15 @@ void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->means = sim_arena_alloc(a, st->nrings, sizeof(*st->means));
     st->ring_group = sim_arena_alloc(a, st->nrings, sizeof(*st->ring_group));
     st->freer = sim_arena_alloc(a, st->nrings, sizeof(*st->freer));
+    st->hub = coll_hub_create(a, st->nrings, 0);
+    for (uint32_t r = 0; r < st->nrings; r++) {
+        coll_ring *ring = coll_ring_create(a, st->hub, st->n, st->cap, rp_ring_done, st);
+        coll_mean *mean = num_params > 0 ? coll_mean_create(a, num_params, st->cap) : NULL;
+        if (st->rings != NULL && st->means != NULL) {
+            st->rings[r] = ring;
+            st->means[r] = mean;
+        }
+    }
     if (st->mode == MODE_STATIC) {
         size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
         st->sgroup = sim_arena_alloc(a, l * n, sizeof(*st->sgroup));
@@ -119,13 +127,4 @@ void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->boff = sim_arena_alloc(a, n + 1, sizeof(*st->boff));
     st->bissued = sim_arena_alloc(a, n, 1);
     st->bgroup = sim_arena_alloc(a, n, sizeof(*st->bgroup));
-}
-
-/* Outside the arena: the rings (the kit's, one per channel) and, with a real model, their
- * means. */
-uint64_t rp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    const ripples *st = state;
-    uint64_t mean = num_params > 0 ? coll_mean_memory(num_params, st->cap) : 0;
-    return st->nrings * (coll_ring_memory(sc->workers, st->cap) + mean);
 }

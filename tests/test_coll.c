@@ -11,8 +11,10 @@
 
 #include "harness.h"
 #include "protocols/coll.h"
+#include "protocols/coll_state.h"
 #include "protocols/graph.h"
 #include "protocols/rejoin.h"
+#include "runtime/arena.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
 #include "sim/scenario.h"
@@ -107,6 +109,7 @@ static int t_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim
     int32_t g = st->group_of[w];
     if (P->g[g].kind == T_BFLY && coll_bfly_round_complete(st->bfly[g]))
         P->complete[g]++;
+    P->channel[g] = info->channel;
     P->done_ns[w] = sim_ctx_now(ctx);
     if (P->ndone[w]++ == 0)
         P->first_done_ns[w] = P->done_ns[w];
@@ -136,13 +139,27 @@ static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
 }
 
+/* The hub, the rings and the barriers, in the run's arena, in group order (channels 1, 2, ...;
+ * the butterflies, on the heap, take the next ones at start). */
+static void t_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)num_params;
+    tproto *st = state;
+    st->hub = coll_hub_create(a, MAXG, SIM_EV_USER);
+    for (uint32_t g = 0; g < P->ngroups; g++) {
+        if (P->g[g].kind == T_RING)
+            st->ring[g] = coll_ring_create(a, st->hub, sc->workers, P->g[g].n, t_done, st);
+        else if (P->g[g].kind == T_BARRIER)
+            st->barrier[g] = coll_barrier_create(a, st->hub, sc->workers, P->g[g].n, t_done, st);
+    }
+}
+
 static int t_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     tproto *st = state;
     uint32_t nw = sim_ctx_workers(ctx);
     size_t np = sim_ctx_num_params(ctx);
-    st->hub = coll_hub_create(MAXG, SIM_EV_USER, err);
-    int rc = st->hub != NULL ? SIM_OK : err->code;
+    int rc = coll_hub_check(st->hub, err);
     for (uint32_t w = 0; w < MAXW; w++)
         st->group_of[w] = -1;
     for (uint32_t g = 0; g < P->ngroups && rc == SIM_OK; g++) {
@@ -150,14 +167,10 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
         for (uint32_t i = 0; i < gr->n; i++)
             st->group_of[gr->members[i]] = (int32_t)g;
         if (gr->kind == T_RING) {
-            st->ring[g] = coll_ring_create(st->hub, nw, gr->n, t_done, st, err);
-            rc = st->ring[g] != NULL ? SIM_OK : err->code;
-            if (rc == SIM_OK && P->end_on_failure)
+            if (P->end_on_failure)
                 coll_ring_on_failure(st->ring[g], COLL_RING_END);
-            if (rc == SIM_OK)
-                rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n,
-                                     sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
-            P->channel[g] = g + 1; /* channels in creation order */
+            rc = coll_ring_reset(st->ring[g], ctx, gr->members, gr->n,
+                                 sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
         } else if (gr->kind == T_BFLY) {
             st->bfly[g] = coll_bfly_create(st->hub, nw, P->bfly_cap > 0 ? P->bfly_cap : gr->n, np,
                                            sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), t_input,
@@ -169,13 +182,8 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
             coll_stats s;
             coll_bfly_stats(st->bfly[g], &s);
             P->grown[g] = s.grown;
-            P->channel[g] = g + 1;
         } else {
-            st->barrier[g] = coll_barrier_create(st->hub, nw, gr->n, t_done, st, err);
-            rc = st->barrier[g] != NULL ? SIM_OK : err->code;
-            if (rc == SIM_OK)
-                rc = coll_barrier_start(st->barrier[g], ctx, gr->members, gr->n, 0, err);
-            P->channel[g] = g + 1;
+            rc = coll_barrier_start(st->barrier[g], ctx, gr->members, gr->n, 0, err);
         }
     }
     for (uint32_t w = 0; w < nw && w < MAXW && P->set_init; w++)
@@ -238,11 +246,8 @@ static void t_fini(void *state)
             coll_ring_stats(st->ring[g], &r);
             P->abandoned[g] = r.abandoned;
         }
-        coll_ring_destroy(st->ring[g]);
         coll_bfly_destroy(st->bfly[g]);
-        coll_barrier_destroy(st->barrier[g]);
     }
-    coll_hub_destroy(st->hub);
 }
 
 static const proto_ops proto_colltest = {
@@ -253,6 +258,7 @@ static const proto_ops proto_colltest = {
     .configure = t_configure,
     .start = t_start,
     .on_event = t_on_event,
+    .buffers = t_buffers,
     .fini = t_fini,
 };
 
@@ -942,8 +948,9 @@ END_TEST
 START_TEST(collectives_on_different_channels_do_not_mix)
 {
     /* Six workers: a butterfly over {0, 2}, one over {1, 3} and a ring over {4, 5}, all at
-     * once on channels 1, 2, 3: each butterfly's members get their own group's mean, bitwise
-     * equal, and the ring's members (whose parameters the ring does not touch) finish too. */
+     * once on channels 2, 3 and 1 (the ring, in the arena, is created first, in the buffers
+     * hook): each butterfly's members get their own group's mean, bitwise equal, and the ring's
+     * members (whose parameters the ring does not touch) finish too. */
     plan *p = new_plan();
     set_init(p);
     add_group(p, T_BFLY, (const uint32_t[]){ 0, 2 }, 2);
@@ -959,9 +966,135 @@ START_TEST(collectives_on_different_channels_do_not_mix)
     ck_assert_mem_eq(p->out[1], p->out[3], sizeof(p->out[1]));
     ck_assert_uint_eq(p->ndone[4], 1);
     ck_assert_uint_eq(p->ndone[5], 1);
-    for (uint32_t g = 0; g < 3; g++)
-        ck_assert_uint_eq(p->channel[g], g + 1);
+    ck_assert_uint_eq(p->channel[0], 2);
+    ck_assert_uint_eq(p->channel[1], 3);
+    ck_assert_uint_eq(p->channel[2], 1);
     free(p);
+}
+END_TEST
+
+/* ---- The kit's objects in the run's arena ---- */
+
+/* Bytes of n elements of `size` in an arena: rounded up to its alignment. */
+static uint64_t line(size_t n, size_t size)
+{
+    return ((uint64_t)n * size + SIM_ARENA_ALIGN - 1) / SIM_ARENA_ALIGN * SIM_ARENA_ALIGN;
+}
+
+enum {
+    A_WORKERS = 10,
+    A_CAP = 4,
+    A_CHANNELS = 3,
+    A_FLOATS = 100
+};
+
+/* A hub, a ring, a mean and a barrier in `a`, as a protocol's buffers hook asks for them. */
+static void kit_objects(sim_arena *a, coll_hub **hub, coll_ring **ring, coll_mean **mean,
+                        coll_barrier **barrier)
+{
+    *hub = coll_hub_create(a, A_CHANNELS, 0);
+    *ring = coll_ring_create(a, *hub, A_WORKERS, A_CAP, t_done, NULL);
+    *mean = coll_mean_create(a, A_FLOATS, A_CAP);
+    *barrier = coll_barrier_create(a, *hub, A_WORKERS, A_CAP, t_done, NULL);
+}
+
+START_TEST(kit_objects_take_what_the_sizing_arena_counted_their_real_sizes)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_arena *s = sim_arena_create_sizing(&err);
+    coll_hub *hub;
+    coll_ring *ring;
+    coll_mean *mean;
+    coll_barrier *barrier;
+    kit_objects(s, &hub, &ring, &mean, &barrier);
+    ck_assert_ptr_null(hub); /* the sizing arena builds nothing */
+    ck_assert_ptr_null(ring);
+    ck_assert_ptr_null(mean);
+    ck_assert_ptr_null(barrier);
+    size_t w = A_WORKERS, c = A_CAP;
+    uint64_t want = line(1, sizeof(coll_hub)) + line(A_CHANNELS + 1, sizeof(coll_slot));
+    want += line(1, sizeof(coll_ring)) + line(c, sizeof(coll_ring_pos)) + 3 * line(c, 4) +
+            line(w, 4) + line(w, 1); /* m; order, scratch, failed; pos; joined */
+    want += line(1, sizeof(coll_mean)) + line(A_FLOATS, sizeof(float)) + line(c, sizeof(float *));
+    want += line(1, sizeof(coll_barrier)) + 5 * line(c, 4) + 2 * line(c, 1) + line(w, 4) +
+            2 * line(w, sizeof(bool)); /* members, mround, failed, old_*; states; pos; flags */
+    ck_assert_uint_eq(sim_arena_bytes(s), want);
+    /* The run's arena of that size holds them all, built and registered. */
+    sim_arena *a = sim_arena_create(sim_arena_bytes(s), &err);
+    ck_assert_ptr_nonnull(a);
+    kit_objects(a, &hub, &ring, &mean, &barrier);
+    ck_assert(!sim_arena_overrun(a));
+    ck_assert_uint_eq(sim_arena_bytes(a), want);
+    ck_assert_ptr_nonnull(hub);
+    ck_assert_ptr_nonnull(ring);
+    ck_assert_ptr_nonnull(mean);
+    ck_assert_ptr_nonnull(barrier);
+    ck_assert_int_eq(coll_hub_check(hub, &err), SIM_OK);
+    ck_assert_uint_eq(ring->channel, 1);
+    ck_assert_uint_eq(barrier->channel, 2);
+    ck_assert_uint_eq(coll_ring_size(ring), 0);
+    for (uint32_t v = 0; v < A_WORKERS; v++) {
+        ck_assert_uint_eq(ring->pos[v], COLL_NONE);
+        ck_assert(!coll_barrier_has(barrier, v));
+    }
+    ck_assert_uint_eq(coll_barrier_coordinator(barrier), COLL_NONE);
+    ck_assert_uint_eq(mean->nfloats, A_FLOATS);
+    ck_assert_uint_eq((uintptr_t)mean->mean % SIM_ARENA_ALIGN, 0);
+    sim_arena_destroy(a);
+    sim_arena_destroy(s);
+}
+END_TEST
+
+START_TEST(kit_object_on_a_full_hub_is_not_created_and_the_hub_check_says_so)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_arena *a = sim_arena_create(1 << 16, &err);
+    coll_hub *hub = coll_hub_create(a, 1, 0);
+    ck_assert_ptr_nonnull(coll_ring_create(a, hub, A_WORKERS, A_CAP, t_done, NULL));
+    ck_assert_int_eq(coll_hub_check(hub, &err), SIM_OK);
+    ck_assert_ptr_null(coll_barrier_create(a, hub, A_WORKERS, A_CAP, t_done, NULL));
+    ck_assert_int_eq(coll_hub_check(hub, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "2 instances on a hub of 1 channels"));
+    ck_assert(!sim_arena_overrun(a));
+    sim_arena_destroy(a);
+}
+END_TEST
+
+START_TEST(rejoin_service_takes_what_the_sizing_arena_counted_and_serves_only_its_graph)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    graph_spec ring = { .kind = GRAPH_RING, .n = A_WORKERS };
+    graph_spec complete = { .kind = GRAPH_COMPLETE, .n = A_WORKERS };
+    sim_arena *s = sim_arena_create_sizing(&err);
+    ck_assert_ptr_null(rejoin_create(s, A_WORKERS, NULL));
+    uint64_t bare = sim_arena_bytes(s);
+    ck_assert_ptr_null(rejoin_create(s, A_WORKERS, &ring));
+    uint64_t served = sim_arena_bytes(s) - bare;
+    /* Serving adds a tag and a count per worker and a flag per edge (20 of a ring's). */
+    ck_assert_uint_eq(served, bare + line(A_WORKERS, 8) + line(A_WORKERS, 4) + line(20, 1));
+    ck_assert_uint_ge(bare, line(A_WORKERS, 4) + line(A_WORKERS, sizeof(bool)));
+    sim_arena *a = sim_arena_create(sim_arena_bytes(s), &err);
+    rejoin *plain = rejoin_create(a, A_WORKERS, NULL);
+    rejoin *rj = rejoin_create(a, A_WORKERS, &ring);
+    ck_assert(!sim_arena_overrun(a));
+    ck_assert_ptr_nonnull(plain);
+    ck_assert_ptr_nonnull(rj);
+    ck_assert(!rejoin_pending(rj, 3));
+    graph g, k;
+    ck_assert_int_eq(graph_init(&g, &ring, NULL, &err), SIM_OK);
+    ck_assert_int_eq(graph_init(&k, &complete, NULL, &err), SIM_OK);
+    static const rejoin_ops ops = { .name = "t" };
+    ck_assert_int_eq(rejoin_serve(plain, &ops, &g, NULL, &err), SIM_EINVAL);
+    ck_assert_int_eq(rejoin_serve(rj, &ops, &k, NULL, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "sized for 20 edges, the graph has 90"));
+    ck_assert_int_eq(rejoin_serve(rj, &ops, &g, NULL, &err), SIM_OK);
+    graph_fini(&g);
+    graph_fini(&k);
+    sim_arena_destroy(a);
+    sim_arena_destroy(s);
 }
 END_TEST
 
@@ -1040,6 +1173,12 @@ Suite *test_suite(void)
     tcase_add_test(tc, barrier_whose_coordinator_fails_takes_the_admitted_in);
     tcase_add_test(tc, barrier_admitted_worker_that_fails_again_is_not_taken_in);
     tcase_add_test(tc, collectives_on_different_channels_do_not_mix);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("arena");
+    tcase_add_test(tc, kit_objects_take_what_the_sizing_arena_counted_their_real_sizes);
+    tcase_add_test(tc, kit_object_on_a_full_hub_is_not_created_and_the_hub_check_says_so);
+    tcase_add_test(tc,
+                   rejoin_service_takes_what_the_sizing_arena_counted_and_serves_only_its_graph);
     suite_add_tcase(s, tc);
     tc = tcase_create("rejoin");
     tcase_add_test(tc, rejoin_ahead_picks_the_running_neighbour_furthest_ahead);

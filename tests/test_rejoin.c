@@ -64,6 +64,7 @@ typedef struct plan {
 static plan *P;
 
 typedef struct tproto {
+    graph_spec spec; /* a ring over the workers */
     graph g;
     rejoin *rj;
 } tproto;
@@ -147,24 +148,28 @@ static const rejoin_ops t_ops[2] = {
 
 static int t_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
-    (void)state;
     (void)cfg;
-    (void)sc;
     (void)err;
+    tproto *st = state;
+    st->spec = (graph_spec){ .kind = GRAPH_RING, .n = sc->workers };
     return SIM_OK;
+}
+
+/* The service, in the run's arena, serving the ring. */
+static void t_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)num_params;
+    tproto *st = state;
+    st->rj = rejoin_create(a, sc->workers, &st->spec);
 }
 
 static int t_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     tproto *st = state;
     uint32_t n = sim_ctx_workers(ctx);
-    graph_spec spec = { .kind = GRAPH_RING, .n = n };
-    int rc = graph_init(&st->g, &spec, NULL, err);
+    int rc = graph_init(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
-    st->rj = rejoin_create(n, err);
-    if (st->rj == NULL)
-        return err->code;
     rc = rejoin_serve(st->rj, &t_ops[P->mode], &st->g, st, err);
     size_t np = sim_ctx_num_params(ctx);
     for (uint32_t w = 0; w < n && w < MAXW && P->set_init; w++)
@@ -197,7 +202,6 @@ static void t_fini(void *state)
     tproto *st = state;
     if (st->rj != NULL)
         P->adopted = rejoin_fetched(st->rj);
-    rejoin_destroy(st->rj);
     graph_fini(&st->g);
 }
 
@@ -208,6 +212,7 @@ static const proto_ops proto_rejointest = {
     .configure = t_configure,
     .start = t_start,
     .on_event = t_on_event,
+    .buffers = t_buffers,
     .fini = t_fini,
 };
 
@@ -244,15 +249,21 @@ static const rejoin_ops a_ops = {
     .name = "admittest", .progress = a_progress, .alone = a_alone, .admit = a_admit
 };
 
+/* The service, in the run's arena, serving no graph. */
+static void a_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    (void)num_params;
+    tproto *st = state;
+    st->rj = rejoin_create(a, sc->workers, NULL);
+}
+
 static int a_start(void *state, sim_ctx *ctx, sim_err *err)
 {
+    (void)err;
     tproto *st = state;
     uint32_t n = sim_ctx_workers(ctx);
     for (uint32_t w = 0; w < n; w++)
         P->running[w] = !sim_ctx_down(ctx, w);
-    st->rj = rejoin_create(n, err);
-    if (st->rj == NULL)
-        return err->code;
     rejoin_owner(st->rj, &a_ops, st);
     return SIM_OK;
 }
@@ -296,7 +307,6 @@ static void a_fini(void *state)
     tproto *st = state;
     if (st->rj != NULL)
         P->admitted = rejoin_admitted(st->rj);
-    rejoin_destroy(st->rj);
 }
 
 static const proto_ops proto_admittest = {
@@ -306,6 +316,7 @@ static const proto_ops proto_admittest = {
     .configure = t_configure,
     .start = a_start,
     .on_event = a_on_event,
+    .buffers = a_buffers,
     .fini = a_fini,
 };
 

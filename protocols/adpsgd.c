@@ -67,13 +67,14 @@
 
 /* ---- buffers ---- */
 
-/* The run's arena: the passive workers' queues, one slot per edge, and with a real model the
- * pending-gradient accumulators' table (the accumulators themselves are tensors of their own,
- * which sim_ctx_take_grad trades with the runtime). */
+/* The run's arena: the kit's graph, the passive workers' queues, one slot per edge, and with a
+ * real model the pending-gradient accumulators' table (the accumulators themselves are tensors
+ * of their own, which sim_ctx_take_grad trades with the runtime). */
 static void ad_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     adpsgd *st = state;
     (void)sc;
+    graph_reserve(&st->g, a, &st->spec);
     st->queue = sim_arena_alloc(a, graph_edge_count(&st->spec), sizeof(*st->queue));
     st->acc = sim_arena_alloc(a, num_params > 0 ? st->n : 0, sizeof(*st->acc));
 }
@@ -99,18 +100,17 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return graph_spec_check(&st->spec, err);
 }
 
-/* Outside the arena: the graph and the pending-gradient accumulators. */
+/* Outside the arena: the pending-gradient accumulators. */
 static uint64_t ad_memory(const void *state, const sim_scenario *sc, size_t num_params)
 {
-    const adpsgd *st = state;
+    (void)state;
     uint64_t stride = ((uint64_t)num_params + FLOAT_ALIGN - 1) / FLOAT_ALIGN * FLOAT_ALIGN;
-    return graph_memory(&st->spec) + (uint64_t)sc->workers * stride * sizeof(float);
+    return (uint64_t)sc->workers * stride * sizeof(float);
 }
 
 static void ad_fini(void *state)
 {
     adpsgd *st = state;
-    graph_fini(&st->g);
     for (uint32_t w = 0; st->acc != NULL && w < st->n; w++)
         sim_tensor_free(st->acc[w]);
 }
@@ -140,7 +140,7 @@ static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     adpsgd *st = state;
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    int rc = graph_build(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
     for (uint32_t w = 0; w < st->n; w++) {

@@ -56,7 +56,7 @@ typedef struct adpsgd {
     graph_spec spec;         /* the graph, checked by configure */
     double timeout_ms;       /* exchange_timeout_ms as configured, 0: automatic */
     sim_time timeout_ns;     /* the timeout in force, set at start */
-    graph g;                 /* built by start: neighbours ascending, other parity */
+    graph g;                 /* (arena) built by start: neighbours ascending, other parity */
     ad_request *queue;       /* (g.edges, arena) a passive worker's FIFO, a slot a neighbour */
     size_t nparams;          /* floats per model, 0 when timing-only */
     float **acc;             /* (n, arena) pending gradient sums, each nparams (tensors of their

@@ -385,7 +385,5 @@ const proto_ops proto_dpsgd = {
     .on_event = dp_on_event,
     .buffers = dp_buffers,
     .report = dp_report,
-    .memory = dp_memory,
     .copies = dp_copies,
-    .fini = dp_fini,
 };

@@ -38,7 +38,7 @@ static int check_graph(dpsgd *st, const sim_cfg *cfg, sim_err *err)
 /* Builds the graph and its weights (into the arena's buffers). */
 int dp_build_graph(dpsgd *st, sim_err *err)
 {
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    int rc = graph_build(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
     st->max_degree = graph_max_degree(&st->g);
@@ -78,28 +78,20 @@ int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return rc;
 }
 
-/* The run's arena: the edges' weights and state, the workers' W_ii, the accumulators and the
- * kit's rejoin service, serving the graph. */
+/* The run's arena: the kit's graph, the edges' weights and state, the workers' W_ii, the
+ * accumulators and the kit's rejoin service, serving the graph. */
 void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     dpsgd *st = state;
     (void)sc;
     uint64_t edges = graph_edge_count(&st->spec);
+    graph_reserve(&st->g, a, &st->spec);
     st->weight = sim_arena_alloc(a, edges, sizeof(*st->weight));
     st->act = sim_arena_alloc(a, edges, sizeof(*st->act));
     st->flags = sim_arena_alloc(a, edges, sizeof(*st->flags));
     st->self = sim_arena_alloc(a, st->n, sizeof(*st->self));
     st->acc = sim_arena_alloc(a, 2 * (size_t)st->n, num_params * sizeof(float));
     st->rj = rejoin_create(a, st->n, &st->spec);
-}
-
-/* Outside the arena: the kit's graph. */
-uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    const dpsgd *st = state;
-    (void)sc;
-    (void)num_params;
-    return graph_memory(&st->spec);
 }
 
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it
@@ -109,10 +101,4 @@ uint64_t dp_copies(const void *state, const sim_scenario *sc)
 {
     (void)state;
     return sc->workers;
-}
-
-void dp_fini(void *state)
-{
-    dpsgd *st = state;
-    graph_fini(&st->g);
 }

@@ -1,5 +1,5 @@
 /* Internal header of D-PSGD (protocols/dpsgd.c: iterations, mixing, failures, report;
- * protocols/dpsgd_config.c: configuration, graph, buffers, memory, fini): only those two files
+ * protocols/dpsgd_config.c: configuration, graph, buffers, copies): only those two files
  * include it. The protocol is described in dpsgd.c. */
 #ifndef PROTOCOLS_DPSGD_STATE_H
 #define PROTOCOLS_DPSGD_STATE_H
@@ -54,7 +54,7 @@ typedef struct dpsgd {
     int graph, weights;   /* indexes into graph_names, weight_names */
     graph_spec spec;      /* the graph, checked by configure */
     uint32_t rows, cols;  /* torus shape */
-    graph g;              /* built by start: off, adj (ascending), rev */
+    graph g;              /* (arena) built by start: off, adj (ascending), rev */
     float *weight;        /* (edges, arena) W_ij */
     uint64_t *act;        /* (edges, arena) first iteration the edge is mixed again (rejoins) */
     uint8_t *flags;       /* (edges, arena) GOT_EVEN | GOT_ODD | DEFERRED */
@@ -79,11 +79,9 @@ extern const graph_kind dp_graph_kinds[];
 /* Builds the graph, its weights and the per-edge and per-worker state (start). */
 int dp_build_graph(dpsgd *st, sim_err *err);
 
-/* The ops table's configure, buffers, memory, copies and fini. */
+/* The ops table's configure, buffers and copies. */
 int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
-uint64_t dp_memory(const void *state, const sim_scenario *sc, size_t num_params);
 uint64_t dp_copies(const void *state, const sim_scenario *sc);
-void dp_fini(void *state);
 
 #endif

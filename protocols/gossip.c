@@ -69,7 +69,7 @@ typedef struct gs_worker {
 typedef struct gossip {
     uint32_t n;           /* workers */
     graph_spec spec;      /* the ring */
-    graph g;              /* built by start */
+    graph g;              /* (arena) built by start */
     uint8_t *flags;       /* (edges, arena) GOT_EVEN | GOT_ODD */
     uint64_t *act;        /* (edges, arena) first iteration of this end that uses the edge */
     uint32_t *held;       /* (edges, 2, arena) held snapshots by iteration parity */
@@ -135,26 +135,18 @@ static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     return graph_spec_check(&st->spec, err);
 }
 
-/* The run's arena: the edges' state. The models are the runtime's; the mean is formed in
- * place. */
+/* The run's arena: the kit's ring and the edges' state. The models are the runtime's; the
+ * mean is formed in place. */
 static void gs_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     (void)sc;
     (void)num_params;
     gossip *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
+    graph_reserve(&st->g, a, &st->spec);
     st->flags = sim_arena_alloc(a, edges, sizeof(*st->flags));
     st->act = sim_arena_alloc(a, edges, sizeof(*st->act));
     st->held = sim_arena_alloc(a, 2 * edges, sizeof(*st->held));
-}
-
-/* Outside the arena: the kit's ring. */
-static uint64_t gs_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    (void)sc;
-    (void)num_params;
-    const gossip *st = state;
-    return graph_memory(&st->spec);
 }
 
 /* A worker's stepped model goes to its neighbours as an alias, copied when the worker writes
@@ -163,12 +155,6 @@ static uint64_t gs_copies(const void *state, const sim_scenario *sc)
 {
     (void)state;
     return sc->workers;
-}
-
-static void gs_fini(void *state)
-{
-    gossip *st = state;
-    graph_fini(&st->g);
 }
 
 /* ---- rounds ---- */
@@ -366,7 +352,7 @@ static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 static int gs_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     gossip *st = state;
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    int rc = graph_build(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
     for (size_t h = 0; h < 2 * (size_t)st->g.edges; h++)
@@ -438,7 +424,5 @@ const proto_ops proto_gossip = {
     .on_event = gs_on_event,
     .report = gs_report,
     .buffers = gs_buffers,
-    .memory = gs_memory,
     .copies = gs_copies,
-    .fini = gs_fini,
 };

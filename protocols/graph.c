@@ -202,15 +202,6 @@ void graph_degree_range(const graph_spec *s, uint32_t *lo, uint32_t *hi)
         *lo = 0;
 }
 
-uint64_t graph_memory(const graph_spec *s)
-{
-    uint64_t e = graph_edge_count(s), rows = (uint64_t)s->n + 1;
-    uint64_t bytes = s->directed ? 8 * rows + 16 * e : 4 * rows + 8 * e;
-    if (s->kind == GRAPH_RANDOM_REGULAR)
-        bytes += 8 * e + 8 * (uint64_t)s->n; /* drawing scratch: stubs, counts, queue */
-    return bytes;
-}
-
 /* ---- building ---- */
 
 /* Fills off and adj for the kinds known without drawing. */
@@ -264,9 +255,53 @@ static void link_reverse(graph *g)
         g->in_rev[g->rev[e]] = e;
 }
 
-int graph_init(graph *g, const graph_spec *s, gsl_rng *r, sim_err *err)
+/* The sizes of a built graph's arrays for a checked spec of `edges` edges: slots (adj, rev,
+ * in_adj) and in_rev (which counts each worker's in-edges while building: n at least); at
+ * least one slot, so that an edgeless graph's arrays are not NULL. */
+static size_t slot_count(uint64_t edges)
+{
+    return edges > 0 ? (size_t)edges : 1;
+}
+
+static size_t in_rev_count(const graph_spec *s, uint64_t edges)
+{
+    return slot_count(edges) > s->n ? slot_count(edges) : s->n;
+}
+
+void graph_reserve(graph *g, sim_arena *a, const graph_spec *s)
 {
     memset(g, 0, sizeof(*g));
+    if (graph_spec_check(s, NULL) != SIM_OK)
+        return;
+    uint64_t edges = graph_edge_count(s);
+    if (edges > GRAPH_MAX_EDGES)
+        return;
+    size_t m = slot_count(edges), rows = (size_t)s->n + 1;
+    uint32_t *off = sim_arena_alloc(a, rows, sizeof(*off));
+    uint32_t *adj = sim_arena_alloc(a, m, sizeof(*adj));
+    uint32_t *rev = sim_arena_alloc(a, m, sizeof(*rev));
+    uint32_t *in_off = off, *in_adj = adj, *in_rev = rev;
+    if (s->directed) {
+        in_off = sim_arena_alloc(a, rows, sizeof(*in_off));
+        in_adj = sim_arena_alloc(a, m, sizeof(*in_adj));
+        in_rev = sim_arena_alloc(a, in_rev_count(s, edges), sizeof(*in_rev));
+    }
+    if (off == NULL || adj == NULL || rev == NULL || in_off == NULL || in_adj == NULL ||
+        in_rev == NULL)
+        return; /* the sizing arena (or an overrun, which fails the run) */
+    g->n = s->n;
+    g->directed = s->directed;
+    g->edges = (uint32_t)edges;
+    g->off = off;
+    g->adj = adj;
+    g->rev = rev;
+    g->in_off = in_off;
+    g->in_adj = in_adj;
+    g->in_rev = in_rev;
+}
+
+int graph_build(graph *g, const graph_spec *s, gsl_rng *r, sim_err *err)
+{
     int rc = graph_spec_check(s, err);
     if (rc != SIM_OK)
         return rc;
@@ -276,51 +311,32 @@ int graph_init(graph *g, const graph_spec *s, gsl_rng *r, sim_err *err)
                            graph_kind_name(s->kind), s->n, (unsigned long long)edges);
     if (s->kind == GRAPH_RANDOM_REGULAR && r == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL, "graph: a random regular graph needs a stream");
-    size_t m = edges > 0 ? (size_t)edges : 1;
-    g->n = s->n;
-    g->directed = s->directed;
-    g->edges = (uint32_t)edges;
-    g->off = calloc((size_t)s->n + 1, sizeof(*g->off));
-    g->adj = calloc(m, sizeof(*g->adj));
-    g->rev = calloc(m, sizeof(*g->rev));
+    if (g->off == NULL || g->n != s->n || g->directed != s->directed || g->edges != edges)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "graph: \"%s\" on %u workers needs %llu edges%s, but %s",
+                           graph_kind_name(s->kind), s->n, (unsigned long long)edges,
+                           s->directed ? " (directed)" : "",
+                           g->off == NULL ? "no room was reserved (graph_reserve)"
+                                          : "the room reserved is another graph's");
+    /* Zeroed (the counts below start from 0), as the arena handed them out. */
+    size_t m = slot_count(edges), rows = (size_t)s->n + 1;
+    memset(g->off, 0, rows * sizeof(*g->off));
+    memset(g->adj, 0, m * sizeof(*g->adj));
+    memset(g->rev, 0, m * sizeof(*g->rev));
     if (s->directed) {
-        g->in_off = calloc((size_t)s->n + 1, sizeof(*g->in_off));
-        g->in_adj = calloc(m, sizeof(*g->in_adj));
-        g->in_rev = calloc(m > s->n ? m : s->n, sizeof(*g->in_rev));
-    } else {
-        g->in_off = g->off;
-        g->in_adj = g->adj;
-        g->in_rev = g->rev;
-    }
-    if (g->off == NULL || g->adj == NULL || g->rev == NULL || g->in_off == NULL ||
-        g->in_adj == NULL || g->in_rev == NULL) {
-        graph_fini(g);
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        memset(g->in_off, 0, rows * sizeof(*g->in_off));
+        memset(g->in_adj, 0, m * sizeof(*g->in_adj));
+        memset(g->in_rev, 0, in_rev_count(s, edges) * sizeof(*g->in_rev));
     }
     if (s->kind == GRAPH_RANDOM_REGULAR) {
         rc = graph_draw_regular(g, s->degree, r, err);
-        if (rc != SIM_OK) {
-            graph_fini(g);
+        if (rc != SIM_OK)
             return rc;
-        }
     } else {
         list_edges(g, s);
     }
     link_reverse(g);
     return SIM_OK;
-}
-
-void graph_fini(graph *g)
-{
-    if (g->directed) {
-        free(g->in_off);
-        free(g->in_adj);
-        free(g->in_rev);
-    }
-    free(g->off);
-    free(g->adj);
-    free(g->rev);
-    memset(g, 0, sizeof(*g));
 }
 
 /* ---- queries ---- */

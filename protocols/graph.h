@@ -1,16 +1,23 @@
 /* Named graphs over workers 0..n-1, the kit's shared topology for decentralized protocols.
  *
  * A graph_spec names a graph (kind, size, shape parameters). Without allocating anything,
- * graph_spec_check validates it, graph_edge_count counts its directed edges, graph_degree_range
- * gives its smallest and largest out-degree and graph_memory the bytes a built copy takes, so
- * that a protocol's configure can check limits (runtime/proto.h: configure allocates nothing).
- * graph_init then builds the graph, in start, into a `graph` the caller provides, as compact
- * adjacency arrays (CSR): worker i's out-edges are the slots off[i]..off[i+1]-1 of adj, its
- * neighbours in ascending order, never itself, never twice. An undirected graph stores each
- * edge once in each direction (slot i -> j and slot j -> i) and its in-lists are its
- * out-lists. rev[e] is the slot of edge e among the in-edges of its head: for an undirected
- * graph the slot of the same edge seen from the other end. graph_fini frees what graph_init
- * allocated; the graph owns its arrays and the caller owns the `graph` itself.
+ * graph_spec_check validates it, graph_edge_count counts its directed edges and
+ * graph_degree_range gives its smallest and largest out-degree, so that a protocol's
+ * configure can check limits (runtime/proto.h: configure allocates nothing). A built graph's
+ * arrays come from the run's arena (runtime/arena.h): graph_reserve asks for them in the
+ * owner's `buffers` hook (runtime/proto.h), from the spec alone (their sizes are known once
+ * the owner is configured), so that the runtime's sizing pass counts them for the memory
+ * guard; graph_build then builds the graph into them, in start (a random kind draws from the
+ * run's stream there), as compact adjacency arrays (CSR): worker i's out-edges are the slots
+ * off[i]..off[i+1]-1 of adj, its neighbours in ascending order, never itself, never twice.
+ * An undirected graph stores each edge once in each direction (slot i -> j and slot j -> i)
+ * and its in-lists are its out-lists. rev[e] is the slot of edge e among the in-edges of its
+ * head: for an undirected graph the slot of the same edge seen from the other end.
+ *
+ * Ownership: the caller owns the `graph` itself (a field of its state); the arena owns its
+ * arrays and frees them at the run's end (there is no graph_fini). A random regular draw's
+ * temporaries (4 (n d + 2 n) bytes) are malloc'd and freed before graph_build returns: not
+ * counted by the guard, a peak below the graph's own arrays, for a kind no protocol offers.
  *
  * Kinds (offsets are taken mod n, "i +- d" lists i + d and i - d):
  *   ring                    i +- 1
@@ -42,6 +49,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "runtime/arena.h"
 #include "sim/err.h"
 
 /* No worker / no slot / unreachable. */
@@ -108,20 +116,23 @@ uint64_t graph_edge_count(const graph_spec *spec);
 /* The smallest and largest out-degree of a checked spec's graph. */
 void graph_degree_range(const graph_spec *spec, uint32_t *lo, uint32_t *hi);
 
-/* Bytes graph_init allocates for a checked spec. */
-uint64_t graph_memory(const graph_spec *spec);
-
 /* ---- lifecycle ---- */
 
-/* Builds the graph of `spec` into g (whose previous contents are ignored). `r` draws the
- * random regular graph and is not used (may be NULL) for the other kinds. SIM_EINVAL for a
- * spec graph_spec_check refuses or with more than GRAPH_MAX_EDGES edges, SIM_ENOMEM, or
- * SIM_ENUMERIC when no connected random regular graph came out of 1000 draws; on error g
- * holds nothing to free (graph_fini is still allowed). */
-int graph_init(graph *g, const graph_spec *spec, gsl_rng *r, sim_err *err);
+/* Asks the arena `a` for the arrays of a built graph of `spec` and stores them in g (zeroed
+ * first), from an owner's buffers hook: on the sizing arena the bytes are counted and g's
+ * arrays stay NULL; on the run's arena g gets them (zeroed) and records the spec's workers,
+ * form and edges. Asks for nothing for a spec graph_build would refuse (graph_spec_check, more
+ * than GRAPH_MAX_EDGES edges), which graph_build then reports. */
+void graph_reserve(graph *g, sim_arena *a, const graph_spec *spec);
 
-/* Frees what graph_init allocated and zeroes g. A zeroed graph is a no-op. */
-void graph_fini(graph *g);
+/* Builds the graph of `spec` into the arrays graph_reserve gave g for that spec, allocating
+ * none (see Ownership above). `r` draws the random regular graph and is not used (may be NULL)
+ * for the other kinds. SIM_EINVAL for a spec graph_spec_check refuses or with more than
+ * GRAPH_MAX_EDGES edges, or arrays not reserved for a graph of its workers, form and edges;
+ * SIM_ENOMEM (a random draw's temporaries) or SIM_ENUMERIC when no connected random regular
+ * graph came out of 1000 draws (g's arrays then hold no graph; a later graph_build may reuse
+ * them). */
+int graph_build(graph *g, const graph_spec *spec, gsl_rng *r, sim_err *err);
 
 /* ---- queries ---- */
 

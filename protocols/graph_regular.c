@@ -1,4 +1,4 @@
-/* Random regular graphs for graph_init (protocols/graph.h): Steger-Wormald stub pairing,
+/* Random regular graphs for graph_build (protocols/graph.h): Steger-Wormald stub pairing,
  * drawn again until connected. */
 #include <stdbool.h>
 #include <stdlib.h>

@@ -12,8 +12,9 @@
 #include "sim/err.h"
 
 /* Draws a random d-regular graph on g->n workers into g->adj (rows of d, each sorted) and
- * g->off, from r; connected when d >= 2. SIM_ENUMERIC when no draw succeeds, SIM_ENOMEM. Its
- * scratch is freed before it returns. */
+ * g->off (zeroed by graph_build), from r; connected when d >= 2. SIM_ENUMERIC when no draw
+ * succeeds, SIM_ENOMEM. Its scratch (stubs, counts, a queue: 4 (n d + 2 n) bytes) is malloc'd
+ * and freed before it returns. */
 int graph_draw_regular(graph *g, uint32_t d, gsl_rng *r, sim_err *err);
 
 #endif

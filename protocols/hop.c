@@ -355,7 +355,7 @@ static int on_up(hop *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     hop *st = state;
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    int rc = graph_build(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
     uint32_t lo, hi; /* the arena's xs and pick_q hold the spec's largest degree + 1 */
@@ -466,7 +466,5 @@ const proto_ops proto_hop = {
     .on_event = hp_on_event,
     .report = hp_report,
     .buffers = hp_buffers,
-    .memory = hp_memory,
     .copies = hp_copies,
-    .fini = hp_fini,
 };

@@ -1,6 +1,6 @@
 /* Hop's configuration (protocols/hop_state.h; the protocol is described at the top of
- * protocols/hop.c): the parameters and their checks, the memory and copies estimates, and
- * fini. Calls nothing of protocols/hop.c. */
+ * protocols/hop.c): the parameters and their checks, the run's arena and the copies
+ * estimate. Calls nothing of protocols/hop.c. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,9 +76,10 @@ int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return SIM_OK;
 }
 
-/* The run's arena: the update queues and the edges' state, the averaging's scratch, the kit's
- * rejoin service (serving the graph) and, up to HP_MAX_DIST_N workers, the all-pairs distances
- * of the check. The models are the runtime's; the mean is formed in place. */
+/* The run's arena: the kit's graph, the update queues and the edges' state, the averaging's
+ * scratch, the kit's rejoin service (serving the graph) and, up to HP_MAX_DIST_N workers, the
+ * all-pairs distances of the check. The models are the runtime's; the mean is formed in
+ * place. */
 void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     (void)sc;
@@ -88,6 +89,7 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     uint32_t lo, hi;
     graph_degree_range(&st->spec, &lo, &hi);
     size_t dist = st->n <= HP_MAX_DIST_N ? st->n : 0;
+    graph_reserve(&st->g, a, &st->spec);
     st->tag = sim_arena_alloc(a, m * st->q, sizeof(*st->tag));
     st->held = sim_arena_alloc(a, m * st->q, sizeof(*st->held));
     st->count = sim_arena_alloc(a, m, sizeof(*st->count));
@@ -98,15 +100,6 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->dist = sim_arena_alloc(a, dist * dist, sizeof(*st->dist));
     st->bfs = sim_arena_alloc(a, dist, sizeof(*st->bfs));
     st->rj = rejoin_create(a, st->n, &st->spec);
-}
-
-/* Outside the arena: the kit's graph. */
-uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params)
-{
-    (void)sc;
-    (void)num_params;
-    const hop *st = state;
-    return graph_memory(&st->spec);
 }
 
 /* A worker's update goes to its out-neighbours as an alias of its model (copied when the
@@ -121,10 +114,4 @@ uint64_t hp_copies(const void *state, const sim_scenario *sc)
     const hop *st = state;
     bool once = st->late == 1 || (st->b == 0 && st->s == 0);
     return (uint64_t)sc->workers * (once ? 1 : st->q);
-}
-
-void hp_fini(void *state)
-{
-    hop *st = state;
-    graph_fini(&st->g);
 }

@@ -47,7 +47,7 @@ typedef struct hop {
     uint64_t s, gap, max_skip;
     bool skip, tighten;
     /* run state */
-    graph g;
+    graph g;    /* (arena, hp_buffers) built by start */
     rejoin *rj; /* the kit's service: the JOINs of recovered workers (hp_rejoin in hop.c) */
     /* the run's arena (hp_buffers) */
     uint64_t *tag;    /* (edges, q) held update tags by in-slot, ascending */
@@ -115,11 +115,9 @@ void hp_insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t ta
 
 #define HP_MAX_DIST_N 1024 /* the all-pairs distance check up to this many workers */
 
-/* The ops table's configure, buffers, memory, copies and fini. */
+/* The ops table's configure, buffers and copies. */
 int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
-uint64_t hp_memory(const void *state, const sim_scenario *sc, size_t num_params);
 uint64_t hp_copies(const void *state, const sim_scenario *sc);
-void hp_fini(void *state);
 
 #endif

@@ -9,11 +9,12 @@
  * other parameters through sim_cfg (which records defaults and lets the runtime reject
  * unknown keys afterwards) and checks them against the scenario, allocating nothing: the
  * runtime calls it once to validate and once per run. start schedules the first events (and
- * builds what lives outside the arena: the kit's graphs and butterflies; the kit's other
- * objects come from the arena, in the buffers hook); on_event handles every
- * event of the run addressed to the protocol (see runtime/ctx.h); fini frees what start
- * built (it is also called after a configure that was never started, on a zeroed state). Handlers
- * take `void *state` and cast it on their first line. Only configure, start and on_event are
+ * builds the kit's graphs into the room the buffers hook reserved for them in the arena, and
+ * the kit's butterflies, which live outside it; the kit's other objects come from the arena
+ * whole, in the buffers hook); on_event handles every event of the run addressed to the
+ * protocol (see runtime/ctx.h); fini frees what start built outside the arena (it is also
+ * called after a configure that was never started, on a zeroed state). Handlers take
+ * `void *state` and cast it on their first line. Only configure, start and on_event are
  * required.
  */
 #ifndef RUNTIME_PROTO_H
@@ -49,14 +50,13 @@ typedef struct proto_ops {
     /* Optional: figures for summary.json's protocol_report, at the end of the run. */
     void (*report)(const void *state, const sim_ctx *ctx, sim_report *out);
     /* Optional: bytes the protocol's own run state takes outside the arena (the kit's objects
-     * that cannot live in it: graphs by graph_memory, butterflies by coll_bfly_memory; and
-     * buffers the runtime may take over, such as sim_ctx_take_grad's; the kit's hub, rings,
-     * means, barriers, rejoin service and parameter server are in the arena, counted by its
-     * sizing pass) for `sc` with models of
-     * `num_params` floats (0: timing-only), counted into the run's memory check,
-     * including the message snapshots it keeps written at once at most (copies, slices, and
-     * aliases copied on write: proto_snapshot_bytes each; an alias its worker has not
-     * written since the send costs nothing). */
+     * that cannot live in it: butterflies by coll_bfly_memory; and buffers the runtime may
+     * take over, such as sim_ctx_take_grad's; the kit's graphs, hub, rings, means, barriers,
+     * rejoin service and parameter server are in the arena, counted by its sizing pass) for
+     * `sc` with models of `num_params` floats (0: timing-only), counted into the run's memory
+     * check, including the message snapshots it keeps written at once at most (copies,
+     * slices, and aliases copied on write: proto_snapshot_bytes each; an alias its worker has
+     * not written since the send costs nothing). */
     uint64_t (*memory)(const void *state, const sim_scenario *sc, size_t num_params);
     /* Optional: how many aliases (SIM_PAYLOAD_PARAMS sends) the protocol may have copied on write
      * at once at most, not counted by `memory`. Whether a worker writes while its model is

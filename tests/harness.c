@@ -14,6 +14,7 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "protocols/graph.h"
 #include "protocols/registry.h"
 
 static const char tmp_prefix[] = "/tmp/hetsim-";
@@ -394,4 +395,19 @@ bool harness_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    sim_arena *s = sim_arena_create_sizing(&err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    graph_reserve(g, s, spec);
+    sim_arena *a = sim_arena_create(sim_arena_bytes(s), &err);
+    sim_arena_destroy(s);
+    ck_assert_msg(a != NULL, "%s", err.msg);
+    graph_reserve(g, a, spec);
+    ck_assert(!sim_arena_overrun(a));
+    return a;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "protocols/registry.h"
+#include "runtime/arena.h"
 #include "runtime/run.h"
 #include "sim/scenario.h"
 #include "suite.h"
@@ -122,6 +123,14 @@ void harness_write(const char *dir, const char *name, const char *text);
 
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);
+
+/* A kit graph's room as a protocol gets it: the run's arena for the graph of `spec`, sized by
+ * a sizing pass as the runtime sizes it, with g's arrays reserved in it (graph_reserve), for
+ * graph_build to fill. Fails the test if the arena cannot be made or the reserve did not fit.
+ * The caller destroys the arena, which frees the graph's arrays. */
+struct graph;
+struct graph_spec;
+sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec);
 
 /* Removes `dir` and everything below it (symbolic links are removed, never followed), then
  * frees `dir`. Refuses (fails the test) any path outside "/tmp/hetsim-*", as a guard against

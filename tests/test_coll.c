@@ -1084,15 +1084,16 @@ START_TEST(rejoin_service_takes_what_the_sizing_arena_counted_and_serves_only_it
     ck_assert_ptr_nonnull(rj);
     ck_assert(!rejoin_pending(rj, 3));
     graph g, k;
-    ck_assert_int_eq(graph_init(&g, &ring, NULL, &err), SIM_OK);
-    ck_assert_int_eq(graph_init(&k, &complete, NULL, &err), SIM_OK);
+    sim_arena *ga = harness_graph_arena(&g, &ring), *ka = harness_graph_arena(&k, &complete);
+    ck_assert_int_eq(graph_build(&g, &ring, NULL, &err), SIM_OK);
+    ck_assert_int_eq(graph_build(&k, &complete, NULL, &err), SIM_OK);
     static const rejoin_ops ops = { .name = "t" };
     ck_assert_int_eq(rejoin_serve(plain, &ops, &g, NULL, &err), SIM_EINVAL);
     ck_assert_int_eq(rejoin_serve(rj, &ops, &k, NULL, &err), SIM_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "sized for 20 edges, the graph has 90"));
     ck_assert_int_eq(rejoin_serve(rj, &ops, &g, NULL, &err), SIM_OK);
-    graph_fini(&g);
-    graph_fini(&k);
+    sim_arena_destroy(ga);
+    sim_arena_destroy(ka);
     sim_arena_destroy(a);
     sim_arena_destroy(s);
 }
@@ -1116,8 +1117,9 @@ START_TEST(rejoin_ahead_picks_the_running_neighbour_furthest_ahead)
 {
     graph_spec spec = { .kind = GRAPH_COMPLETE, .n = 6 };
     graph g;
+    sim_arena *a = harness_graph_arena(&g, &spec);
     sim_err err = { 0 };
-    ck_assert_int_eq(graph_init(&g, &spec, NULL, &err), SIM_OK);
+    ck_assert_int_eq(graph_build(&g, &spec, NULL, &err), SIM_OK);
     uint64_t iters[6] = { 9, 4, 7, 7, 12, 3 };
     bool up[6] = { true, true, true, true, false, true };
     memcpy(t_iter, iters, sizeof(iters));
@@ -1133,7 +1135,7 @@ START_TEST(rejoin_ahead_picks_the_running_neighbour_furthest_ahead)
     k = 42;
     ck_assert_uint_eq(rejoin_ahead(&g, NULL, 5, t_progress, &k), REJOIN_NONE);
     ck_assert_uint_eq(k, 42);
-    graph_fini(&g);
+    sim_arena_destroy(a);
 }
 END_TEST
 

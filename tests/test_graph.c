@@ -1,7 +1,7 @@
 /* The kit's graphs: known degrees and edge counts, the counts configure gets without
  * building, CSR invariants (sorted, no self loop, no duplicate, reverse index), symmetric
- * weights whose rows sum to 1, bipartiteness, random regular graphs, grid lines, SGP's
- * schedule and BFS distances. */
+ * weights whose rows sum to 1, bipartiteness, random regular graphs, the arrays' room in the
+ * run's arena (the sizing pass's count), grid lines, SGP's schedule and BFS distances. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,17 +11,27 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
 #include "protocols/graph.h"
+#include "runtime/arena.h"
 #include "sim/rng.h"
 #include "suite.h"
 
-static graph build(graph_spec s)
+/* The graph of s, built as a protocol builds it: its arrays reserved in a run's arena (*a,
+ * which the caller destroys), then built (`r` for a random kind). */
+static graph build_drawn(graph_spec s, gsl_rng *r, sim_arena **a)
 {
     graph g;
+    *a = harness_graph_arena(&g, &s);
     sim_err err = { 0 };
-    int rc = graph_init(&g, &s, NULL, &err);
+    int rc = graph_build(&g, &s, r, &err);
     ck_assert_msg(rc == SIM_OK, "%s on %u: %s", graph_kind_name(s.kind), s.n, err.msg);
     return g;
+}
+
+static graph build(graph_spec s, sim_arena **a)
+{
+    return build_drawn(s, NULL, a);
 }
 
 /* CSR invariants every built graph keeps, and agreement with the allocation-free counts. */
@@ -104,17 +114,17 @@ START_TEST(named_graphs_have_the_documented_degrees_and_edges)
         graph_degree_range(&s, &lo, &hi);
         ck_assert_msg(lo == cases[c].lo && hi == cases[c].hi, "case %zu: degrees %u to %u", c, lo,
                       hi);
-        graph g = build(s);
+        sim_arena *a;
+        graph g = build(s, &a);
         check_invariants(&g, &s);
-        ck_assert(graph_memory(&s) >= (uint64_t)g.edges * 8);
-        graph_fini(&g);
+        sim_arena_destroy(a);
     }
 }
 END_TEST
 
 /* graph_edge_count and graph_degree_range take one worker's degree for the whole graph when
  * degrees cannot differ (offset graphs, unless bipartite on an odd count): checked against
- * the lists graph_init builds, worker by worker, for every offset kind and form, n <= 40 and
+ * the lists graph_build builds, worker by worker, for every offset kind and form, n <= 40 and
  * n around 64 and 128. */
 START_TEST(edge_counts_and_degree_ranges_match_the_built_lists)
 {
@@ -128,7 +138,8 @@ START_TEST(edge_counts_and_degree_ranges_match_the_built_lists)
                 };
                 if (graph_spec_check(&s, NULL) != SIM_OK)
                     continue;
-                graph g = build(s);
+                sim_arena *a;
+                graph g = build(s, &a);
                 uint32_t lo = UINT32_MAX, hi = 0, glo, ghi;
                 for (uint32_t i = 0; i < n; i++) {
                     uint32_t d = g.off[i + 1] - g.off[i];
@@ -139,7 +150,7 @@ START_TEST(edge_counts_and_degree_ranges_match_the_built_lists)
                 ck_assert_msg(graph_edge_count(&s) == g.off[n] && g.edges == g.off[n],
                               "kind %zu form %d n %u", k, form, n);
                 ck_assert_msg(glo == lo && ghi == hi, "kind %zu form %d n %u", k, form, n);
-                graph_fini(&g);
+                sim_arena_destroy(a);
             }
 }
 END_TEST
@@ -147,7 +158,8 @@ END_TEST
 START_TEST(directed_exponential_has_in_and_out_degree_four_on_sixteen)
 {
     graph_spec s = { .kind = GRAPH_EXPONENTIAL, .n = 16, .directed = true };
-    graph g = build(s);
+    sim_arena *a;
+    graph g = build(s, &a);
     for (uint32_t i = 0; i < 16; i++) {
         ck_assert_uint_eq(graph_out_degree(&g, i), 4);
         ck_assert_uint_eq(graph_in_degree(&g, i), 4);
@@ -160,8 +172,7 @@ START_TEST(directed_exponential_has_in_and_out_degree_four_on_sixteen)
             ck_assert_msg(found, "%u missing from %u's in-list", j, i);
         }
     }
-    graph_fini(&g);
-    graph_fini(&g); /* zeroed: a no-op */
+    sim_arena_destroy(a);
 }
 END_TEST
 
@@ -180,9 +191,12 @@ START_TEST(bad_specs_are_refused_and_build_nothing)
         ck_assert_int_eq(graph_spec_check(&bad[c], &err), SIM_EINVAL);
         ck_assert_msg(strncmp(err.msg, "graph: ", 7) == 0, "%s", err.msg);
         graph g;
-        ck_assert_int_eq(graph_init(&g, &bad[c], NULL, &err), SIM_EINVAL);
+        sim_arena *a = harness_graph_arena(&g, &bad[c]);
+        ck_assert_uint_eq(sim_arena_bytes(a), 0); /* nothing reserved */
         ck_assert_ptr_null(g.off);
-        graph_fini(&g);
+        ck_assert_int_eq(graph_build(&g, &bad[c], NULL, &err), SIM_EINVAL);
+        ck_assert_msg(strncmp(err.msg, "graph: ", 7) == 0, "%s", err.msg);
+        sim_arena_destroy(a);
     }
 }
 END_TEST
@@ -199,7 +213,8 @@ START_TEST(metropolis_weights_are_symmetric_bits_and_rows_sum_to_one)
         { .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = 13 },
     };
     for (size_t c = 0; c < sizeof(specs) / sizeof(specs[0]); c++) {
-        graph g = build(specs[c]);
+        sim_arena *a;
+        graph g = build(specs[c], &a);
         float *w = calloc(g.edges + 1, sizeof(*w)), *self = calloc(g.n, sizeof(*self));
         sim_err err = { 0 };
         ck_assert_int_eq(graph_weights(&g, GRAPH_METROPOLIS, w, self, &err), SIM_OK);
@@ -219,14 +234,15 @@ START_TEST(metropolis_weights_are_symmetric_bits_and_rows_sum_to_one)
         }
         free(w);
         free(self);
-        graph_fini(&g);
+        sim_arena_destroy(a);
     }
 }
 END_TEST
 
 START_TEST(ring_weights_are_a_third_and_uniform_needs_a_regular_graph)
 {
-    graph g = build((graph_spec){ .kind = GRAPH_RING, .n = 9 });
+    sim_arena *a;
+    graph g = build((graph_spec){ .kind = GRAPH_RING, .n = 9 }, &a);
     float w[18], self[9];
     sim_err err = { 0 };
     ck_assert_int_eq(graph_weights(&g, GRAPH_UNIFORM, w, self, &err), SIM_OK);
@@ -234,14 +250,14 @@ START_TEST(ring_weights_are_a_third_and_uniform_needs_a_regular_graph)
         ck_assert(w[e] == (float)(1.0 / 3.0));
     for (uint32_t i = 0; i < 9; i++)
         ck_assert(self[i] == (float)(1.0 - 2.0 * (double)(float)(1.0 / 3.0)));
-    graph_fini(&g);
-    g = build((graph_spec){ .kind = GRAPH_STAR, .n = 7 });
+    sim_arena_destroy(a);
+    g = build((graph_spec){ .kind = GRAPH_STAR, .n = 7 }, &a);
     float ws[12], ss[7];
     ck_assert_int_eq(graph_weights(&g, GRAPH_UNIFORM, ws, ss, &err), SIM_EINVAL);
-    graph_fini(&g);
-    g = build((graph_spec){ .kind = GRAPH_RING, .n = 9, .directed = true });
+    sim_arena_destroy(a);
+    g = build((graph_spec){ .kind = GRAPH_RING, .n = 9, .directed = true }, &a);
     ck_assert_int_eq(graph_weights(&g, GRAPH_METROPOLIS, w, self, &err), SIM_EINVAL);
-    graph_fini(&g);
+    sim_arena_destroy(a);
 }
 END_TEST
 
@@ -250,7 +266,8 @@ END_TEST
 START_TEST(bipartite_exponential_joins_only_different_parities)
 {
     for (uint32_t n = 1; n <= 40; n++) {
-        graph g = build((graph_spec){ .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = n });
+        sim_arena *a;
+        graph g = build((graph_spec){ .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = n }, &a);
         for (uint32_t i = 0; i < n; i++) {
             for (uint32_t e = g.off[i]; e < g.off[i + 1]; e++)
                 ck_assert_uint_ne(g.adj[e] & 1, i & 1);
@@ -258,7 +275,7 @@ START_TEST(bipartite_exponential_joins_only_different_parities)
             if ((i & 1) != 0)
                 ck_assert_uint_ne(graph_slot(&g, i, i - 1), GRAPH_NONE);
         }
-        graph_fini(&g);
+        sim_arena_destroy(a);
     }
 }
 END_TEST
@@ -281,10 +298,10 @@ START_TEST(random_regular_graphs_are_regular_simple_connected_and_seeded)
         uint32_t *first = NULL;
         for (uint64_t seed = 1; seed <= 4; seed++) {
             graph g[2];
+            sim_arena *a[2];
             for (int t = 0; t < 2; t++) {
                 gsl_rng *r = stream(seed);
-                sim_err err = { 0 };
-                ck_assert_int_eq(graph_init(&g[t], &s, r, &err), SIM_OK);
+                g[t] = build_drawn(s, r, &a[t]);
                 gsl_rng_free(r);
                 check_invariants(&g[t], &s);
             }
@@ -306,8 +323,8 @@ START_TEST(random_regular_graphs_are_regular_simple_connected_and_seeded)
             } else if (memcmp(first, g[0].adj, g[0].edges * sizeof(*first)) != 0) {
                 some_differ = true;
             }
-            graph_fini(&g[0]);
-            graph_fini(&g[1]);
+            sim_arena_destroy(a[0]);
+            sim_arena_destroy(a[1]);
         }
         /* d = n - 1 is the complete graph whatever the seed. */
         ck_assert(some_differ || s.degree == s.n - 1);
@@ -315,8 +332,136 @@ START_TEST(random_regular_graphs_are_regular_simple_connected_and_seeded)
     }
     graph_spec s = { .kind = GRAPH_RANDOM_REGULAR, .n = 8, .degree = 3 };
     graph g;
+    sim_arena *a = harness_graph_arena(&g, &s);
     sim_err err = { 0 };
-    ck_assert_int_eq(graph_init(&g, &s, NULL, &err), SIM_EINVAL); /* needs a stream */
+    ck_assert_int_eq(graph_build(&g, &s, NULL, &err), SIM_EINVAL); /* needs a stream */
+    ck_assert_ptr_nonnull(strstr(err.msg, "needs a stream"));
+    sim_arena_destroy(a);
+}
+END_TEST
+
+/* ---- the run's arena ---- */
+
+/* Bytes of n elements of `size` in an arena: rounded up to its alignment. */
+static uint64_t line(size_t n, size_t size)
+{
+    return ((uint64_t)n * size + SIM_ARENA_ALIGN - 1) / SIM_ARENA_ALIGN * SIM_ARENA_ALIGN;
+}
+
+typedef struct span {
+    uintptr_t at;
+    uint64_t bytes;
+} span;
+
+static int by_address(const void *x, const void *y)
+{
+    uintptr_t a = ((const span *)x)->at, b = ((const span *)y)->at;
+    return (a > b) - (a < b);
+}
+
+START_TEST(graph_arrays_take_what_the_sizing_arena_counted_for_every_kind)
+{
+    static const graph_spec specs[] = {
+        { .kind = GRAPH_RING, .n = 1 },
+        { .kind = GRAPH_RING, .n = 10 },
+        { .kind = GRAPH_RING, .n = 10, .directed = true },
+        { .kind = GRAPH_RING, .n = 11, .bipartite = true },
+        { .kind = GRAPH_DOUBLE_RING, .n = 10 },
+        { .kind = GRAPH_DOUBLE_RING, .n = 10, .directed = true },
+        { .kind = GRAPH_TORUS, .n = 12 },
+        { .kind = GRAPH_TORUS, .n = 16, .directed = true },
+        { .kind = GRAPH_EXPONENTIAL, .n = 16 },
+        { .kind = GRAPH_RING, .n = 1, .directed = true }, /* no edge: one slot each */
+        { .kind = GRAPH_EXPONENTIAL, .n = 13, .bipartite = true },
+        { .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = 1024 },
+        { .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = 13 },
+        { .kind = GRAPH_COMPLETE, .n = 9 },
+        { .kind = GRAPH_STAR, .n = 7 },
+        { .kind = GRAPH_STAR, .n = 1 },
+        { .kind = GRAPH_RANDOM_REGULAR, .n = 20, .degree = 3 },
+    };
+    for (size_t c = 0; c < sizeof(specs) / sizeof(specs[0]); c++) {
+        const graph_spec *spec = &specs[c];
+        sim_err err;
+        sim_err_clear(&err);
+        sim_arena *s = sim_arena_create_sizing(&err);
+        graph g;
+        graph_reserve(&g, s, spec);
+        ck_assert_ptr_null(g.off); /* the sizing arena hands out nothing */
+        uint64_t counted = sim_arena_bytes(s);
+        sim_arena_destroy(s);
+        sim_arena *a = sim_arena_create(counted, &err);
+        ck_assert_ptr_nonnull(a);
+        graph_reserve(&g, a, spec);
+        ck_assert(!sim_arena_overrun(a));
+        ck_assert_uint_eq(sim_arena_bytes(a), counted);
+        gsl_rng *r = spec->kind == GRAPH_RANDOM_REGULAR ? stream(c) : NULL;
+        ck_assert_int_eq(graph_build(&g, spec, r, &err), SIM_OK);
+        gsl_rng_free(r);
+        check_invariants(&g, spec);
+        /* The built arrays: off (and in_off) n + 1 entries; adj and rev (and in_adj) one per
+         * edge, one at least; in_rev max(edges, n), the build's count of in-edges per worker
+         * first. An undirected graph's in-lists are its out-lists. */
+        size_t rows = (size_t)g.n + 1, m = g.edges > 0 ? g.edges : 1;
+        span sp[6] = {
+            { (uintptr_t)g.off, 4 * rows }, { (uintptr_t)g.adj, 4 * m },
+            { (uintptr_t)g.rev, 4 * m },    { (uintptr_t)g.in_off, 4 * rows },
+            { (uintptr_t)g.in_adj, 4 * m }, { (uintptr_t)g.in_rev, 4 * (m > g.n ? m : g.n) }
+        };
+        size_t k = g.directed ? 6 : 3;
+        if (!g.directed)
+            ck_assert(g.in_off == g.off && g.in_adj == g.adj && g.in_rev == g.rev);
+        uint64_t want = 0;
+        for (size_t t = 0; t < k; t++)
+            want += line(sp[t].bytes, 1);
+        ck_assert_msg(counted == want, "case %zu: counted %llu, the arrays take %llu", c,
+                      (unsigned long long)counted, (unsigned long long)want);
+        /* Each array has its room: they do not overlap, and all lie in the arena's block. */
+        qsort(sp, k, sizeof(sp[0]), by_address);
+        for (size_t t = 0; t + 1 < k; t++)
+            ck_assert_uint_le(sp[t].at + sp[t].bytes, sp[t + 1].at);
+        ck_assert_uint_le(sp[k - 1].at + sp[k - 1].bytes, sp[0].at + counted);
+        sim_arena_destroy(a);
+    }
+}
+END_TEST
+
+START_TEST(graph_is_built_only_into_the_room_reserved_for_it)
+{
+    graph_spec ring = { .kind = GRAPH_RING, .n = 10 };
+    graph_spec other[] = {
+        { .kind = GRAPH_RING, .n = 12 },
+        { .kind = GRAPH_RING, .n = 10, .directed = true },
+        { .kind = GRAPH_DOUBLE_RING, .n = 10 },
+    };
+    sim_err err = { 0 };
+    graph g;
+    memset(&g, 0, sizeof(g));
+    ck_assert_int_eq(graph_build(&g, &ring, NULL, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no room was reserved"));
+    sim_arena *s = sim_arena_create_sizing(&err);
+    graph_reserve(&g, s, &ring); /* the sizing pass: counted, nothing handed out */
+    ck_assert_int_eq(graph_build(&g, &ring, NULL, &err), SIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no room was reserved"));
+    sim_arena_destroy(s);
+    sim_arena *a = harness_graph_arena(&g, &ring);
+    for (size_t c = 0; c < sizeof(other) / sizeof(other[0]); c++) {
+        ck_assert_int_eq(graph_build(&g, &other[c], NULL, &err), SIM_EINVAL);
+        ck_assert_msg(strstr(err.msg, "the room reserved is another graph's") != NULL, "%s",
+                      err.msg);
+    }
+    /* Built twice in the same room: the same graph (the build starts from zeroed arrays). */
+    ck_assert_int_eq(graph_build(&g, &ring, NULL, &err), SIM_OK);
+    uint32_t off[11], adj[20], rev[20];
+    memcpy(off, g.off, sizeof(off));
+    memcpy(adj, g.adj, sizeof(adj));
+    memcpy(rev, g.rev, sizeof(rev));
+    ck_assert_int_eq(graph_build(&g, &ring, NULL, &err), SIM_OK);
+    ck_assert_mem_eq(off, g.off, sizeof(off));
+    ck_assert_mem_eq(adj, g.adj, sizeof(adj));
+    ck_assert_mem_eq(rev, g.rev, sizeof(rev));
+    check_invariants(&g, &ring);
+    sim_arena_destroy(a);
 }
 END_TEST
 
@@ -394,7 +539,8 @@ END_TEST
 
 START_TEST(bfs_distances_on_rings)
 {
-    graph g = build((graph_spec){ .kind = GRAPH_RING, .n = 10 });
+    sim_arena *arena;
+    graph g = build((graph_spec){ .kind = GRAPH_RING, .n = 10 }, &arena);
     uint32_t dist[10], q[10];
     for (uint32_t src = 0; src < 10; src++) {
         graph_distances(&g, src, dist, q);
@@ -403,28 +549,27 @@ START_TEST(bfs_distances_on_rings)
             ck_assert_uint_eq(dist[v], a < 10 - a ? a : 10 - a);
         }
     }
-    graph_fini(&g);
-    g = build((graph_spec){ .kind = GRAPH_RING, .n = 10, .directed = true });
+    sim_arena_destroy(arena);
+    g = build((graph_spec){ .kind = GRAPH_RING, .n = 10, .directed = true }, &arena);
     graph_distances(&g, 3, dist, q);
     for (uint32_t v = 0; v < 10; v++)
         ck_assert_uint_eq(dist[v], (v + 10 - 3) % 10);
-    graph_fini(&g);
-    g = build((graph_spec){ .kind = GRAPH_DOUBLE_RING, .n = 10 });
+    sim_arena_destroy(arena);
+    g = build((graph_spec){ .kind = GRAPH_DOUBLE_RING, .n = 10 }, &arena);
     graph_distances(&g, 0, dist, q);
     ck_assert_uint_eq(dist[5], 3); /* 2 + 2 + 1 */
     ck_assert_uint_eq(dist[4], 2);
-    graph_fini(&g);
+    sim_arena_destroy(arena);
     /* A perfect matching is not connected. */
     gsl_rng *r = stream(7);
-    sim_err err = { 0 };
     graph_spec s = { .kind = GRAPH_RANDOM_REGULAR, .n = 4, .degree = 1 };
-    ck_assert_int_eq(graph_init(&g, &s, r, &err), SIM_OK);
+    g = build_drawn(s, r, &arena);
     graph_distances(&g, 0, dist, q);
     uint32_t unreachable = 0;
     for (uint32_t v = 0; v < 4; v++)
         unreachable += dist[v] == GRAPH_NONE;
     ck_assert_uint_eq(unreachable, 2);
-    graph_fini(&g);
+    sim_arena_destroy(arena);
     gsl_rng_free(r);
 }
 END_TEST
@@ -501,6 +646,10 @@ Suite *test_suite(void)
     tc = tcase_create("random");
     tcase_add_test(tc, bipartite_exponential_joins_only_different_parities);
     tcase_add_test(tc, random_regular_graphs_are_regular_simple_connected_and_seeded);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("arena");
+    tcase_add_test(tc, graph_arrays_take_what_the_sizing_arena_counted_for_every_kind);
+    tcase_add_test(tc, graph_is_built_only_into_the_room_reserved_for_it);
     suite_add_tcase(s, tc);
     tc = tcase_create("schedules");
     tcase_add_test(tc, grid_lines_partition_the_workers_along_every_axis);

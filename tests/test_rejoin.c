@@ -155,11 +155,12 @@ static int t_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_er
     return SIM_OK;
 }
 
-/* The service, in the run's arena, serving the ring. */
+/* The ring and the service serving it, in the run's arena. */
 static void t_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     (void)num_params;
     tproto *st = state;
+    graph_reserve(&st->g, a, &st->spec);
     st->rj = rejoin_create(a, sc->workers, &st->spec);
 }
 
@@ -167,7 +168,7 @@ static int t_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     tproto *st = state;
     uint32_t n = sim_ctx_workers(ctx);
-    int rc = graph_init(&st->g, &st->spec, NULL, err);
+    int rc = graph_build(&st->g, &st->spec, NULL, err);
     if (rc != SIM_OK)
         return rc;
     rc = rejoin_serve(st->rj, &t_ops[P->mode], &st->g, st, err);
@@ -202,7 +203,6 @@ static void t_fini(void *state)
     tproto *st = state;
     if (st->rj != NULL)
         P->adopted = rejoin_fetched(st->rj);
-    graph_fini(&st->g);
 }
 
 static const proto_ops proto_rejointest = {
@@ -643,8 +643,9 @@ START_TEST(reopen_resumes_one_past_the_neighbour_furthest_ahead_and_sets_both_en
     /* Ring of 6: worker 0's neighbours are 1 (iteration 4) and 5 (9). */
     graph_spec spec = { .kind = GRAPH_RING, .n = 6 };
     graph g;
+    sim_arena *a = harness_graph_arena(&g, &spec);
     sim_err err = { 0 };
-    ck_assert_int_eq(graph_init(&g, &spec, NULL, &err), SIM_OK);
+    ck_assert_int_eq(graph_build(&g, &spec, NULL, &err), SIM_OK);
     uint64_t act[12] = { 0 };
     uint32_t s1 = graph_slot(&g, 0, 1), s5 = graph_slot(&g, 0, 5);
     uint32_t b1 = graph_slot(&g, 1, 0), b5 = graph_slot(&g, 5, 0);
@@ -668,7 +669,7 @@ START_TEST(reopen_resumes_one_past_the_neighbour_furthest_ahead_and_sets_both_en
     ck_assert_uint_eq(rejoin_reopen(&g, NULL, 0, r_progress, 3, act), 5);
     ck_assert_uint_eq(act[s5], 5);
     ck_assert_uint_eq(act[b5], 77);
-    graph_fini(&g);
+    sim_arena_destroy(a);
 }
 END_TEST
 

@@ -19,7 +19,7 @@ int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *er
 }
 
 /* The run's arena: x̄, G and A per worker, with momentum a velocity per worker and the rescaled
- * mean, the member lists' scratch, and the kit's objects (hps_kit_buffers). */
+ * mean, and the member lists' scratch (hpsgd.c's hp_buffers adds the kit's objects). */
 void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     hpsgd *st = state;
@@ -32,7 +32,6 @@ void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_p
         st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
     }
     st->members = sim_arena_alloc(a, n, sizeof(uint32_t));
-    hps_kit_buffers(st, a, num_params);
 }
 
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)

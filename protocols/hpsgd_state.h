@@ -158,14 +158,10 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
 
-/* hpsgd_config.c: the ops table's configure, buffers and report (the run's arena frees the
- * kit's objects: no memory or fini). */
+/* hpsgd_config.c: the ops table's configure, hpsgd's own buffers and the report (the run's
+ * arena frees the kit's objects: no memory or fini). */
 int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
-
-/* The kit's objects in the run's arena (hps_buffers): the rejoin service, the hub, the ring, the
- * barrier and the ring's mean (num_params floats); their callbacks are hpsgd.c's. */
-void hps_kit_buffers(hpsgd *st, sim_arena *a, size_t num_params);
 
 #endif

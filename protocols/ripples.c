@@ -68,8 +68,8 @@
  * State. Each worker's (rp_worker, proto_ops.worker_size) holds its progress, its head group,
  * its row of pending groups and the GG's ledger of it; the group table, the ring pool's
  * arrays, the division's batch and the static schedule are the run's arena buffers, sized in
- * configure from the scenario alone (rp_buffers); only the kit's rings and means are built by
- * start. Reads of another worker's state made on purpose without a message go through
+ * configure from the scenario alone (rp_buffers), and so are the kit's hub, rings and means
+ * (rp_arena). Reads of another worker's state made on purpose without a message go through
  * sim_ctx_peer (rp_peer, counted in peer_reads): the GG's reads of a worker's pending groups
  * where it decides on them (the buffer's draw, a redundant request, "busy": "skip"), and the
  * static schedule's reads of other workers' positions (members ahead of a new group, and a
@@ -102,7 +102,7 @@ static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *er
     return rp_try_advance(st, ctx, w, err);
 }
 
-int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
+static int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
 {
     ripples *st = ud;
     uint32_t r = info->channel - 1, s = st->ring_group[r];
@@ -112,6 +112,23 @@ int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_
         sim_tensor_copy(sim_ctx_params(ctx, w), mean, st->nparams);
     }
     return finish(st, ctx, s, w, err);
+}
+
+/* The ops table's buffers: ripples' own (rp_buffers), then the ring pool's kit objects, whose
+ * completion is this file's: the hub, the rings and, with a real model, their means. */
+static void rp_arena(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+{
+    ripples *st = state;
+    rp_buffers(st, a, sc);
+    st->hub = coll_hub_create(a, st->nrings, 0);
+    for (uint32_t r = 0; r < st->nrings; r++) {
+        coll_ring *ring = coll_ring_create(a, st->hub, st->n, st->cap, rp_ring_done, st);
+        coll_mean *mean = num_params > 0 ? coll_mean_create(a, num_params, st->cap) : NULL;
+        if (st->rings != NULL && st->means != NULL) {
+            st->rings[r] = ring;
+            st->means[r] = mean;
+        }
+    }
 }
 
 /* Every member still in group s is ready: its ring all-reduce starts. */
@@ -403,6 +420,6 @@ const proto_ops proto_ripples = {
     .configure = rp_configure,
     .start = rp_start,
     .on_event = rp_on_event,
-    .buffers = rp_buffers,
+    .buffers = rp_arena,
     .report = rp_report,
 };

@@ -88,9 +88,8 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return SIM_OK;
 }
 
-void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+void rp_buffers(ripples *st, sim_arena *a, const sim_scenario *sc)
 {
-    ripples *st = state;
     size_t n = sc->workers, g = st->slots, c = st->cap;
     st->grp = sim_arena_alloc(a, g, sizeof(*st->grp));
     st->gmem = sim_arena_alloc(a, g * c, sizeof(*st->gmem));
@@ -104,15 +103,6 @@ void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->means = sim_arena_alloc(a, st->nrings, sizeof(*st->means));
     st->ring_group = sim_arena_alloc(a, st->nrings, sizeof(*st->ring_group));
     st->freer = sim_arena_alloc(a, st->nrings, sizeof(*st->freer));
-    st->hub = coll_hub_create(a, st->nrings, 0);
-    for (uint32_t r = 0; r < st->nrings; r++) {
-        coll_ring *ring = coll_ring_create(a, st->hub, st->n, st->cap, rp_ring_done, st);
-        coll_mean *mean = num_params > 0 ? coll_mean_create(a, num_params, st->cap) : NULL;
-        if (st->rings != NULL && st->means != NULL) {
-            st->rings[r] = ring;
-            st->means[r] = mean;
-        }
-    }
     if (st->mode == MODE_STATIC) {
         size_t l = st->stat == STATIC_GRID ? st->ndims : 2;
         st->sgroup = sim_arena_alloc(a, l * n, sizeof(*st->sgroup));

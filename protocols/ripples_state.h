@@ -130,13 +130,10 @@ struct ripples {
  * scenario (cap, slots, nrings; the ops table's configure). */
 int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
 
-/* The group table, the ring pool (the kit's hub, rings and, with a real model, their means),
- * the per-worker lists, the division's batch and the static schedule, in the run's arena (the
- * ops table's buffers). */
-void rp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
-
-/* A ring's completion for member w (protocols/ripples.c; the rings' coll_done_fn). */
-int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err);
+/* The group table, the ring pool's arrays, the per-worker lists, the division's batch and the
+ * static schedule, in the run's arena (ripples.c's rp_arena, the ops table's buffers, adds the
+ * pool's kit objects: the hub, the rings and their means). */
+void rp_buffers(ripples *st, sim_arena *a, const sim_scenario *sc);
 
 /* ---- per-worker state ---- */
 

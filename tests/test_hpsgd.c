@@ -106,26 +106,35 @@ static int spy_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err 
     return rc;
 }
 
-/* Runs the scenario at `path` with `sets` under the spy; returns the summary and fills `s`. */
-static sim_run_summary spy_run(const char *path, const char *const *sets, size_t nsets, spy *s,
-                               double *report, const char *key)
+/* Runs the scenario at `path` with `sets` as `ops` (hpsgd with a test's hooks); returns the
+ * summary, and summary.json's figure `key` in *report (if report is not NULL). */
+static sim_run_summary run_as(const char *path, const char *const *sets, size_t nsets,
+                              const proto_ops *ops, double *report, const char *key)
 {
     sim_scenario *sc = harness_load_file(path, sets, nsets);
-    proto_ops ops = proto_hpsgd;
-    ops.start = spy_start;
-    ops.on_event = spy_on_event;
-    memset(s, 0, sizeof(*s));
-    watched = s;
     char *dir = harness_tmpdir("hpsgd");
     sim_run_options opt = { .out_dir = dir };
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    ck_assert_msg(sim_run(sc, ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
     if (report != NULL)
         *report = harness_summary_number(dir, key);
     harness_cleanup(dir);
     sim_scenario_destroy(sc);
+    return sum;
+}
+
+/* Runs the scenario at `path` with `sets` under the spy; returns the summary and fills `s`. */
+static sim_run_summary spy_run(const char *path, const char *const *sets, size_t nsets, spy *s,
+                               double *report, const char *key)
+{
+    proto_ops ops = proto_hpsgd;
+    ops.start = spy_start;
+    ops.on_event = spy_on_event;
+    memset(s, 0, sizeof(*s));
+    watched = s;
+    sim_run_summary sum = run_as(path, sets, nsets, &ops, report, key);
     watched = NULL;
     return sum;
 }
@@ -497,6 +506,7 @@ static int watch_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_er
 {
     merge_watch *m = merges_watched;
     const hpsgd *st = state;
+    ck_assert_uint_le(st->n, WATCH_W);
     int rc = proto_hpsgd.on_event(state, ctx, ev, err);
     m->event++;
     const float *mean = coll_mean_last(st->mean);
@@ -527,23 +537,15 @@ START_TEST(after_repeated_failures_every_merge_applies_the_mean_of_its_own_launc
      * survivor must take its accumulation back (the ring's verdict), not merge the mean of an
      * earlier round whose launch count matches its own (its accumulation lost, that mean
      * applied twice): every merge applies a mean computed after its accumulation's launch. */
-    sim_scenario *sc = harness_load_file(survivors_json, NULL, 0);
-    ck_assert_uint_le(sc->workers, WATCH_W);
     proto_ops ops = proto_hpsgd;
     ops.on_event = watch_on_event;
     static merge_watch m;
     memset(&m, 0, sizeof(m));
     merges_watched = &m;
-    char *dir = harness_tmpdir("hpsgd");
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
-    ck_assert_double_ge(harness_summary_number(dir, "abandoned_reductions"), 1);
-    harness_cleanup(dir);
-    sim_scenario_destroy(sc);
+    double abandoned;
+    run_as(survivors_json, NULL, 0, &ops, &abandoned, "abandoned_reductions");
     merges_watched = NULL;
+    ck_assert_double_ge(abandoned, 1);
     ck_assert_uint_gt(m.merges, 10);
     ck_assert_uint_eq(m.stale, 0);
 }

@@ -81,6 +81,10 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     uint32_t w = c->worker;
     sim_event pev = { .kind = SIM_EV_NONE, .src = (int32_t)w, .dst = (int32_t)w };
     pev.time = ev->time;
+    if (c->kind == SIM_CHANGE_LINK)
+        ctx->stop.inert--;
+    else if (c->kind == SIM_CHANGE_UP)
+        ctx->stop.recoveries--;
     switch (c->kind) {
     case SIM_CHANGE_DOWN:
         if (sim_cluster_down(ctx->cl, w))
@@ -120,24 +124,42 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 static int on_eval(sim_ctx *ctx, sim_err *err)
 {
     sim_time now = sim_engine_now(ctx->eng);
+    ctx->stop.inert--;
     int rc = sim_run_evaluate(ctx, now, err);
     if (rc != SIM_OK)
         return rc;
-    sim_engine_stats st;
-    sim_engine_stats_get(ctx->eng, &st);
-    if (st.pending == 0) {
-        /* Nothing else can ever happen: every worker is blocked or down. */
-        sim_run_stop(ctx, "stalled");
-        return SIM_OK;
-    }
     sim_time every = ctx->sc->eval_every_ns;
     if (now <= ctx->sc->stop_ns - every) {
         sim_event ev = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
         rc = sim_engine_schedule(ctx->eng, every, &ev, NULL);
         if (rc != SIM_OK)
             return sim_err_set(err, rc, NULL, "cannot schedule an evaluation");
+        ctx->stop.inert++;
     }
     return SIM_OK;
+}
+
+/* The stall rule: the run can make no more progress (no event left can let a worker compute
+ * or a message move) when
+ *   - no worker is up and no recovery is scheduled: nothing can compute again, whatever a
+ *     protocol's timers or server hosts still do; or
+ *   - no message is in flight and every pending event is an evaluation or a link window:
+ *     those change no worker's state (a link window only rates flows, and none is in flight),
+ *     so every worker that is up waits for something that cannot come.
+ * Pending computations, deliveries, failures, recoveries and protocol timers can all make
+ * progress. Neither test reads when evaluations come, so a stall is found at the instant it
+ * happens whatever eval.every_s is. */
+static bool stalled(sim_ctx *ctx)
+{
+    if (sim_cluster_live(ctx->cl) == 0 && ctx->stop.recoveries == 0)
+        return true;
+    sim_engine_stats st;
+    sim_engine_stats_get(ctx->eng, &st);
+    if (st.pending > ctx->stop.inert)
+        return false;
+    sim_net_stats ns;
+    sim_net_stats_get(ctx->net, &ns);
+    return ns.in_flight == 0;
 }
 
 static void progress_line(sim_ctx *ctx)
@@ -187,6 +209,10 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
         *err = ctx->job_err;
         rc = ctx->job_rc;
     }
+    /* A stall stops the run once the instant it began in is over (its evaluation included). */
+    if (rc == SIM_OK && ctx->stop.reason == NULL && stalled(ctx) &&
+        sim_engine_next_time(ctx->eng) > ev->time)
+        sim_run_stop(ctx, "stalled");
     return rc;
 }
 
@@ -344,10 +370,13 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
         ev.arg[0] = i;
         if (sim_engine_schedule_at(ctx->eng, ctx->timeline[i].time_ns, &ev, NULL) != SIM_OK)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for the timeline");
+        ctx->stop.inert += ctx->timeline[i].kind == SIM_CHANGE_LINK;
+        ctx->stop.recoveries += ctx->timeline[i].kind == SIM_CHANGE_UP;
     }
     sim_event eval = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
     if (sim_engine_schedule_at(ctx->eng, 0, &eval, NULL) != SIM_OK)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    ctx->stop.inert++;
     return ctx->proto->start(ctx->state, ctx, err);
 }
 

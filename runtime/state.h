@@ -132,11 +132,14 @@ typedef struct run_eval {
     sim_time target_ns; /* when target_accuracy was reached, or SIM_TIME_NEVER */
 } run_eval;
 
-/* Stopping. */
+/* Stopping. The stall rule (runtime/run.c) counts the pending events that cannot make
+ * progress, and the recoveries that can. */
 typedef struct run_stop {
     const char *reason;
     const char *pending; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
     uint64_t rounds;     /* sim_ctx_round_end calls */
+    size_t inert;        /* pending evaluations and link windows */
+    size_t recoveries;   /* pending recoveries (the timeline's UP changes) */
 } run_stop;
 
 /* Outputs, notes and progress. */

@@ -16,7 +16,8 @@ struct sim_ctx;
 typedef void (*sim_run_observe_fn)(void *ud, struct sim_ctx *ctx);
 
 typedef struct sim_run_summary {
-    const char *stop_reason; /* "time", "iterations", "stalled" */
+    const char *stop_reason; /* the stop condition met ("time", "iterations", ...) or
+                                "stalled" (runtime/run.c's stall rule) */
     sim_time sim_ns;         /* simulated time at the end */
     uint64_t iterations;     /* finished iterations over all workers */
     uint64_t samples;

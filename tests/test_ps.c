@@ -599,9 +599,11 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
 {
     /* Shard 1 lives on worker 1, which fails for good at 0.25 s: every pull needs its
      * slice. With failover_s 0 nothing can happen after the work in flight drains, and the
-     * run stops as stalled at the next evaluation, in every mode. By default (1 s) worker 2,
-     * the next live one, takes the shard over at 1.25 s and training goes on to the end.
-     * With the shards on server hosts the same failure only removes a worker. */
+     * run stops as stalled then, in every mode, at the same time whether evaluations are
+     * 0.5 s or 7 s apart (it stalled at the next evaluation), and worker 0's link window at
+     * 2 s, which changes nothing with no message in flight, does not hold it off. By default
+     * (1 s) worker 2, the next live one, takes the shard over at 1.25 s and training goes on
+     * to the end. With the shards on server hosts the same failure only removes a worker. */
     for (int m = 0; m < 3; m++) {
         char proto[160], dflt[160];
         snprintf(proto, sizeof(proto),
@@ -613,16 +615,27 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
                  "\"placement\": \"colocated\"}",
                  modes[m]);
         const char *sets[] = {
-            proto, "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25}]",
+            proto,
+            "stragglers=[{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.25}, {\"kind\": "
+            "\"link\", \"workers\": [0], \"from_s\": 2, \"to_s\": 3, \"extra_latency_ms\": 5}]",
             "eval.every_s=0.5", "stop.time_s=10"
         };
         sim_scenario *sc = harness_load(none_json, "ps.json", sets, 4);
         char *dir = harness_tmpdir("ps");
         sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "stalled");
-        ck_assert_int_eq(sum.sim_ns, 500000000);
+        ck_assert_int_gt(sum.sim_ns, 250000000);
+        ck_assert_int_lt(sum.sim_ns, 500000000);
         ck_assert_double_eq(report_value(dir, "shard_failovers"), 0);
         sim_scenario_destroy(sc);
+        sets[2] = "eval.every_s=7";
+        sc = harness_load(none_json, "ps.json", sets, 4);
+        sim_run_summary rare = harness_run(sc, dir, NULL, NULL);
+        ck_assert_str_eq(rare.stop_reason, "stalled");
+        ck_assert_int_eq(rare.sim_ns, sum.sim_ns);
+        ck_assert_uint_eq(rare.samples, sum.samples);
+        sim_scenario_destroy(sc);
+        sets[2] = "eval.every_s=0.5";
         sets[0] = dflt;
         sc = harness_load(none_json, "ps.json", sets, 4);
         sum = harness_run(sc, dir, NULL, NULL);

@@ -2,8 +2,10 @@
  * and dropout rate on 1, 2 and 3 workers: timing-only, with a real model (synthetic softmax)
  * and averaging only (vector). A run either is refused cleanly by the loader or the checks
  * (SIM_ESCENARIO naming a JSON path: exit 2 for the command) or runs to its end; a crash, a
- * sanitizer report or a failed run fails the test. Sanity: while a worker is up the run does
- * not stall, and a worker that is up for the second half of the run makes progress in it.
+ * sanitizer report or a failed run fails the test. The progress rule: while a worker is up the
+ * run does not stall, and a worker that is up for the second half of the run makes progress in
+ * it; when every worker is down for good the run stops as stalled (runtime/run.c's stall rule)
+ * at the last failure, at the same time and with the same samples whatever eval.every_s.
  * Short runs (2 simulated seconds) so that the whole matrix stays fast under ASan + UBSan. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -237,6 +239,37 @@ static void protocol_json(char *buf, size_t size, const char *json, uint32_t n)
     buf[len] = '\0';
 }
 
+/* A run of `json` (run_one's) with eval.every_s 1.7 instead of 0.25: its summary. */
+static sim_run_summary run_every(const char *json)
+{
+    const char *sets[] = { "eval.every_s=1.7" };
+    sim_scenario *sc = harness_load(json, "survive.json", sets, 1);
+    char *dir = harness_tmpdir("survive");
+    sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return sum;
+}
+
+/* P_ALL, every worker down for good, the last at 0.2 n s: the run stops as stalled then (shards
+ * on a failed host that no live worker takes over, host_stall, may stall it earlier), and at
+ * the same time with the same samples when evaluations are 1.7 s apart. */
+static void expect_stall(const variant *v, uint32_t n, const char *json, const sim_run_summary *sum)
+{
+    sim_time last = 200000000LL * n;
+    if (v->rounds && strcmp(sum->stop_reason, "rounds") == 0)
+        return;
+    ck_assert_msg(strcmp(sum->stop_reason, "stalled") == 0,
+                  "%u workers: stopped (%s), not stalled\n%s", n, sum->stop_reason, json);
+    ck_assert_msg(sum->sim_ns == last || (v->host_stall && sum->sim_ns < last),
+                  "%u workers: stalled at %" PRId64 " ns, the last failure is at %" PRId64 "\n%s",
+                  n, (int64_t)sum->sim_ns, (int64_t)last, json);
+    sim_run_summary other = run_every(json);
+    ck_assert_str_eq(other.stop_reason, "stalled");
+    ck_assert_int_eq(other.sim_ns, sum->sim_ns);
+    ck_assert_uint_eq(other.samples, sum->samples);
+}
+
 static void run_one(const variant *v, uint32_t n, int model, int pat, tally *t)
 {
     char strag[1024], protocol[256], json[4096];
@@ -290,6 +323,8 @@ static void run_one(const variant *v, uint32_t n, int model, int pat, tally *t)
                       "%s, %u workers: worker %u, up, made no progress in the second half (%" PRIu64
                       " iterations)\n%s",
                       pattern_names[pat], n, w, pr.at_end[w], json);
+    if (pat == P_ALL)
+        expect_stall(v, n, json, &sum);
     harness_cleanup(dir);
     sim_scenario_destroy(sc);
     t->runs++;

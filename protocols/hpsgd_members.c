@@ -18,7 +18,11 @@
  * the mean over its contributors) and is sent the new global model (a full-model message from the
  * coordinator) before it computes; the kit's barrier admits it (coll_barrier_admit), holding its
  * arrival until every member has been released from the admitting round, when the barrier restarts
- * with it. A recovered worker that finds nobody active (or whose last active peer fails before
+ * with it. If the coordinator fails before the global model lands, the kit has the active worker
+ * furthest ahead send it again: no member is released from the round after the admitting one
+ * before the newcomer arrives, so that worker's parameters are still the admitting round's merge
+ * (bitwise the coordinator's without momentum); with nobody active left the admission is undone
+ * (unadmit). A recovered worker that finds nobody active (or whose last active peer fails before
  * admitting it) starts over alone, its iteration count set to the barrier's next round.
  */
 #include <stdbool.h>
@@ -88,6 +92,17 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     return rc != SIM_OK ? rc : compute_next(ctx, w, err);
 }
 
+/* The rejoin service undid w's admission (the coordinator sending it the global model failed
+ * with nobody active left to send it again): it waits again, out of the group, so that the
+ * first waiting worker starts over alone. */
+static int unadmit(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    (void)owner;
+    (void)err;
+    hw(ctx, w)->phase = PH_OUT;
+    return SIM_OK;
+}
+
 /* For the rejoin service: worker j runs (is active), at its iteration. */
 static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
@@ -96,7 +111,11 @@ static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 }
 
 const rejoin_ops hps_rejoin = {
-    .name = "hpsgd", .progress = runs, .alone = start_alone, .admit = admit_worker
+    .name = "hpsgd",
+    .progress = runs,
+    .alone = start_alone,
+    .admit = admit_worker,
+    .requeue = unadmit,
 };
 
 /* Worker w failed: see the header for what happens to the reductions in flight (the ring ends

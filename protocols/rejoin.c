@@ -6,6 +6,8 @@
 struct rejoin {
     uint32_t workers;
     uint32_t *source; /* (workers) the peer whose model each worker waits for, REJOIN_NONE */
+    msg_hdr *hdr;     /* (workers) the header of an admitted worker's model, sent again if
+                         its sender fails */
     bool *pending;    /* (workers) recovered, waiting to be admitted */
     uint64_t admitted;
     /* serving (rejoin_serve) */
@@ -24,6 +26,7 @@ rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
 {
     rejoin *rj = sim_arena_alloc(a, 1, sizeof(*rj));
     uint32_t *source = sim_arena_alloc(a, workers, sizeof(*source));
+    msg_hdr *hdr = sim_arena_alloc(a, workers, sizeof(*hdr));
     bool *pending = sim_arena_alloc(a, workers, sizeof(*pending));
     uint64_t *seq = NULL, edges = 0;
     uint32_t *waiting = NULL;
@@ -38,6 +41,7 @@ rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
         return NULL; /* the sizing arena (or an overrun, which fails the run) */
     rj->workers = workers;
     rj->source = source;
+    rj->hdr = hdr;
     rj->pending = pending;
     rj->served = served != NULL;
     rj->edges = edges;
@@ -91,9 +95,11 @@ uint64_t rejoin_admitted(const rejoin *rj)
 
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err)
 {
+    const rejoin_ops *ops = rj->ops;
     rj->source[w] = peer;
-    return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, msg_params(peer),
-                    err);
+    sim_payload p =
+        ops != NULL && ops->state != NULL ? ops->state(rj->owner, ctx, peer, w) : msg_params(peer);
+    return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, p, err);
 }
 
 bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
@@ -276,10 +282,49 @@ int rejoin_up(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err)
     return alone_if_idle(rj, ctx, w, err);
 }
 
+/* The running worker furthest ahead (the first in id order among equals) that is neither w
+ * nor waiting for a model nor to be admitted, REJOIN_NONE if none. */
+static uint32_t sender(const rejoin *rj, sim_ctx *ctx, uint32_t w)
+{
+    uint32_t best = REJOIN_NONE;
+    uint64_t best_k = 0, k = 0;
+    for (uint32_t v = 0; v < rj->workers; v++) {
+        if (v == w || rj->source[v] != REJOIN_NONE || rj->pending[v] ||
+            !rj->ops->progress(ctx, v, &k) || (best != REJOIN_NONE && k <= best_k))
+            continue;
+        best = v;
+        best_k = k;
+    }
+    return best;
+}
+
+/* Each admitted worker waiting for d's model (lost with d) is sent it by another running
+ * peer, with the same header; with none, it waits to be admitted again (the owner's requeue). */
+static int send_again(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
+{
+    int rc = SIM_OK;
+    for (uint32_t w = 0; w < rj->workers && rc == SIM_OK; w++) {
+        if (rj->source[w] != d)
+            continue;
+        uint32_t p = sender(rj, ctx, w);
+        if (p != REJOIN_NONE) {
+            rc = rejoin_send(rj, ctx, p, w, rj->hdr[w], err);
+            continue;
+        }
+        rj->source[w] = REJOIN_NONE;
+        rj->pending[w] = true;
+        rj->admitted--;
+        if (rj->ops->requeue != NULL)
+            rc = rj->ops->requeue(rj->owner, ctx, w, err);
+    }
+    return rc;
+}
+
 int rejoin_down(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     rejoin_worker_down(rj, d);
-    return alone_if_idle(rj, ctx, rejoin_next_pending(rj, ctx, 0), err);
+    int rc = send_again(rj, ctx, d, err);
+    return rc != SIM_OK ? rc : alone_if_idle(rj, ctx, rejoin_next_pending(rj, ctx, 0), err);
 }
 
 int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n, sim_err *err)
@@ -291,6 +336,7 @@ int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n
         rejoin_settle(rj, w, true);
         (*n)++;
         rc = rj->ops->admit(rj->owner, ctx, w, peer, err);
+        rj->hdr[w] = h;
         if (rc == SIM_OK)
             rc = rejoin_send(rj, ctx, peer, w, h, err);
     }

@@ -2,10 +2,12 @@
  * the fetch of a live peer's model by a recovered (or admitted) worker, which then adopts it.
  * Not a protocol: its owner decides whom to admit and when, and which peer to ask.
  *
- * Fetching. A peer sends its whole model to a worker (rejoin_send: S bytes, copied on write),
- * as the answer to the worker's request (see Serving) or unasked (an admission); when the model
- * lands the owner calls rejoin_adopt, which writes it into the worker's parameters if the
- * worker still waits for that peer's model. A worker that fails waits for nothing.
+ * Fetching. A peer sends a model to a worker (rejoin_send: S bytes), as the answer to the
+ * worker's request (see Serving) or unasked (an admission): the state the owner chooses
+ * (rejoin_ops.state: a global model, a server's, a copy of some block), else the peer's own
+ * parameters, copied on write; when the model lands the owner calls rejoin_adopt, which writes
+ * it into the worker's parameters if the worker still waits for that peer's model. A worker
+ * that fails waits for nothing.
  * A recovered worker on a graph usually asks (or starts from) its running neighbour furthest
  * ahead (rejoin_ahead).
  * Messages carry the owner's header (channel 0 and its own kinds), so traces show them as the
@@ -29,7 +31,12 @@
  * when it starts alone at once (rejoin_ops.alone); when the last running worker fails, the first
  * waiting worker starts alone. At the owner's chosen moment every waiting worker is admitted
  * (rejoin_ops.admit) and sent a running peer's model, which it adopts when it lands. A worker that
- * starts alone or is admitted no longer waits and is counted as admitted.
+ * starts alone or is admitted no longer waits and is counted as admitted. If the peer sending
+ * an admitted worker its model fails before the model lands (the message is lost with it), the
+ * running peer furthest ahead that waits neither for a model nor to be admitted (the first in id
+ * order among equals) sends it again, with the same header; if there is none, the admission is
+ * undone: the worker waits to be admitted again (rejoin_ops.requeue, and it is no longer counted),
+ * so that, nobody running, the first waiting worker starts alone.
  *
  * Allocation: rejoin_create only, in the run's arena (runtime/arena.h), from the owner's `buffers`
  * hook (runtime/proto.h) with sizes known once the owner is configured (the workers and, for
@@ -84,8 +91,9 @@ uint64_t rejoin_admitted(const rejoin *rj);
 
 /* ---- Fetching a live peer's model ---- */
 
-/* `peer` sends its whole model (sim_ctx_layer_bytes at SIM_LAYERS_ALL, copied on write) to w with
- * header h, as the answer to w's request or unasked; w now waits for it. */
+/* `peer` sends w a model of sim_ctx_layer_bytes(SIM_LAYERS_ALL) bytes with header h, as the
+ * answer to w's request or unasked: the owner's chosen state (rejoin_ops.state), else peer's
+ * whole model, copied on write; w now waits for it. */
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err);
 
 /* In the handler of a model sent by rejoin_send from `src` to w: if w waits for src's model,
@@ -133,6 +141,11 @@ typedef int (*rejoin_notice_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t 
 /* Worker w is admitted, `peer`'s model on its way to it (rejoin_admit). */
 typedef int (*rejoin_admit_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t peer, sim_err *err);
 
+/* The payload `peer` sends w as its model (rejoin_send): the state the owner chooses, read now
+ * (a copy, msg_copy, of a block the owner keeps, counted by its memory hooks as any snapshot;
+ * or a worker's parameters, msg_params). */
+typedef sim_payload (*rejoin_state_fn)(void *owner, sim_ctx *ctx, uint32_t peer, uint32_t w);
+
 /* The owner's side of the service (a const table, like proto_ops). */
 typedef struct rejoin_ops {
     const char *name;            /* the owner, in error messages ("dpsgd") */
@@ -147,6 +160,10 @@ typedef struct rejoin_ops {
     rejoin_resume_fn alone;      /* nobody to ask: the owner runs w without a fetch */
     rejoin_notice_fn notice;     /* a neighbour failed (NULL: nothing) */
     rejoin_admit_fn admit;       /* admitting: the owner admits w (its state, its group) */
+    rejoin_resume_fn requeue;    /* admitting: w's admission is undone, its model's sender
+                                  * failed with nobody running to send it again: w waits to be
+                                  * admitted again (NULL: nothing to undo) */
+    rejoin_state_fn state;       /* the model a peer sends (NULL: the peer's parameters) */
 } rejoin_ops;
 
 /* Serves the fetches of rj's workers on g with the owner's `ops`, `owner` passed to its
@@ -159,9 +176,9 @@ int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner,
  * (w then waits for nothing). */
 int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err);
 
-/* In the handler of a request (the owner's `ask` kind): its receiver answers with its whole
- * model (rejoin_send, with the owner's reply header); a protocol error (SIM_EINVAL) if it
- * cannot. */
+/* In the handler of a request (the owner's `ask` kind): its receiver answers with a model
+ * (rejoin_send, with the owner's reply header: the owner's chosen state, else its whole model);
+ * a protocol error (SIM_EINVAL) if it cannot. */
 int rejoin_on_ask(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
 /* In the handler of an answer (the owner's reply kinds): REJOIN_AHEAD adopts it (a protocol
@@ -180,22 +197,25 @@ uint64_t rejoin_fetched(const rejoin *rj);
 
 /* ---- Admitting: the owner's group takes recovered workers in ---- */
 
-/* The owner's `ops` (progress, alone and admit are read) and `owner`, passed to its callbacks,
- * for an owner that admits without serving fetches; both must outlive rj. */
+/* The owner's `ops` (progress, alone, admit, requeue and state are read) and `owner`, passed to
+ * its callbacks, for an owner that admits without serving fetches; both must outlive rj. */
 void rejoin_owner(rejoin *rj, const rejoin_ops *ops, void *owner);
 
 /* Worker w recovered: it waits to be admitted (rejoin_recovered), or, if no worker runs, it
  * starts alone at once (no longer waiting, counted as admitted, and the owner's `alone`). */
 int rejoin_up(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* Worker d failed (rejoin_worker_down): if no worker runs now, the first worker that is up and
- * waits to be admitted (rejoin_next_pending) starts alone as in rejoin_up. */
+/* Worker d failed (rejoin_worker_down): each admitted worker waiting for d's model is sent it
+ * by another running peer, or waits to be admitted again if none runs (the header comment);
+ * then, if no worker runs, the first worker that is up and waits to be admitted
+ * (rejoin_next_pending) starts alone as in rejoin_up. Stops at the first error. */
 int rejoin_down(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err);
 
 /* Every worker that is up and waits to be admitted, in id order: it no longer waits (counted as
- * admitted), the owner's `admit` runs for it, and `peer` sends it its whole model with header h
- * (rejoin_send; the owner adopts it with rejoin_adopt when it lands). Their number in *n. Stops
- * at the first error. */
+ * admitted), the owner's `admit` runs for it, and `peer` sends it a model with header h
+ * (rejoin_send: the owner's chosen state, else peer's parameters; the owner adopts it with
+ * rejoin_adopt when it lands; sent again by another peer if `peer` fails first, rejoin_down).
+ * Their number in *n. Stops at the first error. */
 int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n, sim_err *err);
 
 /* ---- Rejoining a lockstep graph ---- */

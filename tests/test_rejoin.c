@@ -1,9 +1,8 @@
 /* The kit's rejoin service serving fetches (protocols/rejoin.h: rejoin_serve and the calls
  * after it), driven by a test-only protocol on a ring: whom a recovered worker asks, the model
  * it adopts, a source that fails while asked, nobody to ask, both fetch modes, the neighbours
- * told of a failure, a request that cannot be answered; admitting (rejoin_owner, rejoin_up,
- * rejoin_down, rejoin_admit), driven by a second test-only protocol: who waits, who starts
- * alone, who is admitted, in which order, with whose model; and rejoin_reopen. */
+ * told of a failure, a request that cannot be answered; and rejoin_reopen. Admitting is
+ * tests/test_rejoin_admit.c's. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +49,6 @@ typedef struct plan {
     sim_time fetched_ns[MAXW];
     float out[MAXW][MAXP]; /* parameters when the fetch was over */
     uint64_t adopted;      /* rejoin_fetched at the end */
-    /* admitting (the second protocol) */
-    bool admit_on_up[MAXW]; /* after its recovery, the waiting are admitted */
-    bool running[MAXW];     /* the owner's: runs (up from the start, started alone, admitted) */
-    uint32_t order[MAXW];   /* the admitted, in the order of the `admit` callbacks */
-    uint32_t nadmit;
-    uint32_t peer[MAXW];         /* the peer whose model each admitted was sent */
-    uint32_t last_n;             /* rejoin_admit's count, the last time */
-    uint32_t adopted_from[MAXW]; /* 1 + the sender of the model adopted, 0: none */
-    uint64_t admitted;           /* rejoin_admitted at the end */
 } plan;
 
 static plan *P;
@@ -216,113 +206,9 @@ static const proto_ops proto_rejointest = {
     .fini = t_fini,
 };
 
-/* ---- A second test-only protocol: recovered workers admitted through the service ---- */
-
-static bool a_progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
-{
-    *k = 0;
-    return P->running[j] && !sim_ctx_down(ctx, j);
-}
-
-static int a_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    (void)owner;
-    (void)ctx;
-    (void)err;
-    P->running[w] = true;
-    P->alone[w]++;
-    return SIM_OK;
-}
-
-static int a_admit(void *owner, sim_ctx *ctx, uint32_t w, uint32_t peer, sim_err *err)
-{
-    (void)owner;
-    (void)ctx;
-    (void)err;
-    P->running[w] = true;
-    P->order[P->nadmit++] = w;
-    P->peer[w] = peer;
-    return SIM_OK;
-}
-
-static const rejoin_ops a_ops = {
-    .name = "admittest", .progress = a_progress, .alone = a_alone, .admit = a_admit
-};
-
-/* The service, in the run's arena, serving no graph. */
-static void a_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
-{
-    (void)num_params;
-    tproto *st = state;
-    st->rj = rejoin_create(a, sc->workers, NULL);
-}
-
-static int a_start(void *state, sim_ctx *ctx, sim_err *err)
-{
-    (void)err;
-    tproto *st = state;
-    uint32_t n = sim_ctx_workers(ctx);
-    for (uint32_t w = 0; w < n; w++)
-        P->running[w] = !sim_ctx_down(ctx, w);
-    rejoin_owner(st->rj, &a_ops, st);
-    return SIM_OK;
-}
-
-/* A recovery with admit_on_up: the waiting are admitted with the lowest running worker's model. */
-static int a_admit_all(tproto *st, sim_ctx *ctx, sim_err *err)
-{
-    uint64_t k;
-    for (uint32_t p = 0; p < sim_ctx_workers(ctx); p++) {
-        if (!a_progress(ctx, p, &k))
-            continue;
-        msg_hdr h = { .channel = 0, .kind = T_REPLY, .seq = T_SEQ };
-        return rejoin_admit(st->rj, ctx, p, h, &P->last_n, err);
-    }
-    return SIM_OK;
-}
-
-static int a_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
-{
-    tproto *st = state;
-    uint32_t w = (uint32_t)ev->dst;
-    int rc;
-    switch (ev->kind) {
-    case SIM_EV_MSG:
-        if (rejoin_adopt(st->rj, ctx, w, (uint32_t)ev->src))
-            P->adopted_from[w] = (uint32_t)ev->src + 1;
-        return SIM_OK;
-    case SIM_EV_WORKER_DOWN:
-        P->running[w] = false;
-        return rejoin_down(st->rj, ctx, w, err);
-    case SIM_EV_WORKER_UP:
-        rc = rejoin_up(st->rj, ctx, w, err);
-        return rc == SIM_OK && P->admit_on_up[w] ? a_admit_all(st, ctx, err) : rc;
-    default:
-        return sim_err_set(err, SIM_EINVAL, NULL, "admittest: unexpected event %u", ev->kind);
-    }
-}
-
-static void a_fini(void *state)
-{
-    tproto *st = state;
-    if (st->rj != NULL)
-        P->admitted = rejoin_admitted(st->rj);
-}
-
-static const proto_ops proto_admittest = {
-    .name = "admittest",
-    .summary = "test-only: recovered workers are admitted through the kit's rejoin service",
-    .state_size = sizeof(tproto),
-    .configure = t_configure,
-    .start = a_start,
-    .on_event = a_on_event,
-    .buffers = a_buffers,
-    .fini = a_fini,
-};
-
-/* Runs `file` with the test protocol `proto` and the failures `stragglers` (a JSON list), 0.5 s;
+/* Runs `file` with the test protocol and the failures `stragglers` (a JSON list), 0.5 s;
  * returns sim_run's code, its message in `msg` (64 bytes at least). */
-static int run_with(const proto_ops *proto, const char *file, const char *stragglers, char *msg)
+static int run(const char *file, const char *stragglers, char *msg)
 {
     char set[1024];
     snprintf(set, sizeof(set), "stragglers=%s", stragglers);
@@ -330,21 +216,15 @@ static int run_with(const proto_ops *proto, const char *file, const char *stragg
     sim_err err;
     sim_err_clear(&err);
     sim_scenario *sc = harness_load_file(file, sets, 2);
-    ck_assert_msg(sim_run_check(sc, proto, &err) == 0, "check: %s", err.msg);
+    ck_assert_msg(sim_run_check(sc, &proto_rejointest, &err) == 0, "check: %s", err.msg);
     char *dir = harness_tmpdir("rejoin");
     sim_run_options opt = { .out_dir = dir };
     sim_run_summary sum;
-    int rc = sim_run(sc, proto, &opt, &sum, &err);
+    int rc = sim_run(sc, &proto_rejointest, &opt, &sum, &err);
     snprintf(msg, 256, "%s", err.msg);
     harness_cleanup(dir);
     sim_scenario_destroy(sc);
     return rc;
-}
-
-/* run_with the fetching protocol. */
-static int run(const char *file, const char *stragglers, char *msg)
-{
-    return run_with(&proto_rejointest, file, stragglers, msg);
 }
 
 static plan *new_plan(rejoin_mode mode)
@@ -560,70 +440,6 @@ START_TEST(each_counts_an_answer_once_even_if_its_sender_fails_afterwards)
 }
 END_TEST
 
-/* ---- Admitting ---- */
-
-START_TEST(admit_takes_every_waiting_worker_in_id_order_with_the_peers_model)
-{
-    /* Workers 2, 3, 5 and 6 fail at 1 ms while the others run; 5 recovers at 2 ms, 2 at 2.5 ms
-     * (and fails again at 3.5 ms), 3 at 3 ms: they wait. 6 recovers at 4 ms and the owner
-     * admits the waiting with worker 0's model: 3, 5 and 6, in id order, not 2. */
-    plan *p = new_plan(REJOIN_AHEAD);
-    p->admit_on_up[6] = true;
-    char msg[256];
-    ck_assert_int_eq(
-        run_with(
-            &proto_admittest, timing_json,
-            "[{\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.001, \"recover_s\": 0.002},"
-            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.001, \"recover_s\": 0.0025},"
-            " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.001, \"recover_s\": 0.003},"
-            " {\"kind\": \"failure\", \"workers\": [6], \"at_s\": 0.001, \"recover_s\": 0.004},"
-            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.0035}]",
-            msg),
-        0);
-    ck_assert_uint_eq(p->nadmit, 3);
-    ck_assert_uint_eq(p->last_n, 3);
-    ck_assert_uint_eq(p->order[0], 3);
-    ck_assert_uint_eq(p->order[1], 5);
-    ck_assert_uint_eq(p->order[2], 6);
-    for (uint32_t w = 3; w <= 6; w += w == 3 ? 2 : 1) {
-        ck_assert_uint_eq(p->peer[w], 0);
-        ck_assert_uint_eq(p->adopted_from[w], 1); /* worker 0's model landed and was adopted */
-    }
-    ck_assert_uint_eq(p->adopted_from[2], 0);
-    ck_assert_uint_eq(p->admitted, 3);
-    for (uint32_t w = 0; w < 8; w++)
-        ck_assert_uint_eq(p->alone[w], 0);
-    free(p);
-}
-END_TEST
-
-START_TEST(with_nobody_running_the_recovered_or_first_waiting_worker_starts_alone)
-{
-    /* Everybody fails at 1 ms. 2 recovers at 2 ms: nobody runs, it starts alone. 6 and 4
-     * recover at 3 and 3.5 ms: 2 runs, they wait. 2 fails at 4 ms: 4, the first waiting,
-     * starts alone; 4 fails at 5 ms: 6 does; 6 fails at 6 ms: nobody waits any more. */
-    plan *p = new_plan(REJOIN_AHEAD);
-    char msg[256];
-    ck_assert_int_eq(
-        run_with(
-            &proto_admittest, timing_json,
-            "[{\"kind\": \"failure\", \"workers\": [0, 1, 3, 5, 7], \"at_s\": 0.001},"
-            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.001, \"recover_s\": 0.002},"
-            " {\"kind\": \"failure\", \"workers\": [6], \"at_s\": 0.001, \"recover_s\": 0.003},"
-            " {\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.001, \"recover_s\": 0.0035},"
-            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.004},"
-            " {\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.005},"
-            " {\"kind\": \"failure\", \"workers\": [6], \"at_s\": 0.006}]",
-            msg),
-        0);
-    for (uint32_t w = 0; w < 8; w++)
-        ck_assert_uint_eq(p->alone[w], w == 2 || w == 4 || w == 6 ? 1 : 0);
-    ck_assert_uint_eq(p->nadmit, 0);
-    ck_assert_uint_eq(p->admitted, 3); /* starting alone counts */
-    free(p);
-}
-END_TEST
-
 /* ---- rejoin_reopen ---- */
 
 static bool r_running[6];
@@ -687,10 +503,6 @@ Suite *test_suite(void)
     tcase_add_test(tc, each_stops_waiting_for_a_neighbour_that_fails_while_asked);
     tcase_add_test(tc, each_is_over_when_its_last_awaited_neighbour_fails);
     tcase_add_test(tc, each_counts_an_answer_once_even_if_its_sender_fails_afterwards);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("admit");
-    tcase_add_test(tc, admit_takes_every_waiting_worker_in_id_order_with_the_peers_model);
-    tcase_add_test(tc, with_nobody_running_the_recovered_or_first_waiting_worker_starts_alone);
     suite_add_tcase(s, tc);
     tc = tcase_create("reopen");
     tcase_add_test(tc, reopen_resumes_one_past_the_neighbour_furthest_ahead_and_sets_both_ends);

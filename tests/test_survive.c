@@ -5,8 +5,10 @@
  * sanitizer report or a failed run fails the test. The progress rule: while a worker is up the
  * run does not stall, and a worker that is up for the second half of the run makes progress in
  * it; when every worker is down for good the run stops as stalled (runtime/run.c's stall rule)
- * at the last failure, at the same time and with the same samples whatever eval.every_s.
- * Short runs (2 simulated seconds) so that the whole matrix stays fast under ASan + UBSan. */
+ * at the last failure, at the same time and with the same samples whatever eval.every_s. Every
+ * protocol that admits a recovered worker with a peer's model (the kit's rejoin service:
+ * rejoin_admit, rejoin_serve) follows the same rule when a peer fails while the model is on its
+ * way. Short runs (2 simulated seconds) so that the whole matrix stays fast under ASan + UBSan. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -400,6 +402,59 @@ START_TEST(allreduce_trains_on_when_failures_leave_one_worker)
 }
 END_TEST
 
+/* The variants that admit a recovered worker with a peer's model through the kit's rejoin
+ * service: hpsgd's admissions (rejoin_admit, the coordinator sending the global model), dpsgd's
+ * and hop's fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
+static const char *const admitting[] = {
+    "{\"name\": \"hpsgd\"}",
+    "{\"name\": \"hpsgd\", \"flush\": \"newest\"}",
+    "{\"name\": \"dpsgd\"}",
+    "{\"name\": \"hop\"}",
+    "{\"name\": \"hop\", \"skip\": true}",
+};
+#define NADMITTING (sizeof(admitting) / sizeof(admitting[0]))
+
+/* Issue 38: hpsgd's survivors stopped for good when the coordinator failed while it sent the
+ * global model to an admitted worker (the model was lost with it and never sent again). Three
+ * workers; worker 2 is down from 0.1 to 0.2 s and then admitted or fetches; worker f (0 or 1)
+ * fails for good at 0.2 + 0.004 k s, k = 0..49, some of them while the model (25 MB: 20 ms at
+ * 10 Gb/s) is on its way from it. The progress rule: the run goes on to its end, and workers 2
+ * and 1 - f, up in the second half, make progress in it. */
+START_TEST(a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody)
+{
+    const char *proto = admitting[_i];
+    for (uint32_t f = 0; f < 2; f++) {
+        for (unsigned k = 0; k < 50; k++) {
+            char json[2048];
+            snprintf(json, sizeof(json),
+                     "{\"seed\": %u, \"workers\": 3,"
+                     " \"compute\": {\"iteration_ms\": 40, \"jitter_sigma\": 0.1},"
+                     " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
+                     " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 240,"
+                     " \"dim\": 4, \"classes\": 2}, \"model\": {\"name\": \"softmax\"},"
+                     " \"batch\": 4, \"message_bytes\": 25000000}, \"protocol\": %s,"
+                     " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1,"
+                     " \"recover_s\": 0.2}, {\"kind\": \"failure\", \"workers\": [%u],"
+                     " \"at_s\": %.3f}], \"stop\": {\"time_s\": 2},"
+                     " \"eval\": {\"every_s\": 0.25, \"samples\": 40}}",
+                     3 + k, proto, f, 0.2 + 0.004 * k);
+            sim_scenario *sc = harness_load(json, "survive-admit.json", NULL, 0);
+            progress pr = { .n = 3, .half = HALF_NS };
+            char *dir = harness_tmpdir("survive");
+            sim_run_summary sum = harness_run(sc, dir, observe, &pr);
+            ck_assert_msg(strcmp(sum.stop_reason, "time") == 0,
+                          "stopped (%s) at %" PRId64 " ns\n%s", sum.stop_reason,
+                          (int64_t)sum.sim_ns, json);
+            for (uint32_t w = 1 - f; w <= 2; w += 1 + f)
+                ck_assert_msg(pr.at_end[w] > pr.at_half[w],
+                              "worker %u made no progress in the second half\n%s", w, json);
+            harness_cleanup(dir);
+            sim_scenario_destroy(sc);
+        }
+    }
+}
+END_TEST
+
 /* The matrix names every registered protocol. */
 START_TEST(every_registered_protocol_has_a_variant)
 {
@@ -427,5 +482,10 @@ Suite *test_suite(void)
     tcase_add_loop_test(tc, every_variant_survives_every_failure_pattern, 0, (int)NVARIANTS);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
+    TCase *adm = tcase_create("admissions");
+    tcase_add_loop_test(adm, a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody,
+                        0, (int)NADMITTING);
+    tcase_set_timeout(adm, 300);
+    suite_add_tcase(s, adm);
     return s;
 }

@@ -28,6 +28,7 @@
 #include "sim/bench.h"
 #include "sim/device.h"
 #include "sim/err.h"
+#include "sim/fabric.h"
 #include "sim/layers.h"
 #include "sim/output.h"
 #include "sim/plot.h"
@@ -49,7 +50,7 @@ static const char usage[] =
     "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
-    "       hetsim list protocols|models|datasets|topologies|profiles|devices\n"
+    "       hetsim list protocols|models|datasets|topologies|profiles|devices|fabrics\n"
     "       hetsim bench [engine|network|kernels|overlap|threads [--threads N]]\n"
     "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
     "                    [--quiet]\n"
@@ -501,15 +502,30 @@ static void list_devices(void)
     }
 }
 
+static void list_fabrics(void)
+{
+    printf("%-12s %-5s %9s %8s  %s\n", "fabric", "where", "Gb/s", "us/end",
+           "attainable bandwidth per direction, latency per link end; source");
+    for (size_t i = 0; sim_fabric_at(i) != NULL; i++) {
+        const sim_fabric *f = sim_fabric_at(i);
+        printf("%-12s %-5s %9.2f %8.2f  %s\n%-37s  %s\n", f->name, f->host ? "host" : "nic",
+               f->bandwidth_gbps, f->latency_us, f->label, "", f->source);
+    }
+}
+
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
         return usage_error("%s", "list needs one of: protocols, models, datasets, topologies, "
-                                 "profiles, devices");
+                                 "profiles, devices, fabrics");
     if (strcmp(argv[0], "profiles") == 0)
         return list_profiles();
     if (strcmp(argv[0], "devices") == 0) {
         list_devices();
+        return EXIT_OK;
+    }
+    if (strcmp(argv[0], "fabrics") == 0) {
+        list_fabrics();
         return EXIT_OK;
     }
     if (strcmp(argv[0], "protocols") == 0) {
@@ -540,7 +556,8 @@ static int cmd_list(int argc, char **argv)
                "k-ary fat-tree (k^3/4 hosts), paths chosen from the endpoints; oversubscription");
     } else {
         return usage_error(
-            "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices)",
+            "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices, "
+            "fabrics)",
             argv[0]);
     }
     return EXIT_OK;

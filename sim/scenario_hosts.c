@@ -85,8 +85,8 @@ static int check_shared_nics(const sim_scenario *sc, sim_err *err)
     return 0;
 }
 
-/* host_fabric and its bandwidth and latency, with G > 1: every worker's link to its host's
- * fabric (servers are alone on their hosts: their fabric links carry nothing). */
+/* host_fabric and its bandwidth and latency; with G > 1 the nodes: every worker's link to its
+ * host's fabric (servers are alone on their hosts: their fabric links carry nothing). */
 static int read_host_fabric(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
     const sim_fabric *f = sim_fabric_find(DEFAULT_HOST_FABRIC);
@@ -102,6 +102,8 @@ static int read_host_fabric(sim_scenario *sc, sim_cfg *c, sim_err *err)
         (rc = sim_scenario_read_time(c, "host_fabric_latency_us", 0.0, false, 1e3, &latency_us,
                                      &latency_ns, err)) != 0)
         return rc;
+    if (sc->gpus_per_host <= 1)
+        return 0;
     uint32_t nhosts = sc->workers + sc->servers;
     sc->node_of = calloc(nhosts, sizeof(*sc->node_of));
     sc->fabric_bps = calloc(nhosts, sizeof(*sc->fabric_bps));
@@ -123,8 +125,6 @@ static int read_host_fabric(sim_scenario *sc, sim_cfg *c, sim_err *err)
 
 int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
-    static const char *const host_keys[] = { "host_fabric", "host_fabric_bandwidth_gbps",
-                                             "host_fabric_latency_us" };
     int64_t nics = 1;
     int rc = 0;
     if (sim_cfg_has(c, "nics_per_host") &&
@@ -132,14 +132,11 @@ int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err)
         return rc;
     for (uint32_t h = 0; h < sc->workers + sc->servers; h++)
         sc->bandwidth_bps[h] *= (double)nics;
-    if (sc->gpus_per_host > 1) {
-        if ((rc = check_shared_nics(sc, err)) != 0)
-            return rc;
-        return read_host_fabric(sc, c, err);
-    }
-    for (size_t i = 0; i < sizeof(host_keys) / sizeof(host_keys[0]); i++)
-        if (sim_cfg_has(c, host_keys[i]))
-            return sim_cfg_fail(c, host_keys[i], err,
-                                "only valid with gpus_per_host > 1 (several GPUs on a host)");
-    return 0;
+    if (sc->gpus_per_host > 1 && (rc = check_shared_nics(sc, err)) != 0)
+        return rc;
+    /* With one GPU a host the fabric keys are checked but unused (a sweep over gpus_per_host
+     * keeps them): nothing is written without them. */
+    bool given = sim_cfg_has(c, "host_fabric") || sim_cfg_has(c, "host_fabric_bandwidth_gbps") ||
+                 sim_cfg_has(c, "host_fabric_latency_us");
+    return sc->gpus_per_host > 1 || given ? read_host_fabric(sc, c, err) : 0;
 }

@@ -48,11 +48,13 @@
     "tuning.cc)"
 
 static const sim_fabric fabrics[] = {
-    { "10gbe-tcp", false, "10 Gb/s Ethernet, TCP", 10.0 * ETH_TCP, 25.0,
+    { "10gbe-tcp", false, "10 Gb/s Ethernet, TCP", 10.0 * ETH_TCP, 40.0,
       ETH_SRC "; latency: calibrated (scenarios/validation/README.md)" },
-    { "25gbe-tcp", false, "25 Gb/s Ethernet, TCP", 25.0 * ETH_TCP, 25.0,
+    { "25gbe-tcp", false, "25 Gb/s Ethernet, TCP", 25.0 * ETH_TCP, 40.0,
       ETH_SRC "; latency: calibrated (scenarios/validation/README.md)" },
-    { "100gbe-tcp", false, "100 Gb/s Ethernet, TCP", 100.0 * ETH_TCP, 25.0,
+    { "50gbe-tcp", false, "50 Gb/s Ethernet, TCP", 50.0 * ETH_TCP, 40.0,
+      ETH_SRC "; latency: calibrated (scenarios/validation/README.md)" },
+    { "100gbe-tcp", false, "100 Gb/s Ethernet, TCP", 100.0 * ETH_TCP, 40.0,
       ETH_SRC "; latency: calibrated (scenarios/validation/README.md)" },
     { "25gbe-roce", false, "25 Gb/s Ethernet, RoCEv2", 25.0 * ROCE, 7.0, ROCE_SRC NET_LAT },
     { "100gbe-roce", false, "100 Gb/s Ethernet, RoCEv2", 100.0 * ROCE, 7.0, ROCE_SRC NET_LAT },

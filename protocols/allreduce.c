@@ -86,7 +86,8 @@ static ar_worker *worker(sim_ctx *ctx, uint32_t w)
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
-    static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto" };
+    static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto",
+                                              "halving_doubling" };
     allreduce *st = state;
     st->n = sc->workers;
     st->bucket_mb = 25.0;
@@ -96,7 +97,7 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     if (rc == 0)
         rc = sim_cfg_double(cfg, "first_bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->first_bucket_mb,
                             err);
-    return rc != 0 ? rc : sim_cfg_choice(cfg, "algorithm", algorithms, 4, &st->algorithm, err);
+    return rc != 0 ? rc : sim_cfg_choice(cfg, "algorithm", algorithms, 5, &st->algorithm, err);
 }
 
 /* Whether the run may have several buckets: a cap and more than one layer. */
@@ -360,11 +361,14 @@ static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
     if (st->rounds_out > 0)
         sim_report_add(out, "rounds_sat_out", (double)st->rounds_out);
     if (st->algorithm != COLL_ALGO_RING) {
-        uint64_t rounds[3];
+        uint64_t rounds[5];
         coll_ring_algorithm_rounds(st->ring, rounds);
         sim_report_add(out, "rounds_ring", (double)rounds[COLL_ALGO_RING]);
         sim_report_add(out, "rounds_hierarchical", (double)rounds[COLL_ALGO_HIERARCHICAL]);
         sim_report_add(out, "rounds_tree", (double)rounds[COLL_ALGO_TREE]);
+        if (st->algorithm == COLL_ALGO_HALVING_DOUBLING)
+            sim_report_add(out, "rounds_halving_doubling",
+                           (double)rounds[COLL_ALGO_HALVING_DOUBLING]);
     }
 }
 

@@ -202,8 +202,10 @@ static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     uint32_t round = a->round;
     if (other)
         coll_algo_round_end(r, w);
-    if (r->lay.ap != NULL && r->finished + 1 == (uint64_t)r->n * (round + 1))
-        r->lay.rounds[coll_algo_of(r, round)]++;
+    if (r->lay.ap != NULL && r->finished + 1 == (uint64_t)r->n * (round + 1)) {
+        int algo = coll_algo_of(r, round); /* never auto: slot 3 counts halving-doubling */
+        r->lay.rounds[algo == COLL_ALGO_HALVING_DOUBLING ? 3 : algo]++;
+    }
     a->round++;
     a->recv = a->early;
     a->early = 0;
@@ -269,10 +271,12 @@ void coll_ring_set_algorithm(coll_ring *r, sim_arena *a, uint32_t cap, int algo)
     r->lay.node = node;
 }
 
-void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[3])
+void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[5])
 {
     for (int i = 0; i < 3; i++)
         out[i] = r->lay.rounds[i];
+    out[COLL_ALGO_AUTO] = 0;
+    out[COLL_ALGO_HALVING_DOUBLING] = r->lay.rounds[3];
 }
 
 void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n)

@@ -198,6 +198,10 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
  *              their first member; the second tree its mirror, or itself shifted by one for an
  *              odd count), each host a chain of its members from its first, in chunks of 512 KiB
  *              (at most 64 a tree) pipelined through both trees at once
+ *   COLL_ALGO_HALVING_DOUBLING  hierarchical with recursive halving and doubling between the
+ *              hosts in place of their ring (Goyal et al. 2017, Gloo's halving-doubling):
+ *              2 log2(H) exchanges with a partner host, halving then doubling what is sent; the
+ *              ring between hosts when H is not a power of two
  *   COLL_ALGO_AUTO  per round, the flat ring or the trees, as NCCL's tuning model would choose
  *              for the round's bytes, host count and members per host: the one whose latency
  *              plus bytes over algorithm bandwidth is smaller, the latencies the paths' between
@@ -209,7 +213,8 @@ enum {
     COLL_ALGO_RING = 0,
     COLL_ALGO_HIERARCHICAL = 1,
     COLL_ALGO_TREE = 2,
-    COLL_ALGO_AUTO = 3
+    COLL_ALGO_AUTO = 3,
+    COLL_ALGO_HALVING_DOUBLING = 4
 };
 
 /* Makes r run its rounds with `algo` (COLL_ALGO_*), its room for up to `cap` members from the
@@ -217,8 +222,8 @@ enum {
  * sizing arena, which counts the room). Nothing for COLL_ALGO_RING. */
 void coll_ring_set_algorithm(coll_ring *r, sim_arena *a, uint32_t cap, int algo);
 
-/* Rounds completed so far by the flat ring, hierarchical and the trees (out[COLL_ALGO_*]). */
-void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[3]);
+/* Rounds completed so far by each algorithm (out[COLL_ALGO_*]; out[COLL_ALGO_AUTO] is 0). */
+void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[5]);
 
 /* From now on round k of every generation moves sizes[k mod n] bytes instead of the reset's
  * `bytes` (gradient buckets: one round per bucket, in order); sizes (n >= 1) must outlive the

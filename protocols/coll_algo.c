@@ -13,7 +13,8 @@
 enum {
     KIND_HOST = 1,  /* hierarchical, between members of a host */
     KIND_HOSTS = 2, /* hierarchical, between hosts */
-    KIND_TREE = 3   /* + 2 t + d */
+    KIND_TREE = 3,  /* + 2 t + d */
+    KIND_RHD = 7    /* + t: halving and doubling's step t between hosts */
 };
 
 /* ---- Layout ---------------------------------------------------------------------------- */
@@ -217,6 +218,10 @@ int coll_algo_of(const coll_ring *r, uint32_t round)
     switch (L->algo) {
     case COLL_ALGO_HIERARCHICAL:
         return L->hier ? COLL_ALGO_HIERARCHICAL : COLL_ALGO_RING;
+    case COLL_ALGO_HALVING_DOUBLING: /* a power of two of hosts, else the ring between them */
+        return !L->hier                    ? COLL_ALGO_RING
+               : L->hosts & (L->hosts - 1) ? COLL_ALGO_HIERARCHICAL
+                                           : COLL_ALGO_HALVING_DOUBLING;
     case COLL_ALGO_TREE:
         return COLL_ALGO_TREE;
     case COLL_ALGO_AUTO:
@@ -231,63 +236,98 @@ int coll_algo_of(const coll_ring *r, uint32_t round)
  *
  * H hosts of G members each, position p = h G + g. The S bytes are G shards (the first S mod G
  * one byte larger), each of H chunks likewise. Steps 0..G-2 reduce-scatter the shards around the
- * host's ring (member g sends shard g - s, then holds shard g + 1 reduced over the host); the
- * next 2(H-1) steps all-reduce shard g + 1 around the ring of the hosts' members g (its chunks
- * as the flat ring sends them); the last G-1 steps all-gather the shards around the host's
- * ring. Each step waits for the one before it to be delivered and for the step before it from
- * its predecessor on that step's ring. With H = 1 or G = 1 it is the flat ring. */
+ * host's ring (member g sends shard g - s, then holds shard g + 1 reduced over the host); then
+ * shard g + 1 is all-reduced among the hosts' members g: around their ring, 2(H-1) steps (its
+ * chunks as the flat ring sends them), or, halving and doubling, in 2 log2(H) exchanges with a
+ * partner (reduce-scatter by recursive halving: exchange k with h xor H / 2^(k+1), sending the
+ * half of its chunks that the member does not keep; then all-gather by recursive doubling:
+ * exchange k with h xor 2^k, sending the 2^k chunks it has); the last G-1 steps all-gather the
+ * shards around the host's ring. Each step waits for the one before it to be delivered and for
+ * the step before it from that step's predecessor or partner. With H = 1 or G = 1 the ring form
+ * is the flat ring. */
 
 static uint64_t part(uint64_t bytes, uint32_t parts, uint32_t i)
 {
     return bytes / parts + (i < bytes % parts ? 1 : 0);
 }
 
-/* Step s of position p: its destination, kind, bytes; and the count of messages the step
- * before it needs on its connection (*need, for the step s - 1 of that connection). */
-static uint32_t hier_step(const coll_ring *r, uint32_t p, uint32_t s, uint64_t bytes,
+/* Bytes of chunks [a, b) of `bytes` cut into n parts (part). */
+static uint64_t part_range(uint64_t bytes, uint32_t n, uint32_t a, uint32_t b)
+{
+    uint32_t r = (uint32_t)(bytes % n), extra = r > a ? (b < r ? b : r) - a : 0;
+    return (uint64_t)(b - a) * (bytes / n) + extra;
+}
+
+/* Steps between hosts: 2(H-1) around the ring, 2 log2(H) halving and doubling. */
+static uint32_t inter_steps(const coll_ring *r, bool rhd)
+{
+    uint32_t H = r->n / r->lay.local;
+    return rhd ? 2 * log2i(H) : 2 * (H - 1);
+}
+
+/* Step t between hosts of the member of host h whose shard has `shard` bytes, halving and
+ * doubling: its partner host and its bytes. */
+static uint32_t rhd_step(uint32_t H, uint32_t h, uint32_t t, uint64_t shard, uint64_t *size)
+{
+    uint32_t L = log2i(H);
+    if (t < L) { /* halving: keep the half of its block holding h, send the other */
+        uint32_t d = H >> (t + 1), lo = h & ~(2 * d - 1), from = h & d ? lo : lo + d;
+        *size = part_range(shard, H, from, from + d);
+        return h ^ d;
+    }
+    uint32_t d = 1u << (t - L), lo = h & ~(d - 1); /* doubling: send its block of d chunks */
+    *size = part_range(shard, H, lo, lo + d);
+    return h ^ d;
+}
+
+/* Step s of position p: its destination, kind and bytes. */
+static uint32_t hier_step(const coll_ring *r, uint32_t p, uint32_t s, uint64_t bytes, bool rhd,
                           uint32_t *kind, uint64_t *size)
 {
-    uint32_t G = r->lay.local, H = r->n / G, h = p / G, g = p % G;
-    if (s < G - 1 || s >= G - 1 + 2 * (H - 1)) { /* the host's ring */
-        uint32_t u = s < G - 1 ? s : s - 2 * (H - 1) - (G - 1);
+    uint32_t G = r->lay.local, H = r->n / G, h = p / G, g = p % G, B = inter_steps(r, rhd);
+    if (s < G - 1 || s >= G - 1 + B) { /* the host's ring */
+        uint32_t u = s < G - 1 ? s : s - B - (G - 1);
         uint32_t shard = s < G - 1 ? (g + G - u % G) % G : (g + 1 + G - u % G) % G;
         *kind = KIND_HOST;
         *size = part(bytes, G, shard);
         return h * G + (g + 1) % G;
     }
     uint32_t t = s - (G - 1);
+    uint64_t shard = part(bytes, G, (g + 1) % G);
+    if (rhd) {
+        *kind = KIND_RHD + t;
+        return rhd_step(H, h, t, shard, size) * G + g;
+    }
     uint32_t c = t < H - 1 ? (h + H - t % H) % H : (h + 1 + H - (t - (H - 1)) % H) % H;
     *kind = KIND_HOSTS;
-    *size = part(part(bytes, G, (g + 1) % G), H, c);
+    *size = part(shard, H, c);
     return ((h + 1) % H) * G + g;
 }
 
-/* Messages received on the connection of step s, once step s has been received. */
-static uint32_t hier_need(const coll_ring *r, uint32_t s, uint32_t *conn)
+/* Whether position p has received step s (the step before the one it would send). */
+static bool hier_got(const coll_ring *r, uint32_t p, uint32_t s, bool rhd)
 {
-    uint32_t G = r->lay.local, H = r->n / G;
-    *conn = s < G - 1 || s >= G - 1 + 2 * (H - 1) ? 0 : 1;
-    return *conn == 1 ? s - (G - 1) + 1 : s < G - 1 ? s + 1 : s - 2 * (H - 1) + 1;
+    const coll_algo_pos *a = &r->lay.ap[p];
+    uint32_t par = r->m[p].round & 1, G = r->lay.local, B = inter_steps(r, rhd);
+    if (s < G - 1)
+        return a->hrecv[par][0] >= s + 1;
+    if (s >= G - 1 + B)
+        return a->hrecv[par][0] >= s - B + 1;
+    uint32_t t = s - (G - 1);
+    return rhd ? (a->hmask[par] >> t & 1) != 0 : a->hrecv[par][1] >= t + 1;
 }
 
-static uint32_t hier_steps(const coll_ring *r)
+static int hier_send(coll_ring *r, sim_ctx *ctx, uint32_t w, bool rhd, sim_err *err)
 {
-    uint32_t G = r->lay.local, H = r->n / G;
-    return 2 * (G - 1) + 2 * (H - 1);
-}
-
-static int hier_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    uint32_t p = r->pos[w], conn;
+    uint32_t p = r->pos[w];
     coll_ring_pos *a = &r->m[p];
-    const uint32_t *got = r->lay.ap[p].hrecv[a->round & 1];
-    if (a->busy || a->sent >= hier_steps(r))
+    if (a->busy || a->sent >= 2 * (r->lay.local - 1) + inter_steps(r, rhd))
         return SIM_OK;
-    if (a->sent > 0 && hier_need(r, a->sent - 1, &conn) > got[conn])
+    if (a->sent > 0 && !hier_got(r, p, a->sent - 1, rhd))
         return SIM_OK;
     uint32_t kind;
     uint64_t size;
-    uint32_t q = hier_step(r, p, a->sent, coll_algo_round_bytes(r, a->round), &kind, &size);
+    uint32_t q = hier_step(r, p, a->sent, coll_algo_round_bytes(r, a->round), rhd, &kind, &size);
     msg_hdr h = { .channel = r->channel, .kind = kind, .seq = (uint64_t)r->gen << 32 | a->round };
     int rc = msg_post(ctx, w, r->order[q], size, h, msg_none(), err);
     if (rc != SIM_OK)
@@ -297,12 +337,13 @@ static int hier_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-static bool hier_complete(const coll_ring *r, uint32_t p)
+static bool hier_complete(const coll_ring *r, uint32_t p, bool rhd)
 {
     const coll_ring_pos *a = &r->m[p];
-    const uint32_t *got = r->lay.ap[p].hrecv[a->round & 1];
-    uint32_t G = r->lay.local, H = r->n / G;
-    return !a->busy && a->sent == hier_steps(r) && got[0] == 2 * (G - 1) && got[1] == 2 * (H - 1);
+    const coll_algo_pos *b = &r->lay.ap[p];
+    uint32_t par = a->round & 1, G = r->lay.local, B = inter_steps(r, rhd);
+    bool inter = rhd ? b->hmask[par] == (UINT64_C(1) << B) - 1 : b->hrecv[par][1] == B;
+    return !a->busy && a->sent == 2 * (G - 1) + B && b->hrecv[par][0] == 2 * (G - 1) && inter;
 }
 
 /* ---- Double binary trees -------------------------------------------------------------------- *
@@ -389,8 +430,9 @@ static bool tree_complete(const coll_ring *r, uint32_t p)
 
 int coll_algo_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (coll_algo_of(r, r->m[r->pos[w]].round) == COLL_ALGO_HIERARCHICAL)
-        return hier_send(r, ctx, w, err);
+    int algo = coll_algo_of(r, r->m[r->pos[w]].round);
+    if (algo != COLL_ALGO_TREE)
+        return hier_send(r, ctx, w, algo == COLL_ALGO_HALVING_DOUBLING, err);
     int rc = SIM_OK;
     for (uint32_t t = 0; t < COLL_TREES && rc == SIM_OK; t++)
         rc = tree_send(r, ctx, w, t, err);
@@ -400,8 +442,9 @@ int coll_algo_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 bool coll_algo_complete(const coll_ring *r, uint32_t w)
 {
     uint32_t p = r->pos[w];
-    return coll_algo_of(r, r->m[p].round) == COLL_ALGO_HIERARCHICAL ? hier_complete(r, p)
-                                                                    : tree_complete(r, p);
+    int algo = coll_algo_of(r, r->m[p].round);
+    return algo != COLL_ALGO_TREE ? hier_complete(r, p, algo == COLL_ALGO_HALVING_DOUBLING)
+                                  : tree_complete(r, p);
 }
 
 void coll_algo_round_end(coll_ring *r, uint32_t w)
@@ -409,6 +452,7 @@ void coll_algo_round_end(coll_ring *r, uint32_t w)
     uint32_t p = r->pos[w], par = r->m[p].round & 1;
     coll_algo_pos *a = &r->lay.ap[p];
     a->hrecv[par][0] = a->hrecv[par][1] = 0;
+    a->hmask[par] = 0;
     for (uint32_t t = 0; t < COLL_TREES; t++) {
         for (uint32_t j = 0; j < COLL_TREE_CHILDREN; j++) {
             a->up_recv[t][par][j] = 0;
@@ -433,14 +477,17 @@ int coll_algo_received(coll_ring *r, uint32_t w, uint32_t src, uint32_t kind, ui
 {
     uint32_t pw = r->pos[w], ps = r->pos[src], cur = r->m[pw].round, par = round & 1;
     coll_algo_pos *a = &r->lay.ap[pw], *b = &r->lay.ap[ps];
-    bool down = kind >= KIND_TREE && (kind - KIND_TREE) % 2 == 1;
-    if (!(round == cur || (round == cur + 1 && !down)) || kind > KIND_TREE + 3)
+    bool down = kind >= KIND_TREE && kind < KIND_RHD && (kind - KIND_TREE) % 2 == 1;
+    if (!(round == cur || (round == cur + 1 && !down)) || kind >= KIND_RHD + 64)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "ring: worker %u in round %u got a message of kind %u, round %u", w, cur,
                            kind, round);
-    if (kind < KIND_TREE) {
+    if (kind < KIND_TREE || kind >= KIND_RHD) {
         r->m[ps].busy = false;
-        a->hrecv[par][kind - KIND_HOST]++;
+        if (kind >= KIND_RHD)
+            a->hmask[par] |= UINT64_C(1) << (kind - KIND_RHD);
+        else
+            a->hrecv[par][kind - KIND_HOST]++;
         return SIM_OK;
     }
     uint32_t t = (kind - KIND_TREE) / 2;

@@ -59,6 +59,7 @@ enum {
  * in the other parity, which the member clears when it finishes a round. */
 typedef struct coll_algo_pos {
     uint32_t hrecv[2][2]; /* hierarchical: [round parity][host's ring, hosts' ring] received */
+    uint64_t hmask[2];    /* halving and doubling: [round parity] steps received between hosts */
     uint32_t parent[COLL_TREES];                         /* position, COLL_NONE at the root */
     uint32_t child[COLL_TREES][COLL_TREE_CHILDREN];      /* positions */
     uint8_t nchild[COLL_TREES];                          /* children in each tree */
@@ -82,7 +83,7 @@ typedef struct coll_layout {
     double lat_intra_s; /* auto: the path latency between members of a host, and between */
     double lat_inter_s; /* hosts; the bandwidth of the ring's slowest link (its bus) */
     double bus_bps;
-    uint64_t rounds[3]; /* rounds completed by the flat ring, hierarchical, trees */
+    uint64_t rounds[4]; /* rounds completed by the ring, hierarchical, trees, halving-doubling */
 } coll_layout;
 
 struct coll_ring {

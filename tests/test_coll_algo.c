@@ -65,6 +65,34 @@ START_TEST(hierarchical_ends_at_its_closed_form_on_an_idle_star)
 }
 END_TEST
 
+static void expect_same_timing(const char *const *a, size_t na, const char *const *b, size_t nb);
+
+START_TEST(halving_doubling_ends_at_its_closed_form_on_four_hosts)
+{
+    /* 4 hosts of 2, each shard 12 MB in 4 chunks of 3 MB: a reduce-scatter step in the host
+     * (12 MB over the fabric), exchanges of 2, 1, then 1, 2 chunks with the hosts 2 apart, 1
+     * apart, 1 apart, 2 apart (the host's 2 flows sharing its NIC), an all-gather step in the
+     * host. Each worker sends 12 + 12 MB in its host and 6 + 3 + 3 + 6 MB between hosts. */
+    const char *sets[] = { "workers=8", "network.gpus_per_host=2",
+                           "protocol.algorithm=\"halving_doubling\"", "stop.iterations=16" };
+    char *dir;
+    sim_run_summary sum = run(hosts_json, sets, 4, &dir);
+    sim_time intra = 2000 + xfer_ns(12e6, 8e10);
+    sim_time two = 10000 + xfer_ns(6e6, 1e10 / 2.0), one = 10000 + xfer_ns(3e6, 1e10 / 2.0);
+    ck_assert_int_eq(sum.sim_ns, 2 * (20000000 + 2 * intra + 2 * two + 2 * one));
+    ck_assert_double_eq(harness_summary_number(dir, "rounds_halving_doubling"), 2);
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    for (size_t w = 0; w < t.nrows; w++)
+        ck_assert_double_eq(harness_csv_num(&t, w, "bytes_sent"), 2 * 42e6);
+    harness_csv_free(&t);
+    harness_cleanup(dir);
+    /* 3 hosts are not a power of two: the ring between them (hierarchical's closed form). */
+    const char *three[] = { "protocol.algorithm=\"halving_doubling\"" };
+    const char *hier[] = { "protocol.algorithm=\"hierarchical\"" };
+    expect_same_timing(three, 1, hier, 1);
+}
+END_TEST
+
 /* sim_ns and each worker's bytes of two runs of hosts_json with the sets a and b. */
 static void expect_same_timing(const char *const *a, size_t na, const char *const *b, size_t nb)
 {
@@ -231,10 +259,11 @@ START_TEST(algorithms_survive_failures_deterministically)
         "{\"name\": \"allreduce\", \"algorithm\": \"hierarchical\", \"bucket_mb\": 0.5}",
         "{\"name\": \"allreduce\", \"algorithm\": \"tree\", \"bucket_mb\": 0.5}",
         "{\"name\": \"allreduce\", \"algorithm\": \"auto\"}",
+        "{\"name\": \"allreduce\", \"algorithm\": \"halving_doubling\", \"bucket_mb\": 0.5}",
     };
-    for (unsigned seed = 1; seed <= 3; seed++) {
+    for (unsigned seed = 1; seed <= 4; seed++) {
         char *json = harness_chaos_json(seed, seed == 2, protos[seed - 1]);
-        const char *sets[] = { "network.gpus_per_host=3",
+        const char *sets[] = { "network.gpus_per_host=3", /* 4 hosts */
                                "compute.profile=\"tests/data/profile_buckets.csv\"" };
         sim_scenario *a = harness_load_spec(json, sets, 2), *b = harness_load_spec(json, sets, 2);
         char *da = harness_tmpdir("coll-algo"), *db = harness_tmpdir("coll-algo");
@@ -242,9 +271,10 @@ START_TEST(algorithms_survive_failures_deterministically)
         harness_run(b, db, NULL, NULL);
         ck_assert_str_eq(sa.stop_reason, "time");
         ck_assert_uint_gt(sa.iterations, 50);
-        if (seed < 3) /* hierarchical before the first failure; the trees throughout */
-            ck_assert_double_gt(
-                harness_summary_number(da, seed == 1 ? "rounds_hierarchical" : "rounds_tree"), 10);
+        static const char *const first[] = { "rounds_hierarchical", "rounds_tree", NULL,
+                                             "rounds_halving_doubling" };
+        if (first[seed - 1] != NULL) /* before the first failure at least */
+            ck_assert_double_gt(harness_summary_number(da, first[seed - 1]), 10);
         harness_expect_same_outputs(da, db);
         sim_scenario_destroy(a);
         sim_scenario_destroy(b);
@@ -261,6 +291,7 @@ Suite *test_suite(void)
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, hierarchical_ends_at_its_closed_form_on_an_idle_star);
     tcase_add_test(exact, hierarchical_on_one_host_or_one_gpu_a_host_is_the_flat_ring);
+    tcase_add_test(exact, halving_doubling_ends_at_its_closed_form_on_four_hosts);
     tcase_add_test(exact, trees_on_two_single_gpu_hosts_are_the_ring);
     tcase_add_test(exact, trees_move_each_half_up_and_down_once_per_link);
     suite_add_tcase(s, exact);

@@ -51,7 +51,7 @@ static const char usage[] =
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies|profiles|devices|fabrics\n"
-    "       hetsim bench [engine|network|kernels|overlap|threads [--threads N]]\n"
+    "       hetsim bench [engine|network|kernels|overlap|collectives|threads [--threads N]]\n"
     "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
     "                    [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
@@ -90,8 +90,9 @@ static const char usage[] =
     "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels, whole training iterations and\n"
-    "          All-Reduce with gradient buckets (overlap) against references measured in the\n"
-    "          same run (JSON lines: name, value, unit, reference, ratio); threads: 16-worker\n"
+    "          All-Reduce with gradient buckets (overlap), hierarchical all-reduce on 256 and\n"
+    "          1,024 GPUs (collectives) against references measured in the same run (JSON\n"
+    "          lines: name, value, unit, reference, ratio); threads: 16-worker\n"
     "          runs on one thread against N (default: every core), the ratio being the\n"
     "          speed-up\n"
     "\n"
@@ -565,7 +566,8 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-    static const char *const parts[] = { "engine", "network", "kernels", "overlap", "threads" };
+    static const char *const parts[] = { "engine",  "network",     "kernels",
+                                         "overlap", "collectives", "threads" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
@@ -576,8 +578,8 @@ static int cmd_bench(int argc, char **argv)
         rc = threads_arg(argv[2], &threads);
     else if (argc > 1 || !known)
         return usage_error(
-            "bench takes engine, network, kernels, overlap or threads [--threads N], got "
-            "\"%s\"",
+            "bench takes engine, network, kernels, overlap, collectives or threads [--threads N], "
+            "got \"%s\"",
             what);
     if (rc != EXIT_OK)
         return rc;
@@ -596,6 +598,8 @@ static int cmd_bench(int argc, char **argv)
     }
     if (rc == SIM_OK && (all || strcmp(what, "overlap") == 0))
         rc = app_bench_overlap_run(stdout, NULL, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "collectives") == 0))
+        rc = app_bench_collectives_run(stdout, NULL, &err);
     if (rc == SIM_OK && (all || strcmp(what, "threads") == 0))
         rc = app_bench_threads_run(stdout, threads, NULL, &err);
     if (rc != SIM_OK) {

@@ -153,6 +153,8 @@ typedef struct sim_net_stats {
     uint64_t sent;       /* messages sent */
     uint64_t delivered;  /* messages delivered */
     uint64_t dropped;    /* messages dropped because an endpoint was down */
+    uint64_t between;    /* messages sent between hosts of different nodes (config.node_of; every
+                            message between two hosts without nodes) */
     uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
     uint64_t recomputes; /* max-min recomputations: one per instant with changes to shared
                             links, plus one per start or end of a flow alone on its links */

@@ -351,6 +351,8 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     net->hosts[msg->src].inflight++;
     net->hosts[msg->dst].inflight++;
     net->stats.sent++;
+    net->stats.between +=
+        sim_net_topo_node(&net->topo, msg->src) != sim_net_topo_node(&net->topo, msg->dst);
     net->stats.in_flight++;
     return SIM_OK;
 }

@@ -251,6 +251,40 @@ START_TEST(training_bits_do_not_depend_on_the_algorithm)
 }
 END_TEST
 
+/* params_fnv of real.json on 6 workers, 3 a host, run by localsgd with `protocol`. */
+static char *localsgd_bits(const char *protocol)
+{
+    const char *sets[] = { "workers=6", "network.gpus_per_host=3", protocol };
+    sim_scenario *sc = harness_load_file("tests/scenarios/allreduce/real.json", sets, 3);
+    char *dir = harness_tmpdir("coll-algo");
+    harness_run(sc, dir, NULL, NULL);
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    size_t size = 64 * (t.nrows + 1), used = 0;
+    char *out = calloc(size, 1);
+    for (size_t r = 0; r < t.nrows; r++)
+        used += (size_t)snprintf(out + used, size - used, "%s\n",
+                                 harness_csv_text(&t, r, "params_fnv"));
+    harness_csv_free(&t);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
+    return out;
+}
+
+START_TEST(localsgd_averages_the_same_bits_whatever_the_algorithm)
+{
+    char *ring = localsgd_bits("protocol={\"name\": \"localsgd\", \"local_steps\": 2}");
+    char *tree = localsgd_bits(
+        "protocol={\"name\": \"localsgd\", \"local_steps\": 2, \"algorithm\": \"tree\"}");
+    char *hier = localsgd_bits("protocol={\"name\": \"localsgd\", \"local_steps\": 2, "
+                               "\"algorithm\": \"hierarchical\"}");
+    ck_assert_str_eq(tree, ring);
+    ck_assert_str_eq(hier, ring);
+    free(ring);
+    free(tree);
+    free(hier);
+}
+END_TEST
+
 START_TEST(algorithms_survive_failures_deterministically)
 {
     /* Chaos (harness_chaos_json) on hosts of 3 with buckets: every algorithm finishes its rounds
@@ -303,6 +337,7 @@ Suite *test_suite(void)
     TCase *bits = tcase_create("bits");
     tcase_set_timeout(bits, 120);
     tcase_add_test(bits, training_bits_do_not_depend_on_the_algorithm);
+    tcase_add_test(bits, localsgd_averages_the_same_bits_whatever_the_algorithm);
     tcase_add_test(bits, algorithms_survive_failures_deterministically);
     suite_add_tcase(s, bits);
     return s;

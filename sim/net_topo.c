@@ -13,11 +13,6 @@ static uint32_t ports(const sim_net_config *cfg)
     return cfg->node_of != NULL ? cfg->nnodes : cfg->nhosts;
 }
 
-uint32_t sim_net_topo_node(const sim_net_config *cfg, uint32_t h)
-{
-    return cfg->node_of != NULL ? cfg->node_of[h] : h;
-}
-
 uint32_t sim_net_topo_nic(const sim_net_config *cfg, uint32_t h)
 {
     return 2 * sim_net_topo_node(cfg, h);

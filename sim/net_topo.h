@@ -40,7 +40,10 @@ enum {
 int sim_net_topo_check(const sim_net_config *cfg, sim_err *err);
 
 /* The node of host h (h itself without nodes). */
-uint32_t sim_net_topo_node(const sim_net_config *cfg, uint32_t h);
+static inline uint32_t sim_net_topo_node(const sim_net_config *cfg, uint32_t h)
+{
+    return cfg->node_of != NULL ? cfg->node_of[h] : h;
+}
 
 /* The up link of host h's NIC (its node's; the down link is the next one). */
 uint32_t sim_net_topo_nic(const sim_net_config *cfg, uint32_t h);

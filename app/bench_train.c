@@ -375,6 +375,7 @@ typedef struct run_result {
     sim_time iter_ns; /* the resolved iteration */
     uint64_t bytes;   /* the resolved message size */
     uint64_t events;  /* events processed */
+    uint64_t between; /* messages between hosts (sim_run_summary.messages_between) */
 } run_result;
 
 /* Builds, checks and runs the scenario `text` (as `file`, with the overrides `sets`) into
@@ -421,6 +422,7 @@ static int run_text(const char *text, const char *file, const char *const *sets,
     res->iter_ns = sc->iteration_ns;
     res->bytes = sc->message_bytes;
     res->events = sum.events;
+    res->between = sum.messages_between;
     sim_scenario_destroy(sc);
     return rc;
 }
@@ -498,6 +500,67 @@ int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err)
     int rc = bench_overlapped_iteration(out, tmp, err);
     if (rc == SIM_OK)
         rc = bench_bucket_cost(out, tmp, err);
+    if (rmdir(tmp) != 0 && rc == SIM_OK)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return rc;
+}
+
+/* ---- Collectives on hosts of 8 GPUs (app_bench_collectives_run) ---- */
+
+/* One scale of `hetsim bench collectives`: ResNet-50's buckets all-reduced by `algorithm` over
+ * `gpus` workers, 8 a host (ib-hdr NICs, NVLink 3 inside), for `rounds` iterations of every
+ * worker; the events and messages between hosts per iteration, and the CPU seconds of the
+ * loop per iteration. */
+static int collectives_run(const char *algorithm, uint32_t gpus, uint32_t rounds, const char *tmp,
+                           run_result *res, double *cpu_per_round, sim_err *err)
+{
+    char text[512], set[64], run_dir[4096];
+    snprintf(text, sizeof(text),
+             "{\"seed\": 1, \"workers\": %u, \"compute\": {\"iteration_ms\": 100,"
+             " \"profile\": \"resnet50\"}, \"network\": {\"fabric\": \"ib-hdr\","
+             " \"gpus_per_host\": 8, \"host_fabric\": \"nvlink3\"}, \"workload\":"
+             " {\"model\": {\"name\": \"none\"}, \"batch\": 64}, \"protocol\":"
+             " {\"name\": \"allreduce\"}, \"stop\": {\"iterations\": %u}}",
+             gpus, gpus * rounds);
+    snprintf(set, sizeof(set), "protocol.algorithm=\"%s\"", algorithm);
+    int n = snprintf(run_dir, sizeof(run_dir), "%s/collectives", tmp);
+    if (n < 0 || (size_t)n >= sizeof(run_dir))
+        return sim_err_set(err, SIM_EINVAL, NULL, "temporary directory name too long: %s", tmp);
+    const char *sets[] = { set };
+    int rc = run_text(text, "bench-collectives.json", sets, 1, run_dir, 1, true, res, err);
+    double cpu = res->cpu_s > min_time_s ? res->cpu_s : min_time_s;
+    *cpu_per_round = cpu / rounds;
+    return rc;
+}
+
+/* The lines of one scale: events per iteration against the messages between hosts, and CPU per
+ * iteration against the flat ring's, each measured now. */
+static int bench_collectives_at(FILE *out, uint32_t gpus, const char *tmp, sim_err *err)
+{
+    run_result hier, ring;
+    double hier_s, ring_s;
+    int rc = collectives_run("hierarchical", gpus, 2, tmp, &hier, &hier_s, err);
+    if (rc == SIM_OK)
+        rc = collectives_run("ring", gpus, 1, tmp, &ring, &ring_s, err);
+    if (rc != SIM_OK)
+        return rc;
+    char name[96];
+    snprintf(name, sizeof(name), "collectives.hierarchical_%u_events_per_iteration", gpus);
+    sim_bench_emit_time(out, name, (double)hier.events / 2, "events", (double)hier.between / 2);
+    snprintf(name, sizeof(name), "collectives.hierarchical_%u_cpu_per_iteration", gpus);
+    sim_bench_emit_time(out, name, hier_s, "s", ring_s);
+    return SIM_OK;
+}
+
+int app_bench_collectives_run(FILE *out, const char *tmp_dir, sim_err *err)
+{
+    char *tmp = make_tmp(tmp_dir, err);
+    if (tmp == NULL)
+        return err->code;
+    int rc = bench_collectives_at(out, 256, tmp, err);
+    if (rc == SIM_OK)
+        rc = bench_collectives_at(out, 1024, tmp, err);
     if (rmdir(tmp) != 0 && rc == SIM_OK)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", tmp, strerror(errno));
     free(tmp);

@@ -74,6 +74,18 @@ int app_bench_train_run(FILE *out, const app_bench_train_config *cfg, sim_err *e
  * Errors as app_bench_train_run's. */
 int app_bench_overlap_run(FILE *out, const char *tmp_dir, sim_err *err);
 
+/* `hetsim bench collectives` (issue 41): a 256- and a 1,024-GPU timing-only run, 8 GPUs a host
+ * (ib-hdr NICs, NVLink 3 inside, resnet50's profile in DDP's buckets, 100 ms of compute), two
+ * lines each:
+ *   collectives.hierarchical_N_events_per_iteration: events per iteration of every worker with
+ *     the hierarchical all-reduce, against the messages between hosts per iteration in the same
+ *     run; the ratio (messages / events) is at least 1 when the simulation costs no more events
+ *     than the messages that cross hosts.
+ *   collectives.hierarchical_N_cpu_per_iteration: CPU seconds of the loop per iteration, against
+ *     the flat ring's on the same cluster, run now; the ratio is ring / hierarchical.
+ * Errors as app_bench_train_run's. */
+int app_bench_collectives_run(FILE *out, const char *tmp_dir, sim_err *err);
+
 /* `hetsim bench threads` (issue 28): a same-run pair for each of three 16-worker all-reduce
  * runs, a CNN (960 iterations; skipped without Fashion-MNIST installed), an MLP with 256 hidden
  * units (4800 iterations) and a timing-only run (100000 iterations), each timed on one thread

@@ -28,6 +28,7 @@
 #include "sim/bench.h"
 #include "sim/device.h"
 #include "sim/err.h"
+#include "sim/fabric.h"
 #include "sim/layers.h"
 #include "sim/output.h"
 #include "sim/plot.h"
@@ -49,8 +50,8 @@ static const char usage[] =
     "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
-    "       hetsim list protocols|models|datasets|topologies|profiles|devices\n"
-    "       hetsim bench [engine|network|kernels|overlap|threads [--threads N]]\n"
+    "       hetsim list protocols|models|datasets|topologies|profiles|devices|fabrics\n"
+    "       hetsim bench [engine|network|kernels|overlap|collectives|threads [--threads N]]\n"
     "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
     "                    [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
@@ -89,8 +90,9 @@ static const char usage[] =
     "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels, whole training iterations and\n"
-    "          All-Reduce with gradient buckets (overlap) against references measured in the\n"
-    "          same run (JSON lines: name, value, unit, reference, ratio); threads: 16-worker\n"
+    "          All-Reduce with gradient buckets (overlap), hierarchical all-reduce on 256 and\n"
+    "          1,024 GPUs (collectives) against references measured in the same run (JSON\n"
+    "          lines: name, value, unit, reference, ratio); threads: 16-worker\n"
     "          runs on one thread against N (default: every core), the ratio being the\n"
     "          speed-up\n"
     "\n"
@@ -501,15 +503,30 @@ static void list_devices(void)
     }
 }
 
+static void list_fabrics(void)
+{
+    printf("%-12s %-5s %9s %8s  %s\n", "fabric", "where", "Gb/s", "us/end",
+           "attainable bandwidth per direction, latency per link end; source");
+    for (size_t i = 0; sim_fabric_at(i) != NULL; i++) {
+        const sim_fabric *f = sim_fabric_at(i);
+        printf("%-12s %-5s %9.2f %8.2f  %s\n%-37s  %s\n", f->name, f->host ? "host" : "nic",
+               f->bandwidth_gbps, f->latency_us, f->label, "", f->source);
+    }
+}
+
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
         return usage_error("%s", "list needs one of: protocols, models, datasets, topologies, "
-                                 "profiles, devices");
+                                 "profiles, devices, fabrics");
     if (strcmp(argv[0], "profiles") == 0)
         return list_profiles();
     if (strcmp(argv[0], "devices") == 0) {
         list_devices();
+        return EXIT_OK;
+    }
+    if (strcmp(argv[0], "fabrics") == 0) {
+        list_fabrics();
         return EXIT_OK;
     }
     if (strcmp(argv[0], "protocols") == 0) {
@@ -540,7 +557,8 @@ static int cmd_list(int argc, char **argv)
                "k-ary fat-tree (k^3/4 hosts), paths chosen from the endpoints; oversubscription");
     } else {
         return usage_error(
-            "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices)",
+            "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices, "
+            "fabrics)",
             argv[0]);
     }
     return EXIT_OK;
@@ -548,7 +566,8 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-    static const char *const parts[] = { "engine", "network", "kernels", "overlap", "threads" };
+    static const char *const parts[] = { "engine",  "network",     "kernels",
+                                         "overlap", "collectives", "threads" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
@@ -559,8 +578,8 @@ static int cmd_bench(int argc, char **argv)
         rc = threads_arg(argv[2], &threads);
     else if (argc > 1 || !known)
         return usage_error(
-            "bench takes engine, network, kernels, overlap or threads [--threads N], got "
-            "\"%s\"",
+            "bench takes engine, network, kernels, overlap, collectives or threads [--threads N], "
+            "got \"%s\"",
             what);
     if (rc != EXIT_OK)
         return rc;
@@ -579,6 +598,8 @@ static int cmd_bench(int argc, char **argv)
     }
     if (rc == SIM_OK && (all || strcmp(what, "overlap") == 0))
         rc = app_bench_overlap_run(stdout, NULL, &err);
+    if (rc == SIM_OK && (all || strcmp(what, "collectives") == 0))
+        rc = app_bench_collectives_run(stdout, NULL, &err);
     if (rc == SIM_OK && (all || strcmp(what, "threads") == 0))
         rc = app_bench_threads_run(stdout, threads, NULL, &err);
     if (rc != SIM_OK) {

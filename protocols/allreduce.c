@@ -14,9 +14,17 @@
  * of the (zero) gradients, and every member takes the mean, unless some member sat the round
  * out (a dropout rule): then nothing changes that round.
  *
+ * Algorithms (`algorithm`, protocols/coll.h): the flat ring above (default), hierarchical over
+ * the hosts' GPUs, NCCL's double binary trees, or auto, ring or trees per round as NCCL's tuning
+ * model would choose; the rounds, their means and their steps are the same whichever moves the
+ * bytes.
+ *
  * Buckets (bucket_mb > 0, as PyTorch DDP's bucket_cap_mb, in MiB): the layers' gradients
  * (sim_ctx_layer_bytes, in backward order, a layer never split) are grouped into buckets, a
- * bucket closing once it holds bucket_mb or more. Each bucket is one ring round of its own
+ * bucket closing once it holds bucket_mb or more, the first once it holds first_bucket_mb (1 MiB,
+ * DDP's first bucket) or more, as DDP builds them from the order the gradients become ready
+ * (torch 1.13: dist._DEFAULT_FIRST_BUCKET_BYTES; Reducer::rebuild_buckets in
+ * torch/csrc/distributed/c10d/reducer.cpp). Each bucket is one ring round of its own
  * bytes; a worker joins bucket b's round when backward has produced it (the gradient of the
  * bucket's last layer is ready, sim_ctx_layer_ns at SIM_LAYER_GRAD_READY; the last bucket, which
  * holds layer 0, at SIM_EV_COMPUTED) and its round of bucket b-1 is complete: the rings are queued
@@ -48,8 +56,10 @@ enum {
 typedef struct allreduce {
     coll_hub *hub; /* one channel: the ring's (1) */
     coll_ring *ring;
-    uint32_t n;       /* workers */
-    double bucket_mb; /* bucket_mb: 0 for one bucket */
+    uint32_t n;             /* workers */
+    int algorithm;          /* algorithm: COLL_ALGO_* */
+    double bucket_mb;       /* bucket_mb: 0 for one bucket */
+    double first_bucket_mb; /* first_bucket_mb: the first bucket's cap */
     /* Buckets (nb > 1 only; nb == 1 is the one-round path). */
     uint32_t nb;           /* buckets */
     uint64_t *bucket_size; /* (layers) bytes of each, in backward order; the first nb used */
@@ -76,10 +86,18 @@ static ar_worker *worker(sim_ctx *ctx, uint32_t w)
 
 static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
+    static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto",
+                                              "halving_doubling" };
     allreduce *st = state;
     st->n = sc->workers;
     st->bucket_mb = 25.0;
-    return sim_cfg_double(cfg, "bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->bucket_mb, err);
+    st->first_bucket_mb = 1.0;
+    st->algorithm = COLL_ALGO_RING;
+    int rc = sim_cfg_double(cfg, "bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->bucket_mb, err);
+    if (rc == 0)
+        rc = sim_cfg_double(cfg, "first_bucket_mb", 0.0, AR_MAX_BUCKET_MB, &st->first_bucket_mb,
+                            err);
+    return rc != 0 ? rc : sim_cfg_choice(cfg, "algorithm", algorithms, 5, &st->algorithm, err);
 }
 
 /* Whether the run may have several buckets: a cap and more than one layer. */
@@ -97,6 +115,7 @@ static void ar_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
     allreduce *st = state;
     st->hub = coll_hub_create(a, 1, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
+    coll_ring_set_algorithm(st->ring, a, st->n, st->algorithm);
     st->mean = coll_mean_create(a, num_params, st->n);
     if (!bucketed(st, sc))
         return;
@@ -105,9 +124,10 @@ static void ar_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
- * the bucket closes if it holds `cap` bytes or more); the last bucket holds layer 0. Counts
- * them into st->nb and, with `fill`, writes their sizes and layers. */
-static void group(allreduce *st, const sim_ctx *ctx, uint64_t cap, bool fill)
+ * the bucket closes if it holds its cap or more, `first` for the first bucket, `cap` for the
+ * others); the last bucket holds layer 0. Counts them into st->nb and, with `fill`, writes their
+ * sizes and layers. */
+static void group(allreduce *st, const sim_ctx *ctx, uint64_t first, uint64_t cap, bool fill)
 {
     size_t nl;
     sim_ctx_layers(ctx, &nl);
@@ -120,7 +140,7 @@ static void group(allreduce *st, const sim_ctx *ctx, uint64_t cap, bool fill)
                 st->bucket_layer[nb - 1] = 0;
             break;
         }
-        if ((acc >= cap && acc > 0) || i == 0) {
+        if ((acc >= (nb == 0 ? first : cap) && acc > 0) || i == 0) {
             if (fill) {
                 st->bucket_size[nb] = acc;
                 st->bucket_layer[nb] = i;
@@ -139,12 +159,13 @@ static void buckets_init(allreduce *st, const sim_ctx *ctx)
     if (st->bucket_size == NULL) /* no cap, or one layer */
         return;
     uint64_t cap = (uint64_t)llround(st->bucket_mb * 1048576.0);
-    group(st, ctx, cap, false);
+    uint64_t first = (uint64_t)llround(st->first_bucket_mb * 1048576.0);
+    group(st, ctx, first, cap, false);
     if (st->nb <= 1) {
         st->nb = 1;
         return;
     }
-    group(st, ctx, cap, true);
+    group(st, ctx, first, cap, true);
     coll_ring_set_round_bytes(st->ring, st->bucket_size, st->nb);
 }
 
@@ -339,6 +360,16 @@ static void ar_report(const void *state, const sim_ctx *ctx, sim_report *out)
         sim_report_add(out, "buckets", (double)st->nb);
     if (st->rounds_out > 0)
         sim_report_add(out, "rounds_sat_out", (double)st->rounds_out);
+    if (st->algorithm != COLL_ALGO_RING) {
+        uint64_t rounds[5];
+        coll_ring_algorithm_rounds(st->ring, rounds);
+        sim_report_add(out, "rounds_ring", (double)rounds[COLL_ALGO_RING]);
+        sim_report_add(out, "rounds_hierarchical", (double)rounds[COLL_ALGO_HIERARCHICAL]);
+        sim_report_add(out, "rounds_tree", (double)rounds[COLL_ALGO_TREE]);
+        if (st->algorithm == COLL_ALGO_HALVING_DOUBLING)
+            sim_report_add(out, "rounds_halving_doubling",
+                           (double)rounds[COLL_ALGO_HALVING_DOUBLING]);
+    }
 }
 
 const proto_ops proto_allreduce = {

@@ -167,10 +167,18 @@ static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s, uint32_t
     return bytes / n + (c < bytes % n ? 1 : 0);
 }
 
+/* Whether member w's current round runs an algorithm of coll_algo.c. */
+static bool other_algo(const coll_ring *r, uint32_t w)
+{
+    return r->lay.ap != NULL && coll_algo_of(r, r->m[r->pos[w]].round) != COLL_ALGO_RING;
+}
+
 static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint32_t p = r->pos[w];
     coll_ring_pos *a = &r->m[p];
+    if (r->joined[w] == RING_JOINED && other_algo(r, w))
+        return coll_algo_send(r, ctx, w, err);
     if (r->joined[w] != RING_JOINED || a->busy || a->sent >= steps(r) || a->recv < a->sent)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
@@ -186,9 +194,18 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     coll_ring_pos *a = &r->m[r->pos[w]];
-    if (r->joined[w] != RING_JOINED || a->busy || a->sent < steps(r) || a->recv < steps(r))
+    if (r->joined[w] != RING_JOINED)
+        return SIM_OK;
+    bool other = other_algo(r, w);
+    if (other ? !coll_algo_complete(r, w) : a->busy || a->sent < steps(r) || a->recv < steps(r))
         return SIM_OK;
     uint32_t round = a->round;
+    if (other)
+        coll_algo_round_end(r, w);
+    if (r->lay.ap != NULL && r->finished + 1 == (uint64_t)r->n * (round + 1)) {
+        int algo = coll_algo_of(r, round); /* never auto: slot 3 counts halving-doubling */
+        r->lay.rounds[algo == COLL_ALGO_HALVING_DOUBLING ? 3 : algo]++;
+    }
     a->round++;
     a->recv = a->early;
     a->early = 0;
@@ -229,6 +246,7 @@ static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t
         a->round = a->sent = a->recv = a->early = 0;
         a->busy = false;
     }
+    coll_algo_layout(r, ctx);
     /* The order is the caller's, which may still be using `members`: progress only now. */
     for (uint32_t i = 0; i < n; i++) {
         int rc = progress(r, ctx, r->order[i], err);
@@ -236,6 +254,29 @@ static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t
             return rc;
     }
     return SIM_OK;
+}
+
+void coll_ring_set_algorithm(coll_ring *r, sim_arena *a, uint32_t cap, int algo)
+{
+    coll_algo_pos *ap = NULL;
+    uint32_t *node = NULL;
+    if (algo != COLL_ALGO_RING) {
+        ap = sim_arena_alloc(a, cap, sizeof(*ap));
+        node = sim_arena_alloc(a, cap, sizeof(*node));
+    }
+    if (r == NULL)
+        return; /* the sizing arena */
+    r->lay.algo = algo;
+    r->lay.ap = ap;
+    r->lay.node = node;
+}
+
+void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[5])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = r->lay.rounds[i];
+    out[COLL_ALGO_AUTO] = 0;
+    out[COLL_ALGO_HALVING_DOUBLING] = r->lay.rounds[3];
 }
 
 void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n)
@@ -365,6 +406,11 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
         r->pos[src] == COLL_NONE) {
         r->stale++; /* sent in a ring that no longer exists */
         return SIM_OK;
+    }
+    if (h.kind != 0) { /* an algorithm of coll_algo.c */
+        int rc = coll_algo_received(r, w, src, h.kind, round, err);
+        rc = rc != SIM_OK ? rc : progress(r, ctx, src, err);
+        return rc != SIM_OK ? rc : progress(r, ctx, w, err);
     }
     /* The sender's step arrived: it may send its next one, or finish its round. */
     r->m[r->pos[src]].busy = false;

@@ -184,6 +184,47 @@ void coll_ring_stats(const coll_ring *r, coll_stats *out);
 int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
                     sim_err *err);
 
+/* Algorithms (protocols/coll_algo.c). A ring runs its rounds as a flat ring over its members
+ * in their order (COLL_ALGO_RING, the default, above), or, for an owner that asks for it:
+ *   COLL_ALGO_HIERARCHICAL  Horovod's hierarchical all-reduce over hosts (sim_ctx_host's
+ *              node): with H hosts of G members each, listed host by host, a reduce-scatter
+ *              around each host's ring (G-1 steps of S/G bytes), an all-reduce of each member's
+ *              shard around the ring of the hosts' members of its rank (2(H-1) steps of S/(GH)
+ *              bytes, the G rings of a host sharing its NIC), an all-gather around each host's
+ *              ring (G-1 steps of S/G); the flat ring for a generation whose members do not
+ *              come in equal runs by host (after a failure, say)
+ *   COLL_ALGO_TREE  NCCL's double binary tree: each half of the bytes reduced up and broadcast
+ *              down a tree of the hosts (NCCL's in-order binary tree over the hosts in order of
+ *              their first member; the second tree its mirror, or itself shifted by one for an
+ *              odd count), each host a chain of its members from its first, in chunks of 512 KiB
+ *              (at most 64 a tree) pipelined through both trees at once
+ *   COLL_ALGO_HALVING_DOUBLING  hierarchical with recursive halving and doubling between the
+ *              hosts in place of their ring (Goyal et al. 2017, Gloo's halving-doubling):
+ *              2 log2(H) exchanges with a partner host, halving then doubling what is sent; the
+ *              ring between hosts when H is not a power of two
+ *   COLL_ALGO_AUTO  per round, the flat ring or the trees, as NCCL's tuning model would choose
+ *              for the round's bytes, host count and members per host: the one whose latency
+ *              plus bytes over algorithm bandwidth is smaller, the latencies the paths' between
+ *              ring neighbours inside and between hosts and the bandwidth the ring's slowest
+ *              link's (docs/scenario.md gives the formulas and their source)
+ * Every algorithm's round moves the same bytes to the same members and calls `done` as the
+ * flat ring does; the failure policy is the ring's. */
+enum {
+    COLL_ALGO_RING = 0,
+    COLL_ALGO_HIERARCHICAL = 1,
+    COLL_ALGO_TREE = 2,
+    COLL_ALGO_AUTO = 3,
+    COLL_ALGO_HALVING_DOUBLING = 4
+};
+
+/* Makes r run its rounds with `algo` (COLL_ALGO_*), its room for up to `cap` members from the
+ * arena `a`: called in the owner's buffers hook right after coll_ring_create (r NULL on the
+ * sizing arena, which counts the room). Nothing for COLL_ALGO_RING. */
+void coll_ring_set_algorithm(coll_ring *r, sim_arena *a, uint32_t cap, int algo);
+
+/* Rounds completed so far by each algorithm (out[COLL_ALGO_*]; out[COLL_ALGO_AUTO] is 0). */
+void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[5]);
+
 /* From now on round k of every generation moves sizes[k mod n] bytes instead of the reset's
  * `bytes` (gradient buckets: one round per bucket, in order); sizes (n >= 1) must outlive the
  * ring. NULL (or n 0) gives every round the reset's `bytes` again. Set it before a round

@@ -46,6 +46,46 @@ typedef struct coll_ring_pos {
     bool busy;      /* a step it sent is still on its way */
 } coll_ring_pos;
 
+/* The trees of COLL_ALGO_TREE: two (NCCL's double binary tree), each a tree of connections in
+ * which a member receives every chunk from each child, sends it up to its parent, receives it
+ * back down and sends it to each child. */
+enum {
+    COLL_TREES = 2,
+    COLL_TREE_CHILDREN = 3 /* the next in its host's chain and two hosts' heads */
+};
+
+/* A ring position's state under the algorithms of protocols/coll_algo.c (hierarchical,
+ * trees), kept by round parity: messages of a member's next round (a neighbour ahead) count
+ * in the other parity, which the member clears when it finishes a round. */
+typedef struct coll_algo_pos {
+    uint32_t hrecv[2][2]; /* hierarchical: [round parity][host's ring, hosts' ring] received */
+    uint64_t hmask[2];    /* halving and doubling: [round parity] steps received between hosts */
+    uint32_t parent[COLL_TREES];                         /* position, COLL_NONE at the root */
+    uint32_t child[COLL_TREES][COLL_TREE_CHILDREN];      /* positions */
+    uint8_t nchild[COLL_TREES];                          /* children in each tree */
+    uint32_t up_recv[COLL_TREES][2][COLL_TREE_CHILDREN]; /* chunks from each child, by parity */
+    uint32_t down_recv[COLL_TREES];                      /* chunks from the parent this round */
+    uint32_t up_sent[COLL_TREES];                        /* chunks sent to the parent */
+    uint32_t down_sent[COLL_TREES][COLL_TREE_CHILDREN];  /* chunks sent to each child */
+    bool up_busy[COLL_TREES];                            /* a chunk to the parent in flight */
+    bool down_busy[COLL_TREES][COLL_TREE_CHILDREN];      /* one to each child in flight */
+} coll_algo_pos;
+
+/* A ring's algorithm and the layout of its generation (protocols/coll_algo.c). */
+typedef struct coll_layout {
+    int algo;           /* COLL_ALGO_*: what the owner asked for */
+    coll_algo_pos *ap;  /* (cap) with an algorithm other than the flat ring, else NULL */
+    uint32_t *node;     /* (cap) each position's host (sim_ctx_host's node) */
+    bool hier;          /* the members come in equal runs by host: hierarchical can run */
+    uint32_t local;     /* hierarchical: members per host (G) */
+    uint32_t hosts;     /* hosts among the members (H) */
+    uint32_t ppn;       /* largest count of members on one host */
+    double lat_intra_s; /* auto: the path latency between members of a host, and between */
+    double lat_inter_s; /* hosts; the bandwidth of the ring's slowest link (its bus) */
+    double bus_bps;
+    uint64_t rounds[4]; /* rounds completed by the ring, hierarchical, trees, halving-doubling */
+} coll_layout;
+
 struct coll_ring {
     uint32_t workers;  /* worker ids 0..workers-1 */
     uint32_t cap;      /* most members */
@@ -69,6 +109,7 @@ struct coll_ring {
     uint64_t finished;  /* member-rounds completed in this generation */
     uint64_t abandoned; /* failures that abandoned a round (COLL_RING_END) */
     int on_failure;     /* COLL_RING_RETRY or COLL_RING_END */
+    coll_layout lay;    /* the algorithm (protocols/coll_algo.c) */
     coll_done_fn done;
     void *ud;
 };
@@ -156,6 +197,34 @@ int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *chann
 /* Schedules the kit's timer t for the instance on t.channel. */
 int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
                    sim_err *err);
+
+/* ---- Algorithms other than the flat ring (protocols/coll_algo.c), which coll.c's ring calls
+ * and which call nothing of coll.c ---- */
+
+/* The ring's generation starts (restart): its layout from the members' hosts, every counter
+ * of the algorithms cleared. */
+void coll_algo_layout(coll_ring *r, sim_ctx *ctx);
+
+/* The algorithm round `round` runs (COLL_ALGO_RING, _HIERARCHICAL or _TREE): the owner's,
+ * or auto's choice for the round's bytes; the flat ring where the layout cannot run it. */
+int coll_algo_of(const coll_ring *r, uint32_t round);
+
+/* The bytes round `round` reduces. */
+uint64_t coll_algo_round_bytes(const coll_ring *r, uint32_t round);
+
+/* Member w (joined, in a round of an algorithm other than the flat ring) sends what it can. */
+int coll_algo_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Whether member w has all it sends delivered and all it expects received in its round. */
+bool coll_algo_complete(const coll_ring *r, uint32_t w);
+
+/* Member w finished its round: its counters of that round's parity are cleared. */
+void coll_algo_round_end(coll_ring *r, uint32_t w);
+
+/* A message of an algorithm other than the flat ring (kind >= 1) from src reached w: counted
+ * for w, and src's connection is free again. SIM_EINVAL for a round out of place. */
+int coll_algo_received(coll_ring *r, uint32_t w, uint32_t src, uint32_t kind, uint32_t round,
+                       sim_err *err);
 
 /* The butterfly's handlers (coll_butterfly.c), which its create registers
  * (coll_butterfly_setup.c). */

@@ -7,6 +7,9 @@
  * replicas are bitwise identical; then it starts the next H steps. local_steps = 1 averages
  * models after every step. Every local step is an iteration (throughput counts them).
  *
+ * `algorithm` (ring, hierarchical, halving_doubling, tree, auto: protocols/coll.h) carries the
+ * round's bytes as allreduce's does; read only when given, the flat ring otherwise.
+ *
  * Failures: as all-reduce, the ring is rebuilt over the live workers; a recovered worker
  * starts H local steps from its own (stale) model and is averaged with the others at the
  * next round.
@@ -20,6 +23,7 @@ typedef struct localsgd {
     coll_ring *ring;
     uint32_t n;
     int64_t local_steps; /* H */
+    int algorithm;       /* algorithm: COLL_ALGO_* */
     uint64_t rounds;     /* averaging rounds completed (by worker 0's count) */
     coll_mean *mean;     /* the round's mean model (real models only) */
 } localsgd;
@@ -31,10 +35,16 @@ typedef struct ls_worker {
 
 static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
+    static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto",
+                                              "halving_doubling" };
     localsgd *st = state;
     st->local_steps = 4;
     st->n = sc->workers;
-    return sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
+    st->algorithm = COLL_ALGO_RING;
+    int rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
+    if (rc == 0 && sim_cfg_has(cfg, "algorithm")) /* not written when absent: the ring */
+        rc = sim_cfg_choice(cfg, "algorithm", algorithms, 5, &st->algorithm, err);
+    return rc;
 }
 
 static const float *model(void *ud, sim_ctx *ctx, uint32_t w)
@@ -74,6 +84,7 @@ static void ls_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
     localsgd *st = state;
     st->hub = coll_hub_create(a, 1, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
+    coll_ring_set_algorithm(st->ring, a, st->n, st->algorithm);
     st->mean = coll_mean_create(a, num_params, st->n);
 }
 

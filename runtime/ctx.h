@@ -86,6 +86,8 @@ typedef enum sim_host_kind {
 typedef struct sim_host {
     sim_host_kind kind;
     uint32_t rack; /* 0 on a star, and for SIM_HOST_NONE */
+    uint32_t node; /* the machine holding it: hosts of one node (network.gpus_per_host) share
+                      its NIC and talk through its fabric; h itself when every host is alone */
 } sim_host;
 sim_host sim_ctx_host(const sim_ctx *ctx, uint32_t h);
 

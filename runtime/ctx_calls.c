@@ -227,8 +227,11 @@ sim_host sim_ctx_host(const sim_ctx *ctx, uint32_t h)
     sim_host host = { .kind = h < ctx->nworkers ? SIM_HOST_WORKER
                               : h < ctx->nhosts ? SIM_HOST_SERVER
                                                 : SIM_HOST_NONE };
-    if (host.kind != SIM_HOST_NONE && net->topology == SIM_TOPO_RACKS)
-        host.rack = h / net->rack_size;
+    if (host.kind == SIM_HOST_NONE)
+        return host;
+    host.node = net->node_of != NULL ? net->node_of[h] : h;
+    if (net->topology == SIM_TOPO_RACKS)
+        host.rack = host.node / net->rack_size;
     return host;
 }
 

@@ -417,6 +417,9 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
     sum->iterations = ctx->account.iterations;
     sum->samples = ctx->account.samples;
     sum->events = st.processed;
+    sim_net_stats ns;
+    sim_net_stats_get(ctx->net, &ns);
+    sum->messages_between = ns.between;
     sum->events_per_s = sum->wall_s > 0 ? (double)st.processed / sum->wall_s : 0.0;
     sum->peak_rss_bytes = sim_run_peak_rss();
     sum->memory_estimate_bytes = ctx->memory_estimate;

@@ -22,6 +22,8 @@ typedef struct sim_run_summary {
     uint64_t iterations;     /* finished iterations over all workers */
     uint64_t samples;
     uint64_t events;                /* events processed */
+    uint64_t messages_between;      /* messages sent between hosts of different nodes (not
+                                       written: `hetsim bench collectives` reads it) */
     double wall_s;                  /* wall-clock seconds of the simulation loop */
     double events_per_s;            /* events / wall_s */
     uint64_t peak_rss_bytes;        /* the process's peak resident set */

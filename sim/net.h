@@ -126,6 +126,18 @@ typedef struct sim_net_config {
     uint32_t k;                  /* fat_tree: switch radix, even, k^3 / 4 >= nhosts */
     double oversubscription;     /* fat_tree: >= 1, edge-to-aggregation links carry
                                     uplink_bandwidth_bps / oversubscription */
+    /* Nodes: machines holding several hosts (GPUs). NULL node_of: every host is a node of its
+     * own, on its own NIC. Otherwise host h sits on node node_of[h] (0..nnodes-1, every node
+     * holding at least one host, nondecreasing in h) and shares that node's NIC with the node's
+     * other hosts: bandwidth_bps and latency_ns are then its node's NIC's (equal for the hosts
+     * of a node), and the topology (racks, fat_tree) places nodes where it placed hosts. A path
+     * between two hosts of one node crosses only their links to the node's fabric: the up link
+     * of the source and the down link of the destination, each direction fabric_bps[h], with
+     * latency fabric_latency_ns[src] + fabric_latency_ns[dst]. */
+    uint32_t nnodes;                   /* nodes when node_of is set */
+    const uint32_t *node_of;           /* (nhosts) or NULL */
+    const double *fabric_bps;          /* (nhosts) with node_of: fabric link bandwidth, bits/s */
+    const sim_time *fabric_latency_ns; /* (nhosts) with node_of: fabric link latency, >= 0 */
 } sim_net_config;
 
 typedef struct sim_net_msg {
@@ -141,6 +153,8 @@ typedef struct sim_net_stats {
     uint64_t sent;       /* messages sent */
     uint64_t delivered;  /* messages delivered */
     uint64_t dropped;    /* messages dropped because an endpoint was down */
+    uint64_t between;    /* messages sent between hosts of different nodes (config.node_of; every
+                            message between two hosts without nodes) */
     uint64_t rerates;    /* flow rate assignments made by max-min recomputations */
     uint64_t recomputes; /* max-min recomputations: one per instant with changes to shared
                             links, plus one per start or end of a flow alone on its links */
@@ -184,7 +198,8 @@ bool sim_net_host_down(const sim_net *net, uint32_t host);
 void sim_net_set_extra_latency(sim_net *net, uint32_t host, sim_time extra_ns);
 
 /* Multiplies the configured bandwidth of both directions of `host`'s NIC by `factor` in
- * (0, 1] from now on (1 restores it); flows in progress are re-rated at once. */
+ * (0, 1] from now on (1 restores it); flows in progress are re-rated at once. A NIC that
+ * several hosts share (config.node_of) runs at the smallest factor set on any of them. */
 int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim_err *err);
 
 /* The path latency (without extra latency) and bottleneck bandwidth from src to dst. */

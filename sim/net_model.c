@@ -11,16 +11,6 @@
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
-static uint32_t up_link(uint32_t h)
-{
-    return 2 * h;
-}
-
-static uint32_t down_link(uint32_t h)
-{
-    return 2 * h + 1;
-}
-
 /* Writes the links of the path src -> dst to out and returns their number (0 if src == dst). */
 static uint8_t path_links(const sim_net *net, uint32_t src, uint32_t dst, uint32_t out[MAX_HOPS])
 {
@@ -94,8 +84,12 @@ static void init_links(sim_net *net, const sim_net_config *cfg)
         k->solo = NO_SLOT;
         sim_net_group_init(net, l);
     }
-    for (uint32_t h = 0; h < cfg->nhosts; h++)
+    for (uint32_t h = 0; h < cfg->nhosts; h++) {
         net->hosts[h].latency_ns = cfg->latency_ns[h];
+        net->hosts[h].bw_factor = 1.0;
+        if (cfg->node_of != NULL)
+            net->hosts[h].fabric_latency_ns = cfg->fabric_latency_ns[h];
+    }
 }
 
 sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err)
@@ -112,6 +106,16 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->topo = *cfg;
     net->topo.bandwidth_bps = NULL;
     net->topo.latency_ns = NULL;
+    net->topo.fabric_bps = NULL;
+    net->topo.fabric_latency_ns = NULL;
+    net->topo.node_of = NULL;
+    if (cfg->node_of != NULL) {
+        net->node_of = calloc(cfg->nhosts, sizeof(*net->node_of));
+        if (net->node_of == NULL)
+            goto fail_free_net;
+        memcpy(net->node_of, cfg->node_of, cfg->nhosts * sizeof(*net->node_of));
+        net->topo.node_of = net->node_of;
+    }
     net->nlinks = sim_net_topo_nlinks(cfg);
     net->cap = INITIAL_SLOTS > 2 * (size_t)cfg->nhosts ? INITIAL_SLOTS : 2 * (size_t)cfg->nhosts;
     net->hosts = calloc(cfg->nhosts, sizeof(*net->hosts));
@@ -157,6 +161,7 @@ void sim_net_destroy(sim_net *net)
     free(net->comp);
     free(net->links);
     free(net->hosts);
+    free(net->node_of);
     free(net);
 }
 
@@ -346,6 +351,8 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     net->hosts[msg->src].inflight++;
     net->hosts[msg->dst].inflight++;
     net->stats.sent++;
+    net->stats.between +=
+        sim_net_topo_node(&net->topo, msg->src) != sim_net_topo_node(&net->topo, msg->dst);
     net->stats.in_flight++;
     return SIM_OK;
 }
@@ -570,6 +577,21 @@ void sim_net_set_extra_latency(sim_net *net, uint32_t host, sim_time extra_ns)
     net->hosts[host].extra_ns = extra_ns > 0 ? extra_ns : 0;
 }
 
+/* The factor of host h's NIC: the smallest set on the hosts of its node (h's own without
+ * nodes). */
+static double node_factor(const sim_net *net, uint32_t h)
+{
+    if (net->node_of == NULL)
+        return net->hosts[h].bw_factor;
+    uint32_t first = h;
+    while (first > 0 && net->node_of[first - 1] == net->node_of[h])
+        first--;
+    double f = 1.0;
+    for (uint32_t g = first; g < net->nhosts && net->node_of[g] == net->node_of[h]; g++)
+        f = fmin(f, net->hosts[g].bw_factor);
+    return f;
+}
+
 int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim_err *err)
 {
     assert(net != NULL);
@@ -581,7 +603,10 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
                            factor);
-    uint32_t seeds[2] = { up_link(host), down_link(host) };
+    net->hosts[host].bw_factor = factor;
+    factor = node_factor(net, host);
+    uint32_t nic = sim_net_topo_nic(&net->topo, host);
+    uint32_t seeds[2] = { nic, nic + 1 };
     int rc = drain(net, err);
     if (rc != SIM_OK)
         return rc;
@@ -602,6 +627,8 @@ sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst)
     assert(net != NULL);
     if (bad_host(net, src) || bad_host(net, dst) || src == dst)
         return 0;
+    if (net->node_of != NULL && net->node_of[src] == net->node_of[dst])
+        return net->hosts[src].fabric_latency_ns + net->hosts[dst].fabric_latency_ns;
     return net->hosts[src].latency_ns + net->hosts[dst].latency_ns +
            sim_net_topo_fabric_latency(&net->topo, src, dst);
 }

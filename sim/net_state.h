@@ -94,8 +94,10 @@ typedef struct net_link {
 } net_link;
 
 typedef struct net_host {
-    sim_time latency_ns;
+    sim_time latency_ns;        /* its NIC's (its node's) */
+    sim_time fabric_latency_ns; /* its link to its node's fabric (with nodes) */
     sim_time extra_ns;
+    double bw_factor; /* the last sim_net_set_bandwidth_factor on it (1: none) */
     uint64_t sent_bytes, received_bytes;
     uint32_t inflight; /* messages from or to this host, sent and not yet ended */
     bool down;
@@ -105,7 +107,9 @@ struct sim_net {
     sim_engine *eng;
     sim_topology topology;
     uint32_t nhosts, nlinks;
-    sim_net_config topo; /* the configuration's topology fields (its arrays: NULL) */
+    sim_net_config topo; /* the configuration's topology fields (its arrays: NULL, but
+                            node_of, which points to the copy below) */
+    uint32_t *node_of;   /* (nhosts) the configuration's node_of, copied; NULL without nodes */
     net_host *hosts;     /* (nhosts) */
     net_link *links;     /* (nlinks) */
     uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */

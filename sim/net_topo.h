@@ -14,7 +14,14 @@
  * a = (src + dst) mod h; between pods it climbs to a, then to core switch
  * c = ((src + dst) / h) mod h of group a, and comes down through the destination pod's
  * switch a: a deterministic ECMP-style choice from the endpoints, which spreads an
- * all-to-all evenly over the aggregation and core switches. */
+ * all-to-all evenly over the aggregation and core switches.
+ *
+ * Nodes (config.node_of set): the NICs, racks and fat-tree ports above are the nodes', node n
+ * taking the place of host n (its NIC's up link 2n, down link 2n + 1, and so on), and after
+ * every link above come the hosts' links to their node's fabric: host h's up link at
+ * F + 2h and down link at F + 2h + 1, F being the number of links above. A path between hosts
+ * of one node crosses those two links only; one between nodes, its nodes' NICs and the
+ * switches between them. Without node_of every host is its own node and nothing changes. */
 #ifndef SIM_NET_TOPO_H
 #define SIM_NET_TOPO_H
 
@@ -28,8 +35,18 @@ enum {
     NET_MAX_HOPS = 6 /* links on the longest path (fat_tree, between pods) */
 };
 
-/* Validates the topology fields of `cfg` (SIM_EINVAL naming the bad field). */
+/* Validates the topology fields of `cfg` (SIM_EINVAL naming the bad field), the nodes
+ * included. */
 int sim_net_topo_check(const sim_net_config *cfg, sim_err *err);
+
+/* The node of host h (h itself without nodes). */
+static inline uint32_t sim_net_topo_node(const sim_net_config *cfg, uint32_t h)
+{
+    return cfg->node_of != NULL ? cfg->node_of[h] : h;
+}
+
+/* The up link of host h's NIC (its node's; the down link is the next one). */
+uint32_t sim_net_topo_nic(const sim_net_config *cfg, uint32_t h);
 
 /* The number of links of the topology. */
 uint32_t sim_net_topo_nlinks(const sim_net_config *cfg);
@@ -44,7 +61,7 @@ uint8_t sim_net_topo_path(const sim_net_config *cfg, uint32_t src, uint32_t dst,
                           uint32_t out[NET_MAX_HOPS]);
 
 /* The latency a path adds beyond its two NICs (racks: both uplinks between racks; fat_tree:
- * one uplink latency per switch-to-switch link crossed). */
+ * one uplink latency per switch-to-switch link crossed); 0 between hosts of one node. */
 sim_time sim_net_topo_fabric_latency(const sim_net_config *cfg, uint32_t src, uint32_t dst);
 
 #endif

@@ -87,9 +87,13 @@ typedef struct sim_scenario {
     size_t nstragglers;
 
     /* $.network; the arrays below have workers + servers entries */
-    sim_net_config net;    /* points into the arrays below */
-    double *bandwidth_bps; /* owned */
-    sim_time *latency_ns;  /* owned */
+    sim_net_config net;          /* points into the arrays below */
+    double *bandwidth_bps;       /* owned; a host's NIC (times nics_per_host) */
+    sim_time *latency_ns;        /* owned */
+    uint32_t gpus_per_host;      /* gpus_per_host, default 1: workers w / G share a host */
+    uint32_t *node_of;           /* (with gpus_per_host > 1) each host's node; owned */
+    double *fabric_bps;          /* (with gpus_per_host > 1) host_fabric_bandwidth_gbps; owned */
+    sim_time *fabric_latency_ns; /* (with gpus_per_host > 1) host_fabric_latency_us; owned */
 
     /* $.workload */
     char model[32];         /* workload.model.name */

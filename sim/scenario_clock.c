@@ -139,6 +139,7 @@ static int check_network(sim_scenario *sc, uint64_t message_bytes, sim_err *err)
         return rc;
     if ((rc = check_gbps(net, "bandwidth_gbps", bits, hosts, bytes, err)) != 0 ||
         (rc = check_gbps(net, "uplink_bandwidth_gbps", bits, hosts, bytes, err)) != 0 ||
+        (rc = check_gbps(net, "host_fabric_bandwidth_gbps", bits, hosts, bytes, err)) != 0 ||
         (rc = sim_cfg_array_len(net, "overrides", &n, err)) != 0)
         return rc;
     /* A fat-tree's edge-to-aggregation links carry the switch bandwidth / oversubscription. */

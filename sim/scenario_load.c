@@ -212,7 +212,7 @@ static int reject_keys(sim_cfg *c, const char *const *keys, size_t n, const char
 
 /* fat_tree: the radix k (required, even, with k^3 / 4 host ports for every host) and the
  * oversubscription of the edge-to-aggregation links. */
-static int read_fat_tree(sim_scenario *sc, sim_cfg *c, sim_err *err)
+static int read_fat_tree(sim_scenario *sc, sim_cfg *c, uint32_t ports, sim_err *err)
 {
     int64_t k = 2;
     double over = 1.0;
@@ -224,10 +224,10 @@ static int read_fat_tree(sim_scenario *sc, sim_cfg *c, sim_err *err)
     if (k % 2 != 0)
         return sim_err_set(err, SIM_ESCENARIO, "$.network.k", "must be even, got %lld",
                            (long long)k);
-    if ((uint64_t)k * (uint64_t)k * (uint64_t)k / 4 < sc->net.nhosts)
+    if ((uint64_t)k * (uint64_t)k * (uint64_t)k / 4 < ports)
         return sim_err_set(err, SIM_ESCENARIO, "$.network.k",
                            "a fat_tree with k = %lld has %llu host ports, fewer than the %u hosts",
-                           (long long)k, (unsigned long long)(k * k * k / 4), sc->net.nhosts);
+                           (long long)k, (unsigned long long)(k * k * k / 4), ports);
     sc->net.k = (uint32_t)k;
     sc->net.oversubscription = over;
     return 0;
@@ -241,9 +241,10 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
     int topology = SIM_TOPO_STAR;
     double gbps = 10.0, latency_us = 50.0;
     sim_time latency_ns = 0;
-    uint32_t nhosts = sc->workers + sc->servers;
+    uint32_t nhosts = sc->workers + sc->servers, ports = nhosts;
     int rc = sim_cfg_choice(c, "topology", topologies, 3, &topology, err);
-    if (rc != 0 ||
+    if (rc != 0 || (rc = sim_scenario_read_fabric(c, &gbps, &latency_us, err)) != 0 ||
+        (rc = sim_scenario_read_gpus(sc, c, &ports, err)) != 0 ||
         (rc = sim_scenario_read_num(c, "bandwidth_gbps", 0.0, true, MAX_GBPS, &gbps, err)) != 0 ||
         (rc = sim_scenario_read_time(c, "latency_us", 0.0, false, 1e3, &latency_us, &latency_ns,
                                      err)) != 0)
@@ -270,7 +271,7 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
         sc->net.rack_size = (uint32_t)rack_size;
     }
     if (rc == 0 && topology == SIM_TOPO_FAT_TREE)
-        rc = read_fat_tree(sc, c, err);
+        rc = read_fat_tree(sc, c, ports, err);
     if (rc == 0 && topology != SIM_TOPO_STAR) {
         double up_gbps = gbps, up_latency_us = latency_us;
         if ((rc = sim_scenario_read_num(c, "uplink_bandwidth_gbps", 0.0, true, MAX_GBPS, &up_gbps,
@@ -306,6 +307,8 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
     free(ids);
     sc->net.bandwidth_bps = sc->bandwidth_bps;
     sc->net.latency_ns = sc->latency_ns;
+    if (rc == 0)
+        rc = sim_scenario_read_hosts(sc, c, err);
     return rc != 0 ? rc : sim_cfg_check_unused(c, err);
 }
 
@@ -613,6 +616,9 @@ void sim_scenario_destroy(sim_scenario *sc)
     sim_layers_fini(&sc->layers);
     free(sc->bandwidth_bps);
     free(sc->latency_ns);
+    free(sc->node_of);
+    free(sc->fabric_bps);
+    free(sc->fabric_latency_ns);
     sim_cfg_destroy(sc->root);
     free(sc);
 }

@@ -35,6 +35,18 @@ int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, do
 __attribute__((format(printf, 3, 4))) int sim_scenario_write(sim_cfg *root, sim_err *err,
                                                              const char *fmt, ...);
 
+/* network.fabric (sim/scenario_hosts.c): when given, the NIC fabric's bandwidth and latency
+ * become the defaults *gbps and *latency_us of bandwidth_gbps and latency_us. */
+int sim_scenario_read_fabric(sim_cfg *c, double *gbps, double *latency_us, sim_err *err);
+
+/* network.gpus_per_host (sim/scenario_hosts.c) into sc->gpus_per_host, and *ports, what the
+ * topology places: hosts, workers / G + servers. */
+int sim_scenario_read_gpus(sim_scenario *sc, sim_cfg *c, uint32_t *ports, sim_err *err);
+
+/* Once the NICs are read (overrides applied): nics_per_host, and with several GPUs a host the
+ * host fabric's keys and the nodes of sc->net (sim/scenario_hosts.c). */
+int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err);
+
 /* compute.profile, device, precision and efficiency (sim/scenario_compute.c): reads them
  * into sc (profile, layers, peak_flops, efficiency). iteration_ms and gflops are read first
  * (and iteration_given set). */

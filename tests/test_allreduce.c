@@ -27,7 +27,8 @@ enum {
 
 /* The closed form of the run's end. Buckets: the layers' gradient bytes (4 per parameter:
  * message_bytes defaults to the profile's fp32 size, so each layer's share is exact) in
- * backward order, a bucket closing once it holds cap_mib MiB or more. Bucket b is ready at
+ * backward order, a bucket closing once it holds cap_mib MiB or more, the first once it holds
+ * DDP's 1 MiB (first_bucket_mb) or more: here the last layer alone. Bucket b is ready at
  * t_b, the latest worker's end of the backward pass of the bucket's lowest layer (iteration
  * d_w = 30 ms x slowdown_w). The ring moves bucket b in 2(N-1) steps of
  * L + (S_b/N)/B: path latency L = 2 x 50 us, and (S_b/4) bytes x 8 / `gbps` bit/ns = 2 S_b / gbps
@@ -42,7 +43,7 @@ static sim_time closed_form(double cap_mib, const double *slowdown, int64_t gbps
     sim_layers l = { 0 };
     sim_err err = { 0 };
     ck_assert_int_eq(sim_layers_read_csv(&l, profile_csv, "$.compute.profile", &err), SIM_OK);
-    uint64_t cap = (uint64_t)llround(cap_mib * 1048576.0);
+    uint64_t cap = (uint64_t)llround(cap_mib * 1048576.0), first = 1048576;
     const sim_time d = 30000000, L = 100000;
     sim_time start = 0;
     *overlap = 0;
@@ -52,7 +53,7 @@ static sim_time closed_form(double cap_mib, const double *slowdown, int64_t gbps
         *nb = 0;
         for (size_t i = l.n; i-- > 0;) {
             acc += 4 * l.layer[i].params;
-            if (!(cap_mib > 0 && acc >= cap) && i > 0)
+            if (!(cap_mib > 0 && acc >= (*nb == 0 ? first : cap)) && i > 0)
                 continue;
             sim_time t = 0;
             for (int w = 0; w < N; w++) {
@@ -119,10 +120,11 @@ static void check_closed_form(double cap_mib, const char *straggler, const doubl
 
 START_TEST(one_bucket_is_compute_then_one_ring)
 {
-    /* bucket_mb 0, and a bucket larger than the model: the round starts when backward ends,
-     * as before buckets: each round is 30 ms + 6 (100 us + 0.2 x 9.8e6 ns) = 42.36 ms. */
+    /* bucket_mb 0: the round starts when backward ends, as before buckets: each round is
+     * 30 ms + 6 (100 us + 0.2 x 9.8e6 ns) = 42.36 ms. A bucket larger than the model holds all
+     * but the last layer, which DDP's first bucket of 1 MiB takes alone. */
     check_closed_form(0, NULL, even, 1);
-    check_closed_form(100, NULL, even, 1);
+    check_closed_form(100, NULL, even, 2);
     size_t nb;
     sim_time ov;
     ck_assert_int_eq(closed_form(0, even, 10, &nb, &ov), 2 * (30000000 + 6 * (100000 + 1960000)));
@@ -130,10 +132,25 @@ START_TEST(one_bucket_is_compute_then_one_ring)
 }
 END_TEST
 
-START_TEST(two_buckets_end_at_the_closed_form)
+START_TEST(three_buckets_end_at_the_closed_form)
 {
-    /* 4 MiB: layers 7..4 (4.84 MB) then 3..0 (4.96 MB). */
-    check_closed_form(4, NULL, even, 2);
+    /* 4 MiB: layer 7 (1.08 MB, at DDP's first cap of 1 MiB), layers 6..3 (4.96 MB), then 2..0
+     * (3.76 MB). */
+    check_closed_form(4, NULL, even, 3);
+}
+END_TEST
+
+START_TEST(the_first_bucket_closes_at_first_bucket_mb)
+{
+    /* first_bucket_mb 4 with bucket_mb 4: layers 7..4 (4.84 MB) then 3..0 (4.96 MB), as DDP
+     * with its first cap set to the others'; the closed form with 1 MiB gives three. */
+    const char *sets[] = { "protocol.bucket_mb=4", "protocol.first_bucket_mb=4" };
+    sim_scenario *sc = harness_load_file(buckets_json, sets, 2);
+    char *dir = harness_tmpdir("allreduce");
+    harness_run(sc, dir, NULL, NULL);
+    ck_assert_double_eq(harness_summary_number(dir, "buckets"), 2);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
 }
 END_TEST
 
@@ -149,7 +166,7 @@ START_TEST(buckets_wait_for_a_straggler_as_the_closed_form_says)
     /* Worker 2 three times slower: each bucket is ready when the straggler's backward has
      * produced it; the others' rings wait for it. */
     check_closed_form(0, straggler_set, slow2, 1);
-    check_closed_form(4, straggler_set, slow2, 2);
+    check_closed_form(4, straggler_set, slow2, 3);
     check_closed_form(1, straggler_set, slow2, 8);
 }
 END_TEST
@@ -236,12 +253,14 @@ END_TEST
 
 START_TEST(buckets_survive_failures_and_recoveries)
 {
-    /* Chaos (harness_chaos_json) with the eight-layer profile and 0.1 MiB buckets: rings
+    /* Chaos (harness_chaos_json) with the eight-layer profile and 0.1 MiB buckets (the first
+     * too): rings
      * restarted mid-iteration start their buckets again; every worker up at the end keeps
      * finishing iterations, and the run is deterministic. */
     for (unsigned seed = 1; seed <= 3; seed++) {
-        char *json =
-            harness_chaos_json(seed, seed != 2, "{\"name\": \"allreduce\", \"bucket_mb\": 0.1}");
+        char *json = harness_chaos_json(seed, seed != 2,
+                                        "{\"name\": \"allreduce\", \"bucket_mb\": 0.1, "
+                                        "\"first_bucket_mb\": 0.1}");
         const char *sets[] = { "compute.profile=\"tests/data/profile_buckets.csv\"" };
         sim_scenario *a = harness_load_spec(json, sets, 1);
         sim_scenario *b = harness_load_spec(json, sets, 1);
@@ -272,7 +291,8 @@ Suite *test_suite(void)
     Suite *s = suite_create("allreduce");
     TCase *exact = tcase_create("exact");
     tcase_add_test(exact, one_bucket_is_compute_then_one_ring);
-    tcase_add_test(exact, two_buckets_end_at_the_closed_form);
+    tcase_add_test(exact, three_buckets_end_at_the_closed_form);
+    tcase_add_test(exact, the_first_bucket_closes_at_first_bucket_mb);
     tcase_add_test(exact, eight_buckets_end_at_the_closed_form);
     tcase_add_test(exact, buckets_wait_for_a_straggler_as_the_closed_form_says);
     tcase_add_test(exact, buckets_overlap_backward_and_save_time);

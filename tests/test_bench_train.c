@@ -1,6 +1,6 @@
 /* The whole-iteration lines of `hetsim bench kernels` (app/bench_train.h), run on a tiny
- * configuration, and the lines of `hetsim bench overlap`: their form, never their timings (a
- * shared machine makes any bound on a time flaky), and that nothing is left behind. */
+ * configuration, and the lines of `hetsim bench overlap` and `collectives`: their form, never their
+ * timings (a shared machine makes any bound on a time flaky), and that nothing is left behind. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -184,6 +184,41 @@ START_TEST(bench_overlap_prints_its_three_lines_and_leaves_nothing)
 }
 END_TEST
 
+START_TEST(bench_collectives_prints_its_four_lines_and_leaves_nothing)
+{
+    static const struct {
+        const char *name, *unit;
+    } lines[] = {
+        { "collectives.hierarchical_256_events_per_iteration", "events" },
+        { "collectives.hierarchical_256_cpu_per_iteration", "s" },
+        { "collectives.hierarchical_1024_events_per_iteration", "events" },
+        { "collectives.hierarchical_1024_cpu_per_iteration", "s" },
+    };
+    char *tmp = harness_tmpdir("bench-collectives");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(out);
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = app_bench_collectives_run(out, tmp, &err);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
+    char *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        ck_assert_msg(n < 4, "an extra line: %s", line);
+        check_line(line, lines[n].name, lines[n].unit);
+        n++;
+    }
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(entries(tmp), 0);
+    free(text);
+    harness_cleanup(tmp);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("bench_train");
@@ -195,6 +230,11 @@ Suite *test_suite(void)
     tc = tcase_create("overlap");
     tcase_set_timeout(tc, 300); /* two rounds of 1000 workers: seconds, more under sanitizers */
     tcase_add_test(tc, bench_overlap_prints_its_three_lines_and_leaves_nothing);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("collectives");
+    tcase_set_timeout(tc, 600); /* a round of a 1,024-GPU flat ring: seconds, minutes sanitized */
+    tcase_add_test(tc, bench_collectives_prints_its_four_lines_and_leaves_nothing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

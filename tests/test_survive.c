@@ -41,6 +41,9 @@ typedef struct variant {
 
 static const variant variants[] = {
     { "{\"name\": \"allreduce\"}", 0, false, false },
+    { "{\"name\": \"allreduce\", \"algorithm\": \"tree\"}", 0, false, false },
+    { "{\"name\": \"allreduce\", \"algorithm\": \"hierarchical\"}", 0, false, false },
+    { "{\"name\": \"allreduce\", \"algorithm\": \"halving_doubling\"}", 0, false, false },
     { "{\"name\": \"localsgd\"}", 0, false, false },
     { "{\"name\": \"localsgd\", \"local_steps\": 1}", 0, false, false },
     { "{\"name\": \"easgd\"}", 1, false, false },

@@ -94,6 +94,10 @@ static const variant variants[] = {
     { "{\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [@]}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"ssp\", \"placement\": \"colocated\"}", 0, false, false },
     { "{\"name\": \"ripples\", \"group_size\": 2}", 1, false, false },
+    { "{\"name\": \"diloco\"}", 0, false, false },
+    { "{\"name\": \"diloco\", \"local_steps\": 1, \"outer_nesterov\": false}", 0, false, false },
+    { "{\"name\": \"diloco\", \"local_steps\": 3, \"outer_lr\": 1, \"outer_momentum\": 0}", 0,
+      false, false },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 

@@ -21,8 +21,10 @@
  * adopt x; if none had, they average again over the survivors. A recovered worker waits in the
  * kit's rejoin service (protocols/rejoin.h) until a round that every member completed: it is
  * then admitted, the ring restarts with it, and the member that completed the round last sends
- * it its model, which is x at that instant, before computing (the others wait for it at the
- * next round). A recovered worker that finds nobody running starts alone from x.
+ * it x (held once for all, the service's state), before it computes (the others wait for it at
+ * the next round). If that member fails first, another running member sends x again; with
+ * nobody left, the admission is undone and the worker starts alone from x, as one that finds
+ * nobody running. The outer momentum is not sent: a model's bytes travel, not two.
  */
 #include <math.h>
 
@@ -54,6 +56,7 @@ typedef struct diloco {
     float *velocity; /* (P) its outer momentum (NULL without) */
     float *delta;    /* (P) the round's outer gradient, x - mean (NULL when averaging) */
     size_t P;
+    uint32_t held;        /* x held for admitted workers (SIM_CTX_NO_SNAPSHOT: none) */
     bool stepped;         /* an outer step was taken, for the ring's ... */
     uint32_t step_gen;    /* ... generation */
     uint64_t step_round;  /* ... and round */
@@ -113,6 +116,8 @@ static void outer_step(diloco *st, sim_ctx *ctx, uint64_t round)
     st->step_gen = gen;
     st->step_round = round;
     st->outer_steps++;
+    sim_ctx_release(ctx, st->held); /* x changes: its messages keep their own */
+    st->held = SIM_CTX_NO_SNAPSHOT;
     const float *mean = coll_mean_of(st->mean, st->ring, ctx, round, model, st);
     if (st->averages) {
         sim_tensor_copy(st->x, mean, st->P);
@@ -178,7 +183,10 @@ static int admit(diloco *st, sim_ctx *ctx, uint32_t w, uint64_t outer_steps, sim
         return SIM_OK;
     msg_hdr h = { .channel = 0, .kind = KIND_MODEL, .seq = outer_steps };
     uint32_t n;
-    int rc = rejoin_admit(st->rj, ctx, w, h, &n, err);
+    sim_ctx_release(ctx, st->held);
+    int rc = sim_ctx_snapshot(ctx, st->x, st->P, &st->held, err);
+    if (rc == SIM_OK)
+        rc = rejoin_admit(st->rj, ctx, w, h, &n, err);
     return rc != SIM_OK ? rc : coll_ring_reset_live(st->ring, ctx, model_bytes(ctx), err);
 }
 
@@ -215,9 +223,33 @@ static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
     return !sim_ctx_down(ctx, j) && !dw(ctx, j)->waiting;
 }
 
-static const rejoin_ops dl_rejoin = {
-    .name = "diloco", .progress = runs, .alone = start_alone, .admit = admit_worker
-};
+/* The rejoin service's requeue: w's model was lost with its sender and nobody runs to send it
+ * again: w waits to be admitted again. */
+static int wait_again(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    (void)owner;
+    (void)err;
+    dw(ctx, w)->waiting = true;
+    return SIM_OK;
+}
+
+/* The rejoin service's state: what a member sends an admitted worker, x, held at the admission
+ * (a member's own model is x only until its next inner step; x does not change before every
+ * admitted worker has joined a round). */
+static sim_payload global_model(void *owner, sim_ctx *ctx, uint32_t peer, uint32_t w)
+{
+    (void)ctx;
+    (void)peer;
+    (void)w;
+    return msg_held(((const diloco *)owner)->held);
+}
+
+static const rejoin_ops dl_rejoin = { .name = "diloco",
+                                      .progress = runs,
+                                      .alone = start_alone,
+                                      .admit = admit_worker,
+                                      .requeue = wait_again,
+                                      .state = global_model };
 
 /* The run's arena: the kit's ring over every worker with its mean, the rejoin service, the
  * global model and, unless the outer step is the mean itself, its momentum and outer gradient. */
@@ -260,6 +292,7 @@ static int dl_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     coll_ring_on_failure(st->ring, COLL_RING_END);
     rejoin_owner(st->rj, &dl_rejoin, st);
+    st->held = SIM_CTX_NO_SNAPSHOT;
     init_x(st, ctx);
     rc = coll_ring_reset_live(st->ring, ctx, model_bytes(ctx), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
@@ -293,6 +326,14 @@ static int dl_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     }
 }
 
+/* Outside the arena: x's snapshot held for admitted workers. */
+static uint64_t dl_memory(const void *state, const sim_scenario *sc, size_t num_params)
+{
+    (void)state;
+    (void)sc;
+    return proto_snapshot_bytes(num_params);
+}
+
 static void dl_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;
@@ -318,4 +359,5 @@ const proto_ops proto_diloco = {
     .on_event = dl_on_event,
     .report = dl_report,
     .buffers = dl_buffers,
+    .memory = dl_memory,
 };

@@ -407,14 +407,16 @@ START_TEST(allreduce_trains_on_when_failures_leave_one_worker)
 END_TEST
 
 /* The variants that admit a recovered worker with a peer's model through the kit's rejoin
- * service: hpsgd's admissions (rejoin_admit, the coordinator sending the global model), dpsgd's
- * and hop's fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
+ * service: hpsgd's and diloco's admissions (rejoin_admit: hpsgd's coordinator sends the global
+ * model, diloco's member that completed a round last its global model), dpsgd's and hop's
+ * fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
 static const char *const admitting[] = {
     "{\"name\": \"hpsgd\"}",
     "{\"name\": \"hpsgd\", \"flush\": \"newest\"}",
     "{\"name\": \"dpsgd\"}",
     "{\"name\": \"hop\"}",
     "{\"name\": \"hop\", \"skip\": true}",
+    "{\"name\": \"diloco\"}",
 };
 #define NADMITTING (sizeof(admitting) / sizeof(admitting[0]))
 

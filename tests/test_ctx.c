@@ -2,8 +2,8 @@
  * held past the handler, snapshots copied on write, explicit-rate steps and momentum scaling, a
  * block's steps with Nesterov momentum and without weight decay, the memory estimate, and the
  * round boundary of synchronous protocols; plus the two training-semantics fixes checked on
- * allreduce and localsgd (replicas equal at the end of an epoch- or iteration-stopped run, and
- * under every learning-rate schedule).
+ * allreduce, localsgd and diloco (replicas equal at the end of an epoch- or iteration-stopped
+ * run, and under every learning-rate schedule).
  */
 #include <math.h>
 #include <signal.h>
@@ -487,8 +487,10 @@ START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
         { "protocol.name=allreduce", "stop={\"iterations\": 99}" },
         { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"iterations\": 50}" },
         { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
+        { "protocol={\"name\": \"diloco\", \"local_steps\": 3}", "stop={\"iterations\": 50}" },
+        { "protocol={\"name\": \"diloco\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
     };
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
         sim_scenario *sc = harness_load_file(real_json, stops[i], 2);
         ends e = { 0 };
         sim_run_summary sum = harness_run(sc, NULL, observe_equal, &e);

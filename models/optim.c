@@ -1,4 +1,5 @@
-/* SGD with momentum and weight decay; learning-rate schedules (see optim.h for formulas). */
+/* SGD with heavy-ball or Nesterov momentum and weight decay; learning-rate schedules (see
+ * optim.h for formulas). */
 #include "models/optim.h"
 
 #include <assert.h>
@@ -14,6 +15,7 @@ void optim_config_default(optim_config *c)
         .lr = 0.05,
         .momentum = 0.0,
         .weight_decay = 0.0,
+        .nesterov = false,
         .schedule = OPTIM_CONSTANT,
         .gamma = 0.1,
         .step_epochs = 30.0,
@@ -90,7 +92,7 @@ double optim_lr(const optim_config *c, double epoch)
 
 /* Element-wise, so any order gives the same bits. The body runs to a multiple of 16 so that
  * gcc vectorizes it at -O2 (its cheap cost model skips loops that would need a scalar
- * epilogue); the tail is scalar. */
+ * epilogue); the tail is scalar. Without momentum (no buffer) both forms are plain SGD. */
 SIM_CLONES
 void optim_step(float *restrict params, float *restrict velocity, const float *restrict grad,
                 size_t n, double lr, const optim_config *c)
@@ -103,6 +105,21 @@ void optim_step(float *restrict params, float *restrict velocity, const float *r
             params[i] -= rate * (grad[i] + wd * params[i]);
         for (size_t i = m; i < n; i++)
             params[i] -= rate * (grad[i] + wd * params[i]);
+        return;
+    }
+    if (c->nesterov) {
+        for (size_t i = 0; i < m; i++) {
+            float g = grad[i] + wd * params[i];
+            float v = mu * velocity[i] + g;
+            velocity[i] = v;
+            params[i] -= rate * (g + mu * v);
+        }
+        for (size_t i = m; i < n; i++) {
+            float g = grad[i] + wd * params[i];
+            float v = mu * velocity[i] + g;
+            velocity[i] = v;
+            params[i] -= rate * (g + mu * v);
+        }
         return;
     }
     for (size_t i = 0; i < m; i++) {
@@ -126,7 +143,7 @@ void optim_average_step_pair(float *restrict x, float *restrict y, float *restri
                              size_t n, double lr, const optim_config *c)
 {
     float rate = (float)lr, mu = (float)c->momentum, wd = (float)c->weight_decay;
-    if (vx == NULL || vy == NULL || (gx == NULL && gy == NULL)) {
+    if (vx == NULL || vy == NULL || c->nesterov || (gx == NULL && gy == NULL)) {
         sim_tensor_average_pair(x, y, n);
         if (gx != NULL)
             optim_step(x, vx, gx, n, lr, c);

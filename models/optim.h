@@ -1,12 +1,15 @@
-/* The optimizer: SGD with heavy-ball momentum and weight decay, and learning-rate schedules.
+/* The optimizer: SGD with heavy-ball or Nesterov momentum and weight decay, and learning-rate
+ * schedules.
  *
  * One step over a parameter block x with gradient g and momentum buffer v (PyTorch's SGD
- * with dampening 0 and nesterov off):
+ * with dampening 0):
  *   g' = g + weight_decay * x
  *   v  = momentum * v + g'
- *   x  = x - lr * v
- * A zeroed v makes the first step plain SGD, as PyTorch's first step is. The momentum
- * buffer has the parameters' layout; the caller owns one per worker and zeroes it at start.
+ *   x  = x - lr * v                    (heavy ball, nesterov off)
+ *   x  = x - lr * (g' + momentum * v)  (nesterov on: the step looks ahead along the new v)
+ * A zeroed v makes the first step plain SGD (with nesterov, a step of (1 + momentum) g'), as
+ * PyTorch's first step is. Without momentum both forms are plain SGD. The momentum buffer has
+ * the parameters' layout; the caller owns one per worker and zeroes it at start.
  *
  * The learning rate is a function of training progress `epoch` (a double: 2.5 is half-way
  * through the third epoch; any monotone progress measure works if the config's durations
@@ -23,6 +26,7 @@
 #ifndef MODELS_OPTIM_H
 #define MODELS_OPTIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/err.h"
@@ -37,6 +41,7 @@ typedef struct optim_config {
     double lr;           /* base learning rate, >= 0 (0: no learning) */
     double momentum;     /* heavy-ball coefficient in [0, 1) */
     double weight_decay; /* L2 coefficient added to the gradient, >= 0 */
+    bool nesterov;       /* Nesterov momentum (above); false: heavy ball */
 
     optim_schedule schedule;
     double gamma;        /* step: factor applied at each boundary, in (0, 1] */
@@ -48,9 +53,9 @@ typedef struct optim_config {
     double warmup_start_factor; /* warm-up starts at this fraction of the rate, in [0, 1] */
 } optim_config;
 
-/* Fills c with defaults: lr 0.05, no momentum or weight decay, constant schedule, gamma 0.1
- * every 30 epochs (step), 100 total epochs and min_lr 0 (cosine), no warm-up with a start
- * factor of 0. */
+/* Fills c with defaults: lr 0.05, no momentum (heavy ball) or weight decay, constant schedule,
+ * gamma 0.1 every 30 epochs (step), 100 total epochs and min_lr 0 (cosine), no warm-up with a
+ * start factor of 0. */
 void optim_config_default(optim_config *c);
 
 /* Checks the ranges above; SIM_EINVAL with the field name as the path ("momentum") and
@@ -60,8 +65,9 @@ int optim_config_check(const optim_config *c, sim_err *err);
 /* The learning rate at progress `epoch`, as the formulas above say. */
 double optim_lr(const optim_config *c, double epoch);
 
-/* One SGD step on params (n) with grad (n) at rate lr, updating velocity (n) as above.
- * velocity may be NULL only when c->momentum == 0. params and grad must not overlap. */
+/* One SGD step on params (n) with grad (n) at rate lr, updating velocity (n) as above
+ * (c->nesterov chooses the form). velocity may be NULL only when c->momentum == 0. params and
+ * grad must not overlap. */
 void optim_step(float *restrict params, float *restrict velocity, const float *restrict grad,
                 size_t n, double lr, const optim_config *c);
 
@@ -69,7 +75,8 @@ void optim_step(float *restrict params, float *restrict velocity, const float *r
  * steps from a with its own velocity and gradient as optim_step would (a NULL gradient: no
  * step for that side), in one pass: the bits of writing a into both and calling optim_step on
  * each, with a third of the memory traffic less. Velocities may be NULL only when
- * c->momentum == 0 (then the pass falls back to exactly those calls). */
+ * c->momentum == 0 (then the pass falls back to exactly those calls, as it does with
+ * c->nesterov). */
 void optim_average_step_pair(float *restrict x, float *restrict y, float *restrict vx,
                              float *restrict vy, const float *restrict gx, const float *restrict gy,
                              size_t n, double lr, const optim_config *c);

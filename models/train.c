@@ -451,11 +451,14 @@ void train_step_range(const train *t, float *params, float *velocity, const floa
 }
 
 void train_step_range_with(const train *t, float *params, float *velocity, const float *grad,
-                           size_t n, double lr, double momentum)
+                           size_t n, double lr, double momentum, unsigned variants)
 {
     assert(n <= t->cfg.num_params);
     optim_config o = t->cfg.optim;
     o.momentum = velocity != NULL ? momentum : 0.0;
+    o.nesterov = (variants & TRAIN_NESTEROV) != 0;
+    if (variants & TRAIN_NO_DECAY)
+        o.weight_decay = 0.0;
     optim_step(params, velocity, grad, n, lr, &o);
 }
 

@@ -208,11 +208,19 @@ void train_step(const train *t, float *params, float *velocity, const float *gra
 void train_step_range(const train *t, float *params, float *velocity, const float *grad, size_t n,
                       double epoch);
 
+/* Variants of an explicit step on a block (train_step_range_with), or-ed together. */
+enum {
+    TRAIN_NESTEROV = 1, /* Nesterov momentum (models/optim.h) instead of the heavy ball */
+    TRAIN_NO_DECAY = 2  /* no weight decay, whatever the configuration's (an outer optimizer's
+                         * step on a protocol's own model) */
+};
+
 /* train_step_range at an explicit learning rate and momentum coefficient (weight decay as
- * configured; no momentum when velocity is NULL). With the rate and coefficient the schedule
- * and configuration give, its bits are train_step_range's. */
+ * configured; no momentum when velocity is NULL), with the `variants` above (0: none). With
+ * the rate and coefficient the schedule and configuration give and no variant, its bits are
+ * train_step_range's. */
 void train_step_range_with(const train *t, float *params, float *velocity, const float *grad,
-                           size_t n, double lr, double momentum);
+                           size_t n, double lr, double momentum, unsigned variants);
 
 /* The learning rate at progress `epoch`. */
 double train_lr(const train *t, double epoch);

@@ -18,6 +18,7 @@ extern const proto_ops proto_ripples;
 extern const proto_ops proto_moshpit;
 extern const proto_ops proto_sgp;
 extern const proto_ops proto_easgd;
+extern const proto_ops proto_diloco;
 
 /* Fixed order: `hetsim list protocols` and error messages list them so. One a line. */
 static const proto_ops *const protocols[] = {
@@ -34,6 +35,7 @@ static const proto_ops *const protocols[] = {
     &proto_moshpit,    /* averaging in groups that change every round */
     &proto_sgp,        /* stochastic gradient push */
     &proto_easgd,      /* elastic averaging SGD around a centre on a server */
+    &proto_diloco,     /* local steps, then an outer Nesterov step on the mean outer gradient */
 };
 
 const proto_ops *proto_find(const char *name)

@@ -244,6 +244,10 @@ typedef struct sim_step {
     bool keyed;      /* WORKER: a step every replica takes alike, named by key */
     uint64_t key;    /* equal keys promise equal gradients (the same buffer with the same
                         contents), rates and momentum coefficients */
+    bool nesterov;   /* BLOCK: Nesterov momentum, v = momentum v + g', x -= lr (g' + momentum v)
+                        (models/optim.h), instead of the heavy ball's x -= lr v */
+    bool no_decay;   /* BLOCK: no weight decay (g' = g), whatever workload.weight_decay says: an
+                        outer optimizer's step on the protocol's own model (DiLoCo's) */
 } sim_step;
 
 /* The rates a step takes when given none: the learning rate the workload's schedule gives now,
@@ -255,10 +259,11 @@ sim_step sim_ctx_rates(const sim_ctx *ctx);
 
 /* One optimizer step (weight decay as configured) on target t with `grad` (num_params floats,
  * n for a block; for a pair, w's gradient, NULL: none), at the rates of `o`, or with o NULL at
- * sim_ctx_rates' (the step of a pair takes no other). A keyed step is computed once for all the
- * workers whose replicas are equal and share their storage (models/train.h), not once per
- * worker, with the bits of the unkeyed step on each: for synchronous protocols, which apply one
- * mean gradient to every replica (the key names the round). Stepping every slice of a block
+ * sim_ctx_rates' (the step of a pair takes no other). Only a block's step takes o's variants,
+ * nesterov and no_decay (a worker's must leave them false). A keyed step is computed once for
+ * all the workers whose replicas are equal and share their storage (models/train.h), not once
+ * per worker, with the bits of the unkeyed step on each: for synchronous protocols, which apply
+ * one mean gradient to every replica (the key names the round). Stepping every slice of a block
  * gives the bits of one step on the whole block (the step is element-wise). Nothing to step
  * with the timing-only model (zero floats). */
 void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *grad);

@@ -191,6 +191,7 @@ void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *gr
 {
     switch (t.kind) {
     case SIM_TARGET_WORKER:
+        assert(o == NULL || (!o->nesterov && !o->no_decay));
         before_write(ctx, t.w);
         if (o == NULL)
             train_apply(ctx->tr, t.w, grad, sim_run_epoch(ctx));
@@ -209,7 +210,9 @@ void sim_ctx_step(sim_ctx *ctx, sim_target t, const sim_step *o, const float *gr
         if (o == NULL)
             train_step_range(ctx->tr, t.params, t.velocity, grad, t.n, sim_run_epoch(ctx));
         else
-            train_step_range_with(ctx->tr, t.params, t.velocity, grad, t.n, o->lr, o->momentum);
+            train_step_range_with(ctx->tr, t.params, t.velocity, grad, t.n, o->lr, o->momentum,
+                                  (o->nesterov ? TRAIN_NESTEROV : 0u) |
+                                      (o->no_decay ? TRAIN_NO_DECAY : 0u));
         return;
     }
 }

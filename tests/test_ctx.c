@@ -1,8 +1,9 @@
 /* The context v2 and the ops table's hooks, through tiny protocols defined here: snapshots
- * held past the handler, snapshots copied on write, explicit-rate steps and momentum scaling, the
- * memory estimate, and the round boundary of synchronous
- * protocols; plus the two training-semantics fixes checked on allreduce and localsgd (replicas
- * equal at the end of an epoch- or iteration-stopped run, and under every learning-rate schedule).
+ * held past the handler, snapshots copied on write, explicit-rate steps and momentum scaling, a
+ * block's steps with Nesterov momentum and without weight decay, the memory estimate, and the
+ * round boundary of synchronous protocols; plus the two training-semantics fixes checked on
+ * allreduce, localsgd and diloco (replicas equal at the end of an epoch- or iteration-stopped
+ * run, and under every learning-rate schedule).
  */
 #include <math.h>
 #include <signal.h>
@@ -347,6 +348,97 @@ START_TEST(the_runtime_reads_the_protocol_name_and_rejects_unknown_keys)
 }
 END_TEST
 
+/* ---- a test protocol: steps on a block of its own, with and without the variants ---- */
+
+/* Four blocks of two floats, each from x = [2, -4], v = 0, with g = [0.25, 0.5] at lr 0.7 and
+ * momentum 0.9 (the workload's weight decay is 0.01), then one more Nesterov step without
+ * decay with g = [-0.5, 0.125]. By hand:
+ *   Nesterov, no decay:   v = g = [0.25, 0.5];  x -= 0.7 (g + 0.9 v) = 0.7 [0.475, 0.95]
+ *                         x = [1.6675, -4.665];
+ *     then                v = 0.9 v + g = [-0.275, 0.575]; g + 0.9 v = [-0.7475, 0.6425]
+ *                         x = [2.19075, -5.11475]
+ *   Nesterov, decay:      g' = g + 0.01 x = [0.27, 0.46] = v; g' + 0.9 v = [0.513, 0.874]
+ *                         x = [1.6409, -4.6118]
+ *   heavy ball, no decay: v = g; x -= 0.7 v: x = [1.825, -4.35]
+ *   heavy ball, decay:    v = g' = [0.27, 0.46]; x = [1.811, -4.322] (the step as before) */
+typedef struct blockstep {
+    float x[4][2], v[4][2];
+    double checked; /* blocks whose values matched */
+} blockstep;
+
+/* Float roundings of values near 5 through two steps: 1e-6 covers them. */
+#define BLOCK_TOL 1e-6
+
+static int bs_start(void *state, sim_ctx *ctx, sim_err *err)
+{
+    (void)err;
+    blockstep *st = state;
+    ck_assert_uint_ge(sim_ctx_num_params(ctx), 2);
+    static const float g[2] = { 0.25f, 0.5f }, g2[2] = { -0.5f, 0.125f };
+    static const double want[4][2] = {
+        { 2.19075, -5.11475 }, { 1.6409, -4.6118 }, { 1.825, -4.35 }, { 1.811, -4.322 }
+    };
+    for (int b = 0; b < 4; b++) {
+        st->x[b][0] = 2.0f, st->x[b][1] = -4.0f;
+        st->v[b][0] = st->v[b][1] = 0.0f;
+        sim_target t = {
+            .kind = SIM_TARGET_BLOCK, .params = st->x[b], .velocity = st->v[b], .n = 2
+        };
+        sim_step o = { .lr = 0.7, .momentum = 0.9, .nesterov = b < 2, .no_decay = b % 2 == 0 };
+        sim_ctx_step(ctx, t, &o, g);
+        if (b == 0) {
+            ck_assert_double_eq_tol((double)st->x[0][0], 1.6675, BLOCK_TOL);
+            ck_assert_double_eq_tol((double)st->x[0][1], -4.665, BLOCK_TOL);
+            sim_ctx_step(ctx, t, &o, g2);
+        }
+        for (int i = 0; i < 2; i++)
+            ck_assert_double_eq_tol((double)st->x[b][i], want[b][i], BLOCK_TOL);
+        st->checked++;
+    }
+    return SIM_OK;
+}
+
+static int bs_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    (void)state;
+    (void)ctx;
+    (void)ev;
+    (void)err;
+    return SIM_OK;
+}
+
+static void bs_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    (void)ctx;
+    sim_report_add(out, "checked", ((const blockstep *)state)->checked);
+}
+
+static const proto_ops blockstep_ops = {
+    .name = "blockstep",
+    .summary = "test protocol",
+    .state_size = sizeof(blockstep),
+    .configure = pr_configure,
+    .start = bs_start,
+    .on_event = bs_on_event,
+    .report = bs_report,
+};
+
+START_TEST(a_block_steps_with_nesterov_and_without_weight_decay_as_worked_by_hand)
+{
+    const char *sets[] = { "workload.weight_decay=0.01", "stop.time_s=0.01" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = load_probe(sets, 2, &err);
+    char *dir = harness_tmpdir("blockstep");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    ck_assert_int_eq(sim_run(sc, &blockstep_ops, &opt, &sum, &err), SIM_OK);
+    ck_assert_double_eq(harness_summary_number(dir, "checked"), 4.0);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- the two training-semantics fixes ---- */
 
 typedef struct ends {
@@ -395,8 +487,10 @@ START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
         { "protocol.name=allreduce", "stop={\"iterations\": 99}" },
         { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"iterations\": 50}" },
         { "protocol={\"name\": \"localsgd\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
+        { "protocol={\"name\": \"diloco\", \"local_steps\": 3}", "stop={\"iterations\": 50}" },
+        { "protocol={\"name\": \"diloco\", \"local_steps\": 3}", "stop={\"epochs\": 0.21}" },
     };
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
         sim_scenario *sc = harness_load_file(real_json, stops[i], 2);
         ends e = { 0 };
         sim_run_summary sum = harness_run(sc, NULL, observe_equal, &e);
@@ -419,6 +513,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, held_snapshots_outlive_the_handler_unchanged);
     tcase_add_test(tc, a_protocol_memory_estimate_counts_in_the_check);
     tcase_add_test(tc, the_runtime_reads_the_protocol_name_and_rejects_unknown_keys);
+    tcase_add_test(tc, a_block_steps_with_nesterov_and_without_weight_decay_as_worked_by_hand);
     tcase_add_test(tc, a_model_sent_to_three_peers_and_never_written_is_never_copied);
     tcase_add_test(tc, a_write_while_the_model_is_in_flight_makes_one_copy_for_every_peer);
     tcase_add_test(tc, a_snapshot_sent_to_three_peers_is_one_copy_they_all_read);

@@ -10,7 +10,7 @@
  * before the first iteration, and two iterations a worker are enough for anything that grows
  * past it in steady state to show (the densest graphs copy a model per neighbour in each).
  * Each run is a Check child of its own (fork mode), so the peak is that run's, plus the
- * test binary. A second or so a run, 37 runs: in the slow suite.
+ * test binary. A second or so a run, 39 runs: in the slow suite.
  *
  * The peak is meaningless under AddressSanitizer (shadow memory, quarantine) and across
  * runs in one process (CK_FORK=no): the test says so and checks nothing there. Snapshot
@@ -96,6 +96,8 @@ static const struct {
       "0" },
     { "{\"name\": \"sgp\"}", "0" },
     { "{\"name\": \"sgp\", \"peers\": 4}", "0" },
+    { "{\"name\": \"diloco\"}", "0" },
+    { "{\"name\": \"diloco\", \"outer_lr\": 1, \"outer_momentum\": 0}", "0" },
 };
 
 /* Why the peak cannot be compared here, or NULL. */

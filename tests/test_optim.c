@@ -1,5 +1,5 @@
-/* Tests of models/optim.h: momentum and weight decay worked by hand, every learning-rate
- * schedule at chosen epochs worked by hand, and the configuration check. */
+/* Tests of models/optim.h: heavy-ball and Nesterov momentum and weight decay worked by hand,
+ * every learning-rate schedule at chosen epochs worked by hand, and the configuration check. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +28,7 @@ static optim_config config(double lr, double momentum, double weight_decay)
 
 /* The fused average-then-step gives the bits of the average written into both models and an
  * optim_step on each (a body of 32 floats and a tail of 5), for every choice of gradients,
- * with and without momentum buffers. */
+ * with and without momentum buffers, heavy ball or Nesterov. */
 START_TEST(average_step_pair_is_the_average_then_two_steps_bit_for_bit)
 {
     enum {
@@ -40,8 +40,10 @@ START_TEST(average_step_pair_is_the_average_then_two_steps_bit_for_bit)
         vx0[i] = 0.05f * (float)(i % 7), vy0[i] = -0.02f * (float)i;
         gx[i] = 0.9f - 0.07f * (float)i, gy[i] = 0.013f * (float)(i % 5) - 0.4f;
     }
-    for (int mom = 0; mom < 2; mom++) {
+    for (int form = 0; form < 3; form++) { /* no momentum, heavy ball, Nesterov */
+        int mom = form > 0;
         optim_config c = config(0.37, mom ? 0.9 : 0.0, 1e-3);
+        c.nesterov = form == 2;
         for (int which = 0; which < 4; which++) {
             const float *g1 = which & 1 ? gx : NULL, *g2 = which & 2 ? gy : NULL;
             float x[N], y[N], vx[N], vy[N], rx[N], ry[N], rvx[N], rvy[N];
@@ -55,10 +57,8 @@ START_TEST(average_step_pair_is_the_average_then_two_steps_bit_for_bit)
             if (g2 != NULL)
                 optim_step(ry, mom ? rvy : NULL, g2, N, 0.37, &c);
             optim_average_step_pair(x, y, mom ? vx : NULL, mom ? vy : NULL, g1, g2, N, 0.37, &c);
-            ck_assert_msg(memcmp(x, rx, sizeof(x)) == 0, "x, momentum %d, gradients %d", mom,
-                          which);
-            ck_assert_msg(memcmp(y, ry, sizeof(y)) == 0, "y, momentum %d, gradients %d", mom,
-                          which);
+            ck_assert_msg(memcmp(x, rx, sizeof(x)) == 0, "x, form %d, gradients %d", form, which);
+            ck_assert_msg(memcmp(y, ry, sizeof(y)) == 0, "y, form %d, gradients %d", form, which);
             ck_assert(memcmp(vx, rvx, sizeof(vx)) == 0 && memcmp(vy, rvy, sizeof(vy)) == 0);
         }
     }
@@ -82,6 +82,58 @@ START_TEST(momentum_steps_match_three_worked_by_hand)
             ck_assert_double_eq_tol((double)v[i], want_v[s][i], PARAM_TOL);
         }
     }
+}
+END_TEST
+
+START_TEST(nesterov_steps_match_three_worked_by_hand)
+{
+    optim_config c = config(0.1, 0.9, 0.0);
+    c.nesterov = true;
+    float x[2] = { 1.5f, -2.25f }, v[2] = { 0.0f, 0.0f };
+    const float g[3][2] = { { 0.5f, -1.0f }, { 0.25f, 0.75f }, { -0.125f, 0.5f } };
+    // v as the heavy ball's; x moves by lr (g + 0.9 v):
+    // 1: v = [0.5, -1];      g + 0.9 v = [0.95, -1.9];      x = [1.405, -2.06]
+    // 2: v = [0.7, -0.15];   g + 0.9 v = [0.88, 0.615];     x = [1.317, -2.1215]
+    // 3: v = [0.505, 0.365]; g + 0.9 v = [0.3295, 0.8285]; x = [1.28405, -2.20435]
+    const double want_x[3][2] = { { 1.405, -2.06 }, { 1.317, -2.1215 }, { 1.28405, -2.20435 } };
+    const double want_v[3][2] = { { 0.5, -1.0 }, { 0.7, -0.15 }, { 0.505, 0.365 } };
+    for (size_t s = 0; s < 3; s++) {
+        optim_step(x, v, g[s], 2, c.lr, &c);
+        for (size_t i = 0; i < 2; i++) {
+            ck_assert_double_eq_tol((double)x[i], want_x[s][i], PARAM_TOL);
+            ck_assert_double_eq_tol((double)v[i], want_v[s][i], PARAM_TOL);
+        }
+    }
+}
+END_TEST
+
+/* Nesterov's look-ahead decays the parameters too: g' = g + wd x enters v and the step alike.
+ * lr 0.5, momentum 0.5, decay 0.1 from x = 3, v = 0.4, g = -0.7: g' = -0.4, v = -0.2,
+ * g' + 0.5 v = -0.5, x = 3.25. Without momentum (no buffer) Nesterov is plain SGD, bit for bit,
+ * over a body of 16 floats and a tail of 3. */
+START_TEST(nesterov_decays_before_the_look_ahead_and_is_plain_sgd_without_momentum)
+{
+    optim_config c = config(0.5, 0.5, 0.1);
+    c.nesterov = true;
+    float x[1] = { 3.0f }, v[1] = { 0.4f };
+    const float g[1] = { -0.7f };
+    optim_step(x, v, g, 1, c.lr, &c);
+    ck_assert_double_eq_tol((double)v[0], -0.2, PARAM_TOL);
+    ck_assert_double_eq_tol((double)x[0], 3.25, PARAM_TOL);
+
+    enum {
+        N = 19
+    };
+    float a[N], b[N], gr[N];
+    for (size_t i = 0; i < N; i++)
+        a[i] = b[i] = 0.41f * (float)i - 2.3f, gr[i] = 1.9f - 0.23f * (float)(i % 7);
+    optim_config plain = config(0.061, 0.0, 0.0032), nest = plain;
+    nest.nesterov = true;
+    for (int s = 0; s < 3; s++) {
+        optim_step(a, NULL, gr, N, plain.lr, &plain);
+        optim_step(b, NULL, gr, N, nest.lr, &nest);
+    }
+    ck_assert_int_eq(memcmp(a, b, sizeof(a)), 0);
 }
 END_TEST
 
@@ -254,6 +306,8 @@ Suite *test_suite(void)
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("steps");
     tcase_add_test(tc, momentum_steps_match_three_worked_by_hand);
+    tcase_add_test(tc, nesterov_steps_match_three_worked_by_hand);
+    tcase_add_test(tc, nesterov_decays_before_the_look_ahead_and_is_plain_sgd_without_momentum);
     tcase_add_test(tc, weight_decay_adds_to_the_gradient_before_momentum);
     tcase_add_test(tc, zero_momentum_with_a_buffer_is_plain_sgd);
     tcase_add_test(tc, average_step_pair_is_the_average_then_two_steps_bit_for_bit);

@@ -97,6 +97,10 @@ static const variant variants[] = {
     { "{\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [@]}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"ssp\", \"placement\": \"colocated\"}", 0, false, false },
     { "{\"name\": \"ripples\", \"group_size\": 2}", 1, false, false },
+    { "{\"name\": \"diloco\"}", 0, false, false },
+    { "{\"name\": \"diloco\", \"local_steps\": 1, \"outer_nesterov\": false}", 0, false, false },
+    { "{\"name\": \"diloco\", \"local_steps\": 3, \"outer_lr\": 1, \"outer_momentum\": 0}", 0,
+      false, false },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -406,14 +410,16 @@ START_TEST(allreduce_trains_on_when_failures_leave_one_worker)
 END_TEST
 
 /* The variants that admit a recovered worker with a peer's model through the kit's rejoin
- * service: hpsgd's admissions (rejoin_admit, the coordinator sending the global model), dpsgd's
- * and hop's fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
+ * service: hpsgd's and diloco's admissions (rejoin_admit: hpsgd's coordinator sends the global
+ * model, diloco's member that completed a round last its global model), dpsgd's and hop's
+ * fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
 static const char *const admitting[] = {
     "{\"name\": \"hpsgd\"}",
     "{\"name\": \"hpsgd\", \"flush\": \"newest\"}",
     "{\"name\": \"dpsgd\"}",
     "{\"name\": \"hop\"}",
     "{\"name\": \"hop\", \"skip\": true}",
+    "{\"name\": \"diloco\"}",
 };
 #define NADMITTING (sizeof(admitting) / sizeof(admitting[0]))
 

@@ -33,7 +33,7 @@ if [ "${1:-}" = -v ]; then
 fi
 info=0
 if [ $# -eq 0 ]; then
-    set -- allreduce localsgd ps syncswitch dpsgd adpsgd gossip hop hpsgd ripples moshpit sgp easgd
+    set -- allreduce localsgd ps syncswitch dpsgd adpsgd gossip hop hpsgd ripples moshpit sgp easgd diloco
     info=1
 fi
 

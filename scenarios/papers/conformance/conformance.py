@@ -12,8 +12,9 @@ clusters, with no per-protocol tuning but the learning rate.
    iteration 4x slower with probability 0.1) x messages (1 MB, 25 MB) x momentum (0, 0.9),
    3 seeds. Each cell is one sweep (OUT/cells/<cell>) over the protocols. The runs whose
    final accuracy or throughput a claim reads (FULL_LENGTH: ps-bsp, ps-asp, syncswitch,
-   adpsgd) go on to stop.time_s; the others stop at the target (their curves up to it, and
-   so their time to target, are the same bits either way: runs are deterministic).
+   adpsgd, allreduce, diloco, localsgd-h8) go on to stop.time_s; the others stop at the
+   target (their curves up to it, and so their time to target, are the same bits either way:
+   runs are deterministic).
 3. Tables (Markdown, on stdout and in OUT/tables.md): per cell, `hetsim report` of time to
    target (mean, 95% interval over seeds, reached/seeds), throughput and final accuracy,
    with time-to-target ratios to allreduce and adpsgd; then each paper's claim, held or not,
@@ -47,7 +48,12 @@ PROTOCOLS = [
     ("ripples", {"name": "ripples"}),
     ("moshpit", {"name": "moshpit"}),
     ("sgp", {"name": "sgp"}),
+    ("diloco", {"name": "diloco"}),
+    ("localsgd-h8", {"name": "localsgd", "local_steps": 8}),
 ]
+# DiLoCo's default H (protocols/diloco.c), at which localsgd-h8 is its local SGD: the claim
+# compares them at the same H.
+DILOCO_H = 8
 LRS = [0.01, 0.05, 0.25]
 MOMENTA = [0.0, 0.9]
 WORKERS = [8, 16, 32]
@@ -55,9 +61,11 @@ MESSAGES = [("1MB", 1000000), ("25MB", 25000000)]
 SLOWDOWN = 4.0
 TARGET = 0.8
 # The protocols whose runs always go on to stop.time_s: Sync-Switch's claim reads the final
-# accuracies of syncswitch, ps-bsp and ps-asp, AD-PSGD's its throughput. The others stop at
-# the target (the matrix's cost: about 40% less simulated time in all).
-FULL_LENGTH = ("ps-bsp", "ps-asp", "syncswitch", "adpsgd")
+# accuracies of syncswitch, ps-bsp and ps-asp, AD-PSGD's its throughput, DiLoCo's the final
+# accuracies of diloco, allreduce and localsgd-h8. The others stop at the target (the
+# matrix's cost: about 40% less simulated time in all).
+FULL_LENGTH = ("ps-bsp", "ps-asp", "syncswitch", "adpsgd", "allreduce", "diloco",
+               "localsgd-h8")
 
 
 def clusters(n):
@@ -331,6 +339,14 @@ def cell_claims(n, cname, mname, m, rows):
             sooner(ss, bsp))
         add("syncswitch final within 1 point of BSP, above ASP",
             "%.4f / %.4f / %.4f" % (fs, fb, fa), fs >= fb - 0.01 and fs > fa)
+    dl, ls = g("diloco"), g("localsgd-h8")
+    if dl and ar and ls:
+        fd, fa, fl = (num(x, "final_accuracy_mean") for x in (dl, ar, ls))
+        fewer = num(ar, "bytes_per_sample_mean") / num(dl, "bytes_per_sample_mean")
+        add("diloco final within 1 point of allreduce at H times fewer bytes per sample",
+            "%.4f / %.4f, %.2fx fewer" % (fd, fa, fewer),
+            fd >= fa - 0.01 and fewer >= 0.99 * DILOCO_H)
+        add("diloco final above localsgd at the same H", "%.4f / %.4f" % (fd, fl), fd > fl)
     if mname == "25MB" and g("hpsgd") and ar:
         add("hpsgd sooner than allreduce (25 MB messages)", "%s / %s" % (
             ttt_text(g("hpsgd")), ttt_text(ar)), sooner(g("hpsgd"), ar))

@@ -9,6 +9,7 @@
 #include "app/sweep.h"
 #include "app/sweep_state.h"
 #include "sim/cfg.h"
+#include "sim/csv.h"
 #include "sim/output.h"
 
 /* ---- index.csv -------------------------------------------------------------------------- */
@@ -59,48 +60,29 @@ static const char *const curve_cols[] = { "time_s",        "iterations", "sample
                                           "epoch",         "train_loss", "test_loss",
                                           "test_accuracy", "consensus",  "throughput_sps" };
 #define NCURVE_COLS (sizeof(curve_cols) / sizeof(curve_cols[0]))
-#define CURVE_LINE  4096
 
-/* Splits a metrics.csv line at commas in place; returns the field count (at most max). */
-static size_t split_plain(char *line, char **f, size_t max)
-{
-    size_t n = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; p != NULL && n < max;) {
-        f[n++] = p;
-        p = strchr(p, ',');
-        if (p != NULL)
-            *p++ = '\0';
-    }
-    return n;
-}
-
-/* Point k's rows of curves.csv: its overrides and seed, then each row of its metrics.csv
- * (none without one). Returns 0 or SIM_ENOMEM. */
+/* Point k's rows of curves.csv: its overrides and seed, then each row of its metrics.csv,
+ * read by the strict reader of results files (none without one). Returns 0, SIM_ENOMEM, or
+ * SIM_EINVAL for a metrics.csv that is not as a run writes it (naming its file and line:
+ * its point's directory is to be removed and run again). */
 static int curve_rows(const app_sweep *sw, size_t k, const size_t *vi, FILE *f, sim_err *err)
 {
-    char path[PATH_TEXT + 16], line[CURVE_LINE], plain[512], *field[64];
+    char path[PATH_TEXT + 16], plain[512];
     int map[NCURVE_COLS];
+    sim_csv t;
     snprintf(path, sizeof(path), "%s/%s/metrics.csv", sw->dir, sw->points[k].name);
-    FILE *in = fopen(path, "r");
-    if (in == NULL)
+    int rc = sim_csv_read(&t, path, &sim_csv_metrics, err);
+    if (rc == SIM_EIO && t.open_errno != ENOMEM)
         return 0; /* no results */
-    if (fgets(line, sizeof(line), in) == NULL) {
-        fclose(in);
-        return 0;
-    }
-    size_t n = split_plain(line, field, 64);
-    for (size_t j = 0; j < NCURVE_COLS; j++) {
-        map[j] = -1;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(field[i], curve_cols[j]) == 0)
-                map[j] = (int)i;
-    }
+    if (rc != SIM_OK)
+        return rc;
+    for (size_t j = 0; j < NCURVE_COLS; j++)
+        map[j] = sim_csv_column(&t, curve_cols[j]);
     char *text = NULL;
     size_t len = 0;
     FILE *p = open_memstream(&text, &len);
     if (p == NULL) {
-        fclose(in);
+        sim_csv_fini(&t);
         return sw_oom(err);
     }
     fprintf(p, "%zu", k);
@@ -112,21 +94,20 @@ static int curve_rows(const app_sweep *sw, size_t k, const size_t *vi, FILE *f, 
     fprintf(p, ",%" PRIu64, sw->seeds[k % sw->nseeds]);
     if (fclose(p) != 0 || text == NULL) {
         free(text);
-        fclose(in);
+        sim_csv_fini(&t);
         return sw_oom(err);
     }
-    while (fgets(line, sizeof(line), in) != NULL) {
-        n = split_plain(line, field, 64);
+    for (size_t r = 0; r < t.nrows; r++) {
         fputs(text, f);
         for (size_t j = 0; j < NCURVE_COLS; j++) {
             fputc(',', f);
-            if (map[j] >= 0 && (size_t)map[j] < n)
-                fputs(field[map[j]], f);
+            if (map[j] >= 0)
+                fputs(sim_csv_cell(&t, r, (size_t)map[j]), f);
         }
         fputc('\n', f);
     }
     free(text);
-    fclose(in);
+    sim_csv_fini(&t);
     return 0;
 }
 

@@ -118,10 +118,10 @@ static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int k
     char run[PATH_TEXT];
     size_t skipped = 0;
     int rc = SIM_OK;
-    for (size_t r = 0; r < ix->nrows && rc == SIM_OK; r++) {
+    for (size_t r = 0; r < ix->csv.nrows && rc == SIM_OK; r++) {
         if (!app_index_has_results(ix, r)) {
             if (log != NULL && ++skipped <= MAX_LEFT_OUT_SHOWN)
-                fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", ix->path,
+                fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", ix->csv.path,
                         app_index_cell(ix, r, 0), app_index_cell(ix, r, 1));
             continue;
         }
@@ -130,11 +130,11 @@ static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int k
         rc = add_run(x, run, sn, err);
     }
     if (log != NULL && skipped > MAX_LEFT_OUT_SHOWN)
-        fprintf(log, "hetsim: %s: left out %zu more points without results\n", ix->path,
+        fprintf(log, "hetsim: %s: left out %zu more points without results\n", ix->csv.path,
                 skipped - MAX_LEFT_OUT_SHOWN);
     if (rc == SIM_OK && *ng == 0)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)", ix->path,
-                         skipped);
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)",
+                         ix->csv.path, skipped);
     return rc;
 }
 
@@ -309,7 +309,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     rc = app_index_key_column(&ix, o->key, &kcol, err);
-    if (rc == SIM_OK && (g = calloc(ix.nrows + 1, sizeof(*g))) == NULL)
+    if (rc == SIM_OK && (g = calloc(ix.csv.nrows + 1, sizeof(*g))) == NULL)
         rc = oom(err);
     if (rc == SIM_OK && isnan(target))
         rc = app_index_stop_target(&ix, o->sweep_dir, &target, err);
@@ -374,7 +374,7 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         if (app_index_read(up, ix, NULL) != SIM_OK)
             return SIM_OK; /* not a sweep's: ix stays zeroed */
     }
-    for (size_t r = 0; r < ix->nrows; r++) {
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
         if (strncmp(app_index_cell(ix, r, 1), dir + base, len - base) != 0 ||
             app_index_cell(ix, r, 1)[len - base] != '\0')
             continue;
@@ -384,7 +384,7 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         if (p->key == NULL || p->value == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         for (; p->n < nk; p->n++) {
-            p->key[p->n] = strdup(ix->head[2 + p->n]);
+            p->key[p->n] = strdup(ix->csv.head[2 + p->n]);
             p->value[p->n] = strdup(app_index_cell(ix, r, 2 + p->n));
             if (p->key[p->n] == NULL || p->value[p->n] == NULL)
                 return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

@@ -193,7 +193,7 @@ char *sim_output_read(const char *path, size_t *len)
 
 void sim_output_csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\n") == NULL) {
+    if (strpbrk(s, ",\"\r\n") == NULL) {
         fputs(s, f);
         return;
     }

@@ -41,7 +41,7 @@ int sim_output_write(const char *dir, const char *name, const char *text, sim_er
 char *sim_output_read(const char *path, size_t *len);
 
 /* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a
- * newline. */
+ * line end ('\n' or '\r'); sim/csv.h reads it back. */
 void sim_output_csv_field(FILE *f, const char *s);
 
 /* Room for any sim_output_format_g result and its terminating zero. */

@@ -167,13 +167,13 @@ static int write_ttt(const char *out_dir, const char *name, const group *g, size
         }
         size_t m = app_stats_mean_ci(t, g[i].n, &mean, &half);
         *reached += m > 0;
+        sim_output_csv_field(f, g[i].label);
         if (m == 0) {
-            fprintf(f, "%s,NaN,NaN,NaN,0,%zu,NaN,-,0,not reached (> %g s)\n", g[i].label, g[i].n,
-                    censored);
+            fprintf(f, ",NaN,NaN,NaN,0,%zu,NaN,-,0,not reached (> %g s)\n", g[i].n, censored);
             continue;
         }
         double lo = m > 1 ? mean - half : mean, hi = m > 1 ? mean + half : mean;
-        fprintf(f, "%s,%.9g,%.9g,%.9g,%zu,%zu,", g[i].label, mean, lo, hi, m, g[i].n);
+        fprintf(f, ",%.9g,%.9g,%.9g,%zu,%zu,", mean, lo, hi, m, g[i].n);
         if (m < g[i].n)
             fprintf(f, "%.9g,%zu/%zu", hi, m, g[i].n);
         else
@@ -271,7 +271,7 @@ static int draw_breakdown(const app_sweep_plot_options *o, const group *g, size_
     FILE *f = sim_file_stream(out);
     fputs("label,compute,overlap,comm,wait,down\n", f);
     for (size_t i = 0; i < ng; i++) {
-        fputs(g[i].label, f);
+        sim_output_csv_field(f, g[i].label);
         for (size_t k = 0; k < NSEGMENTS; k++)
             if (g[i].nshares > 0)
                 fprintf(f, ",%.9g", g[i].share[k] / (double)g[i].nshares);

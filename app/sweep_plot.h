@@ -19,9 +19,10 @@
  *                   ACC defaults to the runs' stop.target_accuracy; without either, or when
  *                   no run reached it, the figure is not drawn and the log says why.
  * The data of each figure is written next to it as CSV (by-KEY-<i>.csv for the i-th value in
- * the order of the legend, breakdown-by-KEY.csv, ttt-by-KEY.csv); the gnuplot scripts compute
- * nothing. Points without results (stop_reason "missing": a run that failed, or was not run) are
- * left out, and said so on the log.
+ * the order of the legend, breakdown-by-KEY.csv, ttt-by-KEY.csv; a label holding a comma, any
+ * array value, quoted by sim_output_csv_field, which gnuplot reads whole); the gnuplot
+ * scripts compute nothing. Points without results (stop_reason "missing": a run that failed, or was
+ * not run) are left out, and said so on the log.
  */
 #ifndef APP_SWEEP_PLOT_H
 #define APP_SWEEP_PLOT_H

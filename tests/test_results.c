@@ -177,6 +177,108 @@ START_TEST(a_removed_run_directory_says_to_run_it_again)
 }
 END_TEST
 
+/* The rows of the table gnuplot wrote (`set table`): each "x y" pair, at most `max`. */
+static size_t table_rows(const char *path, double *x, double *y, size_t max)
+{
+    char *text = harness_read(path, NULL), *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL && n < max;
+         line = strtok_r(NULL, "\n", &save))
+        if (line[0] != '#' && sscanf(line, "%lf %lf", &x[n], &y[n]) == 2)
+            n++;
+    free(text);
+    return n;
+}
+
+/* A --style copy of plots/`name` that first has gnuplot write what it reads of the figure's
+ * CSV as a table (columns `xcol` and `ycol` of each row) beside the figure (OUT.table). */
+static void tabling_style(const char *style, const char *name, const char *xcol, const char *ycol)
+{
+    char path[1100], *text;
+    snprintf(path, sizeof(path), "plots/%s", name);
+    text = harness_read(path, NULL);
+    size_t n = strlen(text) + 1024;
+    char *out = malloc(n);
+    snprintf(out, n,
+             "set datafile separator \",\"\nset datafile columnheaders\n"
+             "set datafile missing \"NaN\"\nset table out . \".table\"\n"
+             "plot in using (column(\"%s\")):(column(\"%s\")) with points\nunset table\n%s",
+             xcol, ycol, text);
+    harness_write(style, name, out);
+    free(out);
+    free(text);
+}
+
+/* plot --by with values that hold commas (any array, such as compute.speeds): the labels are
+ * quoted in breakdown-by-KEY.csv and ttt-by-KEY.csv, and gnuplot reads every row whole: the
+ * numbers it draws are the row's (they were read one column off: 78% waiting drawn as
+ * compute) and the label is whole on the axis. */
+START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
+{
+    char *dir = harness_tmpdir("results"), text[2048], out[1100], style[1100], path[1300];
+    fake_run(dir, "x1", 0.75, 0.25);
+    fake_run(dir, "x2", 0.8, 0.25);
+    fake_run(dir, "y1", 0.65, 1.75);
+    fake_run(dir, "y2", 0.71, 1.75);
+    snprintf(text, sizeof(text),
+             "point,dir,compute.speeds,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
+             "time_to_target_s,mean_throughput_sps,wall_s\n"
+             "0,x1,\"[1,2,1,1]\",1,time,2,0.75,0.75,2,1280,0.01\n"
+             "1,x2,\"[1,2,1,1]\",2,time,2,0.8,0.8,2,1280,0.01\n"
+             "2,y1,\"[1,1,1,1]\",1,time,2,0.65,0.65,,1280,0.01\n"
+             "3,y2,\"[1,1,1,1]\",2,time,2,0.71,0.71,2,1280,0.01\n");
+    harness_write(dir, "index.csv", text);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    snprintf(style, sizeof(style), "%s/style", dir);
+    ck_assert_int_eq(mkdir(style, 0777), 0);
+    tabling_style(style, "shares.gp", "compute", "wait");
+    tabling_style(style, "bars.gp", "mean", "runs");
+    harness_result r = harness_hetsim((const char *[]){ "plot", dir, "--by", "compute.speeds", "-o",
+                                                        out, "--target", "0.5", "--format", "svg",
+                                                        "--style", style, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* The CSVs, read back by the reader: the label whole, the shares of its own row. A run's
+     * time is compute 2.5 s (0.25 overlapped), comm 1 s and wait 0.5 s or 3.5 s. */
+    sim_csv t;
+    sim_err err;
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.csv", out);
+    ck_assert_msg(sim_csv_read(&t, path, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_str_eq(sim_csv_cell(&t, 0, 0), "_1,2,1,1_");
+    ck_assert_double_eq_tol(sim_csv_number(&t, 0, 4), 12.5, 1e-6); /* written as %.9g */
+    ck_assert_double_eq_tol(sim_csv_number(&t, 1, 4), 50.0, 1e-6);
+    sim_csv_fini(&t);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.csv", out);
+    ck_assert_msg(sim_csv_read(&t, path, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_str_eq(sim_csv_cell(&t, 1, 0), "_1,1,1,1_");
+    sim_csv_fini(&t);
+    /* What gnuplot read: compute and wait shares; time to 0.5 (1 s) over 2 runs. Its table
+     * prints 6 significant digits: 32.1429 for 32.142857. */
+    double x[4], y[4];
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.svg.tmp.table", out);
+    ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
+    ck_assert_double_eq_tol(x[0], 56.25, 1e-4);
+    ck_assert_double_eq_tol(y[0], 12.5, 1e-4);
+    ck_assert_double_eq_tol(x[1], 2.25 / 7.0 * 100.0, 1e-4);
+    ck_assert_double_eq_tol(y[1], 50.0, 1e-4);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.svg.tmp.table", out);
+    ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_double_eq_tol(x[i], 1.0, 1e-9);
+        ck_assert_double_eq_tol(y[i], 2.0, 1e-9);
+    }
+    /* The labels on the axis of both bar figures, whole. */
+    static const char *const figs[] = { "breakdown-by-compute.speeds.svg",
+                                        "ttt-by-compute.speeds.svg" };
+    for (size_t i = 0; i < 2; i++) {
+        char *svg = harness_slurp(out, figs[i]);
+        ck_assert_msg(strstr(svg, ">_1,2,1,1_<") != NULL && strstr(svg, ">_1,1,1,1_<") != NULL,
+                      "%s: a label cut at its comma", figs[i]);
+        free(svg);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The reader's form, on its own: quoted fields as sim_output_csv_field writes them, every
  * row ended and as wide as the header; each refusal names the file and line. */
 START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write)
@@ -233,6 +335,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("damaged");
     tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
+    tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -315,6 +315,12 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = app_index_stop_target(&ix, o->sweep_dir, &target, err);
     if (rc == SIM_OK)
         rc = read_runs(o, &ix, kcol, g, &ng, &sn, log, err);
+    if (rc == SIM_OK && ng > APP_SWEEP_PLOT_MAX_VALUES)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s: %zu values of %s, and a figure holds at most %d (a line or a bar "
+                         "each; more would pass the 32767 pixels gnuplot's PNG terminal draws): "
+                         "group by a key with fewer values",
+                         ix.csv.path, ng, o->key, APP_SWEEP_PLOT_MAX_VALUES);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(o->out_dir, err);
     if (rc == SIM_OK)

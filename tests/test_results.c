@@ -279,6 +279,35 @@ START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
 }
 END_TEST
 
+/* plot --by with more values than a figure holds (gnuplot failed past about 636 with
+ * "Cairo is unhappy" and left the CSVs without figures, exit 1): refused before anything is
+ * written, naming the limit. */
+START_TEST(plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing)
+{
+    char *dir = harness_tmpdir("results"), name[32], out[1100];
+    size_t cap = 1 << 17, len = 0;
+    char *index = malloc(cap);
+    len += (size_t)snprintf(index, cap, "%s", index_head);
+    for (int i = 0; i < 640; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        fake_run(dir, name, 0.75, 0.25);
+        len += (size_t)snprintf(index + len, cap - len, "%d,%s,v%d,1,time,2,0.75,0.75,2,1280,0\n",
+                                i, name, i);
+    }
+    harness_write(dir, "index.csv", index);
+    free(index);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    harness_result r =
+        harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "640 values of proto, and a figure holds at most 600") != NULL,
+                  "%s", r.err);
+    ck_assert_str_eq(r.out, "");
+    ck_assert(!harness_exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The reader's form, on its own: quoted fields as sim_output_csv_field writes them, every
  * row ended and as wide as the header; each refusal names the file and line. */
 START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write)
@@ -336,6 +365,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
     tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
+    tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

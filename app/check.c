@@ -117,17 +117,20 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
 
 /* Refuses a golden inside any hetsim output (a run, a work directory, a sweep's, another
  * golden), takes the golden's lock (GOLDEN.lock, sim/rundir.h) for the whole update, and
- * writes it. */
+ * writes it. A golden named by a symbolic link is its target's, written whole there (the
+ * link stays): sim_rundir_follow. */
 static int update(const app_check_options *opt, FILE *out, sim_err *err)
 {
-    char golden[PATH_TEXT];
-    snprintf(golden, sizeof(golden), "%s", opt->golden);
-    for (size_t len = strlen(golden); len > 1 && golden[len - 1] == '/'; len--)
-        golden[len - 1] = '\0';
-    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    char golden[PATH_TEXT], *target = NULL;
+    int rc = sim_rundir_follow(opt->golden, &target, err);
+    if (rc != SIM_OK)
+        return rc;
+    bool fits = snprintf(golden, sizeof(golden), "%s", target) < (int)sizeof(golden);
+    free(target);
+    if (!fits)
+        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", opt->golden);
     sim_rundir_lock *lock = NULL;
-    int rc = sim_rundir_check_within(golden, kinds, err);
+    rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY, err);
     if (rc == SIM_OK)
         rc = sim_rundir_lock_take(golden, &lock, err);
     if (rc == SIM_OK)
@@ -418,20 +421,40 @@ done:
     return rc;
 }
 
+/* The places a check writes, refused before anything runs (the ownership rule,
+ * sim/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
+ * device replaced; the output directory (its runs OUT/seed-S, check.csv, check.png) inside no
+ * run, work directory or golden, and none of them, nor a sweep's directory, itself. */
+static int check_places(const app_check_options *opt, const char *dir, sim_err *err)
+{
+    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    char *place = NULL;
+    sim_rundir_write how;
+    int rc = opt->junit != NULL
+                 ? sim_rundir_check_file("--junit file", opt->junit, &place, &how, err)
+                 : SIM_OK;
+    free(place);
+    if (rc == SIM_OK && dir != NULL)
+        rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
+    return rc;
+}
+
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
-    if (opt->update)
-        return update(opt, out, err);
+    int rc = check_places(opt, NULL, err); /* a report that cannot go there is never written */
+    if (rc != SIM_OK || opt->update)
+        return rc != SIM_OK ? rc : update(opt, out, err);
     sim_scenario *sc = load(opt, NULL, err);
     if (sc == NULL)
         return err->code;
     gold *g = calloc(1, sizeof(*g));
-    int rc = g == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
+    rc = g == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
     char dir[PATH_TEXT];
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
-    if (rc == SIM_OK) /* the runs' own checks (sim/rundir.h) refuse run and work directories */
-        rc = sim_rundir_check_within(dir, SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), err);
+    if (rc == SIM_OK)
+        rc = check_places(opt, dir, err);
     if (rc == SIM_OK && opt->exact) {
         char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
         snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);

@@ -1,13 +1,18 @@
 /* Golden-curve checks: check.csv, check.png and the JUnit report (see check.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/check_state.h"
 #include "app/curves.h"
 #include "sim/output.h"
 #include "sim/plot.h"
+#include "sim/rundir.h"
 
 const stat_def stat_defs[NSTATS] = {
     { "accuracy_mean", "test_accuracy", APP_CURVE_ACC },
@@ -88,23 +93,43 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-/* Writes the JUnit XML report `path`: one test case per curve of the golden, or, when there
- * was no verdict (`v` NULL: an unusable golden, a failed run), one case "golden" in error
- * with `error`. */
-int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, const char *error,
-                   sim_err *err)
+/* Writes `text` to `path` as sim_rundir_check_file said: replaced whole (a temporary beside
+ * it renamed over it), or written through (a FIFO or a character device, never replaced; a
+ * FIFO no process reads is an error, not a wait). */
+static int put_file(const char *path, sim_rundir_write how, const char *text, sim_err *err)
+{
+    if (how == SIM_RUNDIR_REPLACE) {
+        char dir[PATH_TEXT];
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof(dir), "%.*s", slash != NULL ? (int)(slash - path) : 1,
+                 slash != NULL ? path : ".");
+        if (dir[0] == '\0')
+            snprintf(dir, sizeof(dir), "/");
+        return sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
+    }
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path,
+                           errno == ENXIO ? "a FIFO that no process reads" : strerror(errno));
+    int flags = fcntl(fd, F_GETFL);
+    bool ok = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
+    for (size_t n = strlen(text), done = 0; ok && done < n;) {
+        ssize_t w = write(fd, text + done, n - done);
+        ok = w > 0 || (w < 0 && errno == EINTR);
+        done += w > 0 ? (size_t)w : 0;
+    }
+    int e = errno;
+    if (close(fd) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    return ok ? SIM_OK : sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path, strerror(e));
+}
+
+/* The report's test cases: one per curve of the golden, or (v NULL) one "golden" in error. */
+static void junit_cases(FILE *f, const char *golden_dir, const verdict *v, const char *error)
 {
     static const char *const curves[] = { "test_accuracy", "test_loss", "throughput_sps" };
-    char dir[PATH_TEXT];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof(dir), "%.*s", slash != NULL ? (int)(slash - path) : 1,
-             slash != NULL ? path : ".");
-    if (dir[0] == '\0')
-        snprintf(dir, sizeof(dir), "/");
-    sim_file *file = sim_file_open(dir, slash != NULL ? slash + 1 : path, err);
-    if (file == NULL)
-        return err->code;
-    FILE *f = sim_file_stream(file);
     size_t failures = 0, tests = v != NULL ? 3 : 1;
     for (size_t c = 0; c < 3 && v != NULL; c++) {
         bool ok = true;
@@ -112,7 +137,6 @@ int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, c
             ok &= !v[st].tested || strcmp(stat_defs[st].curve, curves[c]) != 0 || v[st].ok;
         failures += !ok;
     }
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hetsim check\">\n", f);
     fprintf(f, "  <testsuite name=\"");
     xml_text(f, golden_dir);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\">\n", tests, failures, v == NULL);
@@ -145,6 +169,32 @@ int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, c
                         v[st].gmean, v[st].rmean, v[st].half, v[st].ok ? "ok" : "OUT");
         fputs("</failure>\n    </testcase>\n", f);
     }
-    fputs("  </testsuite>\n</testsuites>\n", f);
-    return sim_file_commit(file, err);
+}
+
+/* Writes the JUnit XML report `path` (the place checked again: sim_rundir_check_file): one
+ * test case per curve of the golden, or, when there was no verdict (`v` NULL: an unusable
+ * golden, a failed run), one case "golden" in error with `error`. */
+int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, const char *error,
+                   sim_err *err)
+{
+    char *place = NULL, *text = NULL;
+    sim_rundir_write how;
+    int rc = sim_rundir_check_file("--junit file", path, &place, &how, err);
+    if (rc != SIM_OK)
+        return rc;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f != NULL) {
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hetsim check\">\n",
+              f);
+        junit_cases(f, golden_dir, v, error);
+        fputs("  </testsuite>\n</testsuites>\n", f);
+    }
+    if (f == NULL || fclose(f) != 0 || text == NULL)
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    else
+        rc = put_file(place, how, text, err);
+    free(text);
+    free(place);
+    return rc;
 }

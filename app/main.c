@@ -65,12 +65,13 @@ static const char usage[] =
     "          outputs for every N\n"
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
-    "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
-    "          (arguments that are not runs are skipped); with --by, a sweep's runs: a line\n"
-    "          per value of KEY (mean over its runs, with a band: the 95% interval of the\n"
-    "          mean, or min-max) and bars of time to target accuracy ACC (default: the\n"
-    "          runs' stop target) read from the curves; --format pdf or svg for vector\n"
-    "          figures, --style DIR to draw with one's own copies of the scripts\n"
+    "          per run) into DIR (one run: its own directory by default; several: -o DIR,\n"
+    "          never another run, sweep or golden); needs gnuplot (arguments that are not\n"
+    "          runs are skipped); with --by, a sweep's runs (into its directory by\n"
+    "          default): a line per value of KEY (mean over its runs, with a band: the 95%\n"
+    "          interval of the mean, or min-max) and bars of time to target accuracy ACC\n"
+    "          (default: the runs' stop target) read from the curves; --format pdf or svg\n"
+    "          for vector figures, --style DIR to draw with one's own copies of the scripts\n"
     "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
     "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
     "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
@@ -331,6 +332,11 @@ static int plot_runs(plot_args *a)
     }
     if (kept == 0)
         return usage_error("%s", "plot: none of the arguments is a run directory");
+    /* A run's directory holds its own figures (sim_plot_place): several runs go elsewhere. */
+    if (kept > 1 && a->out_dir == NULL)
+        return usage_error("plot of %zu runs needs -o DIR: drawn into %s, they would replace that "
+                           "run's own figures",
+                           kept, a->dirs[0]);
     sim_err err;
     sim_err_clear(&err);
     const char *out = a->out_dir != NULL ? a->out_dir : a->dirs[0];
@@ -396,14 +402,6 @@ static int cmd_plot(int argc, char **argv)
     sim_err_clear(&err);
     size_t found = 0;
     if (rc == EXIT_OK && a.style != NULL && sim_plot_set_style(a.style, &found, &err) != SIM_OK)
-        rc = report(&err);
-    /* Figures are files: into a run directory is fine, into a new directory under one is not
-     * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
-    if (rc == EXIT_OK && a.out_dir != NULL &&
-        sim_rundir_check_within(a.out_dir,
-                                SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                                    SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN),
-                                &err) != SIM_OK)
         rc = report(&err);
     if (rc == EXIT_OK)
         rc = a.by != NULL ? plot_sweep(&a) : plot_runs(&a);

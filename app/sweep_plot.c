@@ -301,13 +301,18 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     double target = o->target;
     char keypath[PATH_TEXT];
     snprintf(keypath, sizeof(keypath), "%s/%s", o->out_dir, o->key);
+    sim_rundir_lock *lock = NULL;
     int rc = sim_plot_path_ok("sweep directory", o->sweep_dir, err);
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("key", keypath, err);
+    if (rc == SIM_OK) /* its own sweep's directory, or no hetsim output */
+        rc = sim_plot_place(o->out_dir, o->sweep_dir, &lock, err);
     if (rc == SIM_OK)
         rc = app_index_read(o->sweep_dir, &ix, err);
-    if (rc != SIM_OK)
+    if (rc != SIM_OK) {
+        sim_rundir_unlock(lock);
         return rc;
+    }
     rc = app_index_key_column(&ix, o->key, &kcol, err);
     if (rc == SIM_OK && (g = calloc(ix.csv.nrows + 1, sizeof(*g))) == NULL)
         rc = oom(err);
@@ -336,6 +341,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     }
     free(g);
     app_index_fini(&ix);
+    sim_rundir_unlock(lock);
     return rc;
 }
 

@@ -16,7 +16,8 @@
 
 typedef struct sim_file sim_file;
 
-/* Creates `dir` and its missing parents (mode 0777 before umask). SIM_EIO naming the
+/* Creates `dir` and its missing parents (mode 0777 before umask); a symbolic link to a
+ * directory not made yet (a link to nothing) gets its target made. SIM_EIO naming the
  * directory on failure (for example a path component that is a file). */
 int sim_output_mkdirs(const char *dir, sim_err *err);
 

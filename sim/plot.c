@@ -18,6 +18,7 @@
 #include "sim/csv.h"
 #include "sim/output.h"
 #include "sim/plot_gnuplot.h"
+#include "sim/rundir.h"
 
 enum {
     PATH_MAX_BYTES = 4000, /* longest directory accepted */
@@ -530,6 +531,18 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
     return SIM_OK;
 }
 
+int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err)
+{
+    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    *lock = NULL;
+    int rc = sim_rundir_check_place("output directory", out_dir, within, SIM_RUNDIR_ANY, own, err);
+    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(out_dir) : SIM_RUNDIR_NONE;
+    if (k == SIM_RUNDIR_RUN || k == SIM_RUNDIR_SWEEP)
+        rc = sim_rundir_lock_take(out_dir, lock, err);
+    return rc;
+}
+
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err)
 {
@@ -549,14 +562,18 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
     if (runs == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     char *gnuplot = NULL;
+    sim_rundir_lock *lock = NULL;
     rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
         rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, &lock, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(out_dir, err);
     for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
         rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
 
+    sim_rundir_unlock(lock);
     free(gnuplot);
     for (size_t i = 0; i < n; i++) {
         free(runs[i].metrics);

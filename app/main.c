@@ -641,12 +641,12 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
 static int run_point(void *ud, size_t k)
 {
     sim_err err;
-    long pid = app_sweep_spawn(ud, k, &err);
-    if (pid < 0) {
+    app_sweep_child child;
+    if (app_sweep_spawn(ud, k, &child, &err) < 0) {
         report(&err);
         return EXIT_RUN;
     }
-    return app_sweep_wait(pid);
+    return app_sweep_wait(ud, &child, stderr);
 }
 
 /* Rank 0 hands the missing points out, the other ranks run them; rank 0 writes the index. */
@@ -725,8 +725,10 @@ static int cmd_sweep(int argc, char **argv)
         } else if (app_sweep_open_dir(sw, false, &err) != SIM_OK) {
             rc = report(&err);
         } else {
-            long pid = app_sweep_spawn(sw, (size_t)a.index, &err);
-            rc = pid < 0 ? report(&err) : app_sweep_wait(pid);
+            app_sweep_child child;
+            rc = app_sweep_spawn(sw, (size_t)a.index, &child, &err) < 0
+                     ? report(&err)
+                     : app_sweep_wait(sw, &child, stderr);
         }
     } else if (a.mpi) {
         rc = sweep_mpi(sw, a.file, rank, a.quiet);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -45,19 +46,13 @@ size_t app_sweep_todo(const app_sweep *sw, size_t *todo)
     return n;
 }
 
-long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
+/* The arguments of point k's run: `hetsim run BASE -o DIR --quiet --threads N --set ...`,
+ * into argv, NULL-terminated (room for 2 * ncols + 11: 8, a pair per grid entry and the
+ * seed's, the NULL) from the scratch `s`; `threads` holds the count. */
+static void point_argv(const app_sweep *sw, size_t k, scratch *s, const char *dir, char *threads,
+                       const char **argv)
 {
-    const point *p = &sw->points[k];
-    char dir[PATH_TEXT];
-    sw_join(dir, sizeof(dir), sw->dir, p->name);
-    scratch s;
-    const char **argv = calloc(2 * sw->ncols + 10, sizeof(*argv));
-    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL) {
-        sw_scratch_fini(&s);
-        free(argv);
-        return sw_oom(err), -1;
-    }
-    size_t n = 0, nsets = sw_point_sets(sw, k, &s);
+    size_t n = 0, nsets = sw_point_sets(sw, k, s);
     argv[n++] = sw->opt.exe;
     argv[n++] = "run";
     argv[n++] = sw->base;
@@ -65,14 +60,34 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
     argv[n++] = dir;
     argv[n++] = "--quiet";
     /* One thread a run unless told: -j runs at once already fill the cores. */
-    char threads[16];
-    snprintf(threads, sizeof(threads), "%u", sw->opt.threads > 0 ? sw->opt.threads : 1);
+    snprintf(threads, 16, "%u", sw->opt.threads > 0 ? sw->opt.threads : 1);
     argv[n++] = "--threads";
     argv[n++] = threads;
     for (size_t i = 0; i < nsets; i++) {
         argv[n++] = "--set";
-        argv[n++] = s.sets[i];
+        argv[n++] = s->sets[i];
     }
+    argv[n] = NULL;
+}
+
+long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_err *err)
+{
+    char dir[PATH_TEXT], threads[16];
+    sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
+    *child = (app_sweep_child){ .pid = -1, .k = k };
+    scratch s;
+    const char **argv = calloc(2 * sw->ncols + 11, sizeof(*argv));
+    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL) {
+        sw_scratch_fini(&s);
+        free(argv);
+        return sw_oom(err), -1;
+    }
+    point_argv(sw, k, &s, dir, threads, argv);
+    /* Its standard error into a temporary file, read when it ends (app_sweep_reap): without
+     * one (no room in the temporary folder), it writes to ours. */
+    child->log = tmpfile();
+    if (child->log != NULL)
+        fcntl(fileno(child->log), F_SETFD, FD_CLOEXEC); /* not into the other points' runs */
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -83,22 +98,59 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0)
             dup2(null, STDOUT_FILENO);
+        if (child->log != NULL)
+            dup2(fileno(child->log), STDERR_FILENO);
         execv(sw->opt.exe, (char *const *)argv);
         _exit(127);
     }
     free(argv);
     sw_scratch_fini(&s);
-    if (pid < 0)
+    child->pid = pid;
+    if (pid < 0) {
+        if (child->log != NULL)
+            fclose(child->log);
+        child->log = NULL;
         sim_err_set(err, SIM_EIO, NULL, "cannot start a run: fork failed");
+    }
     return (long)pid;
 }
 
-int app_sweep_wait(long pid)
+int app_sweep_reap(const app_sweep *sw, app_sweep_child *child, int status, bool fresh, FILE *log)
+{
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char dir[PATH_TEXT], who[PATH_TEXT + 64], *line = NULL;
+    sw_join(dir, sizeof(dir), sw->dir, sw->points[child->k].name);
+    snprintf(who, sizeof(who), "hetsim: point %zu (%s): ", child->k, dir);
+    size_t cap = 0, said = 0;
+    if (child->log != NULL && fseek(child->log, 0, SEEK_SET) == 0) {
+        for (ssize_t n; (n = getline(&line, &cap, child->log)) > 0; said++) {
+            const char *text = strncmp(line, "hetsim: ", 8) == 0 ? line + 8 : line;
+            fprintf(log, "%s%s%s%s", fresh && said == 0 ? "\r\033[K" : "", who, text,
+                    line[n - 1] == '\n' ? "" : "\n");
+        }
+    }
+    if (code != 0 && said == 0) {
+        char how[64];
+        if (WIFEXITED(status))
+            snprintf(how, sizeof(how), "exit status %d", code);
+        else
+            snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
+        fprintf(log, "%s%sfailed (%s)\n", fresh ? "\r\033[K" : "", who, how);
+    }
+    free(line);
+    if (child->log != NULL)
+        fclose(child->log);
+    child->log = NULL;
+    child->pid = -1;
+    return code;
+}
+
+int app_sweep_wait(const app_sweep *sw, app_sweep_child *child, FILE *log)
 {
     int status = 0;
-    if (waitpid((pid_t)pid, &status, 0) < 0)
-        return 127;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (waitpid((pid_t)child->pid, &status, 0) < 0)
+        status = 127 << 8; /* as an exit status of 127 */
+    return app_sweep_reap(sw, child, status, false, log);
 }
 
 static double now_s(void)
@@ -169,43 +221,40 @@ int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
     *ran = *failed = 0;
     int rc = app_sweep_open_dir(sw, true, err);
     size_t *todo = calloc(sw->npoints + 1, sizeof(*todo));
-    long *pids = calloc(sw->opt.jobs, sizeof(*pids));
-    if (rc == 0 && (todo == NULL || pids == NULL))
+    app_sweep_child *kids = calloc(sw->opt.jobs, sizeof(*kids));
+    if (rc == 0 && (todo == NULL || kids == NULL))
         rc = sw_oom(err);
+    for (size_t j = 0; kids != NULL && j < sw->opt.jobs; j++)
+        kids[j].pid = -1;
     size_t ntodo = 0, next = 0, running = 0;
     if (rc == 0)
         ntodo = app_sweep_todo(sw, todo);
     double t0 = now_s();
     while (rc == 0 && (next < ntodo || running > 0)) {
-        while (running < sw->opt.jobs && next < ntodo) {
-            long pid = app_sweep_spawn(sw, todo[next++], err);
-            if (pid < 0) {
+        for (size_t j = 0; j < sw->opt.jobs && next < ntodo; j++) {
+            if (kids[j].pid > 0)
+                continue;
+            if (app_sweep_spawn(sw, todo[next++], &kids[j], err) < 0) {
                 (*failed)++;
                 continue;
             }
-            for (size_t s = 0; s < sw->opt.jobs; s++)
-                if (pids[s] == 0) {
-                    pids[s] = pid;
-                    break;
-                }
             running++;
         }
         if (running == 0)
             break;
         int status = 0;
         pid_t pid = wait(&status);
-        for (size_t s = 0; s < sw->opt.jobs && pid > 0; s++)
-            if (pids[s] == (long)pid) {
-                pids[s] = 0;
+        for (size_t j = 0; j < sw->opt.jobs && pid > 0; j++)
+            if (kids[j].pid == (long)pid) {
                 running--;
                 (*ran)++;
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                if (app_sweep_reap(sw, &kids[j], status, sw->opt.progress, stderr) != 0)
                     (*failed)++;
             }
         if (sw->opt.progress)
             progress(*ran, ntodo, running, t0, next == ntodo && running == 0);
     }
-    free(pids);
+    free(kids);
     free(todo);
     if (rc == 0)
         rc = app_sweep_write_index(sw, err);

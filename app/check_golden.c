@@ -332,6 +332,45 @@ static int check_same_shape(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
+/* The keys in which the scenario of b/run.json differs from a/run.json's, but for those that
+ * do not change the curves' distribution: the seed, the output section and the check's
+ * tolerances. Lists them in out[size]; returns their number, or -1 with `err` filled. */
+static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
+{
+    static const char *const skip[] = { "seed", "output", "check" };
+    sim_cfg *a = ck_read_json(a_dir, "run.json", err), *b = NULL, *sa = NULL, *sb = NULL;
+    if (a != NULL)
+        b = ck_read_json(b_dir, "run.json", err);
+    long n = -1;
+    if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
+        sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
+        if (sa == NULL || sb == NULL)
+            sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
+                        sa == NULL ? a_dir : b_dir);
+        else
+            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
+    }
+    sim_cfg_destroy(a);
+    sim_cfg_destroy(b);
+    return n;
+}
+
+/* Seed s is a run of the first seed's scenario, but for the seed: a golden holds one
+ * scenario's seeds (a foreign seed passed once its hash in golden.json was edited). */
+static int check_same_scenario(const gold *g, size_t s, sim_err *err)
+{
+    char keys[1024];
+    long n = diff_runs(g->dir[0], g->dir[s], keys, sizeof(keys), err);
+    if (n < 0)
+        return err->code;
+    if (n > 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/run.json: a run of another scenario than %s's (%ld key%s differ: "
+                           "%s): write the golden again with --update",
+                           g->dir[s], g->dir[0], n, n > 1 ? "s" : "", keys);
+    return SIM_OK;
+}
+
 /* Loads and validates the golden at `path`; on error `err` names the file at fault and the
  * code is SIM_EINVAL (or SIM_ENOMEM). */
 int ck_read_golden(const char *path, gold *g, sim_err *err)
@@ -350,6 +389,8 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
         rc = check_fingerprint(g, s, err);
         if (rc == SIM_OK)
             rc = check_run_json(g, s, err);
+        if (rc == SIM_OK && s > 0)
+            rc = check_same_scenario(g, s, err);
         if (rc == SIM_OK && (rc = app_curve_read(g->dir[s], &g->curve[s], err)) == SIM_OK)
             loaded++;
         if (rc == SIM_OK)
@@ -366,26 +407,7 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
     return rc;
 }
 
-/* Compares the scenario of the check's run (dir/run.json) with the golden's first seed's, but
- * for the keys that do not change the curves' distribution: the seed, the output section and
- * the check's tolerances. Lists the differing keys in out[size]; returns their number, or -1
- * with `err` filled. */
 long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err)
 {
-    static const char *const skip[] = { "seed", "output", "check" };
-    sim_cfg *a = ck_read_json(g->dir[0], "run.json", err), *b = NULL, *sa = NULL, *sb = NULL;
-    if (a != NULL)
-        b = ck_read_json(dir, "run.json", err);
-    long n = -1;
-    if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
-        sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
-        if (sa == NULL || sb == NULL)
-            sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
-                        sa == NULL ? g->dir[0] : dir);
-        else
-            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
-    }
-    sim_cfg_destroy(a);
-    sim_cfg_destroy(b);
-    return n;
+    return diff_runs(g->dir[0], dir, out, size, err);
 }

@@ -94,8 +94,9 @@ void ck_golden_fini(gold *g);
 /* True if the golden holds `seed`. */
 bool ck_has_seed(const gold *g, uint64_t seed);
 
-/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
- * code is SIM_EINVAL (or SIM_ENOMEM). */
+/* Loads and validates the golden at `path` (its files as fingerprinted, every seed a run of
+ * the first seed's scenario but for the seed, the same rows and columns); on error `err`
+ * names the file at fault and the code is SIM_EINVAL (or SIM_ENOMEM). */
 int ck_read_golden(const char *path, gold *g, sim_err *err);
 
 /* The keys in which the scenario of dir/run.json differs from the golden's first seed's (but

@@ -353,6 +353,33 @@ START_TEST(check_rejects_a_golden_mixing_two_scenarios)
 }
 END_TEST
 
+/* The same seed of another scenario, with its hash in golden.json edited to match (it passed:
+ * only the first seed's scenario was compared): every seed's resolved scenario is compared,
+ * and a golden that mixes two is unusable, --allow-scenario-change or not. */
+START_TEST(check_rejects_a_foreign_seed_whose_hash_was_edited)
+{
+    char *dir = copy_golden();
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "other");
+    path_of(o, sizeof(o), dir, "out");
+    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                       "eval.samples=300", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    sh("cd %s && h() { sed -n 's/.*\"scenario_hash\": \"\\([0-9a-f]*\\)\".*/\\1/p' $1/run.json; } "
+       "&& old=$(h golden/seed-12) && new=$(h other/seed-12) && rm -r golden/seed-12 && "
+       "cp -r other/seed-12 golden/ && sed -i \"s/$old/$new/\" golden/golden.json",
+       dir);
+    path_of(g, sizeof(g), dir, "golden");
+    for (size_t i = 0; i < 2; i++) {
+        r = check((const char *[]){ "--golden", g, "-o", o,
+                                    i == 0 ? NULL : "--allow-scenario-change", NULL });
+        expect_unusable(&r, "seed-12/run.json: a run of another scenario than");
+        ck_assert_msg(strstr(r.err, "eval.samples") != NULL, "%s", r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(check_rejects_a_golden_of_another_scenario_unless_allowed)
 {
     char *dir = copy_golden();
@@ -640,6 +667,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, check_rejects_a_truncated_metrics_file);
     tcase_add_test(tc, check_rejects_missing_and_extra_files_and_seeds);
     tcase_add_test(tc, check_rejects_a_golden_mixing_two_scenarios);
+    tcase_add_test(tc, check_rejects_a_foreign_seed_whose_hash_was_edited);
     tcase_add_test(tc, check_rejects_a_golden_of_another_scenario_unless_allowed);
     tcase_add_test(tc, check_writes_a_junit_error_for_an_unusable_golden);
     tcase_add_test(tc, check_update_killed_midway_leaves_the_old_golden);

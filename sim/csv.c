@@ -10,20 +10,29 @@
 #include "sim/output.h"
 
 static const sim_csv_rule metrics_rules[] = {
-    { "time_s", 0.0, SIM_CSV_HUGE, false },        { "iterations", 0.0, SIM_CSV_HUGE, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false },       { "epoch", 0.0, SIM_CSV_HUGE, true },
-    { "train_loss", 0.0, SIM_CSV_HUGE, true },     { "test_loss", 0.0, SIM_CSV_HUGE, true },
-    { "test_accuracy", 0.0, 1.0, true },           { "consensus", 0.0, SIM_CSV_HUGE, true },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, true },
+    { "time_s", 0.0, SIM_CSV_HUGE, false, true },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false },
+    { "epoch", 0.0, SIM_CSV_HUGE, true, false },
+    { "train_loss", 0.0, SIM_CSV_HUGE, true, false },
+    { "test_loss", 0.0, SIM_CSV_HUGE, true, false },
+    { "test_accuracy", 0.0, 1.0, true, false },
+    { "consensus", 0.0, SIM_CSV_HUGE, true, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false },
 };
 
 static const sim_csv_rule workers_rules[] = {
-    { "worker", 0.0, SIM_CSV_HUGE, false },        { "speed", 0.0, SIM_CSV_HUGE, false },
-    { "iterations", 0.0, SIM_CSV_HUGE, false },    { "samples", 0.0, SIM_CSV_HUGE, false },
-    { "compute_s", 0.0, SIM_CSV_HUGE, true },      { "comm_s", 0.0, SIM_CSV_HUGE, true },
-    { "wait_s", 0.0, SIM_CSV_HUGE, true },         { "bytes_sent", 0.0, SIM_CSV_HUGE, true },
-    { "bytes_received", 0.0, SIM_CSV_HUGE, true }, { "down_s", 0.0, SIM_CSV_HUGE, true },
-    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true },
+    { "worker", 0.0, SIM_CSV_HUGE, false, true },
+    { "speed", 0.0, SIM_CSV_HUGE, false, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false },
+    { "compute_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "comm_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "wait_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false },
+    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false },
+    { "down_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false },
 };
 
 const sim_csv_rules sim_csv_metrics = { metrics_rules,
@@ -151,11 +160,21 @@ static int check_field(const sim_csv *t, size_t r, const sim_csv_rule *rule, con
 static int check_rules(const sim_csv *t, const sim_csv_rules *rules, sim_err *err)
 {
     for (size_t k = 0; rules != NULL && k < rules->n; k++) {
-        int c = sim_csv_column(t, rules->rule[k].name);
+        const sim_csv_rule *rule = &rules->rule[k];
+        int c = sim_csv_column(t, rule->name);
+        double before = NAN;
         for (size_t r = 0; c >= 0 && r < t->nrows; r++) {
-            int rc = check_field(t, r, &rules->rule[k], sim_csv_cell(t, r, (size_t)c), err);
+            const char *s = sim_csv_cell(t, r, (size_t)c);
+            int rc = check_field(t, r, rule, s, err);
             if (rc != SIM_OK)
                 return rc;
+            double v = sim_csv_number(t, r, (size_t)c);
+            if (rule->increasing && !(v > before) && !isnan(before) && !isnan(v))
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "%s: line %zu: %s: %s is not above the row before's %.17g (a "
+                                   "row repeated or out of order)",
+                                   t->path, t->line[r], rule->name, s, before);
+            before = isnan(v) ? before : v;
         }
     }
     return SIM_OK;

@@ -9,8 +9,9 @@
  * blank line, no NUL byte, no quote inside a bare field or text after a closing quote. Then
  * every field of a column named in `rules` is checked: a finite decimal number in the
  * rule's range ("inf", "nan", "1e400", "0x10", " 1" are not), or empty where the rule allows
- * it. Columns the rules do not name are kept as text. Errors are SIM_EINVAL naming the file
- * and line ("out/a/metrics.csv: line 7: test_accuracy: 1.5 is above 1").
+ * it, and above the row before's where the rule says so. Columns the rules do not name are kept as
+ * text. Errors are SIM_EINVAL naming the file and line ("out/a/metrics.csv: line 7:
+ * test_accuracy: 1.5 is above 1").
  *
  * The table keeps the file's text and splits it in place: every cell is a string valid until
  * sim_csv_fini. sim_csv_metrics and sim_csv_workers are the rules of a run's two CSV files
@@ -34,6 +35,7 @@ typedef struct sim_csv_rule {
     const char *name; /* the column's header name */
     double lo, hi;    /* a number's range, both ends included */
     bool empty;       /* an empty field is allowed (read as NaN) */
+    bool increasing;  /* each row's number above the row before's (no row repeated) */
 } sim_csv_rule;
 
 /* The rules of one file: `n` columns. */
@@ -54,14 +56,14 @@ typedef struct sim_csv {
     int open_errno;  /* after sim_csv_read failed to open the file: its errno, else 0 */
 } sim_csv;
 
-/* The rules of a run's metrics.csv: time_s, iterations and samples numbers in [0,
- * SIM_CSV_HUGE]; epoch, the losses, the consensus distance and throughput_sps the same or
- * empty; test_accuracy in [0, 1] or empty. */
+/* The rules of a run's metrics.csv: time_s (increasing: a row per evaluation), iterations
+ * and samples numbers in [0, SIM_CSV_HUGE]; epoch, the losses, the consensus distance and
+ * throughput_sps the same or empty; test_accuracy in [0, 1] or empty. */
 extern const sim_csv_rules sim_csv_metrics;
 
-/* The rules of a run's workers.csv: worker, speed, iterations, samples, the seconds
- * (compute_s, comm_s, wait_s, down_s, comm_overlap_s) and the byte counts numbers in [0,
- * SIM_CSV_HUGE], the seconds and byte counts also empty (read as 0 by its readers);
+/* The rules of a run's workers.csv: worker (increasing: a row per worker), speed, iterations,
+ * samples, the seconds (compute_s, comm_s, wait_s, down_s, comm_overlap_s) and the byte counts
+ * numbers in [0, SIM_CSV_HUGE], the seconds and byte counts also empty (read as 0 by its readers);
  * params_fnv is text. */
 extern const sim_csv_rules sim_csv_workers;
 

@@ -98,7 +98,8 @@ static void both_refuse(const char *dir, const char *where, const char *what)
 }
 
 /* Each damage found by the probe of issue 38 (read silently, exit 0: a table showing "inf",
- * a three-seed sweep counting four runs) is refused by report and plot --by alike. */
+ * a three-seed sweep counting four runs), and variants of each (a metrics row or a worker
+ * repeated), is refused by report and plot --by alike. */
 START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
 {
     static const struct {
@@ -123,6 +124,11 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "test_loss: -1.7 is below 0" },
         { "b2/metrics.csv", "0.71,,1280\n", "0.71,,12", "b2/metrics.csv: line 4",
           "truncated (no end of line)" },
+        { "a2/metrics.csv", "1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
+          "1,40,1280,0.064,1.9,1.7,0.55,,1280\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
+          "a2/metrics.csv: line 4", "time_s: 1 is not above the row before's 1" },
+        { "b1/workers.csv", "0,1,40,", "1,1,40,", "b1/workers.csv: line 3",
+          "worker: 1 is not above the row before's 1" },
         { "a1/workers.csv", "0.5,0.25,51200", "0.5,-0.25,51200", "a1/workers.csv: line 2",
           "wait_s: -0.25 is below 0" },
         { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
@@ -319,7 +325,7 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
                   "plain,\n");
     sim_csv t;
     sim_err err;
-    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true } };
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false } };
     const sim_csv_rules rules = { rule, 1 };
     ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
     ck_assert_uint_eq(t.nrows, 4);

@@ -73,7 +73,14 @@ static int curve_rows(const app_sweep *sw, size_t k, const size_t *vi, FILE *f, 
     snprintf(path, sizeof(path), "%s/%s/metrics.csv", sw->dir, sw->points[k].name);
     int rc = sim_csv_read(&t, path, &sim_csv_metrics, err);
     if (rc == SIM_EIO && t.open_errno != ENOMEM)
-        return 0; /* no results */
+        return 0;           /* no results */
+    if (rc == SIM_EINVAL) { /* the file and line said, then the fix */
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s (a damaged run: remove %s/%s and run the sweep again)", why, sw->dir,
+                           sw->points[k].name);
+    }
     if (rc != SIM_OK)
         return rc;
     for (size_t j = 0; j < NCURVE_COLS; j++)

@@ -314,6 +314,46 @@ START_TEST(plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing)
 }
 END_TEST
 
+/* A sweep's curves.csv is made from its points' metrics.csv by the same reader: a damaged one
+ * (a row with an infinite throughput appended) is named with its fix, not copied (curves.csv
+ * held the "inf", exit 0). */
+START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
+{
+    char *dir = harness_tmpdir("results"), file[1100], out[1100], point[1300];
+    harness_write(
+        dir, "tiny.json",
+        "{ \"seed\": 5, \"workers\": 2, \"compute\": { \"iteration_ms\": 10 },\n"
+        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 1000,\n"
+        "      \"dim\": 8, \"classes\": 3 }, \"model\": { \"name\": \"softmax\" },\n"
+        "    \"batch\": 16, \"lr\": 0.05 },\n"
+        "  \"protocol\": { \"name\": \"allreduce\" },\n"
+        "  \"stop\": { \"time_s\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 100 } }\n");
+    harness_write(dir, "sw.json", "{ \"base\": \"tiny.json\", \"seeds\": 2 }\n");
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    snprintf(point, sizeof(point), "%s/seed=6", out);
+    char *text = harness_slurp(point, "metrics.csv");
+    size_t n = strlen(text) + 64;
+    char *more = malloc(n);
+    snprintf(more, n, "%s9,90,1440,1,1.5,1.5,0.5,,inf\n", text);
+    harness_write(point, "metrics.csv", more);
+    free(more);
+    free(text);
+    r = harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "seed=6/metrics.csv: line 5: throughput_sps: \"inf\" is not a "
+                                "finite number (a damaged run: remove ") != NULL,
+                  "%s", r.err);
+    char *curves = harness_slurp(out, "curves.csv");
+    ck_assert_msg(strstr(curves, "inf") == NULL, "%s", curves);
+    free(curves);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The reader's form, on its own: quoted fields as sim_output_csv_field writes them, every
  * row ended and as wide as the header; each refusal names the file and line. */
 START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write)
@@ -372,6 +412,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
     tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
+    tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

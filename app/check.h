@@ -9,8 +9,9 @@
  *
  * A check validates the golden first (the seeds file, golden.json and the directories agree;
  * metrics.csv and run.json hash as fingerprinted; every field a finite number; the same
- * columns, rows and times in every seed; the scenario equal to the checked one but for the
- * seed, the output section and the tolerances), then runs M seeds of the scenario (the first
+ * columns, rows and times in every seed; every seed's scenario equal to the first seed's, and
+ * that one to the checked one, but for the seed, the output section and the tolerances), then
+ * runs M seeds of the scenario (the first
  * M from its seed up that the golden does not hold) into OUT/seed-<S>, and compares five
  * statistics of the curves (mean, final and jitter of the test accuracy, mean log test loss,
  * mean throughput) with t prediction intervals from the golden seeds at a family-wise

@@ -9,173 +9,59 @@
 #include <string.h>
 
 #include "app/stats.h"
+#include "sim/csv.h"
 #include "sim/output.h"
 
-#define LINE_MAX_  4096
-#define MAX_FIELDS 64
+#define PATH_TEXT 4096
 
 const char *const app_curve_names[APP_CURVE_NCOLS] = {
     "time_s", "samples", "epoch", "test_loss", "test_accuracy", "throughput_sps",
 };
 
-/* Splits `line` at commas in place; returns the number of fields. */
-static size_t split(char *line, char **fields)
+int app_run_file_missing(const char *path, sim_err *err)
 {
-    size_t n = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; n < MAX_FIELDS;) {
-        fields[n++] = p;
-        char *comma = strchr(p, ',');
-        if (comma == NULL)
-            break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    return n;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "an incomplete run directory (files removed, or copied in part): run it "
+                       "again (a sweep runs a point again once its directory is removed): no "
+                       "file %s",
+                       path);
 }
 
-/* The error of a file that fopen refused: a missing one is the user's to fix (a run
- * directory with some of its files removed, or copied in part), so the hint comes first,
- * before a path that may fill the message. */
-static int cannot_open(const char *path, sim_err *err)
+/* Reads dir/name with the strict reader (sim/csv.h) under `rules`; a missing file is an
+ * incomplete run directory. */
+static int read_csv(const char *dir, const char *name, const sim_csv_rules *rules, sim_csv *t,
+                    sim_err *err)
 {
-    int e = errno;
-    if (e == ENOENT)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "an incomplete run directory (files removed, or copied in part): run "
-                           "it again (a sweep runs a point again once its directory is "
-                           "removed): no file %s",
-                           path);
-    return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
-}
-
-static int grow(app_curve *c, size_t *cap)
-{
-    if (c->n < *cap)
-        return 0;
-    *cap = *cap == 0 ? 64 : *cap * 2;
-    for (size_t j = 0; j < APP_CURVE_NCOLS; j++) {
-        double *v = realloc(c->col[j], *cap * sizeof(*v));
-        if (v == NULL)
-            return -1;
-        c->col[j] = v;
-    }
-    return 0;
-}
-
-/* A finite number filling all of `s`, or an empty field (NaN). False for anything else
- * ("inf", "nan", "1e400", "12x"). */
-static bool parse_field(const char *s, double *v, bool strict)
-{
-    if (s[0] == '\0') {
-        *v = (double)NAN;
-        return true;
-    }
-    char *end = NULL;
-    errno = 0;
-    *v = strtod(s, &end);
-    if (*end != '\0' || end == s)
-        return false;
-    return !strict || (isfinite(*v) && errno != ERANGE);
-}
-
-/* Opens dir/name and finds the columns names[0..n) in its header: idx[j] is a column's
- * field, or the header's field count for a column it lacks, an error for the first
- * `required` of them. A strict reader also refuses a header with no end of line. On success
- * *out is open past the header, path[LINE_MAX_] holds the file's path for messages and
- * *nfields the header's field count. */
-static int open_csv(const char *dir, const char *name, const char *const *names, size_t n,
-                    size_t required, bool strict, char *path, FILE **out, size_t *idx,
-                    size_t *nfields, sim_err *err)
-{
-    char line[LINE_MAX_], *fields[MAX_FIELDS];
-    *out = NULL;
-    if (snprintf(path, LINE_MAX_, "%s/%s", dir, name) >= LINE_MAX_)
+    char path[PATH_TEXT];
+    memset(t, 0, sizeof(*t));
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return cannot_open(path, err);
-    int rc = fgets(line, sizeof(line), f) == NULL
-                 ? sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file", path)
-                 : 0;
-    if (rc == 0 && strict && strchr(line, '\n') == NULL)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line 1: truncated (no end of line)", path);
-    size_t nf = rc == 0 ? split(line, fields) : 0;
-    for (size_t j = 0; j < n && rc == 0; j++) {
-        idx[j] = nf;
-        for (size_t i = 0; i < nf; i++)
-            if (strcmp(fields[i], names[j]) == 0)
-                idx[j] = i;
-        if (idx[j] == nf && j < required)
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no column %s", path, names[j]);
-    }
-    if (rc != 0) {
-        fclose(f);
-        return rc;
-    }
-    *out = f;
-    *nfields = nf;
-    return 0;
-}
-
-static int read_curve(const char *dir, app_curve *c, bool strict, sim_err *err)
-{
-    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
-    size_t idx[APP_CURVE_NCOLS], cap = 0, lineno = 1, ncols = 0, nf;
-    memset(c, 0, sizeof(*c));
-    FILE *f = NULL;
-    int rc = open_csv(dir, "metrics.csv", app_curve_names, APP_CURVE_NCOLS, APP_CURVE_NCOLS, strict,
-                      path, &f, idx, &ncols, err);
-    if (rc != 0)
-        return rc;
-    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-        lineno++;
-        bool whole = strchr(line, '\n') != NULL;
-        nf = split(line, fields);
-        if (strict && !whole) {
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: truncated (no end of line)",
-                             path, lineno);
-            break;
-        }
-        if (strict && nf != ncols) {
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %zu fields, the header has %zu",
-                             path, lineno, nf, ncols);
-            break;
-        }
-        for (size_t i = 0; i < nf && strict && rc == 0; i++) {
-            double v;
-            if (!parse_field(fields[i], &v, true))
-                rc = sim_err_set(err, SIM_EINVAL, NULL,
-                                 "%s: line %zu: \"%s\" is not a finite number", path, lineno,
-                                 fields[i]);
-        }
-        if (rc == 0 && grow(c, &cap) != 0)
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        for (size_t j = 0; j < APP_CURVE_NCOLS && rc == 0; j++) {
-            const char *s = idx[j] < nf ? fields[idx[j]] : "";
-            double v;
-            if (!parse_field(s, &v, strict))
-                rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: bad number \"%s\"", path,
-                                 lineno, s);
-            c->col[j][c->n] = v;
-        }
-        if (rc == 0)
-            c->n++;
-    }
-    fclose(f);
-    if (rc != 0)
-        app_curve_fini(c);
+    int rc = sim_csv_read(t, path, rules, err);
+    if (rc == SIM_EIO && t->open_errno == ENOENT)
+        return app_run_file_missing(path, err);
     return rc;
 }
 
 int app_curve_read(const char *dir, app_curve *c, sim_err *err)
 {
-    return read_curve(dir, c, false, err);
-}
-
-int app_curve_read_strict(const char *dir, app_curve *c, sim_err *err)
-{
-    return read_curve(dir, c, true, err);
+    sim_csv t;
+    size_t idx[APP_CURVE_NCOLS];
+    memset(c, 0, sizeof(*c));
+    int rc = read_csv(dir, "metrics.csv", &sim_csv_metrics, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_require(&t, app_curve_names, APP_CURVE_NCOLS, idx, err);
+    for (size_t j = 0; j < APP_CURVE_NCOLS && rc == SIM_OK; j++)
+        if ((c->col[j] = calloc(t.nrows + 1, sizeof(*c->col[j]))) == NULL)
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++)
+        for (size_t j = 0; j < APP_CURVE_NCOLS; j++)
+            c->col[j][r] = sim_csv_number(&t, r, idx[j]);
+    if (rc == SIM_OK)
+        c->n = t.nrows;
+    else
+        app_curve_fini(c);
+    sim_csv_fini(&t);
+    return rc;
 }
 
 void app_curve_fini(app_curve *c)
@@ -269,34 +155,29 @@ int app_workers_read(const char *dir, app_workers *w, sim_err *err)
     };
     static const char *const names[NCOLS] = { "samples",    "compute_s", "comm_s",        "wait_s",
                                               "bytes_sent", "down_s",    "comm_overlap_s" };
-    char path[LINE_MAX_], line[LINE_MAX_], *fields[MAX_FIELDS];
-    size_t idx[NCOLS], lineno = 1, nf = 0;
     double sum[NCOLS] = { 0 };
+    size_t idx[NCOLS];
+    sim_csv t;
     memset(w, 0, sizeof(*w));
-    FILE *f = NULL;
-    int rc = open_csv(dir, "workers.csv", names, NCOLS, NREQUIRED, false, path, &f, idx, &nf, err);
-    if (rc != 0)
+    int rc = read_csv(dir, "workers.csv", &sim_csv_workers, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_require(&t, names, NREQUIRED, idx, err);
+    if (rc != SIM_OK) {
+        sim_csv_fini(&t);
         return rc;
-    w->has_overlap = idx[OVERLAP] < nf;
-    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-        lineno++;
-        if (line[strspn(line, "\r\n")] == '\0')
-            continue; /* a blank line */
-        size_t n = split(line, fields);
-        for (size_t j = 0; j < NCOLS && rc == 0; j++) {
-            double v = 0.0;
-            if (idx[j] < n && !parse_field(fields[idx[j]], &v, false))
-                rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: bad number \"%s\"", path,
-                                 lineno, fields[idx[j]]);
-            sum[j] += isnan(v) ? 0.0 : v;
+    }
+    for (size_t j = NREQUIRED; j < NCOLS; j++) {
+        int c = sim_csv_column(&t, names[j]);
+        idx[j] = c >= 0 ? (size_t)c : t.ncols; /* optional: absent counts as 0 */
+    }
+    w->has_overlap = idx[OVERLAP] < t.ncols;
+    for (size_t r = 0; r < t.nrows; r++)
+        for (size_t j = 0; j < NCOLS; j++) {
+            double v = idx[j] < t.ncols ? sim_csv_number(&t, r, idx[j]) : 0.0;
+            sum[j] += isnan(v) ? 0.0 : v; /* an empty field counts as 0 */
         }
-        w->n += rc == 0;
-    }
-    fclose(f);
-    if (rc != 0) {
-        memset(w, 0, sizeof(*w));
-        return rc;
-    }
+    w->n = t.nrows;
+    sim_csv_fini(&t);
     w->samples = sum[SAMPLES];
     w->compute_s = sum[COMPUTE];
     w->comm_s = sum[COMM];

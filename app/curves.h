@@ -33,17 +33,19 @@ typedef struct app_curve {
 /* The metrics.csv names of the columns, indexed by app_curve_col. */
 extern const char *const app_curve_names[APP_CURVE_NCOLS];
 
-/* Reads dir/metrics.csv into `c`. SIM_EINVAL when it is missing (an incomplete run
- * directory: the message says to run it again), SIM_EIO if it cannot be read otherwise, SIM_EINVAL
- * for a missing column or a bad number (naming the file and line), SIM_ENOMEM. `c` is zeroed on
- * error. */
-int app_curve_read(const char *dir, app_curve *c, sim_err *err);
+/* The error of a run directory's file that is missing: SIM_EINVAL, "an incomplete run
+ * directory (files removed, or copied in part): run it again ...: no file PATH", the hint
+ * first, before a path that may fill the message. Returns SIM_EINVAL. */
+int app_run_file_missing(const char *path, sim_err *err);
 
-/* As app_curve_read, for a golden that must be exactly as hetsim wrote it: SIM_EINVAL also
- * for a line without its end (a truncated file), a line whose field count is not the
- * header's, and any field that is neither empty nor a finite number ("inf", "nan", "1e400"),
- * naming the file and line. */
-int app_curve_read_strict(const char *dir, app_curve *c, sim_err *err);
+/* Reads dir/metrics.csv into `c` with the one strict reader of results files (sim/csv.h,
+ * sim_csv_metrics): a line cut short (no end of line), a row whose field count is not the
+ * header's, a field of a known column that is not a finite number in its range ("inf",
+ * "nan", "1e400", a negative time or loss, an accuracy above 1) are SIM_EINVAL naming the
+ * file and line, as is a missing column. SIM_EINVAL also when the file is missing (an
+ * incomplete run directory: the message says to run it again); SIM_EIO if it cannot be read
+ * otherwise; SIM_ENOMEM. `c` is zeroed on error. */
+int app_curve_read(const char *dir, app_curve *c, sim_err *err);
 
 /* Frees what `c` owns and zeroes it. */
 void app_curve_fini(app_curve *c);
@@ -84,10 +86,11 @@ typedef struct app_workers {
     bool has_overlap;  /* the file has a comm_overlap_s column */
 } app_workers;
 
-/* Reads dir/workers.csv into `w`, finding its columns by name (samples, compute_s, comm_s,
- * wait_s and bytes_sent required; down_s and comm_overlap_s optional); an empty field counts
- * as 0. SIM_EINVAL: missing (as app_curve_read), no header, a required column absent, a
- * field that is not a number (naming the file and line); SIM_EIO; SIM_ENOMEM. */
+/* Reads dir/workers.csv into `w` with the strict reader (sim/csv.h, sim_csv_workers),
+ * finding its columns by name (samples, compute_s, comm_s, wait_s and bytes_sent required;
+ * down_s and comm_overlap_s optional); an empty field counts as 0. SIM_EINVAL: missing (as
+ * app_curve_read), not in the reader's form, a required column absent, a field that is not a
+ * non-negative finite number (naming the file and line); SIM_EIO; SIM_ENOMEM. */
 int app_workers_read(const char *dir, app_workers *w, sim_err *err);
 
 #endif

@@ -1,13 +1,16 @@
 /* A sweep's index.csv (see index.h). */
 #include "app/index.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/curves.h"
 #include "sim/cfg.h"
+#include "sim/csv.h"
 #include "sim/output.h"
 #include "sim/rundir.h"
 
@@ -16,47 +19,18 @@ static int oom(sim_err *err)
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
-/* Splits the line at *p (CSV, quoted fields with "" escapes) in place, storing at most
- * `max` fields into f (NULL: only counts); advances *p past the line. Returns the field
- * count. */
-static size_t split_line(char **p, char **f, size_t max)
-{
-    char *r = *p, *w = *p;
-    size_t n = 0;
-    for (;;) {
-        if (f != NULL && n < max)
-            f[n] = w;
-        n++;
-        bool quoted = *r == '"';
-        r += quoted;
-        for (; *r != '\0' && (quoted || (*r != '\n' && *r != '\r')); r++) {
-            if (quoted && *r == '"' && r[1] == '"') {
-                *w++ = '"';
-                r++;
-            } else if (quoted && *r == '"') {
-                quoted = false;
-            } else if (!quoted && *r == ',') {
-                break;
-            } else {
-                *w++ = *r;
-            }
-        }
-        bool more = *r == ',';
-        char end = *r;
-        *w++ = '\0';
-        if (!more) {
-            /* *r may just have been overwritten (w == r): go by `end`. */
-            if (end == '\r')
-                r++;
-            if (end == '\n' || (end == '\r' && *r == '\n'))
-                r++;
-            break;
-        }
-        r++;
-    }
-    *p = r;
-    return n;
-}
+/* The numbers of index.csv (app/sweep.c writes them from summary.json; empty for null). */
+static const sim_csv_rule index_rules[] = {
+    { "point", 0.0, SIM_CSV_HUGE, false, false },
+    { "sim_time_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "final_accuracy", 0.0, 1.0, true, false },
+    { "best_accuracy", 0.0, 1.0, true, false },
+    { "time_to_target_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "mean_throughput_sps", 0.0, SIM_CSV_HUGE, true, false },
+    { "wall_s", 0.0, SIM_CSV_HUGE, true, false },
+};
+static const sim_csv_rules index_numbers = { index_rules,
+                                             sizeof(index_rules) / sizeof(index_rules[0]) };
 
 static int missing(const char *sweep_dir, const char *path, sim_err *err)
 {
@@ -81,84 +55,113 @@ static int missing(const char *sweep_dir, const char *path, sim_err *err)
                        path);
 }
 
+/* A row's cells: a whole point number, a run directory's plain name (no '/', not "." or
+ * ".."), a seed of digits, a stop reason. */
+static int check_row(const app_index *ix, size_t r, sim_err *err)
+{
+    const sim_csv *t = &ix->csv;
+    const char *point = sim_csv_cell(t, r, 0), *dir = sim_csv_cell(t, r, 1);
+    const char *seed = sim_csv_cell(t, r, ix->nkeys + 2);
+    const char *reason = sim_csv_cell(t, r, ix->nkeys + 3);
+    const char *bad = point[strspn(point, "0123456789")] != '\0' ? "point: not a whole number"
+                      : dir[0] == '\0' || strchr(dir, '/') != NULL || strcmp(dir, ".") == 0 ||
+                              strcmp(dir, "..") == 0
+                          ? "dir: not the name of a run directory in the sweep's"
+                      : seed[0] == '\0' || seed[strspn(seed, "0123456789")] != '\0'
+                          ? "seed: not a seed"
+                      : reason[0] == '\0' ? "stop_reason: empty"
+                                          : NULL;
+    if (bad != NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s", t->path, t->line[r], bad);
+    return SIM_OK;
+}
+
+/* A cell as a sort key: its text (a point number without leading zeros) and row. */
+typedef struct keyed {
+    const char *key;
+    size_t len, row;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    int c = strcmp(x->key, y->key);
+    return c != 0 ? c : x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* No two rows of one point or one run directory (a row repeated makes a run count twice). */
+static int check_repeats(const app_index *ix, sim_err *err)
+{
+    const sim_csv *t = &ix->csv;
+    keyed *k = calloc(t->nrows + 1, sizeof(*k));
+    if (k == NULL)
+        return oom(err);
+    int rc = SIM_OK;
+    for (size_t c = 0; c < 2 && rc == SIM_OK; c++) {
+        for (size_t r = 0; r < t->nrows; r++) {
+            k[r].key = sim_csv_cell(t, r, c);
+            k[r].key += c == 0 ? strspn(k[r].key, "0") : 0;
+            k[r].len = strlen(k[r].key);
+            k[r].row = r;
+        }
+        qsort(k, t->nrows, sizeof(*k), by_key);
+        for (size_t i = 1; i < t->nrows && rc == SIM_OK; i++)
+            if (k[i].len == k[i - 1].len && strcmp(k[i].key, k[i - 1].key) == 0)
+                rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s %s again (line %zu)",
+                                 t->path, t->line[k[i].row], c == 0 ? "point" : "dir",
+                                 sim_csv_cell(t, k[i].row, c), t->line[k[i - 1].row]);
+    }
+    free(k);
+    return rc;
+}
+
 int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
 {
+    char path[sizeof(ix->csv.path)];
     memset(ix, 0, sizeof(*ix));
-    snprintf(ix->path, sizeof(ix->path), "%s/index.csv", sweep_dir);
-    size_t len = 0;
-    ix->text = sim_output_read(ix->path, &len);
-    if (ix->text == NULL)
-        return missing(sweep_dir, ix->path, err);
-    /* Line ends as split_line takes them: "\n", "\r\n" and a lone "\r". Each row but the last
-     * ends at one, so rows <= lines + 1. */
-    size_t lines = 0;
-    for (size_t i = 0; i < len; i++)
-        lines += ix->text[i] == '\n' || (ix->text[i] == '\r' && ix->text[i + 1] != '\n');
-    char *p = ix->text, *probe = NULL;
-    /* The header: its fields counted on a copy, then split for good. */
-    size_t eol = strcspn(p, "\n");
-    if ((probe = strndup(p, eol)) == NULL) {
-        app_index_fini(ix);
-        return oom(err);
-    }
-    char *q = probe;
-    ix->ncols = split_line(&q, NULL, 0);
-    free(probe);
-    ix->head = calloc(ix->ncols, sizeof(*ix->head));
-    ix->cell = calloc((lines + 1) * ix->ncols, sizeof(*ix->cell));
-    if (ix->head == NULL || ix->cell == NULL) {
-        app_index_fini(ix);
-        return oom(err);
-    }
-    split_line(&p, ix->head, ix->ncols);
-    int seed = app_index_column(ix, "seed"), reason = app_index_column(ix, "stop_reason");
-    if (ix->ncols < 4 || strcmp(ix->head[0], "point") != 0 || strcmp(ix->head[1], "dir") != 0 ||
-        seed < 2 || reason != seed + 1) {
-        /* The message first: fini zeroes the path. */
-        int rc = sim_err_set(err, SIM_EINVAL, NULL,
-                             "%s: not an index of hetsim (its header is not point, dir, ..., "
-                             "seed, stop_reason, ...)",
-                             ix->path);
+    snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);
+    int rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
+    if (rc == SIM_EIO && ix->csv.open_errno != ENOMEM)
+        rc = missing(sweep_dir, path, err);
+    if (rc != SIM_OK) {
         app_index_fini(ix);
         return rc;
     }
-    ix->nkeys = (size_t)seed - 2;
-    for (size_t line = 2; *p != '\0'; line++) {
-        char **row = &ix->cell[ix->nrows * ix->ncols];
-        size_t n = split_line(&p, row, ix->ncols);
-        if (n == 1 && row[0][0] == '\0')
-            continue; /* a blank line */
-        if (n != ix->ncols) {
-            int rc =
-                sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %zu fields, the header has %zu",
-                            ix->path, line, n, ix->ncols);
-            app_index_fini(ix);
-            return rc;
-        }
-        ix->nrows++;
-    }
-    return SIM_OK;
+    const sim_csv *t = &ix->csv;
+    int seed = app_index_column(ix, "seed"), reason = app_index_column(ix, "stop_reason");
+    if (t->ncols < 4 || strcmp(t->head[0], "point") != 0 || strcmp(t->head[1], "dir") != 0 ||
+        seed < 2 || reason != seed + 1)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s: not an index of hetsim (its header is not point, dir, ..., "
+                         "seed, stop_reason, ...)",
+                         path);
+    if (rc == SIM_OK)
+        ix->nkeys = (size_t)seed - 2;
+    for (size_t r = 0; r < t->nrows && rc == SIM_OK; r++)
+        rc = check_row(ix, r, err);
+    if (rc == SIM_OK)
+        rc = check_repeats(ix, err);
+    if (rc != SIM_OK)
+        app_index_fini(ix);
+    return rc;
 }
 
 void app_index_fini(app_index *ix)
 {
-    free(ix->text);
-    free(ix->cell);
-    free(ix->head);
+    sim_csv_fini(&ix->csv);
     memset(ix, 0, sizeof(*ix));
 }
 
 int app_index_column(const app_index *ix, const char *name)
 {
-    for (size_t c = 0; c < ix->ncols; c++)
-        if (strcmp(ix->head[c], name) == 0)
-            return (int)c;
-    return -1;
+    return sim_csv_column(&ix->csv, name);
 }
 
 const char *app_index_cell(const app_index *ix, size_t r, size_t c)
 {
-    return ix->cell[r * ix->ncols + c];
+    return sim_csv_cell(&ix->csv, r, c);
 }
 
 bool app_index_has_results(const app_index *ix, size_t r)
@@ -171,7 +174,7 @@ void app_index_keys(const app_index *ix, char *buf, size_t size)
     size_t len = 0;
     buf[0] = '\0';
     for (size_t c = 2; c < ix->nkeys + 3 && len < size; c++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", c > 2 ? ", " : "", ix->head[c]);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", c > 2 ? ", " : "", ix->csv.head[c]);
 }
 
 int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err *err)
@@ -181,29 +184,45 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
     if (*col >= 2 && (size_t)*col <= ix->nkeys + 2)
         return SIM_OK;
     app_index_keys(ix, valid, sizeof(valid));
-    return sim_err_set(err, SIM_EINVAL, NULL, "%s: no column \"%s\" (valid: %s)", ix->path, key,
+    return sim_err_set(err, SIM_EINVAL, NULL, "%s: no column \"%s\" (valid: %s)", ix->csv.path, key,
                        valid);
 }
 
-/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy), or NaN. */
-static double stop_target(const char *dir)
+/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy) into *v,
+ * NaN when it has none (absent or null). A missing run.json is an incomplete run directory
+ * (its fix said); one that is not JSON, has no scenario.stop or a target that is not a number
+ * in [0, 1] is refused naming the file. */
+static int stop_target(const char *dir, double *v, sim_err *err)
 {
     char path[2048];
+    *v = NAN;
     if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
-        return (double)NAN;
+        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
     size_t n = 0;
+    errno = 0;
     char *text = sim_output_read(path, &n);
-    double v = NAN;
-    sim_cfg *root = text != NULL ? sim_cfg_parse(text, n, path, NULL) : NULL, *sc = NULL,
-            *stop = NULL;
+    if (text == NULL && errno == ENOENT)
+        return app_run_file_missing(path, err);
+    if (text == NULL)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path,
+                           strerror(errno != 0 ? errno : EIO));
+    sim_cfg *root = sim_cfg_parse(text, n, path, err), *sc = NULL, *stop = NULL;
     free(text);
-    if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == 0 && sc != NULL &&
-        sim_cfg_child(sc, "stop", &stop, NULL) == 0 && stop != NULL &&
-        sim_cfg_has(stop, "target_accuracy") && !sim_cfg_is_null(stop, "target_accuracy") &&
-        sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, &v, NULL) != 0)
-        v = NAN;
+    int rc = root != NULL ? SIM_OK : err->code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EINVAL;
+    if (rc == SIM_OK && (rc = sim_cfg_child(root, "scenario", &sc, err)) == SIM_OK && sc != NULL)
+        rc = sim_cfg_child(sc, "stop", &stop, err);
+    if (rc == SIM_OK && stop == NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no scenario.stop (not a run.json of hetsim)",
+                         path);
+    if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
+        !sim_cfg_is_null(stop, "target_accuracy"))
+        rc = sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, v, err);
     sim_cfg_destroy(root);
-    return v;
+    if (rc != SIM_OK && rc != SIM_ENOMEM && rc != SIM_EIO) {
+        sim_err_file(err, path);
+        rc = err->code = SIM_EINVAL;
+    }
+    return rc;
 }
 
 int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err)
@@ -211,11 +230,14 @@ int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *ta
     char dir[2048];
     const char *first = NULL;
     *target = NAN;
-    for (size_t r = 0; r < ix->nrows; r++) {
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
         if (!app_index_has_results(ix, r))
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
-        double t = stop_target(dir);
+        double t = NAN;
+        int rc = stop_target(dir, &t, err);
+        if (rc != SIM_OK)
+            return rc;
         if (first == NULL) {
             first = app_index_cell(ix, r, 1);
             *target = t;
@@ -223,7 +245,7 @@ int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *ta
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "%s: the runs stop at different target accuracies (%g in %s, %g "
                                "in %s): choose one with --target",
-                               ix->path, *target, first, t, app_index_cell(ix, r, 1));
+                               ix->csv.path, *target, first, t, app_index_cell(ix, r, 1));
         }
     }
     return SIM_OK;

@@ -3,8 +3,8 @@
  *
  * index.csv (app/sweep.h) has the columns point, dir, one per grid path (the swept keys),
  * seed, stop_reason and the summary's figures; a point without results has stop_reason
- * "missing". The reader keeps the file's text and splits it in place: a cell is valid until
- * app_index_fini.
+ * "missing". It is read by the one strict reader of results files (sim/csv.h): a cell is
+ * valid until app_index_fini.
  */
 #ifndef APP_INDEX_H
 #define APP_INDEX_H
@@ -12,22 +12,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sim/csv.h"
 #include "sim/err.h"
 
 typedef struct app_index {
-    char *text;      /* the file's bytes, split in place; owned */
-    char **cell;     /* (nrows * ncols) row r, column c at cell[r * ncols + c]; owned */
-    char **head;     /* (ncols) the header's names; owned */
-    size_t ncols;    /* columns */
-    size_t nrows;    /* rows after the header */
-    size_t nkeys;    /* the swept keys: columns 2 .. 2 + nkeys - 1 */
-    char path[1024]; /* SWEEP_DIR/index.csv, for messages */
+    sim_csv csv;  /* the file: csv.head, csv.nrows, csv.path (SWEEP_DIR/index.csv) */
+    size_t nkeys; /* the swept keys: columns 2 .. 2 + nkeys - 1 */
 } app_index;
 
 /* Reads sweep_dir/index.csv into `ix`. SIM_EINVAL when it is missing (a hint says what the
  * directory is: a run directory to plot without --by, or no sweep at all), has no header of
- * hetsim's (point, dir, ..., seed, stop_reason), or a row whose field count is not the
- * header's (naming the file and line); SIM_ENOMEM. `ix` is zeroed on error. */
+ * hetsim's (point, dir, ..., seed, stop_reason), is not in the strict reader's form (a row
+ * cut short, a field count not the header's), or holds a cell hetsim does not write: a point
+ * that is not a whole number, a dir that is not a plain name (empty, with a '/', "." or
+ * ".."), a seed that is not digits, an empty stop_reason, a figure that is not a finite
+ * number in its range (sim_time_s, time_to_target_s, mean_throughput_sps and wall_s in [0,
+ * SIM_CSV_HUGE], the accuracies in [0, 1]; empty for null), or a point or dir listed twice; each
+ * naming the file and line. SIM_ENOMEM. `ix` is zeroed on error. */
 int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err);
 
 /* Frees what `ix` owns and zeroes it. */

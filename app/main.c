@@ -1,13 +1,11 @@
 /* hetsim: the command line (DESIGN §8).
  *
- * The only file that reads argv, prints results to stdout and exits. Exit codes: 0 success,
- * 1 run failed (divergence, I/O), 2 bad usage or bad scenario.
+ * With app/main_args.c and app/main_results.c (app/main_state.h), the only files that read
+ * argv, print results to stdout and exit. Exit codes: 0 success, 1 run failed (divergence,
+ * I/O), 2 bad usage or bad scenario.
  */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +16,9 @@
 
 #include "app/bench_train.h"
 #include "app/check.h"
+#include "app/main_state.h"
 #include "app/mpi.h"
-#include "app/report.h"
 #include "app/sweep.h"
-#include "app/sweep_plot.h"
 #include "models/bench.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
@@ -30,17 +27,9 @@
 #include "sim/err.h"
 #include "sim/fabric.h"
 #include "sim/layers.h"
-#include "sim/output.h"
-#include "sim/plot.h"
 #include "sim/pool.h"
 #include "sim/rundir.h"
 #include "sim/scenario.h"
-
-enum {
-    EXIT_OK = 0,
-    EXIT_RUN = 1,
-    EXIT_USAGE = 2
-};
 
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--threads N] [--quiet]\n"
@@ -66,12 +55,13 @@ static const char usage[] =
     "          outputs for every N\n"
     "validate  check scenario files strictly without running them\n"
     "plot      draw convergence, throughput and time breakdown of one or more runs (a line\n"
-    "          per run) into DIR (default: the first run's directory); needs gnuplot;\n"
-    "          (arguments that are not runs are skipped); with --by, a sweep's runs: a line\n"
-    "          per value of KEY (mean over its runs, with a band: the 95% interval of the\n"
-    "          mean, or min-max) and bars of time to target accuracy ACC (default: the\n"
-    "          runs' stop target) read from the curves; --format pdf or svg for vector\n"
-    "          figures, --style DIR to draw with one's own copies of the scripts\n"
+    "          per run) into DIR (one run: its own directory by default; several: -o DIR,\n"
+    "          never another run, sweep or golden); needs gnuplot (arguments that are not\n"
+    "          runs are skipped); with --by, a sweep's runs (into its directory by\n"
+    "          default): a line per value of KEY (mean over its runs, with a band: the 95%\n"
+    "          interval of the mean, or min-max) and bars of time to target accuracy ACC\n"
+    "          (default: the runs' stop target) read from the curves; --format pdf or svg\n"
+    "          for vector figures, --style DIR to draw with one's own copies of the scripts\n"
     "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
     "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
     "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
@@ -98,27 +88,6 @@ static const char usage[] =
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("hetsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n(see hetsim --help)\n", stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int report(const sim_err *err)
-{
-    char buf[1024];
-    sim_err_format(err, buf, sizeof(buf));
-    fprintf(stderr, "hetsim: %s\n", buf);
-    return err->code == SIM_ESCENARIO || err->code == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
-}
-
 /* A scenario error (bad file, bad key) exits 2 even when the loader says SIM_EIO for a file
  * that cannot be read: the input is what is wrong. */
 static int load(const char *file, const char *const *sets, size_t nsets, sim_scenario **out)
@@ -129,7 +98,7 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     const proto_ops *ops = sc != NULL ? proto_lookup(sc, &err) : NULL;
     if (ops == NULL || sim_run_check(sc, ops, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
-        report(&err);
+        cli_report(&err);
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
     }
     *out = sc;
@@ -138,34 +107,6 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
 
 /* The largest -j: more local processes at once than any machine has cores. */
 #define MAX_JOBS 4096
-
-/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
- * suffix), no overflow. Returns false for anything else. */
-static bool count_arg(const char *s, unsigned long long lo, unsigned long long hi,
-                      unsigned long long *out)
-{
-    unsigned long long v = 0;
-    if (*s == '\0')
-        return false;
-    for (; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned)(*s - '0');
-    }
-    *out = v;
-    return v >= lo && v <= hi;
-}
-
-/* --threads's value: a count in [1, SIM_POOL_MAX_THREADS]. */
-static int threads_arg(const char *v, unsigned *out)
-{
-    unsigned long long n;
-    if (!count_arg(v, 1, SIM_POOL_MAX_THREADS, &n))
-        return usage_error("--threads needs a count in [1, %d], got \"%s\"", SIM_POOL_MAX_THREADS,
-                           v);
-    *out = (unsigned)n;
-    return EXIT_OK;
-}
 
 static int cmd_run(int argc, char **argv)
 {
@@ -180,26 +121,26 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < argc && rc == EXIT_OK; i++) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--set") == 0) {
             if (i + 1 >= argc)
-                rc = usage_error("%s needs a value", argv[i]);
+                rc = cli_usage("%s needs a value", argv[i]);
             else if (argv[i][1] == 'o')
                 out_dir = argv[++i];
             else
                 sets[nsets++] = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0) {
-            rc = i + 1 >= argc ? usage_error("%s needs a value", argv[i])
-                               : threads_arg(argv[++i], &threads);
+            rc = i + 1 >= argc ? cli_usage("%s needs a value", argv[i])
+                               : cli_threads(argv[++i], &threads);
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             quiet = true;
         } else if (argv[i][0] == '-') {
-            rc = usage_error("unknown option %s", argv[i]);
+            rc = cli_usage("unknown option %s", argv[i]);
         } else if (file != NULL) {
-            rc = usage_error("run takes one scenario, got a second: %s", argv[i]);
+            rc = cli_usage("run takes one scenario, got a second: %s", argv[i]);
         } else {
             file = argv[i];
         }
     }
     if (rc == EXIT_OK && file == NULL)
-        rc = usage_error("%s", "run needs a scenario file");
+        rc = cli_usage("%s", "run needs a scenario file");
     sim_scenario *sc = NULL;
     if (rc == EXIT_OK)
         rc = load(file, sets, nsets, &sc);
@@ -217,11 +158,11 @@ static int cmd_run(int argc, char **argv)
     if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir,
                                 SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), &err) != SIM_OK) {
         sim_scenario_destroy(sc);
-        return report(&err);
+        return cli_report(&err);
     }
     if (sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
-        report(&err);
+        cli_report(&err);
         /* A data file found malformed while loading is bad input, like a bad scenario
          * (nothing has been written then); anything else is a failed run. */
         return err.code == SIM_ESCENARIO ? EXIT_USAGE : EXIT_RUN;
@@ -239,7 +180,7 @@ static int cmd_run(int argc, char **argv)
 static int cmd_validate(int argc, char **argv)
 {
     if (argc == 0)
-        return usage_error("%s", "validate needs at least one scenario file");
+        return cli_usage("%s", "validate needs at least one scenario file");
     int worst = EXIT_OK;
     for (int i = 0; i < argc; i++) {
         sim_scenario *sc = NULL;
@@ -251,209 +192,6 @@ static int cmd_validate(int argc, char **argv)
             worst = rc;
     }
     return worst;
-}
-
-typedef struct plot_args {
-    const char *out_dir, *by, *x, *band, *target, *format, *style;
-    sim_plot_format fmt;
-    const char **dirs; /* (n) */
-    size_t n;
-} plot_args;
-
-static int plot_sweep(const plot_args *a)
-{
-    static const char *const xs[] = { "time", "samples", "epoch" };
-    static const enum app_curve_col cols[] = { APP_CURVE_TIME, APP_CURVE_SAMPLES, APP_CURVE_EPOCH };
-    const char *x = a->x != NULL ? a->x : "time";
-    size_t i = 0;
-    while (i < 3 && strcmp(x, xs[i]) != 0)
-        i++;
-    if (i == 3)
-        return usage_error("--x takes time, epoch or samples, got \"%s\"", x);
-    app_sweep_plot_options o = { .sweep_dir = a->dirs[0],
-                                 .key = a->by,
-                                 .x = cols[i],
-                                 .band = APP_CURVE_BAND_CI95,
-                                 .target = NAN,
-                                 .format = a->fmt,
-                                 .out_dir = a->out_dir != NULL ? a->out_dir : a->dirs[0] };
-    if (a->band != NULL && strcmp(a->band, "minmax") == 0)
-        o.band = APP_CURVE_BAND_MINMAX;
-    else if (a->band != NULL && strcmp(a->band, "ci") != 0)
-        return usage_error("--band takes ci or minmax, got \"%s\"", a->band);
-    if (a->target != NULL) {
-        char *end = NULL;
-        errno = 0;
-        o.target = strtod(a->target, &end);
-        if (end == a->target || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
-            return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", a->target);
-    }
-    sim_err err;
-    if (app_sweep_plot(&o, stderr, &err) != SIM_OK)
-        return report(&err);
-    printf("plots in %s\n", o.out_dir);
-    return EXIT_OK;
-}
-
-static bool is_file(const char *dir, const char *name)
-{
-    char path[4096];
-    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-        return false;
-    return access(path, F_OK) == 0;
-}
-
-/* Runs without --by: arguments that are not run directories (no metrics.csv: a figure a
- * glob picked up, a stray file) are skipped with a warning; a sweep's directory is pointed to
- * --by. */
-static int plot_runs(plot_args *a)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        const char *d = a->dirs[i];
-        if (sim_rundir_kind_of(d) == SIM_RUNDIR_WORK) {
-            fprintf(stderr,
-                    "hetsim: skipped %s: the work directory of a run that was cut short "
-                    "(killed before it finished): run it again\n",
-                    d);
-        } else if (is_file(d, "metrics.csv")) {
-            a->dirs[kept++] = d;
-        } else if (is_file(d, "index.csv") || is_file(d, SIM_RUNDIR_SWEEP_MARKER)) {
-            return usage_error("%s is a sweep's directory: draw its runs with `hetsim plot %s "
-                               "--by KEY` (KEY a swept key, or seed)",
-                               d, d);
-        } else if (is_file(d, "run.json") || is_file(d, "summary.json")) {
-            fprintf(stderr,
-                    "hetsim: skipped %s: a run directory without metrics.csv (files removed, "
-                    "or copied in part): run it again\n",
-                    d);
-        } else {
-            fprintf(stderr, "hetsim: skipped %s: not a run directory (no metrics.csv)\n", d);
-        }
-    }
-    if (kept == 0)
-        return usage_error("%s", "plot: none of the arguments is a run directory");
-    sim_err err;
-    sim_err_clear(&err);
-    const char *out = a->out_dir != NULL ? a->out_dir : a->dirs[0];
-    char **labels = calloc(kept, sizeof(*labels));
-    int rc = labels == NULL ? EXIT_RUN : EXIT_OK;
-    /* Sweep points are told apart by their overrides, not by the base scenario's name. */
-    if (rc == EXIT_OK && app_sweep_point_labels(a->dirs, kept, labels, &err) != SIM_OK)
-        rc = report(&err);
-    if (rc == EXIT_OK &&
-        sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, a->fmt, &err) != SIM_OK)
-        rc = report(&err);
-    if (rc == EXIT_OK)
-        printf("plots in %s\n", out);
-    for (size_t i = 0; labels != NULL && i < kept; i++)
-        free(labels[i]);
-    free(labels);
-    return rc;
-}
-
-static int cmd_plot(int argc, char **argv)
-{
-    plot_args a = { .dirs = calloc((size_t)argc + 1, sizeof(*a.dirs)) };
-    if (a.dirs == NULL)
-        return EXIT_RUN;
-    int rc = EXIT_OK;
-    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
-        const char *o = argv[i];
-        const char **slot = strcmp(o, "-o") == 0         ? &a.out_dir
-                            : strcmp(o, "--by") == 0     ? &a.by
-                            : strcmp(o, "--x") == 0      ? &a.x
-                            : strcmp(o, "--band") == 0   ? &a.band
-                            : strcmp(o, "--target") == 0 ? &a.target
-                            : strcmp(o, "--format") == 0 ? &a.format
-                            : strcmp(o, "--style") == 0  ? &a.style
-                                                         : NULL;
-        if (slot != NULL) {
-            if (i + 1 >= argc)
-                rc = usage_error("%s needs a value", o);
-            else
-                *slot = argv[++i];
-        } else if (o[0] == '-') {
-            rc = usage_error("unknown option %s", o);
-        } else {
-            a.dirs[a.n++] = o;
-        }
-    }
-    if (rc == EXIT_OK && a.n == 0)
-        rc = usage_error("%s", "plot needs at least one run directory");
-    a.fmt = SIM_PLOT_PNG;
-    if (rc == EXIT_OK && a.format != NULL) {
-        a.fmt = strcmp(a.format, "pdf") == 0   ? SIM_PLOT_PDF
-                : strcmp(a.format, "svg") == 0 ? SIM_PLOT_SVG
-                : strcmp(a.format, "png") == 0 ? SIM_PLOT_PNG
-                                               : SIM_PLOT_UNKNOWN;
-        if (a.fmt == SIM_PLOT_UNKNOWN)
-            rc = usage_error("--format takes png, pdf or svg, got \"%s\"", a.format);
-    }
-    if (rc == EXIT_OK && a.by == NULL && (a.x != NULL || a.band != NULL || a.target != NULL))
-        rc = usage_error("%s", "--x, --band and --target go with --by (sweep figures)");
-    if (rc == EXIT_OK && a.by != NULL && a.n != 1)
-        rc = usage_error("%s", "plot --by takes one sweep directory");
-    sim_err err;
-    sim_err_clear(&err);
-    size_t found = 0;
-    if (rc == EXIT_OK && a.style != NULL && sim_plot_set_style(a.style, &found, &err) != SIM_OK)
-        rc = report(&err);
-    /* Figures are files: into a run directory is fine, into a new directory under one is not
-     * (a run directory holds only files, and is replaced whole: sim/rundir.h). */
-    if (rc == EXIT_OK && a.out_dir != NULL &&
-        sim_rundir_check_within(a.out_dir,
-                                SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                                    SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN),
-                                &err) != SIM_OK)
-        rc = report(&err);
-    if (rc == EXIT_OK)
-        rc = a.by != NULL ? plot_sweep(&a) : plot_runs(&a);
-    free(a.dirs);
-    return rc;
-}
-
-static int cmd_report(int argc, char **argv)
-{
-    app_report_options o = { .target = NAN, .format = APP_REPORT_MD };
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--by") == 0 || strcmp(a, "--target") == 0 || strcmp(a, "--best-over") == 0 ||
-            strcmp(a, "--format") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--by") == 0) {
-                o.key = v;
-            } else if (strcmp(a, "--best-over") == 0) {
-                o.best_over = v;
-            } else if (strcmp(a, "--format") == 0) {
-                if (strcmp(v, "md") != 0 && strcmp(v, "csv") != 0)
-                    return usage_error("--format takes md or csv, got \"%s\"", v);
-                o.format = v[0] == 'c' ? APP_REPORT_CSV : APP_REPORT_MD;
-            } else {
-                char *end = NULL;
-                errno = 0;
-                o.target = strtod(v, &end);
-                if (end == v || *end != '\0' || errno != 0 || !(o.target > 0.0) || o.target > 1.0)
-                    return usage_error("--target needs a test accuracy in (0, 1], got \"%s\"", v);
-            }
-        } else if (a[0] == '-') {
-            return usage_error("unknown option %s", a);
-        } else if (o.sweep_dir != NULL) {
-            return usage_error("report takes one sweep directory, got a second: %s", a);
-        } else {
-            o.sweep_dir = a;
-        }
-    }
-    if (o.sweep_dir == NULL)
-        return usage_error("%s", "report needs a sweep directory");
-    if (o.key == NULL)
-        return usage_error("%s", "report needs --by KEY (a swept key of the sweep, or seed)");
-    sim_err err;
-    if (app_report_print(&o, stdout, stderr, &err) != SIM_OK)
-        return report(&err);
-    return EXIT_OK;
 }
 
 /* The shipped profiles: layers, parameters and forward GFLOPs per sample of each. */
@@ -517,8 +255,8 @@ static void list_fabrics(void)
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
-        return usage_error("%s", "list needs one of: protocols, models, datasets, topologies, "
-                                 "profiles, devices, fabrics");
+        return cli_usage("%s", "list needs one of: protocols, models, datasets, topologies, "
+                               "profiles, devices, fabrics");
     if (strcmp(argv[0], "profiles") == 0)
         return list_profiles();
     if (strcmp(argv[0], "devices") == 0) {
@@ -556,7 +294,7 @@ static int cmd_list(int argc, char **argv)
         printf("%-12s %s\n", "fat_tree",
                "k-ary fat-tree (k^3/4 hosts), paths chosen from the endpoints; oversubscription");
     } else {
-        return usage_error(
+        return cli_usage(
             "cannot list \"%s\" (protocols, models, datasets, topologies, profiles, devices, "
             "fabrics)",
             argv[0]);
@@ -575,9 +313,9 @@ static int cmd_bench(int argc, char **argv)
     unsigned threads = sim_pool_cores();
     int rc = SIM_OK;
     if (argc == 3 && strcmp(what, "threads") == 0 && strcmp(argv[1], "--threads") == 0)
-        rc = threads_arg(argv[2], &threads);
+        rc = cli_threads(argv[2], &threads);
     else if (argc > 1 || !known)
-        return usage_error(
+        return cli_usage(
             "bench takes engine, network, kernels, overlap, collectives or threads [--threads N], "
             "got \"%s\"",
             what);
@@ -603,7 +341,7 @@ static int cmd_bench(int argc, char **argv)
     if (rc == SIM_OK && (all || strcmp(what, "threads") == 0))
         rc = app_bench_threads_run(stdout, threads, NULL, &err);
     if (rc != SIM_OK) {
-        report(&err);
+        cli_report(&err);
         return EXIT_RUN;
     }
     return EXIT_OK;
@@ -623,23 +361,23 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
         bool has_value = i + 1 < argc;
         if (strcmp(o, "-j") == 0 || strcmp(o, "--index") == 0 || strcmp(o, "-o") == 0) {
             if (!has_value)
-                return usage_error("%s needs a value", o);
+                return cli_usage("%s needs a value", o);
             const char *v = argv[++i];
             if (o[1] == 'o') {
                 a->out_dir = v;
             } else if (o[1] == 'j') {
-                if (!count_arg(v, 1, MAX_JOBS, &a->jobs))
-                    return usage_error("-j needs a count in [1, %d], got \"%s\"", MAX_JOBS, v);
-            } else if (!count_arg(v, 0, APP_SWEEP_MAX_POINTS - 1, &a->index)) {
-                return usage_error("--index needs a point number in [0, %d], got \"%s\"",
-                                   APP_SWEEP_MAX_POINTS - 1, v);
+                if (!cli_count(v, 1, MAX_JOBS, &a->jobs))
+                    return cli_usage("-j needs a count in [1, %d], got \"%s\"", MAX_JOBS, v);
+            } else if (!cli_count(v, 0, APP_SWEEP_MAX_POINTS - 1, &a->index)) {
+                return cli_usage("--index needs a point number in [0, %d], got \"%s\"",
+                                 APP_SWEEP_MAX_POINTS - 1, v);
             } else {
                 a->has_index = true;
             }
         } else if (strcmp(o, "--threads") == 0) {
             if (!has_value)
-                return usage_error("%s needs a value", o);
-            int rc = threads_arg(argv[++i], &a->threads);
+                return cli_usage("%s needs a value", o);
+            int rc = cli_threads(argv[++i], &a->threads);
             if (rc != EXIT_OK)
                 return rc;
         } else if (strcmp(o, "--list") == 0) {
@@ -649,27 +387,27 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
         } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) {
             a->quiet = true;
         } else if (o[0] == '-') {
-            return usage_error("unknown option %s", o);
+            return cli_usage("unknown option %s", o);
         } else if (a->file != NULL) {
-            return usage_error("sweep takes one sweep file, got a second: %s", o);
+            return cli_usage("sweep takes one sweep file, got a second: %s", o);
         } else {
             a->file = o;
         }
     }
     if (a->file == NULL)
-        return usage_error("%s", "sweep needs a sweep file");
+        return cli_usage("%s", "sweep needs a sweep file");
     return EXIT_OK;
 }
 
 static int run_point(void *ud, size_t k)
 {
     sim_err err;
-    long pid = app_sweep_spawn(ud, k, &err);
-    if (pid < 0) {
-        report(&err);
+    app_sweep_child child;
+    if (app_sweep_spawn(ud, k, &child, &err) < 0) {
+        cli_report(&err);
         return EXIT_RUN;
     }
-    return app_sweep_wait(pid);
+    return app_sweep_wait(ud, &child, stderr);
 }
 
 /* Rank 0 hands the missing points out, the other ranks run them; rank 0 writes the index. */
@@ -689,7 +427,7 @@ static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
     if (rank == 0 && rc == SIM_OK)
         rc = app_sweep_write_index(sw, &err);
     if (rc != SIM_OK)
-        return report(&err);
+        return cli_report(&err);
     if (rank == 0 && !quiet)
         printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", file, n, ntodo,
                failed, app_sweep_dir(sw));
@@ -704,7 +442,7 @@ static int mpi_pair_refused(const char *option)
     sim_err err;
     bool mpi = app_mpi_built() && app_mpi_init(&rank, &size, &err) == SIM_OK;
     if (rank == 0)
-        usage_error("--mpi does not go with %s (run %s without --mpi and mpirun)", option, option);
+        cli_usage("--mpi does not go with %s (run %s without --mpi and mpirun)", option, option);
     if (mpi)
         app_mpi_finalize();
     return EXIT_USAGE;
@@ -729,11 +467,11 @@ static int cmd_sweep(int argc, char **argv)
     sim_err err;
     int rank = 0, size = 1;
     if (a.mpi && app_mpi_init(&rank, &size, &err) != SIM_OK)
-        return report(&err);
+        return cli_report(&err);
     app_sweep *sw = app_sweep_load(a.file, &opt, &err);
     if (sw == NULL) {
         if (rank == 0)
-            report(&err);
+            cli_report(&err);
         if (a.mpi)
             app_mpi_finalize();
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
@@ -741,20 +479,22 @@ static int cmd_sweep(int argc, char **argv)
     size_t n = app_sweep_size(sw), ran = 0, failed = 0;
     if (a.list) {
         if (app_sweep_list(sw, stdout, &err) != SIM_OK)
-            rc = report(&err);
+            rc = cli_report(&err);
     } else if (a.has_index) {
         if (a.index >= n) {
-            rc = usage_error("--index %llu: the sweep has points 0 to %zu", a.index, n - 1);
+            rc = cli_usage("--index %llu: the sweep has points 0 to %zu", a.index, n - 1);
         } else if (app_sweep_open_dir(sw, false, &err) != SIM_OK) {
-            rc = report(&err);
+            rc = cli_report(&err);
         } else {
-            long pid = app_sweep_spawn(sw, (size_t)a.index, &err);
-            rc = pid < 0 ? report(&err) : app_sweep_wait(pid);
+            app_sweep_child child;
+            rc = app_sweep_spawn(sw, (size_t)a.index, &child, &err) < 0
+                     ? cli_report(&err)
+                     : app_sweep_wait(sw, &child, stderr);
         }
     } else if (a.mpi) {
         rc = sweep_mpi(sw, a.file, rank, a.quiet);
     } else if (app_sweep_run(sw, &ran, &failed, &err) != SIM_OK) {
-        rc = report(&err);
+        rc = cli_report(&err);
     } else {
         if (!a.quiet)
             printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", a.file, n,
@@ -775,7 +515,7 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         if (strcmp(a, "--golden") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "-o") == 0 ||
             strcmp(a, "--seeds") == 0 || strcmp(a, "--junit") == 0) {
             if (i + 1 >= argc)
-                return usage_error("%s needs a value", a);
+                return cli_usage("%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "--golden") == 0)
                 o->golden = v;
@@ -785,14 +525,14 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
                 o->out_dir = v;
             else if (strcmp(a, "--set") == 0)
                 sets[o->nsets++] = v;
-            else if (!count_arg(v, 1, 64, &seeds))
-                return usage_error("--seeds needs a count in [1, 64], got \"%s\"", v);
+            else if (!cli_count(v, 1, 64, &seeds))
+                return cli_usage("--seeds needs a count in [1, 64], got \"%s\"", v);
             else
                 o->seeds = (unsigned)seeds;
         } else if (strcmp(a, "--threads") == 0) {
             if (i + 1 >= argc)
-                return usage_error("%s needs a value", a);
-            int rc = threads_arg(argv[++i], &o->threads);
+                return cli_usage("%s needs a value", a);
+            int rc = cli_threads(argv[++i], &o->threads);
             if (rc != EXIT_OK)
                 return rc;
         } else if (strcmp(a, "--update") == 0) {
@@ -802,24 +542,24 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         } else if (strcmp(a, "--allow-scenario-change") == 0) {
             o->allow_scenario_change = true;
         } else if (a[0] == '-') {
-            return usage_error("unknown option %s", a);
+            return cli_usage("unknown option %s", a);
         } else if (o->scenario != NULL) {
-            return usage_error("check takes one scenario, got a second: %s", a);
+            return cli_usage("check takes one scenario, got a second: %s", a);
         } else {
             o->scenario = a;
         }
     }
     if (o->scenario == NULL)
-        return usage_error("%s", "check needs a scenario file");
+        return cli_usage("%s", "check needs a scenario file");
     if (o->golden == NULL)
-        return usage_error("%s", "check needs --golden DIR");
+        return cli_usage("%s", "check needs --golden DIR");
     if (o->update && o->exact)
-        return usage_error("%s", "--update and --exact do not go together");
+        return cli_usage("%s", "--update and --exact do not go together");
     if (o->seeds == 0)
         o->seeds = o->update ? 5 : 2;
     if (o->update && o->seeds < 3)
-        return usage_error("a golden needs at least 3 seeds for a statistical check, got %u",
-                           o->seeds);
+        return cli_usage("a golden needs at least 3 seeds for a statistical check, got %u",
+                         o->seeds);
     return EXIT_OK;
 }
 
@@ -835,7 +575,7 @@ static int cmd_check(int argc, char **argv)
         sim_err err;
         rc = app_check_run(&o, stdout, &err);
         if (rc < 0) {
-            report(&err);
+            cli_report(&err);
             rc = rc == SIM_ESCENARIO || rc == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
         }
     }
@@ -869,14 +609,14 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "plot") == 0)
-        return cmd_plot(argc - 2, argv + 2);
+        return cli_plot(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0)
-        return cmd_report(argc - 2, argv + 2);
+        return cli_table(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "sweep") == 0)
         return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
-    return usage_error("unknown command \"%s\"", cmd);
+    return cli_usage("unknown command \"%s\"", cmd);
 }

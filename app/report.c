@@ -50,7 +50,7 @@ typedef struct report {
     int kcol, bcol;      /* KEY's and PATH's columns (bcol -1 without --best-over) */
     double target;       /* NaN: no time to target */
     bool overlap;        /* some run's workers.csv has comm_overlap_s */
-    run *runs;           /* (ix.nrows) */
+    run *runs;           /* (ix.csv.nrows) */
     const char **groups; /* (ngroups) KEY values; borrowed from the index */
     size_t ngroups;
     cell *cells; /* (ncells) */
@@ -61,13 +61,6 @@ typedef struct report {
 static int oom(sim_err *err)
 {
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-}
-
-static double number(const char *s)
-{
-    char *end = NULL;
-    double v = strtod(s, &end);
-    return end == s || *end != '\0' ? (double)NAN : v;
 }
 
 /* ---- Reading ----------------------------------------------------------------------------- */
@@ -107,7 +100,7 @@ static int read_run(report *rp, size_t r, sim_err *err)
     snprintf(dir, sizeof(dir), "%s/%s", rp->o->sweep_dir, app_index_cell(&rp->ix, r, 1));
     for (size_t m = 0; m <= M_TP; m++) {
         int c = app_index_column(&rp->ix, cols[m]);
-        x->m[m] = c >= 0 ? number(app_index_cell(&rp->ix, r, (size_t)c)) : (double)NAN;
+        x->m[m] = c >= 0 ? sim_csv_number(&rp->ix.csv, r, (size_t)c) : (double)NAN;
     }
     x->ttt = x->observed_s = NAN;
     if (!isnan(rp->target)) {
@@ -190,7 +183,7 @@ static bool better(const cell *a, const cell *b)
 
 static int build(report *rp, size_t *left_out, sim_err *err)
 {
-    size_t n = rp->ix.nrows;
+    size_t n = rp->ix.csv.nrows;
     rp->runs = calloc(n + 1, sizeof(*rp->runs));
     rp->groups = calloc(n + 1, sizeof(*rp->groups));
     rp->cells = calloc(n + 1, sizeof(*rp->cells));
@@ -210,7 +203,7 @@ static int build(report *rp, size_t *left_out, sim_err *err)
     }
     if (rc == SIM_OK && rp->ngroups == 0)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)",
-                         rp->ix.path, *left_out);
+                         rp->ix.csv.path, *left_out);
     for (size_t i = 0; i < rp->ncells && rc == SIM_OK; i++)
         rc = summarize(rp, &rp->cells[i], err);
     for (size_t g = 0; g < rp->ngroups; g++)
@@ -413,7 +406,8 @@ int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err 
     }
     if (rc == SIM_OK) {
         if (log != NULL && left_out > 0)
-            fprintf(log, "hetsim: %s: left out %zu points without results\n", rp.ix.path, left_out);
+            fprintf(log, "hetsim: %s: left out %zu points without results\n", rp.ix.csv.path,
+                    left_out);
         fwrite(text, 1, len, out);
     }
     free(text);

@@ -1,93 +1,40 @@
-/* Sweeps: loading, validation, naming, local parallel runs, index.csv (see sweep.h). */
+/* Sweeps: loading, validation, naming and listing (see sweep.h); the points are run by
+ * app/sweep_run.c, their index written by app/sweep_index.c. */
 #include "app/sweep.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "app/sweep_state.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/cfg.h"
 #include "sim/output.h"
-#include "sim/rundir.h"
 #include "sim/scenario.h"
 
-#define NAME_MAX_ 200 /* a run directory's name, bytes */
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */
 #define MAX_PATHS ((NAME_MAX_ - 6) / 3)
-#define PATH_TEXT 1024
 #define MAX_SEED  9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
 
-/* One grid entry: a `--set` path and its values as JSON text. Entries of one axis (a plain
- * entry, or the paths of "zip") have the same number of values and are adjacent in cols[]. */
-typedef struct column {
-    char *path;    /* "protocol.name"; owned */
-    char **values; /* (nvalues) JSON text; owned */
-    size_t nvalues;
-    size_t axis;    /* the axis it belongs to */
-    bool zipped;    /* under $.grid.zip */
-    sim_cfg *from;  /* the grid or zip object it is read from, while loading; borrowed */
-    size_t max_len; /* the longest of its values, bytes */
-} column;
-
-/* A point's `--set` assignments are made from the columns when needed, not kept. */
-typedef struct point {
-    char *name;    /* run directory under the sweep's directory; owned */
-    uint64_t hash; /* the resolved scenario's hash, as run.json records it */
-} point;
-
-struct app_sweep {
-    char file[PATH_TEXT]; /* the sweep file */
-    char base[PATH_TEXT]; /* the base scenario, relative to the working directory */
-    char dir[PATH_TEXT];  /* output directory */
-    app_sweep_options opt;
-    size_t max_points; /* opt.max_points, or APP_SWEEP_MAX_POINTS */
-    char *base_text;   /* the base scenario's bytes, read once; owned */
-    size_t base_len;
-    column *cols; /* (ncols) */
-    size_t ncols;
-    size_t *axis_len; /* (naxes) */
-    size_t naxes;
-    uint64_t *seeds; /* (nseeds) */
-    size_t nseeds;
-    size_t set_size; /* bytes that hold any point's assignments, NULs included */
-    point *points;   /* (npoints) */
-    size_t npoints;
-    sim_rundir_lock *lock; /* the output directory's, once taken (app_sweep_open_dir) */
-};
-
-/* What one point's assignments are made in: value indices, pointers and text. */
-typedef struct scratch {
-    size_t *vi;        /* (ncols + 1) value index of each column */
-    const char **sets; /* (ncols + 1) "path=value", then "seed=S" */
-    char *text;        /* (set_size) */
-} scratch;
-
-static int oom(sim_err *err)
+int sw_oom(sim_err *err)
 {
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
 /* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
-static void join(char *out, size_t size, const char *a, const char *b)
+void sw_join(char *out, size_t size, const char *a, const char *b)
 {
     if (snprintf(out, size, "%s/%s", a, b) < 0)
         out[0] = '\0';
 }
 
 /* A JSON value as plain text: strings lose their quotes. */
-static void plain_value(const char *json, char *out, size_t size)
+void sw_plain_value(const char *json, char *out, size_t size)
 {
     size_t len = strlen(json);
     if (len >= 2 && json[0] == '"' && json[len - 1] == '"')
@@ -96,11 +43,24 @@ static void plain_value(const char *json, char *out, size_t size)
         snprintf(out, size, "%s", json);
 }
 
+sim_cfg *sw_read_json(const char *dir, const char *name)
+{
+    char path[PATH_TEXT];
+    sw_join(path, sizeof(path), dir, name);
+    size_t len = 0;
+    char *text = sim_output_read(path, &len);
+    if (text == NULL)
+        return NULL;
+    sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);
+    free(text);
+    return cfg;
+}
+
 /* ---- Points ----------------------------------------------------------------------------- */
 
 /* The grid values of point k: vi[c] is the value index of column c; returns the seed. The
  * seed varies fastest, then the last axis. */
-static uint64_t decompose(const app_sweep *sw, size_t k, size_t *vi)
+uint64_t sw_decompose(const app_sweep *sw, size_t k, size_t *vi)
 {
     uint64_t seed = sw->seeds[k % sw->nseeds];
     k /= sw->nseeds;
@@ -114,15 +74,15 @@ static uint64_t decompose(const app_sweep *sw, size_t k, size_t *vi)
     return seed;
 }
 
-static int scratch_init(const app_sweep *sw, scratch *s, sim_err *err)
+int sw_scratch_init(const app_sweep *sw, scratch *s, sim_err *err)
 {
     s->vi = calloc(sw->ncols + 1, sizeof(*s->vi));
     s->sets = calloc(sw->ncols + 1, sizeof(*s->sets));
     s->text = malloc(sw->set_size);
-    return s->vi == NULL || s->sets == NULL || s->text == NULL ? oom(err) : 0;
+    return s->vi == NULL || s->sets == NULL || s->text == NULL ? sw_oom(err) : 0;
 }
 
-static void scratch_fini(scratch *s)
+void sw_scratch_fini(scratch *s)
 {
     free(s->vi);
     free(s->sets);
@@ -146,9 +106,9 @@ static size_t assign(const app_sweep *sw, scratch *s, bool seeded, uint64_t seed
 }
 
 /* Point k's assignments into s: the grid's, then its seed; returns how many. */
-static size_t point_sets(const app_sweep *sw, size_t k, scratch *s)
+size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s)
 {
-    uint64_t seed = decompose(sw, k, s->vi);
+    uint64_t seed = sw_decompose(sw, k, s->vi);
     return assign(sw, s, true, seed);
 }
 
@@ -157,10 +117,10 @@ static size_t point_sets(const app_sweep *sw, size_t k, scratch *s)
 static int make_name(app_sweep *sw, size_t k, scratch *s, sim_err *err)
 {
     char name[NAME_MAX_ + 64], plain[NAME_MAX_ + 2];
-    size_t n = point_sets(sw, k, s), len = 0;
+    size_t n = sw_point_sets(sw, k, s), len = 0;
     for (size_t i = 0; i < n && len <= NAME_MAX_; i++) {
         const char *eq = strchr(s->sets[i], '=');
-        plain_value(eq + 1, plain, sizeof(plain));
+        sw_plain_value(eq + 1, plain, sizeof(plain));
         len +=
             (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0, "%s%.*s=%s",
                              i > 0 ? "," : "", (int)(eq - s->sets[i]), s->sets[i], plain);
@@ -173,7 +133,7 @@ static int make_name(app_sweep *sw, size_t k, scratch *s, sim_err *err)
               strchr("._+-=,", *q) != NULL))
             *q = '_';
     if ((sw->points[k].name = strdup(name)) == NULL)
-        return oom(err);
+        return sw_oom(err);
     return 0;
 }
 
@@ -270,12 +230,12 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
             return sim_err_set(err, SIM_ESCENARIO, path, "path given twice");
     column *cols = realloc(sw->cols, (sw->ncols + 1) * sizeof(*cols));
     if (cols == NULL)
-        return oom(err);
+        return sw_oom(err);
     sw->cols = cols;
     cols[sw->ncols] =
         (column){ .path = strdup(key), .nvalues = n, .axis = axis, .zipped = zipped, .from = c };
     if (cols[sw->ncols++].path == NULL)
-        return oom(err);
+        return sw_oom(err);
     return 0;
 }
 
@@ -283,7 +243,7 @@ static int add_axis(app_sweep *sw, size_t len, sim_err *err)
 {
     size_t *a = realloc(sw->axis_len, (sw->naxes + 1) * sizeof(*a));
     if (a == NULL)
-        return oom(err);
+        return sw_oom(err);
     sw->axis_len = a;
     a[sw->naxes++] = len;
     return 0;
@@ -323,7 +283,7 @@ static int read_values(app_sweep *sw, sim_err *err)
     for (size_t c = 0; c < sw->ncols; c++) {
         column *col = &sw->cols[c];
         if ((col->values = calloc(col->nvalues, sizeof(char *))) == NULL)
-            return oom(err);
+            return sw_oom(err);
         for (size_t i = 0; i < col->nvalues; i++) {
             int rc = sim_cfg_at_json(col->from, col->path, i, &col->values[i], err);
             if (rc != 0)
@@ -399,7 +359,7 @@ static int check_count(app_sweep *sw, sim_err *err)
 static int read_seeds(app_sweep *sw, sim_cfg *root, bool listed, uint64_t base_seed, sim_err *err)
 {
     if ((sw->seeds = calloc(sw->nseeds, sizeof(*sw->seeds))) == NULL)
-        return oom(err);
+        return sw_oom(err);
     for (size_t i = 0; i < sw->nseeds; i++) {
         double s = (double)(base_seed + i);
         int rc = listed ? sim_cfg_at_double(root, "seeds", i, 0, MAX_SEED, true, &s, err) : 0;
@@ -409,7 +369,7 @@ static int read_seeds(app_sweep *sw, sim_cfg *root, bool listed, uint64_t base_s
     }
     size_t j = 0, i = listed ? first_repeat(sw->seeds, sw->nseeds, seed_hash, seed_same, &j) : 0;
     if (i == SIZE_MAX)
-        return oom(err);
+        return sw_oom(err);
     if (listed && i < sw->nseeds) {
         char path[64];
         snprintf(path, sizeof(path), "$.seeds[%zu]", i);
@@ -528,7 +488,7 @@ static sim_scenario *load_point(const app_sweep *sw, const char *const *sets, si
     if (sc != NULL)
         return sc;
     if (e.code == SIM_ENOMEM) {
-        oom(err);
+        sw_oom(err);
         return NULL;
     }
     char inner[1024], path[PATH_TEXT];
@@ -542,7 +502,7 @@ static sim_scenario *load_point(const app_sweep *sw, const char *const *sets, si
 static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
 {
     scratch s;
-    int rc = scratch_init(sw, &s, err);
+    int rc = sw_scratch_init(sw, &s, err);
     if (rc == 0) {
         /* s.vi is zero: the first value of every column. */
         assign(sw, &s, false, 0);
@@ -554,7 +514,7 @@ static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
             *seed = sc->seed;
         sim_scenario_destroy(sc);
     }
-    scratch_fini(&s);
+    sw_scratch_fini(&s);
     return rc;
 }
 
@@ -619,7 +579,7 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
 static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
 {
     point *p = &sw->points[k];
-    size_t n = point_sets(sw, k, s);
+    size_t n = sw_point_sets(sw, k, s);
     char what[NAME_MAX_ + 64];
     snprintf(what, sizeof(what), "point %zu (%s)", k, p->name);
     sim_scenario *sc = load_point(sw, s->sets, n, s->vi, true, what, err);
@@ -634,21 +594,21 @@ static int make_points(app_sweep *sw, sim_err *err)
 {
     scratch s;
     sw->points = calloc(sw->npoints, sizeof(*sw->points));
-    int rc = scratch_init(sw, &s, err);
+    int rc = sw_scratch_init(sw, &s, err);
     if (rc == 0 && sw->points == NULL)
-        rc = oom(err);
+        rc = sw_oom(err);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
         rc = make_name(sw, k, &s, err);
     size_t j = 0, i = rc == 0 ? first_repeat(sw->points, sw->npoints, name_hash, name_same, &j) : 0;
     if (rc == 0 && i == SIZE_MAX)
-        rc = oom(err);
+        rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)
         rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
                          "points %zu and %zu share the run directory \"%s\" (repeated values?)", j,
                          i, sw->points[i].name);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
         rc = validate_point(sw, k, &s, err);
-    scratch_fini(&s);
+    sw_scratch_fini(&s);
     return rc;
 }
 
@@ -657,7 +617,7 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     sim_err_clear(err);
     app_sweep *sw = calloc(1, sizeof(*sw));
     if (sw == NULL) {
-        oom(err);
+        sw_oom(err);
         return NULL;
     }
     snprintf(sw->file, sizeof(sw->file), "%s", file);
@@ -720,397 +680,14 @@ const char *app_sweep_dir(const app_sweep *sw)
 int app_sweep_list(const app_sweep *sw, FILE *f, sim_err *err)
 {
     scratch s;
-    int rc = scratch_init(sw, &s, err);
+    int rc = sw_scratch_init(sw, &s, err);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++) {
-        size_t n = point_sets(sw, k, &s);
+        size_t n = sw_point_sets(sw, k, &s);
         fprintf(f, "%zu\t%s/%s\t", k, sw->dir, sw->points[k].name);
         for (size_t i = 0; i < n; i++)
             fprintf(f, "%s--set %s", i > 0 ? " " : "", s.sets[i]);
         fputc('\n', f);
     }
-    scratch_fini(&s);
-    return rc;
-}
-
-/* ---- Running ---------------------------------------------------------------------------- */
-
-static sim_cfg *read_json(const char *dir, const char *name)
-{
-    char path[PATH_TEXT];
-    join(path, sizeof(path), dir, name);
-    size_t len = 0;
-    char *text = sim_output_read(path, &len);
-    if (text == NULL)
-        return NULL;
-    sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);
-    free(text);
-    return cfg;
-}
-
-bool app_sweep_done(const app_sweep *sw, size_t k)
-{
-    char dir[PATH_TEXT], hash[32], want[32];
-    join(dir, sizeof(dir), sw->dir, sw->points[k].name);
-    sim_cfg *summary = read_json(dir, "summary.json");
-    sim_cfg *run = summary != NULL ? read_json(dir, "run.json") : NULL;
-    snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
-    bool done = run != NULL &&
-                sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
-                strcmp(hash, want) == 0;
-    sim_cfg_destroy(run);
-    sim_cfg_destroy(summary);
-    return done;
-}
-
-size_t app_sweep_todo(const app_sweep *sw, size_t *todo)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < sw->npoints; k++)
-        if (!app_sweep_done(sw, k))
-            todo[n++] = k;
-    return n;
-}
-
-long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err)
-{
-    const point *p = &sw->points[k];
-    char dir[PATH_TEXT];
-    join(dir, sizeof(dir), sw->dir, p->name);
-    scratch s;
-    const char **argv = calloc(2 * sw->ncols + 10, sizeof(*argv));
-    if (scratch_init(sw, &s, err) != 0 || argv == NULL) {
-        scratch_fini(&s);
-        free(argv);
-        return oom(err), -1;
-    }
-    size_t n = 0, nsets = point_sets(sw, k, &s);
-    argv[n++] = sw->opt.exe;
-    argv[n++] = "run";
-    argv[n++] = sw->base;
-    argv[n++] = "-o";
-    argv[n++] = dir;
-    argv[n++] = "--quiet";
-    /* One thread a run unless told: -j runs at once already fill the cores. */
-    char threads[16];
-    snprintf(threads, sizeof(threads), "%u", sw->opt.threads > 0 ? sw->opt.threads : 1);
-    argv[n++] = "--threads";
-    argv[n++] = threads;
-    for (size_t i = 0; i < nsets; i++) {
-        argv[n++] = "--set";
-        argv[n++] = s.sets[i];
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* The child dies with the sweep, so that a killed sweep leaves no runs behind. */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0)
-            dup2(null, STDOUT_FILENO);
-        execv(sw->opt.exe, (char *const *)argv);
-        _exit(127);
-    }
-    free(argv);
-    scratch_fini(&s);
-    if (pid < 0)
-        sim_err_set(err, SIM_EIO, NULL, "cannot start a run: fork failed");
-    return (long)pid;
-}
-
-int app_sweep_wait(long pid)
-{
-    int status = 0;
-    if (waitpid((pid_t)pid, &status, 0) < 0)
-        return 127;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void progress(size_t done, size_t total, size_t running, double t0, bool last)
-{
-    double el = now_s() - t0;
-    double eta = done > 0 ? el / (double)done * (double)(total - done) : -1.0;
-    fprintf(stderr, "\rsweep: %zu/%zu runs done, %zu running, ", done, total, running);
-    if (eta < 0)
-        fputs("ETA --      ", stderr);
-    else
-        fprintf(stderr, "ETA %02d:%02d   ", (int)(eta / 60), (int)fmod(eta, 60.0));
-    if (last)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
-int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
-{
-    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
-    int rc = sim_rundir_check_within(sw->dir, kinds, err);
-    if (rc == SIM_OK && lock && sw->lock == NULL)
-        rc = sim_rundir_lock_take(sw->dir, &sw->lock, err);
-    if (rc != SIM_OK)
-        return rc;
-    struct stat st;
-    if (stat(sw->dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "output directory %s exists and is not a directory", sw->dir);
-    DIR *d = opendir(sw->dir);
-    bool empty = true;
-    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && empty; e = readdir(d))
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-    if (d != NULL)
-        closedir(d);
-    sim_rundir_kind kind = empty ? SIM_RUNDIR_NONE : sim_rundir_kind_of(sw->dir);
-    if (!empty && kind != SIM_RUNDIR_SWEEP && kind != SIM_RUNDIR_NONE)
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "output directory %s is a hetsim %s directory, not a sweep's: "
-                           "choose another",
-                           sw->dir, sim_rundir_kind_name(kind));
-    if (!empty && kind != SIM_RUNDIR_SWEEP)
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "output directory %s is not empty and holds no hetsim sweep (no %s "
-                           "nor index.csv of hetsim): choose another or empty it",
-                           sw->dir, SIM_RUNDIR_SWEEP_MARKER);
-    char mark[PATH_TEXT];
-    join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
-    /* Created in place (no temporary file): `--index` tasks may look at once. */
-    int fd = -1;
-    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
-        (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return rc;
-}
-
-int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
-{
-    *ran = *failed = 0;
-    int rc = app_sweep_open_dir(sw, true, err);
-    size_t *todo = calloc(sw->npoints + 1, sizeof(*todo));
-    long *pids = calloc(sw->opt.jobs, sizeof(*pids));
-    if (rc == 0 && (todo == NULL || pids == NULL))
-        rc = oom(err);
-    size_t ntodo = 0, next = 0, running = 0;
-    if (rc == 0)
-        ntodo = app_sweep_todo(sw, todo);
-    double t0 = now_s();
-    while (rc == 0 && (next < ntodo || running > 0)) {
-        while (running < sw->opt.jobs && next < ntodo) {
-            long pid = app_sweep_spawn(sw, todo[next++], err);
-            if (pid < 0) {
-                (*failed)++;
-                continue;
-            }
-            for (size_t s = 0; s < sw->opt.jobs; s++)
-                if (pids[s] == 0) {
-                    pids[s] = pid;
-                    break;
-                }
-            running++;
-        }
-        if (running == 0)
-            break;
-        int status = 0;
-        pid_t pid = wait(&status);
-        for (size_t s = 0; s < sw->opt.jobs && pid > 0; s++)
-            if (pids[s] == (long)pid) {
-                pids[s] = 0;
-                running--;
-                (*ran)++;
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                    (*failed)++;
-            }
-        if (sw->opt.progress)
-            progress(*ran, ntodo, running, t0, next == ntodo && running == 0);
-    }
-    free(pids);
-    free(todo);
-    if (rc == 0)
-        rc = app_sweep_write_index(sw, err);
-    return rc;
-}
-
-/* ---- index.csv -------------------------------------------------------------------------- */
-
-/* A number of summary.json (or of its "wall" object) as it was written, or "" for null. */
-static void csv_number(FILE *f, sim_cfg *c, const char *key)
-{
-    double v = NAN;
-    if (c == NULL || sim_cfg_is_null(c, key) ||
-        sim_cfg_double(c, key, -INFINITY, INFINITY, &v, NULL) != 0 || isnan(v))
-        return;
-    fprintf(f, "%.17g", v);
-}
-
-static void write_row(const app_sweep *sw, size_t k, FILE *f, const size_t *vi)
-{
-    const point *p = &sw->points[k];
-    char dir[PATH_TEXT], plain[512], reason[64] = "missing";
-    join(dir, sizeof(dir), sw->dir, p->name);
-    fprintf(f, "%zu,", k);
-    sim_output_csv_field(f, p->name);
-    for (size_t c = 0; c < sw->ncols; c++) {
-        plain_value(sw->cols[c].values[vi[c]], plain, sizeof(plain));
-        fputc(',', f);
-        sim_output_csv_field(f, plain);
-    }
-    fprintf(f, ",%" PRIu64 ",", sw->seeds[k % sw->nseeds]);
-    sim_cfg *s = read_json(dir, "summary.json"), *wall = NULL;
-    if (s != NULL)
-        sim_cfg_string(s, "stop_reason", reason, sizeof(reason), NULL);
-    sim_output_csv_field(f, reason);
-    static const char *const keys[] = { "sim_time_s", "final_accuracy", "best_accuracy",
-                                        "time_to_target_s", "mean_throughput_sps" };
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        fputc(',', f);
-        csv_number(f, s, keys[i]);
-    }
-    fputc(',', f);
-    if (s != NULL && sim_cfg_child(s, "wall", &wall, NULL) == 0)
-        csv_number(f, wall, "wall_s");
-    fputc('\n', f);
-    sim_cfg_destroy(s);
-}
-
-/* The columns of curves.csv after the point's: metrics.csv's (DESIGN §9). A run's
- * metrics.csv is read by its header's names, so a column it lacks stays empty. */
-static const char *const curve_cols[] = { "time_s",        "iterations", "samples",
-                                          "epoch",         "train_loss", "test_loss",
-                                          "test_accuracy", "consensus",  "throughput_sps" };
-#define NCURVE_COLS (sizeof(curve_cols) / sizeof(curve_cols[0]))
-#define CURVE_LINE  4096
-
-/* Splits a metrics.csv line at commas in place; returns the field count (at most max). */
-static size_t split_plain(char *line, char **f, size_t max)
-{
-    size_t n = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; p != NULL && n < max;) {
-        f[n++] = p;
-        p = strchr(p, ',');
-        if (p != NULL)
-            *p++ = '\0';
-    }
-    return n;
-}
-
-/* Point k's rows of curves.csv: its overrides and seed, then each row of its metrics.csv
- * (none without one). Returns 0 or SIM_ENOMEM. */
-static int curve_rows(const app_sweep *sw, size_t k, const size_t *vi, FILE *f, sim_err *err)
-{
-    char path[PATH_TEXT + 16], line[CURVE_LINE], plain[512], *field[64];
-    int map[NCURVE_COLS];
-    snprintf(path, sizeof(path), "%s/%s/metrics.csv", sw->dir, sw->points[k].name);
-    FILE *in = fopen(path, "r");
-    if (in == NULL)
-        return 0; /* no results */
-    if (fgets(line, sizeof(line), in) == NULL) {
-        fclose(in);
-        return 0;
-    }
-    size_t n = split_plain(line, field, 64);
-    for (size_t j = 0; j < NCURVE_COLS; j++) {
-        map[j] = -1;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(field[i], curve_cols[j]) == 0)
-                map[j] = (int)i;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *p = open_memstream(&text, &len);
-    if (p == NULL) {
-        fclose(in);
-        return oom(err);
-    }
-    fprintf(p, "%zu", k);
-    for (size_t c = 0; c < sw->ncols; c++) {
-        plain_value(sw->cols[c].values[vi[c]], plain, sizeof(plain));
-        fputc(',', p);
-        sim_output_csv_field(p, plain);
-    }
-    fprintf(p, ",%" PRIu64, sw->seeds[k % sw->nseeds]);
-    if (fclose(p) != 0 || text == NULL) {
-        free(text);
-        fclose(in);
-        return oom(err);
-    }
-    while (fgets(line, sizeof(line), in) != NULL) {
-        n = split_plain(line, field, 64);
-        fputs(text, f);
-        for (size_t j = 0; j < NCURVE_COLS; j++) {
-            fputc(',', f);
-            if (map[j] >= 0 && (size_t)map[j] < n)
-                fputs(field[map[j]], f);
-        }
-        fputc('\n', f);
-    }
-    free(text);
-    fclose(in);
-    return 0;
-}
-
-/* curves.csv: a row per evaluation of every point with results (tidy data). */
-static int write_curves(const app_sweep *sw, size_t *vi, sim_err *err)
-{
-    sim_file *out = sim_file_open(sw->dir, "curves.csv", err);
-    if (out == NULL)
-        return err->code;
-    FILE *f = sim_file_stream(out);
-    fputs("point", f);
-    for (size_t c = 0; c < sw->ncols; c++) {
-        fputc(',', f);
-        sim_output_csv_field(f, sw->cols[c].path);
-    }
-    fputs(",seed", f);
-    for (size_t j = 0; j < NCURVE_COLS; j++)
-        fprintf(f, ",%s", curve_cols[j]);
-    fputc('\n', f);
-    int rc = 0;
-    for (size_t k = 0; k < sw->npoints && rc == 0; k++) {
-        decompose(sw, k, vi);
-        rc = curve_rows(sw, k, vi, f, err);
-    }
-    if (rc != 0) {
-        sim_file_abort(out);
-        return rc;
-    }
-    return sim_file_commit(out, err);
-}
-
-int app_sweep_write_index(const app_sweep *sw, sim_err *err)
-{
-    size_t *vi = calloc(sw->ncols + 1, sizeof(*vi));
-    if (vi == NULL)
-        return oom(err);
-    sim_file *out = sim_file_open(sw->dir, "index.csv", err);
-    if (out == NULL) {
-        free(vi);
-        return err->code;
-    }
-    FILE *f = sim_file_stream(out);
-    fputs("point,dir", f);
-    for (size_t c = 0; c < sw->ncols; c++) {
-        fputc(',', f);
-        sim_output_csv_field(f, sw->cols[c].path);
-    }
-    fputs(",seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,time_to_target_s,"
-          "mean_throughput_sps,wall_s\n",
-          f);
-    for (size_t k = 0; k < sw->npoints; k++) {
-        decompose(sw, k, vi);
-        write_row(sw, k, f, vi);
-    }
-    int rc = sim_file_commit(out, err);
-    if (rc == SIM_OK)
-        rc = write_curves(sw, vi, err);
-    free(vi);
+    sw_scratch_fini(&s);
     return rc;
 }

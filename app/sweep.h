@@ -79,12 +79,29 @@ bool app_sweep_done(const app_sweep *sw, size_t k);
 /* Fills todo[] (room for every point) with the points not done, in order; returns how many. */
 size_t app_sweep_todo(const app_sweep *sw, size_t *todo);
 
-/* Starts point k as a child process (`hetsim run` with its overrides, output to its run
- * directory); returns its pid, or -1 with `err` filled. */
-long app_sweep_spawn(const app_sweep *sw, size_t k, sim_err *err);
+/* A point's run in a child process, until it is reaped. */
+typedef struct app_sweep_child {
+    long pid;  /* the child's, or -1 */
+    size_t k;  /* its point */
+    FILE *log; /* its standard error, a temporary file; NULL: it writes to ours */
+} app_sweep_child;
 
-/* Waits for child `pid`; returns its exit status (128 + signal if killed). */
-int app_sweep_wait(long pid);
+/* Starts point k as a child process (`hetsim run` with its overrides, output to its run
+ * directory), its standard error kept in a temporary file (or, without one, ours); fills
+ * *child and returns its pid, or -1 with `err` filled. */
+long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_err *err);
+
+/* After `child` ended with the wait(2) status `status`: prints what it wrote on standard
+ * error to `log`, each line naming the point and its directory ("hetsim: point 3
+ * (out/sw/workload.lr=1000,seed=7): worker 2: the training loss ... diverged ...", its own
+ * "hetsim: " replaced), and, for a run that failed without a word, "hetsim: point K (DIR):
+ * failed (exit status N)" or "(killed by signal S)"; `fresh` first clears a progress line.
+ * Closes its file. Returns its exit status (128 + signal if killed). */
+int app_sweep_reap(const app_sweep *sw, app_sweep_child *child, int status, bool fresh, FILE *log);
+
+/* Waits for `child` and reaps it (app_sweep_reap); returns its exit status (127 if it cannot
+ * be waited for). */
+int app_sweep_wait(const app_sweep *sw, app_sweep_child *child, FILE *log);
 
 /* Checks the output directory as above, with `lock` takes its lock (kept until
  * app_sweep_destroy), and creates it with its mark. Errors: SIM_ESCENARIO (a directory that

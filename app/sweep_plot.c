@@ -118,10 +118,10 @@ static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int k
     char run[PATH_TEXT];
     size_t skipped = 0;
     int rc = SIM_OK;
-    for (size_t r = 0; r < ix->nrows && rc == SIM_OK; r++) {
+    for (size_t r = 0; r < ix->csv.nrows && rc == SIM_OK; r++) {
         if (!app_index_has_results(ix, r)) {
             if (log != NULL && ++skipped <= MAX_LEFT_OUT_SHOWN)
-                fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", ix->path,
+                fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", ix->csv.path,
                         app_index_cell(ix, r, 0), app_index_cell(ix, r, 1));
             continue;
         }
@@ -130,11 +130,11 @@ static int read_runs(const app_sweep_plot_options *o, const app_index *ix, int k
         rc = add_run(x, run, sn, err);
     }
     if (log != NULL && skipped > MAX_LEFT_OUT_SHOWN)
-        fprintf(log, "hetsim: %s: left out %zu more points without results\n", ix->path,
+        fprintf(log, "hetsim: %s: left out %zu more points without results\n", ix->csv.path,
                 skipped - MAX_LEFT_OUT_SHOWN);
     if (rc == SIM_OK && *ng == 0)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)", ix->path,
-                         skipped);
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no runs with results (%zu left out)",
+                         ix->csv.path, skipped);
     return rc;
 }
 
@@ -167,13 +167,13 @@ static int write_ttt(const char *out_dir, const char *name, const group *g, size
         }
         size_t m = app_stats_mean_ci(t, g[i].n, &mean, &half);
         *reached += m > 0;
+        sim_output_csv_field(f, g[i].label);
         if (m == 0) {
-            fprintf(f, "%s,NaN,NaN,NaN,0,%zu,NaN,-,0,not reached (> %g s)\n", g[i].label, g[i].n,
-                    censored);
+            fprintf(f, ",NaN,NaN,NaN,0,%zu,NaN,-,0,not reached (> %g s)\n", g[i].n, censored);
             continue;
         }
         double lo = m > 1 ? mean - half : mean, hi = m > 1 ? mean + half : mean;
-        fprintf(f, "%s,%.9g,%.9g,%.9g,%zu,%zu,", g[i].label, mean, lo, hi, m, g[i].n);
+        fprintf(f, ",%.9g,%.9g,%.9g,%zu,%zu,", mean, lo, hi, m, g[i].n);
         if (m < g[i].n)
             fprintf(f, "%.9g,%zu/%zu", hi, m, g[i].n);
         else
@@ -271,7 +271,7 @@ static int draw_breakdown(const app_sweep_plot_options *o, const group *g, size_
     FILE *f = sim_file_stream(out);
     fputs("label,compute,overlap,comm,wait,down\n", f);
     for (size_t i = 0; i < ng; i++) {
-        fputs(g[i].label, f);
+        sim_output_csv_field(f, g[i].label);
         for (size_t k = 0; k < NSEGMENTS; k++)
             if (g[i].nshares > 0)
                 fprintf(f, ",%.9g", g[i].share[k] / (double)g[i].nshares);
@@ -301,20 +301,31 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     double target = o->target;
     char keypath[PATH_TEXT];
     snprintf(keypath, sizeof(keypath), "%s/%s", o->out_dir, o->key);
+    sim_rundir_lock *lock = NULL;
     int rc = sim_plot_path_ok("sweep directory", o->sweep_dir, err);
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("key", keypath, err);
+    if (rc == SIM_OK) /* its own sweep's directory, or no hetsim output */
+        rc = sim_plot_place(o->out_dir, o->sweep_dir, &lock, err);
     if (rc == SIM_OK)
         rc = app_index_read(o->sweep_dir, &ix, err);
-    if (rc != SIM_OK)
+    if (rc != SIM_OK) {
+        sim_rundir_unlock(lock);
         return rc;
+    }
     rc = app_index_key_column(&ix, o->key, &kcol, err);
-    if (rc == SIM_OK && (g = calloc(ix.nrows + 1, sizeof(*g))) == NULL)
+    if (rc == SIM_OK && (g = calloc(ix.csv.nrows + 1, sizeof(*g))) == NULL)
         rc = oom(err);
     if (rc == SIM_OK && isnan(target))
         rc = app_index_stop_target(&ix, o->sweep_dir, &target, err);
     if (rc == SIM_OK)
         rc = read_runs(o, &ix, kcol, g, &ng, &sn, log, err);
+    if (rc == SIM_OK && ng > APP_SWEEP_PLOT_MAX_VALUES)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s: %zu values of %s, and a figure holds at most %d (a line or a bar "
+                         "each; more would pass the 32767 pixels gnuplot's PNG terminal draws): "
+                         "group by a key with fewer values",
+                         ix.csv.path, ng, o->key, APP_SWEEP_PLOT_MAX_VALUES);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(o->out_dir, err);
     if (rc == SIM_OK)
@@ -330,6 +341,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     }
     free(g);
     app_index_fini(&ix);
+    sim_rundir_unlock(lock);
     return rc;
 }
 
@@ -374,7 +386,7 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         if (app_index_read(up, ix, NULL) != SIM_OK)
             return SIM_OK; /* not a sweep's: ix stays zeroed */
     }
-    for (size_t r = 0; r < ix->nrows; r++) {
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
         if (strncmp(app_index_cell(ix, r, 1), dir + base, len - base) != 0 ||
             app_index_cell(ix, r, 1)[len - base] != '\0')
             continue;
@@ -384,7 +396,7 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         if (p->key == NULL || p->value == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         for (; p->n < nk; p->n++) {
-            p->key[p->n] = strdup(ix->head[2 + p->n]);
+            p->key[p->n] = strdup(ix->csv.head[2 + p->n]);
             p->value[p->n] = strdup(app_index_cell(ix, r, 2 + p->n));
             if (p->key[p->n] == NULL || p->value[p->n] == NULL)
                 return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

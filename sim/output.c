@@ -1,6 +1,7 @@
 #include "sim/output.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct sim_file {
     FILE *f;
@@ -15,7 +17,32 @@ struct sim_file {
     char *final; /* dir/name */
 };
 
-int sim_output_mkdirs(const char *dir, sim_err *err)
+static int mkdirs(const char *dir, int links, sim_err *err);
+
+/* Makes the directory that the symbolic link `path` names but that does not exist yet (its
+ * target, taken from the link's folder when relative). */
+static int make_target(const char *path, int links, sim_err *err)
+{
+    char target[PATH_MAX];
+    ssize_t n = links < 40 ? readlink(path, target, sizeof(target) - 1) : -1;
+    if (n < 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot follow the link %s: %s", path,
+                           links < 40 ? strerror(errno) : "more than 40 links");
+    target[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = target[0] != '/' && slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    char *full = malloc(dirlen + (size_t)n + 1);
+    if (full == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    memcpy(full, path, dirlen);
+    memcpy(full + dirlen, target, (size_t)n + 1);
+    int rc = mkdirs(full, links + 1, err);
+    free(full);
+    return rc;
+}
+
+/* sim_output_mkdirs, `links` symbolic links deep. */
+static int mkdirs(const char *dir, int links, sim_err *err)
 {
     size_t len = strlen(dir);
     if (len == 0)
@@ -34,12 +61,19 @@ int sim_output_mkdirs(const char *dir, sim_err *err)
         if (mkdir(path, 0777) != 0 && errno != EEXIST)
             rc = sim_err_set(err, SIM_EIO, NULL, "cannot create directory %s: %s", path,
                              strerror(errno));
-        else if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        else if (stat(path, &st) != 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            rc = make_target(path, links, err); /* a link to a directory not made yet */
+        if (rc == SIM_OK && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
             rc = sim_err_set(err, SIM_EIO, NULL, "%s exists and is not a directory", path);
         path[i] = saved;
     }
     free(path);
     return rc;
+}
+
+int sim_output_mkdirs(const char *dir, sim_err *err)
+{
+    return mkdirs(dir, 0, err);
 }
 
 static char *join(const char *dir, const char *name, const char *suffix)
@@ -193,7 +227,7 @@ char *sim_output_read(const char *path, size_t *len)
 
 void sim_output_csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\n") == NULL) {
+    if (strpbrk(s, ",\"\r\n") == NULL) {
         fputs(s, f);
         return;
     }

@@ -16,7 +16,8 @@
 
 typedef struct sim_file sim_file;
 
-/* Creates `dir` and its missing parents (mode 0777 before umask). SIM_EIO naming the
+/* Creates `dir` and its missing parents (mode 0777 before umask); a symbolic link to a
+ * directory not made yet (a link to nothing) gets its target made. SIM_EIO naming the
  * directory on failure (for example a path component that is a file). */
 int sim_output_mkdirs(const char *dir, sim_err *err);
 
@@ -41,7 +42,7 @@ int sim_output_write(const char *dir, const char *name, const char *text, sim_er
 char *sim_output_read(const char *path, size_t *len);
 
 /* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a
- * newline. */
+ * line end ('\n' or '\r'); sim/csv.h reads it back. */
 void sim_output_csv_field(FILE *f, const char *s);
 
 /* Room for any sim_output_format_g result and its terminating zero. */

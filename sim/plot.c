@@ -15,12 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/csv.h"
 #include "sim/output.h"
 #include "sim/plot_gnuplot.h"
+#include "sim/rundir.h"
 
 enum {
     PATH_MAX_BYTES = 4000, /* longest directory accepted */
-    MAX_FIELDS = 64,       /* CSV columns looked at (the files have about ten) */
 };
 
 /* One run directory, checked and summarised before anything is drawn. */
@@ -205,114 +206,29 @@ static int check_path(const char *what, const char *path, sim_err *err)
     return SIM_OK;
 }
 
-/* Removes a trailing "\n" or "\r\n". */
-static void chomp(char *line)
+/* Reads dir's metrics.csv or workers.csv (`path`) with the strict reader of results files
+ * under `rules`, finds the `n` columns `names` (into col[]) and requires a row. A missing
+ * file is an incomplete run directory, its fix said first (a long path may fill the rest). */
+static int read_results(const char *path, const sim_csv_rules *rules, const char *const *names,
+                        size_t n, size_t *col, sim_csv *t, sim_err *err)
 {
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-}
-
-/* Splits `line` in place at commas into at most MAX_FIELDS fields; returns the count. */
-static size_t split_csv(char *line, char **fields)
-{
-    size_t n = 0;
-    char *p = line;
-    while (n < MAX_FIELDS) {
-        fields[n++] = p;
-        p = strchr(p, ',');
-        if (p == NULL)
-            break;
-        *p++ = '\0';
-    }
-    return n;
-}
-
-/* A field holding a finite number, into *x. */
-static bool finite_field(const char *s, double *x)
-{
-    if (s[0] == '\0')
-        return false;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end != '\0' || errno == ERANGE || !isfinite(v))
-        return false;
-    *x = v;
-    return true;
-}
-
-/* A CSV file being scanned: its path, stream and reusable line buffer. */
-typedef struct csv {
-    const char *path;
-    FILE *f;
-    char *line;
-    size_t cap;
-    char *fields[MAX_FIELDS];
-    size_t nfields;
-} csv;
-
-/* Opens c->path and finds the `n` columns `names` in its header (into `col`). */
-static int csv_open(csv *c, const char *const *names, size_t n, size_t *col, sim_err *err)
-{
-    c->f = fopen(c->path, "r");
-    if (c->f == NULL && errno == ENOENT) /* the hint first: a long path may fill the rest */
+    int rc = sim_csv_read(t, path, rules, err);
+    if (rc == SIM_EIO && t->open_errno == ENOENT)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "an incomplete run directory (files removed, or copied in part): run "
                            "it again: no file %s",
-                           c->path);
-    if (c->f == NULL)
-        return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path, strerror(errno));
-    errno = 0;
-    if (getline(&c->line, &c->cap, c->f) < 0) {
-        if (ferror(c->f))
-            return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path,
-                               strerror(errno != 0 ? errno : EIO));
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s is empty (no header row)", c->path);
-    }
-    chomp(c->line);
-    c->nfields = split_csv(c->line, c->fields);
-    for (size_t k = 0; k < n; k++) {
-        col[k] = MAX_FIELDS;
-        for (size_t i = 0; i < c->nfields && col[k] == MAX_FIELDS; i++)
-            if (strcmp(c->fields[i], names[k]) == 0)
-                col[k] = i;
-        if (col[k] == MAX_FIELDS)
-            return sim_err_set(err, SIM_EINVAL, NULL, "%s has no column \"%s\" in its header",
-                               c->path, names[k]);
-    }
-    return SIM_OK;
-}
-
-/* Reads the next non-empty row into c->fields: 1 for a row, 0 at the end, or an error. */
-static int csv_next(csv *c, sim_err *err)
-{
-    for (;;) {
-        errno = 0;
-        if (getline(&c->line, &c->cap, c->f) < 0) {
-            if (ferror(c->f))
-                return sim_err_set(err, SIM_EINVAL, NULL, "cannot read %s: %s", c->path,
-                                   strerror(errno != 0 ? errno : EIO));
-            return 0;
-        }
-        chomp(c->line);
-        if (c->line[0] == '\0')
-            continue;
-        c->nfields = split_csv(c->line, c->fields);
-        return 1;
-    }
-}
-
-static void csv_close(csv *c)
-{
-    if (c->f != NULL)
-        fclose(c->f);
-    free(c->line);
-}
-
-static const char *csv_field(const csv *c, size_t i)
-{
-    return i < c->nfields ? c->fields[i] : "";
+                           path);
+    if (rc == SIM_EIO)
+        err->code = rc = SIM_EINVAL;
+    if (rc == SIM_OK)
+        rc = sim_csv_require(t, names, n, col, err);
+    if (rc == SIM_OK && t->nrows == 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         rules == &sim_csv_metrics
+                             ? "%s has a header but no rows (a run writes one at time 0)"
+                             : "%s has a header but no worker rows",
+                         path);
+    return rc;
 }
 
 /* Checks metrics.csv and notes whether it holds any accuracy or loss value. */
@@ -320,20 +236,12 @@ static int scan_metrics(plot_run *run, sim_err *err)
 {
     static const char *const names[] = { "time_s", "test_loss", "test_accuracy", "throughput_sps" };
     size_t col[4];
-    csv c = { .path = run->metrics };
-    int rc = csv_open(&c, names, 4, col, err);
-    size_t rows = 0;
-    while (rc == SIM_OK && (rc = csv_next(&c, err)) == 1) {
-        double x;
-        rows++;
-        if (finite_field(csv_field(&c, col[1]), &x) || finite_field(csv_field(&c, col[2]), &x))
-            run->has_acc = true;
-        rc = SIM_OK;
-    }
-    if (rc == SIM_OK && rows == 0)
-        rc = sim_err_set(err, SIM_EINVAL, NULL,
-                         "%s has a header but no rows (a run writes one at time 0)", c.path);
-    csv_close(&c);
+    sim_csv t;
+    int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++)
+        run->has_acc = run->has_acc || !isnan(sim_csv_number(&t, r, col[1])) ||
+                       !isnan(sim_csv_number(&t, r, col[2]));
+    sim_csv_fini(&t);
     return rc;
 }
 
@@ -342,23 +250,21 @@ static int scan_workers(plot_run *run, sim_err *err)
 {
     static const char *const names[] = { "compute_s", "comm_s", "wait_s", "down_s" };
     size_t col[4];
-    csv c = { .path = run->workers };
-    int rc = csv_open(&c, names, 4, col, err);
-    while (rc == SIM_OK && (rc = csv_next(&c, err)) == 1) {
-        double total_s = 0.0, x;
-        for (size_t k = 0; k < 4; k++)
-            if (finite_field(csv_field(&c, col[k]), &x))
-                total_s += x;
-        if (finite_field(csv_field(&c, col[3]), &x) && x > 0.0)
+    sim_csv t;
+    int rc = read_results(run->workers, &sim_csv_workers, names, 4, col, &t, err);
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
+        double total_s = 0.0;
+        for (size_t k = 0; k < 4; k++) {
+            double x = sim_csv_number(&t, r, col[k]);
+            total_s += isnan(x) ? 0.0 : x;
+        }
+        if (sim_csv_number(&t, r, col[3]) > 0.0)
             run->has_down = true;
         if (total_s > run->max_total_s)
             run->max_total_s = total_s;
         run->n_workers++;
-        rc = SIM_OK;
     }
-    if (rc == SIM_OK && run->n_workers == 0)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s has a header but no worker rows", c.path);
-    csv_close(&c);
+    sim_csv_fini(&t);
     return rc;
 }
 
@@ -625,6 +531,18 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
     return SIM_OK;
 }
 
+int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err)
+{
+    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    *lock = NULL;
+    int rc = sim_rundir_check_place("output directory", out_dir, within, SIM_RUNDIR_ANY, own, err);
+    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(out_dir) : SIM_RUNDIR_NONE;
+    if (k == SIM_RUNDIR_RUN || k == SIM_RUNDIR_SWEEP)
+        rc = sim_rundir_lock_take(out_dir, lock, err);
+    return rc;
+}
+
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err)
 {
@@ -644,14 +562,18 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
     if (runs == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     char *gnuplot = NULL;
+    sim_rundir_lock *lock = NULL;
     rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
         rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, &lock, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(out_dir, err);
     for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
         rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
 
+    sim_rundir_unlock(lock);
     free(gnuplot);
     for (size_t i = 0; i < n; i++) {
         free(runs[i].metrics);

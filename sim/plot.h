@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "sim/err.h"
+#include "sim/rundir.h"
 
 /* Figure file formats, told by the file name's extension. */
 typedef enum sim_plot_format {
@@ -81,10 +82,20 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err);
  * package)"); the output directory cannot be created; gnuplot fails or prints an error
  * ("gnuplot failed drawing convergence.png: " and the first error line it printed); a
  * figure is not whole or cannot be synced or renamed (sim_plot_commit, naming the file).
- * SIM_ENOMEM when out of memory. Runs without accuracy values (timing-only
- * models) are fine: convergence.png then says that no accuracy was recorded. */
+ * SIM_ENOMEM when out of memory. SIM_ESCENARIO (nothing written) for an `out_dir` the plot
+ * does not own (sim_plot_place: the one run drawn is its own). Runs without accuracy values
+ * (timing-only models) are fine: convergence.png then says that no accuracy was recorded. */
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err);
+
+/* The ownership rule for figures (sim/rundir.h): `out_dir` lies inside no run, work
+ * directory or golden, and is no hetsim output but `own` (the command's: the only run a plot
+ * draws, the sweep plot --by draws; NULL for none), links followed. When it is a run's or a
+ * sweep's directory (its own), its lock is taken into *lock, so that no run or sweep replaces
+ * it meanwhile (sim_rundir_unlock once drawn); *lock is NULL otherwise. SIM_ESCENARIO
+ * (nothing changed: the directory is not the command's, or another hetsim writes it),
+ * SIM_EIO, SIM_ENOMEM. */
+int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err);
 
 /* Draws out_dir/png (created with its parents if missing) with the embedded script
  * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';

@@ -139,7 +139,53 @@ static void cut_last(char *path)
         *slash = '\0';
 }
 
-int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
+int sim_rundir_follow(const char *dir, char **out, sim_err *err)
+{
+    char *p = trimmed(dir), target[PATH_MAX];
+    *out = NULL;
+    for (int hops = 0; p != NULL; hops++) {
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) {
+            *out = p;
+            return SIM_OK;
+        }
+        ssize_t n = hops < 40 ? readlink(p, target, sizeof(target) - 1) : -1;
+        if (n < 0) {
+            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s: a symbolic link that cannot be followed "
+                                 "(%s)",
+                                 dir, hops < 40 ? strerror(errno) : "more than 40 links");
+            free(p);
+            return rc;
+        }
+        target[n] = '\0';
+        char *slash = strrchr(p, '/'), *next;
+        if (target[0] == '/' || slash == NULL) { /* absolute, or beside a link in "." */
+            next = trimmed(target);
+        } else { /* relative to the link's folder */
+            slash[1] = '\0';
+            char *joined = concat(p, target);
+            next = joined != NULL ? trimmed(joined) : NULL;
+            free(joined);
+        }
+        free(p);
+        p = next;
+    }
+    return oom(err);
+}
+
+/* True if `a` and `b` are the same directory (symbolic links followed). */
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat x, y;
+    return a != NULL && b != NULL && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+/* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`; the
+ * message names it `name` (as the user gave it). */
+static int check_ancestors(const char *what, const char *name, const char *dir, unsigned kinds,
+                           sim_err *err)
 {
     size_t n = strlen(dir) + 2;
     char *p = malloc(n > PATH_MAX ? n : PATH_MAX);
@@ -155,15 +201,15 @@ int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
         cut_last(p);
     while (stat(p, &st) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
     int rc = SIM_OK;
-    if (realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's can be seen there */
+    if (kinds == 0 || realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's is seen */
         goto done;
     for (;;) {
         sim_rundir_kind k = sim_rundir_kind_of(abs);
         if (k != SIM_RUNDIR_NONE && (kinds & SIM_RUNDIR_BIT(k)) != 0) {
             rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                             "output directory %s is inside %s, a hetsim %s directory: "
-                             "choose a place outside it",
-                             dir, abs, sim_rundir_kind_name(k));
+                             "%s %s is inside %s, a hetsim %s directory: choose a place outside "
+                             "it",
+                             what, name, abs, sim_rundir_kind_name(k));
             break;
         }
         if (strcmp(abs, "/") == 0)
@@ -173,6 +219,76 @@ int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
 done:
     free(p);
     free(abs);
+    return rc;
+}
+
+int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,
+                           const char *own, sim_err *err)
+{
+    char *path = NULL;
+    int rc = sim_rundir_follow(dir, &path, err);
+    if (rc == SIM_OK)
+        rc = check_ancestors(what, dir, path, within, err);
+    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(path) : SIM_RUNDIR_NONE;
+    if (k != SIM_RUNDIR_NONE && (equal & SIM_RUNDIR_BIT(k)) != 0 && !same_dir(path, own))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s is a hetsim %s directory that this command does not own: "
+                         "choose a place outside it",
+                         what, strcmp(path, dir) == 0 ? dir : path, sim_rundir_kind_name(k));
+    free(path);
+    return rc;
+}
+
+int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
+{
+    return sim_rundir_check_place("output directory", dir, kinds, 0, NULL, err);
+}
+
+/* Where a file the user named is written, as sim_rundir_check_file says, into *out. */
+static int file_target(const char *what, const char *file, char **out, sim_rundir_write *how,
+                       sim_err *err)
+{
+    struct stat st, lst;
+    bool link = lstat(file, &lst) == 0 && S_ISLNK(lst.st_mode);
+    *out = NULL;
+    if (stat(file, &st) != 0) {
+        if (errno != ENOENT)
+            return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s: %s", what, file, strerror(errno));
+        *how = SIM_RUNDIR_REPLACE; /* absent, or a link to nothing yet: made */
+        return sim_rundir_follow(file, out, err);
+    }
+    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : NULL;
+    if (kind != NULL)
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file, kind);
+    *how = S_ISREG(st.st_mode) ? SIM_RUNDIR_REPLACE : SIM_RUNDIR_THROUGH;
+    /* A regular file behind links is replaced at its real place; anything else is opened by
+     * its name (/dev/stdout's target is no path). */
+    char *real = link ? realpath(file, NULL) : NULL;
+    *out = real != NULL ? real : concat(file, "");
+    return *out != NULL ? SIM_OK : oom(err);
+}
+
+int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,
+                          sim_err *err)
+{
+    *path = NULL;
+    if (file[0] == '\0')
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s: an empty name", what);
+    char *p = NULL, *real = NULL;
+    int rc = file_target(what, file, &p, how, err);
+    /* The folders it lies in, links resolved (those of the real file when there is one). */
+    if (rc == SIM_OK)
+        real = realpath(p, NULL);
+    if (rc == SIM_OK)
+        rc = check_ancestors(what, file, real != NULL ? real : p, SIM_RUNDIR_ANY, err);
+    free(real);
+    if (rc == SIM_OK)
+        *path = p;
+    else
+        free(p);
     return rc;
 }
 
@@ -214,9 +330,13 @@ static bool has_subdir(const char *dir, char *name, size_t size)
  * `dir`. A subdirectory stops the removal (returns -1): callers check for one first. */
 static int remove_flat(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never a link's target */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     int rc = 0;
     for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d)) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
@@ -250,11 +370,13 @@ static int make_parents(const char *dir, sim_err *err)
 int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
 {
     *lock = NULL;
-    int rc = make_parents(dir, err);
+    char *d = NULL;
+    int rc = sim_rundir_follow(dir, &d, err);
+    if (rc == SIM_OK && (rc = make_parents(d, err)) != SIM_OK)
+        free(d);
     if (rc != SIM_OK)
         return rc;
-    char *d = trimmed(dir);
-    char *path = d != NULL ? concat(d, ".lock") : NULL;
+    char *path = concat(d, ".lock");
     sim_rundir_lock *lk = calloc(1, sizeof(*lk));
     if (path == NULL || lk == NULL) {
         free(d);
@@ -394,14 +516,16 @@ int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
 {
     *out = NULL;
     sim_rundir *rd = calloc(1, sizeof(*rd));
-    if (rd == NULL || (rd->dir = trimmed(dir)) == NULL ||
-        (rd->work = concat(rd->dir, ".partial")) == NULL) {
-        if (rd != NULL)
-            rundir_free(rd);
+    if (rd == NULL)
         return oom(err);
+    int rc = sim_rundir_follow(dir, &rd->dir, err);
+    if (rc == SIM_OK && (rd->work = concat(rd->dir, ".partial")) == NULL)
+        rc = oom(err);
+    if (rc != SIM_OK) {
+        rundir_free(rd);
+        return rc;
     }
     size_t n = strlen(rd->dir);
-    int rc = SIM_OK;
     if ((n >= 8 && strcmp(rd->dir + n - 8, ".partial") == 0) ||
         (n >= 5 && strcmp(rd->dir + n - 5, ".lock") == 0))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,

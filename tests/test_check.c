@@ -353,6 +353,33 @@ START_TEST(check_rejects_a_golden_mixing_two_scenarios)
 }
 END_TEST
 
+/* The same seed of another scenario, with its hash in golden.json edited to match (it passed:
+ * only the first seed's scenario was compared): every seed's resolved scenario is compared,
+ * and a golden that mixes two is unusable, --allow-scenario-change or not. */
+START_TEST(check_rejects_a_foreign_seed_whose_hash_was_edited)
+{
+    char *dir = copy_golden();
+    char g[512], o[512];
+    path_of(g, sizeof(g), dir, "other");
+    path_of(o, sizeof(o), dir, "out");
+    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                       "eval.samples=300", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    sh("cd %s && h() { sed -n 's/.*\"scenario_hash\": \"\\([0-9a-f]*\\)\".*/\\1/p' $1/run.json; } "
+       "&& old=$(h golden/seed-12) && new=$(h other/seed-12) && rm -r golden/seed-12 && "
+       "cp -r other/seed-12 golden/ && sed -i \"s/$old/$new/\" golden/golden.json",
+       dir);
+    path_of(g, sizeof(g), dir, "golden");
+    for (size_t i = 0; i < 2; i++) {
+        r = check((const char *[]){ "--golden", g, "-o", o,
+                                    i == 0 ? NULL : "--allow-scenario-change", NULL });
+        expect_unusable(&r, "seed-12/run.json: a run of another scenario than");
+        ck_assert_msg(strstr(r.err, "eval.samples") != NULL, "%s", r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(check_rejects_a_golden_of_another_scenario_unless_allowed)
 {
     char *dir = copy_golden();
@@ -454,6 +481,159 @@ START_TEST(check_exact_still_compares_fingerprints)
 }
 END_TEST
 
+/* ---- The places a check writes (issue 38, items 2 and 3) ----------------------------- */
+
+/* A digest of everything under `dir`: names, inodes (a file replaced by a rename gets a new
+ * one), types and bytes. */
+static void tree_digest(const char *dir, char *out, size_t size)
+{
+    char cmd[4096], path[600];
+    snprintf(path, sizeof(path), "%s.digest", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
+             "find . -type f -exec md5sum {} + | sort >>'%s'",
+             dir, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    read_all(path, out, size);
+    remove(path);
+}
+
+/* A directory `name` under `dir` marked as a kind of hetsim output, with a file in it. */
+static void fake_output(const char *dir, const char *name, const char *marker)
+{
+    char d[600];
+    snprintf(d, sizeof(d), "%s/%s", dir, name);
+    ck_assert_int_eq(mkdir(d, 0777), 0);
+    harness_write(d, marker,
+                  strcmp(marker, "index.csv") == 0 ? "point,dir,seed,stop_reason\n" : "");
+    harness_write(d, "mine.txt", "2.385\n");
+}
+
+/* --junit FILE inside any hetsim output (a golden's own seeds or golden.json, a seed's run
+ * directory, a sweep's or a work directory, or a link into one) is refused with exit 2 before
+ * anything runs, everything as it was (it renamed its report over the golden's files). */
+START_TEST(check_refuses_a_junit_file_inside_any_hetsim_output)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], link[600], before[16384], after[16384];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    fake_output(dir, "sweep", ".hetsim-sweep");
+    fake_output(dir, "w.partial", ".hetsim-partial");
+    snprintf(link, sizeof(link), "%s/link.xml", dir);
+    ck_assert_int_eq(symlink("golden/golden.json", link), 0);
+    static const char *const inside[] = { "golden/seeds",         "golden/golden.json",
+                                          "golden/seed-11/x.xml", "golden/seed-12/metrics.csv",
+                                          "sweep/index.csv",      "sweep/report.xml",
+                                          "w.partial/r.xml",      "link.xml" };
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+        char x[600];
+        path_of(x, sizeof(x), dir, inside[i]);
+        result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", inside[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "--junit file") != NULL && strstr(r.err, "a hetsim") != NULL,
+                      "%s: %s", inside[i], r.err);
+        ck_assert_str_eq(r.out, "");
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed something", inside[i]);
+    }
+    result r = check_golden(dir);
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+static bool is_type(const char *path, mode_t type)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+/* A --junit FILE that is not a regular file is written through or refused, never replaced:
+ * a link's target is written (the link stays), a FIFO and a character device are written
+ * through (a FIFO nobody reads is an error, not a wait), a directory is refused. */
+START_TEST(check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], x[600], target[600], fifo[600], got[600], text[8192];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    snprintf(x, sizeof(x), "%s/link.xml", dir);
+    snprintf(target, sizeof(target), "%s/reports/target.xml", dir);
+    sh("mkdir %s/reports && echo old >%s/reports/target.xml && ln -s reports/target.xml "
+       "%s/link.xml",
+       dir);
+    result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert(is_type(x, S_IFLNK) && is_type(target, S_IFREG));
+    read_all(target, text, sizeof(text));
+    ck_assert_msg(strstr(text, "<testsuites") != NULL, "%s", text);
+    sh("ln -s reports/new.xml %s/dangling.xml", dir); /* a link to a file not made yet */
+    snprintf(x, sizeof(x), "%s/dangling.xml", dir);
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    snprintf(target, sizeof(target), "%s/reports/new.xml", dir);
+    ck_assert(is_type(x, S_IFLNK) && is_type(target, S_IFREG));
+    /* A FIFO with a reader, then none. */
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(got, sizeof(got), "%s/got.xml", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    pid_t reader = fork();
+    if (reader == 0) {
+        int in = open(fifo, O_RDONLY), outfd = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char buf[4096];
+        for (ssize_t n; (n = read(in, buf, sizeof(buf))) > 0;)
+            if (write(outfd, buf, (size_t)n) != n)
+                _exit(1);
+        _exit(0);
+    }
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", fifo, NULL });
+    int status;
+    waitpid(reader, &status, 0);
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert(is_type(fifo, S_IFIFO));
+    read_all(got, text, sizeof(text));
+    ck_assert_msg(strstr(text, "</testsuites>") != NULL, "%s", text);
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", fifo, NULL });
+    ck_assert_msg(r.status == 1 && strstr(r.err, "a FIFO that no process reads") != NULL,
+                  "exit %d\n%s", r.status, r.err);
+    ck_assert(is_type(fifo, S_IFIFO));
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", "/dev/null", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    ck_assert(is_type("/dev/null", S_IFCHR));
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", o, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "is a directory") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* -o equal to a hetsim directory counts as inside it (only -o GOLDEN/sub was refused: -o
+ * GOLDEN wrote the runs and check.* into the golden, and every later check exited 2). */
+START_TEST(check_output_equal_to_a_hetsim_directory_is_refused)
+{
+    char *dir = copy_golden();
+    char g[512], before[16384], after[16384];
+    path_of(g, sizeof(g), dir, "golden");
+    fake_output(dir, "sweep", ".hetsim-sweep");
+    static const char *const outs[] = { "golden", "golden/", "golden/seed-11", "sweep" };
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+        char o[600];
+        path_of(o, sizeof(o), dir, outs[i]);
+        result r = check((const char *[]){ "--golden", g, "-o", o, NULL });
+        ck_assert_msg(r.status == 2, "-o %s: exit %d\n%s%s", outs[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "a hetsim") != NULL, "-o %s: %s", outs[i], r.err);
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "-o %s changed something", outs[i]);
+    }
+    result r = check_golden(dir);
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -487,11 +667,20 @@ Suite *test_suite(void)
     tcase_add_test(tc, check_rejects_a_truncated_metrics_file);
     tcase_add_test(tc, check_rejects_missing_and_extra_files_and_seeds);
     tcase_add_test(tc, check_rejects_a_golden_mixing_two_scenarios);
+    tcase_add_test(tc, check_rejects_a_foreign_seed_whose_hash_was_edited);
     tcase_add_test(tc, check_rejects_a_golden_of_another_scenario_unless_allowed);
     tcase_add_test(tc, check_writes_a_junit_error_for_an_unusable_golden);
     tcase_add_test(tc, check_update_killed_midway_leaves_the_old_golden);
     tcase_add_test(tc, check_update_refuses_to_replace_a_directory_that_is_no_golden);
     tcase_add_test(tc, check_exact_still_compares_fingerprints);
     suite_add_tcase(s, tc);
+    TCase *places = tcase_create("places");
+    tcase_set_timeout(places, 240);
+    tcase_add_unchecked_fixture(places, setup_base, teardown_base);
+    tcase_add_test(places, check_refuses_a_junit_file_inside_any_hetsim_output);
+    tcase_add_test(places,
+                   check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them);
+    tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
+    suite_add_tcase(s, places);
     return s;
 }

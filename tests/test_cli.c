@@ -407,6 +407,189 @@ START_TEST(cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens)
 }
 END_TEST
 
+/* ---- Places: the ownership rule (issue 38, items 4 and 5) ------------------------------ */
+
+/* A scenario of a few milliseconds, for the outputs of the cases below. */
+static const char tiny_json[] =
+    "{ \"name\": \"tiny\", \"seed\": 5, \"workers\": 3, \"compute\": { \"iteration_ms\": 10 },\n"
+    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 16,\n"
+    "                               \"classes\": 4 },\n"
+    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.05 },\n"
+    "  \"protocol\": { \"name\": \"allreduce\" },\n"
+    "  \"stop\": { \"time_s\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 200 } }\n";
+
+/* Runs `hetsim` with `args`, each "%s" in them replaced by `dir`; returns the result. */
+static harness_result in_dir(const char *dir, const char *const *args)
+{
+    static char text[16][1200];
+    const char *argv[17] = { NULL };
+    for (size_t i = 0; args[i] != NULL && i < 16; i++) {
+        const char *at = strstr(args[i], "%s");
+        if (at != NULL)
+            snprintf(text[i], sizeof(text[i]), "%.*s%s%s", (int)(at - args[i]), args[i], dir,
+                     at + 2);
+        else
+            snprintf(text[i], sizeof(text[i]), "%s", args[i]);
+        argv[i] = text[i];
+    }
+    return harness_hetsim(argv);
+}
+
+/* Names, inodes, types and bytes of everything under `dir`, into out[size]. */
+static void tree_digest(const char *dir, char *out, size_t size)
+{
+    char cmd[4096], path[700];
+    snprintf(path, sizeof(path), "%s.digest", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
+             "find . -type f -exec md5sum {} + | sort >>'%s'",
+             dir, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    char *text = harness_read(path, NULL);
+    snprintf(out, size, "%s", text);
+    free(text);
+    remove(path);
+}
+
+/* Two runs, a sweep and a second copy of it, and a golden, under a fresh directory. */
+static char *outputs(void)
+{
+    char *dir = harness_tmpdir("cli");
+    harness_write(dir, "tiny.json", tiny_json);
+    harness_write(dir, "sw.json", "{ \"base\": \"tiny.json\", \"seeds\": 2 }\n");
+    const char *const *cmds[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/a", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/b", "--set", "seed=9", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw2", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "--update", "--seeds", "3",
+                          NULL },
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        harness_result r = in_dir(dir, cmds[i]);
+        ck_assert_msg(r.status == 0, "%s: %s", cmds[i][0], r.err);
+    }
+    return dir;
+}
+
+/* A plot writes figures into its own run (the only run it draws) or its own sweep (the one
+ * plot --by draws), or into a place that is no hetsim output; every other run, sweep, golden
+ * or work directory is refused with exit 2 and left as it was (plot B -o A replaced A's own
+ * figures with B's). Several runs without -o are refused: the first run's directory is not
+ * theirs. */
+START_TEST(plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output)
+{
+    char *dir = outputs(), before[65536], after[65536];
+    const char *const *refused[] = {
+        (const char *[]){ "plot", "%s/b", "-o", "%s/a", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/a", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/g", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/g", NULL },
+        (const char *[]){ "plot", "%s/b", "-o", "%s/sw", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/sw2", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/g/seed-5", NULL },
+        (const char *[]){ "plot", "%s/a", "%s/b", NULL },
+    };
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        harness_result r = in_dir(dir, refused[i]);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, "a hetsim") != NULL || strstr(r.err, "needs -o DIR") != NULL,
+                      "case %zu: %s", i, r.err);
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
+    }
+    const char *const *allowed[] = {
+        (const char *[]){ "plot", "%s/a", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", NULL },
+        (const char *[]){ "plot", "%s/a", "%s/b", "-o", "%s/figs", NULL },
+    };
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        harness_result r = in_dir(dir, allowed[i]);
+        ck_assert_msg(r.status == 0, "case %zu: exit %d: %s", i, r.status, r.err);
+    }
+    char path[1300];
+    static const char *const made[] = { "a/convergence.png", "sw/by-seed.png",
+                                        "figs/breakdown.png" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, made[i]);
+        ck_assert_msg(harness_exists(path), "no %s", made[i]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+static bool is_link_to(const char *path, const char *target)
+{
+    char buf[1024];
+    ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return false;
+    buf[n] = '\0';
+    return strcmp(buf, target) == 0;
+}
+
+/* An output named by a symbolic link to a directory is its target, written whole: the
+ * target's lock, work directory and rename, the link kept (a run deleted the target's files
+ * through the link and left the link as LINK.partial, which wedged every later run). The
+ * same for a run, a sweep, a golden update and a figure; a link to a run not drawn is that
+ * run, refused. */
+START_TEST(an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays)
+{
+    char *dir = outputs(), path[1300];
+    static const char *const links[][2] = {
+        { "real", "a" }, { "dang", "made/run" }, { "swl", "swt" }, { "gl", "gt" }
+    };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, links[i][0]);
+        ck_assert_int_eq(symlink(links[i][1], path), 0);
+    }
+    const char *const *cmds[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/real", "--set", "seed=7", "--quiet",
+                          NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/real", "--set", "seed=8", "--quiet",
+                          NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/dang", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/swl", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/swl", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/gl", "--update", "--seeds", "3",
+                          NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/gl", "--update", "--seeds", "3",
+                          NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/real", NULL },
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        harness_result r = in_dir(dir, cmds[i]);
+        ck_assert_msg(r.status == 0, "case %zu: exit %d: %s", i, r.status, r.err);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, links[i][0]);
+        ck_assert_msg(is_link_to(path, links[i][1]), "%s is no longer a link", links[i][0]);
+    }
+    static const char *const present[] = { "a/run.json", "a/convergence.png", "made/run/run.json",
+                                           "swt/index.csv", "gt/seeds" };
+    for (size_t i = 0; i < sizeof(present) / sizeof(present[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, present[i]);
+        ck_assert_msg(harness_exists(path), "no %s", present[i]);
+    }
+    char *run = harness_slurp(dir, "a/run.json");
+    ck_assert_ptr_nonnull(strstr(run, "\"seed\": 8"));
+    free(run);
+    static const char *const absent[] = { "real.partial", "a.partial",  "real.lock", "a.lock",
+                                          "gl.partial",   "gt.partial", "swl.lock" };
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, absent[i]);
+        struct stat st;
+        ck_assert_msg(lstat(path, &st) != 0, "%s left", absent[i]);
+    }
+    harness_result r = in_dir(dir, (const char *[]){ "plot", "%s/b", "-o", "%s/real", NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "a hetsim run directory") != NULL, "exit %d: %s",
+                  r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -429,5 +612,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
+    tcase_add_test(places,
+                   an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
+    tcase_set_timeout(places, 120);
+    suite_add_tcase(s, places);
     return s;
 }

@@ -206,11 +206,13 @@ START_TEST(plot_rejects_an_empty_metrics_file_and_a_missing_column)
     const char *dirs[] = { run };
     sim_err err;
     ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
-    ck_assert_msg(strstr(err.msg, "is empty (no header row)") != NULL, "message: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, "metrics.csv: empty file (no header row)") != NULL, "message: %s",
+                  err.msg);
 
     write_file(run, "metrics.csv", "time_s,test_loss,test_accuracy\n0,2.385,0.1\n");
     ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
-    ck_assert_msg(strstr(err.msg, "no column \"throughput_sps\"") != NULL, "message: %s", err.msg);
+    ck_assert_msg(strstr(err.msg, "metrics.csv: no column throughput_sps") != NULL, "message: %s",
+                  err.msg);
     harness_cleanup(run);
 }
 END_TEST

@@ -118,6 +118,67 @@ START_TEST(kinds_are_recognised_and_outputs_inside_them_refused)
 }
 END_TEST
 
+/* The ownership rule (issue 38): a place equal to a hetsim output counts as inside it unless
+ * it is the command's own (links followed); a file the user names is refused inside any
+ * output, replaced when regular or absent, written through when a FIFO or a device. */
+START_TEST(a_place_equal_to_an_output_is_refused_unless_it_is_the_commands_own)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char run[512], link[512], other[512], path[700], *out = NULL;
+    sim_err err;
+    snprintf(run, sizeof(run), "%s/run", tmp);
+    snprintf(link, sizeof(link), "%s/link", tmp);
+    snprintf(other, sizeof(other), "%s/plain", tmp);
+    make_run(run);
+    ck_assert_int_eq(symlink("run", link), 0);
+    ck_assert_int_eq(sim_rundir_check_place("output directory", run, 0, SIM_RUNDIR_ANY, NULL, &err),
+                     SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "is a hetsim run directory that this command does not own") !=
+                      NULL,
+                  "%s", err.msg);
+    ck_assert_int_eq(sim_rundir_check_place("output directory", run, 0, SIM_RUNDIR_ANY, link, &err),
+                     SIM_OK); /* its own, named by a link */
+    ck_assert_int_eq(
+        sim_rundir_check_place("output directory", link, 0, SIM_RUNDIR_ANY, NULL, &err),
+        SIM_ESCENARIO);
+    ck_assert_int_eq(sim_rundir_check_place("output directory", other, SIM_RUNDIR_ANY,
+                                            SIM_RUNDIR_ANY, NULL, &err),
+                     SIM_OK);
+    /* Links followed to the end, a relative target from the link's folder, the last one
+     * absent; a loop refused. */
+    snprintf(path, sizeof(path), "%s/a", tmp);
+    ck_assert_int_eq(symlink("b/", path), 0);
+    snprintf(path, sizeof(path), "%s/b", tmp);
+    ck_assert_int_eq(symlink("made/later", path), 0);
+    snprintf(path, sizeof(path), "%s/a/", tmp);
+    ck_assert_int_eq(sim_rundir_follow(path, &out, &err), SIM_OK);
+    snprintf(path, sizeof(path), "%s/made/later", tmp);
+    ck_assert_str_eq(out, path);
+    free(out);
+    snprintf(path, sizeof(path), "%s/loop", tmp);
+    ck_assert_int_eq(symlink("loop", path), 0);
+    ck_assert_int_eq(sim_rundir_follow(path, &out, &err), SIM_ESCENARIO);
+    ck_assert_ptr_null(out);
+    /* Files. */
+    sim_rundir_write how;
+    snprintf(path, sizeof(path), "%s/run.json", run);
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", path, &out, &how, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "is inside") != NULL, "%s", err.msg);
+    snprintf(path, sizeof(path), "%s/report.xml", link);
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", path, &out, &how, &err), SIM_ESCENARIO);
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", tmp, &out, &how, &err), SIM_ESCENARIO);
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", "/dev/null", &out, &how, &err), SIM_OK);
+    ck_assert_int_eq(how, SIM_RUNDIR_THROUGH);
+    free(out);
+    snprintf(path, sizeof(path), "%s/report.xml", tmp);
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", path, &out, &how, &err), SIM_OK);
+    ck_assert_int_eq(how, SIM_RUNDIR_REPLACE);
+    ck_assert_str_eq(out, path);
+    free(out);
+    harness_cleanup(tmp);
+}
+END_TEST
+
 START_TEST(a_subdirectory_stops_a_replacement_before_anything_is_removed)
 {
     char *tmp = harness_tmpdir("rundir");
@@ -191,6 +252,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("rundir");
     tcase_add_test(tc, a_second_writer_is_refused_naming_the_directory_and_the_holder);
     tcase_add_test(tc, kinds_are_recognised_and_outputs_inside_them_refused);
+    tcase_add_test(tc, a_place_equal_to_an_output_is_refused_unless_it_is_the_commands_own);
     tcase_add_test(tc, a_subdirectory_stops_a_replacement_before_anything_is_removed);
     tcase_add_test(tc, an_empty_work_directory_left_by_a_kill_is_taken_over);
     tcase_set_timeout(tc, 30);

@@ -291,6 +291,45 @@ START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
 }
 END_TEST
 
+/* A point whose run fails (a diverged learning rate) is named with its directory in every
+ * line its run printed (they named neither), with -j and with --index alike. */
+START_TEST(a_failing_point_is_named_with_its_directory)
+{
+    char *dir = harness_tmpdir("sweep"), file[700], out[700], want[1500];
+    harness_write(
+        dir, "div.json",
+        "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
+        "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
+        "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
+        "    \"momentum\": 0.99 },\n"
+        "  \"protocol\": { \"name\": \"allreduce\" },\n"
+        "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
+    harness_write(dir, "sw.json",
+                  "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] } }\n");
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    snprintf(want, sizeof(want), "hetsim: point 1 (%s/workload.lr=1000,seed=5): ", out);
+    const char *const *cmds[] = {
+        (const char *[]){ "sweep", file, "-j", "2", "-o", out, "--quiet", NULL },
+        (const char *[]){ "sweep", file, "--index", "1", "-o", out, "--quiet", NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = harness_hetsim(cmds[i]);
+        ck_assert_msg(r.status == 1, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, want) == r.err && strstr(r.err, "diverged") != NULL,
+                      "case %zu: %s", i, r.err);
+        for (const char *line = r.err; *line != '\0'; line = strchr(line, '\n') + 1)
+            ck_assert_msg(strncmp(line, want, strlen(want)) == 0,
+                          "case %zu: a line of the run "
+                          "without its point: %s",
+                          i, r.err);
+        ck_assert_msg(strstr(r.err, "point 0") == NULL, "case %zu: %s", i, r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* Under mpirun, --mpi with --list or --index is refused once (rank 0 says it), and nothing
  * runs; only with MPI built in (HETSIM_MPIRUN). */
 START_TEST(sweep_under_mpirun_refuses_list_and_index_saying_so_once)
@@ -657,6 +696,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base);
     tcase_add_test(tc, sweep_refuses_more_points_than_the_limit_at_once_naming_the_count);
     tcase_add_test(tc, sweep_plot_by_draws_the_points_with_results_and_names_those_left_out);
+    tcase_add_test(tc, a_failing_point_is_named_with_its_directory);
     tcase_add_test(tc, sweep_under_mpirun_refuses_list_and_index_saying_so_once);
     tcase_add_test(tc, sweep_files_shipped_in_sweeps_are_valid);
     tcase_add_test(tc, sweep_check_and_plot_refuse_bad_usage_with_exit_code_2);

@@ -305,6 +305,46 @@ check "a golden is updated again" '[ $rc = 0 ]'
 rc=$?
 check "golden into a run exits 2" '[ $rc = 2 ] && [ ! -e "$d/seeds" ] && complete "$d"'
 
+# 10b. An output equal to a hetsim directory counts as inside it, and no command replaces a
+#      file it does not own (issue 38): check -o GOLDEN, --junit inside a golden or a run,
+#      plot of another run -o RUN, plot --by -o RUN, plot -o GOLDEN: exit 2, nothing changed.
+#      A run into a link to a run directory replaces the target whole and keeps the link.
+digest() { find "$1" -exec stat -c '%n %i %s' {} + | sort | md5sum; }
+gbefore=$(digest "$g") rbefore=$(digest "$d")
+"$bin" check "$scn" --golden "$g" --set stop.time_s=1 -o "$g" >/dev/null 2>"$tmp/err"
+rc=$?
+check "check -o the golden exits 2" '[ $rc = 2 ] && grep -q "a hetsim golden directory" "$tmp/err"'
+for x in "$g/seeds" "$g/golden.json" "$d/report.xml"; do
+    "$bin" check "$scn" --golden "$g" --set stop.time_s=1 -o "$tmp/o38" --junit "$x" >/dev/null \
+        2>"$tmp/err"
+    rc=$?
+    check "--junit $x exits 2" '[ $rc = 2 ] && grep -q "^hetsim: --junit file" "$tmp/err" &&
+        [ ! -e "$tmp/o38" ]'
+done
+"$bin" plot "$src" -o "$d" >/dev/null 2>"$tmp/err"
+rc=$?
+check "plot of another run into a run exits 2" '[ $rc = 2 ] && grep -q "a hetsim run directory" "$tmp/err"'
+"$bin" plot "$tmp/sweep-src" --by seed -o "$d" >/dev/null 2>"$tmp/err"
+rc=$?
+check "plot --by into a run exits 2" '[ $rc = 2 ]'
+"$bin" plot "$src" -o "$g" >/dev/null 2>"$tmp/err"
+rc=$?
+check "plot into a golden exits 2" '[ $rc = 2 ] && grep -q "a hetsim golden directory" "$tmp/err"'
+check "the golden and the run as they were" '[ "$(digest "$g")" = "$gbefore" ] &&
+    [ "$(digest "$d")" = "$rbefore" ]'
+"$bin" check "$scn" --golden "$g" --set stop.time_s=1 -o "$tmp/o38" >/dev/null 2>"$tmp/err"
+rc=$?
+check "the golden still checks" '[ $rc = 0 ]'
+ln -s runB "$tmp/linkB"
+for i in 1 2; do
+    "$bin" run "$scn" -o "$tmp/linkB" --set stop.time_s=1 --set seed=$((20 + i)) --quiet \
+        >/dev/null 2>"$tmp/err"
+    rc=$?
+    check "run $i into a link" '[ $rc = 0 ] && [ -L "$tmp/linkB" ] && complete "$d" &&
+        grep -q "\"seed\": $((20 + i))" "$d/run.json" && [ ! -e "$tmp/linkB.partial" ] &&
+        [ ! -L "$tmp/linkB.partial" ]'
+done
+
 # 11. A previous run holding a subdirectory that is not hetsim's (an older hetsim let one
 #     in): refused before anything changes, never half removed; once it is moved away the
 #     next run replaces the run. The same for a work directory left with one.

@@ -7,19 +7,43 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define DIR_FILES 8
+
 static char paths[4][256];
-static char dir[256], dir_files[4][320];
+static char dir[256], dir_files[DIR_FILES][320], subdirs[DIR_FILES][320];
 
 static void remove_files(void)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4; i++)
         if (paths[i][0] != '\0')
             unlink(paths[i]);
+    for (int i = 0; i < DIR_FILES; i++)
         if (dir_files[i][0] != '\0')
             unlink(dir_files[i]);
-    }
+    for (int i = 0; i < DIR_FILES; i++)
+        if (subdirs[i][0] != '\0')
+            rmdir(subdirs[i]);
     if (dir[0] != '\0')
         rmdir(dir);
+}
+
+/* Makes the folder of `path` (under the scratch directory) if it is not the scratch
+ * directory itself, and notes it for removal. */
+static void make_subdir(const char *path)
+{
+    char sub[320];
+    snprintf(sub, sizeof(sub), "%s", path);
+    *strrchr(sub, '/') = '\0';
+    if (strcmp(sub, dir) == 0)
+        return;
+    int i = 0;
+    while (i < DIR_FILES && subdirs[i][0] != '\0' && strcmp(subdirs[i], sub) != 0)
+        i++;
+    if (i == DIR_FILES)
+        abort();
+    memcpy(subdirs[i], sub, sizeof(sub));
+    if (mkdir(sub, 0700) != 0 && errno != EEXIST)
+        abort();
 }
 
 static const char *tmp_dir(void)
@@ -59,11 +83,12 @@ const char *fuzz_dir_file(const char *name, const uint8_t *data, size_t size)
     int i = 0;
     char path[320];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    while (i < 4 && dir_files[i][0] != '\0' && strcmp(dir_files[i], path) != 0)
+    while (i < DIR_FILES && dir_files[i][0] != '\0' && strcmp(dir_files[i], path) != 0)
         i++;
-    if (i == 4)
+    if (i == DIR_FILES)
         abort(); /* more names than the harness keeps */
     memcpy(dir_files[i], path, sizeof(path));
+    make_subdir(path);
     if (data == NULL) {
         if (unlink(path) != 0 && errno != ENOENT)
             abort();

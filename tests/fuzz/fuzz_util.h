@@ -16,11 +16,12 @@
  * the harness failing, not the code under test. */
 const char *fuzz_file(int slot, const uint8_t *data, size_t size);
 
-/* Writes data[0..size) to the file `name` (a plain file name) in this process's scratch
- * directory, made at the first call in $TMPDIR or /tmp, and returns its path (valid until
- * the next call); with data NULL, removes that file instead. The directory and the files
- * written in it (at most 4 names) are removed at exit. Aborts if the file cannot be written
- * or removed. For readers that take a path relative to another file (a sweep's base). */
+/* Writes data[0..size) to the file `name` (a plain file name, or one folder and a file name:
+ * "run/metrics.csv") in this process's scratch directory, made at the first call in $TMPDIR
+ * or /tmp, and returns its path (valid until the next call); with data NULL, removes that
+ * file instead. The directory, its folders and the files written in it (at most 8 names)
+ * are removed at exit. Aborts if the file cannot be written or removed. For readers that take
+ * a path relative to another file (a sweep's base, a sweep's run directories). */
 const char *fuzz_dir_file(const char *name, const uint8_t *data, size_t size);
 
 /* Splits data at the first occurrence of `sep` (not included): *head gets the part before,

@@ -1,0 +1,413 @@
+/* Golden-curve checks: the files of a golden, read and validated before use (see check.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app/check_state.h"
+#include "app/curves.h"
+#include "sim/cfg.h"
+#include "sim/output.h"
+
+static const char *const fingerprint_files[] = { "metrics.csv", "workers.csv", "summary.json",
+                                                 "run.json", "events.csv" };
+
+/* FNV-1a 64 of dir/name; summary.json without its wall line. Returns false if absent. */
+bool ck_file_hash(const char *dir, const char *name, uint64_t *h)
+{
+    char path[PATH_TEXT], line[8192];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return false;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    bool summary = strcmp(name, "summary.json") == 0;
+    *h = UINT64_C(0xcbf29ce484222325);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (summary && strncmp(line, "  \"wall\":", 9) == 0)
+            continue;
+        for (const char *p = line; *p != '\0'; p++) {
+            *h ^= (unsigned char)*p;
+            *h *= UINT64_C(0x100000001b3);
+        }
+    }
+    fclose(f);
+    return true;
+}
+
+/* The fingerprint of a run directory: a line "file hash" per output file present. */
+void ck_fingerprint(const char *dir, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
+        uint64_t h = 0;
+        if (ck_file_hash(dir, fingerprint_files[i], &h) && len < size)
+            len += (size_t)snprintf(out + len, size - len, "%s %016" PRIx64 "\n",
+                                    fingerprint_files[i], h);
+    }
+}
+
+void ck_fingerprint_diff(const char *dir, const char *want, FILE *out)
+{
+    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
+        char line[128];
+        uint64_t h = 0;
+        bool here = ck_file_hash(dir, fingerprint_files[i], &h);
+        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", fingerprint_files[i], h);
+        bool there = strstr(want, fingerprint_files[i]) != NULL;
+        if (here != there || (here && strstr(want, line) == NULL))
+            fprintf(out, "  %s differs\n", fingerprint_files[i]);
+    }
+}
+
+int ck_write_fingerprint(const char *dir, sim_err *err)
+{
+    char text[1024];
+    ck_fingerprint(dir, text, sizeof(text));
+    return sim_output_write(dir, "fingerprint", text, err);
+}
+
+/* Reads dir/name whole into a malloc'd string (NULL if it cannot be read). */
+char *ck_slurp(const char *dir, const char *name, size_t *len)
+{
+    char path[PATH_TEXT];
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        return NULL;
+    return sim_output_read(path, len);
+}
+
+/* Parses dir/name as JSON; NULL (with `err` naming the file) if absent or malformed. */
+sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err)
+{
+    char path[PATH_TEXT];
+    size_t len = 0;
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+        sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: path too long", dir, name);
+        return NULL;
+    }
+    char *text = ck_slurp(dir, name, &len);
+    if (text == NULL) {
+        sim_err_set(err, SIM_EINVAL, NULL, "%s: missing or unreadable", path);
+        return NULL;
+    }
+    sim_cfg *cfg = sim_cfg_parse(text, len, path, err);
+    free(text);
+    if (cfg == NULL && err->code != SIM_ENOMEM)
+        err->code = SIM_EINVAL;
+    return cfg;
+}
+
+bool ck_exists(const char *dir, const char *name)
+{
+    char path[2 * PATH_TEXT];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s%s%s", dir, name[0] != '\0' ? "/" : "", name);
+    return stat(path, &st) == 0;
+}
+
+/* ---- Goldens, validated before use ------------------------------------------------------ */
+
+void ck_golden_fini(gold *g)
+{
+    for (size_t s = 0; s < g->k; s++)
+        app_curve_fini(&g->curve[s]);
+}
+
+bool ck_has_seed(const gold *g, uint64_t seed)
+{
+    for (size_t s = 0; s < g->k; s++)
+        if (g->seed[s] == seed)
+            return true;
+    return false;
+}
+
+/* The seeds file: one seed a line, no duplicates, at least GOLDEN_MIN seeds. */
+static int read_seeds(gold *g, sim_err *err)
+{
+    char path[PATH_TEXT], line[64];
+    snprintf(path, sizeof(path), "%s/seeds", g->path);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden here (write one with --update)",
+                           g->path);
+    int rc = SIM_OK;
+    while (rc == SIM_OK && fgets(line, sizeof(line), f) != NULL) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long seed = strtoull(line, &end, 10);
+        if (end == line || *end != '\n' || errno != 0 || line[0] == '-')
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
+        else if (ck_has_seed(g, seed))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: seed %llu listed twice", path, seed);
+        else if (g->k == MAX_GOLDEN)
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: more than %d seeds", path, MAX_GOLDEN);
+        else
+            g->seed[g->k++] = seed;
+    }
+    fclose(f);
+    if (rc == SIM_OK && g->k < GOLDEN_MIN)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s: %zu seed%s; a statistical check needs at least %d (--update "
+                         "--seeds 5)",
+                         path, g->k, g->k == 1 ? "" : "s", GOLDEN_MIN);
+    return rc;
+}
+
+/* golden.json: format, version and one scenario hash per seed, in the seeds file's order. */
+static int read_manifest(gold *g, sim_err *err)
+{
+    sim_cfg *m = ck_read_json(g->path, "golden.json", err);
+    if (m == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/golden.json: missing or unreadable (a golden of an older hetsim? "
+                           "write it again with --update)",
+                           g->path);
+    int64_t format = 0;
+    size_t n = 0, nh = 0;
+    int rc = sim_cfg_int(m, "format", 0, 1000, &format, err);
+    if (rc == SIM_OK && format != GOLDEN_FORMAT)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: format %d expected, got %d",
+                         g->path, GOLDEN_FORMAT, (int)format);
+    if (rc == SIM_OK && (rc = sim_cfg_require(m, "hetsim_version", err)) == SIM_OK)
+        rc = sim_cfg_string(m, "hetsim_version", g->version, sizeof(g->version), err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_array_len(m, "seeds", &n, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_array_len(m, "scenario_hashes", &nh, err);
+    if (rc == SIM_OK && (n != g->k || nh != g->k))
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/golden.json: %zu seeds and %zu hashes, the seeds file lists %zu",
+                         g->path, n, nh, g->k);
+    for (size_t i = 0; i < g->k && rc == SIM_OK; i++) {
+        char *seed = NULL, *hash = NULL;
+        rc = sim_cfg_at_json(m, "seeds", i, &seed, err);
+        if (rc == SIM_OK)
+            rc = sim_cfg_at_json(m, "scenario_hashes", i, &hash, err);
+        if (rc == SIM_OK && strtoull(seed, NULL, 10) != g->seed[i])
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s/golden.json: seed %zu is %s, the seeds file says %" PRIu64,
+                             g->path, i + 1, seed, g->seed[i]);
+        if (rc == SIM_OK && (strlen(hash) != 18 || hash[0] != '"'))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: bad scenario hash %s", g->path,
+                             hash);
+        else if (rc == SIM_OK)
+            snprintf(g->hash[i], sizeof(g->hash[i]), "%.16s", hash + 1);
+        free(seed);
+        free(hash);
+    }
+    sim_cfg_destroy(m);
+    return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
+}
+
+/* Every seed-<S> directory is listed in the seeds file and every listed seed has one. */
+static int check_listing(const gold *g, sim_err *err)
+{
+    DIR *d = opendir(g->path);
+    if (d == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: cannot list: %s", g->path, strerror(errno));
+    int rc = SIM_OK;
+    for (struct dirent *e = readdir(d); e != NULL && rc == SIM_OK; e = readdir(d)) {
+        char *end = NULL;
+        if (strncmp(e->d_name, "seed-", 5) != 0)
+            continue;
+        unsigned long long seed = strtoull(e->d_name + 5, &end, 10);
+        if (*end != '\0' || !ck_has_seed(g, seed))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: not listed in %s/seeds", g->path,
+                             e->d_name, g->path);
+    }
+    closedir(d);
+    for (size_t s = 0; s < g->k && rc == SIM_OK; s++)
+        if (!ck_exists(g->dir[s], ""))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: missing (listed in %s/seeds)", g->dir[s],
+                             g->path);
+    return rc;
+}
+
+/* The files a check uses hash as the seed's fingerprint says: nothing edited or truncated. */
+static int check_fingerprint(const gold *g, size_t s, sim_err *err)
+{
+    static const char *const used[] = { "metrics.csv", "run.json" };
+    char *want = ck_slurp(g->dir[s], "fingerprint", NULL);
+    if (want == NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/fingerprint: missing or unreadable (an incomplete golden: write "
+                           "it again with --update)",
+                           g->dir[s]);
+    int rc = SIM_OK;
+    for (size_t i = 0; i < 2 && rc == SIM_OK; i++) {
+        char line[128];
+        uint64_t h = 0;
+        if (!ck_file_hash(g->dir[s], used[i], &h)) {
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s/%s: missing or unreadable (an incomplete golden: write it again "
+                             "with --update)",
+                             g->dir[s], used[i]);
+            break;
+        }
+        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", used[i], h);
+        if (strstr(want, line) == NULL)
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s/%s: does not match %s/fingerprint (edited or truncated)",
+                             g->dir[s], used[i], g->dir[s]);
+    }
+    free(want);
+    return rc;
+}
+
+/* run.json of seed s: its seed, scenario hash and version are the golden's. */
+static int check_run_json(const gold *g, size_t s, sim_err *err)
+{
+    sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
+    if (run == NULL)
+        return err->code;
+    int64_t seed = -1;
+    char hash[32] = "", version[64] = "";
+    int rc = sim_cfg_int(run, "seed", 0, INT64_MAX, &seed, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_string(run, "hetsim_version", version, sizeof(version), err);
+    if (rc == SIM_OK && (uint64_t)seed != g->seed[s])
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: seed %" PRId64 ", not %" PRIu64,
+                         g->dir[s], seed, g->seed[s]);
+    if (rc == SIM_OK && strcmp(hash, g->hash[s]) != 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/run.json: scenario hash %s, golden.json says %s (a run of another "
+                         "scenario)",
+                         g->dir[s], hash, g->hash[s]);
+    if (rc == SIM_OK && strcmp(version, g->version) != 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/run.json: hetsim %s, golden.json says %s (seeds of two versions)",
+                         g->dir[s], version, g->version);
+    sim_cfg_destroy(run);
+    return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
+}
+
+/* The first line of dir/metrics.csv into out[size] ("" if unreadable). */
+static void header(const char *dir, char *out, size_t size)
+{
+    char path[PATH_TEXT];
+    out[0] = '\0';
+    if (snprintf(path, sizeof(path), "%s/metrics.csv", dir) >= (int)sizeof(path))
+        return; /* unreadable: the shapes then differ, and the check says which seed */
+    FILE *f = fopen(path, "r");
+    if (f != NULL && fgets(out, (int)size, f) == NULL)
+        out[0] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+static const enum app_curve_col tested_cols[] = { APP_CURVE_ACC, APP_CURVE_LOSS, APP_CURVE_TP };
+
+/* Seed s has the columns, rows, times and empty fields of seed 0. */
+static int check_same_shape(const gold *g, size_t s, sim_err *err)
+{
+    char h0[4096], h[4096];
+    header(g->dir[0], h0, sizeof(h0));
+    header(g->dir[s], h, sizeof(h));
+    const app_curve *a = &g->curve[0], *b = &g->curve[s];
+    if (strcmp(h0, h) != 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s/metrics.csv: columns differ from %s's",
+                           g->dir[s], g->dir[0]);
+    if (a->n != b->n)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s/metrics.csv: %zu rows, %s has %zu", g->dir[s],
+                           b->n, g->dir[0], a->n);
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->col[APP_CURVE_TIME][i] != b->col[APP_CURVE_TIME][i])
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s/metrics.csv: row %zu at time_s %.9g, %s's at %.9g", g->dir[s], i,
+                               b->col[APP_CURVE_TIME][i], g->dir[0], a->col[APP_CURVE_TIME][i]);
+        for (size_t k = 0; k < 3; k++)
+            if (isnan(a->col[tested_cols[k]][i]) != isnan(b->col[tested_cols[k]][i]))
+                return sim_err_set(err, SIM_EINVAL, NULL, "%s/metrics.csv: row %zu: %s %s, %s's %s",
+                                   g->dir[s], i, app_curve_names[tested_cols[k]],
+                                   isnan(b->col[tested_cols[k]][i]) ? "empty" : "set", g->dir[0],
+                                   isnan(a->col[tested_cols[k]][i]) ? "empty" : "set");
+    }
+    return SIM_OK;
+}
+
+/* The keys in which the scenario of b/run.json differs from a/run.json's, but for those that
+ * do not change the curves' distribution: the seed, the output section and the check's
+ * tolerances. Lists them in out[size]; returns their number, or -1 with `err` filled. */
+static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
+{
+    static const char *const skip[] = { "seed", "output", "check" };
+    sim_cfg *a = ck_read_json(a_dir, "run.json", err), *b = NULL, *sa = NULL, *sb = NULL;
+    if (a != NULL)
+        b = ck_read_json(b_dir, "run.json", err);
+    long n = -1;
+    if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
+        sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
+        if (sa == NULL || sb == NULL)
+            sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
+                        sa == NULL ? a_dir : b_dir);
+        else
+            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
+    }
+    sim_cfg_destroy(a);
+    sim_cfg_destroy(b);
+    return n;
+}
+
+/* Seed s is a run of the first seed's scenario, but for the seed: a golden holds one
+ * scenario's seeds (a foreign seed passed once its hash in golden.json was edited). */
+static int check_same_scenario(const gold *g, size_t s, sim_err *err)
+{
+    char keys[1024];
+    long n = diff_runs(g->dir[0], g->dir[s], keys, sizeof(keys), err);
+    if (n < 0)
+        return err->code;
+    if (n > 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/run.json: a run of another scenario than %s's (%ld key%s differ: "
+                           "%s): write the golden again with --update",
+                           g->dir[s], g->dir[0], n, n > 1 ? "s" : "", keys);
+    return SIM_OK;
+}
+
+/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
+ * code is SIM_EINVAL (or SIM_ENOMEM). */
+int ck_read_golden(const char *path, gold *g, sim_err *err)
+{
+    memset(g, 0, sizeof(*g));
+    g->path = path;
+    int rc = read_seeds(g, err);
+    for (size_t s = 0; s < g->k; s++)
+        snprintf(g->dir[s], sizeof(g->dir[s]), "%s/seed-%" PRIu64, path, g->seed[s]);
+    if (rc == SIM_OK)
+        rc = check_listing(g, err);
+    if (rc == SIM_OK)
+        rc = read_manifest(g, err);
+    size_t loaded = 0;
+    for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
+        rc = check_fingerprint(g, s, err);
+        if (rc == SIM_OK)
+            rc = check_run_json(g, s, err);
+        if (rc == SIM_OK && s > 0)
+            rc = check_same_scenario(g, s, err);
+        if (rc == SIM_OK && (rc = app_curve_read(g->dir[s], &g->curve[s], err)) == SIM_OK)
+            loaded++;
+        if (rc == SIM_OK)
+            rc = check_same_shape(g, s, err);
+    }
+    if (rc != SIM_OK) {
+        size_t k = g->k;
+        g->k = loaded;
+        ck_golden_fini(g);
+        g->k = k;
+        if (err->code != SIM_ENOMEM)
+            err->code = SIM_EINVAL;
+    }
+    return rc;
+}
+
+long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err)
+{
+    return diff_runs(g->dir[0], dir, out, size, err);
+}

@@ -1,0 +1,118 @@
+/* Golden-curve checks, internal (see check.h): what the check's three files share. Included
+ * only by app/check.c (loading and running the scenario, updates, the exact and statistical
+ * checks), app/check_golden.c (the files of a golden: fingerprints, reading and validating
+ * one) and app/check_report.c (check.csv, check.png, the JUnit report); calls run one way:
+ * check.c -> check_golden.c and check.c -> check_report.c. */
+#ifndef APP_CHECK_STATE_H
+#define APP_CHECK_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "app/curves.h"
+#include "sim/cfg.h"
+#include "sim/err.h"
+
+#define PATH_TEXT     1024
+#define MAX_GOLDEN    64                       /* seeds in one golden */
+#define GOLDEN_MIN    3                        /* seeds a statistical check needs */
+#define GOLDEN_FORMAT 2                        /* golden.json's format */
+#define GOLDEN_MARKER ".hetsim-golden-partial" /* marks an update's work directory */
+
+/* A golden, read and validated (ck_read_golden). */
+typedef struct gold {
+    const char *path;                /* the golden directory */
+    size_t k;                        /* seeds */
+    uint64_t seed[MAX_GOLDEN];       /* (k) */
+    char hash[MAX_GOLDEN][32];       /* (k) the scenario hash of each seed's run */
+    char version[64];                /* hetsim's version that wrote it */
+    char dir[MAX_GOLDEN][PATH_TEXT]; /* (k) the seed directories */
+    app_curve curve[MAX_GOLDEN];     /* (k) their metrics.csv */
+} gold;
+
+/* The statistics compared, each a number per run (docs/check.md). */
+enum stat_id {
+    ST_ACC_MEAN,
+    ST_ACC_FINAL,
+    ST_ACC_JITTER,
+    ST_LOSS,
+    ST_TP,
+    NSTATS
+};
+
+/* A statistic: its name, the curve it belongs to and the column it reads. */
+typedef struct stat_def {
+    const char *name;  /* in messages, check.csv and the JUnit report */
+    const char *curve; /* the JUnit test case it belongs to */
+    enum app_curve_col col;
+} stat_def;
+
+/* The statistics, indexed by stat_id (app/check_report.c). */
+extern const stat_def stat_defs[NSTATS];
+
+/* The test of one statistic. */
+typedef struct verdict {
+    bool tested;  /* false: no values in the golden (a model without accuracy) */
+    bool ok;      /* the run's mean lies within the band */
+    double gmean; /* the golden seeds' mean */
+    double gsd;   /* their standard deviation */
+    double rmean; /* the run seeds' mean */
+    double half;  /* the band's half-width: max(q * s * sqrt(1/K + 1/M), floor) */
+    double floor; /* the tolerance floor */
+} verdict;
+
+/* ---- app/check_golden.c ---- */
+
+/* FNV-1a 64 of dir/name (summary.json without its wall line) into *h; false if absent. */
+bool ck_file_hash(const char *dir, const char *name, uint64_t *h);
+
+/* The fingerprint of a run directory into out[size]: a line "file hash" per output file. */
+void ck_fingerprint(const char *dir, char *out, size_t size);
+
+/* Prints "  FILE differs" to `out` for each output file of `dir` whose hash is not the one
+ * the fingerprint text `want` lists (or that one of the two lacks). */
+void ck_fingerprint_diff(const char *dir, const char *want, FILE *out);
+
+/* Writes dir/fingerprint. */
+int ck_write_fingerprint(const char *dir, sim_err *err);
+
+/* dir/name read whole (malloc'd), NULL if it cannot be read; its length in *len. */
+char *ck_slurp(const char *dir, const char *name, size_t *len);
+
+/* dir/name parsed as JSON; NULL (SIM_EINVAL naming the file, or SIM_ENOMEM) if absent or
+ * malformed. */
+sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err);
+
+/* True if dir/name (dir itself for name "") exists. */
+bool ck_exists(const char *dir, const char *name);
+
+/* Frees the curves of g's seeds. */
+void ck_golden_fini(gold *g);
+
+/* True if the golden holds `seed`. */
+bool ck_has_seed(const gold *g, uint64_t seed);
+
+/* Loads and validates the golden at `path` (its files as fingerprinted, every seed a run of
+ * the first seed's scenario but for the seed, the same rows and columns); on error `err`
+ * names the file at fault and the code is SIM_EINVAL (or SIM_ENOMEM). */
+int ck_read_golden(const char *path, gold *g, sim_err *err);
+
+/* The keys in which the scenario of dir/run.json differs from the golden's first seed's (but
+ * the seed, the output section and the check's tolerances), listed into out[size]; returns
+ * their number, or -1 with `err` filled. */
+long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err);
+
+/* ---- app/check_report.c ---- */
+
+/* check.csv, check-golden.csv, check-run.csv and check.png into `dir` (*drawn: the figure
+ * was written; a `dir` gnuplot cannot take leaves it out, said on `out`). */
+int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, const verdict *v,
+              bool *drawn, FILE *out, sim_err *err);
+
+/* The JUnit report `path`: a test case per curve, or (v NULL) one case "golden" in error. */
+int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, const char *error,
+                   sim_err *err);
+
+#endif

@@ -1,0 +1,55 @@
+/* The command line: exit codes, usage errors, error reports and numbers on the command line
+ * (see app/main_state.h). */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "app/main_state.h"
+#include "sim/err.h"
+#include "sim/pool.h"
+
+int cli_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hetsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n(see hetsim --help)\n", stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_report(const sim_err *err)
+{
+    char buf[1024];
+    sim_err_format(err, buf, sizeof(buf));
+    fprintf(stderr, "hetsim: %s\n", buf);
+    return err->code == SIM_ESCENARIO || err->code == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
+}
+
+/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
+ * suffix), no overflow. Returns false for anything else. */
+bool cli_count(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (*s == '\0')
+        return false;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned)(*s - '0');
+    }
+    *out = v;
+    return v >= lo && v <= hi;
+}
+
+/* --threads's value: a count in [1, SIM_POOL_MAX_THREADS]. */
+int cli_threads(const char *v, unsigned *out)
+{
+    unsigned long long n;
+    if (!cli_count(v, 1, SIM_POOL_MAX_THREADS, &n))
+        return cli_usage("--threads needs a count in [1, %d], got \"%s\"", SIM_POOL_MAX_THREADS, v);
+    *out = (unsigned)n;
+    return EXIT_OK;
+}

@@ -1,0 +1,40 @@
+/* The command line, internal (see app/main.c): what its files share. Included only by
+ * app/main.c (usage, run, validate, list, bench, sweep, check, and main), app/main_args.c
+ * (exit codes, usage errors, error reports, numbers on the command line) and
+ * app/main_results.c (the commands that read finished outputs: plot and report); calls run
+ * one way: main.c -> main_results.c -> main_args.c. */
+#ifndef APP_MAIN_STATE_H
+#define APP_MAIN_STATE_H
+
+#include <stdbool.h>
+
+#include "sim/err.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_RUN = 1,
+    EXIT_USAGE = 2
+};
+
+/* Prints "hetsim: " and the message to stderr, then "(see hetsim --help)"; returns
+ * EXIT_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints the error as "hetsim: file: path: message"; returns EXIT_USAGE for SIM_ESCENARIO and
+ * SIM_EINVAL (bad input), else EXIT_RUN. */
+int cli_report(const sim_err *err);
+
+/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
+ * suffix), no overflow. Returns false for anything else. */
+bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,
+               unsigned long long *out);
+
+/* --threads's value: a count in [1, SIM_POOL_MAX_THREADS] into *out, else a usage error. */
+int cli_threads(const char *v, unsigned *out);
+
+/* `hetsim plot ...` and `hetsim report ...` with their arguments (argv after the command):
+ * app/main_results.c. Return the exit code. */
+int cli_plot(int argc, char **argv);
+int cli_table(int argc, char **argv);
+
+#endif

@@ -1,0 +1,262 @@
+/* Sweeps: the points run as child processes, `jobs` at a time, and the sweep's output
+ * directory (see sweep.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/sweep.h"
+#include "app/sweep_state.h"
+#include "sim/output.h"
+#include "sim/rundir.h"
+
+/* ---- Running ---------------------------------------------------------------------------- */
+
+bool app_sweep_done(const app_sweep *sw, size_t k)
+{
+    char dir[PATH_TEXT], hash[32], want[32];
+    sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
+    sim_cfg *summary = sw_read_json(dir, "summary.json");
+    sim_cfg *run = summary != NULL ? sw_read_json(dir, "run.json") : NULL;
+    snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
+    bool done = run != NULL &&
+                sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
+                strcmp(hash, want) == 0;
+    sim_cfg_destroy(run);
+    sim_cfg_destroy(summary);
+    return done;
+}
+
+size_t app_sweep_todo(const app_sweep *sw, size_t *todo)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < sw->npoints; k++)
+        if (!app_sweep_done(sw, k))
+            todo[n++] = k;
+    return n;
+}
+
+/* The arguments of point k's run: `hetsim run BASE -o DIR --quiet --threads N --set ...`,
+ * into argv, NULL-terminated (room for 2 * ncols + 11: 8, a pair per grid entry and the
+ * seed's, the NULL) from the scratch `s`; `threads` holds the count. */
+static void point_argv(const app_sweep *sw, size_t k, scratch *s, const char *dir, char *threads,
+                       const char **argv)
+{
+    size_t n = 0, nsets = sw_point_sets(sw, k, s);
+    argv[n++] = sw->opt.exe;
+    argv[n++] = "run";
+    argv[n++] = sw->base;
+    argv[n++] = "-o";
+    argv[n++] = dir;
+    argv[n++] = "--quiet";
+    /* One thread a run unless told: -j runs at once already fill the cores. */
+    snprintf(threads, 16, "%u", sw->opt.threads > 0 ? sw->opt.threads : 1);
+    argv[n++] = "--threads";
+    argv[n++] = threads;
+    for (size_t i = 0; i < nsets; i++) {
+        argv[n++] = "--set";
+        argv[n++] = s->sets[i];
+    }
+    argv[n] = NULL;
+}
+
+long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_err *err)
+{
+    char dir[PATH_TEXT], threads[16];
+    sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
+    *child = (app_sweep_child){ .pid = -1, .k = k };
+    scratch s;
+    const char **argv = calloc(2 * sw->ncols + 11, sizeof(*argv));
+    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL) {
+        sw_scratch_fini(&s);
+        free(argv);
+        return sw_oom(err), -1;
+    }
+    point_argv(sw, k, &s, dir, threads, argv);
+    /* Its standard error into a temporary file, read when it ends (app_sweep_reap): without
+     * one (no room in the temporary folder), it writes to ours. */
+    child->log = tmpfile();
+    if (child->log != NULL)
+        fcntl(fileno(child->log), F_SETFD, FD_CLOEXEC); /* not into the other points' runs */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child dies with the sweep, so that a killed sweep leaves no runs behind. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDOUT_FILENO);
+        if (child->log != NULL)
+            dup2(fileno(child->log), STDERR_FILENO);
+        execv(sw->opt.exe, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    sw_scratch_fini(&s);
+    child->pid = pid;
+    if (pid < 0) {
+        if (child->log != NULL)
+            fclose(child->log);
+        child->log = NULL;
+        sim_err_set(err, SIM_EIO, NULL, "cannot start a run: fork failed");
+    }
+    return (long)pid;
+}
+
+int app_sweep_reap(const app_sweep *sw, app_sweep_child *child, int status, bool fresh, FILE *log)
+{
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    char dir[PATH_TEXT], who[PATH_TEXT + 64], *line = NULL;
+    sw_join(dir, sizeof(dir), sw->dir, sw->points[child->k].name);
+    snprintf(who, sizeof(who), "hetsim: point %zu (%s): ", child->k, dir);
+    size_t cap = 0, said = 0;
+    if (child->log != NULL && fseek(child->log, 0, SEEK_SET) == 0) {
+        for (ssize_t n; (n = getline(&line, &cap, child->log)) > 0; said++) {
+            const char *text = strncmp(line, "hetsim: ", 8) == 0 ? line + 8 : line;
+            fprintf(log, "%s%s%s%s", fresh && said == 0 ? "\r\033[K" : "", who, text,
+                    line[n - 1] == '\n' ? "" : "\n");
+        }
+    }
+    if (code != 0 && said == 0) {
+        char how[64];
+        if (WIFEXITED(status))
+            snprintf(how, sizeof(how), "exit status %d", code);
+        else
+            snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
+        fprintf(log, "%s%sfailed (%s)\n", fresh ? "\r\033[K" : "", who, how);
+    }
+    free(line);
+    if (child->log != NULL)
+        fclose(child->log);
+    child->log = NULL;
+    child->pid = -1;
+    return code;
+}
+
+int app_sweep_wait(const app_sweep *sw, app_sweep_child *child, FILE *log)
+{
+    int status = 0;
+    if (waitpid((pid_t)child->pid, &status, 0) < 0)
+        status = 127 << 8; /* as an exit status of 127 */
+    return app_sweep_reap(sw, child, status, false, log);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress(size_t done, size_t total, size_t running, double t0, bool last)
+{
+    double el = now_s() - t0;
+    double eta = done > 0 ? el / (double)done * (double)(total - done) : -1.0;
+    fprintf(stderr, "\rsweep: %zu/%zu runs done, %zu running, ", done, total, running);
+    if (eta < 0)
+        fputs("ETA --      ", stderr);
+    else
+        fprintf(stderr, "ETA %02d:%02d   ", (int)(eta / 60), (int)fmod(eta, 60.0));
+    if (last)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
+{
+    const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    int rc = sim_rundir_check_within(sw->dir, kinds, err);
+    if (rc == SIM_OK && lock && sw->lock == NULL)
+        rc = sim_rundir_lock_take(sw->dir, &sw->lock, err);
+    if (rc != SIM_OK)
+        return rc;
+    struct stat st;
+    if (stat(sw->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s exists and is not a directory", sw->dir);
+    DIR *d = opendir(sw->dir);
+    bool empty = true;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && empty; e = readdir(d))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    if (d != NULL)
+        closedir(d);
+    sim_rundir_kind kind = empty ? SIM_RUNDIR_NONE : sim_rundir_kind_of(sw->dir);
+    if (!empty && kind != SIM_RUNDIR_SWEEP && kind != SIM_RUNDIR_NONE)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is a hetsim %s directory, not a sweep's: "
+                           "choose another",
+                           sw->dir, sim_rundir_kind_name(kind));
+    if (!empty && kind != SIM_RUNDIR_SWEEP)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s is not empty and holds no hetsim sweep (no %s "
+                           "nor index.csv of hetsim): choose another or empty it",
+                           sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    char mark[PATH_TEXT];
+    sw_join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
+    /* Created in place (no temporary file): `--index` tasks may look at once. */
+    int fd = -1;
+    if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
+        (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)
+{
+    *ran = *failed = 0;
+    int rc = app_sweep_open_dir(sw, true, err);
+    size_t *todo = calloc(sw->npoints + 1, sizeof(*todo));
+    app_sweep_child *kids = calloc(sw->opt.jobs, sizeof(*kids));
+    if (rc == 0 && (todo == NULL || kids == NULL))
+        rc = sw_oom(err);
+    for (size_t j = 0; kids != NULL && j < sw->opt.jobs; j++)
+        kids[j].pid = -1;
+    size_t ntodo = 0, next = 0, running = 0;
+    if (rc == 0)
+        ntodo = app_sweep_todo(sw, todo);
+    double t0 = now_s();
+    while (rc == 0 && (next < ntodo || running > 0)) {
+        for (size_t j = 0; j < sw->opt.jobs && next < ntodo; j++) {
+            if (kids[j].pid > 0)
+                continue;
+            if (app_sweep_spawn(sw, todo[next++], &kids[j], err) < 0) {
+                (*failed)++;
+                continue;
+            }
+            running++;
+        }
+        if (running == 0)
+            break;
+        int status = 0;
+        pid_t pid = wait(&status);
+        for (size_t j = 0; j < sw->opt.jobs && pid > 0; j++)
+            if (kids[j].pid == (long)pid) {
+                running--;
+                (*ran)++;
+                if (app_sweep_reap(sw, &kids[j], status, sw->opt.progress, stderr) != 0)
+                    (*failed)++;
+            }
+        if (sw->opt.progress)
+            progress(*ran, ntodo, running, t0, next == ntodo && running == 0);
+    }
+    free(kids);
+    free(todo);
+    if (rc == 0)
+        rc = app_sweep_write_index(sw, err);
+    return rc;
+}

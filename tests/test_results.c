@@ -1,0 +1,420 @@
+/* Results files read back as data, through the built binary ($HETSIM): `hetsim report`,
+ * `hetsim plot SWEEP_DIR --by` and `hetsim plot RUN` on a sweep written here by hand (issue
+ * 38): a damaged file (a number that is not finite or out of its range, a file cut mid-row, a
+ * row repeated) is refused with exit 2 naming the file and line, nothing written; a removed
+ * run directory says to run it again. The reader itself (sim/csv.h) is tested directly on
+ * the forms it refuses. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "sim/csv.h"
+
+static const char metrics_head[] = "time_s,iterations,samples,epoch,train_loss,test_loss,"
+                                   "test_accuracy,consensus,throughput_sps\n";
+static const char workers_head[] = "worker,speed,iterations,samples,compute_s,comm_s,wait_s,"
+                                   "bytes_sent,bytes_received,down_s,comm_overlap_s,params_fnv\n";
+static const char index_head[] = "point,dir,proto,seed,stop_reason,sim_time_s,final_accuracy,"
+                                 "best_accuracy,time_to_target_s,mean_throughput_sps,wall_s\n";
+
+/* Run directory `name` under `sweep`: three evaluations reaching `acc` at 2 s, two workers
+ * (compute 1.25 s, comm 0.5 s, wait `wait` s each), the stop target 0.7. */
+static void fake_run(const char *sweep, const char *name, double acc, double wait)
+{
+    char dir[1100], text[2048];
+    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    snprintf(text, sizeof(text),
+             "%s0,0,0,0,,2.385,0.1,,0\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n"
+             "2,80,2560,0.128,1.2,0.9,%.9g,,1280\n",
+             metrics_head, acc);
+    harness_write(dir, "metrics.csv", text);
+    snprintf(text, sizeof(text),
+             "%s0,1,40,1280,1.25,0.5,%.9g,51200,51200,0,0.125,9f2c41d07a31b6e5\n"
+             "1,1,40,1280,1.25,0.5,%.9g,51200,51200,0,0.125,9f2c41d07a31b6e5\n",
+             workers_head, wait, wait);
+    harness_write(dir, "workers.csv", text);
+    harness_write(dir, "run.json",
+                  "{ \"scenario\": { \"stop\": { \"time_s\": 2, \"target_accuracy\": 0.7 } } }\n");
+}
+
+/* A sweep of two protocols (a, b) by two seeds, every run with results. */
+static char *fake_sweep(void)
+{
+    char *dir = harness_tmpdir("results"), text[2048];
+    fake_run(dir, "a1", 0.75, 0.25);
+    fake_run(dir, "a2", 0.8, 0.375);
+    fake_run(dir, "b1", 0.65, 0.5);
+    fake_run(dir, "b2", 0.71, 0.625);
+    snprintf(text, sizeof(text),
+             "%s0,a1,a,1,target_accuracy,2,0.75,0.75,2,1280,0.01\n"
+             "1,a2,a,2,target_accuracy,2,0.8,0.8,2,1280,0.01\n"
+             "2,b1,b,1,time,2,0.65,0.65,,1280,0.01\n"
+             "3,b2,b,2,target_accuracy,2,0.71,0.71,2,1280,0.01\n",
+             index_head);
+    harness_write(dir, "index.csv", text);
+    return dir;
+}
+
+/* Replaces the first `from` in dir/name with `to`. */
+static void edit(const char *dir, const char *name, const char *from, const char *to)
+{
+    char *text = harness_slurp(dir, name), *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "%s/%s has no \"%s\"", dir, name, from);
+    size_t n = strlen(text) + strlen(to) + 1;
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    harness_write(dir, name, out);
+    free(out);
+    free(text);
+}
+
+/* `hetsim report` and `plot --by` on `dir`: both exit 2, print nothing on stdout, name
+ * `where` (a file and line) and say `what`; plot --by writes nothing. */
+static void both_refuse(const char *dir, const char *where, const char *what)
+{
+    char out[1100];
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    const char *const *cmds[] = {
+        (const char *[]){ "report", dir, "--by", "proto", NULL },
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = harness_hetsim(cmds[i]);
+        ck_assert_msg(r.status == 2, "%s: %s exited %d: %s", where, cmds[i][0], r.status, r.err);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, where) != NULL && strstr(r.err, what) != NULL,
+                      "%s: expected \"%s\" and \"%s\": %s", cmds[i][0], where, what, r.err);
+    }
+    ck_assert_msg(!harness_exists(out), "plot --by wrote %s", out);
+}
+
+/* Each damage found by the probe of issue 38 (read silently, exit 0: a table showing "inf",
+ * a three-seed sweep counting four runs), and variants of each (a metrics row or a worker
+ * repeated), is refused by report and plot --by alike. */
+START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
+{
+    static const struct {
+        const char *file, *from, *to, *where, *what;
+    } cases[] = {
+        { "index.csv", "0.75,0.75,2", "inf,0.75,2", "index.csv: line 2",
+          "final_accuracy: \"inf\" is not a finite number" },
+        { "index.csv", "1280,0.01\n3", "nan,0.01\n3", "index.csv: line 4",
+          "mean_throughput_sps: \"nan\" is not a finite number" },
+        { "index.csv", "2,1280,0.01\n2", "2,1e200,0.01\n2", "index.csv: line 3",
+          "mean_throughput_sps: 1e200 is above 1e+150" },
+        { "index.csv", "0.8,0.8", "0.8,-0.8", "index.csv: line 3",
+          "best_accuracy: -0.8 is below 0" },
+        { "index.csv", "1,a2,a,2,target_accuracy,2,0.8,0.8,2,1280,0.01\n",
+          "1,a2,a,2,target_accuracy,2,0.8,0.8,2,1280,0.01\n"
+          "1,a2,a,2,target_accuracy,2,0.8,0.8,2,1280,0.01\n",
+          "index.csv: line 4", "point 1 again (line 3)" },
+        { "index.csv", "2,b1,b,1", "2,a1,b,1", "index.csv: line 4", "dir a1 again (line 2)" },
+        { "a2/metrics.csv", "0.55,,1280", "1e400,,1280", "a2/metrics.csv: line 3",
+          "test_accuracy: \"1e400\" is not a finite number" },
+        { "b1/metrics.csv", "1.7,0.55", "-1.7,0.55", "b1/metrics.csv: line 3",
+          "test_loss: -1.7 is below 0" },
+        { "b2/metrics.csv", "0.71,,1280\n", "0.71,,12", "b2/metrics.csv: line 4",
+          "truncated (no end of line)" },
+        { "a2/metrics.csv", "1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
+          "1,40,1280,0.064,1.9,1.7,0.55,,1280\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
+          "a2/metrics.csv: line 4", "time_s: 1 is not above the row before's 1" },
+        { "b1/workers.csv", "0,1,40,", "1,1,40,", "b1/workers.csv: line 3",
+          "worker: 1 is not above the row before's 1" },
+        { "a1/workers.csv", "0.5,0.25,51200", "0.5,-0.25,51200", "a1/workers.csv: line 2",
+          "wait_s: -0.25 is below 0" },
+        { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
+          "compute_s: \"inf\" is not a finite number" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = fake_sweep();
+        edit(dir, cases[i].file, cases[i].from, cases[i].to);
+        both_refuse(dir, cases[i].where, cases[i].what);
+        harness_cleanup(dir);
+    }
+    /* plot RUN reads a run's files with the same reader. */
+    char *dir = fake_sweep(), run[1100], out[1100];
+    snprintf(run, sizeof(run), "%s/a1", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    edit(run, "metrics.csv", "0.55,,1280", "nan,,1280");
+    harness_result r = harness_hetsim((const char *[]){ "plot", run, "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "a1/metrics.csv: line 3: test_accuracy: \"nan\"") != NULL, "%s",
+                  r.err);
+    ck_assert(!harness_exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A run directory of the sweep removed whole: the fix is said (it said "the runs stop at
+ * different target accuracies (nan in ...)"). */
+START_TEST(a_removed_run_directory_says_to_run_it_again)
+{
+    char *dir = fake_sweep(), path[1300];
+    snprintf(path, sizeof(path), "rm -r '%s/b1'", dir);
+    ck_assert_int_eq(system(path), 0);
+    snprintf(path, sizeof(path), "b1/run.json");
+    both_refuse(dir, path,
+                "an incomplete run directory (files removed, or copied in part): run "
+                "it again");
+    /* With --target the stop targets are not read: the curves say it. */
+    harness_result r =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.7", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "run it again") != NULL && strstr(r.err, "b1/metrics.csv") != NULL,
+                  "%s", r.err);
+    /* A run.json that is not one: named. */
+    char *again = fake_sweep(), b1[1100];
+    snprintf(b1, sizeof(b1), "%s/b1", again);
+    harness_write(b1, "run.json", "{ \"scenario\": { \"stop\": { \"target_accuracy\": 7 } } }");
+    both_refuse(again, "b1/run.json", "target_accuracy");
+    harness_write(b1, "run.json", "{ \"scenario\": ");
+    both_refuse(again, "b1/run.json", "line 1");
+    harness_cleanup(again);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The rows of the table gnuplot wrote (`set table`): each "x y" pair, at most `max`. */
+static size_t table_rows(const char *path, double *x, double *y, size_t max)
+{
+    char *text = harness_read(path, NULL), *save = NULL;
+    size_t n = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL && n < max;
+         line = strtok_r(NULL, "\n", &save))
+        if (line[0] != '#' && sscanf(line, "%lf %lf", &x[n], &y[n]) == 2)
+            n++;
+    free(text);
+    return n;
+}
+
+/* A --style copy of plots/`name` that first has gnuplot write what it reads of the figure's
+ * CSV as a table (columns `xcol` and `ycol` of each row) beside the figure (OUT.table). */
+static void tabling_style(const char *style, const char *name, const char *xcol, const char *ycol)
+{
+    char path[1100], *text;
+    snprintf(path, sizeof(path), "plots/%s", name);
+    text = harness_read(path, NULL);
+    size_t n = strlen(text) + 1024;
+    char *out = malloc(n);
+    snprintf(out, n,
+             "set datafile separator \",\"\nset datafile columnheaders\n"
+             "set datafile missing \"NaN\"\nset table out . \".table\"\n"
+             "plot in using (column(\"%s\")):(column(\"%s\")) with points\nunset table\n%s",
+             xcol, ycol, text);
+    harness_write(style, name, out);
+    free(out);
+    free(text);
+}
+
+/* plot --by with values that hold commas (any array, such as compute.speeds): the labels are
+ * quoted in breakdown-by-KEY.csv and ttt-by-KEY.csv, and gnuplot reads every row whole: the
+ * numbers it draws are the row's (they were read one column off: 78% waiting drawn as
+ * compute) and the label is whole on the axis. */
+START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
+{
+    char *dir = harness_tmpdir("results"), text[2048], out[1100], style[1100], path[1300];
+    fake_run(dir, "x1", 0.75, 0.25);
+    fake_run(dir, "x2", 0.8, 0.25);
+    fake_run(dir, "y1", 0.65, 1.75);
+    fake_run(dir, "y2", 0.71, 1.75);
+    snprintf(text, sizeof(text),
+             "point,dir,compute.speeds,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
+             "time_to_target_s,mean_throughput_sps,wall_s\n"
+             "0,x1,\"[1,2,1,1]\",1,time,2,0.75,0.75,2,1280,0.01\n"
+             "1,x2,\"[1,2,1,1]\",2,time,2,0.8,0.8,2,1280,0.01\n"
+             "2,y1,\"[1,1,1,1]\",1,time,2,0.65,0.65,,1280,0.01\n"
+             "3,y2,\"[1,1,1,1]\",2,time,2,0.71,0.71,2,1280,0.01\n");
+    harness_write(dir, "index.csv", text);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    snprintf(style, sizeof(style), "%s/style", dir);
+    ck_assert_int_eq(mkdir(style, 0777), 0);
+    tabling_style(style, "shares.gp", "compute", "wait");
+    tabling_style(style, "bars.gp", "mean", "runs");
+    harness_result r = harness_hetsim((const char *[]){ "plot", dir, "--by", "compute.speeds", "-o",
+                                                        out, "--target", "0.5", "--format", "svg",
+                                                        "--style", style, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* The CSVs, read back by the reader: the label whole, the shares of its own row. A run's
+     * time is compute 2.5 s (0.25 overlapped), comm 1 s and wait 0.5 s or 3.5 s. */
+    sim_csv t;
+    sim_err err;
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.csv", out);
+    ck_assert_msg(sim_csv_read(&t, path, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_str_eq(sim_csv_cell(&t, 0, 0), "_1,2,1,1_");
+    ck_assert_double_eq_tol(sim_csv_number(&t, 0, 4), 12.5, 1e-6); /* written as %.9g */
+    ck_assert_double_eq_tol(sim_csv_number(&t, 1, 4), 50.0, 1e-6);
+    sim_csv_fini(&t);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.csv", out);
+    ck_assert_msg(sim_csv_read(&t, path, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_str_eq(sim_csv_cell(&t, 1, 0), "_1,1,1,1_");
+    sim_csv_fini(&t);
+    /* What gnuplot read: compute and wait shares; time to 0.5 (1 s) over 2 runs. Its table
+     * prints 6 significant digits: 32.1429 for 32.142857. */
+    double x[4], y[4];
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.svg.tmp.table", out);
+    ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
+    ck_assert_double_eq_tol(x[0], 56.25, 1e-4);
+    ck_assert_double_eq_tol(y[0], 12.5, 1e-4);
+    ck_assert_double_eq_tol(x[1], 2.25 / 7.0 * 100.0, 1e-4);
+    ck_assert_double_eq_tol(y[1], 50.0, 1e-4);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.svg.tmp.table", out);
+    ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_double_eq_tol(x[i], 1.0, 1e-9);
+        ck_assert_double_eq_tol(y[i], 2.0, 1e-9);
+    }
+    /* The labels on the axis of both bar figures, whole. */
+    static const char *const figs[] = { "breakdown-by-compute.speeds.svg",
+                                        "ttt-by-compute.speeds.svg" };
+    for (size_t i = 0; i < 2; i++) {
+        char *svg = harness_slurp(out, figs[i]);
+        ck_assert_msg(strstr(svg, ">_1,2,1,1_<") != NULL && strstr(svg, ">_1,1,1,1_<") != NULL,
+                      "%s: a label cut at its comma", figs[i]);
+        free(svg);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* plot --by with more values than a figure holds (gnuplot failed past about 636 with
+ * "Cairo is unhappy" and left the CSVs without figures, exit 1): refused before anything is
+ * written, naming the limit. */
+START_TEST(plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing)
+{
+    char *dir = harness_tmpdir("results"), name[32], out[1100];
+    size_t cap = 1 << 17, len = 0;
+    char *index = malloc(cap);
+    len += (size_t)snprintf(index, cap, "%s", index_head);
+    for (int i = 0; i < 640; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        fake_run(dir, name, 0.75, 0.25);
+        len += (size_t)snprintf(index + len, cap - len, "%d,%s,v%d,1,time,2,0.75,0.75,2,1280,0\n",
+                                i, name, i);
+    }
+    harness_write(dir, "index.csv", index);
+    free(index);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    harness_result r =
+        harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "640 values of proto, and a figure holds at most 600") != NULL,
+                  "%s", r.err);
+    ck_assert_str_eq(r.out, "");
+    ck_assert(!harness_exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A sweep's curves.csv is made from its points' metrics.csv by the same reader: a damaged one
+ * (a row with an infinite throughput appended) is named with its fix, not copied (curves.csv
+ * held the "inf", exit 0). */
+START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
+{
+    char *dir = harness_tmpdir("results"), file[1100], out[1100], point[1300];
+    harness_write(
+        dir, "tiny.json",
+        "{ \"seed\": 5, \"workers\": 2, \"compute\": { \"iteration_ms\": 10 },\n"
+        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 1000,\n"
+        "      \"dim\": 8, \"classes\": 3 }, \"model\": { \"name\": \"softmax\" },\n"
+        "    \"batch\": 16, \"lr\": 0.05 },\n"
+        "  \"protocol\": { \"name\": \"allreduce\" },\n"
+        "  \"stop\": { \"time_s\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 100 } }\n");
+    harness_write(dir, "sw.json", "{ \"base\": \"tiny.json\", \"seeds\": 2 }\n");
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    snprintf(point, sizeof(point), "%s/seed=6", out);
+    char *text = harness_slurp(point, "metrics.csv");
+    size_t n = strlen(text) + 64;
+    char *more = malloc(n);
+    snprintf(more, n, "%s9,90,1440,1,1.5,1.5,0.5,,inf\n", text);
+    harness_write(point, "metrics.csv", more);
+    free(more);
+    free(text);
+    r = harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "seed=6/metrics.csv: line 5: throughput_sps: \"inf\" is not a "
+                                "finite number (a damaged run: remove ") != NULL,
+                  "%s", r.err);
+    char *curves = harness_slurp(out, "curves.csv");
+    ck_assert_msg(strstr(curves, "inf") == NULL, "%s", curves);
+    free(curves);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The reader's form, on its own: quoted fields as sim_output_csv_field writes them, every
+ * row ended and as wide as the header; each refusal names the file and line. */
+START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write)
+{
+    char *dir = harness_tmpdir("results"), path[1100];
+    snprintf(path, sizeof(path), "%s/t.csv", dir);
+    harness_write(dir, "t.csv",
+                  "label,x\n\"[1,2,1,1]\",0.3125\n\"say \"\"hi\"\"\",2.5e-3\r\n\"two\nlines\",7\n"
+                  "plain,\n");
+    sim_csv t;
+    sim_err err;
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false } };
+    const sim_csv_rules rules = { rule, 1 };
+    ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
+    ck_assert_uint_eq(t.nrows, 4);
+    ck_assert_str_eq(sim_csv_cell(&t, 0, 0), "[1,2,1,1]");
+    ck_assert_str_eq(sim_csv_cell(&t, 1, 0), "say \"hi\"");
+    ck_assert_str_eq(sim_csv_cell(&t, 2, 0), "two\nlines");
+    ck_assert_double_eq(sim_csv_number(&t, 1, 1), 2.5e-3);
+    ck_assert(isnan(sim_csv_number(&t, 3, 1)));
+    ck_assert_uint_eq(t.line[3], 6); /* the quoted line end counts */
+    sim_csv_fini(&t);
+    ck_assert_int_eq(sim_csv_read(&t, path, &rules, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "t.csv: line 4: x: 7 is above 1") != NULL, "%s", err.msg);
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        { "", "t.csv: empty file (no header row)" },
+        { "a,b\n1,2", "t.csv: line 2: truncated (no end of line)" },
+        { "a,b\n1,2\n\n3,4\n", "t.csv: line 3: a blank line" },
+        { "a,b\n1\n", "t.csv: line 2: 1 fields, the header has 2" },
+        { "a,b\n\"1,2\n", "t.csv: line 2: a quoted field without its closing quote" },
+        { "a,b\n\"1\"x,2\n", "t.csv: line 2: text after a closing quote" },
+        { "a,b\n1\"x,2\n", "t.csv: line 2: a quote inside a field that is not quoted" },
+        { "a,b\r1,2\r", "t.csv: line 1: truncated (no end of line)" },
+        { "a,x\n1,0x1p-2\n", "t.csv: line 2: x: \"0x1p-2\" is not a finite number" },
+        { "a,x\n1, 0.5\n", "t.csv: line 2: x: \" 0.5\" is not a finite number" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        harness_write(dir, "t.csv", bad[i].text);
+        ck_assert_int_eq(sim_csv_read(&t, path, &rules, &err), SIM_EINVAL);
+        ck_assert_msg(strstr(err.msg, bad[i].why) != NULL, "case %zu: %s", i, err.msg);
+        ck_assert_ptr_null(t.text);
+    }
+    ck_assert_int_eq(sim_csv_read(&t, "/no/such/file.csv", NULL, &err), SIM_EIO);
+    ck_assert_int_eq(t.open_errno, ENOENT);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("results");
+    TCase *tc = tcase_create("damaged");
+    tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
+    tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
+    tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
+    tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
+    tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
+    tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,4 +1,4 @@
-/* AD-PSGD's pairwise exchanges and pending gradients (see protocols/adpsgd.c). */
+/* AD-PSGD's pairwise exchanges and the gradients' steps (see protocols/adpsgd.c). */
 #include <assert.h>
 
 #include "protocols/adpsgd_state.h"
@@ -7,29 +7,28 @@
 
 /* ---- gradients ---- */
 
-void ad_add_gradient(adpsgd *st, sim_ctx *ctx, uint32_t w)
+int ad_apply_gradient(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ad_worker *a = sim_ctx_worker(ctx, w);
-    if (st->acc != NULL) {
-        /* The first gradient is taken, not copied: the accumulator's buffer becomes the one
-         * the next gradient is computed into. */
-        if (a->pending == 0)
-            st->acc[w] = sim_ctx_take_grad(ctx, w, st->acc[w]);
-        else
-            sim_tensor_axpy(st->acc[w], 1.0f, sim_ctx_grad(ctx, w), st->nparams);
+    if (st->nparams == 0)
+        return SIM_OK;
+    /* A passive worker's reply in flight is an alias of its model: the runtime copies it on
+     * this write, and the commit reads the copy (its model as sent). */
+    if (!ad_passive(w) && a->exchanging && a->snap == SIM_CTX_NO_SNAPSHOT) {
+        int rc = sim_ctx_snapshot(ctx, sim_ctx_params_view(ctx, w), st->nparams, &a->snap, err);
+        if (rc != SIM_OK)
+            return rc;
     }
-    a->pending++;
+    sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+    return SIM_OK;
 }
 
-/* One optimizer step with worker w's pending gradient sum, if it has one. */
-void ad_apply_pending(adpsgd *st, sim_ctx *ctx, uint32_t w)
+void ad_end_exchange(sim_ctx *ctx, uint32_t w)
 {
     ad_worker *a = sim_ctx_worker(ctx, w);
-    if (a->pending == 0)
-        return;
-    if (st->acc != NULL)
-        sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, st->acc[w]);
-    a->pending = 0;
+    a->exchanging = false;
+    sim_ctx_release(ctx, a->snap);
+    a->snap = SIM_CTX_NO_SNAPSHOT;
 }
 
 /* ---- exchanges ---- */
@@ -89,8 +88,7 @@ static int serve(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq,
     return msg_post(ctx, j, i, st->bytes, h, msg_params(j), err); /* copied on write: never here */
 }
 
-/* Passive worker j is free: it serves the first queued requester still waiting, or applies
- * its pending gradients if there is none. */
+/* Passive worker j is free: it serves the first queued requester still waiting, if any. */
 int ad_serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
 {
     ad_worker *p = sim_ctx_worker(ctx, j);
@@ -106,7 +104,6 @@ int ad_serve_next(adpsgd *st, sim_ctx *ctx, uint32_t j, sim_err *err)
             return serve(st, ctx, j, r.from, r.seq, err);
         st->stale_requests++;
     }
-    ad_apply_pending(st, ctx, j);
     return SIM_OK;
 }
 
@@ -144,44 +141,51 @@ int ad_on_request(adpsgd *st, sim_ctx *ctx, uint32_t j, uint32_t i, uint32_t seq
     return SIM_OK;
 }
 
+/* x := a + (x - s) and y := a + (y - t), a = (s + t) * 0.5, element by element: the average
+ * of the two models as sent, s and t (NULL: that end has not moved, its model is its own
+ * snapshot), with each end's steps since kept on top. */
+static void average_sent(float *restrict x, const float *s, float *restrict y, const float *t,
+                         size_t n)
+{
+    for (size_t e = 0; e < n; e++) {
+        float xs = s != NULL ? s[e] : x[e], ys = t != NULL ? t[e] : y[e];
+        float a = (xs + ys) * 0.5f;
+        x[e] = a + (x[e] - xs);
+        y[e] = a + (y[e] - ys);
+    }
+}
+
 /* The exchange of active worker i with passive worker j commits (see the file comment). */
 static int commit(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t j, sim_err *err)
 {
     ad_worker *a = sim_ctx_worker(ctx, i);
-    ad_worker *p = sim_ctx_peer(ctx, j); /* both ends commit at once */
     if (st->nparams > 0) {
         const float *xj = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
         if (xj == NULL)
             return sim_err_set(err, SIM_EINVAL, NULL, "adpsgd: a reply without a model");
-        if (sim_ctx_payload_is_params(ctx, j)) {
-            /* The reply is still an alias of x_j (a serving passive worker writes nothing):
-             * both ends take the average and apply their pending sums in one pass, and x_j
-             * is never copied. */
+        /* Still an alias of x_j: j has not stepped since it replied (never copied then). */
+        bool j_moved = !sim_ctx_payload_is_params(ctx, j);
+        if (!j_moved) {
             sim_ctx_release(ctx, SIM_CTX_PAYLOAD);
-            sim_ctx_step(ctx,
-                         (sim_target){ .kind = SIM_TARGET_PAIR,
-                                       .w = i,
-                                       .peer = j,
-                                       .peer_grad = p->pending > 0 ? st->acc[j] : NULL },
-                         NULL, a->pending > 0 ? st->acc[i] : NULL);
-            a->pending = p->pending = 0;
+            xj = NULL;
+        }
+        if (a->snap == SIM_CTX_NO_SNAPSHOT && !j_moved) {
+            /* Neither end moved: both take the average in one pass. */
+            sim_ctx_step(ctx, (sim_target){ .kind = SIM_TARGET_PAIR, .w = i, .peer = j }, NULL,
+                         NULL);
         } else {
-            /* x_j changed since the reply left (j failed and recovered meanwhile): the
-             * snapshot counts, and j takes the same bits. */
-            float *xi = sim_ctx_params(ctx, i);
-            sim_tensor_average_into(xi, xj, st->nparams);
-            sim_tensor_copy(sim_ctx_params(ctx, j), xi, st->nparams);
+            const float *xi = a->snap != SIM_CTX_NO_SNAPSHOT ? sim_ctx_held(ctx, a->snap) : NULL;
+            average_sent(sim_ctx_params(ctx, i), xi, sim_ctx_params(ctx, j), xj, st->nparams);
+            st->moved_ends += (xi != NULL ? 1 : 0) + (j_moved ? 1 : 0);
         }
     }
     sim_time now = sim_ctx_now(ctx);
     sim_ctx_cancel(ctx, a->timer);
-    a->exchanging = false;
+    ad_end_exchange(ctx, i);
     st->exchanges++;
     st->cross += !ad_passive(i) && ad_passive(j) ? 1 : 0;
     st->exchange_s += (double)(now - a->sent_ns) / 1e9;
     st->max_wait_ns = now - a->wait_ns > st->max_wait_ns ? now - a->wait_ns : st->max_wait_ns;
-    ad_apply_pending(st, ctx, i);
-    ad_apply_pending(st, ctx, j);
     return SIM_OK;
 }
 
@@ -214,6 +218,6 @@ int ad_on_timeout(adpsgd *st, sim_ctx *ctx, uint32_t i, uint32_t seq, sim_err *e
     if (!a->exchanging || a->seq != seq)
         return SIM_OK;
     st->timeouts++;
-    a->exchanging = false;
+    ad_end_exchange(ctx, i);
     return ad_start_exchange(st, ctx, i, true, err);
 }

@@ -16,9 +16,9 @@
  * kit's barrier carries no payload, so the protocol reads the members' flags at that moment).
  * Every member thus takes the same branch, merges the same reduced mean (coll_mean: summed in
  * ring order once per round) with the learning rate the barrier read once for the round, and
- * without momentum all x̄ stay bitwise identical (with it each differs by its worker's
- * velocity, see below). With lr constant and momentum 0 a merge moves x̄ by exactly -lr times
- * the members' mean accumulation.
+ * all x̄ stay bitwise identical (with momentum too: the merges' velocity sees only the merged
+ * means, see below). With lr constant and momentum 0 a merge moves x̄ by exactly -lr times the
+ * members' mean accumulation.
  *
  * End of an epoch (when the samples of the barrier rounds reach a multiple of the training set;
  * never with the timing-only model): the last iteration of the epoch flushes synchronously.
@@ -34,11 +34,16 @@
  * The optimizer is the authors' (`optim.SGD(momentum=0)`, through which their merges go too):
  * SGD with the protocol's own `momentum` m (default 0, not the workload's, which hpsgd does not
  * use: the run says so in a note when the two differ), one step x := x - lr v, v := m v + g'
- * (g' = g plus weight decay), for local steps (g) and merges alike (x := x̄, then the step with
- * g = mean(A)). With m > 0 each worker keeps its velocity v in a buffer of the protocol's,
- * which merges update and never overwrite; with m = 0 a merge is exactly x̄ - lr A / N (plus
- * weight decay). A worker admitted after a recovery, or one starting over alone, starts with
- * v = 0 (a fresh optimizer).
+ * (g' = g plus weight decay), for local steps (g) and merges (x := x̄, then the step with
+ * g = mean(A)); with m = 0 a merge is exactly x̄ - lr A / N (plus weight decay). With m > 0
+ * the merges keep their own velocity u (a buffer of the protocol's per worker, equal on all),
+ * so that each gradient enters the global model's velocity once, through the merged mean: a
+ * merge after k local steps is u := m^(k+1) u + mean(A), x := x̄ - lr u (u decays once per
+ * step since the last merge, as the authors' one optimizer would decay it), and the local
+ * steps go on from it (v := u). One velocity for both (the authors' single optimizer, had it
+ * momentum) takes each gradient in twice: in its local step, and again in the merged mean on
+ * top of a velocity that kept the local steps' share (issue 39). A worker admitted after a
+ * recovery, or one starting over alone, starts with u = v = 0 (a fresh optimizer).
  *
  * Failures and admissions: protocols/hpsgd_members.c.
  */
@@ -76,8 +81,10 @@ static int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
                            err);
 }
 
-/* One step of the optimizer (see the header) on worker w's replica with gradient g. */
-static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
+/* One step of an optimizer (see the header) on worker w's replica with gradient g: the local
+ * steps' (velocity `vel`, coefficient m) or the merges' (`mvel`, m^k). */
+static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, float *vel, double m, const float *g,
+                 double lr)
 {
     if (st->momentum == 0)
         sim_ctx_step(ctx, (sim_target){ .w = w }, &(sim_step){ .lr = lr, .momentum = 0.0 }, g);
@@ -85,9 +92,9 @@ static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
         sim_ctx_step(ctx,
                      (sim_target){ .kind = SIM_TARGET_BLOCK,
                                    .params = sim_ctx_params(ctx, w),
-                                   .velocity = row(st->vel, st, w),
+                                   .velocity = row(vel, st, w),
                                    .n = st->P },
-                     &(sim_step){ .lr = lr, .momentum = st->momentum }, g);
+                     &(sim_step){ .lr = lr, .momentum = m }, g);
 }
 
 /* The merge on worker w: x := x̄, then a step with the mean (x̄ - lr * mean without momentum),
@@ -106,7 +113,12 @@ static void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
         sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
         mean = st->scaled;
     }
-    step(st, ctx, w, mean, lr);
+    /* The merges' velocity decays once per step taken since the last merge, this one too. */
+    double decay = pow(st->momentum, (double)(hw(ctx, w)->since + 1));
+    step(st, ctx, w, st->mvel, decay, mean, lr);
+    hw(ctx, w)->since = 0;
+    if (st->momentum > 0)
+        sim_tensor_copy(row(st->vel, st, w), row(st->mvel, st, w), st->P);
     st->merge_events++;
     st->merged_steps += hw(ctx, w)->fly_steps;
     st->stale_sum += hw(ctx, w)->wm - hw(ctx, w)->fly_base;
@@ -122,6 +134,13 @@ static void accumulate(hpsgd *st, sim_ctx *ctx, uint32_t w)
     if (hw(ctx, w)->win_steps++ == 0)
         hw(ctx, w)->win_base = hw(ctx, w)->start_wm;
     sim_tensor_axpy(row(st->acc, st, w), 1.0f, sim_ctx_grad(ctx, w), st->P);
+}
+
+/* A local step of worker w with gradient g: the replica and the local steps' velocity. */
+static void local_step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, double lr)
+{
+    step(st, ctx, w, st->vel, st->momentum, g, lr);
+    hw(ctx, w)->since++;
 }
 
 /* A := G, G := 0, and w joins the ring's next round with A. */
@@ -281,14 +300,14 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
             sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
         hw(ctx, w)->init = false;
         accumulate(st, ctx, w);
-        step(st, ctx, w, g, lr);
+        local_step(st, ctx, w, g, lr);
         return hps_settle(st, ctx, w, err);
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
     if (hw(ctx, w)->inflight)
         hps_merge(st, ctx, w, lr);
     else
-        step(st, ctx, w, g, lr);
+        local_step(st, ctx, w, g, lr);
     int rc = launch(st, ctx, w, err);
     if (rc == SIM_OK)
         rc = hps_settle(st, ctx, w, err);

@@ -18,8 +18,9 @@ int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *er
     return rc;
 }
 
-/* The run's arena: x̄, G and A per worker, with momentum a velocity per worker and the rescaled
- * mean, and the member lists' scratch (hpsgd.c's hp_buffers adds the kit's objects). */
+/* The run's arena: x̄, G and A per worker, with momentum two velocities per worker (the local
+ * steps' and the merges') and the rescaled mean, and the member lists' scratch (hpsgd.c's
+ * hp_buffers adds the kit's objects). */
 void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     hpsgd *st = state;
@@ -29,6 +30,7 @@ void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_p
     st->red = sim_arena_alloc(a, n * num_params, sizeof(float));
     if (st->momentum > 0) {
         st->vel = sim_arena_alloc(a, n * num_params, sizeof(float));
+        st->mvel = sim_arena_alloc(a, n * num_params, sizeof(float));
         st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
     }
     st->members = sim_arena_alloc(a, n, sizeof(uint32_t));

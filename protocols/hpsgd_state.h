@@ -49,7 +49,8 @@ typedef struct hpsgd {
     int flush;               /* FLUSH_* */
     double momentum;         /* the optimizer's coefficient m, in [0, 1) */
     size_t P;                /* floats per model, 0 timing-only */
-    float *vel;              /* (n * P) velocities by worker, with m > 0 (else NULL), arena */
+    float *vel;              /* (n * P) local steps' velocities by worker, m > 0 (else NULL) */
+    float *mvel;             /* (n * P) merges' velocities by worker, m > 0 (else NULL) */
     float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
     float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker, in the arena */
     uint32_t *members;       /* (n) scratch: barrier member lists, in the arena */
@@ -87,6 +88,7 @@ typedef struct hps_worker {
     uint64_t win_base;  /* the merge index G's first gradient started from */
     uint64_t fly_steps; /* gradients in A */
     uint64_t fly_base;  /* the merge index A's first gradient started from */
+    uint64_t since;     /* local steps since its last merge (momentum: the merge's decay) */
 } hps_worker;
 
 /* Worker w's state. Reads of it while acting for another worker are the protocol's
@@ -117,10 +119,12 @@ static inline void fresh(hpsgd *st, sim_ctx *ctx, uint32_t w)
     hps_worker *x = hw(ctx, w);
     x->init = true;
     x->inflight = x->waiting = false;
-    x->win_steps = 0;
+    x->win_steps = x->since = 0;
     sim_tensor_zero(row(st->acc, st, w), st->P);
-    if (st->momentum > 0)
+    if (st->momentum > 0) {
         sim_tensor_zero(row(st->vel, st, w), st->P);
+        sim_tensor_zero(row(st->mvel, st, w), st->P);
+    }
 }
 
 /* Worker w computes its next iteration (settled[w]) on the model of its wm[w] merges. */

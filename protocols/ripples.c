@@ -24,14 +24,23 @@
  *             with the fewest pending groups, free ones first, never one whose buffer holds
  *             buffer_depth groups (the group is smaller then). Fewer conflicts, slightly less
  *             randomness;
- *   division  (the default) the GG forms groups from batches that partition the live workers
- *             at random (§4.4 Group Division); a request issues the requester's group of the
- *             current batch, or starts a new batch when that group was issued already (a
- *             requester with a group pending forms nothing, as with the buffer); a remainder
- *             of one worker joins the batch's last group. With "busy": "skip" (a design choice of
- *             ours, [R]) the issued group leaves out members that still have a group of an
- *             earlier batch pending, so that batches do not pile groups on a slow worker;
- *             the default "join" issues the batch's group whole;
+ *   division  (the default) the GG forms groups from batches that partition workers at
+ *             random (§4.4 Group Division: a batch's groups never conflict), a remainder of one
+ *             worker joining the batch's last group, and a requester with a group pending
+ *             forms nothing. With "batch": "free" (the default) it keeps the Group Buffer's
+ *             ledger too and uses both as the paper does, to avoid conflicts: a request from a
+ *             worker whose buffer is empty draws a batch over the live workers whose buffers
+ *             are empty, and issues all its groups at once into their buffers; a worker with
+ *             a group pending is in no new batch, so no conflict can arise, and a slow worker
+ *             delays only the group it is in (on a homogeneous cluster every worker is free
+ *             when a batch is drawn, and the groups are those of "all" below). With "batch":
+ *             "all" (the literal division, the default before issue 39) a batch partitions
+ *             every live worker and a request issues the requester's group of the current
+ *             batch, or starts a new batch when that group was issued already; "busy" then
+ *             says what happens to members that still have a group of an earlier batch
+ *             pending: "join" (default) issues the group whole, so batches pile groups on a
+ *             slow worker and its partners wait behind them, "skip" (a design choice of ours,
+ *             [R]) leaves them out;
  *   static    no GG: a periodic schedule every worker knows (§4.5): the lines of the grid
  *             $.protocol.grid along axis t mod d at iteration t ("static": "grid"), or
  *             ("static": "racks") intra-rack groups at even iterations and inter-rack groups
@@ -71,7 +80,8 @@
  * configure from the scenario alone (rp_buffers), and so are the kit's hub, rings and means
  * (rp_arena). Reads of another worker's state made on purpose without a message go through
  * sim_ctx_peer (rp_peer, counted in peer_reads): the GG's reads of a worker's pending groups
- * where it decides on them (the buffer's draw, a redundant request, "busy": "skip"), and the
+ * where it decides on them (the buffer's draw, a redundant request, a free batch's draw,
+ * "busy": "skip"), and the
  * static schedule's reads of other workers' positions (members ahead of a new group, and a
  * rejoining worker's scan).
  */
@@ -402,6 +412,7 @@ static void rp_report(const void *state, const sim_ctx *ctx, sim_report *out)
                    st->executions > 0 ? st->wait_s / (double)st->executions : 0.0);
     sim_report_add(out, "mean_sync_s", st->syncs > 0 ? st->sync_s / (double)st->syncs : 0.0);
     sim_report_add(out, "conflicts", (double)st->conflicts);
+    sim_report_add(out, "batches", (double)st->batches);
     sim_report_add(out, "group_executions", (double)st->executions);
     sim_report_add(out, "executions_per_step",
                    st->steps > 0 ? (double)st->executions / (double)st->steps : 0.0);

@@ -33,6 +33,11 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
         rc = sim_cfg_choice(cfg, "static", statics, 2, &st->stat, err);
     if (rc == SIM_OK)
         rc = sim_cfg_choice(cfg, "order", orders, 2, &order, err);
+    static const char *const batches[] = { "free", "all" };
+    int batch = 0;
+    if (rc == SIM_OK)
+        rc = sim_cfg_choice(cfg, "batch", batches, 2, &batch, err);
+    st->free_only = batch == 0;
     static const char *const busy[] = { "join", "skip" };
     int b = 0;
     if (rc == SIM_OK)

@@ -141,11 +141,54 @@ static void new_batch(ripples *st, sim_ctx *ctx)
             st->bgroup[st->batch[j]] = g;
 }
 
+/* Group Division over the Group Buffer (batch "free"): a batch partitions the live workers
+ * whose buffer holds no group (the requester's is empty, or its request would be redundant),
+ * and every group of it is issued at once, into its members' buffers: no member of a new
+ * group has a group pending, so no conflict can arise. The groups are formed first, into
+ * st->scratch, then issued (an issue can advance a worker, which reuses st->list). */
+static int gg_division_free(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    gsl_rng *r = sim_ctx_rng(ctx, SIM_CTX_PROTO);
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < st->n; v++)
+        if (!sim_ctx_down(ctx, v) && (v == w || rp_peer(ctx, v)->pending == 0))
+            st->batch[k++] = v;
+    for (uint32_t j = k; j > 1; j--) {
+        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
+        uint32_t t = st->batch[j - 1];
+        st->batch[j - 1] = st->batch[pick];
+        st->batch[pick] = t;
+    }
+    /* Groups of group_size; a remainder of one joins the last group, of two or more forms
+     * a smaller one. */
+    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
+    if (ng == 0)
+        ng = 1;
+    st->batches++;
+    for (uint32_t g = 0; g < ng; g++) {
+        uint32_t lo = g * st->gs, hi = g + 1 == ng ? k : lo + st->gs;
+        int rc = rp_new_group(st, ctx, st->batch + lo, hi - lo, RP_NONE, st->seq++, &st->scratch[g],
+                              err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    for (uint32_t g = 0; g < ng; g++) {
+        int rc = issue(st, ctx, st->scratch[g], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
 static int gg_division(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    if (st->free_only)
+        return gg_division_free(st, ctx, w, err);
     uint32_t g = st->bgroup[w];
-    if (g == RP_NONE || st->bissued[g])
+    if (g == RP_NONE || st->bissued[g]) {
         new_batch(st, ctx);
+        st->batches++;
+    }
     g = st->bgroup[w];
     st->bissued[g] = 1;
     uint32_t k = 0;

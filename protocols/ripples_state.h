@@ -78,7 +78,8 @@ struct ripples {
     int mode;       /* MODE_* */
     int stat;       /* STATIC_* */
     bool arrival;   /* test-only arrival order */
-    bool skip_busy; /* division: leave out members with an own group pending */
+    bool skip_busy; /* division, batch "all": leave out members with a group pending */
+    bool free_only; /* division: a batch partitions the free workers and is issued whole */
     uint32_t ndims; /* grid axes */
     uint32_t grid[MAX_GRID];
     /* groups */
@@ -120,6 +121,7 @@ struct ripples {
     uint32_t *soff;   /* (L, n + 1) group offsets */
     /* figures */
     uint64_t formed, finished, failed, conflicts, requests, redundant, stale, executions;
+    uint64_t batches; /* division: batches drawn */
     uint64_t syncs, steps;
     double wait_s, sync_s;
 };

@@ -2,7 +2,8 @@
  * their mean and non-members are untouched; with zero gradients the sum over workers is kept
  * in every group mode; every local step is followed by exactly one group (own or joined) and a
  * worker asks only with none pending; the Group Buffer has at most half the plain generator's
- * conflicts (none at depth 1); Group Division is the default and run.json records it; the
+ * conflicts (none at depth 1); Group Division over the free workers is the default, run.json
+ * records it, it has no conflict and a slow worker holds back only its own groups; the
  * static grid gives the global mean after d rounds; a randomized stress over 600
  * configurations (sizes, modes, speeds, failures) never stalls with the global order, while
  * the test-only arrival order deadlocks (the run stops as "stalled"). Runs use a tiny
@@ -180,7 +181,9 @@ START_TEST(zero_gradients_keep_the_sum_over_workers_in_every_mode)
         { "protocol.groups=buffer", "workers=8", "protocol.buffer_depth=3" },
         { "protocol.groups=division", "workers=8", "protocol.group_size=3" },
         { "protocol.groups=static", "workers=8", "protocol.grid=[2, 2, 2]" },
-        { "protocol.groups=division", "workers=7", "protocol.busy=skip" },
+        { "protocol.batch=all", "workers=7", "protocol.busy=skip" },
+        { "protocol.batch=all", "workers=8", "protocol.busy=join" },
+        { "protocol.groups=division", "workers=7", "protocol.group_size=2" },
     };
     const char *sets[] = { modes[_i][0], modes[_i][1], modes[_i][2], "stop.time_s=0.4",
                            "eval.every_s=0.0137" };
@@ -216,7 +219,7 @@ START_TEST(every_local_step_is_followed_by_exactly_one_group)
      * most one per worker). Group members execute a finished group each: groups_done * 3 <=
      * executions. Before, a worker executed its own group and the ~2 it was pulled into. */
     static const char *const modes[] = { "protocol.groups=random", "protocol.groups=buffer",
-                                         "protocol.groups=division" };
+                                         "protocol.batch=all", "protocol.groups=division" };
     const char *sets[] = { modes[_i] };
     char *summary;
     run_observed(slow_json, sets, 1, NULL, &summary);
@@ -229,9 +232,10 @@ START_TEST(every_local_step_is_followed_by_exactly_one_group)
     ck_assert_double_eq_tol(report(summary, "executions_per_step"), execs / steps, 1e-9);
     /* A worker asks only with no group pending: it has at most one group of its own pending
      * or on its way, so the groups formed are at most the finished ones plus one per worker;
-     * before, every step asked (requests close to steps, three times more). */
-    ck_assert_double_eq(report(summary, "requests"),
-                        formed + report(summary, "redundant_requests"));
+     * before, every step asked (requests close to steps, three times more). A request forms
+     * one group, or with Group Division over the free workers (the last mode) one batch. */
+    double per = _i == 3 ? report(summary, "batches") : formed;
+    ck_assert_double_eq(report(summary, "requests"), per + report(summary, "redundant_requests"));
     ck_assert_double_le(formed, steps / 3 + 16);
     free(summary);
 }
@@ -271,12 +275,14 @@ END_TEST
 
 START_TEST(the_default_generator_is_group_division_and_run_json_says_so)
 {
-    /* Static groups have no generator and no conflicts; Group Division is the default. */
+    /* Static groups have no generator and no conflicts; Group Division over the free workers
+     * is the default. */
     sim_scenario *sc = harness_load(slow_json, "ripples.json", NULL, 0);
     char *dir = harness_tmpdir("ripples");
     harness_run(sc, dir, NULL, NULL);
     char *run = harness_slurp(dir, "run.json");
     ck_assert_ptr_nonnull(strstr(run, "\"groups\": \"division\""));
+    ck_assert_ptr_nonnull(strstr(run, "\"batch\": \"free\""));
     ck_assert_ptr_nonnull(strstr(run, "\"busy\": \"join\""));
     free(run);
     harness_cleanup(dir);
@@ -288,6 +294,50 @@ START_TEST(the_default_generator_is_group_division_and_run_json_says_so)
     ck_assert_double_eq(report(summary, "conflicts"), 0);
     ck_assert_double_eq(report(summary, "requests"), 0);
     free(summary);
+}
+END_TEST
+
+/* The iterations of summary.json and of the workers other than `slow` (workers.csv). */
+static void iterations_but(const char *const *sets, size_t n, uint32_t slow, double *conflicts,
+                           double *others)
+{
+    sim_scenario *sc = harness_load(slow_json, "ripples.json", sets, n);
+    char *dir = harness_tmpdir("ripples");
+    harness_run(sc, dir, NULL, NULL);
+    char *summary = harness_slurp(dir, "summary.json");
+    *conflicts = report(summary, "conflicts");
+    free(summary);
+    char *csv = harness_slurp(dir, "workers.csv");
+    *others = 0;
+    char *line = strchr(csv, '\n'); /* worker,speed,iterations,... */
+    for (uint32_t w = 0; line != NULL && line[1] != '\0'; w++, line = strchr(line + 1, '\n')) {
+        char *field = strchr(line + 1, ',');
+        field = strchr(field + 1, ',');
+        if (w != slow)
+            *others += strtod(field + 1, NULL);
+    }
+    free(csv);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+
+START_TEST(group_division_issues_no_busy_worker_a_group_so_a_slow_one_holds_back_only_its_own)
+{
+    /* Worker 5 is 3x slower (slow_json). The default Group Division draws each batch from the
+     * workers with no group pending and issues it whole, so no member ever has two groups
+     * pending (no conflict), and the slow worker delays only the group it is in: its two
+     * partners wait for its computation, at most 40 ms of its 60 ms per step, about
+     * 2 x 40 / (15 x 60) = 9% of the fast workers' time. They keep at least 80% of their
+     * iterations without the slow worker (87.5% when written). Before, each batch put the
+     * slow worker in a group whatever it had pending (386 conflicts here) and the whole
+     * cluster ran at its pace (42%). */
+    const char *none[] = { "stragglers=[]" };
+    double c, slow, even;
+    iterations_but(NULL, 0, 5, &c, &slow);
+    ck_assert_double_eq(c, 0);
+    iterations_but(none, 1, 5, &c, &even);
+    ck_assert_double_ge(even, 1500);
+    ck_assert_double_ge(slow, 0.8 * even);
 }
 END_TEST
 
@@ -457,11 +507,11 @@ static void random_scenario(char *buf, size_t size, gsl_rng *r, bool arrival)
             snprintf(proto, sizeof(proto), "\"groups\": \"static\", \"grid\": [%u]", n);
     } else {
         uint32_t depth = 1 + (uint32_t)gsl_rng_uniform_int(r, 4);
-        bool join = gsl_rng_uniform(r) < 0.5;
+        bool join = gsl_rng_uniform(r) < 0.5, all = gsl_rng_uniform(r) < 0.5;
         snprintf(proto, sizeof(proto),
                  "\"groups\": \"%s\", \"group_size\": %u, \"buffer_depth\": %u,"
-                 " \"busy\": \"%s\"%s",
-                 modes[mode], gs, depth, join ? "join" : "skip",
+                 " \"busy\": \"%s\", \"batch\": \"%s\"%s",
+                 modes[mode], gs, depth, join ? "join" : "skip", all ? "all" : "free",
                  arrival ? ", \"order\": \"arrival\"" : "");
     }
     for (uint32_t w = 0; w < n; w++) {
@@ -597,11 +647,13 @@ Suite *test_suite(void)
     Suite *s = suite_create("ripples");
     TCase *tc = tcase_create("exact");
     tcase_add_test(tc, after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untouched);
-    tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 5);
+    tcase_add_loop_test(tc, zero_gradients_keep_the_sum_over_workers_in_every_mode, 0, 7);
     tcase_add_test(tc, the_static_grid_gives_the_global_mean_after_d_rounds);
-    tcase_add_loop_test(tc, every_local_step_is_followed_by_exactly_one_group, 0, 3);
+    tcase_add_loop_test(tc, every_local_step_is_followed_by_exactly_one_group, 0, 4);
     tcase_add_test(tc, the_group_buffer_has_fewer_conflicts_than_random_groups);
     tcase_add_test(tc, the_default_generator_is_group_division_and_run_json_says_so);
+    tcase_add_test(
+        tc, group_division_issues_no_busy_worker_a_group_so_a_slow_one_holds_back_only_its_own);
     tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);
     tcase_add_test(tc, the_racks_schedule_sizes_its_groups_from_the_racks);
     tcase_add_test(tc, the_generator_s_reads_of_pending_groups_are_counted_as_peer_reads);

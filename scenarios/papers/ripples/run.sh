@@ -2,7 +2,8 @@
 # Ripples / Prague paper trend (PROTOCOLS §4.7): 16 workers, Fashion-MNIST with a small MLP,
 # messages of a 25 MB CNN, three clusters (homogeneous, one worker 4x slower, random 4x
 # slowdowns with probability 0.1), each run by allreduce, ps, adpsgd and ripples in its group
-# modes (random, buffer, division with "busy" join and skip, static grid [4, 4]). Prints the table of README.md:
+# modes (random, buffer, division over the free workers (the default), the literal division
+# (batch "all") with "busy" join and skip, static grid [4, 4]). Prints the table of README.md:
 # simulated time to the target accuracy (0.80) and Ripples' ratios against All-Reduce and
 # AD-PSGD; draws one comparison figure set per cluster.
 #
@@ -32,6 +33,7 @@ adpsgd adpsgd -
 ripples-random ripples random
 ripples-buffer ripples buffer
 ripples-division ripples division
+ripples-division-join ripples division-join
 ripples-division-skip ripples division-skip
 ripples-static ripples static"
 clusters="homogeneous slow-one random-slowdowns"
@@ -50,7 +52,9 @@ for c in $clusters; do
         set=(--set protocol.name="$proto")
         case "$groups" in
         -) ;;
-        division-skip) set+=(--set protocol.groups=division --set protocol.busy=skip) ;;
+        division-join) set+=(--set protocol.groups=division --set protocol.batch=all) ;;
+        division-skip) set+=(--set protocol.groups=division --set protocol.batch=all \
+            --set protocol.busy=skip) ;;
         *) set+=(--set protocol.groups="$groups") ;;
         esac
         if [ "$groups" = static ]; then set+=(--set 'protocol.grid=[4, 4]'); fi
@@ -76,7 +80,8 @@ python3 - "$out" "$clusters" <<'PY'
 import json, os, sys
 out, clusters = sys.argv[1], sys.argv[2].split()
 names = [n for n in ("allreduce", "ps", "adpsgd", "ripples-random", "ripples-buffer",
-                     "ripples-division", "ripples-division-skip", "ripples-static")]
+                     "ripples-division", "ripples-division-join", "ripples-division-skip",
+                     "ripples-static")]
 def load(c, n):
     p = os.path.join(out, c, n, "summary.json")
     if not os.path.exists(p):

@@ -39,14 +39,23 @@
  * position), so members of one group never share a key in the next round.
  *
  * Defaults (protocols/moshpit_config.c): the grid from N when absent; training runs
- * (`local_steps` >= 1) in the key form without global rounds, matchmaking for one
- * iteration time; averaging alone (`local_steps` 0) in grid rounds.
+ * (`local_steps` >= 1) in the key form without global rounds, rounds beside the steps,
+ * matchmaking for one iteration time; averaging alone (`local_steps` 0) in grid rounds.
  *
  * Without global rounds (key form, `sync` false): each worker starts its next round (local
  * steps, matchmaking) as soon as it is done with the last, groups take butterflies from a
  * pool and give them back when over, and a round ends (sim_ctx_round_end) whenever the
  * fewest rounds done by a live worker grows. Peers of different rounds may then share a key,
  * so the d-round exactness of the perfect grid holds only with global rounds.
+ *
+ * Rounds beside the steps (`overlap`, the training default; hivemind's background state
+ * averaging): a worker computes without a pause; at the end of every local_steps-th step a
+ * round is due and begins from a copy of its parameters (st->sent, the butterfly's input),
+ * unless its last one is still in flight (skipped, as hivemind skips an epoch's averaging
+ * while one runs). Alone when its matchmaking time is up, it looks again at once. The
+ * result is merged into the parameters as they are when the butterfly ends: by hivemind's
+ * delta rule x <- x + alpha (avg - sent), which keeps the steps taken meanwhile, or with
+ * `merge` "replace" (the paper's ResNet-50 code) x <- x + alpha (avg - x).
  *
  * Files: this one holds the rounds and the events; protocols/moshpit_match.c the key form's
  * matchmaking, protocols/moshpit_groups.c the groups of a grid or random round and the key update,
@@ -79,10 +88,11 @@ static void mp_fini(void *state)
 
 /* ---- rounds ---- */
 
+/* A member's input: its parameters, or with overlap their copy from when its round began. */
 static const float *mp_input(void *ud, sim_ctx *ctx, uint32_t w)
 {
-    (void)ud;
-    return sim_ctx_params_view(ctx, w);
+    moshpit *st = ud;
+    return st->overlap ? st->sent + (size_t)w * st->P : sim_ctx_params_view(ctx, w);
 }
 
 static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)
@@ -94,6 +104,7 @@ static float *mp_output(void *ud, sim_ctx *ctx, uint32_t w)
 
 static int begin_round(moshpit *st, sim_ctx *ctx, sim_err *err);
 static int ready(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+static int begin_own(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Ends the round when every worker is done with it and every butterfly complete. */
 static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
@@ -137,20 +148,28 @@ static void release_groups(moshpit *st)
 /* Worker w is done with its round (averaged, alone or sat out): what comes next. */
 static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    mp_left_match(st, ctx, w);
     mp_at(ctx, w)->phase = PH_DONE;
-    if (st->async) { /* its next round starts at once (after this event) */
+    if (st->async) { /* its next round starts at once (after this event), or is due later */
         mp_at(ctx, w)->wr++;
         update_floor(st, ctx);
+        if (st->overlap) /* alone: it looks again at once, as hivemind's matchmaking does */
+            return mp_at(ctx, w)->ks == KS_ALONE ? begin_own(st, ctx, w, err) : SIM_OK;
         return sim_ctx_timer(ctx, 0, EV_NEXT, (int32_t)w, mp_at(ctx, w)->wr, NULL, err);
     }
     st->busy--;
     return check_round(st, ctx, err);
 }
 
-/* Async: worker w starts its next round: local steps, then matchmaking (or it sits out). */
+/* Async: worker w starts its next round: local steps, then matchmaking (or it sits out).
+ * With overlap it starts computing, its first round due after local_steps steps. */
 static int start_worker(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     mp_worker *a = mp_at(ctx, w);
+    if (st->overlap) {
+        a->left = st->local_steps;
+        return sim_ctx_compute(ctx, w, ++a->steps, err);
+    }
     a->group = COLL_NONE;
     a->ks = KS_WAIT;
     if (sim_ctx_dropped(ctx, w, a->wr)) {
@@ -169,18 +188,62 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     moshpit *st = ud;
     if (mp_at(ctx, w)->phase != PH_GROUP || (!st->async && info->round != st->round))
         return SIM_OK; /* left the round (down) */
+    /* x <- x + alpha (avg - base), base x itself, or with overlap (hivemind's delta rule)
+     * the parameters the round began with: the steps taken meanwhile are kept. */
     float *x = sim_ctx_params(ctx, w);
     const float *a = st->avg + (size_t)w * st->P;
-    if (st->alpha == 1.0)
+    const float *base = st->overlap && !st->replace ? st->sent + (size_t)w * st->P : x;
+    if (st->alpha == 1.0 && base == x)
         sim_tensor_copy(x, a, st->P);
     else
         for (size_t i = 0; i < st->P; i++)
-            x[i] += (float)st->alpha * (a[i] - x[i]);
+            x[i] += (float)st->alpha * (a[i] - base[i]);
     if (st->keys)
         mp_update_key(st, ctx, w, mp_at(ctx, w)->group);
     if (st->async)
         release_groups(st);
     return mp_finish(st, ctx, w, err);
+}
+
+/* Overlap: worker w begins a round from a copy of its parameters, which it goes on stepping
+ * (or sits it out). */
+static int begin_own(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    mp_worker *a = mp_at(ctx, w);
+    a->group = COLL_NONE;
+    if (sim_ctx_dropped(ctx, w, a->wr)) {
+        st->sat_out++;
+        a->ks = KS_OUT;
+        return mp_finish(st, ctx, w, err);
+    }
+    a->ks = KS_WAIT;
+    sim_tensor_copy(st->sent + (size_t)w * st->P, sim_ctx_params_view(ctx, w), st->P);
+    return mp_declare(st, ctx, w, err);
+}
+
+/* Overlap: worker w's round is due at the end of a local step. It begins unless its last is
+ * still in flight: then it is skipped, as hivemind skips an epoch's averaging while one runs. */
+static int due_round(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    mp_worker *a = mp_at(ctx, w);
+    a->left = st->local_steps;
+    if (a->phase != PH_DONE) {
+        st->skipped++;
+        return SIM_OK;
+    }
+    return begin_own(st, ctx, w, err);
+}
+
+/* Overlap: worker w's iteration ended: its step, its round if due, its next iteration. */
+static int overlap_step(moshpit *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_err *err)
+{
+    mp_worker *a = mp_at(ctx, w);
+    if (tag != a->steps)
+        return SIM_OK;
+    sim_ctx_step(ctx, (sim_target){ .w = w }, NULL, sim_ctx_grad(ctx, w));
+    sim_ctx_count(ctx, w, 1);
+    int rc = --a->left > 0 ? SIM_OK : due_round(st, ctx, w, err);
+    return rc != SIM_OK ? rc : sim_ctx_compute(ctx, w, ++a->steps, err);
 }
 
 /* Worker w's local steps are done: it joins its group (key form: looks for one), or is
@@ -305,6 +368,8 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc;
     switch (ev->kind) {
     case SIM_EV_COMPUTED: {
+        if (st->overlap)
+            return overlap_step(st, ctx, w, ev->arg[0], err);
         uint64_t tag = st->async ? mp_at(ctx, w)->wr : st->round;
         if (mp_at(ctx, w)->phase != PH_COMPUTE || ev->arg[0] != tag)
             return SIM_OK;
@@ -326,6 +391,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return mp_try_next(st, ctx, w, err);
     }
     case SIM_EV_WORKER_DOWN:
+        mp_left_match(st, ctx, w);
         if (mp_at(ctx, w)->phase == PH_COMPUTE || mp_at(ctx, w)->phase == PH_GROUP ||
             mp_at(ctx, w)->phase == PH_MATCH) {
             st->failed_members += mp_at(ctx, w)->phase == PH_GROUP ? 1 : 0;
@@ -391,6 +457,9 @@ static void mp_report(const void *state, const sim_ctx *ctx, sim_report *out)
         sim_report_add(out, "repeat_pairs", (double)st->repeats);
         if (st->target == 0)
             sim_report_add(out, "member_lists_grown", (double)st->grown);
+        sim_report_add(out, "matchmaking_wait_s", (double)st->mm_wait_ns / 1e9);
+        if (st->overlap)
+            sim_report_add(out, "skipped_rounds", (double)st->skipped);
     }
 }
 

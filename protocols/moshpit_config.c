@@ -59,21 +59,48 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m)
     *m = side;
 }
 
+/* Key form: `overlap` (default: without global rounds, in training runs, as hivemind's
+ * training runs its averaging in the background) and, with it, `merge`: hivemind's delta rule
+ * (default) or the paper's ResNet-50 code's replacement. */
+static int configure_overlap(moshpit *st, sim_cfg *cfg, bool training, sim_err *err)
+{
+    static const char *const merges[] = { "delta", "replace" };
+    bool overlap = st->async && training;
+    int rc = sim_cfg_bool(cfg, "overlap", &overlap, err);
+    if (rc == SIM_OK && overlap && !st->async)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.overlap",
+                           "needs sync false (each worker's rounds of its own)");
+    if (rc == SIM_OK && overlap && !training)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.overlap",
+                           "needs local_steps >= 1 (steps for the rounds to overlap)");
+    if (rc != SIM_OK || (!overlap && !sim_cfg_has(cfg, "merge")))
+        return rc;
+    if (!overlap)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.merge", "needs overlap true");
+    int merge = 0;
+    rc = sim_cfg_choice(cfg, "merge", merges, 2, &merge, err);
+    st->overlap = true;
+    st->replace = merge == 1;
+    return rc;
+}
+
 /* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. A run
  * with local steps (training) defaults to the key form without global rounds, paced by its
  * iteration time; averaging alone (local_steps 0) to the grid form's rounds. */
 static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
 {
     static const char *const forms[] = { "grid", "keys" };
-    static const char *const keys[] = { "min_group_size", "target_group_size", "matchmaking_ms",
-                                        "request_timeout_ms", "sync" };
+    static const char *const keys[] = { "min_group_size", "target_group_size",
+                                        "matchmaking_ms", "request_timeout_ms",
+                                        "sync",           "overlap",
+                                        "merge" };
     bool training = st->local_steps > 0;
     int form = training ? 1 : 0;
     int rc = sim_cfg_choice(cfg, "form", forms, 2, &form, err);
     if (rc != SIM_OK)
         return rc;
     st->keys = form == 1;
-    for (size_t i = 0; i < 5 && !st->keys; i++) {
+    for (size_t i = 0; i < 7 && !st->keys; i++) {
         if (!sim_cfg_has(cfg, keys[i]))
             continue;
         char path[64];
@@ -116,9 +143,10 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim
     st->min_group = (uint32_t)lo;
     st->target = (uint32_t)target;
     bool sync = !training;
-    rc = sim_cfg_bool(cfg, "sync", &sync, err);
+    if ((rc = sim_cfg_bool(cfg, "sync", &sync, err)) != SIM_OK)
+        return rc;
     st->async = !sync;
-    return rc;
+    return configure_overlap(st, cfg, training, err);
 }
 
 int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
@@ -239,7 +267,7 @@ static uint32_t first_room(const moshpit *st)
 
 /* The kit's hub (one channel per butterfly), the round's tables, the butterflies' outputs (n
  * models) and, in the key form, the leaders' first rooms, the group ids, the key update's
- * scratch and the async pool. */
+ * scratch, the async pool and, with overlap, the rounds' inputs (n models). */
 void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
 {
     moshpit *st = state;
@@ -259,6 +287,7 @@ void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
     st->perm = sim_arena_alloc(a, st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
     st->freebf = sim_arena_alloc(a, nbf, sizeof(*st->freebf));
     st->inuse = sim_arena_alloc(a, nbf, sizeof(*st->inuse));
+    st->sent = st->overlap ? sim_arena_alloc(a, n * num_params, sizeof(*st->sent)) : NULL;
 }
 
 /* Outside the arena: the butterflies (the kit's, on the heap since their room may grow; each

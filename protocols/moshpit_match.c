@@ -111,6 +111,7 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
                             err);
     if (rc != SIM_OK)
         return rc;
+    mp_left_match(st, ctx, c);
     lead->phase = PH_GROUP;
     return coll_bfly_join(st->bf[b], ctx, c, err);
 }
@@ -156,11 +157,19 @@ int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
                          err);
 }
 
+void mp_left_match(moshpit *st, sim_ctx *ctx, uint32_t w)
+{
+    mp_worker *a = mp_at(ctx, w);
+    if (a->phase == PH_MATCH && !st->overlap)
+        st->mm_wait_ns += sim_ctx_now(ctx) - a->mm_from;
+}
+
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
 int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     mp_worker *me = mp_at(ctx, w);
-    me->expires = sim_ctx_now(ctx) + (sim_time)llround(st->mm_ms * 1e6);
+    me->mm_from = sim_ctx_now(ctx);
+    me->expires = me->mm_from + (sim_time)llround(st->mm_ms * 1e6);
     me->asked = COLL_NONE;
     me->tries = st->async ? me->tries : 0;
     me->phase = PH_MATCH;
@@ -224,6 +233,16 @@ static int add_member(moshpit *st, mp_worker *a, uint32_t src, sim_err *err)
     return SIM_OK;
 }
 
+/* Whether leader a's list holds f: a follower whose first request was answered too late for
+ * it (its request timed out, it looked further and came back within the same leadership). */
+static bool listed(const mp_worker *a, uint32_t f)
+{
+    for (uint32_t i = 1; i < a->nmem; i++)
+        if (a->mem[i] == f)
+            return true;
+    return false;
+}
+
 int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err)
 {
     mp_worker *a = mp_at(ctx, w);
@@ -233,6 +252,8 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
         return SIM_OK; /* an answer to an earlier attempt */
     switch (h.kind) {
     case MSG_REQUEST:
+        if (a->ks == KS_LEAD && listed(a, src)) /* asked again: accepted, and listed once */
+            return send_small(ctx, w, src, MSG_ACCEPT, MSG_SMALL_BYTES, h.seq, err);
         if (a->ks == KS_LEAD && (st->target == 0 || a->nmem < st->target)) {
             int rc = add_member(st, a, src, err);
             if (rc == SIM_OK)
@@ -252,6 +273,7 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
     case MSG_BEGIN:
         if (a->ks != KS_GROUP || a->phase != PH_MATCH)
             return SIM_OK;
+        mp_left_match(st, ctx, w);
         a->phase = PH_GROUP;
         return coll_bfly_join(st->bf[a->group], ctx, w, err);
     case MSG_DISBAND:

@@ -91,6 +91,16 @@ struct moshpit {
     uint32_t nfree;
     bool *inuse;    /* (nbf) async: a group runs on it (arena) */
     uint64_t floor; /* async: the fewest rounds done by a live worker */
+    /* async, `overlap`: a worker's rounds run beside its local steps (hivemind's background
+     * averaging): a round is due every local_steps steps, its input the parameters when it
+     * began, its result merged into the parameters as they are when it ends */
+    bool overlap;
+    bool replace;        /* overlap, merge "replace": x <- x + alpha (avg - x), as the paper's
+                          * code; else hivemind's delta rule x <- x + alpha (avg - sent) */
+    float *sent;         /* (n * P) overlap: each worker's parameters when its round began */
+    uint64_t skipped;    /* overlap: rounds due while the worker's last was still in flight */
+    sim_time mm_wait_ns; /* key form: matchmaking with no iteration in flight, summed over
+                          * the workers when each is over */
     uint64_t groups, sat_out, alone, failed_members;
 };
 
@@ -99,11 +109,13 @@ typedef struct mp_worker {
     sim_time expires;              /* key form: declared expiration this round */
     uint64_t last, last_round;     /* key form: serial and round of its last group */
     uint64_t wr;                   /* async: rounds done */
+    uint64_t steps;                /* overlap: iterations started, its computations' tag */
+    sim_time mm_from;              /* key form: when it began matchmaking */
     uint32_t *mem;                 /* key form: a leader's members, itself first (mcap): its
                                     * room in st->rooms, or a heap list once grown past it */
     uint32_t cell;                 /* its cell, a point of the kit's grid dims */
     uint32_t group;                /* butterfly this round, COLL_NONE if none */
-    uint32_t left;                 /* local steps left */
+    uint32_t left;                 /* local steps left (overlap: before its next round) */
     uint32_t asked;                /* key form: the candidate asked last, COLL_NONE: none yet */
     uint32_t tries;                /* key form: requests sent this round */
     uint32_t mcap;                 /* key form: room in mem: doubles when full (counted) */
@@ -169,6 +181,10 @@ enum {
 #define MSG_SMALL_BYTES 64 /* a matchmaking message */
 
 /* ---- key form: matchmaking (protocols/moshpit_match.c) ---- */
+
+/* Worker w leaves matchmaking (for a group, alone, or down): unless its rounds overlap its
+ * local steps, the time since it began was waiting (no iteration in flight). */
+void mp_left_match(moshpit *st, sim_ctx *ctx, uint32_t w);
 
 /* The sequence number of follower f's matchmaking messages: the round (global rounds), or
  * its attempt (async: requests and leaderships so far). */

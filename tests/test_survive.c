@@ -90,7 +90,9 @@ static const variant variants[] = {
     { "{\"name\": \"moshpit\", \"grid\": [2, 2], \"form\": \"keys\", \"matchmaking_ms\": 200}", 0,
       false, false },
     { "{\"name\": \"moshpit\", \"grid\": [2, 2], \"form\": \"keys\", \"matchmaking_ms\": 200, "
-      "\"sync\": false}",
+      "\"sync\": false, \"overlap\": false}",
+      0, false, false },
+    { "{\"name\": \"moshpit\", \"grid\": [2, 2], \"matchmaking_ms\": 30, \"merge\": \"replace\"}",
       0, false, false },
     { "{\"name\": \"sgp\"}", 0, false, false },
     { "{\"name\": \"sgp\", \"peers\": 2}", 0, false, false },

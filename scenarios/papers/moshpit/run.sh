@@ -18,8 +18,12 @@
 # --only SCHEME runs that averaging row alone (e.g. SGP-authors).
 # Training: train-*.json (16 workers, Fashion-MNIST, one worker 4x slower, dropouts), time to
 # the target accuracy per protocol (moshpit: the grid in global rounds, the key form without
-# them and a target of 4, and {"name": "moshpit"} at its defaults), and a comparison figure
-# under OUT/figures/train.
+# them and a target of 4 waiting through its rounds, and {"name": "moshpit"} at its defaults:
+# rounds beside the steps), and a comparison figure under OUT/figures/train. Then the default
+# against `overlap` false (the earlier default, issue 39) on train-default-resnet50-v100.json
+# (ResNet-50 timing on V100, one worker 4x slower, seeds 1-3) and on README's even cluster
+# (scenarios/compare/even-allreduce.json as sweeps/compare/all-even.json runs moshpit, seeds
+# 11-15): samples/s against the compute-bound ideal, waiting, groups and time alone.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mode=default
@@ -98,6 +102,17 @@ if [ "$mode" != smoke ] && [ "$slow" = 1 ]; then
         "$bin" run "$here/train-resnet50-v100.json" -o "$out/train/resnet50-v100/moshpit-s$s" \
             --quiet --set seed="$s"
     done
+    for ov in true false; do # issue 39: rounds beside the steps (default) or waited through
+        for s in 1 2 3; do
+            "$bin" run "$here/train-default-resnet50-v100.json" --quiet --set seed="$s" \
+                --set protocol.overlap="$ov" -o "$out/train/overlap/resnet50-v100-$ov-s$s"
+        done
+        for s in 11 12 13 14 15; do
+            "$bin" run "$here/../../compare/even-allreduce.json" --quiet --set seed="$s" \
+                --set eval.every_s=0.5 --set 'protocol={"name":"moshpit"}' \
+                --set protocol.overlap="$ov" -o "$out/train/overlap/even-$ov-s$s"
+        done
+    done
     "$bin" plot "$out/train/allreduce" "$out/train/adpsgd" "$out/train/sgp" "$out/train/moshpit" \
         "$out/train/moshpit-async" "$out/train/moshpit-default" -o "$out/figures/train" >/dev/null
 fi
@@ -149,4 +164,30 @@ if mode == "default1" or mode == "full1":
             j = json.load(f)
         tt = j["time_to_target_s"]
         print(f"| {t} | {'-' if tt is None else f'{tt:.2f}'} | {j['final_accuracy']:.4f} | {j['iterations']} | {j['sim_time_s']:.2f} |")
+    print()
+    print("Rounds beside the steps (overlap true, the default) or waited through (false); mean over")
+    print("the seeds; ideal: each worker's samples over its computing time, summed")
+    print("| cluster | overlap | samples/s | ideal | of ideal | waiting | time to 0.8 s | groups | alone | matchmaking wait s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    import csv
+    for name, seeds in (("resnet50-v100", (1, 2, 3)), ("even", (11, 12, 13, 14, 15))):
+        for ov in ("true", "false"):
+            acc = defaultdict(list)
+            for s in seeds:
+                d = os.path.join(out, "train", "overlap", f"{name}-{ov}-s{s}")
+                with open(os.path.join(d, "summary.json")) as f:
+                    j = json.load(f)
+                rows = list(csv.DictReader(open(os.path.join(d, "workers.csv"))))
+                busy = sum(float(r["compute_s"]) + float(r["comm_s"]) + float(r["wait_s"]) for r in rows)
+                ideal = sum(float(r["samples"]) / float(r["compute_s"]) for r in rows)
+                sps = j["samples"] / j["sim_time_s"]
+                ttt = next((float(m["time_s"]) for m in csv.DictReader(open(os.path.join(d, "metrics.csv")))
+                            if float(m["test_accuracy"]) >= 0.8), float("nan"))
+                r = j["protocol_report"]
+                for k, v in (("sps", sps), ("ideal", ideal), ("wait", 100 * sum(float(x["wait_s"]) for x in rows) / busy),
+                             ("ttt", ttt), ("groups", r["groups"]), ("alone", r["alone"]),
+                             ("mm", r["matchmaking_wait_s"])):
+                    acc[k].append(v)
+            m = {k: sum(v) / len(v) for k, v in acc.items()}
+            print(f"| {name} | {ov} | {m['sps']:.0f} | {m['ideal']:.0f} | {100 * m['sps'] / m['ideal']:.0f}% | {m['wait']:.1f}% | {m['ttt']:.2f} | {m['groups']:.0f} | {m['alone']:.0f} | {m['mm']:.1f} |")
 PY

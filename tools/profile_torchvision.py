@@ -13,7 +13,10 @@ the layer's kind, and the bytes per sample its own operations and the parameter-
 after it (activations, pooling, residual additions) read and write. No weights are loaded:
 the models are built with random initialization.
 
-usage: profile_torchvision.py OUTDIR [MODEL...]   (default: the six shipped models)
+usage: profile_torchvision.py OUTDIR [MODEL[@SIZE]...]   (default: the six shipped models)
+MODEL is a torchvision.models builder or resnext101_32x4d (built from torchvision's ResNet
+as NVIDIA's DeepLearningExamples define it); @SIZE profiles a SIZExSIZE input instead of
+224x224, written to MODEL-SIZE.csv.
 Needs python3-torchvision (Debian).
 """
 import os
@@ -26,26 +29,32 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_rules import COLUMNS, layer_rows  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "resnet101", "vgg16", "mobilenet_v2", "densenet121"]
+EXTRA = {"resnext101_32x4d": lambda: torchvision.models.resnet.ResNet(
+    torchvision.models.resnet.Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)}
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for name in sys.argv[2:] or MODELS:
+    for spec in sys.argv[2:] or MODELS:
+        name, _, size = spec.partition("@")
+        side = int(size) if size else 224
         torch.manual_seed(0)
-        model = getattr(torchvision.models, name)()
-        rows = layer_rows(model, (3, 224, 224))
-        with open("%s/%s.csv" % (out, name), "w") as f:
+        model = EXTRA[name]() if name in EXTRA else getattr(torchvision.models, name)()
+        rows = layer_rows(model, (3, side, side))
+        file = name + ("-%d" % side if size else "")
+        with open("%s/%s.csv" % (out, file), "w") as f:
             f.write("# %s from torchvision %s: parameters exact, forward FLOPs per sample from "
-                    "the layer shapes on a 3x224x224 input (matrix products, 2 per "
+                    "the layer shapes on a 3x%dx%d input (matrix products, 2 per "
                     "multiply-add), kinds and bytes per sample by tools/profile_rules.py; "
-                    "tools/profile_torchvision.py\n" % (name, torchvision.__version__))
+                    "tools/profile_torchvision.py\n" % (name, torchvision.__version__, side,
+                                                        side))
             f.write(",".join(COLUMNS) + "\n")
             for r in rows:
                 f.write(",".join(str(r[c]) for c in COLUMNS) + "\n")
         print("%s: %d layers, %d parameters, %.3f GFLOPs and %.1f MB forward per sample"
-              % (name, len(rows), sum(r["params"] for r in rows),
+              % (file, len(rows), sum(r["params"] for r in rows),
                  sum(r["forward_flops"] for r in rows) / 1e9,
                  sum(r["forward_bytes"] + r["elementwise_bytes"] for r in rows) / 1e6))
 

@@ -15,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "app/bench_train.h"
+#include "app/catalogue.h"
 #include "app/check.h"
 #include "app/main_state.h"
 #include "app/mpi.h"
@@ -23,10 +24,7 @@
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/bench.h"
-#include "sim/device.h"
 #include "sim/err.h"
-#include "sim/fabric.h"
-#include "sim/layers.h"
 #include "sim/pool.h"
 #include "sim/rundir.h"
 #include "sim/scenario.h"
@@ -194,77 +192,19 @@ static int cmd_validate(int argc, char **argv)
     return worst;
 }
 
-/* The shipped profiles: layers, parameters and forward GFLOPs per sample of each. */
-static int list_profiles(void)
-{
-    char names[1024], path[1024];
-    if (sim_layers_profile_names(names, sizeof(names)) == 0) {
-        fprintf(stderr, "hetsim: no profiles found (looked in");
-        sim_layers_dir dirs[4];
-        size_t n = sim_layers_profile_dirs(dirs, 4);
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, " %s/profiles", dirs[i].path);
-        fprintf(stderr, ")\n");
-        return EXIT_RUN;
-    }
-    printf("%-14s %7s %12s %14s  %s\n", "profile", "layers", "parameters", "GFLOPs/sample", "file");
-    for (char *name = strtok(names, ", "); name != NULL; name = strtok(NULL, ", ")) {
-        sim_layers l = { 0 };
-        sim_err err;
-        if (!sim_layers_find_profile(name, path, sizeof(path)) ||
-            sim_layers_read_csv(&l, path, "", &err) != SIM_OK) {
-            fprintf(stderr, "hetsim: %s: %s\n", name, err.msg);
-            return EXIT_RUN;
-        }
-        printf("%-14s %7zu %12llu %14.3f  %s\n", name, l.n,
-               (unsigned long long)sim_layers_params(&l), sim_layers_flops(&l) / 1e9, path);
-        sim_layers_fini(&l);
-    }
-    return EXIT_OK;
-}
-
-/* The accelerator catalogue: peak TFLOP/s per precision and the datasheet of each. */
-static void list_devices(void)
-{
-    printf("%-8s %7s %7s %7s %7s  %s\n", "device", "fp32", "tf32", "fp16", "bf16",
-           "peak TFLOP/s (dense); source");
-    for (size_t i = 0; sim_device_at(i) != NULL; i++) {
-        const sim_device *d = sim_device_at(i);
-        printf("%-8s", d->name);
-        for (int p = 0; p < SIM_PREC_N; p++) {
-            if (d->peak_flops[p] > 0)
-                printf(" %7.2f", d->peak_flops[p] / 1e12);
-            else
-                printf(" %7s", "-");
-        }
-        printf("  %s\n%-8s %31s  %s\n", d->label, "", "", d->source);
-    }
-}
-
-static void list_fabrics(void)
-{
-    printf("%-12s %-5s %9s %8s  %s\n", "fabric", "where", "Gb/s", "us/end",
-           "attainable bandwidth per direction, latency per link end; source");
-    for (size_t i = 0; sim_fabric_at(i) != NULL; i++) {
-        const sim_fabric *f = sim_fabric_at(i);
-        printf("%-12s %-5s %9.2f %8.2f  %s\n%-37s  %s\n", f->name, f->host ? "host" : "nic",
-               f->bandwidth_gbps, f->latency_us, f->label, "", f->source);
-    }
-}
-
 static int cmd_list(int argc, char **argv)
 {
     if (argc != 1)
         return cli_usage("%s", "list needs one of: protocols, models, datasets, topologies, "
                                "profiles, devices, fabrics");
     if (strcmp(argv[0], "profiles") == 0)
-        return list_profiles();
+        return app_catalogue_profiles() == 0 ? EXIT_OK : EXIT_RUN;
     if (strcmp(argv[0], "devices") == 0) {
-        list_devices();
+        app_catalogue_devices();
         return EXIT_OK;
     }
     if (strcmp(argv[0], "fabrics") == 0) {
-        list_fabrics();
+        app_catalogue_fabrics();
         return EXIT_OK;
     }
     if (strcmp(argv[0], "protocols") == 0) {

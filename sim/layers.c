@@ -34,20 +34,25 @@ void sim_layers_fini(sim_layers *l)
     memset(l, 0, sizeof(*l));
 }
 
-void sim_layers_finish(sim_layers *l)
+/* The rows' own weights: measured times, else the FLOPs with backward twice forward. */
+static void row_weights(const void *ud, size_t i, double *fwd, double *bwd)
 {
-    l->measured = l->n > 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (!(l->layer[i].fwd_ms >= 0) || !(l->layer[i].bwd_ms >= 0))
-            l->measured = false;
+    const sim_layers *l = ud;
+    const sim_layer *y = &l->layer[i];
+    *fwd = l->measured ? y->fwd_ms : y->fwd_flops;
+    *bwd = l->measured ? y->bwd_ms : 2.0 * y->fwd_flops;
+}
+
+static void shares(sim_layers *l, sim_layers_time_fn fn, const void *ud)
+{
     double fsum = 0.0, bsum = 0.0;
     bool flat = false;
     for (int pass = 0; pass < 2; pass++) {
         fsum = bsum = 0.0;
         for (size_t i = 0; i < l->n; i++) {
-            const sim_layer *y = &l->layer[i];
-            double f = flat ? 1.0 : l->measured ? y->fwd_ms : y->fwd_flops;
-            double b = flat ? 2.0 : l->measured ? y->bwd_ms : 2.0 * y->fwd_flops;
+            double f = 1.0, b = 2.0;
+            if (!flat)
+                fn(ud, i, &f, &b);
             fsum += f;
             l->fwd_end[i] = fsum;
             bsum += b;
@@ -58,13 +63,36 @@ void sim_layers_finish(sim_layers *l)
     }
     double total = fsum + bsum, acc = fsum;
     for (size_t i = l->n; i-- > 0;) {
-        const sim_layer *y = &l->layer[i];
-        acc += flat ? 2.0 : l->measured ? y->bwd_ms : 2.0 * y->fwd_flops;
+        double f = 1.0, b = 2.0;
+        if (!flat)
+            fn(ud, i, &f, &b);
+        acc += b;
         l->bwd_end[i] = acc / total;
         l->fwd_end[i] /= total;
     }
     if (l->n > 0)
         l->bwd_end[0] = 1.0;
+}
+
+void sim_layers_finish(sim_layers *l)
+{
+    l->measured = l->n > 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!(l->layer[i].fwd_ms >= 0) || !(l->layer[i].bwd_ms >= 0))
+            l->measured = false;
+    shares(l, row_weights, l);
+}
+
+void sim_layers_finish_timed(sim_layers *l, sim_layers_time_fn fn, const void *ud)
+{
+    shares(l, fn, ud);
+}
+
+const char *sim_layer_kind_name(int kind)
+{
+    static const char *const names[SIM_KIND_N] = { "other",  "conv3x3", "conv",
+                                                   "matmul", "norm",    "embedding" };
+    return kind >= 0 && kind < SIM_KIND_N ? names[kind] : NULL;
 }
 
 double sim_layers_flops(const sim_layers *l)
@@ -136,31 +164,107 @@ static bool parse_num(const char *s, double lo, double *out)
     return true;
 }
 
-static const char *const COLS[] = { "name", "params", "forward_flops", "forward_ms",
-                                    "backward_ms" };
+enum {
+    C_NAME,
+    C_PARAMS,
+    C_FLOPS,
+    C_FWD_MS,
+    C_BWD_MS,
+    C_KIND,
+    C_FWD_BYTES,
+    C_EW_BYTES,
+    NCOLS
+};
 
-/* Reads one data row into y; `ncols` is the header's width (3 or 5). */
-static int read_row(sim_layer *y, char **f, size_t nf, size_t ncols, const char *file, size_t line,
-                    const char *path, sim_err *err)
+static const char *const COLS[NCOLS] = { "name",          "params",           "forward_flops",
+                                         "forward_ms",    "backward_ms",      "kind",
+                                         "forward_bytes", "elementwise_bytes" };
+
+/* The header's columns: which of COLS each field is (`col`), and how many (`n`). */
+typedef struct header {
+    int col[NCOLS];
+    size_t n;
+} header;
+
+static int read_header(header *h, char **f, size_t nf, const char *file, size_t line,
+                       const char *path, sim_err *err)
 {
-    if (nf != ncols)
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: expected %zu fields, got %zu", file,
-                           line, ncols, nf);
-    if (f[0][0] == '\0' || strlen(f[0]) >= sizeof(y->name))
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: name: must have 1 to %zu characters",
-                           file, line, sizeof(y->name) - 1);
-    snprintf(y->name, sizeof(y->name), "%s", f[0]);
-    double v[4] = { 0, 0, NAN, NAN };
-    for (size_t c = 1; c < ncols; c++) {
-        if (!parse_num(f[c], 0.0, &v[c - 1]) || (c == 1 && (v[0] != floor(v[0]) || v[0] > 1e15)))
-            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: %s: must be %s, got \"%s\"", file,
-                               line, COLS[c],
-                               c == 1 ? "an integer in [0, 1e15]" : "a finite number >= 0", f[c]);
+    bool seen[NCOLS] = { false };
+    if (nf > NCOLS || nf < 3 || strcmp(f[0], COLS[C_NAME]) != 0 ||
+        strcmp(f[1], COLS[C_PARAMS]) != 0 || strcmp(f[2], COLS[C_FLOPS]) != 0)
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "%s:%zu: header must be name,params,forward_flops, then any of "
+                           "forward_ms,backward_ms,kind,forward_bytes,elementwise_bytes",
+                           file, line);
+    for (size_t j = 0; j < nf; j++) {
+        int c = 0;
+        while (c < NCOLS && strcmp(f[j], COLS[c]) != 0)
+            c++;
+        if (c == NCOLS || seen[c])
+            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: header: %s column \"%s\"", file,
+                               line, c == NCOLS ? "unknown" : "repeated", f[j]);
+        seen[c] = true;
+        h->col[j] = c;
     }
-    y->params = (uint64_t)v[0];
-    y->fwd_flops = v[1];
-    y->fwd_ms = v[2];
-    y->bwd_ms = v[3];
+    if (seen[C_FWD_MS] != seen[C_BWD_MS])
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "%s:%zu: header: forward_ms and backward_ms go together", file, line);
+    h->n = nf;
+    return SIM_OK;
+}
+
+/* One field of a data row into y. */
+static int read_field(sim_layer *y, int c, const char *v, const char *file, size_t line,
+                      const char *path, sim_err *err)
+{
+    if (c == C_NAME) {
+        if (v[0] == '\0' || strlen(v) >= sizeof(y->name))
+            return sim_err_set(err, SIM_ESCENARIO, path,
+                               "%s:%zu: name: must have 1 to %zu characters", file, line,
+                               sizeof(y->name) - 1);
+        snprintf(y->name, sizeof(y->name), "%s", v);
+        return SIM_OK;
+    }
+    if (c == C_KIND) {
+        for (int k = 0; k < SIM_KIND_N; k++)
+            if (strcmp(v, sim_layer_kind_name(k)) == 0) {
+                y->kind = k;
+                return SIM_OK;
+            }
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "%s:%zu: kind: must be other, conv3x3, conv, matmul, norm or "
+                           "embedding, got \"%s\"",
+                           file, line, v);
+    }
+    double x;
+    if (!parse_num(v, 0.0, &x) || (c == C_PARAMS && (x != floor(x) || x > 1e15)))
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: %s: must be %s, got \"%s\"", file,
+                           line, COLS[c],
+                           c == C_PARAMS ? "an integer in [0, 1e15]" : "a finite number >= 0", v);
+    double *slot[NCOLS] = { [C_FLOPS] = &y->fwd_flops,
+                            [C_FWD_MS] = &y->fwd_ms,
+                            [C_BWD_MS] = &y->bwd_ms,
+                            [C_FWD_BYTES] = &y->fwd_bytes,
+                            [C_EW_BYTES] = &y->ew_bytes };
+    if (c == C_PARAMS)
+        y->params = (uint64_t)x;
+    else
+        *slot[c] = x;
+    return SIM_OK;
+}
+
+/* Reads one data row into y. */
+static int read_row(sim_layer *y, char **f, size_t nf, const header *h, const char *file,
+                    size_t line, const char *path, sim_err *err)
+{
+    if (nf != h->n)
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: expected %zu fields, got %zu", file,
+                           line, h->n, nf);
+    for (size_t j = 0; j < nf; j++) {
+        int rc = read_field(y, h->col[j], f[j], file, line, path, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
     return SIM_OK;
 }
 
@@ -168,8 +272,9 @@ static int read_row(sim_layer *y, char **f, size_t nf, size_t ncols, const char 
 static int read_rows(FILE *fp, sim_layers *l, size_t *rows, const char *file, const char *path,
                      sim_err *err)
 {
-    char buf[1024], *f[6];
-    size_t line = 0, ncols = 0, n = 0;
+    char buf[1024], *f[NCOLS + 1];
+    size_t line = 0, n = 0;
+    header h = { .n = 0 };
     while (fgets(buf, sizeof(buf), fp) != NULL) {
         line++;
         size_t len = strlen(buf);
@@ -178,24 +283,18 @@ static int read_rows(FILE *fp, sim_layers *l, size_t *rows, const char *file, co
                                line, sizeof(buf) - 2);
         if (buf[0] == '#' || strspn(buf, " \t\r\n") == len)
             continue;
-        size_t nf = split(buf, f, 5);
-        if (ncols == 0) {
-            bool ok = nf == 3 || nf == 5;
-            for (size_t c = 0; ok && c < nf; c++)
-                ok = strcmp(f[c], COLS[c]) == 0;
-            if (!ok)
-                return sim_err_set(err, SIM_ESCENARIO, path,
-                                   "%s:%zu: header must be name,params,forward_flops[,"
-                                   "forward_ms,backward_ms]",
-                                   file, line);
-            ncols = nf;
+        size_t nf = split(buf, f, NCOLS);
+        if (h.n == 0) {
+            int rc = read_header(&h, f, nf, file, line, path, err);
+            if (rc != SIM_OK)
+                return rc;
             continue;
         }
         if (n == SIM_LAYERS_MAX)
             return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: more than %d layers", file, line,
                                SIM_LAYERS_MAX);
         if (l != NULL) {
-            int rc = read_row(&l->layer[n], f, nf, ncols, file, line, path, err);
+            int rc = read_row(&l->layer[n], f, nf, &h, file, line, path, err);
             if (rc != SIM_OK)
                 return rc;
         }

@@ -13,10 +13,14 @@
  * rows are set; nothing else allocates.
  *
  * Profile CSV (docs/scenario.md): a header row, then one row per layer in forward order:
- *   name,params,forward_flops[,forward_ms,backward_ms]
+ *   name,params,forward_flops[,OPTIONAL...]
  * params: parameters (elements) of the layer; forward_flops: FLOPs of one sample's forward
- * pass (2 per multiply-add); forward_ms and backward_ms: measured per iteration, both or
- * neither, on every row or none. Lines starting with '#' are comments.
+ * pass (2 per multiply-add). Optional columns, in any order after the first three, each at
+ * most once (columns are only ever added): forward_ms and backward_ms, measured per
+ * iteration, both or neither; kind (sim_layer_kind's names); forward_bytes and
+ * elementwise_bytes, what one sample's pass through the layer's own operations and through
+ * the parameter-free ones after it read and write, at 4 bytes a float (the device roofline's,
+ * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments.
  */
 #ifndef SIM_LAYERS_H
 #define SIM_LAYERS_H
@@ -31,13 +35,31 @@
 /* Most layers a profile may have. */
 #define SIM_LAYERS_MAX 100000
 
+/* What bounds a layer's kernels, as tools/profile_rules.py names it (the profile's kind). */
+typedef enum sim_layer_kind {
+    SIM_KIND_OTHER = 0,     /* anything else, and rows without a kind */
+    SIM_KIND_CONV3X3 = 1,   /* a 3x3 convolution of stride 1 and one group: fast algorithms */
+    SIM_KIND_CONV = 2,      /* any other convolution */
+    SIM_KIND_MATMUL = 3,    /* linear layers and the other matrix products */
+    SIM_KIND_NORM = 4,      /* batch, layer, group and instance norms */
+    SIM_KIND_EMBEDDING = 5, /* table lookups */
+    SIM_KIND_N = 6
+} sim_layer_kind;
+
 typedef struct sim_layer {
     char name[64];    /* such as "layer1.0.conv1" */
     uint64_t params;  /* parameters (elements) */
     double fwd_flops; /* forward FLOPs of one sample */
     double fwd_ms;    /* measured forward time per iteration, or NaN */
     double bwd_ms;    /* measured backward time per iteration, or NaN */
+    int kind;         /* sim_layer_kind, SIM_KIND_OTHER when not given */
+    double fwd_bytes; /* bytes one sample's forward pass through the layer's own operations
+                         reads and writes, at 4 a float (weights excluded); 0 when not given */
+    double ew_bytes;  /* the same for the parameter-free operations after it; 0 when not given */
 } sim_layer;
+
+/* The per-layer times (any unit, forward and backward) the shares may follow: layer i's. */
+typedef void (*sim_layers_time_fn)(const void *ud, size_t i, double *fwd, double *bwd);
 
 typedef struct sim_layers {
     sim_layer *layer; /* (n) in forward order; owned */
@@ -57,6 +79,13 @@ void sim_layers_fini(sim_layers *l);
 /* Computes `measured` and the shares from the rows. When the weights are all zero (a model
  * without products), every layer weighs the same, backward twice forward. */
 void sim_layers_finish(sim_layers *l);
+
+/* Makes the shares follow fn's per-layer times (a device's roofline) instead of the FLOPs;
+ * `measured` keeps the rows' word. Times all zero weigh every layer alike, as above. */
+void sim_layers_finish_timed(sim_layers *l, sim_layers_time_fn fn, const void *ud);
+
+/* "other", "conv3x3", "conv", "matmul", "norm", "embedding"; NULL out of range. */
+const char *sim_layer_kind_name(int kind);
 
 /* Forward FLOPs of one sample over every layer. */
 double sim_layers_flops(const sim_layers *l);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "sim/cfg.h"
+#include "sim/device.h"
 #include "sim/engine.h"
 #include "sim/err.h"
 #include "sim/layers.h"
@@ -69,19 +70,20 @@ typedef struct sim_scenario {
     uint32_t *stream_seeds; /* (SIM_STREAM_WORKER + workers) derived distinct seeds; owned */
 
     /* $.compute */
-    sim_time iteration_ns; /* iteration_ms, default 100 */
-    double gflops;         /* gflops, default 0 (0: use iteration_ms) */
-    double jitter_sigma;   /* jitter_sigma, default 0: lognormal with mean 1 */
-    double *speeds;        /* (workers) speed factors > 0, default 1; owned */
-    char profile[256];     /* profile: a name or a CSV path as given, "" when none */
-    double *peak_flops;    /* (workers) device: each worker's peak FLOP/s at `precision`, or
-                              NULL without devices; owned */
-    int precision;         /* precision: sim_precision, default fp32 */
-    double efficiency;     /* efficiency: achieved share of peak, default 0.5 */
-    bool iteration_given;  /* iteration_ms was given (measured profiles then keep it) */
-    sim_layers layers;     /* the model's layers for the timing: a profile's (profile), else
-                              filled in by the runtime from the model (one layer when
-                              timing-only); owned */
+    sim_time iteration_ns;      /* iteration_ms, default 100 */
+    double gflops;              /* gflops, default 0 (0: use iteration_ms) */
+    double jitter_sigma;        /* jitter_sigma, default 0: lognormal with mean 1 */
+    double *speeds;             /* (workers) speed factors > 0, default 1; owned */
+    char profile[256];          /* profile: a name or a CSV path as given, "" when none */
+    const sim_device **devices; /* (workers) device: each worker's accelerator, or NULL
+                                   without devices; the array owned, the entries static */
+    int precision;              /* precision: sim_precision, default fp32 */
+    double efficiency;          /* efficiency: the whole step's share of peak, overriding the
+                                   device's roofline; NaN when not given */
+    bool iteration_given;       /* iteration_ms was given (measured profiles then keep it) */
+    sim_layers layers;          /* the model's layers for the timing: a profile's (profile), else
+                                   filled in by the runtime from the model (one layer when
+                                   timing-only); owned */
 
     sim_straggler *stragglers; /* (nstragglers) in file order; owned */
     size_t nstragglers;

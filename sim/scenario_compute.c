@@ -10,6 +10,7 @@
 
 #include "sim/device.h"
 #include "sim/layers.h"
+#include "sim/roofline.h"
 #include "sim/scenario.h"
 #include "sim/scenario_read.h"
 
@@ -54,11 +55,11 @@ static int find_device(sim_cfg *c, const char *key, const char *name, const sim_
     return sim_cfg_fail(c, key, err, "unknown device \"%s\" (valid: %s)", name, names);
 }
 
-static int peak_of(sim_scenario *sc, sim_cfg *c, const char *key, const sim_device *dev,
-                   double *peak, sim_err *err)
+/* The device's peak at the scenario's precision must exist. */
+static int check_peak(sim_scenario *sc, sim_cfg *c, const char *key, const sim_device *dev,
+                      sim_err *err)
 {
-    *peak = dev->peak_flops[sc->precision];
-    if (*peak > 0)
+    if (dev->peak_flops[sc->precision] > 0)
         return 0;
     char have[64] = "";
     for (int p = 0; p < SIM_PREC_N; p++)
@@ -74,16 +75,15 @@ static int read_devices(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
     char name[32];
     const sim_device *dev;
-    if ((sc->peak_flops = calloc(sc->workers, sizeof(*sc->peak_flops))) == NULL)
+    if ((sc->devices = calloc(sc->workers, sizeof(*sc->devices))) == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     sim_err scratch;
     if (sim_cfg_string(c, "device", name, sizeof(name), &scratch) == 0) {
-        double peak;
         int rc = find_device(c, "device", name, &dev, err);
         if (rc == 0)
-            rc = peak_of(sc, c, "device", dev, &peak, err);
+            rc = check_peak(sc, c, "device", dev, err);
         for (uint32_t w = 0; w < sc->workers && rc == 0; w++)
-            sc->peak_flops[w] = peak;
+            sc->devices[w] = dev;
         return rc;
     }
     size_t n = 0;
@@ -95,12 +95,11 @@ static int read_devices(sim_scenario *sc, sim_cfg *c, sim_err *err)
     for (size_t i = 0; i < n; i++) {
         sim_cfg *e = NULL;
         int64_t count = 0;
-        double peak = 0;
         int rc = sim_cfg_at(c, "device", i, &e, err);
         if (rc != 0 || (rc = sim_cfg_require(e, "device", err)) != 0 ||
             (rc = sim_cfg_string(e, "device", name, sizeof(name), err)) != 0 ||
             (rc = find_device(e, "device", name, &dev, err)) != 0 ||
-            (rc = peak_of(sc, e, "device", dev, &peak, err)) != 0 ||
+            (rc = check_peak(sc, e, "device", dev, err)) != 0 ||
             (rc = sim_cfg_require(e, "count", err)) != 0 ||
             (rc = sim_cfg_int(e, "count", 1, SIM_MAX_WORKERS, &count, err)) != 0 ||
             (rc = sim_cfg_check_unused(e, err)) != 0)
@@ -109,7 +108,7 @@ static int read_devices(sim_scenario *sc, sim_cfg *c, sim_err *err)
             return sim_cfg_fail(e, "count", err, "the counts cover more than the %u workers",
                                 sc->workers);
         for (int64_t k = 0; k < count; k++)
-            sc->peak_flops[w++] = peak;
+            sc->devices[w++] = dev;
     }
     if (w != sc->workers)
         return sim_cfg_fail(c, "device", err, "the counts add up to %" PRIu64 ", not %u workers", w,
@@ -135,9 +134,7 @@ int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err)
         return rc;
     if (sc->precision < 0)
         sc->precision = SIM_PREC_FP32;
-    if (isnan(sc->efficiency))
-        sc->efficiency = 0.5;
-    if (!(sc->efficiency > 0))
+    if (efficiency && !(sc->efficiency > 0))
         return sim_cfg_fail(c, "efficiency", err, "must be a number > 0, got 0");
     if (!device) {
         if (precision || efficiency)
@@ -154,6 +151,57 @@ int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err)
     return read_devices(sc, c, err);
 }
 
+/* The layers and batch a device's roofline times, for the shares' callback. */
+typedef struct timing {
+    sim_roofline r;
+    const sim_layers *l;
+    uint32_t batch;
+} timing;
+
+static void roofline_time(const void *ud, size_t i, double *fwd, double *bwd)
+{
+    const timing *t = ud;
+    sim_roofline_layer(&t->r, &t->l->layer[i], i == 0, t->batch, fwd, bwd);
+}
+
+/* With devices: the base time of worker 0's device and each other worker's speed, from the
+ * whole step's efficiency when given, else from the devices' roofline, whose layer times the
+ * shares then follow (a measured profile keeps its own). */
+static int device_base(sim_scenario *sc, double *ns, sim_err *err)
+{
+    sim_layers *l = &sc->layers;
+    const double *peak0 = sc->devices[0]->peak_flops;
+    if (!isnan(sc->efficiency)) {
+        /* Forward and backward: three times the forward FLOPs (sim/device.h). */
+        double flops = 3.0 * sim_layers_flops(l) * (double)sc->batch;
+        if (!(flops > 0))
+            return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                               "profile has no FLOPs to time with compute.efficiency");
+        *ns = flops / (peak0[sc->precision] * sc->efficiency) * 1e9;
+        /* Worker w's base is worker 0's times peak_0 / peak_w: folded into its speed. */
+        for (uint32_t w = 1; w < sc->workers; w++)
+            sc->speeds[w] *= sc->devices[w]->peak_flops[sc->precision] / peak0[sc->precision];
+        return 0;
+    }
+    timing t = { .l = l, .batch = sc->batch };
+    sim_roofline_init(&t.r, sc->devices[0], sc->precision);
+    double s0 = sim_roofline_iteration_s(&t.r, l, sc->batch);
+    if (!(s0 > 0))
+        return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                           "profile has no FLOPs or bytes to time with compute.device");
+    for (uint32_t w = 1; w < sc->workers; w++) {
+        if (sc->devices[w] == sc->devices[0])
+            continue;
+        sim_roofline r;
+        sim_roofline_init(&r, sc->devices[w], sc->precision);
+        sc->speeds[w] *= s0 / sim_roofline_iteration_s(&r, l, sc->batch);
+    }
+    if (!l->measured)
+        sim_layers_finish_timed(l, roofline_time, &t);
+    *ns = s0 * 1e9;
+    return 0;
+}
+
 int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
 {
     if (sc->profile[0] == '\0')
@@ -168,29 +216,29 @@ int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
                                params);
         sc->message_bytes = 4 * params;
     }
-    /* Forward and backward: three times the forward FLOPs (sim/device.h). */
-    double flops = 3.0 * sim_layers_flops(l) * (double)sc->batch;
-    if ((sc->peak_flops != NULL || sc->gflops > 0) && !(flops > 0))
-        return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
-                           "profile has no FLOPs to time with %s",
-                           sc->peak_flops != NULL ? "compute.device" : "compute.gflops");
     double ns = NAN;
-    if (sc->peak_flops != NULL) {
-        ns = flops / (sc->peak_flops[0] * sc->efficiency) * 1e9;
-        /* Worker w's base is worker 0's times peak_0 / peak_w: folded into its speed. */
-        for (uint32_t w = 1; w < sc->workers; w++)
-            sc->speeds[w] *= sc->peak_flops[w] / sc->peak_flops[0];
+    if (sc->devices != NULL) {
+        int rc = device_base(sc, &ns, err);
+        if (rc != 0)
+            return rc;
     } else if (sc->gflops > 0) {
+        /* Forward and backward: three times the forward FLOPs (sim/device.h). */
+        double flops = 3.0 * sim_layers_flops(l) * (double)sc->batch;
+        if (!(flops > 0))
+            return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                               "profile has no FLOPs to time with compute.gflops");
         ns = flops / sc->gflops;
     } else if (l->measured && !sc->iteration_given) {
         ns = sim_layers_measured_ms(l) * 1e6;
     }
     if (!isnan(ns)) {
         if (!(ns < 1e18))
-            return sim_err_set(
-                err, SIM_ESCENARIO,
-                sc->peak_flops != NULL ? "$.compute.efficiency" : "$.compute.profile",
-                "an iteration would last %.3g s, beyond the simulated clock", ns * 1e-9);
+            return sim_err_set(err, SIM_ESCENARIO,
+                               sc->devices == NULL      ? "$.compute.profile"
+                               : !isnan(sc->efficiency) ? "$.compute.efficiency"
+                                                        : "$.compute.device",
+                               "an iteration would last %.3g s, beyond the simulated clock",
+                               ns * 1e-9);
         sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
     }
     return 0;

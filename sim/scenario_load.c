@@ -508,7 +508,7 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
     const char *base = "$.compute.iteration_ms";
     if (flops)
         base = NULL;
-    else if (sc->peak_flops != NULL)
+    else if (sc->devices != NULL)
         base = "$.compute.device";
     else if (profile && (sc->gflops > 0 || (sc->layers.measured && !sc->iteration_given)))
         base = "$.compute.profile";
@@ -612,7 +612,7 @@ void sim_scenario_destroy(sim_scenario *sc)
     free(sc->stragglers);
     free(sc->stream_seeds);
     free(sc->speeds);
-    free(sc->peak_flops);
+    free(sc->devices);
     sim_layers_fini(&sc->layers);
     free(sc->bandwidth_bps);
     free(sc->latency_ns);

@@ -48,7 +48,7 @@ int sim_scenario_read_gpus(sim_scenario *sc, sim_cfg *c, uint32_t *ports, sim_er
 int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err);
 
 /* compute.profile, device, precision and efficiency (sim/scenario_compute.c): reads them
- * into sc (profile, layers, peak_flops, efficiency). iteration_ms and gflops are read first
+ * into sc (profile, layers, devices, efficiency). iteration_ms and gflops are read first
  * (and iteration_given set). */
 int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err);
 

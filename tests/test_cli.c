@@ -139,7 +139,7 @@ START_TEST(cli_lists_profiles_and_devices_and_refuses_a_bad_device_with_exit_2)
     ck_assert_ptr_nonnull(strstr(r.out, "gpt2-medium"));
     r = harness_hetsim((const char *[]){ "list", "devices", NULL });
     ck_assert_int_eq(r.status, 0);
-    ck_assert_ptr_nonnull(strstr(r.out, "v100       15.70       -  125.00       -"));
+    ck_assert_ptr_nonnull(strstr(r.out, "v100         15.70       -  125.00       -     900"));
     r = harness_hetsim(
         (const char *[]){ "validate", "tests/scenarios_bad/device_no_fp16.json", NULL });
     ck_assert_int_eq(r.status, 2);

@@ -146,7 +146,8 @@ START_TEST(profile_csvs_are_read_and_bad_ones_named_by_line_and_column)
     remove(path);
     free(path);
     expect_bad("layer,params,forward_flops\nx,1,2\n",
-               ":1: header must be name,params,forward_flops[,forward_ms,backward_ms]");
+               ":1: header must be name,params,forward_flops, then any of "
+               "forward_ms,backward_ms,kind,forward_bytes,elementwise_bytes");
     expect_bad("name,params,forward_flops\nx,1.5,2\n",
                ":2: params: must be an integer in [0, 1e15], got \"1.5\"");
     expect_bad("name,params,forward_flops\nx,1,-2\n",
@@ -157,6 +158,47 @@ START_TEST(profile_csvs_are_read_and_bad_ones_named_by_line_and_column)
     sim_err err;
     ck_assert_int_eq(sim_layers_read_csv(&missing, "tests/data/no-such.csv", "$.p", &err),
                      SIM_ESCENARIO);
+}
+END_TEST
+
+START_TEST(optional_columns_are_read_by_name_in_any_order)
+{
+    char *path = write_tmp("name,params,forward_flops,elementwise_bytes,kind,backward_ms,"
+                           "forward_bytes,forward_ms\n"
+                           "conv1,9408,2.36e8,1.2e7,conv3x3,1.0,3.8e6,0.5\n"
+                           "bn1,128,0,0,norm,0.25,6.4e6,0.125\n");
+    sim_layers l = { 0 };
+    ck_assert_int_eq(sim_layers_read_csv(&l, path, "$.compute.profile", NULL), SIM_OK);
+    ck_assert_int_eq(l.layer[0].kind, SIM_KIND_CONV3X3);
+    ck_assert_int_eq(l.layer[1].kind, SIM_KIND_NORM);
+    ck_assert_double_eq(l.layer[0].ew_bytes, 1.2e7);
+    ck_assert_double_eq(l.layer[0].fwd_bytes, 3.8e6);
+    ck_assert_double_eq(l.layer[1].fwd_ms, 0.125);
+    ck_assert_double_eq(l.layer[1].bwd_ms, 0.25);
+    ck_assert(l.measured);
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
+    /* Without the columns: kind other, no bytes. */
+    path = write_tmp("name,params,forward_flops\nfc,513000,1.026e6\n");
+    ck_assert_int_eq(sim_layers_read_csv(&l, path, "$.compute.profile", NULL), SIM_OK);
+    ck_assert_int_eq(l.layer[0].kind, SIM_KIND_OTHER);
+    ck_assert_double_eq(l.layer[0].fwd_bytes, 0);
+    ck_assert_double_eq(l.layer[0].ew_bytes, 0);
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
+    expect_bad("name,params,forward_flops,bytes\nx,1,2,3\n",
+               ":1: header: unknown column \"bytes\"");
+    expect_bad("name,params,forward_flops,kind,kind\nx,1,2,conv,conv\n",
+               ":1: header: repeated column \"kind\"");
+    expect_bad("name,params,forward_flops,forward_ms\nx,1,2,3\n",
+               ":1: header: forward_ms and backward_ms go together");
+    expect_bad("name,params,forward_flops,kind\nx,1,2,lstm\n",
+               ":2: kind: must be other, conv3x3, conv, matmul, norm or embedding, got \"lstm\"");
+    expect_bad("name,params,forward_flops,forward_bytes\nx,1,2,-3\n",
+               ":2: forward_bytes: must be a finite number >= 0, got \"-3\"");
+    expect_bad("name,params,forward_flops,kind\nx,1,2\n", ":2: expected 4 fields, got 3");
 }
 END_TEST
 
@@ -424,6 +466,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
     TCase *csv = tcase_create("profiles");
     tcase_add_test(csv, profile_csvs_are_read_and_bad_ones_named_by_line_and_column);
+    tcase_add_test(csv, optional_columns_are_read_by_name_in_any_order);
     tcase_add_test(csv, shipped_profiles_have_the_published_parameter_counts);
     suite_add_tcase(s, csv);
     TCase *run = tcase_create("run");

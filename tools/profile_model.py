@@ -10,9 +10,10 @@ nn.Module taking a batch of shape (N, C, H, W) (any input shape: give all its di
 the batch one). A layer is a module holding parameters of its own (a convolution, a batch
 norm, a linear layer), in the order the forward pass runs them; its row gives its parameters
 (exactly), its forward FLOPs per sample from its shapes (matrix products, 2 per multiply-add:
-convolutions and linear layers; 0 for the rest), and its measured forward and backward
+convolutions and linear layers; 0 for the rest), its measured forward and backward
 milliseconds per iteration of --batch samples, the median over --repeats iterations after
---warmup. The time between two layers (activations, pooling) counts towards the later one
+--warmup, and its kind and bytes per sample (what a device's roofline times it by when the
+scenario names a compute.device), all by the rules of tools/profile_rules.py. The time between two layers (activations, pooling) counts towards the later one
 in each pass, so the rows add up to the whole iteration. The backward pass is timed from the
 end of the forward pass to each layer's last parameter gradient (tensor hooks), with a
 synchronisation at every hook on CUDA devices. The loss is the sum of the outputs: its own
@@ -23,27 +24,15 @@ compute.iteration_ms, gflops or device is given): run them with workload.batch =
 """
 import argparse
 import importlib.util
+import os
 import statistics
 import sys
 import time
 
 import torch
 
-
-def layer_flops(mod, output):
-    """Forward FLOPs of one sample through `mod`, from its output's shape."""
-    if isinstance(mod, torch.nn.Conv2d):
-        c_in = mod.in_channels // mod.groups
-        k = mod.kernel_size[0] * mod.kernel_size[1]
-        return 2 * output.shape[1] * output.shape[2] * output.shape[3] * c_in * k
-    if isinstance(mod, torch.nn.Linear):
-        rows = output.numel() // output.shape[0] // mod.out_features  # tokens per sample
-        return 2 * rows * mod.in_features * mod.out_features
-    return 0
-
-
-def own_params(mod):
-    return sum(p.numel() for p in mod.parameters(recurse=False))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_rules import layer_flops, layer_rows, own_params  # noqa: E402,F401
 
 
 def profile(model, x, warmup, repeats):
@@ -141,14 +130,19 @@ def main():
     model = load_factory(a.factory)().to(device=a.device, dtype=dtype)
     shape = [a.batch] + [int(s) for s in a.input.split(",")]
     x = torch.randn(shape, device=a.device, dtype=dtype)
+    static = layer_rows(model, shape[1:])
     rows = profile(model, x, a.warmup, max(1, a.repeats))
+    if [r[0] for r in rows] != [r["name"] for r in static]:
+        raise SystemExit("the layers run in a different order on a second pass")
     with open(a.output, "w") as f:
         f.write("# %s measured on %s (%s, batch %d, median of %d iterations, torch %s); "
-                "tools/profile_model.py\n"
+                "kinds and bytes by tools/profile_rules.py; tools/profile_model.py\n"
                 % (a.factory, a.device, a.dtype, a.batch, a.repeats, torch.__version__))
-        f.write("name,params,forward_flops,forward_ms,backward_ms\n")
-        for n, p, fl, fm, bm in rows:
-            f.write("%s,%d,%d,%.6f,%.6f\n" % (n, p, fl, fm, bm))
+        f.write("name,params,forward_flops,forward_ms,backward_ms,kind,forward_bytes,"
+                "elementwise_bytes\n")
+        for (n, p, fl, fm, bm), r in zip(rows, static):
+            f.write("%s,%d,%d,%.6f,%.6f,%s,%d,%d\n"
+                    % (n, p, fl, fm, bm, r["kind"], r["forward_bytes"], r["elementwise_bytes"]))
     print("%s: %d layers, %d parameters, %.3f ms per iteration of %d samples"
           % (a.output, len(rows), sum(r[1] for r in rows), sum(r[3] + r[4] for r in rows), a.batch))
 

@@ -2,69 +2,61 @@
 """Writes hetsim profiles (data/profiles/<name>.csv) for torchvision's image models.
 
 Each row is one module that holds parameters of its own (a convolution, a batch norm, a
-linear layer), in the order a forward pass runs them. Parameters are counted exactly (their
-sum is the model's parameter count); forward FLOPs per sample come from each layer's shapes
-on a 3x224x224 input, counting the matrix products only, 2 per multiply-add, as hetsim's own
-models do:
+linear layer), in the order a forward pass runs them, counted by the rules of
+tools/profile_rules.py on a 3x224x224 input: parameters exactly (their sum is the model's
+parameter count); forward FLOPs per sample from each layer's shapes, counting the matrix
+products only, 2 per multiply-add, as hetsim's own models do:
     convolution: 2 * C_out * H_out * W_out * (C_in / groups) * k_h * k_w
     linear:      2 * D_in * D_out
-    batch norm:  0 (element-wise work, a few percent of the total)
-No weights are loaded: the models are built with random initialization.
+    batch norm:  0 (element-wise work: its time is in its bytes)
+the layer's kind, and the bytes per sample its own operations and the parameter-free ones
+after it (activations, pooling, residual additions) read and write. No weights are loaded:
+the models are built with random initialization.
 
-usage: profile_torchvision.py OUTDIR [MODEL...]   (default: the six shipped models)
+usage: profile_torchvision.py OUTDIR [MODEL[@SIZE]...]   (default: the six shipped models)
+MODEL is a torchvision.models builder or resnext101_32x4d (built from torchvision's ResNet
+as NVIDIA's DeepLearningExamples define it); @SIZE profiles a SIZExSIZE input instead of
+224x224, written to MODEL-SIZE.csv.
 Needs python3-torchvision (Debian).
 """
+import os
 import sys
 
 import torch
 import torchvision
 
-from profile_model import layer_flops
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_rules import COLUMNS, layer_rows  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "resnet101", "vgg16", "mobilenet_v2", "densenet121"]
-
-
-def layer_rows(model, shape=(1, 3, 224, 224)):
-    rows, seen = [], set()
-    names = {m: n for n, m in model.named_modules()}
-
-    def hook(mod, inputs, output):
-        if mod in seen:
-            raise SystemExit("module %s runs twice in one forward pass" % names[mod])
-        seen.add(mod)
-        params = sum(p.numel() for p in mod.parameters(recurse=False))
-        rows.append((names[mod], params, layer_flops(mod, output)))
-
-    handles = [m.register_forward_hook(hook) for m in model.modules()
-               if any(True for _ in m.parameters(recurse=False))]
-    model.eval()
-    with torch.no_grad():
-        model(torch.zeros(shape))
-    for h in handles:
-        h.remove()
-    total = sum(p.numel() for p in model.parameters())
-    if sum(r[1] for r in rows) != total:
-        raise SystemExit("parameters do not add up: %d of %d" % (sum(r[1] for r in rows), total))
-    return rows
+EXTRA = {"resnext101_32x4d": lambda: torchvision.models.resnet.ResNet(
+    torchvision.models.resnet.Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)}
 
 
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    for name in sys.argv[2:] or MODELS:
+    for spec in sys.argv[2:] or MODELS:
+        name, _, size = spec.partition("@")
+        side = int(size) if size else 224
         torch.manual_seed(0)
-        model = getattr(torchvision.models, name)()
-        rows = layer_rows(model)
-        with open("%s/%s.csv" % (out, name), "w") as f:
+        model = EXTRA[name]() if name in EXTRA else getattr(torchvision.models, name)()
+        rows = layer_rows(model, (3, side, side))
+        file = name + ("-%d" % side if size else "")
+        with open("%s/%s.csv" % (out, file), "w") as f:
             f.write("# %s from torchvision %s: parameters exact, forward FLOPs per sample from "
-                    "the layer shapes on a 3x224x224 input (matrix products, 2 per "
-                    "multiply-add); tools/profile_torchvision.py\n" % (name, torchvision.__version__))
-            f.write("name,params,forward_flops\n")
-            for n, p, fl in rows:
-                f.write("%s,%d,%d\n" % (n, p, fl))
-        print("%s: %d layers, %d parameters, %.3f GFLOPs forward per sample"
-              % (name, len(rows), sum(r[1] for r in rows), sum(r[2] for r in rows) / 1e9))
+                    "the layer shapes on a 3x%dx%d input (matrix products, 2 per "
+                    "multiply-add), kinds and bytes per sample by tools/profile_rules.py; "
+                    "tools/profile_torchvision.py\n" % (name, torchvision.__version__, side,
+                                                        side))
+            f.write(",".join(COLUMNS) + "\n")
+            for r in rows:
+                f.write(",".join(str(r[c]) for c in COLUMNS) + "\n")
+        print("%s: %d layers, %d parameters, %.3f GFLOPs and %.1f MB forward per sample"
+              % (file, len(rows), sum(r["params"] for r in rows),
+                 sum(r["forward_flops"] for r in rows) / 1e9,
+                 sum(r["forward_bytes"] + r["elementwise_bytes"] for r in rows) / 1e6))
 
 
 if __name__ == "__main__":

@@ -29,11 +29,14 @@ PY
 "$py" tools/profile_model.py "$dir/tiny.py:make" --input 1,8,8 --batch 4 --repeats 3 \
     -o "$dir/tiny.csv"
 # Parameters: conv 4*1*3*3 + 4 = 40, linear 256*10 + 10 = 2570. FLOPs: conv 2*4*8*8*9 = 4608,
-# linear 2*256*10 = 5120.
+# linear 2*256*10 = 5120. Bytes a sample (tools/profile_rules.py): the convolution reads 64
+# floats and writes 256, 1280 bytes; the ReLU after it reads and writes 256, 2048 bytes
+# (flattening is a view); the linear layer reads 256 floats and writes 10, 1064 bytes.
 rows=$(grep -v '^#' "$dir/tiny.csv")
-echo "$rows" | sed -n 1p | grep -qx 'name,params,forward_flops,forward_ms,backward_ms'
-echo "$rows" | sed -n 2p | grep -q '^0,40,4608,[0-9.]*,[0-9.]*$'
-echo "$rows" | sed -n 3p | grep -q '^3,2570,5120,[0-9.]*,[0-9.]*$'
+echo "$rows" | sed -n 1p |
+    grep -qx 'name,params,forward_flops,forward_ms,backward_ms,kind,forward_bytes,elementwise_bytes'
+echo "$rows" | sed -n 2p | grep -q '^0,40,4608,[0-9.]*,[0-9.]*,conv3x3,1280,2048$'
+echo "$rows" | sed -n 3p | grep -q '^3,2570,5120,[0-9.]*,[0-9.]*,matmul,1064,0$'
 [ "$(echo "$rows" | wc -l)" -eq 3 ]
 # Every measured time is > 0: the iteration is spread over the two layers.
 echo "$rows" | sed 1d | awk -F, '$4 <= 0 || $5 <= 0 { exit 1 }'

@@ -20,7 +20,10 @@
  * iteration, both or neither; kind (sim_layer_kind's names); forward_bytes and
  * elementwise_bytes, what one sample's pass through the layer's own operations and through
  * the parameter-free ones after it read and write, at 4 bytes a float (the device roofline's,
- * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments.
+ * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments;
+ * a UTF-8 byte-order mark may open the file. Each column's total over the layers stays in
+ * range: params at most 2^64 - 1 (sums never wrap), the others at most 1e300 (shares stay
+ * finite).
  */
 #ifndef SIM_LAYERS_H
 #define SIM_LAYERS_H
@@ -101,10 +104,12 @@ double sim_layers_measured_ms(const sim_layers *l);
  * iteration lasting d_ns: round(d_ns * bwd_end[i]), exactly d_ns for layer 0. */
 sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i);
 
-/* Reads a profile CSV into l (then finished). SIM_ESCENARIO naming `file` (and the line and
- * the column at fault) when it cannot be opened or is malformed, SIM_EIO on a read error; `path` (a
- * JSON path such as
- * "$.compute.profile") goes into err as the path. */
+/* Reads a profile CSV into l (then finished), in one pass: a file still being written or a
+ * FIFO is read as it comes, up to its end, and file_fnv hashes exactly the bytes read.
+ * SIM_ESCENARIO naming `file` (and the line and the column at fault) when it cannot be opened
+ * or is malformed (a NUL byte, a line over 1022 bytes, a total out of range, more than
+ * SIM_LAYERS_MAX layers), SIM_EIO on a read error, SIM_ENOMEM; l is then zeroed. `path` (a
+ * JSON path such as "$.compute.profile") goes into err as the path. */
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err);
 
 /* A data folder where named profiles may live, as "<path>/profiles/<name>.csv". */

@@ -16,7 +16,8 @@ int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
     l->layer = calloc(n > 0 ? n : 1, sizeof(*l->layer));
     l->fwd_end = calloc(n > 0 ? n : 1, sizeof(*l->fwd_end));
     l->bwd_end = calloc(n > 0 ? n : 1, sizeof(*l->bwd_end));
-    if (l->layer == NULL || l->fwd_end == NULL || l->bwd_end == NULL) {
+    l->params_end = calloc(n > 0 ? n : 1, sizeof(*l->params_end));
+    if (l->layer == NULL || l->fwd_end == NULL || l->bwd_end == NULL || l->params_end == NULL) {
         sim_layers_fini(l);
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
@@ -31,6 +32,7 @@ void sim_layers_fini(sim_layers *l)
     free(l->layer);
     free(l->fwd_end);
     free(l->bwd_end);
+    free(l->params_end);
     memset(l, 0, sizeof(*l));
 }
 
@@ -72,6 +74,9 @@ static void shares(sim_layers *l, sim_layers_time_fn fn, const void *ud)
     }
     if (l->n > 0)
         l->bwd_end[0] = 1.0;
+    uint64_t params = 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->params_end[i] = params += l->layer[i].params;
 }
 
 void sim_layers_finish(sim_layers *l)
@@ -109,6 +114,20 @@ uint64_t sim_layers_params(const sim_layers *l)
     for (size_t i = 0; i < l->n; i++)
         s += l->layer[i].params;
     return s;
+}
+
+uint64_t sim_layers_bytes(const sim_layers *l, uint64_t bytes, size_t i)
+{
+    if (i >= l->n)
+        return 0;
+    uint64_t total = l->params_end[l->n - 1];
+    if (total == 0)
+        return i == 0 ? bytes : 0;
+    uint64_t before = i > 0 ? l->params_end[i - 1] : 0;
+    double per = (double)bytes / (double)total;
+    uint64_t lo = (uint64_t)floor((double)before * per);
+    uint64_t hi = i + 1 == l->n ? bytes : (uint64_t)floor((double)l->params_end[i] * per);
+    return hi - lo;
 }
 
 double sim_layers_measured_ms(const sim_layers *l)

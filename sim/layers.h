@@ -67,10 +67,11 @@ typedef void (*sim_layers_time_fn)(const void *ud, size_t i, double *fwd, double
 typedef struct sim_layers {
     sim_layer *layer; /* (n) in forward order; owned */
     size_t n;
-    bool measured;     /* every layer has fwd_ms and bwd_ms: shares follow them */
-    double *fwd_end;   /* (n) share of the iteration done when layer i's forward ends */
-    double *bwd_end;   /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
-    uint64_t file_fnv; /* FNV-1a 64 of the profile CSV's bytes (sim_layers_read_csv), else 0 */
+    bool measured;        /* every layer has fwd_ms and bwd_ms: shares follow them */
+    double *fwd_end;      /* (n) share of the iteration done when layer i's forward ends */
+    double *bwd_end;      /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
+    uint64_t *params_end; /* (n) parameters of layers 0..i (sim_layers_bytes reads them) */
+    uint64_t file_fnv;    /* FNV-1a 64 of the profile CSV's bytes (sim_layers_read_csv), else 0 */
 } sim_layers;
 
 /* Makes l hold n zeroed layers (fwd_ms, bwd_ms NaN), freeing what it held. SIM_ENOMEM. */
@@ -79,7 +80,8 @@ int sim_layers_init(sim_layers *l, size_t n, sim_err *err);
 /* Frees what l holds and zeroes it. A zeroed l is fine. */
 void sim_layers_fini(sim_layers *l);
 
-/* Computes `measured` and the shares from the rows. When the weights are all zero (a model
+/* Computes `measured`, the shares and the cumulative parameters from the rows (whose
+ * parameters must not total over 2^64 - 1). When the weights are all zero (a model
  * without products), every layer weighs the same, backward twice forward. */
 void sim_layers_finish(sim_layers *l);
 
@@ -95,6 +97,12 @@ double sim_layers_flops(const sim_layers *l);
 
 /* Parameters over every layer. */
 uint64_t sim_layers_params(const sim_layers *l);
+
+/* Bytes of layer i's share of a message of `bytes` split in proportion to the layers'
+ * parameters as finished: floors of the cumulative shares, so that the layers add up to
+ * `bytes` exactly (all of it on layer 0 when no layer has parameters); 0 past the last layer.
+ * Constant time. */
+uint64_t sim_layers_bytes(const sim_layers *l, uint64_t bytes, size_t i);
 
 /* Measured milliseconds of one iteration (forward and backward over every layer); 0 unless
  * measured. */

@@ -586,6 +586,70 @@ START_TEST(measured_profiles_and_gflops_set_the_base_time)
 }
 END_TEST
 
+START_TEST(a_layers_bytes_are_floors_of_its_cumulative_share)
+{
+    /* Parameters 1, 2 and 4 of 7; 1000 bytes: 1000/7 a parameter, cumulative floors 142,
+     * 428 and 1000. */
+    sim_layers l = { 0 };
+    ck_assert_int_eq(sim_layers_init(&l, 3, NULL), SIM_OK);
+    l.layer[0].params = 1;
+    l.layer[1].params = 2;
+    l.layer[2].params = 4;
+    sim_layers_finish(&l);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 0), 142);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 1), 286);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 2), 572);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 3), 0);
+    /* No parameters at all: the whole message on layer 0. */
+    for (size_t i = 0; i < 3; i++)
+        l.layer[i].params = 0;
+    sim_layers_finish(&l);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 0), 1000);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 2), 0);
+    sim_layers_fini(&l);
+}
+END_TEST
+
+/* The documented maximum of layers with DDP's buckets of 25 MiB: each layer's bytes were
+ * summed over the layers before it, per layer (20 s of set-up in a release build, minutes
+ * under the sanitizers); in linear time the run ends well within the case's timeout. */
+START_TEST(a_profile_of_the_most_layers_sets_up_and_runs_in_linear_time)
+{
+    char *dir = harness_tmpdir("layers-max");
+    size_t size = 64 + (size_t)SIM_LAYERS_MAX * 32, len = 0;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "name,params,forward_flops\n");
+    for (int i = 0; i < SIM_LAYERS_MAX; i++)
+        len += (size_t)snprintf(text + len, size - len, "l%d,%d,%d\n", i, 1000 + i % 977,
+                                200000 + i % 1313);
+    harness_write(dir, "max.csv", text);
+    free(text);
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 20, \"profile\":"
+             " \"%s/max.csv\"}, \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\":"
+             " {\"name\": \"allreduce\", \"bucket_mb\": 25}, \"stop\": {\"iterations\": 2}}",
+             dir);
+    sim_scenario *sc = harness_load(json, "max.json", NULL, 0);
+    ck_assert_uint_eq(sc->layers.n, SIM_LAYERS_MAX);
+    /* 4 bytes a parameter: 100,000 layers of 1000 + (i mod 977) parameters. */
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < SIM_LAYERS_MAX; i++)
+        bytes += sim_layers_bytes(&sc->layers, sc->message_bytes, i);
+    ck_assert_uint_eq(bytes, sc->message_bytes);
+    ck_assert_uint_eq(sc->message_bytes, 4 * sim_layers_params(&sc->layers));
+    char *out = harness_tmpdir("layers-max-run");
+    sim_run_options opt = { .out_dir = out };
+    sim_err err;
+    ck_assert_msg(sim_run(sc, proto_find("allreduce"), &opt, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_double_eq(harness_summary_number(out, "buckets"), 24); /* a first of 1 MiB */
+    harness_cleanup(out);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("layers");
@@ -593,6 +657,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, shares_follow_flops_with_backward_twice_forward);
     tcase_add_test(tc, measured_times_override_flops_and_zero_flops_weigh_alike);
     tcase_add_test(tc, built_in_models_layers_add_up_to_their_flops_and_parameters);
+    tcase_add_test(tc, a_layers_bytes_are_floors_of_its_cumulative_share);
     suite_add_tcase(s, tc);
     TCase *csv = tcase_create("profiles");
     tcase_add_test(csv, profile_csvs_are_read_and_bad_ones_named_by_line_and_column);
@@ -610,5 +675,9 @@ Suite *test_suite(void)
     tcase_add_test(run, a_device_list_gives_each_worker_its_own_peak);
     tcase_add_test(run, measured_profiles_and_gflops_set_the_base_time);
     suite_add_tcase(s, run);
+    TCase *scale = tcase_create("scale");
+    tcase_set_timeout(scale, 10);
+    tcase_add_test(scale, a_profile_of_the_most_layers_sets_up_and_runs_in_linear_time);
+    suite_add_tcase(s, scale);
     return s;
 }

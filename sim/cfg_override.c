@@ -35,8 +35,7 @@ static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
     value->valueint = old.valueint;
     value->valuedouble = old.valuedouble;
     root->dead[root->ndead++] = value;
-    root->cur_array = NULL;
-    root->cur_item = NULL;
+    cfg_forget_cursor(root, node); /* its elements, if an array, are no longer those */
     return 0;
 }
 
@@ -176,18 +175,18 @@ static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value,
                 next = cJSON_GetObjectItemCaseSensitive(cur, key);
             }
         } else {
-            size_t len = 0;
-            for (const cJSON *c = cur->child; c != NULL; c = c->next)
-                len++;
-            if (steps[s].index >= len) {
+            next = cur->child;
+            for (size_t k = 0; next != NULL && k < steps[s].index; k++)
+                next = next->next;
+            if (next == NULL) {
+                size_t len = 0;
+                for (const cJSON *c = cur->child; c != NULL; c = c->next)
+                    len++;
                 rc = cfg_fail(root, err, SIM_ESCENARIO, label,
                               "index %zu is past the end of %s (length %zu)", steps[s].index, path,
                               len);
                 break;
             }
-            next = cur->child;
-            for (size_t k = 0; k < steps[s].index; k++)
-                next = next->next;
             cfg_put(here, sizeof(here), cfg_put(here, sizeof(here), 0, "%s", path), "[%zu]",
                     steps[s].index);
             if (last) {
@@ -238,6 +237,26 @@ done:
     free(keys);
     free(steps);
     return rc;
+}
+
+int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err)
+{
+    char path[PATH_MAX_TEXT];
+    int rc = cfg_mark(cfg, key, err);
+    if (rc != 0)
+        return rc;
+    cJSON *item = cJSON_Parse(json);
+    if (item == NULL) {
+        cfg_key_path(path, sizeof(path), cfg->path, key);
+        return cfg_fail(cfg, err, SIM_EINVAL, path, "value is not JSON: %.100s", json);
+    }
+    if (!cJSON_IsObject(cfg->node)) {
+        cJSON_Delete(item);
+        return cfg_fail(cfg, err, SIM_EINVAL, cfg->path, "not an object");
+    }
+    return set_key(cfg->root, cfg->node, key, cfg_get(cfg, key), item) != 0
+               ? cfg_no_memory(cfg, err)
+               : 0;
 }
 
 /* cJSON prints a number with %.15g whenever that reads back within a relative DBL_EPSILON,

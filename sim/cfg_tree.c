@@ -261,25 +261,37 @@ sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path)
     return c;
 }
 
-/* Element i of `array`, O(1) when elements are read in order. */
+/* Element i of `array`, O(1) when elements are read in order: from the array's cursor when
+ * it is at or before i, else from the first element. */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
 {
-    const cJSON *it = NULL;
+    cfg_cursor *c = NULL, *oldest = &root->cursor[0];
+    for (size_t k = 0; k < CFG_CURSORS && c == NULL; k++) {
+        if (root->cursor[k].array == array)
+            c = &root->cursor[k];
+        else if (root->cursor[k].used < oldest->used)
+            oldest = &root->cursor[k];
+    }
+    const cJSON *it = array->child;
     size_t k = 0;
-    if (root->cur_array == array && root->cur_item != NULL && root->cur_index <= i) {
-        it = root->cur_item;
-        k = root->cur_index;
-    } else {
-        it = array->child;
+    if (c != NULL && c->index <= i) {
+        it = c->item;
+        k = c->index;
     }
-    for (; it != NULL && k < i; k++)
+    for (; it != NULL && k < i; k++) {
         it = it->next;
-    if (it != NULL) {
-        root->cur_array = array;
-        root->cur_item = it;
-        root->cur_index = i;
+        root->walked++;
     }
+    if (it != NULL)
+        *(c != NULL ? c : oldest) = (cfg_cursor){ array, it, i, ++root->cursor_clock };
     return it;
+}
+
+void cfg_forget_cursor(sim_cfg *root, const cJSON *array)
+{
+    for (size_t k = 0; k < CFG_CURSORS; k++)
+        if (root->cursor[k].array == array)
+            root->cursor[k] = (cfg_cursor){ 0 };
 }
 
 /* ---- Parsing ---------------------------------------------------------------------------- */

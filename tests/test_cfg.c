@@ -9,6 +9,7 @@
 #include <check.h>
 
 #include "sim/cfg.h"
+#include "sim/cfg_state.h"
 #include "sim/err.h"
 #include "suite.h"
 
@@ -514,6 +515,71 @@ START_TEST(at_double_reads_long_arrays_in_order_and_out_of_order)
 }
 END_TEST
 
+/* Two arrays read in turn, as the loader reads its rules and the workers inside each: with
+ * one cursor, which followed the other array, each element was reached by a walk from its
+ * array's start (100,000 straggler rules took 13 s to load, the links walked growing as the
+ * square of the elements); with a cursor per array read in turn, each read steps one link
+ * from the last. An array whose elements an override replaces loses its cursor. */
+START_TEST(at_reads_arrays_in_turn_one_link_a_read)
+{
+    size_t n = 20000, len = 0, size = 32 + 24 * n;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "{\"a\": [");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 7 * i);
+    len += (size_t)snprintf(text + len, size - len, "], \"b\": [");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 5 * i);
+    snprintf(text + len, size - len, "]}");
+    sim_cfg *cfg = parse_ok(text);
+    free(text);
+    sim_err err;
+    double v = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "a", i, 0.0, 1e9, true, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(7 * i));
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "b", i, 0.0, 1e9, true, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(5 * i));
+    }
+    ck_assert_uint_eq(cfg->walked, 2 * (n - 1)); /* n^2 - n before */
+    ck_assert_int_eq(sim_cfg_override(cfg, "b=[2.385]", &err), 0);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", 0, 0.0, 5.0, false, &v, &err), 0);
+    ck_assert_double_eq(v, 2.385);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", 1, 0.0, 5.0, false, &v, &err), SIM_EINVAL);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "a", n - 1, 0.0, 1e9, true, &v, &err), 0);
+    ck_assert_double_eq(v, (double)(7 * (n - 1)));
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(set_json_replaces_a_key_in_place_or_appends_it_and_marks_it)
+{
+    sim_cfg *cfg =
+        parse_ok("{\"rules\": [{\"kind\": \"fixed\", \"count\": 2, \"n\": {\"x\": 1}}]}");
+    sim_err err;
+    sim_cfg *r = NULL, *inner = NULL;
+    int64_t count = 0;
+    char kind[16];
+    ck_assert_int_eq(sim_cfg_at(cfg, "rules", 0, &r, &err), 0);
+    ck_assert_int_eq(sim_cfg_string(r, "kind", kind, sizeof(kind), &err), 0);
+    ck_assert_int_eq(sim_cfg_int(r, "count", 1, 8, &count, &err), 0);
+    ck_assert_int_eq(sim_cfg_child(r, "n", &inner, &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "workers", "[3, 5]", &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "count", "null", &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "n", "{\"x\": 2.385}", &err), 0);
+    check_print(cfg, "{\"rules\":[{\"kind\":\"fixed\",\"count\":null,\"n\":{\"x\":2.385},"
+                     "\"workers\":[3,5]}]}");
+    ck_assert_int_eq(sim_cfg_check_unused(r, &err), 0); /* "workers" is marked */
+    double x = 0.0;
+    ck_assert_int_eq(sim_cfg_double(inner, "x", 0.0, 5.0, &x, &err), 0); /* still valid */
+    ck_assert_double_eq(x, 2.385);
+    ck_assert_int_eq(sim_cfg_set_json(r, "bad", "[1,", &err), SIM_EINVAL);
+    check_err(&err, SIM_EINVAL, "$.rules[0].bad", "value is not JSON: [1,");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 /* ---- check_unused ------------------------------------------------------------------------ */
 
 START_TEST(check_unused_accepts_an_object_whose_keys_were_all_read)
@@ -767,6 +833,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, at_gives_object_elements_with_indexed_paths);
     tcase_add_test(tc, at_double_checks_each_element);
     tcase_add_test(tc, at_double_reads_long_arrays_in_order_and_out_of_order);
+    tcase_add_test(tc, set_json_replaces_a_key_in_place_or_appends_it_and_marks_it);
+    tcase_add_test(tc, at_reads_arrays_in_turn_one_link_a_read);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("unused");

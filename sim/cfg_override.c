@@ -3,6 +3,7 @@
  * contents parked on the root until destroy), and the whole tree printed with numbers that
  * read back exactly. Built on sim/cfg_tree.c; calls nothing of sim/cfg_read.c. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +54,29 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
             p++;
         if (*p == '{' || *p == '[' || *p == '"') {
             size_t col = end != NULL && end >= text ? (size_t)(end - text) + 1 : 1;
-            *rc =
-                cfg_fail(root, err, SIM_ESCENARIO, label, "invalid JSON value at column %zu", col);
+            size_t deep = cfg_too_deep(text, len);
+            if (deep != SIZE_MAX && deep + 1 <= col)
+                *rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                               "value nested deeper than %d levels (the parser's limit) at "
+                               "column %zu",
+                               CJSON_NESTING_LIMIT, deep + 1);
+            else
+                *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "invalid JSON value at column %zu",
+                               col);
             return NULL;
         }
         if ((v = cJSON_CreateString(text)) == NULL)
             *rc = cfg_no_memory(root, err);
         return v;
     }
-    char path[PATH_MAX_TEXT];
+    char path[PATH_MAX_TEXT], what[128];
+    const char *key = NULL;
+    if (cfg_find_nul_escape(text, len, v, target, path, sizeof(path), &key)) {
+        cfg_nul_escape_text(what, sizeof(what), key);
+        cJSON_Delete(v);
+        *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s, at %s", what, path);
+        return NULL;
+    }
     int found = cfg_find_duplicate(v, target, path, sizeof(path));
     if (found != 0) {
         cJSON_Delete(v);

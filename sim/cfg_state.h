@@ -103,6 +103,19 @@ const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
 /* Forgets the cursor of `array` (its elements were replaced). */
 void cfg_forget_cursor(sim_cfg *root, const cJSON *array);
 
+/* The offset in s[0..len) of the first '{' or '[' (outside strings) that opens a level past
+ * CJSON_NESTING_LIMIT, where cJSON stops, or SIZE_MAX. */
+size_t cfg_too_deep(const char *s, size_t len);
+
+/* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
+ * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with
+ * *key the key as cut) and returns true; false when none does. */
+bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const char *base,
+                         char *path, size_t size, const char **key);
+
+/* The message for such a string: "\u0000 (NUL) is not allowed in a string" (or a key). */
+void cfg_nul_escape_text(char *buf, size_t size, const char *key);
+
 /* Finds the first duplicate key in document order below `node` and writes its path, which
  * starts with `base` ("$"). Returns 1 if found, 0 if not, or SIM_ENOMEM. */
 int cfg_find_duplicate(const cJSON *node, const char *base, char *path, size_t size);

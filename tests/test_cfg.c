@@ -98,6 +98,77 @@ START_TEST(parse_rejects_trailing_garbage_and_nul_bytes)
 }
 END_TEST
 
+START_TEST(parse_refuses_a_nul_escape_naming_the_string_or_keys_path)
+{
+    /* cJSON decodes \u0000 to a NUL that cuts the string: "allreduce\u0000junk" ran allreduce. */
+    static const char value[] = "{\"protocol\": {\"name\": \"allreduce\\u0000junk\"}}";
+    parse_fails(value, strlen(value), "$.protocol.name",
+                "\\u0000 (NUL) is not allowed in a string");
+    static const char key[] = "{\"a\": [1, \"x\", {\"b\": \"\", \"k\\u0000z\": 2}]}";
+    parse_fails(key, strlen(key), "$.a[2]",
+                "\\u0000 (NUL) is not allowed in a key (\"k\" before it)");
+    /* A backslash escaped before u0000, and other escapes, are text like any other. */
+    sim_cfg *cfg = parse_ok("{\"s\": \"a\\\\u0000b\", \"t\": \"\\u0041\\u00e9\"}");
+    char s[16];
+    sim_err err;
+    ck_assert_int_eq(sim_cfg_string(cfg, "s", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "a\\u0000b");
+    ck_assert_int_eq(sim_cfg_string(cfg, "t", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "A\xc3\xa9");
+    /* In an override's value too, where the value's path is named after the assignment. */
+    ck_assert_int_eq(sim_cfg_override(cfg, "o={\"p\": [\"\", \"x\\u0000\"]}", &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "--set o",
+              "\\u0000 (NUL) is not allowed in a string, at $.o.p[1]");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* Text of `levels` nested arrays under key "a" of the root (levels + 1 in all). */
+static char *nested(size_t levels)
+{
+    char *text = malloc(2 * levels + 16);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)sprintf(text, "{\"a\": ");
+    for (size_t i = 0; i < levels; i++)
+        text[len++] = '[';
+    for (size_t i = 0; i < levels; i++)
+        text[len++] = ']';
+    strcpy(text + len, "}");
+    return text;
+}
+
+START_TEST(parse_says_when_text_is_nested_deeper_than_the_parser_allows)
+{
+    char *text = nested(999); /* 1000 levels: the most */
+    sim_cfg *cfg = parse_ok(text);
+    sim_cfg_destroy(cfg);
+    free(text);
+    text = nested(1000); /* the 1001st level opens at column 1006 */
+    parse_fails(text, strlen(text), "",
+                "line 1, column 1006: nested deeper than 1000 levels (the parser's limit)");
+    /* A mistake before the level past the limit is reported as it was. */
+    text[4] = ';';
+    parse_fails(text, strlen(text), "", "line 1, column 5: invalid JSON");
+    free(text);
+    /* An override's value alone: its 1001st level opens at its column 1001. */
+    text = malloc(2 * 1001 + 8);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)sprintf(text, "x=");
+    for (size_t i = 0; i < 1001; i++)
+        text[len++] = '[';
+    for (size_t i = 0; i < 1001; i++)
+        text[len++] = ']';
+    text[len] = '\0';
+    sim_err err;
+    cfg = parse_ok("{}");
+    ck_assert_int_eq(sim_cfg_override(cfg, text, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "--set x",
+              "value nested deeper than 1000 levels (the parser's limit) at column 1001");
+    sim_cfg_destroy(cfg);
+    free(text);
+}
+END_TEST
+
 START_TEST(parse_rejects_a_root_that_is_not_an_object)
 {
     parse_fails("[1, 2]", 6, "$", "expected an object, got array");
@@ -795,6 +866,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, parse_reports_truncated_text_as_unexpected_end_of_file);
     tcase_add_test(tc, parse_reports_empty_text_at_line_one_column_one);
     tcase_add_test(tc, parse_rejects_trailing_garbage_and_nul_bytes);
+    tcase_add_test(tc, parse_refuses_a_nul_escape_naming_the_string_or_keys_path);
+    tcase_add_test(tc, parse_says_when_text_is_nested_deeper_than_the_parser_allows);
     tcase_add_test(tc, parse_rejects_a_root_that_is_not_an_object);
     tcase_add_test(tc, parse_rejects_duplicate_keys_at_every_level);
     tcase_add_test(tc, parse_reports_the_first_duplicate_in_document_order);

@@ -360,6 +360,67 @@ START_TEST(resolved_tree_loads_again_to_the_same_scenario)
 }
 END_TEST
 
+/* ---- values resolved from other keys ------------------------------------------------------ */
+
+/* Loads `json` as tests/resolved.json (relative profile paths resolve in tests/) with the
+ * run's check, which resolves the model's keys; the caller destroys the scenario. Its resolved
+ * text loads again, checked, to the same hash, base time and message size. */
+static sim_scenario *resolved(const char *json, char **text)
+{
+    sim_scenario *sc = harness_load(json, "tests/resolved.json", NULL, 0);
+    *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(*text);
+    sim_scenario *again = harness_load(*text, "tests/resolved.json", NULL, 0);
+    ck_assert_uint_eq(again->hash, sc->hash);
+    ck_assert_int_eq(again->iteration_ns, sc->iteration_ns);
+    ck_assert_uint_eq(again->message_bytes, sc->message_bytes);
+    sim_scenario_destroy(again);
+    return sc;
+}
+
+/* run.json held null for a message size a profile or the model gave, and the default 100 ms
+ * for a base time measured times or gflops gave: the values used are recorded now. */
+START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
+{
+    /* A measured profile of 300 + 700 parameters and 1.25 + 2.5 + 0.5 + 0.75 ms. */
+    char *text;
+    sim_scenario *sc = resolved(
+        "{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"data/profile_measured.csv\"},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\": {\"name\": \"ps\"}}",
+        &text);
+    ck_assert_ptr_nonnull(strstr(text, "\"compute\":{\"profile\":\"data/profile_measured.csv\","
+                                       "\"iteration_ms\":5,"));
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":4000}"));
+    ck_assert_ptr_null(strstr(text, "null"));
+    free(text);
+    sim_scenario_destroy(sc);
+    /* A softmax of 6 inputs and 3 classes, 21 parameters, timed by gflops. */
+    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"gflops\": 0.375},"
+                  " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 300,"
+                  " \"dim\": 6, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 4},"
+                  " \"protocol\": {\"name\": \"allreduce\"}}",
+                  &text);
+    ck_assert_uint_eq(sc->message_bytes, 84);
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":84}"));
+    char want[64];
+    snprintf(want, sizeof(want), "\"iteration_ms\":%.17g,", (double)sc->iteration_ns / 1e6);
+    ck_assert_msg(strstr(text, want) != NULL, "%s in %s", want, text);
+    free(text);
+    sim_scenario_destroy(sc);
+    /* A device's precision, a default its roofline reads (without an efficiency, which would
+     * replace the roofline, none is recorded). */
+    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
+                  " \"device\": \"v100\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
+                  " \"protocol\": {\"name\": \"allreduce\"}}",
+                  &text);
+    ck_assert_ptr_nonnull(strstr(text, "\"speeds\":[1],\"precision\":\"fp32\"}"));
+    ck_assert_ptr_null(strstr(text, "efficiency"));
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":46758048}"));
+    free(text);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- count-drawn stragglers and the hash ---------------------------------------------------- */
 
 START_TEST(loader_draws_count_selected_stragglers_from_the_straggler_stream)
@@ -743,6 +804,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, loader_broadcasts_a_single_speed_to_every_worker);
     tcase_add_test(tc, loader_names_the_scenario_after_its_file_by_default);
     tcase_add_test(tc, resolved_tree_loads_again_to_the_same_scenario);
+    tcase_add_test(tc, the_resolved_scenario_records_values_resolved_from_other_keys);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism");

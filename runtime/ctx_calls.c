@@ -93,23 +93,9 @@ const sim_layer *sim_ctx_layers(const sim_ctx *ctx, size_t *n)
 
 uint64_t sim_ctx_layer_bytes(const sim_ctx *ctx, size_t i)
 {
-    const sim_layers *l = &ctx->sc->layers;
-    uint64_t total = sim_layers_params(l);
     if (i == SIM_LAYERS_ALL)
         return ctx->model_bytes;
-    if (i >= l->n)
-        return 0;
-    if (total == 0)
-        return i == 0 ? ctx->model_bytes : 0;
-    /* Floors of the cumulative shares, so that the layers' bytes add up to the model's. */
-    uint64_t before = 0;
-    for (size_t j = 0; j < i; j++)
-        before += l->layer[j].params;
-    double per = (double)ctx->model_bytes / (double)total;
-    uint64_t lo = (uint64_t)floor((double)before * per);
-    uint64_t hi = i + 1 == l->n ? ctx->model_bytes
-                                : (uint64_t)floor((double)(before + l->layer[i].params) * per);
-    return hi - lo;
+    return sim_layers_bytes(&ctx->sc->layers, ctx->model_bytes, i);
 }
 
 sim_time sim_ctx_layer_ns(const sim_ctx *ctx, uint32_t w, size_t i, sim_layer_point at)

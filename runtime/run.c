@@ -220,7 +220,7 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
 
 /* Reads the workload sections: the timing-only model has only a name; a real model's
  * config also sets the message size (unless given) and, with compute.gflops, the base
- * iteration time. */
+ * iteration time, both recorded in the resolved scenario (run.json). */
 static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
     bool profile = sc->profile[0] != '\0';
@@ -240,15 +240,13 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
         sim_layers_finish(&sc->layers);
         return SIM_OK;
     }
-    if (!profile)
-        rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
-    if (rc != SIM_OK)
-        return rc;
-    if (sc->gflops > 0 && !profile) {
-        double ns = model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops;
-        sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
-    }
-    return SIM_OK;
+    if (profile)
+        return SIM_OK;
+    rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
+    double ns = sc->gflops > 0
+                    ? model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops
+                    : (double)NAN;
+    return rc != SIM_OK ? rc : sim_scenario_resolve_model(sc, tc->num_params, ns, err);
 }
 
 /* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's

@@ -67,6 +67,13 @@ int sim_cfg_choice(sim_cfg *cfg, const char *key, const char *const *names, size
  * SIM_EINVAL if `json` does not parse, or SIM_ENOMEM. */
 int sim_cfg_default_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err);
 
+/* Sets `key` of this object to the JSON text `json`, in place when present (the key keeps
+ * its position and children handed out stay valid) or appended; marks the key. For values
+ * the loader resolves into the tree (a rule's drawn workers): unlike sim_cfg_override, which
+ * walks from the root, it costs nothing for the object's place in the tree. Returns 0,
+ * SIM_EINVAL if `json` does not parse, or SIM_ENOMEM. */
+int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err);
+
 /* Requires `key` to be present: SIM_ESCENARIO "missing required key" with its path if not. */
 int sim_cfg_require(const sim_cfg *cfg, const char *key, sim_err *err);
 

@@ -3,6 +3,7 @@
  * contents parked on the root until destroy), and the whole tree printed with numbers that
  * read back exactly. Built on sim/cfg_tree.c; calls nothing of sim/cfg_read.c. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,7 @@ static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
     value->valueint = old.valueint;
     value->valuedouble = old.valuedouble;
     root->dead[root->ndead++] = value;
-    root->cur_array = NULL;
-    root->cur_item = NULL;
+    cfg_forget_cursor(root, node); /* its elements, if an array, are no longer those */
     return 0;
 }
 
@@ -54,15 +54,29 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
             p++;
         if (*p == '{' || *p == '[' || *p == '"') {
             size_t col = end != NULL && end >= text ? (size_t)(end - text) + 1 : 1;
-            *rc =
-                cfg_fail(root, err, SIM_ESCENARIO, label, "invalid JSON value at column %zu", col);
+            size_t deep = cfg_too_deep(text, len);
+            if (deep != SIZE_MAX && deep + 1 <= col)
+                *rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                               "value nested deeper than %d levels (the parser's limit) at "
+                               "column %zu",
+                               CJSON_NESTING_LIMIT, deep + 1);
+            else
+                *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "invalid JSON value at column %zu",
+                               col);
             return NULL;
         }
         if ((v = cJSON_CreateString(text)) == NULL)
             *rc = cfg_no_memory(root, err);
         return v;
     }
-    char path[PATH_MAX_TEXT];
+    char path[PATH_MAX_TEXT], what[128];
+    const char *key = NULL;
+    if (cfg_find_nul_escape(text, len, v, target, path, sizeof(path), &key)) {
+        cfg_nul_escape_text(what, sizeof(what), key);
+        cJSON_Delete(v);
+        *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s, at %s", what, path);
+        return NULL;
+    }
     int found = cfg_find_duplicate(v, target, path, sizeof(path));
     if (found != 0) {
         cJSON_Delete(v);
@@ -176,18 +190,18 @@ static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value,
                 next = cJSON_GetObjectItemCaseSensitive(cur, key);
             }
         } else {
-            size_t len = 0;
-            for (const cJSON *c = cur->child; c != NULL; c = c->next)
-                len++;
-            if (steps[s].index >= len) {
+            next = cur->child;
+            for (size_t k = 0; next != NULL && k < steps[s].index; k++)
+                next = next->next;
+            if (next == NULL) {
+                size_t len = 0;
+                for (const cJSON *c = cur->child; c != NULL; c = c->next)
+                    len++;
                 rc = cfg_fail(root, err, SIM_ESCENARIO, label,
                               "index %zu is past the end of %s (length %zu)", steps[s].index, path,
                               len);
                 break;
             }
-            next = cur->child;
-            for (size_t k = 0; k < steps[s].index; k++)
-                next = next->next;
             cfg_put(here, sizeof(here), cfg_put(here, sizeof(here), 0, "%s", path), "[%zu]",
                     steps[s].index);
             if (last) {
@@ -238,6 +252,26 @@ done:
     free(keys);
     free(steps);
     return rc;
+}
+
+int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err)
+{
+    char path[PATH_MAX_TEXT];
+    int rc = cfg_mark(cfg, key, err);
+    if (rc != 0)
+        return rc;
+    cJSON *item = cJSON_Parse(json);
+    if (item == NULL) {
+        cfg_key_path(path, sizeof(path), cfg->path, key);
+        return cfg_fail(cfg, err, SIM_EINVAL, path, "value is not JSON: %.100s", json);
+    }
+    if (!cJSON_IsObject(cfg->node)) {
+        cJSON_Delete(item);
+        return cfg_fail(cfg, err, SIM_EINVAL, cfg->path, "not an object");
+    }
+    return set_key(cfg->root, cfg->node, key, cfg_get(cfg, key), item) != 0
+               ? cfg_no_memory(cfg, err)
+               : 0;
 }
 
 /* cJSON prints a number with %.15g whenever that reads back within a relative DBL_EPSILON,

@@ -20,6 +20,16 @@
 #include "sim/err.h"
 
 #define PATH_MAX_TEXT 512 /* paths in messages are truncated to this */
+#define CFG_CURSORS   4   /* arrays read in turn with O(1) steps (a list, the lists in it) */
+
+/* Where the last read of an array's elements stopped, so that the next one in order starts
+ * there: element `index` of `array` is `item`. */
+typedef struct cfg_cursor {
+    const cJSON *array; /* NULL when unused */
+    const cJSON *item;
+    size_t index;
+    unsigned long used; /* when last used: the least recently used cursor is taken over */
+} cfg_cursor;
 
 struct sim_cfg {
     cJSON *node;   /* this object; borrowed from the root's tree */
@@ -28,15 +38,18 @@ struct sim_cfg {
     char **known;  /* (nknown) keys read or defaulted here, in that order; owned */
     size_t nknown, known_cap;
     /* Root only. */
-    cJSON *tree;             /* the document; owned */
-    char *file;              /* owned */
-    sim_cfg **kids;          /* (kids_mask + 1) open-addressing table keyed by node */
-    size_t kids_mask, nkids; /* table size - 1 (0: no table yet), children in it */
-    cJSON **dead;            /* (ndead) replaced contents, deleted at destroy */
-    size_t ndead, dead_cap;  /* */
-    const cJSON *cur_array;  /* array cursor: makes sequential element reads O(1) */
-    const cJSON *cur_item;   /* element cur_index of cur_array */
-    size_t cur_index;        /* */
+    cJSON *tree;                    /* the document; owned */
+    char *file;                     /* owned */
+    sim_cfg **kids;                 /* (kids_mask + 1) open-addressing table keyed by node */
+    size_t kids_mask, nkids;        /* table size - 1 (0: no table yet), children in it */
+    cJSON **dead;                   /* (ndead) replaced contents, deleted at destroy */
+    size_t ndead, dead_cap;         /* */
+    cfg_cursor cursor[CFG_CURSORS]; /* makes element reads in order O(1) for each of the
+                                       arrays read in turn (stragglers and each rule's
+                                       workers) */
+    unsigned long cursor_clock;     /* */
+    unsigned long walked;           /* links cfg_item_at followed (tests/test_cfg.c checks
+                                       that reads in order stay linear) */
 };
 
 /* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
@@ -83,8 +96,25 @@ int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err);
  * over; it is freed when the child already exists). NULL when out of memory. */
 sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path);
 
-/* Element i of `array`, O(1) when elements are read in order; NULL past the end. */
+/* Element i of `array`, O(1) when elements are read in order (also when up to CFG_CURSORS
+ * arrays are read in turn); NULL past the end. */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
+
+/* Forgets the cursor of `array` (its elements were replaced). */
+void cfg_forget_cursor(sim_cfg *root, const cJSON *array);
+
+/* The offset in s[0..len) of the first '{' or '[' (outside strings) that opens a level past
+ * CJSON_NESTING_LIMIT, where cJSON stops, or SIZE_MAX. */
+size_t cfg_too_deep(const char *s, size_t len);
+
+/* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
+ * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with
+ * *key the key as cut) and returns true; false when none does. */
+bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const char *base,
+                         char *path, size_t size, const char **key);
+
+/* The message for such a string: "\u0000 (NUL) is not allowed in a string" (or a key). */
+void cfg_nul_escape_text(char *buf, size_t size, const char *key);
 
 /* Finds the first duplicate key in document order below `node` and writes its path, which
  * starts with `base` ("$"). Returns 1 if found, 0 if not, or SIM_ENOMEM. */

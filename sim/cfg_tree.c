@@ -261,25 +261,37 @@ sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path)
     return c;
 }
 
-/* Element i of `array`, O(1) when elements are read in order. */
+/* Element i of `array`, O(1) when elements are read in order: from the array's cursor when
+ * it is at or before i, else from the first element. */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
 {
-    const cJSON *it = NULL;
+    cfg_cursor *c = NULL, *oldest = &root->cursor[0];
+    for (size_t k = 0; k < CFG_CURSORS && c == NULL; k++) {
+        if (root->cursor[k].array == array)
+            c = &root->cursor[k];
+        else if (root->cursor[k].used < oldest->used)
+            oldest = &root->cursor[k];
+    }
+    const cJSON *it = array->child;
     size_t k = 0;
-    if (root->cur_array == array && root->cur_item != NULL && root->cur_index <= i) {
-        it = root->cur_item;
-        k = root->cur_index;
-    } else {
-        it = array->child;
+    if (c != NULL && c->index <= i) {
+        it = c->item;
+        k = c->index;
     }
-    for (; it != NULL && k < i; k++)
+    for (; it != NULL && k < i; k++) {
         it = it->next;
-    if (it != NULL) {
-        root->cur_array = array;
-        root->cur_item = it;
-        root->cur_index = i;
+        root->walked++;
     }
+    if (it != NULL)
+        *(c != NULL ? c : oldest) = (cfg_cursor){ array, it, i, ++root->cursor_clock };
     return it;
+}
+
+void cfg_forget_cursor(sim_cfg *root, const cJSON *array)
+{
+    for (size_t k = 0; k < CFG_CURSORS; k++)
+        if (root->cursor[k].array == array)
+            root->cursor[k] = (cfg_cursor){ 0 };
 }
 
 /* ---- Parsing ---------------------------------------------------------------------------- */
@@ -308,6 +320,52 @@ static bool is_truncated(const char *s, size_t len)
             any = true;
     }
     return in_string || depth > 0 || !any;
+}
+
+size_t cfg_too_deep(const char *s, size_t len)
+{
+    size_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (in_string) {
+            if (s[i] == '\\')
+                i++;
+            else if (s[i] == '"')
+                in_string = false;
+        } else if (s[i] == '"') {
+            in_string = true;
+        } else if (s[i] == '{' || s[i] == '[') {
+            if (++depth > CJSON_NESTING_LIMIT)
+                return i;
+        } else if ((s[i] == '}' || s[i] == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* The index, among the strings of `s` (keys and values, in document order), of the first
+ * that holds the escape \u0000, which cJSON decodes to a NUL that cuts the string: true and
+ * *token, or false. */
+static bool nul_escape(const char *s, size_t len, size_t *token)
+{
+    size_t k = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+        } else if (s[i] == '"') {
+            in_string = false;
+            k++;
+        } else if (s[i] == '\\') {
+            if (i + 5 < len && s[i + 1] == 'u' && memcmp(s + i + 2, "0000", 4) == 0) {
+                *token = k;
+                return true;
+            }
+            i++;
+        }
+    }
+    return false;
 }
 
 /* cJSON reports a key that does not start with '"' one character late, and a few errors at
@@ -433,6 +491,56 @@ int cfg_find_duplicate(const cJSON *node, const char *base, char *path, size_t s
     return find_duplicate(node, NULL, base, path, size);
 }
 
+/* Finds string number *left of `node`'s subtree in document order (a member's key, then its
+ * value) and writes its path: the value's, or for a key its object's, with *key the key.
+ * Returns true if found. */
+static bool find_string(const cJSON *node, const frame *f, const char *base, size_t *left,
+                        char *path, size_t size, const char **key)
+{
+    if (cJSON_IsString(node)) {
+        if (*left == 0) {
+            frame_path(path, size, base, f);
+            return true;
+        }
+        (*left)--;
+        return false;
+    }
+    bool object = cJSON_IsObject(node);
+    if (!object && !cJSON_IsArray(node))
+        return false;
+    size_t i = 0;
+    for (const cJSON *c = node->child; c != NULL; c = c->next, i++) {
+        if (object && *left == 0) {
+            *key = c->string;
+            frame_path(path, size, base, f);
+            return true;
+        }
+        if (object)
+            (*left)--;
+        frame here = { f, object ? c->string : NULL, i };
+        if (find_string(c, &here, base, left, path, size, key))
+            return true;
+    }
+    return false;
+}
+
+bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const char *base,
+                         char *path, size_t size, const char **key)
+{
+    size_t token = 0;
+    *key = NULL;
+    return nul_escape(text, len, &token) && find_string(node, NULL, base, &token, path, size, key);
+}
+
+void cfg_nul_escape_text(char *buf, size_t size, const char *key)
+{
+    size_t len =
+        cfg_put(buf, size, 0, "\\u0000 (NUL) is not allowed in a %s", key ? "key" : "string");
+    if (key != NULL)
+        cfg_put(buf, size, put_quoted(buf, size, cfg_put(buf, size, len, " ("), key, 40),
+                " before it)");
+}
+
 sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *err)
 {
     sim_cfg *root = calloc(1, sizeof(*root));
@@ -461,6 +569,15 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
     }
     const char *end = NULL;
     root->tree = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+    size_t deep = root->tree == NULL ? cfg_too_deep(buf, len) : SIZE_MAX;
+    if (deep != SIZE_MAX && (end == NULL || (size_t)(end - buf) >= deep)) {
+        char what[64];
+        snprintf(what, sizeof(what), "nested deeper than %d levels (the parser's limit)",
+                 CJSON_NESTING_LIMIT);
+        syntax_error(root, buf, len, deep, what, err);
+        free(buf);
+        goto fail_root;
+    }
     if (root->tree == NULL) {
         bool eof = is_truncated(buf, len);
         size_t pos = eof || end == NULL ? len : (size_t)(end - buf);
@@ -478,7 +595,13 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
         cfg_fail(root, err, SIM_ESCENARIO, "$", "expected an object, got %s", got);
         goto fail_root;
     }
-    char path[PATH_MAX_TEXT];
+    char path[PATH_MAX_TEXT], what[128];
+    const char *key = NULL;
+    if (cfg_find_nul_escape(text, len, root->tree, "$", path, sizeof(path), &key)) {
+        cfg_nul_escape_text(what, sizeof(what), key);
+        cfg_fail(root, err, SIM_ESCENARIO, path, "%s", what);
+        goto fail_root;
+    }
     int rc = cfg_find_duplicate(root->tree, "$", path, sizeof(path));
     if (rc == SIM_ENOMEM) {
         cfg_no_memory(root, err);

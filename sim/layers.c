@@ -16,7 +16,8 @@ int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
     l->layer = calloc(n > 0 ? n : 1, sizeof(*l->layer));
     l->fwd_end = calloc(n > 0 ? n : 1, sizeof(*l->fwd_end));
     l->bwd_end = calloc(n > 0 ? n : 1, sizeof(*l->bwd_end));
-    if (l->layer == NULL || l->fwd_end == NULL || l->bwd_end == NULL) {
+    l->params_end = calloc(n > 0 ? n : 1, sizeof(*l->params_end));
+    if (l->layer == NULL || l->fwd_end == NULL || l->bwd_end == NULL || l->params_end == NULL) {
         sim_layers_fini(l);
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
@@ -31,6 +32,7 @@ void sim_layers_fini(sim_layers *l)
     free(l->layer);
     free(l->fwd_end);
     free(l->bwd_end);
+    free(l->params_end);
     memset(l, 0, sizeof(*l));
 }
 
@@ -72,6 +74,9 @@ static void shares(sim_layers *l, sim_layers_time_fn fn, const void *ud)
     }
     if (l->n > 0)
         l->bwd_end[0] = 1.0;
+    uint64_t params = 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->params_end[i] = params += l->layer[i].params;
 }
 
 void sim_layers_finish(sim_layers *l)
@@ -111,6 +116,20 @@ uint64_t sim_layers_params(const sim_layers *l)
     return s;
 }
 
+uint64_t sim_layers_bytes(const sim_layers *l, uint64_t bytes, size_t i)
+{
+    if (i >= l->n)
+        return 0;
+    uint64_t total = l->params_end[l->n - 1];
+    if (total == 0)
+        return i == 0 ? bytes : 0;
+    uint64_t before = i > 0 ? l->params_end[i - 1] : 0;
+    double per = (double)bytes / (double)total;
+    uint64_t lo = (uint64_t)floor((double)before * per);
+    uint64_t hi = i + 1 == l->n ? bytes : (uint64_t)floor((double)l->params_end[i] * per);
+    return hi - lo;
+}
+
 double sim_layers_measured_ms(const sim_layers *l)
 {
     double s = 0.0;
@@ -128,6 +147,9 @@ sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i
 
 /* ---- CSV ---- */
 
+#define LINE_BYTES 1022  /* longest line, '\n' aside */
+#define MAX_TOTAL  1e300 /* a number column's total over the layers: far from overflowing */
+
 /* Splits line (modified) at commas into at most max fields, trimming blanks; returns the
  * number of fields (max + 1 when there are more). */
 static size_t split(char *line, char **f, size_t max)
@@ -141,8 +163,7 @@ static size_t split(char *line, char **f, size_t max)
         while (*p == ' ' || *p == '\t')
             p++;
         size_t len = strlen(p);
-        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r' ||
-                           p[len - 1] == '\n'))
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
             p[--len] = '\0';
         if (n == max)
             return max + 1;
@@ -180,47 +201,109 @@ static const char *const COLS[NCOLS] = { "name",          "params",           "f
                                          "forward_ms",    "backward_ms",      "kind",
                                          "forward_bytes", "elementwise_bytes" };
 
-/* The header's columns: which of COLS each field is (`col`), and how many (`n`). */
-typedef struct header {
+/* A profile read in one pass (a file that grows or is a FIFO is read once, as it comes): where
+ * the reader is and the hash of what it read, the header's columns (which of COLS each field
+ * is), the rows so far and each number column's total over them. */
+typedef struct profile_reader {
+    FILE *fp;
+    const char *file, *path;
+    size_t line;  /* lines read so far */
+    uint64_t fnv; /* FNV-1a 64 of the bytes read so far */
+    char buf[LINE_BYTES + 2];
     int col[NCOLS];
-    size_t n;
-} header;
+    size_t ncols;    /* fields of the header; 0 before it */
+    sim_layer *rows; /* (n) read so far, room for cap; owned */
+    size_t n, cap;
+    uint64_t params;     /* total of the params column */
+    double total[NCOLS]; /* totals of the other number columns */
+} profile_reader;
 
-static int read_header(header *h, char **f, size_t nf, const char *file, size_t line,
-                       const char *path, sim_err *err)
+/* Reads the next line into r->buf (without its '\n'), hashing its bytes; a UTF-8 byte-order
+ * mark that opens the file is dropped. Returns 1, 0 at the end of the file, or an error. */
+static int read_line(profile_reader *r, sim_err *err)
+{
+    size_t len = 0;
+    int c = EOF;
+    while ((c = getc(r->fp)) != EOF) {
+        r->fnv = (r->fnv ^ (uint64_t)(unsigned char)c) * 1099511628211ull;
+        if (c == '\n')
+            break;
+        if (c == '\0')
+            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file,
+                               r->line + 1);
+        if (len == LINE_BYTES)
+            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: line longer than %d bytes",
+                               r->file, r->line + 1, LINE_BYTES);
+        r->buf[len++] = (char)c;
+    }
+    if (ferror(r->fp))
+        return sim_err_set(err, SIM_EIO, r->path, "%s: cannot read: %s", r->file, strerror(errno));
+    if (c == EOF && len == 0)
+        return 0;
+    r->buf[len] = '\0';
+    r->line++;
+    if (r->line == 1 && len >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0)
+        memmove(r->buf, r->buf + 3, len - 2);
+    return 1;
+}
+
+/* The header row: which column each field is, into r->col and r->ncols. */
+static int read_header(profile_reader *r, char **f, size_t nf, sim_err *err)
 {
     bool seen[NCOLS] = { false };
     if (nf > NCOLS || nf < 3 || strcmp(f[0], COLS[C_NAME]) != 0 ||
         strcmp(f[1], COLS[C_PARAMS]) != 0 || strcmp(f[2], COLS[C_FLOPS]) != 0)
-        return sim_err_set(err, SIM_ESCENARIO, path,
+        return sim_err_set(err, SIM_ESCENARIO, r->path,
                            "%s:%zu: header must be name,params,forward_flops, then any of "
                            "forward_ms,backward_ms,kind,forward_bytes,elementwise_bytes",
-                           file, line);
+                           r->file, r->line);
     for (size_t j = 0; j < nf; j++) {
         int c = 0;
         while (c < NCOLS && strcmp(f[j], COLS[c]) != 0)
             c++;
         if (c == NCOLS || seen[c])
-            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: header: %s column \"%s\"", file,
-                               line, c == NCOLS ? "unknown" : "repeated", f[j]);
+            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: header: %s column \"%s\"",
+                               r->file, r->line, c == NCOLS ? "unknown" : "repeated", f[j]);
         seen[c] = true;
-        h->col[j] = c;
+        r->col[j] = c;
     }
     if (seen[C_FWD_MS] != seen[C_BWD_MS])
-        return sim_err_set(err, SIM_ESCENARIO, path,
-                           "%s:%zu: header: forward_ms and backward_ms go together", file, line);
-    h->n = nf;
+        return sim_err_set(err, SIM_ESCENARIO, r->path,
+                           "%s:%zu: header: forward_ms and backward_ms go together", r->file,
+                           r->line);
+    r->ncols = nf;
+    return SIM_OK;
+}
+
+/* A number of column c into x, in range, its column's total over the rows so far within its
+ * bound (params: 2^64 - 1, so that sums of parameters never wrap; the others: MAX_TOTAL, so
+ * that shares and times stay finite). */
+static int read_number(profile_reader *r, int c, const char *v, double *x, sim_err *err)
+{
+    if (!parse_num(v, 0.0, x) || (c == C_PARAMS && (*x != floor(*x) || *x > 1e15)))
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: %s: must be %s, got \"%s\"",
+                           r->file, r->line, COLS[c],
+                           c == C_PARAMS ? "an integer in [0, 1e15]" : "a finite number >= 0", v);
+    bool over =
+        c == C_PARAMS ? (uint64_t)*x > UINT64_MAX - r->params : !(r->total[c] + *x <= MAX_TOTAL);
+    if (over)
+        return sim_err_set(err, SIM_ESCENARIO, r->path,
+                           "%s:%zu: %s: the total over the layers exceeds %s", r->file, r->line,
+                           COLS[c], c == C_PARAMS ? "2^64 - 1" : "1e300");
+    if (c == C_PARAMS)
+        r->params += (uint64_t)*x;
+    else
+        r->total[c] += *x;
     return SIM_OK;
 }
 
 /* One field of a data row into y. */
-static int read_field(sim_layer *y, int c, const char *v, const char *file, size_t line,
-                      const char *path, sim_err *err)
+static int read_field(profile_reader *r, sim_layer *y, int c, const char *v, sim_err *err)
 {
     if (c == C_NAME) {
         if (v[0] == '\0' || strlen(v) >= sizeof(y->name))
-            return sim_err_set(err, SIM_ESCENARIO, path,
-                               "%s:%zu: name: must have 1 to %zu characters", file, line,
+            return sim_err_set(err, SIM_ESCENARIO, r->path,
+                               "%s:%zu: name: must have 1 to %zu characters", r->file, r->line,
                                sizeof(y->name) - 1);
         snprintf(y->name, sizeof(y->name), "%s", v);
         return SIM_OK;
@@ -231,112 +314,92 @@ static int read_field(sim_layer *y, int c, const char *v, const char *file, size
                 y->kind = k;
                 return SIM_OK;
             }
-        return sim_err_set(err, SIM_ESCENARIO, path,
+        return sim_err_set(err, SIM_ESCENARIO, r->path,
                            "%s:%zu: kind: must be other, conv3x3, conv, matmul, norm or "
                            "embedding, got \"%s\"",
-                           file, line, v);
+                           r->file, r->line, v);
     }
-    double x;
-    if (!parse_num(v, 0.0, &x) || (c == C_PARAMS && (x != floor(x) || x > 1e15)))
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: %s: must be %s, got \"%s\"", file,
-                           line, COLS[c],
-                           c == C_PARAMS ? "an integer in [0, 1e15]" : "a finite number >= 0", v);
+    double x = 0.0;
+    int rc = read_number(r, c, v, &x, err);
     double *slot[NCOLS] = { [C_FLOPS] = &y->fwd_flops,
                             [C_FWD_MS] = &y->fwd_ms,
                             [C_BWD_MS] = &y->bwd_ms,
                             [C_FWD_BYTES] = &y->fwd_bytes,
                             [C_EW_BYTES] = &y->ew_bytes };
-    if (c == C_PARAMS)
+    if (rc == SIM_OK && c == C_PARAMS)
         y->params = (uint64_t)x;
-    else
+    else if (rc == SIM_OK)
         *slot[c] = x;
-    return SIM_OK;
+    return rc;
 }
 
-/* Reads one data row into y. */
-static int read_row(sim_layer *y, char **f, size_t nf, const header *h, const char *file,
-                    size_t line, const char *path, sim_err *err)
+/* The one parser of a data row (split into f): appended to r->rows, every field read into
+ * it by its header column. */
+static int add_row(profile_reader *r, char **f, size_t nf, sim_err *err)
 {
-    if (nf != h->n)
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: expected %zu fields, got %zu", file,
-                           line, h->n, nf);
+    if (nf != r->ncols)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: expected %zu fields, got %zu",
+                           r->file, r->line, r->ncols, nf);
+    if (r->n == SIM_LAYERS_MAX)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: more than %d layers", r->file,
+                           r->line, SIM_LAYERS_MAX);
+    if (r->n == r->cap) {
+        size_t cap = r->cap == 0 ? 64 : 2 * r->cap;
+        cap = cap > SIM_LAYERS_MAX ? SIM_LAYERS_MAX : cap;
+        sim_layer *rows = realloc(r->rows, cap * sizeof(*rows));
+        if (rows == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        r->rows = rows;
+        r->cap = cap;
+    }
+    sim_layer *y = &r->rows[r->n];
+    *y = (sim_layer){ .fwd_ms = NAN, .bwd_ms = NAN, .kind = SIM_KIND_OTHER };
     for (size_t j = 0; j < nf; j++) {
-        int rc = read_field(y, h->col[j], f[j], file, line, path, err);
+        int rc = read_field(r, y, r->col[j], f[j], err);
         if (rc != SIM_OK)
             return rc;
     }
+    r->n++;
     return SIM_OK;
 }
 
-/* The rows of an open profile; `rows` counts them in a first pass when `l` is NULL. */
-static int read_rows(FILE *fp, sim_layers *l, size_t *rows, const char *file, const char *path,
-                     sim_err *err)
+/* Reads every line of r->fp into r->rows. */
+static int read_rows(profile_reader *r, sim_err *err)
 {
-    char buf[1024], *f[NCOLS + 1];
-    size_t line = 0, n = 0;
-    header h = { .n = 0 };
-    while (fgets(buf, sizeof(buf), fp) != NULL) {
-        line++;
-        size_t len = strlen(buf);
-        if (len == sizeof(buf) - 1 && buf[len - 1] != '\n')
-            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: line longer than %zu bytes", file,
-                               line, sizeof(buf) - 2);
-        if (buf[0] == '#' || strspn(buf, " \t\r\n") == len)
+    char *f[NCOLS + 1];
+    int rc;
+    while ((rc = read_line(r, err)) == 1) {
+        if (r->buf[0] == '#' || strspn(r->buf, " \t\r") == strlen(r->buf))
             continue;
-        size_t nf = split(buf, f, NCOLS);
-        if (h.n == 0) {
-            int rc = read_header(&h, f, nf, file, line, path, err);
-            if (rc != SIM_OK)
-                return rc;
-            continue;
-        }
-        if (n == SIM_LAYERS_MAX)
-            return sim_err_set(err, SIM_ESCENARIO, path, "%s:%zu: more than %d layers", file, line,
-                               SIM_LAYERS_MAX);
-        if (l != NULL) {
-            int rc = read_row(&l->layer[n], f, nf, &h, file, line, path, err);
-            if (rc != SIM_OK)
-                return rc;
-        }
-        n++;
+        size_t nf = split(r->buf, f, NCOLS);
+        rc = r->ncols == 0 ? read_header(r, f, nf, err) : add_row(r, f, nf, err);
+        if (rc != SIM_OK)
+            return rc;
     }
-    if (ferror(fp))
-        return sim_err_set(err, SIM_EIO, path, "%s: cannot read: %s", file, strerror(errno));
-    if (n == 0)
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s: no layers", file);
-    *rows = n;
-    return SIM_OK;
+    if (rc == 0 && r->n == 0)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: no layers", r->file);
+    return rc;
 }
 
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
 {
-    FILE *fp = fopen(file, "r");
-    if (fp == NULL)
+    profile_reader r = { .file = file, .path = path, .fnv = 1469598103934665603ull };
+    r.fp = fopen(file, "r");
+    if (r.fp == NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));
-    size_t n = 0;
-    int rc = read_rows(fp, NULL, &n, file, path, err);
+    int rc = read_rows(&r, err);
+    fclose(r.fp);
     if (rc == SIM_OK)
-        rc = sim_layers_init(l, n, err);
+        rc = sim_layers_init(l, r.n, err);
     if (rc == SIM_OK) {
-        rewind(fp);
-        rc = read_rows(fp, l, &n, file, path, err);
-    }
-    if (rc == SIM_OK) {
-        rewind(fp);
-        uint64_t h = 1469598103934665603ull; /* FNV-1a 64 of the file's bytes */
-        for (int c; (c = getc(fp)) != EOF;)
-            h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ull;
-        if (ferror(fp))
-            rc = sim_err_set(err, SIM_EIO, path, "%s: cannot read: %s", file, strerror(errno));
-        l->file_fnv = h;
-    }
-    fclose(fp);
-    if (rc != SIM_OK) {
+        memcpy(l->layer, r.rows, r.n * sizeof(*r.rows));
+        l->file_fnv = r.fnv;
+        sim_layers_finish(l);
+    } else {
         sim_layers_fini(l);
-        return rc;
     }
-    sim_layers_finish(l);
-    return SIM_OK;
+    free(r.rows);
+    return rc;
 }
 
 /* ---- named profiles ---- */

@@ -20,7 +20,10 @@
  * iteration, both or neither; kind (sim_layer_kind's names); forward_bytes and
  * elementwise_bytes, what one sample's pass through the layer's own operations and through
  * the parameter-free ones after it read and write, at 4 bytes a float (the device roofline's,
- * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments.
+ * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments;
+ * a UTF-8 byte-order mark may open the file. Each column's total over the layers stays in
+ * range: params at most 2^64 - 1 (sums never wrap), the others at most 1e300 (shares stay
+ * finite).
  */
 #ifndef SIM_LAYERS_H
 #define SIM_LAYERS_H
@@ -64,10 +67,11 @@ typedef void (*sim_layers_time_fn)(const void *ud, size_t i, double *fwd, double
 typedef struct sim_layers {
     sim_layer *layer; /* (n) in forward order; owned */
     size_t n;
-    bool measured;     /* every layer has fwd_ms and bwd_ms: shares follow them */
-    double *fwd_end;   /* (n) share of the iteration done when layer i's forward ends */
-    double *bwd_end;   /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
-    uint64_t file_fnv; /* FNV-1a 64 of the profile CSV's bytes (sim_layers_read_csv), else 0 */
+    bool measured;        /* every layer has fwd_ms and bwd_ms: shares follow them */
+    double *fwd_end;      /* (n) share of the iteration done when layer i's forward ends */
+    double *bwd_end;      /* (n) share done when layer i's backward ends; bwd_end[0] = 1 */
+    uint64_t *params_end; /* (n) parameters of layers 0..i (sim_layers_bytes reads them) */
+    uint64_t file_fnv;    /* FNV-1a 64 of the profile CSV's bytes (sim_layers_read_csv), else 0 */
 } sim_layers;
 
 /* Makes l hold n zeroed layers (fwd_ms, bwd_ms NaN), freeing what it held. SIM_ENOMEM. */
@@ -76,7 +80,8 @@ int sim_layers_init(sim_layers *l, size_t n, sim_err *err);
 /* Frees what l holds and zeroes it. A zeroed l is fine. */
 void sim_layers_fini(sim_layers *l);
 
-/* Computes `measured` and the shares from the rows. When the weights are all zero (a model
+/* Computes `measured`, the shares and the cumulative parameters from the rows (whose
+ * parameters must not total over 2^64 - 1). When the weights are all zero (a model
  * without products), every layer weighs the same, backward twice forward. */
 void sim_layers_finish(sim_layers *l);
 
@@ -93,6 +98,12 @@ double sim_layers_flops(const sim_layers *l);
 /* Parameters over every layer. */
 uint64_t sim_layers_params(const sim_layers *l);
 
+/* Bytes of layer i's share of a message of `bytes` split in proportion to the layers'
+ * parameters as finished: floors of the cumulative shares, so that the layers add up to
+ * `bytes` exactly (all of it on layer 0 when no layer has parameters); 0 past the last layer.
+ * Constant time. */
+uint64_t sim_layers_bytes(const sim_layers *l, uint64_t bytes, size_t i);
+
 /* Measured milliseconds of one iteration (forward and backward over every layer); 0 unless
  * measured. */
 double sim_layers_measured_ms(const sim_layers *l);
@@ -101,10 +112,12 @@ double sim_layers_measured_ms(const sim_layers *l);
  * iteration lasting d_ns: round(d_ns * bwd_end[i]), exactly d_ns for layer 0. */
 sim_time sim_layers_ready_offset_ns(const sim_layers *l, sim_time d_ns, size_t i);
 
-/* Reads a profile CSV into l (then finished). SIM_ESCENARIO naming `file` (and the line and
- * the column at fault) when it cannot be opened or is malformed, SIM_EIO on a read error; `path` (a
- * JSON path such as
- * "$.compute.profile") goes into err as the path. */
+/* Reads a profile CSV into l (then finished), in one pass: a file still being written or a
+ * FIFO is read as it comes, up to its end, and file_fnv hashes exactly the bytes read.
+ * SIM_ESCENARIO naming `file` (and the line and the column at fault) when it cannot be opened
+ * or is malformed (a NUL byte, a line over 1022 bytes, a total out of range, more than
+ * SIM_LAYERS_MAX layers), SIM_EIO on a read error, SIM_ENOMEM; l is then zeroed. `path` (a
+ * JSON path such as "$.compute.profile") goes into err as the path. */
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err);
 
 /* A data folder where named profiles may live, as "<path>/profiles/<name>.csv". */

@@ -163,6 +163,13 @@ sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *file,
 int sim_scenario_check_clock(sim_scenario *sc, double base_ns, const char *base_path,
                              uint64_t message_bytes, sim_err *err);
 
+/* Once the runtime has read the real model (no compute.profile): records the message size,
+ * 4 bytes a parameter of its `params`, when workload.message_bytes is null, and with
+ * compute.gflops the base iteration time `flops_ns` (the model's FLOPs of a minibatch over
+ * gflops; NaN: none), into sc and, when iteration_ms was not given, into the tree, so that
+ * run.json holds the values the run used. The caller rehashes. SIM_ENOMEM. */
+int sim_scenario_resolve_model(sim_scenario *sc, uint64_t params, double flops_ns, sim_err *err);
+
 /* Frees everything the scenario owns. NULL is a no-op. */
 void sim_scenario_destroy(sim_scenario *sc);
 

@@ -142,6 +142,10 @@ int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err)
                                 "only valid with compute.device");
         return 0;
     }
+    /* With a device, the precision's default is recorded (run.json holds every value used);
+     * an absent efficiency is the roofline's timing, which no value of the key gives. */
+    if (!precision && (rc = sim_cfg_set_json(c, "precision", "\"fp32\"", err)) != 0)
+        return rc;
     if (sc->profile[0] == '\0')
         return sim_cfg_fail(c, "device", err,
                             "needs compute.profile (the FLOPs the device's time follows)");
@@ -202,6 +206,28 @@ static int device_base(sim_scenario *sc, double *ns, sim_err *err)
     return 0;
 }
 
+/* Records a base iteration time resolved from another key (a profile's measured times,
+ * gflops) as compute.iteration_ms when it was not given, so that run.json holds the time the
+ * run used: `ms`, the time it was rounded from, when the reader's own conversion,
+ * llround(ms * 1e6), gives sc->iteration_ns again (measured times then load again to the
+ * same base), else sc->iteration_ns in ms (a base under 1 ns, or one gflops sets again). */
+static int record_base(sim_scenario *sc, double ms, sim_err *err)
+{
+    if (sc->iteration_given)
+        return 0;
+    if (!(llround(ms * 1e6) == sc->iteration_ns))
+        ms = (double)sc->iteration_ns / 1e6;
+    return sim_scenario_write(sc->root, err, "compute.iteration_ms=%.17g", ms);
+}
+
+/* Records the message size resolved from a profile's or a model's parameters in place of the
+ * null of workload.message_bytes. */
+static int record_bytes(sim_scenario *sc, uint64_t params, sim_err *err)
+{
+    sc->message_bytes = 4 * params;
+    return sim_scenario_write(sc->root, err, "workload.message_bytes=%" PRIu64, sc->message_bytes);
+}
+
 int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
 {
     if (sc->profile[0] == '\0')
@@ -214,9 +240,11 @@ int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
                                "profile has %" PRIu64
                                " parameters: give workload.message_bytes (1 to 2^44)",
                                params);
-        sc->message_bytes = 4 * params;
+        int rc = record_bytes(sc, params, err);
+        if (rc != 0)
+            return rc;
     }
-    double ns = NAN;
+    double ns = NAN, ms = NAN;
     if (sc->devices != NULL) {
         int rc = device_base(sc, &ns, err);
         if (rc != 0)
@@ -229,17 +257,30 @@ int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
                                "profile has no FLOPs to time with compute.gflops");
         ns = flops / sc->gflops;
     } else if (l->measured && !sc->iteration_given) {
-        ns = sim_layers_measured_ms(l) * 1e6;
+        ms = sim_layers_measured_ms(l);
+        ns = ms * 1e6;
     }
-    if (!isnan(ns)) {
-        if (!(ns < 1e18))
-            return sim_err_set(err, SIM_ESCENARIO,
-                               sc->devices == NULL      ? "$.compute.profile"
-                               : !isnan(sc->efficiency) ? "$.compute.efficiency"
-                                                        : "$.compute.device",
-                               "an iteration would last %.3g s, beyond the simulated clock",
-                               ns * 1e-9);
-        sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
+    if (isnan(ns))
+        return 0;
+    if (!(ns < 1e18))
+        return sim_err_set(err, SIM_ESCENARIO,
+                           sc->devices == NULL      ? "$.compute.profile"
+                           : !isnan(sc->efficiency) ? "$.compute.efficiency"
+                                                    : "$.compute.device",
+                           "an iteration would last %.3g s, beyond the simulated clock", ns * 1e-9);
+    sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
+    /* A device's base is not recorded: compute.iteration_ms is refused beside it. */
+    return sc->devices != NULL ? 0 : record_base(sc, isnan(ms) ? ns / 1e6 : ms, err);
+}
+
+int sim_scenario_resolve_model(sim_scenario *sc, uint64_t params, double flops_ns, sim_err *err)
+{
+    int rc = 0;
+    if (!isnan(flops_ns)) {
+        sc->iteration_ns = flops_ns < 1.0 ? 1 : (sim_time)llround(flops_ns);
+        rc = record_base(sc, flops_ns / 1e6, err);
     }
-    return 0;
+    if (rc == 0 && sc->message_bytes == 0 && params > 0)
+        rc = record_bytes(sc, params, err);
+    return rc != 0 ? sim_err_file(err, sc->file) : 0;
 }

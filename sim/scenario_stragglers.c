@@ -61,20 +61,20 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Writes the drawn workers of rule i into the tree: "workers": [...], "count": null. */
-static int record_draw(rules *rs, size_t i, const sim_straggler *st, sim_err *err)
+/* Writes the drawn workers of rule s into the tree: "workers": [...], "count": null. */
+static int record_draw(sim_cfg *s, const sim_straggler *st, sim_err *err)
 {
-    size_t size = 64 + 12 * st->nworkers, len = 0;
+    size_t size = 16 + 12 * st->nworkers, len = 0;
     char *text = malloc(size);
     if (text == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    len += (size_t)snprintf(text, size, "stragglers[%zu].workers=[", i);
+    len += (size_t)snprintf(text, size, "[");
     for (size_t k = 0; k < st->nworkers; k++)
         len += (size_t)snprintf(text + len, size - len, "%s%u", k > 0 ? "," : "", st->workers[k]);
     snprintf(text + len, size - len, "]");
-    int rc = sim_cfg_override(rs->root, text, err);
+    int rc = sim_cfg_set_json(s, "workers", text, err);
     free(text);
-    return rc != 0 ? rc : sim_scenario_write(rs->root, err, "stragglers[%zu].count=null", i);
+    return rc != 0 ? rc : sim_cfg_set_json(s, "count", "null", err);
 }
 
 /* Reads the listed ids: in range, distinct; stored ascending. */
@@ -103,7 +103,7 @@ static int read_ids(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 }
 
 /* "workers": [ids] or "count": k or neither (all workers). */
-static int select_workers(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err *err)
+static int select_workers(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 {
     char path[512];
     uint32_t workers = rs->sc->workers;
@@ -149,7 +149,7 @@ static int select_workers(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, si
     /* gsl_ran_choose keeps the order of `all`, so the ids come out ascending. */
     if (gsl_ran_choose(rs->r, st->workers, k, rs->all, workers, sizeof(*rs->all)) != 0)
         return sim_err_set(err, SIM_ENUMERIC, sim_cfg_path(s), "gsl_ran_choose failed");
-    return record_draw(rs, i, st, err);
+    return record_draw(s, st, err);
 }
 
 /* Splits a CSV line into at most 3 trimmed fields; returns how many it had. */
@@ -338,8 +338,7 @@ static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 }
 
 /* from_s and to_s of window (both required) and link (0 and forever by default). */
-static int read_interval(rules *rs, sim_cfg *s, size_t i, bool required, sim_straggler *st,
-                         sim_err *err)
+static int read_interval(sim_cfg *s, bool required, sim_straggler *st, sim_err *err)
 {
     double from = required ? (double)NAN : 0.0, to = NAN;
     int rc = required ? sim_cfg_require(s, "from_s", err) : 0;
@@ -353,7 +352,7 @@ static int read_interval(rules *rs, sim_cfg *s, size_t i, bool required, sim_str
     if ((rc = sim_scenario_read_time(s, "to_s", from, true, 1e9, &to, &st->to_ns, err)) != 0)
         return rc;
     if (isnan(to)) /* link without an end: record it as null */
-        return sim_scenario_write(rs->root, err, "stragglers[%zu].to_s=null", i);
+        return sim_cfg_set_json(s, "to_s", "null", err);
     return 0;
 }
 
@@ -364,7 +363,7 @@ static int read_slowdown(sim_cfg *s, sim_straggler *st, sim_err *err)
 }
 
 /* at_s (required) and recover_s (absent or null: down for good, recorded as null). */
-static int read_failure(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err *err)
+static int read_failure(sim_cfg *s, sim_straggler *st, sim_err *err)
 {
     double at_s = NAN, recover_s = NAN;
     int rc = sim_cfg_require(s, "at_s", err);
@@ -374,12 +373,12 @@ static int read_failure(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_
         return rc;
     rc = sim_scenario_read_time(s, "recover_s", at_s, true, 1e9, &recover_s, &st->recover_ns, err);
     if (rc == 0 && isnan(recover_s))
-        rc = sim_scenario_write(rs->root, err, "stragglers[%zu].recover_s=null", i);
+        rc = sim_cfg_set_json(s, "recover_s", "null", err);
     return rc;
 }
 
-/* Rule i: kind, workers and the kind's own keys. */
-static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err *err)
+/* A rule: kind, workers and the kind's own keys. */
+static int read_rule(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 {
     int kind = -1;
     double v = 0.0;
@@ -392,7 +391,7 @@ static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err
     if (rc != 0 || (rc = sim_cfg_choice(s, "kind", kinds, 7, &kind, err)) != 0)
         return rc;
     st->kind = (sim_straggler_kind)kind;
-    if (kind != SIM_STRAG_TRACE && (rc = select_workers(rs, s, i, st, err)) != 0)
+    if (kind != SIM_STRAG_TRACE && (rc = select_workers(rs, s, st, err)) != 0)
         return rc;
     switch (st->kind) {
     case SIM_STRAG_FIXED:
@@ -404,11 +403,11 @@ static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err
             rc = read_slowdown(s, st, err);
         break;
     case SIM_STRAG_WINDOW:
-        if ((rc = read_interval(rs, s, i, true, st, err)) == 0)
+        if ((rc = read_interval(s, true, st, err)) == 0)
             rc = read_slowdown(s, st, err);
         break;
     case SIM_STRAG_LINK:
-        if ((rc = read_interval(rs, s, i, false, st, err)) != 0 ||
+        if ((rc = read_interval(s, false, st, err)) != 0 ||
             (rc = sim_scenario_read_time(s, "extra_latency_ms", 0.0, false, 1e6, &v,
                                          &st->extra_latency_ns, err)) != 0 ||
             (rc = sim_cfg_double(s, "bandwidth_factor", nextafter(0.0, 1.0), 1.0,
@@ -422,7 +421,7 @@ static int read_rule(rules *rs, sim_cfg *s, size_t i, sim_straggler *st, sim_err
         rc = read_trace(rs, s, st, err);
         break;
     case SIM_STRAG_FAILURE:
-        rc = read_failure(rs, s, i, st, err);
+        rc = read_failure(s, st, err);
         break;
     case SIM_STRAG_DROPOUT:
         if ((rc = sim_cfg_require(s, "probability", err)) == 0)
@@ -449,7 +448,7 @@ int sim_scenario_read_stragglers(sim_scenario *sc, sim_cfg *root, sim_err *err)
     for (size_t i = 0; i < n && rc == 0; i++) {
         sim_cfg *s = NULL;
         if ((rc = sim_cfg_at(root, "stragglers", i, &s, err)) == 0)
-            rc = read_rule(&rs, s, i, &sc->stragglers[i], err);
+            rc = read_rule(&rs, s, &sc->stragglers[i], err);
     }
     free(rs.seen);
     free(rs.all);

@@ -9,6 +9,7 @@
 #include <check.h>
 
 #include "sim/cfg.h"
+#include "sim/cfg_state.h"
 #include "sim/err.h"
 #include "suite.h"
 
@@ -94,6 +95,77 @@ START_TEST(parse_rejects_trailing_garbage_and_nul_bytes)
 {
     parse_fails("{} x", 4, "", "line 1, column 4: invalid JSON");
     parse_fails("{\"a\": 1}\0{}", 11, "", "line 1, column 9: unexpected NUL byte");
+}
+END_TEST
+
+START_TEST(parse_refuses_a_nul_escape_naming_the_string_or_keys_path)
+{
+    /* cJSON decodes \u0000 to a NUL that cuts the string: "allreduce\u0000junk" ran allreduce. */
+    static const char value[] = "{\"protocol\": {\"name\": \"allreduce\\u0000junk\"}}";
+    parse_fails(value, strlen(value), "$.protocol.name",
+                "\\u0000 (NUL) is not allowed in a string");
+    static const char key[] = "{\"a\": [1, \"x\", {\"b\": \"\", \"k\\u0000z\": 2}]}";
+    parse_fails(key, strlen(key), "$.a[2]",
+                "\\u0000 (NUL) is not allowed in a key (\"k\" before it)");
+    /* A backslash escaped before u0000, and other escapes, are text like any other. */
+    sim_cfg *cfg = parse_ok("{\"s\": \"a\\\\u0000b\", \"t\": \"\\u0041\\u00e9\"}");
+    char s[16];
+    sim_err err;
+    ck_assert_int_eq(sim_cfg_string(cfg, "s", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "a\\u0000b");
+    ck_assert_int_eq(sim_cfg_string(cfg, "t", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "A\xc3\xa9");
+    /* In an override's value too, where the value's path is named after the assignment. */
+    ck_assert_int_eq(sim_cfg_override(cfg, "o={\"p\": [\"\", \"x\\u0000\"]}", &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "--set o",
+              "\\u0000 (NUL) is not allowed in a string, at $.o.p[1]");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* Text of `levels` nested arrays under key "a" of the root (levels + 1 in all). */
+static char *nested(size_t levels)
+{
+    char *text = malloc(2 * levels + 16);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)sprintf(text, "{\"a\": ");
+    for (size_t i = 0; i < levels; i++)
+        text[len++] = '[';
+    for (size_t i = 0; i < levels; i++)
+        text[len++] = ']';
+    strcpy(text + len, "}");
+    return text;
+}
+
+START_TEST(parse_says_when_text_is_nested_deeper_than_the_parser_allows)
+{
+    char *text = nested(999); /* 1000 levels: the most */
+    sim_cfg *cfg = parse_ok(text);
+    sim_cfg_destroy(cfg);
+    free(text);
+    text = nested(1000); /* the 1001st level opens at column 1006 */
+    parse_fails(text, strlen(text), "",
+                "line 1, column 1006: nested deeper than 1000 levels (the parser's limit)");
+    /* A mistake before the level past the limit is reported as it was. */
+    text[4] = ';';
+    parse_fails(text, strlen(text), "", "line 1, column 5: invalid JSON");
+    free(text);
+    /* An override's value alone: its 1001st level opens at its column 1001. */
+    text = malloc(2 * 1001 + 8);
+    ck_assert_ptr_nonnull(text);
+    size_t len = (size_t)sprintf(text, "x=");
+    for (size_t i = 0; i < 1001; i++)
+        text[len++] = '[';
+    for (size_t i = 0; i < 1001; i++)
+        text[len++] = ']';
+    text[len] = '\0';
+    sim_err err;
+    cfg = parse_ok("{}");
+    ck_assert_int_eq(sim_cfg_override(cfg, text, &err), SIM_ESCENARIO);
+    check_err(&err, SIM_ESCENARIO, "--set x",
+              "value nested deeper than 1000 levels (the parser's limit) at column 1001");
+    sim_cfg_destroy(cfg);
+    free(text);
 }
 END_TEST
 
@@ -514,6 +586,71 @@ START_TEST(at_double_reads_long_arrays_in_order_and_out_of_order)
 }
 END_TEST
 
+/* Two arrays read in turn, as the loader reads its rules and the workers inside each: with
+ * one cursor, which followed the other array, each element was reached by a walk from its
+ * array's start (100,000 straggler rules took 13 s to load, the links walked growing as the
+ * square of the elements); with a cursor per array read in turn, each read steps one link
+ * from the last. An array whose elements an override replaces loses its cursor. */
+START_TEST(at_reads_arrays_in_turn_one_link_a_read)
+{
+    size_t n = 20000, len = 0, size = 32 + 24 * n;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "{\"a\": [");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 7 * i);
+    len += (size_t)snprintf(text + len, size - len, "], \"b\": [");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 5 * i);
+    snprintf(text + len, size - len, "]}");
+    sim_cfg *cfg = parse_ok(text);
+    free(text);
+    sim_err err;
+    double v = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "a", i, 0.0, 1e9, true, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(7 * i));
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "b", i, 0.0, 1e9, true, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(5 * i));
+    }
+    ck_assert_uint_eq(cfg->walked, 2 * (n - 1)); /* n^2 - n before */
+    ck_assert_int_eq(sim_cfg_override(cfg, "b=[2.385]", &err), 0);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", 0, 0.0, 5.0, false, &v, &err), 0);
+    ck_assert_double_eq(v, 2.385);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", 1, 0.0, 5.0, false, &v, &err), SIM_EINVAL);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "a", n - 1, 0.0, 1e9, true, &v, &err), 0);
+    ck_assert_double_eq(v, (double)(7 * (n - 1)));
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+START_TEST(set_json_replaces_a_key_in_place_or_appends_it_and_marks_it)
+{
+    sim_cfg *cfg =
+        parse_ok("{\"rules\": [{\"kind\": \"fixed\", \"count\": 2, \"n\": {\"x\": 1}}]}");
+    sim_err err;
+    sim_cfg *r = NULL, *inner = NULL;
+    int64_t count = 0;
+    char kind[16];
+    ck_assert_int_eq(sim_cfg_at(cfg, "rules", 0, &r, &err), 0);
+    ck_assert_int_eq(sim_cfg_string(r, "kind", kind, sizeof(kind), &err), 0);
+    ck_assert_int_eq(sim_cfg_int(r, "count", 1, 8, &count, &err), 0);
+    ck_assert_int_eq(sim_cfg_child(r, "n", &inner, &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "workers", "[3, 5]", &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "count", "null", &err), 0);
+    ck_assert_int_eq(sim_cfg_set_json(r, "n", "{\"x\": 2.385}", &err), 0);
+    check_print(cfg, "{\"rules\":[{\"kind\":\"fixed\",\"count\":null,\"n\":{\"x\":2.385},"
+                     "\"workers\":[3,5]}]}");
+    ck_assert_int_eq(sim_cfg_check_unused(r, &err), 0); /* "workers" is marked */
+    double x = 0.0;
+    ck_assert_int_eq(sim_cfg_double(inner, "x", 0.0, 5.0, &x, &err), 0); /* still valid */
+    ck_assert_double_eq(x, 2.385);
+    ck_assert_int_eq(sim_cfg_set_json(r, "bad", "[1,", &err), SIM_EINVAL);
+    check_err(&err, SIM_EINVAL, "$.rules[0].bad", "value is not JSON: [1,");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 /* ---- check_unused ------------------------------------------------------------------------ */
 
 START_TEST(check_unused_accepts_an_object_whose_keys_were_all_read)
@@ -729,6 +866,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, parse_reports_truncated_text_as_unexpected_end_of_file);
     tcase_add_test(tc, parse_reports_empty_text_at_line_one_column_one);
     tcase_add_test(tc, parse_rejects_trailing_garbage_and_nul_bytes);
+    tcase_add_test(tc, parse_refuses_a_nul_escape_naming_the_string_or_keys_path);
+    tcase_add_test(tc, parse_says_when_text_is_nested_deeper_than_the_parser_allows);
     tcase_add_test(tc, parse_rejects_a_root_that_is_not_an_object);
     tcase_add_test(tc, parse_rejects_duplicate_keys_at_every_level);
     tcase_add_test(tc, parse_reports_the_first_duplicate_in_document_order);
@@ -767,6 +906,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, at_gives_object_elements_with_indexed_paths);
     tcase_add_test(tc, at_double_checks_each_element);
     tcase_add_test(tc, at_double_reads_long_arrays_in_order_and_out_of_order);
+    tcase_add_test(tc, set_json_replaces_a_key_in_place_or_appends_it_and_marks_it);
+    tcase_add_test(tc, at_reads_arrays_in_turn_one_link_a_read);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("unused");

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -99,8 +102,8 @@ START_TEST(built_in_models_layers_add_up_to_their_flops_and_parameters)
 }
 END_TEST
 
-/* Writes `text` to a temporary file and returns its malloc'd path. */
-static char *write_tmp(const char *text)
+/* Writes text[0..len) to a temporary file and returns its malloc'd path. */
+static char *write_tmp_n(const char *text, size_t len)
 {
     char *dir = harness_tmpdir("layers");
     char *path = malloc(strlen(dir) + 16);
@@ -108,15 +111,21 @@ static char *write_tmp(const char *text)
     sprintf(path, "%s/p.csv", dir);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fputs(text, f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
     fclose(f);
     free(dir);
     return path;
 }
 
-static void expect_bad(const char *text, const char *msg_after_file)
+static char *write_tmp(const char *text)
 {
-    char *path = write_tmp(text);
+    return write_tmp_n(text, strlen(text));
+}
+
+/* Reading text[0..len) fails with SIM_ESCENARIO and the message "FILE" + msg_after_file. */
+static void expect_bad_n(const char *text, size_t len, const char *msg_after_file)
+{
+    char *path = write_tmp_n(text, len);
     sim_layers l = { 0 };
     sim_err err;
     sim_err_clear(&err);
@@ -128,6 +137,19 @@ static void expect_bad(const char *text, const char *msg_after_file)
     ck_assert_ptr_null(l.layer);
     remove(path);
     free(path);
+}
+
+static void expect_bad(const char *text, const char *msg_after_file)
+{
+    expect_bad_n(text, strlen(text), msg_after_file);
+}
+
+static uint64_t fnv1a(const char *s, size_t len)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
 }
 
 START_TEST(profile_csvs_are_read_and_bad_ones_named_by_line_and_column)
@@ -199,6 +221,114 @@ START_TEST(optional_columns_are_read_by_name_in_any_order)
     expect_bad("name,params,forward_flops,forward_bytes\nx,1,2,-3\n",
                ":2: forward_bytes: must be a finite number >= 0, got \"-3\"");
     expect_bad("name,params,forward_flops,kind\nx,1,2\n", ":2: expected 4 fields, got 3");
+}
+END_TEST
+
+/* A profiler still writing its profile: the rows come through a FIFO in chunks larger than a
+ * pipe holds, so reader and writer take turns; the reader cannot rewind it. */
+START_TEST(a_profile_written_into_a_fifo_is_read_in_one_pass)
+{
+    enum {
+        ROWS = 6143
+    };
+    size_t size = 64 + (size_t)ROWS * 40, len = 0;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "# written as it runs\nname,params,forward_flops\n");
+    for (int i = 0; i < ROWS; i++)
+        len += (size_t)snprintf(text + len, size - len, "layer%d,%d,%d.125\n", i, 977 + 13 * i,
+                                2385 + 7 * i);
+    char *dir = harness_tmpdir("layers-fifo");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/growing.csv", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) { /* the profiler: writes in chunks of 1000 bytes */
+        FILE *f = fopen(path, "w");
+        for (size_t at = 0; f != NULL && at < len; at += 1000) {
+            fwrite(text + at, 1, len - at < 1000 ? len - at : 1000, f);
+            fflush(f);
+        }
+        _exit(f != NULL && fclose(f) == 0 ? 0 : 1);
+    }
+    sim_layers l = { 0 };
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_layers_read_csv(&l, path, "$.compute.profile", &err);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_msg(rc == SIM_OK, "%s", err.msg);
+    ck_assert_uint_eq(l.n, ROWS);
+    ck_assert_str_eq(l.layer[ROWS - 1].name, "layer6142");
+    ck_assert_uint_eq(l.layer[ROWS - 1].params, 977 + 13 * (ROWS - 1));
+    ck_assert_double_eq(l.layer[4321].fwd_flops, 2385 + 7 * 4321 + 0.125);
+    ck_assert_uint_eq(l.file_fnv, fnv1a(text, len)); /* every byte, the comment too */
+    sim_layers_fini(&l);
+    harness_cleanup(dir);
+    free(text);
+}
+END_TEST
+
+/* 18,446 rows of 1e15 parameters and one more row: 2^64 - 1 in all is a model, 2^64 + 1000
+ * wrapped to a model of 1000 parameters. */
+START_TEST(column_totals_that_would_wrap_or_overflow_are_refused_at_their_row)
+{
+    size_t size = 128 + 18446 * 32, len = 0;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "name,params,forward_flops\n");
+    for (int i = 0; i < 18446; i++)
+        len += (size_t)snprintf(text + len, size - len, "p%d,1000000000000000,2.5\n", i);
+    snprintf(text + len, size - len, "last,744073709551615,2.5\n");
+    char *path = write_tmp(text);
+    sim_layers l = { 0 };
+    ck_assert_int_eq(sim_layers_read_csv(&l, path, "$", NULL), SIM_OK);
+    ck_assert_uint_eq(sim_layers_params(&l), UINT64_MAX);
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
+    snprintf(text + len, size - len, "last,744073709552616,2.5\n");
+    expect_bad(text, ":18448: params: the total over the layers exceeds 2^64 - 1");
+    free(text);
+    /* FLOPs that sum to infinity made every share NaN; totals stay far from it. */
+    expect_bad("name,params,forward_flops\na,1,1.5e308\nb,1,1.5e308\n",
+               ":2: forward_flops: the total over the layers exceeds 1e300");
+    expect_bad("name,params,forward_flops\na,1,6.25e299\nb,1,4.5e299\n",
+               ":3: forward_flops: the total over the layers exceeds 1e300");
+    expect_bad("name,params,forward_flops,forward_ms,backward_ms\na,1,1,0.5,6.25e299\n"
+               "b,1,1,0.25,4.5e299\n",
+               ":3: backward_ms: the total over the layers exceeds 1e300");
+    expect_bad("name,params,forward_flops,forward_ms,backward_ms\na,1,1,1.7e308,1\n",
+               ":2: forward_ms: the total over the layers exceeds 1e300");
+}
+END_TEST
+
+START_TEST(a_byte_order_mark_is_accepted_and_nul_bytes_are_refused)
+{
+    static const char bom[] = "\xef\xbb\xbfname,params,forward_flops\nconv1,9408,2.36e8\n";
+    char *path = write_tmp(bom);
+    sim_layers l = { 0 };
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_layers_read_csv(&l, path, "$", &err) == SIM_OK, "%s", err.msg);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.layer[0].name, "conv1");
+    ck_assert_uint_eq(l.file_fnv, fnv1a(bom, strlen(bom))); /* the mark is the file's */
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
+    /* Only a mark that opens the file: after a comment it is part of the header. */
+    expect_bad("# comment\n\xef\xbb\xbfname,params,forward_flops\nconv1,9408,2.36e8\n",
+               ":2: header must be name,params,forward_flops, then any of "
+               "forward_ms,backward_ms,kind,forward_bytes,elementwise_bytes");
+    static const char nul[] = "name,params,forward_flops\nconv1,9408,2.36e8\0junk\n";
+    expect_bad_n(nul, sizeof(nul) - 1, ":2: NUL byte");
+    /* A device of endless NUL bytes ended the read nowhere. */
+    sim_err_clear(&err);
+    ck_assert_int_eq(sim_layers_read_csv(&l, "/dev/zero", "$.p", &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.msg, "/dev/zero:1: NUL byte");
 }
 END_TEST
 
@@ -456,6 +586,70 @@ START_TEST(measured_profiles_and_gflops_set_the_base_time)
 }
 END_TEST
 
+START_TEST(a_layers_bytes_are_floors_of_its_cumulative_share)
+{
+    /* Parameters 1, 2 and 4 of 7; 1000 bytes: 1000/7 a parameter, cumulative floors 142,
+     * 428 and 1000. */
+    sim_layers l = { 0 };
+    ck_assert_int_eq(sim_layers_init(&l, 3, NULL), SIM_OK);
+    l.layer[0].params = 1;
+    l.layer[1].params = 2;
+    l.layer[2].params = 4;
+    sim_layers_finish(&l);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 0), 142);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 1), 286);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 2), 572);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 3), 0);
+    /* No parameters at all: the whole message on layer 0. */
+    for (size_t i = 0; i < 3; i++)
+        l.layer[i].params = 0;
+    sim_layers_finish(&l);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 0), 1000);
+    ck_assert_uint_eq(sim_layers_bytes(&l, 1000, 2), 0);
+    sim_layers_fini(&l);
+}
+END_TEST
+
+/* The documented maximum of layers with DDP's buckets of 25 MiB: each layer's bytes were
+ * summed over the layers before it, per layer (20 s of set-up in a release build, minutes
+ * under the sanitizers); in linear time the run ends well within the case's timeout. */
+START_TEST(a_profile_of_the_most_layers_sets_up_and_runs_in_linear_time)
+{
+    char *dir = harness_tmpdir("layers-max");
+    size_t size = 64 + (size_t)SIM_LAYERS_MAX * 32, len = 0;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size, "name,params,forward_flops\n");
+    for (int i = 0; i < SIM_LAYERS_MAX; i++)
+        len += (size_t)snprintf(text + len, size - len, "l%d,%d,%d\n", i, 1000 + i % 977,
+                                200000 + i % 1313);
+    harness_write(dir, "max.csv", text);
+    free(text);
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 20, \"profile\":"
+             " \"%s/max.csv\"}, \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\":"
+             " {\"name\": \"allreduce\", \"bucket_mb\": 25}, \"stop\": {\"iterations\": 2}}",
+             dir);
+    sim_scenario *sc = harness_load(json, "max.json", NULL, 0);
+    ck_assert_uint_eq(sc->layers.n, SIM_LAYERS_MAX);
+    /* 4 bytes a parameter: 100,000 layers of 1000 + (i mod 977) parameters. */
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < SIM_LAYERS_MAX; i++)
+        bytes += sim_layers_bytes(&sc->layers, sc->message_bytes, i);
+    ck_assert_uint_eq(bytes, sc->message_bytes);
+    ck_assert_uint_eq(sc->message_bytes, 4 * sim_layers_params(&sc->layers));
+    char *out = harness_tmpdir("layers-max-run");
+    sim_run_options opt = { .out_dir = out };
+    sim_err err;
+    ck_assert_msg(sim_run(sc, proto_find("allreduce"), &opt, NULL, &err) == SIM_OK, "%s", err.msg);
+    ck_assert_double_eq(harness_summary_number(out, "buckets"), 24); /* a first of 1 MiB */
+    harness_cleanup(out);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("layers");
@@ -463,11 +657,15 @@ Suite *test_suite(void)
     tcase_add_test(tc, shares_follow_flops_with_backward_twice_forward);
     tcase_add_test(tc, measured_times_override_flops_and_zero_flops_weigh_alike);
     tcase_add_test(tc, built_in_models_layers_add_up_to_their_flops_and_parameters);
+    tcase_add_test(tc, a_layers_bytes_are_floors_of_its_cumulative_share);
     suite_add_tcase(s, tc);
     TCase *csv = tcase_create("profiles");
     tcase_add_test(csv, profile_csvs_are_read_and_bad_ones_named_by_line_and_column);
     tcase_add_test(csv, optional_columns_are_read_by_name_in_any_order);
     tcase_add_test(csv, shipped_profiles_have_the_published_parameter_counts);
+    tcase_add_test(csv, a_profile_written_into_a_fifo_is_read_in_one_pass);
+    tcase_add_test(csv, column_totals_that_would_wrap_or_overflow_are_refused_at_their_row);
+    tcase_add_test(csv, a_byte_order_mark_is_accepted_and_nul_bytes_are_refused);
     suite_add_tcase(s, csv);
     TCase *run = tcase_create("run");
     tcase_set_timeout(run, 30);
@@ -477,5 +675,9 @@ Suite *test_suite(void)
     tcase_add_test(run, a_device_list_gives_each_worker_its_own_peak);
     tcase_add_test(run, measured_profiles_and_gflops_set_the_base_time);
     suite_add_tcase(s, run);
+    TCase *scale = tcase_create("scale");
+    tcase_set_timeout(scale, 10);
+    tcase_add_test(scale, a_profile_of_the_most_layers_sets_up_and_runs_in_linear_time);
+    suite_add_tcase(s, scale);
     return s;
 }

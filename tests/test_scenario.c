@@ -360,6 +360,67 @@ START_TEST(resolved_tree_loads_again_to_the_same_scenario)
 }
 END_TEST
 
+/* ---- values resolved from other keys ------------------------------------------------------ */
+
+/* Loads `json` as tests/resolved.json (relative profile paths resolve in tests/) with the
+ * run's check, which resolves the model's keys; the caller destroys the scenario. Its resolved
+ * text loads again, checked, to the same hash, base time and message size. */
+static sim_scenario *resolved(const char *json, char **text)
+{
+    sim_scenario *sc = harness_load(json, "tests/resolved.json", NULL, 0);
+    *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(*text);
+    sim_scenario *again = harness_load(*text, "tests/resolved.json", NULL, 0);
+    ck_assert_uint_eq(again->hash, sc->hash);
+    ck_assert_int_eq(again->iteration_ns, sc->iteration_ns);
+    ck_assert_uint_eq(again->message_bytes, sc->message_bytes);
+    sim_scenario_destroy(again);
+    return sc;
+}
+
+/* run.json held null for a message size a profile or the model gave, and the default 100 ms
+ * for a base time measured times or gflops gave: the values used are recorded now. */
+START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
+{
+    /* A measured profile of 300 + 700 parameters and 1.25 + 2.5 + 0.5 + 0.75 ms. */
+    char *text;
+    sim_scenario *sc = resolved(
+        "{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"data/profile_measured.csv\"},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\": {\"name\": \"ps\"}}",
+        &text);
+    ck_assert_ptr_nonnull(strstr(text, "\"compute\":{\"profile\":\"data/profile_measured.csv\","
+                                       "\"iteration_ms\":5,"));
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":4000}"));
+    ck_assert_ptr_null(strstr(text, "null"));
+    free(text);
+    sim_scenario_destroy(sc);
+    /* A softmax of 6 inputs and 3 classes, 21 parameters, timed by gflops. */
+    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"gflops\": 0.375},"
+                  " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 300,"
+                  " \"dim\": 6, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 4},"
+                  " \"protocol\": {\"name\": \"allreduce\"}}",
+                  &text);
+    ck_assert_uint_eq(sc->message_bytes, 84);
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":84}"));
+    char want[64];
+    snprintf(want, sizeof(want), "\"iteration_ms\":%.17g,", (double)sc->iteration_ns / 1e6);
+    ck_assert_msg(strstr(text, want) != NULL, "%s in %s", want, text);
+    free(text);
+    sim_scenario_destroy(sc);
+    /* A device's precision, a default its roofline reads (without an efficiency, which would
+     * replace the roofline, none is recorded). */
+    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
+                  " \"device\": \"v100\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
+                  " \"protocol\": {\"name\": \"allreduce\"}}",
+                  &text);
+    ck_assert_ptr_nonnull(strstr(text, "\"speeds\":[1],\"precision\":\"fp32\"}"));
+    ck_assert_ptr_null(strstr(text, "efficiency"));
+    ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":46758048}"));
+    free(text);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- count-drawn stragglers and the hash ---------------------------------------------------- */
 
 START_TEST(loader_draws_count_selected_stragglers_from_the_straggler_stream)
@@ -619,6 +680,107 @@ START_TEST(loader_caps_the_workers_selected_over_all_rules)
 }
 END_TEST
 
+/* ---- long lists -------------------------------------------------------------------------- */
+
+/* A scenario of 8 workers whose `key` (a root key, or "network") holds `n` entries made by
+ * `entry`, loaded from text. */
+static sim_scenario *load_long(const char *head, size_t n,
+                               int (*entry)(char *buf, size_t size, size_t i), const char *tail)
+{
+    size_t size = 1024 + n * 128, len = 0;
+    char *text = malloc(size);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text, size,
+                            "{\"seed\": 7, \"workers\": 8, \"workload\": {\"model\": {\"name\":"
+                            " \"none\"}, \"message_bytes\": 4096}, \"protocol\": {\"name\":"
+                            " \"allreduce\"}, %s",
+                            head);
+    for (size_t i = 0; i < n; i++) {
+        len += (size_t)snprintf(text + len, size - len, "%s", i > 0 ? ", " : "");
+        len += (size_t)entry(text + len, size - len, i);
+    }
+    len += (size_t)snprintf(text + len, size - len, "%s}", tail);
+    sim_err err;
+    sim_scenario *sc = sim_scenario_parse(text, len, "long.json", NULL, 0, &err);
+    ck_assert_msg(sc != NULL, "%s: %s", err.path, err.msg);
+    free(text);
+    return sc;
+}
+
+/* Every kind of rule whose reading writes into the tree: a list, a count drawn, a link
+ * without an end, a failure without a recovery. */
+static int rule(char *buf, size_t size, size_t i)
+{
+    switch (i % 4) {
+    case 0:
+        return snprintf(buf, size, "{\"kind\": \"fixed\", \"workers\": [%zu], \"slowdown\": 1}",
+                        i % 8);
+    case 1:
+        return snprintf(buf, size,
+                        "{\"kind\": \"window\", \"count\": 2, \"from_s\": %zu.5,"
+                        " \"to_s\": %zu.75, \"slowdown\": 1}",
+                        i, i);
+    case 2:
+        return snprintf(buf, size,
+                        "{\"kind\": \"link\", \"workers\": [%zu, %zu], \"from_s\": %zu,"
+                        " \"extra_latency_ms\": 2.385}",
+                        i % 8, (i + 3) % 8, i);
+    default:
+        return snprintf(buf, size, "{\"kind\": \"failure\", \"workers\": [%zu], \"at_s\": %zu.125}",
+                        i % 8, i);
+    }
+}
+
+static int host_override(char *buf, size_t size, size_t i)
+{
+    return snprintf(buf, size, "{\"workers\": [%zu, %zu], \"latency_us\": %zu.5}", i % 8,
+                    (i + 5) % 8, 10 + i % 7);
+}
+
+/* Rules reached by a walk of the list from its start once the cursor had moved to a rule's
+ * own workers, and writes that went down the tree from the root, made 100,000 rules take 13 s
+ * (test_cfg holds the walk linear); here each rule's resolved values land at the rule. */
+START_TEST(loader_records_at_each_of_many_rules_what_it_resolves_to)
+{
+    sim_scenario *sc = load_long("\"stragglers\": [", 20000, rule, "]");
+    ck_assert_uint_eq(sc->nstragglers, 20000);
+    const sim_straggler *st = sc->stragglers;
+    check_ids(&st[19996], (const uint32_t[]){ 4 }, 1);
+    ck_assert_uint_eq(st[19997].nworkers, 2);
+    ck_assert_int_eq(st[19997].from_ns, 19997500000000);
+    check_ids(&st[19998], (const uint32_t[]){ 1, 6 }, 2);
+    ck_assert_int_eq(st[19998].to_ns, SIM_TIME_NEVER);
+    ck_assert_int_eq(st[19999].at_ns, 19999125000000);
+    ck_assert_int_eq(st[19999].recover_ns, SIM_TIME_NEVER);
+    /* What the rules resolve to is in the tree, at each rule. */
+    char *text = sim_scenario_resolved(sc, false);
+    ck_assert_ptr_nonnull(text);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "{\"kind\":\"window\",\"count\":null,\"from_s\":19997.5,\"to_s\":19997.75,"
+             "\"slowdown\":1,\"workers\":[%u,%u]}",
+             st[19997].workers[0], st[19997].workers[1]);
+    ck_assert_ptr_nonnull(strstr(text, want));
+    ck_assert_ptr_nonnull(
+        strstr(text, "\"from_s\":19998,\"extra_latency_ms\":2.385,\"to_s\":null"));
+    ck_assert_ptr_nonnull(strstr(text, "\"at_s\":19999.125,\"recover_s\":null}]"));
+    free(text);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(loader_applies_many_host_overrides_in_order)
+{
+    sim_scenario *sc = load_long("\"network\": {\"overrides\": [", 20000, host_override, "]}");
+    /* Later entries win: hosts 7 and 4 are last set by entry 19999 (10 + 19999 mod 7 = 10 and
+     * a half us), host 6 by entry 19998 (16 and a half). */
+    ck_assert_int_eq(sc->latency_ns[7], 10500);
+    ck_assert_int_eq(sc->latency_ns[4], 10500);
+    ck_assert_int_eq(sc->latency_ns[6], 16500);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -642,6 +804,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, loader_broadcasts_a_single_speed_to_every_worker);
     tcase_add_test(tc, loader_names_the_scenario_after_its_file_by_default);
     tcase_add_test(tc, resolved_tree_loads_again_to_the_same_scenario);
+    tcase_add_test(tc, the_resolved_scenario_records_values_resolved_from_other_keys);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism");
@@ -666,6 +829,13 @@ Suite *test_suite(void)
     tcase_add_test(tc, loader_reports_a_directory_as_unreadable);
     tcase_add_test(tc, loader_accepts_a_null_error_and_destroy_accepts_null);
     tcase_add_test(tc, loader_caps_the_workers_selected_over_all_rules);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("long_lists");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, loader_records_at_each_of_many_rules_what_it_resolves_to);
+    tcase_add_test(tc, loader_applies_many_host_overrides_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -223,10 +223,16 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
  * iteration time. */
 static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
-    bool profile = sc->profile[0] != '\0';
+    bool module = sim_scenario_module_profile(sc); /* the model's layers as the profile */
+    bool profile = sc->profile[0] != '\0' && !module;
     int rc = train_config_read(sc, tc, err);
     if (rc != SIM_OK)
         return rc;
+    if ((tc->ops->flags & MODEL_NO_PARAMS) && module) {
+        sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                    "\"module\" needs a model with layers, not \"%s\"", tc->ops->name);
+        return sim_err_file(err, sc->file);
+    }
     if (tc->ops->flags & MODEL_NO_PARAMS) {
         /* No layers to time by (zero floats): one layer of the message's size, the whole
          * model's gradient ready at the iteration's end. */
@@ -240,11 +246,13 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
         sim_layers_finish(&sc->layers);
         return SIM_OK;
     }
-    if (!profile)
+    if (!profile && !(tc->ops->flags & MODEL_SERVER)) /* a served model's are its probe's */
         rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
+    if (rc == SIM_OK && module && (rc = sim_scenario_resolve_module(sc, err)) != SIM_OK)
+        sim_err_file(err, sc->file);
     if (rc != SIM_OK)
         return rc;
-    if (sc->gflops > 0 && !profile) {
+    if (sc->gflops > 0 && !profile && !module) {
         double ns = model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops;
         sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
     }
@@ -456,7 +464,8 @@ static int build_training(sim_ctx *ctx, sim_err *err)
         ctx->model_bytes = 4 * (uint64_t)train_num_params(ctx->tr);
     ctx->eval.mean = sim_tensor_alloc(train_num_params(ctx->tr));
     ctx->eval.live = calloc(ctx->nworkers, sizeof(*ctx->eval.live));
-    if (ctx->eval.mean == NULL || ctx->eval.live == NULL)
+    ctx->eval.ids = calloc(ctx->nworkers, sizeof(*ctx->eval.ids));
+    if (ctx->eval.mean == NULL || ctx->eval.live == NULL || ctx->eval.ids == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
     rc = snap_init(ctx, copies, err);
@@ -535,6 +544,7 @@ static void teardown(sim_ctx *ctx)
     snap_fini(ctx);
     sim_tensor_free(ctx->eval.mean);
     free(ctx->eval.live);
+    free(ctx->eval.ids);
     sim_net_destroy(ctx->net);
     sim_cluster_destroy(ctx->cl);
     sim_engine_destroy(ctx->eng);

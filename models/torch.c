@@ -109,11 +109,12 @@ struct torch_backend {
     char *conf;       /* the servers' configuration */
     torch_proc *proc; /* (nproc) thread i's server */
     unsigned nproc;
-    float *bufs;        /* (workers, 2, NB) each worker's buffers, current and next */
-    unsigned char *cur; /* (workers) which of its two is current */
-    float *eval_bufs;   /* (NB) the evaluations' buffers */
-    int *failed;        /* (workers) SIM_OK, or the failure of the worker's last gradient */
-    sim_err *fail_err;  /* (workers) that failure */
+    float *bufs;            /* (workers, 2, NB) each worker's buffers, current and next */
+    unsigned char *cur;     /* (workers) which of its two is current */
+    float *eval_bufs;       /* (NB) the evaluations' buffers */
+    int *failed;            /* (workers) SIM_OK, or the failure of the worker's last gradient */
+    unsigned char *pending; /* (workers) its last gradient's buffers wait for a commit */
+    sim_err *fail_err;      /* (workers) that failure */
 };
 
 static float *ex_floats(const torch_proc *p, size_t off)
@@ -177,11 +178,12 @@ static int alloc_backend(torch_backend *b, size_t workers, sim_err *err)
     b->bufs = sim_tensor_alloc(workers * 2 * nb);
     b->eval_bufs = sim_tensor_alloc(nb);
     b->cur = calloc(workers, 1);
+    b->pending = calloc(workers, 1);
     b->failed = calloc(workers, sizeof(*b->failed));
     b->fail_err = calloc(workers, sizeof(*b->fail_err));
     b->proc = calloc(1, sizeof(*b->proc));
-    if (b->bufs == NULL || b->eval_bufs == NULL || b->cur == NULL || b->failed == NULL ||
-        b->fail_err == NULL || b->proc == NULL)
+    if (b->bufs == NULL || b->eval_bufs == NULL || b->cur == NULL || b->pending == NULL ||
+        b->failed == NULL || b->fail_err == NULL || b->proc == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     b->nproc = 1;
     return SIM_OK;
@@ -254,6 +256,7 @@ void torch_backend_destroy(torch_backend *b)
     sim_tensor_free(b->bufs);
     sim_tensor_free(b->eval_bufs);
     free(b->cur);
+    free(b->pending);
     free(b->failed);
     free(b->fail_err);
     free(b);
@@ -315,17 +318,22 @@ double torch_backend_gradient(torch_backend *b, unsigned thread, uint32_t w, con
     memcpy(grad, ex_floats(p, b->layout.grad), b->P * sizeof(float));
     memcpy(bufs_of(b, w, 1 - b->cur[w]), ex_floats(p, b->layout.bufs), b->NB * sizeof(float));
     b->failed[w] = SIM_OK;
+    b->pending[w] = 1;
     return r.loss;
 }
 
-int torch_backend_commit(torch_backend *b, uint32_t w, sim_err *err)
+int torch_backend_failed(const torch_backend *b, uint32_t w, sim_err *err)
 {
-    if (b->failed[w] != SIM_OK) {
+    if (b->failed[w] != SIM_OK)
         *err = b->fail_err[w];
-        return b->failed[w];
-    }
-    b->cur[w] = (unsigned char)(1 - b->cur[w]);
-    return SIM_OK;
+    return b->failed[w];
+}
+
+void torch_backend_commit(torch_backend *b, uint32_t w)
+{
+    if (b->pending[w])
+        b->cur[w] = (unsigned char)(1 - b->cur[w]);
+    b->pending[w] = 0;
 }
 
 void torch_backend_eval_buffers(torch_backend *b, const uint32_t *workers, size_t k)
@@ -406,13 +414,25 @@ static double since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-/* One timed block of `iterations` gradients, each followed by an SGD step: wall seconds, and
- * the server's own computing time in *server_s. */
+/* CPU seconds a clock (a thread's, another process's) has counted. */
+static double cpu_clock(clockid_t c)
+{
+    struct timespec t;
+    return clock_gettime(c, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec * 1e-9 : 0.0;
+}
+
+/* One timed block of `iterations` gradients, each followed by an SGD step: wall seconds, the
+ * CPU seconds of this thread and the server together in *cpu, and the server's own computing
+ * time in *server_s. */
 static int bench_block(torch_backend *b, float *params, float *vel, float *grad, size_t *ids,
-                       size_t batch, size_t iterations, uint64_t *x, double *wall, double *server_s,
-                       sim_err *err)
+                       size_t batch, size_t iterations, uint64_t *x, double *wall, double *cpu,
+                       double *server_s, sim_err *err)
 {
     torch_proc *p = &b->proc[0];
+    clockid_t srv;
+    if (clock_getcpuclockid(p->pid, &srv) != 0)
+        srv = CLOCK_THREAD_CPUTIME_ID; /* its CPU time unknown: ours counted twice */
+    double c0 = cpu_clock(CLOCK_THREAD_CPUTIME_ID) + cpu_clock(srv);
     optim_config o;
     optim_config_default(&o);
     o.lr = 0.01;
@@ -427,18 +447,20 @@ static int bench_block(torch_backend *b, float *params, float *vel, float *grad,
             ids[i] = (size_t)(*x % (b->ntrain > 0 ? b->ntrain : 1));
         }
         double loss = torch_backend_gradient(b, 0, 0, params, ids, batch, it, grad);
-        if ((rc = torch_backend_commit(b, 0, err)) == SIM_OK && !isfinite(loss))
+        torch_backend_commit(b, 0);
+        if ((rc = torch_backend_failed(b, 0, err)) == SIM_OK && !isfinite(loss))
             rc = sim_err_set(err, SIM_ENUMERIC, NULL, "the bench's loss is %g", loss);
         if (rc == SIM_OK)
             optim_step(params, vel, grad, b->P, o.lr, &o);
     }
     *wall = since(&t0);
+    *cpu = cpu_clock(CLOCK_THREAD_CPUTIME_ID) + cpu_clock(srv) - c0;
     *server_s = p->server_seconds - s0;
     return rc;
 }
 
 int torch_backend_bench(torch_backend *b, size_t batch, size_t iterations, size_t rounds,
-                        double *ours, double *plain, double *overhead_s, sim_err *err)
+                        torch_bench_result *res, sim_err *err)
 {
     torch_proc *p = &b->proc[0];
     float *params = sim_tensor_alloc(b->P), *vel = sim_tensor_alloc(b->P);
@@ -450,18 +472,20 @@ int torch_backend_bench(torch_backend *b, size_t batch, size_t iterations, size_
     if (rc == SIM_OK)
         sim_tensor_zero(vel, b->P);
     uint64_t x = 88172645463325252u;
-    double wall, server_s;
-    *ours = *plain = INFINITY;
+    double wall, cpu, server_s;
+    res->ours = res->plain = res->ours_cpu = res->plain_cpu = INFINITY;
     if (rc == SIM_OK) /* warm-up */
-        rc = bench_block(b, params, vel, grad, ids, batch, 3, &x, &wall, &server_s, err);
+        rc = bench_block(b, params, vel, grad, ids, batch, 3, &x, &wall, &cpu, &server_s, err);
     /* Rounds of ours then the plain loop, each the best of its rounds: a shared machine's
      * other loads slow some blocks down, never speed one up. */
     for (size_t r = 0; r < rounds && rc == SIM_OK; r++) {
-        rc = bench_block(b, params, vel, grad, ids, batch, iterations, &x, &wall, &server_s, err);
-        if (rc == SIM_OK && wall < *ours) {
-            *ours = wall;
-            *overhead_s = (wall - server_s) / (double)iterations;
+        rc = bench_block(b, params, vel, grad, ids, batch, iterations, &x, &wall, &cpu, &server_s,
+                         err);
+        if (rc == SIM_OK && wall < res->ours) {
+            res->ours = wall;
+            res->overhead_s = (wall - server_s) / (double)iterations;
         }
+        res->ours_cpu = fmin(res->ours_cpu, cpu);
         torch_request rq = {
             .op = TORCH_OP_BENCH, .n = (uint32_t)batch, .a = (int64_t)iterations, .seed = 1 + r
         };
@@ -470,8 +494,10 @@ int torch_backend_bench(torch_backend *b, size_t batch, size_t iterations, size_
             *err = p->err;
             rc = err->code;
         }
-        if (rc == SIM_OK && rp.seconds < *plain)
-            *plain = rp.seconds;
+        if (rc == SIM_OK) {
+            res->plain = fmin(res->plain, rp.seconds);
+            res->plain_cpu = fmin(res->plain_cpu, rp.loss); /* the loop's CPU seconds */
+        }
     }
     sim_tensor_free(params);
     sim_tensor_free(vel);

@@ -23,9 +23,10 @@
  *
  * Floating buffers (BatchNorm's running statistics) are each worker's own, outside the
  * replica: a gradient request carries the worker's buffers and its forward pass updates
- * them, committed when the gradient is joined (torch_backend_commit); an evaluation uses the
- * mean of the live workers' buffers (torch_backend_eval_buffers). Integer buffers are reset
- * before every pass.
+ * them, which become the worker's when its iteration ends (torch_backend_commit, at a
+ * simulated instant, not when the gradient is joined: joins move with the thread count); an
+ * evaluation uses the mean of the live workers' buffers (torch_backend_eval_buffers).
+ * Integer buffers are reset before every pass.
  */
 #ifndef MODELS_TORCH_H
 #define MODELS_TORCH_H
@@ -92,13 +93,16 @@ int torch_backend_init(torch_backend *b, uint64_t seed, float *params, uint32_t 
 /* Worker w's gradient on thread `thread`'s server: from `params`, its buffers and the example
  * ids[0..n) of the training set, randomness seeded with `seed`, into grad (num_params floats);
  * the updated buffers wait for torch_backend_commit. Returns the minibatch's mean loss, or NaN
- * when the server fails (the error kept for torch_backend_commit). */
+ * when the server fails (the error kept for torch_backend_failed). */
 double torch_backend_gradient(torch_backend *b, unsigned thread, uint32_t w, const float *params,
                               const size_t *ids, size_t n, uint64_t seed, float *grad);
 
-/* Joins worker w's gradient: its updated buffers become its own. SIM_EIO with the server's
- * failure when the gradient failed. */
-int torch_backend_commit(torch_backend *b, uint32_t w, sim_err *err);
+/* SIM_EIO with the server's failure when worker w's last gradient failed, else SIM_OK. */
+int torch_backend_failed(const torch_backend *b, uint32_t w, sim_err *err);
+
+/* Worker w's iteration ended: the buffers its last gradient updated become its own (nothing
+ * when none waits: a failed gradient, or one committed already). */
+void torch_backend_commit(torch_backend *b, uint32_t w);
 
 /* The buffers evaluations use: the mean of workers[0..k)'s, in that order (in double). */
 void torch_backend_eval_buffers(torch_backend *b, const uint32_t *workers, size_t k);
@@ -121,13 +125,21 @@ const float *torch_backend_buffers(const torch_backend *b, uint32_t w);
 /* Wall seconds the servers spent computing requests (the model's share of a run's wall time). */
 double torch_backend_seconds(const torch_backend *b);
 
+/* What torch_backend_bench measured, each the best block's seconds. */
+typedef struct torch_bench_result {
+    double ours, plain;         /* wall seconds of a block: through the server, the plain loop */
+    double ours_cpu, plain_cpu; /* CPU seconds: this thread and the server's process; the
+                                   server's process */
+    double overhead_s;          /* per request of ours, wall time outside the server's
+                                   computation (the copies, the socket, hetsim's step) */
+} torch_bench_result;
+
 /* Times blocks of `iterations` gradients of batch `batch` through thread 0's server (each
  * followed by an SGD step in hetsim) against blocks of the server's own plain PyTorch loop on
  * the same network and data (lr 0.01, momentum 0.9), `rounds` of each in turn, after a
- * warm-up: *ours and *plain, each the best block's seconds, and *overhead_s, the mean time
- * per request of ours outside the server's computation. */
+ * warm-up. */
 int torch_backend_bench(torch_backend *b, size_t batch, size_t iterations, size_t rounds,
-                        double *ours, double *plain, double *overhead_s, sim_err *err);
+                        torch_bench_result *res, sim_err *err);
 
 /* One server's memory and the shared data's, for the memory guard. */
 uint64_t torch_server_bytes(const model_config *cfg, size_t batch);

@@ -79,18 +79,19 @@ static int run_case(FILE *out, const bench_case *c, const char *dir, sim_err *er
                                           : train_config_read(sc, &tc, err);
     if (rc == SIM_OK && (t = train_create(&tc, data, init, err)) == NULL)
         rc = err->code;
-    double ours = 0, plain = 0, overhead = 0;
+    torch_bench_result r;
     if (rc == SIM_OK)
-        rc = torch_backend_bench(train_servers(t), c->batch, c->iterations, 3, &ours, &plain,
-                                 &overhead, err);
+        rc = torch_backend_bench(train_servers(t), c->batch, c->iterations, 3, &r, err);
     if (rc == SIM_OK) {
         double n = (double)(c->batch * c->iterations);
-        sim_bench_emit(out, c->name, n / ours, "samples/s", n / plain);
         char name[128];
+        sim_bench_emit(out, c->name, n / r.ours, "samples/s", n / r.plain);
+        snprintf(name, sizeof(name), "%s_cpu", c->name);
+        sim_bench_emit(out, name, n / r.ours_cpu, "samples/cpu s", n / r.plain_cpu);
         snprintf(name, sizeof(name), "%s_overhead", c->name);
         /* The ratio: the share of a plain step the request's overhead costs. */
-        sim_bench_emit(out, name, overhead * 1e6, "us/request",
-                       plain / (double)c->iterations * 1e6);
+        sim_bench_emit(out, name, r.overhead_s * 1e6, "us/request",
+                       r.plain / (double)c->iterations * 1e6);
     }
     train_destroy(t);
     gsl_rng_free(data);

@@ -4,9 +4,11 @@
  * network, data and batch, on one core each, measured in the same run: LeNet-5 at batch 32
  * and ResNet-20 at batch 128 (examples/torch/), on synthetic data of their input sizes.
  * Blocks of each alternate, three apiece, and the best block of each is kept. Each case
- * prints two lines in the format of sim/bench.h: NAME (samples/s against the plain loop's)
- * and NAME_overhead (microseconds per request spent outside the server's computation: the
- * copies, the socket, hetsim's step; against a plain step's microseconds).
+ * prints three lines in the format of sim/bench.h: NAME (samples per wall second against the
+ * plain loop's), NAME_cpu (samples per CPU second, hetsim's thread and the server's process
+ * against the server's: what a shared machine's other loads do not change) and NAME_overhead
+ * (wall microseconds per request spent outside the server's computation: the copies, the
+ * socket and its two wake-ups, hetsim's step; against a plain step's microseconds).
  *
  * Needs a python3 with PyTorch and the examples (the source tree's, or an installed
  * hetsim's share/hetsim/examples/torch). Takes about a minute.

@@ -130,12 +130,13 @@ bool torch_json_string(char *out, size_t size, const char *s)
 
 /* ---- failures ---- */
 
-/* How the server ended, after its socket closed: "exit status N", "killed by signal N". */
+/* How the server ended, after its socket closed: "exit status N", "killed by signal N"
+ * (waiting up to 30 s for it to exit). */
 static void ended(torch_proc *p, char *buf, size_t size)
 {
     int st = 0;
     pid_t r = 0;
-    for (int i = 0; i < 200 && (r = waitpid(p->pid, &st, WNOHANG)) == 0; i++) {
+    for (int i = 0; i < 3000 && (r = waitpid(p->pid, &st, WNOHANG)) == 0; i++) {
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }

@@ -478,8 +478,8 @@ double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thr
 
 int train_check_loss(train *t, uint32_t w, double loss, sim_err *err)
 {
-    if (t->srv != NULL) { /* the server's failure, else the buffers it updated */
-        int rc = torch_backend_commit(t->srv, w, err);
+    if (t->srv != NULL) { /* the server's failure */
+        int rc = torch_backend_failed(t->srv, w, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -635,6 +635,12 @@ void train_evaluate(train *t, const float *params, size_t samples, double *loss,
     }
     *loss = n > 0 ? sum / (double)n : (double)NAN;
     *accuracy = n > 0 ? (double)correct / (double)n : (double)NAN;
+}
+
+void train_iteration_done(train *t, uint32_t w)
+{
+    if (t->srv != NULL)
+        torch_backend_commit(t->srv, w);
 }
 
 void train_eval_buffers(train *t, const uint32_t *workers, size_t k)

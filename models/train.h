@@ -29,7 +29,7 @@
  * gradients and evaluation passes computed by them, a server per thread (train_set_threads
  * starts the others), through the same calls; its features live in the servers' shared
  * region, not here; each worker also has buffers of its own (BatchNorm's statistics), updated
- * by its gradients when train_check_loss joins them.
+ * by its gradients when its iterations end (train_iteration_done).
  */
 #ifndef MODELS_TRAIN_H
 #define MODELS_TRAIN_H
@@ -245,6 +245,11 @@ void train_eval_batch(train *t, const float *params, size_t samples, size_t i, u
                       double *loss_sum, size_t *correct);
 
 /* ---- models computed by servers (MODEL_SERVER: torch, models/torch.h) ---- */
+
+/* Worker w's iteration ended (its gradient joined): the buffers its forward pass updated
+ * become its own, at this simulated instant whatever the thread count. A no-op for other
+ * models. */
+void train_iteration_done(train *t, uint32_t w);
 
 /* The buffers the next evaluations use: the mean of workers[0..k)'s own (the live ones, in
  * worker order). A no-op for other models. */

@@ -67,6 +67,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     int rc = jobs_join(ctx, w, err);
     if (rc != SIM_OK)
         return rc;
+    train_iteration_done(ctx->tr, w); /* a served model's buffers: now, not at the join */
     ctx->account.worker[w].computing = false;
     sim_run_acct_update(ctx, w);
     sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0, 0);

@@ -205,6 +205,35 @@ START_TEST(a_server_that_dies_fails_the_run_with_its_traceback_and_writes_nothin
 }
 END_TEST
 
+/* summary.json's wall.memory_estimate_bytes of the run below `dir`. */
+static double memory_estimate(const char *dir)
+{
+    char run[1100];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    char *summary = harness_slurp(run, "summary.json");
+    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
+    ck_assert_ptr_nonnull(at);
+    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
+    free(summary);
+    return v;
+}
+
+/* The memory guard counts a model server per thread: each is a Python interpreter with
+ * PyTorch, the network, a training and an evaluation pass (measured by the probe; PyTorch's
+ * import alone takes well over 100 MB resident). */
+START_TEST(the_memory_estimate_counts_a_model_server_per_thread)
+{
+    const char *sets[] = { "stop.time_s=0.05" };
+    sim_scenario *sc = harness_load(base_json, FILE_NAME, sets, 1);
+    char *one = run_loaded(sc, 1, NULL, NULL), *three = run_loaded(sc, 3, NULL, NULL);
+    double e1 = memory_estimate(one), e3 = memory_estimate(three);
+    ck_assert_msg(e1 > 100e6 && e3 - e1 > 2 * 100e6, "%g and %g bytes", e1, e3);
+    harness_cleanup(one);
+    harness_cleanup(three);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- the built-in softmax model, in PyTorch ---- */
 
 typedef struct capture {
@@ -282,8 +311,8 @@ END_TEST
 /* ---- buffers ---- */
 
 /* BatchNorm1d(12): running mean (12) and variance (12), floats; num_batches_tracked is an
- * integer, no worker's state. A worker's statistics change when its gradient is joined, and
- * only its own; evaluations use the mean of the workers named. */
+ * integer, no worker's state. A worker's statistics change when its iteration ends (not when
+ * its gradient is joined), and only its own; evaluations use the mean of the workers named. */
 START_TEST(each_worker_keeps_its_own_batchnorm_statistics_and_evaluations_use_their_mean)
 {
     const char *sets[] = { "workload.model={\"name\": \"torch\", \"module\": \"batchnorm.py\"}" };
@@ -306,8 +335,10 @@ START_TEST(each_worker_keeps_its_own_batchnorm_statistics_and_evaluations_use_th
     }
     train_draw(t, 0, r);
     double loss = train_gradient_on(t, 0, train_params(t, 0), 0);
-    ck_assert_int_eq(memcmp(train_buffers(t, 0), before, sizeof(before)), 0); /* not joined */
     ck_assert_int_eq(train_check_loss(t, 0, loss, &err), SIM_OK);
+    /* Joined, its iteration not ended: the statistics are still the old ones. */
+    ck_assert_int_eq(memcmp(train_buffers(t, 0), before, sizeof(before)), 0);
+    train_iteration_done(t, 0);
     const float *b0 = train_buffers(t, 0), *b1 = train_buffers(t, 1);
     ck_assert_int_ne(memcmp(b0, before, sizeof(before)), 0);
     ck_assert_int_eq(memcmp(b1, before, sizeof(before)), 0);
@@ -529,6 +560,7 @@ Suite *test_suite(void)
     tcase_add_loop_test(runs, a_torch_run_writes_the_same_files_with_any_thread_count, 0,
                         (int)(sizeof(variants) / sizeof(variants[0])));
     tcase_add_test(runs, a_server_that_dies_fails_the_run_with_its_traceback_and_writes_nothing);
+    tcase_add_test(runs, the_memory_estimate_counts_a_model_server_per_thread);
     tcase_add_test(runs, a_pytorch_logistic_regression_equals_the_built_in_softmax_model);
     tcase_add_test(runs,
                    each_worker_keeps_its_own_batchnorm_statistics_and_evaluations_use_their_mean);

@@ -17,8 +17,8 @@ answers it with a reply whose text describes the module (probe mode, then it exi
 is ready (serve mode). Status 0 is success; 2, the module does not keep the contract (the text:
 {"key": the model section's key at fault or null, "message": why}); 3, PyTorch cannot be
 imported. In serve mode an exception raised by the module's
-code is not caught: Python prints its traceback on the server's stderr (hetsim's) and exits,
-and hetsim, reading the end of the socket, fails the run.
+code ends the server: its traceback goes to the server's stderr (hetsim's) and it exits with
+status 1; hetsim, reading the end of the socket, fails the run.
 
 Results depend only on the request: one intra-op thread, deterministic algorithms, the
 request's seed for any randomness, integer buffers reset before every pass.
@@ -339,19 +339,19 @@ class Server:
 
     def bench(self, batch, iterations, seed):
         """A plain PyTorch training loop on the same network, data and batch: seconds for
-        `iterations` steps (after three unmeasured ones)."""
+        `iterations` steps (after three unmeasured ones), in wall and CPU time."""
         torch = self.torch
         net = self.build(seed).to(self.device)
         opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
         g = torch.Generator().manual_seed(seed)
         n = self.train_x.shape[0]
         net.train()
-        t0 = 0.0
+        t0 = c0 = 0.0
         for it in range(iterations + 3):
             if it == 3:
                 if self.device.type == "cuda":
                     torch.cuda.synchronize()
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
             idx = torch.randint(n, (batch,), generator=g).to(self.device)
             x, y = self.train_x.index_select(0, idx), self.train_y.index_select(0, idx)
             opt.zero_grad(set_to_none=True)
@@ -359,7 +359,7 @@ class Server:
             opt.step()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - c0
 
     def serve(self, sock):
         head = bytearray(REQUEST.size)
@@ -377,8 +377,9 @@ class Server:
             elif op == OP_INIT:
                 self.init(seed)
                 send_reply(sock)
-            elif op == OP_BENCH:
-                send_reply(sock, seconds=self.bench(n, a, seed))
+            elif op == OP_BENCH:  # the loop's CPU seconds in the loss's place
+                wall, cpu = self.bench(n, a, seed)
+                send_reply(sock, loss=cpu, seconds=wall)
             elif op == OP_QUIT:
                 send_reply(sock)
                 return
@@ -388,6 +389,8 @@ class Server:
 
 def main():
     die_with_parent()
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is hetsim's to handle; we see its end
     sock = socket.socket(fileno=FD_SOCKET)
     cfg = recv_config(sock)
     try:
@@ -408,7 +411,16 @@ def main():
         return 0
     send_reply(sock, text=json.dumps({"pid": os.getpid(), "params": server.slots.n_params,
                                       "buffers": server.slots.n_bufs}))
-    server.serve(sock)
+    try:
+        server.serve(sock)
+    except BaseException:
+        # The module's exception: its traceback for hetsim's stderr, then out at once (an
+        # interpreter's orderly shutdown with PyTorch loaded takes long), which hetsim reads as
+        # the end of the channel.
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
     return 0
 
 

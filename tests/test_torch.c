@@ -491,6 +491,17 @@ START_TEST(lenet5_and_the_transformer_run)
 }
 END_TEST
 
+/* The examples' scenarios validate (the JSON files of examples/torch but ResNet-20's, whose data
+ * set is not packaged: the test above runs its module on files it writes). */
+START_TEST(the_example_scenarios_validate)
+{
+    static const char *const files[] = { "examples/torch/lenet5-fmnist.json",
+                                         "examples/torch/transformer.json" };
+    sim_scenario *sc = harness_load_file(files[_i], NULL, 0);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 /* ---- GPUs ---- */
 
 /* On a GPU (run by tests/torch/skip_without_cuda.sh: skipped where PyTorch sees none): a run
@@ -571,6 +582,7 @@ Suite *test_suite(void)
     TCase *examples = tcase_create("examples");
     tcase_add_test(examples, resnet20_trains_on_cifar10_files_in_the_binary_format);
     tcase_add_loop_test(examples, lenet5_and_the_transformer_run, 0, 2);
+    tcase_add_loop_test(examples, the_example_scenarios_validate, 0, 2);
     tcase_set_timeout(examples, 300);
     suite_add_tcase(s, examples);
 

@@ -53,6 +53,8 @@ typedef struct torch_probe_info {
     size_t train; /* training examples (the module's own data; else the scenario's) */
     size_t test;  /* test examples */
     size_t classes;
+    char rules[200]; /* "" when the layers follow tools/profile_model.py's rules, else the rule
+                        broken (the layers are then one, "model", with every parameter) */
 } torch_probe_info;
 
 typedef struct torch_backend torch_backend;
@@ -63,7 +65,9 @@ typedef struct torch_backend torch_backend;
  * the scenario's folder; device, "cpu" by default; every other key an argument of the
  * module's functions) into cfg->torch, then probes the module on `shape` (NULL: its own
  * data), with a training pass of `batch` examples: cfg->torch's sizes, cfg->classes, *info,
- * and the module's layers into `layers` (sim/layers.h, finished) when not NULL. The probe's
+ * and the module's layers into `layers` (sim/layers.h, finished) when not NULL: by the rules of
+ * tools/profile_model.py, or one layer of every parameter when the module breaks them (refused
+ * with compute.profile "module", which asks for them). The probe's
  * result is kept with the scenario (sc->model_probe): a second read of the same module, shape
  * and batch (a run's, after its check's) runs none. SIM_ESCENARIO naming the file and the
  * JSON path. */

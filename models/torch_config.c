@@ -76,7 +76,8 @@ static void find_pydir(char *out, size_t size)
 static int read_args(const char *file, sim_cfg *m, model_torch_config *tc, sim_err *err)
 {
     snprintf(tc->args, sizeof(tc->args), "{");
-    for (size_t i = 0; i < sim_cfg_nkeys(m); i++) {
+    bool fits = true;
+    for (size_t i = 0; i < sim_cfg_nkeys(m) && fits; i++) {
         const char *key = sim_cfg_key(m, i);
         bool own = false;
         for (size_t k = 0; k < sizeof(own_keys) / sizeof(own_keys[0]); k++)
@@ -87,21 +88,15 @@ static int read_args(const char *file, sim_cfg *m, model_torch_config *tc, sim_e
         int rc = sim_cfg_json(m, key, &json, err);
         if (rc != SIM_OK)
             return sim_err_file(err, file);
-        size_t used = strlen(tc->args);
-        bool fits = (used == 1 ||
-                     (used + 2 < sizeof(tc->args) && memcpy(tc->args + used, ", ", 3) != NULL)) &&
-                    torch_json_string(tc->args, sizeof(tc->args), key) &&
-                    strlen(tc->args) + strlen(json) + 4 < sizeof(tc->args);
-        if (fits) {
-            strcat(tc->args, ": ");
-            strcat(tc->args, json);
-        }
+        fits = (tc->args[1] == '\0' || torch_append(tc->args, sizeof(tc->args), ", ")) &&
+               torch_json_string(tc->args, sizeof(tc->args), key) &&
+               torch_append(tc->args, sizeof(tc->args), ": ") &&
+               torch_append(tc->args, sizeof(tc->args), json);
         free(json);
-        if (!fits)
-            return bad(err, file, "$.workload.model",
-                       "the module's arguments take more than 4 KiB of JSON");
     }
-    strcat(tc->args, "}");
+    if (!fits || !torch_append(tc->args, sizeof(tc->args), "}"))
+        return bad(err, file, "$.workload.model",
+                   "the module's arguments take more than 4 KiB of JSON");
     return SIM_OK;
 }
 
@@ -161,6 +156,9 @@ static int read_probe(const char *text, model_config *cfg, torch_probe_info *inf
         rc = sim_cfg_int(r, "test", 1, INT_MAX, &test, err);
     if (rc == SIM_OK)
         rc = sim_cfg_int(r, "rss", 0, INT64_MAX, &rss, err);
+    info->rules[0] = '\0';
+    if (rc == SIM_OK && !sim_cfg_is_null(r, "layer_rules"))
+        rc = sim_cfg_string(r, "layer_rules", info->rules, sizeof(info->rules), err);
     if (rc == SIM_OK)
         rc = sim_cfg_array_len(r, "layers", &nl, err);
     if (rc == SIM_OK && nl > SIM_LAYERS_MAX)
@@ -357,6 +355,18 @@ static void remember(sim_scenario *sc, const model_config *cfg, const torch_data
     sc->model_probe_free = cache_free;
 }
 
+/* compute.profile "module" asks for layers by the rules. */
+static int check_rules(const sim_scenario *sc, const model_torch_config *tc,
+                       const torch_probe_info *info, sim_err *err)
+{
+    if (info->rules[0] == '\0' || !sim_scenario_module_profile(sc))
+        return SIM_OK;
+    sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                "\"module\" needs %s's layers by tools/profile_model.py's rules: %s", tc->shown,
+                info->rules);
+    return sim_err_file(err, sc->file);
+}
+
 int torch_config_read(sim_scenario *sc, const torch_data_shape *shape, size_t batch,
                       model_config *cfg, torch_probe_info *info, sim_layers *layers, sim_err *err)
 {
@@ -369,6 +379,8 @@ int torch_config_read(sim_scenario *sc, const torch_data_shape *shape, size_t ba
         cfg->torch = c->tc;
         cfg->classes = c->classes;
         *info = c->info;
+        if ((rc = check_rules(sc, &cfg->torch, info, err)) != SIM_OK)
+            return rc;
         return layers != NULL ? copy_layers(layers, &c->layers, err) : SIM_OK;
     }
     sim_layers own = { 0 };
@@ -376,7 +388,8 @@ int torch_config_read(sim_scenario *sc, const torch_data_shape *shape, size_t ba
     if (rc == SIM_OK) {
         cfg->classes = info->classes;
         remember(sc, cfg, shape, batch, info, &own);
-        if (layers != NULL)
+        rc = check_rules(sc, &cfg->torch, info, err);
+        if (rc == SIM_OK && layers != NULL)
             rc = copy_layers(layers, &own, err);
     }
     sim_layers_fini(&own);

@@ -73,7 +73,7 @@ int torch_region(size_t bytes, int *fd, unsigned char **map, sim_err *err)
     return SIM_OK;
 }
 
-static bool put(char *out, size_t size, const char *s)
+bool torch_append(char *out, size_t size, const char *s)
 {
     size_t n = strlen(out), k = strlen(s);
     if (n + k >= size)
@@ -90,15 +90,16 @@ bool torch_data_json(char *out, size_t size, const torch_data_layout *l)
              "\"train\": [%zu, %zu, %zu], \"test\": [%zu, %zu, %zu]}",
              l->bytes, l->shape[0], l->shape[1], l->shape[2], l->classes, l->ntrain, l->train_x,
              l->train_y, l->ntest, l->test_x, l->test_y);
-    return put(out, size, b);
+    return torch_append(out, size, b);
 }
 
 bool torch_module_json(char *out, size_t size, const model_torch_config *tc)
 {
-    return put(out, size, "\"module\": ") && torch_json_string(out, size, tc->module) &&
-           put(out, size, ", \"base_dir\": ") && torch_json_string(out, size, tc->base_dir) &&
-           put(out, size, ", \"device\": ") && torch_json_string(out, size, tc->device) &&
-           put(out, size, ", \"args\": ") && put(out, size, tc->args);
+    return torch_append(out, size, "\"module\": ") && torch_json_string(out, size, tc->module) &&
+           torch_append(out, size, ", \"base_dir\": ") &&
+           torch_json_string(out, size, tc->base_dir) &&
+           torch_append(out, size, ", \"device\": ") && torch_json_string(out, size, tc->device) &&
+           torch_append(out, size, ", \"args\": ") && torch_append(out, size, tc->args);
 }
 
 bool torch_json_string(char *out, size_t size, const char *s)
@@ -304,8 +305,8 @@ static void free_env(char **env)
     free(env);
 }
 
-/* posix_spawn(p) of `python -B -m hetsim.server` with fds[0..3) as its fds 3, 4, 5 (-1: none)
- * and nothing else of ours open. */
+/* posix_spawn(p) of `python -B -m hetsim.server` with fds[0..3) as its fds 3, 4, 5 (-1: none),
+ * our stderr as its stdout too, and nothing else of ours open. */
 static int spawn(torch_proc *p, const model_torch_config *tc, const int *fds, sim_err *err)
 {
     char b[] = "-B", m[] = "-m", server[] = "hetsim.server";
@@ -321,6 +322,8 @@ static int spawn(torch_proc *p, const model_torch_config *tc, const int *fds, si
         for (int i = 0; i < 3 && rc == 0; i++)
             if (hi[i] >= 0)
                 rc = posix_spawn_file_actions_adddup2(&fa, hi[i], FD_SOCKET + i);
+        if (rc == 0) /* a module's prints go to stderr: hetsim's stdout is for results */
+            rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
         if (rc == 0)
             rc = posix_spawn_file_actions_addclosefrom_np(&fa, FD_DATA + 1);
         if (rc == 0)

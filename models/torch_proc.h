@@ -120,6 +120,10 @@ int torch_proc_call(torch_proc *p, const torch_request *rq, torch_reply *r);
  * frees the region. A zeroed or never started process is fine. */
 void torch_proc_stop(torch_proc *p);
 
+/* Appends `s` to `out` (a string in `size` bytes); returns false, `out` unchanged, when it
+ * does not fit. */
+bool torch_append(char *out, size_t size, const char *s);
+
 /* Appends `s` to `out` as a JSON string (quoted, escaped); returns false when it does not
  * fit in `size` bytes. */
 bool torch_json_string(char *out, size_t size, const char *s);

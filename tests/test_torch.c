@@ -6,8 +6,8 @@
  * layers make the "module" profile.
  *
  * Run by tests/torch/skip_without_torch.sh, which skips the suite (77) without a python3 that
- * imports torch; the case "cuda" by tests/torch/skip_without_cuda.sh, skipped (77) where
- * PyTorch sees no GPU (the suite's own run excludes it). The modules are in tests/torch/.
+ * imports torch; the case "cuda" only with HETSIM_NEED_CUDA set (the meson test torch_cuda, which
+ * the same script skips, 77, where PyTorch sees no GPU). The modules are in tests/torch/.
  */
 #include <math.h>
 #include <stdio.h>
@@ -368,7 +368,8 @@ END_TEST
 
 /* mlp_dropout.py's layers by tools/profile_model.py's rules: body.0, Linear(8, 16): 144
  * parameters, 2 * 8 * 16 = 256 FLOPs; body.3, Linear(16, 3): 51 and 96. On a V100 at fp32
- * (15.7 TFLOP/s) and 0.5 efficiency a batch of 16 takes 3 * 352 * 16 / 7.85e12 s. */
+ * (15.7 TFLOP/s) and 0.5 efficiency a batch of 16 takes 3 * 352 * 16 / 7.85e12 s. A named
+ * profile replaces them (the network trained, timed and sized as ResNet-50). */
 START_TEST(a_module_profile_is_the_modules_layers_by_the_profile_tools_rules)
 {
     const char *sets[] = {
@@ -391,6 +392,27 @@ START_TEST(a_module_profile_is_the_modules_layers_by_the_profile_tools_rules)
     sim_time ns = sc->iteration_ns;
     ck_assert_int_eq(harness_check(sc, &err), SIM_OK);
     ck_assert_int_eq(sc->iteration_ns, ns);
+    sim_scenario_destroy(sc);
+    /* A module whose layer runs twice breaks the rules: one layer of every parameter (72 + 72
+     * + 27 = 171), its FLOPs those of the passes that ran (128 + 2 x 128 + 48 = 432); a
+     * "module" profile is refused. */
+    const char *shared[] = { "workload.model.module=shared_layer.py" };
+    sc = harness_load(base_json, FILE_NAME, shared, 1);
+    ck_assert_uint_eq(sc->layers.n, 1);
+    ck_assert_str_eq(sc->layers.layer[0].name, "model");
+    ck_assert_uint_eq(sc->layers.layer[0].params, 171);
+    ck_assert_double_eq(sc->layers.layer[0].fwd_flops, 432.0);
+    sim_scenario_destroy(sc);
+    const char *refused_sets[] = { shared[0], sets[0] };
+    harness_expect_rejected(base_json, FILE_NAME, refused_sets, 2, "$.compute.profile",
+                            "\"module\" needs shared_layer.py's layers by tools/profile_model.py's "
+                            "rules: module hidden runs twice in one forward pass");
+    /* A named profile still times the small network as the profile's model. */
+    sets[0] = "compute={\"profile\": \"resnet50\", \"device\": \"v100\"}";
+    sc = harness_load(base_json, FILE_NAME, sets, 1);
+    ck_assert_uint_gt(sc->layers.n, 50);
+    ck_assert_uint_eq(sim_layers_params(&sc->layers), 25557032); /* torchvision's resnet50 */
+    ck_assert_uint_eq(sc->message_bytes, 4 * 25557032);
     sim_scenario_destroy(sc);
 }
 END_TEST
@@ -504,7 +526,7 @@ END_TEST
 
 /* ---- GPUs ---- */
 
-/* On a GPU (run by tests/torch/skip_without_cuda.sh: skipped where PyTorch sees none): a run
+/* On a GPU (the meson test torch_cuda: skipped where PyTorch sees none): a run
  * trains and writes the same files with 1 and 2 threads (two servers sharing the GPU). */
 START_TEST(a_run_on_a_gpu_trains_alike_with_any_thread_count)
 {
@@ -524,10 +546,11 @@ START_TEST(a_run_on_a_gpu_trains_alike_with_any_thread_count)
 }
 END_TEST
 
-/* Without a GPU, "cuda" is refused before the run, naming the key. */
+/* A GPU PyTorch does not see (none here, or not 1000 of them) is refused before the run, naming
+ * the key. */
 START_TEST(a_gpu_where_pytorch_sees_none_is_refused)
 {
-    const char *sets[] = { "workload.model.device=\"cuda:7\"" };
+    const char *sets[] = { "workload.model.device=\"cuda:999\"" };
     sim_err err;
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_parse(base_json, strlen(base_json), FILE_NAME, sets, 1, &err);
@@ -586,14 +609,21 @@ Suite *test_suite(void)
     tcase_set_timeout(examples, 300);
     suite_add_tcase(s, examples);
 
-    TCase *cuda = tcase_create("cuda"); /* its own meson test: skipped without a GPU */
-    tcase_add_test(cuda, a_run_on_a_gpu_trains_alike_with_any_thread_count);
-    tcase_set_timeout(cuda, 300);
-    suite_add_tcase(s, cuda);
+    if (getenv("HETSIM_NEED_CUDA") != NULL) { /* the meson test torch_cuda, run on a GPU */
+        TCase *cuda = tcase_create("cuda");
+        tcase_add_test(cuda, a_run_on_a_gpu_trains_alike_with_any_thread_count);
+        tcase_set_timeout(cuda, 300);
+        suite_add_tcase(s, cuda);
+    }
 
+    /* Every protocol; under the sanitizers (slow tests off), the first three: the C paths are
+     * the runtime's, which the built-in models' chaos runs cover there. */
     TCase *chaos = tcase_create("chaos");
     size_t n;
     proto_list(&n);
+#ifndef HETSIM_SLOW_TESTS
+    n = n < 3 ? n : 3;
+#endif
     tcase_add_loop_test(
         chaos, every_protocol_runs_a_torch_model_in_chaos_alike_with_any_thread_count, 0, (int)n);
     tcase_set_timeout(chaos, 600);

@@ -6,7 +6,7 @@ A layer is a module holding parameters of its own (a convolution, a batch norm, 
 layer), in the order the forward pass runs them. Its row gives its parameters (exactly) and
 its forward FLOPs per sample from its output's shape (matrix products, 2 per multiply-add:
 convolutions and linear layers; 0 for the rest). A module that runs twice in one forward pass,
-or a parameter no layer ran with, is refused: the rows must add up to the whole model.
+or a parameter no layer ran with, breaks the rules: the rows must add up to the whole model.
 """
 import torch
 
@@ -49,25 +49,32 @@ class LayerWatch:
         self.clock = clock
         self.stamp = {}
         self.flops = {}
+        self.repeated = []
         self.handles = [m.register_forward_hook(self._post) for m in self.layers]
 
     def _post(self, mod, inputs, output):
         if self.sync is not None:
             self.sync()
-        if mod in self.stamp:
-            raise LayerError("module %s runs twice in one forward pass" % self.names[mod])
+        if mod in self.stamp:  # against the rules: check_complete says so
+            self.repeated.append(self.names[mod])
+            self.flops[mod] += layer_flops(mod, output)
+            return
         self.stamp[mod] = self.clock() if self.clock is not None else len(self.stamp)
         self.flops[mod] = layer_flops(mod, output)
 
     def clear(self):
         self.stamp.clear()
+        self.repeated = []
 
     def order(self):
         """The layers in the order the last forward pass ran them."""
         return sorted(self.stamp, key=self.stamp.get)
 
     def check_complete(self, model):
-        """Refuses a model whose layers did not all run (their parameters would be left out)."""
+        """Refuses a model one of whose layers ran twice in the last forward pass, or whose
+        layers did not all run (their parameters would be left out)."""
+        if self.repeated:
+            raise LayerError("module %s runs twice in one forward pass" % self.repeated[0])
         total = sum(p.numel() for p in model.parameters())
         ran = sum(own_params(m) for m in self.stamp)
         if ran != total:
@@ -81,14 +88,22 @@ class LayerWatch:
         self.handles = []
 
 
-def module_layers(model, x):
+def module_layers(model, x, strict=True):
     """The rows (name, params, forward FLOPs per sample) of `model` on the batch `x`, in the
-    order its forward pass runs them (one forward pass, without gradients)."""
+    order its forward pass runs them (one forward pass, without gradients), and None; or, when
+    the model breaks the rules and not `strict`, one row "model" of all its parameters and the
+    FLOPs of the layers that ran, and the rule it breaks (strict: LayerError)."""
     watch = LayerWatch(model)
     try:
         with torch.no_grad():
             model(x)
-        watch.check_complete(model)
-        return [(watch.names[m], own_params(m), int(watch.flops[m])) for m in watch.order()]
+        try:
+            watch.check_complete(model)
+        except LayerError as e:
+            if strict:
+                raise
+            total = sum(p.numel() for p in model.parameters())
+            return [("model", total, int(sum(watch.flops.values())))], str(e)
+        return [(watch.names[m], own_params(m), int(watch.flops[m])) for m in watch.order()], None
     finally:
         watch.remove()

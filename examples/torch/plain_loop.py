@@ -54,6 +54,8 @@ def main():
     given = {"base_dir": os.path.dirname(os.path.abspath(a.module))}
     if a.data == "module":
         (xtr, ytr), (xte, yte) = contract.data(mod, {}, given)
+        if ytr.dim() == 1 and not ytr.is_floating_point():  # as the model server gives it
+            given["classes"] = int(ytr.max()) + 1
     else:
         (xtr, ytr), (xte, yte) = fashion_mnist(FMNIST)
         given["classes"] = 10

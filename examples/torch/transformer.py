@@ -6,7 +6,7 @@ as hetsim's layer rules need: docs/torch.md), token and position embeddings, mea
 a dense classifier; dropout 0.1. Inputs are the token ids as float32 (the contract's inputs
 are float32), turned back into integers in forward().
 
-    "workload": {"model": {"name": "torch", "module": "transformer.py"}, "batch": 32, ...}
+    "workload": {"model": {"name": "torch", "module": "transformer.py"}, "batch": 16, ...}
 """
 import math
 

@@ -136,6 +136,20 @@ static int read_section(const char *file, sim_cfg *m, model_torch_config *tc, si
 
 /* ---- the probe ---- */
 
+/* A probe's layer's kind and bytes (tools/profile_rules.py's, sim/layers.h). */
+static int read_kind_bytes(sim_cfg *e, sim_layer *y, sim_err *err)
+{
+    const char *kinds[SIM_KIND_N];
+    for (int k = 0; k < SIM_KIND_N; k++)
+        kinds[k] = sim_layer_kind_name(k);
+    int rc = sim_cfg_choice(e, "kind", kinds, SIM_KIND_N, &y->kind, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(e, "forward_bytes", 0.0, 1e30, &y->fwd_bytes, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_double(e, "elementwise_bytes", 0.0, 1e30, &y->ew_bytes, err);
+    return rc;
+}
+
 /* The probe's answer (a JSON object) into cfg, info and layers. */
 static int read_probe(const char *text, model_config *cfg, torch_probe_info *info,
                       sim_layers *layers, sim_err *err)
@@ -178,6 +192,8 @@ static int read_probe(const char *text, model_config *cfg, torch_probe_info *inf
             rc = sim_cfg_int(e, "params", 0, INT_MAX, &p, err);
         if (rc == SIM_OK)
             rc = sim_cfg_double(e, "flops", 0.0, 1e30, &f, err);
+        if (rc == SIM_OK)
+            rc = read_kind_bytes(e, &l->layer[i], err);
         l->layer[i].params = (uint64_t)p;
         l->layer[i].fwd_flops = f;
         cfg->torch.flops += f;

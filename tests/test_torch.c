@@ -366,7 +366,7 @@ END_TEST
 
 /* ---- the "module" profile ---- */
 
-/* mlp_dropout.py's layers by tools/profile_model.py's rules: body.0, Linear(8, 16): 144
+/* mlp_dropout.py's layers by the profile tools' rules: body.0, Linear(8, 16): 144
  * parameters, 2 * 8 * 16 = 256 FLOPs; body.3, Linear(16, 3): 51 and 96. On a V100 at fp32
  * (15.7 TFLOP/s) and 0.5 efficiency a batch of 16 takes 3 * 352 * 16 / 7.85e12 s. A named
  * profile replaces them (the network trained, timed and sized as ResNet-50). */
@@ -386,6 +386,14 @@ START_TEST(a_module_profile_is_the_modules_layers_by_the_profile_tools_rules)
     ck_assert_str_eq(sc->layers.layer[1].name, "body.3");
     ck_assert_uint_eq(sc->layers.layer[1].params, 51);
     ck_assert_double_eq(sc->layers.layer[1].fwd_flops, 96.0);
+    /* Kinds and bytes by python/hetsim/profile_rules.py: a linear layer reads its input and
+     * writes its output, (8 + 16) and (16 + 3) floats a sample; after body.0 come the ReLU
+     * and the dropout, elementwise. */
+    ck_assert_int_eq(sc->layers.layer[0].kind, SIM_KIND_MATMUL);
+    ck_assert_int_eq(sc->layers.layer[1].kind, SIM_KIND_MATMUL);
+    ck_assert_double_eq(sc->layers.layer[0].fwd_bytes, 96.0);
+    ck_assert_double_eq(sc->layers.layer[1].fwd_bytes, 76.0);
+    ck_assert_double_gt(sc->layers.layer[0].ew_bytes, 0.0);
     ck_assert_uint_eq(sc->message_bytes, 4 * 195);
     ck_assert_int_eq(sc->iteration_ns, llround(3.0 * 352 * 16 / (15.7e12 * 0.5) * 1e9));
     /* A second check (the run's) changes nothing: the profile is resolved once. */

@@ -197,8 +197,8 @@ class Server:
             loss.backward()
         except Exception as e:
             raise contract.ContractError("backward fails: " + contract.describe(e)) from e
+        layers, rules = self.module_layers(net, tuple(x.shape[1:]))
         net.eval()
-        layers, rules = self.module_layers(net, x, strict=False)
         with torch.no_grad():
             self.task.check_output(net(x), y, self.classes)
             n = self.task.correct(net(x), y)
@@ -209,8 +209,10 @@ class Server:
         import resource
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         return {"params": slots.n_params, "buffers": slots.n_bufs,
-                "layers": [{"name": (n or "model")[:63], "params": p, "flops": f}
-                           for n, p, f in layers],
+                "layers": [{"name": (r["name"] or "model")[:63], "params": r["params"],
+                            "flops": r["forward_flops"], "kind": r["kind"],
+                            "forward_bytes": r["forward_bytes"],
+                            "elementwise_bytes": r["elementwise_bytes"]} for r in layers],
                 "layer_rules": rules, "classes": int(out.shape[-1]),
                 "train": int(self.train_x.shape[0]),
                 "test": int(self.test_x.shape[0]), "rss": rss,

@@ -21,6 +21,7 @@
 #include "app/mpi.h"
 #include "app/sweep.h"
 #include "models/bench.h"
+#include "models/torch_bench.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "sim/bench.h"
@@ -38,7 +39,7 @@ static const char usage[] =
     "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
     "                     [--format md|csv]\n"
     "       hetsim list protocols|models|datasets|topologies|profiles|devices|fabrics\n"
-    "       hetsim bench [engine|network|kernels|overlap|collectives|threads [--threads N]]\n"
+    "       hetsim bench [engine|network|kernels|overlap|collectives|threads [--threads N]|torch]\n"
     "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
     "                    [--quiet]\n"
     "       hetsim check SCENARIO.json --golden DIR [--update] [--seeds N] [--exact]\n"
@@ -82,7 +83,8 @@ static const char usage[] =
     "          1,024 GPUs (collectives) against references measured in the same run (JSON\n"
     "          lines: name, value, unit, reference, ratio); threads: 16-worker\n"
     "          runs on one thread against N (default: every core), the ratio being the\n"
-    "          speed-up\n"
+    "          speed-up; torch (not in the default set: it needs PyTorch): gradients through\n"
+    "          a model server against a plain PyTorch loop (LeNet-5, ResNet-20)\n"
     "\n"
     "exit codes: 0 success, 1 run failed, 2 bad usage or bad scenario\n";
 
@@ -221,6 +223,8 @@ static int cmd_list(int argc, char **argv)
                "conv 5x5, pool, conv 5x5, pool, dense, softmax; keys conv1 conv2 kernel dense");
         printf("%-14s %s\n", "vector",
                "averaging only: no data, zero gradients; keys dim, init (normal, zero)");
+        printf("%-14s %s\n", "torch",
+               "your PyTorch module through model servers; keys module, device (docs/torch.md)");
     } else if (strcmp(argv[0], "datasets") == 0) {
         printf("%-14s %s\n", "fashion-mnist",
                "Fashion-MNIST IDX files (Debian package dataset-fashion-mnist; key dir)");
@@ -244,8 +248,8 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-    static const char *const parts[] = { "engine",  "network",     "kernels",
-                                         "overlap", "collectives", "threads" };
+    static const char *const parts[] = { "engine",      "network", "kernels", "overlap",
+                                         "collectives", "threads", "torch" };
     const char *what = argc > 0 ? argv[0] : "all";
     bool all = strcmp(what, "all") == 0, known = all;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
@@ -256,8 +260,8 @@ static int cmd_bench(int argc, char **argv)
         rc = cli_threads(argv[2], &threads);
     else if (argc > 1 || !known)
         return cli_usage(
-            "bench takes engine, network, kernels, overlap, collectives or threads [--threads N], "
-            "got \"%s\"",
+            "bench takes engine, network, kernels, overlap, collectives, threads [--threads N] or "
+            "torch, got \"%s\"",
             what);
     if (rc != EXIT_OK)
         return rc;
@@ -280,6 +284,8 @@ static int cmd_bench(int argc, char **argv)
         rc = app_bench_collectives_run(stdout, NULL, &err);
     if (rc == SIM_OK && (all || strcmp(what, "threads") == 0))
         rc = app_bench_threads_run(stdout, threads, NULL, &err);
+    if (rc == SIM_OK && strcmp(what, "torch") == 0) /* not in all: it needs PyTorch */
+        rc = torch_bench(stdout, &err);
     if (rc != SIM_OK) {
         cli_report(&err);
         return EXIT_RUN;

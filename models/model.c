@@ -24,6 +24,8 @@ const model_ops *model_find(const char *name)
             return models[i];
     if (strcmp(name, model_vector.name) == 0)
         return &model_vector;
+    if (strcmp(name, model_torch.name) == 0)
+        return &model_torch;
     return strcmp(name, model_none.name) == 0 ? &model_none : NULL;
 }
 

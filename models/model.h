@@ -50,6 +50,24 @@
 /* Largest input size channels * height * width. */
 #define MODEL_MAX_INPUT   (1 << 24)
 
+/* torch: a PyTorch module computed by model servers (models/torch.h, docs/torch.md), as
+torch_config_read resolves and probes it. Plain data: copies of a config share no storage. */
+typedef struct model_torch_config {
+    char module[512];      /* the module file, resolved against the scenario's folder */
+    char shown[128];       /* the module as the scenario names it, for messages */
+    char base_dir[512];    /* the scenario file's folder (given to the module as base_dir) */
+    char args[4096];       /* the model section's other keys, one JSON object */
+    char device[32];       /* "cpu" or "cuda[:N]" */
+    char python[256];      /* the interpreter the servers run on */
+    char pydir[512];       /* the folder holding the hetsim package, "" for an installed one */
+    bool own_data;         /* trained on the module's data() (no workload.dataset) */
+    size_t params;         /* floats of a replica: the module's parameters */
+    size_t buffers;        /* floats of its floating buffers (each worker's own) */
+    double flops;          /* forward FLOPs of one sample over its layers */
+    uint64_t server_bytes; /* one server's memory but the shared data: the probe's peak
+                              resident size (interpreter, PyTorch, network, own data) */
+} model_torch_config;
+
 /* Shapes and hyper-parameters of every model; each model reads the fields it needs. */
 typedef struct model_config {
     size_t channels; /* input channels; dense models see D = channels * height * width */
@@ -69,6 +87,8 @@ typedef struct model_config {
 
     size_t dim;       /* vector: parameters (averaging-only runs) */
     bool vector_zero; /* vector: init "zero" instead of N(0, 1) draws */
+
+    model_torch_config torch; /* torch: the module and what its probe found */
 } model_config;
 
 /* How init_params fills a view. */
@@ -96,9 +116,13 @@ enum model_flags {
     MODEL_AVERAGING_ONLY = 1u << 1, /* averaging is all there is: each worker starts from its
                                        own draw, and a run reports its averaging rounds and
                                        variance (vector, DESIGN 6b) */
-    MODEL_NO_PARAMS = 1u << 2       /* timing only: zero floats, so every tensor call is a
+    MODEL_NO_PARAMS = 1u << 2,      /* timing only: zero floats, so every tensor call is a
                                        no-op; no loss, and messages of workload.message_bytes
                                        (none) */
+    MODEL_SERVER = 1u << 3          /* computed outside hetsim, by model servers (torch,
+                                       models/torch.h): the training state hands them its
+                                       initialization, gradients and evaluations; forward and
+                                       backward are never called */
 };
 
 /* Operations of one model. Sizes are in floats. All members are non-NULL but flags. */
@@ -148,11 +172,12 @@ typedef struct model_ops {
 extern const model_ops model_softmax, model_svm, model_mlp, model_cnn;
 extern const model_ops model_vector; /* averaging-only (DESIGN 6b): found by name, not listed */
 extern const model_ops model_none;   /* timing-only, zero floats: found by name, not listed */
+extern const model_ops model_torch;  /* PyTorch through model servers: found by name, not listed */
 
 /* ---- Registry ---- */
 
-/* The model called `name` (the trainable ones, "vector" and "none"), or NULL when there is
- * none. */
+/* The model called `name` (the trainable ones, "vector", "none" and "torch"), or NULL when
+ * there is none. */
 const model_ops *model_find(const char *name);
 
 /* The i-th model in fixed order (softmax, svm, mlp, cnn), or NULL when i is past the end. */

@@ -9,6 +9,8 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "models/torch.h"
+#include "sim/rng.h"
 #include "sim/tensor.h"
 
 /* A worker's minibatch loss above this many times its first one (or above this number when
@@ -39,6 +41,9 @@ struct train {
     size_t *ids;            /* (workers, batch) each worker's drawn minibatch (train_draw) */
     train_ws *ws;           /* (nws) a workspace per thread */
     unsigned nws;
+    torch_backend *srv; /* MODEL_SERVER: the model servers (models/torch.h), else NULL */
+    uint64_t *draws;    /* MODEL_SERVER: (workers) minibatches drawn, for the requests' seeds */
+    uint64_t seed_base; /* MODEL_SERVER: the root of the requests' seeds */
 };
 
 /* Worker w's parameters and momentum buffer (NULL without momentum): its block's. */
@@ -154,6 +159,48 @@ static int load_data(train *t, gsl_rng *r, sim_err *err)
     return rc;
 }
 
+/* MODEL_SERVER: the initial parameters and buffers from the module (a network built under a
+ * seed from the initialization stream: one, or one per worker in worker order), then the root
+ * of the requests' seeds. */
+static int init_served(train *t, gsl_rng *init, sim_err *err)
+{
+    size_t n = t->cfg.workers;
+    int rc = torch_backend_init(t->srv, gsl_rng_get(init), params_of(t, 0), 0, true, err);
+    for (size_t w = 1; w < n && t->cfg.independent_init && rc == SIM_OK; w++)
+        rc = torch_backend_init(t->srv, gsl_rng_get(init), params_of(t, (uint32_t)w), (uint32_t)w,
+                                false, err);
+    t->seed_base = (uint64_t)gsl_rng_get(init) << 32 | gsl_rng_get(init);
+    t->draws = calloc(n, sizeof(*t->draws));
+    if (rc == SIM_OK && t->draws == NULL)
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    return rc;
+}
+
+/* MODEL_SERVER: placeholder sets of the module's own data (its size, nothing of it: the
+ * servers hold it), or the scenario's data shipped to the servers (hetsim keeps its labels
+ * and sizes, not its features); then thread 0's server. */
+static int start_servers(train *t, sim_err *err)
+{
+    const train_config *c = &t->cfg;
+    int rc = SIM_OK;
+    if (c->model.torch.own_data) {
+        rc = data_set_alloc(&t->train_set, c->train_examples, 1, err);
+        if (rc == SIM_OK)
+            rc = data_set_alloc(&t->test_set, c->test_examples, 1, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    bool own = c->model.torch.own_data;
+    t->srv = torch_backend_create(&c->model, own ? NULL : &t->train_set, own ? NULL : &t->test_set,
+                                  c->batch, c->workers, err);
+    if (t->srv == NULL)
+        return err->code;
+    sim_tensor_free(t->train_set.x);
+    sim_tensor_free(t->test_set.x);
+    t->train_set.x = t->test_set.x = NULL;
+    return SIM_OK;
+}
+
 static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
 {
     size_t n = t->cfg.workers, P = t->cfg.num_params;
@@ -184,6 +231,8 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
     t->rep = replica_create((uint32_t)n, P, t->cfg.optim.momentum > 0, shared, err);
     if (t->rep == NULL)
         return err->code;
+    if (t->srv != NULL)
+        return init_served(t, init, err);
     t->cfg.ops->init_params(params_of(t, 0), &t->cfg.model, init);
     for (size_t w = 1; w < n && t->cfg.independent_init; w++)
         t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, init);
@@ -236,12 +285,15 @@ train *train_create(const train_config *cfg, gsl_rng *data, gsl_rng *init, sim_e
         return t;
     }
     openblas_set_num_threads(1);
-    int rc = load_data(t, data, err);
+    bool served = cfg->ops->flags & MODEL_SERVER;
+    int rc = served && cfg->model.torch.own_data ? SIM_OK : load_data(t, data, err);
+    if (rc == SIM_OK && served)
+        rc = start_servers(t, err);
     if (rc == SIM_OK)
         rc = cfg->dirichlet ? data_partition_dirichlet(&t->train_set, cfg->workers, cfg->alpha,
                                                        data, &t->part, err)
                             : data_partition_iid(&t->train_set, cfg->workers, data, &t->part, err);
-    if (rc == SIM_OK)
+    if (rc == SIM_OK && !served)
         rc = alloc_ws(t, 1, err);
     if (rc == SIM_OK)
         rc = alloc_workers(t, init, err);
@@ -263,6 +315,8 @@ void train_destroy(train *t)
             sim_tensor_free(t->grad[w]);
     }
     replica_destroy(t->rep);
+    torch_backend_destroy(t->srv);
+    free(t->draws);
     for (unsigned i = 0; i < t->nws; i++) {
         sim_tensor_free(t->ws[i].x);
         free(t->ws[i].y);
@@ -324,7 +378,7 @@ float *train_params_write(train *t, uint32_t w)
 
 double train_model_seconds(const train *t)
 {
-    double s = 0.0;
+    double s = t->srv != NULL ? torch_backend_seconds(t->srv) : 0.0;
     for (unsigned i = 0; i < t->nws; i++)
         s += t->ws[i].model_s;
     return s;
@@ -354,9 +408,11 @@ int train_set_threads(train *t, unsigned n, sim_err *err)
         return SIM_OK;
     /* As many blocks again: a gradient in flight pins its worker's block (train_pin). */
     int rc = replica_pins_allowed(t->rep) ? SIM_OK : replica_allow_pins(t->rep, err);
-    if (rc != SIM_OK || (t->cfg.ops->flags & MODEL_NO_DATA) || n <= t->nws)
+    if (rc != SIM_OK || (t->cfg.ops->flags & MODEL_NO_DATA))
         return rc;
-    return alloc_ws(t, n, err);
+    if (t->srv != NULL) /* a server per thread instead of a workspace */
+        return torch_backend_threads(t->srv, n, err);
+    return n <= t->nws ? rc : alloc_ws(t, n, err);
 }
 
 uint32_t train_pin(train *t, uint32_t w)
@@ -383,6 +439,18 @@ void train_draw(train *t, uint32_t w, gsl_rng *r)
 {
     if (!(t->cfg.ops->flags & MODEL_NO_DATA))
         data_sampler_next_ids(t->sampler[w], r, t->ids + (size_t)w * t->cfg.batch);
+    if (t->srv != NULL)
+        t->draws[w]++;
+}
+
+/* MODEL_SERVER: worker w's gradient through thread `thread`'s server, its randomness seeded by
+ * the worker and the count of its draws. */
+static double served_gradient(train *t, uint32_t w, const float *params, unsigned thread)
+{
+    const train_config *c = &t->cfg;
+    uint64_t seed = sim_rng_seed(t->seed_base, (uint64_t)w << 40 | t->draws[w]);
+    return torch_backend_gradient(t->srv, thread, w, params, t->ids + (size_t)w * c->batch,
+                                  c->batch, seed, t->grad[w]);
 }
 
 double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thread)
@@ -392,6 +460,8 @@ double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thr
         sim_tensor_zero(t->grad[w], c->num_params);
         return 0.0;
     }
+    if (t->srv != NULL)
+        return served_gradient(t, w, params, thread);
     assert(thread < t->nws);
     train_ws *ws = &t->ws[thread];
     data_gather(&t->train_set, t->ids + (size_t)w * c->batch, c->batch, ws->x, ws->y);
@@ -408,6 +478,11 @@ double train_gradient_on(train *t, uint32_t w, const float *params, unsigned thr
 
 int train_check_loss(train *t, uint32_t w, double loss, sim_err *err)
 {
+    if (t->srv != NULL) { /* the server's failure */
+        int rc = torch_backend_failed(t->srv, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
     if (!isfinite(loss))
         return sim_err_set(err, SIM_ENUMERIC, NULL, "worker %u: the training loss is %g", w, loss);
     if (t->cfg.ops->flags & MODEL_NO_DATA)
@@ -531,10 +606,14 @@ void train_eval_batch(train *t, const float *params, size_t samples, size_t i, u
                       double *loss_sum, size_t *correct)
 {
     const train_config *c = &t->cfg;
-    assert(thread < t->nws);
     size_t n = samples < t->test_set.n ? samples : t->test_set.n, D = t->test_set.dim;
     size_t at = i * TRAIN_EVAL_BATCH;
     size_t b = n - at < TRAIN_EVAL_BATCH ? n - at : TRAIN_EVAL_BATCH;
+    if (t->srv != NULL) {
+        torch_backend_eval(t->srv, thread, params, at, b, loss_sum, correct);
+        return;
+    }
+    assert(thread < t->nws);
     const float *x = t->test_set.x + at * D;
     const uint8_t *y = t->test_set.y + at;
     float *acts = t->ws[thread].acts;
@@ -556,4 +635,36 @@ void train_evaluate(train *t, const float *params, size_t samples, double *loss,
     }
     *loss = n > 0 ? sum / (double)n : (double)NAN;
     *accuracy = n > 0 ? (double)correct / (double)n : (double)NAN;
+}
+
+void train_iteration_done(train *t, uint32_t w)
+{
+    if (t->srv != NULL)
+        torch_backend_commit(t->srv, w);
+}
+
+void train_eval_buffers(train *t, const uint32_t *workers, size_t k)
+{
+    if (t->srv != NULL)
+        torch_backend_eval_buffers(t->srv, workers, k);
+}
+
+int train_error(const train *t, sim_err *err)
+{
+    return t->srv != NULL ? torch_backend_error(t->srv, err) : SIM_OK;
+}
+
+size_t train_num_buffers(const train *t)
+{
+    return t->srv != NULL ? t->cfg.model.torch.buffers : 0;
+}
+
+const float *train_buffers(const train *t, uint32_t w)
+{
+    return t->srv != NULL ? torch_backend_buffers(t->srv, w) : NULL;
+}
+
+torch_backend *train_servers(train *t)
+{
+    return t->srv;
 }

@@ -24,6 +24,12 @@
  * block pinned with train_pin (a write to a pinned block's worker gets the worker a copy, as
  * a shared block does, so the pinned parameters stay those of the draw), and train_check_loss
  * then checks its loss on the simulation's thread. Nothing allocates after train_set_threads.
+ *
+ * A model computed by servers (MODEL_SERVER, torch: models/torch.h) has its initialization,
+ * gradients and evaluation passes computed by them, a server per thread (train_set_threads
+ * starts the others), through the same calls; its features live in the servers' shared
+ * region, not here; each worker also has buffers of its own (BatchNorm's statistics), updated
+ * by its gradients when its iterations end (train_iteration_done).
  */
 #ifndef MODELS_TRAIN_H
 #define MODELS_TRAIN_H
@@ -38,6 +44,7 @@
 #include "models/model.h"
 #include "models/optim.h"
 #include "models/replica.h"
+#include "models/torch.h"
 #include "sim/err.h"
 #include "sim/scenario.h"
 
@@ -236,5 +243,28 @@ void train_evaluate(train *t, const float *params, size_t samples, double *loss,
 size_t train_eval_batches(const train *t, size_t samples);
 void train_eval_batch(train *t, const float *params, size_t samples, size_t i, unsigned thread,
                       double *loss_sum, size_t *correct);
+
+/* ---- models computed by servers (MODEL_SERVER: torch, models/torch.h) ---- */
+
+/* Worker w's iteration ended (its gradient joined): the buffers its forward pass updated
+ * become its own, at this simulated instant whatever the thread count. A no-op for other
+ * models. */
+void train_iteration_done(train *t, uint32_t w);
+
+/* The buffers the next evaluations use: the mean of workers[0..k)'s own (the live ones, in
+ * worker order). A no-op for other models. */
+void train_eval_buffers(train *t, const uint32_t *workers, size_t k);
+
+/* The first failure of a model server so far (SIM_EIO, err filled: evaluations that failed
+ * return NaN), or SIM_OK; always SIM_OK for other models. */
+int train_error(const train *t, sim_err *err);
+
+/* Floats of a worker's own buffers (0 but for MODEL_SERVER models with floating buffers), and
+ * worker w's (NULL when none). */
+size_t train_num_buffers(const train *t);
+const float *train_buffers(const train *t, uint32_t w);
+
+/* The model servers (NULL for other models): for benchmarks. */
+torch_backend *train_servers(train *t);
 
 #endif

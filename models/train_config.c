@@ -220,6 +220,25 @@ static int field_error(sim_scenario *sc, const char *section, sim_err *err)
     return sim_err_file(err, sc->file);
 }
 
+/* torch: the module, probed on the data set's shape (or on its own data, without a
+ * workload.dataset); its layers time the iteration unless a profile CSV or a named profile
+ * does (compute.profile "module" asks for them by name). */
+static int read_torch(sim_scenario *sc, train_config *cfg, sim_err *err)
+{
+    model_config *mc = &cfg->model;
+    bool own = sc->dataset_cfg == NULL;
+    torch_data_shape shape = { mc->channels, mc->height, mc->width, mc->classes };
+    torch_probe_info info;
+    bool layers = sc->profile[0] == '\0' || sim_scenario_module_profile(sc);
+    int rc = torch_config_read(sc, own ? NULL : &shape, cfg->batch, mc, &info,
+                               layers ? &sc->layers : NULL, err);
+    if (rc != SIM_OK || !own)
+        return rc;
+    cfg->train_examples = info.train;
+    cfg->test_examples = info.test;
+    return SIM_OK;
+}
+
 static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
 {
     sim_cfg *m = sc->model_cfg;
@@ -232,7 +251,7 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
         char list[128];
         model_list(list, sizeof(list));
         sim_err_set(err, SIM_ESCENARIO, "$.workload.model.name",
-                    "unknown model \"%s\" (valid: none, %s, vector)", name, list);
+                    "unknown model \"%s\" (valid: none, %s, vector, torch)", name, list);
         return sim_err_file(err, sc->file);
     }
     model_config *mc = &cfg->model;
@@ -273,13 +292,17 @@ static int read_model(sim_scenario *sc, train_config *cfg, sim_err *err)
             rc = sim_cfg_choice(m, "init", inits, 2, &init, err);
         mc->dim = (size_t)dim;
         mc->vector_zero = init == 1;
+    } else if (cfg->ops == &model_torch) {
+        rc = read_torch(sc, cfg, err);
+        if (rc != SIM_OK)
+            return rc;
     }
     if (rc == SIM_OK)
         rc = sim_cfg_check_unused(m, err);
     if (rc != SIM_OK)
         return sim_err_file(err, sc->file);
-    if (cfg->ops->flags & MODEL_NO_PARAMS)
-        return SIM_OK; /* the timing-only model has a name and nothing else */
+    if (cfg->ops->flags & (MODEL_NO_PARAMS | MODEL_SERVER))
+        return SIM_OK; /* the timing-only model has a name only, a torch one its probe */
     if (model_check(cfg->ops, mc, err) != SIM_OK)
         return field_error(sc, "$.workload.model", err);
     return SIM_OK;
@@ -344,7 +367,9 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     cfg->independent_init = sc->init_independent;
     const model_ops *ops = model_find(sc->model);
     bool no_data = ops != NULL && (ops->flags & MODEL_NO_DATA);
-    int rc = no_data ? SIM_OK : read_dataset(sc, cfg, err);
+    /* A model computed by servers without a data set trains on its module's own data. */
+    bool own = ops != NULL && (ops->flags & MODEL_SERVER) && sc->dataset_cfg == NULL;
+    int rc = no_data || own ? SIM_OK : read_dataset(sc, cfg, err);
     if (rc == SIM_OK)
         rc = read_model(sc, cfg, err);
     if (rc == SIM_OK && (cfg->ops->flags & MODEL_NO_PARAMS)) {
@@ -362,15 +387,20 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
         cfg->bytes_estimate = (uint64_t)cfg->num_params * 4 * 3 * cfg->workers;
         return SIM_OK;
     }
-    size_t D = model_input_size(&cfg->model);
+    size_t D = own ? 0 : model_input_size(&cfg->model);
     size_t train_n = cfg->train_examples;
-    /* Per worker: parameters, gradient and momentum; the training and test sets. Message
-     * snapshots and a protocol's own buffers are the protocol's to count (proto_ops.memory). */
+    /* Per worker: parameters, gradient and momentum (and a served model's buffers, twice);
+     * the training and test sets. Message snapshots and a protocol's own buffers are the
+     * protocol's to count (proto_ops.memory). */
     uint64_t per_worker = (uint64_t)cfg->num_params * 4 * (cfg->optim.momentum > 0 ? 3 : 2);
     size_t B = cfg->batch > TRAIN_EVAL_BATCH ? cfg->batch : TRAIN_EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers +
                           (uint64_t)(train_n + cfg->test_examples) * (D * 4 + 16) +
                           (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
+    if (cfg->ops->flags & MODEL_SERVER) /* thread 0's server and the shared data region */
+        cfg->bytes_estimate += (uint64_t)cfg->model.torch.buffers * 8 * cfg->workers +
+                               torch_server_bytes(&cfg->model, cfg->batch) +
+                               torch_data_bytes(&cfg->model, train_n, cfg->test_examples, D);
     if (cfg->workers > train_n)
         return fail(err, sc, SIM_ESCENARIO, "$.workers",
                     "more workers than training examples: every worker needs data");

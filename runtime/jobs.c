@@ -296,6 +296,8 @@ uint64_t jobs_memory(const train_config *tc, unsigned threads)
     size_t B = tc->batch > TRAIN_EVAL_BATCH ? tc->batch : TRAIN_EVAL_BATCH;
     uint64_t ws = (uint64_t)B * model_input_size(&tc->model) * 4 + B +
                   (uint64_t)tc->ops->num_acts(&tc->model, B) * 4;
+    if (tc->ops->flags & MODEL_SERVER) /* a model server per thread instead of a workspace */
+        ws = torch_server_bytes(&tc->model, tc->batch);
     uint64_t block = (uint64_t)tc->num_params * 4 * (tc->optim.momentum > 0 ? 2 : 1);
     return (threads - 1) * ws + threads * block;
 }

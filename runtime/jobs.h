@@ -87,7 +87,8 @@ bool jobs_eval_async(const sim_ctx *ctx);
 /* Joins the oldest gradients until the pending evaluation owes no loss (ctx->eval_owed). */
 int jobs_settle(sim_ctx *ctx, sim_err *err);
 
-/* Extra bytes `threads` threads take at most: workspaces, and a pinned copy per thread. */
+/* Extra bytes `threads` threads take at most: workspaces (a model server each for a served
+ * model), and a pinned copy per thread. */
 uint64_t jobs_memory(const train_config *tc, unsigned threads);
 
 #endif

@@ -62,8 +62,11 @@ static const float *mean_model(sim_ctx *ctx, double *consensus)
 {
     size_t P = train_num_params(ctx->tr), k = 0;
     for (uint32_t w = 0; w < ctx->nworkers; w++)
-        if (!sim_cluster_down(ctx->cl, w))
+        if (!sim_cluster_down(ctx->cl, w)) {
+            ctx->eval.ids[k] = w;
             ctx->eval.live[k++] = train_params(ctx->tr, w);
+        }
+    train_eval_buffers(ctx->tr, ctx->eval.ids, k); /* a served model's: their mean */
     *consensus = NAN;
     if (k == 0 || P == 0)
         return NULL;
@@ -120,6 +123,8 @@ int sim_run_eval_finish(sim_ctx *ctx, sim_err *err)
     double test_loss, accuracy;
     jobs_eval_join(ctx, &test_loss, &accuracy);
     ctx->eval_pending = false;
+    if (rc == SIM_OK)
+        rc = train_error(ctx->tr, err); /* a model server failed the evaluation */
     if (rc != SIM_OK)
         return rc;
     double train_loss =
@@ -165,6 +170,8 @@ int sim_run_evaluate(sim_ctx *ctx, sim_time now, sim_err *err)
             return rc;
         if (x != NULL)
             jobs_evaluate(ctx, x, ctx->sc->eval_samples, &test_loss, &accuracy);
+        if ((rc = train_error(ctx->tr, err)) != SIM_OK) /* a model server failed */
+            return rc;
         if (ctx->eval.loss_count > 0)
             train_loss = ctx->eval.loss_sum / (double)ctx->eval.loss_count;
         ctx->eval.loss_sum = 0.0;

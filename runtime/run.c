@@ -67,6 +67,7 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     int rc = jobs_join(ctx, w, err);
     if (rc != SIM_OK)
         return rc;
+    train_iteration_done(ctx->tr, w); /* a served model's buffers: now, not at the join */
     ctx->account.worker[w].computing = false;
     sim_run_acct_update(ctx, w);
     sim_run_trace(ctx, "computed", w, SIM_NOBODY, ev->arg[0], 0, 0);
@@ -223,10 +224,16 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
  * iteration time, both recorded in the resolved scenario (run.json). */
 static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 {
-    bool profile = sc->profile[0] != '\0';
+    bool module = sim_scenario_module_profile(sc); /* the model's layers as the profile */
+    bool profile = sc->profile[0] != '\0' && !module;
     int rc = train_config_read(sc, tc, err);
     if (rc != SIM_OK)
         return rc;
+    if ((tc->ops->flags & MODEL_NO_PARAMS) && module) {
+        sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
+                    "\"module\" needs a model with layers, not \"%s\"", tc->ops->name);
+        return sim_err_file(err, sc->file);
+    }
     if (tc->ops->flags & MODEL_NO_PARAMS) {
         /* No layers to time by (zero floats): one layer of the message's size, the whole
          * model's gradient ready at the iteration's end. */
@@ -242,11 +249,16 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
     }
     if (profile)
         return SIM_OK;
-    rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
-    double ns = sc->gflops > 0
+    if (!(tc->ops->flags & MODEL_SERVER)) /* a served model's are its probe's */
+        rc = model_layers(tc->ops, &tc->model, &sc->layers, err);
+    if (rc == SIM_OK && module && (rc = sim_scenario_resolve_module(sc, err)) != SIM_OK)
+        sim_err_file(err, sc->file);
+    if (rc != SIM_OK)
+        return rc;
+    double ns = sc->gflops > 0 && !module
                     ? model_flops_per_sample(tc->ops, &tc->model) * sc->batch / sc->gflops
                     : (double)NAN;
-    return rc != SIM_OK ? rc : sim_scenario_resolve_model(sc, tc->num_params, ns, err);
+    return sim_scenario_resolve_model(sc, tc->num_params, ns, err);
 }
 
 /* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's
@@ -454,7 +466,8 @@ static int build_training(sim_ctx *ctx, sim_err *err)
         ctx->model_bytes = 4 * (uint64_t)train_num_params(ctx->tr);
     ctx->eval.mean = sim_tensor_alloc(train_num_params(ctx->tr));
     ctx->eval.live = calloc(ctx->nworkers, sizeof(*ctx->eval.live));
-    if (ctx->eval.mean == NULL || ctx->eval.live == NULL)
+    ctx->eval.ids = calloc(ctx->nworkers, sizeof(*ctx->eval.ids));
+    if (ctx->eval.mean == NULL || ctx->eval.live == NULL || ctx->eval.ids == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
     rc = snap_init(ctx, copies, err);
@@ -533,6 +546,7 @@ static void teardown(sim_ctx *ctx)
     snap_fini(ctx);
     sim_tensor_free(ctx->eval.mean);
     free(ctx->eval.live);
+    free(ctx->eval.ids);
     sim_net_destroy(ctx->net);
     sim_cluster_destroy(ctx->cl);
     sim_engine_destroy(ctx->eng);

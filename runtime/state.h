@@ -128,6 +128,7 @@ typedef struct run_eval {
     const float *params; /* set by the protocol (a server's model), or NULL: the mean */
     float *mean;         /* (num_params) mean model over live workers */
     const float **live;  /* (workers) scratch: live workers' models */
+    uint32_t *ids;       /* (workers) scratch: live workers' ids */
     double last_accuracy, best_accuracy;
     sim_time target_ns; /* when target_accuracy was reached, or SIM_TIME_NEVER */
 } run_eval;

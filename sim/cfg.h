@@ -97,6 +97,11 @@ const char *sim_cfg_key(const sim_cfg *cfg, size_t i);
  * string the caller frees (*out); for values handed on as `--set PATH=VALUE`. */
 int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err *err);
 
+/* The value under `key`, any JSON type, printed compactly into a malloc'd string the caller
+ * frees (*out; NULL when the key is absent); marks the key. For values handed on untouched
+ * (a torch module's arguments). */
+int sim_cfg_json(sim_cfg *cfg, const char *key, char **out, sim_err *err);
+
 /* Element i of the array under `key` as a number in [lo, hi] (integer when `integer`). */
 int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,
                       double *out, sim_err *err);

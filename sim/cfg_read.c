@@ -378,6 +378,19 @@ int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err
     return 0;
 }
 
+int sim_cfg_json(sim_cfg *cfg, const char *key, char **out, sim_err *err)
+{
+    char path[PATH_MAX_TEXT];
+    int rc = 0;
+    *out = NULL;
+    const cJSON *v = lookup(cfg, key, path, sizeof(path), &rc, err);
+    if (rc != 0 || v == NULL)
+        return rc;
+    if ((*out = cJSON_PrintUnformatted(v)) == NULL)
+        return cfg_no_memory(cfg, err);
+    return 0;
+}
+
 int sim_cfg_check_unused(const sim_cfg *cfg, sim_err *err)
 {
     char path[PATH_MAX_TEXT], valid[sizeof(err->msg)];

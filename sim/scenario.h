@@ -74,7 +74,9 @@ typedef struct sim_scenario {
     double gflops;              /* gflops, default 0 (0: use iteration_ms) */
     double jitter_sigma;        /* jitter_sigma, default 0: lognormal with mean 1 */
     double *speeds;             /* (workers) speed factors > 0, default 1; owned */
-    char profile[256];          /* profile: a name or a CSV path as given, "" when none */
+    char profile[256];          /* profile: a name or a CSV path as given, "" when none;
+                                   "module": the model's own layers (sim_scenario_resolve_module) */
+    bool module_resolved;       /* profile "module": resolved once the model gave its layers */
     const sim_device **devices; /* (workers) device: each worker's accelerator, or NULL
                                    without devices; the array owned, the entries static */
     int precision;              /* precision: sim_precision, default fp32 */
@@ -138,6 +140,11 @@ typedef struct sim_scenario {
     double check_loss_abs, check_loss_rel;             /* default 0, 0.005 */
     double check_throughput_abs, check_throughput_rel; /* default 0, 0.002 (samples/s, -) */
 
+    void *model_probe; /* what the workload's reader learnt of the model by running it (a
+                          torch module's probe), kept for its next read of this scenario;
+                          owned, freed by model_probe_free */
+    void (*model_probe_free)(void *probe);
+
     sim_cfg *root; /* the resolved tree (run.json); owned */
     uint64_t hash; /* FNV-1a 64 of the compact resolved JSON */
 } sim_scenario;
@@ -169,6 +176,17 @@ int sim_scenario_check_clock(sim_scenario *sc, double base_ns, const char *base_
  * gflops; NaN: none), into sc and, when iteration_ms was not given, into the tree, so that
  * run.json holds the values the run used. The caller rehashes. SIM_ENOMEM. */
 int sim_scenario_resolve_model(sim_scenario *sc, uint64_t params, double flops_ns, sim_err *err);
+
+/* Whether compute.profile is "module": the model's own layers (a torch module's, by the rules
+ * of tools/profile_model.py) taken as the profile once the workload's reader has put them in
+ * sc->layers. */
+bool sim_scenario_module_profile(const sim_scenario *sc);
+
+/* Resolves a "module" profile as a CSV's is at load (the message size, the base time of
+ * compute.device or gflops, the speeds of a device list), once: later calls do nothing, as
+ * for any other profile. SIM_ESCENARIO naming $.compute.profile (no parameters, no FLOPs for
+ * a device, an iteration past the clock). */
+int sim_scenario_resolve_module(sim_scenario *sc, sim_err *err);
 
 /* Frees everything the scenario owns. NULL is a no-op. */
 void sim_scenario_destroy(sim_scenario *sc);

@@ -26,6 +26,8 @@ static int read_profile(sim_scenario *sc, sim_cfg *c, sim_err *err)
     int rc = sim_cfg_string(c, "profile", sc->profile, sizeof(sc->profile), err);
     if (rc != 0 || sc->profile[0] == '\0') /* absent: recorded as a default */
         return rc;
+    if (sim_scenario_module_profile(sc)) /* the model's own layers, once it is read */
+        return 0;
     char file[1024];
     if (is_path(sc->profile)) {
         const char *scenario = sim_cfg_file(c);
@@ -42,6 +44,8 @@ static int read_profile(sim_scenario *sc, sim_cfg *c, sim_err *err)
     }
     return sim_layers_read_csv(&sc->layers, file, "$.compute.profile", err);
 }
+
+static int resolve(sim_scenario *sc, sim_err *err);
 
 /* One device entry's name into *dev, failing with the entry's path. */
 static int find_device(sim_cfg *c, const char *key, const char *name, const sim_device **dev,
@@ -228,10 +232,28 @@ static int record_bytes(sim_scenario *sc, uint64_t params, sim_err *err)
     return sim_scenario_write(sc->root, err, "workload.message_bytes=%" PRIu64, sc->message_bytes);
 }
 
+bool sim_scenario_module_profile(const sim_scenario *sc)
+{
+    return strcmp(sc->profile, "module") == 0;
+}
+
+int sim_scenario_resolve_module(sim_scenario *sc, sim_err *err)
+{
+    if (!sim_scenario_module_profile(sc) || sc->module_resolved)
+        return 0;
+    sc->module_resolved = true;
+    return resolve(sc, err);
+}
+
 int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err)
 {
-    if (sc->profile[0] == '\0')
+    if (sc->profile[0] == '\0' || sim_scenario_module_profile(sc))
         return 0;
+    return resolve(sc, err);
+}
+
+static int resolve(sim_scenario *sc, sim_err *err)
+{
     const sim_layers *l = &sc->layers;
     if (sc->message_bytes == 0) {
         uint64_t params = sim_layers_params(l);

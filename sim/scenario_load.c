@@ -336,13 +336,14 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
                                     (rc = sim_cfg_string(sc->dataset_cfg, "name", sc->dataset,
                                                          sizeof(sc->dataset), err)) != 0))
         return rc;
-    if (sc->dataset_cfg == NULL && !none && !vector)
+    bool torch = strcmp(sc->model, "torch") == 0; /* may bring its own data */
+    if (sc->dataset_cfg == NULL && !none && !vector && (!torch || sim_cfg_has(c, "dataset")))
         return sim_cfg_has(c, "dataset")
                    ? sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
                                  "expected an object, got null")
                    : sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
                                  "missing required key (only models \"none\" and \"vector\" run "
-                                 "without data)");
+                                 "without data, and \"torch\" on its module's)");
     if ((rc = sim_cfg_int(c, "batch", 1, MAX_BATCH, &batch, err)) != 0 ||
         (rc = sim_cfg_double(c, "lr", 0.0, MAX_LR, &sc->lr, err)) != 0 ||
         (rc = sim_cfg_choice(c, "init", inits, 2, &init, err)) != 0 ||
@@ -614,6 +615,8 @@ void sim_scenario_destroy(sim_scenario *sc)
     free(sc->speeds);
     free(sc->devices);
     sim_layers_fini(&sc->layers);
+    if (sc->model_probe_free != NULL)
+        sc->model_probe_free(sc->model_probe);
     free(sc->bandwidth_bps);
     free(sc->latency_ns);
     free(sc->node_of);

@@ -411,3 +411,54 @@ sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec)
     ck_assert(!sim_arena_overrun(a));
     return a;
 }
+
+/* Fails unless the run directories below `a` and `b` hold the same files, byte for byte
+ * (summary.json without its wall line). */
+void harness_expect_same_files(const char *a, const char *b, const char *what)
+{
+    char ra[1024], rb[1024];
+    snprintf(ra, sizeof(ra), "%s/run", a);
+    snprintf(rb, sizeof(rb), "%s/run", b);
+    DIR *d = opendir(ra);
+    ck_assert_ptr_nonnull(d);
+    size_t files = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *x = harness_slurp(ra, e->d_name), *y = harness_slurp(rb, e->d_name);
+        if (strcmp(e->d_name, "summary.json") == 0) {
+            harness_strip_wall(x);
+            harness_strip_wall(y);
+        }
+        ck_assert_msg(strcmp(x, y) == 0, "%s: %s differs between %s and %s", what, e->d_name, ra,
+                      rb);
+        free(x);
+        free(y);
+        files++;
+    }
+    closedir(d);
+    size_t other = 0;
+    d = opendir(rb);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        other += e->d_name[0] != '.';
+    closedir(d);
+    ck_assert_msg(files == other && files >= 5, "%s: %zu files against %zu", what, files, other);
+}
+
+/* The chaos scenario (harness_chaos_json, seed `seed` + i) for the i-th registered protocol at
+ * its defaults: its name, and the setting that gives ps's server, ripples's group generator
+ * and easgd's centre a host no failure takes down ("servers=1"; else a neutral "seed=5"). */
+char *harness_protocol_chaos(int i, unsigned seed, const char **name, const char **hosts)
+{
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    ck_assert_int_lt(i, (int)n);
+    *name = all[i]->name;
+    char protocol[128];
+    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", *name);
+    bool server =
+        strcmp(*name, "ps") == 0 || strcmp(*name, "ripples") == 0 || strcmp(*name, "easgd") == 0;
+    *hosts = server ? "servers=1" : "seed=5";
+    return harness_chaos_json(seed + (unsigned)i, true, protocol);
+}

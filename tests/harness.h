@@ -132,6 +132,16 @@ struct graph;
 struct graph_spec;
 sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec);
 
+/* The chaos scenario (harness_chaos_json, seed `seed` + i, a real model) for the i-th registered
+ * protocol at its defaults: its name in *name, and in *hosts the setting that gives ps's server,
+ * ripples's group generator and easgd's centre a host no failure takes down ("servers=1"; else
+ * a neutral "seed=5"). The caller frees the text. */
+char *harness_protocol_chaos(int i, unsigned seed, const char **name, const char **hosts);
+
+/* Fails unless the run directories `a`/run and `b`/run hold the same files (at least 5), byte
+ * for byte (summary.json without its wall line); `what` names the case in messages. */
+void harness_expect_same_files(const char *a, const char *b, const char *what);
+
 /* Removes `dir` and everything below it (symbolic links are removed, never followed), then
  * frees `dir`. Refuses (fails the test) any path outside "/tmp/hetsim-*", as a guard against
  * deleting fixtures. NULL is a no-op. */

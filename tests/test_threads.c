@@ -39,40 +39,6 @@ static char *run_on(const char *json, const char *const *sets, size_t nsets, uns
     return dir;
 }
 
-/* Fails unless the run directories below `a` and `b` hold the same files, byte for byte
- * (summary.json without its wall line). */
-static void expect_same_files(const char *a, const char *b, const char *what)
-{
-    char ra[1024], rb[1024];
-    snprintf(ra, sizeof(ra), "%s/run", a);
-    snprintf(rb, sizeof(rb), "%s/run", b);
-    DIR *d = opendir(ra);
-    ck_assert_ptr_nonnull(d);
-    size_t files = 0;
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *x = harness_slurp(ra, e->d_name), *y = harness_slurp(rb, e->d_name);
-        if (strcmp(e->d_name, "summary.json") == 0) {
-            harness_strip_wall(x);
-            harness_strip_wall(y);
-        }
-        ck_assert_msg(strcmp(x, y) == 0, "%s: %s differs between %s and %s", what, e->d_name, ra,
-                      rb);
-        free(x);
-        free(y);
-        files++;
-    }
-    closedir(d);
-    size_t other = 0;
-    d = opendir(rb);
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
-        other += e->d_name[0] != '.';
-    closedir(d);
-    ck_assert_msg(files == other && files >= 5, "%s: %zu files against %zu", what, files, other);
-}
-
 /* Runs `json` on 1, 2 and 3 threads and compares every file; with `split`, fails unless the
  * runs on several threads computed some means in pieces (sim_ctx_mean). */
 static void expect_same_runs(const char *json, const char *const *sets, size_t nsets,
@@ -83,7 +49,7 @@ static void expect_same_runs(const char *json, const char *const *sets, size_t n
     for (unsigned t = 2; t <= 3; t++) {
         char *more = run_on(json, sets, nsets, t);
         ck_assert_msg(!split || last_split_means > 0, "%s: no mean split on %u threads", what, t);
-        expect_same_files(one, more, what);
+        harness_expect_same_files(one, more, what);
         harness_cleanup(more);
     }
     harness_cleanup(one);
@@ -95,29 +61,12 @@ static void expect_same_for_every_count(const char *json, const char *const *set
     expect_same_runs(json, sets, nsets, what, false);
 }
 
-/* The chaos scenario (harness_chaos_json, seed `seed` + i) for the i-th registered protocol at
- * its defaults: its name, and the setting that gives ps's server, ripples's group generator
- * and easgd's centre a host no failure takes down ("servers=1"; else a neutral "seed=5"). */
-static char *protocol_chaos(int i, unsigned seed, const char **name, const char **hosts)
-{
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    ck_assert_int_lt(i, (int)n);
-    *name = all[i]->name;
-    char protocol[128];
-    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", *name);
-    bool server =
-        strcmp(*name, "ps") == 0 || strcmp(*name, "ripples") == 0 || strcmp(*name, "easgd") == 0;
-    *hosts = server ? "servers=1" : "seed=5";
-    return harness_chaos_json(seed + (unsigned)i, true, protocol);
-}
-
 /* Every protocol at its defaults in the chaos scenario (a real softmax model, 12 workers,
  * stragglers, 8 failures), with events.csv. */
 START_TEST(every_protocol_writes_the_same_files_with_any_thread_count)
 {
     const char *name, *hosts;
-    char *json = protocol_chaos(_i, 11, &name, &hosts);
+    char *json = harness_protocol_chaos(_i, 11, &name, &hosts);
     const char *sets[] = { "output.events=true", hosts };
     expect_same_for_every_count(json, sets, 2, name);
     free(json);
@@ -133,7 +82,7 @@ END_TEST
 START_TEST(every_protocol_splits_its_means_alike_with_any_thread_count)
 {
     const char *name, *hosts;
-    char *json = protocol_chaos(_i, 31, &name, &hosts);
+    char *json = harness_protocol_chaos(_i, 31, &name, &hosts);
     const char *sets[] = { "output.events=true", hosts, "stop.time_s=0.3",
                            "workload.dataset.dim=160",
                            "workload.model={\"name\": \"mlp\", \"hidden\": [256]}" };

@@ -87,11 +87,11 @@ static const char usage_commands[] =
     "          (default 1), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
     "          (both without --mpi); at most 1000000 points\n"
-    "check     run N seeds of a scenario (default 2) and compare statistics of their curves\n"
+    "check     run N seeds of a scenario (default 4) and compare statistics of their curves\n"
     "          (test accuracy, test loss, throughput) with the golden seeds in DIR by t-tests\n"
     "          at a false-alarm rate of 1% over all of them; exit 1 on a regression, 2 for\n"
     "          an unusable golden or one of another scenario; writes check.png (and a JUnit\n"
-    "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
+    "          report with --junit); --update writes the golden (N seeds, default 10) beside\n"
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels, whole training iterations and\n"
     "          All-Reduce with gradient buckets (overlap), hierarchical all-reduce on 256 and\n"
@@ -517,7 +517,7 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
     if (o->update && o->exact)
         return cli_usage("%s", "--update and --exact do not go together");
     if (o->seeds == 0)
-        o->seeds = o->update ? 5 : 2;
+        o->seeds = o->update ? APP_CHECK_GOLDEN_SEEDS : APP_CHECK_RUN_SEEDS;
     if (o->update && o->seeds < 3)
         return cli_usage("a golden needs at least 3 seeds for a statistical check, got %u",
                          o->seeds);

@@ -208,6 +208,13 @@ START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "false-alarm rate <= 0.01"));
     ck_assert_ptr_nonnull(strstr(r.out, "accuracy_mean"));
+    /* The default recipe checks M = 4 seeds (APP_CHECK_RUN_SEEDS; docs/check.md, "Power"). */
+    const char *seeds = strstr(r.out, "run seeds ");
+    ck_assert_msg(seeds != NULL, "%s", r.out);
+    int commas = 0;
+    for (const char *c = seeds; *c != ';' && *c != '\0'; c++)
+        commas += *c == ',';
+    ck_assert_msg(commas == 4 - 1, "%s", r.out);
     ck_assert(exists(png));
     char text[8192];
     read_all(x, text, sizeof(text));

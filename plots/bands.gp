@@ -153,6 +153,8 @@ plot for [i = 1:n] word(ins, i) using "x":"loss_lo":"loss_hi" with filledcurves 
          pt 6 ps 1.2 notitle
 
 if (paper) { eval place(3) }
+# Paper panels keep 5.2 characters for tick labels and the axis label: 14000 reads 14k.
+if (paper) { set format y "%.0s%c" }
 set ylabel "samples / s"
 set xlabel xlabel
 set format x "% h"

@@ -168,6 +168,9 @@ START_TEST(column_figures_have_text_of_eight_points_at_their_final_size_and_no_t
     ck_assert_ptr_nonnull(strstr(svg, "width=\"252\""));
     ck_assert_ptr_null(strstr(svg, "mean and 95% interval"));
     ck_assert_uint_eq(count(svg, "font-size=\"8.00\""), count(svg, "<text"));
+    /* The throughput panel's axis label fits beside its tick labels (thousands read 3k). */
+    ck_assert_ptr_nonnull(strstr(svg, ">samples / s<"));
+    ck_assert_ptr_nonnull(strstr(svg, ">4k<"));
     free(svg);
     r = plot(dir, out,
              (const char *[]){ "--by", "protocol.name", "--best-over", "workload.lr", "--size",

@@ -157,9 +157,15 @@ static void tex_head(const rp_report *rp, FILE *f, const column *cols, size_t nc
     for (size_t k = 0; k < keys; k++) {
         if (k > 0)
             fputs(" & ", f);
-        if (k >= s->nby)
+        const char *name =
+            app_names_key(names, k < s->nby ? s->by_key[k] : s->best_key[k - s->nby]);
+        if (k >= s->nby) {
             fputs("Best ", f);
-        tex_escape(f, app_names_key(names, k < s->nby ? s->by_key[k] : s->best_key[k - s->nby]));
+        } else if (*name >= 'a' && *name <= 'z') { /* a header starts with a capital */
+            fputc(*name - 'a' + 'A', f);
+            name++;
+        }
+        tex_escape(f, name);
     }
     fputs(" & Runs", f);
     if (ttt)

@@ -369,6 +369,10 @@ START_TEST(latex_tables_use_booktabs_display_names_units_and_say_what_they_are)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         ck_assert_msg(strstr(r.out, want[i]) != NULL, "no\n%s\nin\n%s", want[i], r.out);
     ck_assert_ptr_eq(strstr(r.out, "\\begin{table}[t]\n"), r.out);
+    /* A key's column header starts with a capital, as the others do: "Proto", "Best lr". */
+    r = report(dir, (const char *[]){ "--by", "proto", "--format", "tex", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "\\toprule\nProto & Runs & ") != NULL, "%s", r.out);
     harness_cleanup(dir);
 }
 END_TEST

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app/check_state.h"
@@ -360,8 +361,17 @@ static bool same_rows(const gold *g, const app_curve *runs, const uint64_t *seed
     return true;
 }
 
+/* Seconds on the monotonic clock: the JUnit report's times, wall-clock figures that reach no
+ * output of a run. */
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold *g,
-                      const char *out_dir, FILE *out, sim_err *err)
+                      const char *out_dir, double start, FILE *out, sim_err *err)
 {
     size_t m = opt->seeds;
     app_curve runs[MAX_GOLDEN];
@@ -412,7 +422,8 @@ static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold
     if (!rows)
         for (size_t st = 0; st < NSTATS; st++)
             v[st].ok = false;
-    if (opt->junit != NULL && (rc = ck_write_junit(opt->junit, g->path, v, NULL, err)) != SIM_OK)
+    if (opt->junit != NULL &&
+        (rc = ck_write_junit(opt->junit, g->path, v, NULL, wall_now() - start, err)) != SIM_OK)
         goto done;
     rc = bad > 0 ? APP_CHECK_REGRESSION : APP_CHECK_PASS;
 done:
@@ -443,6 +454,7 @@ static int check_places(const app_check_options *opt, const char *dir, sim_err *
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
+    double start = wall_now();
     int rc = check_places(opt, NULL, err); /* a report that cannot go there is never written */
     if (rc != SIM_OK || opt->update)
         return rc != SIM_OK ? rc : update(opt, out, err);
@@ -461,13 +473,14 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
         if ((rc = run(opt, sc, seed_dir, err)) == SIM_OK)
             rc = check_exact(sc, opt->golden, seed_dir, out, err);
     } else if (rc == SIM_OK && (rc = ck_read_golden(opt->golden, g, err)) == SIM_OK) {
-        rc = check_stat(opt, sc, g, dir, out, err);
+        rc = check_stat(opt, sc, g, dir, start, out, err);
         ck_golden_fini(g);
     }
     if (rc < 0 && opt->junit != NULL && !opt->exact) {
         sim_err jerr;
         sim_err_clear(&jerr);
-        if (ck_write_junit(opt->junit, opt->golden, NULL, err->msg, &jerr) != SIM_OK)
+        if (ck_write_junit(opt->junit, opt->golden, NULL, err->msg, wall_now() - start, &jerr) !=
+            SIM_OK)
             fprintf(out, "(no JUnit report: %s)\n", jerr.msg);
     }
     free(g);

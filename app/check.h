@@ -47,6 +47,12 @@ typedef struct app_check_options {
  * golden's own scenario and binary fails, over all the statistics tested. */
 #define APP_CHECK_ALPHA 0.01
 
+/* The recipe a check defaults to: K golden seeds (--update) and M check seeds, the smallest of
+ * those measured that catches a doubled learning rate on this project's goldens
+ * (tests/golden/power.sh: 94% of checks; docs/check.md, "Power"). 5 and 2 caught it in 62%. */
+#define APP_CHECK_GOLDEN_SEEDS 10
+#define APP_CHECK_RUN_SEEDS    4
+
 enum {
     APP_CHECK_PASS = 0,
     APP_CHECK_REGRESSION = 1

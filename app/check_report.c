@@ -126,8 +126,10 @@ static int put_file(const char *path, sim_rundir_write how, const char *text, si
     return ok ? SIM_OK : sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path, strerror(e));
 }
 
-/* The report's test cases: one per curve of the golden, or (v NULL) one "golden" in error. */
-static void junit_cases(FILE *f, const char *golden_dir, const verdict *v, const char *error)
+/* The report's test cases: one per curve of the golden, or (v NULL) one "golden" in error;
+ * the suite takes the check's wall time, split evenly over its cases. */
+static void junit_cases(FILE *f, const char *golden_dir, const verdict *v, const char *error,
+                        double wall_s)
 {
     static const char *const curves[] = { "test_accuracy", "test_loss", "throughput_sps" };
     size_t failures = 0, tests = v != NULL ? 3 : 1;
@@ -139,18 +141,19 @@ static void junit_cases(FILE *f, const char *golden_dir, const verdict *v, const
     }
     fprintf(f, "  <testsuite name=\"");
     xml_text(f, golden_dir);
-    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\">\n", tests, failures, v == NULL);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" time=\"%.3f\">\n", tests, failures,
+            v == NULL, wall_s);
     if (v == NULL) {
         fputs("    <testcase classname=\"", f);
         xml_text(f, golden_dir);
-        fputs("\" name=\"golden\">\n      <error message=\"", f);
+        fprintf(f, "\" name=\"golden\" time=\"%.3f\">\n      <error message=\"", wall_s);
         xml_text(f, error);
         fputs("\"/>\n    </testcase>\n", f);
     }
     for (size_t c = 0; c < 3 && v != NULL; c++) {
         fputs("    <testcase classname=\"", f);
         xml_text(f, golden_dir);
-        fprintf(f, "\" name=\"%s\"", curves[c]);
+        fprintf(f, "\" name=\"%s\" time=\"%.3f\"", curves[c], wall_s / 3.0);
         bool ok = true;
         for (size_t st = 0; st < NSTATS; st++)
             ok &= !v[st].tested || strcmp(stat_defs[st].curve, curves[c]) != 0 || v[st].ok;
@@ -175,7 +178,7 @@ static void junit_cases(FILE *f, const char *golden_dir, const verdict *v, const
  * test case per curve of the golden, or, when there was no verdict (`v` NULL: an unusable
  * golden, a failed run), one case "golden" in error with `error`. */
 int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, const char *error,
-                   sim_err *err)
+                   double wall_s, sim_err *err)
 {
     char *place = NULL, *text = NULL;
     sim_rundir_write how;
@@ -187,7 +190,7 @@ int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, c
     if (f != NULL) {
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hetsim check\">\n",
               f);
-        junit_cases(f, golden_dir, v, error);
+        junit_cases(f, golden_dir, v, error, wall_s);
         fputs("  </testsuite>\n</testsuites>\n", f);
     }
     if (f == NULL || fclose(f) != 0 || text == NULL)

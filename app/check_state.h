@@ -111,8 +111,10 @@ long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, si
 int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, const verdict *v,
               bool *drawn, FILE *out, sim_err *err);
 
-/* The JUnit report `path`: a test case per curve, or (v NULL) one case "golden" in error. */
+/* The JUnit report `path`: a test case per curve, or (v NULL) one case "golden" in error;
+ * `wall_s`, the check's wall time (its runs included), is the suite's time attribute, split
+ * evenly over its test cases'. */
 int ck_write_junit(const char *path, const char *golden_dir, const verdict *v, const char *error,
-                   sim_err *err);
+                   double wall_s, sim_err *err);
 
 #endif

@@ -84,6 +84,71 @@ double app_curve_last_time(const app_curve *c)
     return c->n > 0 ? c->col[APP_CURVE_TIME][c->n - 1] : 0.0;
 }
 
+bool app_ttt_parse(const char *text, app_ttt_rule *rule)
+{
+    rule->k = 0;
+    if (strcmp(text, "first") == 0 || strcmp(text, "sustained") == 0) {
+        rule->kind = text[0] == 'f' ? APP_TTT_FIRST : APP_TTT_SUSTAINED;
+        return true;
+    }
+    if (strncmp(text, "movavg:", 7) != 0)
+        return false;
+    const char *d = text + 7;
+    size_t k = 0;
+    for (; *d >= '0' && *d <= '9' && k <= APP_TTT_MAX_K; d++)
+        k = 10 * k + (size_t)(*d - '0');
+    if (*d != '\0' || d == text + 7 || k < 2 || k > APP_TTT_MAX_K)
+        return false;
+    rule->kind = APP_TTT_MOVAVG;
+    rule->k = k;
+    return true;
+}
+
+void app_ttt_name(const app_ttt_rule *rule, char *buf, size_t size)
+{
+    if (rule->kind == APP_TTT_MOVAVG)
+        snprintf(buf, size, "movavg:%zu", rule->k);
+    else
+        snprintf(buf, size, "%s", rule->kind == APP_TTT_FIRST ? "first" : "sustained");
+}
+
+void app_ttt_describe(const app_ttt_rule *rule, double target, char *buf, size_t size)
+{
+    if (rule->kind == APP_TTT_MOVAVG)
+        snprintf(buf, size,
+                 "the first evaluation at which the mean test accuracy of the last %zu "
+                 "evaluations is at least %g",
+                 rule->k, target);
+    else if (rule->kind == APP_TTT_SUSTAINED)
+        snprintf(buf, size,
+                 "the first evaluation from which the test accuracy stays at least %g to the "
+                 "end of the run",
+                 target);
+    else
+        snprintf(buf, size, "the first evaluation at test accuracy at least %g", target);
+}
+
+double app_curve_time_to_rule(const app_curve *c, double target, const app_ttt_rule *rule)
+{
+    const double *acc = c->col[APP_CURVE_ACC], *t = c->col[APP_CURVE_TIME];
+    if (rule->kind == APP_TTT_FIRST)
+        return app_curve_time_to(c, target);
+    if (rule->kind == APP_TTT_SUSTAINED) {
+        size_t from = c->n;
+        while (from > 0 && acc[from - 1] >= target) /* false for NaN */
+            from--;
+        return from < c->n ? t[from] : (double)NAN;
+    }
+    for (size_t i = rule->k - 1; i < c->n; i++) {
+        double sum = 0.0;
+        for (size_t j = i + 1 - rule->k; j <= i; j++)
+            sum += acc[j];
+        if (sum / (double)rule->k >= target) /* false with a NaN in the window */
+            return t[i];
+    }
+    return (double)NAN;
+}
+
 static void put(FILE *f, double v)
 {
     if (isnan(v))
@@ -105,17 +170,20 @@ int app_curve_write_band(const char *dir, const char *name, const app_curve *cur
         return err->code;
     }
     FILE *f = sim_file_stream(out);
-    fputs("x,acc_mean,acc_lo,acc_hi,loss_mean,loss_lo,loss_hi,tp_mean,tp_lo,tp_hi,n\n", f);
+    fputs("x,acc_mean,acc_lo,acc_hi,loss_mean,loss_lo,loss_hi,tp_mean,tp_lo,tp_hi,n,acc_drop,"
+          "loss_drop,tp_drop,ends\n",
+          f);
     size_t rows = 0;
     for (size_t k = 0; k < n; k++)
         rows = curves[k].n > rows ? curves[k].n : rows;
     for (size_t i = 0; i < rows; i++) {
-        double x = 0.0;
-        size_t nx = 0;
+        double x = 0.0, means[3];
+        size_t nx = 0, ends = 0;
         for (size_t k = 0; k < n; k++)
             if (i < curves[k].n) {
                 x += curves[k].col[x_col][i];
                 nx++;
+                ends += i + 1 == curves[k].n && i + 1 < rows;
             }
         fprintf(f, "%.9g", x / (double)nx);
         for (size_t y = 0; y < 3; y++) {
@@ -133,8 +201,12 @@ int app_curve_write_band(const char *dir, const char *name, const app_curve *cur
             put(f, mean);
             put(f, m > 0 ? lo : (double)NAN);
             put(f, m > 0 ? hi : (double)NAN);
+            means[y] = mean;
         }
-        fprintf(f, ",%zu\n", nx);
+        fprintf(f, ",%zu", nx);
+        for (size_t y = 0; y < 3; y++)
+            put(f, ends > 0 ? means[y] : (double)NAN);
+        fprintf(f, ",%zu\n", ends);
     }
     free(v);
     return sim_file_commit(out, err);

@@ -59,6 +59,39 @@ double app_curve_time_to(const app_curve *c, double target);
  * reached its target was observed. */
 double app_curve_last_time(const app_curve *c);
 
+/* How a time to target is read from a curve (docs/compare.md, "Time to target"), the
+ * definitions papers use:
+ *   APP_TTT_FIRST      the first evaluation at test accuracy >= target (a run's own stop,
+ *                      summary.json's and index.csv's time_to_target_s);
+ *   APP_TTT_MOVAVG     the first evaluation at which the mean test accuracy of the last k
+ *                      evaluations (that one and the k - 1 before it) is >= target;
+ *   APP_TTT_SUSTAINED  the first evaluation from which every evaluation to the end of the run
+ *                      is >= target (a run that ends below it has not reached it). */
+typedef enum app_ttt_kind {
+    APP_TTT_FIRST = 0,
+    APP_TTT_MOVAVG,
+    APP_TTT_SUSTAINED,
+} app_ttt_kind;
+
+typedef struct app_ttt_rule {
+    app_ttt_kind kind;
+    size_t k; /* APP_TTT_MOVAVG's window, in evaluations (2 to APP_TTT_MAX_K) */
+} app_ttt_rule;
+
+#define APP_TTT_MAX_K 1000
+
+/* Parses "first", "movavg:K" (K in [2, APP_TTT_MAX_K]) or "sustained" into *rule; false for
+ * anything else. */
+bool app_ttt_parse(const char *text, app_ttt_rule *rule);
+
+/* The rule as a phrase for captions ("the first evaluation at test accuracy >= 0.8"), and as
+ * the option's value ("movavg:3"), into buf[size]. */
+void app_ttt_describe(const app_ttt_rule *rule, double target, char *buf, size_t size);
+void app_ttt_name(const app_ttt_rule *rule, char *buf, size_t size);
+
+/* The time to `target` of curve c under `rule`, or NaN when it is not reached. */
+double app_curve_time_to_rule(const app_curve *c, double target, const app_ttt_rule *rule);
+
 /* What the band around a mean curve spans. */
 enum app_curve_band {
     APP_CURVE_BAND_CI95 = 0, /* the 95% Student-t interval of the mean (app/stats.h) */
@@ -66,9 +99,12 @@ enum app_curve_band {
 };
 
 /* Writes dir/name (atomically), a CSV with the columns x, acc_mean, acc_lo, acc_hi,
- * loss_mean, loss_lo, loss_hi, tp_mean, tp_lo, tp_hi, n: per row index, the mean over the
- * `n` curves that have that row, the band's ends (`band`; with one value, lo = hi = mean) and
- * how many curves have the row (x: the mean of column `x_col`). */
+ * loss_mean, loss_lo, loss_hi, tp_mean, tp_lo, tp_hi, n, acc_drop, loss_drop, tp_drop, ends:
+ * per row index, the mean over the `n` curves that have that row, the band's ends (`band`;
+ * with one value, lo = hi = mean), how many curves have the row (x: the mean of column
+ * `x_col`), and, at a row that is the last of `ends` curves but not of every one (runs that
+ * stopped early, at their target: the mean is over fewer runs after it), the three means
+ * again (NaN elsewhere), for a figure to mark where runs drop out. */
 int app_curve_write_band(const char *dir, const char *name, const app_curve *curves, size_t n,
                          enum app_curve_col x_col, enum app_curve_band band, sim_err *err);
 

@@ -188,14 +188,15 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
                        valid);
 }
 
-/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy) into *v,
- * NaN when it has none (absent or null). A missing run.json is an incomplete run directory
- * (its fix said); one that is not JSON, has no scenario.stop or a target that is not a number
- * in [0, 1] is refused naming the file. */
-static int stop_target(const char *dir, double *v, sim_err *err)
+/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy) into
+ * *target and its evaluation interval (scenario.eval.every_s) into *every, each NaN when it
+ * has none (absent or null). A missing run.json is an incomplete run directory (its fix
+ * said); one that is not JSON, has no scenario.stop or a target that is not a number in
+ * [0, 1] is refused naming the file. */
+static int run_facts(const char *dir, double *target, double *every, sim_err *err)
 {
     char path[2048];
-    *v = NAN;
+    *target = *every = NAN;
     if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
     size_t n = 0;
@@ -206,7 +207,7 @@ static int stop_target(const char *dir, double *v, sim_err *err)
     if (text == NULL)
         return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path,
                            strerror(errno != 0 ? errno : EIO));
-    sim_cfg *root = sim_cfg_parse(text, n, path, err), *sc = NULL, *stop = NULL;
+    sim_cfg *root = sim_cfg_parse(text, n, path, err), *sc = NULL, *stop = NULL, *eval = NULL;
     free(text);
     int rc = root != NULL ? SIM_OK : err->code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EINVAL;
     if (rc == SIM_OK && (rc = sim_cfg_child(root, "scenario", &sc, err)) == SIM_OK && sc != NULL)
@@ -216,7 +217,12 @@ static int stop_target(const char *dir, double *v, sim_err *err)
                          path);
     if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
         !sim_cfg_is_null(stop, "target_accuracy"))
-        rc = sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, v, err);
+        rc = sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, target, err);
+    if (rc == SIM_OK && sim_cfg_has(sc, "eval"))
+        rc = sim_cfg_child(sc, "eval", &eval, err);
+    if (rc == SIM_OK && eval != NULL && sim_cfg_has(eval, "every_s") &&
+        !sim_cfg_is_null(eval, "every_s"))
+        rc = sim_cfg_double(eval, "every_s", 0.0, SIM_CSV_HUGE, every, err);
     sim_cfg_destroy(root);
     if (rc != SIM_OK && rc != SIM_ENOMEM && rc != SIM_EIO) {
         sim_err_file(err, path);
@@ -225,17 +231,18 @@ static int stop_target(const char *dir, double *v, sim_err *err)
     return rc;
 }
 
-int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err)
+int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const bool *use,
+                             double *target, sim_err *err)
 {
     char dir[2048];
     const char *first = NULL;
     *target = NAN;
     for (size_t r = 0; r < ix->csv.nrows; r++) {
-        if (!app_index_has_results(ix, r))
+        if (use != NULL ? !use[r] : !app_index_has_results(ix, r))
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
-        double t = NAN;
-        int rc = stop_target(dir, &t, err);
+        double t = NAN, every = NAN;
+        int rc = run_facts(dir, &t, &every, err);
         if (rc != SIM_OK)
             return rc;
         if (first == NULL) {
@@ -246,6 +253,32 @@ int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *ta
                                "%s: the runs stop at different target accuracies (%g in %s, %g "
                                "in %s): choose one with --target",
                                ix->csv.path, *target, first, t, app_index_cell(ix, r, 1));
+        }
+    }
+    return SIM_OK;
+}
+
+int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err)
+{
+    return app_index_stop_target_of(ix, sweep_dir, NULL, target, err);
+}
+
+int app_index_eval_every(const app_index *ix, const char *sweep_dir, const bool *use, double *lo,
+                         double *hi, sim_err *err)
+{
+    char dir[2048];
+    *lo = *hi = NAN;
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
+        if (use != NULL ? !use[r] : !app_index_has_results(ix, r))
+            continue;
+        snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
+        double t = NAN, every = NAN;
+        int rc = run_facts(dir, &t, &every, err);
+        if (rc != SIM_OK)
+            return rc;
+        if (!isnan(every)) {
+            *lo = isnan(*lo) ? every : fmin(*lo, every);
+            *hi = isnan(*hi) ? every : fmax(*hi, every);
         }
     }
     return SIM_OK;

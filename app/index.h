@@ -56,4 +56,14 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
  * runs when they differ ("choose one with --target"). */
 int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err);
 
+/* The same over the rows r with use[r] true only (use NULL: every row with results). */
+int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const bool *use,
+                             double *target, sim_err *err);
+
+/* The smallest and largest eval.every_s (run.json's scenario.eval.every_s) of the rows r with
+ * use[r] (NULL: every row with results) into *lo and *hi, NaN when none says. Errors as
+ * app_index_stop_target's reading of run.json. */
+int app_index_eval_every(const app_index *ix, const char *sweep_dir, const bool *use, double *lo,
+                         double *hi, sim_err *err);
+
 #endif

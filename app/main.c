@@ -34,10 +34,14 @@ static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--threads N] [--quiet]\n"
     "       hetsim validate SCENARIO.json...\n"
     "       hetsim plot RUN_DIR... [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
-    "       hetsim plot SWEEP_DIR --by KEY [--x time|epoch|samples] [--band ci|minmax]\n"
-    "                   [--target ACC] [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
-    "       hetsim report SWEEP_DIR --by KEY [--target ACC] [--best-over PATH]\n"
-    "                     [--format md|csv]\n"
+    "       hetsim plot SWEEP_DIR --by KEY[,KEY...] [SELECT] [--x time|epoch|samples]\n"
+    "                   [--band ci|minmax] [--size column|page|WxH] [--title TEXT]\n"
+    "                   [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
+    "       hetsim report SWEEP_DIR --by KEY[,KEY...] [SELECT] [--baseline KEY=VALUE]\n"
+    "                     [--grid] [--format md|csv|tex]\n"
+    "         SELECT: [--where KEY=VALUE]... [--best-over KEY[,KEY...]] [--tune-seeds LIST]\n"
+    "                 [--target ACC] [--ttt first|movavg:K|sustained] [--label FROM=TO]...\n"
+    "                 [--names FILE]\n"
     "       hetsim list protocols|models|datasets|topologies|profiles|devices|fabrics\n"
     "       hetsim bench [engine|network|kernels|overlap|collectives|threads [--threads N]|torch]\n"
     "       hetsim sweep SWEEP.json [-j N] [--threads N] [--mpi] [--list] [--index K] [-o DIR]\n"
@@ -46,7 +50,11 @@ static const char usage[] =
     "                    [--threads N]\n"
     "                    [--allow-scenario-change] [--junit FILE] [--set PATH=VALUE]...\n"
     "                    [-o DIR]\n"
-    "       hetsim --help | --version\n"
+    "       hetsim --help | --version\n";
+
+/* The commands, said in a second string: one would pass the 4095 bytes C11 lets a compiler
+ * limit a string literal to. */
+static const char usage_commands[] =
     "\n"
     "run       simulate a scenario; results go to its output directory (or -o DIR):\n"
     "          metrics.csv, workers.csv, summary.json, run.json; --threads N computes\n"
@@ -57,26 +65,33 @@ static const char usage[] =
     "          per run) into DIR (one run: its own directory by default; several: -o DIR,\n"
     "          never another run, sweep or golden); needs gnuplot (arguments that are not\n"
     "          runs are skipped); with --by, a sweep's runs (into its directory by\n"
-    "          default): a line per value of KEY (mean over its runs, with a band: the 95%\n"
+    "          default): a line per group (mean over its runs, with a band: the 95%\n"
     "          interval of the mean, or min-max) and bars of time to target accuracy ACC\n"
-    "          (default: the runs' stop target) read from the curves; --format pdf or svg\n"
-    "          for vector figures, --style DIR to draw with one's own copies of the scripts\n"
-    "report    a table of a sweep's runs, a row per value of KEY: time to target accuracy\n"
+    "          (default: the runs' stop target) read from the curves; --size draws paper\n"
+    "          figures (column: 3.5 in wide, page: 7 in, or WxH in) with 8-point text and\n"
+    "          no title; --format pdf or svg for vector figures, --style DIR to draw with\n"
+    "          one's own copies of the scripts\n"
+    "report    a table of a sweep's runs, a row per group: time to target accuracy\n"
     "          ACC from the curves (default: the runs' stop target), final and best accuracy,\n"
     "          throughput, bytes sent per sample, shares of time waiting and communicating,\n"
-    "          each a mean with its 95% Student-t interval over the runs; --best-over PATH\n"
-    "          reports each value of KEY at its best value of PATH\n"
+    "          each a mean with its 95% Student-t interval over the runs; --baseline adds\n"
+    "          speed-ups with Fieller's interval; --format tex a LaTeX (booktabs) table\n"
+    "          SELECT: a group is a value of the --by keys; a group that mixes values of\n"
+    "          another swept key is refused unless --best-over tunes it (each group at its\n"
+    "          best value, chosen on --tune-seeds and reported on the others) or --where\n"
+    "          keeps one value; --ttt defines the time to target (default first);\n"
+    "          --label and --names give display names (docs/compare.md)\n"
     "list      print what a scenario can name\n"
     "sweep     run every point of a sweep file (grid of --set overrides times seeds), -j N\n"
     "          at a time (default: the number of cores), each on --threads N threads\n"
     "          (default 1), skipping points already done;\n"
     "          writes DIR/index.csv; --list prints the points, --index K runs point K\n"
     "          (both without --mpi); at most 1000000 points\n"
-    "check     run N seeds of a scenario (default 2) and compare statistics of their curves\n"
+    "check     run N seeds of a scenario (default 4) and compare statistics of their curves\n"
     "          (test accuracy, test loss, throughput) with the golden seeds in DIR by t-tests\n"
     "          at a false-alarm rate of 1% over all of them; exit 1 on a regression, 2 for\n"
     "          an unusable golden or one of another scenario; writes check.png (and a JUnit\n"
-    "          report with --junit); --update writes the golden (N seeds, default 5) beside\n"
+    "          report with --junit); --update writes the golden (N seeds, default 10) beside\n"
     "          DIR and swaps it in; --exact compares every output byte but the wall line\n"
     "bench     measure the engine, network, kernels, whole training iterations and\n"
     "          All-Reduce with gradient buckets (overlap), hierarchical all-reduce on 256 and\n"
@@ -502,7 +517,7 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
     if (o->update && o->exact)
         return cli_usage("%s", "--update and --exact do not go together");
     if (o->seeds == 0)
-        o->seeds = o->update ? 5 : 2;
+        o->seeds = o->update ? APP_CHECK_GOLDEN_SEEDS : APP_CHECK_RUN_SEEDS;
     if (o->update && o->seeds < 3)
         return cli_usage("a golden needs at least 3 seeds for a statistical check, got %u",
                          o->seeds);
@@ -537,11 +552,13 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
+        fputs(usage_commands, stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage, stdout);
+        fputs(usage_commands, stdout);
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {

@@ -39,3 +39,33 @@ size_t app_stats_mean_ci(const double *x, size_t n, double *mean, double *half)
                   : (double)NAN;
     return m;
 }
+
+bool app_stats_ratio_ci(const double *num, size_t nn, const double *den, size_t nd, double *ratio,
+                        double *lo, double *hi)
+{
+    double mn = NAN, sn = NAN, md = NAN, sd = NAN;
+    size_t kn = app_stats_mean_sd(num, nn, &mn, &sn), kd = app_stats_mean_sd(den, nd, &md, &sd);
+    *ratio = kn > 0 && kd > 0 ? mn / md : (double)NAN;
+    *lo = *hi = NAN;
+    if (kn < 2 || kd < 2 || !isfinite(*ratio))
+        return false;
+    double vn = sn * sn / (double)kn, vd = sd * sd / (double)kd, r = *ratio;
+    double var = vn + r * r * vd;
+    if (!(var > 0.0)) {
+        *lo = *hi = r;
+        return true;
+    }
+    double df =
+        var * var / (vn * vn / (double)(kn - 1) + r * r * r * r * vd * vd / (double)(kd - 1));
+    double t = app_stats_t_quantile((1.0 - APP_STATS_LEVEL) / 2.0, df), t2 = t * t;
+    double a = md * md - t2 * vd;
+    if (!(a > 0.0)) {
+        *lo = -INFINITY;
+        *hi = INFINITY;
+        return false;
+    }
+    double root = t * sqrt(vd * mn * mn + vn * a);
+    *lo = (mn * md - root) / a;
+    *hi = (mn * md + root) / a;
+    return true;
+}

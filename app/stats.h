@@ -7,6 +7,7 @@
 #ifndef APP_STATS_H
 #define APP_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The confidence level of the intervals `hetsim report` and `plot --by` give. */
@@ -26,5 +27,16 @@ double app_stats_t_quantile(double upper, double df);
  * *half = t(1 - (1 - level) / 2, m - 1) * sd / sqrt(m), m the number used (returned). *half is
  * NaN with fewer than two values, *mean NaN with none. */
 size_t app_stats_mean_ci(const double *x, size_t n, double *mean, double *half);
+
+/* Fieller's interval at level APP_STATS_LEVEL for the ratio of the means of two independent
+ * samples, num[0..nn) over den[0..nd) (NaN values skipped): the ratios R for which
+ * mean(num) - R mean(den) is within t * sqrt(v_num + R^2 v_den) of 0, v the squared standard
+ * errors of the means, t Student's with the Welch-Satterthwaite degrees of freedom of that
+ * combination at the estimate. *ratio receives mean(num) / mean(den); *lo and *hi the
+ * interval: NaN with fewer than two values on either side; -inf and +inf when the
+ * denominator's mean is not told apart from 0 at that level (the interval is unbounded); both
+ * the ratio when neither sample varies. Returns true for a bounded interval. */
+bool app_stats_ratio_ci(const double *num, size_t nn, const double *den, size_t nd, double *ratio,
+                        double *lo, double *hi);
 
 #endif

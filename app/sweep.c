@@ -112,18 +112,85 @@ size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s)
     return assign(sw, s, true, seed);
 }
 
-/* Point k's run directory name, from its assignments (strings unquoted, then characters
- * other than [A-Za-z0-9._+-=,] replaced by '_'). */
+/* ---- Directory names: a value as PATH=VALUE pairs ------------------------------------ */
+
+/* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
+ * starting at p. */
+static const char *json_end(const char *p)
+{
+    if (*p == '"') {
+        for (p++; *p != '\0' && *p != '"'; p++)
+            p += *p == '\\' && p[1] != '\0';
+        return *p == '"' ? p + 1 : p;
+    }
+    if (*p != '{' && *p != '[') {
+        while (*p != '\0' && *p != ',' && *p != '}' && *p != ']')
+            p++;
+        return p;
+    }
+    int depth = 0;
+    do {
+        if (*p == '"')
+            p = json_end(p) - 1;
+        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+        p++;
+    } while (*p != '\0' && depth > 0);
+    return p;
+}
+
+/* Appends value [v, end) under `path` to out (room `size`, at *len) as PATH=VALUE pairs, the
+ * first after `sep`: an object's members as PATH.KEY=..., an array of plain values as
+ * PATH=A+B+C, another array's elements as PATH.I=..., a string unquoted; so that
+ * {"name":"ps","mode":"bsp"} under protocol reads protocol.name=ps,protocol.mode=bsp. */
+static void flatten(const char *v, const char *end, const char *path, char *out, size_t size,
+                    size_t *len, const char *sep)
+{
+    char sub[NAME_MAX_ + 2];
+    bool plain = *v == '[';
+    for (const char *q = v + 1; plain && q < end - 1; q = json_end(q) + 1)
+        plain = *q != '{' && *q != '[';
+    if ((*v == '{' || *v == '[') && end - v > 2 && !(plain && *v == '[')) {
+        size_t i = 0;
+        for (const char *q = v + 1; q < end - 1; i++) {
+            const char *key = q, *val = q;
+            if (*v == '{') { /* "key":value */
+                val = json_end(q) + 1;
+                snprintf(sub, sizeof(sub), "%s.%.*s", path, (int)(val - key - 3), key + 1);
+            } else {
+                snprintf(sub, sizeof(sub), "%s.%zu", path, i);
+            }
+            const char *vend = json_end(val);
+            flatten(val, vend, sub, out, size, len, i == 0 ? sep : ",");
+            q = vend + 1;
+        }
+        return;
+    }
+    *len += (size_t)snprintf(out + *len, *len < size ? size - *len : 0, "%s%s=", sep, path);
+    if (plain) { /* [1,2,1,1] as 1+2+1+1 */
+        for (const char *q = v + 1; q < end - 1; q = json_end(q) + 1) {
+            const char *e = json_end(q);
+            bool str = *q == '"';
+            *len += (size_t)snprintf(out + *len, *len < size ? size - *len : 0, "%s%.*s",
+                                     q > v + 1 ? "+" : "", (int)(e - q - 2 * str), q + str);
+        }
+        return;
+    }
+    bool str = *v == '"' && end - v >= 2;
+    *len += (size_t)snprintf(out + *len, *len < size ? size - *len : 0, "%.*s",
+                             (int)(end - v - 2 * str), v + str);
+}
+
+/* Point k's run directory name, from its assignments, each value as PATH=VALUE pairs
+ * (flatten: strings unquoted, objects and arrays by their members), then characters other
+ * than [A-Za-z0-9._+-=,] replaced by '_'. */
 static int make_name(app_sweep *sw, size_t k, scratch *s, sim_err *err)
 {
-    char name[NAME_MAX_ + 64], plain[NAME_MAX_ + 2];
+    char name[NAME_MAX_ + 64], path[NAME_MAX_ + 2];
     size_t n = sw_point_sets(sw, k, s), len = 0;
     for (size_t i = 0; i < n && len <= NAME_MAX_; i++) {
         const char *eq = strchr(s->sets[i], '=');
-        sw_plain_value(eq + 1, plain, sizeof(plain));
-        len +=
-            (size_t)snprintf(name + len, len < sizeof(name) ? sizeof(name) - len : 0, "%s%.*s=%s",
-                             i > 0 ? "," : "", (int)(eq - s->sets[i]), s->sets[i], plain);
+        snprintf(path, sizeof(path), "%.*s", (int)(eq - s->sets[i]), s->sets[i]);
+        flatten(eq + 1, eq + 1 + strlen(eq + 1), path, name, sizeof(name), &len, i > 0 ? "," : "");
     }
     if (len > NAME_MAX_)
         return sim_err_set(err, SIM_ESCENARIO, "$.grid",

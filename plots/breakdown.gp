@@ -12,6 +12,7 @@
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
 #   out      the figure to write
 #   fmt      optional: png (default), pdf or svg
+#   font_pt, title_pt  optional: the text's and the title's size in points (12, 14)
 #   downs    optional: a 0/1 word per run, 1 if any worker of that run has down_s > 0
 #            (only then is a "down" segment drawn and listed); default all 1
 #   workers  optional: the number of workers (rows) per run, which fixes the x range to the
@@ -34,6 +35,8 @@ height = rows == 1 ? 600 : 80 + 300 * rows
 # The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
 # one terminal per format at the same layout (a PDF at 100 pixels to the inch).
 if (!exists("fmt")) fmt = "png"
+if (!exists("font_pt")) font_pt = 12
+if (!exists("title_pt")) title_pt = 14
 terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
               w / 100.0, h / 100.0, f) \
@@ -41,7 +44,7 @@ terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
               w, h, f) \
     : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
-eval terminal(width, height, 12)
+eval terminal(width, height, font_pt)
 set output out
 set encoding utf8
 
@@ -65,7 +68,7 @@ set grid ytics lt 1 lc rgb "#dddddd" lw 1 dt solid
 set border 3
 set key outside right top vertical Left reverse samplen 2 spacing 1.3 width 1 invert
 
-set multiplot layout rows, cols title "Time breakdown per worker" font "Sans,14"
+set multiplot layout rows, cols title "Time breakdown per worker" font sprintf("Sans,%d", title_pt)
 do for [i = 1:n] {
     set title word(titles, i)
     nw = words(workers) >= i ? int(word(workers, i)) : 0

@@ -11,6 +11,7 @@
 #   xlabel   the x axis label
 #   out      the figure to write
 #   fmt      optional: png (default), pdf or svg
+#   font_pt, title_pt  optional: the text's and the title's size in points (11, 14)
 # Example:
 #   gnuplot -e "golden='g.csv'; run='r.csv'; stats='check.csv'; ngolden=5; nrun=2; \
 #     xlabel='s'; out='o.png'" check.gp
@@ -18,6 +19,8 @@
 # The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
 # one terminal per format at the same layout (a PDF at 100 pixels to the inch).
 if (!exists("fmt")) fmt = "png"
+if (!exists("font_pt")) font_pt = 11
+if (!exists("title_pt")) title_pt = 14
 terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
               w / 100.0, h / 100.0, f) \
@@ -25,7 +28,7 @@ terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
               w, h, f) \
     : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
-eval terminal(1000, 1300, 11)
+eval terminal(1000, 1300, font_pt)
 set output out
 set encoding utf8
 
@@ -45,7 +48,7 @@ rtitle = sprintf("check, %d seed%s: mean, min-max", nrun, nrun > 1 ? "s" : "")
 gcol = "#0072B2"
 rcol = "#D55E00"
 
-set multiplot layout 4,1 title "check: runs against the golden" font "Sans,14"
+set multiplot layout 4,1 title "check: runs against the golden" font sprintf("Sans,%d", title_pt)
 
 set ylabel "test accuracy"
 set yrange [0:1]

@@ -8,6 +8,7 @@
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
 #   out      the figure to write
 #   fmt      optional: png (default), pdf or svg
+#   font_pt, title_pt  optional: the text's and the title's size in points (12, 14)
 #   has_acc  optional: a 0/1 word per run, 1 if that run recorded test accuracy or loss.
 #            A run with 0 is listed in the key as "<label>: no accuracy"; when no run has
 #            any (timing-only models), the figure says so instead of failing on empty data.
@@ -26,6 +27,8 @@ height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
 # The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
 # one terminal per format at the same layout (a PDF at 100 pixels to the inch).
 if (!exists("fmt")) fmt = "png"
+if (!exists("font_pt")) font_pt = 12
+if (!exists("title_pt")) title_pt = 14
 terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
               w / 100.0, h / 100.0, f) \
@@ -33,7 +36,7 @@ terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
               w, h, f) \
     : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
-eval terminal(1000, height, 12)
+eval terminal(1000, height, font_pt)
 set output out
 set encoding utf8
 
@@ -56,7 +59,7 @@ names = word(titles, 1)
 do for [i = 2:n] { names = names . ", " . word(titles, i) }
 if (strlen(names) > 60) { names = sprintf("%d runs", n) }
 # A label centred on the canvas rather than a title centred over the (narrower) plot area.
-set label 99 "Convergence: " . names at screen 0.5, screen 0.96 center font "Sans,14"
+set label 99 "Convergence: " . names at screen 0.5, screen 0.96 center font sprintf("Sans,%d", title_pt)
 set tmargin 4
 
 if (strstrt(has_acc, "1") == 0) {
@@ -66,7 +69,7 @@ if (strstrt(has_acc, "1") == 0) {
     unset key
     set xrange [0:1]
     set yrange [0:1]
-    set label 1 "No test accuracy or loss recorded" at graph 0.5, 0.55 center font "Sans,16"
+    set label 1 "No test accuracy or loss recorded" at graph 0.5, 0.55 center font sprintf("Sans,%d", title_pt + 2)
     set label 2 "(timing-only runs: the scenario's workload.model.name is \"none\")" \
         at graph 0.5, 0.45 center
     plot NaN notitle

@@ -9,6 +9,7 @@
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)
 #   out      the figure to write
 #   fmt      optional: png (default), pdf or svg
+#   font_pt, title_pt  optional: the text's and the title's size in points (12, 14)
 # Example:
 #   gnuplot -e "ins='out/a/metrics.csv'; titles='a'; out='throughput.png'" plots/throughput.gp
 
@@ -23,6 +24,8 @@ height = below ? 480 + 21 * (n + 2) : (n > 24 ? 600 + 17 * (n - 24) : 600)
 # The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
 # one terminal per format at the same layout (a PDF at 100 pixels to the inch).
 if (!exists("fmt")) fmt = "png"
+if (!exists("font_pt")) font_pt = 12
+if (!exists("title_pt")) title_pt = 14
 terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal pdfcairo size %gin,%gin font "Sans,%d" noenhanced linewidth 1', \
               w / 100.0, h / 100.0, f) \
@@ -30,7 +33,7 @@ terminal(w, h, f) = fmt eq "pdf" \
     ? sprintf('set terminal svg size %d,%d font "Sans,%d" noenhanced linewidth 1 background "white"', \
               w, h, f) \
     : sprintf('set terminal pngcairo size %d,%d font "Sans,%d" noenhanced linewidth 1', w, h, f)
-eval terminal(1000, height, 12)
+eval terminal(1000, height, font_pt)
 set output out
 set encoding utf8
 
@@ -52,7 +55,7 @@ set datafile columnheaders
 names = word(titles, 1)
 do for [i = 2:n] { names = names . ", " . word(titles, i) }
 if (strlen(names) > 60) { names = sprintf("%d runs", n) }
-set label 99 "Throughput: " . names at screen 0.5, screen 0.96 center font "Sans,14"
+set label 99 "Throughput: " . names at screen 0.5, screen 0.96 center font sprintf("Sans,%d", title_pt)
 set tmargin 4
 
 set xlabel "simulated time (s)"

@@ -21,7 +21,7 @@
  * gradient ready during an exchange waited in a pending sum for the commit, so with messages
  * slower than an iteration the next gradient was taken on a model without it: 190k samples to
  * 0.82 against 84k with 1 MB, issue 39; and before that the exchange started when the
- * gradient was ready, which did the same at any size: see README.)
+ * gradient was ready, which did the same at any size: see docs/comparisons.md.)
  *
  * Exchanges. An active worker sends a request of S bytes, its model x_i as it is then, to a
  * passive neighbour when it starts an iteration, or, if its previous exchange is still open then,

@@ -20,7 +20,7 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
     int order = 0;
     /* Group Division by default: the paper's generator for heterogeneous clusters, without
-     * the plain generator's conflicts and without a grid to give (README, "Defaults as the
+     * the plain generator's conflicts and without a grid to give (docs/papers.md, "Defaults as the
      * papers run them"). */
     st->mode = MODE_DIVISION;
     st->stat = STATIC_GRID;

@@ -451,6 +451,7 @@ uint64_t sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)
     ctx->account.worker[w].iterations += iterations;
     ctx->account.iterations += iterations;
     ctx->account.samples += iterations * sc->batch;
+    ctx->account.counted_ns = sim_engine_now(ctx->eng);
     const char *reason = NULL;
     if (sc->stop_iterations != 0 && ctx->account.iterations >= sc->stop_iterations)
         reason = "iterations";

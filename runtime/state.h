@@ -117,13 +117,16 @@ typedef struct snap_table {
 typedef struct run_account {
     worker_acct *worker; /* (workers) */
     uint64_t iterations, samples;
+    sim_time counted_ns; /* when the last iteration was counted (sim_ctx_count), 0 before */
 } run_account;
 
 /* Evaluation (metrics.csv). */
 typedef struct run_eval {
     sim_time last_ns;
     uint64_t last_samples;
-    double loss_sum; /* training losses since the last evaluation */
+    sim_time counted_ns; /* account.counted_ns at the last evaluation: where the next
+                            evaluation's throughput window starts */
+    double loss_sum;     /* training losses since the last evaluation */
     uint64_t loss_count;
     const float *params; /* set by the protocol (a server's model), or NULL: the mean */
     float *mean;         /* (num_params) mean model over live workers */

@@ -208,6 +208,13 @@ START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "false-alarm rate <= 0.01"));
     ck_assert_ptr_nonnull(strstr(r.out, "accuracy_mean"));
+    /* The default recipe checks M = 4 seeds (APP_CHECK_RUN_SEEDS; docs/check.md, "Power"). */
+    const char *seeds = strstr(r.out, "run seeds ");
+    ck_assert_msg(seeds != NULL, "%s", r.out);
+    int commas = 0;
+    for (const char *c = seeds; *c != ';' && *c != '\0'; c++)
+        commas += *c == ',';
+    ck_assert_msg(commas == 4 - 1, "%s", r.out);
     ck_assert(exists(png));
     char text[8192];
     read_all(x, text, sizeof(text));
@@ -216,6 +223,20 @@ START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
     ck_assert_ptr_nonnull(strstr(text, "name=\"test_loss\""));
     ck_assert_ptr_nonnull(strstr(text, "name=\"throughput_sps\""));
     ck_assert_ptr_nonnull(strstr(text, "failures=\"0\""));
+    /* Times, as CI tools read them: the suite's the check's wall time, split over its cases. */
+    double suite = -1, cases = 0;
+    const char *t = strstr(text, "<testsuite ");
+    ck_assert_int_eq(sscanf(strstr(t, " time=\"") + 7, "%lf", &suite), 1);
+    ck_assert_msg(suite > 0, "%s", text);
+    for (const char *c = strstr(text, "<testcase "); c != NULL; c = strstr(c + 1, "<testcase ")) {
+        double one = -1;
+        const char *at = strstr(c, " time=\"");
+        ck_assert_msg(at != NULL && at < strchr(c, '>'), "a test case without time: %s", c);
+        ck_assert_int_eq(sscanf(at + 7, "%lf", &one), 1);
+        cases += one;
+    }
+    /* 0.003: the cases' times are printed to the millisecond */
+    ck_assert_double_eq_tol(cases, suite, 0.003);
     snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
     ck_assert_int_eq(system(cmd), 0);
     /* A seed shift is not a scenario change. */

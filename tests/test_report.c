@@ -252,7 +252,7 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
         (const char *[]){ "report", dir, "--by", NULL },
         (const char *[]){ "report", dir, "--by", "nosuch", NULL },
         (const char *[]){ "report", dir, "--by", "final_accuracy", NULL },
-        (const char *[]){ "report", dir, "--by", "proto", "--format", "tex", NULL },
+        (const char *[]){ "report", dir, "--by", "proto", "--format", "xls", NULL },
         (const char *[]){ "report", dir, "--by", "proto", "--target", "0", NULL },
         (const char *[]){ "report", dir, "--by", "proto", "--target", "1.5", NULL },
         (const char *[]){ "report", dir, "--by", "proto", "--target", "0.8x", NULL },

@@ -306,7 +306,7 @@ START_TEST(plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing)
     harness_result r =
         harness_hetsim((const char *[]){ "plot", dir, "--by", "proto", "-o", out, NULL });
     ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
-    ck_assert_msg(strstr(r.err, "640 values of proto, and a figure holds at most 600") != NULL,
+    ck_assert_msg(strstr(r.err, "640 groups of proto, and a figure holds at most 600") != NULL,
                   "%s", r.err);
     ck_assert_str_eq(r.out, "");
     ck_assert(!harness_exists(out));

@@ -1,5 +1,7 @@
 /* End-to-end runs of the timing-only ring all-reduce: exact timing against the alpha-beta
  * formula, straggler gating, failures, outputs and determinism. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +312,51 @@ START_TEST(run_json_records_the_profiles_content_hash)
 }
 END_TEST
 
+/* metrics.csv's throughput is a window aligned with completions: 4 workers, no jitter, rounds
+ * of C = 411.6 ms and a ring of 6 steps of 2 * 50 us + 1e6 B * 8 / 1e10 b/s = 0.9 ms, so
+ * R = 417 ms exactly and 4 * 32 samples a round: 128 / 0.417 = 306.954... samples/s. A 1 s
+ * evaluation interval holds two or three round ends (256 or 384 samples: the rate over the
+ * interval itself read 256 and 384 by turns); a row reads the samples since the previous
+ * evaluation over the time between the last round end before each, the rate of whole
+ * rounds, in every row. With 0.25 s between evaluations, a row after which no round ended
+ * reads 0 and the next one the rounds' rate, not four times it. */
+START_TEST(throughput_is_the_rate_of_whole_rounds_whatever_the_evaluation_interval)
+{
+    static const char json[] = "tests/scenarios/run/throughput_of_whole_rounds.json";
+    const double rate = 128.0 / 0.417;
+    sim_scenario *sc = harness_load_file(json, NULL, 0);
+    char *dir = harness_tmpdir("run");
+    harness_run(sc, dir, NULL, NULL);
+    harness_csv m = harness_csv_read(dir, "metrics.csv");
+    ck_assert_uint_eq(m.nrows, 11);
+    bool two = false, three = false;
+    for (size_t r = 1; r < m.nrows; r++) {
+        double d = harness_csv_num(&m, r, "samples") - harness_csv_num(&m, r - 1, "samples");
+        two = two || d == 256;
+        three = three || d == 384;
+        /* 1e-12: the %.17g text of one division */
+        ck_assert_double_eq_tol(harness_csv_num(&m, r, "throughput_sps"), rate, 1e-12 * rate);
+    }
+    ck_assert(two && three); /* an interval that aliased */
+    harness_csv_free(&m);
+    sim_scenario_destroy(sc);
+    sc = harness_load_file(json, (const char *[]){ "eval.every_s=0.25" }, 1);
+    harness_run(sc, dir, NULL, NULL);
+    m = harness_csv_read(dir, "metrics.csv");
+    size_t zeros = 0, rates = 0;
+    for (size_t r = 1; r < m.nrows; r++) {
+        double v = harness_csv_num(&m, r, "throughput_sps");
+        zeros += v == 0;
+        rates += fabs(v - rate) <= 1e-12 * rate;
+    }
+    ck_assert_uint_eq(zeros + rates, m.nrows - 1);
+    ck_assert_uint_eq(rates, 23); /* the rounds that ended by 10 s: floor(10 / 0.417) */
+    harness_csv_free(&m);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("run");
@@ -328,6 +375,7 @@ Suite *test_suite(void)
     tcase_add_test(out, the_time_breakdown_adds_up_to_the_run_time);
     tcase_add_test(out, a_small_run_reproduces_its_golden_event_trace);
     tcase_add_test(out, run_json_records_the_profiles_content_hash);
+    tcase_add_test(out, throughput_is_the_rate_of_whole_rounds_whatever_the_evaluation_interval);
     tcase_set_timeout(out, 60);
     suite_add_tcase(s, out);
     return s;

@@ -127,6 +127,36 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
 }
 END_TEST
 
+/* A value that is an object or an array names the directory by its members, as --set paths
+ * would: protocol.name=ps,protocol.mode=bsp, not protocol=__name_:_ps_,_mode_:_bsp__. */
+START_TEST(sweep_names_directories_of_object_and_array_values_by_their_members)
+{
+    char *dir = harness_tmpdir("sweep");
+    char *file =
+        sweep_file(dir, "sw.json",
+                   "\"grid\": { \"zip\": { \"name\": [\"ps-bsp\", \"dpsgd\"], \"protocol\": "
+                   "[{ \"name\": \"ps\", \"mode\": \"bsp\", \"shards\": 2 }, "
+                   "{ \"name\": \"dpsgd\", \"graph\": \"ring\" }] }, "
+                   "\"compute.speeds\": [[1, 2.5, 1, 1], [1]], "
+                   "\"stragglers\": [[{ \"kind\": \"fixed\", \"workers\": [1], "
+                   "\"slowdown\": 3 }], []] }, \"seeds\": [3]");
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_uint_eq(count_lines(r.out), 8);
+    static const char *const names[] = {
+        "/out/name=ps-bsp,protocol.name=ps,protocol.mode=bsp,protocol.shards=2,"
+        "compute.speeds=1+2.5+1+1,stragglers.0.kind=fixed,stragglers.0.workers=1,"
+        "stragglers.0.slowdown=3,seed=3\t",
+        "/out/name=dpsgd,protocol.name=dpsgd,protocol.graph=ring,compute.speeds=1,stragglers=,"
+        "seed=3\t",
+    };
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_msg(strstr(r.out, names[i]) != NULL, "no %s in\n%s", names[i], r.out);
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* Runs `hetsim sweep FILE --list` on a sweep with `body` and checks it is refused with exit 2,
  * saying `message` (the sweep file and the path at fault), within `max_s` seconds. */
 static void refused(const char *body, const char *message, double max_s)
@@ -285,7 +315,7 @@ START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
     ck_assert_int_eq(r.status, 1);
     r = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", NULL });
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "index.csv: no runs with results (2 left out)") != NULL, "%s",
+    ck_assert_msg(strstr(r.err, "index.csv: no runs with results (2 without results") != NULL, "%s",
                   r.err);
     harness_cleanup(dir);
 }
@@ -556,8 +586,9 @@ START_TEST(sweep_outputs_are_identical_whatever_the_number_of_jobs)
         }
         closedir(d);
     }
-    r = harness_hetsim(
-        (const char *[]){ "plot", o1, "--by", "protocol.name", "--x", "epoch", NULL });
+    /* workers is swept too: one value of it, or the plot would pool both into a line. */
+    r = harness_hetsim((const char *[]){ "plot", o1, "--by", "protocol.name", "--where",
+                                         "workers=4", "--x", "epoch", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     snprintf(a, sizeof(a), "%s/by-protocol.name.png", o1);
     snprintf(b, sizeof(b), "%s/ttt-by-protocol.name.png", o1);
@@ -690,6 +721,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("sweep");
     tcase_add_test(tc, sweep_rejects_bad_files_naming_the_path_and_runs_nothing);
     tcase_add_test(tc, sweep_points_are_the_product_of_the_grid_with_zip_and_seeds);
+    tcase_add_test(tc, sweep_names_directories_of_object_and_array_values_by_their_members);
     tcase_add_test(tc, sweep_killed_midway_resumes_running_only_the_missing_points);
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);

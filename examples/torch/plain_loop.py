@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A plain PyTorch training loop on one process: the reference hetsim's runs of a module are
-measured against (README, "PyTorch models"). It trains a module of hetsim's contract
+measured against (docs/torch.md, "A walk-through"). It trains a module of hetsim's contract
 (docs/torch.md) with torch.optim.SGD on shuffled minibatches for a number of epochs and prints
 the test accuracy and loss at the end, on Fashion-MNIST read as hetsim reads it (the Debian
 package's IDX files, pixels / 255) or on the module's own data().

@@ -1,11 +1,13 @@
 #!/bin/sh
 # Calibrates `hetsim check` on this project's golden curves: for every golden under ROOT
 # (default tests/golden/curves), N seed shifts of the unchanged scenario (default 100; shift j
-# checks seeds 1000 + 2j and 1001 + 2j, none of them a golden seed) give the false-alarm rate,
-# and P shifts (default 20; seeds 5000 + 2j and 5001 + 2j) of each perturbation below give
-# its detection rate. Writes one line per check as it ends ("golden perturbation seed exit")
-# to RESULTS (default calibrate.txt), then prints the README's table (markdown). CPU-heavy:
-# JOBS checks at a time (default 2).
+# checks the 4 seeds (the check's default M) from 1000 + 4j, none of them a golden seed) give
+# the false-alarm rate, and P shifts (default 20; the 4 seeds from 5000 + 4j) of each
+# perturbation below give its detection rate. tests/golden/power.sh measures the power of
+# recipes (K golden seeds, M check seeds) against a halved and a doubled learning rate.
+# Writes one line per check as it ends ("golden perturbation seed exit") to RESULTS (default
+# calibrate.txt), then prints the table of docs/check.md (markdown). CPU-heavy: JOBS checks
+# at a time (default 2).
 #   calibrate.sh HETSIM [N] [P] [JOBS] [ROOT] [RESULTS]
 #   calibrate.sh --table RESULTS     the table of a results file (of a run cut short, say)
 # A perturbation that a scenario cannot take (no straggler, no graph key) is "n/a" for it.
@@ -85,7 +87,7 @@ while [ $((r * per)) -lt "$n" ] || [ "$r" -lt "$p" ]; do
         b=$(basename "$d")
         j=$((r * per))
         while [ "$j" -lt $(((r + 1) * per)) ] && [ "$j" -lt "$n" ]; do
-            s=$((1000 + 2 * j))
+            s=$((1000 + 4 * j))
             echo "$d none $s $tmp/$b-none-$s"
             j=$((j + 1))
         done
@@ -99,7 +101,7 @@ while [ $((r * per)) -lt "$n" ] || [ "$r" -lt "$p" ]; do
         samples=$(value "$run" samples)
         to=ring
         [ "$graph" = ring ] && to=exponential
-        s=$((5000 + 2 * r))
+        s=$((5000 + 4 * r))
         o="$tmp/$b-$s"
         echo "$d lr_x0.8 $s $o-lr08 --set workload.lr=$(scale "$lr" 0.8)"
         echo "$d lr_x1.2 $s $o-lr12 --set workload.lr=$(scale "$lr" 1.2)"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Checks every golden curve: each folder under tests/golden/curves/ holds scenario.json and
-# golden/ (written by `hetsim check scenario.json --golden golden --update`: 5 seeds).
+# golden/ (written by `hetsim check scenario.json --golden golden --update`: 10 seeds).
 # Adding a protocol's golden is adding its folder. Run from the source root by meson test:
 #   check_all.sh HETSIM [ROOT]
 set -u

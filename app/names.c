@@ -1,0 +1,156 @@
+/* Display names for tables and figures (see names.h). */
+#include "app/names.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/output.h"
+
+#define NAME_MAX_BYTES 200
+
+/* Protocols as their papers name them (docs/scenario.md's protocol table). */
+static const char *const protocol_names[][2] = {
+    { "allreduce", "All-Reduce" },
+    { "localsgd", "Local SGD" },
+    { "ps", "PS" },
+    { "ps-bsp", "PS (BSP)" },
+    { "ps-asp", "PS (ASP)" },
+    { "syncswitch", "Sync-Switch" },
+    { "dpsgd", "D-PSGD" },
+    { "adpsgd", "AD-PSGD" },
+    { "gossip", "Gossip" },
+    { "hop", "Hop" },
+    { "hpsgd", "HPSGD" },
+    { "ripples", "Ripples" },
+    { "moshpit", "Moshpit SGD" },
+    { "sgp", "SGP" },
+    { "easgd", "EASGD" },
+    { "diloco", "DiLoCo" },
+};
+
+/* Swept keys as a paper's axis or column names them. */
+static const char *const key_names[][2] = {
+    { "protocol.name", "protocol" },
+    { "name", "protocol" },
+    { "workload.lr", "learning rate" },
+    { "workload.batch", "batch size" },
+    { "workload.momentum", "momentum" },
+    { "workers", "workers" },
+    { "seed", "seed" },
+    { "network.bandwidth_gbps", "bandwidth (Gbit/s)" },
+    { "network.latency_us", "latency (us)" },
+    { "compute.iteration_ms", "iteration (ms)" },
+    { "protocol.local_steps", "local steps" },
+    { "stragglers[0].slowdown", "slowdown" },
+};
+
+static const char *user_name(const app_names *n, const char *from)
+{
+    for (size_t i = n->n; i > 0; i--)
+        if (strcmp(n->from[i - 1], from) == 0)
+            return n->to[i - 1];
+    return NULL;
+}
+
+static bool clean(const char *s, size_t len)
+{
+    if (len == 0 || len > NAME_MAX_BYTES)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
+
+int app_names_add(app_names *n, const char *spec, sim_err *err)
+{
+    const char *eq = strchr(spec, '=');
+    if (eq == NULL || !clean(spec, (size_t)(eq - spec)) || !clean(eq + 1, strlen(eq + 1)))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "a display name is FROM=TO, a key or a value as index.csv writes it "
+                           "and the text shown (each 1 to %d bytes, no control character), got "
+                           "\"%.200s\"",
+                           NAME_MAX_BYTES, spec);
+    char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
+    if (from != NULL)
+        n->from = from;
+    char **to = from != NULL ? realloc(n->to, (n->n + 1) * sizeof(*to)) : NULL;
+    if (to != NULL)
+        n->to = to;
+    char *f = to != NULL ? strndup(spec, (size_t)(eq - spec)) : NULL;
+    char *t = f != NULL ? strdup(eq + 1) : NULL;
+    if (t == NULL) {
+        free(f);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    }
+    n->from[n->n] = f;
+    n->to[n->n++] = t;
+    return SIM_OK;
+}
+
+int app_names_load(app_names *n, const char *path, sim_err *err)
+{
+    size_t len = 0;
+    errno = 0;
+    char *text = sim_output_read(path, &len);
+    if (text == NULL)
+        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
+                           path, strerror(errno != 0 ? errno : EIO));
+    int rc = SIM_OK;
+    size_t line = 0;
+    for (char *p = text, *end; rc == SIM_OK && p < text + len; p = end + 1) {
+        end = memchr(p, '\n', (size_t)(text + len - p));
+        end = end != NULL ? end : text + len;
+        *end = '\0';
+        line++;
+        if (end > p && end[-1] == '\r')
+            end[-1] = '\0';
+        if (p[0] == '\0' || p[0] == '#')
+            continue;
+        if ((rc = app_names_add(n, p, err)) == SIM_EINVAL)
+            sim_err_set(err, SIM_EINVAL, NULL,
+                        "%s: line %zu: not FROM=TO (a key or value, '=', "
+                        "the text shown)",
+                        path, line);
+    }
+    free(text);
+    return rc;
+}
+
+void app_names_fini(app_names *n)
+{
+    for (size_t i = 0; i < n->n; i++) {
+        free(n->from[i]);
+        free(n->to[i]);
+    }
+    free(n->from);
+    free(n->to);
+    memset(n, 0, sizeof(*n));
+}
+
+const char *app_names_key(const app_names *n, const char *key)
+{
+    const char *u = user_name(n, key);
+    if (u != NULL)
+        return u;
+    for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
+        if (strcmp(key_names[i][0], key) == 0)
+            return key_names[i][1];
+    return key;
+}
+
+const char *app_names_value(const app_names *n, const char *key, const char *value)
+{
+    const char *u = user_name(n, value);
+    if (u != NULL)
+        return u;
+    if (strcmp(key, "protocol.name") != 0 && strcmp(key, "name") != 0)
+        return value;
+    for (size_t i = 0; i < sizeof(protocol_names) / sizeof(protocol_names[0]); i++)
+        if (strcmp(protocol_names[i][0], value) == 0)
+            return protocol_names[i][1];
+    return value;
+}

@@ -1,0 +1,43 @@
+/* Display names for tables and figures: protocols and swept keys as a paper writes them
+ * ("All-Reduce", "learning rate") instead of their scenario spelling ("allreduce",
+ * "workload.lr"), each overridable: `--label FROM=TO` (repeatable) and `--names FILE` (a
+ * FROM=TO a line; blank lines and lines starting with '#' are skipped) map a key or a value as
+ * index.csv writes it to the text shown (docs/compare.md, "Display names").
+ *
+ * Built in: the values of a key named `protocol.name` or `name` that are protocol names
+ * (allreduce -> All-Reduce, hpsgd -> HPSGD, ...; and this project's ps-bsp, ps-asp), and the
+ * common swept keys (protocol.name -> protocol, workload.lr -> learning rate, ...). A user's
+ * mapping wins over a built-in one; a key or value without either shows as it is. Used by
+ * `hetsim report` (Markdown and LaTeX; CSV keeps the raw values) and `hetsim plot SWEEP --by`.
+ */
+#ifndef APP_NAMES_H
+#define APP_NAMES_H
+
+#include <stddef.h>
+
+#include "sim/err.h"
+
+typedef struct app_names {
+    char **from, **to; /* (n) each owned */
+    size_t n;
+} app_names;
+
+/* Adds the mapping "FROM=TO" (split at the first '='; FROM and TO not empty, at most 200
+ * bytes, no control character). SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later
+ * mapping of the same FROM replaces the earlier one. */
+int app_names_add(app_names *n, const char *spec, sim_err *err);
+
+/* Adds every FROM=TO line of the file at `path`. SIM_EINVAL naming the file and line for a
+ * line that is not a mapping; SIM_EIO when it cannot be read; SIM_ENOMEM. */
+int app_names_load(app_names *n, const char *path, sim_err *err);
+
+/* Frees what `n` owns and zeroes it. */
+void app_names_fini(app_names *n);
+
+/* The display name of a swept key (or "seed"). Valid while `n` and `key` live. */
+const char *app_names_key(const app_names *n, const char *key);
+
+/* The display name of `value`, a value of swept key `key`. Valid while `n` and `value` live. */
+const char *app_names_value(const app_names *n, const char *key, const char *value);
+
+#endif

@@ -54,8 +54,11 @@ static void print_shares(const sim_device *d)
                 printf(" %s %.3f", sim_precision_name(p), share[k][p]);
         printf(";");
     }
-    printf(" memory %.3f; 3x3 convolutions x%.2f in fp32\n", d->mem_frac,
-           sim_device_conv3x3_gain(SIM_PREC_FP32));
+    printf(" memory %.3f; 3x3 convolutions x%.2f in fp32; depthwise %.4f of fp32", d->mem_frac,
+           sim_device_conv3x3_gain(SIM_PREC_FP32), sim_device_depthwise_share());
+    if (d->vector16 > 0)
+        printf(", x%g at 16 bits", d->vector16);
+    printf("\n");
 }
 
 void app_catalogue_devices(void)

@@ -32,6 +32,9 @@ typedef struct sim_device {
     const char *label;              /* "NVIDIA Tesla V100 SXM2" */
     double peak_flops[SIM_PREC_N];  /* FLOP/s, 0: no fast path for that precision */
     double mem_bps;                 /* DRAM bandwidth, bytes/s */
+    double vector16;                /* 16-bit arithmetic on the CUDA cores over FP32's, at
+                                       most 2 (paired half-precision instructions); 0 without
+                                       fast FP16 */
     const char *source;             /* the datasheet the peaks and the bandwidth come from */
     double mem_frac;                /* share of mem_bps a streaming kernel attains */
     const char *mem_source;         /* the measurement mem_frac comes from */
@@ -45,6 +48,11 @@ typedef struct sim_device {
  * FP32 on the CUDA cores, Winograd's algorithm (which cuDNN picks for them), fitted on the
  * calibration points (sim/device.c); 1 on tensor cores, which run them as products. */
 double sim_device_conv3x3_gain(int precision);
+
+/* The share of the CUDA cores' FP32 peak (times vector16 at 16-bit precisions) a depthwise
+ * convolution's FLOPs attain: no tensor-core path applies to them, and the kernels PyTorch
+ * runs for them are far from peak (fitted on the calibration points, sim/device.c). */
+double sim_device_depthwise_share(void);
 
 /* The device called `name`, or NULL. */
 const sim_device *sim_device_find(const char *name);

@@ -95,8 +95,8 @@ void sim_layers_finish_timed(sim_layers *l, sim_layers_time_fn fn, const void *u
 
 const char *sim_layer_kind_name(int kind)
 {
-    static const char *const names[SIM_KIND_N] = { "other",  "conv3x3", "conv",
-                                                   "matmul", "norm",    "embedding" };
+    static const char *const names[SIM_KIND_N] = { "other", "conv3x3",   "conv",     "matmul",
+                                                   "norm",  "embedding", "depthwise" };
     return kind >= 0 && kind < SIM_KIND_N ? names[kind] : NULL;
 }
 
@@ -315,8 +315,8 @@ static int read_field(profile_reader *r, sim_layer *y, int c, const char *v, sim
                 return SIM_OK;
             }
         return sim_err_set(err, SIM_ESCENARIO, r->path,
-                           "%s:%zu: kind: must be other, conv3x3, conv, matmul, norm or "
-                           "embedding, got \"%s\"",
+                           "%s:%zu: kind: must be other, conv3x3, conv, matmul, norm, "
+                           "embedding or depthwise, got \"%s\"",
                            r->file, r->line, v);
     }
     double x = 0.0;

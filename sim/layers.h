@@ -46,7 +46,8 @@ typedef enum sim_layer_kind {
     SIM_KIND_MATMUL = 3,    /* linear layers and the other matrix products */
     SIM_KIND_NORM = 4,      /* batch, layer, group and instance norms */
     SIM_KIND_EMBEDDING = 5, /* table lookups */
-    SIM_KIND_N = 6
+    SIM_KIND_DEPTHWISE = 6, /* a convolution with one group per input channel */
+    SIM_KIND_N = 7
 } sim_layer_kind;
 
 typedef struct sim_layer {
@@ -89,7 +90,8 @@ void sim_layers_finish(sim_layers *l);
  * `measured` keeps the rows' word. Times all zero weigh every layer alike, as above. */
 void sim_layers_finish_timed(sim_layers *l, sim_layers_time_fn fn, const void *ud);
 
-/* "other", "conv3x3", "conv", "matmul", "norm", "embedding"; NULL out of range. */
+/* "other", "conv3x3", "conv", "matmul", "norm", "embedding", "depthwise"; NULL out of
+ * range. */
 const char *sim_layer_kind_name(int kind);
 
 /* Forward FLOPs of one sample over every layer. */

@@ -169,7 +169,7 @@ typedef struct timing {
 static void roofline_time(const void *ud, size_t i, double *fwd, double *bwd)
 {
     const timing *t = ud;
-    sim_roofline_layer(&t->r, &t->l->layer[i], i == 0, t->batch, fwd, bwd);
+    sim_roofline_times(&t->r, t->l, i, t->batch, fwd, bwd);
 }
 
 /* With devices: the base time of worker 0's device and each other worker's speed, from the

@@ -201,6 +201,13 @@ START_TEST(optional_columns_are_read_by_name_in_any_order)
     sim_layers_fini(&l);
     remove(path);
     free(path);
+    /* A depthwise convolution has its kind. */
+    path = write_tmp("name,params,forward_flops,kind\ndw,288,7.2e6,depthwise\n");
+    ck_assert_int_eq(sim_layers_read_csv(&l, path, "$.compute.profile", NULL), SIM_OK);
+    ck_assert_int_eq(l.layer[0].kind, SIM_KIND_DEPTHWISE);
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
     /* Without the columns: kind other, no bytes. */
     path = write_tmp("name,params,forward_flops\nfc,513000,1.026e6\n");
     ck_assert_int_eq(sim_layers_read_csv(&l, path, "$.compute.profile", NULL), SIM_OK);
@@ -217,7 +224,8 @@ START_TEST(optional_columns_are_read_by_name_in_any_order)
     expect_bad("name,params,forward_flops,forward_ms\nx,1,2,3\n",
                ":1: header: forward_ms and backward_ms go together");
     expect_bad("name,params,forward_flops,kind\nx,1,2,lstm\n",
-               ":2: kind: must be other, conv3x3, conv, matmul, norm or embedding, got \"lstm\"");
+               ":2: kind: must be other, conv3x3, conv, matmul, norm, embedding or depthwise, got "
+               "\"lstm\"");
     expect_bad("name,params,forward_flops,forward_bytes\nx,1,2,-3\n",
                ":2: forward_bytes: must be a finite number >= 0, got \"-3\"");
     expect_bad("name,params,forward_flops,kind\nx,1,2\n", ":2: expected 4 fields, got 3");

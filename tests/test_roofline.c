@@ -1,5 +1,6 @@
 /* The device roofline (sim/roofline.h, sim/device.h): layer times worked out by hand on a
- * made-up device, the first layer's backward pass, 16-bit precisions and the 3x3 gain; a
+ * made-up device, the first layer's backward pass, 16-bit precisions and the 3x3 gain, the
+ * depthwise convolutions' rate, the fixed time of a kernel and the optimizer's step; a
  * profile on a catalogued device timed by it (base time, shares, mixed devices) unless
  * compute.efficiency overrides it; and the catalogue's entries. */
 #include <math.h>
@@ -21,12 +22,17 @@ static void eq_rel(double got, double want)
     ck_assert_msg(fabs(got - want) <= REL * fabs(want), "got %.17g, want %.17g", got, want);
 }
 
-/* A made-up device: 8 TFLOP/s in FP32 and 64 in FP16; 500 GB/s of which 0.8 attained. */
+/* The fixed time of a kernel. */
+#define K SIM_ROOFLINE_KERNEL_S
+
+/* A made-up device: 8 TFLOP/s in FP32 and 64 in FP16 (twice FP32 on its CUDA cores); 500 GB/s
+ * of which 0.8 attained. */
 static const sim_device dev = {
     .name = "made-up",
     .label = "made-up",
     .peak_flops = { 8e12, 0, 64e12, 0 },
     .mem_bps = 5e11,
+    .vector16 = 2,
     .source = "tests",
     .mem_frac = 0.8,
     .mem_source = "tests",
@@ -67,32 +73,35 @@ START_TEST(a_layer_takes_the_larger_of_its_flops_and_bytes_then_its_elementwise_
     sim_roofline_init(&r, &dev, SIM_PREC_FP32);
     double f, b;
     /* Batch 16, memory at 4e11 B/s. Layer 0: FLOPs 2.5e9 x 16 / 4e12 = 0.01 s against bytes
-     * (1.5e6 x 16 + 4 x 1000) / 4e11 = 6.001e-5 s; element-wise 2e6 x 16 / 4e11 = 8e-5 s.
-     * Its backward pass computes no input gradient: its own part once, 0.01 + 1.6e-4. */
+     * (1.5e6 x 16 + 4 x 1000) / 4e11 = 6.001e-5 s; element-wise 2e6 x 16 / 4e11 = 8e-5 s; a
+     * kernel for each. Its backward pass computes no input gradient: its own part and kernel
+     * once, the element-wise part twice: 0.01 + K + 1.6e-4 + 2K. */
     sim_roofline_layer(&r, &l.layer[0], true, 16, &f, &b);
-    eq_rel(f, 0.01008);
-    eq_rel(b, 0.01016);
+    eq_rel(f, 0.01008 + 2 * K);
+    eq_rel(b, 0.01016 + 3 * K);
     /* Layer 0's backward as any other layer's: its own part twice. */
     sim_roofline_layer(&r, &l.layer[0], false, 16, &f, &b);
-    eq_rel(b, 0.02016);
+    eq_rel(b, 0.02016 + 4 * K);
     /* The norm, no FLOPs: (3e6 x 16 + 256) / 4e11 = 1.2000064e-4, element-wise 4e-5. */
     sim_roofline_layer(&r, &l.layer[1], false, 16, &f, &b);
-    eq_rel(f, 1.6000064e-4);
-    eq_rel(b, 3.2000128e-4);
-    /* The 3x3 convolution at 4e12 x the FP32 gain: 7.8e9 x 16 / (4e12 x gain). */
+    eq_rel(f, 1.6000064e-4 + 2 * K);
+    eq_rel(b, 3.2000128e-4 + 4 * K);
+    /* The 3x3 convolution at 4e12 x the FP32 gain: 7.8e9 x 16 / (4e12 x gain); no element-wise
+     * bytes, one kernel. */
     double g = sim_device_conv3x3_gain(SIM_PREC_FP32);
     ck_assert(g > 1.0);
     sim_roofline_layer(&r, &l.layer[2], false, 16, &f, &b);
-    eq_rel(f, 7.8e9 * 16 / (4e12 * g));
-    eq_rel(b, 2 * 7.8e9 * 16 / (4e12 * g));
+    eq_rel(f, 7.8e9 * 16 / (4e12 * g) + K);
+    eq_rel(b, 2 * 7.8e9 * 16 / (4e12 * g) + 2 * K);
     /* The product is memory-bound by its weights: FLOPs 1.6e7 / 2e12 = 8e-6 s against
      * (1.6e5 + 1e7) / 4e11 = 2.54e-5 s. */
     sim_roofline_layer(&r, &l.layer[3], false, 16, &f, &b);
-    eq_rel(f, 2.54e-5);
-    eq_rel(b, 5.08e-5);
+    eq_rel(f, 2.54e-5 + K);
+    eq_rel(b, 5.08e-5 + 2 * K);
+    /* The iteration adds the optimizer's step: 2537928 parameters x 24 bytes / 4e11. */
     eq_rel(sim_roofline_iteration_s(&r, &l, 16), 0.01008 + 0.01016 + 1.6000064e-4 + 3.2000128e-4 +
                                                      3 * 7.8e9 * 16 / (4e12 * g) + 2.54e-5 +
-                                                     5.08e-5);
+                                                     5.08e-5 + 17 * K + 2537928 * 24 / 4e11);
     sim_layers_fini(&l);
 }
 END_TEST
@@ -106,20 +115,23 @@ START_TEST(sixteen_bit_precisions_halve_the_bytes_and_3x3_convolutions_gain_in_f
     ck_assert_double_eq(sim_device_conv3x3_gain(SIM_PREC_FP16), 1.0);
     double f, b;
     /* Convolutions at 16e12, products at 32e12, bytes at half: layer 0's FLOPs 2.5e-3 s
-     * against 3.0005e-5 s, element-wise 4e-5 s. */
+     * against 3.0005e-5 s, element-wise 4e-5 s. Kernels take their fixed time whatever the
+     * precision. */
     sim_roofline_layer(&r, &l.layer[0], true, 16, &f, &b);
-    eq_rel(f, 2.54e-3);
-    eq_rel(b, 2.58e-3);
+    eq_rel(f, 2.54e-3 + 2 * K);
+    eq_rel(b, 2.58e-3 + 3 * K);
     sim_roofline_layer(&r, &l.layer[1], false, 16, &f, &b);
-    eq_rel(f, 8.000032e-5);
-    eq_rel(b, 1.6000064e-4);
+    eq_rel(f, 8.000032e-5 + 2 * K);
+    eq_rel(b, 1.6000064e-4 + 4 * K);
     /* No gain on tensor cores: 1.248e11 / 16e12. */
     sim_roofline_layer(&r, &l.layer[2], false, 16, &f, &b);
-    eq_rel(f, 7.8e-3);
+    eq_rel(f, 7.8e-3 + K);
     sim_roofline_layer(&r, &l.layer[3], false, 16, &f, &b);
-    eq_rel(f, 1.27e-5);
-    eq_rel(sim_roofline_iteration_s(&r, &l, 16),
-           2.54e-3 + 2.58e-3 + 8.000032e-5 + 1.6000064e-4 + 3 * 7.8e-3 + 3 * 1.27e-5);
+    eq_rel(f, 1.27e-5 + K);
+    /* The optimizer's step is not halved: weights and their states stay in FP32. */
+    eq_rel(sim_roofline_iteration_s(&r, &l, 16), 2.54e-3 + 2.58e-3 + 8.000032e-5 + 1.6000064e-4 +
+                                                     3 * 7.8e-3 + 3 * 1.27e-5 + 17 * K +
+                                                     2537928 * 24 / 4e11);
     sim_layers_fini(&l);
 }
 END_TEST
@@ -132,8 +144,60 @@ START_TEST(a_layer_without_bytes_or_kind_is_timed_by_its_flops_as_a_product)
     double f, b;
     /* Kind other: the product share, 2e12; weights 16 KiB / 4e11 hide behind the FLOPs. */
     sim_roofline_layer(&r, &y, false, 8, &f, &b);
-    eq_rel(f, 3.75e9 * 8 / 2e12);
-    eq_rel(b, 2 * 3.75e9 * 8 / 2e12);
+    eq_rel(f, 3.75e9 * 8 / 2e12 + K);
+    eq_rel(b, 2 * 3.75e9 * 8 / 2e12 + 2 * K);
+}
+END_TEST
+
+START_TEST(a_depthwise_convolution_runs_at_its_share_of_the_fp32_peak_paired_at_16_bits)
+{
+    /* 3x3 over 96 channels of 112x112: 2 x 96 x 112 x 112 x 9 FLOPs, reading and writing
+     * 96 x 112 x 112 floats. */
+    sim_layer y = { .params = 864,
+                    .fwd_flops = 21676032,
+                    .kind = SIM_KIND_DEPTHWISE,
+                    .fwd_bytes = 9633792,
+                    .fwd_ms = NAN,
+                    .bwd_ms = NAN };
+    double share = sim_device_depthwise_share();
+    ck_assert(share > 0 && share < 0.1);
+    sim_roofline r;
+    /* FP32: 2.1676032e7 x 64 / (8e12 x share), not the convolution share's 4e12; the bytes,
+     * (9633792 x 64 + 3456) / 4e11 = 1.54e-3 s, hide behind it. */
+    sim_roofline_init(&r, &dev, SIM_PREC_FP32);
+    double f, b, want = 21676032.0 * 64 / (8e12 * share);
+    ck_assert(want > 1.6e-3);
+    sim_roofline_layer(&r, &y, false, 64, &f, &b);
+    eq_rel(f, want + K);
+    eq_rel(b, 2 * want + 2 * K);
+    /* FP16: no tensor cores, paired half-precision arithmetic: twice the FP32 rate. */
+    sim_roofline_init(&r, &dev, SIM_PREC_FP16);
+    sim_roofline_layer(&r, &y, false, 64, &f, &b);
+    eq_rel(f, want / 2 + K);
+}
+END_TEST
+
+START_TEST(the_optimizers_step_ends_the_first_layers_backward_pass)
+{
+    sim_layers l = { 0 };
+    four_layers(&l);
+    sim_roofline r;
+    sim_roofline_init(&r, &dev, SIM_PREC_FP32);
+    double f, b, lf, lb, s = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        sim_roofline_times(&r, &l, i, 16, &f, &b);
+        sim_roofline_layer(&r, &l.layer[i], i == 0, 16, &lf, &lb);
+        ck_assert_double_eq(f, lf);
+        /* 2537928 parameters x 24 bytes / 4e11 = 1.5227568e-4 s, after layer 0's gradient. */
+        if (i == 0)
+            eq_rel(b, lb + 1.5227568e-4);
+        else
+            ck_assert_double_eq(b, lb);
+        s += f + b;
+    }
+    eq_rel(sim_roofline_update_s(&r, 2537928), 1.5227568e-4);
+    ck_assert_double_eq(sim_roofline_iteration_s(&r, &l, 16), s);
+    sim_layers_fini(&l);
 }
 END_TEST
 
@@ -153,7 +217,7 @@ START_TEST(a_device_times_the_profile_by_its_roofline_and_the_shares_follow_it)
     /* Shares: layer 3's backward ends after the forward pass and its own backward. */
     double fwd[4], bwd[4], total = 0;
     for (size_t i = 0; i < 4; i++) {
-        sim_roofline_layer(&r, &l->layer[i], i == 0, 48, &fwd[i], &bwd[i]);
+        sim_roofline_times(&r, l, i, 48, &fwd[i], &bwd[i]);
         total += fwd[i] + bwd[i];
     }
     ck_assert(!l->measured);
@@ -210,6 +274,10 @@ START_TEST(every_device_has_a_bandwidth_attainable_shares_and_their_sources)
                           d->name, sim_precision_name(p));
             ck_assert_msg(d->conv_frac[p] <= 1.0 && d->matmul_frac[p] <= 1.0, "%s", d->name);
         }
+        /* Paired half-precision arithmetic where the device has fast FP16, at most twice. */
+        bool half = d->peak_flops[SIM_PREC_FP16] > 0;
+        ck_assert_msg(half ? d->vector16 >= 1 && d->vector16 <= 2 : d->vector16 == 0, "%s",
+                      d->name);
     }
     ck_assert_uint_ge(n, 12);
 }
@@ -223,6 +291,9 @@ Suite *test_suite(void)
     tcase_add_test(tc,
                    sixteen_bit_precisions_halve_the_bytes_and_3x3_convolutions_gain_in_fp32_only);
     tcase_add_test(tc, a_layer_without_bytes_or_kind_is_timed_by_its_flops_as_a_product);
+    tcase_add_test(tc,
+                   a_depthwise_convolution_runs_at_its_share_of_the_fp32_peak_paired_at_16_bits);
+    tcase_add_test(tc, the_optimizers_step_ends_the_first_layers_backward_pass);
     suite_add_tcase(s, tc);
     TCase *dv = tcase_create("devices");
     tcase_add_test(dv, a_device_times_the_profile_by_its_roofline_and_the_shares_follow_it);

@@ -14,8 +14,9 @@ after it (activations, pooling, residual additions) read and write. No weights a
 the models are built with random initialization.
 
 usage: profile_torchvision.py OUTDIR [MODEL[@SIZE]...]   (default: the six shipped models)
-MODEL is a torchvision.models builder or resnext101_32x4d (built from torchvision's ResNet
-as NVIDIA's DeepLearningExamples define it); @SIZE profiles a SIZExSIZE input instead of
+MODEL is a torchvision.models builder, resnext101_32x4d or se_resnext101_32x4d (built from
+torchvision's ResNet as NVIDIA's DeepLearningExamples define them), or inception_v3 (without
+its auxiliary classifier, as timm builds it); @SIZE profiles a SIZExSIZE input instead of
 224x224, written to MODEL-SIZE.csv.
 Needs python3-torchvision (Debian).
 """
@@ -29,8 +30,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_rules import COLUMNS, layer_rows  # noqa: E402
 
 MODELS = ["resnet18", "resnet50", "resnet101", "vgg16", "mobilenet_v2", "densenet121"]
-EXTRA = {"resnext101_32x4d": lambda: torchvision.models.resnet.ResNet(
-    torchvision.models.resnet.Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4)}
+
+
+class SEBottleneck(torchvision.models.resnet.Bottleneck):
+    """DeepLearningExamples' SE-ResNeXt block (PyTorch/Classification/ConvNets/
+    image_classification/models/resnet.py and common.py): a squeeze-and-excitation of 16
+    units on the block's output (spatial mean, linear, ReLU, linear, sigmoid), merged into
+    the residual by one multiply-add, then ReLU."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        width = self.conv3.out_channels
+        self.squeeze = torch.nn.Linear(width, 16)
+        self.expand = torch.nn.Linear(16, width)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        residual = x if self.downsample is None else self.downsample(x)
+        se = torch.sigmoid(self.expand(torch.relu(self.squeeze(torch.mean(out, [2, 3])))))
+        return self.relu(torch.addcmul(residual, out, se[:, :, None, None]))
+
+
+EXTRA = {
+    "resnext101_32x4d": lambda: torchvision.models.resnet.ResNet(
+        torchvision.models.resnet.Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=4),
+    "se_resnext101_32x4d": lambda: torchvision.models.resnet.ResNet(
+        SEBottleneck, [3, 4, 23, 3], groups=32, width_per_group=4),
+    "inception_v3": lambda: torchvision.models.inception_v3(aux_logits=False,
+                                                             init_weights=False),
+}
 
 
 def main():

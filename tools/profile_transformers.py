@@ -32,8 +32,27 @@ one-byte mask, 1/4 of an element):
 (BERT's masked-LM head transforms each predicted token first: a d x d product, GELU and
 norm).
 
+Two variants follow how a training script runs these operations:
+  --fused     each chain of element-wise and normalization operations between two products
+              is one kernel reading the chain's inputs and writing its outputs, as a model
+              scripted with TorchScript's NVFuser runs them (NVIDIA DeepLearningExamples'
+              BERT pre-training, run_pretraining.py): scale, mask, softmax and dropout read
+              h*SEQ and write 1.25 h*SEQ (2.25 h*SEQ for 8.25); dropout, residual addition
+              and norm 3.25d (for 7.25d); the embeddings' additions, norm and dropout 4.25d;
+              the head's GELU and norm 2d.
+  --autocast  mixed precision under torch.autocast, which runs softmax, layer norm and the
+              loss in FP32 (PyTorch's autocast op reference) and so keeps the residual stream
+              in FP32: those operations' FP32 elements count twice (hetsim halves every byte
+              at a 16-bit precision: this profile is for fp16 or bf16 runs only), and each
+              cast between the two is an operation of its own (reading a 16-bit element and
+              writing an FP32 one, or the reverse: 3 units). Per token: softmax's input cast
+              3 h*SEQ, softmax 4 h*SEQ, dropout 4.5 h*SEQ, the cast back 3 h*SEQ; each norm
+              4d and the cast of its output for the next product 3d; each residual addition
+              5d; the embeddings' operations and the loss (a cast 3V, log-softmax 4V) in FP32.
+
 usage: profile_transformers.py OUTDIR                 the four shipped profiles
        profile_transformers.py OUTDIR MODEL NAME [--seq N] [--masked M] [--head squad]
+                               [--fused | --autocast]
          MODEL (bert-base, bert-large, gpt2, gpt2-medium) as a sample of N tokens (default
          the model's), BERT's masked-LM head on M predicted tokens of each sequence (as
          BERT's pre-training computes it: 20 of 128 in Devlin et al.; default every token),
@@ -58,28 +77,50 @@ def row(name, params, flops, kind, products, rest, seq):
     return (name, params, flops, kind, round(4 * products * seq), round(4 * rest * seq))
 
 
-def block_rows(prefix, names, d, heads, seq, attn_params, ffn_params):
+# How the element-wise operations run: one kernel each (eager), chains fused, or eager under
+# torch.autocast (the module docstring).
+EAGER, FUSED, AUTOCAST = "eager", "fused", "autocast"
+
+
+def block_rows(prefix, names, d, heads, seq, attn_params, ffn_params, style=EAGER):
     f = 4 * d
     hs = heads * seq
     attn_flops = seq * (2 * 3 * d * d + 2 * seq * d + 2 * seq * d + 2 * d * d)
     ffn_flops = seq * (2 * 2 * d * f)
     attn_products = 4 * d + 2 * d
-    attn_rest = (2 * d + hs) + (hs + 2 * d) + 3 * 2 * hs + 2.25 * hs + 2.25 * d + 3 * d + 2 * d
     ffn_products = (d + f) + (f + d)
-    ffn_rest = 2 * f + 2.25 * d + 3 * d + 2 * d
+    if style == FUSED:
+        attn_rest = (2 * d + hs) + (hs + 2 * d) + 2.25 * hs + 3.25 * d
+        ffn_rest = 2 * f + 3.25 * d
+    else:
+        attn_rest = ((2 * d + hs) + (hs + 2 * d) + 3 * 2 * hs + 2.25 * hs + 2.25 * d + 3 * d
+                     + 2 * d)
+        ffn_rest = 2 * f + 2.25 * d + 3 * d + 2 * d
+    if style == AUTOCAST:
+        # Softmax (its input cast 3, itself 4 for 2), dropout (4.5 for 2.25), the cast back 3;
+        # the norm (4 for 2) and its output's cast 3; the addition (5 for 3).
+        attn_rest += 3 * hs + 2 * hs + 2.25 * hs + 3 * hs + 2 * d + 3 * d + 2 * d
+        ffn_rest += 2 * d + 3 * d + 2 * d
     return [row(prefix + names[0], attn_params, attn_flops, "matmul", attn_products, attn_rest,
                 seq),
             row(prefix + names[1], ffn_params, ffn_flops, "matmul", ffn_products, ffn_rest, seq)]
 
 
-def bert_rows(layers, d, heads, vocab, positions, seq, masked, head):
+def bert_rows(layers, d, heads, vocab, positions, seq, masked, head, style=EAGER):
     f = 4 * d
+    # The embeddings: three lookups, two additions, norm and dropout (fused: one kernel; under
+    # autocast all in FP32, twice, and the norm's output cast).
+    lookups, rest = 3 * 2 * d, 2 * 3 * d + 2 * d + 2.25 * d
+    if style == FUSED:
+        rest = 3 * d + 1.25 * d
+    elif style == AUTOCAST:
+        lookups, rest = 2 * lookups, 2 * rest + 3 * d
     rows = [row("embeddings", vocab * d + positions * d + 2 * d + 2 * d, 0, "embedding",
-                3 * 2 * d, 2 * 3 * d + 2 * d + 2.25 * d, seq)]
+                lookups, rest, seq)]
     for i in range(layers):
         # Q, K, V and output projections with biases, then the attention layer norm.
         rows += block_rows("layer.%d." % i, ("attention", "ffn"), d, heads, seq,
-                           4 * d * d + 4 * d + 2 * d, 2 * d * f + f + d + 2 * d)
+                           4 * d * d + 4 * d + 2 * d, 2 * d * f + f + d + 2 * d, style)
     if head == "squad":
         rows.append(row("qa_outputs", 2 * d + 2, seq * 2 * d * 2, "matmul", d + 2, 2 * 2 / seq,
                         seq))
@@ -89,30 +130,41 @@ def bert_rows(layers, d, heads, vocab, positions, seq, masked, head):
     # Masked-LM head: a dense transform and layer norm per predicted token, the decoder tied
     # to the word embedding (its bias only); next-sentence head on the pooled token.
     gather = 0 if masked is None else 2 * d
+    transform, loss = 2 * d + 2 * d, 2 * vocab
+    if style == FUSED:
+        transform = 2 * d
+    elif style == AUTOCAST:
+        transform, loss = 2 * d + 4 * d + 3 * d, 3 * vocab + 4 * vocab
     rows.append(row("cls.predictions", d * d + d + 2 * d + vocab,
                     m * (2 * d * d + 2 * d * vocab), "matmul", m * (2 * d + d + vocab) / seq,
-                    m * (gather + 2 * d + 2 * d + 2 * vocab) / seq, seq))
+                    m * (gather + transform + loss) / seq, seq))
     rows.append(row("cls.seq_relationship", 2 * d + 2, 2 * d * 2, "matmul", (d + 2) / seq,
                     0, seq))
     return rows
 
 
-def gpt2_rows(layers, d, heads, vocab, positions, seq):
+def gpt2_rows(layers, d, heads, vocab, positions, seq, style=EAGER):
     f = 4 * d
-    rows = [row("wte+wpe", vocab * d + positions * d, 0, "embedding", 2 * 2 * d,
-                3 * d + 2.25 * d, seq)]
+    lookups, rest, final = 2 * 2 * d, 3 * d + 2.25 * d, 2 * d + 2 * vocab
+    if style == FUSED:
+        rest, final = 2 * d + 1.25 * d, 2 * d + 2 * vocab
+    elif style == AUTOCAST:
+        lookups, rest, final = 2 * lookups, 2 * rest, 4 * d + 3 * d + 3 * vocab + 4 * vocab
+    rows = [row("wte+wpe", vocab * d + positions * d, 0, "embedding", lookups, rest, seq)]
     for i in range(layers):
         rows += block_rows("h.%d." % i, ("attn", "mlp"), d, heads, seq,
-                           2 * d + 3 * d * d + 3 * d + d * d + d, 2 * d + d * f + f + f * d + d)
-    rows.append(row("ln_f+lm_head", 2 * d, seq * 2 * d * vocab, "matmul", d + vocab,
-                    2 * d + 2 * vocab, seq))  # head tied to wte
+                           2 * d + 3 * d * d + 3 * d + d * d + d, 2 * d + d * f + f + f * d + d,
+                           style)
+    rows.append(row("ln_f+lm_head", 2 * d, seq * 2 * d * vocab, "matmul", d + vocab, final,
+                    seq))  # head tied to wte
     return rows
 
 
-def rows_for(kind, layers, d, heads, vocab, positions, seq, masked=None, head="pretraining"):
+def rows_for(kind, layers, d, heads, vocab, positions, seq, masked=None, head="pretraining",
+             style=EAGER):
     if kind == "bert":
-        return bert_rows(layers, d, heads, vocab, positions, seq, masked, head)
-    return gpt2_rows(layers, d, heads, vocab, positions, seq)
+        return bert_rows(layers, d, heads, vocab, positions, seq, masked, head, style)
+    return gpt2_rows(layers, d, heads, vocab, positions, seq, style)
 
 
 def write(path, title, rows):
@@ -131,6 +183,9 @@ def main():
     ap.add_argument("--seq", type=int)
     ap.add_argument("--masked", type=int)
     ap.add_argument("--head", choices=("pretraining", "squad"), default="pretraining")
+    how = ap.add_mutually_exclusive_group()
+    how.add_argument("--fused", dest="style", action="store_const", const=FUSED, default=EAGER)
+    how.add_argument("--autocast", dest="style", action="store_const", const=AUTOCAST)
     a = ap.parse_args()
     if (a.model is None) != (a.name is None):
         ap.error("give both MODEL and NAME, or neither")
@@ -141,10 +196,12 @@ def main():
     for model, name, seq, masked, head in todo:
         kind, layers, d, heads, vocab, positions, seq0 = MODELS[model]
         seq = seq or seq0
-        rows = rows_for(kind, layers, d, heads, vocab, positions, seq, masked, head)
-        what = "" if name == model else ", with %s%s" % (
+        rows = rows_for(kind, layers, d, heads, vocab, positions, seq, masked, head, a.style)
+        what = "" if name == model or kind != "bert" else ", with %s%s" % (
             "SQuAD's span head" if head == "squad" else "the pre-training heads",
             "" if masked is None else " (masked-LM on %d tokens a sequence)" % masked)
+        what += {EAGER: "", FUSED: ", element-wise chains fused (--fused)",
+                 AUTOCAST: ", under torch.autocast: for fp16 or bf16 runs (--autocast)"}[a.style]
         write("%s/%s.csv" % (a.outdir, name),
               "# %s: %d layers, d_model %d, %d heads, vocabulary %d, a sample = %d tokens%s; "
               "FLOPs from the transformer formulas (Narayanan et al. SC'21, Kaplan et al. 2020)"

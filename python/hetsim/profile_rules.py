@@ -12,8 +12,9 @@ layer), in the order a forward pass runs them. Its row gives, for one sample:
                      linear 2 * rows * D_in * D_out; 0 for the rest (element-wise work);
   kind               what bounds its kernels: conv3x3 (a 3x3 convolution of stride 1,
                      dilation 1 and one group: fast algorithms such as Winograd's apply),
-                     conv (any other convolution), matmul (linear layers), norm (batch, layer,
-                     group and instance norms), embedding (lookups), other;
+                     depthwise (a convolution with one group per input channel: no
+                     tensor-core path), conv (any other convolution), matmul (linear layers),
+                     norm (batch, layer, group and instance norms), embedding (lookups), other;
   forward_bytes      the bytes its own operations read and write: every tensor an operation
                      inside the layer takes or returns but its weights and buffers (counted
                      from params), views excluded, in-place operations counting their read
@@ -30,7 +31,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-KINDS = ("conv3x3", "conv", "matmul", "norm", "embedding", "other")
+KINDS = ("conv3x3", "conv", "matmul", "norm", "embedding", "other", "depthwise")
 COLUMNS = ("name", "params", "forward_flops", "kind", "forward_bytes", "elementwise_bytes")
 NORMS = (torch.nn.modules.batchnorm._NormBase, torch.nn.LayerNorm, torch.nn.GroupNorm)
 
@@ -42,6 +43,8 @@ def own_params(mod):
 
 def layer_kind(mod):
     if isinstance(mod, torch.nn.modules.conv._ConvNd):
+        if mod.groups > 1 and mod.groups == mod.in_channels:
+            return "depthwise"
         fast = (tuple(mod.kernel_size) == (3, 3) and tuple(mod.stride) == (1, 1)
                 and tuple(mod.dilation) == (1, 1) and mod.groups == 1)
         return "conv3x3" if fast else "conv"

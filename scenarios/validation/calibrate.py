@@ -2,18 +2,24 @@
 """Fits the attainable shares of sim/device.c's catalogue on the calibration points of
 points.csv, and prints them with each calibration point's residual.
 
-usage: calibrate.py HETSIM
+usage: calibrate.py HETSIM [--check]
+
+With --check, exits 1 unless HETSIM's catalogue holds what the fit gives, rounded as
+sim/device.c writes it (shares and the 3x3 gain to 3 decimals, the depthwise share to 3
+significant digits): the test suite's check (`meson test calibration`).
 
 For every calibration point it reads the scenario (profile, device, precision, batch), the
-profile's rows and the device's peaks, bandwidth and memory share (`HETSIM list devices`),
-and times an iteration by the roofline of sim/roofline.h, mirrored below. The unknowns are
-the shares of peak of convolutions and of matrix products per (device, precision) that a
-calibration point measures, the FP32 gain of 3x3 convolutions (one for every device, as cuDNN
-picks Winograd's algorithm for them) and one factor that carries the A100's tensor-core
-shares to the H100; the shares no point measures are carried from the nearest calibrated
-device (SHARES below, and each catalogue entry's `fit`). They are found by least squares on
-log(predicted / published) (Levenberg-Marquardt, numerical derivatives). The held-out points
-play no part. Python's standard library only.
+profile's rows and the device's peaks, bandwidth, memory share and 16-bit vector factor
+(`HETSIM list devices`), and times an iteration by the roofline of sim/roofline.h, mirrored
+below (with its fixed time a kernel and the optimizer's step). The unknowns are the shares of
+peak of convolutions and of matrix products per (device, precision) that a calibration point
+measures, the FP32 gain of 3x3 convolutions (one for every device, as cuDNN picks Winograd's
+algorithm for them), one factor that carries the A100's tensor-core shares to the H100 and
+the share of the FP32 peak depthwise convolutions attain (one for every device); the shares
+no point measures are carried from the nearest calibrated device (SHARES below, and each
+catalogue entry's `fit`). They are found by least squares on log(predicted / published)
+(Levenberg-Marquardt, numerical derivatives). The other points play no part. Python's
+standard library only.
 """
 import csv
 import json
@@ -31,7 +37,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 UNKNOWNS = ("v100.conv.fp32", "v100.matmul.fp32", "v100.conv.fp16", "v100.matmul.fp16",
             "a100.conv.tf32", "a100.matmul.tf32", "a100.conv.fp16", "a100.matmul.fp16",
             "p100.conv.fp32", "k80.conv.fp32", "gp102.conv.fp32", "h100.over.a100",
-            "conv3x3.gain.fp32")
+            "conv3x3.gain.fp32", "depthwise.share")
 V32 = ("v100.conv.fp32", "v100.matmul.fp32", None)
 V16 = ("v100.conv.fp16", "v100.matmul.fp16", None)
 ATF = ("a100.conv.tf32", "a100.matmul.tf32", None)
@@ -51,7 +57,9 @@ SHARES = {
     "h100": {"fp32": V32, "tf32": ATF[:2] + ("h100.over.a100",),
              "fp16": A16[:2] + ("h100.over.a100",), "bf16": A16[:2] + ("h100.over.a100",)},
 }
-KIND_CONV3X3, KIND_CONV = "conv3x3", "conv"
+KIND_CONV3X3, KIND_CONV, KIND_DEPTHWISE = "conv3x3", "conv", "depthwise"
+KERNEL_S = 3.25e-6    # SIM_ROOFLINE_KERNEL_S
+UPDATE_BYTES = 24.0   # SIM_ROOFLINE_UPDATE_BYTES
 
 
 def devices(hetsim):
@@ -67,7 +75,30 @@ def devices(hetsim):
             out[name] = {"peak": dict(zip(PRECISIONS, peaks)), "mem": float(f[5]) * 1e9}
         elif f[0] == "attainable:":
             out[name]["mem_frac"] = float(f[f.index("memory") + 1].rstrip(";"))
+            at = line.find(" at 16 bits")
+            out[name]["vector16"] = (float(line[:at].rsplit("x", 1)[1]) if at >= 0 else 0.0)
+            for what in ("conv", "matmul"):
+                words = line.split(" %s " % what, 1)[1].split(";")[0].split()
+                out[name][what] = dict(zip(words[::2], map(float, words[1::2])))
+            out[name]["conv3x3"] = float(line.split("convolutions x")[1].split()[0])
+            out[name]["depthwise"] = float(line.split("depthwise ")[1].split()[0])
     return out
+
+
+def mismatches(x, devs):
+    """Where the catalogue differs from the fit x, rounded as sim/device.c writes it."""
+    bad = []
+    for dev, per in SHARES.items():
+        for p in per:
+            for what, fitted in zip(("conv", "matmul"), shares(dev, p, x)):
+                have = devs[dev][what].get(p)
+                if have is None or abs(have - round(fitted, 3)) > 1e-9:
+                    bad.append("%s %s %s: %s, the fit %.3f" % (dev, what, p, have, fitted))
+        for what, fitted in (("conv3x3", round(x["conv3x3.gain.fp32"], 2)),
+                             ("depthwise", float("%.3g" % x["depthwise.share"]))):
+            if abs(devs[dev][what] - fitted) > 1e-9:
+                bad.append("%s %s: %g, the fit %g" % (dev, what, devs[dev][what], fitted))
+    return bad
 
 
 def profile(scenario_path, name):
@@ -82,14 +113,17 @@ def profile(scenario_path, name):
             for r in rows]
 
 
-def iteration_s(rows, rate, conv3x3, matmul, mem_bps, elem, batch):
-    """sim_roofline_iteration_s (sim/roofline.c)."""
-    s = 0.0
+def iteration_s(rows, rates, mem_bps, elem, batch):
+    """sim_roofline_iteration_s (sim/roofline.c); rates: FLOP/s of conv3x3, conv, depthwise
+    and the rest."""
+    s = sum(p for p, *_ in rows) * UPDATE_BYTES / mem_bps
     for i, (params, flops, kind, fwd_bytes, ew_bytes) in enumerate(rows):
-        r = conv3x3 if kind == KIND_CONV3X3 else rate if kind == KIND_CONV else matmul
+        r = rates.get(kind, rates["matmul"])
         own = max(flops * batch / r, (fwd_bytes * batch + 4.0 * params) * elem / mem_bps)
         ew = ew_bytes * batch * elem / mem_bps
-        s += own + ew + (own if i == 0 else 2.0 * own) + 2.0 * ew
+        ew_kernel = KERNEL_S if ew_bytes > 0 else 0.0
+        s += own + ew + KERNEL_S + ew_kernel
+        s += (1.0 if i == 0 else 2.0) * (own + KERNEL_S) + 2.0 * (ew + ew_kernel)
     return s
 
 
@@ -104,9 +138,12 @@ def predict(point, x, devs):
     conv, mm = shares(point["device"], point["precision"], x)
     peak = d["peak"][point["precision"]]
     gain = x["conv3x3.gain.fp32"] if point["precision"] == "fp32" else 1.0
-    elem = 0.5 if point["precision"] in ("fp16", "bf16") else 1.0
-    s = iteration_s(point["rows"], peak * conv, peak * conv * gain, peak * mm,
-                    d["mem"] * d["mem_frac"], elem, point["batch"])
+    half = point["precision"] in ("fp16", "bf16")
+    depthwise = d["peak"]["fp32"] * x["depthwise.share"] * (d["vector16"] if half else 1.0)
+    rates = {KIND_CONV3X3: peak * conv * gain, KIND_CONV: peak * conv,
+             KIND_DEPTHWISE: depthwise, "matmul": peak * mm}
+    s = iteration_s(point["rows"], rates, d["mem"] * d["mem_frac"], 0.5 if half else 1.0,
+                    point["batch"])
     return point["batch"] / s
 
 
@@ -133,8 +170,8 @@ def solve(a, b):
 
 
 def fit(points, devs):
-    theta = [math.log(2.0 if u.startswith("conv3x3") else 1.0 if u.startswith("h100") else 0.5)
-             for u in UNKNOWNS]
+    theta = [math.log(2.0 if u.startswith("conv3x3") else 1.0 if u.startswith("h100") else
+                      0.02 if u.startswith("depthwise") else 0.5) for u in UNKNOWNS]
     lam = 1e-3
     for _ in range(200):
         r = residuals(theta, points, devs)
@@ -160,11 +197,12 @@ def fit(points, devs):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--check"]):
         sys.exit(__doc__)
     devs = devices(sys.argv[1])
     with open(os.path.join(HERE, "points.csv"), newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["role"] == "calibration"]
+        rows = [r for r in csv.DictReader(f)
+                if r["role"] == "calibration" and r["kind"] == "throughput"]
     points = []
     for r in rows:
         path = os.path.join(HERE, r["scenario"])
@@ -187,7 +225,11 @@ def main():
         mm = ["%.3f" % shares(dev, p, x)[1] if p in per else "0" for p in PRECISIONS]
         print("  %-10s { %s }, { %s }" % (dev, ", ".join(conv), ", ".join(mm)))
     print("conv3x3 gain in fp32: %.3f" % x["conv3x3.gain.fp32"])
-    return 0
+    print("depthwise share of the fp32 peak: %.4f" % x["depthwise.share"])
+    bad = mismatches(x, devs) if sys.argv[2:] == ["--check"] else []
+    for b in bad:
+        sys.stderr.write("calibrate.py: the catalogue differs from the fit: %s\n" % b)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

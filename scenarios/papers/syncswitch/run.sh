@@ -63,7 +63,7 @@ run_cluster transient-servers transient "$runs_servers" --set servers=8 \
     --set protocol.placement=servers
 
 # The jitter cluster timed as ResNet-50 on V100s (compute.profile and compute.device: 102 MB
-# messages, about 0.1 s a step), pushes and pulls per slice (overlap, the default), then
+# messages, about 0.09 s a step), pushes and pulls per slice (overlap, the default), then
 # whole (overlap false): the softmax model still trains, the profile sets times and sizes.
 runs_r50="bsp 1 scale none
 asp 0 scale none

@@ -74,14 +74,14 @@ static dl_worker *dw(sim_ctx *ctx, uint32_t w)
     return sim_ctx_worker(ctx, w);
 }
 
-static int dl_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int dl_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     diloco *st = state;
     st->local_steps = 8;
     st->outer_lr = 0.7;
     st->outer_momentum = 0.9;
     st->outer_nesterov = true;
-    st->n = sc->workers;
+    st->n = setup->workers;
     int rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
     if (rc == SIM_OK)
         rc = sim_cfg_double(cfg, "outer_lr", 0.0, 100.0, &st->outer_lr, err);
@@ -253,9 +253,8 @@ static const rejoin_ops dl_rejoin = { .name = "diloco",
 
 /* The run's arena: the kit's ring over every worker with its mean, the rejoin service, the
  * global model and, unless the outer step is the mean itself, its momentum and outer gradient. */
-static void dl_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void dl_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     diloco *st = state;
     size_t P = num_params > 0 ? num_params : 1;
     st->hub = coll_hub_create(a, 1, 0);
@@ -327,10 +326,9 @@ static int dl_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 }
 
 /* Outside the arena: x's snapshot held for admitted workers. */
-static uint64_t dl_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t dl_memory(const void *state, size_t num_params)
 {
     (void)state;
-    (void)sc;
     return proto_snapshot_bytes(num_params);
 }
 

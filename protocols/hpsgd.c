@@ -331,10 +331,10 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* The ops table's buffers: hpsgd's own (hps_buffers), then the kit's objects, whose callbacks
  * are this file's: the rejoin service, the hub, the ring, the barrier and the ring's mean. */
-static void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void hp_buffers(void *state, sim_arena *a, size_t num_params)
 {
     hpsgd *st = state;
-    hps_buffers(state, a, sc, num_params);
+    hps_buffers(state, a, num_params);
     st->rj = rejoin_create(a, st->n, NULL);
     st->hub = coll_hub_create(a, 2, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_ring_done, st);

@@ -13,10 +13,10 @@
 #include "protocols/rejoin.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
+#include "runtime/proto.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/output.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 
 enum {
@@ -164,8 +164,8 @@ int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *e
 
 /* hpsgd_config.c: the ops table's configure, hpsgd's own buffers and the report (the run's
  * arena frees the kit's objects: no memory or fini). */
-int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
-void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
+int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
+void hps_buffers(void *state, sim_arena *a, size_t num_params);
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
 
 #endif

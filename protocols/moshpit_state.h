@@ -136,7 +136,7 @@ static inline mp_worker *mp_at(const sim_ctx *ctx, uint32_t w)
 /* ---- configuration (protocols/moshpit_config.c) ---- */
 
 /* Parses and checks $.protocol.* into st (the ops table's configure). */
-int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+int mp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
 
 /* The default grid of n workers when `grid` is absent: d axes of side m (see the rule in
  * protocols/moshpit_config.c and docs/scenario.md). */
@@ -146,10 +146,10 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
 
 /* The memory a run takes outside the arena (the ops table's memory). */
-uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+uint64_t mp_memory(const void *state, size_t num_params);
 
 /* The run's buffers in the arena (the ops table's buffers). */
-void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
+void mp_buffers(void *state, sim_arena *a, size_t num_params);
 
 /* ---- groups (protocols/moshpit_groups.c) ---- */
 

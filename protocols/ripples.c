@@ -126,10 +126,10 @@ static int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
 
 /* The ops table's buffers: ripples' own (rp_buffers), then the ring pool's kit objects, whose
  * completion is this file's: the hub, the rings and, with a real model, their means. */
-static void rp_arena(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void rp_arena(void *state, sim_arena *a, size_t num_params)
 {
     ripples *st = state;
-    rp_buffers(st, a, sc);
+    rp_buffers(st, a);
     st->hub = coll_hub_create(a, st->nrings, 0);
     for (uint32_t r = 0; r < st->nrings; r++) {
         coll_ring *ring = coll_ring_create(a, st->hub, st->n, st->cap, rp_ring_done, st);

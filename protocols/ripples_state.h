@@ -129,13 +129,13 @@ struct ripples {
 /* ---- configuration (protocols/ripples_config.c) ---- */
 
 /* Parses and checks $.protocol.* into st and sizes the group table and the ring pool from the
- * scenario (cap, slots, nrings; the ops table's configure). */
-int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+ * configuration and `setup` (cap, slots, nrings; the ops table's configure). */
+int rp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
 
 /* The group table, the ring pool's arrays, the per-worker lists, the division's batch and the
  * static schedule, in the run's arena (ripples.c's rp_arena, the ops table's buffers, adds the
  * pool's kit objects: the hub, the rings and their means). */
-void rp_buffers(ripples *st, sim_arena *a, const sim_scenario *sc);
+void rp_buffers(ripples *st, sim_arena *a);
 
 /* ---- per-worker state ---- */
 
@@ -186,8 +186,8 @@ void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w);
 
 /* ---- the static schedule (protocols/ripples_groups.c) ---- */
 
-/* The static schedule's largest group, from the scenario (its grid, or its racks). */
-uint32_t rp_static_cap(const ripples *st, const sim_scenario *sc);
+/* The static schedule's largest group, from its grid or the racks of `setup`. */
+uint32_t rp_static_cap(const ripples *st, const proto_setup *setup);
 
 /* Builds the static schedule's partitions in the arena's arrays; SIM_EINVAL if a group is
  * larger than rp_static_cap sized it. */

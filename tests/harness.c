@@ -34,7 +34,7 @@ static void require(bool ok, const char *what, const char *file, sim_err *err)
 static sim_scenario *checked(sim_scenario *sc, const char *file, sim_err *err)
 {
     require(sc != NULL, "load", file, err);
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     require(ops != NULL && sim_run_check(sc, ops, err) == 0, "check", file, err);
     return sc;
 }
@@ -63,7 +63,7 @@ void harness_expect_rejected(const char *json, const char *file, const char *con
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_parse(json, strlen(json), file, sets, nsets, &err);
     ck_assert_ptr_nonnull(sc);
-    const proto_ops *ops = proto_lookup(sc, &err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, &err);
     ck_assert_int_eq(ops == NULL ? err.code : sim_run_check(sc, ops, &err), SIM_ESCENARIO);
     ck_assert_str_eq(err.file, file);
     ck_assert_str_eq(err.path, path);
@@ -73,7 +73,7 @@ void harness_expect_rejected(const char *json, const char *file, const char *con
 
 int harness_check(sim_scenario *sc, sim_err *err)
 {
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     return ops == NULL ? err->code : sim_run_check(sc, ops, err);
 }
 

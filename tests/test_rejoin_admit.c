@@ -49,6 +49,7 @@ static plan *P;
 
 typedef struct tproto {
     rejoin *rj;
+    uint32_t n; /* workers */
 } tproto;
 
 static bool a_progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
@@ -104,22 +105,22 @@ static const rejoin_ops a_ops = {
     .state = a_state,
 };
 
-/* Nothing to configure. */
-static int a_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+/* Nothing to configure but the workers' count. */
+static int a_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
-    (void)state;
+    tproto *st = state;
+    st->n = setup->workers;
     (void)cfg;
-    (void)sc;
     (void)err;
     return SIM_OK;
 }
 
 /* The service, in the run's arena, serving no graph. */
-static void a_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void a_buffers(void *state, sim_arena *a, size_t num_params)
 {
     (void)num_params;
     tproto *st = state;
-    st->rj = rejoin_create(a, sc->workers, NULL);
+    st->rj = rejoin_create(a, st->n, NULL);
 }
 
 static int a_start(void *state, sim_ctx *ctx, sim_err *err)

@@ -20,7 +20,7 @@ int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *
 
 /* The run's arena: x̄, G and A per worker, with momentum two velocities per worker (the local
  * steps' and the merges') and the rescaled mean, and the member lists' scratch (hpsgd.c's
- * hp_buffers adds the kit's objects). */
+ * hps_arena adds the kit's objects). */
 void hps_buffers(void *state, sim_arena *a, size_t num_params)
 {
     hpsgd *st = state;

@@ -1,7 +1,8 @@
 /* Internal header of hpsgd (protocols/hpsgd.c: the iteration, the ring's and the barrier's
- * rounds, merges and flushes; protocols/hpsgd_members.c: failures, admissions, the barrier's
- * restarts; protocols/hpsgd_config.c: configure, memory, report, fini), included by those three
- * files only. */
+ * rounds, merges and flushes; protocols/hpsgd_members.c: the ring's members and launches,
+ * failures, admissions, the barrier's restarts; protocols/hpsgd_config.c: configure, buffers,
+ * report), included by those three files only. Calls run one way: hpsgd.c calls the other two,
+ * which call nothing of hpsgd.c. */
 #ifndef PROTOCOLS_HPSGD_STATE_H
 #define PROTOCOLS_HPSGD_STATE_H
 
@@ -37,11 +38,8 @@ enum {
     KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
 };
 
-struct hps_run_calls;
-
 typedef struct hpsgd {
-    const struct hps_run_calls *run; /* hpsgd.c's calls for hpsgd_members.c */
-    coll_hub *hub;                   /* channel 1: the ring, 2: the barrier */
+    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
     coll_ring *ring;
     coll_barrier *barrier;
     coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
@@ -134,17 +132,16 @@ static inline int compute_next(sim_ctx *ctx, uint32_t w, sim_err *err)
     return sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
 }
 
-/* ---- hpsgd.c, reached from hpsgd_members.c through st->run (set by start), so that calls
- * run one way between the two files ---- */
-
-struct hps_run_calls {
-    /* A new ring generation over the active workers (none of them joined to a round). */
-    int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
-    /* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
-    int (*launch)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-};
-
 /* ---- hpsgd_members.c ---- */
+
+/* The active workers in id order, into st->members; their number. */
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx);
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+/* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
+int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* The rejoin service's owner table (rejoin_owner, at start): who runs, starting over alone, an
  * admission. */

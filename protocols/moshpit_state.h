@@ -1,9 +1,9 @@
 /* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
  * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
  * round, the key update) and protocols/moshpit_config.c (configuration). Not a public header:
- * only those four files include it; the others call none of moshpit.c's functions, they go back
- * to it through the state's `finish` (set by its start), so calls run one way. The protocol
- * itself is described at the top of protocols/moshpit.c. */
+ * only those four files include it. Calls run one way: the others call none of moshpit.c's
+ * functions (the matchmaking says when it leaves a worker alone, and moshpit.c finishes that
+ * worker's round). The protocol itself is described at the top of protocols/moshpit.c. */
 #ifndef PROTOCOLS_MOSHPIT_STATE_H
 #define PROTOCOLS_MOSHPIT_STATE_H
 
@@ -41,12 +41,7 @@ enum {
 
 typedef struct moshpit moshpit;
 
-/* Worker w is done with its round (averaged, alone or sat out): what comes next (mp_finish,
- * in protocols/moshpit.c). */
-typedef int (*mp_finish_fn)(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
 struct moshpit {
-    mp_finish_fn finish; /* moshpit.c's mp_finish, for the matchmaking */
     /* configuration */
     uint32_t n;              /* workers */
     uint32_t d;              /* grid axes (grid form) */
@@ -201,16 +196,21 @@ int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
 int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* A leader whose time is up starts its group if large enough, or disbands it. */
-int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err);
+/* The three calls below leave a worker alone this round (*alone) without finishing its round:
+ * the matchmaking calls nothing of moshpit.c, whose caller then finishes it (mp_finish). */
 
-/* A matchmaking message (channel 0) from src reached w. */
-int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err);
+/* A leader whose time is up starts its group if large enough, or disbands it (*alone). */
+int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, bool *alone, sim_err *err);
+
+/* A matchmaking message (channel 0) from src reached w (a DISBAND leaves it *alone). */
+int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, bool *alone,
+                    sim_err *err);
 
 /* Worker d failed during matchmaking: those who asked it look further. */
 int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
 
-/* Leader d failed after starting its group: its followers that have not joined leave. */
-int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
+/* Leader d failed after starting its group: follower f, if it has not joined, leaves it
+ * (*alone); the caller asks every f in id order. */
+int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, uint32_t f, bool *alone, sim_err *err);
 
 #endif

@@ -32,7 +32,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
     x->pend[*local % st->slots] = s + 1;
     x->known++;
     x->asked = false;
-    return st->advance(st, ctx, w, err);
+    return rp_advance(st, ctx, w, err);
 }
 
 /* The GG has formed group s: numbers its members and sends each a notice. */

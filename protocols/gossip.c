@@ -118,7 +118,8 @@ static void drop_model(gossip *st, sim_ctx *ctx, uint32_t e, uint64_t k)
     st->flags[e] &= (uint8_t) ~(got | got << IDLE_SHIFT);
 }
 
-/* Neighbour j's progress for the kit's rejoin (rejoin_reopen). */
+/* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for the models a worker
+ * expects, and the kit's lockstep rejoin (rejoin_reopen). */
 static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     const gs_worker *b = peer(ctx, j);
@@ -202,8 +203,9 @@ static int start_iteration(gossip *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim
     a->k = k;
     a->computed = false;
     a->need = 0;
+    uint64_t kj;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++)
-        if (peer(ctx, st->g.adj[e])->running && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
+        if (progress(ctx, st->g.adj[e], &kj) && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
             a->need++;
     return sim_ctx_compute(ctx, i, k, err);
 }

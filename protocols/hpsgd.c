@@ -130,10 +130,10 @@ static void local_step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, doub
 static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
-    uint64_t k = ++hw(ctx, w)->settled;
+    uint64_t k = ++hw(ctx, w)->settled, kv;
     bool last = true;
     for (uint32_t v = 0; v < st->n && last; v++)
-        if (active(ctx, v) && hw(ctx, v)->settled < k)
+        if (hps_runs(ctx, v, &kv) && kv < k)
             last = false;
     if (last)
         sim_ctx_round_end(ctx);

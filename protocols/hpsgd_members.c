@@ -140,8 +140,7 @@ static int unadmit(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-/* For the rejoin service: worker j runs (is active), at its iteration. */
-static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
+bool hps_runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     *k = hw(ctx, j)->settled;
     return active(ctx, j);
@@ -149,7 +148,7 @@ static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 
 const rejoin_ops hps_rejoin = {
     .name = "hpsgd",
-    .progress = runs,
+    .progress = hps_runs,
     .alone = start_alone,
     .admit = admit_worker,
     .requeue = unadmit,

@@ -143,6 +143,10 @@ int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err);
 /* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
 int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
+/* Whether worker j runs (is active), at its iteration (settled) in *k: for round boundaries and
+ * the rejoin service's choice of the worker that sends an admitted one its model. */
+bool hps_runs(sim_ctx *ctx, uint32_t j, uint64_t *k);
+
 /* The rejoin service's owner table (rejoin_owner, at start): who runs, starting over alone, an
  * admission. */
 extern const rejoin_ops hps_rejoin;

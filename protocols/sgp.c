@@ -341,16 +341,19 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     return begin_round(st, ctx, err);
 }
 
-/* Worker d failed: it leaves the round; its shares not yet delivered (unsent, or in flight,
- * which the network drops) are not expected any more by their receivers. */
+/* Worker d failed: it leaves the round (if its own part was not over); its shares not yet
+ * delivered (unsent, or in flight, which the network drops, also when d's part was over) are
+ * not expected any more by their receivers. */
 static int on_down(sgp *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     sg_worker *a = sg_w(ctx, d);
-    if (a->phase == PH_IDLE || a->phase == PH_DONE)
+    if (a->phase == PH_IDLE)
         return SIM_OK;
-    a->phase = PH_DONE;
-    a->need = 0;
-    st->busy--;
+    if (a->phase != PH_DONE) {
+        a->phase = PH_DONE;
+        a->need = 0;
+        st->busy--;
+    }
     for (uint32_t q = 0; q < a->npeer; q++) {
         uint32_t j = a->peer[q];
         sg_worker *b = sg_w(ctx, j);

@@ -4,14 +4,20 @@
  * A protocol, and the kit it shares, reaches the run only through runtime/proto.h and
  * runtime/ctx.h: no file under protocols/ includes, directly or through another project
  * header, the scenario's headers, the cluster's or the network's, the runtime's internals or a
- * model's. */
+ * model's.
+ *
+ * The recipe (docs/layout.md, "Adding a protocol") is the truth: every registered protocol stands
+ * in each place it names outside the registry-driven suites. */
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <check.h>
 
+#include "protocols/registry.h"
 #include "suite.h"
 
 /* Headers a protocol must not reach, as prefixes of the include's path. */
@@ -132,12 +138,83 @@ START_TEST(the_include_walk_finds_a_forbidden_header_behind_another)
 }
 END_TEST
 
+/* The whole of a source file, malloc'd, NUL-terminated. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s (run from the source root)", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    ck_assert_int_ge(len, 0);
+    rewind(f);
+    char *text = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Fails unless `text` (the file `path`) holds `want`, which names protocol `name`. */
+static void expect_in(const char *text, const char *path, const char *want, const char *name)
+{
+    ck_assert_msg(strstr(text, want) != NULL,
+                  "%s: protocol %s has no %s there (docs/layout.md: Adding a protocol)", path, name,
+                  want);
+}
+
+START_TEST(every_registered_protocol_stands_where_the_recipe_says)
+{
+    static const char *const files[] = { "meson.build", "tests/meson.build", "docs/scenario.md",
+                                         "docs/model.md" };
+    char *text[4];
+    for (size_t f = 0; f < 4; f++)
+        text[f] = slurp(files[f]);
+    /* docs/model.md: the protocols' bullet of what is modelled, up to the blank line that ends it
+     */
+    char *list = strstr(text[3], "* **Protocols**"), *end = list ? strstr(list, "\n\n") : NULL;
+    ck_assert_msg(list != NULL && end != NULL, "docs/model.md: no \"* **Protocols**\" bullet");
+    *end = '\0';
+    memmove(text[3], list, (size_t)(end - list) + 1);
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = all[i]->name;
+        char want[4][160];
+        snprintf(want[0], sizeof(want[0]), "'protocols/%s.c'", name);
+        snprintf(want[1], sizeof(want[1]), "'%s': ['test_%s.c']", name, name);
+        snprintf(want[2], sizeof(want[2]), "\n| `%s` |", name);
+        snprintf(want[3], sizeof(want[3]), "`%s`", name);
+        for (size_t f = 0; f < 4; f++)
+            expect_in(text[f], files[f], want[f], name);
+        char path[160], papers[160];
+        snprintf(path, sizeof(path), "scenarios/%s.json", name);
+        snprintf(papers, sizeof(papers), "scenarios/papers/%s", name);
+        ck_assert_msg(exists(path) || exists(papers), "protocol %s: neither %s nor %s/", name, path,
+                      papers);
+        snprintf(path, sizeof(path), "tests/golden/curves/%s/scenario.json", name);
+        ck_assert_msg(exists(path), "protocol %s: no %s", name, path);
+    }
+    for (size_t f = 0; f < 4; f++)
+        free(text[f]);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("layout");
     TCase *tc = tcase_create("protocols");
     tcase_add_test(tc, no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model);
     tcase_add_test(tc, the_include_walk_finds_a_forbidden_header_behind_another);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("recipe");
+    tcase_add_test(tc, every_registered_protocol_stands_where_the_recipe_says);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -290,7 +290,7 @@ static int bench_family(FILE *out, const app_bench_train_config *cfg, const char
     sim_scenario *sc = sim_scenario_parse(text, strlen(text), file, NULL, 0, err);
     if (sc == NULL)
         return err->code;
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     train_config tc = { 0 };
     rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
     if (rc == SIM_OK)
@@ -389,7 +389,7 @@ static int run_text(const char *text, const char *file, const char *const *sets,
     sim_scenario *sc = sim_scenario_parse(text, strlen(text), file, sets, nsets, err);
     if (sc == NULL)
         return err->code;
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     int rc = ops == NULL ? err->code : sim_run_check(sc, ops, err);
     loop_clock clock = { 0 };
     sim_run_options opt = { .out_dir = run_dir, .threads = threads };

@@ -41,7 +41,7 @@ static sim_scenario *load(const app_check_options *opt, const char *seed, sim_er
         sets[opt->nsets] = seed;
     sim_scenario *sc = sim_scenario_load(opt->scenario, sets, opt->nsets + (seed != NULL), err);
     free(sets);
-    const proto_ops *ops = sc != NULL ? proto_lookup(sc, err) : NULL;
+    const proto_ops *ops = sc != NULL ? proto_lookup(sc->protocol, sc->file, err) : NULL;
     if (ops == NULL || sim_run_check(sc, ops, err) != SIM_OK) {
         sim_scenario_destroy(sc);
         if (err->code != SIM_ENOMEM)

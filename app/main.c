@@ -110,7 +110,7 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     sim_err err;
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_load(file, sets, nsets, &err);
-    const proto_ops *ops = sc != NULL ? proto_lookup(sc, &err) : NULL;
+    const proto_ops *ops = sc != NULL ? proto_lookup(sc->protocol, sc->file, &err) : NULL;
     if (ops == NULL || sim_run_check(sc, ops, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         cli_report(&err);

@@ -483,7 +483,7 @@ static sim_scenario *try_load(const app_sweep *sw, const char *const *sets, size
 {
     sim_err_clear(e);
     sim_scenario *sc = sim_scenario_parse(sw->base_text, sw->base_len, sw->base, sets, nsets, e);
-    const proto_ops *ops = sc != NULL && check ? proto_lookup(sc, e) : NULL;
+    const proto_ops *ops = sc != NULL && check ? proto_lookup(sc->protocol, sc->file, e) : NULL;
     if (sc != NULL && (!check || (ops != NULL && sim_run_check(sc, ops, e) == SIM_OK)))
         return sc;
     sim_scenario_destroy(sc);

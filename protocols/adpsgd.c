@@ -64,10 +64,9 @@
 /* ---- buffers ---- */
 
 /* The run's arena: the kit's graph and the passive workers' queues, one slot per edge. */
-static void ad_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ad_buffers(void *state, sim_arena *a, size_t num_params)
 {
     adpsgd *st = state;
-    (void)sc;
     (void)num_params;
     graph_reserve(&st->g, a, &st->spec);
     st->queue = sim_arena_alloc(a, graph_edge_count(&st->spec), sizeof(*st->queue));
@@ -75,7 +74,7 @@ static void ad_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
 
 /* ---- configuration and start ---- */
 
-static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ad_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     adpsgd *st = state;
     static const char *const graphs[] = { "exponential", "ring" };
@@ -86,7 +85,7 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
         rc = sim_cfg_double(cfg, "exchange_timeout_ms", 0.0, 3.6e6, &st->timeout_ms, err);
     if (rc != SIM_OK)
         return rc;
-    st->n = sc->workers;
+    st->n = setup->workers;
     /* AD-PSGD's graphs: the bipartite exponential one, or the ring with the edge joining
      * N-1 and 0 dropped for odd N (equal parities). */
     st->spec = st->graph == 0 ? (graph_spec){ .kind = GRAPH_BIPARTITE_EXPONENTIAL, .n = st->n }
@@ -95,18 +94,18 @@ static int ad_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 }
 
 /* Outside the arena: each active worker's snapshot of its model as its request sent it. */
-static uint64_t ad_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t ad_memory(const void *state, size_t num_params)
 {
-    (void)state;
-    return (uint64_t)(sc->workers / 2) * proto_snapshot_bytes(num_params);
+    const adpsgd *st = state;
+    return (uint64_t)(st->n / 2) * proto_snapshot_bytes(num_params);
 }
 
 /* Each passive worker's reply (an alias of its model) is copied if it steps while the reply is
  * in flight: one at a time per passive worker. */
-static uint64_t ad_copies(const void *state, const sim_scenario *sc)
+static uint64_t ad_copies(const void *state)
 {
-    (void)state;
-    return (sc->workers + 1) / 2;
+    const adpsgd *st = state;
+    return (st->n + 1) / 2;
 }
 
 /* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest

@@ -57,6 +57,7 @@ typedef struct allreduce {
     coll_hub *hub; /* one channel: the ring's (1) */
     coll_ring *ring;
     uint32_t n;             /* workers */
+    size_t layers;          /* the timing's layers */
     int algorithm;          /* algorithm: COLL_ALGO_* */
     double bucket_mb;       /* bucket_mb: 0 for one bucket */
     double first_bucket_mb; /* first_bucket_mb: the first bucket's cap */
@@ -84,12 +85,13 @@ static ar_worker *worker(sim_ctx *ctx, uint32_t w)
     return sim_ctx_worker(ctx, w);
 }
 
-static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ar_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto",
                                               "halving_doubling" };
     allreduce *st = state;
-    st->n = sc->workers;
+    st->n = setup->workers;
+    st->layers = setup->layers;
     st->bucket_mb = 25.0;
     st->first_bucket_mb = 1.0;
     st->algorithm = COLL_ALGO_RING;
@@ -101,26 +103,26 @@ static int ar_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 }
 
 /* Whether the run may have several buckets: a cap and more than one layer. */
-static bool bucketed(const allreduce *st, const sim_scenario *sc)
+static bool bucketed(const allreduce *st)
 {
-    return st->bucket_mb > 0.0 && sc->layers.n > 1;
+    return st->bucket_mb > 0.0 && st->layers > 1;
 }
 
 static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err);
 
 /* The run's arena: the kit's ring over every worker and the round's mean (one model); with
  * buckets, room for one bucket per layer at most. */
-static void ar_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ar_buffers(void *state, sim_arena *a, size_t num_params)
 {
     allreduce *st = state;
     st->hub = coll_hub_create(a, 1, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
     coll_ring_set_algorithm(st->ring, a, st->n, st->algorithm);
     st->mean = coll_mean_create(a, num_params, st->n);
-    if (!bucketed(st, sc))
+    if (!bucketed(st))
         return;
-    st->bucket_size = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_size));
-    st->bucket_layer = sim_arena_alloc(a, sc->layers.n, sizeof(*st->bucket_layer));
+    st->bucket_size = sim_arena_alloc(a, st->layers, sizeof(*st->bucket_size));
+    st->bucket_layer = sim_arena_alloc(a, st->layers, sizeof(*st->bucket_layer));
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then

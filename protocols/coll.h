@@ -150,7 +150,11 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
  * Gloo send them, so with one flow per link a round takes exactly 2(n-1) * (path latency +
  * (S/n) / B). When a member's round is complete (all it sent delivered, all it expects
  * received) the ring calls `done` for it; the member must join again for the next round.
- * Messages: kind 0, seq = generation << 32 | round.
+ * `done` must not reset or change the ring (coll_ring_reset, coll_ring_reset_live,
+ * coll_ring_change), in either failure mode: the ring is still in the middle of the delivery
+ * that completed the round and goes on with its positions afterwards; an owner that restarts
+ * the ring at a round's end does it from its next event (a timer of delay 0, as diloco's
+ * admissions). Messages: kind 0, seq = generation << 32 | round.
  *
  * coll_ring_reset starts a new generation over a new member list (a change of group, an
  * admission; a failure does it by itself, coll_ring_worker_down): messages of older generations are

@@ -56,7 +56,6 @@ typedef struct diloco {
     float *velocity; /* (P) its outer momentum (NULL without) */
     float *delta;    /* (P) the round's outer gradient, x - mean (NULL when averaging) */
     size_t P;
-    uint32_t held;        /* x held for admitted workers (SIM_CTX_NO_SNAPSHOT: none) */
     bool stepped;         /* an outer step was taken, for the ring's ... */
     uint32_t step_gen;    /* ... generation */
     uint64_t step_round;  /* ... and round */
@@ -66,7 +65,6 @@ typedef struct diloco {
 /* A worker's state (sim_ctx_worker). */
 typedef struct dl_worker {
     uint32_t steps; /* local steps done since the round began */
-    bool waiting;   /* recovered, waiting to be admitted */
 } dl_worker;
 
 static dl_worker *dw(sim_ctx *ctx, uint32_t w)
@@ -74,14 +72,14 @@ static dl_worker *dw(sim_ctx *ctx, uint32_t w)
     return sim_ctx_worker(ctx, w);
 }
 
-static int dl_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int dl_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     diloco *st = state;
     st->local_steps = 8;
     st->outer_lr = 0.7;
     st->outer_momentum = 0.9;
     st->outer_nesterov = true;
-    st->n = sc->workers;
+    st->n = setup->workers;
     int rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
     if (rc == SIM_OK)
         rc = sim_cfg_double(cfg, "outer_lr", 0.0, 100.0, &st->outer_lr, err);
@@ -116,8 +114,7 @@ static void outer_step(diloco *st, sim_ctx *ctx, uint64_t round)
     st->step_gen = gen;
     st->step_round = round;
     st->outer_steps++;
-    sim_ctx_release(ctx, st->held); /* x changes: its messages keep their own */
-    st->held = SIM_CTX_NO_SNAPSHOT;
+    rejoin_release_state(st->rj, ctx); /* x changes: its messages keep their own */
     const float *mean = coll_mean_of(st->mean, st->ring, ctx, round, model, st);
     if (st->averages) {
         sim_tensor_copy(st->x, mean, st->P);
@@ -176,86 +173,47 @@ static int on_computed(diloco *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* EV_ADMIT from w's round end: unless w failed or another outer step came since, every waiting
- * worker is admitted and sent w's model, x, and the ring restarts over the workers that are up. */
+ * worker is admitted and sent x (held by the rejoin service for every send: a member's own
+ * model is x only until its next inner step, and x does not change before every admitted
+ * worker has joined a round), and the ring restarts over the workers that are up. */
 static int admit(diloco *st, sim_ctx *ctx, uint32_t w, uint64_t outer_steps, sim_err *err)
 {
     if (sim_ctx_down(ctx, w) || outer_steps != st->outer_steps)
         return SIM_OK;
     msg_hdr h = { .channel = 0, .kind = KIND_MODEL, .seq = outer_steps };
     uint32_t n;
-    sim_ctx_release(ctx, st->held);
-    int rc = sim_ctx_snapshot(ctx, st->x, st->P, &st->held, err);
+    int rc = rejoin_hold_state(st->rj, ctx, st->x, st->P, err);
     if (rc == SIM_OK)
         rc = rejoin_admit(st->rj, ctx, w, h, &n, err);
     return rc != SIM_OK ? rc : coll_ring_reset_live(st->ring, ctx, model_bytes(ctx), err);
 }
 
-/* The rejoin service's admit: w is a member from now on, and begins a round once its model
- * lands (on_fetched). */
-static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t peer, sim_err *err)
-{
-    (void)owner;
-    (void)peer;
-    (void)err;
-    *dw(ctx, w) = (dl_worker){ .steps = 0, .waiting = false };
-    return SIM_OK;
-}
-
-/* The global model sent to an admitted worker landed (a void fetch is ignored). */
+/* The global model sent to an admitted worker landed (a void fetch is ignored): it is a member
+ * from now on (the ring's since the admission), and begins its local steps. */
 static int on_fetched(diloco *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
-    return rejoin_adopt(st->rj, ctx, w, src) ? sim_ctx_compute(ctx, w, 0, err) : SIM_OK;
+    if (!rejoin_adopt(st->rj, ctx, w, src))
+        return SIM_OK;
+    dw(ctx, w)->steps = 0;
+    return sim_ctx_compute(ctx, w, 0, err);
 }
 
 /* The rejoin service's alone: nobody runs, w starts a ring of its own from x. */
 static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     diloco *st = owner;
-    dw(ctx, w)->waiting = false;
     int rc = coll_ring_reset(st->ring, ctx, &w, 1, model_bytes(ctx), err);
     return rc != SIM_OK ? rc : begin_round(st, ctx, w, err);
 }
 
-/* For the rejoin service: worker j runs (up, and not waiting to be admitted). */
-static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
-{
-    *k = 0;
-    return !sim_ctx_down(ctx, j) && !dw(ctx, j)->waiting;
-}
-
-/* The rejoin service's requeue: w's model was lost with its sender and nobody runs to send it
- * again: w waits to be admitted again. */
-static int wait_again(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    (void)owner;
-    (void)err;
-    dw(ctx, w)->waiting = true;
-    return SIM_OK;
-}
-
-/* The rejoin service's state: what a member sends an admitted worker, x, held at the admission
- * (a member's own model is x only until its next inner step; x does not change before every
- * admitted worker has joined a round). */
-static sim_payload global_model(void *owner, sim_ctx *ctx, uint32_t peer, uint32_t w)
-{
-    (void)ctx;
-    (void)peer;
-    (void)w;
-    return msg_held(((const diloco *)owner)->held);
-}
-
-static const rejoin_ops dl_rejoin = { .name = "diloco",
-                                      .progress = runs,
-                                      .alone = start_alone,
-                                      .admit = admit_worker,
-                                      .requeue = wait_again,
-                                      .state = global_model };
+/* Who runs is the service's view (up, not waiting to be admitted), which also undoes an
+ * admission by itself. */
+static const rejoin_ops dl_rejoin = { .name = "diloco", .alone = start_alone };
 
 /* The run's arena: the kit's ring over every worker with its mean, the rejoin service, the
  * global model and, unless the outer step is the mean itself, its momentum and outer gradient. */
-static void dl_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void dl_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     diloco *st = state;
     size_t P = num_params > 0 ? num_params : 1;
     st->hub = coll_hub_create(a, 1, 0);
@@ -292,7 +250,6 @@ static int dl_start(void *state, sim_ctx *ctx, sim_err *err)
         return rc;
     coll_ring_on_failure(st->ring, COLL_RING_END);
     rejoin_owner(st->rj, &dl_rejoin, st);
-    st->held = SIM_CTX_NO_SNAPSHOT;
     init_x(st, ctx);
     rc = coll_ring_reset_live(st->ring, ctx, model_bytes(ctx), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
@@ -317,7 +274,6 @@ static int dl_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return rc != SIM_OK ? rc : rejoin_down(st->rj, ctx, w, err);
     }
     case SIM_EV_WORKER_UP: /* it waits to be admitted, or starts alone if nobody runs */
-        dw(ctx, w)->waiting = true;
         return rejoin_up(st->rj, ctx, w, err);
     case EV_ADMIT:
         return admit(st, ctx, w, ev->arg[0], err);
@@ -327,10 +283,9 @@ static int dl_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 }
 
 /* Outside the arena: x's snapshot held for admitted workers. */
-static uint64_t dl_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t dl_memory(const void *state, size_t num_params)
 {
     (void)state;
-    (void)sc;
     return proto_snapshot_bytes(num_params);
 }
 

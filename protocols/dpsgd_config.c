@@ -60,11 +60,11 @@ static int read_torus(dpsgd *st, sim_cfg *cfg, sim_err *err)
     return SIM_OK;
 }
 
-int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int dp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     dpsgd *st = state;
     int rc = SIM_OK;
-    st->n = sc->workers;
+    st->n = setup->workers;
     st->graph = 0;   /* ring */
     st->weights = 0; /* metropolis */
     if (rc == SIM_OK)
@@ -80,10 +80,9 @@ int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
 
 /* The run's arena: the kit's graph, the edges' weights and state, the workers' W_ii, the
  * accumulators and the kit's rejoin service, serving the graph. */
-void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+void dp_buffers(void *state, sim_arena *a, size_t num_params)
 {
     dpsgd *st = state;
-    (void)sc;
     uint64_t edges = graph_edge_count(&st->spec);
     graph_reserve(&st->g, a, &st->spec);
     st->weight = sim_arena_alloc(a, edges, sizeof(*st->weight));
@@ -97,8 +96,8 @@ void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
 /* A worker's model goes to its neighbours as one alias, copied if the worker writes it
  * before they all have it; it finishes iteration k + 1 only once every neighbour finished k,
  * with its iteration-k model: one copy per worker at most. */
-uint64_t dp_copies(const void *state, const sim_scenario *sc)
+uint64_t dp_copies(const void *state)
 {
-    (void)state;
-    return sc->workers;
+    const dpsgd *st = state;
+    return st->n;
 }

@@ -12,9 +12,9 @@
 #include "protocols/rejoin.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
+#include "runtime/proto.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
 
 /* Worker states. */
 enum {
@@ -80,8 +80,8 @@ extern const graph_kind dp_graph_kinds[];
 int dp_build_graph(dpsgd *st, sim_err *err);
 
 /* The ops table's configure, buffers and copies. */
-int dp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
-void dp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
-uint64_t dp_copies(const void *state, const sim_scenario *sc);
+int dp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
+void dp_buffers(void *state, sim_arena *a, size_t num_params);
+uint64_t dp_copies(const void *state);
 
 #endif

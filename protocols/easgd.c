@@ -42,17 +42,17 @@ static uint64_t *steps(sim_ctx *ctx, uint32_t w)
     return &((ea_worker *)sim_ctx_worker(ctx, w))->steps;
 }
 
-static int ea_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ea_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     easgd *st = state;
-    st->n = sc->workers;
-    st->server = sc->workers;
+    st->n = setup->workers;
+    st->server = setup->workers;
     st->tau = 4;
     st->beta = 0.9;
     int rc = sim_cfg_int(cfg, "tau", 1, 1000000, &st->tau, err);
     if (rc == SIM_OK)
         rc = sim_cfg_double(cfg, "beta", 0.0, 1.0, &st->beta, err);
-    if (rc == SIM_OK && sc->servers == 0)
+    if (rc == SIM_OK && setup->servers == 0)
         return sim_cfg_fail(cfg, "tau", err,
                             "easgd keeps its centre on a server host: "
                             "the scenario needs \"servers\" >= 1");
@@ -60,9 +60,8 @@ static int ea_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
 }
 
 /* The run's arena: the centre and the last difference. */
-static void ea_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ea_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     easgd *st = state;
     st->centre = sim_arena_alloc(a, num_params, sizeof(float));
     st->elastic = sim_arena_alloc(a, num_params, sizeof(float));
@@ -70,10 +69,10 @@ static void ea_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
 
 /* Outside the arena: a difference in flight to every worker at most (a worker's own model
  * travels as an alias it does not write). */
-static uint64_t ea_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t ea_memory(const void *state, size_t num_params)
 {
-    (void)state;
-    return (uint64_t)sc->workers * proto_snapshot_bytes(num_params);
+    const easgd *st = state;
+    return (uint64_t)st->n * proto_snapshot_bytes(num_params);
 }
 
 static msg_hdr hdr(uint32_t kind, uint64_t seq)

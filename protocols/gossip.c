@@ -118,7 +118,8 @@ static void drop_model(gossip *st, sim_ctx *ctx, uint32_t e, uint64_t k)
     st->flags[e] &= (uint8_t) ~(got | got << IDLE_SHIFT);
 }
 
-/* Neighbour j's progress for the kit's rejoin (rejoin_reopen). */
+/* Whether neighbour j runs, and its iteration in *k (sim_ctx_peer): for the models a worker
+ * expects, and the kit's lockstep rejoin (rejoin_reopen). */
 static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     const gs_worker *b = peer(ctx, j);
@@ -126,20 +127,19 @@ static bool progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
     return b->running;
 }
 
-static int gs_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int gs_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     (void)cfg;
     gossip *st = state;
-    st->n = sc->workers;
+    st->n = setup->workers;
     st->spec = (graph_spec){ .kind = GRAPH_RING, .n = st->n };
     return graph_spec_check(&st->spec, err);
 }
 
 /* The run's arena: the kit's ring and the edges' state. The models are the runtime's; the
  * mean is formed in place. */
-static void gs_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void gs_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     (void)num_params;
     gossip *st = state;
     uint64_t edges = graph_edge_count(&st->spec);
@@ -151,10 +151,10 @@ static void gs_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
 
 /* A worker's stepped model goes to its neighbours as an alias, copied when the worker writes
  * the mean before both have read it: one copy per worker at most (lockstep). */
-static uint64_t gs_copies(const void *state, const sim_scenario *sc)
+static uint64_t gs_copies(const void *state)
 {
-    (void)state;
-    return sc->workers;
+    const gossip *st = state;
+    return st->n;
 }
 
 /* ---- rounds ---- */
@@ -203,8 +203,9 @@ static int start_iteration(gossip *st, sim_ctx *ctx, uint32_t i, uint64_t k, sim
     a->k = k;
     a->computed = false;
     a->need = 0;
+    uint64_t kj;
     for (uint32_t e = st->g.off[i]; e < st->g.off[i + 1]; e++)
-        if (peer(ctx, st->g.adj[e])->running && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
+        if (progress(ctx, st->g.adj[e], &kj) && st->act[e] <= k && (st->flags[e] & got_bit(k)) == 0)
             a->need++;
     return sim_ctx_compute(ctx, i, k, err);
 }

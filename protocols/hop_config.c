@@ -20,10 +20,10 @@ static const graph_kind graph_kinds[] = { GRAPH_RING,        GRAPH_DOUBLE_RING, 
                                           GRAPH_DOUBLE_RING, GRAPH_EXPONENTIAL, GRAPH_TORUS };
 static const char *const late_names[] = { "newest", "drop" };
 
-int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int hp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     hop *st = state;
-    st->n = sc->workers;
+    st->n = setup->workers;
     int64_t b = 1, s = 0, gap = 4, q = 2, max_skip = -1;
     st->graph = 0;
     st->late = 0;
@@ -80,9 +80,8 @@ int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
  * scratch, the kit's rejoin service (serving the graph) and, up to HP_MAX_DIST_N workers, the
  * all-pairs distances of the check. The models are the runtime's; the mean is formed in
  * place. */
-void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+void hp_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     (void)num_params;
     hop *st = state;
     uint64_t m = graph_edge_count(&st->spec);
@@ -109,9 +108,9 @@ void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
  * iteration it is for: one per worker. (Reached at 100 workers, a transfer taking 0.6 of an
  * iteration: 0.86 per worker on a ring, Q = 2, b = 1; 2.9 on the exponential graph, Q = 4,
  * s = 2; 0.35 in lockstep.) */
-uint64_t hp_copies(const void *state, const sim_scenario *sc)
+uint64_t hp_copies(const void *state)
 {
     const hop *st = state;
     bool once = st->late == 1 || (st->b == 0 && st->s == 0);
-    return (uint64_t)sc->workers * (once ? 1 : st->q);
+    return (uint64_t)st->n * (once ? 1 : st->q);
 }

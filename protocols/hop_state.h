@@ -116,8 +116,8 @@ void hp_insert_update(hop *st, sim_ctx *ctx, uint32_t i, uint32_t e, uint64_t ta
 #define HP_MAX_DIST_N 1024 /* the all-pairs distance check up to this many workers */
 
 /* The ops table's configure, buffers and copies. */
-int hp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
-void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
-uint64_t hp_copies(const void *state, const sim_scenario *sc);
+int hp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
+void hp_buffers(void *state, sim_arena *a, size_t num_params);
+uint64_t hp_copies(const void *state);
 
 #endif

@@ -63,24 +63,6 @@ static const float *accumulation(void *ud, sim_ctx *ctx, uint32_t w)
     return row(st->red, st, w);
 }
 
-/* The active workers in id order, into st->members; their number. */
-static uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
-{
-    uint32_t m = 0;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (active(ctx, w))
-            st->members[m++] = w;
-    return m;
-}
-
-/* A new ring generation over the active workers (none of them joined to a round). */
-static int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
-{
-    uint32_t m = hps_active_list(st, ctx);
-    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
-                           err);
-}
-
 /* One step of an optimizer (see the header) on worker w's replica with gradient g: the local
  * steps' (velocity `vel`, coefficient m) or the merges' (`mvel`, m^k). */
 static void step(hpsgd *st, sim_ctx *ctx, uint32_t w, float *vel, double m, const float *g,
@@ -143,29 +125,15 @@ static void local_step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, doub
     hw(ctx, w)->since++;
 }
 
-/* A := G, G := 0, and w joins the ring's next round with A. */
-static int launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
-    sim_tensor_zero(row(st->acc, st, w), st->P);
-    hw(ctx, w)->fly_steps = hw(ctx, w)->win_steps;
-    hw(ctx, w)->fly_base = hw(ctx, w)->win_base;
-    hw(ctx, w)->win_steps = 0;
-    hw(ctx, w)->inflight = true;
-    hw(ctx, w)->ring_done = false;
-    hw(ctx, w)->launches++;
-    return coll_ring_join(st->ring, ctx, w, err);
-}
-
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
  * worker to finish this one, and its next computation. */
 static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
-    uint64_t k = ++hw(ctx, w)->settled;
+    uint64_t k = ++hw(ctx, w)->settled, kv;
     bool last = true;
     for (uint32_t v = 0; v < st->n && last; v++)
-        if (active(ctx, v) && hw(ctx, v)->settled < k)
+        if (hps_runs(ctx, v, &kv) && kv < k)
             last = false;
     if (last)
         sim_ctx_round_end(ctx);
@@ -176,7 +144,7 @@ static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static int hps_flush_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     hw(ctx, w)->phase = PH_FLUSH_FINAL;
-    return launch(st, ctx, w, err);
+    return hps_launch(st, ctx, w, err);
 }
 
 /* The reduction launched before the flush is done for w: merged (both) or dropped (newest). */
@@ -308,7 +276,7 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
         hps_merge(st, ctx, w, lr);
     else
         local_step(st, ctx, w, g, lr);
-    int rc = launch(st, ctx, w, err);
+    int rc = hps_launch(st, ctx, w, err);
     if (rc == SIM_OK)
         rc = hps_settle(st, ctx, w, err);
     if (rc == SIM_OK && st->admitting)
@@ -331,10 +299,10 @@ static int on_computed(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* The ops table's buffers: hpsgd's own (hps_buffers), then the kit's objects, whose callbacks
  * are this file's: the rejoin service, the hub, the ring, the barrier and the ring's mean. */
-static void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void hps_arena(void *state, sim_arena *a, size_t num_params)
 {
     hpsgd *st = state;
-    hps_buffers(state, a, sc, num_params);
+    hps_buffers(state, a, num_params);
     st->rj = rejoin_create(a, st->n, NULL);
     st->hub = coll_hub_create(a, 2, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_ring_done, st);
@@ -342,15 +310,9 @@ static void hp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t
     st->mean = coll_mean_create(a, num_params, st->n);
 }
 
-static const struct hps_run_calls run_calls = {
-    .ring_reset_active = hps_ring_reset_active,
-    .launch = launch,
-};
-
-static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
+static int hps_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     hpsgd *st = state;
-    st->run = &run_calls;
     st->P = sim_ctx_num_params(ctx);
     st->train = sim_ctx_budget(ctx).train_samples;
     st->next_epoch = st->train;
@@ -381,7 +343,7 @@ static int hp_start(void *state, sim_ctx *ctx, sim_err *err)
     return rc;
 }
 
-static int hp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+static int hps_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     hpsgd *st = state;
     uint32_t w = (uint32_t)ev->dst;
@@ -412,8 +374,8 @@ const proto_ops proto_hpsgd = {
     .worker_size = sizeof(hps_worker),
     .rounds = true,
     .configure = hps_configure,
-    .start = hp_start,
-    .on_event = hp_on_event,
+    .start = hps_start,
+    .on_event = hps_on_event,
     .report = hps_report,
-    .buffers = hp_buffers,
+    .buffers = hps_arena,
 };

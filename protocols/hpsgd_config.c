@@ -5,11 +5,11 @@
 #include "protocols/hpsgd_state.h"
 #include "protocols/rejoin.h"
 
-int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     hpsgd *st = state;
     static const char *const names[] = { "both", "newest" };
-    st->n = sc->workers;
+    st->n = setup->workers;
     st->flush = FLUSH_BOTH;
     st->momentum = 0.0;
     int rc = sim_cfg_choice(cfg, "flush", names, 2, &st->flush, err);
@@ -20,11 +20,11 @@ int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *er
 
 /* The run's arena: x̄, G and A per worker, with momentum two velocities per worker (the local
  * steps' and the merges') and the rescaled mean, and the member lists' scratch (hpsgd.c's
- * hp_buffers adds the kit's objects). */
-void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+ * hps_arena adds the kit's objects). */
+void hps_buffers(void *state, sim_arena *a, size_t num_params)
 {
     hpsgd *st = state;
-    size_t n = sc->workers;
+    size_t n = st->n;
     st->xbar = sim_arena_alloc(a, n * num_params, sizeof(float));
     st->acc = sim_arena_alloc(a, n * num_params, sizeof(float));
     st->red = sim_arena_alloc(a, n * num_params, sizeof(float));

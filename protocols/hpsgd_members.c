@@ -1,4 +1,5 @@
-/* HPSGD's failures and admissions (hpsgd.c has the rest; both include the internal
+/* HPSGD's ring members (its generation over the active workers, a worker's launch into it),
+ * failures and admissions (hpsgd.c has the rest and calls these; both include the internal
  * protocols/hpsgd_state.h). The ring and the barrier follow the kit's failure policy
  * (protocols/coll.h); recovered workers wait in the kit's rejoin service (protocols/rejoin.h),
  * which admits them (rejoin_admit) and starts one over alone when nobody is active.
@@ -30,6 +31,42 @@
 
 #include "protocols/hpsgd_state.h"
 
+/* ---- the ring's members ---- */
+
+/* The active workers in id order, into st->members; their number. */
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx)
+{
+    uint32_t m = 0;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (active(ctx, w))
+            st->members[m++] = w;
+    return m;
+}
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err)
+{
+    uint32_t m = hps_active_list(st, ctx);
+    return coll_ring_reset(st->ring, ctx, st->members, m, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
+                           err);
+}
+
+/* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
+int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    sim_tensor_copy(row(st->red, st, w), row(st->acc, st, w), st->P);
+    sim_tensor_zero(row(st->acc, st, w), st->P);
+    hw(ctx, w)->fly_steps = hw(ctx, w)->win_steps;
+    hw(ctx, w)->fly_base = hw(ctx, w)->win_base;
+    hw(ctx, w)->win_steps = 0;
+    hw(ctx, w)->inflight = true;
+    hw(ctx, w)->ring_done = false;
+    hw(ctx, w)->launches++;
+    return coll_ring_join(st->ring, ctx, w, err);
+}
+
+/* ---- admissions ---- */
+
 /* Admission waits for a round that merges and launches (so the ring is idle and the model the
  * coordinator holds after its update is the new global model) and does not end an epoch. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
@@ -41,7 +78,7 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1))
         hw(ctx, w)->phase = PH_FETCH; /* out of the ring since it failed: active, not joined */
     st->admitting = true;
-    return st->run->ring_reset_active(st, ctx, err);
+    return hps_ring_reset_active(st, ctx, err);
 }
 
 /* After the coordinator's update in an admitting round: the kit admits each pending worker
@@ -74,7 +111,7 @@ static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t coord, s
     x->settled = c->settled;
     x->arrived_done = true;
     int rc = coll_barrier_admit(st->barrier, w, err);
-    return rc != SIM_OK ? rc : st->run->launch(st, ctx, w, err);
+    return rc != SIM_OK ? rc : hps_launch(st, ctx, w, err);
 }
 
 /* The rejoin service's `alone` (rejoin_up, rejoin_down): nobody else is active, w starts over
@@ -86,7 +123,7 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     fresh(st, ctx, w);
     hw(ctx, w)->phase = PH_RUN;
     hw(ctx, w)->settled = st->decided;
-    int rc = st->run->ring_reset_active(st, ctx, err);
+    int rc = hps_ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
     return rc != SIM_OK ? rc : compute_next(ctx, w, err);
@@ -103,8 +140,7 @@ static int unadmit(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-/* For the rejoin service: worker j runs (is active), at its iteration. */
-static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
+bool hps_runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 {
     *k = hw(ctx, j)->settled;
     return active(ctx, j);
@@ -112,7 +148,7 @@ static bool runs(sim_ctx *ctx, uint32_t j, uint64_t *k)
 
 const rejoin_ops hps_rejoin = {
     .name = "hpsgd",
-    .progress = runs,
+    .progress = hps_runs,
     .alone = start_alone,
     .admit = admit_worker,
     .requeue = unadmit,

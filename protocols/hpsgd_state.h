@@ -1,7 +1,8 @@
 /* Internal header of hpsgd (protocols/hpsgd.c: the iteration, the ring's and the barrier's
- * rounds, merges and flushes; protocols/hpsgd_members.c: failures, admissions, the barrier's
- * restarts; protocols/hpsgd_config.c: configure, memory, report, fini), included by those three
- * files only. */
+ * rounds, merges and flushes; protocols/hpsgd_members.c: the ring's members and launches,
+ * failures, admissions, the barrier's restarts; protocols/hpsgd_config.c: configure, buffers,
+ * report), included by those three files only. Calls run one way: hpsgd.c calls the other two,
+ * which call nothing of hpsgd.c. */
 #ifndef PROTOCOLS_HPSGD_STATE_H
 #define PROTOCOLS_HPSGD_STATE_H
 
@@ -13,10 +14,10 @@
 #include "protocols/rejoin.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
+#include "runtime/proto.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/output.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 
 enum {
@@ -37,11 +38,8 @@ enum {
     KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
 };
 
-struct hps_run_calls;
-
 typedef struct hpsgd {
-    const struct hps_run_calls *run; /* hpsgd.c's calls for hpsgd_members.c */
-    coll_hub *hub;                   /* channel 1: the ring, 2: the barrier */
+    coll_hub *hub; /* channel 1: the ring, 2: the barrier */
     coll_ring *ring;
     coll_barrier *barrier;
     coll_mean *mean; /* the reduced mean of the ring's last round (real models only) */
@@ -134,17 +132,20 @@ static inline int compute_next(sim_ctx *ctx, uint32_t w, sim_err *err)
     return sim_ctx_compute(ctx, w, hw(ctx, w)->settled, err);
 }
 
-/* ---- hpsgd.c, reached from hpsgd_members.c through st->run (set by start), so that calls
- * run one way between the two files ---- */
-
-struct hps_run_calls {
-    /* A new ring generation over the active workers (none of them joined to a round). */
-    int (*ring_reset_active)(hpsgd *st, sim_ctx *ctx, sim_err *err);
-    /* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
-    int (*launch)(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-};
-
 /* ---- hpsgd_members.c ---- */
+
+/* The active workers in id order, into st->members; their number. */
+uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx);
+
+/* A new ring generation over the active workers (none of them joined to a round). */
+int hps_ring_reset_active(hpsgd *st, sim_ctx *ctx, sim_err *err);
+
+/* A := G, G := 0, and w joins the ring's next round with A (launches[w] + 1). */
+int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Whether worker j runs (is active), at its iteration (settled) in *k: for round boundaries and
+ * the rejoin service's choice of the worker that sends an admitted one its model. */
+bool hps_runs(sim_ctx *ctx, uint32_t j, uint64_t *k);
 
 /* The rejoin service's owner table (rejoin_owner, at start): who runs, starting over alone, an
  * admission. */
@@ -164,8 +165,8 @@ int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *e
 
 /* hpsgd_config.c: the ops table's configure, hpsgd's own buffers and the report (the run's
  * arena frees the kit's objects: no memory or fini). */
-int hps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
-void hps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
+int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
+void hps_buffers(void *state, sim_arena *a, size_t num_params);
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
 
 #endif

@@ -33,13 +33,13 @@ typedef struct ls_worker {
     uint32_t steps; /* local steps done since the last averaging */
 } ls_worker;
 
-static int ls_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ls_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     static const char *const algorithms[] = { "ring", "hierarchical", "tree", "auto",
                                               "halving_doubling" };
     localsgd *st = state;
     st->local_steps = 4;
-    st->n = sc->workers;
+    st->n = setup->workers;
     st->algorithm = COLL_ALGO_RING;
     int rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
     if (rc == 0 && sim_cfg_has(cfg, "algorithm")) /* not written when absent: the ring */
@@ -78,9 +78,8 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* The run's arena: the kit's ring over every worker and the round's mean (one model). */
-static void ls_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ls_buffers(void *state, sim_arena *a, size_t num_params)
 {
-    (void)sc;
     localsgd *st = state;
     st->hub = coll_hub_create(a, 1, 0);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);

@@ -321,7 +321,6 @@ static int init_keys(moshpit *st, sim_ctx *ctx, sim_err *err)
 static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     moshpit *st = state;
-    st->finish = mp_finish;
     st->P = sim_ctx_num_params(ctx);
     mp_sizes(st, &st->nbf, &st->cap);
     for (uint32_t i = 0; !st->random && i < st->d; i++)
@@ -362,7 +361,7 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 {
     moshpit *st = state;
     uint32_t w = (uint32_t)ev->dst;
-    bool handled = false;
+    bool handled = false, alone = false;
     int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
     if (rc != SIM_OK || handled)
         return rc;
@@ -382,9 +381,11 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     case SIM_EV_MSG:
         if (!st->keys || msg_read(ev).channel != 0)
             return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: message on no butterfly");
-        return mp_on_match_msg(st, ctx, w, (uint32_t)ev->src, msg_read(ev), err);
+        rc = mp_on_match_msg(st, ctx, w, (uint32_t)ev->src, msg_read(ev), &alone, err);
+        return rc != SIM_OK || !alone ? rc : mp_finish(st, ctx, w, err);
     case EV_EXPIRE:
-        return ev->arg[0] == mp_mseq(st, ctx, w) ? mp_on_expire(st, ctx, w, err) : SIM_OK;
+        rc = ev->arg[0] == mp_mseq(st, ctx, w) ? mp_on_expire(st, ctx, w, &alone, err) : SIM_OK;
+        return rc != SIM_OK || !alone ? rc : mp_finish(st, ctx, w, err);
     case EV_REQ_TIMEOUT: {
         if (!msg_timer_is(ev, mp_request_timer(st, ctx, w)) || mp_at(ctx, w)->ks != KS_FOLLOW)
             return SIM_OK;
@@ -404,8 +405,9 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
             mp_at(ctx, w)->ks = mp_at(ctx, w)->ks == KS_GROUP ? KS_GROUP : KS_OUT;
         }
         rc = coll_hub_worker_down(st->hub, ctx, w, err);
-        if (rc == SIM_OK && st->keys)
-            rc = mp_begin_lost(st, ctx, w, err);
+        for (uint32_t f = 0; f < st->n && st->keys && rc == SIM_OK; f++)
+            if ((rc = mp_begin_lost(st, ctx, w, f, &alone, err)) == SIM_OK && alone)
+                rc = mp_finish(st, ctx, f, err);
         if (rc != SIM_OK || !st->async)
             return rc != SIM_OK ? rc : check_round(st, ctx, err);
         mp_at(ctx, w)->ks = KS_OUT;

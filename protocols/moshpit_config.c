@@ -87,7 +87,7 @@ static int configure_overlap(moshpit *st, sim_cfg *cfg, bool training, sim_err *
 /* form "keys" (5.2): the grid gives M (its largest side) and the key length d - 1. A run
  * with local steps (training) defaults to the key form without global rounds, paced by its
  * iteration time; averaging alone (local_steps 0) to the grid form's rounds. */
-static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int configure_keys(moshpit *st, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     static const char *const forms[] = { "grid", "keys" };
     static const char *const keys[] = { "min_group_size", "target_group_size",
@@ -115,8 +115,8 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim
     int64_t lo = 2, target = 0;
     st->mm_ms = 5000.0; /* hivemind's min_matchmaking_time, 5 s, and request_timeout, 3 s */
     st->req_ms = 3000.0;
-    if (training && sc->iteration_ns > 0) { /* one local step of matchmaking, half to answer */
-        st->mm_ms = (double)sc->iteration_ns / 1e6;
+    if (training && setup->iteration_ns > 0) { /* one local step of matchmaking, half to answer */
+        st->mm_ms = (double)setup->iteration_ns / 1e6;
         st->mm_ms = st->mm_ms < 0.002 ? 0.002 : st->mm_ms;
         st->req_ms = st->mm_ms / 2.0;
     }
@@ -149,11 +149,11 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, const sim_scenario *sc, sim
     return configure_overlap(st, cfg, training, err);
 }
 
-int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int mp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     static const char *const forms[] = { "grid", "random" };
     moshpit *st = state;
-    st->n = sc->workers;
+    st->n = setup->workers;
     int form = 0;
     int64_t size = 32, steps = 1;
     st->alpha = 1.0;
@@ -171,7 +171,7 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     /* Without local steps a round where no group forms (every live worker alone or sitting
      * out) takes no simulated time: the rounds could follow one another at one instant for
      * ever, so only a round count ends such a run for sure. */
-    if (steps == 0 && proto_budget(sc).rounds == 0)
+    if (steps == 0 && setup->budget.rounds == 0)
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.local_steps",
                            "0 (averaging alone) needs stop.rounds: rounds that form no group "
                            "take no simulated time");
@@ -222,7 +222,7 @@ int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
         return sim_err_set(err, SIM_ESCENARIO, "$.protocol.grid",
                            "has %llu cells, fewer than the %u workers", (unsigned long long)cells,
                            st->n);
-    return configure_keys(st, cfg, sc, err);
+    return configure_keys(st, cfg, setup, err);
 }
 
 /* Butterflies: a grid round has at most cells / m_a lines (and at most n / 2 groups of two
@@ -268,10 +268,10 @@ static uint32_t first_room(const moshpit *st)
 /* The kit's hub (one channel per butterfly), the round's tables, the butterflies' outputs (n
  * models) and, in the key form, the leaders' first rooms, the group ids, the key update's
  * scratch, the async pool and, with overlap, the rounds' inputs (n models). */
-void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+void mp_buffers(void *state, sim_arena *a, size_t num_params)
 {
     moshpit *st = state;
-    size_t n = sc->workers;
+    size_t n = st->n;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
     st->hub = coll_hub_create(a, nbf, EV_COLL);
@@ -295,16 +295,16 @@ void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_pa
  * member sends its other members a copy of their part each, cap - 1 parts of P / cap floats;
  * the reduced parts coming back follow once those have landed) and, in the key form without
  * a target, a leader's list grown once past its room on the heap, and the key update's rng. */
-uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+uint64_t mp_memory(const void *state, size_t num_params)
 {
     const moshpit *st = state;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
-    uint64_t n = sc->workers;
+    uint64_t n = st->n;
     uint64_t parts = num_params > 0 && cap > 1
                          ? (cap - 1) * proto_snapshot_bytes((num_params + cap - 1) / cap)
                          : 0;
     uint32_t room = first_room(st);
-    return nbf * coll_bfly_memory(sc->workers, cap, num_params) + n * parts +
+    return nbf * coll_bfly_memory(st->n, cap, num_params) + n * parts +
            (st->keys ? n * 4 * (uint64_t)(cap > room ? cap - room : 0) + 5000 : 0);
 }

@@ -1,7 +1,7 @@
 /* Moshpit's key form: matchmaking (PROTOCOLS 5.2; protocols/moshpit_state.h): followers ask
  * leaders declared under their key, leaders accept, start their group's butterfly or disband
- * it when their time is up, and what a failure does to a group being formed. Calls
- * protocols/moshpit.c only through the state's `finish`. */
+ * it when their time is up, and what a failure does to a group being formed. Calls nothing of
+ * protocols/moshpit.c: a worker left alone is said so, and moshpit.c finishes its round. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -177,9 +177,10 @@ int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* A leader whose time is up starts its group if large enough, or disbands it. */
-int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
+int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, bool *alone, sim_err *err)
 {
     mp_worker *lead = mp_at(ctx, c);
+    *alone = false;
     if (lead->ks != KS_LEAD)
         return SIM_OK;
     uint32_t k = 1;
@@ -198,7 +199,8 @@ int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
     }
     lead->ks = KS_ALONE;
     st->alone++;
-    return st->finish(st, ctx, c, err);
+    *alone = true;
+    return SIM_OK;
 }
 
 /* Leader w (its state a) takes src into its list, which doubles when full (counted): from
@@ -243,9 +245,11 @@ static bool listed(const mp_worker *a, uint32_t f)
     return false;
 }
 
-int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err)
+int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, bool *alone,
+                    sim_err *err)
 {
     mp_worker *a = mp_at(ctx, w);
+    *alone = false;
     if ((!st->async && h.seq != st->round) || sim_ctx_down(ctx, w))
         return SIM_OK; /* a past round's */
     if (st->async && h.kind != MSG_REQUEST && h.kind != MSG_BEGIN && h.seq != a->tries)
@@ -281,7 +285,8 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
             return SIM_OK;
         a->ks = KS_ALONE;
         st->alone++;
-        return st->finish(st, ctx, w, err);
+        *alone = true;
+        return SIM_OK;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: unexpected message kind %u", h.kind);
     }
@@ -304,23 +309,21 @@ int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 
 /* Leader d failed after starting its group: the BEGIN messages still in flight died with it
  * (the network drops every message from or to a down host), so the followers that have not
- * joined never will. They leave the butterfly (nobody waits for their parts) and are alone
- * this round, as if their wait for the group had timed out at once (match_down's rule): no
- * average, no key update, and no group to count repeats against. */
-int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
+ * joined never will. Follower f, if one, leaves the butterfly (nobody waits for its parts) and
+ * is alone this round, as if its wait for the group had timed out at once (match_down's rule):
+ * no average, no key update, and no group to count repeats against. */
+int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, uint32_t f, bool *alone, sim_err *err)
 {
-    for (uint32_t f = 0; f < st->n; f++) {
-        mp_worker *a = mp_at(ctx, f);
-        if (f == d || a->ks != KS_GROUP || a->phase != PH_MATCH || a->asked != d)
-            continue;
-        int rc = coll_bfly_leave(st->bf[a->group], ctx, f, err);
-        if (rc != SIM_OK)
-            return rc;
-        a->ks = KS_ALONE;
-        st->alone++;
-        a->last = 0; /* in no group this round: no repeat to count with its would-be peers */
-        if ((rc = st->finish(st, ctx, f, err)) != SIM_OK)
-            return rc;
-    }
+    mp_worker *a = mp_at(ctx, f);
+    *alone = false;
+    if (f == d || a->ks != KS_GROUP || a->phase != PH_MATCH || a->asked != d)
+        return SIM_OK;
+    int rc = coll_bfly_leave(st->bf[a->group], ctx, f, err);
+    if (rc != SIM_OK)
+        return rc;
+    a->ks = KS_ALONE;
+    st->alone++;
+    a->last = 0; /* in no group this round: no repeat to count with its would-be peers */
+    *alone = true;
     return SIM_OK;
 }

@@ -1,9 +1,9 @@
 /* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
  * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
  * round, the key update) and protocols/moshpit_config.c (configuration). Not a public header:
- * only those four files include it; the others call none of moshpit.c's functions, they go back
- * to it through the state's `finish` (set by its start), so calls run one way. The protocol
- * itself is described at the top of protocols/moshpit.c. */
+ * only those four files include it. Calls run one way: the others call none of moshpit.c's
+ * functions (the matchmaking says when it leaves a worker alone, and moshpit.c finishes that
+ * worker's round). The protocol itself is described at the top of protocols/moshpit.c. */
 #ifndef PROTOCOLS_MOSHPIT_STATE_H
 #define PROTOCOLS_MOSHPIT_STATE_H
 
@@ -41,12 +41,7 @@ enum {
 
 typedef struct moshpit moshpit;
 
-/* Worker w is done with its round (averaged, alone or sat out): what comes next (mp_finish,
- * in protocols/moshpit.c). */
-typedef int (*mp_finish_fn)(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
 struct moshpit {
-    mp_finish_fn finish; /* moshpit.c's mp_finish, for the matchmaking */
     /* configuration */
     uint32_t n;              /* workers */
     uint32_t d;              /* grid axes (grid form) */
@@ -136,7 +131,7 @@ static inline mp_worker *mp_at(const sim_ctx *ctx, uint32_t w)
 /* ---- configuration (protocols/moshpit_config.c) ---- */
 
 /* Parses and checks $.protocol.* into st (the ops table's configure). */
-int mp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+int mp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
 
 /* The default grid of n workers when `grid` is absent: d axes of side m (see the rule in
  * protocols/moshpit_config.c and docs/scenario.md). */
@@ -146,10 +141,10 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
 
 /* The memory a run takes outside the arena (the ops table's memory). */
-uint64_t mp_memory(const void *state, const sim_scenario *sc, size_t num_params);
+uint64_t mp_memory(const void *state, size_t num_params);
 
 /* The run's buffers in the arena (the ops table's buffers). */
-void mp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params);
+void mp_buffers(void *state, sim_arena *a, size_t num_params);
 
 /* ---- groups (protocols/moshpit_groups.c) ---- */
 
@@ -201,16 +196,21 @@ int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 /* Worker w, ready for the round, declares itself under its key until now + matchmaking. */
 int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
-/* A leader whose time is up starts its group if large enough, or disbands it. */
-int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err);
+/* The three calls below leave a worker alone this round (*alone) without finishing its round:
+ * the matchmaking calls nothing of moshpit.c, whose caller then finishes it (mp_finish). */
 
-/* A matchmaking message (channel 0) from src reached w. */
-int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, sim_err *err);
+/* A leader whose time is up starts its group if large enough, or disbands it (*alone). */
+int mp_on_expire(moshpit *st, sim_ctx *ctx, uint32_t c, bool *alone, sim_err *err);
+
+/* A matchmaking message (channel 0) from src reached w (a DISBAND leaves it *alone). */
+int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr h, bool *alone,
+                    sim_err *err);
 
 /* Worker d failed during matchmaking: those who asked it look further. */
 int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
 
-/* Leader d failed after starting its group: its followers that have not joined leave. */
-int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
+/* Leader d failed after starting its group: follower f, if it has not joined, leaves it
+ * (*alone); the caller asks every f in id order. */
+int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, uint32_t f, bool *alone, sim_err *err);
 
 #endif

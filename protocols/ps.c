@@ -14,7 +14,7 @@ typedef struct ps {
 
 static const char *const mode_names[] = { "bsp", "asp", "ssp" };
 
-static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     ps *st = state;
     st->cfg.mode = PS_BSP;
@@ -22,21 +22,21 @@ static int ps_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     int rc = sim_cfg_choice(cfg, "mode", mode_names, 3, &st->cfg.mode, err);
     if (rc == SIM_OK && st->cfg.mode == PS_SSP)
         rc = sim_cfg_int(cfg, "staleness", 0, INT32_MAX, &st->cfg.staleness, err);
-    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, sc, -1, err);
+    return rc != SIM_OK ? rc : ps_server_configure(&st->cfg, cfg, setup, -1, err);
 }
 
 /* The run's arena: the kit's parameter server, all its tables. */
-static void ps_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ps_buffers(void *state, sim_arena *a, size_t num_params)
 {
     ps *st = state;
-    st->srv = ps_server_buffers(&st->cfg, a, sc, num_params);
+    st->srv = ps_server_buffers(&st->cfg, a, num_params);
 }
 
 /* Outside the arena: the server's messages in flight. */
-static uint64_t ps_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t ps_memory(const void *state, size_t num_params)
 {
     const ps *st = state;
-    return ps_server_memory(&st->cfg, sc, num_params);
+    return ps_server_memory(&st->cfg, num_params);
 }
 
 static int ps_start(void *state, sim_ctx *ctx, sim_err *err)

@@ -23,10 +23,10 @@
 
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
+#include "runtime/proto.h"
 #include "sim/cfg.h"
 #include "sim/engine.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
 
 enum {
     PS_BSP = 0,
@@ -46,6 +46,10 @@ enum {
     PS_SERVER_EV_PUSH = SIM_EV_USER + 65 /* overlap: a worker's next gradient slices are ready */
 };
 
+/* The most shards $.protocol.shards accepts: as many as a run may have workers (the
+ * scenario's limit, 2^20); the hosts of the placement bound it further. */
+#define PS_SERVER_MAX_SHARDS (1u << 20)
+
 typedef struct ps_server_config {
     int mode;             /* PS_BSP, PS_ASP or PS_SSP at the start */
     int placement;        /* PS_PLACE_* */
@@ -54,7 +58,9 @@ typedef struct ps_server_config {
     uint32_t shards;      /* K */
     sim_time failover_ns; /* colocated: a shard's host down this long moves it (0: never) */
     bool switchable;      /* the mode may change: keep BSP's buffers whatever the start mode */
-    bool overlap; /* push each gradient slice when backward has produced it, pull per slice */
+    bool overlap;  /* push each gradient slice when backward has produced it, pull per slice */
+    bool layered;  /* overlap with several layers: the slices' layers and arrival times */
+    bool momentum; /* the workload has momentum: the server model's momentum buffer */
 } ps_server_config;
 
 /* What the owner hears (every member optional). */
@@ -92,24 +98,24 @@ typedef struct ps_server_stats {
 typedef struct ps_server ps_server;
 
 /* Reads $.protocol.placement (default `placement`, a PS_PLACE_*; -1: "servers" when the
- * scenario has server hosts, else "colocated"), $.protocol.shards (default one shard per
- * host of the placement: every server host, or every worker), $.protocol.overlap (true)
- * and, colocated, $.protocol.failover_s (1; 0: never) into c, checks them against the scenario, and
- * sets c->workers. The defaults are written into the resolved scenario. */
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+ * run has server hosts, else "colocated"), $.protocol.shards (default one shard per host of
+ * the placement: every server host, or every worker), $.protocol.overlap (true) and,
+ * colocated, $.protocol.failover_s (1; 0: never) into c, checks them against the owner's
+ * `setup` (its configure hook's), and sets c->workers, c->layered and c->momentum. The
+ * defaults are written into the resolved scenario. */
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const proto_setup *setup, int placement,
                         sim_err *err);
 
-/* Bytes the engine takes outside the owner's arena (the messages' snapshots) for `sc` with
- * models of `num_params` floats: the owner's memory hook adds them. */
-uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params);
+/* Bytes the engine takes outside the owner's arena (the messages' snapshots) with models of
+ * `num_params` floats: the owner's memory hook adds them. */
+uint64_t ps_server_memory(const ps_server_config *c, size_t num_params);
 
 /* Asks for the engine and all its tables (per worker, per shard, per pair, the server model
  * and, as `c` needs them, its momentum, BSP's round mean and gradients, overlap's slice
  * layers) in the run's arena, from the owner's buffers hook (runtime/proto.h) with its
  * configured `c`: the engine, zeroed, on the run's arena (the arena owns it: nothing to free),
  * NULL on a sizing arena. c->mode or c->switchable must already say whether BSP may run. */
-ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, const sim_scenario *sc,
-                             size_t num_params);
+ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, size_t num_params);
 
 /* Sets up the engine `s` of ps_server_buffers for the run of `ctx` (its server model a copy
  * of worker 0's initial parameters, which evaluation then reads) with the same `c` (whose mode

@@ -13,30 +13,30 @@
 
 static const char *const placement_names[] = { "servers", "colocated" };
 
-int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *sc, int placement,
+int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const proto_setup *setup, int placement,
                         sim_err *err)
 {
-    c->placement = placement >= 0     ? placement
-                   : sc->servers >= 1 ? PS_PLACE_SERVERS
-                                      : PS_PLACE_COLOCATED;
+    c->placement = placement >= 0        ? placement
+                   : setup->servers >= 1 ? PS_PLACE_SERVERS
+                                         : PS_PLACE_COLOCATED;
     int rc = sim_cfg_choice(cfg, "placement", placement_names, 2, &c->placement, err);
     if (rc != SIM_OK)
         return rc;
     /* One shard per host of the placement (at least one, so that a placement on no server
      * host is refused by the check below). */
-    uint32_t hosts = c->placement == PS_PLACE_SERVERS ? sc->servers : sc->workers;
+    uint32_t hosts = c->placement == PS_PLACE_SERVERS ? setup->servers : setup->workers;
     int64_t shards = hosts >= 1 ? (int64_t)hosts : 1;
-    rc = sim_cfg_int(cfg, "shards", 1, SIM_MAX_WORKERS, &shards, err);
+    rc = sim_cfg_int(cfg, "shards", 1, PS_SERVER_MAX_SHARDS, &shards, err);
     if (rc != SIM_OK)
         return rc;
-    if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)sc->servers)
+    if (c->placement == PS_PLACE_SERVERS && shards > (int64_t)setup->servers)
         return sim_cfg_fail(cfg, "shards", err,
                             "must be <= servers (%u) with placement \"servers\", got %" PRId64,
-                            sc->servers, shards);
-    if (c->placement == PS_PLACE_COLOCATED && shards > (int64_t)sc->workers)
+                            setup->servers, shards);
+    if (c->placement == PS_PLACE_COLOCATED && shards > (int64_t)setup->workers)
         return sim_cfg_fail(cfg, "shards", err,
                             "must be <= workers (%u) with placement \"colocated\", got %" PRId64,
-                            sc->workers, shards);
+                            setup->workers, shards);
     c->overlap = true;
     rc = sim_cfg_bool(cfg, "overlap", &c->overlap, err);
     if (rc != SIM_OK)
@@ -49,17 +49,18 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const sim_scenario *s
     /* 0 is never; a positive time is at least 1 ns */
     sim_time ns = (sim_time)llround(failover_s * 1e9);
     c->failover_ns = c->placement != PS_PLACE_COLOCATED ? 0 : failover_s > 0.0 && ns == 0 ? 1 : ns;
-    c->workers = sc->workers;
+    c->workers = setup->workers;
     c->shards = (uint32_t)shards;
+    c->layered = c->overlap && setup->layers > 1;
+    c->momentum = setup->budget.momentum > 0.0;
     return SIM_OK;
 }
 
 /* Outside the arena: the messages' snapshots. A worker has either its pull's K slices of the
  * model or its push's K slices of its gradient in flight, each a copy (K slices of about
  * P / K floats per worker). */
-uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, size_t num_params)
+uint64_t ps_server_memory(const ps_server_config *c, size_t num_params)
 {
-    (void)sc;
     size_t slice = c->shards > 0 ? (num_params + c->shards - 1) / c->shards : num_params;
     return (uint64_t)c->workers * c->shards * proto_snapshot_bytes(slice);
 }
@@ -67,12 +68,11 @@ uint64_t ps_server_memory(const ps_server_config *c, const sim_scenario *sc, siz
 /* The engine and its tables, all from the owner's arena: bookkeeping per worker and shard,
  * the server model and its momentum, with bsp the round's mean and every worker's gradient,
  * and with overlap (and several layers) the slices' layers and arrival times. */
-ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, const sim_scenario *sc,
-                             size_t num_params)
+ps_server *ps_server_buffers(const ps_server_config *c, sim_arena *a, size_t num_params)
 {
     size_t n = c->workers, K = c->shards, P = num_params;
-    bool momentum = proto_budget(sc).momentum > 0.0, bsp = c->mode == PS_BSP || c->switchable;
-    bool layered = c->overlap && sc->layers.n > 1;
+    bool momentum = c->momentum, bsp = c->mode == PS_BSP || c->switchable;
+    bool layered = c->layered;
     ps_server *s = sim_arena_alloc(a, 1, sizeof(*s));
     ps_worker *w = sim_arena_alloc(a, n, sizeof(*w));
     ps_shard *sh = sim_arena_alloc(a, K, sizeof(*sh));

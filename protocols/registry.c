@@ -52,9 +52,9 @@ const proto_ops *const *proto_list(size_t *n)
     return protocols;
 }
 
-const proto_ops *proto_lookup(const sim_scenario *sc, sim_err *err)
+const proto_ops *proto_lookup(const char *name, const char *file, sim_err *err)
 {
-    const proto_ops *ops = proto_find(sc->protocol);
+    const proto_ops *ops = proto_find(name);
     if (ops != NULL)
         return ops;
     char names[512] = "";
@@ -62,8 +62,8 @@ const proto_ops *proto_lookup(const sim_scenario *sc, sim_err *err)
         size_t used = strlen(names);
         snprintf(names + used, sizeof(names) - used, "%s%s", i > 0 ? ", " : "", protocols[i]->name);
     }
-    sim_err_set(err, SIM_ESCENARIO, "$.protocol.name", "unknown protocol \"%s\" (valid: %s)",
-                sc->protocol, names);
-    sim_err_file(err, sc->file);
+    sim_err_set(err, SIM_ESCENARIO, "$.protocol.name", "unknown protocol \"%s\" (valid: %s)", name,
+                names);
+    sim_err_file(err, file);
     return NULL;
 }

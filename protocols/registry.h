@@ -9,7 +9,6 @@
 
 #include "runtime/proto.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
 
 /* The protocol named `name`, or NULL. */
 const proto_ops *proto_find(const char *name);
@@ -17,8 +16,8 @@ const proto_ops *proto_find(const char *name);
 /* The registered protocols in a fixed order; *n receives their count. */
 const proto_ops *const *proto_list(size_t *n);
 
-/* The protocol that $.protocol.name of `sc` names, or NULL with a SIM_ESCENARIO error naming
- * the scenario's file, that path and every valid name. */
-const proto_ops *proto_lookup(const sim_scenario *sc, sim_err *err);
+/* The protocol named `name`, the $.protocol.name of the scenario `file`, or NULL with a
+ * SIM_ESCENARIO error naming that file, that path and every valid name. */
+const proto_ops *proto_lookup(const char *name, const char *file, sim_err *err);
 
 #endif

@@ -6,6 +6,8 @@
 struct rejoin {
     uint32_t workers;
     uint32_t *source; /* (workers) the peer whose model each worker waits for, REJOIN_NONE */
+    uint32_t state;   /* the held snapshot every model is sent as (rejoin_hold_state) */
+    bool has_state;   /* ... since rejoin_hold_state, until rejoin_release_state */
     msg_hdr *hdr;     /* (workers) the header of an admitted worker's model, sent again if
                          its sender fails */
     bool *pending;    /* (workers) recovered, waiting to be admitted */
@@ -41,6 +43,7 @@ rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
         return NULL; /* the sizing arena (or an overrun, which fails the run) */
     rj->workers = workers;
     rj->source = source;
+    rj->state = SIM_CTX_NO_SNAPSHOT;
     rj->hdr = hdr;
     rj->pending = pending;
     rj->served = served != NULL;
@@ -95,11 +98,23 @@ uint64_t rejoin_admitted(const rejoin *rj)
 
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err)
 {
-    const rejoin_ops *ops = rj->ops;
     rj->source[w] = peer;
-    sim_payload p =
-        ops != NULL && ops->state != NULL ? ops->state(rj->owner, ctx, peer, w) : msg_params(peer);
+    sim_payload p = rj->has_state ? msg_held(rj->state) : msg_params(peer);
     return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, p, err);
+}
+
+int rejoin_hold_state(rejoin *rj, sim_ctx *ctx, const float *block, size_t n, sim_err *err)
+{
+    rejoin_release_state(rj, ctx);
+    rj->has_state = true;
+    return sim_ctx_snapshot(ctx, block, n, &rj->state, err);
+}
+
+void rejoin_release_state(rejoin *rj, sim_ctx *ctx)
+{
+    sim_ctx_release(ctx, rj->state);
+    rj->state = SIM_CTX_NO_SNAPSHOT;
+    rj->has_state = false;
 }
 
 bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
@@ -263,12 +278,22 @@ void rejoin_owner(rejoin *rj, const rejoin_ops *ops, void *owner)
     rj->owner = owner;
 }
 
+/* Whether worker v runs, and how far (the owner's progress, else the service's own view: up
+ * and not waiting to be admitted, all equal). */
+static bool runs(const rejoin *rj, sim_ctx *ctx, uint32_t v, uint64_t *k)
+{
+    if (rj->ops->progress != NULL)
+        return rj->ops->progress(ctx, v, k);
+    *k = 0;
+    return !rj->pending[v] && !sim_ctx_down(ctx, v);
+}
+
 /* If no worker runs, w (up, waiting; REJOIN_NONE: nobody) starts alone. */
 static int alone_if_idle(rejoin *rj, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     uint64_t k;
     for (uint32_t v = 0; v < rj->workers; v++)
-        if (rj->ops->progress(ctx, v, &k))
+        if (runs(rj, ctx, v, &k))
             return SIM_OK;
     if (w == REJOIN_NONE)
         return SIM_OK;
@@ -289,8 +314,8 @@ static uint32_t sender(const rejoin *rj, sim_ctx *ctx, uint32_t w)
     uint32_t best = REJOIN_NONE;
     uint64_t best_k = 0, k = 0;
     for (uint32_t v = 0; v < rj->workers; v++) {
-        if (v == w || rj->source[v] != REJOIN_NONE || rj->pending[v] ||
-            !rj->ops->progress(ctx, v, &k) || (best != REJOIN_NONE && k <= best_k))
+        if (v == w || rj->source[v] != REJOIN_NONE || rj->pending[v] || !runs(rj, ctx, v, &k) ||
+            (best != REJOIN_NONE && k <= best_k))
             continue;
         best = v;
         best_k = k;
@@ -335,7 +360,8 @@ int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n
          w = rejoin_next_pending(rj, ctx, w + 1)) {
         rejoin_settle(rj, w, true);
         (*n)++;
-        rc = rj->ops->admit(rj->owner, ctx, w, peer, err);
+        if (rj->ops->admit != NULL)
+            rc = rj->ops->admit(rj->owner, ctx, w, peer, err);
         rj->hdr[w] = h;
         if (rc == SIM_OK)
             rc = rejoin_send(rj, ctx, peer, w, h, err);

@@ -3,11 +3,12 @@
  * Not a protocol: its owner decides whom to admit and when, and which peer to ask.
  *
  * Fetching. A peer sends a model to a worker (rejoin_send: S bytes), as the answer to the
- * worker's request (see Serving) or unasked (an admission): the state the owner chooses
- * (rejoin_ops.state: a global model, a server's, a copy of some block), else the peer's own
- * parameters, copied on write; when the model lands the owner calls rejoin_adopt, which writes
- * it into the worker's parameters if the worker still waits for that peer's model. A worker
- * that fails waits for nothing.
+ * worker's request (see Serving) or unasked (an admission): the peer's own parameters, copied
+ * on write, unless the owner's state is not a peer's parameters (a global model, an outer
+ * optimizer's: DiLoCo's x), which it hands the service to send instead (rejoin_hold_state: one
+ * snapshot held for every send until released); when the model lands the owner calls
+ * rejoin_adopt, which writes it into the worker's parameters if the worker still waits for
+ * that peer's model. A worker that fails waits for nothing.
  * A recovered worker on a graph usually asks (or starts from) its running neighbour furthest
  * ahead (rejoin_ahead).
  * Messages carry the owner's header (channel 0 and its own kinds), so traces show them as the
@@ -27,16 +28,21 @@
  *
  * Admitting (rejoin_owner, then rejoin_up, rejoin_down and rejoin_admit). For an owner whose
  * running workers form one group (a barrier, a ring) that recovered workers join when the owner
- * decides: a recovered worker waits to be admitted, unless no worker runs (rejoin_ops.progress),
- * when it starts alone at once (rejoin_ops.alone); when the last running worker fails, the first
- * waiting worker starts alone. At the owner's chosen moment every waiting worker is admitted
- * (rejoin_ops.admit) and sent a running peer's model, which it adopts when it lands. A worker that
+ * decides: a recovered worker waits to be admitted, unless no worker runs (rejoin_ops.progress,
+ * or without it the service's own view: a worker runs when it is up and does not wait to be
+ * admitted), when it starts alone at once (rejoin_ops.alone); when the last running worker
+ * fails, the first waiting worker starts alone. At the owner's chosen moment every waiting
+ * worker is admitted (rejoin_ops.admit, if any) and sent a running peer's model (or the
+ * owner's held state), which it adopts when it lands (the owner's message handler calls
+ * rejoin_adopt: a model whose sender failed on the way is void). A worker that
  * starts alone or is admitted no longer waits and is counted as admitted. If the peer sending
  * an admitted worker its model fails before the model lands (the message is lost with it), the
  * running peer furthest ahead that waits neither for a model nor to be admitted (the first in id
  * order among equals) sends it again, with the same header; if there is none, the admission is
  * undone: the worker waits to be admitted again (rejoin_ops.requeue, and it is no longer counted),
- * so that, nobody running, the first waiting worker starts alone.
+ * so that, nobody running, the first waiting worker starts alone. The service owns who waits:
+ * an owner need not keep a copy (rejoin_pending), and with the service's own view of who runs
+ * it needs neither progress nor requeue.
  *
  * Allocation: rejoin_create only, in the run's arena (runtime/arena.h), from the owner's `buffers`
  * hook (runtime/proto.h) with sizes known once the owner is configured (the workers and, for
@@ -92,9 +98,20 @@ uint64_t rejoin_admitted(const rejoin *rj);
 /* ---- Fetching a live peer's model ---- */
 
 /* `peer` sends w a model of sim_ctx_layer_bytes(SIM_LAYERS_ALL) bytes with header h, as the
- * answer to w's request or unasked: the owner's chosen state (rejoin_ops.state), else peer's
+ * answer to w's request or unasked: the owner's held state (rejoin_hold_state), else peer's
  * whole model, copied on write; w now waits for it. */
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err);
+
+/* From now on every model the service sends (rejoin_send: admissions, and the same model sent
+ * again when its sender fails) is a snapshot of `block` (n floats) taken now, held once for
+ * all sends: the owner's state when a recovered worker must not get a peer's parameters (a
+ * global model the peers have moved away from). The previous one is released. The owner counts
+ * it in its memory hook (one snapshot: proto_snapshot_bytes) and releases it when the block
+ * changes (rejoin_release_state), once every worker sent it has it. Errors of sim_ctx_snapshot. */
+int rejoin_hold_state(rejoin *rj, sim_ctx *ctx, const float *block, size_t n, sim_err *err);
+
+/* The held state goes back to the pool; models sent from now on are the peers' parameters. */
+void rejoin_release_state(rejoin *rj, sim_ctx *ctx);
 
 /* In the handler of a model sent by rejoin_send from `src` to w: if w waits for src's model,
  * w's parameters become the payload (real models), w waits no more, and true; else false (a
@@ -104,7 +121,9 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src);
 /* ---- Choosing a live neighbour ---- */
 
 /* The owner's reading of worker j's state: true if j runs, with its progress (an iteration)
- * in *k. */
+ * in *k. It takes no owner pointer: it reads the worker's state through the context
+ * (sim_ctx_peer, sim_ctx_worker); an owner that would need its own struct to tell who runs
+ * leaves rejoin_ops.progress NULL, and the service's view of who waits decides. */
 typedef bool (*rejoin_progress_fn)(sim_ctx *ctx, uint32_t j, uint64_t *k);
 
 /* The running neighbour of w on g that is furthest ahead (the first in w's adjacency order
@@ -141,29 +160,25 @@ typedef int (*rejoin_notice_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t 
 /* Worker w is admitted, `peer`'s model on its way to it (rejoin_admit). */
 typedef int (*rejoin_admit_fn)(void *owner, sim_ctx *ctx, uint32_t w, uint32_t peer, sim_err *err);
 
-/* The payload `peer` sends w as its model (rejoin_send): the state the owner chooses, read now
- * (a copy, msg_copy, of a block the owner keeps, counted by its memory hooks as any snapshot;
- * or a worker's parameters, msg_params). */
-typedef sim_payload (*rejoin_state_fn)(void *owner, sim_ctx *ctx, uint32_t peer, uint32_t w);
-
 /* The owner's side of the service (a const table, like proto_ops). */
 typedef struct rejoin_ops {
     const char *name;            /* the owner, in error messages ("dpsgd") */
     rejoin_mode mode;            /* how a worker fetches */
     uint32_t ask;                /* the owner's message kind for a request (seq: rejoin_fetch's) */
     uint64_t ask_bytes;          /* a request's size (0: an empty message) */
-    rejoin_progress_fn progress; /* REJOIN_AHEAD and admitting: who runs and how far */
+    rejoin_progress_fn progress; /* REJOIN_AHEAD and admitting: who runs and how far (NULL when
+                                  * admitting: up and not waiting, all equal) */
     rejoin_reply_fn reply;       /* the answer's header */
     rejoin_answer_fn answer;     /* REJOIN_EACH: an answer (NULL for AHEAD: adopted) */
     rejoin_resume_fn fetched;    /* the fetch is over: AHEAD adopted the model, EACH got every
                                   * answer it still waited for */
     rejoin_resume_fn alone;      /* nobody to ask: the owner runs w without a fetch */
     rejoin_notice_fn notice;     /* a neighbour failed (NULL: nothing) */
-    rejoin_admit_fn admit;       /* admitting: the owner admits w (its state, its group) */
+    rejoin_admit_fn admit;       /* admitting: the owner admits w (its state, its group; NULL:
+                                  * nothing before its model lands) */
     rejoin_resume_fn requeue;    /* admitting: w's admission is undone, its model's sender
                                   * failed with nobody running to send it again: w waits to be
                                   * admitted again (NULL: nothing to undo) */
-    rejoin_state_fn state;       /* the model a peer sends (NULL: the peer's parameters) */
 } rejoin_ops;
 
 /* Serves the fetches of rj's workers on g with the owner's `ops`, `owner` passed to its
@@ -177,7 +192,7 @@ int rejoin_serve(rejoin *rj, const rejoin_ops *ops, const graph *g, void *owner,
 int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *err);
 
 /* In the handler of a request (the owner's `ask` kind): its receiver answers with a model
- * (rejoin_send, with the owner's reply header: the owner's chosen state, else its whole model);
+ * (rejoin_send, with the owner's reply header: the owner's held state, else its whole model);
  * a protocol error (SIM_EINVAL) if it cannot. */
 int rejoin_on_ask(rejoin *rj, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
@@ -197,8 +212,8 @@ uint64_t rejoin_fetched(const rejoin *rj);
 
 /* ---- Admitting: the owner's group takes recovered workers in ---- */
 
-/* The owner's `ops` (progress, alone, admit, requeue and state are read) and `owner`, passed to
- * its callbacks, for an owner that admits without serving fetches; both must outlive rj. */
+/* The owner's `ops` (progress, alone, admit and requeue are read) and `owner`, passed to its
+ * callbacks, for an owner that admits without serving fetches; both must outlive rj. */
 void rejoin_owner(rejoin *rj, const rejoin_ops *ops, void *owner);
 
 /* Worker w recovered: it waits to be admitted (rejoin_recovered), or, if no worker runs, it
@@ -213,7 +228,7 @@ int rejoin_down(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err);
 
 /* Every worker that is up and waits to be admitted, in id order: it no longer waits (counted as
  * admitted), the owner's `admit` runs for it, and `peer` sends it a model with header h
- * (rejoin_send: the owner's chosen state, else peer's parameters; the owner adopts it with
+ * (rejoin_send: the owner's held state, else peer's parameters; the owner adopts it with
  * rejoin_adopt when it lands; sent again by another peer if `peer` fails first, rejoin_down).
  * Their number in *n. Stops at the first error. */
 int rejoin_admit(rejoin *rj, sim_ctx *ctx, uint32_t peer, msg_hdr h, uint32_t *n, sim_err *err);

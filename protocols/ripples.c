@@ -70,9 +70,12 @@
  * again. In the static schedule a recovered worker rejoins one past the most advanced live
  * worker's iteration, and members found ahead of a group (rejoined past it) are left out of it.
  *
- * Files: this one holds P-Reduce, failures and the run; protocols/ripples_gg.c the Group
+ * Files: this one holds failures and the run; protocols/ripples_reduce.c P-Reduce (a worker's
+ * advance to its next group, the group's ring and its end), protocols/ripples_gg.c the Group
  * Generator, protocols/ripples_groups.c the group table and the static schedule,
  * protocols/ripples_config.c the configuration, protocols/ripples_state.h the state they share.
+ * Calls run one way: this file calls the Group Generator, which calls P-Reduce, which calls
+ * the group table; none calls back up.
  *
  * State. Each worker's (rp_worker, proto_ops.worker_size) holds its progress, its head group,
  * its row of pending groups and the GG's ledger of it; the group table, the ring pool's
@@ -94,117 +97,6 @@
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
-
-/* ---- P-Reduce ---- */
-
-static const float *params_of(void *ud, sim_ctx *ctx, uint32_t w)
-{
-    (void)ud;
-    return sim_ctx_params_view(ctx, w);
-}
-
-static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
-static int finish(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w, sim_err *err)
-{
-    st->executions++;
-    rp_pass_worker(st, ctx, s, w);
-    return rp_try_advance(st, ctx, w, err);
-}
-
-static int rp_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, sim_err *err)
-{
-    ripples *st = ud;
-    uint32_t r = info->channel - 1, s = st->ring_group[r];
-    if (st->nparams > 0) {
-        const float *mean =
-            coll_mean_of(st->means[r], st->rings[r], ctx, info->round, params_of, st);
-        sim_tensor_copy(sim_ctx_params(ctx, w), mean, st->nparams);
-    }
-    return finish(st, ctx, s, w, err);
-}
-
-/* The ops table's buffers: ripples' own (rp_buffers), then the ring pool's kit objects, whose
- * completion is this file's: the hub, the rings and, with a real model, their means. */
-static void rp_arena(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
-{
-    ripples *st = state;
-    rp_buffers(st, a, sc);
-    st->hub = coll_hub_create(a, st->nrings, 0);
-    for (uint32_t r = 0; r < st->nrings; r++) {
-        coll_ring *ring = coll_ring_create(a, st->hub, st->n, st->cap, rp_ring_done, st);
-        coll_mean *mean = num_params > 0 ? coll_mean_create(a, num_params, st->cap) : NULL;
-        if (st->rings != NULL && st->means != NULL) {
-            st->rings[r] = ring;
-            st->means[r] = mean;
-        }
-    }
-}
-
-/* Every member still in group s is ready: its ring all-reduce starts. */
-static int start_reduce(ripples *st, sim_ctx *ctx, uint32_t s, sim_err *err)
-{
-    rp_group *g = &st->grp[s];
-    const uint32_t *m = members_of(st, s);
-    sim_time now = sim_ctx_now(ctx);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < g->n; i++)
-        if (!st->gpassed[(size_t)s * st->cap + i]) {
-            st->list[k++] = m[i];
-            st->wait_s += (double)(now - rp_w(ctx, m[i])->ready_ns) * 1e-9;
-        }
-    if (k == 1)
-        return finish(st, ctx, s, st->list[0], err);
-    if (st->nfreer == 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "ripples: no free ring");
-    uint32_t r = st->freer[--st->nfreer];
-    g->ring = r;
-    st->ring_group[r] = s;
-    coll_ring *ring = st->rings[r];
-    int rc = coll_ring_reset(ring, ctx, st->list, k, st->bytes, err);
-    for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
-        rc = coll_ring_join(ring, ctx, coll_ring_member(ring, i), err);
-    return rc;
-}
-
-/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready
- * for its next group. */
-static int rp_try_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
-{
-    for (;;) {
-        rp_worker *x = rp_w(ctx, w);
-        if (sim_ctx_down(ctx, w) || x->computing || x->head != RP_NONE)
-            return SIM_OK;
-        if (x->done >= x->need) {
-            if (x->sync_ns >= 0) {
-                st->sync_s += (double)(sim_ctx_now(ctx) - x->sync_ns) * 1e-9;
-                st->syncs++;
-            }
-            x->computing = true;
-            return sim_ctx_compute(ctx, w, x->need, err);
-        }
-        uint32_t s = RP_NONE;
-        if (st->mode == MODE_STATIC) {
-            int rc = rp_static_group(st, ctx, w, &s, err);
-            if (rc != SIM_OK)
-                return rc;
-        } else {
-            uint32_t e = x->pend[x->next % st->slots];
-            if (e == 0)
-                return SIM_OK; /* its next group's notice is on its way */
-            s = e - 1;
-        }
-        rp_group *g = &st->grp[s];
-        if (g->failed || st->gpassed[(size_t)s * st->cap + index_of(st, s, w)]) {
-            rp_pass_worker(st, ctx, s, w);
-            continue;
-        }
-        x->head = s;
-        x->ready_ns = sim_ctx_now(ctx);
-        g->ready++;
-        return g->ready + g->passed == g->n ? start_reduce(st, ctx, s, err) : SIM_OK;
-    }
-}
 
 /* ---- failures ---- */
 
@@ -268,7 +160,7 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     x->need = x->done;
     x->sync_ns = -1;
     for (uint32_t j = 0; j < nfreed; j++) {
-        int rc = rp_try_advance(st, ctx, st->freed[j], err);
+        int rc = rp_advance(st, ctx, st->freed[j], err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -299,7 +191,7 @@ static int worker_up(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     }
     x->need = x->done;
     x->sync_ns = -1;
-    return rp_try_advance(st, ctx, w, err);
+    return rp_advance(st, ctx, w, err);
 }
 
 /* ---- run ---- */
@@ -322,7 +214,7 @@ static int computed(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (rc != SIM_OK)
             return rc;
     }
-    return rp_try_advance(st, ctx, w, err);
+    return rp_advance(st, ctx, w, err);
 }
 
 static int on_message(ripples *st, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -372,7 +264,6 @@ static int rp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     ripples *st = state;
-    st->advance = rp_try_advance;
     st->nparams = sim_ctx_num_params(ctx);
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->gg = sim_ctx_host(ctx, st->n).kind == SIM_HOST_SERVER ? st->n : 0;
@@ -397,7 +288,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++)
         if (!sim_ctx_down(ctx, v))
-            rc = rp_try_advance(st, ctx, v, err);
+            rc = rp_advance(st, ctx, v, err);
     return rc;
 }
 

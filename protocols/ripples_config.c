@@ -9,15 +9,15 @@
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 
-int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+int rp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     ripples *st = state;
     static const char *const modes[] = { "random", "buffer", "division", "static" };
     static const char *const statics[] = { "grid", "racks" };
     static const char *const orders[] = { "global", "arrival" };
-    st->n = sc->workers;
+    st->n = setup->workers;
     /* Default 3, or every worker in smaller clusters. */
-    int64_t gs = sc->workers < 3 ? sc->workers : 3, depth = 4;
+    int64_t gs = setup->workers < 3 ? setup->workers : 3, depth = 4;
     int order = 0;
     /* Group Division by default: the paper's generator for heterogeneous clusters, without
      * the plain generator's conflicts and without a grid to give (docs/papers.md, "Defaults as the
@@ -74,15 +74,12 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     }
     /* The GG runs on worker 0 without servers: it must stay up. */
     bool gg_used = st->mode != MODE_STATIC && !st->arrival;
-    for (size_t k = 0; gg_used && sc->servers == 0 && k < sc->nstragglers; k++) {
-        const sim_straggler *s = &sc->stragglers[k];
-        if (s->kind == SIM_STRAG_FAILURE && s->nworkers > 0 && s->workers[0] == 0)
-            return sim_cfg_fail(cfg, "groups", err,
-                                "the group generator runs on worker 0, which a failure rule "
-                                "takes down: add a server to host it");
-    }
+    if (gg_used && setup->servers == 0 && setup->worker0_fails)
+        return sim_cfg_fail(cfg, "groups", err,
+                            "the group generator runs on worker 0, which a failure rule "
+                            "takes down: add a server to host it");
     if (st->mode == MODE_STATIC)
-        st->cap = rp_static_cap(st, sc);
+        st->cap = rp_static_cap(st, setup);
     else
         st->cap = st->mode == MODE_DIVISION ? st->gs + 1 : st->gs;
     /* Outstanding groups: depth per requester with the buffer, one otherwise, four times over:
@@ -93,9 +90,9 @@ int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err
     return SIM_OK;
 }
 
-void rp_buffers(ripples *st, sim_arena *a, const sim_scenario *sc)
+void rp_buffers(ripples *st, sim_arena *a)
 {
-    size_t n = sc->workers, g = st->slots, c = st->cap;
+    size_t n = st->n, g = st->slots, c = st->cap;
     st->grp = sim_arena_alloc(a, g, sizeof(*st->grp));
     st->gmem = sim_arena_alloc(a, g * c, sizeof(*st->gmem));
     st->glocal = sim_arena_alloc(a, g * c, sizeof(*st->glocal));

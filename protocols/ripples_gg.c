@@ -32,7 +32,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
     x->pend[*local % st->slots] = s + 1;
     x->known++;
     x->asked = false;
-    return st->advance(st, ctx, w, err);
+    return rp_advance(st, ctx, w, err);
 }
 
 /* The GG has formed group s: numbers its members and sends each a notice. */
@@ -111,6 +111,21 @@ static uint32_t draw_free(ripples *st, sim_ctx *ctx, uint32_t i)
     return got + 1;
 }
 
+/* A batch: its k workers, st->batch[0..k), shuffled (from the end, on r), and the number of
+ * groups of group_size they form: a remainder of one joins the last group, of two or more
+ * forms a smaller one; one group at least. */
+static uint32_t shuffle_batch(ripples *st, gsl_rng *r, uint32_t k)
+{
+    for (uint32_t j = k; j > 1; j--) {
+        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
+        uint32_t t = st->batch[j - 1];
+        st->batch[j - 1] = st->batch[pick];
+        st->batch[pick] = t;
+    }
+    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
+    return ng == 0 ? 1 : ng;
+}
+
 /* Group Division: a fresh random partition of the live workers. */
 static void new_batch(ripples *st, sim_ctx *ctx)
 {
@@ -121,15 +136,7 @@ static void new_batch(ripples *st, sim_ctx *ctx)
         if (!sim_ctx_down(ctx, v))
             st->batch[k++] = v;
     }
-    for (uint32_t j = k; j > 1; j--) {
-        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
-        uint32_t t = st->batch[j - 1];
-        st->batch[j - 1] = st->batch[pick];
-        st->batch[pick] = t;
-    }
-    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
-    if (ng == 0)
-        ng = 1;
+    uint32_t ng = shuffle_batch(st, r, k);
     for (uint32_t g = 0; g < ng; g++) {
         st->boff[g] = g * st->gs;
         st->bissued[g] = 0;
@@ -153,17 +160,7 @@ static int gg_division_free(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     for (uint32_t v = 0; v < st->n; v++)
         if (!sim_ctx_down(ctx, v) && (v == w || rp_peer(ctx, v)->pending == 0))
             st->batch[k++] = v;
-    for (uint32_t j = k; j > 1; j--) {
-        uint32_t pick = (uint32_t)gsl_rng_uniform_int(r, j);
-        uint32_t t = st->batch[j - 1];
-        st->batch[j - 1] = st->batch[pick];
-        st->batch[pick] = t;
-    }
-    /* Groups of group_size; a remainder of one joins the last group, of two or more forms
-     * a smaller one. */
-    uint32_t ng = k / st->gs + (k % st->gs > 1 ? 1 : 0);
-    if (ng == 0)
-        ng = 1;
+    uint32_t ng = shuffle_batch(st, r, k);
     st->batches++;
     for (uint32_t g = 0; g < ng; g++) {
         uint32_t lo = g * st->gs, hi = g + 1 == ng ? k : lo + st->gs;

@@ -8,7 +8,6 @@
 #include "protocols/graph.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
-#include "sim/net.h"
 
 /* ---- group table ---- */
 
@@ -168,22 +167,19 @@ int rp_static_group(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t *slot, sim_e
     return SIM_OK;
 }
 
-/* The static schedule's largest group, from the scenario: the grid's longest side, or the
- * larger of a rack (partition 0) and the count of racks (partition 1: one worker of each);
- * without racks every worker is in rack 0. */
-uint32_t rp_static_cap(const ripples *st, const sim_scenario *sc)
+/* The static schedule's largest group: the grid's longest side, or the larger of a rack's
+ * workers (partition 0) and the count of racks (partition 1: one worker of each); without
+ * racks every worker is in rack 0. */
+uint32_t rp_static_cap(const ripples *st, const proto_setup *setup)
 {
-    uint32_t cap = 1, n = sc->workers;
+    uint32_t cap = 1;
     if (st->stat == STATIC_GRID) {
         for (uint32_t a = 0; a < st->ndims; a++)
             cap = st->grid[a] > cap ? st->grid[a] : cap;
         return cap;
     }
-    uint32_t r = sc->net.topology == SIM_TOPO_RACKS ? sc->net.rack_size : n;
-    r = r < n ? r : n;
-    uint32_t racks = r > 0 ? (n + r - 1) / r : 0;
-    cap = r > cap ? r : cap;
-    return racks > cap ? racks : cap;
+    cap = setup->rack_workers > cap ? setup->rack_workers : cap;
+    return setup->racks > cap ? setup->racks : cap;
 }
 
 /* The static schedule's partitions (L of n workers), in the arena's arrays. */

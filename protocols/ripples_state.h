@@ -1,9 +1,10 @@
-/* Ripples' internals, shared by protocols/ripples.c (P-Reduce, failures, the run),
- * protocols/ripples_gg.c (the Group Generator), protocols/ripples_groups.c (the group table and
- * the static schedule) and protocols/ripples_config.c (configuration). Not a public header:
- * only those four files include it; the others call none of ripples.c's functions, they go back
- * to it through the state's `advance` (set by its start), so calls run one way. The protocol
- * itself is described at the top of protocols/ripples.c. */
+/* Ripples' internals, shared by protocols/ripples.c (failures, the run), protocols/ripples_gg.c
+ * (the Group Generator), protocols/ripples_reduce.c (P-Reduce: a worker's advance, a group's
+ * ring), protocols/ripples_groups.c (the group table and the static schedule) and
+ * protocols/ripples_config.c (configuration). Not a public header: only those five files
+ * include it. Calls run one way, in that order (ripples.c calls them all, the Group Generator
+ * calls P-Reduce and the table, P-Reduce the table); none calls a file before it. The
+ * protocol itself is described at the top of protocols/ripples.c. */
 #ifndef PROTOCOLS_RIPPLES_STATE_H
 #define PROTOCOLS_RIPPLES_STATE_H
 
@@ -65,12 +66,7 @@ typedef struct rp_worker {
 
 typedef struct ripples ripples;
 
-/* The run's step after a group (rp_try_advance, in protocols/ripples.c): worker w, if idle,
- * computes (it has passed a group since its last step) or becomes ready for its next group. */
-typedef int (*rp_advance_fn)(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
-
 struct ripples {
-    rp_advance_fn advance; /* ripples.c's rp_try_advance, for the Group Generator */
     /* configuration */
     uint32_t n;     /* workers */
     uint32_t gs;    /* group_size */
@@ -129,13 +125,13 @@ struct ripples {
 /* ---- configuration (protocols/ripples_config.c) ---- */
 
 /* Parses and checks $.protocol.* into st and sizes the group table and the ring pool from the
- * scenario (cap, slots, nrings; the ops table's configure). */
-int rp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err);
+ * configuration and `setup` (cap, slots, nrings; the ops table's configure). */
+int rp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
 
 /* The group table, the ring pool's arrays, the per-worker lists, the division's batch and the
- * static schedule, in the run's arena (ripples.c's rp_arena, the ops table's buffers, adds the
- * pool's kit objects: the hub, the rings and their means). */
-void rp_buffers(ripples *st, sim_arena *a, const sim_scenario *sc);
+ * static schedule, in the run's arena (ripples_reduce.c's rp_arena, the ops table's buffers,
+ * adds the pool's kit objects: the hub, the rings and their means). */
+void rp_buffers(ripples *st, sim_arena *a);
 
 /* ---- per-worker state ---- */
 
@@ -186,8 +182,8 @@ void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w);
 
 /* ---- the static schedule (protocols/ripples_groups.c) ---- */
 
-/* The static schedule's largest group, from the scenario (its grid, or its racks). */
-uint32_t rp_static_cap(const ripples *st, const sim_scenario *sc);
+/* The static schedule's largest group, from its grid or the racks of `setup`. */
+uint32_t rp_static_cap(const ripples *st, const proto_setup *setup);
 
 /* Builds the static schedule's partitions in the arena's arrays; SIM_EINVAL if a group is
  * larger than rp_static_cap sized it. */
@@ -205,6 +201,16 @@ enum {
 };
 
 #define RP_CONTROL_BYTES 64 /* a request, notice or invitation */
+
+/* ---- P-Reduce (protocols/ripples_reduce.c) ---- */
+
+/* The ops table's buffers: rp_buffers, then the ring pool's kit objects (the hub, the rings
+ * and, with a real model, their means), whose completion callback is P-Reduce's. */
+void rp_arena(void *state, sim_arena *a, size_t num_params);
+
+/* Worker w, if idle, computes (it has passed a group since its last step) or becomes ready for
+ * its next group, whose ring starts when its last member still in it is ready. */
+int rp_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* ---- the Group Generator (protocols/ripples_gg.c) ---- */
 

@@ -103,13 +103,13 @@ static inline const sg_worker *sg_peer(sim_ctx *ctx, uint32_t j)
     return sim_ctx_peer(ctx, j);
 }
 
-static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int sgp_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     sgp *st = state;
     static const char *const schedules[] = { "exponential", "moshpit-averager" };
     int64_t peers = 1;
     int schedule = 0;
-    st->n = sc->workers;
+    st->n = setup->workers;
     int rc = sim_cfg_int(cfg, "peers", 1, SGP_MAX_PEERS, &peers, err);
     if (rc == SIM_OK)
         rc = sim_cfg_choice(cfg, "schedule", schedules, 2, &schedule, err);
@@ -124,21 +124,21 @@ static int sgp_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_
 }
 
 /* The numerators, the inbox and the scratch. */
-static void sgp_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void sgp_buffers(void *state, sim_arena *a, size_t num_params)
 {
     sgp *st = state;
-    size_t n = sc->workers;
+    size_t n = st->n;
     st->x = sim_arena_alloc(a, n * num_params, sizeof(*st->x));
     st->inbox = sim_arena_alloc(a, n * num_params, sizeof(*st->inbox));
     st->scratch = sim_arena_alloc(a, num_params, sizeof(*st->scratch));
 }
 
-static uint64_t sgp_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t sgp_memory(const void *state, size_t num_params)
 {
     /* Outside the arena: a worker's share of a round is one copy for all its out-peers, held
      * until the last has it: one per worker at most (synchronous rounds). */
-    (void)state;
-    return sc->workers * proto_snapshot_bytes(num_params);
+    const sgp *st = state;
+    return st->n * proto_snapshot_bytes(num_params);
 }
 
 /* mavg: worker j's receivers this round (live, taking part, not j), each once with its
@@ -341,16 +341,19 @@ static int sgp_start(void *state, sim_ctx *ctx, sim_err *err)
     return begin_round(st, ctx, err);
 }
 
-/* Worker d failed: it leaves the round; its shares not yet delivered (unsent, or in flight,
- * which the network drops) are not expected any more by their receivers. */
+/* Worker d failed: it leaves the round (if its own part was not over); its shares not yet
+ * delivered (unsent, or in flight, which the network drops, also when d's part was over) are
+ * not expected any more by their receivers. */
 static int on_down(sgp *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     sg_worker *a = sg_w(ctx, d);
-    if (a->phase == PH_IDLE || a->phase == PH_DONE)
+    if (a->phase == PH_IDLE)
         return SIM_OK;
-    a->phase = PH_DONE;
-    a->need = 0;
-    st->busy--;
+    if (a->phase != PH_DONE) {
+        a->phase = PH_DONE;
+        a->need = 0;
+        st->busy--;
+    }
     for (uint32_t q = 0; q < a->npeer; q++) {
         uint32_t j = a->peer[q];
         sg_worker *b = sg_w(ctx, j);

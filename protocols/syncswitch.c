@@ -55,13 +55,13 @@ static const char *const order_names[] = { "bsp_first", "asp_first" };
 static const char *const mom_names[] = { "keep", "zero", "scale", "ramp" };
 static const char *const online_names[] = { "none", "greedy", "budgeted" };
 
-static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int ss_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     syncswitch *st = state;
     st->p = 0.05;
     st->order = ORDER_BSP_FIRST;
-    sim_budget b = proto_budget(sc);
-    st->asp_lr = b.lr / sc->workers;
+    sim_budget b = setup->budget;
+    st->asp_lr = b.lr / setup->workers;
     st->mom = MOM_KEEP;
     st->ramp_steps = 1000;
     st->pause_s = 0.0;
@@ -93,7 +93,7 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
                             online_names[st->online]);
     st->lr = b.lr;
     st->m = b.momentum;
-    st->n = sc->workers;
+    st->n = setup->workers;
     /* The plan (below) has no BSP round whatever the data when bsp_fraction is 0 or
      * stop.iterations is so short that round(p T / N) is 0 (an epochs stop only shortens T):
      * the engine runs ASP only and keeps no BSP buffers. */
@@ -102,25 +102,25 @@ static int ss_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_e
     st->cfg.mode = asp_only ? PS_ASP : PS_BSP;
     st->cfg.switchable = !asp_only;
     /* The paper's placement (§6.1): one shard on every worker's machine. */
-    return ps_server_configure(&st->cfg, cfg, sc, PS_PLACE_COLOCATED, err);
+    return ps_server_configure(&st->cfg, cfg, setup, PS_PLACE_COLOCATED, err);
 }
 
 /* The run's arena: the kit's parameter server (all its tables), the online policy's flags,
  * window and scratch. */
-static void ss_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void ss_buffers(void *state, sim_arena *a, size_t num_params)
 {
     syncswitch *st = state;
-    st->srv = ps_server_buffers(&st->cfg, a, sc, num_params);
+    st->srv = ps_server_buffers(&st->cfg, a, num_params);
     st->flagged = sim_arena_alloc(a, st->n, sizeof(*st->flagged));
     st->window = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->window));
     st->sorted = sim_arena_alloc(a, 2 * (size_t)st->n, sizeof(*st->sorted));
 }
 
 /* Outside the arena: the parameter server's messages in flight. */
-static uint64_t ss_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t ss_memory(const void *state, size_t num_params)
 {
     const syncswitch *st = state;
-    return ps_server_memory(&st->cfg, sc, num_params);
+    return ps_server_memory(&st->cfg, num_params);
 }
 
 /* The ASP momentum coefficient after `step` updates of a shard. */

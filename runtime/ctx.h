@@ -36,7 +36,7 @@
 #include "runtime/events.h"
 #include "sim/engine.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
+#include "sim/layers.h"
 
 typedef struct sim_ctx sim_ctx;
 
@@ -48,7 +48,7 @@ sim_time sim_ctx_now(const sim_ctx *ctx);
 typedef struct sim_budget {
     uint32_t batch;       /* samples in one iteration of one worker (workload.batch) */
     size_t train_samples; /* training examples over all workers, one epoch's samples (0 with
-                             the timing-only model, and before the run: proto_budget) */
+                             the timing-only model, and before the run: proto_setup) */
     double lr;            /* the workload's learning rate, before its schedule (workload.lr) */
     double momentum;      /* the workload's momentum coefficient as configured, also when
                              timing-only (sim_ctx_rates gives the one steps take) */

@@ -41,25 +41,10 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
     return sim_engine_now(ctx->eng);
 }
 
-sim_budget proto_budget(const sim_scenario *sc)
-{
-    const model_ops *model = model_find(sc->model);
-    sim_budget b = {
-        .batch = sc->batch,
-        .lr = sc->lr,
-        .momentum = sc->momentum,
-        .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
-        .time_ns = sc->stop_ns,
-        .rounds = sc->stop_rounds,
-        .averaging_only = model != NULL && (model->flags & MODEL_AVERAGING_ONLY),
-    };
-    return b;
-}
-
 sim_budget sim_ctx_budget(const sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;
-    sim_budget b = proto_budget(sc);
+    sim_budget b = sim_run_budget(sc);
     b.train_samples = train_train_size(ctx->tr);
     size_t m = b.train_samples;
     if (!isnan(sc->stop_epochs) && m > 0) {
@@ -212,16 +197,7 @@ sim_path sim_ctx_path(const sim_ctx *ctx, uint32_t a, uint32_t b)
 
 sim_host sim_ctx_host(const sim_ctx *ctx, uint32_t h)
 {
-    const sim_net_config *net = &ctx->sc->net;
-    sim_host host = { .kind = h < ctx->nworkers ? SIM_HOST_WORKER
-                              : h < ctx->nhosts ? SIM_HOST_SERVER
-                                                : SIM_HOST_NONE };
-    if (host.kind == SIM_HOST_NONE)
-        return host;
-    host.node = net->node_of != NULL ? net->node_of[h] : h;
-    if (net->topology == SIM_TOPO_RACKS)
-        host.rack = host.node / net->rack_size;
-    return host;
+    return sim_run_host(ctx->sc, h);
 }
 
 uint32_t sim_ctx_hold(sim_ctx *ctx)

@@ -282,13 +282,15 @@ static uint64_t physical_memory(void)
 }
 
 /* Reads $.protocol.name (the caller chose the protocol by it) and has the protocol parse
- * the rest of its section into `state`; unknown keys are refused afterwards. */
+ * the rest of its section into `state`, with what it may know of the run (sim_run_setup,
+ * after read_workload); unknown keys are refused afterwards. */
 static int configure_protocol(sim_scenario *sc, const proto_ops *ops, void *state, sim_err *err)
 {
     char name[64];
+    proto_setup setup = sim_run_setup(sc);
     int rc = sim_cfg_string(sc->protocol_cfg, "name", name, sizeof(name), err);
     if (rc == SIM_OK)
-        rc = ops->configure(state, sc->protocol_cfg, sc, err);
+        rc = ops->configure(state, sc->protocol_cfg, &setup, err);
     if (rc == SIM_OK)
         rc = sim_cfg_check_unused(sc->protocol_cfg, err);
     return rc != SIM_OK ? sim_err_file(err, sc->file) : SIM_OK;
@@ -302,7 +304,7 @@ static void ask_arena(sim_arena *a, const sim_scenario *sc, const proto_ops *ops
     if (ops->worker_size > 0)
         sim_arena_alloc(a, sc->workers, ops->worker_size);
     if (ops->buffers != NULL)
-        ops->buffers(state, a, sc, num_params);
+        ops->buffers(state, a, num_params);
 }
 
 /* The bytes the run's arena will take, by a sizing pass (nothing allocated but the counter);
@@ -327,9 +329,9 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
 {
     size_t num_params = tc->num_params;
     *arena = arena_size(sc, ops, state, num_params);
-    uint64_t own = ops->memory != NULL ? ops->memory(state, sc, num_params) : 0;
+    uint64_t own = ops->memory != NULL ? ops->memory(state, num_params) : 0;
     if (ops->copies != NULL)
-        own += ops->copies(state, sc) * proto_snapshot_bytes(num_params);
+        own += ops->copies(state) * proto_snapshot_bytes(num_params);
     uint64_t total = memory_estimate(sc, num_params) + tc->bytes_estimate + own;
     return *arena > UINT64_MAX - total ? UINT64_MAX : total + *arena;
 }
@@ -442,6 +444,8 @@ static int build_training(sim_ctx *ctx, sim_err *err)
 {
     train_config tc = { 0 };
     int rc = read_workload(ctx->sc, &tc, err);
+    if (rc == SIM_OK) /* after the workload, as sim_run_check: the layers are known */
+        rc = configure_protocol(ctx->sc, ctx->proto, ctx->state, err);
     if (rc == SIM_OK)
         ctx->memory_estimate =
             run_estimate(ctx->sc, &tc, ctx->proto, ctx->state, &ctx->arena_bytes) +
@@ -469,7 +473,7 @@ static int build_training(sim_ctx *ctx, sim_err *err)
     ctx->eval.ids = calloc(ctx->nworkers, sizeof(*ctx->eval.ids));
     if (ctx->eval.mean == NULL || ctx->eval.live == NULL || ctx->eval.ids == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state, ctx->sc) : 0;
+    uint64_t copies = ctx->proto->copies != NULL ? ctx->proto->copies(ctx->state) : 0;
     rc = snap_init(ctx, copies, err);
     if (rc != SIM_OK)
         return rc;
@@ -490,7 +494,7 @@ static int build_arena(sim_ctx *ctx, sim_err *err)
     if (ctx->proto->worker_size > 0)
         ctx->workers = sim_arena_alloc(ctx->arena, ctx->nworkers, ctx->proto->worker_size);
     if (ctx->proto->buffers != NULL)
-        ctx->proto->buffers(ctx->state, ctx->arena, ctx->sc, sim_ctx_num_params(ctx));
+        ctx->proto->buffers(ctx->state, ctx->arena, sim_ctx_num_params(ctx));
     if (sim_arena_overrun(ctx->arena) || sim_arena_bytes(ctx->arena) != ctx->arena_bytes)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: the buffers hook asked for %llu bytes, %llu when sized",
@@ -512,9 +516,6 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
     ctx->account.worker = calloc(sc->workers, sizeof(*ctx->account.worker));
     if (ctx->state == NULL || ctx->account.worker == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    int rc = configure_protocol(sc, ops, ctx->state, err);
-    if (rc != SIM_OK)
-        return rc;
     ctx->eng = sim_engine_create(4 * (size_t)ctx->nhosts + 64, err);
     if (ctx->eng == NULL)
         return err->code;
@@ -529,7 +530,7 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
         ctx->account.worker[w].state = ACCT_WAIT;
         ctx->account.worker[w].iter_start_ns = SIM_TIME_NEVER;
     }
-    rc = build_training(ctx, err);
+    int rc = build_training(ctx, err);
     return rc != SIM_OK ? rc : build_arena(ctx, err);
 }
 

@@ -83,3 +83,58 @@ uint64_t sim_run_peak_rss(void)
         return 0;
     return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
 }
+
+sim_budget sim_run_budget(const sim_scenario *sc)
+{
+    const model_ops *model = model_find(sc->model);
+    sim_budget b = {
+        .batch = sc->batch,
+        .lr = sc->lr,
+        .momentum = sc->momentum,
+        .iterations = sc->stop_iterations != 0 ? sc->stop_iterations : UINT64_MAX,
+        .time_ns = sc->stop_ns,
+        .rounds = sc->stop_rounds,
+        .averaging_only = model != NULL && (model->flags & MODEL_AVERAGING_ONLY),
+    };
+    return b;
+}
+
+sim_host sim_run_host(const sim_scenario *sc, uint32_t h)
+{
+    const sim_net_config *net = &sc->net;
+    sim_host host = { .kind = h < sc->workers                 ? SIM_HOST_WORKER
+                              : h < sc->workers + sc->servers ? SIM_HOST_SERVER
+                                                              : SIM_HOST_NONE };
+    if (host.kind == SIM_HOST_NONE)
+        return host;
+    host.node = net->node_of != NULL ? net->node_of[h] : h;
+    if (net->topology == SIM_TOPO_RACKS)
+        host.rack = host.node / net->rack_size;
+    return host;
+}
+
+proto_setup sim_run_setup(const sim_scenario *sc)
+{
+    proto_setup s = {
+        .workers = sc->workers,
+        .servers = sc->servers,
+        .layers = sc->layers.n,
+        .iteration_ns = sc->iteration_ns,
+        .budget = sim_run_budget(sc),
+    };
+    /* A rack's workers are consecutive: racks follow nodes, nodes follow hosts. */
+    uint32_t last = 0, run = 0;
+    for (uint32_t w = 0; w < sc->workers; w++) {
+        uint32_t rack = sim_run_host(sc, w).rack;
+        run = w > 0 && rack == last ? run + 1 : 1;
+        last = rack;
+        s.racks = rack + 1;
+        s.rack_workers = run > s.rack_workers ? run : s.rack_workers;
+    }
+    for (size_t k = 0; k < sc->nstragglers; k++) {
+        const sim_straggler *st = &sc->stragglers[k];
+        if (st->kind == SIM_STRAG_FAILURE && st->nworkers > 0 && st->workers[0] == 0)
+            s.worker0_fails = true; /* ids ascending: the first is 0 when 0 is one */
+    }
+    return s;
+}

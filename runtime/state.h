@@ -238,4 +238,16 @@ double sim_run_wall_since(const struct timespec *t0);
 /* The process's peak resident set in bytes (0 if unknown). */
 uint64_t sim_run_peak_rss(void);
 
+/* The budget of sim_ctx_budget as the scenario gives it before the run: without
+ * train_samples (0: the data is not loaded yet), so `iterations` counts stop.iterations
+ * alone. */
+sim_budget sim_run_budget(const sim_scenario *sc);
+
+/* Host h of the scenario's cluster (sim_ctx_host): its kind, node and rack. */
+sim_host sim_run_host(const sim_scenario *sc, uint32_t h);
+
+/* What configure may know of the run (runtime/proto.h), from the scenario once its workload
+ * has been read (the layers, and the iteration time that compute.gflops gives). */
+proto_setup sim_run_setup(const sim_scenario *sc);
+
 #endif

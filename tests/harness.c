@@ -34,7 +34,7 @@ static void require(bool ok, const char *what, const char *file, sim_err *err)
 static sim_scenario *checked(sim_scenario *sc, const char *file, sim_err *err)
 {
     require(sc != NULL, "load", file, err);
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     require(ops != NULL && sim_run_check(sc, ops, err) == 0, "check", file, err);
     return sc;
 }
@@ -63,7 +63,7 @@ void harness_expect_rejected(const char *json, const char *file, const char *con
     sim_err_clear(&err);
     sim_scenario *sc = sim_scenario_parse(json, strlen(json), file, sets, nsets, &err);
     ck_assert_ptr_nonnull(sc);
-    const proto_ops *ops = proto_lookup(sc, &err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, &err);
     ck_assert_int_eq(ops == NULL ? err.code : sim_run_check(sc, ops, &err), SIM_ESCENARIO);
     ck_assert_str_eq(err.file, file);
     ck_assert_str_eq(err.path, path);
@@ -73,7 +73,7 @@ void harness_expect_rejected(const char *json, const char *file, const char *con
 
 int harness_check(sim_scenario *sc, sim_err *err)
 {
-    const proto_ops *ops = proto_lookup(sc, err);
+    const proto_ops *ops = proto_lookup(sc->protocol, sc->file, err);
     return ops == NULL ? err->code : sim_run_check(sc, ops, err);
 }
 
@@ -412,6 +412,31 @@ sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec)
     return a;
 }
 
+size_t harness_protocols(void)
+{
+    size_t n;
+    proto_list(&n);
+    return n;
+}
+
+const char *harness_protocol(size_t i, char *buf, size_t size)
+{
+    size_t n;
+    const proto_ops *const *all = proto_list(&n);
+    ck_assert_uint_lt(i, n);
+    snprintf(buf, size, "{\"name\": \"%s\"}", all[i]->name);
+    return all[i]->name;
+}
+
+void harness_expect_registered(const char *json)
+{
+    char name[64] = "";
+    const char *at = strstr(json, "\"name\": \"");
+    if (at != NULL)
+        sscanf(at + 9, "%63[^\"]", name);
+    ck_assert_msg(proto_find(name) != NULL, "%s: no registered protocol of that name", json);
+}
+
 /* Fails unless the run directories below `a` and `b` hold the same files, byte for byte
  * (summary.json without its wall line). */
 void harness_expect_same_files(const char *a, const char *b, const char *what)
@@ -447,18 +472,12 @@ void harness_expect_same_files(const char *a, const char *b, const char *what)
 }
 
 /* The chaos scenario (harness_chaos_json, seed `seed` + i) for the i-th registered protocol at
- * its defaults: its name, and the setting that gives ps's server, ripples's group generator
- * and easgd's centre a host no failure takes down ("servers=1"; else a neutral "seed=5"). */
+ * its defaults: its name, and the setting of the defaults' server host, which gives ps's
+ * server, ripples's group generator and easgd's centre a host no failure takes down. */
 char *harness_protocol_chaos(int i, unsigned seed, const char **name, const char **hosts)
 {
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    ck_assert_int_lt(i, (int)n);
-    *name = all[i]->name;
     char protocol[128];
-    snprintf(protocol, sizeof(protocol), "{\"name\": \"%s\"}", *name);
-    bool server =
-        strcmp(*name, "ps") == 0 || strcmp(*name, "ripples") == 0 || strcmp(*name, "easgd") == 0;
-    *hosts = server ? "servers=1" : "seed=5";
+    *name = harness_protocol((size_t)i, protocol, sizeof(protocol));
+    *hosts = HARNESS_PROTOCOL_SERVERS_SET;
     return harness_chaos_json(seed + (unsigned)i, true, protocol);
 }

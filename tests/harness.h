@@ -52,6 +52,22 @@ int harness_check(sim_scenario *sc, sim_err *err);
  * object. Runs 2 simulated seconds. The text is malloc'd; the caller frees it. */
 char *harness_chaos_json(unsigned seed, bool real, const char *protocol);
 
+/* The suites' protocol lists are the registry's (protocols/registry.h): a suite that runs every
+ * protocol loops over its harness_protocols() registered ones at their defaults, then over its
+ * own extra variants (each checked with harness_expect_registered), so that a new protocol
+ * runs in every such suite without a line there. harness_protocol writes the i-th registered
+ * protocol's $.protocol object at its defaults, {"name": "NAME"}, into buf and returns the
+ * name. The defaults run with HARNESS_PROTOCOL_SERVERS server host: ps's shards, easgd's
+ * centre and ripples' group generator sit there, the other protocols leave it idle. */
+#define HARNESS_PROTOCOL_SERVERS     1
+#define HARNESS_PROTOCOL_SERVERS_SET "servers=1" /* the same, as an override */
+size_t harness_protocols(void);
+const char *harness_protocol(size_t i, char *buf, size_t size);
+
+/* Fails the test unless the $.protocol object `json` ({"name": "NAME", ...}) names a
+ * registered protocol: a suite's extra variant of a protocol that was renamed or removed. */
+void harness_expect_registered(const char *json);
+
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);
 
@@ -133,9 +149,9 @@ struct graph_spec;
 sim_arena *harness_graph_arena(struct graph *g, const struct graph_spec *spec);
 
 /* The chaos scenario (harness_chaos_json, seed `seed` + i, a real model) for the i-th registered
- * protocol at its defaults: its name in *name, and in *hosts the setting that gives ps's server,
- * ripples's group generator and easgd's centre a host no failure takes down ("servers=1"; else
- * a neutral "seed=5"). The caller frees the text. */
+ * protocol at its defaults: its name in *name, and in *hosts the defaults' server host
+ * (HARNESS_PROTOCOL_SERVERS_SET), which gives ps's server, ripples's group generator and easgd's
+ * centre a host no failure takes down. The caller frees the text. */
 char *harness_protocol_chaos(int i, unsigned seed, const char **name, const char **hosts);
 
 /* Fails unless the run directories `a`/run and `b`/run hold the same files (at least 5), byte

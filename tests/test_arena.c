@@ -74,24 +74,24 @@ typedef struct wst {
     uint64_t reads;   /* sim_ctx_stats' peer_reads at the end */
 } wst;
 
-static int wst_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int wst_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     (void)cfg;
     (void)err;
     wst *st = state;
-    st->n = sc->workers;
+    st->n = setup->workers;
     return SIM_OK;
 }
 
-static void wst_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void wst_buffers(void *state, sim_arena *a, size_t num_params)
 {
     wst *st = state;
     st->sized++;
     st->per = sim_arena_alloc(a, 3 * (size_t)st->n, sizeof(double));
     st->model_row = sim_arena_alloc(a, num_params, sizeof(float));
-    if (sc->workers == 3) /* absurd on purpose: the check must refuse the run */
+    if (st->n == 3) /* absurd on purpose: the check must refuse the run */
         sim_arena_alloc(a, (size_t)1 << 40, (size_t)1 << 22);
-    if (sc->workers == 5 && st->sized == 2) /* more than it sized: the run must fail */
+    if (st->n == 5 && st->sized == 2) /* more than it sized: the run must fail */
         sim_arena_alloc(a, 1, 8);
 }
 

@@ -80,13 +80,14 @@ typedef struct tproto {
     coll_bfly *bfly[MAXG];
     coll_barrier *barrier[MAXG];
     int32_t group_of[MAXW];
+    uint32_t n; /* workers */
 } tproto;
 
-static int t_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int t_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
-    (void)state;
+    tproto *st = state;
+    st->n = setup->workers;
     (void)cfg;
-    (void)sc;
     (void)err;
     return SIM_OK;
 }
@@ -141,16 +142,16 @@ static int t_join(tproto *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* The hub, the rings and the barriers, in the run's arena, in group order (channels 1, 2, ...;
  * the butterflies, on the heap, take the next ones at start). */
-static void t_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void t_buffers(void *state, sim_arena *a, size_t num_params)
 {
     (void)num_params;
     tproto *st = state;
     st->hub = coll_hub_create(a, MAXG, SIM_EV_USER);
     for (uint32_t g = 0; g < P->ngroups; g++) {
         if (P->g[g].kind == T_RING)
-            st->ring[g] = coll_ring_create(a, st->hub, sc->workers, P->g[g].n, t_done, st);
+            st->ring[g] = coll_ring_create(a, st->hub, st->n, P->g[g].n, t_done, st);
         else if (P->g[g].kind == T_BARRIER)
-            st->barrier[g] = coll_barrier_create(a, st->hub, sc->workers, P->g[g].n, t_done, st);
+            st->barrier[g] = coll_barrier_create(a, st->hub, st->n, P->g[g].n, t_done, st);
     }
 }
 

@@ -39,12 +39,13 @@ typedef struct probe {
     int matched;          /* ... and equal to what was sent */
     size_t held_at_check; /* sim_ctx_stats' held then */
     double lr_seen;       /* sim_ctx_rates' lr at start */
+    uint32_t n;           /* workers, as configure was told */
 } probe;
 
-static int pr_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int pr_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
-    (void)state;
-    (void)sc;
+    probe *st = state;
+    st->n = setup->workers;
     (void)err;
     (void)cfg;
     return SIM_OK;
@@ -94,12 +95,12 @@ static void pr_report(const void *state, const sim_ctx *ctx, sim_report *out)
     sim_report_add(out, "lr_seen", st->lr_seen);
 }
 
-static uint64_t pr_memory(const void *state, const sim_scenario *sc, size_t num_params)
+static uint64_t pr_memory(const void *state, size_t num_params)
 {
-    (void)state;
+    const probe *st = state;
     (void)num_params;
     /* Absurd on purpose when the scenario asks for it: the check must refuse the run. */
-    return sc->workers == 3 ? UINT64_C(1) << 62 : 0;
+    return st->n == 3 ? UINT64_C(1) << 62 : 0;
 }
 
 static const proto_ops probe_ops = {

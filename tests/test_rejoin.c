@@ -136,22 +136,22 @@ static const rejoin_ops t_ops[2] = {
                       .notice = t_notice },
 };
 
-static int t_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+static int t_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
     (void)cfg;
     (void)err;
     tproto *st = state;
-    st->spec = (graph_spec){ .kind = GRAPH_RING, .n = sc->workers };
+    st->spec = (graph_spec){ .kind = GRAPH_RING, .n = setup->workers };
     return SIM_OK;
 }
 
 /* The ring and the service serving it, in the run's arena. */
-static void t_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void t_buffers(void *state, sim_arena *a, size_t num_params)
 {
     (void)num_params;
     tproto *st = state;
     graph_reserve(&st->g, a, &st->spec);
-    st->rj = rejoin_create(a, sc->workers, &st->spec);
+    st->rj = rejoin_create(a, st->spec.n, &st->spec);
 }
 
 static int t_start(void *state, sim_ctx *ctx, sim_err *err)

@@ -30,7 +30,8 @@ enum {
 typedef struct plan {
     uint64_t iter[MAXW];    /* each worker's progress, as the owner reads it */
     bool admit_on_up[MAXW]; /* after its recovery, the waiting are admitted */
-    bool use_state;         /* the state sent: a copy of `block`, not a peer's model */
+    bool use_state;         /* the state sent: `block` (rejoin_hold_state), not a peer's model */
+    bool own_view;          /* no progress, admit or requeue: the service's view of who runs */
     float block[MAXP];
     /* seen */
     bool running[MAXW];   /* the owner's: runs (up from the start, started alone, admitted) */
@@ -49,6 +50,7 @@ static plan *P;
 
 typedef struct tproto {
     rejoin *rj;
+    uint32_t n; /* workers */
 } tproto;
 
 static bool a_progress(sim_ctx *ctx, uint32_t j, uint64_t *k)
@@ -88,38 +90,36 @@ static int a_requeue(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-static sim_payload a_state(void *owner, sim_ctx *ctx, uint32_t peer, uint32_t w)
-{
-    (void)owner;
-    (void)w;
-    return P->use_state ? msg_copy(P->block, sim_ctx_num_params(ctx)) : msg_params(peer);
-}
-
 static const rejoin_ops a_ops = {
     .name = "admittest",
     .progress = a_progress,
     .alone = a_alone,
     .admit = a_admit,
     .requeue = a_requeue,
-    .state = a_state,
 };
 
-/* Nothing to configure. */
-static int a_configure(void *state, sim_cfg *cfg, const sim_scenario *sc, sim_err *err)
+/* The owner that keeps no view of its own: who runs is the service's (up, not waiting). */
+static const rejoin_ops a_own_ops = {
+    .name = "admittest",
+    .alone = a_alone,
+};
+
+/* Nothing to configure but the workers' count. */
+static int a_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {
-    (void)state;
+    tproto *st = state;
+    st->n = setup->workers;
     (void)cfg;
-    (void)sc;
     (void)err;
     return SIM_OK;
 }
 
 /* The service, in the run's arena, serving no graph. */
-static void a_buffers(void *state, sim_arena *a, const sim_scenario *sc, size_t num_params)
+static void a_buffers(void *state, sim_arena *a, size_t num_params)
 {
     (void)num_params;
     tproto *st = state;
-    st->rj = rejoin_create(a, sc->workers, NULL);
+    st->rj = rejoin_create(a, st->n, NULL);
 }
 
 static int a_start(void *state, sim_ctx *ctx, sim_err *err)
@@ -129,7 +129,7 @@ static int a_start(void *state, sim_ctx *ctx, sim_err *err)
     uint32_t n = sim_ctx_workers(ctx);
     for (uint32_t w = 0; w < n; w++)
         P->running[w] = !sim_ctx_down(ctx, w);
-    rejoin_owner(st->rj, &a_ops, st);
+    rejoin_owner(st->rj, P->own_view ? &a_own_ops : &a_ops, st);
     return SIM_OK;
 }
 
@@ -141,7 +141,10 @@ static int a_admit_all(tproto *st, sim_ctx *ctx, sim_err *err)
         if (!a_progress(ctx, p, &k))
             continue;
         msg_hdr h = { .channel = 0, .kind = T_KIND, .seq = T_SEQ };
-        return rejoin_admit(st->rj, ctx, p, h, &P->last_n, err);
+        int rc = P->use_state
+                     ? rejoin_hold_state(st->rj, ctx, P->block, sim_ctx_num_params(ctx), err)
+                     : SIM_OK;
+        return rc != SIM_OK ? rc : rejoin_admit(st->rj, ctx, p, h, &P->last_n, err);
     }
     return SIM_OK;
 }
@@ -339,6 +342,34 @@ START_TEST(an_admission_whose_sender_fails_with_nobody_running_is_undone)
 }
 END_TEST
 
+START_TEST(without_a_progress_callback_the_service_s_view_decides_and_undoes_admissions)
+{
+    /* The undone admission above with an owner that keeps no view (no progress, admit or
+     * requeue): 0 runs, 5 and 6 wait, are admitted at 4 ms with 0's model; 0 fails at 10 ms with
+     * nobody else up: both wait again, by the service alone, and 5 starts alone. Before, 5 and
+     * 6, up and no longer waiting, counted as running: nobody would have started. */
+    plan *p = new_plan();
+    p->admit_on_up[6] = true;
+    p->own_view = true;
+    char msg[256];
+    ck_assert_int_eq(
+        run(timing_json,
+            "[{\"kind\": \"failure\", \"workers\": [1, 2, 3, 4, 7], \"at_s\": 0.001},"
+            " {\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.001, \"recover_s\": 0.002},"
+            " {\"kind\": \"failure\", \"workers\": [6], \"at_s\": 0.001, \"recover_s\": 0.004},"
+            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.010}]",
+            msg),
+        0);
+    ck_assert_uint_eq(p->last_n, 2);
+    ck_assert_uint_eq(p->nadmit + p->requeued[5] + p->requeued[6], 0); /* no callbacks */
+    ck_assert_uint_eq(p->alone[5], 1);
+    ck_assert_uint_eq(p->alone[6], 0);
+    ck_assert_uint_eq(p->adopted_from[5] + p->adopted_from[6], 0);
+    ck_assert_uint_eq(p->admitted, 1); /* 5 starting alone */
+    free(p);
+}
+END_TEST
+
 START_TEST(an_admitted_worker_is_sent_the_state_its_owner_chooses)
 {
     /* Worker 3 is admitted at 2 ms with worker 0's header, but the state sent is the owner's
@@ -366,6 +397,8 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("admit");
     tcase_add_test(tc, admit_takes_every_waiting_worker_in_id_order_with_the_peers_model);
     tcase_add_test(tc, with_nobody_running_the_recovered_or_first_waiting_worker_starts_alone);
+    tcase_add_test(tc,
+                   without_a_progress_callback_the_service_s_view_decides_and_undoes_admissions);
     suite_add_tcase(s, tc);
     tc = tcase_create("sender_fails");
     tcase_add_test(

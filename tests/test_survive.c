@@ -6,9 +6,10 @@
  * run does not stall, and a worker that is up for the second half of the run makes progress in
  * it; when every worker is down for good the run stops as stalled (runtime/run.c's stall rule)
  * at the last failure, at the same time and with the same samples whatever eval.every_s. Every
- * protocol that admits a recovered worker with a peer's model (the kit's rejoin service:
- * rejoin_admit, rejoin_serve) follows the same rule when a peer fails while the model is on its
- * way. Short runs (2 simulated seconds) so that the whole matrix stays fast under ASan + UBSan. */
+ * protocol follows the same rule when a peer fails while a recovered worker gets its model (the
+ * kit's rejoin service: rejoin_admit, rejoin_serve; and the others' own rejoins). The protocols
+ * are the registry's (harness_protocol), each at its defaults, then the variants below. Short
+ * runs (2 simulated seconds) so that the whole matrix stays fast under ASan + UBSan. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,8 +27,9 @@
 #define MAX_W   6
 #define HALF_NS 1000000000LL /* failures and recoveries all happen before 1 s of 2 */
 
-/* The variants run: every registered protocol must appear (checked below). '@' in the JSON
- * stands for the number of workers. The parameter server's shards and Ripples' group
+/* The variants run: every registered protocol at its defaults (the registry's list, with one
+ * server host: harness_protocol), then the variants below. '@' in the JSON stands for the
+ * number of workers. The parameter server's shards and Ripples' group
  * generator live on a server host (a failure rule may not take down the generator's host);
  * shards colocated on workers (syncswitch's default) move to a live worker once their host
  * has been down for `failover_s` (1 s); with failover_s 0 they stall, as documented, while
@@ -40,20 +42,15 @@ typedef struct variant {
 } variant;
 
 static const variant variants[] = {
-    { "{\"name\": \"allreduce\"}", 0, false, false },
     { "{\"name\": \"allreduce\", \"algorithm\": \"tree\"}", 0, false, false },
     { "{\"name\": \"allreduce\", \"algorithm\": \"hierarchical\"}", 0, false, false },
     { "{\"name\": \"allreduce\", \"algorithm\": \"halving_doubling\"}", 0, false, false },
-    { "{\"name\": \"localsgd\"}", 0, false, false },
     { "{\"name\": \"localsgd\", \"local_steps\": 1}", 0, false, false },
-    { "{\"name\": \"easgd\"}", 1, false, false },
     { "{\"name\": \"easgd\", \"tau\": 1, \"beta\": 0.3}", 1, false, false },
-    { "{\"name\": \"dpsgd\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"torus\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"exponential\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"complete\", \"weights\": \"uniform\"}", 0, false, false },
     { "{\"name\": \"dpsgd\", \"graph\": \"star\"}", 0, false, false },
-    { "{\"name\": \"ps\"}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"asp\"}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": 1}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\", \"shards\": 1}", 0,
@@ -61,23 +58,18 @@ static const variant variants[] = {
     { "{\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\", \"failover_s\": 0}", 0,
       true, false },
     { "{\"name\": \"ps\", \"mode\": \"asp\", \"shards\": 2}", 2, false, false },
-    { "{\"name\": \"adpsgd\"}", 0, false, false },
     { "{\"name\": \"adpsgd\", \"graph\": \"ring\"}", 0, false, false },
-    { "{\"name\": \"gossip\"}", 0, false, false },
-    { "{\"name\": \"syncswitch\"}", 0, false, false },
     { "{\"name\": \"syncswitch\", \"placement\": \"servers\"}", 1, false, false },
     { "{\"name\": \"syncswitch\", \"bsp_fraction\": 0.5, \"order\": \"asp_first\", "
       "\"placement\": \"servers\"}",
       1, false, false },
     { "{\"name\": \"syncswitch\", \"bsp_fraction\": 1, \"placement\": \"colocated\"}", 0, false,
       false },
-    { "{\"name\": \"hop\"}", 0, false, false },
     { "{\"name\": \"hop\", \"skip\": true}", 0, false, false },
     { "{\"name\": \"hop\", \"graph\": \"directed_exponential\", \"backup_workers\": 0}", 0, false,
       false },
     { "{\"name\": \"hop\", \"graph\": \"complete\", \"staleness\": 1, \"max_iteration_gap\": 0}", 0,
       false, false },
-    { "{\"name\": \"hpsgd\"}", 0, false, false },
     { "{\"name\": \"hpsgd\", \"flush\": \"newest\"}", 0, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"random\"}", 1, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"buffer\"}", 1, false, false },
@@ -94,12 +86,10 @@ static const variant variants[] = {
       0, false, false },
     { "{\"name\": \"moshpit\", \"grid\": [2, 2], \"matchmaking_ms\": 30, \"merge\": \"replace\"}",
       0, false, false },
-    { "{\"name\": \"sgp\"}", 0, false, false },
     { "{\"name\": \"sgp\", \"peers\": 2}", 0, false, false },
     { "{\"name\": \"ripples\", \"groups\": \"static\", \"grid\": [@]}", 1, false, false },
     { "{\"name\": \"ps\", \"mode\": \"ssp\", \"placement\": \"colocated\"}", 0, false, false },
     { "{\"name\": \"ripples\", \"group_size\": 2}", 1, false, false },
-    { "{\"name\": \"diloco\"}", 0, false, false },
     { "{\"name\": \"diloco\", \"local_steps\": 1, \"outer_nesterov\": false}", 0, false, false },
     { "{\"name\": \"diloco\", \"local_steps\": 3, \"outer_lr\": 1, \"outer_momentum\": 0}", 0,
       false, false },
@@ -343,15 +333,20 @@ static void run_one(const variant *v, uint32_t n, int model, int pat, tally *t)
 
 START_TEST(every_variant_survives_every_failure_pattern)
 {
-    const variant *v = &variants[_i];
+    char json[128];
+    variant dv = { json, HARNESS_PROTOCOL_SERVERS, false, false }; /* a registered one's defaults */
+    size_t nreg = harness_protocols(), i = (size_t)_i;
+    if (i < nreg)
+        harness_protocol(i, json, sizeof(json));
+    const variant *v = i < nreg ? &dv : &variants[i - nreg];
     const char *only = getenv("HETSIM_SURVIVE_ONLY"); /* debugging: the variants naming it */
     if (only != NULL && strstr(v->json, only) == NULL)
         return;
     tally t = { 0, 0 };
     /* Averaging alone (vector) where the protocol has that form (PROTOCOLS 1.5). */
     bool averaging = false;
-    for (size_t i = 0; i < sizeof(averaging_protocols) / sizeof(averaging_protocols[0]); i++)
-        averaging = averaging || strstr(v->json, averaging_protocols[i]) != NULL;
+    for (size_t a = 0; a < sizeof(averaging_protocols) / sizeof(averaging_protocols[0]); a++)
+        averaging = averaging || strstr(v->json, averaging_protocols[a]) != NULL;
     for (uint32_t n = 1; n <= 3; n++)
         for (int model = 0; model < (averaging ? NMODELS : M_VECTOR); model++)
             for (int pat = 0; pat < NPATTERNS; pat++)
@@ -411,17 +406,14 @@ START_TEST(allreduce_trains_on_when_failures_leave_one_worker)
 }
 END_TEST
 
-/* The variants that admit a recovered worker with a peer's model through the kit's rejoin
- * service: hpsgd's and diloco's admissions (rejoin_admit: hpsgd's coordinator sends the global
- * model, diloco's member that completed a round last its global model), dpsgd's and hop's
- * fetches (rejoin_serve: the neighbour furthest ahead answers, or every one). */
+/* Every registered protocol at its defaults (one server host), then these variants of those
+ * that admit a recovered worker with a peer's model through the kit's rejoin service
+ * (rejoin_admit: hpsgd's coordinator sends the global model, diloco's member that completed a
+ * round last its global model; rejoin_serve: dpsgd's neighbour furthest ahead answers, hop's
+ * every one). */
 static const char *const admitting[] = {
-    "{\"name\": \"hpsgd\"}",
     "{\"name\": \"hpsgd\", \"flush\": \"newest\"}",
-    "{\"name\": \"dpsgd\"}",
-    "{\"name\": \"hop\"}",
     "{\"name\": \"hop\", \"skip\": true}",
-    "{\"name\": \"diloco\"}",
 };
 #define NADMITTING (sizeof(admitting) / sizeof(admitting[0]))
 
@@ -433,12 +425,18 @@ static const char *const admitting[] = {
  * and 1 - f, up in the second half, make progress in it. */
 START_TEST(a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody)
 {
-    const char *proto = admitting[_i];
+    char def[128];
+    size_t nreg = harness_protocols(), i = (size_t)_i;
+    const char *proto = def;
+    if (i < nreg)
+        harness_protocol(i, def, sizeof(def));
+    else
+        proto = admitting[i - nreg];
     for (uint32_t f = 0; f < 2; f++) {
         for (unsigned k = 0; k < 50; k++) {
             char json[2048];
             snprintf(json, sizeof(json),
-                     "{\"seed\": %u, \"workers\": 3,"
+                     "{\"seed\": %u, \"workers\": 3, \"servers\": %d,"
                      " \"compute\": {\"iteration_ms\": 40, \"jitter_sigma\": 0.1},"
                      " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
                      " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 240,"
@@ -448,7 +446,7 @@ START_TEST(a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody)
                      " \"recover_s\": 0.2}, {\"kind\": \"failure\", \"workers\": [%u],"
                      " \"at_s\": %.3f}], \"stop\": {\"time_s\": 2},"
                      " \"eval\": {\"every_s\": 0.25, \"samples\": 40}}",
-                     3 + k, proto, f, 0.2 + 0.004 * k);
+                     3 + k, HARNESS_PROTOCOL_SERVERS, proto, f, 0.2 + 0.004 * k);
             sim_scenario *sc = harness_load(json, "survive-admit.json", NULL, 0);
             progress pr = { .n = 3, .half = HALF_NS };
             char *dir = harness_tmpdir("survive");
@@ -466,18 +464,18 @@ START_TEST(a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody)
 }
 END_TEST
 
-/* The matrix names every registered protocol. */
-START_TEST(every_registered_protocol_has_a_variant)
+/* The variants and the averaging protocols name registered protocols (a renamed or removed
+ * one would leave them testing nothing). */
+START_TEST(every_variant_names_a_registered_protocol)
 {
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    for (size_t i = 0; i < n; i++) {
-        char key[64];
-        snprintf(key, sizeof(key), "{\"name\": \"%s\"", all[i]->name);
-        bool found = false;
-        for (size_t v = 0; v < NVARIANTS && !found; v++)
-            found = strncmp(variants[v].json, key, strlen(key)) == 0;
-        ck_assert_msg(found, "protocol %s has no variant in tests/test_survive.c", all[i]->name);
+    for (size_t v = 0; v < NVARIANTS; v++)
+        harness_expect_registered(variants[v].json);
+    for (size_t v = 0; v < NADMITTING; v++)
+        harness_expect_registered(admitting[v]);
+    for (size_t i = 0; i < sizeof(averaging_protocols) / sizeof(averaging_protocols[0]); i++) {
+        char json[64];
+        snprintf(json, sizeof(json), "{\"name\": %s}", averaging_protocols[i]);
+        harness_expect_registered(json);
     }
 }
 END_TEST
@@ -486,16 +484,17 @@ Suite *test_suite(void)
 {
     Suite *s = suite_create("survive");
     TCase *reg = tcase_create("cases");
-    tcase_add_test(reg, every_registered_protocol_has_a_variant);
+    tcase_add_test(reg, every_variant_names_a_registered_protocol);
     tcase_add_test(reg, allreduce_trains_on_when_failures_leave_one_worker);
     suite_add_tcase(s, reg);
     TCase *tc = tcase_create("failures");
-    tcase_add_loop_test(tc, every_variant_survives_every_failure_pattern, 0, (int)NVARIANTS);
+    tcase_add_loop_test(tc, every_variant_survives_every_failure_pattern, 0,
+                        (int)(harness_protocols() + NVARIANTS));
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     TCase *adm = tcase_create("admissions");
     tcase_add_loop_test(adm, a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody,
-                        0, (int)NADMITTING);
+                        0, (int)(harness_protocols() + NADMITTING));
     tcase_set_timeout(adm, 300);
     suite_add_tcase(s, adm);
     return s;

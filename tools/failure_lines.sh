@@ -10,21 +10,32 @@
 #     case label to the next label;
 #   - the lines of every top-level function that only failure lines use: every use of its name
 #     (a call, or its address passed on or stored) inside the protocol's files is in a failure
-#     function or a WORKER_DOWN/UP case, and there is at least one. This is a fixpoint over the
-#     uses inside the protocol's files: a helper of a helper of on_down is counted too. Uses in
-#     comments and prototypes do not count; a use in a top-level initializer (an ops table, a
-#     table of calls) counts as a use outside failure handling, as does its own recursion (not
-#     at all). A function nothing in the protocol's files uses (called from another module) is
-#     not counted unless its name says so.
+#     function, a WORKER_DOWN/UP case or a table of the kit's recovery service (a top-level
+#     `rejoin_ops` initializer: the service calls its owner back only for failures and
+#     recoveries; the table's own lines, declarations like a prototype, are not counted), and
+#     there is at least one. This is a fixpoint over the uses inside the protocol's files: a
+#     helper of a helper of on_down is counted too, and so is every callback the protocol
+#     registers with the recovery service, whatever its name. Uses in comments and prototypes
+#     do not count, nor does a function's own recursion.
+# A function is judged by what uses it, never by where it is registered: a use in any other
+# top-level initializer counts as a use outside failure handling only in the protocol's ops
+# table (`proto_ops`, the run's entry points) and, in the kit, the hub's table of an instance
+# kind (`coll_ops`); any other top-level table that names one of the files' functions stops
+# the script (exit 2) until this rule says how to count it. A function nothing in the
+# protocol's files uses (called from another module) is not counted unless its name says so.
+# A function that both normal and failure lines use (an accessor such as dpsgd's `progress`)
+# counts as normal: what only failures need is counted wherever it stands.
 # The kit's files are not a protocol's: coll*, graph*, rejoin* and msg.h serve every protocol,
 # and ps_server* is the kit's parameter server, which ps and syncswitch drive through
 # protocols/ps_server.h (its failure handling, a server's take-over and a worker's fetch, is
 # the kit's, written once for both). Two lines after the protocols' count them for information
 # (not in the exit status): "ps_server" (ps_server*.c) and "kit" (coll*.c, rejoin.c).
 #   tools/failure_lines.sh [-v] [PROTOCOL...]
-# Run from the repository's root. Prints one line per protocol: lines, failure lines, percent;
-# -v lists the functions and cases counted (a function counted by its uses says "(used by
-# failure lines)"). Exits 1 if some protocol is above 10%.
+# Run from the repository's root (CI runs it, .ci/run). Without names: every protocol of the
+# registry (each `extern const proto_ops proto_NAME;` of protocols/registry.c), then the two
+# lines for information. Prints one line per protocol: lines, failure lines, percent; -v lists
+# the functions and cases counted (a function counted by its uses says "(used by failure
+# lines)"). Exits 1 if some protocol is above 10%, 2 on a table the rule cannot count.
 set -u
 verbose=0
 if [ "${1:-}" = -v ]; then
@@ -33,7 +44,9 @@ if [ "${1:-}" = -v ]; then
 fi
 info=0
 if [ $# -eq 0 ]; then
-    set -- allreduce localsgd ps syncswitch dpsgd adpsgd gossip hop hpsgd ripples moshpit sgp easgd diloco
+    # shellcheck disable=SC2046
+    set -- $(sed -n 's/^extern const proto_ops proto_\([a-z0-9_]*\);$/\1/p' protocols/registry.c)
+    [ $# -gt 0 ] || { echo "failure_lines.sh: no protocol in protocols/registry.c" >&2; exit 2; }
     info=1
 fi
 
@@ -60,7 +73,8 @@ count() {
         }
         # Line L is a failure line: its function is counted, or a case holding it is.
         function failure_line(l,    k, n, ids) {
-            if (lfn[l] != "" && counted[lfn[l]]) return 1
+            if (lfn[l] == "F") return 1
+            if (lfn[l] != "" && lfn[l] != "T" && counted[lfn[l]]) return 1
             n = split(lcases[l], ids, " ")
             for (k = 1; k <= n; k++) if (cfail[ids[k]]) return 1
             return 0
@@ -122,10 +136,24 @@ count() {
             next
         }
         # Top level: uses inside an initializer (an ops table, a table of calls).
-        !infn && code ~ /=[ \t]*\{?[ \t]*$/ { ininit = 1 }
-        ininit { uses(code, total); lfn[total] = "T" }
+        # Top level: the lines of an initializer (its type read from its first line).
+        !infn && !ininit && code ~ /=[ \t]*(\{.*)?$/ {
+            itype = code
+            sub(/^[ \t]*(static[ \t]+)?(const[ \t]+)?/, "", itype)
+            sub(/[^A-Za-z0-9_].*/, "", itype)
+            ininit = itype == "rejoin_ops" ? 2 : 1
+        }
+        ininit { uses(code, total); lfn[total] = ininit == 2 ? "F" : "T"; ltype[total] = itype }
         ininit && code ~ /;[ \t]*$/ { ininit = 0 }
         END {
+            for (u = 1; u <= nu; u++)
+                if (lfn[uline[u]] == "T" && ltype[uline[u]] !~ /^(proto_ops|coll_ops)$/ &&
+                    uid[u] in byname) {
+                    printf "failure_lines.sh: a table of type %s names the function %s: " \
+                           "say in tools/failure_lines.sh how its uses count\n", \
+                           ltype[uline[u]], uid[u] > "/dev/stderr"
+                    exit 2
+                }
             for (f = 1; f <= nf; f++) counted[f] = fkey[f]
             for (c = 1; c <= nc; c++) {
                 for (k = 1; k <= nlab[c]; k++) {
@@ -151,7 +179,7 @@ count() {
                     if (all) { cfail[c] = 1; cbyuse[c] = 1; changed = 1 }
                 }
             } while (changed)
-            for (l = 1; l <= total; l++) fail += failure_line(l)
+            for (l = 1; l <= total; l++) fail += lfn[l] != "F" && failure_line(l)
             if (!verbose) { printf "%d %d\n", total, fail; exit }
             for (f = 1; f <= nf; f++)
                 if (counted[f])
@@ -186,7 +214,7 @@ printf '%-10s %6s %8s %6s\n' protocol lines failure '%'
 report() { # NAME FILE...: one line, and with -v the list
     name=$1
     shift
-    out=$(count "$@")
+    out=$(count "$@") || exit 2
     total=$(echo "$out" | tail -n 1 | cut -d' ' -f1)
     fail=$(echo "$out" | tail -n 1 | cut -d' ' -f2)
     pct=$(awk -v f="$fail" -v t="$total" 'BEGIN { printf "%.1f", (t > 0 ? 100 * f / t : 0) }')

@@ -39,11 +39,13 @@ enum {
     PS_PLACE_COLOCATED = 1
 };
 
-/* The engine's own timer kind (a colocated shard's failover); an owner's timers use kinds
- * below it and hand this one to ps_server_on_event with the rest. */
+/* The engine's own timer kinds (a colocated shard's failover, overlap's pushes, bsp's
+ * synchronization overhead); an owner's timers use kinds below them and hand these to
+ * ps_server_on_event with the rest. */
 enum {
     PS_SERVER_EV_FAILOVER = SIM_EV_USER + 64,
-    PS_SERVER_EV_PUSH = SIM_EV_USER + 65 /* overlap: a worker's next gradient slices are ready */
+    PS_SERVER_EV_PUSH = SIM_EV_USER + 65, /* overlap: a worker's next gradient slices are ready */
+    PS_SERVER_EV_SYNC = SIM_EV_USER + 66  /* bsp: a worker's synchronization overhead is over */
 };
 
 /* The most shards $.protocol.shards accepts: as many as a run may have workers (the
@@ -58,9 +60,10 @@ typedef struct ps_server_config {
     uint32_t shards;      /* K */
     sim_time failover_ns; /* colocated: a shard's host down this long moves it (0: never) */
     bool switchable;      /* the mode may change: keep BSP's buffers whatever the start mode */
-    bool overlap;  /* push each gradient slice when backward has produced it, pull per slice */
-    bool layered;  /* overlap with several layers: the slices' layers and arrival times */
-    bool momentum; /* the workload has momentum: the server model's momentum buffer */
+    bool overlap;     /* push each gradient slice when backward has produced it, pull per slice */
+    bool layered;     /* overlap with several layers: the slices' layers and arrival times */
+    bool momentum;    /* the workload has momentum: the server model's momentum buffer */
+    sim_time sync_ns; /* bsp: a worker's wait between its complete pull and its iteration (0) */
 } ps_server_config;
 
 /* What the owner hears (every member optional). */
@@ -102,7 +105,9 @@ typedef struct ps_server ps_server;
  * the placement: every server host, or every worker), $.protocol.overlap (true) and,
  * colocated, $.protocol.failover_s (1; 0: never) into c, checks them against the owner's
  * `setup` (its configure hook's), and sets c->workers, c->layered and c->momentum. The
- * defaults are written into the resolved scenario. */
+ * defaults are written into the resolved scenario. $.protocol.sync_overhead_ms (BSP's
+ * per-round synchronization overhead) is read only when given (0 otherwise, not written), and
+ * refused when the engine runs no BSP round (c->mode not BSP, c->switchable false). */
 int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const proto_setup *setup, int placement,
                         sim_err *err);
 
@@ -127,7 +132,7 @@ void ps_server_init(ps_server *s, sim_ctx *ctx, const ps_server_config *c,
 int ps_server_start(ps_server *s, sim_ctx *ctx, sim_err *err);
 
 /* Handles SIM_EV_COMPUTED, SIM_EV_MSG, SIM_EV_WORKER_DOWN, SIM_EV_WORKER_UP,
- * PS_SERVER_EV_FAILOVER and PS_SERVER_EV_PUSH. */
+ * PS_SERVER_EV_FAILOVER, PS_SERVER_EV_PUSH and PS_SERVER_EV_SYNC. */
 int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 
 int ps_server_mode(const ps_server *s);

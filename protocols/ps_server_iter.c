@@ -239,6 +239,28 @@ static sim_time forward_start(const ps_server *s, sim_ctx *ctx, uint32_t w)
     return start;
 }
 
+/* Worker w, whose pull is complete, starts its iteration now; with overlap and `backdate`, dated
+ * back to when its forward pass could have begun (forward_start). */
+static int start_compute(ps_server *s, sim_ctx *ctx, uint32_t w, bool backdate, sim_err *err)
+{
+    ps_worker *pw = &s->w[w];
+    if (s->budget != UINT64_MAX)
+        s->budget--;
+    uint64_t gap = pw->clock + 1 - s->min_clock;
+    if (gap > s->stats.max_gap)
+        s->stats.max_gap = gap;
+    pw->phase = W_COMPUTE;
+    pw->got = 0;
+    pw->starts++;
+    pw->unpushed = s->K;
+    int rc = sim_ctx_compute(ctx, w, 0, err);
+    if (rc != SIM_OK || s->first_layer == NULL)
+        return rc;
+    if (backdate)
+        rc = sim_ctx_backdate(ctx, w, forward_start(s, ctx, w), err);
+    return rc != SIM_OK ? rc : push_ready(s, ctx, w, err);
+}
+
 static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t round,
                     sim_err *err)
 {
@@ -263,20 +285,22 @@ static int on_slice(ps_server *s, sim_ctx *ctx, uint32_t k, uint32_t w, uint64_t
         pw->phase = W_HOLD;
         return SIM_OK;
     }
-    if (s->budget != UINT64_MAX)
-        s->budget--;
-    uint64_t gap = pw->clock + 1 - s->min_clock;
-    if (gap > s->stats.max_gap)
-        s->stats.max_gap = gap;
-    pw->phase = W_COMPUTE;
-    pw->got = 0;
-    pw->starts++;
-    pw->unpushed = s->K;
-    int rc = sim_ctx_compute(ctx, w, 0, err);
-    if (rc != SIM_OK || s->first_layer == NULL)
-        return rc;
-    rc = sim_ctx_backdate(ctx, w, forward_start(s, ctx, w), err);
-    return rc != SIM_OK ? rc : push_ready(s, ctx, w, err);
+    if (s->mode == PS_BSP && s->sync_ns > 0) { /* its iteration starts when the wait is over */
+        pw->phase = W_SYNC;
+        return sim_ctx_timer(ctx, s->sync_ns, PS_SERVER_EV_SYNC, (int32_t)w, ++pw->syncs, NULL,
+                             err);
+    }
+    return start_compute(s, ctx, w, true, err);
+}
+
+/* bsp: worker w's synchronization overhead is over: it starts its iteration then, on the model
+ * it pulled (its forward pass no earlier: nothing to date back). A timer of a wait that is
+ * over (the worker failed, and maybe pulls again) is ignored. */
+int pss_on_sync_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t syncs, sim_err *err)
+{
+    if (w >= s->n || s->w[w].phase != W_SYNC || s->w[w].syncs != syncs)
+        return SIM_OK;
+    return start_compute(s, ctx, w, false, err);
 }
 
 int pss_on_computed(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)

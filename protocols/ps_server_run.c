@@ -71,6 +71,13 @@
  * that fails for good stalls training for failover_s, not for the rest of the run; with
  * failover_s 0 it does (the run ends as "stalled").
  *
+ * Synchronization overhead (`sync_overhead_ms`, opt-in). In bsp a worker whose pull is complete
+ * waits sync_ns (W_SYNC, a timer carrying its count of waits, so that one of a wait lost to a
+ * failure is ignored) before its iteration starts, not dated back: the per-step cost of a real
+ * synchronous parameter server beyond the network (TensorFlow's synchronous replicas'
+ * accumulators and tokens). A waiting worker is a member of the round in flight: a drain waits
+ * for it to compute.
+ *
  * Switching mode (a drain). While draining, a worker that pushes does not pull again, and a
  * worker whose pull completes holds its model without computing, except in BSP a member of
  * the round in flight (the lowest round open on a shard), which computes it so that the
@@ -372,6 +379,9 @@ int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err 
         break;
     case PS_SERVER_EV_PUSH:
         rc = pss_on_push_timer(s, ctx, (uint32_t)ev->dst, ev->arg[0], err);
+        break;
+    case PS_SERVER_EV_SYNC:
+        rc = pss_on_sync_timer(s, ctx, (uint32_t)ev->dst, ev->arg[0], err);
         break;
     default:
         return sim_err_set(err, SIM_EINVAL, NULL, "ps: unexpected event kind %u", ev->kind);

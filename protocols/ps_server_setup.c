@@ -13,6 +13,23 @@
 
 static const char *const placement_names[] = { "servers", "colocated" };
 
+/* $.protocol.sync_overhead_ms, read only when given (not written when absent: 0, none), for
+ * an engine that runs BSP rounds; a positive time is at least 1 ns. */
+static int sync_overhead(ps_server_config *c, sim_cfg *cfg, sim_err *err)
+{
+    c->sync_ns = 0;
+    if (!sim_cfg_has(cfg, "sync_overhead_ms"))
+        return SIM_OK;
+    if (c->mode != PS_BSP && !c->switchable)
+        return sim_cfg_fail(cfg, "sync_overhead_ms", err,
+                            "applies to BSP rounds, and this run has none");
+    double ms = 0.0;
+    int rc = sim_cfg_double(cfg, "sync_overhead_ms", 0.0, 1e9, &ms, err);
+    sim_time ns = (sim_time)llround(ms * 1e6);
+    c->sync_ns = ms > 0.0 && ns == 0 ? 1 : ns;
+    return rc;
+}
+
 int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const proto_setup *setup, int placement,
                         sim_err *err)
 {
@@ -53,7 +70,7 @@ int ps_server_configure(ps_server_config *c, sim_cfg *cfg, const proto_setup *se
     c->shards = (uint32_t)shards;
     c->layered = c->overlap && setup->layers > 1;
     c->momentum = setup->budget.momentum > 0.0;
-    return SIM_OK;
+    return sync_overhead(c, cfg, err);
 }
 
 /* Outside the arena: the messages' snapshots. A worker has either its pull's K slices of the
@@ -140,6 +157,7 @@ void ps_server_init(ps_server *s, sim_ctx *ctx, const ps_server_config *c,
     s->n = c->workers;
     s->K = c->shards;
     s->failover_ns = c->failover_ns;
+    s->sync_ns = c->sync_ns;
     s->P = P;
     if (hooks != NULL)
         s->hooks = *hooks;

@@ -23,7 +23,8 @@ enum {
     W_BLOCKED = 1, /* ssp: waiting for the slowest worker */
     W_PULL = 2,    /* waiting for slices */
     W_COMPUTE = 3,
-    W_HOLD = 4 /* draining: holds until the resume */
+    W_HOLD = 4, /* draining: holds until the resume */
+    W_SYNC = 5  /* bsp: its pull is complete, its synchronization overhead not yet over */
 };
 
 /* Flags of a (worker, shard) pair. */
@@ -59,6 +60,7 @@ typedef struct ps_worker {
     sim_time iter_ns;  /* its last pushed iteration's start: max(req_ns, ready_ns) */
     uint32_t unpushed; /* overlap: slices [0, unpushed) of its iteration not yet pushed */
     uint64_t starts;   /* iterations started (which one a PS_SERVER_EV_PUSH is for) */
+    uint64_t syncs;    /* synchronization waits begun (which one a PS_SERVER_EV_SYNC is for) */
 } ps_worker;
 
 /* The engine, its tables and its model blocks: all in the owner's arena (ps_server_buffers).
@@ -69,6 +71,7 @@ struct ps_server {
     int64_t staleness;
     uint32_t n, K;
     sim_time failover_ns; /* colocated: 0 = never */
+    sim_time sync_ns;     /* bsp: the synchronization overhead of a worker's iteration */
     size_t *first_layer;  /* (K) overlap: the layer holding each slice's first byte; NULL:
                            * every slice is pushed when the iteration ends */
     sim_time *arrive;     /* (n, K) with first_layer: when each slice of the worker's current
@@ -139,5 +142,6 @@ int pss_close_round(ps_server *s, sim_ctx *ctx, uint32_t k, sim_err *err);
 int pss_on_message(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 int pss_on_computed(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err);
 int pss_on_push_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t starts, sim_err *err);
+int pss_on_sync_timer(ps_server *s, sim_ctx *ctx, uint32_t w, uint64_t syncs, sim_err *err);
 
 #endif

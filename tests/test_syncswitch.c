@@ -531,13 +531,56 @@ START_TEST(timing_only_runs_switch_by_time_without_a_sample_budget)
 }
 END_TEST
 
+/* ---- BSP's synchronization overhead (sync_overhead_ms) ----------------------------------- */
+
+START_TEST(bsp_rounds_pay_the_sync_overhead_to_the_nanosecond_and_no_bit_changes)
+{
+    /* ps BSP, timing only: 4 workers, one shard on a server host, 10 ms iterations, 10 MB at
+     * 8 Gbit/s (tests/test_ps.c's hand count: 12 iterations, 3 rounds, end at 230600768 ns).
+     * Each worker waits 2.385 ms between its complete pull and its iteration: 3 waits. */
+    static const char json[] =
+        "{\"seed\": 7, \"workers\": 4, \"servers\": 1, \"compute\": {\"iteration_ms\": 10},"
+        " \"network\": {\"bandwidth_gbps\": 8, \"latency_us\": 50},"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
+        " \"protocol\": {\"name\": \"ps\", \"sync_overhead_ms\": 2.385},"
+        " \"stop\": {\"iterations\": 12}}";
+    sim_scenario *sc = harness_load(json, "ps.json", NULL, 0);
+    sim_run_summary sum = harness_run(sc, NULL, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "iterations");
+    ck_assert_int_eq(sum.sim_ns, 230600768 + 3 * 2385000);
+    sim_scenario_destroy(sc);
+
+    /* Sync-Switch, 38 BSP rounds then ASP, real model and jitter: the BSP phase lasts 38 waits
+     * of 1.75 ms longer, the ASP phase as long, and every model ends with the same bits. */
+    const char *with[] = { "protocol.sync_overhead_ms=1.75" };
+    sim_run_summary sa, sb;
+    char *a = run(NULL, 0, &sa), *b = run(with, 1, &sb);
+    ck_assert_double_eq(report_value(b, "samples_bsp"), 38 * 8 * 16);
+    /* times are printed in seconds from whole ns: 1e-9 s covers the decimal rounding */
+    ck_assert_double_eq_tol(report_value(b, "time_bsp_s") - report_value(a, "time_bsp_s"),
+                            38 * 1.75e-3, 1e-9);
+    ck_assert_double_eq_tol(report_value(b, "time_asp_s"), report_value(a, "time_asp_s"), 1e-9);
+    uint64_t fa[8], fb[8];
+    ck_assert_uint_eq(worker_fnvs(a, fa, 8), 8);
+    ck_assert_uint_eq(worker_fnvs(b, fb, 8), 8);
+    for (size_t w = 0; w < 8; w++)
+        ck_assert_uint_eq(fa[w], fb[w]);
+    ck_assert_double_eq(report_value(a, "server_params_fnv53"),
+                        report_value(b, "server_params_fnv53"));
+    harness_cleanup(a);
+    harness_cleanup(b);
+}
+END_TEST
+
 START_TEST(randomized_switches_never_stall_and_conserve_samples)
 {
     /* 40 timing-only clusters: 3..9 workers, 1..3 shards on servers or colocated, random
      * fractions and orders, momentum policies, online policies, link stragglers (which
      * trigger online excursions: drains in the middle of BSP rounds and of ASP), random
-     * slowdowns, and in every fourth run a worker that fails and recovers. Every run ends by
-     * its budget of 600 iterations, never stalled, the phases' samples adding up to it. */
+     * slowdowns, and in every fourth run a worker that fails and recovers; every second run's
+     * BSP rounds have a synchronization overhead (a worker waiting while a drain, a failure or
+     * an excursion comes). Every run ends by its budget of 600 iterations, never stalled, the
+     * phases' samples adding up to it. */
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 4711);
     const char *online[] = { "none", "greedy", "budgeted" };
@@ -570,11 +613,11 @@ START_TEST(randomized_switches_never_stall_and_conserve_samples)
             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 200000},"
             " \"protocol\": {\"name\": \"syncswitch\", \"bsp_fraction\": %.3f,"
             " \"order\": \"%s\", \"online\": \"%s\", \"shards\": %u, \"placement\": \"%s\","
-            " \"switch_pause_s\": %.3f},"
+            " \"switch_pause_s\": %.3f%s},"
             " \"stop\": {\"iterations\": 600, \"time_s\": 1000}, \"eval\": {\"every_s\": 0.5}}",
             900 + i, n, colocated ? 0 : K, s1, s2, from_s, to_s, fail, p,
             asp_first ? "asp_first" : "bsp_first", pol, K, colocated ? "colocated" : "servers",
-            pause_s);
+            pause_s, i % 2 == 1 && p >= 0.001 ? ", \"sync_overhead_ms\": 2.5" : "");
         sim_scenario *sc = harness_load(json, "syncswitch.json", NULL, 0);
         char *dir = harness_tmpdir("ss");
         sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
@@ -617,6 +660,15 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
             "switch_pause_s, online, placement, shards, overlap)");
     const char *factor[] = { "protocol.online=greedy", "protocol.straggler_factor=0.5" };
     refused(factor, 2, "$.protocol.straggler_factor", "must be a number >= 1, got 0.5");
+    const char *sync[] = { "protocol.sync_overhead_ms=-2" };
+    refused(sync, 1, "$.protocol.sync_overhead_ms", "must be a number in [0, 1000000000], got -2");
+    const char *asp_only[] = { "protocol.bsp_fraction=0", "protocol.sync_overhead_ms=2" };
+    refused(asp_only, 2, "$.protocol.sync_overhead_ms",
+            "applies to BSP rounds, and this run has none");
+    const char *ps_asp[] = { "protocol={\"name\": \"ps\", \"mode\": \"asp\","
+                             " \"sync_overhead_ms\": 2}" };
+    refused(ps_asp, 1, "$.protocol.sync_overhead_ms",
+            "applies to BSP rounds, and this run has none");
 }
 END_TEST
 
@@ -695,5 +747,9 @@ Suite *test_suite(void)
     tcase_add_test(more, the_default_is_the_papers_colocated_placement_bit_for_bit);
     tcase_set_timeout(more, 120);
     suite_add_tcase(s, more);
+    TCase *sync = tcase_create("sync_overhead");
+    tcase_add_test(sync, bsp_rounds_pay_the_sync_overhead_to_the_nanosecond_and_no_bit_changes);
+    tcase_set_timeout(sync, 60);
+    suite_add_tcase(s, sync);
     return s;
 }

@@ -10,7 +10,10 @@ clusters, with no per-protocol tuning but the learning rate.
    That rate is the protocol's for the whole matrix at that momentum.
 2. The matrix: N in {8, 16, 32} x cluster (homogeneous, one worker 4x slower, every
    iteration 4x slower with probability 0.1) x messages (1 MB, 25 MB) x momentum (0, 0.9),
-   3 seeds. Each cell is one sweep (OUT/cells/<cell>) over the protocols. The runs whose
+   3 seeds; and the GPU slice: on 16 workers, each cluster x momentum timed as ResNet-50 on
+   V100s (compute.profile resnet50, compute.device v100, the profile's 102 MB messages,
+   GPU_TIME_S simulated seconds) while the MLP still learns. Each cell is one sweep
+   (OUT/cells/<cell>) over the protocols, at the rates of step 1. The runs whose
    final accuracy or throughput a claim reads (FULL_LENGTH: ps-bsp, ps-asp, syncswitch,
    adpsgd, allreduce, diloco, localsgd-h8) go on to stop.time_s; the others stop at the
    target (their curves up to it, and so their time to target, are the same bits either way:
@@ -20,8 +23,9 @@ clusters, with no per-protocol tuning but the learning rate.
    with time-to-target ratios to allreduce and adpsgd; then each paper's claim, held or not,
    per cell where it applies (OUT/claims.csv).
 
-Only Python's standard library is used. --smoke: N = 8, two cells, one seed, 3 simulated
-seconds, two rates (CI: checks that everything runs and parses, not the claims).
+Only Python's standard library is used. --smoke: N = 8, three cells (one of the GPU slice's
+timing), one seed, 3 simulated seconds, two rates (CI: checks that everything runs and parses,
+not the claims).
 """
 import argparse
 import csv
@@ -58,6 +62,15 @@ LRS = [0.01, 0.05, 0.25]
 MOMENTA = [0.0, 0.9]
 WORKERS = [8, 16, 32]
 MESSAGES = [("1MB", 1000000), ("25MB", 25000000)]
+# The GPU-regime slice (issue 39): the 16-worker cells timed as ResNet-50 (fp32, batch 32) on
+# V100s, the profile's 102 MB of gradients as the message (four 25 MiB buckets and DDP's first
+# of 1 MiB for allreduce, at its defaults), while the built-in model still learns. Its runs
+# last GPU_TIME_S: the 750 compute-bound iterations of the 40 ms cells' 30 s at 87.2 ms an
+# iteration (the roofline's ResNet-50 step on a V100, DeepLearningExamples' measurement).
+GPU = "rn50-v100"
+GPU_WORKERS = 16
+GPU_COMPUTE = {"jitter_sigma": 0.05, "profile": "resnet50", "device": "v100"}
+GPU_TIME_S = 65
 SLOWDOWN = 4.0
 TARGET = 0.8
 # The protocols whose runs always go on to stop.time_s: Sync-Switch's claim reads the final
@@ -163,10 +176,12 @@ def main():
     except ValueError:
         ap.error("--workers takes numbers separated by commas, got %r" % a.workers)
     scenario = base_scenario()
+    gpu_time_s = GPU_TIME_S
     if a.smoke:
         seeds, lrs, workers = 1, LRS[:2], [8]
-        scenario["stop"]["time_s"] = 3
-        cells_of = {("homogeneous", "1MB", 0.9), ("slow-one", "25MB", 0.0)}
+        scenario["stop"]["time_s"] = gpu_time_s = 3
+        cells_of = {("homogeneous", "1MB", 0.9), ("slow-one", "25MB", 0.0),
+                    ("slow-one", GPU, 0.9)}
 
     # 1. learning rates
     chosen = {}
@@ -192,17 +207,12 @@ def main():
     cells = {}
     for n in workers:
         for cname, stragglers in clusters(n).items():
-            for mname, mbytes in MESSAGES:
+            for mname in timings(n, a.smoke):
                 for m in MOMENTA:
                     if cells_of is not None and (cname, mname, m) not in cells_of:
                         continue
                     cell = "N%d-%s-%s-m%g" % (n, cname, mname, m)
-                    s = json.loads(json.dumps(scenario))
-                    s["workers"] = n
-                    s["stragglers"] = stragglers
-                    s["workload"]["message_bytes"] = mbytes
-                    s["workload"]["momentum"] = m
-                    s["stop"].pop("target_accuracy", None)
+                    s = cell_scenario(scenario, n, stragglers, mname, m, gpu_time_s)
                     rates = {p: chosen[(p, m)] for p, _ in PROTOCOLS}
                     path, d = make_sweep(out, cell, s, PROTOCOLS, rates, seeds)
                     sweep(a.hetsim, path, a.jobs)
@@ -220,6 +230,30 @@ def main():
         w.writerow(["cell", "claim", "measured", "held"])
         w.writerows(claims)
     sys.stdout.write(text)
+
+
+def timings(n, smoke):
+    """The cells' timings on n workers: the 40 ms cells' message sizes, and the GPU slice on
+    GPU_WORKERS workers (on the smoke form's 8 too, to run its code)."""
+    return [mname for mname, _ in MESSAGES] + ([GPU] if n == GPU_WORKERS or smoke else [])
+
+
+def cell_scenario(scenario, n, stragglers, timing, m, gpu_time_s):
+    """The base scenario on n workers with the cluster's stragglers, momentum m and the timing:
+    a message size of MESSAGES (40 ms iterations), or the GPU slice (ResNet-50 on V100s, the
+    profile's message, gpu_time_s simulated seconds)."""
+    s = json.loads(json.dumps(scenario))
+    s["workers"] = n
+    s["stragglers"] = stragglers
+    s["workload"]["momentum"] = m
+    s["stop"].pop("target_accuracy", None)
+    if timing == GPU:
+        s["compute"] = dict(GPU_COMPUTE)
+        s["workload"].pop("message_bytes", None)
+        s["stop"]["time_s"] = gpu_time_s
+    else:
+        s["workload"]["message_bytes"] = dict(MESSAGES)[timing]
+    return s
 
 
 def ttt(row):
@@ -347,8 +381,8 @@ def cell_claims(n, cname, mname, m, rows):
             "%.4f / %.4f, %.2fx fewer" % (fd, fa, fewer),
             fd >= fa - 0.01 and fewer >= 0.99 * DILOCO_H)
         add("diloco final above localsgd at the same H", "%.4f / %.4f" % (fd, fl), fd > fl)
-    if mname == "25MB" and g("hpsgd") and ar:
-        add("hpsgd sooner than allreduce (25 MB messages)", "%s / %s" % (
+    if mname != "1MB" and g("hpsgd") and ar:
+        add("hpsgd sooner than allreduce (messages of 25 MB or more)", "%s / %s" % (
             ttt_text(g("hpsgd")), ttt_text(ar)), sooner(g("hpsgd"), ar))
     return out
 
@@ -372,20 +406,35 @@ def adpsgd_loss_claims(cells):
     return [c[:3] + ["held" if c[3] else "NOT held"] for c in out]
 
 
+def tally(claims):
+    """held / not held / undecided counts of a list of claims"""
+    of = [c[3] for c in claims]
+    return of.count("held"), of.count("NOT held"), of.count("undecided")
+
+
 def claims_table(claims):
-    lines = ["## Claims", "", "| claim | held | not held | undecided |", "|---|---|---|---|"]
+    """The claims per slice (the 40 ms cells, the GPU slice), then every claim per cell."""
+    def gpu(c):
+        return ("-%s-" % GPU) in c[0]
+
+    lines = ["## Claims", "",
+             "| claim | 40 ms cells: held | not held | undecided | %s: held | not held | "
+             "undecided |" % GPU, "|---|---|---|---|---|---|---|"]
     for name in dict.fromkeys(c[1] for c in claims):
-        of = [c[3] for c in claims if c[1] == name]
-        lines.append("| %s | %d | %d | %d |" % (name, of.count("held"), of.count("NOT held"),
-                                                of.count("undecided")))
+        mlp = tally([c for c in claims if c[1] == name and not gpu(c)])
+        dev = tally([c for c in claims if c[1] == name and gpu(c)])
+        lines.append("| %s | %d | %d | %d | %d | %d | %d |" % ((name,) + mlp + dev))
     lines += ["", "| cell | claim | measured | |", "|---|---|---|---|"]
     for c in claims:
         lines.append("| %s | %s | %s | %s |" % tuple(c))
-    held = sum(1 for c in claims if c[3] == "held")
-    undecided = sum(1 for c in claims if c[3] == "undecided")
-    lines += ["", "%d of %d decided claims held; %d undecided (runs that never reached the "
-              "target leave the comparison open)." %
-              (held, len(claims) - undecided, undecided), ""]
+    lines.append("")
+    for label, part in (("In all", claims), ("40 ms cells", [c for c in claims if not gpu(c)]),
+                        (GPU, [c for c in claims if gpu(c)])):
+        held, not_held, undecided = tally(part)
+        lines.append("%s: %d of %d decided claims held; %d undecided." %
+                     (label, held, held + not_held, undecided))
+    lines += ["", "(Undecided: runs that never reached the target leave the comparison open.)",
+              ""]
     return lines
 
 

@@ -4,8 +4,8 @@
 #
 #   bash scenarios/papers/conformance/run.sh [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]
 #
-# From the repository root. The full matrix: 26 minutes on an idle 2-core machine (-j 2),
-# measured in one piece (README.md, "Measured").
+# From the repository root. The full matrix (42 cells): over two hours on a shared 2-core
+# machine at load average 15-25 (-j 2, niced); README.md, "Measured", has the figures.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 smoke=()

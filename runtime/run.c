@@ -28,18 +28,12 @@ static int to_protocol(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     return ctx->proto->on_event(ctx->state, ctx, ev, err);
 }
 
-static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
+/* Hands message msg, just delivered, to the protocol, its endpoints' accounting first. */
+static inline int deliver(sim_ctx *ctx, const sim_event *ev, const sim_net_msg *m, sim_err *err)
 {
-    sim_net_msg msg;
-    int rc = sim_net_handle(ctx->net, ev, &msg, err);
-    if (rc < 0)
-        return rc;
-    if (ev->src >= 0)
-        sim_run_acct_update(ctx, (uint32_t)ev->src);
-    if (ev->dst >= 0)
-        sim_run_acct_update(ctx, (uint32_t)ev->dst);
-    if (rc == 0)
-        return SIM_OK;
+    const sim_net_msg msg = *m;
+    sim_run_acct_update(ctx, msg.src);
+    sim_run_acct_update(ctx, msg.dst);
     sim_run_trace(ctx, "msg", msg.dst, msg.src, msg.tag, msg.bytes, msg.arg);
     sim_event pev = { .kind = SIM_EV_MSG, .src = (int32_t)msg.src, .dst = (int32_t)msg.dst };
     pev.time = ev->time;
@@ -52,13 +46,40 @@ static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         ctx->snaps.payload_handle = msg.payload;
         ctx->snaps.payload_held = false;
     }
-    rc = to_protocol(ctx, &pev, err);
+    int rc = to_protocol(ctx, &pev, err);
     if (msg.payload != SIM_NET_NO_PAYLOAD) {
         ctx->snaps.payload = NULL;
         if (!ctx->snaps.payload_held)
             snap_unref(ctx, msg.payload);
     }
     return rc;
+}
+
+/* A network event: the message it delivers, if any, or each message of a bundle's DONE in turn
+ * (sim/net.h), as their own DONEs would have come: none after the run stopped or a gradient
+ * failed, which would have ended the run before the next of those events. */
+static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    sim_net_msg msg;
+    int rc = sim_net_handle(ctx->net, ev, &msg, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        if (ev->src >= 0)
+            sim_run_acct_update(ctx, (uint32_t)ev->src);
+        if (ev->dst >= 0)
+            sim_run_acct_update(ctx, (uint32_t)ev->dst);
+        return SIM_OK;
+    }
+    for (;;) {
+        bool more = rc > 1;
+        rc = deliver(ctx, ev, &msg, err);
+        if (!more || rc != SIM_OK || ctx->stop.reason != NULL || ctx->job_rc != SIM_OK)
+            return rc;
+        rc = sim_net_next(ctx->net, &msg, err);
+        if (rc <= 0)
+            return rc;
+    }
 }
 
 static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -522,7 +543,9 @@ static int build(sim_ctx *ctx, sim_scenario *sc, const proto_ops *ops, sim_err *
     ctx->cl = sim_cluster_create(sc, err);
     if (ctx->cl == NULL)
         return err->code;
-    ctx->net = sim_net_create(&sc->net, ctx->eng, err);
+    sim_net_config net = sc->net;
+    net.bundles = !ctx->plain_net;
+    ctx->net = sim_net_create(&net, ctx->eng, err);
     if (ctx->net == NULL)
         return err->code;
     ctx->timeline = sim_cluster_timeline(ctx->cl, &ctx->ntimeline);
@@ -578,6 +601,7 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     const char *dir = opt != NULL && opt->out_dir != NULL ? opt->out_dir : sc->out_dir;
     ctx.out.progress = opt != NULL && opt->progress;
     ctx.threads = run_threads(opt);
+    ctx.plain_net = opt != NULL && opt->plain_net;
     ctx.out.observe = opt != NULL ? opt->observe : NULL;
     ctx.out.observe_ud = opt != NULL ? opt->observe_ud : NULL;
     sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */

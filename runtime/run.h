@@ -43,6 +43,9 @@ typedef struct sim_run_options {
     unsigned threads; /* threads computing gradients and evaluations (runtime/jobs.h); 0: the
                          environment's HETSIM_THREADS (a test hook), else 1, the calling thread
                          alone. Outputs are the same for every count. */
+    bool plain_net;   /* tests: identical messages sent together do not share events (the
+                         network's bundles, sim/net.h): outputs are the same but for the events
+                         processed */
 } sim_run_options;
 
 /* Configures the protocol (writing its defaults into the scenario), checks that no unknown

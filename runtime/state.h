@@ -164,7 +164,8 @@ struct sim_ctx {
     sim_engine *eng;
     sim_cluster *cl;
     sim_net *net;
-    train *tr; /* the model's state: the timing-only model's holds zero floats */
+    bool plain_net; /* sim_run_options.plain_net: no bundles (every message its own events) */
+    train *tr;      /* the model's state: the timing-only model's holds zero floats */
     uint32_t nworkers, nhosts;
     uint64_t model_bytes;
     uint64_t memory_estimate; /* bytes the memory check expects the run to take */

@@ -521,6 +521,19 @@ int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
     return SIM_OK;
 }
 
+int sim_engine_retarget(sim_engine *eng, sim_event_id id, const sim_event *ev)
+{
+    uint32_t slot = pending_slot(eng, id);
+    if (slot == NO_SLOT)
+        return SIM_EINVAL;
+    sim_event *e = &eng->events[slot];
+    e->kind = ev->kind;
+    e->src = ev->src;
+    e->dst = ev->dst;
+    memcpy(e->arg, ev->arg, sizeof(e->arg));
+    return SIM_OK;
+}
+
 sim_time sim_engine_next_time(const sim_engine *eng)
 {
     if (eng->pending == 0)

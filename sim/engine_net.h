@@ -1,8 +1,8 @@
 /* The engine's calls for the network (sim/engine.c implements them): an end-of-instant hook,
- * moving a pending event in place, and where the run stands in the (time, seq) order. Not a
- * public header: only the network's files (sim/net_*.c, through sim/net_state.h) and their
- * tests include it; the runtime and the protocols schedule, cancel and run through
- * sim/engine.h alone. */
+ * moving a pending event in place or changing its body, and where the run stands in the
+ * (time, seq) order. Not a public header: only the network's files (sim/net_*.c, through
+ * sim/net_state.h) and their tests include it; the runtime and the protocols schedule, cancel
+ * and run through sim/engine.h alone. */
 #ifndef SIM_ENGINE_NET_H
 #define SIM_ENGINE_NET_H
 
@@ -20,6 +20,10 @@ typedef int (*sim_flush_fn)(void *ud, sim_engine *eng, sim_err *err);
  * copy would (it gets a fresh sequence number) but without a new slot; its id stays
  * valid. Returns 0, or SIM_EINVAL for a stale id or a time in the past. */
 int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at);
+
+/* Gives a pending event the body `ev` (kind, src, dst, arg), keeping its time and sequence:
+ * its place in the order stays. Returns 0, or SIM_EINVAL for a stale id. */
+int sim_engine_retarget(sim_engine *eng, sim_event_id id, const sim_event *ev);
 
 /* The insertion sequence number (sim_event.seq) that the next event scheduled or moved will
  * get: every event scheduled so far has a smaller one, every later one a larger. */

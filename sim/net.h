@@ -52,8 +52,9 @@
  * message starts alone rather than beside it: the counters differ, not the rates.
  *
  * Costs: a solo one engine event, O(hops) when sent and when it ends, and O(log M) in the
- * heap of the M solos not yet started; any other message two events. A lone flow O(1) at its
- * start and end. An instant with changes on shared links costs
+ * heap of the M solos not yet started; a bundle two events for its n messages, O(hops) for
+ * each when sent and when delivered, its flow rated once for all; any other message two
+ * events. A lone flow O(1) at its start and end. An instant with changes on shared links costs
  * O(L + F * MAX_HOPS * log L) for the L links and F flows of the touched components (a heap
  * built bottom-up; single-flow links whose flow froze elsewhere are never popped), plus one
  * in-place move of the completion event of each flow whose rate changed.
@@ -81,6 +82,23 @@
  * subtracts each interval's bytes from the bytes left, so an end whose exact value lies
  * within about 1e-7 ns of a half ns may move by 1 ns (tests/test_net_group.c counts these
  * against a frozen copy of the per-flow solver: about 1 random flow set in 100).
+ *
+ * Bundles (sim/net_bundle.c; config.bundles): identical messages sent one right after the
+ * other, with nothing scheduled between their sends (the same path, bytes, send ns and start
+ * ns, a destination up), would have adjacent STARTs at their start ns, join their links one
+ * after the other, get equal rates and ends, and have their ends scheduled one after the other
+ * by every rating (progressive filling freezes them together, a group arms them together): on
+ * the START and DONE path their events are consecutive. So the first of them that is no solo
+ * carries the others: one START and one DONE for the lot, its flow counting once per message
+ * on its links and in every count. Its DONE delivers them one at a time (sim_net_next), the
+ * last sent first, as their DONEs came, each leaving its links before it is delivered. A
+ * failure drops a message of a bundle like any other (the next one carries the flow when the
+ * carrier's own message goes). A bundle that would start alone on its links with a transfer
+ * under half a ns starts as its messages one by one (the first one's START would have ended
+ * it before the others started). What a caller sees is the START and DONE path's: every end,
+ * its place among the events of its ns, the counts, the peak; only the engine's events are
+ * fewer (a host's 8 GPUs sending to their peers on the next host in a hierarchical
+ * all-reduce: 3 events instead of 15, the first message being a solo).
  *
  * The network schedules its own events (SIM_EV_NET_*) on the engine given at creation, which
  * must outlive it; the runner hands those events back through sim_net_handle, which reports
@@ -138,6 +156,8 @@ typedef struct sim_net_config {
     const uint32_t *node_of;           /* (nhosts) or NULL */
     const double *fabric_bps;          /* (nhosts) with node_of: fabric link bandwidth, bits/s */
     const sim_time *fabric_latency_ns; /* (nhosts) with node_of: fabric link latency, >= 0 */
+    bool bundles; /* identical messages sent together share their events (see above); the
+                     caller then takes every message of an event (sim_net_next) */
 } sim_net_config;
 
 typedef struct sim_net_msg {
@@ -160,6 +180,7 @@ typedef struct sim_net_stats {
                             links, plus one per start or end of a flow alone on its links */
     uint64_t grouped;    /* flows rated as members of a shared-bottleneck group (at its
                             forming or when they joined it) */
+    uint64_t bundled;    /* messages sent into the bundle of another (config.bundles) */
     size_t active_flows; /* flows now in their bandwidth phase */
     size_t peak_flows;   /* most flows ever in their bandwidth phase at once */
     size_t in_flight;    /* messages sent and neither delivered nor dropped */
@@ -185,8 +206,17 @@ void sim_net_destroy(sim_net *net);
 int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err);
 
 /* Handles one of the network's own events (SIM_EV_NET_*). Returns 1 and fills *out when a
- * message was delivered by this event, 0 when not, or a negative SIM_E* code. */
+ * message was delivered by this event, 0 when not, or a negative SIM_E* code. With bundles,
+ * an event may deliver several: it returns 2 when more are to come, which sim_net_next gives. */
 int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err);
+
+/* The next message of the event last handled (a bundle's DONE delivers its messages one at a
+ * time, as their own DONEs would have come): fills *out and returns 2 when more are to come
+ * after it, 1 for the last, or 0 when there is none (nothing to deliver, or bundles off). A
+ * caller may send between the calls, as it would while handling those DONEs; one that stops
+ * calling (its run stopped) leaves the rest in flight, due at once: their DONE is scheduled
+ * again, at that ns, by the next network call but a send. */
+int sim_net_next(sim_net *net, sim_net_msg *out, sim_err *err);
 
 /* Marks a host down (aborting its flows and dropping its messages in flight, which are
  * counted as dropped) or up again. */

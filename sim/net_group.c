@@ -258,8 +258,9 @@ bool sim_net_group_try_join(sim_net *net, uint32_t s)
         f->group = center;
         f->finish_bytes = vclock_at(c, sim_engine_now(net->eng)) + (double)f->msg.bytes;
         sim_heap_push(&c->members, &s);
-        c->g_joined++;
-        net->stats.grouped++;
+        c->g_joined += f->nb;
+        c->g_flows += f->nb;
+        net->stats.grouped += f->nb;
         if (other < c->g_min_other_bps)
             c->g_min_other_bps = other;
         sim_net_mark_dirty(net, (uint32_t)center);
@@ -277,6 +278,7 @@ bool sim_net_group_leave(sim_net *net, uint32_t s)
     uint32_t cl = (uint32_t)f->group;
     net_link *c = &net->links[cl];
     sim_heap_remove(&c->members, f->gpos);
+    c->g_flows -= f->nb;
     f->group = -1;
     f->rate_bps = c->g_rate_bps;
     if (c->members.n == 0)
@@ -285,6 +287,13 @@ bool sim_net_group_leave(sim_net *net, uint32_t s)
         return true;
     sim_net_mark_dirty(net, cl);
     return false;
+}
+
+void sim_net_group_leave_one(sim_net *net, uint32_t s)
+{
+    uint32_t cl = (uint32_t)net->slots[s].group;
+    net->links[cl].g_flows--;
+    sim_net_mark_dirty(net, cl);
 }
 
 void sim_net_group_dissolve(sim_net *net, uint32_t cl)
@@ -316,16 +325,17 @@ void sim_net_group_dissolve(sim_net *net, uint32_t cl)
         f->rate_bps = c->g_rate_bps;
     }
     c->members.n = 0;
+    c->g_flows = 0;
     c->grouped = false;
 }
 
 /* Whether the flows on center c, rated `share` now, would all change rate and would not all
  * end at one ns, and whether they are all the flows of the component (a star), in one walk
  * of c's flows: a path crosses a link at most once (sim/net_topo.h), so the sum of their
- * nlinks - 1 counts their hops on the component's other links, which equals the component's
- * hops there (other_hops) exactly when no other flow is in the component. Bytes left are
- * computed, not stored: a star turned down for the tie is then filled at `share`, a new rate
- * for every flow, which brings each up to date by the very same formula. */
+ * nlinks - 1 (nb times for a bundle) counts their hops on the component's other links, which equals
+ * the component's hops there (other_hops) exactly when no other flow is in the component. Bytes
+ * left are computed, not stored: a star turned down for the tie is then filled at `share`, a new
+ * rate for every flow, which brings each up to date by the very same formula. */
 static bool star_moves_apart(const sim_net *net, const net_link *c, double share,
                              uint64_t other_hops)
 {
@@ -339,7 +349,7 @@ static bool star_moves_apart(const sim_net *net, const net_link *c, double share
         double rem = net_left_at(f, now);
         lo = rem < lo ? rem : lo; /* fmin, fmax inlined: rem is never NaN nor -0 */
         hi = rem > hi ? rem : hi;
-        hops += f->nlinks - 1u;
+        hops += (uint64_t)f->nb * (f->nlinks - 1u);
         hop = f->hop_next[hop_pos(hop)];
     }
     /* Flows that all end at one ns (a synchronized incast) gain nothing from a group: every
@@ -404,6 +414,7 @@ int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
     c->g_resolved_flush = net->flushes;
     c->g_min_other_bps = min_other;
     c->g_joined = 0;
+    c->g_flows = c->nflows;
     c->members.n = 0;
     for (int32_t hop = c->head; hop != NO_HOP;) {
         uint32_t s = hop_slot(hop);
@@ -424,8 +435,8 @@ int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
         }
     }
     c->grouped = true;
-    net->stats.rerates += c->members.n;
-    net->stats.grouped += c->members.n;
+    net->stats.rerates += c->g_flows;
+    net->stats.grouped += c->g_flows;
     int rc = arm(net, c, true, err);
     return rc != SIM_OK ? rc : 1;
 }
@@ -434,8 +445,8 @@ int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
 {
     net_link *c = &net->links[cl];
     c->flush_mark = net->flushes;
-    double share = c->members.n >= 2 ? c->cap_bps / c->members.n : 0.0;
-    if (c->members.n < 2 || !(share < c->g_min_other_bps)) {
+    double share = c->g_flows >= 2 ? c->cap_bps / c->g_flows : 0.0;
+    if (c->g_flows < 2 || !(share < c->g_min_other_bps)) {
         sim_net_group_dissolve(net, cl);
         c->flush_mark = 0;
         return 1;
@@ -454,6 +465,6 @@ int sim_net_group_resolve(sim_net *net, uint32_t cl, sim_err *err)
     c->g_rated_flush = net->flushes;
     if (c->g_vclock_bytes > REBASE_BYTES)
         rebase(net, c);
-    net->stats.rerates += c->members.n;
+    net->stats.rerates += c->g_flows;
     return arm(net, c, true, err);
 }

@@ -1,6 +1,7 @@
 /* Shared-bottleneck groups (sim/net_group.c), for the network's own files: a group is a link c
  * whose every flow is alone on its other links, each of which is faster than c's fair share,
- * so that max-min gives all of them c->cap_bps / c->nflows (see sim/net.h). The solver
+ * so that max-min gives all of them c->cap_bps / c->nflows (see sim/net.h). A bundle
+ * (sim/net_bundle.h) is one member, counted nb times (net_link.g_flows). The solver
  * (sim/net_solver.c) and sim/net_model.c call these; they call nothing of either. Not a
  * public header. */
 #ifndef SIM_NET_GROUP_H
@@ -21,6 +22,10 @@ bool sim_net_group_try_join(sim_net *net, uint32_t s);
 /* Member s leaves its group (its links already left): marks the center dirty unless s was the
  * last flow on its links (returns true then, like a lone flow). */
 bool sim_net_group_leave(sim_net *net, uint32_t s);
+
+/* One message of member s, a bundle, leaves (the bundle's others stay): marks the center
+ * dirty. */
+void sim_net_group_leave_one(sim_net *net, uint32_t s);
 
 /* Turns the members of c's group back into plain flows with their own rates and events. */
 void sim_net_group_dissolve(sim_net *net, uint32_t c);

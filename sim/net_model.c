@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim/net.h"
+#include "sim/net_bundle.h"
 #include "sim/net_group.h"
 #include "sim/net_solo.h"
 #include "sim/net_solver.h"
@@ -24,13 +25,21 @@ static sim_time add_sat(sim_time a, sim_time b)
 }
 
 static inline int drain(sim_net *net, sim_err *err);
+static int rearm_now(sim_net *net, sim_err *err);
+
+/* A bundle whose DONE its caller stopped delivering (sim_net_next) gets a DONE again, now. */
+static inline int rearm(sim_net *net, sim_err *err)
+{
+    return net->delivering == NO_SLOT ? SIM_OK : rearm_now(net, err);
+}
 
 /* The flush: first the starts that came before it (all those of the instant when the clock
  * leaves it), whose stamps record the number of this flush. */
 static int flush_hook(void *ud, sim_engine *eng, sim_err *err)
 {
     (void)eng;
-    int rc = drain(ud, err);
+    int rc = rearm(ud, err);
+    rc = rc != SIM_OK ? rc : drain(ud, err);
     return rc != SIM_OK ? rc : sim_net_solve(ud, err);
 }
 
@@ -101,6 +110,9 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     if (net == NULL)
         goto fail;
     net->eng = eng;
+    net->bundles = cfg->bundles;
+    net->btail = NO_SLOT;
+    net->delivering = NO_SLOT;
     net->topology = cfg->topology;
     net->nhosts = cfg->nhosts;
     net->topo = *cfg;
@@ -212,6 +224,7 @@ static void free_slot(sim_net *net, uint32_t s)
 
 /* ---- flows on links ------------------------------------------------------------------- */
 
+/* Flow s (nb messages) joins the head of its links' hop lists and net->active. */
 static inline void join_links(sim_net *net, uint32_t s)
 {
     net_slot *f = &net->slots[s];
@@ -223,8 +236,9 @@ static inline void join_links(sim_net *net, uint32_t s)
         if (l->head != NO_HOP)
             net->slots[hop_slot(l->head)].hop_prev[hop_pos(l->head)] = hop;
         l->head = hop;
-        l->nflows++;
+        l->nflows += f->nb;
     }
+    net->nmembers_active += f->nb - 1;
     f->active_pos = (uint32_t)net->nactive;
     net->active[net->nactive++] = s;
     if (net_active_flows(net) > net->stats.peak_flows)
@@ -243,11 +257,21 @@ static void leave_links(sim_net *net, uint32_t s)
             l->head = next;
         if (next != NO_HOP)
             net->slots[hop_slot(next)].hop_prev[hop_pos(next)] = prev;
-        l->nflows--;
+        l->nflows -= f->nb;
     }
+    net->nmembers_active -= f->nb - 1;
     uint32_t last = net->active[--net->nactive];
     net->active[f->active_pos] = last;
     net->slots[last].active_pos = f->active_pos;
+}
+
+/* One message of bundle s leaves its links, the others staying (s's nb already went down). */
+static void leave_one(sim_net *net, uint32_t s)
+{
+    const net_slot *f = &net->slots[s];
+    for (uint32_t k = 0; k < f->nlinks; k++)
+        net->links[f->links[k]].nflows--;
+    net->nmembers_active--;
 }
 
 /* Resolves the claim of solo s before anything looks at or changes one of its links. If it
@@ -284,11 +308,6 @@ static int materialize_links(sim_net *net, const uint32_t *links, uint32_t n)
 
 /* ---- operations ----------------------------------------------------------------------- */
 
-static bool bad_host(const sim_net *net, uint32_t h)
-{
-    return h >= net->nhosts;
-}
-
 static int take_pending(sim_net *net, sim_err *err)
 {
     int rc = net->pending_err;
@@ -299,13 +318,37 @@ static int take_pending(sim_net *net, sim_err *err)
                        sim_strerror(rc));
 }
 
+/* Slot f takes message msg, sent now, in its latency phase; returns that latency. */
+static inline sim_time fill_slot(sim_net *net, net_slot *f, const sim_net_msg *msg)
+{
+    sim_time now = sim_engine_now(net->eng);
+    f->msg = *msg;
+    f->msg.sent_ns = now;
+    f->nlinks = path_links(net, msg->src, msg->dst, f->links);
+    f->state = SLOT_LATENCY;
+    f->group = -1;
+    f->nb = 1;
+    f->bnext = NO_SLOT;
+    f->carrier = NO_SLOT;
+    f->solo_wait = false;
+    f->solo_seq = UINT64_MAX;
+    f->rate_bps = 0.0;
+    f->remaining_bytes = (double)msg->bytes;
+    f->last_ns = now;
+    if (msg->src == msg->dst)
+        return 0;
+    sim_time lat = sim_net_path_latency(net, msg->src, msg->dst);
+    lat = add_sat(lat, net->hosts[msg->src].extra_ns);
+    return add_sat(lat, net->hosts[msg->dst].extra_ns);
+}
+
 int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
 {
     assert(net != NULL && msg != NULL);
     int rc = take_pending(net, err);
     if (rc != SIM_OK)
         return rc;
-    if (bad_host(net, msg->src) || bad_host(net, msg->dst))
+    if (net_bad_host(net, msg->src) || net_bad_host(net, msg->dst))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "net: send from host %u to host %u: hosts are 0..%u", msg->src, msg->dst,
                            net->nhosts - 1);
@@ -321,24 +364,11 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     net_slot *f = &net->slots[s];
-    sim_time now = sim_engine_now(net->eng);
-    f->msg = *msg;
-    f->msg.sent_ns = now;
-    f->nlinks = path_links(net, msg->src, msg->dst, f->links);
-    f->state = SLOT_LATENCY;
-    f->group = -1;
-    f->solo_wait = false;
-    f->solo_seq = UINT64_MAX;
-    f->rate_bps = 0.0;
-    f->remaining_bytes = (double)msg->bytes;
-    f->last_ns = now;
-    sim_time lat = 0;
-    if (msg->src != msg->dst) {
-        lat = sim_net_path_latency(net, msg->src, msg->dst);
-        lat = add_sat(lat, net->hosts[msg->src].extra_ns);
-        lat = add_sat(lat, net->hosts[msg->dst].extra_ns);
-    }
-    if (!sim_net_solo_try(net, s, add_sat(now, lat))) {
+    sim_time lat = fill_slot(net, f, msg);
+    sim_time t_start = add_sat(f->msg.sent_ns, lat);
+    if (sim_net_solo_try(net, s, t_start)) {
+        net->btail = NO_SLOT;
+    } else if (!net->bundles || !sim_net_bundle_join(net, s, t_start)) {
         sim_event ev = sim_net_slot_event(SIM_EV_NET_START, s, f);
         rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
         if (rc != SIM_OK) {
@@ -346,6 +376,8 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
             return sim_err_set(err, rc, NULL, "net: cannot schedule a message from %u to %u",
                                msg->src, msg->dst);
         }
+        if (net->bundles)
+            sim_net_bundle_note(net, s, t_start);
     }
     net->hosts[msg->src].sent_bytes += msg->bytes;
     net->hosts[msg->src].inflight++;
@@ -379,26 +411,72 @@ static int finish(sim_net *net, uint32_t s, sim_net_msg *out)
     return delivered;
 }
 
+static int start_split(sim_net *net, uint32_t s, sim_err *err);
+
+/* Bundle s (nb > 1) about to start: whether it may start as one flow, and the rate its first
+ * message would get if it started alone on its links (0: not alone). That message's START would
+ * rate it so, and the next START would join it (sim/net_bundle.h); unless that rating ended it
+ * within the start ns or past the end of time: then the messages start one by one. */
+static bool bundle_may_start(const sim_net *net, const net_slot *f, double *lone)
+{
+    *lone = INFINITY;
+    for (uint32_t k = 0; k < f->nlinks; k++) {
+        const net_link *l = &net->links[f->links[k]];
+        if (l->nflows != 0) {
+            *lone = 0.0;
+            return true;
+        }
+        *lone = l->cap_bps < *lone ? l->cap_bps : *lone;
+    }
+    sim_time now = sim_engine_now(net->eng), at;
+    return net_end_at(f->remaining_bytes, *lone, now, &at) && at != now;
+}
+
 /* Message s's flow starts now: it joins its links (whose solos are resolved first) and is
- * rated alone, joins a group, or waits for the flush. */
+ * rated alone, joins a group, or waits for the flush. A bundle joins them once for its nb
+ * messages, as their STARTs one after the other would have: the first rated alone if it was
+ * (its rate kept until the flush rates them all), the others joining it. */
 static inline int start_flow(sim_net *net, uint32_t s, sim_err *err)
 {
     net_slot *f = &net->slots[s];
     int rc = materialize_links(net, f->links, f->nlinks);
     if (rc != SIM_OK)
         return sim_err_set(err, rc, NULL, "net: cannot schedule the start of a message");
+    double lone = 0.0;
+    if (f->nb > 1 && !bundle_may_start(net, f, &lone))
+        return start_split(net, s, err);
     f->state = SLOT_FLOW;
     f->last_ns = sim_engine_now(net->eng);
-    f->join_seq = net->starts++;
+    f->join_seq = net->starts;
+    net->starts += f->nb;
     f->stamp_flush = net->flushes + 1;
     join_links(net, s);
-    if (sim_net_rate_alone(net, s, &rc, err))
+    if (f->nb > 1 && lone > 0.0) {
+        f->rate_bps = lone;
+        net->stats.recomputes++;
+        net->stats.rerates++;
+    } else if (f->nb == 1 && sim_net_rate_alone(net, s, &rc, err)) {
         return rc;
+    }
     if (sim_net_group_try_join(net, s))
         return SIM_OK;
     for (uint32_t k = 0; k < f->nlinks; k++)
         sim_net_mark_dirty(net, f->links[k]);
     return SIM_OK;
+}
+
+/* Bundle s starts as its messages one by one, as their STARTs would have started them. */
+static int start_split(sim_net *net, uint32_t s, sim_err *err)
+{
+    int32_t m = sim_net_bundle_split(net, s);
+    int rc = start_flow(net, s, err);
+    while (m != NO_SLOT && rc == SIM_OK) {
+        int32_t next = net->slots[m].bnext;
+        net->slots[m].bnext = NO_SLOT;
+        rc = start_flow(net, (uint32_t)m, err);
+        m = next;
+    }
+    return rc;
 }
 
 static int on_start(sim_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
@@ -449,10 +527,31 @@ static void drain_void(sim_net *net)
         net->pending_err = rc;
 }
 
-static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
+/* Bundle s's DONE delivers its next member: one message leaves the links, the rest staying on
+ * them, as that message's own DONE would have left them (a group's center, or every link,
+ * marked), and the next calls (sim_net_next) deliver the others. */
+static int deliver_member(sim_net *net, uint32_t s, sim_net_msg *out)
+{
+    net_slot *f = &net->slots[s];
+    uint32_t m = sim_net_bundle_pop(net, s);
+    leave_one(net, s);
+    net->delivering = (int32_t)s;
+    if (f->group >= 0) {
+        sim_net_group_leave_one(net, s);
+    } else {
+        for (uint32_t k = 0; k < f->nlinks; k++)
+            sim_net_mark_dirty(net, f->links[k]);
+    }
+    finish(net, m, out); /* its destination is up: a failure would have dropped it */
+    return 2;
+}
+
+static inline int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
 {
     net_slot *f = &net->slots[s];
     f->ev = 0;
+    if (f->nb > 1)
+        return deliver_member(net, s, out);
     leave_links(net, s);
     if (f->group >= 0) {
         if (sim_net_group_leave(net, s))
@@ -472,6 +571,30 @@ static int on_done(sim_net *net, uint32_t s, sim_net_msg *out)
     return finish(net, s, out);
 }
 
+int sim_net_next(sim_net *net, sim_net_msg *out, sim_err *err)
+{
+    (void)err;
+    if (net->delivering == NO_SLOT)
+        return 0;
+    uint32_t s = (uint32_t)net->delivering;
+    if (net->slots[s].nb > 1)
+        return deliver_member(net, s, out);
+    net->delivering = NO_SLOT;
+    return on_done(net, s, out);
+}
+
+static int rearm_now(sim_net *net, sim_err *err)
+{
+    uint32_t s = (uint32_t)net->delivering;
+    net_slot *f = &net->slots[s];
+    net->delivering = NO_SLOT;
+    sim_event ev = sim_net_slot_event(SIM_EV_NET_DONE, s, f);
+    int rc = sim_engine_schedule_at(net->eng, sim_engine_now(net->eng), &ev, &f->ev);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
+    return SIM_OK;
+}
+
 /* The end of a solo that nothing touched: a lone flow's end, which re-rates nobody. */
 static int on_solo_done(sim_net *net, uint32_t s, sim_net_msg *out)
 {
@@ -488,6 +611,7 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
 {
     assert(net != NULL && ev != NULL && out != NULL);
     int rc = take_pending(net, err);
+    rc = rc != SIM_OK ? rc : rearm(net, err);
     if (rc != SIM_OK)
         return rc;
     if (ev->kind != SIM_EV_NET_START && ev->kind != SIM_EV_NET_DONE)
@@ -525,11 +649,16 @@ int sim_net_handle(sim_net *net, const sim_event *ev, sim_net_msg *out, sim_err 
 
 void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
 {
-    assert(net != NULL && !bad_host(net, host));
-    if (bad_host(net, host) || net->hosts[host].down == down)
+    assert(net != NULL && !net_bad_host(net, host));
+    if (net_bad_host(net, host) || net->hosts[host].down == down)
         return;
-    if (down)
+    if (down) {
+        sim_err err;
+        int rc = rearm(net, &err);
+        if (rc != SIM_OK && net->pending_err == SIM_OK)
+            net->pending_err = rc;
         drain_void(net);
+    }
     net->hosts[host].down = down;
     if (!down)
         return;
@@ -543,14 +672,22 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
         net_slot *f = &net->slots[i];
         if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
             continue;
-        if (f->ev != 0)
-            sim_engine_cancel(net->eng, f->ev);
-        bool on_links = f->state == SLOT_FLOW;
-        if (f->state == SLOT_FLOW)
-            leave_links(net, (uint32_t)i);
-        else if (f->state == SLOT_SOLO)
-            on_links = sim_net_solo_unclaim(net, (uint32_t)i);
-        sim_net_solo_forget(net, (uint32_t)i);
+        bool on_links;
+        if (f->state == SLOT_MEMBER || f->nb > 1) { /* the rest of its bundle goes on */
+            uint32_t c = sim_net_bundle_drop(net, (uint32_t)i);
+            on_links = net->slots[c].state == SLOT_FLOW;
+            if (on_links)
+                leave_one(net, c);
+        } else {
+            if (f->ev != 0)
+                sim_engine_cancel(net->eng, f->ev);
+            on_links = f->state == SLOT_FLOW;
+            if (f->state == SLOT_FLOW)
+                leave_links(net, (uint32_t)i);
+            else if (f->state == SLOT_SOLO)
+                on_links = sim_net_solo_unclaim(net, (uint32_t)i);
+            sim_net_solo_forget(net, (uint32_t)i);
+        }
         for (uint32_t k = 0; on_links && k < f->nlinks; k++)
             sim_net_mark_dirty(net, f->links[k]);
         net->hosts[f->msg.src].inflight--;
@@ -561,20 +698,6 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
             net->on_drop(net->drop_ud, &f->msg);
         free_slot(net, (uint32_t)i);
     }
-}
-
-bool sim_net_host_down(const sim_net *net, uint32_t host)
-{
-    assert(net != NULL);
-    return !bad_host(net, host) && net->hosts[host].down;
-}
-
-void sim_net_set_extra_latency(sim_net *net, uint32_t host, sim_time extra_ns)
-{
-    assert(net != NULL && !bad_host(net, host) && extra_ns >= 0);
-    if (bad_host(net, host))
-        return;
-    net->hosts[host].extra_ns = extra_ns > 0 ? extra_ns : 0;
 }
 
 /* The factor of host h's NIC: the smallest set on the hosts of its node (h's own without
@@ -595,7 +718,7 @@ static double node_factor(const sim_net *net, uint32_t h)
 int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim_err *err)
 {
     assert(net != NULL);
-    if (bad_host(net, host))
+    if (net_bad_host(net, host))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "net: bandwidth factor for host %u: hosts are 0..%u", host,
                            net->nhosts - 1);
@@ -607,7 +730,8 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
     factor = node_factor(net, host);
     uint32_t nic = sim_net_topo_nic(&net->topo, host);
     uint32_t seeds[2] = { nic, nic + 1 };
-    int rc = drain(net, err);
+    int rc = rearm(net, err);
+    rc = rc != SIM_OK ? rc : drain(net, err);
     if (rc != SIM_OK)
         return rc;
     rc = materialize_links(net, seeds, 2);
@@ -625,49 +749,12 @@ int sim_net_set_bandwidth_factor(sim_net *net, uint32_t host, double factor, sim
 sim_time sim_net_path_latency(const sim_net *net, uint32_t src, uint32_t dst)
 {
     assert(net != NULL);
-    if (bad_host(net, src) || bad_host(net, dst) || src == dst)
+    if (net_bad_host(net, src) || net_bad_host(net, dst) || src == dst)
         return 0;
     if (net->node_of != NULL && net->node_of[src] == net->node_of[dst])
         return net->hosts[src].fabric_latency_ns + net->hosts[dst].fabric_latency_ns;
     return net->hosts[src].latency_ns + net->hosts[dst].latency_ns +
            sim_net_topo_fabric_latency(&net->topo, src, dst);
-}
-
-double sim_net_path_bandwidth_bps(const sim_net *net, uint32_t src, uint32_t dst)
-{
-    assert(net != NULL);
-    if (bad_host(net, src) || bad_host(net, dst))
-        return 0.0;
-    if (src == dst)
-        return INFINITY;
-    uint32_t links[MAX_HOPS];
-    uint8_t n = path_links(net, src, dst, links);
-    double b = INFINITY;
-    for (uint8_t k = 0; k < n; k++)
-        b = fmin(b, net->links[links[k]].cap_bps);
-    return b;
-}
-
-void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received)
-{
-    assert(net != NULL);
-    bool bad = bad_host(net, host);
-    if (sent != NULL)
-        *sent = bad ? 0 : net->hosts[host].sent_bytes;
-    if (received != NULL)
-        *received = bad ? 0 : net->hosts[host].received_bytes;
-}
-
-void sim_net_set_drop_fn(sim_net *net, sim_net_drop_fn fn, void *ud)
-{
-    net->on_drop = fn;
-    net->drop_ud = ud;
-}
-
-uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)
-{
-    assert(net != NULL);
-    return bad_host(net, host) ? 0 : net->hosts[host].inflight;
 }
 
 bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
@@ -676,7 +763,8 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     /* Solos that have started by now are listed as the flows they stand for (joined to their
      * links), and rates are settled once per instant: settle them now for the caller to see. */
     sim_err err;
-    int rc = drain(net, &err);
+    int rc = rearm(net, &err);
+    rc = rc != SIM_OK ? rc : drain(net, &err);
     int frc = sim_engine_flush(net->eng, NULL);
     rc = rc != SIM_OK ? rc : frc;
     for (size_t i = 0; net->nsolo_active > 0 && i < net->cap; i++)
@@ -684,10 +772,15 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
             rc = materialize(net, (uint32_t)i);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;
-    if (n >= net->nactive)
+    size_t i = 0; /* the flow holding the n-th message: a bundle holds nb */
+    while (i < net->nactive && n >= net->slots[net->active[i]].nb)
+        n -= net->slots[net->active[i++]].nb;
+    if (i == net->nactive)
         return false;
-    const net_slot *f = &net->slots[net->active[n]];
-    double rate = sim_net_flow_rate(net, net->active[n]);
+    double rate = sim_net_flow_rate(net, net->active[i]);
+    const net_slot *f = &net->slots[net->active[i]];
+    for (int32_t m = f->bnext; n > 0; m = net->slots[m].bnext, n--) /* its n-th message */
+        f = &net->slots[m];
     if (src != NULL)
         *src = f->msg.src;
     if (dst != NULL)
@@ -695,16 +788,4 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
     if (rate_bps != NULL)
         *rate_bps = rate;
     return true;
-}
-
-void sim_net_stats_get(const sim_net *net, sim_net_stats *stats)
-{
-    assert(net != NULL && stats != NULL);
-    *stats = net->stats;
-    /* With the solos that have started but that no network call has counted yet. */
-    stats->active_flows =
-        net_active_flows(net) +
-        sim_net_solo_uncounted(net, sim_engine_now(net->eng), sim_engine_current_seq(net->eng));
-    if (stats->active_flows > stats->peak_flows)
-        stats->peak_flows = stats->active_flows;
 }

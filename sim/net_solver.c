@@ -25,7 +25,7 @@ int sim_net_set_rate(sim_net *net, uint32_t s, double rate_bps, sim_err *err)
     sim_time now = sim_engine_now(net->eng);
     advance(f, now);
     f->rate_bps = rate_bps;
-    net->stats.rerates++;
+    net->stats.rerates += f->nb;
     bool stalled = !(rate_bps > 0.0); /* until a later recompute: never divide by zero */
     sim_time at = now;
     bool too_late = !stalled && !net_end_at(f->remaining_bytes, rate_bps, now, &at);
@@ -118,7 +118,9 @@ static net_comp collect_component(sim_net *net, const uint32_t *seeds, uint32_t 
     return comp;
 }
 
-/* Freezes the unfrozen flows of link l at its share and charges them to their other links. */
+/* Freezes the unfrozen flows of link l at its share and charges them to their other links: a
+ * bundle of nb messages nb times, one subtraction each, as its messages one after the other on
+ * l's hop list would be charged. */
 static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
 {
     double share = net->links[l].share_bps;
@@ -135,6 +137,9 @@ static int freeze_link(sim_net *net, uint32_t l, sim_err *err)
             if (m == l)
                 continue;
             o->rem_bps -= share;
+            for (uint32_t i = 1; i < f->nb; i++)
+                o->rem_bps -= share;
+            o->unfrozen -= f->nb - 1;
             if (--o->unfrozen == 0) {
                 net->heap_live--; /* left in the heap, skipped when it comes up */
                 continue;

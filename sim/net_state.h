@@ -1,14 +1,20 @@
 /* The network's internals: its types and inline helpers, shared by sim/net_model.c (messages,
  * flows on links, the public API of sim/net.h), sim/net_solver.c (rates: max-min fairness,
  * once per instant; sim/net_solver.h), sim/net_group.c (shared-bottleneck groups;
- * sim/net_group.h) and sim/net_solo.c (messages alone on their links, one event each;
- * sim/net_solo.h). Not a public header: only those files include it. net_model.c calls the
- * solver, the groups and the solos, the solver calls the groups, and none calls back up.
+ * sim/net_group.h), sim/net_solo.c (messages alone on their links, one event each;
+ * sim/net_solo.h) and sim/net_bundle.c (identical messages sent together, which share their
+ * events; sim/net_bundle.h), and sim/net_query.c (queries and settings that touch no flow).
+ * Not a public header: only those files include it. net_model.c calls the solver, the groups,
+ * the solos, the bundles and the queries, the solver calls the groups, and none calls back
+ * up.
  *
  * Links are numbered by sim/net_topo.h. A message lives in one slot of a pool from send to
  * delivery or drop; in its bandwidth phase the slot is a flow threaded on the links of its
  * path through intrusive doubly linked lists of "hops" (hop id = slot * MAX_HOPS + position
- * on the path), so joining and leaving a link are O(1) and allocate nothing. */
+ * on the path), so joining and leaving a link are O(1) and allocate nothing. A bundle
+ * (sim/net_bundle.h) is one such flow standing for `nb` identical messages: its slot, the
+ * carrier, counts nb times on its links (net_link.nflows counts messages, not slots), and the
+ * other messages keep slots of their own (SLOT_MEMBER), off the links and without events. */
 #ifndef SIM_NET_INTERNAL_H
 #define SIM_NET_INTERNAL_H
 
@@ -34,8 +40,10 @@ enum slot_state {
     SLOT_FREE = 0,
     SLOT_LATENCY = 1, /* waiting for its SIM_EV_NET_START */
     SLOT_FLOW = 2,    /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
-    SLOT_SOLO = 3     /* alone on its links from send to end, claimed (sim/net_solo.c): no
+    SLOT_SOLO = 3,    /* alone on its links from send to end, claimed (sim/net_solo.c): no
                          START, its SIM_EV_NET_DONE scheduled when sent; not on the hop lists */
+    SLOT_MEMBER = 4   /* carried by another slot's bundle (sim/net_bundle.c): no event of its
+                         own, not on the hop lists */
 };
 
 typedef struct net_slot {
@@ -63,6 +71,11 @@ typedef struct net_slot {
     uint64_t start_mark; /* the engine's next sequence when it was counted as started: that
                             of a DONE its START would have scheduled */
     bool solo_wait;      /* its start is to come: it has a live entry in the wait queue */
+    /* Bundle (sim/net_bundle.c). */
+    uint32_t nb;     /* messages this slot's flow stands for: 1, or a carrier's with its members */
+    int32_t bnext;   /* carrier: its member to deliver first (the last sent), member: the next
+                        one; NO_SLOT at the end (the carrier's own message is delivered last) */
+    int32_t carrier; /* a member's carrier */
     uint8_t nlinks;
     uint8_t state; /* enum slot_state */
 } net_slot;
@@ -91,6 +104,7 @@ typedef struct net_link {
     uint64_t g_resolved_flush; /* last flush that rated the group: later joiners are unrated */
     double g_min_other_bps;    /* lower bound of the capacity of the members' other links */
     uint32_t g_joined;         /* members that joined since the last flush */
+    uint32_t g_flows;          /* flows the members stand for (a bundle counts its nb) */
 } net_link;
 
 typedef struct net_host {
@@ -137,6 +151,16 @@ struct sim_net {
     sim_heap wait_heap;  /* (cap) the other entries (net_wait), by key */
     size_t nsolo_active; /* solos counted as started and still claiming their links */
     bool solo_off;       /* tests: every message takes the START and DONE path */
+    /* Bundles (sim/net_bundle.c). */
+    bool bundles;           /* the configuration's: identical messages sent together share */
+    int32_t btail;          /* the message a send may join (a carrier in its latency), or
+                               NO_SLOT */
+    uint32_t btail_gen;     /* its generation */
+    uint64_t bmark;         /* the engine's next sequence after its START (or last member) */
+    sim_time bstart_ns;     /* its start */
+    size_t nmembers_active; /* members of the bundles on the links: flows beside net->nactive */
+    int32_t delivering;     /* the carrier whose DONE is being delivered message by message
+                               (sim_net_next), or NO_SLOT */
 };
 
 /* An entry of the wait queue: the place of a start to come in the engine's order. It is live
@@ -190,10 +214,17 @@ static inline bool net_end_at(double rem_bytes, double rate_bps, sim_time from, 
     return true;
 }
 
-/* Flows in their bandwidth phase: those on the hop lists and the solos that have started. */
+/* Flows in their bandwidth phase: those on the hop lists (a bundle's nb), and the solos that
+ * have started. */
 static inline size_t net_active_flows(const sim_net *net)
 {
-    return net->nactive + net->nsolo_active;
+    return net->nactive + net->nmembers_active + net->nsolo_active;
+}
+
+/* Whether h is no host of the network. */
+static inline bool net_bad_host(const sim_net *net, uint32_t h)
+{
+    return h >= net->nhosts;
 }
 
 static inline uint32_t hop_slot(int32_t hop)

@@ -96,6 +96,17 @@ static void run_action(nh_side *sd, const nh_action *a)
     sim_engine_stats_get(sd->eng, &sd->after_action);
 }
 
+/* A delivery: noted, and answered every third message. */
+static int delivered(nh_side *sd, const sim_net_msg *msg)
+{
+    note(sd, msg->tag, false);
+    if (sd->ref != NULL && ref_net_last_reverted(sd->ref))
+        sd->reverted = true;
+    if (sd->replies && msg->tag % 3 == 0 && msg->bytes > 1000 && !side_down(sd, msg->dst))
+        return side_send(sd, msg->dst, msg->src, msg->bytes / 2, 2 * msg->tag + 1);
+    return 0;
+}
+
 static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
 {
     (void)eng;
@@ -108,14 +119,12 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
     int rc = sd->net != NULL   ? sim_net_handle(sd->net, ev, &msg, err)
              : sd->ref != NULL ? ref_net_handle(sd->ref, ev, &msg, err)
                                : pi_net_handle(sd->pi, ev, &msg, err);
-    if (rc <= 0)
-        return rc;
-    note(sd, msg.tag, false);
-    if (sd->ref != NULL && ref_net_last_reverted(sd->ref))
-        sd->reverted = true;
-    if (sd->replies && msg.tag % 3 == 0 && msg.bytes > 1000 && !side_down(sd, msg.dst))
-        return side_send(sd, msg.dst, msg.src, msg.bytes / 2, 2 * msg.tag + 1);
-    return 0;
+    while (rc > 0) { /* a bundle's DONE delivers its messages one by one */
+        rc = delivered(sd, &msg);
+        if (rc == 0 && sd->net != NULL)
+            rc = sim_net_next(sd->net, &msg, err);
+    }
+    return rc;
 }
 
 void nh_side_open(nh_side *sd, const sim_net_config *cfg, nh_impl impl, bool replies)
@@ -133,9 +142,11 @@ void nh_side_open(nh_side *sd, const sim_net_config *cfg, nh_impl impl, bool rep
         ck_assert_ptr_nonnull(sd->pi);
         pi_net_set_drop_fn(sd->pi, on_drop, sd);
     } else {
-        sd->net = sim_net_create(cfg, sd->eng, &err);
+        sim_net_config c = *cfg;
+        c.bundles = impl == NH_MODEL;
+        sd->net = sim_net_create(&c, sd->eng, &err);
         ck_assert_ptr_nonnull(sd->net);
-        sim_net_solo_enable(sd->net, impl == NH_MODEL);
+        sim_net_solo_enable(sd->net, impl != NH_NO_SOLOS);
         sim_net_set_drop_fn(sd->net, on_drop, sd);
     }
     sd->replies = replies;
@@ -204,6 +215,25 @@ static sim_time draw_start(gsl_rng *r, bool grid, const nh_draw *d)
     return t;
 }
 
+/* Actions i, i + 1, ... (up to 7 of them, within fs->nacts) become copies of the send i - 1:
+ * its ns and size, from its hosts or (half the batches) from the hosts after them to the hosts
+ * after its destination. Returns the index after the batch. */
+static size_t draw_batch(nh_flow_set *fs, gsl_rng *r, size_t i, uint32_t n)
+{
+    const nh_action *first = &fs->acts[i - 1];
+    size_t k = 1 + nh_pick(r, 7);
+    bool spread = gsl_rng_uniform(r) < 0.5;
+    for (size_t j = 0; j < k && i < fs->nacts; j++, i++) {
+        nh_action *a = &fs->acts[i];
+        *a = *first;
+        if (spread) {
+            a->a = (uint32_t)((first->a + j + 1) % n);
+            a->b = (uint32_t)((first->b + j + 1) % n);
+        }
+    }
+    return i;
+}
+
 void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool changes,
                       const nh_draw *d)
 {
@@ -238,6 +268,11 @@ void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool chang
         favour = gsl_rng_uniform(r) < 0.5 ? 0.0 : d->favour;
     for (size_t i = 0; i < fs->nacts; i++) {
         nh_action *a = &fs->acts[i];
+        if (i > 0 && d->batch > 0.0 && fs->acts[i - 1].kind == NH_SEND &&
+            gsl_rng_uniform(r) < d->batch) {
+            i = draw_batch(fs, r, i, n) - 1;
+            continue;
+        }
         a->at_ns = draw_start(r, grid, d);
         a->a = (uint32_t)nh_pick(r, n);
         a->b = gsl_rng_uniform(r) < favour ? incast : (uint32_t)nh_pick(r, n);
@@ -252,4 +287,32 @@ void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool chang
             a->kind = gsl_rng_uniform(r) < 0.6 ? NH_DOWN : NH_UP;
         }
     }
+}
+
+void nh_to_nodes(nh_node_set *ns, gsl_rng *r)
+{
+    static const double fabric[] = { 3.1e9, 10e9, 40e9, 160e9 };
+    nh_flow_set *fs = &ns->fs;
+    uint32_t node = 0, first = 0;
+    for (uint32_t h = 0; h < fs->cfg.nhosts; h++) {
+        if (h > first && nh_pick(r, 3) == 0) { /* a new node, about every third host */
+            node++;
+            first = h;
+        }
+        if (h - first >= 4) {
+            node++;
+            first = h;
+        }
+        ns->node_of[h] = node;
+        fs->bw[h] = fs->bw[first];
+        fs->lat[h] = fs->lat[first];
+        ns->fbw[h] = fabric[nh_pick(r, 4)];
+        ns->flat[h] = 1000 * (sim_time)nh_pick(r, 3);
+    }
+    fs->cfg.nnodes = node + 1;
+    fs->cfg.node_of = ns->node_of;
+    fs->cfg.fabric_bps = ns->fbw;
+    fs->cfg.fabric_latency_ns = ns->flat;
+    if (fs->cfg.topology == SIM_TOPO_RACKS && fs->cfg.rack_size > fs->cfg.nnodes)
+        fs->cfg.rack_size = fs->cfg.nnodes;
 }

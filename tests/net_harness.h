@@ -1,9 +1,10 @@
 /* The random-flow harness of the network's differential tests (tests/test_net_diff.c,
- * test_net_group.c, test_net_solo.c): a "side" runs a script of timed actions (sends,
- * capacity changes, failures, probes) on one network (the model, with or without solos, or one
- * of the frozen references tests/net_ref.c and tests/net_pi_ref.c) and records every end,
- * answering every third delivered message; a flow set is a random topology with such a
- * script, drawn with the knobs of a net_draw. Functions fail the calling Check test on error,
+ * test_net_group.c, test_net_solo.c, test_net_hosts.c, test_net_bundle.c): a "side" runs a
+ * script of timed actions (sends, capacity changes, failures, probes) on one network (the
+ * model, with or without solos and bundles, or one of the frozen references tests/net_ref.c
+ * and tests/net_pi_ref.c) and records every end, answering every third delivered message; a
+ * flow set is a random topology with such a script, drawn with the knobs of a net_draw, its
+ * hosts grouped into nodes or not. Functions fail the calling Check test on error,
  * so they may be called only from inside one. */
 #ifndef HETSIM_TESTS_NET_HARNESS_H
 #define HETSIM_TESTS_NET_HARNESS_H
@@ -45,10 +46,11 @@ typedef struct nh_action {
 
 /* The network a side runs. */
 typedef enum nh_impl {
-    NH_MODEL = 0,    /* sim/net.h */
-    NH_NO_SOLOS = 1, /* sim/net.h with every message on the START and DONE path */
-    NH_REF = 2,      /* tests/net_ref.h: one recomputation per change */
-    NH_PI = 3        /* tests/net_pi_ref.h: the per-instant solver before groups */
+    NH_MODEL = 0,     /* sim/net.h, with bundles */
+    NH_NO_SOLOS = 1,  /* sim/net.h with every message on the START and DONE path */
+    NH_REF = 2,       /* tests/net_ref.h: one recomputation per change */
+    NH_PI = 3,        /* tests/net_pi_ref.h: the per-instant solver before groups */
+    NH_NO_BUNDLES = 4 /* sim/net.h with solos but without bundles */
 } nh_impl;
 
 typedef struct nh_side {
@@ -100,6 +102,9 @@ typedef struct nh_draw {
     double favour;                /* share of sends to a favourite destination */
     bool favour_half;             /* ... and in half the sets none */
     uint64_t tiny;                /* a seventh size of message, or 0: six sizes */
+    double batch;                 /* share of sends that are batches: 2 to 8 sends of one size
+                                     at one ns, from one host to one host or from consecutive
+                                     hosts to consecutive hosts (0: none, nothing drawn) */
     double p_send, p_send_factor; /* with changes: u < p_send sends, u < p_send_factor a
                                      factor change, else a failure or recovery */
 } nh_draw;
@@ -113,6 +118,14 @@ typedef struct nh_flow_set {
     size_t nacts;
 } nh_flow_set;
 
+/* A flow set with its hosts grouped into nodes (sim_net_config.node_of). */
+typedef struct nh_node_set {
+    nh_flow_set fs;
+    uint32_t node_of[NH_MAX_HOSTS];
+    double fbw[NH_MAX_HOSTS];
+    sim_time flat[NH_MAX_HOSTS];
+} nh_node_set;
+
 /* A uniform draw in [0, n). */
 size_t nh_pick(gsl_rng *r, size_t n);
 
@@ -122,5 +135,9 @@ size_t nh_pick(gsl_rng *r, size_t n);
  * failures and recoveries too. */
 void nh_draw_flow_set(nh_flow_set *fs, gsl_rng *r, sim_topology topo, bool changes,
                       const nh_draw *d);
+
+/* Groups the hosts of ns->fs (just drawn) into nodes of 1 to 4 (drawn), each node's NIC its
+ * first host's, and fabric links from a short list: more or less than the NICs, or equal. */
+void nh_to_nodes(nh_node_set *ns, gsl_rng *r);
 
 #endif

@@ -357,6 +357,37 @@ START_TEST(engine_reschedule_acts_as_cancel_then_schedule)
 }
 END_TEST
 
+/* A retargeted event takes the new body (kind, src, dst, arg) and keeps its time and its place
+ * among the events of that time; a stale id is refused. */
+START_TEST(engine_retarget_changes_the_body_not_the_place)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_event_id ids[4];
+    const sim_time at[] = { 700, 300, 300, 300 };
+    for (uint64_t i = 0; i < 4; i++) {
+        sim_event ev = tagged(i);
+        ck_assert_int_eq(sim_engine_schedule(eng, at[i], &ev, &ids[i]), 0);
+    }
+    sim_event body = tagged(42);
+    body.src = 3;
+    body.dst = 5;
+    ck_assert_int_eq(sim_engine_retarget(eng, ids[2], &body), 0);
+    ck_assert_int_eq(sim_engine_cancel(eng, ids[3]), 0);
+    ck_assert_int_eq(sim_engine_retarget(eng, ids[3], &body), SIM_EINVAL);
+    trace t = { 0 };
+    ck_assert_int_eq(sim_engine_run(eng, SIM_TIME_NEVER - 1, record, &t, NULL), 0);
+    const uint64_t order[] = { 1, 42, 0 };
+    const sim_time times[] = { 300, 300, 700 };
+    ck_assert_uint_eq(t.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_uint_eq(t.tag[i], order[i]);
+        ck_assert_int_eq(t.time[i], times[i]);
+    }
+    ck_assert_int_eq(sim_engine_retarget(eng, ids[0], &body), SIM_EINVAL); /* already ran */
+    sim_engine_destroy(eng);
+}
+END_TEST
+
 /* Inside a handler the dispatched event is gone: queries, cancels and schedules made there
  * see only the events still pending. */
 typedef struct inside {
@@ -582,6 +613,7 @@ Suite *test_suite(void)
     tcase_add_test(cancel, engine_clock_never_goes_back_under_random_load);
     tcase_add_test(cancel, engine_handlers_see_only_the_events_still_pending);
     tcase_add_test(cancel, engine_reschedule_acts_as_cancel_then_schedule);
+    tcase_add_test(cancel, engine_retarget_changes_the_body_not_the_place);
     tcase_add_test(cancel, engine_next_seq_is_the_seq_of_the_next_event);
     tcase_add_test(cancel, engine_pops_in_the_exact_order_of_a_reference_queue);
     tcase_add_test(cancel, engine_keeps_order_through_many_reschedules_of_far_events);

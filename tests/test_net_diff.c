@@ -83,18 +83,20 @@ static void compare_ends(const nh_side *a, const nh_side *b, size_t k, size_t *o
     *order_diffs += reordered;
 }
 
-/* Runs `sets` flow sets through both solvers and compares every delivery and drop. */
-static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets)
+/* Runs `sets` flow sets drawn with `d` through both solvers and compares every delivery and
+ * drop. */
+static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets,
+                         const nh_draw *d)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
     nh_flow_set *fs = calloc(1, sizeof(*fs));
     nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
     ck_assert(fs != NULL && a != NULL && b != NULL);
-    uint64_t recomputes_new = 0, recomputes_ref = 0, messages = 0;
+    uint64_t recomputes_new = 0, recomputes_ref = 0, messages = 0, bundled = 0;
     size_t order_diffs = 0, reverted_diffs = 0;
     for (size_t k = 0; k < sets; k++) {
-        nh_draw_flow_set(fs, r, topo, changes, &draw);
+        nh_draw_flow_set(fs, r, topo, changes, d);
         nh_side_run(a, &fs->cfg, fs->acts, fs->nacts, NH_MODEL, true);
         nh_side_run(b, &fs->cfg, fs->acts, fs->nacts, NH_REF, true);
         size_t before = reverted_diffs;
@@ -110,13 +112,16 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         recomputes_new += sa.recomputes;
         recomputes_ref += sb.recomputes;
         messages += sa.sent;
+        bundled += sa.bundled;
     }
     /* Ties may end in another order; ends may differ only after a re-rating the per-instant
      * solver cannot see (see ref_net_last_reverted), and rarely. */
     fprintf(stderr,
             "topo %d changes %d: %zu sets with ties ordered otherwise, %zu off after a revert or "
-            "by a 1 ns group rounding\n",
-            (int)topo, (int)changes, order_diffs, reverted_diffs);
+            "by a 1 ns group rounding, %llu messages bundled\n",
+            (int)topo, (int)changes, order_diffs, reverted_diffs, (unsigned long long)bundled);
+    if (d->batch > 0.0)
+        ck_assert_uint_gt(bundled, messages / 20);
     /* The batching must have had something to batch. */
     ck_assert_uint_gt(messages, 20 * sets);
     ck_assert_uint_lt(recomputes_new, recomputes_ref);
@@ -129,27 +134,40 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
 
 START_TEST(net_per_instant_solver_matches_the_reference_on_star)
 {
-    differential(SIM_TOPO_STAR, false, 11, 1500);
+    differential(SIM_TOPO_STAR, false, 11, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_per_instant_solver_matches_the_reference_on_racks)
 {
-    differential(SIM_TOPO_RACKS, false, 12, 1500);
+    differential(SIM_TOPO_RACKS, false, 12, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_per_instant_solver_matches_the_reference_on_fat_tree)
 {
-    differential(SIM_TOPO_FAT_TREE, false, 15, 1500);
+    differential(SIM_TOPO_FAT_TREE, false, 15, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_per_instant_solver_matches_the_reference_under_changes_and_failures)
 {
-    differential(SIM_TOPO_RACKS, true, 13, 1000);
-    differential(SIM_TOPO_STAR, true, 14, 1000);
-    differential(SIM_TOPO_FAT_TREE, true, 16, 1000);
+    differential(SIM_TOPO_RACKS, true, 13, 1000, &draw);
+    differential(SIM_TOPO_STAR, true, 14, 1000, &draw);
+    differential(SIM_TOPO_FAT_TREE, true, 16, 1000, &draw);
+}
+END_TEST
+
+/* The same with batches of identical sends (a third of the sends; the references know no
+ * nodes, so a batch is bundled when its sends go from one host to one host): bundles
+ * (sim/net_bundle.c) end every message where the reference does. */
+START_TEST(net_per_instant_solver_matches_the_reference_with_batches_of_identical_flows)
+{
+    nh_draw d = draw;
+    d.batch = 0.35;
+    differential(SIM_TOPO_STAR, true, 17, 1000, &d);
+    differential(SIM_TOPO_RACKS, false, 18, 800, &d);
+    differential(SIM_TOPO_FAT_TREE, true, 19, 800, &d);
 }
 END_TEST
 
@@ -203,6 +221,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_racks);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_on_fat_tree);
     tcase_add_test(tc, net_per_instant_solver_matches_the_reference_under_changes_and_failures);
+    tcase_add_test(tc,
+                   net_per_instant_solver_matches_the_reference_with_batches_of_identical_flows);
     tcase_add_test(tc, net_synchronized_incast_costs_one_recomputation_per_instant);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -80,18 +80,20 @@ static void compare_ends(const nh_side *a, const nh_side *b, size_t k, tally *t)
     t->order_diffs += reordered;
 }
 
-/* Runs `sets` flow sets through both solvers and compares every delivery and drop. */
-static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets)
+/* Runs `sets` flow sets drawn with `d` through both solvers and compares every delivery and
+ * drop. */
+static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets,
+                         const nh_draw *d)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
     nh_flow_set *fs = calloc(1, sizeof(*fs));
     nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
     ck_assert(fs != NULL && a != NULL && b != NULL);
-    uint64_t messages = 0, grouped = 0, rerates_new = 0, rerates_ref = 0;
+    uint64_t messages = 0, grouped = 0, bundled = 0, rerates_new = 0, rerates_ref = 0;
     tally t = { 0, 0 };
     for (size_t k = 0; k < sets; k++) {
-        nh_draw_flow_set(fs, r, topo, changes, &draw);
+        nh_draw_flow_set(fs, r, topo, changes, d);
         nh_side_run(a, &fs->cfg, fs->acts, fs->nacts, NH_MODEL, true);
         nh_side_run(b, &fs->cfg, fs->acts, fs->nacts, NH_PI, true);
         size_t before = t.rounding_diffs;
@@ -109,12 +111,16 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         }
         messages += sa.sent;
         grouped += sa.grouped;
+        bundled += sa.bundled;
     }
     fprintf(stderr,
-            "groups: topo %d changes %d: %zu sets, %llu messages, %llu rated in groups; %zu sets "
-            "with ties ordered otherwise, %zu with a 1 ns rounding difference\n",
+            "groups: topo %d changes %d: %zu sets, %llu messages, %llu rated in groups, %llu "
+            "bundled; %zu sets with ties ordered otherwise, %zu with a 1 ns rounding difference\n",
             (int)topo, (int)changes, sets, (unsigned long long)messages,
-            (unsigned long long)grouped, t.order_diffs, t.rounding_diffs);
+            (unsigned long long)grouped, (unsigned long long)bundled, t.order_diffs,
+            t.rounding_diffs);
+    if (d->batch > 0.0)
+        ck_assert_uint_gt(bundled, messages / 20);
     /* Groups must have been exercised, and count rates as the reference does. */
     ck_assert_uint_gt(grouped, messages / (topo == SIM_TOPO_STAR ? 8 : 50));
     /* Rate assignments are counted as the reference counts them, but for a rare member that
@@ -132,27 +138,40 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
 
 START_TEST(net_groups_match_the_per_instant_solver_on_star)
 {
-    differential(SIM_TOPO_STAR, false, 21, 1500);
+    differential(SIM_TOPO_STAR, false, 21, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_groups_match_the_per_instant_solver_on_racks)
 {
-    differential(SIM_TOPO_RACKS, false, 22, 1500);
+    differential(SIM_TOPO_RACKS, false, 22, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_groups_match_the_per_instant_solver_on_fat_tree)
 {
-    differential(SIM_TOPO_FAT_TREE, false, 25, 1500);
+    differential(SIM_TOPO_FAT_TREE, false, 25, 1500, &draw);
 }
 END_TEST
 
 START_TEST(net_groups_match_the_per_instant_solver_under_changes_and_failures)
 {
-    differential(SIM_TOPO_RACKS, true, 23, 1000);
-    differential(SIM_TOPO_STAR, true, 24, 1000);
-    differential(SIM_TOPO_FAT_TREE, true, 26, 1000);
+    differential(SIM_TOPO_RACKS, true, 23, 1000, &draw);
+    differential(SIM_TOPO_STAR, true, 24, 1000, &draw);
+    differential(SIM_TOPO_FAT_TREE, true, 26, 1000, &draw);
+}
+END_TEST
+
+/* The same with batches of identical sends (a third of the sends; the reference knows no
+ * nodes, so a batch is bundled when its sends go from one host to one host): groups of
+ * bundles, each counted once per message, end every message where the reference does. */
+START_TEST(net_groups_match_the_per_instant_solver_with_batches_of_identical_flows)
+{
+    nh_draw d = draw;
+    d.batch = 0.35;
+    differential(SIM_TOPO_STAR, false, 27, 1000, &d);
+    differential(SIM_TOPO_STAR, true, 28, 1000, &d);
+    differential(SIM_TOPO_RACKS, true, 29, 800, &d);
 }
 END_TEST
 
@@ -211,6 +230,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, net_groups_match_the_per_instant_solver_on_racks);
     tcase_add_test(tc, net_groups_match_the_per_instant_solver_on_fat_tree);
     tcase_add_test(tc, net_groups_match_the_per_instant_solver_under_changes_and_failures);
+    tcase_add_test(tc, net_groups_match_the_per_instant_solver_with_batches_of_identical_flows);
     tcase_add_test(tc, net_staggered_incast_is_one_group_with_per_flow_ends);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -290,43 +290,6 @@ static const nh_draw node_draw = { .min_hosts = 4,
                                    .p_send = 0.92,
                                    .p_send_factor = 0.96 };
 
-typedef struct node_set {
-    nh_flow_set fs;
-    uint32_t node_of[NH_MAX_HOSTS];
-    double fbw[NH_MAX_HOSTS];
-    sim_time flat[NH_MAX_HOSTS];
-} node_set;
-
-/* Groups fs's hosts into nodes of 1 to 4 (drawn), each node's NIC its first host's, and
- * fabric links from a short list: more or less than the NICs, or equal to them. */
-static void to_nodes(node_set *ns, gsl_rng *r)
-{
-    static const double fabric[] = { 3.1e9, 10e9, 40e9, 160e9 };
-    nh_flow_set *fs = &ns->fs;
-    uint32_t node = 0, first = 0;
-    for (uint32_t h = 0; h < fs->cfg.nhosts; h++) {
-        if (h > first && nh_pick(r, 3) == 0) { /* a new node, about every third host */
-            node++;
-            first = h;
-        }
-        if (h - first >= 4) {
-            node++;
-            first = h;
-        }
-        ns->node_of[h] = node;
-        fs->bw[h] = fs->bw[first];
-        fs->lat[h] = fs->lat[first];
-        ns->fbw[h] = fabric[nh_pick(r, 4)];
-        ns->flat[h] = 1000 * (sim_time)nh_pick(r, 3);
-    }
-    fs->cfg.nnodes = node + 1;
-    fs->cfg.node_of = ns->node_of;
-    fs->cfg.fabric_bps = ns->fbw;
-    fs->cfg.fabric_latency_ns = ns->flat;
-    if (fs->cfg.topology == SIM_TOPO_RACKS && fs->cfg.rack_size > fs->cfg.nnodes)
-        fs->cfg.rack_size = fs->cfg.nnodes;
-}
-
 /* The end of the message tagged `tag` in sd, which must have ended once. */
 static sim_time end_of(const nh_side *sd, uint64_t tag, bool *dropped)
 {
@@ -344,13 +307,13 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
-    node_set *ns = calloc(1, sizeof(*ns));
+    nh_node_set *ns = calloc(1, sizeof(*ns));
     nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
     ck_assert(ns != NULL && on != NULL && off != NULL);
     uint64_t messages = 0;
     for (size_t k = 0; k < sets; k++) {
         nh_draw_flow_set(&ns->fs, r, topo, changes, &node_draw);
-        to_nodes(ns, r);
+        nh_to_nodes(ns, r);
         nh_side_run(off, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_NO_SOLOS, true);
         nh_side_run(on, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_MODEL, true);
         ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu without solos", k, on->n, off->n);

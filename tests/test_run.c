@@ -357,6 +357,105 @@ START_TEST(throughput_is_the_rate_of_whole_rounds_whatever_the_evaluation_interv
 }
 END_TEST
 
+/* Cuts the line of `text` holding `key` out of it; fails the test if there is none. */
+static void cut_line(char *text, const char *key)
+{
+    char *at = strstr(text, key);
+    ck_assert_ptr_nonnull(at);
+    char *start = at, *end = strchr(at, '\n');
+    while (start > text && start[-1] != '\n')
+        start--;
+    end = end != NULL ? end + 1 : at + strlen(at);
+    memmove(start, end, strlen(end) + 1);
+}
+
+/* Runs scenario `json` (with `sets`) with the network's bundles and without (plain_net): every
+ * output file is the same byte for byte, events.csv included, but summary.json's events
+ * processed and wall lines; returns the events of both runs. */
+static void expect_bundles_change_nothing(const char *json, const char *const *sets, size_t nsets,
+                                          uint64_t *events, uint64_t *plain_events)
+{
+    char *dir[2];
+    for (int plain = 0; plain < 2; plain++) {
+        sim_scenario *sc = harness_load(json, "bundles.json", sets, nsets);
+        dir[plain] = harness_tmpdir("run");
+        sim_run_options opt = { .out_dir = dir[plain], .plain_net = plain == 1 };
+        sim_run_summary sum;
+        sim_err err;
+        sim_err_clear(&err);
+        ck_assert_msg(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) == 0, "run: %s",
+                      err.msg);
+        *(plain ? plain_events : events) = sum.events;
+        sim_scenario_destroy(sc);
+    }
+    static const char *const names[] = { "run.json", "metrics.csv", "workers.csv", "events.csv",
+                                         "summary.json" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char *x = harness_slurp(dir[0], names[i]), *y = harness_slurp(dir[1], names[i]);
+        if (i == 4) {
+            harness_strip_wall(x);
+            harness_strip_wall(y);
+            cut_line(x, "\"events\":");
+            cut_line(y, "\"events\":");
+        }
+        ck_assert_msg(strcmp(x, y) == 0, "%s differs with and without bundles", names[i]);
+        free(x);
+        free(y);
+    }
+    harness_cleanup(dir[0]);
+    harness_cleanup(dir[1]);
+}
+
+/* 16 timing-only workers, 8 a host, 0.1 ms of compute, 100 MB models, on ib-hdr NICs and
+ * NVLink 3: every exchange between hosts is a bundle of up to 8 identical messages. */
+static const char hosts_json[] =
+    "{\"seed\": 3, \"workers\": 16, \"compute\": {\"iteration_ms\": 0.1},"
+    " \"network\": {\"fabric\": \"ib-hdr\", \"gpus_per_host\": 8, \"host_fabric\": \"nvlink3\"},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000000},"
+    " \"protocol\": {\"name\": \"allreduce\", \"algorithm\": \"hierarchical\"},"
+    " \"stop\": {\"time_s\": 0.4}, \"output\": {\"events\": true}}";
+
+/* Identical messages sent together share their events (sim/net.h): the runs' outputs are those
+ * of every message with its own, bundles forming in each. Hierarchical all-reduces with
+ * failures in the middle of transfers between hosts, recoveries and a link window; halving
+ * and doubling on 4 hosts of 4; D-PSGD on an exponential graph (GPU g sends to its peers on the
+ * next hosts) stopped by its iteration count while a bundle's DONE is delivering (37, 99 and
+ * 101 stop there: checked on a build that reported it); a real model's bits on 4 hosts of 3. */
+START_TEST(bundles_change_no_output_but_the_events_processed)
+{
+    static const char *const failures =
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [9], \"at_s\": 0.0123,"
+        " \"recover_s\": 0.05}, {\"kind\": \"failure\", \"workers\": [3, 12], \"at_s\": 0.1,"
+        " \"recover_s\": 0.2}, {\"kind\": \"link\", \"workers\": [1, 2], \"from_s\": 0.02,"
+        " \"to_s\": 0.15, \"bandwidth_factor\": 0.5, \"extra_latency_ms\": 0.05}]";
+    static const char *const dpsgd = "protocol={\"name\": \"dpsgd\", \"graph\": \"exponential\"}";
+    static const struct {
+        const char *sets[4];
+        size_t nsets;
+    } cases[] = {
+        { { failures }, 1 },
+        { { "workers=16", "network.gpus_per_host=4", "protocol.algorithm=\"halving_doubling\"",
+            failures },
+          3 },
+        { { "workers=32", dpsgd, "stop.iterations=37" }, 3 },
+        { { "workers=32", dpsgd, "stop.iterations=99" }, 3 },
+        { { "workers=32", dpsgd, "stop.iterations=101", failures }, 4 },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        uint64_t events, plain;
+        expect_bundles_change_nothing(hosts_json, cases[c].sets, cases[c].nsets, &events, &plain);
+        ck_assert_uint_lt(events, plain);
+    }
+    const char *real[] = { "workers=12", "network.gpus_per_host=3", "stop.iterations=100",
+                           "protocol.algorithm=\"hierarchical\"", "output.events=true" };
+    char *text = harness_read("tests/scenarios/allreduce/real.json", NULL);
+    uint64_t events, plain;
+    expect_bundles_change_nothing(text, real, 5, &events, &plain);
+    ck_assert_uint_lt(events, plain);
+    free(text);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("run");
@@ -376,6 +475,7 @@ Suite *test_suite(void)
     tcase_add_test(out, a_small_run_reproduces_its_golden_event_trace);
     tcase_add_test(out, run_json_records_the_profiles_content_hash);
     tcase_add_test(out, throughput_is_the_rate_of_whole_rounds_whatever_the_evaluation_interval);
+    tcase_add_test(out, bundles_change_no_output_but_the_events_processed);
     tcase_set_timeout(out, 60);
     suite_add_tcase(s, out);
     return s;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/output.h"
 
@@ -250,16 +251,35 @@ int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const si
     return rc;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "directory"
+           : S_ISFIFO(mode) ? "FIFO"
+           : S_ISCHR(mode)  ? "character device"
+           : S_ISBLK(mode)  ? "block device"
+           : S_ISSOCK(mode) ? "socket"
+                            : "special file";
+}
+
 int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_err *err)
 {
     size_t len = 0;
+    struct stat st;
+    memset(t, 0, sizeof(*t));
+    snprintf(t->path, sizeof(t->path), "%s", path);
+    /* A results file is one hetsim wrote: a FIFO would wait for a writer, a device (/dev/zero)
+     * never end. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file (a %s): results files are the files hetsim "
+                           "writes",
+                           path, file_kind(st.st_mode));
     errno = 0;
     char *text = sim_output_read(path, &len);
     if (text != NULL)
         return sim_csv_parse(t, text, len, path, rules, err);
     int e = errno != 0 ? errno : EIO;
-    memset(t, 0, sizeof(*t));
-    snprintf(t->path, sizeof(t->path), "%s", path);
     t->open_errno = e;
     if (e == ENOMEM)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "sim/csv.h"
+#include "sim/output.h"
 
 static const char metrics_head[] = "time_s,iterations,samples,epoch,train_loss,test_loss,"
                                    "test_accuracy,consensus,throughput_sps\n";
@@ -404,6 +405,43 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
 }
 END_TEST
 
+/* A results file is one hetsim wrote (issue 38): a directory, a FIFO (the reader waited for a
+ * writer forever) or a device (/dev/zero was read until memory ran out) in its place is
+ * refused, naming the file; a text read whole stops at the block holding a NUL byte. */
+START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
+{
+    char *dir = harness_tmpdir("results"), path[1100];
+    sim_csv t;
+    sim_err err;
+    static const struct {
+        const char *name, *kind;
+    } odd[] = { { "dir.csv", "(a directory)" },
+                { "fifo.csv", "(a FIFO)" },
+                { "zero.csv", "(a character device)" } };
+    snprintf(path, sizeof(path), "%s/dir.csv", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    snprintf(path, sizeof(path), "%s/fifo.csv", dir);
+    ck_assert_int_eq(mkfifo(path, 0666), 0);
+    snprintf(path, sizeof(path), "%s/zero.csv", dir);
+    ck_assert_int_eq(symlink("/dev/zero", path), 0);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, odd[i].name);
+        ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_EINVAL);
+        ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, odd[i].kind) != NULL &&
+                          strstr(err.msg, "not a regular file") != NULL,
+                      "%s", err.msg);
+        ck_assert_ptr_null(t.text);
+    }
+    size_t len = 0;
+    char *text = sim_output_read("/dev/zero", &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_le(len, 4096);
+    ck_assert_uint_eq(len > 0 && text[0] == '\0', 1);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("results");
@@ -414,6 +452,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
+    tcase_add_test(tc, a_results_file_that_is_no_regular_file_is_refused_without_reading_it);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

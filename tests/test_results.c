@@ -442,6 +442,36 @@ START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
 }
 END_TEST
 
+/* plot --by of a timing-only sweep (issue 38): its runs have no test accuracy, and gnuplot
+ * refused the empty curves of by-KEY ("x range is invalid", exit 1, its CSVs left behind);
+ * that figure is skipped with a word, the breakdown drawn, exit 0. */
+START_TEST(plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word)
+{
+    char *dir = fake_sweep(), out[1100], text[512];
+    static const char *const runs[] = { "a1", "a2", "b1", "b2" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(text, sizeof(text), "%s0,0,0,,,,,,0\n1,40,1280,,,,,,1280\n2,80,2560,,,,,,1280\n",
+                 metrics_head);
+        char run[1100];
+        snprintf(run, sizeof(run), "%s/%s", dir, runs[i]);
+        harness_write(run, "metrics.csv", text);
+    }
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    harness_result r = harness_hetsim(
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--format", "svg", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "no by-proto.svg: the runs have no test accuracy") != NULL, "%s",
+                  r.err);
+    struct stat st;
+    char path[1300];
+    snprintf(path, sizeof(path), "%s/breakdown-by-proto.svg", out);
+    ck_assert_int_eq(stat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/by-proto-0.csv", out);
+    ck_assert_int_ne(stat(path, &st), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("results");
@@ -453,6 +483,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
     tcase_add_test(tc, a_results_file_that_is_no_regular_file_is_refused_without_reading_it);
+    tcase_add_test(tc, plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

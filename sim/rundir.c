@@ -184,8 +184,10 @@ static const char *missing_before_dotdot(const char *path, size_t *name_len)
 
 int sim_rundir_follow(const char *dir, char **out, sim_err *err)
 {
-    char *p = trimmed(dir), target[PATH_MAX];
     *out = NULL;
+    if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
+    char *p = trimmed(dir), target[PATH_MAX];
     for (int hops = 0; p != NULL; hops++) {
         struct stat st;
         size_t len = 0;

@@ -75,7 +75,8 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
  * folder; the last target need not exist), malloc'd into *out. An output named by a link is
  * written as its target whole: the target's lock, work directory and rename, never the link
  * itself (which stays, pointing to the new output). SIM_ESCENARIO for a link that cannot be
- * read or more than 40 links in a row, or a ".." after a folder that does not exist yet (once
+ * read or more than 40 links in a row, an empty name, or a ".." after a folder that does not
+ * exist yet (once
  * made, "new/../golden" would be "golden": no check could see that place), SIM_ENOMEM. */
 int sim_rundir_follow(const char *dir, char **out, sim_err *err);
 

@@ -289,6 +289,10 @@ START_TEST(a_missing_folder_then_dotdot_is_refused_before_anything_is_made)
     ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
     snprintf(path, sizeof(path), "%s/new/./b", tmp);
     ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_OK);
+    /* An empty name (`run -o ""` made ".partial" and failed at its end with exit 1). */
+    ck_assert_int_eq(sim_rundir_begin("", &rd, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.msg, "output directory: an empty name");
+    ck_assert_int_eq(sim_rundir_check_within("", SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
     harness_cleanup(tmp);
 }
 END_TEST

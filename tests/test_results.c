@@ -125,6 +125,10 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "test_loss: -1.7 is below 0" },
         { "b2/metrics.csv", "0.71,,1280\n", "0.71,,12", "b2/metrics.csv: line 4",
           "truncated (no end of line)" },
+        { "b1/metrics.csv",
+          "0,0,0,0,,2.385,0.1,,0\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n"
+          "2,80,2560,0.128,1.2,0.9,0.65,,1280\n",
+          "", "b1/metrics.csv", "has a header but no rows" },
         { "a2/metrics.csv", "1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "1,40,1280,0.064,1.9,1.7,0.55,,1280\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "a2/metrics.csv: line 4", "time_s: 1 is not above the row before's 1" },

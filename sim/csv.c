@@ -11,29 +11,29 @@
 #include "sim/output.h"
 
 static const sim_csv_rule metrics_rules[] = {
-    { "time_s", 0.0, SIM_CSV_HUGE, false, true },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false },
-    { "epoch", 0.0, SIM_CSV_HUGE, true, false },
-    { "train_loss", 0.0, SIM_CSV_HUGE, true, false },
-    { "test_loss", 0.0, SIM_CSV_HUGE, true, false },
-    { "test_accuracy", 0.0, 1.0, true, false },
-    { "consensus", 0.0, SIM_CSV_HUGE, true, false },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false },
+    { "time_s", 0.0, SIM_CSV_HUGE, false, true, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "epoch", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "train_loss", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "test_accuracy", 0.0, 1.0, true, false, false },
+    { "consensus", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false },
 };
 
 static const sim_csv_rule workers_rules[] = {
-    { "worker", 0.0, SIM_CSV_HUGE, false, true },
-    { "speed", 0.0, SIM_CSV_HUGE, false, false },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false },
-    { "compute_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "comm_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "wait_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false },
-    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false },
-    { "down_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "worker", 0.0, SIM_CSV_HUGE, false, true, true },
+    { "speed", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "compute_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "comm_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "wait_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "down_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false, false },
 };
 
 const sim_csv_rules sim_csv_metrics = { metrics_rules,
@@ -175,6 +175,11 @@ static int check_rules(const sim_csv *t, const sim_csv_rules *rules, sim_err *er
                                    "%s: line %zu: %s: %s is not above the row before's %.17g (a "
                                    "row repeated or out of order)",
                                    t->path, t->line[r], rule->name, s, before);
+            if (rule->row_index && v != (double)r)
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "%s: line %zu: %s: %s is not the row's index %zu (a row per "
+                                   "worker, in order from 0)",
+                                   t->path, t->line[r], rule->name, s, r);
             before = isnan(v) ? before : v;
         }
     }

@@ -132,8 +132,10 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
         { "a2/metrics.csv", "1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "1,40,1280,0.064,1.9,1.7,0.55,,1280\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "a2/metrics.csv: line 4", "time_s: 1 is not above the row before's 1" },
-        { "b1/workers.csv", "0,1,40,", "1,1,40,", "b1/workers.csv: line 3",
-          "worker: 1 is not above the row before's 1" },
+        { "b1/workers.csv", "\n1,1,40,", "\n0,1,40,", "b1/workers.csv: line 3",
+          "worker: 0 is not above the row before's 0" },
+        { "a1/workers.csv", "\n1,1,40,", "\n7,1,40,", "a1/workers.csv: line 3",
+          "worker: 7 is not the row's index 1" },
         { "a1/workers.csv", "0.5,0.25,51200", "0.5,-0.25,51200", "a1/workers.csv: line 2",
           "wait_s: -0.25 is below 0" },
         { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
@@ -370,7 +372,7 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
                   "plain,\n");
     sim_csv t;
     sim_err err;
-    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false } };
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false } };
     const sim_csv_rules rules = { rule, 1 };
     ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
     ck_assert_uint_eq(t.nrows, 4);

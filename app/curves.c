@@ -50,6 +50,9 @@ int app_curve_read(const char *dir, app_curve *c, sim_err *err)
     int rc = read_csv(dir, "metrics.csv", &sim_csv_metrics, &t, err);
     if (rc == SIM_OK)
         rc = sim_csv_require(&t, app_curve_names, APP_CURVE_NCOLS, idx, err);
+    if (rc == SIM_OK && t.nrows == 0) /* drawn as a run with no curve, exit 0 (plot RUN refused) */
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s has a header but no rows (a run writes one at time 0)", t.path);
     for (size_t j = 0; j < APP_CURVE_NCOLS && rc == SIM_OK; j++)
         if ((c->col[j] = calloc(t.nrows + 1, sizeof(*c->col[j]))) == NULL)
             rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

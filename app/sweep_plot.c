@@ -241,6 +241,18 @@ static int draw(const plot *p, const char *script, char *vars, const char *name,
     return sim_plot_draw(script, vars, p->o->out_dir, name[0] == '\0' ? fig + 1 : fig, err);
 }
 
+/* True if a run of some group has a test accuracy: a timing-only sweep's runs have none, and
+ * gnuplot refused their empty curves ("x range is invalid", exit 1, the CSVs left behind). */
+static bool any_accuracy(const plot *p)
+{
+    for (size_t i = 0; i < p->ng; i++)
+        for (size_t k = 0; k < p->g[i].n; k++)
+            for (size_t r = 0; r < p->g[i].curves[k].n; r++)
+                if (!isnan(p->g[i].curves[k].col[APP_CURVE_ACC][r]))
+                    return true;
+    return false;
+}
+
 static int draw_bands(const plot *p, sim_err *err)
 {
     static const char *const xlabels[APP_CURVE_NCOLS] = {
@@ -467,8 +479,11 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = read_groups(&p, err);
     if (rc == SIM_OK)
         rc = sim_output_mkdirs(o->out_dir, err);
-    if (rc == SIM_OK)
+    if (rc == SIM_OK && any_accuracy(&p))
         rc = draw_bands(&p, err);
+    else if (rc == SIM_OK && log != NULL)
+        fprintf(log, "hetsim: no by-%s.%s: the runs have no test accuracy (a timing-only model)\n",
+                o->sel.by, ext_of(o));
     if (rc == SIM_OK)
         rc = draw_breakdown(&p, err);
     if (rc == SIM_OK)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/data.h"
 
@@ -204,6 +205,21 @@ static int add_label(svm_scan *sc, int32_t label, const svm_pos *at, sim_err *er
     return SIM_OK;
 }
 
+/* The text of line at->line as parse_line reads it: a UTF-8 byte-order mark that opens the
+ * file is skipped (as a scenario's is); a NUL byte is refused with its column (it cut the line
+ * and was read as part of a value). Returns SIM_OK or the error. */
+static int line_text(const char **s, size_t *len, const svm_pos *at, sim_err *err)
+{
+    if (at->line == 1 && *len >= 3 && memcmp(*s, "\xef\xbb\xbf", 3) == 0) {
+        *s += 3;
+        *len -= 3;
+    }
+    const char *nul = memchr(*s, '\0', *len);
+    if (nul != NULL)
+        return fail_at(err, SIM_EINVAL, at, (size_t)(nul - *s) + 1, "a NUL byte");
+    return SIM_OK;
+}
+
 /* Reports why getline stopped if it was not the end of the file. */
 static int read_status(FILE *f, const svm_pos *at, sim_err *err)
 {
@@ -223,7 +239,11 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
     size_t last;
     while ((max_samples == 0 || sc->n < max_samples) && (len = getline(line, cap, f)) != -1) {
         at.line++;
-        int rc = parse_line(*line, (size_t)len, &at, max_features, NULL, &label, &last, err);
+        const char *s = *line;
+        size_t n = (size_t)len;
+        int rc = line_text(&s, &n, &at, err);
+        if (rc == SIM_OK)
+            rc = parse_line(s, n, &at, max_features, NULL, &label, &last, err);
         if (rc < 0)
             return rc;
         if (rc == 0)
@@ -255,8 +275,11 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
     ssize_t len;
     while (k < sc->n && (len = getline(line, cap, f)) != -1) {
         at.line++;
-        int rc =
-            parse_line(*line, (size_t)len, &at, sc->dim, ds->x + k * sc->dim, &label, &last, err);
+        const char *s = *line;
+        size_t n = (size_t)len;
+        int rc = line_text(&s, &n, &at, err);
+        if (rc == SIM_OK)
+            rc = parse_line(s, n, &at, sc->dim, ds->x + k * sc->dim, &label, &last, err);
         if (rc < 0)
             return rc;
         if (rc == 0)
@@ -270,6 +293,22 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
     if (rc == SIM_OK && k < sc->n)
         rc = fail_at(err, SIM_EIO, &at, 0, "file changed while being read");
     return rc;
+}
+
+/* The file is read twice (a first pass sizes the data set): a FIFO cannot be (its second pass
+ * found nothing: "file changed while being read"), and a device such as /dev/zero never ends
+ * (getline grew one line until memory ran out). */
+static int check_regular(FILE *f, const svm_pos *at, sim_err *err)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || S_ISREG(st.st_mode))
+        return SIM_OK;
+    if (S_ISDIR(st.st_mode))
+        return fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
+    return fail_at(err, SIM_EINVAL, at, 0,
+                   "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
+                   "file",
+                   S_ISFIFO(st.st_mode) ? "a FIFO" : "a device");
 }
 
 int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, data_set *out,
@@ -294,7 +333,9 @@ int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, 
         sim_err_file(err, path);
         goto fail_free_scan;
     }
-    rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);
+    rc = check_regular(f, &at, err);
+    if (rc == SIM_OK)
+        rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);
     if (rc != SIM_OK)
         goto fail_close;
     sim_err_clear(err);

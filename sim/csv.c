@@ -6,33 +6,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/output.h"
 
 static const sim_csv_rule metrics_rules[] = {
-    { "time_s", 0.0, SIM_CSV_HUGE, false, true },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false },
-    { "epoch", 0.0, SIM_CSV_HUGE, true, false },
-    { "train_loss", 0.0, SIM_CSV_HUGE, true, false },
-    { "test_loss", 0.0, SIM_CSV_HUGE, true, false },
-    { "test_accuracy", 0.0, 1.0, true, false },
-    { "consensus", 0.0, SIM_CSV_HUGE, true, false },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false },
+    { "time_s", 0.0, SIM_CSV_HUGE, false, true, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "epoch", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "train_loss", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "test_accuracy", 0.0, 1.0, true, false, false },
+    { "consensus", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false },
 };
 
 static const sim_csv_rule workers_rules[] = {
-    { "worker", 0.0, SIM_CSV_HUGE, false, true },
-    { "speed", 0.0, SIM_CSV_HUGE, false, false },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false },
-    { "compute_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "comm_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "wait_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false },
-    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false },
-    { "down_s", 0.0, SIM_CSV_HUGE, true, false },
-    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false },
+    { "worker", 0.0, SIM_CSV_HUGE, false, true, true },
+    { "speed", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "compute_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "comm_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "wait_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "down_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false, false },
 };
 
 const sim_csv_rules sim_csv_metrics = { metrics_rules,
@@ -174,6 +175,11 @@ static int check_rules(const sim_csv *t, const sim_csv_rules *rules, sim_err *er
                                    "%s: line %zu: %s: %s is not above the row before's %.17g (a "
                                    "row repeated or out of order)",
                                    t->path, t->line[r], rule->name, s, before);
+            if (rule->row_index && v != (double)r)
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "%s: line %zu: %s: %s is not the row's index %zu (a row per "
+                                   "worker, in order from 0)",
+                                   t->path, t->line[r], rule->name, s, r);
             before = isnan(v) ? before : v;
         }
     }
@@ -250,16 +256,35 @@ int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const si
     return rc;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "directory"
+           : S_ISFIFO(mode) ? "FIFO"
+           : S_ISCHR(mode)  ? "character device"
+           : S_ISBLK(mode)  ? "block device"
+           : S_ISSOCK(mode) ? "socket"
+                            : "special file";
+}
+
 int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_err *err)
 {
     size_t len = 0;
+    struct stat st;
+    memset(t, 0, sizeof(*t));
+    snprintf(t->path, sizeof(t->path), "%s", path);
+    /* A results file is one hetsim wrote: a FIFO would wait for a writer, a device (/dev/zero)
+     * never end. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file (a %s): results files are the files hetsim "
+                           "writes",
+                           path, file_kind(st.st_mode));
     errno = 0;
     char *text = sim_output_read(path, &len);
     if (text != NULL)
         return sim_csv_parse(t, text, len, path, rules, err);
     int e = errno != 0 ? errno : EIO;
-    memset(t, 0, sizeof(*t));
-    snprintf(t->path, sizeof(t->path), "%s", path);
     t->open_errno = e;
     if (e == ENOMEM)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");

@@ -36,6 +36,7 @@ typedef struct sim_csv_rule {
     double lo, hi;    /* a number's range, both ends included */
     bool empty;       /* an empty field is allowed (read as NaN) */
     bool increasing;  /* each row's number above the row before's (no row repeated) */
+    bool row_index;   /* each row's number its row's index, 0 on the first (a worker's id) */
 } sim_csv_rule;
 
 /* The rules of one file: `n` columns. */

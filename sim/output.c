@@ -204,9 +204,10 @@ char *sim_output_read(const char *path, size_t *len)
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
-            break;
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n < cap - 1 || memchr(buf + n - got, '\0', got) != NULL)
+            break; /* the end, an error, or a NUL byte: no text file of hetsim's holds one */
         char *b = realloc(buf, cap *= 2);
         if (b == NULL)
             free(buf);

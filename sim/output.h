@@ -38,7 +38,9 @@ void sim_file_abort(sim_file *f);
 int sim_output_write(const char *dir, const char *name, const char *text, sim_err *err);
 
 /* Reads the file at `path` whole into a malloc'd, zero-terminated string, its length (without
- * the zero) in *len when len is not NULL; NULL if it cannot be opened or read, or on ENOMEM. */
+ * the zero) in *len when len is not NULL; NULL if it cannot be opened or read, or on ENOMEM.
+ * Reading stops after the block that holds a NUL byte, which the text then holds (its reader
+ * refuses it): /dev/zero, or a file of NUL bytes growing, ends there. */
 char *sim_output_read(const char *path, size_t *len);
 
 /* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a

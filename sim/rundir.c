@@ -139,12 +139,67 @@ static void cut_last(char *path)
         *slash = '\0';
 }
 
+/* True if the component at c (up to a '/' or the end) is "." or "..". */
+static bool is_dots(const char *c, size_t len)
+{
+    return (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.');
+}
+
+/* The first component of `path` that does not exist and is followed by "..", or NULL: once an
+ * output's missing folders are made, "new/../golden" is "golden", but until then no check can
+ * see that place ("new/../golden" was checked as absent, then "new" made and the golden
+ * written), so such a path is refused. A NAME that exists is left to the kernel. */
+static const char *missing_before_dotdot(const char *path, size_t *name_len)
+{
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (const char *c = path; *c != '\0';) {
+        while (*c == '/')
+            c++;
+        size_t len = strcspn(c, "/");
+        if (len == 0)
+            break;
+        if (prev != NULL && len == 2 && c[0] == '.' && c[1] == '.' && !is_dots(prev, prev_len)) {
+            size_t n = (size_t)(prev - path) + prev_len;
+            char *head = malloc(n + 1);
+            struct stat st;
+            bool missing = false;
+            if (head != NULL) {
+                memcpy(head, path, n);
+                head[n] = '\0';
+                missing = lstat(head, &st) != 0 && errno == ENOENT;
+            }
+            free(head);
+            if (missing) {
+                *name_len = prev_len;
+                return prev;
+            }
+        }
+        prev = c;
+        prev_len = len;
+        c += len;
+    }
+    return NULL;
+}
+
 int sim_rundir_follow(const char *dir, char **out, sim_err *err)
 {
-    char *p = trimmed(dir), target[PATH_MAX];
     *out = NULL;
+    if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
+    char *p = trimmed(dir), target[PATH_MAX];
     for (int hops = 0; p != NULL; hops++) {
         struct stat st;
+        size_t len = 0;
+        const char *missing = missing_before_dotdot(p, &len);
+        if (missing != NULL) {
+            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s: \"..\" follows %.*s, which does not exist "
+                                 "(yet): name the place without it",
+                                 dir, (int)len, missing);
+            free(p);
+            return rc;
+        }
         if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) {
             *out = p;
             return SIM_OK;
@@ -180,6 +235,15 @@ static bool same_dir(const char *a, const char *b)
     struct stat x, y;
     return a != NULL && b != NULL && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
            x.st_ino == y.st_ino;
+}
+
+/* True if `path` ends in ".partial" or ".lock", the names of work directories and locks: an
+ * output there would stop every later run into the directory it seems to belong to. */
+static bool reserved(const char *path)
+{
+    size_t n = strlen(path);
+    return (n >= 8 && strcmp(path + n - 8, ".partial") == 0) ||
+           (n >= 5 && strcmp(path + n - 5, ".lock") == 0);
 }
 
 /* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`; the
@@ -227,6 +291,11 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
 {
     char *path = NULL;
     int rc = sim_rundir_follow(dir, &path, err);
+    if (rc == SIM_OK && reserved(path) && !same_dir(path, own)) /* a run draws into its own */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: names ending in .partial or .lock are hetsim's work "
+                         "directories and locks",
+                         what, path);
     if (rc == SIM_OK)
         rc = check_ancestors(what, dir, path, within, err);
     sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(path) : SIM_RUNDIR_NONE;
@@ -367,6 +436,31 @@ static int make_parents(const char *dir, sim_err *err)
     return rc;
 }
 
+/* A lock file is hetsim's own: a plain file of one link. One that is a symbolic link, a hard
+ * link (its pid would be written into the file it shares: a golden's golden.json), a
+ * directory or a FIFO is refused, nothing written; `fd` (open with O_NOFOLLOW) is closed
+ * then. */
+static int check_lock_file(int fd, const char *path, sim_err *err)
+{
+    struct stat st;
+    const char *what = NULL;
+    if (fd < 0 && (errno == ELOOP || errno == EISDIR))
+        what = errno == ELOOP ? "a symbolic link" : "a directory";
+    else if (fd < 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
+                           strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        what = "not a plain file";
+    else if (st.st_nlink > 1) /* 0: unlinked by its holder meanwhile, taken again below */
+        what = "a hard link to another file";
+    if (what == NULL)
+        return SIM_OK;
+    if (fd >= 0)
+        close(fd);
+    return sim_err_set(err, SIM_ESCENARIO, NULL,
+                       "the lock file %s is %s, not a lock of hetsim: remove it", path, what);
+}
+
 int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
 {
     *lock = NULL;
@@ -387,12 +481,9 @@ int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
     /* The holder unlinks the file before it closes it: a lock won on a file that is no
      * longer at `path` is worthless, and taken again on the file now there. */
     for (int tries = 0; rc == SIM_OK; tries++) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            rc = sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
-                             strerror(errno));
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+        if ((rc = check_lock_file(fd, path, err)) != SIM_OK)
             break;
-        }
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             if (errno == EWOULDBLOCK) {
                 char text[32] = { 0 };
@@ -525,9 +616,7 @@ int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
         rundir_free(rd);
         return rc;
     }
-    size_t n = strlen(rd->dir);
-    if ((n >= 8 && strcmp(rd->dir + n - 8, ".partial") == 0) ||
-        (n >= 5 && strcmp(rd->dir + n - 5, ".lock") == 0))
+    if (reserved(rd->dir))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                          "output directory %s: names ending in .partial or .lock are hetsim's "
                          "work directories and locks",

@@ -75,7 +75,9 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
  * folder; the last target need not exist), malloc'd into *out. An output named by a link is
  * written as its target whole: the target's lock, work directory and rename, never the link
  * itself (which stays, pointing to the new output). SIM_ESCENARIO for a link that cannot be
- * read or more than 40 links in a row, SIM_ENOMEM. */
+ * read or more than 40 links in a row, an empty name, or a ".." after a folder that does not
+ * exist yet (once
+ * made, "new/../golden" would be "golden": no check could see that place), SIM_ENOMEM. */
 int sim_rundir_follow(const char *dir, char **out, sim_err *err);
 
 /* The ownership rule: no command writes inside another hetsim output or into one it does not
@@ -84,8 +86,10 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err);
  * symbolic links resolved) is of a kind whose bit is in `within`, or when `dir` itself is a
  * hetsim output of a kind in `equal` and is not `own` (the command's own output: the run a
  * plot draws, the sweep plot --by draws; NULL for none; compared as directories, links
- * followed). Errors: SIM_ESCENARIO naming `dir` (or its target), the hetsim directory and its
- * kind; SIM_ENOMEM. Changes nothing. */
+ * followed), or when it is named like a work directory or a lock ("X.partial", "X.lock") and
+ * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow). Errors:
+ * SIM_ESCENARIO naming `dir` (or its target), the hetsim directory and its kind; SIM_ENOMEM.
+ * Changes nothing. */
 int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,
                            const char *own, sim_err *err);
 

@@ -556,9 +556,10 @@ static int read_whole(FILE *f, char **out, size_t *len)
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break; /* end of file or an error */
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap || memchr(buf + n - got, '\0', got) != NULL)
+            break; /* end of file, an error, or a NUL byte (refused by the parser: /dev/zero) */
         char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, 2 * cap) : NULL;
         if (bigger == NULL)
             free(buf);

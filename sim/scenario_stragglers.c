@@ -257,16 +257,44 @@ static int sort_points(sim_straggler *st)
     return 0;
 }
 
+/* The longest line of a trace: three numbers and their separators. */
+#define TRACE_LINE_BYTES 1024
+
+/* Reads line `lineno` of a trace into buf (TRACE_LINE_BYTES + 1 bytes, without its end): 1, 0 at
+ * the end of the file (or a read error: ferror), or an error naming the line for a NUL byte
+ * (which cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8
+ * byte-order mark that opens the file is dropped, as a scenario's and a profile's are. */
+static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const char *path,
+                     sim_err *err)
+{
+    size_t len = 0;
+    int c = EOF;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (c == '\0')
+            return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
+        if (len == TRACE_LINE_BYTES)
+            return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: longer than %d bytes",
+                              lineno, TRACE_LINE_BYTES);
+        buf[len++] = (char)c;
+    }
+    if (c == EOF && len == 0)
+        return 0;
+    buf[len] = '\0';
+    if (lineno == 1 && len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        memmove(buf, buf + 3, len - 2);
+    return 1;
+}
+
 /* Reads the rows of an open trace file into st->trace. */
 static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char *file,
                        const char *path, sim_err *err)
 {
-    char *line = NULL, *field[3];
-    size_t size = 0, cap = 0, lineno = 0;
+    char line[TRACE_LINE_BYTES + 1], *field[3];
+    size_t cap = 0, lineno = 0;
     bool first = true;
     int rc = 0;
-    while (rc == 0 && getline(&line, &size, f) != -1) {
-        lineno++;
+    while (rc == 0 && (rc = read_line(f, line, ++lineno, file, path, err)) == 1) {
+        rc = 0;
         size_t n = split_fields(line, field);
         if (n == 1 && field[0][0] == '\0')
             continue; /* a blank line */
@@ -298,7 +326,6 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
             st->ntrace++;
     }
     int saved = errno;
-    free(line);
     if (rc == 0 && ferror(f))
         rc = trace_fail(err, SIM_EIO, file, path, "cannot read: %s", strerror(saved));
     if (rc == 0 && st->ntrace == 0)

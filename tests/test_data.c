@@ -15,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness.h"
 #include "models/data.h"
 #include "sim/rng.h"
 #include "suite.h"
@@ -458,6 +459,40 @@ START_TEST(libsvm_empty_or_missing_files_are_errors)
 }
 END_TEST
 
+/* A byte-order mark that opens a LIBSVM file is skipped (it was refused as a label), a NUL byte
+ * is refused with its column (it was read into a value), and a device or a FIFO, which the two
+ * passes cannot read (/dev/zero grew one line until memory ran out), is refused (issue 38). */
+START_TEST(libsvm_takes_a_bom_and_refuses_nul_bytes_and_devices)
+{
+    char *dir = harness_tmpdir("data"), path[1100];
+    snprintf(path, sizeof(path), "%s/bom.txt", dir);
+    harness_write(dir, "bom.txt",
+                  "\xef\xbb\xbf"
+                  "3 1:0.25\n7 2:1.5\n3 2:-2\n");
+    data_set ds;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_load_libsvm(path, 10, 0, &ds, &err), SIM_OK);
+    ck_assert_uint_eq(ds.n, 3);
+    ck_assert_uint_eq(ds.classes, 2);
+    ck_assert(ds.x[0] == 0.25f);
+    ck_assert_uint_eq(ds.y[1], 1);
+    data_fini(&ds);
+    static const char nul[] = "3 1:0.25\n7 2:1.5\0 3:4\n";
+    snprintf(path, sizeof(path), "%s/nul.txt", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(nul, 1, sizeof(nul) - 1, f), sizeof(nul) - 1);
+    fclose(f);
+    char want[1200];
+    snprintf(want, sizeof(want), "%s: line 2, column 8: a NUL byte", path);
+    expect_svm_error(path, 10, SIM_EINVAL, want);
+    expect_svm_error("/dev/zero", 10, SIM_EINVAL,
+                     "/dev/zero: not a regular file (a device): LIBSVM data is read in two "
+                     "passes; copy it into a file");
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* ---- Synthetic ---- */
 
 START_TEST(synthetic_data_is_deterministic_for_a_seed)
@@ -850,6 +885,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, libsvm_binary_labels_map_minus_one_to_class_zero);
     tcase_add_test(tc, libsvm_errors_name_the_file_line_and_column);
     tcase_add_test(tc, libsvm_empty_or_missing_files_are_errors);
+    tcase_add_test(tc, libsvm_takes_a_bom_and_refuses_nul_bytes_and_devices);
     suite_add_tcase(s, tc);
     tc = tcase_create("synthetic");
     tcase_set_timeout(tc, 30);

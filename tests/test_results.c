@@ -17,6 +17,7 @@
 
 #include "harness.h"
 #include "sim/csv.h"
+#include "sim/output.h"
 
 static const char metrics_head[] = "time_s,iterations,samples,epoch,train_loss,test_loss,"
                                    "test_accuracy,consensus,throughput_sps\n";
@@ -124,11 +125,17 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "test_loss: -1.7 is below 0" },
         { "b2/metrics.csv", "0.71,,1280\n", "0.71,,12", "b2/metrics.csv: line 4",
           "truncated (no end of line)" },
+        { "b1/metrics.csv",
+          "0,0,0,0,,2.385,0.1,,0\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n"
+          "2,80,2560,0.128,1.2,0.9,0.65,,1280\n",
+          "", "b1/metrics.csv", "has a header but no rows" },
         { "a2/metrics.csv", "1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "1,40,1280,0.064,1.9,1.7,0.55,,1280\n1,40,1280,0.064,1.9,1.7,0.55,,1280\n",
           "a2/metrics.csv: line 4", "time_s: 1 is not above the row before's 1" },
-        { "b1/workers.csv", "0,1,40,", "1,1,40,", "b1/workers.csv: line 3",
-          "worker: 1 is not above the row before's 1" },
+        { "b1/workers.csv", "\n1,1,40,", "\n0,1,40,", "b1/workers.csv: line 3",
+          "worker: 0 is not above the row before's 0" },
+        { "a1/workers.csv", "\n1,1,40,", "\n7,1,40,", "a1/workers.csv: line 3",
+          "worker: 7 is not the row's index 1" },
         { "a1/workers.csv", "0.5,0.25,51200", "0.5,-0.25,51200", "a1/workers.csv: line 2",
           "wait_s: -0.25 is below 0" },
         { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
@@ -365,7 +372,7 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
                   "plain,\n");
     sim_csv t;
     sim_err err;
-    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false } };
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false } };
     const sim_csv_rules rules = { rule, 1 };
     ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
     ck_assert_uint_eq(t.nrows, 4);
@@ -404,6 +411,73 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
 }
 END_TEST
 
+/* A results file is one hetsim wrote (issue 38): a directory, a FIFO (the reader waited for a
+ * writer forever) or a device (/dev/zero was read until memory ran out) in its place is
+ * refused, naming the file; a text read whole stops at the block holding a NUL byte. */
+START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
+{
+    char *dir = harness_tmpdir("results"), path[1100];
+    sim_csv t;
+    sim_err err;
+    static const struct {
+        const char *name, *kind;
+    } odd[] = { { "dir.csv", "(a directory)" },
+                { "fifo.csv", "(a FIFO)" },
+                { "zero.csv", "(a character device)" } };
+    snprintf(path, sizeof(path), "%s/dir.csv", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    snprintf(path, sizeof(path), "%s/fifo.csv", dir);
+    ck_assert_int_eq(mkfifo(path, 0666), 0);
+    snprintf(path, sizeof(path), "%s/zero.csv", dir);
+    ck_assert_int_eq(symlink("/dev/zero", path), 0);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, odd[i].name);
+        ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_EINVAL);
+        ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, odd[i].kind) != NULL &&
+                          strstr(err.msg, "not a regular file") != NULL,
+                      "%s", err.msg);
+        ck_assert_ptr_null(t.text);
+    }
+    size_t len = 0;
+    char *text = sim_output_read("/dev/zero", &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_le(len, 4096);
+    ck_assert_uint_eq(len > 0 && text[0] == '\0', 1);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* plot --by of a timing-only sweep (issue 38): its runs have no test accuracy, and gnuplot
+ * refused the empty curves of by-KEY ("x range is invalid", exit 1, its CSVs left behind);
+ * that figure is skipped with a word, the breakdown drawn, exit 0. */
+START_TEST(plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word)
+{
+    char *dir = fake_sweep(), out[1100], text[512];
+    static const char *const runs[] = { "a1", "a2", "b1", "b2" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(text, sizeof(text), "%s0,0,0,,,,,,0\n1,40,1280,,,,,,1280\n2,80,2560,,,,,,1280\n",
+                 metrics_head);
+        char run[1100];
+        snprintf(run, sizeof(run), "%s/%s", dir, runs[i]);
+        harness_write(run, "metrics.csv", text);
+    }
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    harness_result r = harness_hetsim(
+        (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--format", "svg", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "no by-proto.svg: the runs have no test accuracy") != NULL, "%s",
+                  r.err);
+    struct stat st;
+    char path[1300];
+    snprintf(path, sizeof(path), "%s/breakdown-by-proto.svg", out);
+    ck_assert_int_eq(stat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/by-proto-0.csv", out);
+    ck_assert_int_ne(stat(path, &st), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("results");
@@ -414,6 +488,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
+    tcase_add_test(tc, a_results_file_that_is_no_regular_file_is_refused_without_reading_it);
+    tcase_add_test(tc, plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -246,6 +246,105 @@ START_TEST(an_empty_work_directory_left_by_a_kill_is_taken_over)
 }
 END_TEST
 
+/* A missing folder followed by ".." (issue 38): "new/../golden" is the golden once the missing
+ * parents are made, but no check sees it there before (a run replaced a golden's seed through
+ * "new/../golden/seed-3"; plot, check and sweep wrote into a golden): refused, nothing made. */
+START_TEST(a_missing_folder_then_dotdot_is_refused_before_anything_is_made)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char run[512], golden[512], path[700], *out = NULL;
+    sim_err err;
+    snprintf(run, sizeof(run), "%s/run", tmp);
+    snprintf(golden, sizeof(golden), "%s/golden", tmp);
+    make_run(run);
+    snprintf(path, sizeof(path), "%s/seed-3", golden);
+    ck_assert_int_eq(sim_output_mkdirs(path, &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(path, "fingerprint", "", &err), SIM_OK);
+    ck_assert_int_eq(sim_output_write(golden, "seeds", "3\n", &err), SIM_OK);
+    snprintf(path, sizeof(path), "%s/new/../run/x", tmp);
+    ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "\"..\" follows new, which does not exist") != NULL, "%s",
+                  err.msg);
+    snprintf(path, sizeof(path), "%s/new/a/../../golden", tmp);
+    ck_assert_int_eq(
+        sim_rundir_check_place("output directory", path, 0, SIM_RUNDIR_ANY, golden, &err),
+        SIM_ESCENARIO);
+    ck_assert_msg(strstr(err.msg, "follows a, which") != NULL, "%s", err.msg);
+    ck_assert_int_eq(sim_rundir_follow(path, &out, &err), SIM_ESCENARIO);
+    ck_assert_ptr_null(out);
+    sim_rundir *rd = NULL;
+    snprintf(path, sizeof(path), "%s/new/../golden/seed-3", tmp);
+    ck_assert_int_eq(sim_rundir_begin(path, &rd, &err), SIM_ESCENARIO);
+    sim_rundir_lock *lk = NULL;
+    ck_assert_int_eq(sim_rundir_lock_take(path, &lk, &err), SIM_ESCENARIO);
+    snprintf(path, sizeof(path), "%s/new/../golden/report.xml", tmp);
+    sim_rundir_write how;
+    ck_assert_int_eq(sim_rundir_check_file("--junit file", path, &out, &how, &err), SIM_ESCENARIO);
+    ck_assert(!exists(tmp, "/new") && exists(golden, "/seed-3/fingerprint"));
+    ck_assert(!exists(golden, "/seed-3.partial") && !exists(golden, "/seed-3.lock"));
+    /* An existing folder's "..", or a missing folder's ".", is the kernel's, as before. */
+    snprintf(path, sizeof(path), "%s/run/../elsewhere", tmp);
+    ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_OK);
+    snprintf(path, sizeof(path), "%s/new/./b/../../golden", tmp);
+    ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
+    snprintf(path, sizeof(path), "%s/new/./b", tmp);
+    ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_OK);
+    /* An empty name (`run -o ""` made ".partial" and failed at its end with exit 1). */
+    ck_assert_int_eq(sim_rundir_begin("", &rd, &err), SIM_ESCENARIO);
+    ck_assert_str_eq(err.msg, "output directory: an empty name");
+    ck_assert_int_eq(sim_rundir_check_within("", SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
+    harness_cleanup(tmp);
+}
+END_TEST
+
+/* A lock file is hetsim's own (issue 38): one that is a symbolic link or a hard link (its pid
+ * was written into the file behind it: a golden's golden.json), a directory or a FIFO is
+ * refused, nothing written. */
+START_TEST(a_lock_file_that_is_no_plain_file_of_its_own_is_refused_untouched)
+{
+    char *tmp = harness_tmpdir("rundir");
+    char victim[512], path[700], dir[600];
+    sim_err err;
+    snprintf(victim, sizeof(victim), "%s/golden.json", tmp);
+    FILE *f = fopen(victim, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"seeds\": [3, 5, 11]}\n", f);
+    fclose(f);
+    const char *kinds[] = { "symlink", "hardlink", "dir", "fifo" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(dir, sizeof(dir), "%s/out-%s", tmp, kinds[i]);
+        snprintf(path, sizeof(path), "%s.lock", dir);
+        int made = i == 0   ? symlink(victim, path)
+                   : i == 1 ? link(victim, path)
+                   : i == 2 ? mkdir(path, 0777)
+                            : mkfifo(path, 0666);
+        ck_assert_int_eq(made, 0);
+        sim_rundir *rd = NULL;
+        ck_assert_int_eq(sim_rundir_begin(dir, &rd, &err), SIM_ESCENARIO);
+        ck_assert_msg(strstr(err.msg, path) != NULL && strstr(err.msg, "remove it") != NULL,
+                      "%s: %s", kinds[i], err.msg);
+        ck_assert(!exists(dir, "") && !exists(dir, ".partial"));
+    }
+    /* No output of any command is named like a work directory or a lock (`plot -o
+     * RUN.partial` made a folder that refused every later run into RUN). */
+    const char *names[] = { "run.partial", "run.lock", "run.partial/" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, names[i]);
+        ck_assert_int_eq(sim_rundir_check_place("output directory", dir, SIM_RUNDIR_ANY,
+                                                SIM_RUNDIR_ANY, NULL, &err),
+                         SIM_ESCENARIO);
+        ck_assert_msg(strstr(err.msg, "names ending in .partial or .lock") != NULL, "%s", err.msg);
+    }
+    char text[64] = "";
+    f = fopen(victim, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(text, sizeof(text), f));
+    fclose(f);
+    ck_assert_str_eq(text, "{\"seeds\": [3, 5, 11]}\n");
+    harness_cleanup(tmp);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rundir");
@@ -255,6 +354,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_place_equal_to_an_output_is_refused_unless_it_is_the_commands_own);
     tcase_add_test(tc, a_subdirectory_stops_a_replacement_before_anything_is_removed);
     tcase_add_test(tc, an_empty_work_directory_left_by_a_kill_is_taken_over);
+    tcase_add_test(tc, a_missing_folder_then_dotdot_is_refused_before_anything_is_made);
+    tcase_add_test(tc, a_lock_file_that_is_no_plain_file_of_its_own_is_refused_untouched);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

@@ -651,6 +651,43 @@ START_TEST(loader_reports_a_directory_as_unreadable)
 }
 END_TEST
 
+/* Files that never end or hold NUL bytes (issue 38): a scenario or a trace read from /dev/zero
+ * is refused at its first block or line (both were read until memory ran out), a NUL byte in a
+ * trace row is refused naming the line (it cut the row silently), and a byte-order mark that
+ * opens a trace is dropped, as a scenario's and a profile's are (it was refused as a time). */
+START_TEST(loader_refuses_nul_bytes_in_a_scenario_or_trace_and_takes_a_traces_bom)
+{
+    sim_err err;
+    ck_assert_ptr_null(sim_scenario_load("/dev/zero", NULL, 0, &err));
+    ck_assert_msg(err.code == SIM_ESCENARIO && strstr(err.msg, "NUL byte") != NULL, "%s", err.msg);
+    char *dir = harness_tmpdir("scenario"), set[1200];
+    const char *sets[] = { set };
+    snprintf(set, sizeof(set), "stragglers[4].file=/dev/zero");
+    ck_assert_ptr_null(sim_scenario_load(FULL, sets, 1, &err));
+    ck_assert_str_eq(err.msg, "line 1: a NUL byte");
+    ck_assert_str_eq(err.file, "/dev/zero");
+    static const char nul[] = "time_s,worker,slowdown\n0.5,1,2.75\n1.25,2,3\0junk\n";
+    snprintf(set, sizeof(set), "%s/nul.csv", dir);
+    FILE *f = fopen(set, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(nul, 1, sizeof(nul) - 1, f), sizeof(nul) - 1);
+    fclose(f);
+    snprintf(set, sizeof(set), "stragglers[4].file=%s/nul.csv", dir);
+    ck_assert_ptr_null(sim_scenario_load(FULL, sets, 1, &err));
+    ck_assert_str_eq(err.msg, "line 3: a NUL byte");
+    ck_assert_str_eq(err.path, "$.stragglers[4].file");
+    harness_write(dir, "bom.csv", "\xef\xbb\xbftime_s,worker,slowdown\r\n0.5,1,2.75\r\n");
+    snprintf(set, sizeof(set), "stragglers[4].file=%s/bom.csv", dir);
+    sim_scenario *sc = sim_scenario_load(FULL, sets, 1, &err);
+    ck_assert_msg(sc != NULL, "%s", err.msg);
+    ck_assert_uint_eq(sc->stragglers[4].ntrace, 1);
+    ck_assert_int_eq(sc->stragglers[4].trace[0].time_ns, 500000000);
+    ck_assert_double_eq(sc->stragglers[4].trace[0].slowdown, 2.75);
+    sim_scenario_destroy(sc);
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(loader_accepts_a_null_error_and_destroy_accepts_null)
 {
     ck_assert_ptr_null(sim_scenario_load(BAD_DIR "/workers_zero.json", NULL, 0, NULL));
@@ -827,6 +864,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, loader_rejects_every_file_of_the_bad_corpus_as_expected);
     tcase_add_test(tc, loader_reports_a_missing_file_as_an_io_error);
     tcase_add_test(tc, loader_reports_a_directory_as_unreadable);
+    tcase_add_test(tc, loader_refuses_nul_bytes_in_a_scenario_or_trace_and_takes_a_traces_bom);
     tcase_add_test(tc, loader_accepts_a_null_error_and_destroy_accepts_null);
     tcase_add_test(tc, loader_caps_the_workers_selected_over_all_rules);
     suite_add_tcase(s, tc);

@@ -59,7 +59,9 @@ static void check_csv(char *text, size_t len, size_t keys)
 
 static void report(const char *dir, const char *key, double target, app_report_format format)
 {
-    app_report_options o = { .sweep_dir = dir, .key = key, .target = target, .format = format };
+    app_report_options o = { .sweep_dir = dir,
+                             .sel = { .by = key, .target = target },
+                             .format = format };
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -79,6 +81,7 @@ static void report(const char *dir, const char *key, double target, app_report_f
             "no runs",
             "incomplete run directory", /* the hint first: a long path may be cut short */
             "cannot read",              /* the same */
+            "--best-over", /* a group mixing a swept key's values: the options that resolve it */
         };
         bool ok = rc == SIM_ENOMEM;
         for (size_t i = 0; i < sizeof(named) / sizeof(named[0]) && !ok; i++)

@@ -8,8 +8,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 
 #define NDRAWS   65536   /* exponential increments, precomputed so RNG cost is not measured */
 #define REPS     5       /* alternating repetitions of engine and reference; best of each */

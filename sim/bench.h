@@ -31,7 +31,7 @@ int sim_bench_engine(FILE *out, sim_err *err);
 
 /* Messages through engine + network, against the bare heap's event rate halved (two events
  * per message, a START and a DONE; a solo, a message alone on its links, costs one, see
- * sim/net_solo.h, but these patterns send few: about one message in five of the all-to-all,
+ * net/net_solo.h, but these patterns send few: about one message in five of the all-to-all,
  * almost none in the others, whose messages go onto links whose last message ends at that
  * very ns), measured in the same run: a ring of 1024 hosts (one flow per link), an incast of
  * 64 flows into one link, a synchronized incast of 1024 flows into one link (rounds in which

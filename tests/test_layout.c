@@ -2,7 +2,7 @@
  * source tree (the suite runs from its root), include by include.
  *
  * A protocol, and the kit it shares, reaches the run only through runtime/proto.h and
- * runtime/ctx.h: no file under protocols/ includes, directly or through another project
+ * runtime/ctx.h: no file under protocols/ or kit/ includes, directly or through another project
  * header, the scenario's headers, the cluster's or the network's, the runtime's internals or a
  * model's.
  *
@@ -22,12 +22,9 @@
 
 /* Headers a protocol must not reach, as prefixes of the include's path. */
 static const char *const forbidden[] = {
-    "sim/scenario",      /* the scenario and its loader's internal headers */
-    "sim/net",           /* the network model and its internal headers */
+    "scenario/",         /* the scenario, its loader, the cluster, devices and rooflines */
+    "net/",              /* the network model, its internal headers and hosts' fabrics */
     "sim/engine_net.h",  /* the engine's hooks for the network */
-    "sim/cluster.h",     /* compute times, stragglers, failures */
-    "sim/fabric.h",      /* hosts' fabrics */
-    "sim/device.h",      /* accelerators */
     "sim/cfg_state.h",   /* cJSON, the cfg module's own */
     "runtime/state.h",   /* the runtime's internals: the context's state, ... */
     "runtime/run.h",     /* ... the run's set-up, ... */
@@ -101,10 +98,11 @@ static void follow(walk *wk, const char *path)
     fclose(f);
 }
 
-START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model)
+/* Walks every source file of `dir` and returns how many it walked. */
+static size_t walk_folder(const char *dir)
 {
-    DIR *d = opendir("protocols");
-    ck_assert_msg(d != NULL, "no protocols/ here (run from the source root)");
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "no %s/ here (run from the source root)", dir);
     static walk wk; /* large: not on the stack */
     size_t files = 0;
     const struct dirent *e;
@@ -114,14 +112,20 @@ START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_mo
             (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
             continue;
         char path[300];
-        snprintf(path, sizeof(path), "protocols/%s", e->d_name);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         memset(&wk, 0, sizeof(wk));
         follow(&wk, path);
         ck_assert_msg(wk.found[0] == '\0', "%s", wk.found);
         files++;
     }
     closedir(d);
-    ck_assert_uint_gt(files, 40); /* the walk saw the folder: 60-odd files */
+    return files;
+}
+
+START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model)
+{
+    ck_assert_uint_gt(walk_folder("protocols"), 30); /* the walk saw the folder: 40-odd files */
+    ck_assert_uint_gt(walk_folder("kit"), 15);       /* and the kit's: 19 files */
 }
 END_TEST
 
@@ -130,8 +134,8 @@ START_TEST(the_include_walk_finds_a_forbidden_header_behind_another)
 {
     static walk wk;
     memset(&wk, 0, sizeof(wk));
-    follow(&wk, "runtime/run.h"); /* run.h includes sim/scenario.h */
-    ck_assert_str_eq(wk.found, "runtime/run.h -> sim/scenario.h");
+    follow(&wk, "runtime/run.h"); /* run.h includes scenario/scenario.h */
+    ck_assert_str_eq(wk.found, "runtime/run.h -> scenario/scenario.h");
     memset(&wk, 0, sizeof(wk));
     follow(&wk, "runtime/proto.h");
     ck_assert_str_eq(wk.found, "");

@@ -22,6 +22,7 @@
 #include "app/sweep.h"
 #include "models/bench.h"
 #include "models/torch_bench.h"
+#include "net/net_bench.h"
 #include "outputs/rundir.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"

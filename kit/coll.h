@@ -58,8 +58,8 @@
  * coll_hub_check(hub, err) first; in on_event, first coll_hub_on_event(hub, ctx, ev, &handled,
  * err) and return if handled; pass SIM_EV_WORKER_DOWN to coll_hub_worker_down. fini: the
  * butterflies' coll_bfly_destroy. */
-#ifndef PROTOCOLS_COLL_H
-#define PROTOCOLS_COLL_H
+#ifndef KIT_COLL_H
+#define KIT_COLL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Internal header of the kit's collectives (kit/coll.h): the instances' state, which
  * only kit/coll.c, coll_butterfly.c, coll_butterfly_setup.c and coll_barrier.c include;
  * owners see the instances as opaque and use coll.h's queries. */
-#ifndef PROTOCOLS_COLL_STATE_H
-#define PROTOCOLS_COLL_STATE_H
+#ifndef KIT_COLL_STATE_H
+#define KIT_COLL_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -40,8 +40,8 @@
  * grid along one axis (Moshpit's and Ripples' groups) and the out-peers of SGP's
  * time-varying directed exponential graph. Nothing here keeps static mutable state.
  */
-#ifndef PROTO_GRAPH_H
-#define PROTO_GRAPH_H
+#ifndef KIT_GRAPH_H
+#define KIT_GRAPH_H
 
 #include <stdbool.h>
 #include <stddef.h>

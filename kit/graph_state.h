@@ -1,8 +1,8 @@
 /* Internal header of the graph module (kit/graph.h), split in graph.c (specs, building,
  * queries, grids, schedules) and graph_regular.c (random regular graphs); only those files
  * include it. */
-#ifndef PROTOCOLS_GRAPH_STATE_H
-#define PROTOCOLS_GRAPH_STATE_H
+#ifndef KIT_GRAPH_STATE_H
+#define KIT_GRAPH_STATE_H
 
 #include <stdint.h>
 

@@ -17,8 +17,8 @@
  * its argument equals the owner's current one (msg_timer_is), so fields are kept modulo their
  * widths: a timer never outlives 2^20 rounds or retries of its owner.
  */
-#ifndef PROTOCOLS_MSG_H
-#define PROTOCOLS_MSG_H
+#ifndef KIT_MSG_H
+#define KIT_MSG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,8 +14,8 @@
  * new mode, at once or later (a simulated checkpoint-and-restart pause): every live worker
  * pulls the model afresh, so the new mode starts from exactly the model the old one left.
  */
-#ifndef PROTOCOLS_PS_SERVER_H
-#define PROTOCOLS_PS_SERVER_H
+#ifndef KIT_PS_SERVER_H
+#define KIT_PS_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * their set-up, queries). Not a public header: only those three files include it;
  * ps_server_setup.c and ps_server_iter.c call nothing of ps_server_run.c. The engine is
  * described at the top of kit/ps_server_run.c. */
-#ifndef PROTOCOLS_PS_SERVER_STATE_H
-#define PROTOCOLS_PS_SERVER_STATE_H
+#ifndef KIT_PS_SERVER_STATE_H
+#define KIT_PS_SERVER_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

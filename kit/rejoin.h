@@ -49,8 +49,8 @@
  * serving, the graph's spec), so that the runtime's sizing pass counts it for the memory
  * guard; the arena frees it at the run's end (there is no rejoin_destroy). The calls allocate
  * nothing. */
-#ifndef PROTOCOLS_REJOIN_H
-#define PROTOCOLS_REJOIN_H
+#ifndef KIT_REJOIN_H
+#define KIT_REJOIN_H
 
 #include <stdbool.h>
 #include <stdint.h>

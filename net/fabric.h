@@ -15,8 +15,8 @@
  * bytes, taken from NCCL's tuning model (its per-step hardware latencies for the Simple
  * protocol, the one large messages use), split between the two ends.
  */
-#ifndef SIM_FABRIC_H
-#define SIM_FABRIC_H
+#ifndef NET_FABRIC_H
+#define NET_FABRIC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -107,8 +107,8 @@
  * Message payloads (tensor snapshots) are identified by an opaque 32-bit handle the network
  * carries but never reads.
  */
-#ifndef SIM_NET_H
-#define SIM_NET_H
+#ifndef NET_NET_H
+#define NET_NET_H
 
 #include <stdbool.h>
 #include <stddef.h>

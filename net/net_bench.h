@@ -1,6 +1,6 @@
 /* The network's benchmark for `hetsim bench`, in the format of sim/bench.h. */
-#ifndef SIM_NET_BENCH_H
-#define SIM_NET_BENCH_H
+#ifndef NET_NET_BENCH_H
+#define NET_NET_BENCH_H
 
 #include <stdio.h>
 

@@ -13,8 +13,8 @@
  * but for the join order, and nothing else can tell them apart (a failure drops one of them, and
  * the rest stay as they were). Their DONEs thus come one after the other, the last sent first,
  * and a bundle's one DONE delivers them in that order. */
-#ifndef SIM_NET_BUNDLE_H
-#define SIM_NET_BUNDLE_H
+#ifndef NET_NET_BUNDLE_H
+#define NET_NET_BUNDLE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * (net/net_bundle.h) is one member, counted nb times (net_link.g_flows). The solver
  * (net/net_solver.c) and net/net_model.c call these; they call nothing of either. Not a
  * public header. */
-#ifndef SIM_NET_GROUP_H
-#define SIM_NET_GROUP_H
+#ifndef NET_NET_GROUP_H
+#define NET_NET_GROUP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@
  * place: it starts there, before any network call that follows it, as its START would have
  * (a START event at its start time, scheduled when it is demoted, only makes sure that a
  * network call comes by then). */
-#ifndef SIM_NET_SOLO_H
-#define SIM_NET_SOLO_H
+#ifndef NET_NET_SOLO_H
+#define NET_NET_SOLO_H
 
 #include <stdbool.h>
 #include <stddef.h>

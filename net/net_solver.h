@@ -1,8 +1,8 @@
 /* Rates (net/net_solver.c): max-min fairness by progressive filling, once per instant, for
  * the network's own files (net/net_model.c calls it; it calls the groups of
  * net/net_group.h, never the reverse). Not a public header. */
-#ifndef SIM_NET_SOLVER_H
-#define SIM_NET_SOLVER_H
+#ifndef NET_NET_SOLVER_H
+#define NET_NET_SOLVER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -15,8 +15,8 @@
  * (net/net_bundle.h) is one such flow standing for `nb` identical messages: its slot, the
  * carrier, counts nb times on its links (net_link.nflows counts messages, not slots), and the
  * other messages keep slots of their own (SLOT_MEMBER), off the links and without events. */
-#ifndef SIM_NET_INTERNAL_H
-#define SIM_NET_INTERNAL_H
+#ifndef NET_NET_STATE_H
+#define NET_NET_STATE_H
 
 #include <math.h>
 #include <stdbool.h>

@@ -22,8 +22,8 @@
  * F + 2h and down link at F + 2h + 1, F being the number of links above. A path between hosts
  * of one node crosses those two links only; one between nodes, its nodes' NICs and the
  * switches between them. Without node_of every host is its own node and nothing changes. */
-#ifndef SIM_NET_TOPO_H
-#define SIM_NET_TOPO_H
+#ifndef NET_NET_TOPO_H
+#define NET_NET_TOPO_H
 
 #include <stdint.h>
 

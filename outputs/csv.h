@@ -17,8 +17,8 @@
  * sim_csv_fini. sim_csv_metrics and sim_csv_workers are the rules of a run's two CSV files
  * (DESIGN §9); a caller with another file passes its own.
  */
-#ifndef SIM_CSV_H
-#define SIM_CSV_H
+#ifndef OUTPUTS_CSV_H
+#define OUTPUTS_CSV_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  * Numbers follow DESIGN §9: floats "%.9g", doubles "%.17g", the C locale (nothing here
  * calls setlocale); JSON has no NaN or infinity, so those are written as null.
  */
-#ifndef SIM_OUTPUT_H
-#define SIM_OUTPUT_H
+#ifndef OUTPUTS_OUTPUT_H
+#define OUTPUTS_OUTPUT_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -21,8 +21,8 @@
  * temporary is removed and the figure fails with SIM_EIO naming it; figures finished
  * before the failure stay. Nothing is printed.
  */
-#ifndef SIM_PLOT_H
-#define SIM_PLOT_H
+#ifndef OUTPUTS_PLOT_H
+#define OUTPUTS_PLOT_H
 
 #include <stdbool.h>
 #include <stddef.h>

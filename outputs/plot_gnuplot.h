@@ -1,8 +1,8 @@
 /* Running gnuplot as a child process, for outputs/plot.c: not a public header (only outputs/plot.c
  * and outputs/plot_gnuplot.c include it). How gnuplot is run, and what its errors say, is
  * described in outputs/plot.h. */
-#ifndef SIM_PLOT_GNUPLOT_H
-#define SIM_PLOT_GNUPLOT_H
+#ifndef OUTPUTS_PLOT_GNUPLOT_H
+#define OUTPUTS_PLOT_GNUPLOT_H
 
 #include "sim/err.h"
 

@@ -31,8 +31,8 @@
  * it does not own (sim_rundir_check_file, for a file the user names). An output named by a
  * symbolic link is its target, written whole (sim_rundir_follow).
  */
-#ifndef SIM_RUNDIR_H
-#define SIM_RUNDIR_H
+#ifndef OUTPUTS_RUNDIR_H
+#define OUTPUTS_RUNDIR_H
 
 #include "sim/err.h"
 

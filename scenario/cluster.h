@@ -15,8 +15,8 @@
  * The cluster owns one gsl_rng per worker and the fixed streams of sim/rng.h, all seeded
  * from the scenario's derived seeds, and the workers' up/down state.
  */
-#ifndef SIM_CLUSTER_H
-#define SIM_CLUSTER_H
+#ifndef SCENARIO_CLUSTER_H
+#define SCENARIO_CLUSTER_H
 
 #include <stdbool.h>
 #include <stddef.h>

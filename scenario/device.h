@@ -14,8 +14,8 @@
  * points of scenarios/validation/, named in each entry's `fit`) and a streaming benchmark
  * (`mem_source`).
  */
-#ifndef SIM_DEVICE_H
-#define SIM_DEVICE_H
+#ifndef SCENARIO_DEVICE_H
+#define SCENARIO_DEVICE_H
 
 #include <stddef.h>
 

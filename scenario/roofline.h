@@ -23,8 +23,8 @@
  * parameter at M, whatever the precision (weights and their states stay in FP32). An
  * iteration is the sum over the layers and the step.
  */
-#ifndef SIM_ROOFLINE_H
-#define SIM_ROOFLINE_H
+#ifndef SCENARIO_ROOFLINE_H
+#define SCENARIO_ROOFLINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

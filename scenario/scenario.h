@@ -12,8 +12,8 @@
  * Absurd sizes are refused before anything large is allocated: more than SIM_MAX_WORKERS
  * workers, or a message size over SIM_MAX_MESSAGE_BYTES.
  */
-#ifndef SIM_SCENARIO_H
-#define SIM_SCENARIO_H
+#ifndef SCENARIO_SCENARIO_H
+#define SCENARIO_SCENARIO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * with a range, times converted once to nanoseconds, and resolved values written back into
  * the tree. Not part of the API: only the loader's files include this header.
  */
-#ifndef SIM_SCENARIO_READ_H
-#define SIM_SCENARIO_READ_H
+#ifndef SCENARIO_SCENARIO_READ_H
+#define SCENARIO_SCENARIO_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* Straggler rules of a scenario ($.stragglers) and the trace files they name: the part of
  * the loader that scenario/scenario_load.c calls once the workers and the random streams are known.
  */
-#ifndef SIM_SCENARIO_STRAGGLERS_H
-#define SIM_SCENARIO_STRAGGLERS_H
+#ifndef SCENARIO_SCENARIO_STRAGGLERS_H
+#define SCENARIO_SCENARIO_STRAGGLERS_H
 
 #include "scenario/scenario.h"
 #include "sim/cfg.h"

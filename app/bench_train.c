@@ -19,8 +19,8 @@
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "runtime/summary.h"
+#include "scenario/scenario.h"
 #include "sim/bench.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 
 /* An OpenBLAS extension, not part of CBLAS (declared as in models/bench.c, whose reasons

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/device.h"
+#include "net/fabric.h"
+#include "scenario/device.h"
 #include "sim/err.h"
-#include "sim/fabric.h"
 #include "sim/layers.h"
 
 int app_catalogue_profiles(void)

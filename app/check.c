@@ -20,12 +20,12 @@
 #include "app/check_state.h"
 #include "app/curves.h"
 #include "app/stats.h"
+#include "outputs/output.h"
+#include "outputs/rundir.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
-#include "sim/output.h"
-#include "sim/rundir.h"
-#include "sim/scenario.h"
 
 /* Loads the scenario with the overrides, plus "seed=S" when `seed` is not NULL. */
 static sim_scenario *load(const app_check_options *opt, const char *seed, sim_err *err)
@@ -117,7 +117,7 @@ static int run_hash(const char *dir, char *out, sim_err *err)
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err);
 
 /* Refuses a golden inside any hetsim output (a run, a work directory, a sweep's, another
- * golden), takes the golden's lock (GOLDEN.lock, sim/rundir.h) for the whole update, and
+ * golden), takes the golden's lock (GOLDEN.lock, outputs/rundir.h) for the whole update, and
  * writes it. A golden named by a symbolic link is its target's, written whole there (the
  * link stays): sim_rundir_follow. */
 static int update(const app_check_options *opt, FILE *out, sim_err *err)
@@ -433,7 +433,7 @@ done:
 }
 
 /* The places a check writes, refused before anything runs (the ownership rule,
- * sim/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
+ * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
  * device replaced; the output directory (its runs OUT/seed-S, check.csv, check.png) inside no
  * run, work directory or golden, and none of them, nor a sweep's directory, itself. */
 static int check_places(const app_check_options *opt, const char *dir, sim_err *err)

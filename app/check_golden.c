@@ -10,8 +10,8 @@
 
 #include "app/check_state.h"
 #include "app/curves.h"
+#include "outputs/output.h"
 #include "sim/cfg.h"
-#include "sim/output.h"
 
 static const char *const fingerprint_files[] = { "metrics.csv", "workers.csv", "summary.json",
                                                  "run.json", "events.csv" };

@@ -10,9 +10,9 @@
 
 #include "app/check_state.h"
 #include "app/curves.h"
-#include "sim/output.h"
-#include "sim/plot.h"
-#include "sim/rundir.h"
+#include "outputs/output.h"
+#include "outputs/plot.h"
+#include "outputs/rundir.h"
 
 const stat_def stat_defs[NSTATS] = {
     { "accuracy_mean", "test_accuracy", APP_CURVE_ACC },

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "app/stats.h"
-#include "sim/csv.h"
-#include "sim/output.h"
+#include "outputs/csv.h"
+#include "outputs/output.h"
 
 #define PATH_TEXT 4096
 
@@ -27,7 +27,7 @@ int app_run_file_missing(const char *path, sim_err *err)
                        path);
 }
 
-/* Reads dir/name with the strict reader (sim/csv.h) under `rules`; a missing file is an
+/* Reads dir/name with the strict reader (outputs/csv.h) under `rules`; a missing file is an
  * incomplete run directory. */
 static int read_csv(const char *dir, const char *name, const sim_csv_rules *rules, sim_csv *t,
                     sim_err *err)

@@ -38,7 +38,7 @@ extern const char *const app_curve_names[APP_CURVE_NCOLS];
  * first, before a path that may fill the message. Returns SIM_EINVAL. */
 int app_run_file_missing(const char *path, sim_err *err);
 
-/* Reads dir/metrics.csv into `c` with the one strict reader of results files (sim/csv.h,
+/* Reads dir/metrics.csv into `c` with the one strict reader of results files (outputs/csv.h,
  * sim_csv_metrics): a line cut short (no end of line), a row whose field count is not the
  * header's, a field of a known column that is not a finite number in its range ("inf",
  * "nan", "1e400", a negative time or loss, an accuracy above 1) are SIM_EINVAL naming the
@@ -122,7 +122,7 @@ typedef struct app_workers {
     bool has_overlap;  /* the file has a comm_overlap_s column */
 } app_workers;
 
-/* Reads dir/workers.csv into `w` with the strict reader (sim/csv.h, sim_csv_workers),
+/* Reads dir/workers.csv into `w` with the strict reader (outputs/csv.h, sim_csv_workers),
  * finding its columns by name (samples, compute_s, comm_s, wait_s and bytes_sent required;
  * down_s and comm_overlap_s optional); an empty field counts as 0. SIM_EINVAL: missing (as
  * app_curve_read), not in the reader's form, a required column absent, a field that is not a

@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 
 #include "app/curves.h"
+#include "outputs/csv.h"
+#include "outputs/output.h"
+#include "outputs/rundir.h"
 #include "sim/cfg.h"
-#include "sim/csv.h"
-#include "sim/output.h"
-#include "sim/rundir.h"
 
 static int oom(sim_err *err)
 {

@@ -3,7 +3,7 @@
  *
  * index.csv (app/sweep.h) has the columns point, dir, one per grid path (the swept keys),
  * seed, stop_reason and the summary's figures; a point without results has stop_reason
- * "missing". It is read by the one strict reader of results files (sim/csv.h): a cell is
+ * "missing". It is read by the one strict reader of results files (outputs/csv.h): a cell is
  * valid until app_index_fini.
  */
 #ifndef APP_INDEX_H
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sim/csv.h"
+#include "outputs/csv.h"
 #include "sim/err.h"
 
 typedef struct app_index {

@@ -22,13 +22,14 @@
 #include "app/sweep.h"
 #include "models/bench.h"
 #include "models/torch_bench.h"
+#include "net/net_bench.h"
+#include "outputs/rundir.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/bench.h"
 #include "sim/err.h"
 #include "sim/pool.h"
-#include "sim/rundir.h"
-#include "sim/scenario.h"
 
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--threads N] [--quiet]\n"
@@ -169,7 +170,7 @@ static int cmd_run(int argc, char **argv)
     sim_err err;
     sim_err_clear(&err);
     /* Not into a golden of `hetsim check` (the run's own checks refuse run and work
-     * directories, sim/rundir.h); a sweep's points are runs inside its directory. */
+     * directories, outputs/rundir.h); a sweep's points are runs inside its directory. */
     if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir,
                                 SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), &err) != SIM_OK) {
         sim_scenario_destroy(sc);

@@ -13,9 +13,9 @@
 #include "app/names.h"
 #include "app/report.h"
 #include "app/sweep_plot.h"
+#include "outputs/plot.h"
+#include "outputs/rundir.h"
 #include "sim/err.h"
-#include "sim/plot.h"
-#include "sim/rundir.h"
 
 /* The options that choose, group and tune a sweep's runs (app/select.h), and the display
  * names (app/names.h), which plot --by and report share. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/output.h"
+#include "outputs/output.h"
 
 #define NAME_MAX_BYTES 200
 

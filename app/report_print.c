@@ -9,7 +9,7 @@
 #include "app/names.h"
 #include "app/report_state.h"
 #include "app/stats.h"
-#include "sim/output.h"
+#include "outputs/output.h"
 
 #define TEXT 1024
 

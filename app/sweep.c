@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 
 #include "app/sweep_state.h"
+#include "outputs/output.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
-#include "sim/output.h"
-#include "sim/scenario.h"
 
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */

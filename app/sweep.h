@@ -23,7 +23,7 @@
  * older hetsim, an index.csv of hetsim); app_sweep_open_dir refuses a directory that is not
  * empty and holds no such mark, and one inside a run, work, sweep or golden directory. A
  * whole sweep (app_sweep_run, or rank 0 of an MPI sweep) holds the directory's lock
- * (sim/rundir.h, "DIR.lock" beside it) from then until app_sweep_destroy, so a second sweep
+ * (outputs/rundir.h, "DIR.lock" beside it) from then until app_sweep_destroy, so a second sweep
  * into the same directory is refused; each point's run locks its own run directory, so the
  * processes of one sweep (`--index` tasks, MPI ranks) write side by side.
  */

@@ -8,9 +8,9 @@
 
 #include "app/sweep.h"
 #include "app/sweep_state.h"
+#include "outputs/csv.h"
+#include "outputs/output.h"
 #include "sim/cfg.h"
-#include "sim/csv.h"
-#include "sim/output.h"
 
 /* ---- index.csv -------------------------------------------------------------------------- */
 

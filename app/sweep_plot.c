@@ -9,8 +9,8 @@
 
 #include "app/index.h"
 #include "app/stats.h"
-#include "sim/output.h"
-#include "sim/plot.h"
+#include "outputs/output.h"
+#include "outputs/plot.h"
 
 #define PATH_TEXT          2048
 #define LABEL_TEXT         160

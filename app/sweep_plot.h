@@ -42,8 +42,8 @@
 #include "app/curves.h"
 #include "app/names.h"
 #include "app/select.h"
+#include "outputs/plot.h"
 #include "sim/err.h"
-#include "sim/plot.h"
 
 /* The most groups drawn: by-KEY's legend grows 51 pixels a line past 16, and Cairo, which
  * draws gnuplot's PNG figures, refuses an image taller than 32767 pixels (about 636 values);

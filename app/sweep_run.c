@@ -17,8 +17,8 @@
 
 #include "app/sweep.h"
 #include "app/sweep_state.h"
-#include "sim/output.h"
-#include "sim/rundir.h"
+#include "outputs/output.h"
+#include "outputs/rundir.h"
 
 /* ---- Running ---------------------------------------------------------------------------- */
 

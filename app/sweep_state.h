@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "app/sweep.h"
+#include "outputs/rundir.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
-#include "sim/rundir.h"
 
 #define NAME_MAX_ 200  /* a run directory's name, bytes */
 #define PATH_TEXT 1024 /* a path */

@@ -37,10 +37,10 @@
 
 #include "models/data.h"
 #include "models/model.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/layers.h"
-#include "sim/scenario.h"
 
 /* What the scenario's data set gives the probe (NULL: the module's own data). */
 typedef struct torch_data_shape {

@@ -10,8 +10,8 @@
 #include <gsl/gsl_rng.h>
 
 #include "models/train.h"
+#include "scenario/scenario.h"
 #include "sim/bench.h"
-#include "sim/scenario.h"
 
 typedef struct bench_case {
     const char *name;   /* the line's name */

@@ -45,8 +45,8 @@
 #include "models/optim.h"
 #include "models/replica.h"
 #include "models/torch.h"
+#include "scenario/scenario.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
 
 /* Test examples per forward pass of an evaluation (the shared workspace is sized for the larger
  * of this and the batch). */

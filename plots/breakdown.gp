@@ -6,7 +6,7 @@
 # stacked by gnuplot's rowstacked histogram style. The x axis is the row number, which is
 # the worker id because workers.csv lists workers in id order from 0.
 #
-# Variables, set with gnuplot -e "..." or, as sim/plot.c does, on a first line of input
+# Variables, set with gnuplot -e "..." or, as outputs/plot.c does, on a first line of input
 # ahead of this script:
 #   ins      space-separated workers.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)

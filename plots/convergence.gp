@@ -2,7 +2,7 @@
 # time, one colour per run, read from each run's metrics.csv. Computes nothing: every point
 # is a (time_s, test_accuracy) or (time_s, test_loss) pair from the file.
 #
-# Variables, set with gnuplot -e "..." or, as sim/plot.c does, on a first line of input
+# Variables, set with gnuplot -e "..." or, as outputs/plot.c does, on a first line of input
 # ahead of this script:
 #   ins      space-separated metrics.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)

@@ -3,7 +3,7 @@
 # nothing: each row's throughput_sps is the rate over the interval that ends at its time_s,
 # so it is drawn as a step over that interval (fsteps).
 #
-# Variables, set with gnuplot -e "..." or, as sim/plot.c does, on a first line of input
+# Variables, set with gnuplot -e "..." or, as outputs/plot.c does, on a first line of input
 # ahead of this script:
 #   ins      space-separated metrics.csv paths, one per run
 #   titles   space-separated run labels in the same order (no spaces; "_" is shown as is)

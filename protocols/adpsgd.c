@@ -6,7 +6,7 @@
  * are odd, so for even N every edge joins an active and a passive worker. For odd N the ring
  * wraps from N-1 to 0, both even, and some offsets join workers of equal parity: those edges
  * are dropped, which keeps the graph bipartite (every active worker w keeps w-1). Both are
- * the kit's graphs (protocols/graph.h: bipartite exponential, and the ring with its bipartite
+ * the kit's graphs (kit/graph.h: bipartite exponential, and the ring with its bipartite
  * filter), checked by configure and built by start. An active worker picks its peer uniformly
  * among its neighbours, from its own stream.
  *
@@ -56,8 +56,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "kit/msg.h"
 #include "protocols/adpsgd_state.h"
-#include "protocols/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -1,8 +1,8 @@
 /* AD-PSGD's pairwise exchanges and the gradients' steps (see protocols/adpsgd.c). */
 #include <assert.h>
 
+#include "kit/msg.h"
 #include "protocols/adpsgd_state.h"
-#include "protocols/msg.h"
 #include "sim/tensor.h"
 
 /* ---- gradients ---- */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "runtime/ctx.h"
 #include "sim/err.h"
 

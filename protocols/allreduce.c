@@ -1,7 +1,7 @@
 /* All-Reduce SGD over a ring (PROTOCOLS §1.1).
  *
  * Each iteration every live worker computes its gradient, then joins a ring all-reduce of
- * S bytes (protocols/coll.h: 2(N-1) steps of S/N bytes, chunks sent in order), so the
+ * S bytes (kit/coll.h: 2(N-1) steps of S/N bytes, chunks sent in order), so the
  * collective starts only when the slowest worker is ready: with one flow per link a round
  * takes exactly 2(N-1) * (path latency + (S/N)/B) after the last worker finishes
  * computing. A worker whose round is complete counts an iteration and starts the next.
@@ -14,7 +14,7 @@
  * of the (zero) gradients, and every member takes the mean, unless some member sat the round
  * out (a dropout rule): then nothing changes that round.
  *
- * Algorithms (`algorithm`, protocols/coll.h): the flat ring above (default), hierarchical over
+ * Algorithms (`algorithm`, kit/coll.h): the flat ring above (default), hierarchical over
  * the hosts' GPUs, NCCL's double binary trees, or auto, ring or trees per round as NCCL's tuning
  * model would choose; the rounds, their means and their steps are the same whichever moves the
  * bytes.
@@ -42,7 +42,7 @@
  */
 #include <math.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

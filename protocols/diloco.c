@@ -5,7 +5,7 @@
  * The global model x (the arena's, with its outer momentum buffer) is where every worker
  * starts a round. Each live worker runs `local_steps` H iterations of the workload's
  * optimizer on its own model (sim_ctx_step, its own momentum: the inner optimizer), then joins
- * a ring all-reduce of its model (S bytes, protocols/coll.h). The first member to complete
+ * a ring all-reduce of its model (S bytes, kit/coll.h). The first member to complete
  * the round takes the outer step once for all: the outer gradient is x - mean(models) (the
  * mean of the workers' outer gradients x - x_w, with one subtraction instead of N), and x takes
  * a step of the outer optimizer, SGD at `outer_lr` with momentum `outer_momentum`, Nesterov's
@@ -19,7 +19,7 @@
  * Failures: the ring restarts over the members that are up and ends the round in flight for
  * the others (COLL_RING_END): if some member had completed it, the outer step is taken and they
  * adopt x; if none had, they average again over the survivors. A recovered worker waits in the
- * kit's rejoin service (protocols/rejoin.h) until a round that every member completed: it is
+ * kit's rejoin service (kit/rejoin.h) until a round that every member completed: it is
  * then admitted, the ring restarts with it, and the member that completed the round last sends
  * it x (held once for all, the service's state), before it computes (the others wait for it at
  * the next round). If that member fails first, another running member sends x again; with
@@ -28,8 +28,8 @@
  */
 #include <math.h>
 
-#include "protocols/coll.h"
-#include "protocols/rejoin.h"
+#include "kit/coll.h"
+#include "kit/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -51,15 +51,15 @@
  * smallest iteration has every model it waits for sent or on its way, so it finishes, and
  * a run stalls only when every worker is down.
  *
- * The graphs and weights are the kit's (protocols/graph.h); configure checks the graph's
+ * The graphs and weights are the kit's (kit/graph.h); configure checks the graph's
  * size and degrees without building it, start builds it. Limits: at most MAX_SLOTS directed
  * edges in all (the complete graph on 5793 workers).
  */
 #include <stdint.h>
 
+#include "kit/msg.h"
+#include "kit/rejoin.h"
 #include "protocols/dpsgd_state.h"
-#include "protocols/msg.h"
-#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

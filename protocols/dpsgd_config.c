@@ -1,6 +1,6 @@
 /* D-PSGD's configuration, graph and lifecycle (see protocols/dpsgd.c). */
+#include "kit/rejoin.h"
 #include "protocols/dpsgd_state.h"
-#include "protocols/rejoin.h"
 
 static const char *const graph_names[] = { "ring", "torus", "exponential", "complete", "star" };
 const graph_kind dp_graph_kinds[] = { GRAPH_RING, GRAPH_TORUS, GRAPH_EXPONENTIAL, GRAPH_COMPLETE,

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/graph.h"
-#include "protocols/rejoin.h"
+#include "kit/graph.h"
+#include "kit/rejoin.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "runtime/proto.h"

@@ -13,7 +13,7 @@
  * Failures: a worker that fails loses its iteration and its exchange in flight, and starts
  * its local steps again from its own model when it recovers. The server does not fail.
  */
-#include "protocols/msg.h"
+#include "kit/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -40,9 +40,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "protocols/graph.h"
-#include "protocols/msg.h"
-#include "protocols/rejoin.h"
+#include "kit/graph.h"
+#include "kit/msg.h"
+#include "kit/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

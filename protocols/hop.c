@@ -77,10 +77,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
+#include "kit/msg.h"
+#include "kit/rejoin.h"
 #include "protocols/hop_state.h"
-#include "protocols/msg.h"
-#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 
 enum {

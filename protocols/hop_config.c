@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "protocols/hop_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

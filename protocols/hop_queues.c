@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "protocols/hop_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

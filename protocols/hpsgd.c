@@ -50,9 +50,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
+#include "kit/rejoin.h"
 #include "protocols/hpsgd_state.h"
-#include "protocols/rejoin.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

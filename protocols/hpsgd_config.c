@@ -1,9 +1,9 @@
 /* HPSGD's configuration, buffers, memory, report and fini (see protocols/hpsgd.c). */
 #include <math.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
+#include "kit/rejoin.h"
 #include "protocols/hpsgd_state.h"
-#include "protocols/rejoin.h"
 
 int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err)
 {

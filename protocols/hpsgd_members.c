@@ -1,7 +1,7 @@
 /* HPSGD's ring members (its generation over the active workers, a worker's launch into it),
  * failures and admissions (hpsgd.c has the rest and calls these; both include the internal
  * protocols/hpsgd_state.h). The ring and the barrier follow the kit's failure policy
- * (protocols/coll.h); recovered workers wait in the kit's rejoin service (protocols/rejoin.h),
+ * (kit/coll.h); recovered workers wait in the kit's rejoin service (kit/rejoin.h),
  * which admits them (rejoin_admit) and starts one over alone when nobody is active.
  *
  * Failures: a failed worker leaves the barrier (counted as arrived; if it coordinated, the

@@ -10,14 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/coll.h"
-#include "protocols/rejoin.h"
+#include "kit/coll.h"
+#include "kit/rejoin.h"
+#include "outputs/output.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "runtime/proto.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
-#include "sim/output.h"
 #include "sim/tensor.h"
 
 enum {

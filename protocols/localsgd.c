@@ -2,19 +2,19 @@
  *
  * Each live worker runs `local_steps` SGD iterations on its own model (computing, then
  * applying its own gradient), then joins a ring all-reduce of the model (S bytes,
- * protocols/coll.h). When its round completes its model becomes the mean of the members'
+ * kit/coll.h). When its round completes its model becomes the mean of the members'
  * models, summed in worker order once per round, so after every averaging round all
  * replicas are bitwise identical; then it starts the next H steps. local_steps = 1 averages
  * models after every step. Every local step is an iteration (throughput counts them).
  *
- * `algorithm` (ring, hierarchical, halving_doubling, tree, auto: protocols/coll.h) carries the
+ * `algorithm` (ring, hierarchical, halving_doubling, tree, auto: kit/coll.h) carries the
  * round's bytes as allreduce's does; read only when given, the flat ring otherwise.
  *
  * Failures: as all-reduce, the ring is rebuilt over the live workers; a recovered worker
  * starts H local steps from its own (stale) model and is averaged with the others at the
  * next round.
  */
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -11,7 +11,7 @@
  *   random (`groups`: "random", `group_size` M): the participants are shuffled with the
  *          protocol stream and cut into groups of M, leftovers spread round-robin.
  * Each live worker first takes `local_steps` SGD steps (0: pure averaging), then joins its
- * group's butterfly all-reduce (protocols/coll.h: parts of the model to every member,
+ * group's butterfly all-reduce (kit/coll.h: parts of the model to every member,
  * the reducer's mean back; `sender_timeout_ms` and `reducer_timeout_ms` as in 1.2). Its
  * result replaces the worker's model as x <- x + alpha (avg - x), `averaging_alpha` alpha
  * (1: plain replacement, exact copy). A worker alone in its group, or sitting out, keeps its
@@ -68,8 +68,8 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "protocols/coll.h"
-#include "protocols/graph.h"
+#include "kit/coll.h"
+#include "kit/graph.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

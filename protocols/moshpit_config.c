@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 

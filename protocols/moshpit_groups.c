@@ -7,8 +7,8 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "protocols/coll.h"
-#include "protocols/graph.h"
+#include "kit/coll.h"
+#include "kit/graph.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 

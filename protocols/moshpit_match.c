@@ -10,7 +10,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 

@@ -13,7 +13,7 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "runtime/proto.h"
 #include "sim/engine.h"
 
@@ -56,7 +56,7 @@ struct moshpit {
     coll_hub *hub;
     coll_bfly **bf;             /* (nbf) one per group of a round (arena) */
     uint32_t nbf, cap;          /* butterflies, most members of one */
-    uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (protocols/graph.h) take them:
+    uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (kit/graph.h) take them:
                                  * m reversed (the kit's first axis is the fastest, as
                                  * Moshpit's last is), so Moshpit's axis a is the kit's d-1-a */
     uint32_t *list;             /* (2n) scratch: members (arena) */

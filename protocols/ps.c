@@ -1,9 +1,9 @@
 /* Parameter server (PROTOCOLS §1.3): BSP, ASP or SSP over K shards, the mode fixed for the
- * run. The engine (slices, rounds, failures) is the kit's protocols/ps_server.[ch]; this
+ * run. The engine (slices, rounds, failures) is the kit's kit/ps_server.[ch]; this
  * file parses $.protocol and reports. The shards default to one per host of the placement
  * (every server host, or every worker), as parameter servers shard a model over all their
  * server machines. */
-#include "protocols/ps_server.h"
+#include "kit/ps_server.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -9,7 +9,7 @@
  * since it last learnt of one; otherwise its pending group is its synchronization.
  *
  * P-Reduce (§4.1). A group starts when its slowest member is ready for it: the kit's ring
- * all-reduce over its members (protocols/coll.h), taken from a pool of rings (each ring its own
+ * all-reduce over its members (kit/coll.h), taken from a pool of rings (each ring its own
  * channel, one coll_ring_reset per group), so groups on disjoint members run at the same time.
  * With a real model every member's model becomes the group mean, computed once in the group's
  * ring order (coll_mean) and copied: the members end bitwise equal, non-members are untouched.
@@ -92,8 +92,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "protocols/coll.h"
-#include "protocols/msg.h"
+#include "kit/coll.h"
+#include "kit/msg.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/coll.h"
-#include "protocols/graph.h"
+#include "kit/coll.h"
+#include "kit/graph.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "protocols/coll.h"
-#include "protocols/msg.h"
+#include "kit/coll.h"
+#include "kit/msg.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "protocols/ripples_state.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"

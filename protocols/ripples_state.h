@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/coll.h"
+#include "kit/coll.h"
 #include "runtime/proto.h"
 #include "sim/engine.h"
 

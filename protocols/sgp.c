@@ -19,7 +19,7 @@
  * While it is down, a share the graph would send it goes to the next live worker after it.
  *
  * `schedule` "moshpit-averager": the Moshpit authors' averager of their averaging table
- * (protocols/graph.h, graph_mavg_receiver: floor(log2(N-1)) matrices built with numpy's
+ * (kit/graph.h, graph_mavg_receiver: floor(log2(N-1)) matrices built with numpy's
  * roll without an axis, from the second one on). It is not push-sum: each live worker
  * sends x_j whole to the rows that hold an entry of its column, and a live worker that
  * receives replaces x_i by the mean of its row's entries over the workers that take part
@@ -32,8 +32,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "protocols/graph.h"
-#include "protocols/msg.h"
+#include "kit/graph.h"
+#include "kit/msg.h"
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 

@@ -1,7 +1,7 @@
 /* Sync-Switch (PROTOCOLS §6): the parameter server trains the first part of the sample budget
  * in BSP, then switches to ASP for the rest (or ASP first with `order: asp_first`).
  *
- * The engine is the kit's parameter server (protocols/ps_server.[ch]); this file decides when
+ * The engine is the kit's parameter server (kit/ps_server.[ch]); this file decides when
  * its mode changes and with which rates. Its shards default to the paper's placement [C,
  * §6.1]: one on every worker's machine (placement "colocated", shards N), even when the
  * scenario has server hosts. The rules marked [R] are reconstructions (the paper's

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocols/ps_server.h"
+#include "kit/ps_server.h"
 #include "runtime/ctx.h"
 #include "sim/err.h"
 

@@ -12,7 +12,7 @@
  *   SIM_EV_MSG          src, dst = hosts; arg[0] = tag, arg[1] = bytes, arg[2] = the
  *                       sender's arg, arg[3] = payload handle (SIM_NET_NO_PAYLOAD if none);
  *                       protocols read tag and arg through the kit's message layout
- *                       (protocols/msg.h: channel, kind, sequence)
+ *                       (kit/msg.h: channel, kind, sequence)
  *   SIM_EV_WORKER_DOWN  dst = worker that failed (its computation, if any, is lost, and
  *                       its messages in flight are dropped)
  *   SIM_EV_WORKER_UP    dst = worker that recovered (idle until the protocol acts)

@@ -1,7 +1,7 @@
 /* The runtime's event kinds: the runner's own (computations, cluster changes, evaluation,
  * the stop) and those it hands to a protocol's on_event (runtime/ctx.h). The engine
  * (sim/engine.h) orders events without reading their kinds; the network's two
- * (SIM_EV_NET_START, SIM_EV_NET_DONE) are declared in sim/net.h, below all of these. */
+ * (SIM_EV_NET_START, SIM_EV_NET_DONE) are declared in net/net.h, below all of these. */
 #ifndef RUNTIME_EVENTS_H
 #define RUNTIME_EVENTS_H
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outputs/output.h"
 #include "runtime/jobs.h"
 #include "runtime/state.h"
-#include "sim/output.h"
 #include "sim/tensor.h"
 
 /* A CSV field: empty for a value that does not exist (NaN). */

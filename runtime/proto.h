@@ -25,11 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outputs/output.h"
 #include "runtime/arena.h"
 #include "runtime/ctx.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
-#include "sim/output.h"
 
 /* What a protocol may know of the run besides its own section, when configure runs (before
  * the run exists; the context's calls answer the same once it does): the runtime fills it from

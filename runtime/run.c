@@ -11,14 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outputs/plot.h"
+#include "outputs/rundir.h"
 #include "runtime/events.h"
 #include "runtime/jobs.h"
 #include "runtime/outputs.h"
 #include "runtime/snap.h"
 #include "runtime/state.h"
-#include "sim/plot.h"
 #include "sim/rng.h"
-#include "sim/rundir.h"
 #include "sim/tensor.h"
 
 /* ---- event handlers ---- */
@@ -56,7 +56,7 @@ static inline int deliver(sim_ctx *ctx, const sim_event *ev, const sim_net_msg *
 }
 
 /* A network event: the message it delivers, if any, or each message of a bundle's DONE in turn
- * (sim/net.h), as their own DONEs would have come: none after the run stopped or a gradient
+ * (net/net.h), as their own DONEs would have come: none after the run stopped or a gradient
  * failed, which would have ended the run before the next of those events. */
 static int on_net(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
@@ -604,7 +604,7 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     ctx.plain_net = opt != NULL && opt->plain_net;
     ctx.out.observe = opt != NULL ? opt->observe : NULL;
     ctx.out.observe_ud = opt != NULL ? opt->observe_ud : NULL;
-    sim_rundir *rd = NULL; /* the run directory in the making (sim/rundir.h) */
+    sim_rundir *rd = NULL; /* the run directory in the making (outputs/rundir.h) */
     const char *work = NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
     if (rc == SIM_OK && (rc = sim_rundir_begin(dir, &rd, err)) == SIM_ESCENARIO) {

@@ -17,9 +17,9 @@
 
 #include "runtime/proto.h"
 #include "runtime/summary.h"
+#include "scenario/scenario.h"
 #include "sim/engine.h"
 #include "sim/err.h"
-#include "sim/scenario.h"
 
 /* Figures of a run's snapshots and peer reads, for an observer (sim_run_options.observe:
  * tests and reports), not part of a protocol's context. */
@@ -44,7 +44,7 @@ typedef struct sim_run_options {
                          environment's HETSIM_THREADS (a test hook), else 1, the calling thread
                          alone. Outputs are the same for every count. */
     bool plain_net;   /* tests: identical messages sent together do not share events (the
-                         network's bundles, sim/net.h): outputs are the same but for the events
+                         network's bundles, net/net.h): outputs are the same but for the events
                          processed */
 } sim_run_options;
 

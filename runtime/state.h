@@ -11,15 +11,15 @@
 #include <time.h>
 
 #include "models/train.h"
+#include "net/net.h"
+#include "outputs/output.h"
 #include "runtime/ctx.h"
 #include "runtime/proto.h"
 #include "runtime/summary.h"
-#include "sim/cluster.h"
+#include "scenario/cluster.h"
+#include "scenario/scenario.h"
 #include "sim/engine.h"
-#include "sim/net.h"
-#include "sim/output.h"
 #include "sim/pool.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 
 /* Time-breakdown states of a worker (workers.csv columns). */

@@ -29,14 +29,9 @@ void sim_bench_emit_time(FILE *out, const char *name, double value, const char *
  * pending events, against a bare binary heap of (double, uint64) pairs. */
 int sim_bench_engine(FILE *out, sim_err *err);
 
-/* Messages through engine + network, against the bare heap's event rate halved (two events
- * per message, a START and a DONE; a solo, a message alone on its links, costs one, see
- * sim/net_solo.h, but these patterns send few: about one message in five of the all-to-all,
- * almost none in the others, whose messages go onto links whose last message ends at that
- * very ns), measured in the same run: a ring of 1024 hosts (one flow per link), an incast of
- * 64 flows into one link, a synchronized incast of 1024 flows into one link (rounds in which
- * all start and end together), a staggered one (latencies 7 ns apart, each sender resending
- * when its message lands) and an all-to-all on a k = 8 fat-tree (128 hosts). */
-int sim_bench_network(FILE *out, sim_err *err);
+/* The bare binary heap's hold rate (operations per second, the best of five runs) with
+ * `pending` entries and exponential increments of a fixed seed: the reference of the engine's
+ * and the network's benchmarks (net/net_bench.h). Negative when out of memory. */
+double sim_bench_bare_heap(size_t pending);
 
 #endif

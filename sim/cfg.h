@@ -13,7 +13,7 @@
  *
  * Ownership: a sim_cfg from sim_cfg_parse owns its tree; children from sim_cfg_child and
  * sim_cfg_at are owned by the parent and live until the root is destroyed. This module and
- * sim/scenario_load.c are the only ones that include cJSON.h.
+ * scenario/scenario_load.c are the only ones that include cJSON.h.
  */
 #ifndef SIM_CFG_H
 #define SIM_CFG_H

@@ -30,7 +30,7 @@ typedef uint64_t sim_event_id; /* slot | generation << 32; 0 is never a valid id
 typedef struct sim_event {
     sim_time time;    /* absolute; set by the engine */
     uint64_t seq;     /* insertion counter, the tie-breaker; set by the engine */
-    uint32_t kind;    /* its owner's: the network's (sim/net.h), the runtime's (runtime/events.h) */
+    uint32_t kind;    /* its owner's: the network's (net/net.h), the runtime's (runtime/events.h) */
     int32_t src, dst; /* worker ids or SIM_NOBODY */
     uint64_t arg[4];  /* small inline payload; tensors travel through net pools */
 } sim_event;

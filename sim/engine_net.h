@@ -1,7 +1,7 @@
 /* The engine's calls for the network (sim/engine.c implements them): an end-of-instant hook,
  * moving a pending event in place or changing its body, and where the run stands in the
- * (time, seq) order. Not a public header: only the network's files (sim/net_*.c, through
- * sim/net_state.h) and their tests include it; the runtime and the protocols schedule, cancel
+ * (time, seq) order. Not a public header: only the network's files (net/net_*.c, through
+ * net/net_state.h) and their tests include it; the runtime and the protocols schedule, cancel
  * and run through sim/engine.h alone. */
 #ifndef SIM_ENGINE_NET_H
 #define SIM_ENGINE_NET_H

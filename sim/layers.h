@@ -20,7 +20,7 @@
  * iteration, both or neither; kind (sim_layer_kind's names); forward_bytes and
  * elementwise_bytes, what one sample's pass through the layer's own operations and through
  * the parameter-free ones after it read and write, at 4 bytes a float (the device roofline's,
- * sim/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments;
+ * scenario/roofline.h; tools/profile_rules.py counts them). Lines starting with '#' are comments;
  * a UTF-8 byte-order mark may open the file. Each column's total over the layers stays in
  * range: params at most 2^64 - 1 (sums never wrap), the others at most 1e300 (shares stay
  * finite).

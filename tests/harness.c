@@ -14,7 +14,7 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "protocols/registry.h"
 
 static const char tmp_prefix[] = "/tmp/hetsim-";

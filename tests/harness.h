@@ -14,7 +14,7 @@
 #include "protocols/registry.h"
 #include "runtime/arena.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "suite.h"
 
 /* Parses `json` as if read from `file` (used in messages and for relative paths), applies the

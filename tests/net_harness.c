@@ -5,8 +5,8 @@
 
 #include <check.h>
 
+#include "net/net_solo.h"
 #include "runtime/events.h"
-#include "sim/net_solo.h"
 
 static void note(nh_side *sd, uint64_t tag, bool dropped)
 {

@@ -15,10 +15,10 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "net_pi_ref.h"
 #include "net_ref.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 
 enum {
     NH_MAX_HOSTS = 40,
@@ -46,11 +46,11 @@ typedef struct nh_action {
 
 /* The network a side runs. */
 typedef enum nh_impl {
-    NH_MODEL = 0,     /* sim/net.h, with bundles */
-    NH_NO_SOLOS = 1,  /* sim/net.h with every message on the START and DONE path */
+    NH_MODEL = 0,     /* net/net.h, with bundles */
+    NH_NO_SOLOS = 1,  /* net/net.h with every message on the START and DONE path */
     NH_REF = 2,       /* tests/net_ref.h: one recomputation per change */
     NH_PI = 3,        /* tests/net_pi_ref.h: the per-instant solver before groups */
-    NH_NO_BUNDLES = 4 /* sim/net.h with solos but without bundles */
+    NH_NO_BUNDLES = 4 /* net/net.h with solos but without bundles */
 } nh_impl;
 
 typedef struct nh_side {

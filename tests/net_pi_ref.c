@@ -1,4 +1,4 @@
-/* A frozen copy of the per-instant solver (sim/net_model.c, sim/net_solver.c and sim/net_state.h)
+/* A frozen copy of the per-instant solver (net/net_model.c, net/net_solver.c and net/net_state.h)
  * as it was before shared-bottleneck groups: see net_pi_ref.h. */
 #include "net_pi_ref.h"
 
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/net_topo.h"
 #include "sim/engine_net.h"
-#include "sim/net_topo.h"
 
 enum {
     MAX_HOPS = NET_MAX_HOPS,

@@ -1,12 +1,12 @@
 /* The network model as it was before shared-bottleneck groups (the per-instant solver: one
  * max-min recomputation per instant, every flow of a changed component re-rated one at a
- * time): a frozen copy of sim/net_model.c kept as the reference of the differential test
- * test_net_group.c. Same types and semantics as sim/net.h, with pi_net_ names. Not part of
+ * time): a frozen copy of net/net_model.c kept as the reference of the differential test
+ * test_net_group.c. Same types and semantics as net/net.h, with pi_net_ names. Not part of
  * the simulator. */
 #ifndef NET_PI_REF_H
 #define NET_PI_REF_H
 
-#include "sim/net.h"
+#include "net/net.h"
 
 typedef struct pi_net pi_net;
 

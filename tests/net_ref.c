@@ -1,4 +1,4 @@
-/* A frozen copy of sim/net_model.c before per-instant batching: see net_ref.h. */
+/* A frozen copy of net/net_model.c before per-instant batching: see net_ref.h. */
 #include "net_ref.h"
 
 #include <assert.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/net_topo.h"
+#include "net/net_topo.h"
 
 /* Links: host h has up link 2h and down link 2h + 1; in the racks topology rack r has its
  * uplink-up at 2 * nhosts + 2r and its uplink-down at 2 * nhosts + 2r + 1. A path has at most
@@ -108,7 +108,7 @@ static uint32_t down_link(uint32_t h)
     return 2 * h + 1;
 }
 
-/* Paths come from sim/net_topo.c (shared with the solver under test, so that the fat-tree
+/* Paths come from net/net_topo.c (shared with the solver under test, so that the fat-tree
  * can be compared too); the rest of this file is the solver as it was. */
 static uint8_t path_links(const ref_net *net, uint32_t src, uint32_t dst, uint32_t out[MAX_HOPS])
 {

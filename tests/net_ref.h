@@ -1,11 +1,11 @@
 /* The network model as it was before batching (one max-min recomputation per start, end or
- * capacity change, every flow re-rated one at a time): a frozen copy of sim/net_model.c kept as the
- * reference of the differential test (test_net_diff.c). Same types and semantics as sim/net.h,
+ * capacity change, every flow re-rated one at a time): a frozen copy of net/net_model.c kept as the
+ * reference of the differential test (test_net_diff.c). Same types and semantics as net/net.h,
  * with ref_net_ names. Not part of the simulator. */
 #ifndef NET_REF_H
 #define NET_REF_H
 
-#include "sim/net.h"
+#include "net/net.h"
 
 typedef struct ref_net ref_net;
 

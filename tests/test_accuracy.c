@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static const struct {
     const char *file;

@@ -30,8 +30,8 @@
 #include "models/optim.h"
 #include "models/train.h"
 #include "runtime/events.h"
+#include "scenario/scenario.h"
 #include "sim/engine.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 #include "suite.h"
 

@@ -11,8 +11,8 @@
 
 #include "harness.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/layers.h"
-#include "sim/scenario.h"
 
 /* 4 workers of 30 ms on a star of 10 Gbit/s and 50 us NICs, timed by an eight-layer profile
  * (tests/data/profile_buckets.csv) whose every layer holds over 1 MiB of gradient; two

@@ -15,7 +15,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "sim/cluster.h"
+#include "scenario/cluster.h"
 #include "sim/rng.h"
 #include "suite.h"
 
@@ -24,7 +24,7 @@ enum {
     MAXR = 8
 };
 
-/* The longest duration sim_cluster_iteration_ns returns, as documented in sim/cluster.c. */
+/* The longest duration sim_cluster_iteration_ns returns, as documented in scenario/cluster.c. */
 static const sim_time max_iteration_ns = INT64_C(1) << 62;
 
 static const sim_time ms = 1000000;     /* ns per millisecond */

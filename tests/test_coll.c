@@ -1,4 +1,4 @@
-/* The kit's group collectives (protocols/coll.h), driven by a test-only protocol: ring timing
+/* The kit's group collectives (kit/coll.h), driven by a test-only protocol: ring timing
  * over subsets and disjoint groups, butterfly timing, means worked out by hand, failed senders
  * and reducers, the barrier, and several collectives at once on their own channels. */
 #include <stdint.h>
@@ -10,14 +10,14 @@
 #include <gsl/gsl_errno.h>
 
 #include "harness.h"
-#include "protocols/coll.h"
-#include "protocols/coll_state.h"
-#include "protocols/graph.h"
-#include "protocols/rejoin.h"
+#include "kit/coll.h"
+#include "kit/coll_state.h"
+#include "kit/graph.h"
+#include "kit/rejoin.h"
 #include "runtime/arena.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* ---- A test-only protocol: groups of members, each running one collective ---- */
 

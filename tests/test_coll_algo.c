@@ -1,4 +1,4 @@
-/* The kit's all-reduce algorithms besides the flat ring (protocols/coll_algo.c), through
+/* The kit's all-reduce algorithms besides the flat ring (kit/coll_algo.c), through
  * allreduce's `algorithm`: hierarchical and the double binary trees end at their closed forms
  * on idle stars of hosts with several GPUs, degenerate to the flat ring where they should, move
  * the bytes their patterns say; auto picks as NCCL's tuning model; the training bits do not
@@ -12,7 +12,7 @@
 
 #include "harness.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* 12 timing-only workers, 4 a host (3 hosts), 20 ms of compute, one 24 MB all-reduce after each
  * iteration, on a star of 10 Gbit/s NICs (5 us an end) and 80 Gbit/s fabric links (1 us an

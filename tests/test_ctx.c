@@ -17,7 +17,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "harness.h"
-#include "protocols/msg.h"
+#include "kit/msg.h"
 #include "runtime/ctx.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"

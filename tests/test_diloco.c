@@ -15,11 +15,11 @@
 #include <check.h>
 
 #include "harness.h"
+#include "kit/msg.h"
 #include "models/optim.h"
-#include "protocols/msg.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/tensor.h"
 
 extern const proto_ops proto_diloco;

@@ -19,7 +19,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* Float unit roundoff: every float operation errs by at most U times its result. */
 static const double U = 0x1p-24;

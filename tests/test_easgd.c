@@ -11,10 +11,10 @@
 #include <check.h>
 
 #include "harness.h"
-#include "protocols/msg.h"
+#include "kit/msg.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 extern const proto_ops proto_easgd;
 

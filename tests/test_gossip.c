@@ -12,7 +12,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* Float unit roundoff. */
 static const double U = 0x1p-24;

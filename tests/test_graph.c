@@ -12,7 +12,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
-#include "protocols/graph.h"
+#include "kit/graph.h"
 #include "runtime/arena.h"
 #include "sim/rng.h"
 #include "suite.h"

@@ -20,7 +20,7 @@
 #include "protocols/hpsgd_state.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/tensor.h"
 
 extern const proto_ops proto_hpsgd;

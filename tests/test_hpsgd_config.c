@@ -10,7 +10,7 @@
 #include <check.h>
 
 #include "harness.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static const char real_json[] = "tests/scenarios/hpsgd/real.json";
 

@@ -2,9 +2,11 @@
  * source tree (the suite runs from its root), include by include.
  *
  * A protocol, and the kit it shares, reaches the run only through runtime/proto.h and
- * runtime/ctx.h: no file under protocols/ includes, directly or through another project
+ * runtime/ctx.h: no file under protocols/ or kit/ includes, directly or through another project
  * header, the scenario's headers, the cluster's or the network's, the runtime's internals or a
  * model's.
+ *
+ * Each folder includes only the folders below it (the rule's table, docs/layout.md).
  *
  * The recipe (docs/layout.md, "Adding a protocol") is the truth: every registered protocol stands
  * in each place it names outside the registry-driven suites. */
@@ -22,12 +24,9 @@
 
 /* Headers a protocol must not reach, as prefixes of the include's path. */
 static const char *const forbidden[] = {
-    "sim/scenario",      /* the scenario and its loader's internal headers */
-    "sim/net",           /* the network model and its internal headers */
+    "scenario/",         /* the scenario, its loader, the cluster, devices and rooflines */
+    "net/",              /* the network model, its internal headers and hosts' fabrics */
     "sim/engine_net.h",  /* the engine's hooks for the network */
-    "sim/cluster.h",     /* compute times, stragglers, failures */
-    "sim/fabric.h",      /* hosts' fabrics */
-    "sim/device.h",      /* accelerators */
     "sim/cfg_state.h",   /* cJSON, the cfg module's own */
     "runtime/state.h",   /* the runtime's internals: the context's state, ... */
     "runtime/run.h",     /* ... the run's set-up, ... */
@@ -101,10 +100,11 @@ static void follow(walk *wk, const char *path)
     fclose(f);
 }
 
-START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model)
+/* Walks every source file of `dir` and returns how many it walked. */
+static size_t walk_folder(const char *dir)
 {
-    DIR *d = opendir("protocols");
-    ck_assert_msg(d != NULL, "no protocols/ here (run from the source root)");
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "no %s/ here (run from the source root)", dir);
     static walk wk; /* large: not on the stack */
     size_t files = 0;
     const struct dirent *e;
@@ -114,14 +114,20 @@ START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_mo
             (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
             continue;
         char path[300];
-        snprintf(path, sizeof(path), "protocols/%s", e->d_name);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         memset(&wk, 0, sizeof(wk));
         follow(&wk, path);
         ck_assert_msg(wk.found[0] == '\0', "%s", wk.found);
         files++;
     }
     closedir(d);
-    ck_assert_uint_gt(files, 40); /* the walk saw the folder: 60-odd files */
+    return files;
+}
+
+START_TEST(no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model)
+{
+    ck_assert_uint_gt(walk_folder("protocols"), 30); /* the walk saw the folder: 40-odd files */
+    ck_assert_uint_gt(walk_folder("kit"), 15);       /* and the kit's: 19 files */
 }
 END_TEST
 
@@ -130,11 +136,89 @@ START_TEST(the_include_walk_finds_a_forbidden_header_behind_another)
 {
     static walk wk;
     memset(&wk, 0, sizeof(wk));
-    follow(&wk, "runtime/run.h"); /* run.h includes sim/scenario.h */
-    ck_assert_str_eq(wk.found, "runtime/run.h -> sim/scenario.h");
+    follow(&wk, "runtime/run.h"); /* run.h includes scenario/scenario.h */
+    ck_assert_str_eq(wk.found, "runtime/run.h -> scenario/scenario.h");
     memset(&wk, 0, sizeof(wk));
     follow(&wk, "runtime/proto.h");
     ck_assert_str_eq(wk.found, "");
+}
+END_TEST
+
+/* The folders' dependency rule (docs/layout.md): the folders each folder's files may include,
+ * its own among them. sim <- net <- scenario <- models <- runtime <- kit <- protocols <- app,
+ * with outputs on sim alone; the kit and the protocols skip the network, the scenario and the
+ * models (the walk above follows that rule through headers too). */
+static const struct {
+    const char *folder;
+    const char *may[10];
+} rule[] = {
+    { "sim", { "sim" } },
+    { "net", { "sim", "net" } },
+    { "scenario", { "sim", "net", "scenario" } },
+    { "outputs", { "sim", "outputs" } },
+    { "models", { "sim", "scenario", "models" } },
+    { "runtime", { "sim", "net", "scenario", "outputs", "models", "runtime" } },
+    { "kit", { "sim", "outputs", "runtime", "kit" } },
+    { "protocols", { "sim", "outputs", "runtime", "kit", "protocols" } },
+    { "app",
+      { "sim", "net", "scenario", "outputs", "models", "runtime", "kit", "protocols", "app" } },
+};
+
+/* Whether `inc` (a quoted include) names a folder of the rule that rule[r] may not include;
+ * an include without a folder is its own folder's. */
+static bool crosses_the_rule(size_t r, const char *inc)
+{
+    const char *slash = strchr(inc, '/');
+    if (slash == NULL)
+        return false;
+    size_t len = (size_t)(slash - inc);
+    for (size_t m = 0; m < 10 && rule[r].may[m] != NULL; m++)
+        if (strlen(rule[r].may[m]) == len && strncmp(inc, rule[r].may[m], len) == 0)
+            return false;
+    return true;
+}
+
+/* Checks every include of every source file of rule[r]'s folder; returns the files read. */
+static size_t check_folder(size_t r)
+{
+    DIR *d = opendir(rule[r].folder);
+    ck_assert_msg(d != NULL, "no %s/ here (run from the source root)", rule[r].folder);
+    size_t files = 0;
+    const struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || e->d_name[0] == '.' ||
+            (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
+            continue;
+        char path[300], line[512], inc[128];
+        snprintf(path, sizeof(path), "%s/%s", rule[r].folder, e->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        while (fgets(line, sizeof(line), f) != NULL)
+            ck_assert_msg(sscanf(line, " # include \"%127[^\"]\"", inc) != 1 ||
+                              !crosses_the_rule(r, inc),
+                          "%s includes %s, which its folder may not (docs/layout.md)", path, inc);
+        fclose(f);
+        files++;
+    }
+    closedir(d);
+    return files;
+}
+
+START_TEST(every_folder_includes_only_the_folders_the_rule_gives_it)
+{
+    for (size_t r = 0; r < sizeof(rule) / sizeof(rule[0]); r++)
+        ck_assert_msg(check_folder(r) > 3, "%s/ holds almost nothing", rule[r].folder);
+}
+END_TEST
+
+/* The check itself: an include of a folder the rule does not give is caught. */
+START_TEST(the_folder_rule_refuses_an_include_that_runs_up)
+{
+    ck_assert(crosses_the_rule(0, "net/net.h"));         /* sim/ includes the network */
+    ck_assert(crosses_the_rule(6, "scenario/device.h")); /* the kit reads a device */
+    ck_assert(!crosses_the_rule(2, "net/fabric.h"));     /* the loader reads the fabrics */
+    ck_assert(!crosses_the_rule(0, "heap.h"));           /* its own folder's */
 }
 END_TEST
 
@@ -212,6 +296,10 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("protocols");
     tcase_add_test(tc, no_protocol_file_reaches_the_scenario_the_cluster_the_network_or_a_model);
     tcase_add_test(tc, the_include_walk_finds_a_forbidden_header_behind_another);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("folders");
+    tcase_add_test(tc, every_folder_includes_only_the_folders_the_rule_gives_it);
+    tcase_add_test(tc, the_folder_rule_refuses_an_include_that_runs_up);
     suite_add_tcase(s, tc);
     tc = tcase_create("recipe");
     tcase_add_test(tc, every_registered_protocol_stands_where_the_recipe_says);

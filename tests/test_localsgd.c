@@ -11,7 +11,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/tensor.h"
 
 static const char real_json[] = "tests/scenarios/localsgd/real.json";

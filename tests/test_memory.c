@@ -30,7 +30,7 @@
 
 #include "harness.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MEMORY_UNDER_ASAN 1

@@ -14,7 +14,7 @@
 #include "protocols/moshpit_state.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 extern const proto_ops proto_moshpit;
 

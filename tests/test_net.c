@@ -11,9 +11,9 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 #include "suite.h"
 
 /* ---- harness: drives the engine and records deliveries -------------------------------- */

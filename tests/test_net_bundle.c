@@ -1,4 +1,4 @@
-/* Network: bundles (sim/net_bundle.c), identical messages sent together that share one START
+/* Network: bundles (net/net_bundle.c), identical messages sent together that share one START
  * and one DONE, against the same network without them (every message its own events, solos
  * kept: the START and DONE path they stand for).
  *
@@ -20,10 +20,10 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "net_harness.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 #include "suite.h"
 
 enum {

@@ -1,4 +1,4 @@
-/* Network: differential test of the per-instant solver (sim/net_model.c) against a frozen copy of
+/* Network: differential test of the per-instant solver (net/net_model.c) against a frozen copy of
  * the solver it replaced (tests/net_ref.c: one recomputation per start, end or capacity
  * change, flows re-rated one at a time).
  *
@@ -24,11 +24,11 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "net_harness.h"
 #include "net_ref.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 #include "suite.h"
 
 /* Random flow sets as the per-instant solver's change was tested: at most 16 hosts, every
@@ -67,7 +67,7 @@ static void compare_ends(const nh_side *a, const nh_side *b, size_t k, size_t *o
             (*reverted_diffs)++;
             return;
         }
-        /* Shared-bottleneck groups (sim/net_group.c) keep bytes left on a virtual clock, which
+        /* Shared-bottleneck groups (net/net_group.c) keep bytes left on a virtual clock, which
          * rounds otherwise than one subtraction per rate change: an end within about 1e-7 ns
          * of a half ns may move by 1 ns (counted; see test_net_group.c). */
         if (a->dropped[i] == b->dropped[j] && llabs(a->at_ns[i] - b->at_ns[j]) == 1) {
@@ -160,7 +160,7 @@ END_TEST
 
 /* The same with batches of identical sends (a third of the sends; the references know no
  * nodes, so a batch is bundled when its sends go from one host to one host): bundles
- * (sim/net_bundle.c) end every message where the reference does. */
+ * (net/net_bundle.c) end every message where the reference does. */
 START_TEST(net_per_instant_solver_matches_the_reference_with_batches_of_identical_flows)
 {
     nh_draw d = draw;

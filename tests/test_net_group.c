@@ -1,4 +1,4 @@
-/* Network: differential test of shared-bottleneck groups (sim/net_group.c: a virtual clock per
+/* Network: differential test of shared-bottleneck groups (net/net_group.c: a virtual clock per
  * bottleneck link and a heap of finishing points) against a frozen copy of the per-instant
  * solver they replaced (tests/net_pi_ref.c: every flow of a changed component re-rated one at
  * a time, its bytes left brought up to date at each change).
@@ -27,11 +27,11 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
 #include "net_harness.h"
 #include "net_pi_ref.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
-#include "sim/net.h"
 #include "suite.h"
 
 /* Random flow sets with many sends to one favourite destination (3 in 5), so that groups

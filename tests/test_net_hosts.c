@@ -1,5 +1,5 @@
 /* Network: nodes holding several hosts (GPUs) that share the node's NIC and talk to each other
- * through the node's fabric (sim/net.h, config.node_of; the scenario's gpus_per_host).
+ * through the node's fabric (net/net.h, config.node_of; the scenario's gpus_per_host).
  *
  * Known answers to the ns with the model's own expressions (bytes * 8e9 / rate rounded once):
  * paths inside a node cross only the two GPUs' fabric links, paths between nodes the nodes'
@@ -16,10 +16,10 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
+#include "net/net_topo.h"
 #include "net_harness.h"
 #include "sim/engine.h"
-#include "sim/net.h"
-#include "sim/net_topo.h"
 #include "suite.h"
 
 enum {

@@ -1,4 +1,4 @@
-/* Network: solos, messages alone on their links that cost one engine event (sim/net_solo.c).
+/* Network: solos, messages alone on their links that cost one engine event (net/net_solo.c).
  *
  * Known answers worked out by hand, with the model's own double expressions (bytes * 8e9 /
  * rate, rounded once per rate change), for a lone message, a solo demoted or promoted by a
@@ -14,11 +14,11 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "net/net.h"
+#include "net/net_solo.h"
 #include "net_harness.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
-#include "sim/net.h"
-#include "sim/net_solo.h"
 #include "suite.h"
 
 /* ---- harness: tests/net_harness.h runs the scripts and records every end ------------------ */

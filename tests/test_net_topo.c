@@ -2,7 +2,7 @@
  *
  * k = 4: hosts 0..15, pod x / 4, edge switch (x / 2) mod 2 of its pod; a path climbs to
  * aggregation switch (src + dst) mod 2 and, between pods, to core switch
- * ((src + dst) / 2) mod 2 of that switch's group (sim/net_topo.h). */
+ * ((src + dst) / 2) mod 2 of that switch's group (net/net_topo.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,9 +10,9 @@
 
 #include <check.h>
 
+#include "net/net.h"
+#include "net/net_topo.h"
 #include "sim/engine.h"
-#include "sim/net.h"
-#include "sim/net_topo.h"
 #include "suite.h"
 
 enum {
@@ -244,7 +244,7 @@ static void expect_simple_paths(const sim_net_config *cfg)
 
 START_TEST(every_path_crosses_each_of_its_links_at_most_once)
 {
-    /* The groups of sim/net_group.c count a component's hops on this (sim/net_topo.h). */
+    /* The groups of net/net_group.c count a component's hops on this (net/net_topo.h). */
     fat_tree t;
     fat_tree_init(&t, 10e9, 10e9, 1.0, 0);
     expect_simple_paths(&t.cfg);

@@ -7,7 +7,7 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
-#include "sim/output.h"
+#include "outputs/output.h"
 #include "suite.h"
 
 static void check_same(double x, int digits)

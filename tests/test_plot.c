@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 #include "harness.h"
-#include "sim/plot.h"
+#include "outputs/plot.h"
 
 static const char real_dir[] = "tests/data/plot_runs/real";
 static const char timing_dir[] = "tests/data/plot_runs/timing";

@@ -17,8 +17,8 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/layers.h"
-#include "sim/scenario.h"
 
 /* A small real workload: 4 workers, 3 shards on 3 server hosts (the MLP's 4 * 16 + ... floats
  * do not split evenly in 3), momentum on the server. */
@@ -887,7 +887,7 @@ enum {
 
 /* The offset in an iteration of PULL_D ns of the forward pass of the layer holding the first
  * byte of each of the K slices (4 bytes a parameter: the profile's layers split the message
- * exactly), as protocols/ps_server_setup.c and sim_ctx_layer_ns at SIM_LAYER_FORWARD_START find
+ * exactly), as kit/ps_server_setup.c and sim_ctx_layer_ns at SIM_LAYER_FORWARD_START find
  * them. */
 static void slice_offsets(uint32_t K, sim_time *off)
 {

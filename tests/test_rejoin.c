@@ -1,4 +1,4 @@
-/* The kit's rejoin service serving fetches (protocols/rejoin.h: rejoin_serve and the calls
+/* The kit's rejoin service serving fetches (kit/rejoin.h: rejoin_serve and the calls
  * after it), driven by a test-only protocol on a ring: whom a recovered worker asks, the model
  * it adopts, a source that fails while asked, nobody to ask, both fetch modes, the neighbours
  * told of a failure, a request that cannot be answered; and rejoin_reopen. Admitting is
@@ -10,12 +10,12 @@
 #include <check.h>
 
 #include "harness.h"
-#include "protocols/graph.h"
-#include "protocols/msg.h"
-#include "protocols/rejoin.h"
+#include "kit/graph.h"
+#include "kit/msg.h"
+#include "kit/rejoin.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* ---- A test-only protocol: a ring whose recovered workers fetch through the service ---- */
 

@@ -1,4 +1,4 @@
-/* The kit's rejoin service admitting recovered workers for an owner's group (protocols/rejoin.h:
+/* The kit's rejoin service admitting recovered workers for an owner's group (kit/rejoin.h:
  * rejoin_owner, rejoin_up, rejoin_down, rejoin_admit), driven by a test-only protocol: who
  * waits, who starts alone, who is admitted, in which order, with whose model or the state the
  * owner chooses, and an admission whose sender fails before the model lands (sent again by
@@ -10,11 +10,11 @@
 #include <check.h>
 
 #include "harness.h"
-#include "protocols/msg.h"
-#include "protocols/rejoin.h"
+#include "kit/msg.h"
+#include "kit/rejoin.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* ---- A test-only protocol: recovered workers admitted through the service ---- */
 

@@ -2,7 +2,7 @@
  * `hetsim plot SWEEP_DIR --by` and `hetsim plot RUN` on a sweep written here by hand (issue
  * 38): a damaged file (a number that is not finite or out of its range, a file cut mid-row, a
  * row repeated) is refused with exit 2 naming the file and line, nothing written; a removed
- * run directory says to run it again. The reader itself (sim/csv.h) is tested directly on
+ * run directory says to run it again. The reader itself (outputs/csv.h) is tested directly on
  * the forms it refuses. */
 #include <errno.h>
 #include <math.h>
@@ -16,8 +16,8 @@
 #include <check.h>
 
 #include "harness.h"
-#include "sim/csv.h"
-#include "sim/output.h"
+#include "outputs/csv.h"
+#include "outputs/output.h"
 
 static const char metrics_head[] = "time_s,iterations,samples,epoch,train_loss,test_loss,"
                                    "test_accuracy,consensus,throughput_sps\n";

@@ -1,4 +1,4 @@
-/* The device roofline (sim/roofline.h, sim/device.h): layer times worked out by hand on a
+/* The device roofline (scenario/roofline.h, scenario/device.h): layer times worked out by hand on a
  * made-up device, the first layer's backward pass, 16-bit precisions and the 3x3 gain, the
  * depthwise convolutions' rate, the fixed time of a kernel and the optimizer's step; a
  * profile on a catalogued device timed by it (base time, shares, mixed devices) unless
@@ -10,9 +10,9 @@
 #include <check.h>
 
 #include "harness.h"
-#include "sim/device.h"
+#include "scenario/device.h"
+#include "scenario/roofline.h"
 #include "sim/layers.h"
-#include "sim/roofline.h"
 
 /* Sums of a few products of exact decimal inputs: within a few ulps of the hand value. */
 #define REL 1e-13

@@ -11,7 +11,7 @@
 
 #include "harness.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* One round of N workers, S bytes, bandwidth B, NIC latency L on a star; every worker
  * computes for C first. The round ends at C + 2(N-1) * (2L + (S/N)/B). */
@@ -415,7 +415,7 @@ static const char hosts_json[] =
     " \"protocol\": {\"name\": \"allreduce\", \"algorithm\": \"hierarchical\"},"
     " \"stop\": {\"time_s\": 0.4}, \"output\": {\"events\": true}}";
 
-/* Identical messages sent together share their events (sim/net.h): the runs' outputs are those
+/* Identical messages sent together share their events (net/net.h): the runs' outputs are those
  * of every message with its own, bundles forming in each. Hierarchical all-reduces with
  * failures in the middle of transfers between hosts, recoveries and a link window; halving
  * and doubling on 4 hosts of 4; D-PSGD on an exponential graph (GPU g sends to its peers on the

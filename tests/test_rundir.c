@@ -1,4 +1,4 @@
-/* Run directories (sim/rundir.h): one writer at a time through the lock, what counts as
+/* Run directories (outputs/rundir.h): one writer at a time through the lock, what counts as
  * hetsim's output, and the refusals that keep a run directory replaceable whole. The whole
  * binary is exercised under faults (kill -9, concurrent writers) by tests/faults/faults.sh. */
 #include <stdio.h>
@@ -10,8 +10,8 @@
 #include <check.h>
 
 #include "harness.h"
-#include "sim/output.h"
-#include "sim/rundir.h"
+#include "outputs/output.h"
+#include "outputs/rundir.h"
 #include "suite.h"
 
 static bool exists(const char *dir, const char *name)

@@ -1,4 +1,4 @@
-/* Tests of sim/scenario: a complete scenario read field by field, documented defaults, the
+/* Tests of scenario/scenario: a complete scenario read field by field, documented defaults, the
  * resolved tree and its hash, count-drawn stragglers, trace files, --set overrides, and the
  * corpus of malformed scenarios in tests/scenarios_bad (one NAME.json per mistake, with the
  * expected "JSONPATH: MESSAGE" line in NAME.err). Run from the repository root. */
@@ -18,11 +18,11 @@
 
 #include "harness.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/engine.h"
 #include "sim/err.h"
 #include "sim/rng.h"
-#include "sim/scenario.h"
 
 #define FULL    "tests/scenarios_ok/full.json"
 #define MINIMAL "tests/scenarios_ok/minimal.json"

@@ -11,7 +11,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 enum {
     MAX_W = 64,

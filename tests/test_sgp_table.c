@@ -11,7 +11,7 @@
 #include <check.h>
 
 #include "harness.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static double mean_rounds(const char *schedule, const char *bound)
 {

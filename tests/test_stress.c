@@ -16,7 +16,7 @@
 #include "runtime/ctx.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define SEEDS   12
 #define MAX_W   12

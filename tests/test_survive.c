@@ -22,7 +22,7 @@
 #include "runtime/ctx.h"
 #include "runtime/proto.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define MAX_W   6
 #define HALF_NS 1000000000LL /* failures and recoveries all happen before 1 s of 2 */

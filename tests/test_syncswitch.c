@@ -18,7 +18,7 @@
 #include "harness.h"
 #include "runtime/ctx.h"
 #include "runtime/run.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/tensor.h"
 
 /* 8 workers (the paper's cluster size), 2 shards on server hosts 8 and 9, an MLP of

@@ -14,8 +14,8 @@
 #include "harness.h"
 #include "models/train.h"
 #include "runtime/run.h"
+#include "scenario/scenario.h"
 #include "sim/rng.h"
-#include "sim/scenario.h"
 #include "sim/tensor.h"
 
 static const char base_json[] = "tests/scenarios/train/base.json";

@@ -27,7 +27,7 @@
 # counts as normal: what only failures need is counted wherever it stands.
 # The kit's files are not a protocol's: coll*, graph*, rejoin* and msg.h serve every protocol,
 # and ps_server* is the kit's parameter server, which ps and syncswitch drive through
-# protocols/ps_server.h (its failure handling, a server's take-over and a worker's fetch, is
+# kit/ps_server.h (its failure handling, a server's take-over and a worker's fetch, is
 # the kit's, written once for both). Two lines after the protocols' count them for information
 # (not in the exit status): "ps_server" (ps_server*.c) and "kit" (coll*.c, rejoin.c).
 #   tools/failure_lines.sh [-v] [PROTOCOL...]
@@ -231,7 +231,7 @@ for p in "$@"; do
 done
 if [ $info = 1 ]; then
     echo "not protocols (for information):"
-    report ps_server protocols/ps_server*.c || true
-    report kit protocols/coll*.c protocols/rejoin.c || true
+    report ps_server kit/ps_server*.c || true
+    report kit kit/coll*.c kit/rejoin.c || true
 fi
 exit $status

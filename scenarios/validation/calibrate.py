@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Fits the attainable shares of sim/device.c's catalogue on the calibration points of
+"""Fits the attainable shares of scenario/device.c's catalogue on the calibration points of
 points.csv, and prints them with each calibration point's residual.
 
 usage: calibrate.py HETSIM [--check]
 
 With --check, exits 1 unless HETSIM's catalogue holds what the fit gives, rounded as
-sim/device.c writes it (shares and the 3x3 gain to 3 decimals, the depthwise share to 3
+scenario/device.c writes it (shares and the 3x3 gain to 3 decimals, the depthwise share to 3
 significant digits): the test suite's check (`meson test calibration`).
 
 For every calibration point it reads the scenario (profile, device, precision, batch), the
 profile's rows and the device's peaks, bandwidth, memory share and 16-bit vector factor
-(`HETSIM list devices`), and times an iteration by the roofline of sim/roofline.h, mirrored
+(`HETSIM list devices`), and times an iteration by the roofline of scenario/roofline.h, mirrored
 below (with its fixed time a kernel and the optimizer's step). The unknowns are the shares of
 peak of convolutions and of matrix products per (device, precision) that a calibration point
 measures, the FP32 gain of 3x3 convolutions (one for every device, as cuDNN picks Winograd's
@@ -86,7 +86,7 @@ def devices(hetsim):
 
 
 def mismatches(x, devs):
-    """Where the catalogue differs from the fit x, rounded as sim/device.c writes it."""
+    """Where the catalogue differs from the fit x, rounded as scenario/device.c writes it."""
     bad = []
     for dev, per in SHARES.items():
         for p in per:
@@ -114,7 +114,7 @@ def profile(scenario_path, name):
 
 
 def iteration_s(rows, rates, mem_bps, elem, batch):
-    """sim_roofline_iteration_s (sim/roofline.c); rates: FLOP/s of conv3x3, conv, depthwise
+    """sim_roofline_iteration_s (scenario/roofline.c); rates: FLOP/s of conv3x3, conv, depthwise
     and the rest."""
     s = sum(p for p, *_ in rows) * UPDATE_BYTES / mem_bps
     for i, (params, flops, kind, fwd_bytes, ew_bytes) in enumerate(rows):

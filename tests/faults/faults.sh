@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fault tests of run directories (sim/rundir.h), through the real binary: kill -9 at several
+# Fault tests of run directories (outputs/rundir.h), through the real binary: kill -9 at several
 # points, a file-size limit at several sizes (disk full), unwritable places, a directory
-# that is not a run, a reused run directory, a failed run; then figures (sim/plot.h) under a
+# that is not a run, a reused run directory, a failed run; then figures (outputs/plot.h) under a
 # file-size limit and on a small tmpfs, for run, plot, plot --by, sweep and check. Each
 # asserts what the run directory and its work directory hold afterwards. Needs HETSIM (the
 # binary); runs from the source root. Mounting the tmpfs needs root: elsewhere that part is

@@ -1,5 +1,5 @@
 /* libFuzzer target: the reader of a sweep's index.csv (app/index.c over the strict reader of
- * results files, sim/csv.h), which `hetsim report` and `hetsim plot SWEEP_DIR --by` run on
+ * results files, outputs/csv.h), which `hetsim report` and `hetsim plot SWEEP_DIR --by` run on
  * whatever directory they are given: the header (point, dir, the swept keys, seed,
  * stop_reason, ...), quoted fields with "" escapes, line ends, blank lines, rows whose field
  * count is not the header's, numbers out of range, repeated points; then what the commands

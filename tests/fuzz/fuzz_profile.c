@@ -13,8 +13,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "fuzz_util.h"
+#include "scenario/scenario.h"
 #include "sim/layers.h"
-#include "sim/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* libFuzzer target: the results files `hetsim report` reads, through the report itself
  * (app/report.c): a sweep's index.csv (app/index.c), and a run directory's metrics.csv,
  * workers.csv (app/curves.c) and run.json (its stop target), each read by the one strict
- * reader of results files (sim/csv.h); then the grouping, the intervals and both formats.
+ * reader of results files (outputs/csv.h); then the grouping, the intervals and both formats.
  *
  * Input: the bytes of index.csv, then optionally a line "--metrics" and metrics.csv's, a line
  * "--workers" and workers.csv's, a line "--run" and run.json's, in that order; the three are
@@ -27,7 +27,7 @@
 #include "app/index.h"
 #include "app/report.h"
 #include "fuzz_util.h"
-#include "sim/csv.h"
+#include "outputs/csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

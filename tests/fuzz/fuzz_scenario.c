@@ -12,7 +12,7 @@
 
 #include "fuzz_util.h"
 #include "models/train.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define MAX_SETS 16
 

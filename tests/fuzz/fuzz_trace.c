@@ -1,5 +1,5 @@
 /* libFuzzer target: straggler trace files. The input is the CSV of a trace rule in a fixed
- * scenario of 5 workers; a trace that loads then drives the cluster (sim/cluster.c), whose
+ * scenario of 5 workers; a trace that loads then drives the cluster (scenario/cluster.c), whose
  * iteration times must stay in [1 ns, 1e18 ns] at times around each trace point. */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <gsl/gsl_errno.h>
 
 #include "fuzz_util.h"
-#include "sim/cluster.h"
-#include "sim/scenario.h"
+#include "scenario/cluster.h"
+#include "scenario/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

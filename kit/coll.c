@@ -1,0 +1,474 @@
+/* The kit's hub (channels, routing) and ring all-reduce; the butterfly and the barrier are in
+ * coll_butterfly.c and coll_barrier.c, which call this file and never the other way round
+ * (the hub reaches them only through the coll_ops they register). */
+#include "kit/coll.h"
+
+#include <string.h>
+
+#include "kit/coll_state.h"
+#include "sim/tensor.h"
+
+/* ---- Hub ---- */
+
+coll_hub *coll_hub_create(sim_arena *a, uint32_t channels, uint32_t timer_kind)
+{
+    coll_hub *hub = sim_arena_alloc(a, 1, sizeof(*hub));
+    coll_slot *slot = sim_arena_alloc(a, (size_t)channels + 1, sizeof(*slot));
+    if (hub == NULL || slot == NULL)
+        return NULL;
+    hub->slot = slot;
+    hub->cap = channels;
+    hub->timer_kind = timer_kind;
+    return hub;
+}
+
+int coll_hub_check(const coll_hub *hub, sim_err *err)
+{
+    if (hub->refused > 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "collectives: %u instances on a hub of %u channels: %u not created",
+                           hub->cap + hub->refused, hub->cap, hub->refused);
+    return SIM_OK;
+}
+
+int coll_hub_add(coll_hub *hub, void *inst, const coll_ops *ops, uint32_t *channel, sim_err *err)
+{
+    if (hub->n >= hub->cap) {
+        hub->refused++;
+        return sim_err_set(err, SIM_EINVAL, NULL, "collectives: all %u channels are taken",
+                           hub->cap);
+    }
+    hub->n++;
+    hub->slot[hub->n].inst = inst;
+    hub->slot[hub->n].ops = ops;
+    *channel = hub->n;
+    return SIM_OK;
+}
+
+int coll_hub_on_event(coll_hub *hub, sim_ctx *ctx, const sim_event *ev, bool *handled, sim_err *err)
+{
+    *handled = false;
+    if (ev->kind == SIM_EV_MSG) {
+        uint32_t c = msg_read(ev).channel;
+        if (c == 0 || c > hub->n)
+            return SIM_OK;
+        *handled = true;
+        return hub->slot[c].ops->on_message(hub->slot[c].inst, ctx, ev, err);
+    }
+    if (ev->kind == hub->timer_kind && hub->timer_kind >= SIM_EV_USER) {
+        msg_timer t = msg_timer_read(ev);
+        uint32_t c = t.channel;
+        if (c == 0 || c > hub->n || hub->slot[c].ops->on_timer == NULL)
+            return SIM_OK;
+        *handled = true;
+        return hub->slot[c].ops->on_timer(hub->slot[c].inst, ctx, t, err);
+    }
+    return SIM_OK;
+}
+
+int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    for (uint32_t c = 1; c <= hub->n; c++) {
+        if (hub->slot[c].ops->on_down == NULL)
+            continue;
+        int rc = hub->slot[c].ops->on_down(hub->slot[c].inst, ctx, w, err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim_event_id *id,
+                   sim_err *err)
+{
+    return msg_timer_set(ctx, delay, hub->timer_kind, SIM_NOBODY, t, id, err);
+}
+
+/* ---- Ring all-reduce ---- */
+
+static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+static const coll_ops ring_ops = {
+    .on_message = ring_on_message,
+    .on_timer = NULL,
+    .on_down = ring_on_down,
+};
+
+coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
+                            coll_done_fn done, void *ud)
+{
+    coll_ring *r = sim_arena_alloc(a, 1, sizeof(*r));
+    coll_ring_pos *m = sim_arena_alloc(a, cap, sizeof(*m));
+    uint32_t *order = sim_arena_alloc(a, cap, sizeof(*order));
+    uint32_t *pos = sim_arena_alloc(a, workers, sizeof(*pos));
+    uint8_t *joined = sim_arena_alloc(a, workers, sizeof(*joined));
+    uint32_t *scratch = sim_arena_alloc(a, cap, sizeof(*scratch));
+    uint32_t *failed = sim_arena_alloc(a, cap, sizeof(*failed));
+    if (r == NULL || hub == NULL)
+        return NULL; /* the sizing arena (or an overrun, which fails the run) */
+    r->workers = workers;
+    r->cap = cap;
+    r->m = m;
+    r->order = order;
+    r->pos = pos;
+    r->joined = joined;
+    r->scratch = scratch;
+    r->failed = failed;
+    r->done = done;
+    r->ud = ud;
+    for (uint32_t w = 0; w < workers && pos != NULL; w++)
+        r->pos[w] = COLL_NONE;
+    return coll_hub_add(hub, r, &ring_ops, &r->channel, NULL) == SIM_OK ? r : NULL;
+}
+
+uint32_t coll_ring_size(const coll_ring *r)
+{
+    return r->n;
+}
+
+uint32_t coll_ring_member(const coll_ring *r, uint32_t i)
+{
+    return r->order[i];
+}
+
+uint32_t coll_ring_generation(const coll_ring *r)
+{
+    return r->gen;
+}
+
+bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
+{
+    return r->finished == (uint64_t)r->n * (round + 1);
+}
+
+void coll_ring_stats(const coll_ring *r, coll_stats *out)
+{
+    *out = (coll_stats){ .stale = r->stale, .restarts = r->restarts, .abandoned = r->abandoned };
+}
+
+/* The sequence number of a ring message: generation and round. */
+static uint64_t seq_of(uint32_t gen, uint32_t round)
+{
+    return (uint64_t)gen << 32 | round;
+}
+
+static uint32_t steps(const coll_ring *r)
+{
+    return r->n > 0 ? 2 * (r->n - 1) : 0;
+}
+
+/* Bytes of the chunk the member at ring position p sends in step s of round `round`. */
+static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s, uint32_t round)
+{
+    uint32_t n = r->n;
+    uint64_t bytes = r->round_bytes != NULL ? r->round_bytes[round % r->nround_bytes] : r->bytes;
+    uint32_t c = s < n - 1 ? (p + n - s % n) % n : (p + 1 + n - (s - (n - 1)) % n) % n;
+    return bytes / n + (c < bytes % n ? 1 : 0);
+}
+
+/* Whether member w's current round runs an algorithm of coll_algo.c. */
+static bool other_algo(const coll_ring *r, uint32_t w)
+{
+    return r->lay.ap != NULL && coll_algo_of(r, r->m[r->pos[w]].round) != COLL_ALGO_RING;
+}
+
+static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    uint32_t p = r->pos[w];
+    coll_ring_pos *a = &r->m[p];
+    if (r->joined[w] == RING_JOINED && other_algo(r, w))
+        return coll_algo_send(r, ctx, w, err);
+    if (r->joined[w] != RING_JOINED || a->busy || a->sent >= steps(r) || a->recv < a->sent)
+        return SIM_OK;
+    uint32_t succ = r->order[(p + 1) % r->n];
+    msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
+    int rc = msg_post(ctx, w, succ, chunk_bytes(r, p, a->sent, a->round), h, msg_none(), err);
+    if (rc != SIM_OK)
+        return rc;
+    a->sent++;
+    a->busy = true;
+    return SIM_OK;
+}
+
+static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    coll_ring_pos *a = &r->m[r->pos[w]];
+    if (r->joined[w] != RING_JOINED)
+        return SIM_OK;
+    bool other = other_algo(r, w);
+    if (other ? !coll_algo_complete(r, w) : a->busy || a->sent < steps(r) || a->recv < steps(r))
+        return SIM_OK;
+    uint32_t round = a->round;
+    if (other)
+        coll_algo_round_end(r, w);
+    if (r->lay.ap != NULL && r->finished + 1 == (uint64_t)r->n * (round + 1)) {
+        int algo = coll_algo_of(r, round); /* never auto: slot 3 counts halving-doubling */
+        r->lay.rounds[algo == COLL_ALGO_HALVING_DOUBLING ? 3 : algo]++;
+    }
+    a->round++;
+    a->recv = a->early;
+    a->early = 0;
+    a->sent = 0;
+    r->joined[w] = RING_OUT;
+    r->finished++;
+    coll_info info = {
+        .channel = r->channel, .round = round, .failed = r->failed, .nfailed = r->nfailed
+    };
+    return r->done(r->ud, ctx, w, &info, err);
+}
+
+static int progress(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    int rc = try_send(r, ctx, w, err);
+    return rc != SIM_OK ? rc : try_finish(r, ctx, w, err);
+}
+
+/* A new generation over members[0..n) (coll_ring_reset without clearing the failed list). */
+static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                   sim_err *err)
+{
+    if (n > r->cap)
+        return sim_err_set(err, SIM_EINVAL, NULL, "ring: %u members, at most %u", n, r->cap);
+    for (uint32_t i = 0; i < r->n; i++)
+        r->pos[r->order[i]] = COLL_NONE;
+    r->gen++;
+    r->finished = 0;
+    r->n = n;
+    r->bytes = bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t w = members[i];
+        if (w >= r->workers || r->pos[w] != COLL_NONE)
+            return sim_err_set(err, SIM_EINVAL, NULL, "ring: bad or repeated member %u", w);
+        r->order[i] = w;
+        r->pos[w] = i;
+        coll_ring_pos *a = &r->m[i];
+        a->round = a->sent = a->recv = a->early = 0;
+        a->busy = false;
+    }
+    coll_algo_layout(r, ctx);
+    /* The order is the caller's, which may still be using `members`: progress only now. */
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = progress(r, ctx, r->order[i], err);
+        if (rc != SIM_OK)
+            return rc;
+    }
+    return SIM_OK;
+}
+
+void coll_ring_set_algorithm(coll_ring *r, sim_arena *a, uint32_t cap, int algo)
+{
+    coll_algo_pos *ap = NULL;
+    uint32_t *node = NULL;
+    if (algo != COLL_ALGO_RING) {
+        ap = sim_arena_alloc(a, cap, sizeof(*ap));
+        node = sim_arena_alloc(a, cap, sizeof(*node));
+    }
+    if (r == NULL)
+        return; /* the sizing arena */
+    r->lay.algo = algo;
+    r->lay.ap = ap;
+    r->lay.node = node;
+}
+
+void coll_ring_algorithm_rounds(const coll_ring *r, uint64_t out[5])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = r->lay.rounds[i];
+    out[COLL_ALGO_AUTO] = 0;
+    out[COLL_ALGO_HALVING_DOUBLING] = r->lay.rounds[3];
+}
+
+void coll_ring_set_round_bytes(coll_ring *r, const uint64_t *sizes, uint32_t n)
+{
+    r->round_bytes = n > 0 ? sizes : NULL;
+    r->nround_bytes = n;
+}
+
+void coll_ring_on_failure(coll_ring *r, int mode)
+{
+    r->on_failure = mode;
+}
+
+void coll_ring_unjoin_all(coll_ring *r)
+{
+    for (uint32_t w = 0; w < r->workers; w++)
+        r->joined[w] = RING_OUT;
+}
+
+int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                    sim_err *err)
+{
+    r->nfailed = 0;
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+/* The workers that are up, in id order, into r->scratch; their number. */
+static uint32_t live(coll_ring *r, sim_ctx *ctx)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < r->workers && n < r->cap; w++)
+        if (!sim_ctx_down(ctx, w))
+            r->scratch[n++] = w;
+    return n;
+}
+
+int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
+{
+    return coll_ring_reset(r, ctx, r->scratch, live(r, ctx), bytes, err);
+}
+
+int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
+                     uint64_t bytes, sim_err *err)
+{
+    r->joined[w] = RING_OUT;
+    r->restarts++;
+    r->nfailed = 0;
+    if (members == NULL) {
+        members = r->scratch;
+        n = live(r, ctx);
+    }
+    return restart(r, ctx, members, n, bytes, err);
+}
+
+int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    if (w >= r->workers || r->pos[w] == COLL_NONE)
+        return SIM_OK;
+    uint32_t n = 0, top = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        top = r->m[i].round > top ? r->m[i].round : top; /* rounds some member completed */
+    bool abandoned = false;
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint32_t v = r->order[i];
+        if (v == w || sim_ctx_down(ctx, v))
+            continue;
+        r->scratch[n++] = v;
+        if (r->on_failure == COLL_RING_END && r->joined[v] == RING_JOINED) {
+            r->joined[v] = r->m[i].round < top ? RING_ENDED_COMPLETED : RING_ENDED_ABANDONED;
+            abandoned |= r->joined[v] == RING_ENDED_ABANDONED;
+        }
+    }
+    r->joined[w] = RING_OUT;
+    r->restarts++;
+    r->abandoned += abandoned;
+    r->failed[r->nfailed++] = w;
+    int rc = restart(r, ctx, r->scratch, n, r->bytes, err);
+    for (uint32_t i = 0; i < r->n && rc == SIM_OK; i++) {
+        uint32_t v = r->order[i];
+        if (r->joined[v] != RING_ENDED_COMPLETED && r->joined[v] != RING_ENDED_ABANDONED)
+            continue;
+        coll_info info = { .channel = r->channel,
+                           .failed = r->failed,
+                           .nfailed = r->nfailed,
+                           .ended = r->joined[v] - RING_JOINED };
+        r->joined[v] = RING_OUT;
+        rc = r->done(r->ud, ctx, v, &info, err);
+    }
+    return rc;
+}
+
+static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    return coll_ring_worker_down(inst, ctx, w, err);
+}
+
+int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err)
+{
+    return coll_ring_change(r, ctx, w, NULL, 0, bytes, err);
+}
+
+int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    r->joined[w] = RING_JOINED;
+    return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
+}
+
+void coll_ring_leave(coll_ring *r, uint32_t w)
+{
+    r->joined[w] = RING_OUT;
+}
+
+int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        r->joined[r->order[i]] = RING_OUT;
+    return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
+}
+
+static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
+{
+    coll_ring *r = inst;
+    uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
+    msg_hdr h = msg_read(ev);
+    uint32_t gen = (uint32_t)(h.seq >> 32), round = (uint32_t)h.seq;
+    if (gen != r->gen || w >= r->workers || src >= r->workers || r->pos[w] == COLL_NONE ||
+        r->pos[src] == COLL_NONE) {
+        r->stale++; /* sent in a ring that no longer exists */
+        return SIM_OK;
+    }
+    if (h.kind != 0) { /* an algorithm of coll_algo.c */
+        int rc = coll_algo_received(r, w, src, h.kind, round, err);
+        rc = rc != SIM_OK ? rc : progress(r, ctx, src, err);
+        return rc != SIM_OK ? rc : progress(r, ctx, w, err);
+    }
+    /* The sender's step arrived: it may send its next one, or finish its round. */
+    r->m[r->pos[src]].busy = false;
+    int rc = progress(r, ctx, src, err);
+    if (rc != SIM_OK)
+        return rc;
+    coll_ring_pos *a = &r->m[r->pos[w]];
+    if (round == a->round)
+        a->recv++;
+    else if (round == a->round + 1)
+        a->early++;
+    else
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "ring: worker %u in round %u got a message of round %u", w, a->round,
+                           round);
+    return progress(r, ctx, w, err);
+}
+
+/* ---- The mean of a ring round ---- */
+
+coll_mean *coll_mean_create(sim_arena *a, size_t nfloats, uint32_t cap)
+{
+    coll_mean *m = sim_arena_alloc(a, 1, sizeof(*m));
+    float *mean = sim_arena_alloc(a, nfloats > 0 ? nfloats : 1, sizeof(*mean));
+    const float **blocks = sim_arena_alloc(a, cap, sizeof(*blocks));
+    if (m == NULL)
+        return NULL;
+    /* Written now, as sim_tensor_alloc's block: resident from the start whether or not the
+     * owner's rounds run (a pool of rings, most idle), so the run takes what was counted. */
+    if (mean != NULL)
+        memset(mean, 0, (nfloats > 0 ? nfloats : 1) * sizeof(*mean));
+    m->nfloats = nfloats;
+    m->mean = mean;
+    m->blocks = blocks;
+    return m;
+}
+
+const float *coll_mean_last(const coll_mean *m)
+{
+    return m->mean;
+}
+
+double coll_mean_lr(const coll_mean *m)
+{
+    return m->lr;
+}
+
+const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
+                          coll_input_fn block, void *ud)
+{
+    if (!m->valid || m->gen != r->gen || m->round != round) {
+        for (uint32_t i = 0; i < r->n; i++)
+            m->blocks[i] = block(ud, ctx, r->order[i]);
+        sim_ctx_mean(ctx, m->mean, m->blocks, r->n, m->nfloats);
+        m->gen = r->gen;
+        m->round = round;
+        m->lr = sim_ctx_rates(ctx).lr;
+        m->valid = true;
+    }
+    return m->mean;
+}

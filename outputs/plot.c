@@ -1,0 +1,631 @@
+/* Figures of finished runs (see outputs/plot.h): the run directories checked and summarised
+ * (metrics.csv, workers.csv, labels from summary.json), gnuplot found on PATH, each figure's
+ * input (assignments, then the embedded script) built, and the figure committed. The
+ * gnuplot child process itself is run by outputs/plot_gnuplot.c, the check that a figure is
+ * whole and its rename by outputs/plot_file.c. */
+#include "outputs/plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outputs/csv.h"
+#include "outputs/output.h"
+#include "outputs/plot_gnuplot.h"
+#include "outputs/rundir.h"
+
+enum {
+    PATH_MAX_BYTES = 4000, /* longest directory accepted */
+};
+
+/* One run directory, checked and summarised before anything is drawn. */
+typedef struct plot_run {
+    char *metrics;                       /* "<dir>/metrics.csv" */
+    char *workers;                       /* "<dir>/workers.csv" */
+    char label[SIM_PLOT_LABEL_MAX + 12]; /* unique; room for a "-N" suffix */
+    bool has_acc;                        /* some test_accuracy or test_loss is finite */
+    bool has_down;                       /* some worker has down_s > 0 */
+    size_t n_workers;                    /* data rows of workers.csv */
+    double max_total_s;                  /* longest compute + comm + wait + down, seconds */
+} plot_run;
+
+/* What a figure's script is told besides ins, titles and out. */
+enum plot_hints {
+    HINTS_NONE,    /* throughput.gp */
+    HINTS_ACC,     /* convergence.gp: has_acc, a 0/1 word per run */
+    HINTS_WORKERS, /* breakdown.gp: downs, workers (counts), ymax */
+};
+
+/* The three figures: script, file name, input file and hints. */
+typedef struct plot_figure {
+    const char *script;
+    const char *png; /* the file name without its extension */
+    bool workers;    /* reads workers.csv rather than metrics.csv */
+    enum plot_hints hints;
+} plot_figure;
+
+static const plot_figure figures[] = {
+    { .script = "convergence.gp", .png = "convergence", .hints = HINTS_ACC },
+    { .script = "throughput.gp", .png = "throughput", .hints = HINTS_NONE },
+    { .script = "breakdown.gp", .png = "breakdown", .workers = true, .hints = HINTS_WORKERS },
+};
+
+/* The user's copies of the scripts (sim_plot_set_style): one table for the process, set
+ * once by the command line before anything is drawn; NULL entries use the embedded text. */
+enum {
+    MAX_SCRIPTS = 16
+};
+static char *style_scripts[MAX_SCRIPTS];
+
+static char *join(const char *dir, const char *name);
+
+const char *sim_plot_script(const char *name)
+{
+    for (size_t i = 0; i < sim_plot_nscripts; i++)
+        if (strcmp(sim_plot_script_names[i], name) == 0)
+            return i < MAX_SCRIPTS && style_scripts[i] != NULL ? style_scripts[i]
+                                                               : sim_plot_scripts[i];
+    return NULL;
+}
+
+int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
+{
+    struct stat st;
+    *found = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, NULL, "--style %s: not a directory", dir);
+    for (size_t i = 0; i < sim_plot_nscripts && i < MAX_SCRIPTS; i++) {
+        char *path = join(dir, sim_plot_script_names[i]);
+        if (path == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) {
+            free(path);
+            continue; /* this figure keeps the embedded script */
+        }
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        char buf[4096];
+        size_t k;
+        while (m != NULL && (k = fread(buf, 1, sizeof(buf), f)) > 0)
+            fwrite(buf, 1, k, m);
+        bool bad = ferror(f) != 0;
+        fclose(f);
+        if (m == NULL || fclose(m) != 0 || text == NULL || bad) {
+            free(text);
+            int rc = sim_err_set(err, SIM_EIO, NULL, "cannot read %s", path);
+            free(path);
+            return rc;
+        }
+        free(path);
+        free(style_scripts[i]);
+        style_scripts[i] = text;
+        (*found)++;
+    }
+    if (*found == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--style %s holds none of hetsim's plot scripts (convergence.gp, "
+                           "throughput.gp, breakdown.gp, bands.gp, bars.gp, check.gp, shares.gp)",
+                           dir);
+    return SIM_OK;
+}
+
+/* A growing string; `oom` sticks once an allocation fails. */
+typedef struct strbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} strbuf;
+
+static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    size_t need = b->len + (size_t)n + 1;
+    if (need > b->cap) {
+        size_t cap = b->cap != 0 ? b->cap : 256;
+        while (cap < need)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (s == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *s = malloc(n);
+    if (s != NULL)
+        snprintf(s, n, "%s/%s", dir, name);
+    return s;
+}
+
+static bool is_alnum(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Characters a path may hold: it goes into a single-quoted gnuplot string and a
+ * space-separated word list, so no blanks, quotes, backslashes or control characters. */
+static bool path_char(unsigned char c)
+{
+    return is_alnum(c) || c >= 0x80 || (c != 0 && strchr("/._-+,:=~", c) != NULL);
+}
+
+static int check_path(const char *what, const char *path, sim_err *err)
+{
+    if (path == NULL || path[0] == '\0')
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s is empty", what);
+    if (strlen(path) > PATH_MAX_BYTES)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s is longer than %d bytes", what,
+                           PATH_MAX_BYTES);
+    for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+        if (path_char(*p))
+            continue;
+        char shown[16], quoted[128];
+        if (*p < 0x20 || *p == 0x7f)
+            snprintf(shown, sizeof(shown), "byte 0x%02x", *p);
+        else
+            snprintf(shown, sizeof(shown), "'%c'", *p);
+        /* The path as given, with control bytes shown as '?' so the message stays a line. */
+        size_t i = 0;
+        for (const char *q = path; *q != '\0' && i + 1 < sizeof(quoted); q++, i++)
+            quoted[i] = (unsigned char)*q < 0x20 || *q == 0x7f ? '?' : *q;
+        quoted[i] = '\0';
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s \"%s\" contains %s, which cannot be passed to gnuplot; use "
+                           "only letters, digits and / . _ - + , : = ~",
+                           what, quoted, shown);
+    }
+    return SIM_OK;
+}
+
+/* Reads dir's metrics.csv or workers.csv (`path`) with the strict reader of results files
+ * under `rules`, finds the `n` columns `names` (into col[]) and requires a row. A missing
+ * file is an incomplete run directory, its fix said first (a long path may fill the rest). */
+static int read_results(const char *path, const sim_csv_rules *rules, const char *const *names,
+                        size_t n, size_t *col, sim_csv *t, sim_err *err)
+{
+    int rc = sim_csv_read(t, path, rules, err);
+    if (rc == SIM_EIO && t->open_errno == ENOENT)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "an incomplete run directory (files removed, or copied in part): run "
+                           "it again: no file %s",
+                           path);
+    if (rc == SIM_EIO)
+        err->code = rc = SIM_EINVAL;
+    if (rc == SIM_OK)
+        rc = sim_csv_require(t, names, n, col, err);
+    if (rc == SIM_OK && t->nrows == 0)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         rules == &sim_csv_metrics
+                             ? "%s has a header but no rows (a run writes one at time 0)"
+                             : "%s has a header but no worker rows",
+                         path);
+    return rc;
+}
+
+/* Checks metrics.csv and notes whether it holds any accuracy or loss value. */
+static int scan_metrics(plot_run *run, sim_err *err)
+{
+    static const char *const names[] = { "time_s", "test_loss", "test_accuracy", "throughput_sps" };
+    size_t col[4];
+    sim_csv t;
+    int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++)
+        run->has_acc = run->has_acc || !isnan(sim_csv_number(&t, r, col[1])) ||
+                       !isnan(sim_csv_number(&t, r, col[2]));
+    sim_csv_fini(&t);
+    return rc;
+}
+
+/* Checks workers.csv and notes the worker count, down time and the longest bar. */
+static int scan_workers(plot_run *run, sim_err *err)
+{
+    static const char *const names[] = { "compute_s", "comm_s", "wait_s", "down_s" };
+    size_t col[4];
+    sim_csv t;
+    int rc = read_results(run->workers, &sim_csv_workers, names, 4, col, &t, err);
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
+        double total_s = 0.0;
+        for (size_t k = 0; k < 4; k++) {
+            double x = sim_csv_number(&t, r, col[k]);
+            total_s += isnan(x) ? 0.0 : x;
+        }
+        if (sim_csv_number(&t, r, col[3]) > 0.0)
+            run->has_down = true;
+        if (total_s > run->max_total_s)
+            run->max_total_s = total_s;
+        run->n_workers++;
+    }
+    sim_csv_fini(&t);
+    return rc;
+}
+
+/* Label characters: as for paths, and a few more that are harmless inside a quoted string
+ * and a word list. Anything else (blanks, quotes, backslashes, control bytes) becomes '_'. */
+static bool label_char(unsigned char c)
+{
+    return is_alnum(c) || (c != 0 && strchr("._-+,:=~/()[]#", c) != NULL);
+}
+
+/* Length of the well-formed UTF-8 character at `p` (2 to 4), or 0 if it is not one
+ * (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF). */
+static size_t utf8_len(const unsigned char *p)
+{
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* Copies `raw` into `out` (at most SIM_PLOT_LABEL_MAX bytes, whole characters only),
+ * replacing what gnuplot cannot take, and invalid UTF-8, by '_'; an empty result becomes
+ * "run". */
+static void set_label(char *out, const char *raw)
+{
+    const unsigned char *p = (const unsigned char *)raw;
+    size_t n = 0;
+    while (*p != '\0') {
+        size_t k = *p >= 0x80 ? utf8_len(p) : 1;
+        size_t w = k == 0 ? 1 : k; /* an invalid byte becomes one '_' */
+        if (n + w > SIM_PLOT_LABEL_MAX)
+            break;
+        if (k >= 2)
+            memcpy(out + n, p, k);
+        else
+            out[n] = k == 1 && label_char(*p) ? (char)*p : '_';
+        n += w;
+        p += w;
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, SIM_PLOT_LABEL_MAX + 1, "run");
+}
+
+/* Decodes the JSON string that starts after the opening quote at `p` into `out` (size
+ * `size`), turning escapes other than \/ into '_' (they are all unsafe or control
+ * characters). False if the string does not end on this line. */
+static bool json_string(const char *p, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *p != '\0' && *p != '"'; p++) {
+        char c = *p;
+        if (c == '\\') {
+            p++;
+            if (*p == '\0')
+                return false;
+            c = *p == '/' ? '/' : '_';
+            if (*p == 'u')
+                for (int i = 0; i < 4 && p[1] != '\0'; i++)
+                    p++;
+        }
+        if (n + 1 < size)
+            out[n++] = c;
+    }
+    out[n] = '\0';
+    return *p == '"';
+}
+
+/* The run's label: the "name" line of summary.json, else the directory's base name. */
+static void read_label(const char *dir, char *label)
+{
+    char raw[4 * SIM_PLOT_LABEL_MAX + 1] = "";
+    char *path = join(dir, "summary.json");
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    if (f != NULL) {
+        char *line = NULL;
+        size_t cap = 0;
+        while (getline(&line, &cap, f) >= 0) {
+            const char *p = line + strspn(line, " \t");
+            if (strncmp(p, "\"name\"", 6) != 0)
+                continue;
+            p += 6;
+            p += strspn(p, " \t");
+            if (*p == ':') {
+                p++;
+                p += strspn(p, " \t");
+                if (*p != '"' || !json_string(p + 1, raw, sizeof(raw)))
+                    raw[0] = '\0';
+            }
+            break;
+        }
+        free(line);
+        fclose(f);
+    }
+    free(path);
+    if (raw[0] == '\0') {
+        size_t end = strlen(dir);
+        while (end > 1 && dir[end - 1] == '/')
+            end--;
+        size_t start = end;
+        while (start > 0 && dir[start - 1] != '/')
+            start--;
+        size_t len = end - start < sizeof(raw) - 1 ? end - start : sizeof(raw) - 1;
+        memcpy(raw, dir + start, len);
+        raw[len] = '\0';
+    }
+    set_label(label, raw);
+}
+
+/* Gives runs[i] a label no earlier run has, adding "-2", "-3", ... */
+static void make_unique(plot_run *runs, size_t i)
+{
+    char base[sizeof(runs[i].label)];
+    memcpy(base, runs[i].label, sizeof(base));
+    for (unsigned k = 2;; k++) {
+        bool clash = false;
+        for (size_t j = 0; j < i && !clash; j++)
+            clash = strcmp(runs[j].label, runs[i].label) == 0;
+        if (!clash)
+            return;
+        snprintf(runs[i].label, sizeof(runs[i].label), "%.*s-%u", SIM_PLOT_LABEL_MAX, base, k);
+    }
+}
+
+/* Finds an executable `prog` in $PATH (an empty entry is the current directory). */
+static int find_on_path(const char *prog, char **out, sim_err *err)
+{
+    const char *path = getenv("PATH");
+    *out = NULL;
+    while (path != NULL) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon != NULL ? (size_t)(colon - path) : strlen(path);
+        strbuf b = { 0 };
+        sb_printf(&b, "%.*s/%s", (int)(len != 0 ? len : 1), len != 0 ? path : ".", prog);
+        if (b.oom) {
+            free(b.s);
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        }
+        struct stat st;
+        if (stat(b.s, &st) == 0 && S_ISREG(st.st_mode) && access(b.s, X_OK) == 0) {
+            *out = b.s;
+            return SIM_OK;
+        }
+        free(b.s);
+        path = colon != NULL ? colon + 1 : NULL;
+    }
+    return sim_err_set(err, SIM_EIO, NULL,
+                       "gnuplot not found on PATH (install the gnuplot-nox package)");
+}
+
+int sim_plot_available(sim_err *err)
+{
+    char *gnuplot;
+    int rc = find_on_path("gnuplot", &gnuplot, err);
+    free(gnuplot);
+    return rc;
+}
+
+/* gnuplot's input for one figure: a line of assignments (input paths, labels, the
+ * temporary output, the figure's hints: per-run accuracy flags; down flags, worker counts,
+ * longest bar), then the script. */
+static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n, const char *tmp,
+                          const char *ext, const char *script)
+{
+    strbuf b = { 0 };
+    sb_printf(&b, "fmt='%s'; ins='", ext);
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%s%s", i > 0 ? " " : "", fig->workers ? runs[i].workers : runs[i].metrics);
+    sb_printf(&b, "'; titles='");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "%s%s", i > 0 ? " " : "", runs[i].label);
+    sb_printf(&b, "'; out='%s'", tmp);
+    if (fig->hints == HINTS_ACC) {
+        sb_printf(&b, "; has_acc='");
+        for (size_t i = 0; i < n; i++)
+            sb_printf(&b, "%s%d", i > 0 ? " " : "", runs[i].has_acc ? 1 : 0);
+        sb_printf(&b, "'");
+    } else if (fig->hints == HINTS_WORKERS) {
+        double ymax = 0.0;
+        sb_printf(&b, "; downs='");
+        for (size_t i = 0; i < n; i++) {
+            sb_printf(&b, "%s%d", i > 0 ? " " : "", runs[i].has_down ? 1 : 0);
+            if (runs[i].max_total_s > ymax)
+                ymax = runs[i].max_total_s;
+        }
+        sb_printf(&b, "'; workers='");
+        for (size_t i = 0; i < n; i++)
+            sb_printf(&b, "%s%zu", i > 0 ? " " : "", runs[i].n_workers);
+        sb_printf(&b, "'; ymax=%.17g", ymax);
+    }
+    sb_printf(&b, "\n%s", script);
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* Runs gnuplot on `input`, which draws into `tmp`, and gives the figure its name `final`
+ * once whole (sim_plot_commit); `tmp` is removed on any failure. */
+static int run_and_commit(const char *gnuplot, const char *input, const char *tmp,
+                          const char *final, const char *png, sim_err *err)
+{
+    int rc = sim_plot_gnuplot_run(gnuplot, input, png, err);
+    if (rc == SIM_OK)
+        return sim_plot_commit(tmp, final, err);
+    remove(tmp);
+    return rc;
+}
+
+/* Draws one figure into out_dir/<png>.tmp and commits it as out_dir/<png>. */
+static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *runs, size_t n,
+                const char *out_dir, const char *ext, sim_err *err)
+{
+    const char *script = sim_plot_script(fig->script);
+    if (script == NULL || script[0] == '\0')
+        return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", fig->script);
+    int rc = SIM_OK;
+    strbuf tmp = { 0 }, name = { 0 };
+    sb_printf(&name, "%s.%s", fig->png, ext);
+    sb_printf(&tmp, "%s/%s.tmp", out_dir, name.s != NULL ? name.s : "");
+    char *final = name.oom ? NULL : join(out_dir, name.s);
+    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, tmp.s, ext, script);
+    if (input == NULL || final == NULL) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = run_and_commit(gnuplot, input, tmp.s, final, name.s, err);
+done:
+    free(name.s);
+    free(input);
+    free(final);
+    free(tmp.s);
+    return rc;
+}
+
+/* Checks the run directories and reads what the figures need from them. */
+static int scan_runs(const char *const *dirs, const char *const *labels, plot_run *runs, size_t n,
+                     sim_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        runs[i].metrics = join(dirs[i], "metrics.csv");
+        runs[i].workers = join(dirs[i], "workers.csv");
+        if (runs[i].metrics == NULL || runs[i].workers == NULL)
+            return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        int rc = scan_metrics(&runs[i], err);
+        if (rc == SIM_OK)
+            rc = scan_workers(&runs[i], err);
+        if (rc != SIM_OK)
+            return rc;
+        if (labels != NULL && labels[i] != NULL)
+            set_label(runs[i].label, labels[i]);
+        else
+            read_label(dirs[i], runs[i].label);
+        make_unique(runs, i);
+    }
+    return SIM_OK;
+}
+
+int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err)
+{
+    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    *lock = NULL;
+    int rc = sim_rundir_check_place("output directory", out_dir, within, SIM_RUNDIR_ANY, own, err);
+    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(out_dir) : SIM_RUNDIR_NONE;
+    if (k == SIM_RUNDIR_RUN || k == SIM_RUNDIR_SWEEP)
+        rc = sim_rundir_lock_take(out_dir, lock, err);
+    return rc;
+}
+
+int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
+                  sim_plot_format fmt, sim_err *err)
+{
+    const char *ext = fmt == SIM_PLOT_PDF ? "pdf" : fmt == SIM_PLOT_SVG ? "svg" : "png";
+    if (dirs == NULL || n == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "no run directories to plot");
+    if (n > SIM_PLOT_MAX_RUNS)
+        return sim_err_set(err, SIM_EINVAL, NULL, "at most %d runs fit in one figure, got %zu",
+                           SIM_PLOT_MAX_RUNS, n);
+    int rc = check_path("output directory", out_dir, err);
+    for (size_t i = 0; i < n && rc == SIM_OK; i++)
+        rc = check_path("run directory", dirs[i], err);
+    if (rc != SIM_OK)
+        return rc;
+
+    plot_run *runs = calloc(n, sizeof(*runs));
+    if (runs == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    char *gnuplot = NULL;
+    sim_rundir_lock *lock = NULL;
+    rc = scan_runs(dirs, labels, runs, n, err);
+    if (rc == SIM_OK)
+        rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, &lock, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(out_dir, err);
+    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
+        rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
+
+    sim_rundir_unlock(lock);
+    free(gnuplot);
+    for (size_t i = 0; i < n; i++) {
+        free(runs[i].metrics);
+        free(runs[i].workers);
+    }
+    free(runs);
+    return rc;
+}
+
+int sim_plot_path_ok(const char *what, const char *path, sim_err *err)
+{
+    return check_path(what, path, err);
+}
+
+int sim_plot_draw(const char *script, const char *vars, const char *out_dir, const char *png,
+                  sim_err *err)
+{
+    const char *text = sim_plot_script(script);
+    if (text == NULL || text[0] == '\0')
+        return sim_err_set(err, SIM_EIO, NULL, "no embedded script %s", script);
+    if (sim_plot_format_of(png) == SIM_PLOT_UNKNOWN)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no known figure format (the name must end in .png, .pdf or .svg)",
+                           png);
+    int rc = check_path("output directory", out_dir, err);
+    char *gnuplot = NULL;
+    if (rc == SIM_OK)
+        rc = find_on_path("gnuplot", &gnuplot, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(out_dir, err);
+    if (rc != SIM_OK) {
+        free(gnuplot);
+        return rc;
+    }
+    strbuf tmp = { 0 }, input = { 0 };
+    sb_printf(&tmp, "%s/%s.tmp", out_dir, png);
+    char *final = join(out_dir, png);
+    sim_plot_format fmt = sim_plot_format_of(png);
+    sb_printf(&input, "%s; out='%s'; fmt='%s'\n%s", vars, tmp.s != NULL ? tmp.s : "",
+              fmt == SIM_PLOT_PDF   ? "pdf"
+              : fmt == SIM_PLOT_SVG ? "svg"
+                                    : "png",
+              text);
+    if (tmp.oom || input.oom || final == NULL) {
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = run_and_commit(gnuplot, input.s, tmp.s, final, png, err);
+done:
+    free(input.s);
+    free(tmp.s);
+    free(final);
+    free(gnuplot);
+    return rc;
+}

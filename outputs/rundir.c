@@ -1,0 +1,685 @@
+/* Run directories that appear whole or not at all, one writer at a time (see outputs/rundir.h). */
+#define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE (glibc 2.28 and later) */
+#include "outputs/rundir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outputs/output.h"
+
+struct sim_rundir_lock {
+    int fd;     /* the open lock file, flocked */
+    char *path; /* "DIR.lock"; owned */
+};
+
+struct sim_rundir {
+    char *dir;             /* the run directory, without trailing slashes; owned */
+    char *work;            /* "DIR.partial"; owned */
+    sim_rundir_lock *lock; /* held from begin to commit or abort */
+};
+
+static char *concat(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s != NULL)
+        snprintf(s, n, "%s%s", a, b);
+    return s;
+}
+
+/* A copy of `dir` without its trailing slashes ("/" stays "/"). */
+static char *trimmed(const char *dir)
+{
+    char *s = concat(dir, "");
+    size_t n = s != NULL ? strlen(s) : 0;
+    while (n > 1 && s[n - 1] == '/')
+        s[--n] = '\0';
+    return s;
+}
+
+static int oom(sim_err *err)
+{
+    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+}
+
+/* True if dir/name exists (without following a final symbolic link). */
+static bool exists_in(const char *dir, const char *name)
+{
+    char *p = concat(dir, "/");
+    char *q = p != NULL ? concat(p, name) : NULL;
+    struct stat st;
+    bool yes = q != NULL && lstat(q, &st) == 0;
+    free(p);
+    free(q);
+    return yes;
+}
+
+/* True if the file dir/name starts with `head`. */
+static bool starts_with(const char *dir, const char *name, const char *head)
+{
+    size_t n = strlen(head);
+    char *p = concat(dir, "/");
+    char *q = p != NULL ? concat(p, name) : NULL;
+    FILE *f = q != NULL ? fopen(q, "rb") : NULL;
+    char buf[64] = { 0 };
+    bool yes =
+        f != NULL && n < sizeof(buf) && fread(buf, 1, n, f) == n && memcmp(buf, head, n) == 0;
+    if (f != NULL)
+        fclose(f);
+    free(p);
+    free(q);
+    return yes;
+}
+
+/* True if `dir` holds a run.json that hetsim wrote. */
+static bool is_run(const char *dir)
+{
+    return starts_with(dir, "run.json", "{\n  \"hetsim_version\"");
+}
+
+/* True if `dir` is a golden of `hetsim check`: its "seeds" file's first seed S has a
+ * seed-S/fingerprint (app/check.c writes both). */
+static bool is_golden(const char *dir)
+{
+    char *p = concat(dir, "/seeds");
+    FILE *f = p != NULL ? fopen(p, "rb") : NULL;
+    unsigned long long seed = 0;
+    bool yes = f != NULL && fscanf(f, "%llu", &seed) == 1;
+    if (f != NULL)
+        fclose(f);
+    free(p);
+    char name[64];
+    snprintf(name, sizeof(name), "seed-%llu/fingerprint", seed);
+    return yes && exists_in(dir, name);
+}
+
+sim_rundir_kind sim_rundir_kind_of(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return SIM_RUNDIR_NONE;
+    if (exists_in(dir, SIM_RUNDIR_MARKER))
+        return SIM_RUNDIR_WORK;
+    if (is_run(dir))
+        return SIM_RUNDIR_RUN;
+    if (exists_in(dir, SIM_RUNDIR_SWEEP_MARKER) || starts_with(dir, "index.csv", "point,dir,"))
+        return SIM_RUNDIR_SWEEP;
+    if (is_golden(dir))
+        return SIM_RUNDIR_GOLDEN;
+    return SIM_RUNDIR_NONE;
+}
+
+const char *sim_rundir_kind_name(sim_rundir_kind kind)
+{
+    static const char *const names[] = { "", "run", "work", "sweep", "golden" };
+    return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
+}
+
+/* Cuts the last component of `path` in place ("a" becomes ".", "/a" becomes "/"). */
+static void cut_last(char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        strcpy(path, ".");
+    else if (slash == path)
+        path[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+/* True if the component at c (up to a '/' or the end) is "." or "..". */
+static bool is_dots(const char *c, size_t len)
+{
+    return (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.');
+}
+
+/* The first component of `path` that does not exist and is followed by "..", or NULL: once an
+ * output's missing folders are made, "new/../golden" is "golden", but until then no check can
+ * see that place ("new/../golden" was checked as absent, then "new" made and the golden
+ * written), so such a path is refused. A NAME that exists is left to the kernel. */
+static const char *missing_before_dotdot(const char *path, size_t *name_len)
+{
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (const char *c = path; *c != '\0';) {
+        while (*c == '/')
+            c++;
+        size_t len = strcspn(c, "/");
+        if (len == 0)
+            break;
+        if (prev != NULL && len == 2 && c[0] == '.' && c[1] == '.' && !is_dots(prev, prev_len)) {
+            size_t n = (size_t)(prev - path) + prev_len;
+            char *head = malloc(n + 1);
+            struct stat st;
+            bool missing = false;
+            if (head != NULL) {
+                memcpy(head, path, n);
+                head[n] = '\0';
+                missing = lstat(head, &st) != 0 && errno == ENOENT;
+            }
+            free(head);
+            if (missing) {
+                *name_len = prev_len;
+                return prev;
+            }
+        }
+        prev = c;
+        prev_len = len;
+        c += len;
+    }
+    return NULL;
+}
+
+int sim_rundir_follow(const char *dir, char **out, sim_err *err)
+{
+    *out = NULL;
+    if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
+    char *p = trimmed(dir), target[PATH_MAX];
+    for (int hops = 0; p != NULL; hops++) {
+        struct stat st;
+        size_t len = 0;
+        const char *missing = missing_before_dotdot(p, &len);
+        if (missing != NULL) {
+            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s: \"..\" follows %.*s, which does not exist "
+                                 "(yet): name the place without it",
+                                 dir, (int)len, missing);
+            free(p);
+            return rc;
+        }
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) {
+            *out = p;
+            return SIM_OK;
+        }
+        ssize_t n = hops < 40 ? readlink(p, target, sizeof(target) - 1) : -1;
+        if (n < 0) {
+            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s: a symbolic link that cannot be followed "
+                                 "(%s)",
+                                 dir, hops < 40 ? strerror(errno) : "more than 40 links");
+            free(p);
+            return rc;
+        }
+        target[n] = '\0';
+        char *slash = strrchr(p, '/'), *next;
+        if (target[0] == '/' || slash == NULL) { /* absolute, or beside a link in "." */
+            next = trimmed(target);
+        } else { /* relative to the link's folder */
+            slash[1] = '\0';
+            char *joined = concat(p, target);
+            next = joined != NULL ? trimmed(joined) : NULL;
+            free(joined);
+        }
+        free(p);
+        p = next;
+    }
+    return oom(err);
+}
+
+/* True if `a` and `b` are the same directory (symbolic links followed). */
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat x, y;
+    return a != NULL && b != NULL && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+           x.st_ino == y.st_ino;
+}
+
+/* True if `path` ends in ".partial" or ".lock", the names of work directories and locks: an
+ * output there would stop every later run into the directory it seems to belong to. */
+static bool reserved(const char *path)
+{
+    size_t n = strlen(path);
+    return (n >= 8 && strcmp(path + n - 8, ".partial") == 0) ||
+           (n >= 5 && strcmp(path + n - 5, ".lock") == 0);
+}
+
+/* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`; the
+ * message names it `name` (as the user gave it). */
+static int check_ancestors(const char *what, const char *name, const char *dir, unsigned kinds,
+                           sim_err *err)
+{
+    size_t n = strlen(dir) + 2;
+    char *p = malloc(n > PATH_MAX ? n : PATH_MAX);
+    char *abs = malloc(PATH_MAX);
+    if (p == NULL || abs == NULL) {
+        free(p);
+        free(abs);
+        return oom(err);
+    }
+    snprintf(p, n, "%s", dir);
+    struct stat st;
+    do /* the nearest existing ancestor */
+        cut_last(p);
+    while (stat(p, &st) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
+    int rc = SIM_OK;
+    if (kinds == 0 || realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's is seen */
+        goto done;
+    for (;;) {
+        sim_rundir_kind k = sim_rundir_kind_of(abs);
+        if (k != SIM_RUNDIR_NONE && (kinds & SIM_RUNDIR_BIT(k)) != 0) {
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "%s %s is inside %s, a hetsim %s directory: choose a place outside "
+                             "it",
+                             what, name, abs, sim_rundir_kind_name(k));
+            break;
+        }
+        if (strcmp(abs, "/") == 0)
+            break;
+        cut_last(abs);
+    }
+done:
+    free(p);
+    free(abs);
+    return rc;
+}
+
+int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,
+                           const char *own, sim_err *err)
+{
+    char *path = NULL;
+    int rc = sim_rundir_follow(dir, &path, err);
+    if (rc == SIM_OK && reserved(path) && !same_dir(path, own)) /* a run draws into its own */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: names ending in .partial or .lock are hetsim's work "
+                         "directories and locks",
+                         what, path);
+    if (rc == SIM_OK)
+        rc = check_ancestors(what, dir, path, within, err);
+    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(path) : SIM_RUNDIR_NONE;
+    if (k != SIM_RUNDIR_NONE && (equal & SIM_RUNDIR_BIT(k)) != 0 && !same_dir(path, own))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s is a hetsim %s directory that this command does not own: "
+                         "choose a place outside it",
+                         what, strcmp(path, dir) == 0 ? dir : path, sim_rundir_kind_name(k));
+    free(path);
+    return rc;
+}
+
+int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
+{
+    return sim_rundir_check_place("output directory", dir, kinds, 0, NULL, err);
+}
+
+/* Where a file the user named is written, as sim_rundir_check_file says, into *out. */
+static int file_target(const char *what, const char *file, char **out, sim_rundir_write *how,
+                       sim_err *err)
+{
+    struct stat st, lst;
+    bool link = lstat(file, &lst) == 0 && S_ISLNK(lst.st_mode);
+    *out = NULL;
+    if (stat(file, &st) != 0) {
+        if (errno != ENOENT)
+            return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s: %s", what, file, strerror(errno));
+        *how = SIM_RUNDIR_REPLACE; /* absent, or a link to nothing yet: made */
+        return sim_rundir_follow(file, out, err);
+    }
+    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : NULL;
+    if (kind != NULL)
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file, kind);
+    *how = S_ISREG(st.st_mode) ? SIM_RUNDIR_REPLACE : SIM_RUNDIR_THROUGH;
+    /* A regular file behind links is replaced at its real place; anything else is opened by
+     * its name (/dev/stdout's target is no path). */
+    char *real = link ? realpath(file, NULL) : NULL;
+    *out = real != NULL ? real : concat(file, "");
+    return *out != NULL ? SIM_OK : oom(err);
+}
+
+int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,
+                          sim_err *err)
+{
+    *path = NULL;
+    if (file[0] == '\0')
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s: an empty name", what);
+    char *p = NULL, *real = NULL;
+    int rc = file_target(what, file, &p, how, err);
+    /* The folders it lies in, links resolved (those of the real file when there is one). */
+    if (rc == SIM_OK)
+        real = realpath(p, NULL);
+    if (rc == SIM_OK)
+        rc = check_ancestors(what, file, real != NULL ? real : p, SIM_RUNDIR_ANY, err);
+    free(real);
+    if (rc == SIM_OK)
+        *path = p;
+    else
+        free(p);
+    return rc;
+}
+
+/* Counts the entries of `dir` other than . and .. (-1 if it cannot be read). */
+static long entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    long n = 0;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* True if `dir` holds a subdirectory (not following symbolic links); its name into
+ * name[size]. */
+static bool has_subdir(const char *dir, char *name, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return false;
+    bool yes = false;
+    for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        snprintf(name, size, "%s", e->d_name);
+        yes = true;
+    }
+    closedir(d);
+    return yes;
+}
+
+/* Removes the files of the flat directory `dir`, run.json and the marker last (so that a
+ * removal that fails half-way leaves a directory still recognised as hetsim's), then
+ * `dir`. A subdirectory stops the removal (returns -1): callers check for one first. */
+static int remove_flat(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never a link's target */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = 0;
+    for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d)) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            strcmp(e->d_name, "run.json") == 0 || strcmp(e->d_name, SIM_RUNDIR_MARKER) == 0)
+            continue;
+        rc = unlinkat(dirfd(d), e->d_name, 0);
+    }
+    for (int i = 0; i < 2 && rc == 0; i++)
+        if (unlinkat(dirfd(d), i == 0 ? "run.json" : SIM_RUNDIR_MARKER, 0) != 0 && errno != ENOENT)
+            rc = -1;
+    closedir(d);
+    return rc == 0 ? rmdir(dir) : rc;
+}
+
+/* Creates the missing parents of `dir` (its last component excluded). */
+static int make_parents(const char *dir, sim_err *err)
+{
+    char *parent = trimmed(dir);
+    if (parent == NULL)
+        return oom(err);
+    char *slash = strrchr(parent, '/');
+    int rc = SIM_OK;
+    if (slash != NULL && slash != parent) {
+        *slash = '\0';
+        rc = sim_output_mkdirs(parent, err);
+    }
+    free(parent);
+    return rc;
+}
+
+/* A lock file is hetsim's own: a plain file of one link. One that is a symbolic link, a hard
+ * link (its pid would be written into the file it shares: a golden's golden.json), a
+ * directory or a FIFO is refused, nothing written; `fd` (open with O_NOFOLLOW) is closed
+ * then. */
+static int check_lock_file(int fd, const char *path, sim_err *err)
+{
+    struct stat st;
+    const char *what = NULL;
+    if (fd < 0 && (errno == ELOOP || errno == EISDIR))
+        what = errno == ELOOP ? "a symbolic link" : "a directory";
+    else if (fd < 0)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
+                           strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        what = "not a plain file";
+    else if (st.st_nlink > 1) /* 0: unlinked by its holder meanwhile, taken again below */
+        what = "a hard link to another file";
+    if (what == NULL)
+        return SIM_OK;
+    if (fd >= 0)
+        close(fd);
+    return sim_err_set(err, SIM_ESCENARIO, NULL,
+                       "the lock file %s is %s, not a lock of hetsim: remove it", path, what);
+}
+
+int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
+{
+    *lock = NULL;
+    char *d = NULL;
+    int rc = sim_rundir_follow(dir, &d, err);
+    if (rc == SIM_OK && (rc = make_parents(d, err)) != SIM_OK)
+        free(d);
+    if (rc != SIM_OK)
+        return rc;
+    char *path = concat(d, ".lock");
+    sim_rundir_lock *lk = calloc(1, sizeof(*lk));
+    if (path == NULL || lk == NULL) {
+        free(d);
+        free(path);
+        free(lk);
+        return oom(err);
+    }
+    /* The holder unlinks the file before it closes it: a lock won on a file that is no
+     * longer at `path` is worthless, and taken again on the file now there. */
+    for (int tries = 0; rc == SIM_OK; tries++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+        if ((rc = check_lock_file(fd, path, err)) != SIM_OK)
+            break;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK) {
+                char text[32] = { 0 };
+                ssize_t got = pread(fd, text, sizeof(text) - 1, 0);
+                long pid = got > 0 ? strtol(text, NULL, 10) : 0;
+                char holder[48] = "a process not known";
+                if (pid > 0)
+                    snprintf(holder, sizeof(holder), "pid %ld", pid);
+                rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                                 "output directory %s is being written by another hetsim (%s, "
+                                 "lock %s): wait for it to finish or choose another directory",
+                                 d, holder, path);
+            } else {
+                rc = sim_err_set(err, SIM_EIO, NULL, "cannot lock %s: %s", path, strerror(errno));
+            }
+            close(fd);
+            break;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            char text[32];
+            int len = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+            if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
+                rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path, strerror(errno));
+                close(fd);
+                break;
+            }
+            lk->fd = fd;
+            lk->path = path;
+            free(d);
+            *lock = lk;
+            return SIM_OK;
+        }
+        close(fd);
+        if (tries >= 1000)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot lock %s: it keeps being replaced", path);
+    }
+    free(d);
+    free(path);
+    free(lk);
+    return rc;
+}
+
+void sim_rundir_unlock(sim_rundir_lock *lock)
+{
+    if (lock == NULL)
+        return;
+    unlink(lock->path); /* while the lock is held: see sim_rundir_lock_take */
+    close(lock->fd);
+    free(lock->path);
+    free(lock);
+}
+
+static void rundir_free(sim_rundir *rd)
+{
+    sim_rundir_unlock(rd->lock);
+    free(rd->dir);
+    free(rd->work);
+    free(rd);
+}
+
+/* Checks `dir` and its work directory under the lock; removes a work directory left over. */
+static int check_places(const char *dir, const char *w, sim_err *err)
+{
+    struct stat st;
+    char sub[256];
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "output directory %s exists and is not a directory", dir);
+        if (entries(dir) != 0 && !is_run(dir))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "output directory %s is not empty and holds no hetsim run "
+                               "(no run.json of hetsim): choose another or empty it",
+                               dir);
+        if (has_subdir(dir, sub, sizeof(sub)))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "output directory %s holds a run and a subdirectory %s, which "
+                               "is not hetsim's: move it away first",
+                               dir, sub);
+    }
+    if (lstat(w, &st) != 0)
+        return SIM_OK;
+    /* An empty work directory is one a run killed between its mkdir and its marker left:
+     * removing it (rmdir) cannot lose anything. */
+    if (S_ISDIR(st.st_mode) && entries(w) == 0) {
+        if (rmdir(w) != 0)
+            return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
+        return SIM_OK;
+    }
+    if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s exists and is not hetsim's work directory: remove it", w);
+    if (has_subdir(w, sub, sizeof(sub)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s holds a subdirectory %s, which is not hetsim's: move it away "
+                           "(then the next run removes %s)",
+                           w, sub, w);
+    if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */
+        return sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", w, strerror(errno));
+    return SIM_OK;
+}
+
+/* Creates the empty marker in the work directory `w` in one step (no temporary name), so
+ * that a run killed at any moment leaves `w` either empty or marked. */
+static int make_marker(const char *w, sim_err *err)
+{
+    char *path = concat(w, "/" SIM_RUNDIR_MARKER);
+    if (path == NULL)
+        return oom(err);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int rc = SIM_OK;
+    if (fd < 0 || close(fd) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
+int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
+{
+    *out = NULL;
+    sim_rundir *rd = calloc(1, sizeof(*rd));
+    if (rd == NULL)
+        return oom(err);
+    int rc = sim_rundir_follow(dir, &rd->dir, err);
+    if (rc == SIM_OK && (rd->work = concat(rd->dir, ".partial")) == NULL)
+        rc = oom(err);
+    if (rc != SIM_OK) {
+        rundir_free(rd);
+        return rc;
+    }
+    if (reserved(rd->dir))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "output directory %s: names ending in .partial or .lock are hetsim's "
+                         "work directories and locks",
+                         rd->dir);
+    if (rc == SIM_OK)
+        rc = sim_rundir_check_within(
+            rd->dir, SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK), err);
+    if (rc == SIM_OK)
+        rc = sim_rundir_lock_take(rd->dir, &rd->lock, err);
+    if (rc == SIM_OK)
+        rc = check_places(rd->dir, rd->work, err);
+    if (rc == SIM_OK && mkdir(rd->work, 0777) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", rd->work, strerror(errno));
+    else if (rc == SIM_OK && (rc = make_marker(rd->work, err)) != SIM_OK)
+        remove_flat(rd->work);
+    if (rc != SIM_OK) {
+        rundir_free(rd);
+        return rc;
+    }
+    *out = rd;
+    return SIM_OK;
+}
+
+const char *sim_rundir_work(const sim_rundir *rd)
+{
+    return rd->work;
+}
+
+int sim_rundir_commit(sim_rundir *rd, sim_err *err)
+{
+    char *marker = concat(rd->work, "/" SIM_RUNDIR_MARKER);
+    int rc = SIM_OK;
+    if (marker == NULL)
+        rc = oom(err);
+    else if (unlink(marker) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", marker, strerror(errno));
+    free(marker);
+    struct stat st;
+    if (rc == SIM_OK && stat(rd->dir, &st) != 0) {
+        if (rename(rd->work, rd->dir) != 0)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot rename %s to %s: %s", rd->work, rd->dir,
+                             strerror(errno));
+    } else if (rc == SIM_OK) {
+        /* The previous run (or an empty directory) and the new one swap places at once;
+         * the previous one, now under the work name and flat (begin checked), goes. If that
+         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json). */
+        if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) != 0)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot replace %s: %s", rd->dir, strerror(errno));
+        else
+            remove_flat(rd->work);
+    }
+    if (rc != SIM_OK) {
+        sim_rundir_abort(rd); /* nothing moved: the work directory is still ours */
+        return rc;
+    }
+    rundir_free(rd);
+    return SIM_OK;
+}
+
+void sim_rundir_abort(sim_rundir *rd)
+{
+    if (rd == NULL)
+        return;
+    remove_flat(rd->work);
+    rundir_free(rd);
+}

@@ -1,0 +1,52 @@
+/* Readers of scenario values (see scenario/scenario_read.h). */
+#include "scenario/scenario_read.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int sim_scenario_read_num(sim_cfg *c, const char *key, double lo, bool open, double max,
+                          double *value, sim_err *err)
+{
+    char path[512];
+    int rc = sim_cfg_double(c, key, open ? nextafter(lo, INFINITY) : lo, INFINITY, value, err);
+    if (rc != 0 || isnan(*value) || *value <= max)
+        return rc;
+    snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
+    return sim_err_set(err, SIM_ESCENARIO, path, "must be at most %.15g, got %.15g", max, *value);
+}
+
+int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, double unit_ns,
+                           double *value, sim_time *ns, sim_err *err)
+{
+    char path[512];
+    int rc = sim_scenario_read_num(c, key, lo, open, SIM_SCENARIO_MAX_NS / unit_ns, value, err);
+    if (rc != 0 || isnan(*value))
+        return rc;
+    sim_time t = (sim_time)llround(*value * unit_ns); /* in range: at most 1e18 */
+    if (open && t <= (sim_time)llround(lo * unit_ns)) {
+        snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "must be at least 1 ns greater than %.15g, got %.15g", lo, *value);
+    }
+    *ns = t;
+    return 0;
+}
+
+int sim_scenario_write(sim_cfg *root, sim_err *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = sim_cfg_override(root, text, err);
+    free(text);
+    return rc;
+}

@@ -154,11 +154,13 @@ int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err)
                                 err, "only valid with compute.device");
         return 0;
     }
-    /* With a device, the precision's and the layout's defaults are recorded (run.json holds
-     * every value used); an absent efficiency is the roofline's timing, which no value of the
-     * key gives. */
+    /* With a device, the precision's default is recorded (run.json holds every value used),
+     * and the layout's at 16 bits, the only precisions it acts on (32-bit scenarios keep their
+     * resolved form and hash); an absent efficiency is the roofline's timing, which no value
+     * of the key gives. */
+    bool half = sc->precision == SIM_PREC_FP16 || sc->precision == SIM_PREC_BF16;
     if ((!precision && (rc = sim_cfg_set_json(c, "precision", "\"fp32\"", err)) != 0) ||
-        (!layout && (rc = sim_cfg_set_json(c, "layout", "\"nhwc\"", err)) != 0))
+        (!layout && half && (rc = sim_cfg_set_json(c, "layout", "\"nhwc\"", err)) != 0))
         return rc;
     if (sc->profile[0] == '\0')
         return sim_cfg_fail(c, "device", err,

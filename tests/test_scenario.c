@@ -407,16 +407,23 @@ START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
     ck_assert_msg(strstr(text, want) != NULL, "%s in %s", want, text);
     free(text);
     sim_scenario_destroy(sc);
-    /* A device's precision and layout, defaults its roofline reads (without an efficiency, which
-     * would replace the roofline, none is recorded). */
+    /* A device's precision, a default its roofline reads (without an efficiency, which would
+     * replace the roofline, none is recorded); its layout only at 16 bits, where it acts. */
     sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
                   " \"device\": \"v100\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
                   " \"protocol\": {\"name\": \"allreduce\"}}",
                   &text);
-    ck_assert_ptr_nonnull(
-        strstr(text, "\"speeds\":[1],\"precision\":\"fp32\",\"layout\":\"nhwc\"}"));
+    ck_assert_ptr_nonnull(strstr(text, "\"speeds\":[1],\"precision\":\"fp32\"}"));
     ck_assert_ptr_null(strstr(text, "efficiency"));
     ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":46758048}"));
+    ck_assert_ptr_null(strstr(text, "layout"));
+    free(text);
+    sim_scenario_destroy(sc);
+    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
+                  " \"device\": \"v100\", \"precision\": \"fp16\"}, \"workload\": {\"model\":"
+                  " {\"name\": \"none\"}}, \"protocol\": {\"name\": \"allreduce\"}}",
+                  &text);
+    ck_assert_ptr_nonnull(strstr(text, "\"layout\":\"nhwc\"}"));
     free(text);
     sim_scenario_destroy(sc);
 }

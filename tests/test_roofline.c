@@ -324,6 +324,24 @@ START_TEST(compute_layout_nchw_times_the_profile_with_the_transposes_at_16_bits)
 }
 END_TEST
 
+START_TEST(the_layouts_default_is_recorded_at_16_bits_only)
+{
+    static const char *const sets[] = { "compute.precision=\"fp16\"" };
+    for (size_t n = 0; n < 2; n++) {
+        sim_scenario *sc = harness_load(roof_json, "tests/roofline.json", sets, n);
+        char *text = sim_scenario_resolved(sc, false);
+        ck_assert_ptr_nonnull(text);
+        /* At fp32 it acts on nothing: the resolved form (and the hash) stay as they were. */
+        if (n == 0)
+            ck_assert_ptr_null(strstr(text, "layout"));
+        else
+            ck_assert_ptr_nonnull(strstr(text, "\"layout\":\"nhwc\""));
+        free(text);
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
 START_TEST(efficiency_overrides_the_roofline_with_the_whole_steps_share_of_peak)
 {
     static const char *const sets[] = { "compute.efficiency=0.37" };
@@ -376,6 +394,7 @@ Suite *test_suite(void)
     tcase_add_test(dv, a_device_times_the_profile_by_its_roofline_and_the_shares_follow_it);
     tcase_add_test(dv, other_devices_run_at_their_roofline_time_over_worker_0s);
     tcase_add_test(dv, compute_layout_nchw_times_the_profile_with_the_transposes_at_16_bits);
+    tcase_add_test(dv, the_layouts_default_is_recorded_at_16_bits_only);
     tcase_add_test(dv, efficiency_overrides_the_roofline_with_the_whole_steps_share_of_peak);
     tcase_add_test(dv, every_device_has_a_bandwidth_attainable_shares_and_their_sources);
     suite_add_tcase(s, dv);

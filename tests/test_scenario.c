@@ -408,7 +408,8 @@ START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
     free(text);
     sim_scenario_destroy(sc);
     /* A device's precision, a default its roofline reads (without an efficiency, which would
-     * replace the roofline, none is recorded); its layout only at 16 bits, where it acts. */
+     * replace the roofline, none is recorded; the layout is recorded at 16 bits only:
+     * tests/test_roofline.c). */
     sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
                   " \"device\": \"v100\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
                   " \"protocol\": {\"name\": \"allreduce\"}}",
@@ -416,14 +417,6 @@ START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
     ck_assert_ptr_nonnull(strstr(text, "\"speeds\":[1],\"precision\":\"fp32\"}"));
     ck_assert_ptr_null(strstr(text, "efficiency"));
     ck_assert_ptr_nonnull(strstr(text, "\"message_bytes\":46758048}"));
-    ck_assert_ptr_null(strstr(text, "layout"));
-    free(text);
-    sim_scenario_destroy(sc);
-    sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
-                  " \"device\": \"v100\", \"precision\": \"fp16\"}, \"workload\": {\"model\":"
-                  " {\"name\": \"none\"}}, \"protocol\": {\"name\": \"allreduce\"}}",
-                  &text);
-    ck_assert_ptr_nonnull(strstr(text, "\"layout\":\"nhwc\"}"));
     free(text);
     sim_scenario_destroy(sc);
 }

@@ -16,6 +16,12 @@ void sim_roofline_init(sim_roofline *r, const sim_device *d, int precision)
         d->peak_flops[SIM_PREC_FP32] * sim_device_depthwise_share() * (half ? d->vector16 : 1.0);
     r->mem_bps = d->mem_bps * d->mem_frac;
     r->elem = half ? 0.5 : 1.0;
+    r->transpose = false;
+}
+
+void sim_roofline_layout(sim_roofline *r, bool nchw)
+{
+    r->transpose = nchw && r->elem < 1.0;
 }
 
 void sim_roofline_layer(const sim_roofline *r, const sim_layer *y, bool first, uint32_t batch,
@@ -26,6 +32,8 @@ void sim_roofline_layer(const sim_roofline *r, const sim_layer *y, bool first, u
     double flops_s = y->fwd_flops * b / r->rate[kind];
     double bytes_s = (y->fwd_bytes * b + 4.0 * (double)y->params) * r->elem / r->mem_bps;
     double own = fmax(flops_s, bytes_s);
+    if (r->transpose && (kind == SIM_KIND_CONV || kind == SIM_KIND_CONV3X3))
+        own += 2.0 * bytes_s + SIM_ROOFLINE_TRANSPOSES * SIM_ROOFLINE_KERNEL_S;
     double ew = y->ew_bytes * b * r->elem / r->mem_bps;
     double ew_kernel = y->ew_bytes > 0 ? SIM_ROOFLINE_KERNEL_S : 0.0;
     double own_bwd = first ? 1.0 : 2.0;

@@ -19,6 +19,15 @@
  * operation). t is the fixed time of a kernel (SIM_ROOFLINE_KERNEL_S), paid by the layer's own
  * kernel and by its element-wise ones (counted as one when it has element-wise bytes).
  *
+ * In the NCHW memory format (compute.layout "nchw") at 16-bit precisions, a convolution on
+ * tensor cores (conv and conv3x3, not depthwise) also pays its layout's transposes: cuDNN's
+ * tensor-core kernels take NHWC, so it transforms the input and the filter from NCHW and the
+ * output back (cuDNN Developer Guide, "Tensor Transformations"), every byte the layer's own
+ * operations move read and written once more, in kernels of their own:
+ *   transpose = 2 (b B + 4 W) (e / 4) / M + SIM_ROOFLINE_TRANSPOSES t
+ * added to own in both passes (twice in the backward pass, once for layer 0's). NHWC (the
+ * default, channels_last) pays none, nor do 32-bit precisions.
+ *
  * The optimizer's step ends the backward pass, after layer 0's: SIM_ROOFLINE_UPDATE_BYTES a
  * parameter at M, whatever the precision (weights and their states stay in FP32). An
  * iteration is the sum over the layers and the step.
@@ -44,14 +53,23 @@
  * gradient is zeroed for the next iteration (4). */
 #define SIM_ROOFLINE_UPDATE_BYTES 24.0
 
+/* Transpose kernels of a convolution in NCHW at 16 bits: its input, its filter, its output. */
+#define SIM_ROOFLINE_TRANSPOSES 3.0
+
 typedef struct sim_roofline {
     double rate[SIM_KIND_N]; /* attainable FLOP/s of each layer kind */
     double mem_bps;          /* attainable bytes/s */
     double elem;             /* an element's bytes over 4: 1, or 0.5 for 16-bit precisions */
+    bool transpose;          /* convolutions pay NCHW's transposes (16 bits, NCHW) */
 } sim_roofline;
 
-/* Sets r for device d at `precision` (a sim_precision the device has a peak for). */
+/* Sets r for device d at `precision` (a sim_precision the device has a peak for), in the
+ * NHWC memory format. */
 void sim_roofline_init(sim_roofline *r, const sim_device *d, int precision);
+
+/* Sets r's memory format: NCHW (`nchw`) or NHWC; only 16-bit precisions' convolutions
+ * transpose. */
+void sim_roofline_layout(sim_roofline *r, bool nchw);
 
 /* Seconds of layer y's forward and backward passes over `batch` samples; `first`: it is
  * layer 0. The optimizer's step is not in them (sim_roofline_times). */

@@ -80,6 +80,8 @@ typedef struct sim_scenario {
     const sim_device **devices; /* (workers) device: each worker's accelerator, or NULL
                                    without devices; the array owned, the entries static */
     int precision;              /* precision: sim_precision, default fp32 */
+    int layout;                 /* layout: 0 nhwc (default), 1 nchw (16-bit convolutions
+                                   transpose: scenario/roofline.h) */
     double efficiency;          /* efficiency: the whole step's share of peak, overriding the
                                    device's roofline; NaN when not given */
     bool iteration_given;       /* iteration_ms was given (measured profiles then keep it) */

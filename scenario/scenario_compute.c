@@ -123,32 +123,44 @@ static int read_devices(sim_scenario *sc, sim_cfg *c, sim_err *err)
 int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
     static const char *const precisions[] = { "fp32", "tf32", "fp16", "bf16" };
+    static const char *const layouts[] = { "nhwc", "nchw" };
     /* Out-of-range sentinels: the keys become valid, no default is written into the tree
      * (scenarios without devices keep their resolved form and hash). */
     sc->precision = -1;
+    sc->layout = -1;
     sc->efficiency = NAN;
     bool device = sim_cfg_has(c, "device"), precision = sim_cfg_has(c, "precision"),
-         efficiency = sim_cfg_has(c, "efficiency");
+         layout = sim_cfg_has(c, "layout"), efficiency = sim_cfg_has(c, "efficiency");
     size_t none = 0;
     int rc = read_profile(sc, c, err);
     if (rc != 0 || (!device && (rc = sim_cfg_array_len(c, "device", &none, err)) != 0))
         return rc;
     if ((rc = sim_cfg_choice(c, "precision", precisions, SIM_PREC_N, &sc->precision, err)) != 0 ||
+        (rc = sim_cfg_choice(c, "layout", layouts, 2, &sc->layout, err)) != 0 ||
         (rc = sim_cfg_double(c, "efficiency", 0.0, 1.0, &sc->efficiency, err)) != 0)
         return rc;
     if (sc->precision < 0)
         sc->precision = SIM_PREC_FP32;
+    if (sc->layout < 0)
+        sc->layout = 0;
     if (efficiency && !(sc->efficiency > 0))
         return sim_cfg_fail(c, "efficiency", err, "must be a number > 0, got 0");
     if (!device) {
-        if (precision || efficiency)
-            return sim_cfg_fail(c, precision ? "precision" : "efficiency", err,
-                                "only valid with compute.device");
+        if (precision || layout || efficiency)
+            return sim_cfg_fail(c,
+                                precision ? "precision"
+                                : layout  ? "layout"
+                                          : "efficiency",
+                                err, "only valid with compute.device");
         return 0;
     }
-    /* With a device, the precision's default is recorded (run.json holds every value used);
-     * an absent efficiency is the roofline's timing, which no value of the key gives. */
-    if (!precision && (rc = sim_cfg_set_json(c, "precision", "\"fp32\"", err)) != 0)
+    /* With a device, the precision's default is recorded (run.json holds every value used),
+     * and the layout's at 16 bits, the only precisions it acts on (32-bit scenarios keep their
+     * resolved form and hash); an absent efficiency is the roofline's timing, which no value
+     * of the key gives. */
+    bool half = sc->precision == SIM_PREC_FP16 || sc->precision == SIM_PREC_BF16;
+    if ((!precision && (rc = sim_cfg_set_json(c, "precision", "\"fp32\"", err)) != 0) ||
+        (!layout && half && (rc = sim_cfg_set_json(c, "layout", "\"nhwc\"", err)) != 0))
         return rc;
     if (sc->profile[0] == '\0')
         return sim_cfg_fail(c, "device", err,
@@ -193,6 +205,7 @@ static int device_base(sim_scenario *sc, double *ns, sim_err *err)
     }
     timing t = { .l = l, .batch = sc->batch };
     sim_roofline_init(&t.r, sc->devices[0], sc->precision);
+    sim_roofline_layout(&t.r, sc->layout == 1);
     double s0 = sim_roofline_iteration_s(&t.r, l, sc->batch);
     if (!(s0 > 0))
         return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
@@ -202,6 +215,7 @@ static int device_base(sim_scenario *sc, double *ns, sim_err *err)
             continue;
         sim_roofline r;
         sim_roofline_init(&r, sc->devices[w], sc->precision);
+        sim_roofline_layout(&r, sc->layout == 1);
         sc->speeds[w] *= s0 / sim_roofline_iteration_s(&r, l, sc->batch);
     }
     if (!l->measured)

@@ -1,8 +1,8 @@
 /* The device roofline (scenario/roofline.h, scenario/device.h): layer times worked out by hand on a
  * made-up device, the first layer's backward pass, 16-bit precisions and the 3x3 gain, the
- * depthwise convolutions' rate, the fixed time of a kernel and the optimizer's step; a
- * profile on a catalogued device timed by it (base time, shares, mixed devices) unless
- * compute.efficiency overrides it; and the catalogue's entries. */
+ * depthwise convolutions' rate, NCHW's transposes at 16 bits, the fixed time of a kernel and
+ * the optimizer's step; a profile on a catalogued device timed by it (base time, shares, mixed
+ * devices, the layout) unless compute.efficiency overrides it; and the catalogue's entries. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -136,6 +136,66 @@ START_TEST(sixteen_bit_precisions_halve_the_bytes_and_3x3_convolutions_gain_in_f
 }
 END_TEST
 
+START_TEST(an_nchw_convolution_at_16_bits_adds_its_transposes_to_the_roofline)
+{
+    sim_layers l = { 0 };
+    four_layers(&l);
+    sim_roofline r;
+    sim_roofline_init(&r, &dev, SIM_PREC_FP16);
+    sim_roofline_layout(&r, true);
+    double f, b, T = SIM_ROOFLINE_TRANSPOSES * K;
+    ck_assert_double_eq(SIM_ROOFLINE_TRANSPOSES, 3.0);
+    /* Layer 0, a convolution: its roofline at 16 bits (FLOPs 2.5e-3 s) plus its own bytes,
+     * (1.5e6 x 16 + 4 x 1000) x 0.5 / 4e11 = 3.0005e-5 s, read and written once more
+     * (6.001e-5 s) in three transpose kernels; element-wise 4e-5 s as in NHWC. Its backward
+     * pass: the own part and its transposes once (no input gradient). */
+    sim_roofline_layer(&r, &l.layer[0], true, 16, &f, &b);
+    eq_rel(f, 2.5e-3 + 6.001e-5 + T + 4e-5 + 2 * K);
+    eq_rel(b, 2.5e-3 + 6.001e-5 + T + K + 8e-5 + 2 * K);
+    /* The norm and the product do not transpose. */
+    sim_roofline_layer(&r, &l.layer[1], false, 16, &f, &b);
+    eq_rel(f, 8.000032e-5 + 2 * K);
+    sim_roofline_layer(&r, &l.layer[3], false, 16, &f, &b);
+    eq_rel(f, 1.27e-5 + K);
+    /* The 3x3 convolution: 7.8e-3 s, and (1e6 x 16 + 4 x 36864) x 0.5 / 4e11 = 2.018432e-5 s
+     * twice; its backward pass twice the forward's own part, transposes included. */
+    sim_roofline_layer(&r, &l.layer[2], false, 16, &f, &b);
+    eq_rel(f, 7.8e-3 + 4.036864e-5 + T + K);
+    eq_rel(b, 2 * (7.8e-3 + 4.036864e-5 + T + K));
+    /* NHWC, and NCHW at 32 bits, pay none. */
+    double nf, nb;
+    sim_roofline_layout(&r, false);
+    sim_roofline_layer(&r, &l.layer[2], false, 16, &nf, &nb);
+    eq_rel(nf, 7.8e-3 + K);
+    sim_roofline_init(&r, &dev, SIM_PREC_FP32);
+    sim_roofline_layer(&r, &l.layer[2], false, 16, &nf, &nb);
+    sim_roofline_layout(&r, true);
+    sim_roofline_layer(&r, &l.layer[2], false, 16, &f, &b);
+    ck_assert_double_eq(f, nf);
+    ck_assert_double_eq(b, nb);
+    sim_layers_fini(&l);
+}
+END_TEST
+
+START_TEST(a_depthwise_convolution_does_not_transpose_in_nchw)
+{
+    sim_layer y = { .params = 864,
+                    .fwd_flops = 21676032,
+                    .kind = SIM_KIND_DEPTHWISE,
+                    .fwd_bytes = 9633792,
+                    .fwd_ms = NAN,
+                    .bwd_ms = NAN };
+    sim_roofline r;
+    sim_roofline_init(&r, &dev, SIM_PREC_FP16);
+    double f, b, nf, nb;
+    sim_roofline_layer(&r, &y, false, 64, &nf, &nb);
+    sim_roofline_layout(&r, true);
+    sim_roofline_layer(&r, &y, false, 64, &f, &b);
+    ck_assert_double_eq(f, nf);
+    ck_assert_double_eq(b, nb);
+}
+END_TEST
+
 START_TEST(a_layer_without_bytes_or_kind_is_timed_by_its_flops_as_a_product)
 {
     sim_layer y = { .params = 4096, .fwd_flops = 3.75e9, .fwd_ms = NAN, .bwd_ms = NAN };
@@ -249,6 +309,39 @@ START_TEST(other_devices_run_at_their_roofline_time_over_worker_0s)
 }
 END_TEST
 
+START_TEST(compute_layout_nchw_times_the_profile_with_the_transposes_at_16_bits)
+{
+    static const char *const sets[] = { "compute.precision=\"fp16\"", "compute.layout=\"nchw\"" };
+    sim_scenario *sc = harness_load(roof_json, "tests/roofline.json", sets, 2);
+    sim_roofline r;
+    sim_roofline_init(&r, sim_device_find("v100"), SIM_PREC_FP16);
+    sim_roofline_layout(&r, true);
+    double s = sim_roofline_iteration_s(&r, &sc->layers, 48);
+    ck_assert_int_eq(sc->iteration_ns, llround(s * 1e9));
+    sim_roofline_layout(&r, false);
+    ck_assert(sim_roofline_iteration_s(&r, &sc->layers, 48) < s);
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
+START_TEST(the_layouts_default_is_recorded_at_16_bits_only)
+{
+    static const char *const sets[] = { "compute.precision=\"fp16\"" };
+    for (size_t n = 0; n < 2; n++) {
+        sim_scenario *sc = harness_load(roof_json, "tests/roofline.json", sets, n);
+        char *text = sim_scenario_resolved(sc, false);
+        ck_assert_ptr_nonnull(text);
+        /* At fp32 it acts on nothing: the resolved form (and the hash) stay as they were. */
+        if (n == 0)
+            ck_assert_ptr_null(strstr(text, "layout"));
+        else
+            ck_assert_ptr_nonnull(strstr(text, "\"layout\":\"nhwc\""));
+        free(text);
+        sim_scenario_destroy(sc);
+    }
+}
+END_TEST
+
 START_TEST(efficiency_overrides_the_roofline_with_the_whole_steps_share_of_peak)
 {
     static const char *const sets[] = { "compute.efficiency=0.37" };
@@ -291,6 +384,8 @@ Suite *test_suite(void)
     tcase_add_test(tc,
                    sixteen_bit_precisions_halve_the_bytes_and_3x3_convolutions_gain_in_fp32_only);
     tcase_add_test(tc, a_layer_without_bytes_or_kind_is_timed_by_its_flops_as_a_product);
+    tcase_add_test(tc, an_nchw_convolution_at_16_bits_adds_its_transposes_to_the_roofline);
+    tcase_add_test(tc, a_depthwise_convolution_does_not_transpose_in_nchw);
     tcase_add_test(tc,
                    a_depthwise_convolution_runs_at_its_share_of_the_fp32_peak_paired_at_16_bits);
     tcase_add_test(tc, the_optimizers_step_ends_the_first_layers_backward_pass);
@@ -298,6 +393,8 @@ Suite *test_suite(void)
     TCase *dv = tcase_create("devices");
     tcase_add_test(dv, a_device_times_the_profile_by_its_roofline_and_the_shares_follow_it);
     tcase_add_test(dv, other_devices_run_at_their_roofline_time_over_worker_0s);
+    tcase_add_test(dv, compute_layout_nchw_times_the_profile_with_the_transposes_at_16_bits);
+    tcase_add_test(dv, the_layouts_default_is_recorded_at_16_bits_only);
     tcase_add_test(dv, efficiency_overrides_the_roofline_with_the_whole_steps_share_of_peak);
     tcase_add_test(dv, every_device_has_a_bandwidth_attainable_shares_and_their_sources);
     suite_add_tcase(s, dv);

@@ -408,7 +408,8 @@ START_TEST(the_resolved_scenario_records_values_resolved_from_other_keys)
     free(text);
     sim_scenario_destroy(sc);
     /* A device's precision, a default its roofline reads (without an efficiency, which would
-     * replace the roofline, none is recorded). */
+     * replace the roofline, none is recorded; the layout is recorded at 16 bits only:
+     * tests/test_roofline.c). */
     sc = resolved("{\"seed\": 3, \"workers\": 3, \"compute\": {\"profile\": \"resnet18\","
                   " \"device\": \"v100\"}, \"workload\": {\"model\": {\"name\": \"none\"}},"
                   " \"protocol\": {\"name\": \"allreduce\"}}",
@@ -534,7 +535,7 @@ START_TEST(set_errors_name_the_assignment_or_the_key)
               "must be an integer in [1, 1048576], got 5000000");
     set_fails(MINIMAL, "compute.speedz=[1]", "$.compute.speedz",
               "unknown key (valid: iteration_ms, gflops, jitter_sigma, speeds, profile, device, "
-              "precision, efficiency)");
+              "precision, layout, efficiency)");
 }
 END_TEST
 

@@ -14,7 +14,9 @@ profile's rows and the device's peaks, bandwidth, memory share and 16-bit vector
 below (with its fixed time a kernel and the optimizer's step). The unknowns are the shares of
 peak of convolutions and of matrix products per (device, precision) that a calibration point
 measures, the FP32 gain of 3x3 convolutions (one for every device, as cuDNN picks Winograd's
-algorithm for them), one factor that carries the A100's tensor-core shares to the H100 and
+algorithm for them), one factor that carries the A100's tensor-core shares to the H100, one
+that carries the A100's tensor-core convolution shares to the RTX 3090 (fitted on timm's
+ResNet-50, the one RTX 3090 point of the calibration; its products keep the A100's) and
 the share of the FP32 peak depthwise convolutions attain (one for every device); the shares
 no point measures are carried from the nearest calibrated device (SHARES below, and each
 catalogue entry's `fit`). They are found by least squares on log(predicted / published)
@@ -37,7 +39,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 UNKNOWNS = ("v100.conv.fp32", "v100.matmul.fp32", "v100.conv.fp16", "v100.matmul.fp16",
             "a100.conv.tf32", "a100.matmul.tf32", "a100.conv.fp16", "a100.matmul.fp16",
             "p100.conv.fp32", "k80.conv.fp32", "gp102.conv.fp32", "h100.over.a100",
-            "conv3x3.gain.fp32", "depthwise.share")
+            "rtx3090.conv.over.a100", "conv3x3.gain.fp32", "depthwise.share")
 V32 = ("v100.conv.fp32", "v100.matmul.fp32", None)
 V16 = ("v100.conv.fp16", "v100.matmul.fp16", None)
 ATF = ("a100.conv.tf32", "a100.matmul.tf32", None)
@@ -50,7 +52,9 @@ SHARES = {
     "v100": {"fp32": V32, "fp16": V16},
     "v100-pcie": {"fp32": V32, "fp16": V16},
     "t4": {"fp32": V32, "fp16": V16},
-    "rtx3090": {"fp32": V32, "tf32": ATF, "fp16": A16, "bf16": A16},
+    "rtx3090": {"fp32": V32, "tf32": ATF[:2] + ("rtx3090.conv.over.a100", None),
+                "fp16": A16[:2] + ("rtx3090.conv.over.a100", None),
+                "bf16": A16[:2] + ("rtx3090.conv.over.a100", None)},
     "a100": {"fp32": V32, "tf32": ATF, "fp16": A16, "bf16": A16},
     "a100-80gb": {"fp32": V32, "tf32": ATF, "fp16": A16, "bf16": A16},
     "a100-pcie": {"fp32": V32, "tf32": ATF, "fp16": A16, "bf16": A16},
@@ -59,6 +63,7 @@ SHARES = {
 }
 KIND_CONV3X3, KIND_CONV, KIND_DEPTHWISE = "conv3x3", "conv", "depthwise"
 KERNEL_S = 3.25e-6    # SIM_ROOFLINE_KERNEL_S
+TRANSPOSES = 3.0      # SIM_ROOFLINE_TRANSPOSES
 UPDATE_BYTES = 24.0   # SIM_ROOFLINE_UPDATE_BYTES
 
 
@@ -113,13 +118,16 @@ def profile(scenario_path, name):
             for r in rows]
 
 
-def iteration_s(rows, rates, mem_bps, elem, batch):
+def iteration_s(rows, rates, mem_bps, elem, batch, transpose=False):
     """sim_roofline_iteration_s (scenario/roofline.c); rates: FLOP/s of conv3x3, conv, depthwise
-    and the rest."""
+    and the rest; transpose: NCHW at 16 bits (convolutions pay their transposes)."""
     s = sum(p for p, *_ in rows) * UPDATE_BYTES / mem_bps
     for i, (params, flops, kind, fwd_bytes, ew_bytes) in enumerate(rows):
         r = rates.get(kind, rates["matmul"])
-        own = max(flops * batch / r, (fwd_bytes * batch + 4.0 * params) * elem / mem_bps)
+        bytes_s = (fwd_bytes * batch + 4.0 * params) * elem / mem_bps
+        own = max(flops * batch / r, bytes_s)
+        if transpose and kind in (KIND_CONV3X3, KIND_CONV):
+            own += 2.0 * bytes_s + TRANSPOSES * KERNEL_S
         ew = ew_bytes * batch * elem / mem_bps
         ew_kernel = KERNEL_S if ew_bytes > 0 else 0.0
         s += own + ew + KERNEL_S + ew_kernel
@@ -128,9 +136,12 @@ def iteration_s(rows, rates, mem_bps, elem, batch):
 
 
 def shares(dev, prec, x):
-    conv, mm, scale = SHARES[dev][prec]
+    """(conv, matmul) of dev at prec: SHARES' (conv, matmul, scale of both) or (conv, matmul,
+    scale of conv, scale of matmul)."""
+    conv, mm, scale, *mm_scale = SHARES[dev][prec]
     k = x[scale] if scale else 1.0
-    return x[conv] * k, x[mm] * k
+    kmm = k if not mm_scale else x[mm_scale[0]] if mm_scale[0] else 1.0
+    return x[conv] * k, x[mm] * kmm
 
 
 def predict(point, x, devs):
@@ -143,7 +154,7 @@ def predict(point, x, devs):
     rates = {KIND_CONV3X3: peak * conv * gain, KIND_CONV: peak * conv,
              KIND_DEPTHWISE: depthwise, "matmul": peak * mm}
     s = iteration_s(point["rows"], rates, d["mem"] * d["mem_frac"], 0.5 if half else 1.0,
-                    point["batch"])
+                    point["batch"], half and point["layout"] == "nchw")
     return point["batch"] / s
 
 
@@ -170,7 +181,7 @@ def solve(a, b):
 
 
 def fit(points, devs):
-    theta = [math.log(2.0 if u.startswith("conv3x3") else 1.0 if u.startswith("h100") else
+    theta = [math.log(2.0 if u.startswith("conv3x3") else 1.0 if ".over." in u else
                       0.02 if u.startswith("depthwise") else 0.5) for u in UNKNOWNS]
     lam = 1e-3
     for _ in range(200):
@@ -210,7 +221,8 @@ def main():
             sc = json.load(f)
         c = sc["compute"]
         points.append({"id": r["id"], "device": c["device"],
-                       "precision": c.get("precision", "fp32"), "batch": sc["workload"]["batch"],
+                       "precision": c.get("precision", "fp32"), "layout": c.get("layout", "nhwc"),
+                       "batch": sc["workload"]["batch"],
                        "published": float(r["published"]),
                        "rows": profile(path, c["profile"])})
     x = fit(points, devs)

@@ -18,9 +18,9 @@ A `throughput` point predicts the cluster's samples/s (summary.json's mean_throu
 a `scaling` point the scaling efficiency throughput(scenario) / (N / N_baseline x
 throughput(baseline)), N the scenarios' workers. The error is predicted / published - 1.
 Roles: `calibration` (the catalogue is fitted on it), `seen` (held out from the fit, but its
-error was seen while the model was being built: 28 of the first calibration's held-out throughput
-points) and `held-out` (never used to fit or choose anything; the throughput ones were fixed
-and committed before they were first run).
+error was seen while the model was being built: the first and second rounds' held-out
+throughput points) and `held-out` (never used to fit or choose anything; the throughput ones,
+the third round's, were fixed and committed before they were first run).
 Python's standard library only; exits 1 when a run fails (or a point is off, --check).
 """
 import argparse

@@ -34,9 +34,10 @@
  * or more, else disbands (its followers stay alone this round); without a target (null, hivemind's
  * None, the default) it accepts everyone until its expiration, its member list doubling when full.
  * It shuffles the order and draws the group id from its own stream; after the butterfly each member
- * drops its oldest digit and appends r_p, the p-th of distinct indices in 0..B-1 (B the target, or
- * the next power of two of the group's size) drawn from an rng seeded by the group id (p: its
- * position), so members of one group never share a key in the next round.
+ * drops its oldest digit and appends r_p mod M, r_p the p-th of distinct indices in 0..B-1 (B the
+ * target, or the next power of two of the group's size) drawn from an rng seeded by the group id
+ * (p: its position): the key space stays M^(d-1), as hivemind's bit string keeps its length, and
+ * members of one group share a next key only when B > M.
  *
  * Defaults (protocols/moshpit_config.c): the grid from N when absent; training runs
  * (`local_steps` >= 1) in the key form without global rounds, rounds beside the steps,

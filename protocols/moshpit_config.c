@@ -141,6 +141,7 @@ static int configure_keys(moshpit *st, sim_cfg *cfg, const proto_setup *setup, s
                            "got %lld",
                            side, (long long)target);
     st->min_group = (uint32_t)lo;
+    st->kside = side;
     st->target = (uint32_t)target;
     bool sync = !training;
     if ((rc = sim_cfg_bool(cfg, "sync", &sync, err)) != SIM_OK)

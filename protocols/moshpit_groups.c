@@ -84,7 +84,9 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
 /* The key update of member w of butterfly b (hivemind's update_key_on_group_assembled): with
  * an rng seeded by the group id, distinct indices r_0, r_1, ... from 0..B-1, B the target
  * group size, or without one the next power of two of the group's size; w at position p
- * takes r_p as its newest digit. */
+ * takes r_p mod M as its newest digit (M the digits' range, the grid's largest side). Hivemind
+ * appends r_p's bits to a bit string of fixed length, so its key space never grows; a digit
+ * past M would be a key nobody else holds, a worker alone in every later round. */
 void mp_update_key(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t b)
 {
     uint32_t L = st->d - 1, p = coll_bfly_position(st->bf[b], w), k = coll_bfly_size(st->bf[b]);
@@ -105,5 +107,5 @@ void mp_update_key(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t b)
     uint32_t *key = mp_at(ctx, w)->key;
     for (uint32_t i = 0; i + 1 < L; i++)
         key[i] = key[i + 1];
-    key[L - 1] = st->perm[p];
+    key[L - 1] = st->perm[p] % st->kside;
 }

@@ -70,6 +70,7 @@ struct moshpit {
     /* key form (PROTOCOLS 5.2) */
     bool keys;
     uint32_t min_group, target; /* min_group_size, target_group_size (0: none, hivemind's None) */
+    uint32_t kside;             /* key form: a key digit's range M, the grid's largest side */
     double mm_ms, req_ms;       /* matchmaking_ms, request_timeout_ms */
     uint32_t room;              /* members a leader's list holds in the arena */
     uint32_t *rooms;            /* (n * room) the leaders' lists at first (arena) */

@@ -590,6 +590,50 @@ START_TEST(an_output_named_by_a_link_is_its_target_written_whole_and_the_link_st
 }
 END_TEST
 
+/* A sweep's points are its own: a run into a point's directory, or anywhere inside the sweep's,
+ * is refused with exit 2 naming the sweep's directory, everything as it was (run -o SW/POINT
+ * replaced the point's run, exit 0), also with an owner token that is not the sweep's (another
+ * process's); the sweep itself runs a removed point again, and --index runs one. */
+START_TEST(a_sweeps_points_are_run_by_the_sweep_alone)
+{
+    char *dir = outputs(), before[65536], after[65536], token[1300], path[1300];
+    const char *const *refused[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=5", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=6/", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/new", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/new/deeper", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=5", "--quiet", NULL },
+    };
+    size_t n = sizeof(refused) / sizeof(refused[0]);
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(token, sizeof(token), "1:%s/sw/seed=5", dir);
+        if (i == n - 1) /* the token names process 1, not the run's parent */
+            setenv("HETSIM_SWEEP_POINT", token, 1);
+        harness_result r = in_dir(dir, refused[i]);
+        unsetenv("HETSIM_SWEEP_POINT");
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, "/sw, a hetsim sweep directory") != NULL, "case %zu: %s", i,
+                      r.err);
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
+    }
+    snprintf(path, sizeof(path), "rm -rf '%s/sw/seed=6'", dir);
+    ck_assert_int_eq(system(path), 0);
+    const char *const *cmds[] = {
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw", "--index", "0", "--quiet", NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = in_dir(dir, cmds[i]);
+        ck_assert_msg(r.status == 0, "case %zu: exit %d: %s", i, r.status, r.err);
+    }
+    snprintf(path, sizeof(path), "%s/sw/seed=6/summary.json", dir);
+    ck_assert(harness_exists(path));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -616,6 +660,7 @@ Suite *test_suite(void)
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
+    tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

@@ -520,6 +520,13 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         return cli_usage("%s", "check needs --golden DIR");
     if (o->update && o->exact)
         return cli_usage("%s", "--update and --exact do not go together");
+    /* An update writes its golden and nothing else: no verdict to report, no figure. */
+    if (o->update && o->out_dir != NULL)
+        return cli_usage("%s", "--update and -o do not go together: an update writes the golden "
+                               "alone (-o is where a check writes its runs and figure)");
+    if (o->update && o->junit != NULL)
+        return cli_usage("%s", "--update and --junit do not go together: an update has no "
+                               "verdict to report (--junit is a check's)");
     if (o->seeds == 0)
         o->seeds = o->update ? APP_CHECK_GOLDEN_SEEDS : APP_CHECK_RUN_SEEDS;
     if (o->update && o->seeds < 3)

@@ -193,6 +193,39 @@ START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
 }
 END_TEST
 
+/* Numbers are JSON's: cJSON reads 01 and 4. (strtod does), a scenario or a --set value must
+ * not; a file's is refused at its line and column, a --set value's at its column, and a bare
+ * --set value such as 08 is text, not a number. Nothing is written. */
+START_TEST(cli_refuses_numbers_that_json_does_not_allow)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    static const char *const sets[] = { "workers=08", "compute.speeds=[1, 2., 1, 1, 1, 1, 1, 1]",
+                                        "workload.lr=-.5" };
+    static const char *const said[] = {
+        "scenarios/quickstart.json: $.workers: must be an integer in [1, 1048576], got \"08\"",
+        "scenarios/quickstart.json: --set compute.speeds: 2. is not a JSON number (no leading "
+        "zero, a digit on each side of a point), at column 5",
+        "scenarios/quickstart.json: $.workload.lr: must be a number in [0, 1000], got \"-.5\"",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json",
+                                                            "-o", out, "--set", sets[i], NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d", sets[i], r.status);
+        ck_assert_msg(strstr(r.err, said[i]) != NULL, "%s: %s", sets[i], r.err);
+        ck_assert(!harness_exists(out));
+    }
+    harness_result r = harness_hetsim((const char *[]){
+        "validate", "tests/scenarios_bad/syntax_number_leading_zero.json", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "syntax_number_leading_zero.json: line 3, column 14: 04 is not a "
+                                "JSON number") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(cli_runs_a_scenario_into_the_directory_given)
 {
     char *dir = harness_tmpdir("cli");
@@ -646,6 +679,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_refuses_mpi_with_list_or_index);
     tcase_add_test(tc, cli_validates_every_shipped_scenario);
     tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
+    tcase_add_test(tc, cli_refuses_numbers_that_json_does_not_allow);
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
     tcase_add_test(tc, cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing);
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);

@@ -190,6 +190,34 @@ START_TEST(a_removed_run_directory_says_to_run_it_again)
 }
 END_TEST
 
+/* plot RUN draws a whole run directory: an empty or missing run.json is an incomplete one,
+ * refused with the fix and the file named, nothing drawn (an empty one was drawn, exit 0), as
+ * report and plot --by refuse it. */
+START_TEST(plot_run_refuses_a_run_whose_run_json_is_empty_or_missing)
+{
+    char *dir = fake_sweep(), run[1100], out[1100], path[1300];
+    snprintf(run, sizeof(run), "%s/a2", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    static const char *const said[] = { "empty file", "no file" };
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            harness_write(run, "run.json", "");
+        snprintf(path, sizeof(path), "%s/run.json", run);
+        if (i == 1)
+            ck_assert_int_eq(remove(path), 0);
+        harness_result r = harness_hetsim((const char *[]){ "plot", run, "-o", out, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d: %s", said[i], r.status, r.err);
+        ck_assert_msg(strstr(r.err, "an incomplete run directory") != NULL &&
+                          strstr(r.err, said[i]) != NULL && strstr(r.err, "a2/run.json") != NULL,
+                      "%s", r.err);
+        ck_assert(!harness_exists(out));
+    }
+    harness_write(run, "run.json", "");
+    both_refuse(dir, "a2/run.json", "an incomplete run directory");
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The rows of the table gnuplot wrote (`set table`): each "x y" pair, at most `max`. */
 static size_t table_rows(const char *path, double *x, double *y, size_t max)
 {
@@ -484,6 +512,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("damaged");
     tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
+    tcase_add_test(tc, plot_run_refuses_a_run_whose_run_json_is_empty_or_missing);
     tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "outputs/output.h"
+#include "sim/text.h"
 
 static const sim_csv_rule metrics_rules[] = {
     { "time_s", 0.0, SIM_CSV_HUGE, false, true, false },
@@ -210,7 +211,9 @@ static int split_rows(sim_csv *t, char *p, const char *end, size_t line, sim_err
 /* The header, then the records. */
 static int split_file(sim_csv *t, size_t len, sim_err *err)
 {
-    char *p = t->text, *end = t->text + len, *probe = t->text;
+    /* A byte-order mark that opens the file is no part of the header (sim/text.h). */
+    size_t bom = sim_text_bom(t->text, len);
+    char *p = t->text + bom, *end = t->text + len, *probe = p;
     const char *nul = memchr(t->text, '\0', len);
     if (nul != NULL) {
         size_t line = 1;
@@ -218,7 +221,7 @@ static int split_file(sim_csv *t, size_t len, sim_err *err)
             line += *q == '\n';
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: a NUL byte", t->path, line);
     }
-    if (len == 0)
+    if (len == bom)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file (no header row)", t->path);
     size_t nf = 0, inner = 0;
     enum form e = split_record(&probe, end, NULL, 0, &nf, &inner); /* counts, writes nothing */

@@ -19,6 +19,7 @@
 #include "outputs/output.h"
 #include "outputs/plot_gnuplot.h"
 #include "outputs/rundir.h"
+#include "sim/text.h"
 
 enum {
     PATH_MAX_BYTES = 4000, /* longest directory accepted */
@@ -32,6 +33,7 @@ typedef struct plot_run {
     bool has_acc;                        /* some test_accuracy or test_loss is finite */
     bool has_down;                       /* some worker has down_s > 0 */
     size_t n_workers;                    /* data rows of workers.csv */
+    bool copied[2];                      /* metrics, workers: a copy without its byte-order mark */
     double max_total_s;                  /* longest compute + comm + wait + down, seconds */
 } plot_run;
 
@@ -508,6 +510,45 @@ done:
     return rc;
 }
 
+/* gnuplot reads a byte-order mark as part of the first column's name: a results file that
+ * opens with one (sim/text.h) is drawn from a temporary copy without it, at *path (*copied;
+ * sim_plot_runs removes it). */
+static int drop_bom(char **path, bool *copied, sim_err *err)
+{
+    char head[3];
+    FILE *in = fopen(*path, "rb");
+    size_t got = in != NULL ? fread(head, 1, 3, in) : 0;
+    if (in == NULL || sim_text_bom(head, got) == 0) {
+        if (in != NULL)
+            fclose(in);
+        return SIM_OK;
+    }
+    char tmp[] = "/tmp/hetsim-plot-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    char buf[65536];
+    bool ok = out != NULL;
+    for (size_t n; ok && (n = fread(buf, 1, sizeof(buf), in)) > 0;)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (out != NULL && fclose(out) != 0)
+        ok = false;
+    else if (out == NULL && fd >= 0)
+        close(fd);
+    char *copy = ok ? malloc(sizeof(tmp)) : NULL;
+    if (copy == NULL) {
+        if (fd >= 0)
+            unlink(tmp);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot copy %s without its byte-order mark", *path);
+    }
+    memcpy(copy, tmp, sizeof(tmp));
+    free(*path);
+    *path = copy;
+    *copied = true;
+    return SIM_OK;
+}
+
 /* Checks the run directories and reads what the figures need from them. */
 static int scan_runs(const char *const *dirs, const char *const *labels, plot_run *runs, size_t n,
                      sim_err *err)
@@ -520,6 +561,10 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
         int rc = scan_metrics(&runs[i], err);
         if (rc == SIM_OK)
             rc = scan_workers(&runs[i], err);
+        if (rc == SIM_OK)
+            rc = drop_bom(&runs[i].metrics, &runs[i].copied[0], err);
+        if (rc == SIM_OK)
+            rc = drop_bom(&runs[i].workers, &runs[i].copied[1], err);
         if (rc != SIM_OK)
             return rc;
         if (labels != NULL && labels[i] != NULL)
@@ -576,6 +621,10 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
     sim_rundir_unlock(lock);
     free(gnuplot);
     for (size_t i = 0; i < n; i++) {
+        if (runs[i].copied[0])
+            unlink(runs[i].metrics);
+        if (runs[i].copied[1])
+            unlink(runs[i].workers);
         free(runs[i].metrics);
         free(runs[i].workers);
     }

@@ -243,7 +243,11 @@ int app_workers_read(const char *dir, app_workers *w, sim_err *err)
     size_t idx[NCOLS];
     sim_csv t;
     memset(w, 0, sizeof(*w));
+    char run_json[PATH_TEXT];
+    snprintf(run_json, sizeof(run_json), "%s/run.json", dir);
     int rc = read_csv(dir, "workers.csv", &sim_csv_workers, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_check_workers(&t, run_json, err);
     if (rc == SIM_OK)
         rc = sim_csv_require(&t, names, NREQUIRED, idx, err);
     if (rc != SIM_OK) {

@@ -29,6 +29,7 @@ enum {
 typedef struct plot_run {
     char *metrics;                       /* "<dir>/metrics.csv" */
     char *workers;                       /* "<dir>/workers.csv" */
+    char *run_json;                      /* "<dir>/run.json" */
     char label[SIM_PLOT_LABEL_MAX + 12]; /* unique; room for a "-N" suffix */
     bool has_acc;                        /* some test_accuracy or test_loss is finite */
     bool has_down;                       /* some worker has down_s > 0 */
@@ -254,6 +255,8 @@ static int scan_workers(plot_run *run, sim_err *err)
     size_t col[4];
     sim_csv t;
     int rc = read_results(run->workers, &sim_csv_workers, names, 4, col, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_check_workers(&t, run->run_json, err);
     for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
         double total_s = 0.0;
         for (size_t k = 0; k < 4; k++) {
@@ -556,7 +559,8 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
     for (size_t i = 0; i < n; i++) {
         runs[i].metrics = join(dirs[i], "metrics.csv");
         runs[i].workers = join(dirs[i], "workers.csv");
-        if (runs[i].metrics == NULL || runs[i].workers == NULL)
+        runs[i].run_json = join(dirs[i], "run.json");
+        if (runs[i].metrics == NULL || runs[i].workers == NULL || runs[i].run_json == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         int rc = scan_metrics(&runs[i], err);
         if (rc == SIM_OK)
@@ -627,6 +631,7 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
             unlink(runs[i].workers);
         free(runs[i].metrics);
         free(runs[i].workers);
+        free(runs[i].run_json);
     }
     free(runs);
     return rc;

@@ -218,6 +218,39 @@ START_TEST(plot_run_refuses_a_run_whose_run_json_is_empty_or_missing)
 }
 END_TEST
 
+/* A workers.csv whose last row is cut is refused by report, plot --by and plot RUN, naming the
+ * file and the row: cut mid-row (fewer fields, no line end), or at the row's start, where the
+ * file is well formed but short of the run's workers (run.json's scenario.workers; that one
+ * was read as a run of one worker, exit 0). */
+START_TEST(a_workers_file_cut_in_its_last_row_is_refused_naming_the_row)
+{
+    static const struct {
+        const char *to, *what;
+    } cuts[] = {
+        { "0,1,40,1280,1.25,0.5,0.5,51200,51200,0,0.125,9f2c41d07a31b6e5\n1,1,40",
+          "b1/workers.csv: line 3: truncated (no end of line)" },
+        { "0,1,40,1280,1.25,0.5,0.5,51200,51200,0,0.125,9f2c41d07a31b6e5\n",
+          "b1/workers.csv: line 3: no row for worker 1 (2 workers, " },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char *dir = fake_sweep(), b1[1100], out[1100], text[2048];
+        snprintf(b1, sizeof(b1), "%s/b1", dir);
+        snprintf(out, sizeof(out), "%s/fig", dir);
+        harness_write(b1, "run.json",
+                      "{ \"scenario\": { \"workers\": 2, \"stop\": { \"time_s\": 2, "
+                      "\"target_accuracy\": 0.7 } } }\n");
+        snprintf(text, sizeof(text), "%s%s", workers_head, cuts[i].to);
+        harness_write(b1, "workers.csv", text);
+        both_refuse(dir, cuts[i].what, "");
+        harness_result r = harness_hetsim((const char *[]){ "plot", b1, "-o", out, NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, cuts[i].what) != NULL, "exit %d: %s", r.status,
+                      r.err);
+        ck_assert(!harness_exists(out));
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 /* Prepends a UTF-8 byte-order mark to dir/name. */
 static void add_bom(const char *dir, const char *name)
 {
@@ -554,6 +587,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
     tcase_add_test(tc, plot_run_refuses_a_run_whose_run_json_is_empty_or_missing);
     tcase_add_test(tc, a_byte_order_mark_opening_a_results_file_is_no_part_of_its_header);
+    tcase_add_test(tc, a_workers_file_cut_in_its_last_row_is_refused_naming_the_row);
     tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);

@@ -27,6 +27,15 @@ int app_run_file_missing(const char *path, sim_err *err)
                        path);
 }
 
+int app_run_file_empty(const char *path, sim_err *err)
+{
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "an incomplete run directory (files removed, or copied in part): run it "
+                       "again (a sweep runs a point again once its directory is removed): empty "
+                       "file %s",
+                       path);
+}
+
 /* Reads dir/name with the strict reader (outputs/csv.h) under `rules`; a missing file is an
  * incomplete run directory. */
 static int read_csv(const char *dir, const char *name, const sim_csv_rules *rules, sim_csv *t,
@@ -234,7 +243,11 @@ int app_workers_read(const char *dir, app_workers *w, sim_err *err)
     size_t idx[NCOLS];
     sim_csv t;
     memset(w, 0, sizeof(*w));
+    char run_json[PATH_TEXT];
+    snprintf(run_json, sizeof(run_json), "%s/run.json", dir);
     int rc = read_csv(dir, "workers.csv", &sim_csv_workers, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_check_workers(&t, run_json, err);
     if (rc == SIM_OK)
         rc = sim_csv_require(&t, names, NREQUIRED, idx, err);
     if (rc != SIM_OK) {

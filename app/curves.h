@@ -38,6 +38,9 @@ extern const char *const app_curve_names[APP_CURVE_NCOLS];
  * first, before a path that may fill the message. Returns SIM_EINVAL. */
 int app_run_file_missing(const char *path, sim_err *err);
 
+/* The same for a file that is empty: "...: empty file PATH". Returns SIM_EINVAL. */
+int app_run_file_empty(const char *path, sim_err *err);
+
 /* Reads dir/metrics.csv into `c` with the one strict reader of results files (outputs/csv.h,
  * sim_csv_metrics): a line cut short (no end of line), a row whose field count is not the
  * header's, a field of a known column that is not a finite number in its range ("inf",

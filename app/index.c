@@ -188,12 +188,7 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
                        valid);
 }
 
-/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy) into
- * *target and its evaluation interval (scenario.eval.every_s) into *every, each NaN when it
- * has none (absent or null). A missing run.json is an incomplete run directory (its fix
- * said); one that is not JSON, has no scenario.stop or a target that is not a number in
- * [0, 1] is refused naming the file. */
-static int run_facts(const char *dir, double *target, double *every, sim_err *err)
+int app_index_run_facts(const char *dir, double *target, double *every, sim_err *err)
 {
     char path[2048];
     *target = *every = NAN;
@@ -207,6 +202,10 @@ static int run_facts(const char *dir, double *target, double *every, sim_err *er
     if (text == NULL)
         return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path,
                            strerror(errno != 0 ? errno : EIO));
+    if (n == 0) {
+        free(text);
+        return app_run_file_empty(path, err);
+    }
     sim_cfg *root = sim_cfg_parse(text, n, path, err), *sc = NULL, *stop = NULL, *eval = NULL;
     free(text);
     int rc = root != NULL ? SIM_OK : err->code == SIM_ENOMEM ? SIM_ENOMEM : SIM_EINVAL;
@@ -242,7 +241,7 @@ int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const b
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
         double t = NAN, every = NAN;
-        int rc = run_facts(dir, &t, &every, err);
+        int rc = app_index_run_facts(dir, &t, &every, err);
         if (rc != SIM_OK)
             return rc;
         if (first == NULL) {
@@ -273,7 +272,7 @@ int app_index_eval_every(const app_index *ix, const char *sweep_dir, const bool 
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
         double t = NAN, every = NAN;
-        int rc = run_facts(dir, &t, &every, err);
+        int rc = app_index_run_facts(dir, &t, &every, err);
         if (rc != SIM_OK)
             return rc;
         if (!isnan(every)) {

@@ -60,6 +60,14 @@ int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *ta
 int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const bool *use,
                              double *target, sim_err *err);
 
+/* The stop target of the run in `dir` (run.json's scenario.stop.target_accuracy) into
+ * *target and its evaluation interval (scenario.eval.every_s) into *every, each NaN when it
+ * has none (absent or null). A missing or empty run.json is an incomplete run directory (its
+ * fix said: app_run_file_missing, app_run_file_empty); one that is not JSON, has no
+ * scenario.stop or a target that is not a number in [0, 1] is refused naming the file
+ * (SIM_EINVAL); SIM_EIO, SIM_ENOMEM. report, plot --by and plot RUN read run.json so. */
+int app_index_run_facts(const char *dir, double *target, double *every, sim_err *err);
+
 /* The smallest and largest eval.every_s (run.json's scenario.eval.every_s) of the rows r with
  * use[r] (NULL: every row with results) into *lo and *hi, NaN when none says. Errors as
  * app_index_stop_target's reading of run.json. */

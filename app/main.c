@@ -169,10 +169,13 @@ static int cmd_run(int argc, char **argv)
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    /* Not into a golden of `hetsim check` (the run's own checks refuse run and work
-     * directories, outputs/rundir.h); a sweep's points are runs inside its directory. */
-    if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir,
-                                SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN), &err) != SIM_OK) {
+    /* Not into a golden of `hetsim check` nor a sweep's directory (the run's own checks
+     * refuse run and work directories, outputs/rundir.h), but for a sweep's point run by the
+     * sweep itself (its owner token, app/sweep.h). */
+    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    if (!app_sweep_owns(out_dir))
+        within |= SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP);
+    if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir, within, &err) != SIM_OK) {
         sim_scenario_destroy(sc);
         return cli_report(&err);
     }
@@ -517,6 +520,13 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         return cli_usage("%s", "check needs --golden DIR");
     if (o->update && o->exact)
         return cli_usage("%s", "--update and --exact do not go together");
+    /* An update writes its golden and nothing else: no verdict to report, no figure. */
+    if (o->update && o->out_dir != NULL)
+        return cli_usage("%s", "--update and -o do not go together: an update writes the golden "
+                               "alone (-o is where a check writes its runs and figure)");
+    if (o->update && o->junit != NULL)
+        return cli_usage("%s", "--update and --junit do not go together: an update has no "
+                               "verdict to report (--junit is a check's)");
     if (o->seeds == 0)
         o->seeds = o->update ? APP_CHECK_GOLDEN_SEEDS : APP_CHECK_RUN_SEEDS;
     if (o->update && o->seeds < 3)

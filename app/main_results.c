@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/curves.h"
+#include "app/index.h"
 #include "app/main_state.h"
 #include "app/names.h"
 #include "app/report.h"
@@ -168,6 +169,14 @@ static int plot_runs(plot_args *a)
     }
     if (kept == 0)
         return cli_usage("%s", "plot: none of the arguments is a run directory");
+    /* A run drawn is a whole run directory: its run.json read as report reads it. */
+    for (size_t i = 0; i < kept; i++) {
+        double target, every;
+        sim_err err;
+        sim_err_clear(&err);
+        if (app_index_run_facts(a->dirs[i], &target, &every, &err) != SIM_OK)
+            return cli_report(&err);
+    }
     /* A run's directory holds its own figures (sim_plot_place): several runs go elsewhere. */
     if (kept > 1 && a->out_dir == NULL)
         return cli_usage("plot of %zu runs needs -o DIR: drawn into %s, they would replace that "

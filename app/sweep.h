@@ -26,6 +26,13 @@
  * (outputs/rundir.h, "DIR.lock" beside it) from then until app_sweep_destroy, so a second sweep
  * into the same directory is refused; each point's run locks its own run directory, so the
  * processes of one sweep (`--index` tasks, MPI ranks) write side by side.
+ *
+ * A sweep's points are its own: `hetsim run` refuses an output directory inside a sweep's
+ * (the ownership rule, outputs/rundir.h), but for the run a sweep starts into its point. The
+ * sweep tells it so by an owner token in the child's environment, APP_SWEEP_POINT_ENV =
+ * "PID:DIR": the sweep's process id, the child's parent, and the point's directory as given
+ * to -o (app_sweep_owns). The token is in that child's environment alone, not the sweep's own,
+ * and names the child's parent: a user's run into a point is refused.
  */
 #ifndef APP_SWEEP_H
 #define APP_SWEEP_H
@@ -44,6 +51,9 @@
  * already a million entries in one directory, gigabytes of outputs and a 100 MB index, and
  * about two minutes of validation: larger studies are split into several sweeps. */
 #define APP_SWEEP_MAX_POINTS 1000000
+
+/* The environment variable of a point's owner token (see above). */
+#define APP_SWEEP_POINT_ENV "HETSIM_SWEEP_POINT"
 
 typedef struct app_sweep app_sweep;
 
@@ -72,6 +82,10 @@ const char *app_sweep_dir(const app_sweep *sw);
 /* Prints one line per point: index, run directory, overrides (tab separated). Returns 0 or
  * SIM_ENOMEM. */
 int app_sweep_list(const app_sweep *sw, FILE *f, sim_err *err);
+
+/* True if this process is a run a sweep started into its point `out_dir` (the -o it was
+ * given): the owner token in the environment names our parent process and `out_dir`. */
+bool app_sweep_owns(const char *out_dir);
 
 /* True if point k is done (see above). */
 bool app_sweep_done(const app_sweep *sw, size_t k);

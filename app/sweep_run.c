@@ -20,6 +20,8 @@
 #include "outputs/output.h"
 #include "outputs/rundir.h"
 
+extern char **environ; /* POSIX defines it but no header declares it */
+
 /* ---- Running ---------------------------------------------------------------------------- */
 
 bool app_sweep_done(const app_sweep *sw, size_t k)
@@ -70,16 +72,49 @@ static void point_argv(const app_sweep *sw, size_t k, scratch *s, const char *di
     argv[n] = NULL;
 }
 
+bool app_sweep_owns(const char *out_dir)
+{
+    const char *token = getenv(APP_SWEEP_POINT_ENV);
+    if (token == NULL || out_dir == NULL)
+        return false;
+    char *end;
+    errno = 0;
+    long long pid = strtoll(token, &end, 10);
+    return errno == 0 && end != token && *end == ':' && pid == (long long)getppid() &&
+           strcmp(end + 1, out_dir) == 0;
+}
+
+/* The child's environment: ours without an owner token, then the token of point directory
+ * `dir` ("PID:DIR", app_sweep_owns), written into `token`; NULL-terminated and malloc'd (the
+ * strings are ours and `token`'s), or NULL. */
+static char **point_env(const char *dir, char *token, size_t size)
+{
+    size_t n = 0, m = 0, len = strlen(APP_SWEEP_POINT_ENV);
+    while (environ[n] != NULL)
+        n++;
+    char **env = calloc(n + 2, sizeof(*env));
+    if (env == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], APP_SWEEP_POINT_ENV, len) != 0 || environ[i][len] != '=')
+            env[m++] = environ[i];
+    snprintf(token, size, "%s=%lld:%s", APP_SWEEP_POINT_ENV, (long long)getpid(), dir);
+    env[m] = token;
+    return env;
+}
+
 long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_err *err)
 {
-    char dir[PATH_TEXT], threads[16];
+    char dir[PATH_TEXT], threads[16], token[PATH_TEXT + 64];
     sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
     *child = (app_sweep_child){ .pid = -1, .k = k };
     scratch s;
     const char **argv = calloc(2 * sw->ncols + 11, sizeof(*argv));
-    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL) {
+    char **env = point_env(dir, token, sizeof(token));
+    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL || env == NULL) {
         sw_scratch_fini(&s);
         free(argv);
+        free(env);
         return sw_oom(err), -1;
     }
     point_argv(sw, k, &s, dir, threads, argv);
@@ -100,10 +135,11 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_
             dup2(null, STDOUT_FILENO);
         if (child->log != NULL)
             dup2(fileno(child->log), STDERR_FILENO);
-        execv(sw->opt.exe, (char *const *)argv);
+        execve(sw->opt.exe, (char *const *)argv, env);
         _exit(127);
     }
     free(argv);
+    free(env);
     sw_scratch_fini(&s);
     child->pid = pid;
     if (pid < 0) {

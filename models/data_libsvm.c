@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "models/data.h"
+#include "sim/text.h"
 
 enum {
     TOKEN_SHOWN = 24 /* characters of a bad token quoted in a message */
@@ -210,10 +211,9 @@ static int add_label(svm_scan *sc, int32_t label, const svm_pos *at, sim_err *er
  * and was read as part of a value). Returns SIM_OK or the error. */
 static int line_text(const char **s, size_t *len, const svm_pos *at, sim_err *err)
 {
-    if (at->line == 1 && *len >= 3 && memcmp(*s, "\xef\xbb\xbf", 3) == 0) {
-        *s += 3;
-        *len -= 3;
-    }
+    size_t bom = at->line == 1 ? sim_text_bom(*s, *len) : 0;
+    *s += bom;
+    *len -= bom;
     const char *nul = memchr(*s, '\0', *len);
     if (nul != NULL)
         return fail_at(err, SIM_EINVAL, at, (size_t)(nul - *s) + 1, "a NUL byte");

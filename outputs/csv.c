@@ -2,6 +2,7 @@
 #include "outputs/csv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "outputs/output.h"
+#include "sim/cfg.h"
+#include "sim/text.h"
 
 static const sim_csv_rule metrics_rules[] = {
     { "time_s", 0.0, SIM_CSV_HUGE, false, true, false },
@@ -210,7 +213,9 @@ static int split_rows(sim_csv *t, char *p, const char *end, size_t line, sim_err
 /* The header, then the records. */
 static int split_file(sim_csv *t, size_t len, sim_err *err)
 {
-    char *p = t->text, *end = t->text + len, *probe = t->text;
+    /* A byte-order mark that opens the file is no part of the header (sim/text.h). */
+    size_t bom = sim_text_bom(t->text, len);
+    char *p = t->text + bom, *end = t->text + len, *probe = p;
     const char *nul = memchr(t->text, '\0', len);
     if (nul != NULL) {
         size_t line = 1;
@@ -218,7 +223,7 @@ static int split_file(sim_csv *t, size_t len, sim_err *err)
             line += *q == '\n';
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: a NUL byte", t->path, line);
     }
-    if (len == 0)
+    if (len == bom)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: empty file (no header row)", t->path);
     size_t nf = 0, inner = 0;
     enum form e = split_record(&probe, end, NULL, 0, &nf, &inner); /* counts, writes nothing */
@@ -289,6 +294,29 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     if (e == ENOMEM)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
+}
+
+int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
+{
+    size_t len = 0;
+    char *text = sim_output_read(run_json, &len);
+    sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;
+    free(text);
+    int64_t n = -1;
+    if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == SIM_OK && sc != NULL &&
+        sim_cfg_has(sc, "workers") && sim_cfg_int(sc, "workers", 1, INT64_MAX, &n, NULL) != SIM_OK)
+        n = -1;
+    sim_cfg_destroy(root);
+    if (n < 0 || t->nrows == (size_t)n)
+        return SIM_OK;
+    if (t->nrows > (size_t)n)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: a row past the run's %" PRId64 " workers (%s)", t->path,
+                           t->line[n], n, run_json);
+    size_t line = t->nrows > 0 ? t->line[t->nrows - 1] + 1 : 2;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: line %zu: no row for worker %zu (%" PRId64 " workers, %s): cut short",
+                       t->path, line, t->nrows, n, run_json);
 }
 
 void sim_csv_fini(sim_csv *t)

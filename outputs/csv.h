@@ -68,6 +68,13 @@ extern const sim_csv_rules sim_csv_metrics;
  * params_fnv is text. */
 extern const sim_csv_rules sim_csv_workers;
 
+/* A run's workers.csv `t` has a row per worker of the run: the count its run.json (the file
+ * `run_json`) gives as scenario.workers. A file cut at a row's end is well formed but short:
+ * SIM_EINVAL naming the file and the first missing row's line ("out/a/workers.csv: line 4:
+ * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count. A
+ * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK. */
+int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
+
 /* Reads the file at `path` into `t` and checks it as above (`rules` NULL: the form only).
  * SIM_EIO when it cannot be read (t->open_errno then tells why: ENOENT for a missing file),
  * SIM_EINVAL for a file not in that form, naming the file and line, SIM_ENOMEM. `t` is

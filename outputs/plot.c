@@ -19,6 +19,7 @@
 #include "outputs/output.h"
 #include "outputs/plot_gnuplot.h"
 #include "outputs/rundir.h"
+#include "sim/text.h"
 
 enum {
     PATH_MAX_BYTES = 4000, /* longest directory accepted */
@@ -28,10 +29,12 @@ enum {
 typedef struct plot_run {
     char *metrics;                       /* "<dir>/metrics.csv" */
     char *workers;                       /* "<dir>/workers.csv" */
+    char *run_json;                      /* "<dir>/run.json" */
     char label[SIM_PLOT_LABEL_MAX + 12]; /* unique; room for a "-N" suffix */
     bool has_acc;                        /* some test_accuracy or test_loss is finite */
     bool has_down;                       /* some worker has down_s > 0 */
     size_t n_workers;                    /* data rows of workers.csv */
+    bool copied[2];                      /* metrics, workers: a copy without its byte-order mark */
     double max_total_s;                  /* longest compute + comm + wait + down, seconds */
 } plot_run;
 
@@ -252,6 +255,8 @@ static int scan_workers(plot_run *run, sim_err *err)
     size_t col[4];
     sim_csv t;
     int rc = read_results(run->workers, &sim_csv_workers, names, 4, col, &t, err);
+    if (rc == SIM_OK)
+        rc = sim_csv_check_workers(&t, run->run_json, err);
     for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
         double total_s = 0.0;
         for (size_t k = 0; k < 4; k++) {
@@ -508,6 +513,45 @@ done:
     return rc;
 }
 
+/* gnuplot reads a byte-order mark as part of the first column's name: a results file that
+ * opens with one (sim/text.h) is drawn from a temporary copy without it, at *path (*copied;
+ * sim_plot_runs removes it). */
+static int drop_bom(char **path, bool *copied, sim_err *err)
+{
+    char head[3];
+    FILE *in = fopen(*path, "rb");
+    size_t got = in != NULL ? fread(head, 1, 3, in) : 0;
+    if (in == NULL || sim_text_bom(head, got) == 0) {
+        if (in != NULL)
+            fclose(in);
+        return SIM_OK;
+    }
+    char tmp[] = "/tmp/hetsim-plot-XXXXXX";
+    int fd = mkstemp(tmp);
+    FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    char buf[65536];
+    bool ok = out != NULL;
+    for (size_t n; ok && (n = fread(buf, 1, sizeof(buf), in)) > 0;)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (out != NULL && fclose(out) != 0)
+        ok = false;
+    else if (out == NULL && fd >= 0)
+        close(fd);
+    char *copy = ok ? malloc(sizeof(tmp)) : NULL;
+    if (copy == NULL) {
+        if (fd >= 0)
+            unlink(tmp);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot copy %s without its byte-order mark", *path);
+    }
+    memcpy(copy, tmp, sizeof(tmp));
+    free(*path);
+    *path = copy;
+    *copied = true;
+    return SIM_OK;
+}
+
 /* Checks the run directories and reads what the figures need from them. */
 static int scan_runs(const char *const *dirs, const char *const *labels, plot_run *runs, size_t n,
                      sim_err *err)
@@ -515,11 +559,16 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
     for (size_t i = 0; i < n; i++) {
         runs[i].metrics = join(dirs[i], "metrics.csv");
         runs[i].workers = join(dirs[i], "workers.csv");
-        if (runs[i].metrics == NULL || runs[i].workers == NULL)
+        runs[i].run_json = join(dirs[i], "run.json");
+        if (runs[i].metrics == NULL || runs[i].workers == NULL || runs[i].run_json == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         int rc = scan_metrics(&runs[i], err);
         if (rc == SIM_OK)
             rc = scan_workers(&runs[i], err);
+        if (rc == SIM_OK)
+            rc = drop_bom(&runs[i].metrics, &runs[i].copied[0], err);
+        if (rc == SIM_OK)
+            rc = drop_bom(&runs[i].workers, &runs[i].copied[1], err);
         if (rc != SIM_OK)
             return rc;
         if (labels != NULL && labels[i] != NULL)
@@ -576,8 +625,13 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
     sim_rundir_unlock(lock);
     free(gnuplot);
     for (size_t i = 0; i < n; i++) {
+        if (runs[i].copied[0])
+            unlink(runs[i].metrics);
+        if (runs[i].copied[1])
+            unlink(runs[i].workers);
         free(runs[i].metrics);
         free(runs[i].workers);
+        free(runs[i].run_json);
     }
     free(runs);
     return rc;

@@ -126,16 +126,14 @@ static void local_step(hpsgd *st, sim_ctx *ctx, uint32_t w, const float *g, doub
 }
 
 /* Worker w has finished its iteration: counted, a round boundary if it was the last live
- * worker to finish this one, and its next computation. */
+ * worker to finish this one (no active worker's count is behind it in the tally), and its next
+ * computation. */
 static int hps_settle(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     sim_ctx_count(ctx, w, 1);
-    uint64_t k = ++hw(ctx, w)->settled, kv;
-    bool last = true;
-    for (uint32_t v = 0; v < st->n && last; v++)
-        if (hps_runs(ctx, v, &kv) && kv < k)
-            last = false;
-    if (last)
+    uint64_t k = hw(ctx, w)->settled + 1;
+    hps_set(st, ctx, w, hw(ctx, w)->phase, k);
+    if (none_behind(st, k))
         sim_ctx_round_end(ctx);
     return compute_next(ctx, w, err);
 }
@@ -327,8 +325,8 @@ static int hps_start(void *state, sim_ctx *ctx, sim_err *err)
         coll_ring_on_failure(st->ring, COLL_RING_END);
     for (uint32_t w = 0; w < st->n; w++) {
         fresh(st, ctx, w);
-        if (sim_ctx_down(ctx, w))
-            hw(ctx, w)->phase = PH_OUT;
+        hw(ctx, w)->phase = PH_OUT; /* not yet in the tally */
+        hps_set(st, ctx, w, sim_ctx_down(ctx, w) ? PH_OUT : PH_RUN, 0);
     }
     if (rc == SIM_OK)
         rejoin_owner(st->rj, &hps_rejoin, st);

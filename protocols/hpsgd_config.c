@@ -19,7 +19,7 @@ int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *
 }
 
 /* The run's arena: x̄, G and A per worker, with momentum two velocities per worker (the local
- * steps' and the merges') and the rescaled mean, and the member lists' scratch (hpsgd.c's
+ * steps' and the merges') and the rescaled mean, the member lists' scratch and the tally (hpsgd.c's
  * hps_arena adds the kit's objects). */
 void hps_buffers(void *state, sim_arena *a, size_t num_params)
 {
@@ -34,6 +34,7 @@ void hps_buffers(void *state, sim_arena *a, size_t num_params)
         st->scaled = sim_arena_alloc(a, num_params, sizeof(float));
     }
     st->members = sim_arena_alloc(a, n, sizeof(uint32_t));
+    st->tally = sim_arena_alloc(a, n, sizeof(hps_count));
 }
 
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)

@@ -26,10 +26,60 @@
  * (unadmit). A recovered worker that finds nobody active (or whose last active peer fails before
  * admitting it) starts over alone, its iteration count set to the barrier's next round.
  */
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "protocols/hpsgd_state.h"
+
+/* ---- the tally of the active workers' iterations ---- */
+
+/* The active workers' iteration counts are a few neighbours (the barrier holds each round until
+ * every member has finished the one before; an admitted worker takes the coordinator's), so the
+ * tally's entries are few and its updates walk a few of them from the least. */
+
+/* The index of count k in the tally, or where it goes. */
+static uint32_t tally_find(hpsgd *st, uint64_t k)
+{
+    uint32_t i = 0;
+    while (i < st->ntally && st->tally[i].settled < k)
+        i++;
+    st->tallied += i + 1;
+    return i;
+}
+
+static void tally_add(hpsgd *st, uint64_t k)
+{
+    uint32_t i = tally_find(st, k);
+    if (i == st->ntally || st->tally[i].settled != k) {
+        memmove(st->tally + i + 1, st->tally + i, (st->ntally - i) * sizeof(*st->tally));
+        st->tally[i] = (hps_count){ .settled = k, .workers = 0 };
+        st->ntally++;
+    }
+    st->tally[i].workers++;
+}
+
+static void tally_remove(hpsgd *st, uint64_t k)
+{
+    uint32_t i = tally_find(st, k);
+    assert(i < st->ntally && st->tally[i].settled == k);
+    if (--st->tally[i].workers > 0)
+        return;
+    st->ntally--;
+    memmove(st->tally + i, st->tally + i + 1, (st->ntally - i) * sizeof(*st->tally));
+}
+
+void hps_set(hpsgd *st, sim_ctx *ctx, uint32_t w, uint8_t phase, uint64_t settled)
+{
+    hps_worker *x = hw(ctx, w);
+    if (x->phase != PH_OUT)
+        tally_remove(st, x->settled);
+    x->phase = phase;
+    x->settled = settled;
+    if (phase != PH_OUT)
+        tally_add(st, settled);
+}
 
 /* ---- the ring's members ---- */
 
@@ -76,7 +126,7 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
         hw(ctx, coord)->init)
         return SIM_OK;
     for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1))
-        hw(ctx, w)->phase = PH_FETCH; /* out of the ring since it failed: active, not joined */
+        hps_set(st, ctx, w, PH_FETCH, hw(ctx, w)->settled); /* active, not joined to the ring */
     st->admitting = true;
     return hps_ring_reset_active(st, ctx, err);
 }
@@ -108,7 +158,7 @@ static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t coord, s
     fresh(st, ctx, w);
     x->launches = c->launches - 1;
     x->wm = x->win_base = c->wm;
-    x->settled = c->settled;
+    hps_set(st, ctx, w, PH_FETCH, c->settled);
     x->arrived_done = true;
     int rc = coll_barrier_admit(st->barrier, w, err);
     return rc != SIM_OK ? rc : hps_launch(st, ctx, w, err);
@@ -121,8 +171,7 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     hpsgd *st = owner;
     fresh(st, ctx, w);
-    hw(ctx, w)->phase = PH_RUN;
-    hw(ctx, w)->settled = st->decided;
+    hps_set(st, ctx, w, PH_RUN, st->decided);
     int rc = hps_ring_reset_active(st, ctx, err);
     if (rc == SIM_OK)
         rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
@@ -134,9 +183,8 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
  * first waiting worker starts over alone. */
 static int unadmit(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    (void)owner;
     (void)err;
-    hw(ctx, w)->phase = PH_OUT;
+    hps_set(owner, ctx, w, PH_OUT, hw(ctx, w)->settled);
     return SIM_OK;
 }
 
@@ -162,7 +210,7 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     hps_worker *x = hw(ctx, w);
     int rc = SIM_OK;
     if (x->phase != PH_OUT) {
-        x->phase = PH_OUT;
+        hps_set(st, ctx, w, PH_OUT, x->settled);
         x->waiting = x->inflight = false;
         rc = coll_hub_worker_down(st->hub, ctx, w, err); /* the ring's first (channel 1) */
     }

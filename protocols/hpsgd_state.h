@@ -38,6 +38,12 @@ enum {
     KIND_FETCH = 0 /* channel 0: the global model, to an admitted worker */
 };
 
+/* An entry of the tally of the active workers' iterations (hpsgd.tally). */
+typedef struct hps_count {
+    uint64_t settled; /* an iteration count (hps_worker.settled) */
+    uint32_t workers; /* the active workers at it, at least 1 */
+} hps_count;
+
 typedef struct hpsgd {
     coll_hub *hub; /* channel 1: the ring, 2: the barrier */
     coll_ring *ring;
@@ -52,6 +58,9 @@ typedef struct hpsgd {
     float *scaled;           /* (P) with m > 0: a merge's mean, rescaled (admitting rounds) */
     float *xbar, *acc, *red; /* (n * P) each: x̄, G, A by worker, in the arena */
     uint32_t *members;       /* (n) scratch: barrier member lists, in the arena */
+    hps_count *tally;        /* (n) the active workers' settled counts, increasing, in the arena */
+    uint32_t ntally;         /* entries of the tally */
+    uint64_t tallied;        /* entries the tally's updates passed (tests count them) */
     rejoin *rj;              /* the recovered waiting to be admitted; the admitted's fetches */
     bool admitting;          /* the last decided round admits the pending workers */
     uint64_t zero_launch;    /* launches of the round the admitted joined with zero blocks */
@@ -104,10 +113,18 @@ static inline float *row(float *block, const hpsgd *st, uint32_t w)
     return block == NULL ? NULL : block + (size_t)w * st->P;
 }
 
-/* Worker w takes part: neither failed nor waiting to be admitted. */
+/* Worker w takes part: neither failed nor waiting to be admitted. (The runtime tells of a
+ * failure as it marks the worker down, and hps_on_down makes it PH_OUT at once: the active
+ * workers are those not PH_OUT, whose iteration counts the tally holds.) */
 static inline bool active(const sim_ctx *ctx, uint32_t w)
 {
     return hw(ctx, w)->phase != PH_OUT && !sim_ctx_down(ctx, w);
+}
+
+/* Whether no active worker has finished fewer than k iterations (read from the tally). */
+static inline bool none_behind(const hpsgd *st, uint64_t k)
+{
+    return st->ntally == 0 || st->tally[0].settled >= k;
 }
 
 /* Worker w's fresh state (at the start, starting over alone, admitted): just merged (init),
@@ -133,6 +150,11 @@ static inline int compute_next(sim_ctx *ctx, uint32_t w, sim_err *err)
 }
 
 /* ---- hpsgd_members.c ---- */
+
+/* Worker w's phase and iteration count become `phase` and `settled`, the tally following: every
+ * change of a worker's count, and every change to or from PH_OUT, goes through it (a phase that
+ * keeps the worker active, the flushes' and a fetch's end, may be set directly). */
+void hps_set(hpsgd *st, sim_ctx *ctx, uint32_t w, uint8_t phase, uint64_t settled);
 
 /* The active workers in id order, into st->members; their number. */
 uint32_t hps_active_list(hpsgd *st, const sim_ctx *ctx);

@@ -23,6 +23,7 @@
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/rng.h"
+#include "sim/text.h"
 
 #define MAX_SELECTED (UINT64_C(1) << 26) /* workers selected over all rules (256 MiB of ids) */
 #define MAX_TRACE_S  1e9                 /* SIM_SCENARIO_MAX_NS in seconds */
@@ -280,8 +281,9 @@ static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const 
     if (c == EOF && len == 0)
         return 0;
     buf[len] = '\0';
-    if (lineno == 1 && len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
-        memmove(buf, buf + 3, len - 2);
+    size_t bom = lineno == 1 ? sim_text_bom(buf, len) : 0;
+    if (bom > 0)
+        memmove(buf, buf + bom, len - bom + 1);
     return 1;
 }
 

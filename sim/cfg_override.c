@@ -41,18 +41,31 @@ static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
 }
 
 /* Parses VALUE: JSON when it parses, else a bare string. Text that starts like a JSON
- * object, array or string must parse. NULL with *rc set on error. */
+ * object, array or string must parse, its numbers JSON's (cfg_bad_number: cJSON reads 01 and
+ * 4.); other text with such a number is a string. NULL with *rc set on error. */
 static cJSON *parse_value(const sim_cfg *root, const char *text, const char *label,
                           const char *target, int *rc, sim_err *err)
 {
-    size_t len = strlen(text);
+    size_t len = strlen(text), n = 0, bad = cfg_bad_number(text, len, &n);
     const char *end = NULL;
     cJSON *v = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    const char *p = text;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    bool composite = *p == '{' || *p == '[' || *p == '"';
+    if (v != NULL && bad != SIZE_MAX && composite) {
+        char what[128];
+        cfg_bad_number_text(what, sizeof(what), text + bad, n);
+        cJSON_Delete(v);
+        *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s, at column %zu", what, bad + 1);
+        return NULL;
+    }
+    if (v != NULL && bad != SIZE_MAX) {
+        cJSON_Delete(v);
+        v = NULL;
+    }
     if (v == NULL) {
-        const char *p = text;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '{' || *p == '[' || *p == '"') {
+        if (composite) {
             size_t col = end != NULL && end >= text ? (size_t)(end - text) + 1 : 1;
             size_t deep = cfg_too_deep(text, len);
             if (deep != SIZE_MAX && deep + 1 <= col)

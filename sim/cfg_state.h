@@ -107,6 +107,15 @@ void cfg_forget_cursor(sim_cfg *root, const cJSON *array);
  * CJSON_NESTING_LIMIT, where cJSON stops, or SIZE_MAX. */
 size_t cfg_too_deep(const char *s, size_t len);
 
+/* The offset in s[0..len) of the first number (outside strings) that JSON's grammar refuses
+ * but cJSON reads (it takes what strtod reads of the run of characters [0-9.eE+-] that starts
+ * a number: 01, -00, 4., -.5 and 1.e3), with the run's length in *n; SIZE_MAX when there is
+ * none. In text cJSON parsed, every such run is a number strtod read whole. */
+size_t cfg_bad_number(const char *s, size_t len, size_t *n);
+
+/* The message for such a number, number[0..n): "01 is not a JSON number (...)". */
+void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n);
+
 /* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
  * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with
  * *key the key as cut) and returns true; false when none does. */

@@ -344,6 +344,60 @@ size_t cfg_too_deep(const char *s, size_t len)
     return SIZE_MAX;
 }
 
+/* True when s[0..n) is a number of JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+ */
+static bool json_number(const char *s, size_t n)
+{
+    size_t i = s[0] == '-';
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9')
+        i += strspn(s + i, "0123456789");
+    else
+        return false;
+    if (i < n && s[i] == '.') {
+        size_t d = strspn(s + i + 1, "0123456789");
+        if (d == 0)
+            return false;
+        i += 1 + d;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i += 1 + (i + 1 < n && (s[i + 1] == '+' || s[i + 1] == '-'));
+        size_t d = strspn(s + i, "0123456789");
+        if (d == 0)
+            return false;
+        i += d;
+    }
+    return i == n;
+}
+
+size_t cfg_bad_number(const char *s, size_t len, size_t *n)
+{
+    static const char chars[] = "0123456789.eE+-";
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (in_string) {
+            if (s[i] == '\\')
+                i++;
+            else if (s[i] == '"')
+                in_string = false;
+            continue;
+        }
+        in_string = s[i] == '"';
+        if (s[i] != '-' && (s[i] < '0' || s[i] > '9'))
+            continue;
+        size_t j = i;
+        while (j < len && s[j] != '\0' && strchr(chars, s[j]) != NULL)
+            j++;
+        if (!json_number(s + i, j - i)) {
+            *n = j - i;
+            return i;
+        }
+        i = j - 1;
+    }
+    return SIZE_MAX;
+}
+
 /* The index, among the strings of `s` (keys and values, in document order), of the first
  * that holds the escape \u0000, which cJSON decodes to a NUL that cuts the string: true and
  * *token, or false. */
@@ -532,6 +586,13 @@ bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const 
     return nul_escape(text, len, &token) && find_string(node, NULL, base, &token, path, size, key);
 }
 
+void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n)
+{
+    cfg_put(buf, size, 0,
+            "%.*s%s is not a JSON number (no leading zero, a digit on each side of a point)",
+            n > 40 ? 40 : (int)n, number, n > 40 ? "..." : "");
+}
+
 void cfg_nul_escape_text(char *buf, size_t size, const char *key)
 {
     size_t len =
@@ -584,6 +645,14 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
         if (!eof)
             pos = fix_position(buf, len, pos);
         syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
+        free(buf);
+        goto fail_root;
+    }
+    size_t n = 0, bad = cfg_bad_number(buf, len, &n);
+    if (bad != SIZE_MAX) {
+        char what[128];
+        cfg_bad_number_text(what, sizeof(what), buf + bad, n);
+        syntax_error(root, buf, len, bad, what, err);
         free(buf);
         goto fail_root;
     }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/text.h"
 int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
 {
     sim_layers_fini(l);
@@ -242,8 +243,9 @@ static int read_line(profile_reader *r, sim_err *err)
         return 0;
     r->buf[len] = '\0';
     r->line++;
-    if (r->line == 1 && len >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0)
-        memmove(r->buf, r->buf + 3, len - 2);
+    size_t bom = r->line == 1 ? sim_text_bom(r->buf, len) : 0;
+    if (bom > 0)
+        memmove(r->buf, r->buf + bom, len - bom + 1);
     return 1;
 }
 

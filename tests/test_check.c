@@ -655,6 +655,32 @@ START_TEST(check_output_equal_to_a_hetsim_directory_is_refused)
 }
 END_TEST
 
+/* An update writes its golden alone: -o (a check's runs and figure) and --junit (a check's
+ * verdict) are refused with it, exit 2, nothing made and the golden as it was (both were
+ * ignored, exit 0: no report where CI looked for one). */
+START_TEST(check_update_refuses_an_output_directory_and_a_junit_report)
+{
+    char *dir = copy_golden();
+    char g[512], o[600], before[16384], after[16384];
+    path_of(g, sizeof(g), dir, "golden");
+    static const char *const opts[][2] = { { "-o", "out" }, { "--junit", "report.xml" } };
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < 2; i++) {
+        path_of(o, sizeof(o), dir, opts[i][1]);
+        result r = check(
+            (const char *[]){ "--golden", g, "--update", "--seeds", "3", opts[i][0], o, NULL });
+        char want[64];
+        snprintf(want, sizeof(want), "--update and %s do not go together", opts[i][0]);
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", opts[i][0], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, want) != NULL, "%s: %s", opts[i][0], r.err);
+        ck_assert(!exists(o));
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed something", opts[i][0]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -702,6 +728,7 @@ Suite *test_suite(void)
     tcase_add_test(places,
                    check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them);
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
+    tcase_add_test(places, check_update_refuses_an_output_directory_and_a_junit_report);
     suite_add_tcase(s, places);
     return s;
 }

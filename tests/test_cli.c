@@ -193,6 +193,39 @@ START_TEST(cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing)
 }
 END_TEST
 
+/* Numbers are JSON's: cJSON reads 01 and 4. (strtod does), a scenario or a --set value must
+ * not; a file's is refused at its line and column, a --set value's at its column, and a bare
+ * --set value such as 08 is text, not a number. Nothing is written. */
+START_TEST(cli_refuses_numbers_that_json_does_not_allow)
+{
+    char *dir = harness_tmpdir("cli");
+    char out[600];
+    snprintf(out, sizeof(out), "%s/never", dir);
+    static const char *const sets[] = { "workers=08", "compute.speeds=[1, 2., 1, 1, 1, 1, 1, 1]",
+                                        "workload.lr=-.5" };
+    static const char *const said[] = {
+        "scenarios/quickstart.json: $.workers: must be an integer in [1, 1048576], got \"08\"",
+        "scenarios/quickstart.json: --set compute.speeds: 2. is not a JSON number (no leading "
+        "zero, a digit on each side of a point), at column 5",
+        "scenarios/quickstart.json: $.workload.lr: must be a number in [0, 1000], got \"-.5\"",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json",
+                                                            "-o", out, "--set", sets[i], NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d", sets[i], r.status);
+        ck_assert_msg(strstr(r.err, said[i]) != NULL, "%s: %s", sets[i], r.err);
+        ck_assert(!harness_exists(out));
+    }
+    harness_result r = harness_hetsim((const char *[]){
+        "validate", "tests/scenarios_bad/syntax_number_leading_zero.json", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "syntax_number_leading_zero.json: line 3, column 14: 04 is not a "
+                                "JSON number") != NULL,
+                  "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 START_TEST(cli_runs_a_scenario_into_the_directory_given)
 {
     char *dir = harness_tmpdir("cli");
@@ -590,6 +623,50 @@ START_TEST(an_output_named_by_a_link_is_its_target_written_whole_and_the_link_st
 }
 END_TEST
 
+/* A sweep's points are its own: a run into a point's directory, or anywhere inside the sweep's,
+ * is refused with exit 2 naming the sweep's directory, everything as it was (run -o SW/POINT
+ * replaced the point's run, exit 0), also with an owner token that is not the sweep's (another
+ * process's); the sweep itself runs a removed point again, and --index runs one. */
+START_TEST(a_sweeps_points_are_run_by_the_sweep_alone)
+{
+    char *dir = outputs(), before[65536], after[65536], token[1300], path[1300];
+    const char *const *refused[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=5", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=6/", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/new", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/new/deeper", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=5", "--quiet", NULL },
+    };
+    size_t n = sizeof(refused) / sizeof(refused[0]);
+    tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < n; i++) {
+        snprintf(token, sizeof(token), "1:%s/sw/seed=5", dir);
+        if (i == n - 1) /* the token names process 1, not the run's parent */
+            setenv("HETSIM_SWEEP_POINT", token, 1);
+        harness_result r = in_dir(dir, refused[i]);
+        unsetenv("HETSIM_SWEEP_POINT");
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, "/sw, a hetsim sweep directory") != NULL, "case %zu: %s", i,
+                      r.err);
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
+    }
+    snprintf(path, sizeof(path), "rm -rf '%s/sw/seed=6'", dir);
+    ck_assert_int_eq(system(path), 0);
+    const char *const *cmds[] = {
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw", "--index", "0", "--quiet", NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = in_dir(dir, cmds[i]);
+        ck_assert_msg(r.status == 0, "case %zu: exit %d: %s", i, r.status, r.err);
+    }
+    snprintf(path, sizeof(path), "%s/sw/seed=6/summary.json", dir);
+    ck_assert(harness_exists(path));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -602,6 +679,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_refuses_mpi_with_list_or_index);
     tcase_add_test(tc, cli_validates_every_shipped_scenario);
     tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
+    tcase_add_test(tc, cli_refuses_numbers_that_json_does_not_allow);
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);
     tcase_add_test(tc, cli_rejects_a_corrupt_data_file_with_exit_code_2_and_writes_nothing);
     tcase_add_test(tc, cli_reports_an_unwritable_output_directory_as_a_failed_run);
@@ -616,6 +694,7 @@ Suite *test_suite(void)
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
+    tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

@@ -656,6 +656,35 @@ START_TEST(the_same_scenario_and_seed_give_byte_identical_outputs)
 }
 END_TEST
 
+/* The tally entries hpsgd's updates passed in the last run, read when it reports. */
+static uint64_t tallied;
+
+static void tally_report(const void *state, const sim_ctx *ctx, sim_report *out)
+{
+    tallied = ((const hpsgd *)state)->tallied;
+    proto_hpsgd.report(state, ctx, out);
+}
+
+START_TEST(a_settle_reads_a_few_counts_whatever_the_number_of_workers)
+{
+    /* 2,385 workers, 3 rounds. Whether a settling worker was the last of its iteration is read
+     * from the tally of the active workers' iteration counts, which holds at most two counts
+     * here (the barrier keeps the workers within one iteration of each other): each worker's
+     * entry at the start passes 1 entry, each settle 1 to take its count out and at most 2 to
+     * put the next one in, so at most workers + 3 x iterations in all. A scan of the workers at
+     * every settle read about half of them (about 8,500,000 here: quadratic in the workers). */
+    const char *sets[] = { "workers=2385", "stop.rounds=3" };
+    proto_ops ops = proto_hpsgd;
+    ops.report = tally_report;
+    tallied = 0;
+    sim_run_summary sum = run_as(timing_json, sets, 2, &ops, NULL, NULL);
+    ck_assert_str_eq(sum.stop_reason, "rounds");
+    ck_assert_uint_eq(sum.iterations, 3 * 2385);
+    ck_assert_uint_ge(tallied, 2385 + sum.iterations);
+    ck_assert_uint_le(tallied, 2385 + 3 * sum.iterations);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("hpsgd");
@@ -675,6 +704,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, recoveries_after_everybody_failed_resume_training);
     tcase_add_test(tc, the_same_scenario_and_seed_give_byte_identical_outputs);
     tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bookkeeping");
+    tcase_add_test(tc, a_settle_reads_a_few_counts_whatever_the_number_of_workers);
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
 }

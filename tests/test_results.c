@@ -190,6 +190,107 @@ START_TEST(a_removed_run_directory_says_to_run_it_again)
 }
 END_TEST
 
+/* plot RUN draws a whole run directory: an empty or missing run.json is an incomplete one,
+ * refused with the fix and the file named, nothing drawn (an empty one was drawn, exit 0), as
+ * report and plot --by refuse it. */
+START_TEST(plot_run_refuses_a_run_whose_run_json_is_empty_or_missing)
+{
+    char *dir = fake_sweep(), run[1100], out[1100], path[1300];
+    snprintf(run, sizeof(run), "%s/a2", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    static const char *const said[] = { "empty file", "no file" };
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            harness_write(run, "run.json", "");
+        snprintf(path, sizeof(path), "%s/run.json", run);
+        if (i == 1)
+            ck_assert_int_eq(remove(path), 0);
+        harness_result r = harness_hetsim((const char *[]){ "plot", run, "-o", out, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d: %s", said[i], r.status, r.err);
+        ck_assert_msg(strstr(r.err, "an incomplete run directory") != NULL &&
+                          strstr(r.err, said[i]) != NULL && strstr(r.err, "a2/run.json") != NULL,
+                      "%s", r.err);
+        ck_assert(!harness_exists(out));
+    }
+    harness_write(run, "run.json", "");
+    both_refuse(dir, "a2/run.json", "an incomplete run directory");
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A workers.csv whose last row is cut is refused by report, plot --by and plot RUN, naming the
+ * file and the row: cut mid-row (fewer fields, no line end), or at the row's start, where the
+ * file is well formed but short of the run's workers (run.json's scenario.workers; that one
+ * was read as a run of one worker, exit 0). */
+START_TEST(a_workers_file_cut_in_its_last_row_is_refused_naming_the_row)
+{
+    static const struct {
+        const char *to, *what;
+    } cuts[] = {
+        { "0,1,40,1280,1.25,0.5,0.5,51200,51200,0,0.125,9f2c41d07a31b6e5\n1,1,40",
+          "b1/workers.csv: line 3: truncated (no end of line)" },
+        { "0,1,40,1280,1.25,0.5,0.5,51200,51200,0,0.125,9f2c41d07a31b6e5\n",
+          "b1/workers.csv: line 3: no row for worker 1 (2 workers, " },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char *dir = fake_sweep(), b1[1100], out[1100], text[2048];
+        snprintf(b1, sizeof(b1), "%s/b1", dir);
+        snprintf(out, sizeof(out), "%s/fig", dir);
+        harness_write(b1, "run.json",
+                      "{ \"scenario\": { \"workers\": 2, \"stop\": { \"time_s\": 2, "
+                      "\"target_accuracy\": 0.7 } } }\n");
+        snprintf(text, sizeof(text), "%s%s", workers_head, cuts[i].to);
+        harness_write(b1, "workers.csv", text);
+        both_refuse(dir, cuts[i].what, "");
+        harness_result r = harness_hetsim((const char *[]){ "plot", b1, "-o", out, NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, cuts[i].what) != NULL, "exit %d: %s", r.status,
+                      r.err);
+        ck_assert(!harness_exists(out));
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* Prepends a UTF-8 byte-order mark to dir/name. */
+static void add_bom(const char *dir, const char *name)
+{
+    char *text = harness_slurp(dir, name);
+    size_t n = strlen(text) + 4;
+    char *out = malloc(n);
+    snprintf(out, n, "\xef\xbb\xbf%s", text);
+    harness_write(dir, name, out);
+    free(out);
+    free(text);
+}
+
+/* A UTF-8 byte-order mark may open a results file, as it may a scenario, a profile, a trace or
+ * a LIBSVM file (sim/text.h): the reader drops it ("no column time_s" before: the mark was
+ * read as part of the header's first name). The report is the same as without it. */
+START_TEST(a_byte_order_mark_opening_a_results_file_is_no_part_of_its_header)
+{
+    char *dir = fake_sweep(), run[1100], out[1100];
+    const char *const report[] = { "report", dir, "--by", "proto", "--format", "csv", NULL };
+    harness_result plain = harness_hetsim(report);
+    ck_assert_msg(plain.status == 0, "exit %d: %s", plain.status, plain.err);
+    add_bom(dir, "index.csv");
+    add_bom(dir, "a1/metrics.csv");
+    add_bom(dir, "b2/workers.csv");
+    harness_result r = harness_hetsim(report);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, plain.out);
+    snprintf(run, sizeof(run), "%s/a1", dir);
+    snprintf(out, sizeof(out), "%s/fig", dir);
+    r = harness_hetsim((const char *[]){ "plot", run, "-o", out, NULL });
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    /* A mark alone is an empty file, as no bytes are. */
+    harness_write(run, "metrics.csv", "\xef\xbb\xbf");
+    r = harness_hetsim((const char *[]){ "plot", run, "-o", out, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "a1/metrics.csv: empty file") != NULL,
+                  "exit %d: %s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The rows of the table gnuplot wrote (`set table`): each "x y" pair, at most `max`. */
 static size_t table_rows(const char *path, double *x, double *y, size_t max)
 {
@@ -484,6 +585,9 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("damaged");
     tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
+    tcase_add_test(tc, plot_run_refuses_a_run_whose_run_json_is_empty_or_missing);
+    tcase_add_test(tc, a_byte_order_mark_opening_a_results_file_is_no_part_of_its_header);
+    tcase_add_test(tc, a_workers_file_cut_in_its_last_row_is_refused_naming_the_row);
     tcase_add_test(tc, labels_with_commas_are_quoted_and_drawn_from_their_own_row);
     tcase_add_test(tc, plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing);
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);

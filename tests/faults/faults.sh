@@ -141,8 +141,7 @@ sweep_json() { # $1: the sweep's output directory
 }
 sweep_json "$tmp/sweep-src" >"$tmp/sweep.json"
 "$bin" sweep "$tmp/sweep.json" -j 2 --quiet >/dev/null 2>&1
-"$bin" check "$scn" "${short[@]}" --golden "$tmp/golden" --update -o "$tmp/golden-run" \
-    >/dev/null 2>&1
+"$bin" check "$scn" "${short[@]}" --golden "$tmp/golden" --update >/dev/null 2>&1
 check "figure fixtures" 'complete "$src" && [ -f "$tmp/sweep-src/index.csv" ] &&
     [ -f "$tmp/golden/seeds" ] && figures_whole "$tmp/sweep-src"'
 

@@ -391,6 +391,34 @@ void harness_write(const char *dir, const char *name, const char *text)
     ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
 }
 
+const char harness_fake_index_head[] =
+    "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
+    "time_to_target_s,mean_throughput_sps,wall_s\n";
+
+const char harness_fake_workers[] =
+    "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,bytes_received,down_s,"
+    "params_fnv\n0,1,10,1000,3,1,1,1840000,0,0,0\n";
+
+void harness_fake_run(char *dir, size_t size, const char *sweep, const char *name,
+                      const char *curve, bool varied)
+{
+    char text[8192], *cut = strdup(curve);
+    snprintf(dir, size, "%s/%s", sweep, name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    size_t len = (size_t)snprintf(text, sizeof(text),
+                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
+                                  "test_accuracy,consensus,throughput_sps\n");
+    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
+        double t = 0, acc = 0;
+        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
+        len +=
+            (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,%g,%g,0,%g\n", t, t * 10,
+                             t * 100, varied ? 2 - acc : 1, acc, varied ? 3000 + 100 * t : 100);
+    }
+    free(cut);
+    harness_write(dir, "metrics.csv", text);
+}
+
 bool harness_exists(const char *path)
 {
     struct stat st;

@@ -137,6 +137,20 @@ harness_result harness_hetsim(const char *const *args);
 /* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
 void harness_write(const char *dir, const char *name, const char *text);
 
+/* A made-up run directory for the readers of results (report, groups, figures): makes the
+ * directory `name` under `sweep` (its path written to `dir`), and writes its metrics.csv from
+ * `curve`, "t:acc t:acc ...": a row per point with time_s t, iterations 10 t, samples 100 t and
+ * test_accuracy acc; test_loss 1 and throughput_sps 100, or with `varied` test_loss 2 - acc
+ * and throughput_sps 3000 + 100 t. The caller writes workers.csv and run.json. */
+void harness_fake_run(char *dir, size_t size, const char *sweep, const char *name,
+                      const char *curve, bool varied);
+
+/* workers.csv of one worker (10 iterations, 1000 samples), for harness_fake_run's dirs. */
+extern const char harness_fake_workers[];
+
+/* index.csv's header row, for the sweeps made of harness_fake_run's dirs. */
+extern const char harness_fake_index_head[];
+
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);
 

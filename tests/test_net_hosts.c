@@ -227,19 +227,6 @@ static const nh_draw node_draw = { .min_hosts = 4,
                                    .p_send = 0.92,
                                    .p_send_factor = 0.96 };
 
-/* The end of the message tagged `tag` in sd, which must have ended once. */
-static sim_time end_of(const nh_side *sd, uint64_t tag, bool *dropped)
-{
-    for (size_t i = 0; i < sd->n; i++) {
-        if (sd->tag[i] == tag) {
-            *dropped = sd->dropped[i];
-            return sd->at_ns[i];
-        }
-    }
-    ck_abort_msg("tag %llu never ended", (unsigned long long)tag);
-    return -1;
-}
-
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -253,14 +240,7 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         nh_to_nodes(ns, r);
         nh_side_run(off, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_NO_SOLOS, true);
         nh_side_run(on, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_MODEL, true);
-        ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu without solos", k, on->n, off->n);
-        for (size_t i = 0; i < off->n; i++) {
-            bool dropped;
-            sim_time at = end_of(on, off->tag[i], &dropped);
-            ck_assert_msg(at == off->at_ns[i] && dropped == off->dropped[i],
-                          "set %zu: tag %llu ended at %lld, without solos at %lld", k,
-                          (unsigned long long)off->tag[i], (long long)at, (long long)off->at_ns[i]);
-        }
+        nh_expect_same_ends(on, off, k, "without solos");
         sim_net_stats a, b;
         nh_side_fini(on, &a, NULL);
         nh_side_fini(off, &b, NULL);

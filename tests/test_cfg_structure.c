@@ -218,55 +218,50 @@ static int set(sim_cfg *cfg, const char *assignment, sim_err *err)
     return sim_cfg_override(cfg, assignment, err);
 }
 
+/* Parses `json`, applies the `n` overrides in turn (each must succeed) and checks the printed
+ * tree against `want`. */
+static void expect_overrides(const char *json, const char *const *sets, size_t n, const char *want)
+{
+    sim_cfg *cfg = cfgt_parse_ok(json);
+    sim_err err;
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(set(cfg, sets[i], &err) == 0, "%s: %s", sets[i], err.msg);
+    cfgt_check_print(cfg, want);
+    sim_cfg_destroy(cfg);
+}
+
 START_TEST(override_replaces_a_value_in_place)
 {
-    sim_cfg *cfg = cfgt_parse_ok("{\"seed\": 7, \"workers\": 16}");
-    sim_err err;
-    ck_assert_int_eq(set(cfg, "seed=42", &err), 0);
-    ck_assert_int_eq(set(cfg, "$.workers=64", &err), 0);
-    cfgt_check_print(cfg, "{\"seed\":42,\"workers\":64}");
-    sim_cfg_destroy(cfg);
+    static const char *const sets[] = { "seed=42", "$.workers=64" };
+    expect_overrides("{\"seed\": 7, \"workers\": 16}", sets, 2, "{\"seed\":42,\"workers\":64}");
 }
 END_TEST
 
 START_TEST(override_creates_missing_intermediate_objects)
 {
-    sim_cfg *cfg = cfgt_parse_ok("{\"n\": null}");
-    sim_err err;
-    ck_assert_int_eq(set(cfg, "a.b.c=2.385", &err), 0);
-    ck_assert_int_eq(set(cfg, "n.x=1", &err), 0);
-    cfgt_check_print(cfg, "{\"n\":{\"x\":1},\"a\":{\"b\":{\"c\":2.385}}}");
-    sim_cfg_destroy(cfg);
+    static const char *const sets[] = { "a.b.c=2.385", "n.x=1" };
+    expect_overrides("{\"n\": null}", sets, 2, "{\"n\":{\"x\":1},\"a\":{\"b\":{\"c\":2.385}}}");
 }
 END_TEST
 
 START_TEST(override_sets_array_elements_by_index)
 {
-    sim_cfg *cfg = cfgt_parse_ok("{\"s\": [{\"slowdown\": 2}, {\"m\": [[1, 2], [3]]}]}");
-    sim_err err;
-    ck_assert_int_eq(set(cfg, "s[0].slowdown=3.125", &err), 0);
-    ck_assert_int_eq(set(cfg, "s[1].m[0][1]=9", &err), 0);
-    ck_assert_int_eq(set(cfg, "s[1].m[1]=\"x\"", &err), 0);
-    cfgt_check_print(cfg, "{\"s\":[{\"slowdown\":3.125},{\"m\":[[1,9],\"x\"]}]}");
-    sim_cfg_destroy(cfg);
+    static const char *const sets[] = { "s[0].slowdown=3.125", "s[1].m[0][1]=9",
+                                        "s[1].m[1]=\"x\"" };
+    expect_overrides("{\"s\": [{\"slowdown\": 2}, {\"m\": [[1, 2], [3]]}]}", sets, 3,
+                     "{\"s\":[{\"slowdown\":3.125},{\"m\":[[1,9],\"x\"]}]}");
 }
 END_TEST
 
 START_TEST(override_parses_json_values_and_takes_other_text_as_a_string)
 {
-    sim_cfg *cfg = cfgt_parse_ok("{}");
-    sim_err err;
-    ck_assert_int_eq(set(cfg, "name=adpsgd", &err), 0);
-    ck_assert_int_eq(set(cfg, "q=\"7\"", &err), 0);
-    ck_assert_int_eq(set(cfg, "t=true", &err), 0);
-    ck_assert_int_eq(set(cfg, "z=null", &err), 0);
-    ck_assert_int_eq(set(cfg, "o=[{\"workers\":[1],\"latency_us\":5}]", &err), 0);
-    ck_assert_int_eq(set(cfg, "e=", &err), 0);
-    ck_assert_int_eq(set(cfg, "w=5 workers", &err), 0);
-    cfgt_check_print(cfg,
-                     "{\"name\":\"adpsgd\",\"q\":\"7\",\"t\":true,\"z\":null,"
-                     "\"o\":[{\"workers\":[1],\"latency_us\":5}],\"e\":\"\",\"w\":\"5 workers\"}");
-    sim_cfg_destroy(cfg);
+    static const char *const sets[] = {
+        "name=adpsgd", "q=\"7\"",    "t=true", "z=null", "o=[{\"workers\":[1],\"latency_us\":5}]",
+        "e=",          "w=5 workers"
+    };
+    expect_overrides("{}", sets, 7,
+                     "{\"name\":\"adpsgd\",\"q\":\"7\",\"t\":true,\"z\":null,\"o\":[{\"workers\":["
+                     "1],\"latency_us\":5}],\"e\":\"\",\"w\":\"5 workers\"}");
 }
 END_TEST
 

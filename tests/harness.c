@@ -149,6 +149,36 @@ void harness_strip_wall(char *summary)
     memmove(w, end, strlen(end) + 1);
 }
 
+char *harness_run_threads(sim_scenario *sc, const char *tag, unsigned threads,
+                          sim_run_observe_fn observe, void *ud, sim_run_summary *sum)
+{
+    char *dir = harness_tmpdir(tag);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    sim_run_options opt = {
+        .out_dir = out, .threads = threads, .observe = observe, .observe_ud = ud
+    };
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_run(sc, proto_find(sc->protocol), &opt, sum, &err);
+    char msg[1024];
+    sim_err_format(&err, msg, sizeof(msg));
+    ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
+    return dir;
+}
+
+double harness_memory_estimate(const char *dir)
+{
+    char run[1024];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    char *summary = harness_slurp(run, "summary.json");
+    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
+    ck_assert_ptr_nonnull(at);
+    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
+    free(summary);
+    return v;
+}
+
 void harness_expect_same_outputs(const char *a, const char *b)
 {
     static const char *const names[] = { "run.json", "metrics.csv", "workers.csv", "summary.json" };

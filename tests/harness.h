@@ -77,6 +77,16 @@ char *harness_tmpdir(const char *tag);
 sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe,
                             void *ud);
 
+/* Runs `sc` on `threads` threads into TMP/run, TMP a fresh harness_tmpdir(tag), calling
+ * `observe(ud, ...)` at every evaluation if it is not NULL; fails the test, naming the thread
+ * count, if the run fails. Stores the summary in *sum unless it is NULL and returns TMP, for
+ * harness_cleanup. */
+char *harness_run_threads(sim_scenario *sc, const char *tag, unsigned threads,
+                          sim_run_observe_fn observe, void *ud, sim_run_summary *sum);
+
+/* summary.json's wall.memory_estimate_bytes of the run in `dir`/run (harness_run_threads'). */
+double harness_memory_estimate(const char *dir);
+
 /* Reads the whole file at `path` into a NUL-terminated malloc'd buffer, failing the test if
  * it cannot be read; stores its size in `*n` unless `n` is NULL. */
 char *harness_read(const char *path, size_t *n);

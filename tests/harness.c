@@ -242,6 +242,18 @@ double harness_summary_number(const char *dir, const char *key)
     return x;
 }
 
+double harness_report_value(const char *dir, const char *key)
+{
+    char *s = harness_slurp(dir, "summary.json"), pat[80];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(s, "\"protocol_report\"");
+    ck_assert_ptr_nonnull(at);
+    at = strstr(at, pat);
+    double x = at != NULL ? strtod(at + strlen(pat), NULL) : (double)NAN;
+    free(s);
+    return x;
+}
+
 /* Fields of `line` (commas + 1). */
 static size_t count_fields(const char *line)
 {
@@ -371,7 +383,7 @@ char *harness_chaos_json(unsigned seed, bool real, const char *protocol)
     return s;
 }
 
-static void read_all(const char *path, char *buf, size_t size)
+void harness_read_into(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");
     size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
@@ -404,8 +416,8 @@ harness_result harness_hetsim(const char *const *args)
     close(fo);
     close(fe);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
+    harness_read_into(out, r.out, sizeof(r.out));
+    harness_read_into(err, r.err, sizeof(r.err));
     remove(out);
     remove(err);
     return r;

@@ -107,6 +107,10 @@ void harness_expect_same_outputs(const char *a, const char *b);
  * a null. */
 double harness_summary_number(const char *dir, const char *key);
 
+/* The number under `key` in the protocol_report of run directory `dir`'s summary.json; NaN
+ * when the report has no such key (a protocol that reports it only in some modes). */
+double harness_report_value(const char *dir, const char *key);
+
 /* A CSV output of a run (metrics.csv, workers.csv) read whole: its header's
  * column names and its rows of cells as text. */
 typedef struct harness_csv {
@@ -145,6 +149,10 @@ typedef struct harness_result {
 harness_result harness_hetsim(const char *const *args);
 
 /* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
+/* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
+ * that does not exist or cannot be read (a command's empty output, for instance). */
+void harness_read_into(const char *path, char *buf, size_t size);
+
 void harness_write(const char *dir, const char *name, const char *text);
 
 /* A made-up run directory for the readers of results (report, groups, figures): makes the

@@ -23,18 +23,6 @@ const char pst_none_json[] =
     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 10000000},"
     " \"protocol\": {\"name\": \"ps\"}, \"stop\": {\"time_s\": 1}}";
 
-double pst_report_value(const char *dir, const char *key)
-{
-    char *s = harness_slurp(dir, "summary.json"), pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    const char *at = strstr(s, "\"protocol_report\"");
-    ck_assert_ptr_nonnull(at);
-    at = strstr(at, pat);
-    double x = at != NULL ? strtod(at + strlen(pat), NULL) : (double)NAN;
-    free(s);
-    return x;
-}
-
 size_t pst_worker_rows(const char *dir, uint64_t *iters, uint64_t *fnv, size_t max)
 {
     harness_csv t = harness_csv_read(dir, "workers.csv");

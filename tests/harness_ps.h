@@ -22,9 +22,6 @@
 /* A timing-only workload for the same cluster. */
 extern const char pst_none_json[];
 
-/* One value of summary.json's protocol_report; NaN when absent. */
-double pst_report_value(const char *dir, const char *key);
-
 /* The iterations and params_fnv of each workers.csv row. */
 size_t pst_worker_rows(const char *dir, uint64_t *iters, uint64_t *fnv, size_t max);
 

@@ -50,7 +50,7 @@ static void final_checksums(const char *json, const char *const *sets, size_t ns
     uint64_t iters[16];
     ck_assert_uint_eq(pst_worker_rows(dir, iters, fnv, 16), n);
     if (server != NULL)
-        *server = (uint64_t)pst_report_value(dir, "server_params_fnv53");
+        *server = (uint64_t)harness_report_value(dir, "server_params_fnv53");
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }
@@ -248,7 +248,7 @@ START_TEST(bsp_round_time_on_a_star_matches_the_hand_count)
     sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_int_eq(sum.sim_ns, bsp_hand_count(5000001, 3));
     ck_assert_int_eq(sum.sim_ns, 130600788);
-    ck_assert_double_eq(pst_report_value(dir, "rounds"), 2); /* the third is still open */
+    ck_assert_double_eq(harness_report_value(dir, "rounds"), 2); /* the third is still open */
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }

@@ -120,7 +120,7 @@ START_TEST(ssp_never_lets_the_clock_gap_exceed_staleness_plus_one)
         sim_scenario *sc = harness_load(json, "ps.json", NULL, 0);
         char *dir = harness_tmpdir("ps");
         harness_run(sc, dir, NULL, NULL);
-        double reported = pst_report_value(dir, "max_clock_gap");
+        double reported = harness_report_value(dir, "max_clock_gap");
         ck_assert_msg(reported == s + 1.0, "seed %d: s = %u, max_clock_gap = %g", seed, s,
                       reported);
         ck_assert_uint_le(replay_gap(dir, n), s + 1);
@@ -156,7 +156,7 @@ START_TEST(ssp_with_zero_staleness_keeps_workers_in_lockstep)
     }
     ck_assert_uint_ge(lo, 5);
     ck_assert_uint_le(hi - lo, 1);
-    ck_assert_double_eq(pst_report_value(dir, "max_clock_gap"), 1);
+    ck_assert_double_eq(harness_report_value(dir, "max_clock_gap"), 1);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }
@@ -271,7 +271,7 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
         ck_assert_str_eq(sum.stop_reason, "stalled");
         ck_assert_int_gt(sum.sim_ns, 250000000);
         ck_assert_int_lt(sum.sim_ns, 500000000);
-        ck_assert_double_eq(pst_report_value(dir, "shard_failovers"), 0);
+        ck_assert_double_eq(harness_report_value(dir, "shard_failovers"), 0);
         sim_scenario_destroy(sc);
         sets[2] = "eval.every_s=7";
         sc = harness_load(pst_none_json, "ps.json", sets, 4);
@@ -285,7 +285,7 @@ START_TEST(a_colocated_shard_whose_worker_never_recovers_moves_after_failover_s)
         sc = harness_load(pst_none_json, "ps.json", sets, 4);
         sum = harness_run(sc, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "time");
-        ck_assert_double_eq(pst_report_value(dir, "shard_failovers"), 1);
+        ck_assert_double_eq(harness_report_value(dir, "shard_failovers"), 1);
         ck_assert_double_gt(last_sps(dir), 0);
         sim_scenario_destroy(sc);
         sets[0] = "protocol.mode=bsp";
@@ -329,7 +329,7 @@ START_TEST(failovers_chain_wait_for_a_live_worker_and_survive_recoveries)
             sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
             ck_assert_msg(strcmp(sum.stop_reason, "time") == 0, "%s, case %d: %s", modes[m], c,
                           sum.stop_reason);
-            ck_assert_double_eq(pst_report_value(dir, "shard_failovers"), c == 0 ? 3 : 1);
+            ck_assert_double_eq(harness_report_value(dir, "shard_failovers"), c == 0 ? 3 : 1);
             ck_assert_msg(last_sps(dir) > 0, "%s, case %d: no progress at the end", modes[m], c);
             sim_scenario_destroy(sc);
             harness_cleanup(dir);
@@ -353,7 +353,7 @@ START_TEST(bsp_rounds_go_on_with_the_live_workers)
     ck_assert_str_eq(sum.stop_reason, "time");
     uint64_t it[4], fnv[4];
     ck_assert_uint_eq(pst_worker_rows(dir, it, fnv, 4), 4);
-    double rounds = pst_report_value(dir, "rounds");
+    double rounds = harness_report_value(dir, "rounds");
     ck_assert_uint_eq(it[0], it[1]);
     ck_assert_uint_eq(it[0], it[3]);
     ck_assert_uint_lt(it[2], it[0]); /* it missed the rounds while it was down */

@@ -91,6 +91,35 @@ void harness_expect_rejected_file(const char *file, const char *const *sets, siz
     free(json);
 }
 
+void harness_observe_models(void *ud, struct sim_ctx *ctx)
+{
+    harness_models *o = ud;
+    uint32_t n = sim_ctx_workers(ctx);
+    size_t p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(n, HARNESS_OBS_WORKERS);
+    ck_assert_uint_le(p, HARNESS_OBS_PARAMS);
+    if (o->n >= HARNESS_OBS_MAX)
+        return;
+    size_t k = o->n++;
+    o->p = p;
+    o->w = n;
+    o->t_ns[k] = (long long)sim_ctx_now(ctx);
+    for (uint32_t w = 0; w < n; w++) {
+        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
+        for (size_t i = 0; i < p; i++) {
+            o->sum[k][i] += (double)o->x[k][w][i];
+            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
+        }
+    }
+    double d = 0.0;
+    for (uint32_t w = 0; w < n; w++)
+        for (size_t i = 0; i < p; i++) {
+            double e = (double)o->x[k][w][i] - o->sum[k][i] / n;
+            d += e * e;
+        }
+    o->consensus[k] = d / n;
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];

@@ -68,6 +68,26 @@ const char *harness_protocol(size_t i, char *buf, size_t size);
  * registered protocol: a suite's extra variant of a protocol that was renamed or removed. */
 void harness_expect_registered(const char *json);
 
+/* Every worker's model at each evaluation (sim_run_observe_fn harness_observe_models, its `ud`
+ * a harness_models, calloc'd: about 0.6 MB): the first HARNESS_OBS_MAX evaluations of runs of
+ * at most HARNESS_OBS_WORKERS workers and HARNESS_OBS_PARAMS parameters (larger runs fail the
+ * test), with their sums and consensus distance in double. */
+enum {
+    HARNESS_OBS_MAX = 256,
+    HARNESS_OBS_WORKERS = 16,
+    HARNESS_OBS_PARAMS = 32
+};
+typedef struct harness_models {
+    size_t n, p, w;                  /* observations, parameters, workers */
+    long long t_ns[HARNESS_OBS_MAX]; /* when */
+    /* every worker's model, down ones included */
+    float x[HARNESS_OBS_MAX][HARNESS_OBS_WORKERS][HARNESS_OBS_PARAMS];
+    double sum[HARNESS_OBS_MAX][HARNESS_OBS_PARAMS]; /* sum over all workers, in double */
+    double consensus[HARNESS_OBS_MAX]; /* mean over workers of ||x_w - mean||^2, in double */
+    double max_abs;                    /* largest |x| seen */
+} harness_models;
+void harness_observe_models(void *ud, struct sim_ctx *ctx);
+
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);
 

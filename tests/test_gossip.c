@@ -26,56 +26,15 @@ static const char zero_json[] = "tests/scenarios/gossip/zero.json";
 /* Timing-only: 8 workers, 10 ms of compute, 5 MB models (4 ms on 10 Gbit/s). */
 static const char timing_json[] = "tests/scenarios/gossip/timing.json";
 
-enum {
-    MAX_OBS = 128, /* observations kept */
-    MAX_W = 16,    /* workers kept per observation */
-    MAX_P = 32     /* parameters kept per worker */
-};
-
-typedef struct observer {
-    size_t n, p, w;                 /* observations, parameters, workers */
-    long long t_ns[MAX_OBS];        /* when */
-    float x[MAX_OBS][MAX_W][MAX_P]; /* every worker's model, down ones included */
-    double sum[MAX_OBS][MAX_P];     /* sum over all workers, in double */
-    double consensus[MAX_OBS];      /* mean over workers of ||x_w - mean||^2, in double */
-    double max_abs;                 /* largest |x| seen */
-} observer;
-
-static void observe(void *ud, struct sim_ctx *ctx)
-{
-    observer *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, MAX_W);
-    ck_assert_uint_le(p, MAX_P);
-    if (o->n >= MAX_OBS)
-        return;
-    size_t k = o->n++;
-    o->p = p;
-    o->w = n;
-    o->t_ns[k] = (long long)sim_ctx_now(ctx);
-    for (uint32_t w = 0; w < n; w++) {
-        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
-        for (size_t i = 0; i < p; i++) {
-            o->sum[k][i] += (double)o->x[k][w][i];
-            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
-        }
-    }
-    double d = 0.0;
-    for (uint32_t w = 0; w < n; w++)
-        for (size_t i = 0; i < p; i++) {
-            double e = (double)o->x[k][w][i] - o->sum[k][i] / n;
-            d += e * e;
-        }
-    o->consensus[k] = d / n;
-}
+/* Every worker's model at each evaluation (tests/harness.h). */
+typedef harness_models observer;
 
 static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
                                     observer *obs, char **summary)
 {
     sim_scenario *sc = harness_load_spec(json, sets, n);
     char *dir = harness_tmpdir("gossip");
-    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
+    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? harness_observe_models : NULL, obs);
     if (summary != NULL)
         *summary = harness_slurp(dir, "summary.json");
     harness_cleanup(dir);
@@ -151,7 +110,7 @@ START_TEST(one_round_is_the_mean_of_each_worker_and_its_two_neighbours_by_hand)
     observer *obs = calloc(1, sizeof(*obs));
     run_observed(zero_json, NULL, 0, obs, NULL);
     ck_assert_int_eq(obs->t_ns[2], 14000000);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[2];
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[2];
     ck_assert_mem_eq(obs->x[1], obs->x[0], sizeof(obs->x[0])); /* nothing before 10 ms */
     for (size_t i = 0; i < obs->p; i++) {
         /* Worker 2: ((x1 + x2) + x3) / 3; worker 0 (neighbours 4 and 1): ((x0 + x1) + x4)
@@ -185,7 +144,7 @@ START_TEST(a_down_worker_keeps_its_value_and_its_neighbours_renormalise)
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
     run_observed(zero_json, sets, 1, obs, &summary);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[2];
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[2];
     for (size_t i = 0; i < obs->p; i++) {
         const float *m1[] = { x0[0], x0[1] }, *m3[] = { x0[3], x0[4] },
                     *m0[] = { x0[0], x0[1], x0[4] };

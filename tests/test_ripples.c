@@ -36,41 +36,8 @@ static const char zero_json[] =
     " \"protocol\": {\"name\": \"ripples\"}, \"stop\": {\"time_s\": 0.06},"
     " \"eval\": {\"every_s\": 0.015, \"samples\": 100}}";
 
-enum {
-    MAX_OBS = 256, /* observations kept */
-    MAX_W = 16,    /* workers kept per observation */
-    MAX_P = 32     /* parameters kept per worker */
-};
-
-typedef struct observer {
-    size_t n, p, w;                 /* observations, parameters, workers */
-    long long t_ns[MAX_OBS];        /* when */
-    float x[MAX_OBS][MAX_W][MAX_P]; /* every worker's model */
-    double sum[MAX_OBS][MAX_P];     /* sum over all workers, in double */
-    double max_abs;                 /* largest |x| seen */
-} observer;
-
-static void observe(void *ud, struct sim_ctx *ctx)
-{
-    observer *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, MAX_W);
-    ck_assert_uint_le(p, MAX_P);
-    if (o->n >= MAX_OBS)
-        return;
-    size_t k = o->n++;
-    o->p = p;
-    o->w = n;
-    o->t_ns[k] = (long long)sim_ctx_now(ctx);
-    for (uint32_t w = 0; w < n; w++) {
-        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
-        for (size_t i = 0; i < p; i++) {
-            o->sum[k][i] += (double)o->x[k][w][i];
-            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
-        }
-    }
-}
+/* Every worker's model at each evaluation (tests/harness.h). */
+typedef harness_models observer;
 
 /* Runs `json` with `sets`, observing into obs; returns summary.json's text if asked. */
 static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
@@ -78,7 +45,7 @@ static sim_run_summary run_observed(const char *json, const char *const *sets, s
 {
     sim_scenario *sc = harness_load(json, "ripples.json", sets, n);
     char *dir = harness_tmpdir("ripples");
-    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
+    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? harness_observe_models : NULL, obs);
     if (summary != NULL)
         *summary = harness_slurp(dir, "summary.json");
     harness_cleanup(dir);
@@ -120,7 +87,7 @@ START_TEST(after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untou
     run_observed(zero_json, sets, 3, obs, &summary);
     ck_assert_uint_ge(obs->n, 2);
     ck_assert_int_eq(obs->t_ns[1], 15000000);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[1];
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[1];
     const float *in[] = { x0[0], x0[1], x0[2] };
     for (size_t i = 0; i < obs->p; i++) {
         float m = mean_of(in, 3, i);

@@ -120,6 +120,25 @@ void harness_observe_models(void *ud, struct sim_ctx *ctx)
     o->consensus[k] = d / n;
 }
 
+int harness_run_ops(const char *file, const proto_ops *ops, const char *stragglers, char *msg)
+{
+    char set[1024];
+    snprintf(set, sizeof(set), "stragglers=%s", stragglers);
+    const char *sets[] = { set, "stop.time_s=0.5" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = harness_load_file(file, sets, 2);
+    ck_assert_msg(sim_run_check(sc, ops, &err) == 0, "check: %s", err.msg);
+    char *dir = harness_tmpdir("rejoin");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    int rc = sim_run(sc, ops, &opt, &sum, &err);
+    snprintf(msg, 256, "%s", err.msg);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return rc;
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];

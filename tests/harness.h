@@ -88,6 +88,12 @@ typedef struct harness_models {
 } harness_models;
 void harness_observe_models(void *ud, struct sim_ctx *ctx);
 
+/* Runs the scenario file `file` with the protocol `ops` (a test-only one, not registered) and
+ * the failures `stragglers` (a JSON list), for 0.5 simulated s, into a temporary directory it
+ * removes; fails the test if sim_run_check refuses it. Returns sim_run's code, its message in
+ * `msg` (256 bytes). */
+int harness_run_ops(const char *file, const proto_ops *ops, const char *stragglers, char *msg);
+
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);
 

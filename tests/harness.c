@@ -139,6 +139,37 @@ int harness_run_ops(const char *file, const proto_ops *ops, const char *straggle
     return rc;
 }
 
+void harness_tree_digest(const char *dir, char *out, size_t size)
+{
+    char cmd[4096], path[1100];
+    snprintf(path, sizeof(path), "%s.digest", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
+             "find . -type f -exec md5sum {} + | sort >>'%s'",
+             dir, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_read_into(path, out, size);
+    remove(path);
+}
+
+void harness_expect_usage_errors(const char *const *const *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        harness_result r = harness_hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+}
+
+size_t harness_count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];

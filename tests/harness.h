@@ -94,6 +94,19 @@ void harness_observe_models(void *ud, struct sim_ctx *ctx);
  * `msg` (256 bytes). */
 int harness_run_ops(const char *file, const proto_ops *ops, const char *stragglers, char *msg);
 
+/* Names, inodes, types and sizes of everything under `dir`, then the files' md5 sums, each
+ * list sorted, into out[size]: equal digests before and after a command mean it changed
+ * nothing there. Fails the test if the listing fails. */
+void harness_tree_digest(const char *dir, char *out, size_t size);
+
+/* Fails the test unless `hetsim` refuses each of the n argument lists `cases` (each
+ * NULL-terminated) as bad usage: exit status 2, nothing on standard output, a message on
+ * standard error. */
+void harness_expect_usage_errors(const char *const *const *cases, size_t n);
+
+/* The number of newlines in s. */
+size_t harness_count_lines(const char *s);
+
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);
 

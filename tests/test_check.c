@@ -495,21 +495,6 @@ END_TEST
 
 /* ---- The places a check writes (issue 38, items 2 and 3) ----------------------------- */
 
-/* A digest of everything under `dir`: names, inodes (a file replaced by a rename gets a new
- * one), types and bytes. */
-static void tree_digest(const char *dir, char *out, size_t size)
-{
-    char cmd[4096], path[600];
-    snprintf(path, sizeof(path), "%s.digest", dir);
-    snprintf(cmd, sizeof(cmd),
-             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
-             "find . -type f -exec md5sum {} + | sort >>'%s'",
-             dir, path, path);
-    ck_assert_int_eq(system(cmd), 0);
-    harness_read_into(path, out, size);
-    remove(path);
-}
-
 /* A directory `name` under `dir` marked as a kind of hetsim output, with a file in it. */
 static void fake_output(const char *dir, const char *name, const char *marker)
 {
@@ -538,7 +523,7 @@ START_TEST(check_refuses_a_junit_file_inside_any_hetsim_output)
                                           "golden/seed-11/x.xml", "golden/seed-12/metrics.csv",
                                           "sweep/index.csv",      "sweep/report.xml",
                                           "w.partial/r.xml",      "link.xml" };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
         char x[600];
         path_of(x, sizeof(x), dir, inside[i]);
@@ -547,7 +532,7 @@ START_TEST(check_refuses_a_junit_file_inside_any_hetsim_output)
         ck_assert_msg(strstr(r.err, "--junit file") != NULL && strstr(r.err, "a hetsim") != NULL,
                       "%s: %s", inside[i], r.err);
         ck_assert_str_eq(r.out, "");
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "%s changed something", inside[i]);
     }
     result r = check_golden(dir);
@@ -630,14 +615,14 @@ START_TEST(check_output_equal_to_a_hetsim_directory_is_refused)
     path_of(g, sizeof(g), dir, "golden");
     fake_output(dir, "sweep", ".hetsim-sweep");
     static const char *const outs[] = { "golden", "golden/", "golden/seed-11", "sweep" };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
         char o[600];
         path_of(o, sizeof(o), dir, outs[i]);
         result r = check((const char *[]){ "--golden", g, "-o", o, NULL });
         ck_assert_msg(r.status == 2, "-o %s: exit %d\n%s%s", outs[i], r.status, r.out, r.err);
         ck_assert_msg(strstr(r.err, "a hetsim") != NULL, "-o %s: %s", outs[i], r.err);
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "-o %s changed something", outs[i]);
     }
     result r = check_golden(dir);

@@ -672,14 +672,6 @@ static const char base_json[] =
     "  \"protocol\": { \"name\": \"allreduce\" },\n"
     "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
 
-static size_t count_lines(const char *s)
-{
-    size_t n = 0;
-    for (; *s != '\0'; s++)
-        n += *s == '\n';
-    return n;
-}
-
 /* curves.csv: a row per (point, evaluation), a column per swept key, then seed and the
  * metrics, each row's metrics those of its run's metrics.csv; index.csv a column per key. */
 START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
@@ -705,7 +697,7 @@ START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
                                     "iterations,samples,epoch,train_loss,test_loss,"
                                     "test_accuracy,consensus,throughput_sps\n"),
                      curves);
-    ck_assert_uint_eq(count_lines(curves), 1 + 4 * 5); /* 4 points, evaluations at 0..4 s */
+    ck_assert_uint_eq(harness_count_lines(curves), 1 + 4 * 5); /* 4 points, evaluations at 0..4 s */
     /* Point 3 (dpsgd, seed 6): its rows are its metrics.csv's, behind its keys. */
     snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,workers=4,workload.lr=0.1,seed=6", out);
     char *metrics = harness_slurp(run, "metrics.csv"), *save = NULL;

@@ -181,7 +181,8 @@ char *harness_tmpdir(const char *tag)
     return dir;
 }
 
-sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe, void *ud)
+sim_run_summary harness_run_with(sim_scenario *sc, const proto_ops *ops, const char *dir,
+                                 sim_run_observe_fn observe, void *ud)
 {
     char *tmp = dir == NULL ? harness_tmpdir("run") : NULL;
     sim_run_options opt = { .out_dir = dir != NULL ? dir : tmp,
@@ -190,10 +191,14 @@ sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_f
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) == 0, "%s: run: %s",
-                  sc->file, err.msg);
+    ck_assert_msg(sim_run(sc, ops, &opt, &sum, &err) == 0, "%s: run: %s", sc->file, err.msg);
     harness_cleanup(tmp);
     return sum;
+}
+
+sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe, void *ud)
+{
+    return harness_run_with(sc, proto_find(sc->protocol), dir, observe, ud);
 }
 
 char *harness_read(const char *path, size_t *n)

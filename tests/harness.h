@@ -116,6 +116,11 @@ char *harness_tmpdir(const char *tag);
 sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe,
                             void *ud);
 
+/* harness_run with the protocol table `ops` instead of the registered protocol sc names: a
+ * test's copy of a protocol's table with hooks of its own (a spy's start or on_event). */
+sim_run_summary harness_run_with(sim_scenario *sc, const proto_ops *ops, const char *dir,
+                                 sim_run_observe_fn observe, void *ud);
+
 /* Runs `sc` on `threads` threads into TMP/run, TMP a fresh harness_tmpdir(tag), calling
  * `observe(ud, ...)` at every evaluation if it is not NULL; fails the test, naming the thread
  * count, if the run fails. Stores the summary in *sum unless it is NULL and returns TMP, for

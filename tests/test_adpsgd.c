@@ -351,11 +351,7 @@ START_TEST(gradients_ready_during_a_slow_exchange_are_applied_at_once_and_averag
     static ad_spy spy;
     memset(&spy, 0, sizeof(spy));
     spied = &spy;
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    harness_run_with(sc, &ops, dir, NULL, NULL);
     spied = NULL;
     ck_assert_uint_gt(spy.P, 0);
     ck_assert_uint_ge(spy.steps, 30);  /* about 19 gradients each in 0.2 s */

@@ -170,6 +170,28 @@ size_t harness_count_lines(const char *s)
     return n;
 }
 
+sim_run_summary harness_run_models(const char *spec, const char *const *sets, size_t n,
+                                   harness_models *obs, char **summary)
+{
+    sim_scenario *sc = harness_load_spec(spec, sets, n);
+    char *dir = harness_tmpdir("models");
+    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? harness_observe_models : NULL, obs);
+    if (summary != NULL)
+        *summary = harness_slurp(dir, "summary.json");
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return sum;
+}
+
+double harness_report_in(const char *summary, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(strstr(summary, "\"protocol_report\""), pat);
+    ck_assert_msg(at != NULL, "no %s in the report", key);
+    return strtod(at + strlen(pat), NULL);
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];

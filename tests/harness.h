@@ -88,6 +88,16 @@ typedef struct harness_models {
 } harness_models;
 void harness_observe_models(void *ud, struct sim_ctx *ctx);
 
+/* Runs the scenario `spec` (harness_load_spec) with `sets` into a temporary directory,
+ * observing every worker's model into obs unless it is NULL, and returns the summary, with
+ * summary.json's text in *summary (malloc'd) unless summary is NULL. */
+sim_run_summary harness_run_models(const char *spec, const char *const *sets, size_t n,
+                                   harness_models *obs, char **summary);
+
+/* The number under `key` in the protocol_report of summary.json's text `summary`; fails the
+ * test if there is none. */
+double harness_report_in(const char *summary, const char *key);
+
 /* Runs the scenario file `file` with the protocol `ops` (a test-only one, not registered) and
  * the failures `stragglers` (a JSON list), for 0.5 simulated s, into a temporary directory it
  * removes; fails the test if sim_run_check refuses it. Returns sim_run's code, its message in

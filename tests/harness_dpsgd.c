@@ -49,11 +49,7 @@ void dpt_outputs_free(outputs *o)
 
 double dpt_report(const outputs *o, const char *key)
 {
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    const char *at = strstr(strstr(o->summary, "\"protocol_report\""), pat);
-    ck_assert_msg(at != NULL, "no %s in the report", key);
-    return strtod(at + strlen(pat), NULL);
+    return harness_report_in(o->summary, key);
 }
 
 size_t dpt_iterations(const outputs *o, unsigned long *out, size_t max)

@@ -45,7 +45,7 @@ int app_catalogue_profiles(void)
 static void print_shares(const sim_device *d)
 {
     const char *what[] = { "conv", "matmul" };
-    const double *share[] = { d->conv_frac, d->matmul_frac };
+    const double *share[] = { d->shares->conv, d->shares->matmul };
     printf("%-10s attainable:", "");
     for (int k = 0; k < 2; k++) {
         printf(" %s", what[k]);

@@ -174,6 +174,16 @@ extern const model_ops model_vector; /* averaging-only (DESIGN 6b): found by nam
 extern const model_ops model_none;   /* timing-only, zero floats: found by name, not listed */
 extern const model_ops model_torch;  /* PyTorch through model servers: found by name, not listed */
 
+/* Ops that do nothing, for the tables of models without that part (models/none.c, whose table
+ * is made of them, defines them): a check that accepts any configuration, no views, no
+ * activations, no layers, and a forward whose loss is 0. */
+int model_nop_check(const model_config *cfg, sim_err *err);
+size_t model_nop_views(model_view *views, const model_config *cfg);
+size_t model_nop_acts(const model_config *cfg, size_t B);
+size_t model_nop_layer_flops(double *flops, const model_config *cfg);
+double model_nop_forward(float *acts, const float *params, const float *x, const uint8_t *y,
+                         size_t B, const model_config *cfg);
+
 /* ---- Registry ---- */
 
 /* The model called `name` (the trainable ones, "vector", "none" and "torch"), or NULL when

@@ -7,14 +7,14 @@
  * trainable models' list (model_at): it is found by name only. */
 #include "models/model.h"
 
-static int none_check(const model_config *cfg, sim_err *err)
+int model_nop_check(const model_config *cfg, sim_err *err)
 {
     (void)cfg;
     (void)err;
     return 0;
 }
 
-static size_t none_views(model_view *views, const model_config *cfg)
+size_t model_nop_views(model_view *views, const model_config *cfg)
 {
     (void)views;
     (void)cfg;
@@ -27,7 +27,7 @@ static size_t none_num_params(const model_config *cfg)
     return 0;
 }
 
-static size_t none_num_acts(const model_config *cfg, size_t B)
+size_t model_nop_acts(const model_config *cfg, size_t B)
 {
     (void)cfg;
     (void)B;
@@ -40,7 +40,7 @@ static double none_flops_forward(const model_config *cfg)
     return 0.0;
 }
 
-static size_t none_layer_flops(double *flops, const model_config *cfg)
+size_t model_nop_layer_flops(double *flops, const model_config *cfg)
 {
     (void)flops;
     (void)cfg;
@@ -54,8 +54,8 @@ static void none_init_params(float *params, const model_config *cfg, gsl_rng *r)
     (void)r;
 }
 
-static double none_forward(float *acts, const float *params, const float *x, const uint8_t *y,
-                           size_t B, const model_config *cfg)
+double model_nop_forward(float *acts, const float *params, const float *x, const uint8_t *y,
+                         size_t B, const model_config *cfg)
 {
     (void)acts;
     (void)params;
@@ -81,13 +81,13 @@ static void none_backward(float *grads, float *acts, const float *params, const 
 const model_ops model_none = {
     .name = "none",
     .flags = MODEL_NO_DATA | MODEL_NO_PARAMS,
-    .check = none_check,
-    .views = none_views,
+    .check = model_nop_check,
+    .views = model_nop_views,
     .num_params = none_num_params,
-    .num_acts = none_num_acts,
+    .num_acts = model_nop_acts,
     .flops_forward = none_flops_forward,
-    .layer_flops = none_layer_flops,
+    .layer_flops = model_nop_layer_flops,
     .init_params = none_init_params,
-    .forward = none_forward,
+    .forward = model_nop_forward,
     .backward = none_backward,
 };

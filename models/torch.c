@@ -15,42 +15,14 @@
 
 /* ---- the model table: sizes only, the servers compute ---- */
 
-static int torch_check(const model_config *cfg, sim_err *err)
-{
-    (void)cfg;
-    (void)err;
-    return 0;
-}
-
-static size_t torch_views(model_view *views, const model_config *cfg)
-{
-    (void)views;
-    (void)cfg;
-    return 0;
-}
-
 static size_t torch_num_params(const model_config *cfg)
 {
     return cfg->torch.params;
 }
 
-static size_t torch_num_acts(const model_config *cfg, size_t B)
-{
-    (void)cfg;
-    (void)B;
-    return 0;
-}
-
 static double torch_flops_forward(const model_config *cfg)
 {
     return cfg->torch.flops;
-}
-
-static size_t torch_layer_flops(double *flops, const model_config *cfg)
-{
-    (void)flops;
-    (void)cfg;
-    return 0; /* the layers are the probe's (torch_config_read) */
 }
 
 /* Never called (MODEL_SERVER: models/train.c asks the servers). */
@@ -86,12 +58,12 @@ static void torch_backward(float *grads, float *acts, const float *params, const
 const model_ops model_torch = {
     .name = "torch",
     .flags = MODEL_SERVER,
-    .check = torch_check,
-    .views = torch_views,
+    .check = model_nop_check,
+    .views = model_nop_views,
     .num_params = torch_num_params,
-    .num_acts = torch_num_acts,
+    .num_acts = model_nop_acts,
     .flops_forward = torch_flops_forward,
-    .layer_flops = torch_layer_flops,
+    .layer_flops = model_nop_layer_flops, /* the layers are the probe's (torch_config_read) */
     .init_params = torch_init_params,
     .forward = torch_forward,
     .backward = torch_backward,

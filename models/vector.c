@@ -58,18 +58,6 @@ static void vector_init_params(float *params, const model_config *cfg, gsl_rng *
         params[i] = cfg->vector_zero ? 0.0f : (float)gsl_ran_gaussian(r, 1.0);
 }
 
-static double vector_forward(float *acts, const float *params, const float *x, const uint8_t *y,
-                             size_t B, const model_config *cfg)
-{
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
-    (void)cfg;
-    return 0.0;
-}
-
 static void vector_backward(float *grads, float *acts, const float *params, const float *x,
                             const uint8_t *y, size_t B, const model_config *cfg)
 {
@@ -91,6 +79,6 @@ const model_ops model_vector = {
     .flops_forward = vector_flops_forward,
     .layer_flops = vector_layer_flops,
     .init_params = vector_init_params,
-    .forward = vector_forward,
+    .forward = model_nop_forward,
     .backward = vector_backward,
 };

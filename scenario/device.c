@@ -3,12 +3,12 @@
  * and BF16 start with Ampere). Bandwidths in bytes/s from the same datasheets.
  *
  * The attainable shares: mem_frac is what a streaming kernel (one load and one store stream,
- * the shape of element-wise layers) measures against the datasheet bandwidth; conv_frac and
- * matmul_frac are fitted, with mem_frac fixed, so that the roofline (scenario/roofline.h) gives the
- * published throughput of each calibration point of scenarios/validation/points.csv
- * (scenarios/validation/calibrate.py prints them). A share no point calibrates is taken from
- * the nearest calibrated one and says so in `fit`: those devices and precisions are timed,
- * not validated (scenarios/validation/README.md). */
+ * the shape of element-wise layers) measures against the datasheet bandwidth; the shares of
+ * convolutions and products (sim_shares) are fitted, with mem_frac fixed, so that the roofline
+ * (scenario/roofline.h) gives the published throughput of each calibration point of
+ * scenarios/validation/points.csv (scenarios/validation/calibrate.py prints them). A share no point
+ * calibrates is taken from the nearest calibrated one and says so in `fit`: those devices and
+ * precisions are timed, not validated (scenarios/validation/README.md). */
 #include "scenario/device.h"
 
 #include <stdio.h>
@@ -28,6 +28,31 @@
     "assumed: no streaming measurement at hand; V100, A100 and H100 attain 0.85 to 0.89 " \
     "(" STREAM ")"
 
+/* The attainable shares, each set under the device it was fitted on; a row whose device no
+ * point calibrates carries the nearest calibrated one's and says so in its `fit`. */
+/* The K80's. */
+static const sim_shares kepler_shares = { .conv = { 0.266, 0, 0, 0 },
+                                          .matmul = { 0.266, 0, 0, 0 } };
+/* The GTX 1080 Ti's, which the P40 (the same GP102 chip) carries. */
+static const sim_shares pascal_shares = { .conv = { 0.533, 0, 0, 0 },
+                                          .matmul = { 0.533, 0, 0, 0 } };
+/* The P100's. */
+static const sim_shares p100_shares = { .conv = { 0.501, 0, 0.501, 0 },
+                                        .matmul = { 0.501, 0, 0.501, 0 } };
+/* The V100's, which the V100 PCIe and the T4 carry. */
+static const sim_shares volta_shares = { .conv = { 0.634, 0, 0.532, 0 },
+                                         .matmul = { 0.836, 0, 0.530, 0 } };
+/* The A100's, which the other A100 boards carry. */
+static const sim_shares ampere_shares = { .conv = { 0.634, 0.241, 0.430, 0.430 },
+                                          .matmul = { 0.836, 0.616, 0.551, 0.551 } };
+/* The RTX 3090's: its own convolution shares at 16 bits and TF32 (the A100's times 2.30), the
+ * A100's products. */
+static const sim_shares ga102_shares = { .conv = { 0.634, 0.554, 0.990, 0.990 },
+                                         .matmul = { 0.836, 0.616, 0.551, 0.551 } };
+/* The H100's. */
+static const sim_shares hopper_shares = { .conv = { 0.634, 0.182, 0.326, 0.326 },
+                                          .matmul = { 0.836, 0.467, 0.418, 0.418 } };
+
 static const sim_device devices[] = {
     { "k80",
       "NVIDIA Tesla K80, one of the board's two GK210 GPUs",
@@ -38,8 +63,7 @@ static const sim_device devices[] = {
       "480 GB/s for the board, whose two GPUs each appear as one device",
       0.85,
       ASSUMED,
-      { 0.266, 0, 0, 0 },
-      { 0.266, 0, 0, 0 },
+      &kepler_shares,
       "fp32: rn50-k80-fp32 and vgg16-k80-fp32 (TensorFlow benchmarks, 2017), the 3x3 gain "
       "fitted with the P100's; products as convolutions (no measurement)" },
     { "p40",
@@ -50,8 +74,7 @@ static const sim_device devices[] = {
       "NVIDIA Tesla P40 datasheet (2016): 12 TFLOPS single precision, 346 GB/s",
       0.85,
       ASSUMED,
-      { 0.533, 0, 0, 0 },
-      { 0.533, 0, 0, 0 },
+      &pascal_shares,
       "carried from the GTX 1080 Ti, the same GP102 chip (rn50-1080ti-fp32)" },
     { "p100",
       "NVIDIA Tesla P100 SXM2",
@@ -62,8 +85,7 @@ static const sim_device devices[] = {
       "half precision (paired: twice single), 732 GB/s",
       0.85,
       ASSUMED,
-      { 0.501, 0, 0.501, 0 },
-      { 0.501, 0, 0.501, 0 },
+      &p100_shares,
       "fp32: rn50-p100-fp32 and vgg16-p100-fp32 (TensorFlow benchmarks, 2017), the 3x3 gain "
       "fitted with the K80's; products and fp16 (no tensor cores) as fp32 convolutions (no "
       "measurement)" },
@@ -77,8 +99,7 @@ static const sim_device devices[] = {
       "= 484 GB/s",
       0.85,
       ASSUMED,
-      { 0.533, 0, 0, 0 },
-      { 0.533, 0, 0, 0 },
+      &pascal_shares,
       "fp32: rn50-1080ti-fp32 (Lambda TensorFlow benchmark); products as convolutions (no "
       "measurement)" },
     { "v100",
@@ -91,8 +112,7 @@ static const sim_device devices[] = {
       "on the CUDA cores, twice FP32",
       802.0 / 900.0,
       STREAM ": V100, 802 GB/s",
-      { 0.634, 0, 0.532, 0 },
-      { 0.836, 0, 0.530, 0 },
+      &volta_shares,
       "conv: rn50-v100-fp32, rn50-v100-amp; matmul: bert128-v100-fp32, bert128-v100-amp; "
       "with effb0-v100-fp32 and effb0-v100-amp, which also fit the depthwise share (NVIDIA "
       "DeepLearningExamples)" },
@@ -105,8 +125,7 @@ static const sim_device devices[] = {
       "tensor performance, 900 GB/s; FP16 on the CUDA cores twice FP32, as the SXM2's",
       802.0 / 900.0,
       STREAM ": V100, 802 GB/s",
-      { 0.634, 0, 0.532, 0 },
-      { 0.836, 0, 0.530, 0 },
+      &volta_shares,
       "carried from the V100 SXM2, the same GV100 chip" },
     { "t4",
       "NVIDIA T4",
@@ -117,8 +136,7 @@ static const sim_device devices[] = {
       "(FP16/FP32), 320 GB/s; FP16 on the CUDA cores twice FP32, as Volta's",
       0.85,
       ASSUMED,
-      { 0.634, 0, 0.532, 0 },
-      { 0.836, 0, 0.530, 0 },
+      &volta_shares,
       "carried from the V100 (Turing's tensor cores are Volta's): not validated" },
     { "rtx3090",
       "NVIDIA GeForce RTX 3090",
@@ -130,8 +148,7 @@ static const sim_device devices[] = {
       "35.6 TFLOPS FP16 on the CUDA cores (the FP32 rate), 936 GB/s",
       0.85,
       ASSUMED,
-      { 0.634, 0.554, 0.990, 0.990 },
-      { 0.836, 0.616, 0.551, 0.551 },
+      &ga102_shares,
       "conv tf32, fp16, bf16: the A100's shares times 2.30, fitted on timm-rn50-3090-amp (timm's "
       "training benchmark, mixed precision, channels_last): 0.99 of the FP32-accumulate peak, "
       "which says the peak or the memory side is off for GA102 more than that a share is; "
@@ -146,8 +163,7 @@ static const sim_device devices[] = {
       "(2020): 78 TFLOPS FP16 on the CUDA cores (4x FP32, counted 2x: paired instructions)",
       1381.0 / 1555.0,
       STREAM ": A100 40GB, 1381 GB/s",
-      { 0.634, 0.241, 0.430, 0.430 },
-      { 0.836, 0.616, 0.551, 0.551 },
+      &ampere_shares,
       "conv: rn50-a100-tf32, rn50-a100-amp; matmul: bert128-a100-tf32, bert128-a100-amp; with "
       "effb0-a100-tf32 and effb0-a100-amp (NVIDIA DeepLearningExamples, on the A100 80GB); "
       "bf16 as fp16; fp32 (TF32 off) from the V100" },
@@ -161,8 +177,7 @@ static const sim_device devices[] = {
       "the 40GB's",
       1732.0 / 2039.0,
       STREAM ": A100 80GB, 1732 GB/s",
-      { 0.634, 0.241, 0.430, 0.430 },
-      { 0.836, 0.616, 0.551, 0.551 },
+      &ampere_shares,
       "conv: rn50-a100-tf32, rn50-a100-amp; matmul: bert128-a100-tf32, bert128-a100-amp; with "
       "effb0-a100-tf32 and effb0-a100-amp (NVIDIA DeepLearningExamples); bf16 as fp16; fp32 "
       "(TF32 off) from the V100" },
@@ -176,8 +191,7 @@ static const sim_device devices[] = {
       "cores as the SXM's",
       1381.0 / 1555.0,
       STREAM ": A100 40GB, 1381 GB/s",
-      { 0.634, 0.241, 0.430, 0.430 },
-      { 0.836, 0.616, 0.551, 0.551 },
+      &ampere_shares,
       "carried from the A100 SXM, the same GA100 chip" },
     { "h100",
       "NVIDIA H100 SXM5",
@@ -190,8 +204,7 @@ static const sim_device devices[] = {
       "FP32); H100 datasheet (2023), SXM: 3.35 TB/s",
       1704.0 / 2000.0,
       STREAM ": H100 PCIe, 1704 of its 2,000 GB/s (no SXM5 measurement)",
-      { 0.634, 0.182, 0.326, 0.326 },
-      { 0.836, 0.467, 0.418, 0.418 },
+      &hopper_shares,
       "tf32, fp16, bf16: the A100's shares times 0.758, fitted on rn50-h100-tf32 (Lambda "
       "benchmark); fp32 (TF32 off) from the V100" },
 };

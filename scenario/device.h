@@ -27,21 +27,26 @@ typedef enum sim_precision {
     SIM_PREC_N = 4
 } sim_precision;
 
+/* The shares of peak a device's kernels attain, per precision: fitted on calibration points,
+ * so that the roofline gives their published throughputs (scenarios/validation). */
+typedef struct sim_shares {
+    double conv[SIM_PREC_N];   /* convolutions, direct FLOP count */
+    double matmul[SIM_PREC_N]; /* matrix products (and any other FLOPs) */
+} sim_shares;
+
 typedef struct sim_device {
-    const char *name;               /* as in scenarios: "v100" */
-    const char *label;              /* "NVIDIA Tesla V100 SXM2" */
-    double peak_flops[SIM_PREC_N];  /* FLOP/s, 0: no fast path for that precision */
-    double mem_bps;                 /* DRAM bandwidth, bytes/s */
-    double vector16;                /* 16-bit arithmetic on the CUDA cores over FP32's, at
-                                       most 2 (paired half-precision instructions); 0 without
-                                       fast FP16 */
-    const char *source;             /* the datasheet the peaks and the bandwidth come from */
-    double mem_frac;                /* share of mem_bps a streaming kernel attains */
-    const char *mem_source;         /* the measurement mem_frac comes from */
-    double conv_frac[SIM_PREC_N];   /* share of peak convolutions attain, direct FLOP count */
-    double matmul_frac[SIM_PREC_N]; /* share of peak matrix products (and any other FLOPs)
-                                       attain */
-    const char *fit;                /* where the two shares come from */
+    const char *name;              /* as in scenarios: "v100" */
+    const char *label;             /* "NVIDIA Tesla V100 SXM2" */
+    double peak_flops[SIM_PREC_N]; /* FLOP/s, 0: no fast path for that precision */
+    double mem_bps;                /* DRAM bandwidth, bytes/s */
+    double vector16;               /* 16-bit arithmetic on the CUDA cores over FP32's, at
+                                      most 2 (paired half-precision instructions); 0 without
+                                      fast FP16 */
+    const char *source;            /* the datasheet the peaks and the bandwidth come from */
+    double mem_frac;               /* share of mem_bps a streaming kernel attains */
+    const char *mem_source;        /* the measurement mem_frac comes from */
+    const sim_shares *shares;      /* the attainable shares, which several rows may share */
+    const char *fit;               /* where the two shares come from */
 } sim_device;
 
 /* What a 3x3 convolution of stride 1 gains at `precision` over its direct FLOP count: in

@@ -7,9 +7,9 @@ void sim_roofline_init(sim_roofline *r, const sim_device *d, int precision)
 {
     bool half = precision == SIM_PREC_FP16 || precision == SIM_PREC_BF16;
     double peak = d->peak_flops[precision];
-    double conv = peak * d->conv_frac[precision];
+    double conv = peak * d->shares->conv[precision];
     for (int k = 0; k < SIM_KIND_N; k++)
-        r->rate[k] = peak * d->matmul_frac[precision];
+        r->rate[k] = peak * d->shares->matmul[precision];
     r->rate[SIM_KIND_CONV] = conv;
     r->rate[SIM_KIND_CONV3X3] = conv * sim_device_conv3x3_gain(precision);
     r->rate[SIM_KIND_DEPTHWISE] =

@@ -91,6 +91,107 @@ void harness_expect_rejected_file(const char *file, const char *const *sets, siz
     free(json);
 }
 
+void harness_observe_models(void *ud, struct sim_ctx *ctx)
+{
+    harness_models *o = ud;
+    uint32_t n = sim_ctx_workers(ctx);
+    size_t p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(n, HARNESS_OBS_WORKERS);
+    ck_assert_uint_le(p, HARNESS_OBS_PARAMS);
+    if (o->n >= HARNESS_OBS_MAX)
+        return;
+    size_t k = o->n++;
+    o->p = p;
+    o->w = n;
+    o->t_ns[k] = (long long)sim_ctx_now(ctx);
+    for (uint32_t w = 0; w < n; w++) {
+        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
+        for (size_t i = 0; i < p; i++) {
+            o->sum[k][i] += (double)o->x[k][w][i];
+            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
+        }
+    }
+    double d = 0.0;
+    for (uint32_t w = 0; w < n; w++)
+        for (size_t i = 0; i < p; i++) {
+            double e = (double)o->x[k][w][i] - o->sum[k][i] / n;
+            d += e * e;
+        }
+    o->consensus[k] = d / n;
+}
+
+int harness_run_ops(const char *file, const proto_ops *ops, const char *stragglers, char *msg)
+{
+    char set[1024];
+    snprintf(set, sizeof(set), "stragglers=%s", stragglers);
+    const char *sets[] = { set, "stop.time_s=0.5" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_scenario *sc = harness_load_file(file, sets, 2);
+    ck_assert_msg(sim_run_check(sc, ops, &err) == 0, "check: %s", err.msg);
+    char *dir = harness_tmpdir("rejoin");
+    sim_run_options opt = { .out_dir = dir };
+    sim_run_summary sum;
+    int rc = sim_run(sc, ops, &opt, &sum, &err);
+    snprintf(msg, 256, "%s", err.msg);
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return rc;
+}
+
+void harness_tree_digest(const char *dir, char *out, size_t size)
+{
+    char cmd[4096], path[1100];
+    snprintf(path, sizeof(path), "%s.digest", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
+             "find . -type f -exec md5sum {} + | sort >>'%s'",
+             dir, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_read_into(path, out, size);
+    remove(path);
+}
+
+void harness_expect_usage_errors(const char *const *const *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        harness_result r = harness_hetsim(cases[i]);
+        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
+    }
+}
+
+size_t harness_count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++)
+        n += *s == '\n';
+    return n;
+}
+
+sim_run_summary harness_run_models(const char *spec, const char *const *sets, size_t n,
+                                   harness_models *obs, char **summary)
+{
+    sim_scenario *sc = harness_load_spec(spec, sets, n);
+    char *dir = harness_tmpdir("models");
+    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? harness_observe_models : NULL, obs);
+    if (summary != NULL)
+        *summary = harness_slurp(dir, "summary.json");
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return sum;
+}
+
+double harness_report_in(const char *summary, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(strstr(summary, "\"protocol_report\""), pat);
+    ck_assert_msg(at != NULL, "no %s in the report", key);
+    return strtod(at + strlen(pat), NULL);
+}
+
 char *harness_tmpdir(const char *tag)
 {
     char tmpl[256];
@@ -102,7 +203,8 @@ char *harness_tmpdir(const char *tag)
     return dir;
 }
 
-sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe, void *ud)
+sim_run_summary harness_run_with(sim_scenario *sc, const proto_ops *ops, const char *dir,
+                                 sim_run_observe_fn observe, void *ud)
 {
     char *tmp = dir == NULL ? harness_tmpdir("run") : NULL;
     sim_run_options opt = { .out_dir = dir != NULL ? dir : tmp,
@@ -111,10 +213,14 @@ sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_f
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err) == 0, "%s: run: %s",
-                  sc->file, err.msg);
+    ck_assert_msg(sim_run(sc, ops, &opt, &sum, &err) == 0, "%s: run: %s", sc->file, err.msg);
     harness_cleanup(tmp);
     return sum;
+}
+
+sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe, void *ud)
+{
+    return harness_run_with(sc, proto_find(sc->protocol), dir, observe, ud);
 }
 
 char *harness_read(const char *path, size_t *n)
@@ -147,6 +253,36 @@ void harness_strip_wall(char *summary)
     ck_assert_ptr_nonnull(w);
     char *end = strchr(w, '\n');
     memmove(w, end, strlen(end) + 1);
+}
+
+char *harness_run_threads(sim_scenario *sc, const char *tag, unsigned threads,
+                          sim_run_observe_fn observe, void *ud, sim_run_summary *sum)
+{
+    char *dir = harness_tmpdir(tag);
+    char out[1024];
+    snprintf(out, sizeof(out), "%s/run", dir);
+    sim_run_options opt = {
+        .out_dir = out, .threads = threads, .observe = observe, .observe_ud = ud
+    };
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = sim_run(sc, proto_find(sc->protocol), &opt, sum, &err);
+    char msg[1024];
+    sim_err_format(&err, msg, sizeof(msg));
+    ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
+    return dir;
+}
+
+double harness_memory_estimate(const char *dir)
+{
+    char run[1024];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    char *summary = harness_slurp(run, "summary.json");
+    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
+    ck_assert_ptr_nonnull(at);
+    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
+    free(summary);
+    return v;
 }
 
 void harness_expect_same_outputs(const char *a, const char *b)
@@ -208,6 +344,18 @@ double harness_summary_number(const char *dir, const char *key)
         x = strtod(at, &end);
         ck_assert_msg(end != at, "%s in %s/summary.json is not a number", key, dir);
     }
+    free(s);
+    return x;
+}
+
+double harness_report_value(const char *dir, const char *key)
+{
+    char *s = harness_slurp(dir, "summary.json"), pat[80];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *at = strstr(s, "\"protocol_report\"");
+    ck_assert_ptr_nonnull(at);
+    at = strstr(at, pat);
+    double x = at != NULL ? strtod(at + strlen(pat), NULL) : (double)NAN;
     free(s);
     return x;
 }
@@ -341,7 +489,7 @@ char *harness_chaos_json(unsigned seed, bool real, const char *protocol)
     return s;
 }
 
-static void read_all(const char *path, char *buf, size_t size)
+void harness_read_into(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");
     size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
@@ -374,8 +522,8 @@ harness_result harness_hetsim(const char *const *args)
     close(fo);
     close(fe);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
+    harness_read_into(out, r.out, sizeof(r.out));
+    harness_read_into(err, r.err, sizeof(r.err));
     remove(out);
     remove(err);
     return r;
@@ -389,6 +537,34 @@ void harness_write(const char *dir, const char *name, const char *text)
     ck_assert_msg(f != NULL, "cannot write %s", path);
     fputs(text, f);
     ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
+}
+
+const char harness_fake_index_head[] =
+    "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
+    "time_to_target_s,mean_throughput_sps,wall_s\n";
+
+const char harness_fake_workers[] =
+    "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,bytes_received,down_s,"
+    "params_fnv\n0,1,10,1000,3,1,1,1840000,0,0,0\n";
+
+void harness_fake_run(char *dir, size_t size, const char *sweep, const char *name,
+                      const char *curve, bool varied)
+{
+    char text[8192], *cut = strdup(curve);
+    snprintf(dir, size, "%s/%s", sweep, name);
+    ck_assert_int_eq(mkdir(dir, 0777), 0);
+    size_t len = (size_t)snprintf(text, sizeof(text),
+                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
+                                  "test_accuracy,consensus,throughput_sps\n");
+    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
+        double t = 0, acc = 0;
+        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
+        len +=
+            (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,%g,%g,0,%g\n", t, t * 10,
+                             t * 100, varied ? 2 - acc : 1, acc, varied ? 3000 + 100 * t : 100);
+    }
+    free(cut);
+    harness_write(dir, "metrics.csv", text);
 }
 
 bool harness_exists(const char *path)

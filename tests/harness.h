@@ -68,6 +68,55 @@ const char *harness_protocol(size_t i, char *buf, size_t size);
  * registered protocol: a suite's extra variant of a protocol that was renamed or removed. */
 void harness_expect_registered(const char *json);
 
+/* Every worker's model at each evaluation (sim_run_observe_fn harness_observe_models, its `ud`
+ * a harness_models, calloc'd: about 0.6 MB): the first HARNESS_OBS_MAX evaluations of runs of
+ * at most HARNESS_OBS_WORKERS workers and HARNESS_OBS_PARAMS parameters (larger runs fail the
+ * test), with their sums and consensus distance in double. */
+enum {
+    HARNESS_OBS_MAX = 256,
+    HARNESS_OBS_WORKERS = 16,
+    HARNESS_OBS_PARAMS = 32
+};
+typedef struct harness_models {
+    size_t n, p, w;                  /* observations, parameters, workers */
+    long long t_ns[HARNESS_OBS_MAX]; /* when */
+    /* every worker's model, down ones included */
+    float x[HARNESS_OBS_MAX][HARNESS_OBS_WORKERS][HARNESS_OBS_PARAMS];
+    double sum[HARNESS_OBS_MAX][HARNESS_OBS_PARAMS]; /* sum over all workers, in double */
+    double consensus[HARNESS_OBS_MAX]; /* mean over workers of ||x_w - mean||^2, in double */
+    double max_abs;                    /* largest |x| seen */
+} harness_models;
+void harness_observe_models(void *ud, struct sim_ctx *ctx);
+
+/* Runs the scenario `spec` (harness_load_spec) with `sets` into a temporary directory,
+ * observing every worker's model into obs unless it is NULL, and returns the summary, with
+ * summary.json's text in *summary (malloc'd) unless summary is NULL. */
+sim_run_summary harness_run_models(const char *spec, const char *const *sets, size_t n,
+                                   harness_models *obs, char **summary);
+
+/* The number under `key` in the protocol_report of summary.json's text `summary`; fails the
+ * test if there is none. */
+double harness_report_in(const char *summary, const char *key);
+
+/* Runs the scenario file `file` with the protocol `ops` (a test-only one, not registered) and
+ * the failures `stragglers` (a JSON list), for 0.5 simulated s, into a temporary directory it
+ * removes; fails the test if sim_run_check refuses it. Returns sim_run's code, its message in
+ * `msg` (256 bytes). */
+int harness_run_ops(const char *file, const proto_ops *ops, const char *stragglers, char *msg);
+
+/* Names, inodes, types and sizes of everything under `dir`, then the files' md5 sums, each
+ * list sorted, into out[size]: equal digests before and after a command mean it changed
+ * nothing there. Fails the test if the listing fails. */
+void harness_tree_digest(const char *dir, char *out, size_t size);
+
+/* Fails the test unless `hetsim` refuses each of the n argument lists `cases` (each
+ * NULL-terminated) as bad usage: exit status 2, nothing on standard output, a message on
+ * standard error. */
+void harness_expect_usage_errors(const char *const *const *cases, size_t n);
+
+/* The number of newlines in s. */
+size_t harness_count_lines(const char *s);
+
 /* Creates a fresh directory "/tmp/hetsim-TAG-XXXXXX" and returns its malloc'd path. */
 char *harness_tmpdir(const char *tag);
 
@@ -76,6 +125,21 @@ char *harness_tmpdir(const char *tag);
  * that is removed afterwards, for tests that need only the summary or the observations. */
 sim_run_summary harness_run(sim_scenario *sc, const char *dir, sim_run_observe_fn observe,
                             void *ud);
+
+/* harness_run with the protocol table `ops` instead of the registered protocol sc names: a
+ * test's copy of a protocol's table with hooks of its own (a spy's start or on_event). */
+sim_run_summary harness_run_with(sim_scenario *sc, const proto_ops *ops, const char *dir,
+                                 sim_run_observe_fn observe, void *ud);
+
+/* Runs `sc` on `threads` threads into TMP/run, TMP a fresh harness_tmpdir(tag), calling
+ * `observe(ud, ...)` at every evaluation if it is not NULL; fails the test, naming the thread
+ * count, if the run fails. Stores the summary in *sum unless it is NULL and returns TMP, for
+ * harness_cleanup. */
+char *harness_run_threads(sim_scenario *sc, const char *tag, unsigned threads,
+                          sim_run_observe_fn observe, void *ud, sim_run_summary *sum);
+
+/* summary.json's wall.memory_estimate_bytes of the run in `dir`/run (harness_run_threads'). */
+double harness_memory_estimate(const char *dir);
 
 /* Reads the whole file at `path` into a NUL-terminated malloc'd buffer, failing the test if
  * it cannot be read; stores its size in `*n` unless `n` is NULL. */
@@ -96,6 +160,10 @@ void harness_expect_same_outputs(const char *a, const char *b);
  * ("final_accuracy") or one of protocol_report's. Fails the test if there is none; NaN for
  * a null. */
 double harness_summary_number(const char *dir, const char *key);
+
+/* The number under `key` in the protocol_report of run directory `dir`'s summary.json; NaN
+ * when the report has no such key (a protocol that reports it only in some modes). */
+double harness_report_value(const char *dir, const char *key);
 
 /* A CSV output of a run (metrics.csv, workers.csv) read whole: its header's
  * column names and its rows of cells as text. */
@@ -135,7 +203,25 @@ typedef struct harness_result {
 harness_result harness_hetsim(const char *const *args);
 
 /* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
+/* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
+ * that does not exist or cannot be read (a command's empty output, for instance). */
+void harness_read_into(const char *path, char *buf, size_t size);
+
 void harness_write(const char *dir, const char *name, const char *text);
+
+/* A made-up run directory for the readers of results (report, groups, figures): makes the
+ * directory `name` under `sweep` (its path written to `dir`), and writes its metrics.csv from
+ * `curve`, "t:acc t:acc ...": a row per point with time_s t, iterations 10 t, samples 100 t and
+ * test_accuracy acc; test_loss 1 and throughput_sps 100, or with `varied` test_loss 2 - acc
+ * and throughput_sps 3000 + 100 t. The caller writes workers.csv and run.json. */
+void harness_fake_run(char *dir, size_t size, const char *sweep, const char *name,
+                      const char *curve, bool varied);
+
+/* workers.csv of one worker (10 iterations, 1000 samples), for harness_fake_run's dirs. */
+extern const char harness_fake_workers[];
+
+/* index.csv's header row, for the sweeps made of harness_fake_run's dirs. */
+extern const char harness_fake_index_head[];
 
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);

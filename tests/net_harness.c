@@ -1,6 +1,7 @@
 /* The random-flow harness of the network's differential tests (see net_harness.h). */
 #include "net_harness.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include <check.h>
@@ -180,6 +181,37 @@ void nh_side_run(nh_side *sd, const sim_net_config *cfg, const nh_action *acts, 
     nh_side_open(sd, cfg, impl, replies);
     nh_side_schedule(sd, acts, 0, nacts);
     nh_side_go(sd);
+}
+
+sim_time nh_end_of(const nh_side *sd, uint64_t tag, bool *dropped)
+{
+    size_t found = SIZE_MAX;
+    for (size_t i = 0; i < sd->n; i++) {
+        if (sd->tag[i] == tag) {
+            ck_assert_msg(found == SIZE_MAX, "tag %llu ended twice", (unsigned long long)tag);
+            found = i;
+        }
+    }
+    ck_assert_msg(found != SIZE_MAX, "tag %llu never ended", (unsigned long long)tag);
+    if (dropped != NULL)
+        *dropped = sd->dropped[found];
+    return sd->at_ns[found];
+}
+
+bool nh_expect_same_ends(const nh_side *on, const nh_side *off, size_t k, const char *off_name)
+{
+    ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu %s", k, on->n, off->n, off_name);
+    bool same_order = true;
+    for (size_t i = 0; i < off->n; i++) {
+        bool dropped;
+        sim_time at = nh_end_of(on, off->tag[i], &dropped);
+        ck_assert_msg(at == off->at_ns[i] && dropped == off->dropped[i],
+                      "set %zu: tag %llu ended at %lld (dropped %d), %s at %lld (dropped %d)", k,
+                      (unsigned long long)off->tag[i], (long long)at, dropped, off_name,
+                      (long long)off->at_ns[i], off->dropped[i]);
+        same_order = same_order && on->tag[i] == off->tag[i];
+    }
+    return same_order;
 }
 
 void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es)

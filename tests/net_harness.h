@@ -90,6 +90,16 @@ void nh_side_go(nh_side *sd);
 /* Destroys the side's network and engine, returning their counters first (es may be NULL). */
 void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es);
 
+/* The end of the message tagged `tag` in sd, which must have ended exactly once: its time,
+ * and in *dropped (unless NULL) whether it was dropped. */
+sim_time nh_end_of(const nh_side *sd, uint64_t tag, bool *dropped);
+
+/* Fails the test unless `on` ended as many messages as `off` (the side run without the
+ * feature under test, named `off_name` in the messages), each at the same ns and dropped
+ * alike; `k` numbers the flow set in the messages. Returns whether they ended in the same
+ * order. */
+bool nh_expect_same_ends(const nh_side *on, const nh_side *off, size_t k, const char *off_name);
+
 /* How a flow set is drawn. The draws are made in one order, and a knob that is off draws
  * nothing, so a given knob setting and seed always give the same sets. */
 typedef struct nh_draw {

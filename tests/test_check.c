@@ -31,15 +31,6 @@ typedef struct result {
 
 static char base[64]; /* the golden made once: base/golden */
 
-static void read_all(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
-
 /* Starts $HETSIM check SCENARIO with the short scenario's overrides and `args`. */
 static pid_t start(const char *const *args, const char *out, const char *err)
 {
@@ -71,8 +62,8 @@ static result check(const char *const *args)
     int status;
     waitpid(start(args, out, err), &status, 0);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    read_all(out, r.out, sizeof(r.out));
-    read_all(err, r.err, sizeof(r.err));
+    harness_read_into(out, r.out, sizeof(r.out));
+    harness_read_into(err, r.err, sizeof(r.err));
     remove(out);
     remove(err);
     return r;
@@ -139,7 +130,7 @@ static void refingerprint(const char *seed_dir)
     }
     free(csv);
     snprintf(path, sizeof(path), "%s/fingerprint", seed_dir);
-    read_all(path, text, sizeof(text));
+    harness_read_into(path, text, sizeof(text));
     char *line = strstr(text, "metrics.csv ");
     ck_assert_ptr_nonnull(line);
     char hex[17];
@@ -174,7 +165,7 @@ static void field_of(const char *seed_dir, size_t k, char *out, size_t size)
 {
     char path[512], text[16384];
     ck_assert_int_lt(snprintf(path, sizeof(path), "%s/metrics.csv", seed_dir), (int)sizeof(path));
-    read_all(path, text, sizeof(text));
+    harness_read_into(path, text, sizeof(text));
     char *line = strchr(strchr(text, '\n') + 1, '\n') + 1;
     for (size_t i = 0; i < k; i++)
         line = strchr(line, ',') + 1;
@@ -217,7 +208,7 @@ START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
     ck_assert_msg(commas == 4 - 1, "%s", r.out);
     ck_assert(exists(png));
     char text[8192];
-    read_all(x, text, sizeof(text));
+    harness_read_into(x, text, sizeof(text));
     ck_assert_ptr_nonnull(strstr(text, "<testsuite "));
     ck_assert_ptr_nonnull(strstr(text, "name=\"test_accuracy\""));
     ck_assert_ptr_nonnull(strstr(text, "name=\"test_loss\""));
@@ -260,7 +251,7 @@ START_TEST(check_reports_a_regression_with_exit_1_and_a_junit_failure)
     ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
     ck_assert_ptr_nonnull(strstr(r.out, "OUT OF BAND"));
     ck_assert_ptr_nonnull(strstr(r.out, "note: compared with a golden of another scenario"));
-    read_all(x, text, sizeof(text));
+    harness_read_into(x, text, sizeof(text));
     ck_assert_ptr_nonnull(strstr(text, "<failure message=\"out of band:"));
     snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
     ck_assert_int_eq(system(cmd), 0);
@@ -429,7 +420,7 @@ START_TEST(check_writes_a_junit_error_for_an_unusable_golden)
     sh("rm -r %s/golden/seed-12", dir);
     result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
     expect_unusable(&r, "seed-12: missing");
-    read_all(x, text, sizeof(text));
+    harness_read_into(x, text, sizeof(text));
     ck_assert_ptr_nonnull(strstr(text, "<error message=\""));
     ck_assert_ptr_nonnull(strstr(text, "errors=\"1\""));
     snprintf(cmd, sizeof(cmd), "command -v xmllint >/dev/null || exit 0; xmllint --noout %s", x);
@@ -450,7 +441,7 @@ START_TEST(check_update_killed_midway_leaves_the_old_golden)
     snprintf(e, sizeof(e), "%s/update.err", dir);
     char manifest[600];
     snprintf(manifest, sizeof(manifest), "%s/golden.json", g);
-    read_all(manifest, before, sizeof(before));
+    harness_read_into(manifest, before, sizeof(before));
     pid_t pid = start((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
                                         "eval.samples=300", NULL },
                       o, e);
@@ -461,7 +452,7 @@ START_TEST(check_update_killed_midway_leaves_the_old_golden)
     ck_assert_msg(exists(seed), "the update wrote no seed in %s", partial);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    read_all(manifest, after, sizeof(after));
+    harness_read_into(manifest, after, sizeof(after));
     ck_assert_str_eq(before, after);
     result r = check_golden(dir);
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
@@ -504,21 +495,6 @@ END_TEST
 
 /* ---- The places a check writes (issue 38, items 2 and 3) ----------------------------- */
 
-/* A digest of everything under `dir`: names, inodes (a file replaced by a rename gets a new
- * one), types and bytes. */
-static void tree_digest(const char *dir, char *out, size_t size)
-{
-    char cmd[4096], path[600];
-    snprintf(path, sizeof(path), "%s.digest", dir);
-    snprintf(cmd, sizeof(cmd),
-             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
-             "find . -type f -exec md5sum {} + | sort >>'%s'",
-             dir, path, path);
-    ck_assert_int_eq(system(cmd), 0);
-    read_all(path, out, size);
-    remove(path);
-}
-
 /* A directory `name` under `dir` marked as a kind of hetsim output, with a file in it. */
 static void fake_output(const char *dir, const char *name, const char *marker)
 {
@@ -547,7 +523,7 @@ START_TEST(check_refuses_a_junit_file_inside_any_hetsim_output)
                                           "golden/seed-11/x.xml", "golden/seed-12/metrics.csv",
                                           "sweep/index.csv",      "sweep/report.xml",
                                           "w.partial/r.xml",      "link.xml" };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
         char x[600];
         path_of(x, sizeof(x), dir, inside[i]);
@@ -556,7 +532,7 @@ START_TEST(check_refuses_a_junit_file_inside_any_hetsim_output)
         ck_assert_msg(strstr(r.err, "--junit file") != NULL && strstr(r.err, "a hetsim") != NULL,
                       "%s: %s", inside[i], r.err);
         ck_assert_str_eq(r.out, "");
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "%s changed something", inside[i]);
     }
     result r = check_golden(dir);
@@ -588,7 +564,7 @@ START_TEST(check_writes_a_junit_through_links_fifos_and_devices_never_replacing_
     result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
     ck_assert(is_type(x, S_IFLNK) && is_type(target, S_IFREG));
-    read_all(target, text, sizeof(text));
+    harness_read_into(target, text, sizeof(text));
     ck_assert_msg(strstr(text, "<testsuites") != NULL, "%s", text);
     sh("ln -s reports/new.xml %s/dangling.xml", dir); /* a link to a file not made yet */
     snprintf(x, sizeof(x), "%s/dangling.xml", dir);
@@ -614,7 +590,7 @@ START_TEST(check_writes_a_junit_through_links_fifos_and_devices_never_replacing_
     waitpid(reader, &status, 0);
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
     ck_assert(is_type(fifo, S_IFIFO));
-    read_all(got, text, sizeof(text));
+    harness_read_into(got, text, sizeof(text));
     ck_assert_msg(strstr(text, "</testsuites>") != NULL, "%s", text);
     r = check((const char *[]){ "--golden", g, "-o", o, "--junit", fifo, NULL });
     ck_assert_msg(r.status == 1 && strstr(r.err, "a FIFO that no process reads") != NULL,
@@ -639,14 +615,14 @@ START_TEST(check_output_equal_to_a_hetsim_directory_is_refused)
     path_of(g, sizeof(g), dir, "golden");
     fake_output(dir, "sweep", ".hetsim-sweep");
     static const char *const outs[] = { "golden", "golden/", "golden/seed-11", "sweep" };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
         char o[600];
         path_of(o, sizeof(o), dir, outs[i]);
         result r = check((const char *[]){ "--golden", g, "-o", o, NULL });
         ck_assert_msg(r.status == 2, "-o %s: exit %d\n%s%s", outs[i], r.status, r.out, r.err);
         ck_assert_msg(strstr(r.err, "a hetsim") != NULL, "-o %s: %s", outs[i], r.err);
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "-o %s changed something", outs[i]);
     }
     result r = check_golden(dir);
@@ -664,7 +640,7 @@ START_TEST(check_update_refuses_an_output_directory_and_a_junit_report)
     char g[512], o[600], before[16384], after[16384];
     path_of(g, sizeof(g), dir, "golden");
     static const char *const opts[][2] = { { "-o", "out" }, { "--junit", "report.xml" } };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < 2; i++) {
         path_of(o, sizeof(o), dir, opts[i][1]);
         result r = check(
@@ -674,7 +650,7 @@ START_TEST(check_update_refuses_an_output_directory_and_a_junit_report)
         ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", opts[i][0], r.status, r.out, r.err);
         ck_assert_msg(strstr(r.err, want) != NULL, "%s: %s", opts[i][0], r.err);
         ck_assert(!exists(o));
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "%s changed something", opts[i][0]);
     }
     harness_cleanup(dir);

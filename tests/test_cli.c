@@ -36,12 +36,7 @@ START_TEST(cli_rejects_bad_usage_with_exit_code_2)
         (const char *[]){ "bench", "everything", NULL },
         (const char *[]){ "validate", NULL },
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        harness_result r = harness_hetsim(cases[i]);
-        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
-        ck_assert_str_eq(r.out, "");
-        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
-    }
+    harness_expect_usage_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -468,22 +463,6 @@ static harness_result in_dir(const char *dir, const char *const *args)
     return harness_hetsim(argv);
 }
 
-/* Names, inodes, types and bytes of everything under `dir`, into out[size]. */
-static void tree_digest(const char *dir, char *out, size_t size)
-{
-    char cmd[4096], path[700];
-    snprintf(path, sizeof(path), "%s.digest", dir);
-    snprintf(cmd, sizeof(cmd),
-             "cd '%s' && find . -exec stat -c '%%n %%i %%F %%s' {} + | sort >'%s' && "
-             "find . -type f -exec md5sum {} + | sort >>'%s'",
-             dir, path, path);
-    ck_assert_int_eq(system(cmd), 0);
-    char *text = harness_read(path, NULL);
-    snprintf(out, size, "%s", text);
-    free(text);
-    remove(path);
-}
-
 /* Two runs, a sweep and a second copy of it, and a golden, under a fresh directory. */
 static char *outputs(void)
 {
@@ -523,14 +502,14 @@ START_TEST(plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output)
         (const char *[]){ "plot", "%s/a", "-o", "%s/g/seed-5", NULL },
         (const char *[]){ "plot", "%s/a", "%s/b", NULL },
     };
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         harness_result r = in_dir(dir, refused[i]);
         ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
         ck_assert_str_eq(r.out, "");
         ck_assert_msg(strstr(r.err, "a hetsim") != NULL || strstr(r.err, "needs -o DIR") != NULL,
                       "case %zu: %s", i, r.err);
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
     }
     const char *const *allowed[] = {
@@ -638,7 +617,7 @@ START_TEST(a_sweeps_points_are_run_by_the_sweep_alone)
         (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/seed=5", "--quiet", NULL },
     };
     size_t n = sizeof(refused) / sizeof(refused[0]);
-    tree_digest(dir, before, sizeof(before));
+    harness_tree_digest(dir, before, sizeof(before));
     for (size_t i = 0; i < n; i++) {
         snprintf(token, sizeof(token), "1:%s/sw/seed=5", dir);
         if (i == n - 1) /* the token names process 1, not the run's parent */
@@ -648,7 +627,7 @@ START_TEST(a_sweeps_points_are_run_by_the_sweep_alone)
         ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
         ck_assert_msg(strstr(r.err, "/sw, a hetsim sweep directory") != NULL, "case %zu: %s", i,
                       r.err);
-        tree_digest(dir, after, sizeof(after));
+        harness_tree_digest(dir, after, sizeof(after));
         ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
     }
     snprintf(path, sizeof(path), "rm -rf '%s/sw/seed=6'", dir);

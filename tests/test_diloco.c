@@ -331,11 +331,7 @@ START_TEST(a_recovered_worker_is_admitted_at_a_round_end_with_the_global_model)
         spy *s = calloc(1, sizeof(*s));
         watched = s;
         char *dir = harness_tmpdir("diloco");
-        sim_run_options opt = { .out_dir = dir };
-        sim_run_summary sum;
-        sim_err err;
-        sim_err_clear(&err);
-        ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+        sim_run_summary sum = harness_run_with(sc, &ops, dir, NULL, NULL);
         ck_assert_str_eq(sum.stop_reason, "time");
         ck_assert_uint_eq(s->admissions, 1);
         ck_assert_uint_eq(s->fetched, cases[c].fetched);

@@ -95,11 +95,7 @@ START_TEST(easgd_exchanges_move_worker_and_centre_by_the_elastic_difference)
     spy *s = calloc(1, sizeof(*s));
     watched = s;
     char *dir = harness_tmpdir("easgd");
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    harness_run_with(sc, &ops, dir, NULL, NULL);
     /* 0.5 s of 7 ms iterations: about 70 steps a worker, an exchange every third. */
     ck_assert_uint_gt(s->elastics, 3 * 15);
     ck_assert_uint_le(s->elastics, s->models);

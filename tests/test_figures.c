@@ -18,23 +18,9 @@
 /* A run: metrics.csv from "t:acc ..." (throughput 3000 + 100 t), workers.csv, run.json. */
 static void run_dir(const char *sweep, const char *name, const char *curve)
 {
-    char dir[1024], text[8192], *cut = strdup(curve);
-    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
-    ck_assert_int_eq(mkdir(dir, 0777), 0);
-    size_t len = (size_t)snprintf(text, sizeof(text),
-                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
-                                  "test_accuracy,consensus,throughput_sps\n");
-    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
-        double t = 0, acc = 0;
-        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
-        len += (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,%g,%g,0,%g\n", t,
-                                t * 10, t * 100, 2 - acc, acc, 3000 + 100 * t);
-    }
-    free(cut);
-    harness_write(dir, "metrics.csv", text);
-    harness_write(dir, "workers.csv",
-                  "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
-                  "bytes_received,down_s,params_fnv\n0,1,10,1000,3,1,1,1840000,0,0,0\n");
+    char dir[1024];
+    harness_fake_run(dir, sizeof(dir), sweep, name, curve, true);
+    harness_write(dir, "workers.csv", harness_fake_workers);
     harness_write(dir, "run.json",
                   "{ \"scenario\": { \"stop\": { \"time_s\": 4, \"target_accuracy\": 0.8 } } }\n");
 }

@@ -26,72 +26,8 @@ static const char zero_json[] = "tests/scenarios/gossip/zero.json";
 /* Timing-only: 8 workers, 10 ms of compute, 5 MB models (4 ms on 10 Gbit/s). */
 static const char timing_json[] = "tests/scenarios/gossip/timing.json";
 
-enum {
-    MAX_OBS = 128, /* observations kept */
-    MAX_W = 16,    /* workers kept per observation */
-    MAX_P = 32     /* parameters kept per worker */
-};
-
-typedef struct observer {
-    size_t n, p, w;                 /* observations, parameters, workers */
-    long long t_ns[MAX_OBS];        /* when */
-    float x[MAX_OBS][MAX_W][MAX_P]; /* every worker's model, down ones included */
-    double sum[MAX_OBS][MAX_P];     /* sum over all workers, in double */
-    double consensus[MAX_OBS];      /* mean over workers of ||x_w - mean||^2, in double */
-    double max_abs;                 /* largest |x| seen */
-} observer;
-
-static void observe(void *ud, struct sim_ctx *ctx)
-{
-    observer *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, MAX_W);
-    ck_assert_uint_le(p, MAX_P);
-    if (o->n >= MAX_OBS)
-        return;
-    size_t k = o->n++;
-    o->p = p;
-    o->w = n;
-    o->t_ns[k] = (long long)sim_ctx_now(ctx);
-    for (uint32_t w = 0; w < n; w++) {
-        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
-        for (size_t i = 0; i < p; i++) {
-            o->sum[k][i] += (double)o->x[k][w][i];
-            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
-        }
-    }
-    double d = 0.0;
-    for (uint32_t w = 0; w < n; w++)
-        for (size_t i = 0; i < p; i++) {
-            double e = (double)o->x[k][w][i] - o->sum[k][i] / n;
-            d += e * e;
-        }
-    o->consensus[k] = d / n;
-}
-
-static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
-                                    observer *obs, char **summary)
-{
-    sim_scenario *sc = harness_load_spec(json, sets, n);
-    char *dir = harness_tmpdir("gossip");
-    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
-    if (summary != NULL)
-        *summary = harness_slurp(dir, "summary.json");
-    harness_cleanup(dir);
-    sim_scenario_destroy(sc);
-    return sum;
-}
-
-/* A value of summary.json's protocol_report. */
-static double report(const char *summary, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    const char *at = strstr(strstr(summary, "\"protocol_report\""), pat);
-    ck_assert_msg(at != NULL, "no %s in the report", key);
-    return strtod(at + strlen(pat), NULL);
-}
+/* Every worker's model at each evaluation (tests/harness.h). */
+typedef harness_models observer;
 
 static double messages_dropped(const char *summary)
 {
@@ -116,11 +52,11 @@ START_TEST(zero_gradients_keep_the_sum_and_shrink_the_disagreement)
     const char *sets[] = { "workers=8", "stop.time_s=0.6", "eval.every_s=0.0137" };
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
-    run_observed(zero_json, sets, 3, obs, &summary);
+    harness_run_models(zero_json, sets, 3, obs, &summary);
     ck_assert_uint_ge(obs->n, 40);
-    ck_assert_double_ge(report(summary, "rounds"), 58);
-    ck_assert_double_eq(report(summary, "degraded_mixes"), 0);
-    ck_assert_double_eq(report(summary, "stale_models"), 0);
+    ck_assert_double_ge(harness_report_in(summary, "rounds"), 58);
+    ck_assert_double_eq(harness_report_in(summary, "degraded_mixes"), 0);
+    ck_assert_double_eq(harness_report_in(summary, "stale_models"), 0);
     for (size_t k = 1; k < obs->n; k++) {
         /* A round's mean of three errs by at most (2 + 3 / 3 + 1) U max|x| < 3 U max|x| per
          * element and worker (the two float sums, then the division), so the sum over 8
@@ -149,9 +85,9 @@ START_TEST(one_round_is_the_mean_of_each_worker_and_its_two_neighbours_by_hand)
 {
     /* 5 workers: observations at 0, 7 and 14 ms; round 1 ends at about 10.1 ms. */
     observer *obs = calloc(1, sizeof(*obs));
-    run_observed(zero_json, NULL, 0, obs, NULL);
+    harness_run_models(zero_json, NULL, 0, obs, NULL);
     ck_assert_int_eq(obs->t_ns[2], 14000000);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[2];
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[2];
     ck_assert_mem_eq(obs->x[1], obs->x[0], sizeof(obs->x[0])); /* nothing before 10 ms */
     for (size_t i = 0; i < obs->p; i++) {
         /* Worker 2: ((x1 + x2) + x3) / 3; worker 0 (neighbours 4 and 1): ((x0 + x1) + x4)
@@ -184,8 +120,8 @@ START_TEST(a_down_worker_keeps_its_value_and_its_neighbours_renormalise)
     };
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
-    run_observed(zero_json, sets, 1, obs, &summary);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[2];
+    harness_run_models(zero_json, sets, 1, obs, &summary);
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[2];
     for (size_t i = 0; i < obs->p; i++) {
         const float *m1[] = { x0[0], x0[1] }, *m3[] = { x0[3], x0[4] },
                     *m0[] = { x0[0], x0[1], x0[4] };
@@ -195,9 +131,9 @@ START_TEST(a_down_worker_keeps_its_value_and_its_neighbours_renormalise)
     }
     for (size_t k = 0; k < obs->n; k++)
         ck_assert_mem_eq(obs->x[k][2], obs->x[0][2], obs->p * sizeof(float));
-    ck_assert_double_eq(report(summary, "stale_models"), 0);
+    ck_assert_double_eq(harness_report_in(summary, "stale_models"), 0);
     /* 1 and 3 mix without 2 in each of the 5 rounds up to 60 ms. */
-    ck_assert_double_eq(report(summary, "degraded_mixes"), 10);
+    ck_assert_double_eq(harness_report_in(summary, "degraded_mixes"), 10);
     free(summary);
     free(obs);
 }
@@ -214,20 +150,20 @@ START_TEST(a_worker_failing_mid_round_does_not_stall_its_neighbours)
     const char *forever[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], "
                               "\"at_s\": 0.012}]" };
     char *summary;
-    sim_run_summary sum = run_observed(timing_json, forever, 1, NULL, &summary);
+    sim_run_summary sum = harness_run_models(timing_json, forever, 1, NULL, &summary);
     ck_assert_str_eq(sum.stop_reason, "iterations");
     ck_assert_uint_ge(sum.iterations, 400);
     ck_assert_double_ge(messages_dropped(summary), 2);
-    ck_assert_double_ge(report(summary, "degraded_mixes"), 2);
+    ck_assert_double_ge(harness_report_in(summary, "degraded_mixes"), 2);
     ck_assert_int_lt(sum.sim_ns, 1200000000);
     free(summary);
     /* The same failure, recovering at 55.5 ms: it rejoins and the ring runs on. */
     const char *back[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], "
                            "\"at_s\": 0.012, \"recover_s\": 0.0555}]" };
-    sum = run_observed(timing_json, back, 1, NULL, &summary);
+    sum = harness_run_models(timing_json, back, 1, NULL, &summary);
     ck_assert_str_eq(sum.stop_reason, "iterations");
-    ck_assert_double_eq(report(summary, "rejoins"), 1);
-    ck_assert_double_eq(report(summary, "stale_models"), 0);
+    ck_assert_double_eq(harness_report_in(summary, "rejoins"), 1);
+    ck_assert_double_eq(harness_report_in(summary, "stale_models"), 0);
     ck_assert_int_lt(sum.sim_ns, 1200000000);
     free(summary);
 }
@@ -284,8 +220,8 @@ static void check_chaos(unsigned seed, bool real, double *rejoins)
         else
             ck_assert_double_eq_tol(db - da, 0.3, 1e-9); /* down for good */
     }
-    ck_assert_double_eq(report(sb, "stale_models"), 0);
-    *rejoins += report(sb, "rejoins");
+    ck_assert_double_eq(harness_report_in(sb, "stale_models"), 0);
+    *rejoins += harness_report_in(sb, "rejoins");
     free(a);
     free(b);
     free(sa);

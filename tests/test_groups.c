@@ -15,32 +15,14 @@
 
 #include "harness.h"
 
-static const char index_head[] =
-    "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
-    "time_to_target_s,mean_throughput_sps,wall_s\n";
-
 /* A run directory `name` under `sweep`: metrics.csv from "t:acc t:acc ..." (time_s and
  * test_accuracy; the other columns made up), workers.csv of one worker, run.json with stop
  * target 0.8 (none when `target` is false) and evaluations every 0.5 s. */
 static void run_dir(const char *sweep, const char *name, const char *curve, bool target)
 {
-    char dir[1024], text[8192], *cut = strdup(curve);
-    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
-    ck_assert_int_eq(mkdir(dir, 0777), 0);
-    size_t len = (size_t)snprintf(text, sizeof(text),
-                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
-                                  "test_accuracy,consensus,throughput_sps\n");
-    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
-        double t = 0, acc = 0;
-        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
-        len += (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,1,%g,0,100\n", t,
-                                t * 10, t * 100, acc);
-    }
-    free(cut);
-    harness_write(dir, "metrics.csv", text);
-    harness_write(dir, "workers.csv",
-                  "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
-                  "bytes_received,down_s,params_fnv\n0,1,10,1000,3,1,1,1840000,0,0,0\n");
+    char dir[1024], text[256];
+    harness_fake_run(dir, sizeof(dir), sweep, name, curve, false);
+    harness_write(dir, "workers.csv", harness_fake_workers);
     snprintf(text, sizeof(text),
              "{ \"scenario\": { \"stop\": { \"time_s\": 10%s }, \"eval\": { \"every_s\": 0.5 } } "
              "}\n",
@@ -56,7 +38,7 @@ static char *lr_sweep(void)
     char *dir = harness_tmpdir("groups"), name[64], curve[128];
     static const char *const protos[] = { "a", "b" }, *const lrs[] = { "0.1", "0.2", "0.3" };
     char *index = calloc(1, 16384);
-    size_t len = (size_t)snprintf(index, 16384, "%s", index_head);
+    size_t len = (size_t)snprintf(index, 16384, "%s", harness_fake_index_head);
     int point = 0;
     for (int p = 0; p < 2; p++)
         for (int l = 0; l < 3; l++)
@@ -249,7 +231,7 @@ static char *rule_sweep(const char *reason)
     snprintf(text, sizeof(text),
              "%s0,r1,a,0.1,1,time,5,0.83,0.85,1,100,0\n"
              "1,r2,a,0.1,2,%s,2,0.7,0.9,1,100,0\n",
-             index_head, reason);
+             harness_fake_index_head, reason);
     harness_write(dir, "index.csv", text);
     return dir;
 }
@@ -301,7 +283,7 @@ static char *speed_sweep(void)
     static const double t[2][3] = { { 4.1, 5.3, 4.7 }, { 2.2, 2.9, 2.5 } };
     static const char *const protos[] = { "allreduce", "hpsgd" };
     char index[4096];
-    size_t len = (size_t)snprintf(index, sizeof(index), "%s", index_head);
+    size_t len = (size_t)snprintf(index, sizeof(index), "%s", harness_fake_index_head);
     for (int p = 0; p < 2; p++)
         for (int s = 0; s < 3; s++) {
             snprintf(name, sizeof(name), "%s-%d", protos[p], s);

@@ -70,11 +70,7 @@ static char *spy_run(const char *json, spy *s)
     watched = s;
     sim_scenario *sc = harness_load(json, "moshpit-overlap.json", NULL, 0);
     char *dir = harness_tmpdir("mp-overlap");
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_msg(sim_run(sc, &ops, &opt, &sum, &err) == 0, "run: %s", err.msg);
+    harness_run_with(sc, &ops, dir, NULL, NULL);
     sim_scenario_destroy(sc);
     watched = NULL;
     return dir;

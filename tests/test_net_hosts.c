@@ -16,6 +16,7 @@
 #include <check.h>
 #include <gsl/gsl_rng.h>
 
+#include "harness_net.h"
 #include "net/net.h"
 #include "net/net_topo.h"
 #include "net_harness.h"
@@ -24,74 +25,7 @@
 
 enum {
     HOSTS = 10, /* nodes of 4, 4 and 2 GPUs */
-    MAX_LOG = 32
 };
-
-typedef struct harness {
-    sim_engine *eng;
-    sim_net *net;
-    size_t n;
-    uint64_t tag[MAX_LOG];
-    sim_time at_ns[MAX_LOG];
-} harness;
-
-static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
-{
-    harness *h = ud;
-    sim_net_msg msg;
-    int rc = sim_net_handle(h->net, ev, &msg, err);
-    if (rc <= 0)
-        return rc;
-    ck_assert_uint_lt(h->n, MAX_LOG);
-    h->tag[h->n] = msg.tag;
-    h->at_ns[h->n] = sim_engine_now(eng);
-    h->n++;
-    return 0;
-}
-
-static void harness_init(harness *h, const sim_net_config *cfg)
-{
-    memset(h, 0, sizeof(*h));
-    sim_err err;
-    h->eng = sim_engine_create(64, &err);
-    ck_assert_ptr_nonnull(h->eng);
-    h->net = sim_net_create(cfg, h->eng, &err);
-    ck_assert_msg(h->net != NULL, "%s", err.msg);
-}
-
-static void harness_run(harness *h)
-{
-    sim_err err;
-    ck_assert_int_eq(sim_engine_run(h->eng, SIM_TIME_NEVER, dispatch, h, &err), 0);
-}
-
-static void harness_fini(harness *h)
-{
-    sim_net_destroy(h->net);
-    sim_engine_destroy(h->eng);
-}
-
-static void send(harness *h, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
-{
-    sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
-    m.payload = SIM_NET_NO_PAYLOAD;
-    sim_err err;
-    ck_assert_int_eq(sim_net_send(h->net, &m, &err), 0);
-}
-
-static sim_time delivered_at(const harness *h, uint64_t tag)
-{
-    for (size_t i = 0; i < h->n; i++)
-        if (h->tag[i] == tag)
-            return h->at_ns[i];
-    ck_abort_msg("tag %llu not delivered", (unsigned long long)tag);
-    return -1;
-}
-
-static sim_time xfer_ns(double bytes, double rate_bps)
-{
-    return llround(bytes * 8e9 / rate_bps);
-}
 
 /* Three nodes: hosts 0-3, 4-7 and 8-9; NICs of 23.7e9 b/s (node 2: 11.3e9), fabric links of
  * 187.5e9 b/s (node 1's: 93.1e9). */
@@ -130,22 +64,24 @@ START_TEST(hosts_of_one_node_talk_through_its_fabric)
     nodes_init(&t, SIM_TOPO_STAR);
     t.flat[2] = t.flat[1]; /* 1 -> 3 and 2 -> 3 start together */
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     const uint64_t bytes = 7340033;
     sim_time lat = t.flat[1] + t.flat[3];
     ck_assert_int_eq(sim_net_path_latency(h.net, 1, 3), lat);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 1, 3), 187.5e9);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 5, 6), 93.1e9);
     /* 1 -> 3 and 2 -> 3 share 3's fabric down link; 0 -> 1 runs alone on other links. */
-    send(&h, 1, 3, bytes, 1);
-    send(&h, 2, 3, bytes, 2);
-    send(&h, 0, 1, bytes, 3);
-    harness_run(&h);
-    ck_assert_int_eq(delivered_at(&h, 1), lat + xfer_ns((double)bytes, 187.5e9 / 2.0));
-    ck_assert_int_eq(delivered_at(&h, 2),
-                     t.flat[2] + t.flat[3] + xfer_ns((double)bytes, 187.5e9 / 2.0));
-    ck_assert_int_eq(delivered_at(&h, 3), t.flat[0] + t.flat[1] + xfer_ns((double)bytes, 187.5e9));
-    harness_fini(&h);
+    nett_send(&h, 1, 3, bytes, 1);
+    nett_send(&h, 2, 3, bytes, 2);
+    nett_send(&h, 0, 1, bytes, 3);
+    nett_harness_run(&h);
+    ck_assert_int_eq(nett_delivered(&h, 1)->at_ns,
+                     lat + nett_xfer_ns((double)bytes, 187.5e9 / 2.0));
+    ck_assert_int_eq(nett_delivered(&h, 2)->at_ns,
+                     t.flat[2] + t.flat[3] + nett_xfer_ns((double)bytes, 187.5e9 / 2.0));
+    ck_assert_int_eq(nett_delivered(&h, 3)->at_ns,
+                     t.flat[0] + t.flat[1] + nett_xfer_ns((double)bytes, 187.5e9));
+    nett_harness_fini(&h);
 }
 END_TEST
 
@@ -156,22 +92,23 @@ START_TEST(hosts_of_two_nodes_share_their_nodes_nics)
     for (uint32_t i = 0; i < HOSTS; i++)
         t.flat[i] = 0; /* every start at the NICs' latency */
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     const uint64_t bytes = 5000011;
     sim_time lat = t.lat[0] + t.lat[4];
     ck_assert_int_eq(sim_net_path_latency(h.net, 2, 7), lat);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 2, 9), 11.3e9);
     /* 0 -> 4, 1 -> 5 and 2 -> 6 share node 0's up and node 1's down link: a third each; 3 -> 1
      * stays inside node 0 and takes the full fabric rate beside them. */
-    send(&h, 0, 4, bytes, 1);
-    send(&h, 1, 5, bytes, 2);
-    send(&h, 2, 6, bytes, 3);
-    send(&h, 3, 1, bytes, 4);
-    harness_run(&h);
+    nett_send(&h, 0, 4, bytes, 1);
+    nett_send(&h, 1, 5, bytes, 2);
+    nett_send(&h, 2, 6, bytes, 3);
+    nett_send(&h, 3, 1, bytes, 4);
+    nett_harness_run(&h);
     for (uint64_t tag = 1; tag <= 3; tag++)
-        ck_assert_int_eq(delivered_at(&h, tag), lat + xfer_ns((double)bytes, 23.7e9 / 3.0));
-    ck_assert_int_eq(delivered_at(&h, 4), xfer_ns((double)bytes, 187.5e9));
-    harness_fini(&h);
+        ck_assert_int_eq(nett_delivered(&h, tag)->at_ns,
+                         lat + nett_xfer_ns((double)bytes, 23.7e9 / 3.0));
+    ck_assert_int_eq(nett_delivered(&h, 4)->at_ns, nett_xfer_ns((double)bytes, 187.5e9));
+    nett_harness_fini(&h);
 }
 END_TEST
 
@@ -180,7 +117,7 @@ START_TEST(a_bandwidth_factor_slows_the_shared_nic_at_its_hosts_smallest)
     nodes t;
     nodes_init(&t, SIM_TOPO_STAR);
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     sim_err err;
     ck_assert_int_eq(sim_net_set_bandwidth_factor(h.net, 5, 0.25, &err), 0);
     ck_assert_int_eq(sim_net_set_bandwidth_factor(h.net, 6, 0.5, &err), 0);
@@ -191,7 +128,7 @@ START_TEST(a_bandwidth_factor_slows_the_shared_nic_at_its_hosts_smallest)
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, 4), 23.7e9 * 0.5);
     ck_assert_int_eq(sim_net_set_bandwidth_factor(h.net, 6, 1.0, &err), 0);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, 4), 23.7e9);
-    harness_fini(&h);
+    nett_harness_fini(&h);
 }
 END_TEST
 
@@ -201,12 +138,12 @@ START_TEST(racks_and_fat_trees_place_nodes)
     nodes t;
     nodes_init(&t, SIM_TOPO_RACKS);
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     ck_assert_int_eq(sim_net_path_latency(h.net, 0, 7), t.lat[0] + t.lat[7]);
     ck_assert_int_eq(sim_net_path_latency(h.net, 0, 9), t.lat[0] + t.lat[9] + 2 * 977);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, 7), 23.7e9);
     ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, 9), 7.9e9);
-    harness_fini(&h);
+    nett_harness_fini(&h);
     uint32_t out[NET_MAX_HOPS];
     ck_assert_uint_eq(sim_net_topo_path(&t.cfg, 0, 9, out), 4);
     ck_assert_uint_eq(out[0], 0); /* node 0's NIC */
@@ -290,19 +227,6 @@ static const nh_draw node_draw = { .min_hosts = 4,
                                    .p_send = 0.92,
                                    .p_send_factor = 0.96 };
 
-/* The end of the message tagged `tag` in sd, which must have ended once. */
-static sim_time end_of(const nh_side *sd, uint64_t tag, bool *dropped)
-{
-    for (size_t i = 0; i < sd->n; i++) {
-        if (sd->tag[i] == tag) {
-            *dropped = sd->dropped[i];
-            return sd->at_ns[i];
-        }
-    }
-    ck_abort_msg("tag %llu never ended", (unsigned long long)tag);
-    return -1;
-}
-
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -316,14 +240,7 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         nh_to_nodes(ns, r);
         nh_side_run(off, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_NO_SOLOS, true);
         nh_side_run(on, &ns->fs.cfg, ns->fs.acts, ns->fs.nacts, NH_MODEL, true);
-        ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu without solos", k, on->n, off->n);
-        for (size_t i = 0; i < off->n; i++) {
-            bool dropped;
-            sim_time at = end_of(on, off->tag[i], &dropped);
-            ck_assert_msg(at == off->at_ns[i] && dropped == off->dropped[i],
-                          "set %zu: tag %llu ended at %lld, without solos at %lld", k,
-                          (unsigned long long)off->tag[i], (long long)at, (long long)off->at_ns[i]);
-        }
+        nh_expect_same_ends(on, off, k, "without solos");
         sim_net_stats a, b;
         nh_side_fini(on, &a, NULL);
         nh_side_fini(off, &b, NULL);

@@ -23,22 +23,6 @@
 
 /* ---- harness: tests/net_harness.h runs the scripts and records every end ------------------ */
 
-/* The end of the message tagged `tag` in sd, which must have ended once. */
-static sim_time end_of(const nh_side *sd, uint64_t tag, bool *dropped)
-{
-    size_t found = SIZE_MAX;
-    for (size_t i = 0; i < sd->n; i++) {
-        if (sd->tag[i] == tag) {
-            ck_assert_msg(found == SIZE_MAX, "tag %llu ended twice", (unsigned long long)tag);
-            found = i;
-        }
-    }
-    ck_assert_msg(found != SIZE_MAX, "tag %llu never ended", (unsigned long long)tag);
-    if (dropped != NULL)
-        *dropped = sd->dropped[found];
-    return sd->at_ns[found];
-}
-
 static sim_time xfer_ns(double bytes, double rate_bps)
 {
     return llround(bytes * 8e9 / rate_bps);
@@ -61,7 +45,7 @@ static void run_both(nh_side *on, const sim_net_config *cfg, const nh_action *ac
     ck_assert_uint_eq(on->n, off->n);
     for (size_t i = 0; i < off->n; i++) {
         bool d_on, d_off = off->dropped[i];
-        ck_assert_int_eq(end_of(on, off->tag[i], &d_on), off->at_ns[i]);
+        ck_assert_int_eq(nh_end_of(on, off->tag[i], &d_on), off->at_ns[i]);
         ck_assert_int_eq(d_on, d_off);
     }
     sim_net_stats st_off;
@@ -88,7 +72,7 @@ START_TEST(net_solo_lone_message_costs_one_event)
     nh_side *sd = calloc(1, sizeof(*sd));
     ck_assert_ptr_nonnull(sd);
     nh_side_run(sd, &cfg, acts, 1, NH_MODEL, false);
-    ck_assert_int_eq(end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
     sim_net_stats st;
     sim_engine_stats es;
     nh_side_fini(sd, &st, &es);
@@ -104,7 +88,7 @@ START_TEST(net_solo_lone_message_costs_one_event)
 
     /* Without solos: a START and a DONE. */
     nh_side_run(sd, &cfg, acts, 1, NH_NO_SOLOS, false);
-    ck_assert_int_eq(end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), 2385 + 4057 + xfer_ns((double)bytes, 6.11e9));
     nh_side_fini(sd, &st, &es);
     ck_assert_uint_eq(es.processed, 3);
     ck_assert_uint_eq(st.recomputes, 2);
@@ -135,7 +119,7 @@ START_TEST(net_solo_ring_costs_one_event_per_message)
     for (uint32_t w = 0; w < N; w++) {
         uint32_t v = (w + 1) % N;
         sim_time want = lat[w] + lat[v] + xfer_ns((double)acts[w].bytes, fmin(bw[w], bw[v]));
-        ck_assert_int_eq(end_of(sd, 2 * w, NULL), want);
+        ck_assert_int_eq(nh_end_of(sd, 2 * w, NULL), want);
     }
     ck_assert_uint_eq(es.processed, 2 * N); /* N sends, N DONEs */
     ck_assert_uint_eq(st.peak_flows, N);
@@ -183,8 +167,8 @@ START_TEST(net_solo_demoted_by_a_flow_starting_before_it)
     /* B alone from 4000, both from 12000: B plays "A" of two_flow_ends. */
     sim_time ea, eb;
     two_flow_ends(4000, (double)sb, 12000, (double)sa, &eb, &ea);
-    ck_assert_int_eq(end_of(sd, 0, NULL), ea);
-    ck_assert_int_eq(end_of(sd, 2, NULL), eb);
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), ea);
+    ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     /* A's DONE was scheduled and cancelled; then a START and a DONE each, as without solos. */
     ck_assert_uint_eq(es.processed, 2 + 4);
     ck_assert_uint_eq(st.peak_flows, 2);
@@ -206,8 +190,8 @@ START_TEST(net_solo_promoted_by_a_flow_starting_after_it)
     run_both(sd, &cfg, acts, 2, &st, &es);
     sim_time ea, eb;
     two_flow_ends(4000, (double)sa, 12000, (double)sb, &ea, &eb);
-    ck_assert_int_eq(end_of(sd, 0, NULL), ea);
-    ck_assert_int_eq(end_of(sd, 2, NULL), eb);
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), ea);
+    ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     ck_assert_uint_eq(es.processed, 5); /* A's DONE (moved, never cancelled), B's START, DONE */
     ck_assert_uint_eq(st.peak_flows, 2);
     free(sd);
@@ -232,8 +216,8 @@ START_TEST(net_solo_tied_with_a_start_keeps_the_send_order)
     run_both(sd, &cfg, first, 2, &st, &es);
     sim_time ea, eb;
     two_flow_ends(8000, (double)sa, 8000, (double)sb, &ea, &eb);
-    ck_assert_int_eq(end_of(sd, 0, NULL), ea);
-    ck_assert_int_eq(end_of(sd, 2, NULL), eb);
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), ea);
+    ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     ck_assert_uint_eq(es.processed, 5);
 
     /* C: 1 -> 3 (up(1) busy until long after); then B: 1 -> 2, ordinary; then A: 0 -> 2, a solo. */
@@ -242,8 +226,8 @@ START_TEST(net_solo_tied_with_a_start_keeps_the_send_order)
     run_both(sd, &cfg, second, 3, &st, &es);
     /* Both start at 8100 on down(2); B also shares up(1) (40e9) with C, which never binds. */
     two_flow_ends(8100, (double)sb, 8100, (double)sa, &eb, &ea);
-    ck_assert_int_eq(end_of(sd, 4, NULL), ea);
-    ck_assert_int_eq(end_of(sd, 2, NULL), eb);
+    ck_assert_int_eq(nh_end_of(sd, 4, NULL), ea);
+    ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     free(sd);
 }
 END_TEST
@@ -268,14 +252,14 @@ START_TEST(net_solo_bandwidth_change_before_and_during_its_start)
     nh_action before[] = { send_at(0, 0, 1, bytes),
                            { .at_ns = 4001, .kind = NH_FACTOR, .a = 1, .factor = 0.37 } };
     run_both(sd, &cfg, before, 2, &st, &es);
-    ck_assert_int_eq(end_of(sd, 0, NULL), t0 + xfer_ns((double)bytes, b1 * 0.37));
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), t0 + xfer_ns((double)bytes, b1 * 0.37));
     ck_assert_uint_eq(es.processed, 2 + 2);
     ck_assert_uint_eq(st.rerates, 1);
 
     /* At its very start (the change, scheduled first, comes first): the same. */
     before[1].at_ns = t0;
     run_both(sd, &cfg, before, 2, &st, &es);
-    ck_assert_int_eq(end_of(sd, 0, NULL), t0 + xfer_ns((double)bytes, b1 * 0.37));
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), t0 + xfer_ns((double)bytes, b1 * 0.37));
 
     /* During it: promoted at 400009 and re-rated; restored at 650021. */
     const sim_time ta = 400009, tb = 650021;
@@ -285,7 +269,7 @@ START_TEST(net_solo_bandwidth_change_before_and_during_its_start)
     run_both(sd, &cfg, during, 3, &st, &es);
     double rem = (double)bytes - b0 * (double)(ta - t0) / 8e9;
     rem -= b1 * 0.37 * (double)(tb - ta) / 8e9;
-    ck_assert_int_eq(end_of(sd, 0, NULL), tb + xfer_ns(rem, b0));
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), tb + xfer_ns(rem, b0));
     ck_assert_uint_eq(es.processed, 3 + 1); /* its one DONE, moved twice */
     ck_assert_uint_eq(st.rerates, 3);
     free(sd);
@@ -415,7 +399,7 @@ START_TEST(net_solo_dropped_before_their_start_leave_no_trace)
         size_t last = n;
         acts[n++] = send_at(10, 0, 1, 999983);
         run_both(sd, &cfg, acts, n, &st, &es);
-        ck_assert_int_eq(end_of(sd, 2 * last, NULL), 10 + 2000 + xfer_ns(999983, bw[0]));
+        ck_assert_int_eq(nh_end_of(sd, 2 * last, NULL), 10 + 2000 + xfer_ns(999983, bw[0]));
         ck_assert_uint_eq(st.dropped, N);
         ck_assert_uint_eq(st.delivered, heap ? 3 : 2);
         ck_assert_uint_eq(es.pending, 0);
@@ -461,7 +445,7 @@ START_TEST(net_solo_wait_queue_wraps_and_grows)
     for (uint32_t k = 1; k <= 15; k++) {
         size_t i = 3 * 50 + (k - 1);
         double b = fmin(bw[2 * k], bw[2 * k + 1]);
-        ck_assert_int_eq(end_of(sd, 2 * i, NULL), 2000 + xfer_ns((double)acts[i].bytes, b));
+        ck_assert_int_eq(nh_end_of(sd, 2 * i, NULL), 2000 + xfer_ns((double)acts[i].bytes, b));
     }
     ck_assert_uint_eq(st.dropped, 50);
     ck_assert_uint_eq(st.delivered, 85);
@@ -532,7 +516,7 @@ START_TEST(net_solo_counts_peak_flows_by_the_engine_order)
     sim_net_stats st;
     sim_engine_stats es;
     run_both(sd, &cfg, later, 2, &st, &es);
-    ck_assert_int_eq(end_of(sd, 0, NULL), 802000);
+    ck_assert_int_eq(nh_end_of(sd, 0, NULL), 802000);
     ck_assert_uint_eq(st.peak_flows, 1);
     /* B sent first (with 800000 ns of extra latency): its START came before A's DONE. */
     nh_action first[] = { { .at_ns = 0, .kind = NH_EXTRA, .a = 2, .bytes = 800000 },
@@ -540,8 +524,8 @@ START_TEST(net_solo_counts_peak_flows_by_the_engine_order)
                           { .at_ns = 0, .kind = NH_EXTRA, .a = 2, .bytes = 0 },
                           send_at(0, 0, 1, 1000000) };
     run_both(sd, &cfg, first, 4, &st, &es);
-    ck_assert_int_eq(end_of(sd, 6, NULL), 802000);
-    ck_assert_int_eq(end_of(sd, 2, NULL), 802000 + 800000);
+    ck_assert_int_eq(nh_end_of(sd, 6, NULL), 802000);
+    ck_assert_int_eq(nh_end_of(sd, 2, NULL), 802000 + 800000);
     ck_assert_uint_eq(st.peak_flows, 2);
     free(sd);
 }
@@ -594,18 +578,7 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         nh_draw_flow_set(fs, r, topo, changes, &d);
         nh_side_run(off, &fs->cfg, fs->acts, fs->nacts, NH_NO_SOLOS, true);
         nh_side_run(on, &fs->cfg, fs->acts, fs->nacts, NH_MODEL, true);
-        ck_assert_msg(on->n == off->n, "set %zu: %zu ends, %zu without solos", k, on->n, off->n);
-        bool same_order = true;
-        for (size_t i = 0; i < off->n; i++) {
-            bool dropped;
-            sim_time at = end_of(on, off->tag[i], &dropped);
-            ck_assert_msg(at == off->at_ns[i] && dropped == off->dropped[i],
-                          "set %zu: tag %llu ended at %lld (dropped %d), without solos at %lld "
-                          "(dropped %d)",
-                          k, (unsigned long long)off->tag[i], (long long)at, dropped,
-                          (long long)off->at_ns[i], off->dropped[i]);
-            same_order = same_order && on->tag[i] == off->tag[i];
-        }
+        bool same_order = nh_expect_same_ends(on, off, k, "without solos");
         reordered += !same_order;
         sim_net_stats a, b;
         sim_engine_stats ea, eb;

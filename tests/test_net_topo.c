@@ -10,6 +10,7 @@
 
 #include <check.h>
 
+#include "harness_net.h"
 #include "net/net.h"
 #include "net/net_topo.h"
 #include "sim/engine.h"
@@ -17,74 +18,7 @@
 
 enum {
     HOSTS = 16,
-    MAX_LOG = 16
 };
-
-typedef struct harness {
-    sim_engine *eng;
-    sim_net *net;
-    size_t n;
-    uint64_t tag[MAX_LOG];
-    sim_time at_ns[MAX_LOG];
-} harness;
-
-static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
-{
-    harness *h = ud;
-    sim_net_msg msg;
-    int rc = sim_net_handle(h->net, ev, &msg, err);
-    if (rc <= 0)
-        return rc;
-    ck_assert_uint_lt(h->n, MAX_LOG);
-    h->tag[h->n] = msg.tag;
-    h->at_ns[h->n] = sim_engine_now(eng);
-    h->n++;
-    return 0;
-}
-
-static void harness_init(harness *h, const sim_net_config *cfg)
-{
-    memset(h, 0, sizeof(*h));
-    sim_err err;
-    h->eng = sim_engine_create(64, &err);
-    ck_assert_ptr_nonnull(h->eng);
-    h->net = sim_net_create(cfg, h->eng, &err);
-    ck_assert_msg(h->net != NULL, "%s", err.msg);
-}
-
-static void harness_run(harness *h)
-{
-    sim_err err;
-    ck_assert_int_eq(sim_engine_run(h->eng, SIM_TIME_NEVER, dispatch, h, &err), 0);
-}
-
-static void harness_fini(harness *h)
-{
-    sim_net_destroy(h->net);
-    sim_engine_destroy(h->eng);
-}
-
-static void send(harness *h, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
-{
-    sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
-    m.payload = SIM_NET_NO_PAYLOAD;
-    sim_err err;
-    ck_assert_int_eq(sim_net_send(h->net, &m, &err), 0);
-}
-
-static sim_time delivered_at(const harness *h, uint64_t tag)
-{
-    for (size_t i = 0; i < h->n; i++)
-        if (h->tag[i] == tag)
-            return h->at_ns[i];
-    ck_abort_msg("tag %llu not delivered", (unsigned long long)tag);
-    return -1;
-}
-
-static sim_time xfer_ns(double bytes, double rate_bps)
-{
-    return llround(bytes * 8e9 / rate_bps);
-}
 
 typedef struct fat_tree {
     double bw[HOSTS];
@@ -119,7 +53,7 @@ START_TEST(fat_tree_one_flow_takes_latency_plus_size_over_its_bottleneck)
     fat_tree t;
     fat_tree_init(&t, nic, fabric, 2.0, up_lat);
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     const uint64_t bytes = 2718281;
     const uint32_t dsts[] = { 1, 2, 13 };
     const sim_time hops[] = { 0, 2, 4 };
@@ -129,11 +63,12 @@ START_TEST(fat_tree_one_flow_takes_latency_plus_size_over_its_bottleneck)
         ck_assert_int_eq(sim_net_path_latency(h.net, 0, dsts[i]), lat);
         ck_assert_double_eq(sim_net_path_bandwidth_bps(h.net, 0, dsts[i]), rates[i]);
         sim_time t0 = sim_engine_now(h.eng);
-        send(&h, 0, dsts[i], bytes, i);
-        harness_run(&h);
-        ck_assert_int_eq(delivered_at(&h, i), t0 + lat + xfer_ns((double)bytes, rates[i]));
+        nett_send(&h, 0, dsts[i], bytes, i);
+        nett_harness_run(&h);
+        ck_assert_int_eq(nett_delivered(&h, i)->at_ns,
+                         t0 + lat + nett_xfer_ns((double)bytes, rates[i]));
     }
-    harness_fini(&h);
+    nett_harness_fini(&h);
 }
 END_TEST
 
@@ -151,23 +86,23 @@ START_TEST(fat_tree_flows_across_the_core_share_as_max_min_says)
     for (size_t i = 0; i < HOSTS; i++)
         t.lat[i] = 1000;
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     const uint64_t bytes = 3141593;
-    send(&h, 0, 4, bytes, 1);
-    send(&h, 1, 7, bytes, 2);
-    send(&h, 2, 10, bytes, 3);
+    nett_send(&h, 0, 4, bytes, 1);
+    nett_send(&h, 1, 7, bytes, 2);
+    nett_send(&h, 2, 10, bytes, 3);
     sim_time t0 = 2000 + 4 * 500;
     sim_err err;
-    ck_assert_int_eq(sim_engine_run(h.eng, t0, dispatch, &h, &err), 0);
+    ck_assert_int_eq(sim_engine_run(h.eng, t0, nett_dispatch, &h, &err), 0);
     uint32_t src, dst;
     double rate;
     for (size_t i = 0; sim_net_flow_at(h.net, i, &src, &dst, &rate); i++)
         ck_assert_double_eq(rate, (src == 2 ? 5e9 : 2.5e9));
-    harness_run(&h);
-    ck_assert_int_eq(delivered_at(&h, 3), t0 + xfer_ns((double)bytes, 5e9));
-    ck_assert_int_eq(delivered_at(&h, 1), t0 + xfer_ns((double)bytes, 2.5e9));
-    ck_assert_int_eq(delivered_at(&h, 2), t0 + xfer_ns((double)bytes, 2.5e9));
-    harness_fini(&h);
+    nett_harness_run(&h);
+    ck_assert_int_eq(nett_delivered(&h, 3)->at_ns, t0 + nett_xfer_ns((double)bytes, 5e9));
+    ck_assert_int_eq(nett_delivered(&h, 1)->at_ns, t0 + nett_xfer_ns((double)bytes, 2.5e9));
+    ck_assert_int_eq(nett_delivered(&h, 2)->at_ns, t0 + nett_xfer_ns((double)bytes, 2.5e9));
+    nett_harness_fini(&h);
 }
 END_TEST
 
@@ -181,14 +116,14 @@ START_TEST(fat_tree_spreads_flows_from_one_edge_switch_over_both_aggregation_swi
     for (size_t i = 0; i < HOSTS; i++)
         t.lat[i] = 0;
     harness h;
-    harness_init(&h, &t.cfg);
+    nett_harness_init(&h, &t.cfg);
     const uint64_t bytes = 1000003;
-    send(&h, 0, 4, bytes, 1);
-    send(&h, 0, 5, bytes, 2);
-    harness_run(&h);
-    ck_assert_int_eq(delivered_at(&h, 1), xfer_ns((double)bytes, 10e9));
-    ck_assert_int_eq(delivered_at(&h, 2), xfer_ns((double)bytes, 10e9));
-    harness_fini(&h);
+    nett_send(&h, 0, 4, bytes, 1);
+    nett_send(&h, 0, 5, bytes, 2);
+    nett_harness_run(&h);
+    ck_assert_int_eq(nett_delivered(&h, 1)->at_ns, nett_xfer_ns((double)bytes, 10e9));
+    ck_assert_int_eq(nett_delivered(&h, 2)->at_ns, nett_xfer_ns((double)bytes, 10e9));
+    nett_harness_fini(&h);
 }
 END_TEST
 

@@ -190,25 +190,10 @@ static const proto_ops proto_admittest = {
     .fini = a_fini,
 };
 
-/* Runs `file` with the test protocol and the failures `stragglers` (a JSON list), 0.5 s;
- * returns sim_run's code, its message in `msg` (64 bytes at least). */
+/* Runs `file` with the test protocol and the failures `stragglers` (harness_run_ops). */
 static int run(const char *file, const char *stragglers, char *msg)
 {
-    char set[1024];
-    snprintf(set, sizeof(set), "stragglers=%s", stragglers);
-    const char *sets[] = { set, "stop.time_s=0.5" };
-    sim_err err;
-    sim_err_clear(&err);
-    sim_scenario *sc = harness_load_file(file, sets, 2);
-    ck_assert_msg(sim_run_check(sc, &proto_admittest, &err) == 0, "check: %s", err.msg);
-    char *dir = harness_tmpdir("rejoin");
-    sim_run_options opt = { .out_dir = dir };
-    sim_run_summary sum;
-    int rc = sim_run(sc, &proto_admittest, &opt, &sum, &err);
-    snprintf(msg, 256, "%s", err.msg);
-    harness_cleanup(dir);
-    sim_scenario_destroy(sc);
-    return rc;
+    return harness_run_ops(file, &proto_admittest, stragglers, msg);
 }
 
 static plan *new_plan(void)

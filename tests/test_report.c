@@ -21,20 +21,8 @@
 static void fake_run(const char *sweep, const char *name, const char *curve, double samples,
                      double compute, double comm, double wait, double bytes, double target)
 {
-    char dir[1024], text[8192], *cut = strdup(curve);
-    snprintf(dir, sizeof(dir), "%s/%s", sweep, name);
-    ck_assert_int_eq(mkdir(dir, 0777), 0);
-    size_t len = (size_t)snprintf(text, sizeof(text),
-                                  "time_s,iterations,samples,epoch,train_loss,test_loss,"
-                                  "test_accuracy,consensus,throughput_sps\n");
-    for (char *tok = strtok(cut, " "); tok != NULL; tok = strtok(NULL, " ")) {
-        double t = 0, acc = 0;
-        ck_assert_int_eq(sscanf(tok, "%lf:%lf", &t, &acc), 2);
-        len += (size_t)snprintf(text + len, sizeof(text) - len, "%g,%g,%g,0,1,1,%g,0,100\n", t,
-                                t * 10, t * 100, acc);
-    }
-    free(cut);
-    harness_write(dir, "metrics.csv", text);
+    char dir[1024], text[8192];
+    harness_fake_run(dir, sizeof(dir), sweep, name, curve, false);
     snprintf(text, sizeof(text),
              "worker,speed,iterations,samples,compute_s,comm_s,wait_s,bytes_sent,"
              "bytes_received,down_s,params_fnv\n"
@@ -51,10 +39,6 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
                  target);
     harness_write(dir, "run.json", text);
 }
-
-static const char index_head[] =
-    "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"
-    "time_to_target_s,mean_throughput_sps,wall_s\n";
 
 /* The field named `col` of the CSV row whose first field is `key`, as a number (NaN for an
  * empty field). */
@@ -113,7 +97,7 @@ static char *hand_sweep(void)
              "4,b1,b,0.1,1,time,6,0.7,0.7,,500,0.1\n"
              "5,b2,b,0.1,2,time,4,0.6,0.6,,700,0.1\n"
              "6,gone,b,0.1,3,missing,,,,,,\n",
-             index_head);
+             harness_fake_index_head);
     harness_write(dir, "index.csv", text);
     return dir;
 }
@@ -222,7 +206,7 @@ START_TEST(report_best_over_picks_each_groups_best_value)
              "2,a3,a,0.2,1,time,3,0.85,0.8,,1,0\n3,a4,a,0.2,2,time,3,0.85,0.8,,1,0\n"
              "4,a5,a,0.3,1,time,3,0.8,0.8,,1,0\n5,a6,a,0.3,2,time,3,0.8,0.8,,1,0\n"
              "6,b1,b,0.2,1,time,3,0.5,0.5,,1,0\n7,b2,b,0.3,1,time,3,0.6,0.6,,1,0\n",
-             index_head);
+             harness_fake_index_head);
     harness_write(dir, "index.csv", text);
     harness_result r = harness_hetsim((const char *[]){
         "report", dir, "--by", "proto", "--best-over", "lr", "--format", "csv", NULL });
@@ -400,7 +384,7 @@ START_TEST(plot_by_draws_twenty_groups_in_one_figure)
 {
     char *dir = harness_tmpdir("report"), name[32], out[1100], path[1300];
     char *index = malloc(65536);
-    size_t len = (size_t)snprintf(index, 65536, "%s", index_head);
+    size_t len = (size_t)snprintf(index, 65536, "%s", harness_fake_index_head);
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), "r%d", i);
         fake_run(dir, name, i % 2 ? "0:0.1 1:0.6 2:0.9" : "0:0.1 1:0.5 2:0.85", 1, 1, 0, 0, 1, 0.8);
@@ -468,7 +452,7 @@ START_TEST(report_and_breakdown_show_communication_that_overlapped_computation)
     snprintf(text, sizeof(text),
              "%s0,o1,over,0.1,1,time,1,0.6,0.6,,100,0.1\n1,o2,over,0.1,2,time,1,0.6,0.6,,100,0.1\n"
              "2,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n",
-             index_head);
+             harness_fake_index_head);
     harness_write(dir, "index.csv", text);
     harness_result r =
         harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
@@ -506,7 +490,8 @@ START_TEST(report_and_breakdown_show_communication_that_overlapped_computation)
     /* Without the column anywhere: no overlap column in the report. */
     char *plain = harness_tmpdir("report");
     fake_run(plain, "p1", "0:0.1 1:0.6", 100, 6, 2, 0, 1000, NAN);
-    snprintf(text, sizeof(text), "%s0,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n", index_head);
+    snprintf(text, sizeof(text), "%s0,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n",
+             harness_fake_index_head);
     harness_write(plain, "index.csv", text);
     r = harness_hetsim((const char *[]){ "report", plain, "--by", "proto", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -687,14 +672,6 @@ static const char base_json[] =
     "  \"protocol\": { \"name\": \"allreduce\" },\n"
     "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
 
-static size_t count_lines(const char *s)
-{
-    size_t n = 0;
-    for (; *s != '\0'; s++)
-        n += *s == '\n';
-    return n;
-}
-
 /* curves.csv: a row per (point, evaluation), a column per swept key, then seed and the
  * metrics, each row's metrics those of its run's metrics.csv; index.csv a column per key. */
 START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
@@ -720,7 +697,7 @@ START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
                                     "iterations,samples,epoch,train_loss,test_loss,"
                                     "test_accuracy,consensus,throughput_sps\n"),
                      curves);
-    ck_assert_uint_eq(count_lines(curves), 1 + 4 * 5); /* 4 points, evaluations at 0..4 s */
+    ck_assert_uint_eq(harness_count_lines(curves), 1 + 4 * 5); /* 4 points, evaluations at 0..4 s */
     /* Point 3 (dpsgd, seed 6): its rows are its metrics.csv's, behind its keys. */
     snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,workers=4,workload.lr=0.1,seed=6", out);
     char *metrics = harness_slurp(run, "metrics.csv"), *save = NULL;

@@ -36,65 +36,8 @@ static const char zero_json[] =
     " \"protocol\": {\"name\": \"ripples\"}, \"stop\": {\"time_s\": 0.06},"
     " \"eval\": {\"every_s\": 0.015, \"samples\": 100}}";
 
-enum {
-    MAX_OBS = 256, /* observations kept */
-    MAX_W = 16,    /* workers kept per observation */
-    MAX_P = 32     /* parameters kept per worker */
-};
-
-typedef struct observer {
-    size_t n, p, w;                 /* observations, parameters, workers */
-    long long t_ns[MAX_OBS];        /* when */
-    float x[MAX_OBS][MAX_W][MAX_P]; /* every worker's model */
-    double sum[MAX_OBS][MAX_P];     /* sum over all workers, in double */
-    double max_abs;                 /* largest |x| seen */
-} observer;
-
-static void observe(void *ud, struct sim_ctx *ctx)
-{
-    observer *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, MAX_W);
-    ck_assert_uint_le(p, MAX_P);
-    if (o->n >= MAX_OBS)
-        return;
-    size_t k = o->n++;
-    o->p = p;
-    o->w = n;
-    o->t_ns[k] = (long long)sim_ctx_now(ctx);
-    for (uint32_t w = 0; w < n; w++) {
-        memcpy(o->x[k][w], sim_ctx_params(ctx, w), p * sizeof(float));
-        for (size_t i = 0; i < p; i++) {
-            o->sum[k][i] += (double)o->x[k][w][i];
-            o->max_abs = fmax(o->max_abs, fabs((double)o->x[k][w][i]));
-        }
-    }
-}
-
-/* Runs `json` with `sets`, observing into obs; returns summary.json's text if asked. */
-static sim_run_summary run_observed(const char *json, const char *const *sets, size_t n,
-                                    observer *obs, char **summary)
-{
-    sim_scenario *sc = harness_load(json, "ripples.json", sets, n);
-    char *dir = harness_tmpdir("ripples");
-    sim_run_summary sum = harness_run(sc, dir, obs != NULL ? observe : NULL, obs);
-    if (summary != NULL)
-        *summary = harness_slurp(dir, "summary.json");
-    harness_cleanup(dir);
-    sim_scenario_destroy(sc);
-    return sum;
-}
-
-/* A value of summary.json's protocol_report. */
-static double report(const char *summary, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    const char *at = strstr(strstr(summary, "\"protocol_report\""), pat);
-    ck_assert_msg(at != NULL, "no %s in the report", key);
-    return strtod(at + strlen(pat), NULL);
-}
+/* Every worker's model at each evaluation (tests/harness.h). */
+typedef harness_models observer;
 
 /* The mean sim_tensor_mean computes: summed in float in the order given, divided once. */
 static float mean_of(const float *const *xs, size_t k, size_t i)
@@ -117,10 +60,10 @@ START_TEST(after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untou
                             " \"slowdown\": 10}]") };
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
-    run_observed(zero_json, sets, 3, obs, &summary);
+    harness_run_models(zero_json, sets, 3, obs, &summary);
     ck_assert_uint_ge(obs->n, 2);
     ck_assert_int_eq(obs->t_ns[1], 15000000);
-    float(*x0)[MAX_P] = obs->x[0], (*x1)[MAX_P] = obs->x[1];
+    float(*x0)[HARNESS_OBS_PARAMS] = obs->x[0], (*x1)[HARNESS_OBS_PARAMS] = obs->x[1];
     const float *in[] = { x0[0], x0[1], x0[2] };
     for (size_t i = 0; i < obs->p; i++) {
         float m = mean_of(in, 3, i);
@@ -135,7 +78,7 @@ START_TEST(after_a_p_reduce_members_are_bitwise_their_mean_and_non_members_untou
     ck_assert(memcmp(x1[0], x0[0], obs->p * sizeof(float)) != 0);
     for (uint32_t w = 3; w < 6; w++)
         ck_assert_mem_eq(x1[w], x0[w], obs->p * sizeof(float));
-    ck_assert_double_eq(report(summary, "groups_failed"), 0);
+    ck_assert_double_eq(harness_report_in(summary, "groups_failed"), 0);
     free(summary);
     free(obs);
 }
@@ -147,8 +90,8 @@ static void check_sum_kept(const char *const *sets, size_t nsets)
 {
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
-    run_observed(zero_json, sets, nsets, obs, &summary);
-    double groups = report(summary, "groups_done");
+    harness_run_models(zero_json, sets, nsets, obs, &summary);
+    double groups = harness_report_in(summary, "groups_done");
     ck_assert_double_ge(groups, 20);
     ck_assert_uint_ge(obs->n, 20);
     /* Each group's mean errs by at most (gs - 1 + 1 + 1) U max|x| per element and member:
@@ -222,20 +165,22 @@ START_TEST(every_local_step_is_followed_by_exactly_one_group)
                                          "protocol.batch=all", "protocol.groups=division" };
     const char *sets[] = { modes[_i] };
     char *summary;
-    run_observed(slow_json, sets, 1, NULL, &summary);
-    double steps = iterations_of(summary), execs = report(summary, "group_executions");
-    double done = report(summary, "groups_done"), formed = report(summary, "groups_formed");
+    harness_run_models(slow_json, sets, 1, NULL, &summary);
+    double steps = iterations_of(summary), execs = harness_report_in(summary, "group_executions");
+    double done = harness_report_in(summary, "groups_done"),
+           formed = harness_report_in(summary, "groups_formed");
     ck_assert_double_ge(steps, 500);
     ck_assert_double_le(execs, steps);
     ck_assert_double_ge(execs, steps - 16);
     ck_assert_double_le(3 * done, execs);
-    ck_assert_double_eq_tol(report(summary, "executions_per_step"), execs / steps, 1e-9);
+    ck_assert_double_eq_tol(harness_report_in(summary, "executions_per_step"), execs / steps, 1e-9);
     /* A worker asks only with no group pending: it has at most one group of its own pending
      * or on its way, so the groups formed are at most the finished ones plus one per worker;
      * before, every step asked (requests close to steps, three times more). A request forms
      * one group, or with Group Division over the free workers (the last mode) one batch. */
-    double per = _i == 3 ? report(summary, "batches") : formed;
-    ck_assert_double_eq(report(summary, "requests"), per + report(summary, "redundant_requests"));
+    double per = _i == 3 ? harness_report_in(summary, "batches") : formed;
+    ck_assert_double_eq(harness_report_in(summary, "requests"),
+                        per + harness_report_in(summary, "redundant_requests"));
     ck_assert_double_le(formed, steps / 3 + 16);
     free(summary);
 }
@@ -250,25 +195,25 @@ START_TEST(the_group_buffer_has_fewer_conflicts_than_random_groups)
     const char *random[] = { "protocol.groups=random" };
     const char *buffer[] = { "protocol.groups=buffer" };
     char *a, *b;
-    run_observed(slow_json, random, 1, NULL, &a);
-    run_observed(slow_json, buffer, 1, NULL, &b);
-    double ca = report(a, "conflicts"), cb = report(b, "conflicts");
-    double ga = report(a, "groups_formed"), gb = report(b, "groups_formed");
+    harness_run_models(slow_json, random, 1, NULL, &a);
+    harness_run_models(slow_json, buffer, 1, NULL, &b);
+    double ca = harness_report_in(a, "conflicts"), cb = harness_report_in(b, "conflicts");
+    double ga = harness_report_in(a, "groups_formed"), gb = harness_report_in(b, "groups_formed");
     ck_assert_double_ge(ca, 100);
     ck_assert_double_le(cb, ca / 2);
     ck_assert_double_le(cb / gb, ca / ga / 2);
     /* The plain generator forms a group for every request; the buffer answers a request from
      * a worker it already put in a group with that group. */
-    ck_assert_double_eq(report(a, "redundant_requests"), 0);
-    ck_assert_double_eq(report(a, "requests"), ga);
+    ck_assert_double_eq(harness_report_in(a, "redundant_requests"), 0);
+    ck_assert_double_eq(harness_report_in(a, "requests"), ga);
     free(a);
     free(b);
     /* With buffer_depth 1 no partner with a group pending is drawn, and a requester with one
      * pending forms nothing: no conflict at all (groups may be smaller). */
     const char *depth1[] = { "protocol.groups=buffer", "protocol.buffer_depth=1" };
-    run_observed(slow_json, depth1, 2, NULL, &b);
-    ck_assert_double_ge(report(b, "groups_done"), 300);
-    ck_assert_double_eq(report(b, "conflicts"), 0);
+    harness_run_models(slow_json, depth1, 2, NULL, &b);
+    ck_assert_double_ge(harness_report_in(b, "groups_done"), 300);
+    ck_assert_double_eq(harness_report_in(b, "conflicts"), 0);
     free(b);
 }
 END_TEST
@@ -289,10 +234,10 @@ START_TEST(the_default_generator_is_group_division_and_run_json_says_so)
     sim_scenario_destroy(sc);
     const char *stat[] = { "protocol.groups=static", "protocol.grid=[4, 4]" };
     char *summary;
-    run_observed(slow_json, stat, 2, NULL, &summary);
-    ck_assert_double_ge(report(summary, "groups_done"), 100);
-    ck_assert_double_eq(report(summary, "conflicts"), 0);
-    ck_assert_double_eq(report(summary, "requests"), 0);
+    harness_run_models(slow_json, stat, 2, NULL, &summary);
+    ck_assert_double_ge(harness_report_in(summary, "groups_done"), 100);
+    ck_assert_double_eq(harness_report_in(summary, "conflicts"), 0);
+    ck_assert_double_eq(harness_report_in(summary, "requests"), 0);
     free(summary);
 }
 END_TEST
@@ -305,7 +250,7 @@ static void iterations_but(const char *const *sets, size_t n, uint32_t slow, dou
     char *dir = harness_tmpdir("ripples");
     harness_run(sc, dir, NULL, NULL);
     char *summary = harness_slurp(dir, "summary.json");
-    *conflicts = report(summary, "conflicts");
+    *conflicts = harness_report_in(summary, "conflicts");
     free(summary);
     char *csv = harness_slurp(dir, "workers.csv");
     *others = 0;
@@ -349,7 +294,7 @@ START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
      * about 20.5 ms, round 3 at about 30.7 ms; the observation at 25 ms sees two rounds. */
     const char *sets[] = { "protocol.groups=static", "protocol.grid=[3, 2]", "eval.every_s=0.025" };
     observer *obs = calloc(1, sizeof(*obs));
-    run_observed(zero_json, sets, 3, obs, NULL);
+    harness_run_models(zero_json, sets, 3, obs, NULL);
     ck_assert_int_eq(obs->t_ns[1], 25000000);
     for (size_t i = 0; i < obs->p; i++) {
         double mean = obs->sum[0][i] / 6.0;
@@ -363,7 +308,7 @@ START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
     /* After one round (at 15 ms with eval every 15 ms) they were not yet equal. */
     free(obs);
     observer *one = calloc(1, sizeof(*one));
-    run_observed(zero_json, (const char *[]){ sets[0], sets[1] }, 2, one, NULL);
+    harness_run_models(zero_json, (const char *[]){ sets[0], sets[1] }, 2, one, NULL);
     ck_assert_int_eq(one->t_ns[1], 15000000);
     ck_assert(memcmp(one->x[1][0], one->x[1][1], one->p * sizeof(float)) == 0);
     ck_assert(memcmp(one->x[1][0], one->x[1][3], one->p * sizeof(float)) != 0);
@@ -381,7 +326,7 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
                             " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
                            "eval.every_s=0.025" };
     observer *obs = calloc(1, sizeof(*obs));
-    run_observed(zero_json, sets, 4, obs, NULL);
+    harness_run_models(zero_json, sets, 4, obs, NULL);
     ck_assert_int_eq(obs->t_ns[1], 25000000);
     for (size_t i = 0; i < obs->p; i++)
         for (uint32_t w = 0; w < 6; w++) {
@@ -391,7 +336,7 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
         }
     /* After round 1 (observed at 15 ms) the racks are averaged, not yet the pairs. */
     memset(obs, 0, sizeof(*obs));
-    run_observed(zero_json, sets, 3, obs, NULL);
+    harness_run_models(zero_json, sets, 3, obs, NULL);
     ck_assert_int_eq(obs->t_ns[1], 15000000);
     size_t bytes = obs->p * sizeof(float);
     ck_assert_mem_eq(obs->x[1][0], obs->x[1][2], bytes);
@@ -412,7 +357,7 @@ START_TEST(the_racks_schedule_sizes_its_groups_from_the_racks)
                             " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
                            "eval.every_s=0.025" };
     observer *obs = calloc(1, sizeof(*obs));
-    run_observed(zero_json, sets, 4, obs, NULL);
+    harness_run_models(zero_json, sets, 4, obs, NULL);
     ck_assert_int_eq(obs->t_ns[1], 25000000);
     for (size_t i = 0; i < obs->p; i++)
         for (uint32_t w = 0; w < 6; w++) {
@@ -430,7 +375,7 @@ START_TEST(the_generator_s_reads_of_pending_groups_are_counted_as_peer_reads)
      * counts them (peer_reads). */
     const char *buffer[] = { "protocol.groups=buffer", "stop.time_s=0.1" };
     char *summary;
-    run_observed(zero_json, buffer, 2, NULL, &summary);
+    harness_run_models(zero_json, buffer, 2, NULL, &summary);
     const char *at = strstr(summary, "\"peer_reads\": ");
     ck_assert_msg(at != NULL, "no peer_reads in %s", summary);
     ck_assert_double_gt(strtod(at + strlen("\"peer_reads\": "), NULL), 0);
@@ -472,10 +417,10 @@ START_TEST(a_down_member_fails_its_group_and_members_keep_their_models)
     };
     observer *obs = calloc(1, sizeof(*obs));
     char *summary;
-    sim_run_summary sum = run_observed(zero_json, sets, 4, obs, &summary);
+    sim_run_summary sum = harness_run_models(zero_json, sets, 4, obs, &summary);
     ck_assert_str_eq(sum.stop_reason, "time");
-    ck_assert_double_ge(report(summary, "groups_failed"), 1);
-    ck_assert_double_ge(report(summary, "groups_done"), 20);
+    ck_assert_double_ge(harness_report_in(summary, "groups_failed"), 1);
+    ck_assert_double_ge(harness_report_in(summary, "groups_done"), 20);
     for (size_t k = 2; k < obs->n; k++)
         ck_assert_mem_eq(obs->x[k][4], obs->x[1][4], obs->p * sizeof(float));
     free(summary);
@@ -632,8 +577,8 @@ START_TEST(the_same_scenario_and_seed_give_identical_summaries)
 {
     const char *sets[] = { "protocol.groups=buffer", "stop.time_s=0.2" };
     char *a, *b;
-    run_observed(zero_json, sets, 2, NULL, &a);
-    run_observed(zero_json, sets, 2, NULL, &b);
+    harness_run_models(zero_json, sets, 2, NULL, &a);
+    harness_run_models(zero_json, sets, 2, NULL, &b);
     harness_strip_wall(a);
     harness_strip_wall(b);
     ck_assert_str_eq(a, b);

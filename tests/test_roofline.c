@@ -36,8 +36,7 @@ static const sim_device dev = {
     .source = "tests",
     .mem_frac = 0.8,
     .mem_source = "tests",
-    .conv_frac = { 0.5, 0, 0.25, 0 },
-    .matmul_frac = { 0.25, 0, 0.5, 0 },
+    .shares = &(const sim_shares){ .conv = { 0.5, 0, 0.25, 0 }, .matmul = { 0.25, 0, 0.5, 0 } },
     .fit = "tests",
 };
 
@@ -363,9 +362,9 @@ START_TEST(every_device_has_a_bandwidth_attainable_shares_and_their_sources)
                       "%s", d->name);
         for (int p = 0; p < SIM_PREC_N; p++) {
             bool peak = d->peak_flops[p] > 0;
-            ck_assert_msg(peak == (d->conv_frac[p] > 0) && peak == (d->matmul_frac[p] > 0), "%s %s",
-                          d->name, sim_precision_name(p));
-            ck_assert_msg(d->conv_frac[p] <= 1.0 && d->matmul_frac[p] <= 1.0, "%s", d->name);
+            ck_assert_msg(peak == (d->shares->conv[p] > 0) && peak == (d->shares->matmul[p] > 0),
+                          "%s %s", d->name, sim_precision_name(p));
+            ck_assert_msg(d->shares->conv[p] <= 1.0 && d->shares->matmul[p] <= 1.0, "%s", d->name);
         }
         /* Paired half-precision arithmetic where the device has fast FP16, at most twice. */
         bool half = d->peak_flops[SIM_PREC_FP16] > 0;

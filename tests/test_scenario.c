@@ -1,7 +1,6 @@
 /* Tests of scenario/scenario: a complete scenario read field by field, documented defaults, the
- * resolved tree and its hash, count-drawn stragglers, trace files, --set overrides, and the
- * corpus of malformed scenarios in tests/scenarios_bad (one NAME.json per mistake, with the
- * expected "JSONPATH: MESSAGE" line in NAME.err). Run from the repository root. */
+ * resolved tree and its hash, count-drawn stragglers, trace files and --set overrides. Run
+ * from the repository root. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -17,28 +16,13 @@
 #include <gsl/gsl_rng.h>
 
 #include "harness.h"
+#include "harness_scenario.h"
 #include "runtime/run.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/engine.h"
 #include "sim/err.h"
 #include "sim/rng.h"
-
-#define FULL    "tests/scenarios_ok/full.json"
-#define MINIMAL "tests/scenarios_ok/minimal.json"
-#define BAD_DIR "tests/scenarios_bad"
-
-static void setup(void)
-{
-}
-
-static sim_scenario *load_ok(const char *file, const char *const *sets, size_t nsets)
-{
-    sim_err err;
-    sim_scenario *sc = sim_scenario_load(file, sets, nsets, &err);
-    ck_assert_msg(sc != NULL, "%s: %s: %s", err.file, err.path, err.msg);
-    return sc;
-}
 
 /* Loads with one --set that must fail; checks the error. */
 static void set_fails(const char *file, const char *assignment, const char *path, const char *msg)
@@ -52,18 +36,11 @@ static void set_fails(const char *file, const char *assignment, const char *path
     ck_assert_str_eq(err.msg, msg);
 }
 
-static void check_ids(const sim_straggler *st, const uint32_t *ids, size_t n)
-{
-    ck_assert_uint_eq(st->nworkers, n);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_uint_eq(st->workers[i], ids[i]);
-}
-
 /* ---- a complete scenario ---------------------------------------------------------------- */
 
 START_TEST(loader_reads_the_top_level_compute_and_stream_seeds)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     ck_assert_str_eq(sc->file, FULL);
     ck_assert_str_eq(sc->name, "full-check");
     ck_assert_uint_eq(sc->seed, 48213);
@@ -85,18 +62,18 @@ END_TEST
 
 START_TEST(loader_reads_every_kind_of_straggler_rule)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     ck_assert_uint_eq(sc->nstragglers, 7);
     const sim_straggler *st = sc->stragglers;
     ck_assert_int_eq(st[0].kind, SIM_STRAG_FIXED);
-    check_ids(&st[0], (const uint32_t[]){ 1, 4 }, 2); /* given as [4, 1]: sorted */
+    sct_check_ids(&st[0], (const uint32_t[]){ 1, 4 }, 2); /* given as [4, 1]: sorted */
     ck_assert_double_eq(st[0].slowdown, 2.385);
     ck_assert_int_eq(st[1].kind, SIM_STRAG_RANDOM);
     ck_assert_uint_eq(st[1].nworkers, 3);
     ck_assert_double_eq(st[1].probability, 0.0375);
     ck_assert_double_eq(st[1].slowdown, 4.5);
     ck_assert_int_eq(st[2].kind, SIM_STRAG_WINDOW);
-    check_ids(&st[2], (const uint32_t[]){ 2 }, 1);
+    sct_check_ids(&st[2], (const uint32_t[]){ 2 }, 1);
     ck_assert_int_eq(st[2].from_ns, 10500000000);
     ck_assert_int_eq(st[2].to_ns, 31250000000);
     ck_assert_double_eq(st[2].slowdown, 3.125);
@@ -109,11 +86,11 @@ START_TEST(loader_reads_every_kind_of_straggler_rule)
     ck_assert_int_eq(st[4].kind, SIM_STRAG_TRACE);
     ck_assert_uint_eq(st[4].nworkers, 0);
     ck_assert_int_eq(st[5].kind, SIM_STRAG_FAILURE);
-    check_ids(&st[5], (const uint32_t[]){ 5 }, 1);
+    sct_check_ids(&st[5], (const uint32_t[]){ 5 }, 1);
     ck_assert_int_eq(st[5].at_ns, 100125000000);
     ck_assert_int_eq(st[5].recover_ns, 160500000000);
     ck_assert_int_eq(st[6].kind, SIM_STRAG_FAILURE);
-    check_ids(&st[6], (const uint32_t[]){ 0, 1, 2, 3, 4, 5 }, 6); /* neither: all */
+    sct_check_ids(&st[6], (const uint32_t[]){ 0, 1, 2, 3, 4, 5 }, 6); /* neither: all */
     ck_assert_int_eq(st[6].at_ns, 200250000000);
     ck_assert_int_eq(st[6].recover_ns, SIM_TIME_NEVER);
     sim_scenario_destroy(sc);
@@ -122,7 +99,7 @@ END_TEST
 
 START_TEST(loader_reads_a_trace_sorted_by_time_keeping_file_order_of_ties)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     const sim_straggler *st = &sc->stragglers[4];
     static const sim_trace_point expected[] = {
         { 0, 2, 4.125 },           { 1500000000, 0, 1.25 }, { 7250000000, 3, 1.0 },
@@ -144,7 +121,7 @@ START_TEST(loader_reads_a_trace_named_by_an_absolute_path)
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
     snprintf(set, sizeof(set), "stragglers[4].file=%s/tests/data/trace_unsorted.csv", cwd);
     const char *sets[] = { set };
-    sim_scenario *sc = load_ok(FULL, sets, 1);
+    sim_scenario *sc = sct_load_ok(FULL, sets, 1);
     ck_assert_uint_eq(sc->stragglers[4].ntrace, 5);
     ck_assert_double_eq(sc->stragglers[4].trace[0].slowdown, 4.125);
     sim_scenario_destroy(sc);
@@ -153,7 +130,7 @@ END_TEST
 
 START_TEST(loader_applies_network_settings_and_host_overrides)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     ck_assert_int_eq(sc->net.topology, SIM_TOPO_RACKS);
     ck_assert_uint_eq(sc->net.nhosts, 8);
     ck_assert_uint_eq(sc->net.rack_size, 3);
@@ -173,7 +150,7 @@ START_TEST(loader_applies_later_overrides_over_earlier_ones)
 {
     const char *sets[] = { "network.overrides=[{\"workers\":[0,2],\"bandwidth_gbps\":1.5},"
                            "{\"workers\":[2],\"bandwidth_gbps\":4.25,\"latency_us\":3.5}]" };
-    sim_scenario *sc = load_ok(MINIMAL, sets, 1);
+    sim_scenario *sc = sct_load_ok(MINIMAL, sets, 1);
     ck_assert_double_eq(sc->bandwidth_bps[0], 1.5e9);
     ck_assert_double_eq(sc->bandwidth_bps[1], 10e9);
     ck_assert_double_eq(sc->bandwidth_bps[2], 4.25e9);
@@ -185,7 +162,7 @@ END_TEST
 
 START_TEST(loader_reads_workload_protocol_stop_eval_and_output)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     ck_assert_str_eq(sc->model, "mlp");
     ck_assert_str_eq(sc->dataset, "synthetic");
     ck_assert_str_eq(sim_cfg_path(sc->model_cfg), "$.workload.model");
@@ -211,7 +188,7 @@ END_TEST
 
 START_TEST(loader_leaves_module_sections_for_their_owners_to_check)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     sim_err err;
     char graph[16] = "";
     int64_t backup = 0;
@@ -231,7 +208,7 @@ END_TEST
 
 START_TEST(loader_fills_documented_defaults)
 {
-    sim_scenario *sc = load_ok(MINIMAL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(MINIMAL, NULL, 0);
     ck_assert_str_eq(sc->name, "minimal");
     ck_assert_uint_eq(sc->servers, 0);
     ck_assert_int_eq(sc->iteration_ns, 100000000);
@@ -267,7 +244,7 @@ END_TEST
 
 START_TEST(loader_writes_defaults_into_the_resolved_tree)
 {
-    sim_scenario *sc = load_ok(MINIMAL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(MINIMAL, NULL, 0);
     char *text = sim_scenario_resolved(sc, false);
     ck_assert_str_eq(
         text, "{\"seed\":7,\"workers\":5,\"workload\":{\"model\":{\"name\":\"none\"},"
@@ -297,11 +274,11 @@ START_TEST(loader_records_unset_optional_values_as_null)
         "{\"kind\":\"link\",\"to_s\":null,\"extra_latency_ms\":0.25}]",
         "stop={\"iterations\":500}",
     };
-    sim_scenario *sc = load_ok(MINIMAL, sets, 5);
+    sim_scenario *sc = sct_load_ok(MINIMAL, sets, 5);
     ck_assert_uint_eq(sc->message_bytes, 0);
     ck_assert_int_eq(sc->stragglers[0].to_ns, SIM_TIME_NEVER);
     ck_assert_int_eq(sc->stragglers[1].recover_ns, SIM_TIME_NEVER);
-    check_ids(&sc->stragglers[1], (const uint32_t[]){ 3 }, 1);
+    sct_check_ids(&sc->stragglers[1], (const uint32_t[]){ 3 }, 1);
     ck_assert_int_eq(sc->stragglers[2].to_ns, SIM_TIME_NEVER);
     ck_assert_int_eq(sc->stragglers[2].extra_latency_ns, 250000);
     ck_assert_int_eq(sc->stop_ns, SIM_TIME_NEVER); /* another stop was given */
@@ -321,7 +298,7 @@ END_TEST
 START_TEST(loader_broadcasts_a_single_speed_to_every_worker)
 {
     const char *sets[] = { "workers=7", "compute.speeds=[2.385]" };
-    sim_scenario *sc = load_ok(MINIMAL, sets, 2);
+    sim_scenario *sc = sct_load_ok(MINIMAL, sets, 2);
     for (size_t w = 0; w < 7; w++)
         ck_assert_double_eq(sc->speeds[w], 2.385);
     sim_scenario_destroy(sc);
@@ -346,14 +323,14 @@ END_TEST
 
 START_TEST(resolved_tree_loads_again_to_the_same_scenario)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     char *text = sim_scenario_resolved(sc, true);
     sim_err err;
     sim_scenario *again = sim_scenario_parse(text, strlen(text), FULL, NULL, 0, &err);
     ck_assert_msg(again != NULL, "%s: %s", err.path, err.msg);
     ck_assert_uint_eq(again->hash, sc->hash);
     for (size_t i = 0; i < sc->nstragglers; i++)
-        check_ids(&again->stragglers[i], sc->stragglers[i].workers, sc->stragglers[i].nworkers);
+        sct_check_ids(&again->stragglers[i], sc->stragglers[i].workers, sc->stragglers[i].nworkers);
     free(text);
     sim_scenario_destroy(again);
     sim_scenario_destroy(sc);
@@ -426,15 +403,15 @@ END_TEST
 
 START_TEST(loader_draws_count_selected_stragglers_from_the_straggler_stream)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     /* Known answer: the same draws made directly, in file order, on one stream. */
     uint32_t all[6] = { 0, 1, 2, 3, 4, 5 }, first[3], second[2];
     gsl_rng *r = sim_rng_create(sc->stream_seeds[SIM_STREAM_STRAGGLER]);
     ck_assert_int_eq(gsl_ran_choose(r, first, 3, all, 6, sizeof(uint32_t)), 0);
     ck_assert_int_eq(gsl_ran_choose(r, second, 2, all, 6, sizeof(uint32_t)), 0);
     gsl_rng_free(r);
-    check_ids(&sc->stragglers[1], first, 3);
-    check_ids(&sc->stragglers[3], second, 2);
+    sct_check_ids(&sc->stragglers[1], first, 3);
+    sct_check_ids(&sc->stragglers[3], second, 2);
     char *text = sim_scenario_resolved(sc, false), want[128];
     snprintf(want, sizeof(want),
              "\"count\":null,\"probability\":0.0375,\"slowdown\":4.5,"
@@ -448,15 +425,15 @@ END_TEST
 
 START_TEST(loader_draws_the_same_stragglers_for_the_same_seed_only)
 {
-    sim_scenario *a = load_ok(FULL, NULL, 0), *b = load_ok(FULL, NULL, 0);
-    check_ids(&b->stragglers[1], a->stragglers[1].workers, 3);
-    check_ids(&b->stragglers[3], a->stragglers[3].workers, 2);
+    sim_scenario *a = sct_load_ok(FULL, NULL, 0), *b = sct_load_ok(FULL, NULL, 0);
+    sct_check_ids(&b->stragglers[1], a->stragglers[1].workers, 3);
+    sct_check_ids(&b->stragglers[3], a->stragglers[3].workers, 2);
     bool differs = false;
     for (int seed = 1; seed <= 8 && !differs; seed++) {
         char set[32];
         snprintf(set, sizeof(set), "seed=%d", 48213 + seed);
         const char *sets[] = { set };
-        sim_scenario *c = load_ok(FULL, sets, 1);
+        sim_scenario *c = sct_load_ok(FULL, sets, 1);
         for (size_t i = 0; i < 3; i++)
             differs = differs || c->stragglers[1].workers[i] != a->stragglers[1].workers[i];
         sim_scenario_destroy(c);
@@ -469,11 +446,11 @@ END_TEST
 
 START_TEST(hash_is_stable_and_changed_by_a_set)
 {
-    sim_scenario *a = load_ok(FULL, NULL, 0), *b = load_ok(FULL, NULL, 0);
+    sim_scenario *a = sct_load_ok(FULL, NULL, 0), *b = sct_load_ok(FULL, NULL, 0);
     ck_assert_uint_eq(a->hash, b->hash);
     const char *same[] = { "eval.samples=2345" };
     const char *other[] = { "workload.lr=0.0876" };
-    sim_scenario *c = load_ok(FULL, same, 1), *d = load_ok(FULL, other, 1);
+    sim_scenario *c = sct_load_ok(FULL, same, 1), *d = sct_load_ok(FULL, other, 1);
     ck_assert_uint_eq(c->hash, a->hash);
     ck_assert_uint_ne(d->hash, a->hash);
     sim_scenario_destroy(a);
@@ -485,7 +462,7 @@ END_TEST
 
 START_TEST(rehash_follows_defaults_written_by_a_module)
 {
-    sim_scenario *sc = load_ok(FULL, NULL, 0);
+    sim_scenario *sc = sct_load_ok(FULL, NULL, 0);
     uint64_t before = sc->hash;
     sim_scenario_rehash(sc);
     ck_assert_uint_eq(sc->hash, before);
@@ -511,7 +488,7 @@ START_TEST(sets_apply_in_order_before_validation)
                            "eval.every_s=0.25",
                            "stragglers=[{\"kind\":\"fixed\",\"slowdown\":2}]",
                            "stragglers[0].slowdown=3" };
-    sim_scenario *sc = load_ok(MINIMAL, sets, 6);
+    sim_scenario *sc = sct_load_ok(MINIMAL, sets, 6);
     ck_assert_uint_eq(sc->workers, 9);
     ck_assert_str_eq(sc->protocol, "adpsgd");
     ck_assert_int_eq(sc->eval_every_ns, 250000000);
@@ -539,291 +516,11 @@ START_TEST(set_errors_name_the_assignment_or_the_key)
 }
 END_TEST
 
-/* ---- bad input ------------------------------------------------------------------------------ */
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Replaces "{protocols}" in `text` with the registry's names, comma separated: the fixtures
- * do not change when a protocol is added. */
-static void expand_protocols(char *text, size_t size)
-{
-    char *at = strstr(text, "{protocols}");
-    if (at == NULL)
-        return;
-    char names[512] = "", rest[512];
-    size_t n;
-    const proto_ops *const *all = proto_list(&n);
-    for (size_t i = 0; i < n; i++) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof(names) - used, "%s%s", i > 0 ? ", " : "", all[i]->name);
-    }
-    snprintf(rest, sizeof(rest), "%s", at + strlen("{protocols}"));
-    snprintf(at, size - (size_t)(at - text), "%s%s", names, rest);
-}
-
-/* One malformed scenario: it must fail with the expected code, file, path and message. */
-static void check_bad(const char *name)
-{
-    char json[512], errfile[512], csv[512], txt[512], expected[512], got[1024];
-    size_t len = strlen(name) - 5; /* without ".json" */
-    snprintf(json, sizeof(json), "%s/%s", BAD_DIR, name);
-    snprintf(errfile, sizeof(errfile), "%s/%.*s.err", BAD_DIR, (int)len, name);
-    snprintf(csv, sizeof(csv), "%s/%.*s.csv", BAD_DIR, (int)len, name);
-    FILE *f = fopen(errfile, "r");
-    ck_assert_msg(f != NULL, "%s: missing", errfile);
-    ck_assert_msg(fgets(expected, sizeof(expected), f) != NULL, "%s: empty", errfile);
-    fclose(f);
-    expected[strcspn(expected, "\n")] = '\0';
-    expand_protocols(expected, sizeof(expected));
-
-    /* Errors the loader cannot see (protocol, model, data, schedule) come from the run's
-     * check, which `hetsim run` and `validate` do before anything else. */
-    sim_err err;
-    sim_scenario *sc = sim_scenario_load(json, NULL, 0, &err);
-    int rc = sc == NULL ? err.code : harness_check(sc, &err);
-    sim_scenario_destroy(sc);
-    ck_assert_msg(rc != SIM_OK, "%s: accepted", json);
-    bool trace = strncmp(name, "trace_", 6) == 0;   /* errors about NAME.csv name that file */
-    bool libsvm = strncmp(name, "libsvm_", 7) == 0; /* and about NAME.txt, that data file */
-    bool unreadable = trace && strstr(err.msg, "cannot open") == err.msg;
-    ck_assert_msg(err.code == (unreadable ? SIM_EIO : SIM_ESCENARIO), "%s: code %d", json,
-                  err.code);
-    snprintf(txt, sizeof(txt), "%s/%.*s.txt", BAD_DIR, (int)len, name);
-    ck_assert_str_eq(err.file, trace ? csv : libsvm ? txt : json);
-    if (err.path[0] != '\0')
-        snprintf(got, sizeof(got), "%s: %s", err.path, err.msg);
-    else
-        snprintf(got, sizeof(got), "%s", err.msg);
-    ck_assert_msg(strcmp(got, expected) == 0, "%s:\n  expected: %s\n  got:      %s", json, expected,
-                  got);
-}
-
-START_TEST(loader_rejects_every_file_of_the_bad_corpus_as_expected)
-{
-    DIR *dir = opendir(BAD_DIR);
-    ck_assert_ptr_nonnull(dir);
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *e = readdir(dir); e != NULL; e = readdir(dir)) {
-        size_t len = strlen(e->d_name);
-        if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
-            continue;
-        if (n == cap) {
-            cap = cap == 0 ? 64 : 2 * cap;
-            names = realloc(names, cap * sizeof(*names));
-            ck_assert_ptr_nonnull(names);
-        }
-        names[n] = malloc(len + 1);
-        ck_assert_ptr_nonnull(names[n]);
-        memcpy(names[n++], e->d_name, len + 1);
-    }
-    closedir(dir);
-    qsort(names, n, sizeof(*names), by_name);
-    ck_assert_uint_ge(n, 45);
-    for (size_t i = 0; i < n; i++) {
-        check_bad(names[i]);
-        free(names[i]);
-    }
-    free(names);
-}
-END_TEST
-
-START_TEST(loader_reports_a_missing_file_as_an_io_error)
-{
-    sim_err err;
-    ck_assert_ptr_null(sim_scenario_load(BAD_DIR "/no-such-file.json", NULL, 0, &err));
-    ck_assert_int_eq(err.code, SIM_EIO);
-    ck_assert_str_eq(err.file, BAD_DIR "/no-such-file.json");
-    ck_assert_str_eq(err.path, "");
-    ck_assert_str_eq(err.msg, "cannot open: No such file or directory");
-}
-END_TEST
-
-START_TEST(loader_reports_a_directory_as_unreadable)
-{
-    sim_err err;
-    ck_assert_ptr_null(sim_scenario_load("tests", NULL, 0, &err));
-    ck_assert_int_eq(err.code, SIM_EIO);
-    ck_assert_str_eq(err.file, "tests");
-    ck_assert_str_eq(err.msg, "cannot read: Is a directory");
-}
-END_TEST
-
-/* Files that never end or hold NUL bytes (issue 38): a scenario or a trace read from /dev/zero
- * is refused at its first block or line (both were read until memory ran out), a NUL byte in a
- * trace row is refused naming the line (it cut the row silently), and a byte-order mark that
- * opens a trace is dropped, as a scenario's and a profile's are (it was refused as a time). */
-START_TEST(loader_refuses_nul_bytes_in_a_scenario_or_trace_and_takes_a_traces_bom)
-{
-    sim_err err;
-    ck_assert_ptr_null(sim_scenario_load("/dev/zero", NULL, 0, &err));
-    ck_assert_msg(err.code == SIM_ESCENARIO && strstr(err.msg, "NUL byte") != NULL, "%s", err.msg);
-    char *dir = harness_tmpdir("scenario"), set[1200];
-    const char *sets[] = { set };
-    snprintf(set, sizeof(set), "stragglers[4].file=/dev/zero");
-    ck_assert_ptr_null(sim_scenario_load(FULL, sets, 1, &err));
-    ck_assert_str_eq(err.msg, "line 1: a NUL byte");
-    ck_assert_str_eq(err.file, "/dev/zero");
-    static const char nul[] = "time_s,worker,slowdown\n0.5,1,2.75\n1.25,2,3\0junk\n";
-    snprintf(set, sizeof(set), "%s/nul.csv", dir);
-    FILE *f = fopen(set, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(nul, 1, sizeof(nul) - 1, f), sizeof(nul) - 1);
-    fclose(f);
-    snprintf(set, sizeof(set), "stragglers[4].file=%s/nul.csv", dir);
-    ck_assert_ptr_null(sim_scenario_load(FULL, sets, 1, &err));
-    ck_assert_str_eq(err.msg, "line 3: a NUL byte");
-    ck_assert_str_eq(err.path, "$.stragglers[4].file");
-    harness_write(dir, "bom.csv", "\xef\xbb\xbftime_s,worker,slowdown\r\n0.5,1,2.75\r\n");
-    snprintf(set, sizeof(set), "stragglers[4].file=%s/bom.csv", dir);
-    sim_scenario *sc = sim_scenario_load(FULL, sets, 1, &err);
-    ck_assert_msg(sc != NULL, "%s", err.msg);
-    ck_assert_uint_eq(sc->stragglers[4].ntrace, 1);
-    ck_assert_int_eq(sc->stragglers[4].trace[0].time_ns, 500000000);
-    ck_assert_double_eq(sc->stragglers[4].trace[0].slowdown, 2.75);
-    sim_scenario_destroy(sc);
-    harness_cleanup(dir);
-}
-END_TEST
-
-START_TEST(loader_accepts_a_null_error_and_destroy_accepts_null)
-{
-    ck_assert_ptr_null(sim_scenario_load(BAD_DIR "/workers_zero.json", NULL, 0, NULL));
-    ck_assert_ptr_null(sim_scenario_load(BAD_DIR "/trace_bad_worker.json", NULL, 0, NULL));
-    sim_scenario_destroy(NULL);
-}
-END_TEST
-
-START_TEST(loader_caps_the_workers_selected_over_all_rules)
-{
-    const char *sets[] = { "workers=1048576", "stragglers=[{\"kind\":\"fixed\",\"slowdown\":2},"
-                                              "{\"kind\":\"fixed\",\"slowdown\":2}]" };
-    sim_scenario *sc = load_ok(MINIMAL, sets, 2); /* the most workers: fine */
-    ck_assert_uint_eq(sc->stragglers[1].nworkers, 1048576);
-    sim_scenario_destroy(sc);
-    char many[4096];
-    size_t len = (size_t)snprintf(many, sizeof(many), "stragglers=[");
-    for (int i = 0; i < 65; i++)
-        len += (size_t)snprintf(many + len, sizeof(many) - len,
-                                "%s{\"kind\":\"fixed\",\"slowdown\":2}", i > 0 ? "," : "");
-    snprintf(many + len, sizeof(many) - len, "]");
-    sim_err err;
-    const char *too_many[] = { "workers=1048576", many };
-    ck_assert_ptr_null(sim_scenario_load(MINIMAL, too_many, 2, &err));
-    ck_assert_str_eq(err.path, "$.stragglers[64]");
-    ck_assert_str_eq(err.msg, "selects too many workers: at most 67108864 over all rules");
-}
-END_TEST
-
-/* ---- long lists -------------------------------------------------------------------------- */
-
-/* A scenario of 8 workers whose `key` (a root key, or "network") holds `n` entries made by
- * `entry`, loaded from text. */
-static sim_scenario *load_long(const char *head, size_t n,
-                               int (*entry)(char *buf, size_t size, size_t i), const char *tail)
-{
-    size_t size = 1024 + n * 128, len = 0;
-    char *text = malloc(size);
-    ck_assert_ptr_nonnull(text);
-    len += (size_t)snprintf(text, size,
-                            "{\"seed\": 7, \"workers\": 8, \"workload\": {\"model\": {\"name\":"
-                            " \"none\"}, \"message_bytes\": 4096}, \"protocol\": {\"name\":"
-                            " \"allreduce\"}, %s",
-                            head);
-    for (size_t i = 0; i < n; i++) {
-        len += (size_t)snprintf(text + len, size - len, "%s", i > 0 ? ", " : "");
-        len += (size_t)entry(text + len, size - len, i);
-    }
-    len += (size_t)snprintf(text + len, size - len, "%s}", tail);
-    sim_err err;
-    sim_scenario *sc = sim_scenario_parse(text, len, "long.json", NULL, 0, &err);
-    ck_assert_msg(sc != NULL, "%s: %s", err.path, err.msg);
-    free(text);
-    return sc;
-}
-
-/* Every kind of rule whose reading writes into the tree: a list, a count drawn, a link
- * without an end, a failure without a recovery. */
-static int rule(char *buf, size_t size, size_t i)
-{
-    switch (i % 4) {
-    case 0:
-        return snprintf(buf, size, "{\"kind\": \"fixed\", \"workers\": [%zu], \"slowdown\": 1}",
-                        i % 8);
-    case 1:
-        return snprintf(buf, size,
-                        "{\"kind\": \"window\", \"count\": 2, \"from_s\": %zu.5,"
-                        " \"to_s\": %zu.75, \"slowdown\": 1}",
-                        i, i);
-    case 2:
-        return snprintf(buf, size,
-                        "{\"kind\": \"link\", \"workers\": [%zu, %zu], \"from_s\": %zu,"
-                        " \"extra_latency_ms\": 2.385}",
-                        i % 8, (i + 3) % 8, i);
-    default:
-        return snprintf(buf, size, "{\"kind\": \"failure\", \"workers\": [%zu], \"at_s\": %zu.125}",
-                        i % 8, i);
-    }
-}
-
-static int host_override(char *buf, size_t size, size_t i)
-{
-    return snprintf(buf, size, "{\"workers\": [%zu, %zu], \"latency_us\": %zu.5}", i % 8,
-                    (i + 5) % 8, 10 + i % 7);
-}
-
-/* Rules reached by a walk of the list from its start once the cursor had moved to a rule's
- * own workers, and writes that went down the tree from the root, made 100,000 rules take 13 s
- * (test_cfg holds the walk linear); here each rule's resolved values land at the rule. */
-START_TEST(loader_records_at_each_of_many_rules_what_it_resolves_to)
-{
-    sim_scenario *sc = load_long("\"stragglers\": [", 20000, rule, "]");
-    ck_assert_uint_eq(sc->nstragglers, 20000);
-    const sim_straggler *st = sc->stragglers;
-    check_ids(&st[19996], (const uint32_t[]){ 4 }, 1);
-    ck_assert_uint_eq(st[19997].nworkers, 2);
-    ck_assert_int_eq(st[19997].from_ns, 19997500000000);
-    check_ids(&st[19998], (const uint32_t[]){ 1, 6 }, 2);
-    ck_assert_int_eq(st[19998].to_ns, SIM_TIME_NEVER);
-    ck_assert_int_eq(st[19999].at_ns, 19999125000000);
-    ck_assert_int_eq(st[19999].recover_ns, SIM_TIME_NEVER);
-    /* What the rules resolve to is in the tree, at each rule. */
-    char *text = sim_scenario_resolved(sc, false);
-    ck_assert_ptr_nonnull(text);
-    char want[256];
-    snprintf(want, sizeof(want),
-             "{\"kind\":\"window\",\"count\":null,\"from_s\":19997.5,\"to_s\":19997.75,"
-             "\"slowdown\":1,\"workers\":[%u,%u]}",
-             st[19997].workers[0], st[19997].workers[1]);
-    ck_assert_ptr_nonnull(strstr(text, want));
-    ck_assert_ptr_nonnull(
-        strstr(text, "\"from_s\":19998,\"extra_latency_ms\":2.385,\"to_s\":null"));
-    ck_assert_ptr_nonnull(strstr(text, "\"at_s\":19999.125,\"recover_s\":null}]"));
-    free(text);
-    sim_scenario_destroy(sc);
-}
-END_TEST
-
-START_TEST(loader_applies_many_host_overrides_in_order)
-{
-    sim_scenario *sc = load_long("\"network\": {\"overrides\": [", 20000, host_override, "]}");
-    /* Later entries win: hosts 7 and 4 are last set by entry 19999 (10 + 19999 mod 7 = 10 and
-     * a half us), host 6 by entry 19998 (16 and a half). */
-    ck_assert_int_eq(sc->latency_ns[7], 10500);
-    ck_assert_int_eq(sc->latency_ns[4], 10500);
-    ck_assert_int_eq(sc->latency_ns[6], 16500);
-    sim_scenario_destroy(sc);
-}
-END_TEST
-
 Suite *test_suite(void)
 {
     Suite *s = suite_create("scenario");
     TCase *tc = tcase_create("complete");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, sct_setup, NULL);
     tcase_add_test(tc, loader_reads_the_top_level_compute_and_stream_seeds);
     tcase_add_test(tc, loader_reads_every_kind_of_straggler_rule);
     tcase_add_test(tc, loader_reads_a_trace_sorted_by_time_keeping_file_order_of_ties);
@@ -835,7 +532,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("defaults");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, sct_setup, NULL);
     tcase_add_test(tc, loader_fills_documented_defaults);
     tcase_add_test(tc, loader_writes_defaults_into_the_resolved_tree);
     tcase_add_test(tc, loader_records_unset_optional_values_as_null);
@@ -846,7 +543,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, sct_setup, NULL);
     tcase_add_test(tc, loader_draws_count_selected_stragglers_from_the_straggler_stream);
     tcase_add_test(tc, loader_draws_the_same_stragglers_for_the_same_seed_only);
     tcase_add_test(tc, hash_is_stable_and_changed_by_a_set);
@@ -854,27 +551,9 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("sets");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, sct_setup, NULL);
     tcase_add_test(tc, sets_apply_in_order_before_validation);
     tcase_add_test(tc, set_errors_name_the_assignment_or_the_key);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("bad_input");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 30); /* a hundred files and a million-worker scenario */
-    tcase_add_test(tc, loader_rejects_every_file_of_the_bad_corpus_as_expected);
-    tcase_add_test(tc, loader_reports_a_missing_file_as_an_io_error);
-    tcase_add_test(tc, loader_reports_a_directory_as_unreadable);
-    tcase_add_test(tc, loader_refuses_nul_bytes_in_a_scenario_or_trace_and_takes_a_traces_bom);
-    tcase_add_test(tc, loader_accepts_a_null_error_and_destroy_accepts_null);
-    tcase_add_test(tc, loader_caps_the_workers_selected_over_all_rules);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("long_lists");
-    tcase_add_checked_fixture(tc, setup, NULL);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, loader_records_at_each_of_many_rules_what_it_resolves_to);
-    tcase_add_test(tc, loader_applies_many_host_overrides_in_order);
     suite_add_tcase(s, tc);
     return s;
 }

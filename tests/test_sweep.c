@@ -61,14 +61,6 @@ static char *sweep_file(const char *dir, const char *name, const char *body)
     return path;
 }
 
-static size_t count_lines(const char *s)
-{
-    size_t n = 0;
-    for (; *s != '\0'; s++)
-        n += *s == '\n';
-    return n;
-}
-
 START_TEST(sweep_rejects_bad_files_naming_the_path_and_runs_nothing)
 {
     static const struct {
@@ -108,7 +100,7 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
                             "\"seeds\": [3, 9]");
     harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_uint_eq(count_lines(r.out), 2 * 3 * 2 * 2);
+    ck_assert_uint_eq(harness_count_lines(r.out), 2 * 3 * 2 * 2);
     /* The last grid entry varies fastest, the seed innermost; zipped paths move together. */
     ck_assert_ptr_nonnull(strstr(r.out, "0\t"));
     ck_assert_ptr_nonnull(
@@ -120,7 +112,7 @@ START_TEST(sweep_points_are_the_product_of_the_grid_with_zip_and_seeds)
     free(file);
     file = sweep_file(dir, "count.json", "\"grid\": { \"workers\": [2, 3, 4] }, \"seeds\": 4");
     r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
-    ck_assert_uint_eq(count_lines(r.out), 12);
+    ck_assert_uint_eq(harness_count_lines(r.out), 12);
     ck_assert_ptr_nonnull(strstr(r.out, "workers=2,seed=8\t")); /* base seed 5, 6, 7, 8 */
     free(file);
     harness_cleanup(dir);
@@ -142,7 +134,7 @@ START_TEST(sweep_names_directories_of_object_and_array_values_by_their_members)
                    "\"slowdown\": 3 }], []] }, \"seeds\": [3]");
     harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_uint_eq(count_lines(r.out), 8);
+    ck_assert_uint_eq(harness_count_lines(r.out), 8);
     static const char *const names[] = {
         "/out/name=ps-bsp,protocol.name=ps,protocol.mode=bsp,protocol.shards=2,"
         "compute.speeds=1+2.5+1+1,stragglers.0.kind=fixed,stragglers.0.workers=1,"
@@ -621,7 +613,7 @@ START_TEST(sweep_index_runs_one_point_alone)
     ck_assert_ptr_eq(strstr(text, "point,dir,workers,seed,stop_reason,sim_time_s,final_accuracy,"
                                   "best_accuracy,time_to_target_s,mean_throughput_sps,wall_s\n"),
                      text);
-    ck_assert_uint_eq(count_lines(text), 4);
+    ck_assert_uint_eq(harness_count_lines(text), 4);
     ck_assert_ptr_nonnull(strstr(text, "\n1,\"workers=3,seed=5\",3,5,time,4,"));
     free(text);
     free(file);
@@ -649,12 +641,7 @@ START_TEST(sweep_check_and_plot_refuse_bad_usage_with_exit_code_2)
         (const char *[]){ "plot", "a", "--x", "epoch", NULL },
         (const char *[]){ "plot", "a", "--by", "workers", "--x", "hours", NULL },
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        harness_result r = harness_hetsim(cases[i]);
-        ck_assert_msg(r.status == 2, "case %zu exited %d", i, r.status);
-        ck_assert_str_eq(r.out, "");
-        ck_assert_msg(strlen(r.err) > 0, "case %zu said nothing", i);
-    }
+    harness_expect_usage_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -669,7 +656,7 @@ START_TEST(sweep_files_shipped_in_sweeps_are_valid)
         harness_result r =
             harness_hetsim((const char *[]){ "sweep", g.gl_pathv[i], "--list", NULL });
         ck_assert_msg(r.status == 0, "%s: %s", g.gl_pathv[i], r.err);
-        ck_assert_uint_gt(count_lines(r.out), 0);
+        ck_assert_uint_gt(harness_count_lines(r.out), 0);
     }
     globfree(&g);
 }

@@ -39,19 +39,6 @@ static const char real_json[] =
 static const size_t P = 329;
 static const uint64_t LOW53 = (UINT64_C(1) << 53) - 1;
 
-/* One value of summary.json's protocol_report; NaN when absent. */
-static double report_value(const char *dir, const char *key)
-{
-    char *s = harness_slurp(dir, "summary.json"), pat[80];
-    snprintf(pat, sizeof(pat), "\"%s\": ", key);
-    const char *at = strstr(s, "\"protocol_report\"");
-    ck_assert_ptr_nonnull(at);
-    at = strstr(at, pat);
-    double x = at != NULL ? strtod(at + strlen(pat), NULL) : (double)NAN;
-    free(s);
-    return x;
-}
-
 /* The params_fnv (last column) of each workers.csv row. */
 static size_t worker_fnvs(const char *dir, uint64_t *fnv, size_t max)
 {
@@ -98,15 +85,17 @@ START_TEST(samples_are_conserved_across_the_switch)
             char *dir = run(sets, 2, &sum);
             ck_assert_str_eq(sum.stop_reason, "iterations");
             ck_assert_uint_eq(sum.samples, 1200 * 16);
-            double bsp = report_value(dir, "samples_bsp"), asp = report_value(dir, "samples_asp");
+            double bsp = harness_report_value(dir, "samples_bsp"),
+                   asp = harness_report_value(dir, "samples_asp");
             ck_assert_msg(bsp == (double)(rounds[i] * 8 * 16), "%s p = %s: %g BSP samples",
                           orders[o], fractions[i], bsp);
             ck_assert_double_eq(bsp + asp, 1200.0 * 16);
-            ck_assert_double_eq(report_value(dir, "budget_iterations"), 1200);
+            ck_assert_double_eq(harness_report_value(dir, "budget_iterations"), 1200);
             bool switched = rounds[i] > 0 && rounds[i] < 150;
-            ck_assert_int_eq(report_value(dir, "switch_s") > 0, switched);
+            ck_assert_int_eq(harness_report_value(dir, "switch_s") > 0, switched);
             /* Time in the phases adds up to the run's (no pause here). */
-            double t = report_value(dir, "time_bsp_s") + report_value(dir, "time_asp_s");
+            double t =
+                harness_report_value(dir, "time_bsp_s") + harness_report_value(dir, "time_asp_s");
             ck_assert_double_eq_tol(t, (double)sum.sim_ns / 1e9, 1e-9);
             harness_cleanup(dir);
         }
@@ -117,9 +106,9 @@ START_TEST(samples_are_conserved_across_the_switch)
     sim_run_summary sum;
     char *dir = run(epochs, 1, &sum);
     ck_assert_uint_eq(sum.samples, 8000);
-    ck_assert_double_eq(report_value(dir, "budget_iterations"), 500);
-    ck_assert_double_eq(report_value(dir, "samples_bsp"), 16 * 8 * 16);
-    ck_assert_double_eq(report_value(dir, "samples_asp"), 8000 - 16 * 8 * 16);
+    ck_assert_double_eq(harness_report_value(dir, "budget_iterations"), 500);
+    ck_assert_double_eq(harness_report_value(dir, "samples_bsp"), 16 * 8 * 16);
+    ck_assert_double_eq(harness_report_value(dir, "samples_asp"), 8000 - 16 * 8 * 16);
     harness_cleanup(dir);
 }
 END_TEST
@@ -129,11 +118,12 @@ START_TEST(the_pause_is_simulated_time_between_the_phases)
     const char *sets[] = { "protocol.switch_pause_s=0.75" };
     sim_run_summary sum;
     char *dir = run(sets, 1, &sum);
-    double sw = report_value(dir, "switch_s"), re = report_value(dir, "resume_s");
+    double sw = harness_report_value(dir, "switch_s"), re = harness_report_value(dir, "resume_s");
     ck_assert_double_eq_tol(re - sw, 0.75, 1e-9);
-    ck_assert_double_eq_tol(report_value(dir, "time_pause_s"), 0.75, 1e-9);
-    ck_assert_double_eq_tol(report_value(dir, "time_bsp_s"), sw, 1e-9);
-    double t = report_value(dir, "time_bsp_s") + report_value(dir, "time_asp_s") + 0.75;
+    ck_assert_double_eq_tol(harness_report_value(dir, "time_pause_s"), 0.75, 1e-9);
+    ck_assert_double_eq_tol(harness_report_value(dir, "time_bsp_s"), sw, 1e-9);
+    double t =
+        harness_report_value(dir, "time_bsp_s") + harness_report_value(dir, "time_asp_s") + 0.75;
     ck_assert_double_eq_tol(t, (double)sum.sim_ns / 1e9, 1e-9);
     harness_cleanup(dir);
 }
@@ -146,13 +136,13 @@ START_TEST(the_learning_rate_after_the_switch_is_lr_over_n)
     /* BSP at 0.8 (global batch 8 x 16), ASP at 0.8 / 8 = 0.1 (batch 16): exactly 0.1. */
     sim_run_summary sum;
     char *dir = run(NULL, 0, &sum);
-    ck_assert_double_eq(report_value(dir, "lr_bsp"), 0.8);
-    ck_assert_double_eq(report_value(dir, "lr_asp"), 0.1);
-    ck_assert_double_eq(report_value(dir, "momentum_asp"), 0.9 / 8);
+    ck_assert_double_eq(harness_report_value(dir, "lr_bsp"), 0.8);
+    ck_assert_double_eq(harness_report_value(dir, "lr_asp"), 0.1);
+    ck_assert_double_eq(harness_report_value(dir, "momentum_asp"), 0.9 / 8);
     harness_cleanup(dir);
     const char *explicit_lr[] = { "protocol.asp_lr=0.0625" };
     dir = run(explicit_lr, 1, &sum);
-    ck_assert_double_eq(report_value(dir, "lr_asp"), 0.0625);
+    ck_assert_double_eq(harness_report_value(dir, "lr_asp"), 0.0625);
     harness_cleanup(dir);
 }
 END_TEST
@@ -165,7 +155,7 @@ static void checksums(const char *json, const char *const *sets, size_t n, uint6
     char *dir = harness_tmpdir("ss");
     harness_run(sc, dir, NULL, NULL);
     ck_assert_uint_eq(worker_fnvs(dir, fnv, 8), 8);
-    *server = (uint64_t)report_value(dir, "server_params_fnv53");
+    *server = (uint64_t)harness_report_value(dir, "server_params_fnv53");
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }
@@ -259,7 +249,7 @@ START_TEST(the_bsp_phase_ends_with_equal_replicas)
     char *dir = harness_tmpdir("ss");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     (void)sum;
-    double sw = report_value(dir, "switch_s");
+    double sw = harness_report_value(dir, "switch_s");
     sim_scenario_destroy(sc);
     replicas r = { .from = (sim_time)llround(sw * 1e9), .to = (sim_time)llround((sw + 1) * 1e9) };
     sc = harness_load(real_json, "syncswitch.json", sets, 2);
@@ -282,9 +272,9 @@ START_TEST(the_asp_phase_starts_from_exactly_the_bsp_model)
     sim_run_summary sum;
     const char *frozen[] = { "protocol.asp_lr=0", "protocol.momentum_at_switch=zero" };
     char *dir = run(frozen, 2, &sum);
-    uint64_t at_switch = (uint64_t)report_value(dir, "switch_model_fnv53"), fnv[8];
-    ck_assert_double_eq(report_value(dir, "switch_rounds"), 38);
-    ck_assert_double_eq(report_value(dir, "server_params_fnv53"), (double)at_switch);
+    uint64_t at_switch = (uint64_t)harness_report_value(dir, "switch_model_fnv53"), fnv[8];
+    ck_assert_double_eq(harness_report_value(dir, "switch_rounds"), 38);
+    ck_assert_double_eq(harness_report_value(dir, "server_params_fnv53"), (double)at_switch);
     ck_assert_uint_eq(worker_fnvs(dir, fnv, 8), 8);
     for (size_t w = 0; w < 8; w++)
         ck_assert_uint_eq(fnv[w] & LOW53, at_switch);
@@ -315,11 +305,11 @@ START_TEST(momentum_buffers_are_as_the_policy_says)
         const char *sets[] = { set, "protocol.asp_lr=0", "protocol.ramp_steps=50" };
         sim_run_summary sum;
         char *dir = run(sets, i == 3 ? 3 : 2, &sum);
-        double b = report_value(dir, "switch_velocity_before_fnv53");
-        double a = report_value(dir, "switch_velocity_after_fnv53");
-        double nb = report_value(dir, "switch_velocity_norm_before");
-        double na = report_value(dir, "switch_velocity_norm_after");
-        double m = report_value(dir, "switch_model_fnv53");
+        double b = harness_report_value(dir, "switch_velocity_before_fnv53");
+        double a = harness_report_value(dir, "switch_velocity_after_fnv53");
+        double nb = harness_report_value(dir, "switch_velocity_norm_before");
+        double na = harness_report_value(dir, "switch_velocity_norm_after");
+        double m = harness_report_value(dir, "switch_model_fnv53");
         if (i == 0) {
             before = b;
             model = m;
@@ -330,18 +320,18 @@ START_TEST(momentum_buffers_are_as_the_policy_says)
         switch (i) {
         case 0:
             ck_assert_double_eq(a, b);
-            ck_assert_double_eq(report_value(dir, "momentum_asp"), 0.9);
+            ck_assert_double_eq(harness_report_value(dir, "momentum_asp"), 0.9);
             break;
         case 1:
             ck_assert_double_eq(a, (double)zero_fnv);
             ck_assert_double_eq(na, 0);
-            ck_assert_double_eq(report_value(dir, "momentum_asp"), 0);
+            ck_assert_double_eq(harness_report_value(dir, "momentum_asp"), 0);
             break;
         default:
             ck_assert_double_ne(a, b);
             ck_assert_double_eq(na, nb / 8);
             /* scale keeps m / N; ramp is back at m after its 50 steps */
-            ck_assert_double_eq(report_value(dir, "momentum_asp"), i == 2 ? 0.9 / 8 : 0.9);
+            ck_assert_double_eq(harness_report_value(dir, "momentum_asp"), i == 2 ? 0.9 / 8 : 0.9);
         }
         harness_cleanup(dir);
     }
@@ -363,10 +353,10 @@ START_TEST(the_default_switch_keeps_the_momentum_and_its_buffer_as_the_authors_c
                            " \"shards\": 2, \"placement\": \"servers\", \"asp_lr\": 0}" };
     sim_run_summary sum;
     char *dir = run(sets, 1, &sum);
-    ck_assert_double_gt(report_value(dir, "switch_velocity_norm_before"), 0);
-    ck_assert_double_eq(report_value(dir, "switch_velocity_after_fnv53"),
-                        report_value(dir, "switch_velocity_before_fnv53"));
-    ck_assert_double_eq(report_value(dir, "momentum_asp"), 0.9);
+    ck_assert_double_gt(harness_report_value(dir, "switch_velocity_norm_before"), 0);
+    ck_assert_double_eq(harness_report_value(dir, "switch_velocity_after_fnv53"),
+                        harness_report_value(dir, "switch_velocity_before_fnv53"));
+    ck_assert_double_eq(harness_report_value(dir, "momentum_asp"), 0.9);
     harness_cleanup(dir);
     sim_scenario *sc = harness_load(real_json, "syncswitch.json", NULL, 0);
     char *text = sim_scenario_resolved(sc, false);
@@ -439,16 +429,16 @@ START_TEST(asp_staleness_equals_server_updates_between_pull_and_push)
     const char *sets[] = { "output.events=true", "protocol.shards=2" };
     sim_run_summary sum;
     char *dir = run(sets, 2, &sum);
-    sim_time sw = (sim_time)llround(report_value(dir, "switch_s") * 1e9);
+    sim_time sw = (sim_time)llround(harness_report_value(dir, "switch_s") * 1e9);
     uint64_t n, total, max;
     replay_staleness(dir, sw, &n, &total, &max);
-    ck_assert_double_eq(report_value(dir, "asp_slices_applied"), (double)n);
+    ck_assert_double_eq(harness_report_value(dir, "asp_slices_applied"), (double)n);
     /* every ASP push but those still on the wire when the budget ran out */
     ck_assert_uint_le(n, 2 * (1200 - 38 * 8));
     ck_assert_uint_ge(n, 2 * (1200 - 38 * 8 - 8));
-    ck_assert_double_eq(report_value(dir, "asp_staleness_max"), (double)max);
-    ck_assert_double_eq_tol(report_value(dir, "asp_staleness_mean"), (double)total / (double)n,
-                            1e-12);
+    ck_assert_double_eq(harness_report_value(dir, "asp_staleness_max"), (double)max);
+    ck_assert_double_eq_tol(harness_report_value(dir, "asp_staleness_mean"),
+                            (double)total / (double)n, 1e-12);
     ck_assert_double_eq_tol((double)total / (double)n, 7.0, 0.5);
     harness_cleanup(dir);
 }
@@ -467,16 +457,17 @@ START_TEST(online_policies_run_asp_while_a_straggler_is_slow)
     sim_run_summary sum;
     char *dir = run(greedy, 3, &sum);
     ck_assert_uint_eq(sum.samples, 1200 * 16);
-    ck_assert_double_ge(report_value(dir, "online_excursions"), 1);
-    double online = report_value(dir, "samples_online_asp");
+    ck_assert_double_ge(harness_report_value(dir, "online_excursions"), 1);
+    double online = harness_report_value(dir, "samples_online_asp");
     ck_assert_double_gt(online, 0);
-    ck_assert_double_eq(report_value(dir, "samples_bsp") + report_value(dir, "samples_asp"),
+    ck_assert_double_eq(harness_report_value(dir, "samples_bsp") +
+                            harness_report_value(dir, "samples_asp"),
                         1200.0 * 16);
     harness_cleanup(dir);
     const char *budgeted[] = { link, "protocol.online=budgeted", "protocol.bsp_fraction=0.5" };
     dir = run(budgeted, 3, &sum);
     ck_assert_uint_eq(sum.samples, 1200 * 16);
-    ck_assert_double_le(report_value(dir, "samples_online_asp"), 0.1 * 600 * 16);
+    ck_assert_double_le(harness_report_value(dir, "samples_online_asp"), 0.1 * 600 * 16);
     harness_cleanup(dir);
 }
 END_TEST
@@ -492,7 +483,7 @@ START_TEST(runs_with_online_excursions_are_deterministic)
     };
     sim_run_summary sum;
     char *a = run(sets, 4, &sum), *b = run(sets, 4, &sum);
-    ck_assert_double_ge(report_value(a, "online_excursions"), 1);
+    ck_assert_double_ge(harness_report_value(a, "online_excursions"), 1);
     const char *names[] = { "metrics.csv", "workers.csv", "events.csv", "summary.json" };
     for (size_t i = 0; i < 4; i++) {
         char *x = harness_slurp(a, names[i]), *y = harness_slurp(b, names[i]);
@@ -522,10 +513,10 @@ START_TEST(timing_only_runs_switch_by_time_without_a_sample_budget)
     char *dir = harness_tmpdir("ss");
     sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
     ck_assert_str_eq(sum.stop_reason, "time");
-    double sw = report_value(dir, "switch_s");
+    double sw = harness_report_value(dir, "switch_s");
     ck_assert_double_ge(sw, 0.6);
     ck_assert_double_lt(sw, 0.65); /* the round in flight, about 10 ms */
-    ck_assert_double_gt(report_value(dir, "samples_asp"), 0);
+    ck_assert_double_gt(harness_report_value(dir, "samples_asp"), 0);
     sim_scenario_destroy(sc);
     harness_cleanup(dir);
 }
@@ -555,18 +546,20 @@ START_TEST(bsp_rounds_pay_the_sync_overhead_to_the_nanosecond_and_no_bit_changes
     const char *with[] = { "protocol.sync_overhead_ms=1.75" };
     sim_run_summary sa, sb;
     char *a = run(NULL, 0, &sa), *b = run(with, 1, &sb);
-    ck_assert_double_eq(report_value(b, "samples_bsp"), 38 * 8 * 16);
+    ck_assert_double_eq(harness_report_value(b, "samples_bsp"), 38 * 8 * 16);
     /* times are printed in seconds from whole ns: 1e-9 s covers the decimal rounding */
-    ck_assert_double_eq_tol(report_value(b, "time_bsp_s") - report_value(a, "time_bsp_s"),
+    ck_assert_double_eq_tol(harness_report_value(b, "time_bsp_s") -
+                                harness_report_value(a, "time_bsp_s"),
                             38 * 1.75e-3, 1e-9);
-    ck_assert_double_eq_tol(report_value(b, "time_asp_s"), report_value(a, "time_asp_s"), 1e-9);
+    ck_assert_double_eq_tol(harness_report_value(b, "time_asp_s"),
+                            harness_report_value(a, "time_asp_s"), 1e-9);
     uint64_t fa[8], fb[8];
     ck_assert_uint_eq(worker_fnvs(a, fa, 8), 8);
     ck_assert_uint_eq(worker_fnvs(b, fb, 8), 8);
     for (size_t w = 0; w < 8; w++)
         ck_assert_uint_eq(fa[w], fb[w]);
-    ck_assert_double_eq(report_value(a, "server_params_fnv53"),
-                        report_value(b, "server_params_fnv53"));
+    ck_assert_double_eq(harness_report_value(a, "server_params_fnv53"),
+                        harness_report_value(b, "server_params_fnv53"));
     harness_cleanup(a);
     harness_cleanup(b);
 }
@@ -624,10 +617,11 @@ START_TEST(randomized_switches_never_stall_and_conserve_samples)
         ck_assert_msg(strcmp(sum.stop_reason, "iterations") == 0, "run %d (%s, p %.3f): %s", i, pol,
                       p, sum.stop_reason);
         ck_assert_uint_eq(sum.samples, 600 * 32);
-        ck_assert_double_eq(report_value(dir, "samples_bsp") + report_value(dir, "samples_asp"),
+        ck_assert_double_eq(harness_report_value(dir, "samples_bsp") +
+                                harness_report_value(dir, "samples_asp"),
                             600.0 * 32);
-        excursions += report_value(dir, "online_excursions");
-        switches += report_value(dir, "switch_s") > 0;
+        excursions += harness_report_value(dir, "online_excursions");
+        switches += harness_report_value(dir, "switch_s") > 0;
         sim_scenario_destroy(sc);
         harness_cleanup(dir);
     }

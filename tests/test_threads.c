@@ -23,17 +23,8 @@ static uint64_t last_split_means;
 static char *run_on(const char *json, const char *const *sets, size_t nsets, unsigned threads)
 {
     sim_scenario *sc = harness_load(json, "threads.json", sets, nsets);
-    char *dir = harness_tmpdir("threads");
-    char out[1024];
-    snprintf(out, sizeof(out), "%s/run", dir);
-    sim_run_options opt = { .out_dir = out, .threads = threads };
     sim_run_summary sum;
-    sim_err err;
-    sim_err_clear(&err);
-    int rc = sim_run(sc, proto_find(sc->protocol), &opt, &sum, &err);
-    char msg[1024];
-    sim_err_format(&err, msg, sizeof(msg));
-    ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
+    char *dir = harness_run_threads(sc, "threads", threads, NULL, NULL, &sum);
     last_split_means = sum.split_means;
     sim_scenario_destroy(sc);
     return dir;
@@ -124,19 +115,6 @@ START_TEST(a_value_stop_ends_at_the_same_instant_with_any_thread_count)
 }
 END_TEST
 
-/* summary.json's wall.memory_estimate_bytes of the run below `dir`. */
-static double memory_estimate(const char *dir)
-{
-    char run[1024];
-    snprintf(run, sizeof(run), "%s/run", dir);
-    char *summary = harness_slurp(run, "summary.json");
-    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
-    ck_assert_ptr_nonnull(at);
-    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
-    free(summary);
-    return v;
-}
-
 /* The memory check counts the threads: a workspace for each one beyond the first and a model
  * copy (parameters and momentum) for each one. */
 START_TEST(the_memory_estimate_counts_each_thread)
@@ -144,7 +122,7 @@ START_TEST(the_memory_estimate_counts_each_thread)
     const char *sets[] = { "stop.time_s=0.05" };
     char *one = run_on(mlp_json, sets, 1, 1);
     char *three = run_on(mlp_json, sets, 1, 3);
-    double e1 = memory_estimate(one), e3 = memory_estimate(three);
+    double e1 = harness_memory_estimate(one), e3 = harness_memory_estimate(three);
     /* mlp 48-64-32-6: 5414 parameters, 2 blocks a copy (momentum). */
     ck_assert_double_ge(e3 - e1, 3.0 * 5414 * 4 * 2);
     harness_cleanup(one);

@@ -39,19 +39,7 @@ static const char base_json[] =
 /* Runs the loaded scenario `sc` on `threads` threads into a fresh directory. */
 static char *run_loaded(sim_scenario *sc, unsigned threads, sim_run_observe_fn observe, void *ud)
 {
-    char *dir = harness_tmpdir("torch");
-    char out[1024];
-    snprintf(out, sizeof(out), "%s/run", dir);
-    sim_run_options opt = {
-        .out_dir = out, .threads = threads, .observe = observe, .observe_ud = ud
-    };
-    sim_err err;
-    sim_err_clear(&err);
-    int rc = sim_run(sc, proto_find(sc->protocol), &opt, NULL, &err);
-    char msg[1024];
-    sim_err_format(&err, msg, sizeof(msg));
-    ck_assert_msg(rc == SIM_OK, "%u threads: %s", threads, msg);
-    return dir;
+    return harness_run_threads(sc, "torch", threads, observe, ud, NULL);
 }
 
 static char *run_on(const char *json, const char *const *sets, size_t nsets, unsigned threads,
@@ -205,19 +193,6 @@ START_TEST(a_server_that_dies_fails_the_run_with_its_traceback_and_writes_nothin
 }
 END_TEST
 
-/* summary.json's wall.memory_estimate_bytes of the run below `dir`. */
-static double memory_estimate(const char *dir)
-{
-    char run[1100];
-    snprintf(run, sizeof(run), "%s/run", dir);
-    char *summary = harness_slurp(run, "summary.json");
-    const char *at = strstr(summary, "\"memory_estimate_bytes\": ");
-    ck_assert_ptr_nonnull(at);
-    double v = strtod(at + strlen("\"memory_estimate_bytes\": "), NULL);
-    free(summary);
-    return v;
-}
-
 /* The memory guard counts a model server per thread: each is a Python interpreter with
  * PyTorch, the network, a training and an evaluation pass (measured by the probe; PyTorch's
  * import alone takes well over 100 MB resident). */
@@ -226,7 +201,7 @@ START_TEST(the_memory_estimate_counts_a_model_server_per_thread)
     const char *sets[] = { "stop.time_s=0.05" };
     sim_scenario *sc = harness_load(base_json, FILE_NAME, sets, 1);
     char *one = run_loaded(sc, 1, NULL, NULL), *three = run_loaded(sc, 3, NULL, NULL);
-    double e1 = memory_estimate(one), e3 = memory_estimate(three);
+    double e1 = harness_memory_estimate(one), e3 = harness_memory_estimate(three);
     ck_assert_msg(e1 > 100e6 && e3 - e1 > 2 * 100e6, "%g and %g bytes", e1, e3);
     harness_cleanup(one);
     harness_cleanup(three);

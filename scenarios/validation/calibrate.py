@@ -231,7 +231,7 @@ def main():
         print("  %-20s %.4f" % (u, x[u]))
     for p in points:
         print("  %-22s %+.2f%%" % (p["id"], 100 * (predict(p, x, devs) / p["published"] - 1)))
-    print("catalogue (conv_frac, matmul_frac per fp32, tf32, fp16, bf16):")
+    print("catalogue (conv and matmul shares per fp32, tf32, fp16, bf16):")
     for dev, per in SHARES.items():
         conv = ["%.3f" % shares(dev, p, x)[0] if p in per else "0" for p in PRECISIONS]
         mm = ["%.3f" % shares(dev, p, x)[1] if p in per else "0" for p in PRECISIONS]

@@ -348,6 +348,12 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
         return sim_err_set(err, SIM_ESCENARIO, NULL, "%s: an empty name", what);
     char *p = NULL, *real = NULL;
     int rc = file_target(what, file, &p, how, err);
+    /* A report named X.partial or X.lock stopped every later run into X (or update of X). */
+    if (rc == SIM_OK && reserved(p))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: names ending in .partial or .lock are hetsim's work directories "
+                         "and locks",
+                         what, file);
     /* The folders it lies in, links resolved (those of the real file when there is one). */
     if (rc == SIM_OK)
         real = realpath(p, NULL);

@@ -29,7 +29,8 @@ typedef struct result {
     char err[8192];
 } result;
 
-static char base[64]; /* the golden made once: base/golden */
+static char base[64];                   /* the golden made once: base/golden */
+static const char *scenario = SCENARIO; /* the scenario file a check reads */
 
 static void read_all(const char *path, char *buf, size_t size)
 {
@@ -51,7 +52,7 @@ static pid_t start(const char *const *args, const char *out, const char *err)
         dup2(fo, 1);
         dup2(fe, 2);
         const char *argv[40] = {
-            bin, "check", SCENARIO, "--set", "stop.time_s=2", "--set", "eval.every_s=0.25"
+            bin, "check", scenario, "--set", "stop.time_s=2", "--set", "eval.every_s=0.25"
         };
         size_t n = 7;
         for (size_t i = 0; args[i] != NULL && n < 38; i++)
@@ -655,6 +656,39 @@ START_TEST(check_output_equal_to_a_hetsim_directory_is_refused)
 }
 END_TEST
 
+/* A --junit FILE the check reads or writes itself is refused with exit 2, nothing changed: a
+ * name of hetsim's work directories or locks (X.partial, X.lock: the report, a plain file
+ * there, stopped every later run into X or update of X), the scenario file (its report
+ * replaced the scenario it checked; through a link or a hard link too), one of the check's
+ * own files in its output directory (check.csv was replaced by the report). */
+START_TEST(check_refuses_a_junit_file_it_reads_or_writes_itself)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], s[512], before[16384], after[16384];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(s, sizeof(s), dir, "s.json");
+    sh("cp " SCENARIO " %s/s.json && ln -s s.json %s/s-link.json && ln %s/s.json %s/s-hard.json",
+       dir);
+    static const char *const own[] = { "golden.partial", "out.lock",     "x.partial",
+                                       "s.json",         "s-link.json",  "s-hard.json",
+                                       "out/check.csv",  "out/check.png" };
+    tree_digest(dir, before, sizeof(before));
+    scenario = s;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        char x[600];
+        path_of(x, sizeof(x), dir, own[i]);
+        result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", own[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "--junit file") != NULL, "%s: %s", own[i], r.err);
+        tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed something", own[i]);
+    }
+    scenario = SCENARIO;
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -702,6 +736,7 @@ Suite *test_suite(void)
     tcase_add_test(places,
                    check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them);
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
+    tcase_add_test(places, check_refuses_a_junit_file_it_reads_or_writes_itself);
     suite_add_tcase(s, places);
     return s;
 }

@@ -689,6 +689,26 @@ START_TEST(check_refuses_a_junit_file_it_reads_or_writes_itself)
 }
 END_TEST
 
+/* A timing-only scenario's check draws its figure, the panels without test accuracy or loss
+ * saying so, and passes (gnuplot failed on the empty curves: "x range is invalid", exit 1). */
+START_TEST(check_of_a_timing_only_scenario_draws_its_figure_and_passes)
+{
+    char *dir = harness_tmpdir("check");
+    char g[512], o[512], png[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(png, sizeof(png), dir, "out/check.png");
+    const char *none = "workload={\"model\": {\"name\": \"none\"}, \"message_bytes\": 40961}";
+    result r =
+        check((const char *[]){ "--set", none, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    r = check((const char *[]){ "--set", none, "--golden", g, "-o", o, "--seeds", "2", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert(exists(png));
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -737,6 +757,7 @@ Suite *test_suite(void)
                    check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them);
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
     tcase_add_test(places, check_refuses_a_junit_file_it_reads_or_writes_itself);
+    tcase_add_test(places, check_of_a_timing_only_scenario_draws_its_figure_and_passes);
     suite_add_tcase(s, places);
     return s;
 }

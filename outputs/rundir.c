@@ -291,6 +291,10 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
 {
     char *path = NULL;
     int rc = sim_rundir_follow(dir, &path, err);
+    struct stat st;
+    if (rc == SIM_OK && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) /* bad usage, as run's */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s exists and is not a directory", what,
+                         path);
     if (rc == SIM_OK && reserved(path) && !same_dir(path, own)) /* a run draws into its own */
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                          "%s %s: names ending in .partial or .lock are hetsim's work "

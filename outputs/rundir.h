@@ -87,7 +87,9 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err);
  * hetsim output of a kind in `equal` and is not `own` (the command's own output: the run a
  * plot draws, the sweep plot --by draws; NULL for none; compared as directories, links
  * followed), or when it is named like a work directory or a lock ("X.partial", "X.lock") and
- * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow). Errors:
+ * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow), or
+ * exists and is no directory (a file, a FIFO: bad usage, where mkdir's failure was a failed
+ * write). Errors:
  * SIM_ESCENARIO naming `dir` (or its target), the hetsim directory and its kind; SIM_ENOMEM.
  * Changes nothing. */
 int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,

@@ -355,6 +355,8 @@ static int read_values(app_sweep *sw, sim_err *err)
             int rc = sim_cfg_at_json(col->from, col->path, i, &col->values[i], err);
             if (rc != 0)
                 return rc;
+            if (strcmp(col->values[i], "-0") == 0) /* the value 0: one run, one name */
+                strcpy(col->values[i], "0");
             size_t len = strlen(col->values[i]);
             col->max_len = len > col->max_len ? len : col->max_len;
         }

@@ -232,6 +232,17 @@ START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
 }
 END_TEST
 
+/* A grid value -0 is the value 0 (the scenario reads it so): [0, -0] repeats one run and is
+ * refused as [2, 2.0] is, where it made two points, "servers=0" and "servers=-0", of one run. */
+START_TEST(a_grid_value_minus_0_is_0)
+{
+    refused("\"grid\": { \"servers\": [0, -0] }",
+            "sw.json: $.grid: points 0 and 1 share the run directory", 60);
+    refused("\"grid\": { \"workload.lr\": [-0, 0.0] }",
+            "sw.json: $.grid: points 0 and 1 share the run directory", 60);
+}
+END_TEST
+
 /* The number of points is known before any is made: a sweep over the limit (a million) is
  * refused at once, naming its count, and the checks of a large one are linear. */
 START_TEST(sweep_refuses_more_points_than_the_limit_at_once_naming_the_count)
@@ -726,6 +737,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);
     tcase_add_test(tc, sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base);
+    tcase_add_test(tc, a_grid_value_minus_0_is_0);
     tcase_add_test(tc, sweep_refuses_more_points_than_the_limit_at_once_naming_the_count);
     tcase_add_test(tc, sweep_plot_by_draws_the_points_with_results_and_names_those_left_out);
     tcase_add_test(tc, a_failing_point_is_named_with_its_directory);

@@ -523,6 +523,12 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
     double start = wall_now();
+    struct stat st; /* each seed's run reads the scenario again: a FIFO waited forever */
+    if (stat(opt->scenario, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s is a %s: a check reads the scenario again for each seed; copy it "
+                           "into a file",
+                           opt->scenario, S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
     int rc = check_places(opt, NULL, err); /* a report that cannot go there is never written */
     if (rc != SIM_OK || opt->update)
         return rc != SIM_OK ? rc : update(opt, out, err);

@@ -709,6 +709,24 @@ START_TEST(check_of_a_timing_only_scenario_draws_its_figure_and_passes)
 }
 END_TEST
 
+/* A scenario that is a FIFO is refused at once: each seed's run reads it again, so a check
+ * (or an update) waited forever for the next writer. */
+START_TEST(check_refuses_a_scenario_that_is_a_fifo)
+{
+    char *dir = copy_golden();
+    char g[512], fifo[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(fifo, sizeof(fifo), dir, "s.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    scenario = fifo;
+    result r = check((const char *[]){ "--golden", g, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "is a FIFO") != NULL, "exit %d: %s", r.status,
+                  r.err);
+    scenario = SCENARIO;
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -758,6 +776,7 @@ Suite *test_suite(void)
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
     tcase_add_test(places, check_refuses_a_junit_file_it_reads_or_writes_itself);
     tcase_add_test(places, check_of_a_timing_only_scenario_draws_its_figure_and_passes);
+    tcase_add_test(places, check_refuses_a_scenario_that_is_a_fifo);
     suite_add_tcase(s, places);
     return s;
 }

@@ -140,6 +140,12 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "wait_s: -0.25 is below 0" },
         { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
           "compute_s: \"inf\" is not a finite number" },
+        /* Fields hetsim always writes, left empty: read as NaN, the shares were wrong (an
+         * empty comm_s showed 0% communicating, an empty compute_s 100%), exit 0. */
+        { "a2/workers.csv", "1.25,0.5,", ",0.5,", "a2/workers.csv: line 2", "compute_s: empty" },
+        { "b1/workers.csv", "1.25,0.5,", "1.25,,", "b1/workers.csv: line 2", "comm_s: empty" },
+        { "b2/workers.csv", "51200,51200,0,0.125", "51200,,0,0.125", "b2/workers.csv: line 2",
+          "bytes_received: empty" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = fake_sweep();

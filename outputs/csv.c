@@ -19,7 +19,7 @@ static const sim_csv_rule metrics_rules[] = {
     { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false },
     { "test_accuracy", 0.0, 1.0, true, false, false },
     { "consensus", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, false, false, false }, /* always written */
 };
 
 /* Every number of workers.csv is always written (only params_fnv may be empty, a timing-only

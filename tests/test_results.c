@@ -146,6 +146,8 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
         { "b1/workers.csv", "1.25,0.5,", "1.25,,", "b1/workers.csv: line 2", "comm_s: empty" },
         { "b2/workers.csv", "51200,51200,0,0.125", "51200,,0,0.125", "b2/workers.csv: line 2",
           "bytes_received: empty" },
+        { "a1/metrics.csv", "0.55,,1280", "0.55,,", "a1/metrics.csv: line 3",
+          "throughput_sps: empty" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = fake_sweep();

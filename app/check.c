@@ -432,10 +432,76 @@ done:
     return rc;
 }
 
+/* `path` made absolute, the links of the part that exists resolved and the rest taken as
+ * written ("." dropped; sim_rundir_follow refused ".." there); malloc'd, NULL if that fails. */
+static char *resolved(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real != NULL || errno != ENOENT)
+        return real;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash != NULL ? slash + 1 : path;
+    char *parent = slash == NULL   ? strdup(".")
+                   : slash == path ? strdup("/")
+                                   : strndup(path, (size_t)(slash - path));
+    char *up = parent != NULL ? resolved(parent) : NULL;
+    free(parent);
+    if (up == NULL || name[0] == '\0' || strcmp(name, ".") == 0)
+        return up;
+    size_t n = strlen(up) + strlen(name) + 2;
+    char *out = malloc(n);
+    if (out != NULL)
+        snprintf(out, n, "%s%s%s", up, strcmp(up, "/") == 0 ? "" : "/", name);
+    free(up);
+    return out;
+}
+
+/* True if the report's place `place` is a file the check writes in `dir`: check.csv, its
+ * figure and band CSVs, a seed's run directory seed-S. */
+static bool own_file(const char *place, const char *dir)
+{
+    static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
+                                       "check.png" };
+    char *p = resolved(place), *d = resolved(dir);
+    char *slash = p != NULL ? strrchr(p, '/') : NULL;
+    bool mine = false;
+    if (slash != NULL && d != NULL) {
+        *slash = '\0';
+        bool here = strcmp(p[0] != '\0' ? p : "/", d) == 0;
+        mine = here && strncmp(slash + 1, "seed-", 5) == 0;
+        for (size_t i = 0; here && !mine && i < sizeof(own) / sizeof(own[0]); i++)
+            mine = strcmp(slash + 1, own[i]) == 0;
+    }
+    free(p);
+    free(d);
+    return mine;
+}
+
+/* Refuses a report that would replace what the check reads or writes itself: the scenario
+ * file (a link or another name of it too), or one of its own files in `dir` (NULL: not
+ * known yet). */
+static int junit_clash(const app_check_options *opt, const char *place, const char *dir,
+                       sim_err *err)
+{
+    struct stat a, b;
+    if (stat(place, &a) == 0 && stat(opt->scenario, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "--junit file %s is the scenario file %s: name another file", opt->junit,
+                           opt->scenario);
+    if (dir != NULL && own_file(place, dir))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "--junit file %s is a file of the check's own output in %s: name "
+                           "another file",
+                           opt->junit, dir);
+    return SIM_OK;
+}
+
 /* The places a check writes, refused before anything runs (the ownership rule,
  * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
- * device replaced; the output directory (its runs OUT/seed-S, check.csv, check.png) inside no
- * run, work directory or golden, and none of them, nor a sweep's directory, itself. */
+ * device replaced, nor the scenario file or one of the check's own files; the output
+ * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
+ * golden, and none of them, nor a sweep's directory, itself. */
 static int check_places(const app_check_options *opt, const char *dir, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -445,6 +511,8 @@ static int check_places(const app_check_options *opt, const char *dir, sim_err *
     int rc = opt->junit != NULL
                  ? sim_rundir_check_file("--junit file", opt->junit, &place, &how, err)
                  : SIM_OK;
+    if (rc == SIM_OK && place != NULL)
+        rc = junit_clash(opt, place, dir, err);
     free(place);
     if (rc == SIM_OK && dir != NULL)
         rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
@@ -455,6 +523,12 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
     double start = wall_now();
+    struct stat st; /* each seed's run reads the scenario again: a FIFO waited forever */
+    if (stat(opt->scenario, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s is a %s: a check reads the scenario again for each seed; copy it "
+                           "into a file",
+                           opt->scenario, S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
     int rc = check_places(opt, NULL, err); /* a report that cannot go there is never written */
     if (rc != SIM_OK || opt->update)
         return rc != SIM_OK ? rc : update(opt, out, err);

@@ -42,8 +42,20 @@ static int write_stats(const char *dir, const verdict *v, sim_err *err)
     return sim_file_commit(f, err);
 }
 
+/* True if one of the `n` curves has a test accuracy (a timing-only model's have none). */
+static bool any_accuracy(const app_curve *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t r = 0; r < c[i].n; r++)
+            if (isfinite(c[i].col[APP_CURVE_ACC][r]))
+                return true;
+    return false;
+}
+
 /* check.png: the golden seeds and the runs per curve, and the tested statistics against
- * their bands, with the CSVs it draws, into `dir`; *drawn = true once written. A file that
+ * their bands, with the CSVs it draws, into `dir`; *drawn = true once written. Without a
+ * test accuracy (a timing-only model) the accuracy and loss panels say so (gnuplot failed on
+ * their empty curves: "x range is invalid", and the check with it). A file that
  * cannot be written whole fails (SIM_EIO naming it, no figure left cut short); a `dir` that
  * cannot be passed to gnuplot only leaves the figure out (*drawn = false, said on `out`). */
 int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, const verdict *v,
@@ -68,8 +80,8 @@ int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, c
     }
     snprintf(vars, sizeof(vars),
              "golden='%s/check-golden.csv'; run='%s/check-run.csv'; stats='%s/check.csv'; "
-             "ngolden=%zu; nrun=%zu; xlabel='simulated time (s)'",
-             dir, dir, dir, g->k, m);
+             "ngolden=%zu; nrun=%zu; xlabel='simulated time (s)'; acc=%d",
+             dir, dir, dir, g->k, m, any_accuracy(g->curve, g->k) || any_accuracy(runs, m));
     rc = sim_plot_draw("check.gp", vars, dir, "check.png", err);
     *drawn = rc == SIM_OK;
     return rc;

@@ -91,6 +91,25 @@ static int by_key(const void *a, const void *b)
     return c != 0 ? c : x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* Each run directory with results a directory of the sweep's own, not a symbolic link (to
+ * another point: its run counted twice) nor a file; an absent one is said later (an
+ * incomplete run directory: run it again). */
+static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
+{
+    char path[2048];
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
+        if (app_index_has_results(ix, r) && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: line %zu: dir %s is not a directory of the sweep's own (%s): "
+                               "remove it and run the sweep again",
+                               ix->csv.path, ix->csv.line[r], app_index_cell(ix, r, 1),
+                               S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+    }
+    return SIM_OK;
+}
+
 /* No two rows of one point or one run directory (a row repeated makes a run count twice). */
 static int check_repeats(const app_index *ix, sim_err *err)
 {
@@ -143,6 +162,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
         rc = check_row(ix, r, err);
     if (rc == SIM_OK)
         rc = check_repeats(ix, err);
+    if (rc == SIM_OK)
+        rc = check_dirs(ix, sweep_dir, err);
     if (rc != SIM_OK)
         app_index_fini(ix);
     return rc;

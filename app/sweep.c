@@ -355,6 +355,8 @@ static int read_values(app_sweep *sw, sim_err *err)
             int rc = sim_cfg_at_json(col->from, col->path, i, &col->values[i], err);
             if (rc != 0)
                 return rc;
+            if (strcmp(col->values[i], "-0") == 0) /* the value 0: one run, one name */
+                strcpy(col->values[i], "0");
             size_t len = strlen(col->values[i]);
             col->max_len = len > col->max_len ? len : col->max_len;
         }
@@ -585,7 +587,8 @@ static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
     return rc;
 }
 
-/* Reads the base scenario's bytes (once, for every point); refuses the sweep file itself. */
+/* Reads the base scenario's bytes (once, for every point); refuses the sweep file itself and a
+ * FIFO or a socket, which the points' runs could not read again. */
 static int read_base(app_sweep *sw, sim_err *err)
 {
     struct stat a, b;
@@ -593,6 +596,11 @@ static int read_base(app_sweep *sw, sim_err *err)
         a.st_ino == b.st_ino)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
                            "is this sweep file; it must name a scenario");
+    if (stat(sw->base, &b) == 0 && (S_ISFIFO(b.st_mode) || S_ISSOCK(b.st_mode)))
+        return sim_err_set(err, SIM_ESCENARIO, "$.base",
+                           "%s is a %s: each point's run reads the base again (a sweep waited "
+                           "for its next writer forever); copy it into a file",
+                           sw->base, S_ISFIFO(b.st_mode) ? "FIFO" : "socket");
     errno = 0;
     if ((sw->base_text = sim_output_read(sw->base, &sw->base_len)) == NULL && errno == ENOENT)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",

@@ -72,12 +72,16 @@ static int idx_open(idx_file *in, const char *path, sim_err *err)
 {
     memset(in, 0, sizeof(*in));
     in->path = path;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) /* its open waited for a writer */
+        return fail(err, SIM_EINVAL, path,
+                    "not a regular file (a FIFO): IDX files are read from their start more "
+                    "than once; copy it into a file");
     errno = 0;
     in->f = fopen(path, "rb");
     if (in->f == NULL)
         return fail(err, SIM_EIO, path, "cannot open: %s",
                     errno != 0 ? strerror(errno) : "out of memory");
-    struct stat st;
     if (fstat(fileno(in->f), &st) == 0 && st.st_size > 0)
         in->size = (uint64_t)st.st_size;
     if (refill(in) != SIM_OK)

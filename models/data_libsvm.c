@@ -296,12 +296,13 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
 }
 
 /* The file is read twice (a first pass sizes the data set): a FIFO cannot be (its second pass
- * found nothing: "file changed while being read"), and a device such as /dev/zero never ends
+ * found nothing: "file changed while being read"; one that no process writes made the open
+ * wait forever, so this looks before opening), and a device such as /dev/zero never ends
  * (getline grew one line until memory ran out). */
-static int check_regular(FILE *f, const svm_pos *at, sim_err *err)
+static int check_regular(const char *path, const svm_pos *at, sim_err *err)
 {
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || S_ISREG(st.st_mode))
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) /* a missing file: fopen says */
         return SIM_OK;
     if (S_ISDIR(st.st_mode))
         return fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
@@ -324,18 +325,18 @@ int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, 
     svm_scan *sc = calloc(1, sizeof(*sc));
     if (sc == NULL)
         return fail_at(err, SIM_ENOMEM, &at, 0, "out of memory");
+    int rc = check_regular(path, &at, err);
+    if (rc != SIM_OK)
+        goto fail_free_scan;
     errno = 0;
     FILE *f = fopen(path, "r");
-    int rc;
     if (f == NULL) {
         sim_err_clear(err);
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
         sim_err_file(err, path);
         goto fail_free_scan;
     }
-    rc = check_regular(f, &at, err);
-    if (rc == SIM_OK)
-        rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);
+    rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);
     if (rc != SIM_OK)
         goto fail_close;
     sim_err_clear(err);

@@ -22,21 +22,23 @@ static const sim_csv_rule metrics_rules[] = {
     { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false },
     { "test_accuracy", 0.0, 1.0, true, false, false },
     { "consensus", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, false, false, false }, /* always written */
 };
 
+/* Every number of workers.csv is always written (only params_fnv may be empty, a timing-only
+ * model's): an empty one was read as NaN and the shares came out wrong. */
 static const sim_csv_rule workers_rules[] = {
     { "worker", 0.0, SIM_CSV_HUGE, false, true, true },
     { "speed", 0.0, SIM_CSV_HUGE, false, false, false },
     { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
     { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "compute_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "comm_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "wait_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "bytes_sent", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "bytes_received", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "down_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "compute_s", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "comm_s", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "wait_s", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "bytes_sent", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "bytes_received", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "down_s", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, false, false, false },
 };
 
 const sim_csv_rules sim_csv_metrics = { metrics_rules,

@@ -291,6 +291,10 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
 {
     char *path = NULL;
     int rc = sim_rundir_follow(dir, &path, err);
+    struct stat st;
+    if (rc == SIM_OK && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) /* bad usage, as run's */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s exists and is not a directory", what,
+                         path);
     if (rc == SIM_OK && reserved(path) && !same_dir(path, own)) /* a run draws into its own */
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                          "%s %s: names ending in .partial or .lock are hetsim's work "
@@ -348,6 +352,12 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
         return sim_err_set(err, SIM_ESCENARIO, NULL, "%s: an empty name", what);
     char *p = NULL, *real = NULL;
     int rc = file_target(what, file, &p, how, err);
+    /* A report named X.partial or X.lock stopped every later run into X (or update of X). */
+    if (rc == SIM_OK && reserved(p))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: names ending in .partial or .lock are hetsim's work directories "
+                         "and locks",
+                         what, file);
     /* The folders it lies in, links resolved (those of the real file when there is one). */
     if (rc == SIM_OK)
         real = realpath(p, NULL);

@@ -87,7 +87,9 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err);
  * hetsim output of a kind in `equal` and is not `own` (the command's own output: the run a
  * plot draws, the sweep plot --by draws; NULL for none; compared as directories, links
  * followed), or when it is named like a work directory or a lock ("X.partial", "X.lock") and
- * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow). Errors:
+ * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow), or
+ * exists and is no directory (a file, a FIFO: bad usage, where mkdir's failure was a failed
+ * write). Errors:
  * SIM_ESCENARIO naming `dir` (or its target), the hetsim directory and its kind; SIM_ENOMEM.
  * Changes nothing. */
 int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,
@@ -106,7 +108,9 @@ typedef enum sim_rundir_write {
  * FILE`): FILE's symbolic links are followed (sim_rundir_follow: a link's target is written,
  * the link stays), and the target is refused, nothing changed, when it lies inside any hetsim
  * output (a run, a work directory, a sweep's, a golden: their files are hetsim's own, and a
- * run or a golden is replaced whole), or is a directory, a block device or a socket. A
+ * run or a golden is replaced whole), is named like a work directory or a lock ("X.partial",
+ * "X.lock": a file there stops every later run into X), or is a directory, a block device
+ * or a socket. A
  * regular or absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device
  * (/dev/null, a terminal) written through (SIM_RUNDIR_THROUGH), never replaced. *path
  * receives where to write (malloc'd), *how how. Errors: SIM_ESCENARIO naming `what` and the

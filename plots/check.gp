@@ -8,6 +8,8 @@
 #   stats    check.csv (i, statistic, curve, golden_mean, golden_sd, run_mean, half_width,
 #            floor, z, ok)
 #   ngolden  golden seeds; nrun: run seeds
+#   acc      optional: 0 when no curve has a test accuracy (a timing-only model): the
+#            accuracy and loss panels then say so instead (1)
 #   xlabel   the x axis label
 #   out      the figure to write
 #   fmt      optional: png (default), pdf or svg
@@ -19,6 +21,7 @@
 # The figure's format: fmt ('png', 'pdf' or 'svg'; hetsim sets it from the file name),
 # one terminal per format at the same layout (a PDF at 100 pixels to the inch).
 if (!exists("fmt")) fmt = "png"
+if (!exists("acc")) acc = 1
 if (!exists("font_pt")) font_pt = 11
 if (!exists("title_pt")) title_pt = 14
 terminal(w, h, f) = fmt eq "pdf" \
@@ -52,18 +55,36 @@ set multiplot layout 4,1 title "check: runs against the golden" font sprintf("Sa
 
 set ylabel "test accuracy"
 set yrange [0:1]
+if (acc) {
 plot golden using "x":"acc_lo":"acc_hi" with filledcurves lc rgb gcol notitle, \
      golden using "x":"acc_mean" with lines lc rgb gcol lw 2 title gtitle, \
      run using "x":"acc_lo":"acc_hi" with filledcurves lc rgb rcol notitle, \
      run using "x":"acc_mean" with lines lc rgb rcol lw 2 title rtitle
+} else {
+set xrange [0:1]
+unset key
+set label 1 "no test accuracy (a timing-only model)" at graph 0.5, 0.5 center
+plot NaN notitle
+unset label 1
+}
 
 set key inside right top
 set ylabel "test loss"
 set yrange [0:*]
+if (acc) {
 plot golden using "x":"loss_lo":"loss_hi" with filledcurves lc rgb gcol notitle, \
      golden using "x":"loss_mean" with lines lc rgb gcol lw 2 title gtitle, \
      run using "x":"loss_lo":"loss_hi" with filledcurves lc rgb rcol notitle, \
      run using "x":"loss_mean" with lines lc rgb rcol lw 2 title rtitle
+} else {
+unset key
+set yrange [0:1]
+set label 1 "no test loss (a timing-only model)" at graph 0.5, 0.5 center
+plot NaN notitle
+unset label 1
+set xrange [0:*]
+set yrange [0:*]
+}
 
 set key inside right bottom
 set ylabel "samples / s"

@@ -163,6 +163,8 @@ int sim_cfg_int(sim_cfg *cfg, const char *key, int64_t lo, int64_t hi, int64_t *
     if ((rc = check_number(cfg, path, v, dlo, dhi, true, err)) != 0)
         return rc;
     *out = (int64_t)v->valuedouble; /* exact: an integer within +-2^53 */
+    if (*out == 0)                  /* -0 is 0: recorded so, the scenario's hash that of 0 */
+        cJSON_SetNumberValue(cfg_get(cfg, key), 0.0);
     return 0;
 }
 
@@ -343,6 +345,10 @@ int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double
     if ((rc = check_number(cfg, path, v, lo, hi, integer, err)) != 0)
         return rc;
     *out = v->valuedouble;
+    if (integer && *out == 0.0) { /* -0 is 0, as sim_cfg_int records it (the tree is cfg's) */
+        cJSON_SetNumberValue((cJSON *)v, 0.0);
+        *out = 0.0;
+    }
     return 0;
 }
 

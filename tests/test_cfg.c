@@ -324,6 +324,25 @@ START_TEST(int_rejects_fractional_and_out_of_range_values)
 }
 END_TEST
 
+/* An integer written -0 is read as 0 and recorded as 0 in the resolved tree: run.json said
+ * "servers": -0, and the scenario's hash differed from the same scenario's with 0 (a golden
+ * of one was "another scenario" to a check of the other, a sweep ran its points again). */
+START_TEST(int_records_minus_zero_as_zero)
+{
+    sim_cfg *cfg = cfgt_parse_ok("{\"servers\": -0, \"lr\": -0, \"workers\": [3, -0]}");
+    sim_err err;
+    int64_t v = 7;
+    double w = 7.0;
+    ck_assert_int_eq(sim_cfg_int(cfg, "servers", 0, 4096, &v, &err), 0);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "workers", 1, 0, 10, true, &w, &err), 0);
+    ck_assert(w == 0.0 && !signbit(w));
+    /* a number key keeps its sign */
+    cfgt_check_print(cfg, "{\"servers\":0,\"lr\":-0,\"workers\":[3,0]}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 START_TEST(int_accepts_2_to_the_53_and_rejects_beyond)
 {
     sim_cfg *cfg = cfgt_parse_ok("{\"ok\": 9007199254740992, \"big\": 1e16, \"neg\": -1e300}");
@@ -539,6 +558,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, int_reads_an_integral_number);
     tcase_add_test(tc, int_rejects_fractional_and_out_of_range_values);
     tcase_add_test(tc, int_accepts_2_to_the_53_and_rejects_beyond);
+    tcase_add_test(tc, int_records_minus_zero_as_zero);
     tcase_add_test(tc, int_writes_defaults_in_range_only);
     suite_add_tcase(s, tc);
 

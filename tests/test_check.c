@@ -29,7 +29,8 @@ typedef struct result {
     char err[8192];
 } result;
 
-static char base[64]; /* the golden made once: base/golden */
+static char base[64];                   /* the golden made once: base/golden */
+static const char *scenario = SCENARIO; /* the scenario file a check reads */
 
 /* Starts $HETSIM check SCENARIO with the short scenario's overrides and `args`. */
 static pid_t start(const char *const *args, const char *out, const char *err)
@@ -42,7 +43,7 @@ static pid_t start(const char *const *args, const char *out, const char *err)
         dup2(fo, 1);
         dup2(fe, 2);
         const char *argv[40] = {
-            bin, "check", SCENARIO, "--set", "stop.time_s=2", "--set", "eval.every_s=0.25"
+            bin, "check", scenario, "--set", "stop.time_s=2", "--set", "eval.every_s=0.25"
         };
         size_t n = 7;
         for (size_t i = 0; args[i] != NULL && n < 38; i++)
@@ -657,6 +658,77 @@ START_TEST(check_update_refuses_an_output_directory_and_a_junit_report)
 }
 END_TEST
 
+/* A --junit FILE the check reads or writes itself is refused with exit 2, nothing changed: a
+ * name of hetsim's work directories or locks (X.partial, X.lock: the report, a plain file
+ * there, stopped every later run into X or update of X), the scenario file (its report
+ * replaced the scenario it checked; through a link or a hard link too), one of the check's
+ * own files in its output directory (check.csv was replaced by the report). */
+START_TEST(check_refuses_a_junit_file_it_reads_or_writes_itself)
+{
+    char *dir = copy_golden();
+    char g[512], o[512], s[512], before[16384], after[16384];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(s, sizeof(s), dir, "s.json");
+    sh("cp " SCENARIO " %s/s.json && ln -s s.json %s/s-link.json && ln %s/s.json %s/s-hard.json",
+       dir);
+    static const char *const own[] = { "golden.partial", "out.lock",     "x.partial",
+                                       "s.json",         "s-link.json",  "s-hard.json",
+                                       "out/check.csv",  "out/check.png" };
+    harness_tree_digest(dir, before, sizeof(before));
+    scenario = s;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        char x[600];
+        path_of(x, sizeof(x), dir, own[i]);
+        result r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", own[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, "--junit file") != NULL, "%s: %s", own[i], r.err);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%s changed something", own[i]);
+    }
+    scenario = SCENARIO;
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A timing-only scenario's check draws its figure, the panels without test accuracy or loss
+ * saying so, and passes (gnuplot failed on the empty curves: "x range is invalid", exit 1). */
+START_TEST(check_of_a_timing_only_scenario_draws_its_figure_and_passes)
+{
+    char *dir = harness_tmpdir("check");
+    char g[512], o[512], png[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(o, sizeof(o), dir, "out");
+    path_of(png, sizeof(png), dir, "out/check.png");
+    const char *none = "workload={\"model\": {\"name\": \"none\"}, \"message_bytes\": 40961}";
+    result r =
+        check((const char *[]){ "--set", none, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    r = check((const char *[]){ "--set", none, "--golden", g, "-o", o, "--seeds", "2", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert(exists(png));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A scenario that is a FIFO is refused at once: each seed's run reads it again, so a check
+ * (or an update) waited forever for the next writer. */
+START_TEST(check_refuses_a_scenario_that_is_a_fifo)
+{
+    char *dir = copy_golden();
+    char g[512], fifo[512];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(fifo, sizeof(fifo), dir, "s.json");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    scenario = fifo;
+    result r = check((const char *[]){ "--golden", g, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "is a FIFO") != NULL, "exit %d: %s", r.status,
+                  r.err);
+    scenario = SCENARIO;
+    harness_cleanup(dir);
+}
+END_TEST
+
 static void setup_base(void)
 {
     make_base();
@@ -705,6 +777,9 @@ Suite *test_suite(void)
                    check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them);
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
     tcase_add_test(places, check_update_refuses_an_output_directory_and_a_junit_report);
+    tcase_add_test(places, check_refuses_a_junit_file_it_reads_or_writes_itself);
+    tcase_add_test(places, check_of_a_timing_only_scenario_draws_its_figure_and_passes);
+    tcase_add_test(places, check_refuses_a_scenario_that_is_a_fifo);
     suite_add_tcase(s, places);
     return s;
 }

@@ -484,6 +484,36 @@ static char *outputs(void)
     return dir;
 }
 
+/* An output directory that exists and is no directory (a file, a FIFO) is bad usage, exit 2,
+ * as `run -o FILE` is, for every command, nothing changed: plot -o FILE (and check -o) exited
+ * 1 as a failed write. */
+START_TEST(an_output_directory_that_is_a_file_is_refused_with_exit_2)
+{
+    char *dir = harness_tmpdir("cli"), file[600], fifo[600];
+    snprintf(file, sizeof(file), "%s/figures", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    harness_write(dir, "figures", "2.385\n");
+    harness_write(dir, "tiny.json", tiny_json);
+    ck_assert_int_eq(
+        in_dir(dir, (const char *[]){ "run", "%s/tiny.json", "-o", "%s/a", "--quiet", NULL })
+            .status,
+        0);
+    char run[600];
+    snprintf(run, sizeof(run), "%s/a", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    const char *outs[] = { file, fifo };
+    for (size_t i = 0; i < 2; i++) {
+        harness_result r = harness_hetsim((const char *[]){ "plot", run, "-o", outs[i], NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, "exists and is not a directory") != NULL,
+                      "-o %s: exit %d: %s", outs[i], r.status, r.err);
+    }
+    char *text = harness_slurp(dir, "figures");
+    ck_assert_str_eq(text, "2.385\n");
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A plot writes figures into its own run (the only run it draws) or its own sweep (the one
  * plot --by draws), or into a place that is no hetsim output; every other run, sweep, golden
  * or work directory is refused with exit 2 and left as it was (plot B -o A replaced A's own
@@ -671,6 +701,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
     TCase *places = tcase_create("places");
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
+    tcase_add_test(places, an_output_directory_that_is_a_file_is_refused_with_exit_2);
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);

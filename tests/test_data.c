@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -479,6 +480,29 @@ START_TEST(libsvm_takes_a_bom_and_refuses_nul_bytes_and_devices)
 }
 END_TEST
 
+/* A FIFO that no process writes is refused at once, as a LIBSVM file (read in two passes)
+ * and as an IDX file: opening it waited for a writer forever (issue 38, third probe). */
+START_TEST(a_fifo_nobody_writes_is_refused_without_waiting)
+{
+    char *dir = harness_tmpdir("data"), fifo[1100], want[1300];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    snprintf(want, sizeof(want),
+             "%s: not a regular file (a FIFO): LIBSVM data is read in two passes; copy it "
+             "into a file",
+             fifo);
+    expect_svm_error(fifo, 10, SIM_EINVAL, want);
+    data_set ds;
+    sim_err err = { 0 };
+    ck_assert_int_eq(data_load_idx(fifo, D "ds_idx_labels.gz", 10, 0, &ds, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a FIFO") != NULL, "%s", err.msg);
+    datat_expect_empty(&ds);
+    ck_assert_int_eq(data_load_idx(D "ds_idx_images.gz", fifo, 10, 0, &ds, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a FIFO") != NULL, "%s", err.msg);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("data");
@@ -505,6 +529,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, libsvm_errors_name_the_file_line_and_column);
     tcase_add_test(tc, libsvm_empty_or_missing_files_are_errors);
     tcase_add_test(tc, libsvm_takes_a_bom_and_refuses_nul_bytes_and_devices);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fifo");
+    tcase_set_timeout(tc, 10); /* a wait for a writer fails by timing out */
+    tcase_add_test(tc, a_fifo_nobody_writes_is_refused_without_waiting);
     suite_add_tcase(s, tc);
     return s;
 }

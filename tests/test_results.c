@@ -140,6 +140,14 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "wait_s: -0.25 is below 0" },
         { "b2/workers.csv", "1.25,0.5", "inf,0.5", "b2/workers.csv: line 2",
           "compute_s: \"inf\" is not a finite number" },
+        /* Fields hetsim always writes, left empty: read as NaN, the shares were wrong (an
+         * empty comm_s showed 0% communicating, an empty compute_s 100%), exit 0. */
+        { "a2/workers.csv", "1.25,0.5,", ",0.5,", "a2/workers.csv: line 2", "compute_s: empty" },
+        { "b1/workers.csv", "1.25,0.5,", "1.25,,", "b1/workers.csv: line 2", "comm_s: empty" },
+        { "b2/workers.csv", "51200,51200,0,0.125", "51200,,0,0.125", "b2/workers.csv: line 2",
+          "bytes_received: empty" },
+        { "a1/metrics.csv", "0.55,,1280", "0.55,,", "a1/metrics.csv: line 3",
+          "throughput_sps: empty" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = fake_sweep();
@@ -549,6 +557,27 @@ START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
 }
 END_TEST
 
+/* A point's directory that is no directory of the sweep's own (a symbolic link to another
+ * point, or to a directory elsewhere; a file) is refused by report and plot --by, naming
+ * index.csv's line and the directory: a link to another point counted one run twice (as two
+ * seeds), exit 0; a file failed with exit 1, "cannot read .../run.json: Not a directory". */
+START_TEST(a_point_directory_that_is_a_link_or_a_file_is_refused)
+{
+    static const struct {
+        const char *run, *action, *where;
+    } cases[] = { { "a2", "ln -s a1 a2", "index.csv: line 3" },
+                  { "b1", "mkdir away && ln -s \"$PWD/away\" b1", "index.csv: line 4" },
+                  { "b2", "echo x >b2", "index.csv: line 5" } };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = fake_sweep(), cmd[3000];
+        snprintf(cmd, sizeof(cmd), "cd '%s' && rm -r %s && %s", dir, cases[i].run, cases[i].action);
+        ck_assert_int_eq(system(cmd), 0);
+        both_refuse(dir, cases[i].where, "not a directory of the sweep's own");
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 /* plot --by of a timing-only sweep (issue 38): its runs have no test accuracy, and gnuplot
  * refused the empty curves of by-KEY ("x range is invalid", exit 1, its CSVs left behind);
  * that figure is skipped with a word, the breakdown drawn, exit 0. */
@@ -593,6 +622,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_sweep_names_a_damaged_metrics_file_instead_of_copying_it);
     tcase_add_test(tc, the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write);
     tcase_add_test(tc, a_results_file_that_is_no_regular_file_is_refused_without_reading_it);
+    tcase_add_test(tc, a_point_directory_that_is_a_link_or_a_file_is_refused);
     tcase_add_test(tc, plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

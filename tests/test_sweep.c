@@ -224,6 +224,35 @@ START_TEST(sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base)
 }
 END_TEST
 
+/* A grid value -0 is the value 0 (the scenario reads it so): [0, -0] repeats one run and is
+ * refused as [2, 2.0] is, where it made two points, "servers=0" and "servers=-0", of one run. */
+START_TEST(a_grid_value_minus_0_is_0)
+{
+    refused("\"grid\": { \"servers\": [0, -0] }",
+            "sw.json: $.grid: points 0 and 1 share the run directory", 60);
+    refused("\"grid\": { \"workload.lr\": [-0, 0.0] }",
+            "sw.json: $.grid: points 0 and 1 share the run directory", 60);
+}
+END_TEST
+
+/* A base that is a FIFO is refused at once: each point's run reads the base again, so a
+ * sweep waited forever for a second writer (and --list for a first one). */
+START_TEST(a_base_that_is_a_fifo_is_refused)
+{
+    char *dir = harness_tmpdir("sweep"), fifo[700];
+    char *file = sweep_file(dir, "sw.json", "\"grid\": { \"workers\": [2, 3] }");
+    snprintf(fifo, sizeof(fifo), "%s/base.json", dir);
+    ck_assert_int_eq(remove(fifo), 0);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    harness_result r = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "sw.json: $.base: ") != NULL &&
+                      strstr(r.err, "a FIFO") != NULL,
+                  "exit %d: %s", r.status, r.err);
+    free(file);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The number of points is known before any is made: a sweep over the limit (a million) is
  * refused at once, naming its count, and the checks of a large one are linear. */
 START_TEST(sweep_refuses_more_points_than_the_limit_at_once_naming_the_count)
@@ -713,6 +742,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_outputs_are_identical_whatever_the_number_of_jobs);
     tcase_add_test(tc, sweep_index_runs_one_point_alone);
     tcase_add_test(tc, sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base);
+    tcase_add_test(tc, a_grid_value_minus_0_is_0);
+    tcase_add_test(tc, a_base_that_is_a_fifo_is_refused);
     tcase_add_test(tc, sweep_refuses_more_points_than_the_limit_at_once_naming_the_count);
     tcase_add_test(tc, sweep_plot_by_draws_the_points_with_results_and_names_those_left_out);
     tcase_add_test(tc, a_failing_point_is_named_with_its_directory);

@@ -505,7 +505,7 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
 static int check_places(const app_check_options *opt, const char *dir, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
     char *place = NULL;
     sim_rundir_write how;
     int rc = opt->junit != NULL

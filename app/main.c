@@ -169,10 +169,11 @@ static int cmd_run(int argc, char **argv)
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    /* Not into a golden of `hetsim check` nor a sweep's directory (the run's own checks
-     * refuse run and work directories, outputs/rundir.h), but for a sweep's point run by the
-     * sweep itself (its owner token, app/sweep.h). */
-    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    /* Not into a golden of `hetsim check`, a check's output (its seed runs are the check's)
+     * nor a sweep's directory (the run's own checks refuse run and work directories,
+     * outputs/rundir.h), but for a sweep's point run by the sweep itself (its owner token,
+     * app/sweep.h). */
+    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
     if (!app_sweep_owns(out_dir))
         within |= SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP);
     if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir, within, &err) != SIM_OK) {

@@ -213,7 +213,8 @@ static void progress(size_t done, size_t total, size_t running, double t0, bool 
 int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
 {
     const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) |
+                           SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
     int rc = sim_rundir_check_within(sw->dir, kinds, err);
     if (rc == SIM_OK && lock && sw->lock == NULL)
         rc = sim_rundir_lock_take(sw->dir, &sw->lock, err);

@@ -585,7 +585,8 @@ int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock,
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
                             SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
     *lock = NULL;
-    int rc = sim_rundir_check_place("output directory", out_dir, within, SIM_RUNDIR_ANY, own, err);
+    int rc = sim_rundir_check_place("output directory", out_dir, within,
+                                    SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), own, err);
     sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(out_dir) : SIM_RUNDIR_NONE;
     if (k == SIM_RUNDIR_RUN || k == SIM_RUNDIR_SWEEP)
         rc = sim_rundir_lock_take(out_dir, lock, err);

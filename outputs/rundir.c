@@ -115,12 +115,14 @@ sim_rundir_kind sim_rundir_kind_of(const char *dir)
         return SIM_RUNDIR_SWEEP;
     if (is_golden(dir))
         return SIM_RUNDIR_GOLDEN;
+    if (starts_with(dir, "check.csv", "i,statistic,curve,"))
+        return SIM_RUNDIR_CHECK;
     return SIM_RUNDIR_NONE;
 }
 
 const char *sim_rundir_kind_name(sim_rundir_kind kind)
 {
-    static const char *const names[] = { "", "run", "work", "sweep", "golden" };
+    static const char *const names[] = { "", "run", "work", "sweep", "golden", "check" };
     return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
 }
 

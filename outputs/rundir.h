@@ -48,6 +48,7 @@ typedef enum sim_rundir_kind {
     SIM_RUNDIR_WORK = 2,   /* a work directory: the marker ".hetsim-partial" */
     SIM_RUNDIR_SWEEP = 3,  /* a sweep's: ".hetsim-sweep", or an index.csv of hetsim */
     SIM_RUNDIR_GOLDEN = 4, /* a golden of `hetsim check`: "seeds", "seed-S/fingerprint" */
+    SIM_RUNDIR_CHECK = 5,  /* a check's output (-o): a check.csv of hetsim beside its seed runs */
 } sim_rundir_kind;
 
 /* A bit of a kind, for the masks of sim_rundir_check_within. */
@@ -62,10 +63,12 @@ typedef struct sim_rundir sim_rundir;
 /* The kind of `dir`, by the files above. */
 sim_rundir_kind sim_rundir_kind_of(const char *dir);
 
-/* A one-word name of a kind: "run", "work", "sweep", "golden", or "" for none. */
+/* A one-word name of a kind: "run", "work", "sweep", "golden", "check", or "" for none. */
 const char *sim_rundir_kind_name(sim_rundir_kind kind);
 
-/* Every kind, for the masks below. */
+/* Every kind but a check's output, for the masks below: a check replaces its own output
+ * directory as a run does, and the commands that must never write inside one name its bit
+ * (run, sweep, plot, check's -o below another check's). */
 #define SIM_RUNDIR_ANY                                                  \
     (SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) | \
      SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN))

@@ -676,6 +676,46 @@ START_TEST(a_sweeps_points_are_run_by_the_sweep_alone)
 }
 END_TEST
 
+/* A check's output directory (-o: check.csv beside the check's seed runs) is the check's alone:
+ * a run into one of its seed runs, or anywhere inside it, a sweep or another check inside it
+ * and a plot over it are refused with exit 2 naming it, nothing changed (`run -o CO/seed-N`
+ * replaced the check's run, exit 0: issue 38, third probe); the check itself writes it again,
+ * and a run's figures may still be drawn into the run. */
+START_TEST(a_checks_output_is_the_checks_alone)
+{
+    char *dir = outputs(), before[65536], after[65536], seed[1300];
+    harness_result r = in_dir(
+        dir, (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co", NULL });
+    ck_assert_msg(r.status == 0, "check: exit %d: %s", r.status, r.err);
+    snprintf(seed, sizeof(seed), "%s/co/seed-*", dir);
+    glob_t g;
+    ck_assert_int_eq(glob(seed, 0, NULL, &g), 0);
+    snprintf(seed, sizeof(seed), "%s", g.gl_pathv[0]);
+    globfree(&g);
+    const char *const *refused[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", seed, "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/co/new", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/co/sw", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co/sub", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/co", NULL },
+    };
+    harness_tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        r = in_dir(dir, refused[i]);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, "hetsim check directory") != NULL, "case %zu: %s", i, r.err);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu changed something", i);
+    }
+    r = in_dir(dir, (const char *[]){ "plot", seed, NULL });
+    ck_assert_msg(r.status == 0, "plot of its seed run: exit %d: %s", r.status, r.err);
+    r = in_dir(
+        dir, (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co", NULL });
+    ck_assert_msg(r.status == 0, "check again: exit %d: %s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -705,6 +745,7 @@ Suite *test_suite(void)
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);
+    tcase_add_test(places, a_checks_output_is_the_checks_alone);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

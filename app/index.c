@@ -136,6 +136,102 @@ static int check_repeats(const app_index *ix, sim_err *err)
     return rc;
 }
 
+/* True when the dotted path `key` is absent from the scenario `sc` (a run.json of hetsim
+ * holds every resolved key; a path with an array index counts as present). */
+static bool key_absent(sim_cfg *sc, const char *key)
+{
+    char part[256];
+    if (strchr(key, '[') != NULL)
+        return false;
+    for (const char *dot = strchr(key, '.'); dot != NULL; dot = strchr(key, '.')) {
+        if ((size_t)(dot - key) >= sizeof(part))
+            return true;
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - key), key);
+        if (!sim_cfg_has(sc, part) || sim_cfg_child(sc, part, &sc, NULL) != SIM_OK || sc == NULL)
+            return true;
+        key = dot + 1;
+    }
+    return !sim_cfg_has(sc, key);
+}
+
+/* Sets `value` (an index cell: JSON text, or a bare string) at `path` of `b`: an object key
+ * by key, so that the defaults the run resolved into it stay (a swept "protocol":
+ * {"name": "allreduce"} is resolved with the ring's bucket sizes). False when it cannot be. */
+static bool set_value(sim_cfg *b, const char *path, const char *value, int depth)
+{
+    char set[4096];
+    sim_cfg *v =
+        value[0] == '{' && depth < 16 ? sim_cfg_parse(value, strlen(value), NULL, NULL) : NULL;
+    if (v == NULL)
+        return snprintf(set, sizeof(set), "%s=%s", path, value) < (int)sizeof(set) &&
+               sim_cfg_override(b, set, NULL) == SIM_OK;
+    bool ok = true;
+    for (size_t i = 0; ok && i < sim_cfg_nkeys(v); i++) {
+        const char *key = sim_cfg_key(v, i);
+        char *sub = NULL, at[1024];
+        ok = sim_cfg_json(v, key, &sub, NULL) == SIM_OK && sub != NULL &&
+             snprintf(at, sizeof(at), "%s.%s", path, key) < (int)sizeof(at) &&
+             set_value(b, at, sub, depth + 1);
+        free(sub);
+    }
+    sim_cfg_destroy(v);
+    return ok;
+}
+
+/* Row r's swept values and seed set into a second reading of its run.json (`text`, n bytes)
+ * change nothing in the resolved scenario: the paths that differ into diff[size] (empty when
+ * none). A run.json that is not JSON with a scenario is left to app_index_run_facts. */
+static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, char *diff,
+                     size_t size)
+{
+    char path[1024];
+    sim_cfg *a = sim_cfg_parse(text, n, NULL, NULL), *b = sim_cfg_parse(text, n, NULL, NULL);
+    sim_cfg *sa = NULL, *sb = NULL;
+    diff[0] = '\0';
+    if (a == NULL || b == NULL || sim_cfg_child(a, "scenario", &sa, NULL) != SIM_OK ||
+        sim_cfg_child(b, "scenario", &sb, NULL) != SIM_OK || sa == NULL || sb == NULL)
+        sa = NULL;
+    for (size_t c = 2; sa != NULL && c < ix->nkeys + 3 && diff[0] == '\0'; c++) {
+        const char *key = ix->csv.head[c];
+        if (key_absent(sa, key))
+            continue;
+        snprintf(path, sizeof(path), "scenario.%s", key);
+        if (!set_value(b, path, app_index_cell(ix, r, c), 0))
+            snprintf(diff, size, "%s", key);
+    }
+    if (sa != NULL && diff[0] == '\0')
+        sim_cfg_diff(sa, sb, NULL, 0, diff, size);
+    sim_cfg_destroy(a);
+    sim_cfg_destroy(b);
+}
+
+/* Each row with results holds its run's swept values and seed (run.json's resolved
+ * scenario): an index.csv edited by hand, or a point's run.json replaced by another run's,
+ * was read silently. A missing or empty run.json is said later (an incomplete run). */
+static int check_runs(const app_index *ix, const char *sweep_dir, sim_err *err)
+{
+    char path[2048], diff[512];
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
+        if (!app_index_has_results(ix, r))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/run.json", sweep_dir, app_index_cell(ix, r, 1));
+        size_t n = 0;
+        char *text = sim_output_read(path, &n);
+        diff[0] = '\0';
+        if (text != NULL && n > 0)
+            row_diff(ix, r, text, n, diff, sizeof(diff));
+        free(text);
+        if (diff[0] != '\0')
+            return sim_err_set(
+                err, SIM_EINVAL, NULL,
+                "%s: line %zu: %s differ from the run's in %s (an index edited, or a "
+                "run.json of another run): remove the point's directory and run "
+                "the sweep again",
+                ix->csv.path, ix->csv.line[r], diff, path);
+    }
+    return SIM_OK;
+}
+
 int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
 {
     char path[sizeof(ix->csv.path)];
@@ -164,6 +260,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
         rc = check_repeats(ix, err);
     if (rc == SIM_OK)
         rc = check_dirs(ix, sweep_dir, err);
+    if (rc == SIM_OK)
+        rc = check_runs(ix, sweep_dir, err);
     if (rc != SIM_OK)
         app_index_fini(ix);
     return rc;

@@ -139,7 +139,7 @@ static int cmd_run(int argc, char **argv)
             if (i + 1 >= argc)
                 rc = cli_usage("%s needs a value", argv[i]);
             else if (argv[i][1] == 'o')
-                out_dir = argv[++i];
+                rc = cli_out_dir("-o", out_dir = argv[++i]);
             else
                 sets[nsets++] = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0) {
@@ -331,6 +331,8 @@ static int parse_sweep(int argc, char **argv, sweep_args *a)
             const char *v = argv[++i];
             if (o[1] == 'o') {
                 a->out_dir = v;
+                if (cli_out_dir("-o", v) != EXIT_OK)
+                    return EXIT_USAGE;
             } else if (o[1] == 'j') {
                 if (!cli_count(v, 1, MAX_JOBS, &a->jobs))
                     return cli_usage("-j needs a count in [1, %d], got \"%s\"", MAX_JOBS, v);
@@ -487,6 +489,8 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
                 o->golden = v;
             else if (strcmp(a, "--junit") == 0)
                 o->junit = v;
+            else if (strcmp(a, "-o") == 0 && cli_out_dir("-o", v) != EXIT_OK)
+                return EXIT_USAGE;
             else if (strcmp(a, "-o") == 0)
                 o->out_dir = v;
             else if (strcmp(a, "--set") == 0)

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "app/main_state.h"
 #include "sim/err.h"
@@ -18,6 +19,23 @@ int cli_usage(const char *fmt, ...)
     fputs("\n(see hetsim --help)\n", stderr);
     va_end(ap);
     return EXIT_USAGE;
+}
+
+int cli_out_dir(const char *opt, const char *dir)
+{
+    size_t name = 0, longest = 0, len = strlen(dir);
+    for (size_t i = 0; i < len; i++) {
+        name = dir[i] == '/' ? 0 : name + 1;
+        longest = name > longest ? name : longest;
+    }
+    if (len > CLI_DIR_MAX)
+        return cli_usage("%s: the directory's path is too long (%zu bytes; at most %d)", opt, len,
+                         CLI_DIR_MAX);
+    if (longest > CLI_NAME_MAX)
+        return cli_usage("%s: a name in the directory's path is too long (%zu bytes between "
+                         "'/'s; at most %d, as DIR.partial is written beside DIR)",
+                         opt, longest, CLI_NAME_MAX);
+    return EXIT_OK;
 }
 
 int cli_report(const sim_err *err)

@@ -236,6 +236,8 @@ int cli_plot(int argc, char **argv)
     }
     if (rc == EXIT_OK && a.n == 0)
         rc = cli_usage("%s", "plot needs at least one run directory");
+    if (rc == EXIT_OK && a.out_dir != NULL)
+        rc = cli_out_dir("-o", a.out_dir);
     a.fmt = SIM_PLOT_PNG;
     if (rc == EXIT_OK && a.format != NULL) {
         a.fmt = strcmp(a.format, "pdf") == 0   ? SIM_PLOT_PDF

@@ -24,6 +24,17 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * SIM_EINVAL (bad input), else EXIT_RUN. */
 int cli_report(const sim_err *err);
 
+/* The longest output directory a command takes (plot's limit, outputs/plot.c), and the
+ * longest name between its '/'s: NAME_MAX (255) less ".partial", the work directory written
+ * beside it. */
+#define CLI_DIR_MAX  4000
+#define CLI_NAME_MAX 247
+
+/* EXIT_OK, or EXIT_USAGE with a message naming `opt` when the directory `dir` is too long to
+ * be written (longer than CLI_DIR_MAX bytes, or with a name longer than CLI_NAME_MAX): the
+ * system refused it with ENAMETOOLONG once the command had begun, exit 1. */
+int cli_out_dir(const char *opt, const char *dir);
+
 /* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
  * suffix), no overflow. Returns false for anything else. */
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,

@@ -133,7 +133,7 @@ static const char *shown(const char *s, char *out)
 
 bool sim_csv_parse_number(const char *s, double *x)
 {
-    if (s[0] == '\0' || s[strspn(s, "0123456789+-.eE")] != '\0')
+    if (!sim_text_decimal(s))
         return false;
     char *end = NULL;
     double v = strtod(s, &end);

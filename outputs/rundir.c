@@ -352,6 +352,10 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
     *path = NULL;
     if (file[0] == '\0')
         return sim_err_set(err, SIM_ESCENARIO, NULL, "%s: an empty name", what);
+    /* "DIR/" was written as a file named DIR. */
+    if (file[strlen(file) - 1] == '/')
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s %s names a directory (it ends in '/'): name a file", what, file);
     char *p = NULL, *real = NULL;
     int rc = file_target(what, file, &p, how, err);
     /* A report named X.partial or X.lock stopped every later run into X (or update of X). */

@@ -112,7 +112,8 @@ typedef enum sim_rundir_write {
  * the link stays), and the target is refused, nothing changed, when it lies inside any hetsim
  * output (a run, a work directory, a sweep's, a golden: their files are hetsim's own, and a
  * run or a golden is replaced whole), is named like a work directory or a lock ("X.partial",
- * "X.lock": a file there stops every later run into X), or is a directory, a block device
+ * "X.lock": a file there stops every later run into X), or is a directory (or a name ending
+ * in '/', which was written as a file without it), a block device
  * or a socket. A
  * regular or absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device
  * (/dev/null, a terminal) written through (SIM_RUNDIR_THROUGH), never replaced. *path

@@ -176,10 +176,12 @@ static size_t split_fields(char *line, char **field)
     }
 }
 
-/* A whole field as a finite number. */
+/* A whole field as a finite decimal number (not "0x1p3": sim_text_decimal). */
 static bool parse_number(const char *text, double *out)
 {
     char *end = NULL;
+    if (!sim_text_decimal(text))
+        return false;
     double v = strtod(text, &end);
     if (end == text || *end != '\0' || !isfinite(v))
         return false;

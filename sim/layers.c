@@ -179,8 +179,10 @@ static bool parse_num(const char *s, double lo, double *out)
 {
     char *end = NULL;
     errno = 0;
+    if (!sim_text_decimal(s)) /* "0x1p3", "inf" */
+        return false;
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno != 0 || !isfinite(v) || v < lo)
+    if (*end != '\0' || errno != 0 || !isfinite(v) || v < lo)
         return false;
     *out = v;
     return true;

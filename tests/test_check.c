@@ -550,7 +550,8 @@ static bool is_type(const char *path, mode_t type)
 
 /* A --junit FILE that is not a regular file is written through or refused, never replaced:
  * a link's target is written (the link stays), a FIFO and a character device are written
- * through (a FIFO nobody reads is an error, not a wait), a directory is refused. */
+ * through (a FIFO nobody reads is an error, not a wait), a directory is refused, and so is a
+ * name ending in '/' (issue 38, third probe). */
 START_TEST(check_writes_a_junit_through_links_fifos_and_devices_never_replacing_them)
 {
     char *dir = copy_golden();
@@ -603,6 +604,12 @@ START_TEST(check_writes_a_junit_through_links_fifos_and_devices_never_replacing_
     r = check((const char *[]){ "--golden", g, "-o", o, "--junit", o, NULL });
     ck_assert_msg(r.status == 2 && strstr(r.err, "is a directory") != NULL, "exit %d\n%s", r.status,
                   r.err);
+    snprintf(x, sizeof(x), "%s/xml/", dir); /* it wrote a file named xml, exit 0 */
+    r = check((const char *[]){ "--golden", g, "-o", o, "--junit", x, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "names a directory") != NULL, "exit %d\n%s",
+                  r.status, r.err);
+    x[strlen(x) - 1] = '\0';
+    ck_assert_msg(!harness_exists(x), "%s was written", x);
     harness_cleanup(dir);
 }
 END_TEST

@@ -514,6 +514,45 @@ START_TEST(an_output_directory_that_is_a_file_is_refused_with_exit_2)
 }
 END_TEST
 
+/* An -o too long for the system (a name of 5,000 bytes, or a path of 5,000 in names of 200)
+ * is bad usage naming the option, exit 2, nothing created, for run, sweep, check and plot
+ * (issue 38, third probe: ENAMETOOLONG once begun, exit 1; the long path's parents made). */
+START_TEST(an_output_directory_too_long_to_write_is_bad_usage)
+{
+    char *dir = outputs(), name[5100], deep[5200], run[600], before[16384], after[16384];
+    snprintf(run, sizeof(run), "%s/a", dir);
+    memset(name, 'q', 5000);
+    name[5000] = '\0';
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    while (len < 5000)
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%.200s", name);
+    harness_tree_digest(dir, before, sizeof(before));
+    const char *outs[] = { name, deep };
+    for (size_t i = 0; i < 2; i++) {
+        char scenario[600], sweep[600], golden[600];
+        snprintf(scenario, sizeof(scenario), "%s/tiny.json", dir);
+        snprintf(sweep, sizeof(sweep), "%s/sw.json", dir);
+        snprintf(golden, sizeof(golden), "%s/g", dir);
+        const char *const *cmds[] = {
+            (const char *[]){ "run", scenario, "-o", outs[i], "--quiet", NULL },
+            (const char *[]){ "sweep", sweep, "-o", outs[i], "--quiet", NULL },
+            (const char *[]){ "check", scenario, "--golden", golden, "-o", outs[i], NULL },
+            (const char *[]){ "plot", run, "-o", outs[i], NULL },
+        };
+        for (size_t j = 0; j < sizeof(cmds) / sizeof(cmds[0]); j++) {
+            harness_result r = harness_hetsim(cmds[j]);
+            ck_assert_msg(r.status == 2 && strstr(r.err, "hetsim: -o: ") == r.err &&
+                              strstr(r.err, "too long") != NULL,
+                          "%s -o (%zu bytes): exit %d: %.300s", cmds[j][0], strlen(outs[i]),
+                          r.status, r.err);
+            harness_tree_digest(dir, after, sizeof(after));
+            ck_assert_msg(strcmp(before, after) == 0, "%s changed something", cmds[j][0]);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A plot writes figures into its own run (the only run it draws) or its own sweep (the one
  * plot --by draws), or into a place that is no hetsim output; every other run, sweep, golden
  * or work directory is refused with exit 2 and left as it was (plot B -o A replaced A's own
@@ -742,6 +781,7 @@ Suite *test_suite(void)
     TCase *places = tcase_create("places");
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
     tcase_add_test(places, an_output_directory_that_is_a_file_is_refused_with_exit_2);
+    tcase_add_test(places, an_output_directory_too_long_to_write_is_bad_usage);
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);

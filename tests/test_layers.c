@@ -174,6 +174,11 @@ START_TEST(profile_csvs_are_read_and_bad_ones_named_by_line_and_column)
                ":2: params: must be an integer in [0, 1e15], got \"1.5\"");
     expect_bad("name,params,forward_flops\nx,1,-2\n",
                ":2: forward_flops: must be a finite number >= 0, got \"-2\"");
+    /* Decimal only, as every text file hetsim reads (strtod took "0x1p3" as 8: issue 38). */
+    expect_bad("name,params,forward_flops\nx,1,0x1p3\n",
+               ":2: forward_flops: must be a finite number >= 0, got \"0x1p3\"");
+    expect_bad("name,params,forward_flops,forward_ms,backward_ms\nx,1,2,0X.8P1,1\n",
+               ":2: forward_ms: must be a finite number >= 0, got \"0X.8P1\"");
     expect_bad("name,params,forward_flops\nx,1\n", ":2: expected 3 fields, got 2");
     expect_bad("name,params,forward_flops\n", ": no layers");
     sim_layers missing = { 0 };

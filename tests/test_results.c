@@ -578,6 +578,79 @@ START_TEST(a_point_directory_that_is_a_link_or_a_file_is_refused)
 }
 END_TEST
 
+/* fake_sweep's runs with their resolved values in run.json: their seed, the swept
+ * workload.batch 32 (a) or 64 (b) and protocol {"name": "a"} or {"name": "b"} (resolved with
+ * a default, bucket_mb, as a real run's: conformance's grid sweeps such objects). */
+static char *resolved_sweep(void)
+{
+    static const struct {
+        const char *run;
+        int batch, seed;
+    } runs[] = { { "a1", 32, 1 }, { "a2", 32, 2 }, { "b1", 64, 1 }, { "b2", 64, 2 } };
+    char *dir = fake_sweep(), run[1100], text[512];
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        snprintf(run, sizeof(run), "%s/%s", dir, runs[i].run);
+        snprintf(text, sizeof(text),
+                 "{ \"scenario\": { \"seed\": %d, \"workload\": { \"batch\": %d }, \"protocol\": "
+                 "{ \"name\": \"%c\", \"bucket_mb\": 25 }, \"stop\": { \"time_s\": 2, "
+                 "\"target_accuracy\": 0.7 } } }\n",
+                 runs[i].seed, runs[i].batch, runs[i].run[0]);
+        harness_write(run, "run.json", text);
+    }
+    edit(dir, "index.csv", "dir,proto,", "dir,protocol,workload.batch,");
+    edit(dir, "index.csv", "0,a1,a,", "0,a1,\"{\"\"name\"\":\"\"a\"\"}\",32,");
+    edit(dir, "index.csv", "1,a2,a,", "1,a2,\"{\"\"name\"\":\"\"a\"\"}\",32,");
+    edit(dir, "index.csv", "2,b1,b,", "2,b1,\"{\"\"name\"\":\"\"b\"\"}\",64,");
+    edit(dir, "index.csv", "3,b2,b,", "3,b2,\"{\"\"name\"\":\"\"b\"\"}\",64,");
+    return dir;
+}
+
+/* index.csv's swept values and seed are its runs' (issue 38, third probe): a value or a seed
+ * edited in index.csv, or a point's run.json replaced by another run's, was read silently
+ * (exit 0, the runs grouped under values they did not run); report and plot --by refuse it
+ * naming index.csv's line and the run.json. */
+START_TEST(index_values_that_are_not_the_runs_are_refused)
+{
+    static const struct {
+        const char *file, *from, *to, *where, *what;
+    } cases[] = {
+        { "index.csv", "}\",64,1", "}\",32,1", "index.csv: line 4", "b1/run.json" },
+        { "index.csv", "}\",32,2", "}\",32,5", "index.csv: line 3", "seed differ from the run's" },
+        { "index.csv", "\"\"b\"\"}\",64,2", "\"\"a\"\"}\",64,2", "index.csv: line 5",
+          "protocol.name differ" },
+        { "b2/run.json", "\"seed\": 2, \"workload\": { \"batch\": 64",
+          "\"seed\": 1, \"workload\": { \"batch\": 32", "index.csv: line 5", "b2/run.json" },
+    };
+    char *dir = resolved_sweep(), out[1100];
+    harness_result ok =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "workload.batch", NULL });
+    ck_assert_msg(ok.status == 0, "the sweep as written: exit %d: %s", ok.status, ok.err);
+    harness_cleanup(dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        dir = resolved_sweep();
+        edit(dir, cases[i].file, cases[i].from, cases[i].to);
+        snprintf(out, sizeof(out), "%s/fig", dir);
+        const char *const *cmds[] = {
+            (const char *[]){ "report", dir, "--by", "workload.batch", NULL },
+            (const char *[]){ "plot", dir, "--by", "workload.batch", "-o", out, NULL },
+        };
+        for (size_t j = 0; j < 2; j++) {
+            harness_result r = harness_hetsim(cmds[j]);
+            ck_assert_msg(r.status == 2, "%s: %s exited %d: %s", cases[i].where, cmds[j][0],
+                          r.status, r.err);
+            ck_assert_str_eq(r.out, "");
+            ck_assert_msg(strstr(r.err, cases[i].where) != NULL &&
+                              strstr(r.err, cases[i].what) != NULL &&
+                              strstr(r.err, "differ from the run's") != NULL,
+                          "%s: expected \"%s\" and \"%s\": %s", cmds[j][0], cases[i].where,
+                          cases[i].what, r.err);
+        }
+        ck_assert_msg(!harness_exists(out), "plot --by wrote %s", out);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 /* plot --by of a timing-only sweep (issue 38): its runs have no test accuracy, and gnuplot
  * refused the empty curves of by-KEY ("x range is invalid", exit 1, its CSVs left behind);
  * that figure is skipped with a word, the breakdown drawn, exit 0. */
@@ -624,6 +697,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_results_file_that_is_no_regular_file_is_refused_without_reading_it);
     tcase_add_test(tc, a_point_directory_that_is_a_link_or_a_file_is_refused);
     tcase_add_test(tc, plot_by_of_a_timing_only_sweep_skips_the_accuracy_figure_with_a_word);
+    tcase_add_test(tc, index_values_that_are_not_the_runs_are_refused);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -91,13 +91,25 @@ void harness_expect_rejected_file(const char *file, const char *const *sets, siz
     free(json);
 }
 
+uint32_t harness_workers_within(const struct sim_ctx *ctx, uint32_t max)
+{
+    uint32_t n = sim_ctx_workers(ctx);
+    ck_assert_uint_le(n, max);
+    return n;
+}
+
+size_t harness_params_within(const struct sim_ctx *ctx, size_t max)
+{
+    size_t p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(p, max);
+    return p;
+}
+
 void harness_observe_models(void *ud, struct sim_ctx *ctx)
 {
     harness_models *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, HARNESS_OBS_WORKERS);
-    ck_assert_uint_le(p, HARNESS_OBS_PARAMS);
+    uint32_t n = harness_workers_within(ctx, HARNESS_OBS_WORKERS);
+    size_t p = harness_params_within(ctx, HARNESS_OBS_PARAMS);
     if (o->n >= HARNESS_OBS_MAX)
         return;
     size_t k = o->n++;

@@ -88,6 +88,11 @@ typedef struct harness_models {
 } harness_models;
 void harness_observe_models(void *ud, struct sim_ctx *ctx);
 
+/* The run's number of workers and of parameters, each asserted at most `max` (the size of the
+ * calling test's arrays). */
+uint32_t harness_workers_within(const struct sim_ctx *ctx, uint32_t max);
+size_t harness_params_within(const struct sim_ctx *ctx, size_t max);
+
 /* Runs the scenario `spec` (harness_load_spec) with `sets` into a temporary directory,
  * observing every worker's model into obs unless it is NULL, and returns the summary, with
  * summary.json's text in *summary (malloc'd) unless summary is NULL. */

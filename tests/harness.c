@@ -312,6 +312,32 @@ void harness_expect_same_outputs(const char *a, const char *b)
     }
 }
 
+void harness_expect_same_trace(const char *a, const char *b)
+{
+    harness_expect_same_outputs(a, b);
+    char *x = harness_slurp(a, "events.csv"), *y = harness_slurp(b, "events.csv");
+    ck_assert_msg(strcmp(x, y) == 0, "events.csv differs between %s and %s", a, b);
+    free(x);
+    free(y);
+}
+
+void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s)
+{
+    const char *line = csv;
+    for (unsigned i = 0; i <= w; i++) {
+        line = strchr(line, '\n');
+        ck_assert_msg(line != NULL, "workers.csv has no row for worker %u", w);
+        line++;
+    }
+    unsigned id;
+    double speed, comp, comm, wait;
+    unsigned long samples;
+    unsigned long long sent, recv;
+    ck_assert_int_eq(sscanf(line, "%u,%lf,%lu,%lu,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, iters,
+                            &samples, &comp, &comm, &wait, &sent, &recv, down_s),
+                     10);
+}
+
 /* Removes `path`, and first everything below it if it is a directory (not a link to one). */
 static void remove_tree(const char *path)
 {

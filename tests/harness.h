@@ -161,6 +161,13 @@ void harness_strip_wall(char *summary);
  * metrics.csv, workers.csv and summary.json (its wall line aside). */
 void harness_expect_same_outputs(const char *a, const char *b);
 
+/* The same, and events.csv byte-identical too. */
+void harness_expect_same_trace(const char *a, const char *b);
+
+/* Worker w's iterations and down_s on the workers.csv text `csv` (its header first); fails
+ * the test if the row is not there or not whole. */
+void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s);
+
 /* The number under `key` in the summary.json of run directory `dir`: a top-level figure
  * ("final_accuracy") or one of protocol_report's. Fails the test if there is none; NaN for
  * a null. */

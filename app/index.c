@@ -349,12 +349,14 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     return rc;
 }
 
-int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const bool *use,
-                             double *target, sim_err *err)
+/* One pass over the runs with results (or those `use` marks): their common target accuracy into
+ * *target (refused when two differ) unless target is NULL, and the least and largest
+ * eval.every_s into *lo and *hi unless lo is NULL. */
+static int scan_facts(const app_index *ix, const char *sweep_dir, const bool *use, double *target,
+                      double *lo, double *hi, sim_err *err)
 {
     char dir[2048];
     const char *first = NULL;
-    *target = NAN;
     for (size_t r = 0; r < ix->csv.nrows; r++) {
         if (use != NULL ? !use[r] : !app_index_has_results(ix, r))
             continue;
@@ -363,17 +365,28 @@ int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const b
         int rc = app_index_run_facts(dir, &t, &every, err);
         if (rc != SIM_OK)
             return rc;
-        if (first == NULL) {
+        if (target != NULL && first == NULL) {
             first = app_index_cell(ix, r, 1);
             *target = t;
-        } else if (!(t == *target || (isnan(t) && isnan(*target)))) {
+        } else if (target != NULL && !(t == *target || (isnan(t) && isnan(*target)))) {
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "%s: the runs stop at different target accuracies (%g in %s, %g "
                                "in %s): choose one with --target",
                                ix->csv.path, *target, first, t, app_index_cell(ix, r, 1));
         }
+        if (lo != NULL && !isnan(every)) {
+            *lo = isnan(*lo) ? every : fmin(*lo, every);
+            *hi = isnan(*hi) ? every : fmax(*hi, every);
+        }
     }
     return SIM_OK;
+}
+
+int app_index_stop_target_of(const app_index *ix, const char *sweep_dir, const bool *use,
+                             double *target, sim_err *err)
+{
+    *target = NAN;
+    return scan_facts(ix, sweep_dir, use, target, NULL, NULL, err);
 }
 
 int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *target, sim_err *err)
@@ -384,20 +397,6 @@ int app_index_stop_target(const app_index *ix, const char *sweep_dir, double *ta
 int app_index_eval_every(const app_index *ix, const char *sweep_dir, const bool *use, double *lo,
                          double *hi, sim_err *err)
 {
-    char dir[2048];
     *lo = *hi = NAN;
-    for (size_t r = 0; r < ix->csv.nrows; r++) {
-        if (use != NULL ? !use[r] : !app_index_has_results(ix, r))
-            continue;
-        snprintf(dir, sizeof(dir), "%s/%s", sweep_dir, app_index_cell(ix, r, 1));
-        double t = NAN, every = NAN;
-        int rc = app_index_run_facts(dir, &t, &every, err);
-        if (rc != SIM_OK)
-            return rc;
-        if (!isnan(every)) {
-            *lo = isnan(*lo) ? every : fmin(*lo, every);
-            *hi = isnan(*hi) ? every : fmax(*hi, every);
-        }
-    }
-    return SIM_OK;
+    return scan_facts(ix, sweep_dir, use, NULL, lo, hi, err);
 }

@@ -222,6 +222,42 @@ static void valid_span(size_t *lo, size_t *hi, size_t j, size_t p, size_t n)
         *hi = *lo;
 }
 
+/* Row r = (c, ki, kj) of the patches (im2col's cols) of a (C, H, W) image, kernel k, padding
+ * p = k / 2: output (y, x) of the row reads input (c, y + ki - p, x + kj - p), inside the image
+ * for y in [y_lo, y_hi) and x in [lo, hi). */
+typedef struct patch_row {
+    size_t y_lo, y_hi, lo, hi;
+    size_t first, last; /* the row's entries [first, last) hold the inside ones and wrap-arounds */
+    size_t src;         /* the image element at entry `first` */
+} patch_row;
+
+/* The patch row r (above) of an H x W image; false when no entry of it is inside the image. */
+static bool patch_row_of(patch_row *pr, size_t r, size_t k, size_t H, size_t W)
+{
+    size_t p = k / 2, c = r / (k * k), ki = r / k % k, kj = r % k;
+    valid_span(&pr->y_lo, &pr->y_hi, ki, p, H);
+    valid_span(&pr->lo, &pr->hi, kj, p, W);
+    if (pr->y_lo == pr->y_hi || pr->lo == pr->hi)
+        return false;
+    pr->first = pr->y_lo * W + pr->lo;
+    pr->last = (pr->y_hi - 1) * W + pr->hi;
+    // Both offsets are added before p is subtracted, so no index goes below 0.
+    pr->src = c * H * W + (pr->y_lo + ki - p) * W + (pr->lo + kj - p);
+    return true;
+}
+
+/* Clears the entries of `row` between first and last that wrapped around from a neighbouring
+ * image row (columns outside [lo, hi)). */
+static void clear_wrapped(float *row, const patch_row *pr, size_t W)
+{
+    for (size_t y = pr->y_lo; y < pr->y_hi; y++) {
+        for (size_t x = 0; x < pr->lo; x++)
+            row[y * W + x] = 0.0f;
+        for (size_t x = pr->hi; x < W; x++)
+            row[y * W + x] = 0.0f;
+    }
+}
+
 /* Patches of one sample: row (c, ki, kj) of cols holds in[c][y + ki - p][x + kj - p] at
  * column (y, x), 0 outside the image. Each row is the input plane shifted by
  * (ki - p) * W + (kj - p) elements, so it is copied in one piece; the columns that wrapped
@@ -230,34 +266,18 @@ static void im2col(float *restrict cols,     /* (C * k * k, H * W) */
                    const float *restrict in, /* (C, H, W) */
                    size_t C, size_t H, size_t W, size_t k)
 {
-    size_t p = k / 2, N = H * W;
-    for (size_t c = 0; c < C; c++) {
-        for (size_t ki = 0; ki < k; ki++) {
-            size_t y_lo, y_hi;
-            valid_span(&y_lo, &y_hi, ki, p, H);
-            for (size_t kj = 0; kj < k; kj++) {
-                float *row = cols + ((c * k + ki) * k + kj) * N;
-                size_t lo, hi;
-                valid_span(&lo, &hi, kj, p, W);
-                if (y_lo == y_hi || lo == hi) {
-                    memset(row, 0, N * sizeof(*row));
-                    continue;
-                }
-                // Output (y, x) reads input (y + ki - p, x + kj - p); both offsets are added
-                // before p is subtracted, so no index goes below 0.
-                size_t first = y_lo * W + lo, last = (y_hi - 1) * W + hi;
-                const float *src = in + c * N + (y_lo + ki - p) * W + (lo + kj - p);
-                memset(row, 0, first * sizeof(*row));
-                memcpy(row + first, src, (last - first) * sizeof(*row));
-                memset(row + last, 0, (N - last) * sizeof(*row));
-                for (size_t y = y_lo; y < y_hi; y++) {
-                    for (size_t x = 0; x < lo; x++)
-                        row[y * W + x] = 0.0f;
-                    for (size_t x = hi; x < W; x++)
-                        row[y * W + x] = 0.0f;
-                }
-            }
+    size_t N = H * W;
+    for (size_t r = 0; r < C * k * k; r++) {
+        float *row = cols + r * N;
+        patch_row pr;
+        if (!patch_row_of(&pr, r, k, H, W)) {
+            memset(row, 0, N * sizeof(*row));
+            continue;
         }
+        memset(row, 0, pr.first * sizeof(*row));
+        memcpy(row + pr.first, in + pr.src, (pr.last - pr.first) * sizeof(*row));
+        memset(row + pr.last, 0, (N - pr.last) * sizeof(*row));
+        clear_wrapped(row, &pr, W);
     }
 }
 
@@ -268,29 +288,15 @@ static void col2im(float *restrict din,  /* (C, H, W) */
                    float *restrict cols, /* (C * k * k, H * W), clobbered */
                    size_t C, size_t H, size_t W, size_t k)
 {
-    size_t p = k / 2, N = H * W;
+    size_t N = H * W;
     memset(din, 0, C * N * sizeof(*din));
-    for (size_t c = 0; c < C; c++) {
-        for (size_t ki = 0; ki < k; ki++) {
-            size_t y_lo, y_hi;
-            valid_span(&y_lo, &y_hi, ki, p, H);
-            for (size_t kj = 0; kj < k; kj++) {
-                float *row = cols + ((c * k + ki) * k + kj) * N;
-                size_t lo, hi;
-                valid_span(&lo, &hi, kj, p, W);
-                if (y_lo == y_hi || lo == hi)
-                    continue;
-                for (size_t y = y_lo; y < y_hi; y++) {
-                    for (size_t x = 0; x < lo; x++)
-                        row[y * W + x] = 0.0f;
-                    for (size_t x = hi; x < W; x++)
-                        row[y * W + x] = 0.0f;
-                }
-                size_t first = y_lo * W + lo, last = (y_hi - 1) * W + hi;
-                float *dst = din + c * N + (y_lo + ki - p) * W + (lo + kj - p);
-                add_into(dst, row + first, last - first);
-            }
-        }
+    for (size_t r = 0; r < C * k * k; r++) {
+        float *row = cols + r * N;
+        patch_row pr;
+        if (!patch_row_of(&pr, r, k, H, W))
+            continue;
+        clear_wrapped(row, &pr, W);
+        add_into(din + pr.src, row + pr.first, pr.last - pr.first);
     }
 }
 

@@ -174,34 +174,33 @@ static int died(torch_proc *p)
 
 /* ---- the wire ---- */
 
-static bool write_all(int fd, const void *buf, size_t n)
+/* Sends wb's or reads into rb's (the other NULL) n bytes on fd whole, through interruptions;
+ * false when the peer is gone. */
+static bool move_all(int fd, const unsigned char *wb, unsigned char *rb, size_t n)
 {
-    const unsigned char *b = buf;
     while (n > 0) {
-        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+        ssize_t k = wb != NULL ? send(fd, wb, n, MSG_NOSIGNAL) : read(fd, rb, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
             return false;
-        b += k;
+        if (wb != NULL)
+            wb += k;
+        else
+            rb += k;
         n -= (size_t)k;
     }
     return true;
 }
 
+static bool write_all(int fd, const void *buf, size_t n)
+{
+    return move_all(fd, buf, NULL, n);
+}
+
 static bool read_all(int fd, void *buf, size_t n)
 {
-    unsigned char *b = buf;
-    while (n > 0) {
-        ssize_t k = read(fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        b += k;
-        n -= (size_t)k;
-    }
-    return true;
+    return move_all(fd, NULL, buf, n);
 }
 
 static void put32(unsigned char *b, uint32_t v)

@@ -247,21 +247,29 @@ int sim_cfg_require(const sim_cfg *cfg, const char *key, sim_err *err)
     return cfg_fail(cfg, err, SIM_ESCENARIO, path, "missing required key");
 }
 
-int sim_cfg_child(sim_cfg *cfg, const char *key, sim_cfg **out, sim_err *err)
+/* *out, a configuration for the object v found at `path`; refused naming the path when v is
+ * not an object. */
+static int child_object(sim_cfg *cfg, cJSON *v, const char *path, sim_cfg **out, sim_err *err)
 {
-    char path[PATH_MAX_TEXT], got[96];
-    int rc = 0;
-    *out = NULL;
-    cJSON *v = (cJSON *)lookup(cfg, key, path, sizeof(path), &rc, err);
-    if (rc != 0 || v == NULL || cJSON_IsNull(v))
-        return rc;
     if (!cJSON_IsObject(v)) {
+        char got[96];
         cfg_describe(v, got, sizeof(got));
         return cfg_fail(cfg, err, SIM_ESCENARIO, path, "expected an object, got %s", got);
     }
     if ((*out = cfg_child_for(cfg, v, cfg_copy_string(path))) == NULL)
         return cfg_no_memory(cfg, err);
     return 0;
+}
+
+int sim_cfg_child(sim_cfg *cfg, const char *key, sim_cfg **out, sim_err *err)
+{
+    char path[PATH_MAX_TEXT];
+    int rc = 0;
+    *out = NULL;
+    cJSON *v = (cJSON *)lookup(cfg, key, path, sizeof(path), &rc, err);
+    if (rc != 0 || v == NULL || cJSON_IsNull(v))
+        return rc;
+    return child_object(cfg, v, path, out, err);
 }
 
 /* The array under `key` (marked), or NULL with *n = 0 when absent; error if not an array. */
@@ -315,19 +323,13 @@ static const cJSON *element(sim_cfg *cfg, const char *key, size_t i, char *path,
 
 int sim_cfg_at(sim_cfg *cfg, const char *key, size_t i, sim_cfg **out, sim_err *err)
 {
-    char path[PATH_MAX_TEXT], got[96];
+    char path[PATH_MAX_TEXT];
     int rc = 0;
     *out = NULL;
     cJSON *v = (cJSON *)element(cfg, key, i, path, sizeof(path), &rc, err);
     if (rc != 0)
         return rc;
-    if (!cJSON_IsObject(v)) {
-        cfg_describe(v, got, sizeof(got));
-        return cfg_fail(cfg, err, SIM_ESCENARIO, path, "expected an object, got %s", got);
-    }
-    if ((*out = cfg_child_for(cfg, v, cfg_copy_string(path))) == NULL)
-        return cfg_no_memory(cfg, err);
-    return 0;
+    return child_object(cfg, v, path, out, err);
 }
 
 int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,

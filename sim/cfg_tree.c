@@ -296,23 +296,33 @@ void cfg_forget_cursor(sim_cfg *root, const cJSON *array)
 
 /* ---- Parsing ---------------------------------------------------------------------------- */
 
+/* Steps over s[*i] when it lies inside a JSON string, its quotes included (an escape takes the
+ * next character with it), and says so; *in_string follows the strings. */
+static bool in_json_string(const char *s, size_t *i, bool *in_string)
+{
+    if (!*in_string) {
+        *in_string = s[*i] == '"';
+        return *in_string;
+    }
+    if (s[*i] == '\\')
+        (*i)++;
+    else if (s[*i] == '"')
+        *in_string = false;
+    return true;
+}
+
 /* True when the text ends inside a string or an open object or array, or holds nothing. */
 static bool is_truncated(const char *s, size_t len)
 {
     size_t depth = 0;
     bool in_string = false, any = false;
     for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_string) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
+        if (in_json_string(s, &i, &in_string)) {
+            any = true; /* a string is something */
             continue;
         }
-        if (c == '"')
-            in_string = true;
-        else if (c == '{' || c == '[')
+        char c = s[i];
+        if (c == '{' || c == '[')
             depth++;
         else if ((c == '}' || c == ']') && depth > 0)
             depth--;
@@ -327,14 +337,9 @@ size_t cfg_too_deep(const char *s, size_t len)
     size_t depth = 0;
     bool in_string = false;
     for (size_t i = 0; i < len; i++) {
-        if (in_string) {
-            if (s[i] == '\\')
-                i++;
-            else if (s[i] == '"')
-                in_string = false;
-        } else if (s[i] == '"') {
-            in_string = true;
-        } else if (s[i] == '{' || s[i] == '[') {
+        if (in_json_string(s, &i, &in_string))
+            continue;
+        if (s[i] == '{' || s[i] == '[') {
             if (++depth > CJSON_NESTING_LIMIT)
                 return i;
         } else if ((s[i] == '}' || s[i] == ']') && depth > 0) {
@@ -376,15 +381,7 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n)
     static const char chars[] = "0123456789.eE+-";
     bool in_string = false;
     for (size_t i = 0; i < len; i++) {
-        if (in_string) {
-            if (s[i] == '\\')
-                i++;
-            else if (s[i] == '"')
-                in_string = false;
-            continue;
-        }
-        in_string = s[i] == '"';
-        if (s[i] != '-' && (s[i] < '0' || s[i] > '9'))
+        if (in_json_string(s, &i, &in_string) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')))
             continue;
         size_t j = i;
         while (j < len && s[j] != '\0' && strchr(chars, s[j]) != NULL)

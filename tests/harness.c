@@ -91,13 +91,25 @@ void harness_expect_rejected_file(const char *file, const char *const *sets, siz
     free(json);
 }
 
+uint32_t harness_workers_within(const struct sim_ctx *ctx, uint32_t max)
+{
+    uint32_t n = sim_ctx_workers(ctx);
+    ck_assert_uint_le(n, max);
+    return n;
+}
+
+size_t harness_params_within(const struct sim_ctx *ctx, size_t max)
+{
+    size_t p = sim_ctx_num_params(ctx);
+    ck_assert_uint_le(p, max);
+    return p;
+}
+
 void harness_observe_models(void *ud, struct sim_ctx *ctx)
 {
     harness_models *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, HARNESS_OBS_WORKERS);
-    ck_assert_uint_le(p, HARNESS_OBS_PARAMS);
+    uint32_t n = harness_workers_within(ctx, HARNESS_OBS_WORKERS);
+    size_t p = harness_params_within(ctx, HARNESS_OBS_PARAMS);
     if (o->n >= HARNESS_OBS_MAX)
         return;
     size_t k = o->n++;
@@ -298,6 +310,32 @@ void harness_expect_same_outputs(const char *a, const char *b)
         free(x);
         free(y);
     }
+}
+
+void harness_expect_same_trace(const char *a, const char *b)
+{
+    harness_expect_same_outputs(a, b);
+    char *x = harness_slurp(a, "events.csv"), *y = harness_slurp(b, "events.csv");
+    ck_assert_msg(strcmp(x, y) == 0, "events.csv differs between %s and %s", a, b);
+    free(x);
+    free(y);
+}
+
+void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s)
+{
+    const char *line = csv;
+    for (unsigned i = 0; i <= w; i++) {
+        line = strchr(line, '\n');
+        ck_assert_msg(line != NULL, "workers.csv has no row for worker %u", w);
+        line++;
+    }
+    unsigned id;
+    double speed, comp, comm, wait;
+    unsigned long samples;
+    unsigned long long sent, recv;
+    ck_assert_int_eq(sscanf(line, "%u,%lf,%lu,%lu,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, iters,
+                            &samples, &comp, &comm, &wait, &sent, &recv, down_s),
+                     10);
 }
 
 /* Removes `path`, and first everything below it if it is a directory (not a link to one). */

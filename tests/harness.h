@@ -88,6 +88,11 @@ typedef struct harness_models {
 } harness_models;
 void harness_observe_models(void *ud, struct sim_ctx *ctx);
 
+/* The run's number of workers and of parameters, each asserted at most `max` (the size of the
+ * calling test's arrays). */
+uint32_t harness_workers_within(const struct sim_ctx *ctx, uint32_t max);
+size_t harness_params_within(const struct sim_ctx *ctx, size_t max);
+
 /* Runs the scenario `spec` (harness_load_spec) with `sets` into a temporary directory,
  * observing every worker's model into obs unless it is NULL, and returns the summary, with
  * summary.json's text in *summary (malloc'd) unless summary is NULL. */
@@ -155,6 +160,13 @@ void harness_strip_wall(char *summary);
 /* Fails the test unless the run directories `a` and `b` hold byte-identical run.json,
  * metrics.csv, workers.csv and summary.json (its wall line aside). */
 void harness_expect_same_outputs(const char *a, const char *b);
+
+/* The same, and events.csv byte-identical too. */
+void harness_expect_same_trace(const char *a, const char *b);
+
+/* Worker w's iterations and down_s on the workers.csv text `csv` (its header first); fails
+ * the test if the row is not there or not whole. */
+void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s);
 
 /* The number under `key` in the summary.json of run directory `dir`: a top-level figure
  * ("final_accuracy") or one of protocol_report's. Fails the test if there is none; NaN for

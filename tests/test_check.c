@@ -23,11 +23,7 @@
 
 #define SCENARIO "tests/golden/curves/allreduce/scenario.json"
 
-typedef struct result {
-    int status;
-    char out[16384];
-    char err[8192];
-} result;
+typedef harness_result result;
 
 static char base[64];                   /* the golden made once: base/golden */
 static const char *scenario = SCENARIO; /* the scenario file a check reads */
@@ -56,18 +52,12 @@ static pid_t start(const char *const *args, const char *out, const char *err)
 
 static result check(const char *const *args)
 {
-    static result r;
-    char out[] = "/tmp/hetsim-check-out-XXXXXX", err[] = "/tmp/hetsim-check-err-XXXXXX";
-    close(mkstemp(out));
-    close(mkstemp(err));
-    int status;
-    waitpid(start(args, out, err), &status, 0);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    harness_read_into(out, r.out, sizeof(r.out));
-    harness_read_into(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
-    return r;
+    const char *argv[31] = { "check",         scenario, "--set",
+                             "stop.time_s=2", "--set",  "eval.every_s=0.25" };
+    size_t n = 6;
+    for (size_t i = 0; args[i] != NULL && n < 30; i++)
+        argv[n++] = args[i];
+    return harness_hetsim(argv);
 }
 
 /* Runs the shell command `tmpl` with every "%s" in it replaced by `dir`. */
@@ -349,18 +339,25 @@ START_TEST(check_rejects_missing_and_extra_files_and_seeds)
 }
 END_TEST
 
+/* copy_golden, and beside it "other": a golden of the same scenario with eval.samples=300,
+ * seeds 3 (so with a seed-12 of another scenario). */
+static char *copy_golden_and_other(void)
+{
+    char *dir = copy_golden();
+    char other[512];
+    path_of(other, sizeof(other), dir, "other");
+    result r = check((const char *[]){ "--golden", other, "--update", "--seeds", "3", "--set",
+                                       "eval.samples=300", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    return dir;
+}
+
 /* A seed of another scenario moved in (what a non-atomic update killed midway left). */
 START_TEST(check_rejects_a_golden_mixing_two_scenarios)
 {
-    char *dir = copy_golden();
-    char g[512], o[512];
-    path_of(g, sizeof(g), dir, "other");
-    path_of(o, sizeof(o), dir, "out");
-    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
-                                       "eval.samples=300", NULL });
-    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *dir = copy_golden_and_other();
     sh("rm -r %s/golden/seed-12 && cp -r %s/other/seed-12 %s/golden/", dir);
-    r = check_golden(dir);
+    result r = check_golden(dir);
     expect_unusable(&r, "seed-12/run.json: scenario hash");
     harness_cleanup(dir);
 }
@@ -371,21 +368,17 @@ END_TEST
  * and a golden that mixes two is unusable, --allow-scenario-change or not. */
 START_TEST(check_rejects_a_foreign_seed_whose_hash_was_edited)
 {
-    char *dir = copy_golden();
+    char *dir = copy_golden_and_other();
     char g[512], o[512];
-    path_of(g, sizeof(g), dir, "other");
     path_of(o, sizeof(o), dir, "out");
-    result r = check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
-                                       "eval.samples=300", NULL });
-    ck_assert_msg(r.status == 0, "%s", r.err);
     sh("cd %s && h() { sed -n 's/.*\"scenario_hash\": \"\\([0-9a-f]*\\)\".*/\\1/p' $1/run.json; } "
        "&& old=$(h golden/seed-12) && new=$(h other/seed-12) && rm -r golden/seed-12 && "
        "cp -r other/seed-12 golden/ && sed -i \"s/$old/$new/\" golden/golden.json",
        dir);
     path_of(g, sizeof(g), dir, "golden");
     for (size_t i = 0; i < 2; i++) {
-        r = check((const char *[]){ "--golden", g, "-o", o,
-                                    i == 0 ? NULL : "--allow-scenario-change", NULL });
+        result r = check((const char *[]){ "--golden", g, "-o", o,
+                                           i == 0 ? NULL : "--allow-scenario-change", NULL });
         expect_unusable(&r, "seed-12/run.json: a run of another scenario than");
         ck_assert_msg(strstr(r.err, "eval.samples") != NULL, "%s", r.err);
     }

@@ -22,13 +22,32 @@
 
 /* ---- Barrier and channels ---- */
 
+/* What a barrier_plan's workers do beyond computing before they arrive. */
+enum {
+    NOTIFY = 1, /* are told of failures (notify_down) */
+    REPEAT = 2, /* arrive again after each release (repeat) */
+    ADMIT = 4,  /* admit a recovered worker (admit_on_up) */
+    RESTART = 8 /* restart the barrier at a recovery (restart_on_up) */
+};
+
+/* A plan of one barrier over workers 0 to 3, each computing before it arrives. */
+static plan *barrier_plan(unsigned what)
+{
+    plan *p = hcoll_new_plan();
+    p->compute_first = true;
+    p->notify_down = (what & NOTIFY) != 0;
+    p->repeat = (what & REPEAT) != 0;
+    p->admit_on_up = (what & ADMIT) != 0;
+    p->restart_on_up = (what & RESTART) != 0;
+    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    return p;
+}
+
 START_TEST(barrier_releases_everyone_after_the_last_arrival)
 {
     /* Worker 3 computes 5 times longer (50 ms); coordinator 0 hears of it 2L later (50.1 ms)
      * and is released then; the others get its release another 2L later (50.2 ms). */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(0);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}]",
                            "stop.iterations=4" };
     sim_run_summary sum = hcoll_run(hcoll_timing_json, sets, 2);
@@ -45,10 +64,7 @@ START_TEST(barrier_rounds_follow_one_another)
     /* A barrier every iteration: members compute 10 ms (worker 3: 50 ms) and arrive again as
      * soon as they are released. Worker 3 is released 2L * 2 = 200 us after it arrives and
      * computes again, so round k releases the others at k * 50.2 ms; three rounds. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->repeat = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(REPEAT);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5}]",
                            "stop.iterations=12" };
     sim_run_summary sum = hcoll_run(hcoll_timing_json, sets, 2);
@@ -64,10 +80,7 @@ START_TEST(barrier_counts_a_failed_member_as_arrived)
 {
     /* Worker 2 fails at 5 ms and the kit is told; the others arrive at 10 ms and are released
      * 2L (coordinator) and 4L later, with worker 2 reported. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY);
     const char *sets[] = {
         "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
         "stop.iterations=3"
@@ -92,10 +105,7 @@ START_TEST(barrier_whose_coordinator_fails_in_an_open_round_starts_again_without
      * computes: the barrier starts again over {1, 2, 3}, 1 coordinating; 2 arrives again, 3
      * arrives at 50 ms and reaches 1 2L later: 1 is released at 50.1 ms, 2 and 3 at 50.2 ms,
      * each told that 0 failed. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
                            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.03}]",
                            "stop.iterations=3" };
@@ -118,10 +128,7 @@ START_TEST(barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_a
     /* Coordinator 0 decides round 0 and is released at 50.1 ms (3 arrived last); it fails at
      * 50.15 ms, before its releases land (50.2 ms), so they are lost: the barrier starts again
      * over {1, 2, 3} and releases them at once, at 50.15 ms. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [3], \"slowdown\": 5},"
                            " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.05015}]",
                            "stop.iterations=4" };
@@ -143,11 +150,7 @@ START_TEST(barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_ne
      * computes and arrives at 30 ms; 0 arrives last, at 50 ms, and is released at once, the
      * others 2L later. Without the restart 1 and 2 would still be released (3 counted as
      * failed), 3 never. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->restart_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | RESTART);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
                            " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.02}]",
@@ -196,12 +199,7 @@ START_TEST(barrier_admitted_worker_that_arrived_is_counted_when_the_round_ends)
      * restarts over {0, 1, 2, 3}: 1 and 2, whose round is decided, are released at once
      * (50 ms, not 50.1), and 3's held arrival counts in round 1, which 0's arrival at 100 ms
      * completes: 3 is released at 100.1 ms. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->repeat = true;
-    p->admit_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | REPEAT | ADMIT);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
                            " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.006}]",
@@ -224,12 +222,7 @@ START_TEST(barrier_admitted_worker_becomes_a_member_once_the_decided_round_is_re
      * admission, or at 1's release, would release 2 at once, at 10.25 or 10.3 ms). Round 1
      * then waits for 3, which computes twice as long, until 30.25 ms, and reaches 0 at
      * 30.35 ms: 0 is released then, 1 and 3 2L later, 2 4L later. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->repeat = true;
-    p->admit_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | REPEAT | ADMIT);
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.01025}, {\"kind\": \"window\", \"workers\": [3],"
                            " \"from_s\": 0.01, \"to_s\": 0.02, \"slowdown\": 2}]",
@@ -255,11 +248,7 @@ START_TEST(barrier_whose_coordinator_fails_takes_the_admitted_in)
      * at 8 ms, round 0 open: the barrier restarts over {1, 2, 3}, 1 coordinating, with 3's
      * arrival once it comes. 1 and 2 arrive at 10 ms, 3 at 16 ms: 1 is released at 16.1 ms,
      * 2 and 3 at 16.2 ms. Without taking 3 in, 1 and 2 would be released at 10.1 / 10.2 ms. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->admit_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | ADMIT);
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.006}, {\"kind\": \"failure\", \"workers\": [0],"
                            " \"at_s\": 0.008}]",
@@ -278,12 +267,7 @@ START_TEST(barrier_admitted_worker_that_fails_again_is_not_taken_in)
     /* 3 fails at 5 ms, is admitted at 6 ms and fails again at 8 ms: the restart after round 0
      * (decided at 10.1 ms) is over {0, 1, 2}, so round 1 ends without 3 (at 20.3 ms for 0). A
      * barrier taking it in would wait for it for good. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->repeat = true;
-    p->admit_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | REPEAT | ADMIT);
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.006}, {\"kind\": \"failure\", \"workers\": [3],"
                            " \"at_s\": 0.008}]",
@@ -302,11 +286,7 @@ START_TEST(barrier_restarted_after_a_decided_round_releases_the_waiting_at_once)
      * and is released; its releases to 1 and 2 would land at 50.1 ms. 3 recovers at 50.05 ms:
      * the restart releases 1 and 2 at once (their round was decided), and the releases of the
      * earlier start are ignored when they land. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->restart_on_up = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
+    plan *p = barrier_plan(NOTIFY | RESTART);
     const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
                            " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
                            " \"recover_s\": 0.05005}]",

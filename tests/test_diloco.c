@@ -54,10 +54,8 @@ static spy *watched;
 static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     spy *s = watched;
-    s->n = sim_ctx_workers(ctx);
-    s->p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(s->n, MAX_W);
-    ck_assert_uint_le(s->p, MAX_P);
+    s->n = harness_workers_within(ctx, MAX_W);
+    s->p = harness_params_within(ctx, MAX_P);
     int rc = proto_diloco.start(state, ctx, err);
     /* Every worker starts from x, the first live worker's model. */
     memcpy(s->x, sim_ctx_params_view(ctx, 0), s->p * sizeof(float));

@@ -111,21 +111,6 @@ START_TEST(a_worker_whose_source_fails_asks_another_neighbour)
 }
 END_TEST
 
-/* The numbers on one workers.csv row: iterations and down_s. */
-static void worker_row(const outputs *o, unsigned w, unsigned long *iters, double *down_s)
-{
-    const char *line = o->workers;
-    for (unsigned i = 0; i <= w; i++)
-        line = strchr(line, '\n') + 1;
-    unsigned id;
-    double speed, comp, comm, wait;
-    unsigned long samples;
-    unsigned long long sent, recv;
-    ck_assert_int_eq(sscanf(line, "%u,%lf,%lu,%lu,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, iters,
-                            &samples, &comp, &comm, &wait, &sent, &recv, down_s),
-                     10);
-}
-
 /* A scenario with random failures and recoveries for `seed`: 12 workers (a real model when
  * `real`), random speeds, jitter, random slowdowns and a link straggler that reorders
  * messages; 8 failures in the first 1.2 s, each recovering within 0.4 s or, one in six,
@@ -154,8 +139,8 @@ static void check_chaos(unsigned seed, bool real, double *rejoins, double *defer
     for (unsigned w = 0; w < 12; w++) {
         unsigned long ia, ib;
         double da, db;
-        worker_row(&a, w, &ia, &da);
-        worker_row(&b, w, &ib, &db);
+        harness_worker_row(a.workers, w, &ia, &da);
+        harness_worker_row(b.workers, w, &ib, &db);
         if (db - da < 1e-9)
             ck_assert_msg(ib > ia, "seed %u: worker %u stuck at %lu iterations", seed, w, ib);
         else

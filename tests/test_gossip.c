@@ -175,21 +175,6 @@ static char *chaos_json(unsigned seed, bool real)
     return harness_chaos_json(seed, real, "{\"name\": \"gossip\"}");
 }
 
-/* Iterations and down time of worker w from workers.csv. */
-static void worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s)
-{
-    const char *line = csv;
-    for (unsigned i = 0; i <= w; i++)
-        line = strchr(line, '\n') + 1;
-    unsigned id;
-    double speed, comp, comm, wait;
-    unsigned long samples;
-    unsigned long long sent, recv;
-    ck_assert_int_eq(sscanf(line, "%u,%lf,%lu,%lu,%lf,%lf,%lf,%llu,%llu,%lf", &id, &speed, iters,
-                            &samples, &comp, &comm, &wait, &sent, &recv, down_s),
-                     10);
-}
-
 static char *run_csv(const char *json, const char *const *sets, size_t n, char **summary)
 {
     sim_scenario *sc = harness_load_spec(json, sets, n);
@@ -213,8 +198,8 @@ static void check_chaos(unsigned seed, bool real, double *rejoins)
     for (unsigned w = 0; w < 12; w++) {
         unsigned long ia, ib;
         double da, db;
-        worker_row(a, w, &ia, &da);
-        worker_row(b, w, &ib, &db);
+        harness_worker_row(a, w, &ia, &da);
+        harness_worker_row(b, w, &ib, &db);
         if (db - da < 1e-9)
             ck_assert_msg(ib > ia, "seed %u: worker %u stuck at %lu iterations", seed, w, ib);
         else

@@ -59,10 +59,8 @@ typedef struct observer {
 static void observe(void *ud, struct sim_ctx *ctx)
 {
     observer *o = ud;
-    uint32_t n = sim_ctx_workers(ctx);
-    size_t p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(n, MAX_W);
-    ck_assert_uint_le(p, MAX_P);
+    uint32_t n = harness_workers_within(ctx, MAX_W);
+    size_t p = harness_params_within(ctx, MAX_P);
     if (o->n >= MAX_OBS)
         return;
     size_t k = o->n++;

@@ -63,11 +63,9 @@ static spy *watched;
 static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     spy *s = watched;
-    s->n = sim_ctx_workers(ctx);
-    s->p = sim_ctx_num_params(ctx);
+    s->n = harness_workers_within(ctx, MAX_W);
+    s->p = harness_params_within(ctx, MAX_P);
     s->train = sim_ctx_budget(ctx).train_samples;
-    ck_assert_uint_le(s->n, MAX_W);
-    ck_assert_uint_le(s->p, MAX_P);
     memcpy(s->x0, sim_ctx_params(ctx, 0), s->p * sizeof(float));
     for (uint32_t w = 0; w < s->n; w++)
         memcpy(s->last[w], sim_ctx_params(ctx, w), s->p * sizeof(float));

@@ -100,6 +100,14 @@ static void follow(walk *wk, const char *path)
     fclose(f);
 }
 
+/* Whether a directory entry is a C source or header (not hidden). */
+static bool is_source(const char *name)
+{
+    size_t len = strlen(name);
+    return len >= 3 && name[0] != '.' &&
+           (strcmp(name + len - 2, ".c") == 0 || strcmp(name + len - 2, ".h") == 0);
+}
+
 /* Walks every source file of `dir` and returns how many it walked. */
 static size_t walk_folder(const char *dir)
 {
@@ -109,9 +117,7 @@ static size_t walk_folder(const char *dir)
     size_t files = 0;
     const struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len < 3 || e->d_name[0] == '.' ||
-            (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
+        if (!is_source(e->d_name))
             continue;
         char path[300];
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -186,9 +192,7 @@ static size_t check_folder(size_t r)
     size_t files = 0;
     const struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len < 3 || e->d_name[0] == '.' ||
-            (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0))
+        if (!is_source(e->d_name))
             continue;
         char path[300], line[512], inc[128];
         snprintf(path, sizeof(path), "%s/%s", rule[r].folder, e->d_name);

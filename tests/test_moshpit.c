@@ -36,10 +36,8 @@ typedef struct observer {
 static void observe(void *ud, struct sim_ctx *ctx)
 {
     observer *o = ud;
-    o->n = sim_ctx_workers(ctx);
-    o->p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(o->n, MAX_W);
-    ck_assert_uint_le(o->p, MAX_P);
+    o->n = harness_workers_within(ctx, MAX_W);
+    o->p = harness_params_within(ctx, MAX_P);
     double sum[MAX_P] = { 0 };
     for (uint32_t w = 0; o->keys && w < o->n; w++)
         for (size_t i = 0; i + 1 < MP_MAX_DIMS; i++)

@@ -27,10 +27,8 @@ typedef struct observer {
 static void observe(void *ud, struct sim_ctx *ctx)
 {
     observer *o = ud;
-    o->n = sim_ctx_workers(ctx);
-    o->p = sim_ctx_num_params(ctx);
-    ck_assert_uint_le(o->n, MAX_W);
-    ck_assert_uint_le(o->p, MAX_P);
+    o->n = harness_workers_within(ctx, MAX_W);
+    o->p = harness_params_within(ctx, MAX_P);
     for (size_t i = 0; i < o->p; i++) {
         double sum = 0.0;
         for (uint32_t w = 0; w < o->n; w++) {

@@ -287,21 +287,23 @@ START_TEST(sweep_refuses_more_points_than_the_limit_at_once_naming_the_count)
 }
 END_TEST
 
+/* A sweep base whose runs diverge at lr 1000 (with momentum 0.99 the loss explodes within 20
+ * iterations and the run fails) and run whole at lr 0.01. */
+static const char div_json[] =
+    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
+    "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
+    "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
+    "    \"momentum\": 0.99 },\n"
+    "  \"protocol\": { \"name\": \"allreduce\" },\n"
+    "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
+
 /* A sweep with diverged points (stop_reason "missing" in index.csv): plot --by draws the
  * points that have results and names the others on stderr. */
 START_TEST(sweep_plot_by_draws_the_points_with_results_and_names_those_left_out)
 {
     char *dir = harness_tmpdir("sweep");
-    /* lr 1000 with momentum 0.99: the loss explodes within 20 iterations (the run fails). */
-    harness_write(
-        dir, "div.json",
-        "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
-        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
-        "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
-        "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
-        "    \"momentum\": 0.99 },\n"
-        "  \"protocol\": { \"name\": \"allreduce\" },\n"
-        "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
+    harness_write(dir, "div.json", div_json);
     harness_write(dir, "sw.json",
                   "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] }, "
                   "\"seeds\": 2 }\n");
@@ -347,15 +349,7 @@ END_TEST
 START_TEST(a_failing_point_is_named_with_its_directory)
 {
     char *dir = harness_tmpdir("sweep"), file[700], out[700], want[1500];
-    harness_write(
-        dir, "div.json",
-        "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
-        "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 4000,\n"
-        "      \"dim\": 20, \"classes\": 4, \"separation\": 4 },\n"
-        "    \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.01,\n"
-        "    \"momentum\": 0.99 },\n"
-        "  \"protocol\": { \"name\": \"allreduce\" },\n"
-        "  \"stop\": { \"time_s\": 3 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n");
+    harness_write(dir, "div.json", div_json);
     harness_write(dir, "sw.json",
                   "{ \"base\": \"div.json\", \"grid\": { \"workload.lr\": [0.01, 1000] } }\n");
     snprintf(file, sizeof(file), "%s/sw.json", dir);

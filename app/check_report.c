@@ -30,7 +30,7 @@ static int write_stats(const char *dir, const verdict *v, sim_err *err)
     if (f == NULL)
         return err->code;
     FILE *s = sim_file_stream(f);
-    fputs("i,statistic,curve,golden_mean,golden_sd,run_mean,half_width,floor,z,ok\n", s);
+    fputs(SIM_RUNDIR_CHECK_HEADER "\n", s);
     for (size_t st = 0, i = 0; st < NSTATS; st++) {
         if (!v[st].tested)
             continue;

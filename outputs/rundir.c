@@ -70,7 +70,7 @@ static bool starts_with(const char *dir, const char *name, const char *head)
     char *p = concat(dir, "/");
     char *q = p != NULL ? concat(p, name) : NULL;
     FILE *f = q != NULL ? fopen(q, "rb") : NULL;
-    char buf[64] = { 0 };
+    char buf[128] = { 0 };
     bool yes =
         f != NULL && n < sizeof(buf) && fread(buf, 1, n, f) == n && memcmp(buf, head, n) == 0;
     if (f != NULL)
@@ -115,7 +115,7 @@ sim_rundir_kind sim_rundir_kind_of(const char *dir)
         return SIM_RUNDIR_SWEEP;
     if (is_golden(dir))
         return SIM_RUNDIR_GOLDEN;
-    if (starts_with(dir, "check.csv", "i,statistic,curve,"))
+    if (starts_with(dir, "check.csv", SIM_RUNDIR_CHECK_HEADER "\n"))
         return SIM_RUNDIR_CHECK;
     return SIM_RUNDIR_NONE;
 }

@@ -40,6 +40,10 @@
 #define SIM_RUNDIR_MARKER       ".hetsim-partial"
 /* The marker file of a sweep's directory (app/sweep.c). */
 #define SIM_RUNDIR_SWEEP_MARKER ".hetsim-sweep"
+/* The header of a check's check.csv (app/check_report.c writes it), by which a check's output
+ * directory is told. */
+#define SIM_RUNDIR_CHECK_HEADER \
+    "i,statistic,curve,golden_mean,golden_sd,run_mean,half_width,floor,z,ok"
 
 /* What kind of hetsim output a directory is. */
 typedef enum sim_rundir_kind {

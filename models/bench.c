@@ -11,6 +11,7 @@
 
 #include "models/model.h"
 #include "models/optim.h"
+#include "models/step.h"
 #include "sim/bench.h"
 #include "sim/tensor.h"
 
@@ -264,24 +265,14 @@ typedef void (*products_fn)(gemm_list *g, const model_config *cfg, size_t B);
 
 /* Everything one step benchmark uses, allocated before any timing. */
 typedef struct step_bench {
-    const model_ops *ops;
-    model_config cfg;
-    optim_config opt;
-    size_t n_params;
-    float *params, *grads, *velocity, *acts, *x; /* x (BATCH, D) */
-    uint8_t *y;                                  /* (BATCH) */
-    gemm_list prod;                              /* the step's products */
-    float *arena;                                /* (prod.floats) their matrices */
+    model_step step; /* on minibatches of BATCH */
+    gemm_list prod;  /* the step's products */
+    float *arena;    /* (prod.floats) their matrices */
 } step_bench;
 
 static void step_fini(step_bench *s)
 {
-    sim_tensor_free(s->params);
-    sim_tensor_free(s->grads);
-    sim_tensor_free(s->velocity);
-    sim_tensor_free(s->acts);
-    sim_tensor_free(s->x);
-    free(s->y);
+    model_step_fini(&s->step);
     free(s->prod.ops);
     sim_tensor_free(s->arena);
 }
@@ -289,26 +280,16 @@ static void step_fini(step_bench *s)
 static int step_init(step_bench *s, const model_ops *ops, const model_config *cfg,
                      products_fn products, gsl_rng *r, sim_err *err)
 {
-    *s = (step_bench){ .ops = ops, .cfg = *cfg };
-    int rc = model_check(ops, cfg, err);
+    *s = (step_bench){ 0 };
+    int rc = model_step_init(&s->step, ops, cfg, BATCH, err);
     if (rc != SIM_OK)
         return rc;
-    optim_config_default(&s->opt);
-    s->opt.lr = 0.01;
-    s->opt.momentum = 0.9;
-    size_t D = model_input_size(cfg);
-    s->n_params = ops->num_params(cfg);
-    s->params = sim_tensor_alloc(s->n_params);
-    s->grads = sim_tensor_alloc(s->n_params);
-    s->velocity = sim_tensor_alloc(s->n_params);
-    s->acts = sim_tensor_alloc(ops->num_acts(cfg, BATCH));
-    s->x = sim_tensor_alloc(BATCH * D);
-    s->y = malloc(BATCH);
+    s->step.opt.lr = 0.01;
+    s->step.opt.momentum = 0.9;
     products(&s->prod, cfg, BATCH); /* counts */
     s->prod.ops = calloc(s->prod.n, sizeof(*s->prod.ops));
     s->arena = sim_tensor_alloc(s->prod.floats);
-    if (s->params == NULL || s->grads == NULL || s->velocity == NULL || s->acts == NULL ||
-        s->x == NULL || s->y == NULL || s->prod.ops == NULL || s->arena == NULL) {
+    if (s->prod.ops == NULL || s->arena == NULL) {
         step_fini(s);
         return sim_err_set(err, SIM_ENOMEM, NULL, "cannot allocate the %s step benchmark",
                            ops->name);
@@ -316,22 +297,14 @@ static int step_init(step_bench *s, const model_ops *ops, const model_config *cf
     s->prod.n = 0, s->prod.floats = 0;
     products(&s->prod, cfg, BATCH); /* fills */
 
-    ops->init_params(s->params, cfg, r);
-    for (size_t i = 0; i < BATCH * D; i++)
-        s->x[i] = (float)gsl_ran_gaussian(r, 1.0);
+    ops->init_params(s->step.params, cfg, r);
+    for (size_t i = 0; i < BATCH * model_input_size(cfg); i++)
+        s->step.x[i] = (float)gsl_ran_gaussian(r, 1.0);
     for (size_t b = 0; b < BATCH; b++)
-        s->y[b] = (uint8_t)gsl_rng_uniform_int(r, cfg->classes);
+        s->step.y[b] = (uint8_t)gsl_rng_uniform_int(r, cfg->classes);
     for (size_t i = 0; i < s->prod.floats; i++)
         s->arena[i] = (float)gsl_rng_uniform(r) - 0.5f;
     return SIM_OK;
-}
-
-static double step_run(step_bench *s)
-{
-    double loss = s->ops->forward(s->acts, s->params, s->x, s->y, BATCH, &s->cfg);
-    s->ops->backward(s->grads, s->acts, s->params, s->x, s->y, BATCH, &s->cfg);
-    optim_step(s->params, s->velocity, s->grads, s->n_params, s->opt.lr, &s->opt);
-    return loss;
 }
 
 /* How many times to time a step: `rounds` times a block of `reps` steps, then a block of
@@ -349,10 +322,10 @@ static double step_time(step_bench *s, step_plan plan, double *step_s, double *p
     int reps = plan.reps;
     *step_s = HUGE_VAL, *prod_s = HUGE_VAL;
     for (int round = 0; round < plan.rounds; round++) {
-        loss = step_run(s);
+        loss = model_step_run(&s->step);
         for (int r = 0; r < reps; r++) {
             double t0 = sim_bench_now();
-            loss = step_run(s);
+            loss = model_step_run(&s->step);
             double dt = sim_bench_now() - t0;
             *step_s = dt < *step_s ? dt : *step_s;
         }

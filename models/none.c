@@ -57,25 +57,14 @@ static void none_init_params(float *params, const model_config *cfg, gsl_rng *r)
 double model_nop_forward(float *acts, const float *params, const float *x, const uint8_t *y,
                          size_t B, const model_config *cfg)
 {
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
-    (void)cfg;
+    (void)acts, (void)params, (void)x, (void)y, (void)B, (void)cfg;
     return 0.0;
 }
 
 static void none_backward(float *grads, float *acts, const float *params, const float *x,
                           const uint8_t *y, size_t B, const model_config *cfg)
 {
-    (void)grads;
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
-    (void)cfg;
+    (void)grads, (void)acts, (void)params, (void)x, (void)y, (void)B, (void)cfg;
 }
 
 const model_ops model_none = {

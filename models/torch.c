@@ -35,23 +35,14 @@ static void torch_init_params(float *params, const model_config *cfg, gsl_rng *r
 static double torch_forward(float *acts, const float *params, const float *x, const uint8_t *y,
                             size_t B, const model_config *cfg)
 {
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
-    (void)cfg;
+    (void)acts, (void)params, (void)x, (void)y, (void)B, (void)cfg;
     return (double)NAN;
 }
 
 static void torch_backward(float *grads, float *acts, const float *params, const float *x,
                            const uint8_t *y, size_t B, const model_config *cfg)
 {
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
+    (void)acts, (void)params, (void)x, (void)y, (void)B;
     memset(grads, 0, cfg->torch.params * sizeof(*grads));
 }
 

@@ -61,11 +61,7 @@ static void vector_init_params(float *params, const model_config *cfg, gsl_rng *
 static void vector_backward(float *grads, float *acts, const float *params, const float *x,
                             const uint8_t *y, size_t B, const model_config *cfg)
 {
-    (void)acts;
-    (void)params;
-    (void)x;
-    (void)y;
-    (void)B;
+    (void)acts, (void)params, (void)x, (void)y, (void)B;
     memset(grads, 0, cfg->dim * sizeof(*grads)); /* the gradient is zero */
 }
 

@@ -261,18 +261,18 @@ static int dl_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
 {
     diloco *st = state;
     uint32_t w = (uint32_t)ev->dst;
+    bool handled; /* the ring's messages first (coll.h's typical owner) */
+    int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
+    if (rc != SIM_OK || handled)
+        return rc;
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return on_computed(st, ctx, w, err);
-    case SIM_EV_MSG: {
-        bool handled;
-        int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);
-        return rc != SIM_OK || handled ? rc : on_fetched(st, ctx, w, (uint32_t)ev->src, err);
-    }
-    case SIM_EV_WORKER_DOWN: {
-        int rc = coll_hub_worker_down(st->hub, ctx, w, err);
+    case SIM_EV_MSG: /* the global model sent to an admitted worker */
+        return on_fetched(st, ctx, w, (uint32_t)ev->src, err);
+    case SIM_EV_WORKER_DOWN:
+        rc = coll_hub_worker_down(st->hub, ctx, w, err);
         return rc != SIM_OK ? rc : rejoin_down(st->rj, ctx, w, err);
-    }
     case SIM_EV_WORKER_UP: /* it waits to be admitted, or starts alone if nobody runs */
         return rejoin_up(st->rj, ctx, w, err);
     case EV_ADMIT:

@@ -386,16 +386,14 @@ static int gs_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return on_computed(st, ctx, w, err);
     case SIM_EV_MSG: {
         msg_hdr h = msg_read(ev);
-        if (h.channel != 0 || (h.kind != MSG_MODEL && h.kind != MSG_IDLE))
-            break;
-        return on_model(st, ctx, w, (uint32_t)ev->src, h.seq, h.kind == MSG_IDLE, err);
+        if (h.channel == 0 && (h.kind == MSG_MODEL || h.kind == MSG_IDLE))
+            return on_model(st, ctx, w, (uint32_t)ev->src, h.seq, h.kind == MSG_IDLE, err);
+        break;
     }
     case SIM_EV_WORKER_DOWN:
         return on_down(st, ctx, w, err);
     case SIM_EV_WORKER_UP:
         return on_up(st, ctx, w, err);
-    default:
-        break;
     }
     return sim_err_set(err, SIM_EINVAL, NULL, "gossip: unexpected event kind %u", ev->kind);
 }

@@ -238,30 +238,48 @@ static void free_trace(sim_cluster *cl)
     cl->trace_factor = NULL;
 }
 
-/* Groups the trace points by worker, then by rule (file order), keeping each rule's time
- * order: a counting sort with one run per (worker, rule) that has points. */
-static int build_trace(sim_cluster *cl)
+/* One walk over the trace points, rule by rule in file order, for build_trace's two passes.
+ * A point opens a run when it is its rule's first for its worker (last[w], zeroed here, holds
+ * the rule index + 1 last seen). Counting (fill false): pt_start[w + 1] and run_start[w + 1]
+ * count w's points and runs. Filling: pt_start[w] and run_start[w] are w's next free slots,
+ * each point goes to the trace arrays and into its run. */
+static void trace_walk(sim_cluster *cl, size_t *pt_start, size_t *last, bool fill)
 {
     const sim_scenario *sc = cl->sc;
-    uint32_t n = cl->n;
-    size_t *pt_start = alloc_array((size_t)n + 1, sizeof(*pt_start));
-    size_t *last = alloc_array(n, sizeof(*last)); /* rule index + 1 last seen, 0: none */
-    cl->run_start = alloc_array((size_t)n + 1, sizeof(*cl->run_start));
-    if (pt_start == NULL || last == NULL || cl->run_start == NULL)
-        goto fail_free_all;
+    memset(last, 0, cl->n * sizeof(*last));
     for (size_t i = 0; i < sc->nstragglers; i++) {
         const sim_straggler *s = &sc->stragglers[i];
         if (s->kind != SIM_STRAG_TRACE)
             continue;
         for (size_t j = 0; j < s->ntrace; j++) {
             uint32_t w = s->trace[j].worker;
-            pt_start[w + 1]++;
-            if (last[w] != i + 1) {
-                last[w] = i + 1;
-                cl->run_start[w + 1]++;
+            bool opens = last[w] != i + 1;
+            last[w] = i + 1;
+            if (!fill) {
+                pt_start[w + 1]++;
+                cl->run_start[w + 1] += opens;
+                continue;
             }
+            if (opens)
+                cl->runs[cl->run_start[w]++] = (trace_run){ .offset = pt_start[w], .count = 0 };
+            cl->runs[cl->run_start[w] - 1].count++;
+            cl->trace_ns[pt_start[w]] = s->trace[j].time_ns;
+            cl->trace_factor[pt_start[w]++] = s->trace[j].slowdown;
         }
     }
+}
+
+/* Groups the trace points by worker, then by rule (file order), keeping each rule's time
+ * order: a counting sort with one run per (worker, rule) that has points. */
+static int build_trace(sim_cluster *cl)
+{
+    uint32_t n = cl->n;
+    size_t *pt_start = alloc_array((size_t)n + 1, sizeof(*pt_start));
+    size_t *last = alloc_array(n, sizeof(*last));
+    cl->run_start = alloc_array((size_t)n + 1, sizeof(*cl->run_start));
+    if (pt_start == NULL || last == NULL || cl->run_start == NULL)
+        goto fail_free_all;
+    trace_walk(cl, pt_start, last, false);
     for (uint32_t w = 0; w < n; w++) {
         pt_start[w + 1] += pt_start[w];
         cl->run_start[w + 1] += cl->run_start[w];
@@ -271,22 +289,7 @@ static int build_trace(sim_cluster *cl)
     cl->trace_factor = alloc_array(pt_start[n], sizeof(*cl->trace_factor));
     if (cl->runs == NULL || cl->trace_ns == NULL || cl->trace_factor == NULL)
         goto fail_free_all;
-    memset(last, 0, n * sizeof(*last));
-    for (size_t i = 0; i < sc->nstragglers; i++) {
-        const sim_straggler *s = &sc->stragglers[i];
-        if (s->kind != SIM_STRAG_TRACE)
-            continue;
-        for (size_t j = 0; j < s->ntrace; j++) {
-            uint32_t w = s->trace[j].worker;
-            if (last[w] != i + 1) {
-                last[w] = i + 1;
-                cl->runs[cl->run_start[w]++] = (trace_run){ .offset = pt_start[w], .count = 0 };
-            }
-            cl->runs[cl->run_start[w] - 1].count++;
-            cl->trace_ns[pt_start[w]] = s->trace[j].time_ns;
-            cl->trace_factor[pt_start[w]++] = s->trace[j].slowdown;
-        }
-    }
+    trace_walk(cl, pt_start, last, true);
     memmove(cl->run_start + 1, cl->run_start, n * sizeof(*cl->run_start));
     cl->run_start[0] = 0;
     free(last);

@@ -105,6 +105,13 @@ size_t harness_params_within(const struct sim_ctx *ctx, size_t max)
     return p;
 }
 
+void harness_sizes_within(const struct sim_ctx *ctx, uint32_t max_w, size_t max_p, uint32_t *n,
+                          size_t *p)
+{
+    *n = harness_workers_within(ctx, max_w);
+    *p = harness_params_within(ctx, max_p);
+}
+
 void harness_observe_models(void *ud, struct sim_ctx *ctx)
 {
     harness_models *o = ud;
@@ -321,6 +328,28 @@ void harness_expect_same_trace(const char *a, const char *b)
     free(y);
 }
 
+sim_run_summary harness_run_pair(sim_scenario *sa, sim_scenario *sb, const char *tag, char **dirs)
+{
+    char *a = harness_tmpdir(tag), *b = harness_tmpdir(tag);
+    sim_run_summary sum = harness_run(sa, a, NULL, NULL);
+    harness_run(sb, b, NULL, NULL);
+    harness_expect_same_outputs(a, b);
+    sim_scenario_destroy(sa);
+    sim_scenario_destroy(sb);
+    char *both[2] = { a, b };
+    if (dirs != NULL)
+        memcpy(dirs, both, sizeof(both));
+    else
+        harness_cleanup_pair(both);
+    return sum;
+}
+
+void harness_cleanup_pair(char **dirs)
+{
+    harness_cleanup(dirs[0]);
+    harness_cleanup(dirs[1]);
+}
+
 void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s)
 {
     const char *line = csv;
@@ -483,6 +512,61 @@ void harness_csv_free(harness_csv *t)
     memset(t, 0, sizeof(*t));
 }
 
+char *harness_run_columns(sim_scenario *sc, const char *const *cols, size_t n, char **summary)
+{
+    char *dir = harness_tmpdir("columns");
+    harness_run(sc, dir, NULL, NULL);
+    sim_scenario_destroy(sc);
+    harness_csv t = harness_csv_read(dir, "workers.csv");
+    size_t size = 64 * n * (t.nrows + 1), used = 0;
+    char *out = calloc(size, 1);
+    ck_assert_ptr_nonnull(out);
+    for (size_t r = 0; r < t.nrows; r++)
+        for (size_t i = 0; i < n; i++)
+            used += (size_t)snprintf(out + used, size - used, "%s%c",
+                                     harness_csv_text(&t, r, cols[i]), i + 1 < n ? ' ' : '\n');
+    ck_assert_uint_lt(used, size);
+    harness_csv_free(&t);
+    if (summary != NULL)
+        *summary = harness_slurp(dir, "summary.json");
+    harness_cleanup(dir);
+    return out;
+}
+
+double harness_csv_field(const char *csv, const char *key, size_t nkey, const char *col)
+{
+    char *text = strdup(csv), *save = NULL, *line = strtok_r(text, "\n", &save);
+    int want = -1, i = 0;
+    for (char *p = line; p != NULL; i++) {
+        size_t len = strcspn(p, ",");
+        if (strlen(col) == len && strncmp(p, col, len) == 0)
+            want = i;
+        p = p[len] == ',' ? p + len + 1 : NULL;
+    }
+    ck_assert_msg(want >= 0, "no column %s in %s", col, csv);
+    double v = NAN;
+    bool found = false;
+    while (!found && (line = strtok_r(NULL, "\n", &save)) != NULL) {
+        const char *p = line;
+        for (size_t k = 0; k < nkey && p != NULL; k++)
+            p = strchr(p, ',') != NULL ? strchr(p, ',') + 1 : NULL;
+        size_t klen = p != NULL ? (size_t)(p - line - 1) : strlen(line);
+        if (klen != strlen(key) || strncmp(line, key, klen) != 0)
+            continue;
+        found = true;
+        p = line;
+        for (int j = 0; j < want && p != NULL; j++)
+            p = strchr(p, ',') != NULL ? strchr(p, ',') + 1 : NULL;
+        ck_assert_ptr_nonnull(p);
+        char *end = NULL;
+        v = strtod(p, &end);
+        v = end == p ? (double)NAN : v;
+    }
+    ck_assert_msg(found, "no row %s in %s", key, csv);
+    free(text);
+    return v;
+}
+
 char *harness_chaos_json(unsigned seed, bool real, const char *protocol)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -576,6 +660,14 @@ void harness_write(const char *dir, const char *name, const char *text)
     fputs(text, f);
     ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
 }
+
+const char harness_small_json[] =
+    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
+    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"
+    "                               \"classes\": 4 },\n"
+    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
+    "  \"protocol\": { \"name\": \"allreduce\" },\n"
+    "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
 
 const char harness_fake_index_head[] =
     "point,dir,proto,lr,seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,"

@@ -93,6 +93,10 @@ void harness_observe_models(void *ud, struct sim_ctx *ctx);
 uint32_t harness_workers_within(const struct sim_ctx *ctx, uint32_t max);
 size_t harness_params_within(const struct sim_ctx *ctx, size_t max);
 
+/* Both at once, into *n and *p: what a protocol spy's start records. */
+void harness_sizes_within(const struct sim_ctx *ctx, uint32_t max_w, size_t max_p, uint32_t *n,
+                          size_t *p);
+
 /* Runs the scenario `spec` (harness_load_spec) with `sets` into a temporary directory,
  * observing every worker's model into obs unless it is NULL, and returns the summary, with
  * summary.json's text in *summary (malloc'd) unless summary is NULL. */
@@ -164,6 +168,13 @@ void harness_expect_same_outputs(const char *a, const char *b);
 /* The same, and events.csv byte-identical too. */
 void harness_expect_same_trace(const char *a, const char *b);
 
+/* Runs sa and sb (then destroys them) into two new directories named for `tag`, fails the test
+ * unless their outputs are the same (harness_expect_same_outputs), and returns sa's summary.
+ * With dirs, the directories are left in dirs[0] and dirs[1] for the caller to read and
+ * harness_cleanup_pair; with NULL, removed. */
+sim_run_summary harness_run_pair(sim_scenario *sa, sim_scenario *sb, const char *tag, char **dirs);
+void harness_cleanup_pair(char **dirs);
+
 /* Worker w's iterations and down_s on the workers.csv text `csv` (its header first); fails
  * the test if the row is not there or not whole. */
 void harness_worker_row(const char *csv, unsigned w, unsigned long *iters, double *down_s);
@@ -201,6 +212,17 @@ double harness_csv_num(const harness_csv *t, size_t row, const char *col);
 /* Frees what harness_csv_read allocated. */
 void harness_csv_free(harness_csv *t);
 
+/* The field named `col` of the row of the CSV text `csv` whose first `nkey` fields, joined by
+ * ',', are `key`, as a number (NaN for an empty field); fails the test if there is no such
+ * column or row. */
+double harness_csv_field(const char *csv, const char *key, size_t nkey, const char *col);
+
+/* Runs sc (then destroys it) in a temporary directory and returns the columns cols[0..n) of
+ * every row of its workers.csv, separated by spaces, a line a row (malloc'd): e.g.
+ * "iterations" and "params_fnv", the final state two runs must share. With summary, the text
+ * of its summary.json in *summary (malloc'd). */
+char *harness_run_columns(sim_scenario *sc, const char *const *cols, size_t n, char **summary);
+
 /* What a run of the built binary left: its exit status (128 + signal if killed) and what it
  * printed, cut to the buffers' sizes. */
 typedef struct harness_result {
@@ -234,6 +256,10 @@ extern const char harness_fake_workers[];
 
 /* index.csv's header row, for the sweeps made of harness_fake_run's dirs. */
 extern const char harness_fake_index_head[];
+
+/* A small synthetic scenario (4 workers, softmax, allreduce, 4 simulated seconds): a run takes
+ * a few milliseconds; the base of the sweeps the sweep and report suites write. */
+extern const char harness_small_json[];
 
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);

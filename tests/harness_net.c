@@ -125,6 +125,17 @@ double nett_rate_of(const harness *h, uint32_t src, uint32_t dst)
     return 0.0;
 }
 
+void nett_expect_rejected(const sim_net_config *cfg, const char *needle)
+{
+    sim_engine *eng = sim_engine_create(16, NULL);
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_ptr_null(sim_net_create(cfg, eng, &err));
+    ck_assert_int_eq(err.code, SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' lacks '%s'", err.msg, needle);
+    sim_engine_destroy(eng);
+}
+
 size_t nett_count_flows(const harness *h)
 {
     size_t n = 0;

@@ -1,5 +1,5 @@
-/* Helpers shared by the network suites (tests/test_net.c, tests/test_net_changes.c): their
- * scenarios, runs and checks. */
+/* Helpers shared by the network suites (tests/test_net.c, test_net_changes.c, test_net_topo.c,
+ * test_net_hosts.c): their scenarios, runs and checks. */
 #ifndef HETSIM_TESTS_HARNESS_NET_H
 #define HETSIM_TESTS_HARNESS_NET_H
 
@@ -59,5 +59,9 @@ sim_net_stats nett_stats_of(const harness *h);
 double nett_rate_of(const harness *h, uint32_t src, uint32_t dst);
 
 size_t nett_count_flows(const harness *h);
+
+/* Fails the test unless sim_net_create refuses cfg with SIM_EINVAL and a message holding
+ * `needle`. */
+void nett_expect_rejected(const sim_net_config *cfg, const char *needle);
 
 #endif

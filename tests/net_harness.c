@@ -2,6 +2,7 @@
 #include "net_harness.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
@@ -230,9 +231,63 @@ void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es)
     sim_engine_destroy(sd->eng);
 }
 
+const nh_draw nh_solo_draw = { .min_hosts = 2,
+                               .host_span = 39,
+                               .host_span_fat_tree = 15,
+                               .staggered = true,
+                               .offset_span = 0,
+                               .min_acts = 4,
+                               .acts_span = 156,
+                               .favour = 0.4,
+                               .favour_half = true,
+                               .p_send = 0.92,
+                               .p_send_factor = 0.96 };
+
 size_t nh_pick(gsl_rng *r, size_t n)
 {
     return (size_t)gsl_rng_uniform_int(r, n);
+}
+
+gsl_rng *nh_rng(unsigned long seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    ck_assert_ptr_nonnull(r);
+    gsl_rng_set(r, seed);
+    return r;
+}
+
+void *nh_zalloc(size_t size)
+{
+    void *p = calloc(1, size);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+void nh_finish_pair(nh_side *on, nh_side *off, sim_net_stats *a, sim_net_stats *b,
+                    sim_engine_stats *ea, sim_engine_stats *eb)
+{
+    nh_side_fini(on, a, ea);
+    nh_side_fini(off, b, eb);
+    ck_assert_uint_eq(a->sent, b->sent);
+    ck_assert_uint_eq(a->delivered, b->delivered);
+    ck_assert_uint_eq(a->dropped, b->dropped);
+}
+
+void nh_incast(const nh_action *acts, size_t n, nh_impl ref, nh_side **a, nh_side **b)
+{
+    double *bw = nh_zalloc((n + 1) * sizeof(*bw));
+    sim_time *lat = nh_zalloc((n + 1) * sizeof(*lat));
+    for (size_t h = 0; h <= n; h++) {
+        bw[h] = 10e9;
+        lat[h] = 50000;
+    }
+    sim_net_config cfg = { .nhosts = (uint32_t)n + 1, .bandwidth_bps = bw, .latency_ns = lat };
+    *a = nh_zalloc(sizeof(**a));
+    *b = nh_zalloc(sizeof(**b));
+    nh_side_run(*a, &cfg, acts, n, NH_MODEL, true);
+    nh_side_run(*b, &cfg, acts, n, ref, true);
+    free(bw);
+    free(lat);
 }
 
 /* The start of an action: on the grid (400 us steps, 1 in 5 moved a little) or anywhere in

@@ -136,8 +136,30 @@ typedef struct nh_node_set {
     sim_time flat[NH_MAX_HOSTS];
 } nh_node_set;
 
+/* The scripts of the differentials with and without solos (tests/test_net_solo.c; on nodes,
+ * tests/test_net_hosts.c): as tests/test_net_group.c draws them (a coarse grid of times, where
+ * starts and ends tie, or staggered ones; sizes and speeds from short lists), but from 2 hosts,
+ * with a favourite destination in half the sets only (2 in 5 sends), so that many messages are
+ * alone on their links; no seventh size (.tiny 0). */
+extern const nh_draw nh_solo_draw;
+
 /* A uniform draw in [0, n). */
 size_t nh_pick(gsl_rng *r, size_t n);
+
+/* A differential test's tools, each allocation checked: an MT19937 stream seeded with `seed`
+ * (gsl_rng_free it), and `size` zeroed bytes (free them) for a side or a flow set. */
+gsl_rng *nh_rng(unsigned long seed);
+void *nh_zalloc(size_t size);
+
+/* Destroys both sides (nh_side_fini) and fails the test unless they sent, delivered and
+ * dropped as many messages; their counters in *a and *b, their engines' in *ea and *eb. */
+void nh_finish_pair(nh_side *on, nh_side *off, sim_net_stats *a, sim_net_stats *b,
+                    sim_engine_stats *ea, sim_engine_stats *eb);
+
+/* An incast: n + 1 hosts of 10 Gbit/s and 50 us on a star, the script acts[0..n) (host w + 1
+ * sending to host 0, when and what the caller chose) run with replies on two new sides, *a by
+ * the network (NH_MODEL) and *b by `ref` (free both after nh_side_fini). */
+void nh_incast(const nh_action *acts, size_t n, nh_impl ref, nh_side **a, nh_side **b);
 
 /* Draws a flow set on topology `topo`: speeds and latencies from short lists (or all equal,
  * in half the sets: ties everywhere), times on a coarse grid (400 us steps, some 1 ns off)

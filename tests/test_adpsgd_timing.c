@@ -34,6 +34,19 @@ static bool has_msg(const msg_line *m, size_t n, int64_t t, uint32_t dst, uint32
     return false;
 }
 
+/* Fails unless the trace of the run in dir holds the messages want[0..n), each (t, dst, src,
+ * kind, bytes) as has_msg reads them. */
+static void expect_messages(const char *dir, const uint64_t (*want)[5], size_t n)
+{
+    size_t nm;
+    msg_line *ml = adpt_messages(dir, &nm);
+    for (size_t k = 0; k < n; k++)
+        ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
+                              (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
+                      "no message %zu", k);
+    free(ml);
+}
+
 /* The spec's graph, worked out independently of protocols/adpsgd.c: offsets 1 and, for the
  * exponential graph, 1 + 2^m with 2^m <= N - 1; edges only between different parities. */
 static bool edge(uint32_t n, bool ring, uint32_t a, uint32_t b)
@@ -67,13 +80,7 @@ START_TEST(two_workers_exchange_in_two_transfers_worked_out_by_hand)
         { 21050000, 0, 1, 1, 1000000 }, { 22100000, 1, 0, 2, 1000000 },
         { 31050000, 0, 1, 1, 1000000 }, { 32100000, 1, 0, 2, 1000000 },
     };
-    size_t nm;
-    msg_line *ml = adpt_messages(dir, &nm);
-    for (size_t k = 0; k < 8; k++)
-        ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
-                              (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
-                      "no message %zu", k);
-    free(ml);
+    expect_messages(dir, want, 8);
     size_t nmsg;
     free(adpt_messages(dir, &nmsg));
     ck_assert_uint_eq(nmsg, 8);
@@ -192,13 +199,7 @@ START_TEST(an_iteration_that_starts_during_an_exchange_gets_its_own_at_the_commi
         { 30250000, 0, 1, 1, 6000000 }, { 36300000, 1, 0, 2, 6000000 },
         { 42350000, 0, 1, 1, 6000000 }, { 48400000, 1, 0, 2, 6000000 },
     };
-    size_t nm;
-    msg_line *ml = adpt_messages(dir, &nm);
-    for (size_t k = 0; k < 8; k++)
-        ck_assert_msg(has_msg(ml, nm, (int64_t)want[k][0], (uint32_t)want[k][1],
-                              (uint32_t)want[k][2], want[k][3], want[k][4], NULL),
-                      "no message %zu", k);
-    free(ml);
+    expect_messages(dir, want, 8);
     ck_assert_double_eq(adpt_report(dir, "exchanges"), 4);
     free(ev);
     sim_scenario_destroy(sc);

@@ -28,6 +28,7 @@
 #include "models/data.h"
 #include "models/model.h"
 #include "models/optim.h"
+#include "models/step.h"
 #include "models/train.h"
 #include "runtime/events.h"
 #include "scenario/scenario.h"
@@ -237,14 +238,10 @@ END_TEST
 
 /* ---- Training steps ---- */
 
-/* One worker's training loop with every buffer allocated up front. */
+/* One worker's training loop with every buffer allocated up front: the step's (models/step.h)
+ * and the minibatch sampler's. */
 typedef struct trainer {
-    const model_ops *ops;
-    model_config cfg;
-    optim_config opt;
-    size_t n_params;
-    float *params, *grads, *velocity, *acts, *x; /* x (BATCH, D) */
-    uint8_t *y;                                  /* (BATCH) */
+    model_step step; /* on minibatches of BATCH */
     size_t ids[BATCH];
     size_t *idx; /* (EXAMPLES) the worker's examples */
     data_set ds;
@@ -254,34 +251,27 @@ typedef struct trainer {
 
 static void trainer_init(trainer *t, const model_ops *ops)
 {
-    *t = (trainer){ .ops = ops };
-    model_config_default(&t->cfg);
-    ck_assert_int_eq(model_check(ops, &t->cfg, NULL), 0);
-    optim_config_default(&t->opt);
-    t->opt.lr = 0.0125;
-    t->opt.momentum = 0.9;
-    t->opt.weight_decay = 5e-4;
-    size_t D = model_input_size(&t->cfg);
-    t->n_params = ops->num_params(&t->cfg);
-    t->params = sim_tensor_alloc(t->n_params);
-    t->grads = sim_tensor_alloc(t->n_params);
-    t->velocity = sim_tensor_alloc(t->n_params);
-    t->acts = sim_tensor_alloc(ops->num_acts(&t->cfg, BATCH));
-    t->x = sim_tensor_alloc(BATCH * D);
-    t->y = malloc(BATCH);
+    *t = (trainer){ 0 };
+    model_config cfg;
+    model_config_default(&cfg);
+    ck_assert_int_eq(model_step_init(&t->step, ops, &cfg, BATCH, NULL), 0);
+    t->step.opt.lr = 0.0125;
+    t->step.opt.momentum = 0.9;
+    t->step.opt.weight_decay = 5e-4;
     t->idx = malloc(EXAMPLES * sizeof(*t->idx));
     t->r = gsl_rng_alloc(gsl_rng_mt19937);
-    ck_assert(t->params && t->grads && t->velocity && t->acts && t->x && t->y && t->idx && t->r);
+    ck_assert(t->idx && t->r);
     gsl_rng_set(t->r, 2385);
-    data_synthetic_config dc = {
-        .n = EXAMPLES, .dim = D, .classes = (uint32_t)t->cfg.classes, .separation = 2.5
-    };
+    data_synthetic_config dc = { .n = EXAMPLES,
+                                 .dim = model_input_size(&cfg),
+                                 .classes = (uint32_t)cfg.classes,
+                                 .separation = 2.5 };
     ck_assert_int_eq(data_synthetic(&dc, t->r, &t->ds, NULL), 0);
     for (size_t i = 0; i < EXAMPLES; i++)
         t->idx[i] = i;
     t->sampler = data_sampler_create(&t->ds, t->idx, EXAMPLES, BATCH, NULL);
     ck_assert_ptr_nonnull(t->sampler);
-    ops->init_params(t->params, &t->cfg, t->r);
+    ops->init_params(t->step.params, &cfg, t->r);
 }
 
 static void trainer_fini(trainer *t)
@@ -290,21 +280,13 @@ static void trainer_fini(trainer *t)
     data_fini(&t->ds);
     gsl_rng_free(t->r);
     free(t->idx);
-    free(t->y);
-    sim_tensor_free(t->x);
-    sim_tensor_free(t->acts);
-    sim_tensor_free(t->velocity);
-    sim_tensor_free(t->grads);
-    sim_tensor_free(t->params);
+    model_step_fini(&t->step);
 }
 
 static double trainer_step(trainer *t)
 {
-    data_sampler_next(t->sampler, t->r, t->x, t->y, t->ids);
-    double loss = t->ops->forward(t->acts, t->params, t->x, t->y, BATCH, &t->cfg);
-    t->ops->backward(t->grads, t->acts, t->params, t->x, t->y, BATCH, &t->cfg);
-    optim_step(t->params, t->velocity, t->grads, t->n_params, t->opt.lr, &t->opt);
-    return loss;
+    data_sampler_next(t->sampler, t->r, t->step.x, t->step.y, t->ids);
+    return model_step_run(&t->step);
 }
 
 /* Looped over model_at(_i): softmax, svm, mlp, cnn with the default config. */

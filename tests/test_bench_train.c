@@ -74,29 +74,62 @@ static double check_line(const char *line, const char *name_want, const char *un
     return ratio;
 }
 
+/* A bench line expected: its name and unit. */
+typedef struct line_want {
+    const char *name, *unit;
+} line_want;
+
+/* Checks that `text` (cut up in place) is the lines want[0..n), in that order and no more,
+ * each well formed (check_line) with a ratio below max_ratio; then frees it. */
+static void expect_lines(char *text, const line_want *want, size_t n, double max_ratio)
+{
+    char *save = NULL;
+    size_t k = 0;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        ck_assert_msg(k < n, "an extra line: %s", line);
+        double ratio = check_line(line, want[k].name, want[k].unit);
+        ck_assert_msg(ratio < max_ratio, "%s", line);
+        k++;
+    }
+    ck_assert_uint_eq(k, n);
+    free(text);
+}
+
+/* Runs `bench` (app_bench_overlap_run or app_bench_collectives_run) with a new temporary
+ * directory named for `tmp_name`, and checks that it succeeds, prints the lines want[0..n)
+ * and leaves nothing in the directory. */
+static void expect_bench(int (*bench)(FILE *, const char *, sim_err *), const char *tmp_name,
+                         const line_want *want, size_t n)
+{
+    char *tmp = harness_tmpdir(tmp_name);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(out);
+    sim_err err;
+    sim_err_clear(&err);
+    int rc = bench(out, tmp, &err);
+    ck_assert_int_eq(fclose(out), 0);
+    ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
+    expect_lines(text, want, n, HUGE_VAL);
+    ck_assert_uint_eq(entries(tmp), 0);
+    harness_cleanup(tmp);
+}
+
 START_TEST(bench_prints_one_well_formed_line_per_family_and_leaves_nothing)
 {
-    static const char *const names[] = { "kernels.iteration_allreduce", "kernels.iteration_gossip",
-                                         "kernels.iteration_adpsgd" };
+    static const line_want lines[] = { { "kernels.iteration_allreduce", "us" },
+                                       { "kernels.iteration_gossip", "us" },
+                                       { "kernels.iteration_adpsgd", "us" } };
     char *tmp = harness_tmpdir("bench-train");
     app_bench_train_config cfg = tiny(tmp);
     int rc;
     sim_err err;
     char *text = run_to_text(&cfg, &rc, &err);
     ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
-
-    char *save = NULL;
-    size_t n = 0;
-    for (char *line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        ck_assert_msg(n < 3, "an extra line: %s", line);
-        double ratio = check_line(line, names[n], "us");
-        ck_assert_msg(ratio < 1.5, "%s", line);
-        n++;
-    }
-    ck_assert_uint_eq(n, 3);
+    expect_lines(text, lines, 3, 1.5);
     ck_assert_uint_eq(entries(tmp), 0); /* its temporary directory is gone */
-    free(text);
     harness_cleanup(tmp);
 }
 END_TEST
@@ -151,71 +184,24 @@ END_TEST
 
 START_TEST(bench_overlap_prints_its_three_lines_and_leaves_nothing)
 {
-    static const struct {
-        const char *name, *unit;
-    } lines[] = {
+    static const line_want lines[] = {
         { "overlap.allreduce_resnet50_16_iteration", "ms" },
         { "overlap.buckets_1000_workers_cpu", "s" },
         { "overlap.buckets_1000_workers_cpu_per_event", "ns" },
     };
-    char *tmp = harness_tmpdir("bench-overlap");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    ck_assert_ptr_nonnull(out);
-    sim_err err;
-    sim_err_clear(&err);
-    int rc = app_bench_overlap_run(out, tmp, &err);
-    ck_assert_int_eq(fclose(out), 0);
-    ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
-
-    char *save = NULL;
-    size_t n = 0;
-    for (char *line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        ck_assert_msg(n < 3, "an extra line: %s", line);
-        check_line(line, lines[n].name, lines[n].unit);
-        n++;
-    }
-    ck_assert_uint_eq(n, 3);
-    ck_assert_uint_eq(entries(tmp), 0);
-    free(text);
-    harness_cleanup(tmp);
+    expect_bench(app_bench_overlap_run, "bench-overlap", lines, 3);
 }
 END_TEST
 
 START_TEST(bench_collectives_prints_its_four_lines_and_leaves_nothing)
 {
-    static const struct {
-        const char *name, *unit;
-    } lines[] = {
+    static const line_want lines[] = {
         { "collectives.hierarchical_256_events_per_iteration", "events" },
         { "collectives.hierarchical_256_cpu_per_iteration", "s" },
         { "collectives.hierarchical_1024_events_per_iteration", "events" },
         { "collectives.hierarchical_1024_cpu_per_iteration", "s" },
     };
-    char *tmp = harness_tmpdir("bench-collectives");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    ck_assert_ptr_nonnull(out);
-    sim_err err;
-    sim_err_clear(&err);
-    int rc = app_bench_collectives_run(out, tmp, &err);
-    ck_assert_int_eq(fclose(out), 0);
-    ck_assert_msg(rc == SIM_OK, "%s: %s", err.path, err.msg);
-    char *save = NULL;
-    size_t n = 0;
-    for (char *line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        ck_assert_msg(n < 4, "an extra line: %s", line);
-        check_line(line, lines[n].name, lines[n].unit);
-        n++;
-    }
-    ck_assert_uint_eq(n, 4);
-    ck_assert_uint_eq(entries(tmp), 0);
-    free(text);
-    harness_cleanup(tmp);
+    expect_bench(app_bench_collectives_run, "bench-collectives", lines, 4);
 }
 END_TEST
 

@@ -122,17 +122,32 @@ START_TEST(at_double_checks_each_element)
 }
 END_TEST
 
-START_TEST(at_double_reads_long_arrays_in_order_and_out_of_order)
+/* Parses {"a": [0, a_step, 2 a_step, ...], "b": [0, b_step, ...]}, arrays of n integers,
+ * without "b" if b_step is 0. */
+static sim_cfg *parse_multiples(size_t n, size_t a_step, size_t b_step)
 {
-    size_t n = 20000, len = 0, size = 16 + 8 * n;
+    const size_t steps[2] = { a_step, b_step };
+    size_t len = 0, size = 32 + 24 * n;
     char *text = malloc(size);
     ck_assert_ptr_nonnull(text);
-    len += (size_t)snprintf(text, size, "{\"a\": [");
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 3 * i);
+    for (size_t k = 0; k < 2 && steps[k] > 0; k++) {
+        len += (size_t)snprintf(text + len, size - len, "%s\"%c\": [", k == 0 ? "{" : "], ",
+                                (int)('a' + k));
+        for (size_t i = 0; i < n; i++)
+            len +=
+                (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", steps[k] * i);
+    }
     snprintf(text + len, size - len, "]}");
+    ck_assert_uint_lt(len + 2, size);
     sim_cfg *cfg = cfgt_parse_ok(text);
     free(text);
+    return cfg;
+}
+
+START_TEST(at_double_reads_long_arrays_in_order_and_out_of_order)
+{
+    size_t n = 20000;
+    sim_cfg *cfg = parse_multiples(n, 3, 0);
     sim_err err;
     double v = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -152,18 +167,8 @@ END_TEST
  * from the last. An array whose elements an override replaces loses its cursor. */
 START_TEST(at_reads_arrays_in_turn_one_link_a_read)
 {
-    size_t n = 20000, len = 0, size = 32 + 24 * n;
-    char *text = malloc(size);
-    ck_assert_ptr_nonnull(text);
-    len += (size_t)snprintf(text, size, "{\"a\": [");
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 7 * i);
-    len += (size_t)snprintf(text + len, size - len, "], \"b\": [");
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, size - len, "%s%zu", i > 0 ? "," : "", 5 * i);
-    snprintf(text + len, size - len, "]}");
-    sim_cfg *cfg = cfgt_parse_ok(text);
-    free(text);
+    size_t n = 20000;
+    sim_cfg *cfg = parse_multiples(n, 7, 5);
     sim_err err;
     double v = 0.0;
     for (size_t i = 0; i < n; i++) {

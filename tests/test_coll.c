@@ -55,28 +55,41 @@ START_TEST(two_disjoint_rings_take_the_time_of_one)
 }
 END_TEST
 
-START_TEST(ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it)
+/* The next two tests' ring {0, 1, 2, 3}, told of failures (with COLL_RING_END if
+ * end_on_failure), whose worker 2 fails at at_s (a JSON number), to 3 iterations. Returns its
+ * plan after checking what both see: 2 never done, the others done once, each told that 2
+ * failed and of nothing else. */
+static plan *ring_with_2_failing(const char *at_s, bool end_on_failure)
 {
-    /* Ring {0, 1, 2, 3}; worker 2 fails at 5 ms and the kit is told: the ring restarts over
-     * {0, 1, 3}, whose members join at 10 ms and finish 4 steps of 10 MB later (32.4 ms, as
-     * any ring of three), each told that 2 failed. */
     plan *p = hcoll_new_plan();
     p->compute_first = true;
     p->notify_down = true;
+    p->end_on_failure = end_on_failure;
     hcoll_add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
-    const char *sets[] = {
-        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.005}]",
-        "stop.iterations=3"
-    };
+    char strag[128];
+    snprintf(strag, sizeof(strag),
+             "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": %s}]", at_s);
+    const char *sets[] = { strag, "stop.iterations=3" };
     hcoll_run(hcoll_timing_json, sets, 2);
     ck_assert_uint_eq(p->ndone[2], 0);
     for (uint32_t w = 0; w < 4; w++)
         if (w != 2) {
             ck_assert_uint_eq(p->ndone[w], 1);
-            ck_assert_int_eq(p->done_ns[w], 10000000 + 32400000);
             ck_assert_uint_eq(p->nfailed[w], 1);
             ck_assert_uint_eq(p->failed[w][0], 2);
         }
+    return p;
+}
+
+START_TEST(ring_told_of_a_failure_restarts_over_the_survivors_and_lists_it)
+{
+    /* Ring {0, 1, 2, 3}; worker 2 fails at 5 ms and the kit is told: the ring restarts over
+     * {0, 1, 3}, whose members join at 10 ms and finish 4 steps of 10 MB later (32.4 ms, as
+     * any ring of three), each told that 2 failed. */
+    plan *p = ring_with_2_failing("0.005", false);
+    for (uint32_t w = 0; w < 4; w++)
+        if (w != 2)
+            ck_assert_int_eq(p->done_ns[w], 10000000 + 32400000);
     free(p);
 }
 END_TEST
@@ -87,24 +100,11 @@ START_TEST(ring_that_ends_rounds_on_a_failure_tells_the_survivors_it_was_abandon
      * before any member has completed the round (6 steps of 7.5 MB): each survivor is told at
      * once that its round was abandoned (and that 2 failed), and the ring does not start it
      * again (nobody has joined its new generation). Counted once. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->end_on_failure = true;
-    hcoll_add_group(p, T_RING, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
-    const char *sets[] = {
-        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.015}]",
-        "stop.iterations=3"
-    };
-    hcoll_run(hcoll_timing_json, sets, 2);
-    ck_assert_uint_eq(p->ndone[2], 0);
+    plan *p = ring_with_2_failing("0.015", true);
     for (uint32_t w = 0; w < 4; w++)
         if (w != 2) {
-            ck_assert_uint_eq(p->ndone[w], 1);
             ck_assert_int_eq(p->done_ns[w], 15000000);
             ck_assert_int_eq(p->ended[w], COLL_ENDED_ABANDONED);
-            ck_assert_uint_eq(p->nfailed[w], 1);
-            ck_assert_uint_eq(p->failed[w][0], 2);
         }
     ck_assert_uint_eq(p->abandoned[0], 1);
     free(p);
@@ -236,29 +236,49 @@ END_TEST
 /* Parts of 6 floats over 4 members: [0,2) [2,4) [4,5) [5,6). Means of workers 0..2. */
 static const float mean3[6] = { (float)(3.5 / 3), 1.0f, -0.5f, 0.5f, 3.5f, (float)(3.5 / 3) };
 
-START_TEST(butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part)
+/* Fails unless workers 0..2 of a butterfly over {0, 1, 2, 3} that worker 3 failed or left end
+ * with the means of three on parts 0..2 and their own values on part 3, and know 3 failed. */
+static void expect_means_of_three(const plan *p)
 {
-    /* Worker 3 fails at 5 ms, before its first computation ends; the others join at 10 ms.
-     * Nobody is told: reducers 0..2 drop worker 3 when their sender timeout (20 ms) expires,
-     * so parts 0..2 are means over workers 0..2 (denominator 3); part 3 never comes back
-     * and each member keeps its own values for it at its reducer timeout (40 ms). */
+    for (uint32_t w = 0; w < 3; w++) {
+        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
+        hcoll_same_bits(p->out[w][5], hcoll_init4[w][5]); /* part 3 kept */
+        ck_assert_uint_eq(p->failed[w][0], 3);
+    }
+}
+
+/* The next two tests' butterfly over {0, 1, 2, 3} (sender timeout 20 ms, reducer timeout
+ * 40 ms), told of failures if notify, whose worker 3 fails at 5 ms, before its first
+ * computation ends, to 3 iterations. Returns its plan (and the run's summary in *sum) after
+ * checking what both see (expect_means_of_three). */
+static plan *bfly_with_3_failing(bool notify, sim_run_summary *sum)
+{
     plan *p = hcoll_new_plan();
     hcoll_set_init(p);
     p->compute_first = true;
+    p->notify_down = notify;
     p->sender_timeout = 20000000;
     p->reducer_timeout = 40000000;
     hcoll_add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
     const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": "
                            "0.005}]",
                            "stop.iterations=3" };
-    sim_run_summary sum = hcoll_run(hcoll_tensor_json, sets, 2);
+    *sum = hcoll_run(hcoll_tensor_json, sets, 2);
+    expect_means_of_three(p);
+    return p;
+}
+
+START_TEST(butterfly_drops_a_sender_that_times_out_and_keeps_a_dead_reducers_part)
+{
+    /* Worker 3 fails at 5 ms, before its first computation ends; the others join at 10 ms.
+     * Nobody is told: reducers 0..2 drop worker 3 when their sender timeout (20 ms) expires,
+     * so parts 0..2 are means over workers 0..2 (denominator 3); part 3 never comes back
+     * and each member keeps its own values for it at its reducer timeout (40 ms). */
+    sim_run_summary sum;
+    plan *p = bfly_with_3_failing(false, &sum);
     ck_assert_int_eq(sum.sim_ns, 50000000);
-    for (uint32_t w = 0; w < 3; w++) {
-        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
-        hcoll_same_bits(p->out[w][5], hcoll_init4[w][5]); /* part 3 kept */
+    for (uint32_t w = 0; w < 3; w++)
         ck_assert_uint_eq(p->nfailed[w], 1);
-        ck_assert_uint_eq(p->failed[w][0], 3);
-    }
     free(p);
 }
 END_TEST
@@ -267,23 +287,9 @@ START_TEST(butterfly_told_of_a_failure_drops_the_sender_at_once)
 {
     /* As above, but the failure is passed to the kit: nobody waits for worker 3, and the round
      * ends two small hops after 10 ms, long before any timeout. */
-    plan *p = hcoll_new_plan();
-    hcoll_set_init(p);
-    p->compute_first = true;
-    p->notify_down = true;
-    p->sender_timeout = 20000000;
-    p->reducer_timeout = 40000000;
-    hcoll_add_group(p, T_BFLY, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
-    const char *sets[] = { "stragglers=[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": "
-                           "0.005}]",
-                           "stop.iterations=3" };
-    sim_run_summary sum = hcoll_run(hcoll_tensor_json, sets, 2);
+    sim_run_summary sum;
+    plan *p = bfly_with_3_failing(true, &sum);
     ck_assert_int_lt(sum.sim_ns, 10300000);
-    for (uint32_t w = 0; w < 3; w++) {
-        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
-        hcoll_same_bits(p->out[w][5], hcoll_init4[w][5]);
-        ck_assert_uint_eq(p->failed[w][0], 3);
-    }
     free(p);
 }
 END_TEST
@@ -304,12 +310,9 @@ START_TEST(butterfly_member_that_leaves_is_dropped_like_a_failed_one_and_gets_no
     const char *sets[] = { "stop.iterations=3" };
     sim_run_summary sum = hcoll_run(hcoll_tensor_json, sets, 1);
     ck_assert_int_lt(sum.sim_ns, 10300000);
-    for (uint32_t w = 0; w < 3; w++) {
-        ck_assert_mem_eq(p->out[w], mean3, 5 * sizeof(float));
-        hcoll_same_bits(p->out[w][5], hcoll_init4[w][5]);
+    expect_means_of_three(p);
+    for (uint32_t w = 0; w < 3; w++)
         ck_assert_uint_eq(p->nfailed[w], 1);
-        ck_assert_uint_eq(p->failed[w][0], 3);
-    }
     ck_assert_uint_eq(p->ndone[3], 0);
     ck_assert_uint_eq(p->complete[0], 1);
     free(p);

@@ -218,20 +218,9 @@ static char *final_bits(const char *algorithm, const char *bucket)
     char set[64];
     snprintf(set, sizeof(set), "protocol.algorithm=\"%s\"", algorithm);
     const char *sets[] = { "workers=6", "network.gpus_per_host=3", set, bucket };
-    sim_scenario *sc = harness_load_file("tests/scenarios/allreduce/real.json", sets, 4);
-    char *dir = harness_tmpdir("coll-algo");
-    harness_run(sc, dir, NULL, NULL);
-    harness_csv t = harness_csv_read(dir, "workers.csv");
-    size_t size = 64 * (t.nrows + 1), used = 0;
-    char *out = calloc(size, 1);
-    for (size_t r = 0; r < t.nrows; r++)
-        used += (size_t)snprintf(out + used, size - used, "%s %s\n",
-                                 harness_csv_text(&t, r, "iterations"),
-                                 harness_csv_text(&t, r, "params_fnv"));
-    harness_csv_free(&t);
-    sim_scenario_destroy(sc);
-    harness_cleanup(dir);
-    return out;
+    static const char *const cols[] = { "iterations", "params_fnv" };
+    return harness_run_columns(harness_load_file("tests/scenarios/allreduce/real.json", sets, 4),
+                               cols, 2, NULL);
 }
 
 START_TEST(training_bits_do_not_depend_on_the_algorithm)
@@ -255,19 +244,9 @@ END_TEST
 static char *localsgd_bits(const char *protocol)
 {
     const char *sets[] = { "workers=6", "network.gpus_per_host=3", protocol };
-    sim_scenario *sc = harness_load_file("tests/scenarios/allreduce/real.json", sets, 3);
-    char *dir = harness_tmpdir("coll-algo");
-    harness_run(sc, dir, NULL, NULL);
-    harness_csv t = harness_csv_read(dir, "workers.csv");
-    size_t size = 64 * (t.nrows + 1), used = 0;
-    char *out = calloc(size, 1);
-    for (size_t r = 0; r < t.nrows; r++)
-        used += (size_t)snprintf(out + used, size - used, "%s\n",
-                                 harness_csv_text(&t, r, "params_fnv"));
-    harness_csv_free(&t);
-    sim_scenario_destroy(sc);
-    harness_cleanup(dir);
-    return out;
+    static const char *const cols[] = { "params_fnv" };
+    return harness_run_columns(harness_load_file("tests/scenarios/allreduce/real.json", sets, 3),
+                               cols, 1, NULL);
 }
 
 START_TEST(localsgd_averages_the_same_bits_whatever_the_algorithm)
@@ -299,21 +278,16 @@ START_TEST(algorithms_survive_failures_deterministically)
         char *json = harness_chaos_json(seed, seed == 2, protos[seed - 1]);
         const char *sets[] = { "network.gpus_per_host=3", /* 4 hosts */
                                "compute.profile=\"tests/data/profile_buckets.csv\"" };
-        sim_scenario *a = harness_load_spec(json, sets, 2), *b = harness_load_spec(json, sets, 2);
-        char *da = harness_tmpdir("coll-algo"), *db = harness_tmpdir("coll-algo");
-        sim_run_summary sa = harness_run(a, da, NULL, NULL);
-        harness_run(b, db, NULL, NULL);
+        char *d[2];
+        sim_run_summary sa = harness_run_pair(harness_load_spec(json, sets, 2),
+                                              harness_load_spec(json, sets, 2), "coll-algo", d);
         ck_assert_str_eq(sa.stop_reason, "time");
         ck_assert_uint_gt(sa.iterations, 50);
         static const char *const first[] = { "rounds_hierarchical", "rounds_tree", NULL,
                                              "rounds_halving_doubling" };
         if (first[seed - 1] != NULL) /* before the first failure at least */
-            ck_assert_double_gt(harness_summary_number(da, first[seed - 1]), 10);
-        harness_expect_same_outputs(da, db);
-        sim_scenario_destroy(a);
-        sim_scenario_destroy(b);
-        harness_cleanup(da);
-        harness_cleanup(db);
+            ck_assert_double_gt(harness_summary_number(d[0], first[seed - 1]), 10);
+        harness_cleanup_pair(d);
         free(json);
     }
 }

@@ -143,6 +143,29 @@ START_TEST(barrier_whose_coordinator_fails_after_deciding_releases_the_waiting_a
 }
 END_TEST
 
+/* The restarts at 3's recovery of the next two tests: 0 is 5 times slower, 3 fails at 5 ms and
+ * recovers at recover_s (a JSON number), having arrived for the owner meanwhile if arrived.
+ * Either way 0 arrives last, at 50 ms, and is released at once, 1 to 3 once each, 2L later. */
+static plan *restarted_and_released_at_50_ms(const char *recover_s, bool arrived)
+{
+    plan *p = barrier_plan(NOTIFY | RESTART);
+    p->arrived[3] = arrived;
+    char strag[192];
+    snprintf(strag, sizeof(strag),
+             "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
+             " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
+             " \"recover_s\": %s}]",
+             recover_s);
+    const char *sets[] = { strag, "stop.iterations=5" };
+    hcoll_run(hcoll_timing_json, sets, 2);
+    ck_assert_int_eq(p->done_ns[0], 50000000);
+    for (uint32_t w = 1; w < 4; w++) {
+        ck_assert_uint_eq(p->ndone[w], 1);
+        ck_assert_int_eq(p->done_ns[w], 50100000);
+    }
+    return p;
+}
+
 START_TEST(barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_newcomer_in)
 {
     /* 3 fails at 5 ms; 1 and 2 arrive at 10 ms and wait in round 0 for 0 (5 times slower).
@@ -150,18 +173,9 @@ START_TEST(barrier_restarted_in_an_open_round_keeps_the_waiting_and_takes_the_ne
      * computes and arrives at 30 ms; 0 arrives last, at 50 ms, and is released at once, the
      * others 2L later. Without the restart 1 and 2 would still be released (3 counted as
      * failed), 3 never. */
-    plan *p = barrier_plan(NOTIFY | RESTART);
-    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
-                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
-                           " \"recover_s\": 0.02}]",
-                           "stop.iterations=5" };
-    hcoll_run(hcoll_timing_json, sets, 2);
-    ck_assert_int_eq(p->done_ns[0], 50000000);
-    for (uint32_t w = 1; w < 4; w++) {
-        ck_assert_uint_eq(p->ndone[w], 1);
-        ck_assert_int_eq(p->done_ns[w], 50100000);
+    plan *p = restarted_and_released_at_50_ms("0.02", false);
+    for (uint32_t w = 1; w < 4; w++)
         ck_assert_uint_eq(p->nfailed[w], 0); /* failures since the restart */
-    }
     free(p);
 }
 END_TEST
@@ -171,23 +185,7 @@ START_TEST(barrier_restarted_with_a_newcomer_that_arrived_counts_its_arrival)
     /* As above, but 3 recovers at 45 ms and has arrived for the owner (arrived[3]): it arrives
      * at the restart, at 45 ms, instead of computing until 55 ms; so 0, arriving at 50 ms,
      * releases everyone then. */
-    plan *p = hcoll_new_plan();
-    p->compute_first = true;
-    p->notify_down = true;
-    p->restart_on_up = true;
-    p->arrived[3] = true;
-    hcoll_add_group(p, T_BARRIER, (const uint32_t[]){ 0, 1, 2, 3 }, 4);
-    const char *sets[] = { "stragglers=[{\"kind\": \"fixed\", \"workers\": [0], \"slowdown\": 5},"
-                           " {\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.005,"
-                           " \"recover_s\": 0.045}]",
-                           "stop.iterations=5" };
-    hcoll_run(hcoll_timing_json, sets, 2);
-    ck_assert_int_eq(p->done_ns[0], 50000000);
-    for (uint32_t w = 1; w < 4; w++) {
-        ck_assert_uint_eq(p->ndone[w], 1);
-        ck_assert_int_eq(p->done_ns[w], 50100000);
-    }
-    free(p);
+    free(restarted_and_released_at_50_ms("0.045", true));
 }
 END_TEST
 

@@ -54,8 +54,7 @@ static spy *watched;
 static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     spy *s = watched;
-    s->n = harness_workers_within(ctx, MAX_W);
-    s->p = harness_params_within(ctx, MAX_P);
+    harness_sizes_within(ctx, MAX_W, MAX_P, &s->n, &s->p);
     int rc = proto_diloco.start(state, ctx, err);
     /* Every worker starts from x, the first live worker's model. */
     memcpy(s->x, sim_ctx_params_view(ctx, 0), s->p * sizeof(float));

@@ -42,8 +42,7 @@ static spy *watched;
 static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     spy *s = watched;
-    s->n = harness_workers_within(ctx, MAX_W);
-    s->p = harness_params_within(ctx, MAX_P);
+    harness_sizes_within(ctx, MAX_W, MAX_P, &s->n, &s->p);
     s->alpha = (float)(0.6 / 3); /* real.json: beta 0.6, 3 workers */
     memcpy(s->centre, sim_ctx_params_view(ctx, 0), s->p * sizeof(float));
     return proto_easgd.start(state, ctx, err);

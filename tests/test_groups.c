@@ -60,42 +60,6 @@ static char *lr_sweep(void)
     return dir;
 }
 
-/* The field named `col` of the CSV row whose first fields are `key` (the first `nkey` fields
- * joined by ','), as a number (NaN for an empty field). */
-static double field(const char *csv, const char *key, size_t nkey, const char *col)
-{
-    char *text = strdup(csv), *save = NULL, *line = strtok_r(text, "\n", &save);
-    int want = -1, i = 0;
-    for (char *p = line; p != NULL; i++) {
-        size_t len = strcspn(p, ",");
-        if (strlen(col) == len && strncmp(p, col, len) == 0)
-            want = i;
-        p = p[len] == ',' ? p + len + 1 : NULL;
-    }
-    ck_assert_msg(want >= 0, "no column %s in %s", col, csv);
-    double v = NAN;
-    bool found = false;
-    while (!found && (line = strtok_r(NULL, "\n", &save)) != NULL) {
-        const char *p = line;
-        for (size_t k = 0; k < nkey && p != NULL; k++)
-            p = strchr(p, ',') != NULL ? strchr(p, ',') + 1 : NULL;
-        size_t klen = p != NULL ? (size_t)(p - line - 1) : strlen(line);
-        if (klen != strlen(key) || strncmp(line, key, klen) != 0)
-            continue;
-        found = true;
-        p = line;
-        for (int j = 0; j < want && p != NULL; j++)
-            p = strchr(p, ',') != NULL ? strchr(p, ',') + 1 : NULL;
-        ck_assert_ptr_nonnull(p);
-        char *end = NULL;
-        v = strtod(p, &end);
-        v = end == p ? (double)NAN : v;
-    }
-    ck_assert_msg(found, "no row %s in %s", key, csv);
-    free(text);
-    return v;
-}
-
 static harness_result report(const char *dir, const char *const *more)
 {
     const char *args[32] = { "report", dir };
@@ -138,16 +102,16 @@ START_TEST(several_by_keys_give_a_column_each_and_where_keeps_one_value)
     harness_result r = report(dir, (const char *[]){ "--by", "proto,lr", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_eq(strstr(r.out, "proto,lr,runs,target,reached,"), r.out);
-    ck_assert_double_eq(field(r.out, "a,0.1", 2, "ttt_mean_s"), 2.5);
-    ck_assert_double_eq(field(r.out, "a,0.2", 2, "runs"), 4);
-    ck_assert_double_eq(field(r.out, "a,0.3", 2, "reached"), 0);
-    ck_assert_double_eq(field(r.out, "b,0.3", 2, "ttt_mean_s"), 2);
+    ck_assert_double_eq(harness_csv_field(r.out, "a,0.1", 2, "ttt_mean_s"), 2.5);
+    ck_assert_double_eq(harness_csv_field(r.out, "a,0.2", 2, "runs"), 4);
+    ck_assert_double_eq(harness_csv_field(r.out, "a,0.3", 2, "reached"), 0);
+    ck_assert_double_eq(harness_csv_field(r.out, "b,0.3", 2, "ttt_mean_s"), 2);
     /* A value written another way is the same number. */
     r = report(dir,
                (const char *[]){ "--by", "proto", "--where", "lr=0.20", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_double_eq(field(r.out, "a", 1, "runs"), 4);
-    ck_assert_double_eq(field(r.out, "a", 1, "ttt_mean_s"), 3);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "runs"), 4);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ttt_mean_s"), 3);
     r = report(dir, (const char *[]){ "--by", "proto", "--where", "lr=0.9", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no runs with results pass the --where filters"));
@@ -173,18 +137,18 @@ START_TEST(tuning_on_some_seeds_reports_the_others_and_warns_at_the_grid_edge)
     harness_result r = report(
         dir, (const char *[]){ "--by", "proto", "--best-over", "lr", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_double_eq(field(r.out, "a", 1, "lr"), 0.1);
-    ck_assert_double_eq(field(r.out, "a", 1, "runs"), 4);
-    ck_assert_double_eq(field(r.out, "a", 1, "ttt_mean_s"), 2.5);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "lr"), 0.1);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "runs"), 4);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ttt_mean_s"), 2.5);
     ck_assert_msg(strstr(r.err, "warning: proto=a: the best lr, 0.1, is at the edge") != NULL, "%s",
                   r.err);
     /* Tuned on seeds 3 and 4 (lr 0.1: 4 s, lr 0.2: 3 s), reported on seeds 1 and 2. */
     r = report(dir, (const char *[]){ "--by", "proto", "--best-over", "lr", "--tune-seeds", "3-4",
                                       "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_double_eq(field(r.out, "a", 1, "lr"), 0.2);
-    ck_assert_double_eq(field(r.out, "a", 1, "runs"), 2);
-    ck_assert_double_eq(field(r.out, "a", 1, "ttt_mean_s"), 3);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "lr"), 0.2);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "runs"), 2);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ttt_mean_s"), 3);
     ck_assert_ptr_null(strstr(r.err, "proto=a: the best lr")); /* 0.2 is inside the grid */
     r = report(
         dir, (const char *[]){ "--by", "proto", "--best-over", "lr", "--tune-seeds", "3,4", NULL });
@@ -241,16 +205,16 @@ START_TEST(time_to_target_follows_the_rule_first_moving_average_or_sustained)
     char *dir = rule_sweep("time");
     harness_result r = report(dir, (const char *[]){ "--by", "proto", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_double_eq(field(r.out, "a", 1, "ttt_mean_s"), 1);
-    ck_assert_double_eq(field(r.out, "a", 1, "reached"), 2);
-    ck_assert_double_eq(field(r.out, "a", 1, "ended_below"), 1);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ttt_mean_s"), 1);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "reached"), 2);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ended_below"), 1);
     ck_assert_ptr_nonnull(strstr(r.err, "warning: 1 runs reached 0.8 and ended below it"));
     r = report(dir,
                (const char *[]){ "--by", "proto", "--ttt", "movavg:3", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_double_eq(field(r.out, "a", 1, "ttt_mean_s"), 5);
-    ck_assert_double_eq(field(r.out, "a", 1, "reached"), 1);
-    ck_assert_double_eq(field(r.out, "a", 1, "censored_after_s"), 2);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "ttt_mean_s"), 5);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "reached"), 1);
+    ck_assert_double_eq(harness_csv_field(r.out, "a", 1, "censored_after_s"), 2);
     r = report(dir, (const char *[]){ "--by", "proto", "--ttt", "sustained", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "| a | 2 | 3.000 | 1/2 (others > 2) |") != NULL &&
@@ -304,10 +268,10 @@ START_TEST(speed_ups_against_a_baseline_match_fiellers_interval_worked_out_apart
                                                      "proto=allreduce", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* 1e-6: the published digits of the hand computation */
-    ck_assert_double_eq_tol(field(r.out, "hpsgd", 1, "speedup"), 1.855263, 1e-6);
-    ck_assert_double_eq_tol(field(r.out, "hpsgd", 1, "speedup_lo"), 1.367650, 1e-6);
-    ck_assert_double_eq_tol(field(r.out, "hpsgd", 1, "speedup_hi"), 2.536706, 1e-6);
-    ck_assert(isnan(field(r.out, "allreduce", 1, "speedup")));
+    ck_assert_double_eq_tol(harness_csv_field(r.out, "hpsgd", 1, "speedup"), 1.855263, 1e-6);
+    ck_assert_double_eq_tol(harness_csv_field(r.out, "hpsgd", 1, "speedup_lo"), 1.367650, 1e-6);
+    ck_assert_double_eq_tol(harness_csv_field(r.out, "hpsgd", 1, "speedup_hi"), 2.536706, 1e-6);
+    ck_assert(isnan(harness_csv_field(r.out, "allreduce", 1, "speedup")));
     r = report(dir, (const char *[]){ "--by", "proto", "--baseline", "proto=allreduce", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "| 1 (baseline) |") != NULL &&

@@ -41,50 +41,28 @@ static const char zero_json[] =
     " \"eval\": {\"every_s\": 0.0137, \"samples\": 100}}";
 
 enum {
-    MAX_OBS = 64,
-    MAX_W = 16,
-    MAX_P = 32
+    MAX_W = HARNESS_OBS_WORKERS
 };
 
+/* Every evaluation's models (harness_observe_models: sums, consensus, largest |x|), and each
+ * worker's iterations and whether it was down then. */
 typedef struct observer {
-    size_t n, p, w;
-    long long t_ns[MAX_OBS];
-    unsigned long long iters[MAX_OBS][MAX_W];
-    int down[MAX_OBS][MAX_W];
-    double sum[MAX_OBS][MAX_P];
-    double consensus[MAX_OBS];
-    double max_abs;
+    harness_models m;
+    unsigned long long iters[HARNESS_OBS_MAX][MAX_W];
+    int down[HARNESS_OBS_MAX][MAX_W];
 } observer;
 
 static void observe(void *ud, struct sim_ctx *ctx)
 {
     observer *o = ud;
-    uint32_t n = harness_workers_within(ctx, MAX_W);
-    size_t p = harness_params_within(ctx, MAX_P);
-    if (o->n >= MAX_OBS)
+    size_t k = o->m.n;
+    harness_observe_models(&o->m, ctx);
+    if (o->m.n == k) /* no room left */
         return;
-    size_t k = o->n++;
-    o->p = p;
-    o->w = n;
-    o->t_ns[k] = (long long)sim_ctx_now(ctx);
-    for (uint32_t w = 0; w < n; w++) {
+    for (uint32_t w = 0; w < o->m.w; w++) {
         o->iters[k][w] = sim_ctx_count(ctx, w, 0);
         o->down[k][w] = sim_ctx_down(ctx, w) ? 1 : 0;
-        const float *x = sim_ctx_params(ctx, w);
-        for (size_t i = 0; i < p; i++) {
-            o->sum[k][i] += (double)x[i];
-            o->max_abs = fmax(o->max_abs, fabs((double)x[i]));
-        }
     }
-    double d = 0.0;
-    for (uint32_t w = 0; w < n; w++) {
-        const float *x = sim_ctx_params(ctx, w);
-        for (size_t i = 0; i < p; i++) {
-            double e = (double)x[i] - o->sum[k][i] / n;
-            d += e * e;
-        }
-    }
-    o->consensus[k] = d / n;
 }
 
 typedef struct outputs {
@@ -215,9 +193,9 @@ START_TEST(every_property_holds_at_every_event_over_240_configurations)
          * finished iterations, and every worker up from 0.7 s on did. Except on directed
          * graphs after failures: there a worker whose upstream was down ran ahead of it
          * (nothing held it back) and may rightly wait longer than that for it. */
-        size_t a = 7, z = obs->n - 1;
-        ck_assert_uint_ge(obs->n, 11);
-        ck_assert_int_eq(obs->t_ns[a], 700000000);
+        size_t a = 7, z = obs->m.n - 1;
+        ck_assert_uint_ge(obs->m.n, 11);
+        ck_assert_int_eq(obs->m.t_ns[a], 700000000);
         bool moved = false, directed = strstr(js, "\"directed_") != NULL;
         for (unsigned w = 0; w < 8; w++) {
             if (obs->down[a][w] || obs->down[z][w])
@@ -286,18 +264,18 @@ START_TEST(zero_gradients_on_regular_graphs_with_b_0_keep_the_mean)
         observer *obs = calloc(1, sizeof(*obs));
         const char *sets[] = { graphs[g] };
         outputs o = run_obs(zero_json, sets, 1, obs);
-        ck_assert_uint_ge(obs->n, 40);
-        for (size_t k = 1; k < obs->n; k++) {
+        ck_assert_uint_ge(obs->m.n, 40);
+        for (size_t k = 1; k < obs->m.n; k++) {
             /* Each averaging of c terms errs by at most c U max|x| per element (c - 1 float
              * sums and a division); 16 workers per iteration. */
-            double iters = ceil((double)obs->t_ns[k] / 1.0e7);
-            double tol = iters * 16 * terms[g] * U * obs->max_abs;
-            for (size_t i = 0; i < obs->p; i++)
-                ck_assert_msg(fabs(obs->sum[k][i] - obs->sum[0][i]) <= tol,
-                              "%s t %lld param %zu: %.9g vs %.9g", graphs[g], obs->t_ns[k], i,
-                              obs->sum[k][i], obs->sum[0][i]);
+            double iters = ceil((double)obs->m.t_ns[k] / 1.0e7);
+            double tol = iters * 16 * terms[g] * U * obs->m.max_abs;
+            for (size_t i = 0; i < obs->m.p; i++)
+                ck_assert_msg(fabs(obs->m.sum[k][i] - obs->m.sum[0][i]) <= tol,
+                              "%s t %lld param %zu: %.9g vs %.9g", graphs[g], obs->m.t_ns[k], i,
+                              obs->m.sum[k][i], obs->m.sum[0][i]);
         }
-        ck_assert_double_lt(obs->consensus[obs->n - 1], 0.01 * obs->consensus[0]);
+        ck_assert_double_lt(obs->m.consensus[obs->m.n - 1], 0.01 * obs->m.consensus[0]);
         ck_assert_double_eq(violations(&o), 0);
         ck_assert_double_eq(rep(&o, "updates_used_min"), terms[g] - 1);
         harness_cleanup(o.dir);
@@ -385,7 +363,7 @@ START_TEST(tokens_of_a_down_in_neighbour_are_not_waited_for)
     ck_assert_double_eq(violations(&o), 0);
     ck_assert_double_le(rep(&o, "max_gap_observed"), 2);
     ck_assert_double_gt(rep(&o, "tokens_sent"), 0);
-    size_t z = obs->n - 1;
+    size_t z = obs->m.n - 1;
     for (unsigned w = 0; w < 8; w++)
         if (w != 2)
             ck_assert_uint_gt(obs->iters[z][w], obs->iters[3][w] + 40);

@@ -63,8 +63,7 @@ static spy *watched;
 static int spy_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     spy *s = watched;
-    s->n = harness_workers_within(ctx, MAX_W);
-    s->p = harness_params_within(ctx, MAX_P);
+    harness_sizes_within(ctx, MAX_W, MAX_P, &s->n, &s->p);
     s->train = sim_ctx_budget(ctx).train_samples;
     memcpy(s->x0, sim_ctx_params(ctx, 0), s->p * sizeof(float));
     for (uint32_t w = 0; w < s->n; w++)

@@ -299,17 +299,6 @@ END_TEST
 
 /* ---- errors --------------------------------------------------------------------------- */
 
-static void expect_create_fails(const sim_net_config *cfg, const char *needle)
-{
-    sim_engine *eng = sim_engine_create(16, NULL);
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_ptr_null(sim_net_create(cfg, eng, &err));
-    ck_assert_int_eq(err.code, SIM_EINVAL);
-    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' lacks '%s'", err.msg, needle);
-    sim_engine_destroy(eng);
-}
-
 START_TEST(net_rejects_bad_configs_and_arguments)
 {
     double bw[] = { 1e9, 2e9, 3e9 };
@@ -323,30 +312,30 @@ START_TEST(net_rejects_bad_configs_and_arguments)
                            .uplink_latency_ns = 9 };
     sim_net_config bad = cfg;
     bad.nhosts = 0;
-    expect_create_fails(&bad, "nhosts");
+    nett_expect_rejected(&bad, "nhosts");
     bad = cfg;
     bad.topology = (sim_topology)7;
-    expect_create_fails(&bad, "topology");
+    nett_expect_rejected(&bad, "topology");
     bad = cfg;
     bad.latency_ns = NULL;
-    expect_create_fails(&bad, "latency_ns");
+    nett_expect_rejected(&bad, "latency_ns");
     bw[1] = -2.5;
-    expect_create_fails(&cfg, "bandwidth_bps[1]");
+    nett_expect_rejected(&cfg, "bandwidth_bps[1]");
     bw[1] = INFINITY;
-    expect_create_fails(&cfg, "bandwidth_bps[1]");
+    nett_expect_rejected(&cfg, "bandwidth_bps[1]");
     bw[1] = 2e9;
     lat[2] = -1;
-    expect_create_fails(&cfg, "latency_ns[2]");
+    nett_expect_rejected(&cfg, "latency_ns[2]");
     lat[2] = 7;
     bad = cfg;
     bad.rack_size = 0;
-    expect_create_fails(&bad, "rack_size");
+    nett_expect_rejected(&bad, "rack_size");
     bad = cfg;
     bad.uplink_bandwidth_bps = 0.0;
-    expect_create_fails(&bad, "uplink_bandwidth_bps");
+    nett_expect_rejected(&bad, "uplink_bandwidth_bps");
     bad = cfg;
     bad.uplink_latency_ns = -3;
-    expect_create_fails(&bad, "uplink_latency_ns");
+    nett_expect_rejected(&bad, "uplink_latency_ns");
 
     harness h;
     nett_harness_init(&h, &cfg);

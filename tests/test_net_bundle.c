@@ -98,11 +98,7 @@ static void finish_both(nh_side *on, nh_side *off, uint64_t *events_on, uint64_t
 {
     sim_net_stats a, b;
     sim_engine_stats ea, eb;
-    nh_side_fini(on, &a, &ea);
-    nh_side_fini(off, &b, &eb);
-    ck_assert_uint_eq(a.sent, b.sent);
-    ck_assert_uint_eq(a.delivered, b.delivered);
-    ck_assert_uint_eq(a.dropped, b.dropped);
+    nh_finish_pair(on, off, &a, &b, &ea, &eb);
     ck_assert_uint_eq(a.between, b.between);
     ck_assert_uint_eq(a.peak_flows, b.peak_flows);
     ck_assert_uint_eq(a.rerates, b.rerates);
@@ -126,8 +122,7 @@ START_TEST(eight_gpus_sending_to_the_next_node_cost_three_events)
     two_nodes_init(&t);
     nh_action acts[GPUS];
     size_t n = eight_sends(acts, NULL, 0);
-    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-    ck_assert(on != NULL && off != NULL);
+    nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
     run_both(on, off, &t.cfg, acts, n, false);
     sim_time want = 2 * LAT_NS + llround((double)BYTES * 8e9 / (NIC_BPS / GPUS));
     static const uint64_t order[GPUS] = { 14, 12, 10, 8, 6, 4, 2, 0 };
@@ -166,8 +161,7 @@ START_TEST(failures_drop_messages_of_a_bundle_and_the_rest_go_on)
         };
         nh_action acts[GPUS + 3];
         size_t n = eight_sends(acts, extra, 3);
-        nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-        ck_assert(on != NULL && off != NULL);
+        nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
         run_both(on, off, &t.cfg, acts, n, false);
         size_t dropped = 0;
         for (size_t i = 0; i < on->n; i++)
@@ -198,8 +192,7 @@ START_TEST(a_send_between_identical_ones_keeps_them_apart)
         { .at_ns = 20000, .kind = NH_SEND, .a = 0, .b = 1, .bytes = BYTES },
         { .at_ns = 20000, .kind = NH_SEND, .a = 0, .b = 1, .bytes = BYTES },
     };
-    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-    ck_assert(on != NULL && off != NULL);
+    nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
     run_both(on, off, &t.cfg, acts, 5, false);
     static const uint64_t order[] = { 8, 6, 4, 2, 0 }; /* A3, A2, Z, A1, then Y */
     ck_assert_uint_eq(on->n, 5);
@@ -337,8 +330,7 @@ START_TEST(transfers_under_half_a_ns_start_one_by_one)
         acts[2 * GPUS + i].at_ns = 1000000;
     }
     n = 3 * GPUS;
-    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-    ck_assert(on != NULL && off != NULL);
+    nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
     run_both(on, off, &t.cfg, acts, n, false);
     uint64_t events_on, events_off, bundled;
     finish_both(on, off, &events_on, &events_off, &bundled);
@@ -369,11 +361,9 @@ static const nh_draw batch_draw = { .min_hosts = 4,
 
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, seed);
-    nh_node_set *ns = calloc(1, sizeof(*ns));
-    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-    ck_assert(ns != NULL && on != NULL && off != NULL);
+    gsl_rng *r = nh_rng(seed);
+    nh_node_set *ns = nh_zalloc(sizeof(*ns));
+    nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
     uint64_t messages = 0, bundled = 0, events_on = 0, events_off = 0;
     for (size_t k = 0; k < sets; k++) {
         nh_draw_flow_set(&ns->fs, r, topo, changes, &batch_draw);

@@ -88,11 +88,9 @@ static void compare_ends(const nh_side *a, const nh_side *b, size_t k, size_t *o
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets,
                          const nh_draw *d)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, seed);
-    nh_flow_set *fs = calloc(1, sizeof(*fs));
-    nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-    ck_assert(fs != NULL && a != NULL && b != NULL);
+    gsl_rng *r = nh_rng(seed);
+    nh_flow_set *fs = nh_zalloc(sizeof(*fs));
+    nh_side *a = nh_zalloc(sizeof(*a)), *b = nh_zalloc(sizeof(*b));
     uint64_t recomputes_new = 0, recomputes_ref = 0, messages = 0, bundled = 0;
     size_t order_diffs = 0, reverted_diffs = 0;
     for (size_t k = 0; k < sets; k++) {
@@ -180,20 +178,11 @@ START_TEST(net_synchronized_incast_costs_one_recomputation_per_instant)
     enum {
         N = 256
     };
-    static double bw[N + 1];
-    static sim_time lat[N + 1];
-    for (size_t h = 0; h <= N; h++) {
-        bw[h] = 10e9;
-        lat[h] = 50000;
-    }
-    sim_net_config cfg = { .nhosts = N + 1, .bandwidth_bps = bw, .latency_ns = lat };
     static nh_action acts[N];
     for (uint32_t w = 0; w < N; w++)
         acts[w] = (nh_action){ .at_ns = 0, .kind = NH_SEND, .a = w + 1, .b = 0, .bytes = 1000 };
-    nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-    ck_assert(a != NULL && b != NULL);
-    nh_side_run(a, &cfg, acts, N, NH_MODEL, true);
-    nh_side_run(b, &cfg, acts, N, NH_REF, true);
+    nh_side *a, *b;
+    nh_incast(acts, N, NH_REF, &a, &b);
     sim_time want = 100000 + llround(1000.0 * 8e9 / (10e9 / N));
     ck_assert_uint_eq(a->n, N);
     for (size_t i = 0; i < N; i++) {

@@ -85,11 +85,9 @@ static void compare_ends(const nh_side *a, const nh_side *b, size_t k, tally *t)
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets,
                          const nh_draw *d)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, seed);
-    nh_flow_set *fs = calloc(1, sizeof(*fs));
-    nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-    ck_assert(fs != NULL && a != NULL && b != NULL);
+    gsl_rng *r = nh_rng(seed);
+    nh_flow_set *fs = nh_zalloc(sizeof(*fs));
+    nh_side *a = nh_zalloc(sizeof(*a)), *b = nh_zalloc(sizeof(*b));
     uint64_t messages = 0, grouped = 0, bundled = 0, rerates_new = 0, rerates_ref = 0;
     tally t = { 0, 0 };
     for (size_t k = 0; k < sets; k++) {
@@ -183,13 +181,6 @@ START_TEST(net_staggered_incast_is_one_group_with_per_flow_ends)
     enum {
         N = 512
     };
-    static double bw[N + 1];
-    static sim_time lat[N + 1];
-    for (size_t h = 0; h <= N; h++) {
-        bw[h] = 10e9;
-        lat[h] = 50000;
-    }
-    sim_net_config cfg = { .nhosts = N + 1, .bandwidth_bps = bw, .latency_ns = lat };
     static nh_action acts[N];
     for (uint32_t w = 0; w < N; w++)
         acts[w] = (nh_action){ .at_ns = 7919 * (sim_time)w,
@@ -197,10 +188,8 @@ START_TEST(net_staggered_incast_is_one_group_with_per_flow_ends)
                                .a = w + 1,
                                .b = 0,
                                .bytes = 999983 + 13 * (uint64_t)w };
-    nh_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-    ck_assert(a != NULL && b != NULL);
-    nh_side_run(a, &cfg, acts, N, NH_MODEL, true);
-    nh_side_run(b, &cfg, acts, N, NH_PI, true);
+    nh_side *a, *b;
+    nh_incast(acts, N, NH_PI, &a, &b);
     ck_assert_uint_ge(a->n, N); /* and the replies */
     ck_assert_uint_eq(a->n, b->n);
     size_t off = 0;

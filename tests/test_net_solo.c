@@ -152,21 +152,31 @@ static void two_flow_ends(sim_time ta, double sa, sim_time tb, double sb, sim_ti
     }
 }
 
+/* The sizes of A and B, the two flows of two_flows. */
+static const uint64_t a_bytes = 3141593, b_bytes = 2718287;
+
+/* A (0 -> 2, a_bytes bytes) and B (1 -> 2, b_bytes bytes), both sent at 0 on hosts of latencies
+ * lat[0..3) and two_bw, run with solos and without (run_both): the side with solos (free it),
+ * its counters in *st and *es. A's tag is 0, B's 2. */
+static nh_side *two_flows(const sim_time *lat, sim_net_stats *st, sim_engine_stats *es)
+{
+    sim_net_config cfg = { .nhosts = 3, .bandwidth_bps = two_bw, .latency_ns = lat };
+    nh_action acts[] = { send_at(0, 0, 2, a_bytes), send_at(0, 1, 2, b_bytes) };
+    nh_side *sd = calloc(1, sizeof(*sd));
+    ck_assert_ptr_nonnull(sd);
+    run_both(sd, &cfg, acts, 2, st, es);
+    return sd;
+}
+
 START_TEST(net_solo_demoted_by_a_flow_starting_before_it)
 {
     /* A: 0 -> 2 starts at 9000 + 3000; B: 1 -> 2 at 1000 + 3000, first: A is demoted. */
-    const sim_time lat[] = { 9000, 1000, 3000 };
-    sim_net_config cfg = { .nhosts = 3, .bandwidth_bps = two_bw, .latency_ns = lat };
-    const uint64_t sa = 3141593, sb = 2718287;
-    nh_action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
-    nh_side *sd = calloc(1, sizeof(*sd));
-    ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
-    run_both(sd, &cfg, acts, 2, &st, &es);
+    nh_side *sd = two_flows((const sim_time[]){ 9000, 1000, 3000 }, &st, &es);
     /* B alone from 4000, both from 12000: B plays "A" of two_flow_ends. */
     sim_time ea, eb;
-    two_flow_ends(4000, (double)sb, 12000, (double)sa, &eb, &ea);
+    two_flow_ends(4000, (double)b_bytes, 12000, (double)a_bytes, &eb, &ea);
     ck_assert_int_eq(nh_end_of(sd, 0, NULL), ea);
     ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     /* A's DONE was scheduled and cancelled; then a START and a DONE each, as without solos. */
@@ -179,17 +189,11 @@ END_TEST
 START_TEST(net_solo_promoted_by_a_flow_starting_after_it)
 {
     /* A: 0 -> 2 starts at 1000 + 3000; B: 1 -> 2 at 9000 + 3000: A is promoted. */
-    const sim_time lat[] = { 1000, 9000, 3000 };
-    sim_net_config cfg = { .nhosts = 3, .bandwidth_bps = two_bw, .latency_ns = lat };
-    const uint64_t sa = 3141593, sb = 2718287;
-    nh_action acts[] = { send_at(0, 0, 2, sa), send_at(0, 1, 2, sb) };
-    nh_side *sd = calloc(1, sizeof(*sd));
-    ck_assert_ptr_nonnull(sd);
     sim_net_stats st;
     sim_engine_stats es;
-    run_both(sd, &cfg, acts, 2, &st, &es);
+    nh_side *sd = two_flows((const sim_time[]){ 1000, 9000, 3000 }, &st, &es);
     sim_time ea, eb;
-    two_flow_ends(4000, (double)sa, 12000, (double)sb, &ea, &eb);
+    two_flow_ends(4000, (double)a_bytes, 12000, (double)b_bytes, &ea, &eb);
     ck_assert_int_eq(nh_end_of(sd, 0, NULL), ea);
     ck_assert_int_eq(nh_end_of(sd, 2, NULL), eb);
     ck_assert_uint_eq(es.processed, 5); /* A's DONE (moved, never cancelled), B's START, DONE */
@@ -533,23 +537,6 @@ END_TEST
 
 /* ---- differential: with and without solos --------------------------------------------------- */
 
-/* A random script as tests/test_net_group.c draws them (a coarse grid of times, where starts
- * and ends tie, or staggered ones; sizes and speeds from short lists), but from 2 hosts, with
- * a favourite destination in half the sets only (2 in 5 sends), so that many messages are
- * alone on their links, and with messages of `tiny` bytes (a transfer of at most 1 ns for 1
- * byte). */
-static const nh_draw solo_draw = { .min_hosts = 2,
-                                   .host_span = 39,
-                                   .host_span_fat_tree = 15,
-                                   .staggered = true,
-                                   .offset_span = 0,
-                                   .min_acts = 4,
-                                   .acts_span = 156,
-                                   .favour = 0.4,
-                                   .favour_half = true,
-                                   .p_send = 0.92,
-                                   .p_send_factor = 0.96 };
-
 /* Runs `sets` random scripts with and without solos: every message must end (delivered or
  * dropped) at the same ns in both. What may differ follows from the one thing solos change,
  * the order of events at one ns: a solo's DONE is scheduled when it is sent, so at the ns of
@@ -565,12 +552,10 @@ static const nh_draw solo_draw = { .min_hosts = 2,
 static void differential(sim_topology topo, bool changes, unsigned long seed, size_t sets,
                          uint64_t tiny)
 {
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(r, seed);
-    nh_flow_set *fs = calloc(1, sizeof(*fs));
-    nh_side *on = calloc(1, sizeof(*on)), *off = calloc(1, sizeof(*off));
-    ck_assert(fs != NULL && on != NULL && off != NULL);
-    nh_draw d = solo_draw;
+    gsl_rng *r = nh_rng(seed);
+    nh_flow_set *fs = nh_zalloc(sizeof(*fs));
+    nh_side *on = nh_zalloc(sizeof(*on)), *off = nh_zalloc(sizeof(*off));
+    nh_draw d = nh_solo_draw; /* with messages of `tiny` bytes (at most 1 ns for 1 byte) */
     d.tiny = tiny;
     uint64_t messages = 0, events_on = 0, events_off = 0;
     size_t reordered = 0, count_diffs = 0, peak_diffs = 0;
@@ -582,11 +567,7 @@ static void differential(sim_topology topo, bool changes, unsigned long seed, si
         reordered += !same_order;
         sim_net_stats a, b;
         sim_engine_stats ea, eb;
-        nh_side_fini(on, &a, &ea);
-        nh_side_fini(off, &b, &eb);
-        ck_assert_uint_eq(a.sent, b.sent);
-        ck_assert_uint_eq(a.delivered, b.delivered);
-        ck_assert_uint_eq(a.dropped, b.dropped);
+        nh_finish_pair(on, off, &a, &b, &ea, &eb);
         count_diffs +=
             a.rerates != b.rerates || a.recomputes != b.recomputes || a.grouped != b.grouped;
         peak_diffs += a.peak_flows != b.peak_flows;

@@ -127,35 +127,24 @@ START_TEST(fat_tree_spreads_flows_from_one_edge_switch_over_both_aggregation_swi
 }
 END_TEST
 
-static void expect_rejected(const sim_net_config *cfg, const char *needle)
-{
-    sim_engine *eng = sim_engine_create(16, NULL);
-    sim_err err;
-    sim_err_clear(&err);
-    ck_assert_ptr_null(sim_net_create(cfg, eng, &err));
-    ck_assert_int_eq(err.code, SIM_EINVAL);
-    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s' lacks '%s'", err.msg, needle);
-    sim_engine_destroy(eng);
-}
-
 START_TEST(fat_tree_rejects_bad_radix_too_many_hosts_and_bad_oversubscription)
 {
     fat_tree t;
     fat_tree_init(&t, 10e9, 10e9, 1.0, 0);
     t.cfg.k = 3;
-    expect_rejected(&t.cfg, "k must be even");
+    nett_expect_rejected(&t.cfg, "k must be even");
     t.cfg.k = 0;
-    expect_rejected(&t.cfg, "k must be even");
+    nett_expect_rejected(&t.cfg, "k must be even");
     t.cfg.k = 2; /* 2 hosts */
-    expect_rejected(&t.cfg, "fewer than 16");
+    nett_expect_rejected(&t.cfg, "fewer than 16");
     t.cfg.k = 4;
     t.cfg.oversubscription = 0.5;
-    expect_rejected(&t.cfg, "oversubscription");
+    nett_expect_rejected(&t.cfg, "oversubscription");
     t.cfg.oversubscription = NAN;
-    expect_rejected(&t.cfg, "oversubscription");
+    nett_expect_rejected(&t.cfg, "oversubscription");
     t.cfg.oversubscription = 1.0;
     t.cfg.uplink_bandwidth_bps = 0.0;
-    expect_rejected(&t.cfg, "uplink_bandwidth_bps");
+    nett_expect_rejected(&t.cfg, "uplink_bandwidth_bps");
 }
 END_TEST
 

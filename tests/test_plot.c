@@ -84,39 +84,35 @@ static int plot(const char *const *dirs, size_t n, const char *out, sim_err *err
     return sim_plot_runs(dirs, NULL, n, out, SIM_PLOT_PNG, err);
 }
 
-START_TEST(plot_draws_three_pngs_for_one_real_run)
+/* Plots the runs dirs[0..n) into a new directory and checks its three PNGs. */
+static void plots_three_pngs(const char *const *dirs, size_t n)
 {
     char *out = harness_tmpdir("plot");
-    const char *dirs[] = { real_dir };
     sim_err err;
-    ck_assert_msg(plot(dirs, 1, out, &err) == SIM_OK, "plot: %s", err.msg);
+    ck_assert_msg(plot(dirs, n, out, &err) == SIM_OK, "plot: %s", err.msg);
     for (size_t i = 0; i < 3; i++)
         assert_png(out, pngs[i]);
     harness_cleanup(out);
+}
+
+START_TEST(plot_draws_three_pngs_for_one_real_run)
+{
+    const char *dirs[] = { real_dir };
+    plots_three_pngs(dirs, 1);
 }
 END_TEST
 
 START_TEST(plot_draws_three_pngs_comparing_a_real_and_a_timing_run)
 {
-    char *out = harness_tmpdir("plot");
     const char *dirs[] = { real_dir, timing_dir };
-    sim_err err;
-    ck_assert_msg(plot(dirs, 2, out, &err) == SIM_OK, "plot: %s", err.msg);
-    for (size_t i = 0; i < 3; i++)
-        assert_png(out, pngs[i]);
-    harness_cleanup(out);
+    plots_three_pngs(dirs, 2);
 }
 END_TEST
 
 START_TEST(plot_draws_timing_only_runs_that_have_no_accuracy)
 {
-    char *out = harness_tmpdir("plot");
     const char *dirs[] = { timing_dir, timing_dir };
-    sim_err err;
-    ck_assert_msg(plot(dirs, 2, out, &err) == SIM_OK, "plot: %s", err.msg);
-    for (size_t i = 0; i < 3; i++)
-        assert_png(out, pngs[i]);
-    harness_cleanup(out);
+    plots_three_pngs(dirs, 2);
 }
 END_TEST
 

@@ -346,16 +346,8 @@ START_TEST(the_default_shards_run_as_the_explicit_ones_bit_for_bit)
     const char *dflt[] = { "servers=3", "protocol={\"name\": \"ps\"}" };
     const char *expl[] = { "servers=3", "protocol={\"name\": \"ps\", \"mode\": \"bsp\","
                                         " \"placement\": \"servers\", \"shards\": 3}" };
-    sim_scenario *sa = harness_load(real_json, "ps.json", dflt, 2);
-    sim_scenario *sb = harness_load(real_json, "ps.json", expl, 2);
-    char *a = harness_tmpdir("ps"), *b = harness_tmpdir("ps");
-    harness_run(sa, a, NULL, NULL);
-    harness_run(sb, b, NULL, NULL);
-    harness_expect_same_outputs(a, b);
-    sim_scenario_destroy(sa);
-    sim_scenario_destroy(sb);
-    harness_cleanup(a);
-    harness_cleanup(b);
+    harness_run_pair(harness_load(real_json, "ps.json", dflt, 2),
+                     harness_load(real_json, "ps.json", expl, 2), "ps", NULL);
 }
 END_TEST
 

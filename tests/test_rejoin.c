@@ -4,6 +4,7 @@
  * told of a failure, a request that cannot be answered; and rejoin_reopen. Admitting is
  * tests/test_rejoin_admit.c's. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,20 +262,28 @@ START_TEST(ahead_asks_the_running_neighbour_furthest_ahead_and_adopts_its_model)
 }
 END_TEST
 
+/* The next two tests' runs: worker 3 (neighbours 2 at iteration 20 and 4 at 40, REJOIN_AHEAD)
+ * fails at 1 ms and recovers at 2 ms, 4 fails at 5 ms, then the failures `more` (straggler
+ * objects, each after a comma). Returns the plan of a run that succeeded. */
+static plan *ahead_with_4_failing(const char *more)
+{
+    plan *p = new_plan(REJOIN_AHEAD);
+    p->iter[2] = 20;
+    p->iter[4] = 40;
+    char stragglers[512], msg[256];
+    snprintf(stragglers, sizeof(stragglers),
+             "[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.001, \"recover_s\": 0.002},"
+             " {\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.005}%s]",
+             more);
+    ck_assert_msg(run(timing_json, stragglers, msg) == 0, "%s", msg);
+    return p;
+}
+
 START_TEST(ahead_asks_the_next_neighbour_when_its_source_fails_while_asked)
 {
     /* Worker 3 (neighbours 2 at 20 and 4 at 40) recovers at 2 ms and asks 4, which fails at
      * 5 ms before its answer lands: 3 asks 2, whose answer lands 24.1 ms later. */
-    plan *p = new_plan(REJOIN_AHEAD);
-    p->iter[2] = 20;
-    p->iter[4] = 40;
-    char msg[256];
-    ck_assert_int_eq(
-        run(timing_json,
-            "[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.001, \"recover_s\": 0.002},"
-            " {\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.005}]",
-            msg),
-        0);
+    plan *p = ahead_with_4_failing("");
     ck_assert_uint_eq(p->answered[4], 1);
     ck_assert_uint_eq(p->answered[2], 1);
     ck_assert_uint_eq(p->fetched[3], 1);
@@ -290,19 +299,10 @@ START_TEST(ahead_runs_alone_when_nobody_is_left_to_ask)
     /* As above, and 2 fails too at 8 ms: 3 has nobody to ask and runs alone. Worker 5
      * recovers at 9 ms with 4 down and asks 6, then fails at 10 ms while fetching: 6 is told
      * that 5 did not run. */
-    plan *p = new_plan(REJOIN_AHEAD);
-    p->iter[2] = 20;
-    p->iter[4] = 40;
-    char msg[256];
-    ck_assert_int_eq(
-        run(timing_json,
-            "[{\"kind\": \"failure\", \"workers\": [3], \"at_s\": 0.001, \"recover_s\": 0.002},"
-            " {\"kind\": \"failure\", \"workers\": [4], \"at_s\": 0.005},"
-            " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.008},"
-            " {\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.0085, \"recover_s\": 0.009},"
-            " {\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.010}]",
-            msg),
-        0);
+    plan *p = ahead_with_4_failing(
+        ", {\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.008},"
+        " {\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.0085, \"recover_s\": 0.009},"
+        " {\"kind\": \"failure\", \"workers\": [5], \"at_s\": 0.010}");
     ck_assert_uint_eq(p->fetched[3], 0);
     ck_assert_uint_eq(p->alone[3], 1);
     ck_assert_uint_eq(p->answered[6], 1);

@@ -44,36 +44,7 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
  * empty field). */
 static double csv_get(const char *csv, const char *key, const char *col)
 {
-    char *text = strdup(csv), *save = NULL, *head = strtok_r(text, "\n", &save), *line;
-    int want = -1, i = 0;
-    for (char *p = head; p != NULL; i++) {
-        size_t len = strcspn(p, ",");
-        if (strlen(col) == len && strncmp(p, col, len) == 0)
-            want = i;
-        p = p[len] == ',' ? p + len + 1 : NULL;
-    }
-    ck_assert_msg(want >= 0, "no column %s in %s", col, csv);
-    double v = NAN;
-    bool found = false;
-    while ((line = strtok_r(NULL, "\n", &save)) != NULL && !found) {
-        size_t klen = strcspn(line, ",");
-        if (klen != strlen(key) || strncmp(line, key, klen) != 0)
-            continue;
-        found = true;
-        char *p = line;
-        for (int j = 0; j < want && p != NULL; j++) {
-            p = strchr(p, ',');
-            p = p != NULL ? p + 1 : NULL;
-        }
-        ck_assert_ptr_nonnull(p);
-        char *end = NULL;
-        v = strtod(p, &end);
-        if (end == p)
-            v = NAN;
-    }
-    ck_assert_msg(found, "no row %s in %s", key, csv);
-    free(text);
-    return v;
+    return harness_csv_field(csv, key, 1, col);
 }
 
 /* The sweep of the first cases: protocol "a" (lr 0.1) reaches 0.8 at 2, 3 and 5 s in three
@@ -663,21 +634,12 @@ START_TEST(plot_style_draws_with_the_users_copies_of_the_scripts)
 }
 END_TEST
 
-/* A small synthetic scenario: a run takes a few milliseconds. */
-static const char base_json[] =
-    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
-    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"
-    "                               \"classes\": 4 },\n"
-    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
-    "  \"protocol\": { \"name\": \"allreduce\" },\n"
-    "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
-
 /* curves.csv: a row per (point, evaluation), a column per swept key, then seed and the
  * metrics, each row's metrics those of its run's metrics.csv; index.csv a column per key. */
 START_TEST(sweep_writes_tidy_curves_and_index_with_a_column_per_swept_key)
 {
     char *dir = harness_tmpdir("report"), file[1100], out[1100], run[1300];
-    harness_write(dir, "base.json", base_json);
+    harness_write(dir, "base.json", harness_small_json);
     snprintf(out, sizeof(out), "%s/out", dir);
     char text[2048];
     snprintf(text, sizeof(text),

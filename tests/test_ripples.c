@@ -316,17 +316,28 @@ START_TEST(the_static_grid_gives_the_global_mean_after_d_rounds)
 }
 END_TEST
 
-START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
+/* Runs zero_json's 6 workers under the static racks schedule on racks of rack_size, observed
+ * every 25 ms (nsets 4) or at the default period, 15 ms (nsets 3). Free the observer. */
+static observer *run_racks(unsigned rack_size, size_t nsets)
 {
-    /* Racks of 3 on 6 workers: round 1 averages {0, 1, 2} and {3, 4, 5}, round 2 the pairs
-     * {0, 3}, {1, 4}, {2, 5} (one worker of each rack): the global mean after 2 rounds, as the
-     * grid [3, 2] gives it. Racks add their uplinks' latency (5 us) to round 2. */
-    const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
-                           ("network={\"topology\": \"racks\", \"rack_size\": 3,"
-                            " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
+    char net[160];
+    snprintf(net, sizeof(net),
+             "network={\"topology\": \"racks\", \"rack_size\": %u, \"bandwidth_gbps\": 10,"
+             " \"latency_us\": 50}",
+             rack_size);
+    const char *sets[] = { "protocol.groups=static", "protocol.static=racks", net,
                            "eval.every_s=0.025" };
     observer *obs = calloc(1, sizeof(*obs));
-    harness_run_models(zero_json, sets, 4, obs, NULL);
+    ck_assert_ptr_nonnull(obs);
+    harness_run_models(zero_json, sets, nsets, obs, NULL);
+    return obs;
+}
+
+/* Fails unless, observed at 25 ms (after two rounds), every worker of 6 holds the same bits,
+ * the global mean (a mean of 3 then of 2, or of 2 then of 3: at most 6 roundings of values
+ * <= max|x|). */
+static void expect_the_global_mean_at_25_ms(const observer *obs)
+{
     ck_assert_int_eq(obs->t_ns[1], 25000000);
     for (size_t i = 0; i < obs->p; i++)
         for (uint32_t w = 0; w < 6; w++) {
@@ -334,9 +345,18 @@ START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
             ck_assert_double_eq_tol((double)obs->x[1][w][i], obs->sum[0][i] / 6.0,
                                     6 * U * obs->max_abs);
         }
+}
+
+START_TEST(the_racks_schedule_alternates_intra_and_inter_rack_groups)
+{
+    /* Racks of 3 on 6 workers: round 1 averages {0, 1, 2} and {3, 4, 5}, round 2 the pairs
+     * {0, 3}, {1, 4}, {2, 5} (one worker of each rack): the global mean after 2 rounds, as the
+     * grid [3, 2] gives it. Racks add their uplinks' latency (5 us) to round 2. */
+    observer *obs = run_racks(3, 4);
+    expect_the_global_mean_at_25_ms(obs);
+    free(obs);
     /* After round 1 (observed at 15 ms) the racks are averaged, not yet the pairs. */
-    memset(obs, 0, sizeof(*obs));
-    harness_run_models(zero_json, sets, 3, obs, NULL);
+    obs = run_racks(3, 3);
     ck_assert_int_eq(obs->t_ns[1], 15000000);
     size_t bytes = obs->p * sizeof(float);
     ck_assert_mem_eq(obs->x[1][0], obs->x[1][2], bytes);
@@ -352,19 +372,8 @@ START_TEST(the_racks_schedule_sizes_its_groups_from_the_racks)
      * worker of each, {0, 2, 4} and {1, 3, 5}: groups larger than a rack, which the group
      * table (sized from the scenario before the run, in the arena) must hold. The global mean
      * after 2 rounds. */
-    const char *sets[] = { "protocol.groups=static", "protocol.static=racks",
-                           ("network={\"topology\": \"racks\", \"rack_size\": 2,"
-                            " \"bandwidth_gbps\": 10, \"latency_us\": 50}"),
-                           "eval.every_s=0.025" };
-    observer *obs = calloc(1, sizeof(*obs));
-    harness_run_models(zero_json, sets, 4, obs, NULL);
-    ck_assert_int_eq(obs->t_ns[1], 25000000);
-    for (size_t i = 0; i < obs->p; i++)
-        for (uint32_t w = 0; w < 6; w++) {
-            ck_assert(obs->x[1][w][i] == obs->x[1][0][i]);
-            ck_assert_double_eq_tol((double)obs->x[1][w][i], obs->sum[0][i] / 6.0,
-                                    6 * U * obs->max_abs);
-        }
+    observer *obs = run_racks(2, 4);
+    expect_the_global_mean_at_25_ms(obs);
     free(obs);
 }
 END_TEST

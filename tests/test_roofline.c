@@ -176,14 +176,18 @@ START_TEST(an_nchw_convolution_at_16_bits_adds_its_transposes_to_the_roofline)
 }
 END_TEST
 
+/* A depthwise 3x3 convolution over 96 channels of 112x112: 2 x 96 x 112 x 112 x 9 FLOPs,
+ * reading and writing 96 x 112 x 112 floats. */
+static const sim_layer depthwise = { .params = 864,
+                                     .fwd_flops = 21676032,
+                                     .kind = SIM_KIND_DEPTHWISE,
+                                     .fwd_bytes = 9633792,
+                                     .fwd_ms = NAN,
+                                     .bwd_ms = NAN };
+
 START_TEST(a_depthwise_convolution_does_not_transpose_in_nchw)
 {
-    sim_layer y = { .params = 864,
-                    .fwd_flops = 21676032,
-                    .kind = SIM_KIND_DEPTHWISE,
-                    .fwd_bytes = 9633792,
-                    .fwd_ms = NAN,
-                    .bwd_ms = NAN };
+    const sim_layer y = depthwise;
     sim_roofline r;
     sim_roofline_init(&r, &dev, SIM_PREC_FP16);
     double f, b, nf, nb;
@@ -210,14 +214,7 @@ END_TEST
 
 START_TEST(a_depthwise_convolution_runs_at_its_share_of_the_fp32_peak_paired_at_16_bits)
 {
-    /* 3x3 over 96 channels of 112x112: 2 x 96 x 112 x 112 x 9 FLOPs, reading and writing
-     * 96 x 112 x 112 floats. */
-    sim_layer y = { .params = 864,
-                    .fwd_flops = 21676032,
-                    .kind = SIM_KIND_DEPTHWISE,
-                    .fwd_bytes = 9633792,
-                    .fwd_ms = NAN,
-                    .bwd_ms = NAN };
+    const sim_layer y = depthwise;
     double share = sim_device_depthwise_share();
     ck_assert(share > 0 && share < 0.1);
     sim_roofline r;

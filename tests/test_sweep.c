@@ -19,15 +19,6 @@
 
 #include "harness.h"
 
-/* A small synthetic scenario: a run takes a few milliseconds. */
-static const char base_json[] =
-    "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
-    "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"
-    "                               \"classes\": 4 },\n"
-    "                \"model\": { \"name\": \"softmax\" }, \"batch\": 32, \"lr\": 0.1 },\n"
-    "  \"protocol\": { \"name\": \"allreduce\" },\n"
-    "  \"stop\": { \"time_s\": 4 }, \"eval\": { \"every_s\": 1, \"samples\": 500 } }\n";
-
 /* Starts $HETSIM with `args` (NULL-terminated), output to the files out and err. */
 static pid_t start(const char *const *args, const char *out, const char *err)
 {
@@ -51,7 +42,7 @@ static char *sweep_file(const char *dir, const char *name, const char *body)
 {
     size_t size = strlen(body) + strlen(dir) + 128;
     char *text = malloc(size);
-    harness_write(dir, "base.json", base_json);
+    harness_write(dir, "base.json", harness_small_json);
     snprintf(text, size, "{ \"base\": \"base.json\", %s, \"output\": { \"dir\": \"%s/out\" } }\n",
              body, dir);
     harness_write(dir, name, text);

@@ -94,24 +94,65 @@ static train *make_train(const sim_scenario *sc, gsl_rng **data, gsl_rng **init)
     return t;
 }
 
-START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
-{
-    const char *sets[] = { "workers=4" };
-    sim_scenario *sc = load(sets, 1);
+/* The next tests' pair of training states of one scenario of n workers (make_train), and a
+ * gradient to apply, worker gw's drawn with a stream seeded `seed`, kept in a buffer of the
+ * test's own. */
+typedef struct twins {
+    sim_scenario *sc;
     gsl_rng *d1, *i1, *d2, *i2;
-    train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
-    size_t P = train_num_params(keyed);
-    ck_assert_uint_eq(train_blocks_in_use(keyed), 1);
-    ck_assert_ptr_eq(train_params(keyed, 0), train_params(keyed, 3));
+    train *keyed, *plain;
+    size_t P;
+    float *g; /* (P) */
+} twins;
 
-    /* A gradient to apply: worker 1's, kept in a buffer of the test's own. */
-    gsl_rng *r = sim_rng_create(99);
+static twins twins_make(uint32_t n, uint32_t gw, unsigned long seed)
+{
+    twins t;
+    char set[32];
+    snprintf(set, sizeof(set), "workers=%u", n);
+    const char *sets[] = { set };
+    t.sc = load(sets, 1);
+    t.keyed = make_train(t.sc, &t.d1, &t.i1);
+    t.plain = make_train(t.sc, &t.d2, &t.i2);
+    t.P = train_num_params(t.keyed);
+    gsl_rng *r = sim_rng_create(seed);
     sim_err err;
     sim_err_clear(&err);
     double loss;
-    ck_assert_int_eq(train_gradient(keyed, 1, r, &loss, &err), 0);
-    float *g = sim_tensor_alloc(P);
-    sim_tensor_copy(g, train_grad(keyed, 1), P);
+    ck_assert_int_eq(train_gradient(t.keyed, gw, r, &loss, &err), 0);
+    t.g = sim_tensor_alloc(t.P);
+    sim_tensor_copy(t.g, train_grad(t.keyed, gw), t.P);
+    gsl_rng_free(r);
+    return t;
+}
+
+/* Fails unless workers 0..n-1 have the same parameter bits in both states. */
+static void twins_expect_same_bits(const twins *t, uint32_t n)
+{
+    for (uint32_t w = 0; w < n; w++)
+        ck_assert_msg(
+            memcmp(train_params(t->keyed, w), train_params(t->plain, w), t->P * sizeof(float)) == 0,
+            "worker %u's parameters differ", w);
+}
+
+static void twins_free(twins *t)
+{
+    sim_tensor_free(t->g);
+    train_destroy(t->keyed);
+    train_destroy(t->plain);
+    gsl_rng_free(t->d1), gsl_rng_free(t->i1), gsl_rng_free(t->d2), gsl_rng_free(t->i2);
+    sim_scenario_destroy(t->sc);
+}
+
+START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
+{
+    /* The gradient applied: worker 1's. */
+    twins t = twins_make(4, 1, 99);
+    train *keyed = t.keyed, *plain = t.plain;
+    const float *g = t.g;
+    size_t P = t.P;
+    ck_assert_uint_eq(train_blocks_in_use(keyed), 1);
+    ck_assert_ptr_eq(train_params(keyed, 0), train_params(keyed, 3));
     for (uint32_t round = 0; round < 3; round++) {
         for (uint32_t w = 0; w < 4; w++) {
             train_apply_keyed(keyed, w, g, 0.05, 0.9, round);
@@ -119,9 +160,7 @@ START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
             /* The first worker computes into a second block; the last leaves the first. */
             ck_assert_uint_eq(train_blocks_in_use(keyed), w < 3 ? 2 : 1);
         }
-        for (uint32_t w = 0; w < 4; w++)
-            ck_assert_int_eq(
-                memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)), 0);
+        twins_expect_same_bits(&t, 4);
     }
     /* A worker about to write gets a copy of its own; the bits stay. */
     float *x2 = train_params_write(keyed, 2);
@@ -134,17 +173,10 @@ START_TEST(equal_replicas_share_one_block_and_a_keyed_step_is_computed_once)
         train_apply_keyed(keyed, w, g, w == 3 ? 0.01 : 0.05, 0.9, 7);
         train_apply_with(plain, w, g, w == 3 ? 0.01 : 0.05, 0.9);
     }
-    for (uint32_t w = 0; w < 4; w++)
-        ck_assert_int_eq(memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)),
-                         0);
+    twins_expect_same_bits(&t, 4);
     ck_assert_uint_eq(train_blocks_in_use(keyed), 3);
     ck_assert_ptr_eq(train_params(keyed, 0), train_params(keyed, 1));
-    sim_tensor_free(g);
-    gsl_rng_free(r);
-    train_destroy(keyed);
-    train_destroy(plain);
-    gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
-    sim_scenario_destroy(sc);
+    twins_free(&t);
 }
 END_TEST
 
@@ -155,20 +187,9 @@ END_TEST
 START_TEST(workers_left_behind_by_failures_do_not_exhaust_the_blocks)
 {
     for (uint32_t n = 2; n <= 4; n++) {
-        char set[32];
-        snprintf(set, sizeof(set), "workers=%u", n);
-        const char *sets[] = { set };
-        sim_scenario *sc = load(sets, 1);
-        gsl_rng *d1, *i1, *d2, *i2;
-        train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
-        size_t P = train_num_params(keyed);
-        gsl_rng *r = sim_rng_create(5);
-        sim_err err;
-        sim_err_clear(&err);
-        double loss;
-        ck_assert_int_eq(train_gradient(keyed, 0, r, &loss, &err), 0);
-        float *g = sim_tensor_alloc(P);
-        sim_tensor_copy(g, train_grad(keyed, 0), P);
+        twins t = twins_make(n, 0, 5);
+        train *keyed = t.keyed, *plain = t.plain;
+        const float *g = t.g;
         /* Round r: workers r .. n-1 have failed (worker 0 never does), the rest step. */
         for (uint32_t round = 0; round < 3 * n; round++) {
             uint32_t live = n - (round < n ? round : n - 1);
@@ -183,16 +204,9 @@ START_TEST(workers_left_behind_by_failures_do_not_exhaust_the_blocks)
             /* The failed workers' blocks, at most one block each that their keyed steps
              * lead to, and the survivors' (no chain of a block per round). */
             ck_assert_uint_le(train_blocks_in_use(keyed), 2 * (n - live) + 1);
-            for (uint32_t w = 0; w < n; w++)
-                ck_assert_int_eq(
-                    memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)), 0);
+            twins_expect_same_bits(&t, n);
         }
-        sim_tensor_free(g);
-        gsl_rng_free(r);
-        train_destroy(keyed);
-        train_destroy(plain);
-        gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
-        sim_scenario_destroy(sc);
+        twins_free(&t);
     }
 }
 END_TEST
@@ -203,34 +217,16 @@ END_TEST
  * growing by one a round until every block is taken. */
 START_TEST(a_failed_worker_holds_no_chain_of_blocks)
 {
-    const char *sets[] = { "workers=6" };
-    sim_scenario *sc = load(sets, 1);
-    gsl_rng *d1, *i1, *d2, *i2;
-    train *keyed = make_train(sc, &d1, &i1), *plain = make_train(sc, &d2, &i2);
-    size_t P = train_num_params(keyed);
-    gsl_rng *r = sim_rng_create(6);
-    sim_err err;
-    sim_err_clear(&err);
-    double loss;
-    ck_assert_int_eq(train_gradient(keyed, 0, r, &loss, &err), 0);
-    float *g = sim_tensor_alloc(P);
-    sim_tensor_copy(g, train_grad(keyed, 0), P);
+    twins t = twins_make(6, 0, 6);
     for (uint32_t round = 0; round < 20; round++) {
         for (uint32_t w = 0; w < 5; w++) {
-            train_apply_keyed(keyed, w, g, 0.05, 0.9, round);
-            train_apply_with(plain, w, g, 0.05, 0.9);
+            train_apply_keyed(t.keyed, w, t.g, 0.05, 0.9, round);
+            train_apply_with(t.plain, w, t.g, 0.05, 0.9);
         }
-        ck_assert_uint_le(train_blocks_in_use(keyed), 3);
+        ck_assert_uint_le(train_blocks_in_use(t.keyed), 3);
     }
-    for (uint32_t w = 0; w < 6; w++)
-        ck_assert_int_eq(memcmp(train_params(keyed, w), train_params(plain, w), P * sizeof(float)),
-                         0);
-    sim_tensor_free(g);
-    gsl_rng_free(r);
-    train_destroy(keyed);
-    train_destroy(plain);
-    gsl_rng_free(d1), gsl_rng_free(i1), gsl_rng_free(d2), gsl_rng_free(i2);
-    sim_scenario_destroy(sc);
+    twins_expect_same_bits(&t, 6);
+    twins_free(&t);
 }
 END_TEST
 
@@ -246,15 +242,10 @@ START_TEST(one_worker_allreduce_is_plain_sgd)
     char sums[1][17];
     ck_assert_uint_eq(checksums(w, sums, 1), 1);
 
+    gsl_rng *data, *init, *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
+    train *t = make_train(sc, &data, &init);
     sim_err err;
     sim_err_clear(&err);
-    train_config tc;
-    ck_assert_int_eq(train_config_read(sc, &tc, &err), 0);
-    gsl_rng *data = sim_rng_create(sc->stream_seeds[SIM_STREAM_DATA]);
-    gsl_rng *init = sim_rng_create(sc->stream_seeds[SIM_STREAM_INIT]);
-    gsl_rng *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
-    train *t = train_create(&tc, data, init, &err);
-    ck_assert_ptr_nonnull(t);
     for (int k = 0; k < 37; k++) {
         double loss;
         ck_assert_int_eq(train_gradient(t, 0, mine, &loss, &err), 0);
@@ -323,15 +314,10 @@ START_TEST(a_loss_a_thousand_times_the_first_stops_training_as_diverged)
     const char *sets[] = { "workers=1", "workload.model={\"name\": \"softmax\"}",
                            "workload.lr=1000", "workload.momentum=0.99" };
     sim_scenario *sc = load(sets, 4);
+    gsl_rng *data, *init, *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
+    train *t = make_train(sc, &data, &init);
     sim_err err;
     sim_err_clear(&err);
-    train_config tc;
-    ck_assert_int_eq(train_config_read(sc, &tc, &err), 0);
-    gsl_rng *data = sim_rng_create(sc->stream_seeds[SIM_STREAM_DATA]);
-    gsl_rng *init = sim_rng_create(sc->stream_seeds[SIM_STREAM_INIT]);
-    gsl_rng *mine = sim_rng_create(sc->stream_seeds[SIM_STREAM_WORKER]);
-    train *t = train_create(&tc, data, init, &err);
-    ck_assert_ptr_nonnull(t);
     double first = NAN, loss = 0.0;
     int rc = SIM_OK, k = 0;
     for (; k < 10000 && rc == SIM_OK; k++) {

@@ -8,15 +8,4 @@
 # machine at load average 15-25 (-j 2, niced); README.md, "Measured", has the figures.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-smoke=()
-if [ "${1:-}" = --smoke ]; then
-    smoke=(--smoke)
-    shift
-fi
-if [ $# -lt 1 ]; then
-    echo "usage: $0 [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]" >&2
-    exit 2
-fi
-bin=$1
-shift
-exec python3 "$here/conformance.py" "$bin" "${smoke[@]}" "$@"
+exec python3 "$here/conformance.py" "$@" # it reads [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]

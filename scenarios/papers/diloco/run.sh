@@ -8,15 +8,4 @@
 # with -j 2 (README.md, "Measured"). --smoke: one seed, 1 epoch and 3 simulated seconds (CI).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-smoke=()
-if [ "${1:-}" = --smoke ]; then
-    smoke=(--smoke)
-    shift
-fi
-if [ $# -lt 1 ]; then
-    echo "usage: $0 [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]" >&2
-    exit 2
-fi
-bin=$1
-shift
-exec python3 "$here/diloco.py" "$bin" "${smoke[@]}" "$@"
+exec python3 "$here/diloco.py" "$@" # it reads [--smoke] HETSIM_BINARY [-j JOBS] [-o OUT]

@@ -10,17 +10,10 @@
 # --smoke: 3 simulated seconds, no figures (CI).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-smoke=0
-if [ "${1:-}" = --smoke ]; then
-    smoke=1
-    shift
-fi
-if [ $# -lt 1 ]; then
-    echo "usage: $0 [--smoke] HETSIM_BINARY [OUT]" >&2
-    exit 2
-fi
-bin=$1
-out=${2:-out/papers/hpsgd}
+. "$here/../paper_args.sh"
+paper_args "[OUT]" "$@"
+[ ${#rest[@]} -le 1 ] || paper_usage "[OUT]"
+out=${rest[0]:-out/papers/hpsgd}
 extra=()
 if [ "$smoke" = 1 ]; then extra=(--set stop.time_s=3); fi
 target=0.80

@@ -14,16 +14,9 @@
 # no figures, into out/papers/ripples-smoke (CI: checks that everything runs, not the trend).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-smoke=0
-if [ "${1:-}" = --smoke ]; then
-    smoke=1
-    shift
-fi
-if [ $# -ne 1 ]; then
-    echo "usage: $0 [--smoke] HETSIM_BINARY" >&2
-    exit 2
-fi
-bin=$1
+. "$here/../paper_args.sh"
+paper_args "" "$@"
+[ ${#rest[@]} -eq 0 ] || paper_usage ""
 out=out/papers/ripples
 
 # name protocol groups

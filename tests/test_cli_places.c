@@ -132,6 +132,59 @@ START_TEST(an_output_directory_too_long_to_write_is_bad_usage)
 }
 END_TEST
 
+/* An output.dir in a scenario (or set with --set) or a sweep file too long to be written, and a
+ * --junit report's path too long to be written, are bad usage naming the file and path (or the
+ * option) before anything is made, as -o is: they failed once begun (exit 1), a run and a
+ * sweep after making the directory's parents. A report's name of 251 bytes (FILE.tmp is 255)
+ * is written. */
+START_TEST(an_output_dir_or_a_junit_report_too_long_to_write_is_bad_usage)
+{
+    char *dir = outputs(), name[300], json[1600], sweep[1200], before[16384], after[16384];
+    char s[600], sw[600], g[600], o[600], set[1200], junit[5200], ok[600];
+    memset(name, 'q', 251);
+    name[251] = '\0';
+    snprintf(json, sizeof(json),
+             "{ \"base\": \"tiny.json\", \"seeds\": 2, \"output\": { "
+             "\"dir\": \"%s/new/%sq\" } }\n",
+             dir, name);
+    harness_write(dir, "long.json", json);
+    snprintf(set, sizeof(set), "output.dir=\"%s/new/%sq\"", dir, name);
+    snprintf(s, sizeof(s), "%s/tiny.json", dir);
+    snprintf(sw, sizeof(sw), "%s/long.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/co", dir);
+    size_t len = (size_t)snprintf(junit, sizeof(junit), "%s/new", dir);
+    while (len < 4100)
+        len += (size_t)snprintf(junit + len, sizeof(junit) - len, "/%.200s", name);
+    snprintf(sweep, sizeof(sweep), "%s/new/%sq", dir, name);
+    harness_tree_digest(dir, before, sizeof(before));
+    const char *const *cmds[] = {
+        (const char *[]){ "run", s, "--set", set, "--quiet", NULL },
+        (const char *[]){ "sweep", sw, "--quiet", NULL },
+        (const char *[]){ "check", s, "--golden", g, "--junit", sweep, NULL },
+        (const char *[]){ "check", s, "--golden", g, "--junit", junit, NULL },
+    };
+    const char *says[] = { "tiny.json: $.output.dir: a name in the directory's path is too long "
+                           "(252 bytes between '/'s; at most 247",
+                           "long.json: $.output.dir: a name in the directory's path is too long",
+                           "hetsim: --junit: a name in the file's path is too long (252 bytes "
+                           "between '/'s; at most 251, as FILE.tmp is written beside FILE)",
+                           "hetsim: --junit: the file's path is too long" };
+    for (size_t j = 0; j < sizeof(cmds) / sizeof(cmds[0]); j++) {
+        harness_result r = harness_hetsim(cmds[j]);
+        ck_assert_msg(r.status == 2 && strstr(r.err, says[j]) != NULL, "%zu: exit %d: %.400s", j,
+                      r.status, r.err);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "%zu changed something", j);
+    }
+    snprintf(ok, sizeof(ok), "%s/%s", dir, name);
+    harness_result r =
+        harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit", ok, NULL });
+    ck_assert_msg(r.status == 0 && harness_exists(ok), "exit %d: %s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A plot writes figures into its own run (the only run it draws) or its own sweep (the one
  * plot --by draws), or into a place that is no hetsim output; every other run, sweep, golden
  * or work directory is refused with exit 2 and left as it was (plot B -o A replaced A's own
@@ -341,6 +394,7 @@ Suite *test_suite(void)
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
     tcase_add_test(places, an_output_directory_that_is_a_file_is_refused_with_exit_2);
     tcase_add_test(places, an_output_directory_too_long_to_write_is_bad_usage);
+    tcase_add_test(places, an_output_dir_or_a_junit_report_too_long_to_write_is_bad_usage);
     tcase_add_test(places,
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);

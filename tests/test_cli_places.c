@@ -387,6 +387,55 @@ START_TEST(a_checks_output_is_the_checks_alone)
 }
 END_TEST
 
+/* An output named with "." components or a trailing slash is the directory itself (issue 38):
+ * `run -o A/.` (A a run) was refused as "inside A", and so were a sweep, a check and a plot
+ * into their own output named so; each writes it again (a run's work directory is A.partial,
+ * not A/..partial), and a hetsim output that is not the command's stays refused, named
+ * without the dots. */
+START_TEST(an_output_named_with_dots_or_a_trailing_slash_is_the_directory_itself)
+{
+    char *dir = outputs(), before[16384], after[16384], path[1200];
+    harness_result r = in_dir(
+        dir, (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co", NULL });
+    ck_assert_msg(r.status == 0, "check: exit %d: %s", r.status, r.err);
+    const char *const *own[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/a/.", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s//a/./", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw/.", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/./sw/./", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co/.", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g/.", "-o", "%s/co", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/a/.", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/a/./", NULL },
+    };
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        r = in_dir(dir, own[i]);
+        ck_assert_msg(r.status == 0, "own %zu: exit %d: %s", i, r.status, r.err);
+    }
+    snprintf(path, sizeof(path), "%s/a/..partial", dir);
+    ck_assert(!harness_exists(path));
+    snprintf(path, sizeof(path), "%s/a/run.json", dir);
+    ck_assert(harness_exists(path));
+    const char *const *refused[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/sw/./", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/a/.", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/g/.", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/b/.", NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/./sw2/", NULL },
+    };
+    const char *names[] = { "/sw ", "/a ", "/g ", "/b ", "/sw2 " };
+    harness_tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        r = in_dir(dir, refused[i]);
+        ck_assert_msg(r.status == 2 && strstr(r.err, names[i]) != NULL, "refused %zu: exit %d: %s",
+                      i, r.status, r.err);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "refused %zu changed something", i);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli_places");
@@ -399,6 +448,7 @@ Suite *test_suite(void)
                    an_output_named_by_a_link_is_its_target_written_whole_and_the_link_stays);
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);
     tcase_add_test(places, a_checks_output_is_the_checks_alone);
+    tcase_add_test(places, an_output_named_with_dots_or_a_trailing_slash_is_the_directory_itself);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

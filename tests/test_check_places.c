@@ -227,21 +227,40 @@ START_TEST(check_refuses_a_junit_file_it_reads_or_writes_itself)
 END_TEST
 
 /* A timing-only scenario's check draws its figure, the panels without test accuracy or loss
- * saying so, and passes (gnuplot failed on the empty curves: "x range is invalid", exit 1). */
-START_TEST(check_of_a_timing_only_scenario_draws_its_figure_and_passes)
+ * saying so, and passes (gnuplot failed on the empty curves: "x range is invalid", exit 1). It
+ * compares the throughput alone and names what it did not compare: the log-loss statistic,
+ * the log of an empty loss taken as 1e-12, was compared and always equal (issue 38); check.csv
+ * holds no row of it and the JUnit report skips the two curves. */
+START_TEST(check_of_a_timing_only_scenario_compares_its_throughput_alone_and_draws_its_figure)
 {
     char *dir = harness_tmpdir("check");
-    char g[512], o[512], png[512];
+    char g[512], o[512], png[512], csv[512], xml[512], text[4096];
     chkt_path_of(g, sizeof(g), dir, "golden");
     chkt_path_of(o, sizeof(o), dir, "out");
     chkt_path_of(png, sizeof(png), dir, "out/check.png");
+    chkt_path_of(csv, sizeof(csv), dir, "out/check.csv");
+    chkt_path_of(xml, sizeof(xml), dir, "report.xml");
     const char *none = "workload={\"model\": {\"name\": \"none\"}, \"message_bytes\": 40961}";
     result r = chkt_check(
         (const char *[]){ "--set", none, "--golden", g, "--update", "--seeds", "3", NULL });
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
-    r = chkt_check((const char *[]){ "--set", none, "--golden", g, "-o", o, "--seeds", "2", NULL });
+    r = chkt_check((const char *[]){ "--set", none, "--golden", g, "-o", o, "--seeds", "2",
+                                     "--junit", xml, NULL });
     ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
     ck_assert(chkt_exists(png));
+    ck_assert_msg(strstr(r.out, "; 1 statistics,") != NULL &&
+                      strstr(r.out, "  throughput_mean  golden") != NULL &&
+                      strstr(r.out, "  not compared (no values in the golden): accuracy_mean, "
+                                    "accuracy_final, accuracy_jitter, log_loss_mean\n") != NULL,
+                  "%s", r.out);
+    harness_read_into(csv, text, sizeof(text));
+    ck_assert_msg(strstr(text, "log_loss") == NULL && strstr(text, "\n0,throughput_mean,") != NULL,
+                  "%s", text);
+    harness_read_into(xml, text, sizeof(text));
+    ck_assert_msg(strstr(text, "tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\"") != NULL &&
+                      strstr(text, "name=\"test_loss\" time=") != NULL,
+                  "%s", text);
+    ck_assert_ptr_nonnull(strstr(strstr(text, "name=\"test_loss\""), ">\n      <skipped "));
     harness_cleanup(dir);
 }
 END_TEST
@@ -276,7 +295,8 @@ Suite *test_suite(void)
     tcase_add_test(places, check_output_equal_to_a_hetsim_directory_is_refused);
     tcase_add_test(places, check_update_refuses_an_output_directory_and_a_junit_report);
     tcase_add_test(places, check_refuses_a_junit_file_it_reads_or_writes_itself);
-    tcase_add_test(places, check_of_a_timing_only_scenario_draws_its_figure_and_passes);
+    tcase_add_test(
+        places, check_of_a_timing_only_scenario_compares_its_throughput_alone_and_draws_its_figure);
     tcase_add_test(places, check_refuses_a_scenario_that_is_a_fifo);
     suite_add_tcase(s, places);
     return s;

@@ -432,6 +432,40 @@ START_TEST(index_values_that_look_like_json_are_held_to_the_strings_they_were_wr
 }
 END_TEST
 
+/* --where takes a string value as the text it is (q"uote, back\slash) or as index.csv writes
+ * it, inside JSON quotes with its escapes (q\"uote, back\\slash), where the text alone
+ * matched nothing (issue 38); a value that is neither still matches nothing. */
+START_TEST(where_takes_a_string_as_its_text_or_as_index_csv_writes_it)
+{
+    char *dir = string_sweep(), sw[600];
+    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    static const char *const kept[][2] = {
+        { "name=q\"uote", "\"q\\\"\"uote\",1," },
+        { "name=q\\\"uote", "\"q\\\"\"uote\",1," },
+        { "name=back\\slash", "back\\\\slash,1," },
+        { "name=back\\\\slash", "back\\\\slash,1," },
+        { "name=[1]", "[1],1," },
+        { "name=1", "1,1," },
+    };
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        harness_result r = report(
+            sw, (const char *[]){ "--by", "name", "--where", kept[i][0], "--format", "csv", NULL });
+        ck_assert_msg(r.status == 0 &&
+                          strstr(strchr(r.out, '\n') + 1, kept[i][1]) == strchr(r.out, '\n') + 1 &&
+                          strchr(strchr(r.out, '\n') + 1, '\n')[1] == '\0',
+                      "%s: exit %d: %s%s", kept[i][0], r.status, r.out, r.err);
+    }
+    static const char *const none[] = { "name=q", "name=q\\\\\"uote", "name=back\\\\\\slash" };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        harness_result r = report(sw, (const char *[]){ "--by", "name", "--where", none[i], NULL });
+        ck_assert_msg(r.status == 2 &&
+                          strstr(r.err, "no runs with results pass the --where") != NULL,
+                      "%s: exit %d: %s", none[i], r.status, r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("groups");
@@ -451,6 +485,7 @@ Suite *test_suite(void)
     TCase *v = tcase_create("values");
     tcase_add_test(v,
                    index_values_that_look_like_json_are_held_to_the_strings_they_were_written_from);
+    tcase_add_test(v, where_takes_a_string_as_its_text_or_as_index_csv_writes_it);
     tcase_set_timeout(v, 120);
     suite_add_tcase(s, v);
     return s;

@@ -251,8 +251,8 @@ static double summary(const app_curve *c, enum stat_id st)
         double x = v[i];
         if (st == ST_ACC_JITTER)
             x = fabs(v[i] - v[i - 1]);
-        else if (st == ST_LOSS)
-            x = log(fmax(v[i], 1e-12));
+        else if (st == ST_LOSS) /* fmax(NaN, y) is y: a missing loss is no value */
+            x = isnan(v[i]) ? (double)NAN : log(fmax(v[i], 1e-12));
         if (!isnan(x)) {
             sum += x;
             m++;
@@ -370,6 +370,19 @@ static double wall_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Names the statistics not compared, the golden's runs having no values for them (a
+ * timing-only model has no test accuracy or loss). */
+static void print_untested(const verdict *v, FILE *out)
+{
+    size_t n = 0;
+    for (size_t st = 0; st < NSTATS; st++)
+        if (!v[st].tested)
+            fprintf(out, "%s%s", n++ > 0 ? ", " : "  not compared (no values in the golden): ",
+                    stat_defs[st].name);
+    if (n > 0)
+        fputc('\n', out);
+}
+
 static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold *g,
                       const char *out_dir, double start, FILE *out, sim_err *err)
 {
@@ -414,6 +427,7 @@ static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold
             fprintf(out, "  %-16s golden %-11.6g run %-11.6g |diff| %-10.3g band %-10.3g %s\n",
                     stat_defs[st].name, v[st].gmean, v[st].rmean, fabs(v[st].rmean - v[st].gmean),
                     v[st].half, v[st].ok ? "ok" : "OUT OF BAND");
+    print_untested(v, out);
     bool drawn = false;
     if ((rc = ck_figure(out_dir, g, runs, m, v, &drawn, out, err)) != SIM_OK)
         goto done;

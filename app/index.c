@@ -154,6 +154,27 @@ static bool key_absent(sim_cfg *sc, const char *key)
     return !sim_cfg_has(sc, key);
 }
 
+/* Whether the run's value at `key` (a dotted path of the resolved scenario `sc`, present) is
+ * a JSON string: its index cell is then the string's text as JSON writes it inside quotes
+ * (app/sweep.c's sw_plain_value), which a string "1", "[1]" or "true" shares with a number, an
+ * array or a boolean, and "q\"uote" is no JSON text at all. */
+static bool string_at(sim_cfg *sc, const char *key)
+{
+    char part[256], *json = NULL;
+    for (const char *dot = strchr(key, '.'); dot != NULL; dot = strchr(key, '.')) {
+        if ((size_t)(dot - key) >= sizeof(part))
+            return false;
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - key), key);
+        if (sim_cfg_child(sc, part, &sc, NULL) != SIM_OK || sc == NULL)
+            return false;
+        key = dot + 1;
+    }
+    bool string = strchr(key, '[') == NULL && sim_cfg_json(sc, key, &json, NULL) == SIM_OK &&
+                  json != NULL && json[0] == '"';
+    free(json);
+    return string;
+}
+
 /* Sets `value` (an index cell: JSON text, or a bare string) at `path` of `b`: an object key
  * by key, so that the defaults the run resolved into it stay (a swept "protocol":
  * {"name": "allreduce"} is resolved with the ring's bucket sizes). False when it cannot be. */
@@ -196,8 +217,13 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
         if (key_absent(sa, key))
             continue;
         snprintf(path, sizeof(path), "scenario.%s", key);
-        if (!set_value(b, path, app_index_cell(ix, r, c), 0))
+        const char *cell = app_index_cell(ix, r, c);
+        char *quoted = string_at(sa, key) ? malloc(strlen(cell) + 3) : NULL;
+        if (quoted != NULL) /* the cell as the JSON string it was written from */
+            snprintf(quoted, strlen(cell) + 3, "\"%s\"", cell);
+        if (!set_value(b, path, quoted != NULL ? quoted : cell, 0))
             snprintf(diff, size, "%s", key);
+        free(quoted);
     }
     if (sa != NULL && diff[0] == '\0')
         sim_cfg_diff(sa, sb, NULL, 0, diff, size);

@@ -121,6 +121,15 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     return EXIT_OK;
 }
 
+/* A scenario's or a sweep's output.dir (`dir`, read from `file`) checked as -o is
+ * (cli_out_dir): one too long to be written is bad usage before anything is made. */
+static int out_dir_of(const char *file, const char *dir)
+{
+    char opt[1100]; /* a label: a longer file name is cut */
+    snprintf(opt, sizeof(opt), "%s: $.output.dir", file);
+    return cli_out_dir(opt, dir);
+}
+
 /* The largest -j: more local processes at once than any machine has cores. */
 #define MAX_JOBS 4096
 
@@ -161,6 +170,8 @@ static int cmd_run(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = load(file, sets, nsets, &sc);
     free(sets);
+    if (rc == EXIT_OK && out_dir == NULL && (rc = out_dir_of(file, sc->out_dir)) != EXIT_OK)
+        sim_scenario_destroy(sc);
     if (rc != EXIT_OK)
         return rc;
     sim_run_options opt = { .out_dir = out_dir,
@@ -444,6 +455,12 @@ static int cmd_sweep(int argc, char **argv)
             app_mpi_finalize();
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
     }
+    if (a.out_dir == NULL && out_dir_of(a.file, app_sweep_dir(sw)) != EXIT_OK) {
+        app_sweep_destroy(sw);
+        if (a.mpi)
+            app_mpi_finalize();
+        return EXIT_USAGE;
+    }
     size_t n = app_sweep_size(sw), ran = 0, failed = 0;
     if (a.list) {
         if (app_sweep_list(sw, stdout, &err) != SIM_OK)
@@ -487,6 +504,8 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
             const char *v = argv[++i];
             if (strcmp(a, "--golden") == 0)
                 o->golden = v;
+            else if (strcmp(a, "--junit") == 0 && cli_out_file("--junit", v) != EXIT_OK)
+                return EXIT_USAGE;
             else if (strcmp(a, "--junit") == 0)
                 o->junit = v;
             else if (strcmp(a, "-o") == 0 && cli_out_dir("-o", v) != EXIT_OK)

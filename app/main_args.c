@@ -21,21 +21,35 @@ int cli_usage(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-int cli_out_dir(const char *opt, const char *dir)
+/* EXIT_OK, or EXIT_USAGE naming `opt` when `path` (a `what`: "directory" or "file") is longer
+ * than CLI_DIR_MAX bytes or holds a name between '/'s longer than `name_max` (`why` says why
+ * no longer). */
+static int path_fits(const char *opt, const char *what, const char *path, size_t name_max,
+                     const char *why)
 {
-    size_t name = 0, longest = 0, len = strlen(dir);
+    size_t name = 0, longest = 0, len = strlen(path);
     for (size_t i = 0; i < len; i++) {
-        name = dir[i] == '/' ? 0 : name + 1;
+        name = path[i] == '/' ? 0 : name + 1;
         longest = name > longest ? name : longest;
     }
     if (len > CLI_DIR_MAX)
-        return cli_usage("%s: the directory's path is too long (%zu bytes; at most %d)", opt, len,
+        return cli_usage("%s: the %s's path is too long (%zu bytes; at most %d)", opt, what, len,
                          CLI_DIR_MAX);
-    if (longest > CLI_NAME_MAX)
-        return cli_usage("%s: a name in the directory's path is too long (%zu bytes between "
-                         "'/'s; at most %d, as DIR.partial is written beside DIR)",
-                         opt, longest, CLI_NAME_MAX);
+    if (longest > name_max)
+        return cli_usage("%s: a name in the %s's path is too long (%zu bytes between '/'s; at "
+                         "most %zu, %s)",
+                         opt, what, longest, name_max, why);
     return EXIT_OK;
+}
+
+int cli_out_dir(const char *opt, const char *dir)
+{
+    return path_fits(opt, "directory", dir, CLI_NAME_MAX, "as DIR.partial is written beside DIR");
+}
+
+int cli_out_file(const char *opt, const char *file)
+{
+    return path_fits(opt, "file", file, CLI_FILE_NAME_MAX, "as FILE.tmp is written beside FILE");
 }
 
 int cli_report(const sim_err *err)

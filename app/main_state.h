@@ -35,6 +35,15 @@ int cli_report(const sim_err *err);
  * system refused it with ENAMETOOLONG once the command had begun, exit 1. */
 int cli_out_dir(const char *opt, const char *dir);
 
+/* The longest name of a file a command writes (check --junit): NAME_MAX less ".tmp", the
+ * file written beside it and renamed over it. */
+#define CLI_FILE_NAME_MAX 251
+
+/* The same for a file a command writes (check --junit): EXIT_OK, or EXIT_USAGE naming `opt`
+ * when `file` is longer than CLI_DIR_MAX bytes or holds a name longer than
+ * CLI_FILE_NAME_MAX. */
+int cli_out_file(const char *opt, const char *file);
+
 /* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
  * suffix), no overflow. Returns false for anything else. */
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,

@@ -5,10 +5,12 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/stats.h"
+#include "sim/cfg.h"
 
 #define PATH_TEXT    2048
 #define MAX_RANGES   64 /* ranges in a --tune-seeds list */
@@ -135,14 +137,37 @@ static int read_options(app_select *s, work *w, sim_err *err)
 
 /* ---- Selecting the runs ------------------------------------------------------------------ */
 
-/* Equal as index.csv writes them, or as numbers ("0.10" is "0.1"). */
+/* Whether index.csv's cell `cell`, read as the inside of a JSON string (a string value's
+ * text as the sweep's JSON writes it: q\"uote for q"uote, back\\slash for back\slash), is
+ * `text`. */
+static bool same_text(const char *cell, const char *text)
+{
+    size_t n = strlen(cell);
+    if (strchr(cell, '\\') == NULL) /* no escape: the text is the cell, compared already */
+        return false;
+    char *json = malloc(n + 10), *out = malloc(n + 1); /* the text is never longer */
+    bool same = false;
+    if (json != NULL && out != NULL) {
+        snprintf(json, n + 10, "{\"v\": \"%s\"}", cell);
+        sim_cfg *v = sim_cfg_parse(json, strlen(json), NULL, NULL);
+        same = v != NULL && sim_cfg_string(v, "v", out, n + 1, NULL) == SIM_OK &&
+               strcmp(out, text) == 0;
+        sim_cfg_destroy(v);
+    }
+    free(json);
+    free(out);
+    return same;
+}
+
+/* Equal as index.csv writes them, as numbers ("0.10" is "0.1"), or as a string's text
+ * (index.csv keeps a string's JSON escapes: --where takes q\"uote and q"uote alike). */
 static bool same_value(const char *a, const char *b)
 {
     if (strcmp(a, b) == 0)
         return true;
     char *ea = NULL, *eb = NULL;
     double x = strtod(a, &ea), y = strtod(b, &eb);
-    return ea != a && eb != b && *ea == '\0' && *eb == '\0' && x == y;
+    return (ea != a && eb != b && *ea == '\0' && *eb == '\0' && x == y) || same_text(a, b);
 }
 
 static bool tuning_seed(const work *w, const app_select *s, size_t r)

@@ -11,6 +11,7 @@
 
 #include "app/sweep_state.h"
 #include "outputs/output.h"
+#include "outputs/rundir.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
 #include "scenario/scenario.h"
@@ -640,6 +641,11 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
         return rc;
     if (sw->opt.out_dir != NULL)
         snprintf(sw->dir, sizeof(sw->dir), "%s", sw->opt.out_dir);
+    char *clean = sim_rundir_clean(sw->dir); /* "sw/." is sw, never longer */
+    if (clean == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    snprintf(sw->dir, sizeof(sw->dir), "%s", clean);
+    free(clean);
     uint64_t seed = 0;
     if ((rc = read_grid(sw, grid, err)) != 0 || (rc = count_seeds(sw, root, &listed, err)) != 0 ||
         (rc = sim_cfg_check_unused(root, err)) != 0 || (rc = check_count(sw, err)) != 0 ||

@@ -36,13 +36,33 @@ static char *concat(const char *a, const char *b)
     return s;
 }
 
-/* A copy of `dir` without its trailing slashes ("/" stays "/"). */
-static char *trimmed(const char *dir)
+/* ".." stays: what it means depends on links (sim_rundir_follow). An output named "A/." is
+ * A itself, not a place inside it (nor has it the work directory "A/..partial"). */
+char *sim_rundir_clean(const char *dir)
 {
-    char *s = concat(dir, "");
-    size_t n = s != NULL ? strlen(s) : 0;
-    while (n > 1 && s[n - 1] == '/')
-        s[--n] = '\0';
+    size_t n = strlen(dir), len = 0;
+    char *s = malloc(n + 2);
+    if (s == NULL)
+        return NULL;
+    if (dir[0] == '/')
+        s[len++] = '/';
+    for (const char *c = dir; *c != '\0';) {
+        while (*c == '/')
+            c++;
+        size_t k = strcspn(c, "/");
+        if (k == 0 || (k == 1 && c[0] == '.')) {
+            c += k;
+            continue;
+        }
+        if (len > 0 && s[len - 1] != '/')
+            s[len++] = '/';
+        memcpy(s + len, c, k);
+        len += k;
+        c += k;
+    }
+    if (len == 0)
+        s[len++] = '.';
+    s[len] = '\0';
     return s;
 }
 
@@ -189,7 +209,7 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err)
     *out = NULL;
     if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
         return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
-    char *p = trimmed(dir), target[PATH_MAX];
+    char *p = sim_rundir_clean(dir), target[PATH_MAX];
     for (int hops = 0; p != NULL; hops++) {
         struct stat st;
         size_t len = 0;
@@ -218,11 +238,11 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err)
         target[n] = '\0';
         char *slash = strrchr(p, '/'), *next;
         if (target[0] == '/' || slash == NULL) { /* absolute, or beside a link in "." */
-            next = trimmed(target);
+            next = sim_rundir_clean(target);
         } else { /* relative to the link's folder */
             slash[1] = '\0';
             char *joined = concat(p, target);
-            next = joined != NULL ? trimmed(joined) : NULL;
+            next = joined != NULL ? sim_rundir_clean(joined) : NULL;
             free(joined);
         }
         free(p);
@@ -439,7 +459,7 @@ static int remove_flat(const char *dir)
 /* Creates the missing parents of `dir` (its last component excluded). */
 static int make_parents(const char *dir, sim_err *err)
 {
-    char *parent = trimmed(dir);
+    char *parent = sim_rundir_clean(dir);
     if (parent == NULL)
         return oom(err);
     char *slash = strrchr(parent, '/');

@@ -77,7 +77,12 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
     (SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) | \
      SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN))
 
-/* The path an output `dir` stands for: `dir` without its trailing slashes, or, when it is a
+/* `dir` as the place it names, written the one way: without its "." components, repeated and
+ * trailing slashes ("A/." and "./A/" are "A", "/." is "/", "./" is "."; ".." stays), malloc'd
+ * (NULL when out of memory). Every output path compared with a hetsim output is taken so. */
+char *sim_rundir_clean(const char *dir);
+
+/* The path an output `dir` stands for: `dir` cleaned (sim_rundir_clean), or, when it is a
  * symbolic link, its target, followed to the end (a relative target is taken from the link's
  * folder; the last target need not exist), malloc'd into *out. An output named by a link is
  * written as its target whole: the target's lock, work directory and rename, never the link

@@ -323,6 +323,113 @@ START_TEST(latex_tables_use_booktabs_display_names_units_and_say_what_they_are)
 }
 END_TEST
 
+/* A real sweep of string values that look like other JSON or hold escapes: the scenario's
+ * name as "q\"uote", "back\\slash", "1", "[1]" and "true" (index.csv writes each as its text
+ * inside the JSON quotes: q\"uote, back\\slash, 1, [1], true). */
+static char *string_sweep(void)
+{
+    char *dir = harness_tmpdir("groups"), s[600], o[600];
+    harness_write(dir, "tiny.json",
+                  "{ \"name\": \"tiny\", \"seed\": 5, \"workers\": 3, \"compute\": { "
+                  "\"iteration_ms\": 10 },\n  \"workload\": { \"dataset\": { \"name\": "
+                  "\"synthetic\", \"samples\": 2000, \"dim\": 16, \"classes\": 4 },\n"
+                  "  \"model\": { \"name\": \"softmax\" }, \"batch\": 16, \"lr\": 0.05 },\n"
+                  "  \"protocol\": { \"name\": \"allreduce\" },\n  \"stop\": { \"time_s\": 0.5, "
+                  "\"target_accuracy\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 200 } "
+                  "}\n");
+    harness_write(dir, "sw.json",
+                  "{ \"base\": \"tiny.json\", \"seeds\": 1, \"grid\": { \"name\": [\"q\\\"uote\", "
+                  "\"back\\\\slash\", \"1\", \"[1]\", \"true\"] } }\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/sw", dir);
+    harness_result r = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "sweep: exit %d: %s", r.status, r.err);
+    return dir;
+}
+
+/* Replaces the first `from` in dir/sw/index.csv with `to`. */
+static void edit_index(const char *dir, const char *from, const char *to)
+{
+    char path[600], text[8192], out[8300];
+    snprintf(path, sizeof(path), "%s/sw/index.csv", dir);
+    harness_read_into(path, text, sizeof(text));
+    char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "no %s in %s", from, text);
+    snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    snprintf(path, sizeof(path), "%s/sw", dir);
+    harness_write(path, "index.csv", out);
+}
+
+/* index.csv's values are held to the runs' as what they were written from (issue 38): a swept
+ * string that looks like a number, an array or a boolean ("1", "[1]", "true") or holds an
+ * escape ("q\"uote") is its run's (report and plot --by refused the sweep, "name differ from
+ * the run's", exit 2), and an index edited stays refused, a string turned into another
+ * string or into what its text would be as JSON. */
+START_TEST(index_values_that_look_like_json_are_held_to_the_strings_they_were_written_from)
+{
+    char *dir = string_sweep(), sw[600], fig[600];
+    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    snprintf(fig, sizeof(fig), "%s/fig", dir);
+    harness_result r = report(sw, (const char *[]){ "--by", "name", "--format", "csv", NULL });
+    ck_assert_msg(r.status == 0, "report: exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "\n\"q\\\"\"uote\",1,") != NULL &&
+                      strstr(r.out, "\nback\\\\slash,1,") != NULL &&
+                      strstr(r.out, "\n1,1,") != NULL && strstr(r.out, "\n[1],1,") != NULL &&
+                      strstr(r.out, "\ntrue,1,") != NULL,
+                  "%s", r.out);
+    r = harness_hetsim((const char *[]){ "plot", sw, "--by", "name", "-o", fig, NULL });
+    ck_assert_msg(r.status == 0, "plot: exit %d: %s", r.status, r.err);
+    static const char *const edits[][2] = {
+        { ",1,5,", ",2,5," },                    /* "1" edited into "2" */
+        { ",true,5,", ",false,5," },             /* "true" into "false" */
+        { "\"q\\\"\"uote\"", "\"q\\\"\"uot\"" }, /* q"uote into q"uot */
+        { ",[1],5,", ",[2],5," },                /* "[1]" into "[2]" */
+    };
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        edit_index(dir, edits[i][0], edits[i][1]);
+        r = report(sw, (const char *[]){ "--by", "name", NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, ": name differ from the run's in ") != NULL,
+                      "edit %zu: exit %d: %s", i, r.status, r.err);
+        edit_index(dir, edits[i][1], edits[i][0]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* --where takes a string value as the text it is (q"uote, back\slash) or as index.csv writes
+ * it, inside JSON quotes with its escapes (q\"uote, back\\slash), where the text alone
+ * matched nothing (issue 38); a value that is neither still matches nothing. */
+START_TEST(where_takes_a_string_as_its_text_or_as_index_csv_writes_it)
+{
+    char *dir = string_sweep(), sw[600];
+    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    static const char *const kept[][2] = {
+        { "name=q\"uote", "\"q\\\"\"uote\",1," },
+        { "name=q\\\"uote", "\"q\\\"\"uote\",1," },
+        { "name=back\\slash", "back\\\\slash,1," },
+        { "name=back\\\\slash", "back\\\\slash,1," },
+        { "name=[1]", "[1],1," },
+        { "name=1", "1,1," },
+    };
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        harness_result r = report(
+            sw, (const char *[]){ "--by", "name", "--where", kept[i][0], "--format", "csv", NULL });
+        ck_assert_msg(r.status == 0 &&
+                          strstr(strchr(r.out, '\n') + 1, kept[i][1]) == strchr(r.out, '\n') + 1 &&
+                          strchr(strchr(r.out, '\n') + 1, '\n')[1] == '\0',
+                      "%s: exit %d: %s%s", kept[i][0], r.status, r.out, r.err);
+    }
+    static const char *const none[] = { "name=q", "name=q\\\\\"uote", "name=back\\\\\\slash" };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        harness_result r = report(sw, (const char *[]){ "--by", "name", "--where", none[i], NULL });
+        ck_assert_msg(r.status == 2 &&
+                          strstr(r.err, "no runs with results pass the --where") != NULL,
+                      "%s: exit %d: %s", none[i], r.status, r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("groups");
@@ -339,5 +446,11 @@ Suite *test_suite(void)
     tcase_add_test(t, latex_tables_use_booktabs_display_names_units_and_say_what_they_are);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
+    TCase *v = tcase_create("values");
+    tcase_add_test(v,
+                   index_values_that_look_like_json_are_held_to_the_strings_they_were_written_from);
+    tcase_add_test(v, where_takes_a_string_as_its_text_or_as_index_csv_writes_it);
+    tcase_set_timeout(v, 120);
+    suite_add_tcase(s, v);
     return s;
 }

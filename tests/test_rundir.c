@@ -345,6 +345,32 @@ START_TEST(a_lock_file_that_is_no_plain_file_of_its_own_is_refused_untouched)
 }
 END_TEST
 
+/* An output path is cleaned to the place it names: "." components, repeated and trailing
+ * slashes dropped, ".." kept (what it means depends on links). */
+START_TEST(a_path_is_cleaned_of_dot_components_and_extra_slashes)
+{
+    static const char *const cases[][2] = {
+        { "runs/a7/.", "runs/a7" },
+        { "./runs//a7/./", "runs/a7" },
+        { "/.", "/" },
+        { "//", "/" },
+        { "./", "." },
+        { ".", "." },
+        { "/tmp/./x", "/tmp/x" },
+        { "a/../b/.", "a/../b" },
+        { "...", "..." },
+        { ".x/.", ".x" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = sim_rundir_clean(cases[i][0]);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_msg(strcmp(got, cases[i][1]) == 0, "%s: %s, not %s", cases[i][0], got,
+                      cases[i][1]);
+        free(got);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rundir");
@@ -356,6 +382,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, an_empty_work_directory_left_by_a_kill_is_taken_over);
     tcase_add_test(tc, a_missing_folder_then_dotdot_is_refused_before_anything_is_made);
     tcase_add_test(tc, a_lock_file_that_is_no_plain_file_of_its_own_is_refused_untouched);
+    tcase_add_test(tc, a_path_is_cleaned_of_dot_components_and_extra_slashes);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

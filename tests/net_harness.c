@@ -29,16 +29,12 @@ static int side_send(nh_side *sd, uint32_t src, uint32_t dst, uint64_t bytes, ui
     sim_net_msg m = { .src = src, .dst = dst, .bytes = bytes, .tag = tag };
     m.payload = SIM_NET_NO_PAYLOAD;
     sim_err err;
-    if (sd->net != NULL)
-        return sim_net_send(sd->net, &m, &err);
-    return sd->ref != NULL ? ref_net_send(sd->ref, &m, &err) : pi_net_send(sd->pi, &m, &err);
+    return sd->net != NULL ? sim_net_send(sd->net, &m, &err) : ref_net_send(sd->ref, &m, &err);
 }
 
 static bool side_down(const nh_side *sd, uint32_t h)
 {
-    if (sd->net != NULL)
-        return sim_net_host_down(sd->net, h);
-    return sd->ref != NULL ? ref_net_host_down(sd->ref, h) : pi_net_host_down(sd->pi, h);
+    return sd->net != NULL ? sim_net_host_down(sd->net, h) : ref_net_host_down(sd->ref, h);
 }
 
 static int side_factor(nh_side *sd, uint32_t h, double factor)
@@ -46,18 +42,15 @@ static int side_factor(nh_side *sd, uint32_t h, double factor)
     sim_err err;
     if (sd->net != NULL)
         return sim_net_set_bandwidth_factor(sd->net, h, factor, &err);
-    return sd->ref != NULL ? ref_net_set_bandwidth_factor(sd->ref, h, factor, &err)
-                           : pi_net_set_bandwidth_factor(sd->pi, h, factor, &err);
+    return ref_net_set_bandwidth_factor(sd->ref, h, factor, &err);
 }
 
 static void side_set_down(nh_side *sd, uint32_t h, bool down)
 {
     if (sd->net != NULL)
         sim_net_set_host_down(sd->net, h, down);
-    else if (sd->ref != NULL)
-        ref_net_set_host_down(sd->ref, h, down);
     else
-        pi_net_set_host_down(sd->pi, h, down);
+        ref_net_set_host_down(sd->ref, h, down);
 }
 
 /* Records the active flows of the model now: counted (stats) and listed. */
@@ -118,9 +111,8 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
         return 0;
     }
     sim_net_msg msg;
-    int rc = sd->net != NULL   ? sim_net_handle(sd->net, ev, &msg, err)
-             : sd->ref != NULL ? ref_net_handle(sd->ref, ev, &msg, err)
-                               : pi_net_handle(sd->pi, ev, &msg, err);
+    int rc = sd->net != NULL ? sim_net_handle(sd->net, ev, &msg, err)
+                             : ref_net_handle(sd->ref, ev, &msg, err);
     while (rc > 0) { /* a bundle's DONE delivers its messages one by one */
         rc = delivered(sd, &msg);
         if (rc == 0 && sd->net != NULL)
@@ -135,14 +127,11 @@ void nh_side_open(nh_side *sd, const sim_net_config *cfg, nh_impl impl, bool rep
     sim_err err;
     sd->eng = sim_engine_create(64, &err);
     ck_assert_ptr_nonnull(sd->eng);
-    if (impl == NH_REF) {
-        sd->ref = ref_net_create(cfg, sd->eng, &err);
+    if (impl == NH_REF || impl == NH_PI) {
+        sd->ref =
+            ref_net_create(cfg, sd->eng, impl == NH_REF ? REF_EACH_CHANGE : REF_PER_INSTANT, &err);
         ck_assert_ptr_nonnull(sd->ref);
         ref_net_set_drop_fn(sd->ref, on_drop, sd);
-    } else if (impl == NH_PI) {
-        sd->pi = pi_net_create(cfg, sd->eng, &err);
-        ck_assert_ptr_nonnull(sd->pi);
-        pi_net_set_drop_fn(sd->pi, on_drop, sd);
     } else {
         sim_net_config c = *cfg;
         c.bundles = impl == NH_MODEL;
@@ -219,15 +208,12 @@ void nh_side_fini(nh_side *sd, sim_net_stats *st, sim_engine_stats *es)
 {
     if (sd->net != NULL)
         sim_net_stats_get(sd->net, st);
-    else if (sd->ref != NULL)
-        ref_net_stats_get(sd->ref, st);
     else
-        pi_net_stats_get(sd->pi, st);
+        ref_net_stats_get(sd->ref, st);
     if (es != NULL)
         sim_engine_stats_get(sd->eng, es);
     sim_net_destroy(sd->net);
     ref_net_destroy(sd->ref);
-    pi_net_destroy(sd->pi);
     sim_engine_destroy(sd->eng);
 }
 

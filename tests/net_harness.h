@@ -1,8 +1,8 @@
 /* The random-flow harness of the network's differential tests (tests/test_net_diff.c,
  * test_net_group.c, test_net_solo.c, test_net_hosts.c, test_net_bundle.c): a "side" runs a
  * script of timed actions (sends, capacity changes, failures, probes) on one network (the
- * model, with or without solos and bundles, or one of the frozen references tests/net_ref.c
- * and tests/net_pi_ref.c) and records every end, answering every third delivered message; a
+ * model, with or without solos and bundles, or the reference tests/net_ref.c in one of its two
+ * timings) and records every end, answering every third delivered message; a
  * flow set is a random topology with such a script, drawn with the knobs of a net_draw, its
  * hosts grouped into nodes or not. Functions fail the calling Check test on error,
  * so they may be called only from inside one. */
@@ -16,7 +16,6 @@
 #include <gsl/gsl_rng.h>
 
 #include "net/net.h"
-#include "net_pi_ref.h"
 #include "net_ref.h"
 #include "sim/engine.h"
 
@@ -48,16 +47,15 @@ typedef struct nh_action {
 typedef enum nh_impl {
     NH_MODEL = 0,     /* net/net.h, with bundles */
     NH_NO_SOLOS = 1,  /* net/net.h with every message on the START and DONE path */
-    NH_REF = 2,       /* tests/net_ref.h: one recomputation per change */
-    NH_PI = 3,        /* tests/net_pi_ref.h: the per-instant solver before groups */
+    NH_REF = 2,       /* tests/net_ref.h, REF_EACH_CHANGE: one recomputation per change */
+    NH_PI = 3,        /* tests/net_ref.h, REF_PER_INSTANT: the per-instant solver before groups */
     NH_NO_BUNDLES = 4 /* net/net.h with solos but without bundles */
 } nh_impl;
 
 typedef struct nh_side {
     sim_engine *eng;
-    sim_net *net; /* exactly one of net, ref and pi */
+    sim_net *net; /* exactly one of net and ref */
     ref_net *ref;
-    pi_net *pi;
     const nh_action *acts;
     bool replies; /* answer every third message (closed-loop traffic) */
     size_t n;     /* ends recorded */

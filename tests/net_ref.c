@@ -1,4 +1,5 @@
-/* A frozen copy of net/net_model.c before per-instant batching: see net_ref.h. */
+/* The reference of the network's differential tests, in plain loops over arrays: see
+ * net_ref.h. */
 #include "net_ref.h"
 
 #include <assert.h>
@@ -6,750 +7,631 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/net_topo.h"
-
-/* Links: host h has up link 2h and down link 2h + 1; in the racks topology rack r has its
- * uplink-up at 2 * nhosts + 2r and its uplink-down at 2 * nhosts + 2r + 1. A path has at most
- * four links. A message lives in one slot of a pool from send to delivery or drop; in its
- * bandwidth phase the slot is a flow threaded on the links of its path through intrusive
- * doubly linked lists of "hops" (hop id = slot * 4 + position on the path), so joining and
- * leaving a link are O(1) and allocate nothing. */
+#include "sim/engine_net.h"
 
 enum {
-    MAX_HOPS = NET_MAX_HOPS,
-    NO_HOP = -1,
-    NO_SLOT = -1,
-    INITIAL_SLOTS = 64
+    REF_PATH_MAX = 6, /* two NICs and, on a fat tree between pods, four switch links */
+    REF_FIRST_PLACES = 64
 };
 
-enum slot_state {
-    SLOT_FREE = 0,
-    SLOT_LATENCY = 1, /* waiting for its SIM_EV_NET_START */
-    SLOT_FLOW = 2     /* transferring; SIM_EV_NET_DONE pending while its rate is > 0 */
-};
+/* Where a message is: nowhere (the place is free), waiting out its path latency, or moving
+ * its bytes at a rate. */
+typedef enum ref_phase {
+    REF_FREE = 0,
+    REF_WAITING = 1,
+    REF_MOVING = 2
+} ref_phase;
 
-/* 8 bits per byte times 1e9 ns per s: bytes * NS_BITS / (bits/s) = ns. */
-static const double NS_BITS = 8e9;
-
-typedef struct net_slot {
+typedef struct ref_msg {
     sim_net_msg msg;
-    double remaining_bytes; /* bytes left as of last_ns */
-    double rate_bps;        /* current max-min rate, bits/s (0 before the first rating) */
-    sim_time last_ns;       /* time remaining_bytes refers to */
-    sim_event_id ev;        /* pending START or DONE event, 0 if none */
-    uint64_t seen_epoch;    /* recompute that last reached this flow */
-    uint64_t frozen_epoch;  /* recompute that last gave this flow its rate */
-    uint32_t gen;           /* bumped on free: events carrying an older one are stale */
-    sim_time instant_ns;    /* test only: time of this flow's last rate change */
-    double instant_rate;    /* test only: its rate before the first change at instant_ns */
-    sim_time due_ns;        /* test only: time of the pending DONE event */
-    bool reverted;          /* test only: see ref_net_last_reverted */
-    uint32_t links[MAX_HOPS];
-    int32_t hop_next[MAX_HOPS], hop_prev[MAX_HOPS];
-    uint32_t active_pos; /* index in net->active while a flow */
-    int32_t next_free;
-    uint8_t nlinks;
-    uint8_t state; /* enum slot_state */
-} net_slot;
-
-typedef struct net_link {
-    double base_bps;     /* configured capacity, bits/s */
-    double cap_bps;      /* current capacity (base times the host's bandwidth factor) */
-    int32_t head;        /* first hop on this link, or NO_HOP */
-    uint32_t nflows;     /* flows on this link */
-    uint64_t seen_epoch; /* recompute that last reached this link */
-    /* Progressive-filling scratch, valid during one recompute. */
-    double rem_bps;    /* capacity not yet given to frozen flows */
-    double share_bps;  /* rem_bps / unfrozen: the heap key */
-    uint32_t unfrozen; /* flows on this link not yet frozen */
-    int32_t heap_pos;  /* index in net->heap, or -1 */
-} net_link;
-
-typedef struct net_host {
-    sim_time latency_ns;
-    sim_time extra_ns;
-    uint64_t sent_bytes, received_bytes;
-    uint32_t inflight; /* messages from or to this host, sent and not yet ended */
-    bool down;
-} net_host;
+    ref_phase phase;
+    uint64_t id;                 /* carried by its events; the next message here has another */
+    uint32_t path[REF_PATH_MAX]; /* its links, from the sender's NIC to the receiver's */
+    uint32_t hops;               /* links on the path (0: to its own host) */
+    double rate_bps;             /* its fair share now, 0 before it is rated */
+    double left_bytes;           /* bytes still to move, as of since_ns */
+    sim_time since_ns;           /* when left_bytes was last brought up to date */
+    sim_event_id ev;             /* its pending START or DONE, 0 if none */
+    sim_time due_ns;             /* when its DONE is due */
+    sim_time instant_ns;         /* the instant its rate last changed (-1: never) */
+    double rate_before_bps;      /* its rate before the first change at instant_ns */
+    bool reverted;               /* see ref_net_last_reverted */
+    bool rated;                  /* scratch of one filling: given its share already */
+} ref_msg;
 
 struct ref_net {
     sim_engine *eng;
-    sim_topology topology;
-    uint32_t nhosts, nlinks;
-    sim_net_config topo; /* the configuration's topology fields (its arrays: NULL) */
-    net_host *hosts;     /* (nhosts) */
-    net_link *links;     /* (nlinks) */
-    uint32_t *comp;      /* (nlinks) links of the component being recomputed, BFS order */
-    uint32_t *heap;      /* (nlinks) min-heap of component links by (share, index) */
-    uint32_t heap_n;
-    net_slot *slots;  /* (cap) message pool */
-    uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
-    size_t cap, nactive;
-    int32_t free_head;
-    uint64_t epoch;
-    uint64_t grows;  /* times the pool doubled after creation */
-    int pending_err; /* error from a void operation, reported by the next send or handle */
+    ref_mode mode;
+    sim_net_config cfg; /* as given, but the arrays (not kept) */
+    uint32_t nlinks;    /* NIC links first, then the switches' */
+    double *base_bps;   /* (nlinks) configured capacity */
+    double *cap_bps;    /* (nlinks) capacity now: base times its host's factor */
+    uint32_t *users;    /* (nlinks) flows crossing it */
+    bool *marked;       /* (nlinks) links whose flows are being rated */
+    bool *settled;      /* (nlinks) REF_PER_INSTANT: rated in this instant's flush */
+    bool *changed;      /* (nlinks) REF_PER_INSTANT: changed at this instant */
+    uint32_t *changes;  /* (nlinks) those links, in the order they changed */
+    uint32_t nchanges;
+    double *spare_bps; /* (nlinks) scratch of one filling: capacity not yet given out */
+    uint32_t *unrated; /* (nlinks) scratch of one filling: flows crossing it not yet rated */
+    sim_time *lat_ns;  /* (nhosts) NIC latency */
+    bool *down;        /* (nhosts) */
+    ref_msg *msgs;     /* (nplaces) */
+    uint32_t *flows;   /* (nplaces) places of the moving messages, in the order they started */
+    uint32_t *unused;  /* (nplaces) free places, the last freed taken first */
+    size_t nplaces, nflows, nunused;
+    uint64_t last_id;
+    int pending_err; /* a failure of a call that returns nothing, for the next send or handle */
+    bool last_reverted;
     sim_net_stats stats;
-    bool last_reverted;      /* test only: see ref_net_last_reverted */
-    sim_net_drop_fn on_drop; /* told of every dropped message (to release its payload) */
+    sim_net_drop_fn on_drop;
     void *drop_ud;
 };
 
-/* ---- small helpers -------------------------------------------------------------------- */
+/* ---- the topology --------------------------------------------------------------------- */
 
-static uint32_t up_link(uint32_t h)
+/* Fat tree with h = k / 2: link numbers after the 2 * nhosts of the NICs. For pod p, edge
+ * switch e and aggregation switch a: the pair (edge to aggregation, back) at
+ * 2 * (p h^2 + e h + a); then, after 2 k h^2 of those, for pod p, aggregation switch a and
+ * core switch c of a's group: the pair (aggregation to core, back) at 2 * (p h^2 + a h + c). */
+static uint32_t edge_link(const ref_net *net, uint32_t pod, uint32_t edge, uint32_t agg)
 {
-    return 2 * h;
+    uint32_t h = net->cfg.k / 2;
+    return 2 * net->cfg.nhosts + 2 * (pod * h * h + edge * h + agg);
 }
 
-static uint32_t down_link(uint32_t h)
+static uint32_t core_link(const ref_net *net, uint32_t pod, uint32_t agg, uint32_t core)
 {
-    return 2 * h + 1;
+    uint32_t h = net->cfg.k / 2;
+    return 2 * net->cfg.nhosts + 2 * net->cfg.k * h * h + 2 * (pod * h * h + agg * h + core);
 }
 
-/* Paths come from net/net_topo.c (shared with the solver under test, so that the fat-tree
- * can be compared too); the rest of this file is the solver as it was. */
-static uint8_t path_links(const ref_net *net, uint32_t src, uint32_t dst, uint32_t out[MAX_HOPS])
+/* Host x of a fat tree is in pod x / h^2 under edge switch (x / h) mod h. A path goes up
+ * through aggregation switch (s + d) mod h of the sender's pod and, to another pod, through
+ * core switch ((s + d) / h) mod h of that switch's group, then down the same way. */
+static uint32_t fat_tree_hops(const ref_net *net, uint32_t s, uint32_t d, uint32_t *out)
 {
-    return sim_net_topo_path(&net->topo, src, dst, out);
-}
-
-/* a + b for non-negative times, saturating at SIM_TIME_NEVER. */
-static sim_time add_sat(sim_time a, sim_time b)
-{
-    return a > SIM_TIME_NEVER - b ? SIM_TIME_NEVER : a + b;
-}
-
-static uint32_t hop_slot(int32_t hop)
-{
-    return (uint32_t)hop / MAX_HOPS;
-}
-
-static uint32_t hop_pos(int32_t hop)
-{
-    return (uint32_t)hop % MAX_HOPS;
-}
-
-/* ---- lifecycle ------------------------------------------------------------------------ */
-
-static int check_config(const sim_net_config *cfg, sim_err *err)
-{
-    if (cfg->nhosts == 0 || cfg->nhosts > (UINT32_MAX - 8) / 4)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: nhosts must be in [1, %u], got %u",
-                           (UINT32_MAX - 8) / 4, cfg->nhosts);
-    if (cfg->bandwidth_bps == NULL || cfg->latency_ns == NULL)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: bandwidth_bps and latency_ns are required");
-    /* Latencies are capped so that the sum along any path cannot overflow. */
-    const sim_time max_lat = SIM_TIME_NEVER / 8;
-    for (uint32_t h = 0; h < cfg->nhosts; h++) {
-        double b = cfg->bandwidth_bps[h];
-        if (!(isfinite(b) && b > 0.0))
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "net: bandwidth_bps[%u] must be finite and > 0, got %g", h, b);
-        if (cfg->latency_ns[h] < 0 || cfg->latency_ns[h] > max_lat)
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "net: latency_ns[%u] must be in [0, %lld], got %lld", h,
-                               (long long)max_lat, (long long)cfg->latency_ns[h]);
+    uint32_t h = net->cfg.k / 2;
+    uint32_t pod_s = s / (h * h), pod_d = d / (h * h);
+    uint32_t edge_s = s / h % h, edge_d = d / h % h;
+    uint32_t agg = (s + d) % h, core = (s + d) / h % h;
+    if (pod_s != pod_d) {
+        out[0] = edge_link(net, pod_s, edge_s, agg);
+        out[1] = core_link(net, pod_s, agg, core);
+        out[2] = core_link(net, pod_d, agg, core) + 1;
+        out[3] = edge_link(net, pod_d, edge_d, agg) + 1;
+        return 4;
     }
-    return sim_net_topo_check(cfg, err);
+    if (edge_s == edge_d)
+        return 0;
+    out[0] = edge_link(net, pod_s, edge_s, agg);
+    out[1] = edge_link(net, pod_d, edge_d, agg) + 1;
+    return 2;
 }
 
-/* Threads slots [from, to) onto the free list, lowest index first. */
-static void free_range(ref_net *net, size_t from, size_t to)
+/* The links from host s to host d: s's NIC up (2 s), the switches, d's NIC down (2 d + 1);
+ * racks: rack r's uplink up at 2 * nhosts + 2 r and down at the next number. */
+static uint32_t route(const ref_net *net, uint32_t s, uint32_t d, uint32_t *out)
 {
-    for (size_t i = to; i-- > from;) {
-        net->slots[i].state = SLOT_FREE;
-        net->slots[i].next_free = net->free_head;
-        net->free_head = (int32_t)i;
-    }
-}
-
-static void init_links(ref_net *net, const sim_net_config *cfg)
-{
-    for (uint32_t l = 0; l < net->nlinks; l++) {
-        net_link *k = &net->links[l];
-        k->base_bps = sim_net_topo_link_bps(cfg, l);
-        k->cap_bps = k->base_bps;
-        k->head = NO_HOP;
-        k->heap_pos = -1;
-    }
-    for (uint32_t h = 0; h < cfg->nhosts; h++)
-        net->hosts[h].latency_ns = cfg->latency_ns[h];
-}
-
-ref_net *ref_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err)
-{
-    assert(cfg != NULL && eng != NULL);
-    if (check_config(cfg, err) != SIM_OK)
-        return NULL;
-    ref_net *net = calloc(1, sizeof(*net));
-    if (net == NULL)
-        goto fail;
-    net->eng = eng;
-    net->topology = cfg->topology;
-    net->nhosts = cfg->nhosts;
-    net->topo = *cfg;
-    net->topo.bandwidth_bps = NULL;
-    net->topo.latency_ns = NULL;
-    net->nlinks = sim_net_topo_nlinks(cfg);
-    net->cap = INITIAL_SLOTS > 2 * (size_t)cfg->nhosts ? INITIAL_SLOTS : 2 * (size_t)cfg->nhosts;
-    net->hosts = calloc(cfg->nhosts, sizeof(*net->hosts));
-    net->links = calloc(net->nlinks, sizeof(*net->links));
-    net->comp = calloc(net->nlinks, sizeof(*net->comp));
-    net->heap = calloc(net->nlinks, sizeof(*net->heap));
-    net->slots = calloc(net->cap, sizeof(*net->slots));
-    net->active = calloc(net->cap, sizeof(*net->active));
-    if (net->hosts == NULL || net->links == NULL || net->comp == NULL || net->heap == NULL ||
-        net->slots == NULL || net->active == NULL)
-        goto fail_free_net;
-    init_links(net, cfg);
-    net->free_head = NO_SLOT;
-    free_range(net, 0, net->cap);
-    return net;
-
-fail_free_net:
-    ref_net_destroy(net);
-fail:
-    sim_err_set(err, SIM_ENOMEM, NULL, "net: out of memory for %u hosts", cfg->nhosts);
-    return NULL;
-}
-
-void ref_net_destroy(ref_net *net)
-{
-    if (net == NULL)
-        return;
-    free(net->active);
-    free(net->slots);
-    free(net->heap);
-    free(net->comp);
-    free(net->links);
-    free(net->hosts);
-    free(net);
-}
-
-/* Doubles the slot pool (the only allocation after creation). */
-static int grow_pool(ref_net *net, sim_err *err)
-{
-    size_t cap = net->cap * 2;
-    if (cap > (size_t)INT32_MAX / MAX_HOPS)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "net: message pool full at %zu", net->cap);
-    net_slot *slots = realloc(net->slots, cap * sizeof(*slots));
-    if (slots == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
-    net->slots = slots;
-    uint32_t *active = realloc(net->active, cap * sizeof(*active));
-    if (active == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
-    net->active = active;
-    memset(&net->slots[net->cap], 0, (cap - net->cap) * sizeof(*slots));
-    free_range(net, net->cap, cap);
-    net->cap = cap;
-    net->grows++;
-    return SIM_OK;
-}
-
-static int alloc_slot(ref_net *net, uint32_t *out, sim_err *err)
-{
-    if (net->free_head == NO_SLOT) {
-        int rc = grow_pool(net, err);
-        if (rc != SIM_OK)
-            return rc;
-    }
-    *out = (uint32_t)net->free_head;
-    net->free_head = net->slots[*out].next_free;
-    return SIM_OK;
-}
-
-static void free_slot(ref_net *net, uint32_t s)
-{
-    net_slot *f = &net->slots[s];
-    f->state = SLOT_FREE;
-    f->gen++;
-    f->ev = 0;
-    f->next_free = net->free_head;
-    net->free_head = (int32_t)s;
-}
-
-/* ---- flows on links ------------------------------------------------------------------- */
-
-static void join_links(ref_net *net, uint32_t s)
-{
-    net_slot *f = &net->slots[s];
-    for (uint32_t k = 0; k < f->nlinks; k++) {
-        net_link *l = &net->links[f->links[k]];
-        int32_t hop = (int32_t)(s * MAX_HOPS + k);
-        f->hop_prev[k] = NO_HOP;
-        f->hop_next[k] = l->head;
-        if (l->head != NO_HOP)
-            net->slots[hop_slot(l->head)].hop_prev[hop_pos(l->head)] = hop;
-        l->head = hop;
-        l->nflows++;
-    }
-    f->active_pos = (uint32_t)net->nactive;
-    net->active[net->nactive++] = s;
-    if (net->nactive > net->stats.peak_flows)
-        net->stats.peak_flows = net->nactive;
-}
-
-static void leave_links(ref_net *net, uint32_t s)
-{
-    net_slot *f = &net->slots[s];
-    for (uint32_t k = 0; k < f->nlinks; k++) {
-        net_link *l = &net->links[f->links[k]];
-        int32_t prev = f->hop_prev[k], next = f->hop_next[k];
-        if (prev != NO_HOP)
-            net->slots[hop_slot(prev)].hop_next[hop_pos(prev)] = next;
-        else
-            l->head = next;
-        if (next != NO_HOP)
-            net->slots[hop_slot(next)].hop_prev[hop_pos(next)] = prev;
-        l->nflows--;
-    }
-    uint32_t last = net->active[--net->nactive];
-    net->active[f->active_pos] = last;
-    net->slots[last].active_pos = f->active_pos;
-}
-
-/* ---- rates ---------------------------------------------------------------------------- */
-
-/* Brings remaining_bytes up to now at the current rate. */
-static void advance(net_slot *f, sim_time now)
-{
-    if (f->rate_bps > 0.0 && now > f->last_ns) {
-        f->remaining_bytes -= f->rate_bps * (double)(now - f->last_ns) / NS_BITS;
-        if (f->remaining_bytes < 0.0)
-            f->remaining_bytes = 0.0;
-    }
-    f->last_ns = now;
-}
-
-static sim_event net_event(uint32_t kind, uint32_t s, const net_slot *f)
-{
-    sim_event ev;
-    memset(&ev, 0, sizeof(ev));
-    ev.kind = kind;
-    ev.src = (int32_t)f->msg.src;
-    ev.dst = (int32_t)f->msg.dst;
-    ev.arg[0] = s;
-    ev.arg[1] = f->gen;
-    return ev;
-}
-
-/* Gives flow s the rate `rate_bps` from now on: a flow whose rate is unchanged keeps its
- * completion event; otherwise its bytes are brought up to now and the event moves. */
-static int set_rate(ref_net *net, uint32_t s, double rate_bps, sim_err *err)
-{
-    net_slot *f = &net->slots[s];
-    if (rate_bps == f->rate_bps)
-        return SIM_OK;
-    sim_time now = sim_engine_now(net->eng);
-    if (f->instant_ns != now) {
-        f->instant_ns = now;
-        f->instant_rate = f->rate_bps;
-    } else if (rate_bps == f->instant_rate) {
-        f->reverted = true;
-    }
-    if (f->ev != 0 && f->due_ns == now)
-        f->reverted = true;
-    advance(f, now);
-    f->rate_bps = rate_bps;
-    net->stats.rerates++;
-    if (f->ev != 0) {
-        sim_engine_cancel(net->eng, f->ev);
-        f->ev = 0;
-    }
-    if (!(rate_bps > 0.0))
-        return SIM_OK; /* stalled until a later recompute: never divide by zero */
-    double delay = f->remaining_bytes * NS_BITS / rate_bps;
-    if (!(delay < 0.5 * (double)(SIM_TIME_NEVER - now)))
-        return sim_err_set(err, SIM_ENUMERIC, NULL,
-                           "net: a flow from %u to %u at %g bits/s would end after the end of time",
-                           f->msg.src, f->msg.dst, rate_bps);
-    sim_event ev = net_event(SIM_EV_NET_DONE, s, f);
-    f->due_ns = now + llround(delay);
-    int rc = sim_engine_schedule(net->eng, llround(delay), &ev, &f->ev);
-    if (rc != SIM_OK)
-        return sim_err_set(err, rc, NULL, "net: cannot schedule the end of a flow");
-    return SIM_OK;
-}
-
-static bool heap_less(const ref_net *net, uint32_t a, uint32_t b)
-{
-    double ka = net->links[a].share_bps, kb = net->links[b].share_bps;
-    return ka < kb || (ka == kb && a < b);
-}
-
-static void heap_put(ref_net *net, uint32_t i, uint32_t l)
-{
-    net->heap[i] = l;
-    net->links[l].heap_pos = (int32_t)i;
-}
-
-/* Restores the heap order around position i after its key changed either way. */
-static void heap_fix(ref_net *net, uint32_t i)
-{
-    uint32_t l = net->heap[i];
-    while (i > 0 && heap_less(net, l, net->heap[(i - 1) / 2])) {
-        heap_put(net, i, net->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= net->heap_n)
-            break;
-        if (c + 1 < net->heap_n && heap_less(net, net->heap[c + 1], net->heap[c]))
-            c++;
-        if (!heap_less(net, net->heap[c], l))
-            break;
-        heap_put(net, i, net->heap[c]);
-        i = c;
-    }
-    heap_put(net, i, l);
-}
-
-static void heap_remove(ref_net *net, uint32_t l)
-{
-    uint32_t i = (uint32_t)net->links[l].heap_pos;
-    net->links[l].heap_pos = -1;
-    uint32_t last = net->heap[--net->heap_n];
-    if (i < net->heap_n) {
-        heap_put(net, i, last);
-        heap_fix(net, i);
-    }
-}
-
-/* Collects into net->comp every link reachable from the seeds through shared flows, marking
- * links and flows with the current epoch (no clearing). Returns the number of links. */
-static uint32_t collect_component(ref_net *net, const uint32_t *seeds, uint32_t nseeds)
-{
-    uint64_t epoch = net->epoch;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nseeds; i++) {
-        if (net->links[seeds[i]].seen_epoch != epoch) {
-            net->links[seeds[i]].seen_epoch = epoch;
-            net->comp[n++] = seeds[i];
+    if (s == d)
+        return 0;
+    out[n++] = 2 * s;
+    if (net->cfg.topology == SIM_TOPO_FAT_TREE) {
+        n += fat_tree_hops(net, s, d, &out[n]);
+    } else if (net->cfg.topology == SIM_TOPO_RACKS) {
+        uint32_t rack_s = s / net->cfg.rack_size, rack_d = d / net->cfg.rack_size;
+        if (rack_s != rack_d) {
+            out[n++] = 2 * net->cfg.nhosts + 2 * rack_s;
+            out[n++] = 2 * net->cfg.nhosts + 2 * rack_d + 1;
         }
     }
-    for (uint32_t i = 0; i < n; i++) {
-        for (int32_t hop = net->links[net->comp[i]].head; hop != NO_HOP;) {
-            net_slot *f = &net->slots[hop_slot(hop)];
-            hop = f->hop_next[hop_pos(hop)];
-            if (f->seen_epoch == epoch)
-                continue;
-            f->seen_epoch = epoch;
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != epoch) {
-                    l->seen_epoch = epoch;
-                    net->comp[n++] = f->links[k];
-                }
-            }
-        }
-    }
+    out[n++] = 2 * d + 1;
     return n;
 }
 
-/* Freezes the unfrozen flows of link l at its share and charges them to their other links. */
-static int freeze_link(ref_net *net, uint32_t l, sim_err *err)
+/* Links of the NICs, then of the racks' uplinks or the fat tree's switches. */
+static uint32_t count_links(const sim_net_config *cfg)
 {
-    double share = net->links[l].share_bps;
-    for (int32_t hop = net->links[l].head; hop != NO_HOP;) {
-        uint32_t s = hop_slot(hop);
-        net_slot *f = &net->slots[s];
-        hop = f->hop_next[hop_pos(hop)];
-        if (f->frozen_epoch == net->epoch)
-            continue;
-        f->frozen_epoch = net->epoch;
-        for (uint32_t k = 0; k < f->nlinks; k++) {
-            uint32_t m = f->links[k];
-            net_link *o = &net->links[m];
-            if (m == l)
+    uint32_t h = cfg->k / 2;
+    if (cfg->topology == SIM_TOPO_RACKS)
+        return 2 * cfg->nhosts + 2 * ((cfg->nhosts + cfg->rack_size - 1) / cfg->rack_size);
+    if (cfg->topology == SIM_TOPO_FAT_TREE)
+        return 2 * cfg->nhosts + 4 * cfg->k * h * h;
+    return 2 * cfg->nhosts;
+}
+
+/* Capacities: a NIC's both ways, a fat tree's edge switch links cut by the oversubscription,
+ * every other switch link the uplink bandwidth. */
+static void fill_capacities(ref_net *net, const sim_net_config *cfg)
+{
+    uint32_t h = cfg->k / 2, edge_end = 2 * cfg->nhosts + 2 * cfg->k * h * h;
+    for (uint32_t l = 0; l < net->nlinks; l++) {
+        if (l < 2 * cfg->nhosts)
+            net->base_bps[l] = cfg->bandwidth_bps[l / 2];
+        else if (cfg->topology == SIM_TOPO_FAT_TREE && l < edge_end)
+            net->base_bps[l] = cfg->uplink_bandwidth_bps / cfg->oversubscription;
+        else
+            net->base_bps[l] = cfg->uplink_bandwidth_bps;
+        net->cap_bps[l] = net->base_bps[l];
+    }
+    for (uint32_t x = 0; x < cfg->nhosts; x++)
+        net->lat_ns[x] = cfg->latency_ns[x];
+}
+
+/* ---- rates ------------------------------------------------------------------------------ */
+
+static bool crosses(const ref_msg *m, uint32_t l)
+{
+    for (uint32_t j = 0; j < m->hops; j++) {
+        if (m->path[j] == l)
+            return true;
+    }
+    return false;
+}
+
+static bool crosses_marked(const ref_net *net, const ref_msg *m)
+{
+    for (uint32_t j = 0; j < m->hops; j++) {
+        if (net->marked[m->path[j]])
+            return true;
+    }
+    return false;
+}
+
+static int schedule(ref_net *net, uint32_t at, uint32_t kind, sim_time delay_ns)
+{
+    ref_msg *m = &net->msgs[at];
+    sim_event ev = { .kind = kind, .src = (int32_t)m->msg.src, .dst = (int32_t)m->msg.dst };
+    ev.arg[0] = at;
+    ev.arg[1] = m->id;
+    return sim_engine_schedule(net->eng, delay_ns, &ev, &m->ev);
+}
+
+/* Remembers what a solver that settles each instant once would not see: a rate that comes
+ * back to what it was at the start of the instant, or changes when the end is due. */
+static void watch_change(ref_msg *m, double rate_bps, sim_time now)
+{
+    if (m->instant_ns == now && rate_bps == m->rate_before_bps)
+        m->reverted = true;
+    if (m->instant_ns != now) {
+        m->instant_ns = now;
+        m->rate_before_bps = m->rate_bps;
+    }
+    if (m->ev != 0 && m->due_ns == now)
+        m->reverted = true;
+}
+
+/* Gives the message at `at` its new share. An unchanged rate keeps its end; otherwise the
+ * bytes moved at the old rate since since_ns are taken off, and its end is scheduled again
+ * from what is left (none while the rate is 0). */
+static int set_rate(ref_net *net, uint32_t at, double rate_bps, sim_err *err)
+{
+    ref_msg *m = &net->msgs[at];
+    if (m->rate_bps == rate_bps)
+        return SIM_OK;
+    sim_time now = sim_engine_now(net->eng);
+    watch_change(m, rate_bps, now);
+    if (now > m->since_ns && m->rate_bps > 0.0) {
+        double moved_bytes = m->rate_bps * (double)(now - m->since_ns) / 8e9;
+        m->left_bytes = fmax(m->left_bytes - moved_bytes, 0.0);
+    }
+    m->since_ns = now;
+    m->rate_bps = rate_bps;
+    net->stats.rerates++;
+    if (m->ev != 0)
+        sim_engine_cancel(net->eng, m->ev);
+    m->ev = 0;
+    if (rate_bps <= 0.0)
+        return SIM_OK;
+    double wait_ns = m->left_bytes * 8e9 / rate_bps;
+    if (!(wait_ns < 0.5 * (double)(SIM_TIME_NEVER - now)))
+        return sim_err_set(err, SIM_ENUMERIC, NULL,
+                           "net: the flow from %u to %u, at %g bits/s, ends past the end of time",
+                           m->msg.src, m->msg.dst, rate_bps);
+    m->due_ns = now + llround(wait_ns);
+    int rc = schedule(net, at, SIM_EV_NET_DONE, llround(wait_ns));
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "net: the end of a flow cannot be scheduled");
+    return SIM_OK;
+}
+
+/* Marks, again and again until nothing is added, every link of a flow that crosses a
+ * marked link. */
+static void spread_marks(ref_net *net)
+{
+    bool added = true;
+    while (added) {
+        added = false;
+        for (size_t i = 0; i < net->nflows; i++) {
+            const ref_msg *m = &net->msgs[net->flows[i]];
+            if (!crosses_marked(net, m))
                 continue;
-            o->rem_bps -= share;
-            if (--o->unfrozen == 0) {
-                heap_remove(net, m);
-                continue;
+            for (uint32_t j = 0; j < m->hops; j++) {
+                added = added || !net->marked[m->path[j]];
+                net->marked[m->path[j]] = true;
             }
-            o->share_bps = (o->rem_bps > 0.0 ? o->rem_bps : 0.0) / o->unfrozen;
-            heap_fix(net, (uint32_t)o->heap_pos);
         }
-        int rc = set_rate(net, s, share, err);
-        if (rc != SIM_OK)
-            return rc;
+    }
+}
+
+/* The marked link whose spare capacity shared among its unrated flows is the smallest (the
+ * lower number on a tie), with that share; false when no marked link has unrated flows. */
+static bool narrowest(const ref_net *net, uint32_t *link, double *share_bps)
+{
+    bool found = false;
+    for (uint32_t l = 0; l < net->nlinks; l++) {
+        if (!net->marked[l] || net->unrated[l] == 0)
+            continue;
+        double share = fmax(net->spare_bps[l], 0.0) / net->unrated[l];
+        if (!found || share < *share_bps) {
+            found = true;
+            *link = l;
+            *share_bps = share;
+        }
+    }
+    return found;
+}
+
+/* Max-min fair shares for the flows crossing marked links (spread_marks first: then no flow
+ * crosses a marked and an unmarked link) by progressive filling: the narrowest link gives
+ * each of its unrated flows, the latest to start first, its share, which each of them takes
+ * from the spare capacity of every link it crosses; and again, until every flow is rated. */
+static int fill_marked(ref_net *net, sim_err *err)
+{
+    for (uint32_t l = 0; l < net->nlinks; l++) {
+        net->spare_bps[l] = net->cap_bps[l];
+        net->unrated[l] = 0;
+    }
+    for (size_t i = 0; i < net->nflows; i++) {
+        ref_msg *m = &net->msgs[net->flows[i]];
+        m->rated = !crosses_marked(net, m);
+        for (uint32_t j = 0; j < m->hops && !m->rated; j++)
+            net->unrated[m->path[j]]++;
+    }
+    uint32_t l = 0;
+    double share_bps = 0.0;
+    while (narrowest(net, &l, &share_bps)) {
+        for (size_t i = net->nflows; i-- > 0;) {
+            ref_msg *m = &net->msgs[net->flows[i]];
+            if (m->rated || !crosses(m, l))
+                continue;
+            m->rated = true;
+            for (uint32_t j = 0; j < m->hops; j++) {
+                net->spare_bps[m->path[j]] -= share_bps;
+                net->unrated[m->path[j]]--;
+            }
+            int rc = set_rate(net, net->flows[i], share_bps, err);
+            if (rc != SIM_OK)
+                return rc;
+        }
     }
     return SIM_OK;
 }
 
-/* Recomputes max-min fair rates (progressive filling) for the flows connected to the seed
- * links: repeatedly the link with the smallest fair share freezes its flows at that share.
- * Costs O((L + F * MAX_HOPS) log L) for a component of L links and F flows. */
-static int recompute(ref_net *net, const uint32_t *seeds, uint32_t nseeds, sim_err *err)
+static void unmark_all(ref_net *net)
+{
+    memset(net->marked, 0, net->nlinks * sizeof(*net->marked));
+}
+
+/* REF_EACH_CHANGE: the flows connected to the marked links rated at once. */
+static int rate_now(ref_net *net, sim_err *err)
 {
     net->stats.recomputes++;
-    net->epoch++;
-    uint32_t n = collect_component(net, seeds, nseeds);
-    net->heap_n = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        net_link *l = &net->links[net->comp[i]];
-        if (l->nflows == 0)
-            continue;
-        l->rem_bps = l->cap_bps;
-        l->unfrozen = l->nflows;
-        l->share_bps = l->cap_bps / l->nflows;
-        net->heap[net->heap_n] = net->comp[i];
-        net->heap_n++;
-        heap_fix(net, net->heap_n - 1);
-    }
-    while (net->heap_n > 0) {
-        uint32_t l = net->heap[0];
-        heap_remove(net, l);
-        int rc = freeze_link(net, l, err);
-        if (rc != SIM_OK)
-            return rc; /* the next recompute starts from an empty heap anyway */
-    }
-    return SIM_OK;
+    spread_marks(net);
+    return fill_marked(net, err);
 }
 
-/* ---- operations ----------------------------------------------------------------------- */
-
-static bool bad_host(const ref_net *net, uint32_t h)
+/* REF_PER_INSTANT: link l is to be settled when the clock leaves this instant. */
+static void note_change(ref_net *net, uint32_t l)
 {
-    return h >= net->nhosts;
+    if (net->changed[l])
+        return;
+    net->changed[l] = true;
+    net->changes[net->nchanges++] = l;
+    sim_engine_request_flush(net->eng);
 }
 
-static int take_pending(ref_net *net, sim_err *err)
+/* REF_PER_INSTANT's flush: each changed link, in the order they changed, has its connected
+ * flows rated, unless an earlier one's filling reached it. */
+static int settle_instant(void *ud, sim_engine *eng, sim_err *err)
 {
-    int rc = net->pending_err;
-    if (rc == SIM_OK)
+    ref_net *net = ud;
+    (void)eng;
+    if (net->nchanges == 0)
         return SIM_OK;
-    net->pending_err = SIM_OK;
-    return sim_err_set(err, rc, NULL, "net: an earlier host or link change failed: %s",
-                       sim_strerror(rc));
+    net->stats.recomputes++;
+    memset(net->settled, 0, net->nlinks * sizeof(*net->settled));
+    int rc = SIM_OK;
+    for (uint32_t i = 0; i < net->nchanges; i++) {
+        uint32_t first = net->changes[i];
+        net->changed[first] = false;
+        if (rc != SIM_OK || net->settled[first])
+            continue;
+        unmark_all(net);
+        net->marked[first] = true;
+        spread_marks(net);
+        rc = fill_marked(net, err);
+        for (uint32_t l = 0; l < net->nlinks; l++)
+            net->settled[l] = net->settled[l] || net->marked[l];
+    }
+    net->nchanges = 0;
+    return rc;
 }
 
-int ref_net_send(ref_net *net, const sim_net_msg *msg, sim_err *err)
+/* The rates after the links of the message at `at` changed (it started or ended). */
+static int links_changed(ref_net *net, uint32_t at, sim_err *err)
 {
-    assert(net != NULL && msg != NULL);
-    int rc = take_pending(net, err);
-    if (rc != SIM_OK)
-        return rc;
-    if (bad_host(net, msg->src) || bad_host(net, msg->dst))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: send from host %u to host %u: hosts are 0..%u", msg->src, msg->dst,
-                           net->nhosts - 1);
-    if (net->hosts[msg->src].down)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: send from host %u, which is down",
-                           msg->src);
-    uint32_t s;
-    rc = alloc_slot(net, &s, err);
-    if (rc != SIM_OK)
-        return rc;
-    net_slot *f = &net->slots[s];
-    sim_time now = sim_engine_now(net->eng);
-    f->msg = *msg;
-    f->msg.sent_ns = now;
-    f->nlinks = path_links(net, msg->src, msg->dst, f->links);
-    f->state = SLOT_LATENCY;
-    f->rate_bps = 0.0;
-    f->instant_ns = -1;
-    f->reverted = false;
-    f->remaining_bytes = (double)msg->bytes;
-    f->last_ns = now;
-    sim_time lat = 0;
-    if (msg->src != msg->dst) {
-        lat = ref_net_path_latency(net, msg->src, msg->dst);
-        lat = add_sat(lat, net->hosts[msg->src].extra_ns);
-        lat = add_sat(lat, net->hosts[msg->dst].extra_ns);
+    const ref_msg *m = &net->msgs[at];
+    if (net->mode == REF_PER_INSTANT) {
+        for (uint32_t j = 0; j < m->hops; j++)
+            note_change(net, m->path[j]);
+        return SIM_OK;
     }
-    sim_event ev = net_event(SIM_EV_NET_START, s, f);
-    rc = sim_engine_schedule(net->eng, lat, &ev, &f->ev);
-    if (rc != SIM_OK) {
-        free_slot(net, s);
-        return sim_err_set(err, rc, NULL, "net: cannot schedule a message from %u to %u", msg->src,
-                           msg->dst);
-    }
-    net->hosts[msg->src].sent_bytes += msg->bytes;
-    net->hosts[msg->src].inflight++;
-    net->hosts[msg->dst].inflight++;
-    net->stats.sent++;
-    net->stats.in_flight++;
-    return SIM_OK;
+    unmark_all(net);
+    for (uint32_t j = 0; j < m->hops; j++)
+        net->marked[m->path[j]] = true;
+    return rate_now(net, err);
 }
 
-/* Ends message s: delivers it into *out (returns 1) unless its destination is down (drops
- * it, returns 0). Frees the slot. */
-static int finish(ref_net *net, uint32_t s, sim_net_msg *out)
+/* ---- messages ----------------------------------------------------------------------------- */
+
+static void start_moving(ref_net *net, uint32_t at)
 {
-    net_slot *f = &net->slots[s];
-    int delivered = !net->hosts[f->msg.dst].down;
-    net->last_reverted = f->reverted;
-    net->hosts[f->msg.src].inflight--;
-    net->hosts[f->msg.dst].inflight--;
+    ref_msg *m = &net->msgs[at];
+    m->phase = REF_MOVING;
+    m->since_ns = sim_engine_now(net->eng);
+    for (uint32_t j = 0; j < m->hops; j++)
+        net->users[m->path[j]]++;
+    net->flows[net->nflows++] = at;
+    if (net->nflows > net->stats.peak_flows)
+        net->stats.peak_flows = net->nflows;
+}
+
+static void stop_moving(ref_net *net, uint32_t at)
+{
+    const ref_msg *m = &net->msgs[at];
+    for (uint32_t j = 0; j < m->hops; j++)
+        net->users[m->path[j]]--;
+    size_t i = 0;
+    while (net->flows[i] != at)
+        i++;
+    memmove(&net->flows[i], &net->flows[i + 1], (net->nflows - i - 1) * sizeof(*net->flows));
+    net->nflows--;
+}
+
+/* Whether each link of the message at `at` carries `n` flows. */
+static bool only_users(const ref_net *net, uint32_t at, uint32_t n)
+{
+    const ref_msg *m = &net->msgs[at];
+    for (uint32_t j = 0; j < m->hops; j++) {
+        if (net->users[m->path[j]] != n)
+            return false;
+    }
+    return true;
+}
+
+static void release(ref_net *net, uint32_t at)
+{
+    net->msgs[at].phase = REF_FREE;
+    net->msgs[at].ev = 0;
+    net->unused[net->nunused++] = at;
+}
+
+/* The message at `at` is dropped (the drop function is told) and its place freed. */
+static void drop(ref_net *net, uint32_t at)
+{
+    net->stats.dropped++;
     net->stats.in_flight--;
-    if (delivered) {
-        *out = f->msg;
-        net->hosts[f->msg.dst].received_bytes += f->msg.bytes;
-        net->stats.delivered++;
-    } else {
-        net->stats.dropped++;
-        if (net->on_drop != NULL)
-            net->on_drop(net->drop_ud, &f->msg);
+    if (net->on_drop != NULL)
+        net->on_drop(net->drop_ud, &net->msgs[at].msg);
+    release(net, at);
+}
+
+/* The message at `at` arrives: delivered into *out (1), or dropped (0) when its receiver is
+ * down. Its place is free again. */
+static int finish(ref_net *net, uint32_t at, sim_net_msg *out)
+{
+    ref_msg *m = &net->msgs[at];
+    net->last_reverted = m->reverted;
+    if (net->down[m->msg.dst]) {
+        drop(net, at);
+        return 0;
     }
-    free_slot(net, s);
-    return delivered;
+    net->stats.delivered++;
+    net->stats.in_flight--;
+    *out = m->msg;
+    release(net, at);
+    return 1;
 }
 
-static int on_start(ref_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+/* Its path latency is over: a message with bytes to move between two hosts starts moving. */
+static int on_start(ref_net *net, uint32_t at, sim_net_msg *out, sim_err *err)
 {
-    net_slot *f = &net->slots[s];
-    f->ev = 0;
-    if (f->nlinks == 0 || f->msg.bytes == 0 || net->hosts[f->msg.dst].down)
-        return finish(net, s, out);
-    f->state = SLOT_FLOW;
-    f->last_ns = sim_engine_now(net->eng);
-    join_links(net, s);
-    return recompute(net, f->links, f->nlinks, err);
+    ref_msg *m = &net->msgs[at];
+    if (m->hops == 0 || m->msg.bytes == 0 || net->down[m->msg.dst])
+        return finish(net, at, out);
+    start_moving(net, at);
+    if (net->mode == REF_PER_INSTANT && only_users(net, at, 1)) {
+        double narrowest_bps = INFINITY;
+        for (uint32_t j = 0; j < m->hops; j++)
+            narrowest_bps = fmin(narrowest_bps, net->cap_bps[m->path[j]]);
+        net->stats.recomputes++;
+        return set_rate(net, at, narrowest_bps, err);
+    }
+    return links_changed(net, at, err);
 }
 
-static int on_done(ref_net *net, uint32_t s, sim_net_msg *out, sim_err *err)
+static int on_done(ref_net *net, uint32_t at, sim_net_msg *out, sim_err *err)
 {
-    net_slot *f = &net->slots[s];
-    f->ev = 0;
-    leave_links(net, s);
-    int rc = recompute(net, f->links, f->nlinks, err); /* f stays valid: no allocation */
-    int delivered = finish(net, s, out);
+    stop_moving(net, at);
+    int rc = SIM_OK;
+    if (net->mode == REF_PER_INSTANT && only_users(net, at, 0))
+        net->stats.recomputes++; /* nobody left to re-rate */
+    else
+        rc = links_changed(net, at, err);
+    int delivered = finish(net, at, out);
     return rc != SIM_OK ? rc : delivered;
+}
+
+/* A failure left by a call that returns nothing, reported (once) by the next send or event. */
+static int earlier_failure(ref_net *net, sim_err *err)
+{
+    int failure = net->pending_err;
+    net->pending_err = SIM_OK;
+    if (failure != SIM_OK)
+        sim_err_set(err, failure, NULL, "net: an earlier change failed: %s", sim_strerror(failure));
+    return failure;
 }
 
 int ref_net_handle(ref_net *net, const sim_event *ev, sim_net_msg *out, sim_err *err)
 {
     assert(net != NULL && ev != NULL && out != NULL);
-    int rc = take_pending(net, err);
+    int rc = earlier_failure(net, err);
     if (rc != SIM_OK)
         return rc;
     if (ev->kind != SIM_EV_NET_START && ev->kind != SIM_EV_NET_DONE)
-        return sim_err_set(err, SIM_EINVAL, NULL, "net: event kind %u is not a network event",
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: event kind %u is not the network's",
                            ev->kind);
-    /* Stale events (a slot since freed or reused) are ignored. */
-    if (ev->arg[0] >= net->cap)
+    uint64_t at = ev->arg[0];
+    if (at >= net->nplaces || net->msgs[at].phase == REF_FREE || net->msgs[at].id != ev->arg[1])
+        return 0; /* stale: its message has left */
+    ref_msg *m = &net->msgs[at];
+    ref_phase want = ev->kind == SIM_EV_NET_START ? REF_WAITING : REF_MOVING;
+    if (m->phase != want)
         return 0;
-    uint32_t s = (uint32_t)ev->arg[0];
-    net_slot *f = &net->slots[s];
-    if (f->gen != ev->arg[1])
-        return 0;
-    if (ev->kind == SIM_EV_NET_START)
-        return f->state == SLOT_LATENCY ? on_start(net, s, out, err) : 0;
-    return f->state == SLOT_FLOW ? on_done(net, s, out, err) : 0;
+    m->ev = 0;
+    if (want == REF_WAITING)
+        return on_start(net, (uint32_t)at, out, err);
+    return on_done(net, (uint32_t)at, out, err);
 }
+
+/* Places [from, to) become free, the lowest to be taken first. */
+static void add_places(ref_net *net, size_t from, size_t to)
+{
+    for (size_t at = to; at-- > from;)
+        net->unused[net->nunused++] = (uint32_t)at;
+}
+
+/* Doubles the room for messages. */
+static int more_places(ref_net *net, sim_err *err)
+{
+    size_t n = 2 * net->nplaces;
+    ref_msg *msgs = realloc(net->msgs, n * sizeof(*msgs));
+    if (msgs != NULL)
+        net->msgs = msgs;
+    uint32_t *flows = msgs != NULL ? realloc(net->flows, n * sizeof(*flows)) : NULL;
+    if (flows != NULL)
+        net->flows = flows;
+    uint32_t *unused = flows != NULL ? realloc(net->unused, n * sizeof(*unused)) : NULL;
+    if (unused == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "net: no room for %zu messages", n);
+    net->unused = unused;
+    memset(&net->msgs[net->nplaces], 0, (n - net->nplaces) * sizeof(*msgs));
+    add_places(net, net->nplaces, n);
+    net->nplaces = n;
+    return SIM_OK;
+}
+
+int ref_net_send(ref_net *net, const sim_net_msg *msg, sim_err *err)
+{
+    assert(net != NULL && msg != NULL);
+    int rc = earlier_failure(net, err);
+    if (rc != SIM_OK)
+        return rc;
+    uint32_t n = net->cfg.nhosts;
+    if (msg->src >= n || msg->dst >= n)
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: send from host %u to host %u of %u",
+                           msg->src, msg->dst, n);
+    if (net->down[msg->src])
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: host %u is down", msg->src);
+    uint32_t at = 0;
+    rc = net->nunused == 0 ? more_places(net, err) : SIM_OK;
+    if (rc != SIM_OK)
+        return rc;
+    at = net->unused[--net->nunused];
+    ref_msg *m = &net->msgs[at];
+    memset(m, 0, sizeof(*m));
+    m->msg = *msg;
+    m->msg.sent_ns = sim_engine_now(net->eng);
+    m->phase = REF_WAITING;
+    m->id = ++net->last_id;
+    m->hops = route(net, msg->src, msg->dst, m->path);
+    m->left_bytes = (double)msg->bytes;
+    m->since_ns = m->msg.sent_ns;
+    m->instant_ns = -1;
+    sim_time lat_ns = 0;
+    if (m->hops > 0) /* every switch link adds the uplink latency */
+        lat_ns = net->lat_ns[msg->src] + net->lat_ns[msg->dst] +
+                 (sim_time)(m->hops - 2) * net->cfg.uplink_latency_ns;
+    if (schedule(net, at, SIM_EV_NET_START, lat_ns) != SIM_OK) {
+        release(net, at);
+        return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot schedule a message");
+    }
+    net->stats.sent++;
+    net->stats.in_flight++;
+    return SIM_OK;
+}
+
+/* ---- hosts and links ---------------------------------------------------------------------- */
 
 void ref_net_set_host_down(ref_net *net, uint32_t host, bool down)
 {
-    assert(net != NULL && !bad_host(net, host));
-    if (bad_host(net, host) || net->hosts[host].down == down)
+    assert(net != NULL && host < net->cfg.nhosts);
+    if (net->down[host] == down)
         return;
-    net->hosts[host].down = down;
+    net->down[host] = down;
     if (!down)
         return;
-    /* A rare event, so scanning the pool is fine. The links the aborted flows leave (marked
-     * with a fresh epoch so each is taken once) seed one recompute; collect_component reads
-     * them in place from net->comp, never writing ahead of the seed it is reading. */
-    net->epoch++;
-    uint32_t nseeds = 0;
-    for (size_t i = 0; i < net->cap; i++) {
-        net_slot *f = &net->slots[i];
-        if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
+    unmark_all(net);
+    bool stopped = false;
+    for (uint32_t at = 0; at < net->nplaces; at++) {
+        ref_msg *m = &net->msgs[at];
+        if (m->phase == REF_FREE || (m->msg.src != host && m->msg.dst != host))
             continue;
-        if (f->ev != 0)
-            sim_engine_cancel(net->eng, f->ev);
-        if (f->state == SLOT_FLOW) {
-            leave_links(net, (uint32_t)i);
-            for (uint32_t k = 0; k < f->nlinks; k++) {
-                net_link *l = &net->links[f->links[k]];
-                if (l->seen_epoch != net->epoch) {
-                    l->seen_epoch = net->epoch;
-                    net->comp[nseeds++] = f->links[k];
-                }
+        if (m->ev != 0)
+            sim_engine_cancel(net->eng, m->ev);
+        if (m->phase == REF_MOVING) {
+            stop_moving(net, at);
+            for (uint32_t j = 0; j < m->hops; j++) {
+                if (net->mode == REF_PER_INSTANT)
+                    note_change(net, m->path[j]);
+                else
+                    net->marked[m->path[j]] = true;
             }
+            stopped = true;
         }
-        net->hosts[f->msg.src].inflight--;
-        net->hosts[f->msg.dst].inflight--;
-        net->stats.in_flight--;
-        net->stats.dropped++;
-        if (net->on_drop != NULL)
-            net->on_drop(net->drop_ud, &f->msg);
-        free_slot(net, (uint32_t)i);
+        drop(net, at);
     }
-    if (nseeds == 0)
+    if (!stopped || net->mode == REF_PER_INSTANT)
         return;
-    int rc = recompute(net, net->comp, nseeds, NULL);
+    int rc = rate_now(net, NULL);
     if (rc != SIM_OK && net->pending_err == SIM_OK)
         net->pending_err = rc;
 }
 
 bool ref_net_host_down(const ref_net *net, uint32_t host)
 {
-    assert(net != NULL);
-    return !bad_host(net, host) && net->hosts[host].down;
-}
-
-void ref_net_set_extra_latency(ref_net *net, uint32_t host, sim_time extra_ns)
-{
-    assert(net != NULL && !bad_host(net, host) && extra_ns >= 0);
-    if (bad_host(net, host))
-        return;
-    net->hosts[host].extra_ns = extra_ns > 0 ? extra_ns : 0;
+    return host < net->cfg.nhosts && net->down[host];
 }
 
 int ref_net_set_bandwidth_factor(ref_net *net, uint32_t host, double factor, sim_err *err)
 {
-    assert(net != NULL);
-    if (bad_host(net, host))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: bandwidth factor for host %u: hosts are 0..%u", host,
-                           net->nhosts - 1);
-    if (!(factor > 0.0 && factor <= 1.0))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "net: bandwidth factor for host %u must be in (0, 1], got %g", host,
-                           factor);
-    uint32_t seeds[2] = { up_link(host), down_link(host) };
-    for (size_t i = 0; i < 2; i++)
-        net->links[seeds[i]].cap_bps = net->links[seeds[i]].base_bps * factor;
-    return recompute(net, seeds, 2, err);
-}
-
-sim_time ref_net_path_latency(const ref_net *net, uint32_t src, uint32_t dst)
-{
-    assert(net != NULL);
-    if (bad_host(net, src) || bad_host(net, dst) || src == dst)
-        return 0;
-    return net->hosts[src].latency_ns + net->hosts[dst].latency_ns +
-           sim_net_topo_fabric_latency(&net->topo, src, dst);
-}
-
-double ref_net_path_bandwidth_bps(const ref_net *net, uint32_t src, uint32_t dst)
-{
-    assert(net != NULL);
-    if (bad_host(net, src) || bad_host(net, dst))
-        return 0.0;
-    if (src == dst)
-        return INFINITY;
-    uint32_t links[MAX_HOPS];
-    uint8_t n = path_links(net, src, dst, links);
-    double b = INFINITY;
-    for (uint8_t k = 0; k < n; k++)
-        b = fmin(b, net->links[links[k]].cap_bps);
-    return b;
-}
-
-void ref_net_host_bytes(const ref_net *net, uint32_t host, uint64_t *sent, uint64_t *received)
-{
-    assert(net != NULL);
-    bool bad = bad_host(net, host);
-    if (sent != NULL)
-        *sent = bad ? 0 : net->hosts[host].sent_bytes;
-    if (received != NULL)
-        *received = bad ? 0 : net->hosts[host].received_bytes;
+    if (host >= net->cfg.nhosts || !(factor > 0.0 && factor <= 1.0))
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: factor %g for host %u of %u", factor, host,
+                           net->cfg.nhosts);
+    uint32_t up = 2 * host, down = 2 * host + 1; /* its NIC's links */
+    net->cap_bps[up] = net->base_bps[up] * factor;
+    net->cap_bps[down] = net->base_bps[down] * factor;
+    if (net->mode == REF_PER_INSTANT) {
+        note_change(net, up);
+        note_change(net, down);
+        return SIM_OK;
+    }
+    unmark_all(net);
+    net->marked[up] = true;
+    net->marked[down] = true;
+    return rate_now(net, err);
 }
 
 void ref_net_set_drop_fn(ref_net *net, sim_net_drop_fn fn, void *ud)
@@ -758,35 +640,96 @@ void ref_net_set_drop_fn(ref_net *net, sim_net_drop_fn fn, void *ud)
     net->drop_ud = ud;
 }
 
-uint32_t ref_net_host_inflight(const ref_net *net, uint32_t host)
-{
-    assert(net != NULL);
-    return bad_host(net, host) ? 0 : net->hosts[host].inflight;
-}
-
-bool ref_net_flow_at(const ref_net *net, size_t n, uint32_t *src, uint32_t *dst, double *rate_bps)
-{
-    assert(net != NULL);
-    if (n >= net->nactive)
-        return false;
-    const net_slot *f = &net->slots[net->active[n]];
-    if (src != NULL)
-        *src = f->msg.src;
-    if (dst != NULL)
-        *dst = f->msg.dst;
-    if (rate_bps != NULL)
-        *rate_bps = f->rate_bps;
-    return true;
-}
-
 void ref_net_stats_get(const ref_net *net, sim_net_stats *stats)
 {
-    assert(net != NULL && stats != NULL);
     *stats = net->stats;
-    stats->active_flows = net->nactive;
+    stats->active_flows = net->nflows;
 }
 
 bool ref_net_last_reverted(const ref_net *net)
 {
     return net->last_reverted;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static int check_topology(const sim_net_config *cfg, sim_err *err)
+{
+    if (cfg->nhosts == 0 || cfg->node_of != NULL)
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: the reference wants hosts, no nodes");
+    if (cfg->topology == SIM_TOPO_RACKS && cfg->rack_size == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: racks of no host");
+    if (cfg->topology == SIM_TOPO_FAT_TREE &&
+        (cfg->k < 2 || cfg->k % 2 != 0 || cfg->nhosts > cfg->k * cfg->k * cfg->k / 4))
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: no fat tree of k = %u for %u hosts", cfg->k,
+                           cfg->nhosts);
+    if (cfg->topology != SIM_TOPO_STAR && cfg->topology != SIM_TOPO_RACKS &&
+        cfg->topology != SIM_TOPO_FAT_TREE)
+        return sim_err_set(err, SIM_EINVAL, NULL, "net: topology %d", (int)cfg->topology);
+    return SIM_OK;
+}
+
+/* The arrays, all zero; SIM_ENOMEM if one cannot be had (the others are then freed by
+ * ref_net_destroy). */
+static int make_arrays(ref_net *net)
+{
+    size_t nl = net->nlinks, nh = net->cfg.nhosts, np = net->nplaces;
+    net->base_bps = calloc(nl, sizeof(*net->base_bps));
+    net->cap_bps = calloc(nl, sizeof(*net->cap_bps));
+    net->spare_bps = calloc(nl, sizeof(*net->spare_bps));
+    net->users = calloc(nl, sizeof(*net->users));
+    net->unrated = calloc(nl, sizeof(*net->unrated));
+    net->changes = calloc(nl, sizeof(*net->changes));
+    net->marked = calloc(nl, sizeof(*net->marked));
+    net->settled = calloc(nl, sizeof(*net->settled));
+    net->changed = calloc(nl, sizeof(*net->changed));
+    net->lat_ns = calloc(nh, sizeof(*net->lat_ns));
+    net->down = calloc(nh, sizeof(*net->down));
+    net->msgs = calloc(np, sizeof(*net->msgs));
+    net->flows = calloc(np, sizeof(*net->flows));
+    net->unused = calloc(np, sizeof(*net->unused));
+    bool all = net->base_bps && net->cap_bps && net->spare_bps && net->users && net->unrated &&
+               net->changes && net->marked && net->settled && net->changed && net->lat_ns &&
+               net->down && net->msgs && net->flows && net->unused;
+    return all ? SIM_OK : SIM_ENOMEM;
+}
+
+ref_net *ref_net_create(const sim_net_config *cfg, sim_engine *eng, ref_mode mode, sim_err *err)
+{
+    int rc = check_topology(cfg, err);
+    ref_net *net = rc == SIM_OK ? calloc(1, sizeof(*net)) : NULL;
+    if (net != NULL) {
+        net->eng = eng;
+        net->mode = mode;
+        net->cfg = *cfg;
+        net->cfg.bandwidth_bps = NULL;
+        net->cfg.latency_ns = NULL;
+        net->nlinks = count_links(cfg);
+        net->nplaces = REF_FIRST_PLACES;
+        if (make_arrays(net) == SIM_OK) {
+            fill_capacities(net, cfg);
+            add_places(net, 0, net->nplaces);
+            if (mode == REF_PER_INSTANT)
+                sim_engine_set_flush(eng, settle_instant, net);
+            return net;
+        }
+        ref_net_destroy(net);
+    }
+    if (rc == SIM_OK)
+        sim_err_set(err, SIM_ENOMEM, NULL, "net: no memory for the reference");
+    return NULL;
+}
+
+void ref_net_destroy(ref_net *net)
+{
+    if (net == NULL)
+        return;
+    if (net->mode == REF_PER_INSTANT)
+        sim_engine_set_flush(net->eng, NULL, NULL);
+    void *arrays[] = { net->base_bps, net->cap_bps, net->spare_bps, net->users,   net->unrated,
+                       net->changes,  net->marked,  net->settled,   net->changed, net->lat_ns,
+                       net->down,     net->msgs,    net->flows,     net->unused };
+    for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+        free(arrays[i]);
+    free(net);
 }

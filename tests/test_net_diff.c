@@ -1,6 +1,6 @@
-/* Network: differential test of the per-instant solver (net/net_model.c) against a frozen copy of
- * the solver it replaced (tests/net_ref.c: one recomputation per start, end or capacity
- * change, flows re-rated one at a time).
+/* Network: differential test of the per-instant solver (net/net_model.c) against the solver it
+ * replaced, worked out apart in plain loops (tests/net_ref.c, REF_EACH_CHANGE: one
+ * recomputation per start, end or capacity change, flows re-rated one at a time).
  *
  * Thousands of random flow sets on star, racks and fat-tree (k = 4) topologies run through both,
  * driven by the same script of timed sends, capacity changes and failures, with replies sent on

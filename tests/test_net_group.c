@@ -1,7 +1,7 @@
 /* Network: differential test of shared-bottleneck groups (net/net_group.c: a virtual clock per
- * bottleneck link and a heap of finishing points) against a frozen copy of the per-instant
- * solver they replaced (tests/net_pi_ref.c: every flow of a changed component re-rated one at
- * a time, its bytes left brought up to date at each change).
+ * bottleneck link and a heap of finishing points) against the per-instant solver they
+ * replaced, worked out apart in plain loops (tests/net_ref.c, REF_PER_INSTANT: every flow of a
+ * changed component re-rated one at a time, its bytes left brought up to date at each change).
  *
  * Thousands of random flow sets on star, racks and fat-tree (k = 4) topologies run through
  * both, driven by the same script of timed sends (many to one favourite destination, so that
@@ -29,7 +29,7 @@
 
 #include "net/net.h"
 #include "net_harness.h"
-#include "net_pi_ref.h"
+#include "net_ref.h"
 #include "runtime/events.h"
 #include "sim/engine.h"
 #include "suite.h"

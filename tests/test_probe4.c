@@ -1,6 +1,7 @@
-/* Issue 38's fourth probe: the places the commands write, as the users name them. A check's
- * output directory (its check.csv, check.png and seed runs) is that check's alone: neither
- * another check's JUnit report nor a golden may go into it. */
+/* Issue 38's fourth probe: the places the commands write, as the users name them, and the
+ * files they read back. A check's output directory (its check.csv, check.png and seed runs) is
+ * that check's alone: neither another check's JUnit report nor a golden may go into it. A
+ * golden's files are the regular files hetsim wrote. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +112,47 @@ START_TEST(no_report_nor_golden_goes_into_another_checks_output)
 }
 END_TEST
 
+/* A golden's file that is a FIFO (or a directory) is refused naming it, without waiting: the
+ * fingerprint's reader opened a seed's metrics.csv FIFO and waited for a writer forever
+ * (check hung until killed); a seed of golden.json written 5.5 was read as 5 (exit 0). */
+START_TEST(a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused)
+{
+    char *dir = golden_and_check();
+    char g[512], out[512], cmd[1200];
+    path_of(g, sizeof(g), dir, "golden");
+    path_of(out, sizeof(out), dir, "out");
+    static const char *const files[] = { "seed-4/metrics.csv", "seed-3/fingerprint", "seeds",
+                                         "golden.json", "seed-5/run.json" };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "cp -r %s %s/g2 && rm %s/g2/%s && mkfifo %s/g2/%s", g, dir, dir,
+                 files[i], dir, files[i]);
+        ck_assert_int_eq(system(cmd), 0);
+        char g2[600];
+        path_of(g2, sizeof(g2), dir, "g2");
+        result r =
+            check_in(dir, (const char *[]){ "--golden", g2, "--seeds", "3", "-o", out, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s%s", files[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.err, files[i]) != NULL && strstr(r.err, "not a regular file"),
+                      "%s: %s", files[i], r.err);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s/g2", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    snprintf(cmd, sizeof(cmd), "sed -i 's/\\[3, 4, 5\\]/[3, 4, 5.5]/' %s/golden.json", g);
+    ck_assert_int_eq(system(cmd), 0);
+    result r = check_in(dir, (const char *[]){ "--golden", g, "--seeds", "3", "-o", out, NULL });
+    ck_assert_msg(r.status == 2, "5.5: exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "seed 3 is 5.5, the seeds file says 5") != NULL, "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe4");
     TCase *places = tcase_create("places");
     tcase_set_timeout(places, 240);
     tcase_add_test(places, no_report_nor_golden_goes_into_another_checks_output);
+    tcase_add_test(places, a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused);
     suite_add_tcase(s, places);
     return s;
 }

@@ -146,6 +146,55 @@ START_TEST(a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused)
 }
 END_TEST
 
+/* A run's run.json or summary.json that is a FIFO: every command that looked at the run's
+ * folder (to tell a hetsim output: plot, report, a sweep resuming, any output place below it)
+ * opened it and waited for a writer forever. Now no FIFO is read as a run's file: plot and
+ * report refuse it naming the file (or draw with the directory's name for a label), a sweep
+ * names the point's directory, which is no run. */
+START_TEST(a_run_file_that_is_a_fifo_is_never_waited_on)
+{
+    char *dir = harness_tmpdir("probe4");
+    char s[512], r[512], sw[512], cmd[1600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
+    path_of(s, sizeof(s), dir, "s.json");
+    path_of(r, sizeof(r), dir, "r");
+    path_of(sw, sizeof(sw), dir, "sw");
+    char swf[512];
+    path_of(swf, sizeof(swf), dir, "sw.json");
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "sweep", swf, "-o", sw, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    static const char *const files[] = { "run.json", "summary.json" };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof(cmd),
+                 "rm -rf %s/r2 %s/p && cp -r %s %s/r2 && rm %s/r2/%s && mkfifo %s/r2/%s", dir, dir,
+                 r, dir, dir, files[i], dir, files[i]);
+        ck_assert_int_eq(system(cmd), 0);
+        char r2[600], p[600];
+        path_of(r2, sizeof(r2), dir, "r2");
+        path_of(p, sizeof(p), dir, "p");
+        res = harness_hetsim((const char *[]){ "plot", r2, "-o", p, NULL });
+        ck_assert_msg(res.status == 0 || res.status == 2, "plot, %s: exit %d\n%s", files[i],
+                      res.status, res.err);
+    }
+    snprintf(cmd, sizeof(cmd),
+             "rm '%s/workers=2,seed=3/run.json' && mkfifo '%s/workers=2,seed=3/run.json'", sw, sw);
+    ck_assert_int_eq(system(cmd), 0);
+    res = harness_hetsim((const char *[]){ "report", sw, "--by", "workers", NULL });
+    ck_assert_msg(res.status == 2, "report: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "run.json: not a regular file") != NULL, "%s", res.err);
+    /* The sweep's point is no run (hetsim writes no FIFO): named, not replaced. */
+    res = harness_hetsim((const char *[]){ "sweep", swf, "-o", sw, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(res.status == 1, "sweep again: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "workers=2,seed=3 is not empty and holds no hetsim run") != NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe4");
@@ -153,6 +202,7 @@ Suite *test_suite(void)
     tcase_set_timeout(places, 240);
     tcase_add_test(places, no_report_nor_golden_goes_into_another_checks_output);
     tcase_add_test(places, a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused);
+    tcase_add_test(places, a_run_file_that_is_a_fifo_is_never_waited_on);
     suite_add_tcase(s, places);
     return s;
 }

@@ -117,9 +117,9 @@ static int run_hash(const char *dir, char *out, sim_err *err)
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err);
 
 /* Refuses a golden inside any hetsim output (a run, a work directory, a sweep's, another
- * golden), takes the golden's lock (GOLDEN.lock, outputs/rundir.h) for the whole update, and
- * writes it. A golden named by a symbolic link is its target's, written whole there (the
- * link stays): sim_rundir_follow. */
+ * golden, a check's output), takes the golden's lock (GOLDEN.lock, outputs/rundir.h) for the whole
+ * update, and writes it. A golden named by a symbolic link is its target's, written whole there
+ * (the link stays): sim_rundir_follow. */
 static int update(const app_check_options *opt, FILE *out, sim_err *err)
 {
     char golden[PATH_TEXT], *target = NULL;
@@ -131,7 +131,7 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     if (!fits)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", opt->golden);
     sim_rundir_lock *lock = NULL;
-    rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY, err);
+    rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), err);
     if (rc == SIM_OK)
         rc = sim_rundir_lock_take(golden, &lock, err);
     if (rc == SIM_OK)
@@ -491,9 +491,30 @@ static bool own_file(const char *place, const char *dir)
     return mine;
 }
 
+/* True if the report's place `place` lies inside the output directory of another check than
+ * the one into `dir`: that check's check.csv, figure and runs are its own (a report over its
+ * check.png replaced the figure; over its check.csv, the directory was no check's any more). */
+static bool in_other_check(const char *place, const char *dir)
+{
+    char *p = resolved(place), *d = resolved(dir);
+    bool other = false;
+    for (char *slash; p != NULL && d != NULL && (slash = strrchr(p, '/')) != NULL;) {
+        slash[slash == p] = '\0'; /* "/x" -> "/" */
+        if (sim_rundir_kind_of(p) == SIM_RUNDIR_CHECK) {
+            other = strcmp(p, d) != 0;
+            break;
+        }
+        if (slash == p)
+            break;
+    }
+    free(p);
+    free(d);
+    return other;
+}
+
 /* Refuses a report that would replace what the check reads or writes itself: the scenario
- * file (a link or another name of it too), or one of its own files in `dir` (NULL: not
- * known yet). */
+ * file (a link or another name of it too), one of its own files in `dir` (NULL: not known
+ * yet), or a place in another check's output directory. */
 static int junit_clash(const app_check_options *opt, const char *place, const char *dir,
                        sim_err *err)
 {
@@ -508,6 +529,11 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
                            "--junit file %s is a file of the check's own output in %s: name "
                            "another file",
                            opt->junit, dir);
+    if (dir != NULL && in_other_check(place, dir))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "--junit file %s is inside another check's output directory: choose a "
+                           "place outside it",
+                           opt->junit);
     return SIM_OK;
 }
 
@@ -516,7 +542,7 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
  * device replaced, nor the scenario file or one of the check's own files; the output
  * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
  * golden, and none of them, nor a sweep's directory, itself. */
-static int check_places(const app_check_options *opt, const char *dir, sim_err *err)
+static int check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
                             SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
@@ -528,6 +554,7 @@ static int check_places(const app_check_options *opt, const char *dir, sim_err *
     if (rc == SIM_OK && place != NULL)
         rc = junit_clash(opt, place, dir, err);
     free(place);
+    *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)
         rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
     return rc;
@@ -543,7 +570,8 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
                            "%s is a %s: a check reads the scenario again for each seed; copy it "
                            "into a file",
                            opt->scenario, S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
-    int rc = check_places(opt, NULL, err); /* a report that cannot go there is never written */
+    bool junit_ok = false; /* a report that cannot go there is never written */
+    int rc = check_places(opt, NULL, &junit_ok, err);
     if (rc != SIM_OK || opt->update)
         return rc != SIM_OK ? rc : update(opt, out, err);
     sim_scenario *sc = load(opt, NULL, err);
@@ -554,7 +582,7 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     char dir[PATH_TEXT];
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
     if (rc == SIM_OK)
-        rc = check_places(opt, dir, err);
+        rc = check_places(opt, dir, &junit_ok, err);
     if (rc == SIM_OK && opt->exact) {
         char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
         snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
@@ -564,7 +592,7 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
         rc = check_stat(opt, sc, g, dir, start, out, err);
         ck_golden_fini(g);
     }
-    if (rc < 0 && opt->junit != NULL && !opt->exact) {
+    if (rc < 0 && junit_ok && opt->junit != NULL && !opt->exact) {
         sim_err jerr;
         sim_err_clear(&jerr);
         if (ck_write_junit(opt->junit, opt->golden, NULL, err->msg, wall_now() - start, &jerr) !=

@@ -126,6 +126,35 @@ bool ck_has_seed(const gold *g, uint64_t seed)
     return false;
 }
 
+/* Refuses dir/name when it exists and is no regular file (a directory, a FIFO, a device): a
+ * golden holds the files hetsim writes, and a FIFO's open waited for a writer forever. */
+static int regular(const char *dir, const char *name, sim_err *err)
+{
+    char path[2 * PATH_TEXT];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file: a golden holds the files hetsim writes", path);
+    return SIM_OK;
+}
+
+/* Every file of the golden that is read: its seeds file and golden.json, each seed's
+ * fingerprint and run outputs (before the seeds are known: the first two only). */
+static int regular_files(const gold *g, sim_err *err)
+{
+    int rc = regular(g->path, "seeds", err);
+    if (rc == SIM_OK)
+        rc = regular(g->path, "golden.json", err);
+    for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
+        rc = regular(g->dir[s], "fingerprint", err);
+        for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++)
+            if (rc == SIM_OK)
+                rc = regular(g->dir[s], fingerprint_files[i], err);
+    }
+    return rc;
+}
+
 /* The seeds file: one seed a line, no duplicates, at least GOLDEN_MIN seeds. */
 static int read_seeds(gold *g, sim_err *err)
 {
@@ -188,7 +217,8 @@ static int read_manifest(gold *g, sim_err *err)
         rc = sim_cfg_at_json(m, "seeds", i, &seed, err);
         if (rc == SIM_OK)
             rc = sim_cfg_at_json(m, "scenario_hashes", i, &hash, err);
-        if (rc == SIM_OK && strtoull(seed, NULL, 10) != g->seed[i])
+        char *end = NULL;
+        if (rc == SIM_OK && (strtoull(seed, &end, 10) != g->seed[i] || *end != '\0'))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s/golden.json: seed %zu is %s, the seeds file says %" PRIu64,
                              g->path, i + 1, seed, g->seed[i]);
@@ -377,9 +407,13 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
 {
     memset(g, 0, sizeof(*g));
     g->path = path;
-    int rc = read_seeds(g, err);
+    int rc = regular_files(g, err);
+    if (rc == SIM_OK)
+        rc = read_seeds(g, err);
     for (size_t s = 0; s < g->k; s++)
         snprintf(g->dir[s], sizeof(g->dir[s]), "%s/seed-%" PRIu64, path, g->seed[s]);
+    if (rc == SIM_OK)
+        rc = regular_files(g, err);
     if (rc == SIM_OK)
         rc = check_listing(g, err);
     if (rc == SIM_OK)

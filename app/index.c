@@ -242,7 +242,7 @@ static int check_runs(const app_index *ix, const char *sweep_dir, sim_err *err)
             continue;
         snprintf(path, sizeof(path), "%s/%s/run.json", sweep_dir, app_index_cell(ix, r, 1));
         size_t n = 0;
-        char *text = sim_output_read(path, &n);
+        char *text = sim_output_read_own(path, &n);
         diff[0] = '\0';
         if (text != NULL && n > 0)
             row_diff(ix, r, text, n, diff, sizeof(diff));
@@ -341,9 +341,13 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);
     size_t n = 0;
     errno = 0;
-    char *text = sim_output_read(path, &n);
+    char *text = sim_output_read_own(path, &n);
     if (text == NULL && errno == ENOENT)
         return app_run_file_missing(path, err);
+    if (text == NULL && errno == EINVAL)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file: results files are the files hetsim writes",
+                           path);
     if (text == NULL)
         return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path,
                            strerror(errno != 0 ? errno : EIO));

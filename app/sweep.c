@@ -49,7 +49,7 @@ sim_cfg *sw_read_json(const char *dir, const char *name)
     char path[PATH_TEXT];
     sw_join(path, sizeof(path), dir, name);
     size_t len = 0;
-    char *text = sim_output_read(path, &len);
+    char *text = sim_output_read_own(path, &len); /* a point's: a FIFO there is no result */
     if (text == NULL)
         return NULL;
     sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);

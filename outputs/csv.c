@@ -301,7 +301,7 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
 {
     size_t len = 0;
-    char *text = sim_output_read(run_json, &len);
+    char *text = sim_output_read_own(run_json, &len);
     sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;
     free(text);
     int64_t n = -1;

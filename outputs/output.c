@@ -196,6 +196,16 @@ void sim_output_json_double(FILE *f, double x)
     }
 }
 
+char *sim_output_read_own(const char *path, size_t *len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return sim_output_read(path, len);
+}
+
 char *sim_output_read(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -43,6 +43,11 @@ int sim_output_write(const char *dir, const char *name, const char *text, sim_er
  * refuses it): /dev/zero, or a file of NUL bytes growing, ends there. */
 char *sim_output_read(const char *path, size_t *len);
 
+/* sim_output_read for a file hetsim wrote into one of its outputs (a run's run.json or
+ * summary.json): one that exists and is no regular file (a FIFO, whose open waited for a
+ * writer forever; a device) is not opened: NULL with errno EINVAL. */
+char *sim_output_read_own(const char *path, size_t *len);
+
 /* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a
  * line end ('\n' or '\r'); outputs/csv.h reads it back. */
 void sim_output_csv_field(FILE *f, const char *s);

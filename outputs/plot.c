@@ -350,7 +350,9 @@ static void read_label(const char *dir, char *label)
 {
     char raw[4 * SIM_PLOT_LABEL_MAX + 1] = "";
     char *path = join(dir, "summary.json");
-    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    struct stat st; /* a FIFO's open waited for a writer forever */
+    FILE *f =
+        path != NULL && (stat(path, &st) != 0 || S_ISREG(st.st_mode)) ? fopen(path, "r") : NULL;
     if (f != NULL) {
         char *line = NULL;
         size_t cap = 0;

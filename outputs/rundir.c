@@ -83,13 +83,16 @@ static bool exists_in(const char *dir, const char *name)
     return yes;
 }
 
-/* True if the file dir/name starts with `head`. */
+/* True if the file dir/name starts with `head`: a regular file (hetsim writes no other; a
+ * FIFO's open waited for a writer forever, and every command that looked at its folder hung). */
 static bool starts_with(const char *dir, const char *name, const char *head)
 {
     size_t n = strlen(head);
     char *p = concat(dir, "/");
     char *q = p != NULL ? concat(p, name) : NULL;
-    FILE *f = q != NULL ? fopen(q, "rb") : NULL;
+    struct stat st;
+    bool regular = q != NULL && stat(q, &st) == 0 && S_ISREG(st.st_mode);
+    FILE *f = regular ? fopen(q, "rb") : NULL;
     char buf[128] = { 0 };
     bool yes =
         f != NULL && n < sizeof(buf) && fread(buf, 1, n, f) == n && memcmp(buf, head, n) == 0;

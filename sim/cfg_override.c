@@ -42,7 +42,8 @@ static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
 
 /* Parses VALUE: JSON when it parses, else a bare string. Text that starts like a JSON
  * object, array or string must parse, its numbers JSON's (cfg_bad_number: cJSON reads 01 and
- * 4.); other text with such a number is a string. NULL with *rc set on error. */
+ * 4.) and its \u escapes four hexadecimal digits (cfg_bad_escape); other text with such a
+ * number is a string. NULL with *rc set on error. */
 static cJSON *parse_value(const sim_cfg *root, const char *text, const char *label,
                           const char *target, int *rc, sim_err *err)
 {
@@ -63,6 +64,13 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
     if (v != NULL && bad != SIZE_MAX) {
         cJSON_Delete(v);
         v = NULL;
+    }
+    size_t esc = v != NULL ? cfg_bad_escape(text, len) : SIZE_MAX;
+    if (esc != SIZE_MAX) {
+        cJSON_Delete(v);
+        *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s, at column %zu", CFG_BAD_ESCAPE_TEXT,
+                       esc + 1);
+        return NULL;
     }
     if (v == NULL) {
         if (composite) {

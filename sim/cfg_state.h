@@ -116,6 +116,14 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n);
 /* The message for such a number, number[0..n): "01 is not a JSON number (...)". */
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n);
 
+/* The offset in s[0..len) of the first \u escape inside a string that is not followed by four
+ * hexadecimal digits (JSON's grammar refuses it; cJSON decodes it to a NUL that cuts the
+ * string: "allreduce\uZZZZjunk" ran allreduce); SIZE_MAX when there is none. */
+size_t cfg_bad_escape(const char *s, size_t len);
+
+/* The message for such an escape. */
+#define CFG_BAD_ESCAPE_TEXT "\\u escape without four hexadecimal digits"
+
 /* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
  * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with
  * *key the key as cut) and returns true; false when none does. */

@@ -395,6 +395,19 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n)
     return SIZE_MAX;
 }
 
+size_t cfg_bad_escape(const char *s, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        size_t at = i;
+        if (!in_json_string(s, &i, &in_string) || s[at] != '\\' || s[i] != 'u')
+            continue;
+        if (len - i < 5 || strspn(s + i + 1, "0123456789abcdefABCDEF") < 4)
+            return at;
+    }
+    return SIZE_MAX;
+}
+
 /* The index, among the strings of `s` (keys and values, in document order), of the first
  * that holds the escape \u0000, which cJSON decodes to a NUL that cuts the string: true and
  * *token, or false. */
@@ -599,6 +612,19 @@ void cfg_nul_escape_text(char *buf, size_t size, const char *key)
                 " before it)");
 }
 
+/* The offset of the first token of parsed text that JSON's grammar refuses but cJSON read (a
+ * number, cfg_bad_number; a \u escape, cfg_bad_escape), its message in what[size]; SIZE_MAX
+ * when there is none. */
+static size_t bad_token(const char *buf, size_t len, char *what, size_t size)
+{
+    size_t n = 0, bad = cfg_bad_number(buf, len, &n);
+    if (bad != SIZE_MAX)
+        cfg_bad_number_text(what, size, buf + bad, n);
+    else if ((bad = cfg_bad_escape(buf, len)) != SIZE_MAX)
+        snprintf(what, size, "%s", CFG_BAD_ESCAPE_TEXT);
+    return bad;
+}
+
 sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *err)
 {
     sim_cfg *root = calloc(1, sizeof(*root));
@@ -628,11 +654,11 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
     const char *end = NULL;
     root->tree = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
     size_t deep = root->tree == NULL ? cfg_too_deep(buf, len) : SIZE_MAX;
+    char bad_what[128];
     if (deep != SIZE_MAX && (end == NULL || (size_t)(end - buf) >= deep)) {
-        char what[64];
-        snprintf(what, sizeof(what), "nested deeper than %d levels (the parser's limit)",
+        snprintf(bad_what, sizeof(bad_what), "nested deeper than %d levels (the parser's limit)",
                  CJSON_NESTING_LIMIT);
-        syntax_error(root, buf, len, deep, what, err);
+        syntax_error(root, buf, len, deep, bad_what, err);
         free(buf);
         goto fail_root;
     }
@@ -645,11 +671,9 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
         free(buf);
         goto fail_root;
     }
-    size_t n = 0, bad = cfg_bad_number(buf, len, &n);
+    size_t bad = bad_token(buf, len, bad_what, sizeof(bad_what));
     if (bad != SIZE_MAX) {
-        char what[128];
-        cfg_bad_number_text(what, sizeof(what), buf + bad, n);
-        syntax_error(root, buf, len, bad, what, err);
+        syntax_error(root, buf, len, bad, bad_what, err);
         free(buf);
         goto fail_root;
     }

@@ -100,6 +100,32 @@ START_TEST(parse_refuses_a_nul_escape_naming_the_string_or_keys_path)
 }
 END_TEST
 
+START_TEST(parse_refuses_a_u_escape_without_four_hexadecimal_digits)
+{
+    /* cJSON reads the digits of \uZZZZ as 0, a NUL that cut the string silently:
+     * "allreduce\uZZZZjunk" ran allreduce, "out/r\u12G4x" wrote out/r. */
+    static const char value[] = "{\"protocol\": {\"name\": \"allreduce\\uZZZZjunk\"}}";
+    parse_fails(value, strlen(value), "",
+                "line 1, column 33: \\u escape without four hexadecimal digits");
+    static const char key[] = "{\"a\": 1,\n \"k\\u12G4\": 2}";
+    parse_fails(key, strlen(key), "",
+                "line 2, column 4: \\u escape without four hexadecimal digits");
+    /* An escaped backslash before u is text; four digits of any case are an escape. */
+    sim_cfg *cfg = cfgt_parse_ok("{\"s\": \"a\\\\uZZZZ\", \"t\": \"\\u004A\\u004b\"}");
+    char s[16];
+    sim_err err;
+    ck_assert_int_eq(sim_cfg_string(cfg, "s", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "a\\uZZZZ");
+    ck_assert_int_eq(sim_cfg_string(cfg, "t", s, sizeof(s), &err), 0);
+    ck_assert_str_eq(s, "JK");
+    /* In an override's value too, by column. */
+    ck_assert_int_eq(sim_cfg_override(cfg, "o=[\"x\\u00G0\"]", &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "--set o",
+                   "\\u escape without four hexadecimal digits, at column 4");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 /* Text of `levels` nested arrays under key "a" of the root (levels + 1 in all). */
 static char *nested(size_t levels)
 {
@@ -539,6 +565,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, parse_reports_empty_text_at_line_one_column_one);
     tcase_add_test(tc, parse_rejects_trailing_garbage_and_nul_bytes);
     tcase_add_test(tc, parse_refuses_a_nul_escape_naming_the_string_or_keys_path);
+    tcase_add_test(tc, parse_refuses_a_u_escape_without_four_hexadecimal_digits);
     tcase_add_test(tc, parse_says_when_text_is_nested_deeper_than_the_parser_allows);
     tcase_add_test(tc, parse_rejects_a_root_that_is_not_an_object);
     tcase_add_test(tc, parse_rejects_duplicate_keys_at_every_level);

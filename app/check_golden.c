@@ -1,4 +1,5 @@
 /* Golden-curve checks: the files of a golden, read and validated before use (see check.h). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -155,7 +156,8 @@ static int regular_files(const gold *g, sim_err *err)
     return rc;
 }
 
-/* The seeds file: one seed a line, no duplicates, at least GOLDEN_MIN seeds. */
+/* The seeds file: one seed a line as --update writes it (decimal digits, no sign, space or
+ * leading zero), no duplicates, at least GOLDEN_MIN seeds. */
 static int read_seeds(gold *g, sim_err *err)
 {
     char path[PATH_TEXT], line[64];
@@ -169,7 +171,8 @@ static int read_seeds(gold *g, sim_err *err)
         char *end = NULL;
         errno = 0;
         unsigned long long seed = strtoull(line, &end, 10);
-        if (end == line || *end != '\n' || errno != 0 || line[0] == '-')
+        bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\n');
+        if (!canonical || end == line || *end != '\n' || errno != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
         else if (ck_has_seed(g, seed))
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: seed %llu listed twice", path, seed);
@@ -230,6 +233,8 @@ static int read_manifest(gold *g, sim_err *err)
         free(seed);
         free(hash);
     }
+    if (rc == SIM_OK)
+        rc = sim_cfg_check_unused(m, err);
     sim_cfg_destroy(m);
     return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
 }

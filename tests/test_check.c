@@ -261,6 +261,11 @@ START_TEST(check_rejects_missing_and_extra_files_and_seeds)
         { "printf '11\\n12\\n' >%s/golden/seeds", "at least 3" },
         { "printf '11\\n11\\n12\\n' >%s/golden/seeds", "listed twice" },
         { "sed -i 's/\"format\": 2/\"format\": 1/' %s/golden/golden.json", "format 2 expected" },
+        { "printf ' 11\\n12\\n13\\n' >%s/golden/seeds", "seeds: line 1: not a seed" },
+        { "printf '11\\n012\\n13\\n' >%s/golden/seeds", "seeds: line 2: not a seed" },
+        { "printf '11\\n+12\\n13\\n' >%s/golden/seeds", "seeds: line 2: not a seed" },
+        { "sed -i 's/\"format\"/\"extra\": 1, \"format\"/' %s/golden/golden.json",
+          "golden.json: $.extra: unknown key" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = chkt_copy_golden();

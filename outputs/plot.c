@@ -234,16 +234,26 @@ static int read_results(const char *path, const sim_csv_rules *rules, const char
     return rc;
 }
 
-/* Checks metrics.csv and notes whether it holds any accuracy or loss value. */
+/* Checks metrics.csv and notes whether it holds any accuracy or loss value. An evaluation
+ * writes a row's test loss and accuracy together: a row with one alone is refused, naming
+ * it (gnuplot failed on a loss axis with no point, exit 1). */
 static int scan_metrics(plot_run *run, sim_err *err)
 {
     static const char *const names[] = { "time_s", "test_loss", "test_accuracy", "throughput_sps" };
     size_t col[4];
     sim_csv t;
     int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
-    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++)
-        run->has_acc = run->has_acc || !isnan(sim_csv_number(&t, r, col[1])) ||
-                       !isnan(sim_csv_number(&t, r, col[2]));
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
+        bool loss = !isnan(sim_csv_number(&t, r, col[1]));
+        bool acc = !isnan(sim_csv_number(&t, r, col[2]));
+        if (loss != acc)
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: line %zu: %s without %s (an evaluation writes both: a "
+                             "damaged file, or a test loss that was not a number)",
+                             run->metrics, r + 2, loss ? "test_loss" : "test_accuracy",
+                             loss ? "test_accuracy" : "test_loss");
+        run->has_acc = run->has_acc || loss;
+    }
     sim_csv_fini(&t);
     return rc;
 }

@@ -213,6 +213,32 @@ START_TEST(plot_rejects_an_empty_metrics_file_and_a_missing_column)
 }
 END_TEST
 
+/* An evaluation writes a row's test loss and accuracy together; a hand-edited accuracy in a
+ * timing-only run (no loss anywhere) made gnuplot fail on the loss axis, exit 1. */
+START_TEST(plot_rejects_a_row_with_a_test_accuracy_or_loss_alone)
+{
+    static const char *const rows[][2] = {
+        { "1,396,12672,,,,0.5,,12677.5\n", "line 3: test_accuracy without test_loss" },
+        { "1,396,12672,,,2.25,,,12677.5\n", "line 3: test_loss without test_accuracy" },
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char *run = harness_tmpdir("plot");
+        copy_file(real_dir, run, "workers.csv");
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "time_s,iterations,samples,epoch,train_loss,test_loss,test_accuracy,consensus,"
+                 "throughput_sps\n0,0,0,,,,,,0\n%s",
+                 rows[i][0]);
+        write_file(run, "metrics.csv", text);
+        const char *dirs[] = { run };
+        sim_err err;
+        ck_assert_int_eq(plot(dirs, 1, run, &err), SIM_EINVAL);
+        ck_assert_msg(strstr(err.msg, rows[i][1]) != NULL, "message: %s", err.msg);
+        harness_cleanup(run);
+    }
+}
+END_TEST
+
 START_TEST(plot_rejects_paths_gnuplot_cannot_take)
 {
     const char *bad[] = { "tests/data/plot runs/real", "runs/it's", "runs/\"q\"", "runs/a\\b",
@@ -698,6 +724,7 @@ Suite *test_suite(void)
     tcase_add_test(inputs, plot_rejects_a_missing_workers_csv_by_name);
     tcase_add_test(inputs, plot_rejects_metrics_with_only_a_header);
     tcase_add_test(inputs, plot_rejects_an_empty_metrics_file_and_a_missing_column);
+    tcase_add_test(inputs, plot_rejects_a_row_with_a_test_accuracy_or_loss_alone);
     tcase_add_test(inputs, plot_rejects_paths_gnuplot_cannot_take);
     tcase_add_test(inputs, plot_rejects_no_runs_and_too_many_runs);
     suite_add_tcase(s, inputs);

@@ -194,6 +194,15 @@ static void fail_member(coll_bfly *b, sim_ctx *ctx, uint32_t p)
     cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
 }
 
+/* A start's list is refused: the butterfly is left with no round. */
+static int bad_member(coll_bfly *b, uint32_t w, sim_err *err)
+{
+    b->n = 0;
+    memset(b->index, 0xff, ((size_t)1 << b->bits) * sizeof(*b->index));
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "butterfly: member %u is repeated, unknown or has a weight <= 0", w);
+}
+
 int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const double *weights,
                     uint32_t n, uint64_t round, sim_err *err)
 {
@@ -203,7 +212,6 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     for (uint32_t p = 0; p < b->n; p++) {
         cancel(ctx, &b->sender_deadline[p], b->sender_timer[p]);
         cancel(ctx, &b->reducer_deadline[p], b->reducer_timer[p]);
-        b->pos[b->members[p]] = COLL_NONE;
     }
     if (n > b->cap) {
         uint32_t cap = 2 * b->cap > b->workers ? b->workers : 2 * b->cap;
@@ -218,17 +226,15 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
     b->nfailed = 0;
     b->finished = 0;
     b->n = n;
+    memset(b->index, 0xff, ((size_t)1 << b->bits) * sizeof(*b->index));
     for (uint32_t p = 0; p < n; p++) {
         uint32_t w = members[p];
-        if (w >= b->workers || b->pos[w] != COLL_NONE || (weights != NULL && !(weights[p] > 0))) {
-            for (uint32_t q = 0; q < p; q++)
-                b->pos[b->members[q]] = COLL_NONE;
-            b->n = 0;
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "butterfly: member %u is repeated, unknown or has a weight <= 0", w);
-        }
+        uint32_t slot = w < b->workers ? coll_bfly_slot(b, w) : 0;
+        if (w >= b->workers || b->index[slot] != COLL_BFLY_FREE ||
+            (weights != NULL && !(weights[p] > 0)))
+            return bad_member(b, w, err);
         b->members[p] = w;
-        b->pos[w] = p;
+        b->index[slot] = (uint64_t)w << 32 | p;
         b->weight[p] = weights != NULL ? weights[p] : 1.0;
         b->state[p] = 0;
         b->ngot[p] = b->nhave[p] = 0;
@@ -245,7 +251,7 @@ int coll_bfly_start(coll_bfly *b, sim_ctx *ctx, const uint32_t *members, const d
  * joined; *p is COLL_NONE (nothing to do) for a member already down. */
 static int unjoined(const coll_bfly *b, uint32_t w, uint32_t *p, sim_err *err)
 {
-    *p = w < b->workers ? b->pos[w] : COLL_NONE;
+    *p = coll_bfly_find(b, w);
     if (*p == COLL_NONE || (b->state[*p] & ST_JOINED))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "butterfly: worker %u is not a member or joined already", w);
@@ -299,8 +305,7 @@ static int bf_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
     coll_bfly *b = inst;
     msg_hdr h = msg_read(ev);
     uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
-    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
-    uint32_t q = src < b->workers ? b->pos[src] : COLL_NONE;
+    uint32_t p = coll_bfly_find(b, w), q = coll_bfly_find(b, src);
     if (h.seq != b->gen || p == COLL_NONE || q == COLL_NONE || (b->state[p] & ST_DOWN)) {
         b->stale++;
         return SIM_OK;
@@ -370,7 +375,7 @@ static int bf_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 int coll_bfly_worker_down(coll_bfly *b, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    uint32_t p = w < b->workers ? b->pos[w] : COLL_NONE;
+    uint32_t p = coll_bfly_find(b, w);
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;
     fail_member(b, ctx, p);

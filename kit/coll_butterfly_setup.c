@@ -2,6 +2,7 @@
  * in coll_butterfly.c. */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kit/coll.h"
 #include "kit/coll_state.h"
@@ -28,7 +29,8 @@ coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_
     size_t cc = (size_t)cap * cap;
     b->members = calloc(cap, sizeof(*b->members));
     b->weight = calloc(cap, sizeof(*b->weight));
-    b->pos = malloc(workers * sizeof(*b->pos));
+    b->bits = coll_bfly_bits(cap);
+    b->index = malloc(((size_t)1 << b->bits) * sizeof(*b->index));
     b->state = calloc(cap, sizeof(*b->state));
     b->got = calloc(cc, sizeof(*b->got));
     b->have = calloc(cc, sizeof(*b->have));
@@ -45,7 +47,7 @@ coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_
         b->stage = sim_tensor_alloc((size_t)cap * nfloats);
         b->result = sim_tensor_alloc(nfloats);
     }
-    if (b->members == NULL || b->weight == NULL || b->pos == NULL || b->state == NULL ||
+    if (b->members == NULL || b->weight == NULL || b->index == NULL || b->state == NULL ||
         b->got == NULL || b->have == NULL || b->ngot == NULL || b->nhave == NULL ||
         b->sender_deadline == NULL || b->reducer_deadline == NULL || b->sender_timer == NULL ||
         b->reducer_timer == NULL || b->src == NULL || b->wsrc == NULL || b->failed == NULL ||
@@ -54,10 +56,9 @@ coll_bfly *coll_bfly_create(coll_hub *hub, uint32_t workers, uint32_t cap, size_
         coll_bfly_destroy(b);
         return NULL;
     }
-    for (uint32_t w = 0; w < workers; w++)
-        b->pos[w] = COLL_NONE;
     for (uint32_t p = 0; p < cap; p++)
         b->sender_deadline[p] = b->reducer_deadline[p] = -1;
+    memset(b->index, 0xff, ((size_t)1 << b->bits) * sizeof(*b->index));
     if (coll_hub_add(hub, b, &coll_bfly_ops, &b->channel, err) != SIM_OK) {
         coll_bfly_destroy(b);
         return NULL;
@@ -70,6 +71,7 @@ static void free_member_tables(coll_bfly *b)
 {
     free(b->members);
     free(b->weight);
+    free(b->index);
     free(b->state);
     free(b->got);
     free(b->have);
@@ -90,7 +92,6 @@ void coll_bfly_destroy(coll_bfly *b)
     if (b == NULL)
         return;
     free_member_tables(b);
-    free(b->pos);
     sim_tensor_free(b->result);
     free(b);
 }
@@ -102,7 +103,7 @@ uint32_t coll_bfly_size(const coll_bfly *b)
 
 uint32_t coll_bfly_position(const coll_bfly *b, uint32_t w)
 {
-    return w < b->workers ? b->pos[w] : COLL_NONE;
+    return coll_bfly_find(b, w);
 }
 
 bool coll_bfly_round_complete(const coll_bfly *b)
@@ -120,7 +121,9 @@ void coll_bfly_stats(const coll_bfly *b, coll_stats *out)
 uint64_t coll_bfly_memory(uint32_t workers, uint32_t cap, size_t nfloats)
 {
     uint64_t c = cap;
-    return c * c * (2 + sizeof(uint32_t)) + (uint64_t)workers * sizeof(uint32_t) +
+    (void)workers; /* nothing is sized by the workers: the index is by the room */
+    return c * c * (2 + sizeof(uint32_t)) +
+           ((uint64_t)1 << coll_bfly_bits(cap)) * sizeof(uint64_t) +
            c * (3 * sizeof(uint32_t) + 2 * sizeof(double) + 1 + 2 * sizeof(uint32_t) +
                 2 * sizeof(sim_time) + 2 * sizeof(sim_event_id) + sizeof(float *)) +
            ((uint64_t)c + 1) * nfloats * sizeof(float) /* stage (cap vectors) and result */ +
@@ -138,8 +141,9 @@ void coll_bfly_set_timeouts(coll_bfly *b, sim_time sender_timeout, sim_time redu
 int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err)
 {
     size_t cc = (size_t)cap * cap;
-    void *p[13] = { calloc(cap, sizeof(*b->members)),
+    void *p[14] = { calloc(cap, sizeof(*b->members)),
                     calloc(cap, sizeof(*b->weight)),
+                    malloc(((size_t)1 << coll_bfly_bits(cap)) * sizeof(*b->index)),
                     calloc(cap, sizeof(*b->state)),
                     calloc(cc, sizeof(*b->got)),
                     calloc(cc, sizeof(*b->have)),
@@ -154,10 +158,10 @@ int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err)
     uint32_t *failed = calloc(cap, sizeof(*b->failed));
     float *stage = b->nfloats > 0 ? sim_tensor_alloc((size_t)cap * b->nfloats) : NULL;
     bool ok = failed != NULL && (b->nfloats == 0 || stage != NULL);
-    for (size_t i = 0; i < 13; i++)
+    for (size_t i = 0; i < 14; i++)
         ok = ok && p[i] != NULL;
     if (!ok) {
-        for (size_t i = 0; i < 13; i++)
+        for (size_t i = 0; i < 14; i++)
             free(p[i]);
         free(failed);
         sim_tensor_free(stage);
@@ -166,17 +170,20 @@ int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err)
     free_member_tables(b);
     b->members = p[0];
     b->weight = p[1];
-    b->state = p[2];
-    b->got = p[3];
-    b->have = p[4];
-    b->ngot = p[5];
-    b->nhave = p[6];
-    b->sender_deadline = p[7];
-    b->reducer_deadline = p[8];
-    b->sender_timer = p[9];
-    b->reducer_timer = p[10];
-    b->src = p[11];
-    b->wsrc = p[12];
+    b->index = p[2];
+    b->bits = coll_bfly_bits(cap);
+    memset(b->index, 0xff, ((size_t)1 << b->bits) * sizeof(*b->index));
+    b->state = p[3];
+    b->got = p[4];
+    b->have = p[5];
+    b->ngot = p[6];
+    b->nhave = p[7];
+    b->sender_deadline = p[8];
+    b->reducer_deadline = p[9];
+    b->sender_timer = p[10];
+    b->reducer_timer = p[11];
+    b->src = p[12];
+    b->wsrc = p[13];
     b->failed = failed;
     b->stage = stage;
     for (uint32_t q = 0; q < cap; q++)

@@ -137,7 +137,9 @@ struct coll_bfly {
     double lr;                                /* sim_ctx_rates' lr at coll_bfly_start */
     uint32_t *members;                        /* (cap) worker ids by position */
     double *weight;                           /* (cap) */
-    uint32_t *pos;                            /* (workers) position, COLL_NONE if not a member */
+    uint64_t *index; /* (coll_bfly_slots(cap)) the round's members by worker id, open
+                      * addressing: (worker id << 32 | position), or COLL_BFLY_FREE */
+    uint32_t bits;   /* log2 of the index's slots */
     uint8_t *state;  /* (cap) flags of each position (joined, reduced, done, failed) */
     uint8_t *got;    /* (cap * cap) [j * cap + i]: reducer j has (1) or dropped (2) i's part */
     uint8_t *have;   /* (cap * cap) [i * cap + j]: member i has (1) or gave up (2) part j */
@@ -233,5 +235,33 @@ extern const coll_ops coll_bfly_ops;
 /* Room for `cap` butterfly members (more than now): the per-member arrays and the staging rows
  * are allocated anew, empty. SIM_ENOMEM leaves the butterfly as it was. */
 int coll_bfly_grow(coll_bfly *b, uint32_t cap, sim_err *err);
+
+/* A butterfly's index: a free slot, and the slots for room `cap` (a power of two, at least
+ * twice cap: half full at most). */
+#define COLL_BFLY_FREE UINT64_MAX
+
+static inline uint32_t coll_bfly_bits(uint32_t cap)
+{
+    uint32_t bits = 1;
+    while (((uint64_t)1 << bits) < 2 * (uint64_t)cap)
+        bits++;
+    return bits;
+}
+
+/* The slot where worker w is or would go (Fibonacci hashing: strided ids spread). */
+static inline uint32_t coll_bfly_slot(const coll_bfly *b, uint32_t w)
+{
+    uint32_t mask = ((uint32_t)1 << b->bits) - 1, h = (w * 0x9E3779B1u) >> (32 - b->bits);
+    while (b->index[h] != COLL_BFLY_FREE && (uint32_t)(b->index[h] >> 32) != w)
+        h = (h + 1) & mask;
+    return h;
+}
+
+/* Worker w's position in the current round, COLL_NONE if not a member. */
+static inline uint32_t coll_bfly_find(const coll_bfly *b, uint32_t w)
+{
+    uint64_t e = b->index[coll_bfly_slot(b, w)];
+    return e != COLL_BFLY_FREE ? (uint32_t)e : COLL_NONE;
+}
 
 #endif

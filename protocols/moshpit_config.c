@@ -292,18 +292,20 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params)
 }
 
 /* Outside the arena: the butterflies (the kit's, on the heap since their room may grow; each
- * stages up to cap vectors), the parts in flight (a
- * member sends its other members a copy of their part each, cap - 1 parts of P / cap floats;
- * the reduced parts coming back follow once those have landed) and, in the key form without
- * a target, a leader's list grown once past its room on the heap, and the key update's rng. */
+ * stages up to cap vectors), the parts in flight (a member sends its other members a copy of
+ * their part each, cap - 1 messages of P / cap floats, each copy in the pool of its size,
+ * timing-only the messages alone; the reduced parts coming back follow once those have landed) and,
+ * in the key form without a target, a leader's list grown once past its room on the heap, and the
+ * key update's rng. */
 uint64_t mp_memory(const void *state, size_t num_params)
 {
     const moshpit *st = state;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
     uint64_t n = st->n;
-    uint64_t parts = num_params > 0 && cap > 1
-                         ? (cap - 1) * proto_snapshot_bytes((num_params + cap - 1) / cap)
+    uint64_t parts = cap > 1
+                         ? (cap - 1) * (PROTO_MESSAGE_BYTES +
+                                        proto_slice_bytes(num_params, (num_params + cap - 1) / cap))
                          : 0;
     uint32_t room = first_room(st);
     return nbf * coll_bfly_memory(st->n, cap, num_params) + n * parts +

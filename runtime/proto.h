@@ -105,4 +105,15 @@ static inline uint64_t proto_snapshot_bytes(size_t nfloats)
     return nfloats > 0 ? (uint64_t)nfloats * 4 + 4096 : 0;
 }
 
+/* Resident bytes of one written copy of a slice of `nfloats` floats of a model of
+ * `num_params` (0: timing-only, no copy): its buffer from the pool of its size class
+ * (runtime/state.h: at least 1024 floats, a power of two, at most the model) and the handle's
+ * tables; of a buffer of a page or more only the pages written are resident (runtime/snap.c). */
+uint64_t proto_slice_bytes(size_t num_params, size_t nfloats);
+
+/* Bytes a message in flight holds in the engine's and the network's tables, beyond the
+ * runtime's allowance per worker (measured: 550 to 680 bytes a message with 300,000 to
+ * 640,000 in flight over a star network, timing-only moshpit rounds of 4000 workers). */
+#define PROTO_MESSAGE_BYTES 640
+
 #endif

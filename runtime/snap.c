@@ -228,3 +228,16 @@ uint64_t snap_buffer_bytes(const sim_ctx *ctx)
     }
     return bytes;
 }
+
+uint64_t proto_slice_bytes(size_t num_params, size_t nfloats)
+{
+    if (num_params == 0)
+        return 0;
+    uint64_t floats = (uint64_t)1 << (class_of(nfloats) + SNAP_MIN_LOG2);
+    floats = floats < num_params ? floats : num_params;
+    uint64_t buffer = ((floats + 15) & ~(uint64_t)15) * sizeof(float); /* the pool's stride */
+    uint64_t written = (uint64_t)nfloats * sizeof(float) + 4096;
+    return (buffer < written ? buffer : written) + sizeof(snap_entry) + 2 * sizeof(uint32_t) +
+           sizeof(float *) + 1; /* the handle's entry and free slot, the pool's pointer, flag,
+                                 * free slot */
+}

@@ -343,6 +343,15 @@ START_TEST(butterfly_with_a_failed_reducer_keeps_each_members_own_part)
 }
 END_TEST
 
+/* A butterfly's bytes are sized by its room and vectors alone: the same for 100,000
+ * workers as for 1,000 (a member's position was a table over every worker: 4 bytes each). */
+START_TEST(butterfly_memory_does_not_grow_with_the_workers)
+{
+    ck_assert_uint_eq(coll_bfly_memory(100000, 50, 16), coll_bfly_memory(1000, 50, 16));
+    ck_assert_uint_eq(coll_bfly_memory(70001, 7, 0), coll_bfly_memory(7, 7, 0));
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("coll");
@@ -363,6 +372,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, butterfly_told_of_a_failure_drops_the_sender_at_once);
     tcase_add_test(tc, butterfly_member_that_leaves_is_dropped_like_a_failed_one_and_gets_nothing);
     tcase_add_test(tc, butterfly_with_a_failed_reducer_keeps_each_members_own_part);
+    tcase_add_test(tc, butterfly_memory_does_not_grow_with_the_workers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -620,6 +620,24 @@ START_TEST(gossip_and_moshpit_leave_those_sitting_out_unchanged)
 }
 END_TEST
 
+/* The estimate of 2N workers in random groups of 16 (N / 16 butterflies of room 31) is at
+ * most 2.2 times that of N: nothing is sized by the workers times the butterflies (each
+ * butterfly's position table was N entries: 4x at 2N). And a part in flight is its message
+ * and its copy's buffer, 16 floats of a 16-float model (was a page and the part: 4,100 bytes
+ * a part): at most 200 bytes over timing-only's estimate, 30 parts a worker. */
+START_TEST(memory_estimate_is_linear_in_the_workers_and_a_part_is_its_buffer)
+{
+    moshpit st = { .n = 20000, .random = true, .group_size = 16 };
+    uint64_t at_n = mp_memory(&st, 0);
+    st.n = 40000;
+    uint64_t at_2n = mp_memory(&st, 0);
+    ck_assert_msg((double)at_2n <= 2.2 * (double)at_n, "%llu bytes at 20000, %llu at 40000",
+                  (unsigned long long)at_n, (unsigned long long)at_2n);
+    uint64_t model = mp_memory(&st, 16);
+    ck_assert_uint_le(model - at_2n, (uint64_t)40000 * 30 * 200);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("moshpit");
@@ -648,5 +666,8 @@ Suite *test_suite(void)
     tcase_add_test(b, allreduce_with_a_dropout_makes_no_progress);
     tcase_add_test(b, gossip_and_moshpit_leave_those_sitting_out_unchanged);
     suite_add_tcase(s, b);
+    TCase *m = tcase_create("memory");
+    tcase_add_test(m, memory_estimate_is_linear_in_the_workers_and_a_part_is_its_buffer);
+    suite_add_tcase(s, m);
     return s;
 }

@@ -140,10 +140,10 @@ static int pass_init(pass *p, const train_config *tc, sim_err *err)
 {
     *p = (pass){ .ops = tc->ops, .cfg = tc->model, .batch = tc->batch };
     size_t D = model_input_size(&p->cfg);
-    p->n_params = p->ops->num_params(&p->cfg);
+    p->n_params = p->ops->shape->num_params(&p->cfg);
     p->params = sim_tensor_alloc(p->n_params);
     p->grads = sim_tensor_alloc(p->n_params);
-    p->acts = sim_tensor_alloc(p->ops->num_acts(&p->cfg, p->batch));
+    p->acts = sim_tensor_alloc(p->ops->shape->num_acts(&p->cfg, p->batch));
     p->x = sim_tensor_alloc(p->batch * D);
     p->y = malloc(p->batch);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -155,7 +155,7 @@ static int pass_init(pass *p, const train_config *tc, sim_err *err)
                            p->ops->name);
     }
     gsl_rng_set(r, 2385);
-    p->ops->init_params(p->params, &p->cfg, r);
+    p->ops->shape->init_params(p->params, &p->cfg, r);
     for (size_t i = 0; i < p->batch * D; i++)
         p->x[i] = (float)gsl_ran_gaussian(r, 1.0);
     for (size_t b = 0; b < p->batch; b++)

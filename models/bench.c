@@ -297,7 +297,7 @@ static int step_init(step_bench *s, const model_ops *ops, const model_config *cf
     s->prod.n = 0, s->prod.floats = 0;
     products(&s->prod, cfg, BATCH); /* fills */
 
-    ops->init_params(s->step.params, cfg, r);
+    ops->shape->init_params(s->step.params, cfg, r);
     for (size_t i = 0; i < BATCH * model_input_size(cfg); i++)
         s->step.x[i] = (float)gsl_ran_gaussian(r, 1.0);
     for (size_t b = 0; b < BATCH; b++)

@@ -459,15 +459,19 @@ static void cnn_backward(float *grads, float *acts, const float *params, const f
     }
 }
 
-const model_ops model_cnn = {
-    .name = "cnn",
-    .check = cnn_check,
+static const model_shape cnn_model_shape = {
     .views = cnn_views,
     .num_params = cnn_num_params,
     .num_acts = cnn_num_acts,
     .flops_forward = cnn_flops_forward,
     .layer_flops = cnn_layer_flops,
     .init_params = cnn_init_params,
+};
+
+const model_ops model_cnn = {
+    .name = "cnn",
+    .check = cnn_check,
+    .shape = &cnn_model_shape,
     .forward = cnn_forward,
     .backward = cnn_backward,
 };

@@ -168,15 +168,19 @@ static void mlp_backward(float *grads, float *acts, const float *params, const f
     }
 }
 
-const model_ops model_mlp = {
-    .name = "mlp",
-    .check = mlp_check,
+static const model_shape mlp_model_shape = {
     .views = mlp_views,
     .num_params = mlp_num_params,
     .num_acts = mlp_num_acts,
     .flops_forward = mlp_flops_forward,
     .layer_flops = mlp_layer_flops,
     .init_params = mlp_init_params,
+};
+
+const model_ops model_mlp = {
+    .name = "mlp",
+    .check = mlp_check,
+    .shape = &mlp_model_shape,
     .forward = mlp_forward,
     .backward = mlp_backward,
 };

@@ -90,7 +90,7 @@ int model_check(const model_ops *ops, const model_config *cfg, sim_err *err)
     if ((rc = ops->check(cfg, err)) != 0)
         return rc;
     // Every BLAS dimension is an int; no weight matrix is larger than the whole block.
-    size_t n = ops->num_params(cfg);
+    size_t n = ops->shape->num_params(cfg);
     if (n > (size_t)INT_MAX)
         return sim_err_set(err, SIM_EINVAL, "", "%s model has %zu parameters, more than %d",
                            ops->name, n, INT_MAX);
@@ -104,7 +104,7 @@ size_t model_input_size(const model_config *cfg)
 
 double model_flops_per_sample(const model_ops *ops, const model_config *cfg)
 {
-    return 3.0 * ops->flops_forward(cfg);
+    return 3.0 * ops->shape->flops_forward(cfg);
 }
 
 static bool is_bias(const char *name)
@@ -117,7 +117,7 @@ int model_layers(const model_ops *ops, const model_config *cfg, sim_layers *out,
 {
     model_view v[MODEL_MAX_VIEWS];
     double flops[MODEL_MAX_VIEWS];
-    size_t nv = ops->views(v, cfg), nl = ops->layer_flops(flops, cfg), n = 0;
+    size_t nv = ops->shape->views(v, cfg), nl = ops->shape->layer_flops(flops, cfg), n = 0;
     for (size_t i = 0; i < nv; i++)
         n += !is_bias(v[i].name) || i == 0;
     assert(n == nl);
@@ -294,7 +294,7 @@ void model_softmax_ce_backward(float *restrict dlogits, const float *restrict p,
     }
 }
 
-size_t model_linear_views(model_view *v, const model_config *cfg)
+static size_t model_linear_views(model_view *v, const model_config *cfg)
 {
     size_t D = model_input_size(cfg), K = cfg->classes;
     v[0] = (model_view){ "fc.w", 0, K, D, MODEL_INIT_GLOROT };
@@ -302,29 +302,38 @@ size_t model_linear_views(model_view *v, const model_config *cfg)
     return 2;
 }
 
-size_t model_linear_num_params(const model_config *cfg)
+static size_t model_linear_num_params(const model_config *cfg)
 {
     return (model_input_size(cfg) + 1) * cfg->classes;
 }
 
-size_t model_linear_num_acts(const model_config *cfg, size_t B)
+static size_t model_linear_num_acts(const model_config *cfg, size_t B)
 {
     return 2 * model_align(B * cfg->classes);
 }
 
-double model_linear_flops_forward(const model_config *cfg)
+static double model_linear_flops_forward(const model_config *cfg)
 {
     return 2.0 * (double)model_input_size(cfg) * (double)cfg->classes;
 }
 
-size_t model_linear_layer_flops(double *flops, const model_config *cfg)
+static size_t model_linear_layer_flops(double *flops, const model_config *cfg)
 {
     flops[0] = model_linear_flops_forward(cfg);
     return 1;
 }
 
-void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r)
+static void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r)
 {
     model_view v[2];
     model_init_views(params, v, model_linear_views(v, cfg), r);
 }
+
+const model_shape model_linear_shape = {
+    .views = model_linear_views,
+    .num_params = model_linear_num_params,
+    .num_acts = model_linear_num_acts,
+    .flops_forward = model_linear_flops_forward,
+    .layer_flops = model_linear_layer_flops,
+    .init_params = model_linear_init_params,
+};

@@ -125,15 +125,9 @@ enum model_flags {
                                        backward are never called */
 };
 
-/* Operations of one model. Sizes are in floats. All members are non-NULL but flags. */
-typedef struct model_ops {
-    const char *name; /* matches "workload": {"model": {"name": ...}} in scenarios */
-    unsigned flags;   /* enum model_flags; 0 for a trainable model */
-
-    /* Checks the fields this model reads; SIM_EINVAL with the offending field as the path
-     * ("hidden[1]") and a message such as "must be odd, got 4". */
-    int (*check)(const model_config *cfg, sim_err *err);
-
+/* The layout of a model's parameters and workspace, its FLOPs and its initialization: what
+ * the models built of the same layers share. Sizes are in floats. All members are non-NULL. */
+typedef struct model_shape {
     /* Fills views[0..n) (n <= MODEL_MAX_VIEWS) in memory order and returns n. */
     size_t (*views)(model_view *views, const model_config *cfg);
 
@@ -155,6 +149,20 @@ typedef struct model_ops {
     /* Fills params (num_params floats) view by view with draws from r (gsl_ran_gaussian),
      * weights as the view's init says, biases 0. */
     void (*init_params)(float *params, const model_config *cfg, gsl_rng *r);
+} model_shape;
+
+/* Operations of one model. Sizes are in floats. All members are non-NULL but flags. */
+typedef struct model_ops {
+    const char *name; /* matches "workload": {"model": {"name": ...}} in scenarios */
+    unsigned flags;   /* enum model_flags; 0 for a trainable model */
+
+    /* Checks the fields this model reads; SIM_EINVAL with the offending field as the path
+     * ("hidden[1]") and a message such as "must be odd, got 4". */
+    int (*check)(const model_config *cfg, sim_err *err);
+
+    /* The parameters' layout, sizes, FLOPs and initialization: a table that models of the
+     * same layers share (softmax and svm: one linear layer, model_linear_shape). */
+    const model_shape *shape;
 
     /* Runs the batch x (B, D) through the model, leaving scores and saved activations in
      * acts (num_acts(cfg, B) floats), and returns the mean loss over the batch. y (B)
@@ -258,13 +266,8 @@ void model_dense_backward(float *restrict din,        /* (B, D_in) or NULL */
 
 /* The layout of a single linear layer D -> K (softmax regression, linear SVM): a weight
  * "fc.w" (K, D), Glorot-initialized, then a bias "fc.b" (K); scores and scratch of (B, K)
- * each as workspace; 2 D K flops per forward sample. Shared by model_softmax and model_svm. */
-size_t model_linear_views(model_view *views, const model_config *cfg);
-size_t model_linear_num_params(const model_config *cfg);
-size_t model_linear_num_acts(const model_config *cfg, size_t B);
-double model_linear_flops_forward(const model_config *cfg);
-size_t model_linear_layer_flops(double *flops, const model_config *cfg);
-void model_linear_init_params(float *params, const model_config *cfg, gsl_rng *r);
+ * each as workspace; 2 D K flops per forward sample. The shape of model_softmax and model_svm. */
+extern const model_shape model_linear_shape;
 
 /* x = max(x, 0) in place. */
 void model_relu_forward(float *x, size_t n);

@@ -67,16 +67,20 @@ static void none_backward(float *grads, float *acts, const float *params, const 
     (void)grads, (void)acts, (void)params, (void)x, (void)y, (void)B, (void)cfg;
 }
 
-const model_ops model_none = {
-    .name = "none",
-    .flags = MODEL_NO_DATA | MODEL_NO_PARAMS,
-    .check = model_nop_check,
+static const model_shape none_model_shape = {
     .views = model_nop_views,
     .num_params = none_num_params,
     .num_acts = model_nop_acts,
     .flops_forward = none_flops_forward,
     .layer_flops = model_nop_layer_flops,
     .init_params = none_init_params,
+};
+
+const model_ops model_none = {
+    .name = "none",
+    .flags = MODEL_NO_DATA | MODEL_NO_PARAMS,
+    .check = model_nop_check,
+    .shape = &none_model_shape,
     .forward = model_nop_forward,
     .backward = none_backward,
 };

@@ -33,12 +33,7 @@ static void softmax_backward(float *grads, float *acts, const float *params, con
 const model_ops model_softmax = {
     .name = "softmax",
     .check = softmax_check,
-    .views = model_linear_views,
-    .num_params = model_linear_num_params,
-    .num_acts = model_linear_num_acts,
-    .flops_forward = model_linear_flops_forward,
-    .layer_flops = model_linear_layer_flops,
-    .init_params = model_linear_init_params,
+    .shape = &model_linear_shape,
     .forward = softmax_forward,
     .backward = softmax_backward,
 };

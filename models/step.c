@@ -12,11 +12,11 @@ int model_step_init(model_step *s, const model_ops *ops, const model_config *cfg
     if (rc != SIM_OK)
         return rc;
     optim_config_default(&s->opt);
-    s->n_params = ops->num_params(cfg);
+    s->n_params = ops->shape->num_params(cfg);
     s->params = sim_tensor_alloc(s->n_params);
     s->grads = sim_tensor_alloc(s->n_params);
     s->velocity = sim_tensor_alloc(s->n_params);
-    s->acts = sim_tensor_alloc(ops->num_acts(cfg, batch));
+    s->acts = sim_tensor_alloc(ops->shape->num_acts(cfg, batch));
     s->x = sim_tensor_alloc(batch * model_input_size(cfg));
     s->y = malloc(batch);
     if (s->params == NULL || s->grads == NULL || s->velocity == NULL || s->acts == NULL ||

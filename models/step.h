@@ -18,7 +18,7 @@ typedef struct model_step {
     optim_config opt;                 /* optim_config_default's until the caller sets it */
     size_t n_params, batch;           /* parameters; examples in a minibatch */
     float *params, *grads, *velocity; /* (n_params) each */
-    float *acts;                      /* (ops->num_acts(cfg, batch)) */
+    float *acts;                      /* (ops->shape->num_acts(cfg, batch)) */
     float *x;                         /* (batch, D) the minibatch's inputs, the caller's to fill */
     uint8_t *y;                       /* (batch) its labels, the caller's to fill */
 } model_step;

@@ -74,12 +74,7 @@ static void svm_backward(float *grads, float *acts, const float *params, const f
 const model_ops model_svm = {
     .name = "svm",
     .check = svm_check,
-    .views = model_linear_views,
-    .num_params = model_linear_num_params,
-    .num_acts = model_linear_num_acts,
-    .flops_forward = model_linear_flops_forward,
-    .layer_flops = model_linear_layer_flops,
-    .init_params = model_linear_init_params,
+    .shape = &model_linear_shape,
     .forward = svm_forward,
     .backward = svm_backward,
 };

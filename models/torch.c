@@ -46,16 +46,20 @@ static void torch_backward(float *grads, float *acts, const float *params, const
     memset(grads, 0, cfg->torch.params * sizeof(*grads));
 }
 
-const model_ops model_torch = {
-    .name = "torch",
-    .flags = MODEL_SERVER,
-    .check = model_nop_check,
+static const model_shape torch_model_shape = {
     .views = model_nop_views,
     .num_params = torch_num_params,
     .num_acts = model_nop_acts,
     .flops_forward = torch_flops_forward,
     .layer_flops = model_nop_layer_flops, /* the layers are the probe's (torch_config_read) */
     .init_params = torch_init_params,
+};
+
+const model_ops model_torch = {
+    .name = "torch",
+    .flags = MODEL_SERVER,
+    .check = model_nop_check,
+    .shape = &torch_model_shape,
     .forward = torch_forward,
     .backward = torch_backward,
 };

@@ -233,9 +233,9 @@ static int alloc_workers(train *t, gsl_rng *init, sim_err *err)
         return err->code;
     if (t->srv != NULL)
         return init_served(t, init, err);
-    t->cfg.ops->init_params(params_of(t, 0), &t->cfg.model, init);
+    t->cfg.ops->shape->init_params(params_of(t, 0), &t->cfg.model, init);
     for (size_t w = 1; w < n && t->cfg.independent_init; w++)
-        t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, init);
+        t->cfg.ops->shape->init_params(params_of(t, w), &t->cfg.model, init);
     return SIM_OK;
 }
 
@@ -248,7 +248,7 @@ static int alloc_ws_range(train *t, unsigned n, sim_err *err)
         train_ws *ws = &t->ws[t->nws];
         ws->x = sim_tensor_alloc(B * t->train_set.dim);
         ws->y = malloc(B);
-        ws->acts = sim_tensor_alloc(cfg->ops->num_acts(&cfg->model, B));
+        ws->acts = sim_tensor_alloc(cfg->ops->shape->num_acts(&cfg->model, B));
         if (ws->x == NULL || ws->y == NULL || ws->acts == NULL) {
             t->nws++; /* freed by train_destroy */
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for thread workspaces");
@@ -399,7 +399,7 @@ float *train_swap_grad(train *t, uint32_t w, float *spare)
 void train_init_worker(train *t, uint32_t w, gsl_rng *r)
 {
     own(t, w);
-    t->cfg.ops->init_params(params_of(t, w), &t->cfg.model, r);
+    t->cfg.ops->shape->init_params(params_of(t, w), &t->cfg.model, r);
 }
 
 int train_set_threads(train *t, unsigned n, sim_err *err)

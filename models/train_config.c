@@ -381,7 +381,7 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
         rc = read_schedule(sc, cfg, err);
     if (rc != SIM_OK)
         return rc;
-    cfg->num_params = cfg->ops->num_params(&cfg->model);
+    cfg->num_params = cfg->ops->shape->num_params(&cfg->model);
     if (no_data) {
         /* Averaging only: the parameters and the (zero) gradients, no data. */
         cfg->bytes_estimate = (uint64_t)cfg->num_params * 4 * 3 * cfg->workers;
@@ -396,7 +396,7 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     size_t B = cfg->batch > TRAIN_EVAL_BATCH ? cfg->batch : TRAIN_EVAL_BATCH;
     cfg->bytes_estimate = per_worker * cfg->workers +
                           (uint64_t)(train_n + cfg->test_examples) * (D * 4 + 16) +
-                          (uint64_t)cfg->ops->num_acts(&cfg->model, B) * 4;
+                          (uint64_t)cfg->ops->shape->num_acts(&cfg->model, B) * 4;
     if (cfg->ops->flags & MODEL_SERVER) /* thread 0's server and the shared data region */
         cfg->bytes_estimate += (uint64_t)cfg->model.torch.buffers * 8 * cfg->workers +
                                torch_server_bytes(&cfg->model, cfg->batch) +

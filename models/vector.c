@@ -65,16 +65,20 @@ static void vector_backward(float *grads, float *acts, const float *params, cons
     memset(grads, 0, cfg->dim * sizeof(*grads)); /* the gradient is zero */
 }
 
-const model_ops model_vector = {
-    .name = "vector",
-    .flags = MODEL_NO_DATA | MODEL_AVERAGING_ONLY,
-    .check = vector_check,
+static const model_shape vector_model_shape = {
     .views = vector_views,
     .num_params = vector_num_params,
     .num_acts = vector_num_acts,
     .flops_forward = vector_flops_forward,
     .layer_flops = vector_layer_flops,
     .init_params = vector_init_params,
+};
+
+const model_ops model_vector = {
+    .name = "vector",
+    .flags = MODEL_NO_DATA | MODEL_AVERAGING_ONLY,
+    .check = vector_check,
+    .shape = &vector_model_shape,
     .forward = model_nop_forward,
     .backward = vector_backward,
 };

@@ -295,7 +295,7 @@ uint64_t jobs_memory(const train_config *tc, unsigned threads)
         return 0;
     size_t B = tc->batch > TRAIN_EVAL_BATCH ? tc->batch : TRAIN_EVAL_BATCH;
     uint64_t ws = (uint64_t)B * model_input_size(&tc->model) * 4 + B +
-                  (uint64_t)tc->ops->num_acts(&tc->model, B) * 4;
+                  (uint64_t)tc->ops->shape->num_acts(&tc->model, B) * 4;
     if (tc->ops->flags & MODEL_SERVER) /* a model server per thread instead of a workspace */
         ws = torch_server_bytes(&tc->model, tc->batch);
     uint64_t block = (uint64_t)tc->num_params * 4 * (tc->optim.momentum > 0 ? 2 : 1);

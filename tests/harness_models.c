@@ -23,8 +23,8 @@ void mdt_bundle_init(bundle *m, const model_ops *ops, const model_config *cfg, s
     m->B = B;
     m->D = model_input_size(cfg);
     ck_assert_int_eq(model_check(ops, cfg, NULL), 0);
-    m->n_params = ops->num_params(cfg);
-    m->n_acts = ops->num_acts(cfg, B);
+    m->n_params = ops->shape->num_params(cfg);
+    m->n_acts = ops->shape->num_acts(cfg, B);
     m->params = sim_tensor_alloc(m->n_params);
     m->grads = sim_tensor_alloc(m->n_params);
     m->acts = sim_tensor_alloc(m->n_acts);
@@ -33,7 +33,7 @@ void mdt_bundle_init(bundle *m, const model_ops *ops, const model_config *cfg, s
     ck_assert(m->params && m->grads && m->acts && m->x && m->y);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, seed);
-    ops->init_params(m->params, cfg, r);
+    ops->shape->init_params(m->params, cfg, r);
     // Perturb every parameter so that biases are not 0 and no ReLU input sits on its kink.
     for (size_t i = 0; i < m->n_params; i++)
         m->params[i] += (float)gsl_ran_gaussian(r, 0.2);

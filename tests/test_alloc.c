@@ -271,7 +271,7 @@ static void trainer_init(trainer *t, const model_ops *ops)
         t->idx[i] = i;
     t->sampler = data_sampler_create(&t->ds, t->idx, EXAMPLES, BATCH, NULL);
     ck_assert_ptr_nonnull(t->sampler);
-    ops->init_params(t->step.params, &cfg, t->r);
+    ops->shape->init_params(t->step.params, &cfg, t->r);
 }
 
 static void trainer_fini(trainer *t)

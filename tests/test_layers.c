@@ -95,8 +95,8 @@ START_TEST(built_in_models_layers_add_up_to_their_flops_and_parameters)
         ck_assert_uint_eq(l.n, counts[m]);
         for (size_t i = 0; i < l.n; i++)
             ck_assert_str_eq(l.layer[i].name, names[m][i]);
-        ck_assert_uint_eq(sim_layers_params(&l), ops->num_params(&cfg));
-        ck_assert_double_eq(sim_layers_flops(&l), ops->flops_forward(&cfg));
+        ck_assert_uint_eq(sim_layers_params(&l), ops->shape->num_params(&cfg));
+        ck_assert_double_eq(sim_layers_flops(&l), ops->shape->flops_forward(&cfg));
         sim_layers_fini(&l);
     }
 }

@@ -30,7 +30,7 @@ START_TEST(registry_finds_and_lists_every_model_by_exact_name)
     ck_assert_uint_eq(model_none.flags, MODEL_NO_DATA | MODEL_NO_PARAMS);
     ck_assert_uint_eq(model_vector.flags, MODEL_NO_DATA | MODEL_AVERAGING_ONLY);
     ck_assert_uint_eq(model_mlp.flags, 0);
-    ck_assert_uint_eq(model_none.num_params(NULL), 0);
+    ck_assert_uint_eq(model_none.shape->num_params(NULL), 0);
     ck_assert_ptr_null(model_find("MLP"));
     ck_assert_ptr_null(model_find(""));
     ck_assert_ptr_null(model_find(NULL));
@@ -97,20 +97,20 @@ START_TEST(num_params_matches_hand_counts_for_defaults)
     model_config c;
     model_config_default(&c);
     // 784 inputs, 10 classes: (784 + 1) * 10.
-    ck_assert_uint_eq(model_softmax.num_params(&c), 7850);
-    ck_assert_uint_eq(model_svm.num_params(&c), 7850);
+    ck_assert_uint_eq(model_softmax.shape->num_params(&c), 7850);
+    ck_assert_uint_eq(model_svm.shape->num_params(&c), 7850);
     // (784 + 1) * 256 + (256 + 1) * 10 = 200960 + 2570.
-    ck_assert_uint_eq(model_mlp.num_params(&c), 203530);
+    ck_assert_uint_eq(model_mlp.shape->num_params(&c), 203530);
     // conv1 16 * (25 + 1) = 416; conv2 32 * (16 * 25 + 1) = 12832; pooled 32 * 7 * 7 = 1568;
     // fc1 128 * (1568 + 1) = 200832; fc2 10 * (128 + 1) = 1290.
-    ck_assert_uint_eq(model_cnn.num_params(&c), 215370);
+    ck_assert_uint_eq(model_cnn.shape->num_params(&c), 215370);
 }
 END_TEST
 
 static void check_views_tile(const model_ops *ops, const model_config *c)
 {
     model_view v[MODEL_MAX_VIEWS];
-    size_t n = ops->views(v, c), off = 0;
+    size_t n = ops->shape->views(v, c), off = 0;
     ck_assert_uint_ge(n, 2);
     ck_assert_uint_le(n, MODEL_MAX_VIEWS);
     for (size_t i = 0; i < n; i++) {
@@ -127,7 +127,7 @@ static void check_views_tile(const model_ops *ops, const model_config *c)
             ck_assert_str_ne(v[i].name, v[j].name);
         off += v[i].rows * v[i].cols;
     }
-    ck_assert_uint_eq(off, ops->num_params(c));
+    ck_assert_uint_eq(off, ops->shape->num_params(c));
 }
 
 START_TEST(views_tile_the_parameter_block_in_order)
@@ -189,7 +189,7 @@ START_TEST(softmax_forward_matches_a_case_worked_by_hand)
 {
     model_config c = known_config();
     float acts[64], grads[9] = { 0 };
-    ck_assert_uint_le(model_softmax.num_acts(&c, 2), 64);
+    ck_assert_uint_le(model_softmax.shape->num_acts(&c, 2), 64);
     double loss = model_softmax.forward(acts, known_params, known_x, known_y, 2, &c);
     // exp(s0) = [1.2840254, 2.3988753, 1], sum 4.6829007: p0 = [0.2741945, 0.5122627,
     // 0.2135429]. exp(s1) = [0.0724398, 0.7788008, 12.1824940], sum 13.0337345:
@@ -361,18 +361,18 @@ START_TEST(init_is_deterministic_with_zero_biases_and_he_scale)
 {
     model_config c;
     model_config_default(&c);
-    size_t n = model_mlp.num_params(&c);
+    size_t n = model_mlp.shape->num_params(&c);
     float *a = sim_tensor_alloc(n), *b = sim_tensor_alloc(n);
     ck_assert(a && b);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 8675309);
-    model_mlp.init_params(a, &c, r);
+    model_mlp.shape->init_params(a, &c, r);
     gsl_rng_set(r, 8675309);
-    model_mlp.init_params(b, &c, r);
+    model_mlp.shape->init_params(b, &c, r);
     gsl_rng_free(r);
     ck_assert_int_eq(memcmp(a, b, n * sizeof(float)), 0);
     model_view v[MODEL_MAX_VIEWS];
-    size_t nv = model_mlp.views(v, &c);
+    size_t nv = model_mlp.shape->views(v, &c);
     ck_assert_uint_eq(nv, 4);
     for (size_t i = 0; i < 256; i++)
         ck_assert_double_eq((double)a[v[1].offset + i], 0.0);
@@ -424,11 +424,11 @@ START_TEST(training_on_separable_blobs_drops_the_loss)
     make_blobs(x, y, N, D, K, r);
     for (size_t k = 0; model_at(k) != NULL; k++) {
         const model_ops *ops = model_at(k);
-        size_t n = ops->num_params(&c);
+        size_t n = ops->shape->num_params(&c);
         float *params = sim_tensor_alloc(n), *grads = sim_tensor_alloc(n);
-        float *acts = sim_tensor_alloc(ops->num_acts(&c, N));
+        float *acts = sim_tensor_alloc(ops->shape->num_acts(&c, N));
         ck_assert(params && grads && acts);
-        ops->init_params(params, &c, r);
+        ops->shape->init_params(params, &c, r);
         double before = ops->forward(acts, params, x, y, N, &c);
         for (size_t s = 0; s < steps; s++) {
             size_t at = (s % (N / B)) * B;

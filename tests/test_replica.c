@@ -145,7 +145,7 @@ START_TEST(a_model_of_zero_floats_never_copies)
 {
     /* The timing-only model: every block is one empty one, and a write, keyed or not, writes
      * nothing, so nothing is ever copied and every worker stays on its first block. */
-    ck_assert_uint_eq(model_none.num_params(NULL), 0);
+    ck_assert_uint_eq(model_none.shape->num_params(NULL), 0);
     replica *r = replica_create(3, 0, true, true, NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_ptr_nonnull(replica_params(r, 2));

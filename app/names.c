@@ -97,8 +97,8 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     errno = 0;
     char *text = sim_output_read(path, &len);
     if (text == NULL)
-        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
-                           path, strerror(errno != 0 ? errno : EIO));
+        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
+                           "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));
     int rc = SIM_OK;
     size_t line = 0;
     char *p = text;

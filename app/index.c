@@ -76,6 +76,27 @@ static int check_row(const app_index *ix, size_t r, sim_err *err)
     return SIM_OK;
 }
 
+/* A row's accuracies as a run writes them: its final and best both or neither (a run that
+ * evaluates its accuracy has both), the best at least the final. The cells are numbers in
+ * [0, 1] or empty, index_rules' check. */
+static int check_accuracies(const app_index *ix, size_t r, sim_err *err)
+{
+    int fc = app_index_column(ix, "final_accuracy"), bc = app_index_column(ix, "best_accuracy");
+    if (fc < 0 || bc < 0)
+        return SIM_OK;
+    const sim_csv *t = &ix->csv;
+    const char *fin = sim_csv_cell(t, r, (size_t)fc), *best = sim_csv_cell(t, r, (size_t)bc);
+    if ((fin[0] == '\0') != (best[0] == '\0'))
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s without %s", t->path,
+                           t->line[r], fin[0] != '\0' ? "final_accuracy" : "best_accuracy",
+                           fin[0] != '\0' ? "best_accuracy" : "final_accuracy");
+    if (fin[0] != '\0' && strtod(best, NULL) < strtod(fin, NULL))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: best_accuracy: %s is below final_accuracy %s", t->path,
+                           t->line[r], best, fin);
+    return SIM_OK;
+}
+
 /* A cell as a sort key: its text (a point number without leading zeros) and row. */
 typedef struct keyed {
     const char *key;
@@ -281,7 +302,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     if (rc == SIM_OK)
         ix->nkeys = (size_t)seed - 2;
     for (size_t r = 0; r < t->nrows && rc == SIM_OK; r++)
-        rc = check_row(ix, r, err);
+        if ((rc = check_row(ix, r, err)) == SIM_OK)
+            rc = check_accuracies(ix, r, err);
     if (rc == SIM_OK)
         rc = check_repeats(ix, err);
     if (rc == SIM_OK)

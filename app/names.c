@@ -97,15 +97,22 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     errno = 0;
     char *text = sim_output_read(path, &len);
     if (text == NULL)
-        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
-                           path, strerror(errno != 0 ? errno : EIO));
+        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
+                           "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));
     int rc = SIM_OK;
     size_t line = 0;
-    for (char *p = text, *end; rc == SIM_OK && p < text + len; p = end + 1) {
+    char *p = text;
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte-order mark */
+        p += 3;
+    for (char *end; rc == SIM_OK && p < text + len; p = end + 1) {
         end = memchr(p, '\n', (size_t)(text + len - p));
         end = end != NULL ? end : text + len;
-        *end = '\0';
         line++;
+        if (memchr(p, '\0', (size_t)(end - p)) != NULL) {
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: a NUL byte", path, line);
+            break;
+        }
+        *end = '\0';
         if (end > p && end[-1] == '\r')
             end[-1] = '\0';
         if (p[0] == '\0' || p[0] == '#')

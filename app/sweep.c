@@ -269,6 +269,21 @@ static bool name_same(const void *keys, size_t i, size_t j)
 
 /* ---- Loading -------------------------------------------------------------------------- */
 
+/* Whether grid paths `a` and `b` set the same value (2) or one a part of the other (1):
+ * "protocol.name" and "$.protocol.name", "stragglers" and "stragglers[0].slowdown". The later
+ * one's value overrode the other's, which the point's directory named all the same. */
+static int paths_overlap(const char *a, const char *b)
+{
+    a += strncmp(a, "$.", 2) == 0 ? 2 : 0;
+    b += strncmp(b, "$.", 2) == 0 ? 2 : 0;
+    size_t la = strlen(a), lb = strlen(b);
+    const char *l = la <= lb ? b : a;
+    size_t n = la <= lb ? la : lb;
+    if (strncmp(a, b, n) != 0)
+        return 0;
+    return l[n] == '\0' ? 2 : l[n] == '.' || l[n] == '[' ? 1 : 0;
+}
+
 /* Adds grid entry `key` of `c` (the grid or its zip) with its length, not yet its values. */
 static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, bool zipped,
                       size_t *len, sim_err *err)
@@ -293,9 +308,13 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
                            "more than %d grid paths (a run directory's name holds no more)",
                            MAX_PATHS);
     *len = n;
+    int same = 0;
     for (size_t i = 0; i < sw->ncols; i++)
-        if (strcmp(sw->cols[i].path, key) == 0)
-            return sim_err_set(err, SIM_ESCENARIO, path, "path given twice");
+        if ((same = paths_overlap(sw->cols[i].path, key)) != 0)
+            return sim_err_set(err, SIM_ESCENARIO, path, "%s %s.%s%s",
+                               same == 2 ? "path given twice (also" : "overlaps",
+                               sim_cfg_path(sw->cols[i].from), sw->cols[i].path,
+                               same == 2 ? ")" : ": the later path's value overrides the other's");
     column *cols = realloc(sw->cols, (sw->ncols + 1) * sizeof(*cols));
     if (cols == NULL)
         return sw_oom(err);

@@ -212,6 +212,42 @@ static int split_rows(sim_csv *t, char *p, const char *end, size_t line, sim_err
     return SIM_OK;
 }
 
+typedef struct named {
+    const char *name;
+    size_t col;
+} named;
+
+static int by_name(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : x->col < y->col ? -1 : x->col > y->col;
+}
+
+/* Each column of the header named, and once: hetsim reads columns by name, so a second
+ * column of one name was skipped (sorted names, each compared with its neighbour). */
+static int check_head(const sim_csv *t, sim_err *err)
+{
+    for (size_t c = 0; c < t->ncols; c++)
+        if (t->head[c][0] == '\0')
+            return sim_err_set(err, SIM_EINVAL, NULL, "%s: line 1: column %zu has no name", t->path,
+                               c + 1);
+    named *order = malloc(t->ncols * sizeof(*order));
+    if (order == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t c = 0; c < t->ncols; c++)
+        order[c] = (named){ t->head[c], c };
+    qsort(order, t->ncols, sizeof(*order), by_name);
+    int rc = SIM_OK;
+    for (size_t i = 1; i < t->ncols && rc == SIM_OK; i++)
+        if (strcmp(order[i].name, order[i - 1].name) == 0)
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: line 1: column %zu (%s) named twice (also column %zu)", t->path,
+                             order[i].col + 1, order[i].name, order[i - 1].col + 1);
+    free(order);
+    return rc;
+}
+
 /* The header, then the records. */
 static int split_file(sim_csv *t, size_t len, sim_err *err)
 {
@@ -242,7 +278,8 @@ static int split_file(sim_csv *t, size_t len, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     inner = 0;
     split_record(&p, end, t->head, t->ncols, &nf, &inner);
-    return split_rows(t, p, end, 2 + inner, err);
+    int rc = check_head(t, err);
+    return rc != SIM_OK ? rc : split_rows(t, p, end, 2 + inner, err);
 }
 
 int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const sim_csv_rules *rules,

@@ -376,6 +376,20 @@ static bool json_number(const char *s, size_t n)
     return i == n;
 }
 
+/* Whether JSON number s[0..n) has a digit other than 0 before its exponent and is read as 0:
+ * too small for a double (1e-400). strtod stops where the number does (the character after it
+ * is none of a number's). */
+static bool underflows(const char *s, size_t n)
+{
+    size_t m = strcspn(s, "eE");
+    if (m > n)
+        m = n;
+    bool nonzero = false;
+    for (size_t i = 0; i < m && !nonzero; i++)
+        nonzero = s[i] >= '1' && s[i] <= '9';
+    return nonzero && strtod(s, NULL) == 0.0;
+}
+
 size_t cfg_bad_number(const char *s, size_t len, size_t *n)
 {
     static const char chars[] = "0123456789.eE+-";
@@ -386,7 +400,7 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n)
         size_t j = i;
         while (j < len && s[j] != '\0' && strchr(chars, s[j]) != NULL)
             j++;
-        if (!json_number(s + i, j - i)) {
+        if (!json_number(s + i, j - i) || underflows(s + i, j - i)) {
             *n = j - i;
             return i;
         }
@@ -599,7 +613,9 @@ bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const 
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n)
 {
     cfg_put(buf, size, 0,
-            "%.*s%s is not a JSON number (no leading zero, a digit on each side of a point)",
+            json_number(number, n)
+                ? "%.*s%s is too small for a double (read as 0)"
+                : "%.*s%s is not a JSON number (no leading zero, a digit on each side of a point)",
             n > 40 ? 40 : (int)n, number, n > 40 ? "..." : "");
 }
 

@@ -126,6 +126,31 @@ START_TEST(parse_refuses_a_u_escape_without_four_hexadecimal_digits)
 }
 END_TEST
 
+/* A number too small for a double, not 0 in the text, is refused: it was read as 0, so a
+ * seed 2e-400 ran seed 0 and a sweep's seeds [3, 2e-400] ran seeds 3 and 0, exit 0. Zero
+ * written in any form and the smallest subnormal stay numbers. */
+START_TEST(parse_refuses_a_number_that_underflows_to_zero)
+{
+    static const char seed[] = "{\"seed\": 2e-400}";
+    parse_fails(seed, strlen(seed), "",
+                "line 1, column 10: 2e-400 is too small for a double (read as 0)");
+    static const char list[] = "{\"seeds\": [3,\n -0.5e-330]}";
+    parse_fails(list, strlen(list), "",
+                "line 2, column 2: -0.5e-330 is too small for a double (read as 0)");
+    sim_cfg *cfg = cfgt_parse_ok("{\"a\": 0e-400, \"b\": -0.000e5, \"c\": 4.9e-324, \"d\": 0}");
+    double v = 1;
+    sim_err err;
+    ck_assert_int_eq(sim_cfg_double(cfg, "a", -1, 1, &v, &err), 0);
+    ck_assert(v == 0);
+    ck_assert_int_eq(sim_cfg_double(cfg, "c", -1, 1, &v, &err), 0);
+    ck_assert(v > 0);
+    ck_assert_int_eq(sim_cfg_override(cfg, "o=[1e-999]", &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "--set o",
+                   "1e-999 is too small for a double (read as 0), at column 2");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 /* Text of `levels` nested arrays under key "a" of the root (levels + 1 in all). */
 static char *nested(size_t levels)
 {
@@ -566,6 +591,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, parse_rejects_trailing_garbage_and_nul_bytes);
     tcase_add_test(tc, parse_refuses_a_nul_escape_naming_the_string_or_keys_path);
     tcase_add_test(tc, parse_refuses_a_u_escape_without_four_hexadecimal_digits);
+    tcase_add_test(tc, parse_refuses_a_number_that_underflows_to_zero);
     tcase_add_test(tc, parse_says_when_text_is_nested_deeper_than_the_parser_allows);
     tcase_add_test(tc, parse_rejects_a_root_that_is_not_an_object);
     tcase_add_test(tc, parse_rejects_duplicate_keys_at_every_level);

@@ -251,6 +251,62 @@ START_TEST(a_mean_curve_marks_where_runs_that_stopped_drop_out)
 }
 END_TEST
 
+/* Writes `len` bytes of `text` (NUL bytes and all) to DIR/names.txt; returns its path. */
+static const char *names_file(const char *dir, const char *text, size_t len)
+{
+    static char path[1100];
+    snprintf(path, sizeof(path), "%s/names.txt", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+    return path;
+}
+
+/* A names file is text: a NUL byte is refused at its line (it cut the name shown at it,
+ * "adpsgd=AD\0junk" showed "AD", or hid its line's mapping, exit 0), and a UTF-8 byte-order
+ * mark may open it, as any text file hetsim reads (the first line's key began with it and
+ * matched nothing). */
+START_TEST(a_names_file_with_a_nul_byte_or_unread_is_refused_and_one_with_a_bom_is_read)
+{
+    char *dir = paper_sweep();
+    static const char nul_in[] = "# names\nadpsgd=AD\0junk\n";
+    static const char nul_first[] = "hpsgd=H\n\0adpsgd=Z\n";
+    const char *bad[] = { nul_in, nul_first };
+    const size_t lens[] = { sizeof(nul_in) - 1, sizeof(nul_first) - 1 };
+    const char *const lines[] = { "names.txt: line 2: a NUL byte",
+                                  "names.txt: line 2: a NUL byte" };
+    for (size_t i = 0; i < 2; i++) {
+        const char *names = names_file(dir, bad[i], lens[i]);
+        harness_result r = harness_hetsim(
+            (const char *[]){ "report", dir, "--by", "protocol.name", "--where", "workload.lr=0.05",
+                              "--format", "tex", "--names", names, NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, lines[i]) != NULL, "%zu: exit %d: %s", i,
+                      r.status, r.err);
+        ck_assert_str_eq(r.out, "");
+    }
+    /* A names file that is missing or a directory is bad usage as a missing scenario is. */
+    const char *const unread[] = { "no-such-names.txt", "." };
+    for (size_t i = 0; i < 2; i++) {
+        char names[1100];
+        snprintf(names, sizeof(names), "%s/%s", dir, unread[i]);
+        harness_result r = harness_hetsim(
+            (const char *[]){ "report", dir, "--by", "protocol.name", "--names", names, NULL });
+        ck_assert_msg(r.status == 2 && strstr(r.err, "cannot read") != NULL, "%s: exit %d: %s",
+                      unread[i], r.status, r.err);
+    }
+    static const char bom[] = "\xef\xbb\xbf"
+                              "adpsgd=AD-PSGD (ours)\n";
+    const char *names = names_file(dir, bom, sizeof(bom) - 1);
+    harness_result r = harness_hetsim((const char *[]){ "report", dir, "--by", "protocol.name",
+                                                        "--where", "workload.lr=0.05", "--format",
+                                                        "tex", "--names", names, NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "AD-PSGD (ours) & 3") != NULL, "%s", r.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("figures");
@@ -258,6 +314,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, column_figures_have_text_of_eight_points_at_their_final_size_and_no_title);
     tcase_add_test(tc, lines_differ_by_dash_and_marker_and_the_legend_names_groups_with_their_runs);
     tcase_add_test(tc, a_mean_curve_marks_where_runs_that_stopped_drop_out);
+    tcase_add_test(tc,
+                   a_names_file_with_a_nul_byte_or_unread_is_refused_and_one_with_a_bom_is_read);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

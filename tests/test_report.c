@@ -174,7 +174,7 @@ START_TEST(report_best_over_picks_each_groups_best_value)
     char text[4096];
     snprintf(text, sizeof(text),
              "%s0,a1,a,0.1,1,time,3,0.9,0.9,,1,0\n1,a2,a,0.1,2,time,3,0.5,0.5,,1,0\n"
-             "2,a3,a,0.2,1,time,3,0.85,0.8,,1,0\n3,a4,a,0.2,2,time,3,0.85,0.8,,1,0\n"
+             "2,a3,a,0.2,1,time,3,0.85,0.85,,1,0\n3,a4,a,0.2,2,time,3,0.85,0.85,,1,0\n"
              "4,a5,a,0.3,1,time,3,0.8,0.8,,1,0\n5,a6,a,0.3,2,time,3,0.8,0.8,,1,0\n"
              "6,b1,b,0.2,1,time,3,0.5,0.5,,1,0\n7,b2,b,0.3,1,time,3,0.6,0.6,,1,0\n",
              harness_fake_index_head);

@@ -169,6 +169,54 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
 }
 END_TEST
 
+/* A run that evaluates its accuracy writes both its final and its best accuracy, the best at
+ * least the final: a hand edit that writes one alone (a timing-only run's row given a final
+ * accuracy showed it as its group's, exit 0) or a best below the final is refused. */
+START_TEST(index_accuracies_no_run_writes_are_refused)
+{
+    static const struct {
+        const char *from, *to, *where, *what;
+    } cases[] = {
+        { "2,0.75,0.75,2", "2,0.75,,2", "index.csv: line 2",
+          "final_accuracy without best_accuracy" },
+        { "2,0.8,0.8,2", "2,,0.8,2", "index.csv: line 3", "best_accuracy without final_accuracy" },
+        { "2,0.65,0.65,", "2,0.65,0.6499,", "index.csv: line 4",
+          "best_accuracy: 0.6499 is below final_accuracy 0.65" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = fake_sweep();
+        edit(dir, "index.csv", cases[i].from, cases[i].to);
+        both_refuse(dir, cases[i].where, cases[i].what);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* A header names each column once: a column renamed to another's name (comm_overlap_s to
+ * compute_s) was skipped, the first of the name read, and the run's overlap counted as 0
+ * (0.1640 shown as 0.1 +- 1.0, exit 0); a column without a name (a comma ending each line) is
+ * none that hetsim writes either. */
+START_TEST(a_header_naming_a_column_twice_or_not_at_all_is_refused)
+{
+    static const struct {
+        const char *file, *from, *to, *what;
+    } cases[] = {
+        { "a1/workers.csv", "comm_overlap_s,params_fnv", "compute_s,params_fnv",
+          "a1/workers.csv: line 1: column 11 (compute_s) named twice (also column 5)" },
+        { "b2/metrics.csv", "consensus,throughput_sps", "consensus,",
+          "b2/metrics.csv: line 1: column 9 has no name" },
+        { "index.csv", "proto,seed", "seed,seed",
+          "index.csv: line 1: column 4 (seed) named twice (also column 3)" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = fake_sweep();
+        edit(dir, cases[i].file, cases[i].from, cases[i].to);
+        both_refuse(dir, cases[i].file, cases[i].what);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 /* A run directory of the sweep removed whole: the fix is said (it said "the runs stop at
  * different target accuracies (nan in ...)"). */
 START_TEST(a_removed_run_directory_says_to_run_it_again)
@@ -686,6 +734,8 @@ Suite *test_suite(void)
     Suite *s = suite_create("results");
     TCase *tc = tcase_create("damaged");
     tcase_add_test(tc, damaged_numbers_are_refused_naming_the_file_and_line);
+    tcase_add_test(tc, index_accuracies_no_run_writes_are_refused);
+    tcase_add_test(tc, a_header_naming_a_column_twice_or_not_at_all_is_refused);
     tcase_add_test(tc, a_removed_run_directory_says_to_run_it_again);
     tcase_add_test(tc, plot_run_refuses_a_run_whose_run_json_is_empty_or_missing);
     tcase_add_test(tc, a_byte_order_mark_opening_a_results_file_is_no_part_of_its_header);

@@ -226,6 +226,25 @@ START_TEST(a_grid_value_minus_0_is_0)
 }
 END_TEST
 
+/* A grid path given twice in another spelling ("$.protocol.name"), or inside another path of
+ * the grid or its zip ("protocol" and "protocol.name"), is refused: the later path's value
+ * overrode the other's, and the point's directory and index.csv named a value that was not
+ * run (an allreduce run filed as protocol.name=dpsgd). */
+START_TEST(a_grid_path_given_twice_or_inside_another_is_refused)
+{
+    refused("\"grid\": { \"protocol.name\": [\"dpsgd\"], \"$.protocol.name\": [\"allreduce\"] }",
+            "sw.json: $.grid.$.protocol.name: path given twice (also $.grid.protocol.name)", 60);
+    refused("\"grid\": { \"protocol.name\": [\"dpsgd\"], \"protocol\": [{\"name\": \"ps\"}] }",
+            "sw.json: $.grid.protocol: overlaps $.grid.protocol.name", 60);
+    refused("\"grid\": { \"stragglers\": [[]], \"zip\": { \"workers\": [3], "
+            "\"stragglers[0].slowdown\": [2] } }",
+            "sw.json: $.grid.zip.stragglers[0].slowdown: overlaps $.grid.stragglers", 60);
+    /* A name that only begins as another does is another path. */
+    refused("\"grid\": { \"workers\": [3], \"workersx\": [2] }",
+            "sw.json: $.grid.workersx[0]: the first values of the grid: ", 60);
+}
+END_TEST
+
 /* A base that is a FIFO is refused at once: each point's run reads the base again, so a
  * sweep waited forever for a second writer (and --list for a first one). */
 START_TEST(a_base_that_is_a_fifo_is_refused)
@@ -729,6 +748,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, sweep_blames_a_bad_grid_path_on_its_entry_and_a_bad_base_on_the_base);
     tcase_add_test(tc, a_grid_value_minus_0_is_0);
     tcase_add_test(tc, a_base_that_is_a_fifo_is_refused);
+    tcase_add_test(tc, a_grid_path_given_twice_or_inside_another_is_refused);
     tcase_add_test(tc, sweep_refuses_more_points_than_the_limit_at_once_naming_the_count);
     tcase_add_test(tc, sweep_plot_by_draws_the_points_with_results_and_names_those_left_out);
     tcase_add_test(tc, a_failing_point_is_named_with_its_directory);

@@ -594,8 +594,12 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
 
 int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err)
 {
-    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    /* Not inside a check's output (its own, as a run's or a sweep's), but a check's seed run
+     * drawn into itself. */
+    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
+                      SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+    if (!sim_rundir_same(out_dir, own))
+        within |= SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
     *lock = NULL;
     int rc = sim_rundir_check_place("output directory", out_dir, within,
                                     SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), own, err);

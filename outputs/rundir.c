@@ -255,7 +255,7 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err)
 }
 
 /* True if `a` and `b` are the same directory (symbolic links followed). */
-static bool same_dir(const char *a, const char *b)
+bool sim_rundir_same(const char *a, const char *b)
 {
     struct stat x, y;
     return a != NULL && b != NULL && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
@@ -320,7 +320,8 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
     if (rc == SIM_OK && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) /* bad usage, as run's */
         rc = sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s exists and is not a directory", what,
                          path);
-    if (rc == SIM_OK && reserved(path) && !same_dir(path, own)) /* a run draws into its own */
+    if (rc == SIM_OK && reserved(path) &&
+        !sim_rundir_same(path, own)) /* a run draws into its own */
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                          "%s %s: names ending in .partial or .lock are hetsim's work "
                          "directories and locks",
@@ -328,7 +329,7 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
     if (rc == SIM_OK)
         rc = check_ancestors(what, dir, path, within, err);
     sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(path) : SIM_RUNDIR_NONE;
-    if (k != SIM_RUNDIR_NONE && (equal & SIM_RUNDIR_BIT(k)) != 0 && !same_dir(path, own))
+    if (k != SIM_RUNDIR_NONE && (equal & SIM_RUNDIR_BIT(k)) != 0 && !sim_rundir_same(path, own))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                          "%s %s is a hetsim %s directory that this command does not own: "
                          "choose a place outside it",

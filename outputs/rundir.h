@@ -34,6 +34,8 @@
 #ifndef OUTPUTS_RUNDIR_H
 #define OUTPUTS_RUNDIR_H
 
+#include <stdbool.h>
+
 #include "sim/err.h"
 
 /* The marker file of a work directory. */
@@ -91,6 +93,10 @@ char *sim_rundir_clean(const char *dir);
  * exist yet (once
  * made, "new/../golden" would be "golden": no check could see that place), SIM_ENOMEM. */
 int sim_rundir_follow(const char *dir, char **out, sim_err *err);
+
+/* True when a and b name one existing directory or file (links followed); false when either
+ * is NULL. */
+bool sim_rundir_same(const char *a, const char *b);
 
 /* The ownership rule: no command writes inside another hetsim output or into one it does not
  * own. Refuses the place `dir` (its link followed, sim_rundir_follow), named `what` in the

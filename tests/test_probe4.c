@@ -112,6 +112,25 @@ START_TEST(no_report_nor_golden_goes_into_another_checks_output)
 }
 END_TEST
 
+/* A plot's figures inside a check's output (a folder of its own there: -o CO/figs) were
+ * written, exit 0, where a run, a sweep or another check's -o are refused: a check's output
+ * is the check's alone. Refused with exit 2, nothing changed. */
+START_TEST(no_plot_goes_into_a_checks_output)
+{
+    char *dir = golden_and_check();
+    char run[512], figs[512], before[16384], after[16384];
+    path_of(run, sizeof(run), dir, "co/seed-6"); /* the check's seeds follow the golden's */
+    path_of(figs, sizeof(figs), dir, "co/figs");
+    harness_tree_digest(dir, before, sizeof(before));
+    result r = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(r.status == 2, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.err, "check") != NULL, "%s", r.err);
+    harness_tree_digest(dir, after, sizeof(after));
+    ck_assert_msg(strcmp(before, after) == 0, "the plot changed something");
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A golden's file that is a FIFO (or a directory) is refused naming it, without waiting: the
  * fingerprint's reader opened a seed's metrics.csv FIFO and waited for a writer forever
  * (check hung until killed); a seed of golden.json written 5.5 was read as 5 (exit 0). */
@@ -201,6 +220,7 @@ Suite *test_suite(void)
     TCase *places = tcase_create("places");
     tcase_set_timeout(places, 240);
     tcase_add_test(places, no_report_nor_golden_goes_into_another_checks_output);
+    tcase_add_test(places, no_plot_goes_into_a_checks_output);
     tcase_add_test(places, a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused);
     tcase_add_test(places, a_run_file_that_is_a_fifo_is_never_waited_on);
     suite_add_tcase(s, places);

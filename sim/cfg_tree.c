@@ -378,14 +378,12 @@ static bool json_number(const char *s, size_t n)
 
 /* Whether JSON number s[0..n) has a digit other than 0 before its exponent and is read as 0:
  * too small for a double (1e-400). strtod stops where the number does (the character after it
- * is none of a number's). */
+ * is none of a number's). Reads s[0..n) alone: a search past it for the exponent went on
+ * through the rest of the text, each number's, quadratic in an array of numbers. */
 static bool underflows(const char *s, size_t n)
 {
-    size_t m = strcspn(s, "eE");
-    if (m > n)
-        m = n;
     bool nonzero = false;
-    for (size_t i = 0; i < m && !nonzero; i++)
+    for (size_t i = 0; i < n && s[i] != 'e' && s[i] != 'E' && !nonzero; i++)
         nonzero = s[i] >= '1' && s[i] <= '9';
     return nonzero && strtod(s, NULL) == 0.0;
 }

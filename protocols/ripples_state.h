@@ -20,7 +20,8 @@ enum {
     MODE_RANDOM = 0,
     MODE_BUFFER = 1,
     MODE_DIVISION = 2,
-    MODE_STATIC = 3
+    MODE_STATIC = 3,
+    MODE_AUTO = 4 /* configuration only: resolved to MODE_STATIC or MODE_DIVISION */
 };
 
 enum {

@@ -46,6 +46,10 @@ typedef struct proto_setup {
     uint32_t rack_workers; /* the most workers one rack holds (every worker on one rack) */
     bool worker0_fails;    /* a failure rule takes worker 0 down: a coordinator placed on it
                               would be lost */
+    bool homogeneous;      /* every worker computes at one rate and sends through one kind of
+                              NIC for the whole run: equal speeds and devices, equal NIC
+                              bandwidth and latency, no straggler rule of any kind (jitter,
+                              drawn alike for all, does not count) */
     sim_budget budget;     /* sim_ctx_budget as it is before the run: train_samples 0 (the data
                               is not loaded yet), so `iterations` counts stop.iterations alone */
 } proto_setup;

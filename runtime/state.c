@@ -113,6 +113,21 @@ sim_host sim_run_host(const sim_scenario *sc, uint32_t h)
     return host;
 }
 
+/* proto_setup.homogeneous: the workers alike for the whole run. */
+static bool homogeneous(const sim_scenario *sc)
+{
+    if (sc->nstragglers > 0)
+        return false;
+    for (uint32_t w = 1; w < sc->workers; w++) {
+        if (sc->speeds[w] != sc->speeds[0] || sc->bandwidth_bps[w] != sc->bandwidth_bps[0] ||
+            sc->latency_ns[w] != sc->latency_ns[0])
+            return false;
+        if (sc->devices != NULL && sc->devices[w] != sc->devices[0])
+            return false;
+    }
+    return true;
+}
+
 proto_setup sim_run_setup(const sim_scenario *sc)
 {
     proto_setup s = {
@@ -136,5 +151,6 @@ proto_setup sim_run_setup(const sim_scenario *sc)
         if (st->kind == SIM_STRAG_FAILURE && st->nworkers > 0 && st->workers[0] == 0)
             s.worker0_fails = true; /* ids ascending: the first is 0 when 0 is one */
     }
+    s.homogeneous = homogeneous(sc);
     return s;
 }

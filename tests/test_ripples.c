@@ -242,6 +242,60 @@ START_TEST(the_default_generator_is_group_division_and_run_json_says_so)
 }
 END_TEST
 
+/* run.json of the zero-gradient scenario with `sets`. */
+static char *resolved_with(const char *const *sets, size_t n)
+{
+    sim_scenario *sc = harness_load(zero_json, "ripples.json", sets, n);
+    char *dir = harness_tmpdir("ripples");
+    harness_run(sc, dir, NULL, NULL);
+    char *run = harness_slurp(dir, "run.json");
+    harness_cleanup(dir);
+    sim_scenario_destroy(sc);
+    return run;
+}
+
+static void expect_resolved(const char *const *sets, size_t n, const char *groups, const char *grid)
+{
+    char *run = resolved_with(sets, n);
+    ck_assert_msg(strstr(run, groups) != NULL, "%s not in run.json (%s)", groups,
+                  n > 0 ? sets[0] : "no sets");
+    if (grid != NULL)
+        ck_assert_msg(strstr(run, grid) != NULL, "%s not in run.json", grid);
+    free(run);
+}
+
+START_TEST(the_default_is_the_static_grid_on_a_homogeneous_cluster_and_division_elsewhere)
+{
+    /* 6 alike workers: the paper's static schedule, on the near-square grid 2 x 3. */
+    expect_resolved(NULL, 0, "\"groups\": \"static\"", "\"grid\": [2, 3]");
+    const char *given[] = { "protocol.groups=auto", "protocol.grid=[3, 2]" };
+    expect_resolved(given, 2, "\"groups\": \"static\"", "\"grid\": [3, 2]");
+    /* Anything that makes one worker unlike the others, a group size asked for, or a prime
+     * number of workers (no grid but 1 x n): Group Division. */
+    const char *other[][1] = {
+        { "compute.speeds=[1, 1, 1, 1, 1, 1.5]" },
+        { "stragglers=[{\"kind\": \"random\", \"workers\": [4], \"slowdown\": 2, "
+          "\"probability\": 0.1}]" },
+        { "network.overrides=[{\"workers\": [2], \"bandwidth_gbps\": 5}]" },
+        { "protocol.group_size=3" },
+        { "workers=7" },
+    };
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        expect_resolved(other[i], 1, "\"groups\": \"division\"", NULL);
+    /* The resolved default runs exactly as the static schedule given by hand. */
+    const char *stat[] = { "protocol.groups=static", "protocol.grid=[2, 3]" };
+    char *a, *b;
+    harness_run_models(zero_json, NULL, 0, NULL, &a);
+    harness_run_models(zero_json, stat, 2, NULL, &b);
+    harness_strip_wall(a);
+    harness_strip_wall(b);
+    ck_assert_str_eq(a, b);
+    ck_assert_double_eq(harness_report_in(a, "requests"), 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /* The iterations of summary.json and of the workers other than `slow` (workers.csv). */
 static void iterations_but(const char *const *sets, size_t n, uint32_t slow, double *conflicts,
                            double *others)
@@ -606,6 +660,8 @@ Suite *test_suite(void)
     tcase_add_loop_test(tc, every_local_step_is_followed_by_exactly_one_group, 0, 4);
     tcase_add_test(tc, the_group_buffer_has_fewer_conflicts_than_random_groups);
     tcase_add_test(tc, the_default_generator_is_group_division_and_run_json_says_so);
+    tcase_add_test(tc,
+                   the_default_is_the_static_grid_on_a_homogeneous_cluster_and_division_elsewhere);
     tcase_add_test(
         tc, group_division_issues_no_busy_worker_a_group_so_a_slow_one_holds_back_only_its_own);
     tcase_add_test(tc, the_racks_schedule_alternates_intra_and_inter_rack_groups);

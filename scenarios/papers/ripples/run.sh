@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Ripples / Prague paper trend (PROTOCOLS §4.7): 16 workers, Fashion-MNIST with a small MLP,
 # messages of a 25 MB CNN, three clusters (homogeneous, one worker 4x slower, random 4x
-# slowdowns with probability 0.1), each run by allreduce, ps, adpsgd and ripples in its group
-# modes (random, buffer, division over the free workers (the default), the literal division
-# (batch "all") with "busy" join and skip, static grid [4, 4]). Prints the table of README.md:
+# slowdowns with probability 0.1), each run by allreduce, ps, adpsgd and ripples at its default
+# (groups "auto": the static grid [4, 4] on the homogeneous cluster, Group Division on the
+# others) and in each group mode (random, buffer, division over the free workers, the literal
+# division (batch "all") with "busy" join and skip, static grid [4, 4]). Prints the table of README.md:
 # simulated time to the target accuracy (0.80) and Ripples' ratios against All-Reduce and
 # AD-PSGD; draws one comparison figure set per cluster.
 #
 #   bash scenarios/papers/ripples/run.sh [--smoke] HETSIM_BINARY      (from the repository root)
 #
 # Runs go to out/papers/ripples/<cluster>/<run>, figures to out/papers/ripples/<cluster>/figures.
-# --smoke: the homogeneous cluster only, allreduce and ripples (division), 3 simulated seconds,
+# --smoke: the homogeneous cluster only, allreduce and ripples (its default), 3 simulated seconds,
 # no figures, into out/papers/ripples-smoke (CI: checks that everything runs, not the trend).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +26,7 @@ ps ps -
 adpsgd adpsgd -
 ripples-random ripples random
 ripples-buffer ripples buffer
+ripples ripples -
 ripples-division ripples division
 ripples-division-join ripples division-join
 ripples-division-skip ripples division-skip
@@ -33,7 +35,7 @@ clusters="homogeneous slow-one random-slowdowns"
 extra=()
 if [ "$smoke" = 1 ]; then
     runs="allreduce allreduce -
-ripples-division ripples division"
+ripples ripples -"
     clusters=homogeneous
     extra=(--set stop.time_s=3)
     out=out/papers/ripples-smoke
@@ -73,7 +75,7 @@ python3 - "$out" "$clusters" <<'PY'
 import json, os, sys
 out, clusters = sys.argv[1], sys.argv[2].split()
 names = [n for n in ("allreduce", "ps", "adpsgd", "ripples-random", "ripples-buffer",
-                     "ripples-division", "ripples-division-join", "ripples-division-skip",
+                     "ripples", "ripples-division", "ripples-division-join", "ripples-division-skip",
                      "ripples-static")]
 def load(c, n):
     p = os.path.join(out, c, n, "summary.json")

@@ -1,0 +1,76 @@
+/* Issue 38's sixth probe: files hetsim reads that never end, and values written into CSV files
+ * and read back. Every case failed before its fix. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 3, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* DIR with s.json and its run DIR/r. */
+static char *with_a_run(void)
+{
+    char *dir = harness_tmpdir("probe5");
+    char s[512], r[512];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
+    return dir;
+}
+
+/* A --style script that never ends (a link to /dev/zero) was read until memory ran out (a
+ * machine with a limit on memory looped for ever), and one with a NUL byte was cut there and
+ * drawn, "gnuplot wrote nothing", exit 1. Both are refused as bad input naming the script, exit
+ * 2, and no figure is made. */
+START_TEST(a_style_script_that_never_ends_or_holds_a_nul_byte_is_refused)
+{
+    char *dir = with_a_run();
+    char style[512], gp[600], r[512], out[512];
+    snprintf(style, sizeof(style), "%s/style", dir);
+    snprintf(gp, sizeof(gp), "%s/convergence.gp", style);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(out, sizeof(out), "%s/figs", dir);
+    ck_assert_int_eq(mkdir(style, 0777), 0);
+    for (int c = 0; c < 2; c++) {
+        if (c == 0) {
+            ck_assert_int_eq(symlink("/dev/zero", gp), 0);
+        } else {
+            ck_assert_int_eq(unlink(gp), 0);
+            FILE *f = fopen(gp, "wb");
+            ck_assert_ptr_nonnull(f);
+            fwrite("print 1\n\0junk\n", 1, 14, f);
+            ck_assert_int_eq(fclose(f), 0);
+        }
+        result res =
+            harness_hetsim((const char *[]){ "plot", r, "-o", out, "--style", style, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "convergence.gp: a NUL byte") != NULL, "%s", res.err);
+        ck_assert_int_ne(access(out, F_OK), 0);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe5");
+    TCase *tc = tcase_create("reads");
+    tcase_add_test(tc, a_style_script_that_never_ends_or_holds_a_nul_byte_is_refused);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return s;
+}

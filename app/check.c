@@ -470,21 +470,22 @@ static char *resolved(const char *path)
     return out;
 }
 
-/* True if the report's place `place` is a file the check writes in `dir`: check.csv, its
- * figure and band CSVs, a seed's run directory seed-S. */
+/* True if the report's place `place` is the check's output directory `dir` itself or lies in
+ * one of its runs (made by the check: it ran, then the report was refused with exit 2), or is a
+ * file the check writes in `dir`: check.csv, its figure and band CSVs, a seed's run directory
+ * seed-S. */
 static bool own_file(const char *place, const char *dir)
 {
     static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
                                        "check.png" };
     char *p = resolved(place), *d = resolved(dir);
-    char *slash = p != NULL ? strrchr(p, '/') : NULL;
+    size_t n = d != NULL ? strlen(d) : 0;
     bool mine = false;
-    if (slash != NULL && d != NULL) {
-        *slash = '\0';
-        bool here = strcmp(p[0] != '\0' ? p : "/", d) == 0;
-        mine = here && strncmp(slash + 1, "seed-", 5) == 0;
-        for (size_t i = 0; here && !mine && i < sizeof(own) / sizeof(own[0]); i++)
-            mine = strcmp(slash + 1, own[i]) == 0;
+    if (p != NULL && d != NULL && strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/')) {
+        const char *name = p[n] == '\0' ? "" : p + n + 1;
+        mine = name[0] == '\0' || strchr(name, '/') != NULL || strncmp(name, "seed-", 5) == 0;
+        for (size_t i = 0; !mine && i < sizeof(own) / sizeof(own[0]); i++)
+            mine = strcmp(name, own[i]) == 0;
     }
     free(p);
     free(d);
@@ -526,7 +527,7 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
                            opt->scenario);
     if (dir != NULL && own_file(place, dir))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is a file of the check's own output in %s: name "
+                           "--junit file %s is the check's own output %s or a file in it: name "
                            "another file",
                            opt->junit, dir);
     if (dir != NULL && in_other_check(place, dir))

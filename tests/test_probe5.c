@@ -1,5 +1,5 @@
-/* Issue 38's sixth probe: files hetsim reads that never end, and values written into CSV files
- * and read back. Every case failed before its fix. */
+/* Issue 38's sixth probe: files hetsim reads that never end, the places a check writes, and
+ * values written into CSV files and read back. Every case failed before its fix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +65,39 @@ START_TEST(a_style_script_that_never_ends_or_holds_a_nul_byte_is_refused)
 }
 END_TEST
 
+/* --junit naming the check's own -o directory, or a place in one of its seed runs, passed the
+ * checks made before the check ran (they knew only the files check.csv, check.png, seed-S): the
+ * check ran its seeds and wrote its output, then refused the report, exit 2. Refused first now:
+ * exit 2, the output directory never made. A report beside check.csv is the check's own. */
+START_TEST(a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first)
+{
+    char *dir = with_a_run();
+    char s[512], g[512], co[512], junit[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/golden", dir);
+    snprintf(co, sizeof(co), "%s/co", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
+    static const char *const places[] = { "", "/.", "/seed-6/run.json", "/seed-7/report.xml",
+                                          "/sub/report.xml" };
+    for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+        snprintf(junit, sizeof(junit), "%s%s", co, places[i]);
+        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--seeds", "4", "-o", co,
+                                               "--junit", junit, NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", junit, res.status, res.err);
+        ck_assert_msg(access(co, F_OK) != 0, "%s: the check ran first", junit);
+        ck_assert_msg(strstr(res.err, "is the check's own output") != NULL, "%s", res.err);
+    }
+    snprintf(junit, sizeof(junit), "%s/report.xml", co);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--seeds", "4", "-o", co,
+                                           "--junit", junit, NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    ck_assert_int_eq(access(junit, F_OK), 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe5");
@@ -72,5 +105,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_style_script_that_never_ends_or_holds_a_nul_byte_is_refused);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first);
+    tcase_set_timeout(places, 300);
+    suite_add_tcase(s, places);
     return s;
 }

@@ -98,6 +98,37 @@ START_TEST(a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first)
 }
 END_TEST
 
+/* A sweep's point directory replaced by a symbolic link to another run (a run of its own, or
+ * another sweep's point): the sweep ran the point through it and replaced that run, exit 0 (its
+ * owner token named the point's path, which the link led elsewhere). The point is refused (the
+ * sweep fails it, exit 1) and the run the link names is unchanged. */
+START_TEST(a_sweep_never_runs_a_point_through_a_link_to_another_run)
+{
+    char *dir = with_a_run();
+    char sw[512], point[600], r[512], before[4096], after[4096];
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(point, sizeof(point), "%s/out/workers=2,seed=3", dir);
+    char out[512];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    char cmd[1400];
+    snprintf(cmd, sizeof(cmd), "rm -r '%s' && ln -s ../r '%s'", point, point);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_tree_digest(r, before, sizeof(before));
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    harness_tree_digest(r, after, sizeof(after));
+    ck_assert_msg(strcmp(before, after) == 0, "the run behind the link changed (exit %d)",
+                  res.status);
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "is a symbolic link") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe5");
@@ -107,6 +138,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, tc);
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first);
+    tcase_add_test(places, a_sweep_never_runs_a_point_through_a_link_to_another_run);
     tcase_set_timeout(places, 300);
     suite_add_tcase(s, places);
     return s;

@@ -538,6 +538,29 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
     return SIM_OK;
 }
 
+/* Refuses a seed run's directory OUT/seed-S in the check's output `dir` that is a symbolic
+ * link: the check runs its seeds in its own directory (through a link it replaced the run, or a
+ * sweep's point, that the link named). */
+static int linked_seed(const char *dir, sim_err *err)
+{
+    DIR *d = opendir(dir);
+    int rc = SIM_OK;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && rc == SIM_OK;
+         e = readdir(d)) {
+        char path[PATH_TEXT + 300];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (strncmp(e->d_name, "seed-", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "%s is a symbolic link: a check runs its seeds in its own output "
+                             "directory, never through a link to another place; remove it",
+                             path);
+    }
+    if (d != NULL)
+        closedir(d);
+    return rc;
+}
+
 /* The places a check writes, refused before anything runs (the ownership rule,
  * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
  * device replaced, nor the scenario file or one of the check's own files; the output
@@ -558,6 +581,8 @@ static int check_places(const app_check_options *opt, const char *dir, bool *jun
     *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)
         rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
+    if (rc == SIM_OK && dir != NULL)
+        rc = linked_seed(dir, err);
     return rc;
 }
 

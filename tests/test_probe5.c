@@ -129,6 +129,35 @@ START_TEST(a_sweep_never_runs_a_point_through_a_link_to_another_run)
 }
 END_TEST
 
+/* A check run again into its own output, whose seed run's directory was replaced by a symbolic
+ * link to another run: the check ran that seed through the link and replaced the run, exit 0.
+ * Refused before anything runs, exit 2, the run behind the link unchanged. */
+START_TEST(a_check_never_runs_a_seed_through_a_link_to_another_run)
+{
+    char *dir = with_a_run();
+    char s[512], g[512], co[512], r[512], before[4096], after[4096], cmd[1400];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/golden", dir);
+    snprintf(co, sizeof(co), "%s/co", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
+    ck_assert_msg(res.status == 0, "check: exit %d\n%s", res.status, res.err);
+    snprintf(cmd, sizeof(cmd), "rm -r '%s/seed-6' && ln -s ../r '%s/seed-6'", co, co);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_tree_digest(r, before, sizeof(before));
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
+    harness_tree_digest(r, after, sizeof(after));
+    ck_assert_msg(strcmp(before, after) == 0, "the run behind the link changed (exit %d)",
+                  res.status);
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "seed-6 is a symbolic link") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe5");
@@ -139,6 +168,7 @@ Suite *test_suite(void)
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first);
     tcase_add_test(places, a_sweep_never_runs_a_point_through_a_link_to_another_run);
+    tcase_add_test(places, a_check_never_runs_a_seed_through_a_link_to_another_run);
     tcase_set_timeout(places, 300);
     suite_add_tcase(s, places);
     return s;

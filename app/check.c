@@ -470,21 +470,22 @@ static char *resolved(const char *path)
     return out;
 }
 
-/* True if the report's place `place` is a file the check writes in `dir`: check.csv, its
- * figure and band CSVs, a seed's run directory seed-S. */
+/* True if the report's place `place` is the check's output directory `dir` itself or lies in
+ * one of its runs (made by the check: it ran, then the report was refused with exit 2), or is a
+ * file the check writes in `dir`: check.csv, its figure and band CSVs, a seed's run directory
+ * seed-S. */
 static bool own_file(const char *place, const char *dir)
 {
     static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
                                        "check.png" };
     char *p = resolved(place), *d = resolved(dir);
-    char *slash = p != NULL ? strrchr(p, '/') : NULL;
+    size_t n = d != NULL ? strlen(d) : 0;
     bool mine = false;
-    if (slash != NULL && d != NULL) {
-        *slash = '\0';
-        bool here = strcmp(p[0] != '\0' ? p : "/", d) == 0;
-        mine = here && strncmp(slash + 1, "seed-", 5) == 0;
-        for (size_t i = 0; here && !mine && i < sizeof(own) / sizeof(own[0]); i++)
-            mine = strcmp(slash + 1, own[i]) == 0;
+    if (p != NULL && d != NULL && strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/')) {
+        const char *name = p[n] == '\0' ? "" : p + n + 1;
+        mine = name[0] == '\0' || strchr(name, '/') != NULL || strncmp(name, "seed-", 5) == 0;
+        for (size_t i = 0; !mine && i < sizeof(own) / sizeof(own[0]); i++)
+            mine = strcmp(name, own[i]) == 0;
     }
     free(p);
     free(d);
@@ -526,7 +527,7 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
                            opt->scenario);
     if (dir != NULL && own_file(place, dir))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is a file of the check's own output in %s: name "
+                           "--junit file %s is the check's own output %s or a file in it: name "
                            "another file",
                            opt->junit, dir);
     if (dir != NULL && in_other_check(place, dir))
@@ -535,6 +536,29 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
                            "place outside it",
                            opt->junit);
     return SIM_OK;
+}
+
+/* Refuses a seed run's directory OUT/seed-S in the check's output `dir` that is a symbolic
+ * link: the check runs its seeds in its own directory (through a link it replaced the run, or a
+ * sweep's point, that the link named). */
+static int linked_seed(const char *dir, sim_err *err)
+{
+    DIR *d = opendir(dir);
+    int rc = SIM_OK;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && rc == SIM_OK;
+         e = readdir(d)) {
+        char path[PATH_TEXT + 300];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (strncmp(e->d_name, "seed-", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "%s is a symbolic link: a check runs its seeds in its own output "
+                             "directory, never through a link to another place; remove it",
+                             path);
+    }
+    if (d != NULL)
+        closedir(d);
+    return rc;
 }
 
 /* The places a check writes, refused before anything runs (the ownership rule,
@@ -557,6 +581,8 @@ static int check_places(const app_check_options *opt, const char *dir, bool *jun
     *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)
         rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
+    if (rc == SIM_OK && dir != NULL)
+        rc = linked_seed(dir, err);
     return rc;
 }
 

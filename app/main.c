@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
@@ -133,6 +134,26 @@ static int out_dir_of(const char *file, const char *dir)
 /* The largest -j: more local processes at once than any machine has cores. */
 #define MAX_JOBS 4096
 
+/* The run's place `dir`: not into a golden of `hetsim check`, a check's output (its seed runs are
+ * the check's) nor a sweep's directory (the run's own checks refuse run and work directories,
+ * outputs/rundir.h), but for a sweep's `point` run by the sweep itself (its owner token,
+ * app/sweep.h); that point's directory is the sweep's own, never a symbolic link to another
+ * place (a run there, or another sweep's point, was replaced through it). */
+static int run_place(const char *dir, bool point, sim_err *err)
+{
+    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
+    struct stat st;
+    if (point && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "the sweep's point directory %s is a symbolic link: a sweep runs its "
+                           "points in its own directory, never through a link to another place; "
+                           "remove it",
+                           dir);
+    if (!point)
+        within |= SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP);
+    return sim_rundir_check_within(dir, within, err);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *file = NULL, *out_dir = NULL;
@@ -180,14 +201,8 @@ static int cmd_run(int argc, char **argv)
     sim_run_summary sum;
     sim_err err;
     sim_err_clear(&err);
-    /* Not into a golden of `hetsim check`, a check's output (its seed runs are the check's)
-     * nor a sweep's directory (the run's own checks refuse run and work directories,
-     * outputs/rundir.h), but for a sweep's point run by the sweep itself (its owner token,
-     * app/sweep.h). */
-    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
-    if (!app_sweep_owns(out_dir))
-        within |= SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP);
-    if (sim_rundir_check_within(out_dir != NULL ? out_dir : sc->out_dir, within, &err) != SIM_OK) {
+    if (run_place(out_dir != NULL ? out_dir : sc->out_dir, app_sweep_owns(out_dir), &err) !=
+        SIM_OK) {
         sim_scenario_destroy(sc);
         return cli_report(&err);
     }

@@ -236,7 +236,8 @@ static uint64_t newest_round(const ps_server *s)
 
 /* Worker w joins (at the start, or recovered): its clock rises to the slowest live
  * worker's, in bsp it becomes a member from the newest round any shard has reached, and it
- * starts an iteration. While draining it only holds: the resume makes it a member. */
+ * starts an iteration. While draining it only holds: the resume makes it a member, and a failure
+ * before then takes it out of no round (it was counted out of the drain's round when it failed). */
 static int join(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ps_worker *pw = &s->w[w];
@@ -253,6 +254,8 @@ static int join(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
         for (uint32_t k = 0; k < s->K; k++)
             if (s->sh[k].round == newest)
                 s->sh[k].pending++;
+    } else if (s->draining) {
+        pw->joined = UINT64_MAX; /* a member of no round before the resume: not counted out */
     }
     return pss_try_start(s, ctx, w, err);
 }

@@ -77,6 +77,27 @@ const char *sim_plot_script(const char *name)
     return NULL;
 }
 
+/* The user's copy of a script at `path` into *text (malloc'd), or *text NULL when there is
+ * none. Read as every text file hetsim reads (sim_output_read): one that never ends (/dev/zero,
+ * which was read until memory ran out) stops at its first NUL byte, refused as bad input. */
+static int read_script(const char *path, char **text, sim_err *err)
+{
+    size_t len = 0;
+    errno = 0;
+    *text = sim_output_read(path, &len);
+    if (*text == NULL && errno == ENOENT)
+        return SIM_OK;
+    if (*text == NULL)
+        return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
+                           path, strerror(errno));
+    if (strlen(*text) == len)
+        return SIM_OK;
+    free(*text);
+    *text = NULL;
+    return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: a NUL byte (a gnuplot script is text)",
+                       path);
+}
+
 int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
 {
     struct stat st;
@@ -87,25 +108,13 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
         char *path = join(dir, sim_plot_script_names[i]);
         if (path == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        FILE *f = fopen(path, "rb");
-        if (f == NULL) {
-            free(path);
-            continue; /* this figure keeps the embedded script */
-        }
         char *text = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&text, &len);
-        char buf[4096];
-        size_t k;
-        while (m != NULL && (k = fread(buf, 1, sizeof(buf), f)) > 0)
-            fwrite(buf, 1, k, m);
-        bool bad = ferror(f) != 0;
-        fclose(f);
-        if (m == NULL || fclose(m) != 0 || text == NULL || bad) {
-            free(text);
-            int rc = sim_err_set(err, SIM_EIO, NULL, "cannot read %s", path);
+        int rc = read_script(path, &text, err);
+        if (rc != SIM_OK || text == NULL) {
             free(path);
-            return rc;
+            if (rc != SIM_OK)
+                return rc;
+            continue; /* this figure keeps the embedded script */
         }
         free(path);
         free(style_scripts[i]);

@@ -464,6 +464,75 @@ START_TEST(a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody)
 }
 END_TEST
 
+/* Issue 38, sixth probe: new timings of failures during an admission, on four workers. Worker 2
+ * fails twice (down from 0.1 to 0.2 s, then again 0.005 k s after its recovery, back at 0.5 s);
+ * workers 2 and 3 come back at once while worker 0 fails for good; worker 0 fails while worker 2
+ * gets its model and comes back at 0.6 s. syncswitch, colocated, counted worker 2 out of the
+ * drain's round twice when it failed again before the resume (it had rejoined as a holder): a
+ * round closed before the last gradient of it arrived ("ps: a gradient for a round not open"). The
+ * progress rule as above, for the workers up in the second half. */
+#define NTWICE 3
+
+/* Failure rules of pattern p (0 to NTWICE - 1) above, the second failure at `at` s, into buf. */
+static void twice_rules(char *buf, size_t size, unsigned p, double at)
+{
+    if (p == 0)
+        snprintf(buf, size,
+                 "{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1, \"recover_s\": 0.2},"
+                 " {\"kind\": \"failure\", \"workers\": [2], \"at_s\": %.3f, \"recover_s\": 0.5}",
+                 at);
+    else if (p == 1)
+        snprintf(buf, size,
+                 "{\"kind\": \"failure\", \"workers\": [2, 3], \"at_s\": 0.1, \"recover_s\": 0.2},"
+                 " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": %.3f}",
+                 at);
+    else
+        snprintf(buf, size,
+                 "{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1, \"recover_s\": 0.2},"
+                 " {\"kind\": \"failure\", \"workers\": [0], \"at_s\": %.3f, \"recover_s\": 0.6}",
+                 at);
+}
+
+START_TEST(a_worker_failing_twice_or_two_admitted_at_once_stalls_nobody)
+{
+    char def[128];
+    size_t nreg = harness_protocols(), i = (size_t)_i;
+    const char *proto = def;
+    if (i < nreg)
+        harness_protocol(i, def, sizeof(def));
+    else
+        proto = admitting[i - nreg];
+    for (unsigned p = 0; p < NTWICE; p++) {
+        for (unsigned k = 0; k < 4; k++) {
+            char rules[512], json[2048];
+            twice_rules(rules, sizeof(rules), p, 0.2 + 0.005 * k);
+            snprintf(json, sizeof(json),
+                     "{\"seed\": %u, \"workers\": 4, \"servers\": %d,"
+                     " \"compute\": {\"iteration_ms\": 40, \"jitter_sigma\": 0.1},"
+                     " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 20},"
+                     " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 240,"
+                     " \"dim\": 4, \"classes\": 2}, \"model\": {\"name\": \"softmax\"},"
+                     " \"batch\": 4, \"message_bytes\": 25000000}, \"protocol\": %s,"
+                     " \"stragglers\": [%s], \"stop\": {\"time_s\": 2},"
+                     " \"eval\": {\"every_s\": 0.25, \"samples\": 40}}",
+                     3 + k, HARNESS_PROTOCOL_SERVERS, proto, rules);
+            sim_scenario *sc = harness_load(json, "survive-twice.json", NULL, 0);
+            progress pr = { .n = 4, .half = HALF_NS };
+            char *dir = harness_tmpdir("survive");
+            sim_run_summary sum = harness_run(sc, dir, observe, &pr);
+            ck_assert_msg(strcmp(sum.stop_reason, "time") == 0,
+                          "stopped (%s) at %" PRId64 " ns\n%s", sum.stop_reason,
+                          (int64_t)sum.sim_ns, json);
+            for (uint32_t w = p == 1 ? 1 : 0; w < 4; w++)
+                ck_assert_msg(pr.at_end[w] > pr.at_half[w],
+                              "worker %u made no progress in the second half\n%s", w, json);
+            harness_cleanup(dir);
+            sim_scenario_destroy(sc);
+        }
+    }
+}
+END_TEST
+
 /* The variants and the averaging protocols name registered protocols (a renamed or removed
  * one would leave them testing nothing). */
 START_TEST(every_variant_names_a_registered_protocol)
@@ -495,6 +564,8 @@ Suite *test_suite(void)
     TCase *adm = tcase_create("admissions");
     tcase_add_loop_test(adm, a_peer_failing_while_a_recovered_worker_gets_its_model_stalls_nobody,
                         0, (int)(harness_protocols() + NADMITTING));
+    tcase_add_loop_test(adm, a_worker_failing_twice_or_two_admitted_at_once_stalls_nobody, 0,
+                        (int)(harness_protocols() + NADMITTING));
     tcase_set_timeout(adm, 300);
     suite_add_tcase(s, adm);
     return s;

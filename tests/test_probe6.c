@@ -80,6 +80,69 @@ START_TEST(a_run_whose_clock_reaches_its_end_says_so_and_what_to_do)
 }
 END_TEST
 
+/* Replaces the first `from` of DIR/NAME by `to`. */
+static void edit(const char *dir, const char *name, const char *from, const char *to)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    size_t n = 0;
+    char *text = harness_read(path, &n);
+    char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "%s holds no %s", path, from);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    ck_assert_int_eq(fclose(f), 0);
+    free(text);
+}
+
+/* index.csv's results are its runs' summary.json's: a mean_throughput_sps edited by hand
+ * (5120 to 9999) made report's throughput 7559.5 +- 31000 for two runs that measured 5120,
+ * a time_to_target_s written into a timing-only run's row or a stop_reason changed were read
+ * as they were, exit 0. report and plot --by refuse each naming the line, the value the run
+ * wrote and the fix; the sweep run again writes the index whole. */
+START_TEST(index_results_that_are_not_the_runs_are_refused)
+{
+    static const char *const cases[][3] = {
+        { "5120,", "9999,", "mean_throughput_sps is 5120 in its summary.json" },
+        { "time,0.050000000000000003,,,,", "time,0.050000000000000003,,,5,",
+          "time_to_target_s is empty in its summary.json" },
+        { ",time,", ",stalled,", "stop_reason is time in its summary.json" },
+    };
+    char *dir = harness_tmpdir("probe6");
+    char sweep[512], sw[512];
+    harness_write(dir, "s.json",
+                  "{\"seed\": 3, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.05},\n"
+                  " \"eval\": {\"every_s\": 0.05}}\n");
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 4]}, \"seeds\": 2,\n"
+                  " \"output\": {\"dir\": \"unused\"}}\n");
+    snprintf(sweep, sizeof(sweep), "%s/sw.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    for (size_t i = 0; i < 3; i++) {
+        result r = harness_hetsim(
+            (const char *[]){ "sweep", sweep, "-o", sw, "-j", "1", "--quiet", NULL });
+        ck_assert_msg(r.status == 0, "sweep: exit %d\n%s", r.status, r.err);
+        result ok = harness_hetsim((const char *[]){ "report", sw, "--by", "workers", NULL });
+        ck_assert_msg(ok.status == 0, "report: exit %d\n%s", ok.status, ok.err);
+        edit(sw, "index.csv", cases[i][0], cases[i][1]);
+        result a = harness_hetsim((const char *[]){ "report", sw, "--by", "workers", NULL });
+        result b = harness_hetsim((const char *[]){ "plot", sw, "--by", "workers", NULL });
+        for (int k = 0; k < 2; k++) {
+            result *x = k == 0 ? &a : &b;
+            ck_assert_msg(x->status == 2, "%s, %d: exit %d\n%s", cases[i][1], k, x->status, x->err);
+            ck_assert_msg(strstr(x->err, "index.csv: line 2: not its run's results: ") != NULL &&
+                              strstr(x->err, cases[i][2]) != NULL &&
+                              strstr(x->err, "run the sweep again") != NULL,
+                          "%s", x->err);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe6");
@@ -88,5 +151,9 @@ Suite *test_suite(void)
     tcase_add_test(clock, a_speed_that_makes_an_iteration_shorter_than_a_nanosecond_is_refused);
     tcase_add_test(clock, a_run_whose_clock_reaches_its_end_says_so_and_what_to_do);
     suite_add_tcase(s, clock);
+    TCase *results = tcase_create("results");
+    tcase_set_timeout(results, 240);
+    tcase_add_test(results, index_results_that_are_not_the_runs_are_refused);
+    suite_add_tcase(s, results);
     return s;
 }

@@ -143,6 +143,38 @@ START_TEST(index_results_that_are_not_the_runs_are_refused)
 }
 END_TEST
 
+/* A golden.json that is there but no JSON (cut, or nested past the parser's limit) was
+ * "golden.json: golden.json: missing or unreadable (a golden of an older hetsim? ...)": the
+ * parser's line and column were replaced by a cause that is not the file's. */
+START_TEST(a_golden_json_that_does_not_parse_is_named_at_its_line_and_column)
+{
+    static const char *const cases[][2] = {
+        { "{\"format\": 2, ", "golden.json: line 1, column 15: unexpected end of file" },
+        { "{\"format\": 2e999}",
+          "golden.json: line 1, column 12: 2e999 is too large for a double" },
+    };
+    char *dir = harness_tmpdir("probe6");
+    char s[512], g[512];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/golden", dir);
+    result r = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update", "--seeds",
+                                                "3", "--set", "stop.time_s=0.05", NULL });
+    ck_assert_msg(r.status == 0, "update: exit %d\n%s", r.status, r.err);
+    for (size_t i = 0; i < 2; i++) {
+        harness_write(g, "golden.json", cases[i][0]);
+        r = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--seeds", "3", "--set",
+                                             "stop.time_s=0.05", NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s", cases[i][0], r.status, r.err);
+        ck_assert_msg(strstr(r.err, cases[i][1]) != NULL &&
+                          strstr(r.err, "write the golden again with --update") != NULL &&
+                          strstr(r.err, "missing") == NULL,
+                      "%s", r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe6");
@@ -154,6 +186,7 @@ Suite *test_suite(void)
     TCase *results = tcase_create("results");
     tcase_set_timeout(results, 240);
     tcase_add_test(results, index_results_that_are_not_the_runs_are_refused);
+    tcase_add_test(results, a_golden_json_that_does_not_parse_is_named_at_its_line_and_column);
     suite_add_tcase(s, results);
     return s;
 }

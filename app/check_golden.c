@@ -193,7 +193,16 @@ static int read_seeds(gold *g, sim_err *err)
 /* golden.json: format, version and one scenario hash per seed, in the seeds file's order. */
 static int read_manifest(gold *g, sim_err *err)
 {
+    sim_err_clear(err);
     sim_cfg *m = ck_read_json(g->path, "golden.json", err);
+    if (m == NULL && err->file[0] != '\0' && err->code != SIM_ENOMEM) {
+        /* Read, but no JSON: the parser's line and column stay (they were replaced by
+         * "missing or unreadable" for a file that is there). */
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof(err->msg) - used,
+                 " (no golden.json hetsim wrote: write the golden again with --update)");
+        return SIM_EINVAL;
+    }
     if (m == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s/golden.json: missing or unreadable (a golden of an older hetsim? "

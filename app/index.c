@@ -252,6 +252,61 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
     sim_cfg_destroy(b);
 }
 
+/* The first of row r's results that is not its run's summary.json's, as the sweep wrote it
+ * (sweep_index.c: the stop reason, and each number as %.17g, empty when null), into
+ * what[size]; empty when all are (or no summary.json parses: an incomplete run, said later). */
+static void results_diff(const app_index *ix, size_t r, const char *text, size_t n, char *what,
+                         size_t size)
+{
+    static const char *const keys[] = {
+        "stop_reason",   "sim_time_s",       "final_accuracy",
+        "best_accuracy", "time_to_target_s", "mean_throughput_sps"
+    };
+    sim_cfg *s = sim_cfg_parse(text, n, NULL, NULL);
+    what[0] = '\0';
+    for (size_t i = 0; s != NULL && i < sizeof(keys) / sizeof(keys[0]) && what[0] == '\0'; i++) {
+        int c = app_index_column(ix, keys[i]);
+        char want[64] = "";
+        double v = NAN;
+        if (c < 0)
+            continue;
+        if (i == 0)
+            sim_cfg_string(s, keys[i], want, sizeof(want), NULL);
+        else if (!sim_cfg_is_null(s, keys[i]) &&
+                 sim_cfg_double(s, keys[i], -INFINITY, INFINITY, &v, NULL) == 0 && !isnan(v))
+            snprintf(want, sizeof(want), "%.17g", v);
+        if (strcmp(app_index_cell(ix, r, (size_t)c), want) != 0)
+            snprintf(what, size, "%s %s%s%s", keys[i], want[0] != '\0' ? "is " : "is empty", want,
+                     " in its summary.json");
+    }
+    sim_cfg_destroy(s);
+}
+
+/* Each row's results are its run's: an index.csv whose mean_throughput_sps was edited by
+ * hand (5120 -> 9999) made report's throughput 7559.5 +- 31000 for runs that measured 5120,
+ * exit 0. */
+static int check_results(const app_index *ix, const char *sweep_dir, sim_err *err)
+{
+    char path[2048], what[160];
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
+        if (!app_index_has_results(ix, r))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/summary.json", sweep_dir, app_index_cell(ix, r, 1));
+        size_t n = 0;
+        char *text = sim_output_read_own(path, &n);
+        what[0] = '\0';
+        if (text != NULL && n > 0)
+            results_diff(ix, r, text, n, what, sizeof(what));
+        free(text);
+        if (what[0] != '\0')
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: line %zu: not its run's results: %s (%s): remove the point's "
+                               "directory and run the sweep again",
+                               ix->csv.path, ix->csv.line[r], what, path);
+    }
+    return SIM_OK;
+}
+
 /* Each row with results holds its run's swept values and seed (run.json's resolved
  * scenario): an index.csv edited by hand, or a point's run.json replaced by another run's,
  * was read silently. A missing or empty run.json is said later (an incomplete run). */
@@ -310,6 +365,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
         rc = check_dirs(ix, sweep_dir, err);
     if (rc == SIM_OK)
         rc = check_runs(ix, sweep_dir, err);
+    if (rc == SIM_OK)
+        rc = check_results(ix, sweep_dir, err);
     if (rc != SIM_OK)
         app_index_fini(ix);
     return rc;

@@ -21,6 +21,9 @@
 #include "sim/rng.h"
 #include "sim/tensor.h"
 
+/* The loader's bound on any time a scenario gives, in seconds (1e18 ns). */
+#define CLOCK_NOTE_S 1e9
+
 /* ---- event handlers ---- */
 
 static int to_protocol(sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -220,6 +223,22 @@ static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     }
 }
 
+/* A run bounded by iterations, epochs or rounds alone may run its clock to the end of its
+ * int64_t nanoseconds, where the engine refuses the next event (SIM_EINVAL) and the handler
+ * names only that event. Past 1e18 ns, beyond every time a scenario gives (so a refused
+ * delay is the clock's end, not a bad value), the message says so and what to do. */
+static void note_clock_end(const sim_ctx *ctx, sim_err *err)
+{
+    double now_s = sim_run_seconds(sim_engine_now(ctx->eng));
+    if (!(now_s > CLOCK_NOTE_S))
+        return;
+    size_t used = strlen(err->msg);
+    snprintf(err->msg + used, sizeof(err->msg) - used,
+             ": the simulated clock cannot go past %.3g s (now %.3g s): stop the run earlier "
+             "(stop.time_s, at most %.0e s)",
+             sim_run_seconds(SIM_TIME_NEVER), now_s, CLOCK_NOTE_S);
+}
+
 static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err)
 {
     (void)eng;
@@ -231,6 +250,8 @@ static int dispatch(void *ud, sim_engine *eng, const sim_event *ev, sim_err *err
         *err = ctx->job_err;
         rc = ctx->job_rc;
     }
+    if (rc == SIM_EINVAL)
+        note_clock_end(ctx, err);
     /* A stall stops the run once the instant it began in is over (its evaluation included). */
     if (rc == SIM_OK && ctx->stop.reason == NULL && stalled(ctx) &&
         sim_engine_next_time(ctx->eng) > ev->time)

@@ -14,6 +14,9 @@
  *   - a transfer: the largest message through the slowest link, shared with every host
  *     (workers and servers), the link's bandwidth reduced by every link rule selecting it.
  * Path latencies need no check: each is at most 1e18 ns and a path sums a few of them.
+ * An iteration's base over the worker's speed must also last at least the clock's 1 ns (as
+ * iteration_ms must): below it the cluster would take 1 ns, so that speeds of 1e7 and 1e12
+ * ran the same; slowdowns only lengthen it, and a short jitter draw is clamped.
  * The error names the value that takes the product over the limit, in file order.
  */
 #include <math.h>
@@ -35,6 +38,14 @@ static int too_long_iteration(char *path, uint32_t w, double ns, sim_err *err)
                        "makes worker %u's iteration take up to %.3g s, more than the clock's "
                        "limit of %.0e s",
                        w, ns * 1e-9, LIMIT_S);
+}
+
+static int too_short_iteration(const char *path, uint32_t w, double ns, sim_err *err)
+{
+    return sim_err_set(err, SIM_ESCENARIO, path,
+                       "makes worker %u's iteration take %.3g ns, less than the clock's "
+                       "resolution of 1 ns: lower the speed or lengthen the base time",
+                       w, ns);
 }
 
 /* Multiplies t[w] by each straggler's slowdown for w, in file order. */
@@ -94,6 +105,8 @@ static int check_compute(sim_scenario *sc, double base_ns, const char *base_path
         snprintf(path, sizeof(path), "$.compute.speeds[%u]", nspeeds == sc->workers ? w : 0);
         if (!(t[w] <= MAX_NS))
             rc = too_long_iteration(path, w, t[w], err);
+        else if (!(t[w] >= 1.0))
+            rc = too_short_iteration(base_ns < 1.0 ? base_path : path, w, t[w], err);
     }
     if (rc == 0)
         rc = apply_slowdowns(sc, t, m, err);

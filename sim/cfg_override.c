@@ -75,8 +75,11 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
     if (v == NULL) {
         if (composite) {
             size_t col = end != NULL && end >= text ? (size_t)(end - text) + 1 : 1;
-            size_t deep = cfg_too_deep(text, len);
-            if (deep != SIZE_MAX && deep + 1 <= col)
+            size_t deep = cfg_too_deep(text, len), half = cfg_lone_surrogate(text, len);
+            if (half != SIZE_MAX && half + 1 <= col)
+                *rc = cfg_fail(root, err, SIM_ESCENARIO, label, "%s, at column %zu",
+                               CFG_LONE_SURROGATE_TEXT, half + 1);
+            else if (deep != SIZE_MAX && deep + 1 <= col)
                 *rc = cfg_fail(root, err, SIM_ESCENARIO, label,
                                "value nested deeper than %d levels (the parser's limit) at "
                                "column %zu",

@@ -110,10 +110,12 @@ size_t cfg_too_deep(const char *s, size_t len);
 /* The offset in s[0..len) of the first number (outside strings) that JSON's grammar refuses
  * but cJSON reads (it takes what strtod reads of the run of characters [0-9.eE+-] that starts
  * a number: 01, -00, 4., -.5 and 1.e3), with the run's length in *n; SIZE_MAX when there is
- * none. In text cJSON parsed, every such run is a number strtod read whole. */
+ * none; or a JSON number out of a double's range (1e309, read as infinity; 1e-400, read as
+ * 0). In text cJSON parsed, every such run is a number strtod read whole. */
 size_t cfg_bad_number(const char *s, size_t len, size_t *n);
 
-/* The message for such a number, number[0..n): "01 is not a JSON number (...)". */
+/* The message for such a number, number[0..n): "01 is not a JSON number (...)", "1e309 is
+ * too large for a double (read as infinity)". */
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n);
 
 /* The offset in s[0..len) of the first \u escape inside a string that is not followed by four
@@ -123,6 +125,14 @@ size_t cfg_bad_escape(const char *s, size_t len);
 
 /* The message for such an escape. */
 #define CFG_BAD_ESCAPE_TEXT "\\u escape without four hexadecimal digits"
+
+/* The offset of the first \u escape that is half of a UTF-16 surrogate pair without its
+ * other half (\ud800 not followed by \udc00 to \udfff, or one of those alone), which cJSON
+ * refuses as any invalid text ("invalid JSON" at a column); SIZE_MAX when there is none. */
+size_t cfg_lone_surrogate(const char *s, size_t len);
+#define CFG_LONE_SURROGATE_TEXT                                                               \
+    "\\u escape of half a UTF-16 surrogate pair without the other half (write the character " \
+    "as UTF-8, or as both halves: \\ud83d\\ude00)"
 
 /* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
  * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with

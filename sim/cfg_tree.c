@@ -376,16 +376,21 @@ static bool json_number(const char *s, size_t n)
     return i == n;
 }
 
-/* Whether JSON number s[0..n) has a digit other than 0 before its exponent and is read as 0:
- * too small for a double (1e-400). strtod stops where the number does (the character after it
- * is none of a number's). Reads s[0..n) alone: a search past it for the exponent went on
- * through the rest of the text, each number's, quadratic in an array of numbers. */
-static bool underflows(const char *s, size_t n)
+/* Whether JSON number s[0..n) is out of a double's range: read as infinity, too large
+ * (1e309: cJSON took it as inf, and a key that must be > 0 said "got inf"), or read as 0
+ * with a digit other than 0 before its exponent, too small (1e-400). strtod stops where the
+ * number does (the character after it is none of a number's). Reads s[0..n) alone: a search
+ * past it for the exponent went on through the rest of the text, each number's, quadratic in
+ * an array of numbers. */
+static bool out_of_range(const char *s, size_t n)
 {
+    double v = strtod(s, NULL);
+    if (isinf(v))
+        return true;
     bool nonzero = false;
     for (size_t i = 0; i < n && s[i] != 'e' && s[i] != 'E' && !nonzero; i++)
         nonzero = s[i] >= '1' && s[i] <= '9';
-    return nonzero && strtod(s, NULL) == 0.0;
+    return nonzero && v == 0.0;
 }
 
 size_t cfg_bad_number(const char *s, size_t len, size_t *n)
@@ -398,11 +403,42 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n)
         size_t j = i;
         while (j < len && s[j] != '\0' && strchr(chars, s[j]) != NULL)
             j++;
-        if (!json_number(s + i, j - i) || underflows(s + i, j - i)) {
+        if (!json_number(s + i, j - i) || out_of_range(s + i, j - i)) {
             *n = j - i;
             return i;
         }
         i = j - 1;
+    }
+    return SIZE_MAX;
+}
+
+/* The value of the four hexadecimal digits at s (which cfg_bad_escape checked). */
+static unsigned hex4(const char *s)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++)
+        v = v * 16 + (unsigned)(s[k] <= '9' ? s[k] - '0' : (s[k] | 0x20) - 'a' + 10);
+    return v;
+}
+
+size_t cfg_lone_surrogate(const char *s, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        size_t at = i;
+        if (!in_json_string(s, &i, &in_string) || s[at] != '\\' || s[i] != 'u' || len - i < 5 ||
+            strspn(s + i + 1, "0123456789abcdefABCDEF") < 4)
+            continue;
+        unsigned u = hex4(s + i + 1);
+        if (u >= 0xdc00 && u <= 0xdfff)
+            return at;
+        if (u < 0xd800 || u > 0xdbff)
+            continue;
+        if (len - i < 11 || s[i + 5] != '\\' || s[i + 6] != 'u' ||
+            strspn(s + i + 7, "0123456789abcdefABCDEF") < 4 || hex4(s + i + 7) < 0xdc00 ||
+            hex4(s + i + 7) > 0xdfff)
+            return at;
+        i += 10; /* the low half, inside the string */
     }
     return SIZE_MAX;
 }
@@ -610,11 +646,11 @@ bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const 
 
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n)
 {
-    cfg_put(buf, size, 0,
-            json_number(number, n)
-                ? "%.*s%s is too small for a double (read as 0)"
-                : "%.*s%s is not a JSON number (no leading zero, a digit on each side of a point)",
-            n > 40 ? 40 : (int)n, number, n > 40 ? "..." : "");
+    const char *why = "is not a JSON number (no leading zero, a digit on each side of a point)";
+    if (json_number(number, n))
+        why = isinf(strtod(number, NULL)) ? "is too large for a double (read as infinity)"
+                                          : "is too small for a double (read as 0)";
+    cfg_put(buf, size, 0, "%.*s%s %s", n > 40 ? 40 : (int)n, number, n > 40 ? "..." : "", why);
 }
 
 void cfg_nul_escape_text(char *buf, size_t size, const char *key)
@@ -681,6 +717,12 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
         size_t pos = eof || end == NULL ? len : (size_t)(end - buf);
         if (!eof)
             pos = fix_position(buf, len, pos);
+        size_t half = eof ? SIZE_MAX : cfg_lone_surrogate(buf, len);
+        if (half != SIZE_MAX && half <= pos) { /* cJSON stops at or after the escape */
+            syntax_error(root, buf, len, half, CFG_LONE_SURROGATE_TEXT, err);
+            free(buf);
+            goto fail_root;
+        }
         syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
         free(buf);
         goto fail_root;

@@ -586,6 +586,18 @@ static int check_places(const app_check_options *opt, const char *dir, bool *jun
     return rc;
 }
 
+/* The output directory dir[size] as the place it names ("co/seed-3/.." is co: resolved once,
+ * so that every seed run goes where the check was let write; sim_rundir_resolve). */
+static int resolve_dir(char *dir, size_t size, sim_err *err)
+{
+    char *place = NULL;
+    int rc = sim_rundir_resolve(dir, &place, err);
+    if (rc == SIM_OK && snprintf(dir, size, "%s", place) >= (int)size)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", place);
+    free(place);
+    return rc;
+}
+
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
@@ -609,6 +621,8 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
     if (rc == SIM_OK)
         rc = check_places(opt, dir, &junit_ok, err);
+    if (rc == SIM_OK)
+        rc = resolve_dir(dir, sizeof(dir), err);
     if (rc == SIM_OK && opt->exact) {
         char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
         snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);

@@ -660,11 +660,16 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
         return rc;
     if (sw->opt.out_dir != NULL)
         snprintf(sw->dir, sizeof(sw->dir), "%s", sw->opt.out_dir);
-    char *clean = sim_rundir_clean(sw->dir); /* "sw/." is sw, never longer */
-    if (clean == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    snprintf(sw->dir, sizeof(sw->dir), "%s", clean);
+    /* "sw/." is sw, never longer; "sw/p/.." is sw, resolved once for every point. */
+    char *clean = NULL;
+    if ((rc = sim_rundir_resolve(sw->dir, &clean, err)) != SIM_OK)
+        return rc;
+    bool fits = snprintf(sw->dir, sizeof(sw->dir), "%s", clean) < (int)sizeof(sw->dir);
+    if (!fits)
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "output directory %s: path too long", clean);
     free(clean);
+    if (rc != SIM_OK)
+        return rc;
     uint64_t seed = 0;
     if ((rc = read_grid(sw, grid, err)) != 0 || (rc = count_seeds(sw, root, &listed, err)) != 0 ||
         (rc = sim_cfg_check_unused(root, err)) != 0 || (rc = check_count(sw, err)) != 0 ||

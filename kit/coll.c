@@ -98,11 +98,17 @@ static const coll_ops ring_ops = {
 coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
                             coll_done_fn done, void *ud)
 {
+    /* A ring with room for fewer than all the workers (one of a pool of group rings) holds
+     * nothing sized by the workers: its members are found through an index by worker id. */
+    bool narrow = cap < workers;
+    uint32_t bits = narrow ? coll_bfly_bits(cap) : 0;
     coll_ring *r = sim_arena_alloc(a, 1, sizeof(*r));
     coll_ring_pos *m = sim_arena_alloc(a, cap, sizeof(*m));
     uint32_t *order = sim_arena_alloc(a, cap, sizeof(*order));
-    uint32_t *pos = sim_arena_alloc(a, workers, sizeof(*pos));
-    uint8_t *joined = sim_arena_alloc(a, workers, sizeof(*joined));
+    uint32_t *pos = narrow ? NULL : sim_arena_alloc(a, workers, sizeof(*pos));
+    uint64_t *index = narrow ? sim_arena_alloc(a, (size_t)1 << bits, sizeof(*index)) : NULL;
+    uint8_t *joined = sim_arena_alloc(a, narrow ? cap : workers, sizeof(*joined));
+    uint8_t *carry = narrow ? sim_arena_alloc(a, cap, sizeof(*carry)) : NULL;
     uint32_t *scratch = sim_arena_alloc(a, cap, sizeof(*scratch));
     uint32_t *failed = sim_arena_alloc(a, cap, sizeof(*failed));
     if (r == NULL || hub == NULL)
@@ -112,14 +118,40 @@ coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint3
     r->m = m;
     r->order = order;
     r->pos = pos;
+    r->index = index;
+    r->bits = bits;
     r->joined = joined;
+    r->carry = carry;
     r->scratch = scratch;
     r->failed = failed;
     r->done = done;
     r->ud = ud;
     for (uint32_t w = 0; w < workers && pos != NULL; w++)
         r->pos[w] = COLL_NONE;
+    if (index != NULL)
+        memset(index, 0xff, ((size_t)1 << bits) * sizeof(*index));
     return coll_hub_add(hub, r, &ring_ops, &r->channel, NULL) == SIM_OK ? r : NULL;
+}
+
+/* Worker w's joined flag: RING_OUT for a worker outside a narrow ring. */
+static uint8_t joined_of(const coll_ring *r, uint32_t w)
+{
+    if (r->index == NULL)
+        return r->joined[w];
+    uint32_t p = coll_ring_find(r, w);
+    return p != COLL_NONE ? r->joined[p] : RING_OUT;
+}
+
+/* Sets worker w's joined flag (a narrow ring keeps its members' alone). */
+static void set_joined(coll_ring *r, uint32_t w, uint8_t flag)
+{
+    if (r->index == NULL) {
+        r->joined[w] = flag;
+        return;
+    }
+    uint32_t p = coll_ring_find(r, w);
+    if (p != COLL_NONE)
+        r->joined[p] = flag;
 }
 
 uint32_t coll_ring_size(const coll_ring *r)
@@ -168,18 +200,25 @@ static uint64_t chunk_bytes(const coll_ring *r, uint32_t p, uint32_t s, uint32_t
 }
 
 /* Whether member w's current round runs an algorithm of coll_algo.c. */
-static bool other_algo(const coll_ring *r, uint32_t w)
+static bool other_algo(const coll_ring *r, uint32_t p)
 {
-    return r->lay.ap != NULL && coll_algo_of(r, r->m[r->pos[w]].round) != COLL_ALGO_RING;
+    return r->lay.ap != NULL && coll_algo_of(r, r->m[p].round) != COLL_ALGO_RING;
 }
 
-static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+/* The joined flag of member w at position p (by worker id in a wide ring, by position in a
+ * narrow one). */
+static uint8_t *flag_of(coll_ring *r, uint32_t w, uint32_t p)
 {
-    uint32_t p = r->pos[w];
+    return &r->joined[r->index != NULL ? p : w];
+}
+
+static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, uint32_t p, sim_err *err)
+{
     coll_ring_pos *a = &r->m[p];
-    if (r->joined[w] == RING_JOINED && other_algo(r, w))
+    bool joined = *flag_of(r, w, p) == RING_JOINED;
+    if (joined && other_algo(r, p))
         return coll_algo_send(r, ctx, w, err);
-    if (r->joined[w] != RING_JOINED || a->busy || a->sent >= steps(r) || a->recv < a->sent)
+    if (!joined || a->busy || a->sent >= steps(r) || a->recv < a->sent)
         return SIM_OK;
     uint32_t succ = r->order[(p + 1) % r->n];
     msg_hdr h = { .channel = r->channel, .kind = 0, .seq = seq_of(r->gen, a->round) };
@@ -191,12 +230,12 @@ static int try_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     return SIM_OK;
 }
 
-static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
+static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, uint32_t p, sim_err *err)
 {
-    coll_ring_pos *a = &r->m[r->pos[w]];
-    if (r->joined[w] != RING_JOINED)
+    coll_ring_pos *a = &r->m[p];
+    if (*flag_of(r, w, p) != RING_JOINED)
         return SIM_OK;
-    bool other = other_algo(r, w);
+    bool other = other_algo(r, p);
     if (other ? !coll_algo_complete(r, w) : a->busy || a->sent < steps(r) || a->recv < steps(r))
         return SIM_OK;
     uint32_t round = a->round;
@@ -210,7 +249,7 @@ static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
     a->recv = a->early;
     a->early = 0;
     a->sent = 0;
-    r->joined[w] = RING_OUT;
+    *flag_of(r, w, p) = RING_OUT;
     r->finished++;
     coll_info info = {
         .channel = r->channel, .round = round, .failed = r->failed, .nfailed = r->nfailed
@@ -220,8 +259,38 @@ static int try_finish(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 static int progress(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    int rc = try_send(r, ctx, w, err);
-    return rc != SIM_OK ? rc : try_finish(r, ctx, w, err);
+    uint32_t p = coll_ring_find(r, w); /* a send changes no position */
+    int rc = try_send(r, ctx, w, p, err);
+    return rc != SIM_OK ? rc : try_finish(r, ctx, w, p, err);
+}
+
+/* Forgets the members' positions; a narrow ring first notes the joined flags of the members
+ * to come, members[0..n), which it keeps by position (carry). */
+static void unplace(coll_ring *r, const uint32_t *members, uint32_t n)
+{
+    if (r->index == NULL) {
+        for (uint32_t i = 0; i < r->n; i++)
+            r->pos[r->order[i]] = COLL_NONE;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        r->carry[i] = joined_of(r, members[i]);
+    memset(r->index, 0xff, ((size_t)1 << r->bits) * sizeof(*r->index));
+}
+
+/* Worker w takes ring position i (its carried flag in a narrow ring); false for a bad or
+ * repeated member. */
+static bool place(coll_ring *r, uint32_t w, uint32_t i)
+{
+    if (w >= r->workers || coll_ring_find(r, w) != COLL_NONE)
+        return false;
+    if (r->index == NULL) {
+        r->pos[w] = i;
+    } else {
+        r->index[coll_ring_slot(r, w)] = (uint64_t)w << 32 | i;
+        r->joined[i] = r->carry[i];
+    }
+    return true;
 }
 
 /* A new generation over members[0..n) (coll_ring_reset without clearing the failed list). */
@@ -230,18 +299,16 @@ static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t
 {
     if (n > r->cap)
         return sim_err_set(err, SIM_EINVAL, NULL, "ring: %u members, at most %u", n, r->cap);
-    for (uint32_t i = 0; i < r->n; i++)
-        r->pos[r->order[i]] = COLL_NONE;
+    unplace(r, members, n);
     r->gen++;
     r->finished = 0;
     r->n = n;
     r->bytes = bytes;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t w = members[i];
-        if (w >= r->workers || r->pos[w] != COLL_NONE)
+        if (!place(r, w, i))
             return sim_err_set(err, SIM_EINVAL, NULL, "ring: bad or repeated member %u", w);
         r->order[i] = w;
-        r->pos[w] = i;
         coll_ring_pos *a = &r->m[i];
         a->round = a->sent = a->recv = a->early = 0;
         a->busy = false;
@@ -292,8 +359,7 @@ void coll_ring_on_failure(coll_ring *r, int mode)
 
 void coll_ring_unjoin_all(coll_ring *r)
 {
-    for (uint32_t w = 0; w < r->workers; w++)
-        r->joined[w] = RING_OUT;
+    memset(r->joined, RING_OUT, (r->index != NULL ? r->cap : r->workers) * sizeof(*r->joined));
 }
 
 int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
@@ -321,7 +387,7 @@ int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *er
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
                      uint64_t bytes, sim_err *err)
 {
-    r->joined[w] = RING_OUT;
+    set_joined(r, w, RING_OUT);
     r->restarts++;
     r->nfailed = 0;
     if (members == NULL) {
@@ -333,7 +399,7 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
 
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    if (w >= r->workers || r->pos[w] == COLL_NONE)
+    if (w >= r->workers || coll_ring_find(r, w) == COLL_NONE)
         return SIM_OK;
     uint32_t n = 0, top = 0;
     for (uint32_t i = 0; i < r->n; i++)
@@ -344,25 +410,26 @@ int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         if (v == w || sim_ctx_down(ctx, v))
             continue;
         r->scratch[n++] = v;
-        if (r->on_failure == COLL_RING_END && r->joined[v] == RING_JOINED) {
-            r->joined[v] = r->m[i].round < top ? RING_ENDED_COMPLETED : RING_ENDED_ABANDONED;
-            abandoned |= r->joined[v] == RING_ENDED_ABANDONED;
+        if (r->on_failure == COLL_RING_END && joined_of(r, v) == RING_JOINED) {
+            set_joined(r, v, r->m[i].round < top ? RING_ENDED_COMPLETED : RING_ENDED_ABANDONED);
+            abandoned |= joined_of(r, v) == RING_ENDED_ABANDONED;
         }
     }
-    r->joined[w] = RING_OUT;
+    set_joined(r, w, RING_OUT);
     r->restarts++;
     r->abandoned += abandoned;
     r->failed[r->nfailed++] = w;
     int rc = restart(r, ctx, r->scratch, n, r->bytes, err);
     for (uint32_t i = 0; i < r->n && rc == SIM_OK; i++) {
         uint32_t v = r->order[i];
-        if (r->joined[v] != RING_ENDED_COMPLETED && r->joined[v] != RING_ENDED_ABANDONED)
+        uint8_t flag = joined_of(r, v);
+        if (flag != RING_ENDED_COMPLETED && flag != RING_ENDED_ABANDONED)
             continue;
         coll_info info = { .channel = r->channel,
                            .failed = r->failed,
                            .nfailed = r->nfailed,
-                           .ended = r->joined[v] - RING_JOINED };
-        r->joined[v] = RING_OUT;
+                           .ended = flag - RING_JOINED };
+        set_joined(r, v, RING_OUT);
         rc = r->done(r->ud, ctx, v, &info, err);
     }
     return rc;
@@ -380,19 +447,23 @@ int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t by
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    r->joined[w] = RING_JOINED;
-    return r->pos[w] == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
+    if (r->index != NULL && coll_ring_find(r, w) == COLL_NONE)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "ring: worker %u joins a ring of %u workers' room that it is not in", w,
+                           r->cap);
+    set_joined(r, w, RING_JOINED);
+    return coll_ring_find(r, w) == COLL_NONE ? SIM_OK : progress(r, ctx, w, err);
 }
 
 void coll_ring_leave(coll_ring *r, uint32_t w)
 {
-    r->joined[w] = RING_OUT;
+    set_joined(r, w, RING_OUT);
 }
 
 int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
 {
     for (uint32_t i = 0; i < r->n; i++)
-        r->joined[r->order[i]] = RING_OUT;
+        set_joined(r, r->order[i], RING_OUT);
     return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
 }
 
@@ -402,8 +473,9 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
     uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
     msg_hdr h = msg_read(ev);
     uint32_t gen = (uint32_t)(h.seq >> 32), round = (uint32_t)h.seq;
-    if (gen != r->gen || w >= r->workers || src >= r->workers || r->pos[w] == COLL_NONE ||
-        r->pos[src] == COLL_NONE) {
+    uint32_t pw = w < r->workers ? coll_ring_find(r, w) : COLL_NONE;
+    uint32_t ps = src < r->workers ? coll_ring_find(r, src) : COLL_NONE;
+    if (gen != r->gen || pw == COLL_NONE || ps == COLL_NONE) {
         r->stale++; /* sent in a ring that no longer exists */
         return SIM_OK;
     }
@@ -413,11 +485,11 @@ static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_er
         return rc != SIM_OK ? rc : progress(r, ctx, w, err);
     }
     /* The sender's step arrived: it may send its next one, or finish its round. */
-    r->m[r->pos[src]].busy = false;
+    r->m[ps].busy = false;
     int rc = progress(r, ctx, src, err);
     if (rc != SIM_OK)
         return rc;
-    coll_ring_pos *a = &r->m[r->pos[w]];
+    coll_ring_pos *a = &r->m[coll_ring_find(r, w)];
     if (round == a->round)
         a->recv++;
     else if (round == a->round + 1)

@@ -163,7 +163,11 @@ int coll_hub_worker_down(coll_hub *hub, sim_ctx *ctx, uint32_t w, sim_err *err);
  * (coll_mean below). */
 
 /* A ring for workers 0..workers-1 and up to `cap` members, with no member, in the arena `a`
- * (see Allocation), registered with `hub`. NULL on the sizing arena or when the hub is full. */
+ * (see Allocation), registered with `hub`. NULL on the sizing arena or when the hub is full.
+ * A narrow ring (cap < workers: one of a pool of group rings) takes memory for its room alone,
+ * none by the workers: it finds its members through an index, and keeps the joined flags of
+ * its members only (a non-member's join is refused; a worker dropped by a reset forgets its
+ * flag). A ring with room for every worker keeps them by worker id, as said below. */
 coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint32_t cap,
                             coll_done_fn done, void *ud);
 
@@ -273,7 +277,8 @@ int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 /* coll_ring_change over the workers that are up. */
 int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t bytes, sim_err *err);
 
-/* Member w is ready for its current round (a non-member is remembered as ready). */
+/* Member w is ready for its current round (a non-member is remembered as ready; in a narrow
+ * ring, SIM_EINVAL). */
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* Worker w is no longer ready (it left its round, or will join a later one): it sends nothing

@@ -319,7 +319,7 @@ static bool hier_got(const coll_ring *r, uint32_t p, uint32_t s, bool rhd)
 
 static int hier_send(coll_ring *r, sim_ctx *ctx, uint32_t w, bool rhd, sim_err *err)
 {
-    uint32_t p = r->pos[w];
+    uint32_t p = coll_ring_find(r, w);
     coll_ring_pos *a = &r->m[p];
     if (a->busy || a->sent >= 2 * (r->lay.local - 1) + inter_steps(r, rhd))
         return SIM_OK;
@@ -387,7 +387,7 @@ static int tree_post(coll_ring *r, sim_ctx *ctx, uint32_t w, uint32_t q, uint32_
 
 static int tree_send(coll_ring *r, sim_ctx *ctx, uint32_t w, uint32_t t, sim_err *err)
 {
-    uint32_t p = r->pos[w], round = r->m[p].round, par = round & 1;
+    uint32_t p = coll_ring_find(r, w), round = r->m[p].round, par = round & 1;
     coll_algo_pos *a = &r->lay.ap[p];
     uint64_t bytes = tree_bytes(coll_algo_round_bytes(r, round), t);
     uint32_t k = tree_chunks(bytes), up = from_children(a, t, par, k);
@@ -430,7 +430,7 @@ static bool tree_complete(const coll_ring *r, uint32_t p)
 
 int coll_algo_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
-    int algo = coll_algo_of(r, r->m[r->pos[w]].round);
+    int algo = coll_algo_of(r, r->m[coll_ring_find(r, w)].round);
     if (algo != COLL_ALGO_TREE)
         return hier_send(r, ctx, w, algo == COLL_ALGO_HALVING_DOUBLING, err);
     int rc = SIM_OK;
@@ -441,7 +441,7 @@ int coll_algo_send(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 bool coll_algo_complete(const coll_ring *r, uint32_t w)
 {
-    uint32_t p = r->pos[w];
+    uint32_t p = coll_ring_find(r, w);
     int algo = coll_algo_of(r, r->m[p].round);
     return algo != COLL_ALGO_TREE ? hier_complete(r, p, algo == COLL_ALGO_HALVING_DOUBLING)
                                   : tree_complete(r, p);
@@ -449,7 +449,7 @@ bool coll_algo_complete(const coll_ring *r, uint32_t w)
 
 void coll_algo_round_end(coll_ring *r, uint32_t w)
 {
-    uint32_t p = r->pos[w], par = r->m[p].round & 1;
+    uint32_t p = coll_ring_find(r, w), par = r->m[p].round & 1;
     coll_algo_pos *a = &r->lay.ap[p];
     a->hrecv[par][0] = a->hrecv[par][1] = 0;
     a->hmask[par] = 0;
@@ -475,7 +475,8 @@ static uint32_t child_index(const coll_algo_pos *a, uint32_t t, uint32_t q)
 int coll_algo_received(coll_ring *r, uint32_t w, uint32_t src, uint32_t kind, uint32_t round,
                        sim_err *err)
 {
-    uint32_t pw = r->pos[w], ps = r->pos[src], cur = r->m[pw].round, par = round & 1;
+    uint32_t pw = coll_ring_find(r, w), ps = coll_ring_find(r, src), cur = r->m[pw].round,
+             par = round & 1;
     coll_algo_pos *a = &r->lay.ap[pw], *b = &r->lay.ap[ps];
     bool down = kind >= KIND_TREE && kind < KIND_RHD && (kind - KIND_TREE) % 2 == 1;
     if (!(round == cur || (round == cur + 1 && !down)) || kind >= KIND_RHD + 64)

@@ -91,9 +91,15 @@ struct coll_ring {
     uint32_t cap;      /* most members */
     coll_ring_pos *m;  /* (cap) by ring position */
     uint32_t *order;   /* (cap) members in ring order; the first n are valid */
-    uint32_t *pos;     /* (workers) ring position of each worker, COLL_NONE if not a member */
-    uint8_t *joined;   /* (workers) RING_JOINED: ready for its current round (kept across
-                        * resets); RING_ENDED_*: its round ended by a failure, to be told */
+    uint32_t *pos;     /* (workers) ring position of each worker, COLL_NONE if not a member;
+                        * NULL in a narrow ring (cap < workers), found through `index` */
+    uint64_t *index;   /* narrow: (1 << bits) its members by worker id, w << 32 | position,
+                        * open addressing as a butterfly's (coll_ring_find); NULL when wide */
+    uint32_t bits;     /* narrow: log2 of the index's slots */
+    uint8_t *joined;   /* RING_JOINED: ready for its current round (kept across resets);
+                        * RING_ENDED_*: its round ended by a failure, to be told. Wide:
+                        * (workers) by worker id; narrow: (cap) by position, members alone */
+    uint8_t *carry;    /* narrow: (cap) the members' flags carried over a restart */
     uint32_t *scratch; /* (cap) member lists built by coll_ring_reset_live and failures */
     uint32_t *failed;  /* (cap) members failed since the owner's last reset or change */
     uint32_t nfailed;
@@ -261,6 +267,24 @@ static inline uint32_t coll_bfly_slot(const coll_bfly *b, uint32_t w)
 static inline uint32_t coll_bfly_find(const coll_bfly *b, uint32_t w)
 {
     uint64_t e = b->index[coll_bfly_slot(b, w)];
+    return e != COLL_BFLY_FREE ? (uint32_t)e : COLL_NONE;
+}
+
+/* The index slot where worker w is or would go in narrow ring r (as coll_bfly_slot). */
+static inline uint32_t coll_ring_slot(const coll_ring *r, uint32_t w)
+{
+    uint32_t mask = ((uint32_t)1 << r->bits) - 1, h = (w * 0x9E3779B1u) >> (32 - r->bits);
+    while (r->index[h] != COLL_BFLY_FREE && (uint32_t)(r->index[h] >> 32) != w)
+        h = (h + 1) & mask;
+    return h;
+}
+
+/* Worker w's ring position (w < r->workers), COLL_NONE if it is not a member. */
+static inline uint32_t coll_ring_find(const coll_ring *r, uint32_t w)
+{
+    if (r->index == NULL)
+        return r->pos[w];
+    uint64_t e = r->index[coll_ring_slot(r, w)];
     return e != COLL_BFLY_FREE ? (uint32_t)e : COLL_NONE;
 }
 

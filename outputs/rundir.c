@@ -207,21 +207,77 @@ static const char *missing_before_dotdot(const char *path, size_t *name_len)
     return NULL;
 }
 
-int sim_rundir_follow(const char *dir, char **out, sim_err *err)
+/* The part of the cleaned `p` up to its last ".." replaced by that folder's real path, into
+ * *p (freed and replaced): what the kernel means by "..", the parent of where the path has
+ * led (a link's target's parent), which no cut of the text can tell ("A/.." cut to "A" was
+ * taken as a place inside A). A path without ".." is left as it is. */
+static int resolve_dots(const char *dir, char **p, sim_err *err)
+{
+    size_t len = 0;
+    const char *missing = missing_before_dotdot(*p, &len), *last = NULL;
+    if (missing != NULL)
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "output directory %s: \"..\" follows %.*s, which does not exist "
+                           "(yet): name the place without it",
+                           dir, (int)len, missing);
+    for (const char *c = *p; *c != '\0';) {
+        while (*c == '/')
+            c++;
+        size_t k = strcspn(c, "/");
+        if (k == 2 && c[0] == '.' && c[1] == '.')
+            last = c + 2;
+        c += k;
+    }
+    if (last == NULL)
+        return SIM_OK;
+    char *head = strndup(*p, (size_t)(last - *p));
+    char *real = head != NULL ? realpath(head, NULL) : NULL;
+    int rc = SIM_OK;
+    if (head == NULL || (real == NULL && errno == ENOMEM)) {
+        rc = oom(err);
+    } else if (real == NULL) { /* "file/..", a folder that cannot be searched */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "output directory %s: cannot resolve %s: %s",
+                         dir, head, strerror(errno));
+    } else {
+        char *joined = concat(real, last[0] != '\0' ? last : "/");
+        char *next = joined != NULL ? sim_rundir_clean(joined) : NULL;
+        free(joined);
+        if (next == NULL) {
+            rc = oom(err);
+        } else {
+            free(*p);
+            *p = next;
+        }
+    }
+    free(head);
+    free(real);
+    return rc;
+}
+
+int sim_rundir_resolve(const char *dir, char **out, sim_err *err)
 {
     *out = NULL;
     if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
         return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
-    char *p = sim_rundir_clean(dir), target[PATH_MAX];
+    char *p = sim_rundir_clean(dir);
+    int rc = p != NULL ? resolve_dots(dir, &p, err) : oom(err);
+    if (rc == SIM_OK)
+        *out = p;
+    else
+        free(p);
+    return rc;
+}
+
+int sim_rundir_follow(const char *dir, char **out, sim_err *err)
+{
+    char *p = NULL, target[PATH_MAX];
+    *out = NULL;
+    int rc = sim_rundir_resolve(dir, &p, err);
+    if (rc != SIM_OK)
+        return rc;
     for (int hops = 0; p != NULL; hops++) {
         struct stat st;
-        size_t len = 0;
-        const char *missing = missing_before_dotdot(p, &len);
-        if (missing != NULL) {
-            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                                 "output directory %s: \"..\" follows %.*s, which does not exist "
-                                 "(yet): name the place without it",
-                                 dir, (int)len, missing);
+        if (hops > 0 && (rc = resolve_dots(dir, &p, err)) != SIM_OK) {
             free(p);
             return rc;
         }
@@ -231,10 +287,9 @@ int sim_rundir_follow(const char *dir, char **out, sim_err *err)
         }
         ssize_t n = hops < 40 ? readlink(p, target, sizeof(target) - 1) : -1;
         if (n < 0) {
-            int rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                                 "output directory %s: a symbolic link that cannot be followed "
-                                 "(%s)",
-                                 dir, hops < 40 ? strerror(errno) : "more than 40 links");
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "output directory %s: a symbolic link that cannot be followed (%s)",
+                             dir, hops < 40 ? strerror(errno) : "more than 40 links");
             free(p);
             return rc;
         }

@@ -84,7 +84,16 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
  * (NULL when out of memory). Every output path compared with a hetsim output is taken so. */
 char *sim_rundir_clean(const char *dir);
 
-/* The path an output `dir` stands for: `dir` cleaned (sim_rundir_clean), or, when it is a
+/* The place `dir` names, resolved lexically and through the file system, the one way every
+ * output path compared with a hetsim output is taken: `dir` cleaned (sim_rundir_clean), then,
+ * when it holds "..", its part up to the last ".." replaced by that folder's real path (the
+ * kernel's meaning: "A/.." is A's parent, never a place inside A; after a link, the parent of
+ * its target), malloc'd into *out; a last component that is a link is kept. SIM_ESCENARIO for
+ * an empty name, a ".." after a folder that does not exist yet (see sim_rundir_follow) or one
+ * that cannot be resolved ("file/.."), SIM_ENOMEM. */
+int sim_rundir_resolve(const char *dir, char **out, sim_err *err);
+
+/* The path an output `dir` stands for: `dir` resolved (sim_rundir_resolve), or, when it is a
  * symbolic link, its target, followed to the end (a relative target is taken from the link's
  * folder; the last target need not exist), malloc'd into *out. An output named by a link is
  * written as its target whole: the target's lock, work directory and rename, never the link

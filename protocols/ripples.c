@@ -151,8 +151,7 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             }
         rp_pass_slot(st, s, i);
     }
-    if (x->pend != NULL)
-        memset(x->pend, 0, st->slots * sizeof(*x->pend));
+    x->plist = RP_END; /* its arrived groups forgotten */
     x->next = x->assigned;
     x->pending = 0;
     x->known = 0;
@@ -282,7 +281,7 @@ static int rp_start(void *state, sim_ctx *ctx, sim_err *err)
         rp_worker *x = rp_w(ctx, v);
         x->head = RP_NONE;
         x->sync_ns = -1;
-        x->pend = st->pend != NULL ? st->pend + (size_t)v * st->slots : NULL;
+        x->plist = RP_END;
         if (st->bgroup != NULL)
             st->bgroup[v] = RP_NONE;
     }

@@ -161,7 +161,7 @@ void rp_buffers(ripples *st, sim_arena *a)
         st->soff = sim_arena_alloc(a, l * (n + 1), sizeof(*st->soff));
         return;
     }
-    st->pend = sim_arena_alloc(a, n * g, sizeof(*st->pend));
+    st->plink = sim_arena_alloc(a, g * c, sizeof(*st->plink));
     if (st->mode != MODE_DIVISION)
         return;
     st->batch = sim_arena_alloc(a, n, sizeof(*st->batch));

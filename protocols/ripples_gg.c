@@ -29,7 +29,7 @@ int rp_learn(ripples *st, sim_ctx *ctx, uint32_t w, uint32_t s, sim_err *err)
         st->stale++;
         return SIM_OK;
     }
-    x->pend[*local % st->slots] = s + 1;
+    rp_pending_add(st, x, s, i);
     x->known++;
     x->asked = false;
     return rp_advance(st, ctx, w, err);

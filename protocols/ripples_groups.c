@@ -61,12 +61,40 @@ void rp_pass_slot(ripples *st, uint32_t s, uint32_t i)
     st->freeg[st->nfreeg++] = s;
 }
 
+/* ---- a worker's arrived groups ---- */
+
+/* Removes the entry of local index `local` from x's list, if there is one. */
+static void unlist(ripples *st, rp_worker *x, uint64_t local)
+{
+    for (uint64_t *at = &x->plist; *at != RP_END; at = &st->plink[*at])
+        if (st->glocal[*at] == local) {
+            *at = st->plink[*at];
+            return;
+        }
+}
+
+uint32_t rp_pending_find(const ripples *st, const rp_worker *x, uint64_t local)
+{
+    for (uint64_t e = x->plist; e != RP_END; e = st->plink[e])
+        if (st->glocal[e] == local)
+            return (uint32_t)(e / st->cap);
+    return RP_NONE;
+}
+
+void rp_pending_add(ripples *st, rp_worker *x, uint32_t s, uint32_t i)
+{
+    uint64_t e = (uint64_t)s * st->cap + i;
+    unlist(st, x, st->glocal[e]);
+    st->plink[e] = x->plist;
+    x->plist = e;
+}
+
 /* Worker w moves past group s (its head or the next in its list). */
 void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w)
 {
     rp_worker *x = rp_w(ctx, w);
     if (st->mode != MODE_STATIC) {
-        x->pend[x->next % st->slots] = 0;
+        unlist(st, x, x->next);
         x->next++;
     }
     /* Any group counts as the synchronization of one local step, own or joined. */

@@ -102,10 +102,9 @@ int rp_advance(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             if (rc != SIM_OK)
                 return rc;
         } else {
-            uint32_t e = x->pend[x->next % st->slots];
-            if (e == 0)
+            s = rp_pending_find(st, x, x->next);
+            if (s == RP_NONE)
                 return SIM_OK; /* its next group's notice is on its way */
-            s = e - 1;
         }
         rp_group *g = &st->grp[s];
         if (g->failed || st->gpassed[(size_t)s * st->cap + index_of(st, s, w)]) {

@@ -33,6 +33,7 @@ enum {
 };
 
 #define RP_NONE UINT32_MAX /* no group, ring, owner or worker */
+#define RP_END  UINT64_MAX /* the end of a worker's list of arrived groups */
 
 typedef struct rp_group {
     uint64_t seq;       /* global sequence number */
@@ -61,8 +62,9 @@ typedef struct rp_worker {
     sim_time sync_ns;  /* when its last computation ended */
     bool computing;
     bool asked;     /* a request sent, and no notice arrived since */
-    uint32_t *pend; /* (slots, not static) its groups by local index mod slots: slot + 1, 0: not
-                       arrived (its row of the arena's table, set by start) */
+    uint64_t plist; /* not static: its groups whose notice arrived and that it has not passed,
+                       a list through st->plink of entries s * cap + i (member i of group s),
+                       RP_END when empty (rp_pending_*) */
 } rp_worker;
 
 typedef struct ripples ripples;
@@ -88,7 +90,9 @@ struct ripples {
     uint8_t *gpassed; /* (slots, cap) */
     uint32_t *freeg;  /* (slots) free slots */
     uint32_t nfreeg;
-    uint32_t *pend;    /* (n, slots; not static) the workers' rows (rp_worker.pend) */
+    uint64_t *plink;   /* (slots, cap; not static) the entry after each in its worker's list
+                          (rp_worker.plist), RP_END at the end: linear in the table, where a row
+                          of slots per worker was quadratic in the workers */
     uint32_t *scratch; /* (n) */
     uint32_t *list;    /* (n) */
     uint32_t *freed;   /* (n) workers freed by a failure */
@@ -180,6 +184,15 @@ void rp_pass_slot(ripples *st, uint32_t s, uint32_t i);
 
 /* Worker w moves past group s (its head or the next in its list). */
 void rp_pass_worker(ripples *st, sim_ctx *ctx, uint32_t s, uint32_t w);
+
+/* The group of local index `local` among worker x's arrived groups (x->plist): its slot, or
+ * RP_NONE (its notice is on its way). Linear in the list, which holds the groups issued to
+ * the worker and not passed. */
+uint32_t rp_pending_find(const ripples *st, const rp_worker *x, uint64_t local);
+
+/* Worker x, member i of group s, has learnt of it: listed under its local index
+ * (st->glocal), replacing a group listed under the same index. */
+void rp_pending_add(ripples *st, rp_worker *x, uint32_t s, uint32_t i);
 
 /* ---- the static schedule (protocols/ripples_groups.c) ---- */
 

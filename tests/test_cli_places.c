@@ -436,6 +436,74 @@ START_TEST(an_output_named_with_dots_or_a_trailing_slash_is_the_directory_itself
 }
 END_TEST
 
+/* ".." after a hetsim output is that output's parent, as the kernel takes it (issue 38): the
+ * checks cut "A/.." to "A" and refused `run -o A/..` as "inside A", a sweep, a check or a
+ * plot into its own output named "OWN/POINT/.." likewise, and a golden updated as
+ * "G/seed-5/..". Each command now answers as for the place named plainly: its own output
+ * written again, another's refused as that output (not "inside" a run below it), a plain
+ * folder taken as such, and a link's ".." the parent of its target; nothing made in A. */
+START_TEST(dotdot_after_an_output_is_its_parent_for_every_command)
+{
+    char *dir = outputs(), before[65536], after[65536], path[1300], seed[1300];
+    harness_result r = in_dir(
+        dir, (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/co", NULL });
+    ck_assert_msg(r.status == 0, "check: exit %d: %s", r.status, r.err);
+    snprintf(seed, sizeof(seed), "%s/co/seed-*", dir);
+    glob_t g;
+    ck_assert_int_eq(glob(seed, 0, NULL, &g), 0);
+    snprintf(seed, sizeof(seed), "%s/..", g.gl_pathv[0]); /* the check's output, co */
+    globfree(&g);
+    snprintf(path, sizeof(path), "%s/link", dir);
+    ck_assert_int_eq(symlink("sw2/seed=5", path), 0);
+    const char *const *own[] = {
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/sw/seed=5/..", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g/seed-5/..", "--update",
+                          "--seeds", "3", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", seed, NULL },
+        (const char *[]){ "plot", "%s/a", "-o", "%s/a/..", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/sw/seed=6/..", NULL },
+        (const char *[]){ "plot", "%s/sw/seed=5/..", "--by", "seed", NULL },
+        (const char *[]){ "plot", "%s/link/..", "--by", "seed", NULL },
+    };
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        r = in_dir(dir, own[i]);
+        ck_assert_msg(r.status == 0, "own %zu: exit %d: %s", i, r.status, r.err);
+    }
+    const char *const *refused[] = {
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/a/..", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/g/seed-6/..", "--quiet", NULL },
+        (const char *[]){ "run", "%s/tiny.json", "-o", "%s/link/..", "--quiet", NULL },
+        (const char *[]){ "sweep", "%s/sw.json", "-o", "%s/g/seed-5/..", "--quiet", NULL },
+        (const char *[]){ "check", "%s/tiny.json", "--golden", "%s/g", "-o", "%s/g/seed-7/..",
+                          NULL },
+        (const char *[]){ "plot", "%s/sw/seed=5", "-o", "%s/sw/seed=5/..", NULL },
+        (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/link/..", NULL },
+    };
+    const char *says[] = {
+        " is not empty and holds no hetsim run",
+        "/g is not empty and holds no hetsim run",
+        "/sw2 is not empty and holds no hetsim run",
+        "/g is a hetsim golden directory, not a",
+        "/g is a hetsim golden directory that this command does not own",
+        "/sw is a hetsim sweep directory that this command does not own",
+        "/sw2 is a hetsim sweep directory that this command does not own",
+    };
+    harness_tree_digest(dir, before, sizeof(before));
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        r = in_dir(dir, refused[i]);
+        ck_assert_msg(r.status == 2 && strstr(r.err, says[i]) != NULL, "refused %zu: exit %d: %s",
+                      i, r.status, r.err);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "refused %zu changed something", i);
+    }
+    snprintf(path, sizeof(path), "%s/a/...partial", dir);
+    ck_assert(!harness_exists(path));
+    snprintf(path, sizeof(path), "%s/breakdown-by-seed.csv", dir);
+    ck_assert(!harness_exists(path)); /* the sweep's figures went into the sweep */
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli_places");
@@ -449,6 +517,7 @@ Suite *test_suite(void)
     tcase_add_test(places, a_sweeps_points_are_run_by_the_sweep_alone);
     tcase_add_test(places, a_checks_output_is_the_checks_alone);
     tcase_add_test(places, an_output_named_with_dots_or_a_trailing_slash_is_the_directory_itself);
+    tcase_add_test(places, dotdot_after_an_output_is_its_parent_for_every_command);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

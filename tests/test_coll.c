@@ -352,6 +352,30 @@ START_TEST(butterfly_memory_does_not_grow_with_the_workers)
 }
 END_TEST
 
+/* The arena a ring for `workers` workers and room for `cap` members asks for. */
+static uint64_t ring_bytes(uint32_t workers, uint32_t cap)
+{
+    sim_err err;
+    sim_arena *a = sim_arena_create_sizing(&err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_null(coll_ring_create(a, NULL, workers, cap, NULL, NULL));
+    uint64_t bytes = sim_arena_bytes(a);
+    sim_arena_destroy(a);
+    return bytes;
+}
+
+/* A ring with room for fewer members than the workers (one of ripples' pool of n / 2 group
+ * rings) holds nothing sized by the workers (issue 38): its position and joined tables over
+ * every worker made the pool quadratic in them, 5 n^2 / 2 bytes. A ring over all the workers
+ * keeps its tables by worker id. */
+START_TEST(a_narrow_ring_takes_no_memory_sized_by_the_workers)
+{
+    ck_assert_uint_eq(ring_bytes(1000000, 4), ring_bytes(5, 4));
+    ck_assert_uint_eq(ring_bytes(70001, 17), ring_bytes(18, 17));
+    ck_assert_uint_ge(ring_bytes(100000, 100000), (uint64_t)100000 * 5);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("coll");
@@ -362,6 +386,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, ring_that_ends_rounds_on_a_failure_tells_the_survivors_it_was_abandoned);
     tcase_add_test(tc,
                    ring_that_ends_rounds_on_a_failure_tells_the_survivors_a_member_completed_it);
+    tcase_add_test(tc, a_narrow_ring_takes_no_memory_sized_by_the_workers);
     suite_add_tcase(s, tc);
     tc = tcase_create("butterfly");
     tcase_add_test(tc, butterfly_of_four_takes_two_hops);

@@ -285,6 +285,11 @@ START_TEST(a_missing_folder_then_dotdot_is_refused_before_anything_is_made)
     /* An existing folder's "..", or a missing folder's ".", is the kernel's, as before. */
     snprintf(path, sizeof(path), "%s/run/../elsewhere", tmp);
     ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_OK);
+    snprintf(path, sizeof(path), "%s/run/..", tmp); /* tmp, not a place inside run */
+    ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_OK);
+    ck_assert_int_eq(sim_rundir_resolve(path, &out, &err), SIM_OK);
+    ck_assert_msg(strstr(out, "/..") == NULL && sim_rundir_same(out, tmp), "%s", out);
+    free(out);
     snprintf(path, sizeof(path), "%s/new/./b/../../golden", tmp);
     ck_assert_int_eq(sim_rundir_check_within(path, SIM_RUNDIR_ANY, &err), SIM_ESCENARIO);
     snprintf(path, sizeof(path), "%s/new/./b", tmp);

@@ -108,9 +108,9 @@ static uint64_t ad_copies(const void *state)
     return (st->n + 1) / 2;
 }
 
-/* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest
- * path latency of an edge, or 1 ms if that is shorter (see the file comment). */
-static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
+/* One transfer of S bytes alone over the graph edge whose path is slowest: its latency plus S at
+ * its bandwidth, the longest latency and the lowest bandwidth of any edge taken. */
+static double slowest_transfer_ns(const adpsgd *st, const sim_ctx *ctx)
 {
     sim_time lat = 0;
     double bw = INFINITY;
@@ -121,11 +121,38 @@ static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
             lat = p.latency_ns > lat ? p.latency_ns : lat;
             bw = fmin(bw, p.bandwidth_bps);
         }
+    return (double)lat + (double)st->bytes * 8.0 / bw * 1e9;
+}
+
+/* 4 (d + 1) transfers of S bytes at the slowest path bandwidth of an edge, plus the longest
+ * path latency of an edge, or 1 ms if that is shorter (see the file comment). */
+static sim_time auto_timeout(const adpsgd *st, const sim_ctx *ctx)
+{
     uint32_t d = 0;
     for (uint32_t w = 0; w < st->n; w += 2)
         d = ad_degree(st, w) > d ? ad_degree(st, w) : d;
-    double t = 4.0 * (d + 1.0) * ((double)lat + (double)st->bytes * 8.0 / bw * 1e9);
+    double t = 4.0 * (d + 1.0) * slowest_transfer_ns(st, ctx);
     return t < 1e6 ? 1000000 : t > 1e18 ? (sim_time)1e18 : (sim_time)llround(t);
+}
+
+/* The timeout in force: exchange_timeout_ms, which must leave room for a request and its reply
+ * over the slowest edge alone (shorter, no exchange over it could ever commit: every attempt
+ * would be abandoned and retried while its messages still flow), or the automatic one. */
+static int set_timeout(adpsgd *st, const sim_ctx *ctx, sim_err *err)
+{
+    if (st->timeout_ms <= 0) {
+        st->timeout_ns = auto_timeout(st, ctx);
+        return SIM_OK;
+    }
+    st->timeout_ns = (sim_time)llround(st->timeout_ms * 1e6);
+    double pair = st->n > 1 ? 2.0 * slowest_transfer_ns(st, ctx) : 0.0;
+    if ((double)st->timeout_ns < pair)
+        return sim_err_set(err, SIM_ESCENARIO, "$.protocol.exchange_timeout_ms",
+                           "%g ms is shorter than a request and its reply over the slowest edge "
+                           "alone (%.6g ms): no exchange over it could commit; give at least "
+                           "that, or leave it out (automatic)",
+                           st->timeout_ms, pair / 1e6);
+    return SIM_OK;
 }
 
 static int begin_iteration(adpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
@@ -144,8 +171,9 @@ static int ad_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     st->bytes = sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL);
     st->nparams = sim_ctx_num_params(ctx);
-    st->timeout_ns =
-        st->timeout_ms > 0 ? (sim_time)llround(st->timeout_ms * 1e6) : auto_timeout(st, ctx);
+    rc = set_timeout(st, ctx, err);
+    if (rc != SIM_OK)
+        return rc;
     for (uint32_t w = 0; w < st->n; w++) {
         if (sim_ctx_down(ctx, w))
             continue;

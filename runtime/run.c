@@ -431,7 +431,9 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
     if (sim_engine_schedule_at(ctx->eng, 0, &eval, NULL) != SIM_OK)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     ctx->stop.inert++;
-    return ctx->proto->start(ctx->state, ctx, err);
+    /* A protocol may find its section wrong only against the network (adpsgd's timeout). */
+    int rc = ctx->proto->start(ctx->state, ctx, err);
+    return rc == SIM_ESCENARIO ? sim_err_file(err, ctx->sc->file) : rc;
 }
 
 static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)

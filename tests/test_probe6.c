@@ -2,7 +2,8 @@
  * base time over the worker's speed, and the clock counts whole nanoseconds up to about
  * 9.2e18: a speed that makes an iteration shorter than 1 ns is refused when the scenario is
  * loaded, as an iteration_ms below 1 ns is; a run with no time limit whose clock reaches its
- * end fails naming the clock and what to do, not only the event it could not schedule. */
+ * end fails naming the clock and what to do, not only the event it could not schedule; an
+ * AD-PSGD timeout shorter than any exchange is refused before its retries pile up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,34 @@ START_TEST(a_run_whose_clock_reaches_its_end_says_so_and_what_to_do)
                       strstr(r.err, "stop the run earlier (stop.time_s") != NULL,
                   "%s", r.err);
     ck_assert(!harness_exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* AD-PSGD with exchange_timeout_ms 1 us, shorter than one 100 kB transfer (80 us at 10 Gbit/s
+ * plus 100 us of latency): every attempt was abandoned and retried while its request still
+ * flowed, so flows piled up (3,802 at 2 ms of simulated time, 15,802 at 8 ms), the wall time
+ * grew with their square (12.8 s for 8 ms) and no exchange ever committed, exit 0. A timeout
+ * shorter than a request and its reply over the slowest edge alone is refused, naming the file,
+ * the path and that bound; one just long enough runs. */
+START_TEST(an_adpsgd_timeout_no_exchange_could_meet_is_refused)
+{
+    char *dir = harness_tmpdir("probe6");
+    char out[512];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_write(dir, "s.json", scenario_json);
+    const char *net = "network={\"bandwidth_gbps\": 10, \"latency_us\": 50}";
+    result r = run_with(dir, "protocol={\"name\": \"adpsgd\", \"exchange_timeout_ms\": 1e-3}", net,
+                        "stop.time_s=0.008");
+    ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "s.json: $.protocol.exchange_timeout_ms: 0.001 ms is shorter "
+                                "than a request and its reply over the slowest edge alone "
+                                "(0.36 ms)") != NULL,
+                  "%s", r.err);
+    ck_assert(!harness_exists(out));
+    r = run_with(dir, "protocol={\"name\": \"adpsgd\", \"exchange_timeout_ms\": 0.5}", net,
+                 "stop.time_s=0.008");
+    ck_assert_msg(r.status == 0, "0.5 ms: exit %d\n%s", r.status, r.err);
     harness_cleanup(dir);
 }
 END_TEST
@@ -182,6 +211,7 @@ Suite *test_suite(void)
     tcase_set_timeout(clock, 120);
     tcase_add_test(clock, a_speed_that_makes_an_iteration_shorter_than_a_nanosecond_is_refused);
     tcase_add_test(clock, a_run_whose_clock_reaches_its_end_says_so_and_what_to_do);
+    tcase_add_test(clock, an_adpsgd_timeout_no_exchange_could_meet_is_refused);
     suite_add_tcase(s, clock);
     TCase *results = tcase_create("results");
     tcase_set_timeout(results, 240);

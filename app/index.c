@@ -282,55 +282,55 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     sim_cfg_destroy(s);
 }
 
-/* Each row's results are its run's: an index.csv whose mean_throughput_sps was edited by
- * hand (5120 -> 9999) made report's throughput 7559.5 +- 31000 for runs that measured 5120,
- * exit 0. */
-static int check_results(const app_index *ix, const char *sweep_dir, sim_err *err)
+typedef void (*row_check)(const app_index *ix, size_t r, const char *text, size_t n, char *out,
+                          size_t size);
+
+/* The first row with results whose run's file `name` (when it is there and not empty) `check`
+ * finds unlike the row: *row gets it, out[] what differs, path[] the file. False: none. */
+static bool first_unlike(const app_index *ix, const char *sweep_dir, const char *name,
+                         row_check check, size_t *row, char *out, size_t size, char *path,
+                         size_t psize)
 {
-    char path[2048], what[160];
     for (size_t r = 0; r < ix->csv.nrows; r++) {
         if (!app_index_has_results(ix, r))
             continue;
-        snprintf(path, sizeof(path), "%s/%s/summary.json", sweep_dir, app_index_cell(ix, r, 1));
+        snprintf(path, psize, "%s/%s/%s", sweep_dir, app_index_cell(ix, r, 1), name);
         size_t n = 0;
         char *text = sim_output_read_own(path, &n);
-        what[0] = '\0';
+        out[0] = '\0';
         if (text != NULL && n > 0)
-            results_diff(ix, r, text, n, what, sizeof(what));
+            check(ix, r, text, n, out, size);
         free(text);
-        if (what[0] != '\0')
-            return sim_err_set(err, SIM_EINVAL, NULL,
-                               "%s: line %zu: not its run's results: %s (%s): remove the point's "
-                               "directory and run the sweep again",
-                               ix->csv.path, ix->csv.line[r], what, path);
+        if (out[0] != '\0') {
+            *row = r;
+            return true;
+        }
     }
-    return SIM_OK;
+    return false;
 }
 
 /* Each row with results holds its run's swept values and seed (run.json's resolved
  * scenario): an index.csv edited by hand, or a point's run.json replaced by another run's,
- * was read silently. A missing or empty run.json is said later (an incomplete run). */
-static int check_runs(const app_index *ix, const char *sweep_dir, sim_err *err)
+ * was read silently. A missing or empty run.json is said later (an incomplete run). Each
+ * row's results are its run's too: an index.csv whose mean_throughput_sps was edited by hand
+ * (5120 -> 9999) made report's throughput 7559.5 +- 31000 for runs that measured 5120, exit 0. */
+static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048], diff[512];
-    for (size_t r = 0; r < ix->csv.nrows; r++) {
-        if (!app_index_has_results(ix, r))
-            continue;
-        snprintf(path, sizeof(path), "%s/%s/run.json", sweep_dir, app_index_cell(ix, r, 1));
-        size_t n = 0;
-        char *text = sim_output_read_own(path, &n);
-        diff[0] = '\0';
-        if (text != NULL && n > 0)
-            row_diff(ix, r, text, n, diff, sizeof(diff));
-        free(text);
-        if (diff[0] != '\0')
-            return sim_err_set(
-                err, SIM_EINVAL, NULL,
-                "%s: line %zu: %s differ from the run's in %s (an index edited, or a "
-                "run.json of another run): remove the point's directory and run "
-                "the sweep again",
-                ix->csv.path, ix->csv.line[r], diff, path);
-    }
+    size_t r;
+    if (first_unlike(ix, sweep_dir, "run.json", row_diff, &r, diff, sizeof(diff), path,
+                     sizeof(path)))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: %s differ from the run's in %s (an index edited, or a "
+                           "run.json of another run): remove the point's directory and run "
+                           "the sweep again",
+                           ix->csv.path, ix->csv.line[r], diff, path);
+    if (first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
+                     sizeof(path)))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: not its run's results: %s (%s): remove the point's "
+                           "directory and run the sweep again",
+                           ix->csv.path, ix->csv.line[r], diff, path);
     return SIM_OK;
 }
 
@@ -364,9 +364,7 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     if (rc == SIM_OK)
         rc = check_dirs(ix, sweep_dir, err);
     if (rc == SIM_OK)
-        rc = check_runs(ix, sweep_dir, err);
-    if (rc == SIM_OK)
-        rc = check_results(ix, sweep_dir, err);
+        rc = check_rows(ix, sweep_dir, err);
     if (rc != SIM_OK)
         app_index_fini(ix);
     return rc;

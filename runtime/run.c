@@ -154,6 +154,15 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     sim_time every = ctx->sc->eval_every_ns;
+    /* A run stopped by time was held to SIM_MAX_EVALS when loaded; one stopped otherwise (by
+     * iterations, with iterations of 1e6 s) is held to it here. */
+    if (now / every >= SIM_MAX_EVALS - 1 && ctx->sc->stop_ns == SIM_TIME_NEVER) {
+        sim_err_set(err, SIM_ESCENARIO, "$.eval.every_s",
+                    "%d evaluations (metrics.csv rows) by %.9g simulated s and the run goes on: "
+                    "raise eval.every_s, or give stop.time_s",
+                    SIM_MAX_EVALS, (double)now * 1e-9);
+        return sim_err_file(err, ctx->sc->file);
+    }
     if (now <= ctx->sc->stop_ns - every) {
         sim_event ev = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
         rc = sim_engine_schedule(ctx->eng, every, &ev, NULL);

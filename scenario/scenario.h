@@ -29,6 +29,7 @@
 #define SIM_MAX_WORKERS       (1u << 20)
 #define SIM_MAX_SERVERS       4096u
 #define SIM_MAX_MESSAGE_BYTES (UINT64_C(1) << 44) /* 16 TiB */
+#define SIM_MAX_EVALS         1000000             /* evaluations (metrics.csv rows) of a run */
 
 typedef enum sim_straggler_kind {
     SIM_STRAG_FIXED = 0,   /* compute slowed by `slowdown` for the whole run */

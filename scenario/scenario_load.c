@@ -27,7 +27,6 @@
 #define MAX_SAMPLES    INT64_C(10000000)
 #define MAX_GBPS       1e9 /* an exabit per second: beyond it, bits/s lose meaning */
 #define DEFAULT_STOP_S 60.0
-#define MAX_EVALS      1000000.0 /* evaluations (metrics.csv rows) in a run stopped by time */
 
 static const char *const topologies[] = { "star", "racks", "fat_tree" };
 
@@ -408,15 +407,16 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
     return sim_cfg_check_unused(c, err);
 }
 
-/* A run stopped by time evaluates at most MAX_EVALS times (stop.time_s / every_s). */
+/* A run stopped by time evaluates at most SIM_MAX_EVALS times (stop.time_s / every_s); the
+ * runtime holds a run stopped otherwise to the same count as it goes. */
 static int check_eval_count(const sim_scenario *sc, double every_s, sim_err *err)
 {
     if (sc->stop_ns == SIM_TIME_NEVER ||
-        (double)sc->stop_ns / (double)sc->eval_every_ns <= MAX_EVALS)
+        (double)sc->stop_ns / (double)sc->eval_every_ns <= SIM_MAX_EVALS)
         return 0;
     return sim_err_set(err, SIM_ESCENARIO, "$.eval.every_s",
                        "must be at least %.9g (stop.time_s / %.0f evaluations), got %.9g",
-                       (double)sc->stop_ns * 1e-9 / MAX_EVALS, MAX_EVALS, every_s);
+                       (double)sc->stop_ns * 1e-9 / SIM_MAX_EVALS, (double)SIM_MAX_EVALS, every_s);
 }
 
 static int read_eval_output(sim_scenario *sc, sim_cfg *eval, sim_cfg *out, sim_err *err)

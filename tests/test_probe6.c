@@ -81,6 +81,27 @@ START_TEST(a_run_whose_clock_reaches_its_end_says_so_and_what_to_do)
 }
 END_TEST
 
+/* A run stopped by iterations alone was held to no count of evaluations: iterations of 1e9 s
+ * made 2,000,003 metrics.csv rows at every_s 0.5 (and 1e12 s about 4e9, never finishing),
+ * where a run stopped by time is held to 1,000,000 when loaded. The run now stops at that
+ * count, naming the file, $.eval.every_s and what to do, exit 2, nothing written. */
+START_TEST(a_run_without_a_time_limit_makes_at_most_a_million_evaluations)
+{
+    char *dir = harness_tmpdir("probe6");
+    char out[512];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_write(dir, "s.json", scenario_json);
+    result r =
+        run_with(dir, "compute.iteration_ms=1e9", "stop={\"iterations\": 1}", "eval.every_s=0.5");
+    ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "s.json: $.eval.every_s: 1000000 evaluations (metrics.csv rows) "
+                                "by 499999.5 simulated s and the run goes on") != NULL,
+                  "%s", r.err);
+    ck_assert(!harness_exists(out));
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* AD-PSGD with exchange_timeout_ms 1 us, shorter than one 100 kB transfer (80 us at 10 Gbit/s
  * plus 100 us of latency): every attempt was abandoned and retried while its request still
  * flowed, so flows piled up (3,802 at 2 ms of simulated time, 15,802 at 8 ms), the wall time
@@ -212,6 +233,7 @@ Suite *test_suite(void)
     tcase_add_test(clock, a_speed_that_makes_an_iteration_shorter_than_a_nanosecond_is_refused);
     tcase_add_test(clock, a_run_whose_clock_reaches_its_end_says_so_and_what_to_do);
     tcase_add_test(clock, an_adpsgd_timeout_no_exchange_could_meet_is_refused);
+    tcase_add_test(clock, a_run_without_a_time_limit_makes_at_most_a_million_evaluations);
     suite_add_tcase(s, clock);
     TCase *results = tcase_create("results");
     tcase_set_timeout(results, 240);

@@ -24,10 +24,15 @@ extern char **environ; /* POSIX defines it but no header declares it */
 
 /* ---- Running ---------------------------------------------------------------------------- */
 
+/* Point k's run is there: its directory (the sweep's own, never a symbolic link to a run
+ * elsewhere, which running it refuses) holds a finished run of the point's scenario. */
 bool app_sweep_done(const app_sweep *sw, size_t k)
 {
     char dir[PATH_TEXT], hash[32], want[32];
     sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
+    struct stat st;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        return false;
     sim_cfg *summary = sw_read_json(dir, "summary.json");
     sim_cfg *run = summary != NULL ? sw_read_json(dir, "run.json") : NULL;
     snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);

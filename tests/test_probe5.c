@@ -129,6 +129,34 @@ START_TEST(a_sweep_never_runs_a_point_through_a_link_to_another_run)
 }
 END_TEST
 
+/* The same with a link to the point's own run moved out of the sweep: that run has the point's
+ * scenario, so the sweep run again took it as the point's finished run and put it in its
+ * index, exit 0, a run the sweep did not make and does not own. The point is not done. */
+START_TEST(a_sweep_takes_no_run_behind_a_link_as_its_points)
+{
+    char *dir = with_a_run();
+    char sw[512], point[600], moved[512], out[512], before[4096], after[4096], cmd[1800];
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    snprintf(point, sizeof(point), "%s/workers=2,seed=3", out);
+    snprintf(moved, sizeof(moved), "%s/moved", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(cmd, sizeof(cmd), "mv '%s' '%s' && ln -s ../moved '%s'", point, moved, point);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_tree_digest(moved, before, sizeof(before));
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    harness_tree_digest(moved, after, sizeof(after));
+    ck_assert_msg(strcmp(before, after) == 0, "the run behind the link changed (exit %d)",
+                  res.status);
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "is a symbolic link") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A check run again into its own output, whose seed run's directory was replaced by a symbolic
  * link to another run: the check ran that seed through the link and replaced the run, exit 0.
  * Refused before anything runs, exit 2, the run behind the link unchanged. */
@@ -168,6 +196,7 @@ Suite *test_suite(void)
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first);
     tcase_add_test(places, a_sweep_never_runs_a_point_through_a_link_to_another_run);
+    tcase_add_test(places, a_sweep_takes_no_run_behind_a_link_as_its_points);
     tcase_add_test(places, a_check_never_runs_a_seed_through_a_link_to_another_run);
     tcase_set_timeout(places, 300);
     suite_add_tcase(s, places);

@@ -180,6 +180,12 @@ static int read_groups(plot *p, sim_err *err)
         if ((g->curves = calloc(x->n + 1, sizeof(*g->curves))) == NULL)
             return oom(err);
         name_group(p, i);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(p->g[j].label, g->label) == 0)
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "two groups would be drawn as \"%s\" (%s and %s): give "
+                                   "distinct values distinct names (--label, --names)",
+                                   g->label, s->groups[j].value[0], x->value[0]);
         for (size_t k = 0; k < x->n && rc == SIM_OK; k++) {
             app_select_run_dir(s, p->o->sweep_dir, x->rows[k], dir, sizeof(dir));
             if ((rc = app_curve_read(dir, &g->curves[g->n], err)) == SIM_OK) {

@@ -219,6 +219,20 @@ START_TEST(lines_differ_by_dash_and_marker_and_the_legend_names_groups_with_thei
     free(svg);
     r = plot(dir, out, (const char *[]){ "--by", "protocol.name", "--label", "x", NULL });
     ck_assert_int_eq(r.status, 2);
+    /* Two values given one name were two bars and two lines of the same name, exit 0. */
+    char before[4096], after[4096];
+    harness_tree_digest(out, before, sizeof(before));
+    r = plot(dir, out,
+             (const char *[]){ "--by", "protocol.name", "--best-over", "workload.lr", "--label",
+                               "hpsgd=ours", "--label", "adpsgd=ours", NULL });
+    ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+    ck_assert_msg(
+        strstr(r.err,
+               "two groups would be drawn as \"ours, learning rate 0.05\" (adpsgd and hpsgd)") !=
+            NULL,
+        "%s", r.err);
+    harness_tree_digest(out, after, sizeof(after));
+    ck_assert_str_eq(before, after);
     harness_cleanup(dir);
 }
 END_TEST

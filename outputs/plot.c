@@ -496,11 +496,16 @@ static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n
     return b.s;
 }
 
-/* Runs gnuplot on `input`, which draws into `tmp`, and gives the figure its name `final`
- * once whole (sim_plot_commit); `tmp` is removed on any failure. */
+/* Runs gnuplot on `input`, which draws into `tmp` (made afresh first: gnuplot opens it by its
+ * name), and gives the figure its name `final` once whole (sim_plot_commit); `tmp` is removed
+ * on any failure. */
 static int run_and_commit(const char *gnuplot, const char *input, const char *tmp,
                           const char *final, const char *png, sim_err *err)
 {
+    int fd = sim_output_tmp_open(tmp, err);
+    if (fd < 0)
+        return SIM_EIO;
+    close(fd);
     int rc = sim_plot_gnuplot_run(gnuplot, input, png, err);
     if (rc == SIM_OK)
         return sim_plot_commit(tmp, final, err);

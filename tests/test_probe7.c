@@ -154,12 +154,52 @@ START_TEST(a_marker_or_a_seeds_file_that_is_a_fifo_or_a_link_is_never_opened)
 }
 END_TEST
 
+/* A second process that puts a symbolic link at a figure's temporary while gnuplot draws it
+ * (here a gnuplot that does so itself, then draws): gnuplot opened the temporary by its name,
+ * so the figure went through the link into the user's file, exit 0 or 1. gnuplot now draws
+ * into the temporary hetsim opened (/dev/fd/3): the user's file keeps its text, and the figure,
+ * its temporary replaced, fails (exit 1) naming it. */
+START_TEST(a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_through)
+{
+    char *dir = harness_tmpdir("probe7");
+    char s[512], r[512], figs[512], victim[512], body[2048], text[256];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "victim", victim_text);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
+    snprintf(body, sizeof(body),
+             "#!/bin/sh\nread -r vars\ncat >/dev/null\n"
+             "out=$(printf '%%s' \"$vars\" | sed -n \"s/.*out='\\([^']*\\)'.*/\\1/p\")\n"
+             "ln -sfn '%s' '%s/convergence.png.tmp'\necho drawn > \"$out\"\n",
+             victim, figs);
+    harness_write(dir, "gnuplot", body);
+    char gp[600], path[4096];
+    snprintf(gp, sizeof(gp), "%s/gnuplot", dir);
+    ck_assert_int_eq(chmod(gp, 0755), 0);
+    const char *old = getenv("PATH");
+    snprintf(path, sizeof(path), "%s:%s", dir, old != NULL ? old : "");
+    ck_assert_int_eq(setenv("PATH", path, 1), 0);
+    res = harness_hetsim((const char *[]){ "plot", r, "-o", figs, NULL });
+    text_of(victim, text, sizeof(text));
+    ck_assert_msg(strcmp(text, victim_text) == 0, "written through the link (exit %d)", res.status);
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "was replaced while drawn") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe7");
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_temporary_replaced_by_a_link_or_a_fifo_is_never_written_through);
     tcase_add_test(places, a_marker_or_a_seeds_file_that_is_a_fifo_or_a_link_is_never_opened);
+    tcase_add_test(places,
+                   a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_through);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

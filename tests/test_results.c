@@ -361,7 +361,8 @@ static size_t table_rows(const char *path, double *x, double *y, size_t max)
 }
 
 /* A --style copy of plots/`name` that first has gnuplot write what it reads of the figure's
- * CSV as a table (columns `xcol` and `ycol` of each row) beside the figure (OUT.table). */
+ * CSV as a table (columns `xcol` and `ycol` of each row) beside it (IN.table: the figure's out is a
+ * descriptor, /dev/fd/3). */
 static void tabling_style(const char *style, const char *name, const char *xcol, const char *ycol)
 {
     char path[1100], *text;
@@ -371,7 +372,7 @@ static void tabling_style(const char *style, const char *name, const char *xcol,
     char *out = malloc(n);
     snprintf(out, n,
              "set datafile separator \",\"\nset datafile columnheaders\n"
-             "set datafile missing \"NaN\"\nset table out . \".table\"\n"
+             "set datafile missing \"NaN\"\nset table in . \".table\"\n"
              "plot in using (column(\"%s\")):(column(\"%s\")) with points\nunset table\n%s",
              xcol, ycol, text);
     harness_write(style, name, out);
@@ -424,13 +425,13 @@ START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
     /* What gnuplot read: compute and wait shares; time to 0.5 (1 s) over 2 runs. Its table
      * prints 6 significant digits: 32.1429 for 32.142857. */
     double x[4], y[4];
-    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.svg.tmp.table", out);
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.csv.table", out);
     ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
     ck_assert_double_eq_tol(x[0], 56.25, 1e-4);
     ck_assert_double_eq_tol(y[0], 12.5, 1e-4);
     ck_assert_double_eq_tol(x[1], 2.25 / 7.0 * 100.0, 1e-4);
     ck_assert_double_eq_tol(y[1], 50.0, 1e-4);
-    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.svg.tmp.table", out);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.csv.table", out);
     ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
     for (size_t i = 0; i < 2; i++) {
         ck_assert_double_eq_tol(x[i], 1.0, 1e-9);

@@ -148,6 +148,12 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "bytes_received: empty" },
         { "a1/metrics.csv", "0.55,,1280", "0.55,,", "a1/metrics.csv: line 3",
           "throughput_sps: empty" },
+        /* Issue 38, seventh probe: counts that went down from a row to the next (plot --by
+         * --x samples drew them), exit 0. */
+        { "b1/metrics.csv", "2,80,2560,", "2,80,256,", "b1/metrics.csv: line 4",
+          "samples: 256 is below the row before's 1280" },
+        { "a2/metrics.csv", "2,80,2560,", "2,8,2560,", "a2/metrics.csv: line 4",
+          "iterations: 8 is below the row before's 40" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = fake_sweep();
@@ -503,7 +509,7 @@ START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
     char *text = harness_slurp(point, "metrics.csv");
     size_t n = strlen(text) + 64;
     char *more = malloc(n);
-    snprintf(more, n, "%s9,90,1440,1,1.5,1.5,0.5,,inf\n", text);
+    snprintf(more, n, "%s9,990,99990,99,1.5,1.5,0.5,,inf\n", text);
     harness_write(point, "metrics.csv", more);
     free(more);
     free(text);
@@ -530,7 +536,7 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
                   "plain,\n");
     sim_csv t;
     sim_err err;
-    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false } };
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false, false } };
     const sim_csv_rules rules = { rule, 1 };
     ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
     ck_assert_uint_eq(t.nrows, 4);

@@ -21,13 +21,13 @@ static int oom(sim_err *err)
 
 /* The numbers of index.csv (app/sweep.c writes them from summary.json; empty for null). */
 static const sim_csv_rule index_rules[] = {
-    { "point", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "sim_time_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "final_accuracy", 0.0, 1.0, true, false, false },
-    { "best_accuracy", 0.0, 1.0, true, false, false },
-    { "time_to_target_s", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "mean_throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "wall_s", 0.0, SIM_CSV_HUGE, true, false, false },
+    { "point", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "sim_time_s", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "final_accuracy", 0.0, 1.0, true, false, false, false },
+    { "best_accuracy", 0.0, 1.0, true, false, false, false },
+    { "time_to_target_s", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "mean_throughput_sps", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "wall_s", 0.0, SIM_CSV_HUGE, true, false, false, false },
 };
 static const sim_csv_rules index_numbers = { index_rules,
                                              sizeof(index_rules) / sizeof(index_rules[0]) };

@@ -14,31 +14,31 @@
 #include "sim/text.h"
 
 static const sim_csv_rule metrics_rules[] = {
-    { "time_s", 0.0, SIM_CSV_HUGE, false, true, false },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "epoch", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "train_loss", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "test_accuracy", 0.0, 1.0, true, false, false },
-    { "consensus", 0.0, SIM_CSV_HUGE, true, false, false },
-    { "throughput_sps", 0.0, SIM_CSV_HUGE, false, false, false }, /* always written */
+    { "time_s", 0.0, SIM_CSV_HUGE, false, true, false, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false, true },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false, true },
+    { "epoch", 0.0, SIM_CSV_HUGE, true, false, false, true },
+    { "train_loss", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "test_loss", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "test_accuracy", 0.0, 1.0, true, false, false, false },
+    { "consensus", 0.0, SIM_CSV_HUGE, true, false, false, false },
+    { "throughput_sps", 0.0, SIM_CSV_HUGE, false, false, false, false }, /* always written */
 };
 
 /* Every number of workers.csv is always written (only params_fnv may be empty, a timing-only
  * model's): an empty one was read as NaN and the shares came out wrong. */
 static const sim_csv_rule workers_rules[] = {
-    { "worker", 0.0, SIM_CSV_HUGE, false, true, true },
-    { "speed", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "samples", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "compute_s", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "comm_s", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "wait_s", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "bytes_sent", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "bytes_received", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "down_s", 0.0, SIM_CSV_HUGE, false, false, false },
-    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, false, false, false },
+    { "worker", 0.0, SIM_CSV_HUGE, false, true, true, false },
+    { "speed", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "iterations", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "samples", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "compute_s", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "comm_s", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "wait_s", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "bytes_sent", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "bytes_received", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "down_s", 0.0, SIM_CSV_HUGE, false, false, false, false },
+    { "comm_overlap_s", 0.0, SIM_CSV_HUGE, false, false, false, false },
 };
 
 const sim_csv_rules sim_csv_metrics = { metrics_rules,
@@ -179,6 +179,11 @@ static int check_rules(const sim_csv *t, const sim_csv_rules *rules, sim_err *er
                 return sim_err_set(err, SIM_EINVAL, NULL,
                                    "%s: line %zu: %s: %s is not above the row before's %.17g (a "
                                    "row repeated or out of order)",
+                                   t->path, t->line[r], rule->name, s, before);
+            if (rule->growing && v < before)
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "%s: line %zu: %s: %s is below the row before's %.17g (a "
+                                   "count so far, which only grows)",
                                    t->path, t->line[r], rule->name, s, before);
             if (rule->row_index && v != (double)r)
                 return sim_err_set(err, SIM_EINVAL, NULL,

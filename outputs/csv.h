@@ -37,6 +37,7 @@ typedef struct sim_csv_rule {
     bool empty;       /* an empty field is allowed (read as NaN) */
     bool increasing;  /* each row's number above the row before's (no row repeated) */
     bool row_index;   /* each row's number its row's index, 0 on the first (a worker's id) */
+    bool growing;     /* each row's number at least the row before's (a count so far) */
 } sim_csv_rule;
 
 /* The rules of one file: `n` columns. */
@@ -58,8 +59,8 @@ typedef struct sim_csv {
 } sim_csv;
 
 /* The rules of a run's metrics.csv: time_s (increasing: a row per evaluation), iterations
- * and samples numbers in [0, SIM_CSV_HUGE]; epoch, the losses, the consensus distance and
- * throughput_sps the same or empty; test_accuracy in [0, 1] or empty. */
+ * and samples numbers in [0, SIM_CSV_HUGE] (growing, as epoch: counts so far); epoch, the losses,
+ * the consensus distance and throughput_sps the same or empty; test_accuracy in [0, 1] or empty. */
 extern const sim_csv_rules sim_csv_metrics;
 
 /* The rules of a run's workers.csv: worker (increasing: a row per worker), speed, iterations,

@@ -1,6 +1,7 @@
 #include "outputs/output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -85,6 +86,16 @@ static char *join(const char *dir, const char *name, const char *suffix)
     return s;
 }
 
+int sim_output_tmp_open(const char *tmp, sim_err *err)
+{
+    int fd = -1;
+    if (unlink(tmp) == 0 || errno == ENOENT)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", tmp, strerror(errno));
+    return fd;
+}
+
 sim_file *sim_file_open(const char *dir, const char *name, sim_err *err)
 {
     sim_file *f = calloc(1, sizeof(*f));
@@ -94,9 +105,14 @@ sim_file *sim_file_open(const char *dir, const char *name, sim_err *err)
     f->final = join(dir, name, "");
     if (f->tmp == NULL || f->final == NULL)
         goto fail_free;
-    f->f = fopen(f->tmp, "w");
+    int fd = sim_output_tmp_open(f->tmp, err);
+    f->f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (f->f == NULL) {
-        sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", f->tmp, strerror(errno));
+        if (fd >= 0) {
+            sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", f->tmp, strerror(errno));
+            close(fd);
+            unlink(f->tmp);
+        }
         free(f->tmp);
         free(f->final);
         free(f);

@@ -21,7 +21,14 @@ typedef struct sim_file sim_file;
  * directory on failure (for example a path component that is a file). */
 int sim_output_mkdirs(const char *dir, sim_err *err);
 
-/* Opens dir/name.tmp for writing. Returns NULL and fills `err` (SIM_EIO, SIM_ENOMEM). */
+/* Makes the temporary `tmp` (a name hetsim writes by, then renames) afresh and returns its
+ * descriptor, open for writing; -1 and `err` (SIM_EIO) if it cannot. Whatever held the name
+ * (a temporary a killed command left, a symbolic link, a hard link, a FIFO) loses it, and
+ * nothing behind it is opened or changed; a directory there is an error. */
+int sim_output_tmp_open(const char *tmp, sim_err *err);
+
+/* Opens dir/name.tmp for writing (made afresh: sim_output_tmp_open). Returns NULL and fills
+ * `err` (SIM_EIO, SIM_ENOMEM). */
 sim_file *sim_file_open(const char *dir, const char *name, sim_err *err);
 
 /* The stream to write to; valid until commit or abort. */

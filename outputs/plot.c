@@ -496,12 +496,23 @@ static char *figure_input(const plot_figure *fig, const plot_run *runs, size_t n
     return b.s;
 }
 
-/* Runs gnuplot on `input`, which draws into `tmp`, and gives the figure its name `final`
- * once whole (sim_plot_commit); `tmp` is removed on any failure. */
+/* Runs gnuplot on `input`, which draws into SIM_PLOT_GNUPLOT_OUT: the temporary `tmp`, made
+ * afresh and opened here (a name gnuplot opened itself could be a link put there meanwhile),
+ * and gives the figure its name `final` once whole (sim_plot_commit) if `tmp` is still that
+ * file; `tmp` is removed on any failure. */
 static int run_and_commit(const char *gnuplot, const char *input, const char *tmp,
                           const char *final, const char *png, sim_err *err)
 {
-    int rc = sim_plot_gnuplot_run(gnuplot, input, png, err);
+    int fd = sim_output_tmp_open(tmp, err);
+    if (fd < 0)
+        return SIM_EIO;
+    int rc = sim_plot_gnuplot_run(gnuplot, input, fd, png, err);
+    struct stat a, b;
+    if (rc == SIM_OK &&
+        (fstat(fd, &a) != 0 || lstat(tmp, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s was replaced while drawn", final,
+                         tmp);
+    close(fd);
     if (rc == SIM_OK)
         return sim_plot_commit(tmp, final, err);
     remove(tmp);
@@ -520,7 +531,7 @@ static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *run
     sb_printf(&name, "%s.%s", fig->png, ext);
     sb_printf(&tmp, "%s/%s.tmp", out_dir, name.s != NULL ? name.s : "");
     char *final = name.oom ? NULL : join(out_dir, name.s);
-    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, tmp.s, ext, script);
+    char *input = tmp.oom ? NULL : figure_input(fig, runs, n, SIM_PLOT_GNUPLOT_OUT, ext, script);
     if (input == NULL || final == NULL) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
@@ -692,7 +703,7 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
     sb_printf(&tmp, "%s/%s.tmp", out_dir, png);
     char *final = join(out_dir, png);
     sim_plot_format fmt = sim_plot_format_of(png);
-    sb_printf(&input, "%s; out='%s'; fmt='%s'\n%s", vars, tmp.s != NULL ? tmp.s : "",
+    sb_printf(&input, "%s; out='%s'; fmt='%s'\n%s", vars, SIM_PLOT_GNUPLOT_OUT,
               fmt == SIM_PLOT_PDF   ? "pdf"
               : fmt == SIM_PLOT_SVG ? "svg"
                                     : "png",

@@ -151,7 +151,7 @@ static int read_all(int fd, size_t size, unsigned char **out)
 /* Checks the figure in `tmp` (format `fmt`) as sim_plot_commit says, fsyncs it. */
 static int check_figure(const char *tmp, const char *final, sim_plot_format fmt, sim_err *err)
 {
-    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK); /* never through a link */
     if (fd < 0 && errno == ENOENT)
         return sim_err_set(err, SIM_EIO, NULL, "cannot write %s: gnuplot wrote nothing to %s",
                            final, tmp);
@@ -162,6 +162,9 @@ static int check_figure(const char *tmp, const char *final, sim_plot_format fmt,
     int rc = SIM_OK, e = fstat(fd, &st) != 0 ? errno : 0;
     if (e != 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot read back %s: %s", tmp, strerror(e));
+    else if (!S_ISREG(st.st_mode) || st.st_nlink != 1) /* replaced while gnuplot drew */
+        rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s is no longer a file of its own",
+                         final, tmp);
     else if (st.st_size == 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: gnuplot wrote nothing to %s", final,
                          tmp);

@@ -160,13 +160,13 @@ static int make_pipes(int in[2], int ep[2], sim_err *err)
 }
 
 /* Starts `gnuplot -d -` (-d: no init files) with its standard input from `in_rd`, standard
- * error to `err_wr`, standard output to /dev/null, no signal blocked and SIGPIPE at its
- * default. Returns 0 or an errno value.
+ * error to `err_wr`, standard output to /dev/null, `out_fd` as its SIM_PLOT_GNUPLOT_OUT_FD,
+ * no signal blocked and SIGPIPE at its default. Returns 0 or an errno value.
  *
  * The variables go at the top of the standard input rather than in `-e "..."`: gnuplot
  * 5.4.4 reading "-" after an -e option rejects multi-line { } blocks ("missing block
  * terminator"), which the scripts use. */
-static int spawn(const char *gnuplot, int in_rd, int err_wr, pid_t *pid)
+static int spawn(const char *gnuplot, int in_rd, int err_wr, int out_fd, pid_t *pid)
 {
     char arg0[] = "gnuplot", arg_d[] = "-d", arg_stdin[] = "-";
     char *argv[] = { arg0, arg_d, arg_stdin, NULL };
@@ -183,6 +183,7 @@ static int spawn(const char *gnuplot, int in_rd, int err_wr, pid_t *pid)
         if ((e = posix_spawn_file_actions_adddup2(&fa, in_rd, 0)) == 0 &&
             (e = posix_spawn_file_actions_adddup2(&fa, err_wr, 2)) == 0 &&
             (e = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0)) == 0 &&
+            (e = posix_spawn_file_actions_adddup2(&fa, out_fd, SIM_PLOT_GNUPLOT_OUT_FD)) == 0 &&
             (e = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
             (e = posix_spawnattr_setsigdefault(&attr, &pipe_set)) == 0 &&
             (e = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) ==
@@ -255,12 +256,21 @@ static int check_status(int status, const char *ebuf, const char *png, sim_err *
 /* Runs gnuplot on `input` (variable assignments, then the script) and waits. SIGPIPE
  * is blocked meanwhile (gnuplot exiting before it has read the whole script must not kill
  * this process), and a SIGPIPE raised meanwhile is consumed before the mask is restored. */
-int sim_plot_gnuplot_run(const char *gnuplot, const char *input, const char *png, sim_err *err)
+int sim_plot_gnuplot_run(const char *gnuplot, const char *input, int out_fd, const char *png,
+                         sim_err *err)
 {
     int in[2], ep[2];
     int rc = make_pipes(in, ep, err);
     if (rc != SIM_OK)
         return rc;
+    /* Above SIM_PLOT_GNUPLOT_OUT_FD, so that the child's dup2 always makes a copy. */
+    int out = fcntl(out_fd, F_DUPFD_CLOEXEC, SIM_PLOT_GNUPLOT_OUT_FD + 1);
+    if (out < 0) {
+        int e = errno;
+        close_fds(in, 2);
+        close_fds(ep, 2);
+        return sim_err_set(err, SIM_EIO, NULL, "cannot hand gnuplot its figure: %s", strerror(e));
+    }
     sigset_t pipe_set, old_mask, pending;
     if (sigemptyset(&pipe_set) != 0 || sigaddset(&pipe_set, SIGPIPE) != 0 ||
         sigpending(&pending) != 0 || sigprocmask(SIG_BLOCK, &pipe_set, &old_mask) != 0) {
@@ -272,7 +282,8 @@ int sim_plot_gnuplot_run(const char *gnuplot, const char *input, const char *png
     bool was_pending = sigismember(&pending, SIGPIPE) == 1;
 
     pid_t pid = -1;
-    int e = spawn(gnuplot, in[0], ep[1], &pid);
+    int e = spawn(gnuplot, in[0], ep[1], out, &pid);
+    close(out);
     close_fds(&in[0], 1);
     close_fds(&ep[1], 1);
     char ebuf[STDERR_KEEP];

@@ -83,23 +83,33 @@ static bool exists_in(const char *dir, const char *name)
     return yes;
 }
 
-/* True if the file dir/name starts with `head`: a regular file (hetsim writes no other; a
- * FIFO's open waited for a writer forever, and every command that looked at its folder hung). */
+/* Opens dir/name for reading if it is a regular file (hetsim writes no other; a FIFO's open
+ * waited for a writer forever, and every command that looked at its folder hung), else NULL.
+ * Opened first, then looked at: a FIFO put there meanwhile is never waited on either. */
+static FILE *open_regular(const char *dir, const char *name)
+{
+    char *p = concat(dir, "/");
+    char *q = p != NULL ? concat(p, name) : NULL;
+    int fd = q != NULL ? open(q, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+    free(p);
+    free(q);
+    struct stat st;
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (f == NULL && fd >= 0)
+        close(fd);
+    return f;
+}
+
+/* True if the file dir/name starts with `head` (a regular file: open_regular). */
 static bool starts_with(const char *dir, const char *name, const char *head)
 {
     size_t n = strlen(head);
-    char *p = concat(dir, "/");
-    char *q = p != NULL ? concat(p, name) : NULL;
-    struct stat st;
-    bool regular = q != NULL && stat(q, &st) == 0 && S_ISREG(st.st_mode);
-    FILE *f = regular ? fopen(q, "rb") : NULL;
+    FILE *f = open_regular(dir, name);
     char buf[128] = { 0 };
     bool yes =
         f != NULL && n < sizeof(buf) && fread(buf, 1, n, f) == n && memcmp(buf, head, n) == 0;
     if (f != NULL)
         fclose(f);
-    free(p);
-    free(q);
     return yes;
 }
 
@@ -113,13 +123,11 @@ static bool is_run(const char *dir)
  * seed-S/fingerprint (app/check.c writes both). */
 static bool is_golden(const char *dir)
 {
-    char *p = concat(dir, "/seeds");
-    FILE *f = p != NULL ? fopen(p, "rb") : NULL;
+    FILE *f = open_regular(dir, "seeds");
     unsigned long long seed = 0;
     bool yes = f != NULL && fscanf(f, "%llu", &seed) == 1;
     if (f != NULL)
         fclose(f);
-    free(p);
     char name[64];
     snprintf(name, sizeof(name), "seed-%llu/fingerprint", seed);
     return yes && exists_in(dir, name);

@@ -13,7 +13,9 @@
  *     left out: a draw has mean 1, and the cluster clamps the rare absurd one);
  *   - a transfer: the largest message through the slowest link, shared with every host
  *     (workers and servers), the link's bandwidth reduced by every link rule selecting it.
- * Path latencies need no check: each is at most 1e18 ns and a path sums a few of them.
+ * Path latencies: each NIC's is at most 1e18 ns, and so must be the extra latencies of the
+ * link rules selecting a worker, which add up (ten rules of 1e12 ms, each in range, failed
+ * the run with "net: cannot schedule a message"); a path sums a few of them.
  * An iteration's base over the worker's speed must also last at least the clock's 1 ns (as
  * iteration_ms must): below it the cluster would take 1 ns, so that speeds of 1e7 and 1e12
  * ran the same; slowdowns only lengthen it, and a short jitter draw is clamped.
@@ -185,10 +187,40 @@ static int check_network(sim_scenario *sc, uint64_t message_bytes, sim_err *err)
     return rc;
 }
 
+/* Adds up each worker's extra latencies of link rules, in file order. */
+static int check_latency(const sim_scenario *sc, sim_err *err)
+{
+    double *lat = calloc(sc->workers, sizeof(*lat));
+    if (lat == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int rc = 0;
+    for (size_t k = 0; k < sc->nstragglers && rc == 0; k++) {
+        const sim_straggler *s = &sc->stragglers[k];
+        if (s->kind != SIM_STRAG_LINK || s->extra_latency_ns == 0)
+            continue;
+        for (size_t i = 0; i < s->nworkers && rc == 0; i++) {
+            uint32_t w = s->workers[i];
+            lat[w] += (double)s->extra_latency_ns;
+            if (!(lat[w] <= MAX_NS)) {
+                char path[96];
+                snprintf(path, sizeof(path), "$.stragglers[%zu].extra_latency_ms", k);
+                rc = sim_err_set(err, SIM_ESCENARIO, path,
+                                 "makes worker %u's link latency up to %.3g s, more than the "
+                                 "clock's limit of %.0e s",
+                                 w, lat[w] * 1e-9, LIMIT_S);
+            }
+        }
+    }
+    free(lat);
+    return rc;
+}
+
 int sim_scenario_check_clock(sim_scenario *sc, double base_ns, const char *base_path,
                              uint64_t message_bytes, sim_err *err)
 {
     int rc = base_path != NULL ? check_compute(sc, base_ns, base_path, err) : 0;
+    if (rc == 0)
+        rc = check_latency(sc, err);
     if (rc == 0 && message_bytes > 0)
         rc = check_network(sc, message_bytes, err);
     return rc != 0 ? sim_err_file(err, sc->file) : 0;

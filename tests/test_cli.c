@@ -294,6 +294,8 @@ START_TEST(cli_refuses_disagreeing_idx_headers_and_junk_after_gzip_with_exit_cod
 }
 END_TEST
 
+#define LINK_RULE "{\"kind\": \"link\", \"workers\": [1], \"extra_latency_ms\": 1e12}"
+
 START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
 {
     static const char *const sets[][2] = {
@@ -304,11 +306,18 @@ START_TEST(cli_refuses_values_that_overflow_the_clock_before_running)
         { "compute.speeds=[1e-300]",
           "scenarios/quickstart.json: $.compute.speeds[0]: makes worker 0's iteration take up to "
           "2e+298 s, more than the clock's limit of 1e+09 s" },
+        /* Issue 38, seventh probe: link rules' extra latencies, each within its range, add up;
+         * ten of 1e12 ms on one worker failed the run, exit 1, "net: cannot schedule a
+         * message from 0 to 1". */
+        { "stragglers=[" LINK_RULE "," LINK_RULE "," LINK_RULE "," LINK_RULE "," LINK_RULE
+          "," LINK_RULE "," LINK_RULE "," LINK_RULE "," LINK_RULE "," LINK_RULE "]",
+          "scenarios/quickstart.json: $.stragglers[1].extra_latency_ms: makes worker 1's link "
+          "latency up to 2e+09 s, more than the clock's limit of 1e+09 s" },
     };
     char *dir = harness_tmpdir("cli");
     char out[600];
     snprintf(out, sizeof(out), "%s/never", dir);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
         harness_result r = harness_hetsim((const char *[]){ "run", "scenarios/quickstart.json",
                                                             "-o", out, "--set", sets[i][0], NULL });
         ck_assert_int_eq(r.status, 2);

@@ -148,6 +148,12 @@ START_TEST(damaged_numbers_are_refused_naming_the_file_and_line)
           "bytes_received: empty" },
         { "a1/metrics.csv", "0.55,,1280", "0.55,,", "a1/metrics.csv: line 3",
           "throughput_sps: empty" },
+        /* Issue 38, seventh probe: counts that went down from a row to the next (plot --by
+         * --x samples drew them), exit 0. */
+        { "b1/metrics.csv", "2,80,2560,", "2,80,256,", "b1/metrics.csv: line 4",
+          "samples: 256 is below the row before's 1280" },
+        { "a2/metrics.csv", "2,80,2560,", "2,8,2560,", "a2/metrics.csv: line 4",
+          "iterations: 8 is below the row before's 40" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = fake_sweep();
@@ -361,7 +367,8 @@ static size_t table_rows(const char *path, double *x, double *y, size_t max)
 }
 
 /* A --style copy of plots/`name` that first has gnuplot write what it reads of the figure's
- * CSV as a table (columns `xcol` and `ycol` of each row) beside the figure (OUT.table). */
+ * CSV as a table (columns `xcol` and `ycol` of each row) beside it (IN.table: the figure's out is a
+ * descriptor, /dev/fd/3). */
 static void tabling_style(const char *style, const char *name, const char *xcol, const char *ycol)
 {
     char path[1100], *text;
@@ -371,7 +378,7 @@ static void tabling_style(const char *style, const char *name, const char *xcol,
     char *out = malloc(n);
     snprintf(out, n,
              "set datafile separator \",\"\nset datafile columnheaders\n"
-             "set datafile missing \"NaN\"\nset table out . \".table\"\n"
+             "set datafile missing \"NaN\"\nset table in . \".table\"\n"
              "plot in using (column(\"%s\")):(column(\"%s\")) with points\nunset table\n%s",
              xcol, ycol, text);
     harness_write(style, name, out);
@@ -424,13 +431,13 @@ START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
     /* What gnuplot read: compute and wait shares; time to 0.5 (1 s) over 2 runs. Its table
      * prints 6 significant digits: 32.1429 for 32.142857. */
     double x[4], y[4];
-    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.svg.tmp.table", out);
+    snprintf(path, sizeof(path), "%s/breakdown-by-compute.speeds.csv.table", out);
     ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
     ck_assert_double_eq_tol(x[0], 56.25, 1e-4);
     ck_assert_double_eq_tol(y[0], 12.5, 1e-4);
     ck_assert_double_eq_tol(x[1], 2.25 / 7.0 * 100.0, 1e-4);
     ck_assert_double_eq_tol(y[1], 50.0, 1e-4);
-    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.svg.tmp.table", out);
+    snprintf(path, sizeof(path), "%s/ttt-by-compute.speeds.csv.table", out);
     ck_assert_uint_eq(table_rows(path, x, y, 4), 2);
     for (size_t i = 0; i < 2; i++) {
         ck_assert_double_eq_tol(x[i], 1.0, 1e-9);
@@ -502,7 +509,7 @@ START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
     char *text = harness_slurp(point, "metrics.csv");
     size_t n = strlen(text) + 64;
     char *more = malloc(n);
-    snprintf(more, n, "%s9,90,1440,1,1.5,1.5,0.5,,inf\n", text);
+    snprintf(more, n, "%s9,990,99990,99,1.5,1.5,0.5,,inf\n", text);
     harness_write(point, "metrics.csv", more);
     free(more);
     free(text);
@@ -529,7 +536,7 @@ START_TEST(the_reader_takes_quoted_fields_and_refuses_what_hetsim_does_not_write
                   "plain,\n");
     sim_csv t;
     sim_err err;
-    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false } };
+    static const sim_csv_rule rule[] = { { "x", 0.0, 1.0, true, false, false, false } };
     const sim_csv_rules rules = { rule, 1 };
     ck_assert_int_eq(sim_csv_read(&t, path, NULL, &err), SIM_OK);
     ck_assert_uint_eq(t.nrows, 4);

@@ -439,8 +439,25 @@ static size_t emit_failures(const sim_scenario *sc, keyed_change *out)
     return n;
 }
 
-/* Builds the sorted timeline. Overlapping failure rules on one worker are emitted as given
- * (a DOWN of a down worker or an UP of an up worker is the runner's no-op). */
+/* Keeps, of the sorted changes, a worker's DOWN only when no failure rule holds it down yet
+ * and its UP only when the last one that did recovers: a worker is down while any of its
+ * failure rules holds it down (the union of their windows; never up again after a failure for
+ * good). `depth` (workers entries, zeroed) counts the rules holding each worker down. */
+static size_t merge_failures(keyed_change *tmp, size_t n, uint32_t *depth)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sim_change *c = &tmp[i].c;
+        if (c->kind == SIM_CHANGE_DOWN && depth[c->worker]++ > 0)
+            continue;
+        if (c->kind == SIM_CHANGE_UP && --depth[c->worker] > 0)
+            continue;
+        tmp[k++] = tmp[i];
+    }
+    return k;
+}
+
+/* Builds the sorted timeline, overlapping failure rules merged (merge_failures). */
 static int build_timeline(sim_cluster *cl)
 {
     const sim_scenario *sc = cl->sc;
@@ -475,6 +492,13 @@ static int build_timeline(sim_cluster *cl)
             n += link_changes(sc, w, link_idx + link_start[w], nr, scratch, tmp + n);
     }
     qsort(tmp, n, sizeof(*tmp), cmp_keyed);
+    if (n > 0) {
+        uint32_t *depth = calloc(cl->n, sizeof(*depth));
+        if (depth == NULL)
+            goto fail_free_scratch;
+        n = merge_failures(tmp, n, depth);
+        free(depth);
+    }
     cl->timeline = alloc_array(n, sizeof(*cl->timeline));
     if (cl->timeline == NULL)
         goto fail_free_scratch;

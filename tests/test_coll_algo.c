@@ -285,8 +285,11 @@ START_TEST(algorithms_survive_failures_deterministically)
         ck_assert_uint_gt(sa.iterations, 50);
         static const char *const first[] = { "rounds_hierarchical", "rounds_tree", NULL,
                                              "rounds_halving_doubling" };
-        if (first[seed - 1] != NULL) /* before the first failure at least */
-            ck_assert_double_gt(harness_summary_number(d[0], first[seed - 1]), 10);
+        /* Each algorithm ran rounds of its own, in the windows with every worker up (seed 1:
+         * 4, worker 10 down for good from 0.75 s since a failure rule for good is no longer
+         * undone by another rule's recovery; it was 42 when worker 10 came back at 1.02 s). */
+        if (first[seed - 1] != NULL)
+            ck_assert_double_gt(harness_summary_number(d[0], first[seed - 1]), 0);
         harness_cleanup_pair(d);
         free(json);
     }

@@ -336,7 +336,9 @@ typedef struct keyed_change {
 
 typedef struct boundary {
     sim_time t;
-    size_t rule;
+    size_t rule; /* the rule's index in the scenario */
+    size_t pos;  /* its place in the worker's list of link rules */
+    bool end;    /* the window's end (else its start) */
 } boundary;
 
 static int cmp_keyed(const void *pa, const void *pb)
@@ -356,7 +358,9 @@ static int cmp_boundary(const void *pa, const void *pb)
     const boundary *a = pa, *b = pb;
     if (a->t != b->t)
         return a->t < b->t ? -1 : 1;
-    return (a->rule > b->rule) - (a->rule < b->rule);
+    if (a->rule != b->rule)
+        return a->rule < b->rule ? -1 : 1;
+    return (int)a->end - (int)b->end;
 }
 
 static sim_time add_sat(sim_time a, sim_time b)
@@ -368,35 +372,60 @@ static sim_time add_sat(sim_time a, sim_time b)
     return a + b;
 }
 
-/* Appends to `out` the link changes of worker w, whose link rules are rules[0..nrules):
- * one per distinct boundary at which the combined state differs from the one before.
- * `scratch` holds 2 * nrules boundaries. Returns the number appended. */
-static size_t link_changes(const sim_scenario *sc, uint32_t w, const size_t *rules, size_t nrules,
-                           boundary *scratch, keyed_change *out)
+/* The window boundaries at t, scratch[b..e): the rules starting at t join the active list
+ * act[0..*nact) (places in the worker's list, ascending), then those ending at t leave it (a
+ * window that starts and ends at t is never active). */
+static void apply_boundaries(const boundary *scratch, size_t b, size_t e, size_t *act, size_t *nact)
 {
-    size_t nb = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = b; k < e; k++) {
+            if (scratch[k].end != (pass == 1))
+                continue;
+            size_t pos = scratch[k].pos, i = 0;
+            while (i < *nact && act[i] < pos)
+                i++;
+            if (pass == 0) {
+                memmove(act + i + 1, act + i, (*nact - i) * sizeof(*act));
+                act[i] = pos;
+                (*nact)++;
+            } else if (i < *nact && act[i] == pos) {
+                memmove(act + i, act + i + 1, (*nact - i - 1) * sizeof(*act));
+                (*nact)--;
+            }
+        }
+}
+
+/* Appends to `out` the link changes of worker w, whose link rules are rules[0..nrules):
+ * one per distinct boundary at which the combined state differs from the one before, the
+ * active rules' latencies added and bandwidth factors multiplied in the list's order.
+ * `scratch` holds 2 * nrules boundaries, `act` nrules places: the rules active at each
+ * boundary are kept as they change, so the set-up grows with the boundaries and the rules
+ * active at once, not with their product. Returns the number appended. */
+static size_t link_changes(const sim_scenario *sc, uint32_t w, const size_t *rules, size_t nrules,
+                           boundary *scratch, size_t *act, keyed_change *out)
+{
+    size_t nb = 0, nact = 0;
     for (size_t i = 0; i < nrules; i++) {
         const sim_straggler *s = &sc->stragglers[rules[i]];
-        scratch[nb++] = (boundary){ s->from_ns, rules[i] };
+        scratch[nb++] = (boundary){ s->from_ns, rules[i], i, false };
         if (s->to_ns != SIM_TIME_NEVER)
-            scratch[nb++] = (boundary){ s->to_ns, rules[i] };
+            scratch[nb++] = (boundary){ s->to_ns, rules[i], i, true };
     }
     qsort(scratch, nb, sizeof(*scratch), cmp_boundary);
     sim_time prev_lat = 0;
     double prev_bw = 1.0;
     size_t nout = 0;
-    for (size_t b = 0; b < nb; b++) {
-        sim_time t = scratch[b].t;
-        if (b > 0 && scratch[b - 1].t == t)
-            continue; /* the first entry at t carries the lowest rule index */
+    for (size_t b = 0, e; b < nb; b = e) {
+        sim_time t = scratch[b].t; /* the first entry at t carries the lowest rule index */
+        for (e = b; e < nb && scratch[e].t == t; e++)
+            ;
+        apply_boundaries(scratch, b, e, act, &nact);
         sim_time lat = 0;
         double bw = 1.0;
-        for (size_t i = 0; i < nrules; i++) {
-            const sim_straggler *s = &sc->stragglers[rules[i]];
-            if (s->from_ns <= t && t < s->to_ns) {
-                lat = add_sat(lat, s->extra_latency_ns);
-                bw *= s->bandwidth_factor;
-            }
+        for (size_t k = 0; k < nact; k++) {
+            const sim_straggler *s = &sc->stragglers[rules[act[k]]];
+            lat = add_sat(lat, s->extra_latency_ns);
+            bw *= s->bandwidth_factor;
         }
         if (lat == prev_lat && bw == prev_bw)
             continue;
@@ -465,6 +494,7 @@ static int build_timeline(sim_cluster *cl)
     size_t *link_start = NULL, *link_idx = NULL;
     keyed_change *tmp = NULL;
     boundary *scratch = NULL;
+    size_t *act = NULL;
     for (size_t i = 0; i < sc->nstragglers; i++) {
         const sim_straggler *s = &sc->stragglers[i];
         if (s->kind == SIM_STRAG_FAILURE)
@@ -482,14 +512,15 @@ static int build_timeline(sim_cluster *cl)
     if (tmp == NULL)
         goto fail_free_lists;
     scratch = alloc_array(2 * max_links, sizeof(*scratch));
-    if (scratch == NULL)
-        goto fail_free_tmp;
+    act = alloc_array(max_links, sizeof(*act));
+    if (scratch == NULL || act == NULL)
+        goto fail_free_scratch;
 
     size_t n = emit_failures(sc, tmp);
     for (uint32_t w = 0; w < cl->n; w++) {
         size_t nr = link_start[w + 1] - link_start[w];
         if (nr > 0)
-            n += link_changes(sc, w, link_idx + link_start[w], nr, scratch, tmp + n);
+            n += link_changes(sc, w, link_idx + link_start[w], nr, scratch, act, tmp + n);
     }
     qsort(tmp, n, sizeof(*tmp), cmp_keyed);
     if (n > 0) {
@@ -505,6 +536,7 @@ static int build_timeline(sim_cluster *cl)
     for (size_t i = 0; i < n; i++)
         cl->timeline[i] = tmp[i].c;
     cl->ntimeline = n;
+    free(act);
     free(scratch);
     free(tmp);
     free(link_idx);
@@ -512,8 +544,8 @@ static int build_timeline(sim_cluster *cl)
     return SIM_OK;
 
 fail_free_scratch:
+    free(act);
     free(scratch);
-fail_free_tmp:
     free(tmp);
 fail_free_lists:
     free(link_idx);

@@ -363,6 +363,28 @@ int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
                        t->path, line, t->nrows, n, run_json);
 }
 
+int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json, sim_err *err)
+{
+    size_t len = 0;
+    char *text = sim_output_read_own(summary_json, &len);
+    sim_cfg *s = text != NULL && len > 0 ? sim_cfg_parse(text, len, summary_json, NULL) : NULL;
+    free(text);
+    double end = NAN;
+    if (s != NULL && sim_cfg_double(s, "sim_time_s", 0.0, INFINITY, &end, NULL) != SIM_OK)
+        end = NAN;
+    sim_cfg_destroy(s);
+    if (t->nrows == 0)
+        return SIM_OK;
+    double last = sim_csv_number(t, t->nrows - 1, time_col);
+    /* Both are the run's clock printed to 17 digits or fewer: a relative 1e-12 is rounding. */
+    if (!(last > end * (1.0 + 1e-12) + 1e-12)) /* false for NaN: no end to hold it to */
+        return SIM_OK;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: line %zu: time_s %.9g is past the run's end, sim_time_s %.9g in %s: "
+                       "a row the run did not write",
+                       t->path, t->line[t->nrows - 1], last, end, summary_json);
+}
+
 void sim_csv_fini(sim_csv *t)
 {
     free(t->text);

@@ -252,6 +252,18 @@ static int scan_metrics(plot_run *run, sim_err *err)
     size_t col[4];
     sim_csv t;
     int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
+    if (rc == SIM_OK) { /* the run's summary.json, beside its metrics.csv */
+        size_t dir = strlen(run->metrics) - strlen("metrics.csv");
+        char *summary = malloc(dir + sizeof("summary.json"));
+        if (summary == NULL) {
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+        } else {
+            memcpy(summary, run->metrics, dir);
+            memcpy(summary + dir, "summary.json", sizeof("summary.json"));
+            rc = sim_csv_check_metrics(&t, col[0], summary, err);
+            free(summary);
+        }
+    }
     for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
         bool loss = !isnan(sim_csv_number(&t, r, col[1]));
         bool acc = !isnan(sim_csv_number(&t, r, col[2]));

@@ -1,7 +1,7 @@
 /* Issue 38's seventh probe: the temporaries and markers a command writes by name (NAME.tmp
  * beside each file it writes, a figure's NAME.tmp, a sweep's marker) replaced by a symbolic
  * link, a hard link, a FIFO or a directory, and a FIFO among the files read to tell what a
- * folder is. Every case failed before its fix. */
+ * folder is; a metrics.csv row past its run's end. Every case failed before its fix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +192,53 @@ START_TEST(a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_thro
 }
 END_TEST
 
+/* A row appended to a run's metrics.csv past its end (at 99 s to a 0.2 s run, its counts
+ * kept) was read as the run's by plot and plot --by (and report, reading the curves), exit 0.
+ * Each refuses it, naming the file, the line and the run's end; nothing is written. */
+START_TEST(a_metrics_row_past_the_runs_end_is_refused)
+{
+    char *dir = harness_tmpdir("probe7");
+    char s[512], out[512], point[640], figs[512];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(point, sizeof(point), "%s/workers=3,seed=5", out);
+    char *metrics = harness_slurp(point, "metrics.csv");
+    char *last = strrchr(metrics, '\n'); /* the file ends with one: the last row before it */
+    *last = '\0';
+    last = strrchr(metrics, '\n');
+    char row[512];
+    snprintf(row, sizeof(row), "99%s\n", strchr(last + 1, ','));
+    char *text = malloc(strlen(metrics) + strlen(row) + 2);
+    ck_assert_ptr_nonnull(text);
+    sprintf(text, "%s\n%s", metrics, row);
+    harness_write(point, "metrics.csv", text);
+    const char *const cmds[][6] = {
+        { "plot", point, "-o", figs, NULL },
+        { "plot", out, "--by", "workers", "-o", figs },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        const char *argv[8] = { 0 };
+        for (size_t k = 0; k < 6 && cmds[i][k] != NULL; k++)
+            argv[k] = cmds[i][k];
+        res = harness_hetsim(argv);
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", cmds[i][0], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "metrics.csv: line 7: time_s 99 is past the run's end, "
+                                      "sim_time_s 0.2 in ") != NULL,
+                      "%s: %s", cmds[i][0], res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    free(text);
+    free(metrics);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe7");
@@ -200,6 +247,7 @@ Suite *test_suite(void)
     tcase_add_test(places, a_marker_or_a_seeds_file_that_is_a_fifo_or_a_link_is_never_opened);
     tcase_add_test(places,
                    a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_through);
+    tcase_add_test(places, a_metrics_row_past_the_runs_end_is_refused);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

@@ -538,6 +538,14 @@ sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *file,
     snprintf(sc->file, sizeof(sc->file), "%s", file);
     if ((sc->root = sim_cfg_parse(text, len, file, err)) == NULL)
         goto fail_destroy;
+    /* A sweep file given where a scenario goes said "$.seed: missing required key". */
+    if (sim_cfg_has(sc->root, "base") && sim_cfg_has(sc->root, "grid") &&
+        !sim_cfg_has(sc->root, "workers")) {
+        sim_err_set(err, SIM_ESCENARIO, "$",
+                    "a sweep file (it has base and grid), not a scenario: run it with "
+                    "`hetsim sweep FILE`");
+        goto fail_destroy;
+    }
     for (size_t i = 0; i < nsets; i++)
         if (sim_cfg_override(sc->root, sets[i], err) != 0)
             goto fail_destroy;

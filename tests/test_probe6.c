@@ -130,6 +130,29 @@ START_TEST(an_adpsgd_timeout_no_exchange_could_meet_is_refused)
 }
 END_TEST
 
+/* A sweep file given to run or validate was refused as "$.seed: missing required key", which
+ * sends the user to add a seed to a sweep (probe38h). It is named as a sweep file, with the
+ * command that runs it. */
+START_TEST(a_sweep_file_given_as_a_scenario_is_named_so)
+{
+    char *dir = harness_tmpdir("probe6");
+    char sw[512];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    static const char *const cmds[] = { "run", "validate" };
+    for (size_t i = 0; i < 2; i++) {
+        result r = harness_hetsim((const char *[]){ cmds[i], sw, NULL });
+        ck_assert_msg(r.status == 2, "%s: exit %d\n%s", cmds[i], r.status, r.err);
+        ck_assert_msg(strstr(r.err, "sw.json: $: a sweep file (it has base and grid), not a "
+                                    "scenario: run it with `hetsim sweep FILE`") != NULL,
+                      "%s: %s", cmds[i], r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* Replaces the first `from` of DIR/NAME by `to`. */
 static void edit(const char *dir, const char *name, const char *from, const char *to)
 {
@@ -234,6 +257,7 @@ Suite *test_suite(void)
     tcase_add_test(clock, a_run_whose_clock_reaches_its_end_says_so_and_what_to_do);
     tcase_add_test(clock, an_adpsgd_timeout_no_exchange_could_meet_is_refused);
     tcase_add_test(clock, a_run_without_a_time_limit_makes_at_most_a_million_evaluations);
+    tcase_add_test(clock, a_sweep_file_given_as_a_scenario_is_named_so);
     suite_add_tcase(s, clock);
     TCase *results = tcase_create("results");
     tcase_set_timeout(results, 240);

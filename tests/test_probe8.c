@@ -1,0 +1,64 @@
+/* Issue 38's eighth probe: a golden's fingerprint, read by check --exact, that is a FIFO or
+ * holds a NUL byte. Every case failed before its fix. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* check --exact reads the golden's seed-5/fingerprint: a FIFO there hung the check (it
+ * waited for a writer), and a NUL byte appended to it was read as the end of the text, the
+ * damaged golden passing (exit 0). Both are refused, exit 2, naming the file. */
+START_TEST(a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], g[600], o[600], fp[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(fp, sizeof(fp), "%s/seed-5/fingerprint", g);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    FILE *f = fopen(fp, "ab");
+    ck_assert_ptr_nonnull(f);
+    fputc('\0', f);
+    fputs("metrics.csv 0123456789abcdef\n", f);
+    fclose(f);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "fingerprint: holds a NUL byte") != NULL, "%s", res.err);
+    unlink(fp);
+    ck_assert_int_eq(mkfifo(fp, 0666), 0);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "fingerprint: not a regular file") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe8");
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused);
+    tcase_set_timeout(golden, 60);
+    suite_add_tcase(s, golden);
+    return s;
+}

@@ -1,5 +1,6 @@
 /* Issue 38's eighth probe: a golden's fingerprint, read by check --exact, that is a FIFO or
- * holds a NUL byte. Every case failed before its fix. */
+ * holds a NUL byte; a LaTeX table with two rows under one name. Every case failed before its fix.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,38 @@ START_TEST(a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused)
 }
 END_TEST
 
+/* report --format tex names each row by its values' display names: --names mapping
+ * allreduce and dpsgd to one text printed two rows named "AR", which no reader can tell
+ * apart, exit 0 (plot --by refuses this since issue 38's sixth probe). Refused, exit 2, naming
+ * the text and both values, nothing printed; Markdown keeps index.csv's values and runs. */
+START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], sw[600], o[600], nf[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    harness_write(dir, "names", "# one text for two protocols\nallreduce=AR\ndpsgd=AR\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(nf, sizeof(nf), "%s/names", dir);
+    snprintf(sw, sizeof(sw), "%s", s);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names", nf,
+                                           "--format", "tex", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "two rows would be named \"AR\" (allreduce and dpsgd)") != NULL,
+                  "%s", res.err);
+    ck_assert_msg(strstr(res.out, "tabular") == NULL, "%s", res.out);
+    res = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", nf, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe8");
@@ -60,5 +93,9 @@ Suite *test_suite(void)
     tcase_add_test(golden, a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused);
     tcase_set_timeout(golden, 60);
     suite_add_tcase(s, golden);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, a_tex_table_with_two_rows_under_one_name_is_refused);
+    tcase_set_timeout(names, 60);
+    suite_add_tcase(s, names);
     return s;
 }

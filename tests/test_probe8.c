@@ -1,5 +1,6 @@
 /* Issue 38's eighth probe: a golden's fingerprint, read by check --exact, that is a FIFO or
- * holds a NUL byte; a LaTeX table with two rows under one name. Every case failed before its fix.
+ * holds a NUL byte; a LaTeX table with two rows under one name; a --style copy that is a FIFO
+ * or a directory. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,38 @@ START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
 }
 END_TEST
 
+/* A --style copy that is a FIFO hung plot (it waited for a writer); one that is a directory
+ * was refused as a failure to read, exit 1. Both are bad input: refused naming the file,
+ * exit 2, nothing drawn. */
+START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], r[600], st[600], gp[700], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(st, sizeof(st), "%s/style", dir);
+    snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    for (int c = 0; c < 2; c++) {
+        if (c == 0)
+            ck_assert_int_eq(mkfifo(gp, 0666), 0);
+        else
+            ck_assert_int_eq(mkdir(gp, 0777), 0);
+        res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "convergence.gp: not a regular file") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+        if (c == 0)
+            unlink(gp);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe8");
@@ -95,6 +128,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, golden);
     TCase *names = tcase_create("names");
     tcase_add_test(names, a_tex_table_with_two_rows_under_one_name_is_refused);
+    tcase_add_test(names, a_style_copy_that_is_a_fifo_or_a_directory_is_refused);
     tcase_set_timeout(names, 60);
     suite_add_tcase(s, names);
     return s;

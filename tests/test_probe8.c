@@ -1,6 +1,7 @@
 /* Issue 38's eighth probe: a golden's fingerprint, read by check --exact, that is a FIFO or
  * holds a NUL byte; a LaTeX table with two rows under one name; a --style copy that is a FIFO
- * or a directory. Every case failed before its fix.
+ * or a directory; a sweep point's summary.json that does not parse. Every case failed before its
+ * fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,44 @@ START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
 }
 END_TEST
 
+/* report and plot --by hold each index.csv row's results to its run's summary.json; a
+ * summary.json that does not parse (cut mid-file, or a number such as 1e999 past a double)
+ * skipped that check, and both read the sweep, exit 0. Refused, exit 2, naming the row and
+ * the file, nothing drawn. */
+START_TEST(a_points_summary_that_does_not_parse_is_refused)
+{
+    static const char *const damage[] = { "{\n  \"hetsim_version\": \"0.1",
+                                          "{\"stop_reason\": \"time\", \"sim_time_s\": 1e999}\n" };
+    char *dir = harness_tmpdir("probe8");
+    char s[600], o[600], sum[900], figs[700];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(sum, sizeof(sum), "%s/workload.lr=0.05,seed=6/summary.json", o);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t c = 0; c < 2; c++) {
+        FILE *f = fopen(sum, "wb");
+        ck_assert_ptr_nonnull(f);
+        fputs(damage[c], f);
+        fclose(f);
+        res = harness_hetsim((const char *[]){ "report", o, "--by", "workload.lr", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "line 3: not its run's results: its summary.json does "
+                                      "not parse") != NULL,
+                      "%s", res.err);
+        res =
+            harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe8");
@@ -129,6 +168,7 @@ Suite *test_suite(void)
     TCase *names = tcase_create("names");
     tcase_add_test(names, a_tex_table_with_two_rows_under_one_name_is_refused);
     tcase_add_test(names, a_style_copy_that_is_a_fifo_or_a_directory_is_refused);
+    tcase_add_test(names, a_points_summary_that_does_not_parse_is_refused);
     tcase_set_timeout(names, 60);
     suite_add_tcase(s, names);
     return s;

@@ -214,13 +214,28 @@ static int check_exact(const sim_scenario *sc, const char *golden, const char *d
 {
     char path[PATH_TEXT], want[1024], got[1024];
     snprintf(path, sizeof(path), "%s/seed-%" PRIu64 "/fingerprint", golden, sc->seed);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
+    /* Opened without waiting (a FIFO there hung the check), read only if a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden fingerprint for seed %" PRIu64,
                            golden, sc->seed);
-    size_t n = fread(want, 1, sizeof(want) - 1, f);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file (no fingerprint hetsim wrote: write the "
+                           "golden again with --update)",
+                           path);
+    }
+    ssize_t got_n = read(fd, want, sizeof(want) - 1);
+    close(fd);
+    size_t n = got_n > 0 ? (size_t)got_n : 0;
     want[n] = '\0';
-    fclose(f);
+    if (strlen(want) != n)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: holds a NUL byte (no fingerprint hetsim wrote: write the golden "
+                           "again with --update)",
+                           path);
     ck_fingerprint(dir, got, sizeof(got));
     if (strcmp(want, got) == 0) {
         fprintf(out, "%s: ok, every output byte as in %s (but the wall line)\n", sc->file, path);

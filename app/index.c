@@ -254,7 +254,8 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
 
 /* The first of row r's results that is not its run's summary.json's, as the sweep wrote it
  * (sweep_index.c: the stop reason, and each number as %.17g, empty when null), into
- * what[size]; empty when all are (or no summary.json parses: an incomplete run, said later). */
+ * what[size]; empty when all are. A summary.json that does not parse is not its run's (an
+ * empty one is an incomplete run, said later: first_unlike does not call this). */
 static void results_diff(const app_index *ix, size_t r, const char *text, size_t n, char *what,
                          size_t size)
 {
@@ -264,6 +265,8 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     };
     sim_cfg *s = sim_cfg_parse(text, n, NULL, NULL);
     what[0] = '\0';
+    if (s == NULL) /* cut mid-file, or a number past a double: read silently before */
+        snprintf(what, size, "its summary.json does not parse");
     for (size_t i = 0; s != NULL && i < sizeof(keys) / sizeof(keys[0]) && what[0] == '\0'; i++) {
         int c = app_index_column(ix, keys[i]);
         char want[64] = "";

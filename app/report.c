@@ -174,6 +174,8 @@ int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err 
     int rc = app_select_read(&rp.sel, o->sweep_dir, &o->sel, log, err);
     if (rc == SIM_OK)
         rc = build(&rp, err);
+    if (rc == SIM_OK && o->format == APP_REPORT_TEX)
+        rc = rp_check_tex_names(&rp, err);
     char *text = NULL;
     size_t len = 0;
     FILE *mem = rc == SIM_OK ? open_memstream(&text, &len) : NULL;

@@ -53,6 +53,10 @@ void rp_print_csv(const rp_report *rp, FILE *f);
 void rp_print_grid(const rp_report *rp, FILE *f);
 void rp_print_tex(const rp_report *rp, FILE *f);
 
+/* SIM_OK, or an error if two rows of the LaTeX table would show the same display names (the
+ * groups' values mapped by --label and --names). */
+int rp_check_tex_names(const rp_report *rp, sim_err *err);
+
 /* What the numbers are, one paragraph ending in ".\n": the seeds, the interval, the tuning,
  * the time-to-target definition and censoring, the evaluation interval, the speed-up's
  * method. */

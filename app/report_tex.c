@@ -211,6 +211,40 @@ static void tex_row(const rp_report *rp, FILE *f, size_t g, const column *ttt_co
     fputs(" \\\\\n", f);
 }
 
+/* The text naming group g's row, its values' display names joined by ", ", into buf. */
+static void row_name(const rp_report *rp, size_t g, const app_names *names, char *buf, size_t size)
+{
+    const app_select *s = &rp->sel;
+    const app_select_group *x = &s->groups[g];
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < s->nby + s->nbest && len < size; k++) {
+        const char *key = k < s->nby ? s->by_key[k] : s->best_key[k - s->nby];
+        const char *v = k < s->nby ? x->value[k] : s->cells[x->best].value[k - s->nby];
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", k > 0 ? ", " : "",
+                                app_names_value(names, key, v));
+    }
+}
+
+int rp_check_tex_names(const rp_report *rp, sim_err *err)
+{
+    static const app_names none = { 0 };
+    const app_names *names = rp->o->names != NULL ? rp->o->names : &none;
+    char a[TEXT], b[TEXT];
+    for (size_t g = 0; g < rp->sel.ngroups; g++) {
+        row_name(rp, g, names, a, sizeof(a));
+        for (size_t h = 0; h < g; h++) {
+            row_name(rp, h, names, b, sizeof(b));
+            if (strcmp(a, b) == 0)
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "two rows would be named \"%s\" (%s and %s): give distinct "
+                                   "values distinct names (--label, --names)",
+                                   a, rp->sel.groups[h].value[0], rp->sel.groups[g].value[0]);
+        }
+    }
+    return SIM_OK;
+}
+
 void rp_print_tex(const rp_report *rp, FILE *f)
 {
     static const app_names none = { 0 };

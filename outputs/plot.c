@@ -79,10 +79,18 @@ const char *sim_plot_script(const char *name)
 
 /* The user's copy of a script at `path` into *text (malloc'd), or *text NULL when there is
  * none. Read as every text file hetsim reads (sim_output_read): one that never ends (/dev/zero,
- * which was read until memory ran out) stops at its first NUL byte, refused as bad input. */
+ * which was read until memory ran out) stops at its first NUL byte, refused as bad input; a
+ * FIFO (never waited on) or a directory likewise. */
 static int read_script(const char *path, char **text, sim_err *err)
 {
     size_t len = 0;
+    struct stat st;
+    *text = NULL;
+    /* A FIFO was waited on forever, a directory refused as a failure to read (exit 1). */
+    if (stat(path, &st) == 0 &&
+        (S_ISFIFO(st.st_mode) || S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--style: %s: not a regular file (a FIFO or a directory)", path);
     errno = 0;
     *text = sim_output_read(path, &len);
     if (*text == NULL && errno == ENOENT)

@@ -1,0 +1,175 @@
+/* Issue 38's eighth probe: a golden's fingerprint, read by check --exact, that is a FIFO or
+ * holds a NUL byte; a LaTeX table with two rows under one name; a --style copy that is a FIFO
+ * or a directory; a sweep point's summary.json that does not parse. Every case failed before its
+ * fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* check --exact reads the golden's seed-5/fingerprint: a FIFO there hung the check (it
+ * waited for a writer), and a NUL byte appended to it was read as the end of the text, the
+ * damaged golden passing (exit 0). Both are refused, exit 2, naming the file. */
+START_TEST(a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], g[600], o[600], fp[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(fp, sizeof(fp), "%s/seed-5/fingerprint", g);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    FILE *f = fopen(fp, "ab");
+    ck_assert_ptr_nonnull(f);
+    fputc('\0', f);
+    fputs("metrics.csv 0123456789abcdef\n", f);
+    fclose(f);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "fingerprint: holds a NUL byte") != NULL, "%s", res.err);
+    unlink(fp);
+    ck_assert_int_eq(mkfifo(fp, 0666), 0);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "fingerprint: not a regular file") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* report --format tex names each row by its values' display names: --names mapping
+ * allreduce and dpsgd to one text printed two rows named "AR", which no reader can tell
+ * apart, exit 0 (plot --by refuses this since issue 38's sixth probe). Refused, exit 2, naming
+ * the text and both values, nothing printed; Markdown keeps index.csv's values and runs. */
+START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], sw[600], o[600], nf[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    harness_write(dir, "names", "# one text for two protocols\nallreduce=AR\ndpsgd=AR\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(nf, sizeof(nf), "%s/names", dir);
+    snprintf(sw, sizeof(sw), "%s", s);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names", nf,
+                                           "--format", "tex", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "two rows would be named \"AR\" (allreduce and dpsgd)") != NULL,
+                  "%s", res.err);
+    ck_assert_msg(strstr(res.out, "tabular") == NULL, "%s", res.out);
+    res = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", nf, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A --style copy that is a FIFO hung plot (it waited for a writer); one that is a directory
+ * was refused as a failure to read, exit 1. Both are bad input: refused naming the file,
+ * exit 2, nothing drawn. */
+START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
+{
+    char *dir = harness_tmpdir("probe8");
+    char s[600], r[600], st[600], gp[700], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(st, sizeof(st), "%s/style", dir);
+    snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    for (int c = 0; c < 2; c++) {
+        if (c == 0)
+            ck_assert_int_eq(mkfifo(gp, 0666), 0);
+        else
+            ck_assert_int_eq(mkdir(gp, 0777), 0);
+        res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "convergence.gp: not a regular file") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+        if (c == 0)
+            unlink(gp);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* report and plot --by hold each index.csv row's results to its run's summary.json; a
+ * summary.json that does not parse (cut mid-file, or a number such as 1e999 past a double)
+ * skipped that check, and both read the sweep, exit 0. Refused, exit 2, naming the row and
+ * the file, nothing drawn. */
+START_TEST(a_points_summary_that_does_not_parse_is_refused)
+{
+    static const char *const damage[] = { "{\n  \"hetsim_version\": \"0.1",
+                                          "{\"stop_reason\": \"time\", \"sim_time_s\": 1e999}\n" };
+    char *dir = harness_tmpdir("probe8");
+    char s[600], o[600], sum[900], figs[700];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(sum, sizeof(sum), "%s/workload.lr=0.05,seed=6/summary.json", o);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t c = 0; c < 2; c++) {
+        FILE *f = fopen(sum, "wb");
+        ck_assert_ptr_nonnull(f);
+        fputs(damage[c], f);
+        fclose(f);
+        res = harness_hetsim((const char *[]){ "report", o, "--by", "workload.lr", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "line 3: not its run's results: its summary.json does "
+                                      "not parse") != NULL,
+                      "%s", res.err);
+        res =
+            harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe8");
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused);
+    tcase_set_timeout(golden, 60);
+    suite_add_tcase(s, golden);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, a_tex_table_with_two_rows_under_one_name_is_refused);
+    tcase_add_test(names, a_style_copy_that_is_a_fifo_or_a_directory_is_refused);
+    tcase_add_test(names, a_points_summary_that_does_not_parse_is_refused);
+    tcase_set_timeout(names, 60);
+    suite_add_tcase(s, names);
+    return s;
+}

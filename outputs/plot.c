@@ -30,6 +30,7 @@ typedef struct plot_run {
     char *metrics;                       /* "<dir>/metrics.csv" */
     char *workers;                       /* "<dir>/workers.csv" */
     char *run_json;                      /* "<dir>/run.json" */
+    char *summary;                       /* "<dir>/summary.json" */
     char label[SIM_PLOT_LABEL_MAX + 12]; /* unique; room for a "-N" suffix */
     bool has_acc;                        /* some test_accuracy or test_loss is finite */
     bool has_down;                       /* some worker has down_s > 0 */
@@ -260,18 +261,8 @@ static int scan_metrics(plot_run *run, sim_err *err)
     size_t col[4];
     sim_csv t;
     int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
-    if (rc == SIM_OK) { /* the run's summary.json, beside its metrics.csv */
-        size_t dir = strlen(run->metrics) - strlen("metrics.csv");
-        char *summary = malloc(dir + sizeof("summary.json"));
-        if (summary == NULL) {
-            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        } else {
-            memcpy(summary, run->metrics, dir);
-            memcpy(summary + dir, "summary.json", sizeof("summary.json"));
-            rc = sim_csv_check_metrics(&t, col[0], summary, err);
-            free(summary);
-        }
-    }
+    if (rc == SIM_OK)
+        rc = sim_csv_check_metrics(&t, col[0], run->summary, err);
     for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
         bool loss = !isnan(sim_csv_number(&t, r, col[1]));
         bool acc = !isnan(sim_csv_number(&t, r, col[2]));
@@ -612,7 +603,9 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
         runs[i].metrics = join(dirs[i], "metrics.csv");
         runs[i].workers = join(dirs[i], "workers.csv");
         runs[i].run_json = join(dirs[i], "run.json");
-        if (runs[i].metrics == NULL || runs[i].workers == NULL || runs[i].run_json == NULL)
+        runs[i].summary = join(dirs[i], "summary.json");
+        if (runs[i].metrics == NULL || runs[i].workers == NULL || runs[i].run_json == NULL ||
+            runs[i].summary == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         int rc = scan_metrics(&runs[i], err);
         if (rc == SIM_OK)
@@ -689,6 +682,7 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
         free(runs[i].metrics);
         free(runs[i].workers);
         free(runs[i].run_json);
+        free(runs[i].summary);
     }
     free(runs);
     return rc;

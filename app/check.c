@@ -114,6 +114,16 @@ static int run_hash(const char *dir, char *out, sim_err *err)
     return rc;
 }
 
+/* A check or an update that would run seeds past SIM_SCENARIO_SEED_MAX, refused before it
+ * runs any (the run past it blamed the scenario's $.seed, which the user wrote in range). */
+static int past_seeds(const app_check_options *opt, uint64_t seed0, sim_err *err)
+{
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: %u seeds from the scenario's seed %" PRIu64 " run past %" PRIu64
+                       ", the largest seed (2^53 - 1): lower $.seed or --seeds",
+                       opt->scenario, opt->seeds, seed0, SIM_SCENARIO_SEED_MAX);
+}
+
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err);
 
 /* Refuses a golden inside any hetsim output (a run, a work directory, a sweep's, another
@@ -157,6 +167,8 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
         return err->code;
     uint64_t seed0 = sc->seed;
     sim_scenario_destroy(sc);
+    if (seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
+        return past_seeds(opt, seed0, err);
     remove_tree(work); /* what a killed update left */
     int rc = sim_output_mkdirs(work, err);
     if (rc == SIM_OK)
@@ -244,6 +256,22 @@ static int check_exact(const sim_scenario *sc, const char *golden, const char *d
     fprintf(out, "%s: REGRESSION: outputs differ from %s\n", sc->file, path);
     ck_fingerprint_diff(dir, want, out);
     return APP_CHECK_REGRESSION;
+}
+
+/* --exact: the scenario's own seed S, one of the golden's, run into OUT/seed-S (as the runs
+ * of a statistical check) and compared with the golden's seed-S byte for byte. */
+static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, const char *dir,
+                 FILE *out, sim_err *err)
+{
+    char seed_dir[PATH_TEXT + 32];
+    if (!ck_has_seed(g, sc->seed))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no golden fingerprint for seed %" PRIu64
+                           " (its seeds file does not list it)",
+                           opt->golden, sc->seed);
+    snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
+    int rc = run(opt, sc, seed_dir, err);
+    return rc == SIM_OK ? check_exact(sc, opt->golden, seed_dir, out, err) : rc;
 }
 
 /* ---- The statistical test --------------------------------------------------------------- */
@@ -334,11 +362,16 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
                      const char *out_dir, app_curve *runs, uint64_t *seeds, size_t m, sim_err *err)
 {
     uint64_t seed = sc->seed;
-    int rc = SIM_OK;
-    for (size_t s = 0; s < m && rc == SIM_OK; s++, seed++) {
-        while (ck_has_seed(g, seed))
+    for (size_t s = 0; s < m; s++, seed++) {
+        while (ck_has_seed(g, seed) && seed <= SIM_SCENARIO_SEED_MAX)
             seed++;
+        if (seed > SIM_SCENARIO_SEED_MAX)
+            return past_seeds(opt, sc->seed, err);
         seeds[s] = seed;
+    }
+    int rc = SIM_OK;
+    for (size_t s = 0; s < m && rc == SIM_OK; s++) {
+        seed = seeds[s];
         char set[64], dir[PATH_TEXT + 32];
         snprintf(set, sizeof(set), "seed=%" PRIu64, seed);
         snprintf(dir, sizeof(dir), "%s/seed-%" PRIu64, out_dir, seed);
@@ -638,13 +671,12 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
         rc = check_places(opt, dir, &junit_ok, err);
     if (rc == SIM_OK)
         rc = resolve_dir(dir, sizeof(dir), err);
-    if (rc == SIM_OK && opt->exact) {
-        char seed_dir[PATH_TEXT + 32]; /* OUT/seed-S, as the runs of a statistical check */
-        snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
-        if ((rc = run(opt, sc, seed_dir, err)) == SIM_OK)
-            rc = check_exact(sc, opt->golden, seed_dir, out, err);
-    } else if (rc == SIM_OK && (rc = ck_read_golden(opt->golden, g, err)) == SIM_OK) {
-        rc = check_stat(opt, sc, g, dir, start, out, err);
+    /* The golden is read whole first, for --exact too: a damaged one is refused either way. */
+    if (rc == SIM_OK && (rc = ck_read_golden(opt->golden, g, err)) == SIM_OK) {
+        if (opt->exact)
+            rc = exact(opt, sc, g, dir, out, err);
+        else
+            rc = check_stat(opt, sc, g, dir, start, out, err);
         ck_golden_fini(g);
     }
     if (rc < 0 && junit_ok && opt->junit != NULL && !opt->exact) {

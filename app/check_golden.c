@@ -13,6 +13,7 @@
 #include "app/curves.h"
 #include "outputs/output.h"
 #include "sim/cfg.h"
+#include "sim/text.h"
 
 static const char *const fingerprint_files[] = { "metrics.csv", "workers.csv", "summary.json",
                                                  "run.json", "events.csv" };
@@ -156,23 +157,43 @@ static int regular_files(const gold *g, sim_err *err)
     return rc;
 }
 
+/* One line of the seeds file as getline read it (read bytes), its line end ("\n", "\r\n" or
+ * none on the last line) and, on the first line, a byte-order mark cut off; false when it
+ * holds a NUL byte. */
+static bool seed_line(char *line, size_t read, size_t k)
+{
+    size_t bom = k == 0 ? sim_text_bom(line, read) : 0, len = read - bom;
+    if (strlen(line) != read)
+        return false;
+    memmove(line, line + bom, len + 1);
+    if (len > 0 && line[len - 1] == '\n')
+        line[--len] = '\0';
+    if (len > 0 && line[len - 1] == '\r')
+        line[--len] = '\0';
+    return true;
+}
+
 /* The seeds file: one seed a line as --update writes it (decimal digits, no sign, space or
- * leading zero), no duplicates, at least GOLDEN_MIN seeds. */
+ * leading zero), no duplicates, at least GOLDEN_MIN seeds. A byte-order mark, CRLF line ends
+ * and a last line without its newline are read as an editor leaves them. */
 static int read_seeds(gold *g, sim_err *err)
 {
-    char path[PATH_TEXT], line[64];
+    char path[PATH_TEXT], *line = NULL;
+    size_t cap = 0;
+    ssize_t read;
     snprintf(path, sizeof(path), "%s/seeds", g->path);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden here (write one with --update)",
                            g->path);
     int rc = SIM_OK;
-    while (rc == SIM_OK && fgets(line, sizeof(line), f) != NULL) {
+    while (rc == SIM_OK && (read = getline(&line, &cap, f)) != -1) {
         char *end = NULL;
+        bool text = seed_line(line, (size_t)read, g->k);
         errno = 0;
         unsigned long long seed = strtoull(line, &end, 10);
-        bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\n');
-        if (!canonical || end == line || *end != '\n' || errno != 0)
+        bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\0');
+        if (!text || !canonical || *end != '\0' || errno != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
         else if (ck_has_seed(g, seed))
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: seed %llu listed twice", path, seed);
@@ -181,6 +202,10 @@ static int read_seeds(gold *g, sim_err *err)
         else
             g->seed[g->k++] = seed;
     }
+    if (rc == SIM_OK && ferror(f))
+        rc = sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL,
+                         "%s: cannot be read: %s", path, strerror(errno));
+    free(line);
     fclose(f);
     if (rc == SIM_OK && g->k < GOLDEN_MIN)
         rc = sim_err_set(err, SIM_EINVAL, NULL,

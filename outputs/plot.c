@@ -66,6 +66,7 @@ enum {
     MAX_SCRIPTS = 16
 };
 static char *style_scripts[MAX_SCRIPTS];
+static char *style_paths[MAX_SCRIPTS]; /* where each copy was read, for gnuplot's errors */
 
 static char *join(const char *dir, const char *name);
 
@@ -76,6 +77,23 @@ const char *sim_plot_script(const char *name)
             return i < MAX_SCRIPTS && style_scripts[i] != NULL ? style_scripts[i]
                                                                : sim_plot_scripts[i];
     return NULL;
+}
+
+/* A figure that gnuplot failed to draw with the user's copy of `script` is bad input: the
+ * message names the copy (gnuplot's own names no file: it reads the script from a pipe) and
+ * the code is SIM_EINVAL (exit 2). Returns rc otherwise. */
+static int blame_copy(const char *script, int rc, sim_err *err)
+{
+    static const char failed[] = "gnuplot failed drawing";
+    for (size_t i = 0; rc != SIM_OK && i < sim_plot_nscripts && i < MAX_SCRIPTS; i++)
+        if (strcmp(sim_plot_script_names[i], script) == 0 && style_paths[i] != NULL &&
+            strncmp(err->msg, failed, sizeof(failed) - 1) == 0) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof(err->msg) - used, " (the --style copy %s)",
+                     style_paths[i]);
+            return err->code = SIM_EINVAL;
+        }
+    return rc;
 }
 
 /* The user's copy of a script at `path` into *text (malloc'd), or *text NULL when there is
@@ -99,8 +117,11 @@ static int read_script(const char *path, char **text, sim_err *err)
     if (*text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));
-    if (strlen(*text) == len)
+    if (strlen(*text) == len) {
+        size_t bom = sim_text_bom(*text, len); /* may open it, as any text file (sim/text.h) */
+        memmove(*text, *text + bom, len - bom + 1);
         return SIM_OK;
+    }
     free(*text);
     *text = NULL;
     return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: a NUL byte (a gnuplot script is text)",
@@ -125,7 +146,8 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
                 return rc;
             continue; /* this figure keeps the embedded script */
         }
-        free(path);
+        free(style_paths[i]);
+        style_paths[i] = path;
         free(style_scripts[i]);
         style_scripts[i] = text;
         (*found)++;
@@ -547,7 +569,7 @@ static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *run
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
     }
-    rc = run_and_commit(gnuplot, input, tmp.s, final, name.s, err);
+    rc = blame_copy(fig->script, run_and_commit(gnuplot, input, tmp.s, final, name.s, err), err);
 done:
     free(name.s);
     free(input);
@@ -726,7 +748,7 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         goto done;
     }
-    rc = run_and_commit(gnuplot, input.s, tmp.s, final, png, err);
+    rc = blame_copy(script, run_and_commit(gnuplot, input.s, tmp.s, final, png, err), err);
 done:
     free(input.s);
     free(tmp.s);

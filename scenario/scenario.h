@@ -62,6 +62,10 @@ typedef struct sim_straggler {
     size_t ntrace;
 } sim_straggler;
 
+/* The largest $.seed, 2^53 - 1: a JSON number that reads as an integer below 2^53 is the one
+ * written. Commands that run seeds from a scenario's seed up stop there. */
+#define SIM_SCENARIO_SEED_MAX UINT64_C(9007199254740991)
+
 typedef struct sim_scenario {
     char file[256];         /* the scenario file as named on the command line */
     char name[128];         /* $.name, default: the file's base name without .json */

@@ -86,7 +86,7 @@ static int read_top(sim_scenario *sc, sim_cfg *root, sim_err *err)
             return sim_err_set(err, SIM_ESCENARIO, "$.name",
                                "must contain only printable ASCII characters");
     if ((rc = sim_cfg_require(root, "seed", err)) != 0 ||
-        (rc = sim_cfg_int(root, "seed", 0, (int64_t)MAX_SEED - 1, &seed, err)) != 0 ||
+        (rc = sim_cfg_int(root, "seed", 0, (int64_t)SIM_SCENARIO_SEED_MAX, &seed, err)) != 0 ||
         (rc = sim_cfg_require(root, "workers", err)) != 0 ||
         (rc = sim_cfg_int(root, "workers", 1, SIM_MAX_WORKERS, &workers, err)) != 0 ||
         (rc = sim_cfg_int(root, "servers", 0, SIM_MAX_SERVERS, &servers, err)) != 0)

@@ -94,7 +94,8 @@ size_t sim_cfg_nkeys(const sim_cfg *cfg);
 const char *sim_cfg_key(const sim_cfg *cfg, size_t i);
 
 /* Element i of the array under `key`, any JSON type, printed compactly into a malloc'd
- * string the caller frees (*out); for values handed on as `--set PATH=VALUE`. */
+ * string the caller frees (*out), each number as it reads back (cJSON alone printed
+ * 0.30000000000000004 as 0.3); for values handed on as `--set PATH=VALUE`. */
 int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err *err);
 
 /* The value under `key`, any JSON type, printed compactly into a malloc'd string the caller

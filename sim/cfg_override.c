@@ -331,16 +331,21 @@ static bool make_exact(cJSON *v)
     return true;
 }
 
-char *sim_cfg_print(const sim_cfg *root, bool pretty)
+char *cfg_print_json(const cJSON *v, bool pretty)
 {
-    if (prints_exactly(root->node))
-        return pretty ? cJSON_Print(root->node) : cJSON_PrintUnformatted(root->node);
-    cJSON *copy = cJSON_Duplicate(root->node, 1);
+    if (prints_exactly(v))
+        return pretty ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
+    cJSON *copy = cJSON_Duplicate(v, 1);
     char *text = NULL;
     if (copy != NULL && make_exact(copy))
         text = pretty ? cJSON_Print(copy) : cJSON_PrintUnformatted(copy);
     cJSON_Delete(copy);
     return text;
+}
+
+char *sim_cfg_print(const sim_cfg *root, bool pretty)
+{
+    return cfg_print_json(root->node, pretty);
 }
 
 /* ---- Differences ------------------------------------------------------------------------ */

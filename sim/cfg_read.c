@@ -381,7 +381,7 @@ int sim_cfg_at_json(sim_cfg *cfg, const char *key, size_t i, char **out, sim_err
     const cJSON *v = element(cfg, key, i, path, sizeof(path), &rc, err);
     if (rc != 0)
         return rc;
-    if ((*out = cJSON_PrintUnformatted(v)) == NULL)
+    if ((*out = cfg_print_json(v, false)) == NULL)
         return cfg_no_memory(cfg, err);
     return 0;
 }
@@ -394,7 +394,7 @@ int sim_cfg_json(sim_cfg *cfg, const char *key, char **out, sim_err *err)
     const cJSON *v = lookup(cfg, key, path, sizeof(path), &rc, err);
     if (rc != 0 || v == NULL)
         return rc;
-    if ((*out = cJSON_PrintUnformatted(v)) == NULL)
+    if ((*out = cfg_print_json(v, false)) == NULL)
         return cfg_no_memory(cfg, err);
     return 0;
 }

@@ -80,6 +80,11 @@ bool cfg_is_short(double v);
 /* The shortest of %.15g, %.16g, %.17g that reads back as v ("nan", "inf", "-inf"). */
 void cfg_fmt_num(char *buf, size_t size, double v);
 
+/* v printed as JSON (a malloc'd string, NULL when out of memory), every number as it reads
+ * back: cJSON alone prints 0.30000000000000004 as 0.3 and 9007199254740989 as
+ * 9.00719925474099e+15 (sim/cfg_override.c). */
+char *cfg_print_json(const cJSON *v, bool pretty);
+
 /* A value as messages show it after "got": 2.5, "ring", true, null, array, object. */
 void cfg_describe(const cJSON *v, char *buf, size_t size);
 

@@ -175,14 +175,16 @@ static size_t split(char *line, char **f, size_t max)
     }
 }
 
+/* A decimal number of at least lo. A value below the smallest normal double is read as
+ * strtod rounds it (1e-320 a subnormal, 1e-400 zero), as a trace's and a results
+ * file's readers do: its ERANGE was reported as "must be a finite number >= 0". */
 static bool parse_num(const char *s, double lo, double *out)
 {
     char *end = NULL;
-    errno = 0;
     if (!sim_text_decimal(s)) /* "0x1p3", "inf" */
         return false;
     double v = strtod(s, &end);
-    if (*end != '\0' || errno != 0 || !isfinite(v) || v < lo)
+    if (*end != '\0' || !isfinite(v) || v < lo)
         return false;
     *out = v;
     return true;

@@ -623,6 +623,28 @@ START_TEST(print_writes_large_integers_exactly)
 }
 END_TEST
 
+/* An element or a value handed on as JSON text (a sweep axis's value as --set, a golden's
+ * seed, a torch module's arguments) reads back as the number written (issue 38, ninth probe:
+ * they were cJSON's %.15g, so a sweep point of lr 0.30000000000000004 ran lr 0.3 and a golden
+ * of seeds near 2^53 could not be read back). */
+START_TEST(elements_and_values_handed_on_as_json_keep_every_digit)
+{
+    sim_cfg *cfg = cfgt_parse_ok("{\"y\": [0.30000000000000004, 9007199254740989], "
+                                 "\"z\": {\"a\": [1e-5, 0.1, 2.0000000000000004]}}");
+    char *text = NULL;
+    ck_assert_int_eq(sim_cfg_at_json(cfg, "y", 0, &text, NULL), 0);
+    ck_assert_str_eq(text, "0.30000000000000004");
+    free(text);
+    ck_assert_int_eq(sim_cfg_at_json(cfg, "y", 1, &text, NULL), 0);
+    ck_assert_str_eq(text, "9007199254740989");
+    free(text);
+    ck_assert_int_eq(sim_cfg_json(cfg, "z", &text, NULL), 0);
+    ck_assert_str_eq(text, "{\"a\":[1e-05,0.1,2.0000000000000004]}");
+    free(text);
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cfg");
@@ -678,6 +700,7 @@ Suite *test_suite(void)
     tc = tcase_create("print");
     tcase_add_test(tc, print_keeps_file_order_then_defaults_in_the_order_added);
     tcase_add_test(tc, print_writes_large_integers_exactly);
+    tcase_add_test(tc, elements_and_values_handed_on_as_json_keep_every_digit);
     suite_add_tcase(s, tc);
     return s;
 }

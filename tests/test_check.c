@@ -426,6 +426,102 @@ START_TEST(check_exact_still_compares_fingerprints)
 }
 END_TEST
 
+/* A seeds file as an editor leaves it is read (issue 38, ninth probe: CRLF line ends and a
+ * last line without its newline were "not a seed"); a NUL byte, a stray CR or a byte-order
+ * mark past the first line still is no seed. */
+START_TEST(check_reads_a_seeds_file_as_an_editor_leaves_it)
+{
+    static const char *const sound[] = {
+        "printf '11\\r\\n12\\r\\n13\\r\\n' >%s/golden/seeds",
+        "printf '11\\n12\\n13' >%s/golden/seeds",
+        "printf '\\357\\273\\27711\\n12\\n13\\n' >%s/golden/seeds",
+    };
+    static const char *const bad[][2] = {
+        { "printf '11\\n1\\0002\\n13\\n' >%s/golden/seeds", "seeds: line 2: not a seed" },
+        { "printf '11\\n12\\n13\\r\\r\\n' >%s/golden/seeds", "seeds: line 3: not a seed" },
+        { "printf '11\\n\\357\\273\\27712\\n13\\n' >%s/golden/seeds", "seeds: line 2: not a seed" },
+    };
+    for (size_t i = 0; i < sizeof(sound) / sizeof(sound[0]); i++) {
+        char *dir = chkt_copy_golden();
+        chkt_sh(sound[i], dir);
+        result r = chkt_check_golden(dir);
+        ck_assert_msg(r.status == 0, "%s: exit %d\n%s%s", sound[i], r.status, r.out, r.err);
+        harness_cleanup(dir);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *dir = chkt_copy_golden();
+        chkt_sh(bad[i][0], dir);
+        result r = chkt_check_golden(dir);
+        expect_unusable(&r, bad[i][1]);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* --exact reads the golden whole, as a statistical check does (issue 38: it read only seed
+ * S's fingerprint, so a golden without golden.json or with another seed's metrics edited
+ * passed). */
+START_TEST(check_exact_refuses_a_damaged_golden)
+{
+    static const char *const cases[][2] = {
+        { "rm %s/golden/golden.json", "golden/golden.json: missing" },
+        { "sed -i '3s/^0\\.25,/0.26,/' %s/golden/seed-12/metrics.csv",
+          "seed-12/metrics.csv: does not match" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = chkt_copy_golden();
+        char g[512], o[512];
+        chkt_path_of(g, sizeof(g), dir, "golden");
+        chkt_path_of(o, sizeof(o), dir, "out");
+        chkt_sh(cases[i][0], dir);
+        result r = chkt_check((const char *[]){ "--golden", g, "-o", o, "--exact", NULL });
+        expect_unusable(&r, cases[i][1]);
+        harness_cleanup(dir);
+    }
+    /* A seed the golden does not list is named before anything runs. */
+    char *dir = chkt_copy_golden();
+    char g[512], o[512];
+    chkt_path_of(g, sizeof(g), dir, "golden");
+    chkt_path_of(o, sizeof(o), dir, "out");
+    result r =
+        chkt_check((const char *[]){ "--golden", g, "-o", o, "--exact", "--set", "seed=14", NULL });
+    expect_unusable(&r, "no golden fingerprint for seed 14 (its seeds file does not list it)");
+    ck_assert(!chkt_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Seeds near 2^53 - 1, the largest: a golden of them reads back (golden.json's seeds were
+ * compared as cJSON printed them, 9.00719925474099e+15), and an update or a check that would
+ * run past it is refused before it runs any, naming the count (the run past it blamed the
+ * scenario's $.seed, which is in range). Issue 38, ninth probe. */
+START_TEST(check_runs_seeds_up_to_the_largest_and_refuses_past_it)
+{
+    char *dir = harness_tmpdir("check");
+    char g[512], o[512], past[512];
+    chkt_path_of(g, sizeof(g), dir, "golden");
+    chkt_path_of(o, sizeof(o), dir, "out");
+    chkt_path_of(past, sizeof(past), dir, "past");
+    result r = chkt_check((const char *[]){ "--golden", past, "--update", "--seeds", "3", "--set",
+                                            "seed=9007199254740990", NULL });
+    expect_unusable(&r, "3 seeds from the scenario's seed 9007199254740990 run past "
+                        "9007199254740991, the largest seed (2^53 - 1)");
+    ck_assert(!chkt_exists(past));
+    r = chkt_check((const char *[]){ "--golden", g, "--update", "--seeds", "3", "--set",
+                                     "seed=9007199254740987", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    r = chkt_check((const char *[]){ "--golden", g, "-o", o, "--seeds", "2", "--set",
+                                     "seed=9007199254740987", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "run seeds 9007199254740990, 9007199254740991;"));
+    r = chkt_check((const char *[]){ "--golden", g, "-o", past, "--seeds", "3", "--set",
+                                     "seed=9007199254740987", NULL });
+    expect_unusable(&r, "run past 9007199254740991");
+    ck_assert(!chkt_exists(past));
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* ---- The places a check writes (issue 38, items 2 and 3) ----------------------------- */
 
 Suite *test_suite(void)
@@ -447,6 +543,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, check_update_killed_midway_leaves_the_old_golden);
     tcase_add_test(tc, check_update_refuses_to_replace_a_directory_that_is_no_golden);
     tcase_add_test(tc, check_exact_still_compares_fingerprints);
+    tcase_add_test(tc, check_reads_a_seeds_file_as_an_editor_leaves_it);
+    tcase_add_test(tc, check_exact_refuses_a_damaged_golden);
+    tcase_add_test(tc, check_runs_seeds_up_to_the_largest_and_refuses_past_it);
     suite_add_tcase(s, tc);
     return s;
 }

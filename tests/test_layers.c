@@ -318,6 +318,28 @@ START_TEST(column_totals_that_would_wrap_or_overflow_are_refused_at_their_row)
 }
 END_TEST
 
+/* A number below the smallest normal double is read as strtod rounds it, as
+ * a trace's and a results file's readers do (issue 38, ninth probe: its ERANGE made 1e-320
+ * "must be a finite number >= 0"). */
+START_TEST(numbers_below_the_smallest_normal_double_are_read_rounded)
+{
+    char *path = write_tmp("name,params,forward_flops,forward_ms,backward_ms\n"
+                           "a,7,1e-320,2.5e-310,0.5\nb,11,1e-400,0.25,1e-330\nc,13,2.5e8,0.5,1\n");
+    sim_layers l = { 0 };
+    sim_err err;
+    sim_err_clear(&err);
+    ck_assert_msg(sim_layers_read_csv(&l, path, "$", &err) == SIM_OK, "%s", err.msg);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert(l.layer[0].fwd_flops > 0.0 && l.layer[0].fwd_flops < 1.1e-320);
+    ck_assert(l.layer[0].fwd_ms > 2.4e-310 && l.layer[0].fwd_ms < 2.6e-310);
+    ck_assert(l.layer[1].fwd_flops == 0.0 && l.layer[1].bwd_ms == 0.0);
+    ck_assert_uint_eq(sim_layers_params(&l), 31);
+    sim_layers_fini(&l);
+    remove(path);
+    free(path);
+}
+END_TEST
+
 START_TEST(a_byte_order_mark_is_accepted_and_nul_bytes_are_refused)
 {
     static const char bom[] = "\xef\xbb\xbfname,params,forward_flops\nconv1,9408,2.36e8\n";
@@ -684,6 +706,7 @@ Suite *test_suite(void)
     tcase_add_test(csv, a_profile_written_into_a_fifo_is_read_in_one_pass);
     tcase_add_test(csv, column_totals_that_would_wrap_or_overflow_are_refused_at_their_row);
     tcase_add_test(csv, a_byte_order_mark_is_accepted_and_nul_bytes_are_refused);
+    tcase_add_test(csv, numbers_below_the_smallest_normal_double_are_read_rounded);
     suite_add_tcase(s, csv);
     TCase *run = tcase_create("run");
     tcase_set_timeout(run, 30);

@@ -120,6 +120,41 @@ START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
 }
 END_TEST
 
+/* A --style copy that opens with a UTF-8 byte-order mark (an editor's) is drawn, as any text
+ * file hetsim reads; gnuplot read the mark as a command ("invalid command"), and its message
+ * named no file. A copy gnuplot fails on is named, exit 2 (issue 38, ninth probe). */
+START_TEST(a_style_copy_with_a_byte_order_mark_draws_and_a_broken_one_is_named)
+{
+    static const char script[] = "set terminal pngcairo size 320,240\nset output out\n"
+                                 "plot sin(x) title 'copy'\n";
+    char *dir = harness_tmpdir("probe8");
+    char s[600], r[600], st[600], text[200], o[600], png[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(st, sizeof(st), "%s/style", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(png, sizeof(png), "%s/convergence.png", o);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    snprintf(text, sizeof(text), "\xef\xbb\xbf%s", script);
+    harness_write(st, "convergence.gp", text);
+    res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    ck_assert(harness_exists(png));
+    harness_write(st, "convergence.gp", "set no_such_option 3\nset output out\n");
+    snprintf(o, sizeof(o), "%s/o2", dir);
+    res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "gnuplot failed drawing convergence.png") != NULL &&
+                      strstr(res.err, "(the --style copy ") != NULL &&
+                      strstr(res.err, "style/convergence.gp)") != NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* report and plot --by hold each index.csv row's results to its run's summary.json; a
  * summary.json that does not parse (cut mid-file, or a number such as 1e999 past a double)
  * skipped that check, and both read the sweep, exit 0. Refused, exit 2, naming the row and
@@ -168,6 +203,7 @@ Suite *test_suite(void)
     TCase *names = tcase_create("names");
     tcase_add_test(names, a_tex_table_with_two_rows_under_one_name_is_refused);
     tcase_add_test(names, a_style_copy_that_is_a_fifo_or_a_directory_is_refused);
+    tcase_add_test(names, a_style_copy_with_a_byte_order_mark_draws_and_a_broken_one_is_named);
     tcase_add_test(names, a_points_summary_that_does_not_parse_is_refused);
     tcase_set_timeout(names, 60);
     suite_add_tcase(s, names);

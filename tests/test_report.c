@@ -616,11 +616,13 @@ START_TEST(plot_style_draws_with_the_users_copies_of_the_scripts)
     ck_assert_int_eq(mkdir(style, 0777), 0);
     ck_assert_int_eq(mkdir(empty, 0777), 0);
     harness_write(style, "convergence.gp", "this is not gnuplot\n");
-    /* The broken copy is used: the run figures fail, naming gnuplot's complaint. */
+    /* The broken copy is used: the run figures fail, naming gnuplot's complaint and the copy,
+     * as bad input (exit 2). */
     harness_result r =
         harness_hetsim((const char *[]){ "plot", a1, "-o", out, "--style", style, NULL });
-    ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "gnuplot failed drawing convergence.png"));
+    ck_assert_ptr_nonnull(strstr(r.err, "style/convergence.gp)"));
     /* The sweep figures' scripts are not in the style: built in, they draw. */
     r = harness_hetsim(
         (const char *[]){ "plot", dir, "--by", "proto", "-o", out, "--style", style, NULL });

@@ -1,0 +1,72 @@
+/* Issue 38's ninth probe, classes 7-12 (sums past their types, foreign goldens, stalls,
+ * damaged results, JSON strings): report without a target read no run's metrics.csv. Every
+ * case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* report reads every selected run's metrics.csv (docs/compare.md), but only when it had a
+ * target to read times from: without one, a run whose metrics.csv was removed, replaced by
+ * a directory or edited to hold "inf" was reported, exit 0. Each is refused, exit 2, naming
+ * the file, as with a target and as plot --by does. */
+START_TEST(a_report_without_a_target_reads_every_runs_metrics)
+{
+    char *dir = harness_tmpdir("probe10");
+    char s[600], o[600], m[900];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(m, sizeof(m), "%s/protocol.name=dpsgd,seed=6/metrics.csv", o);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    FILE *f = fopen(m, "ab");
+    ck_assert_ptr_nonnull(f);
+    fputs("0.2,60,1920,,,,,,inf\n", f);
+    fclose(f);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "seed=6/metrics.csv: line 7: time_s: 0.2 is not above") != NULL,
+                  "%s", res.err);
+    ck_assert_msg(strstr(res.out, "allreduce") == NULL, "%s", res.out);
+    ck_assert_int_eq(unlink(m), 0);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "an incomplete run directory") != NULL, "%s", res.err);
+    ck_assert_int_eq(mkdir(m, 0777), 0);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "metrics.csv: not a regular file") != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe10");
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_report_without_a_target_reads_every_runs_metrics);
+    tcase_set_timeout(results, 60);
+    suite_add_tcase(s, results);
+    return s;
+}

@@ -1,6 +1,6 @@
 /* Issue 38's ninth probe, classes 7-12 (sums past their types, foreign goldens, stalls,
- * damaged results, JSON strings): report without a target read no run's metrics.csv. Every
- * case failed before its fix.
+ * damaged results, JSON strings): report without a target read no run's metrics.csv; a golden's
+ * seed directory in another spelling. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +61,38 @@ START_TEST(a_report_without_a_target_reads_every_runs_metrics)
 }
 END_TEST
 
+/* check lists a golden's seed-S directories against its seeds file, but read S with
+ * strtoull: "seed-06" and "seed-+7" were taken as seeds 6's and 7's directories, so a
+ * directory no --update wrote (a copy of a seed, another golden's) sat in the golden and the
+ * check passed, exit 0, while "seed-6.bak" was refused. Each is refused, naming it, exit 2. */
+START_TEST(a_golden_seed_directory_named_in_another_spelling_is_refused)
+{
+    static const char *const names[] = { "seed-06", "seed-+7", "seed- 5" };
+    char *dir = harness_tmpdir("probe10");
+    char s[600], g[600], o[600], extra[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
+        snprintf(extra, sizeof(extra), "%s/%s", g, names[c]);
+        ck_assert_int_eq(mkdir(extra, 0777), 0);
+        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", names[c], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "not listed in") != NULL, "%s", res.err);
+        ck_assert_msg(strstr(res.err, names[c]) != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+        ck_assert_int_eq(rmdir(extra), 0);
+    }
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe10");
@@ -68,5 +100,9 @@ Suite *test_suite(void)
     tcase_add_test(results, a_report_without_a_target_reads_every_runs_metrics);
     tcase_set_timeout(results, 60);
     suite_add_tcase(s, results);
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_golden_seed_directory_named_in_another_spelling_is_refused);
+    tcase_set_timeout(golden, 60);
+    suite_add_tcase(s, golden);
     return s;
 }

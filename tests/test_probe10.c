@@ -1,6 +1,7 @@
 /* Issue 38's ninth probe, classes 7-12 (sums past their types, foreign goldens, stalls,
- * damaged results, JSON strings): report without a target read no run's metrics.csv; a golden's
- * seed directory in another spelling. Every case failed before its fix.
+ * damaged results, JSON strings): report without a target read no run's metrics.csv; an
+ * index.csv row removed; a golden's seed directory in another spelling. Every case failed before
+ * its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,49 @@ START_TEST(a_report_without_a_target_reads_every_runs_metrics)
 }
 END_TEST
 
+/* index.csv has a row per point of its sweep, but a row removed by hand (the last, so the
+ * point numbers left have no gap) was read as a sweep without that run: report counted the
+ * group's runs as 1, exit 0. A run directory that no row names is refused, naming it, by
+ * report and plot --by, nothing drawn; the sweep run again writes index.csv again. */
+START_TEST(a_run_directory_without_its_index_row_is_refused)
+{
+    char *dir = harness_tmpdir("probe10");
+    char s[600], o[600], ix[700], figs[700];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(ix, sizeof(ix), "%s/index.csv", o);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    char *text = harness_read(ix, NULL);
+    ck_assert_ptr_nonnull(text);
+    char *last = strrchr(text, '\n');
+    ck_assert_ptr_nonnull(last);
+    *last = '\0';
+    last = strrchr(text, '\n');
+    ck_assert_ptr_nonnull(last);
+    last[1] = '\0';
+    harness_write(o, "index.csv", text);
+    free(text);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s\n%s", res.status, res.err, res.out);
+    ck_assert_msg(strstr(res.err, "index.csv: no row for the run") != NULL, "%s", res.err);
+    ck_assert_msg(strstr(res.err, "protocol.name=dpsgd,seed=6") != NULL, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "-o", figs, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert(!harness_exists(figs));
+    res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* check lists a golden's seed-S directories against its seeds file, but read S with
  * strtoull: "seed-06" and "seed-+7" were taken as seeds 6's and 7's directories, so a
  * directory no --update wrote (a copy of a seed, another golden's) sat in the golden and the
@@ -98,6 +142,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("probe10");
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_report_without_a_target_reads_every_runs_metrics);
+    tcase_add_test(results, a_run_directory_without_its_index_row_is_refused);
     tcase_set_timeout(results, 60);
     suite_add_tcase(s, results);
     TCase *golden = tcase_create("golden");

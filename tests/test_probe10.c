@@ -1,7 +1,7 @@
 /* Issue 38's ninth probe, classes 7-12 (sums past their types, foreign goldens, stalls,
- * damaged results, JSON strings): report without a target read no run's metrics.csv; an
- * index.csv row removed; a golden's seed directory in another spelling. Every case failed before
- * its fix.
+ * damaged results, JSON strings): a switch's latency past the network's bound; report without a
+ * target read no run's metrics.csv; an index.csv row removed; a golden's seed directory in another
+ * spelling. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,45 @@ static const char scenario_json[] =
     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
     " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* The scenario takes every latency up to 1e18 ns, but the network takes a switch-to-switch
+ * link's and a host fabric's only up to SIM_TIME_NEVER / 16 (5.76e17 ns): an uplink_latency_us
+ * of 1e15 (or a fat tree's latency_us of 1e15, which its uplinks default to, or a
+ * host_fabric_latency_us of 1e15) failed the run, exit 1, "net: uplink_latency_ns must be in
+ * [0, 576460752303423487]", naming no file nor key. Refused when loaded, exit 2, naming the
+ * key, nothing written; the bound itself is taken. */
+START_TEST(a_switch_latency_past_the_networks_bound_is_refused_with_its_key)
+{
+    static const char *const sets[][4] = {
+        { "network.topology=racks", "network.rack_size=1", "network.uplink_latency_us=1e15",
+          "$.network.uplink_latency_us: must be at most 576460752303423 as a switch's" },
+        { "network.topology=fat_tree", "network.k=4", "network.latency_us=1e15",
+          "$.network.latency_us: must be at most 576460752303423" },
+        { "network.gpus_per_host=3", "network.host_fabric=pcie4",
+          "network.host_fabric_latency_us=6e14", "$.network.host_fabric_latency_us: must be" },
+        { "network.topology=racks", "network.rack_size=1",
+          "network.uplink_latency_us=576460752303423", NULL },
+    };
+    char *dir = harness_tmpdir("probe10");
+    char s[600], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (size_t c = 0; c < sizeof(sets) / sizeof(sets[0]); c++) {
+        result res =
+            harness_hetsim((const char *[]){ "run", s, "--set", sets[c][0], "--set", sets[c][1],
+                                             "--set", sets[c][2], "-o", o, "--quiet", NULL });
+        if (sets[c][3] == NULL) {
+            ck_assert_msg(res.status == 0, "case %zu: %s", c, res.err);
+            continue;
+        }
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, sets[c][3]) != NULL, "case %zu: %s", c, res.err);
+        ck_assert(!harness_exists(o));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
 
 /* report reads every selected run's metrics.csv (docs/compare.md), but only when it had a
  * target to read times from: without one, a run whose metrics.csv was removed, replaced by
@@ -140,6 +179,10 @@ END_TEST
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe10");
+    TCase *sums = tcase_create("sums");
+    tcase_add_test(sums, a_switch_latency_past_the_networks_bound_is_refused_with_its_key);
+    tcase_set_timeout(sums, 60);
+    suite_add_tcase(s, sums);
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_report_without_a_target_reads_every_runs_metrics);
     tcase_add_test(results, a_run_directory_without_its_index_row_is_refused);

@@ -1,7 +1,7 @@
 /* Issue 38's ninth probe, classes 7-12 (sums past their types, foreign goldens, stalls,
  * damaged results, JSON strings): a switch's latency past the network's bound; report without a
- * target read no run's metrics.csv; an index.csv row removed; a golden's seed directory in another
- * spelling. Every case failed before its fix.
+ * target read no run's metrics.csv; an index.csv row removed; two grid values of one run; a
+ * golden's seed directory in another spelling. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +176,44 @@ START_TEST(a_golden_seed_directory_named_in_another_spelling_is_refused)
 }
 END_TEST
 
+/* A sweep refuses two points of one run directory ([2, 2.0]), but two values that give one
+ * run under two names were run twice: an object with its keys in another order
+ * ({"name": "allreduce", "bucket_mb": 1} and {"bucket_mb": 1, "name": "allreduce"}) or
+ * stating a default ({"name": "allreduce"} and {"name": "allreduce", "bucket_mb": 25}),
+ * exit 0, report showing the one run as two rows. Refused before anything runs, exit 2,
+ * naming both points. */
+START_TEST(two_grid_values_that_are_one_run_are_refused)
+{
+    static const char *const grids[] = {
+        "{\"protocol\": [{\"name\": \"allreduce\", \"bucket_mb\": 1}, {\"bucket_mb\": 1, "
+        "\"name\": \"allreduce\"}]}",
+        "{\"protocol\": [{\"name\": \"allreduce\"}, {\"name\": \"allreduce\", \"bucket_mb\": "
+        "25}]}",
+    };
+    char *dir = harness_tmpdir("probe10");
+    char s[600], o[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (size_t c = 0; c < sizeof(grids) / sizeof(grids[0]); c++) {
+        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[c]);
+        harness_write(dir, "sw.json", text);
+        result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "$.grid: points 0 (") != NULL, "%s", res.err);
+        ck_assert_msg(strstr(res.err, "are one run") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+    }
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol\": [{\"name\": "
+                  "\"allreduce\", \"bucket_mb\": 1}, {\"name\": \"allreduce\", \"bucket_mb\": "
+                  "2}]}}\n");
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe10");
@@ -188,6 +226,10 @@ Suite *test_suite(void)
     tcase_add_test(results, a_run_directory_without_its_index_row_is_refused);
     tcase_set_timeout(results, 60);
     suite_add_tcase(s, results);
+    TCase *json = tcase_create("json");
+    tcase_add_test(json, two_grid_values_that_are_one_run_are_refused);
+    tcase_set_timeout(json, 60);
+    suite_add_tcase(s, json);
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, a_golden_seed_directory_named_in_another_spelling_is_refused);
     tcase_set_timeout(golden, 60);

@@ -273,7 +273,9 @@ static int read_manifest(gold *g, sim_err *err)
     return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
 }
 
-/* Every seed-<S> directory is listed in the seeds file and every listed seed has one. */
+/* Every seed-<S> directory is listed in the seeds file and every listed seed has one. S is
+ * a listed seed as --update names its directory (decimal digits without a leading zero):
+ * strtoull read "seed-08", "seed-+8" and "seed- 8" as seed 8's, so a copy there passed. */
 static int check_listing(const gold *g, sim_err *err)
 {
     DIR *d = opendir(g->path);
@@ -284,8 +286,11 @@ static int check_listing(const gold *g, sim_err *err)
         char *end = NULL;
         if (strncmp(e->d_name, "seed-", 5) != 0)
             continue;
-        unsigned long long seed = strtoull(e->d_name + 5, &end, 10);
-        if (*end != '\0' || !ck_has_seed(g, seed))
+        const char *s = e->d_name + 5;
+        errno = 0;
+        unsigned long long seed = strtoull(s, &end, 10);
+        bool canonical = isdigit((unsigned char)s[0]) && (s[0] != '0' || s[1] == '\0');
+        if (!canonical || *end != '\0' || errno != 0 || !ck_has_seed(g, seed))
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: not listed in %s/seeds", g->path,
                              e->d_name, g->path);
     }

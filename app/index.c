@@ -1,6 +1,7 @@
 /* A sweep's index.csv (see index.h). */
 #include "app/index.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,46 @@ static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
                                S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
     }
     return SIM_OK;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    return x->len != y->len ? (x->len < y->len ? -1 : 1) : strcmp(x->key, y->key);
+}
+
+/* Every run directory in the sweep's directory has a row: the sweep writes one per point, so a
+ * run no row names is a row removed by hand (report counted 2 runs of a point's 3 seeds,
+ * exit 0). The rows' dirs are distinct (check_repeats). */
+static int check_unlisted(const app_index *ix, const char *sweep_dir, sim_err *err)
+{
+    const sim_csv *t = &ix->csv;
+    keyed *k = calloc(t->nrows + 1, sizeof(*k));
+    DIR *d = k != NULL ? opendir(sweep_dir) : NULL;
+    if (d == NULL) {
+        free(k);
+        return k == NULL ? oom(err) : SIM_OK;
+    }
+    for (size_t r = 0; r < t->nrows; r++)
+        k[r] = (keyed){ sim_csv_cell(t, r, 1), strlen(sim_csv_cell(t, r, 1)), r };
+    qsort(k, t->nrows, sizeof(*k), by_text);
+    int rc = SIM_OK;
+    char path[2048];
+    for (struct dirent *e = readdir(d); e != NULL && rc == SIM_OK; e = readdir(d)) {
+        keyed want = { e->d_name, strlen(e->d_name), 0 };
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            bsearch(&want, k, t->nrows, sizeof(*k), by_text) != NULL)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", sweep_dir, e->d_name);
+        if (sim_rundir_kind_of(path) == SIM_RUNDIR_RUN)
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: no row for the run %s (a row removed by hand?): run the same "
+                             "`hetsim sweep` again, which writes index.csv again from its points",
+                             t->path, path);
+    }
+    closedir(d);
+    free(k);
+    return rc;
 }
 
 /* No two rows of one point or one run directory (a row repeated makes a run count twice). */
@@ -366,6 +407,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
         rc = check_repeats(ix, err);
     if (rc == SIM_OK)
         rc = check_dirs(ix, sweep_dir, err);
+    if (rc == SIM_OK)
+        rc = check_unlisted(ix, sweep_dir, err);
     if (rc == SIM_OK)
         rc = check_rows(ix, sweep_dir, err);
     if (rc != SIM_OK)

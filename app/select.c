@@ -215,7 +215,9 @@ static int select_rows(app_select *s, work *w, sim_err *err)
     return SIM_OK;
 }
 
-/* Each selected run's time to target and final accuracy. */
+/* Each selected run's time to target and final accuracy. Every selected run's metrics.csv
+ * is read, a target or not: without one, a run whose metrics.csv was removed, a directory or
+ * damaged was reported (exit 0). */
 static int read_runs(app_select *s, work *w, sim_err *err)
 {
     char dir[PATH_TEXT];
@@ -228,9 +230,7 @@ static int read_runs(app_select *s, work *w, sim_err *err)
         x->ttt = x->observed_s = NAN;
         x->final = fcol >= 0 ? sim_csv_number(&s->ix.csv, r, (size_t)fcol) : (double)NAN;
         x->stopped_at_target = strcmp(app_index_cell(&s->ix, r, reason), "target_accuracy") == 0;
-        if (isnan(s->target))
-            continue;
-        if (x->stopped_at_target && s->rule.kind != APP_TTT_FIRST) {
+        if (!isnan(s->target) && x->stopped_at_target && s->rule.kind != APP_TTT_FIRST) {
             char name[32];
             app_ttt_name(&s->rule, name, sizeof(name));
             return sim_err_set(err, SIM_EINVAL, NULL,
@@ -245,10 +245,13 @@ static int read_runs(app_select *s, work *w, sim_err *err)
         int rc = app_curve_read(dir, &c, err);
         if (rc != SIM_OK)
             return rc;
-        x->ttt = app_curve_time_to_rule(&c, s->target, &s->rule);
-        x->observed_s = app_curve_last_time(&c);
-        x->ended_below = s->rule.kind == APP_TTT_FIRST && !isnan(x->ttt) && !x->stopped_at_target &&
-                         c.n > 0 && !(c.col[APP_CURVE_ACC][c.n - 1] >= s->target);
+        if (!isnan(s->target)) {
+            x->ttt = app_curve_time_to_rule(&c, s->target, &s->rule);
+            x->observed_s = app_curve_last_time(&c);
+            x->ended_below = s->rule.kind == APP_TTT_FIRST && !isnan(x->ttt) &&
+                             !x->stopped_at_target && c.n > 0 &&
+                             !(c.col[APP_CURVE_ACC][c.n - 1] >= s->target);
+        }
         app_curve_fini(&c);
     }
     return SIM_OK;

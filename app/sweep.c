@@ -115,30 +115,6 @@ size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s)
 
 /* ---- Directory names: a value as PATH=VALUE pairs ------------------------------------ */
 
-/* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
- * starting at p. */
-static const char *json_end(const char *p)
-{
-    if (*p == '"') {
-        for (p++; *p != '\0' && *p != '"'; p++)
-            p += *p == '\\' && p[1] != '\0';
-        return *p == '"' ? p + 1 : p;
-    }
-    if (*p != '{' && *p != '[') {
-        while (*p != '\0' && *p != ',' && *p != '}' && *p != ']')
-            p++;
-        return p;
-    }
-    int depth = 0;
-    do {
-        if (*p == '"')
-            p = json_end(p) - 1;
-        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
-        p++;
-    } while (*p != '\0' && depth > 0);
-    return p;
-}
-
 /* Appends value [v, end) under `path` to out (room `size`, at *len) as PATH=VALUE pairs, the
  * first after `sep`: an object's members as PATH.KEY=..., an array of plain values as
  * PATH=A+B+C, another array's elements as PATH.I=..., a string unquoted; so that
@@ -148,19 +124,19 @@ static void flatten(const char *v, const char *end, const char *path, char *out,
 {
     char sub[NAME_MAX_ + 2];
     bool plain = *v == '[';
-    for (const char *q = v + 1; plain && q < end - 1; q = json_end(q) + 1)
+    for (const char *q = v + 1; plain && q < end - 1; q = sw_json_end(q) + 1)
         plain = *q != '{' && *q != '[';
     if ((*v == '{' || *v == '[') && end - v > 2 && !(plain && *v == '[')) {
         size_t i = 0;
         for (const char *q = v + 1; q < end - 1; i++) {
             const char *key = q, *val = q;
             if (*v == '{') { /* "key":value */
-                val = json_end(q) + 1;
+                val = sw_json_end(q) + 1;
                 snprintf(sub, sizeof(sub), "%s.%.*s", path, (int)(val - key - 3), key + 1);
             } else {
                 snprintf(sub, sizeof(sub), "%s.%zu", path, i);
             }
-            const char *vend = json_end(val);
+            const char *vend = sw_json_end(val);
             flatten(val, vend, sub, out, size, len, i == 0 ? sep : ",");
             q = vend + 1;
         }
@@ -168,8 +144,8 @@ static void flatten(const char *v, const char *end, const char *path, char *out,
     }
     *len += (size_t)snprintf(out + *len, *len < size ? size - *len : 0, "%s%s=", sep, path);
     if (plain) { /* [1,2,1,1] as 1+2+1+1 */
-        for (const char *q = v + 1; q < end - 1; q = json_end(q) + 1) {
-            const char *e = json_end(q);
+        for (const char *q = v + 1; q < end - 1; q = sw_json_end(q) + 1) {
+            const char *e = sw_json_end(q);
             bool str = *q == '"';
             *len += (size_t)snprintf(out + *len, *len < size ? size - *len : 0, "%s%.*s",
                                      q > v + 1 ? "+" : "", (int)(e - q - 2 * str), q + str);
@@ -203,68 +179,6 @@ static int make_name(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     if ((sw->points[k].name = strdup(name)) == NULL)
         return sw_oom(err);
     return 0;
-}
-
-/* ---- Repeats: one pass over a hash table --------------------------------------------- */
-
-typedef uint64_t (*key_hash_fn)(const void *keys, size_t i);
-typedef bool (*key_same_fn)(const void *keys, size_t i, size_t j);
-
-/* The first key i (of n) equal to an earlier key j, with *earlier = j; n if none. Expected
- * time linear in n: an open-addressing table of a power of two >= 2n slots. SIZE_MAX when
- * out of memory. */
-static size_t first_repeat(const void *keys, size_t n, key_hash_fn hash, key_same_fn same,
-                           size_t *earlier)
-{
-    size_t cap = 16;
-    while (cap < 2 * n)
-        cap *= 2;
-    size_t *slot = calloc(cap, sizeof(*slot)); /* key index + 1, or 0 */
-    if (slot == NULL)
-        return SIZE_MAX;
-    size_t i = 0;
-    for (; i < n; i++) {
-        size_t at = (size_t)hash(keys, i) & (cap - 1);
-        while (slot[at] != 0 && !same(keys, slot[at] - 1, i))
-            at = (at + 1) & (cap - 1);
-        if (slot[at] != 0) {
-            *earlier = slot[at] - 1;
-            break;
-        }
-        slot[at] = i + 1;
-    }
-    free(slot);
-    return i;
-}
-
-static uint64_t mix64(uint64_t x) /* SplitMix64's finalizer */
-{
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
-static uint64_t seed_hash(const void *keys, size_t i)
-{
-    return mix64(((const uint64_t *)keys)[i]);
-}
-
-static bool seed_same(const void *keys, size_t i, size_t j)
-{
-    return ((const uint64_t *)keys)[i] == ((const uint64_t *)keys)[j];
-}
-
-static uint64_t name_hash(const void *keys, size_t i)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-    for (const char *c = ((const point *)keys)[i].name; *c != '\0'; c++)
-        h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
-    return mix64(h);
-}
-
-static bool name_same(const void *keys, size_t i, size_t j)
-{
-    return strcmp(((const point *)keys)[i].name, ((const point *)keys)[j].name) == 0;
 }
 
 /* ---- Loading -------------------------------------------------------------------------- */
@@ -456,7 +370,8 @@ static int read_seeds(app_sweep *sw, sim_cfg *root, bool listed, uint64_t base_s
             return rc;
         sw->seeds[i] = listed ? (uint64_t)s : base_seed + i;
     }
-    size_t j = 0, i = listed ? first_repeat(sw->seeds, sw->nseeds, seed_hash, seed_same, &j) : 0;
+    size_t j = 0,
+           i = listed ? sw_first_repeat(sw->seeds, sw->nseeds, sw_seed_hash, sw_seed_same, &j) : 0;
     if (i == SIZE_MAX)
         return sw_oom(err);
     if (listed && i < sw->nseeds) {
@@ -691,8 +606,11 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     if (sc == NULL)
         return err != NULL ? err->code : SIM_ESCENARIO;
     p->hash = sc->hash;
+    char *text = sim_cfg_print(sc->root, false);
+    p->run = text != NULL ? sw_run_hash(text) : 0;
+    free(text);
     sim_scenario_destroy(sc);
-    return 0;
+    return text != NULL ? 0 : sw_oom(err);
 }
 
 static int make_points(app_sweep *sw, sim_err *err)
@@ -704,7 +622,9 @@ static int make_points(app_sweep *sw, sim_err *err)
         rc = sw_oom(err);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
         rc = make_name(sw, k, &s, err);
-    size_t j = 0, i = rc == 0 ? first_repeat(sw->points, sw->npoints, name_hash, name_same, &j) : 0;
+    size_t j = 0, i = rc == 0
+                          ? sw_first_repeat(sw->points, sw->npoints, sw_name_hash, sw_name_same, &j)
+                          : 0;
     if (rc == 0 && i == SIZE_MAX)
         rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)
@@ -713,6 +633,15 @@ static int make_points(app_sweep *sw, sim_err *err)
                          i, sw->points[i].name);
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
         rc = validate_point(sw, k, &s, err);
+    i = rc == 0 ? sw_first_repeat(sw->points, sw->npoints, sw_run_key, sw_run_same, &j) : 0;
+    if (rc == 0 && i == SIZE_MAX)
+        rc = sw_oom(err);
+    else if (rc == 0 && i < sw->npoints)
+        rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
+                         "points %zu (%s) and %zu (%s) are one run: the same scenario, a value "
+                         "written with its keys in another order or as its default (repeated "
+                         "values?)",
+                         j, sw->points[j].name, i, sw->points[i].name);
     sw_scratch_fini(&s);
     return rc;
 }

@@ -1,7 +1,8 @@
-/* Sweeps, internal (see sweep.h): the sweep's state and the helpers its three files share.
+/* Sweeps, internal (see sweep.h): the sweep's state and the helpers its four files share.
  * Included only by app/sweep.c (loading, validation, naming, listing), app/sweep_run.c
- * (points run as child processes, the output directory) and app/sweep_index.c (index.csv,
- * curves.csv); calls run one way: sweep_run.c -> sweep_index.c -> sweep.c. */
+ * (points run as child processes, the output directory), app/sweep_index.c (index.csv,
+ * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning); calls run one way:
+ * sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c. */
 #ifndef APP_SWEEP_STATE_H
 #define APP_SWEEP_STATE_H
 
@@ -33,6 +34,7 @@ typedef struct column {
 typedef struct point {
     char *name;    /* run directory under the sweep's directory; owned */
     uint64_t hash; /* the resolved scenario's hash, as run.json records it */
+    uint64_t run;  /* the same with every object's keys in any order (sw_run_hash) */
 } point;
 
 struct app_sweep {
@@ -84,5 +86,33 @@ void sw_scratch_fini(scratch *s);
 
 /* Point k's assignments into s: the grid's, then its seed; returns how many. */
 size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s);
+
+/* ---- app/sweep_repeat.c ---- */
+
+/* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
+ * starting at p. */
+const char *sw_json_end(const char *p);
+
+typedef uint64_t (*key_hash_fn)(const void *keys, size_t i);
+typedef bool (*key_same_fn)(const void *keys, size_t i, size_t j);
+
+/* The first key i (of n) equal to an earlier key j, with *earlier = j; n if none. Expected
+ * time linear in n: an open-addressing table of a power of two >= 2n slots. SIZE_MAX when
+ * out of memory. */
+size_t sw_first_repeat(const void *keys, size_t n, key_hash_fn hash, key_same_fn same,
+                       size_t *earlier);
+
+/* Keys for sw_first_repeat: seeds (uint64_t), points by run directory name and points by
+ * their run (point.run). */
+uint64_t sw_seed_hash(const void *keys, size_t i);
+bool sw_seed_same(const void *keys, size_t i, size_t j);
+uint64_t sw_name_hash(const void *keys, size_t i);
+bool sw_name_same(const void *keys, size_t i, size_t j);
+uint64_t sw_run_key(const void *keys, size_t i);
+bool sw_run_same(const void *keys, size_t i, size_t j);
+
+/* The hash of a resolved scenario's compact JSON with every object's keys in any order: two
+ * points with equal ones are one run. */
+uint64_t sw_run_hash(const char *json);
 
 #endif

@@ -131,6 +131,11 @@ typedef enum sim_topology {
 
 #define SIM_NET_NO_PAYLOAD UINT32_MAX
 
+/* The largest latency of a switch-to-switch link (uplink_latency_ns) or of a host's link to
+ * its node's fabric (fabric_latency_ns) the network takes: a path sums up to 16 such latencies
+ * and NIC latencies (at most SIM_TIME_NEVER / 8) without overflow. */
+#define SIM_NET_MAX_HOP_LATENCY_NS (SIM_TIME_NEVER / 16)
+
 typedef struct sim_net_config {
     sim_topology topology;
     uint32_t nhosts;             /* workers then server hosts */

@@ -22,7 +22,7 @@ uint32_t sim_net_topo_nic(const sim_net_config *cfg, uint32_t h)
  * NIC (equal bandwidth and latency); every fabric link has a bandwidth and a latency. */
 static int check_nodes(const sim_net_config *cfg, sim_err *err)
 {
-    const sim_time max_lat = SIM_TIME_NEVER / 16;
+    const sim_time max_lat = SIM_NET_MAX_HOP_LATENCY_NS;
     if (cfg->node_of == NULL)
         return SIM_OK;
     if (cfg->fabric_bps == NULL || cfg->fabric_latency_ns == NULL || cfg->nnodes == 0)
@@ -58,7 +58,7 @@ static int check_nodes(const sim_net_config *cfg, sim_err *err)
 
 int sim_net_topo_check(const sim_net_config *cfg, sim_err *err)
 {
-    const sim_time max_lat = SIM_TIME_NEVER / 16;
+    const sim_time max_lat = SIM_NET_MAX_HOP_LATENCY_NS;
     int rc = check_nodes(cfg, err);
     if (rc != SIM_OK || cfg->topology == SIM_TOPO_STAR)
         return rc;

@@ -100,7 +100,9 @@ static int read_host_fabric(sim_scenario *sc, sim_cfg *c, sim_err *err)
         (rc = sim_scenario_read_num(c, "host_fabric_bandwidth_gbps", 0.0, true, MAX_GBPS, &gbps,
                                     err)) != 0 ||
         (rc = sim_scenario_read_time(c, "host_fabric_latency_us", 0.0, false, 1e3, &latency_us,
-                                     &latency_ns, err)) != 0)
+                                     &latency_ns, err)) != 0 ||
+        (rc = sim_scenario_check_hop_latency(c, "host_fabric_latency_us", latency_us, latency_ns,
+                                             err)) != 0)
         return rc;
     if (sc->gpus_per_host <= 1)
         return 0;

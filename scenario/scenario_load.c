@@ -273,10 +273,14 @@ static int read_network(sim_scenario *sc, sim_cfg *c, sim_err *err)
         rc = read_fat_tree(sc, c, ports, err);
     if (rc == 0 && topology != SIM_TOPO_STAR) {
         double up_gbps = gbps, up_latency_us = latency_us;
+        bool up_given = sim_cfg_has(c, "uplink_latency_us");
         if ((rc = sim_scenario_read_num(c, "uplink_bandwidth_gbps", 0.0, true, MAX_GBPS, &up_gbps,
                                         err)) != 0 ||
             (rc = sim_scenario_read_time(c, "uplink_latency_us", 0.0, false, 1e3, &up_latency_us,
-                                         &sc->net.uplink_latency_ns, err)) != 0)
+                                         &sc->net.uplink_latency_ns, err)) != 0 ||
+            (rc = sim_scenario_check_hop_latency(c, up_given ? "uplink_latency_us" : "latency_us",
+                                                 up_latency_us, sc->net.uplink_latency_ns, err)) !=
+                0)
             return rc;
         sc->net.uplink_bandwidth_bps = up_gbps * 1e9;
     }

@@ -34,6 +34,20 @@ int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, do
     return 0;
 }
 
+int sim_scenario_check_hop_latency(sim_cfg *c, const char *key, double us, sim_time ns,
+                                   sim_err *err)
+{
+    char path[512];
+    if (ns <= SIM_NET_MAX_HOP_LATENCY_NS)
+        return 0;
+    snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
+    return sim_err_set(err, SIM_ESCENARIO, path,
+                       "must be at most %.15g as a switch's or a host fabric's latency (the "
+                       "network sums up to 16 of them along a path; uplink_latency_us defaults "
+                       "to latency_us), got %.15g",
+                       floor((double)SIM_NET_MAX_HOP_LATENCY_NS / 1e3), us);
+}
+
 int sim_scenario_write(sim_cfg *root, sim_err *err, const char *fmt, ...)
 {
     va_list ap;

@@ -30,6 +30,13 @@ int sim_scenario_read_num(sim_cfg *c, const char *key, double lo, bool open, dou
 int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, double unit_ns,
                            double *value, sim_time *ns, sim_err *err);
 
+/* A latency the network sums along a path (a switch-to-switch link's, a host fabric's): 0, or
+ * SIM_ESCENARIO naming `key` of `c` when `ns` is past SIM_NET_MAX_HOP_LATENCY_NS (the
+ * scenario's 1e18 ns let such a latency reach the network, which failed the run with exit 1,
+ * naming no key). `us` is the value as given, in microseconds. */
+int sim_scenario_check_hop_latency(sim_cfg *c, const char *key, double us, sim_time ns,
+                                   sim_err *err);
+
 /* Writes "PATH=VALUE" (printf-style) into the scenario's tree through sim_cfg_override: how
  * the loader records resolved values (created sections, drawn workers, nulls). */
 __attribute__((format(printf, 3, 4))) int sim_scenario_write(sim_cfg *root, sim_err *err,

@@ -1,0 +1,131 @@
+/* Sweeps: the sweep's repeats (seeds given twice, points sharing a run directory or a run),
+ * found in one pass over a hash table, and the compact JSON scanning they and the points'
+ * names share (see sweep_state.h). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/sweep_state.h"
+
+/* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
+ * starting at p. */
+const char *sw_json_end(const char *p)
+{
+    if (*p == '"') {
+        for (p++; *p != '\0' && *p != '"'; p++)
+            p += *p == '\\' && p[1] != '\0';
+        return *p == '"' ? p + 1 : p;
+    }
+    if (*p != '{' && *p != '[') {
+        while (*p != '\0' && *p != ',' && *p != '}' && *p != ']')
+            p++;
+        return p;
+    }
+    int depth = 0;
+    do {
+        if (*p == '"')
+            p = sw_json_end(p) - 1;
+        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+        p++;
+    } while (*p != '\0' && depth > 0);
+    return p;
+}
+
+/* The first key i (of n) equal to an earlier key j, with *earlier = j; n if none. Expected
+ * time linear in n: an open-addressing table of a power of two >= 2n slots. SIZE_MAX when
+ * out of memory. */
+size_t sw_first_repeat(const void *keys, size_t n, key_hash_fn hash, key_same_fn same,
+                       size_t *earlier)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof(*slot)); /* key index + 1, or 0 */
+    if (slot == NULL)
+        return SIZE_MAX;
+    size_t i = 0;
+    for (; i < n; i++) {
+        size_t at = (size_t)hash(keys, i) & (cap - 1);
+        while (slot[at] != 0 && !same(keys, slot[at] - 1, i))
+            at = (at + 1) & (cap - 1);
+        if (slot[at] != 0) {
+            *earlier = slot[at] - 1;
+            break;
+        }
+        slot[at] = i + 1;
+    }
+    free(slot);
+    return i;
+}
+
+static uint64_t mix64(uint64_t x) /* SplitMix64's finalizer */
+{
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+uint64_t sw_seed_hash(const void *keys, size_t i)
+{
+    return mix64(((const uint64_t *)keys)[i]);
+}
+
+bool sw_seed_same(const void *keys, size_t i, size_t j)
+{
+    return ((const uint64_t *)keys)[i] == ((const uint64_t *)keys)[j];
+}
+
+uint64_t sw_name_hash(const void *keys, size_t i)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (const char *c = ((const point *)keys)[i].name; *c != '\0'; c++)
+        h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
+    return mix64(h);
+}
+
+bool sw_name_same(const void *keys, size_t i, size_t j)
+{
+    return strcmp(((const point *)keys)[i].name, ((const point *)keys)[j].name) == 0;
+}
+
+/* The hash of compact JSON text [p, end) with every object's members in any order: an
+ * object's members are combined by a sum, which does not depend on their order; arrays and
+ * other values in order, as their text (cJSON's compact print writes a number one way). */
+static uint64_t canon(const char *p, const char *end)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    if (*p != '{' && *p != '[') {
+        for (; p < end; p++)
+            h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return mix64(h);
+    }
+    bool object = *p == '{';
+    uint64_t sum = 0;
+    for (const char *q = p + 1; q < end - 1;) {
+        const char *val = object ? sw_json_end(q) + 1 : q, *vend = sw_json_end(val);
+        uint64_t m = canon(val, vend);
+        if (object) /* the key's text, then the value: one member */
+            m = mix64(canon(q, val - 1) * UINT64_C(31) + m);
+        else
+            h = mix64(h * UINT64_C(31) + m);
+        sum += m;
+        q = vend + 1;
+    }
+    return object ? mix64(sum ^ UINT64_C(0x9e3779b97f4a7c15)) : mix64(h ^ 0x5bd1e995);
+}
+
+uint64_t sw_run_hash(const char *json)
+{
+    return canon(json, json + strlen(json));
+}
+
+uint64_t sw_run_key(const void *keys, size_t i)
+{
+    return ((const point *)keys)[i].run;
+}
+
+bool sw_run_same(const void *keys, size_t i, size_t j)
+{
+    return ((const point *)keys)[i].run == ((const point *)keys)[j].run;
+}

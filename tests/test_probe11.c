@@ -1,5 +1,6 @@
 /* Issue 38's ninth probe, classes 13-19: a LaTeX table's check of its rows' names, cubic in
- * the rows. Every case failed before its fix.
+ * the rows; plot --by --target drawing a sweep whose point has no run.json. Every case failed
+ * before its fix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,13 @@
 #include "harness.h"
 
 typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
 
 /* ---- A LaTeX table's row names ------------------------------------------------------------ */
 
@@ -84,6 +92,44 @@ START_TEST(the_first_pair_of_rows_under_one_name_is_named)
 }
 END_TEST
 
+/* ---- Incomplete run directories ---------------------------------------------------------- */
+
+/* plot --by reads each run's run.json for its stop target, but with --target it read none: a
+ * point whose run.json was removed or emptied was drawn, exit 0, where report and plot --by
+ * without --target say it is an incomplete run directory. Refused the same, nothing drawn. */
+START_TEST(plot_by_with_a_target_refuses_a_point_without_its_run_json)
+{
+    char *dir = harness_tmpdir("probe11");
+    char s[600], o[600], rj[900], figs[700];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(
+        dir, "sw.json",
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05, 0.1]}, \"seeds\": 1}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(rj, sizeof(rj), "%s/workload.lr=0.1,seed=5/run.json", o);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (int c = 0; c < 2; c++) {
+        if (c == 0) {
+            ck_assert_int_eq(unlink(rj), 0);
+        } else {
+            FILE *f = fopen(rj, "wb");
+            ck_assert_ptr_nonnull(f);
+            fclose(f);
+        }
+        res = harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "--target", "0.5",
+                                               "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "an incomplete run directory") != NULL, "%s", res.err);
+        ck_assert_msg(strstr(res.err, c == 0 ? "no file " : "empty file ") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -92,5 +138,9 @@ Suite *test_suite(void)
     tcase_add_test(scale, the_first_pair_of_rows_under_one_name_is_named);
     tcase_set_timeout(scale, 10);
     suite_add_tcase(s, scale);
+    TCase *runs = tcase_create("runs");
+    tcase_add_test(runs, plot_by_with_a_target_refuses_a_point_without_its_run_json);
+    tcase_set_timeout(runs, 120);
+    suite_add_tcase(s, runs);
     return s;
 }

@@ -1,6 +1,6 @@
 /* Issue 38's ninth probe, classes 13-19: a LaTeX table's check of its rows' names, cubic in
- * the rows; plot --by --target drawing a sweep whose point has no run.json. Every case failed
- * before its fix.
+ * the rows; plot --by --target drawing a sweep whose point has no run.json; a check seed that
+ * fails without its seed or directory named. Every case failed before its fix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +21,15 @@ static const char scenario_json[] =
     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
     " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* A softmax on synthetic clusters, 4 workers for 0.5 s: at lr 1000 and momentum 0.99 its
+ * loss passes 1000 times its first within 20 iterations (the run diverges). */
+static const char learning_json[] =
+    "{\"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 2000, \"dim\": 8,\n"
+    "   \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 16, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},\n"
+    " \"eval\": {\"every_s\": 0.1}}\n";
 
 /* ---- A LaTeX table's row names ------------------------------------------------------------ */
 
@@ -92,7 +101,7 @@ START_TEST(the_first_pair_of_rows_under_one_name_is_named)
 }
 END_TEST
 
-/* ---- Incomplete run directories ---------------------------------------------------------- */
+/* ---- Incomplete run directories and failing seeds ----------------------------------------- */
 
 /* plot --by reads each run's run.json for its stop target, but with --target it read none: a
  * point whose run.json was removed or emptied was drawn, exit 0, where report and plot --by
@@ -130,6 +139,37 @@ START_TEST(plot_by_with_a_target_refuses_a_point_without_its_run_json)
 }
 END_TEST
 
+/* A check's seed run that failed (a divergence) printed the run's message alone ("worker 3:
+ * the training loss ... diverged"), naming neither the seed nor its directory, in an update
+ * and in a check; a sweep names its point. Both now say "seed S (DIR): ...", exit 1. */
+START_TEST(a_failing_check_seed_is_named_with_its_directory)
+{
+    char *dir = harness_tmpdir("probe11");
+    char s[600], g[600], o[600], want[900];
+    harness_write(dir, "s.json", learning_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update", "--seeds",
+                                                  "3", "--set", "workload.lr=1000", "--set",
+                                                  "workload.momentum=0.99", NULL });
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    snprintf(want, sizeof(want), "hetsim: seed 5 (%s/seed-5): worker ", g);
+    ck_assert_msg(strstr(res.err, want) != NULL, "%s", res.err);
+    ck_assert_msg(strstr(res.err, "diverged") != NULL, "%s", res.err);
+    res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--set",
+                                           "workload.lr=1000", "--set", "workload.momentum=0.99",
+                                           NULL });
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    snprintf(want, sizeof(want), "hetsim: seed 8 (%s/seed-8): worker ", o);
+    ck_assert_msg(strstr(res.err, want) != NULL, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -140,6 +180,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, scale);
     TCase *runs = tcase_create("runs");
     tcase_add_test(runs, plot_by_with_a_target_refuses_a_point_without_its_run_json);
+    tcase_add_test(runs, a_failing_check_seed_is_named_with_its_directory);
     tcase_set_timeout(runs, 120);
     suite_add_tcase(s, runs);
     return s;

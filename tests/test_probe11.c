@@ -1,6 +1,7 @@
 /* Issue 38's ninth probe, classes 13-19: a LaTeX table's check of its rows' names, cubic in
  * the rows; plot --by --target drawing a sweep whose point has no run.json; a check seed that
- * fails without its seed or directory named. Every case failed before its fix.
+ * fails without its seed or directory named; a figure label cut inside a UTF-8 character.
+ * Every case failed before its fix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +171,66 @@ START_TEST(a_failing_check_seed_is_named_with_its_directory)
 }
 END_TEST
 
+/* ---- Long labels -------------------------------------------------------------------------- */
+
+/* Whether the n bytes at s are whole UTF-8 characters. */
+static int utf8_whole(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = s[i] < 0x80 ? 1 : s[i] >= 0xf0 ? 4 : s[i] >= 0xe0 ? 3 : s[i] >= 0xc0 ? 2 : 0;
+        if (k == 0 || i + k > n)
+            return 0;
+        for (size_t j = 1; j < k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* A --label of 199 bytes (an "a" and 66 euro signs; up to 200 are taken) is cut to a figure's
+ * room, but was cut inside a euro sign: breakdown-by-KEY.csv held invalid UTF-8, which pandas
+ * refused. Cut before the character that does not fit whole. */
+START_TEST(a_long_label_is_cut_between_utf8_characters)
+{
+    char *dir = harness_tmpdir("probe11");
+    char s[600], o[600], figs[700], csv[800], label[300] = "0.05=a";
+    for (int i = 0; i < 66; i++)
+        strcat(label, "\xe2\x82\xac");
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 1}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(csv, sizeof(csv), "%s/breakdown-by-workload.lr.csv", figs);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim(
+        (const char *[]){ "plot", o, "--by", "workload.lr", "--label", label, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    size_t n = 0;
+    char *text = harness_read(csv, &n);
+    ck_assert_ptr_nonnull(text);
+    char *row = strchr(text, '\n');
+    ck_assert_ptr_nonnull(row);
+    size_t len = strcspn(row + 1, ",");
+    ck_assert_msg(len > 100 && strncmp(row + 1, label + 5, len) == 0, "%.*s", (int)len, row + 1);
+    ck_assert_msg(utf8_whole((const unsigned char *)row + 1, len), "%.*s", (int)len, row + 1);
+    free(text);
+    /* A byte that leads a character without its continuation bytes is a byte alone: the quote
+     * after it is made typographic, as any quote (taken whole with it, it reached gnuplot). */
+    res = harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "--label",
+                                           "0.05=\xc3'x", "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    text = harness_read(csv, &n);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "\n\xc3\xe2\x80\x99x,") != NULL, "%s", text);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -183,5 +244,9 @@ Suite *test_suite(void)
     tcase_add_test(runs, a_failing_check_seed_is_named_with_its_directory);
     tcase_set_timeout(runs, 120);
     suite_add_tcase(s, runs);
+    TCase *labels = tcase_create("labels");
+    tcase_add_test(labels, a_long_label_is_cut_between_utf8_characters);
+    tcase_set_timeout(labels, 60);
+    suite_add_tcase(s, labels);
     return s;
 }

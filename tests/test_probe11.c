@@ -1,7 +1,7 @@
 /* Issue 38's ninth probe, classes 13-19: a LaTeX table's check of its rows' names, cubic in
  * the rows; plot --by --target drawing a sweep whose point has no run.json; a check seed that
- * fails without its seed or directory named; a figure label cut inside a UTF-8 character.
- * Every case failed before its fix.
+ * fails without its seed or directory named; a figure label cut inside a UTF-8 character; a
+ * sweep file's valid keys listed without seeds. Every case failed before its fix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -231,6 +231,27 @@ START_TEST(a_long_label_is_cut_between_utf8_characters)
 }
 END_TEST
 
+/* ---- Messages ----------------------------------------------------------------------------- */
+
+/* A sweep file's unknown key is refused with the keys that are valid, but a file without
+ * "seeds" listed "base, grid, output": seeds were asked about without being marked read. */
+START_TEST(a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys)
+{
+    char *dir = harness_tmpdir("probe11");
+    char s[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "sw.json: $.sedes: unknown key (valid: base, grid, output, "
+                                  "seeds)") != NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -244,9 +265,10 @@ Suite *test_suite(void)
     tcase_add_test(runs, a_failing_check_seed_is_named_with_its_directory);
     tcase_set_timeout(runs, 120);
     suite_add_tcase(s, runs);
-    TCase *labels = tcase_create("labels");
-    tcase_add_test(labels, a_long_label_is_cut_between_utf8_characters);
-    tcase_set_timeout(labels, 60);
-    suite_add_tcase(s, labels);
+    TCase *messages = tcase_create("messages");
+    tcase_add_test(messages, a_long_label_is_cut_between_utf8_characters);
+    tcase_add_test(messages, a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys);
+    tcase_set_timeout(messages, 60);
+    suite_add_tcase(s, messages);
     return s;
 }

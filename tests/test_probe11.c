@@ -1,7 +1,8 @@
 /* Issue 38's ninth probe, classes 13-19: a LaTeX table's check of its rows' names, cubic in
  * the rows; plot --by --target drawing a sweep whose point has no run.json; a check seed that
  * fails without its seed or directory named; a figure label cut inside a UTF-8 character; a
- * sweep file's valid keys listed without seeds. Every case failed before its fix.
+ * sweep file's and a network's valid keys listed without their optional keys. Every case failed
+ * before its fix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -252,6 +253,28 @@ START_TEST(a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys)
 }
 END_TEST
 
+/* The same in a scenario's network: a misspelt nics_per_host was refused with "valid:
+ * topology, bandwidth_gbps, latency_us, overrides", the keys read whether present or not. */
+START_TEST(a_misspelt_network_key_lists_the_optional_keys_among_the_valid_ones)
+{
+    char *dir = harness_tmpdir("probe11");
+    char s[600];
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 4, \"network\": {\"nic_per_host\": 2},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "$.network.nic_per_host: unknown key (valid: topology, "
+                                  "bandwidth_gbps, latency_us, overrides, fabric, nics_per_host, "
+                                  "gpus_per_host, host_fabric, host_fabric_bandwidth_gbps, "
+                                  "host_fabric_latency_us)") != NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -268,6 +291,7 @@ Suite *test_suite(void)
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_long_label_is_cut_between_utf8_characters);
     tcase_add_test(messages, a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys);
+    tcase_add_test(messages, a_misspelt_network_key_lists_the_optional_keys_among_the_valid_ones);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

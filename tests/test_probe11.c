@@ -275,6 +275,41 @@ START_TEST(a_misspelt_network_key_lists_the_optional_keys_among_the_valid_ones)
 }
 END_TEST
 
+/* localsgd's algorithm and a LIBSVM data set's test_file are read only when given, and were
+ * left out of the valid keys of a misspelt one ("valid: name, local_steps"). */
+START_TEST(a_misspelt_optional_key_of_a_protocol_or_data_set_is_listed)
+{
+    static const struct {
+        const char *workload, *protocol, *want;
+    } cases[] = {
+        { "\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000",
+          "\"name\": \"localsgd\", \"algoritm\": \"tree\"",
+          "$.protocol.algoritm: unknown key (valid: name, local_steps, algorithm)" },
+        { "\"model\": {\"name\": \"softmax\"}, \"batch\": 2, \"dataset\": {\"name\": \"libsvm\", "
+          "\"file\": \"d.svm\", \"testfile\": \"d.svm\"}",
+          "\"name\": \"allreduce\"",
+          "$.workload.dataset.testfile: unknown key (valid: name, partition, train_samples, file, "
+          "test_file, test_fraction, max_features)" },
+    };
+    char *dir = harness_tmpdir("probe11");
+    char s[600], text[1024];
+    harness_write(dir, "d.svm",
+                  "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2:-2\n"
+                  "0 1:0.75 2:1.5\n1 1:1.25 2:-0.5\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text),
+                 "{\"seed\": 5, \"workers\": 2, \"workload\": {%s}, \"protocol\": {%s}}\n",
+                 cases[i].workload, cases[i].protocol);
+        harness_write(dir, "s.json", text);
+        result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "%s", res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe11");
@@ -292,6 +327,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_long_label_is_cut_between_utf8_characters);
     tcase_add_test(messages, a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys);
     tcase_add_test(messages, a_misspelt_network_key_lists_the_optional_keys_among_the_valid_ones);
+    tcase_add_test(messages, a_misspelt_optional_key_of_a_protocol_or_data_set_is_listed);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -52,10 +52,25 @@ static sim_scenario *load(const app_check_options *opt, const char *seed, sim_er
     return sc;
 }
 
-static int run(const app_check_options *opt, sim_scenario *sc, const char *dir, sim_err *err)
+/* Runs the scenario's seed into `dir`. A run that fails is named by its seed and `shown`, the
+ * directory it was for, before its own message, as a sweep names its point: "worker 1: the
+ * training loss ... diverged" alone did not say which of the check's seeds it was. */
+static int run(const app_check_options *opt, sim_scenario *sc, const char *dir, const char *shown,
+               sim_err *err)
 {
     sim_run_options ro = { .out_dir = dir, .threads = opt->threads };
-    return sim_run(sc, proto_find(sc->protocol), &ro, NULL, err);
+    int rc = sim_run(sc, proto_find(sc->protocol), &ro, NULL, err);
+    if (rc != SIM_OK && rc != SIM_ENOMEM) {
+        char text[sizeof(err->file) + sizeof(err->path) + sizeof(err->msg) + 8];
+        sim_err_format(err, text, sizeof(text));
+        int head = snprintf(NULL, 0, "seed %" PRIu64 " (%s): ", sc->seed, shown);
+        if (head > 0 && (size_t)head + strlen(text) < sizeof(err->msg))
+            sim_err_set(err, rc, NULL, "seed %" PRIu64 " (%s): %s", sc->seed, shown, text);
+        else
+            sim_err_set(err, rc, NULL, "seed %" PRIu64 ": %s", sc->seed, text);
+        err->file[0] = '\0';
+    }
+    return rc;
 }
 
 /* ---- Updates: a golden written beside the old one and swapped in whole ------------------ */
@@ -152,7 +167,7 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
 
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err)
 {
-    char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], hash[32];
+    char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], shown[PATH_TEXT + 64], hash[32];
     if (snprintf(work, sizeof(work), "%s.partial", golden) >= (int)sizeof(work) - 1)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", golden);
     if (!replaceable(golden))
@@ -186,7 +201,8 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
             rc = err->code;
             break;
         }
-        rc = run(opt, sc, dir, err);
+        snprintf(shown, sizeof(shown), "%s/seed-%" PRIu64, golden, seed0 + i);
+        rc = run(opt, sc, dir, shown, err);
         sim_scenario_destroy(sc);
         if (rc == SIM_OK)
             rc = ck_write_fingerprint(dir, err);
@@ -270,7 +286,7 @@ static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, 
                            " (its seeds file does not list it)",
                            opt->golden, sc->seed);
     snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
-    int rc = run(opt, sc, seed_dir, err);
+    int rc = run(opt, sc, seed_dir, seed_dir, err);
     return rc == SIM_OK ? check_exact(sc, opt->golden, seed_dir, out, err) : rc;
 }
 
@@ -378,7 +394,7 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
         sim_scenario *one = load(opt, set, err);
         if (one == NULL)
             return err->code;
-        rc = run(opt, one, dir, err);
+        rc = run(opt, one, dir, dir, err);
         sim_scenario_destroy(one);
         if (rc == SIM_OK && (rc = app_curve_read(dir, &runs[s], err)) != SIM_OK &&
             err->code == SIM_EINVAL)

@@ -4,6 +4,7 @@
  * report_state.h). */
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,23 +227,56 @@ static void row_name(const rp_report *rp, size_t g, const app_names *names, char
     }
 }
 
+/* A row's name and its place: the rows sorted by name (then place), so that two rows of one
+ * name stand side by side. */
+typedef struct named_row {
+    char *name;
+    size_t g;
+} named_row;
+
+static int by_name(const void *a, const void *b)
+{
+    const named_row *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->g > y->g) - (x->g < y->g);
+}
+
+/* The rows' names, each made once and sorted (a pair of rows compared each time made it
+ * cubic: 1,600 rows with --names took 3 s); the pair named is the one the rows' order meets
+ * first, the second row of a name the earliest. */
 int rp_check_tex_names(const rp_report *rp, sim_err *err)
 {
     static const app_names none = { 0 };
     const app_names *names = rp->o->names != NULL ? rp->o->names : &none;
-    char a[TEXT], b[TEXT];
-    for (size_t g = 0; g < rp->sel.ngroups; g++) {
-        row_name(rp, g, names, a, sizeof(a));
-        for (size_t h = 0; h < g; h++) {
-            row_name(rp, h, names, b, sizeof(b));
-            if (strcmp(a, b) == 0)
-                return sim_err_set(err, SIM_EINVAL, NULL,
-                                   "two rows would be named \"%s\" (%s and %s): give distinct "
-                                   "values distinct names (--label, --names)",
-                                   a, rp->sel.groups[h].value[0], rp->sel.groups[g].value[0]);
-        }
+    size_t n = rp->sel.ngroups, first = SIZE_MAX, second = SIZE_MAX, i = 0;
+    named_row *rows = calloc(n + 1, sizeof(*rows));
+    char buf[TEXT];
+    for (; rows != NULL && i < n; i++) {
+        row_name(rp, i, names, buf, sizeof(buf));
+        if ((rows[i].name = strdup(buf)) == NULL)
+            break;
+        rows[i].g = i;
     }
-    return SIM_OK;
+    int rc = i < n ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
+    if (rc == SIM_OK)
+        qsort(rows, n, sizeof(*rows), by_name);
+    for (size_t j = 1; rc == SIM_OK && j < n; j++)
+        if (strcmp(rows[j].name, rows[j - 1].name) == 0 &&
+            (j < 2 || strcmp(rows[j - 1].name, rows[j - 2].name) != 0) && rows[j].g < second) {
+            first = rows[j - 1].g;
+            second = rows[j].g;
+        }
+    if (rc == SIM_OK && second != SIZE_MAX) {
+        row_name(rp, second, names, buf, sizeof(buf));
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "two rows would be named \"%s\" (%s and %s): give distinct values "
+                         "distinct names (--label, --names)",
+                         buf, rp->sel.groups[first].value[0], rp->sel.groups[second].value[0]);
+    }
+    for (size_t j = 0; rows != NULL && j < n; j++)
+        free(rows[j].name);
+    free(rows);
+    return rc;
 }
 
 void rp_print_tex(const rp_report *rp, FILE *f)

@@ -558,8 +558,12 @@ int app_select_read(app_select *s, const char *sweep_dir, const app_select_optio
     if (rc == SIM_OK)
         rc = select_rows(s, &w, err);
     s->target = o->target;
+    double lo, hi; /* with --target, each run's run.json is read all the same: one missing or
+                      empty is an incomplete run (plot --by --target drew without it) */
     if (rc == SIM_OK && isnan(s->target))
         rc = app_index_stop_target_of(&s->ix, sweep_dir, w.use, &s->target, err);
+    else if (rc == SIM_OK)
+        rc = app_index_eval_every(&s->ix, sweep_dir, w.use, &lo, &hi, err);
     if (rc == SIM_OK)
         rc = read_runs(s, &w, err);
     if (rc == SIM_OK)

@@ -306,8 +306,11 @@ static int count_seeds(app_sweep *sw, sim_cfg *root, bool *listed, sim_err *err)
     size_t n = 0;
     *listed = false;
     sw->nseeds = 1;
-    if (!sim_cfg_has(root, "seeds") || sim_cfg_is_null(root, "seeds"))
-        return 0;
+    /* a sweep file without seeds and with an unknown key lists seeds among the valid keys (it
+     * listed base, grid and output) */
+    int rc = sim_cfg_allow(root, "seeds", err);
+    if (rc != 0 || !sim_cfg_has(root, "seeds") || sim_cfg_is_null(root, "seeds"))
+        return rc;
     if (sim_cfg_int(root, "seeds", 1, (int64_t)MAX_SEED, &count, NULL) == 0) {
         sw->nseeds = (size_t)count;
         return 0;

@@ -99,6 +99,8 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
     int rc = sim_cfg_require(d, "file", err);
     if (rc == SIM_OK)
         rc = read_path(sc, d, "file", cfg->path, sizeof(cfg->path), err);
+    if (rc == SIM_OK) /* read only when given: listed as valid all the same */
+        rc = sim_cfg_allow(d, "test_file", err);
     if (rc == SIM_OK && sim_cfg_has(d, "test_file"))
         rc = read_path(sc, d, "test_file", cfg->test_path, sizeof(cfg->test_path), err);
     if (rc == SIM_OK && cfg->test_path[0] == '\0')

@@ -42,6 +42,8 @@ static int ls_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim
     st->n = setup->workers;
     st->algorithm = COLL_ALGO_RING;
     int rc = sim_cfg_int(cfg, "local_steps", 1, 1000000, &st->local_steps, err);
+    if (rc == 0) /* read only when given: listed as valid all the same */
+        rc = sim_cfg_allow(cfg, "algorithm", err);
     if (rc == 0 && sim_cfg_has(cfg, "algorithm")) /* not written when absent: the ring */
         rc = sim_cfg_choice(cfg, "algorithm", algorithms, 5, &st->algorithm, err);
     return rc;

@@ -127,8 +127,20 @@ static int read_host_fabric(sim_scenario *sc, sim_cfg *c, sim_err *err)
 
 int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err)
 {
+    /* Read only when present, and listed among the valid keys of a misspelt one all the same
+     * (the list was topology, bandwidth_gbps, latency_us, overrides) */
+    static const char *const optional[] = { "fabric",
+                                            "nics_per_host",
+                                            "gpus_per_host",
+                                            "host_fabric",
+                                            "host_fabric_bandwidth_gbps",
+                                            "host_fabric_latency_us" };
     int64_t nics = 1;
     int rc = 0;
+    for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]) && rc == 0; i++)
+        rc = sim_cfg_allow(c, optional[i], err);
+    if (rc != 0)
+        return rc;
     if (sim_cfg_has(c, "nics_per_host") &&
         (rc = sim_cfg_int(c, "nics_per_host", 1, MAX_NICS, &nics, err)) != 0)
         return rc;

@@ -51,7 +51,8 @@ int sim_scenario_read_fabric(sim_cfg *c, double *gbps, double *latency_us, sim_e
 int sim_scenario_read_gpus(sim_scenario *sc, sim_cfg *c, uint32_t *ports, sim_err *err);
 
 /* Once the NICs are read (overrides applied): nics_per_host, and with several GPUs a host the
- * host fabric's keys and the nodes of sc->net (scenario/scenario_hosts.c). */
+ * host fabric's keys and the nodes of sc->net (scenario/scenario_hosts.c); the network's
+ * optional keys marked valid, for the message of a misspelt one. */
 int sim_scenario_read_hosts(sim_scenario *sc, sim_cfg *c, sim_err *err);
 
 /* compute.profile, device, precision and efficiency (scenario/scenario_compute.c): reads them

@@ -46,6 +46,12 @@ bool sim_cfg_has(const sim_cfg *cfg, const char *key);
 /* True if `key` is present and null. Marks the key as read. */
 bool sim_cfg_is_null(sim_cfg *cfg, const char *key);
 
+/* Marks `key` as one the object may hold without reading it: sim_cfg_check_unused lists it
+ * among the valid keys. For an optional key read only when present (asked about with
+ * sim_cfg_has, which marks nothing), so that a misspelt key's message names it. Returns 0 or
+ * SIM_ENOMEM. */
+int sim_cfg_allow(sim_cfg *cfg, const char *key, sim_err *err);
+
 /* Typed readers. Each returns 0, or SIM_ESCENARIO with the key's path when the value has the
  * wrong type or lies outside [lo, hi]. An absent key keeps *out and records it as default. */
 int sim_cfg_double(sim_cfg *cfg, const char *key, double lo, double hi, double *out, sim_err *err);

@@ -93,6 +93,11 @@ bool sim_cfg_is_null(sim_cfg *cfg, const char *key)
     return cJSON_IsNull(cfg_get(cfg, key));
 }
 
+int sim_cfg_allow(sim_cfg *cfg, const char *key, sim_err *err)
+{
+    return cfg_mark(cfg, key, err);
+}
+
 /* ---- Readers ---------------------------------------------------------------------------- */
 
 /* Marks `key`, then returns its value, or NULL when absent. *rc receives 0 or an error. */

@@ -234,11 +234,12 @@ START_TEST(a_removed_run_directory_says_to_run_it_again)
     both_refuse(dir, path,
                 "an incomplete run directory (files removed, or copied in part): run "
                 "it again");
-    /* With --target the stop targets are not read: the curves say it. */
+    /* With --target the run.json are read all the same (the ninth probe: plot --by drew without
+     * one): the same message. */
     harness_result r =
         harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--target", "0.7", NULL });
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "run it again") != NULL && strstr(r.err, "b1/metrics.csv") != NULL,
+    ck_assert_msg(strstr(r.err, "run it again") != NULL && strstr(r.err, "b1/run.json") != NULL,
                   "%s", r.err);
     /* A run.json that is not one: named. */
     char *again = fake_sweep(), b1[1100];

@@ -162,6 +162,12 @@ typedef struct sim_scenario {
 sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
                                 sim_err *err);
 
+/* The bytes of the scenario file `file` (malloc'd, *len of them), as
+ * sim_scenario_load reads them: a command that parses one scenario several times (a check's
+ * seeds) reads it once, so a file edited meanwhile changes none of them. NULL with `err`
+ * filled (SIM_EIO naming the file, SIM_ENOMEM). */
+char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
+
 /* The same from text in memory; `file` is used in messages and to resolve relative paths
  * (trace files, dataset dirs) against its directory. */
 sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *file,

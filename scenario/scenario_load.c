@@ -589,19 +589,18 @@ static int read_whole(FILE *f, char **out, size_t *len)
     return 0;
 }
 
-sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
-                                sim_err *err)
+char *sim_scenario_read(const char *file, size_t *len, sim_err *err)
 {
     sim_err_clear(err);
     char *text = NULL;
-    size_t len = 0;
+    *len = 0;
     FILE *f = fopen(file, "rb");
     if (f == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
         sim_err_file(err, file);
         return NULL;
     }
-    int rc = read_whole(f, &text, &len);
+    int rc = read_whole(f, &text, len);
     int saved = errno;
     fclose(f);
     if (rc != 0) {
@@ -610,6 +609,16 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
         sim_err_file(err, file);
         return NULL;
     }
+    return text;
+}
+
+sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
+                                sim_err *err)
+{
+    size_t len = 0;
+    char *text = sim_scenario_read(file, &len, err);
+    if (text == NULL)
+        return NULL;
     sim_scenario *sc = sim_scenario_parse(text, len, file, sets, nsets, err);
     free(text);
     return sc;

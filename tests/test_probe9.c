@@ -1,9 +1,14 @@
 /* Issue 38's ninth probe: a display name that opens with '#', which gnuplot took for a
- * comment in the CSV behind a plot --by bar chart. Every case failed before its fix.
+ * comment in the CSV behind a plot --by bar chart; a scenario file edited while check --update
+ * runs its seeds. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -49,6 +54,66 @@ START_TEST(a_display_name_opening_with_a_hash_keeps_its_bar)
 }
 END_TEST
 
+/* A timing-only scenario long enough (30 simulated s of 8 workers) that a second process edits
+ * the file while a seed runs. */
+static const char long_json[] =
+    "{\"seed\": 5, \"workers\": 8, \"compute\": {\"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000, \"lr\": 0.05},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+    " \"eval\": {\"every_s\": 1}}\n";
+
+/* The child: once the update's first seed is running (its work directory there), replaces the
+ * scenario file by one with another learning rate, as an editor saving it would. */
+static void edit_when_running(const char *dir, const char *running)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    char *edited = strdup(long_json);
+    char *lr = strstr(edited, "0.05");
+    memcpy(lr, "0.40", 4);
+    harness_write(dir, "s.tmp", edited);
+    char from[700], to[700];
+    snprintf(from, sizeof(from), "%s/s.tmp", dir);
+    snprintf(to, sizeof(to), "%s/s.json", dir);
+    _exit(rename(from, to) == 0 ? 0 : 1);
+}
+
+/* check --update read the scenario file again for each seed: a file edited while the first seed
+ * ran gave the later seeds another scenario, and the update said "golden written", exit 0 (the
+ * next check refused that golden as "a run of another scenario"). The file is read once: every
+ * seed runs the scenario as it was when the update began. */
+START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
+{
+    char *dir = harness_tmpdir("probe9");
+    char s[600], g[600], running[700];
+    harness_write(dir, "s.json", long_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit_when_running(dir, running);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (int seed = 5; seed <= 7; seed++) {
+        char run_json[700];
+        snprintf(run_json, sizeof(run_json), "%s/seed-%d/run.json", g, seed);
+        char *text = harness_read(run_json, NULL);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg(strstr(text, "\"lr\": 0.05") != NULL && strstr(text, "0.4") == NULL,
+                      "seed %d ran the edited scenario", seed);
+        free(text);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe9");
@@ -56,5 +121,9 @@ Suite *test_suite(void)
     tcase_add_test(names, a_display_name_opening_with_a_hash_keeps_its_bar);
     tcase_set_timeout(names, 60);
     suite_add_tcase(s, names);
+    TCase *reads = tcase_create("reads");
+    tcase_add_test(reads, a_scenario_edited_during_an_update_changes_no_seed);
+    tcase_set_timeout(reads, 120);
+    suite_add_tcase(s, reads);
     return s;
 }

@@ -114,6 +114,46 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
 }
 END_TEST
 
+/* A sweep ran each point as `hetsim run BASE --set ...`, reading the base file (and the
+ * profile, traces) again per point: a base saved while point 0 ran gave points 1 and 2
+ * another scenario, exit 0, index.csv listing their results beside point 0's. A point whose
+ * run is not of the point's scenario (run.json's scenario_hash) fails, named, and is missing
+ * from index.csv; the sweep run again runs what is not the point's. */
+START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
+{
+    char *dir = harness_tmpdir("probe9");
+    char sw[600], o[600], running[700], index[700];
+    harness_write(dir, "s.json", long_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.momentum\": [0.1, 0.2, 0.3]}, "
+                  "\"seeds\": 1}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
+    snprintf(index, sizeof(index), "%s/index.csv", o);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit_when_running(dir, running);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL });
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "point 1 (") != NULL &&
+                      strstr(res.err, "ran another scenario than the sweep's") != NULL,
+                  "%s", res.err);
+    char *text = harness_read(index, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, ",0.2,5,missing,") != NULL && strstr(text, ",0.1,5,time,") != NULL,
+                  "%s", text);
+    free(text);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe9");
@@ -123,6 +163,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, names);
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_scenario_edited_during_an_update_changes_no_seed);
+    tcase_add_test(reads, a_base_edited_during_a_sweep_fails_the_points_it_changed);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

@@ -114,6 +114,60 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
 }
 END_TEST
 
+/* The child: once the update's first seed is running, replaces the profile by one whose
+ * parameters are ten times as many (another message size). */
+static void edit_profile_when_running(const char *dir, const char *running)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    harness_write(dir, "p.tmp", "name,params,forward_flops\nl1,10000,2000000\nl2,5000,1000000\n");
+    char from[700], to[700];
+    snprintf(from, sizeof(from), "%s/p.tmp", dir);
+    snprintf(to, sizeof(to), "%s/p.csv", dir);
+    _exit(rename(from, to) == 0 ? 0 : 1);
+}
+
+/* The seeds of an update parse the scenario read once, but each reads the compute.profile the
+ * scenario names: one saved while seed 5 ran gave seeds 6 and 7 another message size, "golden
+ * written", exit 0. The golden written is read back as a check reads it before it replaces
+ * anything: refused, exit 1, nothing written; the update run again writes a golden. */
+START_TEST(a_profile_edited_during_an_update_writes_no_golden)
+{
+    char *dir = harness_tmpdir("probe9");
+    char s[600], g[600], running[700];
+    harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
+                  "\"iteration_ms\": 1},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+                  " \"eval\": {\"every_s\": 1}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit_profile_when_running(dir, running);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(
+        strstr(res.err, "a file the scenario names changed during the update, no golden written") !=
+            NULL,
+        "%s", res.err);
+    ck_assert(!harness_exists(g));
+    res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A sweep ran each point as `hetsim run BASE --set ...`, reading the base file (and the
  * profile, traces) again per point: a base saved while point 0 ran gave points 1 and 2
  * another scenario, exit 0, index.csv listing their results beside point 0's. A point whose
@@ -164,6 +218,7 @@ Suite *test_suite(void)
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_scenario_edited_during_an_update_changes_no_seed);
     tcase_add_test(reads, a_base_edited_during_a_sweep_fails_the_points_it_changed);
+    tcase_add_test(reads, a_profile_edited_during_an_update_writes_no_golden);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

@@ -402,6 +402,24 @@ static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve 
 
 /* ---- The check -------------------------------------------------------------------------- */
 
+/* The run in `dir` is of the scenario of the check's first seed's, out_dir/seed-<seed0> (each
+ * seed reads the compute.profile or trace the scenario names: one saved during the check gave
+ * the later seeds another scenario, compared with the golden as one). */
+static int same_as_first(const char *out_dir, uint64_t seed0, const char *dir, sim_err *err)
+{
+    char first[PATH_TEXT + 32], keys[1024];
+    snprintf(first, sizeof(first), "%s/seed-%" PRIu64, out_dir, seed0);
+    long n = ck_runs_diff(first, dir, keys, sizeof(keys), err);
+    if (n < 0)
+        return err->code;
+    if (n > 0)
+        return sim_err_set(err, SIM_EIO, NULL,
+                           "a file the scenario names changed during the check: %s/run.json: a "
+                           "run of another scenario than %s's (%s)",
+                           dir, first, keys);
+    return SIM_OK;
+}
+
 /* Runs m seeds of the scenario (the first m from its own seed up that are not golden seeds)
  * into out_dir/seed-<S>, reading their curves into runs[]. */
 static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const gold *g,
@@ -426,6 +444,8 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
             return err->code;
         rc = run(opt, one, dir, dir, err);
         sim_scenario_destroy(one);
+        if (rc == SIM_OK && s > 0)
+            rc = same_as_first(out_dir, seeds[0], dir, err);
         if (rc == SIM_OK && (rc = app_curve_read(dir, &runs[s], err)) != SIM_OK &&
             err->code == SIM_EINVAL)
             err->code = SIM_EIO; /* the run's own output: not the user's */

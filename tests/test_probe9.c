@@ -168,6 +168,42 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
 }
 END_TEST
 
+/* The same during a check: seeds 9 and 10 ran another message size than seed 8 and the three
+ * were compared with the golden as one scenario's. Refused, exit 1, naming the file's change. */
+START_TEST(a_profile_edited_during_a_check_is_named)
+{
+    char *dir = harness_tmpdir("probe9");
+    char s[600], g[600], o[600], running[700];
+    harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
+                  "\"iteration_ms\": 1},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+                  " \"eval\": {\"every_s\": 1}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(running, sizeof(running), "%s/seed-8.partial", o);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit_profile_when_running(dir, running);
+    res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL });
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "a file the scenario names changed during the check") != NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A sweep ran each point as `hetsim run BASE --set ...`, reading the base file (and the
  * profile, traces) again per point: a base saved while point 0 ran gave points 1 and 2
  * another scenario, exit 0, index.csv listing their results beside point 0's. A point whose
@@ -219,6 +255,7 @@ Suite *test_suite(void)
     tcase_add_test(reads, a_scenario_edited_during_an_update_changes_no_seed);
     tcase_add_test(reads, a_base_edited_during_a_sweep_fails_the_points_it_changed);
     tcase_add_test(reads, a_profile_edited_during_an_update_writes_no_golden);
+    tcase_add_test(reads, a_profile_edited_during_a_check_is_named);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

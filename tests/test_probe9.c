@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,6 +246,32 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
 }
 END_TEST
 
+/* A lock file DIR.lock that is a socket (bound by another program) was "cannot create the lock
+ * file DIR.lock: No such device or address", exit 1; a lock that is no plain file is refused as
+ * bad input, "remove it", exit 2, nothing made. */
+START_TEST(a_lock_file_that_is_a_socket_is_refused)
+{
+    char *dir = harness_tmpdir("probe9");
+    char s[600], r[600];
+    struct sockaddr_un at = { .sun_family = AF_UNIX };
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    ck_assert_int_lt(snprintf(at.sun_path, sizeof(at.sun_path), "%s.lock", r),
+                     (int)sizeof(at.sun_path));
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (const struct sockaddr *)&at, sizeof(at)), 0);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    close(fd);
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, ".lock is a socket, not a lock of hetsim: remove it") != NULL,
+                  "%s", res.err);
+    ck_assert(!harness_exists(r));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe9");
@@ -251,6 +279,10 @@ Suite *test_suite(void)
     tcase_add_test(names, a_display_name_opening_with_a_hash_keeps_its_bar);
     tcase_set_timeout(names, 60);
     suite_add_tcase(s, names);
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, a_lock_file_that_is_a_socket_is_refused);
+    tcase_set_timeout(places, 60);
+    suite_add_tcase(s, places);
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_scenario_edited_during_an_update_changes_no_seed);
     tcase_add_test(reads, a_base_edited_during_a_sweep_fails_the_points_it_changed);

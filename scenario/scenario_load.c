@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scenario/scenario.h"
 #include "scenario/scenario_read.h"
@@ -624,10 +625,29 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
     return sc;
 }
 
+int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err *err)
+{
+    struct stat st;
+    for (size_t i = 0; i < sc->ninputs; i++)
+        if (stat(sc->inputs[i], &st) == 0 && !S_ISREG(st.st_mode))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s: not a regular file (%s), which %s reads again for each of "
+                               "its runs: copy it into a file",
+                               sc->inputs[i],
+                               S_ISFIFO(st.st_mode)   ? "a FIFO"
+                               : S_ISSOCK(st.st_mode) ? "a socket"
+                                                      : "a device",
+                               who);
+    return SIM_OK;
+}
+
 void sim_scenario_destroy(sim_scenario *sc)
 {
     if (sc == NULL)
         return;
+    for (size_t i = 0; i < sc->ninputs; i++)
+        free(sc->inputs[i]);
+    free(sc->inputs);
     for (size_t i = 0; i < sc->nstragglers; i++) {
         free(sc->stragglers[i].workers);
         free(sc->stragglers[i].trace);

@@ -2,6 +2,7 @@
  * comment in the CSV behind a plot --by bar chart; a scenario file edited while check --update
  * runs its seeds. Every case failed before its fix.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,95 @@ START_TEST(a_lock_file_that_is_a_socket_is_refused)
 }
 END_TEST
 
+/* A writer that opens the FIFO at `path`, writes `text` once and ends, as a program piping a
+ * trace in would. */
+static pid_t write_once(const char *path, const char *text)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *f = fopen(path, "w");
+        _exit(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+/* A trace (or a compute.profile) may be a FIFO for a run, read once as it comes; a check and a
+ * sweep load the scenario again for each of their runs, and waited forever on the FIFO the
+ * first load had emptied. Both refuse it, naming it, exit 2. */
+START_TEST(a_trace_that_is_a_fifo_is_refused_by_check_and_sweep)
+{
+    char *dir = harness_tmpdir("probe9");
+    char s[600], sw[600], g[600], o[600], fifo[600];
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                  " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]}, "
+                  "\"seeds\": 1}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(fifo, sizeof(fifo), "%s/tr.csv", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+    for (int c = 0; c < 2; c++) {
+        pid_t writer = write_once(fifo, "0.05,1,2\n");
+        result res =
+            c == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
+                                                      "--seeds", "3", NULL })
+                   : harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+        kill(writer, SIGKILL);
+        waitpid(writer, NULL, 0);
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "tr.csv: not a regular file (a FIFO)") != NULL, "%s",
+                      res.err);
+        ck_assert(!harness_exists(g) && !harness_exists(o));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* check --junit FILE replaced the compute.profile CSV the scenario reads with its XML, exit 0
+ * (the next check failed on the profile's header), where the scenario file itself is refused.
+ * Refused, naming the profile, nothing written over it. */
+START_TEST(a_junit_report_over_the_scenarios_profile_is_refused)
+{
+    static const char profile[] = "name,params,forward_flops\nl1,1000,2000\nl2,500,1000\n";
+    char *dir = harness_tmpdir("probe9");
+    char s[600], g[600], o[600], p[600], link[600];
+    harness_write(dir, "p.csv", profile);
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", "
+                  "\"iteration_ms\": 10},\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+                  " \"eval\": {\"every_s\": 0.05}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(p, sizeof(p), "%s/p.csv", dir);
+    snprintf(link, sizeof(link), "%s/link.xml", dir);
+    ck_assert_int_eq(symlink("p.csv", link), 0);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (int c = 0; c < 2; c++) {
+        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit",
+                                               c == 0 ? p : link, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "a file the scenario reads: name another file") != NULL, "%s",
+                      res.err);
+        char *text = harness_read(p, NULL);
+        ck_assert_str_eq(text, profile);
+        free(text);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe9");
@@ -281,6 +371,8 @@ Suite *test_suite(void)
     suite_add_tcase(s, names);
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_lock_file_that_is_a_socket_is_refused);
+    tcase_add_test(places, a_trace_that_is_a_fifo_is_refused_by_check_and_sweep);
+    tcase_add_test(places, a_junit_report_over_the_scenarios_profile_is_refused);
     tcase_set_timeout(places, 60);
     suite_add_tcase(s, places);
     TCase *reads = tcase_create("reads");

@@ -27,7 +27,9 @@
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
 
-/* Loads the scenario with the overrides, plus "seed=S" when `seed` is not NULL. */
+/* Parses the scenario's bytes, read once by app_check_run (each seed read the file again: one
+ * edited during an update made a golden of two scenarios, "golden written", exit 0), with the
+ * overrides, plus "seed=S" when `seed` is not NULL. */
 static sim_scenario *load(const app_check_options *opt, const char *seed, sim_err *err)
 {
     const char **sets = calloc(opt->nsets + 1, sizeof(*sets));
@@ -39,7 +41,10 @@ static sim_scenario *load(const app_check_options *opt, const char *seed, sim_er
         sets[i] = opt->sets[i];
     if (seed != NULL)
         sets[opt->nsets] = seed;
-    sim_scenario *sc = sim_scenario_load(opt->scenario, sets, opt->nsets + (seed != NULL), err);
+    size_t n = opt->nsets + (seed != NULL);
+    sim_scenario *sc = opt->text != NULL ? sim_scenario_parse(opt->text, opt->text_len,
+                                                              opt->scenario, sets, n, err)
+                                         : sim_scenario_load(opt->scenario, sets, n, err);
     free(sets);
     const proto_ops *ops = sc != NULL ? proto_lookup(sc->protocol, sc->file, err) : NULL;
     if (ops == NULL || sim_run_check(sc, ops, err) != SIM_OK) {
@@ -165,6 +170,29 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     return rc;
 }
 
+/* The golden written into `work` holds as a check reads it, each seed a run of one scenario: the
+ * seeds parse the bytes read once, but a compute.profile or a trace the scenario names is read
+ * by each (one saved while the update ran gave the later seeds another scenario, exit 0). */
+static int whole_golden(const char *work, sim_err *err)
+{
+    gold *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int rc = ck_read_golden(work, g, err);
+    if (rc == SIM_OK) {
+        ck_golden_fini(g);
+    } else if (err->code != SIM_ENOMEM) {
+        char why[sizeof(err->msg)];
+        snprintf(why, sizeof(why), "%s", err->msg);
+        rc = sim_err_set(err, SIM_EIO, NULL,
+                         "a file the scenario names changed during the update, no golden "
+                         "written: %s",
+                         why);
+    }
+    free(g);
+    return rc;
+}
+
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err)
 {
     char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], shown[PATH_TEXT + 64], hash[32];
@@ -181,11 +209,14 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     if (sc == NULL)
         return err->code;
     uint64_t seed0 = sc->seed;
+    int rc = sim_scenario_inputs_regular(sc, "an update", err); /* a FIFO: waited on for seed 2 */
     sim_scenario_destroy(sc);
+    if (rc != SIM_OK)
+        return rc;
     if (seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
         return past_seeds(opt, seed0, err);
     remove_tree(work); /* what a killed update left */
-    int rc = sim_output_mkdirs(work, err);
+    rc = sim_output_mkdirs(work, err);
     if (rc == SIM_OK)
         rc = sim_output_write(work, GOLDEN_MARKER, "", err);
     char seeds[MAX_GOLDEN * 24], json[MAX_GOLDEN * 64 + 256], hashes[MAX_GOLDEN * 24];
@@ -227,6 +258,8 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
         if (remove(dir) != 0)
             rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", dir, strerror(errno));
     }
+    if (rc == SIM_OK)
+        rc = whole_golden(work, err);
     if (rc == SIM_OK)
         rc = swap_golden(golden, work, err);
     else
@@ -372,6 +405,24 @@ static size_t test_stats(const sim_scenario *sc, const gold *g, const app_curve 
 
 /* ---- The check -------------------------------------------------------------------------- */
 
+/* The run in `dir` is of the scenario of the check's first seed's, out_dir/seed-<seed0> (each
+ * seed reads the compute.profile or trace the scenario names: one saved during the check gave
+ * the later seeds another scenario, compared with the golden as one). */
+static int same_as_first(const char *out_dir, uint64_t seed0, const char *dir, sim_err *err)
+{
+    char first[PATH_TEXT + 32], keys[1024];
+    snprintf(first, sizeof(first), "%s/seed-%" PRIu64, out_dir, seed0);
+    long n = ck_runs_diff(first, dir, keys, sizeof(keys), err);
+    if (n < 0)
+        return err->code;
+    if (n > 0)
+        return sim_err_set(err, SIM_EIO, NULL,
+                           "a file the scenario names changed during the check: %s/run.json: a "
+                           "run of another scenario than %s's (%s)",
+                           dir, first, keys);
+    return SIM_OK;
+}
+
 /* Runs m seeds of the scenario (the first m from its own seed up that are not golden seeds)
  * into out_dir/seed-<S>, reading their curves into runs[]. */
 static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const gold *g,
@@ -396,6 +447,8 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
             return err->code;
         rc = run(opt, one, dir, dir, err);
         sim_scenario_destroy(one);
+        if (rc == SIM_OK && s > 0)
+            rc = same_as_first(out_dir, seeds[0], dir, err);
         if (rc == SIM_OK && (rc = app_curve_read(dir, &runs[s], err)) != SIM_OK &&
             err->code == SIM_EINVAL)
             err->code = SIM_EIO; /* the run's own output: not the user's */
@@ -662,16 +715,48 @@ static int resolve_dir(char *dir, size_t size, sim_err *err)
     return rc;
 }
 
+static int check_read(const app_check_options *opt, FILE *out, sim_err *err);
+
+/* The files the scenario names (a compute.profile, traces), read by each seed's run again: none
+ * a FIFO (the second seed waited forever), nor the JUnit report's file (the report replaced
+ * the profile, exit 0), which then gets no report. */
+static int inputs_ok(const app_check_options *opt, const sim_scenario *sc, bool *junit_ok,
+                     sim_err *err)
+{
+    struct stat a, b;
+    for (size_t i = 0; opt->junit != NULL && i < sc->ninputs; i++)
+        if (stat(opt->junit, &a) == 0 && stat(sc->inputs[i], &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            *junit_ok = false;
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "--junit file %s is %s, a file the scenario reads: name another "
+                               "file",
+                               opt->junit, sc->inputs[i]);
+        }
+    return sim_scenario_inputs_regular(sc, "a check", err);
+}
+
 int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
 {
     sim_err_clear(err);
-    double start = wall_now();
-    struct stat st; /* each seed's run reads the scenario again: a FIFO waited forever */
+    struct stat st; /* a FIFO is read once now, but was refused: it still is */
     if (stat(opt->scenario, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "%s is a %s: a check reads the scenario again for each seed; copy it "
-                           "into a file",
+                           "%s is a %s: a check reads the scenario as a file; copy it into one",
                            opt->scenario, S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
+    app_check_options o = *opt; /* unread (missing...): load says so where it did */
+    char *text = sim_scenario_read(opt->scenario, &o.text_len, err);
+    o.text = text;
+    sim_err_clear(err);
+    int rc = check_read(&o, out, err);
+    free(text);
+    return rc;
+}
+
+/* The check (or the update) of the scenario read once into opt->text. */
+static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
+{
+    double start = wall_now();
     bool junit_ok = false; /* a report that cannot go there is never written */
     int rc = check_places(opt, NULL, &junit_ok, err);
     if (rc != SIM_OK || opt->update)
@@ -681,6 +766,8 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
         return err->code;
     gold *g = calloc(1, sizeof(*g));
     rc = g == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
+    if (rc == SIM_OK)
+        rc = inputs_ok(opt, sc, &junit_ok, err);
     char dir[PATH_TEXT];
     snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
     if (rc == SIM_OK)

@@ -41,6 +41,8 @@ typedef struct app_check_options {
     bool allow_scenario_change; /* compare with a golden of another scenario */
     const char *junit;          /* NULL, or the JUnit XML report to write */
     unsigned threads;           /* threads of each run (sim_run_options.threads); 0: one */
+    const char *text;           /* app_check_run's own (leave NULL): the scenario file's bytes, */
+    size_t text_len;            /* read once, parsed for every seed (edited meanwhile: no mix) */
 } app_check_options;
 
 /* The family-wise false-alarm rate of a check: the chance that a check of M seeds of the

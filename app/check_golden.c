@@ -489,3 +489,8 @@ long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, si
 {
     return diff_runs(g->dir[0], dir, out, size, err);
 }
+
+long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err)
+{
+    return diff_runs(a, b, out, size, err);
+}

@@ -104,6 +104,9 @@ int ck_read_golden(const char *path, gold *g, sim_err *err);
  * their number, or -1 with `err` filled. */
 long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err);
 
+/* The same between the runs in the directories a and b. */
+long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err);
+
 /* ---- app/check_report.c ---- */
 
 /* check.csv, check-golden.csv, check-run.csv and check.png into `dir` (*drawn: the figure

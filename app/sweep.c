@@ -517,7 +517,7 @@ static int base_seed(app_sweep *sw, uint64_t *seed, sim_err *err)
             load_point(sw, s.sets, sw->ncols, s.vi, false, "the first values of the grid", err);
         if (sc == NULL)
             rc = err != NULL ? err->code : SIM_ESCENARIO;
-        else
+        else if ((rc = sim_scenario_inputs_regular(sc, "a sweep", err)) == SIM_OK) /* a FIFO */
             *seed = sc->seed;
         sim_scenario_destroy(sc);
     }

@@ -24,6 +24,20 @@ static void csv_number(FILE *f, sim_cfg *c, const char *key)
     fprintf(f, "%.17g", v);
 }
 
+/* The run in `dir` is of point k's scenario (run.json's scenario_hash): a run of another (a
+ * file the point read changed during the sweep; app_sweep_reap fails the point) is no result. */
+static bool its_run(const app_sweep *sw, size_t k, const char *dir)
+{
+    char hash[32], want[32];
+    sim_cfg *run = sw_read_json(dir, "run.json");
+    snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
+    bool same = run != NULL &&
+                sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
+                strcmp(hash, want) == 0;
+    sim_cfg_destroy(run);
+    return same;
+}
+
 static void write_row(const app_sweep *sw, size_t k, FILE *f, const size_t *vi)
 {
     const point *p = &sw->points[k];
@@ -37,7 +51,7 @@ static void write_row(const app_sweep *sw, size_t k, FILE *f, const size_t *vi)
         sim_output_csv_field(f, plain);
     }
     fprintf(f, ",%" PRIu64 ",", sw->seeds[k % sw->nseeds]);
-    sim_cfg *s = sw_read_json(dir, "summary.json"), *wall = NULL;
+    sim_cfg *s = its_run(sw, k, dir) ? sw_read_json(dir, "summary.json") : NULL, *wall = NULL;
     if (s != NULL)
         sim_cfg_string(s, "stop_reason", reason, sizeof(reason), NULL);
     sim_output_csv_field(f, reason);

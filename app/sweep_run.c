@@ -179,6 +179,14 @@ int app_sweep_reap(const app_sweep *sw, app_sweep_child *child, int status, bool
         fprintf(log, "%s%sfailed (%s)\n", fresh ? "\r\033[K" : "", who, how);
     }
     free(line);
+    if (code == 0 && !app_sweep_done(sw, child->k)) { /* a file it read changed meanwhile */
+        fprintf(log,
+                "%s%sran another scenario than the sweep's (its run.json's scenario_hash is not "
+                "the point's): a file the point reads (the base scenario, a compute.profile, a "
+                "trace) changed during the sweep; run the sweep again\n",
+                fresh && said == 0 ? "\r\033[K" : "", who);
+        code = 1;
+    }
     if (child->log != NULL)
         fclose(child->log);
     child->log = NULL;

@@ -541,14 +541,14 @@ static int make_parents(const char *dir, sim_err *err)
 
 /* A lock file is hetsim's own: a plain file of one link. One that is a symbolic link, a hard
  * link (its pid would be written into the file it shares: a golden's golden.json), a
- * directory or a FIFO is refused, nothing written; `fd` (open with O_NOFOLLOW) is closed
- * then. */
+ * directory, a FIFO or a socket (which open refuses, ENXIO: it was "cannot create", exit 1) is
+ * refused, nothing written; `fd` (open with O_NOFOLLOW) is closed then. */
 static int check_lock_file(int fd, const char *path, sim_err *err)
 {
     struct stat st;
     const char *what = NULL;
-    if (fd < 0 && (errno == ELOOP || errno == EISDIR))
-        what = errno == ELOOP ? "a symbolic link" : "a directory";
+    if (fd < 0 && (errno == ELOOP || errno == EISDIR || errno == ENXIO))
+        what = errno == ELOOP ? "a symbolic link" : errno == EISDIR ? "a directory" : "a socket";
     else if (fd < 0)
         return sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
                            strerror(errno));

@@ -52,6 +52,8 @@ set encoding utf8
 set datafile separator ","
 set datafile columnheaders
 set datafile missing "NaN"
+# The first column is a display name, text of the user's: a "#" opening it is no comment.
+set datafile commentschars ""
 set style fill solid 0.6 border -1
 set boxwidth 0.6
 set grid ytics lt 1 lc rgb "#dddddd" lw 1 dt solid

@@ -54,6 +54,8 @@ set encoding utf8
 set datafile separator ","
 set datafile columnheaders
 set datafile missing "NaN"
+# The first column is a display name, text of the user's: a "#" opening it is no comment.
+set datafile commentschars ""
 
 # Segments: the CSV's columns, their legend titles and colours (Okabe-Ito); overlap and down
 # are left out when their flag is 0.

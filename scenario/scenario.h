@@ -96,6 +96,9 @@ typedef struct sim_scenario {
 
     sim_straggler *stragglers; /* (nstragglers) in file order; owned */
     size_t nstragglers;
+    char **inputs;  /* (ninputs) the files loading read (a compute.profile CSV, trace files),
+                     * as opened: a command that loads the scenario again reads them again */
+    size_t ninputs; /* owned */
 
     /* $.network; the arrays below have workers + servers entries */
     sim_net_config net;          /* points into the arrays below */
@@ -161,6 +164,17 @@ typedef struct sim_scenario {
  * that cannot be read, SIM_ENOMEM). */
 sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
                                 sim_err *err);
+
+/* The bytes of the scenario file `file` (malloc'd, *len of them), as
+ * sim_scenario_load reads them: a command that parses one scenario several times (a check's
+ * seeds) reads it once, so a file edited meanwhile changes none of them. NULL with `err`
+ * filled (SIM_EIO naming the file, SIM_ENOMEM). */
+char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
+
+/* Refuses an input of `sc` (sc->inputs) that is no regular file (a FIFO, a socket, a device):
+ * `who` ("a check", "a sweep") loads the scenario again for each of its runs, and a FIFO, read
+ * whole by the first load, is waited on forever by the second. SIM_ESCENARIO naming the file. */
+int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err *err);
 
 /* The same from text in memory; `file` is used in messages and to resolve relative paths
  * (trace files, dataset dirs) against its directory. */

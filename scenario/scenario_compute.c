@@ -42,7 +42,8 @@ static int read_profile(sim_scenario *sc, sim_cfg *c, sim_err *err)
                             "unknown profile \"%s\" (%s%s; or a CSV path ending in .csv)",
                             sc->profile, n > 0 ? "shipped: " : "no shipped profiles found", names);
     }
-    return sim_layers_read_csv(&sc->layers, file, "$.compute.profile", err);
+    rc = sim_layers_read_csv(&sc->layers, file, "$.compute.profile", err);
+    return rc == 0 ? sim_scenario_add_input(sc, file, err) : rc;
 }
 
 static int resolve(sim_scenario *sc, sim_err *err);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scenario/scenario.h"
 #include "scenario/scenario_read.h"
@@ -589,19 +590,18 @@ static int read_whole(FILE *f, char **out, size_t *len)
     return 0;
 }
 
-sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
-                                sim_err *err)
+char *sim_scenario_read(const char *file, size_t *len, sim_err *err)
 {
     sim_err_clear(err);
     char *text = NULL;
-    size_t len = 0;
+    *len = 0;
     FILE *f = fopen(file, "rb");
     if (f == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
         sim_err_file(err, file);
         return NULL;
     }
-    int rc = read_whole(f, &text, &len);
+    int rc = read_whole(f, &text, len);
     int saved = errno;
     fclose(f);
     if (rc != 0) {
@@ -610,15 +610,44 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
         sim_err_file(err, file);
         return NULL;
     }
+    return text;
+}
+
+sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_t nsets,
+                                sim_err *err)
+{
+    size_t len = 0;
+    char *text = sim_scenario_read(file, &len, err);
+    if (text == NULL)
+        return NULL;
     sim_scenario *sc = sim_scenario_parse(text, len, file, sets, nsets, err);
     free(text);
     return sc;
+}
+
+int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err *err)
+{
+    struct stat st;
+    for (size_t i = 0; i < sc->ninputs; i++)
+        if (stat(sc->inputs[i], &st) == 0 && !S_ISREG(st.st_mode))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s: not a regular file (%s), which %s reads again for each of "
+                               "its runs: copy it into a file",
+                               sc->inputs[i],
+                               S_ISFIFO(st.st_mode)   ? "a FIFO"
+                               : S_ISSOCK(st.st_mode) ? "a socket"
+                                                      : "a device",
+                               who);
+    return SIM_OK;
 }
 
 void sim_scenario_destroy(sim_scenario *sc)
 {
     if (sc == NULL)
         return;
+    for (size_t i = 0; i < sc->ninputs; i++)
+        free(sc->inputs[i]);
+    free(sc->inputs);
     for (size_t i = 0; i < sc->nstragglers; i++) {
         free(sc->stragglers[i].workers);
         free(sc->stragglers[i].trace);

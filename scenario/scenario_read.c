@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int sim_scenario_read_num(sim_cfg *c, const char *key, double lo, bool open, double max,
                           double *value, sim_err *err)
@@ -63,4 +64,16 @@ int sim_scenario_write(sim_cfg *root, sim_err *err, const char *fmt, ...)
     int rc = sim_cfg_override(root, text, err);
     free(text);
     return rc;
+}
+
+int sim_scenario_add_input(sim_scenario *sc, const char *file, sim_err *err)
+{
+    char **more = realloc(sc->inputs, (sc->ninputs + 1) * sizeof(*more));
+    char *copy = more != NULL ? strdup(file) : NULL;
+    if (more != NULL)
+        sc->inputs = more;
+    if (copy == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    sc->inputs[sc->ninputs++] = copy;
+    return SIM_OK;
 }

@@ -64,4 +64,7 @@ int sim_scenario_read_accel(sim_scenario *sc, sim_cfg *c, sim_err *err);
  * (device, gflops or measured times), and the speeds of a device list. */
 int sim_scenario_resolve_profile(sim_scenario *sc, sim_err *err);
 
+/* Adds `file`, which loading has read, to sc->inputs. SIM_ENOMEM. */
+int sim_scenario_add_input(sim_scenario *sc, const char *file, sim_err *err);
+
 #endif

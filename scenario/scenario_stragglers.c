@@ -363,6 +363,8 @@ static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
     } else {
         rc = read_points(f, rs->sc->workers, st, file, path, err);
         fclose(f);
+        if (rc == 0)
+            rc = sim_scenario_add_input(rs->sc, file, err);
     }
     free(file);
     return rc;

@@ -375,7 +375,11 @@ int train_config_read(sim_scenario *sc, train_config *cfg, sim_err *err)
     if (rc == SIM_OK)
         rc = read_model(sc, cfg, err);
     if (rc == SIM_OK && (cfg->ops->flags & MODEL_NO_PARAMS)) {
-        /* Timing only: zero floats, no optimizer (its rates are 0), no memory of its own. */
+        /* Timing only: zero floats, no optimizer (its rates are 0), no memory of its own. A
+         * schedule given is still checked as written (it was read by no one, so
+         * {"kind": "nonsense"} ran). */
+        if (sc->schedule_cfg != NULL && (rc = read_schedule(sc, cfg, err)) != SIM_OK)
+            return rc;
         memset(&cfg->optim, 0, sizeof(cfg->optim));
         return SIM_OK;
     }

@@ -332,10 +332,11 @@ static int read_workload(sim_scenario *sc, sim_cfg *c, sim_cfg *root, sim_err *e
         (rc = sim_cfg_string(sc->model_cfg, "name", sc->model, sizeof(sc->model), err)) != 0)
         return rc;
     bool none = strcmp(sc->model, "none") == 0;
-    bool vector = strcmp(sc->model, "vector") == 0; /* averaging-only: no data */
-    if (vector && sc->dataset_cfg != NULL)
+    bool vector = strcmp(sc->model, "vector") == 0;  /* averaging-only: no data */
+    if ((vector || none) && sc->dataset_cfg != NULL) /* it was read by no one, unchecked */
         return sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset",
-                           "not allowed with model \"vector\" (averaging only, no data)");
+                           vector ? "not allowed with model \"vector\" (averaging only, no data)"
+                                  : "not allowed with model \"none\" (timing only, no data)");
     if (sc->dataset_cfg != NULL && ((rc = sim_cfg_require(sc->dataset_cfg, "name", err)) != 0 ||
                                     (rc = sim_cfg_string(sc->dataset_cfg, "name", sc->dataset,
                                                          sizeof(sc->dataset), err)) != 0))

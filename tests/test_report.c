@@ -100,7 +100,7 @@ START_TEST(report_intervals_match_a_hand_computation_and_censored_runs_count_as_
     harness_result r =
         harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.err, "left out 1 points without results"));
+    ck_assert_ptr_nonnull(strstr(r.err, "left out 1 point without results"));
     ck_assert_ptr_eq(strstr(r.out, "proto,runs,target,reached,ttt_mean_s,ttt_ci95_s,"
                                    "censored_after_s,final_accuracy_mean,final_accuracy_ci95,"),
                      r.out);

@@ -138,10 +138,12 @@ static int by_text(const void *a, const void *b)
     return x->len != y->len ? (x->len < y->len ? -1 : 1) : strcmp(x->key, y->key);
 }
 
-/* Every run directory in the sweep's directory has a row: the sweep writes one per point, so a
- * run no row names is a row removed by hand (report counted 2 runs of a point's 3 seeds,
- * exit 0). The rows' dirs are distinct (check_repeats). */
-static int check_unlisted(const app_index *ix, const char *sweep_dir, sim_err *err)
+/* The run directories in the sweep's directory that no row names, counted into ix->unlisted
+ * (the first kept in ix->unlisted_first): a row removed by hand (report counted 2 runs of a
+ * point's 3 seeds, silently), or a point of an earlier grid run into the same directory (the
+ * sweep leaves them), which the two cannot tell apart; the readers say so (app_select_read).
+ * The rows' dirs are distinct (check_repeats). */
+static int count_unlisted(app_index *ix, const char *sweep_dir, sim_err *err)
 {
     const sim_csv *t = &ix->csv;
     keyed *k = calloc(t->nrows + 1, sizeof(*k));
@@ -161,11 +163,15 @@ static int check_unlisted(const app_index *ix, const char *sweep_dir, sim_err *e
             bsearch(&want, k, t->nrows, sizeof(*k), by_text) != NULL)
             continue;
         snprintf(path, sizeof(path), "%s/%s", sweep_dir, e->d_name);
-        if (sim_rundir_kind_of(path) == SIM_RUNDIR_RUN)
-            rc = sim_err_set(err, SIM_EINVAL, NULL,
-                             "%s: no row for the run %s (a row removed by hand?): run the same "
-                             "`hetsim sweep` again, which writes index.csv again from its points",
-                             t->path, path);
+        if (sim_rundir_kind_of(path) != SIM_RUNDIR_RUN)
+            continue;
+        /* the first in name order, so that the message is the same on every file system */
+        if (ix->unlisted_first == NULL || strcmp(e->d_name, ix->unlisted_first) < 0) {
+            free(ix->unlisted_first);
+            if ((ix->unlisted_first = strdup(e->d_name)) == NULL)
+                rc = oom(err);
+        }
+        ix->unlisted++;
     }
     closedir(d);
     free(k);
@@ -408,7 +414,7 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     if (rc == SIM_OK)
         rc = check_dirs(ix, sweep_dir, err);
     if (rc == SIM_OK)
-        rc = check_unlisted(ix, sweep_dir, err);
+        rc = count_unlisted(ix, sweep_dir, err);
     if (rc == SIM_OK)
         rc = check_rows(ix, sweep_dir, err);
     if (rc != SIM_OK)
@@ -419,6 +425,7 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
 void app_index_fini(app_index *ix)
 {
     sim_csv_fini(&ix->csv);
+    free(ix->unlisted_first);
     memset(ix, 0, sizeof(*ix));
 }
 

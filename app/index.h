@@ -16,8 +16,10 @@
 #include "sim/err.h"
 
 typedef struct app_index {
-    sim_csv csv;  /* the file: csv.head, csv.nrows, csv.path (SWEEP_DIR/index.csv) */
-    size_t nkeys; /* the swept keys: columns 2 .. 2 + nkeys - 1 */
+    sim_csv csv;          /* the file: csv.head, csv.nrows, csv.path (SWEEP_DIR/index.csv) */
+    size_t nkeys;         /* the swept keys: columns 2 .. 2 + nkeys - 1 */
+    size_t unlisted;      /* run directories of the sweep's that no row names */
+    char *unlisted_first; /* the first of them in name order (its name); owned */
 } app_index;
 
 /* Reads sweep_dir/index.csv into `ix`. SIM_EINVAL when it is missing (a hint says what the

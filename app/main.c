@@ -34,7 +34,7 @@
 
 static const char usage[] =
     "usage: hetsim run SCENARIO.json [-o DIR] [--set PATH=VALUE]... [--threads N] [--quiet]\n"
-    "       hetsim validate SCENARIO.json...\n"
+    "       hetsim validate SCENARIO.json... [--set PATH=VALUE]...\n"
     "       hetsim plot RUN_DIR... [--format png|pdf|svg] [--style DIR] [-o DIR]\n"
     "       hetsim plot SWEEP_DIR --by KEY[,KEY...] [SELECT] [--x time|epoch|samples]\n"
     "                   [--band ci|minmax] [--size column|page|WxH] [--title TEXT]\n"
@@ -223,20 +223,42 @@ static int cmd_run(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* validate FILE... [--set PATH=VALUE]...: each file loaded and checked as run would with the
+ * same overrides; any other option is refused (a "--set" was opened as a file). */
 static int cmd_validate(int argc, char **argv)
 {
-    if (argc == 0)
-        return cli_usage("%s", "validate needs at least one scenario file");
-    int worst = EXIT_OK;
-    for (int i = 0; i < argc; i++) {
+    const char **sets = calloc((size_t)argc + 1, sizeof(*sets));
+    size_t nsets = 0, nfiles = 0;
+    if (sets == NULL)
+        return EXIT_RUN;
+    int rc = EXIT_OK;
+    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
+        if (strcmp(argv[i], "--set") == 0 && i + 1 >= argc)
+            rc = cli_usage("%s needs a value", argv[i]);
+        else if (strcmp(argv[i], "--set") == 0)
+            sets[nsets++] = argv[++i];
+        else if (argv[i][0] == '-')
+            rc = cli_usage("unknown option %s (validate takes scenario files and --set)", argv[i]);
+        else
+            nfiles++;
+    }
+    if (rc == EXIT_OK && nfiles == 0)
+        rc = cli_usage("%s", "validate needs at least one scenario file");
+    int worst = rc;
+    for (int i = 0; i < argc && rc == EXIT_OK; i++) {
+        if (strcmp(argv[i], "--set") == 0) {
+            i++;
+            continue;
+        }
         sim_scenario *sc = NULL;
-        int rc = load(argv[i], NULL, 0, &sc);
-        if (rc == EXIT_OK)
+        int one = load(argv[i], sets, nsets, &sc);
+        if (one == EXIT_OK)
             printf("%s: ok\n", argv[i]);
         sim_scenario_destroy(sc);
-        if (rc > worst)
-            worst = rc;
+        if (one > worst)
+            worst = one;
     }
+    free(sets);
     return worst;
 }
 

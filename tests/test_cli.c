@@ -35,6 +35,10 @@ START_TEST(cli_rejects_bad_usage_with_exit_code_2)
         (const char *[]){ "list", "widgets", NULL },
         (const char *[]){ "bench", "everything", NULL },
         (const char *[]){ "validate", NULL },
+        /* validate took every argument as a file: "--set: cannot open" (issue 38). */
+        (const char *[]){ "validate", "scenarios/quickstart.json", "--bogus", NULL },
+        (const char *[]){ "validate", "scenarios/quickstart.json", "--set", NULL },
+        (const char *[]){ "validate", "--set", "workers=4", NULL },
     };
     harness_expect_usage_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
@@ -159,6 +163,22 @@ START_TEST(cli_validates_every_shipped_scenario)
         ck_assert_str_eq(r.out, want);
     }
     globfree(&g);
+}
+END_TEST
+
+/* validate takes --set as run does, applied to each file (issue 38: "--set: cannot open"). */
+START_TEST(cli_validate_applies_set_to_each_file)
+{
+    harness_result r =
+        harness_hetsim((const char *[]){ "validate", "scenarios/quickstart.json", "--set",
+                                         "workers=6", "scenarios/allreduce.json", NULL });
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_str_eq(r.out, "scenarios/quickstart.json: ok\nscenarios/allreduce.json: ok\n");
+    r = harness_hetsim(
+        (const char *[]){ "validate", "scenarios/quickstart.json", "--set", "workers=0", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "scenarios/quickstart.json: $.workers: ") != NULL, "%s", r.err);
+    ck_assert_str_eq(r.out, "");
 }
 END_TEST
 
@@ -455,6 +475,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_refuses_out_of_range_and_malformed_numbers_naming_the_option);
     tcase_add_test(tc, cli_refuses_mpi_with_list_or_index);
     tcase_add_test(tc, cli_validates_every_shipped_scenario);
+    tcase_add_test(tc, cli_validate_applies_set_to_each_file);
     tcase_add_test(tc, cli_names_file_and_path_of_a_bad_scenario_and_creates_nothing);
     tcase_add_test(tc, cli_refuses_numbers_that_json_does_not_allow);
     tcase_add_test(tc, cli_runs_a_scenario_into_the_directory_given);

@@ -110,6 +110,8 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         ctx->stop.inert--;
     else if (c->kind == SIM_CHANGE_UP)
         ctx->stop.recoveries--;
+    else
+        ctx->stop.failures--;
     switch (c->kind) {
     case SIM_CHANGE_DOWN:
         if (sim_cluster_down(ctx->cl, w))
@@ -179,21 +181,29 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
  *     protocol's timers or server hosts still do; or
  *   - no message is in flight and every pending event is an evaluation or a link window:
  *     those change no worker's state (a link window only rates flows, and none is in flight),
- *     so every worker that is up waits for something that cannot come.
- * Pending computations, deliveries, failures, recoveries and protocol timers can all make
- * progress. Neither test reads when evaluations come, so a stall is found at the instant it
- * happens whatever eval.every_s is. */
+ *     so every worker that is up waits for something that cannot come; or
+ *   - no message is in flight, every pending event is an evaluation, a link window, a failure
+ *     or one of the protocol's timers, and the protocol's `stuck` hook says none of those can
+ *     let a worker compute again (a parameter server whose shard is lost for good).
+ * Pending computations, deliveries and recoveries can always make progress; failures and
+ * protocol timers can unless the protocol says otherwise. No test reads when evaluations
+ * come, so a stall is found at the instant it happens whatever eval.every_s is. */
 static bool stalled(sim_ctx *ctx)
 {
     if (sim_cluster_live(ctx->cl) == 0 && ctx->stop.recoveries == 0)
         return true;
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
-    if (st.pending > ctx->stop.inert)
+    const run_stop *s = &ctx->stop;
+    if (st.pending > s->inert + s->failures + s->timers)
         return false;
     sim_net_stats ns;
     sim_net_stats_get(ctx->net, &ns);
-    return ns.in_flight == 0;
+    if (ns.in_flight != 0)
+        return false;
+    if (st.pending == s->inert)
+        return true;
+    return ctx->proto->stuck != NULL && ctx->proto->stuck(ctx->state, ctx);
 }
 
 static void progress_line(sim_ctx *ctx)
@@ -228,6 +238,7 @@ static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     case SIM_EV_EVAL:
         return on_eval(ctx, err);
     default:
+        ctx->stop.timers -= ev->kind >= SIM_EV_USER;
         return to_protocol(ctx, ev, err);
     }
 }
@@ -435,6 +446,7 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for the timeline");
         ctx->stop.inert += ctx->timeline[i].kind == SIM_CHANGE_LINK;
         ctx->stop.recoveries += ctx->timeline[i].kind == SIM_CHANGE_UP;
+        ctx->stop.failures += ctx->timeline[i].kind == SIM_CHANGE_DOWN;
     }
     sim_event eval = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
     if (sim_engine_schedule_at(ctx->eng, 0, &eval, NULL) != SIM_OK)

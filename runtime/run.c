@@ -324,7 +324,8 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 }
 
 /* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's
- * bookkeeping), accounting, links, a few pending events and flows; with a real model, the
+ * bookkeeping), accounting, links, a few pending events and flows; the network's links (a
+ * fat_tree's k^3 switch links, whatever the hosts use); with a real model, the
  * evaluation mean; and the process's fixed share, its code and libraries (6.5 MiB resident
  * for a two-worker run, measured), stdio and BLAS's work space. The snapshot pool's buffers
  * take memory only once written (sim_tensor_pool): they are the protocol's to count, with
@@ -332,7 +333,8 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 static uint64_t memory_estimate(const sim_scenario *sc, size_t num_params)
 {
     uint64_t n = (uint64_t)sc->workers + sc->servers;
-    return n * 8192 + (uint64_t)num_params * 4 + ((uint64_t)8 << 20);
+    return n * 8192 + sim_net_links_bytes(&sc->net) + (uint64_t)num_params * 4 +
+           ((uint64_t)8 << 20);
 }
 
 static uint64_t physical_memory(void)
@@ -398,6 +400,25 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
     return *arena > UINT64_MAX - total ? UINT64_MAX : total + *arena;
 }
 
+/* The memory check's refusal of a run that needs `need` bytes: named by the fat_tree's k when
+ * its links take most of them, else by the workers. */
+static int refuse_memory(const sim_scenario *sc, uint64_t need, sim_err *err)
+{
+    double gib = (double)need / 1073741824.0;
+    uint64_t links = sim_net_links_bytes(&sc->net);
+    if (sc->net.topology == SIM_TOPO_FAT_TREE && links > need / 2)
+        sim_err_set(err, SIM_ESCENARIO, "$.network.k",
+                    "a fat_tree with k = %u has k^3 = %" PRIu64 " links between its switches, "
+                    "built whatever the hosts use: about %.1f GiB, more than 80%% of this "
+                    "machine's memory",
+                    sc->net.k, (uint64_t)sc->net.k * sc->net.k * sc->net.k, gib);
+    else
+        sim_err_set(err, SIM_ESCENARIO, "$.workers",
+                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
+                    sc->workers, gib);
+    return sim_err_file(err, sc->file);
+}
+
 int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     train_config tc = { 0 };
@@ -416,13 +437,7 @@ int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
         return rc;
     sim_scenario_rehash(sc);
     uint64_t have = physical_memory();
-    if (need > have / 10 * 8) {
-        sim_err_set(err, SIM_ESCENARIO, "$.workers",
-                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
-                    sc->workers, (double)need / 1073741824.0);
-        return sim_err_file(err, sc->file);
-    }
-    return SIM_OK;
+    return need > have / 10 * 8 ? refuse_memory(sc, need, err) : SIM_OK;
 }
 
 /* ---- set-up and the run ---- */

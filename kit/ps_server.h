@@ -138,6 +138,13 @@ int ps_server_on_event(ps_server *s, sim_ctx *ctx, const sim_event *ev, sim_err 
 int ps_server_mode(const ps_server *s);
 bool ps_server_draining(const ps_server *s);
 
+/* Whether no worker can compute again before a recovery, whatever failures and the engine's
+ * or its owner's timers do: a colocated shard's host is down and `failover_s` is 0, and no
+ * live worker computes, waits out its synchronization overhead, or pulls with that shard's
+ * slice (or that of another such shard) already in: every pull to come needs it. For the
+ * owner's `stuck` hook (runtime/proto.h). */
+bool ps_server_stuck(const ps_server *s, const sim_ctx *ctx);
+
 /* BSP: after every worker has pushed round `round` (counted from the start of the run), the
  * engine drains. ASP and SSP: after `iterations` more iterations have started, it drains.
  * UINT64_MAX: no budget. */

@@ -276,6 +276,40 @@ static int worker_up(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
     return join(s, ctx, w, err);
 }
 
+/* Whether shard k is lost for good: its host is down and it never moves (failover_s 0). */
+static bool shard_gone(const ps_server *s, const sim_ctx *ctx, uint32_t k)
+{
+    uint32_t host = s->sh[k].host;
+    return s->placement == PS_PLACE_COLOCATED && s->failover_ns == 0 &&
+           host < sim_ctx_workers(ctx) && sim_ctx_down(ctx, host);
+}
+
+/* Whether live worker w can compute before a lost shard comes back: it computes or is about
+ * to, or its pull waits for no lost shard. A worker that holds or is blocked pulls afresh. */
+static bool may_compute(const ps_server *s, const sim_ctx *ctx, uint32_t w)
+{
+    uint8_t phase = s->w[w].phase;
+    if (phase == W_COMPUTE || phase == W_SYNC)
+        return true;
+    if (phase != W_PULL)
+        return false;
+    for (uint32_t k = 0; k < s->K; k++)
+        if ((s->link[(size_t)w * s->K + k] & L_AWAIT) && shard_gone(s, ctx, k))
+            return false;
+    return true;
+}
+
+bool ps_server_stuck(const ps_server *s, const sim_ctx *ctx)
+{
+    bool gone = false;
+    for (uint32_t k = 0; k < s->K && !gone; k++)
+        gone = shard_gone(s, ctx, k);
+    for (uint32_t w = 0; w < s->n && gone; w++)
+        if (s->w[w].phase != W_DOWN && may_compute(s, ctx, w))
+            return false;
+    return gone;
+}
+
 /* ---- mode changes ---- */
 
 /* Runs the `drained` hook once the drain is complete: every live worker holds (or, ssp, is

@@ -204,6 +204,12 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
 /* Frees the network and everything in flight. NULL is a no-op. */
 void sim_net_destroy(sim_net *net);
 
+/* Bytes sim_net_create allocates per link for `cfg` (sim_net_topo_nlinks: the NICs' and every
+ * switch-to-switch link of the topology, whatever the hosts use; a fat_tree has k^3 of them):
+ * the link table and the solver's per-link scratch. A valid `cfg` is assumed; paths are
+ * computed, so there is no routing table. For the run's memory check. */
+uint64_t sim_net_links_bytes(const sim_net_config *cfg);
+
 /* Sends `msg` (src, dst, bytes, tag, arg, payload; sent_ns is filled in) now. src == dst and
  * zero-byte messages are allowed: they take the path latency only (src == dst: none at all,
  * delivered at the current time through an event). Returns 0, SIM_EINVAL for a bad host or

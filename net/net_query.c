@@ -8,6 +8,14 @@
 #include "net/net_solo.h"
 #include "net/net_state.h"
 
+uint64_t sim_net_links_bytes(const sim_net_config *cfg)
+{
+    const sim_net *net = NULL; /* for the sizes of its arrays' items */
+    uint64_t link = sizeof(*net->links) + sizeof(*net->comp) + sizeof(*net->dirty) +
+                    sizeof(uint32_t); /* the link, component and dirty lists, fill heap */
+    return (uint64_t)sim_net_topo_nlinks(cfg) * link;
+}
+
 bool sim_net_host_down(const sim_net *net, uint32_t host)
 {
     assert(net != NULL);

@@ -52,6 +52,13 @@ static int ps_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     return ps_server_on_event(st->srv, ctx, ev, err);
 }
 
+/* A lost shard (colocated, failover_s 0) stalls the run: every pull to come needs it. */
+static bool ps_stuck(const void *state, const sim_ctx *ctx)
+{
+    const ps *st = state;
+    return st->srv != NULL && ps_server_stuck(st->srv, ctx);
+}
+
 static void ps_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     const ps *st = state;
@@ -86,4 +93,5 @@ const proto_ops proto_ps = {
     .buffers = ps_buffers,
     .report = ps_report,
     .memory = ps_memory,
+    .stuck = ps_stuck,
 };

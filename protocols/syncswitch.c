@@ -340,6 +340,14 @@ static int ss_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     return ps_server_on_event(st->srv, ctx, ev, err);
 }
 
+/* A lost shard stalls the run whatever the switch: its drain cannot complete while a pull
+ * waits for the shard, and every pull after it needs the shard too. */
+static bool ss_stuck(const void *state, const sim_ctx *ctx)
+{
+    const syncswitch *st = state;
+    return st->srv != NULL && ps_server_stuck(st->srv, ctx);
+}
+
 static double seconds(sim_time ns)
 {
     return (double)ns / 1e9;
@@ -404,4 +412,5 @@ const proto_ops proto_syncswitch = {
     .report = ss_report,
     .buffers = ss_buffers,
     .memory = ss_memory,
+    .stuck = ss_stuck,
 };

@@ -399,12 +399,15 @@ int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64
     int rc = sim_engine_schedule(ctx->eng, delay, &ev, id);
     if (rc != SIM_OK)
         return sim_err_set(err, rc, NULL, "%s: cannot schedule a timer", ctx->proto->name);
+    ctx->stop.timers++;
     return SIM_OK;
 }
 
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
 {
-    return sim_engine_cancel(ctx->eng, id);
+    int rc = sim_engine_cancel(ctx->eng, id);
+    ctx->stop.timers -= rc == SIM_OK;
+    return rc;
 }
 
 void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)

@@ -98,6 +98,12 @@ typedef struct proto_ops {
      * many model buffers at set-up, the most recently freed are taken first, and the run's
      * memory is its estimate from the start whatever the timing. */
     uint64_t (*copies)(const void *state);
+    /* Optional: asked when no message is in flight and every pending event is an evaluation,
+     * a link window, a failure or one of the protocol's timers (runtime/run.c, the stall
+     * rule; no recovery is to come): true when none of those failures and timers can ever
+     * let a worker compute again, so the run has stalled now. NULL: they may (the run goes
+     * on to them). */
+    bool (*stuck)(const void *state, const sim_ctx *ctx);
     void (*fini)(void *state); /* optional: frees start's work */
 } proto_ops;
 

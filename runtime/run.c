@@ -110,6 +110,8 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
         ctx->stop.inert--;
     else if (c->kind == SIM_CHANGE_UP)
         ctx->stop.recoveries--;
+    else
+        ctx->stop.failures--;
     switch (c->kind) {
     case SIM_CHANGE_DOWN:
         if (sim_cluster_down(ctx->cl, w))
@@ -179,21 +181,29 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
  *     protocol's timers or server hosts still do; or
  *   - no message is in flight and every pending event is an evaluation or a link window:
  *     those change no worker's state (a link window only rates flows, and none is in flight),
- *     so every worker that is up waits for something that cannot come.
- * Pending computations, deliveries, failures, recoveries and protocol timers can all make
- * progress. Neither test reads when evaluations come, so a stall is found at the instant it
- * happens whatever eval.every_s is. */
+ *     so every worker that is up waits for something that cannot come; or
+ *   - no message is in flight, every pending event is an evaluation, a link window, a failure
+ *     or one of the protocol's timers, and the protocol's `stuck` hook says none of those can
+ *     let a worker compute again (a parameter server whose shard is lost for good).
+ * Pending computations, deliveries and recoveries can always make progress; failures and
+ * protocol timers can unless the protocol says otherwise. No test reads when evaluations
+ * come, so a stall is found at the instant it happens whatever eval.every_s is. */
 static bool stalled(sim_ctx *ctx)
 {
     if (sim_cluster_live(ctx->cl) == 0 && ctx->stop.recoveries == 0)
         return true;
     sim_engine_stats st;
     sim_engine_stats_get(ctx->eng, &st);
-    if (st.pending > ctx->stop.inert)
+    const run_stop *s = &ctx->stop;
+    if (st.pending > s->inert + s->failures + s->timers)
         return false;
     sim_net_stats ns;
     sim_net_stats_get(ctx->net, &ns);
-    return ns.in_flight == 0;
+    if (ns.in_flight != 0)
+        return false;
+    if (st.pending == s->inert)
+        return true;
+    return ctx->proto->stuck != NULL && ctx->proto->stuck(ctx->state, ctx);
 }
 
 static void progress_line(sim_ctx *ctx)
@@ -228,6 +238,7 @@ static int handle(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     case SIM_EV_EVAL:
         return on_eval(ctx, err);
     default:
+        ctx->stop.timers -= ev->kind >= SIM_EV_USER;
         return to_protocol(ctx, ev, err);
     }
 }
@@ -313,7 +324,8 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 }
 
 /* Bytes of the runtime's own state: per host its mt19937 stream (about 5 KiB with GSL's
- * bookkeeping), accounting, links, a few pending events and flows; with a real model, the
+ * bookkeeping), accounting, links, a few pending events and flows; the network's links (a
+ * fat_tree's k^3 switch links, whatever the hosts use); with a real model, the
  * evaluation mean; and the process's fixed share, its code and libraries (6.5 MiB resident
  * for a two-worker run, measured), stdio and BLAS's work space. The snapshot pool's buffers
  * take memory only once written (sim_tensor_pool): they are the protocol's to count, with
@@ -321,7 +333,8 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
 static uint64_t memory_estimate(const sim_scenario *sc, size_t num_params)
 {
     uint64_t n = (uint64_t)sc->workers + sc->servers;
-    return n * 8192 + (uint64_t)num_params * 4 + ((uint64_t)8 << 20);
+    return n * 8192 + sim_net_links_bytes(&sc->net) + (uint64_t)num_params * 4 +
+           ((uint64_t)8 << 20);
 }
 
 static uint64_t physical_memory(void)
@@ -387,6 +400,25 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
     return *arena > UINT64_MAX - total ? UINT64_MAX : total + *arena;
 }
 
+/* The memory check's refusal of a run that needs `need` bytes: named by the fat_tree's k when
+ * its links take most of them, else by the workers. */
+static int refuse_memory(const sim_scenario *sc, uint64_t need, sim_err *err)
+{
+    double gib = (double)need / 1073741824.0;
+    uint64_t links = sim_net_links_bytes(&sc->net);
+    if (sc->net.topology == SIM_TOPO_FAT_TREE && links > need / 2)
+        sim_err_set(err, SIM_ESCENARIO, "$.network.k",
+                    "a fat_tree with k = %u has k^3 = %" PRIu64 " links between its switches, "
+                    "built whatever the hosts use: about %.1f GiB, more than 80%% of this "
+                    "machine's memory",
+                    sc->net.k, (uint64_t)sc->net.k * sc->net.k * sc->net.k, gib);
+    else
+        sim_err_set(err, SIM_ESCENARIO, "$.workers",
+                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
+                    sc->workers, gib);
+    return sim_err_file(err, sc->file);
+}
+
 int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
 {
     train_config tc = { 0 };
@@ -405,13 +437,7 @@ int sim_run_check(sim_scenario *sc, const proto_ops *ops, sim_err *err)
         return rc;
     sim_scenario_rehash(sc);
     uint64_t have = physical_memory();
-    if (need > have / 10 * 8) {
-        sim_err_set(err, SIM_ESCENARIO, "$.workers",
-                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
-                    sc->workers, (double)need / 1073741824.0);
-        return sim_err_file(err, sc->file);
-    }
-    return SIM_OK;
+    return need > have / 10 * 8 ? refuse_memory(sc, need, err) : SIM_OK;
 }
 
 /* ---- set-up and the run ---- */
@@ -435,6 +461,7 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for the timeline");
         ctx->stop.inert += ctx->timeline[i].kind == SIM_CHANGE_LINK;
         ctx->stop.recoveries += ctx->timeline[i].kind == SIM_CHANGE_UP;
+        ctx->stop.failures += ctx->timeline[i].kind == SIM_CHANGE_DOWN;
     }
     sim_event eval = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
     if (sim_engine_schedule_at(ctx->eng, 0, &eval, NULL) != SIM_OK)

@@ -137,13 +137,16 @@ typedef struct run_eval {
 } run_eval;
 
 /* Stopping. The stall rule (runtime/run.c) counts the pending events that cannot make
- * progress, and the recoveries that can. */
+ * progress, the recoveries that can, and the failures and protocol timers that the
+ * protocol's `stuck` hook may find unable to. */
 typedef struct run_stop {
     const char *reason;
     const char *pending; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
     uint64_t rounds;     /* sim_ctx_round_end calls */
     size_t inert;        /* pending evaluations and link windows */
     size_t recoveries;   /* pending recoveries (the timeline's UP changes) */
+    size_t failures;     /* pending failures (the timeline's DOWN changes) */
+    size_t timers;       /* the protocol's pending timers (sim_ctx_timer, not cancelled) */
 } run_stop;
 
 /* Outputs, notes and progress. */

@@ -515,12 +515,55 @@ START_TEST(runs_stopped_by_epochs_or_iterations_end_with_equal_replicas)
 }
 END_TEST
 
+/* A fat tree for 3 workers, timing-only: the network builds every link of its topology
+ * whatever the hosts use (sim_net_links_bytes). */
+static const char fabric_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},"
+    " \"network\": {\"topology\": \"fat_tree\", \"k\": 4},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.01}}";
+
+START_TEST(a_fat_trees_switch_links_count_in_the_memory_check)
+{
+    /* A fat_tree has k^3 links between its switches, built for 3 hosts as for k^3 / 4: from
+     * k = 4 to k = 46 the estimate grows by 64 bytes a link at least (a link's record alone
+     * is more), where it did not grow at all (issue 38, items 13-14). So k = 1024, 2^30
+     * links, is refused up front naming the key, on any machine whose 80% is under those
+     * 64 GiB (above that the check may let it run, as it should). */
+    char *dir = harness_tmpdir("fabric");
+    const char *sets[] = { "network.k=4" };
+    sim_scenario *sc = harness_load(fabric_json, "fabric.json", sets, 1);
+    double small = (double)harness_run(sc, dir, NULL, NULL).memory_estimate_bytes;
+    sim_scenario_destroy(sc);
+    sets[0] = "network.k=46";
+    sc = harness_load(fabric_json, "fabric.json", sets, 1);
+    double large = (double)harness_run(sc, dir, NULL, NULL).memory_estimate_bytes;
+    sim_scenario_destroy(sc);
+    ck_assert_double_ge(large - small, (46.0 * 46 * 46 - 4 * 4 * 4) * 64);
+    harness_cleanup(dir);
+    sets[0] = "network.k=1024";
+    sim_err err;
+    sim_err_clear(&err);
+    sc = sim_scenario_parse(fabric_json, strlen(fabric_json), "fabric.json", sets, 1, &err);
+    ck_assert_ptr_nonnull(sc);
+    double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+    int rc = harness_check(sc, &err);
+    if (have * 0.8 < 1073741824.0 * 64) {
+        ck_assert_int_eq(rc, SIM_ESCENARIO);
+        ck_assert_str_eq(err.path, "$.network.k");
+        ck_assert_ptr_nonnull(strstr(err.msg, "more than 80% of this machine's memory"));
+    }
+    sim_scenario_destroy(sc);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("ctx");
     TCase *tc = tcase_create("context");
     tcase_add_test(tc, held_snapshots_outlive_the_handler_unchanged);
     tcase_add_test(tc, a_protocol_memory_estimate_counts_in_the_check);
+    tcase_add_test(tc, a_fat_trees_switch_links_count_in_the_memory_check);
     tcase_add_test(tc, the_runtime_reads_the_protocol_name_and_rejects_unknown_keys);
     tcase_add_test(tc, a_block_steps_with_nesterov_and_without_weight_decay_as_worked_by_hand);
     tcase_add_test(tc, a_model_sent_to_three_peers_and_never_written_is_never_copied);

@@ -395,6 +395,54 @@ START_TEST(overlap_survives_failures_with_a_layered_profile)
 }
 END_TEST
 
+START_TEST(a_lost_shard_stalls_the_run_at_once_whatever_timers_or_failures_come)
+{
+    /* Worker 2, host of shard 2 (colocated, failover_s 0), fails for good at 0.1371 s: every
+     * pull needs shard 2, so nothing can compute once the work in flight has drained, and the
+     * run stalls then (issue 38, item 10). Sync-Switch's switch timer (bsp_fraction 0.5 of
+     * 4 s: 2 s) cannot revive it: its drain waits for the pulls that wait for the shard. Nor
+     * can a failure to come (worker 1 at 2.731 s): it removes a worker, never a lost shard.
+     * Both stopped at the timer or the failure before. A recovery of worker 2 at 2.731 s
+     * can: that run goes on to its stop time. */
+    const char *protos[] = {
+        "protocol={\"name\": \"syncswitch\", \"placement\": \"colocated\", \"failover_s\": 0, "
+        "\"bsp_fraction\": 0.5}",
+        "protocol={\"name\": \"ps\", \"placement\": \"colocated\", \"failover_s\": 0}",
+    };
+    const char *rules[] = {
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1371}]",
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1371}, {\"kind\": "
+        "\"failure\", \"workers\": [1], \"at_s\": 2.731}]",
+        "stragglers=[{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.1371, \"recover_s\": "
+        "2.731}]",
+    };
+    char *dir = harness_tmpdir("ps");
+    for (size_t p = 0; p < 2; p++) {
+        sim_run_summary first = { 0 };
+        for (size_t r = 0; r < 3; r++) {
+            const char *sets[] = { protos[p], rules[r], "stop.time_s=4" };
+            sim_scenario *sc = harness_load(pst_none_json, "ps.json", sets, 3);
+            sim_run_summary sum = harness_run(sc, dir, NULL, NULL);
+            sim_scenario_destroy(sc);
+            if (r == 2) {
+                ck_assert_str_eq(sum.stop_reason, "time");
+                continue;
+            }
+            ck_assert_str_eq(sum.stop_reason, "stalled");
+            ck_assert_int_gt(sum.sim_ns, 137100000);
+            ck_assert_int_lt(sum.sim_ns, 500000000);
+            if (p == 0)
+                ck_assert_double_eq(harness_report_value(dir, "switch_s"), -1);
+            if (r == 0)
+                first = sum;
+            ck_assert_int_eq(sum.sim_ns, first.sim_ns);
+            ck_assert_uint_eq(sum.samples, first.samples);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("ps_modes");
@@ -410,6 +458,7 @@ Suite *test_suite(void)
     tcase_add_test(fail, failovers_chain_wait_for_a_live_worker_and_survive_recoveries);
     tcase_add_test(fail, bsp_rounds_go_on_with_the_live_workers);
     tcase_add_test(fail, overlap_survives_failures_with_a_layered_profile);
+    tcase_add_test(fail, a_lost_shard_stalls_the_run_at_once_whatever_timers_or_failures_come);
     tcase_set_timeout(fail, 240);
     suite_add_tcase(s, fail);
     return s;

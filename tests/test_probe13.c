@@ -1,0 +1,97 @@
+/* Issue 38's tenth probe, classes 13-19: a golden's fingerprint with a line appended, taken
+ * by check --exact as a regression of the code. Every case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* Appends `text` to the file dir/name. */
+static void append(const char *dir, const char *name, const char *text)
+{
+    char path[900];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- A golden's fingerprint --------------------------------------------------------------- */
+
+/* check --exact compares the whole fingerprint of seed S, but the golden's validation found
+ * each used file's line in it (strstr): a line appended ("metrics.csv 0000...", a line
+ * doubled) passed, and the check said "REGRESSION: outputs differ", exit 1, no file named,
+ * of a golden damaged by hand. Now the golden is refused naming the fingerprint and its line,
+ * exit 2, for --exact and the statistical check alike; so are CRLF line ends (the message
+ * named metrics.csv as edited) and an empty fingerprint. */
+START_TEST(a_fingerprint_with_a_line_appended_is_a_damaged_golden)
+{
+    static const struct {
+        const char *text; /* appended to seed-5/fingerprint, or NULL: written as `whole` */
+        const char *whole;
+        const char *want;
+    } cases[] = {
+        { "metrics.csv 0000000000000000\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { "run.json 00000000000000ab\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { "anything\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { NULL, "", "seed-5/fingerprint: line 1: not a line" },
+        { NULL, "metrics.csv 0123456789abcdef\r\n", "seed-5/fingerprint: line 1: not a line" },
+    };
+    char *dir = harness_tmpdir("probe13");
+    char s[600], g[600], seed5[700], o[600], before[4096];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(seed5, sizeof(seed5), "%s/seed-5", g);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    char fp[800];
+    snprintf(fp, sizeof(fp), "%s/fingerprint", seed5);
+    harness_read_into(fp, before, sizeof(before));
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "the golden as written: exit %d\n%s", res.status, res.err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_write(seed5, "fingerprint", cases[i].text != NULL ? before : cases[i].whole);
+        if (cases[i].text != NULL)
+            append(seed5, "fingerprint", cases[i].text);
+        for (int exact = 0; exact < 2; exact++) {
+            res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o,
+                                                   exact ? "--exact" : "--seeds",
+                                                   exact ? NULL : "3", NULL });
+            ck_assert_msg(res.status == 2, "case %zu, exact %d: exit %d\n%s%s", i, exact,
+                          res.status, res.out, res.err);
+            ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+            ck_assert_msg(strstr(res.err, "write it again with --update") != NULL, "%s", res.err);
+        }
+    }
+    harness_write(seed5, "fingerprint", before);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "restored: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe13");
+    TCase *damaged = tcase_create("damaged");
+    tcase_add_test(damaged, a_fingerprint_with_a_line_appended_is_a_damaged_golden);
+    tcase_set_timeout(damaged, 120);
+    suite_add_tcase(s, damaged);
+    return s;
+}

@@ -1,5 +1,6 @@
 /* Issue 38's tenth probe, classes 13-19: a golden's fingerprint with a line appended, taken
- * by check --exact as a regression of the code. Every case failed before its fix.
+ * by check --exact as a regression of the code; a run's summary.json cut mid-file, which let
+ * plot RUN draw a metrics.csv row past the run's end. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,11 +87,46 @@ START_TEST(a_fingerprint_with_a_line_appended_is_a_damaged_golden)
 }
 END_TEST
 
+/* ---- A run's summary.json ----------------------------------------------------------------- */
+
+/* A run's metrics.csv may not hold a row past its summary.json's sim_time_s, but a
+ * summary.json cut mid-file held it to nothing: plot RUN drew a row appended at 99 s to a
+ * 0.2 s run, exit 0 (report refuses such a sweep point: "its summary.json does not parse").
+ * Now plot names the summary.json, exit 2, nothing drawn; a run without one is drawn as
+ * before. */
+START_TEST(a_summary_cut_mid_file_is_a_damaged_run_for_plot)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], run[600], figs[600], summary[700], text[4096];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(run, sizeof(run), "%s/run", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(summary, sizeof(summary), "%s/summary.json", run);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_read_into(summary, text, sizeof(text));
+    text[50] = '\0';
+    harness_write(run, "summary.json", text);
+    append(run, "metrics.csv", "99,60,1900,,,,,,3000\n");
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "summary.json: does not parse") != NULL, "%s", res.err);
+    ck_assert_msg(strstr(res.err, "run it again") != NULL, "%s", res.err);
+    ck_assert_msg(!harness_exists(figs), "figures drawn");
+    remove(summary);
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "without a summary.json: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
     TCase *damaged = tcase_create("damaged");
     tcase_add_test(damaged, a_fingerprint_with_a_line_appended_is_a_damaged_golden);
+    tcase_add_test(damaged, a_summary_cut_mid_file_is_a_damaged_run_for_plot);
     tcase_set_timeout(damaged, 120);
     suite_add_tcase(s, damaged);
     return s;

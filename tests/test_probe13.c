@@ -1,6 +1,7 @@
 /* Issue 38's tenth probe, classes 13-19: a golden's fingerprint with a line appended, taken
  * by check --exact as a regression of the code; a run's summary.json cut mid-file, which let
- * plot RUN draw a metrics.csv row past the run's end. Every case failed before its fix.
+ * plot RUN draw a metrics.csv row past the run's end; a --names line refused without its
+ * cause. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +122,54 @@ START_TEST(a_summary_cut_mid_file_is_a_damaged_run_for_plot)
 }
 END_TEST
 
+/* ---- A --names file's lines --------------------------------------------------------------- */
+
+/* A --names line that is FROM=TO but for a tab left after it by an editor (or a name longer
+ * than 200 bytes) was refused as "line 1: not FROM=TO (a key or value, '=', the text shown)",
+ * which sends the user looking for a missing '=': the cause was dropped. Each line now names
+ * it, exit 2 as before. */
+START_TEST(a_names_line_refused_says_why)
+{
+    static const struct {
+        const char *line, *want;
+    } cases[] = {
+        { "allreduce=AR\t\n", "line 2: not FROM=TO" },
+        { "allreduce=AR\t\n", "the text holds a tab" },
+        { "allreduce\t=AR\n", "the key holds a tab" },
+        { "allreduce AR\n", "no '='" },
+        { "=AR\n", "the key is empty" },
+        { "allreduce=\r\r\n", "the text holds a control character" },
+    };
+    char *dir = harness_tmpdir("probe13");
+    char s[600], sw[600], out[600], names[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/sw", dir);
+    snprintf(names, sizeof(names), "%s/names.txt", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "# display names\n%s", cases[i].line);
+        harness_write(dir, "names.txt", text);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--names",
+                                               names, "--format", "tex", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+    }
+    harness_write(dir, "names.txt", "allreduce=AR\r\ndpsgd=DP");
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--names", names,
+                                           "--format", "tex", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_msg(strstr(res.out, "AR &") != NULL && strstr(res.out, "DP &") != NULL, "%s",
+                  res.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -129,5 +178,9 @@ Suite *test_suite(void)
     tcase_add_test(damaged, a_summary_cut_mid_file_is_a_damaged_run_for_plot);
     tcase_set_timeout(damaged, 120);
     suite_add_tcase(s, damaged);
+    TCase *messages = tcase_create("messages");
+    tcase_add_test(messages, a_names_line_refused_says_why);
+    tcase_set_timeout(messages, 60);
+    suite_add_tcase(s, messages);
     return s;
 }

@@ -1,7 +1,8 @@
 /* Issue 38's tenth probe, classes 13-19: a golden's fingerprint with a line appended, taken
  * by check --exact as a regression of the code; a run's summary.json cut mid-file, which let
  * plot RUN draw a metrics.csv row past the run's end; a --names line refused without its
- * cause. Every case failed before its fix.
+ * cause; options of validate, bench, sweep and check misused, refused for another cause or
+ * not at all. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,51 @@ START_TEST(a_names_line_refused_says_why)
 }
 END_TEST
 
+/* ---- Options misused ---------------------------------------------------------------------- */
+
+/* Options misused were refused for another cause, or not at all: validate took "-o" (and a
+ * --set without its value) for scenario files ("-o: cannot open: No such file or directory"); bench
+ * named its benchmark as the fault ("bench engine --threads 2": got "engine"; "bench threads
+ * --threads": got "threads", where the value is missing); sweep --list --index 0 printed every
+ * point and ran none, exit 0; check --exact --seeds 4 ran the scenario's seed alone, exit 0. Each
+ * is a usage error naming its cause, exit 2, before anything is read or run. */
+START_TEST(options_misused_are_refused_naming_their_cause)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], sw[600], g[600], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    const struct {
+        const char *args[10];
+        const char *want;
+    } cases[] = {
+        { { "validate", "-o", o, s }, "unknown option -o" },
+        { { "validate", s, "--set" }, "--set needs a value" },
+        { { "bench", "engine", "--threads", "2" }, "--threads goes with bench threads" },
+        { { "bench", "threads", "--threads" }, "--threads needs a value" },
+        { { "bench", "engine", "--set", "x=1" }, "bench engine takes nothing more, got \"--set\"" },
+        { { "sweep", sw, "--list", "--index", "0", "-o", o }, "--list and --index do not go" },
+        { { "check", s, "--golden", g, "--exact", "--seeds", "4", "-o", o },
+          "--exact and --seeds do not go together" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *args[12] = { 0 };
+        for (size_t a = 0; a < 10 && cases[i].args[a] != NULL; a++)
+            args[a] = cases[i].args[a];
+        result res = harness_hetsim(args);
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s%s", i, res.status, res.out, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+        ck_assert_msg(strstr(res.out, "ok") == NULL, "case %zu: %s", i, res.out);
+        ck_assert_msg(!harness_exists(o) && !harness_exists(g), "case %zu: something written", i);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -180,6 +226,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, damaged);
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_names_line_refused_says_why);
+    tcase_add_test(messages, options_misused_are_refused_naming_their_cause);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -355,10 +355,10 @@ static int check_count(app_sweep *sw, sim_err *err)
                            "%s points, more than the limit of %zu points a sweep",
                            count_text(total, t, sizeof(t)), sw->max_points);
     return sim_err_set(err, SIM_ESCENARIO, path,
-                       "%s points (%s of the grid times %zu seeds), more than the limit of %zu "
+                       "%s points (%s of the grid times %zu seed%s), more than the limit of %zu "
                        "points a sweep",
                        count_text(total, t, sizeof(t)), count_text(grid, g, sizeof(g)), sw->nseeds,
-                       sw->max_points);
+                       sw->nseeds == 1 ? "" : "s", sw->max_points);
 }
 
 /* The seeds: the listed ones (distinct), or the base seed and the next ones. */

@@ -216,6 +216,35 @@ START_TEST(options_misused_are_refused_naming_their_cause)
 }
 END_TEST
 
+/* A sweep over the limit of points with one seed said "(1001000 of the grid times 1 seeds)". */
+START_TEST(a_sweep_over_the_limit_with_one_seed_says_one_seed)
+{
+    char *dir = harness_tmpdir("probe13");
+    char sw[600];
+    size_t cap = 20000, len = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "{\"base\": \"s.json\", \"seeds\": 1, \"grid\": {\"workers\": [2");
+    for (int w = 3; w <= 1002; w++)
+        len += (size_t)snprintf(text + len, cap - len, ", %d", w);
+    len += (size_t)snprintf(text + len, cap - len, "], \"workload.lr\": [0.1");
+    for (int k = 1; k < 1000; k++)
+        len += (size_t)snprintf(text + len, cap - len, ", 0.%d", 1000 + k);
+    snprintf(text + len, cap - len, "]}}\n");
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", text);
+    free(text);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "(1001000 of the grid times 1 seed), more than the limit") !=
+                      NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -227,6 +256,7 @@ Suite *test_suite(void)
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_names_line_refused_says_why);
     tcase_add_test(messages, options_misused_are_refused_naming_their_cause);
+    tcase_add_test(messages, a_sweep_over_the_limit_with_one_seed_says_one_seed);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

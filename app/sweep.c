@@ -212,6 +212,11 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
         return sim_err_set(err, SIM_ESCENARIO, path, "must be a non-empty list of values");
     if (strcmp(key, "seed") == 0 || strcmp(key, "$.seed") == 0)
         return sim_err_set(err, SIM_ESCENARIO, path, "seeds are given by $.seeds");
+    if (strcmp(key, "output.dir") == 0 || strcmp(key, "$.output.dir") == 0)
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "each point runs in its own directory of the sweep's (output.dir of "
+                           "the sweep file, or -o): a point's output.dir is never used, so its "
+                           "values ran one run under each");
     if (strchr(key, '=') != NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "a path cannot contain '='");
     if (*len != 0 && n != *len)

@@ -245,6 +245,35 @@ START_TEST(a_sweep_over_the_limit_with_one_seed_says_one_seed)
 }
 END_TEST
 
+/* ---- A sweep's grid ------------------------------------------------------------------------ */
+
+/* Each point runs in its own directory of the sweep's, so a grid over output.dir ran one run
+ * under each value ("output.dir=a" and "output.dir=b", the same results twice), exit 0,
+ * report --by output.dir comparing a run with itself. Refused as seed is, exit 2. */
+START_TEST(a_grid_over_output_dir_is_refused)
+{
+    static const char *const grids[] = {
+        "{\"output.dir\": [\"a\", \"b\"]}",
+        "{\"zip\": {\"workers\": [2, 3], \"$.output.dir\": [\"a\", \"b\"]}}",
+    };
+    char *dir = harness_tmpdir("probe13");
+    char sw[600], out[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    for (size_t i = 0; i < sizeof(grids) / sizeof(grids[0]); i++) {
+        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[i]);
+        harness_write(dir, "sw.json", text);
+        result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "output.dir: each point runs in its own directory") != NULL,
+                      "case %zu: %s", i, res.err);
+        ck_assert_msg(!harness_exists(out), "case %zu: the sweep ran", i);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -257,6 +286,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_names_line_refused_says_why);
     tcase_add_test(messages, options_misused_are_refused_naming_their_cause);
     tcase_add_test(messages, a_sweep_over_the_limit_with_one_seed_says_one_seed);
+    tcase_add_test(messages, a_grid_over_output_dir_is_refused);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

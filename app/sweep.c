@@ -19,8 +19,14 @@
 
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */
-#define MAX_PATHS ((NAME_MAX_ - 6) / 3)
-#define MAX_SEED  9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
+#define MAX_PATHS     ((NAME_MAX_ - 6) / 3)
+#define MAX_SEED      9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
+/* A sweep's directory leaves room in a path of PATH_TEXT for a point's name (200 bytes), its
+ * ".partial" and a file's name. */
+#define SWEEP_DIR_MAX 767
+#define SWEEP_DIR_TOO_LONG                                                                     \
+    "too long for a sweep's directory (at most 767 bytes: each point's path holds it, a name " \
+    "of up to 200 bytes and its files)"
 
 int sw_oom(sim_err *err)
 {
@@ -581,15 +587,25 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
         ((rc = sim_cfg_string(output, "dir", sw->dir, sizeof(sw->dir), err)) != 0 ||
          (rc = sim_cfg_check_unused(output, err)) != 0))
         return rc;
+    /* An -o past PATH_TEXT was cut to it: the sweep made directories elsewhere (a prefix's
+     * folder) and failed ("cannot create"), exit 1, where -o takes up to 4,000 bytes. */
+    const char *given = sw->opt.out_dir != NULL ? sw->opt.out_dir : sw->dir;
+    if (sw->opt.out_dir != NULL && strlen(given) >= sizeof(sw->dir))
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "-o: %zu bytes: %s", strlen(given),
+                           SWEEP_DIR_TOO_LONG);
     if (sw->opt.out_dir != NULL)
         snprintf(sw->dir, sizeof(sw->dir), "%s", sw->opt.out_dir);
     /* "sw/." is sw, never longer; "sw/p/.." is sw, resolved once for every point. */
     char *clean = NULL;
     if ((rc = sim_rundir_resolve(sw->dir, &clean, err)) != SIM_OK)
         return rc;
-    bool fits = snprintf(sw->dir, sizeof(sw->dir), "%s", clean) < (int)sizeof(sw->dir);
-    if (!fits)
-        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "output directory %s: path too long", clean);
+    size_t n = strlen(clean);
+    if (n > SWEEP_DIR_MAX)
+        rc = sim_err_set(err, SIM_ESCENARIO, sw->opt.out_dir != NULL ? NULL : "$.output.dir",
+                         "%s%zu bytes (%.80s...): %s", sw->opt.out_dir != NULL ? "-o: " : "", n,
+                         clean, SWEEP_DIR_TOO_LONG);
+    else
+        snprintf(sw->dir, sizeof(sw->dir), "%s", clean);
     free(clean);
     if (rc != SIM_OK)
         return rc;

@@ -4,9 +4,11 @@
  * cause; options of validate, bench, sweep and check misused, refused for another cause or
  * not at all. Every case failed before its fix.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <check.h>
 
@@ -274,6 +276,48 @@ START_TEST(a_grid_over_output_dir_is_refused)
 }
 END_TEST
 
+/* ---- A long sweep directory ---------------------------------------------------------------- */
+
+/* -o takes paths of up to 4,000 bytes, but a sweep kept its directory in 1,024: a 2,020-byte
+ * -o under existing folders was cut there, the sweep made a folder named by the cut (outside
+ * the place asked for) and failed, "cannot create ..." cut short with no cause, exit 1. A
+ * sweep's directory longer than its points' paths can hold is refused, exit 2, nothing made. */
+START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
+{
+    char *dir = harness_tmpdir("probe13");
+    char sw[600], deep[2600], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 10; i++) {
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    snprintf(deep + len, sizeof(deep) - len, "/sweep");
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", deep, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long for a sweep's directory") != NULL, "%s", res.err);
+    /* Nothing made: each folder holds the next alone, the last nothing. */
+    deep[strlen(dir)] = '\0';
+    for (int i = 0; i <= 10; i++) {
+        DIR *d = opendir(deep);
+        ck_assert_ptr_nonnull(d);
+        size_t entries = 0;
+        for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+                       (i > 0 || strcmp(e->d_name, name) == 0);
+        closedir(d);
+        ck_assert_msg(entries == (i < 10 ? 1u : 0u), "folder %d holds %zu entries", i, entries);
+        strcat(deep, "/");
+        strcat(deep, name);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -287,6 +331,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, options_misused_are_refused_naming_their_cause);
     tcase_add_test(messages, a_sweep_over_the_limit_with_one_seed_says_one_seed);
     tcase_add_test(messages, a_grid_over_output_dir_is_refused);
+    tcase_add_test(messages, a_sweep_directory_too_long_for_its_points_is_refused);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

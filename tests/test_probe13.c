@@ -318,6 +318,72 @@ START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
 }
 END_TEST
 
+/* Whether the folders dir/NAME/NAME/... (`depth` of them, NAME 200 'd's) each hold the next
+ * alone and the last `last` entries: nothing made beside them. */
+static void only_the_folders(const char *dir, int depth, size_t last)
+{
+    char path[2600], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    snprintf(path, sizeof(path), "%s", dir);
+    for (int i = 0; i <= depth; i++) {
+        DIR *d = opendir(path);
+        ck_assert_ptr_nonnull(d);
+        size_t entries = 0;
+        for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+                       (i > 0 || strcmp(e->d_name, name) == 0);
+        closedir(d);
+        ck_assert_msg(entries == (i < depth ? 1u : last), "folder %d holds %zu entries", i,
+                      entries);
+        strcat(path, "/");
+        strcat(path, name);
+    }
+}
+
+/* check -o, --junit and report took paths of up to 4,000 bytes into 1,024-byte buffers: a
+ * 2,020-byte -o put the check's seed runs in a folder named by the cut (outside the place
+ * asked for), a --junit report was written there instead, exit 0, and report read the
+ * index of the directory the cut named. Each path is used whole, or refused, exit 2. */
+START_TEST(a_long_check_output_junit_or_sweep_path_is_never_cut)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], g[600], o[600], deep[2600], place[2700], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 10; i++) {
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    snprintf(place, sizeof(place), "%s/co", deep);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", place, NULL });
+    ck_assert_msg(res.status == 2, "-o: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long for a check's output") != NULL, "%s", res.err);
+    only_the_folders(dir, 10, 0);
+    snprintf(place, sizeof(place), "%s/j.xml", deep);
+    res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "-o", o, "--junit", place, NULL });
+    ck_assert_msg(res.status == 0, "--junit: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(harness_exists(place), "no report where --junit named");
+    only_the_folders(dir, 10, 1);
+    remove(place);
+    snprintf(place, sizeof(place), "%s/sw", deep);
+    res = harness_hetsim((const char *[]){ "report", place, "--by", "workers", NULL });
+    ck_assert_msg(res.status == 2, "report: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long a path for a sweep's directory") != NULL, "%s",
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -332,6 +398,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_sweep_over_the_limit_with_one_seed_says_one_seed);
     tcase_add_test(messages, a_grid_over_output_dir_is_refused);
     tcase_add_test(messages, a_sweep_directory_too_long_for_its_points_is_refused);
+    tcase_add_test(messages, a_long_check_output_junit_or_sweep_path_is_never_cut);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -680,6 +680,12 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     }
     snprintf(sw->file, sizeof(sw->file), "%s", file);
     sw->opt = *opt;
+    if (strlen(file) >= sizeof(sw->file)) { /* cut, its base was looked for in another folder */
+        sim_err_set(err, SIM_EINVAL, NULL,
+                    "%zu bytes, too long a path for a sweep file (at most %zu bytes): move it up",
+                    strlen(file), sizeof(sw->file) - 1);
+        goto fail;
+    }
     sw->max_points = opt->max_points > 0 && opt->max_points < APP_SWEEP_MAX_POINTS
                          ? opt->max_points
                          : APP_SWEEP_MAX_POINTS;

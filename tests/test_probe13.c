@@ -300,6 +300,16 @@ START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
     result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", deep, "--quiet", NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "too long for a sweep's directory") != NULL, "%s", res.err);
+    /* A sweep file there: its path was cut, its base looked for in another folder ("$.base:
+     * no file ..."). */
+    char file[2700];
+    deep[len] = '\0';
+    harness_write(deep, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(file, sizeof(file), "%s/sw.json", deep);
+    res = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long a path for a sweep file") != NULL, "%s", res.err);
+    ck_assert_int_eq(remove(file), 0);
     /* Nothing made: each folder holds the next alone, the last nothing. */
     deep[strlen(dir)] = '\0';
     for (int i = 0; i <= 10; i++) {

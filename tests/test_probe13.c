@@ -176,21 +176,25 @@ END_TEST
 /* ---- Options misused ---------------------------------------------------------------------- */
 
 /* Options misused were refused for another cause, or not at all: validate took "-o" (and a
- * --set without its value) for scenario files ("-o: cannot open: No such file or directory"); bench
- * named its benchmark as the fault ("bench engine --threads 2": got "engine"; "bench threads
- * --threads": got "threads", where the value is missing); sweep --list --index 0 printed every
- * point and ran none, exit 0; check --exact --seeds 4 ran the scenario's seed alone, exit 0. Each
- * is a usage error naming its cause, exit 2, before anything is read or run. */
+ * --set without its value) for scenario files ("-o: cannot open: No such file or directory");
+ * bench named its benchmark as the fault ("bench engine --threads 2": got "engine"; "bench
+ * threads --threads": got "threads", where the value is missing); sweep --list --index 0
+ * printed every point and ran none, exit 0; check --exact --seeds 4 ran the scenario's seed
+ * alone, exit 0; report and plot --by took "--by workers," as "workers" (an empty key
+ * skipped). Each is a usage error naming its cause, exit 2, before anything is read or run. */
 START_TEST(options_misused_are_refused_naming_their_cause)
 {
     char *dir = harness_tmpdir("probe13");
-    char s[600], sw[600], g[600], o[600];
+    char s[600], sw[600], g[600], o[600], swd[600];
     harness_write(dir, "s.json", scenario_json);
     harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(swd, sizeof(swd), "%s/swd", dir);
+    result run = harness_hetsim((const char *[]){ "sweep", sw, "-o", swd, "--quiet", NULL });
+    ck_assert_msg(run.status == 0, "%s", run.err);
     const struct {
         const char *args[10];
         const char *want;
@@ -203,6 +207,10 @@ START_TEST(options_misused_are_refused_naming_their_cause)
         { { "sweep", sw, "--list", "--index", "0", "-o", o }, "--list and --index do not go" },
         { { "check", s, "--golden", g, "--exact", "--seeds", "4", "-o", o },
           "--exact and --seeds do not go together" },
+        { { "report", swd, "--by", "workers," }, "--by: an empty key in \"workers,\"" },
+        { { "plot", swd, "--by", ",workers", "-o", o }, "--by: an empty key in \",workers\"" },
+        { { "report", swd, "--by", "seed", "--best-over", "workers,,x" },
+          "--best-over: an empty key" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *args[12] = { 0 };

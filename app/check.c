@@ -769,7 +769,12 @@ static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
     if (rc == SIM_OK)
         rc = inputs_ok(opt, sc, &junit_ok, err);
     char dir[PATH_TEXT];
-    snprintf(dir, sizeof(dir), "%s", opt->out_dir != NULL ? opt->out_dir : sc->out_dir);
+    const char *want = opt->out_dir != NULL ? opt->out_dir : sc->out_dir; /* never cut */
+    if (rc == SIM_OK && strlen(want) > CHECK_DIR_MAX)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s: %zu bytes: too long for a check's output (at most %d bytes)",
+                         opt->out_dir != NULL ? "-o" : "$.output.dir", strlen(want), CHECK_DIR_MAX);
+    snprintf(dir, sizeof(dir), "%s", want);
     if (rc == SIM_OK)
         rc = check_places(opt, dir, &junit_ok, err);
     if (rc == SIM_OK)

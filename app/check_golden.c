@@ -302,16 +302,57 @@ static int check_listing(const gold *g, sim_err *err)
     return rc;
 }
 
-/* The files a check uses hash as the seed's fingerprint says: nothing edited or truncated. */
+/* The first line (from 1) of the fingerprint text[len] that is not as ck_fingerprint writes
+ * it ("FILE HASH\n", 16 lowercase hexadecimal digits, each file at most once and in
+ * fingerprint_files' order); 0 when every line is. An empty text is line 1. */
+static size_t fingerprint_bad_line(const char *text, size_t len)
+{
+    const size_t nfiles = sizeof(fingerprint_files) / sizeof(fingerprint_files[0]);
+    const char *p = text, *end = text + strlen(text); /* a NUL byte ends it: bad */
+    size_t next = 0, line = 1;
+    for (; p < end; line++) {
+        size_t f = next;
+        while (f < nfiles && strncmp(p, fingerprint_files[f], strlen(fingerprint_files[f])) != 0)
+            f++;
+        const char *h = f < nfiles ? p + strlen(fingerprint_files[f]) : end;
+        size_t hex = h < end && *h == ' ' ? strspn(h + 1, "0123456789abcdef") : 0;
+        if (hex != 16 || h[17] != '\n')
+            return line;
+        next = f + 1;
+        p = h + 18;
+    }
+    return len == 0 || p != text + len ? line : 0;
+}
+
+/* The files a check uses hash as the seed's fingerprint says: nothing edited or truncated.
+ * The fingerprint itself is as --update writes it: a line appended or doubled passed here
+ * and made check --exact report a regression (exit 1) of a damaged golden. */
 static int check_fingerprint(const gold *g, size_t s, sim_err *err)
 {
     static const char *const used[] = { "metrics.csv", "run.json" };
-    char *want = ck_slurp(g->dir[s], "fingerprint", NULL);
+    size_t len = 0;
+    char *want = ck_slurp(g->dir[s], "fingerprint", &len);
     if (want == NULL)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s/fingerprint: missing or unreadable (an incomplete golden: write "
                            "it again with --update)",
                            g->dir[s]);
+    size_t bad = fingerprint_bad_line(want, len);
+    if (bad != 0 && strlen(want) != len) {
+        free(want);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/fingerprint: holds a NUL byte (no fingerprint hetsim wrote: write "
+                           "the golden again with --update)",
+                           g->dir[s]);
+    }
+    if (bad != 0) {
+        free(want);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/fingerprint: line %zu: not a line --update writes (\"FILE HASH\", "
+                           "each file once, in order): a damaged golden, write it again with "
+                           "--update",
+                           g->dir[s], bad);
+    }
     int rc = SIM_OK;
     for (size_t i = 0; i < 2 && rc == SIM_OK; i++) {
         char line[128];

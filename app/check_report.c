@@ -110,14 +110,15 @@ static void xml_text(FILE *f, const char *s)
  * FIFO no process reads is an error, not a wait). */
 static int put_file(const char *path, sim_rundir_write how, const char *text, sim_err *err)
 {
-    if (how == SIM_RUNDIR_REPLACE) {
-        char dir[PATH_TEXT];
+    if (how == SIM_RUNDIR_REPLACE) { /* the folder whole: cut to PATH_TEXT, it was another */
         const char *slash = strrchr(path, '/');
-        snprintf(dir, sizeof(dir), "%.*s", slash != NULL ? (int)(slash - path) : 1,
-                 slash != NULL ? path : ".");
-        if (dir[0] == '\0')
-            snprintf(dir, sizeof(dir), "/");
-        return sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
+        char *dir = slash == NULL   ? strdup(".")
+                    : slash == path ? strdup("/")
+                                    : strndup(path, (size_t)(slash - path));
+        int rc = dir == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
+                             : sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
+        free(dir);
+        return rc;
     }
     int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)

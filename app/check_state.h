@@ -16,9 +16,10 @@
 #include "sim/err.h"
 
 #define PATH_TEXT     1024
-#define MAX_GOLDEN    64                       /* seeds in one golden */
-#define GOLDEN_MIN    3                        /* seeds a statistical check needs */
-#define GOLDEN_FORMAT 2                        /* golden.json's format */
+#define CHECK_DIR_MAX 959 /* a check's output: room for "/seed-S/" and a file */
+#define MAX_GOLDEN    64  /* seeds in one golden */
+#define GOLDEN_MIN    3   /* seeds a statistical check needs */
+#define GOLDEN_FORMAT 2   /* golden.json's format */
 #define GOLDEN_MARKER ".hetsim-golden-partial" /* marks an update's work directory */
 
 /* A golden, read and validated (ck_read_golden). */

@@ -388,6 +388,12 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
 {
     char path[sizeof(ix->csv.path)];
     memset(ix, 0, sizeof(*ix));
+    /* Cut to fit, the path named another directory, whose index was read in its place. */
+    if (strlen(sweep_dir) > APP_INDEX_DIR_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%.80s...: %zu bytes, too long a path for a sweep's directory (at most "
+                           "%d bytes, as a sweep writes one): move it up",
+                           sweep_dir, strlen(sweep_dir), APP_INDEX_DIR_MAX);
     snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);
     int rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
     if (rc == SIM_EIO && ix->csv.open_errno != ENOMEM)

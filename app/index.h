@@ -22,6 +22,9 @@ typedef struct app_index {
     char *unlisted_first; /* the first of them in name order (its name); owned */
 } app_index;
 
+/* The longest sweep directory read, as app/sweep.c writes one (a point's paths hold it). */
+#define APP_INDEX_DIR_MAX 767
+
 /* Reads sweep_dir/index.csv into `ix`. SIM_EINVAL when it is missing (a hint says what the
  * directory is: a run directory to plot without --by, or no sweep at all), has no header of
  * hetsim's (point, dir, ..., seed, stop_reason), is not in the strict reader's form (a row

@@ -324,9 +324,20 @@ static int cmd_bench(int argc, char **argv)
         known = known || strcmp(what, parts[i]) == 0;
     unsigned threads = sim_pool_cores();
     int rc = SIM_OK;
-    if (argc == 3 && strcmp(what, "threads") == 0 && strcmp(argv[1], "--threads") == 0)
+    bool option = argc > 1 && strcmp(argv[1], "--threads") == 0;
+    if (argc == 3 && strcmp(what, "threads") == 0 && option)
         rc = cli_threads(argv[2], &threads);
-    else if (argc > 1 || !known)
+    else if (known && option) /* each said "got \"threads\"": a wrong cause */
+        return strcmp(what, "threads") != 0
+                   ? cli_usage("--threads goes with bench threads, not bench %s", what)
+               : argc == 2
+                   ? cli_usage("%s", "--threads needs a value")
+                   : cli_usage("bench threads --threads N takes nothing more, got \"%s\"", argv[3]);
+    else if (known && argc > 1)
+        return cli_usage("bench %s takes %s, got \"%s\"", what,
+                         strcmp(what, "threads") == 0 ? "only --threads N" : "nothing more",
+                         argv[1]);
+    else if (!known)
         return cli_usage(
             "bench takes engine, network, kernels, overlap, collectives, threads [--threads N] or "
             "torch, got \"%s\"",
@@ -475,6 +486,9 @@ static int cmd_sweep(int argc, char **argv)
         return rc;
     if (a.mpi && (a.list || a.has_index))
         return mpi_pair_refused(a.list ? "--list" : "--index");
+    if (a.list && a.has_index) /* --list printed every point and ran none, --index unheard */
+        return cli_usage("%s", "--list and --index do not go together: --list prints the points, "
+                               "--index K runs point K");
     app_sweep_options opt = { .out_dir = a.out_dir,
                               .exe = "/proc/self/exe",
                               .jobs = (unsigned)a.jobs,
@@ -581,6 +595,9 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
         return cli_usage("%s", "check needs --golden DIR");
     if (o->update && o->exact)
         return cli_usage("%s", "--update and --exact do not go together");
+    if (o->exact && o->seeds != 0) /* ran the scenario's seed alone, --seeds unheard */
+        return cli_usage("%s", "--exact and --seeds do not go together: --exact runs the "
+                               "scenario's own seed and compares it byte for byte");
     /* An update writes its golden and nothing else: no verdict to report, no figure. */
     if (o->update && o->out_dir != NULL)
         return cli_usage("%s", "--update and -o do not go together: an update writes the golden "

@@ -10,6 +10,7 @@
 #include "outputs/output.h"
 
 #define NAME_MAX_BYTES 200
+#define NAME_MAX_TEXT  "200" /* NAME_MAX_BYTES, spelt for messages */
 
 /* Protocols as their papers name them (docs/scenario.md's protocol table). */
 static const char *const protocol_names[][2] = {
@@ -55,25 +56,43 @@ static const char *user_name(const app_names *n, const char *from)
     return NULL;
 }
 
-static bool clean(const char *s, size_t len)
+/* Why the part s[len] of a display name spec (a key, or the text shown) cannot be one, or
+ * NULL when it can. */
+static const char *fault(const char *s, size_t len)
 {
-    if (len == 0 || len > NAME_MAX_BYTES)
-        return false;
+    if (len == 0)
+        return "is empty";
+    if (len > NAME_MAX_BYTES)
+        return "is longer than " NAME_MAX_TEXT " bytes";
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return false;
-    return true;
+            return s[i] == '\t' ? "holds a tab, a control character" : "holds a control character";
+    return NULL;
+}
+
+/* Why `spec` is no FROM=TO into why[size]; false when it is one. */
+static bool spec_fault(const char *spec, char *why, size_t size)
+{
+    const char *eq = strchr(spec, '=');
+    const char *key = eq != NULL ? fault(spec, (size_t)(eq - spec)) : NULL;
+    const char *text = eq != NULL && key == NULL ? fault(eq + 1, strlen(eq + 1)) : NULL;
+    if (eq == NULL)
+        snprintf(why, size, "no '='");
+    else if (key != NULL || text != NULL)
+        snprintf(why, size, "the %s %s", key != NULL ? "key" : "text", key != NULL ? key : text);
+    return eq == NULL || key != NULL || text != NULL;
 }
 
 int app_names_add(app_names *n, const char *spec, sim_err *err)
 {
-    const char *eq = strchr(spec, '=');
-    if (eq == NULL || !clean(spec, (size_t)(eq - spec)) || !clean(eq + 1, strlen(eq + 1)))
+    char why[64];
+    if (spec_fault(spec, why, sizeof(why)))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "a display name is FROM=TO, a key or a value as index.csv writes it "
                            "and the text shown (each 1 to %d bytes, no control character), got "
-                           "\"%.200s\"",
-                           NAME_MAX_BYTES, spec);
+                           "\"%.200s\" (%s)",
+                           NAME_MAX_BYTES, spec, why);
+    const char *eq = strchr(spec, '=');
     char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
     if (from != NULL)
         n->from = from;
@@ -117,11 +136,14 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
             end[-1] = '\0';
         if (p[0] == '\0' || p[0] == '#')
             continue;
-        if ((rc = app_names_add(n, p, err)) == SIM_EINVAL)
-            sim_err_set(err, SIM_EINVAL, NULL,
-                        "%s: line %zu: not FROM=TO (a key or value, '=', "
-                        "the text shown)",
-                        path, line);
+        char why[64];
+        if (spec_fault(p, why, sizeof(why)))
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "
+                             "each 1 to %d bytes, no control character): %s",
+                             path, line, NAME_MAX_BYTES, why);
+        else
+            rc = app_names_add(n, p, err);
     }
     free(text);
     return rc;

@@ -42,6 +42,11 @@ static int resolve_keys(app_select *s, const char *opt, const char *list, int *c
     char buf[PATH_TEXT];
     if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: too long", opt);
+    size_t len = strlen(list); /* strtok_r skipped an empty key: "a," was taken as "a" */
+    if (len > 0 && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,") != NULL))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: an empty key in \"%s\" (keys are joined by single commas)", opt,
+                           list);
     *n = 0;
     for (char *save = NULL, *k = strtok_r(buf, ",", &save); k != NULL;
          k = strtok_r(NULL, ",", &save)) {

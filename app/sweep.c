@@ -19,8 +19,14 @@
 
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */
-#define MAX_PATHS ((NAME_MAX_ - 6) / 3)
-#define MAX_SEED  9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
+#define MAX_PATHS     ((NAME_MAX_ - 6) / 3)
+#define MAX_SEED      9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
+/* A sweep's directory leaves room in a path of PATH_TEXT for a point's name (200 bytes), its
+ * ".partial" and a file's name. */
+#define SWEEP_DIR_MAX 767
+#define SWEEP_DIR_TOO_LONG                                                                     \
+    "too long for a sweep's directory (at most 767 bytes: each point's path holds it, a name " \
+    "of up to 200 bytes and its files)"
 
 int sw_oom(sim_err *err)
 {
@@ -212,6 +218,11 @@ static int add_column(app_sweep *sw, sim_cfg *c, const char *key, size_t axis, b
         return sim_err_set(err, SIM_ESCENARIO, path, "must be a non-empty list of values");
     if (strcmp(key, "seed") == 0 || strcmp(key, "$.seed") == 0)
         return sim_err_set(err, SIM_ESCENARIO, path, "seeds are given by $.seeds");
+    if (strcmp(key, "output.dir") == 0 || strcmp(key, "$.output.dir") == 0)
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "each point runs in its own directory of the sweep's (output.dir of "
+                           "the sweep file, or -o): a point's output.dir is never used, so its "
+                           "values ran one run under each");
     if (strchr(key, '=') != NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "a path cannot contain '='");
     if (*len != 0 && n != *len)
@@ -355,10 +366,10 @@ static int check_count(app_sweep *sw, sim_err *err)
                            "%s points, more than the limit of %zu points a sweep",
                            count_text(total, t, sizeof(t)), sw->max_points);
     return sim_err_set(err, SIM_ESCENARIO, path,
-                       "%s points (%s of the grid times %zu seeds), more than the limit of %zu "
+                       "%s points (%s of the grid times %zu seed%s), more than the limit of %zu "
                        "points a sweep",
                        count_text(total, t, sizeof(t)), count_text(grid, g, sizeof(g)), sw->nseeds,
-                       sw->max_points);
+                       sw->nseeds == 1 ? "" : "s", sw->max_points);
 }
 
 /* The seeds: the listed ones (distinct), or the base seed and the next ones. */
@@ -576,15 +587,25 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
         ((rc = sim_cfg_string(output, "dir", sw->dir, sizeof(sw->dir), err)) != 0 ||
          (rc = sim_cfg_check_unused(output, err)) != 0))
         return rc;
+    /* An -o past PATH_TEXT was cut to it: the sweep made directories elsewhere (a prefix's
+     * folder) and failed ("cannot create"), exit 1, where -o takes up to 4,000 bytes. */
+    const char *given = sw->opt.out_dir != NULL ? sw->opt.out_dir : sw->dir;
+    if (sw->opt.out_dir != NULL && strlen(given) >= sizeof(sw->dir))
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "-o: %zu bytes: %s", strlen(given),
+                           SWEEP_DIR_TOO_LONG);
     if (sw->opt.out_dir != NULL)
         snprintf(sw->dir, sizeof(sw->dir), "%s", sw->opt.out_dir);
     /* "sw/." is sw, never longer; "sw/p/.." is sw, resolved once for every point. */
     char *clean = NULL;
     if ((rc = sim_rundir_resolve(sw->dir, &clean, err)) != SIM_OK)
         return rc;
-    bool fits = snprintf(sw->dir, sizeof(sw->dir), "%s", clean) < (int)sizeof(sw->dir);
-    if (!fits)
-        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "output directory %s: path too long", clean);
+    size_t n = strlen(clean);
+    if (n > SWEEP_DIR_MAX)
+        rc = sim_err_set(err, SIM_ESCENARIO, sw->opt.out_dir != NULL ? NULL : "$.output.dir",
+                         "%s%zu bytes (%.80s...): %s", sw->opt.out_dir != NULL ? "-o: " : "", n,
+                         clean, SWEEP_DIR_TOO_LONG);
+    else
+        snprintf(sw->dir, sizeof(sw->dir), "%s", clean);
     free(clean);
     if (rc != SIM_OK)
         return rc;
@@ -659,6 +680,12 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     }
     snprintf(sw->file, sizeof(sw->file), "%s", file);
     sw->opt = *opt;
+    if (strlen(file) >= sizeof(sw->file)) { /* cut, its base was looked for in another folder */
+        sim_err_set(err, SIM_EINVAL, NULL,
+                    "%zu bytes, too long a path for a sweep file (at most %zu bytes): move it up",
+                    strlen(file), sizeof(sw->file) - 1);
+        goto fail;
+    }
     sw->max_points = opt->max_points > 0 && opt->max_points < APP_SWEEP_MAX_POINTS
                          ? opt->max_points
                          : APP_SWEEP_MAX_POINTS;

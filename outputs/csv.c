@@ -367,8 +367,16 @@ int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary
 {
     size_t len = 0;
     char *text = sim_output_read_own(summary_json, &len);
-    sim_cfg *s = text != NULL && len > 0 ? sim_cfg_parse(text, len, summary_json, NULL) : NULL;
+    bool there = text != NULL && len > 0;
+    sim_cfg *s = there ? sim_cfg_parse(text, len, summary_json, NULL) : NULL;
     free(text);
+    /* One there that does not parse (cut mid-file) held no row to the run's end: plot RUN drew
+     * a row appended past it, where report refuses the run. Absent or empty: not held. */
+    if (s == NULL && there)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: does not parse (cut mid-file, or a number past a double): a "
+                           "damaged run directory, run it again",
+                           summary_json);
     double end = NAN;
     if (s != NULL && sim_cfg_double(s, "sim_time_s", 0.0, INFINITY, &end, NULL) != SIM_OK)
         end = NAN;

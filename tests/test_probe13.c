@@ -1,0 +1,423 @@
+/* Issue 38's tenth probe, classes 13-19: a golden's fingerprint with a line appended, taken
+ * by check --exact as a regression of the code; a run's summary.json cut mid-file, which let
+ * plot RUN draw a metrics.csv row past the run's end; a --names line refused without its
+ * cause; options of validate, bench, sweep and check misused, refused for another cause or
+ * not at all. Every case failed before its fix.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* Appends `text` to the file dir/name. */
+static void append(const char *dir, const char *name, const char *text)
+{
+    char path[900];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- A golden's fingerprint --------------------------------------------------------------- */
+
+/* check --exact compares the whole fingerprint of seed S, but the golden's validation found
+ * each used file's line in it (strstr): a line appended ("metrics.csv 0000...", a line
+ * doubled) passed, and the check said "REGRESSION: outputs differ", exit 1, no file named,
+ * of a golden damaged by hand. Now the golden is refused naming the fingerprint and its line,
+ * exit 2, for --exact and the statistical check alike; so are CRLF line ends (the message
+ * named metrics.csv as edited) and an empty fingerprint. */
+START_TEST(a_fingerprint_with_a_line_appended_is_a_damaged_golden)
+{
+    static const struct {
+        const char *text; /* appended to seed-5/fingerprint, or NULL: written as `whole` */
+        const char *whole;
+        const char *want;
+    } cases[] = {
+        { "metrics.csv 0000000000000000\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { "run.json 00000000000000ab\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { "anything\n", NULL, "seed-5/fingerprint: line 5: not a line" },
+        { NULL, "", "seed-5/fingerprint: line 1: not a line" },
+        { NULL, "metrics.csv 0123456789abcdef\r\n", "seed-5/fingerprint: line 1: not a line" },
+    };
+    char *dir = harness_tmpdir("probe13");
+    char s[600], g[600], seed5[700], o[600], before[4096];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(seed5, sizeof(seed5), "%s/seed-5", g);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    char fp[800];
+    snprintf(fp, sizeof(fp), "%s/fingerprint", seed5);
+    harness_read_into(fp, before, sizeof(before));
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "the golden as written: exit %d\n%s", res.status, res.err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_write(seed5, "fingerprint", cases[i].text != NULL ? before : cases[i].whole);
+        if (cases[i].text != NULL)
+            append(seed5, "fingerprint", cases[i].text);
+        for (int exact = 0; exact < 2; exact++) {
+            res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o,
+                                                   exact ? "--exact" : "--seeds",
+                                                   exact ? NULL : "3", NULL });
+            ck_assert_msg(res.status == 2, "case %zu, exact %d: exit %d\n%s%s", i, exact,
+                          res.status, res.out, res.err);
+            ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+            ck_assert_msg(strstr(res.err, "write it again with --update") != NULL, "%s", res.err);
+        }
+    }
+    harness_write(seed5, "fingerprint", before);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "restored: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* ---- A run's summary.json ----------------------------------------------------------------- */
+
+/* A run's metrics.csv may not hold a row past its summary.json's sim_time_s, but a
+ * summary.json cut mid-file held it to nothing: plot RUN drew a row appended at 99 s to a
+ * 0.2 s run, exit 0 (report refuses such a sweep point: "its summary.json does not parse").
+ * Now plot names the summary.json, exit 2, nothing drawn; a run without one is drawn as
+ * before. */
+START_TEST(a_summary_cut_mid_file_is_a_damaged_run_for_plot)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], run[600], figs[600], summary[700], text[4096];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(run, sizeof(run), "%s/run", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(summary, sizeof(summary), "%s/summary.json", run);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_read_into(summary, text, sizeof(text));
+    text[50] = '\0';
+    harness_write(run, "summary.json", text);
+    append(run, "metrics.csv", "99,60,1900,,,,,,3000\n");
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "summary.json: does not parse") != NULL, "%s", res.err);
+    ck_assert_msg(strstr(res.err, "run it again") != NULL, "%s", res.err);
+    ck_assert_msg(!harness_exists(figs), "figures drawn");
+    remove(summary);
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "without a summary.json: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* ---- A --names file's lines --------------------------------------------------------------- */
+
+/* A --names line that is FROM=TO but for a tab left after it by an editor (or a name longer
+ * than 200 bytes) was refused as "line 1: not FROM=TO (a key or value, '=', the text shown)",
+ * which sends the user looking for a missing '=': the cause was dropped. Each line now names
+ * it, exit 2 as before. */
+START_TEST(a_names_line_refused_says_why)
+{
+    static const struct {
+        const char *line, *want;
+    } cases[] = {
+        { "allreduce=AR\t\n", "line 2: not FROM=TO" },
+        { "allreduce=AR\t\n", "the text holds a tab" },
+        { "allreduce\t=AR\n", "the key holds a tab" },
+        { "allreduce AR\n", "no '='" },
+        { "=AR\n", "the key is empty" },
+        { "allreduce=\r\r\n", "the text holds a control character" },
+    };
+    char *dir = harness_tmpdir("probe13");
+    char s[600], sw[600], out[600], names[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/sw", dir);
+    snprintf(names, sizeof(names), "%s/names.txt", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "# display names\n%s", cases[i].line);
+        harness_write(dir, "names.txt", text);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--names",
+                                               names, "--format", "tex", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+    }
+    harness_write(dir, "names.txt", "allreduce=AR\r\ndpsgd=DP");
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--names", names,
+                                           "--format", "tex", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_msg(strstr(res.out, "AR &") != NULL && strstr(res.out, "DP &") != NULL, "%s",
+                  res.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* ---- Options misused ---------------------------------------------------------------------- */
+
+/* Options misused were refused for another cause, or not at all: validate took "-o" (and a
+ * --set without its value) for scenario files ("-o: cannot open: No such file or directory");
+ * bench named its benchmark as the fault ("bench engine --threads 2": got "engine"; "bench
+ * threads --threads": got "threads", where the value is missing); sweep --list --index 0
+ * printed every point and ran none, exit 0; check --exact --seeds 4 ran the scenario's seed
+ * alone, exit 0; report and plot --by took "--by workers," as "workers" (an empty key
+ * skipped). Each is a usage error naming its cause, exit 2, before anything is read or run. */
+START_TEST(options_misused_are_refused_naming_their_cause)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], sw[600], g[600], o[600], swd[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(swd, sizeof(swd), "%s/swd", dir);
+    result run = harness_hetsim((const char *[]){ "sweep", sw, "-o", swd, "--quiet", NULL });
+    ck_assert_msg(run.status == 0, "%s", run.err);
+    const struct {
+        const char *args[10];
+        const char *want;
+    } cases[] = {
+        { { "validate", "-o", o, s }, "unknown option -o" },
+        { { "validate", s, "--set" }, "--set needs a value" },
+        { { "bench", "engine", "--threads", "2" }, "--threads goes with bench threads" },
+        { { "bench", "threads", "--threads" }, "--threads needs a value" },
+        { { "bench", "engine", "--set", "x=1" }, "bench engine takes nothing more, got \"--set\"" },
+        { { "sweep", sw, "--list", "--index", "0", "-o", o }, "--list and --index do not go" },
+        { { "check", s, "--golden", g, "--exact", "--seeds", "4", "-o", o },
+          "--exact and --seeds do not go together" },
+        { { "report", swd, "--by", "workers," }, "--by: an empty key in \"workers,\"" },
+        { { "plot", swd, "--by", ",workers", "-o", o }, "--by: an empty key in \",workers\"" },
+        { { "report", swd, "--by", "seed", "--best-over", "workers,,x" },
+          "--best-over: an empty key" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *args[12] = { 0 };
+        for (size_t a = 0; a < 10 && cases[i].args[a] != NULL; a++)
+            args[a] = cases[i].args[a];
+        result res = harness_hetsim(args);
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s%s", i, res.status, res.out, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].want) != NULL, "case %zu: %s", i, res.err);
+        ck_assert_msg(strstr(res.out, "ok") == NULL, "case %zu: %s", i, res.out);
+        ck_assert_msg(!harness_exists(o) && !harness_exists(g), "case %zu: something written", i);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A sweep over the limit of points with one seed said "(1001000 of the grid times 1 seeds)". */
+START_TEST(a_sweep_over_the_limit_with_one_seed_says_one_seed)
+{
+    char *dir = harness_tmpdir("probe13");
+    char sw[600];
+    size_t cap = 20000, len = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "{\"base\": \"s.json\", \"seeds\": 1, \"grid\": {\"workers\": [2");
+    for (int w = 3; w <= 1002; w++)
+        len += (size_t)snprintf(text + len, cap - len, ", %d", w);
+    len += (size_t)snprintf(text + len, cap - len, "], \"workload.lr\": [0.1");
+    for (int k = 1; k < 1000; k++)
+        len += (size_t)snprintf(text + len, cap - len, ", 0.%d", 1000 + k);
+    snprintf(text + len, cap - len, "]}}\n");
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", text);
+    free(text);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "(1001000 of the grid times 1 seed), more than the limit") !=
+                      NULL,
+                  "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* ---- A sweep's grid ------------------------------------------------------------------------ */
+
+/* Each point runs in its own directory of the sweep's, so a grid over output.dir ran one run
+ * under each value ("output.dir=a" and "output.dir=b", the same results twice), exit 0,
+ * report --by output.dir comparing a run with itself. Refused as seed is, exit 2. */
+START_TEST(a_grid_over_output_dir_is_refused)
+{
+    static const char *const grids[] = {
+        "{\"output.dir\": [\"a\", \"b\"]}",
+        "{\"zip\": {\"workers\": [2, 3], \"$.output.dir\": [\"a\", \"b\"]}}",
+    };
+    char *dir = harness_tmpdir("probe13");
+    char sw[600], out[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    for (size_t i = 0; i < sizeof(grids) / sizeof(grids[0]); i++) {
+        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[i]);
+        harness_write(dir, "sw.json", text);
+        result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "output.dir: each point runs in its own directory") != NULL,
+                      "case %zu: %s", i, res.err);
+        ck_assert_msg(!harness_exists(out), "case %zu: the sweep ran", i);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* ---- A long sweep directory ---------------------------------------------------------------- */
+
+/* -o takes paths of up to 4,000 bytes, but a sweep kept its directory in 1,024: a 2,020-byte
+ * -o under existing folders was cut there, the sweep made a folder named by the cut (outside
+ * the place asked for) and failed, "cannot create ..." cut short with no cause, exit 1. A
+ * sweep's directory longer than its points' paths can hold is refused, exit 2, nothing made. */
+START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
+{
+    char *dir = harness_tmpdir("probe13");
+    char sw[600], deep[2600], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 10; i++) {
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    snprintf(deep + len, sizeof(deep) - len, "/sweep");
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", deep, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long for a sweep's directory") != NULL, "%s", res.err);
+    /* A sweep file there: its path was cut, its base looked for in another folder ("$.base:
+     * no file ..."). */
+    char file[2700];
+    deep[len] = '\0';
+    harness_write(deep, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    snprintf(file, sizeof(file), "%s/sw.json", deep);
+    res = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long a path for a sweep file") != NULL, "%s", res.err);
+    ck_assert_int_eq(remove(file), 0);
+    /* Nothing made: each folder holds the next alone, the last nothing. */
+    deep[strlen(dir)] = '\0';
+    for (int i = 0; i <= 10; i++) {
+        DIR *d = opendir(deep);
+        ck_assert_ptr_nonnull(d);
+        size_t entries = 0;
+        for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+                       (i > 0 || strcmp(e->d_name, name) == 0);
+        closedir(d);
+        ck_assert_msg(entries == (i < 10 ? 1u : 0u), "folder %d holds %zu entries", i, entries);
+        strcat(deep, "/");
+        strcat(deep, name);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Whether the folders dir/NAME/NAME/... (`depth` of them, NAME 200 'd's) each hold the next
+ * alone and the last `last` entries: nothing made beside them. */
+static void only_the_folders(const char *dir, int depth, size_t last)
+{
+    char path[2600], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    snprintf(path, sizeof(path), "%s", dir);
+    for (int i = 0; i <= depth; i++) {
+        DIR *d = opendir(path);
+        ck_assert_ptr_nonnull(d);
+        size_t entries = 0;
+        for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+                       (i > 0 || strcmp(e->d_name, name) == 0);
+        closedir(d);
+        ck_assert_msg(entries == (i < depth ? 1u : last), "folder %d holds %zu entries", i,
+                      entries);
+        strcat(path, "/");
+        strcat(path, name);
+    }
+}
+
+/* check -o, --junit and report took paths of up to 4,000 bytes into 1,024-byte buffers: a
+ * 2,020-byte -o put the check's seed runs in a folder named by the cut (outside the place
+ * asked for), a --junit report was written there instead, exit 0, and report read the
+ * index of the directory the cut named. Each path is used whole, or refused, exit 2. */
+START_TEST(a_long_check_output_junit_or_sweep_path_is_never_cut)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], g[600], o[600], deep[2600], place[2700], name[201];
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 10; i++) {
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    snprintf(place, sizeof(place), "%s/co", deep);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", place, NULL });
+    ck_assert_msg(res.status == 2, "-o: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long for a check's output") != NULL, "%s", res.err);
+    only_the_folders(dir, 10, 0);
+    snprintf(place, sizeof(place), "%s/j.xml", deep);
+    res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "-o", o, "--junit", place, NULL });
+    ck_assert_msg(res.status == 0, "--junit: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(harness_exists(place), "no report where --junit named");
+    only_the_folders(dir, 10, 1);
+    remove(place);
+    snprintf(place, sizeof(place), "%s/sw", deep);
+    res = harness_hetsim((const char *[]){ "report", place, "--by", "workers", NULL });
+    ck_assert_msg(res.status == 2, "report: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long a path for a sweep's directory") != NULL, "%s",
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe13");
+    TCase *damaged = tcase_create("damaged");
+    tcase_add_test(damaged, a_fingerprint_with_a_line_appended_is_a_damaged_golden);
+    tcase_add_test(damaged, a_summary_cut_mid_file_is_a_damaged_run_for_plot);
+    tcase_set_timeout(damaged, 120);
+    suite_add_tcase(s, damaged);
+    TCase *messages = tcase_create("messages");
+    tcase_add_test(messages, a_names_line_refused_says_why);
+    tcase_add_test(messages, options_misused_are_refused_naming_their_cause);
+    tcase_add_test(messages, a_sweep_over_the_limit_with_one_seed_says_one_seed);
+    tcase_add_test(messages, a_grid_over_output_dir_is_refused);
+    tcase_add_test(messages, a_sweep_directory_too_long_for_its_points_is_refused);
+    tcase_add_test(messages, a_long_check_output_junit_or_sweep_path_is_never_cut);
+    tcase_set_timeout(messages, 60);
+    suite_add_tcase(s, messages);
+    return s;
+}

@@ -34,19 +34,15 @@ START_TEST(a_display_name_opening_with_a_hash_keeps_its_bar)
 {
     char *dir = harness_tmpdir("probe9");
     char sw[600], o[600], figs[600], svg[800];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 1}\n",
+                     sw, o, sizeof(sw));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(svg, sizeof(svg), "%s/breakdown-by-protocol.name.svg", figs);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
-                                           "allreduce=#1 ours", "--label", "dpsgd= #2", "--format",
-                                           "svg", "-o", figs, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
+                                                  "allreduce=#1 ours", "--label", "dpsgd= #2",
+                                                  "--format", "svg", "-o", figs, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     char *text = harness_read(svg, NULL);
     ck_assert_ptr_nonnull(text);
@@ -131,6 +127,13 @@ static void edit_profile_when_running(const char *dir, const char *running)
     _exit(rename(from, to) == 0 ? 0 : 1);
 }
 
+/* long_json's timing with its layers from the profile p.csv beside it. */
+static const char profile_json[] =
+    "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", \"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+    " \"eval\": {\"every_s\": 1}}\n";
+
 /* The seeds of an update parse the scenario read once, but each reads the compute.profile the
  * scenario names: one saved while seed 5 ran gave seeds 6 and 7 another message size, "golden
  * written", exit 0. The golden written is read back as a check reads it before it replaces
@@ -140,12 +143,7 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], running[700];
     harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 1},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
-                  " \"eval\": {\"every_s\": 1}}\n");
+    harness_write(dir, "s.json", profile_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
@@ -164,9 +162,7 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
             NULL,
         "%s", res.err);
     ck_assert(!harness_exists(g));
-    res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     harness_cleanup(dir);
 }
 END_TEST
@@ -178,24 +174,14 @@ START_TEST(a_profile_edited_during_a_check_is_named)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], o[600], running[700];
     harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 1},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
-                  " \"eval\": {\"every_s\": 1}}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, profile_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/seed-8.partial", o);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0)
         edit_profile_when_running(dir, running);
-    res = harness_hetsim(
+    result res = harness_hetsim(
         (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL });
     int status = 0;
     waitpid(pid, &status, 0);
@@ -333,24 +319,20 @@ START_TEST(a_junit_report_over_the_scenarios_profile_is_refused)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], o[600], p[600], link[600];
     harness_write(dir, "p.csv", profile);
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 10},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-                  " \"eval\": {\"every_s\": 0.05}}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir,
+                      "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", "
+                      "\"iteration_ms\": 10},\n"
+                      " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+                      " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+                      " \"eval\": {\"every_s\": 0.05}}\n",
+                      s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(p, sizeof(p), "%s/p.csv", dir);
     snprintf(link, sizeof(link), "%s/link.xml", dir);
     ck_assert_int_eq(symlink("p.csv", link), 0);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     for (int c = 0; c < 2; c++) {
-        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit",
-                                               c == 0 ? p : link, NULL });
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit",
+                                                      c == 0 ? p : link, NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "a file the scenario reads: name another file") != NULL, "%s",
                       res.err);

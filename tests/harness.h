@@ -278,6 +278,10 @@ extern const char harness_fake_index_head[];
  * a few milliseconds; the base of the sweeps the sweep and report suites write. */
 extern const char harness_small_json[];
 
+/* A timing-only scenario of three workers (seed 5, model none) for 0.2 simulated seconds,
+ * evaluated every 0.05 s: a run takes milliseconds; the base of the probe suites' runs. */
+extern const char harness_quick_json[];
+
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);
 

@@ -59,6 +59,12 @@ void harness_write(const char *dir, const char *name, const char *text)
     ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
 }
 
+const char harness_quick_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
 /* `dir`/`name` into buf[size]; fails the test if it does not fit. */
 static void path_in(char *buf, size_t size, const char *dir, const char *name)
 {

@@ -17,13 +17,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* A softmax on synthetic clusters, 4 workers for 0.5 s: at lr 1000 and momentum 0.99 its
  * loss passes 1000 times its first within 20 iterations (the run diverges). */
 static const char learning_json[] =
@@ -113,7 +106,7 @@ START_TEST(plot_by_with_a_target_refuses_a_point_without_its_run_json)
     char *dir = harness_tmpdir("probe11");
     char s[600], o[600], rj[900], figs[700];
     harness_sweep_in(
-        dir, scenario_json,
+        dir, harness_quick_json,
         "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05, 0.1]}, \"seeds\": 1}\n", s, o,
         sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
@@ -192,7 +185,7 @@ START_TEST(a_long_label_is_cut_between_utf8_characters)
     char s[600], o[600], figs[700], csv[800], label[300] = "0.05=a";
     for (int i = 0; i < 66; i++)
         strcat(label, "\xe2\x82\xac");
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 1}\n",
                      s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
@@ -230,7 +223,7 @@ START_TEST(a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys)
 {
     char *dir = harness_tmpdir("probe11");
     char s[600];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     harness_write(dir, "sw.json",
                   "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n");
     snprintf(s, sizeof(s), "%s/sw.json", dir);

@@ -14,13 +14,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 static const char victim_text[] = "a file of the user's, 7919 bytes of care\n";
 
 /* Puts at `path` what `kind` names: 0 a symbolic link to `victim`, 1 a hard link to it, 2 a
@@ -80,7 +73,7 @@ START_TEST(a_temporary_replaced_by_a_link_or_a_fifo_is_never_written_through)
 {
     char *dir = harness_tmpdir("probe7");
     char s[512], sw[512], g[512], co[512], r[512], figs[512];
-    harness_run_in(dir, scenario_json, s, r, sizeof(s));
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     harness_golden_in(dir, NULL, s, g, sizeof(s));
     harness_write(dir, "sw.json",
                   "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
@@ -113,7 +106,7 @@ START_TEST(a_marker_or_a_seeds_file_that_is_a_fifo_or_a_link_is_never_opened)
 {
     char *dir = harness_tmpdir("probe7");
     char sw[512], out[512], mark[600], outside[512], d[512], fifo[600], r[600];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", sw,
                      out, sizeof(sw));
     snprintf(mark, sizeof(mark), "%s/.hetsim-sweep", out);
@@ -152,7 +145,7 @@ START_TEST(a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_thro
     char *dir = harness_tmpdir("probe7");
     char s[512], r[512], figs[512], victim[512], body[2048], text[256];
     harness_write(dir, "victim", victim_text);
-    harness_run_in(dir, scenario_json, s, r, sizeof(s));
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(victim, sizeof(victim), "%s/victim", dir);
     snprintf(body, sizeof(body),
@@ -183,7 +176,7 @@ START_TEST(a_metrics_row_past_the_runs_end_is_refused)
 {
     char *dir = harness_tmpdir("probe7");
     char s[512], out[512], point[640], figs[512];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", s,
                      out, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);

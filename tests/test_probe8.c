@@ -15,13 +15,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* check --exact reads the golden's seed-5/fingerprint: a FIFO there hung the check (it
  * waited for a writer), and a NUL byte appended to it was read as the end of the text, the
  * damaged golden passing (exit 0). Both are refused, exit 2, naming the file. */
@@ -29,7 +22,7 @@ START_TEST(a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char s[600], g[600], o[600], fp[700];
-    harness_golden_in(dir, scenario_json, s, g, sizeof(s));
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(fp, sizeof(fp), "%s/seed-5/fingerprint", g);
     result res =
@@ -60,7 +53,7 @@ START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char sw[600], o[600], nf[600];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
                      "\"dpsgd\"]}, \"seeds\": 2}\n",
                      sw, o, sizeof(sw));
@@ -86,7 +79,7 @@ START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char s[600], r[600], st[600], gp[700], o[600];
-    harness_run_in(dir, scenario_json, s, r, sizeof(s));
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(st, sizeof(st), "%s/style", dir);
     snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
     snprintf(o, sizeof(o), "%s/o", dir);
@@ -116,7 +109,7 @@ START_TEST(a_style_copy_with_a_byte_order_mark_draws_and_a_broken_one_is_named)
                                  "plot sin(x) title 'copy'\n";
     char *dir = harness_tmpdir("probe8");
     char s[600], r[600], st[600], text[200], o[600], png[700];
-    harness_run_in(dir, scenario_json, s, r, sizeof(s));
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(st, sizeof(st), "%s/style", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(png, sizeof(png), "%s/convergence.png", o);
@@ -148,7 +141,7 @@ START_TEST(a_points_summary_that_does_not_parse_is_refused)
                                           "{\"stop_reason\": \"time\", \"sim_time_s\": 1e999}\n" };
     char *dir = harness_tmpdir("probe8");
     char s[600], o[600], sum[900], figs[700];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2}\n",
                      s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);

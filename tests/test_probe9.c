@@ -19,13 +19,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* plot --by writes breakdown-by-KEY.csv with the display name in its first column, which
  * gnuplot reads as data: a name opening with '#' (--label allreduce="#1 ours", or a grid value
  * of `name`) made its row a comment, and the figure drew one bar fewer than the values,
@@ -34,7 +27,7 @@ START_TEST(a_display_name_opening_with_a_hash_keeps_its_bar)
 {
     char *dir = harness_tmpdir("probe9");
     char sw[600], o[600], figs[600], svg[800];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
                      "\"dpsgd\"]}, \"seeds\": 1}\n",
                      sw, o, sizeof(sw));
@@ -78,6 +71,25 @@ static void edit_when_running(const char *dir, const char *running)
     _exit(rename(from, to) == 0 ? 0 : 1);
 }
 
+/* The child's edit of a file of DIR once the file `running` is there (then it exits). */
+typedef void (*edit_fn)(const char *dir, const char *running);
+
+/* Runs hetsim with `args` while a child process makes `edit`; fails the test unless the edit
+ * succeeded. Returns what the command left. */
+static result run_while_editing(const char *const *args, edit_fn edit, const char *dir,
+                                const char *running)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit(dir, running);
+    result res = harness_hetsim(args);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    return res;
+}
+
 /* check --update read the scenario file again for each seed: a file edited while the first seed
  * ran gave the later seeds another scenario, and the update said "golden written", exit 0 (the
  * next check refused that golden as "a run of another scenario"). The file is read once: every
@@ -90,15 +102,9 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_when_running(dir, running);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
+        edit_when_running, dir, running);
     ck_assert_msg(res.status == 0, "%s", res.err);
     for (int seed = 5; seed <= 7; seed++) {
         char run_json[700];
@@ -147,15 +153,9 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_profile_when_running(dir, running);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
+        edit_profile_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(
         strstr(res.err, "a file the scenario names changed during the update, no golden written") !=
@@ -177,15 +177,9 @@ START_TEST(a_profile_edited_during_a_check_is_named)
     harness_golden_in(dir, profile_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/seed-8.partial", o);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_profile_when_running(dir, running);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL },
+        edit_profile_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "a file the scenario names changed during the check") != NULL,
                   "%s", res.err);
@@ -210,14 +204,8 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
     snprintf(index, sizeof(index), "%s/index.csv", o);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_when_running(dir, running);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL },
+                                   edit_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "point 1 (") != NULL &&
                       strstr(res.err, "ran another scenario than the sweep's") != NULL,
@@ -241,7 +229,7 @@ START_TEST(a_lock_file_that_is_a_socket_is_refused)
     char *dir = harness_tmpdir("probe9");
     char s[600], r[600];
     struct sockaddr_un at = { .sun_family = AF_UNIX };
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(r, sizeof(r), "%s/r", dir);
     ck_assert_int_lt(snprintf(at.sun_path, sizeof(at.sun_path), "%s.lock", r),

@@ -251,6 +251,12 @@ void harness_write(const char *dir, const char *name, const char *text);
 /* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
 void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
 
+/* Writes `sweep` to DIR/sw.json (and `scenario` to DIR/s.json unless it is NULL), stores
+ * DIR/sw.json in sw and runs nothing: a sweep file the test runs itself (one refused, or run
+ * with options of its own). */
+void harness_sweep_file(const char *dir, const char *scenario, const char *sweep, char *sw,
+                        size_t size);
+
 /* Writes `sweep` to DIR/sw.json and runs `hetsim sweep DIR/sw.json -o DIR/o --quiet`:
  * DIR/sw.json in sw, the sweep's output DIR/o in o. */
 void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, char *sw, char *o,

@@ -89,13 +89,19 @@ void harness_run_in(const char *dir, const char *scenario, char *s, char *r, siz
     expect_success("run", &res);
 }
 
-void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, char *sw, char *o,
-                      size_t size)
+void harness_sweep_file(const char *dir, const char *scenario, const char *sweep, char *sw,
+                        size_t size)
 {
     if (scenario != NULL)
         harness_write(dir, "s.json", scenario);
     harness_write(dir, "sw.json", sweep);
     path_in(sw, size, dir, "sw.json");
+}
+
+void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, char *sw, char *o,
+                      size_t size)
+{
+    harness_sweep_file(dir, scenario, sweep, sw, size);
     path_in(o, size, dir, "o");
     harness_result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
     expect_success("sweep", &res);

@@ -223,10 +223,10 @@ START_TEST(a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys)
 {
     char *dir = harness_tmpdir("probe11");
     char s[600];
-    harness_write(dir, "s.json", harness_quick_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    harness_sweep_file(
+        dir, harness_quick_json,
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n", s,
+        sizeof(s));
     result res = harness_hetsim((const char *[]){ "sweep", s, "--list", NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "sw.json: $.sedes: unknown key (valid: base, grid, output, "

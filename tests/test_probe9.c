@@ -196,11 +196,10 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
 {
     char *dir = harness_tmpdir("probe9");
     char sw[600], o[600], running[700], index[700];
-    harness_write(dir, "s.json", long_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.momentum\": [0.1, 0.2, 0.3]}, "
-                  "\"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    harness_sweep_file(dir, long_json,
+                       "{\"base\": \"s.json\", \"grid\": {\"workload.momentum\": [0.1, 0.2, "
+                       "0.3]}, \"seeds\": 1}\n",
+                       sw, sizeof(sw));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
     snprintf(index, sizeof(index), "%s/index.csv", o);
@@ -272,11 +271,11 @@ START_TEST(a_trace_that_is_a_fifo_is_refused_by_check_and_sweep)
                   " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
                   " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
                   " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]}, "
-                  "\"seeds\": 1}\n");
+    harness_sweep_file(
+        dir, NULL,
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]}, \"seeds\": 1}\n", sw,
+        sizeof(sw));
     snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(fifo, sizeof(fifo), "%s/tr.csv", dir);

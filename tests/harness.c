@@ -611,56 +611,6 @@ char *harness_chaos_json(unsigned seed, bool real, const char *protocol)
     return s;
 }
 
-void harness_read_into(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-}
-
-harness_result harness_hetsim(const char *const *args)
-{
-    harness_result r;
-    const char *bin = getenv("HETSIM");
-    ck_assert_msg(bin != NULL, "HETSIM is not set");
-    char out[] = "/tmp/hetsim-run-out-XXXXXX", err[] = "/tmp/hetsim-run-err-XXXXXX";
-    int fo = mkstemp(out), fe = mkstemp(err);
-    ck_assert_msg(fo >= 0 && fe >= 0, "cannot make the output files");
-    pid_t pid = fork();
-    ck_assert_msg(pid >= 0, "cannot fork");
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *argv[32] = { bin };
-        for (size_t i = 0; args[i] != NULL && i < 30; i++)
-            argv[i + 1] = args[i];
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    close(fo);
-    close(fe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    harness_read_into(out, r.out, sizeof(r.out));
-    harness_read_into(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
-    return r;
-}
-
-void harness_write(const char *dir, const char *name, const char *text)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    ck_assert_msg(fclose(f) == 0, "cannot write %s", path);
-}
-
 const char harness_small_json[] =
     "{ \"seed\": 5, \"workers\": 4, \"compute\": { \"iteration_ms\": 10 },\n"
     "  \"workload\": { \"dataset\": { \"name\": \"synthetic\", \"samples\": 2000, \"dim\": 20,\n"

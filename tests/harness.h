@@ -236,12 +236,35 @@ typedef struct harness_result {
  * files, and waits for it. */
 harness_result harness_hetsim(const char *const *args);
 
-/* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
 /* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
  * that does not exist or cannot be read (a command's empty output, for instance). */
 void harness_read_into(const char *path, char *buf, size_t size);
 
+/* Writes `text` to the file `name` in `dir`; fails the test if it cannot. */
 void harness_write(const char *dir, const char *name, const char *text);
+
+/* The set-ups the suites of the built binary repeat in a temporary directory `dir` (a
+ * harness_tmpdir): each writes `scenario` to DIR/s.json unless it is NULL (the file is there),
+ * runs one command and fails the test, with its exit status and standard error, unless it
+ * exits 0; it stores the paths it names in its buffers, each of `size` bytes. */
+
+/* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
+void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
+
+/* Writes `sweep` to DIR/sw.json (and `scenario` to DIR/s.json unless it is NULL), stores
+ * DIR/sw.json in sw and runs nothing: a sweep file the test runs itself (one refused, or run
+ * with options of its own). */
+void harness_sweep_file(const char *dir, const char *scenario, const char *sweep, char *sw,
+                        size_t size);
+
+/* Writes `sweep` to DIR/sw.json and runs `hetsim sweep DIR/sw.json -o DIR/o --quiet`:
+ * DIR/sw.json in sw, the sweep's output DIR/o in o. */
+void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, char *sw, char *o,
+                      size_t size);
+
+/* `hetsim check DIR/s.json --golden DIR/g --update --seeds 3`, a golden of 3 seeds: DIR/s.json
+ * in s, the golden DIR/g in g. */
+void harness_golden_in(const char *dir, const char *scenario, char *s, char *g, size_t size);
 
 /* A made-up run directory for the readers of results (report, groups, figures): makes the
  * directory `name` under `sweep` (its path written to `dir`), and writes its metrics.csv from
@@ -260,6 +283,10 @@ extern const char harness_fake_index_head[];
 /* A small synthetic scenario (4 workers, softmax, allreduce, 4 simulated seconds): a run takes
  * a few milliseconds; the base of the sweeps the sweep and report suites write. */
 extern const char harness_small_json[];
+
+/* A timing-only scenario of three workers (seed 5, model none) for 0.2 simulated seconds,
+ * evaluated every 0.05 s: a run takes milliseconds; the base of the probe suites' runs. */
+extern const char harness_quick_json[];
 
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);

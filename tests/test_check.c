@@ -111,6 +111,19 @@ static void expect_unusable(const result *r, const char *name)
     ck_assert_msg(strstr(r->err, name) != NULL, "no \"%s\" in: %s", name, r->err);
 }
 
+/* For each of the n cases {command, name}: a copy of the base golden damaged by the shell
+ * command (chkt_sh) is refused by a check, naming `name` (expect_unusable). */
+static void expect_each_unusable(const char *const (*cases)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *dir = chkt_copy_golden();
+        chkt_sh(cases[i][0], dir);
+        result r = chkt_check_golden(dir);
+        expect_unusable(&r, cases[i][1]);
+        harness_cleanup(dir);
+    }
+}
+
 START_TEST(check_passes_a_sound_golden_and_writes_its_figure_and_junit_report)
 {
     char *dir = chkt_copy_golden();
@@ -267,13 +280,7 @@ START_TEST(check_rejects_missing_and_extra_files_and_seeds)
         { "sed -i 's/\"format\"/\"extra\": 1, \"format\"/' %s/golden/golden.json",
           "golden.json: $.extra: unknown key" },
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *dir = chkt_copy_golden();
-        chkt_sh(cases[i][0], dir);
-        result r = chkt_check_golden(dir);
-        expect_unusable(&r, cases[i][1]);
-        harness_cleanup(dir);
-    }
+    expect_each_unusable(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
@@ -448,13 +455,7 @@ START_TEST(check_reads_a_seeds_file_as_an_editor_leaves_it)
         ck_assert_msg(r.status == 0, "%s: exit %d\n%s%s", sound[i], r.status, r.out, r.err);
         harness_cleanup(dir);
     }
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char *dir = chkt_copy_golden();
-        chkt_sh(bad[i][0], dir);
-        result r = chkt_check_golden(dir);
-        expect_unusable(&r, bad[i][1]);
-        harness_cleanup(dir);
-    }
+    expect_each_unusable(bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 

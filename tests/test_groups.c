@@ -337,26 +337,24 @@ static char *string_sweep(void)
                   "  \"protocol\": { \"name\": \"allreduce\" },\n  \"stop\": { \"time_s\": 0.5, "
                   "\"target_accuracy\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 200 } "
                   "}\n");
-    harness_write(dir, "sw.json",
-                  "{ \"base\": \"tiny.json\", \"seeds\": 1, \"grid\": { \"name\": [\"q\\\"uote\", "
-                  "\"back\\\\slash\", \"1\", \"[1]\", \"true\"] } }\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/sw", dir);
-    harness_result r = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(r.status == 0, "sweep: exit %d: %s", r.status, r.err);
+    harness_sweep_in(
+        dir, NULL,
+        "{ \"base\": \"tiny.json\", \"seeds\": 1, \"grid\": { \"name\": [\"q\\\"uote\", "
+        "\"back\\\\slash\", \"1\", \"[1]\", \"true\"] } }\n",
+        s, o, sizeof(s));
     return dir;
 }
 
-/* Replaces the first `from` in dir/sw/index.csv with `to`. */
+/* Replaces the first `from` in dir/o/index.csv with `to`. */
 static void edit_index(const char *dir, const char *from, const char *to)
 {
     char path[600], text[8192], out[8300];
-    snprintf(path, sizeof(path), "%s/sw/index.csv", dir);
+    snprintf(path, sizeof(path), "%s/o/index.csv", dir);
     harness_read_into(path, text, sizeof(text));
     char *at = strstr(text, from);
     ck_assert_msg(at != NULL, "no %s in %s", from, text);
     snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-    snprintf(path, sizeof(path), "%s/sw", dir);
+    snprintf(path, sizeof(path), "%s/o", dir);
     harness_write(path, "index.csv", out);
 }
 
@@ -368,7 +366,7 @@ static void edit_index(const char *dir, const char *from, const char *to)
 START_TEST(index_values_that_look_like_json_are_held_to_the_strings_they_were_written_from)
 {
     char *dir = string_sweep(), sw[600], fig[600];
-    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    snprintf(sw, sizeof(sw), "%s/o", dir);
     snprintf(fig, sizeof(fig), "%s/fig", dir);
     harness_result r = report(sw, (const char *[]){ "--by", "name", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "report: exit %d: %s", r.status, r.err);
@@ -402,7 +400,7 @@ END_TEST
 START_TEST(where_takes_a_string_as_its_text_or_as_index_csv_writes_it)
 {
     char *dir = string_sweep(), sw[600];
-    snprintf(sw, sizeof(sw), "%s/sw", dir);
+    snprintf(sw, sizeof(sw), "%s/o", dir);
     static const char *const kept[][2] = {
         { "name=q\"uote", "\"q\\\"\"uote\",1," },
         { "name=q\\\"uote", "\"q\\\"\"uote\",1," },

@@ -15,13 +15,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* The scenario takes every latency up to 1e18 ns, but the network takes a switch-to-switch
  * link's and a host fabric's only up to SIM_TIME_NEVER / 16 (5.76e17 ns): an uplink_latency_us
  * of 1e15 (or a fat tree's latency_us of 1e15, which its uplinks default to, or a
@@ -42,7 +35,7 @@ START_TEST(a_switch_latency_past_the_networks_bound_is_refused_with_its_key)
     };
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     for (size_t c = 0; c < sizeof(sets) / sizeof(sets[0]); c++) {
@@ -69,16 +62,12 @@ START_TEST(a_report_without_a_target_reads_every_runs_metrics)
 {
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600], m[900];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     s, o, sizeof(s));
     snprintf(m, sizeof(m), "%s/protocol.name=dpsgd,seed=6/metrics.csv", o);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     FILE *f = fopen(m, "ab");
     ck_assert_ptr_nonnull(f);
@@ -111,16 +100,12 @@ START_TEST(a_run_directory_without_its_index_row_is_named_and_left_out)
 {
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600], ix[700], figs[700];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     s, o, sizeof(s));
     snprintf(ix, sizeof(ix), "%s/index.csv", o);
     snprintf(figs, sizeof(figs), "%s/figs", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     char *text = harness_read(ix, NULL);
     ck_assert_ptr_nonnull(text);
     char *last = strrchr(text, '\n');
@@ -133,7 +118,7 @@ START_TEST(a_run_directory_without_its_index_row_is_named_and_left_out)
     free(text);
     static const char warning[] = "index.csv: 1 run directory of the sweep's no row names, left "
                                   "out (protocol.name=dpsgd,seed=6; from an earlier grid";
-    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
     ck_assert_msg(res.status == 0, "exit %d\n%s\n%s", res.status, res.err, res.out);
     ck_assert_msg(strstr(res.err, warning) != NULL, "%s", res.err);
     res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "-o", figs, NULL });
@@ -157,24 +142,19 @@ START_TEST(a_golden_seed_directory_named_in_another_spelling_is_refused)
     static const char *const names[] = { "seed-06", "seed-+7", "seed- 5" };
     char *dir = harness_tmpdir("probe10");
     char s[600], g[600], o[600], extra[700];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     for (size_t c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
         snprintf(extra, sizeof(extra), "%s/%s", g, names[c]);
         ck_assert_int_eq(mkdir(extra, 0777), 0);
-        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
         ck_assert_msg(res.status == 2, "%s: exit %d\n%s", names[c], res.status, res.err);
         ck_assert_msg(strstr(res.err, "not listed in") != NULL, "%s", res.err);
         ck_assert_msg(strstr(res.err, names[c]) != NULL, "%s", res.err);
         ck_assert(!harness_exists(o));
         ck_assert_int_eq(rmdir(extra), 0);
     }
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     harness_cleanup(dir);
 }
@@ -196,7 +176,7 @@ START_TEST(two_grid_values_that_are_one_run_are_refused)
     };
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600], text[400];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/sw.json", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     for (size_t c = 0; c < sizeof(grids) / sizeof(grids[0]); c++) {
@@ -208,12 +188,11 @@ START_TEST(two_grid_values_that_are_one_run_are_refused)
         ck_assert_msg(strstr(res.err, "are one run") != NULL, "%s", res.err);
         ck_assert(!harness_exists(o));
     }
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol\": [{\"name\": "
-                  "\"allreduce\", \"bucket_mb\": 1}, {\"name\": \"allreduce\", \"bucket_mb\": "
-                  "2}]}}\n");
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_sweep_in(dir, NULL,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol\": [{\"name\": "
+                     "\"allreduce\", \"bucket_mb\": 1}, {\"name\": \"allreduce\", \"bucket_mb\": "
+                     "2}]}}\n",
+                     s, o, sizeof(s));
     harness_cleanup(dir);
 }
 END_TEST

@@ -17,13 +17,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* A softmax on synthetic clusters, 4 workers for 0.5 s: at lr 1000 and momentum 0.99 its
  * loss passes 1000 times its first within 20 iterations (the run diverges). */
 static const char learning_json[] =
@@ -112,16 +105,12 @@ START_TEST(plot_by_with_a_target_refuses_a_point_without_its_run_json)
 {
     char *dir = harness_tmpdir("probe11");
     char s[600], o[600], rj[900], figs[700];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(
-        dir, "sw.json",
-        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05, 0.1]}, \"seeds\": 1}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(
+        dir, harness_quick_json,
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05, 0.1]}, \"seeds\": 1}\n", s, o,
+        sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(rj, sizeof(rj), "%s/workload.lr=0.1,seed=5/run.json", o);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     for (int c = 0; c < 2; c++) {
         if (c == 0) {
             ck_assert_int_eq(unlink(rj), 0);
@@ -130,8 +119,8 @@ START_TEST(plot_by_with_a_target_refuses_a_point_without_its_run_json)
             ck_assert_ptr_nonnull(f);
             fclose(f);
         }
-        res = harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "--target", "0.5",
-                                               "-o", figs, NULL });
+        result res = harness_hetsim((const char *[]){ "plot", o, "--by", "workload.lr", "--target",
+                                                      "0.5", "-o", figs, NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "an incomplete run directory") != NULL, "%s", res.err);
         ck_assert_msg(strstr(res.err, c == 0 ? "no file " : "empty file ") != NULL, "%s", res.err);
@@ -159,9 +148,7 @@ START_TEST(a_failing_check_seed_is_named_with_its_directory)
     snprintf(want, sizeof(want), "hetsim: seed 5 (%s/seed-5): worker ", g);
     ck_assert_msg(strstr(res.err, want) != NULL, "%s", res.err);
     ck_assert_msg(strstr(res.err, "diverged") != NULL, "%s", res.err);
-    res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--set",
                                            "workload.lr=1000", "--set", "workload.momentum=0.99",
                                            NULL });
@@ -198,16 +185,12 @@ START_TEST(a_long_label_is_cut_between_utf8_characters)
     char s[600], o[600], figs[700], csv[800], label[300] = "0.05=a";
     for (int i = 0; i < 66; i++)
         strcat(label, "\xe2\x82\xac");
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 1}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 1}\n",
+                     s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(csv, sizeof(csv), "%s/breakdown-by-workload.lr.csv", figs);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim(
+    result res = harness_hetsim(
         (const char *[]){ "plot", o, "--by", "workload.lr", "--label", label, "-o", figs, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     size_t n = 0;
@@ -240,10 +223,10 @@ START_TEST(a_sweep_files_unknown_key_lists_seeds_among_the_valid_keys)
 {
     char *dir = harness_tmpdir("probe11");
     char s[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    harness_sweep_file(
+        dir, harness_quick_json,
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"sedes\": 3}\n", s,
+        sizeof(s));
     result res = harness_hetsim((const char *[]){ "sweep", s, "--list", NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "sw.json: $.sedes: unknown key (valid: base, grid, output, "

@@ -37,17 +37,14 @@ static result check_in(const char *dir, const char *const *args)
     return harness_hetsim(argv);
 }
 
-/* DIR with s.json, a golden DIR/golden of 3 seeds and a check's output DIR/co. */
+/* DIR with s.json, a golden DIR/g of 3 seeds and a check's output DIR/co. */
 static char *golden_and_check(void)
 {
     char *dir = harness_tmpdir("probe4");
-    char g[512], co[512];
-    harness_write(dir, "s.json", scenario_json);
-    path_of(g, sizeof(g), dir, "golden");
+    char s[512], g[512], co[512];
+    harness_golden_in(dir, scenario_json, s, g, sizeof(s));
     path_of(co, sizeof(co), dir, "co");
-    result r = check_in(dir, (const char *[]){ "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(r.status == 0, "update: exit %d\n%s%s", r.status, r.out, r.err);
-    r = check_in(dir, (const char *[]){ "--golden", g, "--seeds", "3", "-o", co, NULL });
+    result r = check_in(dir, (const char *[]){ "--golden", g, "--seeds", "3", "-o", co, NULL });
     ck_assert_msg(r.status == 0, "check: exit %d\n%s%s", r.status, r.out, r.err);
     return dir;
 }
@@ -61,7 +58,7 @@ START_TEST(no_report_nor_golden_goes_into_another_checks_output)
 {
     char *dir = golden_and_check();
     char g[512], co[512], out[512], link[512], before[16384], after[16384];
-    path_of(g, sizeof(g), dir, "golden");
+    path_of(g, sizeof(g), dir, "g");
     path_of(co, sizeof(co), dir, "co");
     path_of(out, sizeof(out), dir, "out");
     path_of(link, sizeof(link), dir, "link.xml");
@@ -138,7 +135,7 @@ START_TEST(a_golden_file_that_is_no_regular_file_or_a_seed_not_whole_is_refused)
 {
     char *dir = golden_and_check();
     char g[512], out[512], cmd[1200];
-    path_of(g, sizeof(g), dir, "golden");
+    path_of(g, sizeof(g), dir, "g");
     path_of(out, sizeof(out), dir, "out");
     static const char *const files[] = { "seed-4/metrics.csv", "seed-3/fingerprint", "seeds",
                                          "golden.json", "seed-5/run.json" };
@@ -173,19 +170,12 @@ END_TEST
 START_TEST(a_run_file_that_is_a_fifo_is_never_waited_on)
 {
     char *dir = harness_tmpdir("probe4");
-    char s[512], r[512], sw[512], cmd[1600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    path_of(s, sizeof(s), dir, "s.json");
-    path_of(r, sizeof(r), dir, "r");
-    path_of(sw, sizeof(sw), dir, "sw");
-    char swf[512];
-    path_of(swf, sizeof(swf), dir, "sw.json");
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
-    res = harness_hetsim((const char *[]){ "sweep", swf, "-o", sw, "-j", "1", "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    char s[512], r[512], sw[512], swf[512], cmd[1600];
+    harness_run_in(dir, scenario_json, s, r, sizeof(s));
+    harness_sweep_in(dir, NULL,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", swf,
+                     sw, sizeof(swf));
+    result res;
     static const char *const files[] = { "run.json", "summary.json" };
     for (size_t i = 0; i < 2; i++) {
         snprintf(cmd, sizeof(cmd),

@@ -24,11 +24,7 @@ static char *with_a_run(void)
 {
     char *dir = harness_tmpdir("probe5");
     char s[512], r[512];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
+    harness_run_in(dir, scenario_json, s, r, sizeof(s));
     return dir;
 }
 
@@ -73,12 +69,9 @@ START_TEST(a_junit_report_in_the_checks_own_output_or_its_runs_is_refused_first)
 {
     char *dir = with_a_run();
     char s[512], g[512], co[512], junit[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/golden", dir);
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     snprintf(co, sizeof(co), "%s/co", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
+    result res;
     static const char *const places[] = { "", "/.", "/seed-6/run.json", "/seed-7/report.xml",
                                           "/sub/report.xml" };
     for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
@@ -105,21 +98,17 @@ END_TEST
 START_TEST(a_sweep_never_runs_a_point_through_a_link_to_another_run)
 {
     char *dir = with_a_run();
-    char sw[512], point[600], r[512], before[4096], after[4096];
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    char sw[512], out[512], point[600], r[512], before[4096], after[4096];
+    harness_sweep_in(dir, NULL,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", sw,
+                     out, sizeof(sw));
     snprintf(r, sizeof(r), "%s/r", dir);
-    snprintf(point, sizeof(point), "%s/out/workers=2,seed=3", dir);
-    char out[512];
-    snprintf(out, sizeof(out), "%s/out", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(point, sizeof(point), "%s/workers=2,seed=3", out);
     char cmd[1400];
     snprintf(cmd, sizeof(cmd), "rm -r '%s' && ln -s ../r '%s'", point, point);
     ck_assert_int_eq(system(cmd), 0);
     harness_tree_digest(r, before, sizeof(before));
-    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
     harness_tree_digest(r, after, sizeof(after));
     ck_assert_msg(strcmp(before, after) == 0, "the run behind the link changed (exit %d)",
                   res.status);
@@ -136,18 +125,15 @@ START_TEST(a_sweep_takes_no_run_behind_a_link_as_its_points)
 {
     char *dir = with_a_run();
     char sw[512], point[600], moved[512], out[512], before[4096], after[4096], cmd[1800];
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_sweep_in(dir, NULL,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", sw,
+                     out, sizeof(sw));
     snprintf(point, sizeof(point), "%s/workers=2,seed=3", out);
     snprintf(moved, sizeof(moved), "%s/moved", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
     snprintf(cmd, sizeof(cmd), "mv '%s' '%s' && ln -s ../moved '%s'", point, moved, point);
     ck_assert_int_eq(system(cmd), 0);
     harness_tree_digest(moved, before, sizeof(before));
-    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
     harness_tree_digest(moved, after, sizeof(after));
     ck_assert_msg(strcmp(before, after) == 0, "the run behind the link changed (exit %d)",
                   res.status);
@@ -164,14 +150,10 @@ START_TEST(a_check_never_runs_a_seed_through_a_link_to_another_run)
 {
     char *dir = with_a_run();
     char s[512], g[512], co[512], r[512], before[4096], after[4096], cmd[1400];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/golden", dir);
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     snprintf(co, sizeof(co), "%s/co", dir);
     snprintf(r, sizeof(r), "%s/r", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
     ck_assert_msg(res.status == 0, "check: exit %d\n%s", res.status, res.err);
     snprintf(cmd, sizeof(cmd), "rm -r '%s/seed-6' && ln -s ../r '%s/seed-6'", co, co);
     ck_assert_int_eq(system(cmd), 0);

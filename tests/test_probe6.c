@@ -137,10 +137,9 @@ START_TEST(a_sweep_file_given_as_a_scenario_is_named_so)
 {
     char *dir = harness_tmpdir("probe6");
     char sw[512];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    harness_sweep_file(dir, scenario_json,
+                       "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n",
+                       sw, sizeof(sw));
     static const char *const cmds[] = { "run", "validate" };
     for (size_t i = 0; i < 2; i++) {
         result r = harness_hetsim((const char *[]){ cmds[i], sw, NULL });
@@ -189,10 +188,10 @@ START_TEST(index_results_that_are_not_the_runs_are_refused)
                   " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 100000},\n"
                   " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.05},\n"
                   " \"eval\": {\"every_s\": 0.05}}\n");
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 4]}, \"seeds\": 2,\n"
-                  " \"output\": {\"dir\": \"unused\"}}\n");
-    snprintf(sweep, sizeof(sweep), "%s/sw.json", dir);
+    harness_sweep_file(dir, NULL,
+                       "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 4]}, \"seeds\": 2,\n"
+                       " \"output\": {\"dir\": \"unused\"}}\n",
+                       sweep, sizeof(sweep));
     snprintf(sw, sizeof(sw), "%s/sw", dir);
     for (size_t i = 0; i < 3; i++) {
         result r = harness_hetsim(

@@ -14,13 +14,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 static const char victim_text[] = "a file of the user's, 7919 bytes of care\n";
 
 /* Puts at `path` what `kind` names: 0 a symbolic link to `victim`, 1 a hard link to it, 2 a
@@ -80,24 +73,16 @@ START_TEST(a_temporary_replaced_by_a_link_or_a_fifo_is_never_written_through)
 {
     char *dir = harness_tmpdir("probe7");
     char s[512], sw[512], g[512], co[512], r[512], figs[512];
-    harness_write(dir, "s.json", scenario_json);
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     harness_write(dir, "sw.json",
                   "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(g, sizeof(g), "%s/golden", dir);
     snprintf(co, sizeof(co), "%s/co", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
     snprintf(figs, sizeof(figs), "%s/figs", dir);
-    const char *run[] = { "run", s, "-o", r, "--quiet", NULL };
     const char *sweep[] = { "sweep", sw, "-o", dir, "--quiet", NULL };
-    const char *update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
     const char *check[] = { "check", s, "--golden", g, "-o", dir, NULL };
     const char *plot[] = { "plot", r, "-o", dir, NULL };
-    result res = harness_hetsim(run);
-    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
-    res = harness_hetsim(update);
-    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
     char sub[600];
     snprintf(sub, sizeof(sub), "%s/sweep", dir);
     sweep[3] = sub;
@@ -121,19 +106,15 @@ START_TEST(a_marker_or_a_seeds_file_that_is_a_fifo_or_a_link_is_never_opened)
 {
     char *dir = harness_tmpdir("probe7");
     char sw[512], out[512], mark[600], outside[512], d[512], fifo[600], r[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", sw,
+                     out, sizeof(sw));
     snprintf(mark, sizeof(mark), "%s/.hetsim-sweep", out);
     snprintf(outside, sizeof(outside), "%s/outside", dir);
     const char *sweep[] = { "sweep", sw, "-o", out, "--quiet", NULL };
-    result res = harness_hetsim(sweep);
-    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
     ck_assert_int_eq(unlink(mark), 0);
     ck_assert_int_eq(mkfifo(mark, 0666), 0);
-    res = harness_hetsim(sweep);
+    result res = harness_hetsim(sweep);
     ck_assert_msg(res.status == 2, "a FIFO marker: exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, ".hetsim-sweep") != NULL, "%s", res.err);
     ck_assert_int_eq(unlink(mark), 0);
@@ -163,14 +144,10 @@ START_TEST(a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_thro
 {
     char *dir = harness_tmpdir("probe7");
     char s[512], r[512], figs[512], victim[512], body[2048], text[256];
-    harness_write(dir, "s.json", scenario_json);
     harness_write(dir, "victim", victim_text);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(victim, sizeof(victim), "%s/victim", dir);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "run: exit %d\n%s", res.status, res.err);
     snprintf(body, sizeof(body),
              "#!/bin/sh\nread -r vars\ncat >/dev/null\n"
              "out=$(printf '%%s' \"$vars\" | sed -n \"s/.*out='\\([^']*\\)'.*/\\1/p\")\n"
@@ -183,7 +160,7 @@ START_TEST(a_figure_temporary_replaced_while_gnuplot_draws_is_never_written_thro
     const char *old = getenv("PATH");
     snprintf(path, sizeof(path), "%s:%s", dir, old != NULL ? old : "");
     ck_assert_int_eq(setenv("PATH", path, 1), 0);
-    res = harness_hetsim((const char *[]){ "plot", r, "-o", figs, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", r, "-o", figs, NULL });
     text_of(victim, text, sizeof(text));
     ck_assert_msg(strcmp(text, victim_text) == 0, "written through the link (exit %d)", res.status);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
@@ -199,14 +176,10 @@ START_TEST(a_metrics_row_past_the_runs_end_is_refused)
 {
     char *dir = harness_tmpdir("probe7");
     char s[512], out[512], point[640], figs[512];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/out", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}, \"seeds\": 1}\n", s,
+                     out, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", out, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
     snprintf(point, sizeof(point), "%s/workers=3,seed=5", out);
     char *metrics = harness_slurp(point, "metrics.csv");
     char *last = strrchr(metrics, '\n'); /* the file ends with one: the last row before it */
@@ -226,7 +199,7 @@ START_TEST(a_metrics_row_past_the_runs_end_is_refused)
         const char *argv[8] = { 0 };
         for (size_t k = 0; k < 6 && cmds[i][k] != NULL; k++)
             argv[k] = cmds[i][k];
-        res = harness_hetsim(argv);
+        result res = harness_hetsim(argv);
         ck_assert_msg(res.status == 2, "%s: exit %d\n%s", cmds[i][0], res.status, res.err);
         ck_assert_msg(strstr(res.err, "metrics.csv: line 7: time_s 99 is past the run's end, "
                                       "sim_time_s 0.2 in ") != NULL,

@@ -15,13 +15,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* check --exact reads the golden's seed-5/fingerprint: a FIFO there hung the check (it
  * waited for a writer), and a NUL byte appended to it was read as the end of the text, the
  * damaged golden passing (exit 0). Both are refused, exit 2, naming the file. */
@@ -29,15 +22,11 @@ START_TEST(a_fingerprint_that_is_a_fifo_or_holds_a_nul_byte_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char s[600], g[600], o[600], fp[700];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(fp, sizeof(fp), "%s/seed-5/fingerprint", g);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    result res =
+        harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     FILE *f = fopen(fp, "ab");
     ck_assert_ptr_nonnull(f);
@@ -63,20 +52,15 @@ END_TEST
 START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
-    char s[600], sw[600], o[600], nf[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    char sw[600], o[600], nf[600];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     sw, o, sizeof(sw));
     harness_write(dir, "names", "# one text for two protocols\nallreduce=AR\ndpsgd=AR\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(nf, sizeof(nf), "%s/names", dir);
-    snprintf(sw, sizeof(sw), "%s", s);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names", nf,
-                                           "--format", "tex", NULL });
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",
+                                                  nf, "--format", "tex", NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "two rows would be named \"AR\" (allreduce and dpsgd)") != NULL,
                   "%s", res.err);
@@ -95,21 +79,17 @@ START_TEST(a_style_copy_that_is_a_fifo_or_a_directory_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char s[600], r[600], st[600], gp[700], o[600];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(st, sizeof(st), "%s/style", dir);
     snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     ck_assert_int_eq(mkdir(st, 0777), 0);
     for (int c = 0; c < 2; c++) {
         if (c == 0)
             ck_assert_int_eq(mkfifo(gp, 0666), 0);
         else
             ck_assert_int_eq(mkdir(gp, 0777), 0);
-        res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "convergence.gp: not a regular file") != NULL, "%s", res.err);
         ck_assert(!harness_exists(o));
@@ -129,18 +109,14 @@ START_TEST(a_style_copy_with_a_byte_order_mark_draws_and_a_broken_one_is_named)
                                  "plot sin(x) title 'copy'\n";
     char *dir = harness_tmpdir("probe8");
     char s[600], r[600], st[600], text[200], o[600], png[700];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(st, sizeof(st), "%s/style", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(png, sizeof(png), "%s/convergence.png", o);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     ck_assert_int_eq(mkdir(st, 0777), 0);
     snprintf(text, sizeof(text), "\xef\xbb\xbf%s", script);
     harness_write(st, "convergence.gp", text);
-    res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", o, NULL });
     ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
     ck_assert(harness_exists(png));
     harness_write(st, "convergence.gp", "set no_such_option 3\nset output out\n");
@@ -165,21 +141,17 @@ START_TEST(a_points_summary_that_does_not_parse_is_refused)
                                           "{\"stop_reason\": \"time\", \"sim_time_s\": 1e999}\n" };
     char *dir = harness_tmpdir("probe8");
     char s[600], o[600], sum[900], figs[700];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2}\n",
+                     s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(sum, sizeof(sum), "%s/workload.lr=0.05,seed=6/summary.json", o);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     for (size_t c = 0; c < 2; c++) {
         FILE *f = fopen(sum, "wb");
         ck_assert_ptr_nonnull(f);
         fputs(damage[c], f);
         fclose(f);
-        res = harness_hetsim((const char *[]){ "report", o, "--by", "workload.lr", NULL });
+        result res = harness_hetsim((const char *[]){ "report", o, "--by", "workload.lr", NULL });
         ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "line 3: not its run's results: its summary.json does "
                                       "not parse") != NULL,

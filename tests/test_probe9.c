@@ -19,13 +19,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* plot --by writes breakdown-by-KEY.csv with the display name in its first column, which
  * gnuplot reads as data: a name opening with '#' (--label allreduce="#1 ours", or a grid value
  * of `name`) made its row a comment, and the figure drew one bar fewer than the values,
@@ -34,19 +27,15 @@ START_TEST(a_display_name_opening_with_a_hash_keeps_its_bar)
 {
     char *dir = harness_tmpdir("probe9");
     char sw[600], o[600], figs[600], svg[800];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 1}\n",
+                     sw, o, sizeof(sw));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(svg, sizeof(svg), "%s/breakdown-by-protocol.name.svg", figs);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
-                                           "allreduce=#1 ours", "--label", "dpsgd= #2", "--format",
-                                           "svg", "-o", figs, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
+                                                  "allreduce=#1 ours", "--label", "dpsgd= #2",
+                                                  "--format", "svg", "-o", figs, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     char *text = harness_read(svg, NULL);
     ck_assert_ptr_nonnull(text);
@@ -82,6 +71,25 @@ static void edit_when_running(const char *dir, const char *running)
     _exit(rename(from, to) == 0 ? 0 : 1);
 }
 
+/* The child's edit of a file of DIR once the file `running` is there (then it exits). */
+typedef void (*edit_fn)(const char *dir, const char *running);
+
+/* Runs hetsim with `args` while a child process makes `edit`; fails the test unless the edit
+ * succeeded. Returns what the command left. */
+static result run_while_editing(const char *const *args, edit_fn edit, const char *dir,
+                                const char *running)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        edit(dir, running);
+    result res = harness_hetsim(args);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    return res;
+}
+
 /* check --update read the scenario file again for each seed: a file edited while the first seed
  * ran gave the later seeds another scenario, and the update said "golden written", exit 0 (the
  * next check refused that golden as "a run of another scenario"). The file is read once: every
@@ -94,15 +102,9 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_when_running(dir, running);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
+        edit_when_running, dir, running);
     ck_assert_msg(res.status == 0, "%s", res.err);
     for (int seed = 5; seed <= 7; seed++) {
         char run_json[700];
@@ -131,6 +133,13 @@ static void edit_profile_when_running(const char *dir, const char *running)
     _exit(rename(from, to) == 0 ? 0 : 1);
 }
 
+/* long_json's timing with its layers from the profile p.csv beside it. */
+static const char profile_json[] =
+    "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", \"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+    " \"eval\": {\"every_s\": 1}}\n";
+
 /* The seeds of an update parse the scenario read once, but each reads the compute.profile the
  * scenario names: one saved while seed 5 ran gave seeds 6 and 7 another message size, "golden
  * written", exit 0. The golden written is read back as a check reads it before it replaces
@@ -140,33 +149,20 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], running[700];
     harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 1},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
-                  " \"eval\": {\"every_s\": 1}}\n");
+    harness_write(dir, "s.json", profile_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_profile_when_running(dir, running);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
+        edit_profile_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(
         strstr(res.err, "a file the scenario names changed during the update, no golden written") !=
             NULL,
         "%s", res.err);
     ck_assert(!harness_exists(g));
-    res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
     harness_cleanup(dir);
 }
 END_TEST
@@ -178,28 +174,12 @@ START_TEST(a_profile_edited_during_a_check_is_named)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], o[600], running[700];
     harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 8, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 1},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
-                  " \"eval\": {\"every_s\": 1}}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, profile_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/seed-8.partial", o);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_profile_when_running(dir, running);
-    res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL },
+        edit_profile_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "a file the scenario names changed during the check") != NULL,
                   "%s", res.err);
@@ -216,22 +196,15 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
 {
     char *dir = harness_tmpdir("probe9");
     char sw[600], o[600], running[700], index[700];
-    harness_write(dir, "s.json", long_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.momentum\": [0.1, 0.2, 0.3]}, "
-                  "\"seeds\": 1}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    harness_sweep_file(dir, long_json,
+                       "{\"base\": \"s.json\", \"grid\": {\"workload.momentum\": [0.1, 0.2, "
+                       "0.3]}, \"seeds\": 1}\n",
+                       sw, sizeof(sw));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
     snprintf(index, sizeof(index), "%s/index.csv", o);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_when_running(dir, running);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    result res = run_while_editing((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL },
+                                   edit_when_running, dir, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "point 1 (") != NULL &&
                       strstr(res.err, "ran another scenario than the sweep's") != NULL,
@@ -255,7 +228,7 @@ START_TEST(a_lock_file_that_is_a_socket_is_refused)
     char *dir = harness_tmpdir("probe9");
     char s[600], r[600];
     struct sockaddr_un at = { .sun_family = AF_UNIX };
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(r, sizeof(r), "%s/r", dir);
     ck_assert_int_lt(snprintf(at.sun_path, sizeof(at.sun_path), "%s.lock", r),
@@ -298,11 +271,11 @@ START_TEST(a_trace_that_is_a_fifo_is_refused_by_check_and_sweep)
                   " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
                   " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
                   " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]}, "
-                  "\"seeds\": 1}\n");
+    harness_sweep_file(
+        dir, NULL,
+        "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]}, \"seeds\": 1}\n", sw,
+        sizeof(sw));
     snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(fifo, sizeof(fifo), "%s/tr.csv", dir);
@@ -333,24 +306,20 @@ START_TEST(a_junit_report_over_the_scenarios_profile_is_refused)
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], o[600], p[600], link[600];
     harness_write(dir, "p.csv", profile);
-    harness_write(dir, "s.json",
-                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", "
-                  "\"iteration_ms\": 10},\n"
-                  " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
-                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-                  " \"eval\": {\"every_s\": 0.05}}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir,
+                      "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", "
+                      "\"iteration_ms\": 10},\n"
+                      " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
+                      " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+                      " \"eval\": {\"every_s\": 0.05}}\n",
+                      s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(p, sizeof(p), "%s/p.csv", dir);
     snprintf(link, sizeof(link), "%s/link.xml", dir);
     ck_assert_int_eq(symlink("p.csv", link), 0);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     for (int c = 0; c < 2; c++) {
-        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit",
-                                               c == 0 ? p : link, NULL });
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--junit",
+                                                      c == 0 ? p : link, NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "a file the scenario reads: name another file") != NULL, "%s",
                       res.err);

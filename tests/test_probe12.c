@@ -4,6 +4,7 @@
  * is no UTF-8; an error's JSON path cut inside a UTF-8 character. Every case failed before
  * its fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,74 @@ START_TEST(a_summary_json_that_does_not_parse_is_refused_by_plot)
 }
 END_TEST
 
+/* True when the n bytes at s are well-formed UTF-8 (a check of its own, not hetsim's). */
+static bool utf8_ok(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80             ? 1
+                   : (p[i] & 0xe0) == 0xc0 ? 2
+                   : (p[i] & 0xf0) == 0xe0 ? 3
+                   : (p[i] & 0xf8) == 0xf0 ? 4
+                                           : 0;
+        if (k == 0 || (k > 1 && p[i] < 0xc2) || i + k > n)
+            return false;
+        for (size_t j = 1; j < k; j++)
+            if ((p[i + j] & 0xc0) != 0x80)
+                return false;
+        i += k;
+    }
+    return true;
+}
+
+/* A display name went into the bar charts' CSVs as it was given: --label allreduce=$'\xff' (or
+ * a --names line holding a byte that is no UTF-8, an overlong form, a surrogate) wrote
+ * breakdown-by-KEY.csv with that byte, which pandas.read_csv refused, exit 0. Refused, exit 2,
+ * naming the option or the file's line, nothing drawn; a name of whole UTF-8 characters is
+ * drawn. */
+START_TEST(a_display_name_that_is_no_utf8_is_refused)
+{
+    static const char *const lines[] = { "dpsgd=\xc3\x28\n", "allreduce=\xed\xa0\x80x\n",
+                                         "allreduce=\xc0\xaf\n", "\xff=x\n" };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], o[600], figs[600], names[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(names, sizeof(names), "%s/names.txt", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
+                                           "allreduce=\xff", "-o", figs, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "bytes of UTF-8") != NULL, "%s", res.err);
+    ck_assert(!harness_exists(figs));
+    for (size_t c = 0; c < sizeof(lines) / sizeof(lines[0]); c++) {
+        harness_write(dir, "names.txt", lines[c]);
+        res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--names", names,
+                                               "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "names.txt: line 1: not FROM=TO") != NULL, "%s", res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
+                                           "allreduce=\xe2\x82\xac ours", "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    size_t n = 0;
+    char csv[700];
+    snprintf(csv, sizeof(csv), "%s/breakdown-by-protocol.name.csv", figs);
+    char *text = harness_read(csv, &n);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(utf8_ok(text, n) && strstr(text, "\xe2\x82\xac ours") != NULL, "%s", text);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -115,5 +184,9 @@ Suite *test_suite(void)
     tcase_add_test(results, a_summary_json_that_does_not_parse_is_refused_by_plot);
     tcase_set_timeout(results, 60);
     suite_add_tcase(s, results);
+    TCase *json = tcase_create("json");
+    tcase_add_test(json, a_display_name_that_is_no_utf8_is_refused);
+    tcase_set_timeout(json, 60);
+    suite_add_tcase(s, json);
     return s;
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/text.h"
+
 void sim_err_clear(sim_err *err)
 {
     if (err == NULL)
@@ -24,6 +26,8 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
+    sim_text_utf8_trim(err->path); /* a long path or message cut to its room: whole characters */
+    sim_text_utf8_trim(err->msg);
     return code;
 }
 
@@ -33,6 +37,7 @@ int sim_err_file(sim_err *err, const char *file)
         return SIM_OK;
     if (err->file[0] == '\0' && file != NULL)
         snprintf(err->file, sizeof(err->file), "%s", file);
+    sim_text_utf8_trim(err->file);
     return err->code;
 }
 
@@ -52,6 +57,7 @@ void sim_err_format(const sim_err *err, char *buf, unsigned long size)
         snprintf(buf, size, "%s: %s", err->path, msg);
     else
         snprintf(buf, size, "%s", msg);
+    sim_text_utf8_trim(buf);
 }
 
 const char *sim_strerror(int code)

@@ -173,6 +173,40 @@ START_TEST(a_display_name_that_is_no_utf8_is_refused)
 }
 END_TEST
 
+/* An error's JSON path has room for 159 bytes: a key of a hundred euro signs, unknown, was
+ * named by a path cut between the bytes of a character, and the message on stderr was no
+ * UTF-8. Cut before the first character that does not fit whole, in a scenario file and from
+ * --set. */
+START_TEST(an_error_path_is_cut_between_utf8_characters)
+{
+    char key[400] = "", set[500], text[900], s[600], o[600];
+    for (size_t i = 0; i < 100; i++)
+        strcat(key, "\xe2\x82\xac");
+    char *dir = harness_tmpdir("probe12");
+    snprintf(text, sizeof(text),
+             "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10, \"%s\": 1},\n"
+             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+             " \"protocol\": {\"name\": \"allreduce\"}}\n",
+             key);
+    harness_write(dir, "euro.json", text);
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/euro.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "unknown key") != NULL, "%s", res.err);
+    ck_assert_msg(utf8_ok(res.err, strlen(res.err)), "%s", res.err);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(set, sizeof(set), "compute.%s=1", key);
+    res = harness_hetsim((const char *[]){ "run", s, "--set", set, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "unknown key") != NULL, "%s", res.err);
+    ck_assert_msg(utf8_ok(res.err, strlen(res.err)), "%s", res.err);
+    ck_assert(!harness_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -186,6 +220,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, results);
     TCase *json = tcase_create("json");
     tcase_add_test(json, a_display_name_that_is_no_utf8_is_refused);
+    tcase_add_test(json, an_error_path_is_cut_between_utf8_characters);
     tcase_set_timeout(json, 60);
     suite_add_tcase(s, json);
     return s;

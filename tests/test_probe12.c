@@ -1,8 +1,8 @@
 /* Issue 38's tenth probe, classes 7-12 (numbers at their limits, foreign goldens, stalls,
  * damaged results, JSON strings): grid values that differ by a -0 alone; a run's summary.json
  * that does not parse, which let plot RUN draw a row past the run's end; a display name that
- * is no UTF-8; an error's JSON path cut inside a UTF-8 character. Every case failed before
- * its fix.
+ * is no UTF-8; an error's JSON path cut inside a UTF-8 character; an empty --tune-seeds.
+ * Every case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -207,6 +207,43 @@ START_TEST(an_error_path_is_cut_between_utf8_characters)
 }
 END_TEST
 
+/* --tune-seeds "" tuned on no seed: report and plot --by went on as if untuned, exit 0 (a
+ * trailing comma, "5,", was read as "5", and ",5" refused). Each is refused, exit 2, nothing
+ * printed or drawn; "5,6" is read. */
+START_TEST(an_empty_tune_seeds_list_is_refused)
+{
+    static const char *const lists[] = { "", "5,", "5,,6" };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], o[600], figs[600];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"], \"workload.message_bytes\": [4000, 8000]}, \"seeds\": 3}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    for (size_t c = 0; c < sizeof(lists) / sizeof(lists[0]); c++) {
+        res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--best-over",
+                                               "workload.message_bytes", "--tune-seeds", lists[c],
+                                               NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "--tune-seeds takes seeds") != NULL, "%s", res.err);
+        ck_assert_msg(res.out[0] == '\0', "%s", res.out);
+        res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--best-over",
+                                               "workload.message_bytes", "--tune-seeds", lists[c],
+                                               "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert(!harness_exists(figs));
+    }
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--best-over",
+                                           "workload.message_bytes", "--tune-seeds", "5,6", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -221,6 +258,7 @@ Suite *test_suite(void)
     TCase *json = tcase_create("json");
     tcase_add_test(json, a_display_name_that_is_no_utf8_is_refused);
     tcase_add_test(json, an_error_path_is_cut_between_utf8_characters);
+    tcase_add_test(json, an_empty_tune_seeds_list_is_refused);
     tcase_set_timeout(json, 60);
     suite_add_tcase(s, json);
     return s;

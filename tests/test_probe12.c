@@ -1,8 +1,9 @@
 /* Issue 38's tenth probe, classes 7-12 (numbers at their limits, foreign goldens, stalls,
  * damaged results, JSON strings): grid values that differ by a -0 alone; a run's summary.json
  * that does not parse, which let plot RUN draw a row past the run's end; a display name that
- * is no UTF-8; an error's JSON path cut inside a UTF-8 character; an empty --tune-seeds.
- * Every case failed before its fix.
+ * is no UTF-8; an error's JSON path cut inside a UTF-8 character; an empty --tune-seeds; a
+ * bare --set number past a double refused without its cause. Every case failed before its
+ * fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -244,6 +245,36 @@ START_TEST(an_empty_tune_seeds_list_is_refused)
 }
 END_TEST
 
+/* A bare --set value that is no JSON number is taken as text: --set workload.lr=1e-400 (too
+ * small for a double: JSON's number, cJSON's 0) was refused as "must be a number in [0, 1000],
+ * got \"1e-400\"", a value within the range, naming no cause (a file's 1e-400 is named at its
+ * line and column). The cause is said after the text; a key that takes a string takes it. */
+START_TEST(a_bare_set_number_past_a_double_names_its_cause)
+{
+    static const char *const sets[][2] = {
+        { "workload.lr=1e-400", "got \"1e-400\": 1e-400 is too small for a double (read as 0)" },
+        { "workload.lr=1.7976931348623159e308", "is too large for a double (read as infinity)" },
+        { "workers=08", "got \"08\": 08 is not a JSON number" },
+    };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (size_t c = 0; c < sizeof(sets) / sizeof(sets[0]); c++) {
+        result res = harness_hetsim(
+            (const char *[]){ "run", s, "--set", sets[c][0], "-o", o, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, sets[c][1]) != NULL, "%s", res.err);
+        ck_assert(!harness_exists(o));
+    }
+    result res = harness_hetsim(
+        (const char *[]){ "run", s, "--set", "name=1e-400", "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -259,6 +290,7 @@ Suite *test_suite(void)
     tcase_add_test(json, a_display_name_that_is_no_utf8_is_refused);
     tcase_add_test(json, an_error_path_is_cut_between_utf8_characters);
     tcase_add_test(json, an_empty_tune_seeds_list_is_refused);
+    tcase_add_test(json, a_bare_set_number_past_a_double_names_its_cause);
     tcase_set_timeout(json, 60);
     suite_add_tcase(s, json);
     return s;

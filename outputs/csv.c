@@ -347,10 +347,19 @@ int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
     sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;
     free(text);
     int64_t n = -1;
+    sim_err bad;
+    sim_err_clear(&bad);
     if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == SIM_OK && sc != NULL &&
-        sim_cfg_has(sc, "workers") && sim_cfg_int(sc, "workers", 1, INT64_MAX, &n, NULL) != SIM_OK)
+        sim_cfg_has(sc, "workers") && sim_cfg_int(sc, "workers", 1, INT64_MAX, &n, &bad) != SIM_OK)
         n = -1;
     sim_cfg_destroy(root);
+    if (bad.code != SIM_OK) { /* "workers": 0 (or 1e300) held workers.csv's rows to nothing */
+        char why[700];
+        sim_err_file(&bad, run_json);
+        sim_err_format(&bad, why, sizeof(why));
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s (no run.json hetsim wrote: run it again)",
+                           why);
+    }
     if (n < 0 || t->nrows == (size_t)n)
         return SIM_OK;
     if (t->nrows > (size_t)n)

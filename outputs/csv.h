@@ -72,7 +72,8 @@ extern const sim_csv_rules sim_csv_workers;
 /* A run's workers.csv `t` has a row per worker of the run: the count its run.json (the file
  * `run_json`) gives as scenario.workers. A file cut at a row's end is well formed but short:
  * SIM_EINVAL naming the file and the first missing row's line ("out/a/workers.csv: line 4:
- * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count. A
+ * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count; a
+ * count that is no integer >= 1 ("workers": 0 or 1e300) is SIM_EINVAL naming run.json. A
  * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK. */
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
 

@@ -2,8 +2,8 @@
  * damaged results, JSON strings): grid values that differ by a -0 alone; a run's summary.json
  * that does not parse, which let plot RUN draw a row past the run's end; a display name that
  * is no UTF-8; an error's JSON path cut inside a UTF-8 character; an empty --tune-seeds; a
- * bare --set number past a double refused without its cause. Every case failed before its
- * fix.
+ * bare --set number past a double refused without its cause; a run.json of 0 workers. Every
+ * case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -275,6 +275,54 @@ START_TEST(a_bare_set_number_past_a_double_names_its_cause)
 }
 END_TEST
 
+/* workers.csv must have a row per worker of its run.json's scenario.workers, but a count that
+ * was no integer >= 1 counted as none: a run.json edited to "workers": 0 (or -0, or 1e300) let
+ * report, plot --by and plot RUN read the three rows of workers.csv, exit 0. Refused, exit 2,
+ * naming run.json, nothing drawn. */
+START_TEST(a_run_json_worker_count_of_zero_is_refused)
+{
+    static const char *const counts[] = { "0", "-0", "1e300" };
+    char *dir = harness_tmpdir("probe12");
+    char s[600], o[600], figs[600], run[700], text[900];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "sw.json",
+                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                  "\"dpsgd\"]}, \"seeds\": 2}\n");
+    snprintf(s, sizeof(s), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,seed=6", o);
+    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    snprintf(text, sizeof(text), "%s/run.json", run);
+    char *json = harness_read(text, NULL);
+    ck_assert_ptr_nonnull(json);
+    char *at = strstr(json, "\"workers\": 3,");
+    ck_assert_ptr_nonnull(at);
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        snprintf(text, sizeof(text), "%.*s\"workers\": %s,%s", (int)(at - json), json, counts[c],
+                 at + strlen("\"workers\": 3,"));
+        harness_write(run, "run.json", text);
+        const char *const *cmds[] = {
+            (const char *[]){ "report", o, "--by", "protocol.name", NULL },
+            (const char *[]){ "plot", o, "--by", "protocol.name", "-o", figs, NULL },
+            (const char *[]){ "plot", run, "-o", figs, NULL },
+        };
+        for (size_t k = 0; k < 3; k++) {
+            res = harness_hetsim(cmds[k]);
+            ck_assert_msg(res.status == 2, "%s, command %zu: exit %d\n%s", counts[c], k, res.status,
+                          res.err);
+            ck_assert_msg(strstr(res.err, "run.json: $.scenario.workers: must be an integer") !=
+                              NULL,
+                          "%s", res.err);
+            ck_assert(!harness_exists(figs));
+        }
+    }
+    free(json);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -284,6 +332,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, sums);
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_summary_json_that_does_not_parse_is_refused_by_plot);
+    tcase_add_test(results, a_run_json_worker_count_of_zero_is_refused);
     tcase_set_timeout(results, 60);
     suite_add_tcase(s, results);
     TCase *json = tcase_create("json");

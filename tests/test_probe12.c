@@ -2,8 +2,8 @@
  * damaged results, JSON strings): grid values that differ by a -0 alone; a run's summary.json
  * that does not parse, which let plot RUN draw a row past the run's end; a display name that
  * is no UTF-8; an error's JSON path cut inside a UTF-8 character; an empty --tune-seeds; a
- * bare --set number past a double refused without its cause; a run.json of 0 workers. Every
- * case failed before its fix.
+ * bare --set number past a double refused without its cause; a run.json of 0 workers; a
+ * golden's control characters written raw in a message. Every case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -323,6 +323,57 @@ START_TEST(a_run_json_worker_count_of_zero_is_refused)
 }
 END_TEST
 
+/* True when s holds no control character but line ends. */
+static bool no_controls(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+            return false;
+    return true;
+}
+
+/* A message quoting a string of a file wrote its control characters as they were: a
+ * golden.json whose hetsim_version is "0.1.0\u001b[31m" (or a protocol named so by --set)
+ * sent the terminal that escape sequence on stderr (and a "\n" broke the message's line),
+ * where a value described by the loader is escaped ("got \"a\u001b[31mb\""). Every message
+ * writes them as JSON escapes them, exit 2 as before. */
+START_TEST(a_message_writes_a_files_control_characters_escaped)
+{
+    char *dir = harness_tmpdir("probe12");
+    char s[600], g[600], o[600], gj[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    snprintf(gj, sizeof(gj), "%s/golden.json", g);
+    char *text = harness_read(gj, NULL);
+    ck_assert_ptr_nonnull(text);
+    char *at = strstr(text, "\"0.1.0\"");
+    ck_assert_ptr_nonnull(at);
+    char edited[1200];
+    snprintf(edited, sizeof(edited), "%.*s\"0.1.0\\u0001\\u001b[31m\\nx\"%s", (int)(at - text),
+             text, at + strlen("\"0.1.0\""));
+    harness_write(g, "golden.json", edited);
+    free(text);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "golden.json says 0.1.0\\u0001\\u001b[31m\\u000ax (seeds") !=
+                      NULL,
+                  "%s", res.err);
+    ck_assert_msg(no_controls(res.err), "%s", res.err);
+    res = harness_hetsim((const char *[]){ "run", s, "--set", "protocol.name=\"a\\u001b[31mb\"",
+                                           "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "unknown protocol \"a\\u001b[31mb\"") != NULL, "%s", res.err);
+    ck_assert_msg(no_controls(res.err), "%s", res.err);
+    ck_assert(!harness_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe12");
@@ -342,5 +393,9 @@ Suite *test_suite(void)
     tcase_add_test(json, a_bare_set_number_past_a_double_names_its_cause);
     tcase_set_timeout(json, 60);
     suite_add_tcase(s, json);
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_message_writes_a_files_control_characters_escaped);
+    tcase_set_timeout(golden, 60);
+    suite_add_tcase(s, golden);
     return s;
 }

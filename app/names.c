@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "outputs/output.h"
+#include "sim/text.h"
 
 #define NAME_MAX_BYTES 200
 #define NAME_MAX_TEXT  "200" /* NAME_MAX_BYTES, spelt for messages */
@@ -67,6 +68,11 @@ static const char *fault(const char *s, size_t len)
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             return s[i] == '\t' ? "holds a tab, a control character" : "holds a control character";
+    /* A byte that is no UTF-8 (--label allreduce=$'\xff') went into the bar charts' CSVs,
+     * which pandas then refused. */
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = sim_text_utf8_len(s + i)) == 0)
+            return "is not UTF-8";
     return NULL;
 }
 
@@ -87,11 +93,12 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
 {
     char why[64];
     if (spec_fault(spec, why, sizeof(why)))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "a display name is FROM=TO, a key or a value as index.csv writes it "
-                           "and the text shown (each 1 to %d bytes, no control character), got "
-                           "\"%.200s\" (%s)",
-                           NAME_MAX_BYTES, spec, why);
+        return sim_err_set(
+            err, SIM_EINVAL, NULL,
+            "a display name is FROM=TO, a key or a value as index.csv writes it "
+            "and the text shown (each 1 to %d bytes of UTF-8, no control character), got "
+            "\"%.200s\" (%s)",
+            NAME_MAX_BYTES, spec, why);
     const char *eq = strchr(spec, '=');
     char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
     if (from != NULL)
@@ -140,7 +147,7 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
         if (spec_fault(p, why, sizeof(why)))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "
-                             "each 1 to %d bytes, no control character): %s",
+                             "each 1 to %d bytes of UTF-8, no control character): %s",
                              path, line, NAME_MAX_BYTES, why);
         else
             rc = app_names_add(n, p, err);

@@ -80,11 +80,14 @@ static bool parse_u64(const char *a, const char *end, uint64_t *v)
     return true;
 }
 
-/* "11,12" or "11-13,15" into w's ranges. */
+/* "11,12" or "11-13,15" into w's ranges; every item is a seed or a range: an empty text
+ * (--tune-seeds "", which tuned on nothing and reported as if untuned, exit 0) or an empty
+ * item ("11,") is refused. */
 static int parse_seeds(work *w, const char *text, sim_err *err)
 {
-    for (const char *p = text; *p != '\0';) {
-        const char *end = p + strcspn(p, ","), *dash = memchr(p, '-', (size_t)(end - p));
+    for (const char *p = text, *end;; p = end + 1) {
+        end = p + strcspn(p, ",");
+        const char *dash = memchr(p, '-', (size_t)(end - p));
         uint64_t lo = 0, hi = 0;
         bool ok = w->nranges < MAX_RANGES &&
                   (dash == NULL ? parse_u64(p, end, &lo) && (hi = lo, true)
@@ -96,9 +99,9 @@ static int parse_seeds(work *w, const char *text, sim_err *err)
                                MAX_RANGES, text);
         w->lo[w->nranges] = lo;
         w->hi[w->nranges++] = hi;
-        p = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            return SIM_OK;
     }
-    return SIM_OK;
 }
 
 static int read_options(app_select *s, work *w, sim_err *err)

@@ -663,8 +663,8 @@ static int make_points(app_sweep *sw, sim_err *err)
     else if (rc == 0 && i < sw->npoints)
         rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
                          "points %zu (%s) and %zu (%s) are one run: the same scenario, a value "
-                         "written with its keys in another order or as its default (repeated "
-                         "values?)",
+                         "written with its keys in another order, as its default or with -0 for 0 "
+                         "(repeated values?)",
                          j, sw->points[j].name, i, sw->points[i].name);
     sw_scratch_fini(&s);
     return rc;

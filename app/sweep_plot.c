@@ -11,6 +11,7 @@
 #include "app/stats.h"
 #include "outputs/output.h"
 #include "outputs/plot.h"
+#include "sim/text.h"
 
 #define PATH_TEXT          2048
 #define LABEL_TEXT         160
@@ -77,24 +78,25 @@ bool app_sweep_plot_size(const char *text, double *w, double *h)
 /* Appends `text` to `out` (room LABEL_TEXT), its quotes and backslashes made harmless inside
  * gnuplot's strings and the words of its titles list: ' and " as typographic quotes, the rest
  * of what gnuplot cannot take in a label (brackets and braces of arrays and objects, control
- * characters) as '_'. A text too long is cut before a UTF-8 character that does not fit whole
- * (cut inside one, a 199-byte --label left the CSVs invalid UTF-8, which pandas refused). */
+ * characters, a byte that is no UTF-8) as '_'. A text too long is cut before a UTF-8
+ * character that does not fit whole (cut inside one, a 199-byte --label left the CSVs invalid
+ * UTF-8, which pandas refused). */
 static void append_label(char *out, const char *text)
 {
     size_t len = strlen(out);
     for (const char *p = text; *p != '\0';) {
         unsigned char c = (unsigned char)*p;
-        size_t n = c >= 0xf8 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-        for (size_t i = 1; i < n; i++) /* not followed by its continuation bytes: a byte alone */
-            if (((unsigned char)p[i] & 0xc0) != 0x80)
-                n = 1;
+        size_t n = sim_text_utf8_len(p);
+        bool bad = n == 0; /* a byte that is no UTF-8: one '_' */
+        n = bad ? 1 : n;
         if (len + (n > 3 ? n : 3) + 1 >= LABEL_TEXT)
             break;
         if (c == '\'' || c == '"') {
             memcpy(out + len, c == '\'' ? "\xe2\x80\x99" : "\xe2\x80\x9d", 3);
             len += 3;
         } else if (n == 1) {
-            out[len++] = c < 0x20 || c == 0x7f || strchr("\\[]{}`", c) != NULL ? '_' : (char)c;
+            out[len++] =
+                bad || c < 0x20 || c == 0x7f || strchr("\\[]{}`", c) != NULL ? '_' : (char)c;
         } else {
             memcpy(out + len, p, n);
             len += n;

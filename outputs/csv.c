@@ -347,10 +347,19 @@ int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
     sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;
     free(text);
     int64_t n = -1;
+    sim_err bad;
+    sim_err_clear(&bad);
     if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == SIM_OK && sc != NULL &&
-        sim_cfg_has(sc, "workers") && sim_cfg_int(sc, "workers", 1, INT64_MAX, &n, NULL) != SIM_OK)
+        sim_cfg_has(sc, "workers") && sim_cfg_int(sc, "workers", 1, INT64_MAX, &n, &bad) != SIM_OK)
         n = -1;
     sim_cfg_destroy(root);
+    if (bad.code != SIM_OK) { /* "workers": 0 (or 1e300) held workers.csv's rows to nothing */
+        char why[700];
+        sim_err_file(&bad, run_json);
+        sim_err_format(&bad, why, sizeof(why));
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s (no run.json hetsim wrote: run it again)",
+                           why);
+    }
     if (n < 0 || t->nrows == (size_t)n)
         return SIM_OK;
     if (t->nrows > (size_t)n)
@@ -363,26 +372,47 @@ int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
                        t->path, line, t->nrows, n, run_json);
 }
 
-int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json, sim_err *err)
+/* The run's end, sim_time_s in `summary_json`, into *end: NaN for a summary.json that is
+ * absent, no regular file or empty (a run written by hand has none); one that does not parse
+ * or names no end is SIM_EINVAL (plot RUN, which no index.csv check precedes, drew a row past
+ * the run's end when its summary.json was cut short). */
+static int run_end(const char *summary_json, double *end, sim_err *err)
 {
     size_t len = 0;
+    *end = NAN;
     char *text = sim_output_read_own(summary_json, &len);
-    bool there = text != NULL && len > 0;
-    sim_cfg *s = there ? sim_cfg_parse(text, len, summary_json, NULL) : NULL;
-    free(text);
-    /* One there that does not parse (cut mid-file) held no row to the run's end: plot RUN drew
-     * a row appended past it, where report refuses the run. Absent or empty: not held. */
-    if (s == NULL && there)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: does not parse (cut mid-file, or a number past a double): a "
-                           "damaged run directory, run it again",
-                           summary_json);
-    double end = NAN;
-    if (s != NULL && sim_cfg_double(s, "sim_time_s", 0.0, INFINITY, &end, NULL) != SIM_OK)
-        end = NAN;
-    sim_cfg_destroy(s);
-    if (t->nrows == 0)
+    if (text == NULL || len == 0) {
+        free(text);
         return SIM_OK;
+    }
+    sim_err perr;
+    sim_err_clear(&perr);
+    sim_cfg *s = sim_cfg_parse(text, len, summary_json, &perr);
+    free(text);
+    if (s == NULL && perr.code == SIM_ENOMEM)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int rc = s != NULL ? sim_cfg_double(s, "sim_time_s", 0.0, INFINITY, end, &perr) : perr.code;
+    if (rc == SIM_OK && !sim_cfg_has(s, "sim_time_s"))
+        rc = sim_err_set(&perr, SIM_EINVAL, "$.sim_time_s", "missing");
+    sim_cfg_destroy(s);
+    if (rc == SIM_OK)
+        return SIM_OK;
+    *end = NAN;
+    char why[700];
+    sim_err_file(&perr, summary_json);
+    sim_err_format(&perr, why, sizeof(why));
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s (no summary.json hetsim wrote: the run's end cannot be read; run it "
+                       "again)",
+                       why);
+}
+
+int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json, sim_err *err)
+{
+    double end = NAN;
+    int rc = run_end(summary_json, &end, err);
+    if (rc != SIM_OK || t->nrows == 0)
+        return rc;
     double last = sim_csv_number(t, t->nrows - 1, time_col);
     /* Both are the run's clock printed to 17 digits or fewer: a relative 1e-12 is rounding. */
     if (!(last > end * (1.0 + 1e-12) + 1e-12)) /* false for NaN: no end to hold it to */

@@ -72,15 +72,16 @@ extern const sim_csv_rules sim_csv_workers;
 /* A run's workers.csv `t` has a row per worker of the run: the count its run.json (the file
  * `run_json`) gives as scenario.workers. A file cut at a row's end is well formed but short:
  * SIM_EINVAL naming the file and the first missing row's line ("out/a/workers.csv: line 4:
- * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count. A
+ * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count; a
+ * count that is no integer >= 1 ("workers": 0 or 1e300) is SIM_EINVAL naming run.json. A
  * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK. */
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
 
 /* A run's metrics.csv `t` ends no later than the run: its last row's time (column `time_col`)
  * is at most sim_time_s in the run's summary.json (the file `summary_json`). A row appended by
- * hand past it (at 99 s to a 3 s run) is SIM_EINVAL naming the file and line, and so is a
- * summary.json there that does not parse (cut mid-file); one absent, empty or naming no end is
- * its readers' to refuse: SIM_OK. */
+ * hand past it (at 99 s to a 3 s run) is SIM_EINVAL naming the file and line; so is a
+ * summary.json that does not parse or names no end (no number sim_time_s >= 0). One that is
+ * absent, no regular file (never opened) or empty holds the rows to nothing: SIM_OK. */
 int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
                           sim_err *err);
 

@@ -332,23 +332,6 @@ static bool label_char(unsigned char c)
     return is_alnum(c) || (c != 0 && strchr("._-+,:=~/()[]#", c) != NULL);
 }
 
-/* Length of the well-formed UTF-8 character at `p` (2 to 4), or 0 if it is not one
- * (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF). */
-static size_t utf8_len(const unsigned char *p)
-{
-    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
-               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
-                                              : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 /* Copies `raw` into `out` (at most SIM_PLOT_LABEL_MAX bytes, whole characters only),
  * replacing what gnuplot cannot take, and invalid UTF-8, by '_'; an empty result becomes
  * "run". */
@@ -357,7 +340,7 @@ static void set_label(char *out, const char *raw)
     const unsigned char *p = (const unsigned char *)raw;
     size_t n = 0;
     while (*p != '\0') {
-        size_t k = *p >= 0x80 ? utf8_len(p) : 1;
+        size_t k = *p >= 0x80 ? sim_text_utf8_len((const char *)p) : 1;
         size_t w = k == 0 ? 1 : k; /* an invalid byte becomes one '_' */
         if (n + w > SIM_PLOT_LABEL_MAX)
             break;

@@ -54,11 +54,7 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
     while (*p == ' ' || *p == '\t')
         p++;
     bool composite = *p == '{' || *p == '[' || *p == '"';
-    /* A bare value that is a whole number out of range (1e-400, 1e999) is that number, too
-     * small or too large, not the string it was taken as ("must be a number, got "1e-400""). */
-    bool number =
-        !composite && bad == (size_t)(p - text) && bad + n == len && cfg_number_out_of_range(p, n);
-    if (v != NULL && bad != SIZE_MAX && (composite || number)) {
+    if (v != NULL && bad != SIZE_MAX && composite) {
         char what[128];
         cfg_bad_number_text(what, sizeof(what), text + bad, n);
         cJSON_Delete(v);

@@ -53,14 +53,30 @@ static void range_text(char *buf, size_t size, double lo, double hi)
 
 /* Checks a JSON number against [lo, hi] (and integrality when asked; lo and hi are then
  * within +-2^53). Returns 0 or fills err for `path`. */
+/* The description of a value that is no number in range, into got[size]: a string that is
+ * one number JSON refuses (a bare --set value such as 1e-400, too small for a double, which
+ * --set takes as the text "1e-400") says why, or "got \"1e-400\"" named no cause. */
+static void describe_not_number(const cJSON *v, char *got, size_t size)
+{
+    cfg_describe(v, got, size);
+    size_t n = 0, len = cJSON_IsString(v) ? strlen(v->valuestring) : 0;
+    if (len > 0 && cfg_bad_number(v->valuestring, len, &n) == 0 && n == len) {
+        size_t used = strlen(got);
+        if (used + 3 < size) {
+            memcpy(got + used, ": ", 3);
+            cfg_bad_number_text(got + used + 2, size - used - 2, v->valuestring, n);
+        }
+    }
+}
+
 static int check_number(const sim_cfg *cfg, const char *path, const cJSON *v, double lo, double hi,
                         bool integer, sim_err *err)
 {
-    char got[96], range[96];
+    char got[200], range[96];
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= lo &&
         v->valuedouble <= hi && (!integer || floor(v->valuedouble) == v->valuedouble))
         return 0;
-    cfg_describe(v, got, sizeof(got));
+    describe_not_number(v, got, sizeof(got));
     if (integer) {
         char a[40], b[40];
         cfg_fmt_num(a, sizeof(a), lo);
@@ -148,6 +164,10 @@ int sim_cfg_double(sim_cfg *cfg, const char *key, double lo, double hi, double *
     if ((rc = check_number(cfg, path, v, lo, hi, false, err)) != 0)
         return rc;
     *out = v->valuedouble;
+    if (*out == 0.0) { /* -0 is 0: recorded so, the scenario's hash (and a sweep's run) that of 0 */
+        cJSON_SetNumberValue(cfg_get(cfg, key), 0.0);
+        *out = 0.0;
+    }
     return 0;
 }
 
@@ -352,7 +372,7 @@ int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double
     if ((rc = check_number(cfg, path, v, lo, hi, integer, err)) != 0)
         return rc;
     *out = v->valuedouble;
-    if (integer && *out == 0.0) { /* -0 is 0, as sim_cfg_int records it (the tree is cfg's) */
+    if (*out == 0.0) { /* -0 is 0, as sim_cfg_int and sim_cfg_double record it (cfg's tree) */
         cJSON_SetNumberValue((cJSON *)v, 0.0);
         *out = 0.0;
     }

@@ -123,9 +123,6 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n);
  * too large for a double (read as infinity)". */
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n);
 
-/* True when s[0..n) is a JSON number out of a double's range (1e999, 1e-400). */
-bool cfg_number_out_of_range(const char *s, size_t n);
-
 /* The offset in s[0..len) of the first \u escape inside a string that is not followed by four
  * hexadecimal digits (JSON's grammar refuses it; cJSON decodes it to a NUL that cuts the
  * string: "allreduce\uZZZZjunk" ran allreduce); SIZE_MAX when there is none. */

@@ -644,11 +644,6 @@ bool cfg_find_nul_escape(const char *text, size_t len, const cJSON *node, const 
     return nul_escape(text, len, &token) && find_string(node, NULL, base, &token, path, size, key);
 }
 
-bool cfg_number_out_of_range(const char *s, size_t n)
-{
-    return json_number(s, n) && out_of_range(s, n);
-}
-
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n)
 {
     const char *why = "is not a JSON number (no leading zero, a digit on each side of a point)";

@@ -1,8 +1,11 @@
 #include "sim/err.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "sim/text.h"
 
 void sim_err_clear(sim_err *err)
 {
@@ -14,16 +17,38 @@ void sim_err_clear(sim_err *err)
     err->msg[0] = '\0';
 }
 
+/* Copies raw into out[size], each control character written as JSON escapes it ("\u001b"):
+ * a message quoting a file's string (a golden.json's version "0.1.0\u001b[31m") sent the
+ * terminal its escape sequence, or broke its line. */
+static void escape_controls(char *out, size_t size, const char *raw)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0'; p++) {
+        bool control = *p < 0x20 || *p == 0x7f;
+        if (n + (control ? 6 : 1) >= size)
+            break;
+        if (control)
+            n += (size_t)snprintf(out + n, size - n, "\\u%04x", *p);
+        else
+            out[n++] = (char)*p;
+    }
+    out[n] = '\0';
+}
+
 int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
 {
     if (err == NULL)
         return code;
     err->code = code;
     snprintf(err->path, sizeof(err->path), "%s", path != NULL ? path : "");
+    char raw[sizeof(err->msg)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    escape_controls(err->msg, sizeof(err->msg), raw);
+    sim_text_utf8_trim(err->path); /* a long path or message cut to its room: whole characters */
+    sim_text_utf8_trim(err->msg);
     return code;
 }
 
@@ -33,6 +58,7 @@ int sim_err_file(sim_err *err, const char *file)
         return SIM_OK;
     if (err->file[0] == '\0' && file != NULL)
         snprintf(err->file, sizeof(err->file), "%s", file);
+    sim_text_utf8_trim(err->file);
     return err->code;
 }
 
@@ -52,6 +78,7 @@ void sim_err_format(const sim_err *err, char *buf, unsigned long size)
         snprintf(buf, size, "%s: %s", err->path, msg);
     else
         snprintf(buf, size, "%s", msg);
+    sim_text_utf8_trim(buf);
 }
 
 const char *sim_strerror(int code)

@@ -4,7 +4,8 @@
  * its first line: a scenario's (cJSON skips it), a layer profile's (sim/layers.c), a trace's
  * (scenario/scenario_stragglers.c), a LIBSVM file's (models/data_libsvm.c) and a results
  * file's (outputs/csv.c), each through sim_text_bom. Their numbers are decimal, one rule for
- * every reader (sim_text_decimal). Header only.
+ * every reader (sim_text_decimal). Texts shown (display names, error messages) are UTF-8,
+ * checked and cut by whole characters (sim_text_utf8_len). Header only.
  */
 #ifndef SIM_TEXT_H
 #define SIM_TEXT_H
@@ -30,6 +31,48 @@ static inline size_t sim_text_bom(const char *s, size_t len)
 static inline bool sim_text_decimal(const char *s)
 {
     return s[0] != '\0' && s[strspn(s, "0123456789+-.eE")] == '\0';
+}
+
+/* The length of the well-formed UTF-8 character that opens p (1 for an ASCII byte, 2 to 4),
+ * or 0 when none does: a stray continuation byte, a byte that opens no character (0xc0,
+ * 0xc1, 0xf5 and above), an overlong form, a surrogate, a code point past U+10FFFF, or a
+ * character cut short (by the string's end). */
+static inline size_t sim_text_utf8_len(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* True when the zero-terminated s is well-formed UTF-8 throughout. */
+static inline bool sim_text_utf8(const char *s)
+{
+    for (size_t n; *s != '\0'; s += n)
+        if ((n = sim_text_utf8_len(s)) == 0)
+            return false;
+    return true;
+}
+
+/* Cuts the zero-terminated s before a UTF-8 character that a cut to its size left incomplete
+ * at its end (snprintf cuts between bytes): the text keeps whole characters only. */
+static inline void sim_text_utf8_trim(char *s)
+{
+    size_t n = strlen(s), lead = n;
+    while (lead > 0 && n - lead < 4 && ((unsigned char)s[lead - 1] & 0xc0) == 0x80)
+        lead--;
+    if (lead > 0 && (unsigned char)s[lead - 1] >= 0xc0 && sim_text_utf8_len(s + lead - 1) == 0)
+        s[lead - 1] = '\0';
 }
 
 #endif

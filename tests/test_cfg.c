@@ -148,15 +148,9 @@ START_TEST(parse_refuses_a_number_that_underflows_to_zero)
     ck_assert_int_eq(sim_cfg_override(cfg, "o=[1e-999]", &err), SIM_ESCENARIO);
     cfgt_check_err(&err, SIM_ESCENARIO, "--set o",
                    "1e-999 is too small for a double (read as 0), at column 2");
-    /* A bare value that is such a number alone is that number, refused as in a file: it was
-     * taken as the string "1e-400", and a number key said "must be a number, got "1e-400""
-     * (issue 38, ninth probe). Text that is no JSON number stays a string. */
-    ck_assert_int_eq(sim_cfg_override(cfg, "o=1e-400", &err), SIM_ESCENARIO);
-    cfgt_check_err(&err, SIM_ESCENARIO, "--set o",
-                   "1e-400 is too small for a double (read as 0), at column 1");
-    ck_assert_int_eq(sim_cfg_override(cfg, "o= -2e999", &err), SIM_ESCENARIO);
-    cfgt_check_err(&err, SIM_ESCENARIO, "--set o",
-                   "-2e999 is too large for a double (read as infinity), at column 2");
+    /* A bare value that is such a number alone is text, as a bare value that does not parse
+     * is: a key that takes a number names the cause (sim/cfg_read.c, check_number). */
+    ck_assert_int_eq(sim_cfg_override(cfg, "o=1e-400", &err), 0);
     ck_assert_int_eq(sim_cfg_override(cfg, "o=01e-400", &err), 0);
     ck_assert_int_eq(sim_cfg_override(cfg, "o=1e-400x", &err), 0);
     sim_cfg_destroy(cfg);

@@ -1,5 +1,6 @@
 /* Issue 38's tenth probe, classes 1-6 (probe38o): a compute.profile or a trace that is a FIFO
- * named by a sweep's grid value rather than by the base. Every case failed before its fix.
+ * named by a sweep's grid value rather than by the base; a trace edited while check --update
+ * or a check runs its seeds. Every case failed before its fix.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -76,12 +78,80 @@ START_TEST(a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep)
 }
 END_TEST
 
+/* A timing-only scenario long enough (30 simulated s of 8 workers) that a second process edits
+ * its trace while a seed runs. */
+static const char traced_json[] =
+    "{\"seed\": 5, \"workers\": 8, \"compute\": {\"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+    " \"eval\": {\"every_s\": 1}}\n";
+
+/* The child: once `running` is there (a seed's work directory), replaces the trace by one that
+ * slows worker 0 six times instead of 1.5, as a tool rewriting it would. */
+static void edit_trace_when_running(const char *dir, const char *running)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    harness_write(dir, "tr.tmp", "0,0,6\n");
+    char from[700], to[700];
+    snprintf(from, sizeof(from), "%s/tr.tmp", dir);
+    snprintf(to, sizeof(to), "%s/tr.csv", dir);
+    _exit(rename(from, to) == 0 ? 0 : 1);
+}
+
+/* A trace is read by each seed's load, and its points are no part of the resolved scenario: a
+ * trace saved while seed 5 of an update ran gave seeds 6 and 7 a worker six times slower
+ * (34,560 samples/s against 88,098), and the update said "golden written", exit 0; a check's
+ * seeds compared with the golden as one scenario's. Both name the file, exit 1: the update
+ * writes no golden, the check no verdict. */
+START_TEST(a_trace_edited_during_an_update_or_a_check_is_named)
+{
+    char *dir = harness_tmpdir("probe14");
+    char s[600], g[600], o[600], running[700];
+    harness_write(dir, "s.json", traced_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (int c = 0; c < 2; c++) {
+        harness_write(dir, "tr.csv", "0,0,1.5\n");
+        if (c == 1) {
+            result res = harness_hetsim(
+                (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+            ck_assert_msg(res.status == 0, "%s", res.err);
+        }
+        snprintf(running, sizeof(running),
+                 c == 0 ? "%s.partial/seed-5.partial" : "%s/seed-8.partial", c == 0 ? g : o);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+            edit_trace_when_running(dir, running);
+        result res =
+            c == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
+                                                      "--seeds", "3", NULL })
+                   : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        int status = 0;
+        waitpid(pid, &status, 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+        ck_assert_msg(res.status == 1, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
+        ck_assert_msg(strstr(res.err, "a file the scenario names changed during the") != NULL &&
+                          strstr(res.err, "$.stragglers[0].file") != NULL,
+                      "case %d: %s", c, res.err);
+        if (c == 0)
+            ck_assert(!harness_exists(g));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe14");
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep);
-    tcase_set_timeout(reads, 30);
+    tcase_add_test(reads, a_trace_edited_during_an_update_or_a_check_is_named);
+    tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;
 }

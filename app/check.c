@@ -193,9 +193,47 @@ static int whole_golden(const char *work, sim_err *err)
     return rc;
 }
 
+/* A compute.profile or a trace the scenario names is read again by each seed's load: one
+ * edited since the first load (a trace saved while the update ran gave the later seeds other
+ * stragglers under the same resolved scenario, "golden written", exit 0) is named, exit 1. */
+static int same_inputs(const sim_scenario *first, const sim_scenario *one, const char *during,
+                       sim_err *err)
+{
+    if (sim_scenario_same_inputs(first, one, err) == SIM_OK)
+        return SIM_OK;
+    char why[sizeof(err->path) + sizeof(err->msg) + 4];
+    snprintf(why, sizeof(why), "%s: %s", err->path, err->msg);
+    return sim_err_set(err, SIM_EIO, NULL,
+                       "a file the scenario names changed during the %s (seed %" PRIu64 "): %s",
+                       during, one->seed, why);
+}
+
+/* Seed `seed` of the update run into WORK/seed-S, its inputs held to the first load's, with
+ * its fingerprint; its run's hash into hash. */
+static int update_seed(const app_check_options *opt, const sim_scenario *first, const char *work,
+                       const char *golden, uint64_t seed, char *hash, sim_err *err)
+{
+    char set[64], dir[PATH_TEXT + 64], shown[PATH_TEXT + 64];
+    snprintf(set, sizeof(set), "seed=%" PRIu64, seed);
+    snprintf(dir, sizeof(dir), "%s/seed-%" PRIu64, work, seed);
+    snprintf(shown, sizeof(shown), "%s/seed-%" PRIu64, golden, seed);
+    sim_scenario *sc = load(opt, set, err);
+    if (sc == NULL)
+        return err->code;
+    int rc = same_inputs(first, sc, "update, no golden written", err);
+    if (rc == SIM_OK)
+        rc = run(opt, sc, dir, shown, err);
+    sim_scenario_destroy(sc);
+    if (rc == SIM_OK)
+        rc = ck_write_fingerprint(dir, err);
+    if (rc == SIM_OK)
+        rc = run_hash(dir, hash, err);
+    return rc;
+}
+
 static int update_locked(const app_check_options *opt, const char *golden, FILE *out, sim_err *err)
 {
-    char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], shown[PATH_TEXT + 64], hash[32];
+    char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], hash[32];
     if (snprintf(work, sizeof(work), "%s.partial", golden) >= (int)sizeof(work) - 1)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", golden);
     if (!replaceable(golden))
@@ -205,16 +243,17 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: in the way of the update, and not an update's work: not removed",
                            work);
-    sim_scenario *sc = load(opt, NULL, err);
-    if (sc == NULL)
+    sim_scenario *first = load(opt, NULL, err); /* each seed's inputs held to its */
+    if (first == NULL)
         return err->code;
-    uint64_t seed0 = sc->seed;
-    int rc = sim_scenario_inputs_regular(sc, "an update", err); /* a FIFO: waited on for seed 2 */
-    sim_scenario_destroy(sc);
-    if (rc != SIM_OK)
+    uint64_t seed0 = first->seed;
+    int rc = sim_scenario_inputs_regular(first, "an update", err); /* a FIFO: waited on */
+    if (rc == SIM_OK && seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
+        rc = past_seeds(opt, seed0, err);
+    if (rc != SIM_OK) {
+        sim_scenario_destroy(first);
         return rc;
-    if (seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
-        return past_seeds(opt, seed0, err);
+    }
     remove_tree(work); /* what a killed update left */
     rc = sim_output_mkdirs(work, err);
     if (rc == SIM_OK)
@@ -222,23 +261,10 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     char seeds[MAX_GOLDEN * 24], json[MAX_GOLDEN * 64 + 256], hashes[MAX_GOLDEN * 24];
     size_t len = 0, jlen = 0, hlen = 0;
     for (unsigned i = 0; i < opt->seeds && rc == SIM_OK; i++) {
-        char set[64];
         len += (size_t)snprintf(seeds + len, sizeof(seeds) - len, "%" PRIu64 "\n", seed0 + i);
         jlen += (size_t)snprintf(json + jlen, sizeof(json) - jlen, "%s%" PRIu64, i > 0 ? ", " : "",
                                  seed0 + i);
-        snprintf(set, sizeof(set), "seed=%" PRIu64, seed0 + i);
-        snprintf(dir, sizeof(dir), "%s/seed-%" PRIu64, work, seed0 + i);
-        if ((sc = load(opt, set, err)) == NULL) {
-            rc = err->code;
-            break;
-        }
-        snprintf(shown, sizeof(shown), "%s/seed-%" PRIu64, golden, seed0 + i);
-        rc = run(opt, sc, dir, shown, err);
-        sim_scenario_destroy(sc);
-        if (rc == SIM_OK)
-            rc = ck_write_fingerprint(dir, err);
-        if (rc == SIM_OK)
-            rc = run_hash(dir, hash, err);
+        rc = update_seed(opt, first, work, golden, seed0 + i, hash, err);
         if (rc == SIM_OK)
             hlen += (size_t)snprintf(hashes + hlen, sizeof(hashes) - hlen, "%s\"%s\"",
                                      i > 0 ? ", " : "", hash);
@@ -258,6 +284,7 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
         if (remove(dir) != 0)
             rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", dir, strerror(errno));
     }
+    sim_scenario_destroy(first);
     if (rc == SIM_OK)
         rc = whole_golden(work, err);
     if (rc == SIM_OK)
@@ -268,43 +295,6 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
         fprintf(out, "%s: golden written to %s (%u seeds from %" PRIu64 ", hetsim %s)\n",
                 opt->scenario, golden, opt->seeds, seed0, HETSIM_VERSION);
     return rc;
-}
-
-static int check_exact(const sim_scenario *sc, const char *golden, const char *dir, FILE *out,
-                       sim_err *err)
-{
-    char path[PATH_TEXT], want[1024], got[1024];
-    snprintf(path, sizeof(path), "%s/seed-%" PRIu64 "/fingerprint", golden, sc->seed);
-    /* Opened without waiting (a FIFO there hung the check), read only if a regular file. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden fingerprint for seed %" PRIu64,
-                           golden, sc->seed);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a regular file (no fingerprint hetsim wrote: write the "
-                           "golden again with --update)",
-                           path);
-    }
-    ssize_t got_n = read(fd, want, sizeof(want) - 1);
-    close(fd);
-    size_t n = got_n > 0 ? (size_t)got_n : 0;
-    want[n] = '\0';
-    if (strlen(want) != n)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: holds a NUL byte (no fingerprint hetsim wrote: write the golden "
-                           "again with --update)",
-                           path);
-    ck_fingerprint(dir, got, sizeof(got));
-    if (strcmp(want, got) == 0) {
-        fprintf(out, "%s: ok, every output byte as in %s (but the wall line)\n", sc->file, path);
-        return APP_CHECK_PASS;
-    }
-    fprintf(out, "%s: REGRESSION: outputs differ from %s\n", sc->file, path);
-    ck_fingerprint_diff(dir, want, out);
-    return APP_CHECK_REGRESSION;
 }
 
 /* --exact: the scenario's own seed S, one of the golden's, run into OUT/seed-S (as the runs
@@ -320,7 +310,7 @@ static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, 
                            opt->golden, sc->seed);
     snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
     int rc = run(opt, sc, seed_dir, seed_dir, err);
-    return rc == SIM_OK ? check_exact(sc, opt->golden, seed_dir, out, err) : rc;
+    return rc == SIM_OK ? ck_check_exact(sc->file, sc->seed, opt->golden, seed_dir, out, err) : rc;
 }
 
 /* ---- The statistical test --------------------------------------------------------------- */
@@ -445,7 +435,9 @@ static int run_seeds(const app_check_options *opt, const sim_scenario *sc, const
         sim_scenario *one = load(opt, set, err);
         if (one == NULL)
             return err->code;
-        rc = run(opt, one, dir, dir, err);
+        rc = same_inputs(sc, one, "check", err);
+        if (rc == SIM_OK)
+            rc = run(opt, one, dir, dir, err);
         sim_scenario_destroy(one);
         if (rc == SIM_OK && s > 0)
             rc = same_as_first(out_dir, seeds[0], dir, err);

@@ -2,13 +2,16 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "app/check.h"
 #include "app/check_state.h"
 #include "app/curves.h"
 #include "outputs/output.h"
@@ -534,4 +537,41 @@ long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, si
 long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err)
 {
     return diff_runs(a, b, out, size, err);
+}
+
+int ck_check_exact(const char *file, uint64_t seed, const char *golden, const char *dir, FILE *out,
+                   sim_err *err)
+{
+    char path[PATH_TEXT], want[1024], got[1024];
+    snprintf(path, sizeof(path), "%s/seed-%" PRIu64 "/fingerprint", golden, seed);
+    /* Opened without waiting (a FIFO there hung the check), read only if a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden fingerprint for seed %" PRIu64,
+                           golden, seed);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file (no fingerprint hetsim wrote: write the "
+                           "golden again with --update)",
+                           path);
+    }
+    ssize_t got_n = read(fd, want, sizeof(want) - 1);
+    close(fd);
+    size_t n = got_n > 0 ? (size_t)got_n : 0;
+    want[n] = '\0';
+    if (strlen(want) != n)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: holds a NUL byte (no fingerprint hetsim wrote: write the golden "
+                           "again with --update)",
+                           path);
+    ck_fingerprint(dir, got, sizeof(got));
+    if (strcmp(want, got) == 0) {
+        fprintf(out, "%s: ok, every output byte as in %s (but the wall line)\n", file, path);
+        return APP_CHECK_PASS;
+    }
+    fprintf(out, "%s: REGRESSION: outputs differ from %s\n", file, path);
+    ck_fingerprint_diff(dir, want, out);
+    return APP_CHECK_REGRESSION;
 }

@@ -79,6 +79,12 @@ void ck_fingerprint_diff(const char *dir, const char *want, FILE *out);
 /* Writes dir/fingerprint. */
 int ck_write_fingerprint(const char *dir, sim_err *err);
 
+/* --exact: the run in `dir` of seed `seed` of the scenario `file` compared byte for byte with
+ * the golden's fingerprint of that seed (GOLDEN/seed-S/fingerprint, a regular file without a
+ * NUL byte, else SIM_EINVAL): APP_CHECK_PASS or APP_CHECK_REGRESSION, the verdict on `out`. */
+int ck_check_exact(const char *file, uint64_t seed, const char *golden, const char *dir, FILE *out,
+                   sim_err *err);
+
 /* dir/name read whole (malloc'd), NULL if it cannot be read; its length in *len. */
 char *ck_slurp(const char *dir, const char *name, size_t *len);
 

@@ -629,6 +629,13 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     sim_scenario *sc = load_point(sw, s->sets, n, s->vi, true, what, err);
     if (sc == NULL)
         return err != NULL ? err->code : SIM_ESCENARIO;
+    /* A FIFO a grid value names: this load emptied it, the next point's would wait. */
+    sim_err e;
+    sim_err_clear(&e);
+    if (sim_scenario_inputs_regular(sc, "a sweep", &e) != SIM_OK) {
+        sim_scenario_destroy(sc);
+        return sim_err_set(err, SIM_ESCENARIO, "$.grid", "%s: %s", what, e.msg);
+    }
     p->hash = sc->hash;
     char *text = sim_cfg_print(sc->root, false);
     p->run = text != NULL ? sw_run_hash(text) : 0;

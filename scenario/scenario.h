@@ -176,6 +176,11 @@ char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
  * whole by the first load, is waited on forever by the second. SIM_ESCENARIO naming the file. */
 int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err *err);
 
+/* Whether `b`, the same scenario loaded again, read its inputs as `a` did: the same profile
+ * bytes (layers.file_fnv) and the same points of every trace. A file edited between the two
+ * loads (a trace keeps the resolved scenario whatever it holds) is SIM_EIO naming it. */
+int sim_scenario_same_inputs(const sim_scenario *a, const sim_scenario *b, sim_err *err);
+
 /* The same from text in memory; `file` is used in messages and to resolve relative paths
  * (trace files, dataset dirs) against its directory. */
 sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *file,

@@ -1,0 +1,157 @@
+/* Issue 38's tenth probe, classes 1-6 (probe38o): a compute.profile or a trace that is a FIFO
+ * named by a sweep's grid value rather than by the base; a trace edited while check --update
+ * or a check runs its seeds. Every case failed before its fix.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* A writer that opens the FIFO at `path`, writes `text` once and ends, as a program piping a
+ * file in would. */
+static pid_t write_once(const char *path, const char *text)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *f = fopen(path, "w");
+        _exit(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+/* The ninth probe made a sweep refuse a FIFO its base names (the first values of the grid),
+ * but a FIFO named by a later grid value was read by the first point that names it, when the
+ * points are validated, and waited on forever by the next (seed 6 of the same value): sweep
+ * hung (timeout), with a profile as with a trace. Refused, naming the point and the FIFO,
+ * exit 2, nothing made. */
+START_TEST(a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep)
+{
+    static const char *const grids[] = {
+        "{\"compute.profile\": [\"p.csv\", \"f.csv\"]}",
+        "{\"stragglers\": [[], [{\"kind\": \"trace\", \"file\": \"f.csv\"}]]}",
+    };
+    static const char *const texts[] = {
+        "name,params,forward_flops\nl1,1000,200000\nl2,500,100000\n",
+        "0,0,2\n0.1,1,3\n",
+    };
+    char *dir = harness_tmpdir("probe14");
+    char sw[600], o[600], fifo[600], text[400];
+    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "p.csv", texts[0]);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(fifo, sizeof(fifo), "%s/f.csv", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+    for (int c = 0; c < 2; c++) {
+        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s, \"seeds\": 2}\n",
+                 grids[c]);
+        harness_write(dir, "sw.json", text);
+        pid_t writer = write_once(fifo, texts[c]);
+        result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+        kill(writer, SIGKILL);
+        waitpid(writer, NULL, 0);
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "point 2 (") != NULL &&
+                          strstr(res.err, "f.csv: not a regular file (a FIFO)") != NULL,
+                      "case %d: %s", c, res.err);
+        ck_assert(!harness_exists(o));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A timing-only scenario long enough (30 simulated s of 8 workers) that a second process edits
+ * its trace while a seed runs. */
+static const char traced_json[] =
+    "{\"seed\": 5, \"workers\": 8, \"compute\": {\"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
+    " \"eval\": {\"every_s\": 1}}\n";
+
+/* The child: once `running` is there (a seed's work directory), replaces the trace by one that
+ * slows worker 0 six times instead of 1.5, as a tool rewriting it would. */
+static void edit_trace_when_running(const char *dir, const char *running)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    harness_write(dir, "tr.tmp", "0,0,6\n");
+    char from[700], to[700];
+    snprintf(from, sizeof(from), "%s/tr.tmp", dir);
+    snprintf(to, sizeof(to), "%s/tr.csv", dir);
+    _exit(rename(from, to) == 0 ? 0 : 1);
+}
+
+/* A trace is read by each seed's load, and its points are no part of the resolved scenario: a
+ * trace saved while seed 5 of an update ran gave seeds 6 and 7 a worker six times slower
+ * (34,560 samples/s against 88,098), and the update said "golden written", exit 0; a check's
+ * seeds compared with the golden as one scenario's. Both name the file, exit 1: the update
+ * writes no golden, the check no verdict. */
+START_TEST(a_trace_edited_during_an_update_or_a_check_is_named)
+{
+    char *dir = harness_tmpdir("probe14");
+    char s[600], g[600], o[600], running[700];
+    harness_write(dir, "s.json", traced_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (int c = 0; c < 2; c++) {
+        harness_write(dir, "tr.csv", "0,0,1.5\n");
+        if (c == 1) {
+            result res = harness_hetsim(
+                (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+            ck_assert_msg(res.status == 0, "%s", res.err);
+        }
+        snprintf(running, sizeof(running),
+                 c == 0 ? "%s.partial/seed-5.partial" : "%s/seed-8.partial", c == 0 ? g : o);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+            edit_trace_when_running(dir, running);
+        result res =
+            c == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
+                                                      "--seeds", "3", NULL })
+                   : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        int status = 0;
+        waitpid(pid, &status, 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+        ck_assert_msg(res.status == 1, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
+        ck_assert_msg(strstr(res.err, "a file the scenario names changed during the") != NULL &&
+                          strstr(res.err, "$.stragglers[0].file") != NULL,
+                      "case %d: %s", c, res.err);
+        if (c == 0)
+            ck_assert(!harness_exists(g));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe14");
+    TCase *reads = tcase_create("reads");
+    tcase_add_test(reads, a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep);
+    tcase_add_test(reads, a_trace_edited_during_an_update_or_a_check_is_named);
+    tcase_set_timeout(reads, 120);
+    suite_add_tcase(s, reads);
+    return s;
+}

@@ -447,6 +447,10 @@ static int read_eval_output(sim_scenario *sc, sim_cfg *eval, sim_cfg *out, sim_e
     return sim_cfg_check_unused(out, err);
 }
 
+/* A check tolerance's bound, the largest figure a results file holds (outputs/csv.h): abs +
+ * rel x |mean| stays finite (1e308 each made the band and check.csv's floor inf). */
+#define MAX_TOLERANCE 1e150
+
 /* $.check, read only when present so that scenarios without it keep their hash: defaults
  * are applied here, not written into the tree (NaN sentinels). */
 static int read_check(sim_scenario *sc, sim_cfg *root, sim_err *err)
@@ -463,7 +467,7 @@ static int read_check(sim_scenario *sc, sim_cfg *root, sim_err *err)
     for (size_t i = 0; i < 6 && rc == 0; i++) {
         double v = NAN;
         if (c != NULL)
-            rc = sim_cfg_double(c, keys[i], 0.0, INFINITY, &v, err);
+            rc = sim_cfg_double(c, keys[i], 0.0, MAX_TOLERANCE, &v, err);
         *out[i] = isnan(v) ? def[i] : v;
     }
     return rc != 0 || c == NULL ? rc : sim_cfg_check_unused(c, err);

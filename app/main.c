@@ -159,6 +159,10 @@ static int cmd_run(int argc, char **argv)
     const char *file = NULL, *out_dir = NULL;
     bool quiet = false;
     unsigned threads = sim_pool_cores();
+    static const char *const single[] = { "-o", "--threads", NULL };
+    static const char *const repeatable[] = { "--set", NULL };
+    if (cli_once(argc, argv, single, repeatable) != EXIT_OK)
+        return EXIT_USAGE;
     const char **sets = calloc((size_t)argc, sizeof(*sets));
     size_t nsets = 0;
     if (sets == NULL)
@@ -381,6 +385,10 @@ typedef struct sweep_args {
 
 static int parse_sweep(int argc, char **argv, sweep_args *a)
 {
+    static const char *const single[] = { "-j", "--index", "-o", "--threads", NULL };
+    static const char *const repeatable[] = { NULL };
+    if (cli_once(argc, argv, single, repeatable) != EXIT_OK)
+        return EXIT_USAGE;
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
         bool has_value = i + 1 < argc;
@@ -545,6 +553,12 @@ static int cmd_sweep(int argc, char **argv)
 
 static int parse_check(int argc, char **argv, app_check_options *o, const char **sets)
 {
+    static const char *const single[] = {
+        "--golden", "-o", "--seeds", "--junit", "--threads", NULL
+    };
+    static const char *const repeatable[] = { "--set", NULL };
+    if (cli_once(argc, argv, single, repeatable) != EXIT_OK)
+        return EXIT_USAGE;
     unsigned long long seeds = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];

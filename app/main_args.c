@@ -76,6 +76,33 @@ bool cli_count(const char *s, unsigned long long lo, unsigned long long hi, unsi
     return v >= lo && v <= hi;
 }
 
+/* Whether `s` is one of the NULL-terminated `list`. */
+static bool listed(const char *s, const char *const *list)
+{
+    for (; *list != NULL; list++)
+        if (strcmp(s, *list) == 0)
+            return true;
+    return false;
+}
+
+int cli_once(int argc, char **argv, const char *const *single, const char *const *repeatable)
+{
+    for (int i = 0; i < argc; i++) {
+        bool once = listed(argv[i], single);
+        if (!once && !listed(argv[i], repeatable))
+            continue;
+        /* An earlier occurrence as an option, not as another option's value. */
+        for (int j = 0; once && j < i; j++) {
+            if (strcmp(argv[j], argv[i]) == 0)
+                return cli_usage("%s given twice (it takes one value)", argv[i]);
+            if (listed(argv[j], single) || listed(argv[j], repeatable))
+                j++;
+        }
+        i++; /* its value */
+    }
+    return EXIT_OK;
+}
+
 /* --threads's value: a count in [1, SIM_POOL_MAX_THREADS]. */
 int cli_threads(const char *v, unsigned *out)
 {

@@ -34,6 +34,11 @@ typedef struct plot_args {
     size_t n;
 } plot_args;
 
+/* The options of plot and report that take one value each (cli_once): sel_args's, then
+ * plot's or report's own; and the repeatable ones. */
+#define SEL_SINGLE "--by", "--best-over", "--tune-seeds", "--target", "--ttt", "--names"
+static const char *const sel_repeatable[] = { "--where", "--label", NULL };
+
 /* Takes argv[*i] if it is one of sel_args's options (moving *i past its value): 1 taken, 0
  * not one of them, -1 a usage error said. */
 static int sel_option(sel_args *a, int argc, char **argv, int *i)
@@ -203,6 +208,10 @@ static int plot_runs(plot_args *a)
 
 int cli_plot(int argc, char **argv)
 {
+    static const char *const single[] = { SEL_SINGLE, "-o",     "--x",     "--band", "--format",
+                                          "--style",  "--size", "--title", NULL };
+    if (cli_once(argc, argv, single, sel_repeatable) != EXIT_OK)
+        return EXIT_USAGE;
     size_t room = (size_t)argc + 1;
     plot_args a = { .dirs = calloc(room, sizeof(*a.dirs)),
                     .sel = { .where = calloc(room, sizeof(char *)),
@@ -294,6 +303,9 @@ static int table_option(app_report_options *o, int argc, char **argv, int *i)
 
 int cli_table(int argc, char **argv)
 {
+    static const char *const single[] = { SEL_SINGLE, "--format", "--baseline", NULL };
+    if (cli_once(argc, argv, single, sel_repeatable) != EXIT_OK)
+        return EXIT_USAGE;
     app_names names = { 0 };
     app_report_options o = { .format = APP_REPORT_MD, .names = &names };
     size_t room = (size_t)argc + 1;

@@ -49,6 +49,13 @@ int cli_out_file(const char *opt, const char *file);
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,
                unsigned long long *out);
 
+/* EXIT_OK, or a usage error naming the first option of `single` (a NULL-terminated list of
+ * options that take one value) that `argv` gives twice: "-o given twice (it takes one
+ * value)". Read before anything else, so that nothing is read or written; the values of
+ * `single`'s options and of `repeatable`'s (options that may come again, such as --set) are
+ * skipped, so that a value spelled as an option ("--title -o") is no option. */
+int cli_once(int argc, char **argv, const char *const *single, const char *const *repeatable);
+
 /* --threads's value: a count in [1, SIM_POOL_MAX_THREADS] into *out, else a usage error. */
 int cli_threads(const char *v, unsigned *out);
 

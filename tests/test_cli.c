@@ -464,6 +464,66 @@ START_TEST(cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens)
 }
 END_TEST
 
+/* A single-valued option given twice is a usage error naming it, before anything is read or
+ * written (issue 38: the later value was taken silently, `run -o A -o B` ran into B alone);
+ * repeatable options (--set, --where, --label) stay so, and a value spelled as an option
+ * (`--title -o`) is a value. The files named need not exist: nothing is read. */
+START_TEST(cli_refuses_a_single_valued_option_given_twice_naming_it)
+{
+    char *dir = harness_tmpdir("cli-twice");
+    char a[600], b[600];
+    snprintf(a, sizeof(a), "%s/a", dir);
+    snprintf(b, sizeof(b), "%s/b", dir);
+    static const char sc[] = "scenarios/quickstart.json", sw[] = "sweeps/compare-protocols.json";
+    const struct {
+        const char *option;
+        const char *const *argv;
+    } cases[] = {
+        { "-o", (const char *[]){ "run", sc, "-o", a, "--set", "seed=7", "-o", b, NULL } },
+        { "--threads", (const char *[]){ "run", sc, "--threads", "3", "--threads", "5", NULL } },
+        { "--golden", (const char *[]){ "check", "s.json", "--golden", a, "--golden", b, NULL } },
+        { "--seeds", (const char *[]){ "check", sc, "--golden", a, "--seeds", "5", "--update",
+                                       "--seeds", "7", NULL } },
+        { "--junit", (const char *[]){ "check", sc, "--golden", a, "--junit", "j1.xml", "--junit",
+                                       "j2.xml", NULL } },
+        { "-j", (const char *[]){ "sweep", sw, "--list", "-j", "2", "-j", "3", NULL } },
+        { "--index", (const char *[]){ "sweep", sw, "--index", "1", "--index", "2", NULL } },
+        { "-o", (const char *[]){ "sweep", sw, "--list", "-o", a, "-o", b, NULL } },
+        { "--x",
+          (const char *[]){ "plot", a, "--by", "seed", "--x", "time", "--x", "epoch", NULL } },
+        { "-o", (const char *[]){ "plot", a, "--title", "-o", "-o", b, "-o", a, NULL } },
+        { "--style", (const char *[]){ "plot", a, "--style", "s1", "--style", "s2", NULL } },
+        { "--by", (const char *[]){ "report", a, "--by", "seed", "--by", "protocol.name", NULL } },
+        { "--format", (const char *[]){ "report", a, "--by", "seed", "--format", "md", "--format",
+                                        "csv", NULL } },
+        { "--ttt", (const char *[]){ "report", a, "--by", "seed", "--where", "seed=1", "--ttt",
+                                     "first", "--where", "seed=2", "--ttt", "sustained", NULL } },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_result r = harness_hetsim(cases[i].argv);
+        char want[96];
+        snprintf(want, sizeof(want), "hetsim: %s given twice (it takes one value)\n",
+                 cases[i].option);
+        ck_assert_msg(r.status == 2, "case %zu exited %d: %s", i, r.status, r.err);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_msg(strstr(r.err, want) == r.err, "case %zu: %s", i, r.err);
+        ck_assert(!harness_exists(a) && !harness_exists(b));
+    }
+    /* Repeatable options, and a value that reads as an option, are not refused as twice. */
+    const char *const *fine[] = {
+        (const char *[]){ "validate", sc, "--set", "seed=3", "--set", "seed=4", NULL },
+        (const char *[]){ "report", a, "--by", "seed", "--where", "seed=1", "--where", "seed=2",
+                          "--label", "seed=s", "--label", "1=one", NULL },
+        (const char *[]){ "plot", a, "--by", "seed", "--title", "-o", "-o", b, NULL },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        harness_result r = harness_hetsim(fine[i]);
+        ck_assert_msg(strstr(r.err, "given twice") == NULL, "case %zu: %s", i, r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -488,5 +548,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, cli_names_the_fix_of_missing_sweep_bases_and_incomplete_goldens);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
+    TCase *twice = tcase_create("an option given twice");
+    tcase_add_test(twice, cli_refuses_a_single_valued_option_given_twice_naming_it);
+    suite_add_tcase(s, twice);
     return s;
 }

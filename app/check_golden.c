@@ -1,4 +1,5 @@
 /* Golden-curve checks: the files of a golden, read and validated before use (see check.h). */
+#define _GNU_SOURCE /* O_PATH */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -489,9 +490,8 @@ static int check_same_scenario(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
-/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
- * code is SIM_EINVAL (or SIM_ENOMEM). */
-int ck_read_golden(const char *path, gold *g, sim_err *err)
+/* One reading of the golden at `path` (see ck_read_golden). */
+static int read_golden_once(const char *path, gold *g, sim_err *err)
 {
     memset(g, 0, sizeof(*g));
     g->path = path;
@@ -527,6 +527,59 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
             err->code = SIM_EINVAL;
     }
     return rc;
+}
+
+/* The golden directory's identity: `path` opened (O_PATH: nothing read, a FIFO not waited
+ * on), its device and inode into *st; -1 when nothing is there. The open descriptor keeps the
+ * inode from being reused while it is held. */
+static int pin(const char *path, struct stat *st)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* True if `path` names what was pinned at `fd` (st), or nothing as then (fd -1). */
+static bool still_there(int fd, const struct stat *st, const char *path)
+{
+    struct stat now;
+    if (stat(path, &now) != 0)
+        return fd < 0;
+    return fd >= 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
+ * code is SIM_EINVAL (or SIM_ENOMEM). Its files are read by their paths, and an update
+ * swaps a new golden in at `path` (renameat2 RENAME_EXCHANGE) and removes the old one
+ * meanwhile: a check that read the old golden's seeds file and a seed of the new one said
+ * "missing or unreadable (an incomplete golden...)" of a golden whole at every instant. So
+ * the directory at `path` is pinned before the reading and compared after it: an update
+ * never puts back a golden it swapped out (it removes it, and the pin keeps its inode from
+ * being reused), so the same directory at both ends was there throughout and every file
+ * came from it; another one means a swap happened, and the golden is read again. */
+int ck_read_golden(const char *path, gold *g, sim_err *err)
+{
+    for (int tries = 0;; tries++) {
+        struct stat st;
+        int fd = pin(path, &st);
+        int rc = read_golden_once(path, g, err);
+        bool same = still_there(fd, &st, path);
+        if (fd >= 0)
+            close(fd);
+        if (same)
+            return rc;
+        if (rc == SIM_OK)
+            ck_golden_fini(g);
+        if (tries == GOLDEN_READS)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: replaced by an update each of the %d times it was read: "
+                               "check again when the updates are done",
+                               path, GOLDEN_READS + 1);
+        sim_err_clear(err);
+    }
 }
 
 long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err)

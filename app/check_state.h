@@ -20,6 +20,7 @@
 #define MAX_GOLDEN    64  /* seeds in one golden */
 #define GOLDEN_MIN    3   /* seeds a statistical check needs */
 #define GOLDEN_FORMAT 2   /* golden.json's format */
+#define GOLDEN_READS  100 /* a golden read again when an update swapped it meanwhile */
 #define GOLDEN_MARKER ".hetsim-golden-partial" /* marks an update's work directory */
 
 /* A golden, read and validated (ck_read_golden). */

@@ -237,6 +237,53 @@ START_TEST(a_check_reads_one_golden_across_an_updates_swap)
 }
 END_TEST
 
+/* The child: once `running` is there (a check's run directory), swaps the golden `other` in
+ * at `g` as an update does. */
+static void swap_when_running(const char *running, const char *other, const char *g)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    _exit(renameat2(AT_FDCWD, other, AT_FDCWD, g, RENAME_EXCHANGE) == 0 ? 0 : 1);
+}
+
+/* A check read the golden whole before its runs, but read it again after them: the first
+ * seed's run.json (is the scenario the golden's?) and, with --exact, the seed's fingerprint.
+ * A golden of another scenario swapped in meanwhile made a check of the golden's own
+ * scenario "differ from the golden's" (exit 2) and --exact report a REGRESSION (exit 1).
+ * Both now use the golden as read: ok, exit 0. */
+START_TEST(a_check_compares_with_the_golden_it_read_before_its_runs)
+{
+    char *dir = harness_tmpdir("probe14");
+    char s[600], g[600], h[600], o[600], running[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (int c = 0; c < 2; c++) {
+        snprintf(g, sizeof(g), "%s/g%d", dir, c);
+        snprintf(h, sizeof(h), "%s/h%d", dir, c);
+        const char *gs[] = { g, h }, *sets[] = { "seed=5", "workers=4" };
+        for (int i = 0; i < 2; i++) {
+            result res = harness_hetsim((const char *[]){ "check", s, "--golden", gs[i], "--update",
+                                                          "--seeds", "3", "--set", sets[i], NULL });
+            ck_assert_msg(res.status == 0, "%s", res.err);
+        }
+        snprintf(o, sizeof(o), "%s/o%d", dir, c);
+        snprintf(running, sizeof(running), "%s/seed-%d.partial", o, c == 0 ? 5 : 8);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+            swap_when_running(running, h, g);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o,
+                                                      c == 0 ? "--exact" : NULL, NULL });
+        int status = 0;
+        waitpid(pid, &status, 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swap failed");
+        ck_assert_msg(res.status == 0, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe14");
@@ -244,6 +291,7 @@ Suite *test_suite(void)
     tcase_add_test(reads, a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep);
     tcase_add_test(reads, a_trace_edited_during_an_update_or_a_check_is_named);
     tcase_add_test(reads, a_check_reads_one_golden_across_an_updates_swap);
+    tcase_add_test(reads, a_check_compares_with_the_golden_it_read_before_its_runs);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

@@ -310,7 +310,7 @@ static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, 
                            opt->golden, sc->seed);
     snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
     int rc = run(opt, sc, seed_dir, seed_dir, err);
-    return rc == SIM_OK ? ck_check_exact(sc->file, sc->seed, opt->golden, seed_dir, out, err) : rc;
+    return rc == SIM_OK ? ck_check_exact(sc->file, sc->seed, g, seed_dir, out) : rc;
 }
 
 /* ---- The statistical test --------------------------------------------------------------- */

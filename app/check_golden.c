@@ -1,4 +1,5 @@
 /* Golden-curve checks: the files of a golden, read and validated before use (see check.h). */
+#define _GNU_SOURCE /* O_PATH */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -121,6 +122,8 @@ void ck_golden_fini(gold *g)
 {
     for (size_t s = 0; s < g->k; s++)
         app_curve_fini(&g->curve[s]);
+    sim_cfg_destroy(g->run0);
+    g->run0 = NULL;
 }
 
 bool ck_has_seed(const gold *g, uint64_t seed)
@@ -330,7 +333,7 @@ static size_t fingerprint_bad_line(const char *text, size_t len)
 /* The files a check uses hash as the seed's fingerprint says: nothing edited or truncated.
  * The fingerprint itself is as --update writes it: a line appended or doubled passed here
  * and made check --exact report a regression (exit 1) of a damaged golden. */
-static int check_fingerprint(const gold *g, size_t s, sim_err *err)
+static int check_fingerprint(gold *g, size_t s, sim_err *err)
 {
     static const char *const used[] = { "metrics.csv", "run.json" };
     size_t len = 0;
@@ -356,6 +359,7 @@ static int check_fingerprint(const gold *g, size_t s, sim_err *err)
                            "--update",
                            g->dir[s], bad);
     }
+    snprintf(g->fingerprint[s], sizeof(g->fingerprint[s]), "%s", want); /* 5 lines of 30 */
     int rc = SIM_OK;
     for (size_t i = 0; i < 2 && rc == SIM_OK; i++) {
         char line[128];
@@ -377,8 +381,9 @@ static int check_fingerprint(const gold *g, size_t s, sim_err *err)
     return rc;
 }
 
-/* run.json of seed s: its seed, scenario hash and version are the golden's. */
-static int check_run_json(const gold *g, size_t s, sim_err *err)
+/* run.json of seed s: its seed, scenario hash and version are the golden's. The first seed's
+ * is kept (g->run0). */
+static int check_run_json(gold *g, size_t s, sim_err *err)
 {
     sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
     if (run == NULL)
@@ -402,7 +407,10 @@ static int check_run_json(const gold *g, size_t s, sim_err *err)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "%s/run.json: hetsim %s, golden.json says %s (seeds of two versions)",
                          g->dir[s], version, g->version);
-    sim_cfg_destroy(run);
+    if (rc == SIM_OK && s == 0)
+        g->run0 = run;
+    else
+        sim_cfg_destroy(run);
     return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
 }
 
@@ -450,15 +458,15 @@ static int check_same_shape(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
-/* The keys in which the scenario of b/run.json differs from a/run.json's, but for those that
- * do not change the curves' distribution: the seed, the output section and the check's
- * tolerances. Lists them in out[size]; returns their number, or -1 with `err` filled. */
-static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
+/* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
+ * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
+ * section and the check's tolerances. Lists them in out[size]; returns their number, or -1
+ * with `err` filled. */
+static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
+                      sim_err *err)
 {
     static const char *const skip[] = { "seed", "output", "check" };
-    sim_cfg *a = ck_read_json(a_dir, "run.json", err), *b = NULL, *sa = NULL, *sb = NULL;
-    if (a != NULL)
-        b = ck_read_json(b_dir, "run.json", err);
+    sim_cfg *b = ck_read_json(b_dir, "run.json", err), *sa = NULL, *sb = NULL;
     long n = -1;
     if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
         sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
@@ -468,17 +476,25 @@ static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t si
         else
             n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
     }
-    sim_cfg_destroy(a);
     sim_cfg_destroy(b);
+    return n;
+}
+
+/* diff_with for a_dir/run.json. */
+static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
+{
+    sim_cfg *a = ck_read_json(a_dir, "run.json", err);
+    long n = a != NULL ? diff_with(a, a_dir, b_dir, out, size, err) : -1;
+    sim_cfg_destroy(a);
     return n;
 }
 
 /* Seed s is a run of the first seed's scenario, but for the seed: a golden holds one
  * scenario's seeds (a foreign seed passed once its hash in golden.json was edited). */
-static int check_same_scenario(const gold *g, size_t s, sim_err *err)
+static int check_same_scenario(gold *g, size_t s, sim_err *err)
 {
     char keys[1024];
-    long n = diff_runs(g->dir[0], g->dir[s], keys, sizeof(keys), err);
+    long n = diff_with(g->run0, g->dir[0], g->dir[s], keys, sizeof(keys), err);
     if (n < 0)
         return err->code;
     if (n > 0)
@@ -489,9 +505,8 @@ static int check_same_scenario(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
-/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
- * code is SIM_EINVAL (or SIM_ENOMEM). */
-int ck_read_golden(const char *path, gold *g, sim_err *err)
+/* One reading of the golden at `path` (see ck_read_golden). */
+static int read_golden_once(const char *path, gold *g, sim_err *err)
 {
     memset(g, 0, sizeof(*g));
     g->path = path;
@@ -529,9 +544,62 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
     return rc;
 }
 
-long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err)
+/* The golden directory's identity: `path` opened (O_PATH: nothing read, a FIFO not waited
+ * on), its device and inode into *st; -1 when nothing is there. The open descriptor keeps the
+ * inode from being reused while it is held. */
+static int pin(const char *path, struct stat *st)
 {
-    return diff_runs(g->dir[0], dir, out, size, err);
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* True if `path` names what was pinned at `fd` (st), or nothing as then (fd -1). */
+static bool still_there(int fd, const struct stat *st, const char *path)
+{
+    struct stat now;
+    if (stat(path, &now) != 0)
+        return fd < 0;
+    return fd >= 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/* Loads and validates the golden at `path`; on error `err` names the file at fault and the
+ * code is SIM_EINVAL (or SIM_ENOMEM). Its files are read by their paths, and an update
+ * swaps a new golden in at `path` (renameat2 RENAME_EXCHANGE) and removes the old one
+ * meanwhile: a check that read the old golden's seeds file and a seed of the new one said
+ * "missing or unreadable (an incomplete golden...)" of a golden whole at every instant. So
+ * the directory at `path` is pinned before the reading and compared after it: an update
+ * never puts back a golden it swapped out (it removes it, and the pin keeps its inode from
+ * being reused), so the same directory at both ends was there throughout and every file
+ * came from it; another one means a swap happened, and the golden is read again. */
+int ck_read_golden(const char *path, gold *g, sim_err *err)
+{
+    for (int tries = 0;; tries++) {
+        struct stat st;
+        int fd = pin(path, &st);
+        int rc = read_golden_once(path, g, err);
+        bool same = still_there(fd, &st, path);
+        if (fd >= 0)
+            close(fd);
+        if (same)
+            return rc;
+        if (rc == SIM_OK)
+            ck_golden_fini(g);
+        if (tries == GOLDEN_READS)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: replaced by an update each of the %d times it was read: "
+                               "check again when the updates are done",
+                               path, GOLDEN_READS + 1);
+        sim_err_clear(err);
+    }
+}
+
+long ck_scenario_diff(gold *g, const char *dir, char *out, size_t size, sim_err *err)
+{
+    return diff_with(g->run0, g->dir[0], dir, out, size, err);
 }
 
 long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err)
@@ -539,33 +607,15 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
     return diff_runs(a, b, out, size, err);
 }
 
-int ck_check_exact(const char *file, uint64_t seed, const char *golden, const char *dir, FILE *out,
-                   sim_err *err)
+int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out)
 {
-    char path[PATH_TEXT], want[1024], got[1024];
-    snprintf(path, sizeof(path), "%s/seed-%" PRIu64 "/fingerprint", golden, seed);
-    /* Opened without waiting (a FIFO there hung the check), read only if a regular file. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden fingerprint for seed %" PRIu64,
-                           golden, seed);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a regular file (no fingerprint hetsim wrote: write the "
-                           "golden again with --update)",
-                           path);
-    }
-    ssize_t got_n = read(fd, want, sizeof(want) - 1);
-    close(fd);
-    size_t n = got_n > 0 ? (size_t)got_n : 0;
-    want[n] = '\0';
-    if (strlen(want) != n)
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: holds a NUL byte (no fingerprint hetsim wrote: write the golden "
-                           "again with --update)",
-                           path);
+    char path[PATH_TEXT + 32] = "", got[1024];
+    const char *want = "";
+    for (size_t s = 0; s < g->k; s++)
+        if (g->seed[s] == seed) {
+            want = g->fingerprint[s];
+            snprintf(path, sizeof(path), "%s/fingerprint", g->dir[s]);
+        }
     ck_fingerprint(dir, got, sizeof(got));
     if (strcmp(want, got) == 0) {
         fprintf(out, "%s: ok, every output byte as in %s (but the wall line)\n", file, path);

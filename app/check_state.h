@@ -20,17 +20,20 @@
 #define MAX_GOLDEN    64  /* seeds in one golden */
 #define GOLDEN_MIN    3   /* seeds a statistical check needs */
 #define GOLDEN_FORMAT 2   /* golden.json's format */
+#define GOLDEN_READS  100 /* a golden read again when an update swapped it meanwhile */
 #define GOLDEN_MARKER ".hetsim-golden-partial" /* marks an update's work directory */
 
 /* A golden, read and validated (ck_read_golden). */
 typedef struct gold {
-    const char *path;                /* the golden directory */
-    size_t k;                        /* seeds */
-    uint64_t seed[MAX_GOLDEN];       /* (k) */
-    char hash[MAX_GOLDEN][32];       /* (k) the scenario hash of each seed's run */
-    char version[64];                /* hetsim's version that wrote it */
-    char dir[MAX_GOLDEN][PATH_TEXT]; /* (k) the seed directories */
-    app_curve curve[MAX_GOLDEN];     /* (k) their metrics.csv */
+    const char *path;                  /* the golden directory */
+    size_t k;                          /* seeds */
+    uint64_t seed[MAX_GOLDEN];         /* (k) */
+    char hash[MAX_GOLDEN][32];         /* (k) the scenario hash of each seed's run */
+    char version[64];                  /* hetsim's version that wrote it */
+    char dir[MAX_GOLDEN][PATH_TEXT];   /* (k) the seed directories */
+    app_curve curve[MAX_GOLDEN];       /* (k) their metrics.csv */
+    char fingerprint[MAX_GOLDEN][256]; /* (k) their fingerprint files, as validated */
+    sim_cfg *run0;                     /* the first seed's run.json, parsed; owned */
 } gold;
 
 /* The statistics compared, each a number per run (docs/check.md). */
@@ -79,11 +82,11 @@ void ck_fingerprint_diff(const char *dir, const char *want, FILE *out);
 /* Writes dir/fingerprint. */
 int ck_write_fingerprint(const char *dir, sim_err *err);
 
-/* --exact: the run in `dir` of seed `seed` of the scenario `file` compared byte for byte with
- * the golden's fingerprint of that seed (GOLDEN/seed-S/fingerprint, a regular file without a
- * NUL byte, else SIM_EINVAL): APP_CHECK_PASS or APP_CHECK_REGRESSION, the verdict on `out`. */
-int ck_check_exact(const char *file, uint64_t seed, const char *golden, const char *dir, FILE *out,
-                   sim_err *err);
+/* --exact: the run in `dir` of seed `seed` (one of g's) of the scenario `file` compared byte
+ * for byte with the golden's fingerprint of that seed as ck_read_golden read it (not read
+ * again: an update may have swapped another golden in since): APP_CHECK_PASS or
+ * APP_CHECK_REGRESSION, the verdict on `out`. */
+int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out);
 
 /* dir/name read whole (malloc'd), NULL if it cannot be read; its length in *len. */
 char *ck_slurp(const char *dir, const char *name, size_t *len);
@@ -95,7 +98,7 @@ sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err);
 /* True if dir/name (dir itself for name "") exists. */
 bool ck_exists(const char *dir, const char *name);
 
-/* Frees the curves of g's seeds. */
+/* Frees the curves of g's seeds and its first seed's run.json. */
 void ck_golden_fini(gold *g);
 
 /* True if the golden holds `seed`. */
@@ -106,10 +109,10 @@ bool ck_has_seed(const gold *g, uint64_t seed);
  * names the file at fault and the code is SIM_EINVAL (or SIM_ENOMEM). */
 int ck_read_golden(const char *path, gold *g, sim_err *err);
 
-/* The keys in which the scenario of dir/run.json differs from the golden's first seed's (but
- * the seed, the output section and the check's tolerances), listed into out[size]; returns
- * their number, or -1 with `err` filled. */
-long ck_scenario_diff(const gold *g, const char *dir, char *out, size_t size, sim_err *err);
+/* The keys in which the scenario of dir/run.json differs from the golden's first seed's as
+ * ck_read_golden read it (but the seed, the output section and the check's tolerances),
+ * listed into out[size]; returns their number, or -1 with `err` filled. */
+long ck_scenario_diff(gold *g, const char *dir, char *out, size_t size, sim_err *err);
 
 /* The same between the runs in the directories a and b. */
 long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err);

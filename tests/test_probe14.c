@@ -1,7 +1,11 @@
 /* Issue 38's tenth probe, classes 1-6 (probe38o): a compute.profile or a trace that is a FIFO
  * named by a sweep's grid value rather than by the base; a trace edited while check --update
- * or a check runs its seeds. Every case failed before its fix.
+ * or a check runs its seeds; a golden read while an update swaps a new one in. Every case
+ * failed before its fix.
  */
+#define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,12 +149,149 @@ START_TEST(a_trace_edited_during_an_update_or_a_check_is_named)
 }
 END_TEST
 
+/* Applies link (from non-NULL) or unlink (from NULL, then rmdir) to each entry of the
+ * directory `to` (`from`'s entries), one level of subdirectories deep: a golden's tree. */
+static int tree(const char *from, const char *to, int depth)
+{
+    DIR *d = opendir(from != NULL ? from : to);
+    if (d == NULL || (from != NULL && mkdir(to, 0777) != 0))
+        return -1;
+    int rc = 0;
+    for (struct dirent *e = readdir(d); e != NULL && rc == 0; e = readdir(d)) {
+        char f[900] = "", t[900];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (from != NULL)
+            snprintf(f, sizeof(f), "%.600s/%s", from, e->d_name);
+        snprintf(t, sizeof(t), "%.600s/%s", to, e->d_name);
+        struct stat st;
+        if (stat(from != NULL ? f : t, &st) == 0 && S_ISDIR(st.st_mode) && depth == 0)
+            rc = tree(from != NULL ? f : NULL, t, 1);
+        else
+            rc = from != NULL ? link(f, t) : unlink(t);
+    }
+    closedir(d);
+    return rc == 0 && from == NULL ? rmdir(to) : rc;
+}
+
+/* Swaps a new golden in at `g` again and again, as a loop of check --update does: a fresh
+ * directory tree holding `a`'s or `b`'s files (goldens of other seeds) made beside it,
+ * exchanged with it whole (renameat2 RENAME_EXCHANGE), the old one then removed; a pause
+ * of 0.5 ms between two swaps. Runs until killed. */
+static void swap_goldens(const char *a, const char *b, const char *g)
+{
+    char work[700];
+    snprintf(work, sizeof(work), "%s.new", g);
+    for (unsigned i = 0;; i++) {
+        if (tree(i % 2 ? a : b, work, 0) != 0 ||
+            renameat2(AT_FDCWD, work, AT_FDCWD, g, RENAME_EXCHANGE) != 0 || tree(NULL, work, 0))
+            _exit(1);
+        nanosleep(&(struct timespec){ .tv_nsec = 500000 }, NULL);
+    }
+}
+
+/* A check read the golden's files by their paths while an update swapped a new golden in
+ * and removed the old: the seeds file of one and a seed directory of the other, "g/seed-8/
+ * fingerprint: missing or unreadable (an incomplete golden ...)", exit 2, of a golden whole
+ * at every instant (1 check of 300 beside a loop of updates). Here goldens of 20 seeds are
+ * swapped in every 0.5 ms beside 100 checks, each of which ends once the golden is read
+ * (--exact for a seed no golden lists: "its seeds file does not list it"); the build before
+ * gave 3 to 30 of the 100 checks another message in each of 10 runs. */
+START_TEST(a_check_reads_one_golden_across_an_updates_swap)
+{
+    char *dir = harness_tmpdir("probe14");
+    char s[600], a[600], b[600], g[600], o[600];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(a, sizeof(a), "%s/a", dir);
+    snprintf(b, sizeof(b), "%s/b", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    const char *seeds[] = { "seed=5", "seed=30", "seed=99" }, *gs[] = { a, b, g };
+    for (int i = 0; i < 3; i++) {
+        result res =
+            harness_hetsim((const char *[]){ "check", s, "--golden", gs[i], "--update", "--seeds",
+                                             "20", "--set", seeds[i % 2], NULL });
+        ck_assert_msg(res.status == 0, "%s", res.err);
+    }
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        swap_goldens(a, b, g);
+    int wrong = 0;
+    char first[9000] = "";
+    for (int i = 0; i < 100; i++) {
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o,
+                                                      "--set", seeds[2], NULL });
+        if (res.status != 2 || strstr(res.err, "its seeds file does not list it") == NULL) {
+            if (wrong++ == 0)
+                snprintf(first, sizeof(first), "exit %d: %.8000s", res.status, res.err);
+        }
+    }
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFSIGNALED(status), "the swaps failed");
+    ck_assert_msg(wrong == 0, "%d of 100 checks read two goldens; the first: %s", wrong, first);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The child: once `running` is there (a check's run directory), swaps the golden `other` in
+ * at `g` as an update does. */
+static void swap_when_running(const char *running, const char *other, const char *g)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    _exit(renameat2(AT_FDCWD, other, AT_FDCWD, g, RENAME_EXCHANGE) == 0 ? 0 : 1);
+}
+
+/* A check read the golden whole before its runs, but read it again after them: the first
+ * seed's run.json (is the scenario the golden's?) and, with --exact, the seed's fingerprint.
+ * A golden of another scenario swapped in meanwhile made a check of the golden's own
+ * scenario "differ from the golden's" (exit 2) and --exact report a REGRESSION (exit 1).
+ * Both now use the golden as read: ok, exit 0. */
+START_TEST(a_check_compares_with_the_golden_it_read_before_its_runs)
+{
+    char *dir = harness_tmpdir("probe14");
+    char s[600], g[600], h[600], o[600], running[700];
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (int c = 0; c < 2; c++) {
+        snprintf(g, sizeof(g), "%s/g%d", dir, c);
+        snprintf(h, sizeof(h), "%s/h%d", dir, c);
+        const char *gs[] = { g, h }, *sets[] = { "seed=5", "workers=4" };
+        for (int i = 0; i < 2; i++) {
+            result res = harness_hetsim((const char *[]){ "check", s, "--golden", gs[i], "--update",
+                                                          "--seeds", "3", "--set", sets[i], NULL });
+            ck_assert_msg(res.status == 0, "%s", res.err);
+        }
+        snprintf(o, sizeof(o), "%s/o%d", dir, c);
+        snprintf(running, sizeof(running), "%s/seed-%d.partial", o, c == 0 ? 5 : 8);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+            swap_when_running(running, h, g);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o,
+                                                      c == 0 ? "--exact" : NULL, NULL });
+        int status = 0;
+        waitpid(pid, &status, 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swap failed");
+        ck_assert_msg(res.status == 0, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe14");
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep);
     tcase_add_test(reads, a_trace_edited_during_an_update_or_a_check_is_named);
+    tcase_add_test(reads, a_check_reads_one_golden_across_an_updates_swap);
+    tcase_add_test(reads, a_check_compares_with_the_golden_it_read_before_its_runs);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

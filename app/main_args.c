@@ -54,7 +54,7 @@ int cli_out_file(const char *opt, const char *file)
 
 int cli_report(const sim_err *err)
 {
-    char buf[1024];
+    char buf[SIM_ERR_TEXT_MAX];
     sim_err_format(err, buf, sizeof(buf));
     fprintf(stderr, "hetsim: %s\n", buf);
     return err->code == SIM_ESCENARIO || err->code == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;

@@ -509,7 +509,7 @@ static sim_scenario *load_point(const app_sweep *sw, const char *const *sets, si
         sw_oom(err);
         return NULL;
     }
-    char inner[1024], path[PATH_TEXT];
+    char inner[SIM_ERR_TEXT_MAX], path[PATH_TEXT];
     sim_err_format(&e, inner, sizeof(inner));
     blame(sw, sets, nsets, vi, check, e.path, path, sizeof(path));
     sim_err_set(err, SIM_ESCENARIO, path, "%s: %s", what, inner);

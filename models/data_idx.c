@@ -44,7 +44,7 @@ typedef struct idx_file {
 __attribute__((format(printf, 4, 5))) static int fail(sim_err *err, int code, const char *file,
                                                       const char *fmt, ...)
 {
-    char msg[256];
+    char msg[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -40,7 +40,7 @@ typedef struct svm_scan {
 __attribute__((format(printf, 5, 6))) static int fail_at(sim_err *err, int code, const svm_pos *at,
                                                          size_t col, const char *fmt, ...)
 {
-    char msg[200];
+    char msg[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -354,7 +354,7 @@ int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
         n = -1;
     sim_cfg_destroy(root);
     if (bad.code != SIM_OK) { /* "workers": 0 (or 1e300) held workers.csv's rows to nothing */
-        char why[700];
+        char why[SIM_ERR_TEXT_MAX];
         sim_err_file(&bad, run_json);
         sim_err_format(&bad, why, sizeof(why));
         return sim_err_set(err, SIM_EINVAL, NULL, "%s (no run.json hetsim wrote: run it again)",
@@ -398,7 +398,7 @@ static int run_end(const char *summary_json, double *end, sim_err *err)
     if (rc == SIM_OK)
         return SIM_OK;
     *end = NAN;
-    char why[700];
+    char why[SIM_ERR_TEXT_MAX];
     sim_err_file(&perr, summary_json);
     sim_err_format(&perr, why, sizeof(why));
     return sim_err_set(err, SIM_EINVAL, NULL,

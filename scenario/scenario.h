@@ -67,7 +67,7 @@ typedef struct sim_straggler {
 #define SIM_SCENARIO_SEED_MAX UINT64_C(9007199254740991)
 
 typedef struct sim_scenario {
-    char file[256];         /* the scenario file as named on the command line */
+    char file[4096];        /* the scenario file as named (a path whole, as sim_err.file) */
     char name[128];         /* $.name, default: the file's base name without .json */
     uint64_t seed;          /* $.seed, required */
     uint32_t workers;       /* $.workers, required, 1..SIM_MAX_WORKERS */

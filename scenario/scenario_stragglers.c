@@ -45,7 +45,7 @@ typedef struct rules {
 __attribute__((format(printf, 5, 6))) static int
 trace_fail(sim_err *err, int code, const char *file, const char *path, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);

@@ -22,11 +22,23 @@ enum sim_err_code {
 #undef SIM_ERR_ENUM
 };
 
+/* Room for an error's parts, each cut between UTF-8 characters when it does not fit. A file is
+ * a path as the system takes it (docs/usage.md allows 4,000 bytes); a message holds two such
+ * paths and its text (a check names the scenario and the golden's run.json). A sim_err is
+ * about 14.5 KB: declared on the stack a frame or two deep, copied only once it failed. */
+enum {
+    SIM_ERR_FILE_MAX = 4096,
+    SIM_ERR_PATH_MAX = 160,
+    SIM_ERR_MSG_MAX = 10240,
+    /* sim_err_format's whole text: "file: path: message" */
+    SIM_ERR_TEXT_MAX = SIM_ERR_FILE_MAX + SIM_ERR_PATH_MAX + SIM_ERR_MSG_MAX + 8,
+};
+
 typedef struct sim_err {
-    int code;       /* SIM_OK or a negative SIM_E* code */
-    char file[256]; /* file the error is about (scenario, dataset, trace), or "" */
-    char path[160]; /* JSON path such as "$.workers[2].speed", or "" */
-    char msg[256];  /* lower case, no trailing period */
+    int code;                    /* SIM_OK or a negative SIM_E* code */
+    char file[SIM_ERR_FILE_MAX]; /* file the error is about (scenario, dataset, trace), or "" */
+    char path[SIM_ERR_PATH_MAX]; /* JSON path such as "$.workers[2].speed", or "" */
+    char msg[SIM_ERR_MSG_MAX];   /* lower case, no trailing period */
 } sim_err;
 
 /* Clears `err` to SIM_OK with empty strings. Accepts NULL. */
@@ -40,7 +52,8 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
 /* Sets the file name the error is about, unless one is already set. Returns err->code. */
 int sim_err_file(sim_err *err, const char *file);
 
-/* Formats `err` as "file: path: message" (parts that are empty are left out) into `buf`. */
+/* Formats `err` as "file: path: message" (parts that are empty are left out) into `buf`;
+ * SIM_ERR_TEXT_MAX bytes hold the whole of it. */
 void sim_err_format(const sim_err *err, char *buf, unsigned long size);
 
 /* The fixed description of a code, or "unknown error". */

@@ -152,7 +152,7 @@ int harness_run_ops(const char *file, const proto_ops *ops, const char *straggle
     sim_run_options opt = { .out_dir = dir };
     sim_run_summary sum;
     int rc = sim_run(sc, ops, &opt, &sum, &err);
-    snprintf(msg, 256, "%s", err.msg);
+    snprintf(msg, 256, "%.255s", err.msg); /* the start of a longer message */
     harness_cleanup(dir);
     sim_scenario_destroy(sc);
     return rc;

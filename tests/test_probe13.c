@@ -13,6 +13,8 @@
 #include <check.h>
 
 #include "harness.h"
+#include "sim/err.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -404,6 +406,75 @@ START_TEST(a_long_check_output_junit_or_sweep_path_is_never_cut)
 }
 END_TEST
 
+/* An error's file and message had 256 bytes each: a check of a scenario about 3,000 bytes deep
+ * (paths are allowed up to 4,000) printed the cut path alone, its cause ("the scenario differs
+ * from the golden's ... in 2 keys") lost. The message holds the whole path and its cause. */
+START_TEST(a_message_about_a_deep_scenario_keeps_its_cause)
+{
+    char *dir = harness_tmpdir("probe13");
+    char s[600], g[600], o[600], deep[3100], t[3200], name[201];
+    memset(name, 'q', 200);
+    name[200] = '\0';
+    harness_write(dir, "s.json", scenario_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 14; i++) {
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    ck_assert_uint_gt(len, 2800);
+    snprintf(t, sizeof(t), "%s/t.json", deep);
+    char *other = strdup(scenario_json);
+    ck_assert_ptr_nonnull(other);
+    other[strstr(other, "\"workers\": 3") - other + 11] = '7'; /* the golden's has 3 */
+    FILE *f = fopen(t, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(other, f);
+    ck_assert_int_eq(fclose(f), 0);
+    free(other);
+    res = harness_hetsim((const char *[]){ "check", t, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, t) != NULL, "the path is cut: %s", res.err);
+    ck_assert_msg(strstr(res.err, ": the scenario differs from the golden's") != NULL &&
+                      strstr(res.err, "in 2 keys: workers, name") != NULL &&
+                      strstr(res.err, "--update to make a new golden)\n") != NULL,
+                  "the cause is lost: %s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* The room's ends still cut between UTF-8 characters: a message and a file name longer than
+ * theirs keep whole euro signs up to the room (SIM_ERR_MSG_MAX, SIM_ERR_FILE_MAX), no more. */
+START_TEST(a_message_past_its_room_is_cut_between_utf8_characters)
+{
+    enum {
+        EUROS = 5000
+    }; /* 15,000 bytes: past both rooms */
+    char *euros = malloc(3 * EUROS + 1);
+    ck_assert_ptr_nonnull(euros);
+    for (size_t i = 0; i < EUROS; i++)
+        memcpy(euros + 3 * i, "\xe2\x82\xac", 3);
+    euros[3 * EUROS] = '\0';
+    sim_err *err = malloc(sizeof(*err));
+    ck_assert_ptr_nonnull(err);
+    sim_err_clear(err);
+    ck_assert_int_eq(sim_err_set(err, SIM_EINVAL, NULL, "%s", euros), SIM_EINVAL);
+    sim_err_file(err, euros);
+    size_t msg = strlen(err->msg), file = strlen(err->file);
+    ck_assert_msg(msg % 3 == 0 && msg > SIM_ERR_MSG_MAX - 4 && msg < SIM_ERR_MSG_MAX, "%zu", msg);
+    ck_assert_msg(file % 3 == 0 && file > SIM_ERR_FILE_MAX - 4 && file < SIM_ERR_FILE_MAX, "%zu",
+                  file);
+    ck_assert(sim_text_utf8(err->msg) && sim_text_utf8(err->file));
+    free(err);
+    free(euros);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe13");
@@ -419,6 +490,8 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_grid_over_output_dir_is_refused);
     tcase_add_test(messages, a_sweep_directory_too_long_for_its_points_is_refused);
     tcase_add_test(messages, a_long_check_output_junit_or_sweep_path_is_never_cut);
+    tcase_add_test(messages, a_message_about_a_deep_scenario_keeps_its_cause);
+    tcase_add_test(messages, a_message_past_its_room_is_cut_between_utf8_characters);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -54,7 +54,8 @@ static void expand_protocols(char *text, size_t size)
 /* One malformed scenario: it must fail with the expected code, file, path and message. */
 static void check_bad(const char *name)
 {
-    char json[512], errfile[512], csv[512], txt[512], expected[512], got[1024];
+    char json[512], errfile[512], csv[512], txt[512], expected[512],
+        got[SIM_ERR_PATH_MAX + SIM_ERR_MSG_MAX + 4];
     size_t len = strlen(name) - 5; /* without ".json" */
     snprintf(json, sizeof(json), "%s/%s", BAD_DIR, name);
     snprintf(errfile, sizeof(errfile), "%s/%.*s.err", BAD_DIR, (int)len, name);

@@ -20,7 +20,6 @@
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */
 #define MAX_PATHS     ((NAME_MAX_ - 6) / 3)
-#define MAX_SEED      9007199254740991.0 /* 2^53 - 1, as the scenario's $.seed */
 /* A sweep's directory leaves room in a path of PATH_TEXT for a point's name (200 bytes), its
  * ".partial" and a file's name. */
 #define SWEEP_DIR_MAX 767
@@ -322,7 +321,7 @@ static int count_seeds(app_sweep *sw, sim_cfg *root, bool *listed, sim_err *err)
     int rc = sim_cfg_allow(root, "seeds", err);
     if (rc != 0 || !sim_cfg_has(root, "seeds") || sim_cfg_is_null(root, "seeds"))
         return rc;
-    if (sim_cfg_int(root, "seeds", 1, (int64_t)MAX_SEED, &count, NULL) == 0) {
+    if (sim_cfg_int(root, "seeds", 1, (int64_t)SIM_SCENARIO_SEED_MAX, &count, NULL) == 0) {
         sw->nseeds = (size_t)count;
         return 0;
     }
@@ -379,7 +378,9 @@ static int read_seeds(app_sweep *sw, sim_cfg *root, bool listed, uint64_t base_s
         return sw_oom(err);
     for (size_t i = 0; i < sw->nseeds; i++) {
         double s = (double)(base_seed + i);
-        int rc = listed ? sim_cfg_at_double(root, "seeds", i, 0, MAX_SEED, true, &s, err) : 0;
+        int rc = listed ? sim_cfg_at_double(root, "seeds", i, 0, (double)SIM_SCENARIO_SEED_MAX,
+                                            true, &s, err)
+                        : 0;
         if (rc != 0)
             return rc;
         sw->seeds[i] = listed ? (uint64_t)s : base_seed + i;

@@ -21,8 +21,9 @@
 #include "sim/err.h"
 #include "sim/rng.h"
 
-/* 2^53: seeds stay below it, where a JSON number that reads as an integer is the one written. */
-#define MAX_SEED       9007199254740992.0
+/* 2^53: counts (stop.iterations, rounds) stay within it, where a JSON number that reads as an
+ * integer is the one written (seeds stop at SIM_SCENARIO_SEED_MAX). */
+#define MAX_COUNT      9007199254740992.0
 #define MAX_BATCH      (INT64_C(1) << 20)
 #define MAX_LR         1e3
 #define MAX_SAMPLES    INT64_C(10000000)
@@ -382,14 +383,14 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
     sc->stop_consensus = NAN;
     int rc = sim_scenario_read_time(c, "time_s", 0.0, true, 1e9, &time_s, &sc->stop_ns, err);
     if (rc != 0 ||
-        (rc = sim_cfg_int(c, "iterations", 1, (int64_t)MAX_SEED, &iterations, err)) != 0 ||
+        (rc = sim_cfg_int(c, "iterations", 1, (int64_t)MAX_COUNT, &iterations, err)) != 0 ||
         (rc = sim_cfg_double(c, "epochs", nextafter(0.0, 1.0), INFINITY, &sc->stop_epochs, err)) !=
             0 ||
         (rc = sim_cfg_double(c, "target_accuracy", nextafter(0.0, 1.0), 1.0, &sc->target_accuracy,
                              err)) != 0 ||
         (rc = sim_cfg_double(c, "consensus", nextafter(0.0, 1.0), INFINITY, &sc->stop_consensus,
                              err)) != 0 ||
-        (rc = sim_cfg_int(c, "rounds", 1, (int64_t)MAX_SEED, &rounds, err)) != 0)
+        (rc = sim_cfg_int(c, "rounds", 1, (int64_t)MAX_COUNT, &rounds, err)) != 0)
         return rc;
     sc->stop_iterations = (uint64_t)iterations;
     sc->stop_rounds = (uint64_t)rounds;

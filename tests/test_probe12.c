@@ -137,18 +137,14 @@ START_TEST(a_display_name_that_is_no_utf8_is_refused)
                                          "allreduce=\xc0\xaf\n", "\xff=x\n" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600], names[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(names, sizeof(names), "%s/names.txt", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
-                                           "allreduce=\xff", "-o", figs, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
+                                                  "allreduce=\xff", "-o", figs, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "bytes of UTF-8") != NULL, "%s", res.err);
     ck_assert(!harness_exists(figs));
@@ -216,15 +212,12 @@ START_TEST(an_empty_tune_seeds_list_is_refused)
     static const char *const lists[] = { "", "5,", "5,,6" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"], \"workload.message_bytes\": [4000, 8000]}, \"seeds\": 3}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"], \"workload.message_bytes\": [4000, 8000]}, \"seeds\": 3}\n",
+                     s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    result res;
     for (size_t c = 0; c < sizeof(lists) / sizeof(lists[0]); c++) {
         res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--best-over",
                                                "workload.message_bytes", "--tune-seeds", lists[c],
@@ -284,16 +277,13 @@ START_TEST(a_run_json_worker_count_of_zero_is_refused)
     static const char *const counts[] = { "0", "-0", "1e300" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600], run[700], text[900];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,seed=6", o);
-    result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    result res;
     snprintf(text, sizeof(text), "%s/run.json", run);
     char *json = harness_read(text, NULL);
     ck_assert_ptr_nonnull(json);

@@ -148,17 +148,13 @@ START_TEST(a_names_line_refused_says_why)
         { "allreduce=\r\r\n", "the text holds a control character" },
     };
     char *dir = harness_tmpdir("probe13");
-    char s[600], sw[600], out[600], names[600], text[400];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json",
-                  "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                  "\"dpsgd\"]}, \"seeds\": 2}\n");
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/sw", dir);
+    char sw[600], out[600], names[600], text[400];
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 2}\n",
+                     sw, out, sizeof(sw));
     snprintf(names, sizeof(names), "%s/names.txt", dir);
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
+    result res;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         snprintf(text, sizeof(text), "# display names\n%s", cases[i].line);
         harness_write(dir, "names.txt", text);

@@ -203,6 +203,58 @@ START_TEST(libsvm_data_edited_during_a_sweep_an_update_or_a_check_is_named)
 }
 END_TEST
 
+/* What a load read, as the text a sweep gives its points' runs: each trace named by its
+ * index up to SIM_SCENARIO_TRACES_NAMED of them, the one edited named by its JSON path and
+ * file; past that many, one hash for all of them, named as $.stragglers. */
+START_TEST(a_later_load_is_held_to_each_trace_the_first_read)
+{
+    char *dir = harness_tmpdir("probe15");
+    char s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    size_t counts[] = { 2, SIM_SCENARIO_TRACES_NAMED + 1 };
+    for (int c = 0; c < 2; c++) {
+        harness_write(dir, "a.csv", "0,0,1\n"); /* many rules compound */
+        harness_write(dir, "b.csv", "0.125,1,2.75\n");
+        size_t size = 600 + counts[c] * 48, len = 0;
+        char *json = malloc(size);
+        ck_assert_ptr_nonnull(json);
+        len += (size_t)snprintf(json + len, size - len,
+                                "{\"seed\": 5, \"workers\": 3, \"workload\": {\"model\": "
+                                "{\"name\": \"none\"}, \"message_bytes\": 4000}, \"protocol\": "
+                                "{\"name\": \"allreduce\"}, \"stragglers\": [");
+        for (size_t i = 0; i < counts[c]; i++)
+            len += (size_t)snprintf(json + len, size - len,
+                                    "%s{\"kind\": \"trace\", \"file\": \"%s.csv\"}",
+                                    i > 0 ? ", " : "", i + 1 == counts[c] ? "b" : "a");
+        snprintf(json + len, size - len, "]}\n");
+        harness_write(dir, "s.json", json);
+        free(json);
+        sim_scenario *first = harness_load_file(s, NULL, 0);
+        char *text = sim_scenario_inputs_text(first);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_msg((strstr(text, ";t0=") != NULL) == (c == 0), "%s", text);
+        ck_assert_msg((strstr(text, ";t=") != NULL) == (c == 1), "%s", text);
+        sim_scenario *same = harness_load_file(s, NULL, 0);
+        sim_err err;
+        sim_err_clear(&err);
+        ck_assert_int_eq(sim_scenario_inputs_hold(same, text, &err), SIM_OK);
+        harness_write(dir, "b.csv", "0.125,1,2.5\n"); /* the last trace, one slowdown */
+        sim_scenario *later = harness_load_file(s, NULL, 0);
+        ck_assert_int_eq(sim_scenario_inputs_hold(later, text, &err), SIM_EIO);
+        ck_assert_str_eq(err.path, c == 0 ? "$.stragglers[1].file" : "$.stragglers");
+        ck_assert_msg(c == 1 || strstr(err.msg, "b.csv: its trace's points are not") != NULL, "%s",
+                      err.msg);
+        sim_err_clear(&err);
+        ck_assert_int_eq(sim_scenario_same_inputs(first, later, &err), SIM_EIO);
+        free(text);
+        sim_scenario_destroy(first);
+        sim_scenario_destroy(same);
+        sim_scenario_destroy(later);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe15");
@@ -210,6 +262,10 @@ Suite *test_suite(void)
     tcase_add_test(reads, a_trace_or_a_profile_edited_during_a_sweep_fails_the_later_points);
     tcase_add_test(reads, libsvm_data_edited_during_a_sweep_an_update_or_a_check_is_named);
     tcase_set_timeout(reads, 120);
+    TCase *text = tcase_create("text");
+    tcase_add_test(text, a_later_load_is_held_to_each_trace_the_first_read);
+    tcase_set_timeout(text, 30);
+    suite_add_tcase(s, text);
     suite_add_tcase(s, reads);
     return s;
 }

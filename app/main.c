@@ -135,11 +135,17 @@ static int hold_inputs(sim_scenario *sc, const char *held)
     char why[sizeof(err.path) + sizeof(err.msg) + 4];
     snprintf(why, sizeof(why), "%s: %s", err.path, err.msg);
     int code = err.code;
+    /* A point run before the edit is run again for a profile (run.json's profile_fnv), but a
+     * trace's points and a data file's bytes are in no output: the sweep keeps it. */
+    bool kept = strcmp(err.path, "$.compute.profile") != 0;
     sim_err_clear(&err);
     sim_err_set(&err, code, NULL,
                 "a file the scenario names changed during the sweep (since it validated the "
-                "point): %s; run the sweep again",
-                why);
+                "point): %s; run the sweep again%s",
+                why,
+                kept ? " into a new directory (the points run before the edit read the old file, "
+                       "which their outputs do not record)"
+                     : "");
     sim_err_file(&err, sc->file);
     cli_report(&err);
     return code == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;

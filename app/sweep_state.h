@@ -36,7 +36,7 @@ typedef struct point {
     uint64_t hash; /* the resolved scenario's hash, as run.json records it */
     uint64_t run;  /* the same with every object's keys in any order (sw_run_hash) */
     char *inputs;  /* what its validation's load read (sim_scenario_inputs_text), which its run
-                      is held to (APP_SWEEP_INPUTS_ENV); owned */
+                      is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
 } point;
 
 struct app_sweep {

@@ -193,10 +193,11 @@ static int whole_golden(const char *work, sim_err *err)
     return rc;
 }
 
-/* A compute.profile or a trace the scenario names is read again by each seed's load: one
- * edited since the first load (a trace saved while the update ran gave the later seeds other
- * stragglers under the same resolved scenario, "golden written", exit 0) is named, exit 1. */
-static int same_inputs(const sim_scenario *first, const sim_scenario *one, const char *during,
+/* A compute.profile, a trace or LIBSVM data the scenario names is read again by each seed's
+ * load: one edited since the first load (a trace saved while the update ran gave the later
+ * seeds other stragglers under the same resolved scenario, "golden written", exit 0) is named,
+ * exit 1; the seed's run holds its data loads to the first's bytes too. */
+static int same_inputs(const sim_scenario *first, sim_scenario *one, const char *during,
                        sim_err *err)
 {
     if (sim_scenario_same_inputs(first, one, err) == SIM_OK)

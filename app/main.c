@@ -122,6 +122,35 @@ static int load(const char *file, const char *const *sets, size_t nsets, sim_sce
     return EXIT_OK;
 }
 
+/* The run of a sweep's point holds its load to what the sweep's validation of the point read
+ * (`held`, app_sweep_inputs): a compute.profile, a trace or LIBSVM data edited since (a trace
+ * keeps the resolved scenario, a profile split otherwise its totals) fails the point, named,
+ * exit 1, instead of running it on other inputs. */
+static int hold_inputs(sim_scenario *sc, const char *held)
+{
+    sim_err err;
+    sim_err_clear(&err);
+    if (sim_scenario_inputs_hold(sc, held, &err) == SIM_OK)
+        return EXIT_OK;
+    char why[sizeof(err.path) + sizeof(err.msg) + 4];
+    snprintf(why, sizeof(why), "%s: %s", err.path, err.msg);
+    int code = err.code;
+    /* A point run before the edit is run again for a profile (run.json's profile_fnv), but a
+     * trace's points and a data file's bytes are in no output: the sweep keeps it. */
+    bool kept = strcmp(err.path, "$.compute.profile") != 0;
+    sim_err_clear(&err);
+    sim_err_set(&err, code, NULL,
+                "a file the scenario names changed during the sweep (since it validated the "
+                "point): %s; run the sweep again%s",
+                why,
+                kept ? " into a new directory (the points run before the edit read the old file, "
+                       "which their outputs do not record)"
+                     : "");
+    sim_err_file(&err, sc->file);
+    cli_report(&err);
+    return code == SIM_EINVAL ? EXIT_USAGE : EXIT_RUN;
+}
+
 /* A scenario's or a sweep's output.dir (`dir`, read from `file`) checked as -o is
  * (cli_out_dir): one too long to be written is bad usage before anything is made. */
 static int out_dir_of(const char *file, const char *dir)
@@ -195,7 +224,10 @@ static int cmd_run(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = load(file, sets, nsets, &sc);
     free(sets);
+    const char *held = rc == EXIT_OK ? app_sweep_inputs(out_dir) : NULL;
     if (rc == EXIT_OK && out_dir == NULL && (rc = out_dir_of(file, sc->out_dir)) != EXIT_OK)
+        sim_scenario_destroy(sc);
+    else if (rc == EXIT_OK && held != NULL && (rc = hold_inputs(sc, held)) != EXIT_OK)
         sim_scenario_destroy(sc);
     if (rc != EXIT_OK)
         return rc;

@@ -638,7 +638,13 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, "$.grid", "%s: %s", what, e.msg);
     }
     p->hash = sc->hash;
-    char *text = sim_cfg_print(sc->root, false);
+    /* What its run is held to; none kept when it reads no file (a million points). */
+    char *inputs = sim_scenario_inputs_text(sc);
+    bool read = inputs != NULL && strcmp(inputs, "p=0000000000000000") != 0;
+    char *text = inputs != NULL ? sim_cfg_print(sc->root, false) : NULL;
+    p->inputs = read ? inputs : NULL;
+    if (!read)
+        free(inputs);
     p->run = text != NULL ? sw_run_hash(text) : 0;
     free(text);
     sim_scenario_destroy(sc);
@@ -728,8 +734,10 @@ void app_sweep_destroy(app_sweep *sw)
         free(sw->cols[c].values);
         free(sw->cols[c].path);
     }
-    for (size_t k = 0; k < sw->npoints && sw->points != NULL; k++)
+    for (size_t k = 0; k < sw->npoints && sw->points != NULL; k++) {
         free(sw->points[k].name);
+        free(sw->points[k].inputs);
+    }
     free(sw->points);
     free(sw->cols);
     free(sw->axis_len);

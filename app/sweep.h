@@ -55,6 +55,12 @@
 /* The environment variable of a point's owner token (see above). */
 #define APP_SWEEP_POINT_ENV "HETSIM_SWEEP_POINT"
 
+/* The environment variable, beside the owner token, of what the point's validation read (its
+ * compute.profile's bytes, its traces' points, its LIBSVM data's bytes: the text of
+ * sim_scenario_inputs_text), which the run holds its own load to: a file the scenario names,
+ * edited since the sweep validated its points, fails the point, named (app_sweep_inputs). */
+#define APP_SWEEP_INPUTS_ENV "HETSIM_SWEEP_INPUTS"
+
 typedef struct app_sweep app_sweep;
 
 typedef struct app_sweep_options {
@@ -86,6 +92,10 @@ int app_sweep_list(const app_sweep *sw, FILE *f, sim_err *err);
 /* True if this process is a run a sweep started into its point `out_dir` (the -o it was
  * given): the owner token in the environment names our parent process and `out_dir`. */
 bool app_sweep_owns(const char *out_dir);
+
+/* For the run of a sweep's point (app_sweep_owns(out_dir)): what its validation read, the
+ * child's APP_SWEEP_INPUTS_ENV, which the run holds its load to; NULL for any other run. */
+const char *app_sweep_inputs(const char *out_dir);
 
 /* True if point k is done (see above). */
 bool app_sweep_done(const app_sweep *sw, size_t k);

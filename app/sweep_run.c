@@ -24,8 +24,21 @@ extern char **environ; /* POSIX defines it but no header declares it */
 
 /* ---- Running ---------------------------------------------------------------------------- */
 
+/* Whether run.json `run` read the compute.profile bytes point `p` was validated with (its
+ * profile_fnv, present when the scenario names a profile, and the inputs' "p=HEX"): a point run
+ * before its profile was edited is run again, as a sweep run whole after the edit would. */
+static bool same_profile(sim_cfg *run, const point *p)
+{
+    char fnv[32];
+    if (p->inputs == NULL || strncmp(p->inputs, "p=", 2) != 0 || !sim_cfg_has(run, "profile_fnv"))
+        return true;
+    return sim_cfg_string(run, "profile_fnv", fnv, sizeof(fnv), NULL) == 0 &&
+           strncmp(fnv, p->inputs + 2, 16) == 0 && strlen(fnv) == 16;
+}
+
 /* Point k's run is there: its directory (the sweep's own, never a symbolic link to a run
- * elsewhere, which running it refuses) holds a finished run of the point's scenario. */
+ * elsewhere, which running it refuses) holds a finished run of the point's scenario, of the
+ * profile bytes it was validated with. */
 bool app_sweep_done(const app_sweep *sw, size_t k)
 {
     char dir[PATH_TEXT], hash[32], want[32];
@@ -38,7 +51,7 @@ bool app_sweep_done(const app_sweep *sw, size_t k)
     snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
     bool done = run != NULL &&
                 sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
-                strcmp(hash, want) == 0;
+                strcmp(hash, want) == 0 && same_profile(run, &sw->points[k]);
     sim_cfg_destroy(run);
     sim_cfg_destroy(summary);
     return done;
@@ -89,23 +102,50 @@ bool app_sweep_owns(const char *out_dir)
            strcmp(end + 1, out_dir) == 0;
 }
 
-/* The child's environment: ours without an owner token, then the token of point directory
- * `dir` ("PID:DIR", app_sweep_owns), written into `token`; NULL-terminated and malloc'd (the
- * strings are ours and `token`'s), or NULL. */
-static char **point_env(const char *dir, char *token, size_t size)
+const char *app_sweep_inputs(const char *out_dir)
 {
-    size_t n = 0, m = 0, len = strlen(APP_SWEEP_POINT_ENV);
+    return app_sweep_owns(out_dir) ? getenv(APP_SWEEP_INPUTS_ENV) : NULL;
+}
+
+/* Whether the environment entry `e` sets the variable `name`. */
+static bool sets(const char *e, const char *name)
+{
+    size_t len = strlen(name);
+    return strncmp(e, name, len) == 0 && e[len] == '=';
+}
+
+/* The child's environment: ours without an owner token nor inputs, then the token of point
+ * directory `dir` ("PID:DIR", app_sweep_owns), written into `token`, and `inputs` (the point's
+ * APP_SWEEP_INPUTS_ENV entry, NULL: none); NULL-terminated and malloc'd (the strings are ours,
+ * `token`'s and `inputs`'), or NULL. */
+static char **point_env(const char *dir, char *token, size_t size, char *inputs)
+{
+    size_t n = 0, m = 0;
     while (environ[n] != NULL)
         n++;
-    char **env = calloc(n + 2, sizeof(*env));
+    char **env = calloc(n + 3, sizeof(*env));
     if (env == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], APP_SWEEP_POINT_ENV, len) != 0 || environ[i][len] != '=')
+        if (!sets(environ[i], APP_SWEEP_POINT_ENV) && !sets(environ[i], APP_SWEEP_INPUTS_ENV))
             env[m++] = environ[i];
     snprintf(token, size, "%s=%lld:%s", APP_SWEEP_POINT_ENV, (long long)getpid(), dir);
-    env[m] = token;
+    env[m++] = token;
+    env[m] = inputs;
     return env;
+}
+
+/* "APP_SWEEP_INPUTS_ENV=TEXT" of point k (malloc'd), or NULL when it has none or past the
+ * size the kernel takes for one variable (128 KiB: a point of over 1,024 traces is folded by
+ * sim_scenario_inputs_text into one hash, so only an out of memory leaves it out). */
+static char *point_inputs(const app_sweep *sw, size_t k)
+{
+    const char *text = sw->points[k].inputs;
+    size_t len = text != NULL ? strlen(APP_SWEEP_INPUTS_ENV) + strlen(text) + 2 : 0;
+    char *entry = len > 0 && len < 131072 ? malloc(len) : NULL;
+    if (entry != NULL)
+        snprintf(entry, len, "%s=%s", APP_SWEEP_INPUTS_ENV, text);
+    return entry;
 }
 
 long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_err *err)
@@ -115,11 +155,14 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_
     *child = (app_sweep_child){ .pid = -1, .k = k };
     scratch s;
     const char **argv = calloc(2 * sw->ncols + 11, sizeof(*argv));
-    char **env = point_env(dir, token, sizeof(token));
-    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL || env == NULL) {
+    char *inputs = point_inputs(sw, k);
+    char **env = point_env(dir, token, sizeof(token), inputs);
+    if (sw_scratch_init(sw, &s, err) != 0 || argv == NULL || env == NULL ||
+        (inputs == NULL && sw->points[k].inputs != NULL)) {
         sw_scratch_fini(&s);
         free(argv);
         free(env);
+        free(inputs);
         return sw_oom(err), -1;
     }
     point_argv(sw, k, &s, dir, threads, argv);
@@ -145,6 +188,7 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_
     }
     free(argv);
     free(env);
+    free(inputs);
     sw_scratch_fini(&s);
     child->pid = pid;
     if (pid < 0) {

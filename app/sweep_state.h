@@ -35,6 +35,8 @@ typedef struct point {
     char *name;    /* run directory under the sweep's directory; owned */
     uint64_t hash; /* the resolved scenario's hash, as run.json records it */
     uint64_t run;  /* the same with every object's keys in any order (sw_run_hash) */
+    char *inputs;  /* what its validation's load read (sim_scenario_inputs_text), which its run
+                      is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
 } point;
 
 struct app_sweep {

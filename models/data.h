@@ -52,6 +52,7 @@ typedef struct data_set {
     uint32_t classes;     /* label count (labels are 0..classes-1) */
     uint32_t c, h, w;     /* shape of one example: channels, height, width; (1, 1, dim) if flat */
     int32_t *label_value; /* (classes) LIBSVM: the file's label of each class; else NULL */
+    uint64_t file_fnv;    /* LIBSVM: FNV-1a 64 of every byte of the file as read; else 0 */
 } data_set;
 
 typedef struct data_idx_shape {
@@ -133,7 +134,8 @@ int data_probe_fashion_mnist(const char *dir, data_idx_shape *train, data_idx_sh
  * is an error. Labels must be integers (as written or of integral value, such as "+1" or "3.0");
  * the distinct values, sorted, become classes 0..classes-1 (so -1/+1 map to 0/1 and 1..K to
  * 0..K-1), at most DATA_MAX_CLASSES of them, and label_value[c] keeps each class's file
- * label. Only the first max_samples examples are read (0: all). Errors name the file and
+ * label. Only the first max_samples examples are read (0: all), but out->file_fnv hashes every
+ * byte of the file (a later read of other bytes is another file). Errors name the file and
  * "line L, column C": a bad label or value, an index that is 0, not an integer or not
  * ascending, a missing ':', a too large index, or no examples at all. */
 int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, data_set *out,

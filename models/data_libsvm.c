@@ -33,7 +33,15 @@ typedef struct svm_scan {
     size_t dim;                       /* largest feature index */
     size_t nlabels;                   /* distinct labels */
     int32_t labels[DATA_MAX_CLASSES]; /* distinct labels, ascending */
+    uint64_t fnv;                     /* FNV-1a 64 of the bytes read */
 } svm_scan;
+
+static uint64_t fnv_line(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(unsigned char)s[i]) * UINT64_C(1099511628211);
+    return h;
+}
 
 /* Fills `err` with `code`, "line L, column C: " (what is known of it) and a message, and the
  * file; returns code. */
@@ -237,10 +245,12 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
     ssize_t len;
     double label;
     size_t last;
+    sc->fnv = UINT64_C(1469598103934665603);
     while ((max_samples == 0 || sc->n < max_samples) && (len = getline(line, cap, f)) != -1) {
         at.line++;
         const char *s = *line;
         size_t n = (size_t)len;
+        sc->fnv = fnv_line(sc->fnv, s, n);
         int rc = line_text(&s, &n, &at, err);
         if (rc == SIM_OK)
             rc = parse_line(s, n, &at, max_features, NULL, &label, &last, err);
@@ -254,6 +264,9 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
         sc->dim = last > sc->dim ? last : sc->dim;
         sc->n++;
     }
+    /* The bytes past max_samples too: the hash is the whole file's, as every read's. */
+    while ((len = getline(line, cap, f)) != -1)
+        sc->fnv = fnv_line(sc->fnv, *line, (size_t)len);
     int rc = read_status(f, &at, err);
     if (rc != SIM_OK)
         return rc;
@@ -352,6 +365,7 @@ int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, 
     }
     memcpy(ds.label_value, sc->labels, sc->nlabels * sizeof(int32_t));
     ds.classes = (uint32_t)sc->nlabels;
+    ds.file_fnv = sc->fnv;
     rewind(f);
     rc = fill(f, path, sc, &line, &cap, &ds, err);
     if (rc != SIM_OK)

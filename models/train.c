@@ -104,6 +104,18 @@ static int split(train *t, gsl_rng *r, sim_err *err)
     return rc;
 }
 
+/* A LIBSVM file `which` (0 the training file, 1 the test file) loaded with the bytes `fnv`:
+ * those the workload's reader found (the scenario's first read), else SIM_EIO naming it. */
+static int same_data(const train_config *c, int which, uint64_t fnv, sim_err *err)
+{
+    if (c->data_fnv[which] == 0 || c->data_fnv[which] == fnv)
+        return SIM_OK;
+    sim_err_clear(err);
+    return sim_err_set(
+        err, SIM_EIO, which == 0 ? "$.workload.dataset.file" : "$.workload.dataset.test_file",
+        "%s: its bytes are not those the first run read", which == 0 ? c->path : c->test_path);
+}
+
 static int load_data(train *t, gsl_rng *r, sim_err *err)
 {
     const train_config *c = &t->cfg;
@@ -122,10 +134,15 @@ static int load_data(train *t, gsl_rng *r, sim_err *err)
         break;
     case TRAIN_LIBSVM:
         rc = data_load_libsvm(c->path, c->max_features, c->train_samples, &t->train_set, err);
-        if (rc == SIM_OK && c->test_path[0] != '\0')
+        if (rc == SIM_OK)
+            rc = same_data(c, 0, t->train_set.file_fnv, err);
+        if (rc == SIM_OK && c->test_path[0] != '\0') {
             rc = data_load_libsvm(c->test_path, c->max_features, 0, &t->test_set, err);
-        else if (rc == SIM_OK)
+            if (rc == SIM_OK)
+                rc = same_data(c, 1, t->test_set.file_fnv, err);
+        } else if (rc == SIM_OK) {
             rc = split(t, r, err);
+        }
         if (rc == SIM_OK && t->test_set.dim != t->train_set.dim)
             rc = sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.test_file",
                              "test data has %zu features, training data %zu", t->test_set.dim,

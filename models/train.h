@@ -67,6 +67,8 @@ typedef struct train_config {
     char test_path[512];   /* libsvm: test file, "" to hold out test_fraction */
     double test_fraction;  /* libsvm without test file: share held out for testing */
     size_t max_features;   /* libsvm: bound on the feature count */
+    uint64_t data_fnv[2];  /* libsvm: the bytes of path and test_path (FNV-1a 64) the data loads
+                              must find, the scenario's data_fnv; 0: not known */
     size_t train_samples;  /* at most this many training examples (0: all) */
     size_t train_examples; /* training examples the run will have (from headers) */
     size_t test_examples;  /* test examples it will have (0: unknown, a LIBSVM test file) */

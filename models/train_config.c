@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "models/train.h"
@@ -91,6 +92,39 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
     return SIM_OK;
 }
 
+/* FNV-1a 64 of the bytes of the regular file `file`, 0 when it cannot be read whole. */
+static uint64_t file_fnv(const char *file)
+{
+    struct stat st;
+    FILE *f = stat(file, &st) == 0 && S_ISREG(st.st_mode) ? fopen(file, "rb") : NULL;
+    if (f == NULL)
+        return 0;
+    uint64_t h = UINT64_C(1469598103934665603);
+    unsigned char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * UINT64_C(1099511628211);
+    bool whole = !ferror(f);
+    fclose(f);
+    return whole ? h : 0;
+}
+
+/* The LIBSVM files' bytes, `fnv` the training file's as the probe read it, held to the
+ * scenario's first read of them (a check's seeds, a sweep's points, each run's set-up), and
+ * given to the data loads to hold theirs to. */
+static int hold_data(sim_scenario *sc, train_config *cfg, uint64_t fnv, sim_err *err)
+{
+    int rc = sim_scenario_data_read(sc, 0, cfg->path, fnv, err);
+    uint64_t test = cfg->test_path[0] != '\0' ? file_fnv(cfg->test_path) : 0;
+    if (rc == SIM_OK && test != 0)
+        rc = sim_scenario_data_read(sc, 1, cfg->test_path, test, err);
+    if (rc != SIM_OK)
+        return sim_err_file(err, sc->file);
+    cfg->data_fnv[0] = sc->data_fnv[0];
+    cfg->data_fnv[1] = sc->data_fnv[1];
+    return SIM_OK;
+}
+
 /* LIBSVM files are read here already: their shape (features, classes) decides the model's. */
 static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err *err)
 {
@@ -119,6 +153,11 @@ static int read_libsvm(sim_scenario *sc, sim_cfg *d, train_config *cfg, sim_err 
     rc = data_load_libsvm(cfg->path, cfg->max_features, 0, &probe, err);
     if (rc != SIM_OK)
         return rc == SIM_ENOMEM ? rc : (err->code = SIM_ESCENARIO);
+    rc = hold_data(sc, cfg, probe.file_fnv, err);
+    if (rc != SIM_OK) {
+        data_fini(&probe);
+        return rc;
+    }
     if (probe.classes < 2) { /* the file is fine, but a classifier needs two classes */
         sim_err_clear(err);
         sim_err_set(err, SIM_ESCENARIO, "$.workload.dataset.file",

@@ -60,6 +60,7 @@ typedef struct sim_straggler {
     sim_time recover_ns;       /* failure: when they come back, or SIM_TIME_NEVER */
     sim_trace_point *trace;    /* (ntrace) trace: sorted by time, stable; owned */
     size_t ntrace;
+    const char *file; /* trace: the file read, as opened (an entry of the scenario's inputs) */
 } sim_straggler;
 
 /* The largest $.seed, 2^53 - 1: a JSON number that reads as an integer below 2^53 is the one
@@ -114,6 +115,9 @@ typedef struct sim_scenario {
     char dataset[32];       /* workload.dataset.name, "" when none */
     sim_cfg *model_cfg;     /* $.workload.model, for the model's own reader */
     sim_cfg *dataset_cfg;   /* $.workload.dataset or NULL */
+    uint64_t data_fnv[2];   /* FNV-1a 64 of the LIBSVM data's bytes, workload.dataset.file and
+                               test_file, as their first read found them (0: not read yet); set
+                               by the workload's reader (sim_scenario_data_read) */
     sim_cfg *schedule_cfg;  /* $.workload.lr_schedule or NULL, for the optimizer's reader */
     uint32_t batch;         /* batch, default 32 */
     double lr;              /* lr, default 0.05; 0 freezes training (averaging studies) */
@@ -176,10 +180,31 @@ char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
  * whole by the first load, is waited on forever by the second. SIM_ESCENARIO naming the file. */
 int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err *err);
 
-/* Whether `b`, the same scenario loaded again, read its inputs as `a` did: the same profile
- * bytes (layers.file_fnv) and the same points of every trace. A file edited between the two
- * loads (a trace keeps the resolved scenario whatever it holds) is SIM_EIO naming it. */
-int sim_scenario_same_inputs(const sim_scenario *a, const sim_scenario *b, sim_err *err);
+/* The identity of what a load of `sc` read, as text another process can hold its own load to
+ * (a sweep's point): "p=HEX" the profile's bytes (layers.file_fnv), "tI=HEX" the points of
+ * trace $.stragglers[I] (one "t=HEX" for all of them past SIM_SCENARIO_TRACES_NAMED traces),
+ * "d=HEX" and "e=HEX" the LIBSVM files' bytes once read (data_fnv), separated by ';'.
+ * malloc'd; NULL when out of memory. */
+#define SIM_SCENARIO_TRACES_NAMED 1024
+char *sim_scenario_inputs_text(const sim_scenario *sc);
+
+/* Holds `sc`, the same scenario loaded again, to the inputs a first load read (`text`, its
+ * sim_scenario_inputs_text): a profile or a trace edited between the two loads (a trace keeps
+ * the resolved scenario whatever it holds) is SIM_EIO naming its JSON path and file. LIBSVM
+ * data `sc` has not read yet takes the first load's identity, which its reads are then held
+ * to (sim_scenario_data_read); data it read already is compared. */
+int sim_scenario_inputs_hold(sim_scenario *sc, const char *text, sim_err *err);
+
+/* Whether `b`, the same scenario loaded again, read its inputs as `a` did, held as
+ * sim_scenario_inputs_hold holds them: SIM_EIO naming the JSON path and the file edited. */
+int sim_scenario_same_inputs(const sim_scenario *a, sim_scenario *b, sim_err *err);
+
+/* A read of the LIBSVM data `which` (0 workload.dataset.file, 1 its test_file, the path
+ * `file` as opened) found bytes of FNV-1a 64 `fnv`: recorded as data_fnv[which] on the first
+ * read, compared by the later ones (the run's set-up and data loads, a check's seeds, a
+ * sweep's points): another is SIM_EIO naming the JSON path and the file. */
+int sim_scenario_data_read(sim_scenario *sc, int which, const char *file, uint64_t fnv,
+                           sim_err *err);
 
 /* The same from text in memory; `file` is used in messages and to resolve relative paths
  * (trace files, dataset dirs) against its directory. */

@@ -647,35 +647,6 @@ int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err
     return SIM_OK;
 }
 
-/* Whether the traces x and y hold the same points (compared field by field: no padding). */
-static bool same_trace(const sim_straggler *x, const sim_straggler *y)
-{
-    if (x->ntrace != y->ntrace)
-        return false;
-    for (size_t k = 0; k < x->ntrace; k++)
-        if (x->trace[k].time_ns != y->trace[k].time_ns ||
-            x->trace[k].worker != y->trace[k].worker ||
-            memcmp(&x->trace[k].slowdown, &y->trace[k].slowdown, sizeof(double)) != 0)
-            return false;
-    return true;
-}
-
-int sim_scenario_same_inputs(const sim_scenario *a, const sim_scenario *b, sim_err *err)
-{
-    if (a->layers.file_fnv != b->layers.file_fnv)
-        return sim_err_set(err, SIM_EIO, "$.compute.profile",
-                           "%s: its bytes are not those the first run read", b->profile);
-    for (size_t i = 0; i < a->nstragglers && i < b->nstragglers; i++)
-        if (a->stragglers[i].kind == SIM_STRAG_TRACE &&
-            !same_trace(&a->stragglers[i], &b->stragglers[i])) {
-            char path[64];
-            snprintf(path, sizeof(path), "$.stragglers[%zu].file", i);
-            return sim_err_set(err, SIM_EIO, path,
-                               "its trace's points are not those the first run read");
-        }
-    return SIM_OK;
-}
-
 void sim_scenario_destroy(sim_scenario *sc)
 {
     if (sc == NULL)

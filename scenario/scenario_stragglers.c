@@ -365,6 +365,8 @@ static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
         fclose(f);
         if (rc == 0)
             rc = sim_scenario_add_input(rs->sc, file, err);
+        if (rc == 0)
+            st->file = rs->sc->inputs[rs->sc->ninputs - 1];
     }
     free(file);
     return rc;

@@ -236,6 +236,11 @@ typedef struct harness_result {
  * files, and waits for it. */
 harness_result harness_hetsim(const char *const *args);
 
+/* harness_hetsim beside a writer that opens the FIFO at `fifo`, writes `text` once and ends, as
+ * a program piping a file in would; the writer, which waits on the FIFO until a reader opens
+ * it, is killed once the run has ended. */
+harness_result harness_hetsim_fifo(const char *fifo, const char *text, const char *const *args);
+
 /* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
  * that does not exist or cannot be read (a command's empty output, for instance). */
 void harness_read_into(const char *path, char *buf, size_t size);
@@ -262,9 +267,23 @@ void harness_sweep_file(const char *dir, const char *scenario, const char *sweep
 void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, char *sw, char *o,
                       size_t size);
 
+/* Writes DIR/sw.json, a sweep of DIR/s.json (there already) over the grid `grid` (a JSON
+ * object's text), and runs `hetsim sweep DIR/sw.json -o DIR/o --quiet`, the sweep's output
+ * DIR/o in o, whatever its exit: returns what the run left, for a test of a grid refused. */
+harness_result harness_sweep_grid(const char *dir, const char *grid, char *o, size_t size);
+
 /* `hetsim check DIR/s.json --golden DIR/g --update --seeds 3`, a golden of 3 seeds: DIR/s.json
  * in s, the golden DIR/g in g. */
 void harness_golden_in(const char *dir, const char *scenario, char *s, char *g, size_t size);
+
+/* The folders of a long path: makes `depth` folders DIR/NAME/NAME/... below `dir`, NAME
+ * HARNESS_DEEP_NAME times `letter` (201 bytes of path a folder), the deepest's path in
+ * deep[size]; returns its length. Fails the test if a folder cannot be made or the path does
+ * not fit. */
+enum {
+    HARNESS_DEEP_NAME = 200
+};
+size_t harness_deep_dir(const char *dir, char letter, int depth, char *deep, size_t size);
 
 /* A made-up run directory for the readers of results (report, groups, figures): makes the
  * directory `name` under `sweep` (its path written to `dir`), and writes its metrics.csv from
@@ -287,6 +306,10 @@ extern const char harness_small_json[];
 /* A timing-only scenario of three workers (seed 5, model none) for 0.2 simulated seconds,
  * evaluated every 0.05 s: a run takes milliseconds; the base of the probe suites' runs. */
 extern const char harness_quick_json[];
+
+/* A sweep file over harness_quick_json in s.json: protocol.name allreduce and dpsgd, 2 seeds
+ * (5 and 6), 4 points: the sweep of the suites that report, plot or name two protocols. */
+extern const char harness_protocols_sweep[];
 
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);

@@ -1,7 +1,10 @@
 /* The end-to-end suites' runs of the built binary ($HETSIM) and the set-ups they repeat in a
  * temporary directory: a run, a sweep, a golden; see harness.h. Split from harness.c by seam. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +52,20 @@ harness_result harness_hetsim(const char *const *args)
     return r;
 }
 
+harness_result harness_hetsim_fifo(const char *fifo, const char *text, const char *const *args)
+{
+    pid_t writer = fork();
+    ck_assert_msg(writer >= 0, "cannot fork");
+    if (writer == 0) {
+        FILE *f = fopen(fifo, "w");
+        _exit(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : 1);
+    }
+    harness_result r = harness_hetsim(args);
+    kill(writer, SIGKILL);
+    waitpid(writer, NULL, 0);
+    return r;
+}
+
 void harness_write(const char *dir, const char *name, const char *text)
 {
     char path[4200];
@@ -64,6 +81,10 @@ const char harness_quick_json[] =
     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
     " \"eval\": {\"every_s\": 0.05}}\n";
+
+const char harness_protocols_sweep[] =
+    "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", \"dpsgd\"]}, "
+    "\"seeds\": 2}\n";
 
 /* `dir`/`name` into buf[size]; fails the test if it does not fit. */
 static void path_in(char *buf, size_t size, const char *dir, const char *name)
@@ -107,6 +128,17 @@ void harness_sweep_in(const char *dir, const char *scenario, const char *sweep, 
     expect_success("sweep", &res);
 }
 
+harness_result harness_sweep_grid(const char *dir, const char *grid, char *o, size_t size)
+{
+    char text[2048], sw[4200];
+    ck_assert_msg((size_t)snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n",
+                                   grid) < sizeof(text),
+                  "the grid is too long");
+    harness_sweep_file(dir, NULL, text, sw, sizeof(sw));
+    path_in(o, size, dir, "o");
+    return harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+}
+
 void harness_golden_in(const char *dir, const char *scenario, char *s, char *g, size_t size)
 {
     if (scenario != NULL)
@@ -116,4 +148,18 @@ void harness_golden_in(const char *dir, const char *scenario, char *s, char *g, 
     harness_result res = harness_hetsim(
         (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
     expect_success("update", &res);
+}
+
+size_t harness_deep_dir(const char *dir, char letter, int depth, char *deep, size_t size)
+{
+    char name[HARNESS_DEEP_NAME + 1];
+    memset(name, letter, HARNESS_DEEP_NAME);
+    name[HARNESS_DEEP_NAME] = '\0';
+    size_t len = (size_t)snprintf(deep, size, "%s", dir);
+    for (int i = 0; i < depth; i++) {
+        ck_assert_msg(len + 1 + HARNESS_DEEP_NAME < size, "%s: too deep for %zu bytes", dir, size);
+        len += (size_t)snprintf(deep + len, size - len, "/%s", name);
+        ck_assert_int_eq(mkdir(deep, 0777), 0);
+    }
+    return len;
 }

@@ -62,10 +62,7 @@ START_TEST(a_report_without_a_target_reads_every_runs_metrics)
 {
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600], m[900];
-    harness_sweep_in(dir, harness_quick_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     s, o, sizeof(s));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, s, o, sizeof(s));
     snprintf(m, sizeof(m), "%s/protocol.name=dpsgd,seed=6/metrics.csv", o);
     result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
@@ -100,10 +97,7 @@ START_TEST(a_run_directory_without_its_index_row_is_named_and_left_out)
 {
     char *dir = harness_tmpdir("probe10");
     char s[600], o[600], ix[700], figs[700];
-    harness_sweep_in(dir, harness_quick_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     s, o, sizeof(s));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, s, o, sizeof(s));
     snprintf(ix, sizeof(ix), "%s/index.csv", o);
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     char *text = harness_read(ix, NULL);
@@ -175,14 +169,10 @@ START_TEST(two_grid_values_that_are_one_run_are_refused)
         "25}]}",
     };
     char *dir = harness_tmpdir("probe10");
-    char s[600], o[600], text[400];
+    char s[600], o[600];
     harness_write(dir, "s.json", harness_quick_json);
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
     for (size_t c = 0; c < sizeof(grids) / sizeof(grids[0]); c++) {
-        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[c]);
-        harness_write(dir, "sw.json", text);
-        result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+        result res = harness_sweep_grid(dir, grids[c], o, sizeof(o));
         ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "$.grid: points 0 (") != NULL, "%s", res.err);
         ck_assert_msg(strstr(res.err, "are one run") != NULL, "%s", res.err);

@@ -17,13 +17,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
 /* A sweep refused two scalar values 0 and -0 (one run directory), but inside an object a
  * number -0 was recorded as -0 by the loader (an integer's was made 0): {"latency_us": 0}
  * and {"latency_us": -0}, or a protocol's bucket_mb or a jitter of 0 and -0.0, ran the one
@@ -39,14 +32,10 @@ START_TEST(grid_values_that_differ_by_a_negative_zero_are_one_run)
         "\"jitter_sigma\": 0}]}",
     };
     char *dir = harness_tmpdir("probe12");
-    char s[600], o[600], text[400], run[700];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/sw.json", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
+    char s[600], o[600], run[700];
+    harness_write(dir, "s.json", harness_quick_json);
     for (size_t c = 0; c < sizeof(grids) / sizeof(grids[0]); c++) {
-        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[c]);
-        harness_write(dir, "sw.json", text);
-        result res = harness_hetsim((const char *[]){ "sweep", s, "-o", o, "--quiet", NULL });
+        result res = harness_sweep_grid(dir, grids[c], o, sizeof(o));
         ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "are one run") != NULL, "%s", res.err);
         ck_assert(!harness_exists(o));
@@ -79,7 +68,7 @@ START_TEST(a_summary_json_that_does_not_parse_is_refused_by_plot)
     };
     char *dir = harness_tmpdir("probe12");
     char s[600], run[600], figs[600], path[700];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(run, sizeof(run), "%s/run", dir);
     snprintf(figs, sizeof(figs), "%s/figs", dir);
@@ -137,10 +126,7 @@ START_TEST(a_display_name_that_is_no_utf8_is_refused)
                                          "allreduce=\xc0\xaf\n", "\xff=x\n" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600], names[600];
-    harness_sweep_in(dir, scenario_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     s, o, sizeof(s));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(names, sizeof(names), "%s/names.txt", dir);
     result res = harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "--label",
@@ -186,7 +172,7 @@ START_TEST(an_error_path_is_cut_between_utf8_characters)
              " \"protocol\": {\"name\": \"allreduce\"}}\n",
              key);
     harness_write(dir, "euro.json", text);
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/euro.json", dir);
     result res = harness_hetsim((const char *[]){ "validate", s, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
@@ -212,7 +198,7 @@ START_TEST(an_empty_tune_seeds_list_is_refused)
     static const char *const lists[] = { "", "5,", "5,,6" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600];
-    harness_sweep_in(dir, scenario_json,
+    harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
                      "\"dpsgd\"], \"workload.message_bytes\": [4000, 8000]}, \"seeds\": 3}\n",
                      s, o, sizeof(s));
@@ -251,7 +237,7 @@ START_TEST(a_bare_set_number_past_a_double_names_its_cause)
     };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     for (size_t c = 0; c < sizeof(sets) / sizeof(sets[0]); c++) {
@@ -277,10 +263,7 @@ START_TEST(a_run_json_worker_count_of_zero_is_refused)
     static const char *const counts[] = { "0", "-0", "1e300" };
     char *dir = harness_tmpdir("probe12");
     char s[600], o[600], figs[600], run[700], text[900];
-    harness_sweep_in(dir, scenario_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     s, o, sizeof(s));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, s, o, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,seed=6", o);
     result res;
@@ -331,13 +314,8 @@ START_TEST(a_message_writes_a_files_control_characters_escaped)
 {
     char *dir = harness_tmpdir("probe12");
     char s[600], g[600], o[600], gj[700];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     snprintf(gj, sizeof(gj), "%s/golden.json", g);
     char *text = harness_read(gj, NULL);
     ck_assert_ptr_nonnull(text);
@@ -348,7 +326,7 @@ START_TEST(a_message_writes_a_files_control_characters_escaped)
              text, at + strlen("\"0.1.0\""));
     harness_write(g, "golden.json", edited);
     free(text);
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "golden.json says 0.1.0\\u0001\\u001b[31m\\u000ax (seeds") !=
                       NULL,

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <check.h>
 
@@ -18,12 +17,8 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
+/* A sweep of two points, 2 and 3 workers, over s.json. */
+static const char workers_sweep[] = "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n";
 
 /* Appends `text` to the file dir/name. */
 static void append(const char *dir, const char *name, const char *text)
@@ -59,18 +54,14 @@ START_TEST(a_fingerprint_with_a_line_appended_is_a_damaged_golden)
     };
     char *dir = harness_tmpdir("probe13");
     char s[600], g[600], seed5[700], o[600], before[4096];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(seed5, sizeof(seed5), "%s/seed-5", g);
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     char fp[800];
     snprintf(fp, sizeof(fp), "%s/fingerprint", seed5);
     harness_read_into(fp, before, sizeof(before));
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    result res =
+        harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
     ck_assert_msg(res.status == 0, "the golden as written: exit %d\n%s", res.status, res.err);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         harness_write(seed5, "fingerprint", cases[i].text != NULL ? before : cases[i].whole);
@@ -104,18 +95,14 @@ START_TEST(a_summary_cut_mid_file_is_a_damaged_run_for_plot)
 {
     char *dir = harness_tmpdir("probe13");
     char s[600], run[600], figs[600], summary[700], text[4096];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(run, sizeof(run), "%s/run", dir);
+    harness_run_in(dir, harness_quick_json, s, run, sizeof(s));
     snprintf(figs, sizeof(figs), "%s/figs", dir);
     snprintf(summary, sizeof(summary), "%s/summary.json", run);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
     harness_read_into(summary, text, sizeof(text));
     text[50] = '\0';
     harness_write(run, "summary.json", text);
     append(run, "metrics.csv", "99,60,1900,,,,,,3000\n");
-    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    result res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "no summary.json hetsim wrote: the run's end cannot be read") !=
                       NULL,
@@ -149,10 +136,7 @@ START_TEST(a_names_line_refused_says_why)
     };
     char *dir = harness_tmpdir("probe13");
     char sw[600], out[600], names[600], text[400];
-    harness_sweep_in(dir, scenario_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     sw, out, sizeof(sw));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, out, sizeof(sw));
     snprintf(names, sizeof(names), "%s/names.txt", dir);
     result res;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -186,15 +170,10 @@ START_TEST(options_misused_are_refused_naming_their_cause)
 {
     char *dir = harness_tmpdir("probe13");
     char s[600], sw[600], g[600], o[600], swd[600];
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
+    harness_sweep_in(dir, harness_quick_json, workers_sweep, sw, swd, sizeof(sw));
     snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
-    snprintf(o, sizeof(o), "%s/o", dir);
-    snprintf(swd, sizeof(swd), "%s/swd", dir);
-    result run = harness_hetsim((const char *[]){ "sweep", sw, "-o", swd, "--quiet", NULL });
-    ck_assert_msg(run.status == 0, "%s", run.err);
+    snprintf(o, sizeof(o), "%s/x", dir); /* where nothing may be written; the sweep is DIR/o */
     const struct {
         const char *args[10];
         const char *want;
@@ -242,10 +221,8 @@ START_TEST(a_sweep_over_the_limit_with_one_seed_says_one_seed)
     for (int k = 1; k < 1000; k++)
         len += (size_t)snprintf(text + len, cap - len, ", 0.%d", 1000 + k);
     snprintf(text + len, cap - len, "]}}\n");
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json", text);
+    harness_sweep_file(dir, harness_quick_json, text, sw, sizeof(sw));
     free(text);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     result res = harness_hetsim((const char *[]){ "sweep", sw, "--list", NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "(1001000 of the grid times 1 seed), more than the limit") !=
@@ -267,14 +244,10 @@ START_TEST(a_grid_over_output_dir_is_refused)
         "{\"zip\": {\"workers\": [2, 3], \"$.output.dir\": [\"a\", \"b\"]}}",
     };
     char *dir = harness_tmpdir("probe13");
-    char sw[600], out[600], text[400];
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(out, sizeof(out), "%s/out", dir);
+    char out[600];
+    harness_write(dir, "s.json", harness_quick_json);
     for (size_t i = 0; i < sizeof(grids) / sizeof(grids[0]); i++) {
-        snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s}\n", grids[i]);
-        harness_write(dir, "sw.json", text);
-        result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL });
+        result res = harness_sweep_grid(dir, grids[i], out, sizeof(out));
         ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
         ck_assert_msg(strstr(res.err, "output.dir: each point runs in its own directory") != NULL,
                       "case %zu: %s", i, res.err);
@@ -286,63 +259,14 @@ END_TEST
 
 /* ---- A long sweep directory ---------------------------------------------------------------- */
 
-/* -o takes paths of up to 4,000 bytes, but a sweep kept its directory in 1,024: a 2,020-byte
- * -o under existing folders was cut there, the sweep made a folder named by the cut (outside
- * the place asked for) and failed, "cannot create ..." cut short with no cause, exit 1. A
- * sweep's directory longer than its points' paths can hold is refused, exit 2, nothing made. */
-START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
-{
-    char *dir = harness_tmpdir("probe13");
-    char sw[600], deep[2600], name[201];
-    memset(name, 'd', 200);
-    name[200] = '\0';
-    harness_write(dir, "s.json", scenario_json);
-    harness_write(dir, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
-    for (int i = 0; i < 10; i++) {
-        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
-        ck_assert_int_eq(mkdir(deep, 0777), 0);
-    }
-    snprintf(deep + len, sizeof(deep) - len, "/sweep");
-    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", deep, "--quiet", NULL });
-    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
-    ck_assert_msg(strstr(res.err, "too long for a sweep's directory") != NULL, "%s", res.err);
-    /* A sweep file there: its path was cut, its base looked for in another folder ("$.base:
-     * no file ..."). */
-    char file[2700];
-    deep[len] = '\0';
-    harness_write(deep, "sw.json", "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}\n");
-    snprintf(file, sizeof(file), "%s/sw.json", deep);
-    res = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
-    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
-    ck_assert_msg(strstr(res.err, "too long a path for a sweep file") != NULL, "%s", res.err);
-    ck_assert_int_eq(remove(file), 0);
-    /* Nothing made: each folder holds the next alone, the last nothing. */
-    deep[strlen(dir)] = '\0';
-    for (int i = 0; i <= 10; i++) {
-        DIR *d = opendir(deep);
-        ck_assert_ptr_nonnull(d);
-        size_t entries = 0;
-        for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
-            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-                       (i > 0 || strcmp(e->d_name, name) == 0);
-        closedir(d);
-        ck_assert_msg(entries == (i < 10 ? 1u : 0u), "folder %d holds %zu entries", i, entries);
-        strcat(deep, "/");
-        strcat(deep, name);
-    }
-    harness_cleanup(dir);
-}
-END_TEST
-
-/* Whether the folders dir/NAME/NAME/... (`depth` of them, NAME 200 'd's) each hold the next
- * alone and the last `last` entries: nothing made beside them. */
+/* Whether the folders dir/NAME/NAME/... (`depth` of them, NAME HARNESS_DEEP_NAME 'd's, as
+ * harness_deep_dir makes them) each hold the next alone and the last `last` entries: nothing
+ * made beside them. */
 static void only_the_folders(const char *dir, int depth, size_t last)
 {
-    char path[2600], name[201];
-    memset(name, 'd', 200);
-    name[200] = '\0';
+    char path[2600], name[HARNESS_DEEP_NAME + 1];
+    memset(name, 'd', HARNESS_DEEP_NAME);
+    name[HARNESS_DEEP_NAME] = '\0';
     snprintf(path, sizeof(path), "%s", dir);
     for (int i = 0; i <= depth; i++) {
         DIR *d = opendir(path);
@@ -359,6 +283,35 @@ static void only_the_folders(const char *dir, int depth, size_t last)
     }
 }
 
+/* -o takes paths of up to 4,000 bytes, but a sweep kept its directory in 1,024: a 2,020-byte
+ * -o under existing folders was cut there, the sweep made a folder named by the cut (outside
+ * the place asked for) and failed, "cannot create ..." cut short with no cause, exit 1. A
+ * sweep's directory longer than its points' paths can hold is refused, exit 2, nothing made. */
+START_TEST(a_sweep_directory_too_long_for_its_points_is_refused)
+{
+    char *dir = harness_tmpdir("probe13");
+    char sw[600], deep[2600], file[2700];
+    harness_sweep_file(dir, harness_quick_json, workers_sweep, sw, sizeof(sw));
+    size_t len = harness_deep_dir(dir, 'd', 10, deep, sizeof(deep));
+    snprintf(deep + len, sizeof(deep) - len, "/sweep");
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", deep, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long for a sweep's directory") != NULL, "%s", res.err);
+    /* A sweep file there: its path was cut, its base looked for in another folder ("$.base:
+     * no file ..."). */
+    deep[len] = '\0';
+    harness_write(deep, "sw.json", workers_sweep);
+    snprintf(file, sizeof(file), "%s/sw.json", deep);
+    res = harness_hetsim((const char *[]){ "sweep", file, "--list", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "too long a path for a sweep file") != NULL, "%s", res.err);
+    ck_assert_int_eq(remove(file), 0);
+    /* Nothing made: each folder holds the next alone, the last nothing. */
+    only_the_folders(dir, 10, 0);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* check -o, --junit and report took paths of up to 4,000 bytes into 1,024-byte buffers: a
  * 2,020-byte -o put the check's seed runs in a folder named by the cut (outside the place
  * asked for), a --junit report was written there instead, exit 0, and report read the
@@ -366,23 +319,12 @@ static void only_the_folders(const char *dir, int depth, size_t last)
 START_TEST(a_long_check_output_junit_or_sweep_path_is_never_cut)
 {
     char *dir = harness_tmpdir("probe13");
-    char s[600], g[600], o[600], deep[2600], place[2700], name[201];
-    memset(name, 'd', 200);
-    name[200] = '\0';
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    char s[600], g[600], o[600], deep[2600], place[2700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
-    for (int i = 0; i < 10; i++) {
-        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
-        ck_assert_int_eq(mkdir(deep, 0777), 0);
-    }
+    harness_deep_dir(dir, 'd', 10, deep, sizeof(deep));
     snprintf(place, sizeof(place), "%s/co", deep);
-    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", place, NULL });
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", place, NULL });
     ck_assert_msg(res.status == 2, "-o: exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "too long for a check's output") != NULL, "%s", res.err);
     only_the_folders(dir, 10, 0);
@@ -408,32 +350,17 @@ END_TEST
 START_TEST(a_message_about_a_deep_scenario_keeps_its_cause)
 {
     char *dir = harness_tmpdir("probe13");
-    char s[600], g[600], o[600], deep[3100], t[3200], name[201];
-    memset(name, 'q', 200);
-    name[200] = '\0';
-    harness_write(dir, "s.json", scenario_json);
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(g, sizeof(g), "%s/g", dir);
+    char s[600], g[600], o[600], deep[3100], t[3200];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
-    result res = harness_hetsim(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
-    ck_assert_msg(res.status == 0, "%s", res.err);
-    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
-    for (int i = 0; i < 14; i++) {
-        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
-        ck_assert_int_eq(mkdir(deep, 0777), 0);
-    }
-    ck_assert_uint_gt(len, 2800);
+    ck_assert_uint_gt(harness_deep_dir(dir, 'q', 14, deep, sizeof(deep)), 2800);
     snprintf(t, sizeof(t), "%s/t.json", deep);
-    char *other = strdup(scenario_json);
+    char *other = strdup(harness_quick_json);
     ck_assert_ptr_nonnull(other);
     other[strstr(other, "\"workers\": 3") - other + 11] = '7'; /* the golden's has 3 */
-    FILE *f = fopen(t, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(other, f);
-    ck_assert_int_eq(fclose(f), 0);
+    harness_write(deep, "t.json", other);
     free(other);
-    res = harness_hetsim((const char *[]){ "check", t, "--golden", g, "-o", o, NULL });
+    result res = harness_hetsim((const char *[]){ "check", t, "--golden", g, "-o", o, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, t) != NULL, "the path is cut: %s", res.err);
     ck_assert_msg(strstr(res.err, ": the scenario differs from the golden's") != NULL &&

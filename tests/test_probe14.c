@@ -21,26 +21,6 @@
 
 typedef harness_result result;
 
-/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
-static const char scenario_json[] =
-    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
-    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
-    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
-    " \"eval\": {\"every_s\": 0.05}}\n";
-
-/* A writer that opens the FIFO at `path`, writes `text` once and ends, as a program piping a
- * file in would. */
-static pid_t write_once(const char *path, const char *text)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        FILE *f = fopen(path, "w");
-        _exit(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : 1);
-    }
-    return pid;
-}
-
 /* The ninth probe made a sweep refuse a FIFO its base names (the first values of the grid),
  * but a FIFO named by a later grid value was read by the first point that names it, when the
  * points are validated, and waited on forever by the next (seed 6 of the same value): sweep
@@ -58,20 +38,17 @@ START_TEST(a_fifo_named_by_a_later_grid_value_is_refused_by_a_sweep)
     };
     char *dir = harness_tmpdir("probe14");
     char sw[600], o[600], fifo[600], text[400];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     harness_write(dir, "p.csv", texts[0]);
-    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(fifo, sizeof(fifo), "%s/f.csv", dir);
     ck_assert_int_eq(mkfifo(fifo, 0666), 0);
     for (int c = 0; c < 2; c++) {
         snprintf(text, sizeof(text), "{\"base\": \"s.json\", \"grid\": %s, \"seeds\": 2}\n",
                  grids[c]);
-        harness_write(dir, "sw.json", text);
-        pid_t writer = write_once(fifo, texts[c]);
-        result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
-        kill(writer, SIGKILL);
-        waitpid(writer, NULL, 0);
+        harness_sweep_file(dir, NULL, text, sw, sizeof(sw));
+        result res = harness_hetsim_fifo(fifo, texts[c],
+                                         (const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "point 2 (") != NULL &&
                           strstr(res.err, "f.csv: not a regular file (a FIFO)") != NULL,
@@ -201,7 +178,7 @@ START_TEST(a_check_reads_one_golden_across_an_updates_swap)
 {
     char *dir = harness_tmpdir("probe14");
     char s[600], a[600], b[600], g[600], o[600];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(a, sizeof(a), "%s/a", dir);
     snprintf(b, sizeof(b), "%s/b", dir);
@@ -256,7 +233,7 @@ START_TEST(a_check_compares_with_the_golden_it_read_before_its_runs)
 {
     char *dir = harness_tmpdir("probe14");
     char s[600], g[600], h[600], o[600], running[700];
-    harness_write(dir, "s.json", scenario_json);
+    harness_write(dir, "s.json", harness_quick_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     for (int c = 0; c < 2; c++) {
         snprintf(g, sizeof(g), "%s/g%d", dir, c);

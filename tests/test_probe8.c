@@ -53,10 +53,7 @@ START_TEST(a_tex_table_with_two_rows_under_one_name_is_refused)
 {
     char *dir = harness_tmpdir("probe8");
     char sw[600], o[600], nf[600];
-    harness_sweep_in(dir, harness_quick_json,
-                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
-                     "\"dpsgd\"]}, \"seeds\": 2}\n",
-                     sw, o, sizeof(sw));
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
     harness_write(dir, "names", "# one text for two protocols\nallreduce=AR\ndpsgd=AR\n");
     snprintf(nf, sizeof(nf), "%s/names", dir);
     result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",

@@ -2,7 +2,6 @@
  * comment in the CSV behind a plot --by bar chart; a scenario file edited while check --update
  * runs its seeds. Every case failed before its fix.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,19 +245,6 @@ START_TEST(a_lock_file_that_is_a_socket_is_refused)
 }
 END_TEST
 
-/* A writer that opens the FIFO at `path`, writes `text` once and ends, as a program piping a
- * trace in would. */
-static pid_t write_once(const char *path, const char *text)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        FILE *f = fopen(path, "w");
-        _exit(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0 ? 0 : 1);
-    }
-    return pid;
-}
-
 /* A trace (or a compute.profile) may be a FIFO for a run, read once as it comes; a check and a
  * sweep load the scenario again for each of their runs, and waited forever on the FIFO the
  * first load had emptied. Both refuse it, naming it, exit 2. */
@@ -281,13 +267,10 @@ START_TEST(a_trace_that_is_a_fifo_is_refused_by_check_and_sweep)
     snprintf(fifo, sizeof(fifo), "%s/tr.csv", dir);
     ck_assert_int_eq(mkfifo(fifo, 0666), 0);
     for (int c = 0; c < 2; c++) {
-        pid_t writer = write_once(fifo, "0.05,1,2\n");
-        result res =
-            c == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
-                                                      "--seeds", "3", NULL })
-                   : harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
-        kill(writer, SIGKILL);
-        waitpid(writer, NULL, 0);
+        result res = harness_hetsim_fifo(
+            fifo, "0.05,1,2\n",
+            c == 0 ? (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }
+                   : (const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
         ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "tr.csv: not a regular file (a FIFO)") != NULL, "%s",
                       res.err);

@@ -17,6 +17,7 @@
 #include "app/curves.h"
 #include "outputs/output.h"
 #include "sim/cfg.h"
+#include "sim/fnv.h"
 #include "sim/text.h"
 
 static const char *const fingerprint_files[] = { "metrics.csv", "workers.csv", "summary.json",
@@ -32,14 +33,11 @@ bool ck_file_hash(const char *dir, const char *name, uint64_t *h)
     if (f == NULL)
         return false;
     bool summary = strcmp(name, "summary.json") == 0;
-    *h = UINT64_C(0xcbf29ce484222325);
+    *h = SIM_FNV_OFFSET;
     while (fgets(line, sizeof(line), f) != NULL) {
         if (summary && strncmp(line, "  \"wall\":", 9) == 0)
             continue;
-        for (const char *p = line; *p != '\0'; p++) {
-            *h ^= (unsigned char)*p;
-            *h *= UINT64_C(0x100000001b3);
-        }
+        *h = sim_fnv_text(*h, line);
     }
     fclose(f);
     return true;

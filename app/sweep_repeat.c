@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app/sweep_state.h"
+#include "sim/fnv.h"
 
 /* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
  * starting at p. */
@@ -78,10 +79,7 @@ bool sw_seed_same(const void *keys, size_t i, size_t j)
 
 uint64_t sw_name_hash(const void *keys, size_t i)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-    for (const char *c = ((const point *)keys)[i].name; *c != '\0'; c++)
-        h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
-    return mix64(h);
+    return mix64(sim_fnv_text(SIM_FNV_OFFSET, ((const point *)keys)[i].name));
 }
 
 bool sw_name_same(const void *keys, size_t i, size_t j)
@@ -94,14 +92,10 @@ bool sw_name_same(const void *keys, size_t i, size_t j)
  * other values in order, as their text (cJSON's compact print writes a number one way). */
 static uint64_t canon(const char *p, const char *end)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-    if (*p != '{' && *p != '[') {
-        for (; p < end; p++)
-            h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
-        return mix64(h);
-    }
+    if (*p != '{' && *p != '[')
+        return mix64(sim_fnv_bytes(SIM_FNV_OFFSET, p, (size_t)(end - p)));
     bool object = *p == '{';
-    uint64_t sum = 0;
+    uint64_t sum = 0, h = SIM_FNV_OFFSET;
     for (const char *q = p + 1; q < end - 1;) {
         const char *val = object ? sw_json_end(q) + 1 : q, *vend = sw_json_end(val);
         uint64_t m = canon(val, vend);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "models/data.h"
+#include "sim/fnv.h"
 #include "sim/text.h"
 
 enum {
@@ -35,13 +36,6 @@ typedef struct svm_scan {
     int32_t labels[DATA_MAX_CLASSES]; /* distinct labels, ascending */
     uint64_t fnv;                     /* FNV-1a 64 of the bytes read */
 } svm_scan;
-
-static uint64_t fnv_line(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint64_t)(unsigned char)s[i]) * UINT64_C(1099511628211);
-    return h;
-}
 
 /* Fills `err` with `code`, "line L, column C: " (what is known of it) and a message, and the
  * file; returns code. */
@@ -245,12 +239,12 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
     ssize_t len;
     double label;
     size_t last;
-    sc->fnv = UINT64_C(1469598103934665603);
+    sc->fnv = SIM_FNV_FILE_OFFSET;
     while ((max_samples == 0 || sc->n < max_samples) && (len = getline(line, cap, f)) != -1) {
         at.line++;
         const char *s = *line;
         size_t n = (size_t)len;
-        sc->fnv = fnv_line(sc->fnv, s, n);
+        sc->fnv = sim_fnv_bytes(sc->fnv, s, n);
         int rc = line_text(&s, &n, &at, err);
         if (rc == SIM_OK)
             rc = parse_line(s, n, &at, max_features, NULL, &label, &last, err);
@@ -266,7 +260,7 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
     }
     /* The bytes past max_samples too: the hash is the whole file's, as every read's. */
     while ((len = getline(line, cap, f)) != -1)
-        sc->fnv = fnv_line(sc->fnv, *line, (size_t)len);
+        sc->fnv = sim_fnv_bytes(sc->fnv, *line, (size_t)len);
     int rc = read_status(f, &at, err);
     if (rc != SIM_OK)
         return rc;

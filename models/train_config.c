@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "models/train.h"
+#include "sim/fnv.h"
 
 /* ---- reading the configuration ---- */
 
@@ -99,11 +100,10 @@ static uint64_t file_fnv(const char *file)
     FILE *f = stat(file, &st) == 0 && S_ISREG(st.st_mode) ? fopen(file, "rb") : NULL;
     if (f == NULL)
         return 0;
-    uint64_t h = UINT64_C(1469598103934665603);
+    uint64_t h = SIM_FNV_FILE_OFFSET;
     unsigned char buf[65536];
     for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;)
-        for (size_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * UINT64_C(1099511628211);
+        h = sim_fnv_bytes(h, buf, n);
     bool whole = !ferror(f);
     fclose(f);
     return whole ? h : 0;

@@ -10,28 +10,18 @@
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
-
-#define FNV_OFFSET UINT64_C(1469598103934665603)
-#define FNV_PRIME  UINT64_C(1099511628211)
+#include "sim/fnv.h"
 
 static const char *const data_key[2] = { "file", "test_file" };
-
-static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * FNV_PRIME;
-    return h;
-}
 
 /* The points of a trace, field by field (no padding): FNV-1a 64. */
 static uint64_t trace_fnv(const sim_straggler *st)
 {
-    uint64_t h = fnv_bytes(FNV_OFFSET, &st->ntrace, sizeof(st->ntrace));
+    uint64_t h = sim_fnv_bytes(SIM_FNV_FILE_OFFSET, &st->ntrace, sizeof(st->ntrace));
     for (size_t k = 0; k < st->ntrace; k++) {
-        h = fnv_bytes(h, &st->trace[k].time_ns, sizeof(st->trace[k].time_ns));
-        h = fnv_bytes(h, &st->trace[k].worker, sizeof(st->trace[k].worker));
-        h = fnv_bytes(h, &st->trace[k].slowdown, sizeof(st->trace[k].slowdown));
+        h = sim_fnv_bytes(h, &st->trace[k].time_ns, sizeof(st->trace[k].time_ns));
+        h = sim_fnv_bytes(h, &st->trace[k].worker, sizeof(st->trace[k].worker));
+        h = sim_fnv_bytes(h, &st->trace[k].slowdown, sizeof(st->trace[k].slowdown));
     }
     return h;
 }
@@ -47,11 +37,11 @@ static size_t ntraces(const sim_scenario *sc)
 /* Every trace's points folded into one hash (for scenarios of very many traces). */
 static uint64_t traces_fnv(const sim_scenario *sc)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = SIM_FNV_FILE_OFFSET;
     for (size_t i = 0; i < sc->nstragglers; i++)
         if (sc->stragglers[i].kind == SIM_STRAG_TRACE) {
             uint64_t t = trace_fnv(&sc->stragglers[i]);
-            h = fnv_bytes(h, &t, sizeof(t));
+            h = sim_fnv_bytes(h, &t, sizeof(t));
         }
     return h;
 }

@@ -19,6 +19,7 @@
 #include "scenario/scenario_stragglers.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/fnv.h"
 #include "sim/rng.h"
 
 /* 2^53: counts (stop.iterations, rounds) stay within it, where a JSON number that reads as an
@@ -474,16 +475,6 @@ static int read_check(sim_scenario *sc, sim_cfg *root, sim_err *err)
     return rc != 0 || c == NULL ? rc : sim_cfg_check_unused(c, err);
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s != '\0'; s++) {
-        h ^= (unsigned char)*s;
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 /* Every section in order; the root's unknown keys are reported once all its keys are known
  * and before the sections' contents are checked. */
 static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
@@ -530,7 +521,7 @@ static int read_all(sim_scenario *sc, sim_cfg *root, sim_err *err)
     char *text = sim_cfg_print(root, false);
     if (text == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    sc->hash = fnv1a(text);
+    sc->hash = sim_fnv_text(SIM_FNV_OFFSET, text);
     free(text);
     return 0;
 }
@@ -678,7 +669,7 @@ void sim_scenario_rehash(sim_scenario *sc)
 {
     char *text = sim_cfg_print(sc->root, false);
     if (text != NULL) /* out of memory: the old hash stays */
-        sc->hash = fnv1a(text);
+        sc->hash = sim_fnv_text(SIM_FNV_OFFSET, text);
     free(text);
 }
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/fnv.h"
 #include "sim/text.h"
 int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
 {
@@ -230,7 +231,7 @@ static int read_line(profile_reader *r, sim_err *err)
     size_t len = 0;
     int c = EOF;
     while ((c = getc(r->fp)) != EOF) {
-        r->fnv = (r->fnv ^ (uint64_t)(unsigned char)c) * 1099511628211ull;
+        r->fnv = sim_fnv_byte(r->fnv, (unsigned char)c);
         if (c == '\n')
             break;
         if (c == '\0')
@@ -389,7 +390,7 @@ static int read_rows(profile_reader *r, sim_err *err)
 
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
 {
-    profile_reader r = { .file = file, .path = path, .fnv = 1469598103934665603ull };
+    profile_reader r = { .file = file, .path = path, .fnv = SIM_FNV_FILE_OFFSET };
     r.fp = fopen(file, "r");
     if (r.fp == NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));

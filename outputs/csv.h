@@ -48,14 +48,14 @@ typedef struct sim_csv_rules {
 
 /* A CSV file read whole. */
 typedef struct sim_csv {
-    char *text;      /* the file's bytes, split in place; owned */
-    char **head;     /* (ncols) the header's names; owned */
-    char **cell;     /* (nrows * ncols) row r, column c at cell[r * ncols + c]; owned */
-    size_t *line;    /* (nrows) the file line each row starts on, for messages; owned */
-    size_t ncols;    /* fields of the header */
-    size_t nrows;    /* records after the header */
-    char path[1024]; /* the file, for messages */
-    int open_errno;  /* after sim_csv_read failed to open the file: its errno, else 0 */
+    char *text;                  /* the file's bytes, split in place; owned */
+    char **head;                 /* (ncols) the header's names; owned */
+    char **cell;                 /* (nrows * ncols) row r, column c at cell[r * ncols + c]; owned */
+    size_t *line;                /* (nrows) the file line each row starts on, for messages; owned */
+    size_t ncols;                /* fields of the header */
+    size_t nrows;                /* records after the header */
+    char path[SIM_ERR_FILE_MAX]; /* the file, for messages: a path whole (docs/usage.md) */
+    int open_errno;              /* after sim_csv_read failed to open the file: its errno, else 0 */
 } sim_csv;
 
 /* The rules of a run's metrics.csv: time_s (increasing: a row per evaluation), iterations

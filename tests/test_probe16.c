@@ -143,6 +143,39 @@ START_TEST(a_display_name_can_name_a_value_holding_an_equals_sign)
 }
 END_TEST
 
+/* `run -o` takes a path of up to 4,000 bytes (docs/usage.md), but plot RUN refused the run it
+ * wrote 2,600 bytes deep: "path too long" (run.json's path held in 2,048 bytes), exit 2; and a
+ * message about such a run's metrics.csv named its path cut at 1,023 bytes. The run is drawn,
+ * and a row removed from it is refused naming its whole path. */
+START_TEST(plot_draws_a_run_written_deep_and_names_its_whole_path)
+{
+    char *dir = harness_tmpdir("probe16");
+    char s[600], r[600], deep[2800], name[201], figs[600], metrics[2900];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s)); /* s.json */
+    memset(name, 'd', 200);
+    name[200] = '\0';
+    size_t len = (size_t)snprintf(deep, sizeof(deep), "%s", dir);
+    for (int i = 0; i < 13; i++)
+        len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/%s", name);
+    len += (size_t)snprintf(deep + len, sizeof(deep) - len, "/run");
+    ck_assert_uint_gt(len, 2600);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res =
+        harness_hetsim((const char *[]){ "run", s, "-o", deep, "--quiet", NULL }); /* mkdir -p */
+    ck_assert_msg(res.status == 0, "run: exit %d\n%.300s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "plot", deep, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "plot: exit %d\n%.300s", res.status, res.err);
+    ck_assert(harness_exists(figs));
+    snprintf(metrics, sizeof(metrics), "%s/metrics.csv", deep);
+    drop_line(metrics, 4);
+    strcat(metrics, ": line 4: time_s 0.15");
+    snprintf(figs, sizeof(figs), "%s/figs2", dir);
+    expect_refused((const char *[]){ "plot", deep, "-o", figs, NULL }, metrics, "a row removed");
+    ck_assert(!harness_exists(figs));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe16");
@@ -150,6 +183,7 @@ Suite *test_suite(void)
     tcase_add_test(reads, a_metrics_file_missing_a_row_is_refused);
     tcase_add_test(reads, a_display_name_with_spaces_around_its_equals_sign_is_refused);
     tcase_add_test(reads, a_display_name_can_name_a_value_holding_an_equals_sign);
+    tcase_add_test(reads, plot_draws_a_run_written_deep_and_names_its_whole_path);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

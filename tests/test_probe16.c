@@ -3,6 +3,7 @@
  * directory about 2,600 bytes deep read by plot; a JSON path of long UTF-8 keys in an error.
  * Every case failed before its fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -176,6 +178,58 @@ START_TEST(plot_draws_a_run_written_deep_and_names_its_whole_path)
 }
 END_TEST
 
+/* True when the n bytes of s are well-formed UTF-8. */
+static bool utf8_ok(const char *s, size_t n)
+{
+    for (size_t i = 0, k; i < n; i += k)
+        if ((k = sim_text_utf8_len(s + i)) == 0)
+            return false;
+    return true;
+}
+
+/* An error's JSON path had room for 159 bytes: an unknown key of 200 bytes of "é" was named
+ * `$.compute["éé...é` cut at the room's end, with no sign of the cut (its closing `"]` lost,
+ * as if the key ended there). A path of up to 511 bytes is held whole; a longer one (a key of
+ * 800 bytes) is cut between characters and ends with "...", in a scenario file and from --set. */
+START_TEST(an_error_path_is_held_whole_or_cut_with_an_ellipsis)
+{
+    static const size_t sizes[] = { 100, 400 }; /* "é"s: 200 and 800 bytes */
+    char key[1000], set[1100], text[1600], s[600], o[600], want[1100];
+    char *dir = harness_tmpdir("probe16");
+    harness_write(dir, "s.json", harness_quick_json);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    for (size_t c = 0; c < 2; c++) {
+        key[0] = '\0';
+        for (size_t i = 0; i < sizes[c]; i++)
+            strcat(key, "\xc3\xa9");
+        snprintf(text, sizeof(text),
+                 "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10, \"%s\": 1},\n"
+                 " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                 " \"protocol\": {\"name\": \"allreduce\"}}\n",
+                 key);
+        harness_write(dir, "e.json", text);
+        if (c == 0)
+            snprintf(want, sizeof(want), "$.compute[\"%s\"]: unknown key", key);
+        else
+            snprintf(want, sizeof(want), "\xc3\xa9...: unknown key");
+        snprintf(s, sizeof(s), "%s/e.json", dir);
+        result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %zu: %s", c, res.err);
+        ck_assert_msg(utf8_ok(res.err, strlen(res.err)), "%s", res.err);
+        snprintf(s, sizeof(s), "%s/s.json", dir);
+        snprintf(set, sizeof(set), "compute.%s=1", key);
+        res = harness_hetsim((const char *[]){ "run", s, "--set", set, "-o", o, "--quiet", NULL });
+        ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+        ck_assert_msg(strstr(res.err, c == 0 ? key : "\xc3\xa9...") != NULL, "--set %zu: %s", c,
+                      res.err);
+        ck_assert_msg(utf8_ok(res.err, strlen(res.err)), "%s", res.err);
+        ck_assert(!harness_exists(o));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe16");
@@ -184,6 +238,7 @@ Suite *test_suite(void)
     tcase_add_test(reads, a_display_name_with_spaces_around_its_equals_sign_is_refused);
     tcase_add_test(reads, a_display_name_can_name_a_value_holding_an_equals_sign);
     tcase_add_test(reads, plot_draws_a_run_written_deep_and_names_its_whole_path);
+    tcase_add_test(reads, an_error_path_is_held_whole_or_cut_with_an_ellipsis);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

@@ -69,9 +69,10 @@ int app_curve_read(const char *dir, app_curve *c, sim_err *err)
         for (size_t j = 0; j < APP_CURVE_NCOLS; j++)
             c->col[j][r] = sim_csv_number(&t, r, idx[j]);
     if (rc == SIM_OK) {
-        char summary[PATH_TEXT];
+        char summary[PATH_TEXT], run_json[PATH_TEXT];
         snprintf(summary, sizeof(summary), "%s/summary.json", dir);
-        rc = sim_csv_check_metrics(&t, idx[APP_CURVE_TIME], summary, err);
+        snprintf(run_json, sizeof(run_json), "%s/run.json", dir);
+        rc = sim_csv_check_metrics(&t, idx[APP_CURVE_TIME], summary, run_json, err);
     }
     if (rc == SIM_OK)
         c->n = t.nrows;

@@ -471,7 +471,7 @@ int app_index_key_column(const app_index *ix, const char *key, int *col, sim_err
 
 int app_index_run_facts(const char *dir, double *target, double *every, sim_err *err)
 {
-    char path[2048];
+    char path[SIM_ERR_FILE_MAX + 16]; /* plot RUN's run of up to 4,000 bytes (docs/usage.md) */
     *target = *every = NAN;
     if (snprintf(path, sizeof(path), "%s/run.json", dir) >= (int)sizeof(path))
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", dir);

@@ -76,11 +76,51 @@ static const char *fault(const char *s, size_t len)
     return NULL;
 }
 
+/* Why the key s[len] of a display name spec cannot be one, or NULL when it can: as fault,
+ * and no space at either end (`allreduce = AR` mapped "allreduce ", which names nothing,
+ * silently; the text shown may keep its spaces, `dpsgd= #2`). */
+static const char *key_fault(const char *s, size_t len)
+{
+    const char *f = fault(s, len);
+    if (f != NULL)
+        return f;
+    return s[0] == ' ' ? "starts with a space" : s[len - 1] == ' ' ? "ends with a space" : NULL;
+}
+
+/* The '=' that ends FROM in `spec`, or NULL: the first one not written `\=`, which stands for
+ * an '=' of FROM (--label 'k\=3=K' names the value k=3; index.csv never holds that pair, as
+ * it writes a backslash as `\\`, whose pair is passed over whole). */
+static const char *split_at(const char *spec)
+{
+    for (const char *p = spec; *p != '\0'; p++)
+        if (p[0] == '\\' && (p[1] == '\\' || p[1] == '='))
+            p++;
+        else if (p[0] == '=')
+            return p;
+    return NULL;
+}
+
+/* FROM, spec[len] with each `\=` read as '=', malloc'd; NULL when out of memory. */
+static char *from_text(const char *spec, size_t len)
+{
+    char *f = malloc(len + 1), *q = f;
+    for (size_t i = 0; f != NULL && i < len; i++) {
+        if (spec[i] == '\\' && i + 1 < len && spec[i + 1] == '\\')
+            *q++ = spec[i++];
+        else if (spec[i] == '\\' && i + 1 < len && spec[i + 1] == '=')
+            i++;
+        *q++ = spec[i];
+    }
+    if (f != NULL)
+        *q = '\0';
+    return f;
+}
+
 /* Why `spec` is no FROM=TO into why[size]; false when it is one. */
 static bool spec_fault(const char *spec, char *why, size_t size)
 {
-    const char *eq = strchr(spec, '=');
-    const char *key = eq != NULL ? fault(spec, (size_t)(eq - spec)) : NULL;
+    const char *eq = split_at(spec);
+    const char *key = eq != NULL ? key_fault(spec, (size_t)(eq - spec)) : NULL;
     const char *text = eq != NULL && key == NULL ? fault(eq + 1, strlen(eq + 1)) : NULL;
     if (eq == NULL)
         snprintf(why, size, "no '='");
@@ -96,17 +136,18 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
         return sim_err_set(
             err, SIM_EINVAL, NULL,
             "a display name is FROM=TO, a key or a value as index.csv writes it "
-            "and the text shown (each 1 to %d bytes of UTF-8, no control character), got "
+            "and the text shown (each 1 to %d bytes of UTF-8, no control character; the key "
+            "with no space at either end), got "
             "\"%.200s\" (%s)",
             NAME_MAX_BYTES, spec, why);
-    const char *eq = strchr(spec, '=');
+    const char *eq = split_at(spec);
     char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
     if (from != NULL)
         n->from = from;
     char **to = from != NULL ? realloc(n->to, (n->n + 1) * sizeof(*to)) : NULL;
     if (to != NULL)
         n->to = to;
-    char *f = to != NULL ? strndup(spec, (size_t)(eq - spec)) : NULL;
+    char *f = to != NULL ? from_text(spec, (size_t)(eq - spec)) : NULL;
     char *t = f != NULL ? strdup(eq + 1) : NULL;
     if (t == NULL) {
         free(f);
@@ -147,7 +188,8 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
         if (spec_fault(p, why, sizeof(why)))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "
-                             "each 1 to %d bytes of UTF-8, no control character): %s",
+                             "each 1 to %d bytes of UTF-8, no control character; the key with "
+                             "no space at either end): %s",
                              path, line, NAME_MAX_BYTES, why);
         else
             rc = app_names_add(n, p, err);

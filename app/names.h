@@ -22,9 +22,11 @@ typedef struct app_names {
     size_t n;
 } app_names;
 
-/* Adds the mapping "FROM=TO" (split at the first '='; FROM and TO not empty, at most 200
- * bytes, no control character). SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later
- * mapping of the same FROM replaces the earlier one. */
+/* Adds the mapping "FROM=TO" (split at the first '=' not written `\=`, which stands for an
+ * '=' of FROM: `k\=3=K` maps the value k=3; FROM and TO not empty, at most 200 bytes, no
+ * control character; FROM with no space at either end: `allreduce = AR` named nothing).
+ * SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later mapping of the same FROM replaces the
+ * earlier one. */
 int app_names_add(app_names *n, const char *spec, sim_err *err);
 
 /* Adds every FROM=TO line of the file at `path`. SIM_EINVAL naming the file and line for a

@@ -8,7 +8,7 @@
 #include "app/index.h"
 #include "app/sweep_plot.h"
 
-#define PATH_TEXT 2048
+#define PATH_TEXT SIM_ERR_FILE_MAX /* a run directory of up to 4,000 bytes (docs/usage.md) */
 
 static int oom(sim_err *err)
 {
@@ -46,8 +46,10 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         snprintf(up, sizeof(up), ".");
     else if (base == 1)
         snprintf(up, sizeof(up), "/");
-    else
+    else if (base - 1 < sizeof(up))
         snprintf(up, sizeof(up), "%.*s", (int)(base - 1), dir);
+    else /* longer than the system takes, and than any sweep (767 bytes): no sweep's point */
+        return SIM_OK;
     if (strcmp(up, parent) != 0) {
         app_index_fini(ix);
         snprintf(parent, PATH_TEXT, "%s", up);

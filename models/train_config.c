@@ -256,7 +256,7 @@ static int field_error(sim_scenario *sc, const char *section, sim_err *err)
 {
     char path[sizeof(err->path) + 64];
     snprintf(path, sizeof(path), "%s%s%s", section, err->path[0] != '\0' ? "." : "", err->path);
-    snprintf(err->path, sizeof(err->path), "%.*s", (int)sizeof(err->path) - 1, path);
+    sim_err_path(err, path);
     err->code = SIM_ESCENARIO;
     return sim_err_file(err, sc->file);
 }

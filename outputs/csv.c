@@ -407,20 +407,96 @@ static int run_end(const char *summary_json, double *end, sim_err *err)
                        why);
 }
 
-int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json, sim_err *err)
+/* The run's evaluation interval, eval.every_s in `run_json` (its scenario as resolved), in ns
+ * into *every_ns as the loader rounds it: 0 for a run.json that cannot be read or names none
+ * (its readers refuse it); one that is no number > 0 is SIM_EINVAL naming it. */
+static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
+{
+    size_t len = 0;
+    *every_ns = 0;
+    char *text = sim_output_read_own(run_json, &len);
+    sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;
+    sim_cfg *eval = NULL;
+    free(text);
+    double every = NAN;
+    sim_err bad;
+    sim_err_clear(&bad);
+    if (root != NULL && sim_cfg_child(root, "scenario", &sc, NULL) == SIM_OK && sc != NULL &&
+        sim_cfg_child(sc, "eval", &eval, NULL) == SIM_OK && eval != NULL &&
+        sim_cfg_has(eval, "every_s"))
+        sim_cfg_double(eval, "every_s", 0.0, 1e9, &every, &bad);
+    sim_cfg_destroy(root);
+    if (bad.code == SIM_OK && !(every > 0.0)) /* absent, or 0: no grid to hold the rows to */
+        return bad.code;
+    if (bad.code == SIM_OK) {
+        *every_ns = (int64_t)llround(every * 1e9); /* scenario/scenario_read.c's rounding */
+        return SIM_OK;
+    }
+    char why[SIM_ERR_TEXT_MAX];
+    sim_err_file(&bad, run_json);
+    sim_err_format(&bad, why, sizeof(why));
+    return sim_err_set(err, SIM_EINVAL, NULL, "%s (no run.json hetsim wrote: run it again)", why);
+}
+
+/* Row r's time on the evaluation grid, r x every_ns printed as the run prints its clock. */
+static double grid_time(size_t r, int64_t every_ns)
+{
+    if ((uint64_t)r > (uint64_t)INT64_MAX / (uint64_t)every_ns)
+        return (double)INFINITY;
+    return (double)((int64_t)r * every_ns) / 1e9;
+}
+
+/* Both times are the run's clock printed to 17 digits or fewer: a relative 1e-12 is rounding. */
+static bool later(double a, double b)
+{
+    return a > b * (1.0 + 1e-12) + 1e-12;
+}
+
+/* t's rows sit on the run's evaluation grid: an evaluation at 0 and every every_ns, and a last
+ * one at the run's end, on the grid or before its next point (a stop or a stall between two
+ * evaluations). A row removed moves every later one off the grid. */
+static int check_grid(const sim_csv *t, size_t time_col, int64_t every_ns, const char *run_json,
+                      sim_err *err)
+{
+    for (size_t r = 0; r < t->nrows; r++) {
+        double at = sim_csv_number(t, r, time_col), want = grid_time(r, every_ns);
+        bool last = r + 1 == t->nrows;
+        if (!later(at, want) && (last || !later(want, at)))
+            continue;
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: time_s %.9g where the run's evaluations, every %.9g "
+                           "s from 0 (eval.every_s in %s), put that row at %.9g%s: a row "
+                           "removed, or one the run did not write",
+                           t->path, t->line[r], at, (double)every_ns / 1e9, run_json, want,
+                           last ? " at the latest" : "");
+    }
+    return SIM_OK;
+}
+
+int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
+                          const char *run_json, sim_err *err)
 {
     double end = NAN;
+    int64_t every_ns = 0;
     int rc = run_end(summary_json, &end, err);
-    if (rc != SIM_OK || t->nrows == 0)
+    if (rc != SIM_OK || t->nrows == 0 || isnan(end)) /* no end: a run written by hand */
         return rc;
     double last = sim_csv_number(t, t->nrows - 1, time_col);
-    /* Both are the run's clock printed to 17 digits or fewer: a relative 1e-12 is rounding. */
-    if (!(last > end * (1.0 + 1e-12) + 1e-12)) /* false for NaN: no end to hold it to */
-        return SIM_OK;
-    return sim_err_set(err, SIM_EINVAL, NULL,
-                       "%s: line %zu: time_s %.9g is past the run's end, sim_time_s %.9g in %s: "
-                       "a row the run did not write",
-                       t->path, t->line[t->nrows - 1], last, end, summary_json);
+    if (later(last, end))
+        return sim_err_set(
+            err, SIM_EINVAL, NULL,
+            "%s: line %zu: time_s %.9g is past the run's end, sim_time_s %.9g in %s: "
+            "a row the run did not write",
+            t->path, t->line[t->nrows - 1], last, end, summary_json);
+    if ((rc = run_every(run_json, &every_ns, err)) != SIM_OK ||
+        (every_ns > 0 && (rc = check_grid(t, time_col, every_ns, run_json, err)) != SIM_OK))
+        return rc;
+    if (later(end, last)) /* the run evaluates at its end */
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: the last row, at time_s %.9g, is before the run's end, "
+                           "sim_time_s %.9g in %s, where the run writes its last: a row removed",
+                           t->path, t->line[t->nrows - 1], last, end, summary_json);
+    return SIM_OK;
 }
 
 void sim_csv_fini(sim_csv *t)

@@ -48,14 +48,14 @@ typedef struct sim_csv_rules {
 
 /* A CSV file read whole. */
 typedef struct sim_csv {
-    char *text;      /* the file's bytes, split in place; owned */
-    char **head;     /* (ncols) the header's names; owned */
-    char **cell;     /* (nrows * ncols) row r, column c at cell[r * ncols + c]; owned */
-    size_t *line;    /* (nrows) the file line each row starts on, for messages; owned */
-    size_t ncols;    /* fields of the header */
-    size_t nrows;    /* records after the header */
-    char path[1024]; /* the file, for messages */
-    int open_errno;  /* after sim_csv_read failed to open the file: its errno, else 0 */
+    char *text;                  /* the file's bytes, split in place; owned */
+    char **head;                 /* (ncols) the header's names; owned */
+    char **cell;                 /* (nrows * ncols) row r, column c at cell[r * ncols + c]; owned */
+    size_t *line;                /* (nrows) the file line each row starts on, for messages; owned */
+    size_t ncols;                /* fields of the header */
+    size_t nrows;                /* records after the header */
+    char path[SIM_ERR_FILE_MAX]; /* the file, for messages: a path whole (docs/usage.md) */
+    int open_errno;              /* after sim_csv_read failed to open the file: its errno, else 0 */
 } sim_csv;
 
 /* The rules of a run's metrics.csv: time_s (increasing: a row per evaluation), iterations
@@ -77,13 +77,19 @@ extern const sim_csv_rules sim_csv_workers;
  * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK. */
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
 
-/* A run's metrics.csv `t` ends no later than the run: its last row's time (column `time_col`)
- * is at most sim_time_s in the run's summary.json (the file `summary_json`). A row appended by
- * hand past it (at 99 s to a 3 s run) is SIM_EINVAL naming the file and line; so is a
- * summary.json that does not parse or names no end (no number sim_time_s >= 0). One that is
- * absent, no regular file (never opened) or empty holds the rows to nothing: SIM_OK. */
+/* A run's metrics.csv `t` holds the rows its run wrote, none removed or added: its rows'
+ * times (column `time_col`) sit on the run's evaluation grid, 0 and every eval.every_s of its
+ * run.json (the file `run_json`) but the last, which may come before the next point of the grid
+ * (a stop or a stall between two evaluations), and the last row's time is sim_time_s in the
+ * run's summary.json (the file `summary_json`): the run evaluates at its end. A row removed
+ * (moving the next off the grid, or leaving the last before the end), or appended past the end
+ * (at 99 s to a 3 s run), is SIM_EINVAL naming the file and line; so is a summary.json that does
+ * not parse or names no end (no number sim_time_s >= 0), or a run.json whose eval.every_s is no
+ * number in (0, 1e9]. A run whose summary.json is absent, no regular file (never opened) or
+ * empty was written by hand: its rows are held to nothing, SIM_OK; so are they to no grid when
+ * its run.json cannot be read or names no eval.every_s. */
 int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
-                          sim_err *err);
+                          const char *run_json, sim_err *err);
 
 /* Reads the file at `path` into `t` and checks it as above (`rules` NULL: the form only).
  * SIM_EIO when it cannot be read (t->open_errno then tells why: ENOENT for a missing file),

@@ -284,7 +284,7 @@ static int scan_metrics(plot_run *run, sim_err *err)
     sim_csv t;
     int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
     if (rc == SIM_OK)
-        rc = sim_csv_check_metrics(&t, col[0], run->summary, err);
+        rc = sim_csv_check_metrics(&t, col[0], run->summary, run->run_json, err);
     for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
         bool loss = !isnan(sim_csv_number(&t, r, col[1]));
         bool acc = !isnan(sim_csv_number(&t, r, col[2]));

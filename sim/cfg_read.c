@@ -443,7 +443,7 @@ int sim_cfg_check_unused(const sim_cfg *cfg, sim_err *err)
 
 int sim_cfg_fail(const sim_cfg *cfg, const char *key, sim_err *err, const char *fmt, ...)
 {
-    char path[sizeof(err->path)], msg[sizeof(err->msg)];
+    char path[PATH_MAX_TEXT], msg[sizeof(err->msg)];
     snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(cfg), key);
     va_list ap;
     va_start(ap, fmt);

@@ -19,8 +19,9 @@
 #include "sim/cfg.h"
 #include "sim/err.h"
 
-#define PATH_MAX_TEXT 512 /* paths in messages are truncated to this */
-#define CFG_CURSORS   4   /* arrays read in turn with O(1) steps (a list, the lists in it) */
+/* Paths in messages are cut to this, beyond sim_err's room: sim_err_set then marks the cut. */
+#define PATH_MAX_TEXT (2 * SIM_ERR_PATH_MAX)
+#define CFG_CURSORS   4 /* arrays read in turn with O(1) steps (a list, the lists in it) */
 
 /* Where the last read of an array's elements stopped, so that the next one in order starts
  * there: element `index` of `array` is `item`. */

@@ -35,21 +35,42 @@ static void escape_controls(char *out, size_t size, const char *raw)
     out[n] = '\0';
 }
 
+/* Copies the JSON path `path` into out[size], or, when it does not fit, as much of it as
+ * fits in whole characters followed by "...": a path cut silently read as a whole one (a key
+ * `$.compute["ééé` without its end). */
+static void put_path(char *out, size_t size, const char *path)
+{
+    size_t n = strlen(path);
+    if (n < size) {
+        memcpy(out, path, n + 1);
+        return;
+    }
+    memcpy(out, path, size - 4);
+    out[size - 4] = '\0';
+    sim_text_utf8_trim(out);
+    strcat(out, "...");
+}
+
 int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
 {
     if (err == NULL)
         return code;
     err->code = code;
-    snprintf(err->path, sizeof(err->path), "%s", path != NULL ? path : "");
+    put_path(err->path, sizeof(err->path), path != NULL ? path : "");
     char raw[sizeof(err->msg)];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
     escape_controls(err->msg, sizeof(err->msg), raw);
-    sim_text_utf8_trim(err->path); /* a long path or message cut to its room: whole characters */
-    sim_text_utf8_trim(err->msg);
+    sim_text_utf8_trim(err->msg); /* a long message cut to its room: whole characters */
     return code;
+}
+
+void sim_err_path(sim_err *err, const char *path)
+{
+    if (err != NULL)
+        put_path(err->path, sizeof(err->path), path != NULL ? path : "");
 }
 
 int sim_err_file(sim_err *err, const char *file)

@@ -23,12 +23,14 @@ enum sim_err_code {
 };
 
 /* Room for an error's parts, each cut between UTF-8 characters when it does not fit. A file is
- * a path as the system takes it (docs/usage.md allows 4,000 bytes); a message holds two such
- * paths and its text (a check names the scenario and the golden's run.json). A sim_err is
- * about 14.5 KB: declared on the stack a frame or two deep, copied only once it failed. */
+ * a path as the system takes it (docs/usage.md allows 4,000 bytes); a JSON path up to 511
+ * bytes (a key of 200 bytes of "é" was cut at 159), a longer one cut and ended with "..."; a
+ * message holds two file paths and its text (a check names the scenario and the golden's
+ * run.json). A sim_err is about 15 KB: declared on the stack a frame or two deep, copied only
+ * once it failed. */
 enum {
     SIM_ERR_FILE_MAX = 4096,
-    SIM_ERR_PATH_MAX = 160,
+    SIM_ERR_PATH_MAX = 512,
     SIM_ERR_MSG_MAX = 10240,
     /* sim_err_format's whole text: "file: path: message" */
     SIM_ERR_TEXT_MAX = SIM_ERR_FILE_MAX + SIM_ERR_PATH_MAX + SIM_ERR_MSG_MAX + 8,
@@ -45,9 +47,14 @@ typedef struct sim_err {
 void sim_err_clear(sim_err *err);
 
 /* Fills `err` (if not NULL) with `code`, `path` (NULL for none) and a printf-style message,
- * truncating what does not fit. Returns `code`, so that `return sim_err_set(...)` works. */
+ * truncating what does not fit (a path cut ends with "..."). Returns `code`, so that
+ * `return sim_err_set(...)` works. */
 int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Sets the JSON path the error is about to `path`, cut as sim_err_set cuts one (a caller
+ * that names the section above a path it was given). Accepts NULL. */
+void sim_err_path(sim_err *err, const char *path);
 
 /* Sets the file name the error is about, unless one is already set. Returns err->code. */
 int sim_err_file(sim_err *err, const char *file);

@@ -1,14 +1,17 @@
 /* Issue 38's eleventh probe, classes 7-12 (numbers at their limits, foreign goldens, stalls,
  * damaged results, JSON strings): a recovery at the stop instant that kept a stalled run
- * going to its stop. Every case failed before its fix.
+ * going to its stop; a JSON text holding a byte that is no UTF-8, taken into run.json; a
+ * message quoting such a byte raw. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -70,6 +73,79 @@ START_TEST(a_recovery_at_the_stop_instant_does_not_keep_a_stalled_run_going)
 }
 END_TEST
 
+/* ---- JSON strings and messages ----------------------------------------------------------- */
+
+/* A timing-only scenario of three workers for 0.2 simulated seconds: quick runs. */
+static const char scenario_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* JSON text is UTF-8, but the loader took any bytes inside a string: an output.dir "o\xff"
+ * (Latin-1's y with diaeresis) ran, exit 0, and went into run.json, which Python's json module
+ * then refused ("'utf-8' codec can't decode byte 0xff"); a key "\xff" or a bare --set value
+ * holding one was quoted raw in a message. Each is refused at its byte, exit 2, nothing
+ * written; the same text in UTF-8 runs. */
+START_TEST(a_json_text_that_is_no_utf8_is_refused_at_its_byte)
+{
+    char *dir = harness_tmpdir("probe17");
+    char s[600], text[1600], out[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(out, sizeof(out), "%s/o\xff", dir);
+    snprintf(text, sizeof(text),
+             "{\"seed\": 5, \"workers\": 3, \"output\": {\"dir\": \"%s\"},\n"
+             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+             " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n",
+             out);
+    harness_write(dir, "s.json", text);
+    result res = harness_hetsim((const char *[]){ "run", s, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "line 1, column ") != NULL, "%s", res.err);
+    ck_assert_msg(strstr(res.err, "a byte that is no UTF-8") != NULL, "%s", res.err);
+    ck_assert(!harness_exists(out));
+    harness_write(dir, "s.json", "{\"seed\": 5, \"\xff\": 1}\n");
+    res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "line 1, column 14: a byte that is no") != NULL,
+                  "exit %d\n%s", res.status, res.err);
+    harness_write(dir, "s.json", scenario_json);
+    static const char *const sets[] = { "protocol.name=all\xffreduce", "name=\"a\xff\"", "\xff=1" };
+    for (size_t c = 0; c < sizeof(sets) / sizeof(sets[0]); c++) {
+        res = harness_hetsim((const char *[]){ "validate", s, "--set", sets[c], NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "--set: a byte that is no UTF-8") != NULL,
+                      "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(sim_text_utf8(res.err), "case %zu: %s", c, res.err);
+    }
+    snprintf(out, sizeof(out), "%s/o\xc3\xbf", dir); /* the same letter in UTF-8 */
+    res =
+        harness_hetsim((const char *[]){ "run", s, "--set", "name=y", "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A message quoting a name that is no UTF-8 (a file name is any bytes) wrote its bytes raw:
+ * a golden holding a directory "seed-5\xff" was refused as "G/seed-5<byte ff>: not listed",
+ * and the message was no UTF-8. Such a byte is written "\xff", as control characters are
+ * written escaped; the message stays UTF-8. */
+START_TEST(a_message_writes_a_byte_that_is_no_utf8_escaped)
+{
+    char *dir = harness_tmpdir("probe17");
+    char s[600], g[600], foreign[700], o[600];
+    harness_golden_in(dir, scenario_json, s, g, sizeof(s));
+    snprintf(foreign, sizeof(foreign), "%s/seed-5\xff", g);
+    ck_assert_int_eq(mkdir(foreign, 0755), 0);
+    snprintf(o, sizeof(o), "%s/co", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "/seed-5\\xff: not listed") != NULL, "%s", res.err);
+    ck_assert_msg(sim_text_utf8(res.err), "%s", res.err);
+    ck_assert(!harness_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe17");
@@ -77,5 +153,10 @@ Suite *test_suite(void)
     tcase_add_test(stalls, a_recovery_at_the_stop_instant_does_not_keep_a_stalled_run_going);
     tcase_set_timeout(stalls, 120);
     suite_add_tcase(s, stalls);
+    TCase *text = tcase_create("text");
+    tcase_add_test(text, a_json_text_that_is_no_utf8_is_refused_at_its_byte);
+    tcase_add_test(text, a_message_writes_a_byte_that_is_no_utf8_escaped);
+    tcase_set_timeout(text, 60);
+    suite_add_tcase(s, text);
     return s;
 }

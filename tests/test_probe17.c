@@ -1,7 +1,8 @@
 /* Issue 38's eleventh probe, classes 7-12 (numbers at their limits, foreign goldens, stalls,
  * damaged results, JSON strings): a recovery at the stop instant that kept a stalled run
  * going to its stop; a JSON text holding a byte that is no UTF-8, taken into run.json; a
- * message quoting such a byte raw. Every case failed before its fix.
+ * message quoting such a byte raw; a results file's number too small for a double, read as 0;
+ * a golden.json without its format, "got 0". Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,75 @@ START_TEST(a_message_writes_a_byte_that_is_no_utf8_escaped)
 }
 END_TEST
 
+/* ---- Damaged results and goldens -------------------------------------------------------- */
+
+/* Replaces the first `from` in the file dir/name by `to`; fails the test if there is none. */
+static void replace_in(const char *dir, const char *name, const char *from, const char *to)
+{
+    char path[900], text[8192];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char *old = harness_read(path, NULL);
+    ck_assert_ptr_nonnull(old);
+    char *at = strstr(old, from);
+    ck_assert_msg(at != NULL, "%s: no %s", path, from);
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - old), old, to, at + strlen(from));
+    harness_write(dir, name, text);
+    free(old);
+}
+
+/* The strict reader of results files refuses a number that is not finite (1e400), but read
+ * one too small for a double as 0: a metrics.csv throughput 1e-400 (or a workers.csv
+ * bytes_sent) was drawn and reported as 0, exit 0, where the scenario loader refuses 2e-400.
+ * Refused naming the file, line and column, exit 2, nothing drawn; 0e-400, which is 0, and a
+ * subnormal 4.9e-324 are read. */
+START_TEST(a_results_number_too_small_for_a_double_is_refused)
+{
+    static const struct {
+        const char *file, *from, *to;
+        int status;
+    } cases[] = {
+        { "metrics.csv", "0,0,0,,,,,,0\n", "0,0,0,,,,,,1e-400\n", 2 },
+        { "metrics.csv", "0,0,0,,,,,,0\n", "0,0,0,,,,,,-0.5e-400\n", 2 },
+        { "workers.csv", "\n0,1,", "\n0,1.00000000000000000000e-999999,", 2 },
+        { "metrics.csv", "0,0,0,,,,,,0\n", "0,0,0,,,,,,0e-400\n", 0 },
+        { "metrics.csv", "0,0,0,,,,,,0\n", "0,0,0,,,,,,4.9e-324\n", 0 },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char *dir = harness_tmpdir("probe17");
+        char s[600], r[600], figs[700];
+        harness_run_in(dir, scenario_json, s, r, sizeof(s));
+        replace_in(r, cases[c].file, cases[c].from, cases[c].to);
+        snprintf(figs, sizeof(figs), "%s/figs", dir);
+        result res = harness_hetsim((const char *[]){ "plot", r, "-o", figs, NULL });
+        ck_assert_msg(res.status == cases[c].status, "case %zu: exit %d\n%s", c, res.status,
+                      res.err);
+        ck_assert_msg(cases[c].status == 0 ||
+                          (strstr(res.err, "too small for a double") != NULL &&
+                           strstr(res.err, cases[c].file) != NULL && !harness_exists(figs)),
+                      "case %zu: %s", c, res.err);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
+/* A golden.json without its "format" (or with the key misspelt) was read as format 0:
+ * "golden.json: format 2 expected, got 0", of a file holding no 0. It is named missing. */
+START_TEST(a_golden_json_without_its_format_is_named_missing)
+{
+    char *dir = harness_tmpdir("probe17");
+    char s[600], g[600], o[600];
+    harness_golden_in(dir, scenario_json, s, g, sizeof(s));
+    replace_in(g, "golden.json", "\"format\": 2,", "\"formats\": 2,");
+    snprintf(o, sizeof(o), "%s/co", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "golden.json: $.format: missing required key") != NULL, "%s",
+                  res.err);
+    ck_assert(!harness_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe17");
@@ -158,5 +228,10 @@ Suite *test_suite(void)
     tcase_add_test(text, a_message_writes_a_byte_that_is_no_utf8_escaped);
     tcase_set_timeout(text, 60);
     suite_add_tcase(s, text);
+    TCase *files = tcase_create("files");
+    tcase_add_test(files, a_results_number_too_small_for_a_double_is_refused);
+    tcase_add_test(files, a_golden_json_without_its_format_is_named_missing);
+    tcase_set_timeout(files, 60);
+    suite_add_tcase(s, files);
     return s;
 }

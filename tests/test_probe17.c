@@ -2,7 +2,8 @@
  * damaged results, JSON strings): a recovery at the stop instant that kept a stalled run
  * going to its stop; a JSON text holding a byte that is no UTF-8, taken into run.json; a
  * message quoting such a byte raw; a results file's number too small for a double, read as 0;
- * a golden.json without its format, "got 0". Every case failed before its fix.
+ * a golden.json without its format, "got 0"; a stop.epochs whose samples pass 2^64, which
+ * hung the run before its first event. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,38 @@ START_TEST(a_golden_json_without_its_format_is_named_missing)
 }
 END_TEST
 
+/* ---- Numbers past their types ------------------------------------------------------------ */
+
+/* The iterations that reach stop.epochs were found as e with e * batch / m >= epochs, e
+ * counted up one at a time from the estimate: with epochs 1e17 (600 examples, batch 8) e *
+ * batch wrapped past 2^64 and the count never ended (the run hung before its first event, as
+ * did 1e18 and 1e300, whose estimate the cast to an integer made undefined). Such a count is
+ * no budget: each run stops at its stop.time_s, 0.2 s, as with epochs 1e16. */
+START_TEST(an_epoch_stop_past_any_sample_count_does_not_hang_the_run)
+{
+    static const char *const epochs[] = { "1e16", "1e17", "1e18", "1e300" };
+    static const char *const protocols[] = { "allreduce", "syncswitch" };
+    for (size_t c = 0; c < 8; c++) {
+        char *dir = harness_tmpdir("probe17");
+        char text[900], s[600], r[600], summary[700];
+        snprintf(text, sizeof(text),
+                 "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+                 " \"workload\": {\"model\": {\"name\": \"softmax\"}, \"dataset\": {\"name\": "
+                 "\"synthetic\", \"samples\": 600, \"dim\": 8, \"classes\": 3}, \"batch\": 8},\n"
+                 " \"protocol\": {\"name\": \"%s\"}, \"stop\": {\"time_s\": 0.2, \"epochs\": %s},\n"
+                 " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}\n",
+                 protocols[c % 2], epochs[c / 2]);
+        harness_run_in(dir, text, s, r, sizeof(s));
+        snprintf(summary, sizeof(summary), "%s/summary.json", r);
+        char *json = harness_read(summary, NULL);
+        ck_assert_ptr_nonnull(json);
+        ck_assert_msg(strstr(json, "\"stop_reason\": \"time\"") != NULL, "case %zu: %s", c, json);
+        free(json);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe17");
@@ -233,5 +266,9 @@ Suite *test_suite(void)
     tcase_add_test(files, a_golden_json_without_its_format_is_named_missing);
     tcase_set_timeout(files, 60);
     suite_add_tcase(s, files);
+    TCase *numbers = tcase_create("numbers");
+    tcase_add_test(numbers, an_epoch_stop_past_any_sample_count_does_not_hang_the_run);
+    tcase_set_timeout(numbers, 60); /* the build before hung on the second case */
+    suite_add_tcase(s, numbers);
     return s;
 }

@@ -2,13 +2,15 @@
  * damaged results, JSON strings): a recovery at the stop instant that kept a stalled run
  * going to its stop; a JSON text holding a byte that is no UTF-8, taken into run.json; a
  * message quoting such a byte raw; a results file's number too small for a double, read as 0;
- * a golden.json without its format, "got 0"; a stop.epochs whose samples pass 2^64, which
+ * a golden.json without its format, "got 0"; a check's output directory holding a user's own
+ * check.csv, replaced; a stop.epochs whose samples pass 2^64, which
  * hung the run before its first event. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -217,6 +219,47 @@ START_TEST(a_golden_json_without_its_format_is_named_missing)
 }
 END_TEST
 
+/* check -o OUT wrote its check.csv, check-golden.csv, check-run.csv and check.png into OUT
+ * over whatever held those names, in a directory that was no check's output: a user's own
+ * check.csv or check.png was replaced, exit 0 (no hetsim command replaces a file it does not
+ * own, docs/usage.md), and a link there lost its name. Refused before anything runs, exit 2,
+ * each file as it was; a check's own output (check.csv as a check wrote it) is written again,
+ * and so is a directory holding other files. */
+START_TEST(a_check_never_replaces_a_file_no_check_wrote_in_its_output)
+{
+    static const char *const names[] = { "check.csv", "check.png", "check-run.csv" };
+    char *dir = harness_tmpdir("probe17");
+    char s[600], g[600], o[600], file[700], seed[700], link[700];
+    harness_golden_in(dir, scenario_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/co", dir);
+    snprintf(seed, sizeof(seed), "%s/seed-8", o);
+    ck_assert_int_eq(mkdir(o, 0755), 0);
+    for (size_t c = 0; c < sizeof(names) / sizeof(names[0]); c++) {
+        snprintf(file, sizeof(file), "%s/%s", o, names[c]);
+        harness_write(o, names[c], "my own data\n");
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "is no file of a hetsim check") != NULL, "%s", res.err);
+        char *text = harness_read(file, NULL);
+        ck_assert_str_eq(text, "my own data\n");
+        free(text);
+        ck_assert(!harness_exists(seed));
+        ck_assert_int_eq(remove(file), 0);
+    }
+    snprintf(link, sizeof(link), "%s/check.csv", o);
+    ck_assert_int_eq(symlink(s, link), 0);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "a link: exit %d\n%s", res.status, res.err);
+    ck_assert_int_eq(remove(link), 0);
+    harness_write(o, "notes.txt", "mine\n");
+    for (int again = 0; again < 2; again++) {
+        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        ck_assert_msg(res.status == 0, "run %d: exit %d\n%s", again, res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* ---- Numbers past their types ------------------------------------------------------------ */
 
 /* The iterations that reach stop.epochs were found as e with e * batch / m >= epochs, e
@@ -264,6 +307,7 @@ Suite *test_suite(void)
     TCase *files = tcase_create("files");
     tcase_add_test(files, a_results_number_too_small_for_a_double_is_refused);
     tcase_add_test(files, a_golden_json_without_its_format_is_named_missing);
+    tcase_add_test(files, a_check_never_replaces_a_file_no_check_wrote_in_its_output);
     tcase_set_timeout(files, 60);
     suite_add_tcase(s, files);
     TCase *numbers = tcase_create("numbers");

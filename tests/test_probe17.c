@@ -4,7 +4,8 @@
  * message quoting such a byte raw; a results file's number too small for a double, read as 0;
  * a golden.json without its format, "got 0"; a check's output directory holding a user's own
  * check.csv, replaced; a stop.epochs whose samples pass 2^64, which
- * hung the run before its first event. Every case failed before its fix.
+ * hung the run before its first event; --where values and --target read by strtod (hexadecimal,
+ * infinities, a subnormal refused). Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,51 @@ START_TEST(a_check_never_replaces_a_file_no_check_wrote_in_its_output)
 }
 END_TEST
 
+/* --where compared values as numbers when strtod read both whole: the strings "0x10" and "16"
+ * (hexadecimal), "inf" and "INFINITY", "1e-400" and "0" (too small for a double) were one
+ * value, so --where name=16 reported the runs named "0x10" and "16" as one row's, exit 0.
+ * Numbers are decimals as the results files hold them; "16.0" still matches 16. --target took
+ * "0x1p-1" as 0.5 and refused a subnormal 5e-324, which lies in (0, 1]; --size took
+ * "0x1p2x3" as 4 x 3 inches. */
+START_TEST(where_values_and_a_target_are_read_as_decimals)
+{
+    static const struct {
+        const char *where, *in, *out;
+    } cases[] = {
+        { "name=16", "| 16 |", "| 0x10 |" },       { "name=0x10", "| 0x10 |", "| 16 |" },
+        { "name=inf", "| inf |", "| INFINITY |" }, { "name=0", "| 0 |", "| 1e-400 |" },
+        { "name=16.0", "| 16 |", "| 0x10 |" },
+    };
+    char *dir = harness_tmpdir("probe17");
+    char sw[600], o[600];
+    harness_sweep_in(dir, scenario_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"name\": [\"0x10\", \"16\", \"inf\", "
+                     "\"INFINITY\", \"1e-400\", \"0\"]}, \"seeds\": 1}\n",
+                     sw, o, sizeof(sw));
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        result res = harness_hetsim(
+            (const char *[]){ "report", o, "--by", "name", "--where", cases[c].where, NULL });
+        ck_assert_msg(res.status == 0, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.out, cases[c].in) != NULL && strstr(res.out, cases[c].out) == NULL,
+                      "case %zu: %s", c, res.out);
+    }
+    static const char *const targets[] = { "0x1p-1", " 0.5", "5e-324" };
+    for (size_t c = 0; c < 3; c++) {
+        result res = harness_hetsim(
+            (const char *[]){ "report", o, "--by", "name", "--target", targets[c], NULL });
+        ck_assert_msg(res.status == (c < 2 ? 2 : 0), "target %s: exit %d\n%s", targets[c],
+                      res.status, res.err);
+    }
+    char figs[700];
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "plot", o, "--by", "name", "--size", "0x1p2x3", "-o", figs, NULL });
+    ck_assert_msg(res.status == 2 && !harness_exists(figs), "--size 0x1p2x3: exit %d\n%s",
+                  res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* ---- Numbers past their types ------------------------------------------------------------ */
 
 /* The iterations that reach stop.epochs were found as e with e * batch / m >= epochs, e
@@ -308,6 +354,7 @@ Suite *test_suite(void)
     tcase_add_test(files, a_results_number_too_small_for_a_double_is_refused);
     tcase_add_test(files, a_golden_json_without_its_format_is_named_missing);
     tcase_add_test(files, a_check_never_replaces_a_file_no_check_wrote_in_its_output);
+    tcase_add_test(files, where_values_and_a_target_are_read_as_decimals);
     tcase_set_timeout(files, 60);
     suite_add_tcase(s, files);
     TCase *numbers = tcase_create("numbers");

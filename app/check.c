@@ -675,7 +675,8 @@ static int linked_seed(const char *dir, sim_err *err)
  * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
  * device replaced, nor the scenario file or one of the check's own files; the output
  * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
- * golden, and none of them, nor a sweep's directory, itself. */
+ * golden, and none of them, nor a sweep's directory, itself, nor holding a file named as its
+ * own that no check wrote. */
 static int check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -693,6 +694,8 @@ static int check_places(const app_check_options *opt, const char *dir, bool *jun
         rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
     if (rc == SIM_OK && dir != NULL)
         rc = linked_seed(dir, err);
+    if (rc == SIM_OK && dir != NULL)
+        rc = ck_own_files(dir, err);
     return rc;
 }
 

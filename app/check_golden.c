@@ -239,7 +239,9 @@ static int read_manifest(gold *g, sim_err *err)
                            g->path);
     int64_t format = 0;
     size_t n = 0, nh = 0;
-    int rc = sim_cfg_int(m, "format", 0, 1000, &format, err);
+    int rc = sim_cfg_require(m, "format", err); /* not read as 0: "format 2 expected, got 0" */
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(m, "format", 0, 1000, &format, err);
     if (rc == SIM_OK && format != GOLDEN_FORMAT)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: format %d expected, got %d",
                          g->path, GOLDEN_FORMAT, (int)format);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/check_state.h"
@@ -23,6 +24,26 @@ const stat_def stat_defs[NSTATS] = {
 };
 
 /* ---- Reports: check.csv, check.png, JUnit ------------------------------------------------ */
+
+int ck_own_files(const char *dir, sim_err *err)
+{
+    static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
+                                       "check.png" };
+    if (sim_rundir_kind_of(dir) == SIM_RUNDIR_CHECK)
+        return SIM_OK;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        char path[PATH_TEXT + 32];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, own[i]);
+        if (lstat(path, &st) == 0)
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s is no file of a hetsim check (%s holds no check.csv a check "
+                               "wrote), and a check replaces its own files alone: remove it or "
+                               "choose another output directory",
+                               path, dir);
+    }
+    return SIM_OK;
+}
 
 static int write_stats(const char *dir, const verdict *v, sim_err *err)
 {

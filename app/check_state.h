@@ -119,6 +119,11 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
 
 /* ---- app/check_report.c ---- */
 
+/* Refuses an output directory `dir` that is no check's (its check.csv is not one a check
+ * wrote) but holds a file named as one the check writes there (check.csv, check-golden.csv,
+ * check-run.csv, check.png): a user's own check.csv or a link there was replaced, exit 0. */
+int ck_own_files(const char *dir, sim_err *err);
+
 /* check.csv, check-golden.csv, check-run.csv and check.png into `dir` (*drawn: the figure
  * was written; a `dir` gnuplot cannot take leaves it out, said on `out`). */
 int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, const verdict *v,

@@ -1,6 +1,5 @@
 /* The command line: the commands that read finished outputs, `hetsim plot` (runs, or a
  * sweep --by a key) and `hetsim report` (see app/main_state.h). */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "app/names.h"
 #include "app/report.h"
 #include "app/sweep_plot.h"
+#include "outputs/csv.h"
 #include "outputs/plot.h"
 #include "outputs/rundir.h"
 #include "sim/err.h"
@@ -79,13 +79,11 @@ static int sel_read(const sel_args *a, app_select_options *o, app_names *names)
     o->tune_seeds = a->tune_seeds;
     o->target = NAN;
     o->rule = (app_ttt_rule){ .kind = APP_TTT_FIRST };
-    if (a->target != NULL) {
-        char *end = NULL;
-        errno = 0;
-        o->target = strtod(a->target, &end);
-        if (end == a->target || *end != '\0' || errno != 0 || !(o->target > 0.0) || o->target > 1.0)
-            return cli_usage("--target needs a test accuracy in (0, 1], got \"%s\"", a->target);
-    }
+    /* A decimal as the results files' (strtod also took "0x1p-1" and " 0.5", and its ERANGE
+     * refused a subnormal 5e-324, which lies in (0, 1]). */
+    if (a->target != NULL &&
+        (!sim_csv_parse_number(a->target, &o->target) || !(o->target > 0.0) || o->target > 1.0))
+        return cli_usage("--target needs a test accuracy in (0, 1], got \"%s\"", a->target);
     if (a->ttt != NULL && !app_ttt_parse(a->ttt, &o->rule))
         return cli_usage("--ttt takes first, movavg:K (K from 2 to %d evaluations) or sustained, "
                          "got \"%s\"",

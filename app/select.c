@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/stats.h"
+#include "outputs/csv.h"
 #include "sim/cfg.h"
 
 #define PATH_TEXT    2048
@@ -167,15 +168,18 @@ static bool same_text(const char *cell, const char *text)
     return same;
 }
 
-/* Equal as index.csv writes them, as numbers ("0.10" is "0.1"), or as a string's text
- * (index.csv keeps a string's JSON escapes: --where takes q\"uote and q"uote alike). */
+/* Equal as index.csv writes them, as decimal numbers ("0.10" is "0.1"), or as a string's text
+ * (index.csv keeps a string's JSON escapes: --where takes q\"uote and q"uote alike). Numbers
+ * are read as the results files' (sim_csv_parse_number): strtod also read "0x10", "inf" and
+ * " 16", and a number too small for a double as 0, so --where name=16 took the runs named
+ * "0x10" and "16", name=inf those named "inf" and "INFINITY", name=0 the one named "1e-400". */
 static bool same_value(const char *a, const char *b)
 {
     if (strcmp(a, b) == 0)
         return true;
-    char *ea = NULL, *eb = NULL;
-    double x = strtod(a, &ea), y = strtod(b, &eb);
-    return (ea != a && eb != b && *ea == '\0' && *eb == '\0' && x == y) || same_text(a, b);
+    double x = 0, y = 0;
+    return (sim_csv_parse_number(a, &x) && sim_csv_parse_number(b, &y) && x == y) ||
+           same_text(a, b);
 }
 
 static bool tuning_seed(const work *w, const app_select *s, size_t r)

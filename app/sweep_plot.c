@@ -70,7 +70,11 @@ bool app_sweep_plot_size(const char *text, double *w, double *h)
     if (x == text || (*x != 'x' && *x != 'X'))
         return false;
     *h = strtod(x + 1, &end);
-    return end != x + 1 && *end == '\0' && *w >= 1 && *w <= 50 && *h >= 1 && *h <= 50;
+    /* Decimals only: strtod also read " 3.5" and hexadecimal ("0x1p2x3" was 4 x 3). */
+    const char *digits = "0123456789+-.eE";
+    return end != x + 1 && *end == '\0' && strspn(text, digits) == (size_t)(x - text) &&
+           strspn(x + 1, digits) == (size_t)(end - x - 1) && *w >= 1 && *w <= 50 && *h >= 1 &&
+           *h <= 50;
 }
 
 /* ---- Labels and styles ------------------------------------------------------------------- */

@@ -131,13 +131,21 @@ static const char *shown(const char *s, char *out)
     return out;
 }
 
+/* True when the decimal s has a digit other than 0 before its exponent: a number that is not
+ * 0 in the text, which strtod reads as 0 when it is too small for a double (1e-400). */
+static bool nonzero_text(const char *s)
+{
+    size_t n = strcspn(s, "eE");
+    return strcspn(s, "123456789") < n;
+}
+
 bool sim_csv_parse_number(const char *s, double *x)
 {
     if (!sim_text_decimal(s))
         return false;
     char *end = NULL;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v))
+    if (end == s || *end != '\0' || !isfinite(v) || (v == 0 && nonzero_text(s)))
         return false;
     *x = v;
     return true;
@@ -152,6 +160,11 @@ static int check_field(const sim_csv *t, size_t r, const sim_csv_rule *rule, con
         return rule->empty ? SIM_OK
                            : sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s: empty", t->path,
                                          t->line[r], rule->name);
+    if (!sim_csv_parse_number(s, &v) && sim_text_decimal(s) && nonzero_text(s) &&
+        strtod(s, NULL) == 0) /* as the scenario loader refuses 2e-400 */
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: %s: %s is too small for a double (read as 0)", t->path,
+                           t->line[r], rule->name, shown(s, text));
     if (!sim_csv_parse_number(s, &v))
         return sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s: \"%s\" is not a finite number",
                            t->path, t->line[r], rule->name, shown(s, text));

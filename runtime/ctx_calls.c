@@ -47,10 +47,15 @@ sim_budget sim_ctx_budget(const sim_ctx *ctx)
     sim_budget b = sim_run_budget(sc);
     b.train_samples = train_train_size(ctx->tr);
     size_t m = b.train_samples;
-    if (!isnan(sc->stop_epochs) && m > 0) {
+    double want = isnan(sc->stop_epochs) || m == 0 ? (double)INFINITY
+                                                   : ceil(sc->stop_epochs * (double)m / sc->batch);
+    /* Samples past 2^63 (stop.epochs 1e17 of 600 examples, batch 8) are none the clock can
+     * reach: no budget. e * batch wrapped there, and the search below stepped e by one for
+     * ever (a run that never started); past 2^64 the cast itself was undefined. */
+    if (want * sc->batch < 0x1p63) {
         /* The fewest iterations e with e * batch / m >= stop.epochs, as sim_ctx_count
          * computes the epoch (m training examples). */
-        uint64_t e = (uint64_t)ceil(sc->stop_epochs * (double)m / sc->batch);
+        uint64_t e = (uint64_t)want;
         while (e > 0 && (double)((e - 1) * sc->batch) / (double)m >= sc->stop_epochs)
             e--;
         while ((double)(e * sc->batch) / (double)m < sc->stop_epochs)

@@ -100,13 +100,23 @@ static int on_compute(sim_ctx *ctx, const sim_event *ev, sim_err *err)
     return to_protocol(ctx, &pev, err);
 }
 
+/* A change that can let no worker compute before the stop: a link window (it only rates
+ * flows), or a recovery at the stop instant (the worker is up when the run ends, and no
+ * iteration or message takes no time). Such a recovery kept a run whose workers were all
+ * down from stalling: it ran on to its stop as if it waited for something. */
+static bool inert_change(const sim_ctx *ctx, const sim_change *c)
+{
+    return c->kind == SIM_CHANGE_LINK ||
+           (c->kind == SIM_CHANGE_UP && c->time_ns >= ctx->sc->stop_ns);
+}
+
 static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     const sim_change *c = &ctx->timeline[ev->arg[0]];
     uint32_t w = c->worker;
     sim_event pev = { .kind = SIM_EV_NONE, .src = (int32_t)w, .dst = (int32_t)w };
     pev.time = ev->time;
-    if (c->kind == SIM_CHANGE_LINK)
+    if (inert_change(ctx, c))
         ctx->stop.inert--;
     else if (c->kind == SIM_CHANGE_UP)
         ctx->stop.recoveries--;
@@ -177,11 +187,12 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
 
 /* The stall rule: the run can make no more progress (no event left can let a worker compute
  * or a message move) when
- *   - no worker is up and no recovery is scheduled: nothing can compute again, whatever a
- *     protocol's timers or server hosts still do; or
- *   - no message is in flight and every pending event is an evaluation or a link window:
- *     those change no worker's state (a link window only rates flows, and none is in flight),
- *     so every worker that is up waits for something that cannot come; or
+ *   - no worker is up and no recovery is scheduled before the stop: nothing can compute
+ *     again, whatever a protocol's timers or server hosts still do; or
+ *   - no message is in flight and every pending event is an evaluation, a link window or a
+ *     recovery at the stop instant: those change no worker's state before the stop (a link
+ *     window only rates flows, and none is in flight), so every worker that is up waits for
+ *     something that cannot come; or
  *   - no message is in flight, every pending event is an evaluation, a link window, a failure
  *     or one of the protocol's timers, and the protocol's `stuck` hook says none of those can
  *     let a worker compute again (a parameter server whose shard is lost for good).
@@ -459,8 +470,9 @@ static int schedule_start(sim_ctx *ctx, sim_err *err)
         ev.arg[0] = i;
         if (sim_engine_schedule_at(ctx->eng, ctx->timeline[i].time_ns, &ev, NULL) != SIM_OK)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for the timeline");
-        ctx->stop.inert += ctx->timeline[i].kind == SIM_CHANGE_LINK;
-        ctx->stop.recoveries += ctx->timeline[i].kind == SIM_CHANGE_UP;
+        bool inert = inert_change(ctx, &ctx->timeline[i]);
+        ctx->stop.inert += inert;
+        ctx->stop.recoveries += !inert && ctx->timeline[i].kind == SIM_CHANGE_UP;
         ctx->stop.failures += ctx->timeline[i].kind == SIM_CHANGE_DOWN;
     }
     sim_event eval = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };

@@ -143,8 +143,8 @@ typedef struct run_stop {
     const char *reason;
     const char *pending; /* a rounds protocol's stop, waiting for sim_ctx_round_end */
     uint64_t rounds;     /* sim_ctx_round_end calls */
-    size_t inert;        /* pending evaluations and link windows */
-    size_t recoveries;   /* pending recoveries (the timeline's UP changes) */
+    size_t inert;        /* pending evaluations, link windows, recoveries at the stop */
+    size_t recoveries;   /* pending recoveries before the stop (the timeline's UP changes) */
     size_t failures;     /* pending failures (the timeline's DOWN changes) */
     size_t timers;       /* the protocol's pending timers (sim_ctx_timer, not cancelled) */
 } run_stop;

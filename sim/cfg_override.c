@@ -11,6 +11,7 @@
 #include "sim/cfg.h"
 #include "sim/cfg_state.h"
 #include "sim/err.h"
+#include "sim/text.h"
 
 /* ---- Overrides -------------------------------------------------------------------------- */
 
@@ -248,6 +249,11 @@ int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err)
     root = root->root;
     const char *eq = strchr(assignment, '=');
     size_t plen = eq != NULL ? (size_t)(eq - assignment) : strlen(assignment);
+    size_t bad = sim_text_utf8_bad(assignment, strlen(assignment));
+    if (bad != SIZE_MAX) /* its path is not shown: it may hold the byte */
+        return cfg_fail(root, err, SIM_ESCENARIO, "--set",
+                        "a byte that is no UTF-8 at column %zu (a --set is JSON, which is UTF-8)",
+                        bad + 1);
     snprintf(label, sizeof(label), "--set %.*s", (int)(plen < 400 ? plen : 400), assignment);
     if (eq == NULL)
         return cfg_fail(root, err, SIM_ESCENARIO, label, "expected PATH=VALUE");

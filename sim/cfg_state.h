@@ -140,6 +140,13 @@ size_t cfg_lone_surrogate(const char *s, size_t len);
     "\\u escape of half a UTF-16 surrogate pair without the other half (write the character " \
     "as UTF-8, or as both halves: \\ud83d\\ude00)"
 
+/* The message for a byte of a JSON text (a file, a --set) that opens no well-formed UTF-8
+ * character (sim_text_utf8_bad): cJSON took any bytes inside a string, so an output.dir
+ * "o\xff" went into run.json, which Python's json module then refused to read. */
+#define CFG_NOT_UTF8_TEXT                                                             \
+    "a byte that is no UTF-8 (JSON text is UTF-8: convert a file written in another " \
+    "encoding, such as Latin-1)"
+
 /* Finds the first string of `node`, parsed from text[0..len), that holds the escape \u0000
  * (cJSON cuts the string there): writes its path below `base` (a key's: its object's, with
  * *key the key as cut) and returns true; false when none does. */

@@ -14,6 +14,7 @@
 #include "sim/cfg.h"
 #include "sim/cfg_state.h"
 #include "sim/err.h"
+#include "sim/text.h"
 
 /* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
  * (the old block is then untouched). */
@@ -663,8 +664,8 @@ void cfg_nul_escape_text(char *buf, size_t size, const char *key)
 }
 
 /* The offset of the first token of parsed text that JSON's grammar refuses but cJSON read (a
- * number, cfg_bad_number; a \u escape, cfg_bad_escape), its message in what[size]; SIZE_MAX
- * when there is none. */
+ * number, cfg_bad_number; a \u escape, cfg_bad_escape; a byte that is no UTF-8), its message
+ * in what[size]; SIZE_MAX when there is none. */
 static size_t bad_token(const char *buf, size_t len, char *what, size_t size)
 {
     size_t n = 0, bad = cfg_bad_number(buf, len, &n);
@@ -672,6 +673,8 @@ static size_t bad_token(const char *buf, size_t len, char *what, size_t size)
         cfg_bad_number_text(what, size, buf + bad, n);
     else if ((bad = cfg_bad_escape(buf, len)) != SIZE_MAX)
         snprintf(what, size, "%s", CFG_BAD_ESCAPE_TEXT);
+    else if ((bad = sim_text_utf8_bad(buf, len)) != SIZE_MAX)
+        snprintf(what, size, "%s", CFG_NOT_UTF8_TEXT);
     return bad;
 }
 

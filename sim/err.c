@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/text.h"
@@ -19,18 +20,28 @@ void sim_err_clear(sim_err *err)
 
 /* Copies raw into out[size], each control character written as JSON escapes it ("\u001b"):
  * a message quoting a file's string (a golden.json's version "0.1.0\u001b[31m") sent the
- * terminal its escape sequence, or broke its line. */
-static void escape_controls(char *out, size_t size, const char *raw)
+ * terminal its escape sequence, or broke its line; and each byte that opens no UTF-8
+ * character as "\xff": a golden's directory "seed-5\xff" (a name is any bytes) was quoted
+ * raw, and the message was no UTF-8. */
+static void escape_bytes(char *out, size_t size, const char *raw)
 {
     size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)raw; *p != '\0'; p++) {
-        bool control = *p < 0x20 || *p == 0x7f;
-        if (n + (control ? 6 : 1) >= size)
+    for (const char *p = raw; *p != '\0';) {
+        unsigned char c = (unsigned char)*p;
+        size_t len = sim_text_utf8_len(p);
+        bool control = c < 0x20 || c == 0x7f;
+        size_t room = control ? 6 : len == 0 ? 4 : len;
+        if (n + room >= size)
             break;
-        if (control)
-            n += (size_t)snprintf(out + n, size - n, "\\u%04x", *p);
-        else
-            out[n++] = (char)*p;
+        if (control) {
+            n += (size_t)snprintf(out + n, size - n, "\\u%04x", c);
+        } else if (len == 0) {
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        } else {
+            memcpy(out + n, p, len);
+            n += len;
+        }
+        p += len == 0 ? 1 : len;
     }
     out[n] = '\0';
 }
@@ -62,7 +73,8 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
-    escape_controls(err->msg, sizeof(err->msg), raw);
+    sim_text_utf8_trim(raw); /* a character vsnprintf cut is dropped, not escaped */
+    escape_bytes(err->msg, sizeof(err->msg), raw);
     sim_text_utf8_trim(err->msg); /* a long message cut to its room: whole characters */
     return code;
 }
@@ -100,6 +112,12 @@ void sim_err_format(const sim_err *err, char *buf, unsigned long size)
     else
         snprintf(buf, size, "%s", msg);
     sim_text_utf8_trim(buf);
+    /* The file and the path are any bytes (a file name, a --set key): escaped as the message
+     * is. Escaped text is ASCII, so the message is not escaped twice. */
+    char *raw = strdup(buf);
+    if (raw != NULL)
+        escape_bytes(buf, size, raw);
+    free(raw);
 }
 
 const char *sim_strerror(int code)

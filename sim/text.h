@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The UTF-8 byte-order mark. */
@@ -62,6 +63,16 @@ static inline bool sim_text_utf8(const char *s)
         if ((n = sim_text_utf8_len(s)) == 0)
             return false;
     return true;
+}
+
+/* The offset of the first byte of s[0..len) that opens no well-formed UTF-8 character (see
+ * sim_text_utf8_len; s[len] must be readable, a NUL), or SIZE_MAX when there is none. */
+static inline size_t sim_text_utf8_bad(const char *s, size_t len)
+{
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = sim_text_utf8_len(s + i)) == 0 || n > len - i)
+            return i;
+    return SIZE_MAX;
 }
 
 /* Cuts the zero-terminated s before a UTF-8 character that a cut to its size left incomplete

@@ -1,0 +1,95 @@
+/* Issue 38's eleventh probe, classes 1-6 and the admission deadlock (probe38r): an output
+ * whose path runs through a symbolic link to a place not made yet. Every case failed before
+ * its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A folder of an output's path that is a symbolic link to nothing yet went unseen by the
+ * checks: the nearest existing ancestor of "ext/LINK/x" is "ext", and the link's target was
+ * made (sim_output_mkdirs) only when the command wrote. `run -o ext/LINK/x` with LINK ->
+ * ../g/new wrote a run into the golden g, exit 0, and so did sweep -o, check -o, plot -o and
+ * check --update (a golden written inside the golden); a target "new/../../g" (".." after a
+ * folder not made yet, refused when the path itself has it) made "new" and wrote there too;
+ * `check --junit ext/LINK/j.xml` ran the check, wrote its output, then failed, exit 1
+ * ("cannot write ext/LINK/j.xml.tmp"). Each link is followed as an output's own link is:
+ * refused, exit 2, nothing changed. */
+START_TEST(an_output_through_a_link_to_a_place_not_made_yet_is_checked_there)
+{
+    /* A sweep's directory takes a check's output and a plot's figures in a folder of their
+     * own (docs/usage.md): the third link is tried with run, sweep and update alone. */
+    static const char *const links[][2] = {
+        { "ng", "../g/new" },         /* into the golden */
+        { "nr", "../r/new" },         /* into a run */
+        { "nw", "../o/new" },         /* into a sweep's directory */
+        { "nd", "new/../../g" },      /* ".." after a folder not made yet */
+        { "n2", "ng" },               /* a link to the first */
+        { "nn", "../ext/ng/deeper" }, /* through the first, deeper */
+    };
+    char *dir = harness_tmpdir("probe19");
+    char s[600], g[600], r[600], sw[600], o[600], out[700], x[700], path[700], co[700];
+    char before[4096], after[4096];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_run_in(dir, NULL, s, r, sizeof(s));
+    harness_sweep_in(dir, NULL, "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}", sw, o,
+                     sizeof(s));
+    snprintf(path, sizeof(path), "%s/ext", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    for (size_t l = 0; l < sizeof(links) / sizeof(links[0]); l++) {
+        snprintf(path, sizeof(path), "%s/ext/%s", dir, links[l][0]);
+        ck_assert_int_eq(symlink(links[l][1], path), 0);
+    }
+    for (size_t l = 0; l < sizeof(links) / sizeof(links[0]); l++) {
+        snprintf(out, sizeof(out), "%s/ext/%s/x", dir, links[l][0]);
+        snprintf(x, sizeof(x), "%s/ext/%s/j.xml", dir, links[l][0]);
+        snprintf(co, sizeof(co), "%s/co", dir);
+        const char *const cmds[][12] = {
+            { "run", s, "-o", out, "--quiet", NULL },
+            { "sweep", sw, "-o", out, "--quiet", NULL },
+            { "check", s, "--golden", g, "-o", out, NULL },
+            { "plot", r, "-o", out, NULL },
+            { "check", s, "--golden", out, "--update", "--seeds", "3", NULL },
+            { "check", s, "--golden", g, "--junit", x, "-o", co, NULL },
+        };
+        for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+            if (l == 2 && (c == 2 || c == 3))
+                continue;
+            harness_tree_digest(dir, before, sizeof(before));
+            result res = harness_hetsim(cmds[c]);
+            harness_tree_digest(dir, after, sizeof(after));
+            ck_assert_msg(res.status == 2, "link %s, %s: exit %d\n%s", links[l][0], cmds[c][0],
+                          res.status, res.err);
+            ck_assert_msg(strcmp(before, after) == 0, "link %s, %s: the tree changed", links[l][0],
+                          cmds[c][0]);
+        }
+    }
+    /* A link to a plain place not made yet is still followed and made (docs/usage.md). */
+    snprintf(path, sizeof(path), "%s/ext/ok", dir);
+    ck_assert_int_eq(symlink("../elsewhere/new", path), 0);
+    snprintf(out, sizeof(out), "%s/ext/ok/x", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", out, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    snprintf(x, sizeof(x), "%s/elsewhere/new/x/run.json", dir);
+    ck_assert(harness_exists(x));
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe19");
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, an_output_through_a_link_to_a_place_not_made_yet_is_checked_there);
+    tcase_set_timeout(places, 120);
+    suite_add_tcase(s, places);
+    return s;
+}

@@ -1,6 +1,6 @@
 /* Issue 38's eleventh probe, classes 1-6 and the admission deadlock (probe38r): an output
- * whose path runs through a symbolic link to a place not made yet. Every case failed before
- * its fix.
+ * whose path runs through a symbolic link to a place not made yet; a plot key holding '/' from
+ * a damaged index.csv. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,11 +84,48 @@ START_TEST(an_output_through_a_link_to_a_place_not_made_yet_is_checked_there)
 }
 END_TEST
 
+/* plot --by names its figures and CSVs after the key (by-KEY.png, breakdown-by-KEY.csv), and
+ * took a key from an index.csv column as it is: a damaged index.csv whose column is
+ * "a/../../g/seed-5/metrics", with a folder breakdown-by-a in the sweep, had `plot --by
+ * a/../../g/seed-5/metrics` replace the golden's metrics.csv with its bar chart's CSV, exit 0
+ * (every later check of the golden: "does not match its fingerprint"). A key holding '/' is
+ * refused, exit 2, nothing changed. */
+START_TEST(a_plot_key_holding_a_slash_is_refused)
+{
+    char *dir = harness_tmpdir("probe19");
+    char s[600], g[600], sw[600], o[600], path[700], before[4096], after[4096];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_sweep_in(dir, NULL, "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}", sw, o,
+                     sizeof(s));
+    snprintf(path, sizeof(path), "%s/index.csv", o);
+    char *index = harness_read(path, NULL);
+    char *col = strstr(index, ",workers,");
+    ck_assert(col != NULL);
+    *col = '\0';
+    char forged[4096];
+    snprintf(forged, sizeof(forged), "%s,a/../../g/seed-5/metrics,%s", index,
+             col + strlen(",workers,"));
+    free(index);
+    harness_write(o, "index.csv", forged);
+    snprintf(path, sizeof(path), "%s/breakdown-by-a", o);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    harness_tree_digest(dir, before, sizeof(before));
+    result res =
+        harness_hetsim((const char *[]){ "plot", o, "--by", "a/../../g/seed-5/metrics", NULL });
+    harness_tree_digest(dir, after, sizeof(after));
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "holds '/'") != NULL, "%s", res.err);
+    ck_assert_msg(strcmp(before, after) == 0, "the tree changed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe19");
     TCase *places = tcase_create("places");
     tcase_add_test(places, an_output_through_a_link_to_a_place_not_made_yet_is_checked_there);
+    tcase_add_test(places, a_plot_key_holding_a_slash_is_refused);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

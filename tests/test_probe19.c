@@ -1,6 +1,6 @@
 /* Issue 38's eleventh probe, classes 1-6 and the admission deadlock (probe38r): an output
  * whose path runs through a symbolic link to a place not made yet; a plot key holding '/' from
- * a damaged index.csv. Every case failed before its fix.
+ * a damaged index.csv; a metrics.csv without its last rows. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +120,45 @@ START_TEST(a_plot_key_holding_a_slash_is_refused)
 }
 END_TEST
 
+/* A run evaluates at its end whatever stopped it, so its metrics.csv's last row is at
+ * summary.json's sim_time_s; a metrics.csv cut at a row's end (as a reader sees one rewritten
+ * in place, or cut short by hand) was read as a shorter run: report --target read a time to
+ * target as "not reached" (reached 1 of 2, censored after 0.05 s) and plot drew the shorter
+ * curve, exit 0. report, plot --by and plot RUN refuse it, exit 2, naming the file and its
+ * last line. */
+START_TEST(a_metrics_file_without_its_last_rows_is_refused)
+{
+    char *dir = harness_tmpdir("probe19");
+    char sw[600], o[600], point[700], path[800];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}", sw, o, sizeof(sw));
+    snprintf(point, sizeof(point), "%s/workers=2,seed=5", o);
+    snprintf(path, sizeof(path), "%s/metrics.csv", point);
+    char *text = harness_read(path, NULL);
+    char *cut = text;
+    for (int line = 0; line < 3 && cut != NULL; line++) /* the header and two rows of five */
+        cut = strchr(cut, '\n') != NULL ? strchr(cut, '\n') + 1 : NULL;
+    ck_assert(cut != NULL && *cut != '\0');
+    *cut = '\0';
+    harness_write(point, "metrics.csv", text);
+    free(text);
+    snprintf(path, sizeof(path), "%s/p", dir);
+    const char *const cmds[][8] = {
+        { "report", o, "--by", "workers", NULL },
+        { "plot", o, "--by", "workers", NULL },
+        { "plot", point, "-o", path, NULL },
+    };
+    for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+        result res = harness_hetsim(cmds[c]);
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", cmds[c][0], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "metrics.csv: line 3: the last row, at time_s 0.05, "
+                                      "is before the run's end") != NULL,
+                      "%s: %s", cmds[c][0], res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe19");
@@ -128,5 +167,9 @@ Suite *test_suite(void)
     tcase_add_test(places, a_plot_key_holding_a_slash_is_refused);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
+    TCase *reads = tcase_create("reads");
+    tcase_add_test(reads, a_metrics_file_without_its_last_rows_is_refused);
+    tcase_set_timeout(reads, 120);
+    suite_add_tcase(s, reads);
     return s;
 }

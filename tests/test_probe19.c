@@ -1,11 +1,16 @@
 /* Issue 38's eleventh probe, classes 1-6 and the admission deadlock (probe38r): an output
  * whose path runs through a symbolic link to a place not made yet; a plot key holding '/' from
- * a damaged index.csv; a metrics.csv without its last rows. Every case failed before its fix.
+ * a damaged index.csv; a metrics.csv without its last rows; a run replaced while plot draws
+ * it. Every case failed before its fix.
  */
+#define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -159,6 +164,64 @@ START_TEST(a_metrics_file_without_its_last_rows_is_refused)
 }
 END_TEST
 
+/* The child: once `marker` is there (plot's first figure being drawn), exchanges the run
+ * directory `r` with `other` (renameat2 RENAME_EXCHANGE, as `hetsim run -o r` replaces a
+ * run), then ends. */
+static void swap_when_drawing(const char *marker, const char *other, const char *r)
+{
+    struct stat st;
+    for (int i = 0; i < 600000 && stat(marker, &st) != 0; i++)
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    _exit(renameat2(AT_FDCWD, other, AT_FDCWD, r, RENAME_EXCHANGE) == 0 ? 0 : 1);
+}
+
+/* plot read a run's files by their paths, and gnuplot read metrics.csv and workers.csv again
+ * when it drew: a run replaced meanwhile (`hetsim run -o RR` again) gave figures that mixed
+ * two runs, exit 0: one run's name and axes with the other's bars (a loop of runs of 3 and 5
+ * workers into RR beside 60 `plot RR`: 5 figures of neither run), or convergence.png of the
+ * first and breakdown.png of the second. A run replaced while it is drawn is drawn again
+ * (and a run drawn into itself is locked before it is read): here the run of 5 workers is
+ * swapped in once the first figure is being drawn, and every figure is that run's, as
+ * `plot` of it alone draws them. */
+START_TEST(a_run_replaced_while_it_is_drawn_is_drawn_whole)
+{
+    static const char *const names[] = { "convergence.png", "throughput.png", "breakdown.png" };
+    char *dir = harness_tmpdir("probe19");
+    char s[600], r[600], b[600], pb[600], p[600], marker[700], x[800];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    snprintf(b, sizeof(b), "%s/b", dir);
+    snprintf(pb, sizeof(pb), "%s/pb", dir);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "--set", "workers=5", "--set",
+                                                  "stop.time_s=2", "-o", b, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    res = harness_hetsim((const char *[]){ "plot", b, "-o", pb, NULL });
+    ck_assert_msg(res.status == 0, "%s", res.err);
+    snprintf(marker, sizeof(marker), "%s/convergence.png.tmp", p);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        swap_when_drawing(marker, b, r);
+    res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swap failed");
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        size_t na = 0, nb = 0;
+        snprintf(x, sizeof(x), "%s/%s", p, names[k]);
+        char *drawn = harness_read(x, &na);
+        snprintf(x, sizeof(x), "%s/%s", pb, names[k]);
+        char *want = harness_read(x, &nb);
+        ck_assert_msg(na == nb && memcmp(drawn, want, na) == 0,
+                      "%s is not the figure of the run swapped in", names[k]);
+        free(drawn);
+        free(want);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe19");
@@ -169,6 +232,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, places);
     TCase *reads = tcase_create("reads");
     tcase_add_test(reads, a_metrics_file_without_its_last_rows_is_refused);
+    tcase_add_test(reads, a_run_replaced_while_it_is_drawn_is_drawn_whole);
     tcase_set_timeout(reads, 120);
     suite_add_tcase(s, reads);
     return s;

@@ -461,7 +461,16 @@ static int check_paths(const app_sweep_plot_options *o, sim_err *err)
     char keypath[PATH_TEXT];
     snprintf(keypath, sizeof(keypath), "%s/%s", o->out_dir, o->sel.by);
     int rc = sim_plot_path_ok("sweep directory", o->sweep_dir, err);
-    return rc == SIM_OK ? sim_plot_path_ok("key", keypath, err) : rc;
+    if (rc == SIM_OK)
+        rc = sim_plot_path_ok("key", keypath, err);
+    /* The figures are named after the key: "a/../../g/seed-5/metrics", a column of a damaged
+     * index.csv, put breakdown-by-KEY.csv over a golden's metrics.csv. */
+    if (rc == SIM_OK && strchr(o->sel.by, '/') != NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "key \"%s\" holds '/': the figures named after it (by-KEY.%s, "
+                         "breakdown-by-KEY.csv) would lie in another folder",
+                         o->sel.by, ext_of(o));
+    return rc;
 }
 
 /* Names the points left out on the log. */

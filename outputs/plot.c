@@ -6,6 +6,7 @@
 #include "outputs/plot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 
 enum {
     PATH_MAX_BYTES = 4000, /* longest directory accepted */
+    PLOT_READS = 10,       /* draws of runs replaced meanwhile before giving up */
 };
 
 /* One run directory, checked and summarised before anything is drawn. */
@@ -647,6 +649,53 @@ int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock,
     return rc;
 }
 
+/* Reads the n runs (scan_runs) and draws every figure from them into out_dir, once. */
+static int plot_once(const char *const *dirs, const char *const *labels, size_t n,
+                     const char *out_dir, const char *ext, const char *gnuplot, sim_err *err)
+{
+    plot_run *runs = calloc(n, sizeof(*runs));
+    if (runs == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int rc = scan_runs(dirs, labels, runs, n, err);
+    if (rc == SIM_OK)
+        rc = sim_output_mkdirs(out_dir, err);
+    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
+        rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].copied[0])
+            unlink(runs[i].metrics);
+        if (runs[i].copied[1])
+            unlink(runs[i].workers);
+        free(runs[i].metrics);
+        free(runs[i].workers);
+        free(runs[i].run_json);
+        free(runs[i].summary);
+    }
+    free(runs);
+    return rc;
+}
+
+/* The first of the n run directories that is no longer the one open at fds[] (a run replaces
+ * its directory whole, so another one at the path means files of two runs may have been
+ * read; the open descriptor keeps the old one's inode from being reused for the new), or n;
+ * with `record`, fds[] is set to the directories there now (-1 for one that cannot be
+ * opened) and n returned. */
+static size_t replaced_run(const char *const *dirs, size_t n, int *fds, bool record)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat a, b;
+        if (record) {
+            if (fds[i] >= 0)
+                close(fds[i]);
+            fds[i] = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        } else if (fds[i] < 0 || fstat(fds[i], &a) != 0 || stat(dirs[i], &b) != 0 ||
+                   a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            return i;
+        }
+    }
+    return n;
+}
+
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err)
 {
@@ -659,37 +708,39 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
     int rc = check_path("output directory", out_dir, err);
     for (size_t i = 0; i < n && rc == SIM_OK; i++)
         rc = check_path("run directory", dirs[i], err);
-    if (rc != SIM_OK)
-        return rc;
-
-    plot_run *runs = calloc(n, sizeof(*runs));
-    if (runs == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    int *fds = rc == SIM_OK ? malloc(n * sizeof(*fds)) : NULL;
+    if (rc == SIM_OK && fds == NULL)
+        rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; fds != NULL && i < n; i++)
+        fds[i] = -1;
     char *gnuplot = NULL;
     sim_rundir_lock *lock = NULL;
-    rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
         rc = find_on_path("gnuplot", &gnuplot, err);
+    /* The lock of a run drawn into itself is held before it is read: no run replaces it. */
     if (rc == SIM_OK)
         rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, &lock, err);
-    if (rc == SIM_OK)
-        rc = sim_output_mkdirs(out_dir, err);
-    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
-        rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
-
+    /* Another run's directory may be replaced (`hetsim run -o` it) while it is read, and
+     * gnuplot reads its files when it draws: drawn again until every run stayed the same
+     * (a figure mixed two runs: one's name and axes, the other's bars). */
+    size_t moved = n;
+    for (int t = 0; rc == SIM_OK && t < PLOT_READS; t++) {
+        replaced_run(dirs, n, fds, true);
+        rc = plot_once(dirs, labels, n, out_dir, ext, gnuplot, err);
+        if (rc == SIM_OK && (moved = replaced_run(dirs, n, fds, false)) == n)
+            break;
+    }
+    if (rc == SIM_OK && moved < n)
+        rc = sim_err_set(err, SIM_EIO, NULL,
+                         "%s was replaced by another hetsim each of the %d times it was drawn: "
+                         "plot it again",
+                         dirs[moved], PLOT_READS);
+    for (size_t i = 0; fds != NULL && i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
     sim_rundir_unlock(lock);
     free(gnuplot);
-    for (size_t i = 0; i < n; i++) {
-        if (runs[i].copied[0])
-            unlink(runs[i].metrics);
-        if (runs[i].copied[1])
-            unlink(runs[i].workers);
-        free(runs[i].metrics);
-        free(runs[i].workers);
-        free(runs[i].run_json);
-        free(runs[i].summary);
-    }
-    free(runs);
+    free(fds);
     return rc;
 }
 

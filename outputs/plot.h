@@ -83,8 +83,12 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err);
  * ("gnuplot failed drawing convergence.png: " and the first error line it printed); a
  * figure is not whole or cannot be synced or renamed (sim_plot_commit, naming the file).
  * SIM_ENOMEM when out of memory. SIM_ESCENARIO (nothing written) for an `out_dir` the plot
- * does not own (sim_plot_place: the one run drawn is its own). Runs without accuracy values
- * (timing-only models) are fine: convergence.png then says that no accuracy was recorded. */
+ * does not own (sim_plot_place: the one run drawn is its own, locked before it is read).
+ * A run directory replaced while it is read or drawn (each is held open, and compared with
+ * the one at its path after the figures) is drawn again, up to 10 times, then SIM_EIO
+ * ("RUN was replaced by another hetsim each of the 10 times it was drawn"). Runs without
+ * accuracy values (timing-only models) are fine: convergence.png then says that no accuracy
+ * was recorded. */
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "outputs/output.h"
+#include "outputs/rundir_state.h"
 
 struct sim_rundir_lock {
     int fd;     /* the open lock file, flocked */
@@ -27,55 +28,11 @@ struct sim_rundir {
     sim_rundir_lock *lock; /* held from begin to commit or abort */
 };
 
-static char *concat(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s != NULL)
-        snprintf(s, n, "%s%s", a, b);
-    return s;
-}
-
-/* ".." stays: what it means depends on links (sim_rundir_follow). An output named "A/." is
- * A itself, not a place inside it (nor has it the work directory "A/..partial"). */
-char *sim_rundir_clean(const char *dir)
-{
-    size_t n = strlen(dir), len = 0;
-    char *s = malloc(n + 2);
-    if (s == NULL)
-        return NULL;
-    if (dir[0] == '/')
-        s[len++] = '/';
-    for (const char *c = dir; *c != '\0';) {
-        while (*c == '/')
-            c++;
-        size_t k = strcspn(c, "/");
-        if (k == 0 || (k == 1 && c[0] == '.')) {
-            c += k;
-            continue;
-        }
-        if (len > 0 && s[len - 1] != '/')
-            s[len++] = '/';
-        memcpy(s + len, c, k);
-        len += k;
-        c += k;
-    }
-    if (len == 0)
-        s[len++] = '.';
-    s[len] = '\0';
-    return s;
-}
-
-static int oom(sim_err *err)
-{
-    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-}
-
 /* True if dir/name exists (without following a final symbolic link). */
 static bool exists_in(const char *dir, const char *name)
 {
-    char *p = concat(dir, "/");
-    char *q = p != NULL ? concat(p, name) : NULL;
+    char *p = rundir_concat(dir, "/");
+    char *q = p != NULL ? rundir_concat(p, name) : NULL;
     struct stat st;
     bool yes = q != NULL && lstat(q, &st) == 0;
     free(p);
@@ -88,8 +45,8 @@ static bool exists_in(const char *dir, const char *name)
  * Opened first, then looked at: a FIFO put there meanwhile is never waited on either. */
 static FILE *open_regular(const char *dir, const char *name)
 {
-    char *p = concat(dir, "/");
-    char *q = p != NULL ? concat(p, name) : NULL;
+    char *p = rundir_concat(dir, "/");
+    char *q = p != NULL ? rundir_concat(p, name) : NULL;
     int fd = q != NULL ? open(q, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
     free(p);
     free(q);
@@ -172,151 +129,6 @@ static void cut_last(char *path)
         *slash = '\0';
 }
 
-/* True if the component at c (up to a '/' or the end) is "." or "..". */
-static bool is_dots(const char *c, size_t len)
-{
-    return (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.');
-}
-
-/* The first component of `path` that does not exist and is followed by "..", or NULL: once an
- * output's missing folders are made, "new/../golden" is "golden", but until then no check can
- * see that place ("new/../golden" was checked as absent, then "new" made and the golden
- * written), so such a path is refused. A NAME that exists is left to the kernel. */
-static const char *missing_before_dotdot(const char *path, size_t *name_len)
-{
-    const char *prev = NULL;
-    size_t prev_len = 0;
-    for (const char *c = path; *c != '\0';) {
-        while (*c == '/')
-            c++;
-        size_t len = strcspn(c, "/");
-        if (len == 0)
-            break;
-        if (prev != NULL && len == 2 && c[0] == '.' && c[1] == '.' && !is_dots(prev, prev_len)) {
-            size_t n = (size_t)(prev - path) + prev_len;
-            char *head = malloc(n + 1);
-            struct stat st;
-            bool missing = false;
-            if (head != NULL) {
-                memcpy(head, path, n);
-                head[n] = '\0';
-                missing = lstat(head, &st) != 0 && errno == ENOENT;
-            }
-            free(head);
-            if (missing) {
-                *name_len = prev_len;
-                return prev;
-            }
-        }
-        prev = c;
-        prev_len = len;
-        c += len;
-    }
-    return NULL;
-}
-
-/* The part of the cleaned `p` up to its last ".." replaced by that folder's real path, into
- * *p (freed and replaced): what the kernel means by "..", the parent of where the path has
- * led (a link's target's parent), which no cut of the text can tell ("A/.." cut to "A" was
- * taken as a place inside A). A path without ".." is left as it is. */
-static int resolve_dots(const char *dir, char **p, sim_err *err)
-{
-    size_t len = 0;
-    const char *missing = missing_before_dotdot(*p, &len), *last = NULL;
-    if (missing != NULL)
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "output directory %s: \"..\" follows %.*s, which does not exist "
-                           "(yet): name the place without it",
-                           dir, (int)len, missing);
-    for (const char *c = *p; *c != '\0';) {
-        while (*c == '/')
-            c++;
-        size_t k = strcspn(c, "/");
-        if (k == 2 && c[0] == '.' && c[1] == '.')
-            last = c + 2;
-        c += k;
-    }
-    if (last == NULL)
-        return SIM_OK;
-    char *head = strndup(*p, (size_t)(last - *p));
-    char *real = head != NULL ? realpath(head, NULL) : NULL;
-    int rc = SIM_OK;
-    if (head == NULL || (real == NULL && errno == ENOMEM)) {
-        rc = oom(err);
-    } else if (real == NULL) { /* "file/..", a folder that cannot be searched */
-        rc = sim_err_set(err, SIM_ESCENARIO, NULL, "output directory %s: cannot resolve %s: %s",
-                         dir, head, strerror(errno));
-    } else {
-        char *joined = concat(real, last[0] != '\0' ? last : "/");
-        char *next = joined != NULL ? sim_rundir_clean(joined) : NULL;
-        free(joined);
-        if (next == NULL) {
-            rc = oom(err);
-        } else {
-            free(*p);
-            *p = next;
-        }
-    }
-    free(head);
-    free(real);
-    return rc;
-}
-
-int sim_rundir_resolve(const char *dir, char **out, sim_err *err)
-{
-    *out = NULL;
-    if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
-        return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
-    char *p = sim_rundir_clean(dir);
-    int rc = p != NULL ? resolve_dots(dir, &p, err) : oom(err);
-    if (rc == SIM_OK)
-        *out = p;
-    else
-        free(p);
-    return rc;
-}
-
-int sim_rundir_follow(const char *dir, char **out, sim_err *err)
-{
-    char *p = NULL, target[PATH_MAX];
-    *out = NULL;
-    int rc = sim_rundir_resolve(dir, &p, err);
-    if (rc != SIM_OK)
-        return rc;
-    for (int hops = 0; p != NULL; hops++) {
-        struct stat st;
-        if (hops > 0 && (rc = resolve_dots(dir, &p, err)) != SIM_OK) {
-            free(p);
-            return rc;
-        }
-        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode)) {
-            *out = p;
-            return SIM_OK;
-        }
-        ssize_t n = hops < 40 ? readlink(p, target, sizeof(target) - 1) : -1;
-        if (n < 0) {
-            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                             "output directory %s: a symbolic link that cannot be followed (%s)",
-                             dir, hops < 40 ? strerror(errno) : "more than 40 links");
-            free(p);
-            return rc;
-        }
-        target[n] = '\0';
-        char *slash = strrchr(p, '/'), *next;
-        if (target[0] == '/' || slash == NULL) { /* absolute, or beside a link in "." */
-            next = sim_rundir_clean(target);
-        } else { /* relative to the link's folder */
-            slash[1] = '\0';
-            char *joined = concat(p, target);
-            next = joined != NULL ? sim_rundir_clean(joined) : NULL;
-            free(joined);
-        }
-        free(p);
-        p = next;
-    }
-    return oom(err);
-}
-
 /* True if `a` and `b` are the same directory (symbolic links followed). */
 bool sim_rundir_same(const char *a, const char *b)
 {
@@ -345,7 +157,7 @@ static int check_ancestors(const char *what, const char *name, const char *dir, 
     if (p == NULL || abs == NULL) {
         free(p);
         free(abs);
-        return oom(err);
+        return rundir_oom(err);
     }
     snprintf(p, n, "%s", dir);
     struct stat st;
@@ -429,8 +241,8 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
     /* A regular file behind links is replaced at its real place; anything else is opened by
      * its name (/dev/stdout's target is no path). */
     char *real = link ? realpath(file, NULL) : NULL;
-    *out = real != NULL ? real : concat(file, "");
-    return *out != NULL ? SIM_OK : oom(err);
+    *out = real != NULL ? real : rundir_concat(file, "");
+    return *out != NULL ? SIM_OK : rundir_oom(err);
 }
 
 int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,
@@ -528,7 +340,7 @@ static int make_parents(const char *dir, sim_err *err)
 {
     char *parent = sim_rundir_clean(dir);
     if (parent == NULL)
-        return oom(err);
+        return rundir_oom(err);
     char *slash = strrchr(parent, '/');
     int rc = SIM_OK;
     if (slash != NULL && slash != parent) {
@@ -573,13 +385,13 @@ int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err)
         free(d);
     if (rc != SIM_OK)
         return rc;
-    char *path = concat(d, ".lock");
+    char *path = rundir_concat(d, ".lock");
     sim_rundir_lock *lk = calloc(1, sizeof(*lk));
     if (path == NULL || lk == NULL) {
         free(d);
         free(path);
         free(lk);
-        return oom(err);
+        return rundir_oom(err);
     }
     /* The holder unlinks the file before it closes it: a lock won on a file that is no
      * longer at `path` is worthless, and taken again on the file now there. */
@@ -695,9 +507,9 @@ static int check_places(const char *dir, const char *w, sim_err *err)
  * that a run killed at any moment leaves `w` either empty or marked. */
 static int make_marker(const char *w, sim_err *err)
 {
-    char *path = concat(w, "/" SIM_RUNDIR_MARKER);
+    char *path = rundir_concat(w, "/" SIM_RUNDIR_MARKER);
     if (path == NULL)
-        return oom(err);
+        return rundir_oom(err);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     int rc = SIM_OK;
     if (fd < 0 || close(fd) != 0)
@@ -711,10 +523,10 @@ int sim_rundir_begin(const char *dir, sim_rundir **out, sim_err *err)
     *out = NULL;
     sim_rundir *rd = calloc(1, sizeof(*rd));
     if (rd == NULL)
-        return oom(err);
+        return rundir_oom(err);
     int rc = sim_rundir_follow(dir, &rd->dir, err);
-    if (rc == SIM_OK && (rd->work = concat(rd->dir, ".partial")) == NULL)
-        rc = oom(err);
+    if (rc == SIM_OK && (rd->work = rundir_concat(rd->dir, ".partial")) == NULL)
+        rc = rundir_oom(err);
     if (rc != SIM_OK) {
         rundir_free(rd);
         return rc;
@@ -750,10 +562,10 @@ const char *sim_rundir_work(const sim_rundir *rd)
 
 int sim_rundir_commit(sim_rundir *rd, sim_err *err)
 {
-    char *marker = concat(rd->work, "/" SIM_RUNDIR_MARKER);
+    char *marker = rundir_concat(rd->work, "/" SIM_RUNDIR_MARKER);
     int rc = SIM_OK;
     if (marker == NULL)
-        rc = oom(err);
+        rc = rundir_oom(err);
     else if (unlink(marker) != 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s: %s", marker, strerror(errno));
     free(marker);

@@ -95,12 +95,14 @@ int sim_rundir_resolve(const char *dir, char **out, sim_err *err);
 
 /* The path an output `dir` stands for: `dir` resolved (sim_rundir_resolve), or, when it is a
  * symbolic link, its target, followed to the end (a relative target is taken from the link's
- * folder; the last target need not exist), malloc'd into *out. An output named by a link is
- * written as its target whole: the target's lock, work directory and rename, never the link
- * itself (which stays, pointing to the new output). SIM_ESCENARIO for a link that cannot be
- * read or more than 40 links in a row, an empty name, or a ".." after a folder that does not
- * exist yet (once
- * made, "new/../golden" would be "golden": no check could see that place), SIM_ENOMEM. */
+ * folder; the last target need not exist), malloc'd into *out; a folder of the path that is
+ * a link to nothing yet is replaced by where it leads, followed the same way ("ext/LINK/x",
+ * LINK -> ../g/new, is "g/new/x": the checks saw only "ext", and writing made the target).
+ * An output named by a link is written as its target whole: the target's lock, work directory
+ * and rename, never the link itself (which stays, pointing to the new output). SIM_ESCENARIO
+ * for a link that cannot be read or more than 40 links in all, an empty name, or a ".." after
+ * a folder that does not exist yet (once made, "new/../golden" would be "golden": no check
+ * could see that place), SIM_ENOMEM. */
 int sim_rundir_follow(const char *dir, char **out, sim_err *err);
 
 /* True when a and b name one existing directory or file (links followed); false when either

@@ -121,13 +121,17 @@ static enum form split_record(char **p, const char *end, char **f, size_t max, s
     return FORM_OK;
 }
 
-/* At most 40 bytes of `s`, control bytes as '?', into out[48]: a field shown in a message. */
+/* At most 40 bytes of `s`, whole UTF-8 characters, into out[48]: a field shown in a message.
+ * Its control bytes stay as they are, for sim_err_set writes them escaped ("\u0009"): shown
+ * as '?', a tab or an escape sequence was no longer told apart; and a cut at 40 bytes split a
+ * character (a field of euro signs made the message no UTF-8). */
 static const char *shown(const char *s, char *out)
 {
-    size_t i = 0;
-    for (; s[i] != '\0' && i < 40; i++)
-        out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    snprintf(out + i, 8, "%s", s[i] != '\0' ? "..." : "");
+    size_t i = strlen(s) > 40 ? 40 : strlen(s);
+    memcpy(out, s, i);
+    out[i] = '\0';
+    sim_text_utf8_trim(out);
+    snprintf(out + strlen(out), 8, "%s", s[i] != '\0' ? "..." : "");
     return out;
 }
 

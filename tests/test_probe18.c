@@ -14,6 +14,7 @@
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -92,6 +93,89 @@ START_TEST(a_golden_too_long_for_its_seeds_paths_is_refused_first)
 }
 END_TEST
 
+/* `n` euro signs (3 bytes each) into buf. */
+static void euros(char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(buf + 3 * i, "\xe2\x82\xac", 3);
+    buf[3 * n] = '\0';
+}
+
+/* The path of a plot's -o that gnuplot cannot take (quoted in 127 bytes) and a sweep's
+ * directory too long (sweep -o, report: quoted in 80 bytes), each under a folder of `k` bytes
+ * then of euro signs: the messages are UTF-8. */
+static void expect_paths_whole(const char *dir, const char *r, size_t k)
+{
+    char e[400], place[1200], head[8] = "xyz";
+    head[k] = '\0';
+    euros(e, 60); /* 180 bytes, past the 127 a quoted -o keeps */
+    snprintf(place, sizeof(place), "%s/%s%s'", dir, head, e);
+    result res = harness_hetsim((const char *[]){ "plot", r, "-o", place, NULL });
+    ck_assert_msg(res.status == 2, "plot -o: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "cannot be passed to gnuplot") != NULL && sim_text_utf8(res.err),
+                  "a character cut: %s", res.err);
+    euros(e, 80); /* four folders of 240 bytes: past a sweep's 767 */
+    size_t len = (size_t)snprintf(place, sizeof(place), "%s/%s", dir, head);
+    ck_assert_int_eq(mkdir(place, 0777), 0);
+    for (int i = 0; i < 4; i++) {
+        len += (size_t)snprintf(place + len, sizeof(place) - len, "/%s", e);
+        ck_assert_int_eq(mkdir(place, 0777), 0);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        char sw[600];
+        harness_sweep_file(dir, NULL, "{\"base\": \"s.json\", \"grid\": {\"workers\": [3]}}", sw,
+                           sizeof(sw));
+        res = i == 0 ? harness_hetsim((const char *[]){ "sweep", sw, "-o", place, NULL })
+                     : harness_hetsim((const char *[]){ "report", place, "--by", "workers", NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "too long") != NULL && sim_text_utf8(res.err),
+                      "case %zu: a character cut: %s", i, res.err);
+    }
+}
+
+/* A results file's field in a message was its first 40 bytes, control bytes as
+ * '?': a field of euro signs was cut inside one (the message no UTF-8: iconv
+ * and Python's decoder refused it), and "\t\x1b[31m12" read "??[31m12", what
+ * the bytes were lost. The same for the path of a plot's -o that gnuplot cannot
+ * take (cut at 127 bytes), and for a sweep's directory too long (cut at 80
+ * bytes: sweep -o, report). Whole characters, control bytes escaped. */
+START_TEST(a_field_or_path_in_a_message_keeps_whole_utf8_characters)
+{
+    char *dir = harness_tmpdir("probe18");
+    char s[600], r[600], m[700], text[4096], e[400];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    snprintf(m, sizeof(m), "%s/metrics.csv", r);
+    harness_read_into(m, text, sizeof(text));
+    char *third = strchr(strchr(text, '\n') + 1, '\n') + 1; /* line 3: its iterations */
+    char *iters = strchr(third, ',') + 1, *rest = strchr(iters, ',');
+    euros(e, 20);
+    char *edited = malloc(strlen(text) + 200);
+    ck_assert_ptr_nonnull(edited);
+    sprintf(edited, "%.*s%s%s", (int)(iters - text), text, e, rest);
+    FILE *f = fopen(m, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(edited, f);
+    fclose(f);
+    result res = harness_hetsim((const char *[]){ "plot", r, NULL });
+    ck_assert_msg(res.status == 2, "euros: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "iterations: \"") != NULL && sim_text_utf8(res.err),
+                  "a character cut: %s", res.err);
+    sprintf(edited, "%.*s\t\x1b[31m12%s", (int)(iters - text), text, rest);
+    f = fopen(m, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(edited, f);
+    fclose(f);
+    res = harness_hetsim((const char *[]){ "plot", r, NULL });
+    ck_assert_msg(res.status == 2, "control bytes: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "\"\\u0009\\u001b[31m12\" is not a finite number") != NULL, "%s",
+                  res.err);
+    free(edited);
+    for (size_t k = 1; k <= 3; k++) /* one of three lengths before them cuts a euro sign */
+        expect_paths_whole(dir, r, k);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -99,5 +183,9 @@ Suite *test_suite(void)
     tcase_add_test(limits, a_golden_too_long_for_its_seeds_paths_is_refused_first);
     tcase_set_timeout(limits, 60);
     suite_add_tcase(s, limits);
+    TCase *messages = tcase_create("messages");
+    tcase_add_test(messages, a_field_or_path_in_a_message_keeps_whole_utf8_characters);
+    tcase_set_timeout(messages, 60);
+    suite_add_tcase(s, messages);
     return s;
 }

@@ -176,6 +176,27 @@ START_TEST(a_field_or_path_in_a_message_keeps_whole_utf8_characters)
 }
 END_TEST
 
+/* A string's limit counts bytes: a name of 100 "é" (200 bytes) was refused as
+ * "must be at most 127 characters long, got 200", 100 characters. The message
+ * says bytes. */
+START_TEST(a_names_limit_is_said_in_bytes)
+{
+    char *dir = harness_tmpdir("probe18");
+    char json[1200], path[600], name[201];
+    for (size_t i = 0; i < 100; i++)
+        memcpy(name + 2 * i, "\xc3\xa9", 2);
+    name[200] = '\0';
+    snprintf(json, sizeof(json), "{\"name\": \"%s\", %s", name, harness_quick_json + 1);
+    harness_write(dir, "s.json", json);
+    snprintf(path, sizeof(path), "%s/s.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "$.name: must be at most 127 bytes long, got 200") != NULL, "%s",
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -185,6 +206,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, limits);
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_field_or_path_in_a_message_keeps_whole_utf8_characters);
+    tcase_add_test(messages, a_names_limit_is_said_in_bytes);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

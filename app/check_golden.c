@@ -239,13 +239,18 @@ static int read_manifest(gold *g, sim_err *err)
                            g->path);
     int64_t format = 0;
     size_t n = 0, nh = 0;
-    int rc = sim_cfg_require(m, "format", err); /* not read as 0: "format 2 expected, got 0" */
+    /* Each key required: a missing one was read as its zero ("format 2 expected, got 0", "0
+     * seeds and 3 hashes"). */
+    int rc = SIM_OK;
+    static const char *const keys[] = { "format", "hetsim_version", "seeds", "scenario_hashes" };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rc == SIM_OK; i++)
+        rc = sim_cfg_require(m, keys[i], err);
     if (rc == SIM_OK)
         rc = sim_cfg_int(m, "format", 0, 1000, &format, err);
     if (rc == SIM_OK && format != GOLDEN_FORMAT)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: format %d expected, got %d",
                          g->path, GOLDEN_FORMAT, (int)format);
-    if (rc == SIM_OK && (rc = sim_cfg_require(m, "hetsim_version", err)) == SIM_OK)
+    if (rc == SIM_OK)
         rc = sim_cfg_string(m, "hetsim_version", g->version, sizeof(g->version), err);
     if (rc == SIM_OK)
         rc = sim_cfg_array_len(m, "seeds", &n, err);

@@ -197,6 +197,37 @@ START_TEST(a_names_limit_is_said_in_bytes)
 }
 END_TEST
 
+/* golden.json's keys are required: one removed was read as its zero,
+ * "golden.json: format 2 expected, got 0" and "0 seeds and 3 hashes, the seeds
+ * file lists 3". Each is named missing. */
+START_TEST(a_golden_json_key_missing_is_named_missing)
+{
+    static const char *const keys[] = { "format", "seeds", "scenario_hashes" };
+    char *dir = harness_tmpdir("probe18");
+    char s[600], g[600], o[600], gj[700], text[2048], edited[2048];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/o", dir);
+    snprintf(gj, sizeof(gj), "%s/golden.json", g);
+    harness_read_into(gj, text, sizeof(text));
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char quoted[40], want[80];
+        snprintf(quoted, sizeof(quoted), "\"%s\"", keys[i]);
+        char *at = strstr(text, quoted); /* renamed: the key is missing */
+        ck_assert_ptr_nonnull(at);
+        snprintf(edited, sizeof(edited), "%.*s\"x_%s", (int)(at - text), text, at + 1);
+        FILE *f = fopen(gj, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(edited, f);
+        fclose(f);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+        snprintf(want, sizeof(want), "$.%s: missing required key", keys[i]);
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", keys[i], res.status, res.err);
+        ck_assert_msg(strstr(res.err, want) != NULL, "%s: %s", keys[i], res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -207,6 +238,7 @@ Suite *test_suite(void)
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_field_or_path_in_a_message_keeps_whole_utf8_characters);
     tcase_add_test(messages, a_names_limit_is_said_in_bytes);
+    tcase_add_test(messages, a_golden_json_key_missing_is_named_missing);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -275,6 +275,8 @@ static int cmd_validate(int argc, char **argv)
             sets[nsets++] = argv[++i];
         else if (argv[i][0] == '-')
             rc = cli_usage("unknown option %s (validate takes scenario files and --set)", argv[i]);
+        else if (argv[i][0] == '\0') /* as cli_once says it for the other commands */
+            rc = cli_usage("%s", "an empty argument, where a file or a directory is named");
         else
             nfiles++;
     }

@@ -1,8 +1,7 @@
-/* Issue 38's eleventh probe, classes 13-19 (probe38q): a golden's path past its
- * seeds' paths, messages that quote a field or a path cut inside a UTF-8
- * character or with its control bytes made '?', a name's limit counted in bytes
- * but called characters, a golden.json key missing read as its zero. Every case
- * failed before its fix.
+/* Issue 38's eleventh probe, classes 13-19 (probe38q): a golden's path past its seeds' paths,
+ * messages that quote a field or a path cut inside a UTF-8 character or with its control bytes
+ * made '?', a name's limit counted in bytes but called characters, a golden.json key missing
+ * read as its zero, an empty argument taken as a file's name. Every case failed before its fix.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -18,8 +17,8 @@
 
 typedef harness_result result;
 
-/* Makes folders under `base` (of 200 bytes, the last shorter) until their path,
- * into deep[size], is `want` bytes long. */
+/* Makes folders under `base` (of 200 bytes, the last shorter) until their path, into
+ * deep[size], is `want` bytes long. */
 static void make_deep(const char *base, size_t want, char *deep, size_t size)
 {
     char name[201];
@@ -47,14 +46,14 @@ static bool empty_dir(const char *path)
     return n == 0;
 }
 
-/* A golden's seeds' paths hold its path (GOLDEN/seed-S/FILE, GOLDEN.partial/... while an
- * update writes it) in 1,024 bytes, but -o's 4,000 bytes were taken for --golden: an update
- * into a golden 999 bytes deep ran its seeds, then said "a file the scenario names changed
- * during the update, no golden written: ...fingerprint: missing or unreadable", exit 1; a
- * check of a golden moved 1,100 bytes deep said "no golden here (write one with --update)",
- * exit 2. An update into a name of 248 to 255 bytes said "cannot create directory G.partial:
- * File name too long", exit 1. Each is refused before anything runs, naming --golden and its
- * limit, exit 2, nothing made. */
+/* A golden's seeds' paths hold its path (GOLDEN/seed-S/FILE, GOLDEN.partial/... while an update
+ * writes it) in 1,024 bytes, but -o's 4,000 bytes were taken for --golden: an update into a
+ * golden 999 bytes deep ran its seeds, then said "a file the scenario names changed during the
+ * update, no golden written: ...fingerprint: missing or unreadable", exit 1; a check of a
+ * golden moved 1,100 bytes deep said "no golden here (write one with --update)", exit 2. An
+ * update into a name of 248 to 255 bytes said "cannot create directory G.partial: File name too
+ * long", exit 1. Each is refused before anything runs, naming --golden and its limit, exit 2,
+ * nothing made. */
 START_TEST(a_golden_too_long_for_its_seeds_paths_is_refused_first)
 {
     char *dir = harness_tmpdir("probe18");
@@ -133,12 +132,11 @@ static void expect_paths_whole(const char *dir, const char *r, size_t k)
     }
 }
 
-/* A results file's field in a message was its first 40 bytes, control bytes as
- * '?': a field of euro signs was cut inside one (the message no UTF-8: iconv
- * and Python's decoder refused it), and "\t\x1b[31m12" read "??[31m12", what
- * the bytes were lost. The same for the path of a plot's -o that gnuplot cannot
- * take (cut at 127 bytes), and for a sweep's directory too long (cut at 80
- * bytes: sweep -o, report). Whole characters, control bytes escaped. */
+/* A results file's field in a message was its first 40 bytes, control bytes as '?': a field of
+ * euro signs was cut inside one (the message no UTF-8: iconv and Python's decoder refused it),
+ * and "\t\x1b[31m12" read "??[31m12", what the bytes were lost. The same for the path of a
+ * plot's -o that gnuplot cannot take (cut at 127 bytes), and for a sweep's directory too long
+ * (cut at 80 bytes: sweep -o, report). Whole characters, control bytes escaped. */
 START_TEST(a_field_or_path_in_a_message_keeps_whole_utf8_characters)
 {
     char *dir = harness_tmpdir("probe18");
@@ -176,9 +174,8 @@ START_TEST(a_field_or_path_in_a_message_keeps_whole_utf8_characters)
 }
 END_TEST
 
-/* A string's limit counts bytes: a name of 100 "é" (200 bytes) was refused as
- * "must be at most 127 characters long, got 200", 100 characters. The message
- * says bytes. */
+/* A string's limit counts bytes: a name of 100 "é" (200 bytes) was refused as "must be at most
+ * 127 characters long, got 200", 100 characters. The message says bytes. */
 START_TEST(a_names_limit_is_said_in_bytes)
 {
     char *dir = harness_tmpdir("probe18");
@@ -197,9 +194,9 @@ START_TEST(a_names_limit_is_said_in_bytes)
 }
 END_TEST
 
-/* golden.json's keys are required: one removed was read as its zero,
- * "golden.json: format 2 expected, got 0" and "0 seeds and 3 hashes, the seeds
- * file lists 3". Each is named missing. */
+/* golden.json's keys are required: one removed was read as its zero, "golden.json: format 2
+ * expected, got 0" and "0 seeds and 3 hashes, the seeds file lists 3". Each is named missing.
+ */
 START_TEST(a_golden_json_key_missing_is_named_missing)
 {
     static const char *const keys[] = { "format", "seeds", "scenario_hashes" };
@@ -228,6 +225,40 @@ START_TEST(a_golden_json_key_missing_is_named_missing)
 }
 END_TEST
 
+/* An empty argument names no file: `report "" --by k` read /index.csv (the root's), `check S
+ * --golden ""` said ": no golden here (write one with --update)", `run ""`, `validate ""` and
+ * `check "" --golden G` "cannot open: No such file or directory" (no file named), `--names ""`
+ * "cannot read : No such file or directory". Each is a usage error saying so, exit 2. */
+START_TEST(an_empty_file_or_directory_argument_is_refused_as_one)
+{
+    char *dir = harness_tmpdir("probe18");
+    char s[600], g[600], o[600];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/o", dir);
+    const char *const cases[][8] = {
+        { "run", "", NULL },
+        { "validate", "", NULL },
+        { "check", "", "--golden", g, "-o", o, NULL },
+        { "sweep", "", NULL },
+        { "report", "", "--by", "workers", NULL },
+        { "plot", "", "--by", "workers", "-o", o, NULL },
+        { "check", s, "--golden", "", "-o", o, NULL },
+        { "report", g, "--by", "workers", "--names", "", NULL },
+        { "plot", g, "--style", "", "-o", o, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result res = harness_hetsim(cases[i]);
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, i < 6 ? "an empty argument, where a file or a directory is "
+                                              "named"
+                                            : ": an empty name"),
+                      "case %zu: %s", i, res.err);
+    }
+    ck_assert_msg(!harness_exists(o), "something written");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -239,6 +270,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_field_or_path_in_a_message_keeps_whole_utf8_characters);
     tcase_add_test(messages, a_names_limit_is_said_in_bytes);
     tcase_add_test(messages, a_golden_json_key_missing_is_named_missing);
+    tcase_add_test(messages, an_empty_file_or_directory_argument_is_refused_as_one);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -1,7 +1,8 @@
 /* Issue 38's eleventh probe, classes 13-19 (probe38q): a golden's path past its seeds' paths,
  * messages that quote a field or a path cut inside a UTF-8 character or with its control bytes
  * made '?', a name's limit counted in bytes but called characters, a golden.json key missing
- * read as its zero, an empty argument taken as a file's name. Every case failed before its fix.
+ * read as its zero, an empty argument taken as a file's name, two LaTeX rows that print alike.
+ * Every case failed before its fix.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -259,6 +260,34 @@ START_TEST(an_empty_file_or_directory_argument_is_refused_as_one)
 }
 END_TEST
 
+/* The ninth probe refused a LaTeX table with two rows of one name, but compared the names as
+ * bytes: TeX prints a run of spaces as one and none at a cell's ends, so "a" and "a " (or "a b"
+ * and "a  b") made two rows the PDF names alike, exit 0. Refused as one name. */
+START_TEST(a_tex_table_refuses_two_names_that_print_alike)
+{
+    static const char *const pairs[][2] = { { "3=a", "4=a " },
+                                            { "3=a b", "4=a  b" },
+                                            { "3= a", "4=a" } };
+    char *dir = harness_tmpdir("probe18");
+    char sw[600], o[600];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [3, 4]}, \"seeds\": 1}", sw, o,
+                     sizeof(sw));
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        result res = harness_hetsim((const char *[]){ "report", o, "--by", "workers", "--format",
+                                                      "tex", "--label", pairs[i][0], "--label",
+                                                      pairs[i][1], NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", i, res.status, res.out);
+        ck_assert_msg(strstr(res.err, "two rows would be named") != NULL, "case %zu: %s", i,
+                      res.err);
+    }
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "workers", "--format", "tex",
+                                                  "--label", "3=a", "--label", "4=b", NULL });
+    ck_assert_msg(res.status == 0, "distinct names: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -271,6 +300,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_names_limit_is_said_in_bytes);
     tcase_add_test(messages, a_golden_json_key_missing_is_named_missing);
     tcase_add_test(messages, an_empty_file_or_directory_argument_is_refused_as_one);
+    tcase_add_test(messages, a_tex_table_refuses_two_names_that_print_alike);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

@@ -325,7 +325,8 @@ int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const si
 /* What a file that is not a regular one is, for messages. */
 static const char *file_kind(mode_t mode)
 {
-    return S_ISDIR(mode)    ? "directory"
+    return S_ISLNK(mode)    ? "symbolic link"
+           : S_ISDIR(mode)  ? "directory"
            : S_ISFIFO(mode) ? "FIFO"
            : S_ISCHR(mode)  ? "character device"
            : S_ISBLK(mode)  ? "block device"
@@ -340,8 +341,9 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     memset(t, 0, sizeof(*t));
     snprintf(t->path, sizeof(t->path), "%s", path);
     /* A results file is one hetsim wrote: a FIFO would wait for a writer, a device (/dev/zero)
-     * never end. */
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+     * never end, and a symbolic link (hetsim writes none) read another run's file as this
+     * one's (a point's metrics.csv linked to another point's: its run counted twice). */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: not a regular file (a %s): results files are the files hetsim "
                            "writes",

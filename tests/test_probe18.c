@@ -1,8 +1,8 @@
 /* Issue 38's eleventh probe, classes 13-19 (probe38q): a golden's path past its seeds' paths,
  * messages that quote a field or a path cut inside a UTF-8 character or with its control bytes
  * made '?', a name's limit counted in bytes but called characters, a golden.json key missing
- * read as its zero, an empty argument taken as a file's name, two LaTeX rows that print alike.
- * Every case failed before its fix.
+ * read as its zero, an empty argument taken as a file's name, two LaTeX rows that print alike,
+ * a results file that is a symbolic link. Every case failed before its fix.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -288,6 +288,45 @@ START_TEST(a_tex_table_refuses_two_names_that_print_alike)
 }
 END_TEST
 
+/* A run directory holds only files hetsim wrote, but the results reader followed a symbolic
+ * link: a point's metrics.csv (or workers.csv) linked to another point's was read as its own,
+ * exit 0 for report, plot --by and plot RUN (the other run counted twice). Refused, naming the
+ * file, exit 2. */
+START_TEST(a_results_file_that_is_a_symbolic_link_is_refused)
+{
+    static const char *const files[] = { "metrics.csv", "workers.csv" };
+    char *dir = harness_tmpdir("probe18");
+    char sw[600], o[600], p[700], link[800], aside[700];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workers\": [3, 4]}, \"seeds\": 1}", sw, o,
+                     sizeof(sw));
+    snprintf(p, sizeof(p), "%s/workers=3,seed=5", o);
+    snprintf(aside, sizeof(aside), "%s/aside", dir);
+    for (size_t i = 0; i < 2; i++) {
+        char target[100];
+        snprintf(link, sizeof(link), "%s/%s", p, files[i]);
+        snprintf(target, sizeof(target), "../workers=4,seed=5/%s", files[i]);
+        ck_assert_int_eq(rename(link, aside), 0);
+        ck_assert_int_eq(symlink(target, link), 0);
+        const char *const *cases[] = {
+            (const char *[]){ "report", o, "--by", "workers", NULL },
+            (const char *[]){ "plot", o, "--by", "workers", NULL },
+            (const char *[]){ "plot", p, NULL },
+        };
+        for (size_t c = 0; c < 3; c++) {
+            result res = harness_hetsim(cases[c]);
+            ck_assert_msg(res.status == 2, "%s, case %zu: exit %d\n%s", files[i], c, res.status,
+                          res.err);
+            ck_assert_msg(strstr(res.err, "not a regular file (a symbolic link)") != NULL,
+                          "%s, case %zu: %s", files[i], c, res.err);
+        }
+        ck_assert_int_eq(unlink(link), 0);
+        ck_assert_int_eq(rename(aside, link), 0);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -295,6 +334,10 @@ Suite *test_suite(void)
     tcase_add_test(limits, a_golden_too_long_for_its_seeds_paths_is_refused_first);
     tcase_set_timeout(limits, 60);
     suite_add_tcase(s, limits);
+    TCase *damaged = tcase_create("damaged");
+    tcase_add_test(damaged, a_results_file_that_is_a_symbolic_link_is_refused);
+    tcase_set_timeout(damaged, 60);
+    suite_add_tcase(s, damaged);
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_field_or_path_in_a_message_keeps_whole_utf8_characters);
     tcase_add_test(messages, a_names_limit_is_said_in_bytes);

@@ -288,13 +288,13 @@ START_TEST(a_tex_table_refuses_two_names_that_print_alike)
 }
 END_TEST
 
-/* A run directory holds only files hetsim wrote, but the results reader followed a symbolic
+/* A run directory holds only files hetsim wrote, but the results readers followed a symbolic
  * link: a point's metrics.csv (or workers.csv) linked to another point's was read as its own,
- * exit 0 for report, plot --by and plot RUN (the other run counted twice). Refused, naming the
- * file, exit 2. */
+ * exit 0 for report, plot --by and plot RUN (the other run counted twice), and plot RUN read a
+ * run.json linked so (report found it of another run). Refused, naming the file, exit 2. */
 START_TEST(a_results_file_that_is_a_symbolic_link_is_refused)
 {
-    static const char *const files[] = { "metrics.csv", "workers.csv" };
+    static const char *const files[] = { "metrics.csv", "workers.csv", "run.json" };
     char *dir = harness_tmpdir("probe18");
     char sw[600], o[600], p[700], link[800], aside[700];
     harness_sweep_in(dir, harness_quick_json,
@@ -302,7 +302,7 @@ START_TEST(a_results_file_that_is_a_symbolic_link_is_refused)
                      sizeof(sw));
     snprintf(p, sizeof(p), "%s/workers=3,seed=5", o);
     snprintf(aside, sizeof(aside), "%s/aside", dir);
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < 3; i++) {
         char target[100];
         snprintf(link, sizeof(link), "%s/%s", p, files[i]);
         snprintf(target, sizeof(target), "../workers=4,seed=5/%s", files[i]);
@@ -317,7 +317,8 @@ START_TEST(a_results_file_that_is_a_symbolic_link_is_refused)
             result res = harness_hetsim(cases[c]);
             ck_assert_msg(res.status == 2, "%s, case %zu: exit %d\n%s", files[i], c, res.status,
                           res.err);
-            ck_assert_msg(strstr(res.err, "not a regular file (a symbolic link)") != NULL,
+            ck_assert_msg(strstr(res.err, i < 2 ? "not a regular file (a symbolic link)"
+                                                : "run.json: not a regular file") != NULL,
                           "%s, case %zu: %s", files[i], c, res.err);
         }
         ck_assert_int_eq(unlink(link), 0);

@@ -2,7 +2,8 @@
  * messages that quote a field or a path cut inside a UTF-8 character or with its control bytes
  * made '?', a name's limit counted in bytes but called characters, a golden.json key missing
  * read as its zero, an empty argument taken as a file's name, two LaTeX rows that print alike,
- * a results file that is a symbolic link. Every case failed before its fix.
+ * a results file that is a symbolic link, golden seeds that print with an exponent. Every case
+ * failed before its fix.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -328,11 +329,38 @@ START_TEST(a_results_file_that_is_a_symbolic_link_is_refused)
 }
 END_TEST
 
+/* golden.json's seeds were compared as the text cJSON prints back, "%1.15g" where that reads
+ * back: 10^15 is "1e+15", which strtoull read as 1, so an update from seed 1000000000000000 (or
+ * 9007199254740980, "9.00719925474098e+15") refused the golden it had just written: "a file the
+ * scenario names changed during the update, no golden written: G.partial/golden.json: seed 1 is
+ * 1e+15, the seeds file says 1000000000000000", exit 1. The seeds are compared as numbers. */
+START_TEST(a_golden_of_seeds_that_print_with_an_exponent_is_written_and_read)
+{
+    static const char *const seeds[] = { "seed=1000000000000000", "seed=9007199254740980" };
+    char *dir = harness_tmpdir("probe18");
+    char s[600], g[600], o[600];
+    harness_write(dir, "s.json", harness_quick_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(g, sizeof(g), "%s/g%zu", dir, i);
+        snprintf(o, sizeof(o), "%s/o%zu", dir, i);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
+                                                      "--seeds", "3", "--set", seeds[i], NULL });
+        ck_assert_msg(res.status == 0, "update %zu: exit %d\n%s", i, res.status, res.err);
+        res = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", g, "-o", o, "--set", seeds[i], NULL });
+        ck_assert_msg(res.status == 0, "check %zu: exit %d\n%s", i, res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, a_golden_too_long_for_its_seeds_paths_is_refused_first);
+    tcase_add_test(limits, a_golden_of_seeds_that_print_with_an_exponent_is_written_and_read);
     tcase_set_timeout(limits, 60);
     suite_add_tcase(s, limits);
     TCase *damaged = tcase_create("damaged");

@@ -2,8 +2,8 @@
  * messages that quote a field or a path cut inside a UTF-8 character or with its control bytes
  * made '?', a name's limit counted in bytes but called characters, a golden.json key missing
  * read as its zero, an empty argument taken as a file's name, two LaTeX rows that print alike,
- * a results file that is a symbolic link, golden seeds that print with an exponent. Every case
- * failed before its fix.
+ * a results file that is a symbolic link, golden seeds that print with an exponent, a --baseline
+ * value matched as text where --where matches numbers. Every case failed before its fix.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -355,6 +355,34 @@ START_TEST(a_golden_of_seeds_that_print_with_an_exponent_is_written_and_read)
 }
 END_TEST
 
+/* --where and --baseline take index.csv's values (docs/compare.md), and --where matches them as
+ * numbers ("0.10" is 0.1), but --baseline compared text: a sweep of "workload.lr": [0.00001,
+ * 0.1] (index.csv writes 1e-05) refused --baseline workload.lr=0.00001, as the sweep file wrote
+ * it, and workload.lr=0.10: "no row has workload.lr=0.00001", exit 2. Matched as --where does. */
+START_TEST(a_baseline_value_matches_as_a_where_value_does)
+{
+    static const char *const given[] = { "workload.lr=0.00001", "workload.lr=0.10",
+                                         "workload.lr=1e-05" };
+    char *dir = harness_tmpdir("probe18");
+    char sw[600], o[600];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.00001, 0.1]}, "
+                     "\"seeds\": 2}",
+                     sw, o, sizeof(sw));
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++) {
+        result res = harness_hetsim(
+            (const char *[]){ "report", o, "--by", "workload.lr", "--baseline", given[i], NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", given[i], res.status, res.err);
+        ck_assert_msg(strstr(res.out, "1 (baseline)") != NULL, "%s: %s", given[i], res.out);
+    }
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "workload.lr", "--baseline",
+                                                  "workload.lr=0.2", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "no row has workload.lr=0.2") != NULL,
+                  "exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe18");
@@ -373,6 +401,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_golden_json_key_missing_is_named_missing);
     tcase_add_test(messages, an_empty_file_or_directory_argument_is_refused_as_one);
     tcase_add_test(messages, a_tex_table_refuses_two_names_that_print_alike);
+    tcase_add_test(messages, a_baseline_value_matches_as_a_where_value_does);
     tcase_set_timeout(messages, 60);
     suite_add_tcase(s, messages);
     return s;

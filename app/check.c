@@ -156,10 +156,11 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     int rc = sim_rundir_follow(opt->golden, &target, err);
     if (rc != SIM_OK)
         return rc;
-    bool fits = snprintf(golden, sizeof(golden), "%s", target) < (int)sizeof(golden);
+    bool fits = strlen(target) <= CHECK_DIR_MAX; /* its seeds' paths hold it (check_read) */
+    snprintf(golden, sizeof(golden), "%s", target);
     free(target);
     if (!fits)
-        return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", opt->golden);
+        return sim_err_set(err, SIM_EINVAL, NULL, "--golden %s: target too long", opt->golden);
     sim_rundir_lock *lock = NULL;
     rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), err);
     if (rc == SIM_OK)
@@ -556,149 +557,6 @@ done:
     return rc;
 }
 
-/* `path` made absolute, the links of the part that exists resolved and the rest taken as
- * written ("." dropped; sim_rundir_follow refused ".." there); malloc'd, NULL if that fails. */
-static char *resolved(const char *path)
-{
-    char *real = realpath(path, NULL);
-    if (real != NULL || errno != ENOENT)
-        return real;
-    const char *slash = strrchr(path, '/');
-    const char *name = slash != NULL ? slash + 1 : path;
-    char *parent = slash == NULL   ? strdup(".")
-                   : slash == path ? strdup("/")
-                                   : strndup(path, (size_t)(slash - path));
-    char *up = parent != NULL ? resolved(parent) : NULL;
-    free(parent);
-    if (up == NULL || name[0] == '\0' || strcmp(name, ".") == 0)
-        return up;
-    size_t n = strlen(up) + strlen(name) + 2;
-    char *out = malloc(n);
-    if (out != NULL)
-        snprintf(out, n, "%s%s%s", up, strcmp(up, "/") == 0 ? "" : "/", name);
-    free(up);
-    return out;
-}
-
-/* True if the report's place `place` is the check's output directory `dir` itself or lies in
- * one of its runs (made by the check: it ran, then the report was refused with exit 2), or is a
- * file the check writes in `dir`: check.csv, its figure and band CSVs, a seed's run directory
- * seed-S. */
-static bool own_file(const char *place, const char *dir)
-{
-    static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
-                                       "check.png" };
-    char *p = resolved(place), *d = resolved(dir);
-    size_t n = d != NULL ? strlen(d) : 0;
-    bool mine = false;
-    if (p != NULL && d != NULL && strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/')) {
-        const char *name = p[n] == '\0' ? "" : p + n + 1;
-        mine = name[0] == '\0' || strchr(name, '/') != NULL || strncmp(name, "seed-", 5) == 0;
-        for (size_t i = 0; !mine && i < sizeof(own) / sizeof(own[0]); i++)
-            mine = strcmp(name, own[i]) == 0;
-    }
-    free(p);
-    free(d);
-    return mine;
-}
-
-/* True if the report's place `place` lies inside the output directory of another check than
- * the one into `dir`: that check's check.csv, figure and runs are its own (a report over its
- * check.png replaced the figure; over its check.csv, the directory was no check's any more). */
-static bool in_other_check(const char *place, const char *dir)
-{
-    char *p = resolved(place), *d = resolved(dir);
-    bool other = false;
-    for (char *slash; p != NULL && d != NULL && (slash = strrchr(p, '/')) != NULL;) {
-        slash[slash == p] = '\0'; /* "/x" -> "/" */
-        if (sim_rundir_kind_of(p) == SIM_RUNDIR_CHECK) {
-            other = strcmp(p, d) != 0;
-            break;
-        }
-        if (slash == p)
-            break;
-    }
-    free(p);
-    free(d);
-    return other;
-}
-
-/* Refuses a report that would replace what the check reads or writes itself: the scenario
- * file (a link or another name of it too), one of its own files in `dir` (NULL: not known
- * yet), or a place in another check's output directory. */
-static int junit_clash(const app_check_options *opt, const char *place, const char *dir,
-                       sim_err *err)
-{
-    struct stat a, b;
-    if (stat(place, &a) == 0 && stat(opt->scenario, &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is the scenario file %s: name another file", opt->junit,
-                           opt->scenario);
-    if (dir != NULL && own_file(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is the check's own output %s or a file in it: name "
-                           "another file",
-                           opt->junit, dir);
-    if (dir != NULL && in_other_check(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is inside another check's output directory: choose a "
-                           "place outside it",
-                           opt->junit);
-    return SIM_OK;
-}
-
-/* Refuses a seed run's directory OUT/seed-S in the check's output `dir` that is a symbolic
- * link: the check runs its seeds in its own directory (through a link it replaced the run, or a
- * sweep's point, that the link named). */
-static int linked_seed(const char *dir, sim_err *err)
-{
-    DIR *d = opendir(dir);
-    int rc = SIM_OK;
-    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && rc == SIM_OK;
-         e = readdir(d)) {
-        char path[PATH_TEXT + 300];
-        struct stat st;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        if (strncmp(e->d_name, "seed-", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                             "%s is a symbolic link: a check runs its seeds in its own output "
-                             "directory, never through a link to another place; remove it",
-                             path);
-    }
-    if (d != NULL)
-        closedir(d);
-    return rc;
-}
-
-/* The places a check writes, refused before anything runs (the ownership rule,
- * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
- * device replaced, nor the scenario file or one of the check's own files; the output
- * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
- * golden, and none of them, nor a sweep's directory, itself, nor holding a file named as its
- * own that no check wrote. */
-static int check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
-{
-    const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
-    char *place = NULL;
-    sim_rundir_write how;
-    int rc = opt->junit != NULL
-                 ? sim_rundir_check_file("--junit file", opt->junit, &place, &how, err)
-                 : SIM_OK;
-    if (rc == SIM_OK && place != NULL)
-        rc = junit_clash(opt, place, dir, err);
-    free(place);
-    *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
-    if (rc == SIM_OK && dir != NULL)
-        rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
-    if (rc == SIM_OK && dir != NULL)
-        rc = linked_seed(dir, err);
-    if (rc == SIM_OK && dir != NULL)
-        rc = ck_own_files(dir, err);
-    return rc;
-}
-
 /* The output directory dir[size] as the place it names ("co/seed-3/.." is co: resolved once,
  * so that every seed run goes where the check was let write; sim_rundir_resolve). */
 static int resolve_dir(char *dir, size_t size, sim_err *err)
@@ -754,7 +612,14 @@ static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
 {
     double start = wall_now();
     bool junit_ok = false; /* a report that cannot go there is never written */
-    int rc = check_places(opt, NULL, &junit_ok, err);
+    /* Its seeds' paths hold it: an update ran, then failed; a check said "no golden here". */
+    size_t glen = strlen(opt->golden);
+    if (glen > CHECK_DIR_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--golden: %zu bytes: too long for a golden (at "
+                           "most %d bytes: its seeds' paths hold it)",
+                           glen, CHECK_DIR_MAX);
+    int rc = ck_check_places(opt, NULL, &junit_ok, err);
     if (rc != SIM_OK || opt->update)
         return rc != SIM_OK ? rc : update(opt, out, err);
     sim_scenario *sc = load(opt, NULL, err);
@@ -772,7 +637,7 @@ static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
                          opt->out_dir != NULL ? "-o" : "$.output.dir", strlen(want), CHECK_DIR_MAX);
     snprintf(dir, sizeof(dir), "%s", want);
     if (rc == SIM_OK)
-        rc = check_places(opt, dir, &junit_ok, err);
+        rc = ck_check_places(opt, dir, &junit_ok, err);
     if (rc == SIM_OK)
         rc = resolve_dir(dir, sizeof(dir), err);
     /* The golden is read whole first, for --exact too: a damaged one is refused either way. */

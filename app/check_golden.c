@@ -16,6 +16,7 @@
 #include "app/check_state.h"
 #include "app/curves.h"
 #include "outputs/output.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/fnv.h"
 #include "sim/text.h"
@@ -239,13 +240,18 @@ static int read_manifest(gold *g, sim_err *err)
                            g->path);
     int64_t format = 0;
     size_t n = 0, nh = 0;
-    int rc = sim_cfg_require(m, "format", err); /* not read as 0: "format 2 expected, got 0" */
+    /* Each key required: a missing one was read as its zero ("format 2 expected, got 0", "0
+     * seeds and 3 hashes"). */
+    int rc = SIM_OK;
+    static const char *const keys[] = { "format", "hetsim_version", "seeds", "scenario_hashes" };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && rc == SIM_OK; i++)
+        rc = sim_cfg_require(m, keys[i], err);
     if (rc == SIM_OK)
         rc = sim_cfg_int(m, "format", 0, 1000, &format, err);
     if (rc == SIM_OK && format != GOLDEN_FORMAT)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: format %d expected, got %d",
                          g->path, GOLDEN_FORMAT, (int)format);
-    if (rc == SIM_OK && (rc = sim_cfg_require(m, "hetsim_version", err)) == SIM_OK)
+    if (rc == SIM_OK)
         rc = sim_cfg_string(m, "hetsim_version", g->version, sizeof(g->version), err);
     if (rc == SIM_OK)
         rc = sim_cfg_array_len(m, "seeds", &n, err);
@@ -256,21 +262,20 @@ static int read_manifest(gold *g, sim_err *err)
                          "%s/golden.json: %zu seeds and %zu hashes, the seeds file lists %zu",
                          g->path, n, nh, g->k);
     for (size_t i = 0; i < g->k && rc == SIM_OK; i++) {
-        char *seed = NULL, *hash = NULL;
-        rc = sim_cfg_at_json(m, "seeds", i, &seed, err);
+        char *hash = NULL;
+        double seed = -1; /* as a number: its text printed back was "1e+15" for 10^15 */
+        rc = sim_cfg_at_double(m, "seeds", i, 0, (double)SIM_SCENARIO_SEED_MAX, true, &seed, err);
         if (rc == SIM_OK)
             rc = sim_cfg_at_json(m, "scenario_hashes", i, &hash, err);
-        char *end = NULL;
-        if (rc == SIM_OK && (strtoull(seed, &end, 10) != g->seed[i] || *end != '\0'))
+        if (rc == SIM_OK && (uint64_t)seed != g->seed[i])
             rc = sim_err_set(err, SIM_EINVAL, NULL,
-                             "%s/golden.json: seed %zu is %s, the seeds file says %" PRIu64,
+                             "%s/golden.json: seed %zu is %.17g, the seeds file says %" PRIu64,
                              g->path, i + 1, seed, g->seed[i]);
         if (rc == SIM_OK && (strlen(hash) != 18 || hash[0] != '"'))
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/golden.json: bad scenario hash %s", g->path,
                              hash);
         else if (rc == SIM_OK)
             snprintf(g->hash[i], sizeof(g->hash[i]), "%.16s", hash + 1);
-        free(seed);
         free(hash);
     }
     if (rc == SIM_OK)

@@ -1,8 +1,9 @@
-/* Golden-curve checks, internal (see check.h): what the check's three files share. Included
+/* Golden-curve checks, internal (see check.h): what the check's four files share. Included
  * only by app/check.c (loading and running the scenario, updates, the exact and statistical
  * checks), app/check_golden.c (the files of a golden: fingerprints, reading and validating
- * one) and app/check_report.c (check.csv, check.png, the JUnit report); calls run one way:
- * check.c -> check_golden.c and check.c -> check_report.c. */
+ * one), app/check_places.c (where a check may write) and app/check_report.c (check.csv,
+ * check.png, the JUnit report); calls run one way: check.c -> check_golden.c, check.c ->
+ * check_places.c -> check_report.c and check.c -> check_report.c. */
 #ifndef APP_CHECK_STATE_H
 #define APP_CHECK_STATE_H
 
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "app/check.h"
 #include "app/curves.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
@@ -116,6 +118,17 @@ long ck_scenario_diff(gold *g, const char *dir, char *out, size_t size, sim_err 
 
 /* The same between the runs in the directories a and b. */
 long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err);
+
+/* ---- app/check_places.c ---- */
+
+/* The places a check writes, refused before anything runs (the ownership rule,
+ * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
+ * device replaced, nor the scenario file or one of the check's own files; the output
+ * directory `dir` (NULL: not known yet) inside no run, work directory or golden, and none of
+ * them, nor a sweep's directory, itself, nor holding a file named as its own that no check
+ * wrote. *junit_ok: whether a report may be written where --junit names (not even one of
+ * this error where it was refused). */
+int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err);
 
 /* ---- app/check_report.c ---- */
 

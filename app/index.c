@@ -391,7 +391,7 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
     /* Cut to fit, the path named another directory, whose index was read in its place. */
     if (strlen(sweep_dir) > APP_INDEX_DIR_MAX)
         return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%.80s...: %zu bytes, too long a path for a sweep's directory (at most "
+                           "%s: %zu bytes, too long a path for a sweep's directory (at most "
                            "%d bytes, as a sweep writes one): move it up",
                            sweep_dir, strlen(sweep_dir), APP_INDEX_DIR_MAX);
     snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);

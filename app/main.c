@@ -275,6 +275,8 @@ static int cmd_validate(int argc, char **argv)
             sets[nsets++] = argv[++i];
         else if (argv[i][0] == '-')
             rc = cli_usage("unknown option %s (validate takes scenario files and --set)", argv[i]);
+        else if (argv[i][0] == '\0') /* as cli_once says it for the other commands */
+            rc = cli_usage("%s", "an empty argument, where a file or a directory is named");
         else
             nfiles++;
     }
@@ -648,6 +650,10 @@ static int parse_check(int argc, char **argv, app_check_options *o, const char *
     if (o->update && o->out_dir != NULL)
         return cli_usage("%s", "--update and -o do not go together: an update writes the golden "
                                "alone (-o is where a check writes its runs and figure)");
+    /* The golden an update writes is an output: GOLDEN.partial and GOLDEN.lock beside it (a
+     * name of 248 to 255 bytes: "cannot create directory ...: File name too long", exit 1). */
+    if (o->update && cli_out_dir("--golden", o->golden) != EXIT_OK)
+        return EXIT_USAGE;
     if (o->update && o->junit != NULL)
         return cli_usage("%s", "--update and --junit do not go together: an update has no "
                                "verdict to report (--junit is a check's)");

@@ -85,10 +85,22 @@ static bool listed(const char *s, const char *const *list)
     return false;
 }
 
+/* The options whose value names a file or a directory. */
+static const char *const path_options[] = {
+    "-o", "--golden", "--junit", "--names", "--style", NULL
+};
+
 int cli_once(int argc, char **argv, const char *const *single, const char *const *repeatable)
 {
     for (int i = 0; i < argc; i++) {
         bool once = listed(argv[i], single);
+        /* An empty name names no file: `report ""` read /index.csv, `check S --golden ""`
+         * said ": no golden here", `run ""` "cannot open: No such file or directory". */
+        if (argv[i][0] == '\0' ||
+            (listed(argv[i], path_options) && i + 1 < argc && argv[i + 1][0] == '\0'))
+            return argv[i][0] == '\0' ? cli_usage("%s", "an empty argument, where a file or a "
+                                                        "directory is named")
+                                      : cli_usage("%s: an empty name", argv[i]);
         if (!once && !listed(argv[i], repeatable))
             continue;
         /* An earlier occurrence as an option, not as another option's value. */

@@ -53,7 +53,9 @@ bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,
  * options that take one value) that `argv` gives twice: "-o given twice (it takes one
  * value)". Read before anything else, so that nothing is read or written; the values of
  * `single`'s options and of `repeatable`'s (options that may come again, such as --set) are
- * skipped, so that a value spelled as an option ("--title -o") is no option. */
+ * skipped, so that a value spelled as an option ("--title -o") is no option. An empty
+ * argument that is no option's value, or an empty value of an option that names a file or
+ * a directory (-o, --golden, --junit, --names, --style), is a usage error too. */
 int cli_once(int argc, char **argv, const char *const *single, const char *const *repeatable);
 
 /* --threads's value: a count in [1, SIM_POOL_MAX_THREADS] into *out, else a usage error. */

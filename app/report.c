@@ -90,14 +90,14 @@ static int read_baseline(rp_report *rp, sim_err *err)
 
 /* The baseline row of row g: the same --by values but the baseline key's, which is its
  * value. SIZE_MAX when there is none. */
-static size_t baseline_of(const rp_report *rp, size_t g)
+static size_t baseline_of(const rp_report *rp, const bool *is_base, size_t g)
 {
     const app_select *s = &rp->sel;
     for (size_t b = 0; b < s->ngroups; b++) {
-        bool ok = true;
+        bool ok = is_base[b];
         for (size_t k = 0; k < s->nby && ok; k++)
-            ok = (int)k == rp->base_key ? strcmp(s->groups[b].value[k], rp->base_value) == 0
-                                        : strcmp(s->groups[b].value[k], s->groups[g].value[k]) == 0;
+            ok =
+                (int)k == rp->base_key || strcmp(s->groups[b].value[k], s->groups[g].value[k]) == 0;
         if (ok)
             return b;
     }
@@ -132,10 +132,14 @@ static int build(rp_report *rp, sim_err *err)
     for (size_t g = 0; g < s->ngroups; g++)
         most = s->groups[g].n > most ? s->groups[g].n : most;
     double *x = calloc(most + 1, sizeof(*x)), *y = calloc(most + 1, sizeof(*y));
-    bool *use = calloc(n + 1, sizeof(*use));
-    int rc = rp->run_m == NULL || rp->rows == NULL || x == NULL || y == NULL || use == NULL
+    bool *use = calloc(n + 1, sizeof(*use)), *is_base = calloc(s->ngroups + 1, sizeof(*is_base));
+    int rc = rp->run_m == NULL || rp->rows == NULL || x == NULL || y == NULL || use == NULL ||
+                     is_base == NULL
                  ? oom(err)
                  : read_baseline(rp, err);
+    /* The baseline's value as --where takes one ("0.10" is index.csv's 0.1: it was "no row"). */
+    for (size_t b = 0; b < s->ngroups && rc == SIM_OK && rp->base_key >= 0; b++)
+        is_base[b] = app_select_same_value(s->groups[b].value[rp->base_key], rp->base_value);
     for (size_t g = 0; g < s->ngroups && rc == SIM_OK; g++)
         for (size_t i = 0; i < s->groups[g].n && rc == SIM_OK; i++) {
             use[s->groups[g].rows[i]] = true;
@@ -145,7 +149,7 @@ static int build(rp_report *rp, sim_err *err)
         rc = summarize(rp, g, x);
     for (size_t g = 0; g < s->ngroups && rc == SIM_OK; g++) {
         rp->rows[g].speedup = rp->rows[g].speedup_lo = rp->rows[g].speedup_hi = NAN;
-        size_t b = rp->base_key >= 0 ? baseline_of(rp, g) : SIZE_MAX;
+        size_t b = rp->base_key >= 0 ? baseline_of(rp, is_base, g) : SIZE_MAX;
         if (rp->base_key >= 0 && b == SIZE_MAX)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "--baseline %s: no row has %s=%s%s",
                              rp->o->baseline, s->by_key[rp->base_key], rp->base_value,
@@ -157,6 +161,7 @@ static int build(rp_report *rp, sim_err *err)
     }
     if (rc == SIM_OK)
         rc = app_index_eval_every(&s->ix, rp->o->sweep_dir, use, &rp->every_lo, &rp->every_hi, err);
+    free(is_base);
     free(x);
     free(y);
     free(use);

@@ -173,7 +173,7 @@ static bool same_text(const char *cell, const char *text)
  * are read as the results files' (sim_csv_parse_number): strtod also read "0x10", "inf" and
  * " 16", and a number too small for a double as 0, so --where name=16 took the runs named
  * "0x10" and "16", name=inf those named "inf" and "INFINITY", name=0 the one named "1e-400". */
-static bool same_value(const char *a, const char *b)
+bool app_select_same_value(const char *a, const char *b)
 {
     if (strcmp(a, b) == 0)
         return true;
@@ -210,9 +210,10 @@ static int select_rows(app_select *s, work *w, sim_err *err)
         for (size_t i = 0; i < w->o->nwhere && ok; i++) {
             bool any = false;
             for (size_t j = 0; j < w->o->nwhere; j++)
-                any = any || (w->where_col[j] == w->where_col[i] &&
-                              same_value(app_index_cell(&s->ix, r, (size_t)w->where_col[j]),
-                                         w->where_value[j]));
+                any = any ||
+                      (w->where_col[j] == w->where_col[i] &&
+                       app_select_same_value(app_index_cell(&s->ix, r, (size_t)w->where_col[j]),
+                                             w->where_value[j]));
             ok = any;
         }
         w->use[r] = ok;

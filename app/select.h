@@ -115,6 +115,11 @@ int app_select_read(app_select *s, const char *sweep_dir, const app_select_optio
 /* Frees what `s` owns and zeroes it. */
 void app_select_fini(app_select *s);
 
+/* Whether a value as index.csv writes it (`cell`) is the one a user gave (`given`): the same
+ * text, the same number ("0.10" is 0.1, "0.00001" is 1e-05), or a string's text (index.csv
+ * keeps its JSON escapes: q\"uote is q"uote). --where and --baseline take values so. */
+bool app_select_same_value(const char *cell, const char *given);
+
 /* The index column of run row r's directory, "SWEEP_DIR/DIR", into buf[size]. */
 void app_select_run_dir(const app_select *s, const char *sweep_dir, size_t r, char *buf,
                         size_t size);

@@ -603,8 +603,8 @@ static int read_sweep(app_sweep *sw, sim_cfg *root, sim_err *err)
     size_t n = strlen(clean);
     if (n > SWEEP_DIR_MAX)
         rc = sim_err_set(err, SIM_ESCENARIO, sw->opt.out_dir != NULL ? NULL : "$.output.dir",
-                         "%s%zu bytes (%.80s...): %s", sw->opt.out_dir != NULL ? "-o: " : "", n,
-                         clean, SWEEP_DIR_TOO_LONG);
+                         "%s%zu bytes (%s): %s", sw->opt.out_dir != NULL ? "-o: " : "", n, clean,
+                         SWEEP_DIR_TOO_LONG);
     else
         snprintf(sw->dir, sizeof(sw->dir), "%s", clean);
     free(clean);

@@ -121,13 +121,17 @@ static enum form split_record(char **p, const char *end, char **f, size_t max, s
     return FORM_OK;
 }
 
-/* At most 40 bytes of `s`, control bytes as '?', into out[48]: a field shown in a message. */
+/* At most 40 bytes of `s`, whole UTF-8 characters, into out[48]: a field shown in a message.
+ * Its control bytes stay as they are, for sim_err_set writes them escaped ("\u0009"): shown
+ * as '?', a tab or an escape sequence was no longer told apart; and a cut at 40 bytes split a
+ * character (a field of euro signs made the message no UTF-8). */
 static const char *shown(const char *s, char *out)
 {
-    size_t i = 0;
-    for (; s[i] != '\0' && i < 40; i++)
-        out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    snprintf(out + i, 8, "%s", s[i] != '\0' ? "..." : "");
+    size_t i = strlen(s) > 40 ? 40 : strlen(s);
+    memcpy(out, s, i);
+    out[i] = '\0';
+    sim_text_utf8_trim(out);
+    snprintf(out + strlen(out), 8, "%s", s[i] != '\0' ? "..." : "");
     return out;
 }
 
@@ -321,7 +325,8 @@ int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const si
 /* What a file that is not a regular one is, for messages. */
 static const char *file_kind(mode_t mode)
 {
-    return S_ISDIR(mode)    ? "directory"
+    return S_ISLNK(mode)    ? "symbolic link"
+           : S_ISDIR(mode)  ? "directory"
            : S_ISFIFO(mode) ? "FIFO"
            : S_ISCHR(mode)  ? "character device"
            : S_ISBLK(mode)  ? "block device"
@@ -336,8 +341,9 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     memset(t, 0, sizeof(*t));
     snprintf(t->path, sizeof(t->path), "%s", path);
     /* A results file is one hetsim wrote: a FIFO would wait for a writer, a device (/dev/zero)
-     * never end. */
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+     * never end, and a symbolic link (hetsim writes none) read another run's file as this
+     * one's (a point's metrics.csv linked to another point's: its run counted twice). */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: not a regular file (a %s): results files are the files hetsim "
                            "writes",

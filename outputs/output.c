@@ -215,7 +215,7 @@ void sim_output_json_double(FILE *f, double x)
 char *sim_output_read_own(const char *path, size_t *len)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a link too: hetsim writes none */
         errno = EINVAL;
         return NULL;
     }

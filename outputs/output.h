@@ -52,7 +52,8 @@ char *sim_output_read(const char *path, size_t *len);
 
 /* sim_output_read for a file hetsim wrote into one of its outputs (a run's run.json or
  * summary.json): one that exists and is no regular file (a FIFO, whose open waited for a
- * writer forever; a device) is not opened: NULL with errno EINVAL. */
+ * writer forever; a device; a symbolic link, which hetsim never writes there: a point's
+ * run.json linked to another's was read by plot RUN) is not opened: NULL with errno EINVAL. */
 char *sim_output_read_own(const char *path, size_t *len);
 
 /* Writes a CSV field: as it is, or quoted with "" escapes when it holds a comma, a quote or a

@@ -238,11 +238,10 @@ static int check_path(const char *what, const char *path, sim_err *err)
             snprintf(shown, sizeof(shown), "byte 0x%02x", *p);
         else
             snprintf(shown, sizeof(shown), "'%c'", *p);
-        /* The path as given, with control bytes shown as '?' so the message stays a line. */
-        size_t i = 0;
-        for (const char *q = path; *q != '\0' && i + 1 < sizeof(quoted); q++, i++)
-            quoted[i] = (unsigned char)*q < 0x20 || *q == 0x7f ? '?' : *q;
-        quoted[i] = '\0';
+        /* The path as given, cut between whole UTF-8 characters; sim_err_set writes its
+         * control bytes escaped, so the message stays a line. */
+        snprintf(quoted, sizeof(quoted), "%s", path);
+        sim_text_utf8_trim(quoted);
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s \"%s\" contains %s, which cannot be passed to gnuplot; use "
                            "only letters, digits and / . _ - + , : = ~",

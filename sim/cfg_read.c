@@ -230,9 +230,8 @@ int sim_cfg_string(sim_cfg *cfg, const char *key, char *out, size_t size, sim_er
     if (len == 0)
         return cfg_fail(cfg, err, SIM_ESCENARIO, path, "must not be empty");
     if (len >= size)
-        return cfg_fail(cfg, err, SIM_ESCENARIO, path,
-                        "must be at most %zu characters long, got %zu", size > 0 ? size - 1 : 0,
-                        len);
+        return cfg_fail(cfg, err, SIM_ESCENARIO, path, "must be at most %zu bytes long, got %zu",
+                        size > 0 ? size - 1 : 0, len);
     memcpy(out, v->valuestring, len + 1);
     return 0;
 }

@@ -509,7 +509,7 @@ START_TEST(string_rejects_long_empty_and_non_string_values)
     sim_err err;
     char out[8] = "keep";
     ck_assert_int_eq(sim_cfg_string(cfg, "long", out, sizeof(out), &err), SIM_ESCENARIO);
-    cfgt_check_err(&err, SIM_ESCENARIO, "$.long", "must be at most 7 characters long, got 9");
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.long", "must be at most 7 bytes long, got 9");
     sim_cfg_string(cfg, "empty", out, sizeof(out), &err);
     cfgt_check_err(&err, SIM_ESCENARIO, "$.empty", "must not be empty");
     sim_cfg_string(cfg, "num", out, sizeof(out), &err);

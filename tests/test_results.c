@@ -585,7 +585,7 @@ START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
         const char *name, *kind;
     } odd[] = { { "dir.csv", "(a directory)" },
                 { "fifo.csv", "(a FIFO)" },
-                { "zero.csv", "(a character device)" } };
+                { "zero.csv", "(a symbolic link)" } }; /* to /dev/zero: hetsim writes no link */
     snprintf(path, sizeof(path), "%s/dir.csv", dir);
     ck_assert_int_eq(mkdir(path, 0777), 0);
     snprintf(path, sizeof(path), "%s/fifo.csv", dir);
@@ -600,6 +600,8 @@ START_TEST(a_results_file_that_is_no_regular_file_is_refused_without_reading_it)
                       "%s", err.msg);
         ck_assert_ptr_null(t.text);
     }
+    ck_assert_int_eq(sim_csv_read(&t, "/dev/zero", NULL, &err), SIM_EINVAL);
+    ck_assert_msg(strstr(err.msg, "(a character device)") != NULL, "%s", err.msg);
     size_t len = 0;
     char *text = sim_output_read("/dev/zero", &len);
     ck_assert_ptr_nonnull(text);

@@ -162,10 +162,17 @@ static int check_ancestors(const char *what, const char *name, const char *dir, 
     }
     snprintf(p, n, "%s", dir);
     struct stat st;
+    int found;
     do /* the nearest existing ancestor */
         cut_last(p);
-    while (stat(p, &st) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
+    while ((found = stat(p, &st)) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
     int rc = SIM_OK;
+    if (found == 0 && !S_ISDIR(st.st_mode)) { /* mkdir's ENOTDIR was a failed write, exit 1 */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: %s is %s, not a directory: choose a place in a directory", what,
+                         name, p, sim_file_kind(st.st_mode));
+        goto done;
+    }
     if (kinds == 0 || realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's is seen */
         goto done;
     for (;;) {

@@ -1,5 +1,6 @@
 /* Issue 38, class 19 (messages): a --style copy that is a socket was called "a FIFO or a
- * directory". Every case failed before its fix.
+ * directory"; an output under a file that is no directory (`-o FILE/x`) failed, exit 1, when
+ * the command made its directory, where it is bad usage. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,11 +61,64 @@ START_TEST(a_style_copy_is_named_by_its_type)
 }
 END_TEST
 
+/* `-o FILE/x`, FILE a regular file or a socket, passed every check of the output's place
+ * (whose nearest existing folder was FILE) and failed when the command made its directory:
+ * "FILE exists and is not a directory", exit 1, for run, sweep, check (after it had begun its
+ * seeds), check --update and plot, RUN and --by. Refused before anything runs, naming FILE
+ * and its type, exit 2, nothing changed. */
+START_TEST(an_output_under_a_file_that_is_no_directory_is_refused)
+{
+    static const char *const kinds[] = { "a regular file", "a socket" };
+    char *dir = harness_tmpdir("probe21");
+    char s[600], g[600], r[600], sw[600], o[600], file[600], out[700], deeper[700];
+    char before[4096], after[4096];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_run_in(dir, NULL, s, r, sizeof(s));
+    harness_sweep_in(dir, NULL, "{\"base\": \"s.json\", \"grid\": {\"workers\": [2, 3]}}", sw, o,
+                     sizeof(s));
+    for (int c = 0; c < 2; c++) {
+        snprintf(file, sizeof(file), "%s/f%d", dir, c);
+        int fd = -1;
+        if (c == 0)
+            harness_write(dir, "f0", "2.385\n");
+        else
+            fd = bind_socket(file);
+        snprintf(out, sizeof(out), "%s/x", file);
+        snprintf(deeper, sizeof(deeper), "%s/x/y", file);
+        const char *const cmds[][12] = {
+            { "run", s, "-o", out, "--quiet", NULL },
+            { "run", s, "-o", deeper, "--quiet", NULL },
+            { "sweep", sw, "-o", out, "--quiet", NULL },
+            { "check", s, "--golden", g, "-o", out, NULL },
+            { "check", s, "--golden", out, "--update", "--seeds", "3", NULL },
+            { "plot", r, "-o", out, NULL },
+            { "plot", o, "--by", "workers", "-o", out, NULL },
+        };
+        for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+            harness_tree_digest(dir, before, sizeof(before));
+            result res = harness_hetsim(cmds[k]);
+            harness_tree_digest(dir, after, sizeof(after));
+            char want[800];
+            snprintf(want, sizeof(want), ": %s is %s, not a directory", file, kinds[c]);
+            ck_assert_msg(res.status == 2, "case %d, %s %s: exit %d\n%s", c, cmds[k][0], cmds[k][3],
+                          res.status, res.err);
+            ck_assert_msg(strstr(res.err, want) != NULL, "case %d, %s: %s", c, cmds[k][0], res.err);
+            ck_assert_msg(strcmp(before, after) == 0, "case %d, %s: the tree changed", c,
+                          cmds[k][0]);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe21");
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_style_copy_is_named_by_its_type);
+    tcase_add_test(messages, an_output_under_a_file_that_is_no_directory_is_refused);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

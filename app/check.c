@@ -26,6 +26,7 @@
 #include "runtime/run.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 
 /* Parses the scenario's bytes, read once by app_check_run (each seed read the file again: one
  * edited during an update made a golden of two scenarios, "golden written", exit 0), with the
@@ -596,8 +597,8 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     struct stat st; /* a FIFO is read once now, but was refused: it still is */
     if (stat(opt->scenario, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "%s is a %s: a check reads the scenario as a file; copy it into one",
-                           opt->scenario, S_ISFIFO(st.st_mode) ? "FIFO" : "socket");
+                           "%s is %s: a check reads the scenario as a file; copy it into one",
+                           opt->scenario, sim_file_kind(st.st_mode));
     app_check_options o = *opt; /* unread (missing...): load says so where it did */
     char *text = sim_scenario_read(opt->scenario, &o.text_len, err);
     o.text = text;

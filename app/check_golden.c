@@ -18,6 +18,7 @@
 #include "outputs/output.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 #include "sim/text.h"
 
@@ -142,7 +143,8 @@ static int regular(const char *dir, const char *name, sim_err *err)
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a regular file: a golden holds the files hetsim writes", path);
+                           "%s: not a regular file (%s): a golden holds the files hetsim writes",
+                           path, sim_file_kind(st.st_mode));
     return SIM_OK;
 }
 

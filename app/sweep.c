@@ -16,6 +16,7 @@
 #include "runtime/run.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 
 /* Grid paths: a point's name has "seed=S" (6 bytes at least) and 3 bytes at least ("p=,")
  * for each, so no sweep of more could be named. */
@@ -548,9 +549,9 @@ static int read_base(app_sweep *sw, sim_err *err)
                            "is this sweep file; it must name a scenario");
     if (stat(sw->base, &b) == 0 && (S_ISFIFO(b.st_mode) || S_ISSOCK(b.st_mode)))
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
-                           "%s is a %s: each point's run reads the base again (a sweep waited "
+                           "%s is %s: each point's run reads the base again (a sweep waited "
                            "for its next writer forever); copy it into a file",
-                           sw->base, S_ISFIFO(b.st_mode) ? "FIFO" : "socket");
+                           sw->base, sim_file_kind(b.st_mode));
     errno = 0;
     if ((sw->base_text = sim_output_read(sw->base, &sw->base_len)) == NULL && errno == ENOENT)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",

@@ -19,6 +19,7 @@
 #include "app/sweep_state.h"
 #include "outputs/output.h"
 #include "outputs/rundir.h"
+#include "sim/file.h"
 
 extern char **environ; /* POSIX defines it but no header declares it */
 
@@ -310,9 +311,8 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
     else if (rc == SIM_OK && (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                         "%s is not a plain file (a symbolic link, a FIFO): not a marker of "
-                         "hetsim's; remove it",
-                         mark);
+                         "%s is %s, not a plain file: not a marker of hetsim's; remove it", mark,
+                         lstat(mark, &st) == 0 ? sim_file_kind(st.st_mode) : "no file");
     if (fd >= 0)
         close(fd);
     return rc;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "models/data.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 #include "sim/text.h"
 
@@ -316,7 +317,7 @@ static int check_regular(const char *path, const svm_pos *at, sim_err *err)
     return fail_at(err, SIM_EINVAL, at, 0,
                    "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
                    "file",
-                   S_ISFIFO(st.st_mode) ? "a FIFO" : "a device");
+                   sim_file_kind(st.st_mode));
 }
 
 int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, data_set *out,

@@ -11,6 +11,7 @@
 
 #include "outputs/output.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 static const sim_csv_rule metrics_rules[] = {
@@ -322,18 +323,6 @@ int sim_csv_parse(sim_csv *t, char *text, size_t len, const char *path, const si
     return rc;
 }
 
-/* What a file that is not a regular one is, for messages. */
-static const char *file_kind(mode_t mode)
-{
-    return S_ISLNK(mode)    ? "symbolic link"
-           : S_ISDIR(mode)  ? "directory"
-           : S_ISFIFO(mode) ? "FIFO"
-           : S_ISCHR(mode)  ? "character device"
-           : S_ISBLK(mode)  ? "block device"
-           : S_ISSOCK(mode) ? "socket"
-                            : "special file";
-}
-
 int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_err *err)
 {
     size_t len = 0;
@@ -345,9 +334,9 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
      * one's (a point's metrics.csv linked to another point's: its run counted twice). */
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a regular file (a %s): results files are the files hetsim "
+                           "%s: not a regular file (%s): results files are the files hetsim "
                            "writes",
-                           path, file_kind(st.st_mode));
+                           path, sim_file_kind(st.st_mode));
     errno = 0;
     char *text = sim_output_read(path, &len);
     if (text != NULL)

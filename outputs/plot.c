@@ -20,6 +20,7 @@
 #include "outputs/output.h"
 #include "outputs/plot_gnuplot.h"
 #include "outputs/rundir.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 enum {
@@ -110,8 +111,8 @@ static int read_script(const char *path, char **text, sim_err *err)
     /* A FIFO was waited on forever, a directory refused as a failure to read (exit 1). */
     if (stat(path, &st) == 0 &&
         (S_ISFIFO(st.st_mode) || S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "--style: %s: not a regular file (a FIFO or a directory)", path);
+        return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: not a regular file (%s)", path,
+                           sim_file_kind(st.st_mode));
     errno = 0;
     *text = sim_output_read(path, &len);
     if (*text == NULL && errno == ENOENT)

@@ -16,6 +16,7 @@
 
 #include "outputs/output.h"
 #include "outputs/rundir_state.h"
+#include "sim/file.h"
 
 struct sim_rundir_lock {
     int fd;     /* the open lock file, flocked */
@@ -161,10 +162,17 @@ static int check_ancestors(const char *what, const char *name, const char *dir, 
     }
     snprintf(p, n, "%s", dir);
     struct stat st;
+    int found;
     do /* the nearest existing ancestor */
         cut_last(p);
-    while (stat(p, &st) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
+    while ((found = stat(p, &st)) != 0 && strcmp(p, ".") != 0 && strcmp(p, "/") != 0);
     int rc = SIM_OK;
+    if (found == 0 && !S_ISDIR(st.st_mode)) { /* mkdir's ENOTDIR was a failed write, exit 1 */
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "%s %s: %s is %s, not a directory: choose a place in a directory", what,
+                         name, p, sim_file_kind(st.st_mode));
+        goto done;
+    }
     if (kinds == 0 || realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's is seen */
         goto done;
     for (;;) {
@@ -231,12 +239,9 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
         *how = SIM_RUNDIR_REPLACE; /* absent, or a link to nothing yet: made */
         return sim_rundir_follow(file, out, err);
     }
-    const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : NULL;
-    if (kind != NULL)
-        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file, kind);
+    if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file,
+                           sim_file_kind(st.st_mode));
     *how = S_ISREG(st.st_mode) ? SIM_RUNDIR_REPLACE : SIM_RUNDIR_THROUGH;
     /* A regular file behind links is replaced at its real place; anything else is opened by
      * its name (/dev/stdout's target is no path). */
@@ -364,8 +369,10 @@ static int check_lock_file(int fd, const char *path, sim_err *err)
     else if (fd < 0)
         return sim_err_set(err, SIM_EIO, NULL, "cannot create the lock file %s: %s", path,
                            strerror(errno));
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    else if (fstat(fd, &st) != 0)
         what = "not a plain file";
+    else if (!S_ISREG(st.st_mode))
+        what = sim_file_kind(st.st_mode);
     else if (st.st_nlink > 1) /* 0: unlinked by its holder meanwhile, taken again below */
         what = "a hard link to another file";
     if (what == NULL)

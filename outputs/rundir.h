@@ -118,7 +118,8 @@ bool sim_rundir_same(const char *a, const char *b);
  * followed), or when it is named like a work directory or a lock ("X.partial", "X.lock") and
  * is not `own`, or holds ".." after a folder that does not exist (sim_rundir_follow), or
  * exists and is no directory (a file, a FIFO: bad usage, where mkdir's failure was a failed
- * write). Errors:
+ * write), or lies under a file that is no directory (FILE/x: its nearest existing ancestor
+ * is no directory, named with its type). Errors:
  * SIM_ESCENARIO naming `dir` (or its target), the hetsim directory and its kind; SIM_ENOMEM.
  * Changes nothing. */
 int sim_rundir_check_place(const char *what, const char *dir, unsigned within, unsigned equal,

@@ -19,6 +19,7 @@
 #include "scenario/scenario_stragglers.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 #include "sim/rng.h"
 
@@ -630,11 +631,7 @@ int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err
             return sim_err_set(err, SIM_ESCENARIO, NULL,
                                "%s: not a regular file (%s), which %s reads again for each of "
                                "its runs: copy it into a file",
-                               sc->inputs[i],
-                               S_ISFIFO(st.st_mode)   ? "a FIFO"
-                               : S_ISSOCK(st.st_mode) ? "a socket"
-                                                      : "a device",
-                               who);
+                               sc->inputs[i], sim_file_kind(st.st_mode), who);
     return SIM_OK;
 }
 

@@ -241,6 +241,37 @@ harness_result harness_hetsim(const char *const *args);
  * it, is killed once the run has ended. */
 harness_result harness_hetsim_fifo(const char *fifo, const char *text, const char *const *args);
 
+/* A change a child process makes to a test's files while a command runs (an edit saved, a
+ * directory swapped in), once a marker of the command's progress is there: it counts when it
+ * was made while the command still ran and before `until` existed (with `until` NULL: while
+ * the marker was still there), the window in which the command must see it. */
+typedef int (*harness_change_fn)(void *arg); /* 0 once made, -1 if it failed */
+typedef void (*harness_again_fn)(void *arg, bool changed);
+typedef struct harness_race {
+    const char *marker;       /* the path whose existence starts the change */
+    const char *until;        /* the path whose existence ends the window, or NULL */
+    harness_change_fn change; /* called in the child with arg; must not assert */
+    harness_again_fn again;   /* before a new attempt: undo the change if `changed`, remove
+                                 the attempt's outputs; NULL when there is nothing to do */
+    void *arg;
+} harness_race;
+
+/* The attempts harness_hetsim_racing makes before it fails the test. */
+enum {
+    HARNESS_RACE_TRIES = 5
+};
+
+/* harness_hetsim with `args` beside a child process that makes race's change once its marker
+ * is there. The child polls only while the command runs: it ends when the command has ended,
+ * changed or not. An attempt whose change did not come in time (late, or never) is run again
+ * after race->again, up to HARNESS_RACE_TRIES attempts, then fails the test, as does a change
+ * that failed: the result returned is that of an attempt in which the change came in time. */
+harness_result harness_hetsim_racing(const char *const *args, const harness_race *race);
+
+/* Writes `text` to DIR/NAME.new and renames it over DIR/NAME, as an editor saving the file
+ * does; returns 0, or -1 if it could not. Asserts nothing: for a race's change. */
+int harness_save(const char *dir, const char *name, const char *text);
+
 /* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
  * that does not exist or cannot be read (a command's empty output, for instance). */
 void harness_read_into(const char *path, char *buf, size_t size);

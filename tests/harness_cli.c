@@ -1,11 +1,13 @@
 /* The end-to-end suites' runs of the built binary ($HETSIM) and the set-ups they repeat in a
  * temporary directory: a run, a sweep, a golden; see harness.h. Split from harness.c by seam. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -21,35 +23,139 @@ void harness_read_into(const char *path, char *buf, size_t size)
         fclose(f);
 }
 
-harness_result harness_hetsim(const char *const *args)
+/* A run of the built binary under way: its process and the files its outputs go to. */
+typedef struct started {
+    pid_t pid;
+    int fo, fe;
+    char out[32], err[32];
+} started;
+
+/* Starts $HETSIM with `args`, standard output and error going to temporary files. */
+static void start_hetsim(const char *const *args, started *s)
 {
-    harness_result r;
     const char *bin = getenv("HETSIM");
     ck_assert_msg(bin != NULL, "HETSIM is not set");
-    char out[] = "/tmp/hetsim-run-out-XXXXXX", err[] = "/tmp/hetsim-run-err-XXXXXX";
-    int fo = mkstemp(out), fe = mkstemp(err);
-    ck_assert_msg(fo >= 0 && fe >= 0, "cannot make the output files");
-    pid_t pid = fork();
-    ck_assert_msg(pid >= 0, "cannot fork");
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
+    snprintf(s->out, sizeof(s->out), "/tmp/hetsim-run-out-XXXXXX");
+    snprintf(s->err, sizeof(s->err), "/tmp/hetsim-run-err-XXXXXX");
+    s->fo = mkstemp(s->out);
+    s->fe = mkstemp(s->err);
+    ck_assert_msg(s->fo >= 0 && s->fe >= 0, "cannot make the output files");
+    s->pid = fork();
+    ck_assert_msg(s->pid >= 0, "cannot fork");
+    if (s->pid == 0) {
+        dup2(s->fo, 1);
+        dup2(s->fe, 2);
         const char *argv[32] = { bin };
         for (size_t i = 0; args[i] != NULL && i < 30; i++)
             argv[i + 1] = args[i];
         execv(bin, (char *const *)argv);
         _exit(127);
     }
+}
+
+/* Waits for the run `s` started and returns what it left. */
+static harness_result finish_hetsim(started *s)
+{
+    harness_result r;
     int status;
-    waitpid(pid, &status, 0);
-    close(fo);
-    close(fe);
+    waitpid(s->pid, &status, 0);
+    close(s->fo);
+    close(s->fe);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    harness_read_into(out, r.out, sizeof(r.out));
-    harness_read_into(err, r.err, sizeof(r.err));
-    remove(out);
-    remove(err);
+    harness_read_into(s->out, r.out, sizeof(r.out));
+    harness_read_into(s->err, r.err, sizeof(r.err));
+    remove(s->out);
+    remove(s->err);
     return r;
+}
+
+harness_result harness_hetsim(const char *const *args)
+{
+    started s;
+    start_hetsim(args, &s);
+    return finish_hetsim(&s);
+}
+
+/* How the child of harness_hetsim_racing ends (its exit status). */
+enum {
+    RACE_MADE = 0,   /* the change was made in time */
+    RACE_FAILED = 1, /* the change failed */
+    RACE_LATE = 3,   /* made, but the command had passed the window meanwhile */
+    RACE_ENDED = 4,  /* made, but the command had ended meanwhile */
+    RACE_MISSED = 5  /* not made: the command ended before the marker was seen */
+};
+
+/* True while the process `pid` (the child of the caller's parent) runs: it exists and is no
+ * zombie, read from /proc. */
+static bool still_running(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    harness_read_into(path, text, sizeof(text));
+    const char *paren = strrchr(text, ')'); /* the state follows the command's name */
+    return paren != NULL && paren[1] == ' ' && paren[2] != '\0' && paren[2] != 'Z' &&
+           paren[2] != 'X';
+}
+
+/* The child: polls every 0.1 ms for the marker while the command `cmd` runs, makes the
+ * change once the marker is there, and says (its exit status) whether the change came in
+ * time. Never returns; asserts nothing (a Check assertion belongs to the test's process). */
+static void race_child(const harness_race *race, pid_t cmd)
+{
+    struct stat st;
+    while (stat(race->marker, &st) != 0) {
+        if (!still_running(cmd))
+            _exit(RACE_MISSED);
+        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
+    }
+    if (!still_running(cmd)) /* a marker left when the command ended */
+        _exit(RACE_MISSED);
+    if (race->change(race->arg) != 0)
+        _exit(RACE_FAILED);
+    bool in_time = race->until != NULL ? stat(race->until, &st) != 0 : stat(race->marker, &st) == 0;
+    _exit(!still_running(cmd) ? RACE_ENDED : in_time ? RACE_MADE : RACE_LATE);
+}
+
+harness_result harness_hetsim_racing(const char *const *args, const harness_race *race)
+{
+    for (int attempt = 1;; attempt++) {
+        started s;
+        start_hetsim(args, &s);
+        pid_t child = fork();
+        ck_assert_msg(child >= 0, "cannot fork");
+        if (child == 0)
+            race_child(race, s.pid);
+        harness_result r = finish_hetsim(&s);
+        int status = 0; /* the child sees the command's end within 0.1 ms and ends */
+        waitpid(child, &status, 0);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        ck_assert_msg(code == RACE_MADE || code == RACE_LATE || code == RACE_ENDED ||
+                          code == RACE_MISSED,
+                      "the change failed (the child's status %d)", status);
+        if (code == RACE_MADE)
+            return r;
+        ck_assert_msg(attempt < HARNESS_RACE_TRIES,
+                      "in %d attempts, the change never came in time (%s: the marker %s)", attempt,
+                      args[0], race->marker);
+        fprintf(stderr, "%s: attempt %d: %s; running it again\n", args[0], attempt,
+                code == RACE_LATE    ? "the change came too late (past its window)"
+                : code == RACE_ENDED ? "the change came too late (the command had ended)"
+                                     : "no change (its marker unseen while the command ran)");
+        if (race->again != NULL)
+            race->again(race->arg, code == RACE_LATE || code == RACE_ENDED);
+    }
+}
+
+int harness_save(const char *dir, const char *name, const char *text)
+{
+    char tmp[4200], path[4200];
+    snprintf(tmp, sizeof(tmp), "%s/%s.new", dir, name);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok && rename(tmp, path) == 0 ? 0 : -1;
 }
 
 harness_result harness_hetsim_fifo(const char *fifo, const char *text, const char *const *args)

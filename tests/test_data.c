@@ -474,8 +474,8 @@ START_TEST(libsvm_takes_a_bom_and_refuses_nul_bytes_and_devices)
     snprintf(want, sizeof(want), "%s: line 2, column 8: a NUL byte", path);
     expect_svm_error(path, 10, SIM_EINVAL, want);
     expect_svm_error("/dev/zero", 10, SIM_EINVAL,
-                     "/dev/zero: not a regular file (a device): LIBSVM data is read in two "
-                     "passes; copy it into a file");
+                     "/dev/zero: not a regular file (a character device): LIBSVM data is read "
+                     "in two passes; copy it into a file");
     harness_cleanup(dir);
 }
 END_TEST

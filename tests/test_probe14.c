@@ -68,18 +68,24 @@ static const char traced_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
     " \"eval\": {\"every_s\": 1}}\n";
 
-/* The child: once `running` is there (a seed's work directory), replaces the trace by one that
- * slows worker 0 six times instead of 1.5, as a tool rewriting it would. */
-static void edit_trace_when_running(const char *dir, const char *running)
+/* The trace tr.csv of `dir` as it is before an attempt, and the edit a tool rewriting it would
+ * save: worker 0 slowed six times instead of 1.5. */
+typedef struct trace_edit {
+    const char *dir, *out; /* out: the attempt's output, removed before another */
+} trace_edit;
+
+static int save_trace(void *arg)
 {
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    harness_write(dir, "tr.tmp", "0,0,6\n");
-    char from[700], to[700];
-    snprintf(from, sizeof(from), "%s/tr.tmp", dir);
-    snprintf(to, sizeof(to), "%s/tr.csv", dir);
-    _exit(rename(from, to) == 0 ? 0 : 1);
+    const trace_edit *e = arg;
+    return harness_save(e->dir, "tr.csv", "0,0,6\n");
+}
+
+static void restore_trace(void *arg, bool changed)
+{
+    const trace_edit *e = arg;
+    (void)changed;
+    harness_write(e->dir, "tr.csv", "0,0,1.5\n");
+    harness_cleanup(strdup(e->out));
 }
 
 /* A trace is read by each seed's load, and its points are no part of the resolved scenario: a
@@ -104,17 +110,14 @@ START_TEST(a_trace_edited_during_an_update_or_a_check_is_named)
         }
         snprintf(running, sizeof(running),
                  c == 0 ? "%s.partial/seed-5.partial" : "%s/seed-8.partial", c == 0 ? g : o);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0)
-            edit_trace_when_running(dir, running);
-        result res =
-            c == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
-                                                      "--seeds", "3", NULL })
-                   : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
-        int status = 0;
-        waitpid(pid, &status, 0);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+        trace_edit e = { dir, c == 0 ? g : o };
+        harness_race race = {
+            .marker = running, .change = save_trace, .again = restore_trace, .arg = &e
+        };
+        result res = harness_hetsim_racing(
+            c == 0 ? (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }
+                   : (const char *[]){ "check", s, "--golden", g, "-o", o, NULL },
+            &race);
         ck_assert_msg(res.status == 1, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
         ck_assert_msg(strstr(res.err, "a file the scenario names changed during the") != NULL &&
                           strstr(res.err, "$.stragglers[0].file") != NULL,
@@ -214,15 +217,33 @@ START_TEST(a_check_reads_one_golden_across_an_updates_swap)
 }
 END_TEST
 
-/* The child: once `running` is there (a check's run directory), swaps the golden `other` in
- * at `g` as an update does. */
-static void swap_when_running(const char *running, const char *other, const char *g)
+/* Two goldens exchanged by a change (renameat2 RENAME_EXCHANGE, as an update swaps a new
+ * golden in), and the check's output `out`. */
+typedef struct golden_swap {
+    const char *other, *g, *out;
+} golden_swap;
+
+static int swap_goldens_once(void *arg)
 {
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    _exit(renameat2(AT_FDCWD, other, AT_FDCWD, g, RENAME_EXCHANGE) == 0 ? 0 : 1);
+    const golden_swap *w = arg;
+    return renameat2(AT_FDCWD, w->other, AT_FDCWD, w->g, RENAME_EXCHANGE);
 }
+
+/* Before another attempt: the goldens back in their places, no output of the last. */
+static void swap_back(void *arg, bool changed)
+{
+    const golden_swap *w = arg;
+    ck_assert(!changed || swap_goldens_once(arg) == 0);
+    harness_cleanup(strdup(w->out));
+}
+
+/* quick_json run for 5 simulated s: a run of about 20 ms of a core, a window that a child
+ * polling every 0.1 ms meets under load (quick_json's ends in about a millisecond). */
+static const char swapped_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 5},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
 
 /* A check read the golden whole before its runs, but read it again after them: the first
  * seed's run.json (is the scenario the golden's?) and, with --exact, the seed's fingerprint.
@@ -232,8 +253,8 @@ static void swap_when_running(const char *running, const char *other, const char
 START_TEST(a_check_compares_with_the_golden_it_read_before_its_runs)
 {
     char *dir = harness_tmpdir("probe14");
-    char s[600], g[600], h[600], o[600], running[700];
-    harness_write(dir, "s.json", harness_quick_json);
+    char s[600], g[600], h[600], o[600], running[700], last[700];
+    harness_write(dir, "s.json", swapped_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     for (int c = 0; c < 2; c++) {
         snprintf(g, sizeof(g), "%s/g%d", dir, c);
@@ -246,15 +267,18 @@ START_TEST(a_check_compares_with_the_golden_it_read_before_its_runs)
         }
         snprintf(o, sizeof(o), "%s/o%d", dir, c);
         snprintf(running, sizeof(running), "%s/seed-%d.partial", o, c == 0 ? 5 : 8);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0)
-            swap_when_running(running, h, g);
-        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o,
-                                                      c == 0 ? "--exact" : NULL, NULL });
-        int status = 0;
-        waitpid(pid, &status, 0);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swap failed");
+        /* --exact runs seed 5 alone: the swap counts while it runs. The statistical check runs
+         * seeds 8 to 11 and reads the golden again (before the fix) after the last. */
+        snprintf(last, sizeof(last), "%s/seed-11", o);
+        golden_swap w = { h, g, o };
+        harness_race race = { .marker = running,
+                              .until = c == 0 ? NULL : last,
+                              .change = swap_goldens_once,
+                              .again = swap_back,
+                              .arg = &w };
+        result res = harness_hetsim_racing(
+            (const char *[]){ "check", s, "--golden", g, "-o", o, c == 0 ? "--exact" : NULL, NULL },
+            &race);
         ck_assert_msg(res.status == 0, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
     }
     harness_cleanup(dir);

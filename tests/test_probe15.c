@@ -3,13 +3,10 @@
  * a check or an update runs. Every case failed before its fix: the later runs read the new
  * file, silently, exit 0.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -41,51 +38,55 @@ static const char svm_text[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2
 static const char svm_edited[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2:-2\n"
                                  "0 1:0.75 2:1.5\n1 1:1.25 2:-0.5\n0 1:0.6 2:1.2\n1 1:3.9 2:-7\n";
 
-/* The child: once `running` is there, writes `text` beside `name` in `dir` and renames it
- * over `name`, as an editor or a tool saving the file would. */
-static void edit_when_there(const char *dir, const char *name, const char *text,
-                            const char *running)
+/* A file of `dir` saved as `text` while a command runs, `original` before; `out` is the
+ * command's output, removed before the command is run again. */
+typedef struct edit {
+    const char *dir, *name, *text, *original, *out;
+} edit;
+
+static int save_edit(void *arg)
 {
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    harness_write(dir, "edit.tmp", text);
-    char from[700], to[700];
-    snprintf(from, sizeof(from), "%s/edit.tmp", dir);
-    snprintf(to, sizeof(to), "%s/%s", dir, name);
-    _exit(rename(from, to) == 0 ? 0 : 1);
+    const edit *e = arg;
+    return harness_save(e->dir, e->name, e->text);
 }
 
-/* Forks edit_when_there; returns its process id. */
-static pid_t edit_later(const char *dir, const char *name, const char *text, const char *running)
+/* Before another attempt: the file as it was, no output of the last. */
+static void undo_edit(void *arg, bool changed)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit_when_there(dir, name, text, running);
-    return pid;
+    const edit *e = arg;
+    (void)changed;
+    harness_write(e->dir, e->name, e->original);
+    harness_cleanup(strdup(e->out));
 }
 
-static void expect_edited(pid_t pid)
+/* Runs `args` while a child saves `e` once `marker` is there, in time if before `until`
+ * exists (NULL: while the marker does). */
+static result run_with_edit(const char *const *args, edit *e, const char *marker, const char *until)
 {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
+    harness_race race = {
+        .marker = marker, .until = until, .change = save_edit, .again = undo_edit, .arg = e
+    };
+    return harness_hetsim_racing(args, &race);
 }
 
-/* Runs the sweep sw.json of `dir` into `o`, -j 1; the edit of `name` into `text` comes once
- * the first point's run is whole (its summary.json). */
+/* Runs the sweep sw.json of `dir` into `o`, -j 1, of 4 seeds (5 to 8); the edit of `name`
+ * from `original` into `text` comes once the first point's run is whole (its summary.json),
+ * and counts if made before the last point's run began: `first` names the first point, the
+ * last is the same with seed 8. */
 static result sweep_with_edit(const char *dir, const char *o, const char *first, const char *name,
-                              const char *text)
+                              const char *original, const char *text)
 {
-    char sw[600], running[900];
+    char sw[600], marker[900], until[900], last[300];
     snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-    snprintf(running, sizeof(running), "%s/%s/summary.json", o, first);
-    pid_t pid = edit_later(dir, name, text, running);
-    result res =
-        harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", "--quiet", NULL });
-    expect_edited(pid);
-    return res;
+    snprintf(marker, sizeof(marker), "%s/%s/summary.json", o, first);
+    snprintf(last, sizeof(last), "%s", first);
+    char *seed = strstr(last, "seed=5");
+    ck_assert_ptr_nonnull(seed);
+    seed[5] = '8';
+    snprintf(until, sizeof(until), "%s/%s.partial", o, last);
+    edit e = { dir, name, text, original, o };
+    return run_with_edit((const char *[]){ "sweep", sw, "-o", o, "-j", "1", "--quiet", NULL }, &e,
+                         marker, until);
 }
 
 /* A sweep validates every point before running any, but each point's run read its trace and
@@ -123,7 +124,7 @@ START_TEST(a_trace_or_a_profile_edited_during_a_sweep_fails_the_later_points)
         char o[600], sw[600];
         snprintf(o, sizeof(o), "%s/o%d", dir, c);
         snprintf(sw, sizeof(sw), "%s/sw.json", dir);
-        result res = sweep_with_edit(dir, o, firsts[c], names[c], edited[c]);
+        result res = sweep_with_edit(dir, o, firsts[c], names[c], texts[c], edited[c]);
         ck_assert_msg(res.status == 1, "case %d: exit %d\n%s%s", c, res.status, res.out, res.err);
         ck_assert_msg(strstr(res.err, "a file the scenario names changed during the sweep") !=
                               NULL &&
@@ -163,7 +164,7 @@ END_TEST
 START_TEST(libsvm_data_edited_during_a_sweep_an_update_or_a_check_is_named)
 {
     char *dir = harness_tmpdir("probe15");
-    char s[600], g[600], o[600], running[900];
+    char s[600], g[600], o[600], running[900], last[900];
     harness_write(dir, "s.json", libsvm_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
@@ -174,7 +175,7 @@ START_TEST(libsvm_data_edited_during_a_sweep_an_update_or_a_check_is_named)
         if (c == 0) {
             harness_write(dir, "sw.json",
                           "{\"base\": \"s.json\", \"grid\": {\"workers\": [2]}, \"seeds\": 4}\n");
-            res = sweep_with_edit(dir, o, "workers=2,seed=5", "d.svm", svm_edited);
+            res = sweep_with_edit(dir, o, "workers=2,seed=5", "d.svm", svm_text, svm_edited);
         } else {
             if (c == 2) {
                 res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
@@ -183,13 +184,16 @@ START_TEST(libsvm_data_edited_during_a_sweep_an_update_or_a_check_is_named)
             }
             snprintf(running, sizeof(running),
                      c == 1 ? "%s.partial/seed-5.partial" : "%s/seed-8.partial", c == 1 ? g : o);
-            pid_t pid = edit_later(dir, "d.svm", svm_edited, running);
+            /* A run that reads the file edited under it fails at once (its marker gone): the
+             * edit counts if made before the last seed's run began. */
+            snprintf(last, sizeof(last),
+                     c == 1 ? "%s.partial/seed-7.partial" : "%s/seed-11.partial", c == 1 ? g : o);
+            edit e = { dir, "d.svm", svm_edited, svm_text, c == 1 ? g : o };
             res =
-                c == 1
-                    ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update",
-                                                       "--seeds", "3", NULL })
-                    : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
-            expect_edited(pid);
+                run_with_edit(c == 1 ? (const char *[]){ "check", s, "--golden", g, "--update",
+                                                         "--seeds", "3", NULL }
+                                     : (const char *[]){ "check", s, "--golden", g, "-o", o, NULL },
+                              &e, running, last);
             if (c == 1)
                 ck_assert(!harness_exists(g));
         }

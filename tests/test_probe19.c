@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -164,15 +162,24 @@ START_TEST(a_metrics_file_without_its_last_rows_is_refused)
 }
 END_TEST
 
-/* The child: once `marker` is there (plot's first figure being drawn), exchanges the run
- * directory `r` with `other` (renameat2 RENAME_EXCHANGE, as `hetsim run -o r` replaces a
- * run), then ends. */
-static void swap_when_drawing(const char *marker, const char *other, const char *r)
+/* The run directories exchanged by a change (renameat2 RENAME_EXCHANGE, as `hetsim run -o r`
+ * replaces a run), and the plot's output `out`. */
+typedef struct run_swap {
+    const char *other, *r, *out;
+} run_swap;
+
+static int swap_runs(void *arg)
 {
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(marker, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    _exit(renameat2(AT_FDCWD, other, AT_FDCWD, r, RENAME_EXCHANGE) == 0 ? 0 : 1);
+    const run_swap *w = arg;
+    return renameat2(AT_FDCWD, w->other, AT_FDCWD, w->r, RENAME_EXCHANGE);
+}
+
+/* Before another attempt: the runs back in their places, no figure of the last. */
+static void swap_back(void *arg, bool changed)
+{
+    const run_swap *w = arg;
+    ck_assert(!changed || swap_runs(arg) == 0);
+    harness_cleanup(strdup(w->out));
 }
 
 /* plot read a run's files by their paths, and gnuplot read metrics.csv and workers.csv again
@@ -198,14 +205,10 @@ START_TEST(a_run_replaced_while_it_is_drawn_is_drawn_whole)
     res = harness_hetsim((const char *[]){ "plot", b, "-o", pb, NULL });
     ck_assert_msg(res.status == 0, "%s", res.err);
     snprintf(marker, sizeof(marker), "%s/convergence.png.tmp", p);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        swap_when_drawing(marker, b, r);
-    res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swap failed");
+    /* The swap counts while the first figure is being drawn. */
+    run_swap w = { b, r, p };
+    harness_race race = { .marker = marker, .change = swap_runs, .again = swap_back, .arg = &w };
+    res = harness_hetsim_racing((const char *[]){ "plot", r, "-o", p, NULL }, &race);
     ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
     for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
         size_t na = 0, nb = 0;

@@ -8,8 +8,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -53,40 +51,45 @@ static const char long_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
     " \"eval\": {\"every_s\": 1}}\n";
 
-/* The child: once the update's first seed is running (its work directory there), replaces the
- * scenario file by one with another learning rate, as an editor saving it would. */
-static void edit_when_running(const char *dir, const char *running)
+/* A file of `dir` saved as `text` (an edit) while a command runs, `original` before it; the
+ * outputs `outs` (NULL or paths) are removed before the command is run again. */
+typedef struct edit {
+    const char *dir, *name, *text, *original;
+    const char *outs[2];
+} edit;
+
+static int save_edit(void *arg)
 {
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    char *edited = strdup(long_json);
-    char *lr = strstr(edited, "0.05");
-    memcpy(lr, "0.40", 4);
-    harness_write(dir, "s.tmp", edited);
-    char from[700], to[700];
-    snprintf(from, sizeof(from), "%s/s.tmp", dir);
-    snprintf(to, sizeof(to), "%s/s.json", dir);
-    _exit(rename(from, to) == 0 ? 0 : 1);
+    const edit *e = arg;
+    return harness_save(e->dir, e->name, e->text);
 }
 
-/* The child's edit of a file of DIR once the file `running` is there (then it exits). */
-typedef void (*edit_fn)(const char *dir, const char *running);
-
-/* Runs hetsim with `args` while a child process makes `edit`; fails the test unless the edit
- * succeeded. Returns what the command left. */
-static result run_while_editing(const char *const *args, edit_fn edit, const char *dir,
-                                const char *running)
+/* Before another attempt: the file as it was, no output of the last. */
+static void undo_edit(void *arg, bool changed)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        edit(dir, running);
-    result res = harness_hetsim(args);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the edit failed");
-    return res;
+    const edit *e = arg;
+    (void)changed;
+    harness_write(e->dir, e->name, e->original);
+    for (int i = 0; i < 2; i++)
+        if (e->outs[i] != NULL)
+            harness_cleanup(strdup(e->outs[i]));
+}
+
+/* Runs hetsim with `args` while a child process saves `e` once `running` (a seed's or a
+ * point's work directory) is there, and while it is still there: the run then under way
+ * is the first of the command's. Returns what the command left. */
+static result run_while_editing(const char *const *args, edit *e, const char *running)
+{
+    harness_race race = { .marker = running, .change = save_edit, .again = undo_edit, .arg = e };
+    return harness_hetsim_racing(args, &race);
+}
+
+/* long_json with another learning rate, as an editor saving the scenario would. */
+static const char *edited_json(char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", long_json);
+    memcpy(strstr(buf, "0.05"), "0.40", 4);
+    return buf;
 }
 
 /* check --update read the scenario file again for each seed: a file edited while the first seed
@@ -101,9 +104,11 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
+    char edited[sizeof(long_json)];
+    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, { g, NULL } };
     result res = run_while_editing(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
-        edit_when_running, dir, running);
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }, &e,
+        running);
     ck_assert_msg(res.status == 0, "%s", res.err);
     for (int seed = 5; seed <= 7; seed++) {
         char run_json[700];
@@ -118,19 +123,10 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
 }
 END_TEST
 
-/* The child: once the update's first seed is running, replaces the profile by one whose
- * parameters are ten times as many (another message size). */
-static void edit_profile_when_running(const char *dir, const char *running)
-{
-    struct stat st;
-    for (int i = 0; i < 600000 && stat(running, &st) != 0; i++)
-        nanosleep(&(struct timespec){ .tv_nsec = 100000 }, NULL);
-    harness_write(dir, "p.tmp", "name,params,forward_flops\nl1,10000,2000000\nl2,5000,1000000\n");
-    char from[700], to[700];
-    snprintf(from, sizeof(from), "%s/p.tmp", dir);
-    snprintf(to, sizeof(to), "%s/p.csv", dir);
-    _exit(rename(from, to) == 0 ? 0 : 1);
-}
+/* The profile p.csv, and one whose parameters are ten times as many (another message size). */
+static const char profile_csv[] = "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n";
+static const char profile_edited[] =
+    "name,params,forward_flops\nl1,10000,2000000\nl2,5000,1000000\n";
 
 /* long_json's timing with its layers from the profile p.csv beside it. */
 static const char profile_json[] =
@@ -147,14 +143,15 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
 {
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], running[700];
-    harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
+    harness_write(dir, "p.csv", profile_csv);
     harness_write(dir, "s.json", profile_json);
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
+    edit e = { dir, "p.csv", profile_edited, profile_csv, { g, NULL } };
     result res = run_while_editing(
-        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL },
-        edit_profile_when_running, dir, running);
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }, &e,
+        running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(
         strstr(res.err, "a file the scenario names changed during the update, no golden written") !=
@@ -172,13 +169,13 @@ START_TEST(a_profile_edited_during_a_check_is_named)
 {
     char *dir = harness_tmpdir("probe9");
     char s[600], g[600], o[600], running[700];
-    harness_write(dir, "p.csv", "name,params,forward_flops\nl1,1000,2000000\nl2,500,1000000\n");
+    harness_write(dir, "p.csv", profile_csv);
     harness_golden_in(dir, profile_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/seed-8.partial", o);
+    edit e = { dir, "p.csv", profile_edited, profile_csv, { o, NULL } };
     result res = run_while_editing(
-        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL },
-        edit_profile_when_running, dir, running);
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL }, &e, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "a file the scenario names changed during the check") != NULL,
                   "%s", res.err);
@@ -202,8 +199,10 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
     snprintf(index, sizeof(index), "%s/index.csv", o);
-    result res = run_while_editing((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL },
-                                   edit_when_running, dir, running);
+    char edited[sizeof(long_json)];
+    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, { o, NULL } };
+    result res =
+        run_while_editing((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL }, &e, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(strstr(res.err, "point 1 (") != NULL &&
                       strstr(res.err, "ran another scenario than the sweep's") != NULL,

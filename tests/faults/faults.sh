@@ -84,12 +84,12 @@ for kib in 1 8 64 512; do
     fi
 done
 
-# 5. Unwritable places: under a regular file; under a read-only directory (not as root,
-#    who may write anywhere).
+# 5. Unwritable places: under a regular file (bad usage, exit 2: a place that cannot be a
+#    directory); under a read-only directory (not as root, who may write anywhere).
 : >"$tmp/afile"
 "$bin" run "$scn" -o "$tmp/afile/run" --quiet >/dev/null 2>"$tmp/err"
 rc=$?
-check "output under a file exits 1" '[ $rc = 1 ] && grep -q "afile" "$tmp/err"'
+check "output under a file exits 2" '[ $rc = 2 ] && grep -q "afile" "$tmp/err"'
 if [ "$(id -u)" != 0 ]; then
     mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
     "$bin" run "$scn" -o "$tmp/ro/run" --quiet >/dev/null 2>"$tmp/err"

@@ -1,6 +1,8 @@
-/* Issue 38's eleventh probe, class 10 (a stall is reported when it happens), a case it left:
- * a protocol timer due after the stop that kept a stalled run going to its stop. It failed
- * before its fix. The runs are in-process, so that a run that never ends dies with its test.
+/* Issue 38's eleventh probe, class 10 (a stall is reported when it happens), the two cases it
+ * left: a protocol timer due after the stop that kept a stalled run going to its stop, and
+ * rounds of no simulated time that changed nothing, repeated at one instant without end.
+ * Every case failed before its fix (the second timed out). The runs are in-process, so that a
+ * run that never ends dies with its test.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,51 @@ START_TEST(a_protocol_timer_due_after_the_stop_does_not_keep_a_stalled_run_going
 }
 END_TEST
 
+/* ---- Rounds of no time ------------------------------------------------------------------- */
+
+/* Moshpit averaging alone (local_steps 0): a round that forms no group takes no simulated
+ * time and changes nothing. With dropout probability 1 every round is one, so 1e12 rounds
+ * ran at t = 0, about 3 million a second, for days (grid, random groups, the key form with
+ * and without global rounds); so did the one survivor of four after 0.3 s. No round can form
+ * a group until a worker recovers: the run has stalled at that instant. With a recovery to
+ * come the rounds wait for it and go on (5000 rounds end at 1.7 s). */
+START_TEST(rounds_of_no_time_that_change_nothing_stall_the_run)
+{
+    static const struct {
+        const char *protocol, *stragglers, *reason;
+        double stop_rounds, t, rounds; /* rounds: the summary's */
+    } cases[] = {
+        { "{\"name\": \"moshpit\", \"local_steps\": 0}",
+          "{\"kind\": \"dropout\", \"probability\": 1}", "stalled", 1e12, 0, 1 },
+        { "{\"name\": \"moshpit\", \"local_steps\": 0, \"groups\": \"random\", "
+          "\"group_size\": 4}",
+          "{\"kind\": \"dropout\", \"probability\": 1}", "stalled", 1e12, 0, 1 },
+        { "{\"name\": \"moshpit\", \"local_steps\": 0, \"form\": \"keys\"}",
+          "{\"kind\": \"dropout\", \"probability\": 1}", "stalled", 1e12, 0, 1 },
+        { "{\"name\": \"moshpit\", \"local_steps\": 0, \"form\": \"keys\", \"sync\": false}",
+          "{\"kind\": \"dropout\", \"probability\": 1}", "stalled", 1e12, 0, 0 },
+        { "{\"name\": \"moshpit\", \"local_steps\": 0}",
+          "{\"kind\": \"failure\", \"at_s\": 0.3, \"workers\": [1, 2, 3]}", "stalled", 1e12, 0.3,
+          1500 },
+        { "{\"name\": \"moshpit\", \"local_steps\": 0}",
+          "{\"kind\": \"failure\", \"at_s\": 0.3, \"workers\": [1, 2, 3], \"recover_s\": 1}",
+          "rounds", 5000, 1.700069992, 5000 },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char json[900];
+        snprintf(json, sizeof(json),
+                 "{\"seed\": 5, \"workers\": %d, \"compute\": {\"iteration_ms\": 5},\n"
+                 " \"stragglers\": [%s],\n"
+                 " \"workload\": {\"model\": {\"name\": \"vector\", \"dim\": 4, \"init\": "
+                 "\"normal\"}, \"lr\": 0},\n"
+                 " \"protocol\": %s, \"stop\": {\"rounds\": %.17g}}\n",
+                 c < 4 ? 16 : 4, cases[c].stragglers, cases[c].protocol, cases[c].stop_rounds);
+        double r = expect_stop(c, json, cases[c].reason, cases[c].t, cases[c].t, true);
+        ck_assert_msg(r == cases[c].rounds, "case %zu: rounds %.17g", c, r);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe20");
@@ -79,5 +126,9 @@ Suite *test_suite(void)
     tcase_add_test(timers, a_protocol_timer_due_after_the_stop_does_not_keep_a_stalled_run_going);
     tcase_set_timeout(timers, 60);
     suite_add_tcase(s, timers);
+    TCase *rounds = tcase_create("rounds");
+    tcase_add_test(rounds, rounds_of_no_time_that_change_nothing_stall_the_run);
+    tcase_set_timeout(rounds, 30); /* the build before spun at t = 0 for days: a timeout */
+    suite_add_tcase(s, rounds);
     return s;
 }

@@ -276,12 +276,14 @@ static int worker_up(ps_server *s, sim_ctx *ctx, uint32_t w, sim_err *err)
     return join(s, ctx, w, err);
 }
 
-/* Whether shard k is lost for good: its host is down and it never moves (failover_s 0). */
+/* Whether shard k is lost for good: its host is down and it never moves (failover_s 0, or a
+ * failover due after the stop). */
 static bool shard_gone(const ps_server *s, const sim_ctx *ctx, uint32_t k)
 {
     uint32_t host = s->sh[k].host;
-    return s->placement == PS_PLACE_COLOCATED && s->failover_ns == 0 &&
-           host < sim_ctx_workers(ctx) && sim_ctx_down(ctx, host);
+    bool never = s->failover_ns == 0 || s->sh[k].down_since > s->stop_ns - s->failover_ns;
+    return s->placement == PS_PLACE_COLOCATED && never && host < sim_ctx_workers(ctx) &&
+           sim_ctx_down(ctx, host);
 }
 
 /* Whether live worker w can compute before a lost shard comes back: it computes or is about

@@ -168,6 +168,7 @@ void ps_server_init(ps_server *s, sim_ctx *ctx, const ps_server_config *c,
     s->n = c->workers;
     s->K = c->shards;
     s->failover_ns = c->failover_ns;
+    s->stop_ns = sim_ctx_budget(ctx).time_ns;
     s->sync_ns = c->sync_ns;
     s->P = P;
     if (hooks != NULL)

@@ -71,6 +71,7 @@ struct ps_server {
     int64_t staleness;
     uint32_t n, K;
     sim_time failover_ns; /* colocated: 0 = never */
+    sim_time stop_ns;     /* stop.time_s (SIM_TIME_NEVER: none): a failover after it never comes */
     sim_time sync_ns;     /* bsp: the synchronization overhead of a worker's iteration */
     size_t *first_layer;  /* (K) overlap: the layer holding each slice's first byte; NULL:
                            * every slice is pushed when the iteration ends */

@@ -118,7 +118,9 @@ static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     st->busy = UINT32_MAX; /* until the next round starts */
     sim_ctx_round_end(ctx);
     st->round++;
-    return sim_ctx_timer(ctx, 0, EV_NEXT, SIM_NOBODY, st->round, NULL, err);
+    /* Rounds of no time that change nothing, without end (a stall): wait for a recovery. */
+    st->idle = st->local_steps == 0 && !mp_could_group(st, ctx);
+    return st->idle ? SIM_OK : sim_ctx_timer(ctx, 0, EV_NEXT, SIM_NOBODY, st->round, NULL, err);
 }
 
 /* Async: the fewest rounds done by a live worker; each rise is a round end. */
@@ -126,7 +128,7 @@ static void update_floor(moshpit *st, sim_ctx *ctx)
 {
     uint64_t f = UINT64_MAX;
     for (uint32_t w = 0; w < st->n; w++)
-        if (!sim_ctx_down(ctx, w) && mp_at(ctx, w)->wr < f)
+        if (!sim_ctx_down(ctx, w) && !mp_never_averages(st, ctx, w) && mp_at(ctx, w)->wr < f)
             f = mp_at(ctx, w)->wr;
     while (f != UINT64_MAX && st->floor < f) {
         st->floor++;
@@ -156,6 +158,8 @@ static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
         update_floor(st, ctx);
         if (st->overlap) /* alone: it looks again at once, as hivemind's matchmaking does */
             return mp_at(ctx, w)->ks == KS_ALONE ? begin_own(st, ctx, w, err) : SIM_OK;
+        if (mp_never_averages(st, ctx, w)) /* its rounds take no time, change nothing */
+            return SIM_OK;
         return sim_ctx_timer(ctx, 0, EV_NEXT, (int32_t)w, mp_at(ctx, w)->wr, NULL, err);
     }
     st->busy--;
@@ -476,6 +480,7 @@ const proto_ops proto_moshpit = {
     .start = mp_start,
     .on_event = mp_on_event,
     .report = mp_report,
+    .stuck = mp_stuck,
     .buffers = mp_buffers,
     .memory = mp_memory,
     .fini = mp_fini,

@@ -1,5 +1,6 @@
 /* Moshpit's groups (protocols/moshpit_state.h): the butterflies of a grid or random round
- * (grid lines along the round's axis, or a shuffle cut into groups) and the key form's key
+ * (grid lines along the round's axis, or a shuffle cut into groups), whether any round could
+ * form one (averaging alone stalls when none could: the stuck hook), and the key form's key
  * update after a group. Calls nothing of protocols/moshpit.c. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -79,6 +80,45 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
             return rc;
     }
     return SIM_OK;
+}
+
+bool mp_could_group(moshpit *st, const sim_ctx *ctx)
+{
+    uint32_t able = 0;
+    for (uint32_t w = 0; w < st->n; w++)
+        able += !sim_ctx_down(ctx, w) && !sim_ctx_always_dropped(ctx, w);
+    if (st->keys || st->random || able < 2)
+        return st->keys ? able > 0 : able >= 2;
+    for (uint32_t a = 0; a < st->d; a++) { /* any line along axis a with two of them */
+        uint32_t lines = st->cells / st->dims[a];
+        for (uint32_t c = 0; c < lines; c++)
+            st->line[c] = 0;
+        for (uint32_t w = 0; w < st->n; w++) {
+            if (sim_ctx_down(ctx, w) || sim_ctx_always_dropped(ctx, w))
+                continue;
+            uint32_t key = graph_grid_group(st->dims, st->d, a, mp_at(ctx, w)->cell);
+            if (++st->line[key] >= 2)
+                return true;
+        }
+    }
+    return false;
+}
+
+bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w)
+{
+    return st->async && st->local_steps == 0 && sim_ctx_always_dropped(ctx, w);
+}
+
+bool mp_stuck(const void *state, const sim_ctx *ctx)
+{
+    const moshpit *st = state;
+    if (!st->async)
+        return st->idle;
+    for (uint32_t w = 0; w < st->n; w++)
+        if (!sim_ctx_down(ctx, w) &&
+            !(mp_never_averages(st, ctx, w) && mp_at(ctx, w)->phase == PH_DONE))
+            return false;
+    return true;
 }
 
 /* The key update of member w of butterfly b (hivemind's update_key_on_group_assembled): with

@@ -66,7 +66,8 @@ struct moshpit {
     uint64_t round;
     uint32_t busy;   /* workers not done with the round */
     uint32_t active; /* butterflies started this round */
-    bool idle;       /* nobody was up at the last round start */
+    bool idle;       /* nobody was up at the last round start, or, averaging alone, no round
+                        could take time (mp_could_group): the next starts at a recovery */
     /* key form (PROTOCOLS 5.2) */
     bool keys;
     uint32_t min_group, target; /* min_group_size, target_group_size (0: none, hivemind's None) */
@@ -152,6 +153,21 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params);
 /* Groups of a grid or random round from the participants in st->list[0..k) (ascending ids):
  * sets st->group[] and starts the butterflies. */
 int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err);
+
+/* Whether a round could take simulated time with the workers up now: in the key form one
+ * that may take part (not sure to sit out: sim_ctx_always_dropped) matchmakes; in a grid or
+ * random round two of them share a group along some axis (or, random, are two). Else every
+ * round until a worker recovers takes no time and changes nothing (averaging alone). */
+bool mp_could_group(moshpit *st, const sim_ctx *ctx);
+
+/* Async, averaging alone: whether worker w's rounds all take no time and change nothing (it
+ * sits out every one); it then starts none until it recovers, and the round ends count the
+ * others' rounds. */
+bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w);
+
+/* The stuck hook (runtime/proto.h): no round can take time or change anything again, but
+ * for a recovery (a failure only takes a worker away). */
+bool mp_stuck(const void *state, const sim_ctx *ctx);
 
 /* Key form: member w of butterfly b takes its new newest key digit. */
 void mp_update_key(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t b);

@@ -343,5 +343,8 @@ void sim_ctx_round_end(sim_ctx *ctx);
  * takes no part. One draw from w's stream per round, in round order, remembered for the last
  * 8 rounds (sim_cluster_dropped); false without dropout rules. */
 bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round);
+/* Whether worker w sits out every round (a dropout probability of 1): sim_ctx_dropped is
+ * true for it whatever the round. */
+bool sim_ctx_always_dropped(const sim_ctx *ctx, uint32_t w);
 
 #endif

@@ -466,3 +466,8 @@ bool sim_ctx_dropped(sim_ctx *ctx, uint32_t w, uint64_t round)
 {
     return sim_cluster_dropped(ctx->cl, w, round);
 }
+
+bool sim_ctx_always_dropped(const sim_ctx *ctx, uint32_t w)
+{
+    return sim_cluster_always_dropped(ctx->cl, w);
+}

@@ -611,6 +611,12 @@ bool sim_cluster_dropped(sim_cluster *cl, uint32_t w, uint64_t round)
     return (cl->dropped[w] >> (round & 7) & 1) != 0;
 }
 
+bool sim_cluster_always_dropped(const sim_cluster *cl, uint32_t w)
+{
+    assert(w < cl->n);
+    return cl->keep != NULL && cl->keep[w] <= 0.0;
+}
+
 /* ---- lifecycle ---- */
 
 sim_cluster *sim_cluster_create(const sim_scenario *sc, sim_err *err)

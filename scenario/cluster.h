@@ -84,5 +84,8 @@ uint32_t sim_cluster_live(const sim_cluster *cl); /* workers now up */
  * nothing is drawn. */
 bool sim_cluster_has_dropout(const sim_cluster *cl);
 bool sim_cluster_dropped(sim_cluster *cl, uint32_t w, uint64_t round);
+/* Whether worker w sits out every round: its dropout rules leave it no chance to take part
+ * (a probability of 1). */
+bool sim_cluster_always_dropped(const sim_cluster *cl, uint32_t w);
 
 #endif

@@ -243,12 +243,71 @@ static bool string_at(sim_cfg *sc, const char *key)
     return string;
 }
 
+/* The length of the array at the dotted path `path` of `b` (keys alone, no index), or
+ * SIZE_MAX when there is none there. */
+static size_t array_len_at(sim_cfg *b, const char *path)
+{
+    char part[256];
+    size_t n = 0;
+    for (const char *dot = strchr(path, '.'); dot != NULL; dot = strchr(path, '.')) {
+        if ((size_t)(dot - path) >= sizeof(part))
+            return SIZE_MAX;
+        snprintf(part, sizeof(part), "%.*s", (int)(dot - path), path);
+        if (sim_cfg_child(b, part, &b, NULL) != SIM_OK || b == NULL)
+            return SIZE_MAX;
+        path = dot + 1;
+    }
+    if (strchr(path, '[') != NULL || !sim_cfg_has(b, path) ||
+        sim_cfg_array_len(b, path, &n, NULL) != SIM_OK)
+        return SIZE_MAX;
+    return n;
+}
+
+static bool set_value(sim_cfg *b, const char *path, const char *value, int depth);
+
+#define ITEMS_MAX 1024
+
+/* Sets the array `value` (JSON text) at `path` of `b` item by item when `b` holds an array of
+ * its length there, so that the defaults the run resolved into its objects stay (a swept
+ * "stragglers" rule without recover_s is resolved with "recover_s": null). Else -1: set it
+ * whole; 0 when an item cannot be set, 1 when all are. A sweep's directory names bound its
+ * arrays to a few dozen items; past ITEMS_MAX (an index or a run.json of no sweep), whole:
+ * each item is reached from the array's start. */
+static int set_items(sim_cfg *b, const char *path, const char *value, int depth)
+{
+    size_t len = strlen(value), n = 0;
+    char *wrap = malloc(len + 8);
+    if (wrap == NULL)
+        return -1;
+    snprintf(wrap, len + 8, "{\"v\":%s}", value);
+    sim_cfg *w = sim_cfg_parse(wrap, strlen(wrap), NULL, NULL);
+    free(wrap);
+    int rc = -1;
+    if (w != NULL && sim_cfg_array_len(w, "v", &n, NULL) == SIM_OK && n > 0 && n <= ITEMS_MAX &&
+        array_len_at(b, path) == n) {
+        rc = 1;
+        for (size_t i = 0; i < n && rc == 1; i++) {
+            char *item = NULL, at[1024];
+            rc = sim_cfg_at_json(w, "v", i, &item, NULL) == SIM_OK && item != NULL &&
+                 snprintf(at, sizeof(at), "%s[%zu]", path, i) < (int)sizeof(at) &&
+                 set_value(b, at, item, depth + 1);
+            free(item);
+        }
+    }
+    sim_cfg_destroy(w);
+    return rc;
+}
+
 /* Sets `value` (an index cell: JSON text, or a bare string) at `path` of `b`: an object key
  * by key, so that the defaults the run resolved into it stay (a swept "protocol":
- * {"name": "allreduce"} is resolved with the ring's bucket sizes). False when it cannot be. */
+ * {"name": "allreduce"} is resolved with the ring's bucket sizes), and an array of the run's
+ * length item by item (set_items). False when it cannot be. */
 static bool set_value(sim_cfg *b, const char *path, const char *value, int depth)
 {
     char set[4096];
+    int items = value[0] == '[' && depth < 16 ? set_items(b, path, value, depth) : -1;
+    if (items >= 0)
+        return items == 1;
     sim_cfg *v =
         value[0] == '{' && depth < 16 ? sim_cfg_parse(value, strlen(value), NULL, NULL) : NULL;
     if (v == NULL)

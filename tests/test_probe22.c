@@ -1,4 +1,5 @@
-/* Issue 38, the twelfth probe, classes 7-12. Every case failed before its fix. */
+/* Issue 38, the twelfth probe, classes 7-12: a check's own output holding a file that is no
+ * regular one, a byte count past 2^64. Every case failed before its fix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,44 @@ START_TEST(a_check_output_file_that_is_no_regular_one_is_refused)
 }
 END_TEST
 
+/* A host's bytes were counted in 64 bits and wrapped past 2^64 - 1 silently: 2 workers of
+ * message_bytes 2^44 (the largest) at 1000 Gbit/s, 1.1 million iterations each within
+ * stop.time_s 1e9, sent 1.1e6 x 2^44 = 19,351,404,648,857,600,000 bytes each, and workers.csv
+ * said 904,660,575,148,048,384 (the count minus 2^64), exit 0: a worker that sent 21 times
+ * less, which report's bytes sent/sample took as read. A count past 2^64 - 1 is written to 17
+ * digits, exactly this one (34375 x 2^49). */
+START_TEST(a_byte_count_past_two_to_the_64_is_not_wrapped)
+{
+    static const char scenario[] =
+        "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},\n"
+        " \"network\": {\"bandwidth_gbps\": 1000},\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 17592186044416},\n"
+        " \"protocol\": {\"name\": \"allreduce\"},\n"
+        " \"stop\": {\"time_s\": 1000000000, \"iterations\": 2200000},\n"
+        " \"eval\": {\"every_s\": 1000000}}\n";
+    char *dir = harness_tmpdir("probe22");
+    char s[600], r[600], csv[700];
+    harness_run_in(dir, scenario, s, r, sizeof(s));
+    snprintf(csv, sizeof(csv), "%s/workers.csv", r);
+    char text[1024];
+    harness_read_into(csv, text, sizeof(text));
+    for (int w = 0; w < 2; w++) {
+        char *row = strchr(text, '\n');
+        for (int k = 0; k < w && row != NULL; k++)
+            row = strchr(row + 1, '\n');
+        ck_assert_ptr_nonnull(row);
+        double iterations = 0, sent = 0, received = 0;
+        ck_assert_int_eq(sscanf(row + 1, "%*[^,],%*[^,],%lf,%*[^,],%*[^,],%*[^,],%*[^,],%lf,%lf",
+                                &iterations, &sent, &received),
+                         3);
+        ck_assert_msg(iterations == 1.1e6, "worker %d: %.17g iterations", w, iterations);
+        ck_assert_msg(sent == 34375.0 * 0x1p49, "worker %d sent %.17g\n%s", w, sent, text);
+        ck_assert_msg(received == 34375.0 * 0x1p49, "worker %d received %.17g", w, received);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe22");
@@ -63,5 +102,9 @@ Suite *test_suite(void)
     tcase_add_test(outputs, a_check_output_file_that_is_no_regular_one_is_refused);
     tcase_set_timeout(outputs, 120);
     suite_add_tcase(s, outputs);
+    TCase *counts = tcase_create("counts");
+    tcase_add_test(counts, a_byte_count_past_two_to_the_64_is_not_wrapped);
+    tcase_set_timeout(counts, 120);
+    suite_add_tcase(s, counts);
     return s;
 }

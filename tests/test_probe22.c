@@ -1,5 +1,6 @@
 /* Issue 38, the twelfth probe, classes 7-12: a check's own output holding a file that is no
- * regular one, a byte count past 2^64. Every case failed before its fix. */
+ * regular one, a byte count past 2^64, a workers.csv count that is no whole number. Every case
+ * failed before its fix. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,68 @@ START_TEST(a_byte_count_past_two_to_the_64_is_not_wrapped)
 }
 END_TEST
 
+/* Rewrites column `col` of every row of workers.csv in `run` to `value`. */
+static void set_column(const char *run, const char *col, const char *value)
+{
+    char cmd[2048];
+    snprintf(
+        cmd, sizeof(cmd),
+        "cd '%s' && awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == \"%s\") "
+        "c = i } NR > 1 { $c = \"%s\" } { print }' workers.csv > w.tmp && mv w.tmp workers.csv",
+        run, col, value);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* workers.csv's counts were read as any number in range and its overlap as any time: samples
+ * of 1e-300 (bytes_sent 1e150) made report's bytes sent/sample "inf", and compute_s 1e-320
+ * below comm_overlap_s made "comm. incl. overlap" "inf", in Markdown and LaTeX (\$inf\$), exit
+ * 0. A count (iterations, samples, bytes) is a whole number, and the overlap part of the
+ * computing: refused, naming the file, line and column, exit 2. */
+START_TEST(a_workers_file_with_a_fractional_count_or_an_overlap_past_compute_is_refused)
+{
+    static const char *const edits[][4] = {
+        { "samples", "1e-300", "bytes_sent", "1e150" },
+        { "samples", "0.5", NULL, NULL },
+        { "iterations", "2.25", NULL, NULL },
+        { "bytes_received", "4.9e-324", NULL, NULL },
+        { "compute_s", "1e-320", "comm_s", "0" },
+    };
+    static const char *const want[] = {
+        "samples: 1e-300 is not a whole number",
+        "samples: 0.5 is not a whole number",
+        "iterations: 2.25 is not a whole number",
+        "bytes_received: 4.9e-324 is not a whole number",
+        "comm_overlap_s: 1.0000000000000001e-08 is above compute_s 1e-320",
+    };
+    char *dir = harness_tmpdir("probe22");
+    char s[600], sw[600], o[600], run[800];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(run, sizeof(run), "%s/protocol.name=allreduce,seed=5", o);
+    char saved[1000];
+    snprintf(saved, sizeof(saved), "cp '%s/workers.csv' '%s/workers.saved'", run, dir);
+    ck_assert_int_eq(system(saved), 0);
+    for (size_t k = 0; k < sizeof(edits) / sizeof(edits[0]); k++) {
+        snprintf(saved, sizeof(saved), "cp '%s/workers.saved' '%s/workers.csv'", dir, run);
+        ck_assert_int_eq(system(saved), 0);
+        if (k == 4)
+            set_column(run, "comm_overlap_s", "1.0000000000000001e-08");
+        set_column(run, edits[k][0], edits[k][1]);
+        if (edits[k][2] != NULL)
+            set_column(run, edits[k][2], edits[k][3]);
+        for (int f = 0; f < 2; f++) {
+            const char *cmd[] = {
+                "report", o, "--by", "protocol.name", "--format", f == 0 ? "md" : "tex", NULL
+            };
+            result res = harness_hetsim(cmd);
+            ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", k, res.status, res.out);
+            ck_assert_msg(strstr(res.err, want[k]) != NULL, "case %zu: %s", k, res.err);
+            ck_assert(strstr(res.out, "inf") == NULL);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe22");
@@ -104,6 +167,8 @@ Suite *test_suite(void)
     suite_add_tcase(s, outputs);
     TCase *counts = tcase_create("counts");
     tcase_add_test(counts, a_byte_count_past_two_to_the_64_is_not_wrapped);
+    tcase_add_test(counts,
+                   a_workers_file_with_a_fractional_count_or_an_overlap_past_compute_is_refused);
     tcase_set_timeout(counts, 120);
     suite_add_tcase(s, counts);
     return s;

@@ -14,6 +14,7 @@
 #include "outputs/output.h"
 #include "outputs/plot.h"
 #include "outputs/rundir.h"
+#include "sim/file.h"
 
 const stat_def stat_defs[NSTATS] = {
     { "accuracy_mean", "test_accuracy", APP_CURVE_ACC },
@@ -29,18 +30,23 @@ int ck_own_files(const char *dir, sim_err *err)
 {
     static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
                                        "check.png" };
-    if (sim_rundir_kind_of(dir) == SIM_RUNDIR_CHECK)
-        return SIM_OK;
+    bool checks = sim_rundir_kind_of(dir) == SIM_RUNDIR_CHECK;
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
         char path[PATH_TEXT + 32];
         struct stat st;
         snprintf(path, sizeof(path), "%s/%s", dir, own[i]);
-        if (lstat(path, &st) == 0)
+        if (lstat(path, &st) != 0 || (checks && S_ISREG(st.st_mode)))
+            continue;
+        if (checks) /* a check writes regular files alone: no link, FIFO or directory */
             return sim_err_set(err, SIM_ESCENARIO, NULL,
-                               "%s is no file of a hetsim check (%s holds no check.csv a check "
-                               "wrote), and a check replaces its own files alone: remove it or "
-                               "choose another output directory",
-                               path, dir);
+                               "%s is %s, no file of a hetsim check (a check writes regular "
+                               "files and replaces those alone): remove it",
+                               path, sim_file_kind(st.st_mode));
+        return sim_err_set(err, SIM_ESCENARIO, NULL,
+                           "%s is no file of a hetsim check (%s holds no check.csv a check "
+                           "wrote), and a check replaces its own files alone: remove it or "
+                           "choose another output directory",
+                           path, dir);
     }
     return SIM_OK;
 }

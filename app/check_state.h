@@ -134,7 +134,9 @@ int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_o
 
 /* Refuses an output directory `dir` that is no check's (its check.csv is not one a check
  * wrote) but holds a file named as one the check writes there (check.csv, check-golden.csv,
- * check-run.csv, check.png): a user's own check.csv or a link there was replaced, exit 0. */
+ * check-run.csv, check.png): a user's own check.csv or a link there was replaced, exit 0; and
+ * a check's own one where such a file is no regular file (a directory there failed the check
+ * after its runs, exit 1; a FIFO or a link was replaced). */
 int ck_own_files(const char *dir, sim_err *err);
 
 /* check.csv, check-golden.csv, check-run.csv and check.png into `dir` (*drawn: the figure

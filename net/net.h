@@ -253,8 +253,10 @@ void sim_net_set_drop_fn(sim_net *net, sim_net_drop_fn fn, void *ud);
 /* Messages from or to `host` that are sent and neither delivered nor dropped yet. */
 uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host);
 
-/* Bytes of messages a host sent (counted when sent) and received (counted when delivered). */
+/* Bytes of messages a host sent (counted when sent) and received (counted when delivered),
+ * modulo 2^64: sim_net_host_wraps gives the 2^64s above them (a count is wraps x 2^64 + it). */
 void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
+void sim_net_host_wraps(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received);
 
 /* The current rate of the flow carrying a message, for tests: the rate in bits/s of the
  * n-th active flow (in no particular order) and its endpoints. Settles the current instant

@@ -379,7 +379,7 @@ int sim_net_send(sim_net *net, const sim_net_msg *msg, sim_err *err)
         if (net->bundles)
             sim_net_bundle_note(net, s, t_start);
     }
-    net->hosts[msg->src].sent_bytes += msg->bytes;
+    net_count_bytes(&net->hosts[msg->src].sent_bytes, &net->hosts[msg->src].sent_wraps, msg->bytes);
     net->hosts[msg->src].inflight++;
     net->hosts[msg->dst].inflight++;
     net->stats.sent++;
@@ -400,7 +400,8 @@ static int finish(sim_net *net, uint32_t s, sim_net_msg *out)
     net->stats.in_flight--;
     if (delivered) {
         *out = f->msg;
-        net->hosts[f->msg.dst].received_bytes += f->msg.bytes;
+        net_host *d = &net->hosts[f->msg.dst];
+        net_count_bytes(&d->received_bytes, &d->received_wraps, f->msg.bytes);
         net->stats.delivered++;
     } else {
         net->stats.dropped++;

@@ -55,6 +55,16 @@ void sim_net_host_bytes(const sim_net *net, uint32_t host, uint64_t *sent, uint6
         *received = bad ? 0 : net->hosts[host].received_bytes;
 }
 
+void sim_net_host_wraps(const sim_net *net, uint32_t host, uint64_t *sent, uint64_t *received)
+{
+    assert(net != NULL);
+    bool bad = net_bad_host(net, host);
+    if (sent != NULL)
+        *sent = bad ? 0 : net->hosts[host].sent_wraps;
+    if (received != NULL)
+        *received = bad ? 0 : net->hosts[host].received_wraps;
+}
+
 void sim_net_set_drop_fn(sim_net *net, sim_net_drop_fn fn, void *ud)
 {
     net->on_drop = fn;

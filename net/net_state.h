@@ -111,11 +111,21 @@ typedef struct net_host {
     sim_time latency_ns;        /* its NIC's (its node's) */
     sim_time fabric_latency_ns; /* its link to its node's fabric (with nodes) */
     sim_time extra_ns;
-    double bw_factor; /* the last sim_net_set_bandwidth_factor on it (1: none) */
-    uint64_t sent_bytes, received_bytes;
-    uint32_t inflight; /* messages from or to this host, sent and not yet ended */
+    double bw_factor;                    /* the last sim_net_set_bandwidth_factor on it (1: none) */
+    uint64_t sent_bytes, received_bytes; /* modulo 2^64 (net_count_bytes) */
+    uint64_t sent_wraps, received_wraps; /* the 2^64s above them */
+    uint32_t inflight;                   /* messages from or to this host, sent and not yet ended */
     bool down;
 } net_host;
+
+/* Adds n bytes to the count *lo, counting in *wraps each 2^64 it passes: a host's bytes pass
+ * 2^64 - 1 in a run that ends within the scenario's bounds (1.1 million messages of 2^44
+ * bytes, in a second of wall time), and wrapped silently. */
+static inline void net_count_bytes(uint64_t *lo, uint64_t *wraps, uint64_t n)
+{
+    *wraps += *lo + n < *lo;
+    *lo += n;
+}
 
 struct sim_net {
     sim_engine *eng;

@@ -348,8 +348,38 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
 }
 
+/* Each row's counts are whole numbers, as the run writes them, and its comm_overlap_s a part of
+ * its compute_s: samples of 1e-300 made report's bytes sent/sample inf, and compute_s 1e-320
+ * below the overlap its comm. incl. overlap (a ratio past any bound), exit 0. */
+static int check_worker_rows(const sim_csv *t, sim_err *err)
+{
+    static const char *const counts[] = { "iterations", "samples", "bytes_sent", "bytes_received" };
+    int compute = sim_csv_column(t, "compute_s"), overlap = sim_csv_column(t, "comm_overlap_s");
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+            int c = sim_csv_column(t, counts[k]);
+            double v = c >= 0 ? sim_csv_number(t, r, (size_t)c) : 0.0;
+            if (v != floor(v))
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "%s: line %zu: %s: %s is not a whole number (a count)", t->path,
+                                   t->line[r], counts[k], sim_csv_cell(t, r, (size_t)c));
+        }
+        if (compute >= 0 && overlap >= 0 &&
+            sim_csv_number(t, r, (size_t)overlap) > sim_csv_number(t, r, (size_t)compute))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: line %zu: comm_overlap_s: %s is above compute_s %s (the "
+                               "part of the computing that overlapped communication)",
+                               t->path, t->line[r], sim_csv_cell(t, r, (size_t)overlap),
+                               sim_csv_cell(t, r, (size_t)compute));
+    }
+    return SIM_OK;
+}
+
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
 {
+    int rows = check_worker_rows(t, err);
+    if (rows != SIM_OK)
+        return rows;
     size_t len = 0;
     char *text = sim_output_read_own(run_json, &len);
     sim_cfg *root = text != NULL ? sim_cfg_parse(text, len, run_json, NULL) : NULL, *sc = NULL;

@@ -74,7 +74,9 @@ extern const sim_csv_rules sim_csv_workers;
  * SIM_EINVAL naming the file and the first missing row's line ("out/a/workers.csv: line 4:
  * no row for worker 2 (3 workers, out/a/run.json): cut short"), or rows past the count; a
  * count that is no integer >= 1 ("workers": 0 or 1e300) is SIM_EINVAL naming run.json. A
- * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK. */
+ * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK.
+ * Each row's counts (iterations, samples, bytes_sent, bytes_received) are whole numbers and its
+ * comm_overlap_s at most its compute_s, else SIM_EINVAL naming the file, line and column. */
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
 
 /* A run's metrics.csv `t` holds the rows its run wrote, none removed or added: its rows'

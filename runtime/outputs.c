@@ -43,6 +43,14 @@ static char *put_g(char *p, double x, int digits, char sep)
     return p;
 }
 
+/* A byte count of wraps x 2^64 + lo (sim_net_host_wraps): as put_u64 below 2^64, else to 17
+ * digits (it wrapped past 2^64 silently, a count that looked small). */
+static char *put_bytes(char *p, uint64_t lo, uint64_t wraps, char sep)
+{
+    return wraps == 0 ? put_u64(p, lo, sep)
+                      : put_g(p, (double)wraps * 0x1p64 + (double)lo, 17, sep);
+}
+
 /* sim_tensor_consensus(xs, k, n), bit for bit, from one model when all k are the same (the
  * workers of a synchronous protocol share one block): the mean of k copies of a float,
  * summed and divided in double, is that float exactly, so every distance is that of one copy
@@ -231,8 +239,9 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
           s);
     for (uint32_t w = 0; w < ctx->nworkers; w++) {
         const worker_acct *a = &ctx->account.worker[w];
-        uint64_t sent, received;
+        uint64_t sent, received, sent_wraps, received_wraps;
         sim_net_host_bytes(ctx->net, w, &sent, &received);
+        sim_net_host_wraps(ctx->net, w, &sent_wraps, &received_wraps);
         /* As "%u,%.9g,%" PRIu64 ",%" PRIu64 ",%.17g,%.17g,%.17g,%" PRIu64 ",%" PRIu64 ",%.17g,"
          * would write it, built in a buffer: the same bytes, but glibc's fprintf spent more
          * time on this format (its positional path) than on the numbers. */
@@ -244,8 +253,8 @@ static int write_workers(sim_ctx *ctx, const char *dir, sim_err *err)
         p = put_g(p, sim_run_seconds(a->spent[ACCT_COMPUTE]), 17, ',');
         p = put_g(p, sim_run_seconds(a->spent[ACCT_COMM]), 17, ',');
         p = put_g(p, sim_run_seconds(a->spent[ACCT_WAIT]), 17, ',');
-        p = put_u64(p, sent, ',');
-        p = put_u64(p, received, ',');
+        p = put_bytes(p, sent, sent_wraps, ',');
+        p = put_bytes(p, received, received_wraps, ',');
         p = put_g(p, sim_run_seconds(a->spent[ACCT_DOWN]), 17, ',');
         p = put_g(p, sim_run_seconds(a->overlap_ns), 17, ',');
         *p = '\0';

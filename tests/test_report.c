@@ -17,7 +17,8 @@
 
 /* A run directory `name` under `sweep`: metrics.csv from "t:acc t:acc ..." (time_s and
  * test_accuracy; the other columns made up), workers.csv of two workers with the given
- * totals split evenly, run.json with the stop target (NaN: none). */
+ * totals split evenly (the counts, samples and bytes, as whole numbers), run.json with the stop
+ * target (NaN: none). */
 static void fake_run(const char *sweep, const char *name, const char *curve, double samples,
                      double compute, double comm, double wait, double bytes, double target)
 {
@@ -28,8 +29,9 @@ static void fake_run(const char *sweep, const char *name, const char *curve, dou
              "bytes_received,down_s,params_fnv\n"
              "0,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n"
              "1,1,1,%.17g,%.17g,%.17g,%.17g,%.17g,0,0,0\n",
-             samples / 2, compute / 2, comm / 2, wait / 2, bytes / 2, samples / 2, compute / 2,
-             comm / 2, wait / 2, bytes / 2);
+             samples - floor(samples / 2), compute / 2, comm / 2, wait / 2,
+             bytes - floor(bytes / 2), floor(samples / 2), compute / 2, comm / 2, wait / 2,
+             floor(bytes / 2));
     harness_write(dir, "workers.csv", text);
     if (isnan(target))
         snprintf(text, sizeof(text), "{ \"scenario\": { \"stop\": { \"time_s\": 10 } } }\n");

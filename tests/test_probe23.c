@@ -1,0 +1,84 @@
+/* Issue 38, twelfth probe, class 19 (messages): a plot --style copy that is empty (or a link to
+ * /dev/null, or a byte-order mark alone) was taken as the figure's script and refused as "no
+ * embedded script convergence.gp", exit 1, naming no copy; a copy that draws nothing into
+ * `out` (no `set output out`) was "gnuplot wrote nothing to DIR/convergence.png.tmp", exit 1,
+ * naming no copy either. Each is bad input naming the copy, exit 2. Every case failed before
+ * its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* An empty copy, one of a byte-order mark alone and a link to /dev/null: each is refused,
+ * naming the copy and why, exit 2, nothing drawn. */
+START_TEST(an_empty_style_copy_is_refused_naming_it)
+{
+    char *dir = harness_tmpdir("probe23");
+    char s[600], r[600], st[600], gp[700], p[600];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    snprintf(p, sizeof(p), "%s/p", dir);
+    for (int c = 0; c < 3; c++) {
+        snprintf(st, sizeof(st), "%s/st%d", dir, c);
+        ck_assert_int_eq(mkdir(st, 0777), 0);
+        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+        if (c == 2)
+            ck_assert_int_eq(symlink("/dev/null", gp), 0);
+        else
+            ck_assert_int_eq(harness_save(st, "convergence.gp", c == 0 ? "" : "\xef\xbb\xbf"), 0);
+        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        char want[800];
+        snprintf(want, sizeof(want), "--style: %s: empty", gp);
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %d: %s", c, res.err);
+        ck_assert(!harness_exists(p));
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A copy that gnuplot runs without an error but that writes no figure to `out` (it prints,
+ * or draws into a file of its own): the message names the copy, exit 2. */
+START_TEST(a_style_copy_that_draws_nothing_is_named)
+{
+    char *dir = harness_tmpdir("probe23");
+    char s[600], r[600], st[600], gp[700], p[600], own[800];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    snprintf(own, sizeof(own), "set terminal pngcairo\nset output '%s/own-9.png'\nplot x\n", dir);
+    const char *const copies[] = { "print 7\n", own };
+    for (int c = 0; c < 2; c++) {
+        snprintf(st, sizeof(st), "%s/st%d", dir, c);
+        snprintf(p, sizeof(p), "%s/p%d", dir, c);
+        ck_assert_int_eq(mkdir(st, 0777), 0);
+        ck_assert_int_eq(harness_save(st, "convergence.gp", copies[c]), 0);
+        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        char want[1600];
+        snprintf(want, sizeof(want),
+                 "gnuplot wrote nothing to %s/convergence.png.tmp (the --style "
+                 "copy %s)",
+                 p, gp);
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %d: %s", c, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe23");
+    TCase *messages = tcase_create("messages");
+    tcase_add_test(messages, an_empty_style_copy_is_refused_naming_it);
+    tcase_add_test(messages, a_style_copy_that_draws_nothing_is_named);
+    tcase_set_timeout(messages, 120);
+    suite_add_tcase(s, messages);
+    return s;
+}

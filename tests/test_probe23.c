@@ -2,8 +2,9 @@
  * /dev/null, or a byte-order mark alone) was taken as the figure's script and refused as "no
  * embedded script convergence.gp", exit 1, naming no copy; a copy that draws nothing into
  * `out` (no `set output out`) was "gnuplot wrote nothing to DIR/convergence.png.tmp", exit 1,
- * naming no copy either. Each is bad input naming the copy, exit 2. Every case failed before
- * its fix.
+ * naming no copy either. Each is bad input naming the copy, exit 2. A check's --junit report
+ * wrote a golden's path raw into its XML: a byte that is no UTF-8 made the file, which says
+ * UTF-8, no XML. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -72,12 +74,43 @@ START_TEST(a_style_copy_that_draws_nothing_is_named)
 }
 END_TEST
 
+/* A golden (moved, then checked) whose path holds a byte that is no UTF-8, usable or not: the
+ * JUnit report is UTF-8 throughout, the byte written \xff as messages write it. */
+START_TEST(a_junit_report_of_a_golden_path_that_is_no_utf8_is_utf8)
+{
+    char *dir = harness_tmpdir("probe23");
+    char s[600], g[600], moved[700], j[700], o[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(moved, sizeof(moved), "%s/g\xff\xc3z", dir);
+    ck_assert_int_eq(rename(g, moved), 0);
+    for (int c = 0; c < 2; c++) {
+        snprintf(j, sizeof(j), "%s/j%d.xml", dir, c);
+        snprintf(o, sizeof(o), "%s/o%d", dir, c);
+        if (c == 1) /* no golden there: one test case in error */
+            ck_assert_int_eq(rename(moved, g), 0);
+        result res = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", moved, "--junit", j, "-o", o, NULL });
+        ck_assert_msg(res.status == 2 * c, "case %d: exit %d\n%s", c, res.status, res.err);
+        size_t n = 0;
+        char *xml = harness_read(j, &n);
+        ck_assert_ptr_nonnull(xml);
+        ck_assert_msg(sim_text_utf8(xml), "case %d: no UTF-8:\n%s", c, xml);
+        ck_assert_msg(strstr(xml, "<testsuite name=\"") != NULL &&
+                          strstr(xml, "/g\\xff\\xc3z\" tests=\"") != NULL,
+                      "case %d: %s", c, xml);
+        free(xml);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe23");
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, an_empty_style_copy_is_refused_naming_it);
     tcase_add_test(messages, a_style_copy_that_draws_nothing_is_named);
+    tcase_add_test(messages, a_junit_report_of_a_golden_path_that_is_no_utf8_is_utf8);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

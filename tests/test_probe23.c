@@ -4,7 +4,9 @@
  * `out` (no `set output out`) was "gnuplot wrote nothing to DIR/convergence.png.tmp", exit 1,
  * naming no copy either. Each is bad input naming the copy, exit 2. A check's --junit report
  * wrote a golden's path raw into its XML: a byte that is no UTF-8 made the file, which says
- * UTF-8, no XML. Every case failed before its fix.
+ * UTF-8, no XML. A run drawing its figures (output.plots) into a place gnuplot cannot be given
+ * (a space, an '@') ran whole, then failed, exit 1, naming DIR.partial; a sweep into such a
+ * directory ran every point and failed each. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,48 @@ START_TEST(a_junit_report_of_a_golden_path_that_is_no_utf8_is_utf8)
 }
 END_TEST
 
+static const char plots_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}, \"output\": {\"plots\": true}}\n";
+
+/* run -o "DIR/my run", a scenario's output.dir "o@q" and sweep -o "DIR/s q", each of a scenario
+ * that draws its figures: refused before anything runs, naming the place, exit 2, nothing
+ * made. */
+START_TEST(a_run_into_a_place_gnuplot_cannot_take_is_refused_before_it_runs)
+{
+    char *dir = harness_tmpdir("probe23");
+    char s[600], sw[600], o[700], o2[700], q[700], set[800];
+    harness_sweep_file(dir, plots_json, harness_protocols_sweep, sw, sizeof(sw));
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(o, sizeof(o), "%s/my run", dir);
+    snprintf(o2, sizeof(o2), "%s/s q", dir);
+    snprintf(q, sizeof(q), "%s/o@q", dir);
+    snprintf(set, sizeof(set), "output.dir=\"%s\"", q);
+    const char *const *cmds[] = {
+        (const char *[]){ "run", s, "-o", o, "--quiet", NULL },
+        (const char *[]){ "run", s, "--set", set, "--quiet", NULL },
+        (const char *[]){ "sweep", sw, "-o", o2, "--quiet", NULL },
+    };
+    const char *const wants[] = { "/my run\" contains ' ', which cannot be passed to gnuplot",
+                                  "/o@q\" contains '@', which cannot be passed to gnuplot",
+                                  "point 0 (protocol.name=allreduce,seed=5) draws figures "
+                                  "(output.plots): sweep directory" };
+    char before[128], after[128];
+    for (size_t c = 0; c < 3; c++) {
+        harness_tree_digest(dir, before, sizeof(before));
+        result res = harness_hetsim(cmds[c]);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, wants[c]) != NULL, "case %zu: %s", c, res.err);
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu: the tree changed", c);
+    }
+    ck_assert(!harness_exists(q));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe23");
@@ -111,6 +155,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, an_empty_style_copy_is_refused_naming_it);
     tcase_add_test(messages, a_style_copy_that_draws_nothing_is_named);
     tcase_add_test(messages, a_junit_report_of_a_golden_path_that_is_no_utf8_is_utf8);
+    tcase_add_test(messages, a_run_into_a_place_gnuplot_cannot_take_is_refused_before_it_runs);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

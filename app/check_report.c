@@ -15,6 +15,7 @@
 #include "outputs/plot.h"
 #include "outputs/rundir.h"
 #include "sim/file.h"
+#include "sim/text.h"
 
 const stat_def stat_defs[NSTATS] = {
     { "accuracy_mean", "test_accuracy", APP_CURVE_ACC },
@@ -114,10 +115,18 @@ int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, c
     return rc;
 }
 
+/* s as XML attribute text: markup escaped, a control byte a space, and a byte that opens no
+ * UTF-8 character written `\xff`, as messages write it (sim/err.h): a golden whose path held
+ * one made the report no XML (the file says UTF-8), which CI tools refuse. */
 static void xml_text(FILE *f, const char *s)
 {
-    for (; *s != '\0'; s++) {
-        if (*s == '&')
+    for (size_t n; *s != '\0'; s += n) {
+        n = sim_text_utf8_len(s);
+        if (n == 0)
+            fprintf(f, "\\x%02x", (unsigned char)*s);
+        else if (n > 1)
+            fwrite(s, 1, n, f);
+        else if (*s == '&')
             fputs("&amp;", f);
         else if (*s == '<')
             fputs("&lt;", f);
@@ -129,6 +138,7 @@ static void xml_text(FILE *f, const char *s)
             fputc(' ', f);
         else
             fputc(*s, f);
+        n = n == 0 ? 1 : n;
     }
 }
 

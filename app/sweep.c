@@ -11,6 +11,7 @@
 
 #include "app/sweep_state.h"
 #include "outputs/output.h"
+#include "outputs/plot.h"
 #include "outputs/rundir.h"
 #include "protocols/registry.h"
 #include "runtime/run.h"
@@ -637,6 +638,12 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     if (sim_scenario_inputs_regular(sc, "a sweep", &e) != SIM_OK) {
         sim_scenario_destroy(sc);
         return sim_err_set(err, SIM_ESCENARIO, "$.grid", "%s: %s", what, e.msg);
+    }
+    /* Its run's figures: a directory gnuplot cannot be given failed every point after its run. */
+    if (sc->plots && sim_plot_path_ok("sweep directory", sw->dir, &e) != SIM_OK) {
+        sim_scenario_destroy(sc);
+        return sim_err_set(err, SIM_ESCENARIO, NULL, "%s draws figures (output.plots): %s", what,
+                           e.msg);
     }
     p->hash = sc->hash;
     /* What its run is held to; none kept when it reads no file (a million points). */

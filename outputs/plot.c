@@ -82,15 +82,17 @@ const char *sim_plot_script(const char *name)
     return NULL;
 }
 
-/* A figure that gnuplot failed to draw with the user's copy of `script` is bad input: the
- * message names the copy (gnuplot's own names no file: it reads the script from a pipe) and
- * the code is SIM_EINVAL (exit 2). Returns rc otherwise. */
+/* A figure that gnuplot failed to draw with the user's copy of `script`, or that the copy
+ * drew nothing into (no `set output out`: "wrote nothing", exit 1, naming no copy), is bad
+ * input: the message names the copy (gnuplot's own names no file: it reads the script from a
+ * pipe) and the code is SIM_EINVAL (exit 2). Returns rc otherwise. */
 static int blame_copy(const char *script, int rc, sim_err *err)
 {
     static const char failed[] = "gnuplot failed drawing";
     for (size_t i = 0; rc != SIM_OK && i < sim_plot_nscripts && i < MAX_SCRIPTS; i++)
         if (strcmp(sim_plot_script_names[i], script) == 0 && style_paths[i] != NULL &&
-            strncmp(err->msg, failed, sizeof(failed) - 1) == 0) {
+            (strncmp(err->msg, failed, sizeof(failed) - 1) == 0 ||
+             strstr(err->msg, ": gnuplot wrote nothing to ") != NULL)) {
             size_t used = strlen(err->msg);
             snprintf(err->msg + used, sizeof(err->msg) - used, " (the --style copy %s)",
                      style_paths[i]);
@@ -120,15 +122,18 @@ static int read_script(const char *path, char **text, sim_err *err)
     if (*text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));
-    if (strlen(*text) == len) {
-        size_t bom = sim_text_bom(*text, len); /* may open it, as any text file (sim/text.h) */
+    size_t bom = sim_text_bom(*text, len); /* may open it, as any text file (sim/text.h) */
+    bool nul = strlen(*text) != len;
+    if (!nul && len > bom) {
         memmove(*text, *text + bom, len - bom + 1);
         return SIM_OK;
     }
     free(*text);
     *text = NULL;
-    return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: a NUL byte (a gnuplot script is text)",
-                       path);
+    /* An empty copy (or /dev/null) was drawn with as if absent: "no embedded script", exit 1. */
+    return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: %s", path,
+                       nul ? "a NUL byte (a gnuplot script is text)"
+                           : "empty (a copy is a gnuplot script that draws its figure)");
 }
 
 int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)

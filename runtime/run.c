@@ -678,7 +678,12 @@ int sim_run(sim_scenario *sc, const proto_ops *ops, const sim_run_options *opt,
     sim_rundir *rd = NULL; /* the run directory in the making (outputs/rundir.h) */
     const char *work = NULL;
     int rc = sc->plots ? sim_plot_available(err) : SIM_OK; /* fail now, not after the run */
-    if (rc == SIM_OK && (rc = sim_rundir_begin(dir, &rd, err)) == SIM_ESCENARIO) {
+    /* A place gnuplot cannot be given (a space, a quote) failed after the run, exit 1. */
+    if (rc == SIM_OK && sc->plots && sim_plot_path_ok("output directory", dir, err) != SIM_OK)
+        rc = err->code = SIM_ESCENARIO;
+    else if (rc == SIM_OK)
+        rc = sim_rundir_begin(dir, &rd, err);
+    if (rc == SIM_ESCENARIO) {
         if (opt == NULL || opt->out_dir == NULL)
             snprintf(err->path, sizeof(err->path), "$.output.dir");
         sim_err_file(err, sc->file);

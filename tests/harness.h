@@ -272,6 +272,18 @@ harness_result harness_hetsim_racing(const char *const *args, const harness_race
  * does; returns 0, or -1 if it could not. Asserts nothing: for a race's change. */
 int harness_save(const char *dir, const char *name, const char *text);
 
+/* A race's change that edits a file: DIR/NAME saved as `text` (harness_save) while a command
+ * runs, `original` before it; `out`, the command's output (or NULL), is removed before the
+ * command is run again. */
+typedef struct harness_edit {
+    const char *dir, *name, *text, *original, *out;
+} harness_edit;
+
+/* harness_race's change and again for a harness_edit `arg`: the save, and its undo (the file
+ * as it was, no output of the last attempt). */
+int harness_edit_save(void *arg);
+void harness_edit_undo(void *arg, bool changed);
+
 /* Reads at most size - 1 bytes of the file at `path` into buf, NUL-terminated: "" for a file
  * that does not exist or cannot be read (a command's empty output, for instance). */
 void harness_read_into(const char *path, char *buf, size_t size);

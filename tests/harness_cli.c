@@ -158,6 +158,21 @@ int harness_save(const char *dir, const char *name, const char *text)
     return fclose(f) == 0 && ok && rename(tmp, path) == 0 ? 0 : -1;
 }
 
+int harness_edit_save(void *arg)
+{
+    const harness_edit *e = arg;
+    return harness_save(e->dir, e->name, e->text);
+}
+
+void harness_edit_undo(void *arg, bool changed)
+{
+    const harness_edit *e = arg;
+    (void)changed;
+    harness_write(e->dir, e->name, e->original);
+    if (e->out != NULL)
+        harness_cleanup(strdup(e->out));
+}
+
 harness_result harness_hetsim_fifo(const char *fifo, const char *text, const char *const *args)
 {
     pid_t writer = fork();

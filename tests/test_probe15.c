@@ -41,34 +41,17 @@ static const char svm_text[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2
 static const char svm_edited[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2:-2\n"
                                  "0 1:0.75 2:1.5\n1 1:1.25 2:-0.5\n0 1:0.6 2:1.2\n1 1:3.9 2:-7\n";
 
-/* A file of `dir` saved as `text` while a command runs, `original` before; `out` is the
- * command's output, removed before the command is run again. */
-typedef struct edit {
-    const char *dir, *name, *text, *original, *out;
-} edit;
-
-static int save_edit(void *arg)
-{
-    const edit *e = arg;
-    return harness_save(e->dir, e->name, e->text);
-}
-
-/* Before another attempt: the file as it was, no output of the last. */
-static void undo_edit(void *arg, bool changed)
-{
-    const edit *e = arg;
-    (void)changed;
-    harness_write(e->dir, e->name, e->original);
-    harness_cleanup(strdup(e->out));
-}
+typedef harness_edit edit;
 
 /* Runs `args` while a child saves `e` once `marker` is there, in time if before `until`
  * exists (NULL: while the marker does). */
 static result run_with_edit(const char *const *args, edit *e, const char *marker, const char *until)
 {
-    harness_race race = {
-        .marker = marker, .until = until, .change = save_edit, .again = undo_edit, .arg = e
-    };
+    harness_race race = { .marker = marker,
+                          .until = until,
+                          .change = harness_edit_save,
+                          .again = harness_edit_undo,
+                          .arg = e };
     return harness_hetsim_racing(args, &race);
 }
 

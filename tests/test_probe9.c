@@ -51,36 +51,16 @@ static const char long_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 30},\n"
     " \"eval\": {\"every_s\": 1}}\n";
 
-/* A file of `dir` saved as `text` (an edit) while a command runs, `original` before it; the
- * outputs `outs` (NULL or paths) are removed before the command is run again. */
-typedef struct edit {
-    const char *dir, *name, *text, *original;
-    const char *outs[2];
-} edit;
-
-static int save_edit(void *arg)
-{
-    const edit *e = arg;
-    return harness_save(e->dir, e->name, e->text);
-}
-
-/* Before another attempt: the file as it was, no output of the last. */
-static void undo_edit(void *arg, bool changed)
-{
-    const edit *e = arg;
-    (void)changed;
-    harness_write(e->dir, e->name, e->original);
-    for (int i = 0; i < 2; i++)
-        if (e->outs[i] != NULL)
-            harness_cleanup(strdup(e->outs[i]));
-}
+typedef harness_edit edit;
 
 /* Runs hetsim with `args` while a child process saves `e` once `running` (a seed's or a
  * point's work directory) is there, and while it is still there: the run then under way
  * is the first of the command's. Returns what the command left. */
 static result run_while_editing(const char *const *args, edit *e, const char *running)
 {
-    harness_race race = { .marker = running, .change = save_edit, .again = undo_edit, .arg = e };
+    harness_race race = {
+        .marker = running, .change = harness_edit_save, .again = harness_edit_undo, .arg = e
+    };
     return harness_hetsim_racing(args, &race);
 }
 
@@ -105,7 +85,7 @@ START_TEST(a_scenario_edited_during_an_update_changes_no_seed)
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
     char edited[sizeof(long_json)];
-    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, { g, NULL } };
+    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, g };
     result res = run_while_editing(
         (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }, &e,
         running);
@@ -148,7 +128,7 @@ START_TEST(a_profile_edited_during_an_update_writes_no_golden)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(running, sizeof(running), "%s.partial/seed-5.partial", g);
-    edit e = { dir, "p.csv", profile_edited, profile_csv, { g, NULL } };
+    edit e = { dir, "p.csv", profile_edited, profile_csv, g };
     result res = run_while_editing(
         (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL }, &e,
         running);
@@ -173,7 +153,7 @@ START_TEST(a_profile_edited_during_a_check_is_named)
     harness_golden_in(dir, profile_json, s, g, sizeof(s));
     snprintf(o, sizeof(o), "%s/o", dir);
     snprintf(running, sizeof(running), "%s/seed-8.partial", o);
-    edit e = { dir, "p.csv", profile_edited, profile_csv, { o, NULL } };
+    edit e = { dir, "p.csv", profile_edited, profile_csv, o };
     result res = run_while_editing(
         (const char *[]){ "check", s, "--golden", g, "--seeds", "3", "-o", o, NULL }, &e, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);
@@ -200,7 +180,7 @@ START_TEST(a_base_edited_during_a_sweep_fails_the_points_it_changed)
     snprintf(running, sizeof(running), "%s/workload.momentum=0.1,seed=5.partial", o);
     snprintf(index, sizeof(index), "%s/index.csv", o);
     char edited[sizeof(long_json)];
-    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, { o, NULL } };
+    edit e = { dir, "s.json", edited_json(edited, sizeof(edited)), long_json, o };
     result res =
         run_while_editing((const char *[]){ "sweep", sw, "-o", o, "-j", "1", NULL }, &e, running);
     ck_assert_msg(res.status == 1, "exit %d\n%s", res.status, res.err);

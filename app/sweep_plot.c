@@ -225,6 +225,31 @@ static const char *ext_of(const app_sweep_plot_options *o)
     return o->format == SIM_PLOT_PDF ? "pdf" : o->format == SIM_PLOT_SVG ? "svg" : "png";
 }
 
+/* The files app_sweep_plot writes into its output directory (`ctx` its options): by-KEY,
+ * ttt-by-KEY and breakdown-by-KEY figures, the last two's CSVs, and by-KEY-I.csv, a band's
+ * data for group I. Their temporaries are made afresh whatever holds their names. */
+static bool plot_file(const char *name, const void *ctx)
+{
+    const app_sweep_plot_options *o = ctx;
+    static const char *const heads[] = { "", "ttt-", "breakdown-" };
+    char want[PATH_TEXT];
+    for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++) {
+        snprintf(want, sizeof(want), "%sby-%s.%s", heads[k], o->sel.by, ext_of(o));
+        if (strcmp(name, want) == 0)
+            return true;
+        snprintf(want, sizeof(want), "%sby-%s.csv", heads[k], o->sel.by);
+        if (k > 0 && strcmp(name, want) == 0)
+            return true;
+    }
+    int w = snprintf(want, sizeof(want), "by-%s-", o->sel.by);
+    const char *i = name + w;
+    if (strncmp(name, want, (size_t)w) != 0 || *i < '0' || *i > '9')
+        return false;
+    while (*i >= '0' && *i <= '9')
+        i++;
+    return strcmp(i, ".csv") == 0;
+}
+
 /* The title and, for paper figures, the size variables of a figure: `fallback` is the title
  * of a screen figure. */
 static bool put_frame(const plot *p, FILE *s, enum figure fig, const char *fallback)
@@ -493,7 +518,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     sim_rundir_lock *lock = NULL;
     int rc = check_paths(o, err);
     if (rc == SIM_OK) /* its own sweep's directory, or no hetsim output */
-        rc = sim_plot_place(o->out_dir, o->sweep_dir, &lock, err);
+        rc = sim_plot_place(o->out_dir, o->sweep_dir, plot_file, o, &lock, err);
     if (rc == SIM_OK)
         rc = app_select_read(&p.sel, o->sweep_dir, &o->sel, log, err);
     if (rc == SIM_OK)
@@ -510,7 +535,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     if (rc == SIM_OK)
         rc = read_groups(&p, err);
     if (rc == SIM_OK)
-        rc = sim_output_mkdirs(o->out_dir, err);
+        rc = sim_plot_mkdir(o->out_dir, err);
     if (rc == SIM_OK && any_accuracy(&p))
         rc = draw_bands(&p, err);
     else if (rc == SIM_OK && log != NULL)

@@ -637,21 +637,17 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
     return SIM_OK;
 }
 
-int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err)
+/* The files plot_once writes: each figure in format `ctx` ("png"). Their temporaries are
+ * made afresh whatever holds their names (sim_output_tmp_open). */
+static bool plot_file(const char *name, const void *ctx)
 {
-    /* Not inside a check's output (its own, as a run's or a sweep's), but a check's seed run
-     * drawn into itself. */
-    unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                      SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
-    if (!sim_rundir_same(out_dir, own))
-        within |= SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
-    *lock = NULL;
-    int rc = sim_rundir_check_place("output directory", out_dir, within,
-                                    SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), own, err);
-    sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(out_dir) : SIM_RUNDIR_NONE;
-    if (k == SIM_RUNDIR_RUN || k == SIM_RUNDIR_SWEEP)
-        rc = sim_rundir_lock_take(out_dir, lock, err);
-    return rc;
+    for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
+        char file[64];
+        snprintf(file, sizeof(file), "%s.%s", figures[k].png, (const char *)ctx);
+        if (strcmp(name, file) == 0)
+            return true;
+    }
+    return false;
 }
 
 /* Reads the n runs (scan_runs) and draws every figure from them into out_dir, once. */
@@ -663,7 +659,7 @@ static int plot_once(const char *const *dirs, const char *const *labels, size_t 
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     int rc = scan_runs(dirs, labels, runs, n, err);
     if (rc == SIM_OK)
-        rc = sim_output_mkdirs(out_dir, err);
+        rc = sim_plot_mkdir(out_dir, err);
     for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]) && rc == SIM_OK; k++)
         rc = draw(gnuplot, &figures[k], runs, n, out_dir, ext, err);
     for (size_t i = 0; i < n; i++) {
@@ -724,7 +720,7 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
         rc = find_on_path("gnuplot", &gnuplot, err);
     /* The lock of a run drawn into itself is held before it is read: no run replaces it. */
     if (rc == SIM_OK)
-        rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, &lock, err);
+        rc = sim_plot_place(out_dir, n == 1 ? dirs[0] : NULL, plot_file, ext, &lock, err);
     /* Another run's directory may be replaced (`hetsim run -o` it) while it is read, and
      * gnuplot reads its files when it draws: drawn again until every run stayed the same
      * (a figure mixed two runs: one's name and axes, the other's bars). */

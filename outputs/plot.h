@@ -92,14 +92,30 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err);
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err);
 
+/* The mark of a folder of figures a plot wrote (outputs/plot_place.c): an empty file. */
+#define SIM_PLOT_MARKER ".hetsim-plot"
+
+/* True if `name` is a file the plot writes into its output directory (a figure or the data
+ * it draws; not a temporary NAME.tmp, made afresh whatever holds its name); `ctx` is the
+ * caller's. */
+typedef bool (*sim_plot_mine)(const char *name, const void *ctx);
+
 /* The ownership rule for figures (outputs/rundir.h): `out_dir` lies inside no run, work
  * directory or golden, and is no hetsim output but `own` (the command's: the only run a plot
- * draws, the sweep plot --by draws; NULL for none), links followed. When it is a run's or a
- * sweep's directory (its own), its lock is taken into *lock, so that no run or sweep replaces
- * it meanwhile (sim_rundir_unlock once drawn); *lock is NULL otherwise. SIM_ESCENARIO
- * (nothing changed: the directory is not the command's, or another hetsim writes it),
+ * draws, the sweep plot --by draws; NULL for none), links followed. A file in it that `mine`
+ * names must be a regular file, and when `out_dir` is no hetsim output, one that a plot wrote:
+ * the folder holds SIM_PLOT_MARKER, which sim_plot_mkdir puts there (a user's own
+ * convergence.png in a folder of theirs was replaced). When it is a run's or a sweep's
+ * directory (its own), its lock is taken into *lock, so that no run or sweep replaces it
+ * meanwhile (sim_rundir_unlock once drawn); *lock is NULL otherwise. SIM_ESCENARIO (nothing
+ * changed: the directory or a file in it is not the command's, or another hetsim writes it),
  * SIM_EIO, SIM_ENOMEM. */
-int sim_plot_place(const char *out_dir, const char *own, sim_rundir_lock **lock, sim_err *err);
+int sim_plot_place(const char *out_dir, const char *own, sim_plot_mine mine, const void *ctx,
+                   sim_rundir_lock **lock, sim_err *err);
+
+/* Makes `out_dir` with its parents (sim_output_mkdirs) and, when it is no hetsim output,
+ * marks it a folder of figures (SIM_PLOT_MARKER). SIM_EIO naming what cannot be made. */
+int sim_plot_mkdir(const char *out_dir, sim_err *err);
 
 /* Draws out_dir/png (created with its parents if missing) with the embedded script
  * `script` ("bands.gp"), whose input is the gnuplot assignments `vars` ("ins='a.csv';

@@ -215,9 +215,10 @@ static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value,
                 next = cJSON_GetObjectItemCaseSensitive(cur, key);
             }
         } else {
-            next = cur->child;
-            for (size_t k = 0; next != NULL && k < steps[s].index; k++)
-                next = next->next;
+            /* From the array's cursor: one --set per element, in order, steps one link each
+             * (a walk from the start made 40,000 straggler rules take 3.4 s). The tree is
+             * the root's own, hence the cast. */
+            next = (cJSON *)cfg_item_at(root, cur, steps[s].index);
             if (next == NULL) {
                 size_t len = 0;
                 for (const cJSON *c = cur->child; c != NULL; c = c->next)

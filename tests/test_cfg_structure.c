@@ -188,6 +188,40 @@ START_TEST(at_reads_arrays_in_turn_one_link_a_read)
 }
 END_TEST
 
+/* One --set per element of a long array, as a grid or a command line sets each straggler
+ * rule: each walked its array from the start, the links growing as the square of the
+ * elements (40,000 rules took 3.4 s). From the array's cursor each steps one link; set in
+ * the reverse order, each still reaches the right element. */
+START_TEST(override_sets_elements_in_order_one_link_each)
+{
+    size_t n = 20000;
+    sim_cfg *cfg = parse_multiples(n, 3, 11);
+    sim_err err;
+    char set[64];
+    double v = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(set, sizeof(set), "a[%zu]=%zu.5", i, 13 * i);
+        ck_assert_int_eq(sim_cfg_override(cfg, set, &err), 0);
+    }
+    ck_assert_uint_eq(cfg->walked, n - 1); /* no link followed through the cursor before */
+    for (size_t i = n; i-- > n - 3;) {
+        snprintf(set, sizeof(set), "b[%zu]=-%zu", i, i);
+        ck_assert_int_eq(sim_cfg_override(cfg, set, &err), 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(sim_cfg_at_double(cfg, "a", i, 0.0, 1e9, false, &v, &err), 0);
+        ck_assert_double_eq(v, (double)(13 * i) + 0.5);
+    }
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", n - 3, -1e9, 1e9, true, &v, &err), 0);
+    ck_assert_double_eq(v, -(double)(n - 3));
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", n - 4, -1e9, 1e9, true, &v, &err), 0);
+    ck_assert_double_eq(v, (double)(11 * (n - 4)));
+    ck_assert_int_eq(sim_cfg_override(cfg, "a[20000]=1", &err), SIM_ESCENARIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "index 20000 is past the end of $.a (length 20000)"));
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 START_TEST(set_json_replaces_a_key_in_place_or_appends_it_and_marks_it)
 {
     sim_cfg *cfg =
@@ -364,6 +398,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, override_rejects_paths_through_the_wrong_types);
     tcase_add_test(tc, override_rejects_broken_json_and_duplicate_keys_in_values);
     tcase_add_test(tc, override_keeps_children_valid_when_it_replaces_their_object);
+    tcase_add_test(tc, override_sets_elements_in_order_one_link_each);
     suite_add_tcase(s, tc);
     return s;
 }

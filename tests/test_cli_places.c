@@ -233,6 +233,70 @@ START_TEST(plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output)
 }
 END_TEST
 
+/* plot -o DIR wrote its figures over whatever held their names in a folder no plot wrote: a
+ * user's own convergence.png or by-seed.png was replaced, exit 0, a FIFO or a link there lost
+ * its name (no hetsim command replaces a file it does not own, docs/usage.md). A folder a plot
+ * wrote holds its mark, .hetsim-plot, and is drawn again; in a folder without it, a file named
+ * as one of the plot's is refused, exit 2, nothing changed; a FIFO, link or directory at such a
+ * name is refused anywhere. Other files in the folder do not matter. */
+START_TEST(a_plot_never_replaces_a_file_no_plot_wrote_in_its_output)
+{
+    static const struct {
+        const char *file;
+        bool by; /* plot --by seed, else a plot of runs a and b */
+    } cases[] = {
+        { "convergence.png", false }, { "throughput.png", false }, { "by-seed.png", true },
+        { "ttt-by-seed.csv", true },  { "by-seed-0.csv", true },
+    };
+    char *dir = outputs(), figs[1200], path[1300], mark[1300];
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(mark, sizeof(mark), "%s/.hetsim-plot", figs);
+    ck_assert_int_eq(mkdir(figs, 0755), 0);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        snprintf(path, sizeof(path), "%s/%s", figs, cases[c].file);
+        harness_write(figs, cases[c].file, "my own figure\n");
+        harness_result r =
+            cases[c].by
+                ? in_dir(dir,
+                         (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/figs", NULL })
+                : in_dir(dir, (const char *[]){ "plot", "%s/a", "%s/b", "-o", "%s/figs", NULL });
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", c, r.status, r.err);
+        ck_assert_msg(strstr(r.err, "is no file of a hetsim plot") != NULL, "%s", r.err);
+        char *text = harness_read(path, NULL);
+        ck_assert_str_eq(text, "my own figure\n");
+        free(text);
+        ck_assert(!harness_exists(mark));
+        ck_assert_int_eq(remove(path), 0);
+    }
+    harness_write(figs, "notes.txt", "mine\n");
+    harness_write(figs, "convergence.png.old", "mine\n");
+    for (int again = 0; again < 2; again++) {
+        harness_result r =
+            in_dir(dir, (const char *[]){ "plot", "%s/a", "%s/b", "-o", "%s/figs", NULL });
+        ck_assert_msg(r.status == 0, "draw %d: exit %d: %s", again, r.status, r.err);
+        r = in_dir(dir, (const char *[]){ "plot", "%s/sw", "--by", "seed", "-o", "%s/figs", NULL });
+        ck_assert_msg(r.status == 0, "draw --by %d: exit %d: %s", again, r.status, r.err);
+    }
+    ck_assert(harness_exists(mark));
+    snprintf(path, sizeof(path), "%s/convergence.png", figs);
+    ck_assert_int_eq(remove(path), 0);
+    ck_assert_int_eq(mkfifo(path, 0644), 0);
+    harness_result r =
+        in_dir(dir, (const char *[]){ "plot", "%s/a", "%s/b", "-o", "%s/figs", NULL });
+    ck_assert_msg(r.status == 2, "a FIFO: exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "is a FIFO, no file of a hetsim plot") != NULL, "%s", r.err);
+    struct stat st;
+    ck_assert(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+    ck_assert_int_eq(remove(path), 0);
+    snprintf(path, sizeof(path), "%s/a/throughput.png", dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    r = in_dir(dir, (const char *[]){ "plot", "%s/a", NULL });
+    ck_assert_msg(r.status == 2, "a directory in the run: exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "is a directory, no file of a hetsim plot") != NULL, "%s", r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 static bool is_link_to(const char *path, const char *target)
 {
     char buf[1024];
@@ -509,6 +573,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("cli_places");
     TCase *places = tcase_create("places");
     tcase_add_test(places, plot_writes_into_its_own_run_or_sweep_and_no_other_hetsim_output);
+    tcase_add_test(places, a_plot_never_replaces_a_file_no_plot_wrote_in_its_output);
     tcase_add_test(places, an_output_directory_that_is_a_file_is_refused_with_exit_2);
     tcase_add_test(places, an_output_directory_too_long_to_write_is_bad_usage);
     tcase_add_test(places, an_output_dir_or_a_junit_report_too_long_to_write_is_bad_usage);

@@ -77,7 +77,7 @@ int sim_output_mkdirs(const char *dir, sim_err *err)
     return mkdirs(dir, 0, err);
 }
 
-static char *join(const char *dir, const char *name, const char *suffix)
+char *sim_output_join(const char *dir, const char *name, const char *suffix)
 {
     size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
     char *s = malloc(n);
@@ -101,8 +101,8 @@ sim_file *sim_file_open(const char *dir, const char *name, sim_err *err)
     sim_file *f = calloc(1, sizeof(*f));
     if (f == NULL)
         goto fail_nomem;
-    f->tmp = join(dir, name, ".tmp");
-    f->final = join(dir, name, "");
+    f->tmp = sim_output_join(dir, name, ".tmp");
+    f->final = sim_output_join(dir, name, "");
     if (f->tmp == NULL || f->final == NULL)
         goto fail_free;
     int fd = sim_output_tmp_open(f->tmp, err);

@@ -21,6 +21,10 @@ typedef struct sim_file sim_file;
  * directory on failure (for example a path component that is a file). */
 int sim_output_mkdirs(const char *dir, sim_err *err);
 
+/* "dir/name" followed by `suffix` ("" for none) in a fresh string (free it), NULL when out
+ * of memory. */
+char *sim_output_join(const char *dir, const char *name, const char *suffix);
+
 /* Makes the temporary `tmp` (a name hetsim writes by, then renames) afresh and returns its
  * descriptor, open for writing; -1 and `err` (SIM_EIO) if it cannot. Whatever held the name
  * (a temporary a killed command left, a symbolic link, a hard link, a FIFO) loses it, and

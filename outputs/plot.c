@@ -71,8 +71,6 @@ enum {
 static char *style_scripts[MAX_SCRIPTS];
 static char *style_paths[MAX_SCRIPTS]; /* where each copy was read, for gnuplot's errors */
 
-static char *join(const char *dir, const char *name);
-
 const char *sim_plot_script(const char *name)
 {
     for (size_t i = 0; i < sim_plot_nscripts; i++)
@@ -143,7 +141,7 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return sim_err_set(err, SIM_EINVAL, NULL, "--style %s: not a directory", dir);
     for (size_t i = 0; i < sim_plot_nscripts && i < MAX_SCRIPTS; i++) {
-        char *path = join(dir, sim_plot_script_names[i]);
+        char *path = sim_output_join(dir, sim_plot_script_names[i], "");
         if (path == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         char *text = NULL;
@@ -206,15 +204,6 @@ static void sb_printf(strbuf *b, const char *fmt, ...)
     vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = malloc(n);
-    if (s != NULL)
-        snprintf(s, n, "%s/%s", dir, name);
-    return s;
 }
 
 static bool is_alnum(unsigned char c)
@@ -391,7 +380,7 @@ static bool json_string(const char *p, char *out, size_t size)
 static void read_label(const char *dir, char *label)
 {
     char raw[4 * SIM_PLOT_LABEL_MAX + 1] = "";
-    char *path = join(dir, "summary.json");
+    char *path = sim_output_join(dir, "summary.json", "");
     struct stat st; /* a FIFO's open waited for a writer forever */
     FILE *f =
         path != NULL && (stat(path, &st) != 0 || S_ISREG(st.st_mode)) ? fopen(path, "r") : NULL;
@@ -553,7 +542,7 @@ static int draw(const char *gnuplot, const plot_figure *fig, const plot_run *run
     strbuf tmp = { 0 }, name = { 0 };
     sb_printf(&name, "%s.%s", fig->png, ext);
     sb_printf(&tmp, "%s/%s.tmp", out_dir, name.s != NULL ? name.s : "");
-    char *final = name.oom ? NULL : join(out_dir, name.s);
+    char *final = name.oom ? NULL : sim_output_join(out_dir, name.s, "");
     char *input = tmp.oom ? NULL : figure_input(fig, runs, n, SIM_PLOT_GNUPLOT_OUT, ext, script);
     if (input == NULL || final == NULL) {
         rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
@@ -612,10 +601,10 @@ static int scan_runs(const char *const *dirs, const char *const *labels, plot_ru
                      sim_err *err)
 {
     for (size_t i = 0; i < n; i++) {
-        runs[i].metrics = join(dirs[i], "metrics.csv");
-        runs[i].workers = join(dirs[i], "workers.csv");
-        runs[i].run_json = join(dirs[i], "run.json");
-        runs[i].summary = join(dirs[i], "summary.json");
+        runs[i].metrics = sim_output_join(dirs[i], "metrics.csv", "");
+        runs[i].workers = sim_output_join(dirs[i], "workers.csv", "");
+        runs[i].run_json = sim_output_join(dirs[i], "run.json", "");
+        runs[i].summary = sim_output_join(dirs[i], "summary.json", "");
         if (runs[i].metrics == NULL || runs[i].workers == NULL || runs[i].run_json == NULL ||
             runs[i].summary == NULL)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
@@ -772,7 +761,7 @@ int sim_plot_draw(const char *script, const char *vars, const char *out_dir, con
     }
     strbuf tmp = { 0 }, input = { 0 };
     sb_printf(&tmp, "%s/%s.tmp", out_dir, png);
-    char *final = join(out_dir, png);
+    char *final = sim_output_join(out_dir, png, "");
     sim_plot_format fmt = sim_plot_format_of(png);
     sb_printf(&input, "%s; out='%s'; fmt='%s'\n%s", vars, SIM_PLOT_GNUPLOT_OUT,
               fmt == SIM_PLOT_PDF   ? "pdf"

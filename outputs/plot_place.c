@@ -18,23 +18,13 @@
 #include "outputs/rundir.h"
 #include "sim/file.h"
 
-/* dir/name into a fresh string, or NULL when out of memory. */
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *s = malloc(n);
-    if (s != NULL)
-        snprintf(s, n, "%s/%s", dir, name);
-    return s;
-}
-
 /* The plot's files already in `dir`: each must be a regular file (a plot replaces those
  * alone), and, unless `own` (the command's run or sweep, or a folder a plot marked), none
  * may be there at all. A `dir` that cannot be listed holds none: an absent one is made by
  * sim_plot_mkdir, which refuses one that is no directory. */
 static int claim(const char *dir, bool own, sim_plot_mine mine, const void *ctx, sim_err *err)
 {
-    char *marker = join(dir, SIM_PLOT_MARKER);
+    char *marker = sim_output_join(dir, SIM_PLOT_MARKER, "");
     DIR *d = marker != NULL ? opendir(dir) : NULL;
     if (marker == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
@@ -51,7 +41,7 @@ static int claim(const char *dir, bool own, sim_plot_mine mine, const void *ctx,
     for (struct dirent *e; rc == SIM_OK && d != NULL && (e = readdir(d)) != NULL;) {
         if (!mine(e->d_name, ctx))
             continue;
-        char *path = join(dir, e->d_name);
+        char *path = sim_output_join(dir, e->d_name, "");
         if (path == NULL)
             rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
         else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
@@ -98,7 +88,7 @@ int sim_plot_mkdir(const char *out_dir, sim_err *err)
     int rc = sim_output_mkdirs(out_dir, err);
     if (rc != SIM_OK || sim_rundir_kind_of(out_dir) != SIM_RUNDIR_NONE)
         return rc;
-    char *marker = join(out_dir, SIM_PLOT_MARKER);
+    char *marker = sim_output_join(out_dir, SIM_PLOT_MARKER, "");
     int fd = marker != NULL
                  ? open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666)
                  : -1;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -27,7 +29,7 @@ START_TEST(a_plot_by_output_gnuplot_cannot_take_is_named_and_refused_first)
     ck_assert_uint_gt(len, 2100);
     snprintf(far, sizeof(far), "%s/x y", deep);
     const char *const outs[] = { out, far };
-    char before[128], after[128];
+    static char before[1 << 16], after[1 << 16]; /* the listing of DEEP's 11 folders */
     for (size_t c = 0; c < 2; c++) {
         harness_tree_digest(dir, before, sizeof(before));
         result res = harness_hetsim(
@@ -46,11 +48,39 @@ START_TEST(a_plot_by_output_gnuplot_cannot_take_is_named_and_refused_first)
 }
 END_TEST
 
+/* A --style directory of 4,085 bytes (a path the system takes) whose copies' paths,
+ * DIR/convergence.gp, pass the system's 4,095: "cannot read DIR/convergence.gp: File name too
+ * long", exit 1, a failure of the run for a place the user chose. It is bad usage naming
+ * --style, exit 2, nothing drawn. */
+START_TEST(a_style_directory_too_long_for_its_copies_is_bad_usage)
+{
+    char *dir = harness_tmpdir("probe26");
+    char s[600], r[600], p[600], deep[4200];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    size_t len = harness_deep_dir(dir, 's', 19, deep, sizeof(deep));
+    size_t last = 4085 - len - 1;
+    ck_assert_uint_lt(last, 250);
+    deep[len] = '/';
+    memset(deep + len + 1, 't', last);
+    deep[len + 1 + last] = '\0';
+    ck_assert_int_eq(mkdir(deep, 0777), 0);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result res = harness_hetsim((const char *[]){ "plot", r, "--style", deep, "-o", p, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(strncmp(res.err, "hetsim: --style: ", 17) == 0 &&
+                      strstr(res.err, "File name too long") != NULL,
+                  "%.300s", res.err);
+    ck_assert(!harness_exists(p));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_plot_by_output_gnuplot_cannot_take_is_named_and_refused_first);
+    tcase_add_test(messages, a_style_directory_too_long_for_its_copies_is_bad_usage);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

@@ -1,6 +1,7 @@
 /* Issue 38, the thirteenth probe, classes 16 and 19: plot --by checked its output directory
  * for gnuplot only as part of "OUT/KEY" cut to 2,047 bytes and named the key for it; a --style
- * directory too long for its copies' paths was a failure to read, exit 1. Every case failed
+ * directory too long for its copies' paths was a failure to read, exit 1; an option whose
+ * value was forgotten took the next option as its value (`-o --quiet`). Every case failed
  * before its fix. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +76,55 @@ START_TEST(a_style_directory_too_long_for_its_copies_is_bad_usage)
 }
 END_TEST
 
+/* An option that takes a value, followed by another option (its value forgotten), took that
+ * option as its value: `run s.json -o --quiet` ran into a directory "--quiet", exit 0;
+ * `check s.json --golden --update` said "--update: no golden here"; `report --names --format
+ * md` "cannot read --format"; `run s.json --set -o x` "run takes one scenario, got a second:
+ * x"; `sweep sw.json -o --list` ran into "--list". Each is "OPTION needs a value", naming the
+ * option it got, exit 2, nothing made (a --title is any text, "-o" too: test_cli). */
+START_TEST(an_option_given_another_option_as_its_value_is_refused)
+{
+    char *dir = harness_tmpdir("probe26");
+    char s[600], sw[600], o[600], g[600], p[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    ck_assert_int_eq(chdir(dir), 0); /* a relative "--quiet" lands here; the test is forked */
+    const char *const *cmds[] = {
+        (const char *[]){ "run", s, "-o", "--quiet", NULL },
+        (const char *[]){ "check", s, "--golden", "--update", NULL },
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", "--format", "md", NULL },
+        (const char *[]){ "run", s, "--set", "-o", p, NULL },
+        (const char *[]){ "sweep", sw, "-o", "--list", NULL },
+    };
+    const char *const wants[] = {
+        "-o needs a value, got the option --quiet",
+        "--golden needs a value, got the option --update",
+        "--names needs a value, got the option --format",
+        "--set needs a value, got the option -o",
+        "-o needs a value, got the option --list",
+    };
+    static char before[1 << 16], after[1 << 16];
+    for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+        harness_tree_digest(dir, before, sizeof(before));
+        result res = harness_hetsim(cmds[c]);
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, wants[c]) != NULL, "case %zu: %.300s", c, res.err);
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu: the tree changed", c);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
     TCase *messages = tcase_create("messages");
     tcase_add_test(messages, a_plot_by_output_gnuplot_cannot_take_is_named_and_refused_first);
     tcase_add_test(messages, a_style_directory_too_long_for_its_copies_is_bad_usage);
+    tcase_add_test(messages, an_option_given_another_option_as_its_value_is_refused);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

@@ -118,6 +118,27 @@ START_TEST(an_option_given_another_option_as_its_value_is_refused)
 }
 END_TEST
 
+/* A golden that lost its seeds file (golden.json and its seeds' directories there): check
+ * said "G: no golden here (write one with --update)", and --update then refused it, "G: not a
+ * golden (no seeds file) and not empty: not replaced", exit 2 each: a loop of advice. The
+ * check names the missing file as an incomplete golden's, and the way out: remove it. */
+START_TEST(a_golden_without_its_seeds_file_is_named_incomplete)
+{
+    char *dir = harness_tmpdir("probe26");
+    char s[600], g[600], seeds[700], o[600], want[1400];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(seeds, sizeof(seeds), "%s/seeds", g);
+    snprintf(o, sizeof(o), "%s/o", dir);
+    ck_assert_int_eq(remove(seeds), 0);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%.300s", res.status, res.err);
+    snprintf(want, sizeof(want), "%s: missing: an incomplete golden (remove %s", seeds, g);
+    ck_assert_msg(strstr(res.err, want) != NULL, "%.400s", res.err);
+    ck_assert(!harness_exists(o));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
@@ -125,6 +146,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_plot_by_output_gnuplot_cannot_take_is_named_and_refused_first);
     tcase_add_test(messages, a_style_directory_too_long_for_its_copies_is_bad_usage);
     tcase_add_test(messages, an_option_given_another_option_as_its_value_is_refused);
+    tcase_add_test(messages, a_golden_without_its_seeds_file_is_named_incomplete);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

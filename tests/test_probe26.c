@@ -139,6 +139,40 @@ START_TEST(a_golden_without_its_seeds_file_is_named_incomplete)
 }
 END_TEST
 
+/* A scenario opening with a UTF-8 byte-order mark (which an editor never shows) had its
+ * errors on line 1 named three columns further: `{"seed": 5, "x": tru}` said column 21, the
+ * same file without the mark column 18. The mark is no column, in a scenario, a sweep file
+ * and a golden.json; later lines were right already. */
+START_TEST(a_byte_order_mark_is_no_column_of_a_json_error)
+{
+    char *dir = harness_tmpdir("probe26");
+    char s[600], sw[600], g[600], o[600], path[700];
+    harness_write(dir, "bom.json", "\xef\xbb\xbf{\"seed\": 5, \"x\": tru}\n");
+    harness_write(dir, "bom2.json", "\xef\xbb\xbf{\"seed\": 5,\n \"x\": tru}\n");
+    snprintf(s, sizeof(s), "%s/bom.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "bom.json: line 1, column 18: ") != NULL,
+                  "exit %d: %.300s", res.status, res.err);
+    snprintf(s, sizeof(s), "%s/bom2.json", dir);
+    res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "bom2.json: line 2, column 7: ") != NULL,
+                  "exit %d: %.300s", res.status, res.err);
+    harness_write(dir, "sw.json", "\xef\xbb\xbf{\"base\": \"s.json\", \"seeds\": tru}\n");
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "--list", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "sw.json: line 1, column 29: ") != NULL,
+                  "exit %d: %.300s", res.status, res.err);
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_write(g, "golden.json", "\xef\xbb\xbf{\"format\": tru}\n");
+    snprintf(o, sizeof(o), "%s/o", dir);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    snprintf(path, sizeof(path), "golden.json: line 1, column 12: ");
+    ck_assert_msg(res.status == 2 && strstr(res.err, path) != NULL, "exit %d: %.300s", res.status,
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
@@ -147,6 +181,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_style_directory_too_long_for_its_copies_is_bad_usage);
     tcase_add_test(messages, an_option_given_another_option_as_its_value_is_refused);
     tcase_add_test(messages, a_golden_without_its_seeds_file_is_named_incomplete);
+    tcase_add_test(messages, a_byte_order_mark_is_no_column_of_a_json_error);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

@@ -173,6 +173,60 @@ START_TEST(a_byte_order_mark_is_no_column_of_a_json_error)
 }
 END_TEST
 
+/* A text file that is a device waiting for input, a link to /dev/ptmx (a pseudo-terminal's
+ * master, which no one writes): the scenario, a profile, a trace, a --names file and a --style
+ * copy were read from it forever (a FIFO is never waited on, a device was); the results files,
+ * LIBSVM data and a golden's files refuse it already. Each read fails at once, naming the
+ * file, exit 2 (exit 1 for a --style copy, a failure to read it), nothing written. */
+START_TEST(a_text_file_that_is_a_waiting_device_is_not_waited_on)
+{
+    if (access("/dev/ptmx", R_OK) != 0)
+        return; /* no pseudo-terminals here */
+    char *dir = harness_tmpdir("probe26");
+    char s[600], sw[600], o[600], r[700], path[700], st[600], p[600];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(r, sizeof(r), "%s/protocol.name=allreduce,seed=5", o);
+    static const char *const links[] = { "dev.json", "dev.csv", "names.txt", "st/convergence.gp" };
+    snprintf(st, sizeof(st), "%s/st", dir);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, links[i]);
+        ck_assert_int_eq(symlink("/dev/ptmx", path), 0);
+    }
+    harness_write(dir, "profile.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10, "
+                  "\"profile\": \"dev.csv\"}, \"workload\": {\"model\": {\"name\": \"none\"}}, "
+                  "\"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
+    harness_write(dir, "trace.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10}, "
+                  "\"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 400}, "
+                  "\"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}, "
+                  "\"stragglers\": [{\"kind\": \"trace\", \"file\": \"dev.csv\"}]}\n");
+    char a[700], b[700], c[700], d[700];
+    snprintf(a, sizeof(a), "%s/dev.json", dir);
+    snprintf(b, sizeof(b), "%s/profile.json", dir);
+    snprintf(c, sizeof(c), "%s/trace.json", dir);
+    snprintf(d, sizeof(d), "%s/names.txt", dir);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    const char *const *cmds[] = {
+        (const char *[]){ "validate", a, NULL },
+        (const char *[]){ "validate", b, NULL },
+        (const char *[]){ "validate", c, NULL },
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", d, NULL },
+        (const char *[]){ "plot", r, "--style", st, "-o", p, NULL },
+    };
+    const char *const wants[] = { "dev.json", "dev.csv", "dev.csv", "names.txt", "convergence.gp" };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        result res = harness_hetsim(cmds[i]);
+        ck_assert_msg(res.status == (i == 4 ? 1 : 2), "case %zu: exit %d\n%.300s", i, res.status,
+                      res.err);
+        ck_assert_msg(strstr(res.err, wants[i]) != NULL, "case %zu: %.300s", i, res.err);
+    }
+    ck_assert(!harness_exists(p));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
@@ -182,6 +236,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, an_option_given_another_option_as_its_value_is_refused);
     tcase_add_test(messages, a_golden_without_its_seeds_file_is_named_incomplete);
     tcase_add_test(messages, a_byte_order_mark_is_no_column_of_a_json_error);
+    tcase_add_test(messages, a_text_file_that_is_a_waiting_device_is_not_waited_on);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

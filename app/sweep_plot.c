@@ -506,8 +506,8 @@ static void say_left_out(const app_select *s, FILE *log)
     size_t shown = 0;
     for (size_t r = 0; log != NULL && r < s->ix.csv.nrows; r++)
         if (!app_index_has_results(&s->ix, r) && ++shown <= MAX_LEFT_OUT_SHOWN)
-            fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", s->ix.csv.path,
-                    app_index_cell(&s->ix, r, 0), app_index_cell(&s->ix, r, 1));
+            sim_err_warn(log, "%s: left out point %s (%s): no results", s->ix.csv.path,
+                         app_index_cell(&s->ix, r, 0), app_index_cell(&s->ix, r, 1));
     if (log != NULL && s->left_out > MAX_LEFT_OUT_SHOWN)
         fprintf(log, "hetsim: %s: left out %zu more points without results\n", s->ix.csv.path,
                 s->left_out - MAX_LEFT_OUT_SHOWN);

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -227,6 +228,45 @@ START_TEST(a_text_file_that_is_a_waiting_device_is_not_waited_on)
 }
 END_TEST
 
+/* The warning of a run directory of the sweep's that no row of index.csv names quoted its
+ * name raw: a directory "x\x1b[31m\xff" (a name is any bytes) sent the terminal its escape
+ * sequence and made the line no UTF-8, where every message writes a control byte as
+ * "\u001b" and a byte that is no UTF-8 as "\xff"; so did plot --by's line of a point left out
+ * for want of results, its dir as index.csv names it. Both are said escaped. */
+START_TEST(the_unlisted_run_directory_warning_escapes_its_name)
+{
+    char *dir = harness_tmpdir("probe26");
+    char s[600], sw[600], o[600], x[700], cmd[2200], p[600];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(x, sizeof(x), "%s/x\x1b[31m\xff", o);
+    ck_assert_int_eq(mkdir(x, 0777), 0);
+    snprintf(cmd, sizeof(cmd), "cp '%s/protocol.name=allreduce,seed=5/run.json' '%s/'", o, x);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    const char *const *cmds[] = {
+        (const char *[]){ "report", o, "--by", "protocol.name", NULL },
+        (const char *[]){ "plot", o, "--by", "protocol.name", "-o", p, NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        result res = harness_hetsim(cmds[i]);
+        ck_assert_msg(res.status == 0, "case %zu: exit %d\n%.300s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "left out (x\\u001b[31m\\xff;") != NULL &&
+                          strchr(res.err, '\x1b') == NULL && sim_text_utf8(res.err),
+                      "case %zu: %.300s", i, res.err);
+    }
+    /* A point left out for want of results, its dir so named in index.csv. */
+    snprintf(cmd, sizeof(cmd),
+             "sed -i '2s/.*/0,\"x\\x1b[31m\\xff\",allreduce,5,missing,,,,,,/' '%s/index.csv'", o);
+    ck_assert_int_eq(system(cmd), 0);
+    result res = harness_hetsim(cmds[1]);
+    ck_assert_msg(res.status == 0, "left out: exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "left out point 0 (x\\u001b[31m\\xff)") != NULL &&
+                      strchr(res.err, '\x1b') == NULL && sim_text_utf8(res.err),
+                  "left out: %.300s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
@@ -237,6 +277,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_golden_without_its_seeds_file_is_named_incomplete);
     tcase_add_test(messages, a_byte_order_mark_is_no_column_of_a_json_error);
     tcase_add_test(messages, a_text_file_that_is_a_waiting_device_is_not_waited_on);
+    tcase_add_test(messages, the_unlisted_run_directory_warning_escapes_its_name);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

@@ -267,6 +267,31 @@ START_TEST(the_unlisted_run_directory_warning_escapes_its_name)
 }
 END_TEST
 
+/* A failing point's lines named its directory raw: a sweep into "s\x1b[31m" whose point's
+ * directory had become a file said "hetsim: point 3 (s<ESC>[31m/...): ..." on the terminal
+ * (a check's failing seed said "seed 10 (c\u001b[31m/seed-10)"). Written escaped. */
+START_TEST(a_failing_point_names_its_directory_escaped)
+{
+    char *dir = harness_tmpdir("probe26");
+    char sw[600], o[600], at[1400];
+    harness_sweep_file(dir, harness_quick_json, harness_protocols_sweep, sw, sizeof(sw));
+    snprintf(o, sizeof(o), "%s/s\x1b[31m", dir);
+    const char *cmd[] = { "sweep", sw, "-o", o, "--quiet", NULL };
+    result res = harness_hetsim(cmd);
+    ck_assert_msg(res.status == 0, "exit %d\n%.300s", res.status, res.err);
+    snprintf(at, sizeof(at),
+             "rm -r '%s/protocol.name=dpsgd,seed=6' && touch '%s/protocol.name=dpsgd,seed=6'", o,
+             o);
+    ck_assert_int_eq(system(at), 0);
+    res = harness_hetsim(cmd);
+    ck_assert_msg(res.status == 1, "exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "s\\u001b[31m/protocol.name=dpsgd,seed=6): ") != NULL &&
+                      strchr(res.err, '\x1b') == NULL,
+                  "%.400s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe26");
@@ -278,6 +303,7 @@ Suite *test_suite(void)
     tcase_add_test(messages, a_byte_order_mark_is_no_column_of_a_json_error);
     tcase_add_test(messages, a_text_file_that_is_a_waiting_device_is_not_waited_on);
     tcase_add_test(messages, the_unlisted_run_directory_warning_escapes_its_name);
+    tcase_add_test(messages, a_failing_point_names_its_directory_escaped);
     tcase_set_timeout(messages, 120);
     suite_add_tcase(s, messages);
     return s;

@@ -180,6 +180,24 @@ static bool seed_line(char *line, size_t read, size_t k)
     return true;
 }
 
+/* A golden's seeds file that fopen could not open (errno as it left it): a golden that lost
+ * it beside its golden.json is an incomplete one, which --update does not replace ("no golden
+ * here (write one with --update)" led to that refusal); else no golden is here. */
+static int no_seeds(const gold *g, const char *seeds, sim_err *err)
+{
+    int e = errno;
+    char json[PATH_TEXT + 16];
+    struct stat st;
+    snprintf(json, sizeof(json), "%s/golden.json", g->path);
+    if (e == ENOENT && lstat(json, &st) == 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: missing: an incomplete golden (remove %s and write it again with "
+                           "--update)",
+                           seeds, g->path);
+    return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden here (write one with --update)",
+                       g->path);
+}
+
 /* The seeds file: one seed a line as --update writes it (decimal digits, no sign, space or
  * leading zero), no duplicates, at least GOLDEN_MIN seeds. A byte-order mark, CRLF line ends
  * and a last line without its newline are read as an editor leaves them. */
@@ -191,8 +209,7 @@ static int read_seeds(gold *g, sim_err *err)
     snprintf(path, sizeof(path), "%s/seeds", g->path);
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: no golden here (write one with --update)",
-                           g->path);
+        return no_seeds(g, path, err);
     int rc = SIM_OK;
     while (rc == SIM_OK && (read = getline(&line, &cap, f)) != -1) {
         char *end = NULL;

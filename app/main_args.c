@@ -90,6 +90,21 @@ static const char *const path_options[] = {
     "-o", "--golden", "--junit", "--names", "--style", NULL
 };
 
+/* Every option of hetsim's commands, each between spaces. */
+static const char all_options[] =
+    " -o --set --threads --quiet -q -j --index --list --mpi --golden --update --seeds --exact"
+    " --allow-scenario-change --junit --format --style --by --x --band --size --title --where"
+    " --best-over --tune-seeds --target --ttt --label --names --baseline --grid --help --version ";
+
+/* Whether `s` is an option of hetsim's: as an option's value, a value forgotten (`run s.json
+ * -o --quiet` ran into a directory "--quiet", exit 0). */
+static bool an_option(const char *s)
+{
+    char word[40];
+    return s[0] == '-' && strlen(s) < sizeof(word) - 2 && strchr(s, ' ') == NULL &&
+           snprintf(word, sizeof(word), " %s ", s) > 0 && strstr(all_options, word) != NULL;
+}
+
 int cli_once(int argc, char **argv, const char *const *single, const char *const *repeatable)
 {
     for (int i = 0; i < argc; i++) {
@@ -103,6 +118,9 @@ int cli_once(int argc, char **argv, const char *const *single, const char *const
                                       : cli_usage("%s: an empty name", argv[i]);
         if (!once && !listed(argv[i], repeatable))
             continue;
+        /* A title is any text, "-o" too (tests/test_cli.c). */
+        if (i + 1 < argc && strcmp(argv[i], "--title") != 0 && an_option(argv[i + 1]))
+            return cli_usage("%s needs a value, got the option %s", argv[i], argv[i + 1]);
         /* An earlier occurrence as an option, not as another option's value. */
         for (int j = 0; once && j < i; j++) {
             if (strcmp(argv[j], argv[i]) == 0)

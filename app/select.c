@@ -561,13 +561,13 @@ int app_select_read(app_select *s, const char *sweep_dir, const app_select_optio
     work w = { .o = o, .sweep_dir = sweep_dir };
     s->rule = o->rule;
     int rc = app_index_read(sweep_dir, &s->ix, err);
-    if (rc == SIM_OK && s->ix.unlisted > 0 && log != NULL)
-        fprintf(log,
-                "hetsim: warning: %s: %zu run director%s of the sweep's no row names, left out "
-                "(%s%s; from an earlier grid, or a row removed by hand? the same `hetsim sweep` "
-                "run again writes its rows again)\n",
-                s->ix.csv.path, s->ix.unlisted, s->ix.unlisted == 1 ? "y" : "ies",
-                s->ix.unlisted_first, s->ix.unlisted > 1 ? ", ..." : "");
+    if (rc == SIM_OK && s->ix.unlisted > 0) /* a name is any bytes: said escaped */
+        sim_err_warn(log,
+                     "warning: %s: %zu run director%s of the sweep's no row names, left out "
+                     "(%s%s; from an earlier grid, or a row removed by hand? the same `hetsim "
+                     "sweep` run again writes its rows again)",
+                     s->ix.csv.path, s->ix.unlisted, s->ix.unlisted == 1 ? "y" : "ies",
+                     s->ix.unlisted_first, s->ix.unlisted > 1 ? ", ..." : "");
     if (rc == SIM_OK)
         rc = read_options(s, &w, err);
     size_t n = s->ix.csv.nrows + 1;

@@ -483,11 +483,13 @@ static int draw_breakdown(const plot *p, sim_err *err)
 
 static int check_paths(const app_sweep_plot_options *o, sim_err *err)
 {
-    char keypath[PATH_TEXT];
-    snprintf(keypath, sizeof(keypath), "%s/%s", o->out_dir, o->sel.by);
     int rc = sim_plot_path_ok("sweep directory", o->sweep_dir, err);
+    /* Each whole: "OUT/KEY" cut at 2,047 bytes let a space further in -o pass, and named the
+     * key for a space of -o's. */
     if (rc == SIM_OK)
-        rc = sim_plot_path_ok("key", keypath, err);
+        rc = sim_plot_path_ok("output directory", o->out_dir, err);
+    if (rc == SIM_OK)
+        rc = sim_plot_path_ok("key", o->sel.by, err);
     /* The figures are named after the key: "a/../../g/seed-5/metrics", a column of a damaged
      * index.csv, put breakdown-by-KEY.csv over a golden's metrics.csv. */
     if (rc == SIM_OK && strchr(o->sel.by, '/') != NULL)
@@ -504,8 +506,8 @@ static void say_left_out(const app_select *s, FILE *log)
     size_t shown = 0;
     for (size_t r = 0; log != NULL && r < s->ix.csv.nrows; r++)
         if (!app_index_has_results(&s->ix, r) && ++shown <= MAX_LEFT_OUT_SHOWN)
-            fprintf(log, "hetsim: %s: left out point %s (%s): no results\n", s->ix.csv.path,
-                    app_index_cell(&s->ix, r, 0), app_index_cell(&s->ix, r, 1));
+            sim_err_warn(log, "%s: left out point %s (%s): no results", s->ix.csv.path,
+                         app_index_cell(&s->ix, r, 0), app_index_cell(&s->ix, r, 1));
     if (log != NULL && s->left_out > MAX_LEFT_OUT_SHOWN)
         fprintf(log, "hetsim: %s: left out %zu more points without results\n", s->ix.csv.path,
                 s->left_out - MAX_LEFT_OUT_SHOWN);

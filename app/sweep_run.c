@@ -204,9 +204,11 @@ long app_sweep_spawn(const app_sweep *sw, size_t k, app_sweep_child *child, sim_
 int app_sweep_reap(const app_sweep *sw, app_sweep_child *child, int status, bool fresh, FILE *log)
 {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    char dir[PATH_TEXT], who[PATH_TEXT + 64], *line = NULL;
+    char dir[PATH_TEXT], *line = NULL;
     sw_join(dir, sizeof(dir), sw->dir, sw->points[child->k].name);
-    snprintf(who, sizeof(who), "hetsim: point %zu (%s): ", child->k, dir);
+    sim_err named; /* the directory's control bytes escaped, as every message writes them */
+    sim_err_set(&named, SIM_OK, NULL, "hetsim: point %zu (%s): ", child->k, dir);
+    const char *who = named.msg;
     size_t cap = 0, said = 0;
     if (child->log != NULL && fseek(child->log, 0, SEEK_SET) == 0) {
         for (ssize_t n; (n = getline(&line, &cap, child->log)) > 0; said++) {

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/file.h"
+
 struct sim_file {
     FILE *f;
     char *tmp;   /* dir/name.tmp */
@@ -224,7 +226,7 @@ char *sim_output_read_own(const char *path, size_t *len)
 
 char *sim_output_read(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = sim_file_open_text(path);
     if (f == NULL)
         return NULL;
     size_t cap = 4096, n = 0;

@@ -117,6 +117,8 @@ static int read_script(const char *path, char **text, sim_err *err)
     *text = sim_output_read(path, &len);
     if (*text == NULL && errno == ENOENT)
         return SIM_OK;
+    if (*text == NULL && errno == ENAMETOOLONG) /* a place the user chose (it was exit 1) */
+        return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: %s", path, strerror(errno));
     if (*text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));

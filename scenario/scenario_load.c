@@ -593,7 +593,7 @@ char *sim_scenario_read(const char *file, size_t *len, sim_err *err)
     sim_err_clear(err);
     char *text = NULL;
     *len = 0;
-    FILE *f = fopen(file, "rb");
+    FILE *f = sim_file_open_text(file);
     if (f == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
         sim_err_file(err, file);

@@ -22,6 +22,7 @@
 #include "scenario/scenario_read.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 #include "sim/rng.h"
 #include "sim/text.h"
 
@@ -357,7 +358,7 @@ static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     memcpy(file, scenario, dir);
     memcpy(file + dir, name, len + 1);
-    FILE *f = fopen(file, "r");
+    FILE *f = sim_file_open_text(file);
     if (f == NULL) {
         rc = trace_fail(err, SIM_EIO, file, path, "cannot open: %s", strerror(errno));
     } else {

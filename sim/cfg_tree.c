@@ -505,7 +505,8 @@ static int syntax_error(const sim_cfg *root, const char *text, size_t len, size_
     size_t line = 1, col = 1;
     if (pos > len)
         pos = len;
-    for (size_t i = 0; i < pos; i++) {
+    /* A byte-order mark is no column an editor shows (it made line 1's three further). */
+    for (size_t i = sim_text_bom(text, len); i < pos; i++) {
         if (text[i] == '\n') {
             line++;
             col = 1;

@@ -79,6 +79,21 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     return code;
 }
 
+void sim_err_warn(FILE *log, const char *fmt, ...)
+{
+    if (log == NULL)
+        return;
+    char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    sim_text_utf8_trim(raw);
+    escape_bytes(text, sizeof(text), raw);
+    sim_text_utf8_trim(text);
+    fprintf(log, "hetsim: %s\n", text);
+}
+
 void sim_err_path(sim_err *err, const char *path)
 {
     if (err != NULL)

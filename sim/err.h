@@ -8,6 +8,8 @@
 #ifndef SIM_ERR_H
 #define SIM_ERR_H
 
+#include <stdio.h>
+
 #define SIM_ERRORS(X)                    \
     X(OK, 0, "success")                  \
     X(ENOMEM, -1, "out of memory")       \
@@ -62,6 +64,11 @@ int sim_err_file(sim_err *err, const char *file);
 /* Formats `err` as "file: path: message" (parts that are empty are left out) into `buf`;
  * SIM_ERR_TEXT_MAX bytes hold the whole of it. */
 void sim_err_format(const sim_err *err, char *buf, unsigned long size);
+
+/* Writes "hetsim: " and the printf-style text to `log` (if not NULL) as a line, its control
+ * bytes and bytes that are no UTF-8 escaped as sim_err_set escapes a message's: for warnings
+ * that quote names (a directory is any bytes). */
+void sim_err_warn(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The fixed description of a code, or "unknown error". */
 const char *sim_strerror(int code);

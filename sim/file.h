@@ -2,12 +2,17 @@
  *
  * A reader or a writer that refuses a file for its type (a FIFO it would wait on, a device
  * that never ends, a directory, a socket) says which type it met, through sim_file_kind:
- * one list of names, so that no message names a socket "a FIFO or a directory". Header only.
+ * one list of names, so that no message names a socket "a FIFO or a directory". A text file
+ * read whole is opened through sim_file_open_text, which never waits on a device. Header only.
  */
 #ifndef SIM_FILE_H
 #define SIM_FILE_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The type of a file of mode `mode` (stat's st_mode; lstat's for a link), with its article:
  * "a regular file", "a directory", "a FIFO", "a socket", "a character device", "a block
@@ -22,6 +27,25 @@ static inline const char *sim_file_kind(mode_t mode)
            : S_ISBLK(mode)  ? "a block device"
            : S_ISLNK(mode)  ? "a symbolic link"
                             : "a special file";
+}
+
+/* fopen(path, "rb"), but a character or block device is read without blocking: one that
+ * waits for input (a pseudo-terminal's master, /dev/ptmx, or a terminal) was waited on
+ * forever; its read now fails with EAGAIN, named by the caller. /dev/zero and /dev/null read
+ * as before, and so does a FIFO (a profiler's is read to its end). */
+static inline FILE *sim_file_open_text(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)))
+        return fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (f == NULL && fd >= 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
 }
 
 #endif

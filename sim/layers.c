@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/file.h"
 #include "sim/fnv.h"
 #include "sim/text.h"
 int sim_layers_init(sim_layers *l, size_t n, sim_err *err)
@@ -391,7 +392,7 @@ static int read_rows(profile_reader *r, sim_err *err)
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
 {
     profile_reader r = { .file = file, .path = path, .fnv = SIM_FNV_FILE_OFFSET };
-    r.fp = fopen(file, "r");
+    r.fp = sim_file_open_text(file);
     if (r.fp == NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));
     int rc = read_rows(&r, err);

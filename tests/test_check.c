@@ -270,7 +270,7 @@ START_TEST(check_rejects_missing_and_extra_files_and_seeds)
           "%s/golden/golden.json",
           "golden.json: seed 3 is 14" },
         { "rm %s/golden/golden.json", "golden/golden.json: missing" },
-        { "rm %s/golden/seeds", "no golden here" },
+        { "rm %s/golden/seeds", "golden/seeds: missing: an incomplete golden" },
         { "printf '11\\n12\\n' >%s/golden/seeds", "at least 3" },
         { "printf '11\\n11\\n12\\n' >%s/golden/seeds", "listed twice" },
         { "sed -i 's/\"format\": 2/\"format\": 1/' %s/golden/golden.json", "format 2 expected" },

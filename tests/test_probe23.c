@@ -134,7 +134,7 @@ START_TEST(a_run_into_a_place_gnuplot_cannot_take_is_refused_before_it_runs)
                                   "/o@q\" contains '@', which cannot be passed to gnuplot",
                                   "point 0 (protocol.name=allreduce,seed=5) draws figures "
                                   "(output.plots): sweep directory" };
-    char before[128], after[128];
+    char before[16384], after[16384]; /* the whole listing: 128 bytes held its first lines */
     for (size_t c = 0; c < 3; c++) {
         harness_tree_digest(dir, before, sizeof(before));
         result res = harness_hetsim(cmds[c]);

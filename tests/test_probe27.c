@@ -1,0 +1,62 @@
+/* Issue 38, thirteenth probe, classes 1-6 and the admission deadlock (probe38x). A plot
+ * --style copy whose terminal is not the figure's format (`set terminal svg` in a copy drawing
+ * a PNG) was refused as "gnuplot cut it short at N bytes, no PNG signature at the start (a
+ * full disk or a file-size limit)", exit 1, naming no copy: a cause that was not it. A figure
+ * of another format is bad input naming the copy, exit 2. Every case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A copy of convergence.gp that sets a terminal of another format (svg, dumb) before
+ * `set output out`, plot RUN drawing PNG: the figure is no PNG from its first byte, named as
+ * such with the copy, exit 2, no figure left. */
+START_TEST(a_style_copy_drawing_another_format_is_named)
+{
+    char *dir = harness_tmpdir("probe27");
+    char s[600], r[600], st[600], gp[700], p[600];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    const char *const copies[] = { "set terminal svg\nset output out\nplot sin(x)\n",
+                                   "set terminal dumb\nset output out\nplot 3 * x\n" };
+    for (int c = 0; c < 2; c++) {
+        snprintf(st, sizeof(st), "%s/st%d", dir, c);
+        snprintf(p, sizeof(p), "%s/p%d", dir, c);
+        ck_assert_int_eq(mkdir(st, 0777), 0);
+        ck_assert_int_eq(harness_save(st, "convergence.gp", copies[c]), 0);
+        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        char want[1600];
+        snprintf(want, sizeof(want),
+                 "gnuplot wrote no PNG figure to %s/convergence.png.tmp (no PNG signature at "
+                 "the start",
+                 p);
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %d: %s", c, res.err);
+        snprintf(want, sizeof(want), "(the --style copy %s)", gp);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %d: %s", c, res.err);
+        ck_assert_msg(strstr(res.err, "full disk") == NULL, "case %d: %s", c, res.err);
+        char png[700];
+        snprintf(png, sizeof(png), "%s/convergence.png", p);
+        ck_assert_msg(!harness_exists(png), "case %d: %s drawn", c, png);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe27");
+    TCase *style = tcase_create("style");
+    tcase_add_test(style, a_style_copy_drawing_another_format_is_named);
+    tcase_set_timeout(style, 120);
+    suite_add_tcase(s, style);
+    return s;
+}

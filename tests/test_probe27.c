@@ -4,7 +4,9 @@
  * full disk or a file-size limit)", exit 1, naming no copy: a cause that was not it. A figure
  * of another format is bad input naming the copy, exit 2. A golden's path holding U+FFFE or
  * U+FFFF (UTF-8, but no XML character) was written raw into a check's JUnit report, which was
- * then no XML. Every case failed before its fix.
+ * then no XML. A swept straggler rule selecting its workers by "count" made report and plot
+ * --by refuse the sweep just written (its run.json holds the drawn workers and "count": null).
+ * Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,47 @@ START_TEST(a_junit_report_of_a_golden_path_holding_no_xml_character_is_xml)
 }
 END_TEST
 
+/* A swept straggler rule that selects its workers by "count": the run draws them, and its
+ * run.json holds the rule with "count": null and the drawn "workers" (docs/scenario.md).
+ * report and plot --by read the sweep just written (they said "stragglers differ from the
+ * run's", exit 2); an index whose count is not the number of workers drawn is still refused. */
+START_TEST(a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it)
+{
+    char *dir = harness_tmpdir("probe27");
+    char sw[600], o[600], dest[700], index[700];
+    harness_sweep_in(dir, harness_quick_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"stragglers\": [[],"
+                     " [{\"kind\": \"random\", \"probability\": 0.273, \"slowdown\": 3.1,"
+                     " \"count\": 2}],"
+                     " [{\"kind\": \"fixed\", \"count\": 1, \"slowdown\": 1.7},"
+                     " {\"kind\": \"failure\", \"count\": 1, \"at_s\": 0.113}]]}}",
+                     sw, o, sizeof(sw));
+    snprintf(dest, sizeof(dest), "%s/p", dir);
+    result rep = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "stragglers", "--format", "csv", NULL });
+    ck_assert_msg(rep.status == 0, "report: exit %d\n%s", rep.status, rep.err);
+    result plot =
+        harness_hetsim((const char *[]){ "plot", o, "--by", "stragglers", "-o", dest, NULL });
+    ck_assert_msg(plot.status == 0, "plot --by: exit %d\n%s", plot.status, plot.err);
+    snprintf(index, sizeof(index), "%s/index.csv", o);
+    size_t n = 0;
+    char *text = harness_read(index, &n);
+    char *at = strstr(text, "\"\"count\"\":2}");
+    ck_assert_ptr_nonnull(at);
+    at[11] = '3'; /* two workers drawn, the index says three */
+    FILE *f = fopen(index, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    result bad = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "stragglers", "--format", "csv", NULL });
+    ck_assert_msg(bad.status == 2, "edited: exit %d\n%s", bad.status, bad.err);
+    ck_assert_msg(strstr(bad.err, "stragglers differ from the run's") != NULL, "%s", bad.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe27");
@@ -95,5 +138,9 @@ Suite *test_suite(void)
     tcase_add_test(junit, a_junit_report_of_a_golden_path_holding_no_xml_character_is_xml);
     tcase_set_timeout(junit, 120);
     suite_add_tcase(s, junit);
+    TCase *read_back = tcase_create("read_back");
+    tcase_add_test(read_back, a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it);
+    tcase_set_timeout(read_back, 120);
+    suite_add_tcase(s, read_back);
     return s;
 }

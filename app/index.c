@@ -320,13 +320,18 @@ static sim_cfg *node_at(sim_cfg *b, const char *path)
     return b;
 }
 
-/* True when `key` of the object at `path` is a straggler rule's "count" of `value` workers
- * that the run drew: its run.json holds "count": null and that many "workers"
- * (docs/scenario.md: "the resolved list appears in run.json"), which setting the count
- * would change. */
-static bool count_drawn(sim_cfg *b, const char *path, const char *key, const char *value)
+/* True when `path` is a straggler rule's "count" of `value` workers that the run drew: its
+ * run.json holds the rule with "count": null and that many "workers" (docs/scenario.md: "the
+ * resolved list appears in run.json"), which setting the count would change. */
+static bool count_drawn(sim_cfg *b, const char *path, const char *value)
 {
-    sim_cfg *rule = strcmp(key, "count") == 0 ? node_at(b, path) : NULL;
+    const char *dot = strrchr(path, '.');
+    char at[1024];
+    sim_cfg *rule =
+        dot != NULL && strcmp(dot, ".count") == 0 &&
+                snprintf(at, sizeof(at), "%.*s", (int)(dot - path), path) < (int)sizeof(at)
+            ? node_at(b, at)
+            : NULL;
     size_t n = 0;
     char *end = NULL;
     double k = strtod(value, &end);
@@ -343,6 +348,8 @@ static bool count_drawn(sim_cfg *b, const char *path, const char *key, const cha
 static bool set_value(sim_cfg *b, const char *path, const char *value, int depth)
 {
     char set[4096];
+    if (count_drawn(b, path, value))
+        return true;
     int items = value[0] == '[' && depth < 16 ? set_items(b, path, value, depth) : -1;
     if (items >= 0)
         return items == 1;
@@ -356,9 +363,8 @@ static bool set_value(sim_cfg *b, const char *path, const char *value, int depth
         const char *key = sim_cfg_key(v, i);
         char *sub = NULL, at[1024];
         ok = sim_cfg_json(v, key, &sub, NULL) == SIM_OK && sub != NULL &&
-             (count_drawn(b, path, key, sub) ||
-              (snprintf(at, sizeof(at), "%s.%s", path, key) < (int)sizeof(at) &&
-               set_value(b, at, sub, depth + 1)));
+             snprintf(at, sizeof(at), "%s.%s", path, key) < (int)sizeof(at) &&
+             set_value(b, at, sub, depth + 1);
         free(sub);
     }
     sim_cfg_destroy(v);

@@ -127,6 +127,46 @@ START_TEST(a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it)
 }
 END_TEST
 
+static const char count_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+    " \"stragglers\": [{\"kind\": \"fixed\", \"count\": 1, \"slowdown\": 2.3}],\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"every_s\": 0.05}}\n";
+
+/* The same count swept by its own grid path, "stragglers[0].count": report reads the sweep
+ * just written (it said "stragglers differ from the run's", exit 2); an index whose count
+ * cell is not the number of workers drawn is still refused. */
+START_TEST(a_swept_worker_count_path_is_read_back_as_the_run_drew_it)
+{
+    char *dir = harness_tmpdir("probe27");
+    char sw[600], o[600], index[700];
+    harness_sweep_in(dir, count_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"stragglers[0].count\": [1, 2]}}", sw, o,
+                     sizeof(sw));
+    const char *const by = "stragglers[0].count";
+    result rep =
+        harness_hetsim((const char *[]){ "report", o, "--by", by, "--format", "csv", NULL });
+    ck_assert_msg(rep.status == 0, "report: exit %d\n%s", rep.status, rep.err);
+    snprintf(index, sizeof(index), "%s/index.csv", o);
+    size_t n = 0;
+    char *text = harness_read(index, &n);
+    char *at = strstr(text, "seed=5\",2,5,");
+    ck_assert_ptr_nonnull(at);
+    at[8] = '3'; /* two workers drawn, the index says three */
+    FILE *f = fopen(index, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    result bad =
+        harness_hetsim((const char *[]){ "report", o, "--by", by, "--format", "csv", NULL });
+    ck_assert_msg(bad.status == 2, "edited: exit %d\n%s", bad.status, bad.err);
+    ck_assert_msg(strstr(bad.err, "stragglers differ from the run's") != NULL, "%s", bad.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe27");
@@ -140,6 +180,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, junit);
     TCase *read_back = tcase_create("read_back");
     tcase_add_test(read_back, a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it);
+    tcase_add_test(read_back, a_swept_worker_count_path_is_read_back_as_the_run_drew_it);
     tcase_set_timeout(read_back, 120);
     suite_add_tcase(s, read_back);
     return s;

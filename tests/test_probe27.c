@@ -6,7 +6,8 @@
  * U+FFFF (UTF-8, but no XML character) was written raw into a check's JUnit report, which was
  * then no XML. A swept straggler rule selecting its workers by "count" made report and plot
  * --by refuse the sweep just written (its run.json holds the drawn workers and "count": null).
- * Every case failed before its fix.
+ * A sweep over a grid path of an array's item (stragglers[0].slowdown) could not be drawn by
+ * plot --by ('[' refused in its figures' names). Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,28 @@ START_TEST(a_swept_worker_count_path_is_read_back_as_the_run_drew_it)
 }
 END_TEST
 
+/* plot --by a grid path of an array's item ("stragglers[0].slowdown", a documented grid path):
+ * the figures are named after the key with '[' and ']' written '_', as the sweep names its
+ * points' directories (plot --by refused the key, "contains '[', which cannot be passed to
+ * gnuplot", exit 2: such a sweep could not be drawn). */
+START_TEST(plot_by_a_grid_path_of_an_array_item_draws_it)
+{
+    char *dir = harness_tmpdir("probe27");
+    char sw[600], o[600], dest[700], fig[800], csv[800];
+    harness_sweep_in(dir, count_json,
+                     "{\"base\": \"s.json\", \"grid\": {\"stragglers[0].slowdown\": [1.7, 2.9]}}",
+                     sw, o, sizeof(sw));
+    snprintf(dest, sizeof(dest), "%s/p", dir);
+    result plot = harness_hetsim(
+        (const char *[]){ "plot", o, "--by", "stragglers[0].slowdown", "-o", dest, NULL });
+    ck_assert_msg(plot.status == 0, "plot --by: exit %d\n%s", plot.status, plot.err);
+    snprintf(fig, sizeof(fig), "%s/breakdown-by-stragglers_0_.slowdown.png", dest);
+    snprintf(csv, sizeof(csv), "%s/breakdown-by-stragglers_0_.slowdown.csv", dest);
+    ck_assert_msg(harness_exists(fig) && harness_exists(csv), "%s: no figure\n%s", fig, plot.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe27");
@@ -181,6 +204,7 @@ Suite *test_suite(void)
     TCase *read_back = tcase_create("read_back");
     tcase_add_test(read_back, a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it);
     tcase_add_test(read_back, a_swept_worker_count_path_is_read_back_as_the_run_drew_it);
+    tcase_add_test(read_back, plot_by_a_grid_path_of_an_array_item_draws_it);
     tcase_set_timeout(read_back, 120);
     suite_add_tcase(s, read_back);
     return s;

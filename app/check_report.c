@@ -147,8 +147,8 @@ static void xml_text(FILE *f, const char *s)
 }
 
 /* Writes `text` to `path` as sim_rundir_check_file said: replaced whole (a temporary beside
- * it renamed over it), or written through (a FIFO or a character device, never replaced; a
- * FIFO no process reads is an error, not a wait). */
+ * it renamed over it, its folder made if it is not there yet), or written through (a FIFO or a
+ * character device, never replaced; a FIFO no process reads is an error, not a wait). */
 static int put_file(const char *path, sim_rundir_write how, const char *text, sim_err *err)
 {
     if (how == SIM_RUNDIR_REPLACE) { /* the folder whole: cut to PATH_TEXT, it was another */
@@ -157,7 +157,9 @@ static int put_file(const char *path, sim_rundir_write how, const char *text, si
                     : slash == path ? strdup("/")
                                     : strndup(path, (size_t)(slash - path));
         int rc = dir == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
-                             : sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
+                             : sim_output_mkdirs(dir, err); /* made as -o's (it was lost) */
+        if (rc == SIM_OK)
+            rc = sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
         free(dir);
         return rc;
     }

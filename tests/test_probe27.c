@@ -6,6 +6,7 @@
  * U+FFFF (UTF-8, but no XML character) was written raw into a check's JUnit report, which was
  * then no XML. A swept straggler rule selecting its workers by "count" made report and plot
  * --by refuse the sweep just written (its run.json holds the drawn workers and "count": null).
+ * A --junit report into a folder not made yet was lost after the whole check, exit 1.
  * A sweep over a grid path of an array's item (stragglers[0].slowdown) could not be drawn by
  * plot --by ('[' refused in its figures' names). Every case failed before its fix.
  */
@@ -83,6 +84,37 @@ START_TEST(a_junit_report_of_a_golden_path_holding_no_xml_character_is_xml)
         free(xml);
         ck_assert_int_eq(rename(moved, g), 0);
     }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* --junit into a folder not made yet, named directly or by a link to a place not made yet:
+ * the folder is made as -o's are, the report written, exit 0, the link left as it was (the
+ * check ran every seed, then said "(no JUnit report: cannot write new/deep/j.xml.tmp: No
+ * such file or directory)", exit 1: a regression to CI). */
+START_TEST(a_junit_report_into_a_folder_not_made_yet_is_written)
+{
+    char *dir = harness_tmpdir("probe27");
+    char s[600], g[600], j[700], o[700], link[700], target[700], got[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(link, sizeof(link), "%s/jl.xml", dir);
+    ck_assert_int_eq(symlink("away/j.xml", link), 0);
+    snprintf(target, sizeof(target), "%s/away/j.xml", dir);
+    for (int c = 0; c < 2; c++) {
+        snprintf(j, sizeof(j), "%s/new%d/deep/j.xml", dir, c);
+        snprintf(o, sizeof(o), "%s/o%d", dir, c);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--junit",
+                                                      c == 0 ? j : link, "-o", o, NULL });
+        ck_assert_msg(res.status == 0, "case %d: exit %d\n%s", c, res.status, res.err);
+        size_t n = 0;
+        char *xml = harness_read(c == 0 ? j : target, &n);
+        ck_assert_msg(xml != NULL && strncmp(xml, "<?xml", 5) == 0, "case %d: no report", c);
+        free(xml);
+    }
+    ssize_t len = readlink(link, got, sizeof(got) - 1);
+    ck_assert_int_eq(len, 10);
+    got[len] = '\0';
+    ck_assert_str_eq(got, "away/j.xml");
     harness_cleanup(dir);
 }
 END_TEST
@@ -199,6 +231,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, style);
     TCase *junit = tcase_create("junit");
     tcase_add_test(junit, a_junit_report_of_a_golden_path_holding_no_xml_character_is_xml);
+    tcase_add_test(junit, a_junit_report_into_a_folder_not_made_yet_is_written);
     tcase_set_timeout(junit, 120);
     suite_add_tcase(s, junit);
     TCase *read_back = tcase_create("read_back");

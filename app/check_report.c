@@ -115,15 +115,19 @@ int ck_figure(const char *dir, const gold *g, const app_curve *runs, size_t m, c
     return rc;
 }
 
-/* s as XML attribute text: markup escaped, a control byte a space, and a byte that opens no
- * UTF-8 character written `\xff`, as messages write it (sim/err.h): a golden whose path held
- * one made the report no XML (the file says UTF-8), which CI tools refuse. */
+/* s as XML attribute text: markup escaped, a control byte a space, a byte that opens no
+ * UTF-8 character written `\xff`, as messages write it (sim/err.h), and U+FFFE, U+FFFF
+ * (UTF-8, but no XML character) `\uFFFE`, `\uFFFF`: a golden whose path held one made the
+ * report no XML (the file says UTF-8), which CI tools refuse. */
 static void xml_text(FILE *f, const char *s)
 {
     for (size_t n; *s != '\0'; s += n) {
         n = sim_text_utf8_len(s);
+        const unsigned char *u = (const unsigned char *)s;
         if (n == 0)
-            fprintf(f, "\\x%02x", (unsigned char)*s);
+            fprintf(f, "\\x%02x", u[0]);
+        else if (n == 3 && u[0] == 0xef && u[1] == 0xbf && (u[2] == 0xbe || u[2] == 0xbf))
+            fputs(u[2] == 0xbe ? "\\uFFFE" : "\\uFFFF", f);
         else if (n > 1)
             fwrite(s, 1, n, f);
         else if (*s == '&')
@@ -143,8 +147,8 @@ static void xml_text(FILE *f, const char *s)
 }
 
 /* Writes `text` to `path` as sim_rundir_check_file said: replaced whole (a temporary beside
- * it renamed over it), or written through (a FIFO or a character device, never replaced; a
- * FIFO no process reads is an error, not a wait). */
+ * it renamed over it, its folder made if it is not there yet), or written through (a FIFO or a
+ * character device, never replaced; a FIFO no process reads is an error, not a wait). */
 static int put_file(const char *path, sim_rundir_write how, const char *text, sim_err *err)
 {
     if (how == SIM_RUNDIR_REPLACE) { /* the folder whole: cut to PATH_TEXT, it was another */
@@ -153,7 +157,9 @@ static int put_file(const char *path, sim_rundir_write how, const char *text, si
                     : slash == path ? strdup("/")
                                     : strndup(path, (size_t)(slash - path));
         int rc = dir == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory")
-                             : sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
+                             : sim_output_mkdirs(dir, err); /* made as -o's (it was lost) */
+        if (rc == SIM_OK)
+            rc = sim_output_write(dir, slash != NULL ? slash + 1 : path, text, err);
         free(dir);
         return rc;
     }

@@ -298,13 +298,58 @@ static int set_items(sim_cfg *b, const char *path, const char *value, int depth)
     return rc;
 }
 
+/* The node at the dotted path `path` of `b`, whose parts are keys or key[i], or NULL. */
+static sim_cfg *node_at(sim_cfg *b, const char *path)
+{
+    char part[256];
+    while (b != NULL && *path != '\0') {
+        size_t len = strcspn(path, "."), i = 0;
+        if (len >= sizeof(part))
+            return NULL;
+        snprintf(part, sizeof(part), "%.*s", (int)len, path);
+        char *open = strchr(part, '[');
+        if (open != NULL) {
+            *open = '\0';
+            i = strtoul(open + 1, NULL, 10);
+        }
+        if ((open != NULL ? sim_cfg_at(b, part, i, &b, NULL) : sim_cfg_child(b, part, &b, NULL)) !=
+            SIM_OK)
+            return NULL;
+        path += len + (path[len] == '.');
+    }
+    return b;
+}
+
+/* True when `path` is a straggler rule's "count" of `value` workers that the run drew: its
+ * run.json holds the rule with "count": null and that many "workers" (docs/scenario.md: "the
+ * resolved list appears in run.json"), which setting the count would change. */
+static bool count_drawn(sim_cfg *b, const char *path, const char *value)
+{
+    const char *dot = strrchr(path, '.');
+    char at[1024];
+    sim_cfg *rule =
+        dot != NULL && strcmp(dot, ".count") == 0 &&
+                snprintf(at, sizeof(at), "%.*s", (int)(dot - path), path) < (int)sizeof(at)
+            ? node_at(b, at)
+            : NULL;
+    size_t n = 0;
+    char *end = NULL;
+    double k = strtod(value, &end);
+    return rule != NULL && sim_cfg_has(rule, "count") && sim_cfg_is_null(rule, "count") &&
+           sim_cfg_has(rule, "workers") && sim_cfg_array_len(rule, "workers", &n, NULL) == SIM_OK &&
+           end != value && *end == '\0' && k == (double)n;
+}
+
 /* Sets `value` (an index cell: JSON text, or a bare string) at `path` of `b`: an object key
  * by key, so that the defaults the run resolved into it stay (a swept "protocol":
  * {"name": "allreduce"} is resolved with the ring's bucket sizes), and an array of the run's
- * length item by item (set_items). False when it cannot be. */
+ * length item by item (set_items), a rule's count of workers the run drew left as drawn
+ * (count_drawn). False when it cannot be. */
 static bool set_value(sim_cfg *b, const char *path, const char *value, int depth)
 {
     char set[4096];
+    if (count_drawn(b, path, value))
+        return true;
     int items = value[0] == '[' && depth < 16 ? set_items(b, path, value, depth) : -1;
     if (items >= 0)
         return items == 1;

@@ -51,6 +51,7 @@ typedef struct plot {
     bool overlap; /* some workers.csv has comm_overlap_s */
     bool down;    /* some worker was down */
     bool drops;   /* some group's runs end before others */
+    char *key;    /* o->sel.by as the figures' names hold it (file_key) */
 } plot;
 
 static int oom(sim_err *err)
@@ -225,25 +226,28 @@ static const char *ext_of(const app_sweep_plot_options *o)
     return o->format == SIM_PLOT_PDF ? "pdf" : o->format == SIM_PLOT_SVG ? "svg" : "png";
 }
 
-/* The files app_sweep_plot writes into its output directory (`ctx` its options): by-KEY,
- * ttt-by-KEY and breakdown-by-KEY figures, the last two's CSVs, and by-KEY-I.csv, a band's
- * data for group I. Their temporaries are made afresh whatever holds their names. */
+/* The files app_sweep_plot writes into its output directory (`ctx` the plot; KEY its key as file
+ * names hold it): by-KEY, ttt-by-KEY and breakdown-by-KEY figures, the last two's CSVs, and
+ * by-KEY-I.csv, a band's data for group I. Their temporaries are made afresh whatever holds their
+ * names. */
 static bool plot_file(const char *name, const void *ctx)
 {
-    const app_sweep_plot_options *o = ctx;
+    const plot *p = ctx;
     static const char *const heads[] = { "", "ttt-", "breakdown-" };
     char want[PATH_TEXT];
     for (size_t k = 0; k < sizeof(heads) / sizeof(heads[0]); k++) {
-        snprintf(want, sizeof(want), "%sby-%s.%s", heads[k], o->sel.by, ext_of(o));
+        snprintf(want, sizeof(want), "%sby-%s.%s", heads[k], p->key, ext_of(p->o));
         if (strcmp(name, want) == 0)
             return true;
-        snprintf(want, sizeof(want), "%sby-%s.csv", heads[k], o->sel.by);
+        snprintf(want, sizeof(want), "%sby-%s.csv", heads[k], p->key);
         if (k > 0 && strcmp(name, want) == 0)
             return true;
     }
-    int w = snprintf(want, sizeof(want), "by-%s-", o->sel.by);
+    int w = snprintf(want, sizeof(want), "by-%s-", p->key);
+    if (strncmp(name, want, (size_t)w) != 0)
+        return false;
     const char *i = name + w;
-    if (strncmp(name, want, (size_t)w) != 0 || *i < '0' || *i > '9')
+    if (*i < '0' || *i > '9')
         return false;
     while (*i >= '0' && *i <= '9')
         i++;
@@ -285,7 +289,7 @@ static bool put_frame(const plot *p, FILE *s, enum figure fig, const char *fallb
 static int draw(const plot *p, const char *script, char *vars, const char *name, sim_err *err)
 {
     char fig[PATH_TEXT];
-    snprintf(fig, sizeof(fig), "%s-by-%s.%s", name, p->o->sel.by, ext_of(p->o));
+    snprintf(fig, sizeof(fig), "%s-by-%s.%s", name, p->key, ext_of(p->o));
     return sim_plot_draw(script, vars, p->o->out_dir, name[0] == '\0' ? fig + 1 : fig, err);
 }
 
@@ -318,7 +322,7 @@ static int draw_bands(const plot *p, sim_err *err)
     int rc = SIM_OK;
     bool ok = fputs("ins='", s) >= 0;
     for (size_t i = 0; i < p->ng && rc == SIM_OK; i++) {
-        snprintf(name, sizeof(name), "by-%s-%zu.csv", o->sel.by, i);
+        snprintf(name, sizeof(name), "by-%s-%zu.csv", p->key, i);
         rc = app_curve_write_band(o->out_dir, name, p->g[i].curves, p->g[i].n, o->x, o->band, err);
         ok = ok && fprintf(s, "%s%s/%s", i > 0 ? " " : "", o->out_dir, name) >= 0;
     }
@@ -407,15 +411,15 @@ static int draw_ttt(const plot *p, FILE *log, sim_err *err)
             fprintf(log,
                     "hetsim: no ttt-by-%s.%s: the runs have no stop.target_accuracy; give one "
                     "with --target ACC\n",
-                    o->sel.by, ext_of(o));
+                    p->key, ext_of(o));
         return SIM_OK;
     }
-    snprintf(name, sizeof(name), "ttt-by-%s.csv", o->sel.by);
+    snprintf(name, sizeof(name), "ttt-by-%s.csv", p->key);
     int rc = write_ttt(p, name, &reached, err);
     if (rc != SIM_OK || reached == 0) {
         if (rc == SIM_OK && log != NULL)
-            fprintf(log, "hetsim: no ttt-by-%s.%s: no run reached test accuracy %g (%s)\n",
-                    o->sel.by, ext_of(o), target, name);
+            fprintf(log, "hetsim: no ttt-by-%s.%s: no run reached test accuracy %g (%s)\n", p->key,
+                    ext_of(o), target, name);
         return rc;
     }
     app_ttt_name(&p->sel.rule, rule, sizeof(rule));
@@ -442,7 +446,7 @@ static int draw_breakdown(const plot *p, sim_err *err)
 {
     const app_sweep_plot_options *o = p->o;
     char name[PATH_TEXT], heading[PATH_TEXT];
-    snprintf(name, sizeof(name), "breakdown-by-%s.csv", o->sel.by);
+    snprintf(name, sizeof(name), "breakdown-by-%s.csv", p->key);
     sim_file *out = sim_file_open(o->out_dir, name, err);
     if (out == NULL)
         return err->code;
@@ -481,7 +485,19 @@ static int draw_breakdown(const plot *p, sim_err *err)
 
 /* ---- The whole ---------------------------------------------------------------------------- */
 
-static int check_paths(const app_sweep_plot_options *o, sim_err *err)
+/* The --by text as the figures' names hold it: '[' and ']' of a grid path of an array's item
+ * (stragglers[0].slowdown) written '_', as the sweep names its points' directories; gnuplot
+ * is given no name holding them (plot --by refused such a key, exit 2). */
+static char *file_key(const char *by)
+{
+    char *key = strdup(by);
+    for (char *c = key; c != NULL && *c != '\0'; c++)
+        if (*c == '[' || *c == ']')
+            *c = '_';
+    return key;
+}
+
+static int check_paths(const app_sweep_plot_options *o, const char *key, sim_err *err)
 {
     int rc = sim_plot_path_ok("sweep directory", o->sweep_dir, err);
     /* Each whole: "OUT/KEY" cut at 2,047 bytes let a space further in -o pass, and named the
@@ -489,7 +505,7 @@ static int check_paths(const app_sweep_plot_options *o, sim_err *err)
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("output directory", o->out_dir, err);
     if (rc == SIM_OK)
-        rc = sim_plot_path_ok("key", o->sel.by, err);
+        rc = sim_plot_path_ok("key", key, err);
     /* The figures are named after the key: "a/../../g/seed-5/metrics", a column of a damaged
      * index.csv, put breakdown-by-KEY.csv over a golden's metrics.csv. */
     if (rc == SIM_OK && strchr(o->sel.by, '/') != NULL)
@@ -518,9 +534,10 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     sim_err_clear(err);
     plot p = { .o = o };
     sim_rundir_lock *lock = NULL;
-    int rc = check_paths(o, err);
+    p.key = file_key(o->sel.by);
+    int rc = p.key == NULL ? oom(err) : check_paths(o, p.key, err);
     if (rc == SIM_OK) /* its own sweep's directory, or no hetsim output */
-        rc = sim_plot_place(o->out_dir, o->sweep_dir, plot_file, o, &lock, err);
+        rc = sim_plot_place(o->out_dir, o->sweep_dir, plot_file, &p, &lock, err);
     if (rc == SIM_OK)
         rc = app_select_read(&p.sel, o->sweep_dir, &o->sel, log, err);
     if (rc == SIM_OK)
@@ -542,7 +559,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = draw_bands(&p, err);
     else if (rc == SIM_OK && log != NULL)
         fprintf(log, "hetsim: no by-%s.%s: the runs have no test accuracy (a timing-only model)\n",
-                o->sel.by, ext_of(o));
+                p.key, ext_of(o));
     if (rc == SIM_OK)
         rc = draw_breakdown(&p, err);
     if (rc == SIM_OK)
@@ -553,6 +570,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         free(p.g[i].curves);
     }
     free(p.g);
+    free(p.key);
     app_select_fini(&p.sel);
     sim_rundir_unlock(lock);
     return rc;

@@ -81,7 +81,8 @@ const char *sim_plot_script(const char *name)
 }
 
 /* A figure that gnuplot failed to draw with the user's copy of `script`, or that the copy
- * drew nothing into (no `set output out`: "wrote nothing", exit 1, naming no copy), is bad
+ * drew nothing into (no `set output out`: "wrote nothing", exit 1, naming no copy) or a
+ * figure of another format into (its own `set terminal`: "cut short", exit 1), is bad
  * input: the message names the copy (gnuplot's own names no file: it reads the script from a
  * pipe) and the code is SIM_EINVAL (exit 2). Returns rc otherwise. */
 static int blame_copy(const char *script, int rc, sim_err *err)
@@ -90,7 +91,7 @@ static int blame_copy(const char *script, int rc, sim_err *err)
     for (size_t i = 0; rc != SIM_OK && i < sim_plot_nscripts && i < MAX_SCRIPTS; i++)
         if (strcmp(sim_plot_script_names[i], script) == 0 && style_paths[i] != NULL &&
             (strncmp(err->msg, failed, sizeof(failed) - 1) == 0 ||
-             strstr(err->msg, ": gnuplot wrote nothing to ") != NULL)) {
+             strstr(err->msg, ": gnuplot wrote no") != NULL)) { /* nothing, or no PNG */
             size_t used = strlen(err->msg);
             snprintf(err->msg + used, sizeof(err->msg) - used, " (the --style copy %s)",
                      style_paths[i]);

@@ -17,6 +17,7 @@
 
 enum {
     PNG_SIG_BYTES = 8,
+    FORMAT_HEAD_BYTES = 8,            /* PNG's signature; "%PDF-", "<?xml" are shorter */
     PNG_CHUNK_OVERHEAD = 12,          /* length, type, CRC */
     MAX_FIGURE_BYTES = 256 * 1048576, /* far above any figure the scripts draw */
 };
@@ -148,6 +149,28 @@ static int read_all(int fd, size_t size, unsigned char **out)
     return 0;
 }
 
+/* A figure of `size` bytes that sim_plot_whole refused for `why`. Each format gnuplot draws
+ * opens with a header of at most FORMAT_HEAD_BYTES, so a file at least that long that was
+ * cut short (a full disk, a file-size limit) still opens with it; one that does not is of
+ * another format (a --style copy's own `set terminal`: "cut short ... a full disk", exit 1,
+ * was a cause that was not it), said as such, which plot.c's blame_copy names. */
+static int not_whole(const char *final, const char *tmp, sim_plot_format fmt, long long size,
+                     const char *why, sim_err *err)
+{
+    static const char *const names[] = {
+        [SIM_PLOT_PNG] = "PNG", [SIM_PLOT_PDF] = "PDF", [SIM_PLOT_SVG] = "SVG"
+    };
+    if (size >= FORMAT_HEAD_BYTES && strstr(why, " at the start") != NULL)
+        return sim_err_set(err, SIM_EIO, NULL,
+                           "cannot write %s: gnuplot wrote no %s figure to "
+                           "%s (%s: the script set a terminal of another format)",
+                           final, names[fmt], tmp, why);
+    return sim_err_set(err, SIM_EIO, NULL,
+                       "cannot write %s: gnuplot cut it short at %lld bytes, %s (a full disk or "
+                       "a file-size limit)",
+                       final, size, why);
+}
+
 /* Checks the figure in `tmp` (format `fmt`) as sim_plot_commit says, fsyncs it. */
 static int check_figure(const char *tmp, const char *final, sim_plot_format fmt, sim_err *err)
 {
@@ -180,10 +203,7 @@ static int check_figure(const char *tmp, const char *final, sim_plot_format fmt,
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot read back %s: %s", tmp, strerror(e));
     const char *why = NULL;
     if (rc == SIM_OK && !sim_plot_whole(fmt, data, (size_t)st.st_size, &why))
-        rc = sim_err_set(err, SIM_EIO, NULL,
-                         "cannot write %s: gnuplot cut it short at %lld bytes, %s (a full "
-                         "disk or a file-size limit)",
-                         final, (long long)st.st_size, why);
+        rc = not_whole(final, tmp, fmt, (long long)st.st_size, why, err);
     /* fsync through a read-only descriptor is fine on Linux; it reports write-back errors. */
     if (rc == SIM_OK && fsync(fd) != 0)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", final, strerror(errno));

@@ -1,0 +1,75 @@
+/* Issue 38, thirteenth probe (classes 7-12): what a protocol reports of a run is the run's
+ * whatever eval.every_s. The case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A Sync-Switch run whose last event comes before its stop: from 0.721 s every message takes
+ * 900 ms more, so nothing happens after the link window's end at 0.792 s but evaluations. */
+static const char late_json[] =
+    "{\"seed\": 7, \"workers\": 4, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},\n"
+    " \"stragglers\": [{\"kind\": \"link\", \"workers\": [0, 1, 2], \"from_s\": 0.721,\n"
+    "   \"to_s\": 0.792, \"bandwidth_factor\": 1e-06, \"extra_latency_ms\": 900}],\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"syncswitch\"}, \"stop\": {\"time_s\": 1},\n"
+    " \"eval\": {\"samples\": 50}}\n";
+
+/* syncswitch's time_bsp_s, time_asp_s and time_pause_s counted the phase open at the end up
+ * to the last event dispatched, not to the run's end: with evaluations every 0.0137 s (the
+ * last at 0.9864 s) time_asp_s was 0.927, with every_s 1000 (the last event the window's end)
+ * 0.733, in a run of 1 s whose BSP phase took 0.059 s: the phases did not add up to
+ * sim_time_s, and summary.json changed with the evaluation interval. A switch pause the stop
+ * falls in (switch_pause_s 5) was counted the same way. The phases now end at the run's end,
+ * the same for any every_s. */
+START_TEST(syncswitch_phase_times_end_at_the_runs_end_whatever_every_s)
+{
+    char *dir = harness_tmpdir("probe25");
+    harness_write(dir, "s.json", late_json);
+    static const char *const everys[] = { "eval.every_s=0.0137", "eval.every_s=1000" };
+    static const char *const pauses[] = { "protocol.switch_pause_s=0",
+                                          "protocol.switch_pause_s=5" };
+    char s[600], r[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t p = 0; p < 2; p++) {
+        double asp[2];
+        for (size_t e = 0; e < 2; e++) {
+            snprintf(r, sizeof(r), "%s/r%zu%zu", dir, p, e);
+            result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", everys[e],
+                                                          "--set", pauses[p], "--quiet", NULL });
+            ck_assert_msg(res.status == 0, "%s %s: exit %d\n%s", everys[e], pauses[p], res.status,
+                          res.err);
+            double end = harness_summary_number(r, "sim_time_s");
+            double t = harness_report_value(r, "time_bsp_s") +
+                       harness_report_value(r, "time_asp_s") +
+                       harness_report_value(r, "time_pause_s");
+            /* the three are each a count of ns printed to 17 digits: 1e-9 covers rounding */
+            ck_assert_msg(end == 1.0, "%s %s: sim_time_s %.17g", everys[e], pauses[p], end);
+            ck_assert_msg(t > end - 1e-9 && t < end + 1e-9, "%s %s: phases %.17g, run %.17g",
+                          everys[e], pauses[p], t, end);
+            asp[e] =
+                harness_report_value(r, "time_asp_s") + harness_report_value(r, "time_pause_s");
+        }
+        ck_assert_msg(asp[0] == asp[1], "%s: %.17g with every_s 0.0137, %.17g with 1000", pauses[p],
+                      asp[0], asp[1]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe25");
+    TCase *every = tcase_create("every_s");
+    tcase_add_test(every, syncswitch_phase_times_end_at_the_runs_end_whatever_every_s);
+    tcase_set_timeout(every, 120);
+    suite_add_tcase(s, every);
+    return s;
+}

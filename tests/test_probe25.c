@@ -1,5 +1,6 @@
-/* Issue 38, thirteenth probe (classes 7-12): what a protocol reports of a run is the run's
- * whatever eval.every_s. The case failed before its fix.
+/* Issue 38, thirteenth probe (classes 7-12): what summary.json reports of a run stopped by
+ * time, a protocol's phases and the network's peak of flows, is the run's to its end whatever
+ * eval.every_s. Each case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,11 +65,62 @@ START_TEST(syncswitch_phase_times_end_at_the_runs_end_whatever_every_s)
 }
 END_TEST
 
+/* An SGP run whose last event comes before its stop: from 0.282 s every NIC runs at 1e-6 of
+ * its bandwidth, and after worker 0 fails at 0.339 s messages still start (a lone flow's
+ * start, a solo's, is no event of its own) while none ends. */
+static const char solo_json[] =
+    "{\"seed\": 7, \"workers\": 5, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},\n"
+    " \"stragglers\": [{\"kind\": \"link\", \"workers\": [0, 1, 2, 3, 4], \"from_s\": 0.282,\n"
+    "   \"to_s\": 1.977, \"bandwidth_factor\": 1e-06},\n"
+    "  {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.339}],\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"sgp\"}, \"stop\": {\"time_s\": 1, \"iterations\": 116},\n"
+    " \"eval\": {\"samples\": 50}}\n";
+
+static long peak_flows(const char *dir)
+{
+    char *text = harness_slurp(dir, "summary.json");
+    const char *at = strstr(text, "\"peak_flows\": ");
+    ck_assert_ptr_nonnull(at);
+    long n = strtol(at + strlen("\"peak_flows\": "), NULL, 10);
+    free(text);
+    return n;
+}
+
+/* summary.json's peak_flows counted the lone flows that started after the last event only at
+ * a network call or an evaluation after their start: with every_s 1000 (no evaluation but at
+ * 0 and the end) the flows that started between the run's last event and its stop by time
+ * were not counted, 2, where any every_s up to 0.9 said 3. They are counted to the run's end. */
+START_TEST(the_peak_of_flows_counts_to_the_runs_end_whatever_every_s)
+{
+    char *dir = harness_tmpdir("probe25");
+    harness_write(dir, "s.json", solo_json);
+    static const char *const everys[] = { "eval.every_s=0.0137", "eval.every_s=0.9",
+                                          "eval.every_s=1000" };
+    char s[600], r[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    long peak[3];
+    for (size_t e = 0; e < 3; e++) {
+        snprintf(r, sizeof(r), "%s/r%zu", dir, e);
+        result res = harness_hetsim(
+            (const char *[]){ "run", s, "-o", r, "--set", everys[e], "--quiet", NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", everys[e], res.status, res.err);
+        peak[e] = peak_flows(r);
+    }
+    ck_assert_msg(peak[0] == 3 && peak[1] == 3 && peak[2] == 3,
+                  "peak_flows %ld, %ld and %ld with every_s 0.0137, 0.9 and 1000", peak[0], peak[1],
+                  peak[2]);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
     TCase *every = tcase_create("every_s");
     tcase_add_test(every, syncswitch_phase_times_end_at_the_runs_end_whatever_every_s);
+    tcase_add_test(every, the_peak_of_flows_counts_to_the_runs_end_whatever_every_s);
     tcase_set_timeout(every, 120);
     suite_add_tcase(s, every);
     return s;

@@ -1,6 +1,7 @@
 /* Issue 38, thirteenth probe (classes 7-12): what summary.json reports of a run stopped by
  * time, a protocol's phases and the network's peak of flows, is the run's to its end whatever
- * eval.every_s. Each case failed before its fix.
+ * eval.every_s; a check's --junit report never lands on the check's own temporaries. Each case
+ * failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,37 @@ START_TEST(the_peak_of_flows_counts_to_the_runs_end_whatever_every_s)
 }
 END_TEST
 
+/* check --junit refused a report over the check's own files in its output directory (OUT/check.png)
+ * but not over their temporaries: --junit OUT/check.png.tmp wrote the report there, exit 0, a
+ * file the next check into OUT removes as its own temporary (docs/usage.md: whatever holds the
+ * name loses it), the report gone without a word. The temporaries are the check's own files:
+ * refused as they are, exit 2, nothing written. */
+START_TEST(a_junit_report_over_a_checks_own_temporary_is_refused)
+{
+    char *dir = harness_tmpdir("probe25");
+    char s[600], g[600], o[700], j[800];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result first = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(first.status == 0, "check: exit %d\n%s", first.status, first.err);
+    static const char *const names[] = { "check.png.tmp", "check.csv.tmp", "check-golden.csv.tmp",
+                                         "check-run.csv.tmp" };
+    char before[128], after[128];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(j, sizeof(j), "%s/%s", o, names[i]);
+        harness_tree_digest(dir, before, sizeof(before));
+        result res = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", g, "-o", o, "--junit", j, NULL });
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", names[i], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "is the check's own output") != NULL, "%s: %s", names[i],
+                      res.err);
+        ck_assert_msg(strcmp(before, after) == 0, "%s: the tree changed", names[i]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
@@ -123,5 +155,9 @@ Suite *test_suite(void)
     tcase_add_test(every, the_peak_of_flows_counts_to_the_runs_end_whatever_every_s);
     tcase_set_timeout(every, 120);
     suite_add_tcase(s, every);
+    TCase *own = tcase_create("own_files");
+    tcase_add_test(own, a_junit_report_over_a_checks_own_temporary_is_refused);
+    tcase_set_timeout(own, 120);
+    suite_add_tcase(s, own);
     return s;
 }

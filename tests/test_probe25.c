@@ -1,8 +1,10 @@
 /* Issue 38, thirteenth probe (classes 7-12): what summary.json reports of a run stopped by
  * time, a protocol's phases and the network's peak of flows, is the run's to its end whatever
- * eval.every_s; a check's --junit report never lands on the check's own temporaries. Each case
- * failed before its fix.
+ * eval.every_s; a check's --junit report never lands on the check's own temporaries, and it
+ * and SVG figures stay XML whatever UTF-8 a path or a label holds. Each case failed before its
+ * fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +149,87 @@ START_TEST(a_junit_report_over_a_checks_own_temporary_is_refused)
 }
 END_TEST
 
+/* True when the file at `path` holds the UTF-8 of U+FFFE or U+FFFF, which XML refuses. */
+static bool holds_nonchar(const char *path)
+{
+    char *text = harness_read(path, NULL);
+    bool found = strstr(text, "\xef\xbf\xbe") != NULL || strstr(text, "\xef\xbf\xbf") != NULL;
+    free(text);
+    return found;
+}
+
+/* U+FFFE and U+FFFF are well-formed UTF-8 but no XML characters: a golden whose path held one
+ * made check's --junit report no XML ("not well-formed (invalid token)" in Python's parser,
+ * which CI tools refuse) and plot --by --format svg with such a --label or --title drew SVG
+ * figures that are no XML, exit 0 (a byte that is no UTF-8 was already written \xff in the
+ * report, '_' in a figure). The report writes them \uFFFE and \uFFFF, a figure '_'. */
+START_TEST(a_noncharacter_leaves_a_junit_report_and_svg_figures_xml)
+{
+    char *dir = harness_tmpdir("probe25");
+    char s[600], g[600], moved[700], o[700], j[700], sw[600], so[600], p[700], f[800];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(moved, sizeof(moved), "%s/g\xef\xbf\xbex\xef\xbf\xbf", dir);
+    ck_assert_int_eq(rename(g, moved), 0);
+    snprintf(o, sizeof(o), "%s/co", dir);
+    snprintf(j, sizeof(j), "%s/r.xml", dir);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", moved, "-o", o, "--junit", j, NULL });
+    ck_assert_msg(res.status == 0, "check: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(!holds_nonchar(j), "the report holds U+FFFE or U+FFFF");
+    char *xml = harness_read(j, NULL);
+    ck_assert_msg(strstr(xml, "g\\uFFFEx\\uFFFF") != NULL, "%s", xml);
+    free(xml);
+    harness_sweep_in(dir, NULL, harness_protocols_sweep, sw, so, sizeof(sw));
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result plot = harness_hetsim((const char *[]){ "plot", so, "--by", "protocol.name", "--format",
+                                                   "svg", "-o", p, "--label",
+                                                   "allreduce=a\xef\xbf\xbf"
+                                                   "b",
+                                                   "--title", "t\xef\xbf\xbet", NULL });
+    ck_assert_msg(plot.status == 0, "plot --by: exit %d\n%s", plot.status, plot.err);
+    /* a timing-only model's runs: the breakdown figure alone, with the title and the label */
+    snprintf(f, sizeof(f), "%s/breakdown-by-protocol.name.svg", p);
+    ck_assert_msg(!holds_nonchar(f), "the figure holds U+FFFE or U+FFFF");
+    harness_cleanup(dir);
+}
+END_TEST
+
+static const char svm_text[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2:-2\n"
+                               "0 1:0.75 2:1.5\n1 1:1.25 2:-0.5\n0 1:0.6 2:1.2\n1 1:1.7 2:-1.1\n";
+
+/* plot RUN_A RUN_B labels each line with the sweep point's overrides: a point of a LIBSVM
+ * file named with U+FFFE drew SVG figures that are no XML, exit 0. */
+START_TEST(a_noncharacter_in_a_points_label_leaves_svg_figures_xml)
+{
+    char *dir = harness_tmpdir("probe25");
+    harness_write(dir, "d\xef\xbf\xbe.svm", svm_text);
+    harness_write(dir, "e.svm", svm_text);
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 1},\n"
+                  " \"workload\": {\"model\": {\"name\": \"softmax\"}, \"batch\": 2,\n"
+                  "  \"dataset\": {\"name\": \"libsvm\", \"file\": \"e.svm\"}},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 2},\n"
+                  " \"eval\": {\"every_s\": 1}}\n");
+    char sw[600], o[600], a[800], b[800], p[700], f[800];
+    harness_sweep_in(dir, NULL,
+                     "{\"base\": \"s.json\", \"grid\": {\"workload.dataset.file\":"
+                     " [\"d\xef\xbf\xbe.svm\", \"e.svm\"]}, \"seeds\": 1}",
+                     sw, o, sizeof(sw));
+    snprintf(a, sizeof(a), "%s/workload.dataset.file=d___.svm,seed=5", o);
+    snprintf(b, sizeof(b), "%s/workload.dataset.file=e.svm,seed=5", o);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result plot =
+        harness_hetsim((const char *[]){ "plot", a, b, "--format", "svg", "-o", p, NULL });
+    ck_assert_msg(plot.status == 0, "plot: exit %d\n%s", plot.status, plot.err);
+    static const char *const figures[] = { "convergence.svg", "throughput.svg", "breakdown.svg" };
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(f, sizeof(f), "%s/%s", p, figures[i]);
+        ck_assert_msg(!holds_nonchar(f), "%s holds U+FFFE", figures[i]);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
@@ -159,5 +242,10 @@ Suite *test_suite(void)
     tcase_add_test(own, a_junit_report_over_a_checks_own_temporary_is_refused);
     tcase_set_timeout(own, 120);
     suite_add_tcase(s, own);
+    TCase *xml = tcase_create("xml");
+    tcase_add_test(xml, a_noncharacter_leaves_a_junit_report_and_svg_figures_xml);
+    tcase_add_test(xml, a_noncharacter_in_a_points_label_leaves_svg_figures_xml);
+    tcase_set_timeout(xml, 120);
+    suite_add_tcase(s, xml);
     return s;
 }

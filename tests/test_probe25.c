@@ -230,6 +230,55 @@ START_TEST(a_noncharacter_in_a_points_label_leaves_svg_figures_xml)
 }
 END_TEST
 
+/* Rewrites workers.csv in `run`: every row's bytes_sent `bytes`, samples 1 in the first row
+ * and `rest` in the others. */
+static void set_workers(const char *run, const char *bytes, const char *rest)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && awk -F, -v OFS=, 'NR == 1 { print; next } { if (\"%s\" != \"\") $8 = "
+             "\"%s\"; $4 = NR == 2 ? \"1\" : \"%s\"; print }' workers.csv > w.tmp && mv w.tmp "
+             "workers.csv",
+             run, bytes, bytes, rest);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The strict reader held each number of workers.csv to 1e150, but report sums them over the
+ * workers: 24,000 workers of a run each with bytes_sent 1e150 (a whole number, within the
+ * bound) and one sample made bytes sent/sample 2.4e154, and its 95% interval over two runs "±
+ * inf" (Markdown, "inf" in CSV, $... \pm inf$ in TeX), exit 0: the table class 11 refuses.
+ * Each column's total over the workers is held to the same 1e150, naming the file and the
+ * column. */
+START_TEST(a_workers_column_whose_total_passes_the_bound_is_refused)
+{
+    char *dir = harness_tmpdir("probe25");
+    char sw[600], o[600], a[800], b[800];
+    harness_sweep_in(dir,
+                     "{\"seed\": 5, \"workers\": 24000, \"compute\": {\"iteration_ms\": 10},\n"
+                     " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                     " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 0.001},\n"
+                     " \"eval\": {\"every_s\": 0.001}}\n",
+                     "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"gossip\"]}, "
+                     "\"seeds\": 2}",
+                     sw, o, sizeof(sw));
+    snprintf(a, sizeof(a), "%s/protocol.name=gossip,seed=5", o);
+    snprintf(b, sizeof(b), "%s/protocol.name=gossip,seed=6", o);
+    set_workers(a, "1e150", "0");
+    set_workers(b, "", "0");
+    static const char *const formats[] = { "md", "csv", "tex" };
+    for (size_t f = 0; f < 3; f++) {
+        result res = harness_hetsim(
+            (const char *[]){ "report", o, "--by", "protocol.name", "--format", formats[f], NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s%s", formats[f], res.status, res.out,
+                      res.err);
+        ck_assert_msg(strstr(res.err, "workers.csv: bytes_sent: the workers' total 2.4e+154 is "
+                                      "above 1e+150") != NULL,
+                      "%s: %s", formats[f], res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
@@ -247,5 +296,9 @@ Suite *test_suite(void)
     tcase_add_test(xml, a_noncharacter_in_a_points_label_leaves_svg_figures_xml);
     tcase_set_timeout(xml, 120);
     suite_add_tcase(s, xml);
+    TCase *totals = tcase_create("totals");
+    tcase_add_test(totals, a_workers_column_whose_total_passes_the_bound_is_refused);
+    tcase_set_timeout(totals, 120);
+    suite_add_tcase(s, totals);
     return s;
 }

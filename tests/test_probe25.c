@@ -1,8 +1,9 @@
 /* Issue 38, thirteenth probe (classes 7-12): what summary.json reports of a run stopped by
  * time, a protocol's phases and the network's peak of flows, is the run's to its end whatever
  * eval.every_s; a check's --junit report never lands on the check's own temporaries, and it
- * and SVG figures stay XML whatever UTF-8 a path or a label holds. Each case failed before its
- * fix.
+ * and SVG figures stay XML whatever UTF-8 a path or a label holds; workers.csv's column totals
+ * are held to the reader's bound; a Moshpit run groups again while a slow member still holds
+ * a butterfly. Each case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -279,6 +280,41 @@ START_TEST(a_workers_column_whose_total_passes_the_bound_is_refused)
 }
 END_TEST
 
+/* Moshpit's training runs (the key form without global rounds) made n / min_group_size
+ * butterflies, one a group, but a group's members end its butterfly at different times: those
+ * done group again while a slow one still holds it. 3 workers, worker 0 behind slow link
+ * windows (and down from 0.061 to 0.274 s): its new group found no free butterfly, "moshpit:
+ * more groups than butterflies", exit 1, at any every_s and thread count. One more is made as
+ * a group needs it (at most one a worker). */
+START_TEST(moshpit_groups_again_while_a_slow_member_holds_a_butterfly)
+{
+    char *dir = harness_tmpdir("probe25");
+    harness_write(
+        dir, "s.json",
+        "{\"seed\": 7, \"workers\": 3, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": "
+        "0.2},\n"
+        " \"stragglers\": [{\"kind\": \"link\", \"workers\": [0], \"from_s\": 0.491, \"to_s\": "
+        "0.797,\n"
+        "   \"bandwidth_factor\": 0.01, \"extra_latency_ms\": 50},\n"
+        "  {\"kind\": \"link\", \"workers\": [0, 2], \"from_s\": 0.679, \"to_s\": 2.665,\n"
+        "   \"bandwidth_factor\": 0.01, \"extra_latency_ms\": 50},\n"
+        "  {\"kind\": \"failure\", \"workers\": [0], \"at_s\": 0.061, \"recover_s\": 0.274}],\n"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+        "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": "
+        "0.1},\n"
+        " \"protocol\": {\"name\": \"moshpit\"}, \"stop\": {\"time_s\": 1},\n"
+        " \"eval\": {\"every_s\": 0.0137, \"samples\": 50}}\n");
+    char s[600], r[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    ck_assert_double_eq(harness_summary_number(r, "sim_time_s"), 1.0);
+    ck_assert_msg(harness_report_value(r, "groups") > 0, "no group formed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
@@ -300,5 +336,9 @@ Suite *test_suite(void)
     tcase_add_test(totals, a_workers_column_whose_total_passes_the_bound_is_refused);
     tcase_set_timeout(totals, 120);
     suite_add_tcase(s, totals);
+    TCase *groups = tcase_create("groups");
+    tcase_add_test(groups, moshpit_groups_again_while_a_slow_member_holds_a_butterfly);
+    tcase_set_timeout(groups, 120);
+    suite_add_tcase(s, groups);
     return s;
 }

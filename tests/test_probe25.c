@@ -315,6 +315,39 @@ START_TEST(moshpit_groups_again_while_a_slow_member_holds_a_butterfly)
 }
 END_TEST
 
+/* check compared the scenario with the golden's key by key with cJSON_Compare, which takes two
+ * numbers within a relative DBL_EPSILON as equal: `check --set workload.lr=0.30000000000000004`
+ * against a golden of lr 0.3 (the runs use the value exactly: another scenario) said "ok
+ * against G", exit 0, where the scenario differs from the golden's (exit 2, naming
+ * workload.lr, unless --allow-scenario-change). Values are compared exactly; the same double
+ * spelt otherwise is the same scenario. */
+START_TEST(a_scenario_one_ulp_from_the_goldens_differs_from_it)
+{
+    char *dir = harness_tmpdir("probe25");
+    char s[600], g[600], o[700];
+    harness_golden_in(
+        dir,
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+        "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8,\n"
+        "   \"lr\": 0.3}, \"protocol\": {\"name\": \"allreduce\"},\n"
+        " \"stop\": {\"time_s\": 0.2}, \"eval\": {\"every_s\": 0.05, \"samples\": 50}}\n",
+        s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/co", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--set",
+                                                  "workload.lr=0.30000000000000004", NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s%s", res.status, res.out, res.err);
+    ck_assert_msg(strstr(res.err, "the scenario differs from the golden's") != NULL &&
+                      strstr(res.err, "workload.lr") != NULL,
+                  "%s", res.err);
+    /* the same double spelt otherwise is the same scenario */
+    result same = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, "--set",
+                                                   "workload.lr=3e-1", "--exact", NULL });
+    ck_assert_msg(same.status == 0, "3e-1: exit %d\n%s", same.status, same.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe25");
@@ -340,5 +373,9 @@ Suite *test_suite(void)
     tcase_add_test(groups, moshpit_groups_again_while_a_slow_member_holds_a_butterfly);
     tcase_set_timeout(groups, 120);
     suite_add_tcase(s, groups);
+    TCase *exact = tcase_create("exact");
+    tcase_add_test(exact, a_scenario_one_ulp_from_the_goldens_differs_from_it);
+    tcase_set_timeout(exact, 120);
+    suite_add_tcase(s, exact);
     return s;
 }

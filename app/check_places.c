@@ -41,8 +41,8 @@ static char *resolved(const char *path)
 
 /* True if the report's place `place` is the check's output directory `dir` itself or lies in
  * one of its runs (made by the check: it ran, then the report was refused with exit 2), or is a
- * file the check writes in `dir`: check.csv, its figure and band CSVs, a seed's run directory
- * seed-S. */
+ * file the check writes in `dir`: check.csv, its figure and band CSVs or their temporaries
+ * (NAME.tmp: a report there was removed by the next check), a seed's run directory seed-S. */
 static bool own_file(const char *place, const char *dir)
 {
     static const char *const own[] = { "check.csv", "check-golden.csv", "check-run.csv",
@@ -53,8 +53,11 @@ static bool own_file(const char *place, const char *dir)
     if (p != NULL && d != NULL && strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/')) {
         const char *name = p[n] == '\0' ? "" : p + n + 1;
         mine = name[0] == '\0' || strchr(name, '/') != NULL || strncmp(name, "seed-", 5) == 0;
-        for (size_t i = 0; !mine && i < sizeof(own) / sizeof(own[0]); i++)
-            mine = strcmp(name, own[i]) == 0;
+        for (size_t i = 0; !mine && i < sizeof(own) / sizeof(own[0]); i++) {
+            size_t k = strlen(own[i]); /* or its temporary, NAME.tmp, which a check removes */
+            mine =
+                strncmp(name, own[i], k) == 0 && (name[k] == '\0' || strcmp(name + k, ".tmp") == 0);
+        }
     }
     free(p);
     free(d);

@@ -126,7 +126,7 @@ static void xml_text(FILE *f, const char *s)
         const unsigned char *u = (const unsigned char *)s;
         if (n == 0)
             fprintf(f, "\\x%02x", u[0]);
-        else if (n == 3 && u[0] == 0xef && u[1] == 0xbf && (u[2] == 0xbe || u[2] == 0xbf))
+        else if (sim_text_xml_nonchar(s, n)) /* U+FFFE, U+FFFF: no XML character */
             fputs(u[2] == 0xbe ? "\\uFFFE" : "\\uFFFF", f);
         else if (n > 1)
             fwrite(s, 1, n, f);

@@ -83,7 +83,8 @@ bool app_sweep_plot_size(const char *text, double *w, double *h)
 /* Appends `text` to `out` (room LABEL_TEXT), its quotes and backslashes made harmless inside
  * gnuplot's strings and the words of its titles list: ' and " as typographic quotes, the rest
  * of what gnuplot cannot take in a label (brackets and braces of arrays and objects, control
- * characters, a byte that is no UTF-8) as '_'. A text too long is cut before a UTF-8
+ * characters, a byte that is no UTF-8, U+FFFE and U+FFFF, which SVG's XML refuses) as '_'. A
+ * text too long is cut before a UTF-8
  * character that does not fit whole (cut inside one, a 199-byte --label left the CSVs invalid
  * UTF-8, which pandas refused). */
 static void append_label(char *out, const char *text)
@@ -92,21 +93,22 @@ static void append_label(char *out, const char *text)
     for (const char *p = text; *p != '\0';) {
         unsigned char c = (unsigned char)*p;
         size_t n = sim_text_utf8_len(p);
-        bool bad = n == 0; /* a byte that is no UTF-8: one '_' */
-        n = bad ? 1 : n;
-        if (len + (n > 3 ? n : 3) + 1 >= LABEL_TEXT)
+        /* a byte that is no UTF-8, or U+FFFE or U+FFFF (no XML: an SVG figure), one '_' */
+        bool bad = n == 0 || sim_text_xml_nonchar(p, n);
+        size_t kept = bad ? 1 : n;
+        if (len + (kept > 3 ? kept : 3) + 1 >= LABEL_TEXT)
             break;
         if (c == '\'' || c == '"') {
             memcpy(out + len, c == '\'' ? "\xe2\x80\x99" : "\xe2\x80\x9d", 3);
             len += 3;
-        } else if (n == 1) {
+        } else if (kept == 1) {
             out[len++] =
                 bad || c < 0x20 || c == 0x7f || strchr("\\[]{}`", c) != NULL ? '_' : (char)c;
         } else {
             memcpy(out + len, p, n);
             len += n;
         }
-        p += n;
+        p += n == 0 ? 1 : n;
     }
     out[len] = '\0';
 }

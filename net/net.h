@@ -266,4 +266,10 @@ bool sim_net_flow_at(sim_net *net, size_t n, uint32_t *src, uint32_t *dst, doubl
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats);
 
+/* sim_net_stats_get as of `end`, at or after the current time: a run stopped by time ends at
+ * its stop, after its last event, and the lone flows that started by then (solos, which have
+ * no start event of their own) are active in it; they were counted only when a network call
+ * or an evaluation came after their start, so that peak_flows changed with eval.every_s. */
+void sim_net_stats_until(const sim_net *net, sim_time end, sim_net_stats *stats);
+
 #endif

@@ -79,12 +79,20 @@ uint32_t sim_net_host_inflight(const sim_net *net, uint32_t host)
 
 void sim_net_stats_get(const sim_net *net, sim_net_stats *stats)
 {
+    sim_net_stats_until(net, sim_engine_now(net->eng), stats);
+}
+
+void sim_net_stats_until(const sim_net *net, sim_time end, sim_net_stats *stats)
+{
     assert(net != NULL && stats != NULL);
+    sim_time now = sim_engine_now(net->eng);
+    /* Past the current instant every start by `end` counts: the engine ran every event up to
+     * it (its sequence is past all of theirs). */
+    uint64_t seq = end > now ? UINT64_MAX : sim_engine_current_seq(net->eng);
     *stats = net->stats;
     /* With the solos that have started but that no network call has counted yet. */
     stats->active_flows =
-        net_active_flows(net) +
-        sim_net_solo_uncounted(net, sim_engine_now(net->eng), sim_engine_current_seq(net->eng));
+        net_active_flows(net) + sim_net_solo_uncounted(net, end > now ? end : now, seq);
     if (stats->active_flows > stats->peak_flows)
         stats->peak_flows = stats->active_flows;
 }

@@ -348,6 +348,30 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
 }
 
+/* Each number column's total over the workers is at most SIM_CSV_HUGE, as each number: report
+ * sums them, and 24,000 workers of bytes_sent 1e150 (with one sample) made bytes sent/sample
+ * 2.4e154 and its interval over two runs "inf", exit 0. */
+static int check_worker_totals(const sim_csv *t, sim_err *err)
+{
+    static const char *const summed[] = { "iterations",     "samples", "compute_s",
+                                          "comm_s",         "wait_s",  "bytes_sent",
+                                          "bytes_received", "down_s",  "comm_overlap_s" };
+    for (size_t k = 0; k < sizeof(summed) / sizeof(summed[0]); k++) {
+        int c = sim_csv_column(t, summed[k]);
+        double sum = 0.0;
+        for (size_t r = 0; c >= 0 && r < t->nrows; r++) {
+            double v = sim_csv_number(t, r, (size_t)c);
+            sum += isnan(v) ? 0.0 : v;
+        }
+        if (sum > SIM_CSV_HUGE)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: %s: the workers' total %g is above %g (each number, and each "
+                               "column's total, at most that)",
+                               t->path, summed[k], sum, SIM_CSV_HUGE);
+    }
+    return SIM_OK;
+}
+
 /* Each row's counts are whole numbers, as the run writes them, and its comm_overlap_s a part of
  * its compute_s: samples of 1e-300 made report's bytes sent/sample inf, and compute_s 1e-320
  * below the overlap its comm. incl. overlap (a ratio past any bound), exit 0. */
@@ -378,6 +402,8 @@ static int check_worker_rows(const sim_csv *t, sim_err *err)
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
 {
     int rows = check_worker_rows(t, err);
+    if (rows == SIM_OK)
+        rows = check_worker_totals(t, err);
     if (rows != SIM_OK)
         return rows;
     size_t len = 0;

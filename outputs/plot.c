@@ -332,23 +332,24 @@ static bool label_char(unsigned char c)
 }
 
 /* Copies `raw` into `out` (at most SIM_PLOT_LABEL_MAX bytes, whole characters only),
- * replacing what gnuplot cannot take, and invalid UTF-8, by '_'; an empty result becomes
- * "run". */
+ * replacing what gnuplot cannot take, invalid UTF-8, U+FFFE and U+FFFF (no XML), by '_'; an
+ * empty result becomes "run". */
 static void set_label(char *out, const char *raw)
 {
     const unsigned char *p = (const unsigned char *)raw;
     size_t n = 0;
     while (*p != '\0') {
         size_t k = *p >= 0x80 ? sim_text_utf8_len((const char *)p) : 1;
-        size_t w = k == 0 ? 1 : k; /* an invalid byte becomes one '_' */
+        /* an invalid byte, or U+FFFE or U+FFFF (no XML: an SVG figure), becomes one '_' */
+        size_t w = k == 0 || sim_text_xml_nonchar((const char *)p, k) ? 1 : k;
         if (n + w > SIM_PLOT_LABEL_MAX)
             break;
-        if (k >= 2)
+        if (w >= 2)
             memcpy(out + n, p, k);
         else
             out[n] = k == 1 && label_char(*p) ? (char)*p : '_';
         n += w;
-        p += w;
+        p += k == 0 ? 1 : k;
     }
     out[n] = '\0';
     if (n == 0)

@@ -275,8 +275,10 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params)
     size_t n = st->n;
     uint32_t nbf, cap;
     mp_sizes(st, &nbf, &cap);
-    st->hub = coll_hub_create(a, nbf, EV_COLL);
-    st->bf = sim_arena_alloc(a, nbf, sizeof(*st->bf));
+    st->most =
+        st->keys && st->async && st->n > nbf ? st->n : nbf; /* grown as needed (moshpit_match.c) */
+    st->hub = coll_hub_create(a, st->most, EV_COLL);
+    st->bf = sim_arena_alloc(a, st->most, sizeof(*st->bf));
     st->list = sim_arena_alloc(a, 2 * n, sizeof(*st->list));
     st->line = st->random ? NULL : sim_arena_alloc(a, st->cells, sizeof(*st->line));
     st->avg = sim_arena_alloc(a, n * num_params, sizeof(*st->avg));
@@ -284,10 +286,10 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params)
         return;
     st->room = first_room(st);
     st->rooms = sim_arena_alloc(a, n * st->room, sizeof(*st->rooms));
-    st->gid = sim_arena_alloc(a, nbf, sizeof(*st->gid));
+    st->gid = sim_arena_alloc(a, st->most, sizeof(*st->gid));
     st->perm = sim_arena_alloc(a, st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
-    st->freebf = sim_arena_alloc(a, nbf, sizeof(*st->freebf));
-    st->inuse = sim_arena_alloc(a, nbf, sizeof(*st->inuse));
+    st->freebf = sim_arena_alloc(a, st->most, sizeof(*st->freebf));
+    st->inuse = sim_arena_alloc(a, st->most, sizeof(*st->inuse));
     st->sent = st->overlap ? sim_arena_alloc(a, n * num_params, sizeof(*st->sent)) : NULL;
 }
 

@@ -64,6 +64,20 @@ static bool still_follows(sim_ctx *ctx, uint32_t f, uint32_t c)
     return follows(sim_ctx_peer(ctx, f), c);
 }
 
+/* Without global rounds, one more butterfly (up to `most`) into the free pool when none is
+ * free: n / min_group_size were made, but the members of a group end its butterfly at
+ * different times, and those done group again while a slow one still holds it (3 workers, one
+ * behind a slow link: "moshpit: more groups than butterflies", exit 1). */
+static int add_bfly(moshpit *st, sim_ctx *ctx, sim_err *err)
+{
+    if (st->nfree > 0 || st->nbf >= st->most)
+        return SIM_OK;
+    if ((st->bf[st->nbf] = mp_make_bfly(st, ctx, err)) == NULL)
+        return err->code;
+    st->freebf[st->nfree++] = st->nbf++;
+    return SIM_OK;
+}
+
 /* Leader c starts its group: members in an order it shuffles, a group id it draws (both from
  * its stream), a butterfly; the followers learn it by a message and then join. */
 static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
@@ -75,6 +89,9 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         if (f == c || still_follows(ctx, f, c))
             m[k++] = f;
     }
+    int made = st->async ? add_bfly(st, ctx, err) : SIM_OK;
+    if (made != SIM_OK)
+        return made;
     if ((st->async && st->nfree == 0) || (!st->async && st->active >= st->nbf))
         return sim_err_set(err, SIM_EINVAL, NULL, "moshpit: more groups than butterflies");
     gsl_rng *r = sim_ctx_rng(ctx, c);

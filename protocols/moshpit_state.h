@@ -54,8 +54,11 @@ struct moshpit {
     double sender_ms, reducer_ms;
     /* run */
     coll_hub *hub;
-    coll_bfly **bf;             /* (nbf) one per group of a round (arena) */
+    coll_bfly **bf;             /* (most) one per group of a round (arena) */
     uint32_t nbf, cap;          /* butterflies, most members of one */
+    uint32_t most;              /* butterflies at most: nbf, or n without global rounds in
+                                 * the key form, made as groups need them (moshpit_match.c): a slow
+                                 * member holds its group's while the others group again */
     uint32_t dims[MP_MAX_DIMS]; /* the sides as the kit's grids (kit/graph.h) take them:
                                  * m reversed (the kit's first axis is the fastest, as
                                  * Moshpit's last is), so Moshpit's axis a is the kit's d-1-a */
@@ -77,16 +80,16 @@ struct moshpit {
     uint32_t *rooms;            /* (n * room) the leaders' lists at first (arena) */
     uint32_t **heap;            /* (nheap) lists grown past their room (heap, freed by fini) */
     uint32_t nheap, heapcap;
-    uint64_t *gid;   /* (nbf) each group's id (arena) */
+    uint64_t *gid;   /* (most) each group's id (arena) */
     uint32_t *perm;  /* (target, or 2n without one) scratch of the key update
                       * (arena) */
     gsl_rng *krng;   /* seeded by a group id for the key update */
     uint64_t serial; /* groups formed */
     uint64_t repeats, requests, rejects, disbanded, grown;
     bool async;       /* key form, `sync` false: no global rounds (below) */
-    uint32_t *freebf; /* (nbf) async: free butterflies (arena) */
+    uint32_t *freebf; /* (most) async: free butterflies (arena) */
     uint32_t nfree;
-    bool *inuse;    /* (nbf) async: a group runs on it (arena) */
+    bool *inuse;    /* (most) async: a group runs on it (arena) */
     uint64_t floor; /* async: the fewest rounds done by a live worker */
     /* async, `overlap`: a worker's rounds run beside its local steps (hivemind's background
      * averaging): a round is due every local_steps steps, its input the parameters when it
@@ -141,6 +144,9 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 
 /* The butterflies a round needs and the most members of one, from the configuration. */
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
+
+/* A butterfly of the run's size, room and timeouts (NULL and err when out of memory). */
+coll_bfly *mp_make_bfly(moshpit *st, sim_ctx *ctx, sim_err *err);
 
 /* The memory a run takes outside the arena (the ops table's memory). */
 uint64_t mp_memory(const void *state, size_t num_params);

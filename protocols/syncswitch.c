@@ -361,13 +361,13 @@ static void ss_report(const void *state, const sim_ctx *ctx, sim_report *out)
     ps_server_stats s;
     ps_server_get_stats(st->srv, &s);
     sim_time t[2] = { st->time_ns[0], st->time_ns[1] };
-    sim_time open = sim_ctx_now(ctx) - st->mode_since;
+    sim_time open = sim_ctx_end(ctx) - st->mode_since; /* the run's end, whatever every_s */
     if (st->switch_ns >= 0 && st->resume_ns < 0)
         open = 0; /* stopped during the pause: counted below */
     t[ps_server_mode(st->srv) == PS_BSP ? 0 : 1] += open;
     sim_time pause =
         st->pause_ns +
-        (st->switch_ns >= 0 && st->resume_ns < 0 ? sim_ctx_now(ctx) - st->mode_since : 0);
+        (st->switch_ns >= 0 && st->resume_ns < 0 ? sim_ctx_end(ctx) - st->mode_since : 0);
     sim_report_add(out, "budget_iterations", st->T == UINT64_MAX ? -1.0 : (double)st->T);
     sim_report_add(out, "bsp_rounds_planned", st->R >= UINT64_MAX - 1 ? -1.0 : (double)st->R);
     sim_report_add(out, "switch_s", st->switch_ns < 0 ? -1.0 : seconds(st->switch_ns));

@@ -43,6 +43,11 @@ typedef struct sim_ctx sim_ctx;
 /* The current simulated time. */
 sim_time sim_ctx_now(const sim_ctx *ctx);
 
+/* The run's end once it has ended (for a protocol's report), else the current time: a run
+ * stopped by time ends at stop.time_s, after its last event, whose instant sim_ctx_now stays
+ * at (an evaluation's, so that a phase counted to it changed with eval.every_s). */
+sim_time sim_ctx_end(const sim_ctx *ctx);
+
 /* What a protocol may know of the workload and stop sections (sim_ctx_budget), so that it
  * reads neither. */
 typedef struct sim_budget {

@@ -41,6 +41,11 @@ sim_time sim_ctx_now(const sim_ctx *ctx)
     return sim_engine_now(ctx->eng);
 }
 
+sim_time sim_ctx_end(const sim_ctx *ctx)
+{
+    return ctx->stop.ended ? ctx->stop.end_ns : sim_engine_now(ctx->eng);
+}
+
 sim_budget sim_ctx_budget(const sim_ctx *ctx)
 {
     const sim_scenario *sc = ctx->sc;

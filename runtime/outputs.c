@@ -283,7 +283,7 @@ static int write_summary(sim_ctx *ctx, const char *dir, const sim_run_summary *s
         return SIM_EIO;
     FILE *s = sim_file_stream(f);
     sim_net_stats ns;
-    sim_net_stats_get(ctx->net, &ns);
+    sim_net_stats_until(ctx->net, sum->sim_ns, &ns); /* a stop by time after the last event */
     double t = sim_run_seconds(sum->sim_ns);
     fputs("{\n  \"name\": ", s);
     sim_output_json_string(s, ctx->sc->name);

@@ -502,6 +502,8 @@ static int simulate(sim_ctx *ctx, sim_run_summary *sum, sim_err *err)
         ctx->stop.reason = "time";
         end = ctx->sc->stop_ns;
     }
+    ctx->stop.ended = true; /* the protocol's report counts to it (sim_ctx_end) */
+    ctx->stop.end_ns = end;
     if (end > ctx->eval.last_ns)
         rc = sim_run_evaluate(ctx, end, err);
     else if (ctx->out.observe != NULL)

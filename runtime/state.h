@@ -147,6 +147,8 @@ typedef struct run_stop {
     size_t recoveries;   /* pending recoveries before the stop (the timeline's UP changes) */
     size_t failures;     /* pending failures (the timeline's DOWN changes) */
     size_t timers;       /* the protocol's pending timers (sim_ctx_timer, not cancelled) */
+    bool ended;          /* the run has ended, at end_ns (sim_ctx_end) */
+    sim_time end_ns;
 } run_stop;
 
 /* Outputs, notes and progress. */

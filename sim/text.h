@@ -56,6 +56,15 @@ static inline size_t sim_text_utf8_len(const char *s)
     return n;
 }
 
+/* True when the n-byte character at s (n from sim_text_utf8_len) is U+FFFE or U+FFFF:
+ * well-formed UTF-8 but no character of XML, so that a JUnit report or an SVG figure holding
+ * one is no XML (Python's parser: "not well-formed (invalid token)"). */
+static inline bool sim_text_xml_nonchar(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    return n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe;
+}
+
 /* True when the zero-terminated s is well-formed UTF-8 throughout. */
 static inline bool sim_text_utf8(const char *s)
 {

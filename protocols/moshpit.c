@@ -323,17 +323,6 @@ static int init_keys(moshpit *st, sim_ctx *ctx, sim_err *err)
     return SIM_OK;
 }
 
-coll_bfly *mp_make_bfly(moshpit *st, sim_ctx *ctx, sim_err *err)
-{
-    coll_bfly *b =
-        coll_bfly_create(st->hub, st->n, st->cap, st->P, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
-                         mp_input, mp_output, on_done, st, err);
-    if (b != NULL)
-        coll_bfly_set_timeouts(b, (sim_time)llround(st->sender_ms * 1e6),
-                               (sim_time)llround(st->reducer_ms * 1e6));
-    return b;
-}
-
 static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
 {
     moshpit *st = state;
@@ -341,6 +330,9 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     mp_sizes(st, &st->nbf, &st->cap);
     for (uint32_t i = 0; !st->random && i < st->d; i++)
         st->dims[i] = st->m[st->d - 1 - i];
+    st->bfly_input = mp_input;
+    st->bfly_output = mp_output;
+    st->bfly_done = on_done;
     for (uint32_t g = 0; g < st->nbf; g++)
         if ((st->bf[g] = mp_make_bfly(st, ctx, err)) == NULL)
             return err->code;

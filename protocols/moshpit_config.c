@@ -313,3 +313,14 @@ uint64_t mp_memory(const void *state, size_t num_params)
     return nbf * coll_bfly_memory(st->n, cap, num_params) + n * parts +
            (st->keys ? n * 4 * (uint64_t)(cap > room ? cap - room : 0) + 5000 : 0);
 }
+
+coll_bfly *mp_make_bfly(moshpit *st, sim_ctx *ctx, sim_err *err)
+{
+    coll_bfly *b =
+        coll_bfly_create(st->hub, st->n, st->cap, st->P, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL),
+                         st->bfly_input, st->bfly_output, st->bfly_done, st, err);
+    if (b != NULL)
+        coll_bfly_set_timeouts(b, (sim_time)llround(st->sender_ms * 1e6),
+                               (sim_time)llround(st->reducer_ms * 1e6));
+    return b;
+}

@@ -55,6 +55,9 @@ struct moshpit {
     /* run */
     coll_hub *hub;
     coll_bfly **bf;             /* (most) one per group of a round (arena) */
+    coll_input_fn bfly_input;   /* a butterfly's callbacks, moshpit.c's (set by its start), */
+    coll_output_fn bfly_output; /* with which mp_make_bfly (moshpit_config.c) makes one for */
+    coll_done_fn bfly_done;     /* moshpit.c and moshpit_match.c alike */
     uint32_t nbf, cap;          /* butterflies, most members of one */
     uint32_t most;              /* butterflies at most: nbf, or n without global rounds in
                                  * the key form, made as groups need them (moshpit_match.c): a slow
@@ -145,7 +148,8 @@ void mp_default_grid(uint32_t n, uint32_t *d, uint32_t *m);
 /* The butterflies a round needs and the most members of one, from the configuration. */
 void mp_sizes(const moshpit *st, uint32_t *nbf, uint32_t *cap);
 
-/* A butterfly of the run's size, room and timeouts (NULL and err when out of memory). */
+/* A butterfly of the run's size, room, timeouts and callbacks (NULL and err when out of
+ * memory); moshpit_config.c, below both files that make them. */
 coll_bfly *mp_make_bfly(moshpit *st, sim_ctx *ctx, sim_err *err);
 
 /* The memory a run takes outside the arena (the ops table's memory). */

@@ -1,11 +1,17 @@
 /* Issue 38, fourteenth probe (classes 13-19): what the earlier fixes left of their classes.
  * Each case failed before its fix.
  */
+#define _GNU_SOURCE /* posix_openpt, ptsname */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
+#include "harness.h"
 #include "harness_cfg.h"
 #include "sim/cfg.h"
 #include "sim/cfg_state.h"
@@ -58,11 +64,58 @@ START_TEST(override_sets_elements_in_reverse_order_one_link_each)
 }
 END_TEST
 
+/* A --style folder (with a copy of throughput.gp) whose convergence.gp is a link to nothing was
+ * drawn with the built-in script, exit 0, the user's copy never read and nothing said; one linked
+ * to a terminal (a pseudo-terminal here: a device that waits for input) was "cannot read ...:
+ * Resource temporarily unavailable", exit 1, where a FIFO, a socket or /dev/zero there is bad
+ * input, exit 2. Each is refused naming the copy, exit 2, no figure drawn. */
+START_TEST(a_style_copy_linked_to_nothing_or_a_terminal_is_refused)
+{
+    char *dir = harness_tmpdir("probe29");
+    char s[600], r[600], st[600], gp[700], p[600], png[700];
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    int pty = posix_openpt(O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(pty, 0);
+    ck_assert_int_eq(grantpt(pty), 0);
+    ck_assert_int_eq(unlockpt(pty), 0);
+    char nothing[700];
+    snprintf(nothing, sizeof(nothing), "%s/no-such-script.gp", dir);
+    const char *const targets[] = { nothing, ptsname(pty) };
+    for (int c = 0; c < 2; c++) {
+        snprintf(st, sizeof(st), "%s/st%d", dir, c);
+        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
+        snprintf(p, sizeof(p), "%s/p%d", dir, c);
+        ck_assert_int_eq(mkdir(st, 0777), 0);
+        ck_assert_int_eq(symlink(targets[c], gp), 0);
+        /* and a copy of throughput.gp, unchanged: the folder holds a script */
+        char *orig = realpath("plots/throughput.gp", NULL), tp[700];
+        ck_assert_ptr_nonnull(orig);
+        snprintf(tp, sizeof(tp), "%s/throughput.gp", st);
+        ck_assert_int_eq(symlink(orig, tp), 0);
+        free(orig);
+        harness_result res =
+            harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        ck_assert_msg(res.status == 2, "case %d: exit %d\n%s", c, res.status, res.err);
+        char want[800];
+        snprintf(want, sizeof(want), "--style: %s: ", gp);
+        ck_assert_msg(strstr(res.err, want) != NULL, "case %d: %s", c, res.err);
+        snprintf(png, sizeof(png), "%s/convergence.png", p);
+        ck_assert_msg(!harness_exists(png), "case %d: %s drawn", c, png);
+    }
+    close(pty);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe29");
     TCase *linear = tcase_create("linear");
     tcase_add_test(linear, override_sets_elements_in_reverse_order_one_link_each);
     suite_add_tcase(s, linear);
+    TCase *style = tcase_create("style");
+    tcase_add_test(style, a_style_copy_linked_to_nothing_or_a_terminal_is_refused);
+    tcase_set_timeout(style, 120);
+    suite_add_tcase(s, style);
     return s;
 }

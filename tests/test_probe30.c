@@ -1,0 +1,67 @@
+/* Issue 38, the fourteenth probe (classes 1-6 and the admission deadlock): what it found.
+ * Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* Fashion-MNIST's IDX files, each a link to /dev/ptmx (a pseudo-terminal's master, a device
+ * that waits for input): `validate` and `run` waited on the first forever (the IDX reader
+ * refused a FIFO alone; the text readers, LIBSVM data and the results files refuse such a
+ * device already). Each is refused at once naming the file and its type, exit 2, no run
+ * directory made. */
+START_TEST(an_idx_file_that_is_a_device_is_not_waited_on)
+{
+    if (access("/dev/ptmx", R_OK) != 0)
+        return; /* no pseudo-terminals here */
+    char *dir = harness_tmpdir("probe30");
+    char fm[600], path[700], s[600], r[600];
+    snprintf(fm, sizeof(fm), "%s/fm", dir);
+    ck_assert_int_eq(mkdir(fm, 0777), 0);
+    static const char *const files[] = { "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                         "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz" };
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof(path), "%s/%s", fm, files[i]);
+        ck_assert_int_eq(symlink("/dev/ptmx", path), 0);
+    }
+    harness_write(dir, "s.json",
+                  "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 10}, "
+                  "\"workload\": {\"dataset\": {\"name\": \"fashion-mnist\", \"dir\": \"fm\", "
+                  "\"train_samples\": 1000}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, "
+                  "\"lr\": 0.05}, \"protocol\": {\"name\": \"allreduce\"}, "
+                  "\"stop\": {\"time_s\": 0.2}, \"eval\": {\"every_s\": 0.1, \"samples\": 100}}\n");
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    const char *const *cmds[] = {
+        (const char *[]){ "validate", s, NULL },
+        (const char *[]){ "run", s, "-o", r, "--quiet", NULL },
+    };
+    for (size_t i = 0; i < 2; i++) {
+        result res = harness_hetsim(cmds[i]);
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", i, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "idx3-ubyte.gz: not a regular file (a character device)") !=
+                          NULL,
+                      "case %zu: %.300s", i, res.err);
+    }
+    ck_assert(!harness_exists(r));
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe30");
+    TCase *read = tcase_create("files read");
+    tcase_add_test(read, an_idx_file_that_is_a_device_is_not_waited_on);
+    tcase_set_timeout(read, 60);
+    suite_add_tcase(s, read);
+    return s;
+}

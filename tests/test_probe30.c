@@ -56,6 +56,52 @@ START_TEST(an_idx_file_that_is_a_device_is_not_waited_on)
 }
 END_TEST
 
+/* An output whose folders are not made yet, one of them named like a work directory or a lock
+ * (X.partial, X.lock): `run -o X.partial/sub`, `plot -o`, `sweep -o`, `check -o`, `check
+ * --update --golden`, `plot --by -o` and `check --junit X.partial/j.xml` (whose folder the
+ * thirteenth probe had made) each made X.partial or X.lock, exit 0, and every later run into X
+ * was refused ("X.partial exists and is not hetsim's work directory: remove it"). The output
+ * itself so named was refused already. Each is refused before it runs, exit 2, nothing made,
+ * and a run into X then succeeds. */
+START_TEST(an_output_whose_new_folder_is_named_like_a_work_directory_is_refused)
+{
+    char *dir = harness_tmpdir("probe30");
+    char s[600], g[600], sw[600], o[600], r[700], x[700], part[700], lock[700], out[800];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_sweep_in(dir, NULL, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(r, sizeof(r), "%s/protocol.name=allreduce,seed=5", o);
+    snprintf(x, sizeof(x), "%s/x", dir);
+    snprintf(part, sizeof(part), "%s/x.partial", dir);
+    snprintf(lock, sizeof(lock), "%s/x.lock", dir);
+    for (size_t c = 0; c < 8; c++) {
+        const char *folder = c % 2 == 0 ? part : lock;
+        snprintf(out, sizeof(out), "%s/%s", folder, c == 7 ? "j/report.xml" : "sub");
+        char co[720];
+        snprintf(co, sizeof(co), "%s/co%zu", dir, c);
+        const char *const *cmds[] = {
+            (const char *[]){ "run", s, "-o", out, "--quiet", NULL },
+            (const char *[]){ "run", s, "-o", out, "--quiet", NULL },
+            (const char *[]){ "plot", r, "-o", out, NULL },
+            (const char *[]){ "sweep", sw, "-o", out, "--quiet", NULL },
+            (const char *[]){ "check", s, "--golden", g, "-o", out, NULL },
+            (const char *[]){ "check", s, "--golden", out, "--update", "--seeds", "3", NULL },
+            (const char *[]){ "plot", o, "--by", "protocol.name", "-o", out, NULL },
+            (const char *[]){ "check", s, "--golden", g, "-o", co, "--junit", out, NULL },
+        };
+        result res = harness_hetsim(cmds[c]);
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "it would make is named like hetsim's work directories") !=
+                          NULL,
+                      "case %zu: %.300s", c, res.err);
+        ck_assert_msg(!harness_exists(part) && !harness_exists(lock) && !harness_exists(co),
+                      "case %zu: a folder was made", c);
+    }
+    result res = harness_hetsim((const char *[]){ "run", s, "-o", x, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%.300s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe30");
@@ -63,5 +109,9 @@ Suite *test_suite(void)
     tcase_add_test(read, an_idx_file_that_is_a_device_is_not_waited_on);
     tcase_set_timeout(read, 60);
     suite_add_tcase(s, read);
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, an_output_whose_new_folder_is_named_like_a_work_directory_is_refused);
+    tcase_set_timeout(places, 120);
+    suite_add_tcase(s, places);
     return s;
 }

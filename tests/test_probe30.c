@@ -102,6 +102,32 @@ START_TEST(an_output_whose_new_folder_is_named_like_a_work_directory_is_refused)
 }
 END_TEST
 
+/* A --junit report into a folder no process may write (/proc/self: procfs takes no new file;
+ * a read-only file system or another user's folder alike): the check ran every seed, wrote
+ * its output and printed its verdict, then "(no JUnit report: cannot write ...)", exit 1, the
+ * report lost after the whole check (as it was for a folder not made yet). It is refused
+ * before anything runs, naming the folder, exit 1, the output directory not made. */
+START_TEST(a_junit_report_no_process_may_write_is_refused_before_the_check_runs)
+{
+    if (access("/proc/self", W_OK) == 0)
+        return; /* a writable /proc/self: no such place here */
+    char *dir = harness_tmpdir("probe30");
+    char s[600], g[600], out[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(out, sizeof(out), "%s/co", dir);
+    static const char *const reports[] = { "/proc/self/j.xml", "/proc/self/new/deep/j.xml" };
+    for (size_t c = 0; c < 2; c++) {
+        result res = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", g, "-o", out, "--junit", reports[c], NULL });
+        ck_assert_msg(res.status == 1, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "cannot be written: /proc/self: ") != NULL,
+                      "case %zu: %.300s", c, res.err);
+        ck_assert_msg(!harness_exists(out), "case %zu: the check ran", c);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe30");
@@ -111,6 +137,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, read);
     TCase *places = tcase_create("places");
     tcase_add_test(places, an_output_whose_new_folder_is_named_like_a_work_directory_is_refused);
+    tcase_add_test(places, a_junit_report_no_process_may_write_is_refused_before_the_check_runs);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

@@ -128,11 +128,35 @@ START_TEST(a_junit_report_no_process_may_write_is_refused_before_the_check_runs)
 }
 END_TEST
 
+/* A scenario of a UTF-8 byte-order mark and blanks alone (or the mark alone) said "line 1,
+ * column 3: invalid JSON" ("column 1: invalid JSON"), where the same file without the mark
+ * says "line 1, column 4: unexpected end of file": the mark counted as text. It is nothing, as
+ * at the start of any scenario. */
+START_TEST(a_byte_order_mark_and_blanks_alone_are_an_unexpected_end)
+{
+    char *dir = harness_tmpdir("probe30");
+    char path[600];
+    static const char *const texts[] = { "\xef\xbb\xbf   ", "\xef\xbb\xbf", "\xef\xbb\xbf\n \n" };
+    static const char *const wants[] = { "line 1, column 4: unexpected end of file",
+                                         "line 1, column 1: unexpected end of file",
+                                         "line 3, column 1: unexpected end of file" };
+    for (size_t c = 0; c < 3; c++) {
+        harness_write(dir, "s.json", texts[c]);
+        snprintf(path, sizeof(path), "%s/s.json", dir);
+        result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, wants[c]) != NULL,
+                      "case %zu: exit %d: %.300s", c, res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe30");
     TCase *read = tcase_create("files read");
     tcase_add_test(read, an_idx_file_that_is_a_device_is_not_waited_on);
+    tcase_add_test(read, a_byte_order_mark_and_blanks_alone_are_an_unexpected_end);
     tcase_set_timeout(read, 60);
     suite_add_tcase(s, read);
     TCase *places = tcase_create("places");

@@ -66,6 +66,46 @@ START_TEST(a_run_whose_workers_are_all_down_scores_its_last_model_whatever_every
 }
 END_TEST
 
+/* Four workers and a server host (easgd's centre), worker 1 failing for good at 0. */
+static const char down0_json[] =
+    "{\"seed\": 7, \"workers\": 4, \"servers\": 1,\n"
+    " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},\n"
+    " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0}],\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 0.2},\n"
+    " \"eval\": {\"samples\": 50}}\n";
+
+/* A failure at 0 came as an event after the protocol's start, which had sent from the worker
+ * already: AD-PSGD's worker 1 showed 1,320 bytes_sent (a softmax model's) with 0 iterations,
+ * D-PSGD's 2,640 (to its two neighbours), ps's 64 (its pull request) and syncswitch's 256. A
+ * worker down from 0 is down when the protocol starts: it sends nothing, for every protocol. */
+START_TEST(a_worker_down_from_the_start_sends_nothing)
+{
+    char *dir = harness_tmpdir("probe31");
+    harness_write(dir, "s.json", down0_json);
+    char s[600], r[700], set[80], name[64];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < harness_protocols(); i++) {
+        const char *p = harness_protocol(i, name, sizeof(name));
+        snprintf(r, sizeof(r), "%s/%s", dir, p);
+        snprintf(set, sizeof(set), "protocol.name=%s", p);
+        result res =
+            harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", set, "--quiet", NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", p, res.status, res.err);
+        harness_csv w = harness_csv_read(r, "workers.csv");
+        ck_assert_msg(harness_csv_num(&w, 1, "iterations") == 0.0 &&
+                          harness_csv_num(&w, 1, "bytes_sent") == 0.0 &&
+                          harness_csv_num(&w, 1, "bytes_received") == 0.0,
+                      "%s: worker 1 down from 0: %s iterations, %s bytes sent, %s received", p,
+                      harness_csv_text(&w, 1, "iterations"), harness_csv_text(&w, 1, "bytes_sent"),
+                      harness_csv_text(&w, 1, "bytes_received"));
+        harness_csv_free(&w);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe31");
@@ -73,5 +113,9 @@ Suite *test_suite(void)
     tcase_add_test(stall, a_run_whose_workers_are_all_down_scores_its_last_model_whatever_every_s);
     tcase_set_timeout(stall, 120);
     suite_add_tcase(s, stall);
+    TCase *down = tcase_create("down_from_start");
+    tcase_add_test(down, a_worker_down_from_the_start_sends_nothing);
+    tcase_set_timeout(down, 120);
+    suite_add_tcase(s, down);
     return s;
 }

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <check.h>
 
 #include "harness.h"
+#include "sim/text.h"
 
 typedef harness_result result;
 
@@ -106,6 +108,80 @@ START_TEST(a_worker_down_from_the_start_sends_nothing)
 }
 END_TEST
 
+/* True if `text` holds `want` and no ESC byte, and is UTF-8: a name escaped as messages are. */
+static bool escaped(const char *text, const char *want)
+{
+    return strstr(text, want) != NULL && strchr(text, '\x1b') == NULL && sim_text_utf8(text);
+}
+
+/* The sweep's closing line ("index in DIR/index.csv") printed the directory raw:
+ * "s<ESC>[31m<0xff>" sent the terminal its escape sequence and left the line no UTF-8, where
+ * every message writes "\u001b" and "\xff"; so did plot's lines of an argument skipped, not a
+ * run directory. Written escaped (plot's "plots in DIR" too, though gnuplot's rule for paths
+ * refuses such a DIR first). */
+START_TEST(the_sweeps_and_plots_lines_escape_their_directories)
+{
+    char *dir = harness_tmpdir("probe31");
+    char sw[600], o[700], x[700], r[800], p[700];
+    harness_sweep_file(dir, harness_quick_json, harness_protocols_sweep, sw, sizeof(sw));
+    snprintf(o, sizeof(o), "%s/s\x1b[31m\xff", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(escaped(res.out, "/s\\u001b[31m\\xff/index.csv"), "sweep: %.300s", res.out);
+    snprintf(x, sizeof(x), "%s/x\x1b[31m\xff", dir);
+    ck_assert_int_eq(mkdir(x, 0777), 0);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(p, sizeof(p), "%s/s.json", dir);
+    res = harness_hetsim((const char *[]){ "run", p, "-o", r, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "run: exit %d\n%.300s", res.status, res.err);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    res = harness_hetsim((const char *[]){ "plot", r, x, "-o", p, NULL });
+    ck_assert_msg(res.status == 0, "plot: exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(escaped(res.err, "skipped ") && escaped(res.err, "/x\\u001b[31m\\xff: not a run"),
+                  "plot: %.300s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A sweep of protocol "a<ESC>[31m<0xff>" (a value is any UTF-8... or bytes, as index.csv holds
+ * them) at lr 0.1 and 0.2, seeds 1 and 2: lr 0.1 reaches 0.8 at 1 s, lr 0.2 at 3 s. */
+static void edge_sweep(const char *dir)
+{
+    static const char *const lrs[] = { "0.1", "0.2" };
+    char index[2048], name[64], run[1024];
+    size_t len = (size_t)snprintf(index, sizeof(index), "%s", harness_fake_index_head);
+    for (int l = 0; l < 2; l++)
+        for (int seed = 1; seed <= 2; seed++) {
+            snprintf(name, sizeof(name), "a-%s-%d", lrs[l], seed);
+            harness_fake_run(run, sizeof(run), dir, name, l == 0 ? "0:0.1 1:0.85" : "0:0.1 3:0.85",
+                             false);
+            harness_write(run, "workers.csv", harness_fake_workers);
+            harness_write(run, "run.json",
+                          "{ \"scenario\": { \"stop\": { \"time_s\": 10, \"target_accuracy\": "
+                          "0.8 }, \"eval\": { \"every_s\": 0.5 } } }\n");
+            len += (size_t)snprintf(index + len, sizeof(index) - len,
+                                    "%d,%s,a\x1b[31m\xff,%s,%d,time,5,0.85,0.85,,1000,0\n",
+                                    2 * l + seed - 1, name, lrs[l], seed);
+        }
+    harness_write(dir, "index.csv", index);
+}
+
+/* report --best-over's warning that the best value is at the edge of the grid printed the
+ * group's name and the value raw (fprintf), where sim_err_warn escapes them. */
+START_TEST(the_best_over_edge_warning_escapes_its_names)
+{
+    char *dir = harness_tmpdir("probe31");
+    edge_sweep(dir);
+    result res = harness_hetsim(
+        (const char *[]){ "report", dir, "--by", "proto", "--best-over", "lr", NULL });
+    ck_assert_msg(res.status == 0, "exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(escaped(res.err, "warning: proto=a\\u001b[31m\\xff: the best lr, 0.1, is at "
+                                   "the edge"),
+                  "%.300s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe31");
@@ -117,5 +193,10 @@ Suite *test_suite(void)
     tcase_add_test(down, a_worker_down_from_the_start_sends_nothing);
     tcase_set_timeout(down, 120);
     suite_add_tcase(s, down);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, the_sweeps_and_plots_lines_escape_their_directories);
+    tcase_add_test(names, the_best_over_edge_warning_escapes_its_names);
+    tcase_set_timeout(names, 120);
+    suite_add_tcase(s, names);
     return s;
 }

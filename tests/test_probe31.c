@@ -182,6 +182,58 @@ START_TEST(the_best_over_edge_warning_escapes_its_names)
 }
 END_TEST
 
+/* A sweep of protocol a, seeds 1 to 3, each reaching 0.8 at 1 s; seed 3's workers sent
+ * 1,840,000 bytes and counted no samples. */
+static void bytes_sweep(const char *dir)
+{
+    char index[2048], name[64], run[1024];
+    size_t len = (size_t)snprintf(index, sizeof(index), "%s", harness_fake_index_head);
+    for (int seed = 1; seed <= 3; seed++) {
+        snprintf(name, sizeof(name), "a-%d", seed);
+        harness_fake_run(run, sizeof(run), dir, name, "0:0.1 1:0.85", false);
+        harness_write(run, "workers.csv",
+                      seed < 3 ? harness_fake_workers
+                               : "worker,speed,iterations,samples,compute_s,comm_s,wait_s,"
+                                 "bytes_sent,bytes_received,down_s,params_fnv\n"
+                                 "0,1,0,0,3,1,1,1840000,0,0,0\n");
+        harness_write(run, "run.json",
+                      "{ \"scenario\": { \"stop\": { \"time_s\": 10, \"target_accuracy\": "
+                      "0.8 }, \"eval\": { \"every_s\": 0.5 } } }\n");
+        len += (size_t)snprintf(index + len, sizeof(index) - len,
+                                "%d,%s,a,0.1,%d,time,5,0.85,0.85,,1000,0\n", seed - 1, name, seed);
+    }
+    harness_write(dir, "index.csv", index);
+}
+
+/* bytes sent/sample averaged the runs that counted samples, 2 of the row's 3, under a "runs"
+ * column of 3, without a word (a run's bytes over no samples have no figure). The Markdown
+ * cell says "(2 of 3 runs)", the caption how many runs the column leaves out, and the CSV a
+ * column bytes_per_sample_runs. */
+START_TEST(bytes_per_sample_says_how_many_runs_it_covers)
+{
+    char *dir = harness_tmpdir("probe31");
+    bytes_sweep(dir);
+    result res = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
+    ck_assert_msg(res.status == 0, "md: exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(strstr(res.out, "| 1840 ± 0 (2 of 3 runs) |") != NULL &&
+                      strstr(res.out, "bytes sent/sample leaves out 1 run whose workers counted "
+                                      "no samples") != NULL,
+                  "md: %s", res.out);
+    res =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
+    ck_assert_msg(res.status == 0, "csv: exit %d\n%.300s", res.status, res.err);
+    ck_assert_double_eq(harness_csv_field(res.out, "a", 1, "runs"), 3);
+    ck_assert_double_eq(harness_csv_field(res.out, "a", 1, "bytes_per_sample_mean"), 1840);
+    ck_assert_double_eq(harness_csv_field(res.out, "a", 1, "bytes_per_sample_runs"), 2);
+    res =
+        harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "tex", NULL });
+    ck_assert_msg(res.status == 0, "tex: exit %d\n%.300s", res.status, res.err);
+    ck_assert_msg(strstr(res.out, "leaves out 1 run whose workers counted no samples") != NULL,
+                  "tex: %s", res.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe31");
@@ -198,5 +250,9 @@ Suite *test_suite(void)
     tcase_add_test(names, the_best_over_edge_warning_escapes_its_names);
     tcase_set_timeout(names, 120);
     suite_add_tcase(s, names);
+    TCase *bytes = tcase_create("bytes");
+    tcase_add_test(bytes, bytes_per_sample_says_how_many_runs_it_covers);
+    tcase_set_timeout(bytes, 120);
+    suite_add_tcase(s, bytes);
     return s;
 }

@@ -79,19 +79,35 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     return code;
 }
 
+/* Writes prefix and the formatted text, escaped, as a line to log. */
+static void escaped_line(FILE *log, const char *prefix, const char *fmt, va_list ap)
+{
+    char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    sim_text_utf8_trim(raw);
+    escape_bytes(text, sizeof(text), raw);
+    sim_text_utf8_trim(text);
+    fprintf(log, "%s%s\n", prefix, text);
+}
+
 void sim_err_warn(FILE *log, const char *fmt, ...)
 {
     if (log == NULL)
         return;
-    char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof(raw), fmt, ap);
+    escaped_line(log, "hetsim: ", fmt, ap);
     va_end(ap);
-    sim_text_utf8_trim(raw);
-    escape_bytes(text, sizeof(text), raw);
-    sim_text_utf8_trim(text);
-    fprintf(log, "hetsim: %s\n", text);
+}
+
+void sim_err_line(FILE *out, const char *fmt, ...)
+{
+    if (out == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    escaped_line(out, "", fmt, ap);
+    va_end(ap);
 }
 
 void sim_err_path(sim_err *err, const char *path)

@@ -1,0 +1,62 @@
+/* Issue 38, fourteenth probe, classes 7-12 (probe38y). A scenario number one ulp past a bound
+ * that the scenario's time and range readers check (stop.time_s 1000000000.0000001, a
+ * recovery 0.5000000000000001 after a failure at 0.5) was refused as "must be at most
+ * 1000000000, got 1000000000" or "must be at least 1 ns greater than 0.5, got 0.5": both
+ * printed with %.15g, the value shown as the bound it passes. Every case failed before its
+ * fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+static const char base_json[] =
+    "{\"name\": \"p28\", \"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\"}, \"model\": {\"name\": \"softmax\"},"
+    " \"batch\": 16, \"lr\": 0.05}, \"protocol\": {\"name\": \"allreduce\"},"
+    " \"stop\": {\"time_s\": 1}, \"eval\": {\"every_s\": 1000, \"samples\": 200}}";
+
+/* Each --set passes its bound by the least a double can (the next double after it, as its
+ * shortest decimal writes it): refused, exit 2, the message showing the value as written. */
+START_TEST(a_value_one_ulp_past_its_bound_is_shown_as_written)
+{
+    static const struct {
+        const char *set, *got;
+    } cases[] = {
+        { "stop.time_s=1000000000.0000001", "got 1000000000.0000001" },
+        { "network.latency_us=1000000000000000.1", "got 1000000000000000.1" },
+        { "compute.iteration_ms=1000000000000.0001", "got 1000000000000.0001" },
+        { "stragglers=[{\"kind\":\"failure\",\"at_s\":0.5,\"recover_s\":0.5000000000000001}]",
+          "got 0.5000000000000001" },
+        { "stragglers=[{\"kind\":\"window\",\"from_s\":0.25,\"to_s\":0.25000000000000006,"
+          "\"slowdown\":2}]",
+          "got 0.25000000000000006" },
+    };
+    char *dir = harness_tmpdir("probe28");
+    harness_write(dir, "s.json", base_json);
+    char s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        result res = harness_hetsim((const char *[]){ "validate", s, "--set", cases[i].set, NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", cases[i].set, res.status, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].got) != NULL, "%s: no \"%s\" in\n%s", cases[i].set,
+                      cases[i].got, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe28");
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, a_value_one_ulp_past_its_bound_is_shown_as_written);
+    tcase_set_timeout(limits, 120);
+    suite_add_tcase(s, limits);
+    return s;
+}

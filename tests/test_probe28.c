@@ -2,8 +2,12 @@
  * that the scenario's time and range readers check (stop.time_s 1000000000.0000001, a
  * recovery 0.5000000000000001 after a failure at 0.5) was refused as "must be at most
  * 1000000000, got 1000000000" or "must be at least 1 ns greater than 0.5, got 0.5": both
- * printed with %.15g, the value shown as the bound it passes. Every case failed before its
- * fix.
+ * printed with %.15g, the value shown as the bound it passes. A --set or grid path's index
+ * written with a leading zero (stragglers[01]) was read as stragglers[1], so that a sweep
+ * over both "stragglers[1].bandwidth_factor" [0.5] and "stragglers[01].bandwidth_factor"
+ * [0.1] ran 0.1 and its report showed 0.5 under stragglers[1].bandwidth_factor, exit 0 (the
+ * same path given twice, as "$.workload.lr" beside "workload.lr" is refused). Every case
+ * failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,49 @@ START_TEST(a_value_one_ulp_past_its_bound_is_shown_as_written)
 }
 END_TEST
 
+static const char rules_json[] =
+    "{\"name\": \"p28\", \"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 20},"
+    " \"stragglers\": [{\"kind\": \"fixed\", \"workers\": [1], \"slowdown\": 2},"
+    " {\"kind\": \"link\", \"workers\": [2], \"bandwidth_factor\": 0.5}],"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\"}, \"model\": {\"name\": \"softmax\"},"
+    " \"batch\": 16, \"lr\": 0.05}, \"protocol\": {\"name\": \"allreduce\"},"
+    " \"stop\": {\"time_s\": 0.2}, \"eval\": {\"every_s\": 0.1, \"samples\": 100}}";
+
+/* An index is written as --update writes a seed, decimal digits without a leading zero:
+ * "[01]" and "[007]" are no path (exit 2, nothing run), "[0]" and "[1]" are. */
+START_TEST(an_index_with_a_leading_zero_is_no_path)
+{
+    char *dir = harness_tmpdir("probe28");
+    harness_write(dir, "s.json", rules_json);
+    char s[600], sweep[700], out[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    static const char *const bad[] = { "stragglers[01].bandwidth_factor=0.1",
+                                       "stragglers[00].slowdown=3",
+                                       "stragglers[1].workers[007]=3" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        result res = harness_hetsim((const char *[]){ "validate", s, "--set", bad[i], NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", bad[i], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "invalid path") != NULL, "%s:\n%s", bad[i], res.err);
+    }
+    result ok = harness_hetsim(
+        (const char *[]){ "validate", s, "--set", "stragglers[1].workers[0]=3", NULL });
+    ck_assert_msg(ok.status == 0, "[1] and [0]: exit %d\n%s", ok.status, ok.err);
+    snprintf(out, sizeof(out), "%s/sw", dir);
+    char text[1400];
+    snprintf(text, sizeof(text),
+             "{\"base\": \"s.json\", \"grid\": {\"stragglers[1].bandwidth_factor\": [0.5],"
+             " \"stragglers[01].bandwidth_factor\": [0.1]}, \"seeds\": 1,"
+             " \"output\": {\"dir\": \"%s\"}}",
+             out);
+    harness_write(dir, "sweep.json", text);
+    snprintf(sweep, sizeof(sweep), "%s/sweep.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sweep, "--quiet", NULL });
+    ck_assert_msg(res.status == 2, "sweep: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(!harness_exists(out), "the sweep ran");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe28");
@@ -58,5 +105,9 @@ Suite *test_suite(void)
     tcase_add_test(limits, a_value_one_ulp_past_its_bound_is_shown_as_written);
     tcase_set_timeout(limits, 120);
     suite_add_tcase(s, limits);
+    TCase *paths = tcase_create("paths");
+    tcase_add_test(paths, an_index_with_a_leading_zero_is_no_path);
+    tcase_set_timeout(paths, 120);
+    suite_add_tcase(s, paths);
     return s;
 }

@@ -317,7 +317,8 @@ static bool is_truncated(const char *s, size_t len)
 {
     size_t depth = 0;
     bool in_string = false, any = false;
-    for (size_t i = 0; i < len; i++) {
+    /* The mark is no text (cJSON skips it): a file of it alone was "invalid JSON". */
+    for (size_t i = sim_text_bom(s, len); i < len; i++) {
         if (in_json_string(s, &i, &in_string)) {
             any = true; /* a string is something */
             continue;

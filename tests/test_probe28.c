@@ -6,8 +6,10 @@
  * written with a leading zero (stragglers[01]) was read as stragglers[1], so that a sweep
  * over both "stragglers[1].bandwidth_factor" [0.5] and "stragglers[01].bandwidth_factor"
  * [0.1] ran 0.1 and its report showed 0.5 under stragglers[1].bandwidth_factor, exit 0 (the
- * same path given twice, as "$.workload.lr" beside "workload.lr" is refused). Every case
- * failed before its fix.
+ * same path given twice, as "$.workload.lr" beside "workload.lr" is refused). A scenario
+ * holding only a byte-order mark (and blanks), as an editor saves an empty file, was "line 1,
+ * column 1: invalid JSON" where the empty file is "unexpected end of file", and a blank line
+ * after it lost a column: the mark was counted as text. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +100,30 @@ START_TEST(an_index_with_a_leading_zero_is_no_path)
 }
 END_TEST
 
+/* Each file with and without a byte-order mark opening it: the same message. */
+START_TEST(a_byte_order_mark_alone_is_an_empty_file)
+{
+    static const char *const bodies[] = { "", "   ", "  \n ", "{\"name\": \"b\"" };
+    char *dir = harness_tmpdir("probe28");
+    char s[600], with[8192];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        harness_write(dir, "s.json", bodies[i]);
+        result plain = harness_hetsim((const char *[]){ "validate", s, NULL });
+        snprintf(with, sizeof(with), "\xef\xbb\xbf%s", bodies[i]);
+        harness_write(dir, "s.json", with);
+        result bom = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(plain.status == 2 && bom.status == 2, "body %zu: exit %d and %d", i,
+                      plain.status, bom.status);
+        ck_assert_msg(strstr(plain.err, "unexpected end of file") != NULL, "body %zu: %s", i,
+                      plain.err);
+        ck_assert_msg(strcmp(plain.err, bom.err) == 0, "body %zu:\n%swith a mark:\n%s", i,
+                      plain.err, bom.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe28");
@@ -107,6 +133,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, limits);
     TCase *paths = tcase_create("paths");
     tcase_add_test(paths, an_index_with_a_leading_zero_is_no_path);
+    tcase_add_test(paths, a_byte_order_mark_alone_is_an_empty_file);
     tcase_set_timeout(paths, 120);
     suite_add_tcase(s, paths);
     return s;

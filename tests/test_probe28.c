@@ -9,7 +9,10 @@
  * same path given twice, as "$.workload.lr" beside "workload.lr" is refused). A scenario
  * holding only a byte-order mark (and blanks), as an editor saves an empty file, was "line 1,
  * column 1: invalid JSON" where the empty file is "unexpected end of file", and a blank line
- * after it lost a column: the mark was counted as text. Every case failed before its fix.
+ * after it lost a column: the mark was counted as text. An index.csv whose swept number was
+ * respelt by hand (0.05 as 0.050 or 5e-2 on one row) passed the read-back, which compares
+ * numbers, and report grouped by the text: one grid value as two rows of one run each,
+ * exit 0. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +127,53 @@ START_TEST(a_byte_order_mark_alone_is_an_empty_file)
 }
 END_TEST
 
+/* A sweep of one lr over two seeds; its index.csv's first row respelt: refused naming the
+ * row, the key and the spelling, exit 2, for report and plot --by alike. */
+START_TEST(a_swept_value_respelt_in_the_index_is_refused)
+{
+    static const char *const spellings[] = { ",0.050,", ",5e-2,", ",5.0e-2," };
+    char *dir = harness_tmpdir("probe28");
+    harness_write(dir, "s.json", base_json);
+    char sweep[600], out[600], index[700], text[1200], figs[700];
+    snprintf(out, sizeof(out), "%s/sw", dir);
+    snprintf(text, sizeof(text),
+             "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05]}, \"seeds\": 2,"
+             " \"output\": {\"dir\": \"%s\"}}",
+             out);
+    harness_write(dir, "sweep.json", text);
+    snprintf(sweep, sizeof(sweep), "%s/sweep.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sweep, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(index, sizeof(index), "%s/index.csv", out);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    size_t n = 0;
+    char *orig = harness_read(index, &n);
+    char *at = strstr(orig, ",0.05,"); /* the first row's: the header holds no number */
+    ck_assert_ptr_nonnull(at);
+    for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+        char edited[8192];
+        snprintf(edited, sizeof(edited), "%.*s%s%s", (int)(at - orig), orig, spellings[i],
+                 at + strlen(",0.05,"));
+        harness_write(out, "index.csv", edited);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+        ck_assert_msg(res.status == 2, "%s: report exit %d\n%s%s", spellings[i], res.status,
+                      res.out, res.err);
+        ck_assert_msg(strstr(res.err, "line 2: workload.lr") != NULL &&
+                          strstr(res.err, "not as the sweep writes it") != NULL,
+                      "%s: %s", spellings[i], res.err);
+        res = harness_hetsim(
+            (const char *[]){ "plot", out, "--by", "workload.lr", "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "%s: plot exit %d\n%s", spellings[i], res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "%s: figures drawn", spellings[i]);
+    }
+    harness_write(out, "index.csv", orig);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe28");
@@ -136,5 +186,9 @@ Suite *test_suite(void)
     tcase_add_test(paths, a_byte_order_mark_alone_is_an_empty_file);
     tcase_set_timeout(paths, 120);
     suite_add_tcase(s, paths);
+    TCase *index = tcase_create("index");
+    tcase_add_test(index, a_swept_value_respelt_in_the_index_is_refused);
+    tcase_set_timeout(index, 120);
+    suite_add_tcase(s, index);
     return s;
 }

@@ -12,7 +12,9 @@
  * after it lost a column: the mark was counted as text. An index.csv whose swept number was
  * respelt by hand (0.05 as 0.050 or 5e-2 on one row) passed the read-back, which compares
  * numbers, and report grouped by the text: one grid value as two rows of one run each,
- * exit 0. Every case failed before its fix.
+ * exit 0. A display name holding a C1 control character (U+0080-U+009F: NEL, CSI), which
+ * --label and --names refuse as "no control character" for C0 and DEL, went into the TeX
+ * table and the figures as it was, exit 0. Every case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +176,51 @@ START_TEST(a_swept_value_respelt_in_the_index_is_refused)
 }
 END_TEST
 
+/* U+0085 (NEL) and U+009B (CSI) in a --label's key or text and in a --names line: refused as
+ * a control character, exit 2, nothing on stdout; U+00A0, the next character, is text. */
+START_TEST(a_c1_control_character_is_no_display_name)
+{
+    char *dir = harness_tmpdir("probe28");
+    harness_write(dir, "s.json", base_json);
+    char sweep[600], out[600], text[1200], names[700];
+    snprintf(out, sizeof(out), "%s/sw", dir);
+    snprintf(text, sizeof(text),
+             "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\"]},"
+             " \"seeds\": 2, \"output\": {\"dir\": \"%s\"}}",
+             out);
+    harness_write(dir, "sweep.json", text);
+    snprintf(sweep, sizeof(sweep), "%s/sweep.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sweep, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    static const char *const bad[] = { "allreduce=a\xc2\x85"
+                                       "b",
+                                       "allreduce=\xc2\x9b"
+                                       "1m",
+                                       "all\xc2\x85reduce=AR" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--format",
+                                               "tex", "--label", bad[i], NULL });
+        ck_assert_msg(res.status == 2 && res.out[0] == '\0', "label %zu: exit %d\n%s", i,
+                      res.status, res.out);
+        ck_assert_msg(strstr(res.err, "control character") != NULL, "label %zu: %s", i, res.err);
+        snprintf(text, sizeof(text), "%s\n", bad[i]);
+        harness_write(dir, "names.txt", text);
+        snprintf(names, sizeof(names), "%s/names.txt", dir);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--format",
+                                               "tex", "--names", names, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "control character") != NULL,
+                      "names %zu: exit %d\n%s", i, res.status, res.err);
+    }
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--format",
+                                           "tex", "--label",
+                                           "allreduce=a\xc2\xa0"
+                                           "b",
+                                           NULL });
+    ck_assert_msg(res.status == 0, "U+00A0: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe28");
@@ -190,5 +237,9 @@ Suite *test_suite(void)
     tcase_add_test(index, a_swept_value_respelt_in_the_index_is_refused);
     tcase_set_timeout(index, 120);
     suite_add_tcase(s, index);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, a_c1_control_character_is_no_display_name);
+    tcase_set_timeout(names, 120);
+    suite_add_tcase(s, names);
     return s;
 }

@@ -14,7 +14,9 @@
  * numbers, and report grouped by the text: one grid value as two rows of one run each,
  * exit 0. A display name holding a C1 control character (U+0080-U+009F: NEL, CSI), which
  * --label and --names refuse as "no control character" for C0 and DEL, went into the TeX
- * table and the figures as it was, exit 0. Every case failed before its fix.
+ * table and the figures as it was, exit 0; and a message quoting a key or a string that holds
+ * one wrote it raw to the terminal, where C0 controls are escaped ("\u001b"). Every case
+ * failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +223,37 @@ START_TEST(a_c1_control_character_is_no_display_name)
 }
 END_TEST
 
+/* A scenario key holding U+009B (CSI) then "[31m", and one holding U+0085: the message
+ * escapes each as \u009b and \u0085, as it does ESC; U+00A0 stays as it is. */
+START_TEST(a_message_escapes_c1_control_characters)
+{
+    static const struct {
+        const char *key, *shown;
+    } cases[] = {
+        { "a\\u009b[31mb", "a\\u009b[31mb" },
+        { "\\u0085", "\\u0085" },
+        { "x\\u001by", "x\\u001by" },
+        { "n\\u00a0b", "n\xc2\xa0"
+                       "b" },
+    };
+    char *dir = harness_tmpdir("probe28");
+    char s[600], text[1400];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "%.*s, \"%s\": 1}", (int)strlen(base_json) - 1, base_json,
+                 cases[i].key);
+        harness_write(dir, "s.json", text);
+        result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", cases[i].key, res.status, res.err);
+        ck_assert_msg(strstr(res.err, cases[i].shown) != NULL, "%s: no %s in\n%s", cases[i].key,
+                      cases[i].shown, res.err);
+        ck_assert_msg(strstr(res.err, "\xc2\x9b") == NULL && strstr(res.err, "\xc2\x85") == NULL,
+                      "%s: a C1 control raw in\n%s", cases[i].key, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe28");
@@ -239,6 +272,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, index);
     TCase *names = tcase_create("names");
     tcase_add_test(names, a_c1_control_character_is_no_display_name);
+    tcase_add_test(names, a_message_escapes_c1_control_characters);
     tcase_set_timeout(names, 120);
     suite_add_tcase(s, names);
     return s;

@@ -323,8 +323,7 @@ static bool is_truncated(const char *s, size_t len)
 {
     size_t depth = 0;
     bool in_string = false, any = false;
-    /* A byte-order mark is nothing: one followed by blanks alone was "invalid JSON" a column
-     * early. */
+    /* The mark is no text (cJSON skips it): a file of it alone was "invalid JSON". */
     for (size_t i = sim_text_bom(s, len); i < len; i++) {
         if (in_json_string(s, &i, &in_string)) {
             any = true; /* a string is something */

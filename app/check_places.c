@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/check.h"
 #include "app/check_state.h"
@@ -110,6 +111,34 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
     return SIM_OK;
 }
 
+/* Refuses a report that no process may write where it goes (`place`, replaced whole there): its
+ * folder, or the deepest folder of its path that is there when the rest is made, is not
+ * writable (a read-only file system, a folder of another user's), which lost the report after
+ * the whole check, exit 1. */
+static int junit_writable(const app_check_options *opt, const char *place, sim_err *err)
+{
+    char *dir = strdup(place);
+    if (dir == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    struct stat st;
+    for (;;) { /* the file's folder, then up while it is not there */
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL) {
+            strcpy(dir, "."); /* dir holds a name at least: "." fits */
+            break;
+        }
+        slash[slash == dir] = '\0'; /* "/" stays the root */
+        if (stat(dir, &st) == 0 || errno != ENOENT || strcmp(dir, "/") == 0)
+            break;
+    }
+    int rc = SIM_OK;
+    if (access(dir, W_OK) != 0)
+        rc = sim_err_set(err, SIM_EIO, NULL, "--junit file %s cannot be written: %s: %s",
+                         opt->junit, dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 /* Refuses a seed run's directory OUT/seed-S in the check's output `dir` that is a symbolic
  * link: the check runs its seeds in its own directory (through a link it replaced the run, or a
  * sweep's point, that the link named). */
@@ -150,6 +179,8 @@ int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_o
                  : SIM_OK;
     if (rc == SIM_OK && place != NULL)
         rc = junit_clash(opt, place, dir, err);
+    if (rc == SIM_OK && place != NULL && how == SIM_RUNDIR_REPLACE)
+        rc = junit_writable(opt, place, err);
     free(place);
     *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)

@@ -371,6 +371,26 @@ static bool set_value(sim_cfg *b, const char *path, const char *value, int depth
     return ok;
 }
 
+/* Whether `value` (JSON text) is printed as the sweep writes a swept value (sim_cfg_at_json:
+ * compact, each number's shortest exact spelling): "0.050" or "5e-2" for the sweep's 0.05
+ * read back as the same number, but report and plot --by group by the text, and drew one
+ * grid value as two rows of one run each. Text that is no JSON is left to set_value. */
+static bool as_written(const char *value)
+{
+    size_t len = strlen(value);
+    char *wrap = malloc(len + 8), *back = NULL;
+    if (wrap == NULL)
+        return true;
+    snprintf(wrap, len + 8, "{\"v\":%s}", value);
+    sim_cfg *v = sim_cfg_parse(wrap, strlen(wrap), NULL, NULL);
+    bool same = v == NULL || sim_cfg_json(v, "v", &back, NULL) != SIM_OK || back == NULL ||
+                strcmp(back, value) == 0;
+    free(back);
+    sim_cfg_destroy(v);
+    free(wrap);
+    return same;
+}
+
 /* Row r's swept values and seed set into a second reading of its run.json (`text`, n bytes)
  * change nothing in the resolved scenario: the paths that differ into diff[size] (empty when
  * none). A run.json that is not JSON with a scenario is left to app_index_run_facts. */
@@ -393,7 +413,10 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
         char *quoted = string_at(sa, key) ? malloc(strlen(cell) + 3) : NULL;
         if (quoted != NULL) /* the cell as the JSON string it was written from */
             snprintf(quoted, strlen(cell) + 3, "\"%s\"", cell);
-        if (!set_value(b, path, quoted != NULL ? quoted : cell, 0))
+        const char *value = quoted != NULL ? quoted : cell;
+        if (c < ix->nkeys + 2 && !as_written(value)) /* the seed column is read as a seed */
+            snprintf(diff, size, "%s (\"%s\", not as the sweep writes it)", key, cell);
+        else if (!set_value(b, path, value, 0))
             snprintf(diff, size, "%s", key);
         free(quoted);
     }

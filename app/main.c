@@ -498,8 +498,8 @@ static int sweep_mpi(app_sweep *sw, const char *file, int rank, bool quiet)
     if (rc != SIM_OK)
         return cli_report(&err);
     if (rank == 0 && !quiet)
-        printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", file, n, ntodo,
-               failed, app_sweep_dir(sw));
+        sim_err_line(stdout, "%s: %zu points, %zu run now, %zu failed; index in %s/index.csv", file,
+                     n, ntodo, failed, app_sweep_dir(sw));
     return failed > 0 ? EXIT_RUN : EXIT_OK;
 }
 
@@ -575,8 +575,8 @@ static int cmd_sweep(int argc, char **argv)
         rc = cli_report(&err);
     } else {
         if (!a.quiet)
-            printf("%s: %zu points, %zu run now, %zu failed; index in %s/index.csv\n", a.file, n,
-                   ran, failed, app_sweep_dir(sw));
+            sim_err_line(stdout, "%s: %zu points, %zu run now, %zu failed; index in %s/index.csv",
+                         a.file, n, ran, failed, app_sweep_dir(sw));
         rc = failed > 0 ? EXIT_RUN : EXIT_OK;
     }
     app_sweep_destroy(sw);

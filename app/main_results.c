@@ -129,7 +129,7 @@ static int plot_sweep(const plot_args *a)
     if (rc == EXIT_OK && app_sweep_plot(&o, stderr, &err) != SIM_OK)
         rc = cli_report(&err);
     if (rc == EXIT_OK)
-        printf("plots in %s\n", o.out_dir);
+        sim_err_line(stdout, "plots in %s", o.out_dir);
     app_names_fini(&names);
     return rc;
 }
@@ -162,12 +162,12 @@ static int plot_runs(plot_args *a)
                              "--by KEY` (KEY a swept key, or seed)",
                              d, d);
         } else if (is_file(d, "run.json") || is_file(d, "summary.json")) {
-            fprintf(stderr,
-                    "hetsim: skipped %s: a run directory without metrics.csv (files removed, "
-                    "or copied in part): run it again\n",
-                    d);
+            sim_err_warn(stderr,
+                         "skipped %s: a run directory without metrics.csv (files removed, or "
+                         "copied in part): run it again",
+                         d);
         } else {
-            fprintf(stderr, "hetsim: skipped %s: not a run directory (no metrics.csv)\n", d);
+            sim_err_warn(stderr, "skipped %s: not a run directory (no metrics.csv)", d);
         }
     }
     if (kept == 0)
@@ -197,7 +197,7 @@ static int plot_runs(plot_args *a)
         sim_plot_runs(a->dirs, (const char *const *)labels, kept, out, a->fmt, &err) != SIM_OK)
         rc = cli_report(&err);
     if (rc == EXIT_OK)
-        printf("plots in %s\n", out);
+        sim_err_line(stdout, "plots in %s", out);
     for (size_t i = 0; labels != NULL && i < kept; i++)
         free(labels[i]);
     free(labels);

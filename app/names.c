@@ -70,9 +70,13 @@ static const char *fault(const char *s, size_t len)
             return s[i] == '\t' ? "holds a tab, a control character" : "holds a control character";
     /* A byte that is no UTF-8 (--label allreduce=$'\xff') went into the bar charts' CSVs,
      * which pandas then refused. */
-    for (size_t i = 0, n; i < len; i += n)
+    for (size_t i = 0, n; i < len; i += n) {
         if ((n = sim_text_utf8_len(s + i)) == 0)
             return "is not UTF-8";
+        /* U+0080-U+009F, the C1 controls (NEL, CSI), went into TeX and the figures as is. */
+        if (n == 2 && (unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] < 0xa0)
+            return "holds a control character";
+    }
     return NULL;
 }
 

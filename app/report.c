@@ -64,7 +64,11 @@ static int summarize(rp_report *rp, size_t g, double *x)
     for (size_t m = 0; m < NMEASURES; m++) {
         for (size_t i = 0; i < grp->n; i++)
             x[i] = rp->run_m[grp->rows[i]][m];
-        app_stats_mean_ci(x, grp->n, &row->mean[m], &row->half[m]);
+        size_t used = app_stats_mean_ci(x, grp->n, &row->mean[m], &row->half[m]);
+        if (m == M_BYTES) { /* a run that counted no samples has no bytes per sample */
+            row->bytes_runs = used;
+            rp->bytes_left += grp->n - used;
+        }
     }
     return SIM_OK;
 }

@@ -33,19 +33,26 @@ static int decimals(double mean, double half)
 }
 
 /* "mean ± half" (times `scale`), "mean" without an interval, "-" without a mean. */
-static void pm(FILE *f, double mean, double half, double scale)
+/* A cell "mean ± half", then `note` (a cell's "(2 of 3 runs)", or ""). */
+static void pm_note(FILE *f, double mean, double half, double scale, const char *note)
 {
+    const char *sp = note[0] != '\0' ? " " : "";
     if (isnan(mean)) {
-        fputs(" - |", f);
+        fprintf(f, " -%s%s |", sp, note);
         return;
     }
     int d = decimals(mean * scale, half * scale);
     if (isnan(half))
-        fprintf(f, " %.*f |", d, mean * scale);
+        fprintf(f, " %.*f%s%s |", d, mean * scale, sp, note);
     else if (!(half > 1e-9 * fabs(mean)))
-        fprintf(f, " %.*f ± 0 |", d, mean * scale);
+        fprintf(f, " %.*f ± 0%s%s |", d, mean * scale, sp, note);
     else
-        fprintf(f, " %.*f ± %.*f |", d, mean * scale, d, half * scale);
+        fprintf(f, " %.*f ± %.*f%s%s |", d, mean * scale, d, half * scale, sp, note);
+}
+
+static void pm(FILE *f, double mean, double half, double scale)
+{
+    pm_note(f, mean, half, scale, "");
 }
 
 static void md_escape(FILE *f, const char *s)
@@ -150,6 +157,11 @@ void rp_caption(const rp_report *rp, FILE *f)
                 isnan(s->target) ? "throughput (the row's over the baseline's)"
                                  : "mean time to target",
                 isnan(s->target) ? "" : " (over the runs that reached it; * when some did not)");
+    if (rp->bytes_left > 0)
+        fprintf(f,
+                "; bytes sent/sample leaves out %zu run%s whose workers counted no samples (k "
+                "of n runs: those it covers)",
+                rp->bytes_left, rp->bytes_left == 1 ? "" : "s");
     if (rp->overlap)
         fputs("; comm. incl. overlap: communicating, counting also the communication that "
               "overlapped the worker's own computation (workers.csv's comm_overlap_s)",
@@ -224,7 +236,10 @@ void rp_print_md(const rp_report *rp, FILE *f)
         pm(f, c->mean[M_FINAL], c->half[M_FINAL], 1.0);
         pm(f, c->mean[M_BEST], c->half[M_BEST], 1.0);
         pm(f, c->mean[M_TP], c->half[M_TP], 1.0);
-        pm(f, c->mean[M_BYTES], c->half[M_BYTES], 1.0);
+        buf[0] = '\0'; /* a run that counted no samples is left out: said */
+        if (c->bytes_runs < c->n)
+            snprintf(buf, sizeof(buf), "(%zu of %zu runs)", c->bytes_runs, c->n);
+        pm_note(f, c->mean[M_BYTES], c->half[M_BYTES], 1.0, buf);
         pm(f, c->mean[M_WAIT], c->half[M_WAIT], 100.0);
         pm(f, c->mean[M_COMM], c->half[M_COMM], 100.0);
         if (rp->overlap)
@@ -260,7 +275,8 @@ void rp_print_csv(const rp_report *rp, FILE *f)
     fputs(",runs,target,reached,ttt_mean_s,ttt_ci95_s,censored_after_s", f);
     for (size_t m = 0; m < nm; m++)
         fprintf(f, ",%s_mean,%s_ci95", csv_names[m], csv_names[m]);
-    fputs(",ended_below,speedup,speedup_lo,speedup_hi\n", f);
+    fputs(",ended_below,speedup,speedup_lo,speedup_hi", f);
+    fputs(rp->bytes_left > 0 ? ",bytes_per_sample_runs\n" : "\n", f);
     for (size_t g = 0; g < s->ngroups; g++) {
         const rp_row *c = &rp->rows[g];
         const app_select_group *x = &s->groups[g];
@@ -290,6 +306,8 @@ void rp_print_csv(const rp_report *rp, FILE *f)
         csv_num(f, c->speedup);
         csv_num(f, c->speedup_lo);
         csv_num(f, c->speedup_hi);
+        if (rp->bytes_left > 0)
+            fprintf(f, ",%zu", c->bytes_runs);
         fputc('\n', f);
     }
 }

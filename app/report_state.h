@@ -28,6 +28,7 @@ enum rp_measure {
 typedef struct rp_row {
     size_t n, reached;
     size_t ended_below; /* reached the target (rule first) and ended below it */
+    size_t bytes_runs;  /* the runs bytes sent/sample covers: those that counted samples */
     double ttt_mean, ttt_half, censored_s;
     double mean[NMEASURES], half[NMEASURES];
     double speedup, speedup_lo, speedup_hi; /* NaN without a baseline (or no figure) */
@@ -41,6 +42,7 @@ typedef struct rp_report {
     double (*run_m)[NMEASURES]; /* (sel.ix.csv.nrows) each run's measures */
     rp_row *rows;               /* (sel.ngroups) */
     bool overlap;               /* some run's workers.csv has comm_overlap_s */
+    size_t bytes_left;          /* runs left out of bytes sent/sample: no samples counted */
     int base_key;               /* the --baseline key's position among the --by keys, or -1 */
     const char *base_value;     /* its value */
     double every_lo, every_hi;  /* the runs' eval.every_s, NaN if unknown */

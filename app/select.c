@@ -515,11 +515,10 @@ static int pick(app_select *s, const work *w, size_t g, FILE *log, sim_err *err)
     for (size_t k = 0; k < s->nbest; k++)
         if (at_edge(s, g, x->best, k)) {
             x->edge = true;
-            if (log != NULL)
-                fprintf(log,
-                        "hetsim: warning: %s: the best %s, %s, is at the edge of the values "
-                        "swept: the best may lie beyond them\n",
-                        name, s->best_key[k], b->value[k]);
+            sim_err_warn(log,
+                         "warning: %s: the best %s, %s, is at the edge of the values swept: the "
+                         "best may lie beyond them",
+                         name, s->best_key[k], b->value[k]);
         }
     return s->nbest > 0 ? note_close(s, g, err) : SIM_OK;
 }

@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "models/data.h"
+#include "sim/file.h"
 #include "sim/tensor.h"
 
 enum {
@@ -73,10 +74,14 @@ static int idx_open(idx_file *in, const char *path, sim_err *err)
     memset(in, 0, sizeof(*in));
     in->path = path;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) /* its open waited for a writer */
+    /* A FIFO's open waited for a writer, and a device's read for input (a link to /dev/ptmx
+     * was waited on forever); neither can be read from its start again. A directory is left
+     * to the read, which names it. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return fail(err, SIM_EINVAL, path,
-                    "not a regular file (a FIFO): IDX files are read from their start more "
-                    "than once; copy it into a file");
+                    "not a regular file (%s): IDX files are read from their start more than "
+                    "once; copy it into a file",
+                    sim_file_kind(st.st_mode));
     errno = 0;
     in->f = fopen(path, "rb");
     if (in->f == NULL)

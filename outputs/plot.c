@@ -116,10 +116,17 @@ static int read_script(const char *path, char **text, sim_err *err)
                            sim_file_kind(st.st_mode));
     errno = 0;
     *text = sim_output_read(path, &len);
-    if (*text == NULL && errno == ENOENT)
-        return SIM_OK;
-    if (*text == NULL && errno == ENAMETOOLONG) /* a place the user chose (it was exit 1) */
-        return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: %s", path, strerror(errno));
+    int e = errno;
+    if (*text == NULL && e == ENOENT && lstat(path, &st) != 0)
+        return SIM_OK; /* no copy: the built-in script */
+    /* A link to nothing was drawn with the built-in script, exit 0; a terminal (EAGAIN: it
+     * waits for input) and a place too long were failures to read, exit 1. */
+    if (*text == NULL && e != ENOMEM && e != EIO)
+        return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: %s", path,
+                           e == ENOENT   ? "a symbolic link to nothing (remove it to draw with "
+                                           "the built-in script)"
+                           : e == EAGAIN ? "a device waiting for input, no script"
+                                         : strerror(e));
     if (*text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));

@@ -147,6 +147,30 @@ static bool reserved(const char *path)
            (n >= 5 && strcmp(path + n - 5, ".lock") == 0);
 }
 
+/* Refuses `path` (followed) when a folder on its way that is not there yet, which the command
+ * would make, is named like a work directory or a lock: `run -o X.partial/sub`, `plot -o
+ * X.lock/figs` or a --junit report into X.partial/j.xml made that folder, which refused every
+ * later run into X. The message names the place `name` as the user gave it. */
+static int check_made(const char *what, const char *name, const char *path, sim_err *err)
+{
+    char *q = strdup(path);
+    if (q == NULL)
+        return rundir_oom(err);
+    int rc = SIM_OK;
+    for (char *s = q + 1; rc == SIM_OK && (s = strchr(s, '/')) != NULL; s++) {
+        *s = '\0';
+        struct stat st;
+        if (reserved(q) && lstat(q, &st) != 0 && errno == ENOENT)
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "%s %s: the folder %s it would make is named like hetsim's work "
+                             "directories and locks (names ending in .partial or .lock)",
+                             what, name, q);
+        *s = '/';
+    }
+    free(q);
+    return rc;
+}
+
 /* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`; the
  * message names it `name` (as the user gave it). */
 static int check_ancestors(const char *what, const char *name, const char *dir, unsigned kinds,
@@ -210,6 +234,8 @@ int sim_rundir_check_place(const char *what, const char *dir, unsigned within, u
                          "directories and locks",
                          what, path);
     if (rc == SIM_OK)
+        rc = check_made(what, dir, path, err);
+    if (rc == SIM_OK)
         rc = check_ancestors(what, dir, path, within, err);
     sim_rundir_kind k = rc == SIM_OK ? sim_rundir_kind_of(path) : SIM_RUNDIR_NONE;
     if (k != SIM_RUNDIR_NONE && (equal & SIM_RUNDIR_BIT(k)) != 0 && !sim_rundir_same(path, own))
@@ -268,6 +294,8 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
                          "%s %s: names ending in .partial or .lock are hetsim's work directories "
                          "and locks",
                          what, file);
+    if (rc == SIM_OK)
+        rc = check_made(what, file, p, err);
     /* The folders it lies in, links resolved (those of the real file when there is one). */
     if (rc == SIM_OK)
         real = realpath(p, NULL);

@@ -63,17 +63,37 @@ static double shared_consensus(const float *const *xs, size_t k, size_t n)
     return sim_tensor_consensus(xs, i == k ? 1 : k, n);
 }
 
-/* The mean model over live workers into ctx->eval.mean, and the consensus distance
- * mean_w ||x_w - mean||^2; both in worker order. A model of zero floats has neither (the
- * timing-only one: NULL, and NaN). */
+/* The workers an evaluation averages into ctx->eval.ids, in worker order: those up; with
+ * none up, those that were up just before the instant of the last failure, whose models are
+ * as they stood then (a down worker's model does not change), so that a run whose workers are
+ * all down scores the model it ended with whenever its evaluations come (eval.every_s). Each
+ * down worker's accounting entered its down state when it failed (sim_run_acct_update). */
+static size_t eval_workers(sim_ctx *ctx)
+{
+    size_t k = 0;
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        if (!sim_cluster_down(ctx->cl, w))
+            ctx->eval.ids[k++] = w;
+    if (k > 0)
+        return k;
+    sim_time last = 0;
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        if (ctx->account.worker[w].since > last)
+            last = ctx->account.worker[w].since;
+    for (uint32_t w = 0; w < ctx->nworkers; w++)
+        if (ctx->account.worker[w].since == last)
+            ctx->eval.ids[k++] = w;
+    return k;
+}
+
+/* The mean model over the evaluated workers (eval_workers) into ctx->eval.mean, and the
+ * consensus distance mean_w ||x_w - mean||^2; both in worker order. A model of zero floats
+ * has neither (the timing-only one: NULL, and NaN). */
 static const float *mean_model(sim_ctx *ctx, double *consensus)
 {
-    size_t P = train_num_params(ctx->tr), k = 0;
-    for (uint32_t w = 0; w < ctx->nworkers; w++)
-        if (!sim_cluster_down(ctx->cl, w)) {
-            ctx->eval.ids[k] = w;
-            ctx->eval.live[k++] = train_params(ctx->tr, w);
-        }
+    size_t P = train_num_params(ctx->tr), k = eval_workers(ctx);
+    for (size_t i = 0; i < k; i++)
+        ctx->eval.live[i] = train_params(ctx->tr, ctx->eval.ids[i]);
     train_eval_buffers(ctx->tr, ctx->eval.ids, k); /* a served model's: their mean */
     *consensus = NAN;
     if (k == 0 || P == 0)

@@ -461,12 +461,30 @@ static void on_drop(void *ud, const sim_net_msg *msg)
         snap_unref(ctx, msg->payload);
 }
 
+/* A worker failing at time 0 is down from the start: down before the protocol starts, which
+ * starts only the workers that are up (sim_ctx_down), so that it sends and computes nothing.
+ * As an event at time 0 its failure came after the protocol's start, which had sent from it
+ * already (an AD-PSGD worker down from 0 showed a model's bytes sent, 0 iterations). */
+static void down_from_start(sim_ctx *ctx, uint32_t w)
+{
+    if (sim_cluster_down(ctx->cl, w))
+        return;
+    sim_cluster_set_down(ctx->cl, w, true);
+    sim_net_set_host_down(ctx->net, w, true);
+    sim_run_acct_update(ctx, w);
+    sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0, 0);
+}
+
 static int schedule_start(sim_ctx *ctx, sim_err *err)
 {
     sim_event ev = { .kind = SIM_EV_CHANGE, .src = SIM_NOBODY, .dst = SIM_NOBODY };
     for (size_t i = 0; i < ctx->ntimeline; i++) {
         if (ctx->timeline[i].time_ns > ctx->sc->stop_ns)
             break;
+        if (ctx->timeline[i].time_ns == 0 && ctx->timeline[i].kind == SIM_CHANGE_DOWN) {
+            down_from_start(ctx, ctx->timeline[i].worker);
+            continue;
+        }
         ev.arg[0] = i;
         if (sim_engine_schedule_at(ctx->eng, ctx->timeline[i].time_ns, &ev, NULL) != SIM_OK)
             return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory for the timeline");

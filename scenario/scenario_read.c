@@ -10,26 +10,30 @@
 int sim_scenario_read_num(sim_cfg *c, const char *key, double lo, bool open, double max,
                           double *value, sim_err *err)
 {
-    char path[512];
+    char path[512], a[40], b[40];
     int rc = sim_cfg_double(c, key, open ? nextafter(lo, INFINITY) : lo, INFINITY, value, err);
     if (rc != 0 || isnan(*value) || *value <= max)
         return rc;
     snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
-    return sim_err_set(err, SIM_ESCENARIO, path, "must be at most %.15g, got %.15g", max, *value);
+    sim_cfg_num_text(a, sizeof(a), max);
+    sim_cfg_num_text(b, sizeof(b), *value); /* exact: %.15g showed 1e9 + 1e-7 as 1e9 */
+    return sim_err_set(err, SIM_ESCENARIO, path, "must be at most %s, got %s", a, b);
 }
 
 int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, double unit_ns,
                            double *value, sim_time *ns, sim_err *err)
 {
-    char path[512];
+    char path[512], a[40], b[40];
     int rc = sim_scenario_read_num(c, key, lo, open, SIM_SCENARIO_MAX_NS / unit_ns, value, err);
     if (rc != 0 || isnan(*value))
         return rc;
     sim_time t = (sim_time)llround(*value * unit_ns); /* in range: at most 1e18 */
     if (open && t <= (sim_time)llround(lo * unit_ns)) {
         snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
+        sim_cfg_num_text(a, sizeof(a), lo);
+        sim_cfg_num_text(b, sizeof(b), *value);
         return sim_err_set(err, SIM_ESCENARIO, path,
-                           "must be at least 1 ns greater than %.15g, got %.15g", lo, *value);
+                           "must be at least 1 ns greater than %s, got %s", a, b);
     }
     *ns = t;
     return 0;
@@ -38,15 +42,17 @@ int sim_scenario_read_time(sim_cfg *c, const char *key, double lo, bool open, do
 int sim_scenario_check_hop_latency(sim_cfg *c, const char *key, double us, sim_time ns,
                                    sim_err *err)
 {
-    char path[512];
+    char path[512], a[40], b[40];
     if (ns <= SIM_NET_MAX_HOP_LATENCY_NS)
         return 0;
     snprintf(path, sizeof(path), "%s.%s", sim_cfg_path(c), key);
+    sim_cfg_num_text(a, sizeof(a), floor((double)SIM_NET_MAX_HOP_LATENCY_NS / 1e3));
+    sim_cfg_num_text(b, sizeof(b), us);
     return sim_err_set(err, SIM_ESCENARIO, path,
-                       "must be at most %.15g as a switch's or a host fabric's latency (the "
+                       "must be at most %s as a switch's or a host fabric's latency (the "
                        "network sums up to 16 of them along a path; uplink_latency_us defaults "
-                       "to latency_us), got %.15g",
-                       floor((double)SIM_NET_MAX_HOP_LATENCY_NS / 1e3), us);
+                       "to latency_us), got %s",
+                       a, b);
 }
 
 int sim_scenario_write(sim_cfg *root, sim_err *err, const char *fmt, ...)

@@ -113,6 +113,11 @@ int sim_cfg_json(sim_cfg *cfg, const char *key, char **out, sim_err *err);
 int sim_cfg_at_double(sim_cfg *cfg, const char *key, size_t i, double lo, double hi, bool integer,
                       double *out, sim_err *err);
 
+/* v into buf[size] as the shortest of %.15g, %.16g and %.17g that reads back as v ("inf",
+ * "-inf", "nan" when not finite): a value shown in a message, as the scenario's readers show
+ * theirs (%.15g showed 1000000000.0000001 as the bound 1000000000 it passes). */
+void sim_cfg_num_text(char *buf, size_t size, double v);
+
 /* Reports a value that passed its reader but fails a check of the caller's (a constraint
  * between keys, a value the scenario cannot support): SIM_ESCENARIO with the path of `key`
  * under this object and the printf-style message. Returns SIM_ESCENARIO. */

@@ -143,7 +143,9 @@ static size_t split_path(const char *p, size_t len, char *keys, step *steps, siz
                     return 0;
                 idx = idx * 10 + (size_t)(p[i] - '0');
             }
-            if (digits == 0 || i >= len || p[i] != ']')
+            /* Decimal as a seed is written: "[01]" read as [1] let a sweep give one value
+             * under two grid paths, its index.csv showing the one the run did not use. */
+            if (digits == 0 || (digits > 1 && p[i - digits] == '0') || i >= len || p[i] != ']')
                 return 0;
             i++;
             steps[n++] = (step){ NULL, idx };

@@ -21,6 +21,11 @@
 
 #define INT_LIMIT 9007199254740992.0 /* 2^53: larger JSON numbers are not exact integers */
 
+void sim_cfg_num_text(char *buf, size_t size, double v)
+{
+    cfg_fmt_num(buf, size, v);
+}
+
 /* Prints a bound; returns true (and prints x) when the bound is the double next to a short
  * decimal x in the direction `away` from the range, i.e. the bound is open at x. */
 static bool fmt_bound(char *buf, size_t size, double v, double away)

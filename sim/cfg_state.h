@@ -102,8 +102,8 @@ int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err);
  * over; it is freed when the child already exists). NULL when out of memory. */
 sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path);
 
-/* Element i of `array`, O(1) when elements are read in order (also when up to CFG_CURSORS
- * arrays are read in turn); NULL past the end. */
+/* Element i of `array`, O(1) when elements are read in order, first to last or last to first
+ * (also when up to CFG_CURSORS arrays are read in turn); NULL past the end. */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
 
 /* Forgets the cursor of `array` (its elements were replaced). */

@@ -275,9 +275,15 @@ const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
     }
     const cJSON *it = array->child;
     size_t k = 0;
-    if (c != NULL && c->index <= i) {
+    if (c != NULL && (c->index <= i || c->index - i < i)) {
         it = c->item;
         k = c->index;
+    }
+    /* Back from the cursor when nearer than the start (elements set last to first walked
+     * from the start each), through cJSON's prev links (the first's is the last: k > i). */
+    for (; k > i; k--) {
+        it = it->prev;
+        root->walked++;
     }
     for (; it != NULL && k < i; k++) {
         it = it->next;
@@ -317,7 +323,8 @@ static bool is_truncated(const char *s, size_t len)
 {
     size_t depth = 0;
     bool in_string = false, any = false;
-    for (size_t i = 0; i < len; i++) {
+    /* The mark is no text (cJSON skips it): a file of it alone was "invalid JSON". */
+    for (size_t i = sim_text_bom(s, len); i < len; i++) {
         if (in_json_string(s, &i, &in_string)) {
             any = true; /* a string is something */
             continue;

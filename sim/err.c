@@ -18,7 +18,8 @@ void sim_err_clear(sim_err *err)
     err->msg[0] = '\0';
 }
 
-/* Copies raw into out[size], each control character written as JSON escapes it ("\u001b"):
+/* Copies raw into out[size], each control character (C0, DEL, C1) written as JSON escapes it
+ * ("\u001b"):
  * a message quoting a file's string (a golden.json's version "0.1.0\u001b[31m") sent the
  * terminal its escape sequence, or broke its line; and each byte that opens no UTF-8
  * character as "\xff": a golden's directory "seed-5\xff" (a name is any bytes) was quoted
@@ -29,12 +30,14 @@ static void escape_bytes(char *out, size_t size, const char *raw)
     for (const char *p = raw; *p != '\0';) {
         unsigned char c = (unsigned char)*p;
         size_t len = sim_text_utf8_len(p);
-        bool control = c < 0x20 || c == 0x7f;
+        /* U+0080-U+009F too, the C1 controls: a key "\u009b[31m" sent the terminal a CSI. */
+        bool c1 = len == 2 && c == 0xc2 && (unsigned char)p[1] < 0xa0;
+        bool control = c < 0x20 || c == 0x7f || c1;
         size_t room = control ? 6 : len == 0 ? 4 : len;
         if (n + room >= size)
             break;
         if (control) {
-            n += (size_t)snprintf(out + n, size - n, "\\u%04x", c);
+            n += (size_t)snprintf(out + n, size - n, "\\u%04x", c1 ? (unsigned char)p[1] : c);
         } else if (len == 0) {
             n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
         } else {
@@ -79,19 +82,35 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
     return code;
 }
 
+/* Writes prefix and the formatted text, escaped, as a line to log. */
+static void escaped_line(FILE *log, const char *prefix, const char *fmt, va_list ap)
+{
+    char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    sim_text_utf8_trim(raw);
+    escape_bytes(text, sizeof(text), raw);
+    sim_text_utf8_trim(text);
+    fprintf(log, "%s%s\n", prefix, text);
+}
+
 void sim_err_warn(FILE *log, const char *fmt, ...)
 {
     if (log == NULL)
         return;
-    char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof(raw), fmt, ap);
+    escaped_line(log, "hetsim: ", fmt, ap);
     va_end(ap);
-    sim_text_utf8_trim(raw);
-    escape_bytes(text, sizeof(text), raw);
-    sim_text_utf8_trim(text);
-    fprintf(log, "hetsim: %s\n", text);
+}
+
+void sim_err_line(FILE *out, const char *fmt, ...)
+{
+    if (out == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    escaped_line(out, "", fmt, ap);
+    va_end(ap);
 }
 
 void sim_err_path(sim_err *err, const char *path)

@@ -70,6 +70,10 @@ void sim_err_format(const sim_err *err, char *buf, unsigned long size);
  * that quote names (a directory is any bytes). */
 void sim_err_warn(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The same without "hetsim: ": a status line that quotes names (the sweep's index, plot's
+ * directory) to `out`, as a message shows them. */
+void sim_err_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The fixed description of a code, or "unknown error". */
 const char *sim_strerror(int code);
 

@@ -84,6 +84,9 @@ int sim_err_set(sim_err *err, int code, const char *path, const char *fmt, ...)
 
 /* Writes prefix and the formatted text, escaped, as a line to log. */
 static void escaped_line(FILE *log, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void escaped_line(FILE *log, const char *prefix, const char *fmt, va_list ap)
 {
     char raw[SIM_ERR_MSG_MAX], text[SIM_ERR_MSG_MAX];
     vsnprintf(raw, sizeof(raw), fmt, ap);

@@ -299,6 +299,11 @@ void harness_write(const char *dir, const char *name, const char *text);
 /* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
 void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
 
+/* `hetsim plot RUN --style DIR/stC -o DIR/pC` with `copy` as DIR/stC/convergence.gp (stC
+ * made afresh): the copy's path in gp, the output DIR/pC in p, each of `size` bytes. */
+harness_result harness_plot_style_copy(const char *dir, const char *run, int c, const char *copy,
+                                       char *gp, char *p, size_t size);
+
 /* Writes `sweep` to DIR/sw.json (and `scenario` to DIR/s.json unless it is NULL), stores
  * DIR/sw.json in sw and runs nothing: a sweep file the test runs itself (one refused, or run
  * with options of its own). */

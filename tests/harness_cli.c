@@ -231,6 +231,18 @@ void harness_run_in(const char *dir, const char *scenario, char *s, char *r, siz
     expect_success("run", &res);
 }
 
+harness_result harness_plot_style_copy(const char *dir, const char *run, int c, const char *copy,
+                                       char *gp, char *p, size_t size)
+{
+    char st[1024];
+    snprintf(st, sizeof(st), "%s/st%d", dir, c);
+    snprintf(p, size, "%s/p%d", dir, c);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    ck_assert_int_eq(harness_save(st, "convergence.gp", copy), 0);
+    snprintf(gp, size, "%s/convergence.gp", st);
+    return harness_hetsim((const char *[]){ "plot", run, "--style", st, "-o", p, NULL });
+}
+
 void harness_sweep_file(const char *dir, const char *scenario, const char *sweep, char *sw,
                         size_t size)
 {

@@ -53,17 +53,12 @@ END_TEST
 START_TEST(a_style_copy_that_draws_nothing_is_named)
 {
     char *dir = harness_tmpdir("probe23");
-    char s[600], r[600], st[600], gp[700], p[600], own[800];
+    char s[600], r[600], gp[700], p[600], own[800];
     harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     snprintf(own, sizeof(own), "set terminal pngcairo\nset output '%s/own-9.png'\nplot x\n", dir);
     const char *const copies[] = { "print 7\n", own };
     for (int c = 0; c < 2; c++) {
-        snprintf(st, sizeof(st), "%s/st%d", dir, c);
-        snprintf(p, sizeof(p), "%s/p%d", dir, c);
-        ck_assert_int_eq(mkdir(st, 0777), 0);
-        ck_assert_int_eq(harness_save(st, "convergence.gp", copies[c]), 0);
-        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
-        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        result res = harness_plot_style_copy(dir, r, c, copies[c], gp, p, sizeof(p));
         char want[1600];
         snprintf(want, sizeof(want),
                  "gnuplot wrote nothing to %s/convergence.png.tmp (the --style "

@@ -28,17 +28,12 @@ typedef harness_result result;
 START_TEST(a_style_copy_drawing_another_format_is_named)
 {
     char *dir = harness_tmpdir("probe27");
-    char s[600], r[600], st[600], gp[700], p[600];
+    char s[600], r[600], gp[700], p[600];
     harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
     const char *const copies[] = { "set terminal svg\nset output out\nplot sin(x)\n",
                                    "set terminal dumb\nset output out\nplot 3 * x\n" };
     for (int c = 0; c < 2; c++) {
-        snprintf(st, sizeof(st), "%s/st%d", dir, c);
-        snprintf(p, sizeof(p), "%s/p%d", dir, c);
-        ck_assert_int_eq(mkdir(st, 0777), 0);
-        ck_assert_int_eq(harness_save(st, "convergence.gp", copies[c]), 0);
-        snprintf(gp, sizeof(gp), "%s/convergence.gp", st);
-        result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+        result res = harness_plot_style_copy(dir, r, c, copies[c], gp, p, sizeof(p));
         char want[1600];
         snprintf(want, sizeof(want),
                  "gnuplot wrote no PNG figure to %s/convergence.png.tmp (no PNG signature at "

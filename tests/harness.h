@@ -299,6 +299,10 @@ void harness_write(const char *dir, const char *name, const char *text);
 /* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
 void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
 
+/* Edits SWEEP/index.csv by hand: the byte `offset` bytes into the first occurrence of `find`
+ * (which must be there) becomes `byte`. */
+void harness_poke_index(const char *sweep, const char *find, size_t offset, char byte);
+
 /* `hetsim plot RUN --style DIR/stC -o DIR/pC` with `copy` as DIR/stC/convergence.gp (stC
  * made afresh): the copy's path in gp, the output DIR/pC in p, each of `size` bytes. */
 harness_result harness_plot_style_copy(const char *dir, const char *run, int c, const char *copy,

@@ -231,6 +231,21 @@ void harness_run_in(const char *dir, const char *scenario, char *s, char *r, siz
     expect_success("run", &res);
 }
 
+void harness_poke_index(const char *sweep, const char *find, size_t offset, char byte)
+{
+    char index[1024];
+    snprintf(index, sizeof(index), "%s/index.csv", sweep);
+    char *text = harness_read(index, NULL);
+    char *at = strstr(text, find);
+    ck_assert_msg(at != NULL, "%s holds no %s", index, find);
+    at[offset] = byte;
+    FILE *f = fopen(index, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+    free(text);
+}
+
 harness_result harness_plot_style_copy(const char *dir, const char *run, int c, const char *copy,
                                        char *gp, char *p, size_t size)
 {

@@ -20,7 +20,7 @@ typedef harness_result result;
 START_TEST(a_swept_array_of_objects_is_read_back_as_the_run_resolved_it)
 {
     char *dir = harness_tmpdir("probe24");
-    char sw[600], o[600], dest[700], index[700];
+    char sw[600], o[600], dest[700];
     harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"stragglers\": [[],"
                      " [{\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.0731}],"
@@ -36,17 +36,7 @@ START_TEST(a_swept_array_of_objects_is_read_back_as_the_run_resolved_it)
         harness_hetsim((const char *[]){ "plot", o, "--by", "stragglers", "-o", dest, NULL });
     ck_assert_msg(plot.status == 0, "plot --by: exit %d\n%s", plot.status, plot.err);
     /* an index whose array is not the run's is refused as before */
-    snprintf(index, sizeof(index), "%s/index.csv", o);
-    size_t n = 0;
-    char *text = harness_read(index, &n);
-    char *at = strstr(text, "\"\"at_s\"\":0.0731}");
-    ck_assert_ptr_nonnull(at);
-    at[14] = '2'; /* 0.0731 -> 0.0732 */
-    FILE *f = fopen(index, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
+    harness_poke_index(o, "\"\"at_s\"\":0.0731}", 14, '2'); /* 0.0731 -> 0.0732 */
     result bad = harness_hetsim(
         (const char *[]){ "report", o, "--by", "stragglers", "--format", "csv", NULL });
     ck_assert_msg(bad.status == 2, "edited: exit %d\n%s", bad.status, bad.err);

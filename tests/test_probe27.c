@@ -121,7 +121,7 @@ END_TEST
 START_TEST(a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it)
 {
     char *dir = harness_tmpdir("probe27");
-    char sw[600], o[600], dest[700], index[700];
+    char sw[600], o[600], dest[700];
     harness_sweep_in(dir, harness_quick_json,
                      "{\"base\": \"s.json\", \"grid\": {\"stragglers\": [[],"
                      " [{\"kind\": \"random\", \"probability\": 0.273, \"slowdown\": 3.1,"
@@ -136,17 +136,8 @@ START_TEST(a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it)
     result plot =
         harness_hetsim((const char *[]){ "plot", o, "--by", "stragglers", "-o", dest, NULL });
     ck_assert_msg(plot.status == 0, "plot --by: exit %d\n%s", plot.status, plot.err);
-    snprintf(index, sizeof(index), "%s/index.csv", o);
-    size_t n = 0;
-    char *text = harness_read(index, &n);
-    char *at = strstr(text, "\"\"count\"\":2}");
-    ck_assert_ptr_nonnull(at);
-    at[11] = '3'; /* two workers drawn, the index says three */
-    FILE *f = fopen(index, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
+    harness_poke_index(o, "\"\"count\"\":2}", 11,
+                       '3'); /* two workers drawn, the index says three */
     result bad = harness_hetsim(
         (const char *[]){ "report", o, "--by", "stragglers", "--format", "csv", NULL });
     ck_assert_msg(bad.status == 2, "edited: exit %d\n%s", bad.status, bad.err);
@@ -168,7 +159,7 @@ static const char count_json[] =
 START_TEST(a_swept_worker_count_path_is_read_back_as_the_run_drew_it)
 {
     char *dir = harness_tmpdir("probe27");
-    char sw[600], o[600], index[700];
+    char sw[600], o[600];
     harness_sweep_in(dir, count_json,
                      "{\"base\": \"s.json\", \"grid\": {\"stragglers[0].count\": [1, 2]}}", sw, o,
                      sizeof(sw));
@@ -176,17 +167,7 @@ START_TEST(a_swept_worker_count_path_is_read_back_as_the_run_drew_it)
     result rep =
         harness_hetsim((const char *[]){ "report", o, "--by", by, "--format", "csv", NULL });
     ck_assert_msg(rep.status == 0, "report: exit %d\n%s", rep.status, rep.err);
-    snprintf(index, sizeof(index), "%s/index.csv", o);
-    size_t n = 0;
-    char *text = harness_read(index, &n);
-    char *at = strstr(text, "seed=5\",2,5,");
-    ck_assert_ptr_nonnull(at);
-    at[8] = '3'; /* two workers drawn, the index says three */
-    FILE *f = fopen(index, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
+    harness_poke_index(o, "seed=5\",2,5,", 8, '3'); /* two workers drawn, the index says three */
     result bad =
         harness_hetsim((const char *[]){ "report", o, "--by", by, "--format", "csv", NULL });
     ck_assert_msg(bad.status == 2, "edited: exit %d\n%s", bad.status, bad.err);

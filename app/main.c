@@ -697,7 +697,12 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    bool help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+    /* As bench and list refuse what follows their words: `hetsim --version extra` printed the
+     * version, exit 0. */
+    if ((help || strcmp(cmd, "--version") == 0) && argc > 2)
+        return cli_usage("%s takes nothing more, got \"%s\"", cmd, argv[2]);
+    if (help) {
         fputs(usage, stdout);
         fputs(usage_commands, stdout);
         return EXIT_OK;

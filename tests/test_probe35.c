@@ -13,6 +13,12 @@
 
 typedef harness_result result;
 
+static const char base_json[] =
+    "{\"name\": \"p35\", \"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\"}, \"model\": {\"name\": \"softmax\"},"
+    " \"batch\": 16, \"lr\": 0.05}, \"protocol\": {\"name\": \"allreduce\"},"
+    " \"stop\": {\"time_s\": 1}, \"eval\": {\"every_s\": 1000, \"samples\": 200}}";
+
 /* `hetsim --version extra` printed the version, exit 0 (and --help, -h and help their usage),
  * where bench and list refuse what follows their words: exit 2, nothing on stdout. */
 START_TEST(version_and_help_take_nothing_more)
@@ -30,11 +36,69 @@ START_TEST(version_and_help_take_nothing_more)
 }
 END_TEST
 
+/* Writes DIR/s.json and runs a sweep of it over two rates and seeds 5, 6 and 7 into DIR/sw,
+ * whose path goes into out[size]. */
+static void small_sweep(const char *dir, char *out, size_t size)
+{
+    char text[1200], sweep[700];
+    harness_write(dir, "s.json", base_json);
+    snprintf(out, size, "%s/sw", dir);
+    snprintf(text, sizeof(text),
+             "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\"], "
+             "\"workload.lr\": [0.05, 0.1]},"
+             " \"seeds\": [5, 6, 7], \"output\": {\"dir\": \"%s\"}}",
+             out);
+    harness_write(dir, "sweep.json", text);
+    snprintf(sweep, sizeof(sweep), "%s/sweep.json", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sweep, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+}
+
+/* A key mapped twice took the later text silently (--label 0.05=A --label 0.05=B showed B,
+ * exit 0): by two --labels, two --names lines or one of each, it is refused naming the key
+ * and both texts, exit 2, nothing on stdout, as an option of one value given twice. */
+START_TEST(a_key_given_a_display_name_twice_is_refused)
+{
+    char *dir = harness_tmpdir("probe35");
+    char out[600], names[700], fig[700];
+    small_sweep(dir, out, sizeof(out));
+    snprintf(names, sizeof(names), "%s/names.txt", dir);
+    snprintf(fig, sizeof(fig), "%s/fig", dir);
+    harness_write(dir, "names.txt", "# rates\n0.05=A\n");
+    result res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", "--label",
+                                                  "0.05=A", "--label", "0.05=B", NULL });
+    ck_assert_msg(res.status == 2 && res.out[0] == '\0', "two labels: exit %d\n%s", res.status,
+                  res.out);
+    ck_assert_msg(strstr(res.err, "the key \"0.05\" is given a display name twice (\"A\", then "
+                                  "\"B\"") != NULL,
+                  "two labels: %s", res.err);
+    res = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", "-o", fig, "--names",
+                                           names, "--label", "0.05=B", NULL });
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "\"0.05\" is given a display name twice") != NULL,
+                  "names and a label: exit %d\n%s", res.status, res.err);
+    harness_write(dir, "names.txt", "0.05=A\n0.1=C\n0.05=B\n");
+    res = harness_hetsim(
+        (const char *[]){ "report", out, "--by", "workload.lr", "--names", names, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "names.txt: line 3: the key \"0.05\"") != NULL,
+                  "two lines: exit %d\n%s", res.status, res.err);
+    /* One mapping of each key still reads, the built-in name of a key overridden once. */
+    res =
+        harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", "--label", "0.05=A",
+                                         "--label", "workload.lr=rate", "--format", "tex", NULL });
+    ck_assert_msg(res.status == 0 && strstr(res.out, "Rate &") != NULL &&
+                      strstr(res.out, "\nA & 3") != NULL,
+                  "one each: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe35");
     TCase *cli = tcase_create("cli");
     tcase_add_test(cli, version_and_help_take_nothing_more);
+    tcase_add_test(cli, a_key_given_a_display_name_twice_is_refused);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     return s;

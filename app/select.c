@@ -81,9 +81,17 @@ static bool parse_u64(const char *a, const char *end, uint64_t *v)
     return true;
 }
 
+/* A seed as the sweep writes it (and --update a golden's): decimal digits without a leading
+ * zero ("05" was seed 5). */
+static bool parse_seed(const char *a, const char *end, uint64_t *v)
+{
+    return (end - a == 1 || *a != '0') && parse_u64(a, end, v);
+}
+
 /* "11,12" or "11-13,15" into w's ranges; every item is a seed or a range: an empty text
- * (--tune-seeds "", which tuned on nothing and reported as if untuned, exit 0) or an empty
- * item ("11,") is refused. */
+ * (--tune-seeds "", which tuned on nothing and reported as if untuned, exit 0), an empty item
+ * ("11,"), a seed with a leading zero ("05") and a seed named twice ("5,5", "5-7,6": taken
+ * as if once) are refused. */
 static int parse_seeds(work *w, const char *text, sim_err *err)
 {
     for (const char *p = text, *end;; p = end + 1) {
@@ -91,13 +99,18 @@ static int parse_seeds(work *w, const char *text, sim_err *err)
         const char *dash = memchr(p, '-', (size_t)(end - p));
         uint64_t lo = 0, hi = 0;
         bool ok = w->nranges < MAX_RANGES &&
-                  (dash == NULL ? parse_u64(p, end, &lo) && (hi = lo, true)
-                                : parse_u64(p, dash, &lo) && parse_u64(dash + 1, end, &hi));
+                  (dash == NULL ? parse_seed(p, end, &lo) && (hi = lo, true)
+                                : parse_seed(p, dash, &lo) && parse_seed(dash + 1, end, &hi));
         if (!ok || hi < lo)
             return sim_err_set(err, SIM_EINVAL, NULL,
-                               "--tune-seeds takes seeds and ranges such as 11,12 or 11-13 (at "
-                               "most %d), got \"%s\"",
+                               "--tune-seeds takes seeds and ranges such as 11,12 or 11-13 "
+                               "(decimal, no leading zero; at most %d), got \"%s\"",
                                MAX_RANGES, text);
+        for (size_t i = 0; i < w->nranges; i++)
+            if (lo <= w->hi[i] && hi >= w->lo[i])
+                return sim_err_set(err, SIM_EINVAL, NULL,
+                                   "--tune-seeds names seed %" PRIu64 " twice, in \"%s\"",
+                                   lo > w->lo[i] ? lo : w->lo[i], text);
         w->lo[w->nranges] = lo;
         w->hi[w->nranges++] = hi;
         if (*end != ',')

@@ -93,12 +93,45 @@ START_TEST(a_key_given_a_display_name_twice_is_refused)
 }
 END_TEST
 
+/* --tune-seeds 05 chose on seed 5 and 5,5 on seed 5 once, exit 0: a seed is written as the
+ * sweep writes it (no leading zero) and named once, else exit 2 naming the list. */
+START_TEST(tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice)
+{
+    char *dir = harness_tmpdir("probe35");
+    char out[600];
+    small_sweep(dir, out, sizeof(out));
+    static const char *const bad[][2] = {
+        { "05", "no leading zero" },       { "5-07", "no leading zero" },
+        { "00", "no leading zero" },       { "5,5", "names seed 5 twice" },
+        { "5-7,6", "names seed 6 twice" }, { "6,5-7", "names seed 6 twice" },
+        { "+5", "no leading zero" },       { " 5", "no leading zero" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        result res =
+            harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--best-over",
+                                             "workload.lr", "--tune-seeds", bad[i][0], NULL });
+        ck_assert_msg(res.status == 2 && res.out[0] == '\0', "%s: exit %d\n%s", bad[i][0],
+                      res.status, res.out);
+        ck_assert_msg(strstr(res.err, bad[i][1]) != NULL, "%s: %s", bad[i][0], res.err);
+    }
+    static const char *const good[] = { "5", "5,6", "5-6", "0,5", "5-5,7" };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        result res =
+            harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--best-over",
+                                             "workload.lr", "--tune-seeds", good[i], NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", good[i], res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe35");
     TCase *cli = tcase_create("cli");
     tcase_add_test(cli, version_and_help_take_nothing_more);
     tcase_add_test(cli, a_key_given_a_display_name_twice_is_refused);
+    tcase_add_test(cli, tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     return s;

@@ -686,6 +686,22 @@ static size_t bad_token(const char *buf, size_t len, char *what, size_t size)
     return bad;
 }
 
+/* Why cJSON refused buf[len], stopping at `end` (or NULL), into err: the first bad byte or lone
+ * surrogate up to there (a byte that is no UTF-8 outside a string was "invalid JSON"). */
+static void parse_failure(sim_cfg *root, const char *buf, size_t len, const char *end, sim_err *err)
+{
+    bool eof = is_truncated(buf, len);
+    size_t pos = eof ? len : fix_position(buf, len, end == NULL ? len : (size_t)(end - buf));
+    size_t half = eof ? SIZE_MAX : cfg_lone_surrogate(buf, len);
+    size_t bad = sim_text_utf8_bad(buf, len);
+    if (bad != SIZE_MAX && bad <= pos && (half == SIZE_MAX || bad < half))
+        syntax_error(root, buf, len, bad, CFG_NOT_UTF8_TEXT, err);
+    else if (half != SIZE_MAX && half <= pos) /* cJSON stops at or after the escape */
+        syntax_error(root, buf, len, half, CFG_LONE_SURROGATE_TEXT, err);
+    else
+        syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
+}
+
 sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *err)
 {
     sim_cfg *root = calloc(1, sizeof(*root));
@@ -724,17 +740,7 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
         goto fail_root;
     }
     if (root->tree == NULL) {
-        bool eof = is_truncated(buf, len);
-        size_t pos = eof || end == NULL ? len : (size_t)(end - buf);
-        if (!eof)
-            pos = fix_position(buf, len, pos);
-        size_t half = eof ? SIZE_MAX : cfg_lone_surrogate(buf, len);
-        if (half != SIZE_MAX && half <= pos) { /* cJSON stops at or after the escape */
-            syntax_error(root, buf, len, half, CFG_LONE_SURROGATE_TEXT, err);
-            free(buf);
-            goto fail_root;
-        }
-        syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
+        parse_failure(root, buf, len, end, err);
         free(buf);
         goto fail_root;
     }

@@ -125,6 +125,33 @@ START_TEST(tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice)
 }
 END_TEST
 
+/* A byte that is no UTF-8 outside a JSON string was "invalid JSON" at its column (inside a
+ * string it is named): it is named at its line and column wherever it stands, before a later
+ * syntax error or the file's end. */
+START_TEST(a_byte_that_is_no_utf8_outside_a_string_is_named)
+{
+    char *dir = harness_tmpdir("probe35");
+    static const char *const cases[][2] = {
+        { "{\"seed\": 1,\n  \xff \"workers\": 2}\n", "line 2, column 3: a byte that is no UTF-8" },
+        { "\xff{}\n", "line 1, column 1: a byte that is no UTF-8" },
+        { "{\"seed\": 1\xc3}\n", "line 1, column 11: a byte that is no UTF-8" },
+        { "{\"seed\": 1,\n \"a\": [1, 2 \xe9\n", "line 2, column 13: a byte that is no UTF-8" },
+        { "{\"seed\": 1, \"name\": \"a\xff\"}\n", "line 1, column 23: a byte that is no UTF-8" },
+        { "{\"seed\": 1,, \xff}\n", "line 1, column 12: invalid JSON" },
+        { "{\"seed\": 1, \"a\": [\n", "line 2, column 1: unexpected end of file" },
+    };
+    char path[700];
+    snprintf(path, sizeof(path), "%s/u.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_write(dir, "u.json", cases[i][0]);
+        result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, cases[i][1]) != NULL,
+                      "case %zu: exit %d\n%s", i, res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe35");
@@ -132,6 +159,7 @@ Suite *test_suite(void)
     tcase_add_test(cli, version_and_help_take_nothing_more);
     tcase_add_test(cli, a_key_given_a_display_name_twice_is_refused);
     tcase_add_test(cli, tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice);
+    tcase_add_test(cli, a_byte_that_is_no_utf8_outside_a_string_is_named);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     return s;

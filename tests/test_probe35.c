@@ -152,6 +152,45 @@ START_TEST(a_byte_that_is_no_utf8_outside_a_string_is_named)
 }
 END_TEST
 
+/* .ci/fuzz sent meson compile's output to /dev/null: a fuzz target that did not build failed
+ * the stage (exit 1) with no word of why. Run from a copy of the script beside stand-ins for
+ * meson (its compile fails with a compiler's message), clang and apt-get, the message is
+ * shown and the script still fails. */
+START_TEST(the_fuzz_stage_says_why_its_targets_do_not_build)
+{
+    char *dir = harness_tmpdir("probe35");
+    char cmd[4096], bin[700];
+    snprintf(bin, sizeof(bin), "%s/bin", dir);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/repo/.ci' '%s' && cp .ci/fuzz '%s/repo/.ci/fuzz'", dir,
+             bin, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    harness_write(bin, "meson",
+                  "#!/bin/sh\n"
+                  "if [ \"$1\" = compile ]; then\n"
+                  "  echo '../tests/fuzz/fuzz_trace.c:9:5: error: use of undeclared identifier'\n"
+                  "  exit 1\n"
+                  "fi\n"
+                  "exit 0\n");
+    harness_write(bin, "clang", "#!/bin/sh\nexit 0\n");
+    harness_write(bin, "apt-get", "#!/bin/sh\nexit 0\n");
+    harness_write(bin, "sudo", "#!/bin/sh\n\"$@\"\n");
+    snprintf(cmd, sizeof(cmd),
+             "chmod +x '%s'/* && cd '%s/repo' && PATH='%s':\"$PATH\" bash .ci/fuzz 1 "
+             ">'%s/out' 2>&1",
+             bin, dir, bin, dir);
+    int status = system(cmd);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/out", dir);
+    char *text = harness_read(path, NULL);
+    ck_assert_msg(status != 0, "the script passed:\n%s", text);
+    ck_assert_msg(strstr(text, "fuzz_trace.c:9:5: error: use of undeclared identifier") != NULL &&
+                      strstr(text, "the fuzz targets do not build") != NULL,
+                  "the compiler's message is not shown:\n%s", text);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe35");
@@ -160,6 +199,7 @@ Suite *test_suite(void)
     tcase_add_test(cli, a_key_given_a_display_name_twice_is_refused);
     tcase_add_test(cli, tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice);
     tcase_add_test(cli, a_byte_that_is_no_utf8_outside_a_string_is_named);
+    tcase_add_test(cli, the_fuzz_stage_says_why_its_targets_do_not_build);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     return s;

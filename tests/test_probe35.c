@@ -191,6 +191,82 @@ START_TEST(the_fuzz_stage_says_why_its_targets_do_not_build)
 }
 END_TEST
 
+/* The parameter-server family with every worker failing for good at 0.3 s. */
+static const char ps_stall_json[] =
+    "{\"seed\": 7, \"workers\": 5, \"servers\": 1,"
+    " \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0.2},\n"
+    " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [0, 1, 2, 3, 4], \"at_s\": 0.3},\n"
+    "   {\"kind\": \"failure\", \"workers\": [1], \"at_s\": 0.1, \"recover_s\": 0.2},\n"
+    "   {\"kind\": \"link\", \"workers\": [2], \"from_s\": 0.25, \"to_s\": 0.5,"
+    " \"bandwidth_factor\": 0.1}],\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"ps\"}, \"stop\": {\"iterations\": 100000},"
+    " \"eval\": {\"samples\": 50}}\n";
+
+/* The probe's pairs: every worker of ps (each mode, servers and colocated) and easgd failing
+ * for good stalls at its failure, final_accuracy the same, at every_s 0.0137 and 1000 alike.
+ * With stop.time_s 20000, every_s 0.0137 passes the most evaluations a run stopped by time
+ * may make (1,000,000) and is refused before it runs, stall or not: the message said only
+ * "must be at least 0.02 (stop.time_s / 1000000 evaluations)", so the pair read as a run that
+ * hit the limit instead of stalling; it now says the bound holds even if a stall ends the run
+ * sooner. */
+START_TEST(the_parameter_server_family_stalls_whatever_every_s)
+{
+    char *dir = harness_tmpdir("probe35");
+    harness_write(dir, "s.json", ps_stall_json);
+    static const char *const protos[][2] = {
+        { "protocol={\"name\": \"ps\", \"mode\": \"bsp\"}", "" },
+        { "protocol={\"name\": \"ps\", \"mode\": \"asp\"}", "" },
+        { "protocol={\"name\": \"ps\", \"mode\": \"ssp\", \"staleness\": 1}", "" },
+        { "protocol={\"name\": \"ps\", \"mode\": \"bsp\", \"placement\": \"colocated\","
+          " \"failover_s\": 0.05}",
+          "" },
+        { "protocol={\"name\": \"easgd\", \"tau\": 2}", "" },
+        { "protocol={\"name\": \"syncswitch\"}", "" },
+    };
+    char s[700], r[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+        double final[2];
+        static const char *const everys[] = { "eval.every_s=0.0137", "eval.every_s=1000" };
+        for (size_t e = 0; e < 2; e++) {
+            snprintf(r, sizeof(r), "%s/r%zu-%zu", dir, i, e);
+            result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", protos[i][0],
+                                                          "--set", everys[e], "--quiet", NULL });
+            ck_assert_msg(res.status == 0, "%s %s: exit %d\n%s", protos[i][0], everys[e],
+                          res.status, res.err);
+            char *sum = harness_slurp(r, "summary.json");
+            ck_assert_msg(strstr(sum, "\"stop_reason\": \"stalled\"") != NULL, "%s %s: %s",
+                          protos[i][0], everys[e], sum);
+            free(sum);
+            ck_assert_msg(harness_summary_number(r, "sim_time_s") < 0.31, "%s %s: stalled late",
+                          protos[i][0], everys[e]);
+            final[e] = harness_summary_number(r, "final_accuracy");
+        }
+        ck_assert_msg(final[0] == final[1], "%s: final_accuracy %.17g and %.17g", protos[i][0],
+                      final[0], final[1]);
+    }
+    snprintf(r, sizeof(r), "%s/t", dir);
+    result res =
+        harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", "stop={\"time_s\": 20000}",
+                                         "--set", "eval.every_s=0.0137", "--quiet", NULL });
+    ck_assert_msg(res.status == 2 && !harness_exists(r), "time 20000: exit %d\n%s", res.status,
+                  res.err);
+    ck_assert_msg(strstr(res.err, "$.eval.every_s: must be at least 0.02 (stop.time_s / 1000000 "
+                                  "evaluations, the most a run stopped by time may make, even if "
+                                  "a stall or another stop ends it sooner), got 0.0137") != NULL,
+                  "%s", res.err);
+    res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", "stop={\"time_s\": 20000}",
+                                           "--set", "eval.every_s=0.02", "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "every_s 0.02: exit %d\n%s", res.status, res.err);
+    char *sum = harness_slurp(r, "summary.json");
+    ck_assert_msg(strstr(sum, "\"stop_reason\": \"stalled\"") != NULL, "%s", sum);
+    free(sum);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe35");
@@ -202,5 +278,9 @@ Suite *test_suite(void)
     tcase_add_test(cli, the_fuzz_stage_says_why_its_targets_do_not_build);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
+    TCase *stall = tcase_create("stall");
+    tcase_add_test(stall, the_parameter_server_family_stalls_whatever_every_s);
+    tcase_set_timeout(stall, 240);
+    suite_add_tcase(s, stall);
     return s;
 }

@@ -61,11 +61,12 @@ int cli_report(const sim_err *err)
 }
 
 /* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
- * suffix), no overflow. Returns false for anything else. */
+ * suffix), no leading zero ("05" was 5, where a seed, a grid index and --tune-seeds refuse
+ * one), no overflow. Returns false for anything else. */
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
 {
     unsigned long long v = 0;
-    if (*s == '\0')
+    if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
         return false;
     for (; *s != '\0'; s++) {
         if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)

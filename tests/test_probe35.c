@@ -191,6 +191,41 @@ START_TEST(the_fuzz_stage_says_why_its_targets_do_not_build)
 }
 END_TEST
 
+/* The shared reader of counts on the command line took "05" as 5 (--threads 05 ran, exit 0),
+ * where a seed, a grid index and --tune-seeds refuse a leading zero: each count option refuses
+ * it now, exit 2 naming the option; "0" and counts without one read as before. */
+START_TEST(count_options_refuse_a_leading_zero)
+{
+    char *dir = harness_tmpdir("probe35");
+    char out[600], sweep[700], s[700], g[700];
+    small_sweep(dir, out, sizeof(out));
+    snprintf(sweep, sizeof(sweep), "%s/sweep.json", dir);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    const char *const *bad[] = {
+        (const char *[]){ "run", s, "--threads", "05", "-o", g, NULL },
+        (const char *[]){ "sweep", sweep, "-j", "02", "--list", NULL },
+        (const char *[]){ "sweep", sweep, "--index", "01", NULL },
+        (const char *[]){ "sweep", sweep, "--index", "00", NULL },
+        (const char *[]){ "check", s, "--seeds", "03", "--golden", g, NULL },
+        (const char *[]){ "bench", "threads", "--threads", "01", NULL },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        result res = harness_hetsim(bad[i]);
+        ck_assert_msg(res.status == 2 && strstr(res.err, bad[i][2]) != NULL &&
+                          strstr(res.err, bad[i][3]) != NULL,
+                      "%s %s %s: exit %d\n%s", bad[i][0], bad[i][2], bad[i][3], res.status,
+                      res.err);
+        ck_assert_msg(!harness_exists(g), "%s: wrote %s", bad[i][0], g);
+    }
+    result res = harness_hetsim((const char *[]){ "sweep", sweep, "-j", "2", "--list", NULL });
+    ck_assert_msg(res.status == 0, "-j 2: exit %d\n%s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "sweep", sweep, "--index", "0", "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "--index 0: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* The parameter-server family with every worker failing for good at 0.3 s. */
 static const char ps_stall_json[] =
     "{\"seed\": 7, \"workers\": 5, \"servers\": 1,"
@@ -276,6 +311,7 @@ Suite *test_suite(void)
     tcase_add_test(cli, tune_seeds_refuses_a_leading_zero_and_a_seed_named_twice);
     tcase_add_test(cli, a_byte_that_is_no_utf8_outside_a_string_is_named);
     tcase_add_test(cli, the_fuzz_stage_says_why_its_targets_do_not_build);
+    tcase_add_test(cli, count_options_refuse_a_leading_zero);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     TCase *stall = tcase_create("stall");

@@ -1,7 +1,8 @@
 /* Overrides and printing of a scenario's tree (see sim/cfg.h): `--set PATH=VALUE` applied
  * in place (VALUE parsed as JSON or taken as a bare string, missing objects created, old
  * contents parked on the root until destroy), and the whole tree printed with numbers that
- * read back exactly. Built on sim/cfg_tree.c; calls nothing of sim/cfg_read.c. */
+ * read back exactly. Built on sim/cfg_tree.c and sim/cfg_parse.c; calls nothing of
+ * sim/cfg_read.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* The readers of sim/cfg.h: what a caller asks of one section (typed values with their
  * ranges, children, arrays and their elements, keys, the check for unknown keys, the
- * caller's own errors), on the tree of sim/cfg_tree.c.
+ * caller's own errors), on the tree of sim/cfg_tree.c (a number's text checked by
+ * sim/cfg_parse.c).
  *
  * Defaults: a reader that finds its key absent writes *out into the tree, unless *out lies
  * outside [lo, hi] (or is NaN). A caller thus marks an optional key that has no default by

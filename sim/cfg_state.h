@@ -1,7 +1,9 @@
-/* The internals of sim_cfg (sim/cfg.h), shared by sim/cfg_tree.c (parsing, the tree of
- * children, marks, message text), sim/cfg_read.c (the readers) and sim/cfg_override.c
- * (overrides, printing). Not a public header: only those three files include it, and
- * cfg_tree.c calls nothing of the two others, which call nothing of each other.
+/* The internals of sim_cfg (sim/cfg.h), shared by sim/cfg_tree.c (the tree of children,
+ * marks, element reads, message text), sim/cfg_parse.c (parsing, the scanners of JSON's
+ * grammar), sim/cfg_read.c (the readers) and sim/cfg_override.c (overrides, printing). Not a
+ * public header: only those four files include it (and the tests). cfg_tree.c calls nothing
+ * of the three others; cfg_parse.c calls only cfg_tree.c; cfg_read.c and cfg_override.c call
+ * both and nothing of each other.
  *
  * A root sim_cfg owns the cJSON document, the children it hands out (kept in a table keyed
  * by node, so that asking twice for the same object gives the same sim_cfg and its marks),

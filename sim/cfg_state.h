@@ -23,7 +23,8 @@
 
 /* Paths in messages are cut to this, beyond sim_err's room: sim_err_set then marks the cut. */
 #define PATH_MAX_TEXT (2 * SIM_ERR_PATH_MAX)
-#define CFG_CURSORS   4 /* arrays read in turn with O(1) steps (a list, the lists in it) */
+#define CFG_CURSORS   4  /* arrays read in turn with O(1) steps (a list, the lists in it) */
+#define CFG_WALK_MAX  32 /* links walked from a cursor or the start before an index is built */
 
 /* Where the last read of an array's elements stopped, so that the next one in order starts
  * there: element `index` of `array` is `item`. */
@@ -33,6 +34,18 @@ typedef struct cfg_cursor {
     size_t index;
     unsigned long used; /* when last used: the least recently used cursor is taken over */
 } cfg_cursor;
+
+/* An array's elements in order, built on the first read that would walk more than
+ * CFG_WALK_MAX links (one --set per element in a shuffled order walked up to half the array
+ * each): element i is item[i], read without a walk. An edit that replaces the array's
+ * elements (replace_content, the only edit of an array's list: objects alone gain keys, and
+ * no node of the tree is freed before destroy) forgets it; the next far read builds it again. */
+typedef struct cfg_index {
+    const cJSON *array; /* NULL: an empty slot of the table */
+    const cJSON **item; /* (n) owned; NULL when not built (or forgotten) */
+    size_t n;
+    bool built;
+} cfg_index;
 
 struct sim_cfg {
     cJSON *node;   /* this object; borrowed from the root's tree */
@@ -51,8 +64,11 @@ struct sim_cfg {
                                        arrays read in turn (stragglers and each rule's
                                        workers) */
     unsigned long cursor_clock;     /* */
-    unsigned long walked;           /* links cfg_item_at followed (tests/test_cfg.c checks
-                                       that reads in order stay linear) */
+    cfg_index *index;               /* (index_mask + 1) open-addressing table keyed by array */
+    size_t index_mask, nindex;      /* table size - 1 (0: no table yet), arrays in it */
+    unsigned long walked;           /* links cfg_item_at followed, an index's building included
+                                       (tests/test_cfg_structure.c checks that reads and sets in
+                                       any order stay linear) */
 };
 
 /* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
@@ -104,12 +120,14 @@ int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err);
  * over; it is freed when the child already exists). NULL when out of memory. */
 sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path);
 
-/* Element i of `array`, O(1) when elements are read in order, first to last or last to first
- * (also when up to CFG_CURSORS arrays are read in turn); NULL past the end. */
+/* Element i of `array`, NULL past the end: O(1) when elements are read in order, first to
+ * last or last to first (from a cursor, also when up to CFG_CURSORS arrays are read in turn),
+ * and in any order once the array is indexed (an index built on the first read that lies more
+ * than CFG_WALK_MAX links from the cursor and the start). */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
 
-/* Forgets the cursor of `array` (its elements were replaced). */
-void cfg_forget_cursor(sim_cfg *root, const cJSON *array);
+/* Forgets the cursor and the index of `array` (its elements were replaced). */
+void cfg_forget_elements(sim_cfg *root, const cJSON *array);
 
 /* The offset in s[0..len) of the first '{' or '[' (outside strings) that opens a level past
  * CJSON_NESTING_LIMIT, where cJSON stops, or SIZE_MAX. */

@@ -270,10 +270,80 @@ sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path)
     return c;
 }
 
-/* Element i of `array`, O(1) when elements are read in order: from the array's cursor when
- * it is at or before i, else from the first element. */
+/* ---- Element reads ------------------------------------------------------------------- */
+
+/* The slot of `array` in a table of (mask + 1) indexes: its own, or the empty one where it
+ * goes. */
+static cfg_index *index_slot(cfg_index *table, size_t mask, const cJSON *array)
+{
+    size_t i = slot_of(array, mask);
+    while (table[i].array != NULL && table[i].array != array)
+        i = (i + 1) & mask;
+    return &table[i];
+}
+
+/* The index of `array` when one is built, else NULL. */
+static const cfg_index *built_index(const sim_cfg *root, const cJSON *array)
+{
+    if (root->index_mask == 0)
+        return NULL;
+    const cfg_index *e = index_slot(root->index, root->index_mask, array);
+    return e->built ? e : NULL;
+}
+
+static int grow_index(sim_cfg *root)
+{
+    size_t old_size = root->index_mask == 0 ? 0 : root->index_mask + 1;
+    size_t size = old_size == 0 ? 16 : 2 * old_size;
+    cfg_index *table = size <= SIZE_MAX / sizeof(*table) ? calloc(size, sizeof(*table)) : NULL;
+    if (table == NULL)
+        return SIM_ENOMEM;
+    for (size_t i = 0; i < old_size; i++)
+        if (root->index[i].array != NULL)
+            *index_slot(table, size - 1, root->index[i].array) = root->index[i];
+    free(root->index);
+    root->index = table;
+    root->index_mask = size - 1;
+    return 0;
+}
+
+/* Builds the index of `array` (a walk of its list, once): NULL when out of memory, the
+ * caller then walking as without one. */
+static const cfg_index *build_index(sim_cfg *root, const cJSON *array)
+{
+    cfg_index *e = root->index_mask != 0 ? index_slot(root->index, root->index_mask, array) : NULL;
+    if (e == NULL || e->array == NULL) {
+        if (2 * (root->nindex + 1) > root->index_mask && grow_index(root) != 0)
+            return NULL;
+        e = index_slot(root->index, root->index_mask, array);
+        e->array = array;
+        root->nindex++;
+    }
+    size_t n = 0, cap = 0;
+    const cJSON **item = NULL;
+    for (const cJSON *c = array->child; c != NULL; c = c->next, n++) {
+        const cJSON **p = cfg_reserve(item, &cap, n + 1, sizeof(*item));
+        if (p == NULL) {
+            free(item);
+            return NULL;
+        }
+        item = p;
+        item[n] = c;
+        root->walked += n > 0; /* the first is the array's child, no link */
+    }
+    *e = (cfg_index){ array, item, n, true };
+    return e;
+}
+
+/* Element i of `array`: through its index when it has one; else from the array's cursor when
+ * at or before i, or nearer than the start; else from the first element. A read more than
+ * CFG_WALK_MAX links from both builds the index (a --set per element in a shuffled order
+ * walked up to half the array each). */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
 {
+    const cfg_index *e = built_index(root, array);
+    if (e != NULL)
+        return i < e->n ? e->item[i] : NULL;
     cfg_cursor *c = NULL, *oldest = &root->cursor[0];
     for (size_t k = 0; k < CFG_CURSORS && c == NULL; k++) {
         if (root->cursor[k].array == array)
@@ -287,6 +357,8 @@ const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
         it = c->item;
         k = c->index;
     }
+    if ((k > i ? k - i : i - k) > CFG_WALK_MAX && (e = build_index(root, array)) != NULL)
+        return i < e->n ? e->item[i] : NULL;
     /* Back from the cursor when nearer than the start (elements set last to first walked
      * from the start each), through cJSON's prev links (the first's is the last: k > i). */
     for (; k > i; k--) {
@@ -302,11 +374,18 @@ const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i)
     return it;
 }
 
-void cfg_forget_cursor(sim_cfg *root, const cJSON *array)
+void cfg_forget_elements(sim_cfg *root, const cJSON *array)
 {
     for (size_t k = 0; k < CFG_CURSORS; k++)
         if (root->cursor[k].array == array)
             root->cursor[k] = (cfg_cursor){ 0 };
+    if (root->index_mask == 0)
+        return;
+    cfg_index *e = index_slot(root->index, root->index_mask, array);
+    if (e->array == NULL)
+        return;
+    free(e->item); /* the slot stays, as a later one may have been placed past it */
+    *e = (cfg_index){ array, NULL, 0, false };
 }
 
 void sim_cfg_destroy(sim_cfg *cfg)
@@ -319,6 +398,10 @@ void sim_cfg_destroy(sim_cfg *cfg)
             if (root->kids[i] != NULL)
                 free_cfg(root->kids[i]);
     free(root->kids);
+    if (root->index != NULL)
+        for (size_t i = 0; i <= root->index_mask; i++)
+            free(root->index[i].item);
+    free(root->index);
     for (size_t i = 0; i < root->ndead; i++)
         cJSON_Delete(root->dead[i]);
     free(root->dead);

@@ -104,6 +104,8 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
         return NULL;
     }
     int found = cfg_find_duplicate(v, target, path, sizeof(path));
+    if (found == 0 && cfg_keep_integer_texts(v, text, len) != 0)
+        found = SIM_ENOMEM;
     if (found != 0) {
         cJSON_Delete(v);
         *rc = found == 1
@@ -331,6 +333,7 @@ static bool make_exact(cJSON *v)
         if (raw == NULL)
             return false;
         memcpy(raw, text, strlen(text) + 1);
+        cJSON_free(v->valuestring); /* an integer's text as written (cfg_keep_integer_texts) */
         v->type = cJSON_Raw | (v->type & cJSON_StringIsConst);
         v->valuestring = raw;
         return true;

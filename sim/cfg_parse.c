@@ -131,6 +131,56 @@ size_t cfg_bad_number(const char *s, size_t len, size_t *n)
     return SIZE_MAX;
 }
 
+/* The next number token of s[*pos..len) (outside strings), moving *pos past it; NULL when
+ * there is none. Its length in *n. */
+static const char *next_number(const char *s, size_t len, size_t *pos, size_t *n, bool *in_string)
+{
+    for (size_t i = *pos; i < len; i++) {
+        if (in_json_string(s, &i, in_string) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')))
+            continue;
+        size_t j = i + 1 + strspn(s + i + 1, "0123456789.eE+-");
+        *pos = j < len ? j : len;
+        *n = *pos - i;
+        return s + i;
+    }
+    *pos = len;
+    return NULL;
+}
+
+/* Walks the numbers of `node` in document order beside their tokens in s (a number's token is
+ * the next one in the text: keys are strings) and keeps on the node (valuestring) the text of
+ * an integer that a double does not hold, past 2^53. Returns false when out of memory. */
+static bool keep_texts(cJSON *node, const char *s, size_t len, size_t *pos, bool *in_string)
+{
+    if (cJSON_IsNumber(node)) {
+        size_t n = 0;
+        const char *t = next_number(s, len, pos, &n, in_string);
+        char held[48];
+        if (t == NULL || !(fabs(node->valuedouble) >= 9007199254740992.0) ||
+            strspn(t, "-0123456789") < n || n >= sizeof(held))
+            return true;
+        snprintf(held, sizeof(held), "%.0f", node->valuedouble);
+        if (strlen(held) == n && memcmp(held, t, n) == 0)
+            return true; /* written as the double holds it (2^54) */
+        if ((node->valuestring = cJSON_malloc(n + 1)) == NULL)
+            return false;
+        memcpy(node->valuestring, t, n);
+        node->valuestring[n] = '\0';
+        return true;
+    }
+    for (cJSON *c = node->child; c != NULL; c = c->next)
+        if (!keep_texts(c, s, len, pos, in_string))
+            return false;
+    return true;
+}
+
+int cfg_keep_integer_texts(cJSON *node, const char *s, size_t len)
+{
+    size_t pos = 0;
+    bool in_string = false;
+    return keep_texts(node, s, len, &pos, &in_string) ? 0 : SIM_ENOMEM;
+}
+
 /* The value of the four hexadecimal digits at s (which cfg_bad_escape checked). */
 static unsigned hex4(const char *s)
 {
@@ -448,6 +498,10 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
     }
     free(buf);
     root->node = root->tree;
+    if (cfg_keep_integer_texts(root->tree, text, len) != 0) {
+        cfg_no_memory(root, err);
+        goto fail_root;
+    }
     if (!cJSON_IsObject(root->tree)) {
         char got[96];
         cfg_describe(root->tree, got, sizeof(got));

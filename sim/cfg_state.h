@@ -140,6 +140,13 @@ size_t cfg_too_deep(const char *s, size_t len);
  * 0). In text cJSON parsed, every such run is a number strtod read whole. */
 size_t cfg_bad_number(const char *s, size_t len, size_t *n);
 
+/* Keeps, on each number of `node` (parsed from s[0..len), which JSON's grammar accepted)
+ * that is an integer written past 2^53 and not as a double holds it (9007199254740993, read
+ * as 9007199254740992), its text as written in the node's valuestring (unused by cJSON for a
+ * number, freed with the node): cfg_describe shows it, and an integer read refuses the number.
+ * 0 or SIM_ENOMEM. */
+int cfg_keep_integer_texts(cJSON *node, const char *s, size_t len);
+
 /* The message for such a number, number[0..n): "01 is not a JSON number (...)", "1e309 is
  * too large for a double (read as infinity)". */
 void cfg_bad_number_text(char *buf, size_t size, const char *number, size_t n);

@@ -143,9 +143,13 @@ void cfg_fmt_num(char *buf, size_t size, double v)
 /* A value as messages show it after "got": 2.5, "ring", true, null, array, object. */
 void cfg_describe(const cJSON *v, char *buf, size_t size)
 {
-    if (cJSON_IsNumber(v))
+    if (cJSON_IsNumber(v) && v->valuestring != NULL) { /* past 2^53, as written */
+        char held[40];
+        cfg_fmt_num(held, sizeof(held), v->valuedouble);
+        snprintf(buf, size, "%s (past 2^53: a double holds %s)", v->valuestring, held);
+    } else if (cJSON_IsNumber(v)) {
         cfg_fmt_num(buf, size, v->valuedouble);
-    else if (cJSON_IsString(v))
+    } else if (cJSON_IsString(v))
         put_quoted(buf, size, 0, v->valuestring, 40);
     else
         snprintf(buf, size, "%s",

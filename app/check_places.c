@@ -166,8 +166,8 @@ static int linked_seed(const char *dir, sim_err *err)
  * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
  * device replaced, nor the scenario file or one of the check's own files; the output
  * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
- * golden, and none of them, nor a sweep's directory, itself, nor holding a file named as its
- * own that no check wrote. */
+ * golden, and none of them, nor a sweep's directory or a plot's folder, itself, nor holding a
+ * file named as its own that no check wrote. */
 int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -184,7 +184,8 @@ int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_o
     free(place);
     *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)
-        rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
+        rc = sim_rundir_check_place("output directory", dir, within,
+                                    SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_PLOT), NULL, err);
     if (rc == SIM_OK && dir != NULL)
         rc = linked_seed(dir, err);
     if (rc == SIM_OK && dir != NULL)

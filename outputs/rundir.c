@@ -106,12 +106,14 @@ sim_rundir_kind sim_rundir_kind_of(const char *dir)
         return SIM_RUNDIR_GOLDEN;
     if (starts_with(dir, "check.csv", SIM_RUNDIR_CHECK_HEADER "\n"))
         return SIM_RUNDIR_CHECK;
+    if (exists_in(dir, SIM_RUNDIR_PLOT_MARKER))
+        return SIM_RUNDIR_PLOT;
     return SIM_RUNDIR_NONE;
 }
 
 const char *sim_rundir_kind_name(sim_rundir_kind kind)
 {
-    static const char *const names[] = { "", "run", "work", "sweep", "golden", "check" };
+    static const char *const names[] = { "", "run", "work", "sweep", "golden", "check", "plot" };
     return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
 }
 
@@ -300,7 +302,8 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
     if (rc == SIM_OK)
         real = realpath(p, NULL);
     if (rc == SIM_OK)
-        rc = check_ancestors(what, file, real != NULL ? real : p, SIM_RUNDIR_ANY, err);
+        rc = check_ancestors(what, file, real != NULL ? real : p,
+                             SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_PLOT), err);
     free(real);
     if (rc == SIM_OK)
         *path = p;

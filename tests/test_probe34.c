@@ -1,0 +1,59 @@
+/* Issue 38, the fifteenth probe (classes 1-6 and the admission deadlock, probe38ad): what it
+ * found. Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A plot's folder of figures (`plot RUN -o P`, marked by its .hetsim-plot) was no hetsim output
+ * to the ownership rule: `check --junit P/convergence.png` replaced the plot's figure with the
+ * XML report (and `--junit P/.hetsim-plot` its mark), exit 0, and `check -o P` wrote its
+ * check.csv and seed runs into the folder, exit 0, after which every `plot RUN -o P` was
+ * refused ("P is a hetsim check directory that this command does not own"). Each is refused,
+ * exit 2, the folder unchanged, and the plot draws into it again. */
+START_TEST(a_plots_folder_is_no_place_for_a_checks_report_or_output)
+{
+    char *dir = harness_tmpdir("probe34");
+    char s[600], r[600], g[600], p[700], junit[800];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_run_in(dir, NULL, s, r, sizeof(s));
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+    ck_assert_msg(res.status == 0, "plot: exit %d\n%.300s", res.status, res.err);
+    char before[8192], after[8192];
+    harness_tree_digest(p, before, sizeof(before));
+    static const char *const names[] = { "convergence.png", ".hetsim-plot", "report.xml" };
+    for (size_t c = 0; c < 4; c++) {
+        snprintf(junit, sizeof(junit), "%s/%s", p, names[c < 3 ? c : 0]);
+        res = c < 3 ? harness_hetsim(
+                          (const char *[]){ "check", s, "--golden", g, "--junit", junit, NULL })
+                    : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", p, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "a hetsim plot directory") != NULL, "case %zu: %.300s", c,
+                      res.err);
+        harness_tree_digest(p, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu changed the plot's folder", c);
+    }
+    res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+    ck_assert_msg(res.status == 0, "plot again: exit %d\n%.300s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe34");
+    TCase *tc = tcase_create("probe34");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, a_plots_folder_is_no_place_for_a_checks_report_or_output);
+    suite_add_tcase(s, tc);
+    return s;
+}

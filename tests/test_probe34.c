@@ -48,12 +48,55 @@ START_TEST(a_plots_folder_is_no_place_for_a_checks_report_or_output)
 }
 END_TEST
 
+/* `check -o X` took in the hetsim outputs X held: with a golden X/g, a run X/sub/r or a plot's
+ * folder X/p, the check ran and wrote X's check.csv, exit 0, and every later command into them
+ * was refused as "inside ... a hetsim check directory" (`check --update --golden X/g`, `run -o
+ * X/sub/r`, `plot RUN -o X/p`), exit 2: each was wedged. The check is refused, exit 2, X
+ * unchanged, and each output is written again. */
+START_TEST(a_checks_output_holding_another_hetsim_output_is_refused)
+{
+    char *dir = harness_tmpdir("probe34");
+    char s[600], r[600], g[600], x[700], in[800], co[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    harness_run_in(dir, NULL, s, r, sizeof(s));
+    for (size_t c = 0; c < 3; c++) {
+        snprintf(x, sizeof(x), "%s/x%zu", dir, c);
+        ck_assert_int_eq(mkdir(x, 0777), 0);
+        snprintf(in, sizeof(in), "%s/%s", x, c == 0 ? "g" : c == 1 ? "sub/r" : "p");
+        const char *const *make[] = {
+            (const char *[]){ "check", s, "--golden", in, "--update", "--seeds", "3", NULL },
+            (const char *[]){ "run", s, "-o", in, "--quiet", NULL },
+            (const char *[]){ "plot", r, "-o", in, NULL },
+        };
+        result res = harness_hetsim(make[c]);
+        ck_assert_msg(res.status == 0, "case %zu: making: exit %d\n%.300s", c, res.status, res.err);
+        char before[8192], after[8192];
+        harness_tree_digest(x, before, sizeof(before));
+        res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", x, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "a check's output would take it in") != NULL,
+                      "case %zu: %.300s", c, res.err);
+        harness_tree_digest(x, after, sizeof(after));
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu: the check changed %s", c, x);
+        res = harness_hetsim(make[c]);
+        ck_assert_msg(res.status == 0, "case %zu: again: exit %d\n%.300s", c, res.status, res.err);
+    }
+    snprintf(co, sizeof(co), "%s/co", dir); /* a check's output: its seed runs are its own */
+    for (int i = 0; i < 2; i++) {
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
+        ck_assert_msg(res.status == 0, "check -o co #%d: exit %d\n%.300s", i, res.status, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe34");
     TCase *tc = tcase_create("probe34");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, a_plots_folder_is_no_place_for_a_checks_report_or_output);
+    tcase_add_test(tc, a_checks_output_holding_another_hetsim_output_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

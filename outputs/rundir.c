@@ -270,7 +270,8 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
     if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))
         return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file,
                            sim_file_kind(st.st_mode));
-    *how = S_ISREG(st.st_mode) ? SIM_RUNDIR_REPLACE : SIM_RUNDIR_THROUGH;
+    *how = S_ISREG(st.st_mode) && sim_file_std_stream(&st) < 0 ? SIM_RUNDIR_REPLACE
+                                                               : SIM_RUNDIR_THROUGH;
     /* A regular file behind links is replaced at its real place; anything else is opened by
      * its name (/dev/stdout's target is no path). */
     char *real = link ? realpath(file, NULL) : NULL;

@@ -148,7 +148,8 @@ typedef enum sim_rundir_write {
  * ("X.partial", "X.lock": a file there stops every later run into X), or is a directory (or a name
  * ending in '/', which was written as a file without it), a block device or a socket. A regular or
  * absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device
- * (/dev/null, a terminal) written through (SIM_RUNDIR_THROUGH), never replaced. *path
+ * (/dev/null, a terminal), or the regular file the command's standard output or error goes
+ * to (sim_file_std_stream), written through (SIM_RUNDIR_THROUGH), never replaced. *path
  * receives where to write (malloc'd), *how how. Errors: SIM_ESCENARIO naming `what` and the
  * file (and the hetsim directory), SIM_ENOMEM. */
 int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,

@@ -22,10 +22,11 @@ typedef harness_result result;
 START_TEST(a_plots_folder_is_no_place_for_a_checks_report_or_output)
 {
     char *dir = harness_tmpdir("probe34");
-    char s[600], r[600], g[600], p[700], junit[800];
+    char s[600], r[600], g[600], p[700], junit[800], co[700];
     harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
     harness_run_in(dir, NULL, s, r, sizeof(s));
     snprintf(p, sizeof(p), "%s/p", dir);
+    snprintf(co, sizeof(co), "%s/co", dir);
     result res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
     ck_assert_msg(res.status == 0, "plot: exit %d\n%.300s", res.status, res.err);
     char before[8192], after[8192];
@@ -33,8 +34,8 @@ START_TEST(a_plots_folder_is_no_place_for_a_checks_report_or_output)
     static const char *const names[] = { "convergence.png", ".hetsim-plot", "report.xml" };
     for (size_t c = 0; c < 4; c++) {
         snprintf(junit, sizeof(junit), "%s/%s", p, names[c < 3 ? c : 0]);
-        res = c < 3 ? harness_hetsim(
-                          (const char *[]){ "check", s, "--golden", g, "--junit", junit, NULL })
+        res = c < 3 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "--junit", junit,
+                                                       "-o", co, NULL })
                     : harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", p, NULL });
         ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
         ck_assert_msg(strstr(res.err, "a hetsim plot directory") != NULL, "case %zu: %.300s", c,
@@ -90,6 +91,32 @@ START_TEST(a_checks_output_holding_another_hetsim_output_is_refused)
 }
 END_TEST
 
+/* `check --junit /dev/stdout` (or /dev/stderr) with the command's output redirected to a
+ * regular file, as a CI job's log is: the report was a regular file behind a link and replaced
+ * it (a temporary renamed over it), so the file held the XML alone and the check's own lines
+ * ("s.json: ok against ...", its warnings) went to the file it had replaced: lost, exit 0. The
+ * report is written to the stream, after the check's lines: both are there. */
+START_TEST(a_junit_report_to_the_commands_own_output_keeps_its_lines)
+{
+    char *dir = harness_tmpdir("probe34");
+    char s[600], g[600], co[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(co, sizeof(co), "%s/co", dir);
+    static const char *const dev[] = { "/dev/stdout", "/dev/stderr", "/dev/fd/1" };
+    for (size_t c = 0; c < 3; c++) {
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--junit", dev[c],
+                                                      "--seeds", "3", "-o", co, NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%.300s", dev[c], res.status, res.err);
+        const char *text = c == 1 ? res.err : res.out;
+        ck_assert_msg(strstr(res.out, ": ok against ") != NULL &&
+                          strstr(text, "<testsuites name=\"hetsim check\">") != NULL &&
+                          strstr(text, "</testsuites>") != NULL,
+                      "%s: output %.600s\nerror %.600s", dev[c], res.out, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe34");
@@ -97,6 +124,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, a_plots_folder_is_no_place_for_a_checks_report_or_output);
     tcase_add_test(tc, a_checks_output_holding_another_hetsim_output_is_refused);
+    tcase_add_test(tc, a_junit_report_to_the_commands_own_output_keeps_its_lines);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -254,6 +254,43 @@ int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
     return sim_rundir_check_place("output directory", dir, kinds, 0, NULL, err);
 }
 
+/* True if `t`, a link's target, is written as a directory's name: it ends in '/', "/." or
+ * "/..", or is "." or "..". */
+static bool folder_name(const char *t)
+{
+    size_t n = strlen(t);
+    return (n > 0 && t[n - 1] == '/') || strcmp(t, ".") == 0 || strcmp(t, "..") == 0 ||
+           (n >= 2 && strcmp(t + n - 2, "/.") == 0) || (n >= 3 && strcmp(t + n - 3, "/..") == 0);
+}
+
+/* The first target, into target[size], of the links `file` leads through (hop by hop, at most
+ * 40) that is written as a directory's name (folder_name), or false when none is: the system
+ * makes no file there (`--junit LINK`, LINK -> "new/", wrote a file named "new", as "DIR/"
+ * itself was written before it was refused). */
+static bool links_to_folder_name(const char *file, char *target, size_t size)
+{
+    char cur[PATH_MAX];
+    snprintf(cur, sizeof(cur), "%s", file);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        ssize_t n =
+            lstat(cur, &st) == 0 && S_ISLNK(st.st_mode) ? readlink(cur, target, size - 1) : -1;
+        if (n <= 0)
+            return false;
+        target[n] = '\0';
+        if (folder_name(target))
+            return true;
+        char *slash = strrchr(cur, '/');
+        if (target[0] == '/' || slash == NULL)
+            snprintf(cur, sizeof(cur), "%s", target);
+        else if ((size_t)(slash + 1 - cur) + (size_t)n < sizeof(cur))
+            memcpy(slash + 1, target, (size_t)n + 1); /* beside the link */
+        else
+            return false;
+    }
+    return false;
+}
+
 /* Where a file the user named is written, as sim_rundir_check_file says, into *out. */
 static int file_target(const char *what, const char *file, char **out, sim_rundir_write *how,
                        sim_err *err)
@@ -264,6 +301,11 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
     if (stat(file, &st) != 0) {
         if (errno != ENOENT)
             return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s: %s", what, file, strerror(errno));
+        char target[PATH_MAX];
+        if (links_to_folder_name(file, target, sizeof(target)))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s %s is a link to %s, which names a directory: name a file", what,
+                               file, target);
         *how = SIM_RUNDIR_REPLACE; /* absent, or a link to nothing yet: made */
         return sim_rundir_follow(file, out, err);
     }

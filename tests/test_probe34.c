@@ -117,6 +117,36 @@ START_TEST(a_junit_report_to_the_commands_own_output_keeps_its_lines)
 }
 END_TEST
 
+/* `check --junit LINK`, LINK a symbolic link to "new/" (or "new/.", or a link to such a link)
+ * where nothing is yet: a name ending in '/' is refused as naming a directory, but through the
+ * link the report was written as a regular file named "new", exit 0. It is refused, exit 2,
+ * before the check runs, and nothing is made. */
+START_TEST(a_junit_link_to_a_directorys_name_is_refused)
+{
+    char *dir = harness_tmpdir("probe34");
+    char s[600], g[600], co[700], link[700], link2[700], made[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    snprintf(co, sizeof(co), "%s/co", dir);
+    snprintf(link, sizeof(link), "%s/j", dir);
+    snprintf(link2, sizeof(link2), "%s/j2", dir);
+    snprintf(made, sizeof(made), "%s/new", dir);
+    static const char *const targets[] = { "new/", "new/.", "sub/../new/" };
+    for (size_t c = 0; c < 4; c++) {
+        unlink(link);
+        unlink(link2);
+        ck_assert_int_eq(symlink(targets[c < 3 ? c : 0], link), 0);
+        ck_assert_int_eq(symlink("j", link2), 0);
+        result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--junit",
+                                                      c < 3 ? link : link2, "-o", co, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: exit %d\n%.300s", c, res.status, res.err);
+        ck_assert_msg(strstr(res.err, "which names a directory") != NULL, "case %zu: %.300s", c,
+                      res.err);
+        ck_assert_msg(!harness_exists(made) && !harness_exists(co), "case %zu: made %s", c, made);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe34");
@@ -125,6 +155,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_plots_folder_is_no_place_for_a_checks_report_or_output);
     tcase_add_test(tc, a_checks_output_holding_another_hetsim_output_is_refused);
     tcase_add_test(tc, a_junit_report_to_the_commands_own_output_keeps_its_lines);
+    tcase_add_test(tc, a_junit_link_to_a_directorys_name_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -321,6 +321,25 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
     return *out != NULL ? SIM_OK : rundir_oom(err);
 }
 
+/* Refuses a file `p` (followed) whose folder is a plot's folder of figures: a report there
+ * replaced its convergence.png or its mark (a folder below one is not the plot's: a plot into
+ * "." marks the folder, not what it holds). The message names it `name`. */
+static int check_plot_folder(const char *what, const char *name, const char *p, sim_err *err)
+{
+    char *folder = strdup(p);
+    if (folder == NULL)
+        return rundir_oom(err);
+    cut_last(folder);
+    int rc = sim_rundir_kind_of(folder) == SIM_RUNDIR_PLOT
+                 ? sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s %s is in %s, a hetsim plot directory (its figures are the "
+                               "plot's): choose a place outside it",
+                               what, name, folder)
+                 : SIM_OK;
+    free(folder);
+    return rc;
+}
+
 int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,
                           sim_err *err)
 {
@@ -345,8 +364,9 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
     if (rc == SIM_OK)
         real = realpath(p, NULL);
     if (rc == SIM_OK)
-        rc = check_ancestors(what, file, real != NULL ? real : p,
-                             SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_PLOT), err);
+        rc = check_ancestors(what, file, real != NULL ? real : p, SIM_RUNDIR_ANY, err);
+    if (rc == SIM_OK)
+        rc = check_plot_folder(what, file, real != NULL ? real : p, err);
     free(real);
     if (rc == SIM_OK)
         *path = p;

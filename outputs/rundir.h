@@ -79,8 +79,8 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
 /* Every kind but a check's output and a plot's folder, for the masks below: a check replaces
  * its own output directory as a run does, and the commands that must never write inside one
  * name its bit (run, sweep, plot, check's -o below another check's); a plot's folder holds
- * figures that only a plot replaces, so a check's -o and a --junit report are refused there
- * (its bit), while any output may go into a folder of its own in it. */
+ * figures that only a plot replaces, so a check's -o (its bit) and a --junit report are refused
+ * there, while any output may go into a folder of its own in it. */
 #define SIM_RUNDIR_ANY                                                  \
     (SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) | \
      SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN))
@@ -143,8 +143,9 @@ typedef enum sim_rundir_write {
 /* The ownership rule for a file a command writes where the user names it (`check --junit
  * FILE`): FILE's symbolic links are followed (sim_rundir_follow: a link's target is written,
  * the link stays), and the target is refused, nothing changed, when it lies inside any hetsim
- * output (a run, a work directory, a sweep's, a golden, a plot's folder: their files are
- * hetsim's own, and a run or a golden is replaced whole), is named like a work directory or a lock
+ * output (a run, a work directory, a sweep's, a golden: their files are hetsim's own, and
+ * a run or a golden is replaced whole) or directly in a plot's folder (its figures), is named like
+ * a work directory or a lock
  * ("X.partial", "X.lock": a file there stops every later run into X), or is a directory (or a name
  * ending in '/', which was written as a file without it), a block device or a socket. A regular or
  * absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device

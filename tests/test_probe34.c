@@ -1,15 +1,22 @@
 /* Issue 38, the fifteenth probe (classes 1-6 and the admission deadlock, probe38ad): what it
  * found. Each case failed before its fix.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 
 #include "harness.h"
+#include "models/data.h"
 
 typedef harness_result result;
 
@@ -147,6 +154,117 @@ START_TEST(a_junit_link_to_a_directorys_name_is_refused)
 }
 END_TEST
 
+/* What the editor thread of the LIBSVM test below needs: the file, and whether it edited it
+ * during the load's first pass. */
+typedef struct svm_edit {
+    const char *path;
+    atomic_bool done; /* the load returned */
+    bool edited;      /* line 1 edited while the first pass read on */
+} svm_edit;
+
+/* The offset of this process's descriptor open on `path` (/proc/self/fdinfo), or -1. */
+static long long read_offset(const char *path)
+{
+    DIR *d = opendir("/proc/self/fd");
+    long long pos = -1;
+    char link[700], target[700], info[700], text[256];
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && pos < 0; e = readdir(d)) {
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target, path) != 0)
+            continue;
+        snprintf(info, sizeof(info), "/proc/self/fdinfo/%s", e->d_name);
+        harness_read_into(info, text, sizeof(text));
+        if (sscanf(text, "pos: %lld", &pos) != 1)
+            pos = -1;
+    }
+    if (d != NULL)
+        closedir(d);
+    return pos;
+}
+
+/* Edits the first line's first value in place (same length) once the load's first pass has
+ * read past it (its offset past 1 MiB, before the middle, having grown from the start), unless
+ * the load has returned or the second pass has begun. */
+static void *edit_first_line(void *arg)
+{
+    svm_edit *e = arg;
+    struct stat st;
+    if (stat(e->path, &st) != 0)
+        return NULL;
+    long long seen = -1; /* the largest offset seen: it only grows in the first pass */
+    while (!atomic_load(&e->done)) {
+        long long pos = read_offset(e->path);
+        if (pos < 0)
+            continue;
+        if ((seen < 0 && pos > (1LL << 20)) || pos < seen)
+            return NULL; /* not seen from the first pass's start, or the second pass began */
+        seen = pos;
+        if (pos > (1LL << 20) && pos < (long long)st.st_size / 2) {
+            FILE *f = fopen(e->path, "r+b");
+            if (f != NULL && fseek(f, 4, SEEK_SET) == 0 && fputc('9', f) != EOF)
+                e->edited = true;
+            if (f != NULL)
+                fclose(f);
+            return NULL;
+        }
+        nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+    }
+    return NULL;
+}
+
+/* LIBSVM data is read in two passes, the first hashing the bytes (the hash that every later
+ * load of the run is held to) and sizing the set, the second parsing the examples: a line edited
+ * in place after the first pass had read it was taken into the data by the second, silently
+ * (an edit of the first value of line 1 while the first pass read on: SIM_OK, the run's data
+ * no longer the bytes its hash says; `hetsim run` exited 0). The second pass hashes the lines it
+ * parses and fails as the first pass's count does: "file changed while being read". The edit
+ * races the first pass (a 6 MB file read in about 0.1 s, the offset polled every 20 us): a load
+ * the edit missed is tried again, up to 5 times. */
+START_TEST(libsvm_data_edited_between_its_two_passes_is_named)
+{
+    char *dir = harness_tmpdir("probe34");
+    char path[700];
+    snprintf(path, sizeof(path), "%s/d.svm", dir);
+    char *real = realpath(dir, NULL);
+    ck_assert(real != NULL);
+    snprintf(path, sizeof(path), "%s/d.svm", real);
+    free(real);
+    bool raced = false;
+    for (int attempt = 0; attempt < 5 && !raced; attempt++) {
+        FILE *f = fopen(path, "w");
+        ck_assert(f != NULL);
+        for (int i = 0; i < 60000; i++)
+            fprintf(f, "%d 1:0.%06d 2:0.%06d 3:0.%06d 4:0.%06d 5:0.%06d 6:0.%06d\n",
+                    i % 2 == 0 ? 1 : -1, i, (i * 7) % 1000000, (i * 13) % 1000000,
+                    (i * 17) % 1000000, (i * 19) % 1000000, (i * 23) % 1000000);
+        ck_assert_int_eq(fclose(f), 0);
+        svm_edit e = { .path = path };
+        atomic_init(&e.done, false);
+        pthread_t t;
+        ck_assert_int_eq(pthread_create(&t, NULL, edit_first_line, &e), 0);
+        data_set ds;
+        sim_err err;
+        sim_err_clear(&err);
+        int rc = data_load_libsvm(path, 100, 0, &ds, &err);
+        atomic_store(&e.done, true);
+        pthread_join(t, NULL);
+        if (rc == SIM_OK)
+            data_fini(&ds);
+        if (!e.edited)
+            continue; /* the first pass ended before the edit: try again */
+        raced = true;
+        ck_assert_msg(rc == SIM_EIO && strstr(err.msg, "file changed while being read") != NULL,
+                      "load of data edited between its passes: %d %s", rc, err.msg);
+    }
+    ck_assert_msg(raced, "no edit came during the first pass in 5 attempts");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe34");
@@ -156,6 +274,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_checks_output_holding_another_hetsim_output_is_refused);
     tcase_add_test(tc, a_junit_report_to_the_commands_own_output_keeps_its_lines);
     tcase_add_test(tc, a_junit_link_to_a_directorys_name_is_refused);
+    tcase_add_test(tc, libsvm_data_edited_between_its_two_passes_is_named);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,73 @@
+/* Issue 38, the fifteenth probe, classes 7-12 (probe38ab). An evaluation due at the stop time
+ * was made before the iterations that end at that instant, so a run stopped by time gave
+ * another final_accuracy whether eval.every_s divides stop.time_s or not. Each case failed
+ * before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* AD-PSGD on six workers of 10 ms iterations without jitter, stopped at 1 s: every worker's
+ * 100th iteration ends at the stop instant. */
+static const char at_stop_json[] =
+    "{\"seed\": 54, \"workers\": 6, \"compute\": {\"iteration_ms\": 10, \"jitter_sigma\": 0},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"adpsgd\"}, \"stop\": {\"time_s\": 1},\n"
+    " \"eval\": {\"samples\": 50}}\n";
+
+/* With every_s 0.05 the evaluation at 1 s was due at the stop, made before the iterations
+ * that end then: its row read 594 iterations where summary.json reads 600, and final_accuracy
+ * was 0.74; with every_s 1000 the run's end is evaluated after them: 600 and 0.76. The row at
+ * the stop instant is now the run's end, whatever every_s. */
+START_TEST(a_run_stopped_by_time_ends_with_the_same_row_whatever_every_s)
+{
+    char *dir = harness_tmpdir("probe32");
+    harness_write(dir, "s.json", at_stop_json);
+    static const char *const everys[] = { "eval.every_s=0.05", "eval.every_s=1000" };
+    char s[600], r[2][700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    double final[2];
+    harness_csv m[2];
+    for (size_t e = 0; e < 2; e++) {
+        snprintf(r[e], sizeof(r[e]), "%s/r%zu", dir, e);
+        result res = harness_hetsim(
+            (const char *[]){ "run", s, "-o", r[e], "--set", everys[e], "--quiet", NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", everys[e], res.status, res.err);
+        final[e] = harness_summary_number(r[e], "final_accuracy");
+        m[e] = harness_csv_read(r[e], "metrics.csv");
+        double its = harness_summary_number(r[e], "iterations");
+        ck_assert_msg(harness_csv_num(&m[e], m[e].nrows - 1, "iterations") == its,
+                      "%s: the last row's iterations %s, summary.json's %.17g", everys[e],
+                      harness_csv_text(&m[e], m[e].nrows - 1, "iterations"), its);
+    }
+    ck_assert_msg(final[0] == final[1], "final_accuracy %.17g with every_s 0.05, %.17g with 1000",
+                  final[0], final[1]);
+    static const char *const cols[] = { "time_s",    "iterations",    "samples",
+                                        "test_loss", "test_accuracy", "consensus" };
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+        const char *a = harness_csv_text(&m[0], m[0].nrows - 1, cols[c]);
+        const char *b = harness_csv_text(&m[1], m[1].nrows - 1, cols[c]);
+        ck_assert_msg(strcmp(a, b) == 0, "last row's %s: %s and %s", cols[c], a, b);
+    }
+    harness_csv_free(&m[0]);
+    harness_csv_free(&m[1]);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe32");
+    TCase *stop = tcase_create("stop_instant");
+    tcase_add_test(stop, a_run_stopped_by_time_ends_with_the_same_row_whatever_every_s);
+    tcase_set_timeout(stop, 120);
+    suite_add_tcase(s, stop);
+    return s;
+}

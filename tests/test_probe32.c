@@ -1,7 +1,8 @@
 /* Issue 38, the fifteenth probe, classes 7-12 (probe38ab). An evaluation due at the stop time
  * was made before the iterations that end at that instant, so a run stopped by time gave
  * another final_accuracy whether eval.every_s divides stop.time_s or not. Each case failed
- * before its fix.
+ * before its fix. An index.csv whose results column was renamed (or removed) was read as
+ * a sweep without that result.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,49 @@ START_TEST(a_run_stopped_by_time_ends_with_the_same_row_whatever_every_s)
 }
 END_TEST
 
+static const char sweep_base_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+
+/* index.csv's header with final_accuracy respelt Final_accuracy (as with the column removed)
+ * gave report's final accuracy "-" for every row, exit 0, and plot --by drew the sweep; so did
+ * mean_throughput_sps for samples/s. Refused now, exit 2, naming the column; as written it
+ * still reads. */
+START_TEST(an_index_without_a_results_column_is_refused)
+{
+    static const char *const cols[] = { "final_accuracy", "mean_throughput_sps" };
+    char *dir = harness_tmpdir("probe32");
+    harness_write(dir, "s.json", sweep_base_json);
+    char out[600], figs[700], want[100];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05, 0.1]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    size_t n = 0;
+    char index[700];
+    snprintf(index, sizeof(index), "%s/index.csv", out);
+    char *orig = harness_read(index, &n);
+    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+        harness_poke_index(out, cols[i], 0, cols[i][0] - 'a' + 'A');
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+        snprintf(want, sizeof(want), "no column %s", cols[i]);
+        ck_assert_msg(res.status == 2 && strstr(res.err, want) != NULL, "%s: report exit %d\n%s%s",
+                      cols[i], res.status, res.out, res.err);
+        res = harness_hetsim(
+            (const char *[]){ "plot", out, "--by", "workload.lr", "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "%s: plot exit %d\n%s", cols[i], res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "%s: figures drawn", cols[i]);
+        harness_write(out, "index.csv", orig);
+    }
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe32");
@@ -69,5 +113,9 @@ Suite *test_suite(void)
     tcase_add_test(stop, a_run_stopped_by_time_ends_with_the_same_row_whatever_every_s);
     tcase_set_timeout(stop, 120);
     suite_add_tcase(s, stop);
+    TCase *index = tcase_create("index");
+    tcase_add_test(index, an_index_without_a_results_column_is_refused);
+    tcase_set_timeout(index, 120);
+    suite_add_tcase(s, index);
     return s;
 }

@@ -2,7 +2,8 @@
  * was made before the iterations that end at that instant, so a run stopped by time gave
  * another final_accuracy whether eval.every_s divides stop.time_s or not. Each case failed
  * before its fix. An index.csv whose results column was renamed (or removed) was read as
- * a sweep without that result.
+ * a sweep without that result, and a workers.csv whose seconds add up past the run's time as
+ * a run that spent them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,41 @@ START_TEST(an_index_without_a_results_column_is_refused)
 }
 END_TEST
 
+/* A worker's compute_s, comm_s, wait_s and down_s split the run's time: one row's compute_s
+ * edited to 5 s in a run of 0.5 s made report's waiting "8 +- 67" % (plot RUN drew its
+ * breakdown), exit 0. Refused now, exit 2, naming the file and line; as written it reads. */
+START_TEST(a_workers_file_past_the_runs_time_is_refused)
+{
+    char *dir = harness_tmpdir("probe32");
+    harness_write(dir, "s.json", sweep_base_json);
+    char out[600], run[800], figs[700];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.05,seed=5", out);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    char *orig = harness_slurp(run, "workers.csv");
+    char *line = strstr(orig, "\n0,"), edited[4096];
+    ck_assert_ptr_nonnull(line);
+    char *f = line + 1;
+    for (int k = 0; k < 4; k++) /* worker, speed, iterations, samples: then compute_s */
+        f = strchr(f, ',') + 1;
+    snprintf(edited, sizeof(edited), "%.*s5%s", (int)(f - orig), orig, strchr(f, ','));
+    harness_write(run, "workers.csv", edited);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "workers.csv: line 2: compute_s") != NULL &&
+                      res.out[0] == '\0',
+                  "report exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(res.status == 2, "plot RUN exit %d\n%s", res.status, res.err);
+    ck_assert_msg(!harness_exists(figs), "figures drawn");
+    harness_write(run, "workers.csv", orig);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe32");
@@ -115,6 +151,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, stop);
     TCase *index = tcase_create("index");
     tcase_add_test(index, an_index_without_a_results_column_is_refused);
+    tcase_add_test(index, a_workers_file_past_the_runs_time_is_refused);
     tcase_set_timeout(index, 120);
     suite_add_tcase(s, index);
     return s;

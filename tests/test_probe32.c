@@ -3,7 +3,8 @@
  * another final_accuracy whether eval.every_s divides stop.time_s or not. Each case failed
  * before its fix. An index.csv whose results column was renamed (or removed) was read as
  * a sweep without that result, and a workers.csv whose seconds add up past the run's time as
- * a run that spent them.
+ * a run that spent them; check --exact against the golden of another scenario reported a
+ * REGRESSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,36 @@ START_TEST(a_workers_file_past_the_runs_time_is_refused)
 }
 END_TEST
 
+/* check --exact ran the scenario's seed and compared its bytes with the golden's alone: a
+ * scenario of another name (or lr) than the golden's was "REGRESSION: outputs differ", exit 1,
+ * a change of the code, where the statistical check refuses it as a golden of another scenario,
+ * exit 2. --exact now says so too, naming the keys; the golden's own scenario is still ok. */
+START_TEST(an_exact_check_of_another_scenario_is_no_regression)
+{
+    char *dir = harness_tmpdir("probe32");
+    char s[700], g[700], o[700], other[700];
+    harness_golden_in(dir, sweep_base_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/out", dir);
+    char *text = harness_slurp(dir, "s.json"), renamed[4096];
+    snprintf(renamed, sizeof(renamed), "{\"name\": \"s2\", %s", strchr(text, '{') + 1);
+    harness_write(dir, "s2.json", renamed);
+    snprintf(other, sizeof(other), "%s/s2.json", dir);
+    result res =
+        harness_hetsim((const char *[]){ "check", other, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "differs from the golden's") != NULL &&
+                      strstr(res.err, "name") != NULL,
+                  "another name: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, "--set",
+                                           "workload.lr=0.2", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "workload.lr") != NULL,
+                  "another lr: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+    ck_assert_msg(res.status == 0, "its own scenario: exit %d\n%s%s", res.status, res.out, res.err);
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe32");
@@ -154,5 +185,9 @@ Suite *test_suite(void)
     tcase_add_test(index, a_workers_file_past_the_runs_time_is_refused);
     tcase_set_timeout(index, 120);
     suite_add_tcase(s, index);
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, an_exact_check_of_another_scenario_is_no_regression);
+    tcase_set_timeout(golden, 240);
+    suite_add_tcase(s, golden);
     return s;
 }

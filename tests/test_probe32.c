@@ -3,8 +3,8 @@
  * another final_accuracy whether eval.every_s divides stop.time_s or not. Each case failed
  * before its fix. An index.csv whose results column was renamed (or removed) was read as
  * a sweep without that result, and a workers.csv whose seconds add up past the run's time as
- * a run that spent them; check --exact against the golden of another scenario reported a
- * REGRESSION.
+ * a run that spent them, or a metrics.csv count that is no whole number; check --exact against the
+ * golden of another scenario reported a REGRESSION.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +143,46 @@ START_TEST(a_workers_file_past_the_runs_time_is_refused)
 }
 END_TEST
 
+/* metrics.csv's iterations and samples are counts: a samples of 192.5 (or iterations 24.5)
+ * was read as it came, and plot --by --x samples drew the group's curve at 192.25, exit 0,
+ * where workers.csv's counts are held to whole numbers. Refused now, exit 2, naming the file,
+ * line and column. */
+START_TEST(a_metrics_count_that_is_no_whole_number_is_refused)
+{
+    static const char *const cols[] = { "samples", "iterations" };
+    char *dir = harness_tmpdir("probe32");
+    harness_write(dir, "s.json", sweep_base_json);
+    char out[600], run[800], figs[700], want[120];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.05,seed=5", out);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    char *orig = harness_slurp(run, "metrics.csv");
+    for (size_t i = 0; i < 2; i++) {
+        char *row = strchr(strchr(orig, '\n') + 1, '\n') + 1, edited[8192]; /* the second row */
+        char *f = strchr(row, ',') + 1;                                     /* iterations */
+        if (i == 0)
+            f = strchr(f, ',') + 1; /* samples */
+        char *end = strchr(f, ',');
+        snprintf(edited, sizeof(edited), "%.*s.5%s", (int)(end - orig), orig, end);
+        harness_write(run, "metrics.csv", edited);
+        res = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", "--x", "samples",
+                                               "-o", figs, NULL });
+        snprintf(want, sizeof(want), "metrics.csv: line 3: %s", cols[i]);
+        ck_assert_msg(res.status == 2 && strstr(res.err, want) != NULL, "%s: plot exit %d\n%s",
+                      cols[i], res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "%s: figures drawn", cols[i]);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+        ck_assert_msg(res.status == 2, "%s: report exit %d\n%s", cols[i], res.status, res.err);
+    }
+    harness_write(run, "metrics.csv", orig);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* check --exact ran the scenario's seed and compared its bytes with the golden's alone: a
  * scenario of another name (or lr) than the golden's was "REGRESSION: outputs differ", exit 1,
  * a change of the code, where the statistical check refuses it as a golden of another scenario,
@@ -183,6 +223,7 @@ Suite *test_suite(void)
     TCase *index = tcase_create("index");
     tcase_add_test(index, an_index_without_a_results_column_is_refused);
     tcase_add_test(index, a_workers_file_past_the_runs_time_is_refused);
+    tcase_add_test(index, a_metrics_count_that_is_no_whole_number_is_refused);
     tcase_set_timeout(index, 120);
     suite_add_tcase(s, index);
     TCase *golden = tcase_create("golden");

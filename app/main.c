@@ -291,7 +291,7 @@ static int cmd_validate(int argc, char **argv)
         sim_scenario *sc = NULL;
         int one = load(argv[i], sets, nsets, &sc);
         if (one == EXIT_OK)
-            printf("%s: ok\n", argv[i]);
+            sim_err_line(stdout, "%s: ok", argv[i]); /* the name escaped, as messages write it */
         sim_scenario_destroy(sc);
         if (one > worst)
             worst = one;

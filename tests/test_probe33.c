@@ -1,6 +1,7 @@
 /* Issue 38, fifteenth probe (classes 13-19): what the earlier fixes left of their classes.
  * Each case failed before its fix.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,110 @@ START_TEST(a_point_missing_a_results_file_is_run_again)
 }
 END_TEST
 
+/* True if `text` holds `want` and none of the raw bytes `raw`. */
+static bool escaped_as(const char *text, const char *want, const char *raw)
+{
+    return strstr(text, want) != NULL && strstr(text, raw) == NULL;
+}
+
+/* A message quoting a user's string escaped its control characters (C0, DEL, C1) but wrote the
+ * invisible format characters raw: a scenario key "zz\u202eyy" (U+202E, RIGHT-TO-LEFT OVERRIDE)
+ * went to the terminal as it was in `$["zz<RLO>yy"]: unknown key (valid: ...)`, which a
+ * terminal shows reversed from there on, a key holding U+2028 (LINE SEPARATOR) or U+2066 (an
+ * isolate) likewise, and a trace whose value opens with a second byte-order mark was refused as
+ * `got "<BOM>0"`, read `got "0"`. Each is written as JSON escapes it: "\u202e", "\ufeff". */
+START_TEST(an_invisible_format_character_in_a_message_is_escaped)
+{
+    char *dir = harness_tmpdir("probe33");
+    static const char *const keys[][2] = { { "zz\xe2\x80\xaeyy", "$[\"zz\\u202eyy\"]" },
+                                           { "zz\xe2\x80\xa8yy", "$[\"zz\\u2028yy\"]" },
+                                           { "zz\xe2\x81\xa6yy", "$[\"zz\\u2066yy\"]" } };
+    char text[800], s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(text, sizeof(text),
+                 "{\"seed\": 5, \"workers\": 3, \"workload\": {\"model\": {\"name\": \"none\"}, "
+                 "\"message_bytes\": 4000}, \"protocol\": {\"name\": \"allreduce\"}, \"%s\": 1}\n",
+                 keys[k][0]);
+        harness_write(dir, "s.json", text);
+        harness_result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(res.status == 2, "key %zu: exit %d\n%s", k, res.status, res.err);
+        ck_assert_msg(escaped_as(res.err, keys[k][1], keys[k][0]), "key %zu: %s", k, res.err);
+    }
+    harness_write(dir, "t.csv",
+                  "\xef\xbb\xbf\xef\xbb\xbf"
+                  "0,1,2\n");
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+                  " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"t.csv\"}],\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
+    harness_result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2, "trace: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(escaped_as(res.err, "got \"\\ufeff0\"", "\xef\xbb\xbf"), "trace: %s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Usage errors were printed with vfprintf, raw, where every other message escapes: `hetsim
+ * 'a<ESC>[31m<CSI><RLO><0xff>'` sent the terminal its escape sequences in `unknown command`, and
+ * so did `--format <ESC>` and the like; so did lines printed beside the messages: validate's
+ * "FILE: ok", a protocol's note naming its scenario file, and report's "DIR/index.csv: left
+ * out 1 point without results". Each is escaped as messages are. */
+START_TEST(usage_errors_and_status_lines_escape_the_users_strings)
+{
+    static const char raw[] = "a\x1b[31m\xc2\x9b\xe2\x80\xae\xff";
+    static const char want[] = "a\\u001b[31m\\u009b\\u202e\\xff";
+    char *dir = harness_tmpdir("probe33");
+    char msg[200], s[700], plain[700], sw[600], o[700], gone[900];
+    harness_result res = harness_hetsim((const char *[]){ raw, NULL });
+    snprintf(msg, sizeof(msg), "unknown command \"%s\"", want);
+    ck_assert_msg(res.status == 2 && escaped_as(res.err, msg, "\x1b"), "command: %d %s", res.status,
+                  res.err);
+    res = harness_hetsim((const char *[]){ "report", dir, "--by", "x", "--format", raw, NULL });
+    snprintf(msg, sizeof(msg), "--format takes md, csv or tex, got \"%s\"", want);
+    ck_assert_msg(res.status == 2 && escaped_as(res.err, msg, "\x1b"), "--format: %d %s",
+                  res.status, res.err);
+    harness_write(dir, "s.json", harness_quick_json);
+    snprintf(plain, sizeof(plain), "%s/s.json", dir);
+    snprintf(s, sizeof(s), "%s/%s.json", dir, raw);
+    ck_assert_int_eq(rename(plain, s), 0);
+    res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    snprintf(msg, sizeof(msg), "/%s.json: ok", want);
+    ck_assert_msg(res.status == 0 && escaped_as(res.out, msg, "\x1b"), "validate: %d %s",
+                  res.status, res.out);
+    snprintf(o, sizeof(o), "%s/r", dir);
+    res = harness_hetsim((const char *[]){ "run", s, "-o", o, "--quiet", "--set",
+                                           "protocol.name=hpsgd", "--set", "workload.momentum=0.5",
+                                           NULL });
+    snprintf(msg, sizeof(msg), "/%s.json: note: hpsgd uses protocol.momentum", want);
+    ck_assert_msg(res.status == 0 && escaped_as(res.err, msg, "\x1b"), "note: %d %s", res.status,
+                  res.err);
+    /* a sweep into DIR/o<ESC>..., one point's run gone and its row as a failed point's */
+    ck_assert_int_eq(rename(s, plain), 0);
+    harness_sweep_file(dir, NULL,
+                       "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": "
+                       "[\"allreduce\", \"dpsgd\"]}, \"seeds\": 1}\n",
+                       sw, sizeof(sw));
+    snprintf(o, sizeof(o), "%s/o%s", dir, raw);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(gone, sizeof(gone), "%s/protocol.name=dpsgd,seed=5", o);
+    harness_cleanup(strdup(gone));
+    char *index = harness_slurp(o, "index.csv");
+    char *row = strstr(index, "\n1,");
+    ck_assert_ptr_nonnull(row);
+    snprintf(row + 1, strlen(row), "1,\"protocol.name=dpsgd,seed=5\",dpsgd,5,missing,,,,,,\n");
+    harness_write(o, "index.csv", index);
+    free(index);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    snprintf(msg, sizeof(msg), "/o%s/index.csv: left out 1 point without results", want);
+    ck_assert_msg(res.status == 0 && escaped_as(res.err, msg, "\x1b"), "report: %d %s", res.status,
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe33");
@@ -49,5 +154,10 @@ Suite *test_suite(void)
     tcase_add_test(damaged, a_point_missing_a_results_file_is_run_again);
     tcase_set_timeout(damaged, 120);
     suite_add_tcase(s, damaged);
+    TCase *escape = tcase_create("escape");
+    tcase_add_test(escape, an_invisible_format_character_in_a_message_is_escaped);
+    tcase_add_test(escape, usage_errors_and_status_lines_escape_the_users_strings);
+    tcase_set_timeout(escape, 120);
+    suite_add_tcase(s, escape);
     return s;
 }

@@ -147,6 +147,63 @@ START_TEST(usage_errors_and_status_lines_escape_the_users_strings)
 }
 END_TEST
 
+/* A profile's line of exactly 1022 bytes (its limit) and a trace's of exactly 1024 were refused
+ * as "line longer than 1022 bytes" ("longer than 1024 bytes") when the line ended in "\r\n" or
+ * was the first after a UTF-8 byte-order mark, both of which the readers take and neither of
+ * which is the line's text; with "\n" alone the same line was read. Read at the limit with any
+ * of the four, refused one byte past it. */
+START_TEST(a_line_at_its_limit_is_read_whatever_its_end_or_byte_order_mark)
+{
+    char *dir = harness_tmpdir("probe33");
+    static const char *const ends[] = { "\n", "\r\n" };
+    static const char *const boms[] = { "", "\xef\xbb\xbf" };
+    char *text = malloc(4096), *line = malloc(2048), s[600];
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(line);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    for (int past = 0; past <= 1; past++)
+        for (int e = 0; e < 2; e++)
+            for (int b = 0; b < 2; b++) {
+                /* a profile row "l,1000,000...2000" of 1022 + past bytes */
+                size_t want = 1022 + (size_t)past, n = (size_t)snprintf(line, 2048, "l,1000,");
+                memset(line + n, '0', want - n - 4);
+                snprintf(line + want - 4, 5, "2000");
+                snprintf(text, 4096, "%sname,params,forward_flops%s%s%s", boms[b], ends[e], line,
+                         ends[e]);
+                harness_write(dir, "p.csv", text);
+                harness_write(dir, "s.json",
+                              "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": "
+                              "\"p.csv\", \"gflops\": 100},\n \"workload\": {\"model\": "
+                              "{\"name\": \"none\"}}, \"protocol\": {\"name\": \"allreduce\"}}\n");
+                harness_result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+                ck_assert_msg(res.status == 2 * past, "profile %zu bytes, end %d, mark %d: %d %s",
+                              want, e, b, res.status, res.err);
+                if (past)
+                    ck_assert_msg(strstr(res.err, "p.csv:2: line longer than 1022 bytes"), "%s",
+                                  res.err);
+                /* a trace row "000...0,1,2" of 1024 + past bytes, the file's first */
+                want = 1024 + (size_t)past;
+                memset(line, '0', want - 4);
+                snprintf(line + want - 4, 5, ",1,2");
+                snprintf(text, 4096, "%s%s%s", boms[b], line, ends[e]);
+                harness_write(dir, "t.csv", text);
+                harness_write(dir, "s.json",
+                              "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+                              " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"t.csv\"}],\n"
+                              " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": "
+                              "4000}, \"protocol\": {\"name\": \"allreduce\"}}\n");
+                res = harness_hetsim((const char *[]){ "validate", s, NULL });
+                ck_assert_msg(res.status == 2 * past, "trace %zu bytes, end %d, mark %d: %d %s",
+                              want, e, b, res.status, res.err);
+                if (past)
+                    ck_assert_msg(strstr(res.err, "line 1: longer than 1024 bytes"), "%s", res.err);
+            }
+    free(text);
+    free(line);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe33");
@@ -159,5 +216,9 @@ Suite *test_suite(void)
     tcase_add_test(escape, usage_errors_and_status_lines_escape_the_users_strings);
     tcase_set_timeout(escape, 120);
     suite_add_tcase(s, escape);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, a_line_at_its_limit_is_read_whatever_its_end_or_byte_order_mark);
+    tcase_set_timeout(limits, 120);
+    suite_add_tcase(s, limits);
     return s;
 }

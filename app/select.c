@@ -12,6 +12,7 @@
 #include "app/stats.h"
 #include "outputs/csv.h"
 #include "sim/cfg.h"
+#include "sim/fnv.h"
 
 #define PATH_TEXT    2048
 #define MAX_RANGES   64 /* ranges in a --tune-seeds list */
@@ -288,42 +289,74 @@ static const char **tuple_of(const app_select *s, size_t r, const int *cols, siz
     return v;
 }
 
+/* Appends r to rows[n], the room doubled when n reaches a power of two (it grew by one row a
+ * time: a cell of many runs was copied again and again). */
 static int push_row(size_t **rows, size_t *n, size_t r, sim_err *err)
 {
-    size_t *x = realloc(*rows, (*n + 1) * sizeof(*x));
-    if (x == NULL)
-        return oom(err);
-    *rows = x;
-    x[(*n)++] = r;
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: full */
+        size_t *x = realloc(*rows, (*n == 0 ? 1 : 2 * *n) * sizeof(*x));
+        if (x == NULL)
+            return oom(err);
+        *rows = x;
+    }
+    (*rows)[(*n)++] = r;
     return SIM_OK;
 }
 
-/* Puts each selected run into its group and, within it, its cell. */
+/* h with the cells of row r in the n columns cols hashed in, each ended by a NUL. */
+static uint64_t tuple_hash(const app_select *s, size_t r, const int *cols, size_t n, uint64_t h)
+{
+    for (size_t k = 0; k < n; k++)
+        h = sim_fnv_byte(sim_fnv_text(h, app_index_cell(&s->ix, r, (size_t)cols[k])), 0);
+    return h;
+}
+
+/* Puts each selected run into its group and, within it, its cell, in the order of their first
+ * runs. Groups and cells are found through hash tables of their tuples (open addressing over
+ * `cap` slots, a power of two at least twice the rows, each an index + 1, 0 for none), where a
+ * walk of every group so far for each row grew as the square of the groups: `report --by KEY`
+ * of a KEY with 30,000 values took 8.4 s of CPU, 1.8 s at 10,000. */
 static int group_runs(app_select *s, const work *w, sim_err *err)
 {
-    int rc = SIM_OK;
+    size_t cap = 2;
+    while (cap < 2 * (s->ix.csv.nrows + 1))
+        cap *= 2;
+    size_t *gslot = calloc(cap, sizeof(*gslot)), *cslot = calloc(cap, sizeof(*cslot));
+    int rc = gslot != NULL && cslot != NULL ? SIM_OK : oom(err);
     for (size_t r = 0; r < s->ix.csv.nrows && rc == SIM_OK; r++) {
         if (!w->use[r])
             continue;
-        size_t g = 0, c = 0;
-        while (g < s->ngroups && !same_tuple(s, r, s->by_col, s->nby, s->groups[g].value))
-            g++;
-        if (g == s->ngroups) {
-            if ((s->groups[g].value = tuple_of(s, r, s->by_col, s->nby)) == NULL)
-                return oom(err);
-            s->ngroups++;
+        size_t i = tuple_hash(s, r, s->by_col, s->nby, SIM_FNV_OFFSET) & (cap - 1);
+        while (gslot[i] != 0 && ++s->compared > 0 &&
+               !same_tuple(s, r, s->by_col, s->nby, s->groups[gslot[i] - 1].value))
+            i = (i + 1) & (cap - 1);
+        size_t g = gslot[i] != 0 ? gslot[i] - 1 : s->ngroups;
+        if (gslot[i] == 0) {
+            if ((s->groups[g].value = tuple_of(s, r, s->by_col, s->nby)) == NULL) {
+                rc = oom(err);
+                break;
+            }
+            gslot[i] = ++s->ngroups;
         }
-        while (c < s->ncells && (s->cells[c].group != g ||
-                                 !same_tuple(s, r, s->best_col, s->nbest, s->cells[c].value)))
-            c++;
-        if (c == s->ncells) {
-            if ((s->cells[c].value = tuple_of(s, r, s->best_col, s->nbest)) == NULL)
-                return oom(err);
+        uint64_t h = sim_fnv_bytes(SIM_FNV_OFFSET, &g, sizeof(g));
+        size_t j = tuple_hash(s, r, s->best_col, s->nbest, h) & (cap - 1);
+        while (cslot[j] != 0 && ++s->compared > 0 &&
+               (s->cells[cslot[j] - 1].group != g ||
+                !same_tuple(s, r, s->best_col, s->nbest, s->cells[cslot[j] - 1].value)))
+            j = (j + 1) & (cap - 1);
+        size_t c = cslot[j] != 0 ? cslot[j] - 1 : s->ncells;
+        if (cslot[j] == 0) {
+            if ((s->cells[c].value = tuple_of(s, r, s->best_col, s->nbest)) == NULL) {
+                rc = oom(err);
+                break;
+            }
             s->cells[c].group = g;
-            s->ncells++;
+            cslot[j] = ++s->ncells;
         }
         rc = push_row(&s->cells[c].rows, &s->cells[c].n, r, err);
     }
+    free(gslot);
+    free(cslot);
     return rc;
 }
 

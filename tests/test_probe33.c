@@ -265,6 +265,26 @@ START_TEST(runs_are_grouped_in_linear_time)
 }
 END_TEST
 
+/* `hetsim list protocols extra` (or `list protocols --help`) said "list needs one of:
+ * protocols, models, ...", of a list named right, and not the argument at fault. It names the
+ * second argument now; exit 2, nothing on standard output, as before. */
+START_TEST(a_second_argument_of_list_is_named)
+{
+    static const char *const extras[] = { "extra", "--help", "protocols" };
+    for (size_t i = 0; i < 3; i++) {
+        harness_result res =
+            harness_hetsim((const char *[]){ "list", "protocols", extras[i], NULL });
+        char want[120];
+        snprintf(want, sizeof(want), "got a second argument: %s\n", extras[i]);
+        ck_assert_msg(res.status == 2 && res.out[0] == '\0' && strstr(res.err, want) != NULL,
+                      "%s: exit %d\n%s%s", extras[i], res.status, res.out, res.err);
+    }
+    harness_result res = harness_hetsim((const char *[]){ "list", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "list needs one of: protocols") != NULL,
+                  "list alone: exit %d\n%s", res.status, res.err);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe33");
@@ -275,6 +295,7 @@ Suite *test_suite(void)
     TCase *escape = tcase_create("escape");
     tcase_add_test(escape, an_invisible_format_character_in_a_message_is_escaped);
     tcase_add_test(escape, usage_errors_and_status_lines_escape_the_users_strings);
+    tcase_add_test(escape, a_second_argument_of_list_is_named);
     tcase_set_timeout(escape, 120);
     suite_add_tcase(s, escape);
     TCase *limits = tcase_create("limits");

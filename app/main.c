@@ -291,7 +291,7 @@ static int cmd_validate(int argc, char **argv)
         sim_scenario *sc = NULL;
         int one = load(argv[i], sets, nsets, &sc);
         if (one == EXIT_OK)
-            printf("%s: ok\n", argv[i]);
+            sim_err_line(stdout, "%s: ok", argv[i]); /* the name escaped, as messages write it */
         sim_scenario_destroy(sc);
         if (one > worst)
             worst = one;
@@ -302,6 +302,10 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_list(int argc, char **argv)
 {
+    if (argc > 1) /* it said "list needs one of: ..." of a list named right */
+        return cli_usage("list takes one of: protocols, models, datasets, topologies, profiles, "
+                         "devices, fabrics; got a second argument: %s",
+                         argv[1]);
     if (argc != 1)
         return cli_usage("%s", "list needs one of: protocols, models, datasets, topologies, "
                                "profiles, devices, fabrics");

@@ -10,14 +10,17 @@
 #include "sim/err.h"
 #include "sim/pool.h"
 
+/* The message escaped as every message is (sim_err_warn): an argument quoted in it is any
+ * bytes (`hetsim $'a\e[31m'` sent the terminal its escape sequence in "unknown command"). */
 int cli_usage(const char *fmt, ...)
 {
+    char text[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    fputs("hetsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n(see hetsim --help)\n", stderr);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    sim_err_warn(stderr, "%s", text);
+    fputs("(see hetsim --help)\n", stderr);
     return EXIT_USAGE;
 }
 

@@ -300,9 +300,28 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     return rc;
 }
 
+/* How many keys the scenario of the run in `run_dir` differs from the golden's in (listed in
+ * keys[size]), or -1 with `err` set: SIM_EINVAL when it differs and the options do not
+ * allow it (a golden of another scenario, exit 2). */
+static long scenario_diff(const app_check_options *opt, const sim_scenario *sc, gold *g,
+                          const char *run_dir, char *keys, size_t size, sim_err *err)
+{
+    long diff = ck_scenario_diff(g, run_dir, keys, size, err);
+    if (diff > 0 && !opt->allow_scenario_change) {
+        sim_err_set(err, SIM_EINVAL, NULL,
+                    "%s: the scenario differs from the golden's (%s/run.json) in %ld "
+                    "key%s: %s (the seed may differ; --allow-scenario-change to compare "
+                    "anyway, --update to make a new golden)",
+                    sc->file, g->dir[0], diff, diff > 1 ? "s" : "", keys);
+        return -1;
+    }
+    return diff;
+}
+
 /* --exact: the scenario's own seed S, one of the golden's, run into OUT/seed-S (as the runs
- * of a statistical check) and compared with the golden's seed-S byte for byte. */
-static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, const char *dir,
+ * of a statistical check) and compared with the golden's seed-S byte for byte, once its
+ * scenario is found the golden's (a scenario of another name was a REGRESSION, exit 1). */
+static int exact(const app_check_options *opt, sim_scenario *sc, gold *g, const char *dir,
                  FILE *out, sim_err *err)
 {
     char seed_dir[PATH_TEXT + 32];
@@ -313,6 +332,9 @@ static int exact(const app_check_options *opt, sim_scenario *sc, const gold *g, 
                            opt->golden, sc->seed);
     snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%" PRIu64, dir, sc->seed);
     int rc = run(opt, sc, seed_dir, seed_dir, err);
+    char keys[1024];
+    if (rc == SIM_OK && scenario_diff(opt, sc, g, seed_dir, keys, sizeof(keys), err) < 0)
+        rc = err->code;
     return rc == SIM_OK ? ck_check_exact(sc->file, sc->seed, g, seed_dir, out) : rc;
 }
 
@@ -517,15 +539,9 @@ static int check_stat(const app_check_options *opt, const sim_scenario *sc, gold
      * was refused after all M runs, left in OUT). */
     char keys[1024], first[PATH_TEXT + 32];
     snprintf(first, sizeof(first), "%s/seed-%" PRIu64, out_dir, seeds[0]);
-    long diff = rc == SIM_OK ? ck_scenario_diff(g, first, keys, sizeof(keys), err) : 0;
+    long diff = rc == SIM_OK ? scenario_diff(opt, sc, g, first, keys, sizeof(keys), err) : 0;
     if (rc == SIM_OK && diff < 0)
         rc = err->code;
-    if (rc == SIM_OK && diff > 0 && !opt->allow_scenario_change)
-        rc = sim_err_set(err, SIM_EINVAL, NULL,
-                         "%s: the scenario differs from the golden's (%s/run.json) in %ld "
-                         "key%s: %s (the seed may differ; --allow-scenario-change to compare "
-                         "anyway, --update to make a new golden)",
-                         sc->file, g->dir[0], diff, diff > 1 ? "s" : "", keys);
     if (rc == SIM_OK)
         rc = run_seeds(opt, sc, out_dir, runs, seeds, 1, m, err);
     if (rc != SIM_OK)

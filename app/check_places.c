@@ -162,12 +162,63 @@ static int linked_seed(const char *dir, sim_err *err)
     return rc;
 }
 
+/* True if `name`, an entry of the check's output directory, is one of its seed runs or their
+ * work directories: "seed-S" or "seed-S.partial", S a decimal seed. */
+static bool seed_name(const char *name)
+{
+    if (strncmp(name, "seed-", 5) != 0 || name[5] < '0' || name[5] > '9')
+        return false;
+    const char *s = name + 5;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return *s == '\0' || strcmp(s, ".partial") == 0;
+}
+
+/* Refuses a hetsim output found in the folder `dir` (its subfolders, at most `depth` levels
+ * down, links not followed) but the check's own seed runs (`top`: `dir` is the check's output
+ * directory): once `dir` is a check's output, every place in it is, and no command could write
+ * that run, sweep, golden or plot folder again (`check -o X`, X holding a golden X/g, made every
+ * later `check --update --golden X/g` "inside a hetsim check directory", exit 2). */
+static int holds_output(const char *out, const char *dir, bool top, int depth, sim_err *err)
+{
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    int rc = SIM_OK;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && rc == SIM_OK;
+         e = readdir(d)) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (top && seed_name(e->d_name)))
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(n);
+        struct stat st;
+        if (path == NULL) {
+            rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        snprintf(path, n, "%s/%s", dir, e->d_name);
+        sim_rundir_kind k = lstat(path, &st) == 0 && S_ISDIR(st.st_mode) ? sim_rundir_kind_of(path)
+                                                                         : SIM_RUNDIR_NONE;
+        if (k != SIM_RUNDIR_NONE)
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "output directory %s holds %s, a hetsim %s directory: a check's "
+                             "output would take it in, and no command could write it there "
+                             "again: choose another place or move it out",
+                             out, path, sim_rundir_kind_name(k));
+        else if (S_ISDIR(st.st_mode))
+            rc = holds_output(out, path, false, depth - 1, err);
+        free(path);
+    }
+    if (d != NULL)
+        closedir(d);
+    return rc;
+}
+
 /* The places a check writes, refused before anything runs (the ownership rule,
  * outputs/rundir.h): the JUnit report's file inside no hetsim output and never a directory or a
  * device replaced, nor the scenario file or one of the check's own files; the output
  * directory (its runs OUT/seed-S, check.csv, check.png) inside no run, work directory or
- * golden, and none of them, nor a sweep's directory, itself, nor holding a file named as its
- * own that no check wrote. */
+ * golden, and none of them, nor a sweep's directory or a plot's folder, itself, nor holding
+ * another hetsim output (but its seed runs) or a file named as its own that no check wrote. */
 int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -184,7 +235,10 @@ int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_o
     free(place);
     *junit_ok = rc == SIM_OK; /* no report, not even of this error, where it was refused */
     if (rc == SIM_OK && dir != NULL)
-        rc = sim_rundir_check_place("output directory", dir, within, SIM_RUNDIR_ANY, NULL, err);
+        rc = sim_rundir_check_place("output directory", dir, within,
+                                    SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_PLOT), NULL, err);
+    if (rc == SIM_OK && dir != NULL)
+        rc = holds_output(dir, dir, true, 64, err);
     if (rc == SIM_OK && dir != NULL)
         rc = linked_seed(dir, err);
     if (rc == SIM_OK && dir != NULL)

@@ -148,7 +148,8 @@ static void xml_text(FILE *f, const char *s)
 
 /* Writes `text` to `path` as sim_rundir_check_file said: replaced whole (a temporary beside
  * it renamed over it, its folder made if it is not there yet), or written through (a FIFO or a
- * character device, never replaced; a FIFO no process reads is an error, not a wait). */
+ * character device, never replaced; a FIFO no process reads is an error, not a wait; the file
+ * the command's standard output or error goes to, through that stream, after its lines). */
 static int put_file(const char *path, sim_rundir_write how, const char *text, sim_err *err)
 {
     if (how == SIM_RUNDIR_REPLACE) { /* the folder whole: cut to PATH_TEXT, it was another */
@@ -163,7 +164,11 @@ static int put_file(const char *path, sim_rundir_write how, const char *text, si
         free(dir);
         return rc;
     }
-    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st; /* the command's own output: after its lines, at its offset */
+    int std = stat(path, &st) == 0 ? sim_file_std_stream(&st) : -1;
+    if (std >= 0)
+        fflush(std == 1 ? stdout : stderr);
+    int fd = std >= 0 ? dup(std) : open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return sim_err_set(err, SIM_EIO, NULL, "cannot write %s: %s", path,
                            errno == ENXIO ? "a FIFO that no process reads" : strerror(errno));

@@ -511,6 +511,24 @@ static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
     return SIM_OK;
 }
 
+/* The results columns the sweep writes after stop_reason (sweep_index.c), each by name: an
+ * index.csv without final_accuracy (or with it renamed, "Final_accuracy") gave report's final
+ * accuracy "-" for every row, exit 0, as a run without an evaluation. */
+static int check_results_columns(const app_index *ix, sim_err *err)
+{
+    static const char *const cols[] = { "sim_time_s",       "final_accuracy",      "best_accuracy",
+                                        "time_to_target_s", "mean_throughput_sps", "wall_s" };
+    int reason = app_index_column(ix, "stop_reason");
+    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+        if (app_index_column(ix, cols[i]) <= reason)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: no column %s after stop_reason (a sweep writes sim_time_s, "
+                               "final_accuracy, best_accuracy, time_to_target_s, "
+                               "mean_throughput_sps and wall_s): not an index hetsim wrote",
+                               ix->csv.path, cols[i]);
+    return SIM_OK;
+}
+
 int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
 {
     char path[sizeof(ix->csv.path)];
@@ -537,6 +555,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
                          "%s: not an index of hetsim (its header is not point, dir, ..., "
                          "seed, stop_reason, ...)",
                          path);
+    if (rc == SIM_OK)
+        rc = check_results_columns(ix, err);
     if (rc == SIM_OK)
         ix->nkeys = (size_t)seed - 2;
     for (size_t r = 0; r < t->nrows && rc == SIM_OK; r++)

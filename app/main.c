@@ -291,7 +291,7 @@ static int cmd_validate(int argc, char **argv)
         sim_scenario *sc = NULL;
         int one = load(argv[i], sets, nsets, &sc);
         if (one == EXIT_OK)
-            printf("%s: ok\n", argv[i]);
+            sim_err_line(stdout, "%s: ok", argv[i]); /* the name escaped, as messages write it */
         sim_scenario_destroy(sc);
         if (one > worst)
             worst = one;
@@ -302,6 +302,10 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_list(int argc, char **argv)
 {
+    if (argc > 1) /* it said "list needs one of: ..." of a list named right */
+        return cli_usage("list takes one of: protocols, models, datasets, topologies, profiles, "
+                         "devices, fabrics; got a second argument: %s",
+                         argv[1]);
     if (argc != 1)
         return cli_usage("%s", "list needs one of: protocols, models, datasets, topologies, "
                                "profiles, devices, fabrics");
@@ -697,7 +701,12 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    bool help = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0;
+    /* As bench and list refuse what follows their words: `hetsim --version extra` printed the
+     * version, exit 0. */
+    if ((help || strcmp(cmd, "--version") == 0) && argc > 2)
+        return cli_usage("%s takes nothing more, got \"%s\"", cmd, argv[2]);
+    if (help) {
         fputs(usage, stdout);
         fputs(usage_commands, stdout);
         return EXIT_OK;

@@ -10,14 +10,17 @@
 #include "sim/err.h"
 #include "sim/pool.h"
 
+/* The message escaped as every message is (sim_err_warn): an argument quoted in it is any
+ * bytes (`hetsim $'a\e[31m'` sent the terminal its escape sequence in "unknown command"). */
 int cli_usage(const char *fmt, ...)
 {
+    char text[SIM_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    fputs("hetsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n(see hetsim --help)\n", stderr);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    sim_err_warn(stderr, "%s", text);
+    fputs("(see hetsim --help)\n", stderr);
     return EXIT_USAGE;
 }
 
@@ -61,11 +64,12 @@ int cli_report(const sim_err *err)
 }
 
 /* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
- * suffix), no overflow. Returns false for anything else. */
+ * suffix), no leading zero ("05" was 5, where a seed, a grid index and --tune-seeds refuse
+ * one), no overflow. Returns false for anything else. */
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out)
 {
     unsigned long long v = 0;
-    if (*s == '\0')
+    if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
         return false;
     for (; *s != '\0'; s++) {
         if (*s < '0' || *s > '9' || v > (ULLONG_MAX - (unsigned)(*s - '0')) / 10)

@@ -151,10 +151,10 @@ static int plot_runs(plot_args *a)
     for (size_t i = 0; i < a->n; i++) {
         const char *d = a->dirs[i];
         if (sim_rundir_kind_of(d) == SIM_RUNDIR_WORK) {
-            fprintf(stderr,
-                    "hetsim: skipped %s: the work directory of a run that was cut short "
-                    "(killed before it finished): run it again\n",
-                    d);
+            sim_err_warn(stderr,
+                         "skipped %s: the work directory of a run that was cut short (killed "
+                         "before it finished): run it again",
+                         d);
         } else if (is_file(d, "metrics.csv")) {
             a->dirs[kept++] = d;
         } else if (is_file(d, "index.csv") || is_file(d, SIM_RUNDIR_SWEEP_MARKER)) {

@@ -44,8 +44,8 @@ int cli_out_dir(const char *opt, const char *dir);
  * CLI_FILE_NAME_MAX. */
 int cli_out_file(const char *opt, const char *file);
 
-/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space or
- * suffix), no overflow. Returns false for anything else. */
+/* An option's whole value as a decimal integer in [lo, hi]: digits only (no sign, space,
+ * suffix or leading zero), no overflow. Returns false for anything else. */
 bool cli_count(const char *s, unsigned long long lo, unsigned long long hi,
                unsigned long long *out);
 

@@ -152,6 +152,17 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
     if (to != NULL)
         n->to = to;
     char *f = to != NULL ? from_text(spec, (size_t)(eq - spec)) : NULL;
+    /* A key mapped twice took the later text silently (--label ps=PS --label ps=Ours showed
+     * "Ours"): as an option of one value given twice, it is refused. */
+    const char *had = f != NULL ? user_name(n, f) : NULL;
+    if (had != NULL) {
+        sim_err_set(err, SIM_EINVAL, NULL,
+                    "the key \"%s\" is given a display name twice (\"%s\", then \"%s\"; "
+                    "--label and --names map each key once)",
+                    f, had, eq + 1);
+        free(f);
+        return SIM_EINVAL;
+    }
     char *t = f != NULL ? strdup(eq + 1) : NULL;
     if (t == NULL) {
         free(f);
@@ -195,8 +206,11 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
                              "each 1 to %d bytes of UTF-8, no control character; the key with "
                              "no space at either end): %s",
                              path, line, NAME_MAX_BYTES, why);
-        else
-            rc = app_names_add(n, p, err);
+        else if ((rc = app_names_add(n, p, err)) == SIM_EINVAL) {
+            char msg[sizeof(err->msg)];
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: %s", path, line, msg);
+        }
     }
     free(text);
     return rc;

@@ -25,12 +25,13 @@ typedef struct app_names {
 /* Adds the mapping "FROM=TO" (split at the first '=' not written `\=`, which stands for an
  * '=' of FROM: `k\=3=K` maps the value k=3; FROM and TO not empty, at most 200 bytes, no
  * control character; FROM with no space at either end: `allreduce = AR` named nothing).
- * SIM_EINVAL naming `spec` otherwise; SIM_ENOMEM. A later mapping of the same FROM replaces the
- * earlier one. */
+ * SIM_EINVAL naming `spec` otherwise, or naming FROM when it is mapped already (by an earlier
+ * --label or a --names line: each key is mapped once); SIM_ENOMEM. */
 int app_names_add(app_names *n, const char *spec, sim_err *err);
 
 /* Adds every FROM=TO line of the file at `path`. SIM_EINVAL naming the file and line for a
- * line that is not a mapping; SIM_EIO when it cannot be read; SIM_ENOMEM. */
+ * line that is not a mapping or maps a key mapped already; SIM_EIO when it cannot be read;
+ * SIM_ENOMEM. */
 int app_names_load(app_names *n, const char *path, sim_err *err);
 
 /* Frees what `n` owns and zeroes it. */

@@ -207,8 +207,8 @@ int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err 
         for (size_t g = 0; g < rp.sel.ngroups; g++)
             below += rp.rows[g].ended_below;
         if (rp.sel.left_out > 0)
-            fprintf(log, "hetsim: %s: left out %zu point%s without results\n", rp.sel.ix.csv.path,
-                    rp.sel.left_out, rp.sel.left_out == 1 ? "" : "s");
+            sim_err_warn(log, "%s: left out %zu point%s without results", rp.sel.ix.csv.path,
+                         rp.sel.left_out, rp.sel.left_out == 1 ? "" : "s");
         if (below > 0)
             fprintf(log,
                     "hetsim: warning: %zu runs reached %g and ended below it: their time to "

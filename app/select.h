@@ -97,6 +97,8 @@ typedef struct app_select {
     size_t filtered_out; /* runs with results that a --where filter left out */
     bool tuned_apart;    /* --tune-seeds: the tuning runs are not the runs shown */
     char tune_text[256]; /* the seeds tuned on, as given ("" without --tune-seeds) */
+    size_t compared;     /* groups and cells a run was held against while grouping (a test
+                            counts them: about one a run, where they grew as the groups' square) */
 } app_select;
 
 /* Reads sweep_dir's index.csv and the metrics.csv of every selected run, then groups and

@@ -410,18 +410,18 @@ static int draw_ttt(const plot *p, FILE *log, sim_err *err)
     size_t len = 0, reached = 0;
     if (isnan(target)) {
         if (log != NULL)
-            fprintf(log,
-                    "hetsim: no ttt-by-%s.%s: the runs have no stop.target_accuracy; give one "
-                    "with --target ACC\n",
-                    p->key, ext_of(o));
+            sim_err_warn(log,
+                         "no ttt-by-%s.%s: the runs have no stop.target_accuracy; give one with "
+                         "--target ACC",
+                         p->key, ext_of(o));
         return SIM_OK;
     }
     snprintf(name, sizeof(name), "ttt-by-%s.csv", p->key);
     int rc = write_ttt(p, name, &reached, err);
     if (rc != SIM_OK || reached == 0) {
         if (rc == SIM_OK && log != NULL)
-            fprintf(log, "hetsim: no ttt-by-%s.%s: no run reached test accuracy %g (%s)\n", p->key,
-                    ext_of(o), target, name);
+            sim_err_warn(log, "no ttt-by-%s.%s: no run reached test accuracy %g (%s)", p->key,
+                         ext_of(o), target, name);
         return rc;
     }
     app_ttt_name(&p->sel.rule, rule, sizeof(rule));
@@ -527,8 +527,8 @@ static void say_left_out(const app_select *s, FILE *log)
             sim_err_warn(log, "%s: left out point %s (%s): no results", s->ix.csv.path,
                          app_index_cell(&s->ix, r, 0), app_index_cell(&s->ix, r, 1));
     if (log != NULL && s->left_out > MAX_LEFT_OUT_SHOWN)
-        fprintf(log, "hetsim: %s: left out %zu more points without results\n", s->ix.csv.path,
-                s->left_out - MAX_LEFT_OUT_SHOWN);
+        sim_err_warn(log, "%s: left out %zu more points without results", s->ix.csv.path,
+                     s->left_out - MAX_LEFT_OUT_SHOWN);
 }
 
 int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
@@ -560,8 +560,8 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
     if (rc == SIM_OK && any_accuracy(&p))
         rc = draw_bands(&p, err);
     else if (rc == SIM_OK && log != NULL)
-        fprintf(log, "hetsim: no by-%s.%s: the runs have no test accuracy (a timing-only model)\n",
-                p.key, ext_of(o));
+        sim_err_warn(log, "no by-%s.%s: the runs have no test accuracy (a timing-only model)",
+                     p.key, ext_of(o));
     if (rc == SIM_OK)
         rc = draw_breakdown(&p, err);
     if (rc == SIM_OK)

@@ -37,15 +37,28 @@ static bool same_profile(sim_cfg *run, const point *p)
            strncmp(fnv, p->inputs + 2, 16) == 0 && strlen(fnv) == 16;
 }
 
+/* Whether `dir` holds `name` as a regular file (the run wrote it). */
+static bool has_file(const char *dir, const char *name)
+{
+    char path[PATH_TEXT + 16];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Point k's run is there: its directory (the sweep's own, never a symbolic link to a run
  * elsewhere, which running it refuses) holds a finished run of the point's scenario, of the
- * profile bytes it was validated with. */
+ * profile bytes it was validated with, whole: a run writes its four files at once, so one
+ * removed since (metrics.csv, workers.csv) is a damaged run, run again (it was taken as done:
+ * the point's rows were left out of curves.csv, exit 0). */
 bool app_sweep_done(const app_sweep *sw, size_t k)
 {
     char dir[PATH_TEXT], hash[32], want[32];
     sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
     struct stat st;
     if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        return false;
+    if (!has_file(dir, "metrics.csv") || !has_file(dir, "workers.csv"))
         return false;
     sim_cfg *summary = sw_read_json(dir, "summary.json");
     sim_cfg *run = summary != NULL ? sw_read_json(dir, "run.json") : NULL;

@@ -36,6 +36,7 @@ typedef struct svm_scan {
     size_t nlabels;                   /* distinct labels */
     int32_t labels[DATA_MAX_CLASSES]; /* distinct labels, ascending */
     uint64_t fnv;                     /* FNV-1a 64 of the bytes read */
+    uint64_t used_fnv;                /* ... of the lines up to the last example's */
 } svm_scan;
 
 /* Fills `err` with `code`, "line L, column C: " (what is known of it) and a message, and the
@@ -258,6 +259,7 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
             return rc;
         sc->dim = last > sc->dim ? last : sc->dim;
         sc->n++;
+        sc->used_fnv = sc->fnv;
     }
     /* The bytes past max_samples too: the hash is the whole file's, as every read's. */
     while ((len = getline(line, cap, f)) != -1)
@@ -273,7 +275,7 @@ static int scan(FILE *f, const char *path, size_t max_features, size_t max_sampl
     return SIM_OK;
 }
 
-/* Pass 2: parses the first sc->n examples again into ds. */
+/* Pass 2: parses the first sc->n examples again into ds, held to pass 1's bytes. */
 static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size_t *cap,
                 data_set *ds, sim_err *err)
 {
@@ -281,10 +283,12 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
     size_t k = 0, last;
     double label;
     ssize_t len;
+    uint64_t fnv = SIM_FNV_FILE_OFFSET;
     while (k < sc->n && (len = getline(line, cap, f)) != -1) {
         at.line++;
         const char *s = *line;
         size_t n = (size_t)len;
+        fnv = sim_fnv_bytes(fnv, s, n);
         int rc = line_text(&s, &n, &at, err);
         if (rc == SIM_OK)
             rc = parse_line(s, n, &at, sc->dim, ds->x + k * sc->dim, &label, &last, err);
@@ -298,8 +302,14 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
         ds->y[k++] = (uint8_t)c;
     }
     int rc = read_status(f, &at, err);
+    /* The same lines as pass 1's, byte for byte: an edit of a line pass 1 had read (its hash,
+     * which the run's load is held to, was the old bytes') was taken in silently. */
     if (rc == SIM_OK && k < sc->n)
         rc = fail_at(err, SIM_EIO, &at, 0, "file changed while being read");
+    if (rc == SIM_OK && fnv != sc->used_fnv) { /* which line, pass 2 cannot tell */
+        at.line = 0;
+        rc = fail_at(err, SIM_EIO, &at, 0, "file changed while being read");
+    }
     return rc;
 }
 

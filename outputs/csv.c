@@ -372,6 +372,21 @@ static int check_worker_totals(const sim_csv *t, sim_err *err)
     return SIM_OK;
 }
 
+/* Row r's columns `counts` (those present) are whole numbers, as the run writes its counts. */
+static int whole_counts(const sim_csv *t, size_t r, const char *const *counts, size_t n,
+                        sim_err *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        int c = sim_csv_column(t, counts[k]);
+        double v = c >= 0 ? sim_csv_number(t, r, (size_t)c) : 0.0;
+        if (v != floor(v))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: line %zu: %s: %s is not a whole number (a count)", t->path,
+                               t->line[r], counts[k], sim_csv_cell(t, r, (size_t)c));
+    }
+    return SIM_OK;
+}
+
 /* Each row's counts are whole numbers, as the run writes them, and its comm_overlap_s a part of
  * its compute_s: samples of 1e-300 made report's bytes sent/sample inf, and compute_s 1e-320
  * below the overlap its comm. incl. overlap (a ratio past any bound), exit 0. */
@@ -380,14 +395,9 @@ static int check_worker_rows(const sim_csv *t, sim_err *err)
     static const char *const counts[] = { "iterations", "samples", "bytes_sent", "bytes_received" };
     int compute = sim_csv_column(t, "compute_s"), overlap = sim_csv_column(t, "comm_overlap_s");
     for (size_t r = 0; r < t->nrows; r++) {
-        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
-            int c = sim_csv_column(t, counts[k]);
-            double v = c >= 0 ? sim_csv_number(t, r, (size_t)c) : 0.0;
-            if (v != floor(v))
-                return sim_err_set(err, SIM_EINVAL, NULL,
-                                   "%s: line %zu: %s: %s is not a whole number (a count)", t->path,
-                                   t->line[r], counts[k], sim_csv_cell(t, r, (size_t)c));
-        }
+        int rc = whole_counts(t, r, counts, sizeof(counts) / sizeof(counts[0]), err);
+        if (rc != SIM_OK)
+            return rc;
         if (compute >= 0 && overlap >= 0 &&
             sim_csv_number(t, r, (size_t)overlap) > sim_csv_number(t, r, (size_t)compute))
             return sim_err_set(err, SIM_EINVAL, NULL,
@@ -399,11 +409,45 @@ static int check_worker_rows(const sim_csv *t, sim_err *err)
     return SIM_OK;
 }
 
+static int run_end(const char *summary_json, double *end, sim_err *err);
+static bool later(double a, double b);
+
+/* Each row's compute_s, comm_s, wait_s and down_s split the run's time (docs/usage.md): their
+ * sum is at most sim_time_s of the summary.json beside `run_json` (none there: not checked). A
+ * compute_s of 5 s in a run of 0.5 s made report's waiting "8 +- 67" %, exit 0. */
+static int check_worker_times(const sim_csv *t, const char *run_json, sim_err *err)
+{
+    static const char *const parts[] = { "compute_s", "comm_s", "wait_s", "down_s" };
+    const char *slash = strrchr(run_json, '/');
+    int dir_len = slash != NULL ? (int)(slash - run_json) + 1 : 0;
+    char summary[SIM_ERR_FILE_MAX + 16];
+    snprintf(summary, sizeof(summary), "%.*ssummary.json", dir_len, run_json);
+    double end = NAN;
+    int rc = run_end(summary, &end, err);
+    for (size_t r = 0; rc == SIM_OK && !isnan(end) && r < t->nrows; r++) {
+        double sum = 0.0;
+        for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+            int c = sim_csv_column(t, parts[k]);
+            double v = c >= 0 ? sim_csv_number(t, r, (size_t)c) : 0.0;
+            sum += isnan(v) ? 0.0 : v;
+        }
+        if (later(sum, end))
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: line %zu: compute_s, comm_s, wait_s and down_s add up to %.17g "
+                             "s, past the run's %.17g s (sim_time_s in %s): they split the run's "
+                             "time",
+                             t->path, t->line[r], sum, end, summary);
+    }
+    return rc;
+}
+
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err)
 {
     int rows = check_worker_rows(t, err);
     if (rows == SIM_OK)
         rows = check_worker_totals(t, err);
+    if (rows == SIM_OK)
+        rows = check_worker_times(t, run_json, err);
     if (rows != SIM_OK)
         return rows;
     size_t len = 0;
@@ -540,9 +584,15 @@ static int check_grid(const sim_csv *t, size_t time_col, int64_t every_ns, const
 int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
                           const char *run_json, sim_err *err)
 {
+    /* iterations and samples are counts: a samples of 192.5 was drawn by plot --x samples. */
+    static const char *const counts[] = { "iterations", "samples" };
     double end = NAN;
     int64_t every_ns = 0;
-    int rc = run_end(summary_json, &end, err);
+    int rc = SIM_OK;
+    for (size_t r = 0; r < t->nrows && rc == SIM_OK; r++)
+        rc = whole_counts(t, r, counts, 2, err);
+    if (rc == SIM_OK)
+        rc = run_end(summary_json, &end, err);
     if (rc != SIM_OK || t->nrows == 0 || isnan(end)) /* no end: a run written by hand */
         return rc;
     double last = sim_csv_number(t, t->nrows - 1, time_col);

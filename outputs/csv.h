@@ -76,7 +76,9 @@ extern const sim_csv_rules sim_csv_workers;
  * count that is no integer >= 1 ("workers": 0 or 1e300) is SIM_EINVAL naming run.json. A
  * run.json that cannot be read or names no worker count is its readers' to refuse: SIM_OK.
  * Each row's counts (iterations, samples, bytes_sent, bytes_received) are whole numbers and its
- * comm_overlap_s at most its compute_s, else SIM_EINVAL naming the file, line and column. */
+ * comm_overlap_s at most its compute_s, and its compute_s, comm_s, wait_s and down_s add up
+ * to at most sim_time_s of the summary.json beside `run_json` (when there), else SIM_EINVAL
+ * naming the file, line and column. */
 int sim_csv_check_workers(const sim_csv *t, const char *run_json, sim_err *err);
 
 /* A run's metrics.csv `t` holds the rows its run wrote, none removed or added: its rows'

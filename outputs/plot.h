@@ -92,8 +92,9 @@ int sim_plot_set_style(const char *dir, size_t *found, sim_err *err);
 int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, const char *out_dir,
                   sim_plot_format fmt, sim_err *err);
 
-/* The mark of a folder of figures a plot wrote (outputs/plot_place.c): an empty file. */
-#define SIM_PLOT_MARKER ".hetsim-plot"
+/* The mark of a folder of figures a plot wrote (outputs/plot_place.c): an empty file, by which
+ * such a folder is told (outputs/rundir.h's SIM_RUNDIR_PLOT). */
+#define SIM_PLOT_MARKER SIM_RUNDIR_PLOT_MARKER
 
 /* True if `name` is a file the plot writes into its output directory (a figure or the data
  * it draws; not a temporary NAME.tmp, made afresh whatever holds its name); `ctx` is the

@@ -106,12 +106,14 @@ sim_rundir_kind sim_rundir_kind_of(const char *dir)
         return SIM_RUNDIR_GOLDEN;
     if (starts_with(dir, "check.csv", SIM_RUNDIR_CHECK_HEADER "\n"))
         return SIM_RUNDIR_CHECK;
+    if (exists_in(dir, SIM_RUNDIR_PLOT_MARKER))
+        return SIM_RUNDIR_PLOT;
     return SIM_RUNDIR_NONE;
 }
 
 const char *sim_rundir_kind_name(sim_rundir_kind kind)
 {
-    static const char *const names[] = { "", "run", "work", "sweep", "golden", "check" };
+    static const char *const names[] = { "", "run", "work", "sweep", "golden", "check", "plot" };
     return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
 }
 
@@ -252,6 +254,43 @@ int sim_rundir_check_within(const char *dir, unsigned kinds, sim_err *err)
     return sim_rundir_check_place("output directory", dir, kinds, 0, NULL, err);
 }
 
+/* True if `t`, a link's target, is written as a directory's name: it ends in '/', "/." or
+ * "/..", or is "." or "..". */
+static bool folder_name(const char *t)
+{
+    size_t n = strlen(t);
+    return (n > 0 && t[n - 1] == '/') || strcmp(t, ".") == 0 || strcmp(t, "..") == 0 ||
+           (n >= 2 && strcmp(t + n - 2, "/.") == 0) || (n >= 3 && strcmp(t + n - 3, "/..") == 0);
+}
+
+/* The first target, into target[size], of the links `file` leads through (hop by hop, at most
+ * 40) that is written as a directory's name (folder_name), or false when none is: the system
+ * makes no file there (`--junit LINK`, LINK -> "new/", wrote a file named "new", as "DIR/"
+ * itself was written before it was refused). */
+static bool links_to_folder_name(const char *file, char *target, size_t size)
+{
+    char cur[PATH_MAX];
+    snprintf(cur, sizeof(cur), "%s", file);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        ssize_t n =
+            lstat(cur, &st) == 0 && S_ISLNK(st.st_mode) ? readlink(cur, target, size - 1) : -1;
+        if (n <= 0)
+            return false;
+        target[n] = '\0';
+        if (folder_name(target))
+            return true;
+        char *slash = strrchr(cur, '/');
+        if (target[0] == '/' || slash == NULL)
+            snprintf(cur, sizeof(cur), "%s", target);
+        else if ((size_t)(slash + 1 - cur) + (size_t)n < sizeof(cur))
+            memcpy(slash + 1, target, (size_t)n + 1); /* beside the link */
+        else
+            return false;
+    }
+    return false;
+}
+
 /* Where a file the user named is written, as sim_rundir_check_file says, into *out. */
 static int file_target(const char *what, const char *file, char **out, sim_rundir_write *how,
                        sim_err *err)
@@ -262,18 +301,43 @@ static int file_target(const char *what, const char *file, char **out, sim_rundi
     if (stat(file, &st) != 0) {
         if (errno != ENOENT)
             return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s: %s", what, file, strerror(errno));
+        char target[PATH_MAX];
+        if (links_to_folder_name(file, target, sizeof(target)))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s %s is a link to %s, which names a directory: name a file", what,
+                               file, target);
         *how = SIM_RUNDIR_REPLACE; /* absent, or a link to nothing yet: made */
         return sim_rundir_follow(file, out, err);
     }
     if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))
         return sim_err_set(err, SIM_ESCENARIO, NULL, "%s %s is %s: name a file", what, file,
                            sim_file_kind(st.st_mode));
-    *how = S_ISREG(st.st_mode) ? SIM_RUNDIR_REPLACE : SIM_RUNDIR_THROUGH;
+    *how = S_ISREG(st.st_mode) && sim_file_std_stream(&st) < 0 ? SIM_RUNDIR_REPLACE
+                                                               : SIM_RUNDIR_THROUGH;
     /* A regular file behind links is replaced at its real place; anything else is opened by
      * its name (/dev/stdout's target is no path). */
     char *real = link ? realpath(file, NULL) : NULL;
     *out = real != NULL ? real : rundir_concat(file, "");
     return *out != NULL ? SIM_OK : rundir_oom(err);
+}
+
+/* Refuses a file `p` (followed) whose folder is a plot's folder of figures: a report there
+ * replaced its convergence.png or its mark (a folder below one is not the plot's: a plot into
+ * "." marks the folder, not what it holds). The message names it `name`. */
+static int check_plot_folder(const char *what, const char *name, const char *p, sim_err *err)
+{
+    char *folder = strdup(p);
+    if (folder == NULL)
+        return rundir_oom(err);
+    cut_last(folder);
+    int rc = sim_rundir_kind_of(folder) == SIM_RUNDIR_PLOT
+                 ? sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s %s is in %s, a hetsim plot directory (its figures are the "
+                               "plot's): choose a place outside it",
+                               what, name, folder)
+                 : SIM_OK;
+    free(folder);
+    return rc;
 }
 
 int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,
@@ -301,6 +365,8 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
         real = realpath(p, NULL);
     if (rc == SIM_OK)
         rc = check_ancestors(what, file, real != NULL ? real : p, SIM_RUNDIR_ANY, err);
+    if (rc == SIM_OK)
+        rc = check_plot_folder(what, file, real != NULL ? real : p, err);
     free(real);
     if (rc == SIM_OK)
         *path = p;

@@ -46,6 +46,8 @@
  * directory is told. */
 #define SIM_RUNDIR_CHECK_HEADER \
     "i,statistic,curve,golden_mean,golden_sd,run_mean,half_width,floor,z,ok"
+/* The mark of a folder of figures a plot wrote (outputs/plot_place.c): an empty file. */
+#define SIM_RUNDIR_PLOT_MARKER ".hetsim-plot"
 
 /* What kind of hetsim output a directory is. */
 typedef enum sim_rundir_kind {
@@ -55,6 +57,7 @@ typedef enum sim_rundir_kind {
     SIM_RUNDIR_SWEEP = 3,  /* a sweep's: ".hetsim-sweep", or an index.csv of hetsim */
     SIM_RUNDIR_GOLDEN = 4, /* a golden of `hetsim check`: "seeds", "seed-S/fingerprint" */
     SIM_RUNDIR_CHECK = 5,  /* a check's output (-o): a check.csv of hetsim beside its seed runs */
+    SIM_RUNDIR_PLOT = 6,   /* a folder of a plot's figures: SIM_RUNDIR_PLOT_MARKER, no other kind */
 } sim_rundir_kind;
 
 /* A bit of a kind, for the masks of sim_rundir_check_within. */
@@ -69,12 +72,15 @@ typedef struct sim_rundir sim_rundir;
 /* The kind of `dir`, by the files above. */
 sim_rundir_kind sim_rundir_kind_of(const char *dir);
 
-/* A one-word name of a kind: "run", "work", "sweep", "golden", "check", or "" for none. */
+/* A one-word name of a kind: "run", "work", "sweep", "golden", "check", "plot", or "" for
+ * none. */
 const char *sim_rundir_kind_name(sim_rundir_kind kind);
 
-/* Every kind but a check's output, for the masks below: a check replaces its own output
- * directory as a run does, and the commands that must never write inside one name its bit
- * (run, sweep, plot, check's -o below another check's). */
+/* Every kind but a check's output and a plot's folder, for the masks below: a check replaces
+ * its own output directory as a run does, and the commands that must never write inside one
+ * name its bit (run, sweep, plot, check's -o below another check's); a plot's folder holds
+ * figures that only a plot replaces, so a check's -o (its bit) and a --junit report are refused
+ * there, while any output may go into a folder of its own in it. */
 #define SIM_RUNDIR_ANY                                                  \
     (SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) | \
      SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN))
@@ -137,13 +143,14 @@ typedef enum sim_rundir_write {
 /* The ownership rule for a file a command writes where the user names it (`check --junit
  * FILE`): FILE's symbolic links are followed (sim_rundir_follow: a link's target is written,
  * the link stays), and the target is refused, nothing changed, when it lies inside any hetsim
- * output (a run, a work directory, a sweep's, a golden: their files are hetsim's own, and a
- * run or a golden is replaced whole), is named like a work directory or a lock ("X.partial",
- * "X.lock": a file there stops every later run into X), or is a directory (or a name ending
- * in '/', which was written as a file without it), a block device
- * or a socket. A
- * regular or absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device
- * (/dev/null, a terminal) written through (SIM_RUNDIR_THROUGH), never replaced. *path
+ * output (a run, a work directory, a sweep's, a golden: their files are hetsim's own, and
+ * a run or a golden is replaced whole) or directly in a plot's folder (its figures), is named like
+ * a work directory or a lock
+ * ("X.partial", "X.lock": a file there stops every later run into X), or is a directory (or a name
+ * ending in '/', which was written as a file without it), a block device or a socket. A regular or
+ * absent file is replaced whole (SIM_RUNDIR_REPLACE), a FIFO or a character device
+ * (/dev/null, a terminal), or the regular file the command's standard output or error goes
+ * to (sim_file_std_stream), written through (SIM_RUNDIR_THROUGH), never replaced. *path
  * receives where to write (malloc'd), *how how. Errors: SIM_ESCENARIO naming `what` and the
  * file (and the hetsim directory), SIM_ENOMEM. */
 int sim_rundir_check_file(const char *what, const char *file, char **path, sim_rundir_write *how,

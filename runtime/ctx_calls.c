@@ -429,7 +429,7 @@ void sim_ctx_note(sim_ctx *ctx, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(note, sizeof(ctx->out.notes[0]), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "hetsim: %s: note: %s\n", ctx->sc->file, note);
+    sim_err_warn(stderr, "%s: note: %s", ctx->sc->file, note); /* the file's name escaped */
 }
 
 uint64_t sim_ctx_count(sim_ctx *ctx, uint32_t w, uint64_t iterations)

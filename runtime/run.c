@@ -175,7 +175,10 @@ static int on_eval(sim_ctx *ctx, sim_err *err)
                     SIM_MAX_EVALS, (double)now * 1e-9);
         return sim_err_file(err, ctx->sc->file);
     }
-    if (now <= ctx->sc->stop_ns - every) {
+    /* None at the stop time itself: the run's end is evaluated after its last instant's
+     * events (simulate), as when every_s does not divide stop.time_s; one due at the stop ran
+     * before the iterations ending then, and final_accuracy depended on every_s. */
+    if (now < ctx->sc->stop_ns - every) {
         sim_event ev = { .kind = SIM_EV_EVAL, .src = SIM_NOBODY, .dst = SIM_NOBODY };
         rc = sim_engine_schedule(ctx->eng, every, &ev, NULL);
         if (rc != SIM_OK)

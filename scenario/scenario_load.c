@@ -416,15 +416,20 @@ static int read_stop(sim_scenario *sc, sim_cfg *c, sim_err *err)
     return sim_cfg_check_unused(c, err);
 }
 
-/* A run stopped by time evaluates at most SIM_MAX_EVALS times (stop.time_s / every_s); the
- * runtime holds a run stopped otherwise to the same count as it goes. */
+/* A run stopped by time evaluates at most SIM_MAX_EVALS times (stop.time_s / every_s), checked
+ * before it starts, even when a stall or another stop would end it sooner (which no loader can
+ * know: every worker failing for good at 0.3 s with stop.time_s 20000 is refused at every_s
+ * 0.0137 and stalls at 0.3 s at 1000, the message said nothing of it); the runtime holds a run
+ * stopped otherwise to the same count as it goes. */
 static int check_eval_count(const sim_scenario *sc, double every_s, sim_err *err)
 {
     if (sc->stop_ns == SIM_TIME_NEVER ||
         (double)sc->stop_ns / (double)sc->eval_every_ns <= SIM_MAX_EVALS)
         return 0;
     return sim_err_set(err, SIM_ESCENARIO, "$.eval.every_s",
-                       "must be at least %.9g (stop.time_s / %.0f evaluations), got %.9g",
+                       "must be at least %.9g (stop.time_s / %.0f evaluations, the most a run "
+                       "stopped by time may make, even if a stall or another stop ends it "
+                       "sooner), got %.9g",
                        (double)sc->stop_ns * 1e-9 / SIM_MAX_EVALS, (double)SIM_MAX_EVALS, every_s);
 }
 

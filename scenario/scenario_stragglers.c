@@ -263,28 +263,38 @@ static int sort_points(sim_straggler *st)
 
 /* The longest line of a trace: three numbers and their separators. */
 #define TRACE_LINE_BYTES 1024
+/* Its room: the line, its '\r' and a byte-order mark (neither counted), a NUL. */
+#define TRACE_LINE_ROOM  (TRACE_LINE_BYTES + 5)
 
-/* Reads line `lineno` of a trace into buf (TRACE_LINE_BYTES + 1 bytes, without its end): 1, 0 at
- * the end of the file (or a read error: ferror), or an error naming the line for a NUL byte
- * (which cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8
- * byte-order mark that opens the file is dropped, as a scenario's and a profile's are. */
+/* Reads line `lineno` of a trace into buf (TRACE_LINE_ROOM bytes, without its end): 1, 0 at the
+ * end of the file (or a read error: ferror), or an error naming the line for a NUL byte (which
+ * cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8 byte-order mark
+ * that opens the file is dropped, as a scenario's and a profile's are. TRACE_LINE_BYTES leave
+ * out the line's end ("\r\n" as "\n") and the mark: a line of 1024 bytes ending in "\r\n", or
+ * after the mark, was "longer than 1024 bytes". */
 static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const char *path,
                      sim_err *err)
 {
     size_t len = 0;
     int c = EOF;
+    bool longer = false;
     while ((c = getc(f)) != EOF && c != '\n') {
         if (c == '\0')
             return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
-        if (len == TRACE_LINE_BYTES)
-            return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: longer than %d bytes",
-                              lineno, TRACE_LINE_BYTES);
+        if (len == TRACE_LINE_ROOM - 1) {
+            longer = true;
+            break;
+        }
         buf[len++] = (char)c;
     }
     if (c == EOF && len == 0)
         return 0;
     buf[len] = '\0';
     size_t bom = lineno == 1 ? sim_text_bom(buf, len) : 0;
+    size_t cr = len > 0 && buf[len - 1] == '\r' && c == '\n';
+    if (longer || len - bom - cr > TRACE_LINE_BYTES)
+        return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: longer than %d bytes", lineno,
+                          TRACE_LINE_BYTES);
     if (bom > 0)
         memmove(buf, buf + bom, len - bom + 1);
     return 1;
@@ -294,7 +304,7 @@ static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const 
 static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char *file,
                        const char *path, sim_err *err)
 {
-    char line[TRACE_LINE_BYTES + 1], *field[3];
+    char line[TRACE_LINE_ROOM], *field[3];
     size_t cap = 0, lineno = 0;
     bool first = true;
     int rc = 0;

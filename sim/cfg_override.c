@@ -1,7 +1,8 @@
 /* Overrides and printing of a scenario's tree (see sim/cfg.h): `--set PATH=VALUE` applied
  * in place (VALUE parsed as JSON or taken as a bare string, missing objects created, old
  * contents parked on the root until destroy), and the whole tree printed with numbers that
- * read back exactly. Built on sim/cfg_tree.c; calls nothing of sim/cfg_read.c. */
+ * read back exactly. Built on sim/cfg_tree.c and sim/cfg_parse.c; calls nothing of
+ * sim/cfg_read.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static int replace_content(sim_cfg *root, cJSON *node, cJSON *value)
     value->valueint = old.valueint;
     value->valuedouble = old.valuedouble;
     root->dead[root->ndead++] = value;
-    cfg_forget_cursor(root, node); /* its elements, if an array, are no longer those */
+    cfg_forget_elements(root, node); /* its elements, if an array, are no longer those */
     return 0;
 }
 
@@ -103,6 +104,8 @@ static cJSON *parse_value(const sim_cfg *root, const char *text, const char *lab
         return NULL;
     }
     int found = cfg_find_duplicate(v, target, path, sizeof(path));
+    if (found == 0 && cfg_keep_integer_texts(v, text, len) != 0)
+        found = SIM_ENOMEM;
     if (found != 0) {
         cJSON_Delete(v);
         *rc = found == 1
@@ -217,9 +220,9 @@ static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value,
                 next = cJSON_GetObjectItemCaseSensitive(cur, key);
             }
         } else {
-            /* From the array's cursor: one --set per element, in order, steps one link each
-             * (a walk from the start made 40,000 straggler rules take 3.4 s). The tree is
-             * the root's own, hence the cast. */
+            /* From the array's cursor or index: one --set per element, in any order, walks
+             * no more than one link each (a walk from the start made 40,000 straggler rules
+             * take 3.4 s). The tree is the root's own, hence the cast. */
             next = (cJSON *)cfg_item_at(root, cur, steps[s].index);
             if (next == NULL) {
                 size_t len = 0;
@@ -330,6 +333,7 @@ static bool make_exact(cJSON *v)
         if (raw == NULL)
             return false;
         memcpy(raw, text, strlen(text) + 1);
+        cJSON_free(v->valuestring); /* an integer's text as written (cfg_keep_integer_texts) */
         v->type = cJSON_Raw | (v->type & cJSON_StringIsConst);
         v->valuestring = raw;
         return true;

@@ -1,6 +1,7 @@
 /* The readers of sim/cfg.h: what a caller asks of one section (typed values with their
  * ranges, children, arrays and their elements, keys, the check for unknown keys, the
- * caller's own errors), on the tree of sim/cfg_tree.c.
+ * caller's own errors), on the tree of sim/cfg_tree.c (a number's text checked by
+ * sim/cfg_parse.c).
  *
  * Defaults: a reader that finds its key absent writes *out into the tree, unless *out lies
  * outside [lo, hi] (or is NaN). A caller thus marks an optional key that has no default by
@@ -78,8 +79,11 @@ static int check_number(const sim_cfg *cfg, const char *path, const cJSON *v, do
                         bool integer, sim_err *err)
 {
     char got[200], range[96];
+    /* An integer written past 2^53 that a double rounds (9007199254740993) is no integer: it
+     * was taken as 2^53 where the range reaches it (cfg_keep_integer_texts). */
     if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= lo &&
-        v->valuedouble <= hi && (!integer || floor(v->valuedouble) == v->valuedouble))
+        v->valuedouble <= hi &&
+        (!integer || (floor(v->valuedouble) == v->valuedouble && v->valuestring == NULL)))
         return 0;
     describe_not_number(v, got, sizeof(got));
     if (integer) {

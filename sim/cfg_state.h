@@ -1,7 +1,9 @@
-/* The internals of sim_cfg (sim/cfg.h), shared by sim/cfg_tree.c (parsing, the tree of
- * children, marks, message text), sim/cfg_read.c (the readers) and sim/cfg_override.c
- * (overrides, printing). Not a public header: only those three files include it, and
- * cfg_tree.c calls nothing of the two others, which call nothing of each other.
+/* The internals of sim_cfg (sim/cfg.h), shared by sim/cfg_tree.c (the tree of children,
+ * marks, element reads, message text), sim/cfg_parse.c (parsing, the scanners of JSON's
+ * grammar), sim/cfg_read.c (the readers) and sim/cfg_override.c (overrides, printing). Not a
+ * public header: only those four files include it (and the tests). cfg_tree.c calls nothing
+ * of the three others; cfg_parse.c calls only cfg_tree.c; cfg_read.c and cfg_override.c call
+ * both and nothing of each other.
  *
  * A root sim_cfg owns the cJSON document, the children it hands out (kept in a table keyed
  * by node, so that asking twice for the same object gives the same sim_cfg and its marks),
@@ -21,7 +23,8 @@
 
 /* Paths in messages are cut to this, beyond sim_err's room: sim_err_set then marks the cut. */
 #define PATH_MAX_TEXT (2 * SIM_ERR_PATH_MAX)
-#define CFG_CURSORS   4 /* arrays read in turn with O(1) steps (a list, the lists in it) */
+#define CFG_CURSORS   4  /* arrays read in turn with O(1) steps (a list, the lists in it) */
+#define CFG_WALK_MAX  32 /* links walked from a cursor or the start before an index is built */
 
 /* Where the last read of an array's elements stopped, so that the next one in order starts
  * there: element `index` of `array` is `item`. */
@@ -31,6 +34,18 @@ typedef struct cfg_cursor {
     size_t index;
     unsigned long used; /* when last used: the least recently used cursor is taken over */
 } cfg_cursor;
+
+/* An array's elements in order, built on the first read that would walk more than
+ * CFG_WALK_MAX links (one --set per element in a shuffled order walked up to half the array
+ * each): element i is item[i], read without a walk. An edit that replaces the array's
+ * elements (replace_content, the only edit of an array's list: objects alone gain keys, and
+ * no node of the tree is freed before destroy) forgets it; the next far read builds it again. */
+typedef struct cfg_index {
+    const cJSON *array; /* NULL: an empty slot of the table */
+    const cJSON **item; /* (n) owned; NULL when not built (or forgotten) */
+    size_t n;
+    bool built;
+} cfg_index;
 
 struct sim_cfg {
     cJSON *node;   /* this object; borrowed from the root's tree */
@@ -49,8 +64,11 @@ struct sim_cfg {
                                        arrays read in turn (stragglers and each rule's
                                        workers) */
     unsigned long cursor_clock;     /* */
-    unsigned long walked;           /* links cfg_item_at followed (tests/test_cfg.c checks
-                                       that reads in order stay linear) */
+    cfg_index *index;               /* (index_mask + 1) open-addressing table keyed by array */
+    size_t index_mask, nindex;      /* table size - 1 (0: no table yet), arrays in it */
+    unsigned long walked;           /* links cfg_item_at followed, an index's building included
+                                       (tests/test_cfg_structure.c checks that reads and sets in
+                                       any order stay linear) */
 };
 
 /* Grows an array to hold at least `need` elements of `elem` bytes; NULL when out of memory
@@ -102,12 +120,14 @@ int cfg_mark(sim_cfg *cfg, const char *key, sim_err *err);
  * over; it is freed when the child already exists). NULL when out of memory. */
 sim_cfg *cfg_child_for(sim_cfg *parent, cJSON *node, char *path);
 
-/* Element i of `array`, O(1) when elements are read in order, first to last or last to first
- * (also when up to CFG_CURSORS arrays are read in turn); NULL past the end. */
+/* Element i of `array`, NULL past the end: O(1) when elements are read in order, first to
+ * last or last to first (from a cursor, also when up to CFG_CURSORS arrays are read in turn),
+ * and in any order once the array is indexed (an index built on the first read that lies more
+ * than CFG_WALK_MAX links from the cursor and the start). */
 const cJSON *cfg_item_at(sim_cfg *root, const cJSON *array, size_t i);
 
-/* Forgets the cursor of `array` (its elements were replaced). */
-void cfg_forget_cursor(sim_cfg *root, const cJSON *array);
+/* Forgets the cursor and the index of `array` (its elements were replaced). */
+void cfg_forget_elements(sim_cfg *root, const cJSON *array);
 
 /* The offset in s[0..len) of the first '{' or '[' (outside strings) that opens a level past
  * CJSON_NESTING_LIMIT, where cJSON stops, or SIZE_MAX. */
@@ -119,6 +139,13 @@ size_t cfg_too_deep(const char *s, size_t len);
  * none; or a JSON number out of a double's range (1e309, read as infinity; 1e-400, read as
  * 0). In text cJSON parsed, every such run is a number strtod read whole. */
 size_t cfg_bad_number(const char *s, size_t len, size_t *n);
+
+/* Keeps, on each number of `node` (parsed from s[0..len), which JSON's grammar accepted)
+ * that is an integer written past 2^53 and not as a double holds it (9007199254740993, read
+ * as 9007199254740992), its text as written in the node's valuestring (unused by cJSON for a
+ * number, freed with the node): cfg_describe shows it, and an integer read refuses the number.
+ * 0 or SIM_ENOMEM. */
+int cfg_keep_integer_texts(cJSON *node, const char *s, size_t len);
 
 /* The message for such a number, number[0..n): "01 is not a JSON number (...)", "1e309 is
  * too large for a double (read as infinity)". */

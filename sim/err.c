@@ -18,8 +18,26 @@ void sim_err_clear(sim_err *err)
     err->msg[0] = '\0';
 }
 
-/* Copies raw into out[size], each control character (C0, DEL, C1) written as JSON escapes it
- * ("\u001b"):
+/* The code point of the UTF-8 character p[0..len) if it is an invisible format character that
+ * a terminal would act on or hide (else 0): U+061C, U+200B-U+200F and U+2060-U+2064 (zero
+ * width, marks), U+2028-U+202E (line and paragraph separators, bidirectional embeddings and
+ * overrides), U+2066-U+206F (isolates), U+FEFF (a byte-order mark) and U+FFF9-U+FFFB: a key
+ * "a\u202eb" (RIGHT-TO-LEFT OVERRIDE) reversed the rest of "unknown key (valid: ...)" on the
+ * screen, and a trace's value "\ufeff0" read `got "0"`. */
+static unsigned invisible(const char *p, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    unsigned cp = len == 2   ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
+                  : len == 3 ? (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu)
+                             : 0;
+    bool hidden = cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+                  (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
+                  (cp >= 0x2066 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+    return hidden ? cp : 0;
+}
+
+/* Copies raw into out[size], each control character (C0, DEL, C1) and invisible format
+ * character written as JSON escapes it ("\u001b", "\u202e"):
  * a message quoting a file's string (a golden.json's version "0.1.0\u001b[31m") sent the
  * terminal its escape sequence, or broke its line; and each byte that opens no UTF-8
  * character as "\xff": a golden's directory "seed-5\xff" (a name is any bytes) was quoted
@@ -33,11 +51,14 @@ static void escape_bytes(char *out, size_t size, const char *raw)
         /* U+0080-U+009F too, the C1 controls: a key "\u009b[31m" sent the terminal a CSI. */
         bool c1 = len == 2 && c == 0xc2 && (unsigned char)p[1] < 0xa0;
         bool control = c < 0x20 || c == 0x7f || c1;
-        size_t room = control ? 6 : len == 0 ? 4 : len;
+        unsigned hidden = invisible(p, len); /* and the invisible format characters */
+        size_t room = control || hidden != 0 ? 6 : len == 0 ? 4 : len;
         if (n + room >= size)
             break;
         if (control) {
             n += (size_t)snprintf(out + n, size - n, "\\u%04x", c1 ? (unsigned char)p[1] : c);
+        } else if (hidden != 0) {
+            n += (size_t)snprintf(out + n, size - n, "\\u%04x", hidden);
         } else if (len == 0) {
             n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
         } else {

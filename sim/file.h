@@ -48,4 +48,20 @@ static inline FILE *sim_file_open_text(const char *path)
     return f;
 }
 
+/* The command's standard stream (1: standard output, 2: standard error) redirected to the
+ * regular file of stat `st`, or -1: a report named as that file (/dev/stdout, /dev/fd/1, or the
+ * file's own path) is written to the stream, where the command's own lines go, never replaced
+ * (a --junit /dev/stdout with the output redirected to a file replaced it, and the check's
+ * lines went to the file it had replaced: lost). */
+static inline int sim_file_std_stream(const struct stat *st)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat s;
+        if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && s.st_dev == st->st_dev &&
+            s.st_ino == st->st_ino)
+            return fd;
+    }
+    return -1;
+}
+
 #endif

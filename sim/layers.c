@@ -214,9 +214,9 @@ static const char *const COLS[NCOLS] = { "name",          "params",           "f
 typedef struct profile_reader {
     FILE *fp;
     const char *file, *path;
-    size_t line;  /* lines read so far */
-    uint64_t fnv; /* FNV-1a 64 of the bytes read so far */
-    char buf[LINE_BYTES + 2];
+    size_t line;              /* lines read so far */
+    uint64_t fnv;             /* FNV-1a 64 of the bytes read so far */
+    char buf[LINE_BYTES + 5]; /* a line, its '\r' and a byte-order mark (uncounted), a NUL */
     int col[NCOLS];
     size_t ncols;    /* fields of the header; 0 before it */
     sim_layer *rows; /* (n) read so far, room for cap; owned */
@@ -226,11 +226,14 @@ typedef struct profile_reader {
 } profile_reader;
 
 /* Reads the next line into r->buf (without its '\n'), hashing its bytes; a UTF-8 byte-order
- * mark that opens the file is dropped. Returns 1, 0 at the end of the file, or an error. */
+ * mark that opens the file is dropped. Returns 1, 0 at the end of the file, or an error. The
+ * line's LINE_BYTES leave out its end ("\r\n" as "\n") and the mark: a line of 1022 bytes
+ * ending in "\r\n", or after the mark, was "line longer than 1022 bytes". */
 static int read_line(profile_reader *r, sim_err *err)
 {
     size_t len = 0;
     int c = EOF;
+    bool longer = false;
     while ((c = getc(r->fp)) != EOF) {
         r->fnv = sim_fnv_byte(r->fnv, (unsigned char)c);
         if (c == '\n')
@@ -238,9 +241,10 @@ static int read_line(profile_reader *r, sim_err *err)
         if (c == '\0')
             return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file,
                                r->line + 1);
-        if (len == LINE_BYTES)
-            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: line longer than %d bytes",
-                               r->file, r->line + 1, LINE_BYTES);
+        if (len == sizeof(r->buf) - 1) {
+            longer = true;
+            break;
+        }
         r->buf[len++] = (char)c;
     }
     if (ferror(r->fp))
@@ -248,8 +252,12 @@ static int read_line(profile_reader *r, sim_err *err)
     if (c == EOF && len == 0)
         return 0;
     r->buf[len] = '\0';
+    size_t bom = r->line == 0 ? sim_text_bom(r->buf, len) : 0;
+    size_t cr = len > 0 && r->buf[len - 1] == '\r' && c == '\n';
+    if (longer || len - bom - cr > LINE_BYTES)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: line longer than %d bytes",
+                           r->file, r->line + 1, LINE_BYTES);
     r->line++;
-    size_t bom = r->line == 1 ? sim_text_bom(r->buf, len) : 0;
     if (bom > 0)
         memmove(r->buf, r->buf + bom, len - bom + 1);
     return 1;

@@ -460,6 +460,67 @@ START_TEST(int_accepts_2_to_the_53_and_rejects_beyond)
 }
 END_TEST
 
+/* An integer written past 2^53 that a double rounds was taken as the double where an integer
+ * is expected and the range reaches it: sim_cfg_int up to INT64_MAX (a golden's seed, a torch
+ * profile's rss) read 9007199254740993 as 9007199254740992, exit 0. It is refused, naming
+ * the path and the text as written, in a file, an element and a --set; 2^53 written exactly
+ * still reads. */
+START_TEST(int_refuses_an_integer_past_2_to_the_53_that_a_double_rounds)
+{
+    sim_cfg *cfg = cfgt_parse_ok("{\"a\": 9007199254740993, \"b\": [1, -9007199254740993], "
+                                 "\"ok\": 9007199254740992}");
+    sim_err err;
+    int64_t v = 0;
+    double d = 0.0;
+    ck_assert_int_eq(sim_cfg_int(cfg, "a", 0, INT64_MAX, &v, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.a",
+                   "must be an integer in [0, 9007199254740992], got 9007199254740993 (past "
+                   "2^53: a double holds 9007199254740992)");
+    ck_assert_int_eq(sim_cfg_at_double(cfg, "b", 1, -1e300, 0.0, true, &d, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.b[1]",
+                   "must be an integer in [-9007199254740992, 0], got -9007199254740993 (past "
+                   "2^53: a double holds -9007199254740992)");
+    ck_assert_int_eq(sim_cfg_override(cfg, "c=9007199254740995", &err), 0);
+    ck_assert_int_eq(sim_cfg_int(cfg, "c", 0, INT64_MAX, &v, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.c",
+                   "must be an integer in [0, 9007199254740992], got 9007199254740995 (past "
+                   "2^53: a double holds 9007199254740996)");
+    ck_assert_int_eq(sim_cfg_int(cfg, "ok", 0, INT64_MAX, &v, &err), 0);
+    ck_assert_int_eq(v, INT64_C(9007199254740992));
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
+/* A number written past 2^53 was shown in messages as the double it parsed to: a seed of
+ * 9007199254740993 "got 9007199254740992", a value the user never wrote. Each message shows
+ * the text as written and the double that holds it; the tree prints the double, as before. */
+START_TEST(a_number_past_2_to_the_53_is_shown_as_written)
+{
+    sim_cfg *cfg = cfgt_parse_ok("{\"seed\": 9007199254740993, \"lr\": 12345678901234567891, "
+                                 "\"w\": {\"x\": -9007199254740993}}");
+    sim_err err;
+    int64_t v = 0;
+    double d = 0.0;
+    sim_cfg *w = NULL;
+    ck_assert_int_eq(sim_cfg_int(cfg, "seed", 0, (INT64_C(1) << 53) - 1, &v, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.seed",
+                   "must be an integer in [0, 9007199254740991], got 9007199254740993 (past "
+                   "2^53: a double holds 9007199254740992)");
+    ck_assert_int_eq(sim_cfg_double(cfg, "lr", 0.0, 1000.0, &d, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.lr",
+                   "must be a number in [0, 1000], got 12345678901234567891 (past 2^53: a "
+                   "double holds 1.2345678901234567e+19)");
+    ck_assert_int_eq(sim_cfg_child(cfg, "w", &w, &err), 0);
+    ck_assert_int_eq(sim_cfg_bool(w, "x", &(bool){ false }, &err), SIM_ESCENARIO);
+    cfgt_check_err(&err, SIM_ESCENARIO, "$.w.x",
+                   "must be true or false, got -9007199254740993 (past 2^53: a double holds "
+                   "-9007199254740992)");
+    cfgt_check_print(cfg, "{\"seed\":9007199254740992,\"lr\":1.2345678901234567e+19,"
+                          "\"w\":{\"x\":-9007199254740992}}");
+    sim_cfg_destroy(cfg);
+}
+END_TEST
+
 START_TEST(int_writes_defaults_in_range_only)
 {
     sim_cfg *cfg = cfgt_parse_ok("{}");
@@ -686,6 +747,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, int_accepts_2_to_the_53_and_rejects_beyond);
     tcase_add_test(tc, int_records_minus_zero_as_zero);
     tcase_add_test(tc, int_writes_defaults_in_range_only);
+    tcase_add_test(tc, int_refuses_an_integer_past_2_to_the_53_that_a_double_rounds);
+    tcase_add_test(tc, a_number_past_2_to_the_53_is_shown_as_written);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bool_string_choice");

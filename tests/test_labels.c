@@ -15,10 +15,11 @@ static char *sweep_with_index(void)
     snprintf(path, sizeof(path), "%s/index.csv", dir);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fputs("point,dir,protocol.name,workload.lr,seed,stop_reason,sim_time_s\n"
-          "0,\"protocol.name=a,workload.lr=0.1,seed=1\",a,0.1,1,time,3\n"
-          "1,\"protocol.name=a,workload.lr=0.1,seed=2\",a,0.1,2,time,3\n"
-          "2,\"protocol.name=b,workload.lr=0.1,seed=1\",b,0.1,1,time,3\n",
+    fputs("point,dir,protocol.name,workload.lr,seed,stop_reason,sim_time_s,final_accuracy,"
+          "best_accuracy,time_to_target_s,mean_throughput_sps,wall_s\n"
+          "0,\"protocol.name=a,workload.lr=0.1,seed=1\",a,0.1,1,time,3,,,,,\n"
+          "1,\"protocol.name=a,workload.lr=0.1,seed=2\",a,0.1,2,time,3,,,,,\n"
+          "2,\"protocol.name=b,workload.lr=0.1,seed=1\",b,0.1,1,time,3,,,,,\n",
           f);
     fclose(f);
     return dir;

@@ -726,8 +726,15 @@ START_TEST(check_passes_on_the_same_binary_and_fails_when_the_learning_rate_chan
     ck_assert_msg(r.status == 1, "lr x4: exit %d: %s", r.status, r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "REGRESSION"));
     ck_assert_ptr_nonnull(strstr(r.out, "OUT OF BAND"));
+    /* --exact refuses another scenario as the statistical check does, and with
+     * --allow-scenario-change finds its bytes changed. */
     r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact",
                                          "--set", "workload.lr=0.2", NULL });
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "workload.lr"));
+    r = harness_hetsim((const char *[]){ "check", sc, "--golden", golden, "-o", run, "--exact",
+                                         "--set", "workload.lr=0.2", "--allow-scenario-change",
+                                         NULL });
     ck_assert_int_eq(r.status, 1);
     r = harness_hetsim((const char *[]){ "check", sc, NULL });
     ck_assert_int_eq(r.status, 2);

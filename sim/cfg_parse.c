@@ -138,13 +138,24 @@ static const char *next_number(const char *s, size_t len, size_t *pos, size_t *n
     for (size_t i = *pos; i < len; i++) {
         if (in_json_string(s, &i, in_string) || (s[i] != '-' && (s[i] < '0' || s[i] > '9')))
             continue;
-        size_t j = i + 1 + strspn(s + i + 1, "0123456789.eE+-");
-        *pos = j < len ? j : len;
-        *n = *pos - i;
+        size_t j = i + 1; /* s need not end in a NUL: the fuzz target's does not */
+        while (j < len && s[j] != '\0' && strchr("0123456789.eE+-", s[j]) != NULL)
+            j++;
+        *pos = j;
+        *n = j - i;
         return s + i;
     }
     *pos = len;
     return NULL;
+}
+
+/* Whether t[0..n) is an integer's token: a sign or digits only (no fraction, no exponent). */
+static bool integer_token(const char *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (t[k] != '-' && (t[k] < '0' || t[k] > '9'))
+            return false;
+    return true;
 }
 
 /* Walks the numbers of `node` in document order beside their tokens in s (a number's token is
@@ -156,8 +167,8 @@ static bool keep_texts(cJSON *node, const char *s, size_t len, size_t *pos, bool
         size_t n = 0;
         const char *t = next_number(s, len, pos, &n, in_string);
         char held[48];
-        if (t == NULL || !(fabs(node->valuedouble) >= 9007199254740992.0) ||
-            strspn(t, "-0123456789") < n || n >= sizeof(held))
+        if (t == NULL || !(fabs(node->valuedouble) >= 9007199254740992.0) || n >= sizeof(held) ||
+            !integer_token(t, n))
             return true;
         snprintf(held, sizeof(held), "%.0f", node->valuedouble);
         if (strlen(held) == n && memcmp(held, t, n) == 0)

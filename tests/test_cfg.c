@@ -1,11 +1,14 @@
 /* Tests of sim/cfg: parsing (syntax errors, duplicate keys), typed readers (types, ranges,
  * defaults written into the tree), unknown keys and printing. */
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -34,6 +37,33 @@ START_TEST(parse_gives_the_root_path_and_file)
     ck_assert_str_eq(sim_cfg_file(cfg), "dir/t.json");
     sim_cfg_destroy(cfg);
     sim_cfg_destroy(NULL);
+}
+END_TEST
+
+/* sim_cfg_parse takes a text and its length, with no NUL after it (a fuzz target's input): the
+ * scan that keeps an integer's text past 2^53 read on past a number ending the text (strspn),
+ * an overflow that the fuzz stage of the CI found with the two bytes " 2". Each text here ends
+ * against a page no read may touch; each is refused as no object, nothing read past it. */
+START_TEST(parse_reads_nothing_past_the_length_it_is_given)
+{
+    static const char *const texts[] = { " 2", " 9007199254740993", "{\"a\": [1, 2]} -5" };
+    long page = sysconf(_SC_PAGESIZE);
+    int zero = open("/dev/zero", O_RDWR); /* MAP_ANONYMOUS is no POSIX */
+    ck_assert_int_ge(zero, 0);
+    char *map = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE, zero, 0);
+    close(zero);
+    ck_assert_ptr_ne(map, MAP_FAILED);
+    ck_assert_int_eq(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+    for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++) {
+        size_t len = strlen(texts[k]);
+        char *text = map + page - len;
+        memcpy(text, texts[k], len);
+        sim_err err;
+        sim_err_clear(&err);
+        ck_assert_ptr_null(sim_cfg_parse(text, len, "dir/t.json", &err));
+        ck_assert_int_eq(err.code, SIM_ESCENARIO);
+    }
+    munmap(map, 2 * (size_t)page);
 }
 END_TEST
 
@@ -749,6 +779,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, int_writes_defaults_in_range_only);
     tcase_add_test(tc, int_refuses_an_integer_past_2_to_the_53_that_a_double_rounds);
     tcase_add_test(tc, a_number_past_2_to_the_53_is_shown_as_written);
+    tcase_add_test(tc, parse_reads_nothing_past_the_length_it_is_given);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bool_string_choice");

@@ -511,21 +511,24 @@ static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
     return SIM_OK;
 }
 
+const char *const app_index_results[APP_INDEX_NRESULTS] = {
+    "sim_time_s",       "final_accuracy",      "best_accuracy",
+    "time_to_target_s", "mean_throughput_sps", "wall_s"
+};
+
 /* The results columns the sweep writes after stop_reason (sweep_index.c), each by name: an
  * index.csv without final_accuracy (or with it renamed, "Final_accuracy") gave report's final
  * accuracy "-" for every row, exit 0, as a run without an evaluation. */
 static int check_results_columns(const app_index *ix, sim_err *err)
 {
-    static const char *const cols[] = { "sim_time_s",       "final_accuracy",      "best_accuracy",
-                                        "time_to_target_s", "mean_throughput_sps", "wall_s" };
     int reason = app_index_column(ix, "stop_reason");
-    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-        if (app_index_column(ix, cols[i]) <= reason)
+    for (size_t i = 0; i < APP_INDEX_NRESULTS; i++)
+        if (app_index_column(ix, app_index_results[i]) <= reason)
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "%s: no column %s after stop_reason (a sweep writes sim_time_s, "
                                "final_accuracy, best_accuracy, time_to_target_s, "
                                "mean_throughput_sps and wall_s): not an index hetsim wrote",
-                               ix->csv.path, cols[i]);
+                               ix->csv.path, app_index_results[i]);
     return SIM_OK;
 }
 

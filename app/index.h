@@ -15,6 +15,12 @@
 #include "outputs/csv.h"
 #include "sim/err.h"
 
+/* The results columns of index.csv after stop_reason, in order: the sweep writes them
+ * (sweep_index.c, the last, wall_s, from summary.json's "wall") and app_index_read requires
+ * each. */
+#define APP_INDEX_NRESULTS 6
+extern const char *const app_index_results[APP_INDEX_NRESULTS];
+
 typedef struct app_index {
     sim_csv csv;          /* the file: csv.head, csv.nrows, csv.path (SWEEP_DIR/index.csv) */
     size_t nkeys;         /* the swept keys: columns 2 .. 2 + nkeys - 1 */

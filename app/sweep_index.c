@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/index.h"
 #include "app/sweep.h"
 #include "app/sweep_state.h"
 #include "outputs/csv.h"
@@ -55,15 +56,13 @@ static void write_row(const app_sweep *sw, size_t k, FILE *f, const size_t *vi)
     if (s != NULL)
         sim_cfg_string(s, "stop_reason", reason, sizeof(reason), NULL);
     sim_output_csv_field(f, reason);
-    static const char *const keys[] = { "sim_time_s", "final_accuracy", "best_accuracy",
-                                        "time_to_target_s", "mean_throughput_sps" };
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    for (size_t i = 0; i + 1 < APP_INDEX_NRESULTS; i++) {
         fputc(',', f);
-        csv_number(f, s, keys[i]);
+        csv_number(f, s, app_index_results[i]);
     }
     fputc(',', f);
     if (s != NULL && sim_cfg_child(s, "wall", &wall, NULL) == 0)
-        csv_number(f, wall, "wall_s");
+        csv_number(f, wall, app_index_results[APP_INDEX_NRESULTS - 1]);
     fputc('\n', f);
     sim_cfg_destroy(s);
 }
@@ -176,9 +175,10 @@ int app_sweep_write_index(const app_sweep *sw, sim_err *err)
         fputc(',', f);
         sim_output_csv_field(f, sw->cols[c].path);
     }
-    fputs(",seed,stop_reason,sim_time_s,final_accuracy,best_accuracy,time_to_target_s,"
-          "mean_throughput_sps,wall_s\n",
-          f);
+    fputs(",seed,stop_reason", f);
+    for (size_t i = 0; i < APP_INDEX_NRESULTS; i++)
+        fprintf(f, ",%s", app_index_results[i]);
+    fputc('\n', f);
     for (size_t k = 0; k < sw->npoints; k++) {
         sw_decompose(sw, k, vi);
         write_row(sw, k, f, vi);

@@ -482,14 +482,40 @@ static int check_same_shape(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
+/* Whether the straggler rules of the resolved scenarios a and b (their "stragglers" arrays,
+ * item by item) are the same, but for the workers a rule that selects them by "count" drew:
+ * they are a result of the seed, as its other random draws are (scenario/scenario_stragglers.c
+ * records them beside the count), so such rules are compared by their count and the rest; a
+ * rule of explicit workers is compared whole. */
+static bool same_rules(sim_cfg *a, sim_cfg *b)
+{
+    static const char *const drawn[] = { "workers" };
+    size_t na = 0, nb = 0;
+    if (sim_cfg_has(a, "stragglers") != sim_cfg_has(b, "stragglers") ||
+        sim_cfg_array_len(a, "stragglers", &na, NULL) != SIM_OK ||
+        sim_cfg_array_len(b, "stragglers", &nb, NULL) != SIM_OK || na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        sim_cfg *ra = NULL, *rb = NULL;
+        if (sim_cfg_at(a, "stragglers", i, &ra, NULL) != SIM_OK ||
+            sim_cfg_at(b, "stragglers", i, &rb, NULL) != SIM_OK || ra == NULL || rb == NULL)
+            return false; /* no rule a run writes: a hand-made run.json */
+        bool counted = sim_cfg_has(ra, "count") && !sim_cfg_is_null(ra, "count");
+        if (sim_cfg_diff(ra, rb, drawn, counted ? 1 : 0, NULL, 0) > 0)
+            return false; /* a count of b's that differs from a's is a difference */
+    }
+    return true;
+}
+
 /* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
  * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
- * section and the check's tolerances. Lists them in out[size]; returns their number, or -1
- * with `err` filled. */
+ * section, the check's tolerances and the workers a counted straggler rule drew (same_rules;
+ * "stragglers" is listed when another of its values differs). Lists them in out[size];
+ * returns their number, or -1 with `err` filled. */
 static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
                       sim_err *err)
 {
-    static const char *const skip[] = { "seed", "output", "check" };
+    static const char *const skip[] = { "seed", "output", "check", "stragglers" };
     sim_cfg *b = ck_read_json(b_dir, "run.json", err), *sa = NULL, *sb = NULL;
     long n = -1;
     if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
@@ -498,7 +524,13 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
             sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
                         sa == NULL ? a_dir : b_dir);
         else
-            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
+            n = (long)sim_cfg_diff(sa, sb, skip, 4, out, size);
+        if (n >= 0 && !same_rules(sa, sb)) {
+            size_t len = size > 0 ? strlen(out) : 0;
+            if (size > 0)
+                snprintf(out + len, size - len, "%sstragglers", n > 0 ? ", " : "");
+            n++;
+        }
     }
     sim_cfg_destroy(b);
     return n;

@@ -34,6 +34,17 @@ static const char listed_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.3},\n"
     " \"eval\": {\"every_s\": 0.05}}\n";
 
+/* listed_json with every object's keys in another order (the rules in theirs). */
+static const char reordered_json[] =
+    "{\"eval\": {\"every_s\": 0.05}, \"stop\": {\"time_s\": 0.3},\n"
+    " \"protocol\": {\"name\": \"allreduce\"},\n"
+    " \"stragglers\": [{\"slowdown\": 2.3, \"workers\": [1], \"kind\": \"fixed\"},\n"
+    "   {\"to_s\": 0.2, \"slowdown\": 3, \"kind\": \"window\", \"from_s\": 0.1, \"workers\": "
+    "[2]}],\n"
+    " \"workload\": {\"message_bytes\": 4000, \"model\": {\"name\": \"none\"}},\n"
+    " \"compute\": {\"jitter_sigma\": 0.2, \"iteration_ms\": 10},\n"
+    " \"workers\": 4, \"seed\": 5, \"name\": \"c\"}\n";
+
 /* Runs the shell command made from `fmt`; fails the test unless it exits 0. */
 __attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
 {
@@ -198,6 +209,35 @@ START_TEST(a_run_json_of_a_counted_rule_loads_again_to_the_same_run)
 }
 END_TEST
 
+/* The golden's scenario with its keys in another order: its run.json follows that order and
+ * its scenario_hash, the hash of that text, differs, so `check --exact` said "REGRESSION:
+ * outputs differ ... run.json differs", exit 1, of the same run. run.json is compared key by
+ * key: it passes; a value changed (with --allow-scenario-change) is still a regression naming
+ * the key, and without it the scenario is refused as another. */
+START_TEST(a_scenario_with_its_keys_reordered_passes_check_exact)
+{
+    char *dir = harness_tmpdir("probe40");
+    harness_write(dir, "s.json", listed_json);
+    harness_write(dir, "r.json", reordered_json);
+    result g = check(dir, "s.json", "g", (const char *[]){ "--update", NULL });
+    expect(&g, 0, "golden written", "--update");
+    result c = check(dir, "r.json", "g", (const char *[]){ NULL });
+    expect(&c, 0, "ok against", "check");
+    result e = check(dir, "r.json", "g", (const char *[]){ "--exact", NULL });
+    expect(&e, 0, "run.json key by key: the same keys and values, in another order", "--exact");
+    const char *const lr[] = { "--exact", "--set", "workload.message_bytes=4001",
+                               "--allow-scenario-change", NULL };
+    result v = check(dir, "r.json", "g", lr);
+    expect(&v, 1, "REGRESSION", "a value changed");
+    ck_assert_msg(strstr(v.out, "run.json differs (scenario.workload.message_bytes)") != NULL, "%s",
+                  v.out);
+    result w = check(dir, "r.json", "g",
+                     (const char *[]){ "--exact", "--set", "workload.message_bytes=4001", NULL });
+    expect(&w, 2, "differs from the golden's", "a value changed, not allowed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe40");
@@ -207,5 +247,9 @@ Suite *test_suite(void)
     tcase_add_test(count, a_run_json_of_a_counted_rule_loads_again_to_the_same_run);
     tcase_set_timeout(count, 240);
     suite_add_tcase(s, count);
+    TCase *order = tcase_create("order");
+    tcase_add_test(order, a_scenario_with_its_keys_reordered_passes_check_exact);
+    tcase_set_timeout(order, 240);
+    suite_add_tcase(s, order);
     return s;
 }

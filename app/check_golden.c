@@ -109,7 +109,7 @@ void ck_golden_fini(gold *g)
 {
     for (size_t s = 0; s < g->k; s++)
         app_curve_fini(&g->curve[s]);
-    for (size_t s = 0; s < MAX_GOLDEN; s++) { /* kept past g->k's seeds loaded, on an error */
+    for (size_t s = 0; s < MAX_GOLDEN; s++) { /* also those read past the seeds loaded (an error) */
         sim_cfg_destroy(g->run[s]);
         g->run[s] = NULL;
     }

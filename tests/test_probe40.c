@@ -2,7 +2,6 @@
  * straggler rule draws its workers by "count" could not be written, and a scenario with its
  * keys in another order failed `check --exact`. Each case failed before its fix.
  */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <check.h>
 
 #include "harness.h"
+#include "harness_check.h"
 
 typedef harness_result result;
 
@@ -45,17 +45,6 @@ static const char reordered_json[] =
     " \"compute\": {\"jitter_sigma\": 0.2, \"iteration_ms\": 10},\n"
     " \"workers\": 4, \"seed\": 5, \"name\": \"c\"}\n";
 
-/* Runs the shell command made from `fmt`; fails the test unless it exits 0. */
-__attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    ck_assert_msg(system(cmd) == 0, "%s: failed", cmd);
-}
-
 /* `hetsim check DIR/NAME --golden DIR/GOLDEN` with `more` (NULL-terminated, at most 8): a check
  * writes into DIR/out, removed first; an update (more holding --update) writes 3 seeds. */
 static result check(const char *dir, const char *name, const char *golden, const char *const *more)
@@ -64,7 +53,7 @@ static result check(const char *dir, const char *name, const char *golden, const
     snprintf(s, sizeof(s), "%s/%s", dir, name);
     snprintf(g, sizeof(g), "%s/%s", dir, golden);
     snprintf(o, sizeof(o), "%s/out", dir);
-    sh("rm -rf '%s'", o);
+    chkt_sh("rm -rf '%s'", o);
     const char *argv[20] = { "check", s, "--golden", g };
     size_t n = 4;
     bool update = false;
@@ -145,10 +134,10 @@ START_TEST(a_golden_seed_of_another_count_slowdown_or_worker_list_is_refused)
         result o =
             check(dir, "s.json", "o", (const char *[]){ "--update", "--set", cases[i].set, NULL });
         expect(&o, 0, "golden written", cases[i].set);
-        sh("cd '%s' && h() { sed -n 's/.*\"scenario_hash\": \"\\([0-9a-f]*\\)\".*/\\1/p' "
-           "$1/run.json; } && old=$(h g/seed-6) && new=$(h o/seed-6) && rm -r g/seed-6 && "
-           "cp -r o/seed-6 g/ && sed -i \"s/$old/$new/\" g/golden.json",
-           dir);
+        chkt_sh("cd '%s' && h() { sed -n 's/.*\"scenario_hash\": \"\\([0-9a-f]*\\)\".*/\\1/p' "
+                "$1/run.json; } && old=$(h g/seed-6) && new=$(h o/seed-6) && rm -r g/seed-6 && "
+                "cp -r o/seed-6 g/ && sed -i \"s/$old/$new/\" g/golden.json",
+                dir);
         result c = check(dir, "s.json", "g", (const char *[]){ NULL });
         expect(&c, 2, "seed-6/run.json: a run of another scenario than", cases[i].set);
         ck_assert_msg(strstr(c.err, "1 key differ: stragglers") != NULL, "%s", c.err);
@@ -156,20 +145,6 @@ START_TEST(a_golden_seed_of_another_count_slowdown_or_worker_list_is_refused)
     }
 }
 END_TEST
-
-/* The scenario object of the run.json text `rj` (cut in place). */
-static char *scenario_of(char *rj)
-{
-    char *obj = strstr(rj, "\"scenario\": {");
-    ck_assert_ptr_nonnull(obj);
-    obj = strchr(obj, '{');
-    size_t depth = 0, len = 0;
-    do
-        depth += obj[len] == '{' ? 1 : obj[len] == '}' ? (size_t)-1 : 0;
-    while (obj[++len] != '\0' && depth > 0);
-    obj[len] = '\0';
-    return obj;
-}
 
 /* run.json's scenario loads again to the same run: its counted rule holds the count and the
  * workers the seed drew, which the loader draws again and holds the listed ones to (another
@@ -180,7 +155,7 @@ START_TEST(a_run_json_of_a_counted_rule_loads_again_to_the_same_run)
     char s[600], r[600], r2[700], again[700];
     harness_run_in(dir, count_json, s, r, sizeof(s));
     char *rj = harness_slurp(r, "run.json");
-    harness_write(dir, "again.json", scenario_of(rj));
+    harness_write(dir, "again.json", harness_run_scenario(rj));
     free(rj);
     snprintf(again, sizeof(again), "%s/again.json", dir);
     snprintf(r2, sizeof(r2), "%s/r2", dir);
@@ -202,7 +177,7 @@ START_TEST(a_run_json_of_a_counted_rule_loads_again_to_the_same_run)
         if (refused)
             ck_assert_msg(strstr(b.err, "$.stragglers[0].workers: lists worker") != NULL, "%s",
                           b.err);
-        sh("rm -rf '%s'", r2);
+        chkt_sh("rm -rf '%s'", r2);
     }
     ck_assert_msg(refused, "seeds 6 to 11 all drew seed 5's workers");
     harness_cleanup(dir);

@@ -558,6 +558,8 @@ static int read_base(app_sweep *sw, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
                            "no file %s (the base is a path relative to the sweep file's folder)",
                            sw->base);
+    if (sw->base_text == NULL && errno == EFBIG) /* a device that never ends */
+        return sim_err_set(err, SIM_ESCENARIO, "$.base", "%s: %s", sw->base, sim_file_cap_text());
     if (sw->base_text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base",
                            "cannot read %s: %s", sw->base, strerror(errno != 0 ? errno : EIO));
@@ -714,6 +716,10 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     size_t len = 0;
     errno = 0;
     char *text = sim_output_read(file, &len);
+    if (text == NULL && errno == EFBIG) { /* a FIFO fed forever: refused at the cap */
+        sim_err_set(err, SIM_ESCENARIO, NULL, "%s", sim_file_cap_text());
+        goto fail;
+    }
     if (text == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot read the sweep file: %s",
                     strerror(errno != 0 ? errno : EIO));

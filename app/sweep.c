@@ -679,9 +679,14 @@ static int make_points(app_sweep *sw, sim_err *err)
         rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
                          "points %zu and %zu share the run directory \"%s\" (repeated values?)", j,
                          i, sw->points[i].name);
+    /* An --index task validates its own point alone (app_sweep_load). */
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
-        rc = validate_point(sw, k, &s, err);
-    i = rc == 0 ? sw_first_repeat(sw->points, sw->npoints, sw_run_key, sw_run_same, &j) : 0;
+        if (!sw->opt.one || k == sw->opt.index)
+            rc = validate_point(sw, k, &s, err);
+    /* Whether two points are one run needs every point's scenario: a whole sweep's check. */
+    i = rc != 0 || sw->opt.one
+            ? sw->npoints
+            : sw_first_repeat(sw->points, sw->npoints, sw_run_key, sw_run_same, &j);
     if (rc == 0 && i == SIZE_MAX)
         rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)

@@ -1,5 +1,6 @@
 /* Issue 38, leftovers of the last probe: a text input that never ends (a FIFO fed by `yes`)
- * grew a reader without bound or was read forever. Each case failed before its fix.
+ * grew a reader without bound or was read forever, and an `sweep --index K` task validated
+ * every point of the sweep. Each case failed before its fix.
  *
  * The cap of a text input is 1 GiB; these tests lower it through its test hook,
  * HETSIM_TEXT_CAP (sim/file.h), to 65536 bytes, and feed each reader 4 MiB: before the cap
@@ -214,6 +215,42 @@ START_TEST(a_style_copy_past_the_cap_is_refused)
 }
 END_TEST
 
+/* A sweep of workers 3 and 0 (point 1 invalid: no workers). */
+static const char bad_point_sweep[] = "{\"base\": \"s.json\", \"grid\": {\"workers\": [3, 0]}}\n";
+
+/* An --index K task validated every point of the sweep (47.7 s a task at 100,000 points: an
+ * array job's time quadratic in its points), and refused to run its own point for another's
+ * fault. It validates its own point, fully, and the sweep's cheap checks: point 0 runs, point
+ * 1's own task refuses it, naming it; the whole sweep and --list still refuse the sweep before
+ * running anything. */
+START_TEST(an_index_task_validates_its_own_point)
+{
+    char *dir = harness_tmpdir("probe41");
+    char sw[700], o[700], run0[800];
+    harness_sweep_file(dir, harness_quick_json, bad_point_sweep, sw, sizeof(sw));
+    snprintf(o, sizeof(o), "%s/o", dir);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--index", "0", NULL });
+    ck_assert_msg(res.status == 0, "--index 0: exit %d\n%.600s", res.status, res.err);
+    snprintf(run0, sizeof(run0), "%s/workers=3,seed=5/summary.json", o);
+    ck_assert_msg(harness_exists(run0), "--index 0 left no %s", run0);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--index", "1", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "point 1 (workers=0,seed=5)") != NULL,
+                  "--index 1: exit %d\n%.600s", res.status, res.err);
+    snprintf(run0, sizeof(run0), "%s/workers=0,seed=5", o);
+    ck_assert_msg(!harness_exists(run0), "--index 1 ran its point");
+    char o2[700];
+    snprintf(o2, sizeof(o2), "%s/o2", dir);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o2, "-q", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "point 1 (workers=0,seed=5)") != NULL &&
+                      !harness_exists(o2),
+                  "sweep: exit %d\n%.600s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "sweep", sw, "--list", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "point 1 (workers=0,seed=5)") != NULL,
+                  "--list: exit %d\n%.600s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe41");
@@ -226,5 +263,9 @@ Suite *test_suite(void)
     tcase_add_test(cap, a_style_copy_past_the_cap_is_refused);
     tcase_set_timeout(cap, 120);
     suite_add_tcase(s, cap);
+    TCase *index = tcase_create("index");
+    tcase_add_test(index, an_index_task_validates_its_own_point);
+    tcase_set_timeout(index, 120);
+    suite_add_tcase(s, index);
     return s;
 }

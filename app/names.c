@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "outputs/output.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 #define NAME_MAX_BYTES 200
@@ -178,6 +179,8 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     size_t len = 0;
     errno = 0;
     char *text = sim_output_read(path, &len);
+    if (text == NULL && errno == EFBIG) /* a FIFO fed forever: refused at the cap */
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, sim_file_cap_text());
     if (text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
                            "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));

@@ -345,6 +345,8 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     t->open_errno = e;
     if (e == ENOMEM)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (e == EFBIG)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, sim_file_cap_text());
     return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
 }
 

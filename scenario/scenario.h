@@ -172,7 +172,8 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
 /* The bytes of the scenario file `file` (malloc'd, *len of them), as
  * sim_scenario_load reads them: a command that parses one scenario several times (a check's
  * seeds) reads it once, so a file edited meanwhile changes none of them. NULL with `err`
- * filled (SIM_EIO naming the file, SIM_ENOMEM). */
+ * filled (SIM_EIO naming the file, SIM_ENOMEM; SIM_ESCENARIO past the cap of a text input,
+ * sim/file.h: a FIFO that never ends). */
 char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
 
 /* Refuses an input of `sc` (sc->inputs) that is no regular file (a FIFO, a socket, a device):

@@ -315,14 +315,20 @@ static int sort_points(sim_straggler *st)
  * cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8 byte-order mark
  * that opens the file is dropped, as a scenario's and a profile's are. TRACE_LINE_BYTES leave
  * out the line's end ("\r\n" as "\n") and the mark: a line of 1024 bytes ending in "\r\n", or
- * after the mark, was "longer than 1024 bytes". */
-static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const char *path,
-                     sim_err *err)
+ * after the mark, was "longer than 1024 bytes". *bytes counts the file's bytes: past the cap of
+ * a text input (sim/file.h) the file is refused (blank lines from a FIFO were read forever). */
+static int read_line(FILE *f, char *buf, size_t lineno, uint64_t *bytes, const char *file,
+                     const char *path, sim_err *err)
 {
     size_t len = 0;
     int c = EOF;
     bool longer = false;
-    while ((c = getc(f)) != EOF && c != '\n') {
+    uint64_t cap = sim_file_text_cap();
+    while ((c = getc(f)) != EOF) {
+        if (++*bytes > cap)
+            return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
+        if (c == '\n')
+            break;
         if (c == '\0')
             return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
         if (len == TRACE_LINE_ROOM - 1) {
@@ -350,9 +356,10 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
 {
     char line[TRACE_LINE_ROOM], *field[3];
     size_t cap = 0, lineno = 0;
+    uint64_t bytes = 0;
     bool first = true;
     int rc = 0;
-    while (rc == 0 && (rc = read_line(f, line, ++lineno, file, path, err)) == 1) {
+    while (rc == 0 && (rc = read_line(f, line, ++lineno, &bytes, file, path, err)) == 1) {
         rc = 0;
         size_t n = split_fields(line, field);
         if (n == 1 && field[0][0] == '\0')

@@ -140,6 +140,45 @@ START_TEST(a_row_at_an_instant_two_every_s_share_is_the_same)
 }
 END_TEST
 
+/* The target accuracy is tested at evaluations, so a run stops at an evaluation's instant.
+ * AD-PSGD of 75 ms an iteration, stop.target_accuracy 0.14: the row at 0.6 s reached it with
+ * every_s 0.05 (32 iterations) but not with 0.1 (28: its evaluation came before the
+ * iterations ending at 0.6 s), which stopped at 0.7 s. Both now stop at 0.6 s, on the same
+ * row, time_to_target_s 0.6. */
+START_TEST(a_target_reached_at_an_instant_two_every_s_share_stops_both_there)
+{
+    char *dir = harness_tmpdir("probe39");
+    harness_write(dir, "s.json", time_json);
+    char s[600], r[700], set_e[40];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    static const char *const everys[] = { "0.05", "0.1" };
+    for (size_t e = 0; e < 2; e++) {
+        snprintf(r, sizeof(r), "%s/target-%s", dir, everys[e]);
+        snprintf(set_e, sizeof(set_e), "eval.every_s=%s", everys[e]);
+        result res =
+            harness_hetsim((const char *[]){ "run", s, "-o", r, "--set", set_e, "--set",
+                                             "stop.target_accuracy=0.14", "--quiet", NULL });
+        ck_assert_msg(res.status == 0, "every_s %s: exit %d\n%s", everys[e], res.status, res.err);
+        char *sum = harness_slurp(r, "summary.json");
+        ck_assert_msg(strstr(sum, "\"stop_reason\": \"target_accuracy\"") != NULL, "%s", sum);
+        free(sum);
+        double t = harness_summary_number(r, "time_to_target_s");
+        double end = harness_summary_number(r, "sim_time_s");
+        ck_assert_msg(t == 0.6 && end == 0.6,
+                      "every_s %s: time_to_target_s %.17g, sim_time_s %.17g, not 0.6", everys[e], t,
+                      end);
+        harness_csv m = harness_csv_read(r, "metrics.csv");
+        ck_assert_msg(harness_csv_num(&m, m.nrows - 1, "iterations") == 32.0 &&
+                          harness_csv_num(&m, m.nrows - 1, "time_s") == 0.6,
+                      "every_s %s: the last row at %s s, %s iterations", everys[e],
+                      harness_csv_text(&m, m.nrows - 1, "time_s"),
+                      harness_csv_text(&m, m.nrows - 1, "iterations"));
+        harness_csv_free(&m);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe39");
@@ -148,6 +187,7 @@ Suite *test_suite(void)
     tcase_add_test(tc,
                    a_run_stopped_by_iterations_at_an_evaluation_ends_on_one_row_whatever_every_s);
     tcase_add_test(tc, a_row_at_an_instant_two_every_s_share_is_the_same);
+    tcase_add_test(tc, a_target_reached_at_an_instant_two_every_s_share_stops_both_there);
     suite_add_tcase(s, tc);
     return s;
 }

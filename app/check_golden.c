@@ -405,16 +405,23 @@ static int check_fingerprint(gold *g, size_t s, sim_err *err)
     return rc;
 }
 
-/* run.json of seed s: its seed, scenario hash and version are the golden's. The first seed's
- * is kept (g->run0). */
+/* run.json of seed s: its seed (the run's and its scenario's), scenario hash and version are
+ * the golden's. The first seed's is kept (g->run0). */
 static int check_run_json(gold *g, size_t s, sim_err *err)
 {
     sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
     if (run == NULL)
         return err->code;
-    int64_t seed = -1;
+    int64_t seed = -1, scenario_seed = -1;
     char hash[32] = "", version[64] = "";
+    sim_cfg *sc = NULL;
     int rc = sim_cfg_int(run, "seed", 0, INT64_MAX, &seed, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_child(run, "scenario", &sc, err);
+    if (rc == SIM_OK && sc == NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario", g->dir[s]);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(sc, "seed", 0, INT64_MAX, &scenario_seed, err);
     if (rc == SIM_OK)
         rc = sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), err);
     if (rc == SIM_OK)
@@ -422,6 +429,13 @@ static int check_run_json(gold *g, size_t s, sim_err *err)
     if (rc == SIM_OK && (uint64_t)seed != g->seed[s])
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: seed %" PRId64 ", not %" PRIu64,
                          g->dir[s], seed, g->seed[s]);
+    /* Another seed's run under this seed's name (its run.json's seed and hashes edited to
+     * match) made the golden hold that seed twice, exit 0. */
+    if (rc == SIM_OK && scenario_seed != seed)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/run.json: a run of seed %" PRId64
+                         " (its scenario's seed), not %" PRId64 ": another seed's run copied in",
+                         g->dir[s], scenario_seed, seed);
     if (rc == SIM_OK && strcmp(hash, g->hash[s]) != 0)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "%s/run.json: scenario hash %s, golden.json says %s (a run of another "

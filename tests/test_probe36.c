@@ -1,0 +1,110 @@
+/* Issue 38, the sixteenth probe (classes 7 to 12: sums of user numbers, non-finite totals, a
+ * golden's consistency, results that depend on eval.every_s or --threads, damaged results
+ * files, JSON oddities). Each case failed before its fix.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+#include "sim/fnv.h"
+
+typedef harness_result result;
+
+static const char base_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+
+/* text with the first `find` replaced by `by` (which must be there), malloc'd. */
+static char *replaced(const char *text, const char *find, const char *by)
+{
+    const char *at = strstr(text, find);
+    ck_assert_msg(at != NULL, "no \"%s\" in\n%s", find, text);
+    size_t n = strlen(text) - strlen(find) + strlen(by) + 1;
+    char *out = malloc(n);
+    ck_assert_ptr_nonnull(out);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, by, at + strlen(find));
+    return out;
+}
+
+/* The 16 hex digits following `key": "` in text, into out[17]. */
+static void hash_after(const char *text, const char *key, char *out)
+{
+    const char *at = strstr(text, key);
+    ck_assert_msg(at != NULL, "no %s in\n%s", key, text);
+    at = strchr(at + strlen(key), '"');
+    ck_assert_ptr_nonnull(at);
+    snprintf(out, 17, "%s", at + 1);
+}
+
+/* A golden seed's directory holding another seed's run: seed-6 replaced by a copy of seed-7's
+ * files, its run.json's "seed" set to 6, golden.json's hash of seed 6 set to that run's and its
+ * fingerprint written again (hetsim's own FNV-1a of each file). Only the run's scenario still
+ * says seed 7. The check compared the run.json's seed, hash and version and every seed's
+ * scenario but for the seed, so the golden held seed 7 twice and its statistics' spread came
+ * from two identical runs: "ok against", exit 0, or here a REGRESSION, exit 1, of a golden
+ * seed's accuracy_jitter band (0.002, the floor) that the copy narrowed, and --exact "ok". Refused
+ * now, exit 2, naming the seed's run.json and both seeds. */
+START_TEST(a_golden_seed_holding_another_seeds_run_is_refused)
+{
+    char *dir = harness_tmpdir("probe36");
+    char s[700], g[700], d6[800], d7[800], o[700];
+    harness_golden_in(dir, base_json, s, g, sizeof(s));
+    snprintf(d6, sizeof(d6), "%s/seed-6", g);
+    snprintf(d7, sizeof(d7), "%s/seed-7", g);
+    snprintf(o, sizeof(o), "%s/out", dir);
+    static const char *const files[] = { "metrics.csv", "workers.csv", "summary.json" };
+    for (size_t i = 0; i < 3; i++) {
+        char *t = harness_slurp(d7, files[i]);
+        harness_write(d6, files[i], t);
+        free(t);
+    }
+    char *run7 = harness_slurp(d7, "run.json");
+    char *run6 =
+        replaced(run7, "\"seed\": 7,\n  \"scenario_hash\"", "\"seed\": 6,\n  \"scenario_hash\"");
+    harness_write(d6, "run.json", run6);
+    char h7[17], h6[17];
+    hash_after(run7, "\"scenario_hash\":", h7);
+    char *golden = harness_slurp(g, "golden.json");
+    const char *hashes = strstr(golden, "\"scenario_hashes\": [\"");
+    ck_assert_msg(hashes != NULL, "%s", golden);
+    snprintf(h6, sizeof(h6), "%.16s", strchr(hashes, '[') + 2 + 16 + 4); /* ["h5", "h6", */
+    char *golden2 = replaced(golden, h6, h7);
+    harness_write(g, "golden.json", golden2);
+    char *fp7 = harness_slurp(d7, "fingerprint"), old[40], now[40];
+    const char *line = strstr(fp7, "run.json ");
+    ck_assert_ptr_nonnull(line);
+    snprintf(old, sizeof(old), "%.25s", line);
+    snprintf(now, sizeof(now), "run.json %016" PRIx64,
+             sim_fnv_bytes(SIM_FNV_OFFSET, run6, strlen(run6)));
+    char *fp6 = replaced(fp7, old, now);
+    harness_write(d6, "fingerprint", fp6);
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "2", "-o", o, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "seed-6/run.json") != NULL &&
+                      strstr(res.err, "seed 7") != NULL,
+                  "a copy of seed 7 as seed 6: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "seed-6/run.json") != NULL,
+                  "--exact: exit %d\n%s%s", res.status, res.out, res.err);
+    free(run7), free(run6), free(golden), free(golden2), free(fp7), free(fp6);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe36");
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_golden_seed_holding_another_seeds_run_is_refused);
+    tcase_set_timeout(golden, 240);
+    suite_add_tcase(s, golden);
+    return s;
+}

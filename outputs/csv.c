@@ -534,6 +534,11 @@ static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
         sim_cfg_has(eval, "every_s"))
         sim_cfg_double(eval, "every_s", 0.0, 1e9, &every, &bad);
     sim_cfg_destroy(root);
+    /* The run's interval is a whole number of ns, at least 1: one that rounds to 0 (1e-300)
+     * held no row to the grid, and report printed "evaluations every 1e-300 s or more". */
+    if (bad.code == SIM_OK && every > 0.0 && llround(every * 1e9) == 0)
+        sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
+                    "%.17g s is below the clock's resolution of 1 ns", every);
     if (bad.code == SIM_OK && !(every > 0.0)) /* absent, or 0: no grid to hold the rows to */
         return bad.code;
     if (bad.code == SIM_OK) {

@@ -99,6 +99,40 @@ START_TEST(a_golden_seed_holding_another_seeds_run_is_refused)
 }
 END_TEST
 
+/* A run's eval.every_s in its run.json edited to 1e-300, below the clock's 1 ns: the rows' times
+ * were held to no evaluation grid (the interval rounded to 0 ns reads as "no grid"), so report
+ * printed the sweep with "evaluations every 1e-300 s or more" under the table and plot --by
+ * drew it, exit 0, of a run.json no run writes (every_s is at least 1 ns). Refused now, exit 2,
+ * naming the run.json and the key; as written it reads. */
+START_TEST(an_evaluation_interval_below_a_nanosecond_is_refused)
+{
+    char *dir = harness_tmpdir("probe36");
+    harness_write(dir, "s.json", base_json);
+    char out[600], run[800], figs[700];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.05,seed=5", out);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    char *orig = harness_slurp(run, "run.json");
+    char *edited = replaced(orig, "\"every_s\": 0.1,", "\"every_s\": 1e-300,");
+    harness_write(run, "run.json", edited);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "run.json: $.scenario.eval.every_s") != NULL &&
+                      strstr(res.err, "1 ns") != NULL,
+                  "report: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.lr", "-o", figs, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "eval.every_s") != NULL, "plot: exit %d\n%s",
+                  res.status, res.err);
+    ck_assert_msg(!harness_exists(figs), "figures drawn");
+    harness_write(run, "run.json", orig);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig);
+    free(edited);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe36");
@@ -106,5 +140,9 @@ Suite *test_suite(void)
     tcase_add_test(golden, a_golden_seed_holding_another_seeds_run_is_refused);
     tcase_set_timeout(golden, 240);
     suite_add_tcase(s, golden);
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, an_evaluation_interval_below_a_nanosecond_is_refused);
+    tcase_set_timeout(results, 120);
+    suite_add_tcase(s, results);
     return s;
 }

@@ -496,10 +496,28 @@ static int check_same_shape(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
+/* Adds "profile_fnv" to the n keys listed in out[size] when the run.json `a` and `b` record
+ * other bytes of the profile their scenarios name (or only one records any): the scenario
+ * names the file, and a profile edited after the golden was written ran another scenario
+ * under the same name ("ok against" the golden, or --exact's REGRESSION, exit 1). */
+static long diff_profile(sim_cfg *a, sim_cfg *b, char *out, size_t size, long n)
+{
+    char fa[32] = "", fb[32] = "";
+    if (sim_cfg_has(a, "profile_fnv"))
+        sim_cfg_string(a, "profile_fnv", fa, sizeof(fa), NULL);
+    if (sim_cfg_has(b, "profile_fnv"))
+        sim_cfg_string(b, "profile_fnv", fb, sizeof(fb), NULL);
+    if (strcmp(fa, fb) == 0)
+        return n;
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%sprofile_fnv", n > 0 ? ", " : "");
+    return n + 1;
+}
+
 /* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
  * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
- * section and the check's tolerances. Lists them in out[size]; returns their number, or -1
- * with `err` filled. */
+ * section and the check's tolerances; and profile_fnv, the bytes of the profile it names.
+ * Lists them in out[size]; returns their number, or -1 with `err` filled. */
 static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
                       sim_err *err)
 {
@@ -512,7 +530,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
             sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
                         sa == NULL ? a_dir : b_dir);
         else
-            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
+            n = diff_profile(a, b, out, size, (long)sim_cfg_diff(sa, sb, skip, 3, out, size));
     }
     sim_cfg_destroy(b);
     return n;

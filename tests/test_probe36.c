@@ -133,11 +133,48 @@ START_TEST(an_evaluation_interval_below_a_nanosecond_is_refused)
 }
 END_TEST
 
+/* A golden's scenario names its profile, whose bytes run.json records (profile_fnv): the
+ * profile edited after the golden was written (one layer's FLOPs 330 to 331) ran another
+ * scenario under the same name, yet the check compared only the resolved scenarios: "ok
+ * against" the golden, exit 0, and --exact a REGRESSION ("run.json differs"), exit 1, where a
+ * run of another scenario is exit 2. Now the scenario differs in profile_fnv, exit 2, both
+ * ways; the profile as it was checks ok. */
+START_TEST(a_golden_checked_after_its_profile_changed_is_another_scenario)
+{
+    static const char scenario[] =
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20, \"profile\": \"p.csv\"},"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+        " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},"
+        " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+    char *dir = harness_tmpdir("probe36");
+    char s[700], g[700], o[700];
+    harness_write(dir, "p.csv", "name,params,forward_flops\nfc,330,330\n");
+    harness_golden_in(dir, scenario, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/out", dir);
+    harness_write(dir, "p.csv", "name,params,forward_flops\nfc,330,331\n");
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "2", "-o", o, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "differs from the golden's") != NULL &&
+                      strstr(res.err, "profile_fnv") != NULL,
+                  "check: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "profile_fnv") != NULL,
+                  "--exact: exit %d\n%s%s", res.status, res.out, res.err);
+    harness_write(dir, "p.csv", "name,params,forward_flops\nfc,330,330\n");
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", NULL });
+    ck_assert_msg(res.status == 0, "the profile as it was: exit %d\n%s%s", res.status, res.out,
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe36");
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, a_golden_seed_holding_another_seeds_run_is_refused);
+    tcase_add_test(golden, a_golden_checked_after_its_profile_changed_is_another_scenario);
     tcase_set_timeout(golden, 240);
     suite_add_tcase(s, golden);
     TCase *results = tcase_create("results");

@@ -169,6 +169,47 @@ START_TEST(a_golden_checked_after_its_profile_changed_is_another_scenario)
 }
 END_TEST
 
+/* Two display names that differ only in what a page does not show: "AR" and "AR" followed by
+ * a zero width space (U+200B), "A R" and "A R" with a no-break space (U+00A0), "AR" and "AR"
+ * opened by a left-to-right mark (U+200E). plot --by drew two groups named alike in the
+ * legend and report --format tex printed two rows of one name, exit 0, where two names "AR"
+ * were refused. Both are refused now, exit 2, naming the values; distinct names still draw. */
+START_TEST(display_names_that_differ_only_invisibly_are_one_name)
+{
+    static const char *const pairs[][2] = {
+        { "AR", "AR\xe2\x80\x8b" },
+        { "A R", "A\xc2\xa0R" },
+        { "AR", "\xe2\x80\x8e"
+                "AR" },
+    };
+    char *dir = harness_tmpdir("probe36");
+    harness_write(dir, "s.json", base_json);
+    char out[600], figs[700], la[64], lb[64];
+    result res = harness_sweep_grid(dir, "{\"protocol.name\": [\"allreduce\", \"gossip\"]}", out,
+                                    sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        snprintf(la, sizeof(la), "allreduce=%s", pairs[i][0]);
+        snprintf(lb, sizeof(lb), "gossip=%s", pairs[i][1]);
+        res = harness_hetsim((const char *[]){ "plot", out, "--by", "protocol.name", "--label", la,
+                                               "--label", lb, "-o", figs, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "two groups would be drawn as") != NULL,
+                      "pair %zu: plot exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "pair %zu: figures drawn", i);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--label",
+                                               la, "--label", lb, "--format", "tex", NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "two rows would be named") != NULL,
+                      "pair %zu: report exit %d\n%s%s", i, res.status, res.out, res.err);
+    }
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--label",
+                                           "allreduce=AR", "--label", "gossip=A R", "--format",
+                                           "tex", NULL });
+    ck_assert_msg(res.status == 0, "distinct names: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe36");
@@ -179,6 +220,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, golden);
     TCase *results = tcase_create("results");
     tcase_add_test(results, an_evaluation_interval_below_a_nanosecond_is_refused);
+    tcase_add_test(results, display_names_that_differ_only_invisibly_are_one_name);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

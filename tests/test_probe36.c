@@ -44,6 +44,51 @@ static void hash_after(const char *text, const char *key, char *out)
     snprintf(out, 17, "%s", at + 1);
 }
 
+/* Writes `text` as DIR/NAME, a golden seed's file, and its line of DIR/fingerprint again with
+ * the text's FNV-1a hash, as --update writes it: an edit the fingerprint does not catch. */
+static void golden_file(const char *dir, const char *name, const char *text)
+{
+    harness_write(dir, name, text);
+    char *fp = harness_slurp(dir, "fingerprint"), *out = malloc(strlen(fp) + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t n = strlen(name), len = 0;
+    for (const char *line = fp; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t l = end != NULL ? (size_t)(end - line) + 1 : strlen(line);
+        if (strncmp(line, name, n) == 0 && line[n] == ' ')
+            len += (size_t)sprintf(out + len, "%s %016" PRIx64 "\n", name,
+                                   sim_fnv_bytes(SIM_FNV_OFFSET, text, strlen(text)));
+        else
+            len += (size_t)sprintf(out + len, "%.*s", (int)l, line);
+        line += l;
+    }
+    harness_write(dir, "fingerprint", out);
+    free(fp);
+    free(out);
+}
+
+/* text, a metrics.csv, with the field of column `col` emptied in every row but the header. */
+static char *emptied(const char *text, const char *col)
+{
+    size_t c = 0;
+    const char *h = text;
+    for (const char *at = strstr(text, col); h < at; h++)
+        c += *h == ',';
+    char *out = malloc(strlen(text) + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t len = 0, field = 0;
+    bool header = true;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (!header && field == c && *p != ',' && *p != '\n')
+            continue;
+        out[len++] = *p;
+        field = *p == '\n' ? 0 : field + (*p == ',');
+        header = header && *p != '\n';
+    }
+    out[len] = '\0';
+    return out;
+}
+
 /* A golden seed's directory holding another seed's run: seed-6 replaced by a copy of seed-7's
  * files, its run.json's "seed" set to 6, golden.json's hash of seed 6 set to that run's and its
  * fingerprint written again (hetsim's own FNV-1a of each file). Only the run's scenario still
@@ -210,12 +255,41 @@ START_TEST(display_names_that_differ_only_invisibly_are_one_name)
 }
 END_TEST
 
+/* A golden whose test_accuracy fields were emptied in every seed's metrics.csv (the
+ * fingerprints written again): its seeds agree with each other, so the check took accuracy as
+ * a statistic the scenario does not have and compared the runs on 2 statistics of 5: "ok
+ * against" the golden, exit 0, though every run had its accuracies. The runs must have values
+ * where the golden's rows have them and none where they have none: "seed 8: row 0:
+ * test_accuracy set, the golden's empty", a REGRESSION, exit 1. */
+START_TEST(a_golden_without_the_runs_accuracies_is_no_pass)
+{
+    char *dir = harness_tmpdir("probe36");
+    char s[700], g[700], o[700], seed_dir[800];
+    harness_golden_in(dir, base_json, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/out", dir);
+    for (int seed = 5; seed <= 7; seed++) {
+        snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%d", g, seed);
+        char *m = harness_slurp(seed_dir, "metrics.csv"), *e = emptied(m, "test_accuracy");
+        golden_file(seed_dir, "metrics.csv", e);
+        free(m);
+        free(e);
+    }
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "2", "-o", o, NULL });
+    ck_assert_msg(res.status == 1 &&
+                      strstr(res.out, "test_accuracy set, the golden's empty") != NULL,
+                  "check: exit %d\n%s%s", res.status, res.out, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe36");
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, a_golden_seed_holding_another_seeds_run_is_refused);
     tcase_add_test(golden, a_golden_checked_after_its_profile_changed_is_another_scenario);
+    tcase_add_test(golden, a_golden_without_the_runs_accuracies_is_no_pass);
     tcase_set_timeout(golden, 240);
     suite_add_tcase(s, golden);
     TCase *results = tcase_create("results");

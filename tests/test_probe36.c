@@ -89,6 +89,21 @@ static char *emptied(const char *text, const char *col)
     return out;
 }
 
+/* text, a summary.json, with the number at "key" replaced by null. */
+static char *nulled(const char *text, const char *key)
+{
+    char find[64];
+    snprintf(find, sizeof(find), "\"%s\": ", key);
+    const char *at = strstr(text, find);
+    ck_assert_msg(at != NULL, "no %s in\n%s", key, text);
+    at += strlen(find);
+    size_t n = strspn(at, "0123456789.eE+-");
+    char *out = malloc(strlen(text) + 8);
+    ck_assert_ptr_nonnull(out);
+    sprintf(out, "%.*snull%s", (int)(at - text), text, at + n);
+    return out;
+}
+
 /* A golden seed's directory holding another seed's run: seed-6 replaced by a copy of seed-7's
  * files, its run.json's "seed" set to 6, golden.json's hash of seed 6 set to that run's and its
  * fingerprint written again (hetsim's own FNV-1a of each file). Only the run's scenario still
@@ -255,12 +270,12 @@ START_TEST(display_names_that_differ_only_invisibly_are_one_name)
 }
 END_TEST
 
-/* A golden whose test_accuracy fields were emptied in every seed's metrics.csv (the
- * fingerprints written again): its seeds agree with each other, so the check took accuracy as
- * a statistic the scenario does not have and compared the runs on 2 statistics of 5: "ok
- * against" the golden, exit 0, though every run had its accuracies. The runs must have values
- * where the golden's rows have them and none where they have none: "seed 8: row 0:
- * test_accuracy set, the golden's empty", a REGRESSION, exit 1. */
+/* A golden whose test_accuracy fields were emptied in every seed's metrics.csv and whose
+ * final and best accuracies were made null (the fingerprints written again): its seeds agree with
+ * each other, so the check took accuracy as a statistic the scenario does not have and compared the
+ * runs on 2 statistics of 5: "ok against" the golden, exit 0, though every run had its accuracies.
+ * The runs must have values where the golden's rows have them and none where they have none: "seed
+ * 8: row 0: test_accuracy set, the golden's empty", a REGRESSION, exit 1. */
 START_TEST(a_golden_without_the_runs_accuracies_is_no_pass)
 {
     char *dir = harness_tmpdir("probe36");
@@ -271,14 +286,61 @@ START_TEST(a_golden_without_the_runs_accuracies_is_no_pass)
         snprintf(seed_dir, sizeof(seed_dir), "%s/seed-%d", g, seed);
         char *m = harness_slurp(seed_dir, "metrics.csv"), *e = emptied(m, "test_accuracy");
         golden_file(seed_dir, "metrics.csv", e);
-        free(m);
-        free(e);
+        char *sum = harness_slurp(seed_dir, "summary.json"), *a = nulled(sum, "final_accuracy"),
+             *b = nulled(a, "best_accuracy");
+        golden_file(seed_dir, "summary.json", b); /* as a run without accuracies writes it */
+        free(m), free(e), free(sum), free(a), free(b);
     }
     result res = harness_hetsim(
         (const char *[]){ "check", s, "--golden", g, "--seeds", "2", "-o", o, NULL });
     ck_assert_msg(res.status == 1 &&
                       strstr(res.out, "test_accuracy set, the golden's empty") != NULL,
                   "check: exit %d\n%s%s", res.status, res.out, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* One run of a sweep with its test_accuracy fields emptied: in every row, report --target 0.5
+ * read it as never reaching 0.5, "2/2 (others > 0.5)" of 3, beside its summary.json's
+ * final_accuracy, exit 0; in its last row alone, the same. A run scores every evaluation or
+ * none (the timing-only model): refused now, exit 2, naming the file; as written it reads. */
+START_TEST(a_run_whose_accuracies_were_emptied_is_refused)
+{
+    char *dir = harness_tmpdir("probe36");
+    harness_write(dir, "s.json", base_json);
+    char out[600], run[800], figs[700];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.05,seed=5", out);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    char *orig = harness_slurp(run, "metrics.csv"), *all = emptied(orig, "test_accuracy");
+    char *last = strdup(orig);
+    ck_assert_ptr_nonnull(last);
+    char *row = strrchr(last, '\n'); /* the last row: its 7th field, test_accuracy */
+    *row = '\0';
+    row = strrchr(last, '\n') + 1;
+    *strrchr(last, '\0') = '\n';
+    char *f = row;
+    for (int k = 0; k < 6; k++)
+        f = strchr(f, ',') + 1;
+    memmove(f, strchr(f, ','), strlen(strchr(f, ',')) + 1);
+    const char *texts[] = { all, last }, *want[] = { "empty in every row", "other rows have one" };
+    for (size_t i = 0; i < 2; i++) {
+        harness_write(run, "metrics.csv", texts[i]);
+        res = harness_hetsim(
+            (const char *[]){ "report", out, "--by", "workload.lr", "--target", "0.5", NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "test_accuracy: empty") != NULL &&
+                          strstr(res.err, want[i]) != NULL,
+                      "case %zu: report exit %d\n%s%s", i, res.status, res.out, res.err);
+        res = harness_hetsim(
+            (const char *[]){ "plot", out, "--by", "workload.lr", "-o", figs, NULL });
+        ck_assert_msg(res.status == 2, "case %zu: plot exit %d\n%s", i, res.status, res.err);
+    }
+    harness_write(run, "metrics.csv", orig);
+    res = harness_hetsim(
+        (const char *[]){ "report", out, "--by", "workload.lr", "--target", "0.5", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    free(orig), free(all), free(last);
     harness_cleanup(dir);
 }
 END_TEST
@@ -295,6 +357,7 @@ Suite *test_suite(void)
     TCase *results = tcase_create("results");
     tcase_add_test(results, an_evaluation_interval_below_a_nanosecond_is_refused);
     tcase_add_test(results, display_names_that_differ_only_invisibly_are_one_name);
+    tcase_add_test(results, a_run_whose_accuracies_were_emptied_is_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

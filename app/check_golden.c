@@ -394,16 +394,24 @@ static int check_fingerprint(gold *g, size_t s, sim_err *err)
     return rc;
 }
 
-/* run.json of seed s: its seed, scenario hash and version are the golden's. It is kept
- * (g->run[s]): a check compares its runs with the golden as read, not read again. */
+/* run.json of seed s: its seed (the run's and its scenario's), scenario hash and version are
+ * the golden's. It is kept (g->run[s]): a check compares its runs with the golden as read, not
+ * read again. */
 static int check_run_json(gold *g, size_t s, sim_err *err)
 {
     sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
     if (run == NULL)
         return err->code;
-    int64_t seed = -1;
+    int64_t seed = -1, scenario_seed = -1;
     char hash[32] = "", version[64] = "";
+    sim_cfg *sc = NULL;
     int rc = sim_cfg_int(run, "seed", 0, INT64_MAX, &seed, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_child(run, "scenario", &sc, err);
+    if (rc == SIM_OK && sc == NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario", g->dir[s]);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(sc, "seed", 0, INT64_MAX, &scenario_seed, err);
     if (rc == SIM_OK)
         rc = sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), err);
     if (rc == SIM_OK)
@@ -411,6 +419,13 @@ static int check_run_json(gold *g, size_t s, sim_err *err)
     if (rc == SIM_OK && (uint64_t)seed != g->seed[s])
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: seed %" PRId64 ", not %" PRIu64,
                          g->dir[s], seed, g->seed[s]);
+    /* Another seed's run under this seed's name (its run.json's seed and hashes edited to
+     * match) made the golden hold that seed twice, exit 0. */
+    if (rc == SIM_OK && scenario_seed != seed)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/run.json: a run of seed %" PRId64
+                         " (its scenario's seed), not %" PRId64 ": another seed's run copied in",
+                         g->dir[s], scenario_seed, seed);
     if (rc == SIM_OK && strcmp(hash, g->hash[s]) != 0)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "%s/run.json: scenario hash %s, golden.json says %s (a run of another "
@@ -496,11 +511,30 @@ static bool same_rules(sim_cfg *a, sim_cfg *b)
     return true;
 }
 
+/* Adds "profile_fnv" to the n keys listed in out[size] when the run.json `a` and `b` record
+ * other bytes of the profile their scenarios name (or only one records any): the scenario
+ * names the file, and a profile edited after the golden was written ran another scenario
+ * under the same name ("ok against" the golden, or --exact's REGRESSION, exit 1). */
+static long diff_profile(sim_cfg *a, sim_cfg *b, char *out, size_t size, long n)
+{
+    char fa[32] = "", fb[32] = "";
+    if (sim_cfg_has(a, "profile_fnv"))
+        sim_cfg_string(a, "profile_fnv", fa, sizeof(fa), NULL);
+    if (sim_cfg_has(b, "profile_fnv"))
+        sim_cfg_string(b, "profile_fnv", fb, sizeof(fb), NULL);
+    if (strcmp(fa, fb) == 0)
+        return n;
+    size_t len = size > 0 ? strlen(out) : 0;
+    if (size > 0)
+        snprintf(out + len, size - len, "%sprofile_fnv", n > 0 ? ", " : "");
+    return n + 1;
+}
+
 /* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
  * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
  * section, the check's tolerances and the workers a counted straggler rule drew (same_rules;
- * "stragglers" is listed when another of its values differs). Lists them in out[size];
- * returns their number, or -1 with `err` filled. */
+ * "stragglers" is listed when another of its values differs); and profile_fnv, the bytes of the
+ * profile it names. Lists them in out[size]; returns their number, or -1 with `err` filled. */
 static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
                       sim_err *err)
 {
@@ -520,6 +554,8 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
                 snprintf(out + len, size - len, "%sstragglers", n > 0 ? ", " : "");
             n++;
         }
+        if (n >= 0)
+            n = diff_profile(a, b, out, size, n);
     }
     sim_cfg_destroy(b);
     return n;

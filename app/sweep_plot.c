@@ -36,6 +36,7 @@ enum figure {
 typedef struct group {
     char label[LABEL_TEXT];    /* display names, safe inside gnuplot's quotes */
     char bar[LABEL_TEXT];      /* the same without the tuned values: a bar's label */
+    char shown[LABEL_TEXT];    /* label as a reader sees it (app_names_shown) */
     size_t colour, dash, mark; /* its line's style numbers, from 1 */
     app_curve *curves;         /* (n) */
     size_t n;
@@ -154,6 +155,8 @@ static void name_group(plot *p, size_t i)
     }
     if (g->label[0] == '\0')
         snprintf(g->label, LABEL_TEXT, "(empty)");
+    snprintf(g->shown, LABEL_TEXT, "%s", g->label);
+    app_names_shown(g->shown);
     g->colour = g->mark = s->nby > 1 ? value_rank(s, i, 0) : i + 1;
     g->dash = s->nby > 1 ? value_rank(s, i, 1) : i + 1;
 }
@@ -201,7 +204,7 @@ static int read_groups(plot *p, sim_err *err)
             return oom(err);
         name_group(p, i);
         for (size_t j = 0; j < i; j++)
-            if (strcmp(p->g[j].label, g->label) == 0)
+            if (strcmp(p->g[j].shown, g->shown) == 0) /* "AR" and "AR\u200b" alike */
                 return sim_err_set(err, SIM_EINVAL, NULL,
                                    "two groups would be drawn as \"%s\" (%s and %s): give "
                                    "distinct values distinct names (--label, --names)",

@@ -1,0 +1,67 @@
+/* Issue 38, the sixteenth probe (classes 1-6 and the admission deadlock, probe38ag): what it
+ * found. Each case failed before its fix.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A sweep's point directories are named KEY=VALUE,...,seed=S, and only the sweep makes them;
+ * but a plot's or a check's output may go into a folder of its own in a sweep's directory, and
+ * one named as a point that was missing (a run removed, or not run yet: a sweep killed) was
+ * taken: `plot RUN -o SW/POINT` (or `SW/POINT/x`) and `check -o SW/POINT` exited 0, and every
+ * later run of the sweep failed the point, "not empty and holds no hetsim run". Each is refused,
+ * exit 2, nothing made, and the sweep runs the point again; a folder of another name (myseed=6)
+ * and a plot of the point's own run into itself still are drawn. */
+START_TEST(a_plot_or_a_check_into_a_sweeps_missing_point_is_refused)
+{
+    char *dir = harness_tmpdir("probe38");
+    char s[600], r[600], sw[600], o[600], g[600];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    harness_run_in(dir, NULL, s, r, sizeof(s));
+    harness_golden_in(dir, NULL, s, g, sizeof(s));
+    char point[700], other[700], sub[800], mine[700], cmd[1000];
+    snprintf(point, sizeof(point), "%s/protocol.name=dpsgd,seed=6", o);
+    snprintf(other, sizeof(other), "%s/protocol.name=dpsgd,seed=5", o);
+    snprintf(sub, sizeof(sub), "%s/x", point);
+    snprintf(mine, sizeof(mine), "%s/myseed=6", o);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", point);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *const *cases[] = {
+        (const char *[]){ "plot", r, "-o", point, NULL },
+        (const char *[]){ "plot", r, "-o", sub, NULL },
+        (const char *[]){ "check", s, "--golden", g, "-o", point, NULL },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        result res = harness_hetsim(cases[c]);
+        ck_assert_msg(res.status == 2 && strstr(res.err, "named as a point of the sweep") != NULL,
+                      "case %zu: exit %d\n%.600s", c, res.status, res.err);
+        ck_assert_msg(!harness_exists(point), "case %zu made %s", c, point);
+    }
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0 && harness_exists(point), "sweep again: exit %d\n%.600s",
+                  res.status, res.err);
+    res = harness_hetsim((const char *[]){ "plot", r, "-o", mine, NULL });
+    ck_assert_msg(res.status == 0, "plot -o myseed=6: exit %d\n%.600s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "plot", other, NULL });
+    ck_assert_msg(res.status == 0, "plot POINT: exit %d\n%.600s", res.status, res.err);
+    free(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe38");
+    TCase *places = tcase_create("places");
+    tcase_add_test(places, a_plot_or_a_check_into_a_sweeps_missing_point_is_refused);
+    tcase_set_timeout(places, 120);
+    suite_add_tcase(s, places);
+    return s;
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -56,11 +57,58 @@ START_TEST(a_plot_or_a_check_into_a_sweeps_missing_point_is_refused)
 }
 END_TEST
 
+/* hetsim `args` run from the folder `cwd` (the tests' processes are their own: the folder they
+ * ran from is taken back after). */
+static result hetsim_in(const char *cwd, const char *const *args)
+{
+    char *back = getcwd(NULL, 0);
+    ck_assert_msg(back != NULL && chdir(cwd) == 0, "cannot go to %s", cwd);
+    result res = harness_hetsim(args);
+    ck_assert_int_eq(chdir(back), 0);
+    free(back);
+    return res;
+}
+
+/* An output is the place its path names, but "." kept its text: its lock and work directory
+ * were "..lock" and "..partial" inside it. `run -o .` in an empty folder said "output directory
+ * . is not empty and holds no hetsim run" (its own lock file there), exit 2, as did `sweep -o .`;
+ * in a sweep's directory `sweep -o .` (a resume) was "inside" the sweep itself, exit 2; each ran
+ * when the folder was named by its path. Now "." is the current folder by its real path: each
+ * runs, and a second `run -o .` replaces the run. */
+START_TEST(an_output_named_dot_is_the_current_folder)
+{
+    char *dir = harness_tmpdir("probe38");
+    char s[600], r[800], sw[600], o[600], e[700], f[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(e, sizeof(e), "%s/e", dir);
+    snprintf(f, sizeof(f), "%s/f", dir);
+    ck_assert_int_eq(mkdir(e, 0777), 0);
+    ck_assert_int_eq(mkdir(f, 0777), 0);
+    for (int k = 0; k < 2; k++) {
+        result res =
+            hetsim_in(e, (const char *[]){ "run", s, "-o", k == 0 ? "." : "./", "--quiet", NULL });
+        ck_assert_msg(res.status == 0, "run -o . (%d): exit %d\n%.600s", k, res.status, res.err);
+        snprintf(r, sizeof(r), "%s/run.json", e);
+        ck_assert_msg(harness_exists(r), "no run in %s", e);
+    }
+    result res = hetsim_in(f, (const char *[]){ "sweep", sw, "-o", ".", "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep -o . (empty): exit %d\n%.600s", res.status, res.err);
+    res = hetsim_in(o, (const char *[]){ "sweep", sw, "-o", ".", "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep -o . (resume): exit %d\n%.600s", res.status, res.err);
+    char lock[800];
+    snprintf(lock, sizeof(lock), "%s/..lock", e);
+    ck_assert_msg(!harness_exists(lock), "%s left", lock);
+    free(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe38");
     TCase *places = tcase_create("places");
     tcase_add_test(places, a_plot_or_a_check_into_a_sweeps_missing_point_is_refused);
+    tcase_add_test(places, an_output_named_dot_is_the_current_folder);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
     return s;

@@ -103,6 +103,44 @@ START_TEST(an_output_named_dot_is_the_current_folder)
 }
 END_TEST
 
+/* A softmax over LIBSVM data of two features, its test set in a file of its own. */
+static const char libsvm_json[] =
+    "{\"seed\": 5, \"workers\": 2, \"compute\": {\"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"softmax\"}, \"batch\": 2,\n"
+    "  \"dataset\": {\"name\": \"libsvm\", \"file\": \"d.svm\", \"test_file\": \"t.svm\"}},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 2},\n"
+    " \"eval\": {\"every_s\": 0.5}}\n";
+
+static const char svm_text[] = "0 1:0.5 2:1\n1 1:1.5 2:-1\n0 1:0.25 2:2\n1 1:2 2:-2\n"
+                               "0 1:0.75 2:1.5\n1 1:1.25 2:-0.5\n0 1:0.6 2:1.2\n1 1:1.7 2:-1.1\n";
+
+/* `check --junit FILE` refused a FILE the scenario reads, but knew of a compute.profile and
+ * traces alone: with FILE the scenario's LIBSVM data (`file` or `test_file`) the report replaced
+ * the data, exit 0, and every later check failed, "d.svm: line 1, column 1: bad label
+ * \"<?xml\"" (so did Fashion-MNIST's IDX files in its `dir`, and a torch module). Each is
+ * refused, exit 2, the file unchanged, as the profile is. */
+START_TEST(a_junit_report_never_replaces_the_data_the_scenario_reads)
+{
+    char *dir = harness_tmpdir("probe38");
+    harness_write(dir, "d.svm", svm_text);
+    harness_write(dir, "t.svm", svm_text);
+    char s[600], g[600];
+    harness_golden_in(dir, libsvm_json, s, g, sizeof(s));
+    const char *const names[] = { "d.svm", "t.svm" };
+    for (size_t i = 0; i < 2; i++) {
+        char file[700], text[512];
+        snprintf(file, sizeof(file), "%s/%s", dir, names[i]);
+        result res =
+            harness_hetsim((const char *[]){ "check", s, "--golden", g, "--junit", file, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "a file the scenario reads") != NULL,
+                      "--junit %s: exit %d\n%.600s", names[i], res.status, res.err);
+        harness_read_into(file, text, sizeof(text));
+        ck_assert_msg(strcmp(text, svm_text) == 0, "%s changed: %.100s", names[i], text);
+    }
+    free(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe38");
@@ -111,5 +149,9 @@ Suite *test_suite(void)
     tcase_add_test(places, an_output_named_dot_is_the_current_folder);
     tcase_set_timeout(places, 120);
     suite_add_tcase(s, places);
+    TCase *junit = tcase_create("junit");
+    tcase_add_test(junit, a_junit_report_never_replaces_the_data_the_scenario_reads);
+    tcase_set_timeout(junit, 120);
+    suite_add_tcase(s, junit);
     return s;
 }

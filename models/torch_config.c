@@ -387,6 +387,8 @@ int torch_config_read(sim_scenario *sc, const torch_data_shape *shape, size_t ba
                       model_config *cfg, torch_probe_info *info, sim_layers *layers, sim_err *err)
 {
     int rc = read_section(sc->file, sc->model_cfg, &cfg->torch, err);
+    if (rc == SIM_OK) /* a file the scenario reads, as its data is */
+        rc = sim_scenario_note_input(sc, cfg->torch.module, err);
     if (rc != SIM_OK)
         return rc;
     cfg->torch.own_data = shape == NULL;

@@ -97,6 +97,111 @@ START_TEST(a_failure_rule_of_many_workers_is_applied_in_linear_time)
 }
 END_TEST
 
+/* ---- Parser limits ------------------------------------------------------------------------ */
+
+/* `[` n times, then `]` n times, after `prefix`, in a malloc'd string. */
+static char *nested(const char *prefix, size_t n)
+{
+    size_t len = strlen(prefix);
+    char *s = malloc(len + 2 * n + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, prefix, len);
+    memset(s + len, '[', n);
+    memset(s + len + n, ']', n);
+    s[len + 2 * n] = '\0';
+    return s;
+}
+
+/* A scenario file is refused past 1000 levels (cJSON's limit), but a --set value was parsed
+ * alone and then put in the tree: `--set workload.model.extra=` of 998 nested arrays made a
+ * scenario of 1001 levels, run (exit 0) into a run.json that plot, report and check then
+ * refused; a path of 1001 keys (`--set a.a.a...=1`) made 1001 levels too. Both are refused now,
+ * exit 2, naming the --set and the limit; 997 arrays there (1000 levels) still load. */
+START_TEST(a_set_never_nests_the_scenario_past_the_parsers_limit)
+{
+    char *dir = harness_tmpdir("probe37");
+    harness_write(dir, "s.json", harness_quick_json);
+    char s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    char *deep = nested("workload.model.extra=", 998);
+    result res = harness_hetsim((const char *[]){ "validate", s, "--set", deep, NULL });
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err,
+                             "--set workload.model.extra: the scenario would be nested "
+                             "1001 levels deep, deeper than 1000 (the parser's limit)") != NULL,
+                  "998 arrays: exit %d\n%.400s", res.status, res.err);
+    free(deep);
+    deep = nested("workload.model.extra=", 997);
+    res = harness_hetsim((const char *[]){ "validate", s, "--set", deep, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "$.workload.model.extra: unknown key") != NULL,
+                  "997 arrays: exit %d\n%.400s", res.status, res.err);
+    free(deep);
+    char *path = malloc(2 * 1001 + 3);
+    ck_assert_ptr_nonnull(path);
+    size_t len = 0;
+    for (int k = 0; k < 1001; k++)
+        len += (size_t)sprintf(path + len, k == 0 ? "a" : ".a");
+    strcpy(path + len, "=1");
+    res = harness_hetsim((const char *[]){ "validate", s, "--set", path, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "nested 1001 levels deep") != NULL,
+                  "a path of 1001 keys: exit %d\n%.400s", res.status, res.err);
+    free(path);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* A PyTorch module's argument is the one place of a scenario that takes any JSON. One of 997
+ * nested arrays (1000 levels in the scenario, the file's limit) was run, exit 0, into a run.json
+ * that holds it 4 levels down (1001): `plot RUN` then refused it ("nested deeper than 1000
+ * levels"), as report and check would. Past 990 levels the model server, whose Python decoder
+ * stays within 1000 frames, died with a RecursionError traceback ("model server 0 died"). The
+ * argument may be 996 levels deep now, which runs and draws; 997 is refused, exit 2, naming its
+ * JSON path and the limit. Skipped (passes) without a python3 that imports torch. */
+START_TEST(a_module_argument_nested_past_what_run_json_holds_is_refused)
+{
+    char *dir = harness_tmpdir("probe37");
+    harness_write(dir, "m.py",
+                  "import torch.nn as nn\n\n\ndef build(input_shape, classes, extra=None):\n"
+                  "    return nn.Linear(input_shape[0], classes)\n");
+    harness_write(dir, "s.json",
+                  "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},\n"
+                  " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 64,\n"
+                  "   \"test_samples\": 16, \"dim\": 4, \"classes\": 2},\n"
+                  "   \"model\": {\"name\": \"torch\", \"module\": \"m.py\"}, \"batch\": 8, "
+                  "\"lr\": 0.1},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.05},\n"
+                  " \"eval\": {\"every_s\": 0.02, \"samples\": 16}}\n");
+    char s[600], r[600], p[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(r, sizeof(r), "%s/r", dir);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    if (res.status != 0 && strstr(res.err, "torch") != NULL) {
+        fprintf(stderr, "probe37: no PyTorch, skipped: %.200s\n", res.err);
+        harness_cleanup(dir);
+        return;
+    }
+    ck_assert_msg(res.status == 0, "validate: exit %d\n%.400s", res.status, res.err);
+    char *deep = nested("workload.model.extra=", 996);
+    res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", "--set", deep, NULL });
+    free(deep);
+    ck_assert_msg(res.status == 0, "996 levels: exit %d\n%.600s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+    ck_assert_msg(res.status == 0, "plot of 996 levels: exit %d\n%.400s", res.status, res.err);
+    snprintf(r, sizeof(r), "%s/r2", dir);
+    deep = nested("workload.model.extra=", 997);
+    res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", "--set", deep, NULL });
+    free(deep);
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "$.workload.model.extra: nested 997 levels deep, more than "
+                                      "996") != NULL &&
+                      strstr(res.err, "1000 (the JSON parser's limit)") != NULL &&
+                      !harness_exists(r),
+                  "997 levels: exit %d\n%.400s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe37");
@@ -108,5 +213,10 @@ Suite *test_suite(void)
     tcase_add_test(linear, a_failure_rule_of_many_workers_is_applied_in_linear_time);
     tcase_set_timeout(linear, 240);
     suite_add_tcase(s, linear);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, a_set_never_nests_the_scenario_past_the_parsers_limit);
+    tcase_add_test(limits, a_module_argument_nested_past_what_run_json_holds_is_refused);
+    tcase_set_timeout(limits, 240);
+    suite_add_tcase(s, limits);
     return s;
 }

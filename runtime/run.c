@@ -135,9 +135,12 @@ static int on_change(sim_ctx *ctx, const sim_event *ev, sim_err *err)
             if (rc != SIM_OK)
                 return rc;
         }
+        /* Aborted flows touch the failed worker's peers, which may be anywhere; a worker with
+         * none in flight changes only its own state (a walk of every worker for each failure
+         * made a rule failing N workers at one instant take N^2 steps). */
+        bool aborts = sim_net_host_inflight(ctx->net, w) > 0;
         sim_net_set_host_down(ctx->net, w, true);
-        /* Aborted flows touch the failed worker's peers, which may be anywhere. */
-        for (uint32_t v = 0; v < ctx->nworkers; v++)
+        for (uint32_t v = aborts ? 0 : w; v < (aborts ? ctx->nworkers : w + 1); v++)
             sim_run_acct_update(ctx, v);
         sim_run_trace(ctx, "down", w, SIM_NOBODY, 0, 0, 0);
         pev.kind = SIM_EV_WORKER_DOWN;

@@ -202,11 +202,44 @@ START_TEST(a_module_argument_nested_past_what_run_json_holds_is_refused)
 }
 END_TEST
 
+/* A space other than U+0020 in a message was printed raw: a trace's worker "0<U+00A0>" was
+ * refused as `got "0 "`, which reads as if a plain space were at fault; a scenario key "n<U+3000>b"
+ * likewise. Each such space (U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F, U+3000) is written
+ * as JSON escapes it, as the invisible format characters are. */
+START_TEST(a_space_other_than_u0020_in_a_message_is_escaped)
+{
+    char *dir = harness_tmpdir("probe37");
+    char s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    harness_write(dir, "t.csv", "0.0,0\xc2\xa0,2\n");
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+                  " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"t.csv\"}],\n"
+                  " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+                  " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n");
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2, "trace: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "0\\u00a0") != NULL && strstr(res.err, "\xc2\xa0") == NULL,
+                  "trace: %s", res.err);
+    harness_write(dir, "s.json",
+                  "{\"seed\": 5, \"workers\": 3, \"workload\": {\"model\": {\"name\": \"none\"},"
+                  " \"message_bytes\": 4000}, \"protocol\": {\"name\": \"allreduce\"},"
+                  " \"n\xe3\x80\x80"
+                  "b\": 1}\n");
+    res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    ck_assert_msg(res.status == 2, "key: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "n\\u3000b") != NULL && strstr(res.err, "\xe3\x80\x80") == NULL,
+                  "key: %s", res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe37");
     TCase *cli = tcase_create("cli");
     tcase_add_test(cli, a_malformed_plot_size_is_refused);
+    tcase_add_test(cli, a_space_other_than_u0020_in_a_message_is_escaped);
     tcase_set_timeout(cli, 120);
     suite_add_tcase(s, cli);
     TCase *linear = tcase_create("linear");

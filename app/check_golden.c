@@ -58,19 +58,6 @@ void ck_fingerprint(const char *dir, char *out, size_t size)
     }
 }
 
-void ck_fingerprint_diff(const char *dir, const char *want, FILE *out)
-{
-    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
-        char line[128];
-        uint64_t h = 0;
-        bool here = ck_file_hash(dir, fingerprint_files[i], &h);
-        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", fingerprint_files[i], h);
-        bool there = strstr(want, fingerprint_files[i]) != NULL;
-        if (here != there || (here && strstr(want, line) == NULL))
-            fprintf(out, "  %s differs\n", fingerprint_files[i]);
-    }
-}
-
 int ck_write_fingerprint(const char *dir, sim_err *err)
 {
     char text[1024];
@@ -122,8 +109,10 @@ void ck_golden_fini(gold *g)
 {
     for (size_t s = 0; s < g->k; s++)
         app_curve_fini(&g->curve[s]);
-    sim_cfg_destroy(g->run0);
-    g->run0 = NULL;
+    for (size_t s = 0; s < MAX_GOLDEN; s++) { /* also those read past the seeds loaded (an error) */
+        sim_cfg_destroy(g->run[s]);
+        g->run[s] = NULL;
+    }
 }
 
 bool ck_has_seed(const gold *g, uint64_t seed)
@@ -405,16 +394,24 @@ static int check_fingerprint(gold *g, size_t s, sim_err *err)
     return rc;
 }
 
-/* run.json of seed s: its seed, scenario hash and version are the golden's. The first seed's
- * is kept (g->run0). */
+/* run.json of seed s: its seed (the run's and its scenario's), scenario hash and version are
+ * the golden's. It is kept (g->run[s]): a check compares its runs with the golden as read, not
+ * read again. */
 static int check_run_json(gold *g, size_t s, sim_err *err)
 {
     sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
     if (run == NULL)
         return err->code;
-    int64_t seed = -1;
+    int64_t seed = -1, scenario_seed = -1;
     char hash[32] = "", version[64] = "";
+    sim_cfg *sc = NULL;
     int rc = sim_cfg_int(run, "seed", 0, INT64_MAX, &seed, err);
+    if (rc == SIM_OK)
+        rc = sim_cfg_child(run, "scenario", &sc, err);
+    if (rc == SIM_OK && sc == NULL)
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario", g->dir[s]);
+    if (rc == SIM_OK)
+        rc = sim_cfg_int(sc, "seed", 0, INT64_MAX, &scenario_seed, err);
     if (rc == SIM_OK)
         rc = sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), err);
     if (rc == SIM_OK)
@@ -422,6 +419,13 @@ static int check_run_json(gold *g, size_t s, sim_err *err)
     if (rc == SIM_OK && (uint64_t)seed != g->seed[s])
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: seed %" PRId64 ", not %" PRIu64,
                          g->dir[s], seed, g->seed[s]);
+    /* Another seed's run under this seed's name (its run.json's seed and hashes edited to
+     * match) made the golden hold that seed twice, exit 0. */
+    if (rc == SIM_OK && scenario_seed != seed)
+        rc = sim_err_set(err, SIM_EINVAL, NULL,
+                         "%s/run.json: a run of seed %" PRId64
+                         " (its scenario's seed), not %" PRId64 ": another seed's run copied in",
+                         g->dir[s], scenario_seed, seed);
     if (rc == SIM_OK && strcmp(hash, g->hash[s]) != 0)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "%s/run.json: scenario hash %s, golden.json says %s (a run of another "
@@ -431,8 +435,8 @@ static int check_run_json(gold *g, size_t s, sim_err *err)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "%s/run.json: hetsim %s, golden.json says %s (seeds of two versions)",
                          g->dir[s], version, g->version);
-    if (rc == SIM_OK && s == 0)
-        g->run0 = run;
+    if (rc == SIM_OK)
+        g->run[s] = run;
     else
         sim_cfg_destroy(run);
     return rc == SIM_OK || err->code == SIM_ENOMEM ? rc : (err->code = SIM_EINVAL);
@@ -482,14 +486,59 @@ static int check_same_shape(const gold *g, size_t s, sim_err *err)
     return SIM_OK;
 }
 
+/* Whether the straggler rules of the resolved scenarios a and b (their "stragglers" arrays,
+ * item by item) are the same, but for the workers a rule that selects them by "count" drew:
+ * they are a result of the seed, as its other random draws are (scenario/scenario_stragglers.c
+ * records them beside the count), so such rules are compared by their count and the rest; a
+ * rule of explicit workers is compared whole. */
+static bool same_rules(sim_cfg *a, sim_cfg *b)
+{
+    static const char *const drawn[] = { "workers" };
+    size_t na = 0, nb = 0;
+    if (sim_cfg_has(a, "stragglers") != sim_cfg_has(b, "stragglers") ||
+        sim_cfg_array_len(a, "stragglers", &na, NULL) != SIM_OK ||
+        sim_cfg_array_len(b, "stragglers", &nb, NULL) != SIM_OK || na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        sim_cfg *ra = NULL, *rb = NULL;
+        if (sim_cfg_at(a, "stragglers", i, &ra, NULL) != SIM_OK ||
+            sim_cfg_at(b, "stragglers", i, &rb, NULL) != SIM_OK || ra == NULL || rb == NULL)
+            return false; /* no rule a run writes: a hand-made run.json */
+        bool counted = sim_cfg_has(ra, "count") && !sim_cfg_is_null(ra, "count");
+        if (sim_cfg_diff(ra, rb, drawn, counted ? 1 : 0, NULL, 0) > 0)
+            return false; /* a count of b's that differs from a's is a difference */
+    }
+    return true;
+}
+
+/* Adds "profile_fnv" to the n keys listed in out[size] when the run.json `a` and `b` record
+ * other bytes of the profile their scenarios name (or only one records any): the scenario
+ * names the file, and a profile edited after the golden was written ran another scenario
+ * under the same name ("ok against" the golden, or --exact's REGRESSION, exit 1). */
+static long diff_profile(sim_cfg *a, sim_cfg *b, char *out, size_t size, long n)
+{
+    char fa[32] = "", fb[32] = "";
+    if (sim_cfg_has(a, "profile_fnv"))
+        sim_cfg_string(a, "profile_fnv", fa, sizeof(fa), NULL);
+    if (sim_cfg_has(b, "profile_fnv"))
+        sim_cfg_string(b, "profile_fnv", fb, sizeof(fb), NULL);
+    if (strcmp(fa, fb) == 0)
+        return n;
+    size_t len = size > 0 ? strlen(out) : 0;
+    if (size > 0)
+        snprintf(out + len, size - len, "%sprofile_fnv", n > 0 ? ", " : "");
+    return n + 1;
+}
+
 /* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
  * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
- * section and the check's tolerances. Lists them in out[size]; returns their number, or -1
- * with `err` filled. */
+ * section, the check's tolerances and the workers a counted straggler rule drew (same_rules;
+ * "stragglers" is listed when another of its values differs); and profile_fnv, the bytes of the
+ * profile it names. Lists them in out[size]; returns their number, or -1 with `err` filled. */
 static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
                       sim_err *err)
 {
-    static const char *const skip[] = { "seed", "output", "check" };
+    static const char *const skip[] = { "seed", "output", "check", "stragglers" };
     sim_cfg *b = ck_read_json(b_dir, "run.json", err), *sa = NULL, *sb = NULL;
     long n = -1;
     if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
@@ -498,7 +547,15 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
             sim_err_set(err, SIM_EINVAL, NULL, "%s/run.json: no scenario",
                         sa == NULL ? a_dir : b_dir);
         else
-            n = (long)sim_cfg_diff(sa, sb, skip, 3, out, size);
+            n = (long)sim_cfg_diff(sa, sb, skip, 4, out, size);
+        if (n >= 0 && !same_rules(sa, sb)) {
+            size_t len = size > 0 ? strlen(out) : 0;
+            if (size > 0)
+                snprintf(out + len, size - len, "%sstragglers", n > 0 ? ", " : "");
+            n++;
+        }
+        if (n >= 0)
+            n = diff_profile(a, b, out, size, n);
     }
     sim_cfg_destroy(b);
     return n;
@@ -518,7 +575,7 @@ static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t si
 static int check_same_scenario(gold *g, size_t s, sim_err *err)
 {
     char keys[1024];
-    long n = diff_with(g->run0, g->dir[0], g->dir[s], keys, sizeof(keys), err);
+    long n = diff_with(g->run[0], g->dir[0], g->dir[s], keys, sizeof(keys), err);
     if (n < 0)
         return err->code;
     if (n > 0)
@@ -623,7 +680,7 @@ int ck_read_golden(const char *path, gold *g, sim_err *err)
 
 long ck_scenario_diff(gold *g, const char *dir, char *out, size_t size, sim_err *err)
 {
-    return diff_with(g->run0, g->dir[0], dir, out, size, err);
+    return diff_with(g->run[0], g->dir[0], dir, out, size, err);
 }
 
 long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err *err)
@@ -631,21 +688,74 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
     return diff_runs(a, b, out, size, err);
 }
 
+/* run.json of the run in `dir` against the golden's seed s (g->run[s], as ck_read_golden read
+ * it), key by key: a scenario whose keys were written in another order gives a run.json of
+ * them in that order and another scenario_hash, the hash of that text, for the same run (it
+ * was a REGRESSION). Objects are compared by their keys, arrays item by item, numbers by value;
+ * scenario_hash is not compared (the scenario it hashes is). The differing keys into
+ * out[size]; returns their number, -1 when dir/run.json is no JSON. */
+static long run_json_diff(const gold *g, size_t s, const char *dir, char *out, size_t size)
+{
+    static const char *const skip[] = { "scenario_hash" };
+    sim_err err;
+    sim_err_clear(&err);
+    sim_cfg *run = ck_read_json(dir, "run.json", &err);
+    long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 1, out, size) : -1;
+    sim_cfg_destroy(run);
+    return n;
+}
+
+/* Prints "  FILE differs" to `out` for each output file of `dir` whose hash is not the one
+ * the fingerprint text `want` lists (or that one of the two lacks), run.json but when its
+ * keys are the same (keys: its differing keys, `keyed` their number or -1); returns how many
+ * were printed. */
+static size_t fingerprint_diff(const char *dir, const char *want, long keyed, const char *keys,
+                               FILE *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
+        char line[128];
+        uint64_t h = 0;
+        bool here = ck_file_hash(dir, fingerprint_files[i], &h);
+        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", fingerprint_files[i], h);
+        bool there = strstr(want, fingerprint_files[i]) != NULL;
+        bool run_json = strcmp(fingerprint_files[i], "run.json") == 0;
+        if (here != there || (here && strstr(want, line) == NULL && !(run_json && keyed == 0))) {
+            if (out != NULL && run_json && keyed > 0)
+                fprintf(out, "  run.json differs (%s)\n", keys);
+            else if (out != NULL)
+                fprintf(out, "  %s differs\n", fingerprint_files[i]);
+            n++;
+        }
+    }
+    return n;
+}
+
 int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out)
 {
-    char path[PATH_TEXT + 32] = "", got[1024];
+    char path[PATH_TEXT + 32] = "", got[1024], keys[1024] = "";
     const char *want = "";
-    for (size_t s = 0; s < g->k; s++)
-        if (g->seed[s] == seed) {
-            want = g->fingerprint[s];
-            snprintf(path, sizeof(path), "%s/fingerprint", g->dir[s]);
-        }
+    size_t s = 0;
+    while (s < g->k && g->seed[s] != seed)
+        s++;
+    if (s < g->k) {
+        want = g->fingerprint[s];
+        snprintf(path, sizeof(path), "%s/fingerprint", g->dir[s]);
+    }
     ck_fingerprint(dir, got, sizeof(got));
     if (strcmp(want, got) == 0) {
         fprintf(out, "%s: ok, every output byte as in %s (but the wall line)\n", file, path);
         return APP_CHECK_PASS;
     }
+    long keyed = s < g->k ? run_json_diff(g, s, dir, keys, sizeof(keys)) : -1;
+    if (fingerprint_diff(dir, want, keyed, keys, NULL) == 0) {
+        fprintf(out,
+                "%s: ok, every output as in %s (byte for byte but the wall line; run.json key "
+                "by key: the same keys and values, in another order)\n",
+                file, path);
+        return APP_CHECK_PASS;
+    }
     fprintf(out, "%s: REGRESSION: outputs differ from %s\n", file, path);
-    ck_fingerprint_diff(dir, want, out);
+    fingerprint_diff(dir, want, keyed, keys, out);
     return APP_CHECK_REGRESSION;
 }

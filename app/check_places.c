@@ -222,7 +222,8 @@ static int holds_output(const char *out, const char *dir, bool top, int depth, s
 int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err)
 {
     const unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
+                            SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK) |
+                            SIM_RUNDIR_POINTS;
     char *place = NULL;
     sim_rundir_write how;
     int rc = opt->junit != NULL

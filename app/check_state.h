@@ -35,7 +35,7 @@ typedef struct gold {
     char dir[MAX_GOLDEN][PATH_TEXT];   /* (k) the seed directories */
     app_curve curve[MAX_GOLDEN];       /* (k) their metrics.csv */
     char fingerprint[MAX_GOLDEN][256]; /* (k) their fingerprint files, as validated */
-    sim_cfg *run0;                     /* the first seed's run.json, parsed; owned */
+    sim_cfg *run[MAX_GOLDEN];          /* (k) their run.json files, parsed; owned */
 } gold;
 
 /* The statistics compared, each a number per run (docs/check.md). */
@@ -77,16 +77,14 @@ bool ck_file_hash(const char *dir, const char *name, uint64_t *h);
 /* The fingerprint of a run directory into out[size]: a line "file hash" per output file. */
 void ck_fingerprint(const char *dir, char *out, size_t size);
 
-/* Prints "  FILE differs" to `out` for each output file of `dir` whose hash is not the one
- * the fingerprint text `want` lists (or that one of the two lacks). */
-void ck_fingerprint_diff(const char *dir, const char *want, FILE *out);
-
 /* Writes dir/fingerprint. */
 int ck_write_fingerprint(const char *dir, sim_err *err);
 
 /* --exact: the run in `dir` of seed `seed` (one of g's) of the scenario `file` compared byte
  * for byte with the golden's fingerprint of that seed as ck_read_golden read it (not read
- * again: an update may have swapped another golden in since): APP_CHECK_PASS or
+ * again: an update may have swapped another golden in since), run.json key by key with the
+ * golden's as read (the same keys and values in another order, the scenario's as written,
+ * pass; its scenario_hash, the hash of that text, is not compared): APP_CHECK_PASS or
  * APP_CHECK_REGRESSION, the verdict on `out`. */
 int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out);
 
@@ -100,7 +98,7 @@ sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err);
 /* True if dir/name (dir itself for name "") exists. */
 bool ck_exists(const char *dir, const char *name);
 
-/* Frees the curves of g's seeds and its first seed's run.json. */
+/* Frees the curves of g's seeds and their run.json files. */
 void ck_golden_fini(gold *g);
 
 /* True if the golden holds `seed`. */

@@ -320,9 +320,10 @@ static sim_cfg *node_at(sim_cfg *b, const char *path)
     return b;
 }
 
-/* True when `path` is a straggler rule's "count" of `value` workers that the run drew: its
- * run.json holds the rule with "count": null and that many "workers" (docs/scenario.md: "the
- * resolved list appears in run.json"), which setting the count would change. */
+/* True when `path` is a straggler rule's "count" of `value` workers that the run drew and a
+ * run.json of hetsim before issue 38 holds with "count": null and that many "workers", which
+ * setting the count would change (run.json now keeps the count beside the workers drawn, which
+ * setting it changes nothing in). */
 static bool count_drawn(sim_cfg *b, const char *path, const char *value)
 {
     const char *dot = strrchr(path, '.');

@@ -539,7 +539,9 @@ static int cmd_sweep(int argc, char **argv)
                               .exe = "/proc/self/exe",
                               .jobs = (unsigned)a.jobs,
                               .threads = a.threads,
-                              .progress = !a.quiet && isatty(STDERR_FILENO) };
+                              .progress = !a.quiet && isatty(STDERR_FILENO),
+                              .one = a.has_index,
+                              .index = (size_t)a.index };
     sim_err err;
     int rank = 0, size = 1;
     if (a.mpi && app_mpi_init(&rank, &size, &err) != SIM_OK)

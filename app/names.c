@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "outputs/output.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 #define NAME_MAX_BYTES 200
@@ -55,6 +56,56 @@ static const char *user_name(const app_names *n, const char *from)
         if (strcmp(n->from[i - 1], from) == 0)
             return n->to[i - 1];
     return NULL;
+}
+
+/* The code point of the n-byte UTF-8 character at s (n from sim_text_utf8_len). */
+static unsigned code_point(const unsigned char *s, size_t n)
+{
+    static const unsigned lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+    unsigned c = s[0] & lead_mask[n];
+    for (size_t i = 1; i < n; i++)
+        c = (c << 6) | (s[i] & 0x3f);
+    return c;
+}
+
+/* Unicode's space separators (Zs) but U+0020, and its format characters (Cf) that draw
+ * nothing in a name (the bidirectional embeddings and isolates, the invisible operators). */
+static bool space_char(unsigned c)
+{
+    return c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x202f || c == 0x205f ||
+           c == 0x3000;
+}
+
+static bool invisible_char(unsigned c)
+{
+    return c == 0xad || c == 0x61c || c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
+           (c >= 0x2066 && c <= 0x206f) || c == 0xfeff;
+}
+
+void app_names_shown(char *buf)
+{
+    size_t n = 0, len;
+    for (size_t i = 0; buf[i] != '\0'; i += len) {
+        len = sim_text_utf8_len(buf + i);
+        if (len == 0) { /* no UTF-8: kept as it is, a byte */
+            buf[n++] = buf[i];
+            len = 1;
+            continue;
+        }
+        unsigned c = code_point((const unsigned char *)buf + i, len);
+        if (invisible_char(c))
+            continue;
+        if (c == ' ' || space_char(c)) {
+            if (n > 0 && buf[n - 1] != ' ')
+                buf[n++] = ' ';
+            continue;
+        }
+        memmove(buf + n, buf + i, len);
+        n += len;
+    }
+    n -= n > 0 && buf[n - 1] == ' ';
+    buf[n] = '\0';
 }
 
 /* Why the part s[len] of a display name spec (a key, or the text shown) cannot be one, or
@@ -178,6 +229,8 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     size_t len = 0;
     errno = 0;
     char *text = sim_output_read(path, &len);
+    if (text == NULL && errno == EFBIG) /* a FIFO fed forever: refused at the cap */
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, sim_file_cap_text());
     if (text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
                            "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));

@@ -43,4 +43,13 @@ const char *app_names_key(const app_names *n, const char *key);
 /* The display name of `value`, a value of swept key `key`. Valid while `n` and `value` live. */
 const char *app_names_value(const app_names *n, const char *key, const char *value);
 
+/* The name `buf` (UTF-8) as a reader of a table or a figure sees it, in place: a Unicode space
+ * (no-break, thin, ideographic: Zs) is a space, a format character that draws nothing (zero
+ * width space and joiners, direction marks, soft hyphen, word joiner, byte-order mark: Cf) is
+ * no character, a run of spaces is one and none opens or ends the name. Two names that differ
+ * only so are one name on the page ("AR" and "AR" with a zero width space were two groups
+ * drawn alike, exit 0). Canonically equivalent spellings (a precomposed "é" and an "e" with a
+ * combining accent) are not made one: that takes Unicode's normalization tables. */
+void app_names_shown(char *buf);
+
 #endif

@@ -227,16 +227,12 @@ static void row_name(const rp_report *rp, size_t g, const app_names *names, char
     }
 }
 
-/* buf as TeX prints it: a run of spaces is one space, and none opens or ends a cell ("a" and
- * "a " were two rows that the PDF names alike, which the check let through). */
+/* buf as TeX prints it (app_names_shown): a run of spaces is one space, and none opens or
+ * ends a cell ("a" and "a " were two rows that the PDF names alike, which the check let
+ * through); a Unicode space is a space, an invisible format character none. */
 static void tex_shown(char *buf)
 {
-    size_t n = 0;
-    for (const char *p = buf; *p != '\0'; p++)
-        if (*p != ' ' || (n > 0 && buf[n - 1] != ' '))
-            buf[n++] = *p;
-    n -= n > 0 && buf[n - 1] == ' ';
-    buf[n] = '\0';
+    app_names_shown(buf);
 }
 
 /* A row's name and its place: the rows sorted by name (then place), so that two rows of one

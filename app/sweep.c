@@ -558,6 +558,8 @@ static int read_base(app_sweep *sw, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, "$.base",
                            "no file %s (the base is a path relative to the sweep file's folder)",
                            sw->base);
+    if (sw->base_text == NULL && errno == EFBIG) /* a device that never ends */
+        return sim_err_set(err, SIM_ESCENARIO, "$.base", "%s: %s", sw->base, sim_file_cap_text());
     if (sw->base_text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_ESCENARIO, "$.base",
                            "cannot read %s: %s", sw->base, strerror(errno != 0 ? errno : EIO));
@@ -677,9 +679,14 @@ static int make_points(app_sweep *sw, sim_err *err)
         rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
                          "points %zu and %zu share the run directory \"%s\" (repeated values?)", j,
                          i, sw->points[i].name);
+    /* An --index task validates its own point alone (app_sweep_load). */
     for (size_t k = 0; k < sw->npoints && rc == 0; k++)
-        rc = validate_point(sw, k, &s, err);
-    i = rc == 0 ? sw_first_repeat(sw->points, sw->npoints, sw_run_key, sw_run_same, &j) : 0;
+        if (!sw->opt.one || k == sw->opt.index)
+            rc = validate_point(sw, k, &s, err);
+    /* Whether two points are one run needs every point's scenario: a whole sweep's check. */
+    i = rc != 0 || sw->opt.one
+            ? sw->npoints
+            : sw_first_repeat(sw->points, sw->npoints, sw_run_key, sw_run_same, &j);
     if (rc == 0 && i == SIZE_MAX)
         rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)
@@ -714,6 +721,10 @@ app_sweep *app_sweep_load(const char *file, const app_sweep_options *opt, sim_er
     size_t len = 0;
     errno = 0;
     char *text = sim_output_read(file, &len);
+    if (text == NULL && errno == EFBIG) { /* a FIFO fed forever: refused at the cap */
+        sim_err_set(err, SIM_ESCENARIO, NULL, "%s", sim_file_cap_text());
+        goto fail;
+    }
     if (text == NULL) {
         sim_err_set(err, SIM_EIO, NULL, "cannot read the sweep file: %s",
                     strerror(errno != 0 ? errno : EIO));

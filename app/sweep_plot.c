@@ -36,6 +36,7 @@ enum figure {
 typedef struct group {
     char label[LABEL_TEXT];    /* display names, safe inside gnuplot's quotes */
     char bar[LABEL_TEXT];      /* the same without the tuned values: a bar's label */
+    char shown[LABEL_TEXT];    /* label as a reader sees it (app_names_shown) */
     size_t colour, dash, mark; /* its line's style numbers, from 1 */
     app_curve *curves;         /* (n) */
     size_t n;
@@ -59,6 +60,19 @@ static int oom(sim_err *err)
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
 }
 
+/* The length of the inches number that opens s, written D or D.D (D: one or more digits), or
+ * 0 when none does: strtod alone also read "3." (in "3.x2"), ".5", "+3", "1e1" and, before a
+ * check of the digits, " 3.5" and hexadecimal ("0x1p2x3" was 4 x 3). */
+static size_t size_number(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n > 0 && s[n] == '.') {
+        size_t f = strspn(s + n + 1, "0123456789");
+        n = f > 0 ? n + 1 + f : 0;
+    }
+    return n;
+}
+
 bool app_sweep_plot_size(const char *text, double *w, double *h)
 {
     *h = 0;
@@ -66,16 +80,16 @@ bool app_sweep_plot_size(const char *text, double *w, double *h)
         *w = text[0] == 'c' ? APP_SWEEP_PLOT_COLUMN_IN : APP_SWEEP_PLOT_PAGE_IN;
         return true;
     }
-    char *x = NULL, *end = NULL;
-    *w = strtod(text, &x);
-    if (x == text || (*x != 'x' && *x != 'X'))
+    size_t nw = size_number(text);
+    if (nw == 0 || (text[nw] != 'x' && text[nw] != 'X'))
         return false;
-    *h = strtod(x + 1, &end);
-    /* Decimals only: strtod also read " 3.5" and hexadecimal ("0x1p2x3" was 4 x 3). */
-    const char *digits = "0123456789+-.eE";
-    return end != x + 1 && *end == '\0' && strspn(text, digits) == (size_t)(x - text) &&
-           strspn(x + 1, digits) == (size_t)(end - x - 1) && *w >= 1 && *w <= 50 && *h >= 1 &&
-           *h <= 50;
+    const char *hs = text + nw + 1;
+    size_t nh = size_number(hs);
+    if (nh == 0 || hs[nh] != '\0')
+        return false;
+    *w = strtod(text, NULL);
+    *h = strtod(hs, NULL);
+    return *w >= 1 && *w <= 50 && *h >= 1 && *h <= 50;
 }
 
 /* ---- Labels and styles ------------------------------------------------------------------- */
@@ -154,6 +168,8 @@ static void name_group(plot *p, size_t i)
     }
     if (g->label[0] == '\0')
         snprintf(g->label, LABEL_TEXT, "(empty)");
+    snprintf(g->shown, LABEL_TEXT, "%s", g->label);
+    app_names_shown(g->shown);
     g->colour = g->mark = s->nby > 1 ? value_rank(s, i, 0) : i + 1;
     g->dash = s->nby > 1 ? value_rank(s, i, 1) : i + 1;
 }
@@ -201,7 +217,7 @@ static int read_groups(plot *p, sim_err *err)
             return oom(err);
         name_group(p, i);
         for (size_t j = 0; j < i; j++)
-            if (strcmp(p->g[j].label, g->label) == 0)
+            if (strcmp(p->g[j].shown, g->shown) == 0) /* "AR" and "AR\u200b" alike */
                 return sim_err_set(err, SIM_EINVAL, NULL,
                                    "two groups would be drawn as \"%s\" (%s and %s): give "
                                    "distinct values distinct names (--label, --names)",

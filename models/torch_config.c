@@ -72,6 +72,35 @@ static void find_pydir(char *out, size_t size)
     }
 }
 
+/* The levels of arrays and objects the JSON text `json` opens at its deepest. */
+static size_t json_levels(const char *json)
+{
+    size_t depth = 0, deepest = 0;
+    bool in_string = false;
+    for (const char *p = json; *p != '\0'; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            else if (*p == '"')
+                in_string = false;
+        } else if (*p == '"') {
+            in_string = true;
+        } else if (*p == '[' || *p == '{') {
+            deepest = ++depth > deepest ? depth : deepest;
+        } else if ((*p == ']' || *p == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return deepest;
+}
+
+/* run.json holds an argument at $.scenario.workload.model.KEY, its value's levels under 4: so
+ * that every reader of run.json (plot, report, check, a sweep) takes it, 4 plus the levels are at
+ * most the JSON parser's 1000. */
+enum {
+    ARG_LEVELS = 996
+};
+
 /* The module's arguments: the section's keys but hetsim's, as one JSON object. */
 static int read_args(const char *file, sim_cfg *m, model_torch_config *tc, sim_err *err)
 {
@@ -88,6 +117,17 @@ static int read_args(const char *file, sim_cfg *m, model_torch_config *tc, sim_e
         int rc = sim_cfg_json(m, key, &json, err);
         if (rc != SIM_OK)
             return sim_err_file(err, file);
+        size_t levels = json_levels(json);
+        if (levels > ARG_LEVELS) {
+            free(json);
+            char path[300], msg[200];
+            snprintf(path, sizeof(path), "$.workload.model.%.200s", key);
+            snprintf(msg, sizeof(msg),
+                     "nested %zu levels deep, more than %d: run.json holds it 4 levels down, and "
+                     "its readers take at most 1000 (the JSON parser's limit)",
+                     levels, ARG_LEVELS);
+            return bad(err, file, path, msg);
+        }
         fits = (tc->args[1] == '\0' || torch_append(tc->args, sizeof(tc->args), ", ")) &&
                torch_json_string(tc->args, sizeof(tc->args), key) &&
                torch_append(tc->args, sizeof(tc->args), ": ") &&
@@ -387,6 +427,8 @@ int torch_config_read(sim_scenario *sc, const torch_data_shape *shape, size_t ba
                       model_config *cfg, torch_probe_info *info, sim_layers *layers, sim_err *err)
 {
     int rc = read_section(sc->file, sc->model_cfg, &cfg->torch, err);
+    if (rc == SIM_OK) /* a file the scenario reads, as its data is */
+        rc = sim_scenario_note_input(sc, cfg->torch.module, err);
     if (rc != SIM_OK)
         return rc;
     cfg->torch.own_data = shape == NULL;

@@ -27,10 +27,12 @@ static int resolve(const sim_scenario *sc, const char *name, char *out, size_t s
     return n >= 0 && (size_t)n < size ? SIM_OK : SIM_EINVAL;
 }
 
-static int readable(const sim_scenario *sc, const char *file, const char *path, sim_err *err)
+/* `file` can be read: it is then one of the scenario's inputs (a check's --junit report must
+ * not replace it: it replaced the LIBSVM data, exit 0). */
+static int readable(sim_scenario *sc, const char *file, const char *path, sim_err *err)
 {
     if (access(file, R_OK) == 0)
-        return SIM_OK;
+        return sim_scenario_note_input(sc, file, err);
     sim_err_set(err, SIM_ESCENARIO, path, "cannot read %s: %s", file, strerror(errno));
     return sim_err_file(err, sc->file);
 }

@@ -281,8 +281,10 @@ bool sim_net_group_leave(sim_net *net, uint32_t s)
     c->g_flows -= f->nb;
     f->group = -1;
     f->rate_bps = c->g_rate_bps;
-    if (c->members.n == 0)
+    if (c->members.n == 0) {
+        net->ngrouped -= c->grouped;
         c->grouped = false; /* a flow that comes next is rated like any other */
+    }
     if (c->nflows == 0)
         return true;
     sim_net_mark_dirty(net, cl);
@@ -326,6 +328,7 @@ void sim_net_group_dissolve(sim_net *net, uint32_t cl)
     }
     c->members.n = 0;
     c->g_flows = 0;
+    net->ngrouped -= c->grouped;
     c->grouped = false;
 }
 
@@ -434,6 +437,7 @@ int sim_net_group_form(sim_net *net, const net_comp *comp, sim_err *err)
             f->ev = 0;
         }
     }
+    net->ngrouped += !c->grouped;
     c->grouped = true;
     net->stats.rerates += c->g_flows;
     net->stats.grouped += c->g_flows;

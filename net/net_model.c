@@ -663,13 +663,14 @@ void sim_net_set_host_down(sim_net *net, uint32_t host, bool down)
     net->hosts[host].down = down;
     if (!down)
         return;
-    /* A rare event, so scanning the pool is fine. The links the aborted flows leave are
-     * recomputed with the other changes of this instant, as plain flows; so are those of a
-     * solo that had started, as the lone flow it stands for. */
-    for (uint32_t l = 0; l < net->nlinks; l++)
+    /* The links the aborted flows leave are recomputed with the other changes of this instant,
+     * as plain flows; so are those of a solo that had started, as the lone flow it stands for.
+     * A scan of the links and of the pool, skipped when there is nothing to find: failures of
+     * N hosts at one instant (a rule naming them) scanned N times, 4.5 s for 10,000. */
+    for (uint32_t l = 0; l < net->nlinks && net->ngrouped > 0; l++)
         if (net->links[l].grouped)
             sim_net_group_dissolve(net, l);
-    for (size_t i = 0; i < net->cap; i++) {
+    for (size_t i = 0; i < net->cap && net->hosts[host].inflight > 0; i++) {
         net_slot *f = &net->slots[i];
         if (f->state == SLOT_FREE || (f->msg.src != host && f->msg.dst != host))
             continue;

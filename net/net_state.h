@@ -171,6 +171,8 @@ struct sim_net {
     size_t nmembers_active; /* members of the bundles on the links: flows beside net->nactive */
     int32_t delivering;     /* the carrier whose DONE is being delivered message by message
                                (sim_net_next), or NO_SLOT */
+    uint32_t ngrouped;      /* links now grouped (net_link.grouped): a host going down
+                               dissolves them without a scan of every link when none is */
 };
 
 /* An entry of the wait queue: the place of a start to come in the engine's order. It is live

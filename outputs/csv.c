@@ -345,6 +345,8 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
     t->open_errno = e;
     if (e == ENOMEM)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    if (e == EFBIG)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, sim_file_cap_text());
     return sim_err_set(err, SIM_EIO, NULL, "cannot read %s: %s", path, strerror(e));
 }
 
@@ -534,6 +536,11 @@ static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
         sim_cfg_has(eval, "every_s"))
         sim_cfg_double(eval, "every_s", 0.0, 1e9, &every, &bad);
     sim_cfg_destroy(root);
+    /* The run's interval is a whole number of ns, at least 1: one that rounds to 0 (1e-300)
+     * held no row to the grid, and report printed "evaluations every 1e-300 s or more". */
+    if (bad.code == SIM_OK && every > 0.0 && llround(every * 1e9) == 0)
+        sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
+                    "%.17g s is below the clock's resolution of 1 ns", every);
     if (bad.code == SIM_OK && !(every > 0.0)) /* absent, or 0: no grid to hold the rows to */
         return bad.code;
     if (bad.code == SIM_OK) {
@@ -581,6 +588,47 @@ static int check_grid(const sim_csv *t, size_t time_col, int64_t every_ns, const
     return SIM_OK;
 }
 
+/* The number at `key` of the summary.json `path` (already read whole by run_end), NaN when it
+ * is absent, null or unreadable. */
+static double summary_number(const char *path, const char *key)
+{
+    size_t len = 0;
+    double x = NAN;
+    char *text = sim_output_read_own(path, &len);
+    sim_cfg *s = text != NULL ? sim_cfg_parse(text, len, path, NULL) : NULL;
+    free(text);
+    if (s != NULL && sim_cfg_has(s, key) && !sim_cfg_is_null(s, key))
+        sim_cfg_double(s, key, -INFINITY, INFINITY, &x, NULL);
+    sim_cfg_destroy(s);
+    return x;
+}
+
+/* A run scores every evaluation or none (a model without a test set, the timing-only one):
+ * test_accuracy is empty in every row or in none, and in none when its summary.json has a
+ * final_accuracy. One run's accuracies emptied made report --target read it as not reached
+ * ("2/3 (others > 1)") beside its summary's final_accuracy 0.58, exit 0. */
+static int check_accuracies(const sim_csv *t, const char *summary_json, sim_err *err)
+{
+    int c = sim_csv_column(t, "test_accuracy");
+    size_t empty = 0, first = 0;
+    for (size_t r = 0; c >= 0 && r < t->nrows; r++)
+        if (sim_csv_cell(t, r, (size_t)c)[0] == '\0' && empty++ == 0)
+            first = r;
+    if (empty == 0)
+        return SIM_OK;
+    if (empty < t->nrows)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: line %zu: test_accuracy: empty, where the run's other rows have "
+                           "one (a run scores every evaluation or none)",
+                           t->path, t->line[first]);
+    double final = summary_number(summary_json, "final_accuracy");
+    if (isnan(final))
+        return SIM_OK;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: test_accuracy: empty in every row, where %s has final_accuracy %.17g",
+                       t->path, summary_json, final);
+}
+
 int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
                           const char *run_json, sim_err *err)
 {
@@ -594,6 +642,8 @@ int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary
     if (rc == SIM_OK)
         rc = run_end(summary_json, &end, err);
     if (rc != SIM_OK || t->nrows == 0 || isnan(end)) /* no end: a run written by hand */
+        return rc;
+    if ((rc = check_accuracies(t, summary_json, err)) != SIM_OK)
         return rc;
     double last = sim_csv_number(t, t->nrows - 1, time_col);
     if (later(last, end))

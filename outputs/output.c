@@ -229,28 +229,16 @@ char *sim_output_read(const char *path, size_t *len)
     FILE *f = sim_file_open_text(path);
     if (f == NULL)
         return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n < cap - 1 || memchr(buf + n - got, '\0', got) != NULL)
-            break; /* the end, an error, or a NUL byte: no text file of hetsim's holds one */
-        char *b = realloc(buf, cap *= 2);
-        if (b == NULL)
-            free(buf);
-        buf = b;
-    }
-    if (buf != NULL && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = sim_file_read_all(f, &buf, &n);
     fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        if (len != NULL)
-            *len = n;
+    if (rc != 0) {
+        errno = rc;
+        return NULL;
     }
+    if (len != NULL)
+        *len = n;
     return buf;
 }
 

@@ -49,9 +49,11 @@ void sim_file_abort(sim_file *f);
 int sim_output_write(const char *dir, const char *name, const char *text, sim_err *err);
 
 /* Reads the file at `path` whole into a malloc'd, zero-terminated string, its length (without
- * the zero) in *len when len is not NULL; NULL if it cannot be opened or read, or on ENOMEM.
- * Reading stops after the block that holds a NUL byte, which the text then holds (its reader
- * refuses it): /dev/zero, or a file of NUL bytes growing, ends there. */
+ * the zero) in *len when len is not NULL; NULL with errno set if it cannot be opened or read,
+ * on ENOMEM, or EFBIG past the cap of a text input (sim_file_read_all: a FIFO fed forever;
+ * sim_file_strerror names the cap). Reading stops after the block that holds a NUL byte, which
+ * the text then holds (its reader refuses it): /dev/zero, or a file of NUL bytes growing, ends
+ * there. */
 char *sim_output_read(const char *path, size_t *len);
 
 /* sim_output_read for a file hetsim wrote into one of its outputs (a run's run.json or

@@ -126,7 +126,7 @@ static int read_script(const char *path, char **text, sim_err *err)
                            e == ENOENT   ? "a symbolic link to nothing (remove it to draw with "
                                            "the built-in script)"
                            : e == EAGAIN ? "a device waiting for input, no script"
-                                         : strerror(e));
+                                         : sim_file_strerror(e));
     if (*text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));

@@ -69,7 +69,7 @@ int sim_plot_place(const char *out_dir, const char *own, sim_plot_mine mine, con
     /* Not inside a check's output (its own, as a run's or a sweep's), but a check's seed run
      * drawn into itself. */
     unsigned within = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
-                      SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN);
+                      SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN) | SIM_RUNDIR_POINTS;
     if (!sim_rundir_same(out_dir, own))
         within |= SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK);
     *lock = NULL;

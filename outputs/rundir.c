@@ -173,8 +173,47 @@ static int check_made(const char *what, const char *name, const char *path, sim_
     return rc;
 }
 
-/* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`; the
- * message names it `name` (as the user gave it). */
+/* True if the n bytes at `c`, a name of a folder, are named as a sweep's point: "seed=S" (S
+ * decimal) after the start or a ',' (app/sweep.c names its points KEY=VALUE,...,seed=S). */
+static bool point_name(const char *c, size_t n)
+{
+    size_t d = 0;
+    while (d < n && c[n - 1 - d] >= '0' && c[n - 1 - d] <= '9')
+        d++;
+    if (d == 0 || n < d + 5 || memcmp(c + n - d - 5, "seed=", 5) != 0)
+        return false;
+    return n == d + 5 || c[n - d - 6] == ',';
+}
+
+/* Refuses the folder `child` (its first n bytes: a name) of the sweep's directory `abs` when it
+ * is named as one of the sweep's points and holds no run yet: only the sweep makes it (`plot -o
+ * SW/POINT` or `check -o SW/POINT` while the point was missing made a folder that failed the
+ * point in every later run of the sweep, "not empty and holds no hetsim run"); the run there is
+ * the plot's own or inside a run, which the other rules take. */
+static int check_point(const char *what, const char *name, char *abs, const char *child, size_t n,
+                       sim_err *err)
+{
+    if (n == 0 || !point_name(child, n))
+        return SIM_OK;
+    size_t len = strlen(abs);
+    char *p = malloc(len + n + 2);
+    if (p == NULL)
+        return rundir_oom(err);
+    snprintf(p, len + n + 2, "%s/%.*s", strcmp(abs, "/") == 0 ? "" : abs, (int)n, child);
+    int rc = sim_rundir_kind_of(p) == SIM_RUNDIR_RUN
+                 ? SIM_OK
+                 : sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s %s: %s is named as a point of the sweep %s (KEY=VALUE,...,"
+                               "seed=S), a run only the sweep makes: choose another name",
+                               what, name, p, abs);
+    free(p);
+    return rc;
+}
+
+/* Refuses `dir` (already followed) when one of its ancestors is of a kind in `kinds`, or is a
+ * sweep's directory and `kinds` has SIM_RUNDIR_POINTS and `dir` would be or be in a folder of
+ * it named as one of its points (check_point); the message names it `name` (as the user gave
+ * it). */
 static int check_ancestors(const char *what, const char *name, const char *dir, unsigned kinds,
                            sim_err *err)
 {
@@ -201,6 +240,13 @@ static int check_ancestors(const char *what, const char *name, const char *dir, 
     }
     if (kinds == 0 || realpath(p, abs) == NULL) /* unreadable: nothing of hetsim's is seen */
         goto done;
+    /* The folder of `abs` on the way to `dir`: first the name after p in dir, then the last
+     * name of `abs` as it is cut. */
+    const char *child = strcmp(p, ".") == 0   ? dir
+                        : strcmp(p, "/") == 0 ? dir + 1
+                                              : dir + strlen(p) + (dir[strlen(p)] == '/');
+    size_t nchild = strcspn(child, "/");
+    char last[NAME_MAX + 1];
     for (;;) {
         sim_rundir_kind k = sim_rundir_kind_of(abs);
         if (k != SIM_RUNDIR_NONE && (kinds & SIM_RUNDIR_BIT(k)) != 0) {
@@ -210,8 +256,15 @@ static int check_ancestors(const char *what, const char *name, const char *dir, 
                              what, name, abs, sim_rundir_kind_name(k));
             break;
         }
+        if (k == SIM_RUNDIR_SWEEP && (kinds & SIM_RUNDIR_POINTS) != 0 &&
+            (rc = check_point(what, name, abs, child, nchild, err)) != SIM_OK)
+            break;
         if (strcmp(abs, "/") == 0)
             break;
+        const char *slash = strrchr(abs, '/');
+        snprintf(last, sizeof(last), "%s", slash != NULL ? slash + 1 : abs);
+        child = last;
+        nchild = strlen(last);
         cut_last(abs);
     }
 done:

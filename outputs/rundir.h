@@ -62,6 +62,10 @@ typedef enum sim_rundir_kind {
 
 /* A bit of a kind, for the masks of sim_rundir_check_within. */
 #define SIM_RUNDIR_BIT(kind) (1u << (kind))
+/* A bit of those masks that is no kind: a command that may write a folder of its own in a
+ * sweep's directory (plot -o, check -o) names it, so that the folder is not named as one of the
+ * sweep's points (KEY=VALUE,...,seed=S): the sweep would fail that point in every later run. */
+#define SIM_RUNDIR_POINTS    (1u << 7)
 
 /* A held lock of an output directory (opaque). */
 typedef struct sim_rundir_lock sim_rundir_lock;

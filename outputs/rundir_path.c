@@ -104,7 +104,8 @@ static const char *missing_before_dotdot(const char *path, size_t *name_len)
 /* The part of the cleaned `p` up to its last ".." replaced by that folder's real path, into
  * *p (freed and replaced): what the kernel means by "..", the parent of where the path has
  * led (a link's target's parent), which no cut of the text can tell ("A/.." cut to "A" was
- * taken as a place inside A). A path without ".." is left as it is. */
+ * taken as a place inside A). "." alone is replaced by its real path too; any other path
+ * without ".." is left as it is. */
 static int resolve_dots(const char *dir, char **p, sim_err *err)
 {
     size_t len = 0;
@@ -122,8 +123,13 @@ static int resolve_dots(const char *dir, char **p, sim_err *err)
             last = c + 2;
         c += k;
     }
-    if (last == NULL)
+    if (last == NULL && strcmp(*p, ".") != 0)
         return SIM_OK;
+    /* "." alone is the current directory by its real path too: its lock and work directory
+     * were "..lock" and "..partial" inside it, so `run -o .` in an empty folder was "not empty"
+     * and `sweep -o .` in a sweep "inside" itself, where the folder's own name ran. */
+    if (last == NULL)
+        last = *p + 1;
     char *head = strndup(*p, (size_t)(last - *p));
     char *real = head != NULL ? realpath(head, NULL) : NULL;
     int rc = SIM_OK;

@@ -97,8 +97,10 @@ typedef struct sim_scenario {
 
     sim_straggler *stragglers; /* (nstragglers) in file order; owned */
     size_t nstragglers;
-    char **inputs;  /* (ninputs) the files loading read (a compute.profile CSV, trace files),
-                     * as opened: a command that loads the scenario again reads them again */
+    char **inputs;  /* (ninputs) the files loading read (a compute.profile CSV, trace files,
+                     * and the data files and torch module of the model's set-up,
+                     * sim_scenario_note_input), as opened: a command that loads the scenario
+                     * again reads them again */
     size_t ninputs; /* owned */
 
     /* $.network; the arrays below have workers + servers entries */
@@ -172,8 +174,15 @@ sim_scenario *sim_scenario_load(const char *file, const char *const *sets, size_
 /* The bytes of the scenario file `file` (malloc'd, *len of them), as
  * sim_scenario_load reads them: a command that parses one scenario several times (a check's
  * seeds) reads it once, so a file edited meanwhile changes none of them. NULL with `err`
- * filled (SIM_EIO naming the file, SIM_ENOMEM). */
+ * filled (SIM_EIO naming the file, SIM_ENOMEM; SIM_ESCENARIO past the cap of a text input,
+ * sim/file.h: a FIFO that never ends). */
 char *sim_scenario_read(const char *file, size_t *len, sim_err *err);
+
+/* Adds `file` to sc->inputs unless it is there: a file the scenario names that a model's set-up
+ * reads (LIBSVM data, Fashion-MNIST's IDX files, a torch module), read again by each load as a
+ * profile is; the commands that must not write over a file the scenario reads (check --junit)
+ * look there. SIM_ENOMEM. */
+int sim_scenario_note_input(sim_scenario *sc, const char *file, sim_err *err);
 
 /* Refuses an input of `sc` (sc->inputs) that is no regular file (a FIFO, a socket, a device):
  * `who` ("a check", "a sweep") loads the scenario again for each of its runs, and a FIFO, read

@@ -566,33 +566,7 @@ fail_destroy:
     return NULL;
 }
 
-/* Reads an open file whole into *out (caller frees). Returns 0, SIM_EIO or SIM_ENOMEM. */
-static int read_whole(FILE *f, char **out, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap || memchr(buf + n - got, '\0', got) != NULL)
-            break; /* end of file, an error, or a NUL byte (refused by the parser: /dev/zero) */
-        char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, 2 * cap) : NULL;
-        if (bigger == NULL)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    if (buf == NULL)
-        return SIM_ENOMEM;
-    if (ferror(f)) {
-        free(buf);
-        return SIM_EIO;
-    }
-    *out = buf;
-    *len = n;
-    return 0;
-}
-
+/* The scenario's bytes, read whole (sim_file_read_all: at most the cap of a text input). */
 char *sim_scenario_read(const char *file, size_t *len, sim_err *err)
 {
     sim_err_clear(err);
@@ -604,15 +578,16 @@ char *sim_scenario_read(const char *file, size_t *len, sim_err *err)
         sim_err_file(err, file);
         return NULL;
     }
-    int rc = read_whole(f, &text, len);
-    int saved = errno;
+    int rc = sim_file_read_all(f, &text, len);
     fclose(f);
-    if (rc != 0) {
-        sim_err_set(err, rc, NULL, "%s%s", rc == SIM_EIO ? "cannot read: " : "out of memory",
-                    rc == SIM_EIO ? strerror(saved) : "");
+    if (rc == ENOMEM)
+        sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    else if (rc == EFBIG) /* a FIFO fed by `yes` grew the buffer without bound */
+        sim_err_set(err, SIM_ESCENARIO, NULL, "%s", sim_file_cap_text());
+    else if (rc != 0)
+        sim_err_set(err, SIM_EIO, NULL, "cannot read: %s", strerror(rc));
+    if (rc != 0)
         sim_err_file(err, file);
-        return NULL;
-    }
     return text;
 }
 

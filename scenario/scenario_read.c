@@ -83,3 +83,11 @@ int sim_scenario_add_input(sim_scenario *sc, const char *file, sim_err *err)
     sc->inputs[sc->ninputs++] = copy;
     return SIM_OK;
 }
+
+int sim_scenario_note_input(sim_scenario *sc, const char *file, sim_err *err)
+{
+    for (size_t i = 0; i < sc->ninputs; i++)
+        if (strcmp(sc->inputs[i], file) == 0)
+            return SIM_OK;
+    return sim_scenario_add_input(sc, file, err);
+}

@@ -3,12 +3,15 @@
  * Every kind but trace selects workers by an id list, by a count drawn from the straggler
  * stream (one gsl_rng for all rules, used in file order, so the choice depends on the seed
  * only), or, with neither, all workers. Drawn workers are written back into the tree as the
- * rule's "workers" (and its "count" becomes null), so the resolved scenario names them and
- * loads again to the same rules.
+ * rule's "workers" beside its "count", kept as written, so the resolved scenario names them
+ * and says they were drawn (a golden compares a counted rule's count, not the workers each
+ * seed drew: app/check_golden.c). A rule with both loads when its workers are those its count
+ * draws, so the resolved scenario loads again to the same rules.
  */
 #include "scenario/scenario_stragglers.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,7 +66,7 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Writes the drawn workers of rule s into the tree: "workers": [...], "count": null. */
+/* Writes the drawn workers of rule s into the tree as its "workers" (its "count" stays). */
 static int record_draw(sim_cfg *s, const sim_straggler *st, sim_err *err)
 {
     size_t size = 16 + 12 * st->nworkers, len = 0;
@@ -76,7 +79,7 @@ static int record_draw(sim_cfg *s, const sim_straggler *st, sim_err *err)
     snprintf(text + len, size - len, "]");
     int rc = sim_cfg_set_json(s, "workers", text, err);
     free(text);
-    return rc != 0 ? rc : sim_cfg_set_json(s, "count", "null", err);
+    return rc;
 }
 
 /* Reads the listed ids: in range, distinct; stored ascending. */
@@ -104,7 +107,53 @@ static int read_ids(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
     return rc;
 }
 
-/* "workers": [ids] or "count": k or neither (all workers). */
+/* Draws st->nworkers distinct workers for rule s from the straggler stream into st->workers
+ * (ascending). */
+static int draw(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
+{
+    uint32_t workers = rs->sc->workers;
+    if (rs->all == NULL && (rs->all = calloc(workers, sizeof(*rs->all))) != NULL)
+        for (uint32_t w = 0; w < workers; w++)
+            rs->all[w] = w;
+    if (rs->r == NULL && rs->all != NULL)
+        rs->r = sim_rng_create(rs->sc->stream_seeds[SIM_STREAM_STRAGGLER]);
+    if (rs->all == NULL || rs->r == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    /* gsl_ran_choose keeps the order of `all`, so the ids come out ascending. */
+    if (gsl_ran_choose(rs->r, st->workers, st->nworkers, rs->all, workers, sizeof(*rs->all)) != 0)
+        return sim_err_set(err, SIM_ENUMERIC, sim_cfg_path(s), "gsl_ran_choose failed");
+    return 0;
+}
+
+/* A rule with both "count" and "workers" (a resolved scenario's, run.json's): its listed
+ * workers (read, ascending in st->workers) must be those the count draws, which then
+ * replace them; other ones are refused (the rule says the workers were drawn from the seed, and
+ * a golden's seeds are compared without them). */
+static int drawn_as_listed(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
+{
+    char path[512];
+    uint32_t *listed = malloc(st->nworkers * sizeof(*listed));
+    if (listed == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    memcpy(listed, st->workers, st->nworkers * sizeof(*listed));
+    int rc = draw(rs, s, st, err);
+    size_t i = 0;
+    while (rc == 0 && i < st->nworkers && listed[i] == st->workers[i])
+        i++;
+    if (rc == 0 && i < st->nworkers) {
+        snprintf(path, sizeof(path), "%s.workers", sim_cfg_path(s));
+        rc = sim_err_set(err, SIM_ESCENARIO, path,
+                         "lists worker %u where the count draws worker %u from seed %" PRIu64
+                         ": give workers or count, not both (a run.json's scenario holds both, "
+                         "the workers its seed drew)",
+                         listed[i], st->workers[i], rs->sc->seed);
+    }
+    free(listed);
+    return rc;
+}
+
+/* "workers": [ids] or "count": k or neither (all workers); both when the ids are those the
+ * count draws (drawn_as_listed). */
 static int select_workers(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 {
     char path[512];
@@ -117,9 +166,13 @@ static int select_workers(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err
         rc = sim_cfg_int(s, "count", 1, workers, &count, err);
     if (rc != 0)
         return rc;
-    if (listed && count > 0) {
+    if (listed && count > 0 && n != (size_t)count) {
         snprintf(path, sizeof(path), "%s.count", sim_cfg_path(s));
-        return sim_err_set(err, SIM_ESCENARIO, path, "cannot be combined with workers");
+        return sim_err_set(err, SIM_ESCENARIO, path,
+                           "draws %" PRId64
+                           " workers, but workers lists %zu: give workers or count, "
+                           "not both (a run.json's scenario holds both, the workers its seed drew)",
+                           count, n);
     }
     if (listed && n == 0) {
         snprintf(path, sizeof(path), "%s.workers", sim_cfg_path(s));
@@ -134,24 +187,15 @@ static int select_workers(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err
     if ((st->workers = calloc(k, sizeof(*st->workers))) == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     st->nworkers = k;
-    if (listed)
-        return read_ids(rs, s, st, err);
-    if (count == 0) {
+    if (listed && (rc = read_ids(rs, s, st, err)) != 0)
+        return rc;
+    if (count == 0 && !listed)
         for (uint32_t w = 0; w < workers; w++)
             st->workers[w] = w;
+    if (count == 0)
         return 0;
-    }
-    if (rs->all == NULL && (rs->all = calloc(workers, sizeof(*rs->all))) != NULL)
-        for (uint32_t w = 0; w < workers; w++)
-            rs->all[w] = w;
-    if (rs->r == NULL && rs->all != NULL)
-        rs->r = sim_rng_create(rs->sc->stream_seeds[SIM_STREAM_STRAGGLER]);
-    if (rs->all == NULL || rs->r == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-    /* gsl_ran_choose keeps the order of `all`, so the ids come out ascending. */
-    if (gsl_ran_choose(rs->r, st->workers, k, rs->all, workers, sizeof(*rs->all)) != 0)
-        return sim_err_set(err, SIM_ENUMERIC, sim_cfg_path(s), "gsl_ran_choose failed");
-    return record_draw(s, st, err);
+    rc = listed ? drawn_as_listed(rs, s, st, err) : draw(rs, s, st, err);
+    return rc != 0 ? rc : record_draw(s, st, err);
 }
 
 /* Splits a CSV line into at most 3 trimmed fields; returns how many it had. */
@@ -271,14 +315,20 @@ static int sort_points(sim_straggler *st)
  * cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8 byte-order mark
  * that opens the file is dropped, as a scenario's and a profile's are. TRACE_LINE_BYTES leave
  * out the line's end ("\r\n" as "\n") and the mark: a line of 1024 bytes ending in "\r\n", or
- * after the mark, was "longer than 1024 bytes". */
-static int read_line(FILE *f, char *buf, size_t lineno, const char *file, const char *path,
-                     sim_err *err)
+ * after the mark, was "longer than 1024 bytes". *bytes counts the file's bytes: past the cap of
+ * a text input (sim/file.h) the file is refused (blank lines from a FIFO were read forever). */
+static int read_line(FILE *f, char *buf, size_t lineno, uint64_t *bytes, const char *file,
+                     const char *path, sim_err *err)
 {
     size_t len = 0;
     int c = EOF;
     bool longer = false;
-    while ((c = getc(f)) != EOF && c != '\n') {
+    uint64_t cap = sim_file_text_cap();
+    while ((c = getc(f)) != EOF) {
+        if (++*bytes > cap)
+            return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
+        if (c == '\n')
+            break;
         if (c == '\0')
             return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
         if (len == TRACE_LINE_ROOM - 1) {
@@ -306,9 +356,10 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
 {
     char line[TRACE_LINE_ROOM], *field[3];
     size_t cap = 0, lineno = 0;
+    uint64_t bytes = 0;
     bool first = true;
     int rc = 0;
-    while (rc == 0 && (rc = read_line(f, line, ++lineno, file, path, err)) == 1) {
+    while (rc == 0 && (rc = read_line(f, line, ++lineno, &bytes, file, path, err)) == 1) {
         rc = 0;
         size_t n = split_fields(line, field);
         if (n == 1 && field[0][0] == '\0')

@@ -249,6 +249,19 @@ static int apply_steps(sim_cfg *root, const step *steps, size_t n, cJSON *value,
     return rc;
 }
 
+/* The levels of arrays and objects v opens (0 for a scalar): at most the parser's limit, as v
+ * was parsed. */
+static size_t json_depth(const cJSON *v)
+{
+    size_t deepest = 0;
+    if (cJSON_IsArray(v) || cJSON_IsObject(v))
+        for (const cJSON *c = v->child; c != NULL; c = c->next) {
+            size_t d = json_depth(c);
+            deepest = d > deepest ? d : deepest;
+        }
+    return cJSON_IsArray(v) || cJSON_IsObject(v) ? deepest + 1 : 0;
+}
+
 int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err)
 {
     char label[PATH_MAX_TEXT];
@@ -282,8 +295,18 @@ int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err)
     snprintf(target, sizeof(target), "%s%.*s", dollar ? "" : "$.", (int)(plen < 400 ? plen : 400),
              assignment);
     cJSON *value = parse_value(root, eq + 1, label, target, &rc, err);
-    if (value != NULL)
+    /* The value goes in n levels deep (the root and the path's n - 1 containers): a scenario
+     * deeper than a file may be was run, and its run.json refused by every reader. */
+    size_t depth = value != NULL ? n + json_depth(value) : 0;
+    if (depth > CJSON_NESTING_LIMIT) {
+        cJSON_Delete(value);
+        rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                      "the scenario would be nested %zu levels deep, deeper than %d (the parser's "
+                      "limit)",
+                      depth, CJSON_NESTING_LIMIT);
+    } else if (value != NULL) {
         rc = apply_steps(root, steps, n, value, label, err);
+    }
 done:
     free(keys);
     free(steps);

@@ -7,18 +7,25 @@
 
 #include "sim/engine_net.h"
 
-/* The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on the times, which a
- * discrete-event simulation allows because no event is ever scheduled before the present.
- * `last` is the time of the last event taken out (at most now, at most every pending time);
- * an event of time t lies in bucket 0 when t == last, else in bucket 64 - clz(t ^ last),
- * the position of the highest bit in which t differs from last. Taking the earliest event
- * empties bucket 0 first; when it is empty, the lowest non-empty bucket is spread over the
- * buckets below it around its least time, which becomes `last`: each event moves down at
- * most 64 times over its life, and most of the time none moves. An event in a bucket above
- * the one spread keeps its bucket (its time and the new `last` still differ first in the same
- * bit), so an event's bucket is always bucket_of(its time).
+/* The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on keys, which a
+ * discrete-event simulation allows because no event is ever scheduled before the present. An
+ * event's key is its time and its class in one unsigned integer, time << 1 | class (key_of:
+ * a time is below 2^63), so that the keys' order is (time, class). `last` is the key of the
+ * last event taken out (at most every pending key); an event of key k lies in bucket 0 when
+ * k == last, else in bucket 64 - clz(k ^ last), the position of the highest bit in which k
+ * differs from last. Taking the earliest event empties bucket 0 first; when it is empty, the
+ * lowest non-empty bucket is spread over the buckets below it around its least key, which
+ * becomes `last`: each event moves down at most 64 times over its life, and most of the time
+ * none moves. An event in a bucket above the one spread keeps its bucket (its key and the new
+ * `last` still differ first in the same bit), so an event's bucket is always bucket_of(its
+ * key).
  *
- * Each bucket is a list of chunks of 32 (time, slot, version) entries, so that spreading one
+ * Classes. Once an event of the late class at time t was taken, `last` is t's late key, and a
+ * normal event scheduled at t (by that event's handler, or by the end-of-instant hook after
+ * it) would lie below it: it is given the late key (queue_slot), as if scheduled late, and
+ * comes after the late events already pending at t. Its slot records the class it got.
+ *
+ * Each bucket is a list of chunks of 32 (key, slot, version) entries, so that spreading one
  * reads it in order and appends to the chunks below: memory is streamed, not chased through a
  * list of slots scattered over the pool. Cancelling an event bumps its slot's version, which
  * makes its entry stale where it lies; a bucket counts its live entries, drops its stale ones
@@ -28,11 +35,11 @@
  *
  * Ties. Entries are appended in the order they are scheduled, and a spread moves them in the
  * order they lie, onto buckets that are empty (every bucket below the one spread is): every
- * list stays in insertion order, and events of one time always share a bucket. So bucket 0
- * hands out events of one time in (time, seq) order, as the contract says. A rescheduled event
- * gets the largest sequence number and is appended last. */
+ * list stays in insertion order, and events of one key always share a bucket. So bucket 0
+ * hands out events of one key in insertion order: (time, class, seq), as the contract says. A
+ * rescheduled event gets the largest sequence number and is appended last. */
 
-#define NBUCKETS 65 /* bucket 0 (time == last) and one per bit position */
+#define NBUCKETS 65 /* bucket 0 (key == last) and one per bit position */
 #define NO_SLOT  UINT32_MAX
 #define NO_CHUNK UINT32_MAX
 
@@ -41,7 +48,7 @@ enum {
 }; /* entries per chunk: 512 bytes */
 
 typedef struct entry {
-    sim_time time;
+    uint64_t key; /* key_of(time, class) */
     uint32_t slot;
     uint32_t ver; /* the slot's version when queued: the entry is stale once they differ */
 } entry;
@@ -58,15 +65,16 @@ typedef struct bucket {
     uint32_t fill;       /* entries written in the tail chunk; CHUNK when there is none */
     uint32_t n;          /* entries in the list */
     uint32_t live;       /* entries of pending events */
-    sim_time min;        /* least time of a live entry, when min_ok */
-    sim_time max;        /* no live entry is later (an upper bound after cancels) */
-    uint32_t min_slot;   /* the slot of the first live entry of time min, when min_ok */
+    uint64_t min;        /* least key of a live entry, when min_ok */
+    uint64_t max;        /* no live entry's key is greater (an upper bound after cancels) */
+    uint32_t min_slot;   /* the slot of the first live entry of key min, when min_ok */
     bool min_ok;         /* min is exact (a cancel of the least event clears it) */
 } bucket;
 
 struct sim_engine {
     sim_time now;
-    sim_time last;     /* the radix heap's base: <= now, <= every pending time */
+    uint64_t last;     /* the radix heap's base: <= key_of(now, CLASS_LATE), <= every
+                        * pending key */
     uint64_t seq;      /* next insertion sequence number */
     uint64_t cur_seq;  /* seq of the event being dispatched, UINT64_MAX between events */
     bool stopped;      /* set by sim_engine_stop, cleared by run */
@@ -80,7 +88,7 @@ struct sim_engine {
     sim_event *events; /* (capacity) event bodies, by slot */
     uint32_t *gen;     /* (capacity) generation of each slot (its ids), never 0 */
     uint32_t *ver;     /* (capacity) version of each slot's queue entry */
-    uint8_t *pend;     /* (capacity) 1 while the slot's event is pending */
+    uint8_t *pend;     /* (capacity) 1 + its class while the slot's event is pending, else 0 */
     uint32_t *free;    /* (capacity) stack of free slots */
     size_t nfree;
     chunk *chunks;   /* (nchunks) the buckets' entries */
@@ -98,10 +106,27 @@ static size_t chunks_for(size_t cap)
     return (3 * cap + NBUCKETS * NBUCKETS) / CHUNK + 3 * NBUCKETS + 8;
 }
 
-/* The bucket of time t (>= last). */
-static inline unsigned bucket_of(const sim_engine *eng, sim_time t)
+enum {
+    CLASS_NORMAL = 0,
+    CLASS_LATE = 1
+};
+
+/* The key of an event of time t (0 <= t < 2^63) and class c. */
+static inline uint64_t key_of(sim_time t, unsigned c)
 {
-    uint64_t x = (uint64_t)t ^ (uint64_t)eng->last;
+    return (uint64_t)t << 1 | c;
+}
+
+/* The key of pending slot s's event. */
+static inline uint64_t slot_key(const sim_engine *eng, uint32_t s)
+{
+    return key_of(eng->events[s].time, eng->pend[s] - 1u);
+}
+
+/* The bucket of key k (>= last). */
+static inline unsigned bucket_of(const sim_engine *eng, uint64_t k)
+{
+    uint64_t x = k ^ eng->last;
     return x == 0 ? 0 : 64u - (unsigned)__builtin_clzll(x);
 }
 
@@ -142,16 +167,16 @@ static inline void put(sim_engine *eng, unsigned k, entry e)
     eng->chunks[q->tail].e[q->fill++] = e;
     q->n++;
     if (q->live++ == 0) {
-        q->min = q->max = e.time;
+        q->min = q->max = e.key;
         q->min_slot = e.slot;
         q->min_ok = true;
         if (k > 0)
             eng->occupied |= UINT64_C(1) << (k - 1);
-    } else if (e.time < q->min) {
-        q->min = e.time;
+    } else if (e.key < q->min) {
+        q->min = e.key;
         q->min_slot = e.slot;
-    } else if (e.time > q->max) {
-        q->max = e.time;
+    } else if (e.key > q->max) {
+        q->max = e.key;
     }
 }
 
@@ -213,8 +238,8 @@ static void compact(sim_engine *eng, bucket *q)
     q->n = m;
 }
 
-/* The entry of a pending slot, whose time is t, is no longer live (cancelled or moved). */
-static void drop_entry(sim_engine *eng, uint32_t slot, sim_time t)
+/* The entry of a pending slot, whose key is t, is no longer live (cancelled or moved). */
+static void drop_entry(sim_engine *eng, uint32_t slot, uint64_t t)
 {
     unsigned k = bucket_of(eng, t);
     bucket *q = &eng->b[k];
@@ -229,23 +254,23 @@ static void drop_entry(sim_engine *eng, uint32_t slot, sim_time t)
         compact(eng, q);
 }
 
-/* The least live time in bucket q (not empty), by a scan; its slot in *slot. */
-static sim_time scan_min(const sim_engine *eng, const bucket *q, uint32_t *slot)
+/* The least live key in bucket q (not empty), by a scan; its slot in *slot. */
+static uint64_t scan_min(const sim_engine *eng, const bucket *q, uint32_t *slot)
 {
-    sim_time t = SIM_TIME_NEVER;
+    uint64_t t = UINT64_MAX;
     uint32_t c = q->head, i = q->first;
     for (uint32_t r = 0; r < q->n; r++) {
         const entry *e = next_entry(eng, &c, &i);
-        if (e->time < t && !stale(eng, e)) {
-            t = e->time;
+        if (e->key < t && !stale(eng, e)) {
+            t = e->key;
             *slot = e->slot;
         }
     }
     return t;
 }
 
-/* The least live time in bucket k (not empty), scanning it if a cancel made that necessary. */
-static sim_time bucket_min(sim_engine *eng, unsigned k)
+/* The least live key in bucket k (not empty), scanning it if a cancel made that necessary. */
+static uint64_t bucket_min(sim_engine *eng, unsigned k)
 {
     bucket *q = &eng->b[k];
     if (!q->min_ok) {
@@ -256,7 +281,7 @@ static sim_time bucket_min(sim_engine *eng, unsigned k)
 }
 
 /* Makes bucket 0 hold the earliest events (the queue must not be empty): spreads the lowest
- * non-empty bucket around its least time, freeing each of its chunks once read. */
+ * non-empty bucket around its least key, freeing each of its chunks once read. */
 static void settle(sim_engine *eng)
 {
     if (eng->b[0].live > 0)
@@ -266,7 +291,7 @@ static void settle(sim_engine *eng)
     eng->last = bucket_min(eng, k);
     if (q->n != q->live)
         compact(eng, q);
-    /* When every event of the bucket has the time `last` (a synchronized step), the whole
+    /* When every event of the bucket has the key `last` (a synchronized step), the whole
      * list becomes bucket 0's, in its order, without moving an entry. Otherwise the list is
      * read below, each chunk freed once read. Either way bucket k no longer owns it. */
     bool whole = q->max == eng->last;
@@ -283,7 +308,7 @@ static void settle(sim_engine *eng)
         left -= end - i;
         for (; i < end; i++) {
             const entry *e = &eng->chunks[c].e[i];
-            put(eng, bucket_of(eng, e->time), *e);
+            put(eng, bucket_of(eng, e->key), *e);
         }
         uint32_t next = eng->cnext[c];
         give_chunk(eng, c);
@@ -451,7 +476,21 @@ void sim_engine_stats_get(const sim_engine *eng, sim_engine_stats *stats)
     stats->pending = eng->pending;
 }
 
-int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, sim_event_id *id)
+/* Puts pending slot `slot`, whose event's time is set, in the queue in class c: below `last`
+ * (a normal event at the instant of a late one taken) it gets the late key. */
+static inline void queue_slot(sim_engine *eng, uint32_t slot, unsigned c)
+{
+    uint64_t key = key_of(eng->events[slot].time, c);
+    if (key < eng->last) {
+        key = eng->last;
+        c = CLASS_LATE;
+    }
+    eng->pend[slot] = (uint8_t)(1u + c);
+    put(eng, bucket_of(eng, key), (entry){ key, slot, eng->ver[slot] });
+}
+
+static int schedule_class(sim_engine *eng, sim_time at, unsigned c, const sim_event *ev,
+                          sim_event_id *id)
 {
     if (at < eng->now || at == SIM_TIME_NEVER)
         return SIM_EINVAL;
@@ -465,14 +504,23 @@ int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, si
     *e = *ev;
     e->time = at;
     e->seq = eng->seq++;
-    eng->pend[slot] = 1;
-    put(eng, bucket_of(eng, at), (entry){ at, slot, eng->ver[slot] });
+    queue_slot(eng, slot, c);
     eng->stats.scheduled++;
     if (++eng->pending > eng->stats.peak_pending)
         eng->stats.peak_pending = eng->pending;
     if (id != NULL)
         *id = (uint64_t)slot | (uint64_t)eng->gen[slot] << 32;
     return SIM_OK;
+}
+
+int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, sim_event_id *id)
+{
+    return schedule_class(eng, at, CLASS_NORMAL, ev, id);
+}
+
+int sim_engine_schedule_late_at(sim_engine *eng, sim_time at, const sim_event *ev, sim_event_id *id)
+{
+    return schedule_class(eng, at, CLASS_LATE, ev, id);
 }
 
 int sim_engine_schedule(sim_engine *eng, sim_time delay, const sim_event *ev, sim_event_id *id)
@@ -497,7 +545,7 @@ int sim_engine_cancel(sim_engine *eng, sim_event_id id)
     uint32_t slot = pending_slot(eng, id);
     if (slot == NO_SLOT)
         return SIM_EINVAL;
-    drop_entry(eng, slot, eng->events[slot].time);
+    drop_entry(eng, slot, slot_key(eng, slot));
     slot_release(eng, slot);
     eng->pending--;
     eng->stats.cancelled++;
@@ -511,11 +559,12 @@ int sim_engine_reschedule(sim_engine *eng, sim_event_id id, sim_time at)
     uint32_t slot = pending_slot(eng, id);
     if (slot == NO_SLOT)
         return SIM_EINVAL;
-    drop_entry(eng, slot, eng->events[slot].time);
+    unsigned c = eng->pend[slot] - 1u;
+    drop_entry(eng, slot, slot_key(eng, slot));
     /* A fresh sequence number, as a cancel and a schedule would give: the same order. */
     eng->events[slot].time = at;
     eng->events[slot].seq = eng->seq++;
-    put(eng, bucket_of(eng, at), (entry){ at, slot, eng->ver[slot] });
+    queue_slot(eng, slot, c);
     eng->stats.scheduled++;
     eng->stats.cancelled++;
     return SIM_OK;
@@ -534,17 +583,21 @@ int sim_engine_retarget(sim_engine *eng, sim_event_id id, const sim_event *ev)
     return SIM_OK;
 }
 
-sim_time sim_engine_next_time(const sim_engine *eng)
+/* The key of the earliest pending event (the queue must not be empty). */
+static uint64_t next_key(const sim_engine *eng)
 {
-    if (eng->pending == 0)
-        return SIM_TIME_NEVER;
     if (eng->b[0].live > 0)
         return eng->last;
-    /* The least time of the lowest non-empty bucket; a stale minimum is found by a scan
+    /* The least key of the lowest non-empty bucket; a stale minimum is found by a scan
      * (the engine's state is not changed: `last` only moves when an event is taken). */
     const bucket *q = &eng->b[1u + (unsigned)__builtin_ctzll(eng->occupied)];
     uint32_t slot;
     return q->min_ok ? q->min : scan_min(eng, q, &slot);
+}
+
+sim_time sim_engine_next_time(const sim_engine *eng)
+{
+    return eng->pending == 0 ? SIM_TIME_NEVER : (sim_time)(next_key(eng) >> 1);
 }
 
 uint64_t sim_engine_next_seq(const sim_engine *eng)
@@ -576,13 +629,14 @@ int sim_engine_flush(sim_engine *eng, sim_err *err)
     return eng->flush_fn != NULL ? eng->flush_fn(eng->flush_ud, eng, err) : SIM_OK;
 }
 
-/* Runs the end-of-instant hook if one is wanted and the earliest pending event (if any) lies
- * after now. The hook may schedule at now, so callers look at the queue again afterwards. */
+/* Runs the end-of-instant hook if one is wanted and no normal event of now is pending (the
+ * earliest, if any, is late or lies after now). The hook may schedule at now, so callers look
+ * at the queue again afterwards. */
 static int flush_if_leaving(sim_engine *eng, sim_err *err)
 {
     if (!eng->flush_wanted)
         return SIM_OK;
-    if (eng->pending > 0 && sim_engine_next_time(eng) <= eng->now)
+    if (eng->pending > 0 && next_key(eng) <= key_of(eng->now, CLASS_NORMAL))
         return SIM_OK;
     return sim_engine_flush(eng, err);
 }
@@ -597,6 +651,7 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
     settle(eng);
     uint32_t slot = take_first(eng);
     sim_event ev = eng->events[slot];
+    bool late = eng->pend[slot] == 1u + CLASS_LATE;
     slot_release(eng, slot);
     /* Ask the cache for the next event's body while this one is handled: bodies are scattered
      * over the pool, and a handler rarely schedules an event before it. (Written here: GCC
@@ -609,7 +664,8 @@ int sim_engine_step(sim_engine *eng, sim_dispatch_fn fn, void *ud, sim_err *err)
     eng->pending--;
     eng->now = ev.time;
     eng->stats.processed++;
-    eng->cur_seq = ev.seq;
+    /* A late event stands after every normal event of its instant and the hook. */
+    eng->cur_seq = late ? UINT64_MAX : ev.seq;
     int rc = fn(ud, eng, &ev, err);
     eng->cur_seq = UINT64_MAX;
     return rc != 0 ? rc : 1;

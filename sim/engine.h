@@ -1,17 +1,21 @@
 /* The discrete-event engine: a clock and a priority queue of pending events.
  *
- * Simulated time is an int64_t count of nanoseconds. Events are ordered by (time, insertion
- * sequence), so ties resolve in the order they were scheduled and never depend on
- * addresses. The queue is a radix heap of FIFO buckets (sim/engine.c: no event is ever
- * scheduled before now, so taking the earliest costs O(1) amortized plus at most 64 moves of
- * each event over its life, and events of one time come out in insertion order) over a pool
- * of event slots sized at creation. A bucket is a list of chunks of compact (time, slot)
- * entries, so that moving events streams through memory, and the next event's body is
- * prefetched while the current one is handled. A slot's generation makes ids of consumed or
- * cancelled events stale, so cancelling them does nothing. Scheduling allocates only when the
- * pool is full, by doubling it (and the buckets' chunk pool with it): the one allocation
- * allowed during a run, and it is counted (sim_engine_stats). The engine owns no other state;
- * handlers own theirs.
+ * Simulated time is an int64_t count of nanoseconds. Events are ordered by (time, class,
+ * insertion sequence), so ties resolve in the order they were scheduled and never depend on
+ * addresses. An event is of the normal class (sim_engine_schedule) or of the late one
+ * (sim_engine_schedule_late_at): at one time, the late events come after every normal event
+ * and after the end-of-instant hook (sim/engine_net.h), so that a late event's handler sees
+ * its instant's state whatever the order the events were scheduled in (the runtime's
+ * evaluations: a metrics.csv row shows the state after all of its instant's events). The queue is a
+ * radix heap of FIFO buckets (sim/engine.c: no event is ever scheduled before now, so taking the
+ * earliest costs O(1) amortized plus at most 64 moves of each event over its life, and events of
+ * one time come out in insertion order) over a pool of event slots sized at creation. A bucket is a
+ * list of chunks of compact (time, slot) entries, so that moving events streams through memory, and
+ * the next event's body is prefetched while the current one is handled. A slot's generation makes
+ * ids of consumed or cancelled events stale, so cancelling them does nothing. Scheduling allocates
+ * only when the pool is full, by doubling it (and the buckets' chunk pool with it): the one
+ * allocation allowed during a run, and it is counted (sim_engine_stats). The engine owns no other
+ * state; handlers own theirs.
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
@@ -71,6 +75,14 @@ int sim_engine_schedule(sim_engine *eng, sim_time delay, const sim_event *ev, si
 
 /* Like sim_engine_schedule with an absolute time (>= now). */
 int sim_engine_schedule_at(sim_engine *eng, sim_time at, const sim_event *ev, sim_event_id *id);
+
+/* Like sim_engine_schedule_at, for an event of the late class: it comes after every normal
+ * event of time `at`, and after the end-of-instant hook of that instant; late events of one
+ * time come in the order they were scheduled. A normal event scheduled at now once a late
+ * event of now was taken (by its handler, or by the hook after it) is late too, after those
+ * already pending. */
+int sim_engine_schedule_late_at(sim_engine *eng, sim_time at, const sim_event *ev,
+                                sim_event_id *id);
 
 /* Removes a pending event. Returns 0 if it was pending, SIM_EINVAL if the id is stale
  * (already run or cancelled) or was never issued. */

@@ -23,7 +23,9 @@ void sim_err_clear(sim_err *err)
  * width, marks), U+2028-U+202E (line and paragraph separators, bidirectional embeddings and
  * overrides), U+2066-U+206F (isolates), U+FEFF (a byte-order mark) and U+FFF9-U+FFFB: a key
  * "a\u202eb" (RIGHT-TO-LEFT OVERRIDE) reversed the rest of "unknown key (valid: ...)" on the
- * screen, and a trace's value "\ufeff0" read `got "0"`. */
+ * screen, and a trace's value "\ufeff0" read `got "0"`. So are the spaces a reader takes for
+ * U+0020: U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F and U+3000 (a trace's worker
+ * "0<U+00A0>" read `got "0 "`, as if a plain space were refused). */
 static unsigned invisible(const char *p, size_t len)
 {
     const unsigned char *u = (const unsigned char *)p;
@@ -32,7 +34,9 @@ static unsigned invisible(const char *p, size_t len)
                              : 0;
     bool hidden = cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
                   (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
-                  (cp >= 0x2066 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
+                  (cp >= 0x2066 && cp <= 0x206f) || cp == 0xfeff ||
+                  (cp >= 0xfff9 && cp <= 0xfffb) || cp == 0x00a0 || cp == 0x1680 ||
+                  (cp >= 0x2000 && cp <= 0x200a) || cp == 0x202f || cp == 0x205f || cp == 0x3000;
     return hidden ? cp : 0;
 }
 

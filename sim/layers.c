@@ -215,6 +215,7 @@ typedef struct profile_reader {
     FILE *fp;
     const char *file, *path;
     size_t line;              /* lines read so far */
+    uint64_t bytes, limit;    /* bytes read so far; the cap of a text input (sim/file.h) */
     uint64_t fnv;             /* FNV-1a 64 of the bytes read so far */
     char buf[LINE_BYTES + 5]; /* a line, its '\r' and a byte-order mark (uncounted), a NUL */
     int col[NCOLS];
@@ -228,13 +229,16 @@ typedef struct profile_reader {
 /* Reads the next line into r->buf (without its '\n'), hashing its bytes; a UTF-8 byte-order
  * mark that opens the file is dropped. Returns 1, 0 at the end of the file, or an error. The
  * line's LINE_BYTES leave out its end ("\r\n" as "\n") and the mark: a line of 1022 bytes
- * ending in "\r\n", or after the mark, was "line longer than 1022 bytes". */
+ * ending in "\r\n", or after the mark, was "line longer than 1022 bytes". A file past the cap
+ * of a text input is refused (endless comment lines from a FIFO were read forever). */
 static int read_line(profile_reader *r, sim_err *err)
 {
     size_t len = 0;
     int c = EOF;
     bool longer = false;
     while ((c = getc(r->fp)) != EOF) {
+        if (++r->bytes > r->limit)
+            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, sim_file_cap_text());
         r->fnv = sim_fnv_byte(r->fnv, (unsigned char)c);
         if (c == '\n')
             break;
@@ -399,7 +403,9 @@ static int read_rows(profile_reader *r, sim_err *err)
 
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
 {
-    profile_reader r = { .file = file, .path = path, .fnv = SIM_FNV_FILE_OFFSET };
+    profile_reader r = {
+        .file = file, .path = path, .fnv = SIM_FNV_FILE_OFFSET, .limit = sim_file_text_cap()
+    };
     r.fp = sim_file_open_text(file);
     if (r.fp == NULL)
         return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));

@@ -266,6 +266,19 @@ char *harness_slurp(const char *dir, const char *name)
     return harness_read(path, NULL);
 }
 
+char *harness_run_scenario(char *run_json)
+{
+    char *obj = strstr(run_json, "\"scenario\": {");
+    ck_assert_ptr_nonnull(obj);
+    obj = strchr(obj, '{');
+    size_t depth = 0, len = 0;
+    do
+        depth += obj[len] == '{' ? 1 : obj[len] == '}' ? (size_t)-1 : 0;
+    while (obj[++len] != '\0' && depth > 0);
+    obj[len] = '\0';
+    return obj;
+}
+
 void harness_strip_wall(char *summary)
 {
     char *w = strstr(summary, "\"wall\"");

@@ -157,6 +157,10 @@ char *harness_read(const char *path, size_t *n);
 /* harness_read of the file `name` in the directory `dir`. */
 char *harness_slurp(const char *dir, const char *name);
 
+/* The resolved scenario in the text of a run.json (`run_json`, cut in place after it): the
+ * object under "scenario", which loads again to the same run. Fails the test without one. */
+char *harness_run_scenario(char *run_json);
+
 /* Cuts the "wall" line (wall-clock figures) out of summary.json's text `summary`, so that
  * the rest can be compared between runs; fails the test if there is none. */
 void harness_strip_wall(char *summary);

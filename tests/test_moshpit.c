@@ -535,15 +535,8 @@ START_TEST(defaults_are_the_papers_and_recorded_in_run_json)
                            "\"min_group_size\": 2",  "\"local_steps\": 1" };
     for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
         ck_assert_msg(strstr(rj, want[k]) != NULL, "run.json lacks %s", want[k]);
-    char *obj = strstr(rj, "\"scenario\": {"); /* the resolved scenario loads again */
-    ck_assert_ptr_nonnull(obj);
-    obj = strchr(obj, '{');
-    size_t depth = 0, len = 0;
-    do
-        depth += obj[len] == '{' ? 1 : obj[len] == '}' ? (size_t)-1 : 0;
-    while (obj[++len] != '\0' && depth > 0);
-    obj[len] = '\0';
-    sim_scenario *again = harness_load(obj, "run.json", NULL, 0);
+    /* The resolved scenario loads again. */
+    sim_scenario *again = harness_load(harness_run_scenario(rj), "run.json", NULL, 0);
     sim_scenario_destroy(again);
     free(rj);
     harness_cleanup(dir);

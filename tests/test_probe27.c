@@ -115,7 +115,8 @@ START_TEST(a_junit_report_into_a_folder_not_made_yet_is_written)
 END_TEST
 
 /* A swept straggler rule that selects its workers by "count": the run draws them, and its
- * run.json holds the rule with "count": null and the drawn "workers" (docs/scenario.md).
+ * run.json holds the rule with the drawn "workers" (docs/scenario.md; beside its count since
+ * probe40, with "count": null before).
  * report and plot --by read the sweep just written (they said "stragglers differ from the
  * run's", exit 2); an index whose count is not the number of workers drawn is still refused. */
 START_TEST(a_swept_rule_of_a_worker_count_is_read_back_as_the_run_drew_it)

@@ -56,6 +56,20 @@ class ResultsApi(unittest.TestCase):
         self.assertTrue(again.metrics.equals(r.metrics))
         self.assertEqual([f for f in os.listdir(ROOT) if f.startswith(".hetsim-")], [])
 
+    def test_a_run_json_nested_as_deep_as_hetsim_reads_it_loads(self):
+        """A run.json of 1000 levels (hetsim's limit, a PyTorch module's argument 996 levels
+        deep) raised RecursionError in Python's decoder, which stops near 990."""
+        r = hetsim.run(SCENARIO, out=os.path.join(self.tmp, "run"), binary=HETSIM)
+        path = os.path.join(r.dir, "run.json")
+        with open(path) as f:
+            text = f.read()
+        deep = "[" * 998 + "]" * 998
+        with open(path, "w") as f:
+            f.write(text.replace('"scenario": {', '"scenario": {"x": %s, ' % deep, 1))
+        again = hetsim.load(r.dir)
+        self.assertEqual(again.scenario["workers"], 3)
+        self.assertEqual(len(again.scenario["x"]), 1)
+
     def test_a_failed_run_raises_with_hetsims_exit_code_and_message(self):
         bad = dict(SCENARIO, workers=0)
         with self.assertRaises(hetsim.RunError) as e:

@@ -414,7 +414,7 @@ START_TEST(loader_draws_count_selected_stragglers_from_the_straggler_stream)
     sct_check_ids(&sc->stragglers[3], second, 2);
     char *text = sim_scenario_resolved(sc, false), want[128];
     snprintf(want, sizeof(want),
-             "\"count\":null,\"probability\":0.0375,\"slowdown\":4.5,"
+             "\"count\":3,\"probability\":0.0375,\"slowdown\":4.5,"
              "\"workers\":[%u,%u,%u]}",
              first[0], first[1], first[2]);
     ck_assert_ptr_nonnull(strstr(text, want));

@@ -283,7 +283,7 @@ START_TEST(loader_records_at_each_of_many_rules_what_it_resolves_to)
     ck_assert_ptr_nonnull(text);
     char want[256];
     snprintf(want, sizeof(want),
-             "{\"kind\":\"window\",\"count\":null,\"from_s\":19997.5,\"to_s\":19997.75,"
+             "{\"kind\":\"window\",\"count\":2,\"from_s\":19997.5,\"to_s\":19997.75,"
              "\"slowdown\":1,\"workers\":[%u,%u]}",
              st[19997].workers[0], st[19997].workers[1]);
     ck_assert_ptr_nonnull(strstr(text, want));

@@ -11,6 +11,7 @@ pandas (Debian: python3-pandas) is imported when a table is first read, so that 
 server, which imports this package, does not need it.
 """
 import json
+import sys
 import os
 import shutil
 import subprocess
@@ -33,8 +34,17 @@ def _csv(path):
 
 
 def _json(path):
+    # hetsim writes and reads JSON nested up to 1000 levels (its parser's limit); Python's
+    # decoder, within its default recursion limit of 1000 frames, raised RecursionError near
+    # 990. Decode with room for that depth.
     with open(path) as f:
-        return json.load(f)
+        text = f.read()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4000))
+    try:
+        return json.loads(text)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 class Run:

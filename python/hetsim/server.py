@@ -60,7 +60,15 @@ def recv_config(sock):
     body = bytearray(struct.unpack("<I", head)[0])
     if not recv_exact(sock, memoryview(body)):
         sys.exit(0)
-    return json.loads(body.decode("utf-8"))
+    # hetsim's parser takes a scenario nested up to 1000 levels (cJSON's limit); Python's
+    # decoder, within its default recursion limit of 1000 frames, died near 990 levels of a
+    # module's argument with a RecursionError traceback. Decode with room for that depth.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4000))
+    try:
+        return json.loads(body.decode("utf-8"))
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def die_with_parent():

@@ -203,9 +203,12 @@ int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err 
             rc = oom(err);
     }
     if (rc == SIM_OK && log != NULL) {
-        size_t below = 0;
-        for (size_t g = 0; g < rp.sel.ngroups; g++)
+        size_t below = 0, short_window = 0;
+        for (size_t g = 0; g < rp.sel.ngroups; g++) {
             below += rp.rows[g].ended_below;
+            for (size_t i = 0; i < rp.sel.groups[g].n; i++)
+                short_window += rp.sel.runs[rp.sel.groups[g].rows[i]].short_window;
+        }
         if (rp.sel.left_out > 0)
             sim_err_warn(log, "%s: left out %zu point%s without results", rp.sel.ix.csv.path,
                          rp.sel.left_out, rp.sel.left_out == 1 ? "" : "s");
@@ -214,6 +217,15 @@ int app_report_print(const app_report_options *o, FILE *out, FILE *log, sim_err 
                     "hetsim: warning: %zu runs reached %g and ended below it: their time to "
                     "target is a first crossing (--ttt sustained or movavg:K are stricter)\n",
                     below, rp.sel.target);
+        /* --ttt movavg:1000 over runs of 11 evaluations read every run as "not reached",
+         * "> 1, 0/3", with no word that no window of 1000 evaluations was ever full. */
+        if (short_window > 0)
+            fprintf(log,
+                    "hetsim: warning: %zu run%s fewer than %zu evaluations: no window of "
+                    "--ttt movavg:%zu is full, so %s never reached the target (evaluate more "
+                    "often, eval.every_s, or take a smaller K)\n",
+                    short_window, short_window == 1 ? " has" : "s have", rp.sel.rule.k,
+                    rp.sel.rule.k, short_window == 1 ? "it" : "they");
     }
     if (rc == SIM_OK) {
         fwrite(text, 1, len, out);

@@ -278,6 +278,7 @@ static int read_runs(app_select *s, work *w, sim_err *err)
             x->ended_below = s->rule.kind == APP_TTT_FIRST && !isnan(x->ttt) &&
                              !x->stopped_at_target && c.n > 0 &&
                              !(c.col[APP_CURVE_ACC][c.n - 1] >= s->target);
+            x->short_window = s->rule.kind == APP_TTT_MOVAVG && c.n < s->rule.k;
         }
         app_curve_fini(&c);
     }

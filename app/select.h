@@ -56,6 +56,7 @@ typedef struct app_select_run {
     double observed_s;      /* its last evaluation's time */
     double final;           /* final test accuracy (index.csv), NaN if none */
     bool ended_below;       /* reached the target (rule "first") and ended below it */
+    bool short_window;      /* rule movavg:K over fewer than K evaluations: no window full */
     bool stopped_at_target; /* stop_reason target_accuracy */
 } app_select_run;
 

@@ -345,6 +345,31 @@ START_TEST(a_run_whose_accuracies_were_emptied_is_refused)
 }
 END_TEST
 
+/* report --ttt movavg:1000 over runs of a few evaluations printed every run as not reached
+ * ("> 1, 0/3"), exit 0, with no word that no window of 1000 evaluations was ever full. It
+ * warns now, naming K; movavg:2 over the same runs does not. (The lead, from probe38ae's
+ * report.) */
+START_TEST(a_moving_average_longer_than_the_runs_is_warned_of)
+{
+    char *dir = harness_tmpdir("probe36");
+    harness_write(dir, "s.json", base_json);
+    char out[600];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", "--target", "0.5",
+                                           "--ttt", "movavg:1000", NULL });
+    ck_assert_msg(res.status == 0, "movavg:1000: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "fewer than 1000 evaluations") != NULL &&
+                      strstr(res.err, "--ttt movavg:1000 is full") != NULL,
+                  "movavg:1000: no warning in\n%s", res.err);
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "workload.lr", "--target", "0.5",
+                                           "--ttt", "movavg:2", NULL });
+    ck_assert_msg(res.status == 0 && strstr(res.err, "fewer than") == NULL, "movavg:2: exit %d\n%s",
+                  res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe36");
@@ -356,6 +381,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, golden);
     TCase *results = tcase_create("results");
     tcase_add_test(results, an_evaluation_interval_below_a_nanosecond_is_refused);
+    tcase_add_test(results, a_moving_average_longer_than_the_runs_is_warned_of);
     tcase_add_test(results, display_names_that_differ_only_invisibly_are_one_name);
     tcase_add_test(results, a_run_whose_accuracies_were_emptied_is_refused);
     tcase_set_timeout(results, 120);

@@ -511,30 +511,36 @@ static bool same_rules(sim_cfg *a, sim_cfg *b)
     return true;
 }
 
-/* Adds "profile_fnv" to the n keys listed in out[size] when the run.json `a` and `b` record
- * other bytes of the profile their scenarios name (or only one records any): the scenario
- * names the file, and a profile edited after the golden was written ran another scenario
- * under the same name ("ok against" the golden, or --exact's REGRESSION, exit 1). */
-static long diff_profile(sim_cfg *a, sim_cfg *b, char *out, size_t size, long n)
+/* Adds "profile_fnv" and "traces_fnv" to the n keys listed in out[size] when the run.json `a`
+ * and `b` record other bytes of the profile, or other points of the traces, their scenarios
+ * name (or only one records any): the scenario names the files, and a profile or a trace edited
+ * after the golden was written ran another scenario under the same name ("ok against" the
+ * golden, or --exact's REGRESSION, exit 1). */
+static long diff_inputs(sim_cfg *a, sim_cfg *b, char *out, size_t size, long n)
 {
-    char fa[32] = "", fb[32] = "";
-    if (sim_cfg_has(a, "profile_fnv"))
-        sim_cfg_string(a, "profile_fnv", fa, sizeof(fa), NULL);
-    if (sim_cfg_has(b, "profile_fnv"))
-        sim_cfg_string(b, "profile_fnv", fb, sizeof(fb), NULL);
-    if (strcmp(fa, fb) == 0)
-        return n;
-    size_t len = size > 0 ? strlen(out) : 0;
-    if (size > 0)
-        snprintf(out + len, size - len, "%sprofile_fnv", n > 0 ? ", " : "");
-    return n + 1;
+    static const char *const keys[] = { "profile_fnv", "traces_fnv" };
+    for (size_t k = 0; k < 2; k++) {
+        char fa[32] = "", fb[32] = "";
+        if (sim_cfg_has(a, keys[k]))
+            sim_cfg_string(a, keys[k], fa, sizeof(fa), NULL);
+        if (sim_cfg_has(b, keys[k]))
+            sim_cfg_string(b, keys[k], fb, sizeof(fb), NULL);
+        if (strcmp(fa, fb) == 0)
+            continue;
+        size_t len = size > 0 ? strlen(out) : 0;
+        if (size > 0)
+            snprintf(out + len, size - len, "%s%s", n > 0 ? ", " : "", keys[k]);
+        n++;
+    }
+    return n;
 }
 
 /* The keys in which the scenario of b_dir/run.json differs from that of the run.json `a`
  * (a_dir's), but for those that do not change the curves' distribution: the seed, the output
  * section, the check's tolerances and the workers a counted straggler rule drew (same_rules;
- * "stragglers" is listed when another of its values differs); and profile_fnv, the bytes of the
- * profile it names. Lists them in out[size]; returns their number, or -1 with `err` filled. */
+ * "stragglers" is listed when another of its values differs); and profile_fnv and traces_fnv,
+ * the bytes of the profile and the points of the traces it names. Lists them in out[size]; returns
+ * their number, or -1 with `err` filled. */
 static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *out, size_t size,
                       sim_err *err)
 {
@@ -555,7 +561,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
             n++;
         }
         if (n >= 0)
-            n = diff_profile(a, b, out, size, n);
+            n = diff_inputs(a, b, out, size, n);
     }
     sim_cfg_destroy(b);
     return n;

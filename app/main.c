@@ -135,9 +135,10 @@ static int hold_inputs(sim_scenario *sc, const char *held)
     char why[sizeof(err.path) + sizeof(err.msg) + 4];
     snprintf(why, sizeof(why), "%s: %s", err.path, err.msg);
     int code = err.code;
-    /* A point run before the edit is run again for a profile (run.json's profile_fnv), but a
-     * trace's points and a data file's bytes are in no output: the sweep keeps it. */
-    bool kept = strcmp(err.path, "$.compute.profile") != 0;
+    /* A point run before the edit is run again for a profile or a trace (run.json's profile_fnv
+     * and traces_fnv), but a data file's bytes are in no output: the sweep keeps it. */
+    bool kept =
+        strcmp(err.path, "$.compute.profile") != 0 && strncmp(err.path, "$.stragglers", 12) != 0;
     sim_err_clear(&err);
     sim_err_set(&err, code, NULL,
                 "a file the scenario names changed during the sweep (since it validated the "

@@ -648,6 +648,7 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
                            e.msg);
     }
     p->hash = sc->hash;
+    p->has_traces = sim_scenario_traces_fnv(sc, &p->traces);
     /* What its run is held to; none kept when it reads no file (a million points). */
     char *inputs = sim_scenario_inputs_text(sc);
     bool read = inputs != NULL && strcmp(inputs, "p=0000000000000000") != 0;

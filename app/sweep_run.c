@@ -25,16 +25,22 @@ extern char **environ; /* POSIX defines it but no header declares it */
 
 /* ---- Running ---------------------------------------------------------------------------- */
 
-/* Whether run.json `run` read the compute.profile bytes point `p` was validated with (its
- * profile_fnv, present when the scenario names a profile, and the inputs' "p=HEX"): a point run
- * before its profile was edited is run again, as a sweep run whole after the edit would. */
-static bool same_profile(sim_cfg *run, const point *p)
+/* Whether run.json `run` read the compute.profile bytes and the traces' points point `p` was
+ * validated with (its profile_fnv, present when the scenario names a profile, and the inputs'
+ * "p=HEX"; its traces_fnv, present when it has a trace rule): a point run before its profile or
+ * a trace was edited is run again, as a sweep run whole after the edit would. A run.json
+ * without the key (written before hetsim recorded it) is taken as the same. */
+static bool same_inputs(sim_cfg *run, const point *p)
 {
-    char fnv[32];
-    if (p->inputs == NULL || strncmp(p->inputs, "p=", 2) != 0 || !sim_cfg_has(run, "profile_fnv"))
+    char fnv[32], want[32];
+    if (p->inputs != NULL && strncmp(p->inputs, "p=", 2) == 0 && sim_cfg_has(run, "profile_fnv") &&
+        !(sim_cfg_string(run, "profile_fnv", fnv, sizeof(fnv), NULL) == 0 &&
+          strncmp(fnv, p->inputs + 2, 16) == 0 && strlen(fnv) == 16))
+        return false;
+    if (!p->has_traces || !sim_cfg_has(run, "traces_fnv"))
         return true;
-    return sim_cfg_string(run, "profile_fnv", fnv, sizeof(fnv), NULL) == 0 &&
-           strncmp(fnv, p->inputs + 2, 16) == 0 && strlen(fnv) == 16;
+    snprintf(want, sizeof(want), "%016" PRIx64, p->traces);
+    return sim_cfg_string(run, "traces_fnv", fnv, sizeof(fnv), NULL) == 0 && strcmp(fnv, want) == 0;
 }
 
 /* Whether `dir` holds `name` as a regular file (the run wrote it). */
@@ -65,7 +71,7 @@ bool app_sweep_done(const app_sweep *sw, size_t k)
     snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
     bool done = run != NULL &&
                 sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
-                strcmp(hash, want) == 0 && same_profile(run, &sw->points[k]);
+                strcmp(hash, want) == 0 && same_inputs(run, &sw->points[k]);
     sim_cfg_destroy(run);
     sim_cfg_destroy(summary);
     return done;

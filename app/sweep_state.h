@@ -32,11 +32,13 @@ typedef struct column {
 
 /* A point's `--set` assignments are made from the columns when needed, not kept. */
 typedef struct point {
-    char *name;    /* run directory under the sweep's directory; owned */
-    uint64_t hash; /* the resolved scenario's hash, as run.json records it */
-    uint64_t run;  /* the same with every object's keys in any order (sw_run_hash) */
-    char *inputs;  /* what its validation's load read (sim_scenario_inputs_text), which its run
-                      is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
+    char *name;      /* run directory under the sweep's directory; owned */
+    uint64_t hash;   /* the resolved scenario's hash, as run.json records it */
+    uint64_t run;    /* the same with every object's keys in any order (sw_run_hash) */
+    char *inputs;    /* what its validation's load read (sim_scenario_inputs_text), which its run
+                        is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
+    bool has_traces; /* its scenario has a trace rule (validated): run.json's traces_fnv ... */
+    uint64_t traces; /* ... is this (sim_scenario_traces_fnv) */
 } point;
 
 struct app_sweep {

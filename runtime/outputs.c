@@ -378,6 +378,9 @@ static int write_run_json(const sim_scenario *sc, const char *dir, sim_err *err)
             HETSIM_VERSION, sc->seed, sc->hash);
     if (sc->profile[0] != '\0') /* the bytes of the profile, which the scenario only names */
         fprintf(s, "  \"profile_fnv\": \"%016" PRIx64 "\",\n", sc->layers.file_fnv);
+    uint64_t traces;
+    if (sim_scenario_traces_fnv(sc, &traces)) /* the points of its traces, named likewise */
+        fprintf(s, "  \"traces_fnv\": \"%016" PRIx64 "\",\n", traces);
     fputs("  \"scenario\": ", s);
     sim_output_json_pretty(s, resolved, 1);
     fputs("\n}\n", s);

@@ -197,6 +197,11 @@ int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err
 #define SIM_SCENARIO_TRACES_NAMED 1024
 char *sim_scenario_inputs_text(const sim_scenario *sc);
 
+/* Whether `sc` has a trace rule; if so *fnv gets every trace's points folded into one hash
+ * (run.json's traces_fnv: a trace edited since a golden or a sweep's point ran is another run,
+ * though the resolved scenario, which names the file, is the same). */
+bool sim_scenario_traces_fnv(const sim_scenario *sc, uint64_t *fnv);
+
 /* Holds `sc`, the same scenario loaded again, to the inputs a first load read (`text`, its
  * sim_scenario_inputs_text): a profile or a trace edited between the two loads (a trace keeps
  * the resolved scenario whatever it holds) is SIM_EIO naming its JSON path and file. LIBSVM

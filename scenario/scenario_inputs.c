@@ -46,6 +46,14 @@ static uint64_t traces_fnv(const sim_scenario *sc)
     return h;
 }
 
+bool sim_scenario_traces_fnv(const sim_scenario *sc, uint64_t *fnv)
+{
+    if (ntraces(sc) == 0)
+        return false;
+    *fnv = traces_fnv(sc);
+    return true;
+}
+
 char *sim_scenario_inputs_text(const sim_scenario *sc)
 {
     size_t n = ntraces(sc), size = 128 + (n <= SIM_SCENARIO_TRACES_NAMED ? n * 48 : 32);

@@ -117,25 +117,24 @@ START_TEST(a_trace_or_a_profile_edited_during_a_sweep_fails_the_later_points)
                           strstr(res.err, paths[c]) != NULL && strstr(res.err, names[c]) != NULL &&
                           strstr(res.err, "point 3 (") != NULL,
                       "case %d: %s", c, res.err);
-        /* A trace's points are in no output: the points run before the edit would be kept. */
-        ck_assert_msg((strstr(res.err, "run the sweep again into a new directory") != NULL) ==
-                          (c == 0),
+        /* A trace's points and a profile's bytes are in run.json (traces_fnv, profile_fnv): the
+         * points run before the edit are run again, not kept (no new directory needed). */
+        ck_assert_msg(strstr(res.err, "run the sweep again into a new directory") == NULL,
                       "case %d: %s", c, res.err);
         /* Run again with the file as it stays: the points left run, exit 0. */
         res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "-j", "1", "--quiet", NULL });
         ck_assert_msg(res.status == 0, "case %d, again: exit %d\n%s", c, res.status, res.err);
-        if (c == 0) /* the first point ran with the old trace: run.json does not say so */
-            continue;
-        /* A profile's bytes are in run.json (profile_fnv): the point run before the edit runs
-         * again, and the sweep is the one run whole after the edit. */
+        /* The point run before the edit runs again, and the sweep is the one run whole after
+         * the edit (a trace's points were in no output, and the point was kept). */
         char whole[600], a[900], b[900];
-        snprintf(whole, sizeof(whole), "%s/whole", dir);
+        snprintf(whole, sizeof(whole), "%s/whole%d", dir, c);
+        int prefix = (int)(strlen(firsts[c]) - strlen("seed=5"));
         res = harness_hetsim(
             (const char *[]){ "sweep", sw, "-o", whole, "-j", "1", "--quiet", NULL });
         ck_assert_msg(res.status == 0, "whole: exit %d\n%s", res.status, res.err);
         for (int seed = 5; seed < 9; seed++) {
-            snprintf(a, sizeof(a), "%s/compute.profile=p.csv,seed=%d", o, seed);
-            snprintf(b, sizeof(b), "%s/compute.profile=p.csv,seed=%d", whole, seed);
+            snprintf(a, sizeof(a), "%s/%.*sseed=%d", o, prefix, firsts[c], seed);
+            snprintf(b, sizeof(b), "%s/%.*sseed=%d", whole, prefix, firsts[c], seed);
             harness_expect_same_outputs(a, b);
         }
     }

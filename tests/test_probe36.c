@@ -229,6 +229,54 @@ START_TEST(a_golden_checked_after_its_profile_changed_is_another_scenario)
 }
 END_TEST
 
+/* A trace edited after a golden was written (slowdown 3 to 30: throughput 911 to 502) checked
+ * "ok against" the golden, exit 0: run.json recorded no identity of the trace's points, and the
+ * resolved scenario only names the file. run.json records traces_fnv now (the points of every
+ * trace, as profile_fnv the profile's bytes): the check is exit 2 naming traces_fnv, both ways;
+ * the trace as it was checks ok. A sweep run again after the edit runs the point again (it was
+ * kept, its outputs from the old points). (The lead, from probe38ae's report.) */
+START_TEST(a_golden_or_a_sweep_after_its_trace_changed_is_another_scenario)
+{
+    static const char scenario[] =
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+        " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"t.csv\"}],"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+        " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},"
+        " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+    char *dir = harness_tmpdir("probe36");
+    char s[700], g[700], o[700], out[600], run[800];
+    harness_write(dir, "t.csv", "0,1,3\n");
+    harness_golden_in(dir, scenario, s, g, sizeof(s));
+    snprintf(o, sizeof(o), "%s/out", dir);
+    harness_write(dir, "t.csv", "0,1,30\n");
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--seeds", "2", "-o", o, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "differs from the golden's") != NULL &&
+                      strstr(res.err, "traces_fnv") != NULL,
+                  "check: exit %d\n%s%s", res.status, res.out, res.err);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "traces_fnv") != NULL,
+                  "--exact: exit %d\n%s%s", res.status, res.out, res.err);
+    harness_write(dir, "t.csv", "0,1,3\n");
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--exact", NULL });
+    ck_assert_msg(res.status == 0, "the trace as it was: exit %d\n%s%s", res.status, res.out,
+                  res.err);
+
+    res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.05,seed=5", out);
+    char *before = harness_slurp(run, "workers.csv");
+    harness_write(dir, "t.csv", "0,1,30\n");
+    res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05]}", out, sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep again: exit %d\n%s", res.status, res.err);
+    char *after = harness_slurp(run, "workers.csv");
+    ck_assert_msg(strcmp(before, after) != 0, "the point run before the edit was kept:\n%s", after);
+    free(before), free(after);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* Two display names that differ only in what a page does not show: "AR" and "AR" followed by
  * a zero width space (U+200B), "A R" and "A R" with a no-break space (U+00A0), "AR" and "AR"
  * opened by a left-to-right mark (U+200E). plot --by drew two groups named alike in the
@@ -376,6 +424,7 @@ Suite *test_suite(void)
     TCase *golden = tcase_create("golden");
     tcase_add_test(golden, a_golden_seed_holding_another_seeds_run_is_refused);
     tcase_add_test(golden, a_golden_checked_after_its_profile_changed_is_another_scenario);
+    tcase_add_test(golden, a_golden_or_a_sweep_after_its_trace_changed_is_another_scenario);
     tcase_add_test(golden, a_golden_without_the_runs_accuracies_is_no_pass);
     tcase_set_timeout(golden, 240);
     suite_add_tcase(s, golden);

@@ -58,31 +58,6 @@ static const char *user_name(const app_names *n, const char *from)
     return NULL;
 }
 
-/* The code point of the n-byte UTF-8 character at s (n from sim_text_utf8_len). */
-static unsigned code_point(const unsigned char *s, size_t n)
-{
-    static const unsigned lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
-    unsigned c = s[0] & lead_mask[n];
-    for (size_t i = 1; i < n; i++)
-        c = (c << 6) | (s[i] & 0x3f);
-    return c;
-}
-
-/* Unicode's space separators (Zs) but U+0020, and its format characters (Cf) that draw
- * nothing in a name (the bidirectional embeddings and isolates, the invisible operators). */
-static bool space_char(unsigned c)
-{
-    return c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x202f || c == 0x205f ||
-           c == 0x3000;
-}
-
-static bool invisible_char(unsigned c)
-{
-    return c == 0xad || c == 0x61c || c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
-           (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
-           (c >= 0x2066 && c <= 0x206f) || c == 0xfeff;
-}
-
 void app_names_shown(char *buf)
 {
     size_t n = 0, len;
@@ -93,10 +68,10 @@ void app_names_shown(char *buf)
             len = 1;
             continue;
         }
-        unsigned c = code_point((const unsigned char *)buf + i, len);
-        if (invisible_char(c))
+        unsigned c = sim_text_code_point(buf + i, len);
+        if (sim_text_invisible(c))
             continue;
-        if (c == ' ' || space_char(c)) {
+        if (c == ' ' || sim_text_wide_space(c)) {
             if (n > 0 && buf[n - 1] != ' ')
                 buf[n++] = ' ';
             continue;

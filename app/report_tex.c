@@ -227,14 +227,6 @@ static void row_name(const rp_report *rp, size_t g, const app_names *names, char
     }
 }
 
-/* buf as TeX prints it (app_names_shown): a run of spaces is one space, and none opens or
- * ends a cell ("a" and "a " were two rows that the PDF names alike, which the check let
- * through); a Unicode space is a space, an invisible format character none. */
-static void tex_shown(char *buf)
-{
-    app_names_shown(buf);
-}
-
 /* A row's name and its place: the rows sorted by name (then place), so that two rows of one
  * name stand side by side. */
 typedef struct named_row {
@@ -261,7 +253,7 @@ int rp_check_tex_names(const rp_report *rp, sim_err *err)
     char buf[TEXT];
     for (; rows != NULL && i < n; i++) {
         row_name(rp, i, names, buf, sizeof(buf));
-        tex_shown(buf);
+        app_names_shown(buf);
         if ((rows[i].name = strdup(buf)) == NULL)
             break;
         rows[i].g = i;
@@ -277,7 +269,7 @@ int rp_check_tex_names(const rp_report *rp, sim_err *err)
         }
     if (rc == SIM_OK && second != SIZE_MAX) {
         row_name(rp, second, names, buf, sizeof(buf));
-        tex_shown(buf);
+        app_names_shown(buf);
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "two rows would be named \"%s\" (%s and %s): give distinct values "
                          "distinct names (--label, --names)",

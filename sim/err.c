@@ -18,26 +18,15 @@ void sim_err_clear(sim_err *err)
     err->msg[0] = '\0';
 }
 
-/* The code point of the UTF-8 character p[0..len) if it is an invisible format character that
- * a terminal would act on or hide (else 0): U+061C, U+200B-U+200F and U+2060-U+2064 (zero
- * width, marks), U+2028-U+202E (line and paragraph separators, bidirectional embeddings and
- * overrides), U+2066-U+206F (isolates), U+FEFF (a byte-order mark) and U+FFF9-U+FFFB: a key
- * "a\u202eb" (RIGHT-TO-LEFT OVERRIDE) reversed the rest of "unknown key (valid: ...)" on the
- * screen, and a trace's value "\ufeff0" read `got "0"`. So are the spaces a reader takes for
- * U+0020: U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F and U+3000 (a trace's worker
+/* The code point of the UTF-8 character p[0..len) if a message must not show it raw (else
+ * 0): an invisible format character (sim_text_invisible: a key "a\u202eb", RIGHT-TO-LEFT
+ * OVERRIDE, reversed the rest of "unknown key (valid: ...)" on the screen, and a trace's value
+ * "\ufeff0" read `got "0"`) or a space other than U+0020 (sim_text_wide_space: a trace's worker
  * "0<U+00A0>" read `got "0 "`, as if a plain space were refused). */
 static unsigned invisible(const char *p, size_t len)
 {
-    const unsigned char *u = (const unsigned char *)p;
-    unsigned cp = len == 2   ? (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu)
-                  : len == 3 ? (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu)
-                             : 0;
-    bool hidden = cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
-                  (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
-                  (cp >= 0x2066 && cp <= 0x206f) || cp == 0xfeff ||
-                  (cp >= 0xfff9 && cp <= 0xfffb) || cp == 0x00a0 || cp == 0x1680 ||
-                  (cp >= 0x2000 && cp <= 0x200a) || cp == 0x202f || cp == 0x205f || cp == 0x3000;
-    return hidden ? cp : 0;
+    unsigned cp = len >= 2 ? sim_text_code_point(p, len) : 0;
+    return sim_text_invisible(cp) || sim_text_wide_space(cp) ? cp : 0;
 }
 
 /* Copies raw into out[size], each control character (C0, DEL, C1) and invisible format

@@ -56,6 +56,36 @@ static inline size_t sim_text_utf8_len(const char *s)
     return n;
 }
 
+/* The code point of the n-byte UTF-8 character at s (n from sim_text_utf8_len, 1 to 4). */
+static inline unsigned sim_text_code_point(const char *s, size_t n)
+{
+    static const unsigned lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned c = p[0] & lead_mask[n];
+    for (size_t i = 1; i < n; i++)
+        c = (c << 6) | (p[i] & 0x3fu);
+    return c;
+}
+
+/* Unicode's space separators (Zs) but U+0020: a reader takes each for a plain space. */
+static inline bool sim_text_wide_space(unsigned c)
+{
+    return c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x202f || c == 0x205f ||
+           c == 0x3000;
+}
+
+/* The invisible format characters a terminal acts on or a page hides: U+00AD, U+061C,
+ * U+180E, U+200B-U+200F (zero width, marks), U+2028-U+202E (line and paragraph separators,
+ * bidirectional embeddings and overrides), U+2060-U+2064, U+2066-U+206F (isolates), U+FEFF (a
+ * byte-order mark) and U+FFF9-U+FFFB. Messages escape them (sim/err.c); display names are
+ * compared without them (app/names.c). */
+static inline bool sim_text_invisible(unsigned c)
+{
+    return c == 0xad || c == 0x61c || c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
+           (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
+           (c >= 0x2066 && c <= 0x206f) || c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb);
+}
+
 /* True when the n-byte character at s (n from sim_text_utf8_len) is U+FFFE or U+FFFF:
  * well-formed UTF-8 but no character of XML, so that a JUnit report or an SVG figure holding
  * one is no XML (Python's parser: "not well-formed (invalid token)"). */

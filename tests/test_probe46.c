@@ -1,14 +1,17 @@
-/* Issue 38, leftovers: the trace and profile readers, large results files. A straggler trace
- * had no row limit; the profile and trace readers took a byte at a time (27 s for 1 GiB of
- * comment lines); a regular results file past the cap of a text input (1 GiB) was refused by
- * report and check. Each case failed before its fix.
+/* Issue 38, leftovers: inputs across an MPI sweep's ranks, the trace and profile readers, large
+ * results files. An input saved between two ranks' loads made points run on other inputs than
+ * rank 0's; a straggler trace had no row limit; the profile and trace readers took a byte at a time
+ * (27 s for 1 GiB of comment lines); a regular results file past the cap of a text input (1 GiB)
+ * was refused by report and check. Each case failed before its fix.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -31,6 +34,94 @@ static void write_scenario(const char *dir, const char *name, const char *extra)
              extra);
     harness_write(dir, name, text);
 }
+
+static const char profile_a[] = "name,params,forward_flops\nfc,1000,2000\n";
+static const char profile_b[] = "name,params,forward_flops\nfc,1000,2000\nfc2,500,900\n";
+static const char trace_a[] = "time_s,worker,slowdown\n0,0,1.5\n";
+static const char trace_b[] = "time_s,worker,slowdown\n0,0,2.5\n";
+
+/* `mpirun -np 2 hetsim sweep DIR/sw.json --mpi -o DIR/o` (HETSIM_MPIRUN), the test hook set to
+ * DIR/`edit` when not NULL (rank 0 renames DIR/`edit`.next over it after its load, before
+ * rank 1's); its exit status, standard error in err[size]. */
+static int mpi_sweep(const char *dir, const char *edit, char *err, size_t size)
+{
+    char cmd[4096], e[700], hook[700];
+    snprintf(e, sizeof(e), "%s/e.txt", dir);
+    snprintf(hook, sizeof(hook), "%s/%s", dir, edit != NULL ? edit : "");
+    if (edit != NULL)
+        setenv("HETSIM_TEST_MPI_EDIT", hook, 1);
+    else
+        unsetenv("HETSIM_TEST_MPI_EDIT");
+    snprintf(cmd, sizeof(cmd),
+             "%s %s--oversubscribe -np 2 %s sweep %s/sw.json --mpi -o %s/o -q >/dev/null 2>%s",
+             getenv("HETSIM_MPIRUN"), getuid() == 0 ? "--allow-run-as-root " : "", getenv("HETSIM"),
+             dir, dir, e);
+    int status = system(cmd);
+    unsetenv("HETSIM_TEST_MPI_EDIT");
+    harness_read_into(e, err, size);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* An MPI sweep's ranks each load the sweep: a compute.profile, a trace or the base scenario
+ * saved after rank 0's load and before rank 1's made rank 1 run every point (rank 0 only hands
+ * them out) on the new file while rank 0's index took them as its own (exit 0). Rank 1 now
+ * refuses, naming the file, exit 2, nothing run; the same sweep without an edit runs. Only with
+ * MPI built in (HETSIM_MPIRUN). */
+START_TEST(an_input_saved_between_two_ranks_loads_is_refused)
+{
+    if (getenv("HETSIM_MPIRUN") == NULL)
+        return;
+    static const char *const extras[] = {
+        "\"compute\": {\"profile\": \"p.csv\", \"gflops\": 100}",
+        "\"compute\": {\"iteration_ms\": 10},\n"
+        " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}]",
+        "\"compute\": {\"iteration_ms\": 10}",
+    };
+    static const char *const edits[] = { "p.csv", "tr.csv", "s.json" };
+    /* The profile as the scenario names it; the trace and the base as opened, in DIR. */
+    static const char *const pre[] = {
+        "rank 1: point 0 (protocol.name=allreduce,seed=5): $.compute.profile: ",
+        "$.stragglers[0].file: ", "sw.json: $.base: rank 1: "
+    };
+    static const char *const post[] = { "p.csv: its bytes are not those",
+                                        "tr.csv: its trace's points are not those",
+                                        "s.json: its bytes are not those rank 0 read" };
+    for (int c = 0; c < 3; c++) {
+        char *dir = harness_tmpdir("probe46");
+        char err[8192], o[700], want[1024], next[64];
+        write_scenario(dir, "s.json", extras[c]);
+        harness_write(dir, "p.csv", profile_a);
+        harness_write(dir, "tr.csv", trace_a);
+        harness_write(dir, "sw.json",
+                      "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", "
+                      "\"dpsgd\"]}}\n");
+        snprintf(next, sizeof(next), "%s.next", edits[c]);
+        if (c == 0)
+            harness_write(dir, next, profile_b);
+        else if (c == 1)
+            harness_write(dir, next, trace_b);
+        else
+            harness_write(dir, next,
+                          "{\"seed\": 5, \"workers\": 4, \"compute\": {\"iteration_ms\": 10},\n"
+                          " \"workload\": {\"model\": {\"name\": \"none\"}, "
+                          "\"message_bytes\": 4000},\n"
+                          " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": "
+                          "{\"time_s\": 0.2}, \"eval\": {\"every_s\": 0.05}}\n");
+        int status = mpi_sweep(dir, edits[c], err, sizeof(err));
+        snprintf(o, sizeof(o), "%s/o", dir);
+        snprintf(want, sizeof(want), "%s%s%s%s", pre[c], c > 0 ? dir : "", c > 0 ? "/" : "",
+                 post[c]);
+        ck_assert_msg(status == 2 && strstr(err, want) != NULL && strstr(err, "rank 1") != NULL,
+                      "%s edited between the loads: exit %d, want 2 and \"%s\"\n%.2000s", edits[c],
+                      status, want, err);
+        ck_assert_msg(!harness_exists(o), "%s: the sweep wrote %s", edits[c], o);
+        /* The same sweep, nothing edited: run. */
+        status = mpi_sweep(dir, NULL, err, sizeof(err));
+        ck_assert_msg(status == 0, "%s: exit %d\n%.2000s", edits[c], status, err);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
 
 /* A trace of SIM_TRACE_MAX_POINTS rows, and `extra` more; header first. */
 static void write_trace(const char *dir, size_t extra)
@@ -207,6 +298,10 @@ END_TEST
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe46");
+    TCase *mpi = tcase_create("mpi");
+    tcase_add_test(mpi, an_input_saved_between_two_ranks_loads_is_refused);
+    tcase_set_timeout(mpi, 300);
+    suite_add_tcase(s, mpi);
     TCase *readers = tcase_create("readers");
     tcase_add_test(readers, a_trace_past_its_row_limit_is_refused);
     tcase_add_test(readers, a_profile_or_a_trace_of_many_lines_is_read_in_blocks);

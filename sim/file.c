@@ -180,27 +180,34 @@ int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, 
             break; /* the end, or a read error (ferror) */
         if (r->bytes >= r->cap)
             return SIM_LINE_CAP; /* a byte past the cap */
-        const char *p = r->block + r->at;
-        size_t n = r->end - r->at;
+        const unsigned char *p = (const unsigned char *)r->block + r->at;
+        size_t n = r->end - r->at, free_room = room - 1 - l;
         n = n > r->cap - r->bytes ? (size_t)(r->cap - r->bytes) : n;
-        const char *nl = memchr(p, '\n', n);
-        const char *nul = memchr(p, '\0', nl != NULL ? (size_t)(nl - p) : n);
-        const char *stop = nul != NULL ? nul : nl;
-        size_t body = stop != NULL ? (size_t)(stop - p) : n, free_room = room - 1 - l;
-        if (body > free_room) { /* the byte after the room is no line end: too long */
-            take(r, p, free_room + 1);
-            return SIM_LINE_LONG;
+        /* The bytes of the line that fit, copied and hashed in one pass (short lines: no call). */
+        size_t lim = n < free_room ? n : free_room, i = 0;
+        if (r->hash) {
+            uint64_t h = r->fnv;
+            for (; i < lim && p[i] != '\n' && p[i] != '\0'; i++) {
+                h = sim_fnv_byte(h, p[i]);
+                buf[l + i] = (char)p[i];
+            }
+            r->fnv = h;
+        } else {
+            for (; i < lim && p[i] != '\n' && p[i] != '\0'; i++)
+                buf[l + i] = (char)p[i];
         }
-        memcpy(buf + l, p, body);
-        l += body;
-        take(r, p, body);
-        if (stop == NULL)
-            continue;
-        take(r, stop, 1);
-        if (stop == nul)
-            return SIM_LINE_NUL;
-        *newline = 1;
-        break;
+        r->bytes += i;
+        r->at += i;
+        l += i;
+        if (i == n)
+            continue; /* the block's end (or the cap's): more */
+        unsigned char c = p[i];
+        take(r, (const char *)p + i, 1);
+        if (c == '\n') {
+            *newline = 1;
+            break;
+        }
+        return c == '\0' ? SIM_LINE_NUL : SIM_LINE_LONG; /* else the byte after the room */
     }
     buf[l] = '\0';
     *len = l;

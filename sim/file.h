@@ -113,7 +113,9 @@ int sim_file_read_sized(FILE *f, char **out, size_t *len);
 
 /* A text file read line by line in blocks (a layer profile, a straggler trace): the bytes
  * counted against the cap of a text input and, when asked, hashed (FNV-1a 64 from
- * SIM_FNV_FILE_OFFSET). Reading 1 GiB of comment lines a byte at a time (getc) took 27 s. */
+ * SIM_FNV_FILE_OFFSET). Reading 1 GiB of comment lines a byte at a time (getc) took 5.1 s of
+ * processor time, 1.3 s in blocks (the hash of every byte bounds it); 1 GiB of blank lines 16.6 s,
+ * 0.3 s. */
 #define SIM_FILE_LINES_BLOCK 65536
 typedef struct sim_file_lines {
     FILE *fp;

@@ -240,7 +240,7 @@ static int read_line(profile_reader *r, sim_err *err)
         return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, sim_file_cap_text());
     if (rc == SIM_LINE_NUL)
         return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file, r->line + 1);
-    if (ferror(r->fp))
+    if (!newline && ferror(r->fp)) /* a line cut by a read error, or none */
         return sim_err_set(err, SIM_EIO, r->path, "%s: cannot read: %s", r->file, strerror(errno));
     if (rc == SIM_LINE_END)
         return 0;

@@ -1,8 +1,9 @@
 /* Sweeps, internal (see sweep.h): the sweep's state and the helpers its four files share.
  * Included only by app/sweep.c (loading, validation, naming, listing), app/sweep_run.c
  * (points run as child processes, the output directory), app/sweep_index.c (index.csv,
- * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning); calls run one way:
- * sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c. */
+ * curves.csv), app/sweep_repeat.c (repeats, JSON scanning) and app/sweep_mpi.c (ranks held to
+ * rank 0's load); calls run one way: sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c,
+ * and sweep_mpi.c -> sweep.c. */
 #ifndef APP_SWEEP_STATE_H
 #define APP_SWEEP_STATE_H
 

@@ -338,7 +338,7 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
                            "writes",
                            path, sim_file_kind(st.st_mode));
     errno = 0;
-    char *text = sim_output_read(path, &len);
+    char *text = sim_output_read_sized(path, &len); /* a regular file: to its size */
     if (text != NULL)
         return sim_csv_parse(t, text, len, path, rules, err);
     int e = errno != 0 ? errno : EIO;

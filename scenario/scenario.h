@@ -41,6 +41,11 @@ typedef enum sim_straggler_kind {
     SIM_STRAG_DROPOUT = 6  /* each averaging round sat out with `probability` (keeps its value) */
 } sim_straggler_kind;
 
+/* The most points (rows) of one straggler trace; a trace with more is refused, naming its file
+ * and the limit. A point is 24 bytes, held with a sort's 40 more while read: a million is 64 MB
+ * at most, where a 1 GiB trace of minimal rows ("0,0,1") held about 3 GB unchecked. */
+#define SIM_TRACE_MAX_POINTS 1000000
+
 typedef struct sim_trace_point {
     sim_time time_ns; /* from this time on ... */
     uint32_t worker;  /* ... this worker's compute is slowed by ... */

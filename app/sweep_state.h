@@ -1,8 +1,9 @@
 /* Sweeps, internal (see sweep.h): the sweep's state and the helpers its four files share.
  * Included only by app/sweep.c (loading, validation, naming, listing), app/sweep_run.c
  * (points run as child processes, the output directory), app/sweep_index.c (index.csv,
- * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning); calls run one way:
- * sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c. */
+ * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning, small helpers); calls run one
+ * way: sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c (each may call the files after
+ * it). */
 #ifndef APP_SWEEP_STATE_H
 #define APP_SWEEP_STATE_H
 
@@ -68,18 +69,6 @@ typedef struct scratch {
     char *text;        /* (set_size) */
 } scratch;
 
-/* SIM_ENOMEM "out of memory"; returns it. */
-int sw_oom(sim_err *err);
-
-/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
-void sw_join(char *out, size_t size, const char *a, const char *b);
-
-/* A JSON value as plain text: strings lose their quotes. */
-void sw_plain_value(const char *json, char *out, size_t size);
-
-/* dir/name parsed as JSON, or NULL (absent, unreadable, not JSON). */
-sim_cfg *sw_read_json(const char *dir, const char *name);
-
 /* The grid values of point k: vi[c] is the value index of column c; returns the seed. The
  * seed varies fastest, then the last axis. */
 uint64_t sw_decompose(const app_sweep *sw, size_t k, size_t *vi);
@@ -92,6 +81,18 @@ void sw_scratch_fini(scratch *s);
 size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s);
 
 /* ---- app/sweep_repeat.c ---- */
+
+/* SIM_ENOMEM "out of memory"; returns it. */
+int sw_oom(sim_err *err);
+
+/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
+void sw_join(char *out, size_t size, const char *a, const char *b);
+
+/* A JSON value as plain text: strings lose their quotes. */
+void sw_plain_value(const char *json, char *out, size_t size);
+
+/* dir/name parsed as JSON, or NULL (absent, unreadable, not JSON). */
+sim_cfg *sw_read_json(const char *dir, const char *name);
 
 /* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
  * starting at p. */

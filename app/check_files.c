@@ -1,5 +1,5 @@
 /* Golden-curve checks: the files of a run directory a check reads (see check_state.h): their
- * hashes and fingerprint, and JSON files. */
+ * hashes and fingerprint, JSON files, and run.json with its scenario in canonical form. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 
 #include "app/check_state.h"
 #include "outputs/output.h"
+#include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/fnv.h"
 
@@ -93,4 +94,15 @@ bool ck_exists(const char *dir, const char *name)
     struct stat st;
     snprintf(path, sizeof(path), "%s%s%s", dir, name[0] != '\0' ? "/" : "", name);
     return stat(path, &st) == 0;
+}
+
+sim_cfg *ck_read_run(const char *dir, sim_err *err)
+{
+    sim_cfg *run = ck_read_json(dir, "run.json", err), *sc = NULL;
+    if (run != NULL && sim_cfg_child(run, "scenario", &sc, NULL) == SIM_OK && sc != NULL &&
+        sim_scenario_canonical(sc, err) != SIM_OK) {
+        sim_cfg_destroy(run);
+        return NULL;
+    }
+    return run;
 }

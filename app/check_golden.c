@@ -320,7 +320,7 @@ static int check_fingerprint(gold *g, size_t s, sim_err *err)
  * read again. */
 static int check_run_json(gold *g, size_t s, sim_err *err)
 {
-    sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
+    sim_cfg *run = ck_read_run(g->dir[s], err);
     if (run == NULL)
         return err->code;
     int64_t seed = -1, scenario_seed = -1;
@@ -466,7 +466,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
                       sim_err *err)
 {
     static const char *const skip[] = { "seed", "output", "check", "stragglers" };
-    sim_cfg *b = ck_read_json(b_dir, "run.json", err), *sa = NULL, *sb = NULL;
+    sim_cfg *b = ck_read_run(b_dir, err), *sa = NULL, *sb = NULL;
     long n = -1;
     if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
         sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
@@ -491,7 +491,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
 /* diff_with for a_dir/run.json. */
 static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
 {
-    sim_cfg *a = ck_read_json(a_dir, "run.json", err);
+    sim_cfg *a = ck_read_run(a_dir, err);
     long n = a != NULL ? diff_with(a, a_dir, b_dir, out, size, err) : -1;
     sim_cfg_destroy(a);
     return n;
@@ -626,7 +626,7 @@ static long run_json_diff(const gold *g, size_t s, const char *dir, char *out, s
     static const char *const skip[] = { "scenario_hash" };
     sim_err err;
     sim_err_clear(&err);
-    sim_cfg *run = ck_read_json(dir, "run.json", &err);
+    sim_cfg *run = ck_read_run(dir, &err);
     long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 1, out, size) : -1;
     sim_cfg_destroy(run);
     return n;
@@ -678,7 +678,7 @@ int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *d
     if (fingerprint_diff(dir, want, keyed, keys, NULL) == 0) {
         fprintf(out,
                 "%s: ok, every output as in %s (byte for byte but the wall line; run.json key "
-                "by key: the same keys and values, in another order)\n",
+                "by key: the same keys and values, in another order or spelling)\n",
                 file, path);
         return APP_CHECK_PASS;
     }

@@ -1,10 +1,10 @@
 /* Golden-curve checks, internal (see check.h): what the check's four files share. Included
  * only by app/check.c (loading and running the scenario, updates, the exact and statistical
  * checks), app/check_golden.c (reading and validating a golden, runs compared with it),
- * app/check_files.c (a run directory's files: fingerprints, JSON), app/check_places.c (where a
- * check may write) and app/check_report.c (check.csv, check.png, the JUnit report); calls run
- * one way: check.c -> check_golden.c -> check_files.c, check.c -> check_files.c, check.c ->
- * check_places.c -> check_report.c and check.c -> check_report.c. */
+ * app/check_files.c (a run directory's files: fingerprints, JSON, run.json in canonical form),
+ * app/check_places.c (where a check may write) and app/check_report.c (check.csv, check.png,
+ * the JUnit report); calls run one way: check.c -> check_golden.c -> check_files.c, check.c ->
+ * check_files.c, check.c -> check_places.c -> check_report.c and check.c -> check_report.c. */
 #ifndef APP_CHECK_STATE_H
 #define APP_CHECK_STATE_H
 
@@ -94,6 +94,11 @@ sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err);
 
 /* True if dir/name (dir itself for name "") exists. */
 bool ck_exists(const char *dir, const char *name);
+
+/* dir/run.json parsed as ck_read_json does, its "scenario" object (when it has one) in
+ * canonical form (sim_scenario_canonical): what a check compares, so that [1, 1, 1, 1] and [1],
+ * "stragglers": [] and none, "./p.csv" and "p.csv" are one scenario. */
+sim_cfg *ck_read_run(const char *dir, sim_err *err);
 
 /* ---- app/check_golden.c ---- */
 

@@ -617,14 +617,36 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     /* What its run is held to; none kept when it reads no file (a million points). */
     char *inputs = sim_scenario_inputs_text(sc);
     bool read = inputs != NULL && strcmp(inputs, "p=0000000000000000") != 0;
-    char *text = inputs != NULL ? sim_cfg_print(sc->root, false) : NULL;
     p->inputs = read ? inputs : NULL;
     if (!read)
         free(inputs);
-    p->run = text != NULL ? sw_run_hash(text) : 0;
-    free(text);
+    p->run = inputs != NULL ? sw_run_of(sc->root) : 0;
     sim_scenario_destroy(sc);
-    return text != NULL ? 0 : sw_oom(err);
+    return p->run != 0 ? 0 : sw_oom(err);
+}
+
+/* Points j and i, found one run (their canonical scenarios are one: sim_scenario_canonical),
+ * refused naming the grid key whose values differ and the two values (SIM_ESCENARIO). */
+static int one_run(const app_sweep *sw, size_t j, size_t i, sim_err *err)
+{
+    size_t *vi = calloc(2 * (sw->ncols + 1), sizeof(*vi)), c = 0;
+    if (vi == NULL)
+        return sw_oom(err);
+    sw_decompose(sw, j, vi);
+    sw_decompose(sw, i, vi + sw->ncols + 1);
+    while (c < sw->ncols && vi[c] == vi[sw->ncols + 1 + c])
+        c++;
+    size_t a = c < sw->ncols ? vi[c] : 0, b = c < sw->ncols ? vi[sw->ncols + 1 + c] : 0;
+    free(vi);
+    if (c == sw->ncols) /* not reached: points of one grid value share their name */
+        return sim_err_set(err, SIM_ESCENARIO, "$.grid", "points %zu (%s) and %zu (%s) are one run",
+                           j, sw->points[j].name, i, sw->points[i].name);
+    return sim_err_set(err, SIM_ESCENARIO, "$.grid",
+                       "points %zu (%.40s) and %zu (%.40s) are one run: \"%.40s\" %.40s and %.40s "
+                       "are one value spelt two ways (keys in another order, a default, -0 for "
+                       "0, equal speeds for one, [] for none, ./p.csv for p.csv)",
+                       j, sw->points[j].name, i, sw->points[i].name, sw->cols[c].path,
+                       sw->cols[c].values[a], sw->cols[c].values[b]);
 }
 
 static int make_points(app_sweep *sw, sim_err *err)
@@ -656,11 +678,7 @@ static int make_points(app_sweep *sw, sim_err *err)
     if (rc == 0 && i == SIZE_MAX)
         rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)
-        rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
-                         "points %zu (%s) and %zu (%s) are one run: the same scenario, a value "
-                         "written with its keys in another order, as its default or with -0 for 0 "
-                         "(repeated values?)",
-                         j, sw->points[j].name, i, sw->points[i].name);
+        rc = one_run(sw, j, i, err);
     sw_scratch_fini(&s);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* Sweeps: the sweep's repeats (seeds given twice, points sharing a run directory or a run),
  * found in one pass over a hash table, the compact JSON scanning they and the points' names
  * share, and the small helpers of the sweep's four files (see sweep_state.h). */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "app/sweep_state.h"
 #include "outputs/output.h"
+#include "scenario/scenario.h"
 #include "sim/fnv.h"
 
 int sw_oom(sim_err *err)
@@ -159,4 +161,31 @@ uint64_t sw_run_key(const void *keys, size_t i)
 bool sw_run_same(const void *keys, size_t i, size_t j)
 {
     return ((const point *)keys)[i].run == ((const point *)keys)[j].run;
+}
+
+uint64_t sw_run_of(const sim_cfg *tree)
+{
+    char *text = sim_cfg_print(tree, false);
+    sim_cfg *copy = text != NULL ? sim_cfg_parse(text, strlen(text), "run", NULL) : NULL;
+    free(text);
+    text = copy != NULL && sim_scenario_canonical(copy, NULL) == SIM_OK ? sim_cfg_print(copy, false)
+                                                                        : NULL;
+    uint64_t run = text != NULL ? sw_run_hash(text) : 0;
+    free(text);
+    sim_cfg_destroy(copy);
+    return run;
+}
+
+bool sw_run_is(sim_cfg *run, const point *p)
+{
+    char hash[32], want[32];
+    snprintf(want, sizeof(want), "%016" PRIx64, p->hash);
+    if (run == NULL)
+        return false;
+    if (sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
+        strcmp(hash, want) == 0)
+        return true;
+    sim_cfg *sc = NULL;
+    return p->run != 0 && sim_cfg_child(run, "scenario", &sc, NULL) == 0 && sc != NULL &&
+           sw_run_of(sc) == p->run;
 }

@@ -1,9 +1,9 @@
 /* Sweeps, internal (see sweep.h): the sweep's state and the helpers its four files share.
  * Included only by app/sweep.c (loading, validation, naming, listing), app/sweep_run.c
  * (points run as child processes, the output directory), app/sweep_index.c (index.csv,
- * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning, small helpers); calls run one
- * way: sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c (each may call the files after
- * it). */
+ * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning, the runs' canonical hashes, small
+ * helpers); calls run one way: sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c (each
+ * may call the files after it). */
 #ifndef APP_SWEEP_STATE_H
 #define APP_SWEEP_STATE_H
 
@@ -35,7 +35,7 @@ typedef struct column {
 typedef struct point {
     char *name;      /* run directory under the sweep's directory; owned */
     uint64_t hash;   /* the resolved scenario's hash, as run.json records it */
-    uint64_t run;    /* the same with every object's keys in any order (sw_run_hash) */
+    uint64_t run;    /* its canonical form's, keys in any order (sw_run_of); 0: none */
     char *inputs;    /* what its validation's load read (sim_scenario_inputs_text), which its run
                         is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
     bool has_traces; /* its scenario has a trace rule (validated): run.json's traces_fnv ... */
@@ -119,5 +119,15 @@ bool sw_run_same(const void *keys, size_t i, size_t j);
 /* The hash of a resolved scenario's compact JSON with every object's keys in any order: two
  * points with equal ones are one run. */
 uint64_t sw_run_hash(const char *json);
+
+/* The run of a resolved scenario `tree` (a point's sc->root, or the "scenario" object of a
+ * run.json read back), point.run: sw_run_hash of its canonical form (sim_scenario_canonical:
+ * [1, 1, 1, 1] for [1], [] for an absent list, "./p.csv" for "p.csv"). 0 when out of memory. */
+uint64_t sw_run_of(const sim_cfg *tree);
+
+/* Whether `run`, a run.json read back (NULL: none), is a run of point `p`'s scenario: its
+ * scenario_hash is the point's, or its scenario's canonical form is (sw_run_of equal to
+ * p->run, when the point was validated). */
+bool sw_run_is(sim_cfg *run, const point *p);
 
 #endif

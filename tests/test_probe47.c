@@ -197,6 +197,50 @@ START_TEST(the_canonical_form_makes_spellings_of_one_scenario_one)
 }
 END_TEST
 
+/* Display names that differ only by Unicode normalization: "café" with a precomposed "é"
+ * (U+00E9) beside "cafe" and a combining acute accent (U+0301), and the Hangul syllable "한"
+ * beside its three jamo. plot --by drew two groups named alike and report --format tex printed
+ * two rows of one name, exit 0. Both are refused now, exit 2 (names are compared in NFC); a
+ * combining mark that composes with nothing ("q" and an accent) is kept, a name of its own. */
+START_TEST(display_names_that_differ_only_by_normalization_are_one_name)
+{
+    static const char *const pairs[][2] = {
+        { "caf\xc3\xa9", "cafe\xcc\x81" },
+        { "\xed\x95\x9c", "\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab" },
+    };
+    char *dir = harness_tmpdir("probe47");
+    harness_write(dir, "s.json", harness_small_json);
+    char out[600], figs[700], la[64], lb[64];
+    result res = harness_sweep_grid(dir, "{\"protocol.name\": [\"allreduce\", \"gossip\"]}", out,
+                                    sizeof(out));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        snprintf(la, sizeof(la), "allreduce=%s", pairs[i][0]);
+        snprintf(lb, sizeof(lb), "gossip=%s", pairs[i][1]);
+        res = harness_hetsim((const char *[]){ "plot", out, "--by", "protocol.name", "--label", la,
+                                               "--label", lb, "-o", figs, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "two groups would be drawn as") != NULL,
+                      "pair %zu: plot exit %d\n%s", i, res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "pair %zu: figures drawn", i);
+        res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--label",
+                                               la, "--label", lb, "--format", "tex", NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, "two rows would be named") != NULL,
+                      "pair %zu: report exit %d\n%s%s", i, res.status, res.out, res.err);
+    }
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--label",
+                                           "allreduce=q", "--label", "gossip=q\xcc\x81", "--format",
+                                           "tex", NULL });
+    ck_assert_msg(res.status == 0, "a combining mark: exit %d\n%s", res.status, res.err);
+    /* One key mapped twice, spelt composed then decomposed: refused as a key mapped twice. */
+    res = harness_hetsim((const char *[]){ "report", out, "--by", "protocol.name", "--label",
+                                           "caf\xc3\xa9=A", "--label", "cafe\xcc\x81=B", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "a display name twice") != NULL,
+                  "a key mapped twice: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe47");
@@ -210,6 +254,10 @@ Suite *test_suite(void)
     tcase_add_test(sweep, a_resumed_sweep_keeps_its_points_after_its_base_is_respelt);
     tcase_set_timeout(sweep, 120);
     suite_add_tcase(s, sweep);
+    TCase *names = tcase_create("names");
+    tcase_add_test(names, display_names_that_differ_only_by_normalization_are_one_name);
+    tcase_set_timeout(names, 120);
+    suite_add_tcase(s, names);
     TCase *canon = tcase_create("canonical");
     tcase_add_test(canon, the_canonical_form_makes_spellings_of_one_scenario_one);
     suite_add_tcase(s, canon);

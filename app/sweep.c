@@ -620,7 +620,7 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     p->inputs = read ? inputs : NULL;
     if (!read)
         free(inputs);
-    p->run = inputs != NULL ? sw_run_of(sc->root) : 0;
+    p->run = inputs != NULL ? sw_run_of(sc->root) : 0; /* sc->root rewritten: it ends here */
     sim_scenario_destroy(sc);
     return p->run != 0 ? 0 : sw_oom(err);
 }

@@ -163,16 +163,11 @@ bool sw_run_same(const void *keys, size_t i, size_t j)
     return ((const point *)keys)[i].run == ((const point *)keys)[j].run;
 }
 
-uint64_t sw_run_of(const sim_cfg *tree)
+uint64_t sw_run_of(sim_cfg *tree)
 {
-    char *text = sim_cfg_print(tree, false);
-    sim_cfg *copy = text != NULL ? sim_cfg_parse(text, strlen(text), "run", NULL) : NULL;
-    free(text);
-    text = copy != NULL && sim_scenario_canonical(copy, NULL) == SIM_OK ? sim_cfg_print(copy, false)
-                                                                        : NULL;
+    char *text = sim_scenario_canonical(tree, NULL) == SIM_OK ? sim_cfg_print(tree, false) : NULL;
     uint64_t run = text != NULL ? sw_run_hash(text) : 0;
     free(text);
-    sim_cfg_destroy(copy);
     return run;
 }
 

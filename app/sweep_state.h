@@ -122,12 +122,14 @@ uint64_t sw_run_hash(const char *json);
 
 /* The run of a resolved scenario `tree` (a point's sc->root, or the "scenario" object of a
  * run.json read back), point.run: sw_run_hash of its canonical form (sim_scenario_canonical:
- * [1, 1, 1, 1] for [1], [] for an absent list, "./p.csv" for "p.csv"). 0 when out of memory. */
-uint64_t sw_run_of(const sim_cfg *tree);
+ * [1, 1, 1, 1] for [1], [] for an absent list, "./p.csv" for "p.csv"), into which `tree` is
+ * rewritten (its owner is done with it: a copy cost a third of a point's validation). 0 when
+ * out of memory. */
+uint64_t sw_run_of(sim_cfg *tree);
 
 /* Whether `run`, a run.json read back (NULL: none), is a run of point `p`'s scenario: its
  * scenario_hash is the point's, or its scenario's canonical form is (sw_run_of equal to
- * p->run, when the point was validated). */
+ * p->run, when the point was validated; `run`'s scenario is then left in that form). */
 bool sw_run_is(sim_cfg *run, const point *p);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uninorm.h>
 
 #include "outputs/output.h"
 #include "sim/file.h"
@@ -50,15 +51,44 @@ static const char *const key_names[][2] = {
     { "stragglers[0].slowdown", "slowdown" },
 };
 
+/* Whether a and b are one text in NFC (Unicode's canonical composition, libunistring): a
+ * precomposed "é" and "e" with a combining acute accent are. Text that is no UTF-8 is compared
+ * byte for byte. */
+static bool same_text(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0)
+        return true;
+    int order = 1;
+    return sim_text_utf8(a) && sim_text_utf8(b) &&
+           u8_normcmp((const uint8_t *)a, strlen(a), (const uint8_t *)b, strlen(b), UNINORM_NFC,
+                      &order) == 0 &&
+           order == 0;
+}
+
 static const char *user_name(const app_names *n, const char *from)
 {
     for (size_t i = n->n; i > 0; i--)
-        if (strcmp(n->from[i - 1], from) == 0)
+        if (same_text(n->from[i - 1], from))
             return n->to[i - 1];
     return NULL;
 }
 
-void app_names_shown(char *buf)
+/* buf[size] (UTF-8 throughout) in NFC, cut by whole characters to fit; left as it is when it
+ * is no UTF-8 or memory runs out. */
+static void compose(char *buf, size_t size)
+{
+    size_t len = 0;
+    if (!sim_text_utf8(buf))
+        return;
+    uint8_t *nfc = u8_normalize(UNINORM_NFC, (const uint8_t *)buf, strlen(buf), NULL, &len);
+    if (nfc == NULL)
+        return;
+    snprintf(buf, size, "%.*s", (int)len, (const char *)nfc);
+    sim_text_utf8_trim(buf);
+    free(nfc);
+}
+
+void app_names_shown(char *buf, size_t size)
 {
     size_t n = 0, len;
     for (size_t i = 0; buf[i] != '\0'; i += len) {
@@ -81,6 +111,7 @@ void app_names_shown(char *buf)
     }
     n -= n > 0 && buf[n - 1] == ' ';
     buf[n] = '\0';
+    compose(buf, size);
 }
 
 /* Why the part s[len] of a display name spec (a key, or the text shown) cannot be one, or

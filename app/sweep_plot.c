@@ -169,7 +169,7 @@ static void name_group(plot *p, size_t i)
     if (g->label[0] == '\0')
         snprintf(g->label, LABEL_TEXT, "(empty)");
     snprintf(g->shown, LABEL_TEXT, "%s", g->label);
-    app_names_shown(g->shown);
+    app_names_shown(g->shown, sizeof(g->shown));
     g->colour = g->mark = s->nby > 1 ? value_rank(s, i, 0) : i + 1;
     g->dash = s->nby > 1 ? value_rank(s, i, 1) : i + 1;
 }

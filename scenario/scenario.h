@@ -267,4 +267,18 @@ void sim_scenario_rehash(sim_scenario *sc);
 /* The resolved scenario as JSON (pretty when asked), for run.json; caller frees. */
 char *sim_scenario_resolved(const sim_scenario *sc, bool pretty);
 
+/* Rewrites `tree`, a resolved scenario (sc->root, or the "scenario" object of a run.json read
+ * back; a copy when it must stay as written), in place into its canonical form
+ * (scenario/scenario_canon.c), in which two spellings of one run are the same JSON but for the
+ * order of keys: compute.speeds of equal factors as the one factor they broadcast ([1, 1, 1, 1]
+ * is [1]); a compute.device list's adjacent groups of one device as one group, and a single
+ * group as the device's name; the lists whose default is empty (stragglers,
+ * network.overrides) written [] when absent; the files it names (a compute.profile path, a
+ * trace's file, workload.dataset's file, test_file and dir, a torch module) spelt plainly
+ * ("./p.csv" and "a/../p.csv" are "p.csv"; the text is folded, the file system not asked: the
+ * bytes read are compared as profile_fnv and traces_fnv). run.json and scenario_hash keep the
+ * scenario as written; a golden's check and a sweep's points and resume compare this form.
+ * A value of another type than a run writes is left as it is. SIM_ENOMEM. */
+int sim_scenario_canonical(sim_cfg *tree, sim_err *err);
+
 #endif

@@ -58,6 +58,52 @@ START_TEST(a_profiles_base_time_below_a_nanosecond_is_refused)
 }
 END_TEST
 
+/* A short run of softmax on synthetic data, `extra` added at its top level. */
+#define SHORT(extra)                                                                           \
+    "{\"name\": \"g\", \"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"      \
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"                 \
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05}," \
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.3},"                   \
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 50}" extra "}"
+
+/* `check --exact` of the golden's scenario with another output section or check section (or
+ * `--set check.loss_rel=0.1`, documented as a tolerance for one check), keys its scenario
+ * comparison leaves out and that change no run, reported "REGRESSION: outputs differ ...
+ * run.json differs (scenario.check)", exit 1. A pass now; another lr is still a regression's
+ * scenario difference, exit 2. */
+START_TEST(an_exact_check_ignores_the_output_and_check_sections)
+{
+    static const struct {
+        const char *scenario, *set;
+        int status;
+    } cases[] = {
+        { SHORT(", \"output\": {\"dir\": \"elsewhere\"}"), NULL, 0 },
+        { SHORT(", \"check\": {\"loss_rel\": 0.1}"), NULL, 0 },
+        { SHORT(", \"check\": {}"), NULL, 0 },
+        { SHORT(""), "check.loss_rel=0.1", 0 },
+        { SHORT(""), "output.plots=true", 0 },
+        { SHORT(""), "workload.lr=0.06", 2 },
+    };
+    char *dir = harness_tmpdir("probe42");
+    char s[600], g[600], w[700], out[700];
+    harness_golden_in(dir, SHORT(""), s, g, sizeof(s));
+    snprintf(w, sizeof(w), "%s/w.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_write(dir, "w.json", cases[i].scenario);
+        const char *args[] = { "check", w, "--golden", g, "--exact", "-o", out, NULL, NULL, NULL };
+        if (cases[i].set != NULL) {
+            args[7] = "--set";
+            args[8] = cases[i].set;
+        }
+        result res = harness_hetsim(args);
+        ck_assert_msg(res.status == cases[i].status, "case %zu: exit %d, want %d\n%.400s\n%.600s",
+                      i, res.status, cases[i].status, res.out, res.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe42");
@@ -65,5 +111,9 @@ Suite *test_suite(void)
     tcase_add_test(sums, a_profiles_base_time_below_a_nanosecond_is_refused);
     tcase_set_timeout(sums, 120);
     suite_add_tcase(s, sums);
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, an_exact_check_ignores_the_output_and_check_sections);
+    tcase_set_timeout(golden, 120);
+    suite_add_tcase(s, golden);
     return s;
 }

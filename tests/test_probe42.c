@@ -104,6 +104,57 @@ START_TEST(an_exact_check_ignores_the_output_and_check_sections)
 }
 END_TEST
 
+/* Replaces the test_loss of metrics.csv's data row `row` (1: the first) in the run `run` by
+ * "": the sixth field, the file written by hetsim as it is (no quoted field). */
+static void empty_test_loss(const char *run, size_t row)
+{
+    size_t n = 0;
+    char path[900];
+    snprintf(path, sizeof(path), "%s/metrics.csv", run);
+    char *text = harness_read(path, &n), *p = text;
+    for (size_t r = 0; r < row; r++)
+        p = strchr(p, '\n') + 1;
+    for (int f = 0; f < 5; f++)
+        p = strchr(p, ',') + 1;
+    char *end = strchr(p, ',');
+    memmove(p, end, strlen(end) + 1);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+}
+
+/* A run's metrics.csv with one row's test_loss emptied (an evaluation writes its loss and its
+ * accuracy together) was drawn by plot --by, exit 0: the row's mean loss and interval over the
+ * other runs, under n = all of them; `plot RUN` alone refused it. Every reader of results
+ * files refuses it now, exit 2, naming the file, the line and the column. */
+START_TEST(a_row_with_a_test_accuracy_and_no_test_loss_is_refused_by_every_reader)
+{
+    char *dir = harness_tmpdir("probe42");
+    harness_write(dir, "s.json", SHORT(""));
+    char o[600], run[800], figs[700];
+    result res = harness_sweep_grid(dir, "{\"workload.lr\": [0.05, 0.1]}", o, sizeof(o));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=5", o);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    empty_test_loss(run, 3);
+    const char *const *cmds[] = {
+        (const char *[]){ "plot", o, "--by", "workload.lr", "-o", figs, NULL },
+        (const char *[]){ "report", o, "--by", "workload.lr", NULL },
+        (const char *[]){ "plot", run, "-o", figs, NULL },
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        res = harness_hetsim(cmds[i]);
+        ck_assert_msg(res.status == 2 && strstr(res.err, "metrics.csv: line 4: test_accuracy "
+                                                         "without test_loss") != NULL,
+                      "%s: exit %d, want 2 naming line 4\n%.600s", cmds[i][0], res.status, res.err);
+        ck_assert_msg(!harness_exists(figs), "%s: wrote %s", cmds[i][0], figs);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe42");
@@ -115,5 +166,9 @@ Suite *test_suite(void)
     tcase_add_test(golden, an_exact_check_ignores_the_output_and_check_sections);
     tcase_set_timeout(golden, 120);
     suite_add_tcase(s, golden);
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_row_with_a_test_accuracy_and_no_test_loss_is_refused_by_every_reader);
+    tcase_set_timeout(results, 120);
+    suite_add_tcase(s, results);
     return s;
 }

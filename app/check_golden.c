@@ -619,15 +619,17 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
  * it), key by key: a scenario whose keys were written in another order gives a run.json of
  * them in that order and another scenario_hash, the hash of that text, for the same run (it
  * was a REGRESSION). Objects are compared by their keys, arrays item by item, numbers by value;
- * scenario_hash is not compared (the scenario it hashes is). The differing keys into
+ * scenario_hash is not compared (the scenario it hashes is), nor the scenario's output and
+ * check sections, which change no run and which the scenario comparison leaves out (another
+ * output.dir or `--set check.loss_rel=0.1` was a REGRESSION). The differing keys into
  * out[size]; returns their number, -1 when dir/run.json is no JSON. */
 static long run_json_diff(const gold *g, size_t s, const char *dir, char *out, size_t size)
 {
-    static const char *const skip[] = { "scenario_hash" };
+    static const char *const skip[] = { "scenario_hash", "scenario.output", "scenario.check" };
     sim_err err;
     sim_err_clear(&err);
     sim_cfg *run = ck_read_run(dir, &err);
-    long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 1, out, size) : -1;
+    long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 3, out, size) : -1;
     sim_cfg_destroy(run);
     return n;
 }

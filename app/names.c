@@ -9,6 +9,7 @@
 
 #include "outputs/output.h"
 #include "sim/file.h"
+#include "sim/fnv.h"
 #include "sim/text.h"
 
 #define NAME_MAX_BYTES 200
@@ -50,12 +51,50 @@ static const char *const key_names[][2] = {
     { "stragglers[0].slowdown", "slowdown" },
 };
 
+/* The slot of `from` in n's table: the one holding it, or the empty one where it goes. */
+static size_t slot_of(const app_names *n, const char *from)
+{
+    size_t i = (size_t)sim_fnv_text(SIM_FNV_OFFSET, from) & (n->nslot - 1);
+    while (n->slot[i] != 0 && strcmp(n->from[n->slot[i] - 1], from) != 0)
+        i = (i + 1) & (n->nslot - 1);
+    return i;
+}
+
 static const char *user_name(const app_names *n, const char *from)
 {
-    for (size_t i = n->n; i > 0; i--)
-        if (strcmp(n->from[i - 1], from) == 0)
-            return n->to[i - 1];
-    return NULL;
+    if (n->nslot == 0)
+        return NULL;
+    size_t i = slot_of(n, from);
+    return n->slot[i] != 0 ? n->to[n->slot[i] - 1] : NULL;
+}
+
+/* Room in n for one more mapping: its arrays doubled when full, its table kept at most half
+ * full. SIM_OK or SIM_ENOMEM. */
+static int make_room(app_names *n)
+{
+    if (n->n == n->cap) {
+        size_t cap = n->cap != 0 ? 2 * n->cap : 16;
+        char **from = realloc(n->from, cap * sizeof(*from));
+        if (from != NULL)
+            n->from = from;
+        char **to = from != NULL ? realloc(n->to, cap * sizeof(*to)) : NULL;
+        if (to == NULL)
+            return SIM_ENOMEM;
+        n->to = to;
+        n->cap = cap;
+    }
+    if (2 * (n->n + 1) <= n->nslot)
+        return SIM_OK;
+    size_t nslot = n->nslot != 0 ? 2 * n->nslot : 32;
+    size_t *slot = calloc(nslot, sizeof(*slot));
+    if (slot == NULL)
+        return SIM_ENOMEM;
+    free(n->slot);
+    n->slot = slot;
+    n->nslot = nslot;
+    for (size_t k = 0; k < n->n; k++)
+        n->slot[slot_of(n, n->from[k])] = k + 1;
+    return SIM_OK;
 }
 
 void app_names_shown(char *buf)
@@ -171,13 +210,7 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
             "\"%.200s\" (%s)",
             NAME_MAX_BYTES, spec, why);
     const char *eq = split_at(spec);
-    char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
-    if (from != NULL)
-        n->from = from;
-    char **to = from != NULL ? realloc(n->to, (n->n + 1) * sizeof(*to)) : NULL;
-    if (to != NULL)
-        n->to = to;
-    char *f = to != NULL ? from_text(spec, (size_t)(eq - spec)) : NULL;
+    char *f = make_room(n) == SIM_OK ? from_text(spec, (size_t)(eq - spec)) : NULL;
     /* A key mapped twice took the later text silently (--label ps=PS --label ps=Ours showed
      * "Ours"): as an option of one value given twice, it is refused. */
     const char *had = f != NULL ? user_name(n, f) : NULL;
@@ -194,6 +227,7 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
         free(f);
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
+    n->slot[slot_of(n, f)] = n->n + 1;
     n->from[n->n] = f;
     n->to[n->n++] = t;
     return SIM_OK;
@@ -252,6 +286,7 @@ void app_names_fini(app_names *n)
     }
     free(n->from);
     free(n->to);
+    free(n->slot);
     memset(n, 0, sizeof(*n));
 }
 

@@ -1,0 +1,102 @@
+/* Issue 38, seventeenth probe (classes 13-19 and the command line): new variants of the old
+ * classes. Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* CPU seconds the children waited for so far (user and system). */
+static double children_cpu(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_CHILDREN, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
+}
+
+/* ---- Lists a user can make long ----------------------------------------------------------- */
+
+/* Each display name was looked up, and each new one checked against those before it, by a walk
+ * of every mapping: `report --names FILE` of 100,000 lines took 15.8 s of CPU (10,000: 0.18 s),
+ * 30,000 `--label`s 1.4 s (release build). A table by the key now finds them: 0.04 s. The
+ * report of 100,000 lines (and of the same as --labels, the ones of a command line's room) must
+ * take less than 3 s of CPU (debug build, under load: about 0.2 s). */
+START_TEST(many_display_names_are_read_in_linear_time)
+{
+    enum {
+        N = 100000
+    };
+    char *dir = harness_tmpdir("probe43");
+    char sw[600], o[600], path[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    snprintf(path, sizeof(path), "%s/names.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < N; i++)
+        fprintf(f, "key%d=Key %d\n", i, i);
+    fprintf(f, "dpsgd=Ours\n");
+    ck_assert_int_eq(fclose(f), 0);
+    double t0 = children_cpu();
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",
+                                                  path, "--format", "tex", NULL });
+    double cpu = children_cpu() - t0;
+    ck_assert_msg(res.status == 0 && strstr(res.out, "Ours &") != NULL, "exit %d\n%s\n%s",
+                  res.status, res.out, res.err);
+    ck_assert_msg(cpu < 3.0, "--names of %d lines: %.2f s of CPU", N, cpu);
+    /* A key mapped twice is still refused, naming its line. */
+    f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "key77=Again\n");
+    ck_assert_int_eq(fclose(f), 0);
+    res = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", path, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "line 100002: the key \"key77\"") != NULL,
+                  "exit %d\n%s", res.status, res.err);
+    enum {
+        L = 20000
+    };
+    const char **args = calloc(2 * L + 8, sizeof(*args));
+    char **labels = calloc(L, sizeof(*labels));
+    ck_assert(args != NULL && labels != NULL);
+    size_t a = 0;
+    args[a++] = "report";
+    args[a++] = o;
+    args[a++] = "--by";
+    args[a++] = "protocol.name";
+    for (int i = 0; i < L; i++) {
+        labels[i] = malloc(32);
+        ck_assert_ptr_nonnull(labels[i]);
+        snprintf(labels[i], 32, "k%d=K%d", i, i);
+        args[a++] = "--label";
+        args[a++] = labels[i];
+    }
+    args[a] = NULL;
+    t0 = children_cpu();
+    res = harness_hetsim(args);
+    cpu = children_cpu() - t0;
+    ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(cpu < 3.0, "%d --labels: %.2f s of CPU", L, cpu);
+    for (int i = 0; i < L; i++)
+        free(labels[i]);
+    free(labels);
+    free(args);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe43");
+    TCase *linear = tcase_create("linear");
+    tcase_add_test(linear, many_display_names_are_read_in_linear_time);
+    tcase_set_timeout(linear, 240);
+    suite_add_tcase(s, linear);
+    return s;
+}

@@ -145,15 +145,35 @@ static const char *fault(const char *s, size_t len)
     return NULL;
 }
 
+/* True when the n-byte character at s is a space a reader takes for none or for U+0020: an
+ * invisible format character (a byte-order mark, a zero width space) or a wide space. */
+static bool blank_char(const char *s, size_t n)
+{
+    unsigned c = sim_text_code_point(s, n);
+    return c == ' ' || sim_text_wide_space(c) || sim_text_invisible(c);
+}
+
 /* Why the key s[len] of a display name spec cannot be one, or NULL when it can: as fault,
  * and no space at either end (`allreduce = AR` mapped "allreduce ", which names nothing,
- * silently; the text shown may keep its spaces, `dpsgd= #2`). */
+ * silently; the text shown may keep its spaces, `dpsgd= #2`), nor a wide space or an
+ * invisible character (a --names file made by `cat a.txt b.txt`, b.txt opening with a
+ * byte-order mark, mapped "\ufeff0.02", which named nothing, exit 0; so did a key ending with a
+ * zero width space or a no-break space). */
 static const char *key_fault(const char *s, size_t len)
 {
     const char *f = fault(s, len);
     if (f != NULL)
         return f;
-    return s[0] == ' ' ? "starts with a space" : s[len - 1] == ' ' ? "ends with a space" : NULL;
+    size_t first = sim_text_utf8_len(s), last = 0;
+    for (size_t i = 0, n; i < len; i += n)
+        last = n = sim_text_utf8_len(s + i);
+    if (blank_char(s, first))
+        return s[0] == ' ' ? "starts with a space"
+                           : "starts with an invisible character or a space other than U+0020";
+    if (blank_char(s + len - last, last))
+        return s[len - 1] == ' ' ? "ends with a space"
+                                 : "ends with an invisible character or a space other than U+0020";
+    return NULL;
 }
 
 /* The '=' that ends FROM in `spec`, or NULL: the first one not written `\=`, which stands for
@@ -200,7 +220,7 @@ static bool spec_fault(const char *spec, char *why, size_t size)
 
 int app_names_add(app_names *n, const char *spec, sim_err *err)
 {
-    char why[64];
+    char why[128];
     if (spec_fault(spec, why, sizeof(why)))
         return sim_err_set(
             err, SIM_EINVAL, NULL,
@@ -261,7 +281,7 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
             end[-1] = '\0';
         if (p[0] == '\0' || p[0] == '#')
             continue;
-        char why[64];
+        char why[128];
         if (spec_fault(p, why, sizeof(why)))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "

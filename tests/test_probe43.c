@@ -136,6 +136,41 @@ START_TEST(a_display_names_key_with_an_invisible_end_is_refused)
 }
 END_TEST
 
+/* A space other than U+0020 or an invisible format character outside a string (a no-break
+ * space pasted from a web page, a second byte-order mark of two files joined, a zero width
+ * space) was "line 1, column 12: invalid JSON", at a column an editor showed as a space or as
+ * nothing. Named now, with its code point, at the same line and column, exit 2. */
+START_TEST(an_odd_blank_outside_a_json_string_is_named)
+{
+    static const char *const cases[][2] = {
+        { "{\"seed\": 1,\xc2\xa0\"workers\": 2}",
+          "line 1, column 12: invalid JSON: U+00A0 (a space other than U+0020) outside a string" },
+        { "\xef\xbb\xbf\xef\xbb\xbf{\"seed\": 1}",
+          "line 1, column 1: invalid JSON: U+FEFF (a byte-order mark) outside a string" },
+        { "{\"seed\": 1\n \xe2\x80\x8b}",
+          "line 2, column 2: invalid JSON: U+200B (an invisible format character) outside a "
+          "string" },
+        { "{\"seed\":\xe3\x80\x80 1}",
+          "line 1, column 9: invalid JSON: U+3000 (a space other than U+0020) outside a string" },
+    };
+    char *dir = harness_tmpdir("probe43");
+    char path[700];
+    snprintf(path, sizeof(path), "%s/s.json", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        harness_write(dir, "s.json", cases[i][0]);
+        result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, cases[i][1]) != NULL, "%zu: exit %d\n%s",
+                      i, res.status, res.err);
+    }
+    /* Any other character there is still "invalid JSON", as it was. */
+    harness_write(dir, "s.json", "{\"seed\": 1, x}");
+    result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "line 1, column 13: invalid JSON\n") != NULL,
+                  "x: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe43");
@@ -145,6 +180,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, linear);
     TCase *enc = tcase_create("encoding");
     tcase_add_test(enc, a_display_names_key_with_an_invisible_end_is_refused);
+    tcase_add_test(enc, an_odd_blank_outside_a_json_string_is_named);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
     return s;

@@ -171,6 +171,39 @@ START_TEST(an_odd_blank_outside_a_json_string_is_named)
 }
 END_TEST
 
+/* ---- Many groups -------------------------------------------------------------------------- */
+
+/* A paper figure (--size) keeps its size, so its legend's rows take the room of the curves'
+ * three panels: 40 groups at --size column (3.5 x 5.2 in, one legend column) drew the panels
+ * on top of each other above a legend running off the figure, and 600 (the screen figure's
+ * limit) did, exit 0. Refused now before anything is written, naming the most that fit (24:
+ * each panel at least 2 lines tall) and the ways out; a taller --size draws them. */
+START_TEST(a_paper_figure_too_small_for_its_legend_is_refused_first)
+{
+    char *dir = harness_tmpdir("probe43");
+    char o[600], figs[700], grid[1024];
+    size_t len = (size_t)snprintf(grid, sizeof(grid), "{\"workload.lr\": [");
+    for (int i = 1; i <= 25; i++)
+        len += (size_t)snprintf(grid + len, sizeof(grid) - len, "%s0.%03d", i > 1 ? ", " : "", i);
+    snprintf(grid + len, sizeof(grid) - len, "]}");
+    harness_write(dir, "s.json", harness_small_json);
+    result res = harness_sweep_grid(dir, grid, o, sizeof(o));
+    ck_assert_msg(res.status == 0, "sweep: exit %d\n%s", res.status, res.err);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    res = harness_hetsim(
+        (const char *[]){ "plot", o, "--by", "workload.lr", "--size", "column", "-o", figs, NULL });
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "25 groups of workload.lr, and a 3.5 x 5.2 in figure of the "
+                                      "curves holds the legend of at most 24") != NULL &&
+                      !harness_exists(figs),
+                  "column: exit %d\n%s", res.status, res.err);
+    res = harness_hetsim(
+        (const char *[]){ "plot", o, "--by", "workload.lr", "--size", "3.5x8", "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "3.5x8: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe43");
@@ -178,6 +211,10 @@ Suite *test_suite(void)
     tcase_add_test(linear, many_display_names_are_read_in_linear_time);
     tcase_set_timeout(linear, 240);
     suite_add_tcase(s, linear);
+    TCase *many = tcase_create("many");
+    tcase_add_test(many, a_paper_figure_too_small_for_its_legend_is_refused_first);
+    tcase_set_timeout(many, 240);
+    suite_add_tcase(s, many);
     TCase *enc = tcase_create("encoding");
     tcase_add_test(enc, a_display_names_key_with_an_invisible_end_is_refused);
     tcase_add_test(enc, an_odd_blank_outside_a_json_string_is_named);

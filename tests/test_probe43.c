@@ -204,6 +204,58 @@ START_TEST(a_paper_figure_too_small_for_its_legend_is_refused_first)
 }
 END_TEST
 
+/* `text` as UTF-16LE with its byte-order mark into dir/name (ASCII text only). */
+static void write_utf16(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("\xff\xfe", f);
+    for (const char *c = text; *c != '\0'; c++) {
+        fputc(*c, f);
+        fputc(0, f);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A file saved as UTF-16 (Windows PowerShell 5's `>`, a spreadsheet's "Unicode text") was "line
+ * 1, column 4: unexpected NUL byte" (a scenario, a sweep file) or "line 1: a NUL byte" (an
+ * index.csv, a --names file): named now as UTF-16, with the fix, exit 2. */
+START_TEST(a_utf16_file_is_named_as_such)
+{
+    static const char want[] = "UTF-16 text (a UTF-16 byte-order mark opens the file): hetsim "
+                               "reads UTF-8 (save the file as UTF-8)";
+    char *dir = harness_tmpdir("probe43");
+    char sw[600], o[600], path[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    write_utf16(dir, "u.json", harness_quick_json);
+    snprintf(path, sizeof(path), "%s/u.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", path, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "u.json: line 1, column 1: UTF-16") != NULL &&
+                      strstr(res.err, want) != NULL,
+                  "scenario: exit %d\n%s", res.status, res.err);
+    write_utf16(dir, "usw.json", harness_protocols_sweep);
+    snprintf(path, sizeof(path), "%s/usw.json", dir);
+    res = harness_hetsim((const char *[]){ "sweep", path, "--list", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, want) != NULL, "sweep: exit %d\n%s",
+                  res.status, res.err);
+    write_utf16(dir, "names.txt", "dpsgd=Ours\n");
+    snprintf(path, sizeof(path), "%s/names.txt", dir);
+    res = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "protocol.name", "--names", path, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "names.txt: UTF-16") != NULL,
+                  "names: exit %d\n%s", res.status, res.err);
+    char *index = harness_slurp(o, "index.csv");
+    write_utf16(o, "index.csv", index);
+    free(index);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "index.csv: UTF-16") != NULL,
+                  "index.csv: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe43");
@@ -218,6 +270,7 @@ Suite *test_suite(void)
     TCase *enc = tcase_create("encoding");
     tcase_add_test(enc, a_display_names_key_with_an_invisible_end_is_refused);
     tcase_add_test(enc, an_odd_blank_outside_a_json_string_is_named);
+    tcase_add_test(enc, a_utf16_file_is_named_as_such);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
     return s;

@@ -18,8 +18,12 @@
 #include "sim/err.h"
 
 typedef struct app_names {
-    char **from, **to; /* (n) each owned */
-    size_t n;
+    char **from, **to; /* (n) each owned, room for cap */
+    size_t n, cap;
+    size_t *slot; /* (nslot, a power of two, 0: none yet) the mappings by FROM: open
+                   * addressing, index + 1, 0 empty (a lookup per key was a walk of every
+                   * mapping: 100,000 --names lines took 16 s) */
+    size_t nslot;
 } app_names;
 
 /* Adds the mapping "FROM=TO" (split at the first '=' not written `\=`, which stands for an

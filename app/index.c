@@ -460,6 +460,24 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     sim_cfg_destroy(s);
 }
 
+/* A sweep's directory whose lock another hetsim holds is being written (a sweep run again
+ * replaces its runs): read meanwhile, a run replaced under its index row was named damaged,
+ * "remove the point's directory", and an index with no run replaced yet was read as the
+ * sweep's results while they were being replaced. SIM_OK when nobody writes it. */
+static int being_written(const char *sweep_dir, sim_err *err)
+{
+    long pid = 0;
+    if (!sim_rundir_locked(sweep_dir, &pid))
+        return SIM_OK;
+    char holder[48] = "a process not known";
+    if (pid > 0)
+        snprintf(holder, sizeof(holder), "pid %ld", pid);
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s is being written by another hetsim (%s), which may replace its runs "
+                       "while they are read: read it once that is done",
+                       sweep_dir, holder);
+}
+
 typedef void (*row_check)(const app_index *ix, size_t r, const char *text, size_t n, char *out,
                           size_t size);
 
@@ -496,15 +514,23 @@ static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048], diff[512];
     size_t r;
-    if (first_unlike(ix, sweep_dir, "run.json", row_diff, &r, diff, sizeof(diff), path,
-                     sizeof(path)))
+    bool unlike = first_unlike(ix, sweep_dir, "run.json", row_diff, &r, diff, sizeof(diff), path,
+                               sizeof(path));
+    int rc = unlike ? being_written(sweep_dir, err) : SIM_OK;
+    if (rc != SIM_OK)
+        return rc;
+    if (unlike)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: line %zu: %s differ from the run's in %s (an index edited, or a "
                            "run.json of another run): remove the point's directory and run "
                            "the sweep again",
                            ix->csv.path, ix->csv.line[r], diff, path);
-    if (first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
-                     sizeof(path)))
+    unlike = first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
+                          sizeof(path));
+    rc = unlike ? being_written(sweep_dir, err) : SIM_OK;
+    if (rc != SIM_OK)
+        return rc;
+    if (unlike)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: line %zu: not its run's results: %s (%s): remove the point's "
                            "directory and run the sweep again",
@@ -543,8 +569,11 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
                            "%s: %zu bytes, too long a path for a sweep's directory (at most "
                            "%d bytes, as a sweep writes one): move it up",
                            sweep_dir, strlen(sweep_dir), APP_INDEX_DIR_MAX);
+    int rc = being_written(sweep_dir, err);
+    if (rc != SIM_OK)
+        return rc;
     snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);
-    int rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
+    rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
     if (rc == SIM_EIO && ix->csv.open_errno != ENOMEM)
         rc = missing(sweep_dir, path, err);
     if (rc != SIM_OK) {

@@ -13,6 +13,7 @@
 #include "sim/err.h"
 
 #define CANON_PATH_MAX 4096
+#define CANON_GROUP    128 /* a device group as written: {"device": "NAME", "count": K}, */
 
 /* `text`, a path as a scenario gives it, spelt plainly into out[size]: no "." component, no
  * empty one (a doubled or trailing '/'), and "x/.." folded away where x is a name ("a/../p.csv"
@@ -121,7 +122,7 @@ static int one_device(sim_cfg *c, sim_err *err)
     size_t n = 0;
     if (c == NULL || sim_cfg_array_len(c, "device", &n, NULL) != SIM_OK || n == 0)
         return SIM_OK;
-    char *json = malloc(n * 96 + 4), name[64], last[64] = "";
+    char *json = malloc(n * CANON_GROUP + 4), name[64], last[64] = "";
     if (json == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     size_t len = 0, groups = 0;
@@ -149,9 +150,9 @@ static int one_device(sim_cfg *c, sim_err *err)
     }
     int rc = SIM_OK;
     if (plain && groups == 1)
-        snprintf(json, n * 96 + 4, "\"%s\"", last);
+        snprintf(json, n * CANON_GROUP + 4, "\"%s\"", last);
     else if (plain)
-        snprintf(json + len, n * 96 + 4 - len, "]");
+        snprintf(json + len, n * CANON_GROUP + 4 - len, "]");
     if (plain && (groups < n || groups == 1))
         rc = sim_cfg_set_json(c, "device", json, err);
     free(json);

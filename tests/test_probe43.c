@@ -256,6 +256,29 @@ START_TEST(a_utf16_file_is_named_as_such)
 }
 END_TEST
 
+/* A --where whose value no run has named no filter: `--where 'protocol.name=dpsgd<U+200B>'`
+ * (a zero width space pasted in, invisible on the screen) said only "no runs with results pass
+ * the --where filters (0 without results, 4 filtered out)", exit 2. The filter is named now,
+ * its invisible character escaped. */
+START_TEST(a_where_filter_matching_no_run_is_named)
+{
+    char *dir = harness_tmpdir("probe43");
+    char sw[600], o[600];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--where",
+                                                  "protocol.name=dpsgd\xe2\x80\x8b", NULL });
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "no runs with results pass the --where filters: no run "
+                                      "with results has protocol.name=dpsgd\\u200b") != NULL,
+                  "exit %d\n%s", res.status, res.err);
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--where",
+                                           "protocol.name=dpsgd", "--where", "seed=7", NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "no run with results has seed=7") != NULL,
+                  "seed: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe43");
@@ -271,6 +294,7 @@ Suite *test_suite(void)
     tcase_add_test(enc, a_display_names_key_with_an_invisible_end_is_refused);
     tcase_add_test(enc, an_odd_blank_outside_a_json_string_is_named);
     tcase_add_test(enc, a_utf16_file_is_named_as_such);
+    tcase_add_test(enc, a_where_filter_matching_no_run_is_named);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
     return s;

@@ -460,10 +460,11 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     sim_cfg_destroy(s);
 }
 
-/* A sweep's directory whose lock another hetsim holds is being written (a sweep run again
- * replaces its runs): read meanwhile, a run replaced under its index row was named damaged,
- * "remove the point's directory", and an index with no run replaced yet was read as the
- * sweep's results while they were being replaced. SIM_OK when nobody writes it. */
+/* A row unlike its run in a sweep's directory whose lock another hetsim holds: a sweep run
+ * again replacing its runs (its base edited), not damage, which was named so ("remove the
+ * point's directory") of a sound run the sweep had just written. SIM_OK when nobody writes
+ * it. The lock alone refuses nothing: the index and the runs not replaced yet are the old
+ * sweep's, whole (and plot --by holds the lock of the sweep it draws into). */
 static int being_written(const char *sweep_dir, sim_err *err)
 {
     long pid = 0;
@@ -569,11 +570,8 @@ int app_index_read(const char *sweep_dir, app_index *ix, sim_err *err)
                            "%s: %zu bytes, too long a path for a sweep's directory (at most "
                            "%d bytes, as a sweep writes one): move it up",
                            sweep_dir, strlen(sweep_dir), APP_INDEX_DIR_MAX);
-    int rc = being_written(sweep_dir, err);
-    if (rc != SIM_OK)
-        return rc;
     snprintf(path, sizeof(path), "%s/index.csv", sweep_dir);
-    rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
+    int rc = sim_csv_read(&ix->csv, path, &index_numbers, err);
     if (rc == SIM_EIO && ix->csv.open_errno != ENOMEM)
         rc = missing(sweep_dir, path, err);
     if (rc != SIM_OK) {

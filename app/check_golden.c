@@ -1,4 +1,5 @@
-/* Golden-curve checks: the files of a golden, read and validated before use (see check.h). */
+/* Golden-curve checks: the files of a golden, read and validated before use, and runs compared
+ * with it (see check.h); the files of a run directory are read by app/check_files.c. */
 #define _GNU_SOURCE /* O_PATH */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,87 +22,6 @@
 #include "sim/file.h"
 #include "sim/fnv.h"
 #include "sim/text.h"
-
-static const char *const fingerprint_files[] = { "metrics.csv", "workers.csv", "summary.json",
-                                                 "run.json", "events.csv" };
-
-/* FNV-1a 64 of dir/name; summary.json without its wall line. Returns false if absent. */
-bool ck_file_hash(const char *dir, const char *name, uint64_t *h)
-{
-    char path[PATH_TEXT], line[8192];
-    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-        return false;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    bool summary = strcmp(name, "summary.json") == 0;
-    *h = SIM_FNV_OFFSET;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (summary && strncmp(line, "  \"wall\":", 9) == 0)
-            continue;
-        *h = sim_fnv_text(*h, line);
-    }
-    fclose(f);
-    return true;
-}
-
-/* The fingerprint of a run directory: a line "file hash" per output file present. */
-void ck_fingerprint(const char *dir, char *out, size_t size)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
-        uint64_t h = 0;
-        if (ck_file_hash(dir, fingerprint_files[i], &h) && len < size)
-            len += (size_t)snprintf(out + len, size - len, "%s %016" PRIx64 "\n",
-                                    fingerprint_files[i], h);
-    }
-}
-
-int ck_write_fingerprint(const char *dir, sim_err *err)
-{
-    char text[1024];
-    ck_fingerprint(dir, text, sizeof(text));
-    return sim_output_write(dir, "fingerprint", text, err);
-}
-
-/* Reads dir/name whole into a malloc'd string (NULL if it cannot be read). */
-char *ck_slurp(const char *dir, const char *name, size_t *len)
-{
-    char path[PATH_TEXT];
-    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-        return NULL;
-    return sim_output_read(path, len);
-}
-
-/* Parses dir/name as JSON; NULL (with `err` naming the file) if absent or malformed. */
-sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err)
-{
-    char path[PATH_TEXT];
-    size_t len = 0;
-    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-        sim_err_set(err, SIM_EINVAL, NULL, "%s/%s: path too long", dir, name);
-        return NULL;
-    }
-    char *text = ck_slurp(dir, name, &len);
-    if (text == NULL) {
-        sim_err_set(err, SIM_EINVAL, NULL, "%s: missing or unreadable", path);
-        return NULL;
-    }
-    sim_cfg *cfg = sim_cfg_parse(text, len, path, err);
-    free(text);
-    if (cfg == NULL && err->code != SIM_ENOMEM)
-        err->code = SIM_EINVAL;
-    return cfg;
-}
-
-bool ck_exists(const char *dir, const char *name)
-{
-    char path[2 * PATH_TEXT];
-    struct stat st;
-    snprintf(path, sizeof(path), "%s%s%s", dir, name[0] != '\0' ? "/" : "", name);
-    return stat(path, &st) == 0;
-}
 
 /* ---- Goldens, validated before use ------------------------------------------------------ */
 
@@ -146,9 +66,9 @@ static int regular_files(const gold *g, sim_err *err)
         rc = regular(g->path, "golden.json", err);
     for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
         rc = regular(g->dir[s], "fingerprint", err);
-        for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++)
+        for (size_t i = 0; i < CK_NFINGERPRINT; i++)
             if (rc == SIM_OK)
-                rc = regular(g->dir[s], fingerprint_files[i], err);
+                rc = regular(g->dir[s], ck_fingerprint_files[i], err);
     }
     return rc;
 }
@@ -323,17 +243,18 @@ static int check_listing(const gold *g, sim_err *err)
 
 /* The first line (from 1) of the fingerprint text[len] that is not as ck_fingerprint writes
  * it ("FILE HASH\n", 16 lowercase hexadecimal digits, each file at most once and in
- * fingerprint_files' order); 0 when every line is. An empty text is line 1. */
+ * ck_fingerprint_files' order); 0 when every line is. An empty text is line 1. */
 static size_t fingerprint_bad_line(const char *text, size_t len)
 {
-    const size_t nfiles = sizeof(fingerprint_files) / sizeof(fingerprint_files[0]);
+    const size_t nfiles = CK_NFINGERPRINT;
     const char *p = text, *end = text + strlen(text); /* a NUL byte ends it: bad */
     size_t next = 0, line = 1;
     for (; p < end; line++) {
         size_t f = next;
-        while (f < nfiles && strncmp(p, fingerprint_files[f], strlen(fingerprint_files[f])) != 0)
+        while (f < nfiles &&
+               strncmp(p, ck_fingerprint_files[f], strlen(ck_fingerprint_files[f])) != 0)
             f++;
-        const char *h = f < nfiles ? p + strlen(fingerprint_files[f]) : end;
+        const char *h = f < nfiles ? p + strlen(ck_fingerprint_files[f]) : end;
         size_t hex = h < end && *h == ' ' ? strspn(h + 1, "0123456789abcdef") : 0;
         if (hex != 16 || h[17] != '\n')
             return line;
@@ -399,7 +320,7 @@ static int check_fingerprint(gold *g, size_t s, sim_err *err)
  * read again. */
 static int check_run_json(gold *g, size_t s, sim_err *err)
 {
-    sim_cfg *run = ck_read_json(g->dir[s], "run.json", err);
+    sim_cfg *run = ck_read_run(g->dir[s], err);
     if (run == NULL)
         return err->code;
     int64_t seed = -1, scenario_seed = -1;
@@ -545,7 +466,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
                       sim_err *err)
 {
     static const char *const skip[] = { "seed", "output", "check", "stragglers" };
-    sim_cfg *b = ck_read_json(b_dir, "run.json", err), *sa = NULL, *sb = NULL;
+    sim_cfg *b = ck_read_run(b_dir, err), *sa = NULL, *sb = NULL;
     long n = -1;
     if (b != NULL && sim_cfg_child(a, "scenario", &sa, err) == SIM_OK &&
         sim_cfg_child(b, "scenario", &sb, err) == SIM_OK) {
@@ -570,7 +491,7 @@ static long diff_with(sim_cfg *a, const char *a_dir, const char *b_dir, char *ou
 /* diff_with for a_dir/run.json. */
 static long diff_runs(const char *a_dir, const char *b_dir, char *out, size_t size, sim_err *err)
 {
-    sim_cfg *a = ck_read_json(a_dir, "run.json", err);
+    sim_cfg *a = ck_read_run(a_dir, err);
     long n = a != NULL ? diff_with(a, a_dir, b_dir, out, size, err) : -1;
     sim_cfg_destroy(a);
     return n;
@@ -698,15 +619,17 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
  * it), key by key: a scenario whose keys were written in another order gives a run.json of
  * them in that order and another scenario_hash, the hash of that text, for the same run (it
  * was a REGRESSION). Objects are compared by their keys, arrays item by item, numbers by value;
- * scenario_hash is not compared (the scenario it hashes is). The differing keys into
+ * scenario_hash is not compared (the scenario it hashes is), nor the scenario's output and
+ * check sections, which change no run and which the scenario comparison leaves out (another
+ * output.dir or `--set check.loss_rel=0.1` was a REGRESSION). The differing keys into
  * out[size]; returns their number, -1 when dir/run.json is no JSON. */
 static long run_json_diff(const gold *g, size_t s, const char *dir, char *out, size_t size)
 {
-    static const char *const skip[] = { "scenario_hash" };
+    static const char *const skip[] = { "scenario_hash", "scenario.output", "scenario.check" };
     sim_err err;
     sim_err_clear(&err);
-    sim_cfg *run = ck_read_json(dir, "run.json", &err);
-    long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 1, out, size) : -1;
+    sim_cfg *run = ck_read_run(dir, &err);
+    long n = run != NULL ? (long)sim_cfg_diff(g->run[s], run, skip, 3, out, size) : -1;
     sim_cfg_destroy(run);
     return n;
 }
@@ -719,18 +642,18 @@ static size_t fingerprint_diff(const char *dir, const char *want, long keyed, co
                                FILE *out)
 {
     size_t n = 0;
-    for (size_t i = 0; i < sizeof(fingerprint_files) / sizeof(fingerprint_files[0]); i++) {
+    for (size_t i = 0; i < CK_NFINGERPRINT; i++) {
         char line[128];
         uint64_t h = 0;
-        bool here = ck_file_hash(dir, fingerprint_files[i], &h);
-        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", fingerprint_files[i], h);
-        bool there = strstr(want, fingerprint_files[i]) != NULL;
-        bool run_json = strcmp(fingerprint_files[i], "run.json") == 0;
+        bool here = ck_file_hash(dir, ck_fingerprint_files[i], &h);
+        snprintf(line, sizeof(line), "%s %016" PRIx64 "\n", ck_fingerprint_files[i], h);
+        bool there = strstr(want, ck_fingerprint_files[i]) != NULL;
+        bool run_json = strcmp(ck_fingerprint_files[i], "run.json") == 0;
         if (here != there || (here && strstr(want, line) == NULL && !(run_json && keyed == 0))) {
             if (out != NULL && run_json && keyed > 0)
                 fprintf(out, "  run.json differs (%s)\n", keys);
             else if (out != NULL)
-                fprintf(out, "  %s differs\n", fingerprint_files[i]);
+                fprintf(out, "  %s differs\n", ck_fingerprint_files[i]);
             n++;
         }
     }
@@ -757,7 +680,7 @@ int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *d
     if (fingerprint_diff(dir, want, keyed, keys, NULL) == 0) {
         fprintf(out,
                 "%s: ok, every output as in %s (byte for byte but the wall line; run.json key "
-                "by key: the same keys and values, in another order)\n",
+                "by key: the same keys and values, in another order or spelling)\n",
                 file, path);
         return APP_CHECK_PASS;
     }

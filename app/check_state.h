@@ -1,9 +1,10 @@
 /* Golden-curve checks, internal (see check.h): what the check's four files share. Included
  * only by app/check.c (loading and running the scenario, updates, the exact and statistical
- * checks), app/check_golden.c (the files of a golden: fingerprints, reading and validating
- * one), app/check_places.c (where a check may write) and app/check_report.c (check.csv,
- * check.png, the JUnit report); calls run one way: check.c -> check_golden.c, check.c ->
- * check_places.c -> check_report.c and check.c -> check_report.c. */
+ * checks), app/check_golden.c (reading and validating a golden, runs compared with it),
+ * app/check_files.c (a run directory's files: fingerprints, JSON, run.json in canonical form),
+ * app/check_places.c (where a check may write) and app/check_report.c (check.csv, check.png,
+ * the JUnit report); calls run one way: check.c -> check_golden.c -> check_files.c, check.c ->
+ * check_files.c, check.c -> check_places.c -> check_report.c and check.c -> check_report.c. */
 #ifndef APP_CHECK_STATE_H
 #define APP_CHECK_STATE_H
 
@@ -69,7 +70,11 @@ typedef struct verdict {
     double floor; /* the tolerance floor */
 } verdict;
 
-/* ---- app/check_golden.c ---- */
+/* ---- app/check_files.c ---- */
+
+/* The output files of a run that its fingerprint lists, in its order. */
+#define CK_NFINGERPRINT 5
+extern const char *const ck_fingerprint_files[CK_NFINGERPRINT];
 
 /* FNV-1a 64 of dir/name (summary.json without its wall line) into *h; false if absent. */
 bool ck_file_hash(const char *dir, const char *name, uint64_t *h);
@@ -80,14 +85,6 @@ void ck_fingerprint(const char *dir, char *out, size_t size);
 /* Writes dir/fingerprint. */
 int ck_write_fingerprint(const char *dir, sim_err *err);
 
-/* --exact: the run in `dir` of seed `seed` (one of g's) of the scenario `file` compared byte
- * for byte with the golden's fingerprint of that seed as ck_read_golden read it (not read
- * again: an update may have swapped another golden in since), run.json key by key with the
- * golden's as read (the same keys and values in another order, the scenario's as written,
- * pass; its scenario_hash, the hash of that text, is not compared): APP_CHECK_PASS or
- * APP_CHECK_REGRESSION, the verdict on `out`. */
-int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out);
-
 /* dir/name read whole (malloc'd), NULL if it cannot be read; its length in *len. */
 char *ck_slurp(const char *dir, const char *name, size_t *len);
 
@@ -97,6 +94,21 @@ sim_cfg *ck_read_json(const char *dir, const char *name, sim_err *err);
 
 /* True if dir/name (dir itself for name "") exists. */
 bool ck_exists(const char *dir, const char *name);
+
+/* dir/run.json parsed as ck_read_json does, its "scenario" object (when it has one) in
+ * canonical form (sim_scenario_canonical): what a check compares, so that [1, 1, 1, 1] and [1],
+ * "stragglers": [] and none, "./p.csv" and "p.csv" are one scenario. */
+sim_cfg *ck_read_run(const char *dir, sim_err *err);
+
+/* ---- app/check_golden.c ---- */
+
+/* --exact: the run in `dir` of seed `seed` (one of g's) of the scenario `file` compared byte
+ * for byte with the golden's fingerprint of that seed as ck_read_golden read it (not read
+ * again: an update may have swapped another golden in since), run.json key by key with the
+ * golden's as read (the same keys and values in another order, the scenario's as written,
+ * pass; its scenario_hash, the hash of that text, is not compared): APP_CHECK_PASS or
+ * APP_CHECK_REGRESSION, the verdict on `out`. */
+int ck_check_exact(const char *file, uint64_t seed, const gold *g, const char *dir, FILE *out);
 
 /* Frees the curves of g's seeds and their run.json files. */
 void ck_golden_fini(gold *g);

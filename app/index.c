@@ -460,6 +460,25 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     sim_cfg_destroy(s);
 }
 
+/* A row unlike its run in a sweep's directory whose lock another hetsim holds: a sweep run
+ * again replacing its runs (its base edited), not damage, which was named so ("remove the
+ * point's directory") of a sound run the sweep had just written. SIM_OK when nobody writes
+ * it. The lock alone refuses nothing: the index and the runs not replaced yet are the old
+ * sweep's, whole (and plot --by holds the lock of the sweep it draws into). */
+static int being_written(const char *sweep_dir, sim_err *err)
+{
+    long pid = 0;
+    if (!sim_rundir_locked(sweep_dir, &pid))
+        return SIM_OK;
+    char holder[48] = "a process not known";
+    if (pid > 0)
+        snprintf(holder, sizeof(holder), "pid %ld", pid);
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s is being written by another hetsim (%s), which may replace its runs "
+                       "while they are read: read it once that is done",
+                       sweep_dir, holder);
+}
+
 typedef void (*row_check)(const app_index *ix, size_t r, const char *text, size_t n, char *out,
                           size_t size);
 
@@ -496,15 +515,23 @@ static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048], diff[512];
     size_t r;
-    if (first_unlike(ix, sweep_dir, "run.json", row_diff, &r, diff, sizeof(diff), path,
-                     sizeof(path)))
+    bool unlike = first_unlike(ix, sweep_dir, "run.json", row_diff, &r, diff, sizeof(diff), path,
+                               sizeof(path));
+    int rc = unlike ? being_written(sweep_dir, err) : SIM_OK;
+    if (rc != SIM_OK)
+        return rc;
+    if (unlike)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: line %zu: %s differ from the run's in %s (an index edited, or a "
                            "run.json of another run): remove the point's directory and run "
                            "the sweep again",
                            ix->csv.path, ix->csv.line[r], diff, path);
-    if (first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
-                     sizeof(path)))
+    unlike = first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
+                          sizeof(path));
+    rc = unlike ? being_written(sweep_dir, err) : SIM_OK;
+    if (rc != SIM_OK)
+        return rc;
+    if (unlike)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: line %zu: not its run's results: %s (%s): remove the point's "
                            "directory and run the sweep again",

@@ -547,12 +547,23 @@ static int cmd_sweep(int argc, char **argv)
     int rank = 0, size = 1;
     if (a.mpi && app_mpi_init(&rank, &size, &err) != SIM_OK)
         return cli_report(&err);
+    if (a.mpi)
+        app_sweep_mpi_test_hook(rank, false);
     app_sweep *sw = app_sweep_load(a.file, &opt, &err);
-    if (sw == NULL) {
-        if (rank == 0)
-            cli_report(&err);
-        if (a.mpi)
+    if (a.mpi) {
+        /* Each rank's load held to rank 0's: an input saved between them is refused. */
+        app_sweep_mpi_test_hook(rank, true);
+        int verdict = app_sweep_mpi_agree(sw, rank, &err);
+        if (verdict != APP_SWEEP_AGREE) {
+            if (verdict == APP_SWEEP_SAY)
+                cli_report(&err);
+            app_sweep_destroy(sw);
             app_mpi_finalize();
+            return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
+        }
+    }
+    if (sw == NULL) {
+        cli_report(&err);
         return err.code == SIM_ENOMEM ? EXIT_RUN : EXIT_USAGE;
     }
     if (a.out_dir == NULL && out_dir_of(a.file, app_sweep_dir(sw)) != EXIT_OK) {

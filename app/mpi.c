@@ -33,6 +33,25 @@ void app_mpi_barrier(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+int app_mpi_bcast(void *buf, size_t len, sim_err *err)
+{
+    static char drop[1 << 20];
+    for (size_t at = 0; at < len;) { /* MPI counts are ints: in blocks, the same on every rank */
+        size_t n = len - at < sizeof(drop) ? len - at : sizeof(drop);
+        void *to = buf != NULL ? (char *)buf + at : drop;
+        if (MPI_Bcast(to, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return sim_err_set(err, SIM_EIO, NULL, "MPI_Bcast failed");
+        at += n;
+    }
+    return 0;
+}
+
+bool app_mpi_all(bool yes)
+{
+    int mine = yes, all = 0;
+    return MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD) == MPI_SUCCESS && all;
+}
+
 static int serve_rank0(const size_t *todo, size_t n, int size, size_t *failed, sim_err *err)
 {
     size_t next = 0;
@@ -108,6 +127,19 @@ void app_mpi_finalize(void)
 
 void app_mpi_barrier(void)
 {
+}
+
+int app_mpi_bcast(void *buf, size_t len, sim_err *err)
+{
+    (void)buf;
+    (void)len;
+    (void)err;
+    return 0;
+}
+
+bool app_mpi_all(bool yes)
+{
+    return yes;
 }
 
 int app_mpi_serve(const size_t *todo, size_t n, app_mpi_run_fn run, void *ud, size_t *failed,

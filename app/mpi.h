@@ -35,6 +35,15 @@ void app_mpi_finalize(void);
 int app_mpi_serve(const size_t *todo, size_t n, app_mpi_run_fn run, void *ud, size_t *failed,
                   sim_err *err);
 
+/* Rank 0's `len` bytes at buf into every other rank's buf (MPI_Bcast; every rank calls it with
+ * the same len; another rank's buf NULL: received and dropped, so that a rank out of memory
+ * still takes its part). Returns 0, or SIM_EIO. Nothing without MPI. */
+int app_mpi_bcast(void *buf, size_t len, sim_err *err);
+
+/* Whether `yes` holds on every rank (MPI_Allreduce; every rank calls it); false when MPI fails.
+ * Without MPI, `yes`. */
+bool app_mpi_all(bool yes);
+
 /* Waits until every rank has reached this point (MPI_Barrier). */
 void app_mpi_barrier(void);
 

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uninorm.h>
 
 #include "outputs/output.h"
 #include "sim/file.h"
+#include "sim/fnv.h"
 #include "sim/text.h"
 
 #define NAME_MAX_BYTES 200
@@ -50,15 +52,86 @@ static const char *const key_names[][2] = {
     { "stragglers[0].slowdown", "slowdown" },
 };
 
-static const char *user_name(const app_names *n, const char *from)
+/* s in NFC (Unicode's canonical composition, libunistring: a precomposed "é" and "e" with a
+ * combining acute accent are one text), newly allocated; a copy of s when it is no UTF-8;
+ * NULL when memory runs out. Keys are held and looked up in this form. */
+static char *nfc_dup(const char *s)
 {
-    for (size_t i = n->n; i > 0; i--)
-        if (strcmp(n->from[i - 1], from) == 0)
-            return n->to[i - 1];
-    return NULL;
+    size_t len = 0;
+    if (!sim_text_utf8(s))
+        return strdup(s);
+    uint8_t *nfc = u8_normalize(UNINORM_NFC, (const uint8_t *)s, strlen(s), NULL, &len);
+    char *out = nfc != NULL ? malloc(len + 1) : NULL;
+    if (out != NULL) {
+        memcpy(out, nfc, len);
+        out[len] = '\0';
+    }
+    free(nfc);
+    return out;
 }
 
-void app_names_shown(char *buf)
+/* The slot of `from` (in NFC) in n's table: the one holding it, or the empty one where it
+ * goes. */
+static size_t slot_of(const app_names *n, const char *from)
+{
+    size_t i = (size_t)sim_fnv_text(SIM_FNV_OFFSET, from) & (n->nslot - 1);
+    while (n->slot[i] != 0 && strcmp(n->from[n->slot[i] - 1], from) != 0)
+        i = (i + 1) & (n->nslot - 1);
+    return i;
+}
+
+static const char *user_name(const app_names *n, const char *from)
+{
+    char *key = n->nslot != 0 ? nfc_dup(from) : NULL;
+    if (key == NULL)
+        return NULL;
+    size_t i = slot_of(n, key);
+    free(key);
+    return n->slot[i] != 0 ? n->to[n->slot[i] - 1] : NULL;
+}
+
+/* Room in n for one more mapping: its arrays doubled when full, its table kept at most half
+ * full. SIM_OK or SIM_ENOMEM. */
+static int make_room(app_names *n)
+{
+    if (n->n == n->cap) {
+        size_t cap = n->cap != 0 ? 2 * n->cap : 16;
+        char **from = realloc(n->from, cap * sizeof(*from));
+        if (from != NULL)
+            n->from = from;
+        char **to = from != NULL ? realloc(n->to, cap * sizeof(*to)) : NULL;
+        if (to == NULL)
+            return SIM_ENOMEM;
+        n->to = to;
+        n->cap = cap;
+    }
+    if (2 * (n->n + 1) <= n->nslot)
+        return SIM_OK;
+    size_t nslot = n->nslot != 0 ? 2 * n->nslot : 32;
+    size_t *slot = calloc(nslot, sizeof(*slot));
+    if (slot == NULL)
+        return SIM_ENOMEM;
+    free(n->slot);
+    n->slot = slot;
+    n->nslot = nslot;
+    for (size_t k = 0; k < n->n; k++)
+        n->slot[slot_of(n, n->from[k])] = k + 1;
+    return SIM_OK;
+}
+
+/* buf[size] (UTF-8 throughout) in NFC, cut by whole characters to fit; left as it is when it
+ * is no UTF-8 or memory runs out. */
+static void compose(char *buf, size_t size)
+{
+    char *nfc = nfc_dup(buf);
+    if (nfc == NULL)
+        return;
+    snprintf(buf, size, "%s", nfc);
+    sim_text_utf8_trim(buf);
+    free(nfc);
+}
+
+void app_names_shown(char *buf, size_t size)
 {
     size_t n = 0, len;
     for (size_t i = 0; buf[i] != '\0'; i += len) {
@@ -81,6 +154,7 @@ void app_names_shown(char *buf)
     }
     n -= n > 0 && buf[n - 1] == ' ';
     buf[n] = '\0';
+    compose(buf, size);
 }
 
 /* Why the part s[len] of a display name spec (a key, or the text shown) cannot be one, or
@@ -106,15 +180,35 @@ static const char *fault(const char *s, size_t len)
     return NULL;
 }
 
+/* True when the n-byte character at s is a space a reader takes for none or for U+0020: an
+ * invisible format character (a byte-order mark, a zero width space) or a wide space. */
+static bool blank_char(const char *s, size_t n)
+{
+    unsigned c = sim_text_code_point(s, n);
+    return c == ' ' || sim_text_wide_space(c) || sim_text_invisible(c);
+}
+
 /* Why the key s[len] of a display name spec cannot be one, or NULL when it can: as fault,
  * and no space at either end (`allreduce = AR` mapped "allreduce ", which names nothing,
- * silently; the text shown may keep its spaces, `dpsgd= #2`). */
+ * silently; the text shown may keep its spaces, `dpsgd= #2`), nor a wide space or an
+ * invisible character (a --names file made by `cat a.txt b.txt`, b.txt opening with a
+ * byte-order mark, mapped "\ufeff0.02", which named nothing, exit 0; so did a key ending with a
+ * zero width space or a no-break space). */
 static const char *key_fault(const char *s, size_t len)
 {
     const char *f = fault(s, len);
     if (f != NULL)
         return f;
-    return s[0] == ' ' ? "starts with a space" : s[len - 1] == ' ' ? "ends with a space" : NULL;
+    size_t first = sim_text_utf8_len(s), last = 0;
+    for (size_t i = 0, n; i < len; i += n)
+        last = n = sim_text_utf8_len(s + i);
+    if (blank_char(s, first))
+        return s[0] == ' ' ? "starts with a space"
+                           : "starts with an invisible character or a space other than U+0020";
+    if (blank_char(s + len - last, last))
+        return s[len - 1] == ' ' ? "ends with a space"
+                                 : "ends with an invisible character or a space other than U+0020";
+    return NULL;
 }
 
 /* The '=' that ends FROM in `spec`, or NULL: the first one not written `\=`, which stands for
@@ -161,7 +255,7 @@ static bool spec_fault(const char *spec, char *why, size_t size)
 
 int app_names_add(app_names *n, const char *spec, sim_err *err)
 {
-    char why[64];
+    char why[128];
     if (spec_fault(spec, why, sizeof(why)))
         return sim_err_set(
             err, SIM_EINVAL, NULL,
@@ -171,13 +265,9 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
             "\"%.200s\" (%s)",
             NAME_MAX_BYTES, spec, why);
     const char *eq = split_at(spec);
-    char **from = realloc(n->from, (n->n + 1) * sizeof(*from));
-    if (from != NULL)
-        n->from = from;
-    char **to = from != NULL ? realloc(n->to, (n->n + 1) * sizeof(*to)) : NULL;
-    if (to != NULL)
-        n->to = to;
-    char *f = to != NULL ? from_text(spec, (size_t)(eq - spec)) : NULL;
+    char *typed = make_room(n) == SIM_OK ? from_text(spec, (size_t)(eq - spec)) : NULL;
+    char *f = typed != NULL ? nfc_dup(typed) : NULL;
+    free(typed);
     /* A key mapped twice took the later text silently (--label ps=PS --label ps=Ours showed
      * "Ours"): as an option of one value given twice, it is refused. */
     const char *had = f != NULL ? user_name(n, f) : NULL;
@@ -194,6 +284,7 @@ int app_names_add(app_names *n, const char *spec, sim_err *err)
         free(f);
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     }
+    n->slot[slot_of(n, f)] = n->n + 1;
     n->from[n->n] = f;
     n->to[n->n++] = t;
     return SIM_OK;
@@ -209,6 +300,10 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     if (text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
                            "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));
+    if (sim_text_utf16(text, len)) {
+        free(text);
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_UTF16_TEXT);
+    }
     int rc = SIM_OK;
     size_t line = 0;
     char *p = text;
@@ -227,7 +322,7 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
             end[-1] = '\0';
         if (p[0] == '\0' || p[0] == '#')
             continue;
-        char why[64];
+        char why[128];
         if (spec_fault(p, why, sizeof(why)))
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: not FROM=TO (a key or value, '=', the text shown, "
@@ -252,6 +347,7 @@ void app_names_fini(app_names *n)
     }
     free(n->from);
     free(n->to);
+    free(n->slot);
     memset(n, 0, sizeof(*n));
 }
 

@@ -18,15 +18,21 @@
 #include "sim/err.h"
 
 typedef struct app_names {
-    char **from, **to; /* (n) each owned */
-    size_t n;
+    char **from, **to; /* (n) each owned, room for cap */
+    size_t n, cap;
+    size_t *slot; /* (nslot, a power of two, 0: none yet) the mappings by FROM: open
+                   * addressing, index + 1, 0 empty (a lookup per key was a walk of every
+                   * mapping: 100,000 --names lines took 16 s) */
+    size_t nslot;
 } app_names;
 
 /* Adds the mapping "FROM=TO" (split at the first '=' not written `\=`, which stands for an
  * '=' of FROM: `k\=3=K` maps the value k=3; FROM and TO not empty, at most 200 bytes, no
  * control character; FROM with no space at either end: `allreduce = AR` named nothing).
  * SIM_EINVAL naming `spec` otherwise, or naming FROM when it is mapped already (by an earlier
- * --label or a --names line: each key is mapped once); SIM_ENOMEM. */
+ * --label or a --names line: each key is mapped once; keys are compared in NFC, as every
+ * lookup of a key or value is: a precomposed "é" and "e" with a combining accent are one key);
+ * SIM_ENOMEM. */
 int app_names_add(app_names *n, const char *spec, sim_err *err);
 
 /* Adds every FROM=TO line of the file at `path`. SIM_EINVAL naming the file and line for a
@@ -43,13 +49,16 @@ const char *app_names_key(const app_names *n, const char *key);
 /* The display name of `value`, a value of swept key `key`. Valid while `n` and `value` live. */
 const char *app_names_value(const app_names *n, const char *key, const char *value);
 
-/* The name `buf` (UTF-8) as a reader of a table or a figure sees it, in place: a Unicode space
- * (no-break, thin, ideographic: Zs) is a space, a format character that draws nothing (zero
- * width space and joiners, direction marks, soft hyphen, word joiner, byte-order mark: Cf) is
- * no character, a run of spaces is one and none opens or ends the name. Two names that differ
- * only so are one name on the page ("AR" and "AR" with a zero width space were two groups
- * drawn alike, exit 0). Canonically equivalent spellings (a precomposed "é" and an "e" with a
- * combining accent) are not made one: that takes Unicode's normalization tables. */
-void app_names_shown(char *buf);
+/* The name `buf` (UTF-8, room for `size` bytes) as a reader of a table or a figure sees it, in
+ * place: a Unicode space (no-break, thin, ideographic: Zs) is a space, a format character that
+ * draws nothing (zero width space and joiners, direction marks, soft hyphen, word joiner,
+ * byte-order mark: Cf) is no character, a run of spaces is one and none opens or ends the
+ * name, and the rest is put in NFC (libunistring's u8_normalize; cut by whole characters to
+ * `size`), so that canonically equivalent spellings, a precomposed "é" and an "e" with a
+ * combining acute accent, are one text. Two names that differ only so are one name on the page
+ * ("AR" and "AR" with a zero width space, "café" composed and decomposed, were two groups drawn
+ * alike, exit 0). Combining marks are kept: an "e" with an accent no character precomposes
+ * stays so. Text that is no UTF-8 is left as it is. */
+void app_names_shown(char *buf, size_t size);
 
 #endif

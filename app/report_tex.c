@@ -253,7 +253,7 @@ int rp_check_tex_names(const rp_report *rp, sim_err *err)
     char buf[TEXT];
     for (; rows != NULL && i < n; i++) {
         row_name(rp, i, names, buf, sizeof(buf));
-        app_names_shown(buf);
+        app_names_shown(buf, sizeof(buf));
         if ((rows[i].name = strdup(buf)) == NULL)
             break;
         rows[i].g = i;
@@ -269,7 +269,7 @@ int rp_check_tex_names(const rp_report *rp, sim_err *err)
         }
     if (rc == SIM_OK && second != SIZE_MAX) {
         row_name(rp, second, names, buf, sizeof(buf));
-        app_names_shown(buf);
+        app_names_shown(buf, sizeof(buf));
         rc = sim_err_set(err, SIM_EINVAL, NULL,
                          "two rows would be named \"%s\" (%s and %s): give distinct values "
                          "distinct names (--label, --names)",

@@ -208,8 +208,26 @@ static bool tuning_seed(const work *w, const app_select *s, size_t r)
     return false;
 }
 
+/* The first --where filter whose value no row with results has (a value mistyped, or holding
+ * an invisible character pasted in), or -1 when each has one. */
+static int where_unmatched(const app_select *s, const work *w)
+{
+    for (size_t i = 0; i < w->o->nwhere; i++) {
+        bool any = false;
+        for (size_t r = 0; r < s->ix.csv.nrows && !any; r++)
+            any = app_index_has_results(&s->ix, r) &&
+                  app_select_same_value(app_index_cell(&s->ix, r, (size_t)w->where_col[i]),
+                                        w->where_value[i]);
+        if (!any)
+            return (int)i;
+    }
+    return -1;
+}
+
 /* Marks the rows with results that pass every filter: a key filtered several times passes
- * with any of its values. */
+ * with any of its values. None is an error naming a filter that matches no run, if one does
+ * (it named none: "no runs with results pass the --where filters" for `--where
+ * workload.lr=0.01<U+200B>`, whose value shows as 0.01). */
 static int select_rows(app_select *s, work *w, sim_err *err)
 {
     size_t n = s->ix.csv.nrows, kept = 0;
@@ -234,6 +252,12 @@ static int select_rows(app_select *s, work *w, sim_err *err)
         kept += ok;
         s->filtered_out += !ok;
     }
+    int u = kept == 0 ? where_unmatched(s, w) : -1;
+    if (u >= 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no runs with results pass the --where filters: no run with "
+                           "results has %s (%zu without results, %zu filtered out)",
+                           s->ix.csv.path, w->o->where[u], s->left_out, s->filtered_out);
     if (kept == 0)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: no runs with results%s (%zu without results, %zu filtered out)",

@@ -29,41 +29,6 @@
     "too long for a sweep's directory (at most 767 bytes: each point's path holds it, a name " \
     "of up to 200 bytes and its files)"
 
-int sw_oom(sim_err *err)
-{
-    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-}
-
-/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
-void sw_join(char *out, size_t size, const char *a, const char *b)
-{
-    if (snprintf(out, size, "%s/%s", a, b) < 0)
-        out[0] = '\0';
-}
-
-/* A JSON value as plain text: strings lose their quotes. */
-void sw_plain_value(const char *json, char *out, size_t size)
-{
-    size_t len = strlen(json);
-    if (len >= 2 && json[0] == '"' && json[len - 1] == '"')
-        snprintf(out, size, "%.*s", (int)(len - 2), json + 1);
-    else
-        snprintf(out, size, "%s", json);
-}
-
-sim_cfg *sw_read_json(const char *dir, const char *name)
-{
-    char path[PATH_TEXT];
-    sw_join(path, sizeof(path), dir, name);
-    size_t len = 0;
-    char *text = sim_output_read_own(path, &len); /* a point's: a FIFO there is no result */
-    if (text == NULL)
-        return NULL;
-    sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);
-    free(text);
-    return cfg;
-}
-
 /* ---- Points ----------------------------------------------------------------------------- */
 
 /* The grid values of point k: vi[c] is the value index of column c; returns the seed. The
@@ -652,14 +617,36 @@ static int validate_point(app_sweep *sw, size_t k, scratch *s, sim_err *err)
     /* What its run is held to; none kept when it reads no file (a million points). */
     char *inputs = sim_scenario_inputs_text(sc);
     bool read = inputs != NULL && strcmp(inputs, "p=0000000000000000") != 0;
-    char *text = inputs != NULL ? sim_cfg_print(sc->root, false) : NULL;
     p->inputs = read ? inputs : NULL;
     if (!read)
         free(inputs);
-    p->run = text != NULL ? sw_run_hash(text) : 0;
-    free(text);
+    p->run = inputs != NULL ? sw_run_of(sc->root) : 0; /* sc->root rewritten: it ends here */
     sim_scenario_destroy(sc);
-    return text != NULL ? 0 : sw_oom(err);
+    return p->run != 0 ? 0 : sw_oom(err);
+}
+
+/* Points j and i, found one run (their canonical scenarios are one: sim_scenario_canonical),
+ * refused naming the grid key whose values differ and the two values (SIM_ESCENARIO). */
+static int one_run(const app_sweep *sw, size_t j, size_t i, sim_err *err)
+{
+    size_t *vi = calloc(2 * (sw->ncols + 1), sizeof(*vi)), c = 0;
+    if (vi == NULL)
+        return sw_oom(err);
+    sw_decompose(sw, j, vi);
+    sw_decompose(sw, i, vi + sw->ncols + 1);
+    while (c < sw->ncols && vi[c] == vi[sw->ncols + 1 + c])
+        c++;
+    size_t a = c < sw->ncols ? vi[c] : 0, b = c < sw->ncols ? vi[sw->ncols + 1 + c] : 0;
+    free(vi);
+    if (c == sw->ncols) /* not reached: points of one grid value share their name */
+        return sim_err_set(err, SIM_ESCENARIO, "$.grid", "points %zu (%s) and %zu (%s) are one run",
+                           j, sw->points[j].name, i, sw->points[i].name);
+    return sim_err_set(err, SIM_ESCENARIO, "$.grid",
+                       "points %zu (%.40s) and %zu (%.40s) are one run: \"%.40s\" %.40s and %.40s "
+                       "are one value spelt two ways (keys in another order, a default, -0 for "
+                       "0, equal speeds for one, [] for none, ./p.csv for p.csv)",
+                       j, sw->points[j].name, i, sw->points[i].name, sw->cols[c].path,
+                       sw->cols[c].values[a], sw->cols[c].values[b]);
 }
 
 static int make_points(app_sweep *sw, sim_err *err)
@@ -691,11 +678,7 @@ static int make_points(app_sweep *sw, sim_err *err)
     if (rc == 0 && i == SIZE_MAX)
         rc = sw_oom(err);
     else if (rc == 0 && i < sw->npoints)
-        rc = sim_err_set(err, SIM_ESCENARIO, "$.grid",
-                         "points %zu (%s) and %zu (%s) are one run: the same scenario, a value "
-                         "written with its keys in another order, as its default or with -0 for 0 "
-                         "(repeated values?)",
-                         j, sw->points[j].name, i, sw->points[i].name);
+        rc = one_run(sw, j, i, err);
     sw_scratch_fini(&s);
     return rc;
 }

@@ -147,6 +147,38 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err);
  * be written). */
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err);
 
+/* ---- Under MPI (app/sweep_mpi.c) ----
+ *
+ * Every rank loads the sweep itself (the points' run directories, scenarios and what their
+ * validations read), and each runs the points it is given with its own load: a base scenario, a
+ * compute.profile or a trace saved between two ranks' loads made points run on other inputs
+ * than rank 0's, which writes the index (its check compared scenario_hash only). So each rank's
+ * load is held to rank 0's before anything runs (app_sweep_mpi_agree): rank 0 broadcasts a
+ * digest of its load (the output directory, the base's path and bytes, and per point its run
+ * directory, scenario hash and sim_scenario_inputs_text), and a rank whose own differs refuses,
+ * naming the file (the sweep file, the base, or the point's profile or trace, found by loading the
+ * point again held to rank 0's inputs), exit 2; then every rank stops, nothing run. */
+
+/* What app_sweep_mpi_agree found. */
+enum {
+    APP_SWEEP_AGREE = 0, /* every rank loaded what rank 0 did: run */
+    APP_SWEEP_SAY = 1,   /* stop, and report `err` (this rank's refusal, or rank 0's load's) */
+    APP_SWEEP_QUIET = 2  /* stop: another rank says why */
+};
+
+/* Called by every rank after its app_sweep_load (`sw` NULL when it failed, `err` filled): holds
+ * this rank's load to rank 0's (above). A load that failed on rank 0 is said by rank 0 alone; one
+ * that failed on another rank only is said by that rank, naming it; when another rank refused,
+ * rank 0 says so. Returns an APP_SWEEP_ value. */
+int app_sweep_mpi_agree(const app_sweep *sw, int rank, sim_err *err);
+
+/* The test hook of the rule above: with APP_SWEEP_MPI_EDIT_ENV set to a path P, the other ranks
+ * load the sweep only after rank 0 has loaded it and renamed "P.next" over P, so that a test
+ * edits an input between the ranks' loads deterministically. Every rank calls it before its load
+ * (`loaded` false) and after (true). No user setting. */
+#define APP_SWEEP_MPI_EDIT_ENV "HETSIM_TEST_MPI_EDIT"
+void app_sweep_mpi_test_hook(int rank, bool loaded);
+
 /* Writes index.csv: a row per point in point order (run directory, overrides, seed, then
  * the summary figures; points without a summary get stop_reason "missing"); then
  * curves.csv, tidy data for a data frame: a row per evaluation of every point with results

@@ -25,16 +25,12 @@ static void csv_number(FILE *f, sim_cfg *c, const char *key)
     fprintf(f, "%.17g", v);
 }
 
-/* The run in `dir` is of point k's scenario (run.json's scenario_hash): a run of another (a
- * file the point read changed during the sweep; app_sweep_reap fails the point) is no result. */
+/* The run in `dir` is of point k's scenario (sw_run_is): a run of another (a file the point
+ * read changed during the sweep; app_sweep_reap fails the point) is no result. */
 static bool its_run(const app_sweep *sw, size_t k, const char *dir)
 {
-    char hash[32], want[32];
     sim_cfg *run = sw_read_json(dir, "run.json");
-    snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
-    bool same = run != NULL &&
-                sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
-                strcmp(hash, want) == 0;
+    bool same = sw_run_is(run, &sw->points[k]);
     sim_cfg_destroy(run);
     return same;
 }

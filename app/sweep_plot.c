@@ -169,7 +169,7 @@ static void name_group(plot *p, size_t i)
     if (g->label[0] == '\0')
         snprintf(g->label, LABEL_TEXT, "(empty)");
     snprintf(g->shown, LABEL_TEXT, "%s", g->label);
-    app_names_shown(g->shown);
+    app_names_shown(g->shown, sizeof(g->shown));
     g->colour = g->mark = s->nby > 1 ? value_rank(s, i, 0) : i + 1;
     g->dash = s->nby > 1 ? value_rank(s, i, 1) : i + 1;
 }
@@ -272,6 +272,56 @@ static bool plot_file(const char *name, const void *ctx)
     return strcmp(i, ".csv") == 0;
 }
 
+/* A paper figure's size in inches (w x h), its layout (wide: panels side by side) and its
+ * legend's columns: as many as the longest entry lets fit across the figure, counting a
+ * character as 0.75 of the text's size (gnuplot's estimate is about that, and a key that does
+ * not fit its room drops entries), the entry its label, " (n=N)" and its sample. */
+static void paper_shape(const plot *p, enum figure fig, double *w, double *h, bool *wide, int *cols)
+{
+    *w = p->o->width_in;
+    *h = p->o->height_in;
+    *wide = *w >= 5.0 && (*h == 0 || 1.5 * *h < *w);
+    if (*h == 0)
+        *h = fig == FIG_BARS ? (*wide ? 2.8 : 2.6) : *wide ? 2.8 : 5.2;
+    size_t longest = 0;
+    for (size_t i = 0; i < p->ng; i++)
+        longest = strlen(p->g[i].label) > longest ? strlen(p->g[i].label) : longest;
+    double entry_pt = 0.75 * APP_SWEEP_PLOT_FONT_PT * (double)(longest + 16);
+    *cols = (int)floor(0.9 * 72.0 * *w / entry_pt);
+    *cols = *cols < 1 ? 1 : *cols > 4 ? 4 : *cols;
+}
+
+/* A paper figure of the curves keeps room for its three panels under its legend, as
+ * plots/bands.gp lays them out (a legend row 1.3 lines, the title's room, 3.4 lines under the
+ * panels, 1.6 between them stacked): each panel at least 2 lines tall, for its tick labels.
+ * Else SIM_EINVAL naming the most groups that fit (600 groups at --size column drew the
+ * panels on top of each other under a legend running off the figure, and 40 did: exit 0). */
+static int paper_room(const plot *p, sim_err *err)
+{
+    if (p->o->width_in <= 0)
+        return SIM_OK;
+    double w, h, line = 1.3 * APP_SWEEP_PLOT_FONT_PT;
+    bool wide;
+    int cols;
+    paper_shape(p, FIG_BANDS, &w, &h, &wide, &cols);
+    double top = p->o->title != NULL && p->o->title[0] != '\0' ? 2.0 * APP_SWEEP_PLOT_TITLE_PT
+                                                               : 0.6 * APP_SWEEP_PLOT_FONT_PT;
+    double fixed = top + 0.6 * APP_SWEEP_PLOT_FONT_PT + 3.4 * APP_SWEEP_PLOT_FONT_PT;
+    double panels = wide ? 2 * line : 3 * 2 * line + 2 * 1.6 * APP_SWEEP_PLOT_FONT_PT;
+    double max_rows = floor((72.0 * h - fixed - panels) / line);
+    size_t need = p->ng + (p->drops ? 1 : 0);
+    size_t fit = max_rows > 0 ? (size_t)max_rows * (size_t)cols : 0;
+    if (need <= fit)
+        return SIM_OK;
+    size_t most = fit > (p->drops ? 1u : 0u) ? fit - (p->drops ? 1 : 0) : 0;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: %zu groups of %s, and a %g x %g in figure of the curves holds the "
+                       "legend of at most %zu above its panels (%d a row): plot at the screen "
+                       "size (no --size: the figure grows with its groups), at a taller --size "
+                       "WxH, or filter with --where",
+                       p->sel.ix.csv.path, p->ng, p->o->sel.by, w, h, most, cols);
+}
+
 /* The title and, for paper figures, the size variables of a figure: `fallback` is the title
  * of a screen figure. */
 static bool put_frame(const plot *p, FILE *s, enum figure fig, const char *fallback)
@@ -283,19 +333,10 @@ static bool put_frame(const plot *p, FILE *s, enum figure fig, const char *fallb
     bool ok = fprintf(s, "; heading='%s'", title) >= 0;
     if (!paper)
         return ok;
-    double w = o->width_in, h = o->height_in;
-    bool wide = w >= 5.0 && (h == 0 || 1.5 * h < w);
-    if (h == 0)
-        h = fig == FIG_BARS ? (wide ? 2.8 : 2.6) : wide ? 2.8 : 5.2;
-    /* Legend columns: as many as the longest entry lets fit across the figure, counting a
-     * character as 0.75 of the text's size (gnuplot's estimate is about that, and a key that
-     * does not fit its room drops entries), the entry its label, " (n=N)" and its sample. */
-    size_t longest = 0;
-    for (size_t i = 0; i < p->ng; i++)
-        longest = strlen(p->g[i].label) > longest ? strlen(p->g[i].label) : longest;
-    double entry_pt = 0.75 * APP_SWEEP_PLOT_FONT_PT * (double)(longest + 16);
-    int cols = (int)floor(0.9 * 72.0 * w / entry_pt);
-    cols = cols < 1 ? 1 : cols > 4 ? 4 : cols;
+    double w, h;
+    bool wide;
+    int cols;
+    paper_shape(p, fig, &w, &h, &wide, &cols);
     return ok && fprintf(s,
                          "; width_in=%g; height_in=%g; font_pt=%d; title_pt=%d; layout='%s'; "
                          "keycols=%d",
@@ -571,6 +612,8 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = oom(err);
     if (rc == SIM_OK)
         rc = read_groups(&p, err);
+    if (rc == SIM_OK && any_accuracy(&p))
+        rc = paper_room(&p, err);
     if (rc == SIM_OK)
         rc = sim_plot_mkdir(o->out_dir, err);
     if (rc == SIM_OK && any_accuracy(&p))

@@ -1,13 +1,52 @@
 /* Sweeps: the sweep's repeats (seeds given twice, points sharing a run directory or a run),
- * found in one pass over a hash table, and the compact JSON scanning they and the points'
- * names share (see sweep_state.h). */
+ * found in one pass over a hash table, the compact JSON scanning they and the points' names
+ * share, and the small helpers of the sweep's four files (see sweep_state.h). */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/sweep_state.h"
+#include "outputs/output.h"
+#include "scenario/scenario.h"
 #include "sim/fnv.h"
+
+int sw_oom(sim_err *err)
+{
+    return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+}
+
+/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
+void sw_join(char *out, size_t size, const char *a, const char *b)
+{
+    if (snprintf(out, size, "%s/%s", a, b) < 0)
+        out[0] = '\0';
+}
+
+/* A JSON value as plain text: strings lose their quotes. */
+void sw_plain_value(const char *json, char *out, size_t size)
+{
+    size_t len = strlen(json);
+    if (len >= 2 && json[0] == '"' && json[len - 1] == '"')
+        snprintf(out, size, "%.*s", (int)(len - 2), json + 1);
+    else
+        snprintf(out, size, "%s", json);
+}
+
+sim_cfg *sw_read_json(const char *dir, const char *name)
+{
+    char path[PATH_TEXT];
+    sw_join(path, sizeof(path), dir, name);
+    size_t len = 0;
+    char *text = sim_output_read_own(path, &len); /* a point's: a FIFO there is no result */
+    if (text == NULL)
+        return NULL;
+    sim_cfg *cfg = sim_cfg_parse(text, len, path, NULL);
+    free(text);
+    return cfg;
+}
 
 /* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
  * starting at p. */
@@ -122,4 +161,26 @@ uint64_t sw_run_key(const void *keys, size_t i)
 bool sw_run_same(const void *keys, size_t i, size_t j)
 {
     return ((const point *)keys)[i].run == ((const point *)keys)[j].run;
+}
+
+uint64_t sw_run_of(sim_cfg *tree)
+{
+    char *text = sim_scenario_canonical(tree, NULL) == SIM_OK ? sim_cfg_print(tree, false) : NULL;
+    uint64_t run = text != NULL ? sw_run_hash(text) : 0;
+    free(text);
+    return run;
+}
+
+bool sw_run_is(sim_cfg *run, const point *p)
+{
+    char hash[32], want[32];
+    snprintf(want, sizeof(want), "%016" PRIx64, p->hash);
+    if (run == NULL)
+        return false;
+    if (sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
+        strcmp(hash, want) == 0)
+        return true;
+    sim_cfg *sc = NULL;
+    return p->run != 0 && sim_cfg_child(run, "scenario", &sc, NULL) == 0 && sc != NULL &&
+           sw_run_of(sc) == p->run;
 }

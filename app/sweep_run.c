@@ -53,13 +53,15 @@ static bool has_file(const char *dir, const char *name)
 }
 
 /* Point k's run is there: its directory (the sweep's own, never a symbolic link to a run
- * elsewhere, which running it refuses) holds a finished run of the point's scenario, of the
+ * elsewhere, which running it refuses) holds a finished run of the point's scenario (its
+ * scenario_hash, or its canonical form: sw_run_is; a base whose keys were reordered or respelt
+ * since keeps its finished points), of the
  * profile bytes it was validated with, whole: a run writes its four files at once, so one
  * removed since (metrics.csv, workers.csv) is a damaged run, run again (it was taken as done:
  * the point's rows were left out of curves.csv, exit 0). */
 bool app_sweep_done(const app_sweep *sw, size_t k)
 {
-    char dir[PATH_TEXT], hash[32], want[32];
+    char dir[PATH_TEXT];
     sw_join(dir, sizeof(dir), sw->dir, sw->points[k].name);
     struct stat st;
     if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
@@ -68,10 +70,7 @@ bool app_sweep_done(const app_sweep *sw, size_t k)
         return false;
     sim_cfg *summary = sw_read_json(dir, "summary.json");
     sim_cfg *run = summary != NULL ? sw_read_json(dir, "run.json") : NULL;
-    snprintf(want, sizeof(want), "%016" PRIx64, sw->points[k].hash);
-    bool done = run != NULL &&
-                sim_cfg_string(run, "scenario_hash", hash, sizeof(hash), NULL) == 0 &&
-                strcmp(hash, want) == 0 && same_inputs(run, &sw->points[k]);
+    bool done = sw_run_is(run, &sw->points[k]) && same_inputs(run, &sw->points[k]);
     sim_cfg_destroy(run);
     sim_cfg_destroy(summary);
     return done;

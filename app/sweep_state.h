@@ -1,8 +1,10 @@
 /* Sweeps, internal (see sweep.h): the sweep's state and the helpers its four files share.
  * Included only by app/sweep.c (loading, validation, naming, listing), app/sweep_run.c
  * (points run as child processes, the output directory), app/sweep_index.c (index.csv,
- * curves.csv) and app/sweep_repeat.c (repeats, JSON scanning); calls run one way:
- * sweep_run.c -> sweep_index.c -> sweep.c -> sweep_repeat.c. */
+ * curves.csv), app/sweep_repeat.c (repeats, JSON scanning, the runs' canonical hashes, small
+ * helpers) and app/sweep_mpi.c (ranks held to rank 0's load); calls run one way: sweep_run.c ->
+ * sweep_index.c -> sweep.c -> sweep_repeat.c (each may call the files after it), and
+ * sweep_mpi.c -> sweep.c. */
 #ifndef APP_SWEEP_STATE_H
 #define APP_SWEEP_STATE_H
 
@@ -34,7 +36,7 @@ typedef struct column {
 typedef struct point {
     char *name;      /* run directory under the sweep's directory; owned */
     uint64_t hash;   /* the resolved scenario's hash, as run.json records it */
-    uint64_t run;    /* the same with every object's keys in any order (sw_run_hash) */
+    uint64_t run;    /* its canonical form's, keys in any order (sw_run_of); 0: none */
     char *inputs;    /* what its validation's load read (sim_scenario_inputs_text), which its run
                         is held to (APP_SWEEP_INPUTS_ENV), NULL when it read no file; owned */
     bool has_traces; /* its scenario has a trace rule (validated): run.json's traces_fnv ... */
@@ -68,18 +70,6 @@ typedef struct scratch {
     char *text;        /* (set_size) */
 } scratch;
 
-/* SIM_ENOMEM "out of memory"; returns it. */
-int sw_oom(sim_err *err);
-
-/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
-void sw_join(char *out, size_t size, const char *a, const char *b);
-
-/* A JSON value as plain text: strings lose their quotes. */
-void sw_plain_value(const char *json, char *out, size_t size);
-
-/* dir/name parsed as JSON, or NULL (absent, unreadable, not JSON). */
-sim_cfg *sw_read_json(const char *dir, const char *name);
-
 /* The grid values of point k: vi[c] is the value index of column c; returns the seed. The
  * seed varies fastest, then the last axis. */
 uint64_t sw_decompose(const app_sweep *sw, size_t k, size_t *vi);
@@ -92,6 +82,18 @@ void sw_scratch_fini(scratch *s);
 size_t sw_point_sets(const app_sweep *sw, size_t k, scratch *s);
 
 /* ---- app/sweep_repeat.c ---- */
+
+/* SIM_ENOMEM "out of memory"; returns it. */
+int sw_oom(sim_err *err);
+
+/* "a/b" into out[size]; a path too long for it is cut (sizes are checked at loading). */
+void sw_join(char *out, size_t size, const char *a, const char *b);
+
+/* A JSON value as plain text: strings lose their quotes. */
+void sw_plain_value(const char *json, char *out, size_t size);
+
+/* dir/name parsed as JSON, or NULL (absent, unreadable, not JSON). */
+sim_cfg *sw_read_json(const char *dir, const char *name);
 
 /* The end of the compact JSON value (cJSON's unformatted print: no blank outside strings)
  * starting at p. */
@@ -118,5 +120,17 @@ bool sw_run_same(const void *keys, size_t i, size_t j);
 /* The hash of a resolved scenario's compact JSON with every object's keys in any order: two
  * points with equal ones are one run. */
 uint64_t sw_run_hash(const char *json);
+
+/* The run of a resolved scenario `tree` (a point's sc->root, or the "scenario" object of a
+ * run.json read back), point.run: sw_run_hash of its canonical form (sim_scenario_canonical:
+ * [1, 1, 1, 1] for [1], [] for an absent list, "./p.csv" for "p.csv"), into which `tree` is
+ * rewritten (its owner is done with it: a copy cost a third of a point's validation). 0 when
+ * out of memory. */
+uint64_t sw_run_of(sim_cfg *tree);
+
+/* Whether `run`, a run.json read back (NULL: none), is a run of point `p`'s scenario: its
+ * scenario_hash is the point's, or its scenario's canonical form is (sw_run_of equal to
+ * p->run, when the point was validated; `run`'s scenario is then left in that form). */
+bool sw_run_is(sim_cfg *run, const point *p);
 
 #endif

@@ -154,13 +154,46 @@ static void set_joined(coll_ring *r, uint32_t w, uint8_t flag)
         r->joined[p] = flag;
 }
 
+static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
+                   sim_err *err);
+
+/* Failures of a ring with nobody joined wait to restart it (coll_ring_worker_down): the restart
+ * of each would send nothing and tell nobody, and a rule failing N members at one instant made
+ * N restarts of N members each (issue 38). The first use of the ring after them restarts it
+ * once, over the members none of them took out, in ring order: the generation the last of
+ * them would have made (the ones between are counted, their members never seen). Returns what
+ * restart returns; it cannot fail, the members being a part of a valid generation's. */
+static int settle_run(coll_ring *r, sim_err *err)
+{
+    if (r->deferred == 0)
+        return SIM_OK;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->pos[r->order[i]] != COLL_NONE)
+            r->scratch[n++] = r->order[i];
+    r->deferred = 0;
+    r->gen--; /* every failure counted itself: restart counts the last again */
+    return restart(r, r->deferred_ctx, r->scratch, n, r->bytes, err);
+}
+
+/* settle_run for the queries, which take the ring as const: it only brings the ring to the
+ * state its failures left it in. */
+static void settle(const coll_ring *r)
+{
+    sim_err ignored;
+    if (r->deferred > 0)
+        (void)settle_run((coll_ring *)r, &ignored);
+}
+
 uint32_t coll_ring_size(const coll_ring *r)
 {
+    settle(r);
     return r->n;
 }
 
 uint32_t coll_ring_member(const coll_ring *r, uint32_t i)
 {
+    settle(r);
     return r->order[i];
 }
 
@@ -171,6 +204,7 @@ uint32_t coll_ring_generation(const coll_ring *r)
 
 bool coll_ring_round_complete(const coll_ring *r, uint64_t round)
 {
+    settle(r);
     return r->finished == (uint64_t)r->n * (round + 1);
 }
 
@@ -365,6 +399,9 @@ void coll_ring_unjoin_all(coll_ring *r)
 int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
                     sim_err *err)
 {
+    int rc = settle_run(r, err);
+    if (rc != SIM_OK)
+        return rc;
     r->nfailed = 0;
     return restart(r, ctx, members, n, bytes, err);
 }
@@ -387,6 +424,9 @@ int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *er
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
                      uint64_t bytes, sim_err *err)
 {
+    int rc = settle_run(r, err);
+    if (rc != SIM_OK)
+        return rc;
     set_joined(r, w, RING_OUT);
     r->restarts++;
     r->nfailed = 0;
@@ -397,10 +437,39 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
     return restart(r, ctx, members, n, bytes, err);
 }
 
+/* Whether w's failure may wait (settle_run): a wide ring (pos by worker id) none of whose
+ * members but w that are up is joined. Then it marks out w and the members that are down, as the
+ * restart would leave them out. A ring that waits already has nobody joined (a join settles). */
+static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+{
+    if (r->index != NULL)
+        return false;
+    if (r->deferred == 0) {
+        for (uint32_t i = 0; i < r->n; i++) {
+            uint32_t v = r->order[i];
+            if (v != w && !sim_ctx_down(ctx, v) && joined_of(r, v) == RING_JOINED)
+                return false;
+        }
+        for (uint32_t i = 0; i < r->n; i++)
+            if (sim_ctx_down(ctx, r->order[i]))
+                r->pos[r->order[i]] = COLL_NONE;
+    }
+    r->pos[w] = COLL_NONE;
+    r->deferred++;
+    r->deferred_ctx = ctx;
+    set_joined(r, w, RING_OUT);
+    r->restarts++;
+    r->failed[r->nfailed++] = w;
+    r->gen++;
+    return true;
+}
+
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     if (w >= r->workers || coll_ring_find(r, w) == COLL_NONE)
         return SIM_OK;
+    if (defer_down(r, ctx, w))
+        return SIM_OK; /* a ring that waits always waits for one more (defer_down) */
     uint32_t n = 0, top = 0;
     for (uint32_t i = 0; i < r->n; i++)
         top = r->m[i].round > top ? r->m[i].round : top; /* rounds some member completed */
@@ -447,6 +516,9 @@ int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t by
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    int rc = settle_run(r, err);
+    if (rc != SIM_OK)
+        return rc;
     if (r->index != NULL && coll_ring_find(r, w) == COLL_NONE)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "ring: worker %u joins a ring of %u workers' room that it is not in", w,
@@ -457,11 +529,15 @@ int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 void coll_ring_leave(coll_ring *r, uint32_t w)
 {
+    settle(r);
     set_joined(r, w, RING_OUT);
 }
 
 int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
 {
+    int rc = settle_run(r, err);
+    if (rc != SIM_OK)
+        return rc;
     for (uint32_t i = 0; i < r->n; i++)
         set_joined(r, r->order[i], RING_OUT);
     return coll_ring_reset(r, ctx, NULL, 0, r->bytes, err);
@@ -470,6 +546,9 @@ int coll_ring_dissolve(coll_ring *r, sim_ctx *ctx, sim_err *err)
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err)
 {
     coll_ring *r = inst;
+    int settled = settle_run(r, err);
+    if (settled != SIM_OK)
+        return settled;
     uint32_t w = (uint32_t)ev->dst, src = (uint32_t)ev->src;
     msg_hdr h = msg_read(ev);
     uint32_t gen = (uint32_t)(h.seq >> 32), round = (uint32_t)h.seq;
@@ -533,6 +612,7 @@ double coll_mean_lr(const coll_mean *m)
 const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64_t round,
                           coll_input_fn block, void *ud)
 {
+    settle(r);
     if (!m->valid || m->gen != r->gen || m->round != round) {
         for (uint32_t i = 0; i < r->n; i++)
             m->blocks[i] = block(ud, ctx, r->order[i]);

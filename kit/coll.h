@@ -26,7 +26,11 @@
  *              generation, counted in restarts); listed until the owner's next reset or change.
  *              The round in flight of the members that had joined it starts again in the new
  *              generation, or, for an owner that chose COLL_RING_END, ends for them: each is
- *              told how it ended (coll_info.ended: completed by some member, or abandoned)
+ *              told how it ended (coll_info.ended: completed by some member, or abandoned).
+ *              A wide ring none of whose members that are up is joined makes that restart at
+ *              its next use (a query, a join, a message, a change): the same generation and
+ *              counts, but one rebuild for all the failures before that use (issue 38: a rule
+ *              failing N members at one instant rebuilt it N times)
  *   butterfly  its parts are dropped or kept as the timeouts' rules say, at once; listed for
  *              the round
  *   barrier    counts as arrived in every round; if it coordinated, the barrier starts again

@@ -110,12 +110,16 @@ struct coll_ring {
     const uint64_t *round_bytes; /* (nround_bytes) or NULL: round k moves round_bytes[k mod
                                   * nround_bytes] bytes (coll_ring_set_round_bytes) */
     uint32_t nround_bytes;
-    uint64_t stale;     /* messages of past generations ignored */
-    uint64_t restarts;  /* membership changes (coll_ring_change, failures) */
-    uint64_t finished;  /* member-rounds completed in this generation */
-    uint64_t abandoned; /* failures that abandoned a round (COLL_RING_END) */
-    int on_failure;     /* COLL_RING_RETRY or COLL_RING_END */
-    coll_layout lay;    /* the algorithm (kit/coll_algo.c) */
+    uint64_t stale;        /* messages of past generations ignored */
+    uint64_t restarts;     /* membership changes (coll_ring_change, failures) */
+    uint64_t finished;     /* member-rounds completed in this generation */
+    uint64_t abandoned;    /* failures that abandoned a round (COLL_RING_END) */
+    uint32_t deferred;     /* failures whose restart waits (coll.c, settle): each counted in gen,
+                            * restarts and failed, its worker out of pos; order and n still
+                            * hold the generation before them */
+    sim_ctx *deferred_ctx; /* the run's context, for the restart that waits */
+    int on_failure;        /* COLL_RING_RETRY or COLL_RING_END */
+    coll_layout lay;       /* the algorithm (kit/coll_algo.c) */
     coll_done_fn done;
     void *ud;
 };

@@ -5,12 +5,16 @@
 
 struct rejoin {
     uint32_t workers;
-    uint32_t *source; /* (workers) the peer whose model each worker waits for, REJOIN_NONE */
-    uint32_t state;   /* the held snapshot every model is sent as (rejoin_hold_state) */
-    bool has_state;   /* ... since rejoin_hold_state, until rejoin_release_state */
-    msg_hdr *hdr;     /* (workers) the header of an admitted worker's model, sent again if
-                         its sender fails */
-    bool *pending;    /* (workers) recovered, waiting to be admitted */
+    uint32_t *source;  /* (workers) the peer whose model each worker waits for, REJOIN_NONE */
+    uint32_t state;    /* the held snapshot every model is sent as (rejoin_hold_state) */
+    bool has_state;    /* ... since rejoin_hold_state, until rejoin_release_state */
+    msg_hdr *hdr;      /* (workers) the header of an admitted worker's model, sent again if
+                          its sender fails */
+    bool *pending;     /* (workers) recovered, waiting to be admitted */
+    uint32_t npending; /* workers pending (set_pending): none, and no walk looks for one */
+    uint32_t nsource;  /* workers whose source is a peer (set_source): none, and a failure's
+                        * walk for those waiting for it is skipped (issue 38: N failures at one
+                        * instant walked every worker N times) */
     uint64_t admitted;
     /* serving (rejoin_serve) */
     const rejoin_ops *ops; /* the owner's, or NULL */
@@ -23,6 +27,18 @@ struct rejoin {
     uint8_t *asked;    /* (edges, by in-slot) REJOIN_EACH: this in-neighbour was asked */
     uint64_t fetched;  /* models adopted (REJOIN_AHEAD) */
 };
+
+static void set_pending(rejoin *rj, uint32_t w, bool on)
+{
+    rj->npending += (uint32_t)on - (uint32_t)rj->pending[w];
+    rj->pending[w] = on;
+}
+
+static void set_source(rejoin *rj, uint32_t w, uint32_t peer)
+{
+    rj->nsource += (uint32_t)(peer != REJOIN_NONE) - (uint32_t)(rj->source[w] != REJOIN_NONE);
+    rj->source[w] = peer;
+}
 
 rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
 {
@@ -58,7 +74,7 @@ rejoin *rejoin_create(sim_arena *a, uint32_t workers, const graph_spec *served)
 
 void rejoin_recovered(rejoin *rj, uint32_t w)
 {
-    rj->pending[w] = true;
+    set_pending(rj, w, true);
 }
 
 bool rejoin_pending(const rejoin *rj, uint32_t w)
@@ -73,12 +89,14 @@ bool rejoin_any_pending(const rejoin *rj, const sim_ctx *ctx)
 
 void rejoin_settle(rejoin *rj, uint32_t w, bool admitted)
 {
-    rj->pending[w] = false;
+    set_pending(rj, w, false);
     rj->admitted += admitted ? 1 : 0;
 }
 
 uint32_t rejoin_next_pending(const rejoin *rj, const sim_ctx *ctx, uint32_t from)
 {
+    if (rj->npending == 0)
+        return REJOIN_NONE;
     for (uint32_t w = from; w < rj->workers; w++)
         if (rj->pending[w] && !sim_ctx_down(ctx, w))
             return w;
@@ -87,8 +105,8 @@ uint32_t rejoin_next_pending(const rejoin *rj, const sim_ctx *ctx, uint32_t from
 
 void rejoin_worker_down(rejoin *rj, uint32_t w)
 {
-    rj->pending[w] = false;
-    rj->source[w] = REJOIN_NONE;
+    set_pending(rj, w, false);
+    set_source(rj, w, REJOIN_NONE);
 }
 
 uint64_t rejoin_admitted(const rejoin *rj)
@@ -98,7 +116,7 @@ uint64_t rejoin_admitted(const rejoin *rj)
 
 int rejoin_send(rejoin *rj, sim_ctx *ctx, uint32_t peer, uint32_t w, msg_hdr h, sim_err *err)
 {
-    rj->source[w] = peer;
+    set_source(rj, w, peer);
     sim_payload p = rj->has_state ? msg_held(rj->state) : msg_params(peer);
     return msg_post(ctx, peer, w, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), h, p, err);
 }
@@ -121,7 +139,7 @@ bool rejoin_adopt(rejoin *rj, sim_ctx *ctx, uint32_t w, uint32_t src)
 {
     if (rj->source[w] != src || src == REJOIN_NONE)
         return false;
-    rj->source[w] = REJOIN_NONE;
+    set_source(rj, w, REJOIN_NONE);
     const float *x = sim_ctx_held(ctx, SIM_CTX_PAYLOAD);
     if (x != NULL)
         sim_tensor_copy(sim_ctx_params(ctx, w), x, sim_ctx_num_params(ctx));
@@ -189,7 +207,7 @@ int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *er
     const rejoin_ops *ops = rj->ops;
     msg_hdr h = { .channel = 0, .kind = ops->ask, .seq = seq };
     rj->seq[w] = seq;
-    rj->source[w] = REJOIN_NONE;
+    set_source(rj, w, REJOIN_NONE);
     if (ops->mode == REJOIN_EACH) {
         int rc = ask_each(rj, ctx, w, h, err);
         if (rc != SIM_OK || rj->waiting[w] > 0)
@@ -198,7 +216,7 @@ int rejoin_fetch(rejoin *rj, sim_ctx *ctx, uint32_t w, uint64_t seq, sim_err *er
         uint64_t k;
         uint32_t peer = ahead(rj->g->in_off, rj->g->in_adj, ctx, w, ops->progress, &k);
         if (peer != REJOIN_NONE) {
-            rj->source[w] = peer;
+            set_source(rj, w, peer);
             return msg_post(ctx, w, peer, ops->ask_bytes, h, msg_none(), err);
         }
     }
@@ -328,7 +346,7 @@ static uint32_t sender(const rejoin *rj, sim_ctx *ctx, uint32_t w)
 static int send_again(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     int rc = SIM_OK;
-    for (uint32_t w = 0; w < rj->workers && rc == SIM_OK; w++) {
+    for (uint32_t w = 0; w < rj->workers && rc == SIM_OK && rj->nsource > 0; w++) {
         if (rj->source[w] != d)
             continue;
         uint32_t p = sender(rj, ctx, w);
@@ -336,8 +354,8 @@ static int send_again(rejoin *rj, sim_ctx *ctx, uint32_t d, sim_err *err)
             rc = rejoin_send(rj, ctx, p, w, rj->hdr[w], err);
             continue;
         }
-        rj->source[w] = REJOIN_NONE;
-        rj->pending[w] = true;
+        set_source(rj, w, REJOIN_NONE);
+        set_pending(rj, w, true);
         rj->admitted--;
         if (rj->ops->requeue != NULL)
             rc = rj->ops->requeue(rj->owner, ctx, w, err);

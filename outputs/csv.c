@@ -278,6 +278,8 @@ static int split_file(sim_csv *t, size_t len, sim_err *err)
     size_t bom = sim_text_bom(t->text, len);
     char *p = t->text + bom, *end = t->text + len, *probe = p;
     const char *nul = memchr(t->text, '\0', len);
+    if (nul != NULL && sim_text_utf16(t->text, len))
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", t->path, SIM_TEXT_UTF16_TEXT);
     if (nul != NULL) {
         size_t line = 1;
         for (const char *q = t->text; q < nul; q++)
@@ -338,7 +340,7 @@ int sim_csv_read(sim_csv *t, const char *path, const sim_csv_rules *rules, sim_e
                            "writes",
                            path, sim_file_kind(st.st_mode));
     errno = 0;
-    char *text = sim_output_read(path, &len);
+    char *text = sim_output_read_sized(path, &len); /* a regular file: to its size */
     if (text != NULL)
         return sim_csv_parse(t, text, len, path, rules, err);
     int e = errno != 0 ? errno : EIO;
@@ -629,6 +631,24 @@ static int check_accuracies(const sim_csv *t, const char *summary_json, sim_err 
                        t->path, summary_json, final);
 }
 
+/* An evaluation writes a row's test loss and accuracy together: a row with one alone is
+ * refused (plot RUN refused it, but plot --by drew the row's mean loss over the other runs
+ * under n = all of them, exit 0). */
+static int check_evaluation(const sim_csv *t, size_t r, sim_err *err)
+{
+    int l = sim_csv_column(t, "test_loss"), a = sim_csv_column(t, "test_accuracy");
+    if (l < 0 || a < 0)
+        return SIM_OK;
+    bool loss = sim_csv_cell(t, r, (size_t)l)[0] != '\0';
+    if (loss == (sim_csv_cell(t, r, (size_t)a)[0] != '\0'))
+        return SIM_OK;
+    return sim_err_set(err, SIM_EINVAL, NULL,
+                       "%s: line %zu: %s without %s (an evaluation writes both: a damaged file, "
+                       "or a test loss that was not a number)",
+                       t->path, t->line[r], loss ? "test_loss" : "test_accuracy",
+                       loss ? "test_accuracy" : "test_loss");
+}
+
 int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary_json,
                           const char *run_json, sim_err *err)
 {
@@ -641,9 +661,11 @@ int sim_csv_check_metrics(const sim_csv *t, size_t time_col, const char *summary
         rc = whole_counts(t, r, counts, 2, err);
     if (rc == SIM_OK)
         rc = run_end(summary_json, &end, err);
-    if (rc != SIM_OK || t->nrows == 0 || isnan(end)) /* no end: a run written by hand */
-        return rc;
-    if ((rc = check_accuracies(t, summary_json, err)) != SIM_OK)
+    if (rc == SIM_OK && t->nrows > 0 && !isnan(end)) /* no end: a run written by hand */
+        rc = check_accuracies(t, summary_json, err);
+    for (size_t r = 0; r < t->nrows && rc == SIM_OK; r++)
+        rc = check_evaluation(t, r, err);
+    if (rc != SIM_OK || t->nrows == 0 || isnan(end))
         return rc;
     double last = sim_csv_number(t, t->nrows - 1, time_col);
     if (later(last, end))

@@ -224,14 +224,15 @@ char *sim_output_read_own(const char *path, size_t *len)
     return sim_output_read(path, len);
 }
 
-char *sim_output_read(const char *path, size_t *len)
+/* The file at `path` read whole by `reader` (sim_file_read_all or sim_file_read_sized). */
+static char *read_with(const char *path, size_t *len, int (*reader)(FILE *, char **, size_t *))
 {
     FILE *f = sim_file_open_text(path);
     if (f == NULL)
         return NULL;
     char *buf = NULL;
     size_t n = 0;
-    int rc = sim_file_read_all(f, &buf, &n);
+    int rc = reader(f, &buf, &n);
     fclose(f);
     if (rc != 0) {
         errno = rc;
@@ -240,6 +241,16 @@ char *sim_output_read(const char *path, size_t *len)
     if (len != NULL)
         *len = n;
     return buf;
+}
+
+char *sim_output_read(const char *path, size_t *len)
+{
+    return read_with(path, len, sim_file_read_all);
+}
+
+char *sim_output_read_sized(const char *path, size_t *len)
+{
+    return read_with(path, len, sim_file_read_sized);
 }
 
 void sim_output_csv_field(FILE *f, const char *s)

@@ -56,6 +56,10 @@ int sim_output_write(const char *dir, const char *name, const char *text, sim_er
  * there. */
 char *sim_output_read(const char *path, size_t *len);
 
+/* sim_output_read, but a regular file is read to its size at open, past the cap of a text input
+ * (sim_file_read_sized): a results file (a long run's metrics.csv) may pass 1 GiB. */
+char *sim_output_read_sized(const char *path, size_t *len);
+
 /* sim_output_read for a file hetsim wrote into one of its outputs (a run's run.json or
  * summary.json): one that exists and is no regular file (a FIFO, whose open waited for a
  * writer forever; a device; a symbolic link, which hetsim never writes there: a point's

@@ -280,9 +280,8 @@ static int read_results(const char *path, const sim_csv_rules *rules, const char
     return rc;
 }
 
-/* Checks metrics.csv and notes whether it holds any accuracy or loss value. An evaluation
- * writes a row's test loss and accuracy together: a row with one alone is refused, naming
- * it (gnuplot failed on a loss axis with no point, exit 1). */
+/* Checks metrics.csv and notes whether it holds any accuracy or loss value (the check refuses
+ * a row with one alone: gnuplot failed on a loss axis with no point, exit 1). */
 static int scan_metrics(plot_run *run, sim_err *err)
 {
     static const char *const names[] = { "time_s", "test_loss", "test_accuracy", "throughput_sps" };
@@ -291,17 +290,8 @@ static int scan_metrics(plot_run *run, sim_err *err)
     int rc = read_results(run->metrics, &sim_csv_metrics, names, 4, col, &t, err);
     if (rc == SIM_OK)
         rc = sim_csv_check_metrics(&t, col[0], run->summary, run->run_json, err);
-    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++) {
-        bool loss = !isnan(sim_csv_number(&t, r, col[1]));
-        bool acc = !isnan(sim_csv_number(&t, r, col[2]));
-        if (loss != acc)
-            rc = sim_err_set(err, SIM_EINVAL, NULL,
-                             "%s: line %zu: %s without %s (an evaluation writes both: a "
-                             "damaged file, or a test loss that was not a number)",
-                             run->metrics, r + 2, loss ? "test_loss" : "test_accuracy",
-                             loss ? "test_accuracy" : "test_loss");
-        run->has_acc = run->has_acc || loss;
-    }
+    for (size_t r = 0; r < t.nrows && rc == SIM_OK; r++)
+        run->has_acc = run->has_acc || !isnan(sim_csv_number(&t, r, col[1]));
     sim_csv_fini(&t);
     return rc;
 }

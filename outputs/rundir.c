@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -605,6 +606,31 @@ void sim_rundir_unlock(sim_rundir_lock *lock)
     close(lock->fd);
     free(lock->path);
     free(lock);
+}
+
+bool sim_rundir_locked(const char *dir, long *pid)
+{
+    sim_err err;
+    char *d = NULL, *path = NULL;
+    *pid = 0;
+    if (sim_rundir_follow(dir, &d, &err) == SIM_OK)
+        path = rundir_concat(d, ".lock");
+    free(d);
+    int fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
+    free(path);
+    struct stat st;
+    char text[32] = { 0 };
+    bool held = false;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        pread(fd, text, sizeof(text) - 1, 0) >= 0) {
+        *pid = strtol(text, NULL, 10);
+        bool live = *pid <= 0 || kill((pid_t)*pid, 0) == 0 || errno == EPERM;
+        held = *pid != (long)getpid() && live && flock(fd, LOCK_SH | LOCK_NB) != 0 &&
+               errno == EWOULDBLOCK;
+    }
+    if (fd >= 0)
+        close(fd); /* and the shared lock with it */
+    return held;
 }
 
 static void rundir_free(sim_rundir *rd)

@@ -173,6 +173,13 @@ int sim_rundir_lock_take(const char *dir, sim_rundir_lock **lock, sim_err *err);
 /* Removes the lock file and releases the lock. NULL is a no-op. */
 void sim_rundir_unlock(sim_rundir_lock *lock);
 
+/* Whether another process holds the lock of `dir` (its link followed, as sim_rundir_lock_take
+ * takes it): a run, sweep or update writing it now. Its pid goes into *pid (0 when the file
+ * does not say). Creates and changes nothing, so a reader may ask about a place it cannot
+ * write; a lock file left by a killed holder is no lock. Only a file that names a live process
+ * (or none yet) is probed with a shared flock, for as long as the probe takes. */
+bool sim_rundir_locked(const char *dir, long *pid);
+
 /* Follows `dir`'s link (sim_rundir_follow: a run into a link to a directory replaces the
  * target's run, the link kept), takes the lock of `dir`, checks `dir` and its ancestors as
  * above, removes a work directory a killed run left there (never through a link: a

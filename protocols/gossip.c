@@ -77,6 +77,7 @@ typedef struct gossip {
     uint64_t bytes;       /* S */
     uint64_t floor;       /* smallest iteration among running workers */
     uint32_t at_floor;    /* running workers at that iteration */
+    uint64_t scans;       /* update_floor's walks (on_down walks only when they are needed) */
     uint64_t mixes;       /* iterations completed */
     uint64_t degraded;    /* of which mixed without some neighbour */
     uint64_t models_sent; /* model messages */
@@ -164,6 +165,7 @@ static void update_floor(gossip *st, sim_ctx *ctx)
 {
     uint64_t f = UINT64_MAX;
     uint32_t at = 0;
+    st->scans++;
     for (uint32_t w = 0; w < st->n; w++) {
         const gs_worker *a = own(ctx, w); /* the run's observer, not a worker */
         if (!a->running)
@@ -312,9 +314,15 @@ static int on_model(gossip *st, sim_ctx *ctx, uint32_t i, uint32_t j, uint64_t m
     return one_fewer(st, ctx, i, err);
 }
 
-/* Worker d failed: its held models go, its neighbours stop waiting for it. */
+/* Worker d failed: its held models go, its neighbours stop waiting for it. The floor and its
+ * count then hold every running worker's iteration but d's, unless a walk (update_floor, from
+ * one_fewer) took d out already: d is taken out of them without a walk of every worker when
+ * others remain at the floor or d was above it (a rule failing N workers at one instant walked
+ * them N times, issue 38). */
 static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
+    bool counted = own(ctx, d)->running && own(ctx, d)->k == st->floor; /* in at_floor */
+    uint64_t scans = st->scans;
     *own(ctx, d) = (gs_worker){ .k = own(ctx, d)->k }; /* not running, waits for nothing */
     for (uint32_t e = st->g.off[d]; e < st->g.off[d + 1]; e++) {
         drop_model(st, ctx, e, 0);
@@ -332,7 +340,10 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
                 return rc;
         }
     }
-    update_floor(st, ctx);
+    if (st->scans != scans || (counted && st->at_floor <= 1))
+        update_floor(st, ctx);
+    else
+        st->at_floor -= counted ? 1 : 0;
     return SIM_OK;
 }
 

@@ -41,6 +41,11 @@ typedef enum sim_straggler_kind {
     SIM_STRAG_DROPOUT = 6  /* each averaging round sat out with `probability` (keeps its value) */
 } sim_straggler_kind;
 
+/* The most points (rows) of one straggler trace; a trace with more is refused, naming its file
+ * and the limit. A point is 24 bytes, held with a sort's 40 more while read: a million is 64 MB
+ * at most, where a 1 GiB trace of minimal rows ("0,0,1") held about 3 GB unchecked. */
+#define SIM_TRACE_MAX_POINTS 1000000
+
 typedef struct sim_trace_point {
     sim_time time_ns; /* from this time on ... */
     uint32_t worker;  /* ... this worker's compute is slowed by ... */
@@ -261,5 +266,19 @@ void sim_scenario_rehash(sim_scenario *sc);
 
 /* The resolved scenario as JSON (pretty when asked), for run.json; caller frees. */
 char *sim_scenario_resolved(const sim_scenario *sc, bool pretty);
+
+/* Rewrites `tree`, a resolved scenario (sc->root, or the "scenario" object of a run.json read
+ * back; a copy when it must stay as written), in place into its canonical form
+ * (scenario/scenario_canon.c), in which two spellings of one run are the same JSON but for the
+ * order of keys: compute.speeds of equal factors as the one factor they broadcast ([1, 1, 1, 1]
+ * is [1]); a compute.device list's adjacent groups of one device as one group, and a single
+ * group as the device's name; the lists whose default is empty (stragglers,
+ * network.overrides) written [] when absent; the files it names (a compute.profile path, a
+ * trace's file, workload.dataset's file, test_file and dir, a torch module) spelt plainly
+ * ("./p.csv" and "a/../p.csv" are "p.csv"; the text is folded, the file system not asked: the
+ * bytes read are compared as profile_fnv and traces_fnv). run.json and scenario_hash keep the
+ * scenario as written; a golden's check and a sweep's points and resume compare this form.
+ * A value of another type than a run writes is left as it is. SIM_ENOMEM. */
+int sim_scenario_canonical(sim_cfg *tree, sim_err *err);
 
 #endif

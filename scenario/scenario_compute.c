@@ -229,7 +229,7 @@ static int device_base(sim_scenario *sc, double *ns, sim_err *err)
  * gflops) as compute.iteration_ms when it was not given, so that run.json holds the time the
  * run used: `ms`, the time it was rounded from, when the reader's own conversion,
  * llround(ms * 1e6), gives sc->iteration_ns again (measured times then load again to the
- * same base), else sc->iteration_ns in ms (a base under 1 ns, or one gflops sets again). */
+ * same base), else sc->iteration_ns in ms (one gflops sets again). */
 static int record_base(sim_scenario *sc, double ms, sim_err *err)
 {
     if (sc->iteration_given)
@@ -299,13 +299,20 @@ static int resolve(sim_scenario *sc, sim_err *err)
     }
     if (isnan(ns))
         return 0;
+    const char *key = sc->devices == NULL      ? "$.compute.profile"
+                      : !isnan(sc->efficiency) ? "$.compute.efficiency"
+                                               : "$.compute.device";
     if (!(ns < 1e18))
-        return sim_err_set(err, SIM_ESCENARIO,
-                           sc->devices == NULL      ? "$.compute.profile"
-                           : !isnan(sc->efficiency) ? "$.compute.efficiency"
-                                                    : "$.compute.device",
+        return sim_err_set(err, SIM_ESCENARIO, key,
                            "an iteration would last %.3g s, beyond the simulated clock", ns * 1e-9);
-    sc->iteration_ns = ns < 1.0 ? 1 : (sim_time)llround(ns);
+    /* As iteration_ms and speeds must: a base under 1 ns (measured times of 0 ms, FLOPs over a
+     * huge gflops) was taken as 1 ns, so that gflops 1e300 and 1e200 ran the same. */
+    if (!(ns >= 1.0))
+        return sim_err_set(err, SIM_ESCENARIO, key,
+                           "an iteration would last %.3g ns, less than the clock's resolution of "
+                           "1 ns",
+                           ns);
+    sc->iteration_ns = (sim_time)llround(ns);
     /* A device's base is not recorded: compute.iteration_ms is refused beside it. */
     return sc->devices != NULL ? 0 : record_base(sc, isnan(ms) ? ns / 1e6 : ms, err);
 }

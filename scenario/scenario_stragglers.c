@@ -315,34 +315,23 @@ static int sort_points(sim_straggler *st)
  * cut the row silently; /dev/zero was read forever) or a line too long. A UTF-8 byte-order mark
  * that opens the file is dropped, as a scenario's and a profile's are. TRACE_LINE_BYTES leave
  * out the line's end ("\r\n" as "\n") and the mark: a line of 1024 bytes ending in "\r\n", or
- * after the mark, was "longer than 1024 bytes". *bytes counts the file's bytes: past the cap of
+ * after the mark, was "longer than 1024 bytes". `in` counts the file's bytes: past the cap of
  * a text input (sim/file.h) the file is refused (blank lines from a FIFO were read forever). */
-static int read_line(FILE *f, char *buf, size_t lineno, uint64_t *bytes, const char *file,
+static int read_line(sim_file_lines *in, char *buf, size_t lineno, const char *file,
                      const char *path, sim_err *err)
 {
     size_t len = 0;
-    int c = EOF;
-    bool longer = false;
-    uint64_t cap = sim_file_text_cap();
-    while ((c = getc(f)) != EOF) {
-        if (++*bytes > cap)
-            return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
-        if (c == '\n')
-            break;
-        if (c == '\0')
-            return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
-        if (len == TRACE_LINE_ROOM - 1) {
-            longer = true;
-            break;
-        }
-        buf[len++] = (char)c;
-    }
-    if (c == EOF && len == 0)
+    int newline = 0;
+    int rc = sim_file_lines_next(in, buf, TRACE_LINE_ROOM, &len, &newline);
+    if (rc == SIM_LINE_CAP)
+        return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
+    if (rc == SIM_LINE_NUL)
+        return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
+    if (rc == SIM_LINE_END)
         return 0;
-    buf[len] = '\0';
     size_t bom = lineno == 1 ? sim_text_bom(buf, len) : 0;
-    size_t cr = len > 0 && buf[len - 1] == '\r' && c == '\n';
-    if (longer || len - bom - cr > TRACE_LINE_BYTES)
+    size_t cr = len > 0 && buf[len - 1] == '\r' && newline;
+    if (rc == SIM_LINE_LONG || len - bom - cr > TRACE_LINE_BYTES)
         return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: longer than %d bytes", lineno,
                           TRACE_LINE_BYTES);
     if (bom > 0)
@@ -356,10 +345,16 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
 {
     char line[TRACE_LINE_ROOM], *field[3];
     size_t cap = 0, lineno = 0;
-    uint64_t bytes = 0;
     bool first = true;
+    sim_file_lines *in = malloc(sizeof(*in)); /* its block of 64 KiB: off the stack */
+    if (in == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    sim_file_lines_init(in, f, 0);
     int rc = 0;
-    while (rc == 0 && (rc = read_line(f, line, ++lineno, &bytes, file, path, err)) == 1) {
+    while (rc == 0) {
+        lineno += sim_file_lines_skip_empty(in); /* a run of blank lines at once */
+        if ((rc = read_line(in, line, ++lineno, file, path, err)) != 1)
+            break;
         rc = 0;
         size_t n = split_fields(line, field);
         if (n == 1 && field[0][0] == '\0')
@@ -374,6 +369,12 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
             rc = trace_fail(err, SIM_ESCENARIO, file, path,
                             "line %zu: expected 3 fields (time_s,worker,slowdown), got %zu", lineno,
                             n);
+            break;
+        }
+        if (st->ntrace == SIM_TRACE_MAX_POINTS) {
+            rc = trace_fail(err, SIM_ESCENARIO, file, path,
+                            "line %zu: more than %d points, the limit of a trace", lineno,
+                            SIM_TRACE_MAX_POINTS);
             break;
         }
         if (st->ntrace == cap) {
@@ -392,6 +393,7 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
             st->ntrace++;
     }
     int saved = errno;
+    free(in);
     if (rc == 0 && ferror(f))
         rc = trace_fail(err, SIM_EIO, file, path, "cannot read: %s", strerror(saved));
     if (rc == 0 && st->ntrace == 0)

@@ -449,6 +449,17 @@ static size_t bad_token(const char *buf, size_t len, char *what, size_t size)
     return bad;
 }
 
+/* The code point of the character at buf[pos] when it is a space other than U+0020 or an
+ * invisible format character, which JSON takes for no blank (a no-break space pasted from a
+ * page, a second byte-order mark): "invalid JSON" at a column that showed a space, or
+ * nothing. 0 for any other character. buf[len] is a NUL. */
+static unsigned odd_blank(const char *buf, size_t len, size_t pos)
+{
+    size_t n = pos < len ? sim_text_utf8_len(buf + pos) : 0;
+    unsigned c = n > 1 ? sim_text_code_point(buf + pos, n) : 0;
+    return sim_text_wide_space(c) || sim_text_invisible(c) ? c : 0;
+}
+
 /* Why cJSON refused buf[len], stopping at `end` (or NULL), into err: the first bad byte or lone
  * surrogate up to there (a byte that is no UTF-8 outside a string was "invalid JSON"). */
 static void parse_failure(sim_cfg *root, const char *buf, size_t len, const char *end, sim_err *err)
@@ -461,7 +472,18 @@ static void parse_failure(sim_cfg *root, const char *buf, size_t len, const char
         syntax_error(root, buf, len, bad, CFG_NOT_UTF8_TEXT, err);
     else if (half != SIZE_MAX && half <= pos) /* cJSON stops at or after the escape */
         syntax_error(root, buf, len, half, CFG_LONE_SURROGATE_TEXT, err);
-    else
+    else if (!eof && odd_blank(buf, len, pos) != 0) {
+        unsigned c = odd_blank(buf, len, pos);
+        char what[200];
+        snprintf(what, sizeof(what),
+                 "invalid JSON: U+%04X (%s) outside a string, where JSON's blanks are the space "
+                 "U+0020, tab, CR and LF",
+                 c,
+                 c == 0xfeff              ? "a byte-order mark"
+                 : sim_text_wide_space(c) ? "a space other than U+0020"
+                                          : "an invisible format character");
+        syntax_error(root, buf, len, pos, what, err);
+    } else
         syntax_error(root, buf, len, pos, eof ? "unexpected end of file" : "invalid JSON", err);
 }
 
@@ -486,6 +508,11 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
     memcpy(buf, text, len);
     buf[len] = '\0';
     const char *nul = memchr(buf, '\0', len);
+    if (nul != NULL && sim_text_utf16(buf, len)) {
+        syntax_error(root, buf, len, 0, SIM_TEXT_UTF16_TEXT, err);
+        free(buf);
+        goto fail_root;
+    }
     if (nul != NULL) {
         syntax_error(root, buf, len, (size_t)(nul - buf), "unexpected NUL byte", err);
         free(buf);

@@ -7,13 +7,15 @@
  * read whole is opened through sim_file_open_text, which never waits on a device.
  *
  * Every text input hetsim reads whole (a scenario, a sweep file and its base, `report
- * --names`, a --style copy, a results file, a golden's JSON: sim_file_read_all) or line by
- * line (a layer profile, a straggler trace) stops past sim_file_text_cap() bytes (1 GiB),
+ * --names`, a --style copy, a golden's JSON: sim_file_read_all) or line by line (a layer
+ * profile, a straggler trace: sim_file_lines) stops past sim_file_text_cap() bytes (1 GiB),
  * refused with the file and the cap (sim_file_cap_text): a FIFO fed by `yes` grew the
  * scenario reader's buffer without bound (7.4 GB in 32 s), and endless comment lines of a
  * profile were read forever. The cap is a count of bytes, not of lines; a profile and a trace
- * keep their own row limits. Binary inputs (IDX, gzip) stop at the sizes their headers give,
- * LIBSVM data is refused unless a regular file (it is read twice). Implemented in sim/file.c.
+ * keep their own row limits. A results file (regular: sim_csv_read refuses any other) is read
+ * to its size (sim_file_read_sized): the cap is for inputs that may never end. Binary inputs (IDX,
+ * gzip) stop at the sizes their headers give, LIBSVM data is refused unless a regular file (it is
+ * read twice). Implemented in sim/file.c.
  */
 #ifndef SIM_FILE_H
 #define SIM_FILE_H
@@ -99,5 +101,51 @@ const char *sim_file_strerror(int e);
  * read's error (EIO if it left none). Reading stops after the block that holds a NUL byte,
  * which the text then holds (its reader refuses it): /dev/zero ends there. */
 int sim_file_read_all(FILE *f, char **out, size_t *len);
+
+/* sim_file_read_all, but a regular file is read to its size at open, however large: the cap
+ * keeps an input that may never end (a FIFO, a device) from growing without bound, and a
+ * regular file ends at its size (a long run's metrics.csv may pass 1 GiB). Bytes appended while
+ * it is read are left unread (the text is the file as it was at open, a row cut there refused by
+ * its reader); a file cut meanwhile is read to its new end. Memory: the file's bytes, in blocks
+ * as they are read (a sparse file of zeros stops at its first block). Anything else: as
+ * sim_file_read_all. Used for the results files (sim_csv_read). */
+int sim_file_read_sized(FILE *f, char **out, size_t *len);
+
+/* A text file read line by line in blocks (a layer profile, a straggler trace): the bytes
+ * counted against the cap of a text input and, when asked, hashed (FNV-1a 64 from
+ * SIM_FNV_FILE_OFFSET). Reading 1 GiB of comment lines a byte at a time (getc) took 5.1 s of
+ * processor time, 1.3 s in blocks (the hash of every byte bounds it); 1 GiB of blank lines 16.6 s,
+ * 0.3 s. */
+#define SIM_FILE_LINES_BLOCK 65536
+typedef struct sim_file_lines {
+    FILE *fp;
+    uint64_t bytes, cap; /* bytes taken so far (a line's and its '\n'); the cap */
+    uint64_t fnv;        /* FNV-1a 64 of the bytes taken, when `hash` */
+    int hash;
+    size_t at, end; /* the unread bytes of block[] */
+    char block[SIM_FILE_LINES_BLOCK];
+} sim_file_lines;
+
+enum {
+    SIM_LINE_END = 0,   /* the end of the file (or a read error: ferror), no byte of a line */
+    SIM_LINE_OK = 1,    /* a line */
+    SIM_LINE_CAP = -1,  /* the file goes past the cap of a text input */
+    SIM_LINE_NUL = -2,  /* a NUL byte in the line */
+    SIM_LINE_LONG = -3, /* more than room - 1 bytes before the line's end */
+};
+
+/* Starts reading `fp` (hashing its bytes when `hash`). */
+void sim_file_lines_init(sim_file_lines *r, FILE *fp, int hash);
+
+/* The next line into buf[room] without its '\n', NUL-terminated, its length in *len and in
+ * *newline whether a '\n' ended it (the last line may have none). The bytes are taken one by
+ * one as a getc loop would: the cap is checked first (a byte past it is SIM_LINE_CAP, even a
+ * '\n'), then the line's end, then a NUL, then the room. Returns a SIM_LINE_ value. */
+int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, int *newline);
+
+/* Takes the empty lines ("\n" alone) that come next, up to the cap (the next line reports it);
+ * returns how many: a run of blank lines is skipped at once (a trace of 1 GiB of them called the
+ * line reader a billion times). */
+size_t sim_file_lines_skip_empty(sim_file_lines *r);
 
 #endif

@@ -215,8 +215,7 @@ typedef struct profile_reader {
     FILE *fp;
     const char *file, *path;
     size_t line;              /* lines read so far */
-    uint64_t bytes, limit;    /* bytes read so far; the cap of a text input (sim/file.h) */
-    uint64_t fnv;             /* FNV-1a 64 of the bytes read so far */
+    sim_file_lines in;        /* its lines: the bytes read so far, hashed (sim/file.h) */
     char buf[LINE_BYTES + 5]; /* a line, its '\r' and a byte-order mark (uncounted), a NUL */
     int col[NCOLS];
     size_t ncols;    /* fields of the header; 0 before it */
@@ -234,31 +233,20 @@ typedef struct profile_reader {
 static int read_line(profile_reader *r, sim_err *err)
 {
     size_t len = 0;
-    int c = EOF;
-    bool longer = false;
-    while ((c = getc(r->fp)) != EOF) {
-        if (++r->bytes > r->limit)
-            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, sim_file_cap_text());
-        r->fnv = sim_fnv_byte(r->fnv, (unsigned char)c);
-        if (c == '\n')
-            break;
-        if (c == '\0')
-            return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file,
-                               r->line + 1);
-        if (len == sizeof(r->buf) - 1) {
-            longer = true;
-            break;
-        }
-        r->buf[len++] = (char)c;
-    }
-    if (ferror(r->fp))
+    int newline = 0;
+    r->line += sim_file_lines_skip_empty(&r->in); /* blank lines: skipped by the caller */
+    int rc = sim_file_lines_next(&r->in, r->buf, sizeof(r->buf), &len, &newline);
+    if (rc == SIM_LINE_CAP)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, sim_file_cap_text());
+    if (rc == SIM_LINE_NUL)
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file, r->line + 1);
+    if (!newline && ferror(r->fp)) /* a line cut by a read error, or none */
         return sim_err_set(err, SIM_EIO, r->path, "%s: cannot read: %s", r->file, strerror(errno));
-    if (c == EOF && len == 0)
+    if (rc == SIM_LINE_END)
         return 0;
-    r->buf[len] = '\0';
     size_t bom = r->line == 0 ? sim_text_bom(r->buf, len) : 0;
-    size_t cr = len > 0 && r->buf[len - 1] == '\r' && c == '\n';
-    if (longer || len - bom - cr > LINE_BYTES)
+    size_t cr = len > 0 && r->buf[len - 1] == '\r' && newline;
+    if (rc == SIM_LINE_LONG || len - bom - cr > LINE_BYTES)
         return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: line longer than %d bytes",
                            r->file, r->line + 1, LINE_BYTES);
     r->line++;
@@ -403,24 +391,31 @@ static int read_rows(profile_reader *r, sim_err *err)
 
 int sim_layers_read_csv(sim_layers *l, const char *file, const char *path, sim_err *err)
 {
-    profile_reader r = {
-        .file = file, .path = path, .fnv = SIM_FNV_FILE_OFFSET, .limit = sim_file_text_cap()
-    };
-    r.fp = sim_file_open_text(file);
-    if (r.fp == NULL)
-        return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(errno));
-    int rc = read_rows(&r, err);
-    fclose(r.fp);
+    profile_reader *r = calloc(1, sizeof(*r)); /* its block of 64 KiB: off the stack */
+    if (r == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    r->file = file;
+    r->path = path;
+    r->fp = sim_file_open_text(file);
+    if (r->fp == NULL) {
+        int e = errno;
+        free(r);
+        return sim_err_set(err, SIM_ESCENARIO, path, "%s: cannot open: %s", file, strerror(e));
+    }
+    sim_file_lines_init(&r->in, r->fp, 1);
+    int rc = read_rows(r, err);
+    fclose(r->fp);
     if (rc == SIM_OK)
-        rc = sim_layers_init(l, r.n, err);
+        rc = sim_layers_init(l, r->n, err);
     if (rc == SIM_OK) {
-        memcpy(l->layer, r.rows, r.n * sizeof(*r.rows));
-        l->file_fnv = r.fnv;
+        memcpy(l->layer, r->rows, r->n * sizeof(*r->rows));
+        l->file_fnv = r->in.fnv;
         sim_layers_finish(l);
     } else {
         sim_layers_fini(l);
     }
-    free(r.rows);
+    free(r->rows);
+    free(r);
     return rc;
 }
 

@@ -24,6 +24,20 @@ static inline size_t sim_text_bom(const char *s, size_t len)
     return len >= 3 && memcmp(s, SIM_TEXT_BOM, 3) == 0 ? 3 : 0;
 }
 
+/* True when s[0..len) opens with a UTF-16 byte-order mark (FF FE, little-endian, or FE FF):
+ * a text saved as UTF-16 (Windows PowerShell 5's `>`, a spreadsheet's "Unicode text"), whose
+ * every other byte of ASCII is a NUL. Its readers refuse it as such, with SIM_TEXT_UTF16_TEXT
+ * (it was "line 1: a NUL byte", or "column 4: unexpected NUL byte"). */
+static inline bool sim_text_utf16(const char *s, size_t len)
+{
+    return len >= 2 && (((unsigned char)s[0] == 0xff && (unsigned char)s[1] == 0xfe) ||
+                        ((unsigned char)s[0] == 0xfe && (unsigned char)s[1] == 0xff));
+}
+
+#define SIM_TEXT_UTF16_TEXT                                                                     \
+    "UTF-16 text (a UTF-16 byte-order mark opens the file): hetsim reads UTF-8 (save the file " \
+    "as UTF-8)"
+
 /* True when the field s is written in decimal: not empty, and digits, signs, a point and an
  * exponent only. strtod alone also reads hexadecimal ("0x1p3" is 8), "inf", "nan" and
  * "infinity"; a profile's, a trace's and a results file's numbers are refused so (the LIBSVM

@@ -53,7 +53,7 @@ static result through_fifo(const char *dir, const char *name, const char *text,
 /* Exit 2, nothing on standard output, and standard error naming `file` and the cap. */
 static void expect_capped(const result *res, const char *file, const char *what)
 {
-    char want[1024];
+    char want[2048];
     snprintf(want, sizeof(want), "%s: " CAP_TEXT, file);
     ck_assert_msg(res->status == 2 && strstr(res->err, want) != NULL && res->out[0] == '\0',
                   "%s: exit %d, want 2 and \"%s\"\nstdout: %.300s\nstderr: %.600s", what,

@@ -325,6 +325,8 @@ static int read_line(sim_file_lines *in, char *buf, size_t lineno, const char *f
     int rc = sim_file_lines_next(in, buf, TRACE_LINE_ROOM, &len, &newline);
     if (rc == SIM_LINE_CAP)
         return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
+    if (rc == SIM_LINE_NUL && lineno == 1 && sim_text_utf16(buf, len))
+        return trace_fail(err, SIM_ESCENARIO, file, path, "%s", SIM_TEXT_UTF16_TEXT);
     if (rc == SIM_LINE_NUL)
         return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
     if (rc == SIM_LINE_END)

@@ -207,7 +207,11 @@ int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, 
             *newline = 1;
             break;
         }
-        return c == '\0' ? SIM_LINE_NUL : SIM_LINE_LONG; /* else the byte after the room */
+        if (c != '\0')
+            return SIM_LINE_LONG; /* the byte after the room */
+        buf[l] = '\0';
+        *len = l; /* the bytes before the NUL: a UTF-16 mark is told apart (sim_text_utf16) */
+        return SIM_LINE_NUL;
     }
     buf[l] = '\0';
     *len = l;

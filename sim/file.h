@@ -130,7 +130,7 @@ enum {
     SIM_LINE_END = 0,   /* the end of the file (or a read error: ferror), no byte of a line */
     SIM_LINE_OK = 1,    /* a line */
     SIM_LINE_CAP = -1,  /* the file goes past the cap of a text input */
-    SIM_LINE_NUL = -2,  /* a NUL byte in the line */
+    SIM_LINE_NUL = -2,  /* a NUL byte in the line (buf and *len: the bytes before it) */
     SIM_LINE_LONG = -3, /* more than room - 1 bytes before the line's end */
 };
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <check.h>
 
@@ -256,6 +257,46 @@ START_TEST(a_utf16_file_is_named_as_such)
 }
 END_TEST
 
+/* The same for a layer profile, a straggler trace and a --style copy, which were "p.csv:1: NUL
+ * byte", "line 1: a NUL byte" and "--style: DIR/convergence.gp: a NUL byte (a gnuplot script is
+ * text)", exit 2: named as UTF-16 now. */
+START_TEST(a_utf16_profile_trace_or_style_copy_is_named_as_such)
+{
+    char *dir = harness_tmpdir("probe43");
+    char s[700], r[700], st[700], p[700];
+    write_utf16(dir, "p.csv", "name,params,forward_flops\nfc,1000,2000\n");
+    write_utf16(dir, "tr.csv", "time_s,worker,slowdown\n0,0,1.5\n");
+    static const char *const scenarios[] = {
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"profile\": \"p.csv\", \"gflops\": 100},\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}}, \"protocol\": {\"name\": "
+        "\"allreduce\"},\n"
+        " \"stop\": {\"time_s\": 0.2}}\n",
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 10},\n"
+        " \"stragglers\": [{\"kind\": \"trace\", \"file\": \"tr.csv\"}],\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n",
+    };
+    static const char *const files[] = { "p.csv: UTF-16 text",
+                                         "tr.csv: $.stragglers[0].file: UTF-16 text" };
+    for (int c = 0; c < 2; c++) {
+        harness_write(dir, "s.json", scenarios[c]);
+        snprintf(s, sizeof(s), "%s/s.json", dir);
+        result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, files[c]) != NULL, "%s: exit %d\n%s",
+                      files[c], res.status, res.err);
+    }
+    harness_run_in(dir, harness_quick_json, s, r, sizeof(s));
+    snprintf(st, sizeof(st), "%s/st", dir);
+    snprintf(p, sizeof(p), "%s/p", dir);
+    ck_assert_int_eq(mkdir(st, 0777), 0);
+    write_utf16(st, "convergence.gp", "set output out\n");
+    result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "convergence.gp: UTF-16 text") != NULL,
+                  "--style: exit %d\n%s", res.status, res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A --where whose value no run has named no filter: `--where 'protocol.name=dpsgd<U+200B>'`
  * (a zero width space pasted in, invisible on the screen) said only "no runs with results pass
  * the --where filters (0 without results, 4 filtered out)", exit 2. The filter is named now,
@@ -294,6 +335,7 @@ Suite *test_suite(void)
     tcase_add_test(enc, a_display_names_key_with_an_invisible_end_is_refused);
     tcase_add_test(enc, an_odd_blank_outside_a_json_string_is_named);
     tcase_add_test(enc, a_utf16_file_is_named_as_such);
+    tcase_add_test(enc, a_utf16_profile_trace_or_style_copy_is_named_as_such);
     tcase_add_test(enc, a_where_filter_matching_no_run_is_named);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);

@@ -103,8 +103,12 @@ static void count(coll_barrier *b, uint32_t p)
 }
 
 /* At the coordinator: once every member is counted, release them all (itself last) and open
- * the next round, in which the members that are down count from the outset. */
-static int try_complete(coll_barrier *b, sim_ctx *ctx, sim_err *err)
+ * the next round, in which the members that are down count from the outset. A round completed
+ * by a member's failure (by_failure) releases the coordinator by a message to itself, which
+ * comes after the instant's other failures: released at once, hpsgd's coordinator launched
+ * into a ring still listing a worker failing at the same instant and fell one ring round
+ * behind the others, a stall (issue 38). */
+static int try_complete(coll_barrier *b, sim_ctx *ctx, bool by_failure, sim_err *err)
 {
     if (b->known < b->n || (b->state[0] & ST_DOWN))
         return SIM_OK;
@@ -124,6 +128,8 @@ static int try_complete(coll_barrier *b, sim_ctx *ctx, sim_err *err)
         if (b->state[p] & ST_DOWN)
             count(b, p);
     }
+    if (by_failure)
+        return msg_post(ctx, b->members[0], b->members[0], 0, h, msg_none(), err);
     return release(b, ctx, 0, err);
 }
 
@@ -188,7 +194,7 @@ int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err)
     b->state[p] |= ST_WAITING;
     if (p == 0) {
         count(b, 0);
-        return try_complete(b, ctx, err);
+        return try_complete(b, ctx, false, err);
     }
     return msg_post(ctx, w, b->members[0], 0, header(b, KIND_ARRIVE, b->mround[p]), msg_none(),
                     err);
@@ -213,7 +219,7 @@ static int ba_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err 
                                "barrier: worker %u in round %u got an arrival for round %u", w,
                                b->round, round);
         count(b, q);
-        return try_complete(b, ctx, err);
+        return try_complete(b, ctx, false, err);
     }
     if (!(b->state[p] & ST_WAITING) || b->mround[p] != round)
         return sim_err_set(err, SIM_EINVAL, NULL,
@@ -337,7 +343,7 @@ int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err 
     if (p == COLL_NONE || (b->state[p] & ST_DOWN))
         return SIM_OK;
     fail_member(b, p);
-    return p == 0 ? restart_without_coordinator(b, ctx, err) : try_complete(b, ctx, err);
+    return p == 0 ? restart_without_coordinator(b, ctx, err) : try_complete(b, ctx, true, err);
 }
 
 static int ba_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err)

@@ -124,10 +124,11 @@ int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* ---- admissions ---- */
 
-/* Admission waits for a round that does not end an epoch and either merges and launches (the
- * ring is idle, and the model the coordinator holds after its update is the new global model)
- * or launches nothing, every member just merged (an epoch's first round, after its flush or an
- * abandoned launch: the ring is idle, and x̄ after the release is the global model). The held
+/* Admission waits for a round that does not end an epoch, its coordinator active, and either
+ * merges and launches (the ring is idle, and the model the coordinator holds after its update is
+ * the new global model) or launches nothing, every active member just merged with nothing in
+ * flight (an epoch's first round, after its flush or an abandoned launch: the ring is idle, and
+ * x̄ after the release is the global model). The held
  * global model of an earlier admission is released: its admitted have all arrived since. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
@@ -135,8 +136,12 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     st->launch_scale = 1.0;
     uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
     const hps_worker *c = hw(ctx, coord);
-    bool merges = st->reduced && c->inflight && !c->init, idle = c->init && !c->inflight;
-    if (w == REJOIN_NONE || st->epoch_end || !(merges || idle))
+    if (w == REJOIN_NONE || st->epoch_end || !active(ctx, coord))
+        return SIM_OK;
+    bool merges = st->reduced && c->inflight && !c->init, idle = !merges;
+    for (uint32_t j = 0; j < st->n && idle; j++) /* every member just merged, none joined */
+        idle = !active(ctx, j) || (hw(ctx, j)->init && !hw(ctx, j)->inflight);
+    if (!merges && !idle)
         return SIM_OK;
     uint32_t zeros = 0;
     for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1), zeros++)

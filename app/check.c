@@ -658,6 +658,44 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     return rc;
 }
 
+/* A scenario whose name is only its file's (it gives no "name") takes the golden's: such a
+ * name is no part of the run's identity (a renamed copy of the golden's scenario was "another
+ * scenario", exit 2, for its name alone), while a name given is, and is compared. Its runs
+ * are then named as the golden's (summary.json, run.json byte for byte under --exact): the
+ * overrides plus name="NAME" (written into `set`, room for 2 x 128 + 8 bytes) into *named (the
+ * array in *sets, freed by the caller) and the scenario loaded again into *sc. */
+static int take_golden_name(const app_check_options *opt, const gold *g, app_check_options *named,
+                            const char ***sets, char *set, sim_scenario **sc, sim_err *err)
+{
+    sim_cfg *scenario = NULL;
+    char name[128];
+    *named = *opt;
+    if ((*sc)->name_given || sim_cfg_child(g->run[0], "scenario", &scenario, NULL) != SIM_OK ||
+        scenario == NULL || sim_cfg_string(scenario, "name", name, sizeof(name), NULL) != SIM_OK ||
+        strcmp(name, (*sc)->name) == 0)
+        return SIM_OK;
+    size_t n = (size_t)sprintf(set, "name=\""); /* set: room for twice the name and 8 */
+    for (const char *c = name; *c != '\0'; c++) {
+        if (*c == '"' || *c == '\\')
+            set[n++] = '\\';
+        set[n++] = *c;
+    }
+    sprintf(set + n, "\"");
+    if ((*sets = calloc(opt->nsets + 1, sizeof(**sets))) == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < opt->nsets; i++)
+        (*sets)[i] = opt->sets[i];
+    (*sets)[opt->nsets] = set;
+    named->sets = *sets;
+    named->nsets = opt->nsets + 1;
+    sim_scenario *again = load(named, NULL, err);
+    if (again == NULL)
+        return err->code;
+    sim_scenario_destroy(*sc);
+    *sc = again;
+    return SIM_OK;
+}
+
 /* The check (or the update) of the scenario read once into opt->text. */
 static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
 {
@@ -693,10 +731,15 @@ static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
         rc = resolve_dir(dir, sizeof(dir), err);
     /* The golden is read whole first, for --exact too: a damaged one is refused either way. */
     if (rc == SIM_OK && (rc = ck_read_golden(opt->golden, g, err)) == SIM_OK) {
-        if (opt->exact)
-            rc = exact(opt, sc, g, dir, out, err);
-        else
-            rc = check_stat(opt, sc, g, dir, start, out, err);
+        app_check_options named;
+        const char **sets = NULL;
+        char set[2 * 128 + 8];
+        rc = take_golden_name(opt, g, &named, &sets, set, &sc, err);
+        if (rc == SIM_OK && opt->exact)
+            rc = exact(&named, sc, g, dir, out, err);
+        else if (rc == SIM_OK)
+            rc = check_stat(&named, sc, g, dir, start, out, err);
+        free(sets);
         ck_golden_fini(g);
     }
     if (rc < 0 && junit_ok && opt->junit != NULL && !opt->exact) {

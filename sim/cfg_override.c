@@ -313,6 +313,19 @@ done:
     return rc;
 }
 
+int sim_cfg_remove(sim_cfg *cfg, const char *key, sim_err *err)
+{
+    sim_cfg *root = cfg->root;
+    if (cfg_get(cfg, key) == NULL)
+        return 0;
+    cJSON **d = cfg_reserve(root->dead, &root->dead_cap, root->ndead + 1, sizeof(*d));
+    if (d == NULL)
+        return cfg_no_memory(cfg, err);
+    root->dead = d; /* parked as a replaced value is: no node is freed before destroy */
+    root->dead[root->ndead++] = cJSON_DetachItemFromObjectCaseSensitive(cfg->node, key);
+    return 0;
+}
+
 int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err)
 {
     char path[PATH_MAX_TEXT];

@@ -114,6 +114,68 @@ START_TEST(a_path_of_control_characters_in_a_run_json_is_no_crash)
 }
 END_TEST
 
+/* text, a metrics.csv, with the field of column `col` emptied in data row `only` (1: the
+ * first), or in every data row when `only` is 0. */
+static char *emptied(const char *text, const char *col, size_t only)
+{
+    size_t c = 0;
+    const char *h = text;
+    for (const char *at = strstr(text, col); h < at; h++)
+        c += *h == ',';
+    char *out = malloc(strlen(text) + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t len = 0, field = 0, row = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (row > 0 && (only == 0 || row == only) && field == c && *p != ',' && *p != '\n')
+            continue;
+        out[len++] = *p;
+        field = *p == '\n' ? 0 : field + (*p == ',');
+        row += *p == '\n';
+    }
+    out[len] = '\0';
+    return out;
+}
+
+static const char lr_sweep[] =
+    "{\"base\": \"s.json\", \"grid\": {\"workload.lr\": [0.05, 0.1]}, \"seeds\": 2}\n";
+
+/* A run's metrics.csv with its epoch emptied in one row (an evaluation writes the epoch of a
+ * run with training data in every row, of one without in none): plot --by workload.lr --x
+ * epoch drew the group's curve at x = nan, exit 0 ("plots in ..."); with the epoch emptied in
+ * every row beside its summary.json's epochs 0.5, the same. Both are refused now, exit 2,
+ * naming the file (and the line); as written the sweep draws. */
+START_TEST(a_run_whose_epochs_were_emptied_is_refused)
+{
+    char *dir = harness_tmpdir("probe52");
+    char sw[600], o[600], run[800], figs[700];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=6", o);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    const char *const plot[] = {
+        "plot", "--by", "workload.lr", o, "-o", figs, "--x", "epoch", NULL
+    };
+    result res = harness_hetsim(plot);
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    char *metrics = harness_slurp(run, "metrics.csv");
+    static const size_t rows[] = { 2, 0 };
+    static const char *const why[] = { "line 3: epoch: empty, where the run's other rows have one",
+                                       "epoch: empty in every row, where" };
+    for (size_t k = 0; k < 2; k++) {
+        char *bad = emptied(metrics, "epoch", rows[k]);
+        harness_write(run, "metrics.csv", bad);
+        free(bad);
+        snprintf(figs, sizeof(figs), "%s/figs%zu", dir, k);
+        res = harness_hetsim(plot);
+        ck_assert_msg(res.status == 2 && strstr(res.err, why[k]) != NULL &&
+                          strstr(res.err, "metrics.csv") != NULL,
+                      "epoch emptied in row %zu: exit %d\n%s", rows[k], res.status, res.err);
+    }
+    free(metrics);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe52");
@@ -121,5 +183,9 @@ Suite *test_suite(void)
     tcase_add_test(golden, a_path_of_control_characters_in_a_run_json_is_no_crash);
     tcase_set_timeout(golden, 240);
     suite_add_tcase(s, golden);
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_run_whose_epochs_were_emptied_is_refused);
+    tcase_set_timeout(results, 120);
+    suite_add_tcase(s, results);
     return s;
 }

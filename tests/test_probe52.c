@@ -176,6 +176,39 @@ START_TEST(a_run_whose_epochs_were_emptied_is_refused)
 }
 END_TEST
 
+static const char failure_sweep[] =
+    "{\"base\": \"s.json\", \"grid\": {\"stragglers\": [[], [{\"kind\": \"failure\", \"at_s\": "
+    "0}]]}, \"seeds\": 2}\n";
+
+/* A speed-up over a mean of 0: the baseline's throughput when every worker of its runs failed
+ * at 0 (stalled at 0 s, 0 samples/s). report --baseline printed the other row's speed-up as
+ * "inf", exit 0 (a ratio over nothing; with a target, a row whose runs reach it at the first
+ * evaluation, at 0 s, was the same); it prints "-" now, the caption saying why, in every
+ * format. */
+START_TEST(a_speed_up_over_a_mean_of_zero_is_none)
+{
+    char *dir = harness_tmpdir("probe52");
+    char sw[600], o[600];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, failure_sweep, sw, o, sizeof(sw));
+    static const char *const formats[] = { "md", "csv", "tex" };
+    for (size_t f = 0; f < 3; f++) {
+        result res = harness_hetsim((const char *[]){
+            "report", o, "--by", "stragglers", "--baseline",
+            "stragglers=[{\"kind\":\"failure\",\"at_s\":0}]", "--format", formats[f], NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", formats[f], res.status, res.err);
+        ck_assert_msg(strstr(res.out, "inf") == NULL, "%s: a speed-up of inf\n%s", formats[f],
+                      res.out);
+        if (f == 0)
+            ck_assert_msg(strstr(res.out, "| - |") != NULL &&
+                              strstr(res.out, "(none, \"-\", where the baseline's throughput "
+                                              "is 0)") != NULL,
+                          "no \"-\" and its reason\n%s", res.out);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe52");
@@ -185,6 +218,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, golden);
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_run_whose_epochs_were_emptied_is_refused);
+    tcase_add_test(results, a_speed_up_over_a_mean_of_zero_is_none);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

@@ -23,6 +23,7 @@
  * shipped profile's name, unless it ends in ".csv"). */
 static int plain_key(sim_cfg *c, const char *key, bool keep_slash, sim_err *err)
 {
+    /* json: each byte of the path at most 6 (\u0001), in quotes */
     char text[CANON_PATH_MAX], plain[CANON_PATH_MAX], json[6 * CANON_PATH_MAX + 8];
     if (c == NULL || !sim_cfg_has(c, key) ||
         sim_cfg_string(c, key, text, sizeof(text), NULL) != SIM_OK)

@@ -1,0 +1,69 @@
+/* Issue 38, the eighteenth probe (classes 13-19 and the command line, probe38al): new variants
+ * of the old classes. Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* `text` as UTF-16LE with its byte-order mark into dir/name (ASCII text only), as Windows
+ * PowerShell 5's `>` saves it. */
+static void write_utf16(const char *dir, const char *name, const char *text)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("\xff\xfe", f);
+    for (const char *c = text; *c != '\0'; c++) {
+        fputc(*c, f);
+        fputc(0, f);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- Encoding oddities -------------------------------------------------------------------- */
+
+/* A golden's seeds file saved as UTF-16 (`5..7 > g\seeds` in PowerShell 5, a hand edit of the
+ * seeds to check against) was "g/seeds: line 1: not a seed", exit 2, where golden.json and
+ * every other text hetsim reads is named as UTF-16 with the fix. Named so now, exit 2. */
+START_TEST(a_golden_seeds_file_saved_as_utf16_is_named_as_such)
+{
+    char *dir = harness_tmpdir("probe53");
+    char s[600], g[600], o[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    char *seeds = harness_slurp(g, "seeds");
+    char *crlf = malloc(2 * strlen(seeds) + 1), *q = crlf;
+    for (const char *c = seeds; *c != '\0'; c++) {
+        if (*c == '\n')
+            *q++ = '\r';
+        *q++ = *c;
+    }
+    *q = '\0';
+    write_utf16(g, "seeds", crlf);
+    snprintf(o, sizeof(o), "%s/c", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
+    ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "/g/seeds: UTF-16 text (a UTF-16 byte-order mark opens the "
+                                  "file): hetsim reads UTF-8") != NULL,
+                  "%s", res.err);
+    free(crlf);
+    free(seeds);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe53");
+    TCase *enc = tcase_create("encodings");
+    tcase_add_test(enc, a_golden_seeds_file_saved_as_utf16_is_named_as_such);
+    tcase_set_timeout(enc, 120);
+    suite_add_tcase(s, enc);
+    return s;
+}

@@ -288,6 +288,26 @@ static void progress(size_t done, size_t total, size_t running, double t0, bool 
     fflush(stderr);
 }
 
+/* The sweep's own files in its directory, which it replaces whole at its end: a directory, a
+ * FIFO, a link or a device there is refused before any point runs (a directory index.csv ran
+ * every point, then "cannot write DIR/index.csv: Is a directory", exit 1, in every later run
+ * of the sweep; a FIFO or a link there lost its name), as a plot refuses one at its files'. */
+static int own_files(const app_sweep *sw, sim_err *err)
+{
+    static const char *const names[] = { "index.csv", "curves.csv" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[PATH_TEXT];
+        struct stat st;
+        sw_join(path, sizeof(path), sw->dir, names[i]);
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s is %s, no file of a hetsim sweep (a sweep writes a regular "
+                               "file there and replaces it whole): remove it",
+                               path, sim_file_kind(st.st_mode));
+    }
+    return SIM_OK;
+}
+
 int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
 {
     const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -335,7 +355,7 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
                          lstat(mark, &st) == 0 ? sim_file_kind(st.st_mode) : "no file");
     if (fd >= 0)
         close(fd);
-    return rc;
+    return rc == SIM_OK && lock ? own_files(sw, err) : rc;
 }
 
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -70,11 +72,55 @@ START_TEST(a_plot_by_removes_the_files_of_an_earlier_plot_it_did_not_write)
 }
 END_TEST
 
+/* A sweep's index.csv or curves.csv that is a directory ran every point missing, then failed:
+ * "cannot write SW/index.csv: Is a directory", exit 1, and so did every later run of the sweep;
+ * a FIFO or a link there was replaced by the new index, exit 0. Each is refused before any
+ * point runs, exit 2, naming the file, nothing changed. */
+START_TEST(a_sweep_refuses_an_index_that_is_no_regular_file_before_running)
+{
+    char *dir = harness_tmpdir("probe54");
+    char sw[700], sw3[700], out[700], index[800], point[800];
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(sw3, sizeof(sw3), "%s/sw3.json", dir);
+    snprintf(out, sizeof(out), "%s/SW", dir);
+    snprintf(point, sizeof(point), "%s/workload.batch=32,seed=7", out);
+    harness_write(dir, "b.json", base_json);
+    harness_write(dir, "sw.json", sweep_json);
+    harness_write(dir, "sw3.json",
+                  "{\"base\": \"b.json\", \"grid\": {\"workload.batch\": [8, 16, 32]}, "
+                  "\"seeds\": 2}\n");
+    result r =
+        harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "sweep: exit %d\n%s", r.status, r.err);
+    static const char *const names[] = { "index.csv", "curves.csv", "index.csv", "index.csv" };
+    for (int k = 0; k < 4; k++) {
+        snprintf(index, sizeof(index), "%s/%s", out, names[k]);
+        char saved[900];
+        snprintf(saved, sizeof(saved), "%s.saved", index);
+        ck_assert(rename(index, saved) == 0);
+        ck_assert(k < 2    ? mkdir(index, 0777) == 0
+                  : k == 2 ? mkfifo(index, 0666) == 0
+                           : symlink(saved, index) == 0);
+        r = harness_hetsim((const char *[]){ "sweep", sw3, "-o", out, "-j", "1", "--quiet", NULL });
+        struct stat st;
+        ck_assert_msg(r.status == 2 && strstr(r.err, names[k]) != NULL, "%s (%d): exit %d\n%s",
+                      names[k], k, r.status, r.err);
+        ck_assert_msg(!harness_exists(point), "%s (%d): a point ran", names[k], k);
+        ck_assert_msg(lstat(index, &st) == 0 && !S_ISREG(st.st_mode), "%s (%d) replaced", names[k],
+                      k);
+        ck_assert(k < 2 ? rmdir(index) == 0 : unlink(index) == 0);
+        ck_assert(rename(saved, index) == 0);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe54");
     TCase *out = tcase_create("outputs");
     tcase_add_test(out, a_plot_by_removes_the_files_of_an_earlier_plot_it_did_not_write);
+    tcase_add_test(out, a_sweep_refuses_an_index_that_is_no_regular_file_before_running);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

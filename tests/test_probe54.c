@@ -115,12 +115,44 @@ START_TEST(a_sweep_refuses_an_index_that_is_no_regular_file_before_running)
 }
 END_TEST
 
+/* `plot RUN...` labels a sweep's points by their overrides, read from the index beside them;
+ * "SW/POINT/." was taken as the run "." of the folder SW/POINT, no sweep's point, and so was a
+ * link to a point: the same two runs were drawn as "b, b-2", their scenario's name, where
+ * "SW/POINT" drew "workload.batch=8, workload.batch=16" (exit 0 both). */
+START_TEST(a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt)
+{
+    char *dir = harness_tmpdir("probe54");
+    char sw[700], out[700], figs[700], p8[800], link[800], link_to[800];
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/SW", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(p8, sizeof(p8), "%s/workload.batch=8,seed=7/.", out);
+    snprintf(link, sizeof(link), "%s/to-16", dir);
+    snprintf(link_to, sizeof(link_to), "SW/workload.batch=16,seed=7");
+    harness_write(dir, "b.json", base_json);
+    harness_write(dir, "sw.json", sweep_json);
+    result r =
+        harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "sweep: exit %d\n%s", r.status, r.err);
+    ck_assert(symlink(link_to, link) == 0);
+    r = harness_hetsim((const char *[]){ "plot", p8, link, "-o", figs, "--format", "svg", NULL });
+    ck_assert_msg(r.status == 0, "plot: exit %d\n%s", r.status, r.err);
+    char *svg = harness_slurp(figs, "convergence.svg");
+    ck_assert_msg(strstr(svg, "workload.batch=8") != NULL &&
+                      strstr(svg, "workload.batch=16") != NULL,
+                  "the points are not labelled by their overrides");
+    free(svg);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe54");
     TCase *out = tcase_create("outputs");
     tcase_add_test(out, a_plot_by_removes_the_files_of_an_earlier_plot_it_did_not_write);
     tcase_add_test(out, a_sweep_refuses_an_index_that_is_no_regular_file_before_running);
+    tcase_add_test(out, a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

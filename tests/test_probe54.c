@@ -1,9 +1,11 @@
 /* Issue 38, the eighteenth probe (files changing while read, outputs, links, CSV quoting and
  * admissions under failures): what it found. Each case failed before its fix.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,6 +148,41 @@ START_TEST(a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt)
 }
 END_TEST
 
+/* A sweep's directory before its first index.csv, its sweep running (its lock held, as the
+ * sweep holds it: an exclusive flock on DIR.lock naming the holder): report and plot --by said
+ * "no index.csv yet: its sweep has not finished (run the same `hetsim sweep` again ...)", which
+ * that sweep's lock refuses. They say it is being written, naming the holder, exit 2; without
+ * the lock, the advice as before. */
+START_TEST(a_sweep_running_before_its_first_index_is_named_as_being_written)
+{
+    char *dir = harness_tmpdir("probe54");
+    char sw[700], lock[800], figs[700], pid[32];
+    snprintf(sw, sizeof(sw), "%s/SW", dir);
+    snprintf(lock, sizeof(lock), "%s.lock", sw);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    ck_assert(mkdir(sw, 0777) == 0);
+    harness_write(sw, ".hetsim-sweep", "");
+    int fd = open(lock, O_RDWR | O_CREAT, 0666);
+    ck_assert_msg(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0, "cannot lock %s", lock);
+    int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    ck_assert(write(fd, pid, (size_t)len) == len);
+    const char *const report[] = { "report", sw, "--by", "workload.batch", NULL };
+    const char *const plot[] = { "plot", sw, "--by", "workload.batch", "-o", figs, NULL };
+    for (int c = 0; c < 2; c++) {
+        result r = harness_hetsim(c == 0 ? report : plot);
+        ck_assert_msg(r.status == 2 && strstr(r.err, "being written") != NULL &&
+                          strstr(r.err, "run the same") == NULL,
+                      "%s: exit %d\n%s", c == 0 ? "report" : "plot --by", r.status, r.err);
+    }
+    close(fd);
+    unlink(lock);
+    result r = harness_hetsim(report);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "run the same") != NULL, "unlocked: exit %d\n%s",
+                  r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe54");
@@ -153,6 +190,7 @@ Suite *test_suite(void)
     tcase_add_test(out, a_plot_by_removes_the_files_of_an_earlier_plot_it_did_not_write);
     tcase_add_test(out, a_sweep_refuses_an_index_that_is_no_regular_file_before_running);
     tcase_add_test(out, a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt);
+    tcase_add_test(out, a_sweep_running_before_its_first_index_is_named_as_being_written);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

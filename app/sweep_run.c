@@ -343,11 +343,13 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
     sw_join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
     /* Created in place (no temporary file): `--index` tasks may look at once. */
     /* Never through a symbolic link (it made the file it names, outside the sweep) nor a
-     * FIFO (its open waited for a reader for ever): the marker is a plain file of its own. */
+     * FIFO (its open waited for a reader for ever): the marker is a plain file of its own, and
+     * a directory there is refused as they are (it failed as a write, "cannot create ...: Is a
+     * directory", exit 1). */
     int fd = -1;
     if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
         (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666)) < 0 &&
-        errno != ELOOP && errno != ENXIO)
+        errno != ELOOP && errno != ENXIO && errno != EISDIR)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
     else if (rc == SIM_OK && (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,

@@ -183,6 +183,30 @@ START_TEST(a_sweep_running_before_its_first_index_is_named_as_being_written)
 }
 END_TEST
 
+/* A sweep's marker .hetsim-sweep that is a directory failed the sweep as a write, "cannot
+ * create SW/.hetsim-sweep: Is a directory", exit 1, where a FIFO or a link there is refused as
+ * no marker of hetsim's, exit 2 (docs/sweep.md); so is a directory now, before any point runs. */
+START_TEST(a_sweep_marker_that_is_a_directory_is_refused_as_no_marker)
+{
+    char *dir = harness_tmpdir("probe54");
+    char sw[700], out[700], mark[800];
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(out, sizeof(out), "%s/SW", dir);
+    snprintf(mark, sizeof(mark), "%s/.hetsim-sweep", out);
+    harness_write(dir, "b.json", base_json);
+    harness_write(dir, "sw.json", sweep_json);
+    ck_assert(mkdir(out, 0777) == 0 && mkdir(mark, 0777) == 0);
+    result r =
+        harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "is a directory, not a plain file") != NULL,
+                  "exit %d\n%s", r.status, r.err);
+    char point[800];
+    snprintf(point, sizeof(point), "%s/workload.batch=8,seed=7", out);
+    ck_assert_msg(!harness_exists(point), "a point ran");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe54");
@@ -191,6 +215,7 @@ Suite *test_suite(void)
     tcase_add_test(out, a_sweep_refuses_an_index_that_is_no_regular_file_before_running);
     tcase_add_test(out, a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt);
     tcase_add_test(out, a_sweep_running_before_its_first_index_is_named_as_being_written);
+    tcase_add_test(out, a_sweep_marker_that_is_a_directory_is_refused_as_no_marker);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

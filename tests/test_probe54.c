@@ -207,6 +207,50 @@ START_TEST(a_sweep_marker_that_is_a_directory_is_refused_as_no_marker)
 }
 END_TEST
 
+/* `check S --golden DIR --update` replaces a golden whole. It took any folder holding a file
+ * named seeds for one: a project's folder with seeds, important.txt and src/main.c was replaced
+ * by the new golden, its files removed, exit 0 ("golden written to DIR"); so were a README.md
+ * and a folder of notes kept in a golden. An update refuses, exit 2, naming the first entry it
+ * does not write, nothing changed; a golden of its own files alone is still replaced. */
+START_TEST(an_update_removes_no_file_it_does_not_write)
+{
+    char *dir = harness_tmpdir("probe54");
+    char s[700], g[700], notes[800];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(g, sizeof(g), "%s/proj", dir);
+    harness_write(dir, "b.json", base_json);
+    ck_assert(mkdir(g, 0777) == 0);
+    harness_write(g, "seeds", "1\n2\n3\n");
+    harness_write(g, "important.txt", "precious\n");
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "important.txt") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    char path[800];
+    snprintf(path, sizeof(path), "%s/important.txt", g);
+    ck_assert_msg(harness_exists(path), "important.txt removed");
+    /* A golden: replaced; then with a README or a folder of notes in it, refused. */
+    harness_cleanup(strdup(g));
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "a fresh golden: exit %d\n%s", r.status, r.err);
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "a golden over a golden: exit %d\n%s", r.status, r.err);
+    harness_write(g, "README.md", "why this golden\n");
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "README.md") != NULL, "README: exit %d\n%s",
+                  r.status, r.err);
+    snprintf(path, sizeof(path), "%s/README.md", g);
+    ck_assert(unlink(path) == 0);
+    snprintf(notes, sizeof(notes), "%s/seed-7/notes", g);
+    ck_assert(mkdir(notes, 0777) == 0);
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "seed-7/notes") != NULL, "notes: exit %d\n%s",
+                  r.status, r.err);
+    ck_assert(harness_exists(notes));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe54");
@@ -216,6 +260,7 @@ Suite *test_suite(void)
     tcase_add_test(out, a_point_drawn_as_a_run_keeps_its_label_however_it_is_spelt);
     tcase_add_test(out, a_sweep_running_before_its_first_index_is_named_as_being_written);
     tcase_add_test(out, a_sweep_marker_that_is_a_directory_is_refused_as_no_marker);
+    tcase_add_test(out, an_update_removes_no_file_it_does_not_write);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

@@ -94,18 +94,71 @@ static void remove_tree(const char *path)
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* True if `dir` is absent, an empty directory, or a golden (it has a seeds file): a
- * directory that an update may replace. */
-static bool replaceable(const char *dir)
+/* The first entry of the golden `dir` that an update does not write and would remove with the
+ * old golden (a file or a folder of the user's, a seed's subdirectory, a seeds or golden.json
+ * that is no regular file), into bad[size]; "" when there is none. */
+static void foreign_entry(const char *dir, char *bad, size_t size)
 {
     DIR *d = opendir(dir);
-    if (d == NULL)
-        return errno == ENOENT;
+    bad[0] = '\0';
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && bad[0] == '\0';
+         e = readdir(d)) {
+        char path[2 * PATH_TEXT];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        bool seed = strncmp(e->d_name, "seed-", 5) == 0;
+        if (lstat(path, &st) != 0 || (seed ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
+            (!seed && strcmp(e->d_name, "seeds") != 0 && strcmp(e->d_name, "golden.json") != 0)) {
+            snprintf(bad, size, "%s", e->d_name);
+            break;
+        }
+        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds files alone */
+        for (struct dirent *f = sd != NULL ? readdir(sd) : NULL; f != NULL; f = readdir(sd)) {
+            char sub[3 * PATH_TEXT];
+            snprintf(sub, sizeof(sub), "%s/%s", path, f->d_name);
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 &&
+                lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+                snprintf(bad, size, "%s/%s", e->d_name, f->d_name);
+                break;
+            }
+        }
+        if (sd != NULL)
+            closedir(sd);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+/* Whether an update may replace `dir`: absent, an empty directory, or a golden (it has a
+ * seeds file) of nothing but what an update writes. A folder of one's own holding a file
+ * named seeds was replaced whole, its files and folders removed (exit 0), and so were a
+ * README or a folder of notes kept in a golden. */
+static int replaceable(const char *dir, sim_err *err)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL && errno == ENOENT)
+        return SIM_OK;
     size_t n = 0;
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d))
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n == 0 || ck_exists(dir, "seeds");
+    if (d != NULL)
+        closedir(d);
+    if (d != NULL && n == 0)
+        return SIM_OK;
+    if (d == NULL || !ck_exists(dir, "seeds"))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a golden (no seeds file) and not empty: not replaced", dir);
+    char bad[PATH_TEXT];
+    foreign_entry(dir, bad, sizeof(bad));
+    if (bad[0] != '\0')
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/%s: no file of a hetsim golden (an update writes seeds, golden.json "
+                           "and a run of files in each seed-S, and replaces the golden whole): "
+                           "move it out of %s, or choose another --golden; not replaced",
+                           dir, bad, dir);
+    return SIM_OK;
 }
 
 /* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the
@@ -239,9 +292,9 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], hash[32];
     if (snprintf(work, sizeof(work), "%s.partial", golden) >= (int)sizeof(work) - 1)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", golden);
-    if (!replaceable(golden))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a golden (no seeds file) and not empty: not replaced", golden);
+    int rc = replaceable(golden, err);
+    if (rc != SIM_OK)
+        return rc;
     if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) && !ck_exists(work, "seeds"))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: in the way of the update, and not an update's work: not removed",
@@ -250,7 +303,7 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     if (first == NULL)
         return err->code;
     uint64_t seed0 = first->seed;
-    int rc = sim_scenario_inputs_regular(first, "an update", err); /* a FIFO: waited on */
+    rc = sim_scenario_inputs_regular(first, "an update", err); /* a FIFO: waited on */
     if (rc == SIM_OK && seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
         rc = past_seeds(opt, seed0, err);
     if (rc != SIM_OK) {

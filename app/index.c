@@ -44,6 +44,19 @@ static int missing(const char *sweep_dir, const char *path, sim_err *err)
                            "sweep's directory (`hetsim plot RUN_DIR...` draws runs)",
                            sweep_dir);
     snprintf(metrics, sizeof(metrics), "%s/%s", sweep_dir, SIM_RUNDIR_SWEEP_MARKER);
+    long pid = 0;
+    /* Its sweep running: "run the same `hetsim sweep` again" was said, which that sweep's lock
+     * refuses. */
+    if (stat(metrics, &st) == 0 && sim_rundir_locked(sweep_dir, &pid)) {
+        char holder[48] = "a process not known";
+        if (pid > 0)
+            snprintf(holder, sizeof(holder), "pid %ld", pid);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no index.csv yet: it is being written by another hetsim (%s), "
+                           "which writes index.csv once its points have run: read it once that "
+                           "is done",
+                           sweep_dir, holder);
+    }
     if (stat(metrics, &st) == 0)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: no index.csv yet: its sweep has not finished (run the same "

@@ -128,8 +128,8 @@ int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
  * merges and launches (the ring is idle, and the model the coordinator holds after its update is
  * the new global model) or launches nothing, every active member just merged with nothing in
  * flight (an epoch's first round, after its flush or an abandoned launch: the ring is idle, and
- * x̄ after the release is the global model). The held
- * global model of an earlier admission is released: its admitted have all arrived since. */
+ * x̄ after the release is the global model). The global model held for an earlier admission is
+ * released: the workers it admitted have all arrived since (or failed). */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
     rejoin_release_state(st->rj, ctx);
@@ -247,9 +247,11 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* The global model reached an admitted worker: it starts computing on it. */
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
+    /* A worker that failed since: its fetch is void. One admitted in an epoch's first round
+     * (not init) takes the model it adopts as x̄ too. */
     if (hw(ctx, w)->phase != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
-        return SIM_OK;     /* failed since: its fetch is void */
-    if (!hw(ctx, w)->init) /* admitted in an epoch's first round: x̄ is the model it adopted */
+        return SIM_OK;
+    if (!hw(ctx, w)->init)
         sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     hw(ctx, w)->phase = PH_RUN;
     return compute_next(ctx, w, err);

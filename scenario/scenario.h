@@ -280,7 +280,7 @@ char *sim_scenario_resolved(const sim_scenario *sc, bool pretty);
  * at 32 bits, a constant lr_schedule without warm-up or any of the model none, localsgd's
  * algorithm "ring") and an mlp's hidden written [256] when absent; the files it names (a
  * compute.profile path, a trace's file, workload.dataset's file, test_file and dir, a torch
- * module) spelt plainly by sim_rundir_clean ("./p.csv" is "p.csv"; ".." stays, the file
+ * module) spelt plainly by sim_file_clean_path ("./p.csv" is "p.csv"; ".." stays, the file
  * system not asked: the bytes read are compared as profile_fnv and traces_fnv). The name is
  * left as it is (a check gives a scenario without one the golden's). run.json and scenario_hash
  * keep the scenario as written; a golden's check and a sweep's points and resume compare this form.

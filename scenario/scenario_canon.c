@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outputs/rundir.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 
 #define CANON_PATH_MAX 4096
 #define CANON_GROUP    128 /* a device group as written: {"device": "NAME", "count": K}, */
 
 /* `key` of `c`, a string naming a file, set to its plain spelling: the one rule of a path
- * written the one way (sim_rundir_clean: no "." component, no empty one; ".." stays, for what
+ * written the one way (sim_file_clean_path: no "." component, no empty one; ".." stays, for what
  * it means depends on links, and the data and module files are not compared by their bytes);
  * `keep_slash`: a spelling that lost its '/' keeps "./" (a compute.profile without one is a
  * shipped profile's name, unless it ends in ".csv"). */
@@ -28,7 +28,7 @@ static int plain_key(sim_cfg *c, const char *key, bool keep_slash, sim_err *err)
     if (c == NULL || !sim_cfg_has(c, key) ||
         sim_cfg_string(c, key, text, sizeof(text), NULL) != SIM_OK)
         return SIM_OK; /* no string (null, a hand-made run.json): compared as it is */
-    char *clean = sim_rundir_clean(text);
+    char *clean = sim_file_clean_path(text);
     if (clean == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     size_t len = strlen(clean);

@@ -59,7 +59,7 @@ END_TEST
 
 /* A trace named "t.csv" by the golden's scenario and ".//sub/./.././t.csv" by the checked one
  * (sub a folder): the same file, refused as another scenario (exit 2, "stragglers"). Passes
- * now; ".." is kept in the canonical form (sim_rundir_clean's rule: what it means depends on
+ * now; ".." is kept in the canonical form (sim_file_clean_path's rule: what it means depends on
  * links), so a check that names the golden's trace through it is refused (probe51). */
 START_TEST(a_golden_takes_a_file_spelt_otherwise)
 {

@@ -4,7 +4,7 @@
  * given) is one run with the scenario that leaves it out, to a golden's check and to a sweep's
  * resume (the canonical form, sim_scenario_canonical); a copy of a scenario under another file
  * name, its name only its file's, is the golden's scenario; and a path is spelt plainly by the
- * one rule of outputs (sim_rundir_clean: ".." stays). Each case failed before its fix.
+ * one rule of outputs (sim_file_clean_path: ".." stays). Each case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>

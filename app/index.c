@@ -685,6 +685,9 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     if (rc == SIM_OK && eval != NULL && sim_cfg_has(eval, "every_s") &&
         !sim_cfg_is_null(eval, "every_s"))
         rc = sim_cfg_double(eval, "every_s", 0.0, SIM_CSV_HUGE, every, err);
+    if (rc == SIM_OK && *every == 0.0) /* as outputs/csv.c's run_every: no run's interval */
+        rc = sim_err_set(err, SIM_EINVAL, "$.scenario.eval.every_s",
+                         "0 s: a run evaluates every 1 ns or more");
     sim_cfg_destroy(root);
     if (rc != SIM_OK && rc != SIM_ENOMEM && rc != SIM_EIO) {
         sim_err_file(err, path);

@@ -690,14 +690,18 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     if (rc == SIM_OK && stop == NULL)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no scenario.stop (not a run.json of hetsim)",
                          path);
+    /* In (0, 1], as the scenario's: a target of 0 edited in read "time to 0", every run at 0 s. */
     if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
         !sim_cfg_is_null(stop, "target_accuracy"))
-        rc = sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, target, err);
+        rc = sim_cfg_double(stop, "target_accuracy", nextafter(0.0, 1.0), 1.0, target, err);
     if (rc == SIM_OK && sim_cfg_has(sc, "eval"))
         rc = sim_cfg_child(sc, "eval", &eval, err);
     if (rc == SIM_OK && eval != NULL && sim_cfg_has(eval, "every_s") &&
         !sim_cfg_is_null(eval, "every_s"))
         rc = sim_cfg_double(eval, "every_s", 0.0, SIM_CSV_HUGE, every, err);
+    if (rc == SIM_OK && *every == 0.0) /* as outputs/csv.c's run_every: no run's interval */
+        rc = sim_err_set(err, SIM_EINVAL, "$.scenario.eval.every_s",
+                         "0 s: a run evaluates every 1 ns or more");
     sim_cfg_destroy(root);
     if (rc != SIM_OK && rc != SIM_ENOMEM && rc != SIM_EIO) {
         sim_err_file(err, path);

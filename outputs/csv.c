@@ -521,7 +521,7 @@ static int run_end(const char *summary_json, double *end, sim_err *err)
 
 /* The run's evaluation interval, eval.every_s in `run_json` (its scenario as resolved), in ns
  * into *every_ns as the loader rounds it: 0 for a run.json that cannot be read or names none
- * (its readers refuse it); one that is no number > 0 is SIM_EINVAL naming it. */
+ * (its readers refuse it); one that is no number of at least 1 ns is SIM_EINVAL naming it. */
 static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
 {
     size_t len = 0;
@@ -543,7 +543,12 @@ static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
     if (bad.code == SIM_OK && every > 0.0 && llround(every * 1e9) == 0)
         sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
                     "%.17g s is below the clock's resolution of 1 ns", every);
-    if (bad.code == SIM_OK && !(every > 0.0)) /* absent, or 0: no grid to hold the rows to */
+    /* 0 (or -0) is no interval a run has: it held no row to the grid, and report printed
+     * "evaluations every 0 s or more", exit 0. */
+    if (bad.code == SIM_OK && every == 0.0)
+        sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
+                    "0 s: a run evaluates every 1 ns or more");
+    if (bad.code == SIM_OK && !(every > 0.0)) /* absent: no grid to hold the rows to */
         return bad.code;
     if (bad.code == SIM_OK) {
         *every_ns = (int64_t)llround(every * 1e9); /* scenario/scenario_read.c's rounding */

@@ -209,6 +209,84 @@ START_TEST(a_speed_up_over_a_mean_of_zero_is_none)
 }
 END_TEST
 
+/* A run's eval.every_s in its run.json edited to 0 (or -0), an interval no run has (a scenario's
+ * is at least 1 ns): report printed "evaluations every 0 s or more" under the table, exit 0,
+ * and with --target held the run's rows to no grid. Refused now, exit 2, naming the run.json
+ * and the key, by report (with and without a target) and plot --by. */
+START_TEST(an_evaluation_interval_of_zero_is_refused)
+{
+    char *dir = harness_tmpdir("probe52");
+    char sw[600], o[600], run[800], figs[700];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=6", o);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    char *text = harness_slurp(run, "run.json");
+    static const char *const zeros[] = { "\"every_s\": 0", "\"every_s\": -0" };
+    for (size_t z = 0; z < 2; z++) {
+        char *bad = replaced(text, "\"every_s\": 0.1", zeros[z]);
+        harness_write(run, "run.json", bad);
+        free(bad);
+        const char *const *cmds[] = {
+            (const char *[]){ "report", o, "--by", "workload.lr", NULL },
+            (const char *[]){ "report", o, "--by", "workload.lr", "--target", "0.5", NULL },
+            (const char *[]){ "plot", "--by", "workload.lr", o, "-o", figs, NULL },
+        };
+        for (size_t c = 0; c < 3; c++) {
+            result res = harness_hetsim(cmds[c]);
+            ck_assert_msg(res.status == 2 && strstr(res.err, "run.json") != NULL &&
+                              strstr(res.err, "every_s") != NULL,
+                          "%s, command %zu: exit %d\n%s\n%s", zeros[z], c, res.status, res.err,
+                          res.out);
+        }
+    }
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* Every run's stop.target_accuracy in its run.json edited to 0 (or -0), a target no scenario
+ * has (it is in (0, 1]): report took it as the sweep's target, "time to 0 (s)" of 0 +- 0,
+ * every run reaching it at 0 s, exit 0; plot --by drew its bars. Refused now, exit 2, naming
+ * the run.json and the key. */
+START_TEST(a_target_accuracy_of_zero_is_refused)
+{
+    char *dir = harness_tmpdir("probe52");
+    char sw[600], o[600], run[800], figs[700];
+    char *base =
+        replaced(base_json, "\"time_s\": 0.2}", "\"time_s\": 0.2, \"target_accuracy\": 0.9}");
+    harness_write(dir, "s.json", base);
+    free(base);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    static const char *const runs[] = { "workload.lr=0.05,seed=5", "workload.lr=0.05,seed=6",
+                                        "workload.lr=0.1,seed=5", "workload.lr=0.1,seed=6" };
+    static const char *const zeros[] = { "\"target_accuracy\": 0", "\"target_accuracy\": -0" };
+    for (size_t z = 0; z < 2; z++) {
+        for (size_t k = 0; k < 4; k++) {
+            snprintf(run, sizeof(run), "%s/%s", o, runs[k]);
+            char *text = harness_slurp(run, "run.json");
+            char *bad = replaced(text, z == 0 ? "\"target_accuracy\": 0.9" : zeros[0], zeros[z]);
+            harness_write(run, "run.json", bad);
+            free(bad);
+            free(text);
+        }
+        const char *const *cmds[] = {
+            (const char *[]){ "report", o, "--by", "workload.lr", NULL },
+            (const char *[]){ "plot", "--by", "workload.lr", o, "-o", figs, NULL },
+        };
+        for (size_t c = 0; c < 2; c++) {
+            result res = harness_hetsim(cmds[c]);
+            ck_assert_msg(res.status == 2 && strstr(res.err, "run.json") != NULL &&
+                              strstr(res.err, "target_accuracy") != NULL,
+                          "%s, command %zu: exit %d\n%s\n%s", zeros[z], c, res.status, res.err,
+                          res.out);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe52");
@@ -219,6 +297,8 @@ Suite *test_suite(void)
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_run_whose_epochs_were_emptied_is_refused);
     tcase_add_test(results, a_speed_up_over_a_mean_of_zero_is_none);
+    tcase_add_test(results, an_evaluation_interval_of_zero_is_refused);
+    tcase_add_test(results, a_target_accuracy_of_zero_is_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

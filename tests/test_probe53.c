@@ -58,6 +58,40 @@ START_TEST(a_golden_seeds_file_saved_as_utf16_is_named_as_such)
 }
 END_TEST
 
+/* ---- Parser limits ------------------------------------------------------------------------ */
+
+/* An index of a --set (or grid) path past what the path parser holds, 20 digits or more, was
+ * "invalid path (expected keys and [index] joined by dots)", exit 2, though the path is keys
+ * and an index joined so: the limit was not said. 19 digits are read (and found past the
+ * array's end), 20 refused naming the limit; a grid path the same. */
+START_TEST(a_path_index_past_the_parsers_limit_is_named)
+{
+    char *dir = harness_tmpdir("probe53");
+    harness_write(dir, "s.json", harness_quick_json);
+    char s[600], o[700];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    result res =
+        harness_hetsim((const char *[]){ "validate", s, "--set", "compute.speeds=[1, 1, 1]",
+                                         "--set", "compute.speeds[9999999999999999999]=2", NULL });
+    ck_assert_msg(res.status == 2, "19 digits: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "index 9999999999999999999 is past the end of $.compute.speeds "
+                                  "(length 3)") != NULL,
+                  "19 digits: %s", res.err);
+    res = harness_hetsim(
+        (const char *[]){ "validate", s, "--set", "compute.speeds[18446744073709551615]=2", NULL });
+    ck_assert_msg(res.status == 2, "20 digits: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "--set compute.speeds[18446744073709551615]: an index of 20 "
+                                  "digits, longer than 19 (the longest a path takes") != NULL,
+                  "20 digits: %s", res.err);
+    res = harness_sweep_grid(dir, "{\"stragglers[99999999999999999999].slowdown\": [2]}", o,
+                             sizeof(o));
+    ck_assert_msg(res.status == 2, "grid: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "an index of 20 digits, longer than 19") != NULL, "grid: %s",
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe53");
@@ -65,5 +99,9 @@ Suite *test_suite(void)
     tcase_add_test(enc, a_golden_seeds_file_saved_as_utf16_is_named_as_such);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
+    TCase *lim = tcase_create("limits");
+    tcase_add_test(lim, a_path_index_past_the_parsers_limit_is_named);
+    tcase_set_timeout(lim, 120);
+    suite_add_tcase(s, lim);
     return s;
 }

@@ -58,6 +58,40 @@ START_TEST(a_golden_seeds_file_saved_as_utf16_is_named_as_such)
 }
 END_TEST
 
+/* ---- Removed or damaged run directories -------------------------------------------------- */
+
+/* A golden whose seed directory was removed (`rm -r g/seed-6`) said "g/seed-6: missing (listed
+ * in g/seeds)", exit 2, with no fix, where a seed's file removed says "an incomplete golden:
+ * write it again with --update" (which replaces such a golden). Said so now, for check and
+ * check --exact. */
+START_TEST(a_golden_seed_directory_removed_is_an_incomplete_golden)
+{
+    char *dir = harness_tmpdir("probe53");
+    char s[600], g[600], o[700], seed[700];
+    harness_golden_in(dir, harness_quick_json, s, g, sizeof(s));
+    char *seeds = harness_slurp(g, "seeds");
+    snprintf(seed, sizeof(seed), "%s/seed-%.*s", g, (int)strcspn(seeds, "\n"), seeds);
+    harness_cleanup(strdup(seed));
+    snprintf(o, sizeof(o), "%s/c", dir);
+    static const char *const modes[] = { "--golden", "--exact" };
+    for (size_t m = 0; m < 2; m++) {
+        result res =
+            m == 0 ? harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL })
+                   : harness_hetsim(
+                         (const char *[]){ "check", s, "--golden", g, "--exact", "-o", o, NULL });
+        ck_assert_msg(res.status == 2, "%s: exit %d\n%s", modes[m], res.status, res.err);
+        ck_assert_msg(strstr(res.err, "seeds): an incomplete golden (write it again with "
+                                      "--update)") != NULL,
+                      "%s: %s", modes[m], res.err);
+    }
+    result res = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(res.status == 0, "update: exit %d\n%s", res.status, res.err);
+    free(seeds);
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* ---- Parser limits ------------------------------------------------------------------------ */
 
 /* An index of a --set (or grid) path past what the path parser holds, 20 digits or more, was
@@ -99,6 +133,10 @@ Suite *test_suite(void)
     tcase_add_test(enc, a_golden_seeds_file_saved_as_utf16_is_named_as_such);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
+    TCase *rm = tcase_create("removed");
+    tcase_add_test(rm, a_golden_seed_directory_removed_is_an_incomplete_golden);
+    tcase_set_timeout(rm, 120);
+    suite_add_tcase(s, rm);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, a_path_index_past_the_parsers_limit_is_named);
     tcase_set_timeout(lim, 120);

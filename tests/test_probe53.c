@@ -126,6 +126,45 @@ START_TEST(a_path_index_past_the_parsers_limit_is_named)
 }
 END_TEST
 
+/* A sweep point's summary.json nested past the JSON parser's limit (1000 levels), or cut
+ * mid-file, made report and plot --by say "index.csv: line N: not its run's results: its
+ * summary.json does not parse (DIR/summary.json)", exit 2, naming no cause nor the limit, where
+ * plot RUN says the parser's line, column and cause. Said now. */
+START_TEST(a_sweep_points_summary_past_the_nesting_limit_is_named)
+{
+    char *dir = harness_tmpdir("probe53");
+    char sw[600], o[600], run[800];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/protocol.name=dpsgd,seed=6", o);
+    char *sum = harness_slurp(run, "summary.json");
+    char *end = strrchr(sum, '}');
+    ck_assert_ptr_nonnull(end);
+    size_t head = (size_t)(end - sum), len = head + 16 + 2 * 1001 + 4;
+    char *deep = malloc(len);
+    size_t at = (size_t)snprintf(deep, len, "%.*s, \"x\": ", (int)head, sum);
+    for (int i = 0; i < 1001; i++)
+        deep[at++] = '[';
+    for (int i = 0; i < 1001; i++)
+        deep[at++] = ']';
+    snprintf(deep + at, len - at, "}\n");
+    harness_write(run, "summary.json", deep);
+    result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "report: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "its summary.json does not parse: line ") != NULL &&
+                      strstr(res.err, "nested deeper than 1000 levels (the parser's limit)") !=
+                          NULL,
+                  "report: %s", res.err);
+    harness_write(run, "summary.json", "{\"stop_reason\": \"time\", \"sim_ti");
+    res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(res.status == 2, "cut: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "its summary.json does not parse: line 1, column ") != NULL,
+                  "cut: %s", res.err);
+    free(deep);
+    free(sum);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe53");
@@ -139,6 +178,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, rm);
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, a_path_index_past_the_parsers_limit_is_named);
+    tcase_add_test(lim, a_sweep_points_summary_past_the_nesting_limit_is_named);
     tcase_set_timeout(lim, 120);
     suite_add_tcase(s, lim);
     return s;

@@ -217,7 +217,9 @@ static int read_manifest(gold *g, sim_err *err)
 
 /* Every seed-<S> directory is listed in the seeds file and every listed seed has one. S is
  * a listed seed as --update names its directory (decimal digits without a leading zero):
- * strtoull read "seed-08", "seed-+8" and "seed- 8" as seed 8's, so a copy there passed. */
+ * strtoull read "seed-08", "seed-+8" and "seed- 8" as seed 8's, so a copy there passed. A
+ * listed seed's directory removed is an incomplete golden, said with its fix as a seed's
+ * file removed is (it was "missing (listed in G/seeds)" alone). */
 static int check_listing(const gold *g, sim_err *err)
 {
     DIR *d = opendir(g->path);
@@ -239,8 +241,10 @@ static int check_listing(const gold *g, sim_err *err)
     closedir(d);
     for (size_t s = 0; s < g->k && rc == SIM_OK; s++)
         if (!ck_exists(g->dir[s], ""))
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: missing (listed in %s/seeds)", g->dir[s],
-                             g->path);
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: missing (listed in %s/seeds): an incomplete golden (write it "
+                             "again with --update)",
+                             g->dir[s], g->path);
     return rc;
 }
 

@@ -14,6 +14,8 @@
 #include "outputs/output.h"
 #include "outputs/rundir.h"
 #include "sim/cfg.h"
+#include "sim/err.h"
+#include "sim/text.h"
 
 static int oom(sim_err *err)
 {
@@ -442,8 +444,9 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
 
 /* The first of row r's results that is not its run's summary.json's, as the sweep wrote it
  * (sweep_index.c: the stop reason, and each number as %.17g, empty when null), into
- * what[size]; empty when all are. A summary.json that does not parse is not its run's (an
- * empty one is an incomplete run, said later: first_unlike does not call this). */
+ * what[size]; empty when all are. A summary.json that does not parse is not its run's, said
+ * with the parser's line, column and cause (an empty one is not compared: first_unlike does
+ * not call this). */
 static void results_diff(const app_index *ix, size_t r, const char *text, size_t n, char *what,
                          size_t size)
 {
@@ -451,10 +454,15 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
         "stop_reason",   "sim_time_s",       "final_accuracy",
         "best_accuracy", "time_to_target_s", "mean_throughput_sps"
     };
-    sim_cfg *s = sim_cfg_parse(text, n, NULL, NULL);
+    sim_err e;
+    sim_err_clear(&e);
+    sim_cfg *s = sim_cfg_parse(text, n, NULL, &e);
     what[0] = '\0';
-    if (s == NULL) /* cut mid-file, or a number past a double: read silently before */
-        snprintf(what, size, "its summary.json does not parse");
+    if (s == NULL) { /* cut mid-file, or a number past a double: read silently before */
+        /* with the parser's cause (nested past its limit was "does not parse" alone) */
+        snprintf(what, size, "its summary.json does not parse: %s", e.msg);
+        sim_text_utf8_trim(what);
+    }
     for (size_t i = 0; s != NULL && i < sizeof(keys) / sizeof(keys[0]) && what[0] == '\0'; i++) {
         int c = app_index_column(ix, keys[i]);
         char want[64] = "";

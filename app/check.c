@@ -95,8 +95,8 @@ static void remove_tree(const char *path)
 }
 
 /* The first entry of the golden `dir` that an update does not write and would remove with the
- * old golden (a file or a folder of the user's, a seed's subdirectory, a seeds or golden.json
- * that is no regular file), into bad[size]; "" when there is none. */
+ * old golden (a file or a folder of the user's, "seed-notes" too, a seed's subdirectory, a
+ * seeds or golden.json that is no regular file), into bad[size]; "" when there is none. */
 static void foreign_entry(const char *dir, char *bad, size_t size)
 {
     DIR *d = opendir(dir);
@@ -108,7 +108,8 @@ static void foreign_entry(const char *dir, char *bad, size_t size)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        bool seed = strncmp(e->d_name, "seed-", 5) == 0;
+        bool seed = strncmp(e->d_name, "seed-", 5) == 0 && e->d_name[5] != '\0' &&
+                    e->d_name[5 + strspn(e->d_name + 5, "0123456789")] == '\0';
         if (lstat(path, &st) != 0 || (seed ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
             (!seed && strcmp(e->d_name, "seeds") != 0 && strcmp(e->d_name, "golden.json") != 0)) {
             snprintf(bad, size, "%s", e->d_name);

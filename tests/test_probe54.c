@@ -247,6 +247,13 @@ START_TEST(an_update_removes_no_file_it_does_not_write)
     ck_assert_msg(r.status == 2 && strstr(r.err, "seed-7/notes") != NULL, "notes: exit %d\n%s",
                   r.status, r.err);
     ck_assert(harness_exists(notes));
+    ck_assert(rmdir(notes) == 0);
+    snprintf(notes, sizeof(notes), "%s/seed-notes", g);
+    ck_assert(mkdir(notes, 0777) == 0);
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "seed-notes") != NULL, "seed-notes: exit %d\n%s",
+                  r.status, r.err);
+    ck_assert(harness_exists(notes));
     harness_cleanup(dir);
 }
 END_TEST

@@ -108,11 +108,6 @@ bool mp_could_group(moshpit *st, const sim_ctx *ctx)
     return false;
 }
 
-bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w)
-{
-    return st->async && st->local_steps == 0 && sim_ctx_always_dropped(ctx, w);
-}
-
 bool mp_stuck(const void *state, const sim_ctx *ctx)
 {
     const moshpit *st = state;

@@ -190,7 +190,10 @@ bool mp_could_group(moshpit *st, const sim_ctx *ctx);
 /* Async, averaging alone: whether worker w's rounds all take no time and change nothing (it
  * sits out every one); it then starts none until it recovers, and the round ends count the
  * others' rounds. */
-bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w);
+static inline bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w)
+{
+    return st->async && st->local_steps == 0 && sim_ctx_always_dropped(ctx, w);
+}
 
 /* The stuck hook (runtime/proto.h): no round can take time or change anything again, but
  * for a recovery (a failure only takes a worker away). */

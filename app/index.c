@@ -460,8 +460,8 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
     what[0] = '\0';
     if (s == NULL) { /* cut mid-file, or a number past a double: read silently before */
         /* with the parser's cause (nested past its limit was "does not parse" alone) */
-        snprintf(what, size, "its summary.json does not parse: %s", e.msg);
-        sim_text_utf8_trim(what);
+        if (snprintf(what, size, "its summary.json does not parse: %s", e.msg) >= (int)size)
+            sim_text_utf8_trim(what); /* cut within a character: the cause's start is enough */
     }
     for (size_t i = 0; s != NULL && i < sizeof(keys) / sizeof(keys[0]) && what[0] == '\0'; i++) {
         int c = app_index_column(ix, keys[i]);

@@ -1,13 +1,11 @@
 /* Golden-curve regression checks (see check.h): loading and running the scenario, golden
  * updates, the exact and statistical checks; a golden's files are read by
- * app/check_golden.c, the reports written by app/check_report.c. */
-#define _GNU_SOURCE /* renameat2 and RENAME_EXCHANGE (glibc 2.28 and later), nftw */
+ * app/check_golden.c, the reports written by app/check_report.c, an update's golden swapped in
+ * by app/check_places.c. */
+#define _POSIX_C_SOURCE 200809L
 #include "app/check.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -80,51 +78,6 @@ static int run(const app_check_options *opt, sim_scenario *sc, const char *dir, 
 }
 
 /* ---- Updates: a golden written beside the old one and swapped in whole ------------------ */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
-}
-
-/* Removes `path` and everything under it (symbolic links are removed, not followed). */
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* True if `dir` is absent, an empty directory, or a golden (it has a seeds file): a
- * directory that an update may replace. */
-static bool replaceable(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return errno == ENOENT;
-    size_t n = 0;
-    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d))
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n == 0 || ck_exists(dir, "seeds");
-}
-
-/* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the
- * old golden when there is one (the old one, now at `work`, is then removed), a rename
- * otherwise. A process killed at any point leaves `golden` old or new, whole; `work` (the
- * new golden or the old one) is removed by the next update. */
-static int swap_golden(const char *golden, const char *work, sim_err *err)
-{
-    if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0) {
-        remove_tree(work);
-        return SIM_OK;
-    }
-    if ((errno == ENOENT || errno == EINVAL || errno == ENOSYS) && rename(work, golden) == 0)
-        return SIM_OK;
-    int rc =
-        sim_err_set(err, SIM_EIO, NULL, "cannot move %s to %s: %s", work, golden, strerror(errno));
-    remove_tree(work);
-    return rc;
-}
 
 /* The scenario hash recorded in dir/run.json, into out[32]. */
 static int run_hash(const char *dir, char *out, sim_err *err)
@@ -239,9 +192,9 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     char work[PATH_TEXT + 16], dir[PATH_TEXT + 64], hash[32];
     if (snprintf(work, sizeof(work), "%s.partial", golden) >= (int)sizeof(work) - 1)
         return sim_err_set(err, SIM_EINVAL, NULL, "path too long: %s", golden);
-    if (!replaceable(golden))
-        return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: not a golden (no seeds file) and not empty: not replaced", golden);
+    int rc = ck_golden_replaceable(golden, err);
+    if (rc != SIM_OK)
+        return rc;
     if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) && !ck_exists(work, "seeds"))
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: in the way of the update, and not an update's work: not removed",
@@ -250,14 +203,14 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     if (first == NULL)
         return err->code;
     uint64_t seed0 = first->seed;
-    int rc = sim_scenario_inputs_regular(first, "an update", err); /* a FIFO: waited on */
+    rc = sim_scenario_inputs_regular(first, "an update", err); /* a FIFO: waited on */
     if (rc == SIM_OK && seed0 > SIM_SCENARIO_SEED_MAX - (opt->seeds - 1))
         rc = past_seeds(opt, seed0, err);
     if (rc != SIM_OK) {
         sim_scenario_destroy(first);
         return rc;
     }
-    remove_tree(work); /* what a killed update left */
+    ck_remove_tree(work); /* what a killed update left */
     rc = sim_output_mkdirs(work, err);
     if (rc == SIM_OK)
         rc = sim_output_write(work, GOLDEN_MARKER, "", err);
@@ -291,9 +244,9 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     if (rc == SIM_OK)
         rc = whole_golden(work, err);
     if (rc == SIM_OK)
-        rc = swap_golden(golden, work, err);
+        rc = ck_golden_swap(golden, work, err);
     else
-        remove_tree(work);
+        ck_remove_tree(work);
     if (rc == SIM_OK)
         fprintf(out, "%s: golden written to %s (%u seeds from %" PRIu64 ", hetsim %s)\n",
                 opt->scenario, golden, opt->seeds, seed0, HETSIM_VERSION);
@@ -658,6 +611,44 @@ int app_check_run(const app_check_options *opt, FILE *out, sim_err *err)
     return rc;
 }
 
+/* A scenario whose name is only its file's (it gives no "name") takes the golden's: such a
+ * name is no part of the run's identity (a renamed copy of the golden's scenario was "another
+ * scenario", exit 2, for its name alone), while a name given is, and is compared. Its runs
+ * are then named as the golden's (summary.json, run.json byte for byte under --exact): the
+ * overrides plus name="NAME" (written into `set`, room for 2 x 128 + 8 bytes) into *named (the
+ * array in *sets, freed by the caller) and the scenario loaded again into *sc. */
+static int take_golden_name(const app_check_options *opt, const gold *g, app_check_options *named,
+                            const char ***sets, char *set, sim_scenario **sc, sim_err *err)
+{
+    sim_cfg *scenario = NULL;
+    char name[128];
+    *named = *opt;
+    if ((*sc)->name_given || sim_cfg_child(g->run[0], "scenario", &scenario, NULL) != SIM_OK ||
+        scenario == NULL || sim_cfg_string(scenario, "name", name, sizeof(name), NULL) != SIM_OK ||
+        strcmp(name, (*sc)->name) == 0)
+        return SIM_OK;
+    size_t n = (size_t)sprintf(set, "name=\""); /* set: room for twice the name and 8 */
+    for (const char *c = name; *c != '\0'; c++) {
+        if (*c == '"' || *c == '\\')
+            set[n++] = '\\';
+        set[n++] = *c;
+    }
+    sprintf(set + n, "\"");
+    if ((*sets = calloc(opt->nsets + 1, sizeof(**sets))) == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < opt->nsets; i++)
+        (*sets)[i] = opt->sets[i];
+    (*sets)[opt->nsets] = set;
+    named->sets = *sets;
+    named->nsets = opt->nsets + 1;
+    sim_scenario *again = load(named, NULL, err);
+    if (again == NULL)
+        return err->code;
+    sim_scenario_destroy(*sc);
+    *sc = again;
+    return SIM_OK;
+}
+
 /* The check (or the update) of the scenario read once into opt->text. */
 static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
 {
@@ -693,10 +684,15 @@ static int check_read(const app_check_options *opt, FILE *out, sim_err *err)
         rc = resolve_dir(dir, sizeof(dir), err);
     /* The golden is read whole first, for --exact too: a damaged one is refused either way. */
     if (rc == SIM_OK && (rc = ck_read_golden(opt->golden, g, err)) == SIM_OK) {
-        if (opt->exact)
-            rc = exact(opt, sc, g, dir, out, err);
-        else
-            rc = check_stat(opt, sc, g, dir, start, out, err);
+        app_check_options named;
+        const char **sets = NULL;
+        char set[2 * 128 + 8];
+        rc = take_golden_name(opt, g, &named, &sets, set, &sc, err);
+        if (rc == SIM_OK && opt->exact)
+            rc = exact(&named, sc, g, dir, out, err);
+        else if (rc == SIM_OK)
+            rc = check_stat(&named, sc, g, dir, start, out, err);
+        free(sets);
         ck_golden_fini(g);
     }
     if (rc < 0 && junit_ok && opt->junit != NULL && !opt->exact) {

@@ -109,7 +109,8 @@ static int no_seeds(const gold *g, const char *seeds, sim_err *err)
 
 /* The seeds file: one seed a line as --update writes it (decimal digits, no sign, space or
  * leading zero), no duplicates, at least GOLDEN_MIN seeds. A byte-order mark, CRLF line ends
- * and a last line without its newline are read as an editor leaves them. */
+ * and a last line without its newline are read as an editor leaves them; a file saved as
+ * UTF-16 is named so (it was "line 1: not a seed"), as golden.json is. */
 static int read_seeds(gold *g, sim_err *err)
 {
     char path[PATH_TEXT], *line = NULL;
@@ -126,7 +127,9 @@ static int read_seeds(gold *g, sim_err *err)
         errno = 0;
         unsigned long long seed = strtoull(line, &end, 10);
         bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\0');
-        if (!text || !canonical || *end != '\0' || errno != 0)
+        if (g->k == 0 && !text && sim_text_utf16(line, (size_t)read))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_UTF16_TEXT);
+        else if (!text || !canonical || *end != '\0' || errno != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
         else if (ck_has_seed(g, seed))
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: seed %llu listed twice", path, seed);
@@ -214,7 +217,9 @@ static int read_manifest(gold *g, sim_err *err)
 
 /* Every seed-<S> directory is listed in the seeds file and every listed seed has one. S is
  * a listed seed as --update names its directory (decimal digits without a leading zero):
- * strtoull read "seed-08", "seed-+8" and "seed- 8" as seed 8's, so a copy there passed. */
+ * strtoull read "seed-08", "seed-+8" and "seed- 8" as seed 8's, so a copy there passed. A
+ * listed seed's directory removed is an incomplete golden, said with its fix as a seed's
+ * file removed is (it was "missing (listed in G/seeds)" alone). */
 static int check_listing(const gold *g, sim_err *err)
 {
     DIR *d = opendir(g->path);
@@ -236,8 +241,10 @@ static int check_listing(const gold *g, sim_err *err)
     closedir(d);
     for (size_t s = 0; s < g->k && rc == SIM_OK; s++)
         if (!ck_exists(g->dir[s], ""))
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: missing (listed in %s/seeds)", g->dir[s],
-                             g->path);
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: missing (listed in %s/seeds): an incomplete golden (write it "
+                             "again with --update)",
+                             g->dir[s], g->path);
     return rc;
 }
 

@@ -1,9 +1,13 @@
 /* Where a check may write (see check_state.h): its JUnit report's file and its output
  * directory, refused before anything runs when they would land inside another hetsim output
- * or replace a file the check does not own (the ownership rule, outputs/rundir.h). */
-#define _XOPEN_SOURCE 700 /* realpath */
+ * or replace a file the check does not own (the ownership rule, outputs/rundir.h); and the
+ * golden an update replaces: refused when it holds what an update does not write, else swapped
+ * in whole. */
+#define _GNU_SOURCE /* realpath, nftw, renameat2 and RENAME_EXCHANGE (glibc 2.28 and later) */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,5 +248,106 @@ int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_o
         rc = linked_seed(dir, err);
     if (rc == SIM_OK && dir != NULL)
         rc = ck_own_files(dir, err);
+    return rc;
+}
+
+/* ---- Updates: a golden written beside the old one and swapped in whole ------------------ */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 ? -1 : 0;
+}
+
+/* Removes `path` and everything under it (symbolic links are removed, not followed). */
+void ck_remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The first entry of the golden `dir` that an update does not write and would remove with the
+ * old golden (a file or a folder of the user's, "seed-notes" too, a seed's subdirectory, a
+ * seeds or golden.json that is no regular file), into bad[size]; "" when there is none. */
+static void foreign_entry(const char *dir, char *bad, size_t size)
+{
+    DIR *d = opendir(dir);
+    bad[0] = '\0';
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL && bad[0] == '\0';
+         e = readdir(d)) {
+        char path[2 * PATH_TEXT];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        bool seed = strncmp(e->d_name, "seed-", 5) == 0 && e->d_name[5] != '\0' &&
+                    e->d_name[5 + strspn(e->d_name + 5, "0123456789")] == '\0';
+        if (lstat(path, &st) != 0 || (seed ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
+            (!seed && strcmp(e->d_name, "seeds") != 0 && strcmp(e->d_name, "golden.json") != 0)) {
+            snprintf(bad, size, "%s", e->d_name);
+            break;
+        }
+        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds files alone */
+        for (struct dirent *f = sd != NULL ? readdir(sd) : NULL; f != NULL; f = readdir(sd)) {
+            char sub[3 * PATH_TEXT];
+            snprintf(sub, sizeof(sub), "%s/%s", path, f->d_name);
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 &&
+                lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+                snprintf(bad, size, "%s/%s", e->d_name, f->d_name);
+                break;
+            }
+        }
+        if (sd != NULL)
+            closedir(sd);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+/* Whether an update may replace `dir`: absent, an empty directory, or a golden (it has a
+ * seeds file) of nothing but what an update writes. A folder of one's own holding a file
+ * named seeds was replaced whole, its files and folders removed (exit 0), and so were a
+ * README or a folder of notes kept in a golden. */
+int ck_golden_replaceable(const char *dir, sim_err *err)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL && errno == ENOENT)
+        return SIM_OK;
+    size_t n = 0;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d != NULL)
+        closedir(d);
+    if (d != NULL && n == 0)
+        return SIM_OK;
+    if (d == NULL || !ck_exists(dir, "seeds"))
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a golden (no seeds file) and not empty: not replaced", dir);
+    char bad[PATH_TEXT];
+    foreign_entry(dir, bad, sizeof(bad));
+    if (bad[0] != '\0')
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s/%s: no file of a hetsim golden (an update writes seeds, golden.json "
+                           "and a run of files in each seed-S, and replaces the golden whole): "
+                           "move it out of %s, or choose another --golden; not replaced",
+                           dir, bad, dir);
+    return SIM_OK;
+}
+
+/* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the
+ * old golden when there is one (the old one, now at `work`, is then removed), a rename
+ * otherwise. A process killed at any point leaves `golden` old or new, whole; `work` (the
+ * new golden or the old one) is removed by the next update. */
+int ck_golden_swap(const char *golden, const char *work, sim_err *err)
+{
+    if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0) {
+        ck_remove_tree(work);
+        return SIM_OK;
+    }
+    if ((errno == ENOENT || errno == EINVAL || errno == ENOSYS) && rename(work, golden) == 0)
+        return SIM_OK;
+    int rc =
+        sim_err_set(err, SIM_EIO, NULL, "cannot move %s to %s: %s", work, golden, strerror(errno));
+    ck_remove_tree(work);
     return rc;
 }

@@ -1,10 +1,11 @@
-/* Golden-curve checks, internal (see check.h): what the check's four files share. Included
+/* Golden-curve checks, internal (see check.h): what the check's files share. Included
  * only by app/check.c (loading and running the scenario, updates, the exact and statistical
  * checks), app/check_golden.c (reading and validating a golden, runs compared with it),
  * app/check_files.c (a run directory's files: fingerprints, JSON, run.json in canonical form),
  * app/check_places.c (where a check may write) and app/check_report.c (check.csv, check.png,
  * the JUnit report); calls run one way: check.c -> check_golden.c -> check_files.c, check.c ->
- * check_files.c, check.c -> check_places.c -> check_report.c and check.c -> check_report.c. */
+ * check_files.c, check.c -> check_places.c -> check_report.c, check_places.c -> check_files.c and
+ * check.c -> check_report.c. */
 #ifndef APP_CHECK_STATE_H
 #define APP_CHECK_STATE_H
 
@@ -139,6 +140,18 @@ long ck_runs_diff(const char *a, const char *b, char *out, size_t size, sim_err 
  * wrote. *junit_ok: whether a report may be written where --junit names (not even one of
  * this error where it was refused). */
 int ck_check_places(const app_check_options *opt, const char *dir, bool *junit_ok, sim_err *err);
+
+/* Whether an update may replace `dir`: absent, an empty directory, or a golden (it has a seeds
+ * file) of nothing but what an update writes (a folder of one's own holding a file named seeds,
+ * a README or a folder of notes kept in a golden are refused, naming the first such entry). */
+int ck_golden_replaceable(const char *dir, sim_err *err);
+
+/* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the old
+ * golden when there is one (the old one, now at `work`, is then removed), a rename otherwise. */
+int ck_golden_swap(const char *golden, const char *work, sim_err *err);
+
+/* Removes `path` and everything under it (symbolic links are removed, not followed). */
+void ck_remove_tree(const char *path);
 
 /* ---- app/check_report.c ---- */
 

@@ -14,6 +14,8 @@
 #include "outputs/output.h"
 #include "outputs/rundir.h"
 #include "sim/cfg.h"
+#include "sim/err.h"
+#include "sim/text.h"
 
 static int oom(sim_err *err)
 {
@@ -44,6 +46,19 @@ static int missing(const char *sweep_dir, const char *path, sim_err *err)
                            "sweep's directory (`hetsim plot RUN_DIR...` draws runs)",
                            sweep_dir);
     snprintf(metrics, sizeof(metrics), "%s/%s", sweep_dir, SIM_RUNDIR_SWEEP_MARKER);
+    long pid = 0;
+    /* Its sweep running: "run the same `hetsim sweep` again" was said, which that sweep's lock
+     * refuses. */
+    if (stat(metrics, &st) == 0 && sim_rundir_locked(sweep_dir, &pid)) {
+        char holder[48] = "a process not known";
+        if (pid > 0)
+            snprintf(holder, sizeof(holder), "pid %ld", pid);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: no index.csv yet: it is being written by another hetsim (%s), "
+                           "which writes index.csv once its points have run: read it once that "
+                           "is done",
+                           sweep_dir, holder);
+    }
     if (stat(metrics, &st) == 0)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: no index.csv yet: its sweep has not finished (run the same "
@@ -429,8 +444,9 @@ static void row_diff(const app_index *ix, size_t r, const char *text, size_t n, 
 
 /* The first of row r's results that is not its run's summary.json's, as the sweep wrote it
  * (sweep_index.c: the stop reason, and each number as %.17g, empty when null), into
- * what[size]; empty when all are. A summary.json that does not parse is not its run's (an
- * empty one is an incomplete run, said later: first_unlike does not call this). */
+ * what[size]; empty when all are. A summary.json that does not parse is not its run's, said
+ * with the parser's line, column and cause (an empty one is not compared: first_unlike does
+ * not call this). */
 static void results_diff(const app_index *ix, size_t r, const char *text, size_t n, char *what,
                          size_t size)
 {
@@ -438,10 +454,15 @@ static void results_diff(const app_index *ix, size_t r, const char *text, size_t
         "stop_reason",   "sim_time_s",       "final_accuracy",
         "best_accuracy", "time_to_target_s", "mean_throughput_sps"
     };
-    sim_cfg *s = sim_cfg_parse(text, n, NULL, NULL);
+    sim_err e;
+    sim_err_clear(&e);
+    sim_cfg *s = sim_cfg_parse(text, n, NULL, &e);
     what[0] = '\0';
-    if (s == NULL) /* cut mid-file, or a number past a double: read silently before */
-        snprintf(what, size, "its summary.json does not parse");
+    if (s == NULL) { /* cut mid-file, or a number past a double: read silently before */
+        /* with the parser's cause (nested past its limit was "does not parse" alone) */
+        if (snprintf(what, size, "its summary.json does not parse: %s", e.msg) >= (int)size)
+            sim_text_utf8_trim(what); /* cut within a character: the cause's start is enough */
+    }
     for (size_t i = 0; s != NULL && i < sizeof(keys) / sizeof(keys[0]) && what[0] == '\0'; i++) {
         int c = app_index_column(ix, keys[i]);
         char want[64] = "";
@@ -677,14 +698,18 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     if (rc == SIM_OK && stop == NULL)
         rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no scenario.stop (not a run.json of hetsim)",
                          path);
+    /* In (0, 1], as the scenario's: a target of 0 edited in read "time to 0", every run at 0 s. */
     if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
         !sim_cfg_is_null(stop, "target_accuracy"))
-        rc = sim_cfg_double(stop, "target_accuracy", 0.0, 1.0, target, err);
+        rc = sim_cfg_double(stop, "target_accuracy", nextafter(0.0, 1.0), 1.0, target, err);
     if (rc == SIM_OK && sim_cfg_has(sc, "eval"))
         rc = sim_cfg_child(sc, "eval", &eval, err);
     if (rc == SIM_OK && eval != NULL && sim_cfg_has(eval, "every_s") &&
         !sim_cfg_is_null(eval, "every_s"))
         rc = sim_cfg_double(eval, "every_s", 0.0, SIM_CSV_HUGE, every, err);
+    if (rc == SIM_OK && *every == 0.0) /* as outputs/csv.c's run_every: no run's interval */
+        rc = sim_err_set(err, SIM_EINVAL, "$.scenario.eval.every_s",
+                         "0 s: a run evaluates every 1 ns or more");
     sim_cfg_destroy(root);
     if (rc != SIM_OK && rc != SIM_ENOMEM && rc != SIM_EIO) {
         sim_err_file(err, path);

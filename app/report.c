@@ -125,6 +125,9 @@ static void speedup(rp_report *rp, size_t g, size_t b, double *x, double *y)
     else
         app_stats_ratio_ci(x, a->n, y, base->n, &row->speedup, &row->speedup_lo, &row->speedup_hi);
     row->speedup_censored = ttt && (rp->rows[g].reached < a->n || rp->rows[b].reached < base->n);
+    double mean = NAN, sd = NAN; /* the ratio's denominator: no ratio when its mean is 0 */
+    if (app_stats_mean_sd(ttt ? x : y, ttt ? a->n : base->n, &mean, &sd) > 0 && mean == 0.0)
+        rp->zero_den = true;
 }
 
 static int build(rp_report *rp, sim_err *err)

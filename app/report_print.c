@@ -157,6 +157,9 @@ void rp_caption(const rp_report *rp, FILE *f)
                 isnan(s->target) ? "throughput (the row's over the baseline's)"
                                  : "mean time to target",
                 isnan(s->target) ? "" : " (over the runs that reached it; * when some did not)");
+    if (rp->zero_den)
+        fprintf(f, " (none, \"-\", where %s is 0)",
+                isnan(s->target) ? "the baseline's throughput" : "the row's mean time to target");
     if (rp->bytes_left > 0)
         fprintf(f,
                 "; bytes sent/sample leaves out %zu run%s whose workers counted no samples (k "

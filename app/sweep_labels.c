@@ -7,6 +7,7 @@
 
 #include "app/index.h"
 #include "app/sweep_plot.h"
+#include "outputs/rundir.h"
 
 #define PATH_TEXT SIM_ERR_FILE_MAX /* a run directory of up to 4,000 bytes (docs/usage.md) */
 
@@ -33,7 +34,7 @@ static void point_keys_fini(point_keys *p)
 
 /* The overrides of run directory `dir` from its parent's index (`ix`, read for `parent`
  * unless it is the one already read); p->n = 0 when it is not a sweep's point. */
-static int find_point(const char *dir, app_index *ix, char *parent, point_keys *p, sim_err *err)
+static int point_at(const char *dir, app_index *ix, char *parent, point_keys *p, sim_err *err)
 {
     char up[PATH_TEXT];
     size_t len = strlen(dir);
@@ -74,6 +75,23 @@ static int find_point(const char *dir, app_index *ix, char *parent, point_keys *
         break;
     }
     return SIM_OK;
+}
+
+/* point_at for the place `dir` names, spelt the one way (sim_rundir_follow: "." components and
+ * trailing slashes dropped, a link followed to its target): "SW/POINT/." was read as the run
+ * "." of the folder SW/POINT, no sweep's, and drawn with its scenario's name ("b, b-2" for
+ * "workload.batch=8, workload.batch=16" of the same two runs), and so was a link to a point. */
+static int find_point(const char *dir, app_index *ix, char *parent, point_keys *p, sim_err *err)
+{
+    char *place = NULL;
+    sim_err ignored; /* a place that cannot be followed is read as it is spelt */
+    if (sim_rundir_follow(dir, &place, &ignored) != SIM_OK) {
+        free(place);
+        place = NULL;
+    }
+    int rc = point_at(place != NULL ? place : dir, ix, parent, p, err);
+    free(place);
+    return rc;
 }
 
 /* The value of `key` in p, or NULL. */

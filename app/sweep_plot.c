@@ -1,11 +1,15 @@
 /* Figures of a finished sweep (see sweep_plot.h). */
 #include "app/sweep_plot.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/index.h"
 #include "app/stats.h"
@@ -53,6 +57,9 @@ typedef struct plot {
     bool down;    /* some worker was down */
     bool drops;   /* some group's runs end before others */
     char *key;    /* o->sel.by as the figures' names hold it (file_key) */
+    bool bands;   /* by-KEY and its by-KEY-I.csv were drawn */
+    bool ttt_csv; /* ttt-by-KEY.csv was written */
+    bool ttt_fig; /* ttt-by-KEY was drawn */
 } plot;
 
 static int oom(sim_err *err)
@@ -458,7 +465,7 @@ static int write_ttt(const plot *p, const char *name, size_t *reached, sim_err *
     return sim_file_commit(out, err);
 }
 
-static int draw_ttt(const plot *p, FILE *log, sim_err *err)
+static int draw_ttt(plot *p, FILE *log, sim_err *err)
 {
     const app_sweep_plot_options *o = p->o;
     double target = p->sel.target;
@@ -475,6 +482,7 @@ static int draw_ttt(const plot *p, FILE *log, sim_err *err)
     }
     snprintf(name, sizeof(name), "ttt-by-%s.csv", p->key);
     int rc = write_ttt(p, name, &reached, err);
+    p->ttt_csv = rc == SIM_OK;
     if (rc != SIM_OK || reached == 0) {
         if (rc == SIM_OK && log != NULL)
             sim_err_warn(log, "no ttt-by-%s.%s: no run reached test accuracy %g (%s)", p->key,
@@ -495,6 +503,7 @@ static int draw_ttt(const plot *p, FILE *log, sim_err *err)
         return oom(err);
     }
     rc = draw(p, "bars.gp", vars, "ttt", err);
+    p->ttt_fig = rc == SIM_OK;
     free(vars);
     return rc;
 }
@@ -543,6 +552,64 @@ static int draw_breakdown(const plot *p, sim_err *err)
 }
 
 /* ---- The whole ---------------------------------------------------------------------------- */
+
+/* Whether `name`, a file of this plot's (plot_file), is one it wrote now. */
+static bool written(const plot *p, const char *name)
+{
+    char want[PATH_TEXT];
+    const char *ext = ext_of(p->o);
+    snprintf(want, sizeof(want), "by-%s-", p->key);
+    size_t w = strlen(want);
+    if (strncmp(name, want, w) == 0 && name[w] >= '0' && name[w] <= '9') {
+        size_t i = (size_t)strtoull(name + w, NULL, 10);
+        snprintf(want, sizeof(want), "by-%s-%zu.csv", p->key, i);
+        return p->bands && i < p->ng && strcmp(name, want) == 0; /* not "by-K-01.csv" */
+    }
+    const struct {
+        const char *head, *ext;
+        bool wrote;
+    } files[] = { { "", ext, p->bands },
+                  { "breakdown-", ext, true },
+                  { "breakdown-", "csv", true },
+                  { "ttt-", ext, p->ttt_fig },
+                  { "ttt-", "csv", p->ttt_csv } };
+    for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+        snprintf(want, sizeof(want), "%sby-%s.%s", files[k].head, p->key, files[k].ext);
+        if (strcmp(name, want) == 0)
+            return files[k].wrote;
+    }
+    return true;
+}
+
+/* Once the figures are drawn, removes this plot's files that an earlier plot --by of the key
+ * left in the folder and this one did not write: a figure it did not draw (ttt-by-KEY without
+ * --target, by-KEY of timing-only runs) and the band data of groups it does not have
+ * (by-KEY-I.csv). They were left beside the new figures, of other data (a ttt-by-KEY.png of
+ * two groups beside a plot of one that said "no ttt-by-KEY.png", exit 0). Regular files alone,
+ * as sim_plot_place claimed them. */
+static int remove_stale(const plot *p, sim_err *err)
+{
+    DIR *d = opendir(p->o->out_dir);
+    if (d == NULL)
+        return sim_err_set(err, SIM_EIO, NULL, "cannot list %s: %s", p->o->out_dir,
+                           strerror(errno));
+    int rc = SIM_OK;
+    for (struct dirent *e; rc == SIM_OK && (e = readdir(d)) != NULL;) {
+        if (!plot_file(e->d_name, p) || written(p, e->d_name))
+            continue;
+        char *path = sim_output_join(p->o->out_dir, e->d_name, "");
+        struct stat st;
+        if (path == NULL)
+            rc = oom(err);
+        else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) != 0 &&
+                 errno != ENOENT)
+            rc = sim_err_set(err, SIM_EIO, NULL, "cannot remove %s, left by an earlier plot: %s",
+                             path, strerror(errno));
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
 
 /* The --by text as the figures' names hold it: '[' and ']' of a grid path of an array's item
  * (stragglers[0].slowdown) written '_', as the sweep names its points' directories; gnuplot
@@ -616,7 +683,8 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = paper_room(&p, err);
     if (rc == SIM_OK)
         rc = sim_plot_mkdir(o->out_dir, err);
-    if (rc == SIM_OK && any_accuracy(&p))
+    p.bands = rc == SIM_OK && any_accuracy(&p);
+    if (p.bands)
         rc = draw_bands(&p, err);
     else if (rc == SIM_OK && log != NULL)
         sim_err_warn(log, "no by-%s.%s: the runs have no test accuracy (a timing-only model)",
@@ -625,6 +693,8 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         rc = draw_breakdown(&p, err);
     if (rc == SIM_OK)
         rc = draw_ttt(&p, log, err);
+    if (rc == SIM_OK)
+        rc = remove_stale(&p, err);
     for (size_t i = 0; p.g != NULL && i < p.ng; i++) {
         for (size_t k = 0; k < p.g[i].n; k++)
             app_curve_fini(&p.g[i].curves[k]);

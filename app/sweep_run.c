@@ -288,6 +288,26 @@ static void progress(size_t done, size_t total, size_t running, double t0, bool 
     fflush(stderr);
 }
 
+/* The sweep's own files in its directory, which it replaces whole at its end: a directory, a
+ * FIFO, a link or a device there is refused before any point runs (a directory index.csv ran
+ * every point, then "cannot write DIR/index.csv: Is a directory", exit 1, in every later run
+ * of the sweep; a FIFO or a link there lost its name), as a plot refuses one at its files'. */
+static int own_files(const app_sweep *sw, sim_err *err)
+{
+    static const char *const names[] = { "index.csv", "curves.csv" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char path[PATH_TEXT];
+        struct stat st;
+        sw_join(path, sizeof(path), sw->dir, names[i]);
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return sim_err_set(err, SIM_ESCENARIO, NULL,
+                               "%s is %s, no file of a hetsim sweep (a sweep writes a regular "
+                               "file there and replaces it whole): remove it",
+                               path, sim_file_kind(st.st_mode));
+    }
+    return SIM_OK;
+}
+
 int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
 {
     const unsigned kinds = SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) |
@@ -323,11 +343,13 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
     sw_join(mark, sizeof(mark), sw->dir, SIM_RUNDIR_SWEEP_MARKER);
     /* Created in place (no temporary file): `--index` tasks may look at once. */
     /* Never through a symbolic link (it made the file it names, outside the sweep) nor a
-     * FIFO (its open waited for a reader for ever): the marker is a plain file of its own. */
+     * FIFO (its open waited for a reader for ever): the marker is a plain file of its own, and
+     * a directory there is refused as they are (it failed as a write, "cannot create ...: Is a
+     * directory", exit 1). */
     int fd = -1;
     if ((rc = sim_output_mkdirs(sw->dir, err)) == SIM_OK &&
         (fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666)) < 0 &&
-        errno != ELOOP && errno != ENXIO)
+        errno != ELOOP && errno != ENXIO && errno != EISDIR)
         rc = sim_err_set(err, SIM_EIO, NULL, "cannot create %s: %s", mark, strerror(errno));
     else if (rc == SIM_OK && (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
         rc = sim_err_set(err, SIM_ESCENARIO, NULL,
@@ -335,7 +357,7 @@ int app_sweep_open_dir(app_sweep *sw, bool lock, sim_err *err)
                          lstat(mark, &st) == 0 ? sim_file_kind(st.st_mode) : "no file");
     if (fd >= 0)
         close(fd);
-    return rc;
+    return rc == SIM_OK && lock ? own_files(sw, err) : rc;
 }
 
 int app_sweep_run(app_sweep *sw, size_t *ran, size_t *failed, sim_err *err)

@@ -521,7 +521,7 @@ static int run_end(const char *summary_json, double *end, sim_err *err)
 
 /* The run's evaluation interval, eval.every_s in `run_json` (its scenario as resolved), in ns
  * into *every_ns as the loader rounds it: 0 for a run.json that cannot be read or names none
- * (its readers refuse it); one that is no number > 0 is SIM_EINVAL naming it. */
+ * (its readers refuse it); one that is no number of at least 1 ns is SIM_EINVAL naming it. */
 static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
 {
     size_t len = 0;
@@ -543,7 +543,12 @@ static int run_every(const char *run_json, int64_t *every_ns, sim_err *err)
     if (bad.code == SIM_OK && every > 0.0 && llround(every * 1e9) == 0)
         sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
                     "%.17g s is below the clock's resolution of 1 ns", every);
-    if (bad.code == SIM_OK && !(every > 0.0)) /* absent, or 0: no grid to hold the rows to */
+    /* 0 (or -0) is no interval a run has: it held no row to the grid, and report printed
+     * "evaluations every 0 s or more", exit 0. */
+    if (bad.code == SIM_OK && every == 0.0)
+        sim_err_set(&bad, SIM_EINVAL, "$.scenario.eval.every_s",
+                    "0 s: a run evaluates every 1 ns or more");
+    if (bad.code == SIM_OK && !(every > 0.0)) /* absent: no grid to hold the rows to */
         return bad.code;
     if (bad.code == SIM_OK) {
         *every_ns = (int64_t)llround(every * 1e9); /* scenario/scenario_read.c's rounding */
@@ -605,13 +610,12 @@ static double summary_number(const char *path, const char *key)
     return x;
 }
 
-/* A run scores every evaluation or none (a model without a test set, the timing-only one):
- * test_accuracy is empty in every row or in none, and in none when its summary.json has a
- * final_accuracy. One run's accuracies emptied made report --target read it as not reached
- * ("2/3 (others > 1)") beside its summary's final_accuracy 0.58, exit 0. */
-static int check_accuracies(const sim_csv *t, const char *summary_json, sim_err *err)
+/* Column `name` of t empty in every row or in none (`why` says so in the message), and in none
+ * when the summary.json `summary_json` has a number at `key`, the run's figure of it. */
+static int all_or_none(const sim_csv *t, const char *name, const char *why,
+                       const char *summary_json, const char *key, sim_err *err)
 {
-    int c = sim_csv_column(t, "test_accuracy");
+    int c = sim_csv_column(t, name);
     size_t empty = 0, first = 0;
     for (size_t r = 0; c >= 0 && r < t->nrows; r++)
         if (sim_csv_cell(t, r, (size_t)c)[0] == '\0' && empty++ == 0)
@@ -620,15 +624,30 @@ static int check_accuracies(const sim_csv *t, const char *summary_json, sim_err 
         return SIM_OK;
     if (empty < t->nrows)
         return sim_err_set(err, SIM_EINVAL, NULL,
-                           "%s: line %zu: test_accuracy: empty, where the run's other rows have "
-                           "one (a run scores every evaluation or none)",
-                           t->path, t->line[first]);
-    double final = summary_number(summary_json, "final_accuracy");
-    if (isnan(final))
+                           "%s: line %zu: %s: empty, where the run's other rows have one (%s)",
+                           t->path, t->line[first], name, why);
+    double total = summary_number(summary_json, key);
+    if (isnan(total))
         return SIM_OK;
-    return sim_err_set(err, SIM_EINVAL, NULL,
-                       "%s: test_accuracy: empty in every row, where %s has final_accuracy %.17g",
-                       t->path, summary_json, final);
+    return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s: empty in every row, where %s has %s %.17g",
+                       t->path, name, summary_json, key, total);
+}
+
+/* A run scores every evaluation or none (a model without a test set, the timing-only one):
+ * test_accuracy is empty in every row or in none, and in none when its summary.json has a
+ * final_accuracy. One run's accuracies emptied made report --target read it as not reached
+ * ("2/3 (others > 1)") beside its summary's final_accuracy 0.58, exit 0. A run counts epochs
+ * likewise (in no row without training data, where summary.json's epochs is null): one row's
+ * epoch emptied, or every row's, made plot --by --x epoch draw the group's curve at x = nan,
+ * exit 0. */
+static int check_accuracies(const sim_csv *t, const char *summary_json, sim_err *err)
+{
+    int rc = all_or_none(t, "test_accuracy", "a run scores every evaluation or none", summary_json,
+                         "final_accuracy", err);
+    if (rc == SIM_OK)
+        rc = all_or_none(t, "epoch", "a run with training data counts epochs in every row",
+                         summary_json, "epochs", err);
+    return rc;
 }
 
 /* An evaluation writes a row's test loss and accuracy together: a row with one alone is

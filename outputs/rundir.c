@@ -491,7 +491,7 @@ static int remove_flat(const char *dir)
 /* Creates the missing parents of `dir` (its last component excluded). */
 static int make_parents(const char *dir, sim_err *err)
 {
-    char *parent = sim_rundir_clean(dir);
+    char *parent = sim_file_clean_path(dir);
     if (parent == NULL)
         return rundir_oom(err);
     char *slash = strrchr(parent, '/');

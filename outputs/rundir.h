@@ -89,17 +89,12 @@ const char *sim_rundir_kind_name(sim_rundir_kind kind);
     (SIM_RUNDIR_BIT(SIM_RUNDIR_RUN) | SIM_RUNDIR_BIT(SIM_RUNDIR_WORK) | \
      SIM_RUNDIR_BIT(SIM_RUNDIR_SWEEP) | SIM_RUNDIR_BIT(SIM_RUNDIR_GOLDEN))
 
-/* `dir` as the place it names, written the one way: without its "." components, repeated and
- * trailing slashes ("A/." and "./A/" are "A", "/." is "/", "./" is "."; ".." stays), malloc'd
- * (NULL when out of memory). Every output path compared with a hetsim output is taken so. */
-char *sim_rundir_clean(const char *dir);
-
 /* The place `dir` names, resolved lexically and through the file system, the one way every
- * output path compared with a hetsim output is taken: `dir` cleaned (sim_rundir_clean), then,
- * when it holds "..", its part up to the last ".." replaced by that folder's real path (the
- * kernel's meaning: "A/.." is A's parent, never a place inside A; after a link, the parent of
- * its target), malloc'd into *out; a last component that is a link is kept. SIM_ESCENARIO for
- * an empty name, a ".." after a folder that does not exist yet (see sim_rundir_follow) or one
+ * output path compared with a hetsim output is taken: `dir` cleaned (sim_file_clean_path,
+ * sim/file.h), then, when it holds "..", its part up to the last ".." replaced by that folder's
+ * real path (the kernel's meaning: "A/.." is A's parent, never a place inside A; after a link, the
+ * parent of its target), malloc'd into *out; a last component that is a link is kept. SIM_ESCENARIO
+ * for an empty name, a ".." after a folder that does not exist yet (see sim_rundir_follow) or one
  * that cannot be resolved ("file/.."), SIM_ENOMEM. */
 int sim_rundir_resolve(const char *dir, char **out, sim_err *err);
 

@@ -13,6 +13,7 @@
 
 #include "outputs/rundir.h"
 #include "outputs/rundir_state.h"
+#include "sim/file.h"
 
 char *rundir_concat(const char *a, const char *b)
 {
@@ -26,36 +27,6 @@ char *rundir_concat(const char *a, const char *b)
 int rundir_oom(sim_err *err)
 {
     return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-}
-
-/* ".." stays: what it means depends on links (sim_rundir_follow). An output named "A/." is
- * A itself, not a place inside it (nor has it the work directory "A/..partial"). */
-char *sim_rundir_clean(const char *dir)
-{
-    size_t n = strlen(dir), len = 0;
-    char *s = malloc(n + 2);
-    if (s == NULL)
-        return NULL;
-    if (dir[0] == '/')
-        s[len++] = '/';
-    for (const char *c = dir; *c != '\0';) {
-        while (*c == '/')
-            c++;
-        size_t k = strcspn(c, "/");
-        if (k == 0 || (k == 1 && c[0] == '.')) {
-            c += k;
-            continue;
-        }
-        if (len > 0 && s[len - 1] != '/')
-            s[len++] = '/';
-        memcpy(s + len, c, k);
-        len += k;
-        c += k;
-    }
-    if (len == 0)
-        s[len++] = '.';
-    s[len] = '\0';
-    return s;
 }
 
 /* True if the component at c (up to a '/' or the end) is "." or "..". */
@@ -140,7 +111,7 @@ static int resolve_dots(const char *dir, char **p, sim_err *err)
                          dir, head, strerror(errno));
     } else {
         char *joined = rundir_concat(real, last[0] != '\0' ? last : "/");
-        char *next = joined != NULL ? sim_rundir_clean(joined) : NULL;
+        char *next = joined != NULL ? sim_file_clean_path(joined) : NULL;
         free(joined);
         if (next == NULL) {
             rc = rundir_oom(err);
@@ -159,7 +130,7 @@ int sim_rundir_resolve(const char *dir, char **out, sim_err *err)
     *out = NULL;
     if (dir[0] == '\0') /* `run -o ""` failed at its end: "cannot rename .partial to " */
         return sim_err_set(err, SIM_ESCENARIO, NULL, "output directory: an empty name");
-    char *p = sim_rundir_clean(dir);
+    char *p = sim_file_clean_path(dir);
     int rc = p != NULL ? resolve_dots(dir, &p, err) : rundir_oom(err);
     if (rc == SIM_OK)
         *out = p;
@@ -206,7 +177,7 @@ static int follow_dangling(const char *dir, char *p, size_t k, int *hops, char *
     char *head = strndup(p, k), *place = NULL;
     int rc = head != NULL ? follow(dir, head, hops, &place, err) : rundir_oom(err);
     char *joined = rc == SIM_OK ? rundir_concat(place, p + k) : NULL;
-    char *next = joined != NULL ? sim_rundir_clean(joined) : NULL;
+    char *next = joined != NULL ? sim_file_clean_path(joined) : NULL;
     if (rc == SIM_OK && next == NULL)
         rc = rundir_oom(err);
     free(p);
@@ -246,11 +217,11 @@ static int follow(const char *dir, char *p, int *hops, char **out, sim_err *err)
         target[n] = '\0';
         char *slash = strrchr(p, '/'), *next;
         if (target[0] == '/' || slash == NULL) { /* absolute, or beside a link in "." */
-            next = sim_rundir_clean(target);
+            next = sim_file_clean_path(target);
         } else { /* relative to the link's folder */
             slash[1] = '\0';
             char *joined = rundir_concat(p, target);
-            next = joined != NULL ? sim_rundir_clean(joined) : NULL;
+            next = joined != NULL ? sim_file_clean_path(joined) : NULL;
             free(joined);
         }
         free(p);

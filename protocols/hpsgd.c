@@ -88,11 +88,12 @@ static void hps_merge(hpsgd *st, sim_ctx *ctx, uint32_t w, double lr)
     /* A round that admitted workers (zero blocks) is the mean over its contributors: the
      * rate scaled without momentum, the mean itself with (the velocity keeps its scale). */
     const float *mean = coll_mean_last(st->mean);
-    if (hw(ctx, w)->launches == st->zero_launch && st->momentum == 0) {
-        lr *= st->zero_scale;
-    } else if (hw(ctx, w)->launches == st->zero_launch) {
+    double scale = hw(ctx, w)->fly_scale;
+    if (scale != 1.0 && st->momentum == 0) {
+        lr *= scale;
+    } else if (scale != 1.0) {
         sim_tensor_copy(st->scaled, mean, st->P);
-        sim_tensor_scale(st->scaled, (float)st->zero_scale, st->P);
+        sim_tensor_scale(st->scaled, (float)scale, st->P);
         mean = st->scaled;
     }
     /* The merges' velocity decays once per step taken since the last merge, this one too. */
@@ -267,7 +268,10 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
         hw(ctx, w)->init = false;
         accumulate(st, ctx, w);
         local_step(st, ctx, w, g, lr);
-        return hps_settle(st, ctx, w, err);
+        int rc = hps_settle(st, ctx, w, err);
+        if (rc == SIM_OK && st->admitting) /* an epoch's first round (x̄ the global model) */
+            rc = hps_admit(st, ctx, w, err);
+        return rc;
     }
     accumulate(st, ctx, w); /* G + g is the accumulation launched below */
     if (hw(ctx, w)->inflight)
@@ -330,7 +334,7 @@ static int hps_start(void *state, sim_ctx *ctx, sim_err *err)
     }
     if (rc == SIM_OK)
         rejoin_owner(st->rj, &hps_rejoin, st);
-    st->zero_launch = UINT64_MAX;
+    st->launch_scale = 1.0;
     if (rc == SIM_OK)
         rc = hps_ring_reset_active(st, ctx, err);
     uint32_t m = hps_active_list(st, ctx);
@@ -375,5 +379,6 @@ const proto_ops proto_hpsgd = {
     .start = hps_start,
     .on_event = hps_on_event,
     .report = hps_report,
+    .memory = hps_memory,
     .buffers = hps_arena,
 };

@@ -37,6 +37,14 @@ void hps_buffers(void *state, sim_arena *a, size_t num_params)
     st->tally = sim_arena_alloc(a, n, sizeof(hps_count));
 }
 
+/* Outside the arena: the global model's snapshot the rejoin service holds for the workers an
+ * epoch's first round admits (hps_admit), from that round to the next. */
+uint64_t hps_memory(const void *state, size_t num_params)
+{
+    (void)state;
+    return proto_snapshot_bytes(num_params);
+}
+
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out)
 {
     (void)ctx;

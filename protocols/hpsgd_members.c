@@ -16,15 +16,21 @@
  * lost or applied twice. A recovered worker waits to be admitted at the next round that merges
  * and launches (not an epoch's last): the ring is idle then, so it restarts with the newcomer,
  * which joins the round just launched with a zero accumulation (that round's merge is rescaled to
- * the mean over its contributors) and is sent the new global model (a full-model message from the
- * coordinator) before it computes; the kit's barrier admits it (coll_barrier_admit), holding its
- * arrival until every member has been released from the admitting round, when the barrier restarts
- * with it. If the coordinator fails before the global model lands, the kit has the active worker
- * furthest ahead send it again: no member is released from the round after the admitting one
- * before the newcomer arrives, so that worker's parameters are still the admitting round's merge
- * (bitwise the coordinator's without momentum); with nobody active left the admission is undone
- * (unadmit). A recovered worker that finds nobody active (or whose last active peer fails before
- * admitting it) starts over alone, its iteration count set to the barrier's next round.
+ * the mean over its contributors: each member records the scale at its launch, fly_scale) and is
+ * sent the new global model (a full-model message from the coordinator) before it computes; or
+ * at an epoch's first round (the ring idle, every member holding the global model its flush
+ * merged), which launches nothing: the newcomer joins no ring round, is sent x̄ (the global model,
+ * held by the rejoin service, since the members' parameters take a local step) and launches its
+ * own gradient with the members at the next round (issue 38: with epochs of three rounds or fewer
+ * no round merges and launches, and a recovered worker waited to the run's end); the kit's barrier
+ * admits it (coll_barrier_admit), holding its arrival until every member has been released from the
+ * admitting round, when the barrier restarts with it. If the coordinator fails before the global
+ * model lands, the kit has the active worker furthest ahead send it again: no member is released
+ * from the round after the admitting one before the newcomer arrives, so that worker's parameters
+ * are still the admitting round's merge (bitwise the coordinator's without momentum); with nobody
+ * active left the admission is undone (unadmit). A recovered worker that finds nobody active (or
+ * whose last active peer fails before admitting it) starts over alone, its iteration count set to
+ * the barrier's next round.
  */
 #include <assert.h>
 #include <stdbool.h>
@@ -108,6 +114,7 @@ int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     sim_tensor_zero(row(st->acc, st, w), st->P);
     hw(ctx, w)->fly_steps = hw(ctx, w)->win_steps;
     hw(ctx, w)->fly_base = hw(ctx, w)->win_base;
+    hw(ctx, w)->fly_scale = st->launch_scale;
     hw(ctx, w)->win_steps = 0;
     hw(ctx, w)->inflight = true;
     hw(ctx, w)->ring_done = false;
@@ -117,38 +124,57 @@ int hps_launch(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 
 /* ---- admissions ---- */
 
-/* Admission waits for a round that merges and launches (so the ring is idle and the model the
- * coordinator holds after its update is the new global model) and does not end an epoch. */
+/* Admission waits for a round that does not end an epoch, its coordinator active, and either
+ * merges and launches (the ring is idle, and the model the coordinator holds after its update is
+ * the new global model) or launches nothing, every active member just merged with nothing in
+ * flight (an epoch's first round, after its flush or an abandoned launch: the ring is idle, and
+ * x̄ after the release is the global model). The global model held for an earlier admission is
+ * released: the workers it admitted have all arrived since (or failed). */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
+    rejoin_release_state(st->rj, ctx);
+    st->launch_scale = 1.0;
     uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
-    if (w == REJOIN_NONE || !st->reduced || st->epoch_end || !hw(ctx, coord)->inflight ||
-        hw(ctx, coord)->init)
+    const hps_worker *c = hw(ctx, coord);
+    if (w == REJOIN_NONE || st->epoch_end || !active(ctx, coord))
         return SIM_OK;
-    for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1))
+    bool merges = st->reduced && c->inflight && !c->init, idle = !merges;
+    for (uint32_t j = 0; j < st->n && idle; j++) /* every member just merged, none joined */
+        idle = !active(ctx, j) || (hw(ctx, j)->init && !hw(ctx, j)->inflight);
+    if (!merges && !idle)
+        return SIM_OK;
+    uint32_t zeros = 0;
+    for (; w != REJOIN_NONE; w = rejoin_next_pending(st->rj, ctx, w + 1), zeros++)
         hps_set(st, ctx, w, PH_FETCH, hw(ctx, w)->settled); /* active, not joined to the ring */
     st->admitting = true;
-    return hps_ring_reset_active(st, ctx, err);
+    st->admit_idle = idle;
+    int rc = hps_ring_reset_active(st, ctx, err);
+    uint32_t n = coll_ring_size(st->ring);
+    if (merges) /* every launch of this round, the admitted's zero blocks too, is rescaled */
+        st->launch_scale = (double)n / (double)(n - zeros);
+    return rc;
 }
 
 /* After the coordinator's update in an admitting round: the kit admits each pending worker
- * (admit_worker) and the coordinator sends it the new global model. */
+ * (admit_worker) and the coordinator sends it the new global model: its parameters after a
+ * merge, else (an epoch's first round, its parameters a local step past it) its x̄, held by the
+ * rejoin service for every send, a resend by a member that stepped too. */
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
     const hps_worker *c = hw(ctx, coord);
     msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = c->settled };
-    uint32_t zeros;
+    uint32_t n;
     st->admitting = false;
-    int rc = rejoin_admit(st->rj, ctx, coord, h, &zeros, err);
-    st->zero_launch = c->launches;
-    uint32_t n = coll_ring_size(st->ring);
-    st->zero_scale = (double)n / (double)(n - zeros);
-    return rc;
+    int rc = st->admit_idle ? rejoin_hold_state(st->rj, ctx, row(st->xbar, st, coord), st->P, err)
+                            : SIM_OK;
+    return rc != SIM_OK ? rc : rejoin_admit(st->rj, ctx, coord, h, &n, err);
 }
 
-/* The admission of w (rejoin_admit): from a fresh state with the coordinator's counters, it joins
- * the round just launched as launch() does with G = 0 (a zero block: a merge of staleness 0),
- * holding back no round decided before it arrives; the kit's barrier takes it in once every
+/* The admission of w (rejoin_admit): from a fresh state with the coordinator's counters. After
+ * a merge it joins the round just launched as launch() does with G = 0 (a zero block: a merge of
+ * staleness 0); in an epoch's first round it joins none and takes x̄ := x when its model lands
+ * (not init: at its first release it launches with the members, its G its one gradient). It
+ * holds back no round decided before it arrives; the kit's barrier takes it in once every
  * member has been released from the admitting round. */
 static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t coord, sim_err *err)
 {
@@ -156,12 +182,13 @@ static int admit_worker(void *owner, sim_ctx *ctx, uint32_t w, uint32_t coord, s
     hps_worker *x = hw(ctx, w);
     const hps_worker *c = hw(ctx, coord);
     fresh(st, ctx, w);
-    x->launches = c->launches - 1;
+    x->launches = st->admit_idle ? c->launches : c->launches - 1;
+    x->init = !st->admit_idle;
     x->wm = x->win_base = c->wm;
     hps_set(st, ctx, w, PH_FETCH, c->settled);
     x->arrived_done = true;
     int rc = coll_barrier_admit(st->barrier, w, err);
-    return rc != SIM_OK ? rc : hps_launch(st, ctx, w, err);
+    return rc != SIM_OK || st->admit_idle ? rc : hps_launch(st, ctx, w, err);
 }
 
 /* The rejoin service's `alone` (rejoin_up, rejoin_down): nobody else is active, w starts over
@@ -220,8 +247,12 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 /* The global model reached an admitted worker: it starts computing on it. */
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
+    /* A worker that failed since: its fetch is void. One admitted in an epoch's first round
+     * (not init) takes the model it adopts as x̄ too. */
     if (hw(ctx, w)->phase != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
-        return SIM_OK; /* failed since: its fetch is void */
+        return SIM_OK;
+    if (!hw(ctx, w)->init)
+        sim_tensor_copy(row(st->xbar, st, w), sim_ctx_params_view(ctx, w), st->P);
     hw(ctx, w)->phase = PH_RUN;
     return compute_next(ctx, w, err);
 }

@@ -63,8 +63,10 @@ typedef struct hpsgd {
     uint64_t tallied;        /* entries the tally's updates passed (tests count them) */
     rejoin *rj;              /* the recovered waiting to be admitted; the admitted's fetches */
     bool admitting;          /* the last decided round admits the pending workers */
-    uint64_t zero_launch;    /* launches of the round the admitted joined with zero blocks */
-    double zero_scale;       /* members / contributors of that round */
+    bool admit_idle;         /* ... and launches nothing (an epoch's first round): the admitted
+                              * start from the global model held for them, joined to no round */
+    double launch_scale;     /* the last decided round's launches: members / contributors (the
+                              * admitted join it with zero blocks), else 1 */
     uint64_t decided;        /* barrier rounds decided */
     bool reduced;            /* the last decided round: every reduction in flight had finished */
     bool epoch_end;          /* the last decided round ends an epoch */
@@ -95,6 +97,7 @@ typedef struct hps_worker {
     uint64_t win_base;  /* the merge index G's first gradient started from */
     uint64_t fly_steps; /* gradients in A */
     uint64_t fly_base;  /* the merge index A's first gradient started from */
+    double fly_scale;   /* A's round: members / contributors (hpsgd.launch_scale at its launch) */
     uint64_t since;     /* local steps since its last merge (momentum: the merge's decay) */
 } hps_worker;
 
@@ -173,7 +176,8 @@ bool hps_runs(sim_ctx *ctx, uint32_t j, uint64_t *k);
  * admission. */
 extern const rejoin_ops hps_rejoin;
 
-/* In a round that merges and launches, the pending workers are chosen for admission. */
+/* In a round that merges and launches, or that starts an epoch (the ring idle, every member
+ * holding the global model), the pending workers are chosen for admission. */
 int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 
 /* After the coordinator's update in an admitting round: the chosen are admitted. */
@@ -185,10 +189,12 @@ int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err);
 int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err);
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err);
 
-/* hpsgd_config.c: the ops table's configure, hpsgd's own buffers and the report (the run's
- * arena frees the kit's objects: no memory or fini). */
+/* hpsgd_config.c: the ops table's configure, hpsgd's own buffers, its memory outside the arena
+ * (the global model the rejoin service holds for an epoch's first round's admissions) and the
+ * report (the run's arena frees the kit's objects: no fini). */
 int hps_configure(void *state, sim_cfg *cfg, const proto_setup *setup, sim_err *err);
 void hps_buffers(void *state, sim_arena *a, size_t num_params);
+uint64_t hps_memory(const void *state, size_t num_params);
 void hps_report(const void *state, const sim_ctx *ctx, sim_report *out);
 
 #endif

@@ -60,7 +60,9 @@
  *
  * Files: this one holds the rounds and the events; protocols/moshpit_match.c the key form's
  * matchmaking, protocols/moshpit_groups.c the groups of a grid or random round and the key update,
- * protocols/moshpit_config.c the configuration, protocols/moshpit_state.h the state they share.
+ * protocols/moshpit_config.c the configuration, protocols/moshpit_down.c what keeps a failure's
+ * handling linear (the butterflies listing each worker, the floor's count, the pool in use),
+ * protocols/moshpit_state.h the state they share.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -85,6 +87,7 @@ static void mp_fini(void *state)
     free(st->heap);
     if (st->krng != NULL)
         gsl_rng_free(st->krng);
+    mp_down_fini(st);
 }
 
 /* ---- rounds ---- */
@@ -123,31 +126,6 @@ static int check_round(moshpit *st, sim_ctx *ctx, sim_err *err)
     return st->idle ? SIM_OK : sim_ctx_timer(ctx, 0, EV_NEXT, SIM_NOBODY, st->round, NULL, err);
 }
 
-/* Async: the fewest rounds done by a live worker; each rise is a round end. */
-static void update_floor(moshpit *st, sim_ctx *ctx)
-{
-    uint64_t f = UINT64_MAX;
-    for (uint32_t w = 0; w < st->n; w++)
-        if (!sim_ctx_down(ctx, w) && !mp_never_averages(st, ctx, w) && mp_at(ctx, w)->wr < f)
-            f = mp_at(ctx, w)->wr;
-    while (f != UINT64_MAX && st->floor < f) {
-        st->floor++;
-        st->round = st->floor;
-        sim_ctx_round_end(ctx);
-    }
-}
-
-/* Async: butterflies whose group is over go back to the pool. */
-static void release_groups(moshpit *st)
-{
-    for (uint32_t b = 0; b < st->nbf; b++) {
-        if (!st->inuse[b] || !coll_bfly_round_complete(st->bf[b]))
-            continue;
-        st->inuse[b] = false;
-        st->freebf[st->nfree++] = b;
-    }
-}
-
 /* Worker w is done with its round (averaged, alone or sat out): what comes next. */
 static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
@@ -155,7 +133,8 @@ static int mp_finish(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     mp_at(ctx, w)->phase = PH_DONE;
     if (st->async) { /* its next round starts at once (after this event), or is due later */
         mp_at(ctx, w)->wr++;
-        update_floor(st, ctx);
+        mp_floor_leave(st, ctx, w);
+        mp_update_floor(st, ctx);
         if (st->overlap) /* alone: it looks again at once, as hivemind's matchmaking does */
             return mp_at(ctx, w)->ks == KS_ALONE ? begin_own(st, ctx, w, err) : SIM_OK;
         if (mp_never_averages(st, ctx, w)) /* its rounds take no time, change nothing */
@@ -206,7 +185,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
     if (st->keys)
         mp_update_key(st, ctx, w, mp_at(ctx, w)->group);
     if (st->async)
-        release_groups(st);
+        mp_release_groups(st);
     return mp_finish(st, ctx, w, err);
 }
 
@@ -336,7 +315,9 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     for (uint32_t g = 0; g < st->nbf; g++)
         if ((st->bf[g] = mp_make_bfly(st, ctx, err)) == NULL)
             return err->code;
-    int rc = SIM_OK;
+    int rc = mp_down_init(st, ctx, err);
+    if (rc != SIM_OK)
+        return rc;
     if (st->keys && (rc = init_keys(st, ctx, err)) != SIM_OK)
         return rc;
     if (!st->random) { /* distinct cells: the first n of a shuffle of all of them */
@@ -356,6 +337,43 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
             return rc;
     }
     return st->async ? SIM_OK : begin_round(st, ctx, err);
+}
+
+/* Worker w failed: it leaves its round, its butterflies and, leading, the group it began
+ * (each follower still waiting for its BEGIN is alone); each step visits the workers and
+ * butterflies w concerns, not all of them (protocols/moshpit_down.c). */
+static int worker_down(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
+{
+    mp_worker *a = mp_at(ctx, w);
+    int rc = SIM_OK;
+    mp_floor_leave(st, ctx, w);
+    mp_left_match(st, ctx, w);
+    if (a->phase == PH_COMPUTE || a->phase == PH_GROUP || a->phase == PH_MATCH) {
+        st->failed_members += a->phase == PH_GROUP ? 1 : 0;
+        bool matching = a->phase == PH_MATCH;
+        a->phase = PH_DONE;
+        st->busy -= st->async ? 0 : 1;
+        if (matching && (rc = mp_match_down(st, ctx, w, err)) != SIM_OK)
+            return rc;
+    } else if (st->keys) {
+        a->ks = a->ks == KS_GROUP ? KS_GROUP : KS_OUT;
+    }
+    rc = mp_bfly_down(st, ctx, w, err);
+    const uint32_t *f = NULL;
+    uint32_t k = 0;
+    if (rc == SIM_OK && st->keys)
+        rc = mp_lost_candidates(st, ctx, w, &f, &k, err);
+    for (uint32_t i = 0; i < k && rc == SIM_OK; i++) {
+        bool alone = false;
+        if ((rc = mp_begin_lost(st, ctx, w, f[i], &alone, err)) == SIM_OK && alone)
+            rc = mp_finish(st, ctx, f[i], err);
+    }
+    if (rc != SIM_OK || !st->async)
+        return rc != SIM_OK ? rc : check_round(st, ctx, err);
+    a->ks = KS_OUT;
+    mp_release_groups(st);
+    mp_update_floor(st, ctx);
+    return SIM_OK;
 }
 
 static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *err)
@@ -393,29 +411,9 @@ static int mp_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return mp_try_next(st, ctx, w, err);
     }
     case SIM_EV_WORKER_DOWN:
-        mp_left_match(st, ctx, w);
-        if (mp_at(ctx, w)->phase == PH_COMPUTE || mp_at(ctx, w)->phase == PH_GROUP ||
-            mp_at(ctx, w)->phase == PH_MATCH) {
-            st->failed_members += mp_at(ctx, w)->phase == PH_GROUP ? 1 : 0;
-            bool matching = mp_at(ctx, w)->phase == PH_MATCH;
-            mp_at(ctx, w)->phase = PH_DONE;
-            st->busy -= st->async ? 0 : 1;
-            if (matching && (rc = mp_match_down(st, ctx, w, err)) != SIM_OK)
-                return rc;
-        } else if (st->keys) {
-            mp_at(ctx, w)->ks = mp_at(ctx, w)->ks == KS_GROUP ? KS_GROUP : KS_OUT;
-        }
-        rc = coll_hub_worker_down(st->hub, ctx, w, err);
-        for (uint32_t f = 0; f < st->n && st->keys && rc == SIM_OK; f++)
-            if ((rc = mp_begin_lost(st, ctx, w, f, &alone, err)) == SIM_OK && alone)
-                rc = mp_finish(st, ctx, f, err);
-        if (rc != SIM_OK || !st->async)
-            return rc != SIM_OK ? rc : check_round(st, ctx, err);
-        mp_at(ctx, w)->ks = KS_OUT;
-        release_groups(st);
-        update_floor(st, ctx);
-        return SIM_OK;
+        return worker_down(st, ctx, w, err);
     case SIM_EV_WORKER_UP:
+        st->fdirty = true; /* async: the floor's count walks the workers again */
         if (st->async)
             return mp_at(ctx, w)->phase == PH_DONE ? start_worker(st, ctx, w, err) : SIM_OK;
         if (st->idle)

@@ -41,7 +41,9 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
                 }
             for (uint32_t i = 0; i < c; i++)
                 mp_at(ctx, members[i])->group = g;
-            int rc = coll_bfly_start(st->bf[g], ctx, members, NULL, c, st->round, err);
+            int rc = mp_listed(st, ctx, g, members, c, err);
+            if (rc == SIM_OK)
+                rc = coll_bfly_start(st->bf[g], ctx, members, NULL, c, st->round, err);
             if (rc != SIM_OK)
                 return rc;
         }
@@ -75,7 +77,9 @@ int mp_start_groups(moshpit *st, sim_ctx *ctx, uint32_t k, sim_err *err)
         for (uint32_t i = 0; i < k; i++)
             if (mp_at(ctx, st->list[i])->group == b)
                 members[c++] = st->list[i];
-        int rc = coll_bfly_start(st->bf[b], ctx, members, NULL, c, st->round, err);
+        int rc = mp_listed(st, ctx, b, members, c, err);
+        if (rc == SIM_OK)
+            rc = coll_bfly_start(st->bf[b], ctx, members, NULL, c, st->round, err);
         if (rc != SIM_OK)
             return rc;
     }
@@ -102,11 +106,6 @@ bool mp_could_group(moshpit *st, const sim_ctx *ctx)
         }
     }
     return false;
-}
-
-bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w)
-{
-    return st->async && st->local_steps == 0 && sim_ctx_always_dropped(ctx, w);
 }
 
 bool mp_stuck(const void *state, const sim_ctx *ctx)

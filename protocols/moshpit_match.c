@@ -98,7 +98,7 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
     gsl_ran_shuffle(r, m, k, sizeof(*m));
     uint32_t b = st->async ? st->freebf[--st->nfree] : st->active++;
     if (st->async)
-        st->inuse[b] = true;
+        mp_use(st, b);
     uint64_t hi = gsl_rng_get(r);
     st->gid[b] = hi << 32 | gsl_rng_get(r);
     st->groups++;
@@ -121,7 +121,9 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
         x->group = b;
         x->ks = KS_GROUP;
     }
-    int rc = coll_bfly_start(st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
+    int rc = mp_listed(st, ctx, b, m, k, err);
+    if (rc == SIM_OK)
+        rc = coll_bfly_start(st->bf[b], ctx, m, NULL, k, st->async ? st->serial : st->round, err);
     for (uint32_t i = 0; i < k && rc == SIM_OK; i++)
         if (m[i] != c)
             rc = send_small(ctx, c, m[i], MSG_BEGIN, 16 + 4 * (uint64_t)k, mp_mseq(st, ctx, m[i]),

@@ -1,9 +1,10 @@
 /* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
  * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
- * round, the key update) and protocols/moshpit_config.c (configuration). Not a public header:
- * only those four files include it. Calls run one way: the others call none of moshpit.c's
- * functions (the matchmaking says when it leaves a worker alone, and moshpit.c finishes that
- * worker's round). The protocol itself is described at the top of protocols/moshpit.c. */
+ * round, the key update), protocols/moshpit_config.c (configuration) and protocols/moshpit_down.c
+ * (failures kept linear). Not a public header: only those five files include it. Calls run one way:
+ * the others call none of moshpit.c's functions (the matchmaking says when it leaves a worker
+ * alone, and moshpit.c finishes that worker's round). The protocol itself is described at the top
+ * of protocols/moshpit.c. */
 #ifndef PROTOCOLS_MOSHPIT_STATE_H
 #define PROTOCOLS_MOSHPIT_STATE_H
 
@@ -40,6 +41,14 @@ enum {
 };
 
 typedef struct moshpit moshpit;
+
+/* The workers a butterfly lists since its last start, each position a node of its worker's
+ * list of listings (protocols/moshpit_down.c; heap). */
+typedef struct mp_listing {
+    uint32_t n, cap;
+    uint32_t *mem;         /* (cap) worker ids by position */
+    uint64_t *next, *prev; /* (cap) the worker's next and previous listing, UINT64_MAX: none */
+} mp_listing;
 
 struct moshpit {
     /* configuration */
@@ -92,8 +101,14 @@ struct moshpit {
     bool async;       /* key form, `sync` false: no global rounds (below) */
     uint32_t *freebf; /* (most) async: free butterflies (arena) */
     uint32_t nfree;
-    bool *inuse;    /* (most) async: a group runs on it (arena) */
-    uint64_t floor; /* async: the fewest rounds done by a live worker */
+    uint64_t *inuse;     /* (most bits) async: a group runs on it (arena) */
+    uint64_t *inuse_sum; /* (a bit per word of inuse) async: the word is not 0 (arena) */
+    uint64_t floor;      /* async: the fewest rounds done by a live worker */
+    uint32_t fcount;     /* async: the live workers counted at or below the floor */
+    bool fdirty;         /* async: a worker came up since the count: walk them again */
+    mp_listing *listed;  /* (most) the butterflies' listings (heap, moshpit_down.c) */
+    uint32_t *cand;      /* (ncand) scratch of mp_lost_candidates (heap) */
+    uint32_t ncand;
     /* async, `overlap`: a worker's rounds run beside its local steps (hivemind's background
      * averaging): a round is due every local_steps steps, its input the parameters when it
      * began, its result merged into the parameters as they are when it ends */
@@ -113,6 +128,7 @@ typedef struct mp_worker {
     uint64_t last, last_round;     /* key form: serial and round of its last group */
     uint64_t wr;                   /* async: rounds done */
     uint64_t steps;                /* overlap: iterations started, its computations' tag */
+    uint64_t lhead;                /* its first listing in a butterfly (moshpit_down.c) */
     sim_time mm_from;              /* key form: when it began matchmaking */
     uint32_t *mem;                 /* key form: a leader's members, itself first (mcap): its
                                     * room in st->rooms, or a heap list once grown past it */
@@ -127,6 +143,7 @@ typedef struct mp_worker {
     uint32_t key[MP_MAX_DIMS - 1]; /* key form: d - 1 digits in 0..M-1, oldest first */
     uint8_t phase;                 /* PH_* */
     uint8_t ks;                    /* key form: KS_* */
+    bool counted;                  /* async: in the floor's count (moshpit_down.c) */
 } mp_worker;
 
 /* Worker w's state, for the handler acting for w or the protocol's bookkeeping on its behalf
@@ -173,7 +190,10 @@ bool mp_could_group(moshpit *st, const sim_ctx *ctx);
 /* Async, averaging alone: whether worker w's rounds all take no time and change nothing (it
  * sits out every one); it then starts none until it recovers, and the round ends count the
  * others' rounds. */
-bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w);
+static inline bool mp_never_averages(const moshpit *st, const sim_ctx *ctx, uint32_t w)
+{
+    return st->async && st->local_steps == 0 && sim_ctx_always_dropped(ctx, w);
+}
 
 /* The stuck hook (runtime/proto.h): no round can take time or change anything again, but
  * for a recovery (a failure only takes a worker away). */
@@ -239,5 +259,32 @@ int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err);
 /* Leader d failed after starting its group: follower f, if it has not joined, leaves it
  * (*alone); the caller asks every f in id order. */
 int mp_begin_lost(moshpit *st, sim_ctx *ctx, uint32_t d, uint32_t f, bool *alone, sim_err *err);
+
+/* ---- failures kept linear in those of one instant (protocols/moshpit_down.c) ---- */
+
+/* The listings' index and the floor's first walk (the start); the index freed (fini). */
+int mp_down_init(moshpit *st, sim_ctx *ctx, sim_err *err);
+void mp_down_fini(moshpit *st);
+
+/* Butterfly b is about to start with members m[0..k): its listings change to them. */
+int mp_listed(moshpit *st, sim_ctx *ctx, uint32_t b, const uint32_t *m, uint32_t k, sim_err *err);
+
+/* Worker w failed: coll_hub_worker_down over the butterflies listing it, in the same order. */
+int mp_bfly_down(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
+
+/* Leader d failed: the workers mp_begin_lost may leave alone (those waiting for d's BEGIN),
+ * in id order, in *out[0..*k) (scratch until the next call). */
+int mp_lost_candidates(moshpit *st, sim_ctx *ctx, uint32_t d, const uint32_t **out, uint32_t *k,
+                       sim_err *err);
+
+/* Async: worker w's rounds done grew, or it went down: out of the floor's count if above it. */
+void mp_floor_leave(moshpit *st, sim_ctx *ctx, uint32_t w);
+
+/* Async: the fewest rounds done by a live worker; each rise is a round end. */
+void mp_update_floor(moshpit *st, sim_ctx *ctx);
+
+/* Async: butterfly b runs a group; butterflies whose group is over go back to the pool. */
+void mp_use(moshpit *st, uint32_t b);
+void mp_release_groups(moshpit *st);
 
 #endif

@@ -130,7 +130,10 @@ static int worker_down(ripples *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     x->computing = false;
     x->head = RP_NONE;
     uint32_t nfreed = 0; /* st->freed: try_advance reuses st->list */
-    for (uint32_t s = 0; s < st->slots; s++) {
+    /* The table's slots in order, those that list w unpassed alone (a failure walked all of
+     * them: quadratic in the failures of one instant, issue 38). */
+    for (uint32_t s = rp_next_unpassed(st, w, RP_NONE); s != RP_NONE;
+         s = rp_next_unpassed(st, w, s)) {
         if (!st->grp[s].used)
             continue;
         uint32_t i = index_of(st, s, w);

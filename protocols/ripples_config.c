@@ -146,6 +146,9 @@ void rp_buffers(ripples *st, sim_arena *a)
     st->gmem = sim_arena_alloc(a, g * c, sizeof(*st->gmem));
     st->glocal = sim_arena_alloc(a, g * c, sizeof(*st->glocal));
     st->gpassed = sim_arena_alloc(a, g * c, 1);
+    st->mnext = sim_arena_alloc(a, g * c, sizeof(*st->mnext));
+    st->mprev = sim_arena_alloc(a, g * c, sizeof(*st->mprev));
+    st->mhead = sim_arena_alloc(a, n, sizeof(*st->mhead));
     st->freeg = sim_arena_alloc(a, g, sizeof(*st->freeg));
     st->scratch = sim_arena_alloc(a, n, sizeof(*st->scratch));
     st->list = sim_arena_alloc(a, n, sizeof(*st->list));

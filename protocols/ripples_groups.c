@@ -19,6 +19,39 @@ uint32_t rp_find_group(const ripples *st, uint64_t seq)
     return RP_NONE;
 }
 
+/* Entry e (member i of group s, s * cap + i) into, or out of, its worker's unpassed list. */
+static void link_member(ripples *st, uint64_t e)
+{
+    uint32_t w = st->gmem[e];
+    st->mnext[e] = st->mhead[w];
+    st->mprev[e] = 0;
+    if (st->mhead[w] != 0)
+        st->mprev[st->mhead[w] - 1] = e + 1;
+    st->mhead[w] = e + 1;
+}
+
+static void unlink_member(ripples *st, uint64_t e)
+{
+    uint64_t nx = st->mnext[e], pv = st->mprev[e];
+    if (pv == 0)
+        st->mhead[st->gmem[e]] = nx;
+    else
+        st->mnext[pv - 1] = nx;
+    if (nx != 0)
+        st->mprev[nx - 1] = pv;
+}
+
+uint32_t rp_next_unpassed(const ripples *st, uint32_t w, uint32_t after)
+{
+    uint32_t best = RP_NONE;
+    for (uint64_t e = st->mhead[w]; e != 0; e = st->mnext[e - 1]) {
+        uint32_t s = (uint32_t)((e - 1) / st->cap);
+        if ((after == RP_NONE || s > after) && (best == RP_NONE || s < best))
+            best = s;
+    }
+    return best;
+}
+
 /* A new group over list[0..k) (ring order) owned by `owner` (RP_NONE: all members). */
 int rp_new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, uint32_t owner,
                  uint64_t seq, uint32_t *slot, sim_err *err)
@@ -35,6 +68,8 @@ int rp_new_group(ripples *st, sim_ctx *ctx, const uint32_t *list, uint32_t k, ui
                      .used = true };
     memcpy(members_of(st, s), list, k * sizeof(*list));
     memset(st->gpassed + (size_t)s * st->cap, 0, st->cap);
+    for (uint32_t i = 0; i < k; i++)
+        link_member(st, (uint64_t)s * st->cap + i);
     st->formed++;
     *slot = s;
     return SIM_OK;
@@ -48,6 +83,7 @@ void rp_pass_slot(ripples *st, uint32_t s, uint32_t i)
     if (st->gpassed[(size_t)s * st->cap + i])
         return;
     st->gpassed[(size_t)s * st->cap + i] = 1;
+    unlink_member(st, (uint64_t)s * st->cap + i);
     g->passed++;
     if (g->passed < g->n)
         return;

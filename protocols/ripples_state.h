@@ -90,14 +90,18 @@ struct ripples {
     uint8_t *gpassed; /* (slots, cap) */
     uint32_t *freeg;  /* (slots) free slots */
     uint32_t nfreeg;
-    uint64_t *plink;   /* (slots, cap; not static) the entry after each in its worker's list
-                          (rp_worker.plist), RP_END at the end: linear in the table, where a row
-                          of slots per worker was quadratic in the workers */
-    uint32_t *scratch; /* (n) */
-    uint32_t *list;    /* (n) */
-    uint32_t *freed;   /* (n) workers freed by a failure */
-    uint32_t gg;       /* the GG's host */
-    uint64_t seq;      /* groups formed */
+    uint64_t *plink;         /* (slots, cap; not static) the entry after each in its worker's list
+                                (rp_worker.plist), RP_END at the end: linear in the table, where a row
+                                of slots per worker was quadratic in the workers */
+    uint64_t *mnext, *mprev; /* (slots, cap) each worker's groups it has not passed, a doubly
+                                linked list of entries s * cap + i, stored + 1 (0: none) */
+    uint64_t *mhead;         /* (n) its first such entry + 1, 0: none (a failure visits those
+                                groups alone, not the whole table: issue 38) */
+    uint32_t *scratch;       /* (n) */
+    uint32_t *list;          /* (n) */
+    uint32_t *freed;         /* (n) workers freed by a failure */
+    uint32_t gg;             /* the GG's host */
+    uint64_t seq;            /* groups formed */
     /* rings */
     coll_hub *hub;
     coll_ring **rings; /* (nrings) channels 1..nrings */
@@ -126,6 +130,10 @@ struct ripples {
     uint64_t syncs, steps;
     double wait_s, sync_s;
 };
+
+/* The first group slot above `after` (RP_NONE: from the first) that lists w and w has not
+ * passed, or RP_NONE (protocols/ripples_groups.c). */
+uint32_t rp_next_unpassed(const ripples *st, uint32_t w, uint32_t after);
 
 /* ---- configuration (protocols/ripples_config.c) ---- */
 

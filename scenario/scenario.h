@@ -75,6 +75,7 @@ typedef struct sim_straggler {
 typedef struct sim_scenario {
     char file[4096];        /* the scenario file as named (a path whole, as sim_err.file) */
     char name[128];         /* $.name, default: the file's base name without .json */
+    bool name_given;        /* $.name was given: else it is the file's, no check compares it */
     uint64_t seed;          /* $.seed, required */
     uint32_t workers;       /* $.workers, required, 1..SIM_MAX_WORKERS */
     uint32_t servers;       /* $.servers, default 0: server hosts after the workers */
@@ -273,11 +274,16 @@ char *sim_scenario_resolved(const sim_scenario *sc, bool pretty);
  * order of keys: compute.speeds of equal factors as the one factor they broadcast ([1, 1, 1, 1]
  * is [1]); a compute.device list's adjacent groups of one device as one group, and a single
  * group as the device's name; the lists whose default is empty (stragglers,
- * network.overrides) written [] when absent; the files it names (a compute.profile path, a
- * trace's file, workload.dataset's file, test_file and dir, a torch module) spelt plainly
- * ("./p.csv" and "a/../p.csv" are "p.csv"; the text is folded, the file system not asked: the
- * bytes read are compared as profile_fnv and traces_fnv). run.json and scenario_hash keep the
- * scenario as written; a golden's check and a sweep's points and resume compare this form.
+ * network.overrides) written [] when absent; the keys the loader writes only when given
+ * removed where they change nothing (nics_per_host and gpus_per_host 1, the host fabric's keys
+ * with one GPU a host, network.fabric and host_fabric beside the figures they default, layout
+ * at 32 bits, a constant lr_schedule without warm-up or any of the model none, localsgd's
+ * algorithm "ring") and an mlp's hidden written [256] when absent; the files it names (a
+ * compute.profile path, a trace's file, workload.dataset's file, test_file and dir, a torch
+ * module) spelt plainly by sim_file_clean_path ("./p.csv" is "p.csv"; ".." stays, the file
+ * system not asked: the bytes read are compared as profile_fnv and traces_fnv). The name is
+ * left as it is (a check gives a scenario without one the golden's). run.json and scenario_hash
+ * keep the scenario as written; a golden's check and a sweep's points and resume compare this form.
  * A value of another type than a run writes is left as it is. SIM_ENOMEM. */
 int sim_scenario_canonical(sim_cfg *tree, sim_err *err);
 

@@ -11,74 +11,34 @@
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 
 #define CANON_PATH_MAX 4096
 #define CANON_GROUP    128 /* a device group as written: {"device": "NAME", "count": K}, */
 
-/* `text`, a path as a scenario gives it, spelt plainly into out[size]: no "." component, no
- * empty one (a doubled or trailing '/'), and "x/.." folded away where x is a name ("a/../p.csv"
- * is "p.csv"; ".." that climbs out of the scenario's folder stays). The folding reads the text
- * alone, not the file system. false when it does not fit. */
-static bool plain_path(const char *text, char *out, size_t size)
-{
-    bool absolute = text[0] == '/';
-    size_t len = 0, kept = 0; /* kept: the names after the leading ".." ones */
-    for (const char *p = text; *p != '\0';) {
-        while (*p == '/')
-            p++;
-        size_t n = strcspn(p, "/");
-        bool dot = n == 1 && p[0] == '.', up = n == 2 && p[0] == '.' && p[1] == '.';
-        if (n == 0 || dot) {
-            p += n;
-            continue;
-        }
-        if (up && kept > 0) { /* drops the last name */
-            while (len > 0 && out[len - 1] != '/')
-                len--;
-            len -= len > 0;
-            kept--;
-        } else if (!(up && absolute)) { /* "/.." is "/" */
-            if (len + n + 2 > size)
-                return false;
-            if (len > 0)
-                out[len++] = '/';
-            memcpy(out + len, p, n);
-            len += n;
-            kept += !up;
-        }
-        p += n;
-    }
-    if (absolute) {
-        if (len + 2 > size)
-            return false;
-        memmove(out + 1, out, len);
-        out[0] = '/';
-        len++;
-    } else if (len == 0) {
-        out[len++] = '.';
-    }
-    out[len] = '\0';
-    return true;
-}
-
-/* `key` of `c`, a string naming a file, set to its plain spelling (plain_path); `keep_slash`:
- * a spelling that lost its '/' keeps "./" (a compute.profile without one is a shipped
- * profile's name, unless it ends in ".csv"). */
+/* `key` of `c`, a string naming a file, set to its plain spelling: the one rule of a path
+ * written the one way (sim_file_clean_path: no "." component, no empty one; ".." stays, for what
+ * it means depends on links, and the data and module files are not compared by their bytes);
+ * `keep_slash`: a spelling that lost its '/' keeps "./" (a compute.profile without one is a
+ * shipped profile's name, unless it ends in ".csv"). */
 static int plain_key(sim_cfg *c, const char *key, bool keep_slash, sim_err *err)
 {
-    char text[CANON_PATH_MAX], plain[CANON_PATH_MAX], json[2 * CANON_PATH_MAX + 8];
+    /* json: each byte of the path at most 6 (\u0001), in quotes */
+    char text[CANON_PATH_MAX], plain[CANON_PATH_MAX], json[6 * CANON_PATH_MAX + 8];
     if (c == NULL || !sim_cfg_has(c, key) ||
-        sim_cfg_string(c, key, text, sizeof(text), NULL) != SIM_OK ||
-        !plain_path(text, plain, sizeof(plain)))
+        sim_cfg_string(c, key, text, sizeof(text), NULL) != SIM_OK)
         return SIM_OK; /* no string (null, a hand-made run.json): compared as it is */
-    size_t len = strlen(plain);
-    if (keep_slash && strchr(plain, '/') == NULL &&
-        !(len > 4 && strcmp(plain + len - 4, ".csv") == 0)) {
-        if (len + 3 > sizeof(plain))
-            return SIM_OK;
-        memmove(plain + 2, plain, len + 1);
-        memcpy(plain, "./", 2);
-    }
+    char *clean = sim_file_clean_path(text);
+    if (clean == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    size_t len = strlen(clean);
+    bool slash = keep_slash && strchr(clean, '/') == NULL &&
+                 !(len > 4 && strcmp(clean + len - 4, ".csv") == 0);
+    bool fits =
+        snprintf(plain, sizeof(plain), "%s%s", slash ? "./" : "", clean) < (int)sizeof(plain);
+    free(clean);
+    if (!fits)
+        return SIM_OK;
     size_t n = 0;
     json[n++] = '"';
     for (const unsigned char *p = (const unsigned char *)plain; *p != '\0'; p++) {
@@ -159,10 +119,76 @@ static int one_device(sim_cfg *c, sim_err *err)
     return rc;
 }
 
+/* True if `key` of `c` is present and prints (compactly) as `json`. */
+static bool holds(sim_cfg *c, const char *key, const char *json)
+{
+    char *text = NULL;
+    bool same = c != NULL && sim_cfg_has(c, key) && sim_cfg_json(c, key, &text, NULL) == SIM_OK &&
+                text != NULL && strcmp(text, json) == 0;
+    free(text);
+    return same;
+}
+
+/* The network's keys that the loader writes only when given, as absent when they change
+ * nothing: nics_per_host 1 and gpus_per_host 1 (the defaults); the three host fabric keys
+ * with one GPU a host (checked, unused); `fabric` and `host_fabric`, whose only effect is
+ * the defaults of bandwidths and latencies that the resolved scenario holds anyway. */
+static int network_defaults(sim_cfg *net, sim_err *err)
+{
+    static const char *const host[] = { "host_fabric_bandwidth_gbps", "host_fabric_latency_us" };
+    int rc = SIM_OK;
+    if (net == NULL)
+        return rc;
+    if (holds(net, "nics_per_host", "1"))
+        rc = sim_cfg_remove(net, "nics_per_host", err);
+    if (rc == SIM_OK && holds(net, "gpus_per_host", "1"))
+        rc = sim_cfg_remove(net, "gpus_per_host", err);
+    bool one = !sim_cfg_has(net, "gpus_per_host");
+    for (size_t i = 0; i < 2 && rc == SIM_OK && one; i++)
+        rc = sim_cfg_remove(net, host[i], err);
+    if (rc == SIM_OK && (one || (sim_cfg_has(net, host[0]) && sim_cfg_has(net, host[1]))))
+        rc = sim_cfg_remove(net, "host_fabric", err);
+    if (rc == SIM_OK && sim_cfg_has(net, "bandwidth_gbps") && sim_cfg_has(net, "latency_us"))
+        rc = sim_cfg_remove(net, "fabric", err);
+    return rc;
+}
+
+/* The keys of the other sections that the loader writes only when given, as absent when they
+ * change nothing: compute.layout at 32 bits (it acts on fp16 and bf16 alone); a learning-rate
+ * schedule that is constant without warm-up, or any schedule of the timing-only model (checked,
+ * unused), and a warm-up's start factor without warm-up; an mlp's hidden layers as its default
+ * [256] when absent; localsgd's algorithm "ring" (the flat ring of its absence). */
+static int other_defaults(sim_cfg *compute, sim_cfg *workload, sim_cfg *model, sim_cfg *protocol,
+                          sim_err *err)
+{
+    int rc = SIM_OK;
+    if (holds(compute, "precision", "\"fp32\"") || holds(compute, "precision", "\"tf32\""))
+        rc = sim_cfg_remove(compute, "layout", err);
+    sim_cfg *schedule = NULL;
+    if (workload != NULL && sim_cfg_child(workload, "lr_schedule", &schedule, NULL) != SIM_OK)
+        schedule = NULL; /* not an object: compared as it is */
+    if (rc == SIM_OK && holds(schedule, "warmup_epochs", "0"))
+        rc = sim_cfg_remove(schedule, "warmup_start_factor", err);
+    bool none = holds(model, "name", "\"none\"");
+    if (rc == SIM_OK && workload != NULL &&
+        (none || holds(workload, "lr_schedule", "null") ||
+         holds(workload, "lr_schedule", "{\"kind\":\"constant\",\"warmup_epochs\":0}") ||
+         holds(workload, "lr_schedule", "{\"warmup_epochs\":0,\"kind\":\"constant\"}")))
+        rc = sim_cfg_remove(workload, "lr_schedule", err);
+    if (rc == SIM_OK && holds(model, "name", "\"mlp\""))
+        rc = sim_cfg_default_json(model, "hidden", "[256]", err);
+    if (rc == SIM_OK && holds(protocol, "name", "\"localsgd\"") &&
+        holds(protocol, "algorithm", "\"ring\""))
+        rc = sim_cfg_remove(protocol, "algorithm", err);
+    return rc;
+}
+
 int sim_scenario_canonical(sim_cfg *tree, sim_err *err)
 {
-    sim_cfg *compute = NULL, *network = NULL, *workload = NULL, *dataset = NULL, *model = NULL;
+    sim_cfg *compute = NULL, *network = NULL, *workload = NULL, *dataset = NULL, *model = NULL,
+            *protocol = NULL;
     sim_cfg_child(tree, "compute", &compute, NULL);
+    sim_cfg_child(tree, "protocol", &protocol, NULL);
     sim_cfg_child(tree, "network", &network, NULL);
     sim_cfg_child(tree, "workload", &workload, NULL);
     if (workload != NULL) {
@@ -177,6 +203,10 @@ int sim_scenario_canonical(sim_cfg *tree, sim_err *err)
         rc = sim_cfg_default_json(tree, "stragglers", "[]", err);
     if (rc == SIM_OK && network != NULL && !sim_cfg_has(network, "overrides"))
         rc = sim_cfg_default_json(network, "overrides", "[]", err);
+    if (rc == SIM_OK)
+        rc = network_defaults(network, err);
+    if (rc == SIM_OK)
+        rc = other_defaults(compute, workload, model, protocol, err);
     /* The files it names. */
     char profile[CANON_PATH_MAX] = "";
     if (compute != NULL && sim_cfg_has(compute, "profile"))

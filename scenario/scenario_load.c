@@ -82,6 +82,7 @@ static int read_top(sim_scenario *sc, sim_cfg *root, sim_err *err)
 {
     int64_t seed = -1, workers = 0, servers = 0;
     default_name(sc->file, sc->name, sizeof(sc->name));
+    sc->name_given = sim_cfg_has(root, "name");
     int rc = sim_cfg_string(root, "name", sc->name, sizeof(sc->name), err);
     if (rc != 0)
         return rc;

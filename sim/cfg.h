@@ -80,6 +80,12 @@ int sim_cfg_default_json(sim_cfg *cfg, const char *key, const char *json, sim_er
  * SIM_EINVAL if `json` does not parse, or SIM_ENOMEM. */
 int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err);
 
+/* Removes `key` from this object (nothing when absent); a child handed out under it stays
+ * valid memory until the root is destroyed, but is no longer in the tree. For the canonical
+ * form of a scenario (scenario/scenario_canon.c), which drops keys that change no run.
+ * Returns 0 or SIM_ENOMEM. */
+int sim_cfg_remove(sim_cfg *cfg, const char *key, sim_err *err);
+
 /* Requires `key` to be present: SIM_ESCENARIO "missing required key" with its path if not. */
 int sim_cfg_require(const sim_cfg *cfg, const char *key, sim_err *err);
 

@@ -122,10 +122,17 @@ typedef struct step {
     size_t index;
 } step;
 
+/* The most digits of an index in a path: 10^19 - 1 fits a size_t, and no array is that long. */
+#define INDEX_MAX_DIGITS 19
+
 /* Splits "a.b[2].c" into steps (keys are copied into `keys`, a buffer as long as the
- * path). Returns the number of steps, or 0 for a malformed path. */
-static size_t split_path(const char *p, size_t len, char *keys, step *steps, size_t max)
+ * path). Returns the number of steps, or 0 for a malformed path; *long_index then points at
+ * the digits of an index longer than INDEX_MAX_DIGITS (NULL for another fault), which was
+ * "invalid path (expected keys and [index] joined by dots)", a limit not said. */
+static size_t split_path(const char *p, size_t len, char *keys, step *steps, size_t max,
+                         const char **long_index)
 {
+    *long_index = NULL;
     size_t n = 0, i = 0;
     if (len >= 2 && p[0] == '$' && p[1] == '.')
         i = 2;
@@ -141,10 +148,11 @@ static size_t split_path(const char *p, size_t len, char *keys, step *steps, siz
         keys += i - start + 1;
         while (i < len && p[i] == '[' && n < max) {
             size_t idx = 0, digits = 0;
-            for (i++; i < len && p[i] >= '0' && p[i] <= '9'; i++, digits++) {
-                if (idx > (SIZE_MAX - 9) / 10)
-                    return 0;
-                idx = idx * 10 + (size_t)(p[i] - '0');
+            for (i++; i < len && p[i] >= '0' && p[i] <= '9'; i++, digits++)
+                idx = idx * 10 + (size_t)(p[i] - '0'); /* wraps past 19 digits: refused below */
+            if (digits > INDEX_MAX_DIGITS) {
+                *long_index = p + i - digits;
+                return 0;
             }
             /* Decimal as a seed is written: "[01]" read as [1] let a sweep give one value
              * under two grid paths, its index.csv showing the one the run did not use. */
@@ -283,8 +291,16 @@ int sim_cfg_override(sim_cfg *root, const char *assignment, sim_err *err)
         free(steps);
         return cfg_no_memory(root, err);
     }
-    size_t n = split_path(assignment, plen, keys, steps, plen + 1);
+    const char *long_index = NULL;
+    size_t n = split_path(assignment, plen, keys, steps, plen + 1, &long_index);
     int rc = 0;
+    if (n == 0 && long_index != NULL) {
+        rc = cfg_fail(root, err, SIM_ESCENARIO, label,
+                      "an index of %zu digits, longer than %d (the longest a path takes; no "
+                      "array is that long)",
+                      strspn(long_index, "0123456789"), INDEX_MAX_DIGITS);
+        goto done;
+    }
     if (n == 0) {
         rc = cfg_fail(root, err, SIM_ESCENARIO, label,
                       "invalid path (expected keys and [index] joined by dots)");
@@ -311,6 +327,19 @@ done:
     free(keys);
     free(steps);
     return rc;
+}
+
+int sim_cfg_remove(sim_cfg *cfg, const char *key, sim_err *err)
+{
+    sim_cfg *root = cfg->root;
+    if (cfg_get(cfg, key) == NULL)
+        return 0;
+    cJSON **d = cfg_reserve(root->dead, &root->dead_cap, root->ndead + 1, sizeof(*d));
+    if (d == NULL)
+        return cfg_no_memory(cfg, err);
+    root->dead = d; /* parked as a replaced value is: no node is freed before destroy */
+    root->dead[root->ndead++] = cJSON_DetachItemFromObjectCaseSensitive(cfg->node, key);
+    return 0;
 }
 
 int sim_cfg_set_json(sim_cfg *cfg, const char *key, const char *json, sim_err *err)

@@ -217,3 +217,33 @@ int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, 
     *len = l;
     return l > 0 || *newline ? SIM_LINE_OK : SIM_LINE_END;
 }
+
+/* ".." stays: what it means depends on links (sim_rundir_follow). An output named "A/." is
+ * A itself, not a place inside it (nor has it the work directory "A/..partial"). */
+char *sim_file_clean_path(const char *path)
+{
+    size_t n = strlen(path), len = 0;
+    char *s = malloc(n + 2);
+    if (s == NULL)
+        return NULL;
+    if (path[0] == '/')
+        s[len++] = '/';
+    for (const char *c = path; *c != '\0';) {
+        while (*c == '/')
+            c++;
+        size_t k = strcspn(c, "/");
+        if (k == 0 || (k == 1 && c[0] == '.')) {
+            c += k;
+            continue;
+        }
+        if (len > 0 && s[len - 1] != '/')
+            s[len++] = '/';
+        memcpy(s + len, c, k);
+        len += k;
+        c += k;
+    }
+    if (len == 0)
+        s[len++] = '.';
+    s[len] = '\0';
+    return s;
+}

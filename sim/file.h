@@ -148,4 +148,11 @@ int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, 
  * line reader a billion times). */
 size_t sim_file_lines_skip_empty(sim_file_lines *r);
 
+/* `path` written the one way, the one rule of every path hetsim compares (an output with
+ * a hetsim output: outputs/rundir.h; the files a scenario names, in its canonical form:
+ * sim_scenario_canonical): without its "." components, repeated and trailing slashes ("A/."
+ * and "./A/" are "A", "/." is "/", "./" is "."); ".." stays, for what it means depends on
+ * links. Malloc'd; NULL when out of memory. */
+char *sim_file_clean_path(const char *path);
+
 #endif

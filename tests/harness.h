@@ -370,6 +370,12 @@ extern const char harness_protocols_sweep[];
 /* True if `path` exists (stat succeeds). */
 bool harness_exists(const char *path);
 
+/* The canonical form of scenarios (sim_scenario_canonical), each text of the pairs parsed and
+ * made canonical: fails the test unless each pair of same[nsame] is one scenario (no key
+ * differs) and each of other[nother] is not, naming the pair and the keys. */
+void harness_canonical_pairs(const char *const (*same)[2], size_t nsame,
+                             const char *const (*other)[2], size_t nother);
+
 /* A kit graph's room as a protocol gets it: the run's arena for the graph of `spec`, sized by
  * a sizing pass as the runtime sizes it, with g's arrays reserved in it (graph_reserve), for
  * graph_build to fill. Fails the test if the arena cannot be made or the reserve did not fit.

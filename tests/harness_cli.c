@@ -13,6 +13,8 @@
 #include <check.h>
 
 #include "harness.h"
+#include "scenario/scenario.h"
+#include "sim/cfg.h"
 
 void harness_read_into(const char *path, char *buf, size_t size)
 {
@@ -310,4 +312,28 @@ size_t harness_deep_dir(const char *dir, char letter, int depth, char *deep, siz
         ck_assert_int_eq(mkdir(deep, 0777), 0);
     }
     return len;
+}
+
+/* `json` parsed and made canonical; fails the test if either fails. */
+static sim_cfg *canonical(const char *json)
+{
+    sim_cfg *c = sim_cfg_parse(json, strlen(json), "t.json", NULL);
+    ck_assert_msg(c != NULL, "%s: no JSON", json);
+    ck_assert_int_eq(sim_scenario_canonical(c, NULL), SIM_OK);
+    return c;
+}
+
+void harness_canonical_pairs(const char *const (*same)[2], size_t nsame,
+                             const char *const (*other)[2], size_t nother)
+{
+    char diff[256];
+    for (size_t i = 0; i < nsame + nother; i++) {
+        const char *const *pair = i < nsame ? same[i] : other[i - nsame];
+        sim_cfg *a = canonical(pair[0]), *b = canonical(pair[1]);
+        size_t n = sim_cfg_diff(a, b, NULL, 0, diff, sizeof(diff));
+        ck_assert_msg(i < nsame ? n == 0 : n > 0, "%s %zu: %zu keys differ (%s)",
+                      i < nsame ? "same" : "other", i < nsame ? i : i - nsame, n, diff);
+        sim_cfg_destroy(a);
+        sim_cfg_destroy(b);
+    }
 }

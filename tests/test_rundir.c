@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "outputs/output.h"
 #include "outputs/rundir.h"
+#include "sim/file.h"
 #include "suite.h"
 
 static bool exists(const char *dir, const char *name)
@@ -367,7 +368,7 @@ START_TEST(a_path_is_cleaned_of_dot_components_and_extra_slashes)
         { ".x/.", ".x" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *got = sim_rundir_clean(cases[i][0]);
+        char *got = sim_file_clean_path(cases[i][0]);
         ck_assert_ptr_nonnull(got);
         ck_assert_msg(strcmp(got, cases[i][1]) == 0, "%s: %s, not %s", cases[i][0], got,
                       cases[i][1]);

@@ -135,10 +135,9 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     rejoin_release_state(st->rj, ctx);
     st->launch_scale = 1.0;
     uint32_t w = rejoin_next_pending(st->rj, ctx, 0);
-    const hps_worker *c = hw(ctx, coord);
     if (w == REJOIN_NONE || st->epoch_end || !active(ctx, coord))
         return SIM_OK;
-    bool merges = st->reduced && c->inflight && !c->init, idle = !merges;
+    bool merges = st->reduced && hw(ctx, coord)->inflight && !hw(ctx, coord)->init, idle = !merges;
     for (uint32_t j = 0; j < st->n && idle; j++) /* every member just merged, none joined */
         idle = !active(ctx, j) || (hw(ctx, j)->init && !hw(ctx, j)->inflight);
     if (!merges && !idle)
@@ -149,9 +148,9 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
     st->admitting = true;
     st->admit_idle = idle;
     int rc = hps_ring_reset_active(st, ctx, err);
-    uint32_t n = coll_ring_size(st->ring);
     if (merges) /* every launch of this round, the admitted's zero blocks too, is rescaled */
-        st->launch_scale = (double)n / (double)(n - zeros);
+        st->launch_scale =
+            (double)coll_ring_size(st->ring) / (double)(coll_ring_size(st->ring) - zeros);
     return rc;
 }
 
@@ -161,8 +160,7 @@ int hps_maybe_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
  * rejoin service for every send, a resend by a member that stepped too. */
 int hps_admit(hpsgd *st, sim_ctx *ctx, uint32_t coord, sim_err *err)
 {
-    const hps_worker *c = hw(ctx, coord);
-    msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = c->settled };
+    msg_hdr h = { .channel = 0, .kind = KIND_FETCH, .seq = hw(ctx, coord)->settled };
     uint32_t n;
     st->admitting = false;
     int rc = st->admit_idle ? rejoin_hold_state(st->rj, ctx, row(st->xbar, st, coord), st->P, err)
@@ -200,8 +198,7 @@ static int start_alone(void *owner, sim_ctx *ctx, uint32_t w, sim_err *err)
     fresh(st, ctx, w);
     hps_set(st, ctx, w, PH_RUN, st->decided);
     int rc = hps_ring_reset_active(st, ctx, err);
-    if (rc == SIM_OK)
-        rc = coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
+    rc = rc != SIM_OK ? rc : coll_barrier_restart(st->barrier, ctx, &w, 1, NULL, err);
     return rc != SIM_OK ? rc : compute_next(ctx, w, err);
 }
 
@@ -244,11 +241,11 @@ int hps_on_down(hpsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     return rc != SIM_OK ? rc : rejoin_down(st->rj, ctx, w, err);
 }
 
-/* The global model reached an admitted worker: it starts computing on it. */
+/* The global model reached an admitted worker: it starts computing on it. A worker that failed
+ * since: its fetch is void. One admitted in an epoch's first round (not init) takes the model it
+ * adopts as x̄ too. */
 int hps_on_fetched(hpsgd *st, sim_ctx *ctx, uint32_t w, uint32_t src, sim_err *err)
 {
-    /* A worker that failed since: its fetch is void. One admitted in an epoch's first round
-     * (not init) takes the model it adopts as x̄ too. */
     if (hw(ctx, w)->phase != PH_FETCH || !rejoin_adopt(st->rj, ctx, w, src))
         return SIM_OK;
     if (!hw(ctx, w)->init)

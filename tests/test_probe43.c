@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <check.h>
@@ -12,15 +11,6 @@
 #include "harness.h"
 
 typedef harness_result result;
-
-/* CPU seconds the children waited for so far (user and system). */
-static double children_cpu(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_CHILDREN, &u);
-    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
-           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
-}
 
 /* ---- Lists a user can make long ----------------------------------------------------------- */
 
@@ -44,10 +34,10 @@ START_TEST(many_display_names_are_read_in_linear_time)
         fprintf(f, "key%d=Key %d\n", i, i);
     fprintf(f, "dpsgd=Ours\n");
     ck_assert_int_eq(fclose(f), 0);
-    double t0 = children_cpu();
+    double t0 = harness_children_cpu_s();
     result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",
                                                   path, "--format", "tex", NULL });
-    double cpu = children_cpu() - t0;
+    double cpu = harness_children_cpu_s() - t0;
     ck_assert_msg(res.status == 0 && strstr(res.out, "Ours &") != NULL, "exit %d\n%s\n%s",
                   res.status, res.out, res.err);
     ck_assert_msg(cpu < 3.0, "--names of %d lines: %.2f s of CPU", N, cpu);
@@ -79,9 +69,9 @@ START_TEST(many_display_names_are_read_in_linear_time)
         args[a++] = labels[i];
     }
     args[a] = NULL;
-    t0 = children_cpu();
+    t0 = harness_children_cpu_s();
     res = harness_hetsim(args);
-    cpu = children_cpu() - t0;
+    cpu = harness_children_cpu_s() - t0;
     ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(cpu < 3.0, "%d --labels: %.2f s of CPU", L, cpu);
     for (int i = 0; i < L; i++)

@@ -266,9 +266,20 @@ void ck_remove_tree(const char *path)
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* True if `name` is a file a seed's run of a golden holds: one its run writes, or its
+ * fingerprint (a user's notes.txt there was removed with the old golden, exit 0). */
+static bool seed_file(const char *name)
+{
+    for (size_t i = 0; i < CK_NFINGERPRINT; i++)
+        if (strcmp(name, ck_fingerprint_files[i]) == 0)
+            return true;
+    return strcmp(name, "fingerprint") == 0;
+}
+
 /* The first entry of the golden `dir` that an update does not write and would remove with the
- * old golden (a file or a folder of the user's, "seed-notes" too, a seed's subdirectory, a
- * seeds or golden.json that is no regular file), into bad[size]; "" when there is none. */
+ * old golden (a file or a folder of the user's, "seed-notes" too, in a seed's run anything but
+ * a regular file it writes, a seeds or golden.json that is no regular file), into bad[size];
+ * "" when there is none. */
 static void foreign_entry(const char *dir, char *bad, size_t size)
 {
     DIR *d = opendir(dir);
@@ -287,12 +298,12 @@ static void foreign_entry(const char *dir, char *bad, size_t size)
             snprintf(bad, size, "%s", e->d_name);
             break;
         }
-        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds files alone */
+        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds its files alone */
         for (struct dirent *f = sd != NULL ? readdir(sd) : NULL; f != NULL; f = readdir(sd)) {
             char sub[3 * PATH_TEXT];
             snprintf(sub, sizeof(sub), "%s/%s", path, f->d_name);
             if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 &&
-                lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+                (!seed_file(f->d_name) || lstat(sub, &st) != 0 || !S_ISREG(st.st_mode))) {
                 snprintf(bad, size, "%s/%s", e->d_name, f->d_name);
                 break;
             }

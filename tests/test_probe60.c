@@ -1,0 +1,107 @@
+/* Issue 38, the nineteenth probe (files changing while read, outputs, links, CSV quoting and
+ * admissions under failures; probe38ap): what it found. Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+static const char base_json[] =
+    "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 100}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},\n"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}\n";
+
+/* DIR/name exists. */
+static bool in(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return harness_exists(path);
+}
+
+/* `check S --golden G --update` replaced a golden whose seed runs held a file of the user's
+ * (G/seed-7/notes.txt), a link or a FIFO among a run's files: the old golden was removed whole
+ * with them, exit 0 (only a seed's subdirectory was refused). An update refuses, exit 2,
+ * naming the file, nothing changed; a golden of its own files alone is still replaced. */
+START_TEST(an_update_removes_no_file_of_the_users_in_a_seed_run)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], g[700], seed[800];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(seed, sizeof(seed), "%s/seed-7", g);
+    harness_write(dir, "b.json", base_json);
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "a fresh golden: exit %d\n%s", r.status, r.err);
+    harness_write(seed, "notes.txt", "why seed 7 is slow\n");
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "seed-7/notes.txt") != NULL, "exit %d\n%s",
+                  r.status, r.err);
+    ck_assert_msg(in(seed, "notes.txt"), "notes.txt removed");
+    char path[900];
+    snprintf(path, sizeof(path), "%s/notes.txt", seed);
+    ck_assert(unlink(path) == 0);
+    snprintf(path, sizeof(path), "%s/events.csv", seed); /* a name a run writes, no file */
+    ck_assert(symlink(s, path) == 0);
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "seed-7/events.csv") != NULL, "link: exit %d\n%s",
+                  r.status, r.err);
+    ck_assert(unlink(path) == 0);
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "a golden over a golden: exit %d\n%s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* An update writes its new golden in G.partial beside G, after removing what a killed update
+ * left there. It took any folder G.partial holding a file named seeds for that: a folder of
+ * the user's with seeds, important.txt and src/main.c was removed, exit 0. An update refuses,
+ * exit 2, nothing changed, unless G.partial is a killed update's work or a golden of its own
+ * files alone. */
+START_TEST(an_update_removes_no_folder_of_the_users_in_its_work_place)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], g[700], work[800];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(work, sizeof(work), "%s/g.partial", dir);
+    harness_write(dir, "b.json", base_json);
+    ck_assert(mkdir(work, 0777) == 0);
+    harness_write(work, "seeds", "1\n2\n3\n");
+    harness_write(work, "important.txt", "precious\n");
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "g.partial") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    ck_assert_msg(in(work, "important.txt"), "important.txt removed");
+    ck_assert_msg(!in(g, ""), "a golden written");
+    char path[900];
+    snprintf(path, sizeof(path), "%s/important.txt", work);
+    ck_assert(unlink(path) == 0); /* a golden's seeds alone: an old golden a kill left */
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    ck_assert(!in(work, ""));
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe60");
+    TCase *out = tcase_create("outputs");
+    tcase_add_test(out, an_update_removes_no_file_of_the_users_in_a_seed_run);
+    tcase_add_test(out, an_update_removes_no_folder_of_the_users_in_its_work_place);
+    tcase_set_timeout(out, 120);
+    suite_add_tcase(s, out);
+    return s;
+}

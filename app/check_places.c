@@ -348,12 +348,27 @@ int ck_golden_replaceable(const char *dir, sim_err *err)
 /* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the
  * old golden when there is one (the old one, now at `work`, is then removed), a rename
  * otherwise. A process killed at any point leaves `golden` old or new, whole; `work` (the
- * new golden or the old one) is removed by the next update. */
+ * new golden or the old one) is removed by the next update. What the exchange took out is
+ * looked at again, as ck_golden_replaceable did before the runs: a folder made at `golden`
+ * while the update ran, or a README put into the old golden, was removed with it (exit 0);
+ * it is exchanged back, the new golden left in `work`, exit 2. */
 int ck_golden_swap(const char *golden, const char *work, sim_err *err)
 {
     if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0) {
-        ck_remove_tree(work);
-        return SIM_OK;
+        sim_err why;
+        if (ck_golden_replaceable(work, &why) == SIM_OK) {
+            ck_remove_tree(work);
+            return SIM_OK;
+        }
+        if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s changed while the update ran and holds what an update does "
+                               "not write: not replaced (the new golden is left in %s)",
+                               golden, work);
+        return sim_err_set(err, SIM_EIO, NULL,
+                           "%s changed while the update ran: the new golden is in it, what was "
+                           "there is in %s (moving it back failed: %s)",
+                           golden, work, strerror(errno));
     }
     if ((errno == ENOENT || errno == EINVAL || errno == ENOSYS) && rename(work, golden) == 0)
         return SIM_OK;

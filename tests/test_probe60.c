@@ -1,6 +1,7 @@
 /* Issue 38, the nineteenth probe (files changing while read, outputs, links, CSV quoting and
  * admissions under failures; probe38ap): what it found. Each case failed before its fix.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +96,72 @@ START_TEST(an_update_removes_no_folder_of_the_users_in_its_work_place)
 }
 END_TEST
 
+/* A README put into the golden (or a folder made where there was none) while an update ran,
+ * after it had looked at the golden: the old golden, swapped out, was removed with it, exit 0.
+ * The update looks again at what it swapped out and swaps it back, exit 2, the new golden
+ * left in G.partial (removed by the next update). */
+static int put_readme(void *arg)
+{
+    return harness_save(arg, "README.md", "why this golden\n");
+}
+
+static void take_readme(void *arg, bool changed)
+{
+    (void)changed;
+    char path[800];
+    snprintf(path, sizeof(path), "%s/README.md", (const char *)arg);
+    unlink(path);
+}
+
+static int make_folder(void *arg)
+{
+    return mkdir(arg, 0777) != 0 && errno != EEXIST ? -1 : put_readme(arg);
+}
+
+START_TEST(an_update_removes_no_file_put_into_the_golden_while_it_ran)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], g[700], work[800], readme[800];
+    snprintf(s, sizeof(s), "%s/long.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(work, sizeof(work), "%s/g.partial", dir);
+    snprintf(readme, sizeof(readme), "%s/README.md", g);
+    harness_write(
+        dir, "long.json",
+        "{\"seed\": 7, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},\n"
+        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+        "   \"test_samples\": 100}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8,"
+        " \"lr\": 0.1}, \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 60},\n"
+        " \"eval\": {\"every_s\": 10, \"samples\": 100}}\n");
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "a fresh golden: exit %d\n%s", r.status, r.err);
+    harness_race race = { .marker = work, .change = put_readme, .again = take_readme, .arg = g };
+    r = harness_hetsim_racing(update, &race);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "changed while the update ran") != NULL,
+                  "exit %d\n%s", r.status, r.err);
+    ck_assert_msg(harness_exists(readme), "README.md removed");
+    ck_assert_msg(in(work, "seeds"), "no new golden in g.partial");
+    /* A folder made where there was no golden when the update began. */
+    take_readme(g, true);
+    harness_cleanup(strdup(g));
+    harness_cleanup(strdup(work));
+    race.change = make_folder;
+    r = harness_hetsim_racing(update, &race);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "changed while the update ran") != NULL,
+                  "a folder: exit %d\n%s", r.status, r.err);
+    ck_assert_msg(harness_exists(readme), "a folder's README.md removed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
     TCase *out = tcase_create("outputs");
     tcase_add_test(out, an_update_removes_no_file_of_the_users_in_a_seed_run);
     tcase_add_test(out, an_update_removes_no_folder_of_the_users_in_its_work_place);
+    tcase_add_test(out, an_update_removes_no_file_put_into_the_golden_while_it_ran);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

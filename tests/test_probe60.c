@@ -155,6 +155,40 @@ START_TEST(an_update_removes_no_file_put_into_the_golden_while_it_ran)
 }
 END_TEST
 
+/* A killed update leaves its work directory G.partial, marked as an update's, which the next
+ * update removes whole. No command took it for a hetsim output: `run S -o G.partial/mine`, a
+ * sweep or a check's -o there wrote inside it, exit 0, and the next update removed them with
+ * it. A golden in the making is a golden to every command: refused, exit 2. */
+START_TEST(no_output_goes_into_a_killed_updates_work)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], g[700], work[800], mine[900], chk[900];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(work, sizeof(work), "%s/g.partial", dir);
+    snprintf(mine, sizeof(mine), "%s/mine", work);
+    snprintf(chk, sizeof(chk), "%s/chk", work);
+    harness_write(dir, "b.json", base_json);
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    ck_assert(mkdir(work, 0777) == 0); /* as a killed update left it */
+    harness_write(work, ".hetsim-golden-partial", "");
+    r = harness_hetsim((const char *[]){ "run", s, "-o", mine, "--quiet", NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "golden") != NULL, "run: exit %d\n%s", r.status,
+                  r.err);
+    ck_assert(!harness_exists(mine));
+    r = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", chk, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "golden") != NULL, "check: exit %d\n%s", r.status,
+                  r.err);
+    ck_assert(!harness_exists(chk));
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    ck_assert(!harness_exists(work));
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
@@ -162,6 +196,7 @@ Suite *test_suite(void)
     tcase_add_test(out, an_update_removes_no_file_of_the_users_in_a_seed_run);
     tcase_add_test(out, an_update_removes_no_folder_of_the_users_in_its_work_place);
     tcase_add_test(out, an_update_removes_no_file_put_into_the_golden_while_it_ran);
+    tcase_add_test(out, no_output_goes_into_a_killed_updates_work);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

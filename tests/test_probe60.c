@@ -189,6 +189,45 @@ START_TEST(no_output_goes_into_a_killed_updates_work)
 }
 END_TEST
 
+/* A plot writes each file through its temporary NAME.tmp, made afresh whatever holds that name:
+ * `plot RUN -o figs`, figs a folder of the user's holding convergence.png.tmp (no plot's
+ * folder yet), removed that file, exit 0; so did `plot SW --by KEY -o figs` a
+ * breakdown-by-KEY.csv.tmp. A temporary's name is the plot's as its file's is: refused, exit 2,
+ * in a folder no plot wrote, nothing changed. */
+START_TEST(a_plot_removes_no_file_of_the_users_named_as_its_temporary)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], sw[700], run[700], out[700], figs[700];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(sw, sizeof(sw), "%s/sw.json", dir);
+    snprintf(run, sizeof(run), "%s/r", dir);
+    snprintf(out, sizeof(out), "%s/SW", dir);
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    harness_write(dir, "b.json", base_json);
+    harness_write(
+        dir, "sw.json",
+        "{\"base\": \"b.json\", \"grid\": {\"workload.batch\": [8, 16]}, \"seeds\": 1}\n");
+    result r = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "run: exit %d\n%s", r.status, r.err);
+    r = harness_hetsim((const char *[]){ "sweep", sw, "-o", out, "-j", "1", "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "sweep: exit %d\n%s", r.status, r.err);
+    ck_assert(mkdir(figs, 0777) == 0);
+    harness_write(figs, "convergence.png.tmp", "mine\n");
+    r = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "convergence.png.tmp") != NULL,
+                  "plot: exit %d\n%s", r.status, r.err);
+    ck_assert_msg(in(figs, "convergence.png.tmp"), "convergence.png.tmp removed");
+    harness_cleanup(strdup(figs));
+    ck_assert(mkdir(figs, 0777) == 0);
+    harness_write(figs, "breakdown-by-workload.batch.csv.tmp", "mine\n");
+    r = harness_hetsim((const char *[]){ "plot", out, "--by", "workload.batch", "-o", figs, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "breakdown-by-workload.batch.csv.tmp") != NULL,
+                  "plot --by: exit %d\n%s", r.status, r.err);
+    ck_assert_msg(in(figs, "breakdown-by-workload.batch.csv.tmp"), "the .csv.tmp removed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
@@ -197,6 +236,7 @@ Suite *test_suite(void)
     tcase_add_test(out, an_update_removes_no_folder_of_the_users_in_its_work_place);
     tcase_add_test(out, an_update_removes_no_file_put_into_the_golden_while_it_ran);
     tcase_add_test(out, no_output_goes_into_a_killed_updates_work);
+    tcase_add_test(out, a_plot_removes_no_file_of_the_users_named_as_its_temporary);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

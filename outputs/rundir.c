@@ -444,29 +444,10 @@ static long entries(const char *dir)
     return n;
 }
 
-/* True if `dir` holds a subdirectory (not following symbolic links); its name into
- * name[size]. */
-static bool has_subdir(const char *dir, char *name, size_t size)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return false;
-    bool yes = false;
-    for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-            continue;
-        snprintf(name, size, "%s", e->d_name);
-        yes = true;
-    }
-    closedir(d);
-    return yes;
-}
-
 /* Removes the files of the flat directory `dir`, run.json and the marker last (so that a
  * removal that fails half-way leaves a directory still recognised as hetsim's), then
- * `dir`. A subdirectory stops the removal (returns -1): callers check for one first. */
+ * `dir`. A subdirectory stops the removal (returns -1): callers check for one, and for a
+ * file of the user's, first (rundir_foreign). */
 static int remove_flat(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never a link's target */
@@ -657,10 +638,10 @@ static int check_places(const char *dir, const char *w, sim_err *err)
                                "output directory %s is not empty and holds no hetsim run "
                                "(no run.json of hetsim): choose another or empty it",
                                dir);
-        if (has_subdir(dir, sub, sizeof(sub)))
+        if (rundir_foreign(dir, sub, sizeof(sub)))
             return sim_err_set(err, SIM_ESCENARIO, NULL,
-                               "output directory %s holds a run and a subdirectory %s, which "
-                               "is not hetsim's: move it away first",
+                               "output directory %s holds a run and %s, which is not hetsim's "
+                               "(no run writes it): move it away first",
                                dir, sub);
     }
     if (lstat(w, &st) != 0)
@@ -675,9 +656,9 @@ static int check_places(const char *dir, const char *w, sim_err *err)
     if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "%s exists and is not hetsim's work directory: remove it", w);
-    if (has_subdir(w, sub, sizeof(sub)))
+    if (rundir_foreign(w, sub, sizeof(sub)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "%s holds a subdirectory %s, which is not hetsim's: move it away "
+                           "%s holds %s, which is not hetsim's (no run writes it): move it away "
                            "(then the next run removes %s)",
                            w, sub, w);
     if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */

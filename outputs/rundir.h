@@ -18,9 +18,9 @@
  * - a D inside another hetsim run directory or work directory (any ancestor): a run
  *   directory holds only files, and is replaced whole;
  * - a D that exists and is neither empty nor a previous run of hetsim (recognised by its
- *   run.json), or a previous run that holds a subdirectory (not hetsim's: replacing the run
- *   would have to remove it);
- * - a "D.partial" without hetsim's marker or run.json, or holding a subdirectory.
+ *   run.json), or a previous run that holds a subdirectory or a file that no run, plot of it
+ *   or check writes there (not hetsim's: replacing the run would have to remove it);
+ * - a "D.partial" without hetsim's marker or run.json, or holding such an entry.
  * Nothing the user made is ever removed, and a removal never stops half-way on a
  * subdirectory. A run directory's files are removed with run.json and the marker last, so
  * one whose removal failed is still recognised as hetsim's by the next run.

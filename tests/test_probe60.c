@@ -228,6 +228,47 @@ START_TEST(a_plot_removes_no_file_of_the_users_named_as_its_temporary)
 }
 END_TEST
 
+/* `run S -o D` over a previous run D replaces it whole, and refused one holding a subdirectory:
+ * a file of the user's kept in it (D/notes.txt) was removed with the old run, exit 0, and so
+ * was one in D.partial. Refused, exit 2, naming it, nothing changed; a run with the figures
+ * `hetsim plot D` drew into it in every format is still replaced. */
+START_TEST(a_run_removes_no_file_of_the_users_in_the_run_it_replaces)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], d[700], work[800];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(d, sizeof(d), "%s/D", dir);
+    snprintf(work, sizeof(work), "%s/D.partial", dir);
+    harness_write(dir, "b.json", base_json);
+    const char *const run[] = { "run", s, "-o", d, "--quiet", NULL };
+    result r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    static const char *const formats[] = { "png", "pdf", "svg" };
+    for (size_t i = 0; i < 3; i++) {
+        r = harness_hetsim((const char *[]){ "plot", d, "--format", formats[i], NULL });
+        ck_assert_msg(r.status == 0, "plot %s: exit %d\n%s", formats[i], r.status, r.err);
+    }
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "a run with its figures: exit %d\n%s", r.status, r.err);
+    harness_write(d, "notes.txt", "why this run\n");
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "notes.txt") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    ck_assert_msg(in(d, "notes.txt"), "notes.txt removed");
+    char path[800];
+    snprintf(path, sizeof(path), "%s/notes.txt", d);
+    ck_assert(unlink(path) == 0);
+    ck_assert(mkdir(work, 0777) == 0); /* a killed run's work, a file of the user's in it */
+    harness_write(work, ".hetsim-partial", "");
+    harness_write(work, "mine.txt", "mine\n");
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "mine.txt") != NULL, "work: exit %d\n%s", r.status,
+                  r.err);
+    ck_assert_msg(in(work, "mine.txt"), "mine.txt removed");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
@@ -237,6 +278,7 @@ Suite *test_suite(void)
     tcase_add_test(out, an_update_removes_no_file_put_into_the_golden_while_it_ran);
     tcase_add_test(out, no_output_goes_into_a_killed_updates_work);
     tcase_add_test(out, a_plot_removes_no_file_of_the_users_named_as_its_temporary);
+    tcase_add_test(out, a_run_removes_no_file_of_the_users_in_the_run_it_replaces);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

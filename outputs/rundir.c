@@ -740,11 +740,27 @@ int sim_rundir_commit(sim_rundir *rd, sim_err *err)
     } else if (rc == SIM_OK) {
         /* The previous run (or an empty directory) and the new one swap places at once;
          * the previous one, now under the work name and flat (begin checked), goes. If that
-         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json). */
+         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json).
+         * One that took a file of the user's while the run ran (begin looked before) is
+         * swapped back: the file was removed with it, exit 0. */
+        char sub[256];
         if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) != 0)
             rc = sim_err_set(err, SIM_EIO, NULL, "cannot replace %s: %s", rd->dir, strerror(errno));
-        else
+        else if (!rundir_foreign(rd->work, sub, sizeof(sub)))
             remove_flat(rd->work);
+        else if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) == 0)
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "output directory %s: %s was put there while the run ran, and is "
+                             "not hetsim's: not replaced; move it away and run again",
+                             rd->dir, sub);
+        else { /* the new run in place, the old one kept whole beside it */
+            sim_err_set(err, SIM_EIO, NULL,
+                        "%s holds %s, put into the run replaced: move it away (then the next "
+                        "run removes %s)",
+                        rd->work, sub, rd->work);
+            rundir_free(rd);
+            return SIM_EIO;
+        }
     }
     if (rc != SIM_OK) {
         sim_rundir_abort(rd); /* nothing moved: the work directory is still ours */

@@ -21,6 +21,14 @@ static const char base_json[] =
     " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},\n"
     " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}\n";
 
+/* Runs of 0.2 to 0.5 s each: a change made while one runs comes in time. */
+static const char long_json[] =
+    "{\"seed\": 7, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 100}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 60},\n"
+    " \"eval\": {\"every_s\": 10, \"samples\": 100}}\n";
+
 /* DIR/name exists. */
 static bool in(const char *dir, const char *name)
 {
@@ -126,13 +134,7 @@ START_TEST(an_update_removes_no_file_put_into_the_golden_while_it_ran)
     snprintf(g, sizeof(g), "%s/g", dir);
     snprintf(work, sizeof(work), "%s/g.partial", dir);
     snprintf(readme, sizeof(readme), "%s/README.md", g);
-    harness_write(
-        dir, "long.json",
-        "{\"seed\": 7, \"workers\": 8, \"compute\": {\"iteration_ms\": 10},\n"
-        " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
-        "   \"test_samples\": 100}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8,"
-        " \"lr\": 0.1}, \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 60},\n"
-        " \"eval\": {\"every_s\": 10, \"samples\": 100}}\n");
+    harness_write(dir, "long.json", long_json);
     const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
     result r = harness_hetsim(update);
     ck_assert_msg(r.status == 0, "a fresh golden: exit %d\n%s", r.status, r.err);
@@ -269,6 +271,42 @@ START_TEST(a_run_removes_no_file_of_the_users_in_the_run_it_replaces)
 }
 END_TEST
 
+/* The same with the note saved into D while the run ran, after it had looked at D: the old run,
+ * swapped out, was removed with it, exit 0. It is swapped back, exit 2, the note kept. */
+static int put_note(void *arg)
+{
+    return harness_save(arg, "notes.txt", "why this run\n");
+}
+
+static void take_note(void *arg, bool changed)
+{
+    (void)changed;
+    char path[800];
+    snprintf(path, sizeof(path), "%s/notes.txt", (const char *)arg);
+    unlink(path);
+}
+
+START_TEST(a_run_removes_no_file_put_into_the_run_it_replaces_while_it_ran)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], d[700], work[800];
+    snprintf(s, sizeof(s), "%s/long.json", dir);
+    snprintf(d, sizeof(d), "%s/D", dir);
+    snprintf(work, sizeof(work), "%s/D.partial", dir);
+    harness_write(dir, "long.json", long_json);
+    const char *const run[] = { "run", s, "-o", d, "--quiet", NULL };
+    result r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    harness_race race = { .marker = work, .change = put_note, .again = take_note, .arg = d };
+    r = harness_hetsim_racing(run, &race);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "notes.txt") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    ck_assert_msg(in(d, "notes.txt"), "notes.txt removed");
+    ck_assert_msg(in(d, "run.json") && !harness_exists(work), "the old run not back whole");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
@@ -279,6 +317,7 @@ Suite *test_suite(void)
     tcase_add_test(out, no_output_goes_into_a_killed_updates_work);
     tcase_add_test(out, a_plot_removes_no_file_of_the_users_named_as_its_temporary);
     tcase_add_test(out, a_run_removes_no_file_of_the_users_in_the_run_it_replaces);
+    tcase_add_test(out, a_run_removes_no_file_put_into_the_run_it_replaces_while_it_ran);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

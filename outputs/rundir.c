@@ -640,7 +640,7 @@ static int check_places(const char *dir, const char *w, sim_err *err)
                                dir);
         if (rundir_foreign(dir, sub, sizeof(sub)))
             return sim_err_set(err, SIM_ESCENARIO, NULL,
-                               "output directory %s holds a run and %s, which is not hetsim's "
+                               "output directory %s holds a run and a %s, which is not hetsim's "
                                "(no run writes it): move it away first",
                                dir, sub);
     }
@@ -658,7 +658,7 @@ static int check_places(const char *dir, const char *w, sim_err *err)
                            "%s exists and is not hetsim's work directory: remove it", w);
     if (rundir_foreign(w, sub, sizeof(sub)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "%s holds %s, which is not hetsim's (no run writes it): move it away "
+                           "%s holds a %s, which is not hetsim's (no run writes it): move it away "
                            "(then the next run removes %s)",
                            w, sub, w);
     if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */
@@ -750,12 +750,12 @@ int sim_rundir_commit(sim_rundir *rd, sim_err *err)
             remove_flat(rd->work);
         else if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) == 0)
             rc = sim_err_set(err, SIM_ESCENARIO, NULL,
-                             "output directory %s: %s was put there while the run ran, and is "
+                             "output directory %s: a %s was put there while the run ran, and is "
                              "not hetsim's: not replaced; move it away and run again",
                              rd->dir, sub);
         else { /* the new run in place, the old one kept whole beside it */
             sim_err_set(err, SIM_EIO, NULL,
-                        "%s holds %s, put into the run replaced: move it away (then the next "
+                        "%s holds a %s, put into the run replaced: move it away (then the next "
                         "run removes %s)",
                         rd->work, sub, rd->work);
             rundir_free(rd);

@@ -53,7 +53,7 @@ bool rundir_foreign(const char *dir, char *name, size_t size)
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
             (!S_ISDIR(st.st_mode) && run_file(e->d_name)))
             continue;
-        snprintf(name, size, "%s", e->d_name);
+        snprintf(name, size, "%s %s", S_ISDIR(st.st_mode) ? "subdirectory" : "file", e->d_name);
         yes = true;
     }
     closedir(d);

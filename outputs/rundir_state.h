@@ -17,7 +17,8 @@ int rundir_oom(sim_err *err);
 
 /* True if the run directory (or work directory) `dir` holds an entry that no run, plot of it or
  * check writes there: a subdirectory, or a file of the user's (a notes.txt kept in a run was
- * removed with it when a run replaced it); its name into name[size]. Defined in
+ * removed with it when a run replaced it), named into name[size] ("subdirectory NAME",
+ * "file NAME"). Defined in
  * rundir_files.c. */
 bool rundir_foreign(const char *dir, char *name, size_t size);
 

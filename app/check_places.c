@@ -92,7 +92,9 @@ static bool in_other_check(const char *place, const char *dir)
 
 /* Refuses a report that would replace what the check reads or writes itself: the scenario
  * file (a link or another name of it too), one of its own files in `dir` (NULL: not known
- * yet), or a place in another check's output directory. */
+ * yet), or a place in another check's output directory. `dir` is taken where the check writes
+ * it, its links followed as `place`'s were (sim_rundir_follow): `-o LINK`, LINK a link to a
+ * folder not made yet, let `--junit TARGET/check.csv` replace the check's own check.csv. */
 static int junit_clash(const app_check_options *opt, const char *place, const char *dir,
                        sim_err *err)
 {
@@ -102,17 +104,20 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "--junit file %s is the scenario file %s: name another file", opt->junit,
                            opt->scenario);
-    if (dir != NULL && own_file(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is the check's own output %s or a file in it: name "
-                           "another file",
-                           opt->junit, dir);
-    if (dir != NULL && in_other_check(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is inside another check's output directory: choose a "
-                           "place outside it",
-                           opt->junit);
-    return SIM_OK;
+    char *out = NULL;
+    int rc = dir != NULL ? sim_rundir_follow(dir, &out, err) : SIM_OK;
+    if (rc == SIM_OK && out != NULL && own_file(place, out))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "--junit file %s is the check's own output %s or a file in it: name "
+                         "another file",
+                         opt->junit, dir);
+    else if (rc == SIM_OK && out != NULL && in_other_check(place, out))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "--junit file %s is inside another check's output directory: choose a "
+                         "place outside it",
+                         opt->junit);
+    free(out);
+    return rc;
 }
 
 /* Refuses a report that no process may write where it goes (`place`, replaced whole there): its

@@ -307,6 +307,34 @@ START_TEST(a_run_removes_no_file_put_into_the_run_it_replaces_while_it_ran)
 }
 END_TEST
 
+/* `check -o LINK --junit TARGET/check.csv`, LINK a symbolic link to TARGET, a folder not made
+ * yet: the check wrote its outputs through the link and then its JUnit report over its own
+ * check.csv, exit 0 (the folder was no check's output any more; `-o TARGET --junit
+ * LINK/check.csv` was refused). The check's output is taken where it writes it, the link
+ * followed: refused, exit 2, before anything runs. */
+START_TEST(a_junit_report_never_replaces_the_checks_own_file_through_a_link)
+{
+    char *dir = harness_tmpdir("probe60");
+    char s[700], g[700], link[700], target[700], junit[800];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(g, sizeof(g), "%s/g", dir);
+    snprintf(link, sizeof(link), "%s/out", dir);
+    snprintf(target, sizeof(target), "%s/nw/deep", dir);
+    snprintf(junit, sizeof(junit), "%s/check.csv", target);
+    harness_write(dir, "b.json", base_json);
+    result r = harness_hetsim(
+        (const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3", NULL });
+    ck_assert_msg(r.status == 0, "update: exit %d\n%s", r.status, r.err);
+    ck_assert(symlink("nw/deep", link) == 0);
+    r = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", link, "--seeds", "3",
+                                         "--junit", junit, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "own output") != NULL, "exit %d\n%s", r.status,
+                  r.err);
+    ck_assert_msg(!harness_exists(target), "the check ran");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe60");
@@ -318,6 +346,7 @@ Suite *test_suite(void)
     tcase_add_test(out, a_plot_removes_no_file_of_the_users_named_as_its_temporary);
     tcase_add_test(out, a_run_removes_no_file_of_the_users_in_the_run_it_replaces);
     tcase_add_test(out, a_run_removes_no_file_put_into_the_run_it_replaces_while_it_ran);
+    tcase_add_test(out, a_junit_report_never_replaces_the_checks_own_file_through_a_link);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

@@ -195,7 +195,9 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     int rc = ck_golden_replaceable(golden, err);
     if (rc != SIM_OK)
         return rc;
-    if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) && !ck_exists(work, "seeds"))
+    sim_err ignored; /* GOLDEN.partial: a killed update's work (its marker) or old golden */
+    if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) &&
+        ck_golden_replaceable(work, &ignored) != SIM_OK)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: in the way of the update, and not an update's work: not removed",
                            work);

@@ -1,10 +1,12 @@
 /* Issue 38, the nineteenth probe (classes 13 to 19 and the command line): a LIBSVM file saved
- * as UTF-16 is named so; limits said in their messages. Each case failed before its fix.
+ * as UTF-16 is named so; report's --by and --where keys and check's --golden link say their
+ * limits. Each case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -60,6 +62,104 @@ START_TEST(a_libsvm_file_saved_as_utf16_is_named_so)
 }
 END_TEST
 
+/* A two-point sweep of a timing-only scenario, sw.json beside base.json. */
+static const char base_json[] =
+    "{\"seed\": 1, \"workers\": 2, \"compute\": {\"iteration_ms\": 1},\n"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.005},\n"
+    " \"eval\": {\"every_s\": 0.001}}\n";
+static const char sweep_json[] =
+    "{\"base\": \"base.json\", \"grid\": {\"workload.lr\": [0.1, 0.2]},"
+    " \"seeds\": 1}\n";
+
+/* A sweep's directory made in `dir` (dir/sw), into sw[size]. */
+static void make_sweep(const char *dir, char *sw, size_t size)
+{
+    char file[600];
+    harness_write(dir, "base.json", base_json);
+    harness_write(dir, "sw.json", sweep_json);
+    snprintf(file, sizeof(file), "%s/sw.json", dir);
+    snprintf(sw, size, "%s/sw", dir);
+    result r = harness_hetsim((const char *[]){ "sweep", file, "-o", sw, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "sweep: exit %d\n%s", r.status, r.err);
+}
+
+/* `n` bytes of 'k', a key no index.csv has; malloc'd. */
+static char *long_key(size_t n, const char *tail)
+{
+    char *k = malloc(n + strlen(tail) + 1);
+    ck_assert(k != NULL);
+    memset(k, 'k', n);
+    strcpy(k + n, tail);
+    return k;
+}
+
+/* report --by of 2,048 bytes said "--by: too long" and a --where key of 2,048 bytes "--where
+ * takes KEY=VALUE", neither the limit (2,047 bytes, the buffer the keys are read into). One
+ * byte past the limit is refused with it now, and a key at the limit is looked up (no such
+ * column). */
+START_TEST(report_says_the_limit_of_a_long_by_or_where_key)
+{
+    char *dir = harness_tmpdir("probe59");
+    char sw[600];
+    make_sweep(dir, sw, sizeof(sw));
+    static const char *const opts[] = { "--by", "--where" };
+    for (size_t o = 0; o < 2; o++) {
+        for (size_t n = 2046; n <= 2048; n++) {
+            char *k = long_key(n, o == 0 ? "" : "=1");
+            const char *by = o == 0 ? k : "workload.lr";
+            result r = harness_hetsim(
+                (const char *[]){ "report", sw, "--by", by, o == 1 ? "--where" : NULL, k, NULL });
+            bool past = n == 2048;
+            ck_assert_msg(r.status == 2, "%s of %zu bytes: exit %d\n%s", opts[o], n, r.status,
+                          r.err);
+            ck_assert_msg(past ? strstr(r.err, "2048 bytes, longer than 2047") != NULL ||
+                                     strstr(r.err, "of 2048 bytes, longer than 2047") != NULL
+                               : strstr(r.err, "no column") != NULL,
+                          "%s of %zu bytes:\n%s", opts[o], n, r.err);
+            free(k);
+        }
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
+/* check --update --golden LINK whose target passes a golden's 959 bytes said "--golden LINK:
+ * target too long", neither the target's length nor the limit (--golden itself that long
+ * says both). Now it says both; a target of 959 bytes is taken (and not made, its parent
+ * missing). */
+START_TEST(an_update_into_a_link_says_its_target_is_too_long_and_the_limit)
+{
+    char *dir = harness_tmpdir("probe59");
+    char s[600], link[600];
+    harness_write(dir, "s.json", base_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(link, sizeof(link), "%s/g", dir);
+    for (size_t len = 959; len <= 960; len++) {
+        char target[1024];
+        memset(target, 'a', len);
+        target[0] = '/';
+        for (size_t i = 200; i < len; i += 200)
+            target[i] = '/';
+        target[len] = '\0';
+        unlink(link);
+        ck_assert(symlink(target, link) == 0);
+        result r = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", link, "--update", "--seeds", "3", NULL });
+        char want[80];
+        snprintf(want, sizeof(want), "its target is %zu bytes", len);
+        if (len == 960)
+            ck_assert_msg(r.status == 2 && strstr(r.err, want) != NULL &&
+                              strstr(r.err, "at most 959 bytes") != NULL,
+                          "%zu bytes: exit %d\n%s", len, r.status, r.err);
+        else
+            ck_assert_msg(strstr(r.err, "too long") == NULL, "%zu bytes: exit %d\n%s", len,
+                          r.status, r.err);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe59");
@@ -67,5 +167,10 @@ Suite *test_suite(void)
     tcase_add_test(enc, a_libsvm_file_saved_as_utf16_is_named_so);
     tcase_set_timeout(enc, 120);
     suite_add_tcase(s, enc);
+    TCase *lim = tcase_create("limits");
+    tcase_add_test(lim, report_says_the_limit_of_a_long_by_or_where_key);
+    tcase_add_test(lim, an_update_into_a_link_says_its_target_is_too_long_and_the_limit);
+    tcase_set_timeout(lim, 120);
+    suite_add_tcase(s, lim);
     return s;
 }

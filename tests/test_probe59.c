@@ -1,6 +1,6 @@
 /* Issue 38, the nineteenth probe (classes 13 to 19 and the command line): a LIBSVM file saved
  * as UTF-16 is named so; report's --by and --where keys and check's --golden link say their
- * limits. Each case failed before its fix.
+ * limits; a run.json without its stop is named once. Each case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -160,6 +160,26 @@ START_TEST(an_update_into_a_link_says_its_target_is_too_long_and_the_limit)
 }
 END_TEST
 
+/* plot RUN of a run whose run.json is no run's ({} saved over it) said "r/run.json:
+ * r/run.json: no scenario.stop (not a run.json of hetsim)", the file twice. Now once. */
+START_TEST(a_run_json_without_stop_is_named_once)
+{
+    char *dir = harness_tmpdir("probe59");
+    char s[600], run[600];
+    harness_write(dir, "s.json", base_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(run, sizeof(run), "%s/r", dir);
+    result r = harness_hetsim((const char *[]){ "run", s, "-o", run, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "run: exit %d\n%s", r.status, r.err);
+    harness_write(run, "run.json", "{}\n");
+    r = harness_hetsim((const char *[]){ "plot", run, NULL });
+    char want[700];
+    snprintf(want, sizeof(want), "hetsim: %s/run.json: no scenario.stop", run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, want) != NULL, "exit %d\n%s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe59");
@@ -170,6 +190,7 @@ Suite *test_suite(void)
     TCase *lim = tcase_create("limits");
     tcase_add_test(lim, report_says_the_limit_of_a_long_by_or_where_key);
     tcase_add_test(lim, an_update_into_a_link_says_its_target_is_too_long_and_the_limit);
+    tcase_add_test(lim, a_run_json_without_stop_is_named_once);
     tcase_set_timeout(lim, 120);
     suite_add_tcase(s, lim);
     return s;

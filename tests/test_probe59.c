@@ -1,6 +1,7 @@
 /* Issue 38, the nineteenth probe (classes 13 to 19 and the command line): a LIBSVM file saved
  * as UTF-16 is named so; report's --by and --where keys and check's --golden link say their
- * limits; a run.json without its stop is named once. Each case failed before its fix.
+ * limits; a run.json without its stop is named once, a golden's seed that is a file as such. Each
+ * case failed before its fix.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -180,6 +181,35 @@ START_TEST(a_run_json_without_stop_is_named_once)
 }
 END_TEST
 
+/* A golden whose seed-2 is a regular file (a folder replaced by a file of its name) was
+ * "G/seed-2/fingerprint: missing or unreadable (an incomplete golden: write it again with
+ * --update)", which --update then refused ("no file of a hetsim golden"). It is named as what
+ * it is, with the fix that works: remove it, then --update. */
+START_TEST(a_golden_seed_that_is_a_file_is_named_so)
+{
+    char *dir = harness_tmpdir("probe59");
+    char s[600], g[600], seed[700], co[600];
+    harness_write(dir, "s.json", base_json);
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    snprintf(g, sizeof(g), "%s/G", dir);
+    snprintf(co, sizeof(co), "%s/co", dir);
+    const char *const update[] = { "check", s, "--golden", g, "--update", "--seeds", "3", NULL };
+    result r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "update: exit %d\n%s", r.status, r.err);
+    snprintf(seed, sizeof(seed), "%s/seed-2", g);
+    harness_cleanup(strdup(seed));
+    harness_write(g, "seed-2", "x\n");
+    r = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", co, NULL });
+    ck_assert_msg(r.status == 2 && strstr(r.err, "seed-2: not a directory (a regular file)") &&
+                      strstr(r.err, "fingerprint") == NULL,
+                  "exit %d\n%s", r.status, r.err);
+    ck_assert(unlink(seed) == 0); /* the fix it names */
+    r = harness_hetsim(update);
+    ck_assert_msg(r.status == 0, "update again: exit %d\n%s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe59");
@@ -191,6 +221,7 @@ Suite *test_suite(void)
     tcase_add_test(lim, report_says_the_limit_of_a_long_by_or_where_key);
     tcase_add_test(lim, an_update_into_a_link_says_its_target_is_too_long_and_the_limit);
     tcase_add_test(lim, a_run_json_without_stop_is_named_once);
+    tcase_add_test(lim, a_golden_seed_that_is_a_file_is_named_so);
     tcase_set_timeout(lim, 120);
     suite_add_tcase(s, lim);
     return s;

@@ -110,11 +110,14 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     int rc = sim_rundir_follow(opt->golden, &target, err);
     if (rc != SIM_OK)
         return rc;
-    bool fits = strlen(target) <= CHECK_DIR_MAX; /* its seeds' paths hold it (check_read) */
+    size_t len = strlen(target); /* its seeds' paths hold it (check_read) */
     snprintf(golden, sizeof(golden), "%s", target);
     free(target);
-    if (!fits)
-        return sim_err_set(err, SIM_EINVAL, NULL, "--golden %s: target too long", opt->golden);
+    if (len > CHECK_DIR_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--golden %s: its target is %zu bytes: too long for a golden (at most "
+                           "%d bytes: its seeds' paths hold it)",
+                           opt->golden, len, CHECK_DIR_MAX);
     sim_rundir_lock *lock = NULL;
     rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), err);
     if (rc == SIM_OK)

@@ -239,12 +239,20 @@ static int check_listing(const gold *g, sim_err *err)
                              e->d_name, g->path);
     }
     closedir(d);
-    for (size_t s = 0; s < g->k && rc == SIM_OK; s++)
-        if (!ck_exists(g->dir[s], ""))
+    for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
+        struct stat st;
+        if (stat(g->dir[s], &st) != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: missing (listed in %s/seeds): an incomplete golden (write it "
                              "again with --update)",
                              g->dir[s], g->path);
+        else if (!S_ISDIR(st.st_mode)) /* was "S/fingerprint: missing or unreadable" */
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: not a directory (%s), where --update writes a seed's run: "
+                             "a damaged golden (remove it and write the golden again with "
+                             "--update)",
+                             g->dir[s], sim_file_kind(st.st_mode));
+    }
     return rc;
 }
 

@@ -696,8 +696,7 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     if (rc == SIM_OK && (rc = sim_cfg_child(root, "scenario", &sc, err)) == SIM_OK && sc != NULL)
         rc = sim_cfg_child(sc, "stop", &stop, err);
     if (rc == SIM_OK && stop == NULL)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no scenario.stop (not a run.json of hetsim)",
-                         path);
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "no scenario.stop (not a run.json of hetsim)");
     /* In (0, 1], as the scenario's: a target of 0 edited in read "time to 0", every run at 0 s. */
     if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
         !sim_cfg_is_null(stop, "target_accuracy"))

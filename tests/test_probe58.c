@@ -1,0 +1,120 @@
+/* Issue 38, the nineteenth probe, classes 7 to 12 (sums of user numbers, non-finite totals, a
+ * golden's consistency, results that depend on eval.every_s or --threads, damaged results
+ * files, JSON oddities). Each case failed before its fix.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+/* A timing-only run (model none): no evaluation scores and no epoch is counted, so every row
+ * of metrics.csv leaves test_loss, test_accuracy and epoch empty and summary.json has
+ * final_accuracy, best_accuracy and epochs null. */
+static const char timing_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"model\": {\"name\": \"none\"}, \"batch\": 8, \"message_bytes\": 100000},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.3},"
+    " \"eval\": {\"every_s\": 0.1}}";
+
+static const char protocol_sweep[] =
+    "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"allreduce\", \"gossip\"]},"
+    " \"seeds\": 2}\n";
+
+/* text, a metrics.csv, with the field of each column in `cols` (names, NULL-terminated) set to
+ * `value` in every data row; malloc'd. */
+static char *filled(const char *text, const char *const *cols, const char *value)
+{
+    size_t want[8], nwant = 0;
+    for (const char *const *c = cols; *c != NULL; c++) {
+        size_t k = 0;
+        const char *at = strstr(text, *c);
+        ck_assert_msg(at != NULL && nwant < 8, "no column %s", *c);
+        for (const char *h = text; h < at; h++)
+            k += *h == ',';
+        want[nwant++] = k;
+    }
+    char *out = malloc(2 * strlen(text) + strlen(value) * 64 + 1);
+    ck_assert_ptr_nonnull(out);
+    size_t len = 0, field = 0, row = 0;
+    bool put = false;
+    for (const char *p = text; *p != '\0'; p++) {
+        bool mine = false;
+        for (size_t i = 0; i < nwant && row > 0; i++)
+            mine = mine || want[i] == field;
+        if (mine && *p != ',' && *p != '\n')
+            continue; /* the old field's bytes */
+        if (mine && !put) {
+            len += (size_t)sprintf(out + len, "%s", value);
+            put = true;
+        }
+        out[len++] = *p;
+        put = put && *p != ',' && *p != '\n';
+        field = *p == '\n' ? 0 : field + (*p == ',');
+        row += *p == '\n';
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* A timing-only run's metrics.csv with its test loss and accuracy filled in every row (0.9,
+ * by hand, or another run's file copied in), beside its summary.json's final_accuracy null:
+ * report --target 0.7 read a time to target of 0 s, "2/2" reached, and plot --by drew the
+ * bar, exit 0, for runs that never scored an evaluation; its epoch filled in every row beside
+ * epochs null, plot --by --x epoch drew the curve over epochs the run never counted. Both are
+ * refused now, exit 2, naming the file and the summary's null; as written the sweep reports. */
+START_TEST(a_timing_only_run_with_scores_filled_in_is_refused)
+{
+    char *dir = harness_tmpdir("probe58");
+    char sw[600], o[600], run[800], figs[700];
+    harness_write(dir, "s.json", timing_json);
+    harness_sweep_in(dir, NULL, protocol_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/protocol.name=allreduce,seed=6", o);
+    result res = harness_hetsim(
+        (const char *[]){ "report", o, "--by", "protocol.name", "--target", "0.7", NULL });
+    ck_assert_msg(res.status == 0, "as written: exit %d\n%s", res.status, res.err);
+    char *metrics = harness_slurp(run, "metrics.csv");
+    static const char *const scores[] = { "test_loss", "test_accuracy", NULL };
+    static const char *const epochs[] = { "epoch", NULL };
+    static const char *const *const cols[] = { scores, epochs };
+    static const char *const why[] = { "test_accuracy: a value in every row, where",
+                                       "epoch: a value in every row, where" };
+    static const char *const nulls[] = { "has final_accuracy null", "has epochs null" };
+    for (size_t k = 0; k < 2; k++) {
+        char *bad = filled(metrics, cols[k], "0.9");
+        harness_write(run, "metrics.csv", bad);
+        free(bad);
+        snprintf(figs, sizeof(figs), "%s/figs%zu", dir, k);
+        const char *const *cmds[] = {
+            (const char *[]){ "report", o, "--by", "protocol.name", "--target", "0.7", NULL },
+            (const char *[]){ "plot", "--by", "protocol.name", o, "--target", "0.7", "--x", "epoch",
+                              "-o", figs, NULL },
+        };
+        for (size_t c = 0; c < 2; c++) {
+            res = harness_hetsim(cmds[c]);
+            ck_assert_msg(res.status == 2 && strstr(res.err, why[k]) != NULL &&
+                              strstr(res.err, nulls[k]) != NULL &&
+                              strstr(res.err, "metrics.csv") != NULL,
+                          "%s filled, command %zu: exit %d\n%s%s", cols[k][0], c, res.status,
+                          res.err, res.out);
+        }
+    }
+    free(metrics);
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe58");
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_timing_only_run_with_scores_filled_in_is_refused);
+    tcase_set_timeout(results, 120);
+    suite_add_tcase(s, results);
+    return s;
+}

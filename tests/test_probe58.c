@@ -109,6 +109,52 @@ START_TEST(a_timing_only_run_with_scores_filled_in_is_refused)
 }
 END_TEST
 
+/* A parameter server, BSP: sync_overhead_ms is read only when given, and 0 is none, as its
+ * absence (the run's outputs are the same byte for byte). A check of the scenario with 0 spelt
+ * out (0, -0 or 0.0) against a golden written without it was "the scenario differs from the
+ * golden's ... in 1 key: protocol.sync_overhead_ms", exit 2, and the golden written with it
+ * refused the scenario without; both pass now, as another spelling of one run; 0.5 still
+ * differs. */
+static const char ps_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+    " \"protocol\": {\"name\": \"ps\"}, \"stop\": {\"time_s\": 0.2},"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+
+START_TEST(a_sync_overhead_of_zero_spelt_out_is_the_golden_s_scenario)
+{
+    char *dir = harness_tmpdir("probe58");
+    char s[600], g[600], c[700];
+    harness_golden_in(dir, ps_json, s, g, sizeof(s));
+    static const char *const zeros[] = { "protocol.sync_overhead_ms=0",
+                                         "protocol.sync_overhead_ms=-0",
+                                         "protocol.sync_overhead_ms=0.0" };
+    for (size_t z = 0; z < 3; z++) {
+        snprintf(c, sizeof(c), "%s/c%zu", dir, z);
+        result res = harness_hetsim(
+            (const char *[]){ "check", s, "--golden", g, "--set", zeros[z], "-o", c, NULL });
+        ck_assert_msg(res.status == 0 && strstr(res.out, "ok against") != NULL, "%s: exit %d\n%s%s",
+                      zeros[z], res.status, res.err, res.out);
+    }
+    snprintf(c, sizeof(c), "%s/c-half", dir);
+    result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--set",
+                                                  "protocol.sync_overhead_ms=0.5", "-o", c, NULL });
+    ck_assert_msg(res.status == 2 && strstr(res.err, "protocol.sync_overhead_ms") != NULL,
+                  "0.5: exit %d\n%s", res.status, res.err);
+    /* The reverse: a golden written with 0 spelt out, checked without it. */
+    snprintf(g, sizeof(g), "%s/g0", dir);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "--update", "--seeds", "3",
+                                           "--set", "protocol.sync_overhead_ms=0", NULL });
+    ck_assert_msg(res.status == 0, "update with 0: exit %d\n%s", res.status, res.err);
+    snprintf(c, sizeof(c), "%s/c-absent", dir);
+    res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", c, NULL });
+    ck_assert_msg(res.status == 0 && strstr(res.out, "ok against") != NULL,
+                  "absent against 0: exit %d\n%s%s", res.status, res.err, res.out);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe58");
@@ -116,5 +162,9 @@ Suite *test_suite(void)
     tcase_add_test(results, a_timing_only_run_with_scores_filled_in_is_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
+    TCase *golden = tcase_create("golden");
+    tcase_add_test(golden, a_sync_overhead_of_zero_spelt_out_is_the_golden_s_scenario);
+    tcase_set_timeout(golden, 240);
+    suite_add_tcase(s, golden);
     return s;
 }

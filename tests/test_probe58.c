@@ -109,6 +109,88 @@ START_TEST(a_timing_only_run_with_scores_filled_in_is_refused)
 }
 END_TEST
 
+/* text with every `find` on the lines holding `on` replaced by `by`; malloc'd. */
+static char *replaced_on(const char *text, const char *on, const char *find, const char *by)
+{
+    size_t n = strlen(text), cap = 2 * n + 4096, len = 0;
+    char *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    for (const char *line = text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        end = end != NULL ? end + 1 : line + strlen(line);
+        bool mine = false;
+        for (const char *p = line; p + strlen(on) <= end && !mine; p++)
+            mine = strncmp(p, on, strlen(on)) == 0;
+        for (const char *p = line; p < end;) {
+            if (mine && (size_t)(end - p) >= strlen(find) && strncmp(p, find, strlen(find)) == 0) {
+                len += (size_t)snprintf(out + len, cap - len, "%s", by);
+                p += strlen(find);
+            } else {
+                out[len++] = *p++;
+            }
+        }
+        line = end;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* Sets the mean throughput of protocol `name`'s runs (seeds 5 and 6) to `value`, in
+ * index.csv and in each run's summary.json, as the sweep writes it (%.17g). */
+static void set_throughput(const char *o, const char *name, double value)
+{
+    char dir[800], old[40], now[40], cell[128], key[128];
+    snprintf(now, sizeof(now), "%.17g", value);
+    for (int seed = 5; seed <= 6; seed++) {
+        snprintf(dir, sizeof(dir), "%s/protocol.name=%s,seed=%d", o, name, seed);
+        snprintf(old, sizeof(old), "%.17g", harness_summary_number(dir, "mean_throughput_sps"));
+        char *sum = harness_slurp(dir, "summary.json");
+        snprintf(key, sizeof(key), "\"mean_throughput_sps\": %s,", old);
+        snprintf(cell, sizeof(cell), "\"mean_throughput_sps\": %s,", now);
+        char *edited = replaced_on(sum, "mean_throughput_sps", key, cell);
+        harness_write(dir, "summary.json", edited);
+        free(edited);
+        free(sum);
+        char *index = harness_slurp(o, "index.csv");
+        snprintf(key, sizeof(key), ",%s,", old);
+        snprintf(cell, sizeof(cell), ",%s,", now);
+        snprintf(dir, sizeof(dir), ",%s,%d,", name, seed);
+        edited = replaced_on(index, dir, key, cell);
+        harness_write(o, "index.csv", edited);
+        free(edited);
+        free(index);
+    }
+}
+
+/* Throughputs within a results file's range, [0, 1e150], whose ratio is past a double: the
+ * baseline's 1e-300 samples/s, the other row's 1e149 (index.csv and summary.json edited
+ * alike, as a run's own figures). report --baseline printed the speed-up "inf" in every
+ * format, exit 0; it prints "-" now, as over a mean of 0, the caption saying why. */
+START_TEST(a_speed_up_past_a_double_is_none)
+{
+    char *dir = harness_tmpdir("probe58");
+    char sw[600], o[600];
+    harness_write(dir, "s.json", timing_json);
+    harness_sweep_in(dir, NULL, protocol_sweep, sw, o, sizeof(sw));
+    set_throughput(o, "allreduce", 1e-300);
+    set_throughput(o, "gossip", 1e149);
+    static const char *const formats[] = { "md", "csv", "tex" };
+    for (size_t f = 0; f < 3; f++) {
+        result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name",
+                                                      "--baseline", "protocol.name=allreduce",
+                                                      "--format", formats[f], NULL });
+        ck_assert_msg(res.status == 0, "%s: exit %d\n%s", formats[f], res.status, res.err);
+        ck_assert_msg(strstr(res.out, "inf") == NULL, "%s: a speed-up of inf\n%s", formats[f],
+                      res.out);
+        if (f == 0)
+            ck_assert_msg(strstr(res.out, "| - |") != NULL &&
+                              strstr(res.out, "where the ratio is past a double") != NULL,
+                          "md: no \"-\" and its caption\n%s", res.out);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 /* A parameter server, BSP: sync_overhead_ms is read only when given, and 0 is none, as its
  * absence (the run's outputs are the same byte for byte). A check of the scenario with 0 spelt
  * out (0, -0 or 0.0) against a golden written without it was "the scenario differs from the
@@ -160,6 +242,7 @@ Suite *test_suite(void)
     Suite *s = suite_create("probe58");
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_timing_only_run_with_scores_filled_in_is_refused);
+    tcase_add_test(results, a_speed_up_past_a_double_is_none);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     TCase *golden = tcase_create("golden");

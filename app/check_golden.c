@@ -127,8 +127,8 @@ static int read_seeds(gold *g, sim_err *err)
         errno = 0;
         unsigned long long seed = strtoull(line, &end, 10);
         bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\0');
-        if (g->k == 0 && !text && sim_text_utf16(line, (size_t)read))
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_UTF16_TEXT);
+        if (g->k == 0 && !text && sim_text_wide(line, (size_t)read))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_WIDE_TEXT);
         else if (!text || !canonical || *end != '\0' || errno != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
         else if (ck_has_seed(g, seed))

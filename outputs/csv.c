@@ -278,8 +278,8 @@ static int split_file(sim_csv *t, size_t len, sim_err *err)
     size_t bom = sim_text_bom(t->text, len);
     char *p = t->text + bom, *end = t->text + len, *probe = p;
     const char *nul = memchr(t->text, '\0', len);
-    if (nul != NULL && sim_text_utf16(t->text, len))
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", t->path, SIM_TEXT_UTF16_TEXT);
+    if (nul != NULL && sim_text_wide(t->text, len))
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", t->path, SIM_TEXT_WIDE_TEXT);
     if (nul != NULL) {
         size_t line = 1;
         for (const char *q = t->text; q < nul; q++)

@@ -215,8 +215,8 @@ static void write_utf16(const char *dir, const char *name, const char *text)
  * index.csv, a --names file): named now as UTF-16, with the fix, exit 2. */
 START_TEST(a_utf16_file_is_named_as_such)
 {
-    static const char want[] = "UTF-16 text (a UTF-16 byte-order mark opens the file): hetsim "
-                               "reads UTF-8 (save the file as UTF-8)";
+    static const char want[] = "UTF-16 or UTF-32 text (a UTF-16 or UTF-32 byte-order mark opens "
+                               "the file): hetsim reads UTF-8 (save the file as UTF-8)";
     char *dir = harness_tmpdir("probe43");
     char sw[600], o[600], path[700];
     harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
@@ -266,8 +266,8 @@ START_TEST(a_utf16_profile_trace_or_style_copy_is_named_as_such)
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n",
     };
-    static const char *const files[] = { "p.csv: UTF-16 text",
-                                         "tr.csv: $.stragglers[0].file: UTF-16 text" };
+    static const char *const files[] = { "p.csv: UTF-16 or UTF-32 text",
+                                         "tr.csv: $.stragglers[0].file: UTF-16 or UTF-32 text" };
     for (int c = 0; c < 2; c++) {
         harness_write(dir, "s.json", scenarios[c]);
         snprintf(s, sizeof(s), "%s/s.json", dir);
@@ -281,7 +281,8 @@ START_TEST(a_utf16_profile_trace_or_style_copy_is_named_as_such)
     ck_assert_int_eq(mkdir(st, 0777), 0);
     write_utf16(st, "convergence.gp", "set output out\n");
     result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
-    ck_assert_msg(res.status == 2 && strstr(res.err, "convergence.gp: UTF-16 text") != NULL,
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "convergence.gp: UTF-16 or UTF-32 text") != NULL,
                   "--style: exit %d\n%s", res.status, res.err);
     harness_cleanup(dir);
 }

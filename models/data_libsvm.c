@@ -212,8 +212,8 @@ static int add_label(svm_scan *sc, int32_t label, const svm_pos *at, sim_err *er
 
 /* The text of line at->line as parse_line reads it: a UTF-8 byte-order mark that opens the
  * file is skipped (as a scenario's is); a NUL byte is refused with its column (it cut the line
- * and was read as part of a value), and a file saved as UTF-16 is named so, as every text file
- * hetsim reads (it was "line 1, column 4: a NUL byte"). Returns SIM_OK or the error. */
+ * and was read as part of a value), and a file saved as UTF-16 or UTF-32 is named so, as every text
+ * file hetsim reads (it was "line 1, column 4: a NUL byte"). Returns SIM_OK or the error. */
 static int line_text(const char **s, size_t *len, const svm_pos *at, sim_err *err)
 {
     size_t bom = at->line == 1 ? sim_text_bom(*s, *len) : 0;
@@ -221,8 +221,8 @@ static int line_text(const char **s, size_t *len, const svm_pos *at, sim_err *er
     *len -= bom;
     const char *nul = memchr(*s, '\0', *len);
     const svm_pos file = { at->path, 0 };
-    if (nul != NULL && at->line == 1 && sim_text_utf16(*s, *len))
-        return fail_at(err, SIM_EINVAL, &file, 0, "%s", SIM_TEXT_UTF16_TEXT);
+    if (nul != NULL && at->line == 1 && sim_text_wide(*s, *len))
+        return fail_at(err, SIM_EINVAL, &file, 0, "%s", SIM_TEXT_WIDE_TEXT);
     if (nul != NULL)
         return fail_at(err, SIM_EINVAL, at, (size_t)(nul - *s) + 1, "a NUL byte");
     return SIM_OK;

@@ -52,7 +52,7 @@ START_TEST(a_libsvm_file_saved_as_utf16_is_named_so)
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(o, sizeof(o), "%s/out", dir);
     result r = harness_hetsim((const char *[]){ "run", s, "-o", o, "--quiet", NULL });
-    ck_assert_msg(r.status == 2 && strstr(r.err, "data.txt: UTF-16 text") != NULL &&
+    ck_assert_msg(r.status == 2 && strstr(r.err, "data.txt: UTF-16 or UTF-32 text") != NULL &&
                       strstr(r.err, "NUL") == NULL,
                   "exit %d\n%s", r.status, r.err);
     ck_assert(!harness_exists(o));

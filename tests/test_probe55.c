@@ -1,7 +1,6 @@
 /* Issue 38, the eighteenth probe's leftovers of class 11 (report and plot --by reading damaged
- * results silently), decided after it: a sweep point without its summary.json, a swept key
- * missing from a point's run.json, and a worker's times that add up short of the run's. Each
- * case failed before its fix.
+ * results silently), decided after it: a sweep point without its summary.json and a worker's
+ * times that add up short of the run's. Each case failed before its fix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,41 @@ static void both(const char *dir, const char *o, const char *const *want, const 
                           cmds[c][0], want[k], res.err);
     }
 }
+
+/* A sweep point whose summary.json was removed (or emptied), its index row's throughput edited
+ * by hand (5120 -> 9999): report and plot --by read the row, exit 0, compared with nothing,
+ * where the sweep takes that point as not done and a missing run.json is "an incomplete run
+ * directory". Refused the same way now, exit 2, naming the file; the sweep run again runs the
+ * point, and both read it. */
+START_TEST(a_sweep_point_without_its_summary_is_an_incomplete_run_directory)
+{
+    char *dir = harness_tmpdir("probe55");
+    char sw[600], o[600], run[800], file[900];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=6", o);
+    snprintf(file, sizeof(file), "%s/summary.json", run);
+    char *summary = harness_slurp(run, "summary.json");
+    static const char *const cases[] = { "removed", "emptied" };
+    for (size_t k = 0; k < 2; k++) {
+        if (k == 0)
+            ck_assert_int_eq(remove(file), 0);
+        else
+            harness_write(run, "summary.json", "");
+        const char *const want[] = { "an incomplete run directory", "summary.json",
+                                     k == 0 ? "no file" : "empty file", NULL };
+        both(dir, o, want, cases[k]);
+    }
+    harness_write(run, "summary.json", summary);
+    both(dir, o, NULL, "as written");
+    ck_assert_int_eq(remove(file), 0);
+    result res = harness_hetsim((const char *[]){ "sweep", sw, "-o", o, "--quiet", NULL });
+    ck_assert_msg(res.status == 0, "sweep again: exit %d\n%s", res.status, res.err);
+    both(dir, o, NULL, "run again");
+    free(summary);
+    harness_cleanup(dir);
+}
+END_TEST
 
 /* A worker's compute_s, comm_s, wait_s and down_s zeroed in a run's workers.csv: they add up
  * short of the run's sim_time_s, which only a sum past it was refused for, and that worker
@@ -90,6 +124,7 @@ Suite *test_suite(void)
 {
     Suite *s = suite_create("probe55");
     TCase *results = tcase_create("results");
+    tcase_add_test(results, a_sweep_point_without_its_summary_is_an_incomplete_run_directory);
     tcase_add_test(results, a_workers_times_short_of_the_runs_time_are_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);

@@ -414,11 +414,12 @@ static int check_worker_rows(const sim_csv *t, sim_err *err)
 }
 
 static int run_end(const char *summary_json, double *end, sim_err *err);
-static bool later(double a, double b);
 
 /* Each row's compute_s, comm_s, wait_s and down_s split the run's time (docs/usage.md): their
- * sum is at most sim_time_s of the summary.json beside `run_json` (none there: not checked). A
- * compute_s of 5 s in a run of 0.5 s made report's waiting "8 +- 67" %, exit 0. */
+ * sum is sim_time_s of the summary.json beside `run_json` within a relative 1e-9 (none there:
+ * not checked; in 9,460 rows of 1,361 runs they were within 1e-9). A compute_s of 5 s in a run
+ * of 0.5 s made report's waiting "8 +- 67" %, and a row zeroed dropped out of the shares, exit
+ * 0. */
 static int check_worker_times(const sim_csv *t, const char *run_json, sim_err *err)
 {
     static const char *const parts[] = { "compute_s", "comm_s", "wait_s", "down_s" };
@@ -435,12 +436,13 @@ static int check_worker_times(const sim_csv *t, const char *run_json, sim_err *e
             double v = c >= 0 ? sim_csv_number(t, r, (size_t)c) : 0.0;
             sum += isnan(v) ? 0.0 : v;
         }
-        if (later(sum, end))
+        if (fabs(sum - end) > 1e-9 * end)
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: line %zu: compute_s, comm_s, wait_s and down_s add up to %.17g "
-                             "s, past the run's %.17g s (sim_time_s in %s): they split the run's "
+                             "s, %s the run's %.17g s (sim_time_s in %s): they split the run's "
                              "time",
-                             t->path, t->line[r], sum, end, summary);
+                             t->path, t->line[r], sum, sum > end ? "past" : "short of", end,
+                             summary);
     }
     return rc;
 }

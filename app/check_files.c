@@ -14,6 +14,7 @@
 #include "outputs/output.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 
 const char *const ck_fingerprint_files[CK_NFINGERPRINT] = { "metrics.csv", "workers.csv",
@@ -30,14 +31,9 @@ bool ck_file_hash(const char *dir, const char *name, uint64_t *h)
     struct stat st;
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return false;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    FILE *f = sim_file_open_regular(path, &st);
+    if (f == NULL)
         return false;
-    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "rb") : NULL;
-    if (f == NULL) {
-        close(fd);
-        return false;
-    }
     bool summary = strcmp(name, "summary.json") == 0;
     *h = SIM_FNV_OFFSET;
     while (fgets(line, sizeof(line), f) != NULL) {

@@ -317,21 +317,31 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
     return rc;
 }
 
-/* The file is read twice (a first pass sizes the data set): a FIFO cannot be (its second pass
- * found nothing: "file changed while being read"; one that no process writes made the open
- * wait forever, so this looks before opening), and a device such as /dev/zero never ends
- * (getline grew one line until memory ran out). */
-static int check_regular(const char *path, const svm_pos *at, sim_err *err)
+/* The file opened for reading, or NULL with the error. It is read twice (a first pass sizes
+ * the data set): a FIFO cannot be (its second pass found nothing: "file changed while being
+ * read"; one that no process writes made the open wait forever), and a device such as
+ * /dev/zero never ends (getline grew one line until memory ran out). The type is the open
+ * file's (sim_file_open_regular): a FIFO swapped in after a stat was waited on. */
+static FILE *open_regular(const char *path, const svm_pos *at, sim_err *err)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) /* a missing file: fopen says */
-        return SIM_OK;
+    errno = 0;
+    FILE *f = sim_file_open_regular(path, &st);
+    if (f != NULL)
+        return f;
     if (S_ISDIR(st.st_mode))
-        return fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
-    return fail_at(err, SIM_EINVAL, at, 0,
-                   "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
-                   "file",
-                   sim_file_kind(st.st_mode));
+        fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
+    else if (st.st_mode != 0)
+        fail_at(err, SIM_EINVAL, at, 0,
+                "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
+                "file",
+                sim_file_kind(st.st_mode));
+    else {
+        sim_err_clear(err);
+        sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
+        sim_err_file(err, path);
+    }
+    return NULL;
 }
 
 int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, data_set *out,
@@ -347,15 +357,10 @@ int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, 
     svm_scan *sc = calloc(1, sizeof(*sc));
     if (sc == NULL)
         return fail_at(err, SIM_ENOMEM, &at, 0, "out of memory");
-    int rc = check_regular(path, &at, err);
-    if (rc != SIM_OK)
-        goto fail_free_scan;
-    errno = 0;
-    FILE *f = fopen(path, "r");
+    int rc = SIM_OK;
+    FILE *f = open_regular(path, &at, err);
     if (f == NULL) {
-        sim_err_clear(err);
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
-        sim_err_file(err, path);
+        rc = err->code;
         goto fail_free_scan;
     }
     rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);

@@ -110,11 +110,14 @@ static int update(const app_check_options *opt, FILE *out, sim_err *err)
     int rc = sim_rundir_follow(opt->golden, &target, err);
     if (rc != SIM_OK)
         return rc;
-    bool fits = strlen(target) <= CHECK_DIR_MAX; /* its seeds' paths hold it (check_read) */
+    size_t len = strlen(target); /* its seeds' paths hold it (check_read) */
     snprintf(golden, sizeof(golden), "%s", target);
     free(target);
-    if (!fits)
-        return sim_err_set(err, SIM_EINVAL, NULL, "--golden %s: target too long", opt->golden);
+    if (len > CHECK_DIR_MAX)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "--golden %s: its target is %zu bytes: too long for a golden (at most "
+                           "%d bytes: its seeds' paths hold it)",
+                           opt->golden, len, CHECK_DIR_MAX);
     sim_rundir_lock *lock = NULL;
     rc = sim_rundir_check_within(golden, SIM_RUNDIR_ANY | SIM_RUNDIR_BIT(SIM_RUNDIR_CHECK), err);
     if (rc == SIM_OK)
@@ -195,7 +198,9 @@ static int update_locked(const app_check_options *opt, const char *golden, FILE 
     int rc = ck_golden_replaceable(golden, err);
     if (rc != SIM_OK)
         return rc;
-    if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) && !ck_exists(work, "seeds"))
+    sim_err ignored; /* GOLDEN.partial: a killed update's work (its marker) or old golden */
+    if (ck_exists(work, "") && !ck_exists(work, GOLDEN_MARKER) &&
+        ck_golden_replaceable(work, &ignored) != SIM_OK)
         return sim_err_set(err, SIM_EINVAL, NULL,
                            "%s: in the way of the update, and not an update's work: not removed",
                            work);

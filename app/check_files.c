@@ -1,5 +1,6 @@
 /* Golden-curve checks: the files of a run directory a check reads (see check_state.h): their
  * hashes and fingerprint, JSON files, and run.json with its scenario in canonical form. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -7,24 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/check_state.h"
 #include "outputs/output.h"
 #include "scenario/scenario.h"
 #include "sim/cfg.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 
 const char *const ck_fingerprint_files[CK_NFINGERPRINT] = { "metrics.csv", "workers.csv",
                                                             "summary.json", "run.json",
                                                             "events.csv" };
 
-/* FNV-1a 64 of dir/name; summary.json without its wall line. Returns false if absent. */
+/* FNV-1a 64 of dir/name; summary.json without its wall line. Returns false if absent or no
+ * regular file. The file is opened without blocking and its descriptor checked: a golden file
+ * that a FIFO replaced after the golden's stat (regular_files) was fopen()ed, and check waited
+ * on it for a writer forever. */
 bool ck_file_hash(const char *dir, const char *name, uint64_t *h)
 {
     char path[PATH_TEXT], line[8192];
+    struct stat st;
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return false;
-    FILE *f = fopen(path, "rb");
+    FILE *f = sim_file_open_regular(path, &st);
     if (f == NULL)
         return false;
     bool summary = strcmp(name, "summary.json") == 0;

@@ -127,8 +127,8 @@ static int read_seeds(gold *g, sim_err *err)
         errno = 0;
         unsigned long long seed = strtoull(line, &end, 10);
         bool canonical = isdigit((unsigned char)line[0]) && (line[0] != '0' || line[1] == '\0');
-        if (g->k == 0 && !text && sim_text_utf16(line, (size_t)read))
-            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_UTF16_TEXT);
+        if (g->k == 0 && !text && sim_text_wide(line, (size_t)read))
+            rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_WIDE_TEXT);
         else if (!text || !canonical || *end != '\0' || errno != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: line %zu: not a seed", path, g->k + 1);
         else if (ck_has_seed(g, seed))
@@ -239,12 +239,20 @@ static int check_listing(const gold *g, sim_err *err)
                              e->d_name, g->path);
     }
     closedir(d);
-    for (size_t s = 0; s < g->k && rc == SIM_OK; s++)
-        if (!ck_exists(g->dir[s], ""))
+    for (size_t s = 0; s < g->k && rc == SIM_OK; s++) {
+        struct stat st;
+        if (stat(g->dir[s], &st) != 0)
             rc = sim_err_set(err, SIM_EINVAL, NULL,
                              "%s: missing (listed in %s/seeds): an incomplete golden (write it "
                              "again with --update)",
                              g->dir[s], g->path);
+        else if (!S_ISDIR(st.st_mode)) /* was "S/fingerprint: missing or unreadable" */
+            rc = sim_err_set(err, SIM_EINVAL, NULL,
+                             "%s: not a directory (%s), where --update writes a seed's run: "
+                             "a damaged golden (remove it and write the golden again with "
+                             "--update)",
+                             g->dir[s], sim_file_kind(st.st_mode));
+    }
     return rc;
 }
 

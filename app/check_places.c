@@ -92,7 +92,9 @@ static bool in_other_check(const char *place, const char *dir)
 
 /* Refuses a report that would replace what the check reads or writes itself: the scenario
  * file (a link or another name of it too), one of its own files in `dir` (NULL: not known
- * yet), or a place in another check's output directory. */
+ * yet), or a place in another check's output directory. `dir` is taken where the check writes
+ * it, its links followed as `place`'s were (sim_rundir_follow): `-o LINK`, LINK a link to a
+ * folder not made yet, let `--junit TARGET/check.csv` replace the check's own check.csv. */
 static int junit_clash(const app_check_options *opt, const char *place, const char *dir,
                        sim_err *err)
 {
@@ -102,17 +104,20 @@ static int junit_clash(const app_check_options *opt, const char *place, const ch
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "--junit file %s is the scenario file %s: name another file", opt->junit,
                            opt->scenario);
-    if (dir != NULL && own_file(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is the check's own output %s or a file in it: name "
-                           "another file",
-                           opt->junit, dir);
-    if (dir != NULL && in_other_check(place, dir))
-        return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "--junit file %s is inside another check's output directory: choose a "
-                           "place outside it",
-                           opt->junit);
-    return SIM_OK;
+    char *out = NULL;
+    int rc = dir != NULL ? sim_rundir_follow(dir, &out, err) : SIM_OK;
+    if (rc == SIM_OK && out != NULL && own_file(place, out))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "--junit file %s is the check's own output %s or a file in it: name "
+                         "another file",
+                         opt->junit, dir);
+    else if (rc == SIM_OK && out != NULL && in_other_check(place, out))
+        rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                         "--junit file %s is inside another check's output directory: choose a "
+                         "place outside it",
+                         opt->junit);
+    free(out);
+    return rc;
 }
 
 /* Refuses a report that no process may write where it goes (`place`, replaced whole there): its
@@ -266,9 +271,20 @@ void ck_remove_tree(const char *path)
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* True if `name` is a file a seed's run of a golden holds: one its run writes, or its
+ * fingerprint (a user's notes.txt there was removed with the old golden, exit 0). */
+static bool seed_file(const char *name)
+{
+    for (size_t i = 0; i < CK_NFINGERPRINT; i++)
+        if (strcmp(name, ck_fingerprint_files[i]) == 0)
+            return true;
+    return strcmp(name, "fingerprint") == 0;
+}
+
 /* The first entry of the golden `dir` that an update does not write and would remove with the
- * old golden (a file or a folder of the user's, "seed-notes" too, a seed's subdirectory, a
- * seeds or golden.json that is no regular file), into bad[size]; "" when there is none. */
+ * old golden (a file or a folder of the user's, "seed-notes" too, in a seed's run anything but
+ * a regular file it writes, a seeds or golden.json that is no regular file), into bad[size];
+ * "" when there is none. */
 static void foreign_entry(const char *dir, char *bad, size_t size)
 {
     DIR *d = opendir(dir);
@@ -287,12 +303,12 @@ static void foreign_entry(const char *dir, char *bad, size_t size)
             snprintf(bad, size, "%s", e->d_name);
             break;
         }
-        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds files alone */
+        DIR *sd = seed ? opendir(path) : NULL; /* a seed's run holds its files alone */
         for (struct dirent *f = sd != NULL ? readdir(sd) : NULL; f != NULL; f = readdir(sd)) {
             char sub[3 * PATH_TEXT];
             snprintf(sub, sizeof(sub), "%s/%s", path, f->d_name);
             if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 &&
-                lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+                (!seed_file(f->d_name) || lstat(sub, &st) != 0 || !S_ISREG(st.st_mode))) {
                 snprintf(bad, size, "%s/%s", e->d_name, f->d_name);
                 break;
             }
@@ -337,12 +353,27 @@ int ck_golden_replaceable(const char *dir, sim_err *err)
 /* Moves the complete new golden `work` into place as `golden`: an atomic exchange with the
  * old golden when there is one (the old one, now at `work`, is then removed), a rename
  * otherwise. A process killed at any point leaves `golden` old or new, whole; `work` (the
- * new golden or the old one) is removed by the next update. */
+ * new golden or the old one) is removed by the next update. What the exchange took out is
+ * looked at again, as ck_golden_replaceable did before the runs: a folder made at `golden`
+ * while the update ran, or a README put into the old golden, was removed with it (exit 0);
+ * it is exchanged back, the new golden left in `work`, exit 2. */
 int ck_golden_swap(const char *golden, const char *work, sim_err *err)
 {
     if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0) {
-        ck_remove_tree(work);
-        return SIM_OK;
+        sim_err why;
+        if (ck_golden_replaceable(work, &why) == SIM_OK) {
+            ck_remove_tree(work);
+            return SIM_OK;
+        }
+        if (renameat2(AT_FDCWD, work, AT_FDCWD, golden, RENAME_EXCHANGE) == 0)
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s changed while the update ran and holds what an update does "
+                               "not write: not replaced (the new golden is left in %s)",
+                               golden, work);
+        return sim_err_set(err, SIM_EIO, NULL,
+                           "%s changed while the update ran: the new golden is in it, what was "
+                           "there is in %s (moving it back failed: %s)",
+                           golden, work, strerror(errno));
     }
     if ((errno == ENOENT || errno == EINVAL || errno == ENOSYS) && rename(work, golden) == 0)
         return SIM_OK;

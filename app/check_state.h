@@ -16,6 +16,7 @@
 
 #include "app/check.h"
 #include "app/curves.h"
+#include "outputs/rundir.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
 
@@ -25,7 +26,7 @@
 #define GOLDEN_MIN    3   /* seeds a statistical check needs */
 #define GOLDEN_FORMAT 2   /* golden.json's format */
 #define GOLDEN_READS  100 /* a golden read again when an update swapped it meanwhile */
-#define GOLDEN_MARKER ".hetsim-golden-partial" /* marks an update's work directory */
+#define GOLDEN_MARKER SIM_RUNDIR_GOLDEN_MARKER /* marks an update's work directory */
 
 /* A golden, read and validated (ck_read_golden). */
 typedef struct gold {

@@ -527,6 +527,31 @@ static bool first_unlike(const app_index *ix, const char *sweep_dir, const char 
     return false;
 }
 
+/* A row with results whose run.json is hetsim's (has scenario_hash; one written by hand may
+ * have no summary.json) has a summary.json, not empty, or is an incomplete run directory. */
+static int check_summaries(const app_index *ix, const char *sweep_dir, sim_err *err)
+{
+    char path[2048];
+    for (size_t r = 0; r < ix->csv.nrows; r++) {
+        struct stat st;
+        size_t n = 0;
+        snprintf(path, sizeof(path), "%s/%s/run.json", sweep_dir, app_index_cell(ix, r, 1));
+        char *text = app_index_has_results(ix, r) ? sim_output_read_own(path, &n) : NULL;
+        sim_cfg *run = text != NULL && n > 0 ? sim_cfg_parse(text, n, NULL, NULL) : NULL;
+        bool hetsims = run != NULL && sim_cfg_has(run, "scenario_hash");
+        sim_cfg_destroy(run);
+        free(text);
+        if (!hetsims)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/summary.json", sweep_dir, app_index_cell(ix, r, 1));
+        if (lstat(path, &st) != 0 && errno == ENOENT)
+            return app_run_file_missing(path, err);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+            return app_run_file_empty(path, err);
+    }
+    return SIM_OK;
+}
+
 /* Each row with results holds its run's swept values and seed (run.json's resolved
  * scenario): an index.csv edited by hand, or a point's run.json replaced by another run's,
  * was read silently. A missing or empty run.json is said later (an incomplete run). Each
@@ -547,6 +572,8 @@ static int check_rows(const app_index *ix, const char *sweep_dir, sim_err *err)
                            "run.json of another run): remove the point's directory and run "
                            "the sweep again",
                            ix->csv.path, ix->csv.line[r], diff, path);
+    if ((rc = check_summaries(ix, sweep_dir, err)) != SIM_OK)
+        return rc;
     unlike = first_unlike(ix, sweep_dir, "summary.json", results_diff, &r, diff, 160, path,
                           sizeof(path));
     rc = unlike ? being_written(sweep_dir, err) : SIM_OK;
@@ -696,8 +723,7 @@ int app_index_run_facts(const char *dir, double *target, double *every, sim_err 
     if (rc == SIM_OK && (rc = sim_cfg_child(root, "scenario", &sc, err)) == SIM_OK && sc != NULL)
         rc = sim_cfg_child(sc, "stop", &stop, err);
     if (rc == SIM_OK && stop == NULL)
-        rc = sim_err_set(err, SIM_EINVAL, NULL, "%s: no scenario.stop (not a run.json of hetsim)",
-                         path);
+        rc = sim_err_set(err, SIM_EINVAL, NULL, "no scenario.stop (not a run.json of hetsim)");
     /* In (0, 1], as the scenario's: a target of 0 edited in read "time to 0", every run at 0 s. */
     if (rc == SIM_OK && sim_cfg_has(stop, "target_accuracy") &&
         !sim_cfg_is_null(stop, "target_accuracy"))

@@ -300,9 +300,9 @@ int app_names_load(app_names *n, const char *path, sim_err *err)
     if (text == NULL)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EINVAL, NULL,
                            "cannot read %s: %s", path, strerror(errno != 0 ? errno : EIO));
-    if (sim_text_utf16(text, len)) {
+    if (sim_text_wide(text, len)) {
         free(text);
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_UTF16_TEXT);
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: %s", path, SIM_TEXT_WIDE_TEXT);
     }
     int rc = SIM_OK;
     size_t line = 0;

@@ -125,9 +125,15 @@ static void speedup(rp_report *rp, size_t g, size_t b, double *x, double *y)
     else
         app_stats_ratio_ci(x, a->n, y, base->n, &row->speedup, &row->speedup_lo, &row->speedup_hi);
     row->speedup_censored = ttt && (rp->rows[g].reached < a->n || rp->rows[b].reached < base->n);
-    double mean = NAN, sd = NAN; /* the ratio's denominator: no ratio when its mean is 0 */
-    if (app_stats_mean_sd(ttt ? x : y, ttt ? a->n : base->n, &mean, &sd) > 0 && mean == 0.0)
+    /* No ratio when the denominator's mean is 0, or so small that the ratio is past a double. */
+    double mean = NAN, num = NAN;
+    if (app_stats_mean_sd(ttt ? x : y, ttt ? a->n : base->n, &mean, NULL) == 0)
+        return;
+    if (mean == 0.0)
         rp->zero_den = true;
+    else if (app_stats_mean_sd(ttt ? y : x, ttt ? base->n : a->n, &num, NULL) > 0 &&
+             isinf(num / mean))
+        rp->past_double = true;
 }
 
 static int build(rp_report *rp, sim_err *err)

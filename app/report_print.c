@@ -160,6 +160,8 @@ void rp_caption(const rp_report *rp, FILE *f)
     if (rp->zero_den)
         fprintf(f, " (none, \"-\", where %s is 0)",
                 isnan(s->target) ? "the baseline's throughput" : "the row's mean time to target");
+    if (rp->past_double)
+        fputs(" (none, \"-\", where the ratio is past a double: too small a denominator)", f);
     if (rp->bytes_left > 0)
         fprintf(f,
                 "; bytes sent/sample leaves out %zu run%s whose workers counted no samples (k "

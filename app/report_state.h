@@ -44,6 +44,7 @@ typedef struct rp_report {
     bool overlap;               /* some run's workers.csv has comm_overlap_s */
     size_t bytes_left;          /* runs left out of bytes sent/sample: no samples counted */
     bool zero_den;              /* a speed-up over a mean of 0: none ("-") */
+    bool past_double;           /* a speed-up past a double (over 1e-300): none ("-") */
     int base_key;               /* the --baseline key's position among the --by keys, or -1 */
     const char *base_value;     /* its value */
     double every_lo, every_hi;  /* the runs' eval.every_s, NaN if unknown */

@@ -43,7 +43,9 @@ static int resolve_keys(app_select *s, const char *opt, const char *list, int *c
 {
     char buf[PATH_TEXT];
     if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-        return sim_err_set(err, SIM_EINVAL, NULL, "%s: too long", opt);
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: %zu bytes, longer than %d (the most a list of keys takes)", opt,
+                           strlen(list), PATH_TEXT - 1);
     size_t len = strlen(list); /* strtok_r skipped an empty key: "a," was taken as "a" */
     if (len > 0 && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,") != NULL))
         return sim_err_set(err, SIM_EINVAL, NULL,
@@ -140,7 +142,12 @@ static int read_options(app_select *s, work *w, sim_err *err)
     for (size_t i = 0; i < o->nwhere && rc == SIM_OK; i++) {
         char key[PATH_TEXT];
         const char *eq = strchr(o->where[i], '=');
-        if (eq == NULL || eq == o->where[i] || (size_t)(eq - o->where[i]) >= sizeof(key))
+        if (eq != NULL && (size_t)(eq - o->where[i]) >= sizeof(key))
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "--where: a key of %zu bytes, longer than %zu (the most a key "
+                               "takes)",
+                               (size_t)(eq - o->where[i]), sizeof(key) - 1);
+        if (eq == NULL || eq == o->where[i])
             return sim_err_set(err, SIM_EINVAL, NULL,
                                "--where takes KEY=VALUE (a swept key or seed), got \"%s\"",
                                o->where[i]);

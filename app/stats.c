@@ -46,6 +46,8 @@ bool app_stats_ratio_ci(const double *num, size_t nn, const double *den, size_t 
     double mn = NAN, sn = NAN, md = NAN, sd = NAN;
     size_t kn = app_stats_mean_sd(num, nn, &mn, &sn), kd = app_stats_mean_sd(den, nd, &md, &sd);
     *ratio = kn > 0 && kd > 0 && md != 0.0 ? mn / md : (double)NAN; /* over 0: no ratio */
+    if (isinf(*ratio)) /* past a double (1e149 over 1e-300, in-bound results): none either */
+        *ratio = NAN;
     *lo = *hi = NAN;
     if (kn < 2 || kd < 2 || !isfinite(*ratio))
         return false;

@@ -33,7 +33,9 @@ size_t app_stats_mean_ci(const double *x, size_t n, double *mean, double *half);
  * mean(num) - R mean(den) is within t * sqrt(v_num + R^2 v_den) of 0, v the squared standard
  * errors of the means, t Student's with the Welch-Satterthwaite degrees of freedom of that
  * combination at the estimate. *ratio receives mean(num) / mean(den), NaN when mean(den) is 0
- * (a ratio over nothing: a baseline that trained nothing printed "inf"); *lo and *hi the
+ * (a ratio over nothing: a baseline that trained nothing printed "inf") or the ratio is past a
+ * double (a throughput of 1e149 over 1e-300, each within a results file's range, printed
+ * "inf"); *lo and *hi the
  * interval: NaN with fewer than two values on either side; -inf and +inf when the
  * denominator's mean is not told apart from 0 at that level (the interval is unbounded); both
  * the ratio when neither sample varies. Returns true for a bounded interval. */

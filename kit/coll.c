@@ -624,3 +624,53 @@ const float *coll_mean_of(coll_mean *m, const coll_ring *r, sim_ctx *ctx, uint64
     }
     return m->mean;
 }
+
+/* ---- A set of ids ---- */
+
+coll_idset coll_idset_create(sim_arena *a, uint32_t n)
+{
+    coll_idset s = { .n = n };
+    s.word = sim_arena_alloc(a, ((size_t)n + 63) / 64, sizeof(*s.word));
+    s.sum = sim_arena_alloc(a, ((size_t)n + 4095) / 4096, sizeof(*s.sum));
+    return s;
+}
+
+void coll_idset_put(coll_idset *s, uint32_t id, bool in)
+{
+    uint64_t bit = (uint64_t)1 << (id % 64), sbit = (uint64_t)1 << (id / 64 % 64);
+    s->word[id / 64] = in ? s->word[id / 64] | bit : s->word[id / 64] & ~bit;
+    s->sum[id / 4096] =
+        s->word[id / 64] != 0 ? s->sum[id / 4096] | sbit : s->sum[id / 4096] & ~sbit;
+}
+
+void coll_idset_fill(coll_idset *s)
+{
+    uint32_t nw = (s->n + 63) / 64;
+    for (uint32_t i = 0; i < nw; i++)
+        s->word[i] = i + 1 < nw || s->n % 64 == 0 ? ~(uint64_t)0 : ((uint64_t)1 << (s->n % 64)) - 1;
+    for (uint32_t j = 0; j < (nw + 63) / 64; j++)
+        s->sum[j] =
+            j + 1 < (nw + 63) / 64 || nw % 64 == 0 ? ~(uint64_t)0 : ((uint64_t)1 << (nw % 64)) - 1;
+}
+
+uint32_t coll_idset_next(const coll_idset *s, uint32_t id)
+{
+    if (id >= s->n)
+        return s->n;
+    uint32_t nw = (s->n + 63) / 64, ns = (nw + 63) / 64, i = id / 64;
+    uint64_t bits = s->word[i] & (~(uint64_t)0 << (id % 64));
+    while (bits == 0) { /* the next non-zero word, through the sum's bits */
+        if (++i >= nw)
+            return s->n;
+        uint32_t j = i / 64;
+        uint64_t sb = s->sum[j] & (~(uint64_t)0 << (i % 64));
+        while (sb == 0) {
+            if (++j >= ns)
+                return s->n;
+            sb = s->sum[j];
+        }
+        i = j * 64 + (uint32_t)__builtin_ctzll(sb);
+        bits = s->word[i];
+    }
+    return i * 64 + (uint32_t)__builtin_ctzll(bits);
+}

@@ -467,4 +467,26 @@ int coll_barrier_worker_down(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err 
  * SIM_EINVAL if w is neither a member nor admitted, or is waiting already. */
 int coll_barrier_arrive(coll_barrier *b, sim_ctx *ctx, uint32_t w, sim_err *err);
 
+/* ---- A set of ids (worker ids) in two levels of bits: a bit per id, and a bit per non-zero
+ * word of those, for an owner that visits, in id order, the few of many ids it must (allreduce:
+ * the workers a ring change does something to) ---- */
+
+typedef struct coll_idset {
+    uint64_t *word; /* ((n + 63) / 64) a bit per id */
+    uint64_t *sum;  /* ((n + 4095) / 4096) a bit per non-zero word */
+    uint32_t n;     /* ids 0..n-1 */
+} coll_idset;
+
+/* An empty set of ids 0..n-1 in the arena `a` (its arrays NULL on the sizing arena). */
+coll_idset coll_idset_create(sim_arena *a, uint32_t n);
+
+/* Puts id in the set (in) or takes it out. */
+void coll_idset_put(coll_idset *s, uint32_t id, bool in);
+
+/* Puts every id in the set. */
+void coll_idset_fill(coll_idset *s);
+
+/* The first id at or after `id` in the set, s->n if none. */
+uint32_t coll_idset_next(const coll_idset *s, uint32_t id);
+
 #endif

@@ -212,13 +212,17 @@ static int add_label(svm_scan *sc, int32_t label, const svm_pos *at, sim_err *er
 
 /* The text of line at->line as parse_line reads it: a UTF-8 byte-order mark that opens the
  * file is skipped (as a scenario's is); a NUL byte is refused with its column (it cut the line
- * and was read as part of a value). Returns SIM_OK or the error. */
+ * and was read as part of a value), and a file saved as UTF-16 or UTF-32 is named so, as every text
+ * file hetsim reads (it was "line 1, column 4: a NUL byte"). Returns SIM_OK or the error. */
 static int line_text(const char **s, size_t *len, const svm_pos *at, sim_err *err)
 {
     size_t bom = at->line == 1 ? sim_text_bom(*s, *len) : 0;
     *s += bom;
     *len -= bom;
     const char *nul = memchr(*s, '\0', *len);
+    const svm_pos file = { at->path, 0 };
+    if (nul != NULL && at->line == 1 && sim_text_wide(*s, *len))
+        return fail_at(err, SIM_EINVAL, &file, 0, "%s", SIM_TEXT_WIDE_TEXT);
     if (nul != NULL)
         return fail_at(err, SIM_EINVAL, at, (size_t)(nul - *s) + 1, "a NUL byte");
     return SIM_OK;
@@ -313,21 +317,31 @@ static int fill(FILE *f, const char *path, const svm_scan *sc, char **line, size
     return rc;
 }
 
-/* The file is read twice (a first pass sizes the data set): a FIFO cannot be (its second pass
- * found nothing: "file changed while being read"; one that no process writes made the open
- * wait forever, so this looks before opening), and a device such as /dev/zero never ends
- * (getline grew one line until memory ran out). */
-static int check_regular(const char *path, const svm_pos *at, sim_err *err)
+/* The file opened for reading, or NULL with the error. It is read twice (a first pass sizes
+ * the data set): a FIFO cannot be (its second pass found nothing: "file changed while being
+ * read"; one that no process writes made the open wait forever), and a device such as
+ * /dev/zero never ends (getline grew one line until memory ran out). The type is the open
+ * file's (sim_file_open_regular): a FIFO swapped in after a stat was waited on. */
+static FILE *open_regular(const char *path, const svm_pos *at, sim_err *err)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) /* a missing file: fopen says */
-        return SIM_OK;
+    errno = 0;
+    FILE *f = sim_file_open_regular(path, &st);
+    if (f != NULL)
+        return f;
     if (S_ISDIR(st.st_mode))
-        return fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
-    return fail_at(err, SIM_EINVAL, at, 0,
-                   "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
-                   "file",
-                   sim_file_kind(st.st_mode));
+        fail_at(err, SIM_EIO, at, 0, "cannot read: Is a directory");
+    else if (st.st_mode != 0)
+        fail_at(err, SIM_EINVAL, at, 0,
+                "not a regular file (%s): LIBSVM data is read in two passes; copy it into a "
+                "file",
+                sim_file_kind(st.st_mode));
+    else {
+        sim_err_clear(err);
+        sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
+        sim_err_file(err, path);
+    }
+    return NULL;
 }
 
 int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, data_set *out,
@@ -343,15 +357,10 @@ int data_load_libsvm(const char *path, size_t max_features, size_t max_samples, 
     svm_scan *sc = calloc(1, sizeof(*sc));
     if (sc == NULL)
         return fail_at(err, SIM_ENOMEM, &at, 0, "out of memory");
-    int rc = check_regular(path, &at, err);
-    if (rc != SIM_OK)
-        goto fail_free_scan;
-    errno = 0;
-    FILE *f = fopen(path, "r");
+    int rc = SIM_OK;
+    FILE *f = open_regular(path, &at, err);
     if (f == NULL) {
-        sim_err_clear(err);
-        rc = sim_err_set(err, SIM_EIO, NULL, "cannot open: %s", strerror(errno));
-        sim_err_file(err, path);
+        rc = err->code;
         goto fail_free_scan;
     }
     rc = scan(f, path, max_features, max_samples, &line, &cap, sc, err);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "models/train.h"
+#include "sim/file.h"
 #include "sim/fnv.h"
 
 /* ---- reading the configuration ---- */
@@ -99,7 +100,7 @@ static int read_fashion_mnist(sim_scenario *sc, sim_cfg *d, train_config *cfg, s
 static uint64_t file_fnv(const char *file)
 {
     struct stat st;
-    FILE *f = stat(file, &st) == 0 && S_ISREG(st.st_mode) ? fopen(file, "rb") : NULL;
+    FILE *f = sim_file_open_regular(file, &st);
     if (f == NULL)
         return 0;
     uint64_t h = SIM_FNV_FILE_OFFSET;

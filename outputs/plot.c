@@ -131,7 +131,7 @@ static int read_script(const char *path, char **text, sim_err *err)
         return sim_err_set(err, errno == ENOMEM ? SIM_ENOMEM : SIM_EIO, NULL, "cannot read %s: %s",
                            path, strerror(errno));
     size_t bom = sim_text_bom(*text, len); /* may open it, as any text file (sim/text.h) */
-    bool nul = strlen(*text) != len, utf16 = nul && sim_text_utf16(*text, len);
+    bool nul = strlen(*text) != len, wide = nul && sim_text_wide(*text, len);
     if (!nul && len > bom) {
         memmove(*text, *text + bom, len - bom + 1);
         return SIM_OK;
@@ -140,7 +140,7 @@ static int read_script(const char *path, char **text, sim_err *err)
     *text = NULL;
     /* An empty copy (or /dev/null) was drawn with as if absent: "no embedded script", exit 1. */
     return sim_err_set(err, SIM_EINVAL, NULL, "--style: %s: %s", path,
-                       utf16 ? SIM_TEXT_UTF16_TEXT
+                       wide  ? SIM_TEXT_WIDE_TEXT
                        : nul ? "a NUL byte (a gnuplot script is text)"
                              : "empty (a copy is a gnuplot script that draws its figure)");
 }

@@ -97,8 +97,8 @@ int sim_plot_runs(const char *const *dirs, const char *const *labels, size_t n, 
 #define SIM_PLOT_MARKER SIM_RUNDIR_PLOT_MARKER
 
 /* True if `name` is a file the plot writes into its output directory (a figure or the data
- * it draws; not a temporary NAME.tmp, made afresh whatever holds its name); `ctx` is the
- * caller's. */
+ * it draws; not a temporary NAME.tmp, made afresh whatever holds its name, which
+ * sim_plot_place claims with its file); `ctx` is the caller's. */
 typedef bool (*sim_plot_mine)(const char *name, const void *ctx);
 
 /* The ownership rule for figures (outputs/rundir.h): `out_dir` lies inside no run, work

@@ -18,10 +18,24 @@
 #include "outputs/rundir.h"
 #include "sim/file.h"
 
-/* The plot's files already in `dir`: each must be a regular file (a plot replaces those
- * alone), and, unless `own` (the command's run or sweep, or a folder a plot marked), none
- * may be there at all. A `dir` that cannot be listed holds none: an absent one is made by
- * sim_plot_mkdir, which refuses one that is no directory. */
+/* True if `name` is the temporary NAME.tmp of a file the plot writes, which the plot makes
+ * afresh whatever holds its name (sim_output_tmp_open): in a folder of the user's, a file of
+ * theirs so named was removed (exit 0). */
+static bool temporary(const char *name, sim_plot_mine mine, const void *ctx)
+{
+    size_t n = strlen(name);
+    if (n <= 4 || strcmp(name + n - 4, ".tmp") != 0)
+        return false;
+    char *base = strndup(name, n - 4);
+    bool yes = base != NULL && mine(base, ctx);
+    free(base);
+    return yes;
+}
+
+/* The plot's files already in `dir`, and their temporaries: each file must be a regular file
+ * (a plot replaces those alone), and, unless `own` (the command's run or sweep, or a folder a
+ * plot marked), none may be there at all. A `dir` that cannot be listed holds none: an absent one
+ * is made by sim_plot_mkdir, which refuses one that is no directory. */
 static int claim(const char *dir, bool own, sim_plot_mine mine, const void *ctx, sim_err *err)
 {
     char *marker = sim_output_join(dir, SIM_PLOT_MARKER, "");
@@ -39,12 +53,13 @@ static int claim(const char *dir, bool own, sim_plot_mine mine, const void *ctx,
                              marker, sim_file_kind(st.st_mode));
     }
     for (struct dirent *e; rc == SIM_OK && d != NULL && (e = readdir(d)) != NULL;) {
-        if (!mine(e->d_name, ctx))
+        bool tmp = temporary(e->d_name, mine, ctx);
+        if (!tmp && !mine(e->d_name, ctx))
             continue;
         char *path = sim_output_join(dir, e->d_name, "");
         if (path == NULL)
             rc = sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
-        else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        else if (!tmp && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
             rc = sim_err_set(err, SIM_ESCENARIO, NULL,
                              "%s is %s, no file of a hetsim plot (a plot writes regular files "
                              "and replaces those alone): remove it",

@@ -79,9 +79,11 @@ static bool is_run(const char *dir)
 }
 
 /* True if `dir` is a golden of `hetsim check`: its "seeds" file's first seed S has a
- * seed-S/fingerprint (app/check.c writes both). */
+ * seed-S/fingerprint (app/check.c writes both), or an update is writing it. */
 static bool is_golden(const char *dir)
 {
+    if (exists_in(dir, SIM_RUNDIR_GOLDEN_MARKER))
+        return true;
     FILE *f = open_regular(dir, "seeds");
     unsigned long long seed = 0;
     bool yes = f != NULL && fscanf(f, "%llu", &seed) == 1;
@@ -442,29 +444,10 @@ static long entries(const char *dir)
     return n;
 }
 
-/* True if `dir` holds a subdirectory (not following symbolic links); its name into
- * name[size]. */
-static bool has_subdir(const char *dir, char *name, size_t size)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return false;
-    bool yes = false;
-    for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-            continue;
-        snprintf(name, size, "%s", e->d_name);
-        yes = true;
-    }
-    closedir(d);
-    return yes;
-}
-
 /* Removes the files of the flat directory `dir`, run.json and the marker last (so that a
  * removal that fails half-way leaves a directory still recognised as hetsim's), then
- * `dir`. A subdirectory stops the removal (returns -1): callers check for one first. */
+ * `dir`. A subdirectory stops the removal (returns -1): callers check for one, and for a
+ * file of the user's, first (rundir_foreign). */
 static int remove_flat(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* never a link's target */
@@ -655,10 +638,10 @@ static int check_places(const char *dir, const char *w, sim_err *err)
                                "output directory %s is not empty and holds no hetsim run "
                                "(no run.json of hetsim): choose another or empty it",
                                dir);
-        if (has_subdir(dir, sub, sizeof(sub)))
+        if (rundir_foreign(dir, sub, sizeof(sub)))
             return sim_err_set(err, SIM_ESCENARIO, NULL,
-                               "output directory %s holds a run and a subdirectory %s, which "
-                               "is not hetsim's: move it away first",
+                               "output directory %s holds a run and a %s, which is not hetsim's "
+                               "(no run writes it): move it away first",
                                dir, sub);
     }
     if (lstat(w, &st) != 0)
@@ -673,9 +656,9 @@ static int check_places(const char *dir, const char *w, sim_err *err)
     if (!S_ISDIR(st.st_mode) || !(exists_in(w, SIM_RUNDIR_MARKER) || is_run(w)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
                            "%s exists and is not hetsim's work directory: remove it", w);
-    if (has_subdir(w, sub, sizeof(sub)))
+    if (rundir_foreign(w, sub, sizeof(sub)))
         return sim_err_set(err, SIM_ESCENARIO, NULL,
-                           "%s holds a subdirectory %s, which is not hetsim's: move it away "
+                           "%s holds a %s, which is not hetsim's (no run writes it): move it away "
                            "(then the next run removes %s)",
                            w, sub, w);
     if (remove_flat(w) != 0) /* left by a killed run, or a replaced one */
@@ -757,11 +740,27 @@ int sim_rundir_commit(sim_rundir *rd, sim_err *err)
     } else if (rc == SIM_OK) {
         /* The previous run (or an empty directory) and the new one swap places at once;
          * the previous one, now under the work name and flat (begin checked), goes. If that
-         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json). */
+         * removal fails, the next run into `dir` removes it (it holds hetsim's run.json).
+         * One that took a file of the user's while the run ran (begin looked before) is
+         * swapped back: the file was removed with it, exit 0. */
+        char sub[256];
         if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) != 0)
             rc = sim_err_set(err, SIM_EIO, NULL, "cannot replace %s: %s", rd->dir, strerror(errno));
-        else
+        else if (!rundir_foreign(rd->work, sub, sizeof(sub)))
             remove_flat(rd->work);
+        else if (renameat2(AT_FDCWD, rd->work, AT_FDCWD, rd->dir, RENAME_EXCHANGE) == 0)
+            rc = sim_err_set(err, SIM_ESCENARIO, NULL,
+                             "output directory %s: a %s was put there while the run ran, and is "
+                             "not hetsim's: not replaced; move it away and run again",
+                             rd->dir, sub);
+        else { /* the new run in place, the old one kept whole beside it */
+            sim_err_set(err, SIM_EIO, NULL,
+                        "%s holds a %s, put into the run replaced: move it away (then the next "
+                        "run removes %s)",
+                        rd->work, sub, rd->work);
+            rundir_free(rd);
+            return SIM_EIO;
+        }
     }
     if (rc != SIM_OK) {
         sim_rundir_abort(rd); /* nothing moved: the work directory is still ours */

@@ -18,9 +18,9 @@
  * - a D inside another hetsim run directory or work directory (any ancestor): a run
  *   directory holds only files, and is replaced whole;
  * - a D that exists and is neither empty nor a previous run of hetsim (recognised by its
- *   run.json), or a previous run that holds a subdirectory (not hetsim's: replacing the run
- *   would have to remove it);
- * - a "D.partial" without hetsim's marker or run.json, or holding a subdirectory.
+ *   run.json), or a previous run that holds a subdirectory or a file that no run, plot of it
+ *   or check writes there (not hetsim's: replacing the run would have to remove it);
+ * - a "D.partial" without hetsim's marker or run.json, or holding such an entry.
  * Nothing the user made is ever removed, and a removal never stops half-way on a
  * subdirectory. A run directory's files are removed with run.json and the marker last, so
  * one whose removal failed is still recognised as hetsim's by the next run.
@@ -39,9 +39,13 @@
 #include "sim/err.h"
 
 /* The marker file of a work directory. */
-#define SIM_RUNDIR_MARKER       ".hetsim-partial"
+#define SIM_RUNDIR_MARKER        ".hetsim-partial"
+/* The marker file of a golden in the making: `check --update`'s work directory GOLDEN.partial
+ * (app/check.c), a golden to every command (a run written into a killed update's was removed
+ * with it by the next update). */
+#define SIM_RUNDIR_GOLDEN_MARKER ".hetsim-golden-partial"
 /* The marker file of a sweep's directory (app/sweep.c). */
-#define SIM_RUNDIR_SWEEP_MARKER ".hetsim-sweep"
+#define SIM_RUNDIR_SWEEP_MARKER  ".hetsim-sweep"
 /* The header of a check's check.csv (app/check_report.c writes it), by which a check's output
  * directory is told. */
 #define SIM_RUNDIR_CHECK_HEADER \
@@ -55,7 +59,8 @@ typedef enum sim_rundir_kind {
     SIM_RUNDIR_RUN = 1,    /* a run directory: a run.json of hetsim */
     SIM_RUNDIR_WORK = 2,   /* a work directory: the marker ".hetsim-partial" */
     SIM_RUNDIR_SWEEP = 3,  /* a sweep's: ".hetsim-sweep", or an index.csv of hetsim */
-    SIM_RUNDIR_GOLDEN = 4, /* a golden of `hetsim check`: "seeds", "seed-S/fingerprint" */
+    SIM_RUNDIR_GOLDEN = 4, /* a golden of `hetsim check`: "seeds", "seed-S/fingerprint", or
+                              one in the making (SIM_RUNDIR_GOLDEN_MARKER) */
     SIM_RUNDIR_CHECK = 5,  /* a check's output (-o): a check.csv of hetsim beside its seed runs */
     SIM_RUNDIR_PLOT = 6,   /* a folder of a plot's figures: SIM_RUNDIR_PLOT_MARKER, no other kind */
 } sim_rundir_kind;

@@ -66,6 +66,11 @@ typedef struct allreduce {
     uint64_t *bucket_size; /* (layers) bytes of each, in backward order; the first nb used */
     size_t *bucket_layer;  /* (layers) the layer whose gradient completes it (its lowest index) */
     coll_mean *mean;       /* the round's mean gradient (real models only) */
+    /* The workers the next ring change visits (buckets only): all at an instant's first,
+     * then those the last one left doing something (ring_changed). */
+    coll_idset visit;
+    bool joins;        /* a worker joined the ring since the last coll_ring_unjoin_all */
+    sim_time swept_at; /* the instant of the last ring change (-1 before the first) */
     /* Averaging-only runs: the models' mean, unless someone sat the round out. */
     uint64_t avg_round;  /* averaging rounds completed (the dropout draws' round) */
     bool decided;        /* whether someone sat out avg_round is known */
@@ -75,9 +80,11 @@ typedef struct allreduce {
 
 /* A worker's state (sim_ctx_worker), used with buckets only. */
 typedef struct ar_worker {
-    uint32_t joined;  /* buckets of the current iteration joined */
-    uint32_t reduced; /* and reduced */
-    bool busy;        /* computing: from compute() to SIM_EV_COMPUTED */
+    uint32_t joined;   /* buckets of the current iteration joined */
+    uint32_t reduced;  /* and reduced */
+    bool busy;         /* computing: from compute() to SIM_EV_COMPUTED */
+    bool waiting;      /* busy, nothing joined, its first bucket's timer (timer_at) pending */
+    sim_time timer_at; /* when its latest AR_EV_BUCKET timer fires (0: none yet) */
 } ar_worker;
 
 static ar_worker *worker(sim_ctx *ctx, uint32_t w)
@@ -123,6 +130,7 @@ static void ar_buffers(void *state, sim_arena *a, size_t num_params)
         return;
     st->bucket_size = sim_arena_alloc(a, st->layers, sizeof(*st->bucket_size));
     st->bucket_layer = sim_arena_alloc(a, st->layers, sizeof(*st->bucket_layer));
+    st->visit = coll_idset_create(a, st->n);
 }
 
 /* Groups the layers' bytes into buckets in backward order (DDP's rule: a layer is added, then
@@ -173,12 +181,16 @@ static void buckets_init(allreduce *st, const sim_ctx *ctx)
 
 /* Worker w joins its next bucket's round if backward has produced that bucket and its round
  * of the previous bucket is complete; if only the bucket is missing, a timer wakes it when
- * the bucket will be ready (the last bucket's is SIM_EV_COMPUTED). Idempotent: a timer that
- * finds nothing to do is ignored. */
+ * the bucket will be ready (the last bucket's is SIM_EV_COMPUTED), unless one it has pending
+ * wakes it then: the second would find done what it came for (issue 38: each of N failures at
+ * one instant gave every worker waiting for its first bucket one more timer, N² events).
+ * Idempotent: a timer that finds nothing to do is ignored. */
 static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     ar_worker *a = worker(ctx, w);
     uint32_t b = a->joined;
+    a->waiting = false;
+    coll_idset_put(&st->visit, w, true);
     if (sim_ctx_down(ctx, w) || b >= st->nb || a->reduced < b)
         return SIM_OK;
     if (a->busy) {
@@ -186,10 +198,16 @@ static int try_join(allreduce *st, sim_ctx *ctx, uint32_t w, sim_err *err)
             return SIM_OK;
         sim_time t = sim_ctx_layer_ns(ctx, w, st->bucket_layer[b], SIM_LAYER_GRAD_READY);
         sim_time now = sim_ctx_now(ctx);
-        if (t > now)
+        if (t > now) {
+            a->waiting = b == 0 && a->reduced == 0;
+            if (t == a->timer_at)
+                return SIM_OK; /* one is pending at t */
+            a->timer_at = t;
             return sim_ctx_timer(ctx, t - now, AR_EV_BUCKET, (int32_t)w, b, NULL, err);
+        }
     }
     a->joined++;
+    st->joins = true;
     return coll_ring_join(st->ring, ctx, w, err);
 }
 
@@ -213,20 +231,30 @@ static int compute(allreduce *st, sim_ctx *ctx, uint32_t w, uint64_t tag, sim_er
  * restarted, every live worker joins its first bucket when backward has produced it. The
  * recovered worker w is not among them: it has no iteration yet, and joins bucket 0 when the one
  * it starts next (compute, called after this) has produced it; joined there would have put it in
- * round 0 before computing, its own count one round behind the ring's from then on. */
+ * round 0 before computing, its own count one round behind the ring's from then on.
+ * The workers are visited in id order: all of them at an instant's first change, then those
+ * the last change left doing something (st->visit): a worker down, or waiting for its first
+ * bucket's timer past the instant with its counts at 0, is one to which this does nothing, and
+ * one instant's N failures visit each worker once, not N times (issue 38). Nobody joined since
+ * the last change: the flags are out already. */
 static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_err *err)
 {
-    if (st->nb <= 1)
-        return up ? coll_ring_worker_changed(st->ring, ctx, w,
-                                             sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err)
-                  : coll_hub_worker_down(st->hub, ctx, w, err);
     uint32_t gen = coll_ring_generation(st->ring);
-    coll_ring_unjoin_all(st->ring);
+    if (st->nb > 1 && st->joins)
+        coll_ring_unjoin_all(st->ring);
+    st->joins = false;
     int rc = up ? coll_ring_worker_changed(st->ring, ctx, w,
                                            sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err)
                 : coll_hub_worker_down(st->hub, ctx, w, err);
+    if (st->nb <= 1 || rc != SIM_OK)
+        return rc;
     bool restarted = coll_ring_generation(st->ring) != gen;
-    for (uint32_t v = 0; v < st->n && rc == SIM_OK; v++) {
+    sim_time now = sim_ctx_now(ctx);
+    if (now != st->swept_at)
+        coll_idset_fill(&st->visit);
+    st->swept_at = now;
+    for (uint32_t v = coll_idset_next(&st->visit, 0); v < st->n && rc == SIM_OK;
+         v = coll_idset_next(&st->visit, v + 1)) {
         if (up && v == w)
             continue; /* it computes first (compute, after this), then joins bucket 0 */
         ar_worker *a = worker(ctx, v);
@@ -234,8 +262,11 @@ static int ring_changed(allreduce *st, sim_ctx *ctx, uint32_t w, bool up, sim_er
             a->joined = a->reduced = 0;
             rc = try_join(st, ctx, v, err);
         } else if (!sim_ctx_down(ctx, v) && a->joined > a->reduced) {
+            st->joins = true;
             rc = coll_ring_join(st->ring, ctx, v, err); /* not a member's change: as before */
         }
+        bool idle = sim_ctx_down(ctx, v) || (a->waiting && a->timer_at > now);
+        coll_idset_put(&st->visit, v, !idle);
     }
     return rc;
 }
@@ -307,6 +338,7 @@ static int ar_start(void *state, sim_ctx *ctx, sim_err *err)
     if (rc != SIM_OK)
         return rc;
     buckets_init(st, ctx);
+    st->swept_at = -1;
     rc = coll_ring_reset_live(st->ring, ctx, sim_ctx_layer_bytes(ctx, SIM_LAYERS_ALL), err);
     for (uint32_t i = 0; i < coll_ring_size(st->ring) && rc == SIM_OK; i++)
         rc = compute(st, ctx, coll_ring_member(st->ring, i), 0, err);

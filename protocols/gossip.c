@@ -176,8 +176,10 @@ static void update_floor(gossip *st, sim_ctx *ctx)
         }
         at += a->k == f ? 1 : 0;
     }
-    if (f == UINT64_MAX)
-        return; /* nobody runs: the floor waits */
+    if (f == UINT64_MAX) {
+        st->at_floor = 0; /* nobody runs: the floor waits (on_up walks again) */
+        return;
+    }
     bool rose = f > st->floor;
     st->floor = f;
     st->at_floor = at;
@@ -348,7 +350,9 @@ static int on_down(gossip *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 }
 
 /* Worker r recovered: it rejoins at once (the kit's rejoin_reopen), each edge used from its
- * iteration K and the neighbour's next one. */
+ * iteration K and the neighbour's next one. The floor moves only when r is the first to run
+ * or starts below it (a walk); at it, r is counted there, above it nothing changes: a rule
+ * recovering N workers at one instant walked them N times (issue 38; 27,000 of 30,000: 9.5 s). */
 static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
 {
     gs_worker *a = own(ctx, r);
@@ -356,8 +360,10 @@ static int on_up(gossip *st, sim_ctx *ctx, uint32_t r, sim_err *err)
     a->running = true;
     st->rejoins++;
     int rc = start_iteration(st, ctx, r, k, err);
-    if (rc == SIM_OK)
+    if (rc == SIM_OK && (st->at_floor == 0 || k < st->floor))
         update_floor(st, ctx);
+    else if (rc == SIM_OK)
+        st->at_floor += k == st->floor ? 1 : 0;
     return rc;
 }
 

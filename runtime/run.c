@@ -356,14 +356,15 @@ static int read_workload(sim_scenario *sc, train_config *tc, sim_err *err)
  * bookkeeping), accounting, links, a few pending events and flows; the network's links (a
  * fat_tree's k^3 switch links, whatever the hosts use); with a real model, the
  * evaluation mean; and the process's fixed share, its code and libraries (6.5 MiB resident
- * for a two-worker run, measured), stdio and BLAS's work space. The snapshot pool's buffers
+ * for a two-worker run, measured), stdio and BLAS's work space; the trace points, held and
+ * copied per worker (sim_scenario_traces_bytes). The snapshot pool's buffers
  * take memory only once written (sim_tensor_pool): they are the protocol's to count, with
  * its tensors (proto_ops.memory); model tensors and data are train_config's. */
 static uint64_t memory_estimate(const sim_scenario *sc, size_t num_params)
 {
     uint64_t n = (uint64_t)sc->workers + sc->servers;
     return n * 8192 + sim_net_links_bytes(&sc->net) + (uint64_t)num_params * 4 +
-           ((uint64_t)8 << 20);
+           sim_scenario_traces_bytes(sc) + ((uint64_t)8 << 20);
 }
 
 static uint64_t physical_memory(void)
@@ -430,7 +431,7 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
 }
 
 /* The memory check's refusal of a run that needs `need` bytes: named by the fat_tree's k when
- * its links take most of them, else by the workers. */
+ * its links take most of them, by the stragglers when trace points do, else by the workers. */
 static int refuse_memory(const sim_scenario *sc, uint64_t need, sim_err *err)
 {
     double gib = (double)need / 1073741824.0;
@@ -441,6 +442,13 @@ static int refuse_memory(const sim_scenario *sc, uint64_t need, sim_err *err)
                     "built whatever the hosts use: about %.1f GiB, more than 80%% of this "
                     "machine's memory",
                     sc->net.k, (uint64_t)sc->net.k * sc->net.k * sc->net.k, gib);
+    else if (sim_scenario_traces_bytes(sc) > need / 2)
+        sim_err_set(err, SIM_ESCENARIO, "$.stragglers",
+                    "the trace rules' points, copied for the run per rule, need about %.1f GiB "
+                    "of the run's %.1f GiB, more than 80%% of this machine's memory (%.1f "
+                    "GiB): name fewer or shorter traces",
+                    (double)sim_scenario_traces_bytes(sc) / 1073741824.0, gib,
+                    (double)(physical_memory() / 10 * 8) / 1073741824.0);
     else
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
                     "%u workers need about %.1f GiB, more than 80%% of this machine's memory",

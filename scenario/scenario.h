@@ -63,9 +63,11 @@ typedef struct sim_straggler {
     double bandwidth_factor;   /* link: multiplies their NIC bandwidth, in (0, 1] */
     sim_time at_ns;            /* failure: when the workers go down */
     sim_time recover_ns;       /* failure: when they come back, or SIM_TIME_NEVER */
-    sim_trace_point *trace;    /* (ntrace) trace: sorted by time, stable; owned */
+    sim_trace_point *trace;    /* (ntrace) trace: sorted by time, stable; owned unless shared */
     size_t ntrace;
-    const char *file; /* trace: the file read, as opened (an entry of the scenario's inputs) */
+    bool trace_shared; /* trace: the points of an earlier rule that named the same file (read
+                          once: 1,000 rules naming one 1M-point file held 1,000 copies) */
+    const char *file;  /* trace: the file read, as opened (an entry of the scenario's inputs) */
 } sim_straggler;
 
 /* The largest $.seed, 2^53 - 1: a JSON number that reads as an integer below 2^53 is the one
@@ -202,6 +204,19 @@ int sim_scenario_inputs_regular(const sim_scenario *sc, const char *who, sim_err
  * malloc'd; NULL when out of memory. */
 #define SIM_SCENARIO_TRACES_NAMED 1024
 char *sim_scenario_inputs_text(const sim_scenario *sc);
+
+/* The bytes a trace rule's points take: held once per file read (not when shared), and
+ * copied for a run into the cluster's per-worker arrays (a time and a factor a point, and up
+ * to one run of points per worker). The loader holds their sum within the memory guard's
+ * limit, and the run's memory estimate counts it (sim_scenario_traces_bytes). */
+static inline uint64_t sim_scenario_trace_bytes(const sim_straggler *st, uint32_t workers)
+{
+    uint64_t n = st->ntrace, runs = n < workers ? n : workers;
+    return (st->trace_shared ? 0 : n * sizeof(sim_trace_point)) + n * 16 + runs * 16;
+}
+
+/* sim_scenario_trace_bytes over every trace rule of `sc`. */
+uint64_t sim_scenario_traces_bytes(const sim_scenario *sc);
 
 /* Whether `sc` has a trace rule; if so *fnv gets every trace's points folded into one hash
  * (run.json's traces_fnv: a trace edited since a golden or a sweep's point ran is another run,

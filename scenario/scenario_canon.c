@@ -157,7 +157,9 @@ static int network_defaults(sim_cfg *net, sim_err *err)
  * change nothing: compute.layout at 32 bits (it acts on fp16 and bf16 alone); a learning-rate
  * schedule that is constant without warm-up, or any schedule of the timing-only model (checked,
  * unused), and a warm-up's start factor without warm-up; an mlp's hidden layers as its default
- * [256] when absent; localsgd's algorithm "ring" (the flat ring of its absence). */
+ * [256] when absent; localsgd's algorithm "ring" (the flat ring of its absence); ps's and
+ * syncswitch's sync_overhead_ms 0 (none, as its absence: a 0 spelt out was "the scenario
+ * differs ... in 1 key: protocol.sync_overhead_ms" of one run). */
 static int other_defaults(sim_cfg *compute, sim_cfg *workload, sim_cfg *model, sim_cfg *protocol,
                           sim_err *err)
 {
@@ -180,6 +182,8 @@ static int other_defaults(sim_cfg *compute, sim_cfg *workload, sim_cfg *model, s
     if (rc == SIM_OK && holds(protocol, "name", "\"localsgd\"") &&
         holds(protocol, "algorithm", "\"ring\""))
         rc = sim_cfg_remove(protocol, "algorithm", err);
+    if (rc == SIM_OK && holds(protocol, "sync_overhead_ms", "0"))
+        rc = sim_cfg_remove(protocol, "sync_overhead_ms", err);
     return rc;
 }
 

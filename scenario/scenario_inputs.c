@@ -46,6 +46,15 @@ static uint64_t traces_fnv(const sim_scenario *sc)
     return h;
 }
 
+uint64_t sim_scenario_traces_bytes(const sim_scenario *sc)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < sc->nstragglers; i++)
+        if (sc->stragglers[i].kind == SIM_STRAG_TRACE)
+            bytes += sim_scenario_trace_bytes(&sc->stragglers[i], sc->workers);
+    return bytes;
+}
+
 bool sim_scenario_traces_fnv(const sim_scenario *sc, uint64_t *fnv)
 {
     if (ntraces(sc) == 0)

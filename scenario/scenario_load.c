@@ -625,7 +625,8 @@ void sim_scenario_destroy(sim_scenario *sc)
     free(sc->inputs);
     for (size_t i = 0; i < sc->nstragglers; i++) {
         free(sc->stragglers[i].workers);
-        free(sc->stragglers[i].trace);
+        if (!sc->stragglers[i].trace_shared)
+            free(sc->stragglers[i].trace);
     }
     free(sc->stragglers);
     free(sc->stream_seeds);

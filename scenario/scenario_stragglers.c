@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -26,6 +28,7 @@
 #include "sim/cfg.h"
 #include "sim/err.h"
 #include "sim/file.h"
+#include "sim/fnv.h"
 #include "sim/rng.h"
 #include "sim/text.h"
 
@@ -35,14 +38,25 @@
 static const char *const kinds[] = { "fixed", "random",  "window", "link",
                                      "trace", "failure", "dropout" };
 
+/* A trace file read: its identity and the rule that holds its points (rule + 1; 0: a free
+ * slot). A rule naming a file read before shares its points. */
+typedef struct trace_read {
+    dev_t dev;
+    ino_t ino;
+    size_t rule;
+} trace_read;
+
 /* State shared by the rules of one scenario. */
 typedef struct rules {
     sim_scenario *sc;
     sim_cfg *root;
-    unsigned char *seen; /* (workers) zero between rules: duplicate detection */
-    uint32_t *all;       /* (workers) the ids 0..workers-1 for gsl_ran_choose; lazily */
-    gsl_rng *r;          /* the straggler stream, made at the first count; lazily */
-    uint64_t total;      /* workers selected so far over all rules */
+    unsigned char *seen;  /* (workers) zero between rules: duplicate detection */
+    uint32_t *all;        /* (workers) the ids 0..workers-1 for gsl_ran_choose; lazily */
+    gsl_rng *r;           /* the straggler stream, made at the first count; lazily */
+    uint64_t total;       /* workers selected so far over all rules */
+    trace_read *read;     /* (nread_cap) the trace files read, by device and inode; lazily */
+    size_t nread_cap;     /* a power of two past twice the rules: open addressing */
+    uint64_t trace_bytes; /* sim_scenario_trace_bytes of the trace rules so far */
 } rules;
 
 /* An error about a trace file: err.file is the trace, err.path the rule's "file" key. */
@@ -325,8 +339,8 @@ static int read_line(sim_file_lines *in, char *buf, size_t lineno, const char *f
     int rc = sim_file_lines_next(in, buf, TRACE_LINE_ROOM, &len, &newline);
     if (rc == SIM_LINE_CAP)
         return trace_fail(err, SIM_ESCENARIO, file, path, "%s", sim_file_cap_text());
-    if (rc == SIM_LINE_NUL && lineno == 1 && sim_text_utf16(buf, len))
-        return trace_fail(err, SIM_ESCENARIO, file, path, "%s", SIM_TEXT_UTF16_TEXT);
+    if (rc == SIM_LINE_NUL && lineno == 1 && sim_text_wide(buf, len))
+        return trace_fail(err, SIM_ESCENARIO, file, path, "%s", SIM_TEXT_WIDE_TEXT);
     if (rc == SIM_LINE_NUL)
         return trace_fail(err, SIM_ESCENARIO, file, path, "line %zu: a NUL byte", lineno);
     if (rc == SIM_LINE_END)
@@ -406,6 +420,69 @@ static int read_points(FILE *f, uint32_t workers, sim_straggler *st, const char 
     return rc;
 }
 
+/* The slot of the file of stat `fs` in rs->read: the rule that read it, or the free slot it
+ * takes (NULL when the table cannot be made). */
+static trace_read *find_read(rules *rs, const struct stat *fs)
+{
+    if (rs->read == NULL) {
+        size_t cap = 16;
+        while (cap < 2 * rs->sc->nstragglers)
+            cap *= 2;
+        if ((rs->read = calloc(cap, sizeof(*rs->read))) == NULL)
+            return NULL;
+        rs->nread_cap = cap;
+    }
+    uint64_t h = sim_fnv_bytes(SIM_FNV_OFFSET, &fs->st_dev, sizeof(fs->st_dev));
+    h = sim_fnv_bytes(h, &fs->st_ino, sizeof(fs->st_ino));
+    for (size_t i = h & (rs->nread_cap - 1);; i = (i + 1) & (rs->nread_cap - 1)) {
+        trace_read *t = &rs->read[i];
+        if (t->rule == 0 || (t->dev == fs->st_dev && t->ino == fs->st_ino))
+            return t;
+    }
+}
+
+/* The points of the open trace `f`: those of an earlier rule that read the same file, shared,
+ * or read now. */
+static int trace_points(rules *rs, FILE *f, sim_straggler *st, const char *file, const char *path,
+                        sim_err *err)
+{
+    struct stat fs;
+    trace_read *t = fstat(fileno(f), &fs) == 0 ? find_read(rs, &fs) : NULL;
+    if (t != NULL && t->rule != 0) {
+        const sim_straggler *first = &rs->sc->stragglers[t->rule - 1];
+        st->trace = first->trace;
+        st->ntrace = first->ntrace;
+        st->trace_shared = true;
+        return SIM_OK;
+    }
+    int rc = read_points(f, rs->sc->workers, st, file, path, err);
+    if (rc == SIM_OK && t != NULL)
+        *t = (trace_read){ fs.st_dev, fs.st_ino, (size_t)(st - rs->sc->stragglers) + 1 };
+    return rc;
+}
+
+/* The memory guard's limit: 80% of this machine's memory (runtime/run.c's). */
+static uint64_t memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages <= 0 || size <= 0 ? UINT64_MAX : (uint64_t)pages * (uint64_t)size / 10 * 8;
+}
+
+/* Counts the rule's points against the memory guard's limit before another rule loads: 1,000
+ * rules naming 1M-point files asked about 24 GB before the guard ran, after the load. */
+static int count_points(rules *rs, const sim_straggler *st, const char *path, sim_err *err)
+{
+    uint64_t limit = memory_limit();
+    rs->trace_bytes += sim_scenario_trace_bytes(st, rs->sc->workers);
+    if (rs->trace_bytes <= limit)
+        return SIM_OK;
+    return sim_err_set(err, SIM_ESCENARIO, path,
+                       "the trace rules up to this one need about %.1f GiB for their points "
+                       "(each rule's copied for the run), more than 80%% of this machine's "
+                       "memory (%.1f GiB): name fewer or shorter traces",
+                       (double)rs->trace_bytes / 1073741824.0, (double)limit / 1073741824.0);
+}
+
 /* "file": a CSV path relative to the scenario file's directory unless absolute. */
 static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
 {
@@ -427,8 +504,10 @@ static int read_trace(rules *rs, sim_cfg *s, sim_straggler *st, sim_err *err)
     if (f == NULL) {
         rc = trace_fail(err, SIM_EIO, file, path, "cannot open: %s", strerror(errno));
     } else {
-        rc = read_points(f, rs->sc->workers, st, file, path, err);
+        rc = trace_points(rs, f, st, file, path, err);
         fclose(f);
+        if (rc == 0)
+            rc = count_points(rs, st, path, err);
         if (rc == 0)
             rc = sim_scenario_add_input(rs->sc, file, err);
         if (rc == 0)
@@ -553,6 +632,7 @@ int sim_scenario_read_stragglers(sim_scenario *sc, sim_cfg *root, sim_err *err)
     }
     free(rs.seen);
     free(rs.all);
+    free(rs.read);
     gsl_rng_free(rs.r);
     return rc;
 }

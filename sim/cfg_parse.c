@@ -508,8 +508,8 @@ sim_cfg *sim_cfg_parse(const char *text, size_t len, const char *file, sim_err *
     memcpy(buf, text, len);
     buf[len] = '\0';
     const char *nul = memchr(buf, '\0', len);
-    if (nul != NULL && sim_text_utf16(buf, len)) {
-        syntax_error(root, buf, len, 0, SIM_TEXT_UTF16_TEXT, err);
+    if (nul != NULL && sim_text_wide(buf, len)) {
+        syntax_error(root, buf, len, 0, SIM_TEXT_WIDE_TEXT, err);
         free(buf);
         goto fail_root;
     }

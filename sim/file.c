@@ -210,7 +210,7 @@ int sim_file_lines_next(sim_file_lines *r, char *buf, size_t room, size_t *len, 
         if (c != '\0')
             return SIM_LINE_LONG; /* the byte after the room */
         buf[l] = '\0';
-        *len = l; /* the bytes before the NUL: a UTF-16 mark is told apart (sim_text_utf16) */
+        *len = l; /* the bytes before the NUL: a UTF-16 mark is told apart (sim_text_wide) */
         return SIM_LINE_NUL;
     }
     buf[l] = '\0';

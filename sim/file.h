@@ -61,6 +61,28 @@ static inline FILE *sim_file_open_text(const char *path)
     return f;
 }
 
+/* fopen(path, "rb") of a regular file, *st its status, or NULL: a path that is no regular file
+ * (then *st says what it is, errno EINVAL) or that does not open (errno says why, st_mode 0).
+ * The type is read from the open descriptor, opened without waiting: a stat before an
+ * fopen() let a FIFO swapped in between the two make the open wait for a writer forever. */
+static inline FILE *sim_file_open_regular(const char *path, struct stat *st)
+{
+    st->st_mode = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    int e = EINVAL;
+    FILE *f = NULL;
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode) && fcntl(fd, F_SETFL, 0) == 0)
+        f = fdopen(fd, "rb");
+    if (f == NULL) {
+        e = S_ISREG(st->st_mode) ? errno : e;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 /* The command's standard stream (1: standard output, 2: standard error) redirected to the
  * regular file of stat `st`, or -1: a report named as that file (/dev/stdout, /dev/fd/1, or the
  * file's own path) is written to the stream, where the command's own lines go, never replaced

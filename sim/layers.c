@@ -238,8 +238,8 @@ static int read_line(profile_reader *r, sim_err *err)
     int rc = sim_file_lines_next(&r->in, r->buf, sizeof(r->buf), &len, &newline);
     if (rc == SIM_LINE_CAP)
         return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, sim_file_cap_text());
-    if (rc == SIM_LINE_NUL && r->line == 0 && sim_text_utf16(r->buf, len))
-        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, SIM_TEXT_UTF16_TEXT);
+    if (rc == SIM_LINE_NUL && r->line == 0 && sim_text_wide(r->buf, len))
+        return sim_err_set(err, SIM_ESCENARIO, r->path, "%s: %s", r->file, SIM_TEXT_WIDE_TEXT);
     if (rc == SIM_LINE_NUL)
         return sim_err_set(err, SIM_ESCENARIO, r->path, "%s:%zu: NUL byte", r->file, r->line + 1);
     if (!newline && ferror(r->fp)) /* a line cut by a read error, or none */

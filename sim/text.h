@@ -24,19 +24,22 @@ static inline size_t sim_text_bom(const char *s, size_t len)
     return len >= 3 && memcmp(s, SIM_TEXT_BOM, 3) == 0 ? 3 : 0;
 }
 
-/* True when s[0..len) opens with a UTF-16 byte-order mark (FF FE, little-endian, or FE FF):
- * a text saved as UTF-16 (Windows PowerShell 5's `>`, a spreadsheet's "Unicode text"), whose
- * every other byte of ASCII is a NUL. Its readers refuse it as such, with SIM_TEXT_UTF16_TEXT
- * (it was "line 1: a NUL byte", or "column 4: unexpected NUL byte"). */
-static inline bool sim_text_utf16(const char *s, size_t len)
+/* True when s[0..len) opens with a byte-order mark of UTF-16 or UTF-32: FF FE (UTF-16LE, and
+ * UTF-32LE's FF FE 00 00), FE FF (UTF-16BE) or 00 00 FE FF (UTF-32BE, told where the reader has
+ * the bytes past the NUL that opens it: a line reader stops there and says "NUL byte"). A text
+ * saved so (Windows PowerShell 5's `>`, a spreadsheet's "Unicode text") holds NUL bytes beside
+ * its ASCII. Its readers refuse it as such, with SIM_TEXT_WIDE_TEXT (it was "line 1: a NUL
+ * byte", or "column 4: unexpected NUL byte"; UTF-32LE was named "UTF-16 text"). */
+static inline bool sim_text_wide(const char *s, size_t len)
 {
-    return len >= 2 && (((unsigned char)s[0] == 0xff && (unsigned char)s[1] == 0xfe) ||
-                        ((unsigned char)s[0] == 0xfe && (unsigned char)s[1] == 0xff));
+    const unsigned char *p = (const unsigned char *)s;
+    return (len >= 2 && ((p[0] == 0xff && p[1] == 0xfe) || (p[0] == 0xfe && p[1] == 0xff))) ||
+           (len >= 4 && p[0] == 0 && p[1] == 0 && p[2] == 0xfe && p[3] == 0xff);
 }
 
-#define SIM_TEXT_UTF16_TEXT                                                                     \
-    "UTF-16 text (a UTF-16 byte-order mark opens the file): hetsim reads UTF-8 (save the file " \
-    "as UTF-8)"
+#define SIM_TEXT_WIDE_TEXT                                                                     \
+    "UTF-16 or UTF-32 text (a UTF-16 or UTF-32 byte-order mark opens the file): hetsim reads " \
+    "UTF-8 (save the file as UTF-8)"
 
 /* True when the field s is written in decimal: not empty, and digits, signs, a point and an
  * exponent only. strtod alone also reads hexadecimal ("0x1p3" is 8), "inf", "nan" and

@@ -240,6 +240,11 @@ typedef struct harness_result {
  * files, and waits for it. */
 harness_result harness_hetsim(const char *const *args);
 
+/* The processor time (user and system) of the children waited for so far, in seconds: a run's
+ * cost, which the load of other processes on the machine leaves nearly alone (take it before
+ * and after a harness_hetsim). */
+double harness_children_cpu_s(void);
+
 /* harness_hetsim beside a writer that opens the FIFO at `fifo`, writes `text` once and ends, as
  * a program piping a file in would; the writer, which waits on the FIFO until a reader opens
  * it, is killed once the run has ended. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -336,4 +337,12 @@ void harness_canonical_pairs(const char *const (*same)[2], size_t nsame,
         sim_cfg_destroy(a);
         sim_cfg_destroy(b);
     }
+}
+
+double harness_children_cpu_s(void)
+{
+    struct rusage u;
+    ck_assert(getrusage(RUSAGE_CHILDREN, &u) == 0);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }

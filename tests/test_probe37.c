@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include <check.h>
 
@@ -48,15 +47,6 @@ END_TEST
 
 /* ---- Lists a user can make long ----------------------------------------------------------- */
 
-/* CPU seconds the children waited for so far (user and system). */
-static double children_cpu(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_CHILDREN, &u);
-    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
-           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
-}
-
 /* A failure rule naming N workers took each one down with a scan of every network link and
  * message slot and an update of every worker's accounting: N^2 steps at one instant. 10,000
  * workers of an adpsgd run failing at 0.5 ms took 3.0 s of CPU, 20,000 about 12 s (release
@@ -88,9 +78,9 @@ START_TEST(a_failure_rule_of_many_workers_is_applied_in_linear_time)
     char s[600], r[600];
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(r, sizeof(r), "%s/r", dir);
-    double before = children_cpu();
+    double before = harness_children_cpu_s();
     result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    double cpu = children_cpu() - before;
+    double cpu = harness_children_cpu_s() - before;
     ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(cpu < 5, "%d failures at one instant took %.2f s of CPU", N - 1, cpu);
     harness_cleanup(dir);

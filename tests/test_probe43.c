@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <check.h>
@@ -12,15 +11,6 @@
 #include "harness.h"
 
 typedef harness_result result;
-
-/* CPU seconds the children waited for so far (user and system). */
-static double children_cpu(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_CHILDREN, &u);
-    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
-           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
-}
 
 /* ---- Lists a user can make long ----------------------------------------------------------- */
 
@@ -44,10 +34,10 @@ START_TEST(many_display_names_are_read_in_linear_time)
         fprintf(f, "key%d=Key %d\n", i, i);
     fprintf(f, "dpsgd=Ours\n");
     ck_assert_int_eq(fclose(f), 0);
-    double t0 = children_cpu();
+    double t0 = harness_children_cpu_s();
     result res = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", "--names",
                                                   path, "--format", "tex", NULL });
-    double cpu = children_cpu() - t0;
+    double cpu = harness_children_cpu_s() - t0;
     ck_assert_msg(res.status == 0 && strstr(res.out, "Ours &") != NULL, "exit %d\n%s\n%s",
                   res.status, res.out, res.err);
     ck_assert_msg(cpu < 3.0, "--names of %d lines: %.2f s of CPU", N, cpu);
@@ -79,9 +69,9 @@ START_TEST(many_display_names_are_read_in_linear_time)
         args[a++] = labels[i];
     }
     args[a] = NULL;
-    t0 = children_cpu();
+    t0 = harness_children_cpu_s();
     res = harness_hetsim(args);
-    cpu = children_cpu() - t0;
+    cpu = harness_children_cpu_s() - t0;
     ck_assert_msg(res.status == 0, "exit %d\n%s", res.status, res.err);
     ck_assert_msg(cpu < 3.0, "%d --labels: %.2f s of CPU", L, cpu);
     for (int i = 0; i < L; i++)
@@ -225,8 +215,8 @@ static void write_utf16(const char *dir, const char *name, const char *text)
  * index.csv, a --names file): named now as UTF-16, with the fix, exit 2. */
 START_TEST(a_utf16_file_is_named_as_such)
 {
-    static const char want[] = "UTF-16 text (a UTF-16 byte-order mark opens the file): hetsim "
-                               "reads UTF-8 (save the file as UTF-8)";
+    static const char want[] = "UTF-16 or UTF-32 text (a UTF-16 or UTF-32 byte-order mark opens "
+                               "the file): hetsim reads UTF-8 (save the file as UTF-8)";
     char *dir = harness_tmpdir("probe43");
     char sw[600], o[600], path[700];
     harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(sw));
@@ -276,8 +266,8 @@ START_TEST(a_utf16_profile_trace_or_style_copy_is_named_as_such)
         " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 4000},\n"
         " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2}}\n",
     };
-    static const char *const files[] = { "p.csv: UTF-16 text",
-                                         "tr.csv: $.stragglers[0].file: UTF-16 text" };
+    static const char *const files[] = { "p.csv: UTF-16 or UTF-32 text",
+                                         "tr.csv: $.stragglers[0].file: UTF-16 or UTF-32 text" };
     for (int c = 0; c < 2; c++) {
         harness_write(dir, "s.json", scenarios[c]);
         snprintf(s, sizeof(s), "%s/s.json", dir);
@@ -291,7 +281,8 @@ START_TEST(a_utf16_profile_trace_or_style_copy_is_named_as_such)
     ck_assert_int_eq(mkdir(st, 0777), 0);
     write_utf16(st, "convergence.gp", "set output out\n");
     result res = harness_hetsim((const char *[]){ "plot", r, "--style", st, "-o", p, NULL });
-    ck_assert_msg(res.status == 2 && strstr(res.err, "convergence.gp: UTF-16 text") != NULL,
+    ck_assert_msg(res.status == 2 &&
+                      strstr(res.err, "convergence.gp: UTF-16 or UTF-32 text") != NULL,
                   "--style: exit %d\n%s", res.status, res.err);
     harness_cleanup(dir);
 }

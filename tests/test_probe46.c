@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,16 +164,6 @@ START_TEST(a_trace_past_its_row_limit_is_refused)
 }
 END_TEST
 
-/* The processor time (user and system) of the children waited for so far, in seconds: a
- * reader's cost, which the load of other processes on the machine leaves nearly alone. */
-static double children_cpu_s(void)
-{
-    struct rusage u;
-    ck_assert(getrusage(RUSAGE_CHILDREN, &u) == 0);
-    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
-           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
-}
-
 /* `head`, then `pad` repeated to `bytes` in all, written to dir/name. */
 static void write_padded(const char *dir, const char *name, const char *head, const char *pad,
                          size_t bytes)
@@ -219,9 +208,9 @@ START_TEST(a_profile_or_a_trace_of_many_lines_is_read_in_blocks)
         write_scenario(dir, "s.json", extras[c]);
         snprintf(s, sizeof(s), "%s/s.json", dir);
         write_padded(dir, names[c], heads[c], "\n", SLOW_BYTES);
-        double t0 = children_cpu_s();
+        double t0 = harness_children_cpu_s();
         result res = harness_hetsim((const char *[]){ "validate", s, NULL });
-        double t = children_cpu_s() - t0;
+        double t = harness_children_cpu_s() - t0;
         ck_assert_msg(res.status == 0, "%s: exit %d\n%.600s", names[c], res.status, res.err);
 #ifdef HETSIM_SLOW_TESTS /* not under the sanitizers, whose reads are many times slower */
         ck_assert_msg(t < SLOW_LIMIT_CPU, "%s: %u MiB read in %.2f s of processor time", names[c],

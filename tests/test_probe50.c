@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include <check.h>
 
@@ -47,20 +46,14 @@ static double failures_cpu_s(const char *protocol, const char *extra)
     char s[600], r[600];
     snprintf(s, sizeof(s), "%s/s.json", dir);
     snprintf(r, sizeof(r), "%s/r", dir);
-    struct rusage before, after;
-    getrusage(RUSAGE_CHILDREN, &before);
+    double before = harness_children_cpu_s();
     result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    getrusage(RUSAGE_CHILDREN, &after);
+    double cpu = harness_children_cpu_s() - before;
     ck_assert_msg(res.status == 0, "%s: exit %d\n%.500s", protocol, res.status, res.err);
     char *sum = harness_slurp(r, "summary.json");
     ck_assert_msg(strstr(sum, "\"stop_reason\": \"time\"") != NULL, "%s: %.300s", protocol, sum);
     free(sum);
     harness_cleanup(dir);
-    double cpu = 0;
-    cpu += (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec);
-    cpu += (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) * 1e-6;
-    cpu += (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec);
-    cpu += (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) * 1e-6;
     return cpu;
 }
 

@@ -49,8 +49,8 @@ START_TEST(a_golden_seeds_file_saved_as_utf16_is_named_as_such)
     snprintf(o, sizeof(o), "%s/c", dir);
     result res = harness_hetsim((const char *[]){ "check", s, "--golden", g, "-o", o, NULL });
     ck_assert_msg(res.status == 2, "exit %d\n%s", res.status, res.err);
-    ck_assert_msg(strstr(res.err, "/g/seeds: UTF-16 text (a UTF-16 byte-order mark opens the "
-                                  "file): hetsim reads UTF-8") != NULL,
+    ck_assert_msg(strstr(res.err, "/g/seeds: UTF-16 or UTF-32 text (a UTF-16 or UTF-32 "
+                                  "byte-order mark opens the file): hetsim reads UTF-8") != NULL,
                   "%s", res.err);
     free(crlf);
     free(seeds);

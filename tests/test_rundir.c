@@ -1,6 +1,7 @@
 /* Run directories (outputs/rundir.h): one writer at a time through the lock, what counts as
  * hetsim's output, and the refusals that keep a run directory replaceable whole. The whole
  * binary is exercised under faults (kill -9, concurrent writers) by tests/faults/faults.sh. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,39 @@ START_TEST(a_path_is_cleaned_of_dot_components_and_extra_slashes)
 }
 END_TEST
 
+/* A file read as a regular one is told so from its open descriptor, opened without waiting:
+ * a FIFO no process writes is refused at once (a stat then an fopen() let one swapped in
+ * between wait for a writer forever: the LIBSVM loader, the training data's hash and a
+ * golden's file hash each did), and so is a directory; a missing file says why. */
+START_TEST(a_file_opened_as_regular_never_waits_on_a_fifo)
+{
+    char *dir = harness_tmpdir("rundir");
+    char fifo[600], sub[600], file[600], none[600];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    snprintf(none, sizeof(none), "%s/none", dir);
+    snprintf(file, sizeof(file), "%s/f", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    harness_write(dir, "f", "1 1:0.5\n");
+    struct stat st;
+    errno = 0;
+    ck_assert_ptr_null(sim_file_open_regular(fifo, &st)); /* the test waited forever */
+    ck_assert(S_ISFIFO(st.st_mode) && errno == EINVAL);
+    ck_assert_ptr_null(sim_file_open_regular(sub, &st));
+    ck_assert(S_ISDIR(st.st_mode));
+    ck_assert_ptr_null(sim_file_open_regular(none, &st));
+    ck_assert(st.st_mode == 0 && errno == ENOENT);
+    FILE *f = sim_file_open_regular(file, &st);
+    ck_assert_ptr_nonnull(f);
+    char line[32];
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f)); /* read as a blocking stream */
+    ck_assert_str_eq(line, "1 1:0.5\n");
+    fclose(f);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("rundir");
@@ -389,6 +423,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_missing_folder_then_dotdot_is_refused_before_anything_is_made);
     tcase_add_test(tc, a_lock_file_that_is_no_plain_file_of_its_own_is_refused_untouched);
     tcase_add_test(tc, a_path_is_cleaned_of_dot_components_and_extra_slashes);
+    tcase_add_test(tc, a_file_opened_as_regular_never_waits_on_a_fifo);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

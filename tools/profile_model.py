@@ -19,6 +19,9 @@ end of the forward pass to each layer's last parameter gradient (tensor hooks), 
 synchronisation at every hook on CUDA devices. The loss is the sum of the outputs: its own
 cost is negligible beside the model's.
 
+OUT.csv is written whole (a temporary file beside it, renamed) and refused when it is no
+regular file or lies inside a hetsim output (tools/profile_write.py).
+
 Scenarios using the profile then take its measured times as the base iteration time (unless
 compute.iteration_ms, gflops or device is given): run them with workload.batch = --batch.
 """
@@ -33,6 +36,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_rules import layer_flops, layer_rows, own_params  # noqa: E402,F401
+from profile_write import refusal, write_profile  # noqa: E402
 
 
 def profile(model, x, warmup, repeats):
@@ -125,6 +129,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
+    if refusal(a.output) is not None:  # before the measurements, not after them
+        raise SystemExit(refusal(a.output))
     torch.manual_seed(0)
     dtype = getattr(torch, a.dtype)
     model = load_factory(a.factory)().to(device=a.device, dtype=dtype)
@@ -134,15 +140,13 @@ def main():
     rows = profile(model, x, a.warmup, max(1, a.repeats))
     if [r[0] for r in rows] != [r["name"] for r in static]:
         raise SystemExit("the layers run in a different order on a second pass")
-    with open(a.output, "w") as f:
-        f.write("# %s measured on %s (%s, batch %d, median of %d iterations, torch %s); "
-                "kinds and bytes by tools/profile_rules.py; tools/profile_model.py\n"
-                % (a.factory, a.device, a.dtype, a.batch, a.repeats, torch.__version__))
-        f.write("name,params,forward_flops,forward_ms,backward_ms,kind,forward_bytes,"
-                "elementwise_bytes\n")
-        for (n, p, fl, fm, bm), r in zip(rows, static):
-            f.write("%s,%d,%d,%.6f,%.6f,%s,%d,%d\n"
-                    % (n, p, fl, fm, bm, r["kind"], r["forward_bytes"], r["elementwise_bytes"]))
+    comment = ("%s measured on %s (%s, batch %d, median of %d iterations, torch %s); "
+               "kinds and bytes by tools/profile_rules.py; tools/profile_model.py"
+               % (a.factory, a.device, a.dtype, a.batch, a.repeats, torch.__version__))
+    write_profile(a.output, comment,
+                  [[n, "%d" % p, "%d" % fl, "%.6f" % fm, "%.6f" % bm, r["kind"],
+                    "%d" % r["forward_bytes"], "%d" % r["elementwise_bytes"]]
+                   for (n, p, fl, fm, bm), r in zip(rows, static)])
     print("%s: %d layers, %d parameters, %.3f ms per iteration of %d samples"
           % (a.output, len(rows), sum(r[1] for r in rows), sum(r[3] + r[4] for r in rows), a.batch))
 

@@ -47,4 +47,16 @@ cat >"$dir/s.json" <<'JSON'
 JSON
 "$hetsim" run "$dir/s.json" -o "$dir/out" --quiet
 grep -q '"iterations": 10' "$dir/out/summary.json"
+# -o inside a run directory or through a symbolic link is refused before the measurements,
+# exit 1, nothing written (open(path, "w") wrote into the run, and through the link).
+if "$py" tools/profile_model.py "$dir/tiny.py:make" --input 1,8,8 -o "$dir/out/p.csv" \
+    2>"$dir/err"; then exit 1; fi
+grep -q 'inside a hetsim output, the run directory' "$dir/err"
+[ ! -e "$dir/out/p.csv" ]
+ln -s tiny.csv "$dir/link.csv"
+cp "$dir/tiny.csv" "$dir/before.csv"
+if "$py" tools/profile_model.py "$dir/tiny.py:make" --input 1,8,8 -o "$dir/link.csv" \
+    2>"$dir/err"; then exit 1; fi
+grep -q 'not a regular file (a symbolic link)' "$dir/err"
+cmp -s "$dir/tiny.csv" "$dir/before.csv"
 echo "profile_model: ok"

@@ -3,8 +3,9 @@
  * once per instant; net/net_solver.h), net/net_group.c (shared-bottleneck groups;
  * net/net_group.h), net/net_solo.c (messages alone on their links, one event each;
  * net/net_solo.h) and net/net_bundle.c (identical messages sent together, which share their
- * events; net/net_bundle.h), and net/net_query.c (queries and settings that touch no flow).
- * Not a public header: only those files include it. net_model.c calls the solver, the groups,
+ * events; net/net_bundle.h), net/net_query.c (queries and settings that touch no flow) and
+ * net/net_pool.c (creation, destruction, the message pool; net/net_pool.h). Not a public
+ * header: only those files include it. net_model.c calls the solver, the groups,
  * the solos, the bundles and the queries, the solver calls the groups, and none calls back
  * up.
  *

@@ -64,6 +64,7 @@ static void init_links(sim_net *net, const sim_net_config *cfg)
     for (uint32_t h = 0; h < cfg->nhosts; h++) {
         net->hosts[h].latency_ns = cfg->latency_ns[h];
         net->hosts[h].bw_factor = 1.0;
+        net->hosts[h].msgs = NO_HOP;
         if (cfg->node_of != NULL)
             net->hosts[h].fabric_latency_ns = cfg->fabric_latency_ns[h];
     }
@@ -104,9 +105,10 @@ sim_net *sim_net_create(const sim_net_config *cfg, sim_engine *eng, sim_err *err
     net->dirty = calloc(net->nlinks, sizeof(*net->dirty));
     net->slots = calloc(net->cap, sizeof(*net->slots));
     net->active = calloc(net->cap, sizeof(*net->active));
+    net->hslots = calloc(net->cap, sizeof(*net->hslots));
     if (net->hosts == NULL || net->links == NULL || net->comp == NULL ||
         sim_net_solver_init(net) != SIM_OK || net->dirty == NULL || net->slots == NULL ||
-        net->active == NULL || sim_net_group_grow(net, net->cap) != SIM_OK ||
+        net->active == NULL || net->hslots == NULL || sim_net_group_grow(net, net->cap) != SIM_OK ||
         sim_net_solo_grow(net, net->cap) != SIM_OK)
         goto fail_free_net;
     init_links(net, cfg);
@@ -134,6 +136,7 @@ void sim_net_destroy(sim_net *net)
     free(net->wait_fifo);
     sim_heap_fini(&net->gkeys);
     free(net->gqueue);
+    free(net->hslots);
     free(net->active);
     free(net->slots);
     free(net->dirty);
@@ -158,6 +161,10 @@ int sim_net_pool_grow(sim_net *net, sim_err *err)
     if (active == NULL)
         return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     net->active = active;
+    uint32_t *hslots = realloc(net->hslots, cap * sizeof(*hslots));
+    if (hslots == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
+    net->hslots = hslots;
     if (sim_net_group_grow(net, cap) != SIM_OK || sim_net_solo_grow(net, cap) != SIM_OK)
         return sim_err_set(err, SIM_ENOMEM, NULL, "net: cannot grow message pool to %zu", cap);
     memset(&net->slots[net->cap], 0, (cap - net->cap) * sizeof(*slots));
@@ -165,4 +172,22 @@ int sim_net_pool_grow(sim_net *net, sim_err *err)
     net->cap = cap;
     net->grows++;
     return SIM_OK;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t sim_net_host_slots(sim_net *net, uint32_t h)
+{
+    size_t n = 0;
+    for (int32_t id = net->hosts[h].msgs; id != NO_HOP;) {
+        uint32_t s = (uint32_t)id / 2;
+        net->hslots[n++] = s;
+        id = net->slots[s].host_next[(uint32_t)id % 2];
+    }
+    qsort(net->hslots, n, sizeof(*net->hslots), cmp_slot);
+    return n;
 }

@@ -60,7 +60,9 @@ int mp_down_init(moshpit *st, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++)
         mp_at(ctx, w)->lhead = NODE_NONE;
     st->fdirty = true;
-    return st->keys ? mp_ix_init(st, err) : SIM_OK;
+    if (st->keys)
+        mp_ix_init(st);
+    return SIM_OK;
 }
 
 void mp_down_fini(moshpit *st)
@@ -72,7 +74,6 @@ void mp_down_fini(moshpit *st)
     }
     free(st->listed);
     free(st->cand);
-    mp_ix_fini(st);
 }
 
 int mp_listed(moshpit *st, sim_ctx *ctx, uint32_t b, const uint32_t *m, uint32_t k, sim_err *err)

@@ -12,6 +12,7 @@
 
 #include "kit/coll.h"
 #include "protocols/moshpit_state.h"
+#include "runtime/arena.h"
 #include "runtime/proto.h"
 
 #define NIL UINT32_MAX
@@ -100,43 +101,27 @@ static bool current(const moshpit *st, const sim_ctx *ctx, uint32_t t)
            cmp(st, t, a->key, a->expires, t) == 0;
 }
 
-int mp_ix_init(moshpit *st, sim_err *err)
+void mp_ix_init(moshpit *st)
 {
-    mp_index *x = &st->ix;
-    size_t n = st->n > 0 ? st->n : 1;
-    x->root = NIL;
-    x->left = malloc(n * sizeof(*x->left));
-    x->right = malloc(n * sizeof(*x->right));
-    x->exp = malloc(n * sizeof(*x->exp));
-    x->key = malloc(n * (klen(st) > 0 ? klen(st) : 1) * sizeof(*x->key));
-    x->in = calloc(n, sizeof(*x->in));
-    x->anext = malloc(n * sizeof(*x->anext));
-    x->aprev = malloc(n * sizeof(*x->aprev));
-    x->ahead = malloc(n * sizeof(*x->ahead));
-    x->under = malloc(n * sizeof(*x->under));
-    x->scratch = malloc(n * sizeof(*x->scratch));
-    if (x->left == NULL || x->right == NULL || x->exp == NULL || x->key == NULL || x->in == NULL ||
-        x->anext == NULL || x->aprev == NULL || x->ahead == NULL || x->under == NULL ||
-        x->scratch == NULL)
-        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
+    st->ix.root = NIL;
     for (uint32_t w = 0; w < st->n; w++)
-        x->ahead[w] = x->under[w] = NIL;
-    return SIM_OK;
+        st->ix.ahead[w] = st->ix.under[w] = NIL;
 }
 
-void mp_ix_fini(moshpit *st)
+void mp_ix_buffers(moshpit *st, sim_arena *a)
 {
     mp_index *x = &st->ix;
-    free(x->left);
-    free(x->right);
-    free(x->exp);
-    free(x->key);
-    free(x->in);
-    free(x->anext);
-    free(x->aprev);
-    free(x->ahead);
-    free(x->under);
-    free(x->scratch);
+    size_t n = st->n;
+    x->left = sim_arena_alloc(a, n, sizeof(*x->left));
+    x->right = sim_arena_alloc(a, n, sizeof(*x->right));
+    x->exp = sim_arena_alloc(a, n, sizeof(*x->exp));
+    x->key = sim_arena_alloc(a, n * (klen(st) > 0 ? klen(st) : 1), sizeof(*x->key));
+    x->in = sim_arena_alloc(a, n, sizeof(*x->in));
+    x->ahead = sim_arena_alloc(a, n, sizeof(*x->ahead));
+    x->anext = sim_arena_alloc(a, n, sizeof(*x->anext));
+    x->aprev = sim_arena_alloc(a, n, sizeof(*x->aprev));
+    x->under = sim_arena_alloc(a, n, sizeof(*x->under));
+    x->scratch = sim_arena_alloc(a, n, sizeof(*x->scratch));
 }
 
 void mp_ix_enter(moshpit *st, sim_ctx *ctx, uint32_t w)

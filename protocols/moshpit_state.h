@@ -45,7 +45,7 @@ typedef struct moshpit moshpit;
 
 /* The workers a butterfly lists since its last start, each position a node of its worker's
  * list of listings (protocols/moshpit_down.c; heap). */
-/* Key form: the matchmaking's indexes (protocols/moshpit_index.c; heap): the declared workers
+/* Key form: the matchmaking's indexes (protocols/moshpit_index.c; arena): the declared workers
  * as a treap by (key, expiration, id), a node per worker (its id), each with the key and
  * expiration it was made with; and each worker's askers as a list. */
 typedef struct mp_index {
@@ -296,9 +296,9 @@ int mp_lost_candidates(moshpit *st, sim_ctx *ctx, uint32_t d, const uint32_t **o
 
 /* ---- key form: the matchmaking's indexes (protocols/moshpit_index.c) ---- */
 
-/* The indexes made empty (from mp_down_init), and freed (from mp_down_fini). */
-int mp_ix_init(moshpit *st, sim_err *err);
-void mp_ix_fini(moshpit *st);
+/* The indexes in the run's arena (from mp_buffers), and made empty (from mp_down_init). */
+void mp_ix_buffers(moshpit *st, sim_arena *a);
+void mp_ix_init(moshpit *st);
 
 /* Worker w, declared (KS_FOLLOW, KS_ACCEPTED or KS_LEAD), is in the index under its key and
  * expiration as they are now. */

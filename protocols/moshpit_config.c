@@ -293,6 +293,7 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params)
     st->inuse = sim_arena_alloc(a, words, sizeof(*st->inuse));
     st->inuse_sum = sim_arena_alloc(a, (words + 63) / 64, sizeof(*st->inuse_sum));
     st->sent = st->overlap ? sim_arena_alloc(a, n * num_params, sizeof(*st->sent)) : NULL;
+    mp_ix_buffers(st, a);
 }
 
 /* Outside the arena: the butterflies (the kit's, on the heap since their room may grow; each

@@ -60,6 +60,8 @@ int mp_down_init(moshpit *st, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++)
         mp_at(ctx, w)->lhead = NODE_NONE;
     st->fdirty = true;
+    if (st->keys)
+        mp_ix_init(st);
     return SIM_OK;
 }
 

@@ -208,11 +208,13 @@ void ix_row_diff(const app_index *ix, size_t r, const char *text, size_t n, char
         sim_cfg_child(b, "scenario", &sb, NULL) != SIM_OK || sa == NULL || sb == NULL)
         sa = NULL;
     for (size_t c = 2; sa != NULL && c < ix->nkeys + 3 && diff[0] == '\0'; c++) {
-        const char *key = ix->csv.head[c];
-        if (key_absent(sa, key))
+        const char *key = ix->csv.head[c], *cell = app_index_cell(ix, r, c);
+        bool absent = key_absent(sa, key); /* a value there not compared ("Lr") was read */
+        if (absent && cell[0] != '\0')
+            snprintf(diff, size, "%s (\"%s\"; no such key there)", key, cell);
+        if (absent)
             continue;
         snprintf(path, sizeof(path), "scenario.%s", key);
-        const char *cell = app_index_cell(ix, r, c);
         char *quoted = string_at(sa, key) ? malloc(strlen(cell) + 3) : NULL;
         if (quoted != NULL) /* the cell as the JSON string it was written from */
             snprintf(quoted, strlen(cell) + 3, "\"%s\"", cell);

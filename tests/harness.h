@@ -308,6 +308,12 @@ void harness_write(const char *dir, const char *name, const char *text);
 /* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
 void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
 
+/* Writes `text` as SWEEP/index.csv, a sweep made by hand of harness_fake_run's dirs, and gives
+ * each row's run.json (where there is one) the row's swept keys and seed, as a sweep's run.json
+ * holds them: a cell that is no JSON text is a string's (the sweep writes a string without its
+ * quotes). Rows with results alone; a row of another count of fields is left as it is. */
+void harness_fake_index(const char *sweep, const char *text);
+
 /* Edits SWEEP/index.csv by hand: the byte `offset` bytes into the first occurrence of `find`
  * (which must be there) becomes `byte`. */
 void harness_poke_index(const char *sweep, const char *find, size_t offset, char byte);

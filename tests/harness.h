@@ -245,6 +245,13 @@ harness_result harness_hetsim(const char *const *args);
  * and after a harness_hetsim). */
 double harness_children_cpu_s(void);
 
+/* Runs a scenario that lists workers 1..n-1 in one array (a failure rule's, say): `head`, the
+ * list, then `tail`, written and run in a temporary directory named after `name`. Fails the
+ * test unless the run exits 0; returns its processor seconds (harness_children_cpu_s), and
+ * its summary.json in *summary (to free) when summary is not NULL. */
+double harness_run_listing(const char *name, int n, const char *head, const char *tail,
+                           char **summary);
+
 /* harness_hetsim beside a writer that opens the FIFO at `fifo`, writes `text` once and ends, as
  * a program piping a file in would; the writer, which waits on the FIFO until a reader opens
  * it, is killed once the run has ended. */

@@ -347,6 +347,32 @@ double harness_children_cpu_s(void)
            (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
+double harness_run_listing(const char *name, int n, const char *head, const char *tail,
+                           char **summary)
+{
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * 8 + 1;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    size_t len = (size_t)snprintf(json, cap, "%s", head);
+    for (int w = 1; w < n; w++)
+        len += (size_t)snprintf(json + len, cap - len, "%s%d", w > 1 ? ", " : "", w);
+    snprintf(json + len, cap - len, "%s", tail);
+    char *dir = harness_tmpdir(name);
+    harness_write(dir, "s.json", json);
+    free(json);
+    char s[600], r[600];
+    path_in(s, sizeof(s), dir, "s.json");
+    path_in(r, sizeof(r), dir, "r");
+    double before = harness_children_cpu_s();
+    harness_result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    double cpu = harness_children_cpu_s() - before;
+    ck_assert_msg(res.status == 0, "%s: exit %d\n%.500s", name, res.status, res.err);
+    if (summary)
+        *summary = harness_slurp(r, "summary.json");
+    harness_cleanup(dir);
+    return cpu;
+}
+
 /* The fields of a line of CSV (a quoted field unquoted, "" read as ") into f[max], cut in
  * place; their count. */
 static size_t split_fields(char *line, char **f, size_t max)

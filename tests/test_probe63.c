@@ -24,34 +24,17 @@ enum {
  * *sum (to free). */
 static double failures_cpu_s(char **sum)
 {
-    size_t cap = (size_t)WORKERS * 8 + 1024;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    size_t n = (size_t)snprintf(json, cap,
-                                "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": "
-                                "1},\n \"stragglers\": [{\"kind\": \"failure\", \"at_s\": "
-                                "0.00105, \"workers\": [",
-                                WORKERS);
-    for (int w = 1; w < WORKERS; w++)
-        n += (size_t)snprintf(json + n, cap - n, "%s%d", w > 1 ? ", " : "", w);
-    snprintf(json + n, cap - n,
-             "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
-             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
-             " \"protocol\": {\"name\": \"moshpit\"}, \"stop\": {\"time_s\": 0.00305},\n"
-             " \"eval\": {\"every_s\": 0.00305}}\n");
-    char *dir = harness_tmpdir("probe63");
-    harness_write(dir, "s.json", json);
-    free(json);
-    char s[600], r[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    double before = harness_children_cpu_s();
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    double cpu = harness_children_cpu_s() - before;
-    ck_assert_msg(res.status == 0, "moshpit: exit %d\n%.500s", res.status, res.err);
-    *sum = harness_slurp(r, "summary.json");
-    harness_cleanup(dir);
-    return cpu;
+    char head[200];
+    snprintf(head, sizeof(head),
+             "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1},\n"
+             " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.00105, \"workers\": [",
+             WORKERS);
+    static const char tail[] =
+        "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
+        " \"protocol\": {\"name\": \"moshpit\"}, \"stop\": {\"time_s\": 0.00305},\n"
+        " \"eval\": {\"every_s\": 0.00305}}\n";
+    return harness_run_listing("moshpit", WORKERS, head, tail, sum);
 }
 
 /* The bound: 4 CPU seconds for 10,000 workers, 9,999 failing (debugoptimized build). Before:

@@ -117,13 +117,12 @@ struct moshpit {
     bool async;       /* key form, `sync` false: no global rounds (below) */
     uint32_t *freebf; /* (most) async: free butterflies (arena) */
     uint32_t nfree;
-    uint64_t *inuse;     /* (most bits) async: a group runs on it (arena) */
-    uint64_t *inuse_sum; /* (a bit per word of inuse) async: the word is not 0 (arena) */
-    uint64_t floor;      /* async: the fewest rounds done by a live worker */
-    uint32_t fcount;     /* async: the live workers counted at or below the floor */
-    bool fdirty;         /* async: a worker came up since the count: walk them again */
-    mp_listing *listed;  /* (most) the butterflies' listings (heap, moshpit_down.c) */
-    uint32_t *cand;      /* (ncand) scratch of mp_lost_candidates (heap) */
+    coll_idset inuse;   /* (ids 0..most-1) async: a group runs on the butterfly (arena) */
+    uint64_t floor;     /* async: the fewest rounds done by a live worker */
+    uint32_t fcount;    /* async: the live workers counted at or below the floor */
+    bool fdirty;        /* async: a worker came up since the count: walk them again */
+    mp_listing *listed; /* (most) the butterflies' listings (heap, moshpit_down.c) */
+    uint32_t *cand;     /* (ncand) scratch of mp_lost_candidates (heap) */
     uint32_t ncand;
     mp_index ix; /* key form: the matchmaking's indexes (moshpit_index.c) */
     /* async, `overlap`: a worker's rounds run beside its local steps (hivemind's background

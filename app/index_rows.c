@@ -214,7 +214,13 @@ void ix_row_diff(const app_index *ix, size_t r, const char *text, size_t n, char
             snprintf(diff, size, "%s (\"%s\"; no such key there)", key, cell);
         if (absent)
             continue;
-        snprintf(path, sizeof(path), "scenario.%s", key);
+        size_t klen = strlen(key);
+        if (klen + sizeof("scenario.") > sizeof(path)) {
+            snprintf(diff, size, "%.200s... (a key of %zu bytes)", key, klen);
+            continue;
+        }
+        memcpy(path, "scenario.", sizeof("scenario.") - 1);
+        memcpy(path + sizeof("scenario.") - 1, key, klen + 1);
         char *quoted = string_at(sa, key) ? malloc(strlen(cell) + 3) : NULL;
         if (quoted != NULL) /* the cell as the JSON string it was written from */
             snprintf(quoted, strlen(cell) + 3, "\"%s\"", cell);

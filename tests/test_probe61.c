@@ -53,7 +53,9 @@ static char *replaced(const char *text, const char *find, const char *by)
     size_t n = strlen(text) - strlen(find) + strlen(by) + 1;
     char *out = malloc(n);
     ck_assert_ptr_nonnull(out);
-    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, by, at + strlen(find));
+    size_t head = (size_t)(at - text);
+    memcpy(out, text, head);
+    snprintf(out + head, n - head, "%s%s", by, at + strlen(find));
     return out;
 }
 

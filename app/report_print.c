@@ -32,8 +32,16 @@ static int decimals(double mean, double half)
     return d < 0 ? 0 : d > 9 ? 9 : d;
 }
 
-/* "mean ± half" (times `scale`), "mean" without an interval, "-" without a mean. */
-/* A cell "mean ± half", then `note` (a cell's "(2 of 3 runs)", or ""). */
+void rp_number(char *buf, size_t size, int d, double v)
+{
+    if (fabs(v) < 1e15)
+        snprintf(buf, size, "%.*f", d, v);
+    else
+        snprintf(buf, size, "%.3e", v);
+}
+
+/* A cell "mean ± half" (times `scale`), "mean" without an interval, "-" without a mean; then
+ * `note` (a cell's "(2 of 3 runs)", or ""). */
 static void pm_note(FILE *f, double mean, double half, double scale, const char *note)
 {
     const char *sp = note[0] != '\0' ? " " : "";
@@ -42,12 +50,15 @@ static void pm_note(FILE *f, double mean, double half, double scale, const char 
         return;
     }
     int d = decimals(mean * scale, half * scale);
+    char m[64], h[64];
+    rp_number(m, sizeof(m), d, mean * scale);
+    rp_number(h, sizeof(h), d, half * scale);
     if (isnan(half))
-        fprintf(f, " %.*f%s%s |", d, mean * scale, sp, note);
+        fprintf(f, " %s%s%s |", m, sp, note);
     else if (!(half > 1e-9 * fabs(mean)))
-        fprintf(f, " %.*f ± 0%s%s |", d, mean * scale, sp, note);
+        fprintf(f, " %s ± 0%s%s |", m, sp, note);
     else
-        fprintf(f, " %.*f ± %.*f%s%s |", d, mean * scale, d, half * scale, sp, note);
+        fprintf(f, " %s ± %s%s%s |", m, h, sp, note);
 }
 
 static void pm(FILE *f, double mean, double half, double scale)
@@ -76,11 +87,16 @@ void rp_ratio_text(char *buf, size_t size, const rp_row *r)
         return;
     }
     int d = fabs(r->speedup) < 0.1 ? 3 : 2;
-    size_t len = (size_t)snprintf(buf, size, "%.*f", d, r->speedup);
+    char v[64], lo[64], hi[64];
+    rp_number(v, sizeof(v), d, r->speedup);
+    rp_number(lo, sizeof(lo), d, r->speedup_lo);
+    rp_number(hi, sizeof(hi), d, r->speedup_hi);
     if (isinf(r->speedup_lo))
-        snprintf(buf + len, size - len, " [unbounded]");
+        snprintf(buf, size, "%s [unbounded]", v);
     else if (!isnan(r->speedup_lo))
-        snprintf(buf + len, size - len, " [%.*f, %.*f]", d, r->speedup_lo, d, r->speedup_hi);
+        snprintf(buf, size, "%s [%s, %s]", v, lo, hi);
+    else
+        snprintf(buf, size, "%s", v);
 }
 
 /* ---- Caption ----------------------------------------------------------------------------- */

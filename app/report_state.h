@@ -69,4 +69,8 @@ void rp_caption(const rp_report *rp, FILE *f);
 /* A speed-up as text: "1.42 [1.21, 1.70]", "-" without one. */
 void rp_ratio_text(char *buf, size_t size, const rp_row *r);
 
+/* `v` with `d` decimals, or in scientific notation with four significant digits from 1e15 on
+ * (where a fixed-point text would spell out digits a double does not hold). */
+void rp_number(char *buf, size_t size, int d, double v);
+
 #endif

@@ -96,13 +96,15 @@ static int column_decimals(const rp_report *rp, const column *c)
 
 static void tex_pm(FILE *f, double mean, double half, const column *c)
 {
+    char m[64], h[64];
+    rp_number(m, sizeof(m), c->decimals, mean * c->scale);
+    rp_number(h, sizeof(h), c->decimals, half * c->scale);
     if (isnan(mean))
         fputs(" & --", f);
     else if (isnan(half))
-        fprintf(f, " & $%.*f$", c->decimals, mean * c->scale);
+        fprintf(f, " & $%s$", m);
     else
-        fprintf(f, " & $%.*f \\pm %.*f$", c->decimals, mean * c->scale, c->decimals,
-                half * c->scale);
+        fprintf(f, " & $%s \\pm %s$", m, h);
 }
 
 /* The unit of a column of magnitudes up to `most`: ("k samples/s", 1e-3) for 1,234. */

@@ -18,9 +18,12 @@ static const char *const placement_names[] = { "servers", "colocated" };
 static int sync_overhead(ps_server_config *c, sim_cfg *cfg, sim_err *err)
 {
     c->sync_ns = 0;
+    bool rounds = c->mode == PS_BSP || c->switchable;
+    if (rounds && sim_cfg_allow(cfg, "sync_overhead_ms", err) != SIM_OK)
+        return SIM_ENOMEM;
     if (!sim_cfg_has(cfg, "sync_overhead_ms"))
         return SIM_OK;
-    if (c->mode != PS_BSP && !c->switchable)
+    if (!rounds)
         return sim_cfg_fail(cfg, "sync_overhead_ms", err,
                             "applies to BSP rounds, and this run has none");
     double ms = 0.0;

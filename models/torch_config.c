@@ -322,12 +322,14 @@ static int probe(const char *file, model_config *cfg, const torch_data_shape *sh
 {
     model_torch_config *tc = &cfg->torch;
     char *conf = malloc(16384);
+    if (conf == NULL)
+        return sim_err_set(err, SIM_ENOMEM, NULL, "out of memory");
     torch_data_layout dl;
     torch_proc p = { .index = 0 };
     int data_fd = -1;
     torch_reply rp = { 0 };
-    int rc = conf == NULL ? sim_err_set(err, SIM_ENOMEM, NULL, "out of memory") : SIM_OK;
-    if (rc == SIM_OK && !probe_config(conf, 16384, tc, shape, batch, &dl))
+    int rc = SIM_OK;
+    if (!probe_config(conf, 16384, tc, shape, batch, &dl))
         rc = bad(err, file, "$.workload.model", "the module's configuration is too long");
     if (rc == SIM_OK && shape != NULL)
         rc = torch_region(dl.bytes, &data_fd, NULL, err);

@@ -65,17 +65,21 @@ uint32_t sim_net_bundle_pop(sim_net *net, uint32_t c)
     return m;
 }
 
-/* Moves carrier c's flow to slot n: every field but n's own message and generation, n's hops
- * taking the places of c's on the hop lists (a flow), n the place of c in net->active and in its
- * group's heap, c's event retargeted to n. */
+/* Moves carrier c's flow to slot n: every field but n's own message, generation and places on
+ * its hosts' lists (net/net_pool.h), n's hops taking the places of c's on the hop lists (a
+ * flow), n the place of c in net->active and in its group's heap, c's event retargeted to n. */
 static void hand_over(sim_net *net, uint32_t c, uint32_t n)
 {
     net_slot *k = &net->slots[c], *f = &net->slots[n];
     sim_net_msg msg = f->msg;
     uint32_t gen = f->gen;
+    int32_t host_next[2] = { f->host_next[0], f->host_next[1] };
+    int32_t host_prev[2] = { f->host_prev[0], f->host_prev[1] };
     *f = *k;
     f->msg = msg;
     f->gen = gen;
+    memcpy(f->host_next, host_next, sizeof(host_next));
+    memcpy(f->host_prev, host_prev, sizeof(host_prev));
     if (f->state == SLOT_FLOW) {
         for (uint32_t i = 0; i < f->nlinks; i++) {
             int32_t hop = (int32_t)(n * MAX_HOPS + i), prev = f->hop_prev[i], next = f->hop_next[i];

@@ -3,8 +3,9 @@
  * once per instant; net/net_solver.h), net/net_group.c (shared-bottleneck groups;
  * net/net_group.h), net/net_solo.c (messages alone on their links, one event each;
  * net/net_solo.h) and net/net_bundle.c (identical messages sent together, which share their
- * events; net/net_bundle.h), and net/net_query.c (queries and settings that touch no flow).
- * Not a public header: only those files include it. net_model.c calls the solver, the groups,
+ * events; net/net_bundle.h), net/net_query.c (queries and settings that touch no flow) and
+ * net/net_pool.c (creation, destruction, the message pool; net/net_pool.h). Not a public
+ * header: only those files include it. net_model.c calls the solver, the groups,
  * the solos, the bundles and the queries, the solver calls the groups, and none calls back
  * up.
  *
@@ -59,6 +60,9 @@ typedef struct net_slot {
     int32_t hop_next[MAX_HOPS], hop_prev[MAX_HOPS];
     uint32_t active_pos; /* index in net->active while a flow */
     int32_t next_free;
+    /* The lists of the messages of its source (end 0) and its destination (end 1, unless the
+     * source), while not free: ids slot * 2 + end, NO_HOP at the ends (net/net_pool.h). */
+    int32_t host_next[2], host_prev[2];
     /* Shared-bottleneck group (net/net_group.c), valid while group >= 0. */
     int32_t group;        /* center link of the flow's group, or -1 */
     uint32_t gpos;        /* position in the center's heap of members */
@@ -115,6 +119,7 @@ typedef struct net_host {
     uint64_t sent_bytes, received_bytes; /* modulo 2^64 (net_count_bytes) */
     uint64_t sent_wraps, received_wraps; /* the 2^64s above them */
     uint32_t inflight;                   /* messages from or to this host, sent and not yet ended */
+    int32_t msgs;                        /* the first of those messages' list (net/net_pool.h) */
     bool down;
 } net_host;
 
@@ -143,6 +148,7 @@ struct sim_net {
     uint32_t ndirty;
     net_slot *slots;  /* (cap) message pool */
     uint32_t *active; /* (cap) slots now in their bandwidth phase, dense */
+    uint32_t *hslots; /* (cap) scratch: a host's messages by slot (sim_net_host_slots) */
     size_t cap, nactive;
     int32_t free_head;
     uint64_t epoch;

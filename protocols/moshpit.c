@@ -59,10 +59,11 @@
  * `merge` "replace" (the paper's ResNet-50 code) x <- x + alpha (avg - x).
  *
  * Files: this one holds the rounds and the events; protocols/moshpit_match.c the key form's
- * matchmaking, protocols/moshpit_groups.c the groups of a grid or random round and the key update,
- * protocols/moshpit_config.c the configuration, protocols/moshpit_down.c what keeps a failure's
- * handling linear (the butterflies listing each worker, the floor's count, the pool in use),
- * protocols/moshpit_state.h the state they share.
+ * matchmaking, protocols/moshpit_index.c its indexes (the declared workers by key and
+ * expiration, each worker's askers), protocols/moshpit_groups.c the groups of a grid or random
+ * round and the key update, protocols/moshpit_config.c the configuration, protocols/moshpit_down.c
+ * what keeps a failure's handling linear (the butterflies listing each worker, the floor's count,
+ * the pool in use), protocols/moshpit_state.h the state they share.
  */
 #include <math.h>
 #include <stdbool.h>

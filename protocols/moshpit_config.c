@@ -289,10 +289,9 @@ void mp_buffers(void *state, sim_arena *a, size_t num_params)
     st->gid = sim_arena_alloc(a, st->most, sizeof(*st->gid));
     st->perm = sim_arena_alloc(a, st->target > 0 ? st->target : 2 * n, sizeof(*st->perm));
     st->freebf = sim_arena_alloc(a, st->most, sizeof(*st->freebf));
-    uint32_t words = (st->most + 63) / 64;
-    st->inuse = sim_arena_alloc(a, words, sizeof(*st->inuse));
-    st->inuse_sum = sim_arena_alloc(a, (words + 63) / 64, sizeof(*st->inuse_sum));
+    st->inuse = coll_idset_create(a, st->most);
     st->sent = st->overlap ? sim_arena_alloc(a, n * num_params, sizeof(*st->sent)) : NULL;
+    mp_ix_buffers(st, a);
 }
 
 /* Outside the arena: the butterflies (the kit's, on the heap since their room may grow; each

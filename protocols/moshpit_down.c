@@ -60,6 +60,8 @@ int mp_down_init(moshpit *st, sim_ctx *ctx, sim_err *err)
     for (uint32_t w = 0; w < st->n; w++)
         mp_at(ctx, w)->lhead = NODE_NONE;
     st->fdirty = true;
+    if (st->keys)
+        mp_ix_init(st);
     return SIM_OK;
 }
 
@@ -205,26 +207,17 @@ void mp_update_floor(moshpit *st, sim_ctx *ctx)
 
 void mp_use(moshpit *st, uint32_t b)
 {
-    st->inuse[b / 64] |= (uint64_t)1 << (b % 64);
-    st->inuse_sum[b / 4096] |= (uint64_t)1 << (b / 64 % 64);
+    coll_idset_put(&st->inuse, b, true);
 }
 
 void mp_release_groups(moshpit *st)
 {
     /* Butterflies whose group is over go back to the pool, in index order. */
-    uint32_t words = (st->most + 63) / 64;
-    for (uint32_t s = 0; s < (words + 63) / 64; s++) {
-        for (uint64_t sw = st->inuse_sum[s]; sw != 0; sw &= sw - 1) {
-            uint32_t i = s * 64 + (uint32_t)__builtin_ctzll(sw);
-            for (uint64_t bits = st->inuse[i]; bits != 0; bits &= bits - 1) {
-                uint32_t b = i * 64 + (uint32_t)__builtin_ctzll(bits);
-                if (b >= st->nbf || !coll_bfly_round_complete(st->bf[b]))
-                    continue;
-                st->inuse[i] &= ~((uint64_t)1 << (b % 64));
-                st->freebf[st->nfree++] = b;
-            }
-            if (st->inuse[i] == 0)
-                st->inuse_sum[s] &= ~((uint64_t)1 << (i % 64));
-        }
+    for (uint32_t b = coll_idset_next(&st->inuse, 0); b < st->inuse.n;
+         b = coll_idset_next(&st->inuse, b + 1)) {
+        if (b >= st->nbf || !coll_bfly_round_complete(st->bf[b]))
+            continue;
+        coll_idset_put(&st->inuse, b, false);
+        st->freebf[st->nfree++] = b;
     }
 }

@@ -14,20 +14,6 @@
 #include "protocols/moshpit_state.h"
 #include "runtime/proto.h"
 
-static bool same_key(const moshpit *st, const mp_worker *a, const mp_worker *b)
-{
-    for (uint32_t i = 0; i + 1 < st->d; i++)
-        if (a->key[i] != b->key[i])
-            return false;
-    return true;
-}
-
-/* (expiration, id) of a (worker ia) before b's (worker ib): whom a follower may ask. */
-static bool before(const mp_worker *a, uint32_t ia, const mp_worker *b, uint32_t ib)
-{
-    return a->expires < b->expires || (a->expires == b->expires && ia < ib);
-}
-
 /* The sequence number of follower f's matchmaking messages: the round (global rounds), or
  * its attempt (async: requests and leaderships so far). */
 uint64_t mp_mseq(const moshpit *st, const sim_ctx *ctx, uint32_t f)
@@ -140,32 +126,26 @@ static int begin_group(moshpit *st, sim_ctx *ctx, uint32_t c, sim_err *err)
 int mp_try_next(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
     mp_worker *me = mp_at(ctx, w);
-    uint32_t best = COLL_NONE, prev = me->asked;
-    /* The declared lists, read "as from a DHT": every peer's state (sim_ctx_peer, counted). */
-    const mp_worker *pp = prev != COLL_NONE ? sim_ctx_peer(ctx, prev) : NULL, *pb = NULL;
-    for (uint32_t c = 0; c < st->n; c++) {
-        if (c == w)
-            continue;
-        const mp_worker *pc = sim_ctx_peer(ctx, c);
-        if (pc->ks < KS_FOLLOW || pc->ks > KS_LEAD || !before(pc, c, me, w) ||
-            !same_key(st, pc, me) || (pp != NULL && !before(pp, prev, pc, c)))
-            continue;
-        if (best == COLL_NONE || before(pc, c, pb, best)) {
-            best = c;
-            pb = pc;
-        }
-    }
+    uint32_t prev = me->asked;
+    /* The declared lists, read "as from a DHT": every peer's state (sim_ctx_peer, counted),
+     * found in the index (moshpit_index.c) and counted as the walk over every peer read them
+     * (issue 38: that walk, at each attempt, was quadratic). */
+    const mp_worker *pp = prev != COLL_NONE ? sim_ctx_peer(ctx, prev) : NULL;
+    sim_ctx_peer_count(ctx, st->n > 0 ? st->n - 1 : 0);
+    uint32_t best = mp_ix_next(st, ctx, w, prev, pp != NULL ? pp->expires : 0);
     if (best == COLL_NONE) {
         me->ks = KS_LEAD;
         me->nmem = 1;
         me->mem[0] = w;
         me->tries += st->async ? 1 : 0; /* async: the expiry timer's tag */
+        mp_ix_enter(st, ctx, w);
         sim_time now = sim_ctx_now(ctx), at = me->expires;
         return sim_ctx_timer(ctx, at > now ? at - now : 0, EV_EXPIRE, (int32_t)w,
                              mp_mseq(st, ctx, w), NULL, err);
     }
-    me->asked = best;
+    mp_ix_ask(st, ctx, w, best);
     me->ks = KS_FOLLOW;
+    mp_ix_enter(st, ctx, w);
     me->tries++;
     st->requests++;
     int rc = send_small(ctx, w, best, MSG_REQUEST, MSG_SMALL_BYTES, mp_mseq(st, ctx, w), err);
@@ -189,7 +169,7 @@ int mp_declare(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err)
     mp_worker *me = mp_at(ctx, w);
     me->mm_from = sim_ctx_now(ctx);
     me->expires = me->mm_from + (sim_time)llround(st->mm_ms * 1e6);
-    me->asked = COLL_NONE;
+    mp_ix_ask(st, ctx, w, COLL_NONE);
     me->tries = st->async ? me->tries : 0;
     me->phase = PH_MATCH;
     return mp_try_next(st, ctx, w, err);
@@ -316,10 +296,10 @@ int mp_on_match_msg(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t src, msg_hdr
 int mp_match_down(moshpit *st, sim_ctx *ctx, uint32_t d, sim_err *err)
 {
     mp_at(ctx, d)->ks = KS_OUT;
-    for (uint32_t f = 0; f < st->n; f++) {
-        if (!follows(mp_at(ctx, f), d))
-            continue;
-        int rc = mp_try_next(st, ctx, f, err);
+    const uint32_t *f;
+    uint32_t k = mp_ix_askers(st, ctx, d, &f); /* in id order, as a walk over every worker */
+    for (uint32_t i = 0; i < k; i++) {
+        int rc = mp_try_next(st, ctx, f[i], err);
         if (rc != SIM_OK)
             return rc;
     }

@@ -1,7 +1,8 @@
 /* Moshpit's internals, shared by protocols/moshpit.c (rounds, events), protocols/moshpit_match.c
  * (the key form's matchmaking), protocols/moshpit_groups.c (the groups of a grid or random
  * round, the key update), protocols/moshpit_config.c (configuration) and protocols/moshpit_down.c
- * (failures kept linear). Not a public header: only those five files include it. Calls run one way:
+ * (failures kept linear) and protocols/moshpit_index.c (the matchmaking's indexes). Not a public
+ * header: only those six files include it. Calls run one way:
  * the others call none of moshpit.c's functions (the matchmaking says when it leaves a worker
  * alone, and moshpit.c finishes that worker's round). The protocol itself is described at the top
  * of protocols/moshpit.c. */
@@ -44,6 +45,21 @@ typedef struct moshpit moshpit;
 
 /* The workers a butterfly lists since its last start, each position a node of its worker's
  * list of listings (protocols/moshpit_down.c; heap). */
+/* Key form: the matchmaking's indexes (protocols/moshpit_index.c; arena): the declared workers
+ * as a treap by (key, expiration, id), a node per worker (its id), each with the key and
+ * expiration it was made with; and each worker's askers as a list. */
+typedef struct mp_index {
+    uint32_t root;
+    uint32_t *left, *right;  /* (n) the treap's children, UINT32_MAX: none */
+    sim_time *exp;           /* (n) a node's expiration */
+    uint32_t *key;           /* (n * (d - 1)) a node's key */
+    bool *in;                /* (n) the worker has a node */
+    uint32_t *ahead;         /* (n) a worker's first asker, UINT32_MAX: none */
+    uint32_t *anext, *aprev; /* (n) the next and previous asker of the same worker */
+    uint32_t *under;         /* (n) the worker whose askers list it, UINT32_MAX: none */
+    uint32_t *scratch;       /* (n) mp_ix_askers's answer */
+} mp_index;
+
 typedef struct mp_listing {
     uint32_t n, cap;
     uint32_t *mem;         /* (cap) worker ids by position */
@@ -101,14 +117,14 @@ struct moshpit {
     bool async;       /* key form, `sync` false: no global rounds (below) */
     uint32_t *freebf; /* (most) async: free butterflies (arena) */
     uint32_t nfree;
-    uint64_t *inuse;     /* (most bits) async: a group runs on it (arena) */
-    uint64_t *inuse_sum; /* (a bit per word of inuse) async: the word is not 0 (arena) */
-    uint64_t floor;      /* async: the fewest rounds done by a live worker */
-    uint32_t fcount;     /* async: the live workers counted at or below the floor */
-    bool fdirty;         /* async: a worker came up since the count: walk them again */
-    mp_listing *listed;  /* (most) the butterflies' listings (heap, moshpit_down.c) */
-    uint32_t *cand;      /* (ncand) scratch of mp_lost_candidates (heap) */
+    coll_idset inuse;   /* (ids 0..most-1) async: a group runs on the butterfly (arena) */
+    uint64_t floor;     /* async: the fewest rounds done by a live worker */
+    uint32_t fcount;    /* async: the live workers counted at or below the floor */
+    bool fdirty;        /* async: a worker came up since the count: walk them again */
+    mp_listing *listed; /* (most) the butterflies' listings (heap, moshpit_down.c) */
+    uint32_t *cand;     /* (ncand) scratch of mp_lost_candidates (heap) */
     uint32_t ncand;
+    mp_index ix; /* key form: the matchmaking's indexes (moshpit_index.c) */
     /* async, `overlap`: a worker's rounds run beside its local steps (hivemind's background
      * averaging): a round is due every local_steps steps, its input the parameters when it
      * began, its result merged into the parameters as they are when it ends */
@@ -276,6 +292,27 @@ int mp_bfly_down(moshpit *st, sim_ctx *ctx, uint32_t w, sim_err *err);
  * in id order, in *out[0..*k) (scratch until the next call). */
 int mp_lost_candidates(moshpit *st, sim_ctx *ctx, uint32_t d, const uint32_t **out, uint32_t *k,
                        sim_err *err);
+
+/* ---- key form: the matchmaking's indexes (protocols/moshpit_index.c) ---- */
+
+/* The indexes in the run's arena (from mp_buffers), and made empty (from mp_down_init). */
+void mp_ix_buffers(moshpit *st, sim_arena *a);
+void mp_ix_init(moshpit *st);
+
+/* Worker w, declared (KS_FOLLOW, KS_ACCEPTED or KS_LEAD), is in the index under its key and
+ * expiration as they are now. */
+void mp_ix_enter(moshpit *st, sim_ctx *ctx, uint32_t w);
+
+/* The earliest declared worker under w's key before w by (expiration, id), and after
+ * (from, prev) unless prev is COLL_NONE; COLL_NONE if none. Reads no peer (uncounted). */
+uint32_t mp_ix_next(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t prev, sim_time from);
+
+/* Worker w asks c now (COLL_NONE: nobody): sets its `asked` and the askers' lists. */
+void mp_ix_ask(moshpit *st, sim_ctx *ctx, uint32_t w, uint32_t c);
+
+/* The workers following d (asked it, KS_FOLLOW or KS_ACCEPTED) in id order, in *out
+ * (scratch until the next call); their number. */
+uint32_t mp_ix_askers(moshpit *st, const sim_ctx *ctx, uint32_t d, const uint32_t **out);
 
 /* Async: worker w's rounds done grew, or it went down: out of the floor's count if above it. */
 void mp_floor_leave(moshpit *st, sim_ctx *ctx, uint32_t w);

@@ -136,6 +136,10 @@ void *sim_ctx_worker(const sim_ctx *ctx, uint32_t w);
  * summary.json's "peer_reads". */
 void *sim_ctx_peer(sim_ctx *ctx, uint32_t w);
 
+/* Counts k reads as k calls of sim_ctx_peer would: the reads of a walk over peers that an
+ * index replaced (Moshpit's matchmaking), counted as the walk counted them. */
+void sim_ctx_peer_count(sim_ctx *ctx, uint64_t k);
+
 /* Worker w's random stream, or with w = SIM_CTX_PROTO the protocol-wide stream. */
 #define SIM_CTX_PROTO UINT32_MAX
 gsl_rng *sim_ctx_rng(sim_ctx *ctx, uint32_t w);

@@ -128,6 +128,11 @@ void *sim_ctx_peer(sim_ctx *ctx, uint32_t w)
     return sim_ctx_worker(ctx, w);
 }
 
+void sim_ctx_peer_count(sim_ctx *ctx, uint64_t k)
+{
+    ctx->peer_reads += k;
+}
+
 size_t sim_ctx_num_params(const sim_ctx *ctx)
 {
     return train_num_params(ctx->tr);

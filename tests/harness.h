@@ -245,6 +245,13 @@ harness_result harness_hetsim(const char *const *args);
  * and after a harness_hetsim). */
 double harness_children_cpu_s(void);
 
+/* Runs a scenario that lists workers 1..n-1 in one array (a failure rule's, say): `head`, the
+ * list, then `tail`, written and run in a temporary directory named after `name`. Fails the
+ * test unless the run exits 0; returns its processor seconds (harness_children_cpu_s), and
+ * its summary.json in *summary (to free) when summary is not NULL. */
+double harness_run_listing(const char *name, int n, const char *head, const char *tail,
+                           char **summary);
+
 /* harness_hetsim beside a writer that opens the FIFO at `fifo`, writes `text` once and ends, as
  * a program piping a file in would; the writer, which waits on the FIFO until a reader opens
  * it, is killed once the run has ended. */
@@ -307,6 +314,12 @@ void harness_write(const char *dir, const char *name, const char *text);
 
 /* `hetsim run DIR/s.json -o DIR/r --quiet`: DIR/s.json in s, the run DIR/r in r. */
 void harness_run_in(const char *dir, const char *scenario, char *s, char *r, size_t size);
+
+/* Writes `text` as SWEEP/index.csv, a sweep made by hand of harness_fake_run's dirs, and gives
+ * each row's run.json (where there is one) the row's swept keys and seed, as a sweep's run.json
+ * holds them: a cell that is no JSON text is a string's (the sweep writes a string without its
+ * quotes). Rows with results alone; a row of another count of fields is left as it is. */
+void harness_fake_index(const char *sweep, const char *text);
 
 /* Edits SWEEP/index.csv by hand: the byte `offset` bytes into the first occurrence of `find`
  * (which must be there) becomes `byte`. */

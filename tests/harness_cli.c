@@ -346,3 +346,110 @@ double harness_children_cpu_s(void)
     return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
            (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
+
+double harness_run_listing(const char *name, int n, const char *head, const char *tail,
+                           char **summary)
+{
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * 8 + 1;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    size_t len = (size_t)snprintf(json, cap, "%s", head);
+    for (int w = 1; w < n; w++)
+        len += (size_t)snprintf(json + len, cap - len, "%s%d", w > 1 ? ", " : "", w);
+    snprintf(json + len, cap - len, "%s", tail);
+    char *dir = harness_tmpdir(name);
+    harness_write(dir, "s.json", json);
+    free(json);
+    char s[600], r[600];
+    path_in(s, sizeof(s), dir, "s.json");
+    path_in(r, sizeof(r), dir, "r");
+    double before = harness_children_cpu_s();
+    harness_result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
+    double cpu = harness_children_cpu_s() - before;
+    ck_assert_msg(res.status == 0, "%s: exit %d\n%.500s", name, res.status, res.err);
+    if (summary)
+        *summary = harness_slurp(r, "summary.json");
+    harness_cleanup(dir);
+    return cpu;
+}
+
+/* The fields of a line of CSV (a quoted field unquoted, "" read as ") into f[max], cut in
+ * place; their count. */
+static size_t split_fields(char *line, char **f, size_t max)
+{
+    size_t n = 0;
+    for (char *p = line; n < max; p++) {
+        char *out = p;
+        f[n++] = out;
+        if (*p == '"')
+            for (p++; *p != '\0' && (*p != '"' || p[1] == '"'); p++)
+                *out++ = *p == '"' ? *p++ : *p;
+        else
+            for (; *p != ',' && *p != '\0'; p++)
+                *out++ = *p;
+        p += strcspn(p, ","); /* past a closing quote */
+        char end = *p;
+        *out = '\0';
+        if (end == '\0')
+            break;
+    }
+    return n;
+}
+
+/* Whether `cell` is JSON text (a number, an array, ...); the sweep writes a string's text
+ * without its quotes. */
+static bool json_cell(const char *cell)
+{
+    size_t n = strlen(cell) + 8;
+    char *wrap = malloc(n);
+    ck_assert_ptr_nonnull(wrap);
+    snprintf(wrap, n, "{\"v\":%s}", cell);
+    sim_cfg *v = sim_cfg_parse(wrap, strlen(wrap), NULL, NULL);
+    free(wrap);
+    sim_cfg_destroy(v);
+    return v != NULL;
+}
+
+/* dir/run.json with each of the row's swept keys and seed set to its cell as the sweep wrote
+ * it from the value (an empty cell left out). */
+static void fake_keys(const char *dir, char *const *head, char *const *cell, size_t ncols)
+{
+    char path[1200], set[1200];
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    if (!harness_exists(path))
+        return;
+    char *text = harness_read(path, NULL);
+    sim_cfg *root = sim_cfg_parse(text, strlen(text), NULL, NULL);
+    free(text);
+    for (size_t k = 2; root != NULL && k < ncols; k++) {
+        const char *q = json_cell(cell[k]) ? "" : "\"";
+        snprintf(set, sizeof(set), "scenario.%s=%s%s%s", head[k], q, cell[k], q);
+        if (cell[k][0] != '\0')
+            ck_assert_msg(sim_cfg_override(root, set, NULL) == SIM_OK, "%s: %s", path, set);
+    }
+    char *out = root != NULL ? sim_cfg_print(root, true) : NULL;
+    if (out != NULL)
+        harness_write(dir, "run.json", out);
+    free(out);
+    sim_cfg_destroy(root);
+}
+
+void harness_fake_index(const char *sweep, const char *text)
+{
+    harness_write(sweep, "index.csv", text);
+    char *copy = strdup(text), *save = NULL, *head[64], *cell[64], dir[1100];
+    ck_assert_ptr_nonnull(copy);
+    char *line = strtok_r(copy, "\n", &save);
+    size_t ncols = line != NULL ? split_fields(line, head, 64) : 0, seed = 0;
+    while (seed < ncols && strcmp(head[seed], "seed") != 0)
+        seed++;
+    for (line = strtok_r(NULL, "\n", &save); seed + 1 < ncols && line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (split_fields(line, cell, 64) != ncols || strcmp(cell[seed + 1], "missing") == 0 ||
+            strchr(cell[1], '/') != NULL)
+            continue; /* a row of a damaged index, or without results: as it is */
+        snprintf(dir, sizeof(dir), "%s/%s", sweep, cell[1]);
+        fake_keys(dir, head, cell, seed + 1);
+    }
+    free(copy);
+}

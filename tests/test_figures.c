@@ -48,7 +48,7 @@ static char *paper_sweep(void)
                                         "%d,%s,%s,%s,%d,%s,4,0.83,0.83,3,3200,0\n", point++, name,
                                         protos[p], lrs[l], s, stops ? "target_accuracy" : "time");
             }
-    harness_write(dir, "index.csv", index);
+    harness_fake_index(dir, index);
     free(index);
     return dir;
 }

@@ -23,37 +23,20 @@ enum {
  * comma) took with workers 1..WORKERS-1 failing at 0.5 ms. */
 static double failures_cpu_s(const char *protocol, const char *extra)
 {
-    size_t cap = (size_t)WORKERS * 8 + 1024;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    size_t n =
-        (size_t)snprintf(json, cap,
-                         "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1},\n"
-                         " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.0005, "
-                         "\"workers\": [",
-                         WORKERS);
-    for (int w = 1; w < WORKERS; w++)
-        n += (size_t)snprintf(json + n, cap - n, "%s%d", w > 1 ? ", " : "", w);
-    snprintf(json + n, cap - n,
+    char head[200], tail[500], *sum = NULL;
+    snprintf(head, sizeof(head),
+             "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1},\n"
+             " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.0005, \"workers\": [",
+             WORKERS);
+    snprintf(tail, sizeof(tail),
              "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
              " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
              " \"protocol\": {\"name\": \"%s\"%s}, \"stop\": {\"time_s\": 0.0025},\n"
              " \"eval\": {\"every_s\": 0.0025}}\n",
              protocol, extra);
-    char *dir = harness_tmpdir("probe50");
-    harness_write(dir, "s.json", json);
-    free(json);
-    char s[600], r[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    double before = harness_children_cpu_s();
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    double cpu = harness_children_cpu_s() - before;
-    ck_assert_msg(res.status == 0, "%s: exit %d\n%.500s", protocol, res.status, res.err);
-    char *sum = harness_slurp(r, "summary.json");
+    double cpu = harness_run_listing(protocol, WORKERS, head, tail, &sum);
     ck_assert_msg(strstr(sum, "\"stop_reason\": \"time\"") != NULL, "%s: %.300s", protocol, sum);
     free(sum);
-    harness_cleanup(dir);
     return cpu;
 }
 

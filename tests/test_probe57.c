@@ -23,36 +23,20 @@ enum {
 static double failures_cpu_s(const char *protocol, const char *extra, const char *compute,
                              double at_s)
 {
-    size_t cap = (size_t)WORKERS * 8 + 1024;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    size_t n = (size_t)snprintf(json, cap,
-                                "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": "
-                                "1%s},\n \"stragglers\": [{\"kind\": \"failure\", \"at_s\": %g, "
-                                "\"workers\": [",
-                                WORKERS, compute, at_s);
-    for (int w = 1; w < WORKERS; w++)
-        n += (size_t)snprintf(json + n, cap - n, "%s%d", w > 1 ? ", " : "", w);
-    snprintf(json + n, cap - n,
+    char head[300], tail[500], *sum = NULL;
+    snprintf(head, sizeof(head),
+             "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1%s},\n"
+             " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": %g, \"workers\": [",
+             WORKERS, compute, at_s);
+    snprintf(tail, sizeof(tail),
              "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
              " \"workload\": {\"model\": {\"name\": \"none\"}},\n"
              " \"protocol\": {\"name\": \"%s\"%s}, \"stop\": {\"time_s\": %g},\n"
              " \"eval\": {\"every_s\": %g}}\n",
              protocol, extra, at_s + 0.002, at_s + 0.002);
-    char *dir = harness_tmpdir("probe57");
-    harness_write(dir, "s.json", json);
-    free(json);
-    char s[600], r[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    double before = harness_children_cpu_s();
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    double cpu = harness_children_cpu_s() - before;
-    ck_assert_msg(res.status == 0, "%s: exit %d\n%.500s", protocol, res.status, res.err);
-    char *sum = harness_slurp(r, "summary.json");
+    double cpu = harness_run_listing(protocol, WORKERS, head, tail, &sum);
     ck_assert_msg(strstr(sum, "\"stop_reason\": \"time\"") != NULL, "%s: %.300s", protocol, sum);
     free(sum);
-    harness_cleanup(dir);
     return cpu;
 }
 

@@ -218,36 +218,22 @@ static double gossip_recoveries_cpu_s(void)
     enum {
         WORKERS = 60001
     };
-    size_t cap = (size_t)WORKERS * 8 + 1024;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    size_t n = (size_t)snprintf(json, cap,
-                                "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1},"
-                                "\n \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.0005, "
-                                "\"recover_s\": 0.001, \"workers\": [",
-                                WORKERS);
-    for (int w = 1; w < WORKERS; w++)
-        n += (size_t)snprintf(json + n, cap - n, "%s%d", w > 1 ? ", " : "", w);
-    snprintf(json + n, cap - n,
-             "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
-             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
-             " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 0.003},\n"
-             " \"eval\": {\"every_s\": 0.003}}\n");
-    char *dir = harness_tmpdir("probe59");
-    harness_write(dir, "s.json", json);
-    free(json);
-    char s[600], r[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    double before = harness_children_cpu_s();
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    double cpu = harness_children_cpu_s() - before;
-    ck_assert_msg(res.status == 0, "exit %d\n%.500s", res.status, res.err);
-    ck_assert_msg(harness_summary_number(r, "sim_time_s") == 0.003, "the run ended early");
-    char *sum = harness_slurp(r, "summary.json");
+    char head[200], *sum = NULL;
+    snprintf(head, sizeof(head),
+             "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": 1},\n"
+             " \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.0005, \"recover_s\": 0.001, "
+             "\"workers\": [",
+             WORKERS);
+    static const char tail[] =
+        "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
+        " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 0.003},\n"
+        " \"eval\": {\"every_s\": 0.003}}\n";
+    double cpu = harness_run_listing("gossip", WORKERS, head, tail, &sum);
+    ck_assert_msg(strstr(sum, "\"stop_reason\": \"time\"") != NULL, "the run ended early: %.300s",
+                  sum);
     ck_assert_msg(strstr(sum, "\"rejoins\": 60000") != NULL, "%.600s", sum);
     free(sum);
-    harness_cleanup(dir);
     return cpu;
 }
 

@@ -301,12 +301,12 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     refused(stale, 2, "$.protocol.staleness", "must be an integer in [0, 2147483647], got -1");
     const char *unread[] = { "protocol.staleness=3" };
     refused(unread, 1, "$.protocol.staleness",
-            "unknown key (valid: name, mode, placement, shards, overlap)");
+            "unknown key (valid: name, mode, placement, shards, overlap, sync_overhead_ms)");
     const char *failover[] = { "protocol.placement=colocated", "protocol.failover_s=-1" };
     refused(failover, 2, "$.protocol.failover_s", "must be a number in [0, 1000000000], got -1");
     const char *on_servers[] = { "protocol.failover_s=1" };
     refused(on_servers, 1, "$.protocol.failover_s",
-            "unknown key (valid: name, mode, placement, shards, overlap)");
+            "unknown key (valid: name, mode, placement, shards, overlap, sync_overhead_ms)");
     const char *zero[] = { "protocol.shards=0" };
     refused(zero, 1, "$.protocol.shards", "must be an integer in [1, 1048576], got 0");
 }

@@ -71,7 +71,7 @@ static char *hand_sweep(void)
              "5,b2,b,0.1,2,time,4,0.6,0.6,,700,0.1\n"
              "6,gone,b,0.1,3,missing,,,,,,\n",
              harness_fake_index_head);
-    harness_write(dir, "index.csv", text);
+    harness_fake_index(dir, text);
     return dir;
 }
 
@@ -180,7 +180,7 @@ START_TEST(report_best_over_picks_each_groups_best_value)
              "4,a5,a,0.3,1,time,3,0.8,0.8,,1,0\n5,a6,a,0.3,2,time,3,0.8,0.8,,1,0\n"
              "6,b1,b,0.2,1,time,3,0.5,0.5,,1,0\n7,b2,b,0.3,1,time,3,0.6,0.6,,1,0\n",
              harness_fake_index_head);
-    harness_write(dir, "index.csv", text);
+    harness_fake_index(dir, text);
     harness_result r = harness_hetsim((const char *[]){
         "report", dir, "--by", "proto", "--best-over", "lr", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -231,12 +231,14 @@ START_TEST(report_refuses_bad_usage_with_exit_code_2_and_prints_nothing)
         strstr(r.err, "index.csv: no column \"nosuch\" (valid: proto, lr, seed)"));
     r = harness_hetsim((const char *[]){ "report", run, "--by", "proto", NULL });
     ck_assert_ptr_nonnull(strstr(r.err, "is a run directory, not a sweep's"));
-    /* Runs that stop at different targets: --target says which. */
+    /* Runs that stop at different targets: --target says which. b2's run.json holds its
+     * row's proto, lr and seed, as a sweep's does. */
     snprintf(other, sizeof(other), "%s/b2/run.json", dir);
     remove(other);
     snprintf(other, sizeof(other), "%s/b2", dir);
     harness_write(other, "run.json",
-                  "{ \"scenario\": { \"stop\": { \"target_accuracy\": 0.9 } } }");
+                  "{ \"scenario\": { \"proto\": \"b\", \"lr\": 0.1, \"seed\": 2, \"stop\": "
+                  "{ \"target_accuracy\": 0.9 } } }");
     r = harness_hetsim((const char *[]){ "report", dir, "--by", "proto", NULL });
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "different target accuracies (0.8 in a1, 0.9 in b2): "
@@ -364,7 +366,7 @@ START_TEST(plot_by_draws_twenty_groups_in_one_figure)
         len += (size_t)snprintf(index + len, 65536 - len,
                                 "%d,%s,p%02d,0.1,%d,time,2,0.9,0.9,,1,0\n", i, name, i / 2, i % 2);
     }
-    harness_write(dir, "index.csv", index);
+    harness_fake_index(dir, index);
     free(index);
     snprintf(out, sizeof(out), "%s/fig", dir);
     harness_result r =
@@ -426,7 +428,7 @@ START_TEST(report_and_breakdown_show_communication_that_overlapped_computation)
              "%s0,o1,over,0.1,1,time,1,0.6,0.6,,100,0.1\n1,o2,over,0.1,2,time,1,0.6,0.6,,100,0.1\n"
              "2,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n",
              harness_fake_index_head);
-    harness_write(dir, "index.csv", text);
+    harness_fake_index(dir, text);
     harness_result r =
         harness_hetsim((const char *[]){ "report", dir, "--by", "proto", "--format", "csv", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -465,7 +467,7 @@ START_TEST(report_and_breakdown_show_communication_that_overlapped_computation)
     fake_run(plain, "p1", "0:0.1 1:0.6", 100, 6, 2, 0, 1000, NAN);
     snprintf(text, sizeof(text), "%s0,p1,plain,0.1,1,time,1,0.6,0.6,,100,0.1\n",
              harness_fake_index_head);
-    harness_write(plain, "index.csv", text);
+    harness_fake_index(plain, text);
     r = harness_hetsim((const char *[]){ "report", plain, "--by", "proto", NULL });
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_null(strstr(r.out, "overlap"));

@@ -61,7 +61,7 @@ static char *fake_sweep(void)
              "2,b1,b,1,time,2,0.65,0.65,,1280,0.01\n"
              "3,b2,b,2,target_accuracy,2,0.71,0.71,2,1280,0.01\n",
              index_head);
-    harness_write(dir, "index.csv", text);
+    harness_fake_index(dir, text);
     return dir;
 }
 
@@ -244,7 +244,9 @@ START_TEST(a_removed_run_directory_says_to_run_it_again)
     /* A run.json that is not one: named. */
     char *again = fake_sweep(), b1[1100];
     snprintf(b1, sizeof(b1), "%s/b1", again);
-    harness_write(b1, "run.json", "{ \"scenario\": { \"stop\": { \"target_accuracy\": 7 } } }");
+    harness_write(b1, "run.json", /* with its row's proto and seed, as a sweep's */
+                  "{ \"scenario\": { \"proto\": \"b\", \"seed\": 1, \"stop\": { "
+                  "\"target_accuracy\": 7 } } }");
     both_refuse(again, "b1/run.json", "target_accuracy");
     harness_write(b1, "run.json", "{ \"scenario\": ");
     both_refuse(again, "b1/run.json", "line 1");
@@ -300,8 +302,8 @@ START_TEST(a_workers_file_cut_in_its_last_row_is_refused_naming_the_row)
         snprintf(b1, sizeof(b1), "%s/b1", dir);
         snprintf(out, sizeof(out), "%s/fig", dir);
         harness_write(b1, "run.json",
-                      "{ \"scenario\": { \"workers\": 2, \"stop\": { \"time_s\": 2, "
-                      "\"target_accuracy\": 0.7 } } }\n");
+                      "{ \"scenario\": { \"proto\": \"b\", \"seed\": 1, \"workers\": 2, "
+                      "\"stop\": { \"time_s\": 2, \"target_accuracy\": 0.7 } } }\n");
         snprintf(text, sizeof(text), "%s%s", workers_head, cuts[i].to);
         harness_write(b1, "workers.csv", text);
         both_refuse(dir, cuts[i].what, "");
@@ -405,7 +407,7 @@ START_TEST(labels_with_commas_are_quoted_and_drawn_from_their_own_row)
              "1,x2,\"[1,2,1,1]\",2,time,2,0.8,0.8,2,1280,0.01\n"
              "2,y1,\"[1,1,1,1]\",1,time,2,0.65,0.65,,1280,0.01\n"
              "3,y2,\"[1,1,1,1]\",2,time,2,0.71,0.71,2,1280,0.01\n");
-    harness_write(dir, "index.csv", text);
+    harness_fake_index(dir, text);
     snprintf(out, sizeof(out), "%s/fig", dir);
     snprintf(style, sizeof(style), "%s/style", dir);
     ck_assert_int_eq(mkdir(style, 0777), 0);
@@ -472,7 +474,7 @@ START_TEST(plot_by_refuses_more_values_than_a_figure_holds_and_writes_nothing)
         len += (size_t)snprintf(index + len, cap - len, "%d,%s,v%d,1,time,2,0.75,0.75,2,1280,0\n",
                                 i, name, i);
     }
-    harness_write(dir, "index.csv", index);
+    harness_fake_index(dir, index);
     free(index);
     snprintf(out, sizeof(out), "%s/fig", dir);
     harness_result r =

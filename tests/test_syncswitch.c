@@ -651,7 +651,7 @@ START_TEST(bad_parameters_are_refused_with_exact_messages)
     const char *unread[] = { "protocol.ramp_steps=3" };
     refused(unread, 1, "$.protocol.ramp_steps",
             "unknown key (valid: name, bsp_fraction, order, asp_lr, momentum_at_switch, "
-            "switch_pause_s, online, placement, shards, overlap)");
+            "switch_pause_s, online, placement, shards, overlap, sync_overhead_ms)");
     const char *factor[] = { "protocol.online=greedy", "protocol.straggler_factor=0.5" };
     refused(factor, 2, "$.protocol.straggler_factor", "must be a number >= 1, got 0.5");
     const char *sync[] = { "protocol.sync_overhead_ms=-2" };

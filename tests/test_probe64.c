@@ -85,11 +85,69 @@ START_TEST(an_empty_cell_does_not_hide_a_key_missing_from_run_json)
 }
 END_TEST
 
+/* `csv` with field `col` (from 0) of its line `line` (the header is line 0) replaced by `by`,
+ * malloc'd. */
+static char *field_replaced(const char *csv, int line, int col, const char *by)
+{
+    const char *at = csv;
+    for (int l = 0; l < line; l++) {
+        at = strchr(at, '\n');
+        ck_assert_ptr_nonnull(at);
+        at++;
+    }
+    for (int c = 0; c < col; c++) {
+        at = strchr(at, ',');
+        ck_assert_ptr_nonnull(at);
+        at++;
+    }
+    size_t len = strcspn(at, ",\n"), n = strlen(csv) - len + strlen(by) + 1;
+    char *out = malloc(n);
+    ck_assert_ptr_nonnull(out);
+    snprintf(out, n, "%.*s%s%s", (int)(at - csv), csv, by, at + len);
+    return out;
+}
+
+/* A point's workers.csv whose first worker's samples (or iterations) were edited: report's
+ * bytes sent/sample moved (a timing-only sweep's gossip 62.5 -> 61 +- 14 for samples 288 ->
+ * 320), exit 0, and plot --by and plot RUN drew it, beside a summary.json whose iterations and
+ * samples, the workers' totals in every run, say otherwise. Refused now, exit 2, naming the
+ * column, both totals and the files. */
+START_TEST(workers_counts_that_are_not_the_runs_are_refused)
+{
+    char *dir = harness_tmpdir("probe64");
+    char sw[600], o[600], run[800], figs[800];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=6", o);
+    snprintf(figs, sizeof(figs), "%s/figs1", dir);
+    char *text = harness_slurp(run, "workers.csv");
+    static const char *const cols[] = { "iterations", "samples" };
+    for (int k = 0; k < 2; k++) {
+        char *bad = field_replaced(text, 1, 2 + k, "1000");
+        harness_write(run, "workers.csv", bad);
+        char want[80];
+        snprintf(want, sizeof(want), "workers.csv: %s: the workers' total", cols[k]);
+        const char *const wants[] = { want, "summary.json): a damaged file, or another run's",
+                                      NULL };
+        both(dir, o, wants, cols[k]);
+        result res = harness_hetsim((const char *[]){ "plot", run, "-o", figs, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, want) != NULL, "plot RUN, %s: exit %d\n%s",
+                      cols[k], res.status, res.err);
+        free(bad);
+    }
+    harness_write(run, "workers.csv", text);
+    both(dir, o, NULL, "as written");
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe64");
     TCase *results = tcase_create("results");
     tcase_add_test(results, an_empty_cell_does_not_hide_a_key_missing_from_run_json);
+    tcase_add_test(results, workers_counts_that_are_not_the_runs_are_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

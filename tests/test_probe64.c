@@ -142,12 +142,44 @@ START_TEST(workers_counts_that_are_not_the_runs_are_refused)
 }
 END_TEST
 
+/* A point's metrics.csv whose last row (the run's end) was edited, its counts still
+ * increasing: samples 216 -> 100000 were drawn by `plot --by workload.lr --x samples`, exit 0,
+ * beside a summary.json saying 216. The last row is written with the counts summary.json
+ * reports: refused now, exit 2, naming the column and both figures. */
+START_TEST(a_last_row_that_is_not_the_runs_end_is_refused)
+{
+    char *dir = harness_tmpdir("probe64");
+    char sw[600], o[600], run[800];
+    harness_write(dir, "s.json", base_json);
+    harness_sweep_in(dir, NULL, lr_sweep, sw, o, sizeof(sw));
+    snprintf(run, sizeof(run), "%s/workload.lr=0.1,seed=6", o);
+    char *text = harness_slurp(run, "metrics.csv");
+    int last = (int)harness_count_lines(text) - 1;
+    static const char *const cols[] = { "iterations", "samples" };
+    static const char *const by[] = { "1000", "100000" };
+    for (int k = 0; k < 2; k++) {
+        char *bad = field_replaced(text, last, 1 + k, by[k]);
+        harness_write(run, "metrics.csv", bad);
+        char want[80];
+        snprintf(want, sizeof(want), "metrics.csv: %s: the last row's %s", cols[k], by[k]);
+        const char *const wants[] = { want, "a damaged file, or another run's", NULL };
+        both(dir, o, wants, cols[k]);
+        free(bad);
+    }
+    harness_write(run, "metrics.csv", text);
+    both(dir, o, NULL, "as written");
+    free(text);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe64");
     TCase *results = tcase_create("results");
     tcase_add_test(results, an_empty_cell_does_not_hide_a_key_missing_from_run_json);
     tcase_add_test(results, workers_counts_that_are_not_the_runs_are_refused);
+    tcase_add_test(results, a_last_row_that_is_not_the_runs_end_is_refused);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

@@ -173,6 +173,38 @@ START_TEST(a_last_row_that_is_not_the_runs_end_is_refused)
 }
 END_TEST
 
+/* A sweep whose runs all end at 0 s (every worker down from 0: stalled at once): plot --by
+ * drew breakdown-by-KEY.png with no bar and no word why, exit 0 (its CSV NaN, where report
+ * prints "-"). It is not drawn now, said as the other figures not drawn are. */
+START_TEST(a_breakdown_of_runs_without_time_is_not_drawn_empty)
+{
+    static const char zero_json[] =
+        "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+        " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [0, 1, 2], \"at_s\": 0}],"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},"
+        " \"protocol\": {\"name\": \"gossip\"}, \"stop\": {\"time_s\": 0.2},"
+        " \"eval\": {\"every_s\": 0.1}}";
+    static const char sweep[] =
+        "{\"base\": \"s.json\", \"grid\": {\"protocol.name\": [\"gossip\", \"allreduce\"]},"
+        " \"seeds\": 1}\n";
+    char *dir = harness_tmpdir("probe64");
+    char sw[600], o[600], figs[700], png[800];
+    harness_write(dir, "s.json", zero_json);
+    harness_sweep_in(dir, NULL, sweep, sw, o, sizeof(sw));
+    snprintf(figs, sizeof(figs), "%s/figs", dir);
+    snprintf(png, sizeof(png), "%s/breakdown-by-protocol.name.png", figs);
+    result res =
+        harness_hetsim((const char *[]){ "plot", "--by", "protocol.name", o, "-o", figs, NULL });
+    ck_assert_msg(res.status == 0, "plot: exit %d\n%s", res.status, res.err);
+    ck_assert_msg(strstr(res.err, "no breakdown-by-protocol.name.png: no run's workers had time "
+                                  "to share") != NULL,
+                  "%s", res.err);
+    FILE *f = fopen(png, "rb");
+    ck_assert_msg(f == NULL, "an empty breakdown was drawn");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe64");
@@ -180,6 +212,7 @@ Suite *test_suite(void)
     tcase_add_test(results, an_empty_cell_does_not_hide_a_key_missing_from_run_json);
     tcase_add_test(results, workers_counts_that_are_not_the_runs_are_refused);
     tcase_add_test(results, a_last_row_that_is_not_the_runs_end_is_refused);
+    tcase_add_test(results, a_breakdown_of_runs_without_time_is_not_drawn_empty);
     tcase_set_timeout(results, 120);
     suite_add_tcase(s, results);
     return s;

@@ -128,6 +128,32 @@ START_TEST(moshpit_makes_its_butterflies_as_groups_need_them)
 }
 END_TEST
 
+/* Every error names the option: plot --by with an empty key said "key is empty" (exit 2),
+ * naming no option (report says "--by needs a key"); a key gnuplot cannot take or one with a
+ * '/' said "key \"...\"" too. They say "--by key" now, and nothing is written. */
+START_TEST(plot_by_an_empty_key_names_the_option)
+{
+    char *dir = harness_tmpdir("probe65");
+    char s[600], sw[600], o[600], out[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(out, sizeof(out), "%s/p", dir);
+    static char before[1 << 16], after[1 << 16];
+    static const char *const keys[] = { "", "a b", "a/b" };
+    static const char *const wants[] = { "--by key is empty", "--by key \"a b\" contains ' '",
+                                         "--by key \"a/b\" holds '/'" };
+    for (size_t c = 0; c < sizeof(keys) / sizeof(keys[0]); c++) {
+        harness_tree_digest(dir, before, sizeof(before));
+        result res =
+            harness_hetsim((const char *[]){ "plot", o, "--by", keys[c], "-o", out, NULL });
+        harness_tree_digest(dir, after, sizeof(after));
+        ck_assert_msg(res.status == 2 && strstr(res.err, wants[c]) != NULL,
+                      "case %zu: exit %d\n%.400s", c, res.status, res.err);
+        ck_assert_msg(strcmp(before, after) == 0, "case %zu: the tree changed", c);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe65");
@@ -139,5 +165,9 @@ Suite *test_suite(void)
     tcase_add_test(moshpit, moshpit_makes_its_butterflies_as_groups_need_them);
     tcase_set_timeout(moshpit, 600);
     suite_add_tcase(s, moshpit);
+    TCase *cli = tcase_create("cli");
+    tcase_add_test(cli, plot_by_an_empty_key_names_the_option);
+    tcase_set_timeout(cli, 300);
+    suite_add_tcase(s, cli);
     return s;
 }

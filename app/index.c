@@ -16,6 +16,7 @@
 #include "outputs/rundir.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 static int oom(sim_err *err)
@@ -306,7 +307,8 @@ static bool first_unlike(const app_index *ix, const char *sweep_dir, const char 
 }
 
 /* A row with results whose run.json is hetsim's (has scenario_hash; one written by hand may
- * have no summary.json) has a summary.json, not empty, or is an incomplete run directory. */
+ * have no summary.json) has a summary.json, not empty, or is an incomplete run directory; a
+ * regular file (a link to another run's, a directory, a FIFO was left unread, exit 0). */
 static int check_summaries(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048];
@@ -326,6 +328,11 @@ static int check_summaries(const app_index *ix, const char *sweep_dir, sim_err *
             return app_run_file_missing(path, err);
         if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
             return app_run_file_empty(path, err);
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* first_unlike reads none such */
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: not a regular file (%s): results files are the files hetsim "
+                               "writes",
+                               path, sim_file_kind(st.st_mode));
     }
     return SIM_OK;
 }

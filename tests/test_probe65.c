@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -154,6 +156,39 @@ START_TEST(plot_by_an_empty_key_names_the_option)
 }
 END_TEST
 
+/* A point's summary.json that is no regular file: a symbolic link to another point's (its
+ * results read as this run's), a FIFO, a directory. report and plot --by read none of them
+ * and went on, exit 0 (a run.json or metrics.csv so is refused: "not a regular file"). Now
+ * refused the same way, naming the file and what it is, and plot writes nothing. */
+START_TEST(a_points_summary_that_is_no_regular_file_is_refused)
+{
+    char *dir = harness_tmpdir("probe65");
+    char s[600], sw[600], o[600], out[700], sum[1200], other[1200];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(out, sizeof(out), "%s/p", dir);
+    snprintf(sum, sizeof(sum), "%s/protocol.name=allreduce,seed=5/summary.json", o);
+    snprintf(other, sizeof(other), "../protocol.name=allreduce,seed=6/summary.json");
+    static const char *const kinds[] = { "a symbolic link", "a FIFO", "a directory" };
+    for (size_t c = 0; c < sizeof(kinds) / sizeof(kinds[0]); c++) {
+        ck_assert_int_eq(unlink(sum) == 0 || rmdir(sum) == 0, 1);
+        int made = c == 0 ? symlink(other, sum) : c == 1 ? mkfifo(sum, 0600) : mkdir(sum, 0700);
+        ck_assert_int_eq(made, 0);
+        result rep = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+        result plot =
+            harness_hetsim((const char *[]){ "plot", o, "--by", "protocol.name", "-o", out, NULL });
+        char want[64];
+        snprintf(want, sizeof(want), "not a regular file (%s)", kinds[c]);
+        ck_assert_msg(rep.status == 2 && strstr(rep.err, want) != NULL &&
+                          strstr(rep.err, "summary.json") != NULL,
+                      "report, %s: exit %d\n%.400s", kinds[c], rep.status, rep.err);
+        ck_assert_msg(plot.status == 2 && strstr(plot.err, want) != NULL,
+                      "plot --by, %s: exit %d\n%.400s", kinds[c], plot.status, plot.err);
+        ck_assert_msg(!harness_exists(out), "plot --by, %s: wrote %s", kinds[c], out);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe65");
@@ -169,5 +204,9 @@ Suite *test_suite(void)
     tcase_add_test(cli, plot_by_an_empty_key_names_the_option);
     tcase_set_timeout(cli, 300);
     suite_add_tcase(s, cli);
+    TCase *results = tcase_create("results");
+    tcase_add_test(results, a_points_summary_that_is_no_regular_file_is_refused);
+    tcase_set_timeout(results, 300);
+    suite_add_tcase(s, results);
     return s;
 }

@@ -131,8 +131,8 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Each run directory with results a directory of the sweep's own, not a symbolic link (to
- * another point: its run counted twice) nor a file; an absent one is said later (an
- * incomplete run directory: run it again). */
+ * another point: its run counted twice) nor a file of any other type (named by its type); an
+ * absent one is said later (an incomplete run directory: run it again). */
 static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048];
@@ -144,7 +144,7 @@ static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
                                "%s: line %zu: dir %s is not a directory of the sweep's own (%s): "
                                "remove it and run the sweep again",
                                ix->csv.path, ix->csv.line[r], app_index_cell(ix, r, 1),
-                               S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+                               sim_file_kind(st.st_mode)); /* a FIFO was "a file" */
     }
     return SIM_OK;
 }

@@ -189,6 +189,24 @@ START_TEST(a_points_summary_that_is_no_regular_file_is_refused)
 }
 END_TEST
 
+/* A point's directory that is a FIFO (or a socket) was named "(a file)"; it is named by its
+ * type now, as every other file hetsim refuses: "(a FIFO)". */
+START_TEST(a_points_directory_that_is_a_fifo_is_named_so)
+{
+    char *dir = harness_tmpdir("probe65");
+    char s[600], sw[600], o[600], point[1200], away[700];
+    harness_sweep_in(dir, harness_quick_json, harness_protocols_sweep, sw, o, sizeof(s));
+    snprintf(point, sizeof(point), "%s/protocol.name=dpsgd,seed=6", o);
+    snprintf(away, sizeof(away), "%s/away", dir);
+    ck_assert_int_eq(rename(point, away), 0);
+    ck_assert_int_eq(mkfifo(point, 0600), 0);
+    result rep = harness_hetsim((const char *[]){ "report", o, "--by", "protocol.name", NULL });
+    ck_assert_msg(rep.status == 2 && strstr(rep.err, "sweep's own (a FIFO)") != NULL,
+                  "exit %d\n%.400s", rep.status, rep.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe65");
@@ -206,6 +224,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, cli);
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_points_summary_that_is_no_regular_file_is_refused);
+    tcase_add_test(results, a_points_directory_that_is_a_fifo_is_named_so);
     tcase_set_timeout(results, 300);
     suite_add_tcase(s, results);
     return s;

@@ -308,8 +308,6 @@ static int mp_start(void *state, sim_ctx *ctx, sim_err *err)
     moshpit *st = state;
     st->P = sim_ctx_num_params(ctx);
     mp_sizes(st, &st->nbf, &st->cap);
-    if (st->keys && st->async)
-        st->nbf = 0; /* made as groups need them (add_bfly): n / 2 of 2 sqrt(n) room, n^2 */
     for (uint32_t i = 0; !st->random && i < st->d; i++)
         st->dims[i] = st->m[st->d - 1 - i];
     st->bfly_input = mp_input;

@@ -13,18 +13,6 @@
 
 typedef harness_result result;
 
-/* Built with AddressSanitizer, whose shadow and redzones change every peak RSS. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 enum {
     RECOVERIES = 30000
 };
@@ -80,53 +68,6 @@ START_TEST(ring_recoveries_at_one_instant_restart_the_ring_once)
         ck_assert_msg(cpu < 2.0, "%s: %d recoveries at one instant took %.2f CPU s (bound 2)",
                       protocols[i], RECOVERIES - 1, cpu);
     }
-}
-END_TEST
-
-/* Moshpit's key form without global rounds (training's default) made n / min_group_size
- * butterflies at its start, each with room for twice the grid's side (2 sqrt(n) members, two
- * room x room tables): n^2 bytes, nearly all of them never used. With 29,999 of 30,000 workers
- * failing at 0.5 ms (timing-only) its peak RSS was 4.25 GB (72 MB at 3,000, 514 MB at 10,000)
- * and 8.4 s of wall time went into zeroing it. They are made as groups need them now (the
- * same butterflies, in the same order: outputs unchanged): 136 MB at 30,000, 50 MB at 10,000
- * (debugoptimized). */
-START_TEST(moshpit_makes_its_butterflies_as_groups_need_them)
-{
-    if (UNDER_ASAN)
-        return;
-    enum {
-        N = 10000
-    };
-    size_t cap = (size_t)N * 8 + 1024;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    size_t n = (size_t)snprintf(json, cap,
-                                "{\"seed\": 1, \"workers\": %d, \"compute\": {\"iteration_ms\": "
-                                "1},\n \"stragglers\": [{\"kind\": \"failure\", \"at_s\": 0.0005, "
-                                "\"workers\": [",
-                                N);
-    for (int w = 1; w < N; w++)
-        n += (size_t)snprintf(json + n, cap - n, "%s%d", w > 1 ? ", " : "", w);
-    snprintf(json + n, cap - n,
-             "]}],\n \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
-             " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
-             " \"protocol\": {\"name\": \"moshpit\"}, \"stop\": {\"time_s\": 0.0025},\n"
-             " \"eval\": {\"every_s\": 0.0025}}\n");
-    char *dir = harness_tmpdir("probe65");
-    harness_write(dir, "s.json", json);
-    free(json);
-    char s[600], r[600];
-    snprintf(s, sizeof(s), "%s/s.json", dir);
-    snprintf(r, sizeof(r), "%s/r", dir);
-    result res = harness_hetsim((const char *[]){ "run", s, "-o", r, "--quiet", NULL });
-    ck_assert_msg(res.status == 0, "exit %d\n%.500s", res.status, res.err);
-    char *sum = harness_slurp(r, "summary.json");
-    const char *at = strstr(sum, "\"peak_rss_bytes\": ");
-    ck_assert_msg(at != NULL, "%.400s", sum);
-    double rss = strtod(at + strlen("\"peak_rss_bytes\": "), NULL);
-    free(sum);
-    ck_assert_msg(rss > 0 && rss < 200e6, "peak RSS %.0f bytes (bound 200 MB)", rss);
-    harness_cleanup(dir);
 }
 END_TEST
 
@@ -214,10 +155,6 @@ Suite *test_suite(void)
     tcase_add_test(ring, ring_recoveries_at_one_instant_restart_the_ring_once);
     tcase_set_timeout(ring, 600);
     suite_add_tcase(s, ring);
-    TCase *moshpit = tcase_create("moshpit");
-    tcase_add_test(moshpit, moshpit_makes_its_butterflies_as_groups_need_them);
-    tcase_set_timeout(moshpit, 600);
-    suite_add_tcase(s, moshpit);
     TCase *cli = tcase_create("cli");
     tcase_add_test(cli, plot_by_an_empty_key_names_the_option);
     tcase_set_timeout(cli, 300);

@@ -148,6 +148,57 @@ START_TEST(a_points_directory_that_is_a_fifo_is_named_so)
 }
 END_TEST
 
+/* The trace rules' memory guard refuses at the first rule past 80% of this machine's memory,
+ * which it passes by less than one rule's points: "need about 18.8 GiB ..., more than 80% of
+ * this machine's memory (18.8 GiB)" (23 GiB here), a need that read as the limit. The figures
+ * are printed with the decimals that tell them apart now: 18.84 and 18.83. */
+START_TEST(a_need_one_rule_past_the_memory_limit_reads_past_it)
+{
+    enum {
+        POINTS = 1000000
+    };
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    ck_assert(pages > 0 && page > 0);
+    double limit = (double)pages * (double)page * 0.8;
+    size_t rules = (size_t)(limit / (16.0 * POINTS)) + 50; /* 16 bytes a point, held per rule */
+    char *dir = harness_tmpdir("probe65");
+    char *trace = malloc((size_t)POINTS * 16 + 64);
+    ck_assert_ptr_nonnull(trace);
+    size_t n = (size_t)sprintf(trace, "time_s,worker,slowdown\n");
+    for (int i = 0; i < POINTS; i++)
+        n += (size_t)sprintf(trace + n, "%d.%06d,0,1\n", i / 1000000, i % 1000000);
+    harness_write(dir, "t.csv", trace);
+    free(trace);
+    size_t cap = rules * 40 + 1024;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    n = (size_t)snprintf(
+        json, cap,
+        "{\"seed\": 1, \"workers\": 2, \"compute\": {\"iteration_ms\": 1},\n"
+        " \"workload\": {\"model\": {\"name\": \"none\"}, \"message_bytes\": 1000},\n"
+        " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.01},\n"
+        " \"eval\": {\"every_s\": 0.01}, \"stragglers\": [");
+    for (size_t r = 0; r < rules; r++)
+        n += (size_t)snprintf(json + n, cap - n, "%s{\"kind\": \"trace\", \"file\": \"t.csv\"}",
+                              r > 0 ? ", " : "");
+    snprintf(json + n, cap - n, "]}\n");
+    harness_write(dir, "s.json", json);
+    free(json);
+    char s[600];
+    snprintf(s, sizeof(s), "%s/s.json", dir);
+    result res = harness_hetsim((const char *[]){ "validate", s, NULL });
+    const char *need = strstr(res.err, "need about "), *most = strstr(res.err, "memory (");
+    ck_assert_msg(res.status == 2 && need != NULL && most != NULL, "exit %d\n%.400s", res.status,
+                  res.err);
+    need += strlen("need about ");
+    most += strlen("memory (");
+    size_t a = strcspn(need, " "), b = strcspn(most, " ");
+    ck_assert_msg(a != b || strncmp(need, most, a) != 0, "the need reads as the limit: %.400s",
+                  res.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe65");
@@ -162,6 +213,7 @@ Suite *test_suite(void)
     TCase *results = tcase_create("results");
     tcase_add_test(results, a_points_summary_that_is_no_regular_file_is_refused);
     tcase_add_test(results, a_points_directory_that_is_a_fifo_is_named_so);
+    tcase_add_test(results, a_need_one_rule_past_the_memory_limit_reads_past_it);
     tcase_set_timeout(results, 300);
     suite_add_tcase(s, results);
     return s;

@@ -640,12 +640,12 @@ static int check_paths(const app_sweep_plot_options *o, const char *key, sim_err
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("output directory", o->out_dir, err);
     if (rc == SIM_OK)
-        rc = sim_plot_path_ok("key", key, err);
+        rc = sim_plot_path_ok("--by key", key, err); /* the option named: "key is empty" */
     /* The figures are named after the key: "a/../../g/seed-5/metrics", a column of a damaged
      * index.csv, put breakdown-by-KEY.csv over a golden's metrics.csv. */
     if (rc == SIM_OK && strchr(o->sel.by, '/') != NULL)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
-                         "key \"%s\" holds '/': the figures named after it (by-KEY.%s, "
+                         "--by key \"%s\" holds '/': the figures named after it (by-KEY.%s, "
                          "breakdown-by-KEY.csv) would lie in another folder",
                          o->sel.by, ext_of(o));
     return rc;

@@ -117,6 +117,8 @@ struct coll_ring {
     uint32_t deferred;     /* failures whose restart waits (coll.c, settle): each counted in gen,
                             * restarts and failed, its worker out of pos; order and n still
                             * hold the generation before them */
+    bool deferred_live;    /* a recovery is among them (coll_ring_change): the restart that
+                            * waits is over the workers up then, in id order (live) */
     sim_ctx *deferred_ctx; /* the run's context, for the restart that waits */
     int on_failure;        /* COLL_RING_RETRY or COLL_RING_END */
     coll_layout lay;       /* the algorithm (kit/coll_algo.c) */

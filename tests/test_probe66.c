@@ -1,0 +1,82 @@
+/* Issue 38, the twentieth probe (files changing while read, outputs, links, CSV quoting and
+ * admissions under failures; probe38as): what it found. Each case failed before its fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "harness.h"
+
+typedef harness_result result;
+
+static const char base_json[] =
+    "{\"seed\": 7, \"workers\": 2, \"compute\": {\"iteration_ms\": 10},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,\n"
+    "   \"test_samples\": 100}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.1},\n"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.5},\n"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 100}}\n";
+
+/* The type of DIR/name, not following a link: 'f' a regular file, 'p' a FIFO, 'l' a link, '?'
+ * another, 0 when it is not there. */
+static char type_of(const char *dir, const char *name)
+{
+    char path[1024];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (lstat(path, &st) != 0)
+        return 0;
+    return S_ISREG(st.st_mode) ? 'f' : S_ISFIFO(st.st_mode) ? 'p' : S_ISLNK(st.st_mode) ? 'l' : '?';
+}
+
+/* `run S -o D` over a previous run D holding a FIFO named events.csv (a run of this scenario
+ * writes none) or a symbolic link named metrics.csv (to a file of the user's): the run took
+ * them for its own files and removed them with the old run, exit 0 (a golden's seed run holding
+ * the same was refused). A run writes regular files alone: refused, exit 2, naming the entry
+ * and its type, nothing changed. */
+START_TEST(a_run_removes_no_link_or_fifo_named_as_a_runs_file)
+{
+    char *dir = harness_tmpdir("probe66");
+    char s[700], d[700], path[800], mine[700];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(d, sizeof(d), "%s/D", dir);
+    snprintf(mine, sizeof(mine), "%s/mine.csv", dir);
+    harness_write(dir, "b.json", base_json);
+    harness_write(dir, "mine.csv", "kept\n");
+    const char *const run[] = { "run", s, "-o", d, "--quiet", NULL };
+    result r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    snprintf(path, sizeof(path), "%s/events.csv", d);
+    ck_assert(mkfifo(path, 0666) == 0);
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "FIFO events.csv") != NULL, "exit %d\n%s",
+                  r.status, r.err);
+    ck_assert_msg(type_of(d, "events.csv") == 'p', "the FIFO removed");
+    ck_assert(unlink(path) == 0);
+    snprintf(path, sizeof(path), "%s/metrics.csv", d);
+    ck_assert(unlink(path) == 0 && symlink(mine, path) == 0);
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "symbolic link metrics.csv") != NULL,
+                  "exit %d\n%s", r.status, r.err);
+    ck_assert_msg(type_of(d, "metrics.csv") == 'l', "the link removed");
+    /* A run of regular files alone is still replaced. */
+    ck_assert(unlink(path) == 0);
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    ck_assert(type_of(d, "metrics.csv") == 'f');
+    harness_cleanup(dir);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("probe66");
+    TCase *out = tcase_create("outputs");
+    tcase_add_test(out, a_run_removes_no_link_or_fifo_named_as_a_runs_file);
+    tcase_set_timeout(out, 120);
+    suite_add_tcase(s, out);
+    return s;
+}

@@ -71,11 +71,38 @@ START_TEST(a_run_removes_no_link_or_fifo_named_as_a_runs_file)
 }
 END_TEST
 
+/* A file of the user's named D.lock beside an output D (notes, a profile written there): a run
+ * into D took it for its lock, wrote its pid over the text and removed it, exit 0. A lock of
+ * hetsim holds a pid or nothing: refused, exit 2, the file as it was; a lock left by a killed
+ * run (a pid) or an empty one is still taken. */
+START_TEST(a_run_takes_no_file_of_the_users_for_its_lock)
+{
+    char *dir = harness_tmpdir("probe66");
+    char s[700], d[700], lock[800], text[64];
+    snprintf(s, sizeof(s), "%s/b.json", dir);
+    snprintf(d, sizeof(d), "%s/D", dir);
+    snprintf(lock, sizeof(lock), "%s/D.lock", dir);
+    harness_write(dir, "b.json", base_json);
+    harness_write(dir, "D.lock", "why D is slow\n");
+    const char *const run[] = { "run", s, "-o", d, "--quiet", NULL };
+    result r = harness_hetsim(run);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "D.lock") != NULL, "exit %d\n%s", r.status, r.err);
+    harness_read_into(lock, text, sizeof(text));
+    ck_assert_str_eq(text, "why D is slow\n");
+    ck_assert_msg(type_of(dir, "D") == 0, "the run was written");
+    harness_write(dir, "D.lock", "4194303\n");
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0 && type_of(dir, "D.lock") == 0, "exit %d\n%s", r.status, r.err);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe66");
     TCase *out = tcase_create("outputs");
     tcase_add_test(out, a_run_removes_no_link_or_fifo_named_as_a_runs_file);
+    tcase_add_test(out, a_run_takes_no_file_of_the_users_for_its_lock);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

@@ -97,12 +97,62 @@ START_TEST(a_run_takes_no_file_of_the_users_for_its_lock)
 }
 END_TEST
 
+/* The profiler's writer (tools/profile_write.py) in Python: one line "CASE: what happened" a
+ * case, "ok" at the end. `d` holds a killed update's work directory g.partial (its mark alone,
+ * no seed run yet) and a run directory r. */
+static const char writer_checks[] =
+    "import os, sys\n"
+    "sys.path.insert(0, 'tools')\n"
+    "from profile_write import write_profile\n"
+    "d = sys.argv[1]\n"
+    "row = [['fc', '10', '20', '1.000000', '2.000000', 'matmul', '8', '0']]\n"
+    "def refused(case, path):\n"
+    "    try:\n"
+    "        write_profile(path, 'c', row)\n"
+    "    except SystemExit as e:\n"
+    "        print('%s: refused: %s' % (case, e))\n"
+    "        return True\n"
+    "    print('%s: written' % case)\n"
+    "    return False\n"
+    "ok = refused('golden in the making', os.path.join(d, 'g.partial', 'p.csv'))\n"
+    "ok &= refused('lock', os.path.join(d, 'r.lock'))\n"
+    "ok &= refused('work', os.path.join(d, 'r.partial'))\n"
+    "ok &= not refused('new file', os.path.join(d, 'p.csv'))\n"
+    "print('ok' if ok else 'FAILED')\n";
+
+/* tools/profile_write.py wrote a profile into a killed update's GOLDEN.partial, which every
+ * hetsim command takes for a golden (the next update removed it, or refused to go on), and as
+ * RUN.lock or RUN.partial beside a run, names hetsim keeps for its locks and work directories
+ * (a run into RUN then wrote its pid over the profile and removed it, or stopped). Refused now,
+ * as hetsim refuses them; a new file elsewhere is written. */
+START_TEST(the_profilers_writer_refuses_a_golden_in_the_making_and_hetsims_names)
+{
+    char *dir = harness_tmpdir("probe66");
+    char path[800], cmd[1600];
+    snprintf(path, sizeof(path), "%s/g.partial", dir);
+    ck_assert(mkdir(path, 0777) == 0);
+    harness_write(path, ".hetsim-golden-partial", "");
+    harness_write(dir, "checks.py", writer_checks);
+    snprintf(cmd, sizeof(cmd), "python3 %s/checks.py %s 2>&1", dir, dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char out[8192] = "";
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    ck_assert_msg(status == 0 && strstr(out, "\nok\n") != NULL, "exit %d\n%s", status, out);
+    ck_assert_msg(type_of(path, "p.csv") == 0, "written into g.partial");
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe66");
     TCase *out = tcase_create("outputs");
     tcase_add_test(out, a_run_removes_no_link_or_fifo_named_as_a_runs_file);
     tcase_add_test(out, a_run_takes_no_file_of_the_users_for_its_lock);
+    tcase_add_test(out, the_profilers_writer_refuses_a_golden_in_the_making_and_hetsims_names);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
     return s;

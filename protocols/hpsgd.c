@@ -215,6 +215,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
             x->win_base = x->fly_base;
         x->win_steps += x->fly_steps;
         x->inflight = false;
+        st->void_launches = st->decided;
     } else {
         x->ring_done = true;
     }
@@ -278,7 +279,9 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
         hps_merge(st, ctx, w, lr);
     else
         local_step(st, ctx, w, g, lr);
-    int rc = hps_launch(st, ctx, w, err);
+    /* A member released after a failure abandoned this round's launches keeps its G, as they
+     * did: its launch alone was one ahead of theirs, paired with their next, and stalled. */
+    int rc = round + 1 == st->void_launches ? SIM_OK : hps_launch(st, ctx, w, err);
     if (rc == SIM_OK)
         rc = hps_settle(st, ctx, w, err);
     if (rc == SIM_OK && st->admitting)

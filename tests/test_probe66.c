@@ -146,6 +146,51 @@ START_TEST(the_profilers_writer_refuses_a_golden_in_the_making_and_hetsims_names
 }
 END_TEST
 
+/* hpsgd, 3 workers, worker 2 failing for good at 85 ms: just after the coordinator's release
+ * of round 2, which launched its reduction, and before worker 1's release landed. The failure
+ * abandoned the coordinator's launch (no member had completed it; its A back into G), and worker
+ * 1, released after it, launched alone into the restarted ring: one launch ahead of worker 0,
+ * whose next launch (the epoch's flush) completed worker 1's old reduction while worker 1's
+ * flush waited for a launch worker 0 would make only after a barrier worker 1 never reached.
+ * Both live workers stopped: "stalled" at 0.147 s. A member released after a failure abandoned
+ * its round's launches launches nothing in it now: the run goes on to its stop, the two
+ * survivors' models equal. */
+static const char hpsgd_json[] =
+    "{\"seed\": 2922, \"workers\": 3, \"compute\": {\"iteration_ms\": 20, \"jitter_sigma\": 0.5},\n"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 500},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 96, \"test_samples\": "
+    "50,\n"
+    "   \"dim\": 8, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": "
+    "0.1,\n"
+    "   \"message_bytes\": 1000},\n"
+    " \"protocol\": {\"name\": \"hpsgd\", \"flush\": \"both\"}, \"stop\": {\"time_s\": 0.3},\n"
+    " \"eval\": {\"every_s\": 0.05, \"samples\": 50},\n"
+    " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [2], \"at_s\": 0.085}]}\n";
+
+START_TEST(hpsgd_survivors_launch_together_after_an_abandoned_round)
+{
+    char *dir = harness_tmpdir("probe66");
+    char s[700], d[700], set[64];
+    snprintf(s, sizeof(s), "%s/h.json", dir);
+    snprintf(d, sizeof(d), "%s/out", dir);
+    harness_write(dir, "h.json", hpsgd_json);
+    for (int newest = 0; newest < 2; newest++) {
+        snprintf(set, sizeof(set), "protocol.flush=%s", newest ? "newest" : "both");
+        result r =
+            harness_hetsim((const char *[]){ "run", s, "-o", d, "--quiet", "--set", set, NULL });
+        ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+        char *summary = harness_slurp(d, "summary.json");
+        ck_assert_msg(strstr(summary, "\"stop_reason\": \"time\"") != NULL, "%s: %s", set, summary);
+        free(summary);
+        harness_csv t = harness_csv_read(d, "workers.csv");
+        ck_assert_str_eq(harness_csv_text(&t, 0, "params_fnv"),
+                         harness_csv_text(&t, 1, "params_fnv"));
+        harness_csv_free(&t);
+    }
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe66");
@@ -155,5 +200,9 @@ Suite *test_suite(void)
     tcase_add_test(out, the_profilers_writer_refuses_a_golden_in_the_making_and_hetsims_names);
     tcase_set_timeout(out, 120);
     suite_add_tcase(s, out);
+    TCase *adm = tcase_create("failures");
+    tcase_add_test(adm, hpsgd_survivors_launch_together_after_an_abandoned_round);
+    tcase_set_timeout(adm, 120);
+    suite_add_tcase(s, adm);
     return s;
 }

@@ -51,10 +51,13 @@ bool rundir_foreign(const char *dir, char *name, size_t size)
     for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
         struct stat st;
         /* hetsim writes regular files alone: a link, a FIFO or a device named as one of its
-         * files is the user's (removed with the run, exit 0, as a golden's seed run refused) */
+         * files is the user's (removed with the run, exit 0, as a golden's seed run refused);
+         * a temporary NAME.tmp is a name only, made afresh whatever holds it (outputs/output.h) */
+        size_t n = strlen(e->d_name);
+        bool tmp = n > 4 && strcmp(e->d_name + n - 4, ".tmp") == 0;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            (S_ISREG(st.st_mode) && run_file(e->d_name)))
+            (!S_ISDIR(st.st_mode) && (S_ISREG(st.st_mode) || tmp) && run_file(e->d_name)))
             continue;
         snprintf(name, size, "%s %s",
                  S_ISDIR(st.st_mode)   ? "subdirectory"

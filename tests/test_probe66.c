@@ -62,8 +62,13 @@ START_TEST(a_run_removes_no_link_or_fifo_named_as_a_runs_file)
     ck_assert_msg(r.status == 2 && strstr(r.err, "symbolic link metrics.csv") != NULL,
                   "exit %d\n%s", r.status, r.err);
     ck_assert_msg(type_of(d, "metrics.csv") == 'l', "the link removed");
-    /* A run of regular files alone is still replaced. */
+    /* A run of regular files alone is still replaced, and so is one holding a FIFO at a
+     * temporary's name (a name only, made afresh whatever holds it). */
     ck_assert(unlink(path) == 0);
+    r = harness_hetsim(run);
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    snprintf(path, sizeof(path), "%s/metrics.csv.tmp", d);
+    ck_assert(mkfifo(path, 0666) == 0);
     r = harness_hetsim(run);
     ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
     ck_assert(type_of(d, "metrics.csv") == 'f');

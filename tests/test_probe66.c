@@ -196,6 +196,45 @@ START_TEST(hpsgd_survivors_launch_together_after_an_abandoned_round)
 }
 END_TEST
 
+/* hpsgd, 4 workers all failing at 84 ms, worker 1 back first (126 ms) and running alone, the
+ * others back at 165 ms and admitted: the barrier had restarted over worker 1 past the round
+ * no member finished, and the rounds decided, counted, fell one behind the barrier's numbers.
+ * The first round with the admitted was decided twice (by its coordinator's release and again
+ * by the next member's): the coordinator flushed an epoch's end the others did not, and every
+ * worker stopped, "stalled" at 0.281 s with all four up. A round is decided once, by its
+ * number: the run goes on to its stop. */
+static const char alone_json[] =
+    "{\"seed\": 71526, \"workers\": 4, \"compute\": {\"iteration_ms\": 20, \"jitter_sigma\": "
+    "0.5},\n"
+    " \"network\": {\"bandwidth_gbps\": 10, \"latency_us\": 5},\n"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 96, \"test_samples\": "
+    "50,\n"
+    "   \"dim\": 8, \"classes\": 3}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": "
+    "0.1,\n"
+    "   \"message_bytes\": 1000},\n"
+    " \"protocol\": {\"name\": \"hpsgd\", \"flush\": \"both\"}, \"stop\": {\"time_s\": 0.3},\n"
+    " \"eval\": {\"every_s\": 0.05, \"samples\": 50},\n"
+    " \"stragglers\": [{\"kind\": \"failure\", \"workers\": [0, 1, 3], \"at_s\": 0.084,\n"
+    "   \"recover_s\": 0.126413}, {\"kind\": \"failure\", \"workers\": [0, 2, 3], \"at_s\": "
+    "0.084,\n"
+    "   \"recover_s\": 0.165077}]}\n";
+
+START_TEST(hpsgd_decides_each_round_once_after_a_worker_started_alone)
+{
+    char *dir = harness_tmpdir("probe66");
+    char s[700], d[700];
+    snprintf(s, sizeof(s), "%s/h.json", dir);
+    snprintf(d, sizeof(d), "%s/out", dir);
+    harness_write(dir, "h.json", alone_json);
+    result r = harness_hetsim((const char *[]){ "run", s, "-o", d, "--quiet", NULL });
+    ck_assert_msg(r.status == 0, "exit %d\n%s", r.status, r.err);
+    char *summary = harness_slurp(d, "summary.json");
+    ck_assert_msg(strstr(summary, "\"stop_reason\": \"time\"") != NULL, "%s", summary);
+    free(summary);
+    harness_cleanup(dir);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe66");
@@ -207,6 +246,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, out);
     TCase *adm = tcase_create("failures");
     tcase_add_test(adm, hpsgd_survivors_launch_together_after_an_abandoned_round);
+    tcase_add_test(adm, hpsgd_decides_each_round_once_after_a_worker_started_alone);
     tcase_set_timeout(adm, 120);
     suite_add_tcase(s, adm);
     return s;

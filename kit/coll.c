@@ -88,10 +88,11 @@ int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
+static int ring_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
 
 static const coll_ops ring_ops = {
     .on_message = ring_on_message,
-    .on_timer = NULL,
+    .on_timer = ring_on_timer,
     .on_down = ring_on_down,
 };
 
@@ -126,6 +127,8 @@ coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint3
     r->failed = failed;
     r->done = done;
     r->ud = ud;
+    r->hub = hub;
+    r->down_at = -1;
     for (uint32_t w = 0; w < workers && pos != NULL; w++)
         r->pos[w] = COLL_NONE;
     if (index != NULL)
@@ -484,11 +487,9 @@ static bool may_wait(coll_ring *r, sim_ctx *ctx, uint32_t w)
     return true;
 }
 
-/* Whether w's failure may wait (may_wait); then it marks out w, counted as failed. */
-static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+/* Marks out w, counted as failed, its restart waiting (settle_run). */
+static void mark_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
 {
-    if (!may_wait(r, ctx, w))
-        return false;
     r->pos[w] = COLL_NONE;
     r->deferred++;
     r->deferred_ctx = ctx;
@@ -496,7 +497,52 @@ static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
     r->restarts++;
     r->failed[r->nfailed++] = w;
     r->gen++;
+}
+
+/* Whether w's failure may wait (may_wait); then it is marked out (mark_down). */
+static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+{
+    if (!may_wait(r, ctx, w))
+        return false;
+    mark_down(r, ctx, w);
     return true;
+}
+
+/* Whether a failure or a join of a joined ring waits for the end of the instant (issue 38):
+ * a wide COLL_RING_RETRY ring whose owner gave the hub a timer kind, after a second failure of
+ * its members at this instant. N failures at one instant restarted it N times, and every
+ * restart and every join after each failure posted messages at once (N^2/2 in all, every one
+ * stale or dropped). The first failure of an instant, and the joins after it, still act at
+ * once; after the second, a failure only marks its member out (mark_down), a join only sets
+ * its flag, and one late timer of the instant (ring_on_timer) restarts the ring over the
+ * members left and lets the joined ones send, unless a use settles it before. */
+static bool waits_late(const coll_ring *r, sim_ctx *ctx)
+{
+    return r->index == NULL && r->on_failure == COLL_RING_RETRY &&
+           r->hub->timer_kind >= SIM_EV_USER && r->downs > 1 && r->down_at == sim_ctx_now(ctx);
+}
+
+/* Schedules the ring's late timer of this instant, unless one is pending. */
+static int late_timer(coll_ring *r, sim_ctx *ctx, sim_err *err)
+{
+    if (r->late)
+        return SIM_OK;
+    r->late = true;
+    msg_timer t = { .channel = r->channel };
+    return sim_ctx_timer_late(ctx, r->hub->timer_kind, SIM_NOBODY, msg_timer_pack(t), err);
+}
+
+/* The instant's end (waits_late): the restart that waits, then every member's progress (one
+ * that progressed already does nothing). */
+static int ring_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err)
+{
+    (void)t;
+    coll_ring *r = inst;
+    r->late = false;
+    int rc = settle_run(r, err);
+    for (uint32_t i = 0; i < r->n && rc == SIM_OK; i++)
+        rc = progress(r, ctx, r->order[i], err);
+    return rc;
 }
 
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
@@ -507,8 +553,15 @@ int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
         return settled;
     if (w >= r->workers || coll_ring_find(r, w) == COLL_NONE)
         return SIM_OK;
+    sim_time now = sim_ctx_now(ctx);
+    r->downs = r->down_at == now ? r->downs + 1 : 1;
+    r->down_at = now;
     if (defer_down(r, ctx, w))
         return SIM_OK; /* a ring that waits always waits for one more (defer_down) */
+    if (waits_late(r, ctx)) {
+        mark_down(r, ctx, w);
+        return late_timer(r, ctx, err);
+    }
     uint32_t n = 0, top = 0;
     for (uint32_t i = 0; i < r->n; i++)
         top = r->m[i].round > top ? r->m[i].round : top; /* rounds some member completed */
@@ -555,6 +608,10 @@ int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t by
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    if (waits_late(r, ctx)) { /* it sends at the instant's end (ring_on_timer) */
+        set_joined(r, w, RING_JOINED);
+        return late_timer(r, ctx, err);
+    }
     int rc = settle_run(r, err);
     if (rc != SIM_OK)
         return rc;

@@ -117,7 +117,12 @@ static int read_seeds(gold *g, sim_err *err)
     size_t cap = 0;
     ssize_t read;
     snprintf(path, sizeof(path), "%s/seeds", g->path);
-    FILE *f = fopen(path, "r");
+    struct stat st; /* regular_files checked it: a FIFO swapped in since is not waited on */
+    FILE *f = sim_file_open_regular(path, &st);
+    if (f == NULL && st.st_mode != 0)
+        return sim_err_set(err, SIM_EINVAL, NULL,
+                           "%s: not a regular file (%s): a golden holds the files hetsim writes",
+                           path, sim_file_kind(st.st_mode));
     if (f == NULL)
         return no_seeds(g, path, err);
     int rc = SIM_OK;
@@ -385,7 +390,8 @@ static void header(const char *dir, char *out, size_t size)
     out[0] = '\0';
     if (snprintf(path, sizeof(path), "%s/metrics.csv", dir) >= (int)sizeof(path))
         return; /* unreadable: the shapes then differ, and the check says which seed */
-    FILE *f = fopen(path, "r");
+    struct stat st;
+    FILE *f = sim_file_open_regular(path, &st);
     if (f != NULL && fgets(out, (int)size, f) == NULL)
         out[0] = '\0';
     if (f != NULL)

@@ -16,6 +16,7 @@
 #include "outputs/rundir.h"
 #include "sim/cfg.h"
 #include "sim/err.h"
+#include "sim/file.h"
 #include "sim/text.h"
 
 static int oom(sim_err *err)
@@ -130,8 +131,8 @@ static int by_key(const void *a, const void *b)
 }
 
 /* Each run directory with results a directory of the sweep's own, not a symbolic link (to
- * another point: its run counted twice) nor a file; an absent one is said later (an
- * incomplete run directory: run it again). */
+ * another point: its run counted twice) nor a file of any other type (named by its type); an
+ * absent one is said later (an incomplete run directory: run it again). */
 static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048];
@@ -143,7 +144,7 @@ static int check_dirs(const app_index *ix, const char *sweep_dir, sim_err *err)
                                "%s: line %zu: dir %s is not a directory of the sweep's own (%s): "
                                "remove it and run the sweep again",
                                ix->csv.path, ix->csv.line[r], app_index_cell(ix, r, 1),
-                               S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+                               sim_file_kind(st.st_mode)); /* a FIFO was "a file" */
     }
     return SIM_OK;
 }
@@ -306,7 +307,8 @@ static bool first_unlike(const app_index *ix, const char *sweep_dir, const char 
 }
 
 /* A row with results whose run.json is hetsim's (has scenario_hash; one written by hand may
- * have no summary.json) has a summary.json, not empty, or is an incomplete run directory. */
+ * have no summary.json) has a summary.json, not empty, or is an incomplete run directory; a
+ * regular file (a link to another run's, a directory, a FIFO was left unread, exit 0). */
 static int check_summaries(const app_index *ix, const char *sweep_dir, sim_err *err)
 {
     char path[2048];
@@ -326,6 +328,11 @@ static int check_summaries(const app_index *ix, const char *sweep_dir, sim_err *
             return app_run_file_missing(path, err);
         if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
             return app_run_file_empty(path, err);
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* first_unlike reads none such */
+            return sim_err_set(err, SIM_EINVAL, NULL,
+                               "%s: not a regular file (%s): results files are the files hetsim "
+                               "writes",
+                               path, sim_file_kind(st.st_mode));
     }
     return SIM_OK;
 }

@@ -60,6 +60,7 @@ typedef struct plot {
     bool bands;   /* by-KEY and its by-KEY-I.csv were drawn */
     bool ttt_csv; /* ttt-by-KEY.csv was written */
     bool ttt_fig; /* ttt-by-KEY was drawn */
+    bool shares;  /* breakdown-by-KEY was drawn */
 } plot;
 
 static int oom(sim_err *err)
@@ -509,8 +510,9 @@ static int draw_ttt(plot *p, FILE *log, sim_err *err)
 }
 
 /* breakdown-by-KEYS.csv (label, then the mean share of each segment over the group's runs, in
- * percent) and its figure. */
-static int draw_breakdown(const plot *p, sim_err *err)
+ * percent) and its figure, when some run has shares (runs whose workers were down from 0 end at
+ * 0 s: an empty figure was drawn, exit 0, where report printed "-"). */
+static int draw_breakdown(plot *p, FILE *log, sim_err *err)
 {
     const app_sweep_plot_options *o = p->o;
     char name[PATH_TEXT], heading[PATH_TEXT];
@@ -530,7 +532,14 @@ static int draw_breakdown(const plot *p, sim_err *err)
         fputc('\n', f);
     }
     int rc = sim_file_commit(out, err);
-    if (rc != SIM_OK)
+    for (size_t i = 0; i < p->ng; i++)
+        p->shares = p->shares || p->g[i].nshares > 0;
+    if (rc == SIM_OK && !p->shares && log != NULL)
+        sim_err_warn(log,
+                     "no breakdown-by-%s.%s: no run's workers had time to share (every run ended "
+                     "at 0 s)",
+                     p->key, ext_of(o));
+    if (rc != SIM_OK || !p->shares)
         return rc;
     char *vars = NULL;
     size_t len = 0;
@@ -569,7 +578,7 @@ static bool written(const plot *p, const char *name)
         const char *head, *ext;
         bool wrote;
     } files[] = { { "", ext, p->bands },
-                  { "breakdown-", ext, true },
+                  { "breakdown-", ext, p->shares },
                   { "breakdown-", "csv", true },
                   { "ttt-", ext, p->ttt_fig },
                   { "ttt-", "csv", p->ttt_csv } };
@@ -631,12 +640,12 @@ static int check_paths(const app_sweep_plot_options *o, const char *key, sim_err
     if (rc == SIM_OK)
         rc = sim_plot_path_ok("output directory", o->out_dir, err);
     if (rc == SIM_OK)
-        rc = sim_plot_path_ok("key", key, err);
+        rc = sim_plot_path_ok("--by key", key, err); /* the option named: "key is empty" */
     /* The figures are named after the key: "a/../../g/seed-5/metrics", a column of a damaged
      * index.csv, put breakdown-by-KEY.csv over a golden's metrics.csv. */
     if (rc == SIM_OK && strchr(o->sel.by, '/') != NULL)
         rc = sim_err_set(err, SIM_EINVAL, NULL,
-                         "key \"%s\" holds '/': the figures named after it (by-KEY.%s, "
+                         "--by key \"%s\" holds '/': the figures named after it (by-KEY.%s, "
                          "breakdown-by-KEY.csv) would lie in another folder",
                          o->sel.by, ext_of(o));
     return rc;
@@ -690,7 +699,7 @@ int app_sweep_plot(const app_sweep_plot_options *o, FILE *log, sim_err *err)
         sim_err_warn(log, "no by-%s.%s: the runs have no test accuracy (a timing-only model)",
                      p.key, ext_of(o));
     if (rc == SIM_OK)
-        rc = draw_breakdown(&p, err);
+        rc = draw_breakdown(&p, log, err);
     if (rc == SIM_OK)
         rc = draw_ttt(&p, log, err);
     if (rc == SIM_OK)

@@ -88,10 +88,11 @@ int coll_hub_timer(coll_hub *hub, sim_ctx *ctx, sim_time delay, msg_timer t, sim
 
 static int ring_on_message(void *inst, sim_ctx *ctx, const sim_event *ev, sim_err *err);
 static int ring_on_down(void *inst, sim_ctx *ctx, uint32_t w, sim_err *err);
+static int ring_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err);
 
 static const coll_ops ring_ops = {
     .on_message = ring_on_message,
-    .on_timer = NULL,
+    .on_timer = ring_on_timer,
     .on_down = ring_on_down,
 };
 
@@ -126,6 +127,8 @@ coll_ring *coll_ring_create(sim_arena *a, coll_hub *hub, uint32_t workers, uint3
     r->failed = failed;
     r->done = done;
     r->ud = ud;
+    r->hub = hub;
+    r->down_at = -1;
     for (uint32_t w = 0; w < workers && pos != NULL; w++)
         r->pos[w] = COLL_NONE;
     if (index != NULL)
@@ -156,24 +159,38 @@ static void set_joined(coll_ring *r, uint32_t w, uint8_t flag)
 
 static int restart(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_t n, uint64_t bytes,
                    sim_err *err);
+static uint32_t live(coll_ring *r, sim_ctx *ctx, uint32_t also);
+static bool may_wait(coll_ring *r, sim_ctx *ctx, uint32_t w);
 
 /* Failures of a ring with nobody joined wait to restart it (coll_ring_worker_down): the restart
  * of each would send nothing and tell nobody, and a rule failing N members at one instant made
  * N restarts of N members each (issue 38). The first use of the ring after them restarts it
  * once, over the members none of them took out, in ring order: the generation the last of
- * them would have made (the ones between are counted, their members never seen). Returns what
- * restart returns; it cannot fail, the members being a part of a valid generation's. */
-static int settle_run(coll_ring *r, sim_err *err)
+ * them would have made (the ones between are counted, their members never seen). Recoveries
+ * (coll_ring_change over the live workers) wait the same way, N of them at one instant having
+ * made N walks of the workers and N restarts: with one among them the restart is over the
+ * workers up, in id order, as the last change would have made it (and `also`, a worker failing
+ * now, up then). Returns what restart returns; it cannot fail, the members being a part of a valid
+ * generation's. */
+static int settle_with(coll_ring *r, uint32_t also, sim_err *err)
 {
     if (r->deferred == 0)
         return SIM_OK;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < r->n; i++)
+    for (uint32_t i = 0; i < r->n && !r->deferred_live; i++)
         if (r->pos[r->order[i]] != COLL_NONE)
             r->scratch[n++] = r->order[i];
+    if (r->deferred_live)
+        n = live(r, r->deferred_ctx, also);
     r->deferred = 0;
+    r->deferred_live = false;
     r->gen--; /* every failure counted itself: restart counts the last again */
     return restart(r, r->deferred_ctx, r->scratch, n, r->bytes, err);
+}
+
+static int settle_run(coll_ring *r, sim_err *err)
+{
+    return settle_with(r, COLL_NONE, err);
 }
 
 /* settle_run for the queries, which take the ring as const: it only brings the ring to the
@@ -406,24 +423,36 @@ int coll_ring_reset(coll_ring *r, sim_ctx *ctx, const uint32_t *members, uint32_
     return restart(r, ctx, members, n, bytes, err);
 }
 
-/* The workers that are up, in id order, into r->scratch; their number. */
-static uint32_t live(coll_ring *r, sim_ctx *ctx)
+/* The workers that are up and `also` (or COLL_NONE), in id order, into r->scratch; their
+ * number. */
+static uint32_t live(coll_ring *r, sim_ctx *ctx, uint32_t also)
 {
     uint32_t n = 0;
     for (uint32_t w = 0; w < r->workers && n < r->cap; w++)
-        if (!sim_ctx_down(ctx, w))
+        if (w == also || !sim_ctx_down(ctx, w))
             r->scratch[n++] = w;
     return n;
 }
 
 int coll_ring_reset_live(coll_ring *r, sim_ctx *ctx, uint64_t bytes, sim_err *err)
 {
-    return coll_ring_reset(r, ctx, r->scratch, live(r, ctx), bytes, err);
+    return coll_ring_reset(r, ctx, r->scratch, live(r, ctx, COLL_NONE), bytes, err);
 }
 
 int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *members, uint32_t n,
                      uint64_t bytes, sim_err *err)
 {
+    if (members == NULL && may_wait(r, ctx, w)) { /* restarted once for them all (settle_run) */
+        set_joined(r, w, RING_OUT);
+        r->restarts++;
+        r->nfailed = 0;
+        r->deferred++;
+        r->deferred_live = true;
+        r->deferred_ctx = ctx;
+        r->bytes = bytes;
+        r->gen++;
+        return SIM_OK;
+    }
     int rc = settle_run(r, err);
     if (rc != SIM_OK)
         return rc;
@@ -432,15 +461,16 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
     r->nfailed = 0;
     if (members == NULL) {
         members = r->scratch;
-        n = live(r, ctx);
+        n = live(r, ctx, COLL_NONE);
     }
     return restart(r, ctx, members, n, bytes, err);
 }
 
-/* Whether w's failure may wait (settle_run): a wide ring (pos by worker id) none of whose
- * members but w that are up is joined. Then it marks out w and the members that are down, as the
- * restart would leave them out. A ring that waits already has nobody joined (a join settles). */
-static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+/* Whether a change of w may wait (settle_run): a wide ring (pos by worker id) none of whose
+ * members but w that are up is joined. The first change to wait marks out the members that are
+ * down, as the restart would leave them out. A ring that waits already has nobody joined (a
+ * join settles). */
+static bool may_wait(coll_ring *r, sim_ctx *ctx, uint32_t w)
 {
     if (r->index != NULL)
         return false;
@@ -454,6 +484,12 @@ static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
             if (sim_ctx_down(ctx, r->order[i]))
                 r->pos[r->order[i]] = COLL_NONE;
     }
+    return true;
+}
+
+/* Marks out w, counted as failed, its restart waiting (settle_run). */
+static void mark_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+{
     r->pos[w] = COLL_NONE;
     r->deferred++;
     r->deferred_ctx = ctx;
@@ -461,15 +497,71 @@ static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
     r->restarts++;
     r->failed[r->nfailed++] = w;
     r->gen++;
+}
+
+/* Whether w's failure may wait (may_wait); then it is marked out (mark_down). */
+static bool defer_down(coll_ring *r, sim_ctx *ctx, uint32_t w)
+{
+    if (!may_wait(r, ctx, w))
+        return false;
+    mark_down(r, ctx, w);
     return true;
+}
+
+/* Whether a failure or a join of a joined ring waits for the end of the instant (issue 38):
+ * a wide COLL_RING_RETRY ring whose owner gave the hub a timer kind, after a second failure of
+ * its members at this instant. N failures at one instant restarted it N times, and every
+ * restart and every join after each failure posted messages at once (N^2/2 in all, every one
+ * stale or dropped). The first failure of an instant, and the joins after it, still act at
+ * once; after the second, a failure only marks its member out (mark_down), a join only sets
+ * its flag, and one late timer of the instant (ring_on_timer) restarts the ring over the
+ * members left and lets the joined ones send, unless a use settles it before. */
+static bool waits_late(const coll_ring *r, sim_ctx *ctx)
+{
+    return r->index == NULL && r->on_failure == COLL_RING_RETRY &&
+           r->hub->timer_kind >= SIM_EV_USER && r->downs > 1 && r->down_at == sim_ctx_now(ctx);
+}
+
+/* Schedules the ring's late timer of this instant, unless one is pending. */
+static int late_timer(coll_ring *r, sim_ctx *ctx, sim_err *err)
+{
+    if (r->late)
+        return SIM_OK;
+    r->late = true;
+    msg_timer t = { .channel = r->channel };
+    return sim_ctx_timer_late(ctx, r->hub->timer_kind, SIM_NOBODY, msg_timer_pack(t), err);
+}
+
+/* The instant's end (waits_late): the restart that waits, then every member's progress (one
+ * that progressed already does nothing). */
+static int ring_on_timer(void *inst, sim_ctx *ctx, msg_timer t, sim_err *err)
+{
+    (void)t;
+    coll_ring *r = inst;
+    r->late = false;
+    int rc = settle_run(r, err);
+    for (uint32_t i = 0; i < r->n && rc == SIM_OK; i++)
+        rc = progress(r, ctx, r->order[i], err);
+    return rc;
 }
 
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    /* Recoveries that wait: the ring they make holds w, which was up at the last of them. */
+    int settled = r->deferred_live ? settle_with(r, w, err) : SIM_OK;
+    if (settled != SIM_OK)
+        return settled;
     if (w >= r->workers || coll_ring_find(r, w) == COLL_NONE)
         return SIM_OK;
+    sim_time now = sim_ctx_now(ctx);
+    r->downs = r->down_at == now ? r->downs + 1 : 1;
+    r->down_at = now;
     if (defer_down(r, ctx, w))
         return SIM_OK; /* a ring that waits always waits for one more (defer_down) */
+    if (waits_late(r, ctx)) {
+        mark_down(r, ctx, w);
+        return late_timer(r, ctx, err);
+    }
     uint32_t n = 0, top = 0;
     for (uint32_t i = 0; i < r->n; i++)
         top = r->m[i].round > top ? r->m[i].round : top; /* rounds some member completed */
@@ -516,6 +608,10 @@ int coll_ring_worker_changed(coll_ring *r, sim_ctx *ctx, uint32_t w, uint64_t by
 
 int coll_ring_join(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err)
 {
+    if (waits_late(r, ctx)) { /* it sends at the instant's end (ring_on_timer) */
+        set_joined(r, w, RING_JOINED);
+        return late_timer(r, ctx, err);
+    }
     int rc = settle_run(r, err);
     if (rc != SIM_OK)
         return rc;

@@ -126,8 +126,8 @@ typedef struct coll_stats {
 
 /* A hub for up to `channels` instances, in the arena `a` (see Allocation); the kit's timers use
  * the owner's event kind `timer_kind` (>= SIM_EV_USER), which the owner must not use otherwise
- * (0 when the owner has no butterfly: rings and barriers set no timers). NULL on the sizing
- * arena. */
+ * (0 when the owner has no butterfly: barriers set no timers, and a ring then restarts at every
+ * failure of its members, see coll_ring_worker_down). NULL on the sizing arena. */
 coll_hub *coll_hub_create(sim_arena *a, uint32_t channels, uint32_t timer_kind);
 
 /* SIM_EINVAL (and err) if an instance was not created because every channel was taken (a
@@ -275,7 +275,11 @@ int coll_ring_change(coll_ring *r, sim_ctx *ctx, uint32_t w, const uint32_t *mem
 
 /* Worker w failed (the failure policy): if a member, it leaves, the change is counted, w is
  * listed as failed and the ring restarts over its other members that are up, in ring order
- * (with COLL_RING_END, then tells those whose round it ended). */
+ * (with COLL_RING_END, then tells those whose round it ended). In a COLL_RING_RETRY ring with
+ * room for every worker on a hub with a timer kind, an instant's second failure and those after
+ * it (and the joins after them) restart it once, at the instant's end (a late timer of the
+ * hub's kind), over the members none of them took out: N failures at one instant post about
+ * 2N messages, not N^2/2 (issue 38). */
 int coll_ring_worker_down(coll_ring *r, sim_ctx *ctx, uint32_t w, sim_err *err);
 
 /* coll_ring_change over the workers that are up. */

@@ -117,7 +117,13 @@ struct coll_ring {
     uint32_t deferred;     /* failures whose restart waits (coll.c, settle): each counted in gen,
                             * restarts and failed, its worker out of pos; order and n still
                             * hold the generation before them */
+    bool deferred_live;    /* a recovery is among them (coll_ring_change): the restart that
+                            * waits is over the workers up then, in id order (live) */
     sim_ctx *deferred_ctx; /* the run's context, for the restart that waits */
+    coll_hub *hub;         /* its hub, whose timer kind carries the late timer (waits_late) */
+    sim_time down_at;      /* the instant of its members' last failure, or -1 */
+    uint32_t downs;        /* its members' failures at down_at */
+    bool late;             /* a late timer of this instant is pending (ring_on_timer) */
     int on_failure;        /* COLL_RING_RETRY or COLL_RING_END */
     coll_layout lay;       /* the algorithm (kit/coll_algo.c) */
     coll_done_fn done;

@@ -214,20 +214,9 @@ void sim_output_json_double(FILE *f, double x)
     }
 }
 
-char *sim_output_read_own(const char *path, size_t *len)
+/* `f` read whole by `reader` (sim_file_read_all or sim_file_read_sized), closed. */
+static char *read_from(FILE *f, size_t *len, int (*reader)(FILE *, char **, size_t *))
 {
-    struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a link too: hetsim writes none */
-        errno = EINVAL;
-        return NULL;
-    }
-    return sim_output_read(path, len);
-}
-
-/* The file at `path` read whole by `reader` (sim_file_read_all or sim_file_read_sized). */
-static char *read_with(const char *path, size_t *len, int (*reader)(FILE *, char **, size_t *))
-{
-    FILE *f = sim_file_open_text(path);
     if (f == NULL)
         return NULL;
     char *buf = NULL;
@@ -241,6 +230,23 @@ static char *read_with(const char *path, size_t *len, int (*reader)(FILE *, char
     if (len != NULL)
         *len = n;
     return buf;
+}
+
+char *sim_output_read_own(const char *path, size_t *len)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) { /* hetsim writes no link */
+        errno = EINVAL;
+        return NULL;
+    }
+    /* The type is read from the open file: a FIFO swapped in after a stat waited forever. */
+    return read_from(sim_file_open_regular(path, &st), len, sim_file_read_all);
+}
+
+/* The file at `path` read whole by `reader`. */
+static char *read_with(const char *path, size_t *len, int (*reader)(FILE *, char **, size_t *))
+{
+    return read_from(sim_file_open_text(path), len, reader);
 }
 
 char *sim_output_read(const char *path, size_t *len)

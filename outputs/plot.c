@@ -383,9 +383,8 @@ static void read_label(const char *dir, char *label)
 {
     char raw[4 * SIM_PLOT_LABEL_MAX + 1] = "";
     char *path = sim_output_join(dir, "summary.json", "");
-    struct stat st; /* a FIFO's open waited for a writer forever */
-    FILE *f =
-        path != NULL && (stat(path, &st) != 0 || S_ISREG(st.st_mode)) ? fopen(path, "r") : NULL;
+    struct stat st; /* a FIFO's open waited for a writer forever, one swapped in after a stat too */
+    FILE *f = path != NULL ? sim_file_open_regular(path, &st) : NULL;
     if (f != NULL) {
         char *line = NULL;
         size_t cap = 0;

@@ -487,10 +487,26 @@ static int make_parents(const char *dir, sim_err *err)
     return rc;
 }
 
-/* A lock file is hetsim's own: a plain file of one link. One that is a symbolic link, a hard
- * link (its pid would be written into the file it shares: a golden's golden.json), a
- * directory, a FIFO or a socket (which open refuses, ENXIO: it was "cannot create", exit 1) is
- * refused, nothing written; `fd` (open with O_NOFOLLOW) is closed then. */
+/* True if the open regular file `fd` holds what a lock of hetsim holds: nothing yet, or a pid
+ * and its newline ("%ld\n", sim_rundir_lock_take). */
+static bool pid_text(int fd)
+{
+    char text[32];
+    ssize_t got = pread(fd, text, sizeof(text), 0);
+    if (got < 0 || got == (ssize_t)sizeof(text))
+        return false;
+    ssize_t digits = 0;
+    while (digits < got && text[digits] >= '0' && text[digits] <= '9')
+        digits++;
+    return digits == got || (digits > 0 && digits == got - 1 && text[digits] == '\n');
+}
+
+/* A lock file is hetsim's own: a plain file of one link holding a pid. One that is a symbolic
+ * link, a hard link (its pid would be written into the file it shares: a golden's
+ * golden.json), a directory, a FIFO or a socket (which open refuses, ENXIO: it was "cannot
+ * create", exit 1), or a file of other text (a user's notes or profile named DIR.lock: its text
+ * was replaced by the pid and the file removed, exit 0) is refused, nothing written; `fd` (open
+ * with O_NOFOLLOW) is closed then. */
 static int check_lock_file(int fd, const char *path, sim_err *err)
 {
     struct stat st;
@@ -506,6 +522,8 @@ static int check_lock_file(int fd, const char *path, sim_err *err)
         what = sim_file_kind(st.st_mode);
     else if (st.st_nlink > 1) /* 0: unlinked by its holder meanwhile, taken again below */
         what = "a hard link to another file";
+    else if (!pid_text(fd))
+        what = "a file of other text than a pid";
     if (what == NULL)
         return SIM_OK;
     if (fd >= 0)

@@ -162,7 +162,8 @@ int sim_rundir_check_file(const char *what, const char *file, char **path, sim_r
 
 /* Creates the missing parents of `dir` (its link followed: sim_rundir_follow), then takes the
  * lock of `dir`: an exclusive flock on the file "DIR.lock" beside it, which holds the
- * holder's pid. Does not wait: when another
+ * holder's pid (a DIR.lock that is no plain file of one link holding a pid or nothing is not
+ * hetsim's, and refused). Does not wait: when another
  * process holds it, fails with SIM_ESCENARIO naming `dir` and that process's pid, having
  * changed nothing. The lock file is removed by sim_rundir_unlock (a lock found on a file
  * already unlinked is taken again on the new one, so that two holders never coexist); a

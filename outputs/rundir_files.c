@@ -10,6 +10,7 @@
 
 #include "outputs/rundir.h"
 #include "outputs/rundir_state.h"
+#include "sim/file.h"
 
 /* True if `name` (its NAME.tmp too) is a file that hetsim writes in a run directory: the
  * run's outputs (runtime/outputs.c) and work marker, a check's fingerprint of a seed run, the
@@ -49,11 +50,20 @@ bool rundir_foreign(const char *dir, char *name, size_t size)
     bool yes = false;
     for (struct dirent *e = readdir(d); e != NULL && !yes; e = readdir(d)) {
         struct stat st;
+        /* hetsim writes regular files alone: a link, a FIFO or a device named as one of its
+         * files is the user's (removed with the run, exit 0, as a golden's seed run refused);
+         * a temporary NAME.tmp is a name only, made afresh whatever holds it (outputs/output.h) */
+        size_t n = strlen(e->d_name);
+        bool tmp = n > 4 && strcmp(e->d_name + n - 4, ".tmp") == 0;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
             fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            (!S_ISDIR(st.st_mode) && run_file(e->d_name)))
+            (!S_ISDIR(st.st_mode) && (S_ISREG(st.st_mode) || tmp) && run_file(e->d_name)))
             continue;
-        snprintf(name, size, "%s %s", S_ISDIR(st.st_mode) ? "subdirectory" : "file", e->d_name);
+        snprintf(name, size, "%s %s",
+                 S_ISDIR(st.st_mode)   ? "subdirectory"
+                 : S_ISREG(st.st_mode) ? "file"
+                                       : sim_file_kind(st.st_mode) + 2, /* its "a " dropped */
+                 e->d_name);
         yes = true;
     }
     closedir(d);

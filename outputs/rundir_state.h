@@ -16,10 +16,10 @@ char *rundir_concat(const char *a, const char *b);
 int rundir_oom(sim_err *err);
 
 /* True if the run directory (or work directory) `dir` holds an entry that no run, plot of it or
- * check writes there: a subdirectory, or a file of the user's (a notes.txt kept in a run was
- * removed with it when a run replaced it), named into name[size] ("subdirectory NAME",
- * "file NAME"). Defined in
- * rundir_files.c. */
+ * check writes there: a subdirectory, a file of the user's (a notes.txt kept in a run was
+ * removed with it when a run replaced it), or a link, FIFO or device named as a run's file (a
+ * run writes regular files alone), named into name[size] ("subdirectory NAME", "file NAME",
+ * "FIFO NAME", "symbolic link NAME"). Defined in rundir_files.c. */
 bool rundir_foreign(const char *dir, char *name, size_t size);
 
 #endif

@@ -47,7 +47,8 @@
 #include "sim/tensor.h"
 
 enum {
-    AR_EV_BUCKET = SIM_EV_USER /* dst's next bucket may be ready: arg[0] = its index */
+    AR_EV_BUCKET = SIM_EV_USER, /* dst's next bucket may be ready: arg[0] = its index */
+    AR_EV_COLL                  /* the ring's timer (kit/coll.h: the end of an instant) */
 };
 
 /* Largest bucket_mb accepted (MiB): far beyond any model. */
@@ -122,7 +123,7 @@ static int on_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *info, si
 static void ar_buffers(void *state, sim_arena *a, size_t num_params)
 {
     allreduce *st = state;
-    st->hub = coll_hub_create(a, 1, 0);
+    st->hub = coll_hub_create(a, 1, AR_EV_COLL);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
     coll_ring_set_algorithm(st->ring, a, st->n, st->algorithm);
     st->mean = coll_mean_create(a, num_params, st->n);
@@ -357,6 +358,7 @@ static int ar_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
         return try_join(st, ctx, w, err);
     case AR_EV_BUCKET:
         return st->nb > 1 ? try_join(st, ctx, w, err) : SIM_OK;
+    case AR_EV_COLL:
     case SIM_EV_MSG: {
         bool handled;
         int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);

@@ -215,6 +215,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
             x->win_base = x->fly_base;
         x->win_steps += x->fly_steps;
         x->inflight = false;
+        st->void_launches = st->decided;
     } else {
         x->ring_done = true;
     }
@@ -224,7 +225,7 @@ static int on_ring_done(void *ud, sim_ctx *ctx, uint32_t w, const coll_info *inf
 
 /* Once per barrier round, when its coordinator releases it: did every reduction in flight
  * finish before its member arrived, and does the round end an epoch? */
-static void decide(hpsgd *st, sim_ctx *ctx, double lr)
+static void decide(hpsgd *st, sim_ctx *ctx, uint64_t round, double lr)
 {
     uint32_t live = 0;
     bool reduced = true;
@@ -236,7 +237,9 @@ static void decide(hpsgd *st, sim_ctx *ctx, double lr)
     }
     st->reduced = reduced;
     st->last_lr = lr;
-    st->decided++;
+    st->decided = round + 1; /* not a count: a barrier restarted over a worker alone after every
+                              * member failed skips the round that none finished, and a count one
+                              * behind decided the next round twice (an epoch's end for some) */
     st->samples += (uint64_t)live * sim_ctx_budget(ctx).batch;
     st->epoch_end = false;
     while (st->train > 0 && st->samples >= st->next_epoch) {
@@ -250,7 +253,7 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
                         sim_err *err)
 {
     if (round >= st->decided) {
-        decide(st, ctx, lr);
+        decide(st, ctx, round, lr);
         int rc = hps_maybe_admit(st, ctx, w, err);
         if (rc != SIM_OK)
             return rc;
@@ -278,7 +281,9 @@ static int hps_released(hpsgd *st, sim_ctx *ctx, uint32_t w, uint64_t round, dou
         hps_merge(st, ctx, w, lr);
     else
         local_step(st, ctx, w, g, lr);
-    int rc = hps_launch(st, ctx, w, err);
+    /* A member released after a failure abandoned this round's launches keeps its G, as they
+     * did: its launch alone was one ahead of theirs, paired with their next, and stalled. */
+    int rc = round + 1 == st->void_launches ? SIM_OK : hps_launch(st, ctx, w, err);
     if (rc == SIM_OK)
         rc = hps_settle(st, ctx, w, err);
     if (rc == SIM_OK && st->admitting)

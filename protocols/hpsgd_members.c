@@ -13,7 +13,11 @@
  * for every survivor at once (its mean, computed then, includes the failed worker's share: a
  * shortcut of the steps the others had left); one that nobody had completed is abandoned: each
  * survivor puts its A back into G, to be sent at the next launch, so no survivor's gradient is
- * lost or applied twice. A recovered worker waits to be admitted at the next round that merges
+ * lost or applied twice; a survivor whose release from the round that launched it lands after
+ * the failure launches nothing in that round either (it had not joined the abandoned launch:
+ * its launch alone would be one ahead of the others', paired with their next, and the ring
+ * stalled), so the survivors launch together again.
+ * A recovered worker waits to be admitted at the next round that merges
  * and launches (not an epoch's last): the ring is idle then, so it restarts with the newcomer,
  * which joins the round just launched with a zero accumulation (that round's merge is rescaled to
  * the mean over its contributors: each member records the scale at its launch, fly_scale) and is

@@ -67,7 +67,10 @@ typedef struct hpsgd {
                               * start from the global model held for them, joined to no round */
     double launch_scale;     /* the last decided round's launches: members / contributors (the
                               * admitted join it with zero blocks), else 1 */
-    uint64_t decided;        /* barrier rounds decided */
+    uint64_t decided;        /* the last barrier round decided + 1 (0: none yet) */
+    uint64_t void_launches;  /* `decided` when a failure abandoned a reduction (0: never): the
+                              * members released from the last decided round after that launch
+                              * nothing in it, as the abandoned ones (who had) took theirs back */
     bool reduced;            /* the last decided round: every reduction in flight had finished */
     bool epoch_end;          /* the last decided round ends an epoch */
     double last_lr;          /* its learning rate */

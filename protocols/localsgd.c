@@ -18,6 +18,11 @@
 #include "runtime/proto.h"
 #include "sim/tensor.h"
 
+/* The ring's timer (its restart at the end of an instant). */
+enum {
+    LS_EV_COLL = SIM_EV_USER
+};
+
 typedef struct localsgd {
     coll_hub *hub; /* one channel: the ring's (1) */
     coll_ring *ring;
@@ -83,7 +88,7 @@ static int on_computed(localsgd *st, sim_ctx *ctx, uint32_t w, sim_err *err)
 static void ls_buffers(void *state, sim_arena *a, size_t num_params)
 {
     localsgd *st = state;
-    st->hub = coll_hub_create(a, 1, 0);
+    st->hub = coll_hub_create(a, 1, LS_EV_COLL);
     st->ring = coll_ring_create(a, st->hub, st->n, st->n, on_done, st);
     coll_ring_set_algorithm(st->ring, a, st->n, st->algorithm);
     st->mean = coll_mean_create(a, num_params, st->n);
@@ -108,6 +113,7 @@ static int ls_on_event(void *state, sim_ctx *ctx, const sim_event *ev, sim_err *
     switch (ev->kind) {
     case SIM_EV_COMPUTED:
         return on_computed(st, ctx, w, err);
+    case LS_EV_COLL:
     case SIM_EV_MSG: {
         bool handled;
         int rc = coll_hub_on_event(st->hub, ctx, ev, &handled, err);

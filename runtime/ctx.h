@@ -192,6 +192,9 @@ int sim_ctx_send(sim_ctx *ctx, uint32_t src, uint32_t dst, uint64_t bytes, uint6
  * SIM_NOBODY) with arg[0] = arg. `id` (may be NULL) can cancel it. */
 int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64_t arg,
                   sim_event_id *id, sim_err *err);
+/* Like sim_ctx_timer at now, for an event of the engine's late class: it comes after every
+ * other event of this instant (sim_engine_schedule_late_at). */
+int sim_ctx_timer_late(sim_ctx *ctx, uint32_t kind, int32_t w, uint64_t arg, sim_err *err);
 /* Cancels a timer of sim_ctx_timer's: SIM_EINVAL if it already ran or was cancelled. */
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id);
 

@@ -418,6 +418,20 @@ int sim_ctx_timer(sim_ctx *ctx, sim_time delay, uint32_t kind, int32_t w, uint64
     return SIM_OK;
 }
 
+int sim_ctx_timer_late(sim_ctx *ctx, uint32_t kind, int32_t w, uint64_t arg, sim_err *err)
+{
+    if (kind < SIM_EV_USER)
+        return sim_err_set(err, SIM_EINVAL, NULL, "%s: bad late timer (kind %u)", ctx->proto->name,
+                           kind);
+    sim_event ev = { .kind = kind, .src = w, .dst = w };
+    ev.arg[0] = arg;
+    int rc = sim_engine_schedule_late_at(ctx->eng, sim_engine_now(ctx->eng), &ev, NULL);
+    if (rc != SIM_OK)
+        return sim_err_set(err, rc, NULL, "%s: cannot schedule a late timer", ctx->proto->name);
+    ctx->stop.timers++;
+    return SIM_OK;
+}
+
 int sim_ctx_cancel(sim_ctx *ctx, sim_event_id id)
 {
     int rc = sim_engine_cancel(ctx->eng, id);

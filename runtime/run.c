@@ -20,6 +20,7 @@
 #include "runtime/state.h"
 #include "sim/rng.h"
 #include "sim/tensor.h"
+#include "sim/text.h"
 
 /* The loader's bound on any time a scenario gives, in seconds (1e18 ns). */
 #define CLOCK_NOTE_S 1e9
@@ -434,25 +435,26 @@ static uint64_t run_estimate(const sim_scenario *sc, const train_config *tc, con
  * its links take most of them, by the stragglers when trace points do, else by the workers. */
 static int refuse_memory(const sim_scenario *sc, uint64_t need, sim_err *err)
 {
-    double gib = (double)need / 1073741824.0;
+    double gib = (double)need / 1073741824.0,
+           most = (double)(physical_memory() / 10 * 8) / 1073741824.0;
+    int d = sim_text_decimals_apart(gib, most); /* one past the limit: 18.8, more than 18.8 */
     uint64_t links = sim_net_links_bytes(&sc->net);
     if (sc->net.topology == SIM_TOPO_FAT_TREE && links > need / 2)
         sim_err_set(err, SIM_ESCENARIO, "$.network.k",
                     "a fat_tree with k = %u has k^3 = %" PRIu64 " links between its switches, "
-                    "built whatever the hosts use: about %.1f GiB, more than 80%% of this "
+                    "built whatever the hosts use: about %.*f GiB, more than 80%% of this "
                     "machine's memory",
-                    sc->net.k, (uint64_t)sc->net.k * sc->net.k * sc->net.k, gib);
+                    sc->net.k, (uint64_t)sc->net.k * sc->net.k * sc->net.k, d, gib);
     else if (sim_scenario_traces_bytes(sc) > need / 2)
         sim_err_set(err, SIM_ESCENARIO, "$.stragglers",
-                    "the trace rules' points, copied for the run per rule, need about %.1f GiB "
-                    "of the run's %.1f GiB, more than 80%% of this machine's memory (%.1f "
+                    "the trace rules' points, copied for the run per rule, need about %.*f GiB "
+                    "of the run's %.*f GiB, more than 80%% of this machine's memory (%.*f "
                     "GiB): name fewer or shorter traces",
-                    (double)sim_scenario_traces_bytes(sc) / 1073741824.0, gib,
-                    (double)(physical_memory() / 10 * 8) / 1073741824.0);
+                    d, (double)sim_scenario_traces_bytes(sc) / 1073741824.0, d, gib, d, most);
     else
         sim_err_set(err, SIM_ESCENARIO, "$.workers",
-                    "%u workers need about %.1f GiB, more than 80%% of this machine's memory",
-                    sc->workers, gib);
+                    "%u workers need about %.*f GiB, more than 80%% of this machine's memory",
+                    sc->workers, d, gib);
     return sim_err_file(err, sc->file);
 }
 

@@ -185,6 +185,40 @@ static void roofline_time(const void *ud, size_t i, double *fwd, double *bwd)
     sim_roofline_times(&t->r, t->l, i, t->batch, fwd, bwd);
 }
 
+/* Worker w's base is worker 0's times worker 0's iteration over w's (roofline times of every
+ * layer), folded into its speed. Each device's time once (the shipped devices are few): a
+ * list of N workers of alternating devices timed every layer for each, N x layers (10,000
+ * workers and 100,000 layers: 5.6 s before the first event). */
+static void scale_speeds(sim_scenario *sc, const sim_layers *l, double s0)
+{
+    enum {
+        SEEN = 64
+    };
+    const sim_device *seen[SEEN];
+    double ratio[SEEN];
+    size_t nseen = 0;
+    for (uint32_t w = 1; w < sc->workers; w++) {
+        if (sc->devices[w] == sc->devices[0])
+            continue;
+        size_t k = 0;
+        while (k < nseen && seen[k] != sc->devices[w])
+            k++;
+        if (k == nseen) {
+            sim_roofline r;
+            sim_roofline_init(&r, sc->devices[w], sc->precision);
+            sim_roofline_layout(&r, sc->layout == 1);
+            double q = s0 / sim_roofline_iteration_s(&r, l, sc->batch);
+            if (nseen == SEEN) {
+                sc->speeds[w] *= q;
+                continue;
+            }
+            seen[nseen] = sc->devices[w];
+            ratio[nseen++] = q;
+        }
+        sc->speeds[w] *= ratio[k];
+    }
+}
+
 /* With devices: the base time of worker 0's device and each other worker's speed, from the
  * whole step's efficiency when given, else from the devices' roofline, whose layer times the
  * shares then follow (a measured profile keeps its own). */
@@ -211,14 +245,7 @@ static int device_base(sim_scenario *sc, double *ns, sim_err *err)
     if (!(s0 > 0))
         return sim_err_set(err, SIM_ESCENARIO, "$.compute.profile",
                            "profile has no FLOPs or bytes to time with compute.device");
-    for (uint32_t w = 1; w < sc->workers; w++) {
-        if (sc->devices[w] == sc->devices[0])
-            continue;
-        sim_roofline r;
-        sim_roofline_init(&r, sc->devices[w], sc->precision);
-        sim_roofline_layout(&r, sc->layout == 1);
-        sc->speeds[w] *= s0 / sim_roofline_iteration_s(&r, l, sc->batch);
-    }
+    scale_speeds(sc, l, s0);
     if (!l->measured)
         sim_layers_finish_timed(l, roofline_time, &t);
     *ns = s0 * 1e9;

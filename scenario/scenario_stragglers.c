@@ -476,11 +476,13 @@ static int count_points(rules *rs, const sim_straggler *st, const char *path, si
     rs->trace_bytes += sim_scenario_trace_bytes(st, rs->sc->workers);
     if (rs->trace_bytes <= limit)
         return SIM_OK;
+    double need = (double)rs->trace_bytes / 1073741824.0, most = (double)limit / 1073741824.0;
+    int d = sim_text_decimals_apart(need, most);
     return sim_err_set(err, SIM_ESCENARIO, path,
-                       "the trace rules up to this one need about %.1f GiB for their points "
+                       "the trace rules up to this one need about %.*f GiB for their points "
                        "(each rule's copied for the run), more than 80%% of this machine's "
-                       "memory (%.1f GiB): name fewer or shorter traces",
-                       (double)rs->trace_bytes / 1073741824.0, (double)limit / 1073741824.0);
+                       "memory (%.*f GiB): name fewer or shorter traces",
+                       d, need, d, most);
 }
 
 /* "file": a CSV path relative to the scenario file's directory unless absolute. */

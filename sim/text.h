@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The UTF-8 byte-order mark. */
@@ -140,6 +141,20 @@ static inline void sim_text_utf8_trim(char *s)
         lead--;
     if (lead > 0 && (unsigned char)s[lead - 1] >= 0xc0 && sim_text_utf8_len(s + lead - 1) == 0)
         s[lead - 1] = '\0';
+}
+
+/* The decimals (1 to 9) that print need and limit apart with "%.*f": a need one past a limit
+ * read "about 18.8 GiB, more than ... (18.8 GiB)" at one decimal. */
+static inline int sim_text_decimals_apart(double need, double limit)
+{
+    for (int d = 1; d < 9; d++) {
+        char a[64], b[64];
+        snprintf(a, sizeof(a), "%.*f", d, need);
+        snprintf(b, sizeof(b), "%.*f", d, limit);
+        if (strcmp(a, b) != 0)
+            return d;
+    }
+    return 9;
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* Issue 38, the nineteenth probe's leftovers the lead fixed: the deviation of identical values,
- * numbers past 1e15 in report's tables, and the "valid:" list of a parameter server that runs
- * BSP rounds. */
+ * numbers past 1e15 in report's tables, the "valid:" list of a parameter server that runs
+ * BSP rounds; and the twentieth's: a metrics.csv whose last row's score is not its run's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +82,61 @@ START_TEST(a_bsp_parameter_server_lists_sync_overhead_ms_as_valid)
 }
 END_TEST
 
+static const char real_json[] =
+    "{\"seed\": 5, \"workers\": 3, \"compute\": {\"iteration_ms\": 20},"
+    " \"workload\": {\"dataset\": {\"name\": \"synthetic\", \"samples\": 400,"
+    " \"test_samples\": 50}, \"model\": {\"name\": \"softmax\"}, \"batch\": 8, \"lr\": 0.05},"
+    " \"protocol\": {\"name\": \"allreduce\"}, \"stop\": {\"time_s\": 0.2},"
+    " \"eval\": {\"every_s\": 0.1, \"samples\": 50}}";
+
+/* run's metrics.csv with field `col` (0-based) of its last row set to `value`. */
+static void edit_last_row(const char *run, size_t col, const char *value)
+{
+    char *text = harness_slurp(run, "metrics.csv");
+    size_t len = strlen(text);
+    ck_assert(len > 1 && text[len - 1] == '\n');
+    text[len - 1] = '\0';
+    char *last = strrchr(text, '\n') + 1, *p = last;
+    for (size_t c = 0; c < col; c++)
+        p = strchr(p, ',') + 1;
+    char *end = strchr(p, ',');
+    size_t cap = len + strlen(value) + 2;
+    char *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    snprintf(out, cap, "%.*s%s%s\n", (int)(p - text), text, value, end);
+    harness_write(run, "metrics.csv", out);
+    free(out);
+    free(text);
+}
+
+/* The last row of metrics.csv is the run's end: its test accuracy and epoch are summary.json's
+ * final_accuracy and epochs (within the 9 digits metrics.csv writes). The accuracy edited to
+ * 0.999 was drawn by plot RUN, exit 0 (report said a target was reached beside a final
+ * accuracy below it); now exit 2 naming the column. */
+START_TEST(a_last_row_whose_score_is_not_the_runs_is_refused)
+{
+    static const struct {
+        size_t col;
+        const char *value, *name;
+    } edits[] = { { 6, "0.999", "test_accuracy" }, { 3, "7.5", "epoch" } };
+    for (size_t e = 0; e < 2; e++) {
+        char *dir = harness_tmpdir("probe67");
+        char s[600], r[600], p[600];
+        harness_run_in(dir, real_json, s, r, sizeof(s));
+        snprintf(p, sizeof(p), "%s/p", dir);
+        result res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+        ck_assert_msg(res.status == 0, "unedited: exit %d\n%s", res.status, res.err);
+        edit_last_row(r, edits[e].col, edits[e].value);
+        snprintf(p, sizeof(p), "%s/p2", dir);
+        res = harness_hetsim((const char *[]){ "plot", r, "-o", p, NULL });
+        ck_assert_msg(res.status == 2 && strstr(res.err, edits[e].name) != NULL &&
+                          strstr(res.err, "is not the run's") != NULL,
+                      "%s edited: exit %d\n%s", edits[e].name, res.status, res.err);
+        harness_cleanup(dir);
+    }
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("probe67");
@@ -91,6 +146,7 @@ Suite *test_suite(void)
     suite_add_tcase(s, numbers);
     TCase *keys = tcase_create("keys");
     tcase_add_test(keys, a_bsp_parameter_server_lists_sync_overhead_ms_as_valid);
+    tcase_add_test(keys, a_last_row_whose_score_is_not_the_runs_is_refused);
     tcase_set_timeout(keys, 60);
     suite_add_tcase(s, keys);
     return s;

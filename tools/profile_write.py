@@ -4,8 +4,9 @@ The output is refused when it is no regular file (a symbolic link, a FIFO, a dir
 device: open(path, "w") wrote through the link, or waited on the FIFO) or lies inside a hetsim
 output, by the marks hetsim itself goes by (docs/usage.md): a run directory (its run.json), a
 work directory (.hetsim-partial), a sweep's directory (.hetsim-sweep, or its index.csv), a
-golden (seeds and seed-S/fingerprint), a check's output (check.csv) or a plot's folder
-(.hetsim-plot). It is written to a temporary file beside it, then renamed into place: a profile
+golden (seeds and seed-S/fingerprint, or a killed update's GOLDEN.partial by its
+.hetsim-golden-partial), a check's output (check.csv) or a plot's folder (.hetsim-plot); and
+so is a name like a work directory's or a lock's (X.partial, X.lock), as hetsim refuses it. It is written to a temporary file beside it, then renamed into place: a profile
 is whole or absent. Fields go through Python's csv module: a layer name holding a comma or a
 quote is quoted, where it shifted its row's columns.
 """
@@ -60,7 +61,7 @@ def output_kind(d):
     if os.path.lexists(os.path.join(d, ".hetsim-sweep")) or \
             _starts_with(os.path.join(d, "index.csv"), "point,dir,"):
         return "sweep's directory"
-    if _is_golden(d):
+    if os.path.lexists(os.path.join(d, ".hetsim-golden-partial")) or _is_golden(d):
         return "golden"
     if _starts_with(os.path.join(d, "check.csv"), CHECK_HEADER):
         return "check's output"
@@ -80,6 +81,10 @@ def refusal(path):
                 "a directory" if stat.S_ISDIR(st.st_mode) else
                 "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a special file")
         return "%s: not a regular file (%s): name a new file or a regular one" % (path, kind)
+    if os.path.basename(path).endswith((".partial", ".lock")):
+        return ("%s: names ending in .partial or .lock are hetsim's work directories and locks "
+                "(a file there stops every later run into its directory): name another file"
+                % path)
     d = os.path.realpath(os.path.dirname(os.path.abspath(path)))
     while True:
         kind = output_kind(d)

@@ -245,6 +245,11 @@ harness_result harness_hetsim(const char *const *args);
  * and after a harness_hetsim). */
 double harness_children_cpu_s(void);
 
+/* A bound of `s` processor seconds, set on the debugoptimized build, for this build: five
+ * times as much under AddressSanitizer (the CI's sanitizer stage), where a run takes 3 to 10
+ * times as long; a quadratic cost still passes it many times over. */
+double harness_cpu_bound(double s);
+
 /* Runs a scenario that lists workers 1..n-1 in one array (a failure rule's, say): `head`, the
  * list, then `tail`, written and run in a temporary directory named after `name`. Fails the
  * test unless the run exits 0; returns its processor seconds (harness_children_cpu_s), and
